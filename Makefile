@@ -1,0 +1,81 @@
+# rdmak build. `make` builds build/rdmak and the sample nodes; `make check` runs the
+# whole suite under ASan+UBSan; `make bench` prints the benchmarks.
+CC       ?= cc
+BUILD    ?= build
+SAN      ?= 0
+PYTHON   ?= python3
+
+PKGS     := jansson libprotobuf-c grpc_unsecure gpr libnl-route-3.0 libmnl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
+            -Wno-unused-parameter -Werror
+CFLAGS   ?= -O2 -g
+override CFLAGS += -std=gnu17 -D_GNU_SOURCE -fno-strict-aliasing -pthread $(WARN) \
+            -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -pthread -lm
+
+ifeq ($(SAN),1)
+override CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=address,undefined
+endif
+
+# Generated protobuf-c sources (one .proto per module that speaks protobuf).
+PROTOS   := $(shell find src -name '*.proto' 2>/dev/null)
+PROTO_C  := $(patsubst src/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H  := $(PROTO_C:.c=.h)
+
+LIB_SRC  := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJ  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+ROLES    :=
+
+all: $(BUILD)/rdmak examples/nodes/.stamp
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=$(dir $<) --c_out=$(dir $@) $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
+
+$(BUILD)/obj/%.o: src/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/librdmak.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	for r in $(ROLES); do ln -sf rdmak $(BUILD)/$$r; done
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+# Sample nodes (also the fixtures) are generated: see tools/gen-nodes.py.
+examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
+	$(PYTHON) tools/gen-nodes.py examples/nodes
+	@touch $@
+
+tests: $(BUILD)/rdmak $(UNIT_BIN)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+check: examples/nodes/.stamp
+	$(MAKE) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
+	tests/run.sh build/san-$(notdir $(CC))
+
+bench: all
+	tools/bench.sh $(BUILD)
+
+fuzz:
+	$(MAKE) -C tests/fuzz BUILD=../../build/fuzz
+
+clean:
+	rm -rf build examples/nodes
+
+.PHONY: all tests check bench fuzz clean
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,133 @@
+/* The char devices user space opens (/dev/infiniband/uverbsN, umadN, issmN, rdma_cm), as
+ * sysfs announces them, and what the devfs root really holds at each path: a pod without
+ * its uverbs node sees no device at all (libibverbs drops it silently). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "hw/hw-internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
+{
+	struct stat st;
+
+	snprintf(c->node.path, sizeof(c->node.path), "infiniband/%s", c->name);
+	if (ctx->recorder)
+		ctx->recorder(HW_ROOT_DEVFS, c->node.path, ctx->recorder_ud);
+	if (ctx->devfs_fd < 0 || fstatat(ctx->devfs_fd, c->node.path, &st, 0) < 0)
+		return;
+	c->node.present = true;
+	c->node.is_char = S_ISCHR(st.st_mode);
+	c->node.mode = st.st_mode & 07777;
+	c->node.uid = st.st_uid;
+	c->node.gid = st.st_gid;
+	if (c->node.is_char) {
+		c->node.major = major(st.st_rdev);
+		c->node.minor = minor(st.st_rdev);
+	}
+	c->matches = c->node.is_char && c->node.major == c->major && c->node.minor == c->minor;
+}
+
+static int load_one(struct hw_build *b, const struct hw_dir *cls, const char *name, enum hw_chardev_kind kind)
+{
+	struct hw_node *node = b->node;
+	struct hw_chardev *c = &node->chardevs[node->n_chardevs];
+	struct hw_dir d;
+	char buf[HW_NAME_MAX];
+	long long port;
+	int r;
+
+	if ((r = hw_dir_open(b->ctx, cls, name, &d)) < 0)
+		return hw_fail(b->err, cls, name, r);
+	c->kind = kind;
+	str_copy(c->name, sizeof(c->name), name);
+	if ((r = hw_dir_read(b->ctx, &d, "ibdev", buf, sizeof(buf))) < 0) {
+		hw_dir_close(&d);
+		return hw_fail(b->err, &d, "ibdev", r);
+	}
+	c->dev = hw_node_rdma(node, buf);
+	if (kind != HW_CHR_UVERBS && hw_read_int(b->ctx, &d, "port", 10, &port) >= 0)
+		c->port = (unsigned)port;
+	if (hw_dir_read(b->ctx, &d, "dev", buf, sizeof(buf)) >= 0)
+		hw_parse_devnum(buf, &c->major, &c->minor);
+	hw_dir_close(&d);
+	probe_devfs(b->ctx, c);
+	node->n_chardevs++;
+	if (!c->dev)
+		return 0; /* a uverbs for a device in another netns (exclusive mode) */
+	if (kind == HW_CHR_UVERBS)
+		c->dev->uverbs = c;
+	else {
+		struct hw_port *p = hw_rdma_port(c->dev, c->port);
+		if (p)
+			*(kind == HW_CHR_UMAD ? &p->umad : &p->issm) = c;
+	}
+	return 0;
+}
+
+static int load_class(struct hw_build *b, const char *class_path, char ***names, size_t *n, struct hw_dir *d)
+{
+	int r = hw_dir_open(b->ctx, NULL, class_path, d);
+
+	*names = NULL;
+	*n = 0;
+	if (r == -ENOENT) {
+		d->fd = -1;
+		return 0;
+	}
+	if (r < 0)
+		return hw_fail(b->err, NULL, class_path, r);
+	r = hw_dir_list(b->ctx, d, "", names, n);
+	return r < 0 ? hw_fail(b->err, d, NULL, r) : 0;
+}
+
+int hw_load_chardevs(struct hw_build *b)
+{
+	struct hw_node *node = b->node;
+	struct hw_dir verbs = { .fd = -1 }, mad = { .fd = -1 }, misc;
+	char **vn = NULL, **mn = NULL, buf[32];
+	size_t nv = 0, nm = 0;
+	long long abi;
+	int r;
+
+	node->kernel.uverbs_abi = -1;
+	if ((r = load_class(b, "class/infiniband_verbs", &vn, &nv, &verbs)) < 0 ||
+	    (r = load_class(b, "class/infiniband_mad", &mn, &nm, &mad)) < 0)
+		goto out;
+	node->chardevs = calloc(nv + nm + 1, sizeof(*node->chardevs));
+	if (!node->chardevs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (verbs.fd >= 0 && hw_read_int(b->ctx, &verbs, "abi_version", 10, &abi) >= 0)
+		node->kernel.uverbs_abi = (int)abi;
+	for (size_t i = 0; r >= 0 && i < nv; i++)
+		if (str_startswith(vn[i], "uverbs"))
+			r = load_one(b, &verbs, vn[i], HW_CHR_UVERBS);
+	for (size_t i = 0; r >= 0 && i < nm; i++)
+		if (str_startswith(mn[i], "umad") || str_startswith(mn[i], "issm"))
+			r = load_one(b, &mad, mn[i], mn[i][0] == 'u' ? HW_CHR_UMAD : HW_CHR_ISSM);
+	/* rdma_cm is a misc device: class/misc/rdma_cm exists once rdma_ucm is loaded */
+	if (r >= 0 && hw_dir_open(b->ctx, NULL, "class/misc/rdma_cm", &misc) >= 0) {
+		struct hw_chardev *c = &node->chardevs[node->n_chardevs++];
+
+		c->kind = HW_CHR_RDMA_CM;
+		str_copy(c->name, sizeof(c->name), "rdma_cm");
+		if (hw_dir_read(b->ctx, &misc, "dev", buf, sizeof(buf)) >= 0)
+			hw_parse_devnum(buf, &c->major, &c->minor);
+		hw_dir_close(&misc);
+		probe_devfs(b->ctx, c);
+	}
+out:
+	hw_strv_free(vn, nv);
+	hw_strv_free(mn, nm);
+	hw_dir_close(&verbs);
+	hw_dir_close(&mad);
+	return r < 0 ? r : 0;
+}

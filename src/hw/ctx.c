@@ -1,0 +1,259 @@
+/* The roots the model reads from, and the only functions in src/hw that touch the
+ * file system: everything goes through openat() on a root fd, never an absolute path. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hw/hw-internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret)
+{
+	_cleanup_free_ struct hw_ctx *ctx = calloc(1, sizeof(*ctx));
+	int r;
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->sysfs_fd = ctx->devfs_fd = -1;
+	ctx->sysfs = strdup(sysfs ? sysfs : "/sys");
+	ctx->devfs = strdup(devfs ? devfs : "/dev");
+	if (!ctx->sysfs || !ctx->devfs) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	ctx->sysfs_fd = open(ctx->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->sysfs_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	/* A missing devfs is a finding (no device nodes), not a failure. */
+	ctx->devfs_fd = open(ctx->devfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	*ret = TAKE_PTR(ctx);
+	return 0;
+fail:
+	free(ctx->sysfs);
+	free(ctx->devfs);
+	return r;
+}
+
+int hw_ctx_new_root(const char *root, const char *sysfs, const char *devfs, struct hw_ctx **ret)
+{
+	_cleanup_free_ char *s = NULL, *d = NULL;
+
+	if (root && !sysfs && asprintf(&s, "%s/sys", root) < 0)
+		return -ENOMEM;
+	if (root && !devfs && asprintf(&d, "%s/dev", root) < 0)
+		return -ENOMEM;
+	return hw_ctx_new(sysfs ? sysfs : s, devfs ? devfs : d, ret);
+}
+
+void hw_ctx_free(struct hw_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->sysfs_fd >= 0)
+		close(ctx->sysfs_fd);
+	if (ctx->devfs_fd >= 0)
+		close(ctx->devfs_fd);
+	free(ctx->sysfs);
+	free(ctx->devfs);
+	free(ctx);
+}
+
+const char *hw_ctx_sysfs(const struct hw_ctx *ctx) { return ctx->sysfs; }
+const char *hw_ctx_devfs(const struct hw_ctx *ctx) { return ctx->devfs; }
+
+void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata)
+{
+	ctx->recorder = fn;
+	ctx->recorder_ud = userdata;
+}
+
+static void record(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (!ctx->recorder)
+		return;
+	int n;
+
+	if (!d || !d->path[0])
+		n = snprintf(p, sizeof(p), "%s", name);
+	else if (!name || !*name)
+		n = snprintf(p, sizeof(p), "%s", d->path);
+	else
+		n = snprintf(p, sizeof(p), "%s/%s", d->path, name);
+	if (n > 0 && (size_t)n < sizeof(p))
+		ctx->recorder(HW_ROOT_SYSFS, p, ctx->recorder_ud);
+}
+
+static int base_fd(struct hw_ctx *ctx, const struct hw_dir *d)
+{
+	return d ? d->fd : ctx->sysfs_fd;
+}
+
+int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret)
+{
+	int fd, n;
+
+	if (parent && parent->path[0])
+		n = snprintf(ret->path, sizeof(ret->path), "%s/%s", parent->path, name);
+	else
+		n = snprintf(ret->path, sizeof(ret->path), "%s", name);
+	if (n < 0 || (size_t)n >= sizeof(ret->path))
+		return -ENAMETOOLONG;
+	fd = openat(base_fd(ctx, parent), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret->fd = fd;
+	return 0;
+}
+
+void hw_dir_close(struct hw_dir *d)
+{
+	if (d && d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+	}
+}
+
+int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	record(ctx, d, name);
+	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)str_rstrip(buf);
+}
+
+int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
+{
+	ssize_t n;
+
+	record(ctx, d, name);
+	n = readlinkat(base_fd(ctx, d), name, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
+{
+	struct stat st;
+
+	record(ctx, d, name);
+	return fstatat(base_fd(ctx, d), name, &st, 0) == 0;
+}
+
+void hw_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
+	struct dirent *de;
+	int fd;
+
+	record(ctx, d, name);
+	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	while ((errno = 0, de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (cnt == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[cnt] = strdup(de->d_name)))
+			goto oom;
+		cnt++;
+	}
+	if (errno) {
+		int r = -errno;
+		hw_strv_free(v, cnt);
+		return r;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_str);
+	*ret = v;
+	*n = cnt;
+	return 0;
+oom:
+	hw_strv_free(v, cnt);
+	return -ENOMEM;
+}
+
+int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
+{
+	if (err < 0)
+		err = -err;
+	if (e && !e->err) {
+		e->err = err;
+		int n;
+
+		if (d && d->path[0] && name && *name)
+			n = snprintf(e->path, sizeof(e->path), "%s/%s", d->path, name);
+		else
+			n = snprintf(e->path, sizeof(e->path), "%s", name && *name ? name : (d ? d->path : ""));
+		if (n < 0 || (size_t)n >= sizeof(e->path))
+			e->path[sizeof(e->path) - 1] = '\0';
+	}
+	return -err;
+}
+
+int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
+{
+	int r = hw_dir_read(ctx, d, name, buf, len);
+
+	if (r == -ENOENT || r == -EINVAL || r == -ENODATA || r == -EOPNOTSUPP) {
+		buf[0] = '\0';
+		return 0;
+	}
+	return r;
+}
+
+int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base, long long *ret)
+{
+	char buf[64];
+	int r = hw_dir_read(ctx, d, name, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	return str_to_i64(buf, base, ret);
+}

@@ -1,0 +1,68 @@
+/* Internals shared by the files of src/hw. Not for other modules. */
+#ifndef RDMAK_HW_INTERNAL_H
+#define RDMAK_HW_INTERNAL_H
+
+#include "hw/hw.h"
+
+struct hw_ctx {
+	int sysfs_fd, devfs_fd; /* O_PATH directory fds of the roots; devfs_fd -1 if absent */
+	char *sysfs, *devfs;
+	hw_recorder_fn recorder;
+	void *recorder_ud;
+};
+
+/* An open directory under the sysfs root, with its path relative to the root (for
+ * messages and the recorder). Reads through it cost one openat() per file. */
+struct hw_dir {
+	int fd;
+	char path[PATH_MAX];
+};
+
+/* Open `name` (relative to `parent`, or to the sysfs root when parent is NULL). */
+int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret);
+void hw_dir_close(struct hw_dir *d);
+/* Read a sysfs attribute into buf (trailing newline stripped). Returns its length or -errno. */
+int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
+/* Read a symlink's text. Returns its length or -errno (-EINVAL: not a symlink). */
+int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
+/* Entries of a directory (no "." / ".."), malloc'd array of malloc'd names, sorted by strcmp. */
+int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n);
+void hw_strv_free(char **v, size_t n);
+bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name);
+
+/* Record the error (first one wins) and return -err. */
+int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err);
+/* Read an optional attribute: "" when absent or unreadable with EINVAL/ENODATA/EOPNOTSUPP
+ * (the kernel's answer for attributes that have no value now); other errors are returned. */
+int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
+int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base, long long *ret);
+
+/* State of one hw_load(): names read early are resolved to pointers once every array exists. */
+struct hw_build {
+	struct hw_ctx *ctx;
+	unsigned flags;
+	struct hw_node *node;
+	struct hw_error *err;
+	char (*netdev_bdf)[HW_BDF_MAX];     /* per netdev: its PCI function, "" if virtual */
+	char (*netdev_master)[HW_IFNAME_MAX];
+	char **bond_slaves;                 /* per netdev: bonding/slaves text, NULL if not a bond */
+	char (*bond_active)[HW_IFNAME_MAX];
+	char (*rdma_bdf)[HW_BDF_MAX];       /* per RDMA device: its parent PCI function */
+};
+
+/* Loaders, each filling its part of the node; called in this order by hw_load(). */
+int hw_load_netdevs(struct hw_build *b);
+int hw_load_rdma(struct hw_build *b);
+int hw_load_pci(struct hw_build *b);
+int hw_load_chardevs(struct hw_build *b);
+int hw_load_kernel(struct hw_build *b);
+void hw_link_netdevs(struct hw_build *b);
+void hw_map_ports(struct hw_build *b);
+void hw_load_gpus_topology(struct hw_node *node);
+void hw_build_free(struct hw_build *b);
+
+/* The last BDF-shaped component of a sysfs device path ("../../devices/pci0000:36/0000:36:02.0/
+ * 0000:37:00.0/infiniband/mlx5_0" -> "0000:37:00.0"). -ENOENT for virtual devices. */
+int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX]);
+
+#endif

@@ -1,0 +1,275 @@
+/* The node's RDMA hardware model, read from a sysfs root and a devfs root.
+ *
+ * hw_load() reads everything once into plain structs that the other roles (list, doctor,
+ * plugin) share. Cross references are non-owning pointers into the node's own arrays and
+ * stay valid until hw_node_free(). Nothing here prints; every failure comes back as -errno
+ * with the offending path in struct hw_error.
+ */
+#ifndef RDMAK_HW_H
+#define RDMAK_HW_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HW_NAME_MAX 64  /* RDMA device names are IB_DEVICE_NAME_MAX (64) */
+#define HW_IFNAME_MAX 16 /* IFNAMSIZ */
+#define HW_BDF_MAX 16    /* "0000:37:00.0" */
+
+struct hw_ctx;
+
+/* ---- context: where to read from ---------------------------------------------------- */
+
+/* Open the roots (NULL means "/sys" and "/dev"). A missing sysfs root is an error (-ENOENT);
+ * a missing devfs root is not (every node is then reported absent). */
+int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret);
+/* The roots from the common options: --root DIR means DIR/sys and DIR/dev; --sysfs and
+ * --devfs override each (any may be NULL). */
+int hw_ctx_new_root(const char *root, const char *sysfs, const char *devfs, struct hw_ctx **ret);
+void hw_ctx_free(struct hw_ctx *ctx);
+const char *hw_ctx_sysfs(const struct hw_ctx *ctx);
+const char *hw_ctx_devfs(const struct hw_ctx *ctx);
+
+/* Every path the model opens, lists or readlinks, relative to its root (for `snapshot`). */
+enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS };
+typedef void (*hw_recorder_fn)(enum hw_root root, const char *relpath, void *userdata);
+void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata);
+
+/* The path and errno of the first fatal failure, for the message the caller prints. */
+struct hw_error {
+	char path[PATH_MAX];
+	int err; /* positive errno */
+};
+
+/* ---- the model ----------------------------------------------------------------------- */
+
+enum hw_link_layer { HW_LINK_UNKNOWN = 0, HW_LINK_IB, HW_LINK_ETH };
+
+/* PCIe relation between two functions, as `nvidia-smi topo -m` names it (best first). */
+enum hw_topo { HW_TOPO_UNKNOWN = 0, HW_TOPO_PIX, HW_TOPO_PXB, HW_TOPO_PHB, HW_TOPO_NODE, HW_TOPO_SYS };
+
+enum hw_chardev_kind { HW_CHR_UVERBS, HW_CHR_UMAD, HW_CHR_ISSM, HW_CHR_RDMA_CM };
+
+enum hw_netdev_kind { HW_NETDEV_OTHER = 0, HW_NETDEV_ETHER, HW_NETDEV_IPOIB, HW_NETDEV_BOND };
+
+/* How a port's netdev was found (the same three rules as ibdev2netdev). */
+enum hw_ndev_via { HW_NDEV_NONE = 0, HW_NDEV_IPOIB_GUID, HW_NDEV_GID_NDEV, HW_NDEV_PCI_FUNCTION };
+
+enum hw_module_state { HW_MOD_ABSENT = 0, HW_MOD_LOADED, HW_MOD_BUILTIN };
+
+struct hw_rdma_dev;
+struct hw_netdev;
+struct hw_pci;
+
+/* What the devfs root holds at a char device's path. */
+struct hw_devnode {
+	char path[48];         /* relative to the devfs root: "infiniband/uverbs0" */
+	bool present;          /* something exists at the path */
+	bool is_char;          /* ... and it is a character device */
+	unsigned major, minor; /* of the node found (valid when is_char) */
+	unsigned mode;         /* permission bits of the node found */
+	uid_t uid;
+	gid_t gid;
+};
+
+struct hw_chardev {
+	enum hw_chardev_kind kind;
+	char name[32];           /* "uverbs0", "umad1", "issm1", "rdma_cm" */
+	struct hw_rdma_dev *dev; /* NULL for rdma_cm */
+	unsigned port;           /* umad/issm: the port; 0 otherwise */
+	unsigned major, minor;   /* from sysfs `dev` */
+	struct hw_devnode node;
+	bool matches;            /* node present, a char device, with sysfs' major:minor */
+};
+
+struct hw_rate {
+	char raw[48];     /* "200 Gb/sec (4X HDR)" as the kernel prints it */
+	double gbps;      /* 200, 2.5, ... (0 if unparsable) */
+	unsigned width;   /* 1, 2, 4, 8, 12 (the "4X"); 0 if unknown */
+	char speed[8];    /* "HDR", "EDR", "FDR10", ...; also printed on RoCE ports */
+};
+
+struct hw_gid {
+	unsigned index;
+	char gid[40];                /* "fe80:0000:...:1415" as the kernel prints it */
+	char type[16];               /* "IB/RoCE v1", "RoCE v2"; "" when unreadable */
+	char ndev[HW_IFNAME_MAX];    /* owning netdev; "" when none or unreadable */
+	bool ipv4;                   /* ::ffff:a.b.c.d (RoCE v2 over IPv4 when type is v2) */
+};
+
+struct hw_pkey {
+	unsigned index;
+	uint16_t pkey;
+};
+
+struct hw_port {
+	struct hw_rdma_dev *dev;
+	unsigned num;
+	int state;                 /* 1 DOWN .. 4 ACTIVE (leading number of `state`), -1 unknown */
+	char state_name[16];       /* "ACTIVE" */
+	int phys_state;            /* 2 Polling, 3 Disabled, 5 LinkUp, -1 unknown */
+	char phys_state_name[32];  /* "LinkUp" */
+	struct hw_rate rate;
+	enum hw_link_layer link_layer;
+	uint32_t lid, sm_lid, lmc, sm_sl;
+	uint32_t cap_mask;
+	char port_guid[20];        /* lower 64 bits of GID 0, "%04x:%04x:%04x:%04x"; all zero when empty */
+	struct hw_gid *gids;       /* non-empty GIDs only, by index */
+	size_t n_gids;
+	size_t gid_tbl_len;        /* entries the kernel exposes (gids/<i>) */
+	struct hw_pkey *pkeys;     /* non-zero pkeys only (loaded with HW_LOAD_PKEYS) */
+	size_t n_pkeys;
+	size_t pkey_tbl_len;
+	struct hw_netdev *netdev;  /* ibdev2netdev's answer; NULL if none */
+	enum hw_ndev_via netdev_via;
+	struct hw_chardev *umad, *issm;
+};
+
+struct hw_rdma_dev {
+	char name[HW_NAME_MAX];
+	int node_type;             /* 1 CA, 2 switch, 3 router, 4 RNIC */
+	char node_type_name[16];   /* "CA" */
+	char node_guid[20], sys_image_guid[20];
+	char fw_ver[64], hca_type[32], hw_rev[16], board_id[64], node_desc[72];
+	struct hw_pci *pci;        /* parent PCI function; NULL for virtual devices (rxe, siw) */
+	struct hw_port *ports;
+	size_t n_ports;
+	struct hw_chardev *uverbs; /* NULL: no user verbs (the device is invisible to libibverbs) */
+	struct hw_netdev *lag;     /* RoCE LAG: the bond master that owns this device's GIDs */
+};
+
+struct hw_bond {
+	char mode[32];             /* "active-backup", "802.3ad", ... */
+	int mode_id;               /* 1, 4, ... */
+	struct hw_netdev **slaves;
+	size_t n_slaves;
+	struct hw_netdev *active;  /* active-backup: the active slave; NULL otherwise */
+};
+
+struct hw_netdev {
+	char name[HW_IFNAME_MAX];
+	int ifindex;
+	unsigned type;             /* ARPHRD_*: 1 Ethernet, 32 InfiniBand */
+	enum hw_netdev_kind kind;
+	char operstate[16];        /* "up", "down", "lowerlayerdown", ... */
+	int carrier;               /* 1, 0, -1 unreadable (an admin-down link returns EINVAL) */
+	unsigned mtu;
+	char address[64];
+	unsigned addr_len;
+	int dev_port, dev_id;      /* -1 when absent */
+	struct hw_pci *pci;        /* NULL for virtual netdevs (bond, lo, veth) */
+	struct hw_netdev *master;  /* bond this netdev is enslaved to */
+	struct hw_bond *bond;      /* non-NULL for a bond master */
+};
+
+struct hw_pci {
+	char bdf[HW_BDF_MAX];
+	uint16_t vendor, device, sub_vendor, sub_device;
+	uint32_t class_code;       /* 0x020700 */
+	char driver[32];           /* "" when unbound */
+	int numa_node;             /* -1 when the platform does not say */
+	char local_cpulist[128];
+	char root[24];             /* host bridge: "pci0000:36" */
+	char (*path)[HW_BDF_MAX];  /* bridges from the root port down, excluding this function */
+	size_t path_len;
+	int sriov_totalvfs, sriov_numvfs; /* -1: not SR-IOV capable */
+	struct hw_pci **vfs;       /* PF: its VFs, by index */
+	size_t n_vfs;
+	struct hw_pci *physfn;     /* VF: its PF */
+	int vf_index;              /* VF: N of the PF's virtfnN; -1 otherwise */
+	bool is_gpu;
+	struct hw_netdev **netdevs;
+	size_t n_netdevs;
+	struct hw_rdma_dev **rdma;
+	size_t n_rdma;
+};
+
+struct hw_gpu {
+	unsigned index;            /* GPU<index>, in PCI bus order as nvidia-smi numbers them */
+	struct hw_pci *pci;
+	struct hw_rdma_dev *nearest; /* the RDMA device with the best relation; NULL if none */
+	enum hw_topo nearest_rel;
+};
+
+struct hw_module {
+	const char *name;          /* static: one of the modules rdmak cares about */
+	enum hw_module_state state;
+};
+
+struct hw_kernel {
+	int netns_mode;            /* 1 shared, 0 exclusive, -1 unknown (no ib_core) */
+	struct hw_module *modules;
+	size_t n_modules;
+	int uverbs_abi;            /* class/infiniband_verbs/abi_version, -1 when absent */
+};
+
+struct hw_node {
+	struct hw_rdma_dev *rdma;  /* sorted by name (strcmp, as the standard tools list them) */
+	size_t n_rdma;
+	struct hw_pci *pci;        /* RDMA functions, their PFs/VFs, netdev owners, GPUs; by BDF */
+	size_t n_pci;
+	struct hw_netdev *netdevs; /* every netdev under sys/class/net, by name */
+	size_t n_netdevs;
+	struct hw_chardev *chardevs; /* uverbs, umad, issm, then rdma_cm */
+	size_t n_chardevs;
+	struct hw_gpu *gpus;
+	size_t n_gpus;
+	struct hw_kernel kernel;
+	bool has_rdma_class;       /* sys/class/infiniband exists */
+};
+
+/* What to read beyond the always-read core (devices, ports, netdevs, PCI, char devices,
+ * kernel). GID tables cost gid_tbl_len reads per port, pkey tables 128 per IB port. */
+enum {
+	HW_LOAD_GIDS = 1u << 0,
+	HW_LOAD_PKEYS = 1u << 1,
+	HW_LOAD_ALL = HW_LOAD_GIDS | HW_LOAD_PKEYS,
+};
+
+int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_error *err);
+void hw_node_free(struct hw_node *node);
+
+/* Lookups: NULL when absent. */
+struct hw_rdma_dev *hw_node_rdma(const struct hw_node *node, const char *name);
+struct hw_netdev *hw_node_netdev(const struct hw_node *node, const char *name);
+struct hw_pci *hw_node_pci(const struct hw_node *node, const char *bdf);
+struct hw_port *hw_rdma_port(const struct hw_rdma_dev *dev, unsigned num);
+/* The module entry by name, or NULL if rdmak does not track it. */
+const struct hw_module *hw_node_module(const struct hw_node *node, const char *name);
+
+/* PCIe relation between two functions of the same node. */
+enum hw_topo hw_topo_relation(const struct hw_pci *a, const struct hw_pci *b);
+
+/* Re-read the live state of one port / netdev (for health polling without a full reload).
+ * Return 0, or -errno (-ENOENT: the device or port is gone). */
+int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int *state, int *phys_state);
+int hw_netdev_read_carrier(struct hw_ctx *ctx, const char *ifname, int *carrier);
+
+/* Names. */
+const char *hw_link_layer_name(enum hw_link_layer ll);    /* "InfiniBand", "Ethernet", "Unknown" */
+const char *hw_topo_name(enum hw_topo t);                 /* "PIX", ..., "SYS", "?" */
+const char *hw_chardev_kind_name(enum hw_chardev_kind k); /* "uverbs", "umad", "issm", "rdma_cm" */
+const char *hw_netdev_kind_name(enum hw_netdev_kind k);   /* "ether", "ipoib", "bond", "other" */
+const char *hw_ndev_via_name(enum hw_ndev_via v);         /* "ipoib-guid", "gid-ndev", "pci-function" */
+const char *hw_module_state_name(enum hw_module_state s); /* "absent", "loaded", "builtin" */
+
+/* ---- parsers of sysfs strings (buffer in, value out; each has a fuzz target) ---------- */
+
+/* "4: ACTIVE" -> 4 and "ACTIVE". name may be NULL. */
+int hw_parse_state(const char *s, int *num, char *name, size_t name_len);
+/* "200 Gb/sec (4X HDR)" / "2.5 Gb/sec (1X SDR)" / "100 Gb/sec (2X HDR)" */
+int hw_parse_rate(const char *s, struct hw_rate *ret);
+/* "1: CA" */
+int hw_parse_node_type(const char *s, int *num, char *name, size_t name_len);
+/* "fe80:0000:0000:0000:e8eb:d303:0072:1415" -> 16 bytes */
+int hw_parse_gid(const char *s, uint8_t gid[16]);
+/* "active-backup 1" -> "active-backup", 1 */
+int hw_parse_bond_mode(const char *s, char *name, size_t name_len, int *id);
+/* "231:192" */
+int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor);
+/* "0000:37:00.0" validity */
+bool hw_is_bdf(const char *s);
+
+#endif

@@ -1,0 +1,197 @@
+/* netdevs under class/net: the PCI function behind each, IPoIB vs Ethernet, bonds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw-internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+#define ARPHRD_ETHER_ 1
+#define ARPHRD_INFINIBAND_ 32
+
+static const char *basename_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX])
+{
+	const char *p = path, *found = NULL;
+
+	/* Walk the components; the device's PCI function is the last BDF-shaped one. */
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t l = slash ? (size_t)(slash - p) : strlen(p);
+		char comp[HW_BDF_MAX];
+
+		if (l < sizeof(comp)) {
+			memcpy(comp, p, l);
+			comp[l] = '\0';
+			if (hw_is_bdf(comp))
+				found = p;
+		}
+		p += l + (slash ? 1 : 0);
+	}
+	if (!found)
+		return -ENOENT;
+	memcpy(bdf, found, HW_BDF_MAX - 4);
+	bdf[12] = '\0';
+	return 0;
+}
+
+static int load_bond(struct hw_build *b, size_t i, const struct hw_dir *nd)
+{
+	struct hw_netdev *n = &b->node->netdevs[i];
+	struct hw_dir bd;
+	char buf[512];
+	int r;
+
+	r = hw_dir_open(b->ctx, nd, "bonding", &bd);
+	if (r < 0)
+		return r == -ENOENT ? 0 : hw_fail(b->err, nd, "bonding", r);
+	n->kind = HW_NETDEV_BOND;
+	n->bond = calloc(1, sizeof(*n->bond));
+	if (!n->bond) {
+		hw_dir_close(&bd);
+		return -ENOMEM;
+	}
+	r = hw_dir_read(b->ctx, &bd, "mode", buf, sizeof(buf));
+	if (r >= 0 && hw_parse_bond_mode(buf, n->bond->mode, sizeof(n->bond->mode), &n->bond->mode_id) < 0)
+		str_copy(n->bond->mode, sizeof(n->bond->mode), buf);
+	r = hw_read_opt(b->ctx, &bd, "slaves", buf, sizeof(buf));
+	if (r >= 0 && !(b->bond_slaves[i] = strdup(buf)))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = hw_read_opt(b->ctx, &bd, "active_slave", b->bond_active[i], HW_IFNAME_MAX);
+	hw_dir_close(&bd);
+	return r < 0 ? hw_fail(b->err, &bd, "slaves", r) : 0;
+}
+
+static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_net, const char *name)
+{
+	struct hw_netdev *n = &b->node->netdevs[i];
+	struct hw_dir nd;
+	char buf[256];
+	long long v;
+	int r;
+
+	str_copy(n->name, sizeof(n->name), name);
+	n->carrier = n->dev_port = n->dev_id = -1;
+	r = hw_dir_open(b->ctx, class_net, name, &nd);
+	if (r < 0)
+		return hw_fail(b->err, class_net, name, r);
+	if ((r = hw_read_int(b->ctx, &nd, "ifindex", 10, &v)) < 0)
+		goto fail_ifindex;
+	n->ifindex = (int)v;
+	if (hw_read_int(b->ctx, &nd, "type", 10, &v) >= 0)
+		n->type = (unsigned)v;
+	n->kind = n->type == ARPHRD_INFINIBAND_ ? HW_NETDEV_IPOIB : n->type == ARPHRD_ETHER_ ? HW_NETDEV_ETHER : HW_NETDEV_OTHER;
+	hw_read_opt(b->ctx, &nd, "operstate", n->operstate, sizeof(n->operstate));
+	/* carrier reads EINVAL while the link is administratively down: unknown, not an error */
+	if (hw_read_int(b->ctx, &nd, "carrier", 10, &v) >= 0)
+		n->carrier = v != 0;
+	if (hw_read_int(b->ctx, &nd, "mtu", 10, &v) >= 0)
+		n->mtu = (unsigned)v;
+	hw_read_opt(b->ctx, &nd, "address", n->address, sizeof(n->address));
+	if (hw_read_int(b->ctx, &nd, "addr_len", 10, &v) >= 0)
+		n->addr_len = (unsigned)v;
+	if (hw_read_int(b->ctx, &nd, "dev_port", 0, &v) >= 0)
+		n->dev_port = (int)v;
+	if (hw_read_int(b->ctx, &nd, "dev_id", 0, &v) >= 0)
+		n->dev_id = (int)v;
+	if (hw_dir_readlink(b->ctx, &nd, "device", buf, sizeof(buf)) >= 0)
+		hw_path_parent_bdf(buf, b->netdev_bdf[i]);
+	if (hw_dir_readlink(b->ctx, &nd, "master", buf, sizeof(buf)) >= 0)
+		str_copy(b->netdev_master[i], HW_IFNAME_MAX, basename_of(buf));
+	r = load_bond(b, i, &nd);
+	hw_dir_close(&nd);
+	return r;
+fail_ifindex:
+	hw_dir_close(&nd);
+	return hw_fail(b->err, &nd, "ifindex", r);
+}
+
+int hw_load_netdevs(struct hw_build *b)
+{
+	struct hw_dir class_net;
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	r = hw_dir_open(b->ctx, NULL, "class/net", &class_net);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return hw_fail(b->err, NULL, "class/net", r);
+	r = hw_dir_list(b->ctx, &class_net, "", &names, &n);
+	if (r < 0) {
+		hw_dir_close(&class_net);
+		return hw_fail(b->err, &class_net, NULL, r);
+	}
+	b->node->netdevs = calloc(n ? n : 1, sizeof(*b->node->netdevs));
+	b->netdev_bdf = calloc(n ? n : 1, sizeof(*b->netdev_bdf));
+	b->netdev_master = calloc(n ? n : 1, sizeof(*b->netdev_master));
+	b->bond_slaves = calloc(n ? n : 1, sizeof(*b->bond_slaves));
+	b->bond_active = calloc(n ? n : 1, sizeof(*b->bond_active));
+	if (!b->node->netdevs || !b->netdev_bdf || !b->netdev_master || !b->bond_slaves || !b->bond_active)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		b->node->n_netdevs = i + 1;
+		r = load_netdev(b, i, &class_net, names[i]);
+	}
+	hw_strv_free(names, n);
+	hw_dir_close(&class_net);
+	return r < 0 ? r : 0;
+}
+
+/* Once every netdev exists: master pointers and bond slave lists. */
+void hw_link_netdevs(struct hw_build *b)
+{
+	struct hw_node *node = b->node;
+
+	for (size_t i = 0; i < node->n_netdevs; i++) {
+		struct hw_netdev *n = &node->netdevs[i];
+
+		if (b->netdev_master[i][0])
+			n->master = hw_node_netdev(node, b->netdev_master[i]);
+		if (b->netdev_bdf[i][0])
+			n->pci = hw_node_pci(node, b->netdev_bdf[i]);
+		if (!n->bond)
+			continue;
+		if (b->bond_active[i][0])
+			n->bond->active = hw_node_netdev(node, b->bond_active[i]);
+		for (char *save = NULL, *tok = b->bond_slaves[i] ? strtok_r(b->bond_slaves[i], " ", &save) : NULL; tok;
+		     tok = strtok_r(NULL, " ", &save)) {
+			struct hw_netdev *s = hw_node_netdev(node, tok), **ns;
+
+			if (!s)
+				continue;
+			ns = realloc(n->bond->slaves, (n->bond->n_slaves + 1) * sizeof(*ns));
+			if (!ns)
+				break;
+			n->bond->slaves = ns;
+			ns[n->bond->n_slaves++] = s;
+		}
+	}
+}
+
+int hw_netdev_read_carrier(struct hw_ctx *ctx, const char *ifname, int *carrier)
+{
+	char path[64], buf[16];
+	int r;
+
+	if (!str_is_safe_name(ifname, HW_IFNAME_MAX - 1))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "class/net/%s/carrier", ifname);
+	r = hw_dir_read(ctx, NULL, path, buf, sizeof(buf));
+	if (r == -EINVAL) { /* administratively down */
+		*carrier = 0;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*carrier = strcmp(buf, "0") != 0;
+	return 0;
+}

@@ -1,0 +1,172 @@
+/* Parsers of the strings the kernel writes in sysfs. Each takes a buffer and fills a value;
+ * none touches the file system, so each has a fuzz target (tests/fuzz/fuzz_hw_parse.c). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+/* "%d: %s" (state, phys_state, node_type). */
+static int parse_num_name(const char *s, int *num, char *name, size_t name_len)
+{
+	char *end;
+	long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || v < 0 || v > 255 || *end != ':')
+		return -EINVAL;
+	end++;
+	while (*end == ' ')
+		end++;
+	if (!*end)
+		return -EINVAL;
+	if (name && str_copy(name, name_len, end) < 0)
+		return -EINVAL;
+	*num = (int)v;
+	return 0;
+}
+
+int hw_parse_state(const char *s, int *num, char *name, size_t name_len)
+{
+	return parse_num_name(s, num, name, name_len);
+}
+
+int hw_parse_node_type(const char *s, int *num, char *name, size_t name_len)
+{
+	return parse_num_name(s, num, name, name_len);
+}
+
+/* The kernel prints "%d%s Gb/sec (%dX%s)": rate, ".5" when odd, width, speed name. */
+int hw_parse_rate(const char *s, struct hw_rate *ret)
+{
+	struct hw_rate r = { 0 };
+	unsigned width;
+	char speed[16], unit[16];
+	double gbps;
+	int n = 0;
+
+	if (!s || str_copy(r.raw, sizeof(r.raw), s) < 0)
+		return -EINVAL;
+	if (sscanf(s, "%lf %15s (%uX%15[^)])%n", &gbps, unit, &width, speed, &n) != 4 || s[n] != '\0')
+		return -EINVAL;
+	if (strcmp(unit, "Gb/sec") || gbps < 0 || gbps > 1e6 || width == 0 || width > 32)
+		return -EINVAL;
+	for (const char *p = speed; *p; p++)
+		if (!isalnum((unsigned char)*p))
+			return -EINVAL;
+	r.gbps = gbps;
+	r.width = width;
+	if (str_copy(r.speed, sizeof(r.speed), speed) < 0)
+		return -EINVAL;
+	*ret = r;
+	return 0;
+}
+
+int hw_parse_gid(const char *s, uint8_t gid[16])
+{
+	uint8_t g[16];
+
+	if (!s || strlen(s) != 39)
+		return -EINVAL;
+	for (int i = 0; i < 8; i++) {
+		const char *p = s + i * 5;
+		unsigned v = 0;
+
+		for (int k = 0; k < 4; k++) {
+			if (!isxdigit((unsigned char)p[k]))
+				return -EINVAL;
+			v = v * 16 + (unsigned)(isdigit((unsigned char)p[k]) ? p[k] - '0' : (tolower((unsigned char)p[k]) - 'a' + 10));
+		}
+		if (i < 7 && p[4] != ':')
+			return -EINVAL;
+		g[2 * i] = (uint8_t)(v >> 8);
+		g[2 * i + 1] = (uint8_t)v;
+	}
+	memcpy(gid, g, 16);
+	return 0;
+}
+
+int hw_parse_bond_mode(const char *s, char *name, size_t name_len, int *id)
+{
+	char buf[32];
+	int n = 0, v;
+
+	if (!s || sscanf(s, "%31s %d%n", buf, &v, &n) != 2 || s[n] != '\0' || v < 0 || v > 6)
+		return -EINVAL;
+	if (str_copy(name, name_len, buf) < 0)
+		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor)
+{
+	unsigned ma, mi;
+	int n = 0;
+
+	if (!s || !isdigit((unsigned char)*s) || sscanf(s, "%u:%u%n", &ma, &mi, &n) != 2 || s[n] != '\0')
+		return -EINVAL;
+	*major = ma;
+	*minor = mi;
+	return 0;
+}
+
+bool hw_is_bdf(const char *s)
+{
+	/* dddd:bb:dd.f, all lower-case hex as the kernel names PCI devices */
+	static const char shape[] = "xxxx:xx:xx.x";
+
+	if (!s || strlen(s) != sizeof(shape) - 1)
+		return false;
+	for (size_t i = 0; shape[i]; i++) {
+		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]) : s[i] != shape[i])
+			return false;
+	}
+	return true;
+}
+
+const char *hw_link_layer_name(enum hw_link_layer ll)
+{
+	switch (ll) {
+	case HW_LINK_IB: return "InfiniBand";
+	case HW_LINK_ETH: return "Ethernet";
+	default: return "Unknown";
+	}
+}
+
+const char *hw_topo_name(enum hw_topo t)
+{
+	static const char *const names[] = { "?", "PIX", "PXB", "PHB", "NODE", "SYS" };
+	return (unsigned)t < ELEMENTSOF(names) ? names[t] : "?";
+}
+
+const char *hw_chardev_kind_name(enum hw_chardev_kind k)
+{
+	static const char *const names[] = { "uverbs", "umad", "issm", "rdma_cm" };
+	return (unsigned)k < ELEMENTSOF(names) ? names[k] : "?";
+}
+
+const char *hw_netdev_kind_name(enum hw_netdev_kind k)
+{
+	static const char *const names[] = { "other", "ether", "ipoib", "bond" };
+	return (unsigned)k < ELEMENTSOF(names) ? names[k] : "other";
+}
+
+const char *hw_ndev_via_name(enum hw_ndev_via v)
+{
+	static const char *const names[] = { "none", "ipoib-guid", "gid-ndev", "pci-function" };
+	return (unsigned)v < ELEMENTSOF(names) ? names[v] : "none";
+}
+
+const char *hw_module_state_name(enum hw_module_state s)
+{
+	static const char *const names[] = { "absent", "loaded", "builtin" };
+	return (unsigned)s < ELEMENTSOF(names) ? names[s] : "absent";
+}

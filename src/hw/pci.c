@@ -1,0 +1,203 @@
+/* PCI functions: the RDMA devices' parents, every network function, GPUs; their place in the
+ * PCIe tree (for the GPU relation), NUMA node and SR-IOV relations. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw-internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+#define PCI_VENDOR_NVIDIA 0x10de
+
+static bool in_list(char (*v)[HW_BDF_MAX], size_t n, const char *bdf)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], bdf))
+			return true;
+	return false;
+}
+
+static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf)
+{
+	char buf[32], path[64];
+	unsigned long long cls, vendor;
+
+	if (in_list(b->rdma_bdf, b->node->n_rdma, bdf) || in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
+		return true;
+	snprintf(path, sizeof(path), "%s/class", bdf);
+	if (hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) < 0 || str_to_u64(buf, 16, &cls) < 0)
+		return false;
+	if ((cls >> 16) == 0x02) /* every network function: NICs, their VFs bound or not */
+		return true;
+	if ((cls >> 16) != 0x03)
+		return false;
+	snprintf(path, sizeof(path), "%s/vendor", bdf);
+	return hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) >= 0 && str_to_u64(buf, 16, &vendor) >= 0 &&
+	       vendor == PCI_VENDOR_NVIDIA;
+}
+
+static uint32_t read_hex(struct hw_build *b, const struct hw_dir *d, const char *name)
+{
+	long long v;
+	return hw_read_int(b->ctx, d, name, 16, &v) >= 0 ? (uint32_t)v : 0;
+}
+
+/* "../../../devices/pci0000:36/0000:36:02.0/0000:37:00.0" -> root and bridges. */
+static int parse_path(struct hw_pci *p, const char *link)
+{
+	const char *s = strstr(link, "devices/pci");
+	char *copy, *save = NULL;
+	size_t cap = 0;
+
+	if (!s)
+		return 0;
+	copy = strdup(s + strlen("devices/"));
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (str_startswith(tok, "pci")) {
+			str_copy(p->root, sizeof(p->root), tok);
+			continue;
+		}
+		if (!hw_is_bdf(tok) || !strcmp(tok, p->bdf))
+			continue;
+		if (p->path_len == cap) {
+			void *np = realloc(p->path, (cap = cap ? cap * 2 : 4) * sizeof(*p->path));
+			if (!np) {
+				free(copy);
+				return -ENOMEM;
+			}
+			p->path = np;
+		}
+		str_copy(p->path[p->path_len++], HW_BDF_MAX, tok);
+	}
+	free(copy);
+	return 0;
+}
+
+static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_dir *bus, const char *bdf)
+{
+	struct hw_dir d;
+	char buf[PATH_MAX];
+	long long v;
+	int r;
+
+	str_copy(p->bdf, sizeof(p->bdf), bdf);
+	p->numa_node = p->sriov_totalvfs = p->sriov_numvfs = p->vf_index = -1;
+	if ((r = hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf))) >= 0 && (r = parse_path(p, buf)) < 0)
+		return r;
+	if ((r = hw_dir_open(b->ctx, bus, bdf, &d)) < 0)
+		return hw_fail(b->err, bus, bdf, r);
+	p->vendor = (uint16_t)read_hex(b, &d, "vendor");
+	p->device = (uint16_t)read_hex(b, &d, "device");
+	p->sub_vendor = (uint16_t)read_hex(b, &d, "subsystem_vendor");
+	p->sub_device = (uint16_t)read_hex(b, &d, "subsystem_device");
+	p->class_code = read_hex(b, &d, "class");
+	p->is_gpu = p->vendor == PCI_VENDOR_NVIDIA && (p->class_code >> 16) == 0x03;
+	if (hw_read_int(b->ctx, &d, "numa_node", 10, &v) >= 0)
+		p->numa_node = (int)v;
+	hw_read_opt(b->ctx, &d, "local_cpulist", p->local_cpulist, sizeof(p->local_cpulist));
+	if (hw_dir_readlink(b->ctx, &d, "driver", buf, sizeof(buf)) >= 0) {
+		const char *slash = strrchr(buf, '/');
+		str_copy(p->driver, sizeof(p->driver), slash ? slash + 1 : buf);
+	}
+	if (!p->is_gpu) {
+		if (hw_read_int(b->ctx, &d, "sriov_totalvfs", 10, &v) >= 0)
+			p->sriov_totalvfs = (int)v;
+		if (p->sriov_totalvfs >= 0 && hw_read_int(b->ctx, &d, "sriov_numvfs", 10, &v) >= 0)
+			p->sriov_numvfs = (int)v;
+	}
+	hw_dir_close(&d);
+	return 0;
+}
+
+/* PF <-> VF: physfn on the VF, virtfnN on the PF (N is the VF index). */
+static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
+{
+	struct hw_node *node = b->node;
+	char buf[PATH_MAX], name[48];
+
+	for (size_t i = 0; i < node->n_pci; i++) {
+		struct hw_pci *pf = &node->pci[i];
+
+		if (pf->sriov_numvfs <= 0)
+			continue;
+		pf->vfs = calloc((size_t)pf->sriov_numvfs, sizeof(*pf->vfs));
+		if (!pf->vfs)
+			return -ENOMEM;
+		for (int k = 0; k < pf->sriov_numvfs; k++) {
+			char bdf[HW_BDF_MAX];
+			struct hw_pci *vf;
+
+			snprintf(name, sizeof(name), "%s/virtfn%d", pf->bdf, k);
+			if (hw_dir_readlink(b->ctx, bus, name, buf, sizeof(buf)) < 0 || hw_path_parent_bdf(buf, bdf) < 0)
+				continue;
+			vf = hw_node_pci(node, bdf);
+			if (!vf)
+				continue;
+			vf->physfn = pf;
+			vf->vf_index = k;
+			pf->vfs[pf->n_vfs++] = vf;
+		}
+	}
+	return 0;
+}
+
+static int push_ptr(void *arrp, size_t *n, void *ptr)
+{
+	void ***arr = arrp;
+	void **na = realloc(*arr, (*n + 1) * sizeof(void *));
+
+	if (!na)
+		return -ENOMEM;
+	na[(*n)++] = ptr;
+	*arr = na;
+	return 0;
+}
+
+int hw_load_pci(struct hw_build *b)
+{
+	struct hw_node *node = b->node;
+	struct hw_dir bus;
+	char **names = NULL;
+	size_t n = 0, kept = 0;
+	int r;
+
+	r = hw_dir_open(b->ctx, NULL, "bus/pci/devices", &bus);
+	if (r == -ENOENT)
+		return 0; /* no PCI (an s390 or a stripped container sysfs) */
+	if (r < 0)
+		return hw_fail(b->err, NULL, "bus/pci/devices", r);
+	if ((r = hw_dir_list(b->ctx, &bus, "", &names, &n)) < 0) {
+		hw_dir_close(&bus);
+		return hw_fail(b->err, &bus, NULL, r);
+	}
+	node->pci = calloc(n ? n : 1, sizeof(*node->pci));
+	if (!node->pci)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		if (!hw_is_bdf(names[i]) || !wanted(b, &bus, names[i]))
+			continue;
+		node->n_pci = kept + 1;
+		r = load_function(b, &node->pci[kept++], &bus, names[i]);
+	}
+	if (r >= 0)
+		r = link_sriov(b, &bus);
+	hw_strv_free(names, n);
+	hw_dir_close(&bus);
+	for (size_t i = 0; r >= 0 && i < node->n_rdma; i++) {
+		struct hw_rdma_dev *d = &node->rdma[i];
+
+		if (b->rdma_bdf[i][0] && (d->pci = hw_node_pci(node, b->rdma_bdf[i])))
+			r = push_ptr(&d->pci->rdma, &d->pci->n_rdma, d);
+	}
+	for (size_t i = 0; r >= 0 && i < node->n_netdevs; i++) {
+		struct hw_pci *p = b->netdev_bdf[i][0] ? hw_node_pci(node, b->netdev_bdf[i]) : NULL;
+
+		if (p)
+			r = push_ptr(&p->netdevs, &p->n_netdevs, &node->netdevs[i]);
+	}
+	return r < 0 ? r : 0;
+}

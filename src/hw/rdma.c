@@ -1,0 +1,283 @@
+/* RDMA devices under class/infiniband and their ports. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw-internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+static bool gid_is_zero(const uint8_t g[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (g[i])
+			return false;
+	return true;
+}
+
+static bool gid_is_v4mapped(const uint8_t g[16])
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	return memcmp(g, prefix, sizeof(prefix)) == 0;
+}
+
+/* One GID slot. Empty slots are normal (never an error); on IB ports the type and ndev
+ * attributes carry nothing (ndevs reads EINVAL), so they are not read there. */
+static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, unsigned idx)
+{
+	char name[48], val[64];
+	uint8_t raw[16];
+	struct hw_gid *g;
+	int r;
+
+	snprintf(name, sizeof(name), "gids/%u", idx);
+	r = hw_read_opt(b->ctx, pd, name, val, sizeof(val));
+	if (r < 0)
+		return hw_fail(b->err, pd, name, r);
+	if (hw_parse_gid(val, raw) < 0 || gid_is_zero(raw))
+		return 0;
+	if (idx == 0)
+		snprintf(p->port_guid, sizeof(p->port_guid), "%.19s", val + 20);
+	if (!(b->flags & HW_LOAD_GIDS) && idx > 0)
+		return 0;
+	g = &p->gids[p->n_gids];
+	g->index = idx;
+	str_copy(g->gid, sizeof(g->gid), val);
+	g->ipv4 = gid_is_v4mapped(raw);
+	if (p->link_layer != HW_LINK_IB) {
+		snprintf(name, sizeof(name), "gid_attrs/types/%u", idx);
+		hw_read_opt(b->ctx, pd, name, g->type, sizeof(g->type));
+		snprintf(name, sizeof(name), "gid_attrs/ndevs/%u", idx);
+		hw_read_opt(b->ctx, pd, name, g->ndev, sizeof(g->ndev));
+	}
+	p->n_gids++;
+	return 0;
+}
+
+static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
+	hw_strv_free(names, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return hw_fail(b->err, pd, "gids", r);
+	p->gid_tbl_len = n;
+	/* Without HW_LOAD_GIDS only GID 0 is needed: the port GUID and the RoCE netdev. */
+	if (!(b->flags & HW_LOAD_GIDS) && n > 1)
+		n = 1;
+	p->gids = calloc(n ? n : 1, sizeof(*p->gids));
+	if (!p->gids)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		if ((r = load_gid(b, p, pd, i)) < 0)
+			return r;
+	return 0;
+}
+
+static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
+{
+	char **names = NULL, name[32], val[16];
+	size_t n = 0;
+	unsigned long long v;
+	int r;
+
+	r = hw_dir_list(b->ctx, pd, "pkeys", &names, &n);
+	hw_strv_free(names, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return hw_fail(b->err, pd, "pkeys", r);
+	p->pkey_tbl_len = n;
+	if (!(b->flags & HW_LOAD_PKEYS))
+		return 0;
+	p->pkeys = calloc(n ? n : 1, sizeof(*p->pkeys));
+	if (!p->pkeys)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "pkeys/%u", i);
+		r = hw_read_opt(b->ctx, pd, name, val, sizeof(val));
+		if (r < 0)
+			return hw_fail(b->err, pd, name, r);
+		if (str_to_u64(val, 16, &v) < 0 || v == 0 || v > 0xffff)
+			continue; /* 0x0000 is an empty slot */
+		p->pkeys[p->n_pkeys].index = i;
+		p->pkeys[p->n_pkeys++].pkey = (uint16_t)v;
+	}
+	return 0;
+}
+
+static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *name, int base, uint32_t *ret)
+{
+	long long v;
+	int r = hw_read_int(b->ctx, pd, name, base, &v);
+
+	if (r == -ENOENT || r == -EINVAL)
+		return 0; /* not every driver has every attribute (sm_sl, lid_mask_count) */
+	if (r < 0)
+		return hw_fail(b->err, pd, name, r);
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p, const struct hw_dir *ports,
+		     const char *num)
+{
+	struct hw_dir pd;
+	char buf[64];
+	unsigned long long n;
+	int r;
+
+	p->dev = d;
+	p->state = p->phys_state = -1;
+	if (str_to_u64(num, 10, &n) < 0 || n > 255)
+		return hw_fail(b->err, ports, num, EINVAL);
+	p->num = (unsigned)n;
+	if ((r = hw_dir_open(b->ctx, ports, num, &pd)) < 0)
+		return hw_fail(b->err, ports, num, r);
+	/* state, phys_state and link_layer are what every answer depends on: required */
+	if ((r = hw_dir_read(b->ctx, &pd, "state", buf, sizeof(buf))) < 0 ||
+	    hw_parse_state(buf, &p->state, p->state_name, sizeof(p->state_name)) < 0) {
+		r = hw_fail(b->err, &pd, "state", r < 0 ? r : -EINVAL);
+		goto out;
+	}
+	if ((r = hw_dir_read(b->ctx, &pd, "phys_state", buf, sizeof(buf))) < 0 ||
+	    hw_parse_state(buf, &p->phys_state, p->phys_state_name, sizeof(p->phys_state_name)) < 0) {
+		r = hw_fail(b->err, &pd, "phys_state", r < 0 ? r : -EINVAL);
+		goto out;
+	}
+	if ((r = hw_dir_read(b->ctx, &pd, "link_layer", buf, sizeof(buf))) < 0) {
+		r = hw_fail(b->err, &pd, "link_layer", r);
+		goto out;
+	}
+	p->link_layer = !strcmp(buf, "InfiniBand") ? HW_LINK_IB : !strcmp(buf, "Ethernet") ? HW_LINK_ETH : HW_LINK_UNKNOWN;
+	/* rate is optional: a driver whose query fails makes the read fail */
+	if (hw_read_opt(b->ctx, &pd, "rate", buf, sizeof(buf)) >= 0 && buf[0] && hw_parse_rate(buf, &p->rate) < 0)
+		str_copy(p->rate.raw, sizeof(p->rate.raw), buf);
+	if ((r = read_u32(b, &pd, "lid", 16, &p->lid)) < 0 || (r = read_u32(b, &pd, "sm_lid", 16, &p->sm_lid)) < 0 ||
+	    (r = read_u32(b, &pd, "lid_mask_count", 10, &p->lmc)) < 0 || (r = read_u32(b, &pd, "sm_sl", 10, &p->sm_sl)) < 0 ||
+	    (r = read_u32(b, &pd, "cap_mask", 16, &p->cap_mask)) < 0)
+		goto out;
+	snprintf(p->port_guid, sizeof(p->port_guid), "0000:0000:0000:0000");
+	if ((r = load_gids(b, p, &pd)) < 0)
+		goto out;
+	r = load_pkeys(b, p, &pd);
+out:
+	hw_dir_close(&pd);
+	return r;
+}
+
+static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, const char *name)
+{
+	struct hw_rdma_dev *d = &b->node->rdma[i];
+	struct hw_dir dd, ports;
+	char buf[PATH_MAX], **pnames = NULL;
+	size_t np = 0;
+	int r;
+
+	str_copy(d->name, sizeof(d->name), name);
+	if ((r = hw_dir_readlink(b->ctx, cls, name, buf, sizeof(buf))) >= 0)
+		hw_path_parent_bdf(buf, b->rdma_bdf[i]);
+	if ((r = hw_dir_open(b->ctx, cls, name, &dd)) < 0)
+		return hw_fail(b->err, cls, name, r);
+	if (hw_read_opt(b->ctx, &dd, "node_type", buf, 64) >= 0 && buf[0])
+		hw_parse_node_type(buf, &d->node_type, d->node_type_name, sizeof(d->node_type_name));
+	hw_read_opt(b->ctx, &dd, "node_guid", d->node_guid, sizeof(d->node_guid));
+	hw_read_opt(b->ctx, &dd, "sys_image_guid", d->sys_image_guid, sizeof(d->sys_image_guid));
+	hw_read_opt(b->ctx, &dd, "fw_ver", d->fw_ver, sizeof(d->fw_ver));
+	hw_read_opt(b->ctx, &dd, "hca_type", d->hca_type, sizeof(d->hca_type));
+	hw_read_opt(b->ctx, &dd, "hw_rev", d->hw_rev, sizeof(d->hw_rev));
+	hw_read_opt(b->ctx, &dd, "board_id", d->board_id, sizeof(d->board_id));
+	hw_read_opt(b->ctx, &dd, "node_desc", d->node_desc, sizeof(d->node_desc));
+	if ((r = hw_dir_open(b->ctx, &dd, "ports", &ports)) < 0) {
+		r = hw_fail(b->err, &dd, "ports", r);
+		goto out_dd;
+	}
+	if ((r = hw_dir_list(b->ctx, &ports, "", &pnames, &np)) < 0) {
+		r = hw_fail(b->err, &ports, NULL, r);
+		goto out_ports;
+	}
+	d->ports = calloc(np ? np : 1, sizeof(*d->ports));
+	if (!d->ports) {
+		r = -ENOMEM;
+		goto out_names;
+	}
+	for (size_t k = 0; k < np && r >= 0; k++) {
+		d->n_ports = k + 1;
+		r = load_port(b, d, &d->ports[k], &ports, pnames[k]);
+	}
+out_names:
+	hw_strv_free(pnames, np);
+out_ports:
+	hw_dir_close(&ports);
+out_dd:
+	hw_dir_close(&dd);
+	return r < 0 ? r : 0;
+}
+
+static int cmp_port(const void *a, const void *b)
+{
+	const struct hw_port *x = a, *y = b;
+	return (x->num > y->num) - (x->num < y->num);
+}
+
+int hw_load_rdma(struct hw_build *b)
+{
+	struct hw_dir cls;
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	r = hw_dir_open(b->ctx, NULL, "class/infiniband", &cls);
+	if (r == -ENOENT)
+		return 0; /* no RDMA stack loaded: a finding, not a failure */
+	if (r < 0)
+		return hw_fail(b->err, NULL, "class/infiniband", r);
+	b->node->has_rdma_class = true;
+	r = hw_dir_list(b->ctx, &cls, "", &names, &n);
+	if (r < 0) {
+		hw_dir_close(&cls);
+		return hw_fail(b->err, &cls, NULL, r);
+	}
+	b->node->rdma = calloc(n ? n : 1, sizeof(*b->node->rdma));
+	b->rdma_bdf = calloc(n ? n : 1, sizeof(*b->rdma_bdf));
+	if (!b->node->rdma || !b->rdma_bdf)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		b->node->n_rdma = i + 1;
+		r = load_device(b, i, &cls, names[i]);
+		/* ports list as "1", "2", ...: sort numerically, not as strings */
+		if (r >= 0)
+			qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port), cmp_port);
+	}
+	hw_strv_free(names, n);
+	hw_dir_close(&cls);
+	return r < 0 ? r : 0;
+}
+
+int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int *state, int *phys_state)
+{
+	char path[160], buf[64];
+	int r, s, ps;
+
+	if (!str_is_safe_name(ibdev, HW_NAME_MAX - 1))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", ibdev, port);
+	if ((r = hw_dir_read(ctx, NULL, path, buf, sizeof(buf))) < 0)
+		return r;
+	if (hw_parse_state(buf, &s, NULL, 0) < 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/phys_state", ibdev, port);
+	if ((r = hw_dir_read(ctx, NULL, path, buf, sizeof(buf))) < 0)
+		return r;
+	if (hw_parse_state(buf, &ps, NULL, 0) < 0)
+		return -EINVAL;
+	*state = s;
+	*phys_state = ps;
+	return 0;
+}

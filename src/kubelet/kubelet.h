@@ -1,0 +1,96 @@
+/* The kubelet device plugin transport (v1beta1), behind an interface of our own: the rest of
+ * the plugin deals in these plain structs and never sees gRPC or protobuf-c types.
+ *
+ * One struct kubelet_server serves one resource on its own unix socket
+ * (<kubelet_dir>/device-plugins/<socket_name>, mode 0600) and registers it with the kubelet
+ * through <kubelet_dir>/device-plugins/kubelet.sock.
+ */
+#ifndef RDMAK_KUBELET_H
+#define RDMAK_KUBELET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kubelet_server;
+
+struct kl_device {
+	char id[64];
+	bool healthy;
+	int numa_node; /* -1: no topology */
+};
+
+struct kl_kv {
+	char *key;
+	char *value;
+};
+
+struct kl_device_spec {
+	char *container_path;
+	char *host_path;
+	char permissions[4]; /* "rw", "rwm" */
+};
+
+struct kl_mount {
+	char *container_path;
+	char *host_path;
+	bool read_only;
+};
+
+/* One container's share of an AllocateResponse. */
+struct kl_container_alloc {
+	struct kl_kv *envs;
+	size_t n_envs;
+	struct kl_mount *mounts;
+	size_t n_mounts;
+	struct kl_device_spec *devices;
+	size_t n_devices;
+	struct kl_kv *annotations;
+	size_t n_annotations;
+	char **cdi_devices; /* fully qualified CDI names, "rdmak.io/rdma=mlx5_0" */
+	size_t n_cdi_devices;
+};
+void kl_container_alloc_clear(struct kl_container_alloc *a);
+
+/* Callbacks into the plugin. They run on the transport's threads; the transport serialises
+ * them (one call at a time per server), so they may read plugin state under its own lock. */
+struct kl_ops {
+	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
+	 * (the kubelet then fails the pod with the message in *msg, a malloc'd string). */
+	int (*allocate)(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg);
+	/* Choose `size` ids from available, keeping every must_include; *out is malloc'd
+	 * (array and strings). NULL: the server answers with the first `size` available. */
+	int (*preferred)(void *ud, const char *const *available, size_t n_available,
+			 const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
+	/* PreStartContainer; NULL: nothing to do. */
+	int (*prestart)(void *ud, const char *const *ids, size_t n);
+};
+
+struct kubelet_server_config {
+	const char *kubelet_dir;   /* default "/var/lib/kubelet" */
+	const char *resource_name; /* "rdma/rdma_a100" */
+	const char *socket_name;   /* "rdmak-rdma_a100.sock" */
+	bool preferred_allocation; /* advertise GetPreferredAllocationAvailable */
+	bool prestart_required;
+	const struct kl_ops *ops;
+	void *userdata;
+};
+
+/* Logging hook: the daemon's loop is the only place that logs; the transport reports events
+ * ("registered", "kubelet restarted", "stream opened", errors) through this callback. */
+typedef void (*kl_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
+
+int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
+		       struct kubelet_server **ret);
+/* Create the socket, serve, register with the kubelet (waiting for it if absent), and from
+ * then on watch for a kubelet restart (kubelet.sock re-created or our socket removed):
+ * re-create the socket and re-register within 1 s. Returns after the server is listening. */
+int kubelet_server_start(struct kubelet_server *srv);
+/* Replace the device list; every open ListAndWatch stream gets the new full list. */
+int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_device *devs, size_t n);
+/* Stop serving and remove our socket. */
+void kubelet_server_stop(struct kubelet_server *srv);
+void kubelet_server_free(struct kubelet_server *srv);
+/* Times the server registered with the kubelet since start (for tests and logs). */
+unsigned kubelet_server_registrations(const struct kubelet_server *srv);
+
+#endif

@@ -1,0 +1,321 @@
+/* rdmak list: the node's RDMA hardware as a table (default), as the standard tools print it
+ * (ibdev2netdev, ibstat, rdma link: for side-by-side checks and scripts that parse them), or
+ * as the whole model in JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw-json.h"
+#include "hw/hw.h"
+#include "out/out.h"
+#include "roles.h"
+#include "util/cleanup.h"
+
+enum list_format { FMT_TABLE, FMT_JSON, FMT_IBDEV2NETDEV, FMT_IBSTAT, FMT_RDMA_LINK };
+
+static const struct {
+	const char *name;
+	enum list_format fmt;
+} formats[] = {
+	{ "table", FMT_TABLE },           { "json", FMT_JSON },     { "ibdev2netdev", FMT_IBDEV2NETDEV },
+	{ "ibstat", FMT_IBSTAT },         { "rdma-link", FMT_RDMA_LINK },
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak list [--root DIR | --sysfs DIR --devfs DIR] [--json | --format FMT]\n"
+	      "\n"
+	      "Show this node's RDMA hardware: one row per port with its state, rate, link layer, netdev,\n"
+	      "PCI function, NUMA node and nearest GPU.\n"
+	      "\n"
+	      "  --root DIR     read DIR/sys and DIR/dev (a snapshot or sample node) instead of /sys, /dev\n"
+	      "  --sysfs DIR    sysfs root (default /sys)\n"
+	      "  --devfs DIR    devfs root (default /dev)\n"
+	      "  --json         the whole model as JSON (shape: docs/list-json.md)\n"
+	      "  --format FMT   table | json | ibdev2netdev | ibstat | rdma-link\n"
+	      "                 (the last three print what those tools print, from sysfs alone)\n"
+	      "  -h, --help     this text\n"
+	      "\n"
+	      "Exit: 0 ok (also when the node has no RDMA), 1 a root or required file unreadable, 2 usage.\n",
+	      f);
+}
+
+/* ---- table --------------------------------------------------------------------------- */
+
+static const char *carrier_word(const struct hw_netdev *n)
+{
+	return n->carrier == 1 ? "Up" : "Down";
+}
+
+/* The GPUs with the best relation to this device: "GPU0,GPU1 (PIX)". */
+static json_t *nearest_gpus(const struct hw_node *node, const struct hw_rdma_dev *d)
+{
+	enum hw_topo best = HW_TOPO_UNKNOWN;
+	char buf[256] = "";
+	size_t len = 0;
+
+	if (!d->pci || !node->n_gpus)
+		return json_null();
+	for (size_t i = 0; i < node->n_gpus; i++) {
+		enum hw_topo t = hw_topo_relation(node->gpus[i].pci, d->pci);
+		if (best == HW_TOPO_UNKNOWN || t < best)
+			best = t;
+	}
+	for (size_t i = 0; i < node->n_gpus && len < sizeof(buf) - 24; i++)
+		if (hw_topo_relation(node->gpus[i].pci, d->pci) == best)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%sGPU%u", len ? "," : "", node->gpus[i].index);
+	snprintf(buf + len, sizeof(buf) - len, " (%s)", hw_topo_name(best));
+	return json_string(buf);
+}
+
+static json_t *table_rows(const struct hw_node *node)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < node->n_rdma; i++) {
+		const struct hw_rdma_dev *d = &node->rdma[i];
+		json_t *gpu = nearest_gpus(node, d);
+
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct hw_port *p = &d->ports[k];
+			char rate[64], nd[48];
+
+			if (p->rate.gbps > 0)
+				snprintf(rate, sizeof(rate), "%g Gb/s %uX %s", p->rate.gbps, p->rate.width, p->rate.speed);
+			else
+				snprintf(rate, sizeof(rate), "%s", p->rate.raw[0] ? p->rate.raw : "-");
+			if (p->netdev)
+				snprintf(nd, sizeof(nd), "%s (%s)", p->netdev->name, carrier_word(p->netdev));
+			else
+				snprintf(nd, sizeof(nd), "-");
+			json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:o}",
+				"ibdev", d->name, "port", (json_int_t)p->num, "state", p->state_name,
+				"phys", p->phys_state_name, "rate", rate, "link", hw_link_layer_name(p->link_layer),
+				"netdev", nd,
+				"pci", d->pci ? json_string(d->pci->bdf) : json_null(),
+				"numa", d->pci && d->pci->numa_node >= 0 ? json_integer(d->pci->numa_node) : json_null(),
+				"gpu", gpu,
+				"kind", d->lag ? json_string("LAG") : d->pci && d->pci->physfn ? json_string("VF") : json_null()));
+		}
+		json_decref(gpu);
+	}
+	return rows;
+}
+
+static const struct out_column table_cols[] = {
+	{ "IBDEV", "ibdev" },   { "PORT", "port" }, { "STATE", "state" }, { "PHYS", "phys" },
+	{ "RATE", "rate" },     { "LINK", "link" }, { "NETDEV", "netdev" }, { "PCI", "pci" },
+	{ "NUMA", "numa" },     { "NEAREST GPU", "gpu" }, { "KIND", "kind" },
+};
+
+static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx *ctx)
+{
+	_cleanup_(json_decrefp) json_t *rows = NULL;
+
+	if (!node->n_rdma) {
+		fprintf(f, "no RDMA devices on this node (%s/class/infiniband %s)\n", hw_ctx_sysfs(ctx),
+			node->has_rdma_class ? "is empty" : "does not exist: no RDMA driver is loaded");
+		return 0;
+	}
+	rows = table_rows(node);
+	return rows ? out_table(f, rows, table_cols, ELEMENTSOF(table_cols)) : -ENOMEM;
+}
+
+/* ---- the standard tools' formats ------------------------------------------------------ */
+
+static int print_ibdev2netdev(FILE *f, const struct hw_node *node)
+{
+	for (size_t i = 0; i < node->n_rdma; i++)
+		for (size_t k = 0; k < node->rdma[i].n_ports; k++) {
+			const struct hw_port *p = &node->rdma[i].ports[k];
+
+			/* ibdev2netdev prints the port even when it found no netdev */
+			fprintf(f, "%s port %u ==> %s (%s)\n", node->rdma[i].name, p->num,
+				p->netdev ? p->netdev->name : "none", p->netdev ? carrier_word(p->netdev) : "NA");
+		}
+	return ferror(f) ? -EIO : 0;
+}
+
+static void hex64(const char *guid, char out[19])
+{
+	size_t o = 0;
+
+	out[o++] = '0';
+	out[o++] = 'x';
+	for (const char *p = guid; *p && o < 18; p++)
+		if (*p != ':')
+			out[o++] = *p;
+	while (o < 18)
+		out[o++] = '0';
+	out[o] = '\0';
+}
+
+static const char *ibstat_state(int s)
+{
+	static const char *const n[] = { "???", "Down", "Initializing", "Armed", "Active" };
+	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "???";
+}
+
+static const char *ibstat_phys(int s)
+{
+	static const char *const n[] = { "No state change", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
+					 "LinkUp", "LinkErrorRecovery", "PhyTest" };
+	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "???";
+}
+
+static int print_ibstat(FILE *f, const struct hw_node *node)
+{
+	char g1[19], g2[19];
+
+	for (size_t i = 0; i < node->n_rdma; i++) {
+		const struct hw_rdma_dev *d = &node->rdma[i];
+
+		hex64(d->node_guid, g1);
+		hex64(d->sys_image_guid, g2);
+		fprintf(f, "CA '%s'\n\tCA type: %s\n\tNumber of ports: %zu\n\tFirmware version: %s\n"
+			   "\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n",
+			d->name, d->hca_type, d->n_ports, d->fw_ver, d->hw_rev, g1, g2);
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct hw_port *p = &d->ports[k];
+			char rate[32];
+
+			/* libibumad keeps the integer part; 2.5 (1X SDR) and FDR10 are special-cased */
+			if (strstr(p->rate.raw, ".5 "))
+				snprintf(rate, sizeof(rate), "%.1f", p->rate.gbps);
+			else
+				snprintf(rate, sizeof(rate), "%d%s", (int)p->rate.gbps, !strcmp(p->rate.speed, "FDR10") ? " (FDR10)" : "");
+			hex64(p->port_guid, g1);
+			fprintf(f, "\tPort %u:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %s\n\t\tBase lid: %u\n"
+				   "\t\tLMC: %u\n\t\tSM lid: %u\n\t\tCapability mask: 0x%08x\n\t\tPort GUID: %s\n\t\tLink layer: %s\n",
+				p->num, ibstat_state(p->state), ibstat_phys(p->phys_state), rate, p->lid, p->lmc, p->sm_lid,
+				p->cap_mask, g1, hw_link_layer_name(p->link_layer));
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static const char *rdma_state(int s)
+{
+	static const char *const n[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
+	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "UNKNOWN";
+}
+
+static const char *rdma_phys(int s)
+{
+	/* iproute2 names phys_state 4 "ARMED" where the kernel says PortConfigurationTraining */
+	static const char *const n[] = { "NOP", "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP", "LINK_ERROR_RECOVER", "PHY_TEST" };
+	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "UNKNOWN";
+}
+
+/* The netdev `rdma link` shows (RDMA_NLDEV_ATTR_NDEV_NAME): for RoCE LAG the driver reports
+ * a slave (the active one in active-backup, else PF0's), not the bond ibdev2netdev names. */
+static const struct hw_netdev *nldev_netdev(const struct hw_port *p)
+{
+	const struct hw_netdev *lag = p->dev->lag;
+
+	if (p->link_layer != HW_LINK_ETH)
+		return NULL;
+	if (!lag)
+		return p->netdev;
+	if (lag->bond->active)
+		return lag->bond->active;
+	for (size_t i = 0; i < lag->bond->n_slaves; i++)
+		if (lag->bond->slaves[i]->pci && lag->bond->slaves[i]->pci == p->dev->pci)
+			return lag->bond->slaves[i];
+	return lag->bond->n_slaves ? lag->bond->slaves[0] : p->netdev;
+}
+
+static int print_rdma_link(FILE *f, const struct hw_node *node)
+{
+	for (size_t i = 0; i < node->n_rdma; i++)
+		for (size_t k = 0; k < node->rdma[i].n_ports; k++) {
+			const struct hw_port *p = &node->rdma[i].ports[k];
+			const struct hw_netdev *n = nldev_netdev(p);
+
+			fprintf(f, "link %s/%u ", node->rdma[i].name, p->num);
+			if (p->link_layer == HW_LINK_IB && p->n_gids && p->gids[0].index == 0)
+				fprintf(f, "subnet_prefix %.19s lid %u sm_lid %u lmc %u ", p->gids[0].gid, p->lid, p->sm_lid, p->lmc);
+			fprintf(f, "state %s physical_state %s ", rdma_state(p->state), rdma_phys(p->phys_state));
+			if (n)
+				fprintf(f, "netdev %s ", n->name);
+			fputc('\n', f);
+		}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- role ---------------------------------------------------------------------------- */
+
+int list_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'r' }, { "sysfs", required_argument, NULL, 's' },
+		{ "devfs", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' }, {},
+	};
+	const char *root = NULL, *sysfs = NULL, *devfs = NULL;
+	enum list_format fmt = FMT_TABLE;
+	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL;
+	struct hw_error err = { 0 };
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': root = optarg; break;
+		case 's': sysfs = optarg; break;
+		case 'd': devfs = optarg; break;
+		case 'j': fmt = FMT_JSON; break;
+		case 'f': {
+			size_t i;
+			for (i = 0; i < ELEMENTSOF(formats) && strcmp(formats[i].name, optarg); i++)
+				;
+			if (i == ELEMENTSOF(formats)) {
+				fprintf(stderr, "rdmak list: --format: unknown format '%s' (table, json, ibdev2netdev, ibstat, rdma-link)\n", optarg);
+				return 2;
+			}
+			fmt = formats[i].fmt;
+			break;
+		}
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmak list: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	r = hw_ctx_new_root(root, sysfs, devfs, &ctx);
+	if (r < 0) {
+		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n",
+			sysfs ? sysfs : root ? root : "/sys", strerror(-r));
+		return 1;
+	}
+	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_ALL : 0, &node, &err);
+	if (r < 0) {
+		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, strerror(err.err ? err.err : -r));
+		hw_ctx_free(ctx);
+		return 1;
+	}
+	switch (fmt) {
+	case FMT_JSON: {
+		json_t *doc = hw_node_to_json(node, ctx);
+		r = doc ? out_json(stdout, doc) : -ENOMEM;
+		json_decref(doc);
+		break;
+	}
+	case FMT_IBDEV2NETDEV: r = print_ibdev2netdev(stdout, node); break;
+	case FMT_IBSTAT: r = print_ibstat(stdout, node); break;
+	case FMT_RDMA_LINK: r = print_rdma_link(stdout, node); break;
+	default: r = print_table(stdout, node, ctx); break;
+	}
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	if (fflush(stdout) != 0 || r < 0) {
+		fprintf(stderr, "rdmak list: writing output: %s\n", strerror(r < 0 ? -r : EIO));
+		return 1;
+	}
+	return 0;
+}

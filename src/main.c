@@ -1,0 +1,71 @@
+/* rdmak: one binary, many roles. The role comes from argv[0] ("rdmak-<role>" symlinks)
+ * or from the first argument. This file is only the dispatch table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "roles.h"
+#include "util/cleanup.h"
+
+#define RDMAK_VERSION "0.1.0"
+
+struct role {
+	const char *name;
+	const char *summary;
+	int (*main)(int argc, char **argv);
+};
+
+static const struct role roles[] = {
+	{ "list",     "show this node's RDMA hardware (table, ibdev2netdev, ibstat, rdma-link or JSON)", list_main },
+	{ "snapshot", "capture the files `list` reads into a tarball for another machine",             snapshot_main },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: rdmak <role> [options]    (or run as rdmak-<role>)\n\nRoles:\n");
+	for (size_t i = 0; i < ELEMENTSOF(roles); i++)
+		fprintf(f, "  %-10s %s\n", roles[i].name, roles[i].summary);
+	fprintf(f, "\n`rdmak <role> --help` describes each role. rdmak %s\n", RDMAK_VERSION);
+}
+
+static const struct role *role_find(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(roles); i++)
+		if (strcmp(roles[i].name, name) == 0)
+			return &roles[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = strrchr(argv[0], '/');
+	const struct role *r;
+
+	self = self ? self + 1 : argv[0];
+	if (strncmp(self, "rdmak-", 6) == 0) {
+		r = role_find(self + 6);
+		if (!r) {
+			fprintf(stderr, "rdmak: unknown role '%s' (from program name %s)\n", self + 6, self);
+			return 2;
+		}
+		return r->main(argc, argv);
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("rdmak %s\n", RDMAK_VERSION);
+		return 0;
+	}
+	r = role_find(argv[1]);
+	if (!r) {
+		fprintf(stderr, "rdmak: unknown role '%s'\n\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	return r->main(argc - 1, argv + 1);
+}

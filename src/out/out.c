@@ -1,0 +1,80 @@
+#include "out/out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+const json_t *out_get(const json_t *obj, const char *dotted_key)
+{
+	char part[128];
+	const char *p = dotted_key;
+
+	while (obj && *p) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (l >= sizeof(part))
+			return NULL;
+		memcpy(part, p, l);
+		part[l] = '\0';
+		if (json_is_array(obj))
+			obj = json_array_get(obj, strtoul(part, NULL, 10));
+		else
+			obj = json_object_get(obj, part);
+		p += l + (dot ? 1 : 0);
+	}
+	return obj;
+}
+
+const char *out_cell(const json_t *v, char *buf, size_t n)
+{
+	if (!v || json_is_null(v))
+		return "-";
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, n, "%.10g", json_real_value(v));
+	else if (json_is_boolean(v))
+		return json_is_true(v) ? "yes" : "no";
+	else
+		snprintf(buf, n, "%s", json_is_array(v) ? "[...]" : "{...}");
+	return buf;
+}
+
+int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t n_cols)
+{
+	_cleanup_free_ size_t *width = calloc(n_cols, sizeof(*width));
+	size_t i, c;
+	const json_t *row;
+	char buf[64];
+
+	if (!width)
+		return -ENOMEM;
+	for (c = 0; c < n_cols; c++)
+		width[c] = strlen(cols[c].header);
+	json_array_foreach(rows, i, row)
+		for (c = 0; c < n_cols; c++) {
+			size_t l = strlen(out_cell(out_get(row, cols[c].key), buf, sizeof(buf)));
+			if (l > width[c])
+				width[c] = l;
+		}
+	for (c = 0; c < n_cols; c++)
+		fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0, cols[c].header, c + 1 < n_cols ? "  " : "\n");
+	json_array_foreach(rows, i, row)
+		for (c = 0; c < n_cols; c++)
+			fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0,
+				out_cell(out_get(row, cols[c].key), buf, sizeof(buf)), c + 1 < n_cols ? "  " : "\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+int out_json(FILE *f, const json_t *doc)
+{
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		return -EIO;
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}

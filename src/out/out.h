@@ -1,0 +1,26 @@
+/* The one output writer: every role builds its result as JSON (jansson) once, then prints it
+ * either as JSON (--json) or as an aligned text table whose columns pick keys of that JSON.
+ * So each field is named exactly once, in the code that builds the JSON. */
+#ifndef RDMAK_OUT_H
+#define RDMAK_OUT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct out_column {
+	const char *header; /* "IBDEV" */
+	const char *key;    /* key in each row object; "a.b" descends into nested objects */
+};
+
+/* Print rows (a JSON array of objects) as a table: strings as is, integers in decimal,
+ * reals with up to one decimal, true/false as yes/no, null or missing as "-". */
+int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t n_cols);
+/* Pretty-printed JSON with a trailing newline. */
+int out_json(FILE *f, const json_t *doc);
+/* The value at a dotted key ("ports.0.state" also indexes arrays), or NULL. */
+const json_t *out_get(const json_t *obj, const char *dotted_key);
+/* The cell text out_table would print for a value (buf of size n). */
+const char *out_cell(const json_t *v, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,8 @@
+/* Entry points of the roles of the multi-call binary. Each returns the process exit code. */
+#ifndef RDMAK_ROLES_H
+#define RDMAK_ROLES_H
+
+int list_main(int argc, char **argv);
+int snapshot_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,483 @@
+/* rdmak snapshot: capture exactly what the model reads (every file, every symlink on the way
+ * to it, the directories it lists, and the /dev/infiniband nodes) into a tarball, so that
+ * `rdmak list --root <extracted>` elsewhere prints what this node printed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hw/hw.h"
+#include "roles.h"
+#include "snapshot/tar.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+struct snap_entry {
+	char *path;   /* "sys/..." or "dev/..." */
+	char type;    /* tar type */
+	unsigned mode, uid, gid, major, minor;
+	char *link;
+	char *data;
+	size_t size;
+};
+
+struct snap {
+	int roots[2];               /* sysfs fd, devfs fd */
+	struct snap_entry *e;
+	size_t n, cap;
+	size_t *table;              /* open addressing: index + 1, 0 = empty */
+	size_t table_cap;
+	char **recorded[2];
+	size_t n_recorded[2], cap_recorded[2];
+	int err;
+};
+
+static const char *const root_prefix[2] = { "sys", "dev" };
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int table_grow(struct snap *s)
+{
+	size_t cap = s->table_cap ? s->table_cap * 2 : 4096;
+	size_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t h = fnv(s->e[i].path) & (cap - 1);
+		while (t[h])
+			h = (h + 1) & (cap - 1);
+		t[h] = i + 1;
+	}
+	free(s->table);
+	s->table = t;
+	s->table_cap = cap;
+	return 0;
+}
+
+/* Add an entry once; returns it (new or existing) or NULL on allocation failure. */
+static struct snap_entry *snap_add(struct snap *s, const char *path, char type)
+{
+	size_t h;
+
+	if ((s->n + 1) * 2 > s->table_cap && table_grow(s) < 0)
+		return NULL;
+	for (h = fnv(path) & (s->table_cap - 1); s->table[h]; h = (h + 1) & (s->table_cap - 1))
+		if (!strcmp(s->e[s->table[h] - 1].path, path))
+			return &s->e[s->table[h] - 1];
+	if (s->n == s->cap) {
+		struct snap_entry *ne = realloc(s->e, (s->cap = s->cap ? s->cap * 2 : 1024) * sizeof(*ne));
+		if (!ne)
+			return NULL;
+		s->e = ne;
+	}
+	memset(&s->e[s->n], 0, sizeof(s->e[s->n]));
+	if (!(s->e[s->n].path = strdup(path)))
+		return NULL;
+	s->e[s->n].type = type;
+	s->table[h] = ++s->n;
+	return &s->e[s->n - 1];
+}
+
+static void recorder(enum hw_root root, const char *relpath, void *ud)
+{
+	struct snap *s = ud;
+	char ***v = &s->recorded[root];
+
+	if (s->n_recorded[root] == s->cap_recorded[root]) {
+		size_t cap = s->cap_recorded[root] ? s->cap_recorded[root] * 2 : 1024;
+		char **nv = realloc(*v, cap * sizeof(*nv));
+		if (!nv) {
+			s->err = -ENOMEM;
+			return;
+		}
+		*v = nv;
+		s->cap_recorded[root] = cap;
+	}
+	if (!((*v)[s->n_recorded[root]] = strdup(relpath)))
+		s->err = -ENOMEM;
+	else
+		s->n_recorded[root]++;
+}
+
+/* Lexically normalise "a/b/../c" inside the root; -EXDEV if it climbs out. */
+static int normalize(const char *in, char *out, size_t n)
+{
+	_cleanup_free_ char *copy = strdup(in);
+	char *save = NULL;
+	size_t len = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	out[0] = '\0';
+	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			char *slash = strrchr(out, '/');
+			if (!len)
+				return -EXDEV;
+			len = slash ? (size_t)(slash - out) : 0;
+			out[len] = '\0';
+			continue;
+		}
+		if (len + strlen(tok) + 2 > n)
+			return -ENAMETOOLONG;
+		len += (size_t)sprintf(out + len, "%s%s", len ? "/" : "", tok);
+	}
+	return 0;
+}
+
+static int read_whole(int dirfd, const char *path, char **data, size_t *size)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno; /* e.g. EINVAL from an attribute with no value: not captured */
+	if (!(*data = malloc((size_t)n + 1)))
+		return -ENOMEM;
+	memcpy(*data, buf, (size_t)n);
+	*size = (size_t)n;
+	return 0;
+}
+
+static int capture_node(struct snap *s, int root, const char *rel, const struct stat *st)
+{
+	char full[PATH_MAX];
+	struct snap_entry *e;
+
+	if (snprintf(full, sizeof(full), "%s/%s", root_prefix[root], rel) >= (int)sizeof(full))
+		return -ENAMETOOLONG;
+	if (S_ISDIR(st->st_mode))
+		e = snap_add(s, full, '5');
+	else if (S_ISCHR(st->st_mode))
+		e = snap_add(s, full, '3');
+	else if (S_ISREG(st->st_mode)) {
+		char *data = NULL;
+		size_t size = 0;
+
+		if (read_whole(s->roots[root], rel, &data, &size) < 0)
+			return 0;
+		e = snap_add(s, full, '0');
+		if (e && !e->data) {
+			e->data = data;
+			e->size = size;
+		} else
+			free(data);
+	} else
+		return 0;
+	if (!e)
+		return -ENOMEM;
+	e->mode = st->st_mode & 07777;
+	e->uid = st->st_uid;
+	e->gid = st->st_gid;
+	e->major = major(st->st_rdev);
+	e->minor = minor(st->st_rdev);
+	return 0;
+}
+
+/* Capture every component of rel: directories, the symlinks crossed (and where they lead),
+ * and the final object. */
+static int capture_path(struct snap *s, int root, const char *rel, int depth)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX];
+	const char *p = rel;
+	struct stat st;
+	int r;
+
+	if (depth > 40)
+		return 0; /* a symlink loop: leave it */
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t l = slash ? (size_t)(slash - p) : strlen(p);
+		char next[PATH_MAX];
+
+		if (l == 0) {
+			p++;
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s%s%.*s", cur, cur[0] ? "/" : "", (int)l, p) >= (int)sizeof(next))
+			return -ENAMETOOLONG;
+		p += l + (slash ? 1 : 0);
+		if (fstatat(s->roots[root], next, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0; /* absent: the model saw it absent too */
+		if (S_ISLNK(st.st_mode)) {
+			char link[PATH_MAX], full[PATH_MAX], target[PATH_MAX];
+			ssize_t n = readlinkat(s->roots[root], next, link, sizeof(link) - 1);
+			struct snap_entry *e;
+
+			if (n < 0)
+				return 0;
+			link[n] = '\0';
+			if (snprintf(full, sizeof(full), "%s/%s", root_prefix[root], next) >= (int)sizeof(full))
+				return -ENAMETOOLONG;
+			if (!(e = snap_add(s, full, '2')))
+				return -ENOMEM;
+			if (!e->link && !(e->link = strdup(link)))
+				return -ENOMEM;
+			e->mode = 0777;
+			if (link[0] == '/')
+				return 0; /* absolute links point outside any snapshot: keep the link only */
+			{
+				char *dir = strrchr(next, '/');
+				if (snprintf(full, sizeof(full), "%.*s%s%s", dir ? (int)(dir - next) : 0, next, dir ? "/" : "",
+					     link) >= (int)sizeof(full))
+					return 0;
+			}
+			if (normalize(full, target, sizeof(target)) < 0)
+				return 0;
+			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >= (int)sizeof(rest))
+				return 0;
+			return capture_path(s, root, rest, depth + 1);
+		}
+		if ((r = capture_node(s, root, next, &st)) < 0)
+			return r;
+		if (!S_ISDIR(st.st_mode))
+			return 0;
+		memcpy(cur, next, sizeof(cur));
+	}
+	return 0;
+}
+
+/* A directory the model listed: its entries, so the listing reads the same elsewhere. */
+static int capture_listing(struct snap *s, int root, const char *rel)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	int fd = openat(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	char child[PATH_MAX];
+	int r;
+
+	if (fd < 0)
+		return 0;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= (int)sizeof(child))
+			continue;
+		if ((r = capture_path(s, root, child, 0)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct snap_entry *)a)->path, ((const struct snap_entry *)b)->path);
+}
+
+static int write_archive(struct snap *s, FILE *f)
+{
+	long long now = (long long)time(NULL);
+	int r;
+
+	qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
+	for (size_t i = 0; i < s->n; i++) {
+		struct tar_entry t = {
+			.path = s->e[i].path, .type = s->e[i].type, .mode = s->e[i].mode, .uid = s->e[i].uid,
+			.gid = s->e[i].gid, .linkname = s->e[i].link, .devmajor = s->e[i].major,
+			.devminor = s->e[i].minor, .data = s->e[i].data, .size = s->e[i].size, .mtime = now,
+		};
+		if ((r = tar_write(f, &t)) < 0)
+			return r;
+	}
+	return tar_finish(f);
+}
+
+static void snap_free(struct snap *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].path);
+		free(s->e[i].link);
+		free(s->e[i].data);
+	}
+	free(s->e);
+	free(s->table);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < s->n_recorded[k]; i++)
+			free(s->recorded[k][i]);
+		free(s->recorded[k]);
+	}
+}
+
+static bool wants_gzip(const char *out)
+{
+	size_t l = strlen(out);
+	return (l > 3 && !strcmp(out + l - 3, ".gz")) || (l > 4 && !strcmp(out + l - 4, ".tgz"));
+}
+
+/* Write the archive to path (through gzip when the name asks for it), via a temporary file
+ * renamed into place, so a failure leaves nothing half-written. */
+static int write_output(struct snap *s, const char *path)
+{
+	char tmp[PATH_MAX];
+	int fd, r, status;
+	pid_t pid = -1;
+	int pipefd[2] = { -1, -1 };
+	FILE *f;
+
+	if (!strcmp(path, "-")) {
+		r = write_archive(s, stdout);
+		return r < 0 ? r : fflush(stdout) ? -EIO : 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (wants_gzip(path)) {
+		if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if (pid == 0) {
+			dup2(pipefd[0], 0);
+			dup2(fd, 1);
+			execlp("gzip", "gzip", "-c", "-n", (char *)NULL);
+			_exit(127);
+		}
+		close(pipefd[0]);
+		f = fdopen(pipefd[1], "w");
+	} else
+		f = fdopen(dup(fd), "w");
+	if (!f) {
+		r = -errno;
+		goto fail;
+	}
+	r = write_archive(s, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -EIO;
+	if (pid > 0) {
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			r = r < 0 ? r : -EPIPE;
+	}
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+fail:
+	close(fd);
+	unlink(tmp);
+	return r;
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak snapshot -o FILE [--root DIR | --sysfs DIR --devfs DIR]\n"
+	      "\n"
+	      "Capture exactly the sysfs files, symlinks and /dev/infiniband nodes that `rdmak list`\n"
+	      "reads into a tar archive (gzip'd when FILE ends in .gz or .tgz; '-' writes tar to stdout).\n"
+	      "On another machine: mkdir n && tar -xzf FILE -C n && rdmak list --root n\n"
+	      "(extract as root to recreate the char device nodes; without root tar skips them).\n"
+	      "\n"
+	      "  -o, --output FILE  where to write the archive\n"
+	      "  --root DIR         read DIR/sys and DIR/dev\n"
+	      "  --sysfs DIR        sysfs root (default /sys)\n"
+	      "  --devfs DIR        devfs root (default /dev)\n"
+	      "  -h, --help         this text\n"
+	      "\n"
+	      "Exit: 0 written, 1 a read or write failed (nothing is left behind), 2 usage.\n",
+	      f);
+}
+
+int snapshot_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "root", required_argument, NULL, 'r' },
+		{ "sysfs", required_argument, NULL, 's' },  { "devfs", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },         {},
+	};
+	const char *out = NULL, *root = NULL, *sysfs = NULL, *devfs = NULL;
+	struct snap s = { .roots = { -1, -1 } };
+	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL;
+	struct hw_error err = { 0 };
+	int c, r, rc = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'r': root = optarg; break;
+		case 's': sysfs = optarg; break;
+		case 'd': devfs = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!out || optind < argc) {
+		fprintf(stderr, "rdmak snapshot: %s\n", out ? "unexpected argument" : "-o FILE is required");
+		return 2;
+	}
+	if ((r = hw_ctx_new_root(root, sysfs, devfs, &ctx)) < 0) {
+		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", sysfs ? sysfs : root ? root : "/sys", strerror(-r));
+		return 1;
+	}
+	hw_ctx_set_recorder(ctx, recorder, &s);
+	if ((r = hw_load(ctx, HW_LOAD_ALL, &node, &err)) < 0) {
+		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, strerror(err.err ? err.err : -r));
+		goto out;
+	}
+	s.roots[0] = open(hw_ctx_sysfs(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s.roots[1] = open(hw_ctx_devfs(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = s.err;
+	for (int k = 0; r >= 0 && k < 2; k++) {
+		if (s.roots[k] < 0)
+			continue;
+		for (size_t i = 0; r >= 0 && i < s.n_recorded[k]; i++) {
+			struct stat st;
+			const char *rel = s.recorded[k][i];
+
+			r = capture_path(&s, k, rel, 0);
+			/* directories the model listed: capture their entries too */
+			if (r >= 0 && fstatat(s.roots[k], rel[0] ? rel : ".", &st, 0) == 0 && S_ISDIR(st.st_mode))
+				r = capture_listing(&s, k, rel);
+		}
+		/* the devfs listing: every node in infiniband/, referenced or not (ucm0, stale nodes) */
+		if (r >= 0 && k == 1)
+			r = capture_listing(&s, 1, "infiniband");
+	}
+	if (r >= 0)
+		r = write_output(&s, out);
+	if (r < 0) {
+		fprintf(stderr, "rdmak snapshot: writing %s: %s\n", out, strerror(-r));
+		goto out;
+	}
+	fprintf(stderr, "rdmak snapshot: wrote %s: %zu entries (%zu RDMA devices, %zu netdevs, %zu PCI functions)\n",
+		out, s.n, node->n_rdma, node->n_netdevs, node->n_pci);
+	rc = 0;
+out:
+	for (int k = 0; k < 2; k++)
+		if (s.roots[k] >= 0)
+			close(s.roots[k]);
+	snap_free(&s);
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	return rc;
+}

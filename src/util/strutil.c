@@ -1,0 +1,105 @@
+#include "util/strutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int str_copy(char *dst, size_t n, const char *src)
+{
+	size_t l = strlen(src);
+
+	if (n == 0)
+		return -ENAMETOOLONG;
+	if (l >= n) {
+		memcpy(dst, src, n - 1);
+		dst[n - 1] = '\0';
+		return -ENAMETOOLONG;
+	}
+	memcpy(dst, src, l + 1);
+	return 0;
+}
+
+size_t str_rstrip(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l > 0 && isspace((unsigned char)s[l - 1]))
+		s[--l] = '\0';
+	return l;
+}
+
+bool str_startswith(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int str_to_u64(const char *s, int base, unsigned long long *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int str_to_i64(const char *s, int base, long long *ret)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, base);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int str_natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			char *ea, *eb;
+			unsigned long long na = strtoull(a, &ea, 10), nb = strtoull(b, &eb, 10);
+
+			if (na != nb)
+				return na < nb ? -1 : 1;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+bool str_is_safe_name(const char *s, size_t max)
+{
+	size_t l;
+
+	if (!s || !*s)
+		return false;
+	l = strlen(s);
+	if (l > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || !isgraph((unsigned char)*s))
+			return false;
+	return true;
+}

@@ -1,0 +1,21 @@
+/* Small string helpers shared by every module. */
+#ifndef RDMAK_UTIL_STRUTIL_H
+#define RDMAK_UTIL_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Copy src into dst (size n), always NUL-terminated. Returns -ENAMETOOLONG if truncated. */
+int str_copy(char *dst, size_t n, const char *src);
+/* Strip trailing whitespace (sysfs values end in '\n') in place; returns the new length. */
+size_t str_rstrip(char *s);
+bool str_startswith(const char *s, const char *prefix);
+/* Parse a whole string as an unsigned/signed integer in the given base (0: auto). */
+int str_to_u64(const char *s, int base, unsigned long long *ret);
+int str_to_i64(const char *s, int base, long long *ret);
+/* Natural order ("mlx5_2" < "mlx5_10"), the order ibdev2netdev's `ls` does NOT use but humans expect. */
+int str_natcmp(const char *a, const char *b);
+/* A name that may become a path component: non-empty, no '/', not "." or "..", printable, <= max. */
+bool str_is_safe_name(const char *s, size_t max);
+
+#endif

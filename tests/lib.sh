@@ -1,0 +1,35 @@
+# TAP helpers for command-level tests. Source it, call the helpers, end with `done_testing`.
+# Environment from tests/run.sh: RDMAK (the binary), NODES (examples/nodes), TOP, BUILD.
+set -u
+: "${RDMAK:?run through tests/run.sh}"
+_n=0
+_failed=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rdmak-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { # ok COND-EXIT-CODE description
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+}
+# run CMD...: runs it, keeps stdout in $out, stderr in $err, exit code in $rc
+run() {
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+is() { # is GOT WANT description
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; printf '#   got:  %s\n#   want: %s\n' "$1" "$2"; fi
+}
+like() { # like TEXT REGEX description
+	if printf '%s' "$1" | grep -qE -- "$2"; then ok 0 "$3"; else ok 1 "$3"; printf '#   no match for /%s/ in:\n' "$2"; printf '%s\n' "$1" | head -15 | sed 's/^/#     /'; fi
+}
+unlike() {
+	if printf '%s' "$1" | grep -qE -- "$2"; then ok 1 "$3"; printf '#   unexpected /%s/\n' "$2"; else ok 0 "$3"; fi
+}
+same_file() { # same_file GOT_FILE WANT_FILE description : exact text comparison with a diff on failure
+	if diff -u "$2" "$1" >"$TMP/diff"; then ok 0 "$3"; else ok 1 "$3"; sed 's/^/#   /' "$TMP/diff" | head -40; fi
+}
+# jq-free JSON queries: jget FILE EXPR prints a Python expression evaluated on the document `d`.
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(json.dumps(r) if isinstance(r,(dict,list)) else r)' "$1" "$2"; }
+done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs every test of the suite against one build directory and prints, last, one line
+# "N passed, N failed". Unit tests (cmocka) and command tests (shell, node) all speak TAP;
+# this script only counts top-level "ok"/"not ok" lines.
+#   tests/run.sh BUILD_DIR [pattern]
+set -u
+build=${1:?usage: tests/run.sh BUILD_DIR [pattern]}
+pattern=${2:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export RDMAK="$top/$build/rdmak" BUILD="$top/$build" NODES="$top/examples/nodes" TOP="$top"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export CMOCKA_MESSAGE_OUTPUT=TAP
+pass=0 fail=0
+failed_names=()
+log_dir="$top/$build/test-logs"
+mkdir -p "$log_dir"
+
+run_one() { # name, command...
+	local name=$1; shift
+	case "$name" in *"$pattern"*) ;; *) return ;; esac
+	local log="$log_dir/$(echo "$name" | tr '/' '_').log" rc p f
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -cE '^ok [0-9]+' "$log")
+	f=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi  # a crash or sanitizer abort counts
+	pass=$((pass + p)); fail=$((fail + f))
+	if [ "$f" -gt 0 ]; then
+		failed_names+=("$name")
+		echo "FAIL $name ($p passed, $f failed, exit $rc; log $log)"
+		grep -E '^not ok|^# ' "$log" | head -20 | sed 's/^/    /'
+		grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' "$log" | head -5 | sed 's/^/    /'
+	else
+		echo "ok   $name ($p passed)"
+	fi
+}
+
+for t in "$build"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "unit/$(basename "$t")" "$t"
+done
+for t in tests/cmd/*.sh; do
+	[ -f "$t" ] || continue
+	run_one "cmd/$(basename "$t" .sh)" bash "$t"
+done
+for t in tests/js/*.test.mjs; do
+	[ -f "$t" ] || continue
+	run_one "js/$(basename "$t" .test.mjs)" node --test --test-reporter=tap "$t"
+done
+
+echo
+[ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
