@@ -19,7 +19,7 @@ static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
 
 	snprintf(c->node.path, sizeof(c->node.path), "infiniband/%s", c->name);
 	if (ctx->recorder)
-		ctx->recorder(HW_ROOT_DEVFS, c->node.path, ctx->recorder_ud);
+		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, c->node.path, ctx->recorder_ud);
 	if (ctx->devfs_fd < 0 || fstatat(ctx->devfs_fd, c->node.path, &st, 0) < 0)
 		return;
 	c->node.present = true;

@@ -75,7 +75,7 @@ void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata)
 	ctx->recorder_ud = userdata;
 }
 
-static void record(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
+static void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *d, const char *name)
 {
 	char p[PATH_MAX];
 
@@ -90,7 +90,7 @@ static void record(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 	else
 		n = snprintf(p, sizeof(p), "%s/%s", d->path, name);
 	if (n > 0 && (size_t)n < sizeof(p))
-		ctx->recorder(HW_ROOT_SYSFS, p, ctx->recorder_ud);
+		ctx->recorder(HW_ROOT_SYSFS, how, p, ctx->recorder_ud);
 }
 
 static int base_fd(struct hw_ctx *ctx, const struct hw_dir *d)
@@ -128,7 +128,7 @@ int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
-	record(ctx, d, name);
+	record(ctx, HW_ACCESS_READ, d, name);
 	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
@@ -143,7 +143,7 @@ int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 {
 	ssize_t n;
 
-	record(ctx, d, name);
+	record(ctx, HW_ACCESS_READLINK, d, name);
 	n = readlinkat(base_fd(ctx, d), name, buf, len - 1);
 	if (n < 0)
 		return -errno;
@@ -155,7 +155,7 @@ bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 {
 	struct stat st;
 
-	record(ctx, d, name);
+	record(ctx, HW_ACCESS_STAT, d, name);
 	return fstatat(base_fd(ctx, d), name, &st, 0) == 0;
 }
 
@@ -181,8 +181,8 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	struct dirent *de;
 	int fd;
 
-	record(ctx, d, name);
-	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	record(ctx, HW_ACCESS_LIST, d, name);
+	fd = openat(base_fd(ctx, d), name && *name ? name : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	dir = fdopendir(fd);

@@ -32,9 +32,11 @@ void hw_ctx_free(struct hw_ctx *ctx);
 const char *hw_ctx_sysfs(const struct hw_ctx *ctx);
 const char *hw_ctx_devfs(const struct hw_ctx *ctx);
 
-/* Every path the model opens, lists or readlinks, relative to its root (for `snapshot`). */
+/* Every path the model reads, lists, readlinks or stats, relative to its root (for
+ * `snapshot`, which must capture exactly these). */
 enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS };
-typedef void (*hw_recorder_fn)(enum hw_root root, const char *relpath, void *userdata);
+enum hw_access { HW_ACCESS_READ, HW_ACCESS_LIST, HW_ACCESS_READLINK, HW_ACCESS_STAT };
+typedef void (*hw_recorder_fn)(enum hw_root root, enum hw_access how, const char *relpath, void *userdata);
 void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata);
 
 /* The path and errno of the first fatal failure, for the message the caller prints. */

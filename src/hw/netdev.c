@@ -101,7 +101,9 @@ static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_
 		n->dev_port = (int)v;
 	if (hw_read_int(b->ctx, &nd, "dev_id", 0, &v) >= 0)
 		n->dev_id = (int)v;
-	if (hw_dir_readlink(b->ctx, &nd, "device", buf, sizeof(buf)) >= 0)
+	/* The class link's own path names the PCI function even when the netdev's parent is not
+	 * the function itself (virtio0, an auxiliary device): .../0000:00:03.0/virtio0/net/eth0 */
+	if (hw_dir_readlink(b->ctx, class_net, name, buf, sizeof(buf)) >= 0)
 		hw_path_parent_bdf(buf, b->netdev_bdf[i]);
 	if (hw_dir_readlink(b->ctx, &nd, "master", buf, sizeof(buf)) >= 0)
 		str_copy(b->netdev_master[i], HW_IFNAME_MAX, basename_of(buf));

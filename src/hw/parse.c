@@ -54,7 +54,7 @@ int hw_parse_rate(const char *s, struct hw_rate *ret)
 
 	if (!s || str_copy(r.raw, sizeof(r.raw), s) < 0)
 		return -EINVAL;
-	if (sscanf(s, "%lf %15s (%uX%15[^)])%n", &gbps, unit, &width, speed, &n) != 4 || s[n] != '\0')
+	if (sscanf(s, "%lf %15s (%uX %15[^)])%n", &gbps, unit, &width, speed, &n) != 4 || s[n] != '\0')
 		return -EINVAL;
 	if (strcmp(unit, "Gb/sec") || gbps < 0 || gbps > 1e6 || width == 0 || width > 32)
 		return -EINVAL;

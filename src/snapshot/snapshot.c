@@ -2,6 +2,7 @@
  * to it, the directories it lists, and the /dev/infiniband nodes) into a tarball, so that
  * `rdmak list --root <extracted>` elsewhere prints what this node printed. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -34,7 +35,10 @@ struct snap {
 	size_t n, cap;
 	size_t *table;              /* open addressing: index + 1, 0 = empty */
 	size_t table_cap;
-	char **recorded[2];
+	struct snap_rec {
+		enum hw_access how;
+		char *path;
+	} *recorded[2];
 	size_t n_recorded[2], cap_recorded[2];
 	int err;
 };
@@ -92,14 +96,14 @@ static struct snap_entry *snap_add(struct snap *s, const char *path, char type)
 	return &s->e[s->n - 1];
 }
 
-static void recorder(enum hw_root root, const char *relpath, void *ud)
+static void recorder(enum hw_root root, enum hw_access how, const char *relpath, void *ud)
 {
 	struct snap *s = ud;
-	char ***v = &s->recorded[root];
+	struct snap_rec **v = &s->recorded[root];
 
 	if (s->n_recorded[root] == s->cap_recorded[root]) {
 		size_t cap = s->cap_recorded[root] ? s->cap_recorded[root] * 2 : 1024;
-		char **nv = realloc(*v, cap * sizeof(*nv));
+		struct snap_rec *nv = realloc(*v, cap * sizeof(*nv));
 		if (!nv) {
 			s->err = -ENOMEM;
 			return;
@@ -107,10 +111,10 @@ static void recorder(enum hw_root root, const char *relpath, void *ud)
 		*v = nv;
 		s->cap_recorded[root] = cap;
 	}
-	if (!((*v)[s->n_recorded[root]] = strdup(relpath)))
+	if (!((*v)[s->n_recorded[root]].path = strdup(relpath)))
 		s->err = -ENOMEM;
 	else
-		s->n_recorded[root]++;
+		(*v)[s->n_recorded[root]++].how = how;
 }
 
 /* Lexically normalise "a/b/../c" inside the root; -EXDEV if it climbs out. */
@@ -195,8 +199,8 @@ static int capture_node(struct snap *s, int root, const char *rel, const struct 
 }
 
 /* Capture every component of rel: directories, the symlinks crossed (and where they lead),
- * and the final object. */
-static int capture_path(struct snap *s, int root, const char *rel, int depth)
+ * and the final object; a final symlink is followed unless the model only read the link. */
+static int capture_path(struct snap *s, int root, const char *rel, int depth, bool follow_last)
 {
 	char cur[PATH_MAX] = "", rest[PATH_MAX];
 	const char *p = rel;
@@ -234,6 +238,8 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth)
 			if (!e->link && !(e->link = strdup(link)))
 				return -ENOMEM;
 			e->mode = 0777;
+			if (!*p && !follow_last)
+				return 0;
 			if (link[0] == '/')
 				return 0; /* absolute links point outside any snapshot: keep the link only */
 			{
@@ -246,7 +252,7 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth)
 				return 0;
 			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >= (int)sizeof(rest))
 				return 0;
-			return capture_path(s, root, rest, depth + 1);
+			return capture_path(s, root, rest, depth + 1, follow_last);
 		}
 		if ((r = capture_node(s, root, next, &st)) < 0)
 			return r;
@@ -277,7 +283,7 @@ static int capture_listing(struct snap *s, int root, const char *rel)
 			continue;
 		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= (int)sizeof(child))
 			continue;
-		if ((r = capture_path(s, root, child, 0)) < 0)
+		if ((r = capture_path(s, root, child, 0, true)) < 0)
 			return r;
 	}
 	return 0;
@@ -317,7 +323,7 @@ static void snap_free(struct snap *s)
 	free(s->table);
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < s->n_recorded[k]; i++)
-			free(s->recorded[k][i]);
+			free(s->recorded[k][i].path);
 		free(s->recorded[k]);
 	}
 }
@@ -451,13 +457,12 @@ int snapshot_main(int argc, char **argv)
 		if (s.roots[k] < 0)
 			continue;
 		for (size_t i = 0; r >= 0 && i < s.n_recorded[k]; i++) {
-			struct stat st;
-			const char *rel = s.recorded[k][i];
+			const struct snap_rec *rec = &s.recorded[k][i];
 
-			r = capture_path(&s, k, rel, 0);
+			r = capture_path(&s, k, rec->path, 0, rec->how != HW_ACCESS_READLINK);
 			/* directories the model listed: capture their entries too */
-			if (r >= 0 && fstatat(s.roots[k], rel[0] ? rel : ".", &st, 0) == 0 && S_ISDIR(st.st_mode))
-				r = capture_listing(&s, k, rel);
+			if (r >= 0 && rec->how == HW_ACCESS_LIST)
+				r = capture_listing(&s, k, rec->path);
 		}
 		/* the devfs listing: every node in infiniband/, referenced or not (ucm0, stale nodes) */
 		if (r >= 0 && k == 1)
