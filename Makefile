@@ -30,6 +30,9 @@ LIB_SRC  := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
 LIB_OBJ  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+# Helper programs the tests drive (stand-in servers and the like), linked like the unit tests.
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
 ROLES    :=
 
 all: $(BUILD)/rdmak examples/nodes/.stamp
@@ -56,12 +59,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
 
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS)
+
 # Sample nodes (also the fixtures) are generated: see tools/gen-nodes.py.
 examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
 	@touch $@
 
-tests: $(BUILD)/rdmak $(UNIT_BIN)
+tests: $(BUILD)/rdmak $(UNIT_BIN) $(HELPER_BIN)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 check: examples/nodes/.stamp

@@ -1,0 +1,48 @@
+// Runs tests/helpers/kl_testserver (one kubelet_server with canned devices; see its header).
+//   const s = await startTestServer(root, ['--devices', '4'])  resolves once it is listening
+//   s.pid, s.socketPath, s.stderr()   (everything it logged so far)
+//   s.signal('SIGUSR1')               flip dev0's health
+//   await s.stop()                    SIGTERM; resolves { code, signal, stderr }
+// The binary is $KL_TESTSERVER, else $BUILD/tests/helpers/kl_testserver (BUILD from tests/run.sh),
+// else build/tests/helpers/kl_testserver.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { TOP, withTimeout } from './kubelet.mjs';
+
+export const TESTSERVER =
+	process.env.KL_TESTSERVER || path.join(process.env.BUILD || path.join(TOP, 'build'), 'tests', 'helpers', 'kl_testserver');
+
+export async function startTestServer(root, args = [], ms = 10000) {
+	const proc = spawn(TESTSERVER, ['--kubelet-dir', root, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+	let err = '';
+	let out = '';
+	proc.stderr.on('data', (d) => (err += d));
+	const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal, stderr: err })));
+	const listening = new Promise((resolve, reject) => {
+		proc.stdout.on('data', (d) => {
+			out += d;
+			const m = out.match(/^listening (.*)$/m);
+			if (m) resolve(m[1]);
+		});
+		proc.on('error', reject);
+		exited.then(({ code, signal }) => reject(new Error(`kl_testserver exited (${code ?? signal}): ${err}`)));
+	});
+	const socketPath = await withTimeout(listening, ms, 'kl_testserver to listen');
+	return {
+		proc,
+		pid: proc.pid,
+		socketPath,
+		stderr: () => err,
+		exited,
+		signal: (sig) => proc.kill(sig),
+		stop: (stopMs = 10000) => {
+			if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+			return withTimeout(exited, stopMs, 'kl_testserver to exit');
+		},
+	};
+}
+
+export function percentile(sorted, p) {
+	if (!sorted.length) return NaN;
+	return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}

@@ -1,0 +1,188 @@
+// The kubelet transport (src/kubelet/) against the stand-in kubelet, through
+// tests/helpers/kl_testserver: registration, ListAndWatch, Allocate, errors, preferred
+// allocation, kubelet restarts, socket mode and shutdown. Tests share one server and run in order.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { Kubelet } from './kubelet.mjs';
+import { percentile, startTestServer } from './testserver.mjs';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-transport-'));
+const SOCKET = 'rdmak-test.sock';
+const RESOURCE = 'rdmak.io/test';
+let kubelet;
+let server;
+let reg; // the latest registration
+
+const healthOf = (list, id) => list.find((d) => d.ID === id)?.health;
+
+after(async () => {
+	if (server) await server.stop().catch(() => {});
+	if (kubelet) await kubelet.stop().catch(() => {});
+	fs.rmSync(root, { recursive: true, force: true });
+});
+
+test('waits for kubelet.sock, then registers (version, endpoint, resource, options)', { timeout: 15000 }, async () => {
+	fs.mkdirSync(path.join(root, 'device-plugins'), { recursive: true });
+	server = await startTestServer(root);
+	assert.equal(server.socketPath, path.join(root, 'device-plugins', SOCKET));
+	kubelet = new Kubelet(root);
+	await kubelet.start(); // after the plugin: it has to notice kubelet.sock appear
+	reg = await kubelet.waitRegistration(1, 5000);
+	assert.equal(reg.req.version, 'v1beta1');
+	assert.equal(reg.req.endpoint, SOCKET);
+	assert.equal(reg.req.resource_name, RESOURCE);
+	assert.equal(reg.req.options.get_preferred_allocation_available, true);
+	assert.equal(reg.req.options.pre_start_required, false);
+	assert.deepEqual(reg.plugin.options, { pre_start_required: false, get_preferred_allocation_available: true });
+});
+
+test('socket is mode 0600', { timeout: 5000 }, () => {
+	const st = fs.lstatSync(server.socketPath);
+	assert.ok(st.isSocket());
+	assert.equal(st.mode & 0o777, 0o600);
+});
+
+test('GetDevicePluginOptions', { timeout: 5000 }, async () => {
+	const o = await reg.plugin.getOptions();
+	assert.deepEqual(o, { pre_start_required: false, get_preferred_allocation_available: true });
+});
+
+test('ListAndWatch sends the full list, then an update on a health flip', { timeout: 10000 }, async (t) => {
+	const p = reg.plugin;
+	const first = await p.waitList(() => true, 5000);
+	assert.deepEqual(
+		first.map((d) => [d.ID, d.health, d.topology?.nodes.map((n) => n.ID)]),
+		[
+			['dev0', 'Healthy', [0]],
+			['dev1', 'Healthy', [0]],
+			['dev2', 'Healthy', [1]],
+			['dev3', 'Healthy', [1]],
+		],
+	);
+	const from = p.lists.length;
+	let t0 = performance.now();
+	server.signal('SIGUSR1');
+	const sick = await p.waitList((l) => healthOf(l, 'dev0') === 'Unhealthy', 3000, from);
+	const down = performance.now() - t0;
+	assert.equal(sick.length, 4);
+	assert.equal(healthOf(sick, 'dev1'), 'Healthy');
+	t0 = performance.now();
+	server.signal('SIGUSR1');
+	await p.waitList((l) => healthOf(l, 'dev0') === 'Healthy', 3000, p.lists.length);
+	t.diagnostic(`update latency (signal to list received): ${down.toFixed(1)} ms, ${(performance.now() - t0).toFixed(1)} ms`);
+});
+
+test('a second ListAndWatch stream gets the full list at once', { timeout: 5000 }, async () => {
+	const p = kubelet.dial(SOCKET);
+	p.watch();
+	const l = await p.waitList(() => true, 3000);
+	assert.equal(l.length, 4);
+	p.close();
+});
+
+test('Allocate, one container', { timeout: 5000 }, async () => {
+	const r = await reg.plugin.allocate([['dev0']]);
+	assert.equal(r.container_responses.length, 1);
+	const c = r.container_responses[0];
+	assert.deepEqual(c.envs, { RDMAK_DEVICES: 'dev0' });
+	assert.deepEqual(c.annotations, { 'rdmak.io/devices': 'dev0' });
+	assert.deepEqual(c.devices, [{ container_path: '/dev/infiniband/dev0', host_path: '/dev/infiniband/dev0', permissions: 'rwm' }]);
+	assert.deepEqual(c.mounts, [{ container_path: '/etc/rdmak', host_path: '/run/rdmak', read_only: true }]);
+	assert.deepEqual(c.cdi_devices, [{ name: 'rdmak.io/rdma=dev0' }]);
+});
+
+test('Allocate, two containers: one response each, in order', { timeout: 5000 }, async () => {
+	const r = await reg.plugin.allocate([['dev1', 'dev2'], ['dev3']]);
+	assert.equal(r.container_responses.length, 2);
+	assert.deepEqual(r.container_responses[0].envs, { RDMAK_DEVICES: 'dev1,dev2' });
+	assert.deepEqual(
+		r.container_responses[0].devices.map((d) => d.host_path),
+		['/dev/infiniband/dev1', '/dev/infiniband/dev2'],
+	);
+	assert.deepEqual(r.container_responses[1].envs, { RDMAK_DEVICES: 'dev3' });
+	assert.deepEqual(r.container_responses[1].cdi_devices, [{ name: 'rdmak.io/rdma=dev3' }]);
+});
+
+test('an error from the plugin becomes a gRPC status with its message', { timeout: 5000 }, async () => {
+	await assert.rejects(reg.plugin.allocate([['dev0'], ['dev1', 'bad7']]), (err) => {
+		assert.equal(err.code, 3 /* INVALID_ARGUMENT, from -EINVAL */);
+		assert.match(err.details, /cannot allocate bad7: no such device/);
+		return true;
+	});
+	await assert.rejects(reg.plugin.preStart(['bad1']), (err) => {
+		assert.equal(err.code, 5 /* NOT_FOUND, from -ENODEV */);
+		return true;
+	});
+	await reg.plugin.preStart(['dev0']);
+	// The server still serves after errors.
+	const r = await reg.plugin.allocate([['dev2']]);
+	assert.deepEqual(r.container_responses[0].envs, { RDMAK_DEVICES: 'dev2' });
+});
+
+test('GetPreferredAllocation goes through the plugin callback', { timeout: 5000 }, async () => {
+	const r = await reg.plugin.preferred([
+		{ available: ['dev0', 'dev1', 'dev2', 'dev3'], mustInclude: ['dev1'], size: 2 },
+		{ available: ['dev0', 'dev2'], size: 1 },
+	]);
+	assert.deepEqual(
+		r.container_responses.map((c) => c.deviceIDs),
+		[['dev1', 'dev3'], ['dev2']],
+	);
+});
+
+test('50 kubelet restarts: re-registered within 1 s each time, full list on each new stream', { timeout: 120000 }, async (t) => {
+	const lat = [];
+	for (let i = 0; i < 50; i++) {
+		const n = kubelet.registrations.length;
+		const at = await kubelet.restart();
+		const r = await kubelet.waitRegistration(n + 1, 3000);
+		lat.push(r.at - at);
+		assert.equal(r.req.endpoint, SOCKET);
+		const l = await r.plugin.waitList(() => true, 3000);
+		assert.equal(l.length, 4, `restart ${i + 1}: full list`);
+		assert.ok(fs.lstatSync(server.socketPath).isSocket(), `restart ${i + 1}: socket re-created`);
+		reg = r;
+	}
+	lat.sort((a, b) => a - b);
+	const p50 = percentile(lat, 50);
+	const max = lat[lat.length - 1];
+	t.diagnostic(`re-registration latency over 50 restarts: p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+	assert.ok(max < 1000, `max re-registration latency ${max.toFixed(1)} ms >= 1000 ms`);
+	// Still serving after all that.
+	const a = await reg.plugin.allocate([['dev0']]);
+	assert.equal(a.container_responses.length, 1);
+});
+
+test('a failed Register is retried', { timeout: 10000 }, async () => {
+	kubelet.rejectRegistration = 'resource name taken';
+	const n = kubelet.registrations.length;
+	await kubelet.restart();
+	// Let two refused attempts happen (the plugin must retry on its own), then accept.
+	const refused = kubelet.rejected.length;
+	await new Promise((resolve) => {
+		const onReject = () => {
+			if (kubelet.rejected.length >= refused + 2) {
+				kubelet.off('reject', onReject);
+				resolve();
+			}
+		};
+		kubelet.on('reject', onReject);
+	});
+	kubelet.rejectRegistration = null;
+	const r = await kubelet.waitRegistration(n + 1, 8000);
+	reg = r;
+	assert.equal(r.req.resource_name, RESOURCE);
+});
+
+test('SIGTERM stops the server and removes its socket, sanitizer-clean', { timeout: 15000 }, async () => {
+	const { code, signal, stderr } = await server.stop();
+	server = null;
+	assert.equal(signal, null);
+	assert.equal(code, 0, stderr);
+	assert.equal(fs.existsSync(path.join(root, 'device-plugins', SOCKET)), false);
+	assert.doesNotMatch(stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+	assert.match(stderr, /registered rdmak\.io\/test/);
+});
