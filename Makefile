@@ -75,6 +75,14 @@ check: examples/nodes/.stamp
 	$(MAKE) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
 	tests/run.sh build/san-$(notdir $(CC))
 
+# The README's first command ends here: the main job on the bundled A100 sample node.
+demo: all
+	@echo '$$ rdmak list --root examples/nodes/a100-ib-bond'
+	@$(BUILD)/rdmak list --root examples/nodes/a100-ib-bond
+	@echo
+	@echo '$$ rdmak list --root examples/nodes/a100-ib-bond --format ibdev2netdev'
+	@$(BUILD)/rdmak list --root examples/nodes/a100-ib-bond --format ibdev2netdev
+
 bench: all
 	tools/bench.sh $(BUILD)
 
@@ -84,5 +92,5 @@ fuzz:
 clean:
 	rm -rf build examples/nodes
 
-.PHONY: all tests check bench fuzz clean
+.PHONY: all tests check demo bench fuzz clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -31,5 +31,6 @@ same_file() { # same_file GOT_FILE WANT_FILE description : exact text comparison
 	if diff -u "$2" "$1" >"$TMP/diff"; then ok 0 "$3"; else ok 1 "$3"; sed 's/^/#   /' "$TMP/diff" | head -40; fi
 }
 # jq-free JSON queries: jget FILE EXPR prints a Python expression evaluated on the document `d`.
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(json.dumps(r) if isinstance(r,(dict,list)) else r)' "$1" "$2"; }
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+jget() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(json.dumps(r) if isinstance(r,(dict,list)) else r)' "$1" "$2"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; }
