@@ -1,0 +1,89 @@
+/* The device plugin's configuration: k8s-rdma-shared-dev-plugin's `configList`,
+ * sriov-network-device-plugin's `resourceList`, or both in one file plus rdmak's own keys
+ * (docs/plugin.md). Parsed from a buffer so that the parser has a fuzz target; every
+ * refusal names the JSON path of the offending field. */
+#ifndef RDMAK_PLUGIN_CONFIG_H
+#define RDMAK_PLUGIN_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct strv {
+	char **v;
+	size_t n;
+};
+bool strv_contains(const struct strv *s, const char *x);
+bool strv_contains_case(const struct strv *s, const char *x);
+
+/* One pfNames entry: "ens1f0" (every function of the PF) or "ens1f0#0-3,7" (those VFs). */
+struct pf_sel {
+	char *pf;             /* netdev name or PF BDF */
+	bool all;             /* no '#': the PF and all its VFs */
+	unsigned (*ranges)[2];/* inclusive [lo, hi] */
+	size_t n_ranges;
+};
+
+/* Parse "ens1f0#0-3,7" into *ret. -EINVAL with a reason in why (static text). */
+int pf_sel_parse(const char *s, struct pf_sel *ret, const char **why);
+void pf_sel_clear(struct pf_sel *p);
+bool pf_sel_has_vf(const struct pf_sel *p, int vf_index);
+
+struct plugin_selector {
+	/* both formats */
+	struct strv vendors, devices, drivers, link_types;
+	/* shared-dev-plugin */
+	struct strv if_names;
+	/* sriov-network-device-plugin */
+	struct pf_sel *pf_names;
+	size_t n_pf_names;
+	struct strv root_devices, pci_addresses;
+	int is_rdma; /* -1 unset */
+	bool need_vhost_net;
+};
+
+enum plugin_kind {
+	PLUGIN_SHARED,    /* configList: rdmaHcaMax ids share every selected HCA */
+	PLUGIN_EXCLUSIVE, /* resourceList: one id per PCI function */
+};
+
+struct plugin_env {
+	char *name;
+	char *value; /* template: ${hcas} ${netdevs} are expanded (docs/plugin.md) */
+};
+
+struct plugin_resource {
+	char path[32];        /* "configList[1]", for messages */
+	enum plugin_kind kind;
+	char *prefix;         /* "rdma", "nvidia.com" */
+	char *name;           /* "rdma_a100" */
+	char *full_name;      /* "rdma/rdma_a100" */
+	unsigned rdma_hca_max;
+	struct plugin_selector *sels; /* OR of these */
+	size_t n_sels;
+	struct plugin_env *envs;
+	size_t n_envs;
+	bool exclude_topology;
+	char *additional_info; /* sriov-dp additionalInfo as compact JSON text, or NULL */
+};
+
+struct plugin_config {
+	int periodic_update_s;   /* full rescan interval; 0 disables */
+	int health_interval_ms;  /* rdmak: port/carrier poll period */
+	struct plugin_resource *res;
+	size_t n_res;
+};
+
+/* Defaults when the config does not say. */
+#define PLUGIN_DEFAULT_RESCAN_S 60   /* k8s-rdma-shared-dev-plugin's default */
+#define PLUGIN_DEFAULT_HEALTH_MS 250
+#define PLUGIN_DEFAULT_SHARED_PREFIX "rdma"
+#define PLUGIN_DEFAULT_SRIOV_PREFIX "intel.com" /* sriov-network-device-plugin's -resource-prefix */
+
+/* Parse buf[0..len). On failure returns -EINVAL and writes "<json path>: <reason>" to err. */
+int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen);
+void plugin_config_free(struct plugin_config *cfg);
+
+/* Whether the kubelet would accept "<prefix>/<name>" as an extended resource name. why: static text. */
+bool plugin_resource_name_ok(const char *prefix, const char *name, const char **why);
+
+#endif

@@ -1,0 +1,837 @@
+/* `rdmak plugin`: the kubelet device plugin. This file is the role's entry point and the
+ * daemon loop, the only place that logs; pools, health, files and the report are modules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hw/hw.h"
+#include "kubelet/kubelet.h"
+#include "out/out.h"
+#include "plugin/config.h"
+#include "plugin/files.h"
+#include "plugin/health.h"
+#include "plugin/pool.h"
+#include "plugin/report.h"
+#include "roles.h"
+#include "util/cleanup.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define CONFIG_MAX (4u << 20)
+
+struct opts {
+	const char *config;
+	const char *kubelet_dir;
+	const char *sysfs, *devfs;
+	const char *devinfo_dir;
+	const char *cdi_dir;
+	bool cdi, dry_run, json;
+	int health_ms; /* 0: from the config */
+	int verbose;
+	char root_sys[4096], root_dev[4096];
+};
+
+/* One kubelet server per resource name; it lives across reloads while its resource does. */
+struct slot {
+	struct daemon *d;
+	char *full_name;
+	struct kubelet_server *srv;
+	const struct pool *pool; /* in d->ps; NULL while the resource is gone (under d->lock) */
+	bool seen;
+};
+
+struct daemon {
+	struct opts *o;
+	struct hw_ctx *ctx;
+	pthread_rwlock_t lock;  /* d->ps and slot->pool, read by the transport's threads */
+	struct plugin_config *cfg;
+	char *cfg_text;
+	struct pool_set *ps;
+	struct slot **slots;
+	size_t n_slots;
+	uint64_t fingerprint;
+	char **devinfo;         /* device-info files we wrote (names in o->devinfo_dir) */
+	size_t n_devinfo;
+	char **cdi_files;
+	size_t n_cdi_files;
+};
+
+/* ---- logging: one line per event on stderr -------------------------------------------- */
+
+static int log_level = 2;
+
+__attribute__((format(printf, 2, 3)))
+static void plog(int level, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	char ts[32];
+	struct timespec now;
+	struct tm tm;
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	flockfile(stderr);
+	fprintf(stderr, "%s.%03ldZ plugin %s: ", ts, now.tv_nsec / 1000000, names[level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+static void transport_log(int level, const char *msg, void *ud)
+{
+	const struct slot *s = ud;
+
+	plog(level, "%s: %s", s->full_name, msg);
+}
+
+/* ---- config --------------------------------------------------------------------------- */
+
+static int read_file(const char *path, char **ret, size_t *len)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ char *buf = NULL;
+	size_t n;
+
+	if (!f)
+		return -errno;
+	buf = malloc(CONFIG_MAX + 1);
+	if (!buf)
+		return -ENOMEM;
+	n = fread(buf, 1, CONFIG_MAX + 1, f);
+	if (ferror(f))
+		return -EIO;
+	if (n > CONFIG_MAX)
+		return -EFBIG;
+	buf[n] = '\0';
+	*len = n;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err, size_t errlen)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_file(path, &buf, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = plugin_config_parse(buf, len, cfg, err, errlen);
+	if (r < 0)
+		return r;
+	if (text)
+		*text = TAKE_PTR(buf);
+	return 0;
+}
+
+/* ---- building pools ------------------------------------------------------------------- */
+
+static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_set **ret)
+{
+	struct pool_opts po = { .cdi = d->o->cdi };
+	struct hw_node *node = NULL;
+	struct hw_error herr = { 0 };
+	int r;
+
+	r = hw_load(d->ctx, 0, &node, &herr);
+	if (r < 0) {
+		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), strerror(-r));
+		return r;
+	}
+	r = pool_set_build(cfg, node, &po, ret);
+	hw_node_free(node);
+	if (r < 0)
+		plog(0, "building the pools: %s", strerror(-r));
+	return r;
+}
+
+/* ---- transport callbacks (any server's thread) ------------------------------------------ */
+
+static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
+{
+	struct slot *s = ud;
+	int r;
+
+	pthread_rwlock_rdlock(&s->d->lock);
+	if (s->pool) {
+		r = pool_allocate(s->pool, ids, n, out, msg);
+	} else {
+		r = -ENODEV;
+		if (asprintf(msg, "%s is no longer configured", s->full_name) < 0)
+			*msg = NULL;
+	}
+	pthread_rwlock_unlock(&s->d->lock);
+	if (r < 0)
+		plog(1, "%s: Allocate(%zu) refused: %s", s->full_name, n, *msg ? *msg : strerror(-r));
+	else
+		plog(3, "%s: Allocate(%zu): %zu device nodes, %zu envs", s->full_name, n, out->n_devices, out->n_envs);
+	return r;
+}
+
+static int cb_preferred(void *ud, const char *const *available, size_t n_available, const char *const *must_include,
+			size_t n_must, size_t size, char ***out, size_t *n_out)
+{
+	struct slot *s = ud;
+	int r = -ENODEV;
+
+	pthread_rwlock_rdlock(&s->d->lock);
+	if (s->pool)
+		r = pool_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
+	pthread_rwlock_unlock(&s->d->lock);
+	return r;
+}
+
+static const struct kl_ops plugin_ops = {
+	.allocate = cb_allocate,
+	.preferred = cb_preferred,
+	.prestart = NULL,
+};
+
+/* ---- files for others ------------------------------------------------------------------- */
+
+static void remove_files(const char *dir, char ***names, size_t *n)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	for (size_t i = 0; i < *n; i++) {
+		if (dfd >= 0 && unlinkat(dfd, (*names)[i], 0) < 0 && errno != ENOENT)
+			plog(1, "removing %s/%s: %m", dir, (*names)[i]);
+		free((*names)[i]);
+	}
+	free(*names);
+	*names = NULL;
+	*n = 0;
+}
+
+static int remember(char ***names, size_t *n, const char *name)
+{
+	char **v = realloc(*names, (*n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*names = v;
+	if (!(v[*n] = strdup(name)))
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+/* Multus reads these after Allocate; writing them once per load keeps Allocate free of I/O. */
+static void write_devinfo(struct daemon *d)
+{
+	size_t written = 0;
+	int r;
+
+	remove_files(d->o->devinfo_dir, &d->devinfo, &d->n_devinfo);
+	for (size_t i = 0; i < d->ps->n; i++) {
+		const struct pool *p = &d->ps->pools[i];
+
+		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m)
+			continue;
+		if (written == 0 && (r = dir_create(d->o->devinfo_dir, 0755)) < 0) {
+			plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
+			return;
+		}
+		for (size_t j = 0; j < p->n_m; j++) {
+			_cleanup_free_ char *json = pool_devinfo_json(p, &p->m[j]);
+			char name[256];
+
+			if (!json || pool_devinfo_name(p, p->m[j].id, name, sizeof(name)) < 0)
+				continue;
+			r = file_write_atomic(d->o->devinfo_dir, name, json, 0444);
+			if (r < 0) {
+				plog(1, "writing %s/%s: %s", d->o->devinfo_dir, name, strerror(-r));
+				continue;
+			}
+			remember(&d->devinfo, &d->n_devinfo, name);
+			written++;
+		}
+	}
+	if (written)
+		plog(2, "wrote %zu device-info files in %s", written, d->o->devinfo_dir);
+}
+
+static void write_cdi(struct daemon *d)
+{
+	int r;
+
+	if (!d->o->cdi)
+		return;
+	remove_files(d->o->cdi_dir, &d->cdi_files, &d->n_cdi_files);
+	if ((r = dir_create(d->o->cdi_dir, 0755)) < 0) {
+		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
+		return;
+	}
+	for (size_t i = 0; i < d->ps->n; i++) {
+		const struct pool *p = &d->ps->pools[i];
+		json_t *spec = cdi_spec_build(p);
+		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
+		char name[300];
+
+		json_decref(spec);
+		if (!text || cdi_spec_name(p, name, sizeof(name)) < 0)
+			continue;
+		r = file_write_atomic(d->o->cdi_dir, name, text, 0644);
+		if (r < 0)
+			plog(0, "writing CDI spec %s/%s: %s", d->o->cdi_dir, name, strerror(-r));
+		else
+			remember(&d->cdi_files, &d->n_cdi_files, name);
+	}
+}
+
+/* ---- servers ------------------------------------------------------------------------------ */
+
+static void log_pool(const struct pool *p, const char *what)
+{
+	size_t healthy = 0;
+
+	for (size_t i = 0; i < p->n_devs; i++)
+		healthy += p->devs[i].healthy;
+	plog(2, "%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name, p->n_devs, healthy,
+	     p->n_m, p->res->kind == PLUGIN_SHARED ? "RDMA devices" : "PCI functions");
+}
+
+static struct slot *slot_find(struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_slots; i++)
+		if (!strcmp(d->slots[i]->full_name, name))
+			return d->slots[i];
+	return NULL;
+}
+
+static void slot_free(struct slot *s)
+{
+	if (!s)
+		return;
+	kubelet_server_free(s->srv);
+	free(s->full_name);
+	free(s);
+}
+
+static int slot_start(struct daemon *d, const struct pool *p)
+{
+	struct kubelet_server_config kc = {
+		.kubelet_dir = d->o->kubelet_dir,
+		.resource_name = p->res->full_name,
+		.socket_name = p->socket_name,
+		.preferred_allocation = true,
+		.prestart_required = false,
+		.ops = &plugin_ops,
+	};
+	struct slot *s, **v;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	v = realloc(d->slots, (d->n_slots + 1) * sizeof(*v));
+	if (!s || !v) {
+		free(s);
+		return -ENOMEM;
+	}
+	d->slots = v;
+	s->d = d;
+	s->full_name = strdup(p->res->full_name);
+	s->pool = p;
+	kc.userdata = s;
+	if (!s->full_name || (r = kubelet_server_new(&kc, transport_log, s, &s->srv)) < 0) {
+		free(s->full_name);
+		free(s);
+		return -ENOMEM;
+	}
+	r = kubelet_server_set_devices(s->srv, p->devs, p->n_devs);
+	if (r >= 0)
+		r = kubelet_server_start(s->srv);
+	if (r < 0) {
+		plog(0, "%s: starting its server: %s", p->res->full_name, strerror(-r));
+		slot_free(s);
+		return r;
+	}
+	d->slots[d->n_slots++] = s;
+	return 0;
+}
+
+/* Point every slot at the new set, start servers for new resources and stop the ones whose
+ * resource left the config. Called with the write lock held only around pointer swaps. */
+static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cfg, char *text)
+{
+	struct pool_set *old_ps;
+	struct plugin_config *old_cfg;
+	size_t kept = 0;
+	int r = 0;
+
+	pthread_rwlock_wrlock(&d->lock);
+	old_ps = d->ps;
+	old_cfg = d->cfg;
+	d->ps = ps;
+	if (cfg) {
+		d->cfg = cfg;
+		free(d->cfg_text);
+		d->cfg_text = text;
+	}
+	for (size_t i = 0; i < d->n_slots; i++) {
+		d->slots[i]->seen = false;
+		d->slots[i]->pool = NULL;
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		struct slot *s = slot_find(d, ps->pools[i].res->full_name);
+
+		if (s) {
+			s->pool = &ps->pools[i];
+			s->seen = true;
+		}
+	}
+	pthread_rwlock_unlock(&d->lock);
+	if (old_ps != ps)
+		pool_set_free(old_ps);
+	if (cfg && old_cfg != cfg)
+		plugin_config_free(old_cfg);
+
+	for (size_t i = 0; i < d->n_slots;) {
+		struct slot *s = d->slots[i];
+
+		if (s->seen) {
+			kubelet_server_set_devices(s->srv, s->pool->devs, s->pool->n_devs);
+			i++;
+			kept++;
+			continue;
+		}
+		plog(2, "%s: no longer configured, stopping its server", s->full_name);
+		slot_free(s);
+		d->slots[i] = d->slots[--d->n_slots];
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		if (slot_find(d, ps->pools[i].res->full_name))
+			continue;
+		if (slot_start(d, &ps->pools[i]) < 0)
+			r = -EIO;
+	}
+	for (size_t i = 0; i < ps->n; i++)
+		log_pool(&ps->pools[i], "serving");
+	write_devinfo(d);
+	write_cdi(d);
+	return r;
+}
+
+/* ---- health tick ---------------------------------------------------------------------- */
+
+static void log_member_changes(const struct pool *p, const bool *before)
+{
+	for (size_t i = 0; i < p->n_m; i++) {
+		const struct pool_member *m = &p->m[i];
+
+		if (m->healthy == before[i])
+			continue;
+		if (m->healthy)
+			plog(2, "%s: %s is Healthy again", p->res->full_name, m->id);
+		else
+			plog(1, "%s: %s is Unhealthy: %s", p->res->full_name, m->id, m->reason);
+	}
+}
+
+static void health_tick(struct daemon *d)
+{
+	struct pool_set *ps = d->ps;
+	_cleanup_free_ bool *changed = NULL;
+	int n;
+
+	/* Only this thread writes inputs and refreshes; readers take the lock for the swap of
+	 * prepared answers inside pool_set_refresh. */
+	n = health_poll(ps, d->ctx);
+	if (n <= 0)
+		return;
+	changed = calloc(ps->n + 1, sizeof(bool));
+	if (!changed)
+		return;
+	{
+		size_t total = 0, k = 0;
+		_cleanup_free_ bool *before = NULL;
+
+		for (size_t i = 0; i < ps->n; i++)
+			total += ps->pools[i].n_m;
+		before = calloc(total + 1, sizeof(bool));
+		if (!before)
+			return;
+		for (size_t i = 0; i < ps->n; i++)
+			for (size_t j = 0; j < ps->pools[i].n_m; j++)
+				before[k++] = ps->pools[i].m[j].healthy;
+		pthread_rwlock_wrlock(&d->lock);
+		pool_set_refresh(ps, changed);
+		pthread_rwlock_unlock(&d->lock);
+		k = 0;
+		for (size_t i = 0; i < ps->n; i++) {
+			log_member_changes(&ps->pools[i], before + k);
+			k += ps->pools[i].n_m;
+		}
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		struct slot *s;
+
+		if (!changed[i] || !(s = slot_find(d, ps->pools[i].res->full_name)))
+			continue;
+		kubelet_server_set_devices(s->srv, ps->pools[i].devs, ps->pools[i].n_devs);
+		log_pool(&ps->pools[i], "updated");
+	}
+}
+
+/* Rebuild from a fresh hardware load (devices came or went) with the same config. */
+static void rescan(struct daemon *d, const char *why)
+{
+	struct pool_set *ps;
+
+	plog(2, "rescanning the hardware: %s", why);
+	if (build(d, d->cfg, &ps) < 0)
+		return;
+	apply(d, ps, NULL, NULL);
+}
+
+static void reload(struct daemon *d, const char *why)
+{
+	struct plugin_config *cfg = NULL;
+	struct pool_set *ps;
+	char *text = NULL, err[512];
+
+	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
+		plog(0, "%s: new config refused, keeping the running one: %s", why, err);
+		return;
+	}
+	if (d->cfg_text && !strcmp(text, d->cfg_text) && strcmp(why, "SIGHUP")) {
+		plugin_config_free(cfg);
+		free(text);
+		return;
+	}
+	if (build(d, cfg, &ps) < 0) {
+		plugin_config_free(cfg);
+		free(text);
+		return;
+	}
+	plog(2, "%s: config %s reloaded (%zu resources)", why, d->o->config, cfg->n_res);
+	apply(d, ps, cfg, text);
+}
+
+/* ---- the loop --------------------------------------------------------------------------- */
+
+static int watch_config(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+	int fd;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the folder, not the file: a ConfigMap update swaps the ..data symlink and never writes
+	 * the file we opened */
+	if (inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int run_daemon(struct daemon *d)
+{
+	_cleanup_close_ int sfd = -1, ifd = -1;
+	sigset_t mask;
+	double last_rescan = now_s(), last_cfg_check = now_s();
+	bool stop = false;
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGPIPE);
+	/* block before any thread starts so that the transport's threads inherit the mask */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		plog(0, "signalfd: %m");
+		return EXIT_RUNTIME;
+	}
+	ifd = watch_config(d->o->config);
+	if (ifd < 0)
+		plog(1, "watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-ifd));
+	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
+		d->fingerprint = 0;
+	r = apply(d, d->ps, NULL, NULL);
+	if (r < 0 && d->n_slots == 0) {
+		plog(0, "no resource could be served");
+		return EXIT_RUNTIME;
+	}
+	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s", d->cfg->health_interval_ms,
+	     d->cfg->periodic_update_s, d->o->kubelet_dir);
+	while (!stop) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ifd, .events = POLLIN } };
+		int interval = d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
+		bool cfg_event = false;
+		uint64_t fp;
+
+		r = poll(pfd, ifd >= 0 ? 2 : 1, interval);
+		if (r < 0 && errno != EINTR) {
+			plog(0, "poll: %m");
+			return EXIT_RUNTIME;
+		}
+		if (r > 0 && (pfd[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					reload(d, "SIGHUP");
+				} else if (si.ssi_signo != SIGPIPE) {
+					plog(2, "%s: shutting down", strsignal((int)si.ssi_signo));
+					stop = true;
+				}
+			}
+		}
+		if (ifd >= 0 && r > 0 && (pfd[1].revents & POLLIN)) {
+			char buf[4096];
+
+			while (read(ifd, buf, sizeof(buf)) > 0)
+				cfg_event = true;
+		}
+		if (stop)
+			break;
+		if (cfg_event || now_s() - last_cfg_check >= 1.0) {
+			last_cfg_check = now_s();
+			reload(d, "config changed");
+		}
+		if (health_topology_fingerprint(d->ctx, &fp) >= 0 && fp != d->fingerprint) {
+			d->fingerprint = fp;
+			rescan(d, "RDMA devices or netdevs appeared or disappeared");
+			last_rescan = now_s();
+		} else if (d->cfg->periodic_update_s > 0 && now_s() - last_rescan >= d->cfg->periodic_update_s) {
+			last_rescan = now_s();
+			rescan(d, "periodic update");
+		}
+		health_tick(d);
+	}
+	return 0;
+}
+
+static void daemon_done(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_slots; i++)
+		slot_free(d->slots[i]);
+	free(d->slots);
+	if (d->n_devinfo)
+		plog(2, "removing %zu device-info files", d->n_devinfo);
+	remove_files(d->o->devinfo_dir, &d->devinfo, &d->n_devinfo);
+	if (d->o->cdi)
+		remove_files(d->o->cdi_dir, &d->cdi_files, &d->n_cdi_files);
+	pool_set_free(d->ps);
+	plugin_config_free(d->cfg);
+	free(d->cfg_text);
+	pthread_rwlock_destroy(&d->lock);
+}
+
+/* ---- role entry --------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak plugin [options]\n"
+	      "Serve RDMA devices to the kubelet: shared HCAs (k8s-rdma-shared-dev-plugin's configList)\n"
+	      "and exclusive PCI functions (sriov-network-device-plugin's resourceList). See docs/plugin.md.\n\n"
+	      "  -c, --config FILE         config file (default /etc/rdmak/plugin/config.json)\n"
+	      "      --kubelet-dir DIR     kubelet root (default /var/lib/kubelet)\n"
+	      "      --root DIR            read DIR/sys and DIR/dev (a sample node or snapshot)\n"
+	      "      --sysfs DIR           sysfs root (default /sys)\n"
+	      "      --devfs DIR           devfs root (default /dev)\n"
+	      "      --device-info-dir DIR Multus device-info folder\n"
+	      "                            (default /var/run/k8s.cni.cncf.io/devinfo/dp)\n"
+	      "      --cdi                 write CDI specs and answer Allocate with cdi_devices\n"
+	      "      --cdi-dir DIR         CDI spec folder (default /var/run/cdi)\n"
+	      "      --health-interval MS  port/carrier poll period (default: config, else 250)\n"
+	      "      --dry-run             print the resources and the AllocateResponse a container\n"
+	      "                            would get, then exit\n"
+	      "  -j, --json                with --dry-run: JSON (docs/plugin.md)\n"
+	      "  -v, --verbose             log every Allocate\n"
+	      "  -h, --help                this text\n\n"
+	      "Exit: 0 done, 1 runtime failure, 2 bad usage or bad config.\n"
+	      "SIGHUP or a changed config file reloads; SIGTERM removes sockets and device-info files.\n",
+	      f);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_KUBELET = 256, O_ROOT, O_SYSFS, O_DEVFS, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },    { "kubelet-dir", required_argument, NULL, O_KUBELET },
+		{ "root", required_argument, NULL, O_ROOT },   { "sysfs", required_argument, NULL, O_SYSFS },
+		{ "devfs", required_argument, NULL, O_DEVFS }, { "device-info-dir", required_argument, NULL, O_DEVINFO },
+		{ "cdi", no_argument, NULL, O_CDI },           { "cdi-dir", required_argument, NULL, O_CDIDIR },
+		{ "health-interval", required_argument, NULL, O_HEALTH },
+		{ "dry-run", no_argument, NULL, O_DRY },       { "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },         { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:jvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case O_KUBELET: o->kubelet_dir = optarg; break;
+		case O_ROOT:
+			snprintf(o->root_sys, sizeof(o->root_sys), "%s/sys", optarg);
+			snprintf(o->root_dev, sizeof(o->root_dev), "%s/dev", optarg);
+			o->sysfs = o->root_sys;
+			o->devfs = o->root_dev;
+			break;
+		case O_SYSFS: o->sysfs = optarg; break;
+		case O_DEVFS: o->devfs = optarg; break;
+		case O_DEVINFO: o->devinfo_dir = optarg; break;
+		case O_CDI: o->cdi = true; break;
+		case O_CDIDIR: o->cdi_dir = optarg; break;
+		case O_HEALTH: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 10 || v > 60000) {
+				fprintf(stderr, "rdmak plugin: --health-interval: expected 10 to 60000 ms, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->health_ms = (int)v;
+			break;
+		}
+		case O_DRY: o->dry_run = true; break;
+		case 'j': o->json = true; break;
+		case 'v': o->verbose++; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmak plugin: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->json && !o->dry_run) {
+		fprintf(stderr, "rdmak plugin: --json goes with --dry-run\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_paths(const struct opts *o, const struct plugin_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_res; i++) {
+		char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 512];
+		int l = snprintf(path, sizeof(path), "%s/device-plugins/rdmak-%s_%s.sock", o->kubelet_dir,
+				 cfg->res[i].prefix, cfg->res[i].name);
+
+		if (l >= (int)sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			fprintf(stderr, "rdmak plugin: %s: socket path %s is longer than a unix socket allows\n",
+				cfg->res[i].path, path);
+			return -ENAMETOOLONG;
+		}
+		if (o->cdi && strchr(cfg->res[i].name, '.')) {
+			fprintf(stderr, "rdmak plugin: %s.resourceName: a CDI class may not contain '.'\n", cfg->res[i].path);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int dry_run(struct daemon *d)
+{
+	json_t *doc;
+	int r;
+
+	doc = report_build(d->ps);
+	if (!doc)
+		return EXIT_RUNTIME;
+	r = d->o->json ? out_json(stdout, doc) : report_print_text(stdout, doc);
+	json_decref(doc);
+	if (fflush(stdout) != 0 || r < 0)
+		return EXIT_RUNTIME;
+	return 0;
+}
+
+int plugin_main(int argc, char **argv)
+{
+	struct opts o = {
+		.config = "/etc/rdmak/plugin/config.json",
+		.kubelet_dir = "/var/lib/kubelet",
+		.devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp",
+		.cdi_dir = "/var/run/cdi",
+	};
+	struct daemon d = { .o = &o };
+	char err[512];
+	int r, ret;
+
+	r = parse_args(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? 0 : EXIT_USAGE;
+	log_level = o.verbose ? 3 : 2;
+	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rdmak plugin: %s%s\n", strchr(err, ':') && !strncmp(err, o.config, strlen(o.config)) ? "" : "config: ", err);
+		return EXIT_USAGE;
+	}
+	if (check_paths(&o, d.cfg) < 0) {
+		plugin_config_free(d.cfg);
+		free(d.cfg_text);
+		return EXIT_USAGE;
+	}
+	r = hw_ctx_new(o.sysfs, o.devfs, &d.ctx);
+	if (r < 0) {
+		fprintf(stderr, "rdmak plugin: sysfs root %s: %s\n", o.sysfs ? o.sysfs : "/sys", strerror(-r));
+		plugin_config_free(d.cfg);
+		free(d.cfg_text);
+		return EXIT_RUNTIME;
+	}
+	pthread_rwlock_init(&d.lock, NULL);
+	if (build(&d, d.cfg, &d.ps) < 0) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (o.dry_run) {
+		ret = dry_run(&d);
+		goto out;
+	}
+	plog(2, "rdmak plugin starting: config %s, %zu resources, sysfs %s", o.config, d.cfg->n_res, hw_ctx_sysfs(d.ctx));
+	ret = run_daemon(&d);
+out:
+	daemon_done(&d);
+	hw_ctx_free(d.ctx);
+	return ret;
+}

@@ -1,0 +1,17 @@
+/* The JSON model of a pool set that `--dry-run` prints (docs/plugin.md documents its shape):
+ * each resource, its members with their health, and the AllocateResponse one container
+ * would get now. */
+#ifndef RDMAK_PLUGIN_REPORT_H
+#define RDMAK_PLUGIN_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "plugin/pool.h"
+
+json_t *report_build(const struct pool_set *ps);
+/* The AllocateResponse for one container, with the proto's field names. */
+json_t *report_container_response(const struct kl_container_alloc *a);
+int report_print_text(FILE *f, const json_t *doc);
+
+#endif

@@ -1,0 +1,353 @@
+/* The plugin's config parser: both anchors' formats unchanged (seed 003's configs verbatim),
+ * rdmak's extras, and every kind of bad input refused with the JSON path of the field. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "plugin/config.h"
+
+static struct plugin_config *parse_ok(const char *text)
+{
+	struct plugin_config *cfg = NULL;
+	char err[512];
+	int r = plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err));
+
+	if (r < 0)
+		fail_msg("refused: %s\n%s", err, text);
+	return cfg;
+}
+
+/* The message for text must be exactly want. */
+static void parse_bad(const char *text, const char *want)
+{
+	struct plugin_config *cfg = NULL;
+	char err[512];
+	int r = plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err));
+
+	if (r != -EINVAL)
+		fail_msg("accepted (r=%d): %s", r, text);
+	assert_null(cfg);
+	if (strcmp(err, want))
+		fail_msg("message\n  got:  %s\n  want: %s", err, want);
+}
+
+/* seed 003: the two-resource shared config as the users deployed it */
+static const char seed003_shared[] =
+	"{\n"
+	"  \"configList\": [\n"
+	"    {\n"
+	"      \"resourceName\": \"rdma_v100\",\n"
+	"      \"rdmaHcaMax\": 63,\n"
+	"      \"selectors\": {\n"
+	"        \"ifNames\": [\"ibxxxxxx0\",\"ibxxxxxx1\"],\n"
+	"        \"linkTypes\": [\"infiniband\"]\n"
+	"      }\n"
+	"    },\n"
+	"    {\n"
+	"      \"resourceName\": \"rdma_a100\",\n"
+	"      \"rdmaHcaMax\": 63,\n"
+	"      \"selectors\": {\n"
+	"        \"ifNames\": [\"ibxxxx0\",\"ibxxxxx0\"],\n"
+	"        \"linkTypes\": [\"infiniband\"]\n"
+	"      }\n"
+	"    }\n"
+	"  ]\n"
+	"}\n";
+
+/* seed 003: the sriov-network-device-plugin hostdev config, empty lists included */
+static const char seed003_hostdev[] =
+	"{\n"
+	"  \"resourceList\": [\n"
+	"    {\n"
+	"      \"resourcePrefix\": \"nvidia.com\",\n"
+	"      \"resourceName\": \"hostdev\",\n"
+	"      \"selectors\": {\n"
+	"        \"vendors\": [\"15b3\"],\n"
+	"        \"devices\": [],\n"
+	"        \"drivers\": [],\n"
+	"        \"pfNames\": [],\n"
+	"        \"pciAddresses\": [],\n"
+	"        \"rootDevices\": [],\n"
+	"        \"linkTypes\": [],\n"
+	"        \"isRdma\": true\n"
+	"      }\n"
+	"    }\n"
+	"  ]\n"
+	"}\n";
+
+static void test_seed003_shared(void **st)
+{
+	struct plugin_config *cfg = parse_ok(seed003_shared);
+
+	assert_int_equal(cfg->n_res, 2);
+	assert_int_equal(cfg->periodic_update_s, PLUGIN_DEFAULT_RESCAN_S);
+	assert_string_equal(cfg->res[0].full_name, "rdma/rdma_v100");
+	assert_string_equal(cfg->res[1].full_name, "rdma/rdma_a100");
+	assert_int_equal(cfg->res[1].kind, PLUGIN_SHARED);
+	assert_int_equal(cfg->res[1].rdma_hca_max, 63);
+	assert_int_equal(cfg->res[1].n_sels, 1);
+	assert_int_equal(cfg->res[1].sels[0].if_names.n, 2);
+	assert_string_equal(cfg->res[1].sels[0].if_names.v[1], "ibxxxxx0");
+	/* normalised: "infiniband" and "ether"/"ethernet" compare as link codes */
+	assert_string_equal(cfg->res[1].sels[0].link_types.v[0], "ib");
+	assert_string_equal(cfg->res[1].path, "configList[1]");
+	plugin_config_free(cfg);
+}
+
+static void test_seed003_hostdev(void **st)
+{
+	struct plugin_config *cfg = parse_ok(seed003_hostdev);
+	const struct plugin_resource *r = &cfg->res[0];
+
+	assert_int_equal(cfg->n_res, 1);
+	assert_int_equal(r->kind, PLUGIN_EXCLUSIVE);
+	assert_string_equal(r->full_name, "nvidia.com/hostdev");
+	assert_int_equal(r->sels[0].is_rdma, 1);
+	assert_int_equal(r->sels[0].vendors.n, 1);
+	assert_int_equal(r->sels[0].pf_names ? r->sels[0].n_pf_names : 0, 0);
+	plugin_config_free(cfg);
+}
+
+static void test_legacy_devices_and_defaults(void **st)
+{
+	/* the anchor README's example: legacy "devices" and a selectors entry, periodicUpdateInterval */
+	struct plugin_config *cfg = parse_ok(
+		"{\"periodicUpdateInterval\":300,\"configList\":[{\"resourceName\":\"hca_shared_devices_a\",\"rdmaHcaMax\":1000,"
+		"\"devices\":[\"ib0\",\"ib1\"]},{\"resourceName\":\"hca_shared_devices_b\",\"rdmaHcaMax\":500,\"selectors\":"
+		"{\"vendors\":[\"15B3\"],\"deviceIDs\":[\"1017\"],\"ifNames\":[\"ib3\",\"ib4\"]}}]}");
+
+	assert_int_equal(cfg->periodic_update_s, 300);
+	assert_int_equal(cfg->res[0].sels[0].if_names.n, 2);
+	assert_string_equal(cfg->res[0].sels[0].if_names.v[0], "ib0");
+	assert_string_equal(cfg->res[1].sels[0].vendors.v[0], "15b3"); /* lowercased like sysfs */
+	assert_string_equal(cfg->res[1].prefix, "rdma");
+	plugin_config_free(cfg);
+}
+
+static void test_sriov_forms(void **st)
+{
+	struct plugin_config *cfg = parse_ok(
+		"{\"resourceList\":[{\"resourceName\":\"gpu1sriov\",\"resourcePrefix\":\"spidernet.io\",\"deviceType\":\"netDevice\","
+		"\"excludeTopology\":true,\"selectors\":[{\"pfNames\":[\"ens1f0#0-3,7\",\"0000:86:00.0#1\"],\"IsRdma\":true},"
+		"{\"rootDevices\":[\"0000:86:00.1\"],\"linkTypes\":[\"ether\"],\"needVhostNet\":true}],"
+		"\"additionalInfo\":{\"*\":{\"k\":\"v\"}}},"
+		"{\"resourceName\":\"pfs\",\"selectors\":{\"pciAddresses\":[\"0000:37:00.0\"],\"acpiIndexes\":[],\"vdpaType\":\"\"}}]}");
+	const struct plugin_resource *r = &cfg->res[0];
+
+	assert_int_equal(r->n_sels, 2);
+	assert_true(r->exclude_topology);
+	/* Go's encoding/json matches keys case-insensitively; so do we for anchor keys */
+	assert_int_equal(r->sels[0].is_rdma, 1);
+	assert_int_equal(r->sels[0].n_pf_names, 2);
+	assert_string_equal(r->sels[0].pf_names[0].pf, "ens1f0");
+	assert_true(pf_sel_has_vf(&r->sels[0].pf_names[0], 7));
+	assert_false(pf_sel_has_vf(&r->sels[0].pf_names[0], 4));
+	assert_string_equal(r->sels[0].pf_names[1].pf, "0000:86:00.0");
+	assert_string_equal(r->sels[1].link_types.v[0], "eth");
+	assert_true(r->sels[1].need_vhost_net);
+	assert_string_equal(r->additional_info, "{\"*\":{\"k\":\"v\"}}");
+	assert_string_equal(cfg->res[1].full_name, "intel.com/pfs"); /* the anchor's default prefix */
+	plugin_config_free(cfg);
+}
+
+static void test_rdmak_extras(void **st)
+{
+	struct plugin_config *cfg = parse_ok(
+		"{\"healthIntervalMs\":100,\"configList\":[{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":8,"
+		"\"selectors\":{\"ifNames\":[\"bond0\"]},\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}}],"
+		"\"resourceList\":[{\"resourceName\":\"vf\",\"resourcePrefix\":\"rdma\",\"selectors\":{\"isRdma\":true}}]}");
+
+	assert_int_equal(cfg->health_interval_ms, 100);
+	assert_int_equal(cfg->n_res, 2);
+	assert_int_equal(cfg->res[0].n_envs, 2);
+	assert_string_equal(cfg->res[0].envs[0].name, "NCCL_IB_HCA");
+	assert_string_equal(cfg->res[0].envs[0].value, "=${hcas}");
+	assert_string_equal(cfg->res[1].path, "resourceList[0]");
+	plugin_config_free(cfg);
+}
+
+static void test_pf_ranges(void **st)
+{
+	struct pf_sel p;
+	const char *why;
+
+	assert_int_equal(pf_sel_parse("ens1f0#0-3,7", &p, &why), 0);
+	assert_string_equal(p.pf, "ens1f0");
+	assert_false(p.all);
+	assert_int_equal(p.n_ranges, 2);
+	for (int i = 0; i < 4; i++)
+		assert_true(pf_sel_has_vf(&p, i));
+	assert_false(pf_sel_has_vf(&p, 4));
+	assert_true(pf_sel_has_vf(&p, 7));
+	assert_false(pf_sel_has_vf(&p, 8));
+	assert_false(pf_sel_has_vf(&p, -1)); /* the PF itself is not one of its VFs */
+	pf_sel_clear(&p);
+
+	assert_int_equal(pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
+	assert_true(pf_sel_has_vf(&p, 0) && !pf_sel_has_vf(&p, 1) && pf_sel_has_vf(&p, 5) && pf_sel_has_vf(&p, 9));
+	pf_sel_clear(&p);
+
+	assert_int_equal(pf_sel_parse("ens1f0", &p, &why), 0);
+	assert_true(p.all);
+	assert_true(pf_sel_has_vf(&p, -1) && pf_sel_has_vf(&p, 100));
+	pf_sel_clear(&p);
+
+	assert_int_equal(pf_sel_parse("0000:86:00.0#0-1,3,4", &p, &why), 0);
+	assert_string_equal(p.pf, "0000:86:00.0");
+	pf_sel_clear(&p);
+
+	static const char *const bad[] = { "ens1f0#", "#0-3", "ens1f0#3-1", "ens1f0#a", "ens1f0#1,", "ens1f0#1-",
+					   "ens1f0#1--2", "ens1f0#99999999", "", "averyveryverylongname#1", "ens1f0#1 ,2" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (pf_sel_parse(bad[i], &p, &why) != -EINVAL)
+			fail_msg("accepted \"%s\"", bad[i]);
+		assert_non_null(why);
+	}
+}
+
+static void test_bad_syntax(void **st)
+{
+	parse_bad("", "line 1 column 0: '[' or '{' expected near end of file");
+	parse_bad("{\"configList\": [}", "line 1 column 17: unexpected token near '}'");
+	parse_bad("[]", "expected a JSON object with \"configList\" or \"resourceList\"");
+	parse_bad("{}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
+	parse_bad("{\"configList\":[]}", "configList: expected at least one resource");
+	parse_bad("{\"configList\":{}}", "configList: expected an array of objects");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}],\"configList\":[]}",
+		  "line 1 column 82: duplicate object key near '\"configList\"'");
+}
+
+static void test_bad_fields(void **st)
+{
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{}},"
+		  "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":\"ib0\"}}]}",
+		  "configList[1].selectors.ifNames: expected an array of strings");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"ib0\",3]}}]}",
+		  "configList[0].selectors.ifNames: expected an array of strings");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifname\":[\"ib0\"]}}]}",
+		  "configList[0].selectors.ifname: unknown key");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"extra\":1}]}",
+		  "configList[0].extra: unknown key");
+	parse_bad("{\"configlist\":[],\"junk\":1}", "junk: unknown key");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"ResourceName\":\"b\"}]}",
+		  "configList[0].ResourceName: duplicate of key \"resourceName\"");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":-1,\"devices\":[\"ib0\"]}]}",
+		  "configList[0].rdmaHcaMax: -1 is out of range [0, 100000]");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":\"63\",\"devices\":[\"ib0\"]}]}",
+		  "configList[0].rdmaHcaMax: expected an integer");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"devices\":[\"ib0\"]}]}",
+		  "configList[0].rdmaHcaMax: required (how many containers may share the pool)");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1}]}",
+		  "configList[0].selectors: required (or the deprecated \"devices\" list)");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"selectors\":{}}]}",
+		  "configList[0].devices: give either \"selectors\" or the deprecated \"devices\", not both");
+	parse_bad("{\"configList\":[{\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}", "configList[0].resourceName: required");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":[\"eth0\"]}}]}",
+		  "configList[0].selectors.linkTypes[0]: unknown link type \"eth0\" (expected \"infiniband\", \"ether\" or \"ethernet\")");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"0x15b3\"]}}]}",
+		  "configList[0].selectors.vendors[0]: \"0x15b3\" is not a PCI ID (4 hex digits, e.g. \"15b3\")");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"../etc\"]}}]}",
+		  "configList[0].selectors.ifNames[0]: \"../etc\" is not an interface name");
+	parse_bad("{\"periodicUpdateInterval\":-5,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "periodicUpdateInterval: -5 is out of range [0, 31536000]");
+	parse_bad("{\"healthIntervalMs\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "healthIntervalMs: 1 is out of range [10, 60000]");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"pfNames\":[\"ens1f0#3-1\"]}}]}",
+		  "resourceList[0].selectors.pfNames[0]: \"ens1f0#3-1\": range end is before its start (expected \"ens1f0\" or \"ens1f0#0-3,7\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"86:00.0\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: \"86:00.0\" is not a PCI address (\"0000:37:00.0\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"isRdma\":\"true\"}}]}",
+		  "resourceList[0].selectors.isRdma: expected true or false");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"ddpProfiles\":[\"GTP\"]}}]}",
+		  "resourceList[0].selectors.ddpProfiles: not supported by rdmak (netDevice pools of RDMA functions only)");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"deviceType\":\"accelerator\",\"selectors\":{}}]}",
+		  "resourceList[0].deviceType: \"accelerator\" is not supported by rdmak (only \"netDevice\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\"}]}", "resourceList[0].selectors: required");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[]}]}",
+		  "resourceList[0].selectors: expected at least one selector object");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[{},{\"drivers\":[1]}]}]}",
+		  "resourceList[0].selectors[1].drivers: expected an array of strings");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{},\"additionalInfo\":{\"eth0\":{}}}]}",
+		  "resourceList[0].additionalInfo.eth0: expected \"*\" or a PCI address");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"1X\":\"y\"}}]}",
+		  "configList[0].envs.1X: not an environment variable name");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"X\":\"${gpus}\"}}]}",
+		  "configList[0].envs.X: unknown placeholder in \"${gpus}\" (known: ${hcas}, ${netdevs})");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"PCIDEVICE_X\":\"y\"}}]}",
+		  "configList[0].envs.PCIDEVICE_X: PCIDEVICE_* is set by the plugin itself");
+}
+
+static void test_names(void **st)
+{
+	/* duplicates: across both lists, by the full name */
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]},"
+		  "{\"resourceName\":\"a\",\"rdmaHcaMax\":2,\"devices\":[]}]}",
+		  "configList[1].resourceName: duplicate resource \"rdma/a\" (also configList[0])");
+	parse_bad("{\"configList\":[{\"resourceName\":\"hostdev\",\"resourcePrefix\":\"nvidia.com\",\"rdmaHcaMax\":1,\"devices\":[]}],"
+		  "\"resourceList\":[{\"resourceName\":\"hostdev\",\"resourcePrefix\":\"nvidia.com\",\"selectors\":{}}]}",
+		  "resourceList[0].resourceName: duplicate resource \"nvidia.com/hostdev\" (also configList[0])");
+	/* the anchors' own patterns */
+	parse_bad("{\"configList\":[{\"resourceName\":\"rdma-a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourceName: \"rdma-a\" may only contain letters, digits, '_'");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"a/b\",\"selectors\":{}}]}",
+		  "resourceList[0].resourceName: \"a/b\" may only contain letters, digits, '_' and '-'");
+	/* names the anchors accept but the kubelet rejects */
+	parse_bad("{\"configList\":[{\"resourceName\":\"_a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourceName: the kubelet would reject \"rdma/_a\": must start and end with a letter or digit");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"Mellanox.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject \"Mellanox.com/a\": resourcePrefix must be a DNS subdomain (lowercase letters, digits, '-', '.')");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"kubernetes.io\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject \"kubernetes.io/a\": the kubernetes.io prefix is reserved for native resources");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject \"/a\": resourcePrefix must be 1 to 244 characters");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a234567890123456789012345678901234567890123456789012345678901234\","
+		  "\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourceName: the kubelet would reject \"rdma/a234567890123456789012345678901234567890123456789012345678901234\": must be 1 to 63 characters");
+
+	const char *why;
+
+	assert_true(plugin_resource_name_ok("nvidia.com", "hostdev", &why));
+	assert_true(plugin_resource_name_ok("rdma", "hca_shared_devices_a", &why));
+	assert_false(plugin_resource_name_ok("sub.kubernetes.io", "a", &why));
+	assert_false(plugin_resource_name_ok("requests.x", "a", &why));
+	assert_false(plugin_resource_name_ok("a..b", "a", &why));
+}
+
+static void test_nul_and_garbage(void **st)
+{
+	static const char with_nul[] = "{\"configList\":[{\"resourceName\":\"a\\u0000b\",\"rdmaHcaMax\":1,\"devices\":[]}]}";
+	struct plugin_config *cfg = NULL;
+	char err[64];
+
+	parse_bad(with_nul, "line 1 column 41: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'");
+	/* a short error buffer truncates the message, never overflows */
+	assert_int_equal(plugin_config_parse(seed003_shared, 20, &cfg, err, sizeof(err)), -EINVAL);
+	assert_null(cfg);
+	assert_int_equal(plugin_config_parse("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":"
+					     "{\"ifNames\":[\"ib0\"],\"linkTypes\":[\"infiniband\",\"xx\"]}}]}",
+					     110, &cfg, err, 8), -EINVAL);
+	assert_int_equal(strlen(err), 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seed003_shared),
+		cmocka_unit_test(test_seed003_hostdev),
+		cmocka_unit_test(test_legacy_devices_and_defaults),
+		cmocka_unit_test(test_sriov_forms),
+		cmocka_unit_test(test_rdmak_extras),
+		cmocka_unit_test(test_pf_ranges),
+		cmocka_unit_test(test_bad_syntax),
+		cmocka_unit_test(test_bad_fields),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_nul_and_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
