@@ -2,6 +2,7 @@
  * a stand-in kubelet (tests/js/kubelet.mjs) without the plugin core.
  *
  *   kl_testserver --kubelet-dir DIR [--socket NAME] [--resource NAME] [--devices N]
+ *                 [--default-ops] [--prestart-required]
  *
  * Devices dev0..dev(N-1) (default 4), healthy, NUMA node i/2. Prints "listening PATH" on stdout
  * once the socket exists; logs to stderr. SIGUSR1 flips dev0's health; SIGTERM/SIGINT stop the
@@ -13,6 +14,7 @@
  * with "bad" fails the call with EINVAL and a message naming it. GetPreferredAllocation keeps
  * must_include and fills up from the *end* of available (so tests can tell it from the
  * transport's default). PreStartContainer fails for an id starting with "bad".
+ * --default-ops leaves those two callbacks NULL, so that the transport's defaults answer.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -124,6 +126,11 @@ static const struct kl_ops test_ops = {
 	.prestart = test_prestart,
 };
 
+/* --default-ops: the transport's defaults for GetPreferredAllocation and PreStartContainer. */
+static const struct kl_ops minimal_ops = {
+	.allocate = test_allocate,
+};
+
 static void log_stderr(int level, const char *msg, void *ud)
 {
 	static const char *const names[] = {"err", "warn", "info", "debug"};
@@ -138,6 +145,8 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"resource", required_argument, NULL, 'r'},
 		{"devices", required_argument, NULL, 'n'},
+		{"default-ops", no_argument, NULL, 'm'},
+		{"prestart-required", no_argument, NULL, 'p'},
 		{0},
 	};
 	struct kubelet_server_config cfg = {
@@ -158,11 +167,13 @@ int main(int argc, char **argv)
 		case 's': cfg.socket_name = optarg; break;
 		case 'r': cfg.resource_name = optarg; break;
 		case 'n': n_devs = strtoul(optarg, NULL, 10); break;
+		case 'm': cfg.ops = &minimal_ops; break;
+		case 'p': cfg.prestart_required = true; break;
 		default: return 2;
 		}
 	}
 	if (!cfg.kubelet_dir || n_devs > MAX_DEVICES) {
-		fprintf(stderr, "usage: kl_testserver --kubelet-dir DIR [--socket NAME] [--resource NAME] [--devices N<=64]\n");
+		fprintf(stderr, "usage: kl_testserver --kubelet-dir DIR [--socket NAME] [--resource NAME] [--devices N<=64] [--default-ops] [--prestart-required]\n");
 		return 2;
 	}
 	for (size_t i = 0; i < n_devs; i++) {

@@ -16,10 +16,11 @@
 //   await k.waitRegistration(n, ms)     the n-th Register (1-based), waiting up to ms
 //   k.rejectRegistration = 'msg'        answer Register with INVALID_ARGUMENT 'msg' (null: accept);
 //                                       k.rejected lists the refused ones, k.on('reject', fn(reg))
-//   await k.restart()                   what a kubelet restart looks like to a plugin: close
+//   await k.restart(opts)               what a kubelet restart looks like to a plugin: close
 //                                       every connection, stop serving, delete every socket in
 //                                       the folder, listen again; resolves once listening;
-//                                       returns performance.now() of the moment sockets were gone
+//                                       returns performance.now() of the moment sockets were gone.
+//                                       opts.deleteSockets=false: only kubelet.sock is re-created
 //   await k.stop()                      close everything (kubelet.sock is removed)
 //   k.dial(endpoint)                    a Plugin client on <root>/device-plugins/<endpoint>
 //   k.pluginDir, k.socketPath           the folder, kubelet.sock
@@ -243,9 +244,10 @@ export class Kubelet extends EventEmitter {
 		}
 	}
 
-	async restart() {
+	async restart({ deleteSockets = true } = {}) {
 		await this.#shutdown();
-		this.deleteSockets();
+		if (deleteSockets) this.deleteSockets();
+		else fs.rmSync(this.socketPath, { force: true });
 		const at = performance.now();
 		await this.start();
 		return at;

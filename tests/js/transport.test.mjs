@@ -133,6 +133,31 @@ test('GetPreferredAllocation goes through the plugin callback', { timeout: 5000 
 	);
 });
 
+test('a second plugin with the default callbacks registers beside the first', { timeout: 15000 }, async () => {
+	const n = kubelet.registrations.length;
+	const s2 = await startTestServer(root, ['--socket', 'rdmak-test2.sock', '--resource', 'rdmak.io/test2', '--default-ops', '--prestart-required']);
+	try {
+		const r2 = await kubelet.waitRegistration(n + 1, 5000);
+		assert.equal(r2.req.resource_name, 'rdmak.io/test2');
+		assert.equal(r2.req.endpoint, 'rdmak-test2.sock');
+		assert.deepEqual(r2.req.options, { pre_start_required: true, get_preferred_allocation_available: true });
+		// Default preferred allocation: must_include first, then the first available ones.
+		const p = await r2.plugin.preferred([{ available: ['dev0', 'dev1', 'dev2', 'dev3'], mustInclude: ['dev2'], size: 3 }]);
+		assert.deepEqual(p.container_responses[0].deviceIDs, ['dev2', 'dev0', 'dev1']);
+		await r2.plugin.preStart(['bad1']); // default PreStartContainer: nothing to do
+		const l = await r2.plugin.waitList(() => true, 3000);
+		assert.equal(l.length, 4);
+		// The first plugin is undisturbed.
+		const a = await reg.plugin.allocate([['dev3']]);
+		assert.deepEqual(a.container_responses[0].envs, { RDMAK_DEVICES: 'dev3' });
+	} finally {
+		const { code, stderr } = await s2.stop();
+		assert.equal(code, 0, stderr);
+		assert.doesNotMatch(stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+	}
+	assert.equal(fs.existsSync(path.join(root, 'device-plugins', 'rdmak-test2.sock')), false);
+});
+
 test('50 kubelet restarts: re-registered within 1 s each time, full list on each new stream', { timeout: 120000 }, async (t) => {
 	const lat = [];
 	for (let i = 0; i < 50; i++) {
@@ -154,6 +179,26 @@ test('50 kubelet restarts: re-registered within 1 s each time, full list on each
 	// Still serving after all that.
 	const a = await reg.plugin.allocate([['dev0']]);
 	assert.equal(a.container_responses.length, 1);
+});
+
+test('kubelet.sock re-created (our socket left alone): registers again', { timeout: 10000 }, async () => {
+	const n = kubelet.registrations.length;
+	const ino = fs.lstatSync(server.socketPath).ino;
+	await kubelet.restart({ deleteSockets: false });
+	reg = await kubelet.waitRegistration(n + 1, 3000);
+	await reg.plugin.waitList((l) => l.length === 4, 3000);
+	assert.equal(fs.lstatSync(server.socketPath).ino, ino, 'socket kept');
+});
+
+test('our socket deleted (kubelet still up): re-created and registered again', { timeout: 10000 }, async () => {
+	const n = kubelet.registrations.length;
+	fs.unlinkSync(server.socketPath);
+	reg = await kubelet.waitRegistration(n + 1, 3000);
+	assert.ok(fs.lstatSync(server.socketPath).isSocket());
+	assert.equal(fs.lstatSync(server.socketPath).mode & 0o777, 0o600);
+	await reg.plugin.waitList((l) => l.length === 4, 3000);
+	const r = await reg.plugin.allocate([['dev1']]);
+	assert.deepEqual(r.container_responses[0].envs, { RDMAK_DEVICES: 'dev1' });
 });
 
 test('a failed Register is retried', { timeout: 10000 }, async () => {
