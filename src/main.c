@@ -18,6 +18,7 @@ static const struct role roles[] = {
 	{ "list",     "show this node's RDMA hardware (table, ibdev2netdev, ibstat, rdma-link or JSON)", list_main },
 	{ "snapshot", "capture the files `list` reads into a tarball for another machine",             snapshot_main },
 	{ "plugin",   "kubelet device plugin: shared HCAs and exclusive VFs/PFs as Kubernetes resources", plugin_main },
+	{ "doctor",   "say why RDMA does not work on this node or in this pod, and how to fix it",      doctor_main },
 };
 
 static void usage(FILE *f)

@@ -5,5 +5,6 @@
 int list_main(int argc, char **argv);
 int snapshot_main(int argc, char **argv);
 int plugin_main(int argc, char **argv);
+int doctor_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,501 @@
+/* `rdmak doctor`: the check table, the finding builder and the role's main. */
+#include "doctor/doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "out/out.h"
+#include "roles.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+extern char **environ;
+
+/* Exit codes: the worst status decides; usage and unreadable inputs get their own. */
+enum { EXIT_ALL_OK = 0, EXIT_WORST_WARN = 1, EXIT_SOME_FAIL = 2, EXIT_USAGE = 3 };
+
+const struct doctor_check doctor_checks[] = {
+	/* node: hardware, kernel, fabric */
+	{ "rdma.devices",       DOCTOR_BOTH, check_rdma_devices,       "RDMA devices present and their PCI functions bound to a driver" },
+	{ "kernel.modules",     DOCTOR_NODE, check_kernel_modules,     "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
+	{ "port.state",         DOCTOR_BOTH, check_port_state,         "each port ACTIVE / LinkUp, else the likely cause" },
+	{ "port.sm",            DOCTOR_BOTH, check_port_sm,            "InfiniBand ports have a subnet manager (sm_lid, lid)" },
+	{ "port.ipoib",         DOCTOR_NODE, check_port_ipoib,         "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
+	{ "roce.gids",          DOCTOR_NODE, check_roce_gids,          "RoCE ports have a RoCE v2 IPv4 GID" },
+	{ "bond.lag",           DOCTOR_NODE, check_bond_lag,           "bonds: mode, slaves up, RoCE LAG device present" },
+	{ "netdev.mtu",         DOCTOR_NODE, check_netdev_mtu,         "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
+	{ "sriov.vfs",          DOCTOR_NODE, check_sriov,              "SR-IOV numvfs vs totalvfs, VFs created and bound" },
+	{ "chardev.nodes",      DOCTOR_NODE, check_chardevs,           "/dev/infiniband nodes present, matching sysfs, sane permissions" },
+	{ "gpudirect.driver",   DOCTOR_BOTH, check_gpudirect_driver,   "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
+	{ "gpudirect.topology", DOCTOR_NODE, check_gpudirect_topology, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
+	{ "netns.mode",         DOCTOR_NODE, check_netns_mode,         "RDMA netns mode vs what the device plugin configuration expects" },
+	/* pod: what the container was given */
+	{ "pod.devnodes",       DOCTOR_POD,  check_pod_devnodes,       "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
+	{ "pod.netns",          DOCTOR_POD,  check_pod_netns,          "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
+	{ "pod.memlock",        DOCTOR_POD,  check_pod_memlock,        "RLIMIT_MEMLOCK vs what memory registration needs" },
+	{ "pod.ipc_lock",       DOCTOR_POD,  check_pod_ipc_lock,       "CAP_IPC_LOCK effective (not for a non-root user)" },
+	{ "pod.memory",         DOCTOR_POD,  check_pod_memory,         "cgroup memory limit leaves room for pinned memory" },
+	{ "pod.shm",            DOCTOR_POD,  check_pod_shm,            "/dev/shm large enough for NCCL" },
+	{ "pod.gids",           DOCTOR_POD,  check_pod_gids,           "RoCE GIDs visible in the pod and owned by one of its netdevs" },
+	{ "pod.provider",       DOCTOR_POD,  check_pod_provider,       "libibverbs and the HCA's provider library installed in the image" },
+	{ "nccl.ib_hca",        DOCTOR_POD,  check_nccl_ib_hca,        "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
+	{ "nccl.socket_ifname", DOCTOR_POD,  check_nccl_socket_ifname, "NCCL_SOCKET_IFNAME matches an interface of the pod" },
+	{ "nccl.env",           DOCTOR_POD,  check_nccl_misc,          "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
+};
+const size_t doctor_n_checks = ELEMENTSOF(doctor_checks);
+
+const char *doctor_status_name(enum doctor_status s)
+{
+	switch (s) {
+	case DOCTOR_OK: return "ok";
+	case DOCTOR_WARN: return "warn";
+	case DOCTOR_FAIL: return "fail";
+	default: return "skip";
+	}
+}
+
+static json_t *vstr(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static json_t *vstr(const char *fmt, va_list ap)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return json_string(s);
+}
+
+json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
+{
+	json_t *f, *title;
+	va_list ap;
+
+	va_start(ap, title_fmt);
+	title = vstr(title_fmt, ap);
+	va_end(ap);
+	/* the key order is the documented one; setters below replace values in place */
+	f = json_pack("{s:s, s:s, s:o?, s:o, s:[], s:n}",
+		      "id", d->check->id,
+		      "status", doctor_status_name(st),
+		      "object", object ? json_string(object) : NULL,
+		      "title", title ? title : json_string(""),
+		      "evidence",
+		      "fix");
+	if (!f || json_array_append_new(d->findings, f) < 0)
+		return NULL;
+	return f;
+}
+
+void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
+{
+	json_t *v;
+	va_list ap;
+
+	if (!f)
+		return;
+	va_start(ap, value_fmt);
+	v = vstr(value_fmt, ap);
+	va_end(ap);
+	if (v)
+		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:s, s:o}", "path", path, "value", v));
+}
+
+void doctor_fix(json_t *f, const char *fmt, ...)
+{
+	json_t *v;
+	va_list ap;
+
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	v = vstr(fmt, ap);
+	va_end(ap);
+	if (v)
+		json_object_set_new(f, "fix", v);
+}
+
+static const char *vpath(char *buf, size_t n, const char *root, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static const char *vpath(char *buf, size_t n, const char *root, const char *fmt, va_list ap)
+{
+	int l = snprintf(buf, n, "%s", root);
+
+	if (l < 0 || (size_t)l >= n)
+		return buf;
+	vsnprintf(buf + l, n - (size_t)l, fmt, ap);
+	return buf;
+}
+
+#define DEFINE_PATH(fn, field)                                                                  \
+	const char *fn(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)       \
+	{                                                                                       \
+		va_list ap;                                                                     \
+		va_start(ap, fmt);                                                              \
+		vpath(buf, n, d->field, fmt, ap);                                               \
+		va_end(ap);                                                                     \
+		return buf;                                                                     \
+	}
+DEFINE_PATH(doctor_sys, sysfs)
+DEFINE_PATH(doctor_dev, devfs)
+DEFINE_PATH(doctor_proc, procfs)
+DEFINE_PATH(doctor_img, image)
+
+ssize_t doctor_read(const char *path, char *buf, size_t n)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < n) {
+		ssize_t r = read(fd, buf + got, n - 1 - got);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+ssize_t doctor_read_alloc(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t got = 0, cap = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (got + 1 >= cap) {
+			char *nb;
+
+			if (cap >= (1u << 20))
+				return -EFBIG;
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(buf, cap);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		r = read(fd, buf + got, cap - 1 - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	if (!buf && !(buf = calloc(1, 1)))
+		return -ENOMEM;
+	buf[got] = '\0';
+	*ret = TAKE_PTR(buf);
+	return (ssize_t)got;
+}
+
+/* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */
+
+/* k8s-rdma-shared-dev-plugin (configList) refuses to start in exclusive mode; the per-VF
+ * sriov-network-device-plugin format (resourceList) works in both, and needs exclusive only
+ * with RDMA CNI, which the config does not say. rdmak's own "rdmaNetnsMode" decides when set. */
+static int plugin_config_load(struct doctor *d, const char *path)
+{
+	_cleanup_free_ char *buf = NULL;
+	json_error_t jerr;
+	json_t *root, *mode;
+	ssize_t l = doctor_read_alloc(path, &buf);
+
+	if (l < 0)
+		return (int)l;
+	root = json_loadb(buf, (size_t)l, 0, &jerr);
+	if (!root || !json_is_object(root)) {
+		json_decref(root);
+		return -EINVAL;
+	}
+	d->plugin_netns = -1;
+	mode = json_object_get(root, "rdmaNetnsMode");
+	if (json_is_string(mode) && strcmp(json_string_value(mode), "shared") == 0) {
+		d->plugin_netns = 1;
+		snprintf(d->plugin_why, sizeof(d->plugin_why), "rdmaNetnsMode \"shared\"");
+	} else if (json_is_string(mode) && strcmp(json_string_value(mode), "exclusive") == 0) {
+		d->plugin_netns = 0;
+		snprintf(d->plugin_why, sizeof(d->plugin_why), "rdmaNetnsMode \"exclusive\"");
+	} else if (mode) {
+		json_decref(root);
+		return -EINVAL;
+	} else if (json_object_get(root, "configList")) {
+		d->plugin_netns = 1;
+		snprintf(d->plugin_why, sizeof(d->plugin_why), "configList (k8s-rdma-shared-dev-plugin format: shared HCAs)");
+	} else if (json_object_get(root, "resourceList")) {
+		snprintf(d->plugin_why, sizeof(d->plugin_why),
+			 "resourceList (sriov-network-device-plugin format: works in either mode; exclusive only with RDMA CNI)");
+	} else {
+		snprintf(d->plugin_why, sizeof(d->plugin_why), "no configList, resourceList or rdmaNetnsMode");
+	}
+	json_decref(root);
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static enum doctor_status status_of(const json_t *f)
+{
+	const char *s = json_string_value(json_object_get(f, "status"));
+
+	if (!s)
+		return DOCTOR_SKIP;
+	return !strcmp(s, "fail") ? DOCTOR_FAIL : !strcmp(s, "warn") ? DOCTOR_WARN : !strcmp(s, "ok") ? DOCTOR_OK : DOCTOR_SKIP;
+}
+
+static int print_text(FILE *f, const json_t *findings)
+{
+	static const struct out_column cols[] = {
+		{ "STATUS", "status" }, { "CHECK", "id" }, { "OBJECT", "object" }, { "FINDING", "title" },
+	};
+	unsigned count[4] = { 0 };
+	size_t i, j;
+	const json_t *x, *ev;
+	int r = out_table(f, findings, cols, ELEMENTSOF(cols));
+
+	if (r < 0)
+		return r;
+	json_array_foreach(findings, i, x) {
+		enum doctor_status st = status_of(x);
+
+		count[st]++;
+		if (st < DOCTOR_WARN)
+			continue;
+		fprintf(f, "\n%s %s%s%s: %s\n", doctor_status_name(st), json_string_value(json_object_get(x, "id")),
+			json_is_string(json_object_get(x, "object")) ? " " : "",
+			json_is_string(json_object_get(x, "object")) ? json_string_value(json_object_get(x, "object")) : "",
+			json_string_value(json_object_get(x, "title")));
+		json_array_foreach(json_object_get(x, "evidence"), j, ev)
+			fprintf(f, "  evidence: %s: %s\n", json_string_value(json_object_get(ev, "path")),
+				json_string_value(json_object_get(ev, "value")));
+		if (json_is_string(json_object_get(x, "fix")))
+			fprintf(f, "  fix: %s\n", json_string_value(json_object_get(x, "fix")));
+	}
+	fprintf(f, "\n%u ok, %u warn, %u fail, %u skip\n", count[DOCTOR_OK], count[DOCTOR_WARN], count[DOCTOR_FAIL],
+		count[DOCTOR_SKIP]);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rdmak doctor [--pod] [options]\n"
+		"Say why RDMA does not work on this node (default) or in this container (--pod), and how to fix it.\n\n"
+		"  --pod                 check the container this runs in (limits, caps, /dev, image, NCCL_*)\n"
+		"  --root DIR            read DIR/sys, DIR/dev, DIR/proc; DIR is also the image root\n"
+		"  --sysfs DIR           sysfs root (default /sys)\n"
+		"  --devfs DIR           devfs root (default /dev)\n"
+		"  --procfs DIR          procfs root (default /proc)\n"
+		"  --image DIR           root of the image that holds the verbs libraries (default /)\n"
+		"  --pid PID             read /proc/PID instead of /proc/self (a sidecar checking its app)\n"
+		"  --env FILE            NCCL_* variables from FILE (KEY=VALUE lines or /proc/PID/environ)\n"
+		"  --plugin-config FILE  the device plugin config: which RDMA netns mode it expects\n"
+		"  --nfd FILE            also write a Node Feature Discovery local feature file\n"
+		"  --check ID            run only the checks whose id starts with ID (repeatable)\n"
+		"  --list-checks         print the check table and exit\n"
+		"  -j, --json            print the findings as a JSON array (docs/doctor.md)\n"
+		"  -h, --help\n\n"
+		"Exit: 0 all ok, 1 the worst is a warning, 2 something fails, 3 usage or unreadable input.\n");
+}
+
+static bool check_selected(const struct doctor_check *c, char **only, size_t n_only)
+{
+	if (n_only == 0)
+		return true;
+	for (size_t i = 0; i < n_only; i++)
+		if (str_startswith(c->id, only[i]))
+			return true;
+	return false;
+}
+
+static int set_root(char *dst, size_t n, const char *root, const char *sub)
+{
+	int l;
+
+	/* "/" + "/sys" must stay "/sys" */
+	if (strcmp(root, "/") == 0)
+		root = "";
+	l = snprintf(dst, n, "%s%s", root, sub);
+	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
+}
+
+int doctor_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pod", no_argument, NULL, 'P' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "sysfs", required_argument, NULL, 's' },
+		{ "devfs", required_argument, NULL, 'd' },
+		{ "procfs", required_argument, NULL, 'p' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "pid", required_argument, NULL, 'I' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "plugin-config", required_argument, NULL, 'c' },
+		{ "nfd", required_argument, NULL, 'n' },
+		{ "check", required_argument, NULL, 'C' },
+		{ "list-checks", no_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct doctor d = { .scope = DOCTOR_NODE, .plugin_netns = -1, .pid = "self" };
+	const char *sysfs = NULL, *devfs = NULL, *procfs = NULL, *image = NULL, *root = NULL;
+	const char *env_file = NULL, *nfd = NULL;
+	char *only[16];
+	size_t n_only = 0;
+	bool json = false, list = false;
+	struct hw_ctx *ctx = NULL;
+	struct hw_error herr = { 0 };
+	enum doctor_status worst = DOCTOR_SKIP;
+	int c, r, ret = EXIT_USAGE;
+	size_t i;
+	json_t *x;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P': d.scope = DOCTOR_POD; break;
+		case 'r': root = optarg; break;
+		case 's': sysfs = optarg; break;
+		case 'd': devfs = optarg; break;
+		case 'p': procfs = optarg; break;
+		case 'i': image = optarg; break;
+		case 'I':
+			if (!str_is_safe_name(optarg, sizeof(d.pid) - 1) || strspn(optarg, "0123456789") != strlen(optarg)) {
+				fprintf(stderr, "rdmak doctor: --pid wants a process id, got '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			str_copy(d.pid, sizeof(d.pid), optarg);
+			break;
+		case 'e': env_file = optarg; break;
+		case 'c': d.plugin_config = optarg; break;
+		case 'n': nfd = optarg; break;
+		case 'C':
+			if (n_only == ELEMENTSOF(only)) {
+				fprintf(stderr, "rdmak doctor: too many --check\n");
+				return EXIT_USAGE;
+			}
+			only[n_only++] = optarg;
+			break;
+		case 'L': list = true; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmak doctor: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (list) {
+		for (i = 0; i < doctor_n_checks; i++)
+			printf("%-20s %-4s %s\n", doctor_checks[i].id,
+			       doctor_checks[i].scope == DOCTOR_BOTH ? "both" : doctor_checks[i].scope == DOCTOR_POD ? "pod" : "node",
+			       doctor_checks[i].summary);
+		return 0;
+	}
+	if (set_root(d.sysfs, sizeof(d.sysfs), root ? root : "", "/sys") < 0 ||
+	    set_root(d.devfs, sizeof(d.devfs), root ? root : "", "/dev") < 0 ||
+	    set_root(d.procfs, sizeof(d.procfs), root ? root : "", "/proc") < 0 ||
+	    set_root(d.image, sizeof(d.image), root ? root : "", "") < 0 ||
+	    (sysfs && str_copy(d.sysfs, sizeof(d.sysfs), sysfs) < 0) ||
+	    (devfs && str_copy(d.devfs, sizeof(d.devfs), devfs) < 0) ||
+	    (procfs && str_copy(d.procfs, sizeof(d.procfs), procfs) < 0) ||
+	    (image && set_root(d.image, sizeof(d.image), image, "") < 0)) {
+		fprintf(stderr, "rdmak doctor: path too long\n");
+		return EXIT_USAGE;
+	}
+
+	if (env_file) {
+		_cleanup_free_ char *buf = NULL;
+		ssize_t l = doctor_read_alloc(env_file, &buf);
+
+		r = l < 0 ? (int)l : env_parse(buf, (size_t)l, &d.env);
+		if (r < 0) {
+			fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, strerror(-r));
+			return EXIT_USAGE;
+		}
+		d.env_source = env_file;
+	} else {
+		if (env_from_environ(environ, &d.env) < 0)
+			return EXIT_USAGE;
+		d.env_source = "environment";
+	}
+	if (d.plugin_config) {
+		r = plugin_config_load(&d, d.plugin_config);
+		if (r < 0) {
+			fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", d.plugin_config,
+				r == -EINVAL ? "not a JSON object, or rdmaNetnsMode is not \"shared\"/\"exclusive\"" : strerror(-r));
+			goto out;
+		}
+	}
+
+	r = hw_ctx_new(d.sysfs, d.devfs, &ctx);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", d.sysfs, strerror(-r));
+		goto out;
+	}
+	r = hw_load(ctx, HW_LOAD_ALL, &d.node, &herr);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : d.sysfs,
+			strerror(herr.err ? herr.err : -r));
+		goto out;
+	}
+	d.findings = json_array();
+	if (!d.findings)
+		goto out;
+	for (i = 0; i < doctor_n_checks; i++) {
+		size_t before = json_array_size(d.findings);
+
+		if (!(doctor_checks[i].scope & d.scope) || !check_selected(&doctor_checks[i], only, n_only))
+			continue;
+		d.check = &doctor_checks[i];
+		d.check->run(&d);
+		if (json_array_size(d.findings) == before)
+			doctor_add(&d, DOCTOR_SKIP, NULL, "not applicable here");
+	}
+	json_array_foreach(d.findings, i, x)
+		if (status_of(x) > worst)
+			worst = status_of(x);
+
+	r = json ? out_json(stdout, d.findings) : print_text(stdout, d.findings);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: writing the result: %s\n", strerror(-r));
+		goto out;
+	}
+	if (nfd) {
+		r = doctor_write_nfd(&d, nfd);
+		if (r < 0) {
+			fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", nfd, strerror(-r));
+			goto out;
+		}
+	}
+	ret = worst == DOCTOR_FAIL ? EXIT_SOME_FAIL : worst == DOCTOR_WARN ? EXIT_WORST_WARN : EXIT_ALL_OK;
+out:
+	json_decref(d.findings);
+	hw_node_free(d.node);
+	hw_ctx_free(ctx);
+	env_clear(&d.env);
+	return ret;
+}

@@ -1,0 +1,125 @@
+/* `rdmak doctor`: named checks over the hardware model and the pod's /proc, cgroup and image
+ * files. Every check is one row of a static table (doctor.c); it adds findings through
+ * doctor_add() and never prints. A finding is a JSON object built once here and printed as
+ * text or JSON by the one output writer:
+ *   { "id", "status", "object", "title", "evidence": [ { "path", "value" } ], "fix" }
+ * (docs/doctor.md documents the shape and every id). */
+#ifndef RDMAK_DOCTOR_H
+#define RDMAK_DOCTOR_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "doctor/parse.h"
+#include "hw/hw.h"
+
+enum doctor_status { DOCTOR_SKIP = 0, DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL };
+const char *doctor_status_name(enum doctor_status s); /* "skip", "ok", "warn", "fail" */
+
+enum doctor_scope { DOCTOR_NODE = 1u << 0, DOCTOR_POD = 1u << 1, DOCTOR_BOTH = DOCTOR_NODE | DOCTOR_POD };
+
+struct doctor;
+
+struct doctor_check {
+	const char *id;      /* "port.state" */
+	unsigned scope;      /* enum doctor_scope */
+	void (*run)(struct doctor *d);
+	const char *summary; /* one line, for --list-checks and the docs */
+};
+
+/* What the pod's own files say, read once (pod.c). A value is "known" when its file parsed. */
+struct doctor_pod {
+	bool memlock_known;
+	uint64_t memlock_soft, memlock_hard;
+	char limits_path[PATH_MAX];
+	bool status_known;
+	struct proc_status status;
+	char status_path[PATH_MAX];
+};
+
+struct doctor {
+	unsigned scope;                 /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
+	const struct doctor_check *check; /* the row running now: its id goes into each finding */
+	struct hw_node *node;
+	char sysfs[PATH_MAX], devfs[PATH_MAX], procfs[PATH_MAX], image[PATH_MAX];
+	char pid[16];                   /* "self", or the --pid given */
+	struct doctor_env env;
+	const char *env_source;         /* "--env FILE" path or "environment" */
+	int plugin_netns;               /* what --plugin-config expects: 1 shared, 0 exclusive, -1 either/unknown */
+	char plugin_why[160];           /* why: "configList (k8s-rdma-shared-dev-plugin format)" */
+	const char *plugin_config;
+	json_t *findings;               /* array */
+	struct doctor_pod pod;
+};
+
+/* The checks, in the order they run and print. */
+extern const struct doctor_check doctor_checks[];
+extern const size_t doctor_n_checks;
+
+/* Append a finding of the running check. object names what it is about ("mlx5_0/1", "bond0",
+ * NULL for the node or pod as a whole). Returns the finding (owned by d->findings) or NULL on
+ * allocation failure; every setter below accepts NULL. */
+json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...) __attribute__((format(printf, 3, 4)));
+void doctor_fix(json_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Paths as the user will read them in evidence: the root given plus the kernel's path. */
+const char *doctor_sys(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *doctor_dev(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *doctor_proc(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *doctor_img(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Read a small file whole (NUL-terminated, trailing whitespace kept). Returns the length or
+ * -errno. */
+ssize_t doctor_read(const char *path, char *buf, size_t n);
+/* Same, allocating (up to 1 MiB). */
+ssize_t doctor_read_alloc(const char *path, char **ret);
+
+/* Helpers shared by the checks. */
+bool doctor_port_active(const struct hw_port *p);
+/* The device can be opened through libibverbs here: its uverbs node is present in devfs. */
+bool doctor_dev_usable(const struct hw_rdma_dev *dev);
+/* What NCCL needs pinned at least (bytes): 16 * NCCL_BUFFSIZE, see pod.c. */
+uint64_t doctor_nccl_pinned_min(const struct doctor *d);
+/* The verbs provider name for a device ("mlx5"), NULL if unknown. */
+const char *doctor_provider_name(const struct hw_rdma_dev *dev);
+
+/* Check functions (node.c, pod.c, nccl.c). */
+void check_rdma_devices(struct doctor *d);
+void check_kernel_modules(struct doctor *d);
+void check_port_state(struct doctor *d);
+void check_port_sm(struct doctor *d);
+void check_port_ipoib(struct doctor *d);
+void check_roce_gids(struct doctor *d);
+void check_bond_lag(struct doctor *d);
+void check_netdev_mtu(struct doctor *d);
+void check_sriov(struct doctor *d);
+void check_chardevs(struct doctor *d);
+void check_gpudirect_driver(struct doctor *d);
+void check_gpudirect_topology(struct doctor *d);
+void check_netns_mode(struct doctor *d);
+void check_pod_devnodes(struct doctor *d);
+void check_pod_netns(struct doctor *d);
+void check_pod_memlock(struct doctor *d);
+void check_pod_ipc_lock(struct doctor *d);
+void check_pod_memory(struct doctor *d);
+void check_pod_shm(struct doctor *d);
+void check_pod_gids(struct doctor *d);
+void check_pod_provider(struct doctor *d);
+void check_nccl_ib_hca(struct doctor *d);
+void check_nccl_socket_ifname(struct doctor *d);
+void check_nccl_misc(struct doctor *d);
+
+/* Node Feature Discovery local feature file (nfd.c): written atomically. */
+int doctor_write_nfd(const struct doctor *d, const char *path);
+
+#endif

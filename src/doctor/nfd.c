@@ -1,0 +1,107 @@
+/* `rdmak doctor --nfd FILE`: a Node Feature Discovery local feature file
+ * (/etc/kubernetes/node-feature-discovery/features.d/rdmak), one "name=value" per line. NFD
+ * turns each line into a node label; names with a prefix are used as they are (the rdmak.io
+ * namespace must be allowed with -extra-label-ns or the NodeFeatureRule path). Values must be
+ * valid label values: [A-Za-z0-9._-], at most 63 characters. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "doctor/doctor.h"
+#include "util/cleanup.h"
+
+static bool gpudirect_ready(const struct doctor *d)
+{
+	size_t i;
+	json_t *f;
+
+	if (d->node->n_gpus == 0 || d->node->n_rdma == 0)
+		return false;
+	/* the verdict of gpudirect.driver, so the label and the report never disagree */
+	json_array_foreach(d->findings, i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "id")), "gpudirect.driver") &&
+		    strcmp(json_string_value(json_object_get(f, "status")), "ok") != 0)
+			return false;
+	for (i = 0; i < d->node->n_gpus; i++)
+		if (d->node->gpus[i].nearest)
+			return true;
+	return false;
+}
+
+static const char *worst_status(const struct doctor *d)
+{
+	const char *w = "ok";
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(d->findings, i, f) {
+		const char *s = json_string_value(json_object_get(f, "status"));
+
+		if (!strcmp(s, "fail"))
+			return "fail";
+		if (!strcmp(s, "warn"))
+			w = "warn";
+	}
+	return w;
+}
+
+int doctor_write_nfd(const struct doctor *d, const char *path)
+{
+	_cleanup_free_ char *tmp = NULL;
+	const struct hw_node *n = d->node;
+	size_t active = 0, ib = 0, eth = 0, vfs = 0;
+	FILE *f;
+	int r;
+
+	for (size_t i = 0; i < n->n_rdma; i++) {
+		vfs += n->rdma[i].pci && n->rdma[i].pci->physfn;
+		for (size_t j = 0; j < n->rdma[i].n_ports; j++) {
+			const struct hw_port *p = &n->rdma[i].ports[j];
+
+			ib += p->link_layer == HW_LINK_IB;
+			eth += p->link_layer == HW_LINK_ETH;
+			active += doctor_port_active(p);
+		}
+	}
+	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "# written by rdmak doctor --nfd; NFD re-reads this file, do not edit\n");
+	fprintf(f, "rdmak.io/rdma.capable=%s\n", n->n_rdma && active ? "true" : "false");
+	fprintf(f, "rdmak.io/rdma.devices=%zu\n", n->n_rdma);
+	fprintf(f, "rdmak.io/rdma.active-ports=%zu\n", active);
+	fprintf(f, "rdmak.io/rdma.ib=%s\n", ib ? "true" : "false");
+	fprintf(f, "rdmak.io/rdma.roce=%s\n", eth ? "true" : "false");
+	fprintf(f, "rdmak.io/rdma.sriov-vfs=%zu\n", vfs);
+	if (n->kernel.netns_mode >= 0)
+		fprintf(f, "rdmak.io/rdma.netns-mode=%s\n", n->kernel.netns_mode ? "shared" : "exclusive");
+	for (size_t i = 0; i < n->n_netdevs; i++)
+		if (n->netdevs[i].bond)
+			for (size_t k = 0; k < n->n_rdma; k++)
+				if (n->rdma[k].lag == &n->netdevs[i]) {
+					fprintf(f, "rdmak.io/rdma.roce-lag=true\n");
+					i = n->n_netdevs - 1;
+					break;
+				}
+	fprintf(f, "rdmak.io/gpu.count=%zu\n", n->n_gpus);
+	fprintf(f, "rdmak.io/gpudirect.ready=%s\n", gpudirect_ready(d) ? "true" : "false");
+	fprintf(f, "rdmak.io/doctor.status=%s\n", worst_status(d));
+	if (fflush(f) != 0 || ferror(f)) {
+		r = -errno;
+		fclose(f);
+		unlink(tmp);
+		return r ? r : -EIO;
+	}
+	fclose(f);
+	/* NFD may read at any moment: never let it see half a file */
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}

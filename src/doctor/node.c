@@ -1,0 +1,834 @@
+/* Node checks: hardware, kernel modules, ports, GIDs, bonds, MTU, SR-IOV, char devices,
+ * GPUDirect and the RDMA netns mode. Each reads only the hardware model (and, for GPUDirect,
+ * two version files) and adds findings; none prints. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "doctor/doctor.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+bool doctor_port_active(const struct hw_port *p)
+{
+	return p->state == 4 || p->state == 5; /* ACTIVE, ACTIVE_DEFER */
+}
+
+bool doctor_dev_usable(const struct hw_rdma_dev *dev)
+{
+	/* libibverbs stat()s /dev/infiniband/uverbsN and silently drops the device if absent */
+	return dev->uverbs && dev->uverbs->node.present && dev->uverbs->node.is_char;
+}
+
+static bool dev_is_vf(const struct hw_rdma_dev *dev)
+{
+	return dev->pci && dev->pci->physfn;
+}
+
+/* Node mode looks at PFs (a VF port mirrors its PF; sriov.vfs covers VFs as a whole); pod mode
+ * looks at the devices this pod can open. */
+static bool dev_in_scope(const struct doctor *d, const struct hw_rdma_dev *dev)
+{
+	return d->scope == DOCTOR_POD ? doctor_dev_usable(dev) : !dev_is_vf(dev);
+}
+
+static const char *port_obj(const struct hw_port *p, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%u", p->dev->name, p->num);
+	return buf;
+}
+
+static void ev_port(const struct doctor *d, json_t *f, const struct hw_port *p, const char *attr, const char *fmt_val)
+{
+	char path[PATH_MAX];
+
+	doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s", p->dev->name, p->num, attr),
+			"%s", fmt_val);
+}
+
+static void ev_state(const struct doctor *d, json_t *f, const struct hw_port *p)
+{
+	char v[64];
+
+	snprintf(v, sizeof(v), "%d: %s", p->state, p->state_name);
+	ev_port(d, f, p, "state", v);
+	snprintf(v, sizeof(v), "%d: %s", p->phys_state, p->phys_state_name);
+	ev_port(d, f, p, "phys_state", v);
+}
+
+static void ev_netdev(const struct doctor *d, json_t *f, const struct hw_netdev *n, const char *attr)
+{
+	char path[PATH_MAX];
+
+	doctor_sys(d, path, sizeof(path), "/class/net/%s/%s", n->name, attr);
+	if (!strcmp(attr, "operstate"))
+		doctor_evidence(f, path, "%s", n->operstate);
+	else if (!strcmp(attr, "carrier"))
+		doctor_evidence(f, path, "%s", n->carrier < 0 ? "(unreadable: EINVAL, the link is administratively down)"
+							   : n->carrier ? "1" : "0");
+	else if (!strcmp(attr, "mtu"))
+		doctor_evidence(f, path, "%u", n->mtu);
+}
+
+/* ---- rdma.devices --------------------------------------------------------------------------- */
+
+static bool pci_is_rdma_nic(const struct hw_pci *p)
+{
+	/* 0x0207xx InfiniBand controller, or a Mellanox/NVIDIA network function (RoCE) */
+	return (p->class_code >> 8) == 0x0207 || (p->vendor == 0x15b3 && (p->class_code >> 16) == 0x02);
+}
+
+void check_rdma_devices(struct doctor *d)
+{
+	const struct hw_node *n = d->node;
+	char path[PATH_MAX];
+	size_t unbound = 0, no_ib = 0, vfs = 0;
+	json_t *f;
+
+	for (size_t i = 0; i < n->n_pci; i++) {
+		const struct hw_pci *p = &n->pci[i];
+
+		if (!pci_is_rdma_nic(p))
+			continue;
+		if (!p->driver[0]) {
+			/* an unbound VF is sriov.vfs' business */
+			if (p->physfn)
+				continue;
+			unbound++;
+			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "PCI function %04x:%04x has no driver bound", p->vendor, p->device);
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/driver", p->bdf),
+					"(no such link)");
+			doctor_fix(f, "Load the NIC driver (modprobe mlx5_core) or bind it: echo %s > /sys/bus/pci/drivers/mlx5_core/bind; "
+				      "check dmesg for a probe error.", p->bdf);
+		} else if (p->n_rdma == 0 && !p->physfn &&
+			   (!strcmp(p->driver, "mlx5_core") || !strcmp(p->driver, "mlx4_core"))) {
+			/* A PF in a RoCE LAG has its RDMA device registered on PF0 as mlx5_bond_N. */
+			bool in_lag = false;
+
+			for (size_t k = 0; k < p->n_netdevs; k++)
+				if (p->netdevs[k]->master) {
+					for (size_t m = 0; m < n->n_rdma; m++)
+						in_lag |= n->rdma[m].lag == p->netdevs[k]->master;
+				}
+			if (in_lag)
+				continue;
+			no_ib++;
+			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "%s function without an RDMA device", p->driver);
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/infiniband", p->bdf),
+					"(absent)");
+			doctor_fix(f, "Load the RDMA half of the driver: modprobe %s (and make it persistent in /etc/modules-load.d).",
+				   !strcmp(p->driver, "mlx4_core") ? "mlx4_ib" : "mlx5_ib");
+		}
+	}
+	if (n->n_rdma == 0) {
+		if (unbound || no_ib)
+			return;
+		f = doctor_add(d, DOCTOR_FAIL, NULL, d->scope == DOCTOR_POD ? "no RDMA device visible in this container"
+									     : "no RDMA device on this node");
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband"),
+				n->has_rdma_class ? "(empty)" : "(absent)");
+		doctor_fix(f, d->scope == DOCTOR_POD
+				 ? "Schedule the pod on an RDMA node (nodeSelector rdmak.io/rdma.capable: \"true\", see --nfd) and, in "
+				   "exclusive RDMA netns mode, chain the rdma CNI so a device is moved into the pod."
+				 : "This node has no RDMA-capable NIC or its driver is not loaded (modprobe mlx5_ib); keep RDMA pods off it "
+				   "with the rdmak.io/rdma.capable label (rdmak doctor --nfd).");
+		return;
+	}
+	for (size_t i = 0; i < n->n_rdma; i++)
+		vfs += dev_is_vf(&n->rdma[i]);
+	f = doctor_add(d, DOCTOR_OK, NULL, "%zu RDMA device%s (%zu PF/virtual, %zu VF): %s%s", n->n_rdma,
+		       n->n_rdma == 1 ? "" : "s", n->n_rdma - vfs, vfs, n->rdma[0].name, n->n_rdma > 1 ? ", ..." : "");
+	doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband"), "%zu entries", n->n_rdma);
+}
+
+/* ---- kernel.modules ------------------------------------------------------------------------- */
+
+static bool node_has_driver(const struct hw_node *n, const char *drv)
+{
+	for (size_t i = 0; i < n->n_pci; i++)
+		if (!strcmp(n->pci[i].driver, drv))
+			return true;
+	return false;
+}
+
+void check_kernel_modules(struct doctor *d)
+{
+	static const struct {
+		const char *name, *why, *fix;
+		enum doctor_status missing;
+		const char *needs_driver; /* only when a function is bound to this driver */
+	} mods[] = {
+		{ "ib_uverbs", "user verbs: without it no /dev/infiniband/uverbsN exists and libibverbs finds no device",
+		  "modprobe ib_uverbs", DOCTOR_FAIL, NULL },
+		{ "mlx5_ib", "the RDMA driver of ConnectX-4 and later: without it mlx5_core functions have no RDMA device",
+		  "modprobe mlx5_ib", DOCTOR_FAIL, "mlx5_core" },
+		{ "mlx4_ib", "the RDMA driver of ConnectX-3", "modprobe mlx4_ib", DOCTOR_FAIL, "mlx4_core" },
+		{ "ib_umad", "MAD access: ibstat, ibstatus, sminfo and the umadN/issmN nodes need it",
+		  "modprobe ib_umad", DOCTOR_WARN, NULL },
+		{ "rdma_ucm", "RDMA CM from user space: /dev/infiniband/rdma_cm, rdma_cm tools and perftest -R need it",
+		  "modprobe rdma_ucm", DOCTOR_WARN, NULL },
+	};
+	char path[PATH_MAX];
+
+	if (d->node->n_rdma == 0 && !node_has_driver(d->node, "mlx5_core") && !node_has_driver(d->node, "mlx4_core"))
+		return; /* nothing RDMA here: rdma.devices says so */
+	for (size_t i = 0; i < ELEMENTSOF(mods); i++) {
+		const struct hw_module *m = hw_node_module(d->node, mods[i].name);
+		json_t *f;
+
+		if (!m || (mods[i].needs_driver && !node_has_driver(d->node, mods[i].needs_driver)))
+			continue;
+		doctor_sys(d, path, sizeof(path), "/module/%s", mods[i].name);
+		if (m->state != HW_MOD_ABSENT) {
+			f = doctor_add(d, DOCTOR_OK, mods[i].name, "%s %s", mods[i].name, hw_module_state_name(m->state));
+			doctor_evidence(f, path, "%s", m->state == HW_MOD_LOADED ? "initstate: live" : "(built in)");
+			continue;
+		}
+		f = doctor_add(d, mods[i].missing, mods[i].name, "%s not loaded: %s", mods[i].name, mods[i].why);
+		doctor_evidence(f, path, "(absent)");
+		doctor_fix(f, "%s, and list it in /etc/modules-load.d/rdma.conf so it loads at boot.", mods[i].fix);
+	}
+}
+
+/* ---- port.state ------------------------------------------------------------------------------ */
+
+static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_port *p)
+{
+	const struct hw_netdev *nd = p->netdev;
+	bool eth = p->link_layer == HW_LINK_ETH;
+
+	if (eth && nd) {
+		ev_netdev(d, f, nd, "operstate");
+		ev_netdev(d, f, nd, "carrier");
+	}
+	switch (p->phys_state) {
+	case 3: /* Disabled */
+		if (eth && nd && nd->carrier < 0)
+			doctor_fix(f, "The RoCE port follows its netdev, which is administratively down: ip link set %s up "
+				      "(and persist it in the node's network config).", nd->name);
+		else if (eth)
+			doctor_fix(f, "The RoCE port follows its netdev%s%s, which has no carrier: check the cable/transceiver "
+				      "and the switch port (ethtool %s).", nd ? " " : "", nd ? nd->name : "", nd ? nd->name : "<netdev>");
+		else
+			doctor_fix(f, "The port is disabled (phys_state Disabled): re-enable it (ibportstate -C %s %u enable, or "
+				      "mlxlink -d %s --port_state UP), and check that a cable is seated; if it is unused, exclude "
+				      "it from NCCL_IB_HCA and the device plugin selectors.", p->dev->name, p->num, p->dev->name);
+		break;
+	case 2: /* Polling */
+		doctor_fix(f, "No physical link (phys_state Polling: training never completes): check the cable or "
+			      "transceiver and that the switch port is up and the same speed/type (%s).",
+			   eth ? "ethtool shows the netdev's link" : "ibswitches/iblinkinfo on the fabric");
+		break;
+	case 5: /* LinkUp but not ACTIVE */
+		if (!eth)
+			doctor_fix(f, "The cable is fine (LinkUp) but no subnet manager has configured the port (state %s, "
+				      "sm_lid 0x%x): run opensm on one node of the fabric or enable the managed switch's SM.",
+				   p->state_name, p->sm_lid);
+		else
+			doctor_fix(f, "Link is up but the port is %s: check the netdev (ip link show %s) and dmesg for mlx5 errors.",
+				   p->state_name, nd ? nd->name : "<netdev>");
+		break;
+	default:
+		doctor_fix(f, "Check the cable, the switch port and dmesg; `rdma link show %s/%u` shows the live state.",
+			   p->dev->name, p->num);
+	}
+}
+
+static const char *down_title(const struct hw_port *p)
+{
+	switch (p->phys_state) {
+	case 3: return p->link_layer == HW_LINK_ETH ? "netdev down or no carrier" : "port disabled";
+	case 2: return "no physical link: cable, transceiver or switch port";
+	case 5: return p->link_layer == HW_LINK_ETH ? "link up but port not active" : "link up, no subnet manager has activated it";
+	default: return "not active";
+	}
+}
+
+void check_port_state(struct doctor *d)
+{
+	char obj[HW_NAME_MAX + 8];
+
+	for (size_t i = 0; i < d->node->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+
+		if (!dev_in_scope(d, dev))
+			continue;
+		for (size_t j = 0; j < dev->n_ports; j++) {
+			const struct hw_port *p = &dev->ports[j];
+			json_t *f;
+
+			if (doctor_port_active(p)) {
+				f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s", p->state_name,
+					       p->phys_state_name, p->rate.raw[0] ? p->rate.raw : "rate unknown");
+				ev_state(d, f, p);
+				continue;
+			}
+			f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+				       "%s/%s (%s): %s; perftest says \"Port number %u state is %s\", NCCL skips the port",
+				       p->state_name, p->phys_state_name, hw_link_layer_name(p->link_layer), down_title(p), p->num,
+				       p->state == 1 ? "Down" : p->state == 2 ? "Init" : p->state == 3 ? "Armed" : p->state_name);
+			ev_state(d, f, p);
+			port_down_cause(d, f, p);
+		}
+	}
+}
+
+/* ---- port.sm --------------------------------------------------------------------------------- */
+
+void check_port_sm(struct doctor *d)
+{
+	char obj[HW_NAME_MAX + 8], v[32];
+
+	for (size_t i = 0; i < d->node->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+
+		if (!dev_in_scope(d, dev))
+			continue;
+		for (size_t j = 0; j < dev->n_ports; j++) {
+			const struct hw_port *p = &dev->ports[j];
+			json_t *f;
+
+			if (p->link_layer != HW_LINK_IB)
+				continue;
+			if (p->phys_state != 5) {
+				doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
+					   "physical link not up (%s): the subnet manager cannot reach the port", p->phys_state_name);
+				continue;
+			}
+			if (p->sm_lid == 0 || p->lid == 0 || p->lid == 0xffff) {
+				f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+					       "no subnet manager: sm_lid 0x%x, lid 0x%x (ibv_devinfo shows port_lid %u)", p->sm_lid,
+					       p->lid, p->lid);
+				snprintf(v, sizeof(v), "0x%x", p->sm_lid);
+				ev_port(d, f, p, "sm_lid", v);
+				snprintf(v, sizeof(v), "0x%x", p->lid);
+				ev_port(d, f, p, "lid", v);
+				doctor_fix(f, "Run a subnet manager on the fabric (systemctl enable --now opensm on one node, or the "
+					      "managed switch's SM); `sminfo` from a node with ib_umad shows whether one answers.");
+				continue;
+			}
+			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "subnet manager at lid %u, port lid %u",
+				       p->sm_lid, p->lid);
+			snprintf(v, sizeof(v), "0x%x", p->sm_lid);
+			ev_port(d, f, p, "sm_lid", v);
+		}
+	}
+}
+
+/* ---- port.ipoib ------------------------------------------------------------------------------ */
+
+void check_port_ipoib(struct doctor *d)
+{
+	char obj[HW_NAME_MAX + 8];
+
+	for (size_t i = 0; i < d->node->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+
+		if (!dev_in_scope(d, dev))
+			continue;
+		for (size_t j = 0; j < dev->n_ports; j++) {
+			const struct hw_port *p = &dev->ports[j];
+			const struct hw_netdev *nd = p->netdev, *master;
+			json_t *f;
+
+			if (p->link_layer != HW_LINK_IB || !nd || nd->kind != HW_NETDEV_IPOIB)
+				continue;
+			master = nd->master;
+			if (!doctor_port_active(p) && master && master->carrier == 1) {
+				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+					       "%s reports Up while %s port %u is %s: a bond's carrier hides a dead slave port",
+					       master->name, dev->name, p->num, p->state_name);
+				ev_state(d, f, p);
+				ev_netdev(d, f, master, "carrier");
+				ev_netdev(d, f, nd, "carrier");
+				doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down) (that is the netdev carrier): "
+					      "rdma link show %s/%u. Use only ACTIVE ports in NCCL_IB_HCA (=%s...) until the port is fixed.",
+					   dev->name, p->num, dev->name);
+			} else if (doctor_port_active(p) && nd->carrier != 1) {
+				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+					       "IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "
+					       "verbs work, IP over this port does not", nd->name, nd->carrier < 0 ? "admin down" : "without carrier");
+				ev_state(d, f, p);
+				ev_netdev(d, f, nd, "operstate");
+				ev_netdev(d, f, nd, "carrier");
+				doctor_fix(f, "Only IP over IB needs it (rdma_cm, perftest -R, NCCL bootstrap over %s): ip link set %s up "
+					      "and give it an address; RDMA verbs (ib_write_bw, NCCL NET/IB) already work.", nd->name, nd->name);
+			} else {
+				f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "IPoIB %s carrier %d follows the port (%s)",
+					       nd->name, nd->carrier, p->state_name);
+				ev_netdev(d, f, nd, "carrier");
+			}
+		}
+	}
+}
+
+/* ---- roce.gids ------------------------------------------------------------------------------- */
+
+static const struct hw_gid *find_v2_ipv4(const struct hw_port *p)
+{
+	for (size_t k = 0; k < p->n_gids; k++)
+		if (p->gids[k].ipv4 && !strcmp(p->gids[k].type, "RoCE v2"))
+			return &p->gids[k];
+	return NULL;
+}
+
+void check_roce_gids(struct doctor *d)
+{
+	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
+
+	for (size_t i = 0; i < d->node->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+
+		if (!dev_in_scope(d, dev))
+			continue;
+		for (size_t j = 0; j < dev->n_ports; j++) {
+			const struct hw_port *p = &dev->ports[j];
+			const struct hw_gid *g;
+			json_t *f;
+
+			if (p->link_layer != HW_LINK_ETH)
+				continue;
+			doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
+			if (p->n_gids == 0) {
+				f = doctor_add(d, doctor_port_active(p) ? DOCTOR_FAIL : DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+					       "RoCE GID table empty (ibstat shows Port GUID 0x0000000000000000): no QP can leave INIT");
+				doctor_evidence(f, path, "all %zu entries 0000:0000:0000:0000:0000:0000:0000:0000", p->gid_tbl_len);
+				doctor_fix(f, "GIDs come from the netdev's addresses: bring %s up with an IPv4 address (ip addr add "
+					      "<ip>/<len> dev %s); for a VF, the VF netdev must be in this network namespace.",
+					   p->netdev ? p->netdev->name : "the port's netdev", p->netdev ? p->netdev->name : "<netdev>");
+				continue;
+			}
+			g = find_v2_ipv4(p);
+			if (!g) {
+				f = doctor_add(d, doctor_port_active(p) ? DOCTOR_WARN : DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
+					       "no RoCE v2 IPv4 GID: NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET, RoCE v2) finds no GID");
+				doctor_evidence(f, path, "%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2", p->n_gids);
+				doctor_fix(f, "Add an IPv4 address to %s (the kernel then adds a RoCE v2 GID), or point NCCL at the GID "
+					      "you want with NCCL_IB_GID_INDEX.", p->netdev ? p->netdev->name : "the port's netdev");
+				continue;
+			}
+			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "RoCE v2 IPv4 GID at index %u (%s%s%s)", g->index,
+				       g->gid, g->ndev[0] ? " on " : "", g->ndev);
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gid_attrs/types/%u",
+						      dev->name, p->num, g->index), "%s", g->type);
+		}
+	}
+}
+
+/* ---- bond.lag -------------------------------------------------------------------------------- */
+
+static const struct hw_rdma_dev *lag_dev_of(const struct hw_node *n, const struct hw_netdev *bond)
+{
+	for (size_t i = 0; i < n->n_rdma; i++)
+		if (n->rdma[i].lag == bond)
+			return &n->rdma[i];
+	return NULL;
+}
+
+void check_bond_lag(struct doctor *d)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < d->node->n_netdevs; i++) {
+		const struct hw_netdev *b = &d->node->netdevs[i];
+		const struct hw_bond *bd = b->bond;
+		const struct hw_rdma_dev *lag;
+		size_t up = 0, ipoib = 0, rdma_eth = 0;
+		json_t *f;
+
+		if (!bd)
+			continue;
+		doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/slaves", b->name);
+		if (bd->n_slaves == 0) {
+			f = doctor_add(d, DOCTOR_WARN, b->name, "bond without slaves");
+			doctor_evidence(f, path, "(empty)");
+			doctor_fix(f, "Enslave the ports (ip link set <port> master %s) or remove the bond.", b->name);
+			continue;
+		}
+		for (size_t k = 0; k < bd->n_slaves; k++) {
+			const struct hw_netdev *s = bd->slaves[k];
+
+			up += s->carrier == 1;
+			ipoib += s->kind == HW_NETDEV_IPOIB;
+			rdma_eth += s->kind != HW_NETDEV_IPOIB && s->pci && s->pci->vendor == 0x15b3;
+		}
+		lag = lag_dev_of(d->node, b);
+		if (ipoib && bd->mode_id != 1) {
+			f = doctor_add(d, DOCTOR_FAIL, b->name, "IPoIB bond in mode %s: IPoIB supports only active-backup", bd->mode);
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode", b->name), "%s %d",
+					bd->mode, bd->mode_id);
+			doctor_fix(f, "Recreate %s with mode=active-backup (1) and fail_over_mac=1.", b->name);
+			continue;
+		}
+		if (lag && bd->mode_id != 1 && bd->mode_id != 2 && bd->mode_id != 4) {
+			f = doctor_add(d, DOCTOR_FAIL, b->name, "RoCE LAG %s over a %s bond: mlx5 LAG supports active-backup, "
+				       "balance-xor and 802.3ad only", lag->name, bd->mode);
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode", b->name), "%s %d",
+					bd->mode, bd->mode_id);
+			doctor_fix(f, "Set the bond mode to 802.3ad (4) or active-backup (1).");
+			continue;
+		}
+		if (!lag && rdma_eth >= 2) {
+			f = doctor_add(d, DOCTOR_WARN, b->name, "bond of %zu ConnectX Ethernet ports but no mlx5_bond_N device: "
+				       "RoCE LAG is not active, each port keeps its own RDMA device", rdma_eth);
+			doctor_evidence(f, path, "%zu slaves", bd->n_slaves);
+			doctor_fix(f, "LAG needs both PFs of one card in the same bond (mode 1, 2 or 4) and no SR-IOV VFs in legacy "
+				      "eswitch mode; re-create the bond after fixing, then check for mlx5_bond_0 in rdma link.");
+			continue;
+		}
+		if (up == 0) {
+			f = doctor_add(d, DOCTOR_FAIL, b->name, "no slave of %s has carrier", b->name);
+			doctor_evidence(f, path, "%zu slaves, 0 with carrier", bd->n_slaves);
+			doctor_fix(f, "Check the cables and switch ports of the slaves (ip link show master %s).", b->name);
+			continue;
+		}
+		if (up < bd->n_slaves) {
+			f = doctor_add(d, DOCTOR_WARN, b->name, "%zu of %zu slaves of %s (%s%s%s) have carrier: %s", up, bd->n_slaves,
+				       b->name, bd->mode, lag ? ", RoCE LAG " : "", lag ? lag->name : "",
+				       bd->mode_id == 1 ? "no failover left" : "half the bandwidth");
+			doctor_evidence(f, path, "%zu slaves", bd->n_slaves);
+			for (size_t k = 0; k < bd->n_slaves; k++)
+				if (bd->slaves[k]->carrier != 1)
+					ev_netdev(d, f, bd->slaves[k], "carrier");
+			doctor_fix(f, "Bring the dead slave back (cable, switch port, ip link set <slave> up); ibdev2netdev still "
+				      "shows the bond Up.");
+			continue;
+		}
+		f = doctor_add(d, DOCTOR_OK, b->name, "%s bond, %zu slaves up%s%s", bd->mode, bd->n_slaves,
+			       lag ? ", RoCE LAG device " : "", lag ? lag->name : "");
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode", b->name), "%s %d", bd->mode,
+				bd->mode_id);
+	}
+}
+
+/* ---- netdev.mtu ------------------------------------------------------------------------------ */
+
+static bool netdev_is_roce(const struct hw_node *n, const struct hw_netdev *nd)
+{
+	for (size_t i = 0; i < n->n_rdma; i++)
+		for (size_t j = 0; j < n->rdma[i].n_ports; j++)
+			if (n->rdma[i].ports[j].netdev == nd && n->rdma[i].ports[j].link_layer == HW_LINK_ETH &&
+			    !dev_is_vf(&n->rdma[i]))
+				return true;
+	return false;
+}
+
+void check_netdev_mtu(struct doctor *d)
+{
+	const struct hw_node *n = d->node;
+	unsigned roce_mtu = 0;
+	const struct hw_netdev *roce_first = NULL;
+	char path[PATH_MAX], mode[32];
+
+	for (size_t i = 0; i < n->n_netdevs; i++) {
+		const struct hw_netdev *nd = &n->netdevs[i];
+		json_t *f;
+
+		if (nd->master && nd->mtu != nd->master->mtu) {
+			f = doctor_add(d, DOCTOR_WARN, nd->name, "MTU %u differs from its bond %s (%u)", nd->mtu, nd->master->name,
+				       nd->master->mtu);
+			ev_netdev(d, f, nd, "mtu");
+			ev_netdev(d, f, nd->master, "mtu");
+			doctor_fix(f, "Set the MTU on the bond only (ip link set %s mtu <mtu>); the bond propagates it to its slaves.",
+				   nd->master->name);
+		}
+		if (nd->kind == HW_NETDEV_IPOIB && !nd->master) {
+			bool connected = doctor_read(doctor_sys(d, path, sizeof(path), "/class/net/%s/mode", nd->name), mode,
+						     sizeof(mode)) > 0 && str_startswith(mode, "connected");
+
+			if (connected ? nd->mtu > 65520 : (nd->mtu != 2044 && nd->mtu != 4092)) {
+				f = doctor_add(d, DOCTOR_WARN, nd->name, "IPoIB %s mode MTU %u: expected %s", connected ? "connected" : "datagram",
+					       nd->mtu, connected ? "at most 65520" : "2044 (2K IB MTU) or 4092 (4K IB MTU)");
+				ev_netdev(d, f, nd, "mtu");
+				doctor_fix(f, "ip link set %s mtu %s", nd->name, connected ? "65520" : "4092 (with a 4K fabric MTU) or 2044");
+			} else {
+				f = doctor_add(d, DOCTOR_OK, nd->name, "IPoIB %s MTU %u", connected ? "connected" : "datagram", nd->mtu);
+				ev_netdev(d, f, nd, "mtu");
+			}
+			continue;
+		}
+		if (nd->kind == HW_NETDEV_IPOIB || !(netdev_is_roce(n, nd) || (nd->bond && lag_dev_of(n, nd))))
+			continue;
+		if (nd->mtu < 1500) {
+			f = doctor_add(d, DOCTOR_WARN, nd->name, "RoCE netdev MTU %u below 1500: RoCE path MTU drops to 512 or 256",
+				       nd->mtu);
+			ev_netdev(d, f, nd, "mtu");
+			doctor_fix(f, "ip link set %s mtu 9000 (or 1500), the same on every node and switch port.", nd->name);
+		} else {
+			f = doctor_add(d, DOCTOR_OK, nd->name, "RoCE netdev MTU %u: RoCE path MTU %s", nd->mtu,
+				       nd->mtu >= 4200 ? "4096" : nd->mtu >= 2200 ? "2048" : "1024 (9000 gives 4096, ~5% more bandwidth)");
+			ev_netdev(d, f, nd, "mtu");
+		}
+		if (nd->master)
+			continue;
+		if (!roce_first) {
+			roce_first = nd;
+			roce_mtu = nd->mtu;
+		} else if (nd->mtu != roce_mtu) {
+			f = doctor_add(d, DOCTOR_WARN, nd->name, "RoCE rails disagree on MTU: %s %u, %s %u", roce_first->name, roce_mtu,
+				       nd->name, nd->mtu);
+			ev_netdev(d, f, roce_first, "mtu");
+			ev_netdev(d, f, nd, "mtu");
+			doctor_fix(f, "Use one MTU (1500 or 9000) on every RoCE netdev and switch port; the path MTU is the "
+				      "smallest on the way.");
+		}
+	}
+}
+
+/* ---- sriov.vfs ------------------------------------------------------------------------------- */
+
+void check_sriov(struct doctor *d)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < d->node->n_pci; i++) {
+		const struct hw_pci *p = &d->node->pci[i];
+		size_t unbound = 0, no_rdma = 0;
+		json_t *f;
+
+		if (p->sriov_totalvfs <= 0 || p->physfn)
+			continue;
+		doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/sriov_numvfs", p->bdf);
+		if (p->sriov_numvfs > p->sriov_totalvfs) {
+			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "sriov_numvfs %d above sriov_totalvfs %d", p->sriov_numvfs,
+				       p->sriov_totalvfs);
+			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			continue;
+		}
+		if (p->sriov_numvfs == 0) {
+			f = doctor_add(d, DOCTOR_OK, p->bdf, "SR-IOV capable (sriov_totalvfs %d), no VFs enabled", p->sriov_totalvfs);
+			doctor_evidence(f, path, "0");
+			continue;
+		}
+		if ((size_t)p->sriov_numvfs != p->n_vfs) {
+			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "sriov_numvfs %d but %zu virtfn links: VF creation failed",
+				       p->sriov_numvfs, p->n_vfs);
+			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			doctor_fix(f, "Check dmesg for the mlx5_core error; re-create them: echo 0 > %s; echo %d > %s "
+				      "(firmware SRIOV_EN and NUM_OF_VFS via mlxconfig bound the total).",
+				   path, p->sriov_numvfs, path);
+			continue;
+		}
+		for (size_t k = 0; k < p->n_vfs; k++) {
+			unbound += !p->vfs[k]->driver[0];
+			no_rdma += p->vfs[k]->driver[0] && p->vfs[k]->n_rdma == 0;
+		}
+		if (unbound || no_rdma) {
+			f = doctor_add(d, DOCTOR_WARN, p->bdf, "%d VFs: %zu without a driver, %zu without an RDMA device",
+				       p->sriov_numvfs, unbound, no_rdma);
+			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			doctor_fix(f, "Unbound VFs are invisible to the device plugin: bind them (echo <vf-bdf> > "
+				      "/sys/bus/pci/drivers/mlx5_core/bind) unless they are meant for VFIO; VFs without RDMA need "
+				      "mlx5_ib.");
+			continue;
+		}
+		f = doctor_add(d, DOCTOR_OK, p->bdf, "%d of %d VFs enabled, all bound with an RDMA device", p->sriov_numvfs,
+			       p->sriov_totalvfs);
+		doctor_evidence(f, path, "%d", p->sriov_numvfs);
+	}
+}
+
+/* ---- chardev.nodes --------------------------------------------------------------------------- */
+
+void check_chardevs(struct doctor *d)
+{
+	const struct hw_node *n = d->node;
+	size_t good = 0;
+	char path[PATH_MAX], sysp[PATH_MAX];
+	json_t *f;
+
+	for (size_t i = 0; i < n->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &n->rdma[i];
+
+		if (dev->uverbs)
+			continue;
+		f = doctor_add(d, DOCTOR_FAIL, dev->name, "%s has no uverbs device: libibverbs cannot list it (\"IB device %s not "
+			       "found\")", dev->name, dev->name);
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/device/infiniband_verbs", dev->name),
+				"(absent)");
+		doctor_fix(f, "Load ib_uverbs (modprobe ib_uverbs); if it is loaded, the driver did not register user verbs "
+			      "for this device: check dmesg.");
+	}
+	for (size_t i = 0; i < n->n_chardevs; i++) {
+		const struct hw_chardev *c = &n->chardevs[i];
+		bool world = c->kind == HW_CHR_UVERBS || c->kind == HW_CHR_RDMA_CM;
+		const char *obj = c->dev ? c->dev->name : c->name;
+
+		doctor_dev(d, path, sizeof(path), "/%s", c->node.path);
+		doctor_sys(d, sysp, sizeof(sysp), "/class/%s/%s/dev",
+			   c->kind == HW_CHR_UVERBS ? "infiniband_verbs" : c->kind == HW_CHR_RDMA_CM ? "misc" : "infiniband_mad", c->name);
+		if (!c->node.present) {
+			f = doctor_add(d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj, "%s missing from devfs%s", c->node.path,
+				       c->kind == HW_CHR_UVERBS ? ": libibverbs silently drops the device" : "");
+			doctor_evidence(f, sysp, "%u:%u", c->major, c->minor);
+			doctor_evidence(f, path, "(absent)");
+			doctor_fix(f, "udev did not create it: udevadm trigger --subsystem-match=infiniband_verbs "
+				      "--subsystem-match=infiniband_mad --subsystem-match=misc, or mknod %s c %u %u.", path, c->major, c->minor);
+			continue;
+		}
+		if (!c->matches) {
+			f = doctor_add(d, DOCTOR_FAIL, obj, "%s is not the character device %u:%u the kernel registered", c->node.path,
+				       c->major, c->minor);
+			doctor_evidence(f, sysp, "%u:%u", c->major, c->minor);
+			doctor_evidence(f, path, c->node.is_char ? "char %u:%u" : "not a character device", c->node.major, c->node.minor);
+			doctor_fix(f, "A stale node (copied /dev or a reused minor after hot-plug): rm %s and udevadm trigger.", path);
+			continue;
+		}
+		if (world && (c->node.mode & 0666) != 0666) {
+			f = doctor_add(d, DOCTOR_WARN, obj, "%s mode %04o: non-root users (and pods running as non-root) cannot open it",
+				       c->node.path, c->node.mode);
+			doctor_evidence(f, path, "mode %04o uid %u gid %u", c->node.mode, (unsigned)c->node.uid, (unsigned)c->node.gid);
+			doctor_fix(f, "rdma-core's udev rules make uverbs and rdma_cm 0666: chmod 0666 %s, and install rdma-core's "
+				      "udev rules (90-rdma-umad/91-ib-permissions) so it survives a reboot.", path);
+			continue;
+		}
+		good++;
+	}
+	if (good) {
+		f = doctor_add(d, DOCTOR_OK, NULL, "%zu of %zu character devices present with the kernel's numbers", good, n->n_chardevs);
+		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"), "%zu nodes checked", n->n_chardevs);
+	}
+}
+
+/* ---- gpudirect.driver ------------------------------------------------------------------------- */
+
+void check_gpudirect_driver(struct doctor *d)
+{
+	const struct hw_module *peermem = hw_node_module(d->node, "nvidia_peermem");
+	const struct hw_module *legacy = hw_node_module(d->node, "nv_peer_mem");
+	const struct hw_module *nv = hw_node_module(d->node, "nvidia");
+	char path[PATH_MAX], vpath[PATH_MAX], buf[512];
+	unsigned kmaj = 0, kmin = 0, nvmaj = 0;
+	bool open_mod = false, have_kernel = false, have_nv = false;
+	json_t *f;
+
+	if (d->node->n_gpus == 0)
+		return;
+	if (d->node->n_rdma == 0) {
+		doctor_add(d, DOCTOR_SKIP, NULL, "%zu GPUs but no RDMA device: GPUDirect RDMA has nothing to pair with",
+			   d->node->n_gpus);
+		return;
+	}
+	if (nv && nv->state == HW_MOD_ABSENT) {
+		f = doctor_add(d, DOCTOR_FAIL, "nvidia", "%zu GPUs but the nvidia driver is not loaded", d->node->n_gpus);
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/module/nvidia"), "(absent)");
+		doctor_fix(f, "Install and load the NVIDIA driver (GPU Operator, or the distribution's package).");
+		return;
+	}
+	if ((peermem && peermem->state != HW_MOD_ABSENT) || (legacy && legacy->state != HW_MOD_ABSENT)) {
+		const struct hw_module *m = peermem && peermem->state != HW_MOD_ABSENT ? peermem : legacy;
+
+		f = doctor_add(d, DOCTOR_OK, m->name, "%s loaded: GPU memory can be registered (ibv_reg_mr on cudaMalloc memory)",
+			       m->name);
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/module/%s/initstate", m->name), "live");
+		return;
+	}
+	/* dma-buf: ibv_reg_dmabuf_mr needs kernel >= 5.12 (ib_umem_dmabuf) and the NVIDIA open kernel
+	 * modules >= 515; the proprietary module does not export dma-buf for device memory. */
+	if (doctor_read(doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), buf, sizeof(buf)) > 0 &&
+	    kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
+		have_kernel = true;
+	if (doctor_read(doctor_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf, sizeof(buf)) > 0 &&
+	    nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
+		have_nv = true;
+	if (have_kernel && have_nv && (kmaj > 5 || (kmaj == 5 && kmin >= 12)) && open_mod && nvmaj >= 515) {
+		f = doctor_add(d, DOCTOR_OK, "dma-buf", "no nvidia_peermem, but dma-buf works: kernel %u.%u, NVIDIA open kernel "
+			       "module %u (NCCL >= 2.13 and perftest --use_cuda_dmabuf use it)", kmaj, kmin, nvmaj);
+		doctor_evidence(f, path, "%u.%u", kmaj, kmin);
+		doctor_evidence(f, vpath, "Open Kernel Module %u", nvmaj);
+		return;
+	}
+	f = doctor_add(d, have_kernel && have_nv ? DOCTOR_FAIL : DOCTOR_WARN, "nvidia_peermem",
+		       "%s: registering GPU memory fails (perftest \"Couldn't allocate MR with error=14\"; NCCL falls back "
+		       "to staging through host memory)",
+		       have_kernel && have_nv ? "neither nvidia_peermem nor dma-buf (needs kernel >= 5.12 and the open module >= 515)"
+					      : "nvidia_peermem not loaded and dma-buf support unknown");
+	doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/module/nvidia_peermem"), "(absent)");
+	if (have_kernel)
+		doctor_evidence(f, doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), "%u.%u", kmaj, kmin);
+	if (have_nv)
+		doctor_evidence(f, vpath, "%s kernel module %u", open_mod ? "open" : "proprietary", nvmaj);
+	else
+		doctor_evidence(f, vpath, "(unreadable)");
+	doctor_fix(f, "modprobe nvidia-peermem (GPU Operator: driver.rdma.enabled=true), or use the NVIDIA open kernel "
+		      "modules >= 515 on a kernel >= 5.12 so NCCL can use dma-buf (NCCL_DMABUF_ENABLE=1).");
+}
+
+/* ---- gpudirect.topology ----------------------------------------------------------------------- */
+
+void check_gpudirect_topology(struct doctor *d)
+{
+	char obj[32], path[PATH_MAX];
+
+	for (size_t i = 0; i < d->node->n_gpus; i++) {
+		const struct hw_gpu *g = &d->node->gpus[i];
+		json_t *f;
+
+		snprintf(obj, sizeof(obj), "GPU%u", g->index);
+		doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s", g->pci ? g->pci->bdf : "?");
+		if (!g->nearest) {
+			if (d->node->n_rdma)
+				doctor_add(d, DOCTOR_SKIP, obj, "no HCA with a known PCIe relation");
+			continue;
+		}
+		switch (g->nearest_rel) {
+		case HW_TOPO_PIX:
+		case HW_TOPO_PXB:
+			f = doctor_add(d, DOCTOR_OK, obj, "nearest HCA %s is %s (same PCIe switch): GPUDirect RDMA at full speed",
+				       g->nearest->name, hw_topo_name(g->nearest_rel));
+			break;
+		case HW_TOPO_PHB:
+			f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s is PHB (through the CPU's root complex): NCCL's default "
+				       "NCCL_NET_GDR_LEVEL does not use GPUDirect RDMA that far", g->nearest->name);
+			doctor_fix(f, "Pair the GPU with an HCA behind its PCIe switch, or set NCCL_NET_GDR_LEVEL=PHB if measured faster.");
+			break;
+		case HW_TOPO_NODE:
+		case HW_TOPO_SYS:
+			f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s is %s (across %s): GPU buffers may reach half the "
+				       "host-memory bandwidth (perftest#241)", g->nearest->name, hw_topo_name(g->nearest_rel),
+				       g->nearest_rel == HW_TOPO_SYS ? "sockets" : "host bridges");
+			doctor_fix(f, "Give the pod an HCA on the GPU's NUMA node (the device plugin's topology hints with the "
+				      "kubelet Topology Manager single-numa-node policy).");
+			break;
+		default:
+			f = doctor_add(d, DOCTOR_SKIP, obj, "PCIe relation to %s unknown", g->nearest->name);
+		}
+		doctor_evidence(f, path, "%s -> %s: %s", g->pci ? g->pci->bdf : "?",
+				g->nearest->pci ? g->nearest->pci->bdf : g->nearest->name, hw_topo_name(g->nearest_rel));
+	}
+}
+
+/* ---- netns.mode ------------------------------------------------------------------------------ */
+
+void check_netns_mode(struct doctor *d)
+{
+	int mode = d->node->kernel.netns_mode;
+	char path[PATH_MAX];
+	const char *name = mode == 1 ? "shared" : "exclusive";
+	json_t *f;
+
+	doctor_sys(d, path, sizeof(path), "/module/ib_core/parameters/netns_mode");
+	if (mode < 0) {
+		if (d->node->n_rdma)
+			doctor_add(d, DOCTOR_SKIP, NULL, "RDMA netns mode unknown (no ib_core parameters in sysfs)");
+		return;
+	}
+	if (d->plugin_netns < 0 || d->plugin_netns == mode) {
+		f = doctor_add(d, DOCTOR_OK, NULL, "RDMA netns mode %s%s%s", name, d->plugin_config ? "; plugin config: " : "",
+			       d->plugin_config ? d->plugin_why : "");
+		doctor_evidence(f, path, "%s", mode ? "Y" : "N");
+		if (d->plugin_config)
+			doctor_evidence(f, d->plugin_config, "%s", d->plugin_why);
+		return;
+	}
+	f = doctor_add(d, DOCTOR_FAIL, NULL, "RDMA netns mode is %s but the plugin config expects %s%s", name,
+		       d->plugin_netns ? "shared" : "exclusive",
+		       mode == 0 ? ": shared HCAs are not in the pods' network namespaces, so pods see no device "
+				   "(k8s-rdma-shared-dev-plugin refuses to start)"
+				 : ": RDMA CNI refuses to move devices, per-VF pods are not isolated");
+	doctor_evidence(f, path, "%s", mode ? "Y" : "N");
+	doctor_evidence(f, d->plugin_config, "%s", d->plugin_why);
+	doctor_fix(f, "rdma system set netns %s (only while no other network namespace exists), or persist it: echo "
+		      "\"options ib_core netns_mode=%d\" > /etc/modprobe.d/ib_core.conf and reboot.",
+		   d->plugin_netns ? "shared" : "exclusive", d->plugin_netns);
+}

@@ -1,0 +1,605 @@
+#include "doctor/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+/* Every parser works on a NUL-terminated private copy: the input may be any bytes (fuzzing),
+ * with embedded NULs cut at the first one. */
+static char *buf_dup(const char *buf, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return NULL;
+	if (len)
+		memcpy(s, buf, len);
+	s[len] = '\0';
+	return s;
+}
+
+/* Next line of *cursor (NUL-terminated in place), NULL at the end. */
+static char *next_line(char **cursor)
+{
+	char *l = *cursor, *nl;
+
+	if (!l || !*l)
+		return NULL;
+	nl = strchr(l, '\n');
+	if (nl) {
+		*nl = '\0';
+		*cursor = nl + 1;
+	} else {
+		*cursor = l + strlen(l);
+	}
+	return l;
+}
+
+static char *skip_ws(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+static int limit_value(const char *tok, uint64_t *ret)
+{
+	unsigned long long v;
+
+	if (strcmp(tok, "unlimited") == 0) {
+		*ret = DOCTOR_UNLIMITED;
+		return 0;
+	}
+	if (str_to_u64(tok, 10, &v) < 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* /proc/<pid>/limits (fs/proc/base.c proc_pid_limits): "%-25s %-20s %-20s %-10s\n", the name
+ * padded to 25 columns, so names with spaces are found by prefix and the values follow. */
+int limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *cur = copy, *line;
+	size_t nl = strlen(name);
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char *p, *tok_soft, *tok_hard, *save = NULL;
+		uint64_t s, h;
+
+		if (strncmp(line, name, nl) != 0 || (line[nl] != ' ' && line[nl] != '\t'))
+			continue;
+		p = line + nl;
+		tok_soft = strtok_r(p, " \t", &save);
+		/* "Max locked" must not match "Max locked memory": the next word has to be a value */
+		if (!tok_soft || (!isdigit((unsigned char)tok_soft[0]) && tok_soft[0] != '-' && strcmp(tok_soft, "unlimited")))
+			continue;
+		tok_hard = strtok_r(NULL, " \t", &save);
+		if (!tok_hard || limit_value(tok_soft, &s) < 0 || limit_value(tok_hard, &h) < 0)
+			return -EINVAL;
+		*soft = s;
+		*hard = h;
+		return 1;
+	}
+	return 0;
+}
+
+static int hex64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+
+	if (str_to_u64(s, 16, &v) < 0 || strlen(s) > 16)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int proc_status_parse(const char *buf, size_t len, struct proc_status *ret)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	struct proc_status st = { 0 };
+	char *cur = copy, *line;
+	unsigned caps = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char *colon = strchr(line, ':'), *val;
+		uint64_t *cap = NULL;
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		val = skip_ws(colon + 1);
+		str_rstrip(val);
+		if (strcmp(line, "Uid") == 0) {
+			unsigned long u[4];
+			int n;
+
+			if (sscanf(val, "%lu %lu %lu %lu%n", &u[0], &u[1], &u[2], &u[3], &n) != 4 || val[n])
+				return -EINVAL;
+			for (int i = 0; i < 4; i++) {
+				if (u[i] > UINT32_MAX)
+					return -EINVAL;
+				st.uid[i] = (uint32_t)u[i];
+			}
+			st.has_uid = true;
+			continue;
+		}
+		if (strcmp(line, "CapInh") == 0)
+			cap = &st.cap_inh;
+		else if (strcmp(line, "CapPrm") == 0)
+			cap = &st.cap_prm;
+		else if (strcmp(line, "CapEff") == 0)
+			cap = &st.cap_eff;
+		else if (strcmp(line, "CapBnd") == 0)
+			cap = &st.cap_bnd;
+		else if (strcmp(line, "CapAmb") == 0)
+			cap = &st.cap_amb;
+		if (!cap)
+			continue;
+		if (hex64(val, cap) < 0)
+			return -EINVAL;
+		if (cap == &st.cap_eff)
+			caps |= 1;
+		caps |= 2;
+	}
+	/* CapEff is the one that decides (kernel capable()); without it the rest is noise. */
+	st.has_caps = caps & 1;
+	*ret = st;
+	return st.has_uid || st.has_caps;
+}
+
+/* Decode the kernel's octal escapes (seq_file mangle: space, tab, newline, backslash). */
+static int unescape(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		char c = *s;
+
+		if (c == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			c = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		}
+		if (o + 1 >= n)
+			return -ENAMETOOLONG;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype, const char *source,
+		      const char *opt1, const char *opt2)
+{
+	int n;
+
+	if (unescape(mp, e->mountpoint, sizeof(e->mountpoint)) < 0 ||
+	    unescape(source, e->source, sizeof(e->source)) < 0 ||
+	    str_copy(e->fstype, sizeof(e->fstype), fstype) < 0)
+		return -EINVAL;
+	n = snprintf(e->options, sizeof(e->options), "%s%s%s", opt1, opt2 && *opt2 ? "," : "", opt2 ? opt2 : "");
+	if (n < 0 || (size_t)n >= sizeof(e->options))
+		return -EINVAL;
+	return 0;
+}
+
+/* mountinfo (Documentation/filesystems/proc.rst 3.5):
+ * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
+int mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *cur = copy, *line;
+	struct mount_entry e;
+	int found = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char *f[6], *save = NULL, *tok, *fstype, *source, *super;
+		int i;
+
+		for (i = 0; i < 6; i++) {
+			f[i] = strtok_r(i ? NULL : line, " ", &save);
+			if (!f[i])
+				break;
+		}
+		if (i < 6)
+			continue; /* short line: not a mount */
+		/* optional fields until the lone "-" */
+		while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-") != 0)
+			;
+		if (!tok)
+			return -EINVAL;
+		fstype = strtok_r(NULL, " ", &save);
+		source = fstype ? strtok_r(NULL, " ", &save) : NULL;
+		super = source ? strtok_r(NULL, " ", &save) : NULL;
+		if (!super)
+			return -EINVAL;
+		{
+			char mp[256];
+
+			if (unescape(f[4], mp, sizeof(mp)) < 0 || strcmp(mp, mountpoint) != 0)
+				continue;
+		}
+		if (fill_entry(&e, f[4], fstype, source, f[5], super) < 0)
+			return -EINVAL;
+		found = 1; /* keep going: a later mount on the same point covers this one */
+	}
+	if (found)
+		*ret = e;
+	return found;
+}
+
+int mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *cur = copy, *line;
+	struct mount_entry e;
+	int found = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char *save = NULL, *source, *mp, *fstype, *opts;
+		char mpbuf[256];
+
+		source = strtok_r(line, " \t", &save);
+		mp = source ? strtok_r(NULL, " \t", &save) : NULL;
+		fstype = mp ? strtok_r(NULL, " \t", &save) : NULL;
+		opts = fstype ? strtok_r(NULL, " \t", &save) : NULL;
+		if (!opts)
+			continue;
+		if (unescape(mp, mpbuf, sizeof(mpbuf)) < 0 || strcmp(mpbuf, mountpoint) != 0)
+			continue;
+		if (fill_entry(&e, mp, fstype, source, opts, NULL) < 0)
+			return -EINVAL;
+		found = 1;
+	}
+	if (found)
+		*ret = e;
+	return found;
+}
+
+/* tmpfs prints "size=%luk" (mm/shmem.c shmem_show_options); a hand-written fstab may say
+ * 1g or 64m, so every memparse() suffix is accepted. */
+int mount_option_size(const char *options, uint64_t *bytes)
+{
+	const char *p = options;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t l = end ? (size_t)(end - p) : strlen(p);
+
+		if (l > 5 && strncmp(p, "size=", 5) == 0) {
+			char num[32], *e;
+			unsigned long long v, mul = 1;
+
+			if (l - 5 >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, p + 5, l - 5);
+			num[l - 5] = '\0';
+			if (!isdigit((unsigned char)num[0]))
+				return -EINVAL;
+			errno = 0;
+			v = strtoull(num, &e, 10);
+			if (errno)
+				return -EINVAL;
+			switch (*e) {
+			case '\0': break;
+			case '%': return 0;
+			case 'k': case 'K': mul = 1ull << 10; e++; break;
+			case 'm': case 'M': mul = 1ull << 20; e++; break;
+			case 'g': case 'G': mul = 1ull << 30; e++; break;
+			case 't': case 'T': mul = 1ull << 40; e++; break;
+			default: return -EINVAL;
+			}
+			if (*e || (v && mul > UINT64_MAX / v))
+				return -EINVAL;
+			*bytes = v * mul;
+			return 1;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+int cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
+{
+	char tmp[32];
+	unsigned long long v;
+
+	if (len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, buf, len);
+	tmp[len] = '\0';
+	str_rstrip(tmp);
+	if (strcmp(tmp, "max") == 0) {
+		*bytes = DOCTOR_UNLIMITED;
+		return 0;
+	}
+	if (str_to_u64(tmp, 10, &v) < 0)
+		return -EINVAL;
+	/* cgroup v1 reports "no limit" as PAGE_COUNTER_MAX * PAGE_SIZE, which depends on the page
+	 * size (9223372036854771712 with 4 KiB pages); anything from 2^62 up is no limit. */
+	*bytes = v >= (1ull << 62) ? DOCTOR_UNLIMITED : v;
+	return 0;
+}
+
+int cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *cur = copy, *line;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char *c1 = strchr(line, ':'), *c2, *ctrl;
+
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c1 = *c2 = '\0';
+		ctrl = c1 + 1;
+		if (v2 ? (strcmp(line, "0") != 0 || *ctrl) : !strstr(ctrl, "memory"))
+			continue;
+		if (!v2) { /* "memory" must be a whole item of the comma list ("cpu,memory" is rare but legal) */
+			char *save = NULL, *t;
+			bool ok = false;
+
+			for (t = strtok_r(ctrl, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				ok |= strcmp(t, "memory") == 0;
+			if (!ok)
+				continue;
+		}
+		if (c2[1] != '/')
+			return -EINVAL;
+		return str_copy(path, n, c2 + 1) < 0 ? -ENAMETOOLONG : 1;
+	}
+	return 0;
+}
+
+int nccl_list_parse(const char *s, struct nccl_list *ret)
+{
+	struct nccl_list l = { 0 };
+	const char *p = s;
+
+	if (*p == '^') {
+		l.exclude = true;
+		p++;
+	}
+	if (*p == '=') {
+		l.exact = true;
+		p++;
+	}
+	while (*p) {
+		const char *end = strchr(p, ','), *colon;
+		size_t len = end ? (size_t)(end - p) : strlen(p), nlen;
+		struct nccl_entry *e;
+
+		if (l.n == NCCL_LIST_MAX)
+			return -E2BIG;
+		e = &l.e[l.n];
+		colon = memchr(p, ':', len);
+		nlen = colon ? (size_t)(colon - p) : len;
+		if (nlen == 0 || nlen >= sizeof(e->name))
+			return -EINVAL;
+		memcpy(e->name, p, nlen);
+		e->name[nlen] = '\0';
+		e->port = -1;
+		if (colon) {
+			char num[16];
+			const char *pe = memchr(colon + 1, ':', len - nlen - 1);
+			size_t plen = pe ? (size_t)(pe - colon - 1) : len - nlen - 1;
+			unsigned long long v;
+
+			if (plen == 0 || plen >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, colon + 1, plen);
+			num[plen] = '\0';
+			if (str_to_u64(num, 10, &v) < 0 || v > 255)
+				return -EINVAL;
+			e->port = (int)v;
+		}
+		l.n++;
+		if (!end)
+			break;
+		p = end + 1;
+		if (!*p)
+			return -EINVAL; /* trailing comma: an empty name */
+	}
+	*ret = l;
+	return 0;
+}
+
+bool nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port)
+{
+	if (e->port >= 0 && port >= 0 && e->port != port)
+		return false;
+	/* NCCL matchIf(): exact compare, or strncmp(name, entry, strlen(entry)) == 0 */
+	return l->exact ? strcmp(name, e->name) == 0 : strncmp(name, e->name, strlen(e->name)) == 0;
+}
+
+bool nccl_list_selects(const struct nccl_list *l, const char *name, int port)
+{
+	bool m = false;
+
+	if (l->n == 0) /* NCCL: an empty list matches nothing, so "^" alone keeps everything */
+		return l->exclude;
+	for (size_t i = 0; i < l->n && !m; i++)
+		m = nccl_entry_match(l, &l->e[i], name, port);
+	return m != l->exclude;
+}
+
+static int env_push(struct doctor_env *env, const char *kv)
+{
+	char **v;
+
+	if (!strchr(kv, '=') || kv[0] == '=')
+		return 0; /* not an assignment: ignored like the shell would not export it */
+	v = realloc(env->kv, (env->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	env->kv = v;
+	env->kv[env->n] = strdup(kv);
+	if (!env->kv[env->n])
+		return -ENOMEM;
+	env->n++;
+	return 0;
+}
+
+static int env_push_line(struct doctor_env *env, char *line)
+{
+	char *eq, *val;
+	size_t vl;
+
+	line = skip_ws(line);
+	str_rstrip(line);
+	if (!*line || *line == '#')
+		return 0;
+	if (strncmp(line, "export ", 7) == 0)
+		line = skip_ws(line + 7);
+	eq = strchr(line, '=');
+	if (!eq)
+		return 0;
+	val = eq + 1;
+	vl = strlen(val);
+	if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+		memmove(val, val + 1, vl - 2);
+		val[vl - 2] = '\0';
+	}
+	return env_push(env, line);
+}
+
+int env_parse(const char *buf, size_t len, struct doctor_env *ret)
+{
+	struct doctor_env env = { 0 };
+	int r = 0;
+
+	if (memchr(buf, '\0', len)) { /* /proc/<pid>/environ */
+		size_t i = 0;
+
+		while (i < len && r >= 0) {
+			const char *s = buf + i;
+			size_t l = strnlen(s, len - i);
+			_cleanup_free_ char *kv = buf_dup(s, l);
+
+			r = kv ? env_push(&env, kv) : -ENOMEM;
+			i += l + 1;
+		}
+	} else {
+		_cleanup_free_ char *copy = buf_dup(buf, len);
+		char *cur = copy, *line;
+
+		if (!copy)
+			return -ENOMEM;
+		while (r >= 0 && (line = next_line(&cur)))
+			r = env_push_line(&env, line);
+	}
+	if (r < 0) {
+		env_clear(&env);
+		return r;
+	}
+	*ret = env;
+	return 0;
+}
+
+int env_from_environ(char *const *environ_, struct doctor_env *ret)
+{
+	struct doctor_env env = { 0 };
+
+	for (size_t i = 0; environ_ && environ_[i]; i++)
+		if (env_push(&env, environ_[i]) < 0) {
+			env_clear(&env);
+			return -ENOMEM;
+		}
+	*ret = env;
+	return 0;
+}
+
+const char *env_get(const struct doctor_env *env, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *found = NULL;
+
+	/* the last assignment wins, as in a shell file */
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->kv[i], key, kl) == 0 && env->kv[i][kl] == '=')
+			found = env->kv[i] + kl + 1;
+	return found;
+}
+
+void env_clear(struct doctor_env *env)
+{
+	for (size_t i = 0; i < env->n; i++)
+		free(env->kv[i]);
+	free(env->kv);
+	env->kv = NULL;
+	env->n = 0;
+}
+
+int nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *p;
+
+	if (!copy)
+		return -ENOMEM;
+	*open_module = strstr(copy, "Open Kernel Module") != NULL;
+	/* the first token that looks like NNN.NN[.NN] */
+	for (p = copy; *p; p++) {
+		char *e;
+		unsigned long v;
+
+		if (!isdigit((unsigned char)*p) || (p > copy && !isspace((unsigned char)p[-1])))
+			continue;
+		v = strtoul(p, &e, 10);
+		if (*e == '.' && isdigit((unsigned char)e[1]) && v > 0 && v < 100000) {
+			*major = (unsigned)v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor)
+{
+	char tmp[64];
+	unsigned a, b;
+
+	if (len >= sizeof(tmp))
+		len = sizeof(tmp) - 1;
+	memcpy(tmp, buf, len);
+	tmp[len] = '\0';
+	if (sscanf(tmp, "%u.%u", &a, &b) != 2)
+		return -EINVAL;
+	*major = a;
+	*minor = b;
+	return 0;
+}
+
+const char *doctor_bytes(uint64_t v, char *buf, size_t n)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned u = 0;
+
+	if (v == DOCTOR_UNLIMITED) {
+		snprintf(buf, n, "unlimited");
+		return buf;
+	}
+	while (u + 1 < ELEMENTSOF(unit) && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%" PRIu64 " %s", v, unit[u]);
+	return buf;
+}

@@ -1,0 +1,66 @@
+/* The doctor's parsers on arbitrary bytes: /proc limits and status, mountinfo and mounts,
+ * cgroup values and paths, environment files and the NCCL_IB_HCA / NCCL_SOCKET_IFNAME syntax.
+ * No crash, no over-read (the input is not NUL-terminated), and a success leaves a
+ * well-formed value. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	struct proc_status st;
+	struct mount_entry m;
+	struct doctor_env env;
+	struct nccl_list l;
+	uint64_t a, b;
+	unsigned x, y;
+	bool o;
+	char path[256], *s;
+
+	limits_parse(buf, size, "Max locked memory", &a, &b);
+	proc_status_parse(buf, size, &st);
+	if (mountinfo_find(buf, size, "/dev/shm", &m) > 0 && strcmp(m.mountpoint, "/dev/shm") != 0)
+		abort();
+	if (mounts_find(buf, size, "/dev/shm", &m) > 0)
+		mount_option_size(m.options, &a);
+	cgroup_value_parse(buf, size, &a);
+	if (cgroup_path_parse(buf, size, true, path, sizeof(path)) > 0 && path[0] != '/')
+		abort();
+	cgroup_path_parse(buf, size, false, path, sizeof(path));
+	if (env_parse(buf, size, &env) == 0) {
+		for (size_t i = 0; i < env.n; i++)
+			if (!strchr(env.kv[i], '='))
+				abort();
+		env_get(&env, "NCCL_IB_HCA");
+		env_clear(&env);
+	}
+	nvidia_version_parse(buf, size, &x, &o);
+	kernel_release_parse(buf, size, &x, &y);
+
+	/* the NCCL list parser takes a C string (an environment value) */
+	s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	mount_option_size(s, &a);
+	if (nccl_list_parse(s, &l) == 0) {
+		if (l.n > NCCL_LIST_MAX)
+			abort();
+		for (size_t i = 0; i < l.n; i++) {
+			if (!l.e[i].name[0] || l.e[i].port > 255)
+				abort();
+			/* an entry always selects its own name (exact or prefix), on its own port */
+			if (!nccl_entry_match(&l, &l.e[i], l.e[i].name, l.e[i].port))
+				abort();
+		}
+		nccl_list_selects(&l, "mlx5_10", 1);
+	}
+	free(s);
+	return 0;
+}
