@@ -33,6 +33,11 @@ static bool rdma_dev_if_match(const struct strv *names, const struct hw_rdma_dev
 	 * ifNames never matched there, since it scans PCI functions' netdevs only). */
 	if (dev->lag && strv_contains(names, dev->lag->name))
 		return true;
+	/* ... and so does any of the bond's slaves, whichever PF the device sits on */
+	if (dev->lag && dev->lag->bond)
+		for (size_t i = 0; i < dev->lag->bond->n_slaves; i++)
+			if (strv_contains(names, dev->lag->bond->slaves[i]->name))
+				return true;
 	for (size_t i = 0; i < dev->n_ports; i++)
 		if (netdev_named(names, dev->ports[i].netdev))
 			return true;

@@ -1,0 +1,643 @@
+/* Selectors, pools, Allocate answers and preferred allocation over hardware models built in
+ * memory (the sample nodes under examples/nodes are covered by tests/cmd/plugin_dryrun.sh). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "plugin/config.h"
+#include "plugin/pool.h"
+#include "plugin/select.h"
+
+/* ---- an in-memory node -------------------------------------------------------------- */
+
+#define MAXN 64
+struct fx {
+	struct hw_node node;
+	struct hw_rdma_dev rdma[MAXN];
+	struct hw_port ports[MAXN];
+	struct hw_pci pci[MAXN];
+	struct hw_netdev nd[MAXN];
+	struct hw_chardev chr[4 * MAXN];
+	struct hw_pci *vfs[MAXN][MAXN];
+	struct hw_netdev *pci_nd[MAXN][2];
+	struct hw_rdma_dev *pci_rdma[MAXN][1];
+	struct hw_netdev *slaves[4];
+	struct hw_bond bond;
+};
+
+static struct hw_chardev *chr(struct fx *f, enum hw_chardev_kind k, const char *name, struct hw_rdma_dev *dev)
+{
+	struct hw_chardev *c = &f->chr[f->node.n_chardevs++];
+
+	c->kind = k;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->node.path, sizeof(c->node.path), "infiniband/%s", name);
+	c->node.present = c->node.is_char = c->matches = true;
+	c->dev = dev;
+	return c;
+}
+
+static struct hw_netdev *netdev(struct fx *f, const char *name, unsigned type, int carrier)
+{
+	struct hw_netdev *n = &f->nd[f->node.n_netdevs++];
+
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->type = type;
+	n->carrier = carrier;
+	return n;
+}
+
+static struct hw_pci *pci(struct fx *f, const char *bdf, uint16_t device, int numa, struct hw_pci *pf)
+{
+	size_t i = f->node.n_pci++;
+	struct hw_pci *p = &f->pci[i];
+
+	snprintf(p->bdf, sizeof(p->bdf), "%s", bdf);
+	p->vendor = 0x15b3;
+	p->device = device;
+	p->class_code = 0x020700;
+	snprintf(p->driver, sizeof(p->driver), "mlx5_core");
+	p->numa_node = numa;
+	p->sriov_totalvfs = p->sriov_numvfs = -1;
+	p->vf_index = -1;
+	p->netdevs = f->pci_nd[i];
+	p->rdma = f->pci_rdma[i];
+	p->vfs = f->vfs[i];
+	if (pf) {
+		p->physfn = pf;
+		p->vf_index = (int)pf->n_vfs;
+		pf->vfs[pf->n_vfs++] = p;
+		pf->sriov_numvfs = (int)pf->n_vfs;
+	}
+	return p;
+}
+
+/* An RDMA device with one port on p, its netdev nd (may be NULL), port state. */
+static struct hw_rdma_dev *rdma(struct fx *f, const char *name, struct hw_pci *p, struct hw_netdev *nd,
+				enum hw_link_layer ll, int state)
+{
+	size_t i = f->node.n_rdma++;
+	struct hw_rdma_dev *d = &f->rdma[i];
+	struct hw_port *port = &f->ports[i];
+	char buf[32];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->pci = p;
+	d->ports = port;
+	d->n_ports = 1;
+	port->dev = d;
+	port->num = 1;
+	port->state = state;
+	port->link_layer = ll;
+	port->netdev = nd;
+	snprintf(buf, sizeof(buf), "uverbs%zu", i);
+	d->uverbs = chr(f, HW_CHR_UVERBS, buf, d);
+	snprintf(buf, sizeof(buf), "umad%zu", i);
+	port->umad = chr(f, HW_CHR_UMAD, buf, d);
+	if (ll == HW_LINK_IB) {
+		snprintf(buf, sizeof(buf), "issm%zu", i);
+		port->issm = chr(f, HW_CHR_ISSM, buf, d);
+	}
+	if (p)
+		p->rdma[p->n_rdma++] = d;
+	if (nd && p) {
+		p->netdevs[p->n_netdevs++] = nd;
+		nd->pci = p;
+	}
+	return d;
+}
+
+/* a100-ib-bond's shape (seed 003): two IB HCAs, one of them Down, and a RoCE LAG device whose
+ * GIDs belong to bond0 over two Ethernet PFs. */
+static void fx_a100(struct fx *f)
+{
+	struct hw_pci *p0, *p1, *p2, *p3;
+	struct hw_netdev *bond;
+
+	memset(f, 0, sizeof(*f));
+	f->node.rdma = f->rdma;
+	f->node.pci = f->pci;
+	f->node.netdevs = f->nd;
+	f->node.chardevs = f->chr;
+	f->node.kernel.netns_mode = 1;
+	p0 = pci(f, "0000:0c:00.0", 0x101b, 0, NULL);
+	p1 = pci(f, "0000:8a:00.0", 0x101b, 1, NULL);
+	p2 = pci(f, "0000:4b:00.0", 0x101d, 0, NULL);
+	p3 = pci(f, "0000:4b:00.1", 0x101d, 0, NULL);
+	rdma(f, "mlx5_0", p0, netdev(f, "ibp12s0", 32, 0), HW_LINK_IB, 1);  /* Down */
+	rdma(f, "mlx5_1", p1, netdev(f, "ibp138s0", 32, 1), HW_LINK_IB, 4);
+	bond = netdev(f, "bond0", 1, 1);
+	bond->kind = HW_NETDEV_BOND;
+	f->slaves[0] = netdev(f, "ens2f0np0", 1, 1);
+	f->slaves[1] = netdev(f, "ens2f1np1", 1, 1);
+	f->slaves[0]->master = f->slaves[1]->master = bond;
+	bond->bond = &f->bond;
+	f->bond.slaves = f->slaves;
+	f->bond.n_slaves = 2;
+	rdma(f, "mlx5_bond_0", p2, f->slaves[0], HW_LINK_ETH, 4)->lag = bond;
+	f->rdma[2].ports[0].netdev = bond;
+	p3->netdevs[p3->n_netdevs++] = f->slaves[1];
+	chr(f, HW_CHR_RDMA_CM, "rdma_cm", NULL);
+}
+
+/* Two ConnectX PFs on two NUMA nodes, four RoCE VFs each, every VF with its RDMA device. */
+static void fx_sriov(struct fx *f)
+{
+	static const char *const pfs[2] = { "0000:37:00.0", "0000:86:00.0" };
+
+	memset(f, 0, sizeof(*f));
+	f->node.rdma = f->rdma;
+	f->node.pci = f->pci;
+	f->node.netdevs = f->nd;
+	f->node.chardevs = f->chr;
+	f->node.kernel.netns_mode = 1;
+	for (int i = 0; i < 2; i++) {
+		struct hw_pci *pf = pci(f, pfs[i], 0x1017, i, NULL);
+		char name[32];
+
+		snprintf(name, sizeof(name), "mlx5_%d", i);
+		rdma(f, name, pf, netdev(f, i ? "ens2f0" : "ens1f0", 1, 1), HW_LINK_ETH, 4);
+		for (int v = 0; v < 4; v++) {
+			char bdf[32], nd[32];
+			struct hw_pci *vf;
+
+			snprintf(bdf, sizeof(bdf), "%.8s00.%d", pfs[i], v + 2);
+			vf = pci(f, bdf, 0x1018, i, pf);
+			snprintf(nd, sizeof(nd), "ens%dv%d", i + 1, v);
+			snprintf(name, sizeof(name), "mlx5_%d", 2 + i * 4 + v);
+			rdma(f, name, vf, netdev(f, nd, 1, 1), HW_LINK_ETH, 4);
+		}
+	}
+	chr(f, HW_CHR_RDMA_CM, "rdma_cm", NULL);
+}
+
+static struct plugin_config *cfg_of(const char *text)
+{
+	struct plugin_config *cfg = NULL;
+	char err[512];
+
+	if (plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err)) < 0)
+		fail_msg("config refused: %s", err);
+	return cfg;
+}
+
+static struct pool_set *build(struct fx *f, const struct plugin_config *cfg, bool cdi)
+{
+	struct pool_opts o = { .cdi = cdi };
+	struct pool_set *ps = NULL;
+
+	assert_int_equal(pool_set_build(cfg, &f->node, &o, &ps), 0);
+	return ps;
+}
+
+static const char *env_of(const struct kl_container_alloc *a, const char *key)
+{
+	for (size_t i = 0; i < a->n_envs; i++)
+		if (!strcmp(a->envs[i].key, key))
+			return a->envs[i].value;
+	return NULL;
+}
+
+static bool has_dev(const struct kl_container_alloc *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_devices; i++)
+		if (!strcmp(a->devices[i].host_path, path))
+			return true;
+	return false;
+}
+
+/* ---- shared ------------------------------------------------------------------------ */
+
+static void test_shared_seed003_on_a100(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct kl_container_alloc a = { 0 };
+	char *msg = NULL;
+	const char *ids[] = { "0" };
+
+	fx_a100(&f);
+	/* seed 003's two-resource config with this node's names; NCCL_IB_HCA only lists healthy HCAs */
+	cfg = cfg_of("{\"configList\":["
+		     "{\"resourceName\":\"rdma_v100\",\"rdmaHcaMax\":63,\"selectors\":{\"ifNames\":[\"ib0\",\"ib1\"],\"linkTypes\":[\"infiniband\"]}},"
+		     "{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":63,\"selectors\":{\"ifNames\":[\"ibp12s0\",\"ibp138s0\"],\"linkTypes\":[\"infiniband\"]},"
+		     "\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\"}}]}");
+	ps = build(&f, cfg, false);
+
+	/* rdma_v100 selects nothing on this node: nothing is advertised (and Allocate refuses) */
+	assert_int_equal(ps->pools[0].n_m, 0);
+	assert_int_equal(ps->pools[0].n_devs, 0);
+
+	const struct pool *p = &ps->pools[1];
+
+	assert_int_equal(p->n_m, 2);
+	assert_string_equal(p->m[0].id, "mlx5_0");
+	assert_false(p->m[0].healthy);
+	assert_string_equal(p->m[0].reason, "mlx5_0 port 1 DOWN");
+	assert_true(p->m[1].healthy);
+	assert_int_equal(p->n_devs, 63);
+	assert_string_equal(p->devs[62].id, "62");
+	assert_true(p->devs[0].healthy);
+	assert_int_equal(p->devs[0].numa_node, 1); /* the one healthy HCA's node */
+	assert_string_equal(p->socket_name, "rdmak-rdma_rdma_a100.sock");
+
+	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), 0);
+	assert_null(msg);
+	/* only the healthy HCA's nodes, rdma_cm once, rw */
+	assert_int_equal(a.n_devices, 4);
+	assert_true(has_dev(&a, "/dev/infiniband/uverbs1"));
+	assert_true(has_dev(&a, "/dev/infiniband/umad1"));
+	assert_true(has_dev(&a, "/dev/infiniband/issm1"));
+	assert_true(has_dev(&a, "/dev/infiniband/rdma_cm"));
+	assert_false(has_dev(&a, "/dev/infiniband/uverbs0"));
+	assert_string_equal(a.devices[0].permissions, "rw");
+	assert_string_equal(a.devices[0].container_path, a.devices[0].host_path);
+	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_1");
+	pool_alloc_clear(&a);
+
+	/* the Down port comes back: both HCAs, in the answer and in NCCL_IB_HCA */
+	for (size_t i = 0; i < ps->n_inputs; i++)
+		if (ps->inputs[i].kind == HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_0"))
+			ps->inputs[i].value = 4;
+		else if (ps->inputs[i].kind == HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ibp12s0"))
+			ps->inputs[i].value = 1;
+	bool changed[2] = { 0 };
+
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
+	assert_true(changed[1]); /* NUMA hint changed: HCAs on two nodes now */
+	assert_int_equal(p->devs[0].numa_node, -1);
+	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), 0);
+	assert_int_equal(a.n_devices, 7);
+	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
+	pool_alloc_clear(&a);
+
+	/* both down: every id Unhealthy, Allocate refuses with the reason */
+	for (size_t i = 0; i < ps->n_inputs; i++)
+		if (ps->inputs[i].kind == HEALTH_PORT)
+			ps->inputs[i].value = 1;
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
+	assert_true(changed[1]);
+	assert_false(p->devs[5].healthy);
+	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), -ENODEV);
+	assert_string_equal(msg, "rdma/rdma_a100: no healthy RDMA device (mlx5_0 port 1 DOWN)");
+	free(msg);
+	msg = NULL;
+
+	/* a device that vanished */
+	for (size_t i = 0; i < ps->n_inputs; i++)
+		if (ps->inputs[i].kind == HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_1"))
+			ps->inputs[i].value = 4, ps->inputs[i].gone = true;
+	assert_int_equal(pool_set_refresh(ps, NULL), 0);
+	assert_string_equal(p->m[1].reason, "mlx5_1 gone");
+
+	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
+	assert_string_equal(msg, "rdma/rdma_v100: no RDMA device matches the selectors");
+	free(msg);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+static void test_shared_bond_selects_lag(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct kl_container_alloc a = { 0 };
+	char *msg = NULL;
+	const char *ids[] = { "3" };
+
+	fx_a100(&f);
+	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"roce\",\"rdmaHcaMax\":4,\"selectors\":{\"ifNames\":[\"bond0\"]},"
+		     "\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}},"
+		     "{\"resourceName\":\"eth\",\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":[\"ethernet\"],\"vendors\":[\"15b3\"],"
+		     "\"deviceIDs\":[\"101d\"],\"drivers\":[\"mlx5_core\"]}},"
+		     "{\"resourceName\":\"none\",\"rdmaHcaMax\":1,\"selectors\":{\"drivers\":[\"irdma\"]}}]}");
+	ps = build(&f, cfg, false);
+	assert_int_equal(ps->pools[0].n_m, 1);
+	assert_string_equal(ps->pools[0].m[0].id, "mlx5_bond_0");
+	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_bond_0");
+	assert_string_equal(env_of(&a, "NCCL_SOCKET_IFNAME"), "bond0");
+	assert_false(has_dev(&a, "/dev/infiniband/issm2")); /* RoCE has no issm */
+	pool_alloc_clear(&a);
+	assert_int_equal(ps->pools[1].n_m, 1);
+	assert_string_equal(ps->pools[1].m[0].id, "mlx5_bond_0");
+	assert_int_equal(ps->pools[2].n_m, 0);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+static void test_shared_missing_nodes(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct kl_container_alloc a = { 0 };
+	char *msg = NULL;
+	const char *ids[] = { "0" };
+
+	fx_a100(&f);
+	f.ports[1].issm->node.present = false; /* no issm node: left out, the HCA stays usable */
+	f.rdma[2].uverbs->node.present = false; /* no uverbs node: useless for verbs, Unhealthy */
+	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"all\",\"rdmaHcaMax\":2,\"selectors\":{\"vendors\":[\"15b3\"]}}]}");
+	ps = build(&f, cfg, true);
+	assert_int_equal(ps->pools[0].n_m, 3);
+	assert_false(ps->pools[0].m[2].healthy);
+	assert_string_equal(ps->pools[0].m[2].reason, "mlx5_bond_0 has no /dev/infiniband/uverbs2");
+	/* CDI: names of healthy HCAs instead of device nodes */
+	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(a.n_devices, 0);
+	assert_int_equal(a.n_cdi_devices, 1);
+	assert_string_equal(a.cdi_devices[0], "rdma/all=mlx5_1");
+	pool_alloc_clear(&a);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+/* ---- selectors ---------------------------------------------------------------------- */
+
+static void test_select_pci(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":["
+		     "{\"resourceName\":\"a\",\"selectors\":{\"pfNames\":[\"ens1f0#0-1,3\"]}},"
+		     "{\"resourceName\":\"b\",\"selectors\":{\"pfNames\":[\"ENS2F0\"]}},"
+		     "{\"resourceName\":\"c\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0\"],\"devices\":[\"1018\"]}},"
+		     "{\"resourceName\":\"d\",\"selectors\":{\"pciAddresses\":[\"0000:37:00.4\"],\"isRdma\":true,\"linkTypes\":[\"ether\"]}},"
+		     "{\"resourceName\":\"e\",\"selectors\":{\"linkTypes\":[\"infiniband\"]}},"
+		     "{\"resourceName\":\"f\",\"selectors\":{\"pfNames\":[\"0000:37:00.0#2\"]}}]}");
+	const struct hw_pci *pf0 = &f.pci[0], *vf0 = &f.pci[1], *vf2 = &f.pci[3], *vf3 = &f.pci[4], *vf1b = &f.pci[7];
+
+	assert_string_equal(vf2->bdf, "0000:37:00.4");
+	/* a PF with VFs configured is never a resource: its VFs are */
+	assert_false(select_pci_candidate(pf0));
+	assert_true(select_pci_candidate(vf0));
+	assert_true(select_pci(&cfg->res[0].sels[0], vf0));
+	assert_false(select_pci(&cfg->res[0].sels[0], vf2));
+	assert_true(select_pci(&cfg->res[0].sels[0], vf3));
+	assert_false(select_pci(&cfg->res[0].sels[0], vf1b));
+	assert_true(select_pci(&cfg->res[1].sels[0], vf1b)); /* case-insensitive, all VFs */
+	assert_false(select_pci(&cfg->res[1].sels[0], vf0));
+	assert_true(select_pci(&cfg->res[2].sels[0], vf1b));
+	assert_false(select_pci(&cfg->res[2].sels[0], vf0));
+	assert_true(select_pci(&cfg->res[3].sels[0], vf2));
+	assert_false(select_pci(&cfg->res[3].sels[0], vf3));
+	assert_false(select_pci(&cfg->res[4].sels[0], vf0));
+	assert_true(select_pci(&cfg->res[5].sels[0], vf2)); /* a PF address before '#' */
+	assert_false(select_pci(&cfg->res[5].sels[0], vf3));
+	/* isRdma: a VF without an RDMA device is left out */
+	f.pci[4].n_rdma = 0;
+	assert_false(select_pci(&cfg->res[3].sels[0], &f.pci[4]));
+	plugin_config_free(cfg);
+}
+
+static void test_select_rdma_dev(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+
+	fx_a100(&f);
+	cfg = cfg_of("{\"configList\":["
+		     "{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ens2f1np1\"]},"
+		     "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"deviceIDs\":[\"101B\"],\"linkTypes\":[\"ib\"]}},"
+		     "{\"resourceName\":\"c\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"8086\"]}}]}");
+	/* a slave of the bond selects the LAG device through its bond */
+	assert_true(select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[2]));
+	assert_false(select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[0]));
+	assert_true(select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[0]));
+	assert_true(select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
+	assert_false(select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[2]));
+	assert_false(select_rdma_dev(&cfg->res[2].sels[0], &f.rdma[0]));
+	/* rxe has no PCI function: PCI selectors cannot match it, others can */
+	f.rdma[1].pci = NULL;
+	assert_false(select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
+	plugin_config_free(cfg);
+}
+
+/* ---- exclusive --------------------------------------------------------------------- */
+
+static void test_exclusive_allocate(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct kl_container_alloc a = { 0 };
+	char *msg = NULL, name[128], *info;
+	const char *ids[] = { "0000:86:00.3", "0000:86:00.2" };
+
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":[{\"resourcePrefix\":\"nvidia.com\",\"resourceName\":\"hostdev\","
+		     "\"selectors\":{\"vendors\":[\"15b3\"],\"devices\":[],\"drivers\":[],\"pfNames\":[],\"pciAddresses\":[],"
+		     "\"rootDevices\":[],\"linkTypes\":[],\"isRdma\":true},\"additionalInfo\":{\"*\":{\"net\":\"rail\"}}},"
+		     "{\"resourceName\":\"again\",\"selectors\":{\"vendors\":[\"15b3\"]}}]}");
+	ps = build(&f, cfg, false);
+	const struct pool *p = &ps->pools[0];
+
+	assert_int_equal(p->n_m, 8);
+	assert_int_equal(p->n_devs, 8);
+	assert_string_equal(p->devs[0].id, "0000:37:00.2");
+	assert_int_equal(p->devs[0].numa_node, 0);
+	assert_int_equal(p->devs[7].numa_node, 1);
+	assert_string_equal(p->env_key, "PCIDEVICE_NVIDIA_COM_HOSTDEV");
+	/* claimed by the first resource: the second gets nothing (no VF handed out twice) */
+	assert_int_equal(ps->pools[1].n_m, 0);
+
+	assert_int_equal(pool_allocate(p, ids, 2, &a, &msg), 0);
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.2");
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
+			    "{\"0000:86:00.2\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.2\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_6\",\"umad\":\"/dev/infiniband/umad6\","
+			    "\"uverbs\":\"/dev/infiniband/uverbs6\"}},"
+			    "\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_7\",\"umad\":\"/dev/infiniband/umad7\","
+			    "\"uverbs\":\"/dev/infiniband/uverbs7\"}}}");
+	/* uverbs+umad of each VF, rdma_cm once */
+	assert_int_equal(a.n_devices, 5);
+	assert_true(has_dev(&a, "/dev/infiniband/uverbs6"));
+	assert_true(has_dev(&a, "/dev/infiniband/umad7"));
+	pool_alloc_clear(&a);
+
+	const char *unknown[] = { "0000:99:00.0" };
+
+	assert_int_equal(pool_allocate(p, unknown, 1, &a, &msg), -ENOENT);
+	assert_string_equal(msg, "nvidia.com/hostdev: unknown device 0000:99:00.0");
+	free(msg);
+
+	assert_int_equal(pool_devinfo_name(p, "0000:86:00.2", name, sizeof(name)), 0);
+	assert_string_equal(name, "nvidia.com-hostdev-0000:86:00.2-device.json");
+	info = pool_devinfo_json(p, pool_member_find(p, "0000:86:00.2"));
+	assert_string_equal(info, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":\"0000:86:00.2\","
+				  "\"rdma-device\":\"mlx5_6\"}}");
+	free(info);
+
+	/* health: the PF loses carrier, its four VFs go Unhealthy and only they */
+	bool changed[2];
+
+	for (size_t i = 0; i < ps->n_inputs; i++)
+		if (ps->inputs[i].kind == HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ens2f0"))
+			ps->inputs[i].value = 0;
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
+	assert_true(changed[0]);
+	assert_false(changed[1]);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(p->devs[i].healthy, i < 4);
+	assert_string_equal(p->m[5].reason, "ens2f0 no carrier");
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+static void test_exclusive_cdi_vhost_topology(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct kl_container_alloc a = { 0 };
+	char *msg = NULL;
+	const char *ids[] = { "0000:37:00.2" };
+
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"excludeTopology\":true,"
+		     "\"selectors\":{\"rootDevices\":[\"0000:37:00.0\"],\"needVhostNet\":true}}]}");
+	ps = build(&f, cfg, true);
+	assert_int_equal(ps->pools[0].n_m, 4);
+	assert_int_equal(ps->pools[0].devs[0].numa_node, -1);
+	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(a.n_devices, 0);
+	assert_int_equal(a.n_cdi_devices, 1);
+	assert_string_equal(a.cdi_devices[0], "intel.com/vf=0000:37:00.2");
+	assert_non_null(env_of(&a, "PCIDEVICE_INTEL_COM_VF"));
+	pool_alloc_clear(&a);
+	pool_set_free(ps);
+	/* without CDI: vhost-net and tun join the device nodes */
+	ps = build(&f, cfg, false);
+	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_true(has_dev(&a, "/dev/vhost-net"));
+	assert_true(has_dev(&a, "/dev/net/tun"));
+	pool_alloc_clear(&a);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+/* ---- preferred allocation ----------------------------------------------------------- */
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void test_preferred(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	char **out;
+	size_t n;
+
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	ps = build(&f, cfg, false);
+	const struct pool *p = &ps->pools[0];
+	/* kubelet order is arbitrary: mixed nodes and PFs */
+	const char *avail[] = { "0000:86:00.5", "0000:37:00.2", "0000:86:00.2", "0000:37:00.3", "0000:86:00.3",
+				"0000:37:00.5", "0000:86:00.4" };
+
+	/* no must_include: the NUMA node with most free devices (node 1: four), packed on its PF */
+	assert_int_equal(pool_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[0], "0000:86:00.2");
+	assert_string_equal(out[1], "0000:86:00.3");
+	free_strs(out, n);
+
+	/* must_include first, then its NUMA node */
+	const char *must[] = { "0000:37:00.5" };
+
+	assert_int_equal(pool_preferred(p, avail, 7, must, 1, 3, &out, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[0], "0000:37:00.5");
+	assert_string_equal(out[1], "0000:37:00.2");
+	assert_string_equal(out[2], "0000:37:00.3");
+	free_strs(out, n);
+
+	/* more than one node holds: spill over to the other node only when needed */
+	assert_int_equal(pool_preferred(p, avail, 7, must, 1, 5, &out, &n), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(out[3], "0000:86:00.2");
+	free_strs(out, n);
+
+	/* size larger than available: everything, no duplicates */
+	const char *dup[] = { "0000:37:00.2", "0000:37:00.2" };
+
+	assert_int_equal(pool_preferred(p, dup, 2, dup, 2, 4, &out, &n), 0);
+	assert_int_equal(n, 1);
+	free_strs(out, n);
+
+	/* ids the pool does not know are still usable, last */
+	const char *odd[] = { "zz", "0000:86:00.4" };
+
+	assert_int_equal(pool_preferred(p, odd, 2, NULL, 0, 2, &out, &n), 0);
+	assert_string_equal(out[0], "0000:86:00.4");
+	assert_string_equal(out[1], "zz");
+	free_strs(out, n);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+static void test_pack_one_pf(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	char **out;
+	size_t n;
+
+	fx_sriov(&f);
+	/* both PFs on NUMA 0: the PF with more free VFs is packed first */
+	for (size_t i = 0; i < f.node.n_pci; i++)
+		f.pci[i].numa_node = 0;
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	ps = build(&f, cfg, false);
+	const char *avail[] = { "0000:37:00.2", "0000:86:00.2", "0000:86:00.3", "0000:86:00.4", "0000:37:00.3" };
+
+	assert_int_equal(pool_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
+	assert_string_equal(out[0], "0000:86:00.2");
+	assert_string_equal(out[1], "0000:86:00.3");
+	free_strs(out, n);
+	/* must_include's PF wins over the fuller one */
+	const char *must[] = { "0000:37:00.3" };
+
+	assert_int_equal(pool_preferred(&ps->pools[0], avail, 5, must, 1, 2, &out, &n), 0);
+	assert_string_equal(out[0], "0000:37:00.3");
+	assert_string_equal(out[1], "0000:37:00.2");
+	free_strs(out, n);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shared_seed003_on_a100),
+		cmocka_unit_test(test_shared_bond_selects_lag),
+		cmocka_unit_test(test_shared_missing_nodes),
+		cmocka_unit_test(test_select_pci),
+		cmocka_unit_test(test_select_rdma_dev),
+		cmocka_unit_test(test_exclusive_allocate),
+		cmocka_unit_test(test_exclusive_cdi_vhost_topology),
+		cmocka_unit_test(test_preferred),
+		cmocka_unit_test(test_pack_one_pf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
