@@ -322,16 +322,15 @@ static void handle_inotify(struct kubelet_server *srv)
 	/* Our own unlink() before bind() shows up here too; only a missing or foreign file counts:
 	 * the kubelet deletes every socket in this folder when it restarts. */
 	if (check_ours && !socket_present(srv)) {
-		int r;
+		int r = socket_bind(srv);
 
-		kl_logf(srv, 1, "%s was removed (kubelet restart?): re-creating it", srv->sock_path);
-		r = socket_bind(srv);
 		if (r < 0)
-			kl_logf(srv, 0, "re-creating %s: %s", srv->sock_path, strerror(-r));
-		kubelet_new = true;
-	}
-	if (kubelet_new) {
-		kl_logf(srv, 2, "kubelet restarted: registering again");
+			kl_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
+		else
+			kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
+		kl_register_request(srv);
+	} else if (kubelet_new) {
+		kl_logf(srv, 2, "%s appeared (kubelet (re)started): registering", srv->kubelet_sock);
 		kl_register_request(srv);
 	}
 }
