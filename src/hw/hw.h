@@ -118,12 +118,12 @@ struct hw_port {
 	uint32_t lid, sm_lid, lmc, sm_sl;
 	uint32_t cap_mask;
 	char port_guid[20];        /* lower 64 bits of GID 0, "%04x:%04x:%04x:%04x"; all zero when empty */
-	struct hw_gid *gids;       /* non-empty GIDs only, by index */
+	struct hw_gid *gids;       /* non-empty GIDs by index (only GID 0 without HW_LOAD_GIDS) */
 	size_t n_gids;
-	size_t gid_tbl_len;        /* entries the kernel exposes (gids/<i>) */
-	struct hw_pkey *pkeys;     /* non-zero pkeys only (loaded with HW_LOAD_PKEYS) */
+	size_t gid_tbl_len;        /* entries the kernel exposes (gids/<i>); 0 if not listed */
+	struct hw_pkey *pkeys;     /* non-zero pkeys (NULL unless HW_LOAD_PKEYS) */
 	size_t n_pkeys;
-	size_t pkey_tbl_len;
+	size_t pkey_tbl_len;       /* 0 unless HW_LOAD_PKEYS */
 	struct hw_netdev *netdev;  /* ibdev2netdev's answer; NULL if none */
 	enum hw_ndev_via netdev_via;
 	struct hw_chardev *umad, *issm;
@@ -222,8 +222,9 @@ struct hw_node {
 	bool has_rdma_class;       /* sys/class/infiniband exists */
 };
 
-/* What to read beyond the always-read core (devices, ports, netdevs, PCI, char devices,
- * kernel). GID tables cost gid_tbl_len reads per port, pkey tables 128 per IB port. */
+/* What to read beyond the always-read core (devices, ports with GID 0, netdevs, PCI, char
+ * devices, kernel). GID tables cost gid_tbl_len reads per port (8 on IB, 255 on RoCE), pkey
+ * tables 128 per IB port: on 1016 VFs the pkeys alone are 130 000 reads. */
 enum {
 	HW_LOAD_GIDS = 1u << 0,
 	HW_LOAD_PKEYS = 1u << 1,

@@ -62,8 +62,11 @@ static json_t *gids_json(const struct hw_port *p)
 
 static json_t *pkeys_json(const struct hw_port *p)
 {
-	json_t *a = json_array();
+	json_t *a;
 
+	if (!p->pkeys)
+		return json_null(); /* not read (rdmak list --json --pkeys reads them) */
+	a = json_array();
 	for (size_t i = 0; i < p->n_pkeys; i++)
 		json_array_append_new(a, json_pack("{s:I, s:o}", "index", (json_int_t)p->pkeys[i].index, "pkey", hex(p->pkeys[i].pkey, 4)));
 	return a;
@@ -80,7 +83,7 @@ json_t *hw_port_to_json(const struct hw_port *p)
 				   "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier), "operstate", n->operstate)
 		       : json_null();
 
-	return json_pack("{s:I, s:i, s:s, s:i, s:s, s:o, s:s, s:I, s:I, s:I, s:o, s:s, s:I, s:o, s:I, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:i, s:s, s:i, s:s, s:o, s:s, s:I, s:I, s:I, s:o, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "port", (json_int_t)p->num,
 			 "state_id", p->state, "state", p->state_name,
 			 "phys_state_id", p->phys_state, "phys_state", p->phys_state_name,
@@ -90,7 +93,8 @@ json_t *hw_port_to_json(const struct hw_port *p)
 			 "cap_mask", hex(p->cap_mask, 8),
 			 "port_guid", p->port_guid,
 			 "gid_tbl_len", (json_int_t)p->gid_tbl_len, "gids", gids_json(p),
-			 "pkey_tbl_len", (json_int_t)p->pkey_tbl_len, "pkeys", pkeys_json(p),
+			 "pkey_tbl_len", p->pkeys ? json_integer((json_int_t)p->pkey_tbl_len) : json_null(),
+			 "pkeys", pkeys_json(p),
 			 "netdev", nd,
 			 "umad", str_or_null(p->umad ? p->umad->name : NULL),
 			 "issm", str_or_null(p->issm ? p->issm->name : NULL));

@@ -139,9 +139,12 @@ int hw_load_netdevs(struct hw_build *b)
 	b->bond_active = calloc(n ? n : 1, sizeof(*b->bond_active));
 	if (!b->node->netdevs || !b->netdev_bdf || !b->netdev_master || !b->bond_slaves || !b->bond_active)
 		r = -ENOMEM;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		b->node->n_netdevs = i + 1;
-		r = load_netdev(b, i, &class_net, names[i]);
+	for (size_t i = 0, k = 0; r >= 0 && i < n; i++) {
+		/* class/net also holds bonding_masters, a file, once the bonding module is loaded */
+		if (!strcmp(names[i], "bonding_masters"))
+			continue;
+		b->node->n_netdevs = k + 1;
+		r = load_netdev(b, k++, &class_net, names[i]);
 	}
 	hw_strv_free(names, n);
 	hw_dir_close(&class_net);

@@ -58,19 +58,20 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 1;
 	int r;
 
-	r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
-	hw_strv_free(names, n);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return hw_fail(b->err, pd, "gids", r);
-	p->gid_tbl_len = n;
-	/* Without HW_LOAD_GIDS only GID 0 is needed: the port GUID and the RoCE netdev. */
-	if (!(b->flags & HW_LOAD_GIDS) && n > 1)
-		n = 1;
+	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev), and the
+	 * table is not even listed: on a node with a thousand VFs that is the difference. */
+	if (b->flags & HW_LOAD_GIDS) {
+		r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
+		hw_strv_free(names, n);
+		if (r == -ENOENT)
+			return 0;
+		if (r < 0)
+			return hw_fail(b->err, pd, "gids", r);
+		p->gid_tbl_len = n;
+	}
 	p->gids = calloc(n ? n : 1, sizeof(*p->gids));
 	if (!p->gids)
 		return -ENOMEM;
@@ -87,6 +88,8 @@ static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir
 	unsigned long long v;
 	int r;
 
+	if (!(b->flags & HW_LOAD_PKEYS))
+		return 0;
 	r = hw_dir_list(b->ctx, pd, "pkeys", &names, &n);
 	hw_strv_free(names, n);
 	if (r == -ENOENT)
@@ -94,8 +97,6 @@ static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir
 	if (r < 0)
 		return hw_fail(b->err, pd, "pkeys", r);
 	p->pkey_tbl_len = n;
-	if (!(b->flags & HW_LOAD_PKEYS))
-		return 0;
 	p->pkeys = calloc(n ? n : 1, sizeof(*p->pkeys));
 	if (!p->pkeys)
 		return -ENOMEM;

@@ -3,6 +3,7 @@
  * as the whole model in JSON. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 	      "  --sysfs DIR    sysfs root (default /sys)\n"
 	      "  --devfs DIR    devfs root (default /dev)\n"
 	      "  --json         the whole model as JSON (shape: docs/list-json.md)\n"
+	      "  --pkeys        with --json, also read every port's pkey table (128 reads per IB port)\n"
 	      "  --format FMT   table | json | ibdev2netdev | ibstat | rdma-link\n"
 	      "                 (the last three print what those tools print, from sysfs alone)\n"
 	      "  -h, --help     this text\n"
@@ -252,10 +254,12 @@ int list_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "root", required_argument, NULL, 'r' }, { "sysfs", required_argument, NULL, 's' },
 		{ "devfs", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' }, {},
+		{ "format", required_argument, NULL, 'f' }, { "pkeys", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' }, {},
 	};
 	const char *root = NULL, *sysfs = NULL, *devfs = NULL;
 	enum list_format fmt = FMT_TABLE;
+	bool pkeys = false;
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct hw_error err = { 0 };
@@ -268,6 +272,7 @@ int list_main(int argc, char **argv)
 		case 's': sysfs = optarg; break;
 		case 'd': devfs = optarg; break;
 		case 'j': fmt = FMT_JSON; break;
+		case 'p': pkeys = true; break;
 		case 'f': {
 			size_t i;
 			for (i = 0; i < ELEMENTSOF(formats) && strcmp(formats[i].name, optarg); i++)
@@ -293,7 +298,7 @@ int list_main(int argc, char **argv)
 			sysfs ? sysfs : root ? root : "/sys", strerror(-r));
 		return 1;
 	}
-	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_ALL : 0, &node, &err);
+	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);
 	if (r < 0) {
 		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, strerror(err.err ? err.err : -r));
 		hw_ctx_free(ctx);
