@@ -139,8 +139,12 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 		return r;
 	}
 	r = plugin_config_parse(buf, len, cfg, err, errlen);
-	if (r < 0)
+	if (r < 0) {
+		_cleanup_free_ char *msg = strdup(err);
+
+		snprintf(err, errlen, "%s: %s", path, msg ? msg : "invalid");
 		return r;
+	}
 	if (text)
 		*text = TAKE_PTR(buf);
 	return 0;
@@ -804,7 +808,7 @@ int plugin_main(int argc, char **argv)
 		return r > 0 ? 0 : EXIT_USAGE;
 	log_level = o.verbose ? 3 : 2;
 	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rdmak plugin: %s%s\n", strchr(err, ':') && !strncmp(err, o.config, strlen(o.config)) ? "" : "config: ", err);
+		fprintf(stderr, "rdmak plugin: %s\n", err);
 		return EXIT_USAGE;
 	}
 	if (check_paths(&o, d.cfg) < 0) {

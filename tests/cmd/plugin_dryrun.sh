@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `rdmak plugin --dry-run` on the sample nodes: the resources, their health and the exact
+# AllocateResponse, for seed 003's configs (examples/plugin), in text and JSON; bad configs
+# exit 2 naming the field; a port brought up in a copy of a node changes the answer.
+. "$(dirname "$0")/../lib.sh"
+EX="$TOP/examples/plugin"
+A100="$NODES/a100-ib-bond"
+
+run "$RDMAK" plugin --help
+is "$rc" 0 "--help exits 0"
+like "$out" "--kubelet-dir" "--help documents --kubelet-dir"
+run "$RDMAK" plugin --bogus
+is "$rc" 2 "an unknown option exits 2"
+run "$RDMAK" plugin --json
+is "$rc" 2 "--json without --dry-run exits 2"
+
+# seed 003's two-resource config on the A100 node: one HCA Down, the other serves
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$EX/shared-seed003.json"
+is "$rc" 0 "dry-run on a100-ib-bond exits 0"
+like "$out" "rdma/rdma_a100: shared, 63 advertised, 63 healthy" "rdma_a100 advertises rdmaHcaMax ids"
+like "$out" "mlx5_0 +mlx5_0 +ibp70s0 +0 +no +mlx5_0 port 1 DOWN" "the Down HCA is shown Unhealthy with its reason"
+like "$out" "rdma/rdma_v100: shared, 0 advertised" "rdma_v100 selects nothing on an A100 node"
+unlike "$out" "uverbs0" "the Down HCA's nodes are not handed out"
+
+run "$RDMAK" plugin --dry-run --json --root "$A100" --config "$EX/shared-seed003.json"
+is "$rc" 0 "--json exits 0"
+printf '%s' "$out" >"$TMP/a100.json"
+is "$(jget "$TMP/a100.json" "[d['resources'][1]['resource'], d['resources'][1]['advertised']]")" '["rdma/rdma_a100", 63]' "JSON names the resource and its count"
+is "$(jget "$TMP/a100.json" "[x['host_path'] for x in d['resources'][1]['allocate']['response']['container_responses'][0]['devices']]")" \
+	'["/dev/infiniband/uverbs1", "/dev/infiniband/umad1", "/dev/infiniband/issm1", "/dev/infiniband/rdma_cm"]' \
+	"AllocateResponse: the healthy HCA's char devices, rdma_cm once"
+is "$(jget "$TMP/a100.json" "sorted(set(x['permissions'] for x in d['resources'][1]['allocate']['response']['container_responses'][0]['devices']))")" '["rw"]' "permissions rw"
+is "$(jget "$TMP/a100.json" "d['resources'][0]['allocate']['error']")" "no devices advertised" "an empty pool says why Allocate would fail"
+
+# rdmak's superset: NCCL_IB_HCA lists only healthy HCAs; bond0 selects the LAG device
+run "$RDMAK" plugin --dry-run --json --root "$A100" --config "$EX/shared-nccl.json"
+printf '%s' "$out" >"$TMP/nccl.json"
+is "$(jget "$TMP/nccl.json" "d['resources'][0]['allocate']['response']['container_responses'][0]['envs']")" '{"NCCL_IB_HCA": "=mlx5_1"}' "NCCL_IB_HCA names the healthy HCA only"
+is "$(jget "$TMP/nccl.json" "[m['id'] for m in d['resources'][1]['members']]")" '["mlx5_bond_0"]' "ifNames bond0 selects mlx5_bond_0"
+is "$(jget "$TMP/nccl.json" "d['resources'][1]['allocate']['response']['container_responses'][0]['envs']['NCCL_SOCKET_IFNAME']")" "bond0" "\${netdevs} expands to the bond"
+
+# the port comes up in a copy of the node: both HCAs, in the answer and in NCCL_IB_HCA
+cp -a "$A100" "$TMP/node"
+state=$(readlink -f "$TMP/node/sys/class/infiniband/mlx5_0/ports/1/state")
+echo "4: ACTIVE" >"$state"
+echo 1 >"$(readlink -f "$TMP/node/sys/class/net/ibp70s0")/carrier" 2>/dev/null || echo 1 >"$TMP/node/sys/class/net/ibp70s0/carrier"
+run "$RDMAK" plugin --dry-run --json --root "$TMP/node" --config "$EX/shared-nccl.json"
+printf '%s' "$out" >"$TMP/up.json"
+is "$(jget "$TMP/up.json" "d['resources'][0]['allocate']['response']['container_responses'][0]['envs']['NCCL_IB_HCA']")" "=mlx5_0,mlx5_1" "a recovered port joins NCCL_IB_HCA"
+is "$(jget "$TMP/up.json" "len(d['resources'][0]['allocate']['response']['container_responses'][0]['devices'])")" 7 "and its char devices join the answer"
+
+# seed 003's hostdev config: one id per PCI function with isRdma, sriov-dp's env names
+run "$RDMAK" plugin --dry-run --json --root "$NODES/cx5-roce-sriov" --config "$EX/hostdev-seed003.json"
+is "$rc" 0 "hostdev dry-run on cx5-roce-sriov exits 0"
+printf '%s' "$out" >"$TMP/hostdev.json"
+is "$(jget "$TMP/hostdev.json" "d['resources'][0]['advertised']")" 24 "every VF is a device, PFs with VFs are not"
+is "$(jget "$TMP/hostdev.json" "sorted(d['resources'][0]['allocate']['response']['container_responses'][0]['envs'])")" \
+	'["PCIDEVICE_NVIDIA_COM_HOSTDEV", "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"]' "PCIDEVICE_<PREFIX>_<NAME> and _INFO"
+is "$(jget "$TMP/hostdev.json" "list(json.loads(d['resources'][0]['allocate']['response']['container_responses'][0]['envs']['PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO']).values())[0]['rdma']['rdma_dev']")" \
+	"mlx5_2" "_INFO carries the VF's RDMA device"
+
+run "$RDMAK" plugin --dry-run --root "$NODES/cx5-roce-sriov" --config "$EX/sriov-roce.json"
+like "$out" "spidernet.io/gpu1sriov: exclusive, 6 advertised" "pfNames enp27s0f0np0#0-5 selects six VFs"
+like "$out" "spidernet.io/gpu2sriov: exclusive, 12 advertised" "rootDevices selects the other PF's VFs"
+
+run "$RDMAK" plugin --dry-run --cdi --json --root "$A100" --config "$EX/shared-seed003.json"
+printf '%s' "$out" >"$TMP/cdi.json"
+is "$(jget "$TMP/cdi.json" "d['resources'][1]['allocate']['response']['container_responses'][0]['cdi_devices']")" '[{"name": "rdma/rdma_a100=mlx5_1"}]' "--cdi answers with cdi_devices"
+
+run "$RDMAK" plugin --dry-run --root "$NODES/no-rdma" --config "$EX/hostdev-seed003.json"
+is "$rc" 0 "a node without RDMA is not an error"
+like "$out" "0 advertised" "and advertises nothing"
+
+# bad configs: exit 2, the JSON path of the field
+printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{}},{"resourceName":"b","rdmaHcaMax":1,"selectors":{"ifNames":"ib0"}}]}' >"$TMP/bad.json"
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/bad.json"
+is "$rc" 2 "a bad config exits 2"
+is "$err" "rdmak plugin: $TMP/bad.json: configList[1].selectors.ifNames: expected an array of strings" "naming the JSON path"
+printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"devices":[]}],"resourceList":[{"resourceName":"a","resourcePrefix":"rdma","selectors":{}}]}' >"$TMP/dup.json"
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/dup.json"
+is "$rc" 2 "a duplicate resource exits 2"
+like "$err" "resourceList\[0\].resourceName: duplicate resource \"rdma/a\"" "naming both"
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/missing.json"
+is "$rc" 2 "a missing config exits 2"
+run "$RDMAK" plugin --dry-run --root "$TMP/nowhere" --config "$EX/shared-seed003.json"
+is "$rc" 1 "a missing sysfs root exits 1"
+
+done_testing
