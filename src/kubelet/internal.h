@@ -42,6 +42,8 @@ struct kubelet_server {
 	void *ud;
 	kl_log_fn log;
 	void *log_ud;
+	struct kubelet_server *next_live; /* under kubelet.c's grpc_log_lock */
+	bool grpc_up; /* grpc_init() done: free() owes a grpc_shutdown() */
 
 	/* Everything below `lock` is shared by the caller's thread, the watch thread and the
 	 * completion-queue thread. */

@@ -37,17 +37,43 @@
 
 #define KL_LISTEN_BACKLOG 16
 
-/* gRPC core logs through one process-wide hook with no user data. Route it to the first live
+/* gRPC core logs through one process-wide hook with no user data. Route it to the oldest live
  * server's log callback (debug level, warnings for gRPC errors) so that the library never
- * writes to stderr on its own. */
+ * writes to stderr on its own. The live servers form a list for that purpose only. */
 static pthread_mutex_t grpc_log_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kubelet_server *grpc_log_owner;
+static struct kubelet_server *live_servers; /* oldest first */
 
 static void grpc_log_forward(gpr_log_func_args *args)
 {
 	pthread_mutex_lock(&grpc_log_lock);
-	if (grpc_log_owner)
-		kl_logf(grpc_log_owner, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
+	if (live_servers)
+		kl_logf(live_servers, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
+	pthread_mutex_unlock(&grpc_log_lock);
+}
+
+static void live_add(struct kubelet_server *srv)
+{
+	struct kubelet_server **pp;
+
+	pthread_mutex_lock(&grpc_log_lock);
+	if (!live_servers) {
+		gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
+		gpr_set_log_function(grpc_log_forward); /* stays installed; drops lines while no server lives */
+	}
+	for (pp = &live_servers; *pp; pp = &(*pp)->next_live)
+		;
+	*pp = srv;
+	pthread_mutex_unlock(&grpc_log_lock);
+}
+
+static void live_remove(struct kubelet_server *srv)
+{
+	pthread_mutex_lock(&grpc_log_lock);
+	for (struct kubelet_server **pp = &live_servers; *pp; pp = &(*pp)->next_live)
+		if (*pp == srv) {
+			*pp = srv->next_live;
+			break;
+		}
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
@@ -202,15 +228,14 @@ int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, v
 	srv->retry_ms = 20;
 
 	grpc_init();
-	pthread_mutex_lock(&grpc_log_lock);
-	if (!grpc_log_owner) {
-		grpc_log_owner = srv;  /* one hook per process: the first live server's log gets gRPC's lines */
-		gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
-		gpr_set_log_function(grpc_log_forward);
-	}
-	pthread_mutex_unlock(&grpc_log_lock);
+	srv->grpc_up = true;
+	live_add(srv);
 	srv->server_creds = grpc_insecure_server_credentials_create();
 	srv->chan_creds = grpc_insecure_credentials_create();
+	if (!srv->server_creds || !srv->chan_creds) {
+		kubelet_server_free(srv);
+		return -ENOMEM;
+	}
 	*ret = srv;
 	return 0;
 }
@@ -586,14 +611,12 @@ void kubelet_server_free(struct kubelet_server *srv)
 	if (!srv)
 		return;
 	kubelet_server_stop(srv);
-	if (srv->server_creds || srv->chan_creds) {
-		/* new() got as far as grpc_init() */
-		grpc_server_credentials_release(srv->server_creds);
-		grpc_channel_credentials_release(srv->chan_creds);
-		pthread_mutex_lock(&grpc_log_lock);
-		if (grpc_log_owner == srv) /* the forwarder stays installed and drops lines until the next new() */
-			grpc_log_owner = NULL;
-		pthread_mutex_unlock(&grpc_log_lock);
+	if (srv->grpc_up) {
+		if (srv->server_creds)
+			grpc_server_credentials_release(srv->server_creds);
+		if (srv->chan_creds)
+			grpc_channel_credentials_release(srv->chan_creds);
+		live_remove(srv);
 		grpc_slice_unref(srv->list_msg);
 		grpc_shutdown();
 	}
