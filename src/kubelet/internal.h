@@ -15,6 +15,9 @@
 
 #define KL_API_VERSION "v1beta1"
 #define KL_KUBELET_SOCK "kubelet.sock"
+/* Register retry back-off: first and longest wait after a failed attempt. */
+#define KL_RETRY_FIRST_MS 20
+#define KL_RETRY_MAX_MS 5000
 
 /* Every batch started on the server's completion queue carries one of these as its tag; the
  * completion-queue thread calls done() with the batch's success bit. */

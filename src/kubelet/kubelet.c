@@ -225,7 +225,7 @@ int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, v
 	srv->ud = cfg->userdata;
 	srv->log = log;
 	srv->log_ud = log_ud;
-	srv->retry_ms = 20;
+	srv->retry_ms = KL_RETRY_FIRST_MS;
 
 	grpc_init();
 	srv->grpc_up = true;

@@ -52,7 +52,8 @@ struct kl_container_alloc {
 void kl_container_alloc_clear(struct kl_container_alloc *a);
 
 /* Callbacks into the plugin. They run on the transport's threads; the transport serialises
- * them (one call at a time per server), so they may read plugin state under its own lock. */
+ * them (one call at a time per server), so they may read plugin state under its own lock.
+ * They may call kubelet_server_set_devices(), never kubelet_server_stop() or _free(). */
 struct kl_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
 	 * (the kubelet then fails the pod with the message in *msg, a malloc'd string). */
@@ -76,7 +77,10 @@ struct kubelet_server_config {
 };
 
 /* Logging hook: the daemon's loop is the only place that logs; the transport reports events
- * ("registered", "kubelet restarted", "stream opened", errors) through this callback. */
+ * ("registered", "kubelet restarted", "stream opened", errors) through this callback.
+ * It is called from the transport's threads (gRPC's own lines too, at level 3, or 1 for its
+ * errors), possibly at once for several servers: it must be thread-safe and must not call
+ * back into kubelet_server_*(). */
 typedef void (*kl_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
 
 int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,

@@ -19,8 +19,6 @@
 #define KL_REGISTER_PATH "/v1beta1.Registration/Register"
 /* A real kubelet connects back to us before it answers: leave it time for that. */
 #define KL_REGISTER_DEADLINE_S 10
-#define KL_RETRY_FIRST_MS 20
-#define KL_RETRY_MAX_MS 5000
 
 struct kl_reg {
 	struct kl_tag tag;
