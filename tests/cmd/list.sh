@@ -35,8 +35,8 @@ is "$(jget "$TMP/a100.json" "[r['hca_type'] for r in d['rdma_devices'] if r['nam
 is "$(jget "$TMP/a100.json" "len(d['gpus'])")" 8 "8 A100s"
 is "$(jget "$TMP/a100.json" "d['kernel']['modules']['nvidia_peermem']")" "loaded" "nvidia_peermem loaded"
 is "$(jget "$TMP/a100.json" "d['kernel']['netns_mode']")" "shared" "RDMA netns mode shared"
-is "$(jget "$TMP/a100.json" "[b['bond']['mode'] for b in d['netdevs'] if b['bond'] and b['kind']=='ipoib'][0]")" "active-backup" "the IPoIB netdevs are in an active-backup bond"
-is "$(jget "$TMP/a100.json" "[b['bond']['active_slave']==[p['ports'][0]['netdev']['name'] for p in d['rdma_devices'] if p['name']=='mlx5_1'][0] for b in d['netdevs'] if b['bond'] and b['kind']=='ipoib'][0]")" "True" "the IPoIB bond's active slave is mlx5_1's netdev"
+is "$(jget "$TMP/a100.json" "[b['bond']['mode'] for b in d['netdevs'] if b['bond'] and b['type']==32][0]")" "active-backup" "the IPoIB netdevs are in an active-backup bond"
+is "$(jget "$TMP/a100.json" "[b['bond']['active_slave']==[p['ports'][0]['netdev']['name'] for p in d['rdma_devices'] if p['name']=='mlx5_1'][0] for b in d['netdevs'] if b['bond'] and b['type']==32][0]")" "True" "the IPoIB bond's active slave is mlx5_1's netdev"
 is "$(jget "$TMP/a100.json" "sorted(set(v for g in d['gpus'] for v in g['relations'].values()) & {'PIX','PXB'}) != []")" "True" "some GPU shares a PCIe switch with an HCA"
 is "$(jget "$TMP/a100.json" "all(c['usable'] for c in d['char_devices'])")" "True" "every char device node is present with the announced major:minor"
 
