@@ -1,6 +1,7 @@
 // Runs tests/helpers/kl_testserver (one kubelet_server with canned devices; see its header).
 //   const s = await startTestServer(root, ['--devices', '4'])  resolves once it is listening
 //   s.pid, s.socketPath, s.stderr()   (everything it logged so far)
+//   await s.waitStderr(/re/, ms)      until its log matches
 //   s.signal('SIGUSR1')               flip dev0's health
 //   await s.stop()                    SIGTERM; resolves { code, signal, stderr }
 // The binary is $KL_TESTSERVER, else $BUILD/tests/helpers/kl_testserver (BUILD from tests/run.sh),
@@ -33,6 +34,15 @@ export async function startTestServer(root, args = [], ms = 10000) {
 		pid: proc.pid,
 		socketPath,
 		stderr: () => err,
+		waitStderr: (re, waitMs = 5000) => {
+			if (re.test(err)) return Promise.resolve();
+			let onData;
+			const p = new Promise((resolve) => {
+				onData = () => re.test(err) && resolve();
+				proc.stderr.on('data', onData);
+			});
+			return withTimeout(p, waitMs, `kl_testserver to log ${re}`).finally(() => proc.stderr.off('data', onData));
+		},
 		exited,
 		signal: (sig) => proc.kill(sig),
 		stop: (stopMs = 10000) => {

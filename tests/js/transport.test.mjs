@@ -222,6 +222,30 @@ test('a failed Register is retried', { timeout: 10000 }, async () => {
 	assert.equal(r.req.resource_name, RESOURCE);
 });
 
+test('a stale kubelet.sock (kubelet down): retries, then registers as soon as the kubelet is back', { timeout: 15000 }, async () => {
+	const root2 = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-transport-stale-'));
+	const dir2 = path.join(root2, 'device-plugins');
+	fs.mkdirSync(dir2);
+	fs.writeFileSync(path.join(dir2, 'kubelet.sock'), ''); // left behind; nobody listens
+	const s2 = await startTestServer(root2);
+	const k2 = new Kubelet(root2);
+	try {
+		await s2.waitStderr(/retrying in 40 ms/, 5000); // two refused attempts, back-off growing
+		fs.rmSync(path.join(dir2, 'kubelet.sock'));
+		const t0 = performance.now();
+		await k2.start();
+		const r = await k2.waitRegistration(1, 3000);
+		assert.ok(r.at - t0 < 1000, `registered ${(r.at - t0).toFixed(1)} ms after the kubelet came back`);
+		await r.plugin.waitList((l) => l.length === 4, 3000);
+	} finally {
+		const { code, stderr } = await s2.stop();
+		await k2.stop();
+		fs.rmSync(root2, { recursive: true, force: true });
+		assert.equal(code, 0, stderr);
+		assert.doesNotMatch(stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+	}
+});
+
 test('SIGTERM stops the server and removes its socket, sanitizer-clean', { timeout: 15000 }, async () => {
 	const { code, signal, stderr } = await server.stop();
 	server = null;
