@@ -53,7 +53,7 @@ void check_nccl_ib_hca(struct doctor *d)
 {
 	const char *val = env_get(&d->env, "NCCL_IB_HCA");
 	struct nccl_list l;
-	char names[256], sel[256] = "";
+	char names[256], sel[256] = "", act[256];
 	size_t n_sel = 0, used = 0;
 	json_t *f;
 
@@ -105,8 +105,8 @@ void check_nccl_ib_hca(struct doctor *d)
 				continue;
 			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s port %u is %s: NCCL skips non-ACTIVE ports", dev->name,
 					p->num, p->state_name);
-			doctor_fix(f, "Drop %s from NCCL_IB_HCA until the port is fixed (see port.state), e.g. =<the ACTIVE HCAs>.",
-				   dev->name);
+			doctor_fix(f, "Drop %s from NCCL_IB_HCA until the port is fixed (see port.state): NCCL_IB_HCA==%s.",
+				   dev->name, doctor_active_hcas(d->node, p->link_layer, act, sizeof(act)));
 		}
 	}
 	/* What NCCL ends up with. */

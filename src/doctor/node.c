@@ -317,9 +317,32 @@ void check_port_sm(struct doctor *d)
 
 /* ---- port.ipoib ------------------------------------------------------------------------------ */
 
+const char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n->n_rdma; i++) {
+		const struct hw_rdma_dev *dev = &n->rdma[i];
+		bool active = false;
+
+		if (dev_is_vf(dev))
+			continue;
+		for (size_t j = 0; j < dev->n_ports; j++)
+			active |= doctor_port_active(&dev->ports[j]) && dev->ports[j].link_layer == ll;
+		if (active && used < size) {
+			int w = snprintf(buf + used, size - used, "%s%s", used ? "," : "", dev->name);
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+	if (!buf[0])
+		snprintf(buf, size, "<an ACTIVE HCA>");
+	return buf;
+}
+
 void check_port_ipoib(struct doctor *d)
 {
-	char obj[HW_NAME_MAX + 8];
+	char obj[HW_NAME_MAX + 8], list[256];
 
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const struct hw_rdma_dev *dev = &d->node->rdma[i];
@@ -341,9 +364,10 @@ void check_port_ipoib(struct doctor *d)
 				ev_state(d, f, p);
 				ev_netdev(d, f, master, "carrier");
 				ev_netdev(d, f, nd, "carrier");
-				doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down) (that is the netdev carrier): "
-					      "rdma link show %s/%u. Use only ACTIVE ports in NCCL_IB_HCA (=%s...) until the port is fixed.",
-					   dev->name, p->num, dev->name);
+				doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down), which is the netdev carrier: "
+					      "rdma link show %s/%u. Until the port is fixed, name only ACTIVE HCAs in NCCL_IB_HCA "
+					      "(=%s) and the device plugin selectors.", dev->name, p->num,
+					   doctor_active_hcas(d->node, HW_LINK_IB, list, sizeof(list)));
 			} else if (doctor_port_active(p) && nd->carrier != 1) {
 				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
 					       "IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "
@@ -532,6 +556,8 @@ void check_netdev_mtu(struct doctor *d)
 			doctor_fix(f, "Set the MTU on the bond only (ip link set %s mtu <mtu>); the bond propagates it to its slaves.",
 				   nd->master->name);
 		}
+		if (nd->pci && nd->pci->physfn)
+			continue; /* a VF's netdev belongs to the pod that gets it; pod checks see it there */
 		if (nd->kind == HW_NETDEV_IPOIB && !nd->master) {
 			bool connected = doctor_read(doctor_sys(d, path, sizeof(path), "/class/net/%s/mode", nd->name), mode,
 						     sizeof(mode)) > 0 && str_startswith(mode, "connected");
@@ -754,6 +780,14 @@ void check_gpudirect_driver(struct doctor *d)
 		      "modules >= 515 on a kernel >= 5.12 so NCCL can use dma-buf (NCCL_DMABUF_ENABLE=1).");
 }
 
+static bool dev_has_active_port(const struct hw_rdma_dev *dev)
+{
+	for (size_t j = 0; j < dev->n_ports; j++)
+		if (doctor_port_active(&dev->ports[j]))
+			return true;
+	return false;
+}
+
 /* ---- gpudirect.topology ----------------------------------------------------------------------- */
 
 void check_gpudirect_topology(struct doctor *d)
@@ -771,27 +805,33 @@ void check_gpudirect_topology(struct doctor *d)
 				doctor_add(d, DOCTOR_SKIP, obj, "no HCA with a known PCIe relation");
 			continue;
 		}
-		switch (g->nearest_rel) {
-		case HW_TOPO_PIX:
-		case HW_TOPO_PXB:
-			f = doctor_add(d, DOCTOR_OK, obj, "nearest HCA %s is %s (same PCIe switch): GPUDirect RDMA at full speed",
-				       g->nearest->name, hw_topo_name(g->nearest_rel));
-			break;
-		case HW_TOPO_PHB:
-			f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s is PHB (through the CPU's root complex): NCCL's default "
-				       "NCCL_NET_GDR_LEVEL does not use GPUDirect RDMA that far", g->nearest->name);
-			doctor_fix(f, "Pair the GPU with an HCA behind its PCIe switch, or set NCCL_NET_GDR_LEVEL=PHB if measured faster.");
-			break;
-		case HW_TOPO_NODE:
-		case HW_TOPO_SYS:
-			f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s is %s (across %s): GPU buffers may reach half the "
-				       "host-memory bandwidth (perftest#241)", g->nearest->name, hw_topo_name(g->nearest_rel),
-				       g->nearest_rel == HW_TOPO_SYS ? "sockets" : "host bridges");
-			doctor_fix(f, "Give the pod an HCA on the GPU's NUMA node (the device plugin's topology hints with the "
-				      "kubelet Topology Manager single-numa-node policy).");
-			break;
-		default:
-			f = doctor_add(d, DOCTOR_SKIP, obj, "PCIe relation to %s unknown", g->nearest->name);
+		if (!dev_has_active_port(g->nearest)) {
+			f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s (%s) has no ACTIVE port: this GPU's traffic goes to a "
+				       "farther HCA", g->nearest->name, hw_topo_name(g->nearest_rel));
+			doctor_fix(f, "Fix %s's port (see port.state); until then expect lower GPUDirect bandwidth for %s.",
+				   g->nearest->name, obj);
+		} else {
+			switch (g->nearest_rel) {
+			case HW_TOPO_PIX:
+			case HW_TOPO_PXB:
+				f = doctor_add(d, DOCTOR_OK, obj, "nearest HCA %s is %s (same PCIe switch): GPUDirect RDMA at full speed",
+					       g->nearest->name, hw_topo_name(g->nearest_rel));
+				break;
+			case HW_TOPO_PHB:
+			case HW_TOPO_NODE:
+				f = doctor_add(d, DOCTOR_OK, obj, "nearest HCA %s is %s (through the CPU, same socket): NCCL's default "
+					       "NCCL_NET_GDR_LEVEL (PXB) stages GPU buffers through host memory", g->nearest->name,
+					       hw_topo_name(g->nearest_rel));
+				break;
+			case HW_TOPO_SYS:
+				f = doctor_add(d, DOCTOR_WARN, obj, "nearest HCA %s is SYS (across sockets): GPU buffers may reach half "
+					       "the host-memory bandwidth (perftest#241)", g->nearest->name);
+				doctor_fix(f, "Give the pod's GPUs HCAs on the same socket (device plugin topology hints with the kubelet "
+					      "Topology Manager, policy single-numa-node); with no HCA on that socket, expect staging.");
+				break;
+			default:
+				f = doctor_add(d, DOCTOR_SKIP, obj, "PCIe relation to %s unknown", g->nearest->name);
+			}
 		}
 		doctor_evidence(f, path, "%s -> %s: %s", g->pci ? g->pci->bdf : "?",
 				g->nearest->pci ? g->nearest->pci->bdf : g->nearest->name, hw_topo_name(g->nearest_rel));

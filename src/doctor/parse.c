@@ -596,10 +596,19 @@ const char *doctor_bytes(uint64_t v, char *buf, size_t n)
 		snprintf(buf, n, "unlimited");
 		return buf;
 	}
+	double f = (double)v;
+
 	while (u + 1 < ELEMENTSOF(unit) && v >= 1024 && v % 1024 == 0) {
 		v /= 1024;
 		u++;
 	}
-	snprintf(buf, n, "%" PRIu64 " %s", v, unit[u]);
+	if (v < 1024 || u + 1 == ELEMENTSOF(unit)) {
+		snprintf(buf, n, "%" PRIu64 " %s", v, unit[u]);
+		return buf;
+	}
+	/* not a round number: one decimal in the largest unit that keeps it >= 1 */
+	for (u = 0; u + 1 < ELEMENTSOF(unit) && f >= 1024; u++)
+		f /= 1024;
+	snprintf(buf, n, "%.1f %s", f, unit[u]);
 	return buf;
 }

@@ -306,6 +306,8 @@ static void test_bytes(void **st)
 	assert_string_equal(doctor_bytes(65536, b, sizeof(b)), "64 KiB");
 	assert_string_equal(doctor_bytes(1ull << 30, b, sizeof(b)), "1 GiB");
 	assert_string_equal(doctor_bytes(1000, b, sizeof(b)), "1000 B");
+	assert_string_equal(doctor_bytes(25275826176ull, b, sizeof(b)), "23.5 GiB");
+	assert_string_equal(doctor_bytes(1536, b, sizeof(b)), "1.5 KiB");
 	assert_string_equal(doctor_bytes(DOCTOR_UNLIMITED, b, sizeof(b)), "unlimited");
 }
 
