@@ -8,14 +8,15 @@ and `rdmak list` (table; reads no GID/pkey tables). Medians of N runs, peak RSS 
 import os, statistics, subprocess, sys, tarfile, tempfile, time
 
 def run(argv, stdout=subprocess.DEVNULL):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {' '.join(argv)} failed: {p.stderr.read().decode()}")
-    p.stderr.close()
-    return dt, ru.ru_maxrss  # KiB
+    """Wall time, and peak RSS in KiB as GNU time measures it (getrusage of the command
+    itself: a child forked from Python would count Python's pages from before its exec)."""
+    with tempfile.NamedTemporaryFile("r") as rss:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M"] + argv, stdout=stdout, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        if p.returncode != 0:
+            sys.exit(f"bench: {' '.join(argv)} failed: {p.stderr.decode()}")
+        return dt, int(rss.read().strip().splitlines()[-1])
 
 def series(argv, n):
     runs = [run(argv) for _ in range(n)]
@@ -23,20 +24,21 @@ def series(argv, n):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    rdmak = os.path.join(build, "rdmak")
-    node = "examples/nodes/cx7-rail-1016vf"
+    rdmak = os.path.abspath(os.path.join(build, "rdmak"))
+    node = os.path.join(os.environ.get("NODES", "examples/nodes"), "cx7-rail-1016vf")
     n = int(os.environ.get("BENCH_RUNS", "21"))
     with tempfile.TemporaryDirectory() as tmp:
         snap = os.path.join(tmp, "s.tar")
         run([rdmak, "snapshot", "--root", node, "-o", snap])
         with tarfile.open(snap) as t:
-            files = [os.path.join(node, m.name) for m in t.getmembers() if m.isfile()]
+            # snapshot captures what any list variant reads; `list --json` reads all but the pkeys
+            files = [os.path.join(node, m.name) for m in t.getmembers() if m.isfile() and "/pkeys/" not in m.name]
         listfile = os.path.join(tmp, "files")
         with open(listfile, "w") as f:
             f.write("\0".join(files))
         # warm the page cache once for everyone
         run([rdmak, "list", "--json", "--root", node])
-        floor = ["sh", "-c", f"xargs -0 cat < {listfile} > /dev/null"]
+        floor = ["/bin/sh", "-c", f"xargs -0 cat < {listfile} > /dev/null"]
         json_t, json_rss = series([rdmak, "list", "--json", "--root", node], n)
         table_t, table_rss = series([rdmak, "list", "--root", node], n)
         cat_t, _ = series(floor, n)
