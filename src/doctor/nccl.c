@@ -186,6 +186,7 @@ void check_nccl_misc(struct doctor *d)
 {
 	const char *dis = env_get(&d->env, "NCCL_IB_DISABLE"), *gid = env_get(&d->env, "NCCL_IB_GID_INDEX");
 	const char *gdr = env_get(&d->env, "NCCL_NET_GDR_LEVEL");
+	size_t before, roce = 0;
 	long long idx;
 	json_t *f;
 
@@ -209,6 +210,7 @@ void check_nccl_misc(struct doctor *d)
 		env_finding(d, DOCTOR_OK, "NCCL_IB_GID_INDEX", gid, "automatic GID selection");
 		return;
 	}
+	before = json_array_size(d->findings);
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const struct hw_rdma_dev *dev = &d->node->rdma[i];
 
@@ -220,6 +222,7 @@ void check_nccl_misc(struct doctor *d)
 
 			if (p->link_layer != HW_LINK_ETH)
 				continue;
+			roce++;
 			for (size_t k = 0; k < p->n_gids; k++)
 				if (p->gids[k].index == (unsigned)idx)
 					g = &p->gids[k];
@@ -236,4 +239,6 @@ void check_nccl_misc(struct doctor *d)
 			}
 		}
 	}
+	if (json_array_size(d->findings) == before && roce)
+		env_finding(d, DOCTOR_OK, "NCCL_IB_GID_INDEX", gid, "GID %lld is a RoCE v2 GID of every usable RoCE port", idx);
 }

@@ -100,7 +100,9 @@ void check_rdma_devices(struct doctor *d)
 					"(no such link)");
 			doctor_fix(f, "Load the NIC driver (modprobe mlx5_core) or bind it: echo %s > /sys/bus/pci/drivers/mlx5_core/bind; "
 				      "check dmesg for a probe error.", p->bdf);
-		} else if (p->n_rdma == 0 && !p->physfn &&
+		} else if (p->n_rdma == 0 && !p->physfn && d->scope == DOCTOR_NODE &&
+			   /* exclusive mode: the device may live in a pod's namespace */
+			   n->kernel.netns_mode != 0 &&
 			   (!strcmp(p->driver, "mlx5_core") || !strcmp(p->driver, "mlx4_core"))) {
 			/* A PF in a RoCE LAG has its RDMA device registered on PF0 as mlx5_bond_N. */
 			bool in_lag = false;
@@ -638,6 +640,13 @@ void check_sriov(struct doctor *d)
 		for (size_t k = 0; k < p->n_vfs; k++) {
 			unbound += !p->vfs[k]->driver[0];
 			no_rdma += p->vfs[k]->driver[0] && p->vfs[k]->n_rdma == 0;
+		}
+		/* In exclusive mode a VF's RDMA device leaves the host's namespace with its pod. */
+		if (d->node->kernel.netns_mode == 0 && no_rdma && !unbound) {
+			f = doctor_add(d, DOCTOR_OK, p->bdf, "%d of %d VFs enabled and bound; %zu RDMA devices are in pod namespaces "
+				       "(exclusive mode) or missing", p->sriov_numvfs, p->sriov_totalvfs, no_rdma);
+			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			continue;
 		}
 		if (unbound || no_rdma) {
 			f = doctor_add(d, DOCTOR_WARN, p->bdf, "%d VFs: %zu without a driver, %zu without an RDMA device",
