@@ -43,10 +43,10 @@ static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *
 	return hw_dir_read(b->ctx, cls, path, buf, len);
 }
 
-static int load_one(struct hw_build *b, const struct hw_dir *cls, const char *name, enum hw_chardev_kind kind)
+static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_dir *cls, const char *name,
+		    enum hw_chardev_kind kind)
 {
 	struct hw_node *node = b->node;
-	struct hw_chardev *c = &node->chardevs[node->n_chardevs];
 	char buf[HW_NAME_MAX];
 	unsigned long long port;
 	int r;
@@ -65,7 +65,6 @@ static int load_one(struct hw_build *b, const struct hw_dir *cls, const char *na
 	if (read_entry(b, cls, name, "dev", buf, sizeof(buf)) >= 0)
 		hw_parse_devnum(buf, &c->major, &c->minor);
 	probe_devfs(b->ctx, c);
-	node->n_chardevs++;
 	if (!c->dev)
 		return 0; /* a uverbs for a device in another netns (exclusive mode) */
 	if (kind == HW_CHR_UVERBS)
@@ -94,6 +93,39 @@ static int load_class(struct hw_build *b, const char *class_path, char ***names,
 	return r < 0 ? hw_fail(b->err, d, NULL, r) : 0;
 }
 
+struct chardev_job {
+	const struct hw_dir *verbs, *mad;
+	char **vn, **mn;
+	size_t nv;
+};
+
+/* Slot i: uverbs entries first, then umad/issm; each writes its own slot and its own
+ * device's uverbs or port's umad/issm pointer. */
+static int chardev_job(struct hw_build *b, size_t i, void *ud)
+{
+	struct chardev_job *j = ud;
+	struct hw_chardev *c = &b->node->chardevs[i];
+
+	if (i < j->nv)
+		return load_one(b, c, j->verbs, j->vn[i], HW_CHR_UVERBS);
+	i -= j->nv;
+	return load_one(b, c, j->mad, j->mn[i], j->mn[i][0] == 'u' ? HW_CHR_UMAD : HW_CHR_ISSM);
+}
+
+/* Keep only the entries named prefix* (the class dirs also hold abi_version). */
+static size_t keep_prefixed(char **v, size_t n, const char *p1, const char *p2)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (str_startswith(v[i], p1) || (p2 && str_startswith(v[i], p2)))
+			v[k++] = v[i];
+		else
+			free(v[i]);
+	}
+	return k;
+}
+
 int hw_load_chardevs(struct hw_build *b)
 {
 	struct hw_node *node = b->node;
@@ -114,12 +146,14 @@ int hw_load_chardevs(struct hw_build *b)
 	}
 	if (verbs.fd >= 0 && hw_read_int(b->ctx, &verbs, "abi_version", 10, &abi) >= 0)
 		node->kernel.uverbs_abi = (int)abi;
-	for (size_t i = 0; r >= 0 && i < nv; i++)
-		if (str_startswith(vn[i], "uverbs"))
-			r = load_one(b, &verbs, vn[i], HW_CHR_UVERBS);
-	for (size_t i = 0; r >= 0 && i < nm; i++)
-		if (str_startswith(mn[i], "umad") || str_startswith(mn[i], "issm"))
-			r = load_one(b, &mad, mn[i], mn[i][0] == 'u' ? HW_CHR_UMAD : HW_CHR_ISSM);
+	nv = keep_prefixed(vn, nv, "uverbs", NULL);
+	nm = keep_prefixed(mn, nm, "umad", "issm");
+	{
+		struct chardev_job job = { &verbs, &mad, vn, mn, nv };
+
+		node->n_chardevs = nv + nm;
+		r = hw_parallel_for(b, nv + nm, chardev_job, &job);
+	}
 	/* rdma_cm is a misc device: class/misc/rdma_cm exists once rdma_ucm is loaded */
 	if (r >= 0 && hw_dir_open(b->ctx, NULL, "class/misc/rdma_cm", &misc) >= 0) {
 		struct hw_chardev *c = &node->chardevs[node->n_chardevs++];

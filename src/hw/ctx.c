@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,10 +220,14 @@ oom:
 	return -ENOMEM;
 }
 
+/* The loaders may fail on several threads at once: the first one names the path. */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
 {
 	if (err < 0)
 		err = -err;
+	pthread_mutex_lock(&fail_lock);
 	if (e && !e->err) {
 		e->err = err;
 		int n;
@@ -234,6 +239,7 @@ int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int er
 		if (n < 0 || (size_t)n >= sizeof(e->path))
 			e->path[sizeof(e->path) - 1] = '\0';
 	}
+	pthread_mutex_unlock(&fail_lock);
 	return -err;
 }
 

@@ -50,6 +50,10 @@ struct hw_build {
 	char (*rdma_bdf)[HW_BDF_MAX];       /* per RDMA device: its parent PCI function */
 };
 
+/* Run fn(b, i, ud) for i in [0, n) on up to 8 threads; the first error (by time) is returned.
+ * fn must only write item i's own slots, and report failures through hw_fail(). */
+int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud), void *ud);
+
 /* Loaders, each filling its part of the node; called in this order by hw_load(). */
 int hw_load_netdevs(struct hw_build *b);
 int hw_load_rdma(struct hw_build *b);

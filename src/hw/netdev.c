@@ -115,6 +115,17 @@ fail_ifindex:
 	return hw_fail(b->err, &nd, "ifindex", r);
 }
 
+struct netdev_job {
+	const struct hw_dir *class_net;
+	char **names;
+};
+
+static int netdev_job(struct hw_build *b, size_t i, void *ud)
+{
+	struct netdev_job *j = ud;
+	return load_netdev(b, i, j->class_net, j->names[i]);
+}
+
 int hw_load_netdevs(struct hw_build *b)
 {
 	struct hw_dir class_net;
@@ -139,12 +150,21 @@ int hw_load_netdevs(struct hw_build *b)
 	b->bond_active = calloc(n ? n : 1, sizeof(*b->bond_active));
 	if (!b->node->netdevs || !b->netdev_bdf || !b->netdev_master || !b->bond_slaves || !b->bond_active)
 		r = -ENOMEM;
-	for (size_t i = 0, k = 0; r >= 0 && i < n; i++) {
+	if (r >= 0) {
+		struct netdev_job job = { &class_net, names };
+		size_t k = 0;
+
 		/* class/net also holds bonding_masters, a file, once the bonding module is loaded */
-		if (!strcmp(names[i], "bonding_masters"))
-			continue;
-		b->node->n_netdevs = k + 1;
-		r = load_netdev(b, k++, &class_net, names[i]);
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(names[i], "bonding_masters")) {
+				free(names[i]);
+				continue;
+			}
+			names[k++] = names[i];
+		}
+		n = k;
+		b->node->n_netdevs = n; /* every slot is zeroed: a partial load frees cleanly */
+		r = hw_parallel_for(b, n, netdev_job, &job);
 	}
 	hw_strv_free(names, n);
 	hw_dir_close(&class_net);

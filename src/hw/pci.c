@@ -157,6 +157,17 @@ static int push_ptr(void *arrp, size_t *n, void *ptr)
 	return 0;
 }
 
+struct pci_job {
+	const struct hw_dir *bus;
+	char **names;
+};
+
+static int pci_job(struct hw_build *b, size_t i, void *ud)
+{
+	struct pci_job *j = ud;
+	return load_function(b, &b->node->pci[i], j->bus, j->names[i]);
+}
+
 int hw_load_pci(struct hw_build *b)
 {
 	struct hw_node *node = b->node;
@@ -177,11 +188,20 @@ int hw_load_pci(struct hw_build *b)
 	node->pci = calloc(n ? n : 1, sizeof(*node->pci));
 	if (!node->pci)
 		r = -ENOMEM;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		if (!hw_is_bdf(names[i]) || !wanted(b, &bus, names[i]))
+	/* which functions, in BDF order (sequential: cheap), then their details (parallel) */
+	for (size_t i = 0; i < n; i++) {
+		if (r < 0 || !hw_is_bdf(names[i]) || !wanted(b, &bus, names[i])) {
+			free(names[i]);
 			continue;
-		node->n_pci = kept + 1;
-		r = load_function(b, &node->pci[kept++], &bus, names[i]);
+		}
+		names[kept++] = names[i];
+	}
+	n = kept;
+	if (r >= 0) {
+		struct pci_job job = { &bus, names };
+
+		node->n_pci = kept;
+		r = hw_parallel_for(b, kept, pci_job, &job);
 	}
 	if (r >= 0)
 		r = link_sriov(b, &bus);

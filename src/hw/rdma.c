@@ -227,6 +227,22 @@ static int cmp_port(const void *a, const void *b)
 	return (x->num > y->num) - (x->num < y->num);
 }
 
+struct rdma_job {
+	const struct hw_dir *cls;
+	char **names;
+};
+
+static int rdma_job(struct hw_build *b, size_t i, void *ud)
+{
+	struct rdma_job *j = ud;
+	int r = load_device(b, i, j->cls, j->names[i]);
+
+	/* ports list as "1", "2", ...: sort numerically, not as strings */
+	if (r >= 0)
+		qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port), cmp_port);
+	return r;
+}
+
 int hw_load_rdma(struct hw_build *b)
 {
 	struct hw_dir cls;
@@ -249,12 +265,11 @@ int hw_load_rdma(struct hw_build *b)
 	b->rdma_bdf = calloc(n ? n : 1, sizeof(*b->rdma_bdf));
 	if (!b->node->rdma || !b->rdma_bdf)
 		r = -ENOMEM;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		b->node->n_rdma = i + 1;
-		r = load_device(b, i, &cls, names[i]);
-		/* ports list as "1", "2", ...: sort numerically, not as strings */
-		if (r >= 0)
-			qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port), cmp_port);
+	if (r >= 0) {
+		struct rdma_job job = { &cls, names };
+
+		b->node->n_rdma = n;
+		r = hw_parallel_for(b, n, rdma_job, &job);
 	}
 	hw_strv_free(names, n);
 	hw_dir_close(&cls);

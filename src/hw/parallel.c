@@ -1,0 +1,60 @@
+/* Reading sysfs is one openat/read/close per value, and on a node with a thousand VFs the
+ * syscalls are the whole cost: the per-device loops run on every online CPU (up to 8). Each
+ * item writes only its own slot, so the workers share nothing but the index counter and the
+ * first error. With a recorder set (snapshot) everything stays on one thread, in order. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hw/hw-internal.h"
+
+struct par {
+	struct hw_build *b;
+	size_t n;
+	int (*fn)(struct hw_build *b, size_t i, void *ud);
+	void *ud;
+	atomic_size_t next;
+	atomic_int err;
+};
+
+static void *worker(void *arg)
+{
+	struct par *p = arg;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+		int r;
+
+		if (i >= p->n || atomic_load(&p->err))
+			return NULL;
+		r = p->fn(p->b, i, p->ud);
+		if (r < 0) {
+			int zero = 0;
+			atomic_compare_exchange_strong(&p->err, &zero, r);
+		}
+	}
+}
+
+int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud), void *ud)
+{
+	struct par p = { .b = b, .n = n, .fn = fn, .ud = ud };
+	pthread_t tid[8];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cpus > 1 ? (size_t)(cpus < 8 ? cpus : 8) : 1, started = 0;
+
+	atomic_init(&p.next, 0);
+	atomic_init(&p.err, 0);
+	/* small loops are not worth a thread; a recorder must see accesses in order */
+	if (n < 64 || b->ctx->recorder)
+		nt = 1;
+	for (size_t t = 1; t < nt; t++) {
+		if (pthread_create(&tid[started], NULL, worker, &p) != 0)
+			break;
+		started++;
+	}
+	worker(&p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	return atomic_load(&p.err);
+}
