@@ -425,8 +425,12 @@ void check_roce_gids(struct doctor *d)
 				continue;
 			}
 			g = find_v2_ipv4(p);
+			if (!g && !doctor_port_active(p)) {
+				doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)), "no RoCE v2 IPv4 GID, port not active");
+				continue;
+			}
 			if (!g) {
-				f = doctor_add(d, doctor_port_active(p) ? DOCTOR_WARN : DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
+				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
 					       "no RoCE v2 IPv4 GID: NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET, RoCE v2) finds no GID");
 				doctor_evidence(f, path, "%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2", p->n_gids);
 				doctor_fix(f, "Add an IPv4 address to %s (the kernel then adds a RoCE v2 GID), or point NCCL at the GID "
@@ -621,6 +625,7 @@ void check_sriov(struct doctor *d)
 			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "sriov_numvfs %d above sriov_totalvfs %d", p->sriov_numvfs,
 				       p->sriov_totalvfs);
 			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			doctor_fix(f, "Reset it: echo 0 > %s, then write a count up to %d.", path, p->sriov_totalvfs);
 			continue;
 		}
 		if (p->sriov_numvfs == 0) {

@@ -191,6 +191,7 @@ void check_pod_memlock(struct doctor *d)
 	if (!p->memlock_known) {
 		f = doctor_add(d, DOCTOR_WARN, "RLIMIT_MEMLOCK", "cannot read the memlock limit");
 		doctor_evidence(f, p->limits_path, "(unreadable or no \"Max locked memory\" row)");
+		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (p->memlock_soft == DOCTOR_UNLIMITED) {
@@ -238,6 +239,7 @@ void check_pod_ipc_lock(struct doctor *d)
 	if (!p->status_known) {
 		f = doctor_add(d, DOCTOR_WARN, "CAP_IPC_LOCK", "cannot read Uid/CapEff");
 		doctor_evidence(f, p->status_path, "(unreadable)");
+		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (cap_ipc_lock(st)) {
@@ -327,6 +329,7 @@ void check_pod_memory(struct doctor *d)
 	if (read_value(lpath, &limit) < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup", "cannot parse the memory limit");
 		doctor_evidence(f, lpath, "(unparsable)");
+		doctor_fix(f, "Check the file by hand: cgroup v2 memory.max holds \"max\" or a byte count.");
 		return;
 	}
 	if (limit == DOCTOR_UNLIMITED) {
@@ -384,11 +387,13 @@ void check_pod_shm(struct doctor *d)
 	if (l < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "cannot read the mount table");
 		doctor_evidence(f, path, "(unreadable)");
+		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (r < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "cannot parse the mount table");
 		doctor_evidence(f, path, "(malformed)");
+		doctor_fix(f, "Check the mount table by hand: grep /dev/shm %s.", path);
 		return;
 	}
 	if (r == 0) {

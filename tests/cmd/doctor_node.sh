@@ -25,6 +25,29 @@ is "$(jget "$TMP/v100.json" 'all(isinstance(e["path"], str) and isinstance(e["va
 	"--json: evidence items are {path, value}"
 run "$RDMAK" doctor --list-checks
 like "$out" '^rdma\.devices +both' "--list-checks prints the table"
+ids=$(printf '%s\n' "$out" | cut -d' ' -f1)
+is "$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["items"]["properties"]["id"]["enum"]))' \
+	"$TOP/docs/doctor.schema.json")" "$(echo $ids)" "docs/doctor.schema.json lists every check id, in table order"
+missing=$(for i in $ids; do grep -q "\`$i\`" "$TOP/docs/doctor.md" || echo "$i"; done)
+is "$missing" "" "docs/doctor.md documents every check id"
+for n in v100-ib a100-ib-bond cx5-roce-sriov no-rdma; do
+	doctor --root "$NODES/$n"
+	printf '%s' "$out" >"$TMP/$n.json"
+	is "$(python3 - "$TOP/docs/doctor.schema.json" "$TMP/$n.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["items"]; d = json.load(open(sys.argv[2]))
+ok = isinstance(d, list)
+for f in d:
+    ok &= list(f) == s["required"] and f["id"] in s["properties"]["id"]["enum"]
+    ok &= f["status"] in s["properties"]["status"]["enum"] and isinstance(f["title"], str)
+    ok &= f["object"] is None or isinstance(f["object"], str)
+    ok &= f["fix"] is None or isinstance(f["fix"], str)
+    ok &= all(list(e) == ["path", "value"] and all(isinstance(v, str) for v in e.values()) for e in f["evidence"])
+    ok &= (f["fix"] is None) == (f["status"] in ("ok", "skip")) or f["status"] in ("warn", "fail") and f["fix"] is not None
+print(ok)
+PY
+)" True "$n: --json output matches docs/doctor.schema.json"
+done
 
 # ---- seed 003's A100 node: mlx5_0 Down/Disabled under an IPoIB active-backup bond -----------
 doctor --root "$NODES/a100-ib-bond"
@@ -203,4 +226,5 @@ like "$(cat "$TMP/none.nfd")" '^rdmak\.io/rdma\.capable=false$' "nfd: no-rdma is
 ls "$TMP"/*.tmp.* >/dev/null 2>&1
 is "$?" 2 "nfd: no temporary file left behind"
 
+contract_holds
 done_testing

@@ -206,4 +206,5 @@ is "$(statuses nccl.ib_hca | cut -d' ' -f1)" fail "environ format read"
 NCCL_IB_HCA=mlx5_7 run "$RDMAK" doctor --json --pod --root "$base"
 is "$(statuses nccl.ib_hca | cut -d' ' -f1)" fail "process environment read without --env"
 
+contract_holds
 done_testing
