@@ -375,6 +375,30 @@ static int slot_start(struct daemon *d, const struct pool *p)
 	return 0;
 }
 
+/* Start servers for pools that have none (new resources, or an earlier start that failed). */
+static int start_missing(struct daemon *d, bool quiet)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < d->ps->n; i++) {
+		if (slot_find(d, d->ps->pools[i].res->full_name))
+			continue;
+		if (quiet) {
+			int saved = log_level;
+
+			log_level = -1; /* a retry every second must not flood the log */
+			if (slot_start(d, &d->ps->pools[i]) < 0)
+				r = -EIO;
+			log_level = saved;
+			if (slot_find(d, d->ps->pools[i].res->full_name))
+				plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
+		} else if (slot_start(d, &d->ps->pools[i]) < 0) {
+			r = -EIO;
+		}
+	}
+	return r;
+}
+
 /* Point every slot at the new set, start servers for new resources and stop the ones whose
  * resource left the config. Called with the write lock held only around pointer swaps. */
 static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cfg, char *text)
@@ -424,12 +448,7 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 		slot_free(s);
 		d->slots[i] = d->slots[--d->n_slots];
 	}
-	for (size_t i = 0; i < ps->n; i++) {
-		if (slot_find(d, ps->pools[i].res->full_name))
-			continue;
-		if (slot_start(d, &ps->pools[i]) < 0)
-			r = -EIO;
-	}
+	r = start_missing(d, false);
 	for (size_t i = 0; i < ps->n; i++)
 		log_pool(&ps->pools[i], "serving");
 	write_devinfo(d);
@@ -564,6 +583,33 @@ static int watch_config(const char *path)
 	return fd;
 }
 
+/* The kubelet creates <kubelet-dir>/device-plugins; before it has run once there is nowhere
+ * to listen. Wait (answering SIGTERM) instead of exiting into a crash loop. */
+static int wait_for_kubelet_dir(struct daemon *d, int sfd)
+{
+	_cleanup_free_ char *dir = NULL;
+	bool logged = false;
+	struct stat st;
+
+	if (asprintf(&dir, "%s/device-plugins", d->o->kubelet_dir) < 0)
+		return -ENOMEM;
+	while (stat(dir, &st) < 0) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+
+		if (!logged) {
+			plog(2, "waiting for %s (is the kubelet running?)", dir);
+			logged = true;
+		}
+		if (poll(&pfd, 1, 250) > 0 && read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP &&
+		    si.ssi_signo != SIGPIPE) {
+			plog(2, "%s: shutting down", strsignal((int)si.ssi_signo));
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -598,13 +644,13 @@ static int run_daemon(struct daemon *d)
 		plog(1, "watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-ifd));
 	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
+	if (wait_for_kubelet_dir(d, sfd) < 0)
+		return 0;
 	r = apply(d, d->ps, NULL, NULL);
-	if (r < 0 && d->n_slots == 0) {
-		plog(0, "no resource could be served");
-		return EXIT_RUNTIME;
-	}
-	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s", d->cfg->health_interval_ms,
-	     d->cfg->periodic_update_s, d->o->kubelet_dir);
+	if (r < 0)
+		plog(1, "some resources are not served yet; retrying every second");
+	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s",
+	     d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s, d->o->kubelet_dir);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ifd, .events = POLLIN } };
 		int interval = d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
@@ -639,6 +685,8 @@ static int run_daemon(struct daemon *d)
 		if (cfg_event || now_s() - last_cfg_check >= 1.0) {
 			last_cfg_check = now_s();
 			reload(d, "config changed");
+			if (d->n_slots < d->ps->n)
+				start_missing(d, true);
 		}
 		if (health_topology_fingerprint(d->ctx, &fp) >= 0 && fp != d->fingerprint) {
 			d->fingerprint = fp;

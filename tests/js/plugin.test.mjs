@@ -1,0 +1,281 @@
+// `rdmak plugin` against the stand-in kubelet (an independent gRPC implementation): registration
+// of a shared and an exclusive resource on a copy of the a100-ib-bond sample node, ListAndWatch,
+// Allocate, preferred allocation, health flipped by editing the copy's port state, 50 kubelet
+// restarts, config reload good and bad, and SIGTERM clean-up. Tests share one plugin and run in order.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Kubelet, TOP, withTimeout } from './kubelet.mjs';
+
+const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+const NODES = process.env.NODES || path.join(TOP, 'examples', 'nodes');
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-plugin-'));
+const kdir = path.join(root, 'kubelet');
+const node = path.join(root, 'node');
+const devinfo = path.join(root, 'devinfo');
+const cfgDir = path.join(root, 'config');
+const cfgPath = path.join(cfgDir, 'config.json');
+const SHARED = 'rdma/rdma_a100';
+const EXCL = 'nvidia.com/hostdev';
+
+const config = (hcaMax) => ({
+	configList: [
+		{
+			resourceName: 'rdma_a100',
+			rdmaHcaMax: hcaMax,
+			selectors: { ifNames: ['ibp70s0', 'ibp198s0'], linkTypes: ['infiniband'] },
+			envs: { NCCL_IB_HCA: '=${hcas}' },
+		},
+	],
+	resourceList: [{ resourcePrefix: 'nvidia.com', resourceName: 'hostdev', selectors: { vendors: ['15b3'], isRdma: true } }],
+});
+
+let kubelet;
+let plugin; // { proc, stderr(), exited }
+
+// Replace a file atomically, as a ConfigMap update (or an operator's editor) does.
+function writeConfig(obj) {
+	const tmp = cfgPath + '.tmp';
+	fs.writeFileSync(tmp, typeof obj === 'string' ? obj : JSON.stringify(obj));
+	fs.renameSync(tmp, cfgPath);
+}
+
+// The copy's files that health reads: port state and the port's IPoIB carrier.
+const portState = (ibdev) => fs.realpathSync(path.join(node, 'sys/class/infiniband', ibdev, 'ports/1/state'));
+const carrier = (ifname) => path.join(fs.realpathSync(path.join(node, 'sys/class/net', ifname)), 'carrier');
+function setPort(ibdev, ifname, up) {
+	fs.writeFileSync(portState(ibdev), up ? '4: ACTIVE\n' : '1: DOWN\n');
+	fs.writeFileSync(carrier(ifname), up ? '1\n' : '0\n');
+}
+
+function startPlugin(args = []) {
+	const proc = spawn(
+		RDMAK,
+		['plugin', '--kubelet-dir', kdir, '--sysfs', path.join(node, 'sys'), '--devfs', path.join(NODES, 'a100-ib-bond', 'dev'), '--config', cfgPath, '--device-info-dir', devinfo, '--health-interval', '100', ...args],
+		{ stdio: ['ignore', 'pipe', 'pipe'] },
+	);
+	let err = '';
+	proc.stderr.on('data', (d) => (err += d));
+	const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+	return { proc, stderr: () => err, exited };
+}
+
+const waitLog = (re, ms) =>
+	withTimeout(
+		new Promise((resolve) => {
+			const t = setInterval(() => {
+				const m = plugin.stderr().match(re);
+				if (m) {
+					clearInterval(t);
+					resolve(m);
+				}
+			}, 20);
+		}),
+		ms,
+		`log ${re}`,
+	);
+
+// The latest registration of a resource.
+const regOf = (name) => [...kubelet.registrations].reverse().find((r) => r.req.resource_name === name);
+const healthOf = (list, id) => list.find((d) => d.ID === id)?.health;
+
+before(() => {
+	// sysfs only: the health test edits it; devfs holds real device nodes and is read as is
+	fs.cpSync(path.join(NODES, 'a100-ib-bond', 'sys'), path.join(node, 'sys'), { recursive: true, verbatimSymlinks: true });
+	fs.mkdirSync(cfgDir, { recursive: true });
+	writeConfig(config(63));
+});
+
+after(async () => {
+	if (plugin && plugin.proc.exitCode === null) plugin.proc.kill('SIGKILL');
+	if (kubelet) await kubelet.stop().catch(() => {});
+	fs.rmSync(root, { recursive: true, force: true });
+});
+
+test('waits for the kubelet, then registers both resources', { timeout: 15000 }, async () => {
+	plugin = startPlugin();
+	await waitLog(/waiting for .*device-plugins \(is the kubelet running\?\)/, 5000);
+	kubelet = new Kubelet(kdir);
+	await kubelet.start();
+	await kubelet.waitRegistration(2, 5000);
+	const names = kubelet.registrations.map((r) => r.req.resource_name).sort();
+	assert.deepEqual(names, [EXCL, SHARED]);
+	for (const r of kubelet.registrations) {
+		assert.equal(r.req.version, 'v1beta1');
+		assert.match(r.req.endpoint, /^rdmak-.*\.sock$/);
+		assert.equal(r.req.options.get_preferred_allocation_available, true);
+		const st = fs.lstatSync(path.join(kdir, 'device-plugins', r.req.endpoint));
+		assert.ok(st.isSocket());
+		assert.equal(st.mode & 0o777, 0o600);
+	}
+});
+
+test('ListAndWatch: rdmaHcaMax shared ids; one id per PCI function with NUMA and health', { timeout: 10000 }, async () => {
+	const shared = await regOf(SHARED).plugin.waitList(() => true, 5000);
+	assert.equal(shared.length, 63);
+	assert.ok(shared.every((d) => d.health === 'Healthy'));
+	assert.deepEqual(shared[0].topology.nodes, [{ ID: 1 }]); // the one healthy HCA's node
+	const excl = await regOf(EXCL).plugin.waitList(() => true, 5000);
+	assert.deepEqual(
+		excl.map((d) => [d.ID, d.health, d.topology?.nodes.map((n) => n.ID)]),
+		[
+			['0000:46:00.0', 'Unhealthy', [0]], // mlx5_0: port Down (seed 003's A100)
+			['0000:c6:00.0', 'Healthy', [1]],
+			['0000:e1:00.0', 'Healthy', [1]], // mlx5_bond_0
+		],
+	);
+});
+
+test('Allocate (shared): the healthy HCA only, rdma_cm once, NCCL_IB_HCA', { timeout: 5000 }, async () => {
+	const r = await regOf(SHARED).plugin.allocate([['0'], ['1', '2']]);
+	assert.equal(r.container_responses.length, 2);
+	for (const c of r.container_responses) {
+		assert.deepEqual(
+			c.devices.map((d) => [d.host_path, d.container_path, d.permissions]),
+			[
+				['/dev/infiniband/uverbs1', '/dev/infiniband/uverbs1', 'rw'],
+				['/dev/infiniband/umad1', '/dev/infiniband/umad1', 'rw'],
+				['/dev/infiniband/issm1', '/dev/infiniband/issm1', 'rw'],
+				['/dev/infiniband/rdma_cm', '/dev/infiniband/rdma_cm', 'rw'],
+			],
+		);
+		assert.deepEqual(c.envs, { NCCL_IB_HCA: '=mlx5_1' });
+	}
+});
+
+test('Allocate (exclusive): its char devices, PCIDEVICE_* envs, device-info file', { timeout: 5000 }, async () => {
+	const r = await regOf(EXCL).plugin.allocate([['0000:c6:00.0', '0000:e1:00.0']]);
+	const c = r.container_responses[0];
+	assert.equal(c.envs.PCIDEVICE_NVIDIA_COM_HOSTDEV, '0000:c6:00.0,0000:e1:00.0');
+	const info = JSON.parse(c.envs.PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO);
+	assert.equal(info['0000:c6:00.0'].generic.deviceID, '0000:c6:00.0');
+	assert.equal(info['0000:c6:00.0'].rdma.rdma_dev, 'mlx5_1');
+	assert.equal(info['0000:e1:00.0'].rdma.rdma_dev, 'mlx5_bond_0');
+	const paths = c.devices.map((d) => d.host_path);
+	assert.ok(paths.includes('/dev/infiniband/uverbs1') && paths.includes('/dev/infiniband/uverbs2'));
+	assert.equal(paths.filter((p) => p === '/dev/infiniband/rdma_cm').length, 1);
+	const file = path.join(devinfo, 'nvidia.com-hostdev-0000:c6:00.0-device.json');
+	assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), {
+		type: 'pci',
+		version: '1.1.0',
+		pci: { 'pci-address': '0000:c6:00.0', 'rdma-device': 'mlx5_1' },
+	});
+	await assert.rejects(regOf(EXCL).plugin.allocate([['0000:99:00.0']]), /unknown device 0000:99:00.0/);
+});
+
+test('GetPreferredAllocation: must_include, then its NUMA node', { timeout: 5000 }, async () => {
+	const p = regOf(EXCL).plugin;
+	const all = ['0000:46:00.0', '0000:c6:00.0', '0000:e1:00.0'];
+	let r = await p.preferred([{ available: all, mustInclude: [], size: 2 }]);
+	assert.deepEqual(r.container_responses[0].deviceIDs, ['0000:c6:00.0', '0000:e1:00.0']);
+	r = await p.preferred([{ available: all, mustInclude: ['0000:e1:00.0'], size: 2 }]);
+	assert.deepEqual(r.container_responses[0].deviceIDs, ['0000:e1:00.0', '0000:c6:00.0']);
+	r = await p.preferred([{ available: all, mustInclude: ['0000:46:00.0'], size: 1 }]);
+	assert.deepEqual(r.container_responses[0].deviceIDs, ['0000:46:00.0']);
+});
+
+test('health: a port brought up and down reaches every stream within 1 s', { timeout: 15000 }, async () => {
+	const ex = regOf(EXCL).plugin;
+	const sh = regOf(SHARED).plugin;
+	let from = ex.lists.length;
+	let t0 = performance.now();
+	setPort('mlx5_0', 'ibp70s0', true);
+	await ex.waitList((l) => healthOf(l, '0000:46:00.0') === 'Healthy', 1000, from);
+	const upMs = performance.now() - t0;
+	// the shared answer now names both HCAs (topology: two nodes, so none)
+	const shl = await sh.waitList((l) => l.length === 63 && !l[0].topology, 1000);
+	assert.equal(shl.length, 63);
+	let r = await sh.allocate([['0']]);
+	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_0,mlx5_1');
+	assert.equal(r.container_responses[0].devices.length, 7);
+
+	from = ex.lists.length;
+	t0 = performance.now();
+	fs.writeFileSync(portState('mlx5_0'), '1: DOWN\n'); // the port alone, carrier still up
+	await ex.waitList((l) => healthOf(l, '0000:46:00.0') === 'Unhealthy', 1000, from);
+	const downMs = performance.now() - t0;
+	r = await sh.allocate([['0']]);
+	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
+	await waitLog(/0000:46:00\.0 is Unhealthy: mlx5_0 port 1 DOWN/, 1000);
+
+	// carrier loss alone marks the HCA Unhealthy too
+	fs.writeFileSync(portState('mlx5_0'), '4: ACTIVE\n');
+	await ex.waitList((l) => healthOf(l, '0000:46:00.0') === 'Healthy', 1000, ex.lists.length - 1);
+	from = ex.lists.length;
+	fs.writeFileSync(carrier('ibp70s0'), '0\n');
+	await ex.waitList((l) => healthOf(l, '0000:46:00.0') === 'Unhealthy', 1000, from);
+	setPort('mlx5_0', 'ibp70s0', false);
+	console.log(`# port up -> Healthy ${upMs.toFixed(0)} ms, port down -> Unhealthy ${downMs.toFixed(0)} ms`);
+});
+
+test('50 kubelet restarts: re-registered every time with the full list', { timeout: 120000 }, async () => {
+	const lat = [];
+	for (let i = 0; i < 50; i++) {
+		const n = kubelet.registrations.length;
+		const at = await kubelet.restart(); // every socket in the folder deleted, kubelet.sock re-created
+		// both resources register again (the transport may register twice when it sees both the
+		// new kubelet.sock and its own socket deleted; the kubelet keeps the latest)
+		const both = () => new Set(kubelet.registrations.slice(n).map((r) => r.req.resource_name)).size === 2;
+		while (!both()) await kubelet.waitRegistration(kubelet.registrations.length + 1, 3000);
+		const last = kubelet.registrations.slice(n).reduce((m, r) => (m.at > r.at ? m : r));
+		const firstOfEach = [SHARED, EXCL].map((name) => kubelet.registrations.slice(n).find((r) => r.req.resource_name === name).at);
+		lat.push(Math.max(...firstOfEach) - at);
+		assert.ok(last);
+		const l = await regOf(EXCL).plugin.waitList(() => true, 2000).catch((e) => {
+			throw new Error(`restart ${i}: ${e.message}\n${plugin.stderr().split('\n').slice(-15).join('\n')}`);
+		});
+		assert.equal(l.length, 3);
+		assert.equal((await regOf(SHARED).plugin.waitList(() => true, 2000)).length, 63);
+	}
+	lat.sort((a, b) => a - b);
+	console.log(`# re-registration after a kubelet restart: p50 ${lat[25].toFixed(0)} ms, max ${lat[49].toFixed(0)} ms`);
+	assert.ok(lat[49] < 1000, `re-registration took ${lat[49]} ms`);
+	const r = await regOf(SHARED).plugin.allocate([['5']]);
+	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
+});
+
+test('config reload: a good change applies, a bad one is logged and the old one stays', { timeout: 15000 }, async () => {
+	const sh = regOf(SHARED).plugin;
+	let from = sh.lists.length;
+	writeConfig(config(10));
+	const l = await sh.waitList((x) => x.length === 10, 3000, from);
+	assert.equal(l.length, 10);
+	await waitLog(/config changed: config .* reloaded/, 2000);
+
+	writeConfig('{"configList":[{"resourceName":"rdma_a100","rdmaHcaMax":5,"selectors":{"ifNames":"ibp70s0"}}]}');
+	await waitLog(/new config refused, keeping the running one: .*configList\[0\]\.selectors\.ifNames: expected an array of strings/, 3000);
+	const r = await sh.allocate([['9']]);
+	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
+	assert.ok(plugin.proc.exitCode === null, 'still running');
+
+	// SIGHUP re-reads the (fixed) file
+	writeConfig(config(12));
+	plugin.proc.kill('SIGHUP');
+	from = sh.lists.length;
+	await sh.waitList((x) => x.length === 12, 3000, 0);
+});
+
+test('SIGTERM removes our sockets and device-info files', { timeout: 10000 }, async () => {
+	const socks = kubelet.registrations.slice(-2).map((r) => path.join(kdir, 'device-plugins', r.req.endpoint));
+	assert.ok(socks.every((s) => fs.existsSync(s)));
+	assert.equal(fs.readdirSync(devinfo).length, 3);
+	plugin.proc.kill('SIGTERM');
+	const { code } = await withTimeout(plugin.exited, 5000, 'the plugin to exit');
+	assert.equal(code, 0);
+	assert.ok(socks.every((s) => !fs.existsSync(s)));
+	assert.deepEqual(fs.readdirSync(devinfo), []);
+	assert.ok(fs.existsSync(kubelet.socketPath), "the kubelet's socket is not ours to remove");
+	assert.match(plugin.stderr(), /shutting down/);
+	assert.doesNotMatch(plugin.stderr(), /runtime error|AddressSanitizer/);
+});
+
+test('a bad config at start-up exits 2 naming the field', { timeout: 5000 }, async () => {
+	writeConfig('{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{"ifNames":"ib0"}}]}');
+	const p = startPlugin();
+	const { code } = await withTimeout(p.exited, 5000, 'the plugin to exit');
+	assert.equal(code, 2);
+	assert.match(p.stderr(), /configList\[0\]\.selectors\.ifNames: expected an array of strings/);
+});
