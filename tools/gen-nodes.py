@@ -7,6 +7,7 @@ Each node directory is deleted and rebuilt from its spec (tools/nodes/specs_*.py
 module's NODES list). Must run as root: /dev nodes are real character devices (mknod).
 Output is deterministic. See examples/README.md for the nodes and the conventions.
 """
+import fcntl
 import glob
 import importlib
 import os
@@ -46,6 +47,9 @@ def main(argv):
         sys.stderr.write("gen-nodes: no such node: %s\n" % " ".join(sorted(unknown)))
         return 2
     os.makedirs(out, exist_ok=True)
+    # one generator at a time per output directory (two `make`s in one checkout)
+    lock = os.open(os.path.join(out, ".gen-nodes.lock"), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     # Old trees are renamed aside and removed by a forked child while the new ones are
     # written: deleting ~200k files costs as much as writing them.
     trash = []
