@@ -318,7 +318,7 @@ static void usage(FILE *f)
 		"Exit: 0 all ok, 1 the worst is a warning, 2 something fails, 3 usage or unreadable input.\n");
 }
 
-static bool check_selected(const struct doctor_check *c, char **only, size_t n_only)
+static bool check_selected(const struct doctor_check *c, char *const *only, size_t n_only)
 {
 	if (n_only == 0)
 		return true;
@@ -339,7 +339,16 @@ static int set_root(char *dst, size_t n, const char *root, const char *sub)
 	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
 }
 
-int doctor_main(int argc, char **argv)
+/* What the command line asked for. */
+struct doctor_opts {
+	const char *sysfs, *devfs, *procfs, *image, *root, *env_file, *nfd;
+	char *only[16];
+	size_t n_only;
+	bool json, list;
+};
+
+/* 0 to go on, or the exit code to leave with (-1: --help, exit 0). */
+static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opts *o)
 {
 	static const struct option opts[] = {
 		{ "pod", no_argument, NULL, 'P' },
@@ -358,48 +367,38 @@ int doctor_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct doctor d = { .scope = DOCTOR_NODE, .plugin_netns = -1, .pid = "self" };
-	const char *sysfs = NULL, *devfs = NULL, *procfs = NULL, *image = NULL, *root = NULL;
-	const char *env_file = NULL, *nfd = NULL;
-	char *only[16];
-	size_t n_only = 0;
-	bool json = false, list = false;
-	struct hw_ctx *ctx = NULL;
-	struct hw_error herr = { 0 };
-	enum doctor_status worst = DOCTOR_SKIP;
-	int c, r, ret = EXIT_USAGE;
-	size_t i;
-	json_t *x;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'P': d.scope = DOCTOR_POD; break;
-		case 'r': root = optarg; break;
-		case 's': sysfs = optarg; break;
-		case 'd': devfs = optarg; break;
-		case 'p': procfs = optarg; break;
-		case 'i': image = optarg; break;
+		case 'P': d->scope = DOCTOR_POD; break;
+		case 'r': o->root = optarg; break;
+		case 's': o->sysfs = optarg; break;
+		case 'd': o->devfs = optarg; break;
+		case 'p': o->procfs = optarg; break;
+		case 'i': o->image = optarg; break;
 		case 'I':
-			if (!str_is_safe_name(optarg, sizeof(d.pid) - 1) || strspn(optarg, "0123456789") != strlen(optarg)) {
+			/* it becomes a path component under procfs */
+			if (!*optarg || strlen(optarg) >= sizeof(d->pid) || strspn(optarg, "0123456789") != strlen(optarg)) {
 				fprintf(stderr, "rdmak doctor: --pid wants a process id, got '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
-			str_copy(d.pid, sizeof(d.pid), optarg);
+			str_copy(d->pid, sizeof(d->pid), optarg);
 			break;
-		case 'e': env_file = optarg; break;
-		case 'c': d.plugin_config = optarg; break;
-		case 'n': nfd = optarg; break;
+		case 'e': o->env_file = optarg; break;
+		case 'c': d->plugin_config = optarg; break;
+		case 'n': o->nfd = optarg; break;
 		case 'C':
-			if (n_only == ELEMENTSOF(only)) {
+			if (o->n_only == ELEMENTSOF(o->only)) {
 				fprintf(stderr, "rdmak doctor: too many --check\n");
 				return EXIT_USAGE;
 			}
-			only[n_only++] = optarg;
+			o->only[o->n_only++] = optarg;
 			break;
-		case 'L': list = true; break;
-		case 'j': json = true; break;
-		case 'h': usage(stdout); return 0;
+		case 'L': o->list = true; break;
+		case 'j': o->json = true; break;
+		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -408,49 +407,100 @@ int doctor_main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (list) {
-		for (i = 0; i < doctor_n_checks; i++)
-			printf("%-20s %-4s %s\n", doctor_checks[i].id,
-			       doctor_checks[i].scope == DOCTOR_BOTH ? "both" : doctor_checks[i].scope == DOCTOR_POD ? "pod" : "node",
-			       doctor_checks[i].summary);
+	return 0;
+}
+
+static void list_checks(void)
+{
+	for (size_t i = 0; i < doctor_n_checks; i++)
+		printf("%-20s %-4s %s\n", doctor_checks[i].id,
+		       doctor_checks[i].scope == DOCTOR_BOTH ? "both" : doctor_checks[i].scope == DOCTOR_POD ? "pod" : "node",
+		       doctor_checks[i].summary);
+}
+
+/* The roots: --root DIR gives DIR/sys, DIR/dev, DIR/proc and DIR; each specific option wins. */
+static int set_roots(struct doctor *d, const struct doctor_opts *o)
+{
+	const char *root = o->root ? o->root : "";
+
+	if (set_root(d->sysfs, sizeof(d->sysfs), root, "/sys") < 0 || set_root(d->devfs, sizeof(d->devfs), root, "/dev") < 0 ||
+	    set_root(d->procfs, sizeof(d->procfs), root, "/proc") < 0 || set_root(d->image, sizeof(d->image), root, "") < 0 ||
+	    (o->sysfs && str_copy(d->sysfs, sizeof(d->sysfs), o->sysfs) < 0) ||
+	    (o->devfs && str_copy(d->devfs, sizeof(d->devfs), o->devfs) < 0) ||
+	    (o->procfs && str_copy(d->procfs, sizeof(d->procfs), o->procfs) < 0) ||
+	    (o->image && set_root(d->image, sizeof(d->image), o->image, "") < 0)) {
+		fprintf(stderr, "rdmak doctor: path too long\n");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int load_env(struct doctor *d, const char *env_file)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t l;
+	int r;
+
+	if (!env_file) {
+		d->env_source = "environment";
+		return env_from_environ(environ, &d->env);
+	}
+	l = doctor_read_alloc(env_file, &buf);
+	r = l < 0 ? (int)l : env_parse(buf, (size_t)l, &d->env);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, strerror(-r));
+		return r;
+	}
+	d->env_source = env_file;
+	return 0;
+}
+
+/* Run the table's rows for this scope; a row that found nothing to look at says so. */
+static enum doctor_status run_checks(struct doctor *d, const struct doctor_opts *o)
+{
+	enum doctor_status worst = DOCTOR_SKIP;
+	size_t i;
+	json_t *x;
+
+	for (i = 0; i < doctor_n_checks; i++) {
+		size_t before = json_array_size(d->findings);
+
+		if (!(doctor_checks[i].scope & d->scope) || !check_selected(&doctor_checks[i], o->only, o->n_only))
+			continue;
+		d->check = &doctor_checks[i];
+		d->check->run(d);
+		if (json_array_size(d->findings) == before)
+			doctor_add(d, DOCTOR_SKIP, NULL, "not applicable here");
+	}
+	json_array_foreach(d->findings, i, x)
+		if (status_of(x) > worst)
+			worst = status_of(x);
+	return worst;
+}
+
+int doctor_main(int argc, char **argv)
+{
+	struct doctor d = { .scope = DOCTOR_NODE, .plugin_netns = -1, .pid = "self" };
+	struct doctor_opts o = { 0 };
+	struct hw_ctx *ctx = NULL;
+	struct hw_error herr = { 0 };
+	enum doctor_status worst;
+	int r, ret = EXIT_USAGE;
+
+	r = parse_args(argc, argv, &d, &o);
+	if (r)
+		return r < 0 ? 0 : r;
+	if (o.list) {
+		list_checks();
 		return 0;
 	}
-	if (set_root(d.sysfs, sizeof(d.sysfs), root ? root : "", "/sys") < 0 ||
-	    set_root(d.devfs, sizeof(d.devfs), root ? root : "", "/dev") < 0 ||
-	    set_root(d.procfs, sizeof(d.procfs), root ? root : "", "/proc") < 0 ||
-	    set_root(d.image, sizeof(d.image), root ? root : "", "") < 0 ||
-	    (sysfs && str_copy(d.sysfs, sizeof(d.sysfs), sysfs) < 0) ||
-	    (devfs && str_copy(d.devfs, sizeof(d.devfs), devfs) < 0) ||
-	    (procfs && str_copy(d.procfs, sizeof(d.procfs), procfs) < 0) ||
-	    (image && set_root(d.image, sizeof(d.image), image, "") < 0)) {
-		fprintf(stderr, "rdmak doctor: path too long\n");
-		return EXIT_USAGE;
+	if (set_roots(&d, &o) < 0 || load_env(&d, o.env_file) < 0)
+		goto out;
+	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config)) < 0) {
+		fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", d.plugin_config,
+			r == -EINVAL ? "not a JSON object, or rdmaNetnsMode is not \"shared\"/\"exclusive\"" : strerror(-r));
+		goto out;
 	}
-
-	if (env_file) {
-		_cleanup_free_ char *buf = NULL;
-		ssize_t l = doctor_read_alloc(env_file, &buf);
-
-		r = l < 0 ? (int)l : env_parse(buf, (size_t)l, &d.env);
-		if (r < 0) {
-			fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, strerror(-r));
-			return EXIT_USAGE;
-		}
-		d.env_source = env_file;
-	} else {
-		if (env_from_environ(environ, &d.env) < 0)
-			return EXIT_USAGE;
-		d.env_source = "environment";
-	}
-	if (d.plugin_config) {
-		r = plugin_config_load(&d, d.plugin_config);
-		if (r < 0) {
-			fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", d.plugin_config,
-				r == -EINVAL ? "not a JSON object, or rdmaNetnsMode is not \"shared\"/\"exclusive\"" : strerror(-r));
-			goto out;
-		}
-	}
-
 	r = hw_ctx_new(d.sysfs, d.devfs, &ctx);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", d.sysfs, strerror(-r));
@@ -465,31 +515,15 @@ int doctor_main(int argc, char **argv)
 	d.findings = json_array();
 	if (!d.findings)
 		goto out;
-	for (i = 0; i < doctor_n_checks; i++) {
-		size_t before = json_array_size(d.findings);
-
-		if (!(doctor_checks[i].scope & d.scope) || !check_selected(&doctor_checks[i], only, n_only))
-			continue;
-		d.check = &doctor_checks[i];
-		d.check->run(&d);
-		if (json_array_size(d.findings) == before)
-			doctor_add(&d, DOCTOR_SKIP, NULL, "not applicable here");
-	}
-	json_array_foreach(d.findings, i, x)
-		if (status_of(x) > worst)
-			worst = status_of(x);
-
-	r = json ? out_json(stdout, d.findings) : print_text(stdout, d.findings);
+	worst = run_checks(&d, &o);
+	r = o.json ? out_json(stdout, d.findings) : print_text(stdout, d.findings);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: writing the result: %s\n", strerror(-r));
 		goto out;
 	}
-	if (nfd) {
-		r = doctor_write_nfd(&d, nfd);
-		if (r < 0) {
-			fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", nfd, strerror(-r));
-			goto out;
-		}
+	if (o.nfd && (r = doctor_write_nfd(&d, o.nfd)) < 0) {
+		fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", o.nfd, strerror(-r));
+		goto out;
 	}
 	ret = worst == DOCTOR_FAIL ? EXIT_SOME_FAIL : worst == DOCTOR_WARN ? EXIT_WORST_WARN : EXIT_ALL_OK;
 out:

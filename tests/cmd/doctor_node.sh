@@ -127,6 +127,12 @@ rm -f "$n/dev/infiniband/uverbs1"; mknod -m 0666 "$n/dev/infiniband/uverbs1" c 2
 doctor --root "$n"
 is "$(statuses chardev.nodes mlx5_1)" fail "uverbs1 231:200 vs sysfs 231:193: stale node fails"
 
+# seed 003 on the host: `IB device mlx5_bond_0 not found` when the LAG device's uverbs node is missing
+n=$TMP/lagnode; node_copy a100-ib-bond "$n"
+rm -f "$n/dev/infiniband/$(uverbs_of "$n" mlx5_bond_0)"
+doctor --root "$n"
+is "$(statuses chardev.nodes mlx5_bond_0)" fail "LAG device's uverbs node missing on the node: chardev.nodes fail"
+
 # ---- bonds and RoCE LAG ---------------------------------------------------------------------------------
 n=$TMP/lagmode; node_copy a100-ib-bond "$n"
 printf 'balance-rr 0\n' >"$n/sys/class/net/bond0/bonding/mode"
