@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -622,7 +623,7 @@ static int run_daemon(struct daemon *d)
 {
 	_cleanup_close_ int sfd = -1, ifd = -1;
 	sigset_t mask;
-	double last_rescan = now_s(), last_cfg_check = now_s();
+	double last_rescan = now_s(), last_cfg_check = now_s(), last_fp = now_s();
 	bool stop = false;
 	int r;
 
@@ -688,7 +689,9 @@ static int run_daemon(struct daemon *d)
 			if (d->n_slots < d->ps->n)
 				start_missing(d, true);
 		}
-		if (health_topology_fingerprint(d->ctx, &fp) >= 0 && fp != d->fingerprint) {
+		/* three directory listings: every 2 s is enough for hot-plug and driver reloads */
+		if (now_s() - last_fp >= 2.0 && (last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&
+		    fp != d->fingerprint) {
 			d->fingerprint = fp;
 			rescan(d, "RDMA devices or netdevs appeared or disappeared");
 			last_rescan = now_s();
@@ -855,6 +858,15 @@ int plugin_main(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
 	log_level = o.verbose ? 3 : 2;
+	{
+		/* health.c keeps one sysfs attribute open per port and netdev (~3000 on a 1016-VF node) */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
 		return EXIT_USAGE;

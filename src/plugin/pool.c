@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugin/select.h"
 #include "util/cleanup.h"
@@ -63,7 +64,7 @@ static int input_add(struct builder *b, enum health_kind kind, const char *name,
 		b->in = n;
 		b->cap = cap;
 	}
-	b->in[b->n] = (struct health_input){ .kind = kind, .port = port, .value = value };
+	b->in[b->n] = (struct health_input){ .kind = kind, .port = port, .value = value, .fd = -1 };
 	snprintf(b->in[b->n].name, sizeof(b->in[b->n].name), "%s", name);
 	*ret = b->n++;
 	return 0;
@@ -263,7 +264,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				return r;
 			}
 		}
-		/* a VF is only as good as its PF's uplink (sriov-network-device-plugin PR #640) */
+		/* a VF is only as good as its PF's uplink (sriov-network-device-plugin PR #640):
+		 * the PF netdev's carrier and the PF's own RDMA ports */
 		if (pci->physfn && pci->physfn->n_netdevs) {
 			const struct hw_netdev *pfnd = pci->physfn->netdevs[0];
 
@@ -271,6 +273,16 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				json_decref(info);
 				return r;
 			}
+		}
+		for (size_t j = 0; pci->physfn && j < pci->physfn->n_rdma; j++) {
+			const struct hw_rdma_dev *pfdev = pci->physfn->rdma[j];
+
+			for (size_t k = 0; k < pfdev->n_ports; k++)
+				if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfdev->ports[k].num,
+						      pfdev->ports[k].state)) < 0) {
+					json_decref(info);
+					return r;
+				}
 		}
 		if (vhost && ((r = spec_add(m, "vhost-net")) < 0 || (r = spec_add(m, "net/tun")) < 0)) {
 			json_decref(info);
@@ -339,6 +351,9 @@ void pool_set_free(struct pool_set *ps)
 	for (size_t i = 0; i < ps->n; i++)
 		pool_clear(&ps->pools[i]);
 	free(ps->pools);
+	for (size_t i = 0; i < ps->n_inputs; i++)
+		if (ps->inputs[i].fd >= 0)
+			close(ps->inputs[i].fd);
 	free(ps->inputs);
 	free(ps);
 }

@@ -20,6 +20,7 @@ struct health_input {
 	unsigned port;
 	int value;              /* port state (4 ACTIVE) or carrier (1, 0, -1 unreadable) */
 	bool gone;              /* the last read said ENOENT */
+	int fd;                 /* health.c's held sysfs attribute, -1 when not open */
 };
 bool health_input_ok(const struct health_input *in);
 /* "mlx5_0 port 1 DOWN", "ens1f0 no carrier", "mlx5_3 gone" */

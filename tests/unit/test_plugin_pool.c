@@ -47,7 +47,7 @@ static struct hw_netdev *netdev(struct fx *f, const char *name, unsigned type, i
 {
 	struct hw_netdev *n = &f->nd[f->node.n_netdevs++];
 
-	snprintf(n->name, sizeof(n->name), "%s", name);
+	snprintf(n->name, sizeof(n->name), "%.15s", name);
 	n->type = type;
 	n->carrier = carrier;
 	return n;

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// Benchmarks of `rdmak plugin` on the cx7-rail-1016vf sample node (8 NDR PFs, 1016 VFs), against
+// the stand-in kubelet of tests/js (run from anywhere; needs tests/js's node_modules):
+//   - idle RSS (VmRSS, VmHWM) and idle CPU (the health poll) after start-up;
+//   - Allocate round-trip latency p50/p99 over 10 000 calls (exclusive pool, one VF each;
+//     and the shared pool), measured at the stand-in kubelet, so gRPC on both sides included;
+//   - port-Down-to-Unhealthy latency: a VF's port state written in a copy of the node's sysfs,
+//     until the kubelet's ListAndWatch stream shows it Unhealthy (20 samples);
+//   - re-registration latency after a kubelet restart (20 restarts; socket folder wiped).
+//   node tools/bench-plugin.mjs [--rdmak build/rdmak] [--node examples/nodes/cx7-rail-1016vf]
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const TOP = path.resolve(here, '..');
+const { Kubelet } = await import(path.join(TOP, 'tests', 'js', 'kubelet.mjs'));
+const arg = (name, def) => {
+	const i = process.argv.indexOf(name);
+	return i > 0 ? process.argv[i + 1] : def;
+};
+const RDMAK = path.resolve(arg('--rdmak', process.env.RDMAK || path.join(TOP, 'build', 'rdmak')));
+const NODE = path.resolve(arg('--node', path.join(TOP, 'examples', 'nodes', 'cx7-rail-1016vf')));
+const CALLS = Number(arg('--calls', 10000));
+const pct = (v, p) => v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))];
+const ms = (x) => `${x.toFixed(x < 10 ? 2 : 0)} ms`;
+const sleep = (t) => new Promise((r) => setTimeout(r, t));
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-bench-plugin-'));
+const kdir = path.join(root, 'kubelet');
+const sys = path.join(root, 'sys');
+const cfg = path.join(root, 'config.json');
+const pfs = ['ibp24s0', 'ibp41s0', 'ibp58s0', 'ibp75s0', 'ibp154s0', 'ibp170s0', 'ibp186s0', 'ibp202s0'];
+fs.writeFileSync(
+	cfg,
+	JSON.stringify({
+		configList: [{ resourceName: 'rail', rdmaHcaMax: 64, selectors: { ifNames: pfs }, envs: { NCCL_IB_HCA: '=${hcas}' } }],
+		resourceList: [{ resourcePrefix: 'rdmak.io', resourceName: 'rail_vf', selectors: { vendors: ['15b3'], isRdma: true } }],
+	}),
+);
+process.stderr.write(`copying ${NODE}/sys (the port test edits it)...\n`);
+execFileSync('cp', ['-a', path.join(NODE, 'sys'), sys]);
+
+const kubelet = new Kubelet(kdir);
+await kubelet.start();
+const t0 = performance.now();
+const proc = spawn(RDMAK, ['plugin', '--kubelet-dir', kdir, '--sysfs', sys, '--devfs', path.join(NODE, 'dev'), '--config', cfg,
+	'--device-info-dir', path.join(root, 'devinfo')], { stdio: ['ignore', 'ignore', 'pipe'] });
+let log = '';
+proc.stderr.on('data', (d) => (log += d));
+await kubelet.waitRegistration(2, 30000);
+const startMs = performance.now() - t0;
+const regOf = (n) => [...kubelet.registrations].reverse().find((r) => r.req.resource_name === n);
+const excl = regOf('rdmak.io/rail_vf').plugin;
+const shared = regOf('rdma/rail').plugin;
+const list = await excl.waitList((l) => l.length === 1016, 10000);
+
+const status = () => Object.fromEntries(fs.readFileSync(`/proc/${proc.pid}/status`, 'utf8').split('\n').map((l) => l.split(/:\s+/)));
+const cpu = () => {
+	const f = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+	return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks
+};
+await sleep(3000);
+const c0 = cpu();
+await sleep(10000);
+const idleCpu = ((cpu() - c0) / 100 / 10) * 100; // clock ticks (100/s) over 10 s, in percent of one core
+const st = status();
+
+// Allocate: one VF per call, rotating over the pool; then the shared pool.
+const ids = list.map((d) => d.ID);
+const lat = [];
+for (let i = 0; i < CALLS; i++) {
+	const a = performance.now();
+	await excl.allocate([[ids[i % ids.length]]]);
+	lat.push(performance.now() - a);
+}
+lat.sort((a, b) => a - b);
+const slat = [];
+for (let i = 0; i < CALLS; i++) {
+	const a = performance.now();
+	await shared.allocate([[String(i % 64)]]);
+	slat.push(performance.now() - a);
+}
+slat.sort((a, b) => a - b);
+const st2 = status();
+
+// Port Down -> Unhealthy on the kubelet's stream, then back.
+const vfState = (bdf) => {
+	const dev = fs.readdirSync(path.join(sys, 'bus/pci/devices', bdf, 'infiniband'))[0];
+	return fs.realpathSync(path.join(sys, 'class/infiniband', dev, 'ports/1/state'));
+};
+const down = [];
+for (let i = 0; i < 20; i++) {
+	const bdf = ids[(i * 53) % ids.length];
+	const f = vfState(bdf);
+	let from = excl.lists.length;
+	const a = performance.now();
+	fs.writeFileSync(f, '1: DOWN\n');
+	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Unhealthy', 3000, from);
+	down.push(performance.now() - a);
+	from = excl.lists.length;
+	fs.writeFileSync(f, '4: ACTIVE\n');
+	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Healthy', 3000, from);
+}
+down.sort((a, b) => a - b);
+
+// Re-registration after a kubelet restart.
+const rereg = [];
+for (let i = 0; i < 20; i++) {
+	const n = kubelet.registrations.length;
+	const at = await kubelet.restart();
+	const both = () => new Set(kubelet.registrations.slice(n).map((r) => r.req.resource_name)).size === 2;
+	while (!both()) await kubelet.waitRegistration(kubelet.registrations.length + 1, 5000);
+	const firsts = ['rdmak.io/rail_vf', 'rdma/rail'].map((name) => kubelet.registrations.slice(n).find((r) => r.req.resource_name === name).at);
+	rereg.push(Math.max(...firsts) - at);
+}
+rereg.sort((a, b) => a - b);
+
+proc.kill('SIGTERM');
+await new Promise((r) => proc.on('exit', r));
+await kubelet.stop();
+fs.rmSync(root, { recursive: true, force: true });
+
+console.log(`rdmak plugin on ${path.basename(NODE)}: ${ids.length} exclusive VFs + a shared pool over ${pfs.length} PFs`);
+console.log(`  start-up to both registered:    ${ms(startMs)}`);
+console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); after ${2 * CALLS} Allocates: ${st2.VmRSS}`);
+console.log(`  idle CPU (health poll, 250 ms): ${idleCpu.toFixed(1)}% of one core`);
+console.log(`  Allocate, 1 VF (${CALLS} calls):  p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, max ${ms(lat[lat.length - 1])}`);
+console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
+console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])}`);
+console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);
+if (/runtime error|AddressSanitizer/.test(log)) console.log(log);
+process.exit(0);
