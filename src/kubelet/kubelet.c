@@ -57,7 +57,8 @@ static void live_add(struct kubelet_server *srv)
 
 	pthread_mutex_lock(&grpc_log_lock);
 	if (!live_servers) {
-		gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
+		if (!getenv("GRPC_VERBOSITY")) /* an operator debugging gRPC keeps the level asked for */
+			gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
 		gpr_set_log_function(grpc_log_forward); /* stays installed; drops lines while no server lives */
 	}
 	for (pp = &live_servers; *pp; pp = &(*pp)->next_live)
@@ -227,9 +228,9 @@ int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, v
 	srv->log_ud = log_ud;
 	srv->retry_ms = KL_RETRY_FIRST_MS;
 
+	live_add(srv); /* first, so that gRPC's start-up lines are routed too */
 	grpc_init();
 	srv->grpc_up = true;
-	live_add(srv);
 	srv->server_creds = grpc_insecure_server_credentials_create();
 	srv->chan_creds = grpc_insecure_credentials_create();
 	if (!srv->server_creds || !srv->chan_creds) {
@@ -616,9 +617,9 @@ void kubelet_server_free(struct kubelet_server *srv)
 			grpc_server_credentials_release(srv->server_creds);
 		if (srv->chan_creds)
 			grpc_channel_credentials_release(srv->chan_creds);
-		live_remove(srv);
 		grpc_slice_unref(srv->list_msg);
 		grpc_shutdown();
+		live_remove(srv);
 	}
 	pthread_mutex_destroy(&srv->lock);
 	free(srv->devs);
