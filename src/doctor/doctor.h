@@ -39,6 +39,7 @@ struct doctor_pod {
 	bool status_known;
 	struct proc_status status;
 	char status_path[PATH_MAX];
+	char devcg_path[PATH_MAX];  /* cgroup v1 devices.list */
 };
 
 struct doctor {

@@ -368,6 +368,38 @@ int cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n
 	return 0;
 }
 
+static bool dev_num_matches(const char *field, unsigned v)
+{
+	unsigned long long n;
+
+	return strcmp(field, "*") == 0 || (str_to_u64(field, 10, &n) == 0 && n == v);
+}
+
+/* security/device_cgroup.c devcgroup_seq_show: "%c %s:%s %s" with type a/c/b, "*" for any
+ * number, access a subset of "rwm". */
+int devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor)
+{
+	_cleanup_free_ char *copy = buf_dup(buf, len);
+	char *cur = copy, *line;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((line = next_line(&cur))) {
+		char type[2], maj[16], min[16], acc[8];
+		int n;
+
+		if (!*line)
+			continue;
+		if (sscanf(line, "%1s %15[^:]:%15s %7s%n", type, maj, min, acc, &n) != 4 || line[n] ||
+		    !strchr("acb", type[0]) || strspn(acc, "rwm") != strlen(acc))
+			return -EINVAL;
+		if (type[0] == 'a' || (type[0] == 'c' && dev_num_matches(maj, major) && dev_num_matches(min, minor)))
+			if (strchr(acc, 'r') && strchr(acc, 'w'))
+				return 1;
+	}
+	return 0;
+}
+
 int nccl_list_parse(const char *s, struct nccl_list *ret)
 {
 	struct nccl_list l = { 0 };

@@ -48,6 +48,11 @@ int cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes);
  * the v1 line naming the memory controller ("4:memory:/path"). */
 int cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n);
 
+/* cgroup v1 devices.list ("c 231:192 rwm", "c *:* m", "a *:* rwm"): whether a character
+ * device may be opened for reading and writing. 1 allowed, 0 denied. (cgroup v2 enforces the
+ * same rules with an eBPF program that no file shows.) */
+int devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor);
+
 /* NCCL_IB_HCA / NCCL_SOCKET_IFNAME syntax (NCCL parseStringList + matchIfList): an optional
  * leading '^' (exclude), then an optional '=' (exact names; otherwise each name is a prefix,
  * so "mlx5_1" also selects mlx5_10..mlx5_19), then a comma-separated list of

@@ -72,6 +72,19 @@ static bool node_openable(const struct hw_devnode *n, const struct doctor_pod *p
 	return (n->mode & 0006) == 0006 || (n->mode & 0060) == 0060; /* group: assumed member; supplementary groups aside */
 }
 
+/* cgroup v1 only: the container's own devices.list (Docker and containerd mount the
+ * container's group at /sys/fs/cgroup/devices). Unknown (no file) is not a denial. */
+static bool devcg_denies(struct doctor *d, const struct hw_devnode *n)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t l;
+
+	if (!d->pod.devcg_path[0])
+		doctor_sys(d, d->pod.devcg_path, sizeof(d->pod.devcg_path), "/fs/cgroup/devices/devices.list");
+	l = doctor_read_alloc(d->pod.devcg_path, &buf);
+	return l >= 0 && devices_list_allows(buf, (size_t)l, n->major, n->minor) == 0;
+}
+
 void check_pod_devnodes(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
@@ -103,6 +116,14 @@ void check_pod_devnodes(struct doctor *d)
 				doctor_evidence(f, d->pod.status_path, "Uid %u", d->pod.status.uid[1]);
 				doctor_fix(f, "Make the node 0666 on the host (rdma-core udev rules) or run the container as root; the "
 					      "device plugin passes the host node's permissions through.");
+				continue;
+			}
+			if (devcg_denies(d, &u->node)) {
+				f = doctor_add(d, DOCTOR_FAIL, dev->name, "the device cgroup denies %s (c %u:%u): open() fails with "
+					       "EPERM, libibverbs lists 0 devices", u->node.path, u->node.major, u->node.minor);
+				doctor_evidence(f, d->pod.devcg_path, "no \"c %u:%u rw\" rule", u->node.major, u->node.minor);
+				doctor_fix(f, "Get the node through the device plugin (request its resource) instead of a hostPath "
+					      "mount of /dev/infiniband: only allocated devices are added to the container's cgroup.");
 				continue;
 			}
 			usable++;

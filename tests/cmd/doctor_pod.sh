@@ -28,6 +28,17 @@ is "$rc" 2 "G1 no uverbs: exit 2"
 is "$(statuses pod.devnodes)" fail "G1 no uverbs: pod.devnodes fail"
 like "$(titles pod.devnodes)" 'Did not detect devices' "G1: title quotes perftest"
 
+# ---- device cgroup (v1): /dev/infiniband mounted by hostPath, the nodes are not in devices.list ----
+p=$TMP/devcg; pod "$p"; mkdir -p "$p/sys/fs/cgroup/devices"
+printf 'c *:* m\nb *:* m\nc 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 5:0 rwm\nc 5:2 rwm\nc 1:8 rwm\nc 1:9 rwm\nc 136:* rwm\nc 10:200 rwm\n' \
+	>"$p/sys/fs/cgroup/devices/devices.list"
+pdoctor "$p"
+is "$(statuses pod.devnodes mlx5_0)" fail "device cgroup without 231:192: pod.devnodes fail for mlx5_0"
+is "$(statuses pod.devnodes)" "fail fail fail" "device cgroup: both HCAs refused, so none usable"
+printf 'c 231:192 rw\nc 231:193 rw\n' >>"$p/sys/fs/cgroup/devices/devices.list"
+pdoctor "$p"
+is "$(statuses pod.devnodes)" "ok ok" "device plugin added both nodes to devices.list: ok"
+
 # ---- seed 003: `IB device mlx5_bond_0 not found` (LAG device not passed into the pod) ------------
 p=$TMP/lag; node_copy a100-ib-bond "$p"; pod_files "$p"
 rm -f "$p/dev/infiniband/$(uverbs_of "$p" mlx5_bond_0)"

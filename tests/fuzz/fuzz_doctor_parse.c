@@ -29,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mounts_find(buf, size, "/dev/shm", &m) > 0)
 		mount_option_size(m.options, &a);
 	cgroup_value_parse(buf, size, &a);
+	devices_list_allows(buf, size, 231, 192);
 	if (cgroup_path_parse(buf, size, true, path, sizeof(path)) > 0 && path[0] != '/')
 		abort();
 	cgroup_path_parse(buf, size, false, path, sizeof(path));

@@ -192,6 +192,24 @@ static void test_cgroup(void **st)
 	assert_true(cgroup_path_parse(S("0::relative\n"), true, path, sizeof(path)) < 0);
 }
 
+static void test_devices_list(void **st)
+{
+	/* a container given uverbs0 and rdma_cm by the device plugin (runc's default rules first) */
+	static const char plugin[] = "c *:* m\nb *:* m\nc 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 5:0 rwm\nc 5:2 rwm\n"
+				     "c 1:8 rwm\nc 1:9 rwm\nc 136:* rwm\nc 10:200 rwm\nc 231:192 rw\nc 10:121 rw\n";
+
+	assert_int_equal(devices_list_allows(S(plugin), 231, 192), 1);
+	assert_int_equal(devices_list_allows(S(plugin), 10, 121), 1);
+	assert_int_equal(devices_list_allows(S(plugin), 231, 193), 0); /* "c *:* m": mknod only */
+	assert_int_equal(devices_list_allows(S("a *:* rwm\n"), 231, 193), 1); /* privileged */
+	assert_int_equal(devices_list_allows(S("c 231:* rw\n"), 231, 200), 1);
+	assert_int_equal(devices_list_allows(S("c 231:192 r\n"), 231, 192), 0);
+	assert_int_equal(devices_list_allows(S(""), 231, 192), 0);
+	assert_true(devices_list_allows(S("c 231:192 rwx\n"), 231, 192) < 0);
+	assert_true(devices_list_allows(S("x 231:192 rw\n"), 231, 192) < 0);
+	assert_true(devices_list_allows(S("c 231 rw\n"), 231, 192) < 0);
+}
+
 static void test_nccl_list(void **st)
 {
 	struct nccl_list l;
@@ -316,7 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_limits),     cmocka_unit_test(test_status_caps), cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_mount_size), cmocka_unit_test(test_cgroup),      cmocka_unit_test(test_nccl_list),
-		cmocka_unit_test(test_env),        cmocka_unit_test(test_versions),    cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_env),        cmocka_unit_test(test_devices_list),        cmocka_unit_test(test_versions),    cmocka_unit_test(test_bytes),
 	};
 
 	return cmocka_run_group_tests_name("doctor_parse", tests, NULL, NULL);
