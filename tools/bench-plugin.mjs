@@ -95,10 +95,14 @@ const down = [];
 for (let i = 0; i < 20; i++) {
 	const bdf = ids[(i * 53) % ids.length];
 	const f = vfState(bdf);
+	await sleep(Math.random() * 300); // not in step with the plugin's poll
 	let from = excl.lists.length;
 	const a = performance.now();
 	fs.writeFileSync(f, '1: DOWN\n');
-	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Unhealthy', 3000, from);
+	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Unhealthy', 3000, from).catch((e) => {
+		console.error(`${bdf} (${f}): ${e.message}\n${log.split('\n').slice(-10).join('\n')}`);
+		process.exit(1);
+	});
 	down.push(performance.now() - a);
 	from = excl.lists.length;
 	fs.writeFileSync(f, '4: ACTIVE\n');
@@ -112,7 +116,11 @@ for (let i = 0; i < 20; i++) {
 	const n = kubelet.registrations.length;
 	const at = await kubelet.restart();
 	const both = () => new Set(kubelet.registrations.slice(n).map((r) => r.req.resource_name)).size === 2;
-	while (!both()) await kubelet.waitRegistration(kubelet.registrations.length + 1, 5000);
+	while (!both())
+		await kubelet.waitRegistration(kubelet.registrations.length + 1, 5000).catch((e) => {
+			console.error(`restart ${i}: ${e.message}\n${log.split('\n').slice(-12).join('\n')}`);
+			process.exit(1);
+		});
 	const firsts = ['rdmak.io/rail_vf', 'rdma/rail'].map((name) => kubelet.registrations.slice(n).find((r) => r.req.resource_name === name).at);
 	rereg.push(Math.max(...firsts) - at);
 }
@@ -129,7 +137,7 @@ console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); a
 console.log(`  idle CPU (health poll, 250 ms): ${idleCpu.toFixed(1)}% of one core`);
 console.log(`  Allocate, 1 VF (${CALLS} calls):  p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, max ${ms(lat[lat.length - 1])}`);
 console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
-console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])}`);
+console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])} (ListAndWatch at the kubelet)`);
 console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);
 if (/runtime error|AddressSanitizer/.test(log)) console.log(log);
 process.exit(0);

@@ -22,6 +22,16 @@
  * attribute open and re-reading it with pread(fd, 0) re-runs only the attribute's show()
  * (kernfs regenerates a seq_file read from offset 0). A removed device's open attribute
  * answers ENODEV, so "gone" is still noticed, and the fd is re-opened on recovery. */
+/* "4: ACTIVE" -> 4, "1\n" -> 1; nothing readable (a fixture's empty file standing for the
+ * kernel's EINVAL on an admin-down netdev) -> -1, which health_input_ok() does not count. */
+static int attr_value(const char *buf)
+{
+	char *end;
+	long v = strtol(buf, &end, 10);
+
+	return end == buf || v < 0 || v > 255 ? -1 : (int)v;
+}
+
 static int attr_open(int root, const struct health_input *in)
 {
 	char path[HW_NAME_MAX + 64];
@@ -67,7 +77,7 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 				if (n < 0)
 					return errno == ENODEV ? -ENOENT : -errno;
 				buf[n] = '\0';
-				*value = (int)strtol(buf, NULL, 10);
+				*value = attr_value(buf);
 				return 0;
 			}
 			(*held)++;
@@ -75,8 +85,7 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 		n = pread(in->fd, buf, sizeof(buf) - 1, 0);
 		if (n >= 0) {
 			buf[n] = '\0';
-			/* "4: ACTIVE" or "1" */
-			*value = (int)strtol(buf, NULL, 10);
+			*value = attr_value(buf);
 			return 0;
 		}
 		if (errno == EINVAL && in->kind == HEALTH_CARRIER) {
