@@ -34,6 +34,7 @@ const struct doctor_check doctor_checks[] = {
 	{ "chardev.nodes",      DOCTOR_NODE, check_chardevs,           "/dev/infiniband nodes present, matching sysfs, sane permissions" },
 	{ "gpudirect.driver",   DOCTOR_BOTH, check_gpudirect_driver,   "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
 	{ "gpudirect.topology", DOCTOR_NODE, check_gpudirect_topology, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
+	{ "gpudirect.acs",      DOCTOR_NODE, check_gpudirect_acs,      "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
 	{ "netns.mode",         DOCTOR_NODE, check_netns_mode,         "RDMA netns mode vs what the device plugin configuration expects" },
 	/* pod: what the container was given */
 	{ "pod.devnodes",       DOCTOR_POD,  check_pod_devnodes,       "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },

@@ -109,6 +109,7 @@ void check_sriov(struct doctor *d);
 void check_chardevs(struct doctor *d);
 void check_gpudirect_driver(struct doctor *d);
 void check_gpudirect_topology(struct doctor *d);
+void check_gpudirect_acs(struct doctor *d);
 void check_netns_mode(struct doctor *d);
 void check_pod_devnodes(struct doctor *d);
 void check_pod_netns(struct doctor *d);

@@ -886,3 +886,86 @@ void check_netns_mode(struct doctor *d)
 		      "\"options ib_core netns_mode=%d\" > /etc/modprobe.d/ib_core.conf and reboot.",
 		   d->plugin_netns ? "shared" : "exclusive", d->plugin_netns);
 }
+
+/* ---- gpudirect.acs ---------------------------------------------------------------------------- */
+
+/* PCIe extended capability walk over a config space dump (sysfs `config`: 4096 bytes for root,
+ * the first 64 for anyone else). Returns the ACS Control register, or -1 when the capability
+ * is absent, -2 when the extended space is not visible. */
+static int acs_control(const uint8_t *cfg, size_t len)
+{
+	size_t off = 0x100;
+
+	if (len < 0x104)
+		return -2;
+	for (int hops = 0; off >= 0x100 && off + 8 <= len && hops < 64; hops++) {
+		uint32_t hdr = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
+			       (uint32_t)cfg[off + 3] << 24;
+
+		if (hdr == 0 || hdr == 0xffffffffu)
+			return -1;
+		if ((hdr & 0xffff) == 0x000d) /* ACS */
+			return cfg[off + 6] | cfg[off + 7] << 8;
+		off = (hdr >> 20) & 0xffc;
+	}
+	return -1;
+}
+
+#define ACS_P2P_REQUEST_REDIRECT (1u << 2)
+#define ACS_P2P_COMPLETION_REDIRECT (1u << 3)
+
+/* The downstream ports between a GPU and its HCA are where ACS redirects peer-to-peer
+ * requests up to the root complex: GPUDirect RDMA then crosses the CPU (or fails under an
+ * IOMMU), although nvidia-smi topo still says PIX. */
+void check_gpudirect_acs(struct doctor *d)
+{
+	char obj[32], path[PATH_MAX];
+
+	for (size_t i = 0; i < d->node->n_gpus; i++) {
+		const struct hw_gpu *g = &d->node->gpus[i];
+		const struct hw_pci *a = g->pci, *b = g->nearest ? g->nearest->pci : NULL;
+		size_t common = 0, checked = 0, hidden = 0;
+		json_t *f = NULL;
+
+		if (!b || (g->nearest_rel != HW_TOPO_PIX && g->nearest_rel != HW_TOPO_PXB))
+			continue; /* traffic crosses the host bridge anyway: ACS changes nothing */
+		snprintf(obj, sizeof(obj), "GPU%u", g->index);
+		while (common < a->path_len && common < b->path_len && !strcmp(a->path[common], b->path[common]))
+			common++;
+		for (int side = 0; side < 2; side++) {
+			const struct hw_pci *p = side ? b : a;
+
+			for (size_t k = common; k < p->path_len; k++) {
+				uint8_t cfg[4096];
+				ssize_t n;
+				int ctl;
+
+				doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/config", p->path[k]);
+				n = doctor_read(path, (char *)cfg, sizeof(cfg));
+				ctl = n < 0 ? -2 : acs_control(cfg, (size_t)n);
+				if (ctl == -2) {
+					hidden++;
+					continue;
+				}
+				checked++;
+				if (ctl < 0 || !(ctl & (ACS_P2P_REQUEST_REDIRECT | ACS_P2P_COMPLETION_REDIRECT)))
+					continue;
+				f = doctor_add(d, DOCTOR_WARN, obj, "ACS on bridge %s redirects peer-to-peer traffic to the root complex: "
+					       "GPUDirect RDMA between %s and %s crosses the CPU", p->path[k], obj, g->nearest->name);
+				doctor_evidence(f, path, "ACS Control 0x%04x (P2P Request Redirect %s, Completion Redirect %s)", (unsigned)ctl,
+						ctl & ACS_P2P_REQUEST_REDIRECT ? "on" : "off", ctl & ACS_P2P_COMPLETION_REDIRECT ? "on" : "off");
+				doctor_fix(f, "Disable ACS redirect on the switch ports between them (BIOS \"ACS\" setting, or "
+					      "setpci -s %s ECAP_ACS+0x6.w=0000 at boot) and run the IOMMU in passthrough (iommu=pt).",
+					   p->path[k]);
+			}
+		}
+		if (f)
+			continue;
+		if (checked)
+			doctor_add(d, DOCTOR_OK, obj, "no ACS redirect on the %zu bridge(s) between %s and %s", checked, obj,
+				   g->nearest->name);
+		else if (hidden)
+			doctor_add(d, DOCTOR_SKIP, obj, "ACS not visible on the %zu bridge(s) to %s: PCI extended config space "
+				   "needs root (run doctor as root)", hidden, g->nearest->name);
+	}
+}

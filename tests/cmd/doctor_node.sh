@@ -233,4 +233,35 @@ ls "$TMP"/*.tmp.* >/dev/null 2>&1
 is "$?" 2 "nfd: no temporary file left behind"
 
 contract_holds
+# ---- gpudirect.acs: ACS redirect on the switch ports between GPU0 and mlx5_0 (PIX) ----------
+node_copy cx5-roce-sriov "$TMP/acs"
+"$RDMAK" list --root "$TMP/acs" --json >"$TMP/acs.json"
+bridges=$(jget "$TMP/acs.json" "' '.join((lambda P, a, b: [x for x in P[a]['path'] + P[b]['path'] if not (x in P[a]['path'] and x in P[b]['path'])])({p['bdf']: p for p in d['pci']}, d['gpus'][0]['pci'], [r['pci'] for r in d['rdma_devices'] if r['name'] == d['gpus'][0]['nearest_rdma_device']][0]))")
+ok $([ -n "$bridges" ] && echo 0 || echo 1) "acs: GPU0 and its HCA sit behind switch ports ($bridges)"
+# config space as the kernel shows it to root: 4096 bytes, the ACS extended capability at 0x100
+write_cfg() { # BDF CONTROL SIZE
+	"$PY" - "$TMP/acs/sys/bus/pci/devices/$1/config" "$2" "$3" <<'PY'
+import struct, sys
+cfg = bytearray(4096)
+struct.pack_into("<HH", cfg, 0, 0x10b5, 0x9781)           # vendor, device
+struct.pack_into("<IHH", cfg, 0x100, 0x000d | 1 << 16, 0x005f, int(sys.argv[2], 16))
+open(sys.argv[1], "wb").write(cfg[: int(sys.argv[3])])
+PY
+}
+for b in $bridges; do write_cfg "$b" 0x0000 4096; done
+doctor --root "$TMP/acs" --check gpudirect.acs
+is "$(statuses gpudirect.acs GPU0)" ok "acs: no redirect on the bridges: ok"
+first=$(echo $bridges | cut -d' ' -f1)
+write_cfg "$first" 0x001d 4096
+doctor --root "$TMP/acs" --check gpudirect.acs
+is "$(statuses gpudirect.acs GPU0)" warn "acs: P2P Request/Completion Redirect on $first: warn"
+like "$(titles gpudirect.acs GPU0)" "ACS on bridge $first redirects" "acs: the title names the bridge"
+is "$rc" 1 "acs: exit 1 (worst is a warning)"
+printf '%s' "$out" >"$TMP/acs-out.json"
+is "$(jget "$TMP/acs-out.json" "[f['evidence'][0]['value'] for f in d if f['id']=='gpudirect.acs' and f['status']=='warn'][0]")" \
+	"ACS Control 0x001d (P2P Request Redirect on, Completion Redirect on)" "acs: evidence is the control register read"
+for b in $bridges; do write_cfg "$b" 0x001d 64; done
+doctor --root "$TMP/acs" --check gpudirect.acs
+is "$(statuses gpudirect.acs GPU0)" skip "acs: only 64 bytes visible (not root): skip, not a guess"
+
 done_testing
