@@ -82,6 +82,12 @@ demo: all
 	@echo
 	@echo '$$ rdmak list --root examples/nodes/a100-ib-bond --format ibdev2netdev'
 	@$(BUILD)/rdmak list --root examples/nodes/a100-ib-bond --format ibdev2netdev
+	@echo
+	@echo '$$ rdmak plugin --dry-run --root examples/nodes/a100-ib-bond --config examples/plugin/shared-seed003.json'
+	@$(BUILD)/rdmak plugin --dry-run --root examples/nodes/a100-ib-bond --config examples/plugin/shared-seed003.json
+	@echo
+	@echo '$$ rdmak doctor --root examples/nodes/a100-ib-bond'
+	@$(BUILD)/rdmak doctor --root examples/nodes/a100-ib-bond || true
 
 bench: all
 	tools/bench.sh $(BUILD)
