@@ -4,6 +4,14 @@ CC       ?= cc
 BUILD    ?= build
 SAN      ?= 0
 PYTHON   ?= python3
+# `make V=1` prints whole command lines; by default one short line per step.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
 
 PKGS     := jansson libprotobuf-c grpc_unsecure gpr libnl-route-3.0 libmnl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
@@ -33,35 +41,40 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # Helper programs the tests drive (stand-in servers and the like), linked like the unit tests.
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
-ROLES    :=
 
 all: $(BUILD)/rdmak examples/nodes/.stamp
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
 	@mkdir -p $(dir $@)
-	protoc-c --proto_path=$(dir $<) --c_out=$(dir $@) $<
+	$(call msg,PROTO,$<)
+	$(Q)protoc-c --proto_path=$(dir $<) --c_out=$(dir $@) $<
 
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
-	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
 $(BUILD)/obj/%.o: src/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/librdmak.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-	for r in $(ROLES); do ln -sf rdmak $(BUILD)/$$r; done
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS)
 
 # Sample nodes (also the fixtures) are generated: see tools/gen-nodes.py.
 examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
@@ -99,4 +112,6 @@ clean:
 	rm -rf build examples/nodes
 
 .PHONY: all tests check demo bench fuzz clean
+# generated sources are not intermediates to delete: every object depends on their headers
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
