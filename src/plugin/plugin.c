@@ -155,7 +155,7 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 
 static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_set **ret)
 {
-	struct pool_opts po = { .cdi = d->o->cdi };
+	struct pool_opts po = { .cdi = d->o->cdi, .prev = d->ps };
 	struct hw_node *node = NULL;
 	struct hw_error herr = { 0 };
 	int r;

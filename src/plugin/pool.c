@@ -218,7 +218,34 @@ static int build_shared(struct builder *b, struct pool *p, const struct hw_node 
 
 /* ---- exclusive pools ----------------------------------------------------------------- */
 
-static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node, bool *claimed)
+/* The member a previous set had for id in the resource of the same name, or NULL. */
+static const struct pool_member *prev_member(const struct pool_set *prev, const char *resource, const char *id)
+{
+	for (size_t i = 0; prev && i < prev->n; i++)
+		if (!strcmp(prev->pools[i].res->full_name, resource))
+			return pool_member_find(&prev->pools[i], id);
+	return NULL;
+}
+
+/* An in-pod VF keeps what it had (char devices, _INFO) when the plugin saw it before. */
+static int member_carry(struct pool_member *m, const struct pool_member *old)
+{
+	if (!old)
+		return 0;
+	snprintf(m->rdma, sizeof(m->rdma), "%s", old->rdma);
+	for (size_t i = 0; i < old->n_specs; i++) {
+		int r = spec_add(m, old->specs[i].host_path + strlen("/dev/"));
+
+		if (r < 0)
+			return r;
+	}
+	if (old->rdma_info && !(m->rdma_info = strdup(old->rdma_info)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node, bool *claimed,
+			   const struct pool_set *ps)
 {
 	const struct plugin_resource *res = p->res;
 
@@ -234,16 +261,20 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 
 		/* like sriov-network-device-plugin, a function belongs to the first resource that
 		 * selects it: two pools advertising one VF would let the kubelet hand it out twice */
+		bool in_pod;
+
 		if (claimed[i] || !select_pci_candidate(pci))
 			continue;
+		in_pod = select_vf_in_pod(pci, ps->exclusive_netns);
 		for (size_t s = 0; s < res->n_sels; s++)
-			if (select_pci(&res->sels[s], pci)) {
+			if (in_pod ? select_pci_assume_rdma(&res->sels[s], pci) : select_pci(&res->sels[s], pci)) {
 				sel = true;
 				vhost |= res->sels[s].need_vhost_net;
 			}
 		if (!sel)
 			continue;
 		claimed[i] = true;
+		m->in_pod = in_pod;
 		snprintf(m->id, sizeof(m->id), "%s", pci->bdf);
 		snprintf(m->pf, sizeof(m->pf), "%s", pci->physfn ? pci->physfn->bdf : pci->bdf);
 		m->vf_index = pci->physfn ? pci->vf_index : -1;
@@ -292,6 +323,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		json_decref(info);
 		if (pci->n_rdma && !m->rdma_info)
 			return -ENOMEM;
+		if (in_pod && (r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id))) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -400,11 +433,12 @@ int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, 
 		p->cdi = ps->opts.cdi;
 		snprintf(p->socket_name, sizeof(p->socket_name), "rdmak-%s_%s.sock", p->res->prefix, p->res->name);
 		env_key(p->res, p->env_key, sizeof(p->env_key));
-		r = p->res->kind == PLUGIN_SHARED ? build_shared(&b, p, node) : build_exclusive(&b, p, node, claimed);
+		r = p->res->kind == PLUGIN_SHARED ? build_shared(&b, p, node) : build_exclusive(&b, p, node, claimed, ps);
 		if (r < 0)
 			goto fail;
 		qsort(p->m, p->n_m, sizeof(*p->m), member_cmp);
 	}
+	ps->opts.prev = NULL;
 	ps->inputs = b.in;
 	ps->n_inputs = b.n;
 	b.in = NULL;

@@ -34,6 +34,7 @@ struct pool_member {
 	int vf_index;          /* exclusive: -1 for a PF */
 	int numa;
 	bool healthy;
+	bool in_pod;           /* exclusive netns: its RDMA device is in a pod (select_vf_in_pod) */
 	char reason[160];      /* why not healthy */
 	char static_fault[128]; /* a fault found at load time (no uverbs node): never healthy */
 	size_t *inputs;
@@ -60,6 +61,7 @@ struct pool {
 
 struct pool_opts {
 	bool cdi;                  /* answer with cdi_devices instead of device specs */
+	const struct pool_set *prev; /* the set this one replaces: in-pod VFs keep their answers */
 };
 
 struct pool_set {

@@ -43,6 +43,7 @@ static json_t *member_json(const struct pool_member *m, enum plugin_kind kind)
 	if (kind == PLUGIN_EXCLUSIVE) {
 		json_object_set_new(o, "pf", json_string(m->pf));
 		json_object_set_new(o, "vf", m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
+		json_object_set_new(o, "in_pod", json_boolean(m->in_pod));
 	}
 	return o;
 }

@@ -132,7 +132,7 @@ static const char *pci_link(const struct hw_pci *pci)
 	return "";
 }
 
-bool select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
+static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci, bool assume_rdma)
 {
 	if (!hex_match(&s->vendors, pci->vendor) || !hex_match(&s->devices, pci->device) ||
 	    !str_match(&s->drivers, pci->driver))
@@ -146,7 +146,23 @@ bool select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
 	if (s->link_types.n && !strv_contains(&s->link_types, pci_link(pci)))
 		return false;
 	/* isRdma: false means "do not filter", as a Go bool's zero value does in the anchor */
-	if (s->is_rdma == 1 && pci->n_rdma == 0)
+	if (s->is_rdma == 1 && pci->n_rdma == 0 && !assume_rdma)
 		return false;
 	return true;
+}
+
+bool select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
+{
+	return match_pci(s, pci, false);
+}
+
+bool select_pci_assume_rdma(const struct plugin_selector *s, const struct hw_pci *pci)
+{
+	return match_pci(s, pci, true);
+}
+
+bool select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
+{
+	return exclusive_netns && pci->physfn && pci->n_rdma == 0 && pci->n_netdevs == 0 && pci->driver[0] &&
+	       pci->physfn->n_rdma > 0 && strcmp(pci->driver, pci->physfn->driver) == 0;
 }

@@ -528,6 +528,49 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 	plugin_config_free(cfg);
 }
 
+/* Exclusive RDMA netns mode: rdma-cni moved an allocated VF's RDMA device and netdev into its
+ * pod. The VF stays in the pool (sriov-network-device-plugin #565 dropped it on restart), and
+ * keeps the answers a previous load had for it. */
+static void test_exclusive_vf_in_pod(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *before, *after;
+	struct pool_opts o = { 0 };
+	const struct pool_member *m;
+
+	fx_sriov(&f);
+	f.node.kernel.netns_mode = 0;
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true,\"linkTypes\":[\"ether\"]}}]}");
+	before = build(&f, cfg, false);
+	assert_int_equal(before->pools[0].n_m, 8);
+	/* the pod takes 0000:37:00.3 */
+	f.pci[2].n_rdma = 0;
+	f.pci[2].n_netdevs = 0;
+	o.prev = before;
+	assert_int_equal(pool_set_build(cfg, &f.node, &o, &after), 0);
+	assert_int_equal(after->pools[0].n_m, 8);
+	m = pool_member_find(&after->pools[0], "0000:37:00.3");
+	assert_non_null(m);
+	assert_true(m->in_pod);
+	assert_true(m->healthy);
+	assert_string_equal(m->rdma, "mlx5_3"); /* carried over */
+	assert_int_equal(m->n_specs, 3);
+	pool_set_free(after);
+	/* a plugin restart (no previous set) still counts it */
+	assert_int_equal(pool_set_build(cfg, &f.node, NULL, &after), 0);
+	assert_int_equal(after->pools[0].n_m, 8);
+	assert_true(pool_member_find(&after->pools[0], "0000:37:00.3")->in_pod);
+	pool_set_free(after);
+	/* in shared netns mode a VF without its RDMA device is not an RDMA VF */
+	f.node.kernel.netns_mode = 1;
+	assert_int_equal(pool_set_build(cfg, &f.node, NULL, &after), 0);
+	assert_int_equal(after->pools[0].n_m, 7);
+	pool_set_free(after);
+	pool_set_free(before);
+	plugin_config_free(cfg);
+}
+
 /* ---- preferred allocation ----------------------------------------------------------- */
 
 static void free_strs(char **v, size_t n)
@@ -635,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_select_rdma_dev),
 		cmocka_unit_test(test_exclusive_allocate),
 		cmocka_unit_test(test_exclusive_cdi_vhost_topology),
+		cmocka_unit_test(test_exclusive_vf_in_pod),
 		cmocka_unit_test(test_preferred),
 		cmocka_unit_test(test_pack_one_pf),
 	};
