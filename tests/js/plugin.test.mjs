@@ -279,3 +279,29 @@ test('a bad config at start-up exits 2 naming the field', { timeout: 5000 }, asy
 	assert.equal(code, 2);
 	assert.match(p.stderr(), /configList\[0\]\.selectors\.ifNames: expected an array of strings/);
 });
+
+test('--cdi: a spec per resource, cdi_devices in Allocate, spec removed on exit', { timeout: 15000 }, async () => {
+	writeConfig(config(4));
+	const cdiDir = path.join(root, 'cdi');
+	const n = kubelet.registrations.length;
+	plugin = startPlugin(['--cdi', '--cdi-dir', cdiDir]);
+	await kubelet.waitRegistration(n + 2, 5000);
+	const spec = JSON.parse(fs.readFileSync(path.join(cdiDir, 'rdmak-nvidia.com_hostdev.json'), 'utf8'));
+	assert.equal(spec.kind, 'nvidia.com/hostdev');
+	assert.deepEqual(spec.devices.map((d) => d.name), ['0000:46:00.0', '0000:c6:00.0', '0000:e1:00.0']);
+	assert.deepEqual(spec.devices[1].containerEdits.deviceNodes.map((x) => x.path), [
+		'/dev/infiniband/uverbs1',
+		'/dev/infiniband/umad1',
+		'/dev/infiniband/issm1',
+	]);
+	assert.deepEqual(spec.containerEdits.deviceNodes, [{ path: '/dev/infiniband/rdma_cm', hostPath: '/dev/infiniband/rdma_cm', permissions: 'rw' }]);
+	const ex = await regOf(EXCL).plugin.allocate([['0000:c6:00.0']]);
+	assert.deepEqual(ex.container_responses[0].cdi_devices, [{ name: 'nvidia.com/hostdev=0000:c6:00.0' }]);
+	assert.deepEqual(ex.container_responses[0].devices, []);
+	assert.equal(ex.container_responses[0].envs.PCIDEVICE_NVIDIA_COM_HOSTDEV, '0000:c6:00.0');
+	const sh = await regOf(SHARED).plugin.allocate([['0']]);
+	assert.deepEqual(sh.container_responses[0].cdi_devices, [{ name: 'rdma/rdma_a100=mlx5_1' }]);
+	plugin.proc.kill('SIGTERM');
+	assert.equal((await withTimeout(plugin.exited, 5000, 'the plugin to exit')).code, 0);
+	assert.deepEqual(fs.readdirSync(cdiDir), []);
+});
