@@ -256,10 +256,26 @@ test('config reload: a good change applies, a bad one is logged and the old one 
 	plugin.proc.kill('SIGHUP');
 	from = sh.lists.length;
 	await sh.waitList((x) => x.length === 12, 3000, 0);
+
+	// a new resource gets its own server and registration; a removed one loses its socket
+	const withBond = config(12);
+	withBond.configList.push({ resourceName: 'rdma_bond', rdmaHcaMax: 2, selectors: { ifNames: ['bond0'] } });
+	const n = kubelet.registrations.length;
+	writeConfig(withBond);
+	const reg = await kubelet.waitRegistration(n + 1, 3000);
+	assert.equal(reg.req.resource_name, 'rdma/rdma_bond');
+	const bondList = await reg.plugin.waitList(() => true, 2000);
+	assert.equal(bondList.length, 2);
+	const bondSock = path.join(kdir, 'device-plugins', reg.req.endpoint);
+	assert.ok(fs.existsSync(bondSock));
+	writeConfig(config(12));
+	await waitLog(/rdma\/rdma_bond: no longer configured, stopping its server/, 3000);
+	await waitLog(/rdma\/rdma_bond: stopped serving/, 3000);
+	assert.ok(!fs.existsSync(bondSock));
 });
 
 test('SIGTERM removes our sockets and device-info files', { timeout: 10000 }, async () => {
-	const socks = kubelet.registrations.slice(-2).map((r) => path.join(kdir, 'device-plugins', r.req.endpoint));
+	const socks = [SHARED, EXCL].map((name) => path.join(kdir, 'device-plugins', regOf(name).req.endpoint));
 	assert.ok(socks.every((s) => fs.existsSync(s)));
 	assert.equal(fs.readdirSync(devinfo).length, 3);
 	plugin.proc.kill('SIGTERM');
