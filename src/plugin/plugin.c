@@ -68,6 +68,7 @@ struct daemon {
 	size_t n_devinfo;
 	char **cdi_files;
 	size_t n_cdi_files;
+	char last_refusal[512];  /* the last config refusal logged */
 };
 
 /* ---- logging: one line per event on stderr -------------------------------------------- */
@@ -536,9 +537,13 @@ static void reload(struct daemon *d, const char *why)
 	char *text = NULL, err[512];
 
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
-		plog(0, "%s: new config refused, keeping the running one: %s", why, err);
+		/* the file is re-checked every second: say it once per distinct refusal */
+		if (strcmp(err, d->last_refusal) || !strcmp(why, "SIGHUP"))
+			plog(0, "%s: new config refused, keeping the running one: %s", why, err);
+		snprintf(d->last_refusal, sizeof(d->last_refusal), "%s", err);
 		return;
 	}
+	d->last_refusal[0] = '\0';
 	if (d->cfg_text && !strcmp(text, d->cfg_text) && strcmp(why, "SIGHUP")) {
 		plugin_config_free(cfg);
 		free(text);
