@@ -525,8 +525,10 @@ static void rescan(struct daemon *d, const char *why)
 	struct pool_set *ps;
 
 	plog(2, "rescanning the hardware: %s", why);
-	if (build(d, d->cfg, &ps) < 0)
+	if (build(d, d->cfg, &ps) < 0) {
+		d->fingerprint = 0; /* sysfs mid-change: try again at the next check */
 		return;
+	}
 	apply(d, ps, NULL, NULL);
 }
 

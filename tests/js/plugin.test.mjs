@@ -211,6 +211,33 @@ test('health: a port brought up and down reaches every stream within 1 s', { tim
 	console.log(`# port up -> Healthy ${upMs.toFixed(0)} ms, port down -> Unhealthy ${downMs.toFixed(0)} ms`);
 });
 
+test('a device that disappears leaves the lists, and comes back when it reappears', { timeout: 15000 }, async () => {
+	const ex = regOf(EXCL).plugin;
+	const sh = regOf(SHARED).plugin;
+	const link = path.join(node, 'sys/class/infiniband/mlx5_1');
+	const dir = fs.realpathSync(link);
+	let from = ex.lists.length;
+	// what a hot-unplug or a driver unbind leaves: no class entry, no device folder
+	const parked = path.join(root, 'parked-link');
+	fs.renameSync(dir, dir + '.away');
+	fs.renameSync(link, parked);
+	const t0 = performance.now();
+	const l = await ex.waitList((x) => healthOf(x, '0000:c6:00.0') !== 'Healthy', 4000, from);
+	assert.notEqual(healthOf(l, '0000:c6:00.0'), 'Healthy');
+	// the shared pool has no healthy HCA left (mlx5_0 is Down): every id Unhealthy
+	await sh.waitList((x) => x.length === 0 || x.every((d) => d.health === 'Unhealthy'), 4000);
+	await assert.rejects(sh.allocate([['0']]), /no (healthy )?RDMA device/);
+	const goneMs = performance.now() - t0;
+	from = ex.lists.length;
+	fs.renameSync(dir + '.away', dir);
+	fs.renameSync(parked, link);
+	await ex.waitList((x) => healthOf(x, '0000:c6:00.0') === 'Healthy', 4000, from);
+	await sh.waitList((x) => x.length === 63 && x.every((d) => d.health === 'Healthy'), 4000);
+	const r = await sh.allocate([['0']]);
+	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
+	console.log(`# device gone -> out of service ${goneMs.toFixed(0)} ms`);
+});
+
 test('50 kubelet restarts: re-registered every time with the full list', { timeout: 120000 }, async () => {
 	const lat = [];
 	for (let i = 0; i < 50; i++) {
