@@ -52,6 +52,10 @@ let log = '';
 proc.stderr.on('data', (d) => (log += d));
 await kubelet.waitRegistration(2, 30000);
 const startMs = performance.now() - t0;
+// never leave the plugin behind, whatever fails
+process.on('exit', () => {
+	if (proc.exitCode === null) proc.kill('SIGKILL');
+});
 const regOf = (n) => [...kubelet.registrations].reverse().find((r) => r.req.resource_name === n);
 const excl = regOf('rdmak.io/rail_vf').plugin;
 const shared = regOf('rdma/rail').plugin;

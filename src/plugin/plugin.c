@@ -52,6 +52,7 @@ struct slot {
 	struct kubelet_server *srv;
 	const struct pool *pool; /* in d->ps; NULL while the resource is gone (under d->lock) */
 	bool seen;
+	bool quiet;              /* a retry in progress: its failure was logged the first time */
 };
 
 struct daemon {
@@ -102,7 +103,8 @@ static void transport_log(int level, const char *msg, void *ud)
 {
 	const struct slot *s = ud;
 
-	plog(level, "%s: %s", s->full_name, msg);
+	if (!s->quiet)
+		plog(level, "%s: %s", s->full_name, msg);
 }
 
 /* ---- config --------------------------------------------------------------------------- */
@@ -336,7 +338,7 @@ static void slot_free(struct slot *s)
 	free(s);
 }
 
-static int slot_start(struct daemon *d, const struct pool *p)
+static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 {
 	struct kubelet_server_config kc = {
 		.kubelet_dir = d->o->kubelet_dir,
@@ -359,6 +361,7 @@ static int slot_start(struct daemon *d, const struct pool *p)
 	s->d = d;
 	s->full_name = strdup(p->res->full_name);
 	s->pool = p;
+	s->quiet = quiet;
 	kc.userdata = s;
 	if (!s->full_name || (r = kubelet_server_new(&kc, transport_log, s, &s->srv)) < 0) {
 		free(s->full_name);
@@ -369,10 +372,12 @@ static int slot_start(struct daemon *d, const struct pool *p)
 	if (r >= 0)
 		r = kubelet_server_start(s->srv);
 	if (r < 0) {
-		plog(0, "%s: starting its server: %s", p->res->full_name, strerror(-r));
+		if (!quiet)
+			plog(0, "%s: starting its server: %s", p->res->full_name, strerror(-r));
 		slot_free(s);
 		return r;
 	}
+	s->quiet = false;
 	d->slots[d->n_slots++] = s;
 	return 0;
 }
@@ -385,18 +390,11 @@ static int start_missing(struct daemon *d, bool quiet)
 	for (size_t i = 0; i < d->ps->n; i++) {
 		if (slot_find(d, d->ps->pools[i].res->full_name))
 			continue;
-		if (quiet) {
-			int saved = log_level;
-
-			log_level = -1; /* a retry every second must not flood the log */
-			if (slot_start(d, &d->ps->pools[i]) < 0)
-				r = -EIO;
-			log_level = saved;
-			if (slot_find(d, d->ps->pools[i].res->full_name))
-				plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
-		} else if (slot_start(d, &d->ps->pools[i]) < 0) {
+		/* a retry every second must not flood the log: the first failure was logged */
+		if (slot_start(d, &d->ps->pools[i], quiet) < 0)
 			r = -EIO;
-		}
+		else if (quiet)
+			plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
 	}
 	return r;
 }
