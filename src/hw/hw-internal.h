@@ -48,11 +48,19 @@ struct hw_build {
 	char **bond_slaves;                 /* per netdev: bonding/slaves text, NULL if not a bond */
 	char (*bond_active)[HW_IFNAME_MAX];
 	char (*rdma_bdf)[HW_BDF_MAX];       /* per RDMA device: its parent PCI function */
+	bool *gone;                         /* per item of the loop running: vanished while read */
 };
 
 /* Run fn(b, i, ud) for i in [0, n) on up to 8 threads; the first error (by time) is returned.
  * fn must only write item i's own slots, and report failures through hw_fail(). */
 int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud), void *ud);
+
+/* Run one item's loader with its own error record. Devices and netdevs come and go while we
+ * read (hot-unplug, a pod's veth): when the loader fails and `class_dir/name` no longer
+ * exists, the item is marked in b->gone and the load goes on; any other failure is the
+ * load's failure. */
+int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name,
+		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name));
 
 /* Loaders, each filling its part of the node; called in this order by hw_load(). */
 int hw_load_netdevs(struct hw_build *b);

@@ -123,7 +123,32 @@ struct netdev_job {
 static int netdev_job(struct hw_build *b, size_t i, void *ud)
 {
 	struct netdev_job *j = ud;
-	return load_netdev(b, i, j->class_net, j->names[i]);
+	return hw_load_item(b, i, j->class_net, j->names[i], load_netdev);
+}
+
+/* Drop the netdevs that vanished while read; nothing points at them yet. */
+static void compact_netdevs(struct hw_build *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->node->n_netdevs; i++) {
+		if (b->gone[i]) {
+			if (b->node->netdevs[i].bond)
+				free(b->node->netdevs[i].bond->slaves);
+			free(b->node->netdevs[i].bond);
+			free(b->bond_slaves[i]);
+			continue;
+		}
+		if (k != i) {
+			b->node->netdevs[k] = b->node->netdevs[i];
+			memcpy(b->netdev_bdf[k], b->netdev_bdf[i], sizeof(b->netdev_bdf[k]));
+			memcpy(b->netdev_master[k], b->netdev_master[i], sizeof(b->netdev_master[k]));
+			memcpy(b->bond_active[k], b->bond_active[i], sizeof(b->bond_active[k]));
+			b->bond_slaves[k] = b->bond_slaves[i];
+		}
+		k++;
+	}
+	b->node->n_netdevs = k;
 }
 
 int hw_load_netdevs(struct hw_build *b)
@@ -164,7 +189,12 @@ int hw_load_netdevs(struct hw_build *b)
 		}
 		n = k;
 		b->node->n_netdevs = n; /* every slot is zeroed: a partial load frees cleanly */
-		r = hw_parallel_for(b, n, netdev_job, &job);
+		b->gone = calloc(n ? n : 1, sizeof(*b->gone));
+		r = b->gone ? hw_parallel_for(b, n, netdev_job, &job) : -ENOMEM;
+		if (r >= 0)
+			compact_netdevs(b);
+		free(b->gone);
+		b->gone = NULL;
 	}
 	hw_strv_free(names, n);
 	hw_dir_close(&class_net);

@@ -2,6 +2,7 @@
  * syscalls are the whole cost: the per-device loops run on every online CPU (up to 8). Each
  * item writes only its own slot, so the workers share nothing but the index counter and the
  * first error. With a recorder set (snapshot) everything stays on one thread, in order. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -57,4 +58,22 @@ int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, 
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	return atomic_load(&p.err);
+}
+
+int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name,
+		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name))
+{
+	struct hw_error e = { 0 };
+	struct hw_build mine = *b; /* same node and arrays; only the error record is private */
+	int r;
+
+	mine.err = &e;
+	r = load(&mine, i, class_dir, name);
+	if (r >= 0)
+		return r;
+	if ((r == -ENOENT || r == -ENODEV) && !hw_dir_exists(b->ctx, class_dir, name)) {
+		b->gone[i] = true;
+		return 0;
+	}
+	return hw_fail(b->err, NULL, e.err ? e.path : name, e.err ? e.err : r);
 }

@@ -235,12 +235,39 @@ struct rdma_job {
 static int rdma_job(struct hw_build *b, size_t i, void *ud)
 {
 	struct rdma_job *j = ud;
-	int r = load_device(b, i, j->cls, j->names[i]);
+	int r = hw_load_item(b, i, j->cls, j->names[i], load_device);
 
 	/* ports list as "1", "2", ...: sort numerically, not as strings */
-	if (r >= 0)
+	if (r >= 0 && !b->gone[i])
 		qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port), cmp_port);
 	return r;
+}
+
+/* Drop the devices that vanished while read (hot-unplug, a VF's driver unbinding); their ports'
+ * back pointers move with them. Nothing else points at a device yet. */
+static void compact_rdma(struct hw_build *b)
+{
+	struct hw_node *node = b->node;
+	size_t k = 0;
+
+	for (size_t i = 0; i < node->n_rdma; i++) {
+		if (b->gone[i]) {
+			for (size_t p = 0; p < node->rdma[i].n_ports; p++) {
+				free(node->rdma[i].ports[p].gids);
+				free(node->rdma[i].ports[p].pkeys);
+			}
+			free(node->rdma[i].ports);
+			continue;
+		}
+		if (k != i) {
+			node->rdma[k] = node->rdma[i];
+			memcpy(b->rdma_bdf[k], b->rdma_bdf[i], sizeof(b->rdma_bdf[k]));
+		}
+		for (size_t p = 0; p < node->rdma[k].n_ports; p++)
+			node->rdma[k].ports[p].dev = &node->rdma[k];
+		k++;
+	}
+	node->n_rdma = k;
 }
 
 int hw_load_rdma(struct hw_build *b)
@@ -269,7 +296,12 @@ int hw_load_rdma(struct hw_build *b)
 		struct rdma_job job = { &cls, names };
 
 		b->node->n_rdma = n;
-		r = hw_parallel_for(b, n, rdma_job, &job);
+		b->gone = calloc(n ? n : 1, sizeof(*b->gone));
+		r = b->gone ? hw_parallel_for(b, n, rdma_job, &job) : -ENOMEM;
+		if (r >= 0)
+			compact_rdma(b);
+		free(b->gone);
+		b->gone = NULL;
 	}
 	hw_strv_free(names, n);
 	hw_dir_close(&cls);

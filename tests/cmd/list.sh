@@ -74,6 +74,16 @@ is "$rc" 1 "an unreadable port state exits 1"
 like "$err" 'class/infiniband/mlx5_0/ports/1/state: Is a directory' "and names the file and the error"
 is "$out" "" "and prints no partial table"
 
+# Devices and netdevs come and go while the model reads (hot-unplug, a pod's veth being
+# deleted): an entry listed but gone by the time it is opened is left out, not a failure.
+# (A dangling class link stands in for "listed, then removed before the open".)
+cp -a "$NODES/v100-ib" "$TMP/churn"
+ln -s ../../devices/pci0000:99/0000:99:00.0/infiniband/mlx5_9 "$TMP/churn/sys/class/infiniband/mlx5_9"
+ln -s ../../devices/virtual/net/veth1234 "$TMP/churn/sys/class/net/veth1234"
+run "$RDMAK" list --root "$TMP/churn" --format ibdev2netdev
+ok $rc "a device and a netdev that vanished during the scan do not fail the load"
+is "$out" "$("$RDMAK" list --root "$NODES/v100-ib" --format ibdev2netdev)" "and the rest of the node reads as before"
+
 run "$RDMAK" list --format yaml --root "$A100"
 is "$rc" 2 "unknown format exits 2"
 like "$err" "unknown format 'yaml'" "and names it"
