@@ -16,7 +16,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOP = path.resolve(here, '..');
-const { Kubelet } = await import(path.join(TOP, 'tests', 'js', 'kubelet.mjs'));
+const { Kubelet, Plugin, api } = await import(path.join(TOP, 'tests', 'js', 'kubelet.mjs'));
+const { createRequire } = await import('node:module');
+const grpc = createRequire(path.join(TOP, 'tests', 'js', 'package.json'))('@grpc/grpc-js');
 const arg = (name, def) => {
 	const i = process.argv.indexOf(name);
 	return i > 0 ? process.argv[i + 1] : def;
@@ -90,6 +92,31 @@ for (let i = 0; i < CALLS; i++) {
 slat.sort((a, b) => a - b);
 const st2 = status();
 
+// The peer, in the same invocation: a device plugin written with @grpc/grpc-js (the stack the
+// Go anchors' latency is closest to that runs here) answering Allocate with rdmak's own answer
+// for one VF, over a unix socket, driven by the same client loop.
+const canned = await excl.allocate([[ids[0]]]);
+const peerSock = path.join(root, 'peer.sock');
+const peer = new grpc.Server();
+peer.addService(api.DevicePlugin.service, {
+	Allocate: (call, cb) => cb(null, canned),
+	GetDevicePluginOptions: (call, cb) => cb(null, {}),
+	ListAndWatch: (call) => call.write({ devices: [] }),
+	GetPreferredAllocation: (call, cb) => cb(null, { container_responses: [] }),
+	PreStartContainer: (call, cb) => cb(null, {}),
+});
+await new Promise((res, rej) => peer.bindAsync(`unix:${peerSock}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? rej(e) : res())));
+const peerClient = new Plugin(peerSock);
+const plat = [];
+for (let i = 0; i < CALLS; i++) {
+	const a = performance.now();
+	await peerClient.allocate([[ids[i % ids.length]]]);
+	plat.push(performance.now() - a);
+}
+plat.sort((a, b) => a - b);
+peerClient.client.close();
+peer.forceShutdown();
+
 // Port Down -> Unhealthy on the kubelet's stream, then back.
 const vfState = (bdf) => {
 	const dev = fs.readdirSync(path.join(sys, 'bus/pci/devices', bdf, 'infiniband'))[0];
@@ -140,6 +167,7 @@ console.log(`  start-up to both registered:    ${ms(startMs)}`);
 console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); after ${2 * CALLS} Allocates: ${st2.VmRSS}`);
 console.log(`  idle CPU (health poll, 250 ms): ${idleCpu.toFixed(1)}% of one core`);
 console.log(`  Allocate, 1 VF (${CALLS} calls):  p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, max ${ms(lat[lat.length - 1])}`);
+console.log(`  Allocate, grpc-js peer (${CALLS}): p50 ${ms(pct(plat, 50))}, p99 ${ms(pct(plat, 99))}  -> rdmak/peer p50 ${(pct(lat, 50) / pct(plat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(plat, 99)).toFixed(2)}x`);
 console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
 console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])} (ListAndWatch at the kubelet)`);
 console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);
