@@ -507,7 +507,8 @@ int doctor_main(int argc, char **argv)
 		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", d.sysfs, strerror(-r));
 		goto out;
 	}
-	r = hw_load(ctx, HW_LOAD_ALL, &d.node, &herr);
+	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
+	r = hw_load(ctx, HW_LOAD_GIDS, &d.node, &herr);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : d.sysfs,
 			strerror(herr.err ? herr.err : -r));
