@@ -924,14 +924,13 @@ void check_gpudirect_acs(struct doctor *d)
 	for (size_t i = 0; i < d->node->n_gpus; i++) {
 		const struct hw_gpu *g = &d->node->gpus[i];
 		const struct hw_pci *a = g->pci, *b = g->nearest ? g->nearest->pci : NULL;
-		size_t common = 0, checked = 0, hidden = 0;
+		size_t common, checked = 0, hidden = 0;
 		json_t *f = NULL;
 
 		if (!b || (g->nearest_rel != HW_TOPO_PIX && g->nearest_rel != HW_TOPO_PXB))
 			continue; /* traffic crosses the host bridge anyway: ACS changes nothing */
 		snprintf(obj, sizeof(obj), "GPU%u", g->index);
-		while (common < a->path_len && common < b->path_len && !strcmp(a->path[common], b->path[common]))
-			common++;
+		common = hw_pci_common_path(a, b);
 		for (int side = 0; side < 2; side++) {
 			const struct hw_pci *p = side ? b : a;
 

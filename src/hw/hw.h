@@ -242,6 +242,9 @@ struct hw_port *hw_rdma_port(const struct hw_rdma_dev *dev, unsigned num);
 /* The module entry by name, or NULL if rdmak does not track it. */
 const struct hw_module *hw_node_module(const struct hw_node *node, const char *name);
 
+/* How many bridges two functions' PCIe paths share from the root port down (0 when they meet
+ * only at a host bridge or not at all): the bridges past it are the ones between them. */
+size_t hw_pci_common_path(const struct hw_pci *a, const struct hw_pci *b);
 /* PCIe relation between two functions of the same node. */
 enum hw_topo hw_topo_relation(const struct hw_pci *a, const struct hw_pci *b);
 

@@ -15,16 +15,26 @@ static int numa_of(const struct hw_pci *p)
  * the downstream port on each side) is PIX; more switches without crossing the host bridge
  * is PXB; the host bridge of one root complex is PHB; two root complexes on one NUMA node
  * is NODE; across the SMP interconnect is SYS. */
+size_t hw_pci_common_path(const struct hw_pci *a, const struct hw_pci *b)
+{
+	size_t common = 0;
+
+	if (strcmp(a->root, b->root))
+		return 0;
+	while (common < a->path_len && common < b->path_len && !strcmp(a->path[common], b->path[common]))
+		common++;
+	return common;
+}
+
 enum hw_topo hw_topo_relation(const struct hw_pci *a, const struct hw_pci *b)
 {
-	size_t common = 0, side_a, side_b;
+	size_t common, side_a, side_b;
 
 	if (!a || !b)
 		return HW_TOPO_UNKNOWN;
 	if (!a->root[0] || !b->root[0] || strcmp(a->root, b->root))
 		return numa_of(a) == numa_of(b) ? HW_TOPO_NODE : HW_TOPO_SYS;
-	while (common < a->path_len && common < b->path_len && !strcmp(a->path[common], b->path[common]))
-		common++;
+	common = hw_pci_common_path(a, b);
 	if (common == 0)
 		return HW_TOPO_PHB;
 	side_a = a->path_len - common;
