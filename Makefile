@@ -13,7 +13,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-PKGS     := jansson libprotobuf-c grpc_unsecure gpr libnl-route-3.0 libmnl
+PKGS     := jansson libprotobuf-c grpc_unsecure gpr libnl-route-3.0 libmnl libmicrohttpd gnutls yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
@@ -42,7 +42,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
 
-all: $(BUILD)/rdmak examples/nodes/.stamp
+all: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam examples/nodes/.stamp
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
 	@mkdir -p $(dir $@)
@@ -66,6 +66,11 @@ $(BUILD)/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The CNI plugins are the same binary under the names a runtime execs from CNI_PATH.
+$(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam: $(BUILD)/rdmak
+	@mkdir -p $(dir $@)
+	$(Q)ln -sf ../rdmak $@
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
@@ -81,7 +86,7 @@ examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
 	@touch $@
 
-tests: $(BUILD)/rdmak $(UNIT_BIN) $(HELPER_BIN)
+tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 check: examples/nodes/.stamp
@@ -105,13 +110,22 @@ demo: all
 bench: all
 	tools/bench.sh $(BUILD)
 
+PREFIX  ?= /usr/local
+CNIDIR  ?= /opt/cni/bin
+# rdmak in $(PREFIX)/bin; the CNI plugins as hard links of one copy in $(CNIDIR), which
+# runtimes exec by name and which a DaemonSet copies as files (symlinks would dangle there).
+install: $(BUILD)/rdmak
+	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(PREFIX)/bin/rdmak
+	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(CNIDIR)/rdmak-cni
+	ln -f $(DESTDIR)$(CNIDIR)/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-ipam
+
 fuzz:
 	$(MAKE) -C tests/fuzz BUILD=../../build/fuzz
 
 clean:
 	rm -rf build examples/nodes
 
-.PHONY: all tests check demo bench fuzz clean
+.PHONY: all tests check demo bench fuzz clean install
 # generated sources are not intermediates to delete: every object depends on their headers
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -19,6 +19,10 @@ static const struct role roles[] = {
 	{ "snapshot", "capture the files `list` reads into a tarball for another machine",             snapshot_main },
 	{ "plugin",   "kubelet device plugin: shared HCAs and exclusive VFs/PFs as Kubernetes resources", plugin_main },
 	{ "doctor",   "say why RDMA does not work on this node or in this pod, and how to fix it",      doctor_main },
+	{ "cni",      "CNI plugin (run as rdmak-cni): secondary RDMA interfaces, RDMA netns isolation, policy routing", cni_main },
+	{ "ipam",     "CNI IPAM plugin (run as rdmak-ipam) and its operator CLI: list, release, gc",      ipam_main },
+	{ "webhook",  "mutating admission webhook: one annotation gives a pod its RDMA networks and settings", webhook_main },
+	{ "bench",    "run perftest between pods and judge the result against what the hardware allows", bench_main },
 };
 
 static void usage(FILE *f)

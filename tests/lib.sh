@@ -11,6 +11,9 @@ ok() { # ok COND-EXIT-CODE description
 	_n=$((_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
 }
+skip() { # skip REASON description : counted as skipped by tests/run.sh, never as passed
+	_n=$((_n + 1)); echo "ok $_n - $2 # SKIP $1"
+}
 # run CMD...: runs it, keeps stdout in $out, stderr in $err, exit code in $rc
 run() {
 	"$@" >"$TMP/out" 2>"$TMP/err"
