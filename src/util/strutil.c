@@ -2,6 +2,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,4 +104,28 @@ bool str_is_safe_name(const char *s, size_t max)
 		if (*s == '/' || !isgraph((unsigned char)*s))
 			return false;
 	return true;
+}
+
+int str_append_sep(char **s, const char *sep, const char *fmt, ...)
+{
+	size_t have = *s ? strlen(*s) : 0, sl = have ? strlen(sep) : 0;
+	va_list ap;
+	char *item, *n;
+	int l;
+
+	va_start(ap, fmt);
+	l = vasprintf(&item, fmt, ap);
+	va_end(ap);
+	if (l < 0)
+		return -ENOMEM;
+	n = realloc(*s, have + sl + (size_t)l + 1);
+	if (!n) {
+		free(item);
+		return -ENOMEM;
+	}
+	memcpy(n + have, sep, sl);
+	memcpy(n + have + sl, item, (size_t)l + 1);
+	free(item);
+	*s = n;
+	return 0;
 }

@@ -17,5 +17,8 @@ int str_to_i64(const char *s, int base, long long *ret);
 int str_natcmp(const char *a, const char *b);
 /* A name that may become a path component: non-empty, no '/', not "." or "..", printable, <= max. */
 bool str_is_safe_name(const char *s, size_t max);
+/* Append a printf-formatted item to the malloc'd string *s (NULL: empty), with sep before it
+ * unless *s is empty: the one way to build "a, b, c" lists. 0 or -ENOMEM (*s unchanged). */
+int str_append_sep(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -1,0 +1,34 @@
+/* Whole-file reads and crash-safe whole-file writes, relative to a directory fd.
+ *
+ * Every reader and writer of a whole file in rdmak goes through these two, so that each one
+ * is bounded (a config, an IPAM record or a kubelet checkpoint cannot eat the memory) and
+ * each write is atomic: a reader (the kubelet, NFD, a CDI loader, the next rdmak) sees
+ * either the old file or the new one, never half of one, even across a power cut.
+ */
+#ifndef RDMAK_UTIL_FILEIO_H
+#define RDMAK_UTIL_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Read the whole of `path` (relative to dirfd; AT_FDCWD allowed; an absolute path ignores
+ * dirfd) into a malloc'd, NUL-terminated buffer. Reads until end of file, so pipes and FIFOs
+ * work (`--config <(...)`). -EFBIG when the file holds more than `max` bytes. ret_len may
+ * be NULL. *ret and *ret_len are written only on success. */
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+/* The same from an open fd (read from its current offset; the fd is not closed). */
+int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* Replace `path` (relative to dirfd, AT_FDCWD allowed) with `buf` atomically and durably:
+ * write a temp file in the same directory, fsync it, rename it over `path`, fsync the
+ * directory. `mode` is the new file's exact mode (the umask does not apply). The temp file
+ * is removed on every failure, and the old file, if any, is left as it was.
+ * An existing `path` that is not a regular file is never replaced: -EISDIR (a directory),
+ * -ELOOP (a symbolic link), -EEXIST (a device, FIFO or socket). A full file system is
+ * -ENOSPC (or -EDQUOT), as the kernel said it. */
+int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode);
+
+/* write() all of buf, retrying short writes and EINTR. 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,220 @@
+/* util/: the whole-file reader, the crash-safe writer, string arrays and the list joiner. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/strutil.h"
+#include "util/strv.h"
+
+static char dir[64];
+
+static int setup(void **st)
+{
+	strcpy(dir, "/tmp/rdmak-util.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int dirfd_of(void)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* names in the directory other than "." and "..", to see that no temp file is left */
+static size_t entries(void)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	return n;
+}
+
+static void test_read_file(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of();
+	char *buf = (char *)1;
+	size_t len = 99;
+	int fd;
+
+	fd = openat(dfd, "f", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write_all(fd, "0123456789", 10), 0);
+	close(fd);
+	assert_int_equal(read_file_at(dfd, "f", 10, &buf, &len), 0); /* exactly max: fine */
+	assert_int_equal(len, 10);
+	assert_string_equal(buf, "0123456789");
+	free(buf);
+	buf = (char *)1;
+	assert_int_equal(read_file_at(dfd, "f", 9, &buf, &len), -EFBIG);
+	assert_ptr_equal(buf, (char *)1); /* out-parameters untouched on failure */
+	assert_int_equal(len, 10);
+	assert_int_equal(read_file_at(dfd, "nosuch", 9, &buf, NULL), -ENOENT);
+	assert_int_equal(read_file_at(dfd, ".", 9, &buf, NULL), -EISDIR);
+	/* empty file: an empty string, not NULL */
+	fd = openat(dfd, "e", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	close(fd);
+	assert_int_equal(read_file_at(dfd, "e", 0, &buf, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(buf, "");
+	free(buf);
+}
+
+static void test_read_file_big_and_pipe(void **st)
+{
+	_cleanup_free_ char *big = malloc(100000), *buf = NULL;
+	int p[2];
+	size_t len;
+
+	/* a pipe delivers in pieces: the reader loops to end of file */
+	memset(big, 'x', 100000);
+	assert_int_equal(pipe(p), 0);
+	if (fork() == 0) {
+		close(p[0]);
+		for (int i = 0; i < 10; i++)
+			if (write_all(p[1], big + i * 10000, 10000) < 0)
+				_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read_file_fd(p[0], 100000, &buf, &len), 0);
+	close(p[0]);
+	assert_int_equal(len, 100000);
+	assert_int_equal(memcmp(buf, big, len), 0);
+	assert_int_equal(buf[len], '\0');
+}
+
+static void test_write_atomic(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of();
+	_cleanup_free_ char *buf = NULL;
+	struct stat s;
+	mode_t old = umask(077);
+
+	assert_int_equal(write_file_atomic_at(dfd, "a.json", "{}\n", 3, 0644), 0);
+	umask(old);
+	assert_int_equal(fstatat(dfd, "a.json", &s, 0), 0);
+	assert_int_equal(s.st_mode & 07777, 0644); /* exact mode, not masked */
+	assert_int_equal(write_file_atomic_at(dfd, "a.json", "[1]", 3, 0600), 0);
+	assert_int_equal(read_file_at(dfd, "a.json", 100, &buf, NULL), 0);
+	assert_string_equal(buf, "[1]");
+	assert_int_equal(entries(), 1); /* no temp file left behind */
+	/* a path with a directory part, relative to dirfd and absolute */
+	assert_int_equal(mkdirat(dfd, "sub", 0755), 0);
+	assert_int_equal(write_file_atomic_at(dfd, "sub/b", "b", 1, 0644), 0);
+	assert_int_equal(faccessat(dfd, "sub/b", F_OK, 0), 0);
+	{
+		char abs[128];
+
+		snprintf(abs, sizeof(abs), "%s/sub/c", dir);
+		assert_int_equal(write_file_atomic_at(-1, abs, "c", 1, 0644), 0);
+		assert_int_equal(faccessat(dfd, "sub/c", F_OK, 0), 0);
+	}
+	assert_int_equal(write_file_atomic_at(dfd, "nosuch/b", "b", 1, 0644), -ENOENT);
+	assert_int_equal(write_file_atomic_at(dfd, "sub/", "b", 1, 0644), -EISDIR);
+}
+
+static void test_write_atomic_refuses_non_regular(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of();
+	struct stat s;
+
+	assert_int_equal(symlinkat("target", dfd, "link"), 0);
+	assert_int_equal(mkfifoat(dfd, "fifo", 0644), 0);
+	assert_int_equal(mkdirat(dfd, "d", 0755), 0);
+	assert_int_equal(write_file_atomic_at(dfd, "link", "x", 1, 0644), -ELOOP);
+	assert_int_equal(write_file_atomic_at(dfd, "fifo", "x", 1, 0644), -EEXIST);
+	assert_int_equal(write_file_atomic_at(dfd, "d", "x", 1, 0644), -EISDIR);
+	/* a character device (the issue's `-o /dev/full` turned into a regular file) */
+	assert_int_equal(write_file_atomic_at(AT_FDCWD, "/dev/null", "x", 1, 0644), -EEXIST);
+	assert_int_equal(stat("/dev/null", &s), 0);
+	assert_true(S_ISCHR(s.st_mode));
+	assert_int_equal(fstatat(dfd, "link", &s, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(s.st_mode));
+	assert_int_equal(faccessat(dfd, "target", F_OK, AT_SYMLINK_NOFOLLOW), -1); /* not written through */
+	assert_int_equal(entries(), 3); /* and no temp file left */
+}
+
+static void test_strv(void **st)
+{
+	_cleanup_strv_free_ char **v = NULL;
+	_cleanup_free_ char *j = NULL, *e = NULL;
+	size_t n = 0;
+
+	assert_int_equal(strv_length(v), 0);
+	e = strv_join(v, ",");
+	assert_string_equal(e, "");
+	for (int i = 20; i > 0; i--) {
+		char s[16];
+
+		snprintf(s, sizeof(s), "%02d", i);
+		assert_int_equal(strv_extend(&v, &n, s), 0);
+		assert_null(v[n]);
+	}
+	assert_int_equal(n, 20);
+	assert_int_equal(strv_length(v), 20);
+	strv_sort(v);
+	assert_string_equal(v[0], "01");
+	assert_string_equal(v[19], "20");
+	v[3] = (free(v[3]), NULL); /* cut to three */
+	j = strv_join(v, ", ");
+	assert_string_equal(j, "01, 02, 03");
+	strv_free(NULL);
+	/* strv_free stops at the first NULL: free the rest ourselves */
+	for (size_t i = 4; i < n; i++)
+		free(v[i]);
+}
+
+static void test_append_sep(void **st)
+{
+	_cleanup_free_ char *s = NULL;
+
+	assert_int_equal(str_append_sep(&s, ", ", "%s:%u", "mlx5_0", 1), 0);
+	assert_string_equal(s, "mlx5_0:1");
+	assert_int_equal(str_append_sep(&s, ", ", "%s", "mlx5_1"), 0);
+	assert_string_equal(s, "mlx5_0:1, mlx5_1");
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(str_append_sep(&s, ",", "GPU%d", i), 0);
+	assert_true(strlen(s) > 5000); /* no fixed buffer to cut it short */
+	assert_non_null(strstr(s, ",GPU999"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
+		cmocka_unit_test(test_read_file_big_and_pipe),
+		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup, teardown),
+		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_append_sep),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
