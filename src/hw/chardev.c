@@ -13,24 +13,33 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
+void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
 	struct stat st;
 
-	snprintf(c->node.path, sizeof(c->node.path), "infiniband/%s", c->name);
+	memset(n, 0, sizeof(*n));
+	snprintf(n->path, sizeof(n->path), "%s", relpath);
 	if (ctx->recorder)
-		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, c->node.path, ctx->recorder_ud);
-	if (ctx->devfs_fd < 0 || fstatat(ctx->devfs_fd, c->node.path, &st, 0) < 0)
+		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
+	if (ctx->devfs_fd < 0 || fstatat(ctx->devfs_fd, n->path, &st, 0) < 0)
 		return;
-	c->node.present = true;
-	c->node.is_char = S_ISCHR(st.st_mode);
-	c->node.mode = st.st_mode & 07777;
-	c->node.uid = st.st_uid;
-	c->node.gid = st.st_gid;
-	if (c->node.is_char) {
-		c->node.major = major(st.st_rdev);
-		c->node.minor = minor(st.st_rdev);
+	n->present = true;
+	n->is_char = S_ISCHR(st.st_mode);
+	n->mode = st.st_mode & 07777;
+	n->uid = st.st_uid;
+	n->gid = st.st_gid;
+	if (n->is_char) {
+		n->major = major(st.st_rdev);
+		n->minor = minor(st.st_rdev);
 	}
+}
+
+static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
+{
+	char path[sizeof(c->node.path)];
+
+	snprintf(path, sizeof(path), "infiniband/%s", c->name);
+	hw_devnode_stat(ctx, path, &c->node);
 	c->matches = c->node.is_char && c->node.major == c->major && c->node.minor == c->minor;
 }
 

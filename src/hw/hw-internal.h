@@ -30,6 +30,9 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 void hw_strv_free(char **v, size_t n);
 bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name);
 
+/* What devfs holds at relpath (relative to the devfs root), through the recorder. */
+void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n);
+
 /* Record the error (first one wins) and return -err. */
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err);
 /* Read an optional attribute: "" when absent or unreadable with EINVAL/ENODATA/EOPNOTSUPP

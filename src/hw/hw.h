@@ -248,6 +248,20 @@ size_t hw_pci_common_path(const struct hw_pci *a, const struct hw_pci *b);
 /* PCIe relation between two functions of the same node. */
 enum hw_topo hw_topo_relation(const struct hw_pci *a, const struct hw_pci *b);
 
+/* The PCIe link a function (or bridge) reports: current_link_speed/width and the maximum it
+ * could train at. For an endpoint or a switch upstream port it is the link above it, for a root
+ * or downstream port the link below it. Values are 0 where the file is absent (VFs report
+ * none) or says "Unknown". Read on demand: only `bench` needs them, for a few functions. */
+struct hw_pci_link {
+	double cur_gts, max_gts;        /* 16.0 = "16.0 GT/s PCIe" */
+	unsigned cur_width, max_width;  /* 16 = x16 */
+};
+int hw_pci_read_link(struct hw_ctx *ctx, const char *bdf, struct hw_pci_link *ret);
+
+/* The device node of GPU<index> (`nvidia<index>` under the devfs root): whether this container
+ * was given that GPU. 0 with ret->present false when absent. */
+int hw_gpu_read_devnode(struct hw_ctx *ctx, const struct hw_gpu *gpu, struct hw_devnode *ret);
+
 /* Re-read the live state of one port / netdev (for health polling without a full reload).
  * Return 0, or -errno (-ENOENT: the device or port is gone). */
 int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int *state, int *phys_state);
@@ -275,6 +289,9 @@ int hw_parse_gid(const char *s, uint8_t gid[16]);
 int hw_parse_bond_mode(const char *s, char *name, size_t name_len, int *id);
 /* "231:192" */
 int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor);
+/* "16.0 GT/s PCIe" (pci_speed_string), also the older "8 GT/s" / "2.5 GT/s" -> 16.0, 8, 2.5;
+ * "Unknown" and anything else -> -EINVAL. */
+int hw_parse_link_speed(const char *s, double *gts);
 /* "0000:37:00.0" validity */
 bool hw_is_bdf(const char *s);
 

@@ -118,6 +118,24 @@ int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor)
 	return 0;
 }
 
+int hw_parse_link_speed(const char *s, double *gts)
+{
+	char unit[8], bus[8];
+	double v;
+	int n = 0, k;
+
+	/* pci_speed_string(): "%s GT/s PCIe" since 4.17; "2.5 GT/s", "5 GT/s", "8 GT/s" before */
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	k = sscanf(s, "%lf %7s%n %7s%n", &v, unit, &n, bus, &n);
+	if (k < 2 || s[n] != '\0' || strcmp(unit, "GT/s") || (k == 3 && strcmp(bus, "PCIe")))
+		return -EINVAL;
+	if (!(v > 0 && v <= 256))
+		return -EINVAL;
+	*gts = v;
+	return 0;
+}
+
 bool hw_is_bdf(const char *s)
 {
 	/* dddd:bb:dd.f, all lower-case hex as the kernel names PCI devices */

@@ -221,3 +221,31 @@ int hw_load_pci(struct hw_build *b)
 	}
 	return r < 0 ? r : 0;
 }
+
+int hw_pci_read_link(struct hw_ctx *ctx, const char *bdf, struct hw_pci_link *ret)
+{
+	static const char *const attr[4] = { "current_link_speed", "max_link_speed", "current_link_width",
+					     "max_link_width" };
+	struct hw_pci_link l = { 0 };
+	struct hw_dir d;
+	char path[64], buf[64];
+	long long w;
+	int r;
+
+	if (!hw_is_bdf(bdf))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "bus/pci/devices/%s", bdf);
+	if ((r = hw_dir_open(ctx, NULL, path, &d)) < 0)
+		return r;
+	/* a missing or "Unknown" speed leaves 0: VFs have no link files, a link that is down
+	 * reads "Unknown" */
+	for (int i = 0; i < 2; i++)
+		if (hw_read_opt(ctx, &d, attr[i], buf, sizeof(buf)) >= 0 && buf[0])
+			(void)hw_parse_link_speed(buf, i == 0 ? &l.cur_gts : &l.max_gts);
+	for (int i = 2; i < 4; i++)
+		if (hw_read_int(ctx, &d, attr[i], 10, &w) >= 0 && w > 0 && w <= 32)
+			*(i == 2 ? &l.cur_width : &l.max_width) = (unsigned)w;
+	hw_dir_close(&d);
+	*ret = l;
+	return 0;
+}

@@ -1,4 +1,5 @@
 /* GPU <-> HCA PCIe relations, named as `nvidia-smi topo -m` names them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,15 @@ void hw_load_gpus_topology(struct hw_node *node)
 			}
 		}
 	}
+}
+
+int hw_gpu_read_devnode(struct hw_ctx *ctx, const struct hw_gpu *gpu, struct hw_devnode *ret)
+{
+	char path[32];
+
+	/* the nvidia driver numbers its minors in probe order, which is the PCI order GPU<index>
+	 * follows; a container gets only the nodes of the GPUs it was given */
+	snprintf(path, sizeof(path), "nvidia%u", gpu->index);
+	hw_devnode_stat(ctx, path, ret);
+	return 0;
 }

@@ -14,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *s = malloc(size + 1), name[32], bdf[HW_BDF_MAX];
 	struct hw_rate rate;
 	uint8_t gid[16];
+	double gts;
 	unsigned a, b;
 	int n;
 
@@ -30,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hw_parse_devnum(s, &a, &b);
 	hw_parse_node_type(s, &n, name, sizeof(name));
 	hw_is_bdf(s);
+	if (hw_parse_link_speed(s, &gts) == 0 && !(gts > 0 && gts <= 256))
+		abort();
 	if (hw_path_parent_bdf(s, bdf) == 0 && !hw_is_bdf(bdf))
 		abort();
 	free(s);

@@ -97,6 +97,24 @@ static void test_misc(void **st)
 	assert_true(hw_path_parent_bdf("../../devices/virtual/net/bond0", bdf) < 0);
 }
 
+static void test_link_speed(void **st)
+{
+	double g = 0;
+
+	assert_int_equal(hw_parse_link_speed("16.0 GT/s PCIe", &g), 0);
+	assert_true(g == 16.0);
+	assert_int_equal(hw_parse_link_speed("2.5 GT/s PCIe", &g), 0);
+	assert_true(g == 2.5);
+	assert_int_equal(hw_parse_link_speed("8 GT/s", &g), 0); /* kernels before 4.17 */
+	assert_true(g == 8.0);
+	assert_true(hw_parse_link_speed("Unknown", &g) < 0);
+	assert_true(hw_parse_link_speed("Unknown speed", &g) < 0);
+	assert_true(hw_parse_link_speed("16.0 GT/s PCIe x", &g) < 0);
+	assert_true(hw_parse_link_speed("16.0 Gb/s", &g) < 0);
+	assert_true(hw_parse_link_speed("nan GT/s", &g) < 0);
+	assert_true(hw_parse_link_speed("", &g) < 0);
+}
+
 static struct hw_pci mkpci(const char *root, const char *const *path, size_t n, int numa)
 {
 	static char storage[8][8][HW_BDF_MAX];
@@ -134,7 +152,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state), cmocka_unit_test(test_rate), cmocka_unit_test(test_gid),
-		cmocka_unit_test(test_misc), cmocka_unit_test(test_topology),
+		cmocka_unit_test(test_misc), cmocka_unit_test(test_topology), cmocka_unit_test(test_link_speed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
