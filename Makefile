@@ -86,7 +86,17 @@ examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
 	@touch $@
 
-tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN)
+# The libcni driver of the CNI tests and benchmarks (tests/cni-driver): Debian's Go and libcni
+# (golang-github-appc-cni-dev) in GOPATH mode, offline, no cgo. Without Go, the CNI tests skip.
+GO       ?= go
+GO_ENV   := GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD))/go-cache
+DRIVER   := $(if $(shell command -v $(GO) 2>/dev/null),$(BUILD)/tests/cni-driver)
+$(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
+	@mkdir -p $(dir $@)
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
+
+tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(DRIVER)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 check: examples/nodes/.stamp
@@ -107,7 +117,7 @@ demo: all
 	@echo '$$ rdmak doctor --root examples/nodes/a100-ib-bond'
 	@$(BUILD)/rdmak doctor --root examples/nodes/a100-ib-bond || true
 
-bench: all
+bench: all $(DRIVER)
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local

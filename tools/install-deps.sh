@@ -9,7 +9,7 @@ apt-get install -y -qq --no-install-recommends \
 	build-essential clang libclang-rt-14-dev pkg-config make python3 python3-jsonschema \
 	libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
 	libnl-route-3-dev libmnl-dev libibverbs-dev \
-	iproute2 tar gzip procps time \
+	iproute2 iputils-ping tar gzip procps time \
 	libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
 	etcd-server etcd-client \
 	golang-go golang-github-appc-cni-dev containernetworking-plugins >/dev/null
