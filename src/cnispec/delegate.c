@@ -1,0 +1,237 @@
+/* Delegation (SPEC.md section 4): the delegated plugin gets the same environment and the same
+ * stdin; its stderr is ours; its stdout is a result or an error object that we pass on. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cnispec/cnispec.h"
+#include "util/cleanup.h"
+
+#define OUTPUT_MAX (4u << 20) /* a result is a few KiB; past this it is not one */
+
+int cnispec_find_plugin(const char *cni_path, const char *type, char **ret)
+{
+	const char *cur = cni_path;
+
+	if (!cnispec_plugin_type_valid(type, NULL))
+		return -EINVAL;
+	while (cur && *cur) {
+		const char *end = strchrnul(cur, ':');
+		size_t n = (size_t)(end - cur);
+
+		/* an empty or relative element would search the current directory: skipped */
+		if (n > 0 && cur[0] == '/') {
+			char *p = NULL;
+			struct stat st;
+
+			if (asprintf(&p, "%.*s/%s", (int)n, cur, type) < 0)
+				return -ENOMEM;
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0) {
+				*ret = p;
+				return 1;
+			}
+			free(p);
+		}
+		cur = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* envp with CNI_COMMAND=cmd in place of the caller's (added when absent). */
+static char **env_with_command(char *const *envp, enum cnispec_cmd cmd)
+{
+	size_t n = 0, j = 0;
+	char **v;
+
+	while (envp && envp[n])
+		n++;
+	v = calloc(n + 2, sizeof(char *));
+	if (!v)
+		return NULL;
+	if (asprintf(&v[j++], "CNI_COMMAND=%s", cnispec_cmd_name(cmd)) < 0) {
+		free(v);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "CNI_COMMAND=", 12) != 0)
+			v[j++] = envp[i];
+	return v;
+}
+
+/* All of fd into a malloc'd NUL-terminated buffer, at most OUTPUT_MAX (the rest is read and
+ * dropped so that the child never blocks on a full pipe; *truncated says so). */
+static int slurp(int fd, char **ret, size_t *ret_len, bool *truncated)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	*truncated = false;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		char drop[4096];
+		ssize_t k;
+
+		if (len + 1 >= cap && cap < OUTPUT_MAX + 1) {
+			size_t ncap = cap * 2 > OUTPUT_MAX + 1 ? OUTPUT_MAX + 1 : cap * 2;
+			char *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		if (len + 1 < cap)
+			k = read(fd, buf + len, cap - 1 - len);
+		else
+			k = read(fd, drop, sizeof(drop));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+
+			free(buf);
+			return e;
+		}
+		if (k == 0)
+			break;
+		if (len + 1 < cap)
+			len += (size_t)k;
+		else
+			*truncated = true;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* Run path with stdin from a sealed memory file holding buf (no deadlock between writing its
+ * stdin and reading its stdout), stdout into *out. */
+static int run(const char *path, char **envv, const char *buf, size_t len, char **out, size_t *out_len,
+	       bool *truncated, int *status)
+{
+	_cleanup_close_ int in = memfd_create("cni-stdin", MFD_CLOEXEC);
+	int pipefd[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { (char *)path, NULL };
+	pid_t pid;
+	int r;
+
+	if (in < 0)
+		return -errno;
+	for (size_t off = 0; off < len;) {
+		ssize_t k = write(in, buf + off, len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		off += (size_t)k;
+	}
+	if (lseek(in, 0, SEEK_SET) < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	r = posix_spawn_file_actions_init(&fa);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	if (r == 0)
+		r = posix_spawn(&pid, path, &fa, NULL, argv, envv);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (r != 0) {
+		close(pipefd[0]);
+		return -r;
+	}
+	r = slurp(pipefd[0], out, out_len, truncated);
+	close(pipefd[0]);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return r;
+}
+
+/* The delegated plugin's error object, passed on as it wrote it. */
+static int pass_error(const char *type, const char *out, size_t len, int status, struct cnispec_error *err)
+{
+	json_t *o = json_loadb(out, len, 0, NULL);
+	const json_t *code = json_object_get(o, "code"), *msg = json_object_get(o, "msg"),
+		     *details = json_object_get(o, "details");
+
+	if (json_is_integer(code) && json_integer_value(code) > 0 && json_integer_value(code) <= UINT32_MAX) {
+		cnispec_fail(err, -EPROTO, (unsigned)json_integer_value(code),
+			     json_is_string(msg) ? json_string_value(msg) : "error", "%s",
+			     json_is_string(details) ? json_string_value(details) : "");
+	} else if (WIFEXITED(status)) {
+		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed",
+			     "%s exited with status %d and printed no error object: %.200s", type, WEXITSTATUS(status), out);
+	} else {
+		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed", "%s was killed by signal %d", type,
+			     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	}
+	json_decref(o);
+	return -EPROTO;
+}
+
+int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_path, char *const *envp,
+		     const char *buf, size_t len, enum cnispec_version v, struct cnispec_result **ret,
+		     struct cnispec_error *err)
+{
+	_cleanup_free_ char *path = NULL, *out = NULL;
+	_cleanup_free_ char **envv = NULL;
+	size_t out_len = 0;
+	bool truncated = false;
+	int status = 0, r;
+
+	if (!cni_path)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_PATH",
+				    "CNI_PATH: not set, so the IPAM plugin %s cannot be found", type);
+	r = cnispec_find_plugin(cni_path, type, &path);
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration", "ipam.type: \"%s\" %s",
+				    type, r == -EINVAL ? "is not a plugin name" : strerror(-r));
+	if (r == 0)
+		return cnispec_fail(err, -ENOENT, CNISPEC_E_CONFIG, "failed to find plugin",
+				    "ipam.type: no executable \"%s\" in CNI_PATH %s", type, cni_path);
+	envv = env_with_command(envp, cmd);
+	if (!envv)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	r = run(path, envv, buf, len, &out, &out_len, &truncated, &status);
+	free(envv[0]); /* the CNI_COMMAND string; the rest are envp's */
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_IO, "failed to run the delegated plugin", "%s: %s", path,
+				    strerror(-r));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return pass_error(type, out, out_len, status, err);
+	if (cmd == CNISPEC_CMD_ADD && ret) {
+		char why[512];
+		json_t *o;
+
+		if (truncated)
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
+					    "%s printed more than %u bytes", type, OUTPUT_MAX);
+		o = json_loadb(out, out_len, 0, NULL);
+		if (!o)
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
+					    "%s printed no JSON result: %.200s", type, out);
+		r = cnispec_result_from_json(o, v, "result", ret, why, sizeof(why));
+		json_decref(o);
+		if (r == -ENOMEM)
+			return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+		if (r < 0)
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
+					    "%s: %s", type, why);
+	}
+	return 0;
+}

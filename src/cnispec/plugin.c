@@ -1,0 +1,136 @@
+/* A CNI plugin's main: the exchange with the runtime, in one place for every rdmak plugin.
+ * stdout carries exactly one thing: the result (ADD), the VERSION answer, or the error object;
+ * nothing at all for a successful DEL, CHECK, GC or STATUS. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cnispec/cnispec.h"
+#include "util/cleanup.h"
+
+#define STDIN_MAX (4u << 20)
+
+static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error *err)
+{
+	size_t len = 0, cap = 8192;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	for (;;) {
+		ssize_t k;
+
+		if (len + 1 >= cap) {
+			char *nb;
+
+			if (cap > STDIN_MAX) {
+				free(buf);
+				return cnispec_fail(err, -EFBIG, CNISPEC_E_IO, "failed to read the network configuration",
+						    "stdin holds more than %u bytes", STDIN_MAX);
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		k = read(fd, buf + len, cap - 1 - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+
+			free(buf);
+			return cnispec_fail(err, e, CNISPEC_E_IO, "failed to read the network configuration",
+					    "stdin: %s", strerror(-e));
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int dispatch(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
+		    struct cnispec_result **result, struct cnispec_error *err)
+{
+	int r = ops->setup(req, err);
+
+	if (r < 0)
+		return r;
+	switch (req->env->cmd) {
+	case CNISPEC_CMD_ADD:
+		return ops->add(req, result, err);
+	case CNISPEC_CMD_DEL:
+		return ops->del(req, err);
+	case CNISPEC_CMD_CHECK:
+		return ops->check(req, err);
+	case CNISPEC_CMD_GC:
+		return ops->gc(req, err);
+	case CNISPEC_CMD_STATUS:
+		return ops->status(req, err);
+	default:
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_COMMAND",
+				    "CNI_COMMAND: not handled");
+	}
+}
+
+int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd, FILE *out)
+{
+	struct cnispec_env env = { 0 };
+	struct cnispec_error err = { 0 };
+	struct cnispec_conf *conf = NULL;
+	struct cnispec_result *result = NULL;
+	_cleanup_free_ char *buf = NULL;
+	const char *version = NULL;
+	size_t len = 0;
+	int r;
+
+	r = cnispec_env_parse(envp, &env, &err);
+	cnispec_log_setup(ops->name, r == 0 ? &env : NULL);
+	if (r == 0)
+		r = read_stdin(in_fd, &buf, &len, &err);
+	if (r == 0 && env.cmd == CNISPEC_CMD_VERSION) {
+		/* a VERSION probe with nothing on stdin still deserves an answer */
+		if (len == 0 || cnispec_conf_parse(buf, len, CNISPEC_CMD_VERSION, &conf, &err) == 0) {
+			r = cnispec_version_print(out, conf ? conf->cni_version : NULL);
+			goto done;
+		}
+		r = -EINVAL;
+	}
+	if (r == 0)
+		r = cnispec_conf_parse(buf, len, env.cmd, &conf, &err);
+	if (r == 0) {
+		version = conf->cni_version;
+		if (!cnispec_cmd_allowed(env.cmd, conf->version))
+			r = cnispec_fail(&err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
+					 "%s needs cniVersion %s or later; the configuration says %s",
+					 cnispec_cmd_name(env.cmd), env.cmd == CNISPEC_CMD_CHECK ? "0.4.0" : "1.1.0",
+					 conf->cni_version);
+	}
+	if (r == 0) {
+		struct cnispec_request req = { .env = &env, .conf = conf, .buf = buf, .len = len, .envp = envp };
+
+		r = dispatch(ops, &req, &result, &err);
+		if (r == 0 && env.cmd == CNISPEC_CMD_ADD)
+			r = result ? cnispec_result_print(out, result, conf->version)
+				   : cnispec_fail(&err, -EINVAL, CNISPEC_E_INTERNAL, "no result", NULL);
+	}
+done:
+	if (r < 0) {
+		if (!err.code)
+			cnispec_fail(&err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
+		cnispec_log(CNISPEC_LOG_ERROR, "%s: %s (code %u)", err.msg, err.details, err.code);
+		cnispec_error_print(out, version, &err);
+	}
+	cnispec_result_free(result);
+	cnispec_conf_free(conf);
+	cnispec_env_clear(&env);
+	return r < 0 ? 1 : 0;
+}
