@@ -86,7 +86,6 @@ ssize_t doctor_read(const char *path, char *buf, size_t n);
 ssize_t doctor_read_alloc(const char *path, char **ret);
 
 /* Helpers shared by the checks. */
-bool doctor_port_active(const struct hw_port *p);
 /* The device can be opened through libibverbs here: its uverbs node is present in devfs. */
 bool doctor_dev_usable(const struct hw_rdma_dev *dev);
 /* Comma list of the non-VF HCAs with an ACTIVE port of that link layer, for fix texts. */

@@ -98,10 +98,8 @@ void check_nccl_ib_hca(struct doctor *d)
 				      "that includes %s.", dev->name);
 			continue;
 		}
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-
-			if ((e->port > 0 && p->num != (unsigned)e->port) || doctor_port_active(p))
+		HW_DEV_FOREACH_PORT(dev, p) {
+			if ((e->port > 0 && p->num != (unsigned)e->port) || hw_port_state_is_active(p->state))
 				continue;
 			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s port %u is %s: NCCL skips non-ACTIVE ports", dev->name,
 					p->num, p->state_name);
@@ -110,20 +108,16 @@ void check_nccl_ib_hca(struct doctor *d)
 		}
 	}
 	/* What NCCL ends up with. */
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
 
 		if (d->scope == DOCTOR_POD && !doctor_dev_usable(dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-
-			if (!doctor_port_active(p) || !nccl_list_selects(&l, dev->name, (int)p->num))
-				continue;
-			if (n_sel++ < 8 && used < sizeof(sel)) {
-				int w = snprintf(sel + used, sizeof(sel) - used, "%s%s:%u", used ? ", " : "", dev->name, p->num);
-				used += w > 0 ? (size_t)w : 0;
-			}
+		if (!hw_port_state_is_active(p->state) || !nccl_list_selects(&l, dev->name, (int)p->num))
+			continue;
+		if (n_sel++ < 8 && used < sizeof(sel)) {
+			int w = snprintf(sel + used, sizeof(sel) - used, "%s%s:%u", used ? ", " : "", dev->name, p->num);
+			used += w > 0 ? (size_t)w : 0;
 		}
 	}
 	if (n_sel == 0) {
@@ -211,32 +205,28 @@ void check_nccl_misc(struct doctor *d)
 		return;
 	}
 	before = json_array_size(d->findings);
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		const struct hw_gid *g = NULL;
 
 		if (!doctor_dev_usable(dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			const struct hw_gid *g = NULL;
-
-			if (p->link_layer != HW_LINK_ETH)
-				continue;
-			roce++;
-			for (size_t k = 0; k < p->n_gids; k++)
-				if (p->gids[k].index == (unsigned)idx)
-					g = &p->gids[k];
-			if (!g || (d->scope == DOCTOR_POD && (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev)))) {
-				f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s: ibv_modify_qp fails with "
-						"EINVAL (NCCL's hint: \"the incorrect GID index is forced\")", dev->name, p->num, idx,
-						g ? "owned by a netdev outside this pod" : "empty");
-				doctor_fix(f, "Set NCCL_IB_GID_INDEX=-1 so NCCL picks the RoCE v2 IPv4 GID itself; GID indexes are "
-					      "not stable across pods (macvlan adds entries).");
-			} else if (strcmp(g->type, "RoCE v2") != 0) {
-				f = env_finding(d, DOCTOR_WARN, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s, not RoCE v2", dev->name,
-						p->num, idx, g->type[0] ? g->type : "of unknown type");
-				doctor_fix(f, "Use the RoCE v2 entry for the same address (usually the next index) or -1.");
-			}
+		if (p->link_layer != HW_LINK_ETH)
+			continue;
+		roce++;
+		for (size_t k = 0; k < p->n_gids; k++)
+			if (p->gids[k].index == (unsigned)idx)
+				g = &p->gids[k];
+		if (!g || (d->scope == DOCTOR_POD && (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev)))) {
+			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s: ibv_modify_qp fails with "
+					"EINVAL (NCCL's hint: \"the incorrect GID index is forced\")", dev->name, p->num, idx,
+					g ? "owned by a netdev outside this pod" : "empty");
+			doctor_fix(f, "Set NCCL_IB_GID_INDEX=-1 so NCCL picks the RoCE v2 IPv4 GID itself; GID indexes are "
+				      "not stable across pods (macvlan adds entries).");
+		} else if (strcmp(g->type, "RoCE v2") != 0) {
+			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s, not RoCE v2", dev->name,
+					p->num, idx, g->type[0] ? g->type : "of unknown type");
+			doctor_fix(f, "Use the RoCE v2 entry for the same address (usually the next index) or -1.");
 		}
 	}
 	if (json_array_size(d->findings) == before && roce)

@@ -55,15 +55,12 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 	FILE *f;
 	int r;
 
-	for (size_t i = 0; i < n->n_rdma; i++) {
+	for (size_t i = 0; i < n->n_rdma; i++)
 		vfs += n->rdma[i].pci && n->rdma[i].pci->physfn;
-		for (size_t j = 0; j < n->rdma[i].n_ports; j++) {
-			const struct hw_port *p = &n->rdma[i].ports[j];
-
-			ib += p->link_layer == HW_LINK_IB;
-			eth += p->link_layer == HW_LINK_ETH;
-			active += doctor_port_active(p);
-		}
+	HW_NODE_FOREACH_PORT(n, p) {
+		ib += p->link_layer == HW_LINK_IB;
+		eth += p->link_layer == HW_LINK_ETH;
+		active += hw_port_state_is_active(p->state);
 	}
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return -ENOMEM;

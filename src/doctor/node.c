@@ -9,11 +9,6 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-bool doctor_port_active(const struct hw_port *p)
-{
-	return p->state == 4 || p->state == 5; /* ACTIVE, ACTIVE_DEFER */
-}
-
 bool doctor_dev_usable(const struct hw_rdma_dev *dev)
 {
 	/* libibverbs stat()s /dev/infiniband/uverbsN and silently drops the device if absent */
@@ -204,7 +199,7 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 		ev_netdev(d, f, nd, "carrier");
 	}
 	switch (p->phys_state) {
-	case 3: /* Disabled */
+	case HW_PHYS_DISABLED:
 		if (eth && nd && nd->carrier < 0)
 			doctor_fix(f, "The RoCE port follows its netdev, which is administratively down: ip link set %s up "
 				      "(and persist it in the node's network config).", nd->name);
@@ -216,12 +211,12 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 				      "mlxlink -d %s --port_state UP), and check that a cable is seated; if it is unused, exclude "
 				      "it from NCCL_IB_HCA and the device plugin selectors.", p->dev->name, p->num, p->dev->name);
 		break;
-	case 2: /* Polling */
+	case HW_PHYS_POLLING:
 		doctor_fix(f, "No physical link (phys_state Polling: training never completes): check the cable or "
 			      "transceiver and that the switch port is up and the same speed/type (%s).",
 			   eth ? "ethtool shows the netdev's link" : "ibswitches/iblinkinfo on the fabric");
 		break;
-	case 5: /* LinkUp but not ACTIVE */
+	case HW_PHYS_LINK_UP: /* but not ACTIVE */
 		if (!eth)
 			doctor_fix(f, "The cable is fine (LinkUp) but no subnet manager has configured the port (state %s, "
 				      "sm_lid 0x%x): run opensm on one node of the fabric or enable the managed switch's SM.",
@@ -236,12 +231,23 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 	}
 }
 
+/* perftest's "Port number %d state is %s" names (perftest_resources.c) */
+static const char *perftest_state(enum hw_port_state s)
+{
+	switch (s) {
+	case HW_PORT_DOWN: return "Down";
+	case HW_PORT_INIT: return "Init";
+	case HW_PORT_ARMED: return "Armed";
+	default: return hw_port_state_name(s);
+	}
+}
+
 static const char *down_title(const struct hw_port *p)
 {
 	switch (p->phys_state) {
-	case 3: return p->link_layer == HW_LINK_ETH ? "netdev down or no carrier" : "port disabled";
-	case 2: return "no physical link: cable, transceiver or switch port";
-	case 5: return p->link_layer == HW_LINK_ETH ? "link up but port not active" : "link up, no subnet manager has activated it";
+	case HW_PHYS_DISABLED: return p->link_layer == HW_LINK_ETH ? "netdev down or no carrier" : "port disabled";
+	case HW_PHYS_POLLING: return "no physical link: cable, transceiver or switch port";
+	case HW_PHYS_LINK_UP: return p->link_layer == HW_LINK_ETH ? "link up but port not active" : "link up, no subnet manager has activated it";
 	default: return "not active";
 	}
 }
@@ -250,28 +256,24 @@ void check_port_state(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8];
 
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		json_t *f;
 
 		if (!dev_in_scope(d, dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			json_t *f;
-
-			if (doctor_port_active(p)) {
-				f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s", p->state_name,
-					       p->phys_state_name, p->rate.raw[0] ? p->rate.raw : "rate unknown");
-				ev_state(d, f, p);
-				continue;
-			}
-			f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
-				       "%s/%s (%s): %s; perftest says \"Port number %u state is %s\", NCCL skips the port",
-				       p->state_name, p->phys_state_name, hw_link_layer_name(p->link_layer), down_title(p), p->num,
-				       p->state == 1 ? "Down" : p->state == 2 ? "Init" : p->state == 3 ? "Armed" : p->state_name);
+		if (hw_port_state_is_active(p->state)) {
+			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s", p->state_name,
+				       p->phys_state_name, p->rate.raw[0] ? p->rate.raw : "rate unknown");
 			ev_state(d, f, p);
-			port_down_cause(d, f, p);
+			continue;
 		}
+		f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+			       "%s/%s (%s): %s; perftest says \"Port number %u state is %s\", NCCL skips the port",
+			       p->state_name, p->phys_state_name, hw_link_layer_name(p->link_layer), down_title(p), p->num,
+			       perftest_state(p->state));
+		ev_state(d, f, p);
+		port_down_cause(d, f, p);
 	}
 }
 
@@ -281,39 +283,35 @@ void check_port_sm(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], v[32];
 
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		json_t *f;
 
 		if (!dev_in_scope(d, dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			json_t *f;
-
-			if (p->link_layer != HW_LINK_IB)
-				continue;
-			if (p->phys_state != 5) {
-				doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
-					   "physical link not up (%s): the subnet manager cannot reach the port", p->phys_state_name);
-				continue;
-			}
-			if (p->sm_lid == 0 || p->lid == 0 || p->lid == 0xffff) {
-				f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
-					       "no subnet manager: sm_lid 0x%x, lid 0x%x (ibv_devinfo shows port_lid %u)", p->sm_lid,
-					       p->lid, p->lid);
-				snprintf(v, sizeof(v), "0x%x", p->sm_lid);
-				ev_port(d, f, p, "sm_lid", v);
-				snprintf(v, sizeof(v), "0x%x", p->lid);
-				ev_port(d, f, p, "lid", v);
-				doctor_fix(f, "Run a subnet manager on the fabric (systemctl enable --now opensm on one node, or the "
-					      "managed switch's SM); `sminfo` from a node with ib_umad shows whether one answers.");
-				continue;
-			}
-			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "subnet manager at lid %u, port lid %u",
-				       p->sm_lid, p->lid);
+		if (p->link_layer != HW_LINK_IB)
+			continue;
+		if (p->phys_state != HW_PHYS_LINK_UP) {
+			doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
+				   "physical link not up (%s): the subnet manager cannot reach the port", p->phys_state_name);
+			continue;
+		}
+		if (p->sm_lid == 0 || p->lid == 0 || p->lid == 0xffff) {
+			f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+				       "no subnet manager: sm_lid 0x%x, lid 0x%x (ibv_devinfo shows port_lid %u)", p->sm_lid,
+				       p->lid, p->lid);
 			snprintf(v, sizeof(v), "0x%x", p->sm_lid);
 			ev_port(d, f, p, "sm_lid", v);
+			snprintf(v, sizeof(v), "0x%x", p->lid);
+			ev_port(d, f, p, "lid", v);
+			doctor_fix(f, "Run a subnet manager on the fabric (systemctl enable --now opensm on one node, or the "
+				      "managed switch's SM); `sminfo` from a node with ib_umad shows whether one answers.");
+			continue;
 		}
+		f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "subnet manager at lid %u, port lid %u",
+			       p->sm_lid, p->lid);
+		snprintf(v, sizeof(v), "0x%x", p->sm_lid);
+		ev_port(d, f, p, "sm_lid", v);
 	}
 }
 
@@ -330,8 +328,8 @@ const char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll, c
 
 		if (dev_is_vf(dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++)
-			active |= doctor_port_active(&dev->ports[j]) && dev->ports[j].link_layer == ll;
+		HW_DEV_FOREACH_PORT(dev, p)
+			active |= hw_port_state_is_active(p->state) && p->link_layer == ll;
 		if (active && used < size) {
 			int w = snprintf(buf + used, size - used, "%s%s", used ? "," : "", dev->name);
 			used += w > 0 ? (size_t)w : 0;
@@ -346,44 +344,40 @@ void check_port_ipoib(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], list[256];
 
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		const struct hw_netdev *nd = p->netdev, *master;
+		json_t *f;
 
 		if (!dev_in_scope(d, dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			const struct hw_netdev *nd = p->netdev, *master;
-			json_t *f;
-
-			if (p->link_layer != HW_LINK_IB || !nd || nd->kind != HW_NETDEV_IPOIB)
-				continue;
-			master = nd->master;
-			if (!doctor_port_active(p) && master && master->carrier == 1) {
-				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
-					       "%s reports Up while %s port %u is %s: a bond's carrier hides a dead slave port",
-					       master->name, dev->name, p->num, p->state_name);
-				ev_state(d, f, p);
-				ev_netdev(d, f, master, "carrier");
-				ev_netdev(d, f, nd, "carrier");
-				doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down), which is the netdev carrier: "
-					      "rdma link show %s/%u. Until the port is fixed, name only ACTIVE HCAs in NCCL_IB_HCA "
-					      "(=%s) and the device plugin selectors.", dev->name, p->num,
-					   doctor_active_hcas(d->node, HW_LINK_IB, list, sizeof(list)));
-			} else if (doctor_port_active(p) && nd->carrier != 1) {
-				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
-					       "IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "
-					       "verbs work, IP over this port does not", nd->name, nd->carrier < 0 ? "admin down" : "without carrier");
-				ev_state(d, f, p);
-				ev_netdev(d, f, nd, "operstate");
-				ev_netdev(d, f, nd, "carrier");
-				doctor_fix(f, "Only IP over IB needs it (rdma_cm, perftest -R, NCCL bootstrap over %s): ip link set %s up "
-					      "and give it an address; RDMA verbs (ib_write_bw, NCCL NET/IB) already work.", nd->name, nd->name);
-			} else {
-				f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "IPoIB %s carrier %d follows the port (%s)",
-					       nd->name, nd->carrier, p->state_name);
-				ev_netdev(d, f, nd, "carrier");
-			}
+		if (p->link_layer != HW_LINK_IB || !nd || nd->kind != HW_NETDEV_IPOIB)
+			continue;
+		master = nd->master;
+		if (!hw_port_state_is_active(p->state) && master && master->carrier == 1) {
+			f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+				       "%s reports Up while %s port %u is %s: a bond's carrier hides a dead slave port",
+				       master->name, dev->name, p->num, p->state_name);
+			ev_state(d, f, p);
+			ev_netdev(d, f, master, "carrier");
+			ev_netdev(d, f, nd, "carrier");
+			doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down), which is the netdev carrier: "
+				      "rdma link show %s/%u. Until the port is fixed, name only ACTIVE HCAs in NCCL_IB_HCA "
+				      "(=%s) and the device plugin selectors.", dev->name, p->num,
+				   doctor_active_hcas(d->node, HW_LINK_IB, list, sizeof(list)));
+		} else if (hw_port_state_is_active(p->state) && nd->carrier != 1) {
+			f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+				       "IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "
+				       "verbs work, IP over this port does not", nd->name, nd->carrier < 0 ? "admin down" : "without carrier");
+			ev_state(d, f, p);
+			ev_netdev(d, f, nd, "operstate");
+			ev_netdev(d, f, nd, "carrier");
+			doctor_fix(f, "Only IP over IB needs it (rdma_cm, perftest -R, NCCL bootstrap over %s): ip link set %s up "
+				      "and give it an address; RDMA verbs (ib_write_bw, NCCL NET/IB) already work.", nd->name, nd->name);
+		} else {
+			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "IPoIB %s carrier %d follows the port (%s)",
+				       nd->name, nd->carrier, p->state_name);
+			ev_netdev(d, f, nd, "carrier");
 		}
 	}
 }
@@ -402,46 +396,42 @@ void check_roce_gids(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		const struct hw_gid *g;
+		json_t *f;
 
 		if (!dev_in_scope(d, dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			const struct hw_gid *g;
-			json_t *f;
-
-			if (p->link_layer != HW_LINK_ETH)
-				continue;
-			doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
-			if (p->n_gids == 0) {
-				f = doctor_add(d, doctor_port_active(p) ? DOCTOR_FAIL : DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
-					       "RoCE GID table empty (ibstat shows Port GUID 0x0000000000000000): no QP can leave INIT");
-				doctor_evidence(f, path, "all %zu entries 0000:0000:0000:0000:0000:0000:0000:0000", p->gid_tbl_len);
-				doctor_fix(f, "GIDs come from the netdev's addresses: bring %s up with an IPv4 address (ip addr add "
-					      "<ip>/<len> dev %s); for a VF, the VF netdev must be in this network namespace.",
-					   p->netdev ? p->netdev->name : "the port's netdev", p->netdev ? p->netdev->name : "<netdev>");
-				continue;
-			}
-			g = find_v2_ipv4(p);
-			if (!g && !doctor_port_active(p)) {
-				doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)), "no RoCE v2 IPv4 GID, port not active");
-				continue;
-			}
-			if (!g) {
-				f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
-					       "no RoCE v2 IPv4 GID: NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET, RoCE v2) finds no GID");
-				doctor_evidence(f, path, "%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2", p->n_gids);
-				doctor_fix(f, "Add an IPv4 address to %s (the kernel then adds a RoCE v2 GID), or point NCCL at the GID "
-					      "you want with NCCL_IB_GID_INDEX.", p->netdev ? p->netdev->name : "the port's netdev");
-				continue;
-			}
-			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "RoCE v2 IPv4 GID at index %u (%s%s%s)", g->index,
-				       g->gid, g->ndev[0] ? " on " : "", g->ndev);
-			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gid_attrs/types/%u",
-						      dev->name, p->num, g->index), "%s", g->type);
+		if (p->link_layer != HW_LINK_ETH)
+			continue;
+		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
+		if (p->n_gids == 0) {
+			f = doctor_add(d, hw_port_state_is_active(p->state) ? DOCTOR_FAIL : DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+				       "RoCE GID table empty (ibstat shows Port GUID 0x0000000000000000): no QP can leave INIT");
+			doctor_evidence(f, path, "all %zu entries 0000:0000:0000:0000:0000:0000:0000:0000", p->gid_tbl_len);
+			doctor_fix(f, "GIDs come from the netdev's addresses: bring %s up with an IPv4 address (ip addr add "
+				      "<ip>/<len> dev %s); for a VF, the VF netdev must be in this network namespace.",
+				   p->netdev ? p->netdev->name : "the port's netdev", p->netdev ? p->netdev->name : "<netdev>");
+			continue;
 		}
+		g = find_v2_ipv4(p);
+		if (!g && !hw_port_state_is_active(p->state)) {
+			doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)), "no RoCE v2 IPv4 GID, port not active");
+			continue;
+		}
+		if (!g) {
+			f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+				       "no RoCE v2 IPv4 GID: NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET, RoCE v2) finds no GID");
+			doctor_evidence(f, path, "%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2", p->n_gids);
+			doctor_fix(f, "Add an IPv4 address to %s (the kernel then adds a RoCE v2 GID), or point NCCL at the GID "
+				      "you want with NCCL_IB_GID_INDEX.", p->netdev ? p->netdev->name : "the port's netdev");
+			continue;
+		}
+		f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "RoCE v2 IPv4 GID at index %u (%s%s%s)", g->index,
+			       g->gid, g->ndev[0] ? " on " : "", g->ndev);
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gid_attrs/types/%u",
+					      dev->name, p->num, g->index), "%s", g->type);
 	}
 }
 
@@ -535,11 +525,9 @@ void check_bond_lag(struct doctor *d)
 
 static bool netdev_is_roce(const struct hw_node *n, const struct hw_netdev *nd)
 {
-	for (size_t i = 0; i < n->n_rdma; i++)
-		for (size_t j = 0; j < n->rdma[i].n_ports; j++)
-			if (n->rdma[i].ports[j].netdev == nd && n->rdma[i].ports[j].link_layer == HW_LINK_ETH &&
-			    !dev_is_vf(&n->rdma[i]))
-				return true;
+	HW_NODE_FOREACH_PORT(n, p)
+		if (p->netdev == nd && p->link_layer == HW_LINK_ETH && !dev_is_vf(p->dev))
+			return true;
 	return false;
 }
 
@@ -796,8 +784,8 @@ void check_gpudirect_driver(struct doctor *d)
 
 static bool dev_has_active_port(const struct hw_rdma_dev *dev)
 {
-	for (size_t j = 0; j < dev->n_ports; j++)
-		if (doctor_port_active(&dev->ports[j]))
+	HW_DEV_FOREACH_PORT(dev, p)
+		if (hw_port_state_is_active(p->state))
 			return true;
 	return false;
 }

@@ -449,64 +449,60 @@ void check_pod_gids(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
-	for (size_t i = 0; i < d->node->n_rdma; i++) {
-		const struct hw_rdma_dev *dev = &d->node->rdma[i];
+	HW_NODE_FOREACH_PORT(d->node, p) {
+		const struct hw_rdma_dev *dev = p->dev;
+		const struct hw_gid *own = NULL, *own_v2 = NULL;
+		json_t *f;
 
 		if (!doctor_dev_usable(dev))
 			continue;
-		for (size_t j = 0; j < dev->n_ports; j++) {
-			const struct hw_port *p = &dev->ports[j];
-			const struct hw_gid *own = NULL, *own_v2 = NULL;
-			json_t *f;
-
-			if (p->link_layer != HW_LINK_ETH)
-				continue;
-			snprintf(obj, sizeof(obj), "%s/%u", dev->name, p->num);
-			doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
-			if (p->n_gids == 0) {
-				f = doctor_add(d, DOCTOR_FAIL, obj, "RoCE GID table empty in this pod (show_gids: n_gids_found=0): QPs "
-					       "cannot reach RTR, rdma_cm says \"No such device\"");
-				doctor_evidence(f, path, "all %zu entries zero", p->gid_tbl_len);
-				doctor_fix(f, "The GIDs belong to the netdev of this HCA, which must be in the pod's network namespace "
-					      "with an IP: attach it with the SR-IOV/macvlan NetworkAttachmentDefinition (net1) and "
-					      "give it an address (IPAM).");
-				continue;
-			}
-			for (size_t k = 0; k < p->n_gids; k++) {
-				const struct hw_gid *g = &p->gids[k];
-
-				if (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev))
-					continue;
-				if (!own)
-					own = g;
-				if (!own_v2 && g->ipv4 && !strcmp(g->type, "RoCE v2"))
-					own_v2 = g;
-			}
-			if (!own) {
-				f = doctor_add(d, DOCTOR_FAIL, obj, "none of the %zu GIDs belongs to a netdev of this pod (GID 0 %s): "
-					       "perftest shows GID 00:00:...:00 and \"Unable to Connect the HCA's through the link\"",
-					       p->n_gids, p->gids[0].index == 0 ? "owned elsewhere" : "all-zero");
-				doctor_evidence(f, path, "index %u %s on %s", p->gids[0].index, p->gids[0].gid,
-						p->gids[0].ndev[0] ? p->gids[0].ndev : "(no netdev readable)");
-				doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"), "%zu netdevs, none owning a GID",
-						d->node->n_netdevs);
-				doctor_fix(f, "Give the pod the HCA's own netdev (SR-IOV VF or macvlan on the PF via a "
-					      "NetworkAttachmentDefinition) with an IP, and use the GID index of that IP "
-					      "(NCCL_IB_GID_INDEX=-1 picks it).");
-				continue;
-			}
-			if (!own_v2) {
-				f = doctor_add(d, DOCTOR_WARN, obj, "GIDs on %s but none RoCE v2 IPv4: NCCL's automatic GID choice "
-					       "finds nothing", own->ndev);
-				doctor_evidence(f, path, "index %u %s %s", own->index, own->gid, own->type);
-				doctor_fix(f, "Give %s an IPv4 address, or set NCCL_IB_GID_INDEX to the GID you want.", own->ndev);
-				continue;
-			}
-			f = doctor_add(d, DOCTOR_OK, obj, "RoCE v2 IPv4 GID index %u on %s%s", own_v2->index, own_v2->ndev,
-				       p->gids[0].index != 0 ? " (GID 0 is empty: pass -x to perftest)" : "");
-			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids/%u", dev->name, p->num,
-						      own_v2->index), "%s", own_v2->gid);
+		if (p->link_layer != HW_LINK_ETH)
+			continue;
+		snprintf(obj, sizeof(obj), "%s/%u", dev->name, p->num);
+		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
+		if (p->n_gids == 0) {
+			f = doctor_add(d, DOCTOR_FAIL, obj, "RoCE GID table empty in this pod (show_gids: n_gids_found=0): QPs "
+				       "cannot reach RTR, rdma_cm says \"No such device\"");
+			doctor_evidence(f, path, "all %zu entries zero", p->gid_tbl_len);
+			doctor_fix(f, "The GIDs belong to the netdev of this HCA, which must be in the pod's network namespace "
+				      "with an IP: attach it with the SR-IOV/macvlan NetworkAttachmentDefinition (net1) and "
+				      "give it an address (IPAM).");
+			continue;
 		}
+		for (size_t k = 0; k < p->n_gids; k++) {
+			const struct hw_gid *g = &p->gids[k];
+
+			if (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev))
+				continue;
+			if (!own)
+				own = g;
+			if (!own_v2 && g->ipv4 && !strcmp(g->type, "RoCE v2"))
+				own_v2 = g;
+		}
+		if (!own) {
+			f = doctor_add(d, DOCTOR_FAIL, obj, "none of the %zu GIDs belongs to a netdev of this pod (GID 0 %s): "
+				       "perftest shows GID 00:00:...:00 and \"Unable to Connect the HCA's through the link\"",
+				       p->n_gids, p->gids[0].index == 0 ? "owned elsewhere" : "all-zero");
+			doctor_evidence(f, path, "index %u %s on %s", p->gids[0].index, p->gids[0].gid,
+					p->gids[0].ndev[0] ? p->gids[0].ndev : "(no netdev readable)");
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"), "%zu netdevs, none owning a GID",
+					d->node->n_netdevs);
+			doctor_fix(f, "Give the pod the HCA's own netdev (SR-IOV VF or macvlan on the PF via a "
+				      "NetworkAttachmentDefinition) with an IP, and use the GID index of that IP "
+				      "(NCCL_IB_GID_INDEX=-1 picks it).");
+			continue;
+		}
+		if (!own_v2) {
+			f = doctor_add(d, DOCTOR_WARN, obj, "GIDs on %s but none RoCE v2 IPv4: NCCL's automatic GID choice "
+				       "finds nothing", own->ndev);
+			doctor_evidence(f, path, "index %u %s %s", own->index, own->gid, own->type);
+			doctor_fix(f, "Give %s an IPv4 address, or set NCCL_IB_GID_INDEX to the GID you want.", own->ndev);
+			continue;
+		}
+		f = doctor_add(d, DOCTOR_OK, obj, "RoCE v2 IPv4 GID index %u on %s%s", own_v2->index, own_v2->ndev,
+			       p->gids[0].index != 0 ? " (GID 0 is empty: pass -x to perftest)" : "");
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids/%u", dev->name, p->num,
+					      own_v2->index), "%s", own_v2->gid);
 	}
 }
 

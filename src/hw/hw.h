@@ -61,6 +61,32 @@ enum hw_ndev_via { HW_NDEV_NONE = 0, HW_NDEV_IPOIB_GUID, HW_NDEV_GID_NDEV, HW_ND
 
 enum hw_module_state { HW_MOD_ABSENT = 0, HW_MOD_LOADED, HW_MOD_BUILTIN };
 
+/* A port's logical state: the kernel's enum ib_port_state, the leading number of ports/N/state
+ * ("4: ACTIVE"). ACTIVE_DEFER (5) is ACTIVE with the link temporarily unable to send (the
+ * kernel's ib_port_state comment); verbs traffic goes on, so it counts as active everywhere. */
+enum hw_port_state {
+	HW_PORT_STATE_UNKNOWN = -1, /* unreadable or unparsable */
+	HW_PORT_NOP = 0,
+	HW_PORT_DOWN = 1,
+	HW_PORT_INIT = 2,
+	HW_PORT_ARMED = 3,
+	HW_PORT_ACTIVE = 4,
+	HW_PORT_ACTIVE_DEFER = 5,
+};
+
+/* A port's physical state (ports/N/phys_state "5: LinkUp"), as the IBTA PortPhysicalState. */
+enum hw_phys_state {
+	HW_PHYS_UNKNOWN = -1,       /* unreadable or unparsable */
+	HW_PHYS_NOP = 0,
+	HW_PHYS_SLEEP = 1,
+	HW_PHYS_POLLING = 2,
+	HW_PHYS_DISABLED = 3,
+	HW_PHYS_TRAINING = 4,       /* PortConfigurationTraining */
+	HW_PHYS_LINK_UP = 5,
+	HW_PHYS_LINK_ERROR_RECOVERY = 6,
+	HW_PHYS_PHY_TEST = 7,
+};
+
 struct hw_rdma_dev;
 struct hw_netdev;
 struct hw_pci;
@@ -109,9 +135,9 @@ struct hw_pkey {
 struct hw_port {
 	struct hw_rdma_dev *dev;
 	unsigned num;
-	int state;                 /* 1 DOWN .. 4 ACTIVE (leading number of `state`), -1 unknown */
-	char state_name[16];       /* "ACTIVE" */
-	int phys_state;            /* 2 Polling, 3 Disabled, 5 LinkUp, -1 unknown */
+	enum hw_port_state state;  /* HW_PORT_STATE_UNKNOWN when unreadable */
+	char state_name[16];       /* "ACTIVE": the kernel's text after the number */
+	enum hw_phys_state phys_state;
 	char phys_state_name[32];  /* "LinkUp" */
 	struct hw_rate rate;
 	enum hw_link_layer link_layer;
@@ -264,10 +290,25 @@ int hw_gpu_read_devnode(struct hw_ctx *ctx, const struct hw_gpu *gpu, struct hw_
 
 /* Re-read the live state of one port / netdev (for health polling without a full reload).
  * Return 0, or -errno (-ENOENT: the device or port is gone). */
-int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int *state, int *phys_state);
+int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, enum hw_port_state *state,
+		       enum hw_phys_state *phys_state);
 int hw_netdev_read_carrier(struct hw_ctx *ctx, const char *ifname, int *carrier);
 
+/* ACTIVE or ACTIVE_DEFER: the port passes traffic. The one test every role uses. */
+bool hw_port_state_is_active(enum hw_port_state s);
+
+/* Iterate over every port of a node, device by device: for (p = NULL; (p = hw_node_next_port(node, p));).
+ * HW_NODE_FOREACH_PORT and HW_DEV_FOREACH_PORT declare the loop variable. */
+struct hw_port *hw_node_next_port(const struct hw_node *node, const struct hw_port *prev);
+#define HW_NODE_FOREACH_PORT(node, p) \
+	for (struct hw_port *p = hw_node_next_port((node), NULL); p; p = hw_node_next_port((node), p))
+#define HW_DEV_FOREACH_PORT(dev, p) \
+	for (struct hw_port *p = (dev)->ports; p && p < (dev)->ports + (dev)->n_ports; p++)
+
 /* Names. */
+const char *hw_port_state_name(enum hw_port_state s);     /* "DOWN", ..., "ACTIVE_DEFER" (the kernel's and
+							     `rdma link`'s names), "UNKNOWN" */
+const char *hw_phys_state_name(enum hw_phys_state s);     /* "Sleep", ..., "LinkUp" (the kernel's), "<unknown>" */
 const char *hw_link_layer_name(enum hw_link_layer ll);    /* "InfiniBand", "Ethernet", "Unknown" */
 const char *hw_topo_name(enum hw_topo t);                 /* "PIX", ..., "SYS", "?" */
 const char *hw_chardev_kind_name(enum hw_chardev_kind k); /* "uverbs", "umad", "issm", "rdma_cm" */
@@ -277,7 +318,7 @@ const char *hw_module_state_name(enum hw_module_state s); /* "absent", "loaded",
 
 /* ---- parsers of sysfs strings (buffer in, value out; each has a fuzz target) ---------- */
 
-/* "4: ACTIVE" -> 4 and "ACTIVE". name may be NULL. */
+/* "4: ACTIVE" -> 4 and "ACTIVE" (also phys_state: "5: LinkUp"). name may be NULL. */
 int hw_parse_state(const char *s, int *num, char *name, size_t name_len);
 /* "200 Gb/sec (4X HDR)" / "2.5 Gb/sec (1X SDR)" / "100 Gb/sec (2X HDR)" */
 int hw_parse_rate(const char *s, struct hw_rate *ret);

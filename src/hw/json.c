@@ -104,8 +104,8 @@ static json_t *rdma_json(const struct hw_rdma_dev *d)
 {
 	json_t *ports = json_array();
 
-	for (size_t i = 0; i < d->n_ports; i++)
-		json_array_append_new(ports, hw_port_to_json(&d->ports[i]));
+	HW_DEV_FOREACH_PORT(d, p)
+		json_array_append_new(ports, hw_port_to_json(p));
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "name", d->name,
 			 "node_type", str_or_null(d->node_type_name),

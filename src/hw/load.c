@@ -47,13 +47,12 @@ void hw_node_free(struct hw_node *node)
 {
 	if (!node)
 		return;
-	for (size_t i = 0; i < node->n_rdma; i++) {
-		for (size_t k = 0; k < node->rdma[i].n_ports; k++) {
-			free(node->rdma[i].ports[k].gids);
-			free(node->rdma[i].ports[k].pkeys);
-		}
-		free(node->rdma[i].ports);
+	HW_NODE_FOREACH_PORT(node, p) {
+		free(p->gids);
+		free(p->pkeys);
 	}
+	for (size_t i = 0; i < node->n_rdma; i++)
+		free(node->rdma[i].ports);
 	free(node->rdma);
 	for (size_t i = 0; i < node->n_pci; i++) {
 		free(node->pci[i].path);
@@ -96,8 +95,22 @@ struct hw_pci *hw_node_pci(const struct hw_node *node, const char *bdf)
 
 struct hw_port *hw_rdma_port(const struct hw_rdma_dev *dev, unsigned num)
 {
-	for (size_t i = 0; dev && i < dev->n_ports; i++)
-		if (dev->ports[i].num == num)
-			return &dev->ports[i];
+	if (dev)
+		HW_DEV_FOREACH_PORT(dev, p)
+			if (p->num == num)
+				return p;
+	return NULL;
+}
+
+struct hw_port *hw_node_next_port(const struct hw_node *node, const struct hw_port *prev)
+{
+	/* the next port of the same device, else the first port of the next device that has one */
+	size_t i = prev ? (size_t)(prev->dev - node->rdma) : 0;
+
+	if (prev && prev + 1 < prev->dev->ports + prev->dev->n_ports)
+		return (struct hw_port *)(prev + 1);
+	for (i += prev ? 1 : 0; i < node->n_rdma; i++)
+		if (node->rdma[i].n_ports)
+			return node->rdma[i].ports;
 	return NULL;
 }

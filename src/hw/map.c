@@ -82,26 +82,21 @@ void hw_map_ports(struct hw_build *b)
 {
 	struct hw_node *node = b->node;
 
-	for (size_t i = 0; i < node->n_rdma; i++) {
-		struct hw_rdma_dev *d = &node->rdma[i];
+	HW_NODE_FOREACH_PORT(node, p) {
+		struct hw_netdev *n = NULL;
 
-		for (size_t k = 0; k < d->n_ports; k++) {
-			struct hw_port *p = &d->ports[k];
-			struct hw_netdev *n = NULL;
-
-			if (p->link_layer == HW_LINK_IB) {
-				if ((n = by_ipoib_guid(node, p)))
-					p->netdev_via = HW_NDEV_IPOIB_GUID;
-			} else if (p->n_gids && p->gids[0].index == 0 && p->gids[0].ndev[0]) {
-				if ((n = hw_node_netdev(node, p->gids[0].ndev)))
-					p->netdev_via = HW_NDEV_GID_NDEV;
-			}
-			if (!n && (n = by_pci_function(p)))
-				p->netdev_via = HW_NDEV_PCI_FUNCTION;
-			p->netdev = n;
-			/* RoCE LAG: the GIDs belong to the bond master */
-			if (n && n->bond && p->link_layer == HW_LINK_ETH)
-				d->lag = n;
+		if (p->link_layer == HW_LINK_IB) {
+			if ((n = by_ipoib_guid(node, p)))
+				p->netdev_via = HW_NDEV_IPOIB_GUID;
+		} else if (p->n_gids && p->gids[0].index == 0 && p->gids[0].ndev[0]) {
+			if ((n = hw_node_netdev(node, p->gids[0].ndev)))
+				p->netdev_via = HW_NDEV_GID_NDEV;
 		}
+		if (!n && (n = by_pci_function(p)))
+			p->netdev_via = HW_NDEV_PCI_FUNCTION;
+		p->netdev = n;
+		/* RoCE LAG: the GIDs belong to the bond master */
+		if (n && n->bond && p->link_layer == HW_LINK_ETH)
+			p->dev->lag = n;
 	}
 }

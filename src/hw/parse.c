@@ -159,6 +159,26 @@ const char *hw_link_layer_name(enum hw_link_layer ll)
 	}
 }
 
+bool hw_port_state_is_active(enum hw_port_state s)
+{
+	return s == HW_PORT_ACTIVE || s == HW_PORT_ACTIVE_DEFER;
+}
+
+const char *hw_port_state_name(enum hw_port_state s)
+{
+	/* the kernel's state_show() names, which `rdma link` prints too */
+	static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
+	return (unsigned)s < ELEMENTSOF(names) ? names[s] : "UNKNOWN";
+}
+
+const char *hw_phys_state_name(enum hw_phys_state s)
+{
+	/* the kernel's phys_state_show() names */
+	static const char *const names[] = { "<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
+					     "LinkUp", "LinkErrorRecovery", "Phy Test" };
+	return (unsigned)s < ELEMENTSOF(names) ? names[s] : "<unknown>";
+}
+
 const char *hw_topo_name(enum hw_topo t)
 {
 	static const char *const names[] = { "?", "PIX", "PXB", "PHB", "NODE", "SYS" };

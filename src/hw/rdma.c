@@ -132,10 +132,11 @@ static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *
 	struct hw_dir pd;
 	char buf[64];
 	unsigned long long n;
-	int r;
+	int r, st, ps;
 
 	p->dev = d;
-	p->state = p->phys_state = -1;
+	p->state = HW_PORT_STATE_UNKNOWN;
+	p->phys_state = HW_PHYS_UNKNOWN;
 	if (str_to_u64(num, 10, &n) < 0 || n > 255)
 		return hw_fail(b->err, ports, num, EINVAL);
 	p->num = (unsigned)n;
@@ -143,15 +144,17 @@ static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *
 		return hw_fail(b->err, ports, num, r);
 	/* state, phys_state and link_layer are what every answer depends on: required */
 	if ((r = hw_dir_read(b->ctx, &pd, "state", buf, sizeof(buf))) < 0 ||
-	    hw_parse_state(buf, &p->state, p->state_name, sizeof(p->state_name)) < 0) {
+	    hw_parse_state(buf, &st, p->state_name, sizeof(p->state_name)) < 0) {
 		r = hw_fail(b->err, &pd, "state", r < 0 ? r : -EINVAL);
 		goto out;
 	}
+	p->state = (enum hw_port_state)st;
 	if ((r = hw_dir_read(b->ctx, &pd, "phys_state", buf, sizeof(buf))) < 0 ||
-	    hw_parse_state(buf, &p->phys_state, p->phys_state_name, sizeof(p->phys_state_name)) < 0) {
+	    hw_parse_state(buf, &ps, p->phys_state_name, sizeof(p->phys_state_name)) < 0) {
 		r = hw_fail(b->err, &pd, "phys_state", r < 0 ? r : -EINVAL);
 		goto out;
 	}
+	p->phys_state = (enum hw_phys_state)ps;
 	if ((r = hw_dir_read(b->ctx, &pd, "link_layer", buf, sizeof(buf))) < 0) {
 		r = hw_fail(b->err, &pd, "link_layer", r);
 		goto out;
@@ -252,9 +255,9 @@ static void compact_rdma(struct hw_build *b)
 
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		if (b->gone[i]) {
-			for (size_t p = 0; p < node->rdma[i].n_ports; p++) {
-				free(node->rdma[i].ports[p].gids);
-				free(node->rdma[i].ports[p].pkeys);
+			HW_DEV_FOREACH_PORT(&node->rdma[i], p) {
+				free(p->gids);
+				free(p->pkeys);
 			}
 			free(node->rdma[i].ports);
 			continue;
@@ -263,8 +266,8 @@ static void compact_rdma(struct hw_build *b)
 			node->rdma[k] = node->rdma[i];
 			memcpy(b->rdma_bdf[k], b->rdma_bdf[i], sizeof(b->rdma_bdf[k]));
 		}
-		for (size_t p = 0; p < node->rdma[k].n_ports; p++)
-			node->rdma[k].ports[p].dev = &node->rdma[k];
+		HW_DEV_FOREACH_PORT(&node->rdma[k], p)
+			p->dev = &node->rdma[k];
 		k++;
 	}
 	node->n_rdma = k;
@@ -308,7 +311,8 @@ int hw_load_rdma(struct hw_build *b)
 	return r < 0 ? r : 0;
 }
 
-int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int *state, int *phys_state)
+int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, enum hw_port_state *state,
+		       enum hw_phys_state *phys_state)
 {
 	char path[160], buf[64];
 	int r, s, ps;
@@ -325,7 +329,7 @@ int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, int
 		return r;
 	if (hw_parse_state(buf, &ps, NULL, 0) < 0)
 		return -EINVAL;
-	*state = s;
-	*phys_state = ps;
+	*state = (enum hw_port_state)s;
+	*phys_state = (enum hw_phys_state)ps;
 	return 0;
 }

@@ -80,8 +80,7 @@ static json_t *table_rows(const struct hw_node *node)
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		json_t *gpu = nearest_gpus(node, d);
 
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct hw_port *p = &d->ports[k];
+		HW_DEV_FOREACH_PORT(d, p) {
 			char rate[64], nd[48];
 
 			if (p->rate.gbps > 0)
@@ -129,14 +128,11 @@ static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx 
 
 static int print_ibdev2netdev(FILE *f, const struct hw_node *node)
 {
-	for (size_t i = 0; i < node->n_rdma; i++)
-		for (size_t k = 0; k < node->rdma[i].n_ports; k++) {
-			const struct hw_port *p = &node->rdma[i].ports[k];
-
-			/* ibdev2netdev prints the port even when it found no netdev */
-			fprintf(f, "%s port %u ==> %s (%s)\n", node->rdma[i].name, p->num,
-				p->netdev ? p->netdev->name : "none", p->netdev ? carrier_word(p->netdev) : "NA");
-		}
+	HW_NODE_FOREACH_PORT(node, p) {
+		/* ibdev2netdev prints the port even when it found no netdev */
+		fprintf(f, "%s port %u ==> %s (%s)\n", p->dev->name, p->num, p->netdev ? p->netdev->name : "none",
+			p->netdev ? carrier_word(p->netdev) : "NA");
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -154,13 +150,14 @@ static void hex64(const char *guid, char out[19])
 	out[o] = '\0';
 }
 
-static const char *ibstat_state(int s)
+static const char *ibstat_state(enum hw_port_state s)
 {
+	/* ibstat's own names (libibumad); it prints ACTIVE_DEFER as "???" */
 	static const char *const n[] = { "???", "Down", "Initializing", "Armed", "Active" };
 	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "???";
 }
 
-static const char *ibstat_phys(int s)
+static const char *ibstat_phys(enum hw_phys_state s)
 {
 	static const char *const n[] = { "No state change", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
 					 "LinkUp", "LinkErrorRecovery", "PhyTest" };
@@ -179,8 +176,7 @@ static int print_ibstat(FILE *f, const struct hw_node *node)
 		fprintf(f, "CA '%s'\n\tCA type: %s\n\tNumber of ports: %zu\n\tFirmware version: %s\n"
 			   "\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n",
 			d->name, d->hca_type, d->n_ports, d->fw_ver, d->hw_rev, g1, g2);
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct hw_port *p = &d->ports[k];
+		HW_DEV_FOREACH_PORT(d, p) {
 			char rate[32];
 
 			/* libibumad keeps the integer part; 2.5 (1X SDR) and FDR10 are special-cased */
@@ -198,13 +194,7 @@ static int print_ibstat(FILE *f, const struct hw_node *node)
 	return ferror(f) ? -EIO : 0;
 }
 
-static const char *rdma_state(int s)
-{
-	static const char *const n[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
-	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "UNKNOWN";
-}
-
-static const char *rdma_phys(int s)
+static const char *rdma_phys(enum hw_phys_state s)
 {
 	/* iproute2 names phys_state 4 "ARMED" where the kernel says PortConfigurationTraining */
 	static const char *const n[] = { "NOP", "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP", "LINK_ERROR_RECOVER", "PHY_TEST" };
@@ -231,19 +221,17 @@ static const struct hw_netdev *nldev_netdev(const struct hw_port *p)
 
 static int print_rdma_link(FILE *f, const struct hw_node *node)
 {
-	for (size_t i = 0; i < node->n_rdma; i++)
-		for (size_t k = 0; k < node->rdma[i].n_ports; k++) {
-			const struct hw_port *p = &node->rdma[i].ports[k];
-			const struct hw_netdev *n = nldev_netdev(p);
+	HW_NODE_FOREACH_PORT(node, p) {
+		const struct hw_netdev *n = nldev_netdev(p);
 
-			fprintf(f, "link %s/%u ", node->rdma[i].name, p->num);
-			if (p->link_layer == HW_LINK_IB && p->n_gids && p->gids[0].index == 0)
-				fprintf(f, "subnet_prefix %.19s lid %u sm_lid %u lmc %u ", p->gids[0].gid, p->lid, p->sm_lid, p->lmc);
-			fprintf(f, "state %s physical_state %s ", rdma_state(p->state), rdma_phys(p->phys_state));
-			if (n)
-				fprintf(f, "netdev %s ", n->name);
-			fputc('\n', f);
-		}
+		fprintf(f, "link %s/%u ", p->dev->name, p->num);
+		if (p->link_layer == HW_LINK_IB && p->n_gids && p->gids[0].index == 0)
+			fprintf(f, "subnet_prefix %.19s lid %u sm_lid %u lmc %u ", p->gids[0].gid, p->lid, p->sm_lid, p->lmc);
+		fprintf(f, "state %s physical_state %s ", hw_port_state_name(p->state), rdma_phys(p->phys_state));
+		if (n)
+			fprintf(f, "netdev %s ", n->name);
+		fputc('\n', f);
+	}
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -148,11 +148,54 @@ static void test_topology(void **st)
 	assert_string_equal(hw_topo_name(HW_TOPO_PXB), "PXB");
 }
 
+static void test_port_state_names(void **st)
+{
+	assert_true(hw_port_state_is_active(HW_PORT_ACTIVE));
+	assert_true(hw_port_state_is_active(HW_PORT_ACTIVE_DEFER));
+	assert_false(hw_port_state_is_active(HW_PORT_ARMED));
+	assert_false(hw_port_state_is_active(HW_PORT_STATE_UNKNOWN));
+	assert_false(hw_port_state_is_active((enum hw_port_state)6));
+	assert_string_equal(hw_port_state_name(HW_PORT_NOP), "NOP");
+	assert_string_equal(hw_port_state_name(HW_PORT_ACTIVE_DEFER), "ACTIVE_DEFER");
+	assert_string_equal(hw_port_state_name(HW_PORT_STATE_UNKNOWN), "UNKNOWN");
+	assert_string_equal(hw_port_state_name((enum hw_port_state)6), "UNKNOWN");
+	assert_string_equal(hw_phys_state_name(HW_PHYS_LINK_UP), "LinkUp");
+	assert_string_equal(hw_phys_state_name(HW_PHYS_PHY_TEST), "Phy Test");
+	assert_string_equal(hw_phys_state_name(HW_PHYS_UNKNOWN), "<unknown>");
+}
+
+static void test_port_iterator(void **st)
+{
+	struct hw_port p0[2], p2[1];
+	struct hw_rdma_dev devs[4] = { [0] = { .ports = p0, .n_ports = 2 }, [2] = { .ports = p2, .n_ports = 1 } };
+	struct hw_node node = { .rdma = devs, .n_rdma = 4 }, empty = { .n_rdma = 0 };
+	const struct hw_port *want[] = { &p0[0], &p0[1], &p2[0] };
+	size_t n = 0;
+
+	p0[0].dev = p0[1].dev = &devs[0];
+	p2[0].dev = &devs[2];
+	/* devices without ports (devs[1], devs[3]) are stepped over, also at the end */
+	HW_NODE_FOREACH_PORT(&node, p) {
+		assert_true(n < 3);
+		assert_ptr_equal(p, want[n++]);
+	}
+	assert_int_equal(n, 3);
+	HW_NODE_FOREACH_PORT(&empty, p)
+		fail();
+	n = 0;
+	HW_DEV_FOREACH_PORT(&devs[0], p)
+		n++;
+	HW_DEV_FOREACH_PORT(&devs[1], p)
+		fail();
+	assert_int_equal(n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state), cmocka_unit_test(test_rate), cmocka_unit_test(test_gid),
 		cmocka_unit_test(test_misc), cmocka_unit_test(test_topology), cmocka_unit_test(test_link_speed),
+		cmocka_unit_test(test_port_state_names), cmocka_unit_test(test_port_iterator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
