@@ -13,27 +13,24 @@
 #include "plugin/select.h"
 #include "util/cleanup.h"
 
-#define PORT_ACTIVE 4
-
 bool health_input_ok(const struct health_input *in)
 {
 	if (in->gone)
 		return false;
 	if (in->kind == HEALTH_PORT)
-		return in->value == PORT_ACTIVE;
+		return hw_port_state_is_active((enum hw_port_state)in->value);
 	/* carrier -1: unreadable (an admin-down link answers EINVAL); its port state decides */
 	return in->value != 0;
 }
 
 void health_input_describe(const struct health_input *in, char *buf, size_t n)
 {
-	static const char *const states[] = { "?", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
-
 	if (in->gone)
 		snprintf(buf, n, "%s gone", in->name);
 	else if (in->kind == HEALTH_PORT)
 		snprintf(buf, n, "%s port %u %s", in->name, in->port,
-			 in->value >= 0 && in->value <= 5 ? states[in->value] : "unknown");
+			 in->value >= HW_PORT_NOP && in->value <= HW_PORT_ACTIVE_DEFER
+				 ? hw_port_state_name((enum hw_port_state)in->value) : "unknown");
 	else
 		snprintf(buf, n, "%s %s", in->name, in->value == 0 ? "no carrier" : "carrier");
 }
@@ -169,9 +166,7 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 			 dev->uverbs ? dev->uverbs->name : "uverbs node");
 	if ((r = chardev_add(m, dev->uverbs, info)) < 0)
 		return r;
-	for (size_t i = 0; i < dev->n_ports; i++) {
-		const struct hw_port *p = &dev->ports[i];
-
+	HW_DEV_FOREACH_PORT(dev, p) {
 		if ((r = chardev_add(m, p->umad, info)) < 0 || (r = chardev_add(m, p->issm, info)) < 0)
 			return r;
 		if ((r = member_input(b, m, HEALTH_PORT, dev->name, p->num, p->state)) < 0)
@@ -308,9 +303,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		for (size_t j = 0; pci->physfn && j < pci->physfn->n_rdma; j++) {
 			const struct hw_rdma_dev *pfdev = pci->physfn->rdma[j];
 
-			for (size_t k = 0; k < pfdev->n_ports; k++)
-				if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfdev->ports[k].num,
-						      pfdev->ports[k].state)) < 0) {
+			HW_DEV_FOREACH_PORT(pfdev, pfp)
+				if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfp->num, pfp->state)) < 0) {
 					json_decref(info);
 					return r;
 				}

@@ -18,7 +18,7 @@ struct health_input {
 	enum health_kind kind;
 	char name[HW_NAME_MAX]; /* RDMA device or netdev */
 	unsigned port;
-	int value;              /* port state (4 ACTIVE) or carrier (1, 0, -1 unreadable) */
+	int value;              /* port: enum hw_port_state; carrier: 1, 0, -1 unreadable */
 	bool gone;              /* the last read said ENOENT */
 	int fd;                 /* health.c's held sysfs attribute, -1 when not open */
 };

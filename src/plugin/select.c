@@ -38,8 +38,8 @@ static bool rdma_dev_if_match(const struct strv *names, const struct hw_rdma_dev
 		for (size_t i = 0; i < dev->lag->bond->n_slaves; i++)
 			if (strv_contains(names, dev->lag->bond->slaves[i]->name))
 				return true;
-	for (size_t i = 0; i < dev->n_ports; i++)
-		if (netdev_named(names, dev->ports[i].netdev))
+	HW_DEV_FOREACH_PORT(dev, p)
+		if (netdev_named(names, p->netdev))
 			return true;
 	if (dev->pci)
 		for (size_t i = 0; i < dev->pci->n_netdevs; i++)
@@ -57,8 +57,8 @@ static bool rdma_dev_link_match(const struct strv *types, const struct hw_rdma_d
 {
 	if (types->n == 0)
 		return true;
-	for (size_t i = 0; i < dev->n_ports; i++)
-		if (strv_contains(types, link_code(dev->ports[i].link_layer)))
+	HW_DEV_FOREACH_PORT(dev, p)
+		if (strv_contains(types, link_code(p->link_layer)))
 			return true;
 	return false;
 }

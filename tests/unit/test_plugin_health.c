@@ -62,6 +62,12 @@ static void test_poll(void **st)
 	assert_int_equal(in[0].value, 1);
 	assert_false(health_input_ok(&in[0]));
 
+	/* ACTIVE_DEFER passes traffic: healthy, as the doctor's port.state says (issue 11, item 18) */
+	put("class/infiniband/mlx5_0/ports/1/state", "5: ACTIVE_DEFER\n");
+	assert_int_equal(health_poll(&ps, ctx), 1);
+	assert_int_equal(in[0].value, HW_PORT_ACTIVE_DEFER);
+	assert_true(health_input_ok(&in[0]));
+
 	put("class/net/ib0/carrier", "0\n");
 	assert_int_equal(health_poll(&ps, ctx), 1);
 	assert_false(health_input_ok(&in[1]));
@@ -94,6 +100,9 @@ static void test_describe(void **st)
 
 	health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 port 1 DOWN");
+	in.value = 5;
+	health_input_describe(&in, buf, sizeof(buf));
+	assert_string_equal(buf, "mlx5_0 port 1 ACTIVE_DEFER");
 	in.value = 9;
 	health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 port 1 unknown");
