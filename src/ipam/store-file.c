@@ -1,0 +1,527 @@
+/* The file store: one symbolic link per claim, record and cursor, under dataDir:
+ *
+ *   pools/<pool>/<address>        claim   -> owner (compact JSON)
+ *   pools/<pool>/.cursor          cursor  -> the address handed out last
+ *   pools/<pool>/.lock            flock()ed by release() only
+ *   networks/<network>/<key>      record  -> the attachment's state
+ *
+ * Why symbolic links (docs/ipam.md has the long version): symlinkat() creates a name together
+ * with its whole content in one system call and fails with EEXIST when the name exists. That
+ * is exactly claim-if-absent, with no moment at which a half-written claim is visible and
+ * nothing for kill -9 to interrupt: a process killed anywhere leaves either no claim or a
+ * complete one. Replacing a record or a cursor is a symlink under a temporary name renamed
+ * over the old one (rename() is atomic); a kill between the two leaves only a ".tmp." name,
+ * which tidy() removes. Claims take no lock at all, so concurrent ADDs never wait on each
+ * other; release() takes the pool's flock() so that its read-compare-unlink cannot interleave
+ * with another release of the same claim (a claim cannot change while it exists: nothing
+ * renames over a claim name). The kernel drops a flock() with its process, so kill -9 never
+ * leaves the store locked. Readers never open what they read: readlinkat() never follows.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipam/store.h"
+#include "util/cleanup.h"
+
+#define TMP_PREFIX ".tmp."
+#define TIDY_AGE_S 600 /* a temporary name this old belongs to a writer that is gone */
+
+struct file_store {
+	int dir;      /* dataDir */
+	int pools;    /* dataDir/pools */
+	int networks; /* dataDir/networks */
+	unsigned long tmp_seq;
+};
+
+static struct file_store *FS(struct ipam_store *s)
+{
+	return s->priv;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct ipam_store *s, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* A name we may use as one path component: not empty, no '/', and not starting with '.',
+ * which is ours (.cursor, .lock, .tmp.*). */
+static bool name_ok(const char *n)
+{
+	return n && *n && n[0] != '.' && !strchr(n, '/') && strlen(n) <= 255;
+}
+
+/* openat(parent, name) as a directory, creating it when create is set. */
+static int subdir(int parent, const char *name, bool create)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0 || errno != ENOENT || !create)
+		return fd >= 0 ? fd : -errno;
+	if (mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* The target of dir/name: 1 and *ret, 0 when absent. */
+static int read_link(struct ipam_store *s, int dir, const char *what, const char *name, char **ret)
+{
+	char buf[IPAM_STORE_VALUE_MAX + 2];
+	ssize_t n = readlinkat(dir, name, buf, sizeof(buf));
+
+	if (n < 0 && errno == ENOENT)
+		return 0;
+	if (n < 0 && errno == EINVAL)
+		return fail(s, -EBADMSG, "%s %s is not a symbolic link: not written by rdmak-ipam", what, name);
+	if (n < 0)
+		return fail(s, -errno, "%s %s: %s", what, name, strerror(errno));
+	if ((size_t)n >= sizeof(buf) - 1)
+		return fail(s, -EBADMSG, "%s %s holds more than %d bytes: not written by rdmak-ipam", what, name,
+			    IPAM_STORE_VALUE_MAX);
+	buf[n] = '\0';
+	*ret = strdup(buf);
+	return *ret ? 1 : -ENOMEM;
+}
+
+/* Replace dir/name with a link to value: a temporary link renamed over it. */
+static int replace_link(struct ipam_store *s, int dir, const char *name, const char *value)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%lu.%lx", (int)getpid(), FS(s)->tmp_seq++, (unsigned long)random());
+	if (symlinkat(value, dir, tmp) < 0)
+		return fail(s, -errno, "%s: %s", name, strerror(errno));
+	if (renameat(dir, tmp, dir, name) < 0) {
+		int e = errno;
+
+		unlinkat(dir, tmp, 0);
+		return fail(s, -e, "%s: %s", name, strerror(e));
+	}
+	return 0;
+}
+
+static int check_value(struct ipam_store *s, const char *value)
+{
+	if (!value || !*value || strlen(value) > IPAM_STORE_VALUE_MAX)
+		return fail(s, -EINVAL, "a value must hold 1 to %d bytes", IPAM_STORE_VALUE_MAX);
+	return 0;
+}
+
+/* ---- claims ------------------------------------------------------------------------------ */
+
+static int pool_dir(struct ipam_store *s, const char *pool, bool create)
+{
+	int fd;
+
+	if (!name_ok(pool))
+		return fail(s, -EINVAL, "\"%s\" is not a pool name", pool ? pool : "");
+	fd = subdir(FS(s)->pools, pool, create);
+	if (fd < 0 && fd != -ENOENT)
+		return fail(s, fd, "pools/%s: %s", pool, strerror(-fd));
+	return fd;
+}
+
+static int file_claim(struct ipam_store *s, const char *pool, const char *address, const char *value)
+{
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *cur = NULL;
+	int r;
+
+	if (!name_ok(address))
+		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+	if ((r = check_value(s, value)) < 0)
+		return r;
+	dir = pool_dir(s, pool, true);
+	if (dir < 0)
+		return dir;
+	if (symlinkat(value, dir, address) == 0)
+		return 1;
+	if (errno != EEXIST)
+		return fail(s, -errno, "pools/%s/%s: %s", pool, address, strerror(errno));
+	r = read_link(s, dir, "claim", address, &cur);
+	if (r < 0)
+		return r;
+	/* released between our attempt and the read: taken by nobody now, but the caller moves
+	 * on rather than loop here; it may come back to this address later */
+	return r == 1 && strcmp(cur, value) == 0;
+}
+
+static int file_get(struct ipam_store *s, const char *pool, const char *address, char **ret)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	if (!name_ok(address))
+		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+	return read_link(s, dir, "claim", address, ret);
+}
+
+static int file_release(struct ipam_store *s, const char *pool, const char *address, const char *expect)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, false), lock = -1;
+	_cleanup_free_ char *cur = NULL;
+	int r;
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	if (!name_ok(address))
+		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0)
+		return fail(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
+	while (flock(lock, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return fail(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
+	r = read_link(s, dir, "claim", address, &cur);
+	if (r <= 0)
+		return r;
+	if (strcmp(cur, expect) != 0)
+		return 0;
+	if (unlinkat(dir, address, 0) < 0)
+		return fail(s, -errno, "pools/%s/%s: %s", pool, address, strerror(errno));
+	return 1; /* the lock goes with the descriptor */
+}
+
+/* Each entry of dir not starting with '.', with its link target when with_values. */
+static int each_link(struct ipam_store *s, int dir, const char *what, bool with_values, ipam_store_each_fn fn,
+		     void *ud)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	int fd = dup(dir), r = 0;
+	struct dirent *de;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		_cleanup_free_ char *v = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (with_values) {
+			r = read_link(s, dir, what, de->d_name, &v);
+			if (r == 0)
+				continue; /* removed since readdir() saw it */
+			if (r < 0)
+				return r;
+		}
+		r = fn(ud, de->d_name, v);
+	}
+	if (!de && errno)
+		return fail(s, -errno, "%s: %s", what, strerror(errno));
+	return r;
+}
+
+static int file_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	return each_link(s, dir, "claim", true, fn, ud);
+}
+
+static int count_one(void *ud, const char *name, const char *value)
+{
+	(*(size_t *)ud)++;
+	return 0;
+}
+
+static int file_count(struct ipam_store *s, const char *pool, size_t *ret)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, false);
+	size_t n = 0;
+	int r;
+
+	if (dir == -ENOENT) {
+		*ret = 0;
+		return 0;
+	}
+	if (dir < 0)
+		return dir;
+	r = each_link(s, dir, "claim", false, count_one, &n);
+	if (r < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
+static int file_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
+{
+	return each_link(s, FS(s)->pools, "pool", false, fn, ud);
+}
+
+/* ---- records ----------------------------------------------------------------------------- */
+
+static int network_dir(struct ipam_store *s, const char *network, bool create)
+{
+	int fd;
+
+	if (!name_ok(network))
+		return fail(s, -EINVAL, "\"%s\" is not a network name", network ? network : "");
+	fd = subdir(FS(s)->networks, network, create);
+	if (fd < 0 && fd != -ENOENT)
+		return fail(s, fd, "networks/%s: %s", network, strerror(-fd));
+	return fd;
+}
+
+static int file_record_get(struct ipam_store *s, const char *network, const char *key, char **ret)
+{
+	_cleanup_close_ int dir = network_dir(s, network, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	if (!name_ok(key))
+		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+	return read_link(s, dir, "record", key, ret);
+}
+
+static int file_record_put(struct ipam_store *s, const char *network, const char *key, const char *value)
+{
+	_cleanup_close_ int dir = network_dir(s, network, true);
+	int r;
+
+	if (dir < 0)
+		return dir;
+	if (!name_ok(key))
+		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+	if ((r = check_value(s, value)) < 0)
+		return r;
+	return replace_link(s, dir, key, value);
+}
+
+static int file_record_del(struct ipam_store *s, const char *network, const char *key)
+{
+	_cleanup_close_ int dir = network_dir(s, network, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	if (!name_ok(key))
+		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+	if (unlinkat(dir, key, 0) == 0)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	return fail(s, -errno, "networks/%s/%s: %s", network, key, strerror(errno));
+}
+
+static int file_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_close_ int dir = network_dir(s, network, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	return each_link(s, dir, "record", true, fn, ud);
+}
+
+/* ---- cursors ----------------------------------------------------------------------------- */
+
+static int file_cursor_get(struct ipam_store *s, const char *pool, char **ret)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, false);
+
+	if (dir == -ENOENT)
+		return 0;
+	if (dir < 0)
+		return dir;
+	return read_link(s, dir, "cursor", ".cursor", ret);
+}
+
+static int file_cursor_put(struct ipam_store *s, const char *pool, const char *address)
+{
+	_cleanup_close_ int dir = pool_dir(s, pool, true);
+
+	if (dir < 0)
+		return dir;
+	if (!name_ok(address))
+		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+	return replace_link(s, dir, ".cursor", address);
+}
+
+/* ---- housekeeping ------------------------------------------------------------------------ */
+
+static size_t tidy_dir(int dir, time_t now)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	int fd = dup(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+			continue;
+		if (fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && now - st.st_mtime > TIDY_AGE_S &&
+		    unlinkat(dir, de->d_name, 0) == 0)
+			n++;
+	}
+	return n;
+}
+
+struct tidy_ctx {
+	struct ipam_store *s;
+	int parent;
+	time_t now;
+	size_t removed;
+};
+
+static int tidy_one(void *ud, const char *name, const char *value)
+{
+	struct tidy_ctx *t = ud;
+	_cleanup_close_ int dir = subdir(t->parent, name, false);
+
+	if (dir >= 0)
+		t->removed += tidy_dir(dir, t->now);
+	return 0;
+}
+
+static int file_tidy(struct ipam_store *s, size_t *ret_removed)
+{
+	struct tidy_ctx t = { .s = s, .now = time(NULL) };
+	int r;
+
+	t.parent = FS(s)->pools;
+	r = each_link(s, FS(s)->pools, "pool", false, tidy_one, &t);
+	if (r == 0) {
+		t.parent = FS(s)->networks;
+		r = each_link(s, FS(s)->networks, "network", false, tidy_one, &t);
+	}
+	if (ret_removed)
+		*ret_removed = t.removed;
+	return r;
+}
+
+static int file_ping(struct ipam_store *s)
+{
+	if (faccessat(FS(s)->dir, ".", W_OK, AT_EACCESS) < 0)
+		return fail(s, -errno, "the data directory is not writable: %s", strerror(errno));
+	return 0;
+}
+
+static void file_close(struct ipam_store *s)
+{
+	struct file_store *f = FS(s);
+
+	if (!f)
+		return;
+	closep(&f->dir);
+	closep(&f->pools);
+	closep(&f->networks);
+	free(f);
+	s->priv = NULL;
+}
+
+/* mkdir -p for the data directory (0700: reservations name pods). */
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *c = p + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*c = '/';
+		}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+{
+	const char *dir = cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR;
+	struct file_store *f;
+	int r;
+
+	if (dir[0] != '/')
+		return fail(s, -EINVAL, "dataDir \"%s\" is not an absolute path", dir);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->dir = f->pools = f->networks = -1;
+	s->priv = f;
+	r = mkdir_parents(dir);
+	if (r < 0) {
+		file_close(s);
+		return fail(s, r, "%s: %s", dir, strerror(-r));
+	}
+	f->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->dir < 0) {
+		r = -errno;
+		file_close(s);
+		return fail(s, r, "%s: %s", dir, strerror(-r));
+	}
+	f->pools = subdir(f->dir, "pools", true);
+	f->networks = subdir(f->dir, "networks", true);
+	if (f->pools < 0 || f->networks < 0) {
+		r = f->pools < 0 ? f->pools : f->networks;
+		file_close(s);
+		return fail(s, r, "%s: %s", dir, strerror(-r));
+	}
+	return 0;
+}
+
+static const struct ipam_store_ops file_ops = {
+	.ping = file_ping,
+	.claim = file_claim,
+	.get = file_get,
+	.release = file_release,
+	.list = file_list,
+	.count = file_count,
+	.pools = file_pools,
+	.record_get = file_record_get,
+	.record_put = file_record_put,
+	.record_del = file_record_del,
+	.record_list = file_record_list,
+	.cursor_get = file_cursor_get,
+	.cursor_put = file_cursor_put,
+	.tidy = file_tidy,
+	.close = file_close,
+};
+
+const struct ipam_store_driver ipam_store_file_driver = {
+	.name = "file",
+	.open = file_open,
+	.ops = &file_ops,
+};

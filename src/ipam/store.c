@@ -1,0 +1,139 @@
+/* The store's ops table: the driver's functions, and "not supported" where it has none,
+ * as rdma-core's verbs_set_ops() does over its dummy ops. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipam/store.h"
+#include "util/cleanup.h"
+
+static int no_ping(struct ipam_store *s) { return -EOPNOTSUPP; }
+static int no_claim(struct ipam_store *s, const char *p, const char *a, const char *v) { return -EOPNOTSUPP; }
+static int no_get(struct ipam_store *s, const char *p, const char *a, char **ret) { return -EOPNOTSUPP; }
+static int no_release(struct ipam_store *s, const char *p, const char *a, const char *e) { return -EOPNOTSUPP; }
+static int no_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int no_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int no_record_get(struct ipam_store *s, const char *n, const char *k, char **ret) { return -EOPNOTSUPP; }
+static int no_record_put(struct ipam_store *s, const char *n, const char *k, const char *v) { return -EOPNOTSUPP; }
+static int no_record_del(struct ipam_store *s, const char *n, const char *k) { return -EOPNOTSUPP; }
+static int no_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int no_cursor_get(struct ipam_store *s, const char *p, char **ret) { return -EOPNOTSUPP; }
+static int no_cursor_put(struct ipam_store *s, const char *p, const char *a) { return -EOPNOTSUPP; }
+static int nothing_to_tidy(struct ipam_store *s, size_t *ret)
+{
+	if (ret)
+		*ret = 0;
+	return 0;
+}
+static void nothing_to_close(struct ipam_store *s) {}
+
+static int count_one(void *ud, const char *name, const char *value)
+{
+	(*(size_t *)ud)++;
+	return 0;
+}
+
+/* A store without its own count counts its listing. */
+static int count_by_list(struct ipam_store *s, const char *pool, size_t *ret)
+{
+	size_t n = 0;
+	int r = s->ops.list(s, pool, count_one, &n);
+
+	if (r < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
+static const struct ipam_store_ops defaults = {
+	.ping = no_ping,
+	.claim = no_claim,
+	.get = no_get,
+	.release = no_release,
+	.list = no_list,
+	.count = count_by_list,
+	.pools = no_pools,
+	.record_get = no_record_get,
+	.record_put = no_record_put,
+	.record_del = no_record_del,
+	.record_list = no_record_list,
+	.cursor_get = no_cursor_get,
+	.cursor_put = no_cursor_put,
+	.tidy = nothing_to_tidy,
+	.close = nothing_to_close,
+};
+
+#define SET(slot) ops->slot = drv->slot ? drv->slot : defaults.slot
+static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv)
+{
+	SET(ping);
+	SET(claim);
+	SET(get);
+	SET(release);
+	SET(list);
+	SET(count);
+	SET(pools);
+	SET(record_get);
+	SET(record_put);
+	SET(record_del);
+	SET(record_list);
+	SET(cursor_get);
+	SET(cursor_put);
+	SET(tidy);
+	SET(close);
+}
+#undef SET
+
+int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen)
+{
+	return ipam_store_open_driver(cfg->kind == IPAM_STORE_ETCD ? &ipam_store_etcd_driver : &ipam_store_file_driver,
+				      cfg, ret, why, whylen);
+}
+
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+			   struct ipam_store **ret, char *why, size_t whylen)
+{
+	struct ipam_store *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->driver = drv;
+	set_ops(&s->ops, drv->ops);
+	r = drv->open(s, cfg);
+	if (r < 0) {
+		if (whylen)
+			snprintf(why, whylen, "%s store: %s", drv->name, s->error[0] ? s->error : strerror(-r));
+		free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+void ipam_store_close(struct ipam_store *s)
+{
+	if (!s)
+		return;
+	s->ops.close(s);
+	free(s);
+}
+
+bool ipam_store_unreachable(int r)
+{
+	return r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ENOTCONN;
+}
+
+void ipam_store_config_clear(struct ipam_store_config *c)
+{
+	for (size_t i = 0; i < c->n_endpoints; i++)
+		free(c->endpoints[i]);
+	free(c->endpoints);
+	free(c->data_dir);
+	free(c->prefix);
+	free(c->tls_ca);
+	free(c->tls_cert);
+	free(c->tls_key);
+	memset(c, 0, sizeof(*c));
+}

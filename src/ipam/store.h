@@ -1,0 +1,129 @@
+/* Where rdmak-ipam keeps its reservations: one ops table, two stores.
+ *   file  node-local, under dataDir (store-file.c; docs/ipam.md says why it looks as it does)
+ *   etcd  cluster-wide, on etcd v3 (store-etcd.c, by the etcd module)
+ *
+ * The model is three kinds of small named values, never a whole pool rewritten:
+ *
+ *   claims    pool -> address -> owner.  One per handed-out address. Created only by claim(),
+ *             which succeeds only if the address has no claim yet: the one primitive that keeps
+ *             addresses unique (etcd: a Txn that puts the key only if its create_revision is
+ *             0; file: symlinkat(), which fails with EEXIST). Removed only by release(), and
+ *             only if the owner is still exactly the one the caller read (etcd: a Txn comparing
+ *             the value). pool: "10.56.0.0_27" (the subnet, '/' as '_', maybe prefixed by a
+ *             network_name and '_'); address: inet_ntop() text; both [0-9A-Za-z._:-].
+ *   records   network -> attachment key -> the attachment's state ("pending", then the list of
+ *             its claims), so that DEL, CHECK and an idempotent ADD are one read, not a scan.
+ *             Written by one process at a time per key (the runtime never runs two operations
+ *             on one attachment at once), so a plain put is enough. key: "<containerID>:<ifname>".
+ *   cursors   pool -> the address handed out last: where the next search starts. A hint only:
+ *             a lost or stale cursor costs a few extra claims, never a duplicate.
+ *
+ * Values are the allocator's text (compact JSON), at most IPAM_STORE_VALUE_MAX bytes; a store
+ * does not interpret them except to compare them byte for byte.
+ *
+ * Every op returns -errno on failure; a store that cannot reach its backend returns
+ * -EHOSTUNREACH, -ETIMEDOUT, -ECONNREFUSED or -ENOTCONN (ipam_store_unreachable()) and leaves
+ * a message in s->error. Lookups return 0 (absent) or 1 (found, *ret malloc'd).
+ * Every slot of s->ops is filled: the driver's function, or a default that returns
+ * -EOPNOTSUPP ("not supported"); callers never test a pointer.
+ */
+#ifndef RDMAK_IPAM_STORE_H
+#define RDMAK_IPAM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Owner and record values stay below this (XFS keeps symlink targets up to 1024 bytes). */
+#define IPAM_STORE_VALUE_MAX 1000
+
+enum ipam_store_kind {
+	IPAM_STORE_FILE,
+	IPAM_STORE_ETCD,
+};
+
+struct ipam_store_config {
+	enum ipam_store_kind kind;
+	char *data_dir;     /* file: default IPAM_FILE_DEFAULT_DIR */
+	char **endpoints;   /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
+	size_t n_endpoints;
+	char *prefix;       /* etcd: key prefix, default IPAM_ETCD_DEFAULT_PREFIX */
+	char *tls_ca;       /* etcd: PEM files, NULL when not given */
+	char *tls_cert;
+	char *tls_key;
+};
+
+#define IPAM_FILE_DEFAULT_DIR "/var/lib/cni/rdmak-ipam"
+#define IPAM_ETCD_DEFAULT_PREFIX "/rdmak/ipam"
+
+struct ipam_store;
+
+/* Called for each entry of a listing: name (an address, a key or a pool) and value (NULL for
+ * pools). A non-zero return stops the listing and is returned by it. */
+typedef int (*ipam_store_each_fn)(void *ud, const char *name, const char *value);
+
+struct ipam_store_ops {
+	/* Whether the backend answers now (STATUS). 0 or -errno. */
+	int (*ping)(struct ipam_store *s);
+
+	/* Claim address in pool for value. 1: the claim is ours (made now, or already there with
+	 * exactly this value, as after a retried write); 0: the address is claimed with another
+	 * value; <0 error. */
+	int (*claim)(struct ipam_store *s, const char *pool, const char *address, const char *value);
+	/* The value of a claim: 1 and *ret, or 0 when the address is free. */
+	int (*get)(struct ipam_store *s, const char *pool, const char *address, char **ret);
+	/* Remove the claim if its value is exactly expect. 1 removed, 0 absent or another value. */
+	int (*release)(struct ipam_store *s, const char *pool, const char *address, const char *expect);
+	/* Every claim of a pool, in no particular order. A pool with no claims lists nothing. */
+	int (*list)(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
+	/* How many claims a pool holds (a count may be cheaper than a listing). */
+	int (*count)(struct ipam_store *s, const char *pool, size_t *ret);
+	/* Every pool that holds or held claims (value NULL). */
+	int (*pools)(struct ipam_store *s, ipam_store_each_fn fn, void *ud);
+
+	/* Attachment records of a network. put creates or replaces, del returns 1 or 0. */
+	int (*record_get)(struct ipam_store *s, const char *network, const char *key, char **ret);
+	int (*record_put)(struct ipam_store *s, const char *network, const char *key, const char *value);
+	int (*record_del)(struct ipam_store *s, const char *network, const char *key);
+	int (*record_list)(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud);
+
+	/* The pool's cursor (an address). get: 1/0; put replaces. */
+	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
+	int (*cursor_put)(struct ipam_store *s, const char *pool, const char *address);
+
+	/* Remove what an interrupted writer may have left behind (file: temporary names older
+	 * than ten minutes). Run by GC. 0 or -errno; *ret_removed (may be NULL) counts them. */
+	int (*tidy)(struct ipam_store *s, size_t *ret_removed);
+
+	/* Free the store's state (not the struct ipam_store itself). */
+	void (*close)(struct ipam_store *s);
+};
+
+/* A store implementation. open() fills s->priv (and s->error on failure); ops may leave
+ * slots NULL, which ipam_store_open() fills with the defaults. */
+struct ipam_store_driver {
+	const char *name; /* "file", "etcd" */
+	int (*open)(struct ipam_store *s, const struct ipam_store_config *cfg);
+	const struct ipam_store_ops *ops;
+};
+
+extern const struct ipam_store_driver ipam_store_file_driver;
+extern const struct ipam_store_driver ipam_store_etcd_driver;
+
+struct ipam_store {
+	struct ipam_store_ops ops; /* every slot filled */
+	const struct ipam_store_driver *driver;
+	void *priv;
+	char error[512]; /* the last failure, in words ("etcd: 10.0.0.1:2379: connection refused") */
+};
+
+/* Open the store cfg names. On failure -errno with the reason in why. */
+int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen);
+/* The same with a given driver (tests: a store that fails on demand). */
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+			   struct ipam_store **ret, char *why, size_t whylen);
+void ipam_store_close(struct ipam_store *s);
+/* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
+bool ipam_store_unreachable(int r);
+void ipam_store_config_clear(struct ipam_store_config *c);
+
+#endif
