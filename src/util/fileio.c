@@ -148,7 +148,7 @@ static int create_temp(int dfd, const char *base, mode_t mode, char *tmp, size_t
 int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
-	const char *base;
+	const char *base = NULL; /* gcc -O2 cannot see open_parent() sets it on success */
 	char tmp[NAME_MAX + 1];
 	int r;
 
