@@ -1,0 +1,44 @@
+/* Internals shared by the files of src/nl, and the message builders the unit tests read back
+ * (tests/unit/test_nl.c checks the requests this kernel cannot answer: IPoIB, VF GUIDs, RDMA). */
+#ifndef RDMAK_NL_INTERNAL_H
+#define RDMAK_NL_INTERNAL_H
+
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+
+#include "nl/nl.h"
+
+#define NL_ERRMSG_MAX 256
+
+struct nl_rt {
+	struct nl_sock *sk;
+	char errmsg[NL_ERRMSG_MAX];
+};
+
+/* One request: send msg (consumed) and read the answer until its ACK, its error or the end
+ * of a dump; each data message goes to parse (may be NULL). Returns 0 or the kernel's -errno,
+ * with its extended-ack text in rt->errmsg. A dump the kernel marked interrupted (the set
+ * changed while it was read: NLM_F_DUMP_INTR) returns -EINTR after the whole answer is read. */
+int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud);
+/* nl_rt_talk() for dumps: retried while the kernel reports it interrupted (3 tries; the last
+ * one's partial answer is kept, as a set that keeps changing cannot be read whole). reset is
+ * called before each try to drop what the previous one collected. */
+int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
+	       int (*parse)(struct nlmsghdr *h, void *ud), void (*reset)(void *ud), void *ud);
+
+/* Grow a malloc'd array by one zeroed element; returns it or NULL. */
+void *nl_array_add(void **array, size_t *n, size_t size);
+
+/* Builders (the message is the caller's; nlmsg_free() it). */
+int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, struct nl_msg **ret);
+int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret);
+
+/* RDMA netlink requests are built into a caller's buffer (libmnl). */
+struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);
+struct nlmsghdr *nl_rdma_build_sys_get(void *buf, uint32_t seq);
+struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq);
+
+/* The NLMSGERR_ATTR_MSG text of an error or ACK message, "" when it carries none. */
+void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len);
+
+#endif

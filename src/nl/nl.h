@@ -1,0 +1,181 @@
+/* Netlink for the CNI plugin: rtnetlink through libnl-route-3 (links, addresses, routes, rules,
+ * per-interface IPv4 settings, SR-IOV VF GUIDs) and RDMA netlink through libmnl (the RDMA
+ * subsystem's netns mode, moving an RDMA device between namespaces), plus the network
+ * namespace helpers both need.
+ *
+ * Conventions: every function returns >= 0 on success or -errno; lookups return 1 (found),
+ * 0 (absent) or -errno; out-parameters are written only on success. Nothing here prints: when
+ * the kernel explains a refusal (extended ACK, NETLINK_EXT_ACK) the text is kept in the handle
+ * and nl_rt_errmsg() / nl_rdma_errmsg() return it until the next request.
+ *
+ * A handle is bound to the network namespace it was opened in, for its whole life: a netlink
+ * socket keeps the namespace of its creation. So the plugin opens one handle in the host
+ * namespace and one in the pod's and never has to switch its own namespace to talk to either.
+ */
+#ifndef RDMAK_NL_H
+#define RDMAK_NL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NL_IFNAMSIZ 16     /* IFNAMSIZ, NUL included */
+#define NL_RDMA_NAMSIZ 64  /* IB_DEVICE_NAME_MAX */
+
+/* ---- network namespaces --------------------------------------------------------------- */
+
+/* Open a namespace file (a bind mount under /var/run/netns, /proc/PID/ns/net) read-only and
+ * check that it is a network namespace: -EINVAL when it is another file, -ENOENT when gone. */
+int nl_netns_open(const char *path, int *ret_fd);
+/* The calling thread's own network namespace. */
+int nl_netns_open_self(int *ret_fd);
+/* 1 when both fds name the same namespace, 0 when not. */
+int nl_netns_same(int a, int b);
+/* Enter a namespace; *ret_saved is the one left, for nl_netns_leave() (which closes it).
+ * Only for what netlink cannot do from outside (none of the functions below need it). */
+int nl_netns_enter(int netns_fd, int *ret_saved);
+int nl_netns_leave(int saved_fd);
+
+/* ---- rtnetlink -------------------------------------------------------------------------- */
+
+struct nl_rt;
+
+/* A route netlink socket in the namespace netns_fd (-1: the caller's own). */
+int nl_rt_open(int netns_fd, struct nl_rt **ret);
+void nl_rt_free(struct nl_rt *rt);
+/* The kernel's explanation of the last failed request ("" when it gave none). */
+const char *nl_rt_errmsg(const struct nl_rt *rt);
+
+struct nl_link {
+	int ifindex;
+	char name[NL_IFNAMSIZ];
+	char kind[16];         /* IFLA_INFO_KIND: "macvlan", "ipoib", "veth"; "" for a device without one */
+	int link_ifindex;      /* IFLA_LINK: a macvlan's master, an IPoIB child's parent; 0 when none */
+	int link_netnsid;      /* IFLA_LINK_NETNSID: the master lives in another namespace; -1 when not */
+	unsigned type;         /* ARPHRD_*: 1 Ethernet, 32 InfiniBand */
+	unsigned mtu;
+	unsigned flags;        /* IFF_* */
+	uint8_t addr[32];      /* hardware address: 6 bytes on Ethernet, 20 on IPoIB */
+	unsigned addr_len;
+	uint32_t macvlan_mode; /* MACVLAN_MODE_* for kind "macvlan", else 0 */
+	int ipoib_pkey;        /* IFLA_IPOIB_PKEY for kind "ipoib", else -1 */
+	char parent_dev[32];   /* IFLA_PARENT_DEV_NAME: "0000:1b:00.2" for a PCI function; "" when none */
+	char parent_bus[16];   /* IFLA_PARENT_DEV_BUS_NAME: "pci" */
+};
+
+int nl_link_get(struct nl_rt *rt, const char *name, struct nl_link *ret);
+int nl_link_get_by_index(struct nl_rt *rt, int ifindex, struct nl_link *ret);
+/* Every link of the namespace (malloc'd array). */
+int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n);
+
+/* Create a macvlan child of master_ifindex (a link of rt's namespace) named `name`, directly in
+ * the namespace netns_fd (-1: rt's own), so it never exists under that name on the host.
+ * mode: MACVLAN_MODE_BRIDGE, _PRIVATE, _VEPA, _PASSTHRU. -EEXIST when the name is taken there. */
+int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd);
+/* Create an IPoIB child of parent_ifindex with a partition key (0: the parent's default) the
+ * same way. libnl-route 3.7 has no ipoib kind, so the IFLA_INFO_DATA is written here. */
+int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd);
+int nl_link_del(struct nl_rt *rt, int ifindex);
+
+/* What nl_link_change() changes; the zero value of each field (after nl_link_change_init)
+ * means "leave as is". */
+struct nl_link_change {
+	const char *name;      /* rename (in the target namespace when moving) */
+	int netns_fd;          /* move to this namespace; -1: stay */
+	unsigned mtu;
+	const uint8_t *addr;   /* hardware address, addr_len bytes */
+	unsigned addr_len;
+	int up;                /* 1 up, 0 down, -1 keep */
+};
+void nl_link_change_init(struct nl_link_change *c);
+int nl_link_change(struct nl_rt *rt, int ifindex, const struct nl_link_change *c);
+
+/* Per-interface IPv4 settings (IPV4_DEVCONF_* ids: ARP_IGNORE, ARP_ANNOUNCE, RP_FILTER, ...),
+ * set over rtnetlink (IFLA_AF_SPEC/AF_INET/IFLA_INET_CONF), so no /proc of the other namespace
+ * is needed. */
+int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values, size_t n);
+int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret);
+
+/* Set an InfiniBand VF's node and port GUIDs through its PF (IFLA_VF_IB_NODE_GUID and
+ * IFLA_VF_IB_PORT_GUID in one RTM_SETLINK on pf_ifindex). -EOPNOTSUPP from a PF whose driver
+ * cannot (every non-IB device). */
+int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid, uint64_t port_guid);
+
+struct nl_ipaddr {
+	int family;            /* AF_INET, AF_INET6 */
+	uint8_t addr[16];
+	unsigned prefixlen;
+	int ifindex;
+	unsigned flags;        /* IFA_F_* */
+	unsigned char scope;
+};
+
+/* Add an address (IFA_F_NODAD and the like in flags). -EEXIST when present. */
+int nl_ipaddr_add(struct nl_rt *rt, const struct nl_ipaddr *a);
+int nl_ipaddr_del(struct nl_rt *rt, const struct nl_ipaddr *a);
+/* Addresses of one link (ifindex 0: all) of one family (AF_UNSPEC: both). */
+int nl_ipaddr_list(struct nl_rt *rt, int ifindex, int family, struct nl_ipaddr **ret, size_t *ret_n);
+
+struct nl_route {
+	int family;
+	uint8_t dst[16];
+	unsigned dst_len;      /* 0: default route */
+	uint8_t gw[16];
+	bool has_gw;
+	uint8_t src[16];       /* preferred source (RTA_PREFSRC) */
+	bool has_src;
+	int ifindex;           /* output device; 0: none */
+	uint32_t table;        /* RT_TABLE_MAIN (254) when 0 at creation */
+	unsigned char scope;   /* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK */
+	unsigned char protocol;/* RTPROT_*; RTPROT_STATIC when 0 at creation */
+	unsigned char type;    /* RTN_UNICAST when 0 at creation */
+	uint32_t priority;     /* metric */
+	unsigned mtu;          /* RTAX_MTU; 0: none */
+};
+
+/* -EEXIST when an identical route is there. */
+int nl_route_add(struct nl_rt *rt, const struct nl_route *r);
+int nl_route_del(struct nl_rt *rt, const struct nl_route *r);
+/* Routes of one family (AF_UNSPEC: both) in one table (0: every table). */
+int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route **ret, size_t *ret_n);
+
+struct nl_rule {
+	int family;
+	uint32_t priority;
+	uint32_t table;
+	uint8_t src[16];
+	unsigned src_len;      /* 0: from all */
+};
+
+/* "from src/src_len lookup table" at an explicit priority. -EEXIST when an identical rule is there. */
+int nl_rule_add(struct nl_rt *rt, const struct nl_rule *r);
+int nl_rule_del(struct nl_rt *rt, const struct nl_rule *r);
+int nl_rule_list(struct nl_rt *rt, int family, struct nl_rule **ret, size_t *ret_n);
+
+/* ---- RDMA netlink --------------------------------------------------------------------- */
+
+struct nl_rdma;
+
+/* An RDMA netlink socket in the namespace netns_fd (-1: the caller's own). -EPROTONOSUPPORT:
+ * the kernel has no RDMA subsystem (ib_core not built or not loaded). */
+int nl_rdma_open(int netns_fd, struct nl_rdma **ret);
+void nl_rdma_free(struct nl_rdma *r);
+const char *nl_rdma_errmsg(const struct nl_rdma *r);
+
+/* The subsystem's netns mode (RDMA_NLDEV_CMD_SYS_GET): 1 shared (every namespace sees every
+ * device; the kernel's default), 0 exclusive (a device belongs to one namespace). */
+int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared);
+
+struct nl_rdma_dev {
+	uint32_t index;
+	char name[NL_RDMA_NAMSIZ];
+};
+
+/* The devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump). */
+int nl_rdma_dev_list(struct nl_rdma *r, struct nl_rdma_dev **ret, size_t *ret_n);
+int nl_rdma_dev_get(struct nl_rdma *r, const char *name, struct nl_rdma_dev *ret);
+/* Move a device to another namespace (RDMA_NLDEV_CMD_SET with RDMA_NLDEV_NET_NS_FD); sent
+ * from the namespace the device is in. Exclusive mode only: -EOPNOTSUPP in shared mode. */
+int nl_rdma_dev_set_netns(struct nl_rdma *r, uint32_t index, int netns_fd);
+
+#endif
