@@ -86,6 +86,18 @@ examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
 	@touch $@
 
+# rdmak as the host runs it from the rdmak-cni DaemonSet's bundle (deploy/bundle.sh): its loader
+# and libraries under $(RELOC)/lib, found through DT_RPATH (which, unlike RUNPATH, also serves
+# the libraries' own dependencies), because runtimes exec CNI plugins in the host's mount
+# namespace, where Debian 12's libgrpc, abseil and jansson may not be.
+RELOC    ?= /opt/rdmak
+LOADER   := $(notdir $(shell readelf -lW /bin/sh 2>/dev/null | sed -n 's/.*interpreter: \(.*\)\]/\1/p'))
+$(BUILD)/reloc/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
+		-Wl,--disable-new-dtags -o $@ $^ $(LDLIBS)
+
 # The libcni driver of the CNI tests and benchmarks (tests/cni-driver): Debian's Go and libcni
 # (golang-github-appc-cni-dev) in GOPATH mode, offline, no cgo. Without Go, the CNI tests skip.
 GO       ?= go
@@ -96,7 +108,8 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(call msg,GO,$@)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
-tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(DRIVER)
+tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(DRIVER) \
+         $(BUILD)/reloc/rdmak
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 check: examples/nodes/.stamp
