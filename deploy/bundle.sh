@@ -1,0 +1,24 @@
+#!/bin/sh
+# deploy/bundle.sh BINARY DEST: a self-contained rdmak for hosts that lack its libraries.
+# DEST/bin/rdmak is BINARY; DEST/lib holds every shared library it loads (ldd, transitively) and
+# the dynamic loader. BINARY must be linked for DEST's final place (`make build/reloc/rdmak`: its
+# program interpreter is /opt/rdmak/lib/<loader> and its DT_RPATH /opt/rdmak/lib), because the CNI
+# plugins are exec'd by the runtime in the HOST's mount namespace: a binary copied out of the
+# image would otherwise look for Debian 12's libgrpc, abseil, jansson... on, say, Ubuntu 22.04.
+set -eu
+[ $# -eq 2 ] || { echo "usage: deploy/bundle.sh BINARY DEST" >&2; exit 2; }
+bin=$1 dest=$2
+interp=$(readelf -lW "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+[ -n "$interp" ] || { echo "bundle.sh: $bin has no program interpreter (static?)" >&2; exit 1; }
+mkdir -p "$dest/bin" "$dest/lib"
+install -m 0755 "$bin" "$dest/bin/rdmak"
+# ldd runs the system loader on BINARY whatever its interpreter says, so this works before
+# /opt/rdmak exists; "name => /path (addr)" for libraries, "/path (addr)" for the loader.
+ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(/ { print $1 }' |
+	while read -r lib; do
+		[ -e "$lib" ] && cp -L "$lib" "$dest/lib/"
+	done
+# the loader under the name the binary asks for, from the system's own
+loader=$(basename "$interp")
+[ -e "$dest/lib/$loader" ] || cp -L "$(ldd /bin/sh | awk -v l="$loader" 'index($1, l) { print $1 }' | head -1)" "$dest/lib/$loader"
+chmod 0755 "$dest/lib/$loader"

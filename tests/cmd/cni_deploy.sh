@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The rdmak-cni DaemonSet's installer on a fake host: deploy/bundle.sh packs build/reloc/rdmak with
+# its libraries and loader, deploy/cni-install.sh puts it on the "host" ($TMP/host), and the
+# installed plugins then run in a chroot holding nothing but what the installer wrote (no /lib,
+# no /usr): proof that a node without Debian 12's libraries can exec them. Re-install is
+# idempotent, an upgrade switches the library directory, and no temporary file is left behind.
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
+	skip "needs root and unshare (a chroot with its own /proc)" "cni-install.sh on a fake host"
+	done_testing
+	exit
+fi
+RELOC_BIN="$BUILD/reloc/rdmak"
+IMG="$TMP/img/opt/rdmak"
+HOSTR="$TMP/host"
+
+run "$TOP/deploy/bundle.sh" "$RELOC_BIN" "$IMG"
+is "$rc" 0 "bundle.sh packs build/reloc/rdmak"
+like "$(readelf -lW "$RELOC_BIN")" "interpreter: /opt/rdmak/lib/ld-linux" "the relocated binary asks for the bundle's loader"
+like "$(readelf -d "$RELOC_BIN")" "\(RPATH\).*\[/opt/rdmak/lib\]" "and finds its libraries (and theirs) through DT_RPATH"
+is "$(ldd "$RELOC_BIN" | awk '$2 == "=>" && $3 ~ /^\// { n = split($1, p, "/"); print p[n] }' | sort | tr '\n' ' ')" \
+	"$(ls "$IMG/lib" | sort | tr '\n' ' ')" "the bundle holds exactly the libraries and loader ldd lists"
+
+mkdir -p "$HOSTR"
+run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 0 "cni-install.sh exits 0"
+like "$out" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "it says what it installed"
+is "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-ipam")" \
+	"rdmak-ipam is a hard link of rdmak-cni (one copy, mode 755)"
+is "$(stat -c %a "$HOSTR/opt/cni/bin/rdmak-cni")" 755 "mode 755"
+is "$(readlink "$HOSTR/opt/rdmak/lib")" "$(ls "$HOSTR/opt/rdmak" | grep '^lib-')" "/opt/rdmak/lib points at the one library directory"
+is "$(find "$HOSTR" -name '.*' | wc -l)" 0 "no temporary file left"
+
+# in a private mount namespace: /proc for the sanitizers, then a chroot to the bare host tree
+in_host() {
+	mkdir -p "$HOSTR/proc"
+	unshare --mount sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$HOSTR" "$@"
+}
+run in_host /opt/rdmak/bin/rdmak --version
+is "$out" "rdmak 0.1.0" "the installed rdmak runs with nothing but the bundle (chroot without /lib)"
+run in_host /opt/cni/bin/rdmak-ipam --help
+unlike "$err" "unknown role|No such file|error while loading" "rdmak-ipam dispatches to its role there"
+CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-cni
+unlike "$err" "unknown role|No such file|error while loading" "rdmak-cni dispatches to its role there"
+# the control: the ordinary build cannot run in that tree, so the check above can fail
+cp "$RDMAK" "$HOSTR/rdmak-plain"
+run in_host /rdmak-plain --version
+[ "$rc" -ne 0 ]
+ok $? "control: the ordinary build (loader in /lib64) does not run in the bare tree"
+rm -f "$HOSTR/rdmak-plain"
+
+# again: nothing changes; a new bundle: a new library directory, the old one gone
+run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 0 "a second install exits 0"
+is "$(ls "$HOSTR/opt/rdmak" | grep -c '^lib-')" 1 "one library directory after a re-install"
+old=$(readlink "$HOSTR/opt/rdmak/lib")
+cp "$IMG/bin/rdmak" "$TMP/r" && printf '\0' >>"$TMP/r" && cp "$TMP/r" "$IMG/bin/rdmak"
+run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 0 "an upgrade exits 0"
+new=$(readlink "$HOSTR/opt/rdmak/lib")
+[ "$old" != "$new" ] && [ ! -e "$HOSTR/opt/rdmak/$old" ] && [ -d "$HOSTR/opt/rdmak/$new" ]
+ok $? "an upgrade switches lib to a new directory and removes the old one"
+cmp -s "$TMP/r" "$HOSTR/opt/cni/bin/rdmak-cni"
+ok $? "and replaces the plugin"
+
+run "$TOP/deploy/cni-install.sh" --src "$TMP/none" --host-root "$HOSTR"
+is "$rc" 1 "a missing bundle exits 1"
+like "$err" "is not a bundle" "naming the problem"
+run "$TOP/deploy/cni-install.sh" --cni-dir opt/cni/bin
+is "$rc" 2 "a relative --cni-dir exits 2"
+
+done_testing
