@@ -1,0 +1,152 @@
+// deploy/cni-daemonset.yaml and the NetworkAttachmentDefinitions (deploy/cni-nad-*.yaml) are valid
+// Kubernetes objects (kubernetes-models' validators; the NAD CRD's published schema, with unknown
+// fields refused rather than pruned), the DaemonSet agrees with the installer, the Dockerfile and
+// the Makefile, each NAD's resourceName is a resource `rdmak plugin` advertises on a sample node
+// with the config the NAD's comment names, and each NAD's CNI config is one rdmak-cni accepts.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { DaemonSet } from 'kubernetes-models/apps/v1';
+import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
+import { ObjectMeta } from '@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta';
+import YAML from 'yaml';
+import { TOP } from './kubelet.mjs';
+
+const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+const NODES = process.env.NODES || path.join(TOP, 'examples', 'nodes');
+const readDocs = (file) => YAML.parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const deploy = (name) => readDocs(path.join(TOP, 'deploy', name));
+const NAD_FILES = ['cni-nad-seed003-hostdev.yaml', 'cni-nad-seed004-roce.yaml', 'cni-nad-seed004-ib.yaml'];
+
+// A structural OpenAPI v3 check as the API server applies a CRD schema (type, properties), except
+// that a field the schema does not know is an error here: the API server would silently prune it,
+// which for a NAD means a config the user wrote that Multus never sees.
+function checkSchema(schema, value, where, errors) {
+	const t = schema.type;
+	const actual = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+	if (t && t !== actual) {
+		errors.push(`${where}: ${actual}, want ${t}`);
+		return errors;
+	}
+	if (t === 'object' && schema.properties && where !== '.metadata') {
+		for (const [k, v] of Object.entries(value)) {
+			if (!(k in schema.properties)) errors.push(`${where}.${k}: not in the schema`);
+			else checkSchema(schema.properties[k], v, `${where}.${k}`, errors);
+		}
+	}
+	return errors;
+}
+
+const crd = new CustomResourceDefinition(readDocs(path.join(TOP, 'tests', 'fixtures', 'cni', 'nad-crd.yaml'))[0]);
+const nadSchema = crd.spec.versions.find((v) => v.name === 'v1').schema.openAPIV3Schema;
+
+function validateNad(doc) {
+	assert.equal(doc.apiVersion, `${crd.spec.group}/v1`);
+	assert.equal(doc.kind, crd.spec.names.kind);
+	new ObjectMeta(doc.metadata).validate();
+	assert.match(doc.metadata.name, /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a DNS-1123 label');
+	assert.deepEqual(checkSchema(nadSchema, doc, '', []), []);
+}
+
+test('the NAD CRD fixture is itself a valid CustomResourceDefinition', () => {
+	crd.validate();
+	assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`);
+});
+
+test('cni-daemonset.yaml is a valid DaemonSet that agrees with the installer, the Dockerfile and the Makefile', () => {
+	const docs = deploy('cni-daemonset.yaml');
+	assert.equal(docs.length, 1);
+	const ds = new DaemonSet(docs[0]);
+	ds.validate();
+	const spec = ds.spec.template.spec;
+	const c = spec.containers[0];
+	const arg = (name) => c.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+	const mounts = Object.fromEntries(c.volumeMounts.map((m) => [m.name, m]));
+	const vols = Object.fromEntries(spec.volumes.map((v) => [v.name, v]));
+	// where the script writes (host root + path on the host) is where the host folder is mounted
+	assert.equal(mounts['cni-bin'].mountPath, path.join(arg('host-root'), arg('cni-dir')));
+	assert.equal(vols['cni-bin'].hostPath.path, arg('cni-dir'));
+	assert.ok(c.args.includes('--wait'), 'the container stays up after installing');
+	// the bundle's place on the host is the one the relocated binary was linked for
+	const reloc = fs.readFileSync(path.join(TOP, 'Makefile'), 'utf8').match(/^RELOC\s*\?=\s*(\S+)/m)[1];
+	assert.equal(vols['rdmak-opt'].hostPath.path, reloc);
+	assert.equal(mounts['rdmak-opt'].mountPath, path.join(arg('host-root'), reloc));
+	// the image holds the installer where the DaemonSet runs it
+	const dockerfile = fs.readFileSync(path.join(TOP, 'deploy', 'Dockerfile'), 'utf8');
+	assert.ok(dockerfile.includes(`COPY deploy/cni-install.sh ${c.command[0]}`), 'Dockerfile copies cni-install.sh to the command path');
+	assert.match(dockerfile, /deploy\/bundle\.sh build\/reloc\/rdmak \/opt\/rdmak/);
+	// unprivileged, as the comments say; on the nodes where the device plugin runs
+	assert.equal(c.securityContext.privileged, false);
+	assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+	assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+	assert.ok(c.resources.requests.cpu && c.resources.limits.memory);
+	const plugin = new DaemonSet(deploy('plugin-daemonset.yaml')[0]);
+	assert.deepEqual(spec.nodeSelector, plugin.spec.template.spec.nodeSelector);
+});
+
+// which plugin config declares each NAD file's resources, and the sample node it is checked on
+const RESOURCE_SOURCES = {
+	'cni-nad-seed003-hostdev.yaml': { config: { configmap: 'hostdev.json' }, node: 'cx5-roce-sriov' },
+	'cni-nad-seed004-roce.yaml': { config: { file: 'examples/plugin/sriov-roce.json' }, node: 'cx5-roce-sriov' },
+	'cni-nad-seed004-ib.yaml': { config: { file: 'examples/plugin/rails-ib-seed004.json' }, node: 'cx7-rail-1016vf' },
+};
+
+function advertised(src, dir) {
+	let file;
+	if (src.config.configmap) {
+		file = path.join(dir, src.config.configmap);
+		fs.writeFileSync(file, deploy('plugin-configmap.yaml')[0].data[src.config.configmap]);
+	} else {
+		file = path.join(TOP, src.config.file);
+	}
+	const r = spawnSync(RDMAK, ['plugin', '--dry-run', '--json', '--root', path.join(NODES, src.node), '--config', file], { encoding: 'utf8' });
+	assert.equal(r.status, 0, r.stderr);
+	return Object.fromEntries(JSON.parse(r.stdout).resources.map((x) => [x.resource, x.advertised]));
+}
+
+for (const file of NAD_FILES) {
+	test(`${file}: valid NetworkAttachmentDefinitions of rdmak-cni, each tied to an advertised resource`, () => {
+		const docs = deploy(file);
+		assert.ok(docs.length === 1 || docs.length === 8, `one network or eight rails (${docs.length})`);
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-nad-'));
+		try {
+			const adv = advertised(RESOURCE_SOURCES[file], dir);
+			const subnets = new Set();
+			for (const doc of docs) {
+				validateNad(doc);
+				const conf = JSON.parse(doc.spec.config);
+				assert.equal(conf.type, 'rdmak-cni');
+				assert.equal(conf.name, doc.metadata.name, 'the CNI network name is the NAD name');
+				assert.equal(conf.ipam.type, 'rdmak-ipam');
+				const range = conf.ipam.range || conf.ipam.ranges[0][0].subnet;
+				assert.ok(!subnets.has(range), `each rail its own subnet (${range})`);
+				subnets.add(range);
+				const res = doc.metadata.annotations['k8s.v1.cni.cncf.io/resourceName'];
+				if (file.endsWith('roce.yaml') && !/gpu[12]sriov$/.test(res)) {
+					// seed 004's RoCE rails 3-8: no sample node has more than two SR-IOV RoCE PFs
+					// (cx5-roce-sriov, rails 1-2 below), so these only follow the naming
+					assert.match(res, /^spidernet\.io\/gpu[3-8]sriov$/);
+					continue;
+				}
+				assert.ok(res in adv, `${res} is declared by ${JSON.stringify(RESOURCE_SOURCES[file].config)}`);
+				assert.ok(adv[res] > 0, `${res} advertised on ${RESOURCE_SOURCES[file].node}`);
+			}
+			if (docs.length === 8) {
+				const names = docs.map((d) => d.metadata.annotations['k8s.v1.cni.cncf.io/resourceName']);
+				assert.equal(new Set(names).size, 8, 'eight rails, eight resources');
+			}
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
+	});
+}
+
+test('the NAD check refuses a broken object', () => {
+	const doc = deploy('cni-nad-seed003-hostdev.yaml')[0];
+	assert.throws(() => validateNad({ ...doc, spec: { config: JSON.parse(doc.spec.config) } }), /config: object, want string/);
+	assert.throws(() => validateNad({ ...doc, spec: { ...doc.spec, plugin: 'x' } }), /spec\.plugin: not in the schema/);
+	assert.throws(() => validateNad({ ...doc, metadata: { ...doc.metadata, name: 'Bad_Name' } }));
+});
