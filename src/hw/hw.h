@@ -288,6 +288,29 @@ int hw_pci_read_link(struct hw_ctx *ctx, const char *bdf, struct hw_pci_link *re
  * was given that GPU. 0 with ret->present false when absent. */
 int hw_gpu_read_devnode(struct hw_ctx *ctx, const struct hw_gpu *gpu, struct hw_devnode *ret);
 
+/* One PCI function read on demand, without loading the node (the CNI plugin's deviceID):
+ * its netdevs (bus/pci/devices/<bdf>/net/) and RDMA devices (.../infiniband/) as the sysfs root
+ * shows them now, its driver, and for a VF its PF, the PF's netdevs and its index among the
+ * PF's virtfnN. -ENOENT: no such function; -EINVAL: not a BDF. Clear with
+ * hw_pci_function_clear(). */
+struct hw_pci_function {
+	char bdf[HW_BDF_MAX];
+	char driver[32];            /* "" when unbound */
+	char **netdevs;             /* sorted names */
+	size_t n_netdevs;
+	char **rdma;
+	size_t n_rdma;
+	char physfn[HW_BDF_MAX];    /* "" when not a VF */
+	int vf_index;               /* -1 when not a VF (or not listed by its PF) */
+	char **pf_netdevs;
+	size_t n_pf_netdevs;
+};
+int hw_pci_read_function(struct hw_ctx *ctx, const char *bdf, struct hw_pci_function *ret);
+void hw_pci_function_clear(struct hw_pci_function *f);
+/* The PCI function behind a netdev (class/net/<ifname>/device): 1 and bdf, 0 for a virtual
+ * netdev, -ENOENT when there is no such netdev under the sysfs root. */
+int hw_netdev_read_pci(struct hw_ctx *ctx, const char *ifname, char bdf[HW_BDF_MAX]);
+
 /* Re-read the live state of one port / netdev (for health polling without a full reload).
  * Return 0, or -errno (-ENOENT: the device or port is gone). */
 int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, enum hw_port_state *state,
