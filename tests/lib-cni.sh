@@ -101,11 +101,14 @@ files_under() {
 	for d in "$@"; do [ -d "$d" ] && find "$d" -type f; done | sort
 }
 
-# cni_rdmak_ready: empty when build/cni/rdmak-cni answers VERSION, else why not.
+# cni_rdmak_ready [PLUGIN...]: empty when each of build/cni/PLUGIN (default rdmak-cni and
+# rdmak-ipam) answers VERSION, else why not.
 cni_rdmak_ready() {
-	local v
-	v=$(CNI_COMMAND=VERSION "$BUILD/cni/rdmak-cni" </dev/null 2>&1)
-	case "$v" in *supportedVersions*) ;; *) echo "rdmak-cni does not answer VERSION yet: ${v:0:80}" ;; esac
+	local p v
+	for p in ${@:-rdmak-cni rdmak-ipam}; do
+		v=$(CNI_COMMAND=VERSION "$BUILD/cni/$p" </dev/null 2>&1)
+		case "$v" in *supportedVersions*) ;; *) echo "$p does not answer VERSION yet: ${v:0:80}"; return ;; esac
+	done
 }
 
 # Network configurations, one writer per chain, so that every scenario runs the same rails through

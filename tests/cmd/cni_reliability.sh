@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Reliability of rdmak-cni + rdmak-ipam (issue 7 section 5), through libcni (tests/cni-driver):
+#   1. 10 000 ADD/DEL cycles (macvlan, rdmak-ipam file store, policy routing) leave nothing behind:
+#      links, addresses, rules, routes of every table and per-interface sysctls in the host and
+#      the pod netns, files in the IPAM store, the plugin's state and libcni's cache, all counted.
+#      These run against the NON-sanitized build (make check builds it first and passes its
+#      directory as PLAIN_BUILD): exec'd under ASan, each cycle pays the sanitizer start-up of
+#      two processes twice (~30 ms each here), which would put 10 000 cycles past half an hour.
+#      The sanitized build runs the same loop, shorter ($SAN_CYCLES, with CHECK), so that a
+#      memory error in any step of a cycle still fails the suite.
+#   2. kill -9 at a uniformly random instant of 200 ADDs (the driver SIGKILLs the plugin's
+#      process group, IPAM included), each followed by DEL; then killed ADDs whose pods are gone,
+#      cleaned by GC alone: both leave a clean host. The reference chain (macvlan + host-local +
+#      sbr) takes the same kills; what it leaves is printed for comparison, not asserted.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/lib-cni.sh"
+
+CYCLES=${CNI_CYCLES:-10000}
+SAN_CYCLES=${CNI_SAN_CYCLES:-200}
+KILLS=${CNI_KILLS:-200}
+PLAIN=${PLAIN_BUILD:-$TOP/build}
+why=$(cni_requirements)
+[ -n "$why" ] || why=$(cni_rdmak_ready)
+if [ -n "$why" ]; then
+	skip "$why" "rdmak-cni reliability"
+	done_testing
+	exit
+fi
+cni_topology 1
+POD=$(cni_pod pod)
+STORE="$TMP/store-rk"
+STATE_DIRS=("$STORE" "$TMP/cache")
+
+conf_rdmak "$TMP/rk.conf" 0 "$(ipam_json rdmak-ipam 0 4)"
+conf_ref "$TMP/ref.conf" 0 "$(ipam_json host-local 0 4)"
+
+# snapshot TAG: host and pod netns, and every state file
+snapshot() {
+	netstate "$HOST_NS" >"$TMP/$1.host"
+	netstate "$POD" >"$TMP/$1.pod"
+	files_under "${STATE_DIRS[@]}" "$TMP/store-hl" | grep -v '/lock$\|/last_reserved_ip' >"$TMP/$1.files"
+}
+
+# leaked BEFORE AFTER: "links=.. addrs=.. rules=.. routes=.. sysctls=.. files=.." host and pod together
+leaked() {
+	"$PY" - "$TMP/$1" "$TMP/$2" <<-'EOF'
+	import sys
+	b, a = sys.argv[1], sys.argv[2]
+	def new(ext):
+	    old = set(open(b + ext).read().split("\n"))
+	    return [l for l in open(a + ext).read().split("\n") if l and l not in old]
+	lines = new(".host") + new(".pod")
+	kinds = {"links": "link ", "addrs": "addr ", "rules": "rule", "routes": "route", "sysctls": "sysctl "}
+	out = [f"{k}={sum(1 for l in lines if l.startswith(p))}" for k, p in kinds.items()]
+	files = new(".files")
+	print(" ".join(out + [f"files={len(files)}"]))
+	for l in (lines + files)[:10]:
+	    print("#   " + l)
+	EOF
+}
+CLEAN="links=0 addrs=0 rules=0 routes=0 sysctls=0 files=0"
+
+# loop_cycles BUILD N [--with-check]: the driver's loop with BUILD's plugins first on CNI_PATH
+loop_cycles() {
+	local build=$1 n=$2; shift 2
+	run ip netns exec "$HOST_NS" "$DRIVER" loop --count "$n" --conf "$TMP/rk.conf" --ifname net1 \
+		--netns "$POD" --id "cyc-$(basename "$build")" --cni-path "$build/cni:$REFDIR" --cache-dir "$TMP/cache" "$@"
+}
+
+# --- 1. cycles --------------------------------------------------------------------------------
+snapshot before
+loop_cycles "$BUILD" "$SAN_CYCLES" --with-check
+is "$rc" 0 "$SAN_CYCLES ADD/CHECK/DEL cycles with the sanitized build"
+[ "$rc" -eq 0 ] || printf '#   %s\n' "$out" "$(printf '%s' "$err" | tail -5)"
+snapshot san
+is "$(leaked before san | head -1)" "$CLEAN" "they leave no link, address, rule, route, sysctl or file"
+
+if [ ! -x "$PLAIN/cni/rdmak-cni" ] || [ "$PLAIN/rdmak" = "$RDMAK" ]; then
+	skip "no non-sanitized build in $PLAIN (make check builds it; or set PLAIN_BUILD)" "$CYCLES cycles"
+else
+	loop_cycles "$PLAIN" "$CYCLES"
+	is "$rc" 0 "$CYCLES ADD/DEL cycles (non-sanitized build)"
+	[ "$rc" -eq 0 ] || printf '#   %s\n' "$out" "$(printf '%s' "$err" | tail -5)"
+	echo "# $CYCLES cycles: $out"
+	snapshot plain
+	counts=$(leaked before plain)
+	echo "# after $CYCLES cycles, leaked: $(echo "$counts" | head -1)"
+	is "$(echo "$counts" | head -1)" "$CLEAN" "$CYCLES cycles leak nothing (counted: links, addrs, rules, routes in every table, sysctls, files)"
+fi
+
+# --- 2. kill -9 -------------------------------------------------------------------------------
+# kills CONF BUILD N TAG: N ADDs killed at a random instant in [0, 1.5 x the median ADD], each
+# followed by a plain DEL; sets killed, completed, delfail
+kills() {
+	local conf=$1 build=$2 n=$3 tag=$4 i max
+	killed=0 completed=0 delfail=0
+	run ip netns exec "$HOST_NS" "$DRIVER" loop --count 10 --conf "$conf" --ifname net1 --netns "$POD" \
+		--id "probe-$tag" --cni-path "$build/cni:$REFDIR" --cache-dir "$TMP/cache"
+	max=$("$PY" -c 'import json,sys; print(int(json.loads(sys.argv[1])["add"]["median_ms"] * 1500))' "$out")
+	for ((i = 0; i < n; i++)); do
+		run ip netns exec "$HOST_NS" "$DRIVER" add --conf "$conf" --ifname net1 --netns "$POD" --id "k-$tag-$i" \
+			--cni-path "$build/cni:$REFDIR" --cache-dir "$TMP/cache" --kill-random-us "$max" --seed "$i"
+		case $rc in 3) killed=$((killed + 1)) ;; 0) completed=$((completed + 1)) ;; *) echo "#   ADD $i failed: $out" ;; esac
+		run ip netns exec "$HOST_NS" "$DRIVER" del --conf "$conf" --ifname net1 --netns "$POD" --id "k-$tag-$i" \
+			--cni-path "$build/cni:$REFDIR" --cache-dir "$TMP/cache"
+		[ "$rc" -eq 0 ] || { delfail=$((delfail + 1)); [ "$delfail" -gt 3 ] || echo "#   DEL after kill $i: $out"; }
+	done
+}
+
+kills "$TMP/rk.conf" "$PLAIN" "$KILLS" rk
+echo "# rdmak: $KILLS ADDs, $killed killed at a random instant, $completed completed first"
+[ "$killed" -ge $((KILLS / 4)) ]
+ok $? "most ADDs are killed part way ($killed of $KILLS), so the kills do land inside the plugins"
+is "$delfail" 0 "DEL after every killed ADD succeeds"
+snapshot kill
+is "$(leaked before kill | head -1)" "$CLEAN" "$KILLS killed ADDs, each then DEL: clean host, pod and store"
+
+# killed ADDs whose pod netns is gone by the time anyone cleans up: GC with no valid attachment
+gcpod=$(cni_pod gcpod)
+for ((i = 0; i < 50; i++)); do
+	run ip netns exec "$HOST_NS" "$DRIVER" add --conf "$TMP/rk.conf" --ifname net1 --netns "$gcpod" --id "g-$i" \
+		--cni-path "$PLAIN/cni:$REFDIR" --cache-dir "$TMP/cache" --kill-random-us 20000 --seed "$((1000 + i))"
+	ip netns del "${gcpod#/run/netns/}" && gcpod=$(cni_pod "gcpod$i")
+done
+rm -rf "$TMP/cache" # the runtime forgot them too: only GC is left
+run ip netns exec "$HOST_NS" "$DRIVER" gc --conf "$TMP/rk.conf" --cni-path "$PLAIN/cni:$REFDIR"
+is "$rc" 0 "GC with no valid attachment exits 0"
+snapshot gc
+is "$(leaked before gc | head -1)" "$CLEAN" "GC alone cleans up after 50 killed ADDs whose pods are gone"
+
+# the reference chain under the same kills, for comparison (not asserted)
+kills "$TMP/ref.conf" "$PLAIN" 50 ref
+snapshot refkill
+echo "# reference chain: 50 ADDs, $killed killed, $completed completed, $delfail DELs failed; left: $(leaked kill refkill | head -1)"
+
+done_testing
