@@ -1,0 +1,114 @@
+/* A small HTTPS server behind an interface of our own, over libmicrohttpd (HTTP/1.1, keep-alive,
+ * a fixed pool of worker threads) and GnuTLS. The webhook deals in these plain structs and never
+ * sees an MHD or GnuTLS type, as the plugin never sees gRPC.
+ *
+ * What it promises, whatever the clients do:
+ *   - a fixed number of worker threads, each serving its share of the connections;
+ *   - at most limits.max_connections connections (and max_per_ip from one address);
+ *   - request line and headers within limits.header_max bytes, bodies within limits.body_max
+ *     (413 past it, before the handler runs);
+ *   - every connection makes progress or is closed: limits.idle_timeout_s between requests,
+ *     limits.request_timeout_ms from a request's first line to the end of its answer (a slow
+ *     writer or a slow reader is cut there), and idle + request timeout for the first line of
+ *     the next request (a client trickling it byte by byte);
+ *   - the certificate and key are re-read by http_server_reload_tls() and swapped without
+ *     dropping a connection: handshakes after the swap get the new pair, connections that
+ *     started before it keep theirs until they close.
+ */
+#ifndef RDMAK_HTTP_HTTP_H
+#define RDMAK_HTTP_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct http_server;
+
+struct http_request {
+	const char *method;
+	const char *path;         /* without the query string */
+	const char *content_type; /* NULL when absent */
+	const char *body;         /* NUL-terminated (the NUL is not counted in body_len) */
+	size_t body_len;
+};
+
+struct http_response {
+	unsigned status;
+	const char *content_type; /* static text; NULL: "text/plain; charset=utf-8" */
+	char *body;               /* malloc'd; the server frees it */
+	size_t body_len;
+};
+
+/* Fills resp (status 0 counts as 200) and returns 0; a negative errno is answered with 500.
+ * Runs on a worker thread, concurrently with other calls of the same handler. */
+typedef int (*http_handler_fn)(void *userdata, const struct http_request *req, struct http_response *resp);
+
+struct http_route {
+	const char *path;
+	const char *method; /* "GET" routes answer HEAD too */
+	http_handler_fn handler;
+};
+
+struct http_limits {
+	unsigned workers;            /* threads; 1..64 */
+	size_t body_max;             /* bytes of request body */
+	size_t header_max;           /* bytes of request line + headers (per connection memory) */
+	unsigned idle_timeout_s;     /* a keep-alive connection idle this long is closed */
+	unsigned request_timeout_ms; /* see above */
+	unsigned max_connections;
+	unsigned max_per_ip;         /* 0: no limit */
+};
+
+enum http_log_level { HTTP_LOG_ERROR, HTTP_LOG_WARNING, HTTP_LOG_INFO, HTTP_LOG_DEBUG };
+typedef void (*http_log_fn)(void *userdata, enum http_log_level level, const char *msg);
+
+struct http_server_config {
+	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address); port 0: any */
+	const char *cert_file; /* PEM: the certificate, then its chain */
+	const char *key_file;  /* PEM: the private key, unencrypted */
+	struct http_limits limits;
+	const struct http_route *routes;
+	size_t n_routes;
+	void *userdata;        /* handed to the handlers and to log */
+	http_log_fn log;       /* may be NULL; called from any thread */
+};
+
+/* Defaults a caller starts from. */
+#define HTTP_DEFAULT_LIMITS                                                                              \
+	((struct http_limits){ .workers = 4, .body_max = 3u << 20, .header_max = 32u << 10,               \
+			       .idle_timeout_s = 60, .request_timeout_ms = 10000, .max_connections = 256, \
+			       .max_per_ip = 0 })
+
+/* Parse "ADDR:PORT" as http_server_config.listen takes it; -EINVAL with a reason in why. */
+int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, const char **why);
+
+/* Load the key pair and listen. Errors (a bad address, an unreadable or mismatched key pair, a port
+ * in use) come back as -errno with a sentence in err. The server serves until http_server_free(). */
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen);
+
+/* Re-read cert_file and key_file. 0: unchanged (same bytes), 1: swapped (new handshakes use the new
+ * pair), <0: refused, err says why, and the running pair stays. */
+int http_server_reload_tls(struct http_server *s, char *err, size_t errlen);
+
+/* The port it listens on (the one the kernel chose for port 0). */
+uint16_t http_server_port(const struct http_server *s);
+
+/* A sentence about the pair in use: "CN=..., expires 2026-01-01T00:00:00Z" (static per server,
+ * valid until the next reload). */
+const char *http_server_tls_summary(const struct http_server *s);
+
+struct http_stats {
+	uint64_t connections;   /* accepted since start */
+	uint64_t requests;      /* answered */
+	uint64_t cut;           /* connections closed for being too slow */
+	unsigned open;          /* connections now */
+	unsigned tls_retired;   /* superseded key pairs still held by their connections */
+};
+void http_server_stats(struct http_server *s, struct http_stats *ret);
+
+/* Stop accepting, let requests in progress finish (up to grace_ms), then close everything. */
+void http_server_stop(struct http_server *s, unsigned grace_ms);
+/* Stops (without grace) if still running, and frees. NULL is fine. */
+void http_server_free(struct http_server *s);
+
+#endif

@@ -1,0 +1,765 @@
+/* The HTTPS server over libmicrohttpd. Three things here are ours rather than MHD's:
+ *
+ * Key pair rotation. MHD asks GnuTLS for the certificate through a callback
+ * (MHD_OPTION_HTTPS_CERT_CALLBACK), which hands out the current pair. GnuTLS never frees what
+ * the callback returns and may use it for as long as the session lives, so a superseded pair
+ * must outlive every connection that could have picked it up. Pairs form a list, oldest first,
+ * each with a generation number; a connection pins the pair that is current when it starts
+ * (MHD's STARTED notice comes before the first byte of its handshake), and its handshake can
+ * only pick that pair or a newer one. So a pair can go once it is no longer current and no
+ * connection pins it or anything older: we free from the head of the list only. The
+ * alternative, a second daemon taking over the listening socket, drops every keep-alive
+ * connection of the first when it stops; this drops none.
+ *
+ * Deadlines. MHD's own timeout is an idle timeout, which a client sending one byte every few
+ * seconds never meets. A reaper thread holds every connection to a wall-clock deadline (see
+ * http.h) and shuts its socket down when it passes; MHD then closes it as if the peer had.
+ * The connection list is under the same lock as the pairs, and MHD's CLOSED notice (which
+ * unlinks it) comes before MHD closes the descriptor, so the reaper never shuts down a
+ * descriptor number that was reused.
+ *
+ * Bodies. The handler sees a whole body or none: 413 as soon as Content-Length or the bytes
+ * received pass the limit.
+ */
+#include "http/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/tls.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#define PEM_MAX (1u << 20)
+#define REAPER_TICK_MS 100
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	struct tls_pair *pair; /* pinned */
+	int64_t deadline_ms;   /* CLOCK_MONOTONIC */
+	bool cut;
+	bool in_request;
+	char peer[64];
+};
+
+struct req {
+	struct conn *conn;
+	const struct http_route *route;
+	char *body;
+	size_t len, cap;
+	size_t hint;           /* Content-Length, when given */
+	unsigned early_status; /* an answer decided before the body was read (404, 405, 413) */
+	bool headers_done;
+};
+
+struct http_server {
+	struct MHD_Daemon *mhd;
+	struct http_limits lim;
+	const struct http_route *routes;
+	size_t n_routes;
+	void *userdata;
+	http_log_fn log;
+	char *cert_file, *key_file;
+	uint16_t port;
+
+	pthread_mutex_t lock; /* conns, pairs */
+	struct conn *conns;
+	struct tls_pair *oldest, *current;
+	uint64_t gen;
+	unsigned open;
+
+	pthread_t reaper;
+	pthread_cond_t wake;
+	bool reaper_running, stopping;
+
+	atomic_uint_fast64_t n_connections, n_requests, n_cut;
+	atomic_uint inflight;
+};
+
+/* GnuTLS's certificate callback carries no user pointer: the one server of the process. */
+static struct http_server *the_server;
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void slog(struct http_server *s, enum http_log_level level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!s->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->log(s->userdata, level, msg);
+}
+
+__attribute__((format(printf, 2, 0)))
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http_server *s = cls;
+	char msg[512];
+	size_t n;
+
+	if (!s->log)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = '\0';
+	/* MHD reports every client that hangs up mid-handshake; that is the client's business */
+	s->log(s->userdata, HTTP_LOG_DEBUG, msg);
+}
+
+/* ---- listen address ------------------------------------------------------------------------ */
+
+int http_listen_parse(const char *s, void *storage, unsigned *ret_len, const char **why)
+{
+	struct sockaddr_storage *ss = storage;
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon, *h = s;
+	size_t hl;
+	unsigned long port;
+	char *end;
+
+	colon = strrchr(s, ':');
+	if (!colon) {
+		*why = "expected ADDR:PORT, [ADDR]:PORT or :PORT";
+		return -EINVAL;
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port > 65535 || colon[1] == '-' || colon[1] == '+') {
+		*why = "the port is not a number from 0 to 65535";
+		return -EINVAL;
+	}
+	hl = (size_t)(colon - s);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host)) {
+		*why = "the address is not a numeric IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (hl == 0) {
+		/* every address: [::] with IPv4 mapped in (MHD_USE_DUAL_STACK) */
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_any;
+		a->sin6_port = htons((uint16_t)port);
+		*ret_len = sizeof(*a);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) == 1 && s[0] != '[') {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		*ret_len = sizeof(*a);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*ret_len = sizeof(*a);
+		return 0;
+	}
+	*why = "the address is not a numeric IPv4 or IPv6 address ([...] around IPv6)";
+	return -EINVAL;
+}
+
+/* ---- key pairs --------------------------------------------------------------------------- */
+
+static void pairs_collect(struct http_server *s)
+{
+	while (s->oldest && s->oldest != s->current && s->oldest->refs == 0) {
+		struct tls_pair *p = s->oldest;
+
+		s->oldest = p->newer;
+		tls_pair_free(p);
+	}
+}
+
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+			 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+			 unsigned int *pcert_length, gnutls_privkey_t *pkey)
+{
+	struct http_server *s = the_server;
+	struct tls_pair *p;
+
+	if (!s)
+		return -1;
+	pthread_mutex_lock(&s->lock);
+	p = s->current;
+	pthread_mutex_unlock(&s->lock);
+	*pcert = p->pcerts;
+	*pcert_length = p->n_pcerts;
+	*pkey = p->key;
+	return 0;
+}
+
+static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchanged, char *err, size_t errlen)
+{
+	_cleanup_free_ char *cert = NULL, *key = NULL;
+	size_t cl = 0, kl = 0;
+	int r;
+
+	r = read_file_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", s->cert_file, strerror(-r));
+		return r;
+	}
+	r = read_file_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", s->key_file, strerror(-r));
+		return r;
+	}
+	if (s->current && tls_pair_same_bytes(s->current, cert, cl, key, kl)) {
+		*unchanged = true;
+		return 0;
+	}
+	*unchanged = false;
+	r = tls_pair_load(cert, cl, key, kl, ret, err, errlen);
+	if (r < 0) {
+		_cleanup_free_ char *why = strdup(err);
+
+		snprintf(err, errlen, "%s, %s: %s", s->cert_file, s->key_file, why ? why : "invalid");
+	}
+	return r;
+}
+
+int http_server_reload_tls(struct http_server *s, char *err, size_t errlen)
+{
+	struct tls_pair *p = NULL;
+	bool unchanged = false;
+	int r;
+
+	r = load_pair(s, &p, &unchanged, err, errlen);
+	if (r < 0)
+		return r;
+	if (unchanged)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	p->gen = ++s->gen;
+	s->current->newer = p;
+	s->current = p;
+	pairs_collect(s);
+	pthread_mutex_unlock(&s->lock);
+	return 1;
+}
+
+const char *http_server_tls_summary(const struct http_server *s)
+{
+	return s->current->summary;
+}
+
+/* ---- connections ------------------------------------------------------------------------- */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct conn *k;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			/* untracked, it could pick a pair nobody pins: refuse it instead */
+			if (fd)
+				shutdown(fd->connect_fd, SHUT_RDWR);
+			*socket_context = NULL;
+			return;
+		}
+		k->fd = fd ? fd->connect_fd : -1;
+		if (addr && addr->client_addr) {
+			const struct sockaddr *sa = addr->client_addr;
+			char ip[INET6_ADDRSTRLEN] = "?";
+
+			if (sa->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+			else if (sa->sa_family == AF_INET6)
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+			snprintf(k->peer, sizeof(k->peer), "%s", ip);
+		}
+		pthread_mutex_lock(&s->lock);
+		k->pair = s->current;
+		k->pair->refs++;
+		/* the TLS handshake and the first request line */
+		k->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+		k->next = s->conns;
+		if (s->conns)
+			s->conns->prev = k;
+		s->conns = k;
+		s->open++;
+		pthread_mutex_unlock(&s->lock);
+		atomic_fetch_add(&s->n_connections, 1);
+		*socket_context = k;
+		return;
+	}
+	/* MHD_CONNECTION_NOTIFY_CLOSED */
+	k = *socket_context;
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		s->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	k->pair->refs--;
+	s->open--;
+	pairs_collect(s);
+	pthread_mutex_unlock(&s->lock);
+	free(k);
+	*socket_context = NULL;
+}
+
+static void *reaper_main(void *arg)
+{
+	struct http_server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		struct timespec until;
+		int64_t now = now_ms();
+
+		for (struct conn *k = s->conns; k; k = k->next) {
+			if (k->cut || k->deadline_ms > now || k->fd < 0)
+				continue;
+			k->cut = true;
+			shutdown(k->fd, SHUT_RDWR);
+			atomic_fetch_add(&s->n_cut, 1);
+			slog(s, HTTP_LOG_INFO, "closed a connection from %s: %s", k->peer[0] ? k->peer : "?",
+			     k->in_request ? "its request took longer than the request timeout"
+					   : "no request line within the idle + request timeout");
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += REAPER_TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+/* Called when a request's first line is in: the request's own state, and its deadline. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+	struct req *rq = calloc(1, sizeof(*rq));
+
+	atomic_fetch_add(&s->inflight, 1);
+	if (!rq)
+		return NULL;
+	rq->conn = k;
+	if (k) {
+		pthread_mutex_lock(&s->lock);
+		k->deadline_ms = now_ms() + s->lim.request_timeout_ms;
+		k->in_request = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return rq;
+}
+
+static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct req *rq = *con_cls;
+
+	atomic_fetch_sub(&s->inflight, 1);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		atomic_fetch_add(&s->n_requests, 1);
+	if (!rq)
+		return;
+	if (rq->conn) {
+		pthread_mutex_lock(&s->lock);
+		rq->conn->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+		rq->conn->in_request = false;
+		pthread_mutex_unlock(&s->lock);
+	}
+	free(rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type, char *body,
+			     size_t len, const char *allow)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (!body) {
+		len = 0;
+		body = strdup("");
+		if (!body)
+			return MHD_NO;
+	}
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				content_type ? content_type : "text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *text, const char *allow)
+{
+	char *b = strdup(text);
+
+	return b ? queue(c, status, NULL, b, strlen(b), allow) : MHD_NO;
+}
+
+static const struct http_route *route_find(struct http_server *s, const char *path, const char *method,
+					   const char **allow)
+{
+	*allow = NULL;
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct http_route *r = &s->routes[i];
+
+		if (strcmp(r->path, path) != 0)
+			continue;
+		*allow = r->method;
+		if (!strcmp(r->method, method) || (!strcmp(r->method, "GET") && !strcmp(method, "HEAD")))
+			return r;
+	}
+	return NULL;
+}
+
+/* First call for a request (its headers are in): route it and check the announced length. */
+static void request_begin(struct http_server *s, struct MHD_Connection *c, const char *url, const char *method,
+			  struct req *rq, const char **allow)
+{
+	const char *cl;
+
+	rq->headers_done = true;
+	rq->route = route_find(s, url, method, allow);
+	if (!rq->route) {
+		rq->early_status = *allow ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
+		return;
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl) {
+		unsigned long long n;
+		char *end;
+
+		errno = 0;
+		n = strtoull(cl, &end, 10);
+		if (errno || *end || n > s->lim.body_max) {
+			rq->early_status = MHD_HTTP_CONTENT_TOO_LARGE;
+			return;
+		}
+		rq->hint = (size_t)n;
+	}
+}
+
+static int body_append(struct http_server *s, struct req *rq, const char *data, size_t n)
+{
+	size_t need;
+
+	if (n > s->lim.body_max - rq->len)
+		return -EFBIG;
+	need = rq->len + n;
+	if (need + 1 > rq->cap) {
+		/* the announced length at once, else doubling: a few reallocs per body at most */
+		size_t cap = rq->hint > need ? rq->hint : need;
+		char *b;
+
+		if (cap < 2 * rq->cap)
+			cap = 2 * rq->cap;
+		if (cap < 4096)
+			cap = 4096;
+		if (cap > s->lim.body_max)
+			cap = s->lim.body_max;
+		b = realloc(rq->body, cap + 1);
+		if (!b)
+			return -ENOMEM;
+		rq->body = b;
+		rq->cap = cap + 1;
+	}
+	memcpy(rq->body + rq->len, data, n);
+	rq->len = need;
+	return 0;
+}
+
+static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connection *c, const char *url,
+				      const char *method, struct req *rq)
+{
+	struct http_request hr = {
+		.method = method,
+		.path = url,
+		.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+		.body = rq->body ? rq->body : "",
+		.body_len = rq->len,
+	};
+	struct http_response resp = { 0 };
+	int r;
+
+	if (rq->body)
+		rq->body[rq->len] = '\0';
+	r = rq->route->handler(s->userdata, &hr, &resp);
+	if (r < 0) {
+		free(resp.body);
+		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
+		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
+	}
+	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	struct req *rq = *con_cls;
+	const char *allow = NULL;
+
+	if (!rq)
+		return MHD_NO; /* out of memory when the request line came in */
+	if (!rq->headers_done) {
+		request_begin(s, c, url, method, rq, &allow);
+		if (rq->early_status == MHD_HTTP_NOT_FOUND)
+			return queue_text(c, MHD_HTTP_NOT_FOUND, "no such path\n", NULL);
+		if (rq->early_status == MHD_HTTP_METHOD_NOT_ALLOWED)
+			return queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n", allow);
+		if (rq->early_status == MHD_HTTP_CONTENT_TOO_LARGE)
+			return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n", NULL);
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		int r = rq->early_status ? 0 : body_append(s, rq, upload_data, *upload_data_size);
+
+		*upload_data_size = 0;
+		if (r == -EFBIG) {
+			/* no Content-Length (chunked) and past the limit: answer now, MHD closes after */
+			rq->early_status = MHD_HTTP_CONTENT_TOO_LARGE;
+			return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n", NULL);
+		}
+		return r < 0 ? MHD_NO : MHD_YES;
+	}
+	if (rq->early_status)
+		return MHD_YES; /* answered already */
+	return request_finish(s, c, url, method, rq);
+}
+
+/* ---- life cycle ---------------------------------------------------------------------------- */
+
+uint16_t http_server_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void http_server_stats(struct http_server *s, struct http_stats *ret)
+{
+	unsigned retired = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (struct tls_pair *p = s->oldest; p && p != s->current; p = p->newer)
+		retired++;
+	ret->open = s->open;
+	pthread_mutex_unlock(&s->lock);
+	ret->tls_retired = retired;
+	ret->connections = atomic_load(&s->n_connections);
+	ret->requests = atomic_load(&s->n_requests);
+	ret->cut = atomic_load(&s->n_cut);
+}
+
+static int limits_check(const struct http_limits *l, char *err, size_t errlen)
+{
+	if (l->workers < 1 || l->workers > 64)
+		snprintf(err, errlen, "workers: expected 1 to 64, got %u", l->workers);
+	else if (l->body_max < 1024 || l->body_max > (64u << 20))
+		snprintf(err, errlen, "body limit: expected 1 KiB to 64 MiB, got %zu bytes", l->body_max);
+	else if (l->header_max < 4096 || l->header_max > (1u << 20))
+		snprintf(err, errlen, "header limit: expected 4 KiB to 1 MiB, got %zu bytes", l->header_max);
+	else if (l->idle_timeout_s < 1 || l->idle_timeout_s > 3600)
+		snprintf(err, errlen, "idle timeout: expected 1 to 3600 s, got %u", l->idle_timeout_s);
+	else if (l->request_timeout_ms < 100 || l->request_timeout_ms > 600000)
+		snprintf(err, errlen, "request timeout: expected 0.1 to 600 s, got %u ms", l->request_timeout_ms);
+	else if (l->max_connections < 1 || l->max_connections > 65536)
+		snprintf(err, errlen, "connection limit: expected 1 to 65536, got %u", l->max_connections);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+static void server_release(struct http_server *s)
+{
+	while (s->oldest) {
+		struct tls_pair *p = s->oldest;
+
+		s->oldest = p->newer;
+		tls_pair_free(p);
+	}
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s->cert_file);
+	free(s->key_file);
+	free(s);
+}
+
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct http_server *s;
+	unsigned sl = 0, flags;
+	const char *why = NULL;
+	struct tls_pair *p = NULL;
+	bool unchanged;
+	const union MHD_DaemonInfo *di;
+	int r;
+
+	if (the_server) {
+		snprintf(err, errlen, "one server per process");
+		return -EBUSY;
+	}
+	if ((r = limits_check(&cfg->limits, err, errlen)) < 0)
+		return r;
+	if (http_listen_parse(cfg->listen, &ss, &sl, &why) < 0) {
+		snprintf(err, errlen, "listen address %s: %s", cfg->listen, why);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	s->lim = cfg->limits;
+	s->routes = cfg->routes;
+	s->n_routes = cfg->n_routes;
+	s->userdata = cfg->userdata;
+	s->log = cfg->log;
+	s->cert_file = strdup(cfg->cert_file);
+	s->key_file = strdup(cfg->key_file);
+	if (!s->cert_file || !s->key_file) {
+		server_release(s);
+		return -ENOMEM;
+	}
+	r = load_pair(s, &p, &unchanged, err, errlen);
+	if (r < 0) {
+		server_release(s);
+		return r;
+	}
+	p->gen = s->gen = 1;
+	s->oldest = s->current = p;
+	the_server = s;
+
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6 | (IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr)
+						 ? MHD_USE_DUAL_STACK : 0);
+	{
+		struct MHD_OptionItem opts[] = {
+			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
+			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback },
+			/* TLS 1.2 and 1.3 only: the API server speaks both */
+			{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
+			{ MHD_OPTION_CONNECTION_LIMIT, s->lim.max_connections, NULL },
+			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->lim.max_per_ip, NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT, s->lim.idle_timeout_s, NULL },
+			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->lim.header_max, NULL },
+			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s },
+			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, s },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, s },
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s },
+			{ s->lim.workers > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->lim.workers, NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	}
+	if (!s->mhd) {
+		r = errno ? -errno : -EIO;
+		snprintf(err, errlen, "cannot serve on %s: %s", cfg->listen,
+			 r == -EADDRINUSE ? "the address is in use" : strerror(-r));
+		the_server = NULL;
+		server_release(s);
+		return r;
+	}
+	di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = di ? di->port : 0;
+	if (pthread_create(&s->reaper, NULL, reaper_main, s) == 0)
+		s->reaper_running = true;
+	else
+		slog(s, HTTP_LOG_WARNING, "no reaper thread: slow clients are held to the idle timeout only");
+	*ret = s;
+	return 0;
+}
+
+void http_server_stop(struct http_server *s, unsigned grace_ms)
+{
+	if (!s || !s->mhd)
+		return;
+	if (grace_ms) {
+		int64_t until = now_ms() + grace_ms;
+		MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+
+		if (lfd != MHD_INVALID_SOCKET)
+			close(lfd);
+		while (atomic_load(&s->inflight) > 0 && now_ms() < until)
+			usleep(10000);
+	}
+	MHD_stop_daemon(s->mhd);
+	s->mhd = NULL;
+	if (s->reaper_running) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reaper, NULL);
+		s->reaper_running = false;
+	}
+}
+
+void http_server_free(struct http_server *s)
+{
+	if (!s)
+		return;
+	http_server_stop(s, 0);
+	if (the_server == s)
+		the_server = NULL;
+	server_release(s);
+}
