@@ -1,0 +1,463 @@
+/* Config parser: a declarative table per object (webhook/dispatch.h), unknown keys refused. */
+#include "webhook/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/strv.h"
+#include "webhook/dispatch.h"
+#include "webhook/doc.h"
+
+/* ---- Kubernetes names ------------------------------------------------------------------------ */
+
+static bool label_ok(const char *s, size_t len, bool upper_ok, bool dot_ok, bool underscore_ok)
+{
+	if (len == 0 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (isdigit(c) || (c >= 'a' && c <= 'z') || c == '-')
+			continue;
+		if ((upper_ok && c >= 'A' && c <= 'Z') || (dot_ok && c == '.') || (underscore_ok && c == '_'))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+bool k8s_dns_label(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n <= 63 && label_ok(s, n, false, false, false);
+}
+
+bool k8s_dns_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253)
+		return false;
+	/* every dot-separated part is a label */
+	for (const char *p = s;;) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (l > 63 || !label_ok(p, l, false, false, false))
+			return false;
+		if (!dot)
+			return true;
+		p = dot + 1;
+	}
+}
+
+bool k8s_extended_resource(const char *s, const char **why)
+{
+	const char *slash = strchr(s, '/');
+	_cleanup_free_ char *domain = NULL;
+	size_t nl;
+
+	if (!slash) {
+		*why = "expected domain/name (an extended resource)";
+		return false;
+	}
+	domain = strndup(s, (size_t)(slash - s));
+	if (!domain || !k8s_dns_subdomain(domain)) {
+		*why = "the part before '/' is not a DNS subdomain";
+		return false;
+	}
+	if (!strcmp(domain, "kubernetes.io") || (strlen(domain) > 14 && !strcmp(domain + strlen(domain) - 14, ".kubernetes.io"))) {
+		*why = "kubernetes.io names are not extended resources";
+		return false;
+	}
+	nl = strlen(slash + 1);
+	if (nl > 63 || !label_ok(slash + 1, nl, true, true, true)) {
+		*why = "the name after '/' must be 1 to 63 of [A-Za-z0-9._-], starting and ending alphanumeric";
+		return false;
+	}
+	return true;
+}
+
+bool k8s_quantity(const char *s)
+{
+	static const char *const suffixes[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m",
+						"k", "M", "G", "T", "P", "E" };
+	const char *p = s;
+	bool digits = false;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	while (isdigit((unsigned char)*p))
+		p++, digits = true;
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p))
+			p++, digits = true;
+	}
+	if (!digits)
+		return false;
+	if ((*p == 'e' || *p == 'E') && p[1]) {
+		const char *q = p + 1;
+
+		if (*q == '+' || *q == '-')
+			q++;
+		if (isdigit((unsigned char)*q)) {
+			while (isdigit((unsigned char)*q))
+				q++;
+			if (!*q)
+				return true;
+		}
+	}
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (!strcmp(p, suffixes[i]))
+			return true;
+	return false;
+}
+
+/* ---- the model ----------------------------------------------------------------------------- */
+
+static void group_clear(struct wh_group *g)
+{
+	free(g->name);
+	for (size_t i = 0; i < g->n_networks; i++) {
+		free(g->networks[i].namespace);
+		free(g->networks[i].name);
+		free(g->networks[i].interface);
+		free(g->networks[i].resource);
+	}
+	free(g->networks);
+	for (size_t i = 0; i < g->n_resources; i++)
+		free(g->resources[i].name);
+	free(g->resources);
+	free(g->shm_size_limit);
+}
+
+void webhook_config_free(struct webhook_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->n_groups; i++)
+		group_clear(&cfg->groups[i]);
+	free(cfg->groups);
+	strv_free(cfg->gpu_resources);
+	free(cfg);
+}
+
+const struct wh_group *webhook_config_group(const struct webhook_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n_groups; i++)
+		if (!strcmp(cfg->groups[i].name, name))
+			return &cfg->groups[i];
+	return NULL;
+}
+
+bool webhook_config_is_gpu(const struct webhook_config *cfg, const char *resource)
+{
+	for (char **p = cfg->gpu_resources; p && *p; p++)
+		if (!strcmp(*p, resource))
+			return true;
+	return false;
+}
+
+/* ---- field readers ------------------------------------------------------------------------- */
+
+static int dup_string(struct jd_ctx *c, const char *path, json_t *v, char **ret)
+{
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return jd_fail(c, path, "contains a NUL byte");
+	*ret = strdup(json_string_value(v));
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int read_namespace(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+
+	if (*s && !k8s_dns_label(s))
+		return jd_fail(c, path, "\"%s\" is not a namespace name (RFC 1123 label: a-z, 0-9, '-', at most 63)", s);
+	return dup_string(c, path, v, t);
+}
+
+static int read_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+
+	if (!k8s_dns_subdomain(s))
+		return jd_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition name (RFC 1123 subdomain)", s);
+	return dup_string(c, path, v, t);
+}
+
+static int read_interface(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+	size_t n = strlen(s);
+
+	/* what the kernel takes as an interface name (IFNAMSIZ 16, no '/', ':' or blanks) */
+	if (n == 0 || n > 15 || !strcmp(s, ".") || !strcmp(s, "..") || strpbrk(s, "/: \t\n"))
+		return jd_fail(c, path, "\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)", s);
+	return dup_string(c, path, v, t);
+}
+
+static int read_resource_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *why;
+
+	if (!k8s_extended_resource(json_string_value(v), &why))
+		return jd_fail(c, path, "\"%s\": %s", json_string_value(v), why);
+	return dup_string(c, path, v, t);
+}
+
+static int read_count(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	json_int_t n = json_integer_value(v);
+
+	if (n < 1 || n > WH_MAX_COUNT)
+		return jd_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT, WH_MAX_COUNT, n);
+	*(unsigned *)t = (unsigned)n;
+	return 0;
+}
+
+static int read_quantity(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+
+	if (!k8s_quantity(s) || *s == '-')
+		return jd_fail(c, path, "\"%s\" is not a quantity (for example 64Gi)", s);
+	return dup_string(c, path, v, t);
+}
+
+static int read_on_error(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+
+	if (!strcmp(s, "deny"))
+		*(enum wh_on_error *)t = WH_ON_ERROR_DENY;
+	else if (!strcmp(s, "allow"))
+		*(enum wh_on_error *)t = WH_ON_ERROR_ALLOW;
+	else
+		return jd_fail(c, path, "expected \"deny\" or \"allow\", got \"%s\"", s);
+	return 0;
+}
+
+static int read_network(struct jd_ctx *c, const char *path, json_t *v, struct wh_network *n)
+{
+	static const struct jd_field fields[] = {
+		{ "namespace", JSON_STRING, read_namespace, offsetof(struct wh_network, namespace), 0 },
+		{ "name", JSON_STRING, read_name, offsetof(struct wh_network, name), JD_MANDATORY },
+		{ "interface", JSON_STRING, read_interface, offsetof(struct wh_network, interface), JD_NULLABLE },
+		{ "resource", JSON_STRING, read_resource_name, offsetof(struct wh_network, resource), JD_NULLABLE },
+		{ "count", JSON_INTEGER, read_count, offsetof(struct wh_network, count), 0 },
+		{},
+	};
+	int r;
+
+	n->count = 1;
+	r = jd_dispatch(c, path, v, fields, false, n);
+	if (r < 0)
+		return r;
+	if (!n->namespace && !(n->namespace = strdup("")))
+		return -ENOMEM;
+	return 0;
+}
+
+static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct wh_group *g = t;
+	size_t i;
+	json_t *x;
+
+	if (json_array_size(v) > WH_MAX_NETWORKS)
+		return jd_fail(c, path, "more than %d networks", WH_MAX_NETWORKS);
+	g->networks = calloc(json_array_size(v) + 1, sizeof(*g->networks));
+	if (!g->networks)
+		return -ENOMEM;
+	json_array_foreach(v, i, x) {
+		char sub[256];
+		int r;
+
+		jd_path_idx(sub, sizeof(sub), path, i);
+		r = read_network(c, sub, x, &g->networks[i]);
+		g->n_networks = i + 1; /* freed by group_clear even when half read */
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(g->networks[j].namespace, g->networks[i].namespace) &&
+			    !strcmp(g->networks[j].name, g->networks[i].name))
+				return jd_fail(c, sub, "%s%s%s is listed twice in this group", g->networks[i].namespace,
+					       *g->networks[i].namespace ? "/" : "", g->networks[i].name);
+	}
+	return 0;
+}
+
+static int read_resources(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct wh_group *g = t;
+	const char *key;
+	json_t *x;
+
+	g->resources = calloc(json_object_size(v) + 1, sizeof(*g->resources));
+	if (!g->resources)
+		return -ENOMEM;
+	json_object_foreach(v, key, x) {
+		struct wh_resource *res = &g->resources[g->n_resources];
+		char sub[256];
+		const char *why;
+		int r;
+
+		jd_path_key(sub, sizeof(sub), path, key);
+		if (!k8s_extended_resource(key, &why))
+			return jd_fail(c, sub, "%s", why);
+		if (!json_is_integer(x))
+			return jd_fail(c, sub, "expected a count (an integer), got %s", jd_type_name(x));
+		if ((r = read_count(c, sub, x, &res->count)) < 0)
+			return r;
+		if (!(res->name = strdup(key)))
+			return -ENOMEM;
+		g->n_resources++;
+	}
+	return 0;
+}
+
+static int read_group(struct jd_ctx *c, const char *path, json_t *v, struct wh_group *g)
+{
+	/* networks and resources fill the group itself: their offsets are 0 */
+	static const struct jd_field fields[] = {
+		{ "networks", JSON_ARRAY, read_networks, 0, 0 },
+		{ "resources", JSON_OBJECT, read_resources, 0, 0 },
+		{ "ipcLock", JD_BOOL, NULL, offsetof(struct wh_group, ipc_lock), 0 },
+		{ "shm", JD_BOOL, NULL, offsetof(struct wh_group, shm), 0 },
+		{ "shmSizeLimit", JSON_STRING, read_quantity, offsetof(struct wh_group, shm_size_limit), JD_NULLABLE },
+		{ "memoryLimitWarning", JD_BOOL, NULL, offsetof(struct wh_group, memory_warning), 0 },
+		{ "onError", JSON_STRING, read_on_error, offsetof(struct wh_group, on_error), 0 },
+		{},
+	};
+	int r;
+
+	g->ipc_lock = g->shm = g->memory_warning = true;
+	r = jd_dispatch(c, path, v, fields, false, g);
+	if (r < 0)
+		return r;
+	if (g->n_networks == 0 && g->n_resources == 0)
+		return jd_fail(c, path, "a group needs networks or resources");
+	return 0;
+}
+
+static int read_groups(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct webhook_config *cfg = t;
+	const char *key;
+	json_t *x;
+
+	if (json_object_size(v) == 0)
+		return jd_fail(c, path, "no groups");
+	if (json_object_size(v) > WH_MAX_GROUPS)
+		return jd_fail(c, path, "more than %d groups", WH_MAX_GROUPS);
+	cfg->groups = calloc(json_object_size(v), sizeof(*cfg->groups));
+	if (!cfg->groups)
+		return -ENOMEM;
+	json_object_foreach(v, key, x) {
+		struct wh_group *g = &cfg->groups[cfg->n_groups];
+		char sub[256];
+		int r;
+
+		jd_path_key(sub, sizeof(sub), path, key);
+		/* the value of an annotation, and one element of a comma list of them */
+		if (!*key || strlen(key) > 63 || strpbrk(key, ", \t\n\r"))
+			return jd_fail(c, sub, "a group name is 1 to 63 characters without commas or blanks");
+		if (!(g->name = strdup(key)))
+			return -ENOMEM;
+		cfg->n_groups++;
+		r = read_group(c, sub, x, g);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int read_gpu_resources(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct webhook_config *cfg = t;
+	size_t n = strv_length(cfg->gpu_resources), i;
+	json_t *x;
+
+	json_array_foreach(v, i, x) {
+		char sub[256];
+		const char *why;
+
+		jd_path_idx(sub, sizeof(sub), path, i);
+		if (!json_is_string(x))
+			return jd_fail(c, sub, "expected a string, got %s", jd_type_name(x));
+		if (!k8s_extended_resource(json_string_value(x), &why))
+			return jd_fail(c, sub, "\"%s\": %s", json_string_value(x), why);
+		if (webhook_config_is_gpu(cfg, json_string_value(x)))
+			continue;
+		if (strv_extend(&cfg->gpu_resources, &n, json_string_value(x)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A resource that marks the GPU container must not also be one the webhook adds: it would pick
+ * the container it just changed on the next pass, and not the one the user meant. */
+static int check_cross(struct jd_ctx *c, const struct webhook_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_groups; i++) {
+		const struct wh_group *g = &cfg->groups[i];
+		char path[256];
+
+		for (size_t j = 0; j < g->n_networks; j++)
+			if (g->networks[j].resource && webhook_config_is_gpu(cfg, g->networks[j].resource)) {
+				jd_path_key(path, sizeof(path), "groups", g->name);
+				return jd_fail(c, path, "network %s uses %s, which gpuResources names as a GPU",
+					       g->networks[j].name, g->networks[j].resource);
+			}
+		for (size_t j = 0; j < g->n_resources; j++)
+			if (webhook_config_is_gpu(cfg, g->resources[j].name)) {
+				jd_path_key(path, sizeof(path), "groups", g->name);
+				return jd_fail(c, path, "resources: %s is named in gpuResources as a GPU",
+					       g->resources[j].name);
+			}
+	}
+	return 0;
+}
+
+int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err, size_t errlen)
+{
+	static const struct jd_field fields[] = {
+		{ "groups", JSON_OBJECT, read_groups, 0, JD_MANDATORY },
+		{ "gpuResources", JSON_ARRAY, read_gpu_resources, 0, 0 },
+		{ "onError", JSON_STRING, read_on_error, offsetof(struct webhook_config, on_error), 0 },
+		{},
+	};
+	struct jd_ctx c = { .err = err, .errlen = errlen };
+	struct webhook_config *cfg;
+	json_t *doc = NULL;
+	size_t n = 0;
+	int r;
+
+	r = doc_parse(buf, len, &doc, NULL, err, errlen);
+	if (r < 0)
+		return r;
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || strv_extend(&cfg->gpu_resources, &n, "nvidia.com/gpu") < 0) {
+		json_decref(doc);
+		webhook_config_free(cfg);
+		return -ENOMEM;
+	}
+	cfg->on_error = WH_ON_ERROR_DENY;
+	r = jd_dispatch(&c, "", doc, fields, false, cfg);
+	if (r == 0)
+		r = check_cross(&c, cfg);
+	json_decref(doc);
+	if (r < 0) {
+		webhook_config_free(cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
