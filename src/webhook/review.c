@@ -1,0 +1,365 @@
+/* The /mutate handler's logic, after systemd's machine-varlink.c vl_method_register: tables of
+ * accepted fields, cleanup-scoped ownership, and domain outcomes mapped to the protocol in one
+ * place (respond()). */
+#include "webhook/review.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/strutil.h"
+#include "util/strv.h"
+#include "webhook/dispatch.h"
+#include "webhook/mutate.h"
+#include "webhook/patch.h"
+
+/* jansson's own json_decrefp */
+#define _cleanup_json_ _cleanup_(json_decrefp)
+
+struct gvk {
+	const char *group, *version, *kind;
+};
+
+struct review {
+	const char *api_version, *kind;
+	json_t *request;
+	const char *uid, *operation, *namespace, *name, *sub_resource;
+	json_t *kind_obj, *resource_obj, *object;
+	bool dry_run;
+	struct gvk gvk;
+	const char *resource;
+};
+
+/* What the handler decided, before it becomes HTTP and JSON. */
+enum verdict {
+	VERDICT_BAD_REQUEST, /* 400: not a usable AdmissionReview */
+	VERDICT_ALLOW,       /* allowed, with the patch (if any) and warnings */
+	VERDICT_DENY,        /* allowed: false, with the message */
+};
+
+struct outcome {
+	enum verdict verdict;
+	char *message;     /* BAD_REQUEST, DENY: why; malloc'd */
+	json_t *patch;     /* ALLOW: the operations, NULL or empty for none */
+	char **warnings;   /* borrowed */
+	char *summary;     /* for the log */
+	enum review_log level;
+};
+
+char *base64_encode(const void *buf, size_t len)
+{
+	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *in = buf;
+	char *out, *o;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	out = malloc((len + 2) / 3 * 4 + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned)in[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		*o++ = tbl[(v >> 18) & 63];
+		*o++ = tbl[(v >> 12) & 63];
+		*o++ = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
+		*o++ = i + 2 < len ? tbl[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+static int read_gvk(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	static const struct jd_field fields[] = {
+		{ "group", JSON_STRING, NULL, offsetof(struct gvk, group), JD_NULLABLE },
+		{ "version", JSON_STRING, NULL, offsetof(struct gvk, version), JD_MANDATORY },
+		{ "kind", JSON_STRING, NULL, offsetof(struct gvk, kind), JD_MANDATORY },
+		{},
+	};
+
+	return jd_dispatch(c, path, v, fields, true, t);
+}
+
+static int read_resource(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	static const struct jd_field fields[] = {
+		{ "resource", JSON_STRING, NULL, 0, JD_MANDATORY },
+		{},
+	};
+
+	return jd_dispatch(c, path, v, fields, true, t);
+}
+
+static int read_uid(struct jd_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s = json_string_value(v);
+
+	/* echoed back and logged: a UID is a UUID, keep it to something printable and short */
+	if (json_string_length(v) == 0 || json_string_length(v) > 128)
+		return jd_fail(c, path, "expected 1 to 128 characters");
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x21 || *p == 0x7f)
+			return jd_fail(c, path, "contains a control character or blank");
+	if (strlen(s) != json_string_length(v))
+		return jd_fail(c, path, "contains a NUL byte");
+	*(const char **)t = s;
+	return 0;
+}
+
+static int review_parse(const char *body, size_t len, json_t **doc, struct review *rv, char *err, size_t errlen)
+{
+	static const struct jd_field top[] = {
+		{ "apiVersion", JSON_STRING, NULL, offsetof(struct review, api_version), JD_MANDATORY },
+		{ "kind", JSON_STRING, NULL, offsetof(struct review, kind), JD_MANDATORY },
+		{ "request", JSON_OBJECT, NULL, offsetof(struct review, request), JD_MANDATORY },
+		{},
+	};
+	static const struct jd_field request[] = {
+		{ "uid", JSON_STRING, read_uid, offsetof(struct review, uid), JD_MANDATORY },
+		{ "kind", JSON_OBJECT, read_gvk, offsetof(struct review, gvk), JD_MANDATORY },
+		{ "resource", JSON_OBJECT, read_resource, offsetof(struct review, resource), JD_NULLABLE },
+		{ "subResource", JSON_STRING, NULL, offsetof(struct review, sub_resource), JD_NULLABLE },
+		{ "operation", JSON_STRING, NULL, offsetof(struct review, operation), JD_MANDATORY | JD_NONEMPTY },
+		{ "namespace", JSON_STRING, NULL, offsetof(struct review, namespace), JD_NULLABLE },
+		{ "name", JSON_STRING, NULL, offsetof(struct review, name), JD_NULLABLE },
+		{ "object", JSON_OBJECT, NULL, offsetof(struct review, object), JD_NULLABLE },
+		{ "dryRun", JD_BOOL, NULL, offsetof(struct review, dry_run), JD_NULLABLE },
+		{},
+	};
+	struct jd_ctx c = { .err = err, .errlen = errlen };
+	json_error_t je;
+	int r;
+
+	/* jansson stops at 2048 levels and refuses invalid UTF-8, NUL in strings and duplicate keys */
+	*doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!*doc) {
+		snprintf(err, errlen, "not JSON: line %d column %d: %s", je.line, je.column, je.text);
+		return -EBADMSG;
+	}
+	r = jd_dispatch(&c, "", *doc, top, true, rv);
+	if (r < 0)
+		return -EBADMSG;
+	if (strcmp(rv->kind, "AdmissionReview") != 0) {
+		snprintf(err, errlen, "kind: expected AdmissionReview, got \"%.64s\"", rv->kind);
+		return -EBADMSG;
+	}
+	if (strcmp(rv->api_version, "admission.k8s.io/v1") != 0 && strcmp(rv->api_version, "admission.k8s.io/v1beta1") != 0) {
+		snprintf(err, errlen, "apiVersion: expected admission.k8s.io/v1, got \"%.64s\"", rv->api_version);
+		return -EBADMSG;
+	}
+	r = jd_dispatch(&c, "request", rv->request, request, true, rv);
+	return r < 0 ? -EBADMSG : 0;
+}
+
+/* ---- the one place outcomes become HTTP and AdmissionReview ------------------------------------ */
+
+static int respond(const struct review *rv, struct outcome *o, struct review_answer *ret)
+{
+	_cleanup_json_ json_t *resp = NULL, *doc = NULL;
+	_cleanup_free_ char *patch_text = NULL, *patch64 = NULL;
+
+	ret->summary = TAKE_PTR(o->summary);
+	ret->level = o->level;
+	if (o->verdict == VERDICT_BAD_REQUEST) {
+		ret->http_status = 400;
+		ret->content_type = "text/plain; charset=utf-8";
+		if (asprintf(&ret->body, "bad AdmissionReview: %s\n", o->message) < 0)
+			return -ENOMEM;
+		ret->body_len = strlen(ret->body);
+		return 0;
+	}
+	resp = json_pack("{s:s, s:b}", "uid", rv->uid, "allowed", o->verdict == VERDICT_ALLOW);
+	if (!resp)
+		return -ENOMEM;
+	if (o->verdict == VERDICT_DENY) {
+		json_t *st = json_pack("{s:i, s:s, s:s}", "code", 403, "reason", "Forbidden", "message", o->message);
+
+		if (!st || json_object_set_new(resp, "status", st) < 0)
+			return -ENOMEM;
+	}
+	if (o->patch && json_array_size(o->patch) > 0) {
+		patch_text = json_dumps(o->patch, JSON_COMPACT);
+		patch64 = patch_text ? base64_encode(patch_text, strlen(patch_text)) : NULL;
+		if (!patch64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) < 0 ||
+		    json_object_set_new(resp, "patch", json_string(patch64)) < 0)
+			return -ENOMEM;
+	}
+	if (o->warnings && *o->warnings) {
+		json_t *w = json_array();
+
+		if (!w || json_object_set_new(resp, "warnings", w) < 0)
+			return -ENOMEM;
+		for (char **p = o->warnings; *p; p++)
+			if (json_array_append_new(w, json_string(*p)) < 0)
+				return -ENOMEM;
+	}
+	doc = json_pack("{s:s, s:s, s:O}", "apiVersion", rv->api_version, "kind", "AdmissionReview", "response", resp);
+	if (!doc)
+		return -ENOMEM;
+	ret->body = json_dumps(doc, JSON_COMPACT);
+	if (!ret->body)
+		return -ENOMEM;
+	ret->http_status = 200;
+	ret->content_type = "application/json";
+	ret->body_len = strlen(ret->body);
+	return 0;
+}
+
+/* ---- deciding --------------------------------------------------------------------------------- */
+
+static char *pod_label(const struct review *rv)
+{
+	const json_t *meta = json_object_get(rv->object, "metadata");
+	const char *name = rv->name && *rv->name ? rv->name : json_string_value(json_object_get(meta, "name"));
+	const char *gen = json_string_value(json_object_get(meta, "generateName"));
+	char *s;
+
+	if (asprintf(&s, "%.63s/%.253s%s%s", rv->namespace && *rv->namespace ? rv->namespace : "-",
+		     name && *name ? name : gen ? gen : "(no name)", name && *name ? "" : gen ? "*" : "",
+		     rv->dry_run ? " (dry run)" : "") < 0)
+		return NULL;
+	/* names come from the request: no control characters into the log */
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
+}
+
+static int decide_pod(const struct webhook_config *cfg, const struct review *rv, struct mutate_result *mr,
+		      struct outcome *o)
+{
+	_cleanup_free_ char *label = pod_label(rv), *what = NULL;
+	int r;
+
+	if (!label)
+		return -ENOMEM;
+	r = pod_mutate(cfg, rv->object, rv->namespace, mr);
+	if (r < 0)
+		return r;
+	o->warnings = mr->warnings;
+	if (!mr->groups) {
+		o->verdict = VERDICT_ALLOW;
+		o->level = REVIEW_LOG_DEBUG;
+		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label, ANNOTATION_GROUPS) < 0 ? -ENOMEM : 0;
+	}
+	if (mr->denied && !mr->allow_anyway) {
+		o->verdict = VERDICT_DENY;
+		o->level = REVIEW_LOG_WARNING;
+		if (asprintf(&o->message, "rdmak webhook: %s", mr->denied) < 0)
+			return -ENOMEM;
+		return asprintf(&o->summary, "%s: refused (groups %s): %s", label, mr->groups, mr->denied) < 0 ? -ENOMEM : 0;
+	}
+	o->verdict = VERDICT_ALLOW;
+	o->level = REVIEW_LOG_INFO;
+	if (mr->denied) {
+		char *w;
+
+		if (asprintf(&w, "rdmak webhook: %s; admitted unchanged (onError: allow)", mr->denied) < 0 ||
+		    strv_push(&mr->warnings, &mr->n_warnings, w) < 0)
+			return -ENOMEM;
+		o->warnings = mr->warnings;
+		return asprintf(&o->summary, "%s: admitted unchanged (groups %s, onError allow): %s", label, mr->groups,
+				mr->denied) < 0 ? -ENOMEM : 0;
+	}
+	o->patch = json_patch_diff(rv->object, mr->pod);
+	if (!o->patch)
+		return -ENOMEM;
+	what = mr->n_changes ? strv_join(mr->changes, ", ") : strdup("nothing to add (already there)");
+	if (!what)
+		return -ENOMEM;
+	return asprintf(&o->summary, "%s: groups %s, container \"%s\": %s; %zu patch operations, %zu warnings", label,
+			mr->groups, mr->container ? mr->container : "?", what, json_array_size(o->patch),
+			mr->n_warnings) < 0 ? -ENOMEM : 0;
+}
+
+static int decide(const struct webhook_config *cfg, const struct review *rv, struct mutate_result *mr,
+		  struct outcome *o)
+{
+	bool pod = (!rv->gvk.group || !*rv->gvk.group) && !strcmp(rv->gvk.version, "v1") && !strcmp(rv->gvk.kind, "Pod");
+	char *w;
+
+	if (!pod) {
+		/* not ours to change, and refusing it would block whatever the misrouting sends */
+		o->verdict = VERDICT_ALLOW;
+		o->level = REVIEW_LOG_WARNING;
+		if (asprintf(&w, "rdmak webhook mutates v1 Pods only, not %.64s%s%.64s %.64s: check its "
+				 "MutatingWebhookConfiguration rules",
+			     rv->gvk.group ? rv->gvk.group : "", rv->gvk.group && *rv->gvk.group ? "/" : "",
+			     rv->gvk.version, rv->gvk.kind) < 0)
+			return -ENOMEM;
+		if (!(o->summary = strdup(w))) {
+			free(w);
+			return -ENOMEM;
+		}
+		/* mr owns the warnings that respond() reads */
+		if (strv_push(&mr->warnings, &mr->n_warnings, w) < 0)
+			return -ENOMEM;
+		o->warnings = mr->warnings;
+		return 0;
+	}
+	if (strcmp(rv->operation, "CREATE") != 0 || (rv->sub_resource && *rv->sub_resource) ||
+	    (rv->resource && strcmp(rv->resource, "pods") != 0)) {
+		o->verdict = VERDICT_ALLOW;
+		o->level = REVIEW_LOG_DEBUG;
+		return asprintf(&o->summary, "uid %s: %.16s of pods%s%.32s: nothing to do", rv->uid, rv->operation,
+				rv->sub_resource && *rv->sub_resource ? "/" : "", rv->sub_resource ? rv->sub_resource : "")
+			       < 0 ? -ENOMEM : 0;
+	}
+	if (!rv->object) {
+		o->verdict = VERDICT_BAD_REQUEST;
+		return (o->message = strdup("request.object: missing for a CREATE")) ? 0 : -ENOMEM;
+	}
+	return decide_pod(cfg, rv, mr, o);
+}
+
+int review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	struct review rv = { 0 };
+	struct mutate_result mr = { 0 };
+	struct outcome o = { .level = REVIEW_LOG_INFO };
+	char err[512];
+	int r;
+
+	*ret = (struct review_answer){ 0 };
+	r = review_parse(body, len, &doc, &rv, err, sizeof(err));
+	if (r == -EBADMSG) {
+		o.verdict = VERDICT_BAD_REQUEST;
+		o.level = REVIEW_LOG_WARNING;
+		o.message = strdup(err);
+		if (!o.message || asprintf(&o.summary, "bad AdmissionReview: %s", err) < 0)
+			r = -ENOMEM;
+		else
+			r = 0;
+	} else if (r >= 0) {
+		r = decide(cfg, &rv, &mr, &o);
+	}
+	if (r >= 0)
+		r = respond(&rv, &o, ret);
+	free(o.message);
+	free(o.summary);
+	json_decref(o.patch);
+	mutate_result_clear(&mr);
+	if (r < 0)
+		review_answer_clear(ret);
+	return r;
+}
+
+void review_answer_clear(struct review_answer *a)
+{
+	free(a->body);
+	free(a->summary);
+	*a = (struct review_answer){ 0 };
+}
