@@ -82,8 +82,9 @@ struct http_server_config {
 /* Parse "ADDR:PORT" as http_server_config.listen takes it; -EINVAL with a reason in why. */
 int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, const char **why);
 
-/* Load the key pair and listen. Errors (a bad address, an unreadable or mismatched key pair, a port
- * in use) come back as -errno with a sentence in err. The server serves until http_server_free(). */
+/* Load the key pair and listen. Errors come back with a sentence in err: -EINVAL for a bad address,
+ * limits or key pair (unreadable, missing, not PEM, key not the certificate's), another -errno when
+ * it cannot listen (-EADDRINUSE). The server serves until http_server_free(). */
 int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen);
 
 /* Re-read cert_file and key_file. 0: unchanged (same bytes), 1: swapped (new handshakes use the new

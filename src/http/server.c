@@ -574,9 +574,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 		*upload_data_size = 0;
 		if (r == -EFBIG) {
-			/* no Content-Length (chunked) and past the limit: answer now, MHD closes after */
-			rq->early_status = MHD_HTTP_CONTENT_TOO_LARGE;
-			return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n", NULL);
+			/* no Content-Length (chunked) and past the limit. MHD cannot answer in the
+			 * middle of a body, and reading the rest to answer 413 at its end would let a
+			 * client keep us busy: close now */
+			slog(s, HTTP_LOG_WARNING, "%s %s from %s: body over %zu bytes without Content-Length; connection closed",
+			     method, url, rq->conn && rq->conn->peer[0] ? rq->conn->peer : "?", s->lim.body_max);
+			return MHD_NO;
 		}
 		return r < 0 ? MHD_NO : MHD_YES;
 	}
@@ -681,7 +684,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	r = load_pair(s, &p, &unchanged, err, errlen);
 	if (r < 0) {
 		server_release(s);
-		return r;
+		/* unreadable, missing or mismatched: the caller's input, not a runtime failure */
+		return r == -ENOMEM ? r : -EINVAL;
 	}
 	p->gen = s->gen = 1;
 	s->oldest = s->current = p;
@@ -693,6 +697,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 						 ? MHD_USE_DUAL_STACK : 0);
 	{
 		struct MHD_OptionItem opts[] = {
+			/* first, or MHD says so on stderr past us */
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s },
 			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
 			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback },
 			/* TLS 1.2 and 1.3 only: the API server speaks both */
@@ -704,7 +710,6 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s },
 			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, s },
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, s },
-			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s },
 			{ s->lim.workers > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->lim.workers, NULL },
 			{ MHD_OPTION_END, 0, NULL },
 		};

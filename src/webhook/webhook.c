@@ -355,7 +355,7 @@ static int serve(const struct opts *o)
 	r = http_server_start(&hc, &d.srv, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "rdmak webhook: %s\n", err);
-		ret = r == -EINVAL || r == -EKEYREJECTED ? EXIT_USAGE : EXIT_RUNTIME;
+		ret = r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
 	atomic_store(&d.ready, true);
