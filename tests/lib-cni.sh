@@ -60,6 +60,19 @@ cni_topology() {
 	done
 }
 
+# cni_vfs N: N stand-ins for VF netdevs in the host netns, vf10..vf(10+N-1), each wired to the
+# fabric like a rail (rail numbers 10.., so 172.16.21.254/24 for vf10), for hostdev moves
+cni_vfs() {
+	local n=$1 k
+	for ((k = 10; k < 10 + n; k++)); do
+		ip -n "$HOST_NS" link add "vf$k" type veth peer name "fabvf$k" netns "$FAB_NS" || return 1
+		ip -n "$HOST_NS" link set "vf$k" up
+		ip -n "$FAB_NS" addr add "172.16.$((11 + k)).254/24" dev "fabvf$k"
+		ip -n "$FAB_NS" addr add "fd00:$((11 + k))::fe/64" dev "fabvf$k" nodad
+		ip -n "$FAB_NS" link set "fabvf$k" up
+	done
+}
+
 # cni_pod NAME: a fresh pod netns; prints its path
 cni_pod() {
 	local ns="$CNI_TAG-$1"
@@ -95,10 +108,14 @@ leaks() {
 	EOF
 }
 
-# files_under DIR...: every regular file (the plugins' and IPAM stores' state), one a line
+# files_under DIR...: every entry but directories (the plugins' and IPAM stores' state: files,
+# and symbolic links, which rdmak-ipam's file store uses as records), one a line, less what a
+# store keeps by design across attachments (host-local's lock and last_reserved_ip.N,
+# rdmak-ipam's .lock and .cursor)
 files_under() {
 	local d
-	for d in "$@"; do [ -d "$d" ] && find "$d" -type f; done | sort
+	for d in "$@"; do [ -d "$d" ] && find "$d" ! -type d; done |
+		grep -vE '/(lock|last_reserved_ip\.[0-9]+|\.lock|\.cursor)$' | sort
 }
 
 # cni_rdmak_ready [PLUGIN...]: empty when each of build/cni/PLUGIN (default rdmak-cni and

@@ -38,7 +38,7 @@ conf_ref "$TMP/ref.conf" 0 "$(ipam_json host-local 0 4)"
 snapshot() {
 	netstate "$HOST_NS" >"$TMP/$1.host"
 	netstate "$POD" >"$TMP/$1.pod"
-	files_under "${STATE_DIRS[@]}" "$TMP/store-hl" | grep -v '/lock$\|/last_reserved_ip' >"$TMP/$1.files"
+	files_under "${STATE_DIRS[@]}" "$TMP/store-hl" >"$TMP/$1.files"
 }
 
 # leaked BEFORE AFTER: "links=.. addrs=.. rules=.. routes=.. sysctls=.. files=.." host and pod together
@@ -73,7 +73,7 @@ loop_cycles "$BUILD" "$SAN_CYCLES" --with-check
 is "$rc" 0 "$SAN_CYCLES ADD/CHECK/DEL cycles with the sanitized build"
 [ "$rc" -eq 0 ] || printf '#   %s\n' "$out" "$(printf '%s' "$err" | tail -5)"
 snapshot san
-is "$(leaked before san | head -1)" "$CLEAN" "they leave no link, address, rule, route, sysctl or file"
+is "$(leaked before san | sed -n 1p)" "$CLEAN" "they leave no link, address, rule, route, sysctl or file"
 
 if [ ! -x "$PLAIN/cni/rdmak-cni" ] || [ "$PLAIN/rdmak" = "$RDMAK" ]; then
 	skip "no non-sanitized build in $PLAIN (make check builds it; or set PLAIN_BUILD)" "$CYCLES cycles"
@@ -84,8 +84,8 @@ else
 	echo "# $CYCLES cycles: $out"
 	snapshot plain
 	counts=$(leaked before plain)
-	echo "# after $CYCLES cycles, leaked: $(echo "$counts" | head -1)"
-	is "$(echo "$counts" | head -1)" "$CLEAN" "$CYCLES cycles leak nothing (counted: links, addrs, rules, routes in every table, sysctls, files)"
+	echo "# after $CYCLES cycles, leaked: $(echo "$counts" | sed -n 1p)"
+	is "$(echo "$counts" | sed -n 1p)" "$CLEAN" "$CYCLES cycles leak nothing (counted: links, addrs, rules, routes in every table, sysctls, files)"
 fi
 
 # --- 2. kill -9 -------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ echo "# rdmak: $KILLS ADDs, $killed killed at a random instant, $completed compl
 ok $? "most ADDs are killed part way ($killed of $KILLS), so the kills do land inside the plugins"
 is "$delfail" 0 "DEL after every killed ADD succeeds"
 snapshot kill
-is "$(leaked before kill | head -1)" "$CLEAN" "$KILLS killed ADDs, each then DEL: clean host, pod and store"
+is "$(leaked before kill | sed -n 1p)" "$CLEAN" "$KILLS killed ADDs, each then DEL: clean host, pod and store"
 
 # killed ADDs whose pod netns is gone by the time anyone cleans up: GC with no valid attachment
 gcpod=$(cni_pod gcpod)
@@ -126,11 +126,11 @@ rm -rf "$TMP/cache" # the runtime forgot them too: only GC is left
 run ip netns exec "$HOST_NS" "$DRIVER" gc --conf "$TMP/rk.conf" --cni-path "$PLAIN/cni:$REFDIR"
 is "$rc" 0 "GC with no valid attachment exits 0"
 snapshot gc
-is "$(leaked before gc | head -1)" "$CLEAN" "GC alone cleans up after 50 killed ADDs whose pods are gone"
+is "$(leaked before gc | sed -n 1p)" "$CLEAN" "GC alone cleans up after 50 killed ADDs whose pods are gone"
 
 # the reference chain under the same kills, for comparison (not asserted)
 kills "$TMP/ref.conf" "$PLAIN" 50 ref
 snapshot refkill
-echo "# reference chain: 50 ADDs, $killed killed, $completed completed, $delfail DELs failed; left: $(leaked kill refkill | head -1)"
+echo "# reference chain: 50 ADDs, $killed killed, $completed completed, $delfail DELs failed; left: $(leaked kill refkill | sed -n 1p)"
 
 done_testing
