@@ -170,6 +170,6 @@ conf_rdmak() {
 	local file=$1 k=$2 ipam=$3 extra=${4:+,$4}
 	cat >"$file" <<-EOF
 	{"cniVersion":"1.0.0","name":"rail$k","type":"rdmak-cni","link":"macvlan","master":"rdma$k",
-	 "mode":"bridge","ipam":$ipam$extra}
+	 "mode":"bridge","stateDir":"$TMP/state-cni","ipam":$ipam$extra}
 	EOF
 }

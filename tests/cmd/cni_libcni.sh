@@ -35,7 +35,7 @@ attach_args() {
 		ref-nosbr) conf_ref "$f" "$k" "$(ipam_json "$ipam" "$k" "$fam")" nosbr ;;
 		rdmak) conf_rdmak "$f" "$k" "$(ipam_json "$ipam" "$k" "$fam")" ;;
 		ref-hd) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"vf$k\",\"type\":\"host-device\",\"device\":\"vf$k\",\"ipam\":$(ipam_json "$ipam" "$k" "$fam")}" >"$f" ;;
-		rdmak-hd) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"vf$k\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"device\":\"vf$k\",\"ipam\":$(ipam_json "$ipam" "$k" "$fam")}" >"$f" ;;
+		rdmak-hd) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"vf$k\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"device\":\"vf$k\",\"stateDir\":\"$TMP/state-cni\",\"ipam\":$(ipam_json "$ipam" "$k" "$fam")}" >"$f" ;;
 		esac
 		printf -- '--conf %s --ifname net%d ' "$f" $((k - k0 + 1))
 	done
@@ -79,14 +79,40 @@ result_ips() {
 	EOF
 }
 
-# reservations IPAM: how many addresses the store holds (host-local: one file per address, its
-# "lock" and "last_reserved_ip.N" are not reservations; rdmak-ipam: `rdmak ipam list --json`)
+# rdmak_reservations CONF...: addresses rdmak-ipam holds for these networks, as its operator CLI
+# reads them (`rdmak ipam list --json`); a conflist is reduced to its plugin with the ipam object
+rdmak_reservations() {
+	local f n=0 u
+	for f in "$@"; do
+		"$PY" - "$f" "$TMP/ipam-only.conf" <<-'EOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		for p in d.get("plugins", [d]):
+		    if "ipam" in p:
+		        json.dump(dict(p, name=d["name"], cniVersion=d["cniVersion"]), open(sys.argv[2], "w"))
+		EOF
+		u=$("$RDMAK" ipam list --config "$TMP/ipam-only.conf" --json 2>"$TMP/ipam-list.err" |
+			"$PY" -c 'import json,sys; print(sum(r["used"] for r in json.load(sys.stdin)["ranges"]))') ||
+			{ echo "? ($(head -c 200 "$TMP/ipam-list.err"))"; return; }
+		n=$((n + u))
+	done
+	echo "$n"
+}
+
+# reservations IPAM CONF...: how many addresses the store holds (host-local: one file per address,
+# its "lock" and "last_reserved_ip.N" are not reservations)
 reservations() {
-	case $1 in
+	local ipam=$1; shift
+	case $ipam in
 	host-local) files_under "$TMP/store-hl" | grep -cE '/[0-9a-f.:]+$' ;;
+	rdmak-ipam) rdmak_reservations "$@" ;;
 	static) echo 0 ;;
-	*) echo "? (no reader for $1)" ;;
 	esac
+}
+
+# jget_out KEY: a top-level key of the JSON in $out
+jget_out() {
+	printf '%s' "$out" | "$PY" -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1" 2>/dev/null
 }
 
 CLEAN="links=0 addrs=0 rules=0 routes=0 sysctls=0"
@@ -96,6 +122,8 @@ scenario() {
 	local chain=$1 ipam=$2 fam=$3 n=$4 pod=$5 k0=${6:-0} tag="$1+$2 IPv$3 x$4" id="c-$1-$2-$3-$4" args
 	IPAM_KIND=$ipam
 	args=$(attach_args "$chain" "$ipam" "$fam" "$n" "$k0")
+	local confs
+	confs=$(printf '%s\n' $args | sed -n '/^--conf$/{n;p}')
 	netstate "$pod" >"$TMP/before"
 	netstate "$HOST_NS" >"$TMP/host-before"
 	# shellcheck disable=SC2086
@@ -104,7 +132,8 @@ scenario() {
 	[ "$rc" -eq 0 ] || printf '#   %s\n' "$out" "$err" | head -20
 	printf '%s' "$out" >"$TMP/result-$chain-$ipam-$fam-$n.json"
 	is "$(result_ips "$TMP/result-$chain-$ipam-$fam-$n.json" 2>/dev/null)" "$(expected_ips "$fam" "$n" "$k0")" "$tag: result's addresses and gateways"
-	is "$(reservations "$ipam")" "$( [ "$ipam" = static ] && echo 0 || expected_ips "$fam" "$n" | wc -l)" "$tag: one reservation per address in the IPAM store"
+	# shellcheck disable=SC2086
+	is "$(reservations "$ipam" $confs)" "$( [ "$ipam" = static ] && echo 0 || expected_ips "$fam" "$n" | wc -l)" "$tag: one reservation per address in the IPAM store"
 	is "$(ping_rails "$pod" "$fam" "$n" "$k0")" 0 "$tag: each pod address reaches its rail's gateway"
 	netstate "$pod" --no-mac --no-linklocal --tables >"$TMP/state-$chain-$ipam-$fam-$n"
 	# shellcheck disable=SC2086
@@ -117,7 +146,9 @@ scenario() {
 	is "$(leaks "$TMP/before" "$TMP/after" | sed -n 1p)" "$CLEAN" "$tag: DEL leaves the pod as it was"
 	netstate "$HOST_NS" >"$TMP/host-now"
 	is "$(leaks "$TMP/host-before" "$TMP/host-now" | sed -n 1p)" "$CLEAN" "$tag: and the host"
-	is "$(reservations "$ipam")" 0 "$tag: the IPAM store holds no reservation"
+	# shellcheck disable=SC2086
+	is "$(reservations "$ipam" $confs)" 0 "$tag: the IPAM store holds no reservation"
+	is "$(files_under "$TMP/state-cni" "$TMP/cache" | wc -l)" 0 "$tag: no state file left (plugin, libcni cache)"
 	rm -rf "$TMP/store-hl" "$TMP/store-rk" # the next scenario starts from .10 again
 }
 
@@ -217,7 +248,7 @@ for chain in "${CHAINS[@]}"; do
 	verdict "$chain" "$rc" 0 "DEL after the failed ADD succeeds (a runtime always sends it)"
 	drv del --conf "$one" --ifname net1 --netns "$POD" --id full-1
 	is "$rc" 0 "$chain: DEL of the first attachment"
-	is "$(reservations "$ipam")" 0 "$chain: the pool is empty again"
+	is "$(reservations "$ipam" "$one")" 0 "$chain: the pool is empty again"
 	netstate "$POD" >"$TMP/after"
 	# a leftover of the failed ADD above would still be here
 	verdict "$chain" "$(leaks "$TMP/before" "$TMP/after" | grep -c '^#   leaked: link')" 0 "no link left from the failed ADD after both DELs"
@@ -260,7 +291,8 @@ for chain in "${CHAINS[@]}"; do
 	# shellcheck disable=SC2086
 	drv del $args --netns "$dpod" --id del-b
 	verdict "$chain" "$rc" 0 "DEL after the pod's netns is gone succeeds"
-	verdict "$chain" "$(reservations "$ipam")" 0 "and releases the address"
+	# shellcheck disable=SC2086
+	verdict "$chain" "$(reservations "$ipam" $(printf '%s\n' $args | sed -n '/^--conf$/{n;p}'))" 0 "and releases the address"
 	rm -rf "$TMP/store-hl" "$TMP/store-rk"
 done
 
@@ -290,5 +322,88 @@ for chain in "${CHAINS[@]}"; do
 	ip -n "$HOST_NS" link set vf10 up
 	rm -rf "$TMP/store-hl"
 done
+
+if [ -n "$RK_WHY" ]; then
+	skip "$RK_WHY" "rdmak-cni: deviceID through libcni, GC, STATUS, multi-rail in one subnet"
+	done_testing
+	exit
+fi
+
+# --- hostdev by PCI function: runtimeConfig.deviceID through libcni, as Multus passes the device
+# plugin's allocation, found through a test sysfs tree (bus/pci/devices/<bdf>/net/<netdev>) -----
+BDF=0000:3b:00.2
+mkdir -p "$TMP/sys/bus/pci/devices/$BDF/net/vf11"
+f="$TMP/hd-pci.conf"
+echo "{\"cniVersion\":\"1.0.0\",\"name\":\"vf11\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"sysfs\":\"$TMP/sys\",
+ \"stateDir\":\"$TMP/state-cni\",\"capabilities\":{\"deviceID\":true},\"ipam\":$(ipam_json rdmak-ipam 11 4)}" >"$f"
+ppod=$(cni_pod pci)
+netstate "$HOST_NS" --no-linklocal >"$TMP/host-before"
+drv add --conf "$f" --ifname net1 --netns "$ppod" --id pci-1 --cap "deviceID=\"$BDF\""
+is "$rc" 0 "hostdev by deviceID (runtimeConfig through libcni): ADD"
+[ "$rc" -eq 0 ] || echo "#   $out"
+is "$(ip -n "${ppod#/run/netns/}" -o link show net1 2>/dev/null | wc -l)" 1 "the function's netdev (vf11) is net1 in the pod"
+IPAM_KIND=rdmak-ipam
+is "$(ping_rails "$ppod" 4 1 11)" 0 "and reaches its gateway"
+drv check --conf "$f" --ifname net1 --netns "$ppod" --id pci-1 --cap "deviceID=\"$BDF\""
+is "$rc" 0 "hostdev by deviceID: CHECK"
+drv del --conf "$f" --ifname net1 --netns "$ppod" --id pci-1 --cap "deviceID=\"$BDF\""
+is "$rc" 0 "hostdev by deviceID: DEL"
+is "$(leaks "$TMP/host-before" <(netstate "$HOST_NS" --no-linklocal) | sed -n 1p)" "$CLEAN" "vf11 is back in the host as it was"
+drv add --conf "$f" --ifname net1 --netns "$ppod" --id pci-2
+is "$rc" 1 "hostdev without deviceID (no device plugin allocation) fails ADD"
+like "$out" "deviceID" "naming deviceID"
+rm -rf "$TMP/store-rk"
+
+# --- GC: attachments whose pods are gone, named by cni.dev/valid-attachments ------------------
+f="$TMP/gc.conf"
+conf_rdmak "$f" 0 "$(ipam_json rdmak-ipam 0 4)"
+gpods=()
+for i in 1 2 3; do
+	gpods+=("$(cni_pod "gc$i")")
+	drv add --conf "$f" --ifname net1 --netns "${gpods[-1]}" --id "gc-$i"
+	is "$rc" 0 "GC setup: attachment gc-$i"
+done
+ip netns del "${gpods[1]#/run/netns/}"
+ip netns del "${gpods[2]#/run/netns/}"
+drv gc --conf "$f" --valid gc-1/net1
+is "$rc" 0 "GC (CNI 1.1, by exec) with gc-1 still valid"
+[ "$rc" -eq 0 ] || echo "#   $out $err"
+is "$(rdmak_reservations "$f")" 1 "GC released the two attachments whose pods are gone, kept gc-1's"
+drv check --conf "$f" --ifname net1 --netns "${gpods[0]}" --id gc-1
+is "$rc" 0 "gc-1 still passes CHECK"
+drv del --conf "$f" --ifname net1 --netns "${gpods[0]}" --id gc-1
+is "$(rdmak_reservations "$f")" 0 "and its DEL releases the last one"
+drv gc --conf "$TMP/ref-host-local-4-0.conf" --valid x/net1
+echo "# reference: GC: $([ "$rc" -eq 0 ] && echo "exit 0 ($(printf '%s' "$err" | grep -c skipped) plugins without GC skipped)" || echo "fails: $out")"
+
+# --- STATUS ------------------------------------------------------------------------------------
+drv status --conf "$f"
+is "$rc" 0 "STATUS of rdmak-cni + rdmak-ipam"
+sed "s#\"dataDir\":\"$TMP/store-rk\"#\"dataDir\":\"$TMP/lib-cni.sh-not-a-dir/x\"#" "$f" >"$TMP/status-bad.conf"
+cp "$TOP/tests/lib-cni.sh" "$TMP/lib-cni.sh-not-a-dir"
+drv status --conf "$TMP/status-bad.conf"
+is "$(jget_out code)" 50 "STATUS with an unusable IPAM store: code 50 (cannot service ADD)"
+
+# --- several rails in one subnet: each answers for its own address (issue 7 section 3) --------
+for n in 2 8; do
+	spod=$(cni_pod "same$n")
+	args=
+	for ((k = 0; k < n; k++)); do
+		f="$TMP/same-$n-$k.conf"
+		conf_rdmak "$f" "$k" "{\"type\":\"rdmak-ipam\",\"ranges\":[[{\"subnet\":\"172.16.11.0/24\",\"rangeStart\":\"172.16.11.$((100 + k))\",\"rangeEnd\":\"172.16.11.$((100 + k))\",\"gateway\":\"172.16.11.254\"}]],\"dataDir\":\"$TMP/store-rk\"}"
+		args+="--conf $f --ifname net$((k + 1)) "
+	done
+	# shellcheck disable=SC2086
+	drv add $args --netns "$spod" --id "same-$n"
+	is "$rc" 0 "$n rails in one subnet: ADD"
+	netstate "$spod" --no-mac --no-linklocal --tables >"$TMP/same-$n"
+	is "$(grep -cE '^sysctl net[0-9]+ (arp_ignore=1|arp_announce=2|rp_filter=2)$' "$TMP/same-$n")" $((3 * n)) \
+		"$n rails in one subnet: arp_ignore=1, arp_announce=2, rp_filter=2 on each"
+	is "$(grep -cE '^rule4 P from 172.16.11.1[0-9][0-9] lookup T\(net[0-9]+\)$' "$TMP/same-$n")" "$n" "$n rails in one subnet: one rule per address"
+	# shellcheck disable=SC2086
+	drv del $args --netns "$spod" --id "same-$n"
+	is "$rc" 0 "$n rails in one subnet: DEL"
+done
+rm -rf "$TMP/store-rk"
 
 done_testing

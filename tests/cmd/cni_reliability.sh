@@ -29,7 +29,7 @@ fi
 cni_topology 1
 POD=$(cni_pod pod)
 STORE="$TMP/store-rk"
-STATE_DIRS=("$STORE" "$TMP/cache")
+STATE_DIRS=("$STORE" "$TMP/state-cni" "$TMP/cache")
 
 conf_rdmak "$TMP/rk.conf" 0 "$(ipam_json rdmak-ipam 0 4)"
 conf_ref "$TMP/ref.conf" 0 "$(ipam_json host-local 0 4)"
