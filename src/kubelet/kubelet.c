@@ -243,11 +243,37 @@ int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, v
 
 /* --- our socket ----------------------------------------------------------------------- */
 
+/* Does a live process listen on path? 1 (with its pid, 0 if unknown), 0 when nobody does
+ * (no file, or a stale socket left by a process that died), <0 error. */
+static int socket_owner(const char *path, pid_t *pid)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(sun.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (errno == ECONNREFUSED || errno == ENOENT || errno == ENOTSOCK)
+			return 0;
+		if (errno != EAGAIN) /* EAGAIN: its backlog is full, so someone listens */
+			return -errno;
+	}
+	/* the listener's credentials as of its listen() */
+	*pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
+	return 1;
+}
+
 static int socket_bind(struct kubelet_server *srv)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
 	struct stat st;
+	pid_t owner = 0;
+	int r;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -257,6 +283,15 @@ static int socket_bind(struct kubelet_server *srv)
 	if (fchmod(fd, 0600) < 0)
 		return -errno;
 	strcpy(sun.sun_path, srv->sock_path);
+	/* Never take over a socket that another process serves (a second plugin on this kubelet
+	 * folder): each would delete the other's file in turn and register again, for ever. */
+	r = socket_owner(srv->sock_path, &owner);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		kl_logf(srv, 0, "another process (pid %d) is serving %s: not taking it over", (int)owner, srv->sock_path);
+		return -EADDRINUSE;
+	}
 	if (unlink(srv->sock_path) < 0 && errno != ENOENT) /* a stale socket from an earlier run */
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
@@ -350,12 +385,13 @@ static void handle_inotify(struct kubelet_server *srv)
 	if (check_ours && !socket_present(srv)) {
 		int r = socket_bind(srv);
 
-		if (r < 0)
+		if (r < 0) {
 			kl_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
-		else
-			kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
+			return; /* nothing to register: the kubelet would dial a socket that is not ours */
+		}
+		kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
 		kl_register_request(srv);
-	} else if (kubelet_new) {
+	} else if (kubelet_new && socket_present(srv)) {
 		kl_logf(srv, 2, "%s appeared (kubelet (re)started): registering", srv->kubelet_sock);
 		kl_register_request(srv);
 	}

@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <grpc/grpc_posix.h>
 
 #include "kubelet/deviceplugin.pb-c.h"
 #include "kubelet/internal.h"
@@ -57,6 +61,16 @@ static void timer_arm_locked(struct kubelet_server *srv, unsigned ms)
 	timerfd_settime(srv->timer_fd, 0, &its, NULL);
 }
 
+/* Arm the Register retry after a failed attempt, doubling the back-off; returns the delay. */
+static unsigned retry_later_locked(struct kubelet_server *srv)
+{
+	unsigned delay = srv->retry_ms;
+
+	srv->retry_ms = srv->retry_ms * 2 > KL_RETRY_MAX_MS ? KL_RETRY_MAX_MS : srv->retry_ms * 2;
+	timer_arm_locked(srv, delay);
+	return delay;
+}
+
 static void reg_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 {
 	struct kl_reg *reg = kl_container_of(tag, struct kl_reg, tag);
@@ -72,9 +86,7 @@ static void reg_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 		__atomic_add_fetch(&srv->registrations, 1, __ATOMIC_RELAXED);
 		srv->retry_ms = KL_RETRY_FIRST_MS;
 	} else if (current && !srv->stopping) {
-		delay = srv->retry_ms;
-		srv->retry_ms = srv->retry_ms * 2 > KL_RETRY_MAX_MS ? KL_RETRY_MAX_MS : srv->retry_ms * 2;
-		timer_arm_locked(srv, delay);
+		delay = retry_later_locked(srv);
 	}
 	pthread_mutex_unlock(&srv->lock);
 
@@ -108,30 +120,43 @@ static grpc_byte_buffer *register_request_message(struct kubelet_server *srv)
 	return bb;
 }
 
-static grpc_channel *kubelet_channel(struct kubelet_server *srv)
+/* A channel over a connection we make ourselves. gRPC's own client channel (resolver,
+ * subchannel, reconnect back-off) kept the connection of a Register attempt open after the
+ * channel was destroyed when the attempt was cancelled or the kubelet went away mid-connect:
+ * one leaked socket per few kubelet restarts (issue 11). A channel made from an fd has no
+ * subchannel and no reconnection: destroying it closes the transport and the fd with it.
+ * -ECONNREFUSED / -ENOENT: nobody listens on kubelet.sock (a stale file, a kubelet restarting). */
+static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 {
-	_cleanup_free_ char *target = NULL;
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	grpc_arg args[] = {
-		/* A kubelet restart must not leave us waiting out gRPC's default 1 s+ back-off. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = 50},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 50},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
-		/* Never share a subchannel (and its back-off state) with an earlier attempt. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1},
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0},
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
 	};
 	grpc_channel_args ca = {.num_args = ELEMENTSOF(args), .args = args};
+	int fd;
 
-	if (asprintf(&target, "unix:%s", srv->kubelet_sock) < 0)
-		return NULL;
-	return grpc_channel_create(target, srv->chan_creds, &ca);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(sun.sun_path, srv->kubelet_sock); /* length checked at new() */
+	/* A unix stream connect() completes at once or fails (EAGAIN: the backlog is full). */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	/* gRPC owns fd from here. */
+	*ret = grpc_channel_create_from_fd("localhost", fd, srv->chan_creds, &ca);
+	return *ret ? 0 : -ENOMEM;
 }
 
 static int reg_new(struct kubelet_server *srv, struct kl_reg **ret)
 {
 	struct kl_reg *reg = calloc(1, sizeof(*reg));
+	int r;
 	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 					     gpr_time_from_seconds(KL_REGISTER_DEADLINE_S, GPR_TIMESPAN));
 
@@ -141,9 +166,12 @@ static int reg_new(struct kubelet_server *srv, struct kl_reg **ret)
 	reg->details = grpc_empty_slice();
 	grpc_metadata_array_init(&reg->init_md);
 	grpc_metadata_array_init(&reg->trailing_md);
-	reg->ch = kubelet_channel(srv);
-	if (reg->ch)
-		reg->call = grpc_channel_create_call(reg->ch, NULL, GRPC_PROPAGATE_DEFAULTS, srv->cq,
+	r = kubelet_channel(srv, &reg->ch);
+	if (r < 0) {
+		reg_free(reg);
+		return r;
+	}
+	reg->call = grpc_channel_create_call(reg->ch, NULL, GRPC_PROPAGATE_DEFAULTS, srv->cq,
 						     grpc_slice_from_static_string(KL_REGISTER_PATH), NULL, deadline,
 						     NULL);
 	reg->req = register_request_message(srv);
@@ -180,7 +208,19 @@ void kl_register_request(struct kubelet_server *srv)
 	}
 	r = reg_new(srv, &reg);
 	if (r < 0) {
-		kl_logf(srv, 0, "Register %s: %s", srv->resource_name, strerror(-r));
+		unsigned delay = 0;
+
+		/* kubelet.sock exists but nobody answers: a stale file, or a kubelet between its
+		 * unlink() and listen(). Try again with the same back-off as a refused Register. */
+		pthread_mutex_lock(&srv->lock);
+		if (!srv->stopping) {
+			kl_register_cancel_locked(srv);
+			delay = retry_later_locked(srv);
+		}
+		pthread_mutex_unlock(&srv->lock);
+		if (delay)
+			kl_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->kubelet_sock,
+				strerror(-r), delay);
 		return;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;

@@ -246,6 +246,15 @@ static int remember(char ***names, size_t *n, const char *name)
 	return 0;
 }
 
+static struct slot *slot_find(struct daemon *d, const char *name);
+
+/* Files are written for the pools we serve only: a second plugin on this node that may not
+ * take the sockets over must not replace, nor remove at its exit, the serving one's files. */
+static bool served(struct daemon *d, const struct pool *p)
+{
+	return slot_find(d, p->res->full_name) != NULL;
+}
+
 /* Multus reads these after Allocate; writing them once per load keeps Allocate free of I/O. */
 static void write_devinfo(struct daemon *d)
 {
@@ -256,7 +265,7 @@ static void write_devinfo(struct daemon *d)
 	for (size_t i = 0; i < d->ps->n; i++) {
 		const struct pool *p = &d->ps->pools[i];
 
-		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m)
+		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m || !served(d, p))
 			continue;
 		if (written == 0 && (r = dir_create(d->o->devinfo_dir, 0755)) < 0) {
 			plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
@@ -294,7 +303,7 @@ static void write_cdi(struct daemon *d)
 	}
 	for (size_t i = 0; i < d->ps->n; i++) {
 		const struct pool *p = &d->ps->pools[i];
-		json_t *spec = cdi_spec_build(p);
+		json_t *spec = served(d, p) ? cdi_spec_build(p) : NULL;
 		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
 		char name[300];
 
@@ -382,21 +391,25 @@ static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 	return 0;
 }
 
-/* Start servers for pools that have none (new resources, or an earlier start that failed). */
+/* Start servers for pools that have none (new resources, or an earlier start that failed).
+ * Returns how many started, or -EIO when one did not. */
 static int start_missing(struct daemon *d, bool quiet)
 {
-	int r = 0;
+	int r = 0, started = 0;
 
 	for (size_t i = 0; i < d->ps->n; i++) {
 		if (slot_find(d, d->ps->pools[i].res->full_name))
 			continue;
 		/* a retry every second must not flood the log: the first failure was logged */
-		if (slot_start(d, &d->ps->pools[i], quiet) < 0)
+		if (slot_start(d, &d->ps->pools[i], quiet) < 0) {
 			r = -EIO;
-		else if (quiet)
+			continue;
+		}
+		started++;
+		if (quiet)
 			plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
 	}
-	return r;
+	return r < 0 ? r : started;
 }
 
 /* Point every slot at the new set, start servers for new resources and stop the ones whose
@@ -450,10 +463,11 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 	}
 	r = start_missing(d, false);
 	for (size_t i = 0; i < ps->n; i++)
-		log_pool(&ps->pools[i], "serving");
+		if (served(d, &ps->pools[i]))
+			log_pool(&ps->pools[i], "serving");
 	write_devinfo(d);
 	write_cdi(d);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* ---- health tick ---------------------------------------------------------------------- */
@@ -691,8 +705,10 @@ static int run_daemon(struct daemon *d)
 		if (cfg_event || now_s() - last_cfg_check >= 1.0) {
 			last_cfg_check = now_s();
 			reload(d, "config changed");
-			if (d->n_slots < d->ps->n)
-				start_missing(d, true);
+			if (d->n_slots < d->ps->n && start_missing(d, true) > 0) {
+				write_devinfo(d);
+				write_cdi(d);
+			}
 		}
 		/* three directory listings: every 2 s is enough for hot-plug and driver reloads */
 		if (now_s() - last_fp >= 2.0 && (last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&

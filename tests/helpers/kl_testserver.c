@@ -6,7 +6,9 @@
  *
  * Devices dev0..dev(N-1) (default 4), healthy, NUMA node i/2. Prints "listening PATH" on stdout
  * once the socket exists; logs to stderr. SIGUSR1 flips dev0's health; SIGTERM/SIGINT stop the
- * server (removing its socket) and exit 0.
+ * server (removing its socket) and exit 0. SIGUSR2 prints "heap BYTES asan|malloc" on stdout: the bytes of heap
+ * in use (AddressSanitizer's count in a sanitized build, where RSS holds the allocator's own
+ * caches and shadow; mallinfo2's otherwise), so that tests can tell a leak from noise.
  *
  * Allocate echoes the ids: env RDMAK_DEVICES=ids joined by ',', annotation
  * rdmak.io/devices=the same, one DeviceSpec /dev/infiniband/<id> (rwm) and one CDI device
@@ -26,6 +28,28 @@
 #include <unistd.h>
 
 #include "kubelet/kubelet.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KL_ASAN 1
+#endif
+#endif
+#ifdef KL_ASAN
+#define HEAP_COUNTER "asan"
+size_t __sanitizer_get_current_allocated_bytes(void); /* <sanitizer/allocator_interface.h>, not always installed */
+static size_t heap_in_use(void) { return __sanitizer_get_current_allocated_bytes(); }
+#else
+#include <malloc.h>
+#define HEAP_COUNTER "malloc"
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+#endif
 
 #define MAX_DEVICES 64
 
@@ -188,6 +212,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
@@ -215,6 +240,11 @@ int main(int argc, char **argv)
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (si.ssi_signo == SIGUSR2) {
+			printf("heap %zu %s\n", heap_in_use(), HEAP_COUNTER);
+			fflush(stdout);
+			continue;
 		}
 		if (si.ssi_signo != SIGUSR1)
 			break;

@@ -90,6 +90,7 @@ export class Plugin extends EventEmitter {
 		this.lists = [];
 		this.streams = [];
 		this.options = null;
+		this.closed = false;
 	}
 
 	watch() {
@@ -144,6 +145,7 @@ export class Plugin extends EventEmitter {
 	}
 
 	close() {
+		this.closed = true;
 		for (const s of this.streams) s.cancel();
 		this.streams = [];
 		this.client.close();
@@ -187,6 +189,11 @@ export class Kubelet extends EventEmitter {
 			} catch (err) {
 				p.close();
 				callback({ code: grpc.status.UNAVAILABLE, details: `cannot reach ${call.request.endpoint}: ${err.message}` });
+				return;
+			}
+			// a restart while we waited closed this client: the call's kubelet is gone
+			if (p.closed) {
+				callback({ code: grpc.status.UNAVAILABLE, details: 'kubelet restarting' });
 				return;
 			}
 			reg.plugin = p;

@@ -264,6 +264,41 @@ test('50 kubelet restarts: re-registered every time with the full list', { timeo
 	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
 });
 
+// A second plugin on the same kubelet folder (a DaemonSet rolled over with surge, two installs)
+// used to delete the first one's sockets, each re-creating its own in turn, leaking sockets.
+test('a second plugin on this kubelet folder names the owner and takes nothing over', { timeout: 20000 }, async () => {
+	const socks = [SHARED, EXCL].map((name) => path.join(kdir, 'device-plugins', regOf(name).req.endpoint));
+	const inodes = socks.map((s) => fs.lstatSync(s).ino);
+	const files = fs.readdirSync(devinfo).sort();
+	const n = kubelet.registrations.length;
+	const fds = fs.readdirSync(`/proc/${plugin.proc.pid}/fd`).length;
+	const second = startPlugin();
+	try {
+		const owner = new RegExp(`another process \\(pid ${plugin.proc.pid}\\) is serving .*rdmak-.*\\.sock: not taking it over`);
+		await withTimeout(
+			new Promise((resolve) => {
+				const t = setInterval(() => owner.test(second.stderr()) && (clearInterval(t), resolve()), 20);
+			}),
+			5000,
+			'the second plugin to name the owner',
+		);
+		await new Promise((r) => setTimeout(r, 2500)); // two retries
+		assert.deepEqual(socks.map((s) => fs.lstatSync(s).ino), inodes, 'sockets kept');
+		assert.equal(kubelet.registrations.length, n, 'no registration');
+		assert.ok(fs.readdirSync(`/proc/${plugin.proc.pid}/fd`).length <= fds, 'the first plugin holds no new fd');
+	} finally {
+		second.proc.kill('SIGTERM');
+	}
+	const { code } = await withTimeout(second.exited, 5000, 'the second plugin to exit');
+	assert.equal(code, 0);
+	assert.equal((second.stderr().match(/another process .* not taking it over/g) || []).length, 2, 'once per resource, not per retry');
+	assert.deepEqual(socks.map((s) => fs.lstatSync(s).ino), inodes, 'sockets kept after its exit');
+	assert.deepEqual(fs.readdirSync(devinfo).sort(), files, "the first plugin's device-info files kept");
+	assert.doesNotMatch(second.stderr(), /runtime error|AddressSanitizer/);
+	const r = await regOf(EXCL).plugin.allocate([['0000:c6:00.0']]);
+	assert.equal(r.container_responses[0].envs.PCIDEVICE_NVIDIA_COM_HOSTDEV, '0000:c6:00.0');
+});
+
 test('config reload: a good change applies, a bad one is logged and the old one stays', { timeout: 15000 }, async () => {
 	const sh = regOf(SHARED).plugin;
 	let from = sh.lists.length;
