@@ -12,7 +12,8 @@ set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 top=$PWD
-export TOP=$top BUILD="$top/$build" RDMAK="$top/$build/rdmak" NODES="$top/examples/nodes"
+case $build in /*) ;; *) build="$top/$build" ;; esac
+export TOP=$top BUILD=$build RDMAK="$build/rdmak" NODES="$top/examples/nodes"
 # shellcheck source=../tests/lib.sh
 . tests/lib.sh >/dev/null
 # shellcheck source=../tests/lib-cni.sh
