@@ -152,15 +152,17 @@ scenario() {
 	rm -rf "$TMP/store-hl" "$TMP/store-rk" # the next scenario starts from .10 again
 }
 
-# same_pod_state FAM N: rdmak's pod against the reference chain's, table numbers and rule
-# priorities aside (each chain numbers its own), with the one difference by design: sbr moves
+# same_pod_state FAM N: rdmak's pod against the reference chain's, table numbers, rule
+# priorities and routes' protocol aside (each chain numbers its own: sbr the first free table
+# from 100, rdmak 100 + the interface's number), with the one difference by design: sbr moves
 # each interface's connected route out of main into its table, rdmak keeps it in main too
 # (seed 004's `ip r show table main`; docs/cni.md), so main still routes the subnet on-link.
 same_pod_state() {
 	local fam=$1 n=$2 f
 	for f in ref rdmak; do
-		sed -E 's/ proto (boot|static)$//' "$TMP/state-$f-$([ $f = ref ] && echo host-local || echo rdmak-ipam)-$fam-$n" |
-			grep -vE '^route[46] table=main .* dev net[0-9]+ .*proto kernel$' >"$TMP/cmp-$f"
+		# a route's protocol in the interface's table: sbr copies the kernel's, rdmak adds its own
+		sed -E '/^route[46] table=T\(/s/ proto [a-z0-9]+$//' "$TMP/state-$f-$([ $f = ref ] && echo host-local || echo rdmak-ipam)-$fam-$n" |
+			grep -vE '^route[46] table=main .* dev net[0-9]+ .*proto kernel$|^tablenum ' >"$TMP/cmp-$f"
 	done
 	same_file "$TMP/cmp-rdmak" "$TMP/cmp-ref" "IPv$fam x$n: rdmak's pod = the reference's (links, addresses, rules, tables), but for main"
 	is "$(grep -cE '^route[46] table=main .* dev net[0-9]+ .*proto kernel$' "$TMP/state-rdmak-rdmak-ipam-$fam-$n")" \

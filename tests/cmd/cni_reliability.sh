@@ -59,6 +59,13 @@ leaked() {
 	EOF
 }
 CLEAN="links=0 addrs=0 rules=0 routes=0 sysctls=0 files=0"
+# clean_since TAG DESC: nothing new since the "before" snapshot (the leftovers listed if any)
+clean_since() {
+	local got
+	got=$(leaked before "$1")
+	is "$(echo "$got" | sed -n 1p)" "$CLEAN" "$2"
+	echo "$got" | sed -n '2,$p'
+}
 
 # loop_cycles BUILD N [--with-check]: the driver's loop with BUILD's plugins first on CNI_PATH
 loop_cycles() {
@@ -73,7 +80,7 @@ loop_cycles "$BUILD" "$SAN_CYCLES" --with-check
 is "$rc" 0 "$SAN_CYCLES ADD/CHECK/DEL cycles with the sanitized build"
 [ "$rc" -eq 0 ] || printf '#   %s\n' "$out" "$(printf '%s' "$err" | tail -5)"
 snapshot san
-is "$(leaked before san | sed -n 1p)" "$CLEAN" "they leave no link, address, rule, route, sysctl or file"
+clean_since san "they leave no link, address, rule, route, sysctl or file"
 
 if [ ! -x "$PLAIN/cni/rdmak-cni" ] || [ "$PLAIN/rdmak" = "$RDMAK" ]; then
 	skip "no non-sanitized build in $PLAIN (make check builds it; or set PLAIN_BUILD)" "$CYCLES cycles"
@@ -135,7 +142,7 @@ echo "# rdmak: $KILLS ADDs, $killed killed at a random instant, $completed compl
 ok $? "most ADDs are killed part way ($killed of $KILLS), so the kills do land inside the plugins"
 is "$delfail" 0 "DEL after every killed ADD succeeds"
 snapshot kill
-is "$(leaked before kill | sed -n 1p)" "$CLEAN" "$KILLS killed ADDs, each then DEL: clean host, pod and store"
+clean_since kill "$KILLS killed ADDs, each then DEL: clean host, pod and store"
 
 # killed ADDs whose pod netns is gone by the time anyone cleans up: GC with no valid attachment
 gcpod=$(cni_pod gcpod)
@@ -148,7 +155,7 @@ rm -rf "$TMP/cache" # the runtime forgot them too: only GC is left
 run ip netns exec "$HOST_NS" "$DRIVER" gc --conf "$TMP/rk.conf" --cni-path "$PLAIN/cni:$REFDIR"
 is "$rc" 0 "GC with no valid attachment exits 0"
 snapshot gc
-is "$(leaked before gc | sed -n 1p)" "$CLEAN" "GC alone cleans up after 50 killed ADDs whose pods are gone"
+clean_since gc "GC alone cleans up after 50 killed ADDs whose pods are gone"
 
 # the reference chain under the same kills, for comparison (not asserted)
 kills "$TMP/ref.conf" "$PLAIN" 50 ref

@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/containernetworking/cni/libcni"
-	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 )
 
@@ -35,8 +34,16 @@ func verbEnviron(verb, cniPath string) []string {
 	return append(env, "CNI_COMMAND="+verb, "CNI_PATH="+cniPath)
 }
 
-func supports(ctx context.Context, e *driverExec, pluginPath, want string) (bool, []string, error) {
-	info, err := invoke.GetVersionInfo(ctx, pluginPath, e)
+// supports asks the plugin's VERSION with the spec's environment (CNI_COMMAND alone, and
+// CNI_PATH): not through libcni's GetVersionInfo, which also sets CNI_NETNS, CNI_IFNAME and
+// CNI_PATH to "dummy" (the driver's `version` command keeps that path, as libcni runs it).
+func supports(ctx context.Context, e *driverExec, pluginPath, want, cniPath string) (bool, []string, error) {
+	stdin := []byte(fmt.Sprintf(`{"cniVersion":%q}`, want))
+	out, err := e.ExecPlugin(ctx, pluginPath, stdin, verbEnviron("VERSION", cniPath))
+	if err != nil {
+		return false, nil, err
+	}
+	info, err := e.Decode(out)
 	if err != nil {
 		return false, nil, err
 	}
@@ -60,6 +67,9 @@ func runVerb(o *options, verb string, inject map[string]interface{}) []error {
 	for _, a := range atts {
 		for _, p := range a.list.Plugins {
 			path, err := e.FindInPath(p.Network.Type, o.paths())
+			if err == nil && len(o.paths()) == 0 {
+				err = fmt.Errorf("no --cni-path (or CNI_PATH) to find %s in", p.Network.Type)
+			}
 			if err != nil {
 				errs = append(errs, err)
 				if verb == "STATUS" {
@@ -67,7 +77,7 @@ func runVerb(o *options, verb string, inject map[string]interface{}) []error {
 				}
 				continue
 			}
-			ok, vers, err := supports(ctx, e, path, o.gcVersion)
+			ok, vers, err := supports(ctx, e, path, o.gcVersion, o.cniPath)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: VERSION: %w", p.Network.Type, err))
 				continue
