@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -70,7 +71,7 @@ static json_t *resolve_plain(const char *s)
 		v = strtoll(s, &end, 10);
 		if (!errno && !*end)
 			return json_integer(v);
-		return json_real(strtod(s, NULL));
+		return isfinite(strtod(s, NULL)) ? json_real(strtod(s, NULL)) : NULL;
 	}
 	if (!strncmp(s, "0x", 2) && all_digits(s + 2, "0123456789abcdefABCDEF")) {
 		errno = 0;
@@ -109,8 +110,12 @@ static json_t *resolve_plain(const char *s)
 			if (!exp)
 				mant = false;
 		}
-		if (mant && !*p && (dot || exp))
-			return json_real(strtod(s, NULL));
+		if (mant && !*p && (dot || exp)) {
+			double v = strtod(s, NULL);
+
+			/* JSON has no infinity: 1e999 stays the string it was written as */
+			return isfinite(v) ? json_real(v) : NULL;
+		}
 	}
 	return NULL; /* a string */
 }
@@ -347,6 +352,9 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
 		return emit_scalar(em, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
 	case JSON_REAL:
 		n = snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+		/* 1.0 printed as "1" would read back as an integer */
+		if (!strpbrk(num, ".eEn"))
+			n += snprintf(num + n, sizeof(num) - (size_t)n, ".0");
 		return emit_scalar(em, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
 	case JSON_TRUE:
 		return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);

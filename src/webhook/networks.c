@@ -43,14 +43,17 @@ static int parse_item(const char *s, size_t len, json_t *out, char *err, size_t 
 		return -EINVAL;
 	}
 	o = json_object();
-	if (!o || json_object_set_new(o, "name", json_string(name)) < 0 ||
+	if (!o)
+		return -ENOMEM;
+	/* json_string() refuses invalid UTF-8 */
+	if (json_object_set_new(o, "name", json_string(name)) < 0 ||
 	    (slash && json_object_set_new(o, "namespace", json_string(item)) < 0) ||
-	    (at && json_object_set_new(o, "interface", json_string(at + 1)) < 0) ||
-	    json_array_append_new(out, o) < 0) {
-		snprintf(err, errlen, "\"%s\": not valid UTF-8", s);
+	    (at && json_object_set_new(o, "interface", json_string(at + 1)) < 0)) {
+		json_decref(o);
+		snprintf(err, errlen, "\"%.*s\": not valid UTF-8", (int)len, s);
 		return -EINVAL;
 	}
-	return 0;
+	return json_array_append_new(out, o) < 0 ? -ENOMEM : 0; /* _new: o is freed on failure too */
 }
 
 static int parse_comma(const char *value, json_t *out, char *err, size_t errlen)
