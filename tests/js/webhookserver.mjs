@@ -13,7 +13,8 @@
 //   await wh.waitLog(regex, ms)         the first log line (from the start) matching regex
 //   review(pod, { uid, namespace, operation, kind })   an admission.k8s.io/v1 AdmissionReview
 //   await post(port, ca, body, opts)    POST /mutate: { status, body, json, peerCert } (opts.agent,
-//                                       opts.headers, opts.path, opts.method)
+//                                       opts.headers, opts.path, opts.method, opts.servername:
+//                                       the name the certificate must carry, default localhost)
 //   applyReviewPatch(pod, response)     the pod with response.patch applied (fast-json-patch,
 //                                       validating every operation); the pod itself if no patch
 //   validPod(obj)                       kubernetes-models' Pod validation (throws naming the path)
@@ -127,11 +128,11 @@ export function review(pod, { uid = `uid-${process.pid}-${++uidN}`, namespace = 
 	};
 }
 
-export function post(port, ca, body, { agent, headers = {}, path: p = '/mutate', method = 'POST', timeout = 20000 } = {}) {
+export function post(port, ca, body, { agent, headers = {}, path: p = '/mutate', method = 'POST', timeout = 20000, servername = 'localhost' } = {}) {
 	const data = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
 	return new Promise((resolve, reject) => {
 		const req = https.request({
-			host: '127.0.0.1', port, path: p, method, ca: fs.readFileSync(ca), servername: 'localhost', agent,
+			host: '127.0.0.1', port, path: p, method, ca: fs.readFileSync(ca), servername, agent,
 			headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), ...headers },
 		}, (res) => {
 			const peerCert = res.socket.getPeerCertificate?.();
