@@ -221,6 +221,28 @@ static void test_yaml_scalars(void **state)
 }
 
 /* every pod fixture survives YAML -> JSON -> YAML -> JSON */
+/* found by fuzz_webhook_config: 1. is a real and must be written back as one; 1e999 is no JSON
+ * number and stays the string it was */
+static void test_yaml_reals(void **state)
+{
+	json_t *v = yaml("a: 1.\nb: 1e999\nc: -2.0\n"), *back;
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	assert_true(json_is_real(json_object_get(v, "a")));
+	assert_string_equal(json_string_value(json_object_get(v, "b")), "1e999");
+	f = open_memstream(&text, &n);
+	assert_int_equal(doc_write_yaml(f, v), 0);
+	fclose(f);
+	back = yaml(text);
+	if (!json_equal(v, back))
+		fail_msg("did not read back the same:\n%s", text);
+	json_decref(back);
+	json_decref(v);
+	free(text);
+}
+
 static void test_yaml_roundtrip_fixtures(void **state)
 {
 	static const char *const files[] = {
@@ -261,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_refusals),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_yaml_scalars),
+		cmocka_unit_test(test_yaml_reals),
 		cmocka_unit_test(test_yaml_roundtrip_fixtures),
 	};
 

@@ -419,6 +419,9 @@ static void test_networks_parse(void **state)
 		if (strcmp(err, bad[i].err))
 			fail_msg("%s:\n  got:  %s\n  want: %s", bad[i].in, err, bad[i].err);
 	}
+	/* found by fuzz_webhook_review: an item that is not UTF-8 was refused but leaked */
+	assert_int_equal(networks_parse("ok,n\xe7x", &l, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "\"n\xe7x\": not valid UTF-8");
 	assert_int_equal(networks_parse("", &l, err, sizeof(err)), 0);
 	assert_int_equal(json_array_size(l), 0);
 	json_decref(l);
