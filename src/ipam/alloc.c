@@ -1,0 +1,1092 @@
+/* The allocator, over any store (store.h).
+ *
+ * ADD for attachment K = "<containerID>:<ifname>" of network N:
+ *   1. K's record says "complete": its claims are still K's -> the same addresses (idempotent).
+ *   2. No record: write "pending" first. Every claim is made after K has a record, so DEL and
+ *      GC find K's claims through the record alone, and a process killed between claiming and
+ *      writing "complete" leaves a pending record that the next ADD, DEL or GC of K resolves by
+ *      looking for claims in K's name (only then: a scan of K's pools).
+ *   3. One address per range set: the first usable address after the pool's cursor (the one
+ *      handed out last) that claim() gets, wrapping at the end of the range. Freed addresses
+ *      are thus reused last, not first (whereabouts #288: a peer that still holds a pod's old
+ *      address must not reach the next pod at once).
+ *   4. Record "complete" with the claims.
+ * Claims carry the owner (network, containerID, ifname, pod), so any claim can be traced to
+ * its attachment and a release compares the whole owner: nothing frees a claim it did not
+ * read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "ipam/internal.h"
+#include "util/cleanup.h"
+
+#define FAST_TRIES 32 /* claims tried after the cursor before reading the whole pool */
+
+int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec_error *err)
+{
+	if (ipam_store_unreachable(r))
+		return cnispec_fail(err, r, for_status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
+				    "the IPAM store cannot be reached", "%s store: %s", s->driver->name,
+				    s->error[0] ? s->error : strerror(-r));
+	if (r == -ENOMEM)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s", s->driver->name,
+			    s->error[0] ? s->error : strerror(-r));
+}
+
+/* ---- owners and records ------------------------------------------------------------------- */
+
+static void make_key(char *buf, size_t n, const char *container_id, const char *ifname)
+{
+	snprintf(buf, n, "%s:%s", container_id, ifname);
+}
+
+static char *owner_value(const struct ipam_config *c, const struct ipam_owner *o)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	json_t *v;
+	char *text;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id, "ifname", o->ifname);
+	if (!v)
+		return NULL;
+	if (o->pod_namespace)
+		json_object_set_new(v, "podNamespace", json_string(o->pod_namespace));
+	if (o->pod_name)
+		json_object_set_new(v, "podName", json_string(o->pod_name));
+	if (o->pod_uid)
+		json_object_set_new(v, "podUID", json_string(o->pod_uid));
+	json_object_set_new(v, "created", json_string(stamp));
+	text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text && strlen(text) > IPAM_STORE_VALUE_MAX) {
+		/* the pod is informational; the key is what must fit */
+		free(text);
+		json_object_del(v, "podUID");
+		json_object_del(v, "podName");
+		json_object_del(v, "podNamespace");
+		text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	json_decref(v);
+	return text;
+}
+
+/* Whether a claim's value names (network, containerID, ifname); ifname NULL: any. */
+static bool owned_by(const char *value, const char *network, const char *container_id, const char *ifname)
+{
+	json_t *v = json_loads(value, 0, NULL);
+	const char *n = json_string_value(json_object_get(v, "network"));
+	const char *c = json_string_value(json_object_get(v, "containerID"));
+	const char *i = json_string_value(json_object_get(v, "ifname"));
+	bool ok = n && c && i && !strcmp(n, network) && !strcmp(c, container_id) && (!ifname || !strcmp(i, ifname));
+
+	json_decref(v);
+	return ok;
+}
+
+/* A record: pending, or the claims "<pool>/<address>". */
+struct record {
+	bool pending;
+	char **claims;
+	size_t n;
+};
+
+static void record_clear(struct record *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->claims[i]);
+	free(r->claims);
+	memset(r, 0, sizeof(*r));
+}
+
+/* 1 and *ret, 0 when there is none; a record we cannot read is treated as pending, so that its
+ * claims are searched for rather than trusted or forgotten. */
+static int record_read(struct ipam_store *s, const char *network, const char *key, struct record *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	const json_t *ips, *it;
+	struct record rec = { 0 };
+	json_t *v;
+	size_t i;
+	int r = s->ops.record_get(s, network, key, &text);
+
+	if (r <= 0)
+		return r;
+	v = json_loads(text, 0, NULL);
+	ips = json_object_get(v, "ips");
+	if (!json_is_array(ips)) {
+		rec.pending = true;
+	} else {
+		rec.claims = calloc(json_array_size(ips) + 1, sizeof(char *));
+		if (!rec.claims) {
+			json_decref(v);
+			return -ENOMEM;
+		}
+		json_array_foreach(ips, i, it)
+			if (json_is_string(it) && strchr(json_string_value(it), '/'))
+				rec.claims[rec.n++] = strdup(json_string_value(it));
+	}
+	json_decref(v);
+	*ret = rec;
+	return 1;
+}
+
+static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+{
+	_cleanup_free_ char *text = NULL;
+	json_t *v, *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(claims[i]));
+	v = json_pack("{s:o}", "ips", a);
+	if (!v)
+		return -ENOMEM;
+	text = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	if (!text)
+		return -ENOMEM;
+	return s->ops.record_put(s, network, key, text);
+}
+
+/* "<pool>/<address>" into its parts (pool has no '/'). */
+static bool split_claim(const char *claim, char *pool, size_t pn, const char **addr)
+{
+	const char *slash = strchr(claim, '/');
+
+	if (!slash || (size_t)(slash - claim) >= pn)
+		return false;
+	memcpy(pool, claim, (size_t)(slash - claim));
+	pool[slash - claim] = '\0';
+	*addr = slash + 1;
+	return true;
+}
+
+/* Release pool/addr if its claim is (network, container_id, ifname)'s. 1 released, 0 not ours. */
+static int release_if_ours(struct ipam_store *s, const char *pool, const char *addr, const char *network,
+			   const char *container_id, const char *ifname)
+{
+	_cleanup_free_ char *v = NULL;
+	int r = s->ops.get(s, pool, addr, &v);
+
+	if (r <= 0)
+		return r;
+	if (!owned_by(v, network, container_id, ifname))
+		return 0;
+	return s->ops.release(s, pool, addr, v);
+}
+
+/* ---- scanning pools for an attachment's claims (pending records, GC) ------------------------ */
+
+struct found {
+	char pool[96];
+	char addr[CNISPEC_PREFIX_STRLEN];
+};
+
+struct scan {
+	const char *pool;
+	const char *network, *container_id, *ifname;
+	struct found *f;
+	size_t n, cap;
+};
+
+static int scan_one(void *ud, const char *name, const char *value)
+{
+	struct scan *sc = ud;
+
+	if (!owned_by(value, sc->network, sc->container_id, sc->ifname))
+		return 0;
+	if (sc->n == sc->cap) {
+		size_t cap = sc->cap ? sc->cap * 2 : 8;
+		struct found *f = realloc(sc->f, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		sc->f = f;
+		sc->cap = cap;
+	}
+	snprintf(sc->f[sc->n].pool, sizeof(sc->f[0].pool), "%s", sc->pool);
+	snprintf(sc->f[sc->n].addr, sizeof(sc->f[0].addr), "%s", name);
+	sc->n++;
+	return 0;
+}
+
+struct pool_names {
+	char **v;
+	size_t n, cap;
+};
+
+static int add_pool_name(void *ud, const char *name, const char *value)
+{
+	struct pool_names *p = ud;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->v[i], name))
+			return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		char **v = realloc(p->v, cap * sizeof(char *));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n] = strdup(name);
+	return p->v[p->n] ? (p->n++, 0) : -ENOMEM;
+}
+
+static void pool_names_clear(struct pool_names *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+}
+
+/* The config's pools, and with all_pools every pool the store knows. */
+static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_pools, struct pool_names *ret)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < c->n_sets; i++)
+		for (size_t j = 0; r == 0 && j < c->sets[i].n; j++)
+			r = add_pool_name(ret, c->sets[i].r[j].pool, NULL);
+	if (r == 0 && all_pools)
+		r = s->ops.pools(s, add_pool_name, ret);
+	return r;
+}
+
+/* Every claim in (network, container_id, ifname)'s name in the config's pools (all pools:
+ * every pool in the store). */
+static int scan_claims(struct ipam_store *s, const struct ipam_config *c, bool all_pools, const char *container_id,
+		       const char *ifname, struct scan *ret)
+{
+	struct pool_names pools = { 0 };
+	int r = pools_of(s, c, all_pools, &pools);
+
+	ret->network = c->network;
+	ret->container_id = container_id;
+	ret->ifname = ifname;
+	for (size_t i = 0; r == 0 && i < pools.n; i++) {
+		ret->pool = pools.v[i];
+		r = s->ops.list(s, pools.v[i], scan_one, ret);
+	}
+	pool_names_clear(&pools);
+	return r;
+}
+
+/* ---- allocation in one range ------------------------------------------------------------ */
+
+struct used {
+	const struct ipam_range *r;
+	ipam_u128 *v;
+	size_t n, cap;
+};
+
+static int used_one(void *ud, const char *name, const char *value)
+{
+	struct used *u = ud;
+	struct cnispec_addr a;
+	ipam_u128 x;
+
+	if (cnispec_addr_parse(name, &a) < 0 || a.family != u->r->family)
+		return 0;
+	x = ipam_u128_from_addr(&a);
+	if (!ipam_range_usable(u->r, x))
+		return 0; /* another range over the same subnet */
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 256;
+		ipam_u128 *v = realloc(u->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->n++] = x;
+	return 0;
+}
+
+static int u128_cmp(const void *a, const void *b)
+{
+	ipam_u128 x = *(const ipam_u128 *)a, y = *(const ipam_u128 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_used(const struct used *u, ipam_u128 a)
+{
+	return bsearch(&a, u->v, u->n, sizeof(*u->v), u128_cmp) != NULL;
+}
+
+/* The claims of r's pool that lie in r, sorted. */
+static int read_used(struct ipam_store *s, const struct ipam_range *r, struct used *u)
+{
+	int e;
+
+	u->r = r;
+	e = s->ops.list(s, r->pool, used_one, u);
+	if (e < 0)
+		return e;
+	if (u->n)
+		qsort(u->v, u->n, sizeof(*u->v), u128_cmp);
+	return 0;
+}
+
+/* The next usable address after a, wrapping from end to start. */
+static bool next_wrap(const struct ipam_range *r, ipam_u128 a, ipam_u128 *ret)
+{
+	if (a < r->end && ipam_range_next(r, a + 1, ret))
+		return true;
+	return ipam_range_next(r, r->start, ret) == 1;
+}
+
+/* Where the search starts: after the cursor when it lies in r. */
+static ipam_u128 search_from(struct ipam_store *s, const struct ipam_range *r)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cnispec_addr a;
+	ipam_u128 from = r->start, c;
+
+	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 && a.family == r->family) {
+		c = ipam_u128_from_addr(&a);
+		if (c >= r->start && c <= r->end && !next_wrap(r, c, &from))
+			from = r->start;
+	}
+	if (!ipam_range_next(r, from, &c))
+		ipam_range_next(r, r->start, &c);
+	return c;
+}
+
+static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value)
+{
+	char text[CNISPEC_PREFIX_STRLEN];
+	int e = s->ops.claim(s, r->pool, ipam_range_addr_str(r, a, text), value);
+
+	if (e == 1)
+		s->ops.cursor_put(s, r->pool, text); /* a hint: its failure costs a few claims later */
+	return e;
+}
+
+/* 1 and *ret: claimed; 0: r is full; <0 error. *ret_used: the count when full. */
+static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value, ipam_u128 *ret,
+			  ipam_u128 *ret_used)
+{
+	ipam_u128 size = ipam_range_size(r), a, first;
+	struct used u = { 0 };
+	size_t tries = 0;
+	int e;
+
+	*ret_used = 0;
+	if (size == 0)
+		return 0;
+	/* fast path: the addresses after the cursor are free unless the range has wrapped */
+	a = first = search_from(s, r);
+	do {
+		e = try_claim(s, r, a, value);
+		if (e != 0) {
+			*ret = a;
+			return e;
+		}
+		if (!next_wrap(r, a, &a))
+			return 0;
+	} while (++tries < FAST_TRIES && a != first);
+	if (a == first && (ipam_u128)tries >= size)
+		goto full; /* a small range, all of it tried */
+	/* slow path: read the pool once and walk its free addresses in order */
+	e = read_used(s, r, &u);
+	if (e < 0)
+		goto out;
+	if ((ipam_u128)u.n >= size)
+		goto full;
+	first = a;
+	do {
+		if (!is_used(&u, a)) {
+			e = try_claim(s, r, a, value);
+			if (e != 0) {
+				*ret = a;
+				goto out;
+			}
+		}
+		if (!next_wrap(r, a, &a))
+			break;
+	} while (a != first);
+full:
+	*ret_used = u.n ? (ipam_u128)u.n : size;
+	e = 0;
+out:
+	free(u.v);
+	return e;
+}
+
+/* ---- ADD ------------------------------------------------------------------------------------ */
+
+/* The range of set that holds addr (a usable address of it), or -1. */
+static int range_of(const struct ipam_rangeset *set, const char *pool, const char *addr, ipam_u128 *ret)
+{
+	struct cnispec_addr a;
+
+	if (cnispec_addr_parse(addr, &a) < 0)
+		return -1;
+	for (size_t j = 0; j < set->n; j++)
+		if (!strcmp(set->r[j].pool, pool) && a.family == set->r[j].family &&
+		    ipam_range_usable(&set->r[j], ipam_u128_from_addr(&a))) {
+			*ret = ipam_u128_from_addr(&a);
+			return (int)j;
+		}
+	return -1;
+}
+
+struct held {
+	bool have;
+	int range;
+	ipam_u128 addr;
+	bool made_now;
+};
+
+/* Sort the attachment's current claims (list) into held[] per set; what fits no set (the
+ * config changed) or doubles a set (an interrupted ADD) is released. */
+static int adopt(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
+		 const struct found *f, size_t n, struct held *held)
+{
+	for (size_t k = 0; k < n; k++) {
+		bool placed = false;
+
+		for (size_t i = 0; i < c->n_sets && !placed; i++) {
+			ipam_u128 a;
+			int j = held[i].have ? -1 : range_of(&c->sets[i], f[k].pool, f[k].addr, &a);
+
+			if (j >= 0) {
+				held[i] = (struct held){ .have = true, .range = j, .addr = a };
+				placed = true;
+			}
+		}
+		if (!placed) {
+			int r = release_if_ours(s, f[k].pool, f[k].addr, c->network, o->container_id, o->ifname);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The attachment's claims now: from its complete record (each checked to be still ours), or
+ * by a scan of the pools when the record is pending. */
+static int current_claims(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
+			  const struct record *rec, struct scan *sc)
+{
+	if (rec->pending)
+		return scan_claims(s, c, true, o->container_id, o->ifname, sc);
+	sc->network = c->network;
+	sc->container_id = o->container_id;
+	sc->ifname = o->ifname;
+	for (size_t k = 0; k < rec->n; k++) {
+		_cleanup_free_ char *v = NULL;
+		char pool[96];
+		const char *addr;
+		int r;
+
+		if (!split_claim(rec->claims[k], pool, sizeof(pool), &addr))
+			continue;
+		r = s->ops.get(s, pool, addr, &v);
+		if (r < 0)
+			return r;
+		/* a claim that is gone or someone else's now (an operator's release) is not ours */
+		if (r == 1 && owned_by(v, c->network, o->container_id, o->ifname)) {
+			sc->pool = pool;
+			if ((r = scan_one(sc, addr, v)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used, struct cnispec_error *err)
+{
+	char details[CNISPEC_DETAILS_MAX] = "";
+	size_t l = 0;
+
+	for (size_t j = 0; j < set->n && l < sizeof(details); j++) {
+		char n[40], m[40];
+		ipam_u128 size = ipam_range_size(&set->r[j]);
+
+		if (size == 0)
+			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: no address to hand out (all excluded)",
+					      j ? "; " : "", set->r[j].text);
+		else if (used[j] >= size)
+			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: all %s addresses in use", j ? "; " : "",
+					      set->r[j].text, ipam_u128_str(size, n));
+		else
+			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: %s of %s addresses in use, none could be claimed",
+					      j ? "; " : "", set->r[j].text, ipam_u128_str(used[j], m), ipam_u128_str(size, n));
+	}
+	cnispec_fail(err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address", "%s", details);
+	return 0;
+}
+
+/* One address for the set: 1 (held filled), 0 when every range is full (err says so), <0. */
+static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value, struct held *h,
+		     struct cnispec_error *err)
+{
+	ipam_u128 used[64] = { 0 };
+
+	for (size_t j = 0; j < set->n; j++) {
+		int r = alloc_in_range(s, &set->r[j], value, &h->addr, &used[j < 64 ? j : 63]);
+
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			h->have = h->made_now = true;
+			h->range = (int)j;
+			return 1;
+		}
+	}
+	return full_error(set, used, err);
+}
+
+static int build_result(const struct ipam_config *c, const struct held *held, struct cnispec_result **ret)
+{
+	struct cnispec_result *res = NULL;
+	int r = cnispec_result_dup(c->routes_dns, &res);
+
+	for (size_t i = 0; r == 0 && i < c->n_sets; i++) {
+		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		struct cnispec_ip ip = { .interface = -1, .has_gateway = rg->has_gateway };
+
+		ipam_addr_from_u128(rg->family, held[i].addr, &ip.address.addr);
+		ip.address.len = rg->subnet.len;
+		if (rg->has_gateway)
+			ipam_addr_from_u128(rg->family, rg->gateway, &ip.gateway);
+		r = cnispec_result_add_ip(res, &ip);
+	}
+	/* the result lists ips first in the order of the sets; routes and dns as configured */
+	if (r < 0) {
+		cnispec_result_free(res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}
+
+static int write_complete(struct ipam_store *s, const struct ipam_config *c, const char *key, const struct held *held)
+{
+	char *claims[IPAM_MAX_RANGESETS] = { 0 };
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < c->n_sets && r == 0; i++) {
+		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		char a[CNISPEC_PREFIX_STRLEN];
+
+		if (asprintf(&claims[n], "%s/%s", rg->pool, ipam_range_addr_str(rg, held[i].addr, a)) < 0)
+			r = -ENOMEM;
+		else
+			n++;
+	}
+	if (r == 0)
+		r = record_write(s, c->network, key, claims, n);
+	for (size_t i = 0; i < n; i++)
+		free(claims[i]);
+	return r;
+}
+
+/* Undo a failed ADD: every claim in K's name, then K's record. */
+static void rollback(struct ipam_store *s, const struct ipam_config *c, const char *key, const struct ipam_owner *o,
+		     const struct held *held)
+{
+	for (size_t i = 0; i < c->n_sets; i++) {
+		const struct ipam_range *rg;
+		char a[CNISPEC_PREFIX_STRLEN];
+
+		if (!held[i].have)
+			continue;
+		rg = &c->sets[i].r[held[i].range];
+		release_if_ours(s, rg->pool, ipam_range_addr_str(rg, held[i].addr, a), c->network, o->container_id,
+				o->ifname);
+	}
+	s->ops.record_del(s, c->network, key);
+}
+
+int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
+	     struct cnispec_result **ret, struct cnispec_error *err)
+{
+	_cleanup_free_ char *value = owner_value(c, o);
+	struct held held[IPAM_MAX_RANGESETS] = { 0 };
+	struct record rec = { 0 };
+	struct scan sc = { 0 };
+	bool complete = true;
+	char key[300];
+	int r;
+
+	if (!value)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	make_key(key, sizeof(key), o->container_id, o->ifname);
+	r = record_read(s, c->network, key, &rec);
+	if (r == 1) {
+		r = current_claims(s, c, o, &rec, &sc);
+		if (r == 0)
+			r = adopt(s, c, o, sc.f, sc.n, held);
+		complete = !rec.pending;
+	} else if (r == 0) {
+		complete = false;
+		r = s->ops.record_put(s, c->network, key, "{\"state\":\"pending\"}");
+	}
+	record_clear(&rec);
+	free(sc.f);
+	if (r < 0)
+		return ipam_store_fail(s, r, false, err);
+	for (size_t i = 0; i < c->n_sets; i++) {
+		if (held[i].have)
+			continue;
+		complete = false;
+		r = alloc_set(s, &c->sets[i], value, &held[i], err);
+		if (r <= 0) {
+			if (r < 0)
+				ipam_store_fail(s, r, false, err);
+			rollback(s, c, key, o, held);
+			return r < 0 ? r : -ENOSPC;
+		}
+	}
+	if (!complete && (r = write_complete(s, c, key, held)) < 0) {
+		ipam_store_fail(s, r, false, err);
+		rollback(s, c, key, o, held);
+		return r;
+	}
+	r = build_result(c, held, ret);
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	return 0;
+}
+
+/* ---- DEL, CHECK ----------------------------------------------------------------------------- */
+
+/* Release every claim of (container_id, ifname) and its record. 1 if it had one, 0 if not. */
+static int del_key(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname)
+{
+	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
+	struct record rec = { 0 };
+	struct scan sc = { 0 };
+	char key[300];
+	int r;
+
+	make_key(key, sizeof(key), container_id, ifname);
+	r = record_read(s, c->network, key, &rec);
+	if (r <= 0)
+		return r;
+	r = current_claims(s, c, &o, &rec, &sc);
+	for (size_t k = 0; r >= 0 && k < sc.n; k++)
+		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id, ifname);
+	record_clear(&rec);
+	free(sc.f);
+	/* the record goes last: until then a retried DEL still finds what is left */
+	if (r >= 0)
+		r = s->ops.record_del(s, c->network, key);
+	return r < 0 ? r : 1;
+}
+
+int ipam_del(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
+	     struct cnispec_error *err)
+{
+	int r = del_key(s, c, container_id, ifname);
+
+	return r < 0 ? ipam_store_fail(s, r, false, err) : 0;
+}
+
+static bool prev_has(const struct cnispec_result *prev, const struct ipam_range *rg, ipam_u128 a)
+{
+	struct cnispec_addr want;
+
+	ipam_addr_from_u128(rg->family, a, &want);
+	for (size_t i = 0; i < prev->n_ips; i++)
+		if (cnispec_addr_equal(&prev->ips[i].address.addr, &want) && prev->ips[i].address.len == rg->subnet.len)
+			return true;
+	return false;
+}
+
+int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
+	       const struct cnispec_result *prev, struct cnispec_error *err)
+{
+	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
+	struct held held[IPAM_MAX_RANGESETS] = { 0 };
+	struct record rec = { 0 };
+	struct scan sc = { 0 };
+	char key[300];
+	int r;
+
+	make_key(key, sizeof(key), container_id, ifname);
+	r = record_read(s, c->network, key, &rec);
+	if (r == 0)
+		return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "no reservation",
+				    "%s: no address is reserved for container %s interface %s", c->network, container_id,
+				    ifname);
+	if (r == 1 && rec.pending) {
+		record_clear(&rec);
+		return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "no reservation",
+				    "%s: the ADD of container %s interface %s did not finish", c->network, container_id,
+				    ifname);
+	}
+	if (r == 1)
+		r = current_claims(s, c, &o, &rec, &sc);
+	for (size_t k = 0; r == 0 && k < sc.n; k++)
+		for (size_t i = 0; i < c->n_sets; i++) {
+			ipam_u128 a;
+			int j = held[i].have ? -1 : range_of(&c->sets[i], sc.f[k].pool, sc.f[k].addr, &a);
+
+			if (j >= 0) {
+				held[i] = (struct held){ .have = true, .range = j, .addr = a };
+				break;
+			}
+		}
+	record_clear(&rec);
+	free(sc.f);
+	if (r < 0)
+		return ipam_store_fail(s, r, false, err);
+	for (size_t i = 0; i < c->n_sets; i++) {
+		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		char a[CNISPEC_PREFIX_STRLEN];
+
+		if (!held[i].have)
+			return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "reservation missing",
+					    "%s: container %s interface %s holds no address of %s", c->network,
+					    container_id, ifname, c->sets[i].r[0].text);
+		if (prev && !prev_has(prev, rg, held[i].addr))
+			return cnispec_fail(err, -EINVAL, IPAM_E_CHECK, "reservation differs",
+					    "%s: %s/%u is reserved for container %s interface %s but prevResult does not hold it",
+					    c->network, ipam_range_addr_str(rg, held[i].addr, a), rg->subnet.len, container_id,
+					    ifname);
+	}
+	return 0;
+}
+
+/* ---- GC, STATUS --------------------------------------------------------------------------------- */
+
+struct gc {
+	struct ipam_store *s;
+	const struct ipam_config *c;
+	ipam_valid_fn valid;
+	void *ud;
+	struct ipam_gc_stats *st;
+	const char *pool;
+	int first_error;
+};
+
+static void gc_error(struct gc *g, int r)
+{
+	g->st->errors++;
+	if (!g->first_error)
+		g->first_error = r;
+}
+
+/* Records: an attachment that is not valid is released as DEL would. */
+static int gc_record(void *ud, const char *key, const char *value)
+{
+	struct gc *g = ud;
+	char cid[256];
+	const char *colon = strrchr(key, ':');
+	int r;
+
+	if (!colon || (size_t)(colon - key) >= sizeof(cid))
+		return 0;
+	memcpy(cid, key, (size_t)(colon - key));
+	cid[colon - key] = '\0';
+	if (g->valid(g->ud, cid, colon + 1)) {
+		g->st->kept++;
+		return 0;
+	}
+	r = del_key(g->s, g->c, cid, colon + 1);
+	if (r < 0)
+		gc_error(g, r);
+	else
+		g->st->released++;
+	return 0;
+}
+
+/* Claims: this network's claims whose attachment is not valid, or is valid but does not list
+ * them in a complete record (what a killed ADD left before its record said so). */
+static int gc_claim(void *ud, const char *addr, const char *value)
+{
+	struct gc *g = ud;
+	json_t *v = json_loads(value, 0, NULL);
+	const char *n = json_string_value(json_object_get(v, "network"));
+	const char *cid = json_string_value(json_object_get(v, "containerID"));
+	const char *ifn = json_string_value(json_object_get(v, "ifname"));
+	bool orphan = false;
+	int r = 0;
+
+	if (n && cid && ifn && !strcmp(n, g->c->network)) {
+		if (!g->valid(g->ud, cid, ifn)) {
+			orphan = true;
+		} else {
+			struct record rec = { 0 };
+			char key[300], claim[200];
+
+			make_key(key, sizeof(key), cid, ifn);
+			snprintf(claim, sizeof(claim), "%s/%s", g->pool, addr);
+			r = record_read(g->s, g->c->network, key, &rec);
+			if (r == 0) {
+				orphan = true;
+			} else if (r == 1 && !rec.pending) {
+				orphan = true;
+				for (size_t k = 0; k < rec.n && orphan; k++)
+					orphan = strcmp(rec.claims[k], claim) != 0;
+			}
+			record_clear(&rec);
+		}
+	}
+	if (r >= 0 && orphan) {
+		r = g->s->ops.release(g->s, g->pool, addr, value);
+		if (r == 1)
+			g->st->orphans++;
+	}
+	if (r < 0)
+		gc_error(g, r);
+	json_decref(v);
+	return 0;
+}
+
+int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn valid, void *ud,
+	    struct ipam_gc_stats *stats, struct cnispec_error *err)
+{
+	struct ipam_gc_stats st = { 0 };
+	struct gc g = { .s = s, .c = c, .valid = valid, .ud = ud, .st = &st };
+	struct pool_names pools = { 0 };
+	int r;
+
+	/* the spec: remove as much as possible, continue past errors, report them */
+	r = s->ops.record_list(s, c->network, gc_record, &g);
+	if (r < 0)
+		gc_error(&g, r);
+	r = pools_of(s, c, true, &pools);
+	if (r < 0)
+		gc_error(&g, r);
+	for (size_t i = 0; i < pools.n; i++) {
+		g.pool = pools.v[i];
+		r = s->ops.list(s, pools.v[i], gc_claim, &g);
+		if (r < 0)
+			gc_error(&g, r);
+	}
+	pool_names_clear(&pools);
+	r = s->ops.tidy(s, &st.tidied);
+	if (r < 0)
+		gc_error(&g, r);
+	if (stats)
+		*stats = st;
+	if (g.first_error)
+		return ipam_store_fail(s, g.first_error, false, err);
+	return 0;
+}
+
+/* Whether set has a free address: a count first (cheap), the precise listing only when the
+ * count says the pool may be full. */
+static int set_has_room(struct ipam_store *s, const struct ipam_rangeset *set)
+{
+	for (size_t j = 0; j < set->n; j++) {
+		ipam_u128 size = ipam_range_size(&set->r[j]);
+		struct used u = { 0 };
+		size_t n = 0;
+		int r;
+
+		if (size == 0)
+			continue;
+		r = s->ops.count(s, set->r[j].pool, &n);
+		if (r < 0)
+			return r;
+		if ((ipam_u128)n < size)
+			return 1;
+		r = read_used(s, &set->r[j], &u);
+		free(u.v);
+		if (r < 0)
+			return r;
+		if ((ipam_u128)u.n < size)
+			return 1;
+	}
+	return 0;
+}
+
+int ipam_status(struct ipam_store *s, const struct ipam_config *c, struct cnispec_error *err)
+{
+	int r = s->ops.ping(s);
+
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_UNAVAILABLE, "the IPAM store cannot be reached", "%s store: %s",
+				    s->driver->name, s->error[0] ? s->error : strerror(-r));
+	for (size_t i = 0; i < c->n_sets; i++) {
+		r = set_has_room(s, &c->sets[i]);
+		if (r < 0)
+			return ipam_store_fail(s, r, true, err);
+		if (r == 0)
+			return cnispec_fail(err, -ENOSPC, CNISPEC_E_UNAVAILABLE, "no free address",
+					    "%s: every address of %s is in use", c->network, c->sets[i].r[0].text);
+	}
+	return 0;
+}
+
+/* ---- the operator's views ------------------------------------------------------------------- */
+
+static json_t *u128_json(ipam_u128 v)
+{
+	char buf[40];
+
+	/* past 2^53 a JSON number loses digits in most readers: a string then */
+	return v <= ((ipam_u128)1 << 53) ? json_integer((json_int_t)v) : json_string(ipam_u128_str(v, buf));
+}
+
+struct listing {
+	const struct ipam_range *r;
+	json_t *rows;
+	size_t used;
+};
+
+static int list_one(void *ud, const char *addr, const char *value)
+{
+	struct listing *l = ud;
+	struct cnispec_addr a;
+	json_t *row, *v;
+
+	if (cnispec_addr_parse(addr, &a) < 0 || a.family != l->r->family ||
+	    !ipam_range_usable(l->r, ipam_u128_from_addr(&a)))
+		return 0;
+	v = json_loads(value, 0, NULL);
+	row = json_is_object(v) ? v : json_object();
+	if (row != v)
+		json_decref(v);
+	json_object_set_new(row, "address", json_string(addr));
+	l->used++;
+	return json_array_append_new(l->rows, row);
+}
+
+static int addr_order(const void *a, const void *b)
+{
+	struct cnispec_addr x, y;
+	const char *sx = json_string_value(json_object_get(*(json_t *const *)a, "address"));
+	const char *sy = json_string_value(json_object_get(*(json_t *const *)b, "address"));
+	ipam_u128 ux, uy;
+
+	cnispec_addr_parse(sx, &x);
+	cnispec_addr_parse(sy, &y);
+	ux = ipam_u128_from_addr(&x);
+	uy = ipam_u128_from_addr(&y);
+	return ux < uy ? -1 : ux > uy;
+}
+
+/* Sort a JSON array of reservation rows by address. */
+static json_t *sorted_rows(json_t *rows)
+{
+	size_t n = json_array_size(rows);
+	json_t **v = calloc(n + 1, sizeof(*v)), *out = json_array();
+
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = json_array_get(rows, i);
+	if (v && n)
+		qsort(v, n, sizeof(*v), addr_order);
+	for (size_t i = 0; v && out && i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	json_decref(rows);
+	return out;
+}
+
+int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **ret, struct cnispec_error *err)
+{
+	json_t *doc = json_pack("{s:s, s:s, s:[]}", "network", c->network, "store", s->driver->name, "ranges");
+	json_t *ranges = json_object_get(doc, "ranges");
+	int r = 0;
+
+	if (!doc)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	for (size_t i = 0; r == 0 && i < c->n_sets; i++)
+		for (size_t j = 0; r == 0 && j < c->sets[i].n; j++) {
+			const struct ipam_range *rg = &c->sets[i].r[j];
+			struct listing l = { .r = rg, .rows = json_array() };
+			ipam_u128 size = ipam_range_size(rg);
+			char gw[CNISPEC_PREFIX_STRLEN];
+			json_t *o;
+
+			r = s->ops.list(s, rg->pool, list_one, &l);
+			if (r < 0) {
+				json_decref(l.rows);
+				break;
+			}
+			o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "range", rg->text, "config", rg->path, "pool",
+				      rg->pool, "size", u128_json(size), "used", json_integer((json_int_t)l.used), "free",
+				      u128_json(size - (ipam_u128)l.used));
+			if (o && rg->has_gateway)
+				json_object_set_new(o, "gateway", json_string(ipam_range_addr_str(rg, rg->gateway, gw)));
+			if (o)
+				json_object_set_new(o, "reservations", sorted_rows(l.rows));
+			else
+				json_decref(l.rows);
+			r = o ? json_array_append_new(ranges, o) : -ENOMEM;
+		}
+	if (r < 0) {
+		json_decref(doc);
+		return ipam_store_fail(s, r, false, err);
+	}
+	*ret = doc;
+	return 0;
+}
+
+struct rel {
+	const char *container_id, *ifname;
+	char (*keys)[300];
+	size_t n, cap;
+};
+
+static int rel_match(void *ud, const char *key, const char *value)
+{
+	struct rel *rl = ud;
+	const char *colon = strrchr(key, ':');
+
+	if (!colon || strlen(rl->container_id) != (size_t)(colon - key) ||
+	    strncmp(key, rl->container_id, (size_t)(colon - key)) != 0 || (rl->ifname && strcmp(colon + 1, rl->ifname)))
+		return 0;
+	if (rl->n == rl->cap) {
+		size_t cap = rl->cap ? rl->cap * 2 : 8;
+		void *k = realloc(rl->keys, cap * sizeof(*rl->keys));
+
+		if (!k)
+			return -ENOMEM;
+		rl->keys = k;
+		rl->cap = cap;
+	}
+	snprintf(rl->keys[rl->n++], sizeof(rl->keys[0]), "%s", key);
+	return 0;
+}
+
+int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
+		 size_t *ret_released, struct cnispec_error *err)
+{
+	struct rel rl = { .container_id = container_id, .ifname = ifname };
+	struct scan sc = { 0 };
+	size_t released = 0;
+	int r = s->ops.record_list(s, c->network, rel_match, &rl);
+
+	for (size_t i = 0; r >= 0 && i < rl.n; i++) {
+		char *colon = strrchr(rl.keys[i], ':');
+
+		*colon = '\0';
+		r = del_key(s, c, rl.keys[i], colon + 1);
+		released += r == 1;
+	}
+	free(rl.keys);
+	/* and what an interrupted ADD may have claimed without a record saying so */
+	if (r >= 0)
+		r = scan_claims(s, c, true, container_id, ifname, &sc);
+	for (size_t k = 0; r >= 0 && k < sc.n; k++) {
+		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id, ifname);
+		released += r == 1;
+	}
+	free(sc.f);
+	if (r < 0)
+		return ipam_store_fail(s, r, false, err);
+	*ret_released = released;
+	return 0;
+}

@@ -1,0 +1,301 @@
+/* rdmak ipam list | release | gc: the operator's view of the same store and configuration
+ * the plugin uses (--config: the network configuration, as in the NetworkAttachmentDefinition
+ * or /etc/cni/net.d). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipam/internal.h"
+#include "ipam/plugin.h"
+#include "out/out.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#define CONFIG_MAX (4u << 20)
+#define VALID_MAX (256u << 20) /* a million attachments fit */
+
+enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2, EXIT_NOTHING = 3 };
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak ipam list    --config FILE [--json]\n"
+	      "       rdmak ipam release --config FILE --container ID [--ifname IF]\n"
+	      "       rdmak ipam gc      --config FILE --valid FILE [--json]\n"
+	      "\n"
+	      "The operator's side of rdmak-ipam, the CNI IPAM plugin (run as rdmak-ipam from CNI_PATH).\n"
+	      "FILE is the network configuration the plugin gets (a NetworkAttachmentDefinition's config,\n"
+	      "or a .conflist whose plugin delegates to rdmak-ipam): the same ranges, the same store.\n"
+	      "\n"
+	      "  list         each range: size, used, free, and every reservation with its pod\n"
+	      "  release      free the addresses of a container (of one interface with --ifname), as\n"
+	      "               the plugin's DEL would; for a pod whose DEL never came\n"
+	      "  gc           free every reservation of the network whose attachment is not in the\n"
+	      "               --valid file: a JSON array of {\"containerID\", \"ifname\"} (or an object\n"
+	      "               with \"cni.dev/valid-attachments\"), as CNI GC does. Run it while no ADD\n"
+	      "               or DEL of the network runs (the runtime guarantees that for CNI GC).\n"
+	      "\n"
+	      "  -c, --config FILE   the network configuration\n"
+	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
+	      "      --container ID  release: the container ID the runtime used (CNI_CONTAINERID)\n"
+	      "      --ifname IF     release: only this interface\n"
+	      "      --valid FILE    gc: the attachments that still exist\n"
+	      "  -h, --help          this text\n"
+	      "\n"
+	      "Exit: 0 done, 1 the store failed or cannot be reached, 2 usage or a bad configuration,\n"
+	      "3 release found nothing to release.\n",
+	      f);
+}
+
+static int load_config(const char *path, struct ipam_config **ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct cnispec_error err = { 0 };
+	size_t len = 0;
+	int r = read_file_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
+
+	if (r < 0) {
+		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
+		return -EXIT_USAGE;
+	}
+	if (ipam_config_load(buf, len, ret, &err) < 0) {
+		fprintf(stderr, "rdmak ipam: %s: %s: %s\n", path, err.msg, err.details);
+		return -EXIT_USAGE;
+	}
+	for (size_t i = 0; i < (*ret)->n_warnings; i++)
+		fprintf(stderr, "rdmak ipam: warning: %s\n", (*ret)->warnings[i]);
+	return 0;
+}
+
+static int open_store(const struct ipam_config *c, struct ipam_store **ret)
+{
+	char why[600];
+
+	if (ipam_store_open(&c->store, ret, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rdmak ipam: %s\n", why);
+		return -EXIT_STORE;
+	}
+	return 0;
+}
+
+static int fail(const struct cnispec_error *err)
+{
+	fprintf(stderr, "rdmak ipam: %s: %s\n", err->msg, err->details);
+	return err->code == CNISPEC_E_CONFIG ? EXIT_USAGE : EXIT_STORE;
+}
+
+/* ---- list ------------------------------------------------------------------------------------ */
+
+static void add_pod_column(json_t *rows)
+{
+	json_t *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row) {
+		const char *ns = json_string_value(json_object_get(row, "podNamespace"));
+		const char *name = json_string_value(json_object_get(row, "podName"));
+		char pod[400];
+
+		snprintf(pod, sizeof(pod), "%s/%s", ns ? ns : "-", name ? name : "-");
+		json_object_set_new(row, "pod", json_string(pod));
+	}
+}
+
+static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json)
+{
+	static const struct out_column range_cols[] = {
+		{ "RANGE", "range" }, { "POOL", "pool" }, { "SIZE", "size" },
+		{ "USED", "used" },   { "FREE", "free" }, { "GATEWAY", "gateway" },
+	};
+	static const struct out_column res_cols[] = {
+		{ "ADDRESS", "address" }, { "CONTAINER", "containerID" }, { "IFNAME", "ifname" },
+		{ "POD", "pod" },         { "NETWORK", "network" },       { "SINCE", "created" },
+	};
+	struct cnispec_error err = { 0 };
+	json_t *doc = NULL, *rows, *r;
+	size_t i;
+
+	if (ipam_list_json(s, c, &doc, &err) < 0)
+		return fail(&err);
+	json_array_foreach(json_object_get(doc, "ranges"), i, r)
+		add_pod_column(json_object_get(r, "reservations"));
+	if (json) {
+		out_json(stdout, doc);
+		json_decref(doc);
+		return EXIT_OK;
+	}
+	printf("network %s, %s store\n\n", c->network, s->driver->name);
+	out_table(stdout, json_object_get(doc, "ranges"), range_cols, ELEMENTSOF(range_cols));
+	rows = json_array();
+	json_array_foreach(json_object_get(doc, "ranges"), i, r)
+		json_array_extend(rows, json_object_get(r, "reservations"));
+	if (json_array_size(rows)) {
+		printf("\n");
+		out_table(stdout, rows, res_cols, ELEMENTSOF(res_cols));
+	}
+	json_decref(rows);
+	json_decref(doc);
+	return EXIT_OK;
+}
+
+/* ---- release ------------------------------------------------------------------------------------ */
+
+static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const char *cid, const char *ifname)
+{
+	struct cnispec_error err = { 0 };
+	size_t n = 0;
+
+	if (ipam_release(s, c, cid, ifname, &n, &err) < 0)
+		return fail(&err);
+	if (n == 0) {
+		fprintf(stderr, "rdmak ipam: %s: container %s%s%s holds no address\n", c->network, cid,
+			ifname ? " interface " : "", ifname ? ifname : "");
+		return EXIT_NOTHING;
+	}
+	printf("%s: released %zu reservation%s of container %s%s%s\n", c->network, n, n == 1 ? "" : "s", cid,
+	       ifname ? " interface " : "", ifname ? ifname : "");
+	return EXIT_OK;
+}
+
+/* ---- gc --------------------------------------------------------------------------------------- */
+
+static bool valid_attachment(void *ud, const char *container_id, const char *ifname)
+{
+	return cnispec_conf_attachment_valid(ud, container_id, ifname);
+}
+
+/* The --valid file through the request parser, so its entries are checked the same way. */
+static int load_valid(const char *path, struct cnispec_conf **ret)
+{
+	_cleanup_free_ char *buf = NULL, *wrapped = NULL;
+	struct cnispec_error err = { 0 };
+	json_t *doc, *list, *wrap;
+	size_t len;
+	int r = read_file_at(AT_FDCWD, path, VALID_MAX, &buf, &len);
+
+	if (r < 0) {
+		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
+		return -EXIT_USAGE;
+	}
+	doc = json_loadb(buf, len, 0, NULL);
+	list = json_is_array(doc) ? doc : json_object_get(doc, "cni.dev/valid-attachments");
+	if (!json_is_array(list)) {
+		fprintf(stderr, "rdmak ipam: %s: expected a JSON array of {\"containerID\", \"ifname\"}\n", path);
+		json_decref(doc);
+		return -EXIT_USAGE;
+	}
+	wrap = json_pack("{s:s, s:s, s:s, s:O}", "cniVersion", "1.1.0", "name", "gc", "type", "rdmak-ipam",
+			 "cni.dev/valid-attachments", list);
+	json_decref(doc);
+	wrapped = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
+	json_decref(wrap);
+	if (!wrapped)
+		return -EXIT_STORE;
+	r = cnispec_conf_parse(wrapped, strlen(wrapped), CNISPEC_CMD_GC, ret, &err);
+	if (r < 0) {
+		fprintf(stderr, "rdmak ipam: %s: %s\n", path, err.details);
+		return -EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char *valid_path, bool json)
+{
+	struct cnispec_conf *valid = NULL;
+	struct cnispec_error err = { 0 };
+	struct ipam_gc_stats st = { 0 };
+	int r = load_valid(valid_path, &valid);
+
+	if (r < 0)
+		return -r;
+	r = ipam_gc(s, c, valid_attachment, valid, &st, &err);
+	cnispec_conf_free(valid);
+	if (json) {
+		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "network", c->network, "kept", (json_int_t)st.kept,
+				      "released", (json_int_t)st.released, "orphans", (json_int_t)st.orphans, "tidied",
+				      (json_int_t)st.tidied, "errors", (json_int_t)st.errors);
+
+		out_json(stdout, o);
+		json_decref(o);
+	} else {
+		printf("%s: kept %zu attachments, released %zu, freed %zu orphan claims, removed %zu leftover files\n",
+		       c->network, st.kept, st.released, st.orphans, st.tidied);
+	}
+	return r < 0 ? fail(&err) : EXIT_OK;
+}
+
+int ipam_cli_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
+		{ "container", required_argument, NULL, 'C' }, { "ifname", required_argument, NULL, 'i' },
+		{ "valid", required_argument, NULL, 'v' },   { "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *cmd, *why;
+	struct ipam_config *c = NULL;
+	struct ipam_store *s = NULL;
+	bool json = false;
+	int ch, r;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "c:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': config = optarg; break;
+		case 'j': json = true; break;
+		case 'C': cid = optarg; break;
+		case 'i': ifname = optarg; break;
+		case 'v': valid = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "rdmak ipam: %s\n\n", optind >= argc ? "which command: list, release or gc?"
+									 : "one command at a time");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind];
+	if (strcmp(cmd, "list") && strcmp(cmd, "release") && strcmp(cmd, "gc")) {
+		fprintf(stderr, "rdmak ipam: unknown command '%s' (list, release, gc)\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (!config) {
+		fprintf(stderr, "rdmak ipam %s: --config FILE is required (the network configuration)\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "release")) {
+		if (!cid || !cnispec_container_id_valid(cid, &why)) {
+			fprintf(stderr, "rdmak ipam release: --container: %s\n", cid ? why : "required");
+			return EXIT_USAGE;
+		}
+		if (ifname && !cnispec_ifname_valid(ifname, &why)) {
+			fprintf(stderr, "rdmak ipam release: --ifname \"%s\" %s\n", ifname, why);
+			return EXIT_USAGE;
+		}
+	} else if (cid || ifname) {
+		fprintf(stderr, "rdmak ipam %s: --container and --ifname go with release\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "gc") != !!valid) {
+		fprintf(stderr, "rdmak ipam %s: %s\n", cmd, valid ? "--valid goes with gc" : "--valid FILE is required");
+		return EXIT_USAGE;
+	}
+	if ((r = load_config(config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
+		ipam_config_free(c);
+		return -r;
+	}
+	if (!strcmp(cmd, "list"))
+		r = cmd_list(s, c, json);
+	else if (!strcmp(cmd, "release"))
+		r = cmd_release(s, c, cid, ifname);
+	else
+		r = cmd_gc(s, c, valid, json);
+	ipam_store_close(s);
+	ipam_config_free(c);
+	return r;
+}

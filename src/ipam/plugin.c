@@ -1,0 +1,125 @@
+/* rdmak-ipam as a CNI IPAM plugin: cnispec runs the exchange, this file maps each command to
+ * the allocator. One request per process, so the request's state lives here for its length. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipam/internal.h"
+#include "ipam/plugin.h"
+#include "util/cleanup.h"
+
+static struct {
+	struct ipam_config *cfg;
+	struct ipam_store *store;
+} P;
+
+/* Parse the ipam block, set up logging, open the store. */
+static int setup(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	char why[600];
+	int r;
+
+	if (!req->conf->ipam)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
+				    "ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
+	r = ipam_config_parse(req->conf->ipam, req->conf->name, &P.cfg, err);
+	if (r < 0)
+		return r;
+	if (P.cfg->log_file && (r = cnispec_log_open(P.cfg->log_file)) < 0)
+		cnispec_log(CNISPEC_LOG_WARNING, "cannot open log file %s: %s", P.cfg->log_file, strerror(-r));
+	if (P.cfg->has_log_level)
+		cnispec_log_set_level(P.cfg->log_level);
+	for (size_t i = 0; i < P.cfg->n_warnings; i++)
+		cnispec_log(CNISPEC_LOG_WARNING, "%s", P.cfg->warnings[i]);
+	r = ipam_store_open(&P.cfg->store, &P.store, why, sizeof(why));
+	if (r < 0) {
+		bool status = req->env->cmd == CNISPEC_CMD_STATUS;
+
+		if (ipam_store_unreachable(r) || status)
+			return cnispec_fail(err, r, status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
+					    "the IPAM store cannot be reached", "%s", why);
+		return cnispec_fail(err, r, r == -EOPNOTSUPP ? CNISPEC_E_CONFIG : CNISPEC_E_IO, "cannot open the IPAM store",
+				    "%s", why);
+	}
+	return 0;
+}
+
+static int add(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+{
+	const struct cnispec_env *e = req->env;
+	struct ipam_owner o = { .container_id = e->container_id, .ifname = e->ifname, .pod_namespace = e->pod_namespace,
+				.pod_name = e->pod_name, .pod_uid = e->pod_uid };
+	int r = ipam_add(P.store, P.cfg, &o, ret, err);
+
+	if (r == 0) {
+		char a[CNISPEC_PREFIX_STRLEN];
+
+		for (size_t i = 0; i < (*ret)->n_ips; i++)
+			cnispec_log(CNISPEC_LOG_INFO, "%s: %s for pod %s/%s", P.cfg->network,
+				    cnispec_prefix_str(&(*ret)->ips[i].address, a), e->pod_namespace ? e->pod_namespace : "-",
+				    e->pod_name ? e->pod_name : "-");
+	}
+	return r;
+}
+
+static int del(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	int r = ipam_del(P.store, P.cfg, req->env->container_id, req->env->ifname, err);
+
+	if (r == 0)
+		cnispec_log(CNISPEC_LOG_DEBUG, "%s: released", P.cfg->network);
+	return r;
+}
+
+static int check(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	return ipam_check(P.store, P.cfg, req->env->container_id, req->env->ifname, req->conf->prev_result, err);
+}
+
+static bool valid_attachment(void *ud, const char *container_id, const char *ifname)
+{
+	return cnispec_conf_attachment_valid(ud, container_id, ifname);
+}
+
+static int gc(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	struct ipam_gc_stats st = { 0 };
+	int r;
+
+	/* without the list, "not valid" would mean every reservation of the network */
+	if (!req->conf->has_valid_attachments)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
+				    "cni.dev/valid-attachments: missing; GC without it would release every reservation");
+	r = ipam_gc(P.store, P.cfg, valid_attachment, (void *)req->conf, &st, err);
+	cnispec_log(CNISPEC_LOG_INFO, "%s: GC kept %zu, released %zu attachments and %zu orphan claims (%zu errors)",
+		    P.cfg->network, st.kept, st.released, st.orphans, st.errors);
+	return r;
+}
+
+static int status(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	return ipam_status(P.store, P.cfg, err);
+}
+
+static const struct cnispec_plugin_ops ops = {
+	.name = "rdmak-ipam",
+	.setup = setup,
+	.add = add,
+	.del = del,
+	.check = check,
+	.gc = gc,
+	.status = status,
+};
+
+int ipam_plugin_main(char *const *envp, int in_fd, FILE *out)
+{
+	int rc = cnispec_plugin_main(&ops, envp, in_fd, out);
+
+	ipam_store_close(P.store);
+	ipam_config_free(P.cfg);
+	P.store = NULL;
+	P.cfg = NULL;
+	cnispec_log_close();
+	return rc;
+}

@@ -1,0 +1,13 @@
+/* The two faces of the ipam role (src/ipam/ipam.c dispatches). */
+#ifndef RDMAK_IPAM_PLUGIN_H
+#define RDMAK_IPAM_PLUGIN_H
+
+#include <stdio.h>
+
+/* rdmak-ipam, the CNI IPAM plugin: the environment envp, the request on in_fd, the answer on
+ * out. Returns the exit code (0 or 1). */
+int ipam_plugin_main(char *const *envp, int in_fd, FILE *out);
+/* rdmak ipam list|release|gc: the operator CLI. Returns the exit code. */
+int ipam_cli_main(int argc, char **argv);
+
+#endif
