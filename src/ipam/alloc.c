@@ -21,11 +21,15 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ipam/internal.h"
 #include "util/cleanup.h"
 
-#define FAST_TRIES 32 /* claims tried after the cursor before reading the whole pool */
+#define FAST_TRIES 64 /* claims tried after the cursor before reading the whole pool */
+#define SPREAD 16
+
+static unsigned spread_seed;
 
 int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec_error *err)
 {
@@ -382,24 +386,53 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 	ipam_u128 size = ipam_range_size(r), a, first;
 	struct used u = { 0 };
 	size_t tries = 0;
+	ipam_u128 step = 1;
+	bool wrapped = false;
 	int e;
 
 	*ret_used = 0;
 	if (size == 0)
 		return 0;
+	if (!spread_seed)
+		spread_seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	/* fast path: the addresses after the cursor are free unless the range has wrapped */
 	a = first = search_from(s, r);
-	do {
+	if (size <= FAST_TRIES) {
+		/* a small range: try every address once, in order */
+		do {
+			e = try_claim(s, r, a, value);
+			if (e != 0) {
+				*ret = a;
+				return e;
+			}
+			if (!next_wrap(r, a, &a))
+				return 0;
+		} while (a != first);
+		goto full;
+	}
+	while (tries++ < FAST_TRIES) {
 		e = try_claim(s, r, a, value);
 		if (e != 0) {
 			*ret = a;
 			return e;
 		}
-		if (!next_wrap(r, a, &a))
-			return 0;
-	} while (++tries < FAST_TRIES && a != first);
-	if (a == first && (ipam_u128)tries >= size)
-		goto full; /* a small range, all of it tried */
+		/* lost: a is taken. Racing ADDs all want the address after the cursor, and a cursor
+		 * written late by a slow process may lie behind the others' claims; so gallop:
+		 * jump 1, 2, 4, ... addresses ahead (plus a random few, so that racers spread out
+		 * instead of queueing), which finds the end of the taken run in a logarithmic number
+		 * of claims. The order holds but for what a jump passes, which is used when the
+		 * range wraps. */
+		if (!ipam_range_advance(r, a, step + (unsigned)rand_r(&spread_seed) % SPREAD, &a)) {
+			if (wrapped)
+				break;
+			wrapped = true;
+			ipam_range_next(r, r->start, &a);
+			step = 1;
+			continue;
+		}
+		if (step < ((ipam_u128)1 << 100))
+			step *= 2;
+	}
 	/* slow path: read the pool once and walk its free addresses in order */
 	e = read_used(s, r, &u);
 	if (e < 0)
@@ -637,7 +670,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		complete = !rec.pending;
 	} else if (r == 0) {
 		complete = false;
-		r = s->ops.record_put(s, c->network, key, "{\"state\":\"pending\"}");
+		r = s->ops.record_pending(s, c->network, key);
 	}
 	record_clear(&rec);
 	free(sc.f);

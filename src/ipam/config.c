@@ -241,6 +241,19 @@ static int parse_wb_range(struct cp *p, const char *path, const json_t *v, struc
 	return 0;
 }
 
+/* The subnet's text with its host bits cleared, for messages. */
+static const char *subnet_str(const struct cnispec_prefix *p, char *buf)
+{
+	unsigned bits = p->addr.family == AF_INET ? 32 : 128, host = bits - p->len;
+	struct cnispec_prefix m = *p;
+	ipam_u128 v = ipam_u128_from_addr(&p->addr);
+
+	if (host)
+		v &= host >= 128 ? 0 : ~((((ipam_u128)1) << host) - 1);
+	ipam_addr_from_u128(p->addr.family, v, &m.addr);
+	return cnispec_prefix_str(&m, buf);
+}
+
 /* The bounds and gateway lie in the subnet, start <= end. */
 static int check_bounds(struct cp *p, struct range_in *in)
 {
@@ -248,16 +261,16 @@ static int check_bounds(struct cp *p, struct range_in *in)
 
 	if (in->has_start && !ipam_prefix_contains(&in->subnet, &in->start))
 		return BAD(p, "%s.%s: %s is not in %s", in->path, in->k_start, cnispec_addr_str(&in->start, a),
-			   cnispec_prefix_str(&in->subnet, b));
+			   subnet_str(&in->subnet, b));
 	if (in->has_end && !ipam_prefix_contains(&in->subnet, &in->end))
 		return BAD(p, "%s.%s: %s is not in %s", in->path, in->k_end, cnispec_addr_str(&in->end, a),
-			   cnispec_prefix_str(&in->subnet, b));
+			   subnet_str(&in->subnet, b));
 	if (in->has_start && in->has_end && ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end))
 		return BAD(p, "%s.%s: %s comes after the last address %s", in->path, in->k_start,
 			   cnispec_addr_str(&in->start, a), cnispec_addr_str(&in->end, b));
 	if (in->has_gw && !ipam_prefix_contains(&in->subnet, &in->gw))
 		return BAD(p, "%s.gateway: %s is not in %s", in->path, cnispec_addr_str(&in->gw, a),
-			   cnispec_prefix_str(&in->subnet, b));
+			   subnet_str(&in->subnet, b));
 	return 0;
 }
 

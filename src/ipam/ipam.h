@@ -55,6 +55,8 @@ ipam_u128 ipam_range_size(const struct ipam_range *r);
 bool ipam_range_usable(const struct ipam_range *r, ipam_u128 a);
 /* The first usable address >= from: 1 and *ret, 0 when there is none up to end. */
 int ipam_range_next(const struct ipam_range *r, ipam_u128 from, ipam_u128 *ret);
+/* The usable address k usable addresses after a (a usable): 1 and *ret, 0 past the end. */
+int ipam_range_advance(const struct ipam_range *r, ipam_u128 a, ipam_u128 k, ipam_u128 *ret);
 /* Conversions; ipam_u128_str: decimal, buf of 40. */
 ipam_u128 ipam_u128_from_addr(const struct cnispec_addr *a);
 void ipam_addr_from_u128(int family, ipam_u128 v, struct cnispec_addr *ret);

@@ -126,6 +126,32 @@ int ipam_range_next(const struct ipam_range *r, ipam_u128 from, ipam_u128 *ret)
 	return 1;
 }
 
+int ipam_range_advance(const struct ipam_range *r, ipam_u128 a, ipam_u128 k, ipam_u128 *ret)
+{
+	ipam_u128 target;
+
+	if (k > r->end - a)
+		return 0;
+	target = a + k;
+	/* every excluded span after a that starts at or before the target pushes it on by its
+	 * length; spans are sorted, so one pass */
+	for (size_t i = 0; i < r->n_excl; i++) {
+		ipam_u128 len = r->excl[i].hi - r->excl[i].lo + 1;
+
+		if (r->excl[i].hi <= a)
+			continue;
+		if (r->excl[i].lo > target)
+			break;
+		if (len > r->end - target)
+			return 0;
+		target += len;
+	}
+	if (target > r->end)
+		return 0;
+	*ret = target;
+	return 1;
+}
+
 static int span_cmp(const void *a, const void *b)
 {
 	const struct ipam_span *x = a, *y = b;

@@ -18,6 +18,10 @@ static int no_record_get(struct ipam_store *s, const char *n, const char *k, cha
 static int no_record_put(struct ipam_store *s, const char *n, const char *k, const char *v) { return -EOPNOTSUPP; }
 static int no_record_del(struct ipam_store *s, const char *n, const char *k) { return -EOPNOTSUPP; }
 static int no_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int pending_by_put(struct ipam_store *s, const char *n, const char *k)
+{
+	return s->ops.record_put(s, n, k, IPAM_RECORD_PENDING);
+}
 static int no_cursor_get(struct ipam_store *s, const char *p, char **ret) { return -EOPNOTSUPP; }
 static int no_cursor_put(struct ipam_store *s, const char *p, const char *a) { return -EOPNOTSUPP; }
 static int nothing_to_tidy(struct ipam_store *s, size_t *ret)
@@ -58,6 +62,7 @@ static const struct ipam_store_ops defaults = {
 	.record_put = no_record_put,
 	.record_del = no_record_del,
 	.record_list = no_record_list,
+	.record_pending = pending_by_put,
 	.cursor_get = no_cursor_get,
 	.cursor_put = no_cursor_put,
 	.tidy = nothing_to_tidy,
@@ -78,6 +83,7 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 	SET(record_put);
 	SET(record_del);
 	SET(record_list);
+	SET(record_pending);
 	SET(cursor_get);
 	SET(cursor_put);
 	SET(tidy);

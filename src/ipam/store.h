@@ -33,6 +33,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The value of a record whose ADD has begun and not finished. */
+#define IPAM_RECORD_PENDING "{\"state\":\"pending\"}"
+
 /* Owner and record values stay below this (XFS keeps symlink targets up to 1024 bytes). */
 #define IPAM_STORE_VALUE_MAX 1000
 
@@ -85,6 +88,9 @@ struct ipam_store_ops {
 	int (*record_put)(struct ipam_store *s, const char *network, const char *key, const char *value);
 	int (*record_del)(struct ipam_store *s, const char *network, const char *key);
 	int (*record_list)(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud);
+	/* Create or replace the record with IPAM_RECORD_PENDING (an ADD has begun; claims may
+	 * follow). The default is record_put(IPAM_RECORD_PENDING); a store may do it cheaper. */
+	int (*record_pending)(struct ipam_store *s, const char *network, const char *key);
 
 	/* The pool's cursor (an address). get: 1/0; put replaces. */
 	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
