@@ -1,0 +1,362 @@
+/* rdmak-ipam's configuration and range arithmetic: whereabouts' and host-local's forms, IPv4
+ * and IPv6, exclusions, the FIRST-LAST/LEN form, /31 /32 /127 /128, ranges that exclude
+ * everything, and every refusal with its exact message. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "ipam/ipam.h"
+
+static struct ipam_config *parse_ok(const char *ipam)
+{
+	struct cnispec_error err = { 0 };
+	struct ipam_config *c = NULL;
+	json_error_t je;
+	json_t *o = json_loads(ipam, 0, &je);
+
+	if (!o)
+		fail_msg("test JSON: %s: %s", je.text, ipam);
+	if (ipam_config_parse(o, "rdma-net", &c, &err) < 0)
+		fail_msg("refused: %s: %s\n%s", err.msg, err.details, ipam);
+	json_decref(o);
+	return c;
+}
+
+static void parse_bad(const char *ipam, unsigned code, const char *details)
+{
+	struct cnispec_error err = { 0 };
+	struct ipam_config *c = NULL;
+	json_t *o = json_loads(ipam, 0, NULL);
+
+	assert_non_null(o);
+	assert_true(ipam_config_parse(o, "rdma-net", &c, &err) < 0);
+	assert_null(c);
+	if (err.code != code || strcmp(err.details, details))
+		fail_msg("for %s\n  got:  %u %s\n  want: %u %s", ipam, err.code, err.details, code, details);
+	json_decref(o);
+}
+
+static const char *str(const struct ipam_range *r, ipam_u128 v)
+{
+	static char buf[4][CNISPEC_PREFIX_STRLEN];
+	static int i;
+
+	i = (i + 1) % 4;
+	return ipam_range_addr_str(r, v, buf[i]);
+}
+
+static const char *size_str(const struct ipam_range *r)
+{
+	static char buf[40];
+
+	return ipam_u128_str(ipam_range_size(r), buf);
+}
+
+static ipam_u128 next(const struct ipam_range *r, const char *from)
+{
+	struct cnispec_addr a;
+	ipam_u128 v = 0;
+
+	assert_int_equal(cnispec_addr_parse(from, &a), 0);
+	if (ipam_range_next(r, ipam_u128_from_addr(&a), &v) != 1)
+		return 0;
+	return v;
+}
+
+/* ---- arithmetic ---------------------------------------------------------------------------- */
+
+static void test_ipv4_subnet(void **state)
+{
+	struct ipam_config *c = parse_ok("{\"type\":\"rdmak-ipam\",\"range\":\"10.56.0.0/27\"}");
+	const struct ipam_range *r = &c->sets[0].r[0];
+
+	assert_int_equal(c->n_sets, 1);
+	assert_string_equal(str(r, r->start), "10.56.0.1");
+	assert_string_equal(str(r, r->end), "10.56.0.30");
+	assert_string_equal(size_str(r), "30");
+	assert_string_equal(r->pool, "10.56.0.0_27");
+	assert_string_equal(r->text, "10.56.0.0/27");
+	assert_false(r->has_gateway);
+	ipam_config_free(c);
+
+	/* a gateway is never handed out */
+	c = parse_ok("{\"range\":\"10.56.0.0/27\",\"gateway\":\"10.56.0.1\"}");
+	r = &c->sets[0].r[0];
+	assert_string_equal(size_str(r), "29");
+	assert_string_equal(str(r, next(r, "10.56.0.0")), "10.56.0.2");
+	ipam_config_free(c);
+}
+
+static void test_first_last_form(void **state)
+{
+	/* whereabouts' FIRST-IP-CIDR form: the bounds from the text, the subnet from /len */
+	struct ipam_config *c = parse_ok("{\"range\":\"192.168.2.225-192.168.2.230/28\"}");
+	const struct ipam_range *r = &c->sets[0].r[0];
+
+	assert_string_equal(str(r, r->start), "192.168.2.225");
+	assert_string_equal(str(r, r->end), "192.168.2.230");
+	assert_string_equal(size_str(r), "6");
+	assert_string_equal(r->text, "192.168.2.224/28 (192.168.2.225-192.168.2.230)");
+	assert_string_equal(r->pool, "192.168.2.224_28");
+	assert_int_equal(c->n_warnings, 0);
+	ipam_config_free(c);
+}
+
+static void test_host_bits(void **state)
+{
+	/* seed 003's "192.168.x.152/27": whereabouts uses the whole /27; so do we, and say so */
+	struct ipam_config *c = parse_ok("{\"range\":\"192.168.7.152/27\",\"exclude\":[\"192.168.7.151/32\"]}");
+	const struct ipam_range *r = &c->sets[0].r[0];
+
+	assert_string_equal(str(r, r->start), "192.168.7.129");
+	assert_string_equal(str(r, r->end), "192.168.7.158");
+	assert_string_equal(size_str(r), "29");
+	assert_int_equal(c->n_warnings, 1);
+	assert_string_equal(c->warnings[0], "ipam.range: 192.168.7.152/27 has host bits set; like whereabouts, rdmak-ipam "
+					    "uses all of 192.168.7.128/27 (write 192.168.7.152-192.168.7.159/27 for a range "
+					    "that starts there)");
+	ipam_config_free(c);
+}
+
+static void test_exclude(void **state)
+{
+	struct ipam_config *c =
+		parse_ok("{\"range\":\"10.0.0.0/24\",\"exclude\":[\"10.0.0.0/28\",\"10.0.0.100\",\"10.0.0.96/30\","
+			 "\"10.0.1.0/24\"],\"range_end\":\"10.0.0.200\"}");
+	const struct ipam_range *r = &c->sets[0].r[0];
+
+	/* .1-.200 = 200, minus .1-.15 (15), .96-.99 (4), .100 (1, merged with the /30) */
+	assert_string_equal(size_str(r), "180");
+	assert_string_equal(str(r, next(r, "10.0.0.0")), "10.0.0.16");
+	assert_string_equal(str(r, next(r, "10.0.0.96")), "10.0.0.101");
+	assert_string_equal(str(r, next(r, "10.0.0.200")), "10.0.0.200");
+	assert_true(next(r, "10.0.0.201") == 0);
+	assert_int_equal(r->n_excl, 2);
+	assert_false(ipam_range_usable(r, r->start + 98));
+	ipam_config_free(c);
+}
+
+static void test_tiny_subnets(void **state)
+{
+	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.9.0.4/31\"},{\"range\":\"10.9.0.7/32\"},"
+					 "{\"range\":\"fd00::a/127\"},{\"range\":\"fd00::1:1/128\"}]}");
+
+	assert_int_equal(c->n_sets, 4);
+	/* /31 (RFC 3021) and /127 (RFC 6164): both addresses; /32 and /128: the one */
+	assert_string_equal(size_str(&c->sets[0].r[0]), "2");
+	assert_string_equal(str(&c->sets[0].r[0], c->sets[0].r[0].start), "10.9.0.4");
+	assert_string_equal(size_str(&c->sets[1].r[0]), "1");
+	assert_string_equal(str(&c->sets[1].r[0], c->sets[1].r[0].start), "10.9.0.7");
+	assert_string_equal(size_str(&c->sets[2].r[0]), "2");
+	assert_string_equal(str(&c->sets[2].r[0], c->sets[2].r[0].end), "fd00::b");
+	assert_string_equal(size_str(&c->sets[3].r[0]), "1");
+	assert_string_equal(c->sets[3].r[0].pool, "fd00::1:1_128");
+	ipam_config_free(c);
+}
+
+static void test_ipv6(void **state)
+{
+	struct ipam_config *c = parse_ok("{\"range\":\"fd00:10::/64\",\"exclude\":[\"fd00:10::/120\"]}");
+	const struct ipam_range *r = &c->sets[0].r[0];
+
+	/* 2^64 addresses, minus the first 256 (the subnet-router anycast address among them) */
+	assert_string_equal(size_str(r), "18446744073709551360");
+	assert_string_equal(str(r, next(r, "fd00:10::")), "fd00:10::100");
+	assert_string_equal(str(r, r->end), "fd00:10::ffff:ffff:ffff:ffff");
+	ipam_config_free(c);
+
+	/* the whole family: no step of the arithmetic overflows */
+	c = parse_ok("{\"range\":\"::/0\"}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "340282366920938463463374607431768211455");
+	ipam_config_free(c);
+	c = parse_ok("{\"range\":\"0.0.0.0/0\"}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "4294967294");
+	ipam_config_free(c);
+}
+
+static void test_all_excluded(void **state)
+{
+	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/30\",\"exclude\":[\"10.0.0.0/30\"]},"
+					 "{\"range\":\"fd00::/126\",\"exclude\":[\"fd00::1\",\"fd00::2\",\"fd00::3\"]},"
+					 "{\"range\":\"10.1.0.0/32\",\"exclude\":[\"10.1.0.0\"]}]}");
+
+	for (size_t i = 0; i < 3; i++) {
+		const struct ipam_range *r = &c->sets[i].r[0];
+		ipam_u128 v;
+
+		assert_string_equal(size_str(r), "0");
+		assert_int_equal(ipam_range_next(r, r->start, &v), 0);
+	}
+	ipam_config_free(c);
+}
+
+static void test_host_local(void **state)
+{
+	struct ipam_config *c =
+		parse_ok("{\"type\":\"rdmak-ipam\",\"ranges\":[[{\"subnet\":\"10.56.0.0/27\"},{\"subnet\":\"10.57.0.0/24\","
+			 "\"rangeStart\":\"10.57.0.10\",\"rangeEnd\":\"10.57.0.20\",\"gateway\":\"10.57.0.254\"}],"
+			 "[{\"subnet\":\"fd00::/64\"}]],\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":\"192.168.0.0/16\","
+			 "\"gw\":\"10.56.0.254\",\"table\":107}],\"dns\":{\"nameservers\":[\"10.56.0.1\"]}}");
+
+	assert_int_equal(c->n_sets, 2);
+	assert_int_equal(c->sets[0].n, 2);
+	/* host-local's default gateway .1: 29 addresses, as its users count them */
+	assert_true(c->sets[0].r[0].has_gateway);
+	assert_string_equal(str(&c->sets[0].r[0], c->sets[0].r[0].gateway), "10.56.0.1");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "29");
+	assert_string_equal(size_str(&c->sets[0].r[1]), "11");
+	assert_string_equal(c->sets[0].r[1].text, "10.57.0.0/24 (10.57.0.10-10.57.0.20)");
+	assert_string_equal(c->sets[0].r[1].path, "ipam.ranges[0][1]");
+	assert_string_equal(str(&c->sets[1].r[0], c->sets[1].r[0].gateway), "fd00::1");
+	assert_int_equal(c->routes_dns->n_routes, 2);
+	assert_int_equal(c->routes_dns->routes[1].table, 107);
+	assert_string_equal(c->routes_dns->dns.nameservers[0], "10.56.0.1");
+	ipam_config_free(c);
+}
+
+/* ---- stores --------------------------------------------------------------------------------- */
+
+static void test_stores(void **state)
+{
+	/* seed 003's block with only the store changed (and its Kubernetes settings gone) */
+	struct ipam_config *c = parse_ok("{\"type\":\"rdmak-ipam\",\"store\":\"file\",\"range\":\"192.168.7.152/27\","
+					 "\"exclude\":[\"192.168.7.151/32\"],\"log_file\":\"/var/log/whereabouts.log\","
+					 "\"log_level\":\"info\"}");
+
+	assert_int_equal(c->store.kind, IPAM_STORE_FILE);
+	assert_null(c->store.data_dir);
+	assert_string_equal(c->log_file, "/var/log/whereabouts.log");
+	assert_true(c->has_log_level);
+	ipam_config_free(c);
+
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd_host\":\"10.0.0.1:2379, 10.0.0.2:2379\","
+		     "\"etcd_ca_cert_file\":\"/ca.pem\",\"etcd_cert_file\":\"/c.pem\",\"etcd_key_file\":\"/k.pem\"}");
+	assert_int_equal(c->store.kind, IPAM_STORE_ETCD);
+	assert_int_equal(c->store.n_endpoints, 2);
+	assert_string_equal(c->store.endpoints[1], "10.0.0.2:2379");
+	assert_string_equal(c->store.tls_key, "/k.pem");
+	ipam_config_free(c);
+
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://e1:2379\"],"
+		     "\"prefix\":\"/x\",\"tls\":{\"ca\":\"/ca\",\"cert\":\"/c\",\"key\":\"/k\"}},\"network_name\":\"tenant-a\"}");
+	assert_string_equal(c->store.prefix, "/x");
+	assert_string_equal(c->sets[0].r[0].pool, "tenant-a_10.0.0.0_24");
+	ipam_config_free(c);
+}
+
+/* ---- refusals -------------------------------------------------------------------------------- */
+
+static void test_refusals(void **state)
+{
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"bogus\":1}", 2, "ipam.bogus: unsupported key (value: 1)");
+	parse_bad("{\"Range\":\"10.0.0.0/24\"}", 2, "ipam.Range: unsupported key (value: \"10.0.0.0/24\"); did you mean \"range\"?");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"datastore\":\"kubernetes\"}", 2,
+		  "ipam.datastore: unsupported key (value: \"kubernetes\"); rdmak-ipam keeps no state in Kubernetes objects: "
+		  "use \"store\": \"file\" for a node-local range, or \"store\": \"etcd\" with \"etcd\": {\"endpoints\": "
+		  "[...]} for a cluster-wide one");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"kubernetes\":{\"kubeconfig\":\"/x\"}}", 2,
+		  "ipam.kubernetes: unsupported key (value: {\"kubeconfig\":\"/x\"}); rdmak-ipam keeps no state in "
+		  "Kubernetes objects: remove it and use \"store\": \"file\" (a node-local range) or \"store\": \"etcd\" "
+		  "(cluster-wide)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"etcd_password\":\"x\"}", 2,
+		  "ipam.etcd_password: unsupported key (value: \"x\"); rdmak-ipam authenticates to etcd with client "
+		  "certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"enable_overlapping_ranges\":false}", 2,
+		  "ipam.enable_overlapping_ranges: unsupported key (value: false); rdmak-ipam never hands out an address "
+		  "twice, whichever networks share its subnet; give each tenant its own \"network_name\" to keep them apart");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"leader_lease_duration\":1500}", 2,
+		  "ipam.leader_lease_duration: unsupported key (value: 1500); whereabouts' leader election: rdmak-ipam "
+		  "takes no cluster-wide lock; remove it");
+	parse_bad("{}", 7, "ipam: no range: give \"range\", \"ipRanges\" or \"ranges\"");
+	parse_bad("{\"range\":\"10.0.0.0\"}", 7,
+		  "ipam.range: \"10.0.0.0\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN");
+	parse_bad("{\"range\":\"10.0.0.9-10.0.0.2/24\"}", 7, "ipam.range: 10.0.0.9 comes after the last address 10.0.0.2");
+	parse_bad("{\"range\":\"10.0.1.9-10.0.0.20/24\"}", 7, "ipam.range: 10.0.1.9 is not in 10.0.0.0/24");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"range_start\":\"10.0.1.1\"}", 7,
+		  "ipam.range_start: 10.0.1.1 is not in 10.0.0.0/24");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"range_start\":\"10.0.0.50\",\"range_end\":\"10.0.0.40\"}", 7,
+		  "ipam.range_start: 10.0.0.50 comes after the last address 10.0.0.40");
+	parse_bad("{\"range\":\"10.0.0.1-10.0.0.9/24\",\"range_start\":\"10.0.0.2\"}", 7,
+		  "ipam.range_start: the range already gives its first address (FIRST-LAST/LEN)");
+	parse_bad("{\"range_start\":\"10.0.0.2\",\"ipRanges\":[{\"range\":\"10.0.0.0/24\"}]}", 7,
+		  "ipam.range_start: only with \"range\"");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"exclude\":[\"10.0.0.0/33\"]}", 7,
+		  "ipam.exclude[0]: \"10.0.0.0/33\" is not a CIDR or an address");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"exclude\":[\"fd00::/64\"]}", 7,
+		  "ipam.exclude[0]: \"fd00::/64\" is not of the range's address family");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"gateway\":\"10.0.1.1\"}", 7,
+		  "ipam.gateway: 10.0.1.1 is in none of the ranges' subnets");
+	parse_bad("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\",\"gw\":\"10.0.0.1\"}]}", 2,
+		  "ipam.ipRanges[0].gw: unsupported key (value: \"10.0.0.1\")");
+	parse_bad("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\",\"gateway\":\"10.1.0.1\"}]}", 7,
+		  "ipam.ipRanges[0].gateway: 10.1.0.1 is not in 10.0.0.0/24");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.0.0.0/24\"},{\"subnet\":\"10.0.0.128/25\"}]]}", 7,
+		  "ipam.ranges[0][1]: overlaps ipam.ranges[0][0]");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.0.0.0/24\"},{\"subnet\":\"fd00::/64\"}]]}", 7,
+		  "ipam.ranges[0][1]: not of the address family of ipam.ranges[0][0]");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.0.0.0/24\",\"rangeStart\":\"10.0.0.300\"}]]}", 7,
+		  "ipam.ranges[0][0].rangeStart: \"10.0.0.300\" is not an IP address");
+	parse_bad("{\"ranges\":[[]]}", 7, "ipam.ranges[0]: expected a non-empty array of ranges");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"routes\":[{\"dst\":\"0.0.0.0/0\",\"via\":\"x\"}]}", 2,
+		  "ipam.routes[0].via: unsupported key (value: \"x\")");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"routes\":[{\"dst\":\"0.0.0.0\"}]}", 7,
+		  "ipam.routes[0].dst: \"0.0.0.0\" is not an address in CIDR notation");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"consul\"}", 7, "ipam.store: \"consul\" is not \"file\" or \"etcd\"");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\"}", 7,
+		  "ipam.etcd: missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[]}}", 7,
+		  "ipam.etcd.endpoints: expected 1 to 64 strings");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"],\"tls\":{\"cert\":\"/c\"}}}", 7,
+		  "ipam.etcd.tls: \"cert\" and \"key\" go together");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\"}", 7,
+		  "ipam.datastore: \"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with \"etcd\": {\"endpoints\": [...]})");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"file\",\"datastore\":\"etcd\"}", 7,
+		  "ipam.datastore: give \"store\" or whereabouts' \"datastore\", not both");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"var/lib\"}", 7, "ipam.dataDir: \"var/lib\" is not an absolute path");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"log_level\":\"loud\"}", 7,
+		  "ipam.log_level: \"loud\" is not error, warning, info or debug");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"network_name\":\"a/b\"}", 7,
+		  "ipam.network_name: \"a/b\" may hold only letters, digits, '_', '.' and '-'");
+	parse_bad("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\"},{\"range\":\"10.0.1.0/24\"},{\"range\":\"10.0.2.0/24\"},"
+		  "{\"range\":\"10.0.3.0/24\"},{\"range\":\"10.0.4.0/24\"},{\"range\":\"10.0.5.0/24\"},{\"range\":\"10.0.6.0/24\"},"
+		  "{\"range\":\"10.0.7.0/24\"},{\"range\":\"10.0.8.0/24\"}]}",
+		  7, "ipam.ipRanges[8]: more than 8 ranges to take an address from");
+}
+
+static void test_load(void **state)
+{
+	static const char list[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"rdma-net\",\"plugins\":[{\"type\":\"macvlan\","
+				   "\"ipam\":{\"type\":\"rdmak-ipam\",\"range\":\"10.0.0.0/24\"}},{\"type\":\"tuning\"}]}";
+	static const char none[] = "{\"name\":\"n\",\"plugins\":[{\"type\":\"macvlan\",\"ipam\":{\"type\":\"host-local\"}}]}";
+	struct cnispec_error err = { 0 };
+	struct ipam_config *c = NULL;
+
+	assert_int_equal(ipam_config_load(list, strlen(list), &c, &err), 0);
+	assert_string_equal(c->network, "rdma-net");
+	ipam_config_free(c);
+	assert_true(ipam_config_load(none, strlen(none), &c, &err) < 0);
+	assert_string_equal(err.details, "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
+	assert_true(ipam_config_load("{\"ipam\":{}}", 11, &c, &err) < 0);
+	assert_string_equal(err.details, "name: missing (the network's name)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ipv4_subnet),  cmocka_unit_test(test_first_last_form),
+		cmocka_unit_test(test_host_bits),    cmocka_unit_test(test_exclude),
+		cmocka_unit_test(test_tiny_subnets), cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local),
+		cmocka_unit_test(test_stores),       cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
