@@ -1,10 +1,551 @@
-/* Placeholder so the role table links while the role is being built; replaced by the role itself. */
+/* `rdmak bench`: the role's main and its subcommands.
+ *   server [options]            run perftest's server side on a chosen HCA
+ *   client [options] SERVER     run the client side against SERVER, judge the result
+ *   judge [options] FILE [PEER] judge a perftest output captured elsewhere
+ *   k8s [options]               the two pods, and with --run the whole test through kubectl
+ * Exit: 0 pass, 1 warn, 2 fail, 3 usage (or an unreadable input). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "bench/bench.h"
+#include "out/out.h"
 #include "roles.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/strutil.h"
+
+#define INPUT_MAX (16u << 20)
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak bench server [options] [-- PERFTEST-ARGS]\n"
+	      "       rdmak bench client [options] SERVER [-- PERFTEST-ARGS]\n"
+	      "       rdmak bench judge [options] FILE [PEER-FILE]\n"
+	      "       rdmak bench k8s --resource NAME --node A --node B [options] [--run]\n"
+	      "Run perftest between two hosts or pods with settings chosen from the hardware, and judge the\n"
+	      "result against what the path can carry (docs/bench.md).\n\n"
+	      "Test:\n"
+	      "  --test NAME           ib_write_bw (default), ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat\n"
+	      "  --perftest-dir DIR    where the perftest programs are (default: PATH)\n"
+	      "  -d, --device DEV      the HCA (default: a healthy one, or the GPU's nearest)\n"
+	      "  --ib-port N           its port (default: the first ACTIVE one)\n"
+	      "  --interface IF        RoCE: use the RoCE v2 GID of IF's IPv4 address\n"
+	      "  --gid-index N         force perftest's -x\n"
+	      "  --gpu N|BDF|auto      GPU memory (GPUDirect): GPU N in PCI order, or this pod's only GPU\n"
+	      "  --cuda-index N        pass --use_cuda=N instead of --use_cuda_bus_id (older perftest)\n"
+	      "  -q, --qps N           queue pairs (bandwidth tests; default 4)\n"
+	      "  -s, --size BYTES      message size (perftest's default when not given)\n"
+	      "  -a, --all             every message size from 2 B to 8 MiB\n"
+	      "  -D, --duration S      run for S seconds\n"
+	      "  --tcp-port N          perftest's TCP port (default 18515; rails use N, N+1, ...)\n"
+	      "  --rails               one pair per RDMA interface of the pod, all at once\n"
+	      "Judging:\n"
+	      "  --min-percent P       pass at or above P %% of the ceiling (default 90; warn down to P-20)\n"
+	      "  --min-gbps G          fail below G Gb/s whatever the ceiling\n"
+	      "  --max-usec U          latency budget (default: from the link layer and message size)\n"
+	      "  --root DIR            read DIR/sys, DIR/dev (and DIR/proc for the pod checks)\n"
+	      "  --sysfs DIR, --devfs DIR\n"
+	      "  -j, --json            the result as JSON (docs/bench.schema.json)\n"
+	      "  -h, --help\n\n"
+	      "`rdmak bench k8s --help` describes the Kubernetes mode.\n"
+	      "Exit: 0 pass, 1 warn, 2 fail, 3 usage.\n", f);
+}
+
+struct cli {
+	struct bench_opts o;
+	const char *root, *sysfs, *devfs;
+	const char *files[2];
+	size_t n_files;
+	bool root_given;
+};
+
+static int parse_num(const char *opt, const char *s, long long lo, long long hi, long long *ret)
+{
+	long long v;
+
+	if (str_to_i64(s, 0, &v) < 0 || v < lo || v > hi) {
+		fprintf(stderr, "rdmak bench: %s wants a number from %lld to %lld, got '%s'\n", opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int parse_real(const char *opt, const char *s, double lo, double hi, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "rdmak bench: %s wants a number from %g to %g, got '%s'\n", opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static bool test_known(const char *t)
+{
+	static const char *const tests[] = { "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat",
+					     "ib_send_lat" };
+
+	for (size_t i = 0; i < ELEMENTSOF(tests); i++)
+		if (!strcmp(tests[i], t))
+			return true;
+	return false;
+}
+
+/* 0 to go on, -1 for --help, or BENCH_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
+{
+	static const struct option opts[] = {
+		{ "test", required_argument, NULL, 'T' }, { "perftest-dir", required_argument, NULL, 'P' },
+		{ "device", required_argument, NULL, 'd' }, { "ib-port", required_argument, NULL, 'i' },
+		{ "interface", required_argument, NULL, 'I' }, { "gid-index", required_argument, NULL, 'x' },
+		{ "gpu", required_argument, NULL, 'G' }, { "cuda-index", required_argument, NULL, 'C' },
+		{ "qps", required_argument, NULL, 'q' }, { "size", required_argument, NULL, 's' },
+		{ "all", no_argument, NULL, 'a' }, { "duration", required_argument, NULL, 'D' },
+		{ "tcp-port", required_argument, NULL, 'p' }, { "rails", no_argument, NULL, 'R' },
+		{ "min-percent", required_argument, NULL, 'm' }, { "min-gbps", required_argument, NULL, 'g' },
+		{ "max-usec", required_argument, NULL, 'u' }, { "root", required_argument, NULL, 'r' },
+		{ "sysfs", required_argument, NULL, 'S' }, { "devfs", required_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {}
+	};
+	struct bench_opts *o = &c->o;
+	bool min_set = false;
+	long long v;
+	int ch, dashes = argc;
+
+	/* perftest's own arguments follow `--`; options and positionals may mix before it */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dashes = i;
+			break;
+		}
+	optind = 1;
+	while ((ch = getopt_long(dashes, argv, "d:q:s:aD:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'T':
+			if (!test_known(optarg)) {
+				fprintf(stderr, "rdmak bench: --test: '%s' is not one of ib_{write,read,send}_{bw,lat}\n", optarg);
+				return BENCH_EXIT_USAGE;
+			}
+			o->test = optarg;
+			break;
+		case 'P': o->perftest_dir = optarg; break;
+		case 'd':
+			if (!str_is_safe_name(optarg, HW_NAME_MAX - 1)) {
+				fprintf(stderr, "rdmak bench: --device: '%s' is not a device name\n", optarg);
+				return BENCH_EXIT_USAGE;
+			}
+			o->device = optarg;
+			break;
+		case 'i':
+			if (parse_num("--ib-port", optarg, 1, 255, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->ib_port = (unsigned)v;
+			break;
+		case 'I':
+			if (!str_is_safe_name(optarg, HW_IFNAME_MAX - 1)) {
+				fprintf(stderr, "rdmak bench: --interface: '%s' is not an interface name\n", optarg);
+				return BENCH_EXIT_USAGE;
+			}
+			o->interface = optarg;
+			break;
+		case 'x':
+			if (parse_num("--gid-index", optarg, 0, 65535, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->gid_index = (int)v;
+			break;
+		case 'G':
+			if (!strcmp(optarg, "auto"))
+				o->gpu = -2;
+			else if (hw_is_bdf(optarg))
+				o->gpu_bdf = optarg;
+			else if (parse_num("--gpu", optarg, 0, 1023, &v) < 0) {
+				fprintf(stderr, "rdmak bench: --gpu wants N, a PCI address (0000:57:00.0) or auto\n");
+				return BENCH_EXIT_USAGE;
+			} else
+				o->gpu = (int)v;
+			break;
+		case 'C':
+			if (parse_num("--cuda-index", optarg, 0, 1023, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->cuda_index = (int)v;
+			break;
+		case 'q':
+			if (parse_num("--qps", optarg, 1, 16384, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->qps = (int)v;
+			break;
+		case 's':
+			if (parse_num("--size", optarg, 1, 1ll << 32, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->size = (uint64_t)v;
+			break;
+		case 'a': o->all_sizes = true; break;
+		case 'D':
+			if (parse_num("--duration", optarg, 1, 86400, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->duration = (int)v;
+			break;
+		case 'p':
+			if (parse_num("--tcp-port", optarg, 1, 65000, &v) < 0)
+				return BENCH_EXIT_USAGE;
+			o->tcp_port = (unsigned)v;
+			break;
+		case 'R': o->rails = true; break;
+		case 'm':
+			if (parse_real("--min-percent", optarg, 1, 100, &o->thr.min_percent) < 0)
+				return BENCH_EXIT_USAGE;
+			min_set = true;
+			break;
+		case 'g':
+			if (parse_real("--min-gbps", optarg, 0.001, 100000, &o->thr.min_gbps) < 0)
+				return BENCH_EXIT_USAGE;
+			break;
+		case 'u':
+			if (parse_real("--max-usec", optarg, 0.01, 1e6, &o->thr.max_usec) < 0)
+				return BENCH_EXIT_USAGE;
+			break;
+		case 'r': c->root = optarg; c->root_given = true; break;
+		case 'S': c->sysfs = optarg; c->root_given = true; break;
+		case 'V': c->devfs = optarg; break;
+		case 'j': o->json = true; break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return BENCH_EXIT_USAGE;
+		}
+	}
+	if (min_set)
+		o->thr.fail_percent = o->thr.min_percent > 20 ? o->thr.min_percent - 20 : 0;
+	for (; optind < dashes; optind++) {
+		if (c->n_files == ELEMENTSOF(c->files)) {
+			fprintf(stderr, "rdmak bench %s: unexpected argument '%s'\n", sub, argv[optind]);
+			return BENCH_EXIT_USAGE;
+		}
+		c->files[c->n_files++] = argv[optind];
+	}
+	o->passthrough = dashes < argc ? argv + dashes + 1 : NULL;
+	o->n_passthrough = dashes < argc ? (size_t)(argc - dashes - 1) : 0;
+	if (!strcmp(sub, "judge") && (c->n_files < 1 || o->n_passthrough)) {
+		fprintf(stderr, "rdmak bench judge: wants FILE [PEER-FILE] (\"-\" reads stdin)\n");
+		return BENCH_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "client") && c->n_files != 1) {
+		fprintf(stderr, "rdmak bench client: wants the server's address: rdmak bench client [options] SERVER\n");
+		return BENCH_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "server") && c->n_files) {
+		fprintf(stderr, "rdmak bench server: unexpected argument '%s' (the server takes no address)\n", c->files[0]);
+		return BENCH_EXIT_USAGE;
+	}
+	if (o->rails && (o->device || o->gpu != -1 || o->gpu_bdf || o->interface)) {
+		fprintf(stderr, "rdmak bench: --rails chooses every device itself: drop --device, --gpu and --interface\n");
+		return BENCH_EXIT_USAGE;
+	}
+	if (o->all_sizes && o->size) {
+		fprintf(stderr, "rdmak bench: --all and --size exclude each other\n");
+		return BENCH_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "client"))
+		o->server = c->files[0];
+	return 0;
+}
+
+/* ---- one side judged -------------------------------------------------------------------------- */
+
+static const struct hw_gpu *gpu_of_output(const struct hw_node *node, const struct pt_out *o)
+{
+	for (size_t i = 0; node && o->cuda_bus >= 0 && i < node->n_gpus; i++) {
+		unsigned dom, bus, dev, fn;
+
+		if (node->gpus[i].pci && sscanf(node->gpus[i].pci->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4 &&
+		    (int)bus == o->cuda_bus && (int)dev == o->cuda_dev)
+			return &node->gpus[i];
+	}
+	return NULL;
+}
+
+struct side_in {
+	const struct bench_run *run;     /* NULL when judging a file */
+	const char *device;              /* override */
+	unsigned port;
+	const struct hw_gpu *gpu;
+	const char *netdev;
+	const char *label;
+};
+
+static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_roots *roots,
+			  const struct pt_out *o, const struct pt_out *peer, const struct bench_thresholds *thr,
+			  const struct side_in *si)
+{
+	struct ceil_input in = { .gid_index = o->gid_index, .mtu = o->mtu, .qps = o->qps, .bidirectional = o->bidirectional };
+	struct bench_ceiling c;
+	struct bench_verdict v = { 0 };
+	const struct pt_row *row = pt_judged_row(o, NULL);
+	json_t *side = NULL;
+
+	in.device = si->device ? si->device : o->device[0] ? o->device : NULL;
+	in.port = si->port;
+	in.gpu = si->gpu ? si->gpu : gpu_of_output(node, o);
+	in.netdev = si->netdev;
+	in.bytes = row ? row->bytes : 0;
+	str_copy(in.verb, sizeof(in.verb), o->verb);
+	if (si->run && in.gid_index < 0)
+		in.gid_index = si->run->gid_index;
+	if (ceiling_compute(ctx, node, &in, &c) < 0 || verdict_judge(o, &c, thr, &v) < 0)
+		return NULL;
+	if (si->run && si->run->start_error[0])
+		verdict_add(&v, BENCH_FAIL, "perftest_missing", "Install perftest (Debian: apt-get install perftest) or give "
+			    "--perftest-dir; the rdmak bench image has it.", "%s", si->run->start_error);
+	else if (si->run && si->run->exit_status != 0 && !pt_failed(o))
+		verdict_add(&v, BENCH_FAIL, "perftest_exit",
+			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
+			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
+			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
+	if (diagnose(o, peer, node, roots, &c, &v) >= 0)
+		side = bench_report_side(si->run, o, &c, &v);
+	if (side && si->label)
+		json_object_set_new(side, "label", json_string(si->label));
+	verdict_free(&v);
+	return side;
+}
+
+static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const char *mode)
+{
+	enum bench_status worst = BENCH_PASS;
+	size_t i;
+	json_t *s;
+	int r;
+
+	json_array_foreach(sides, i, s) {
+		const char *v = json_string_value(json_object_get(s, "verdict"));
+		enum bench_status st = !strcmp(v, "fail") ? BENCH_FAIL : !strcmp(v, "warn") ? BENCH_WARN : BENCH_PASS;
+
+		if (st > worst)
+			worst = st;
+	}
+	if (o->rails && json_array_size(sides) > 1) {
+		json_t *t = bench_report_total(sides, &o->thr);
+		const char *v = json_string_value(json_object_get(t, "verdict"));
+
+		if (v && !strcmp(v, "fail"))
+			worst = BENCH_FAIL;
+		else if (v && !strcmp(v, "warn") && worst < BENCH_WARN)
+			worst = BENCH_WARN;
+		json_object_set_new(doc, "total", t);
+	}
+	json_object_set_new(doc, "mode", json_string(mode));
+	json_object_set_new(doc, "verdict", json_string(bench_status_name(worst)));
+	json_object_set(doc, "sides", sides);
+	r = o->json ? out_json(stdout, doc) : bench_report_print(stdout, doc);
+	if (r < 0) {
+		fprintf(stderr, "rdmak bench: writing the result: %s\n", strerror(-r));
+		return BENCH_EXIT_FAIL;
+	}
+	return worst == BENCH_FAIL ? BENCH_EXIT_FAIL : worst == BENCH_WARN ? BENCH_EXIT_WARN : BENCH_EXIT_PASS;
+}
+
+static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node **node)
+{
+	struct hw_error herr = { 0 };
+	int r;
+
+	r = hw_ctx_new_root(c->root, c->sysfs, c->devfs, ctx);
+	if (r < 0) {
+		fprintf(stderr, "rdmak bench: cannot open the sysfs root%s%s: %s\n", c->root || c->sysfs ? " " : "",
+			c->sysfs ? c->sysfs : c->root ? c->root : "", strerror(-r));
+		return r;
+	}
+	r = hw_load(*ctx, HW_LOAD_GIDS, node, &herr);
+	if (r < 0)
+		fprintf(stderr, "rdmak bench: reading %s: %s\n", herr.path[0] ? herr.path : "sysfs",
+			strerror(herr.err ? herr.err : -r));
+	return r;
+}
+
+static int read_input(const char *path, char **buf, size_t *len)
+{
+	int r = !strcmp(path, "-") ? read_file_fd(STDIN_FILENO, INPUT_MAX, buf, len) :
+				     read_file_at(AT_FDCWD, path, INPUT_MAX, buf, len);
+
+	if (r < 0)
+		fprintf(stderr, "rdmak bench judge: %s: %s\n", path, r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
+	return r;
+}
+
+/* ---- judge --------------------------------------------------------------------------------- */
+
+static int cmd_judge(struct cli *c)
+{
+	_cleanup_free_ char *b0 = NULL, *b1 = NULL;
+	size_t l0 = 0, l1 = 0;
+	struct pt_out out = { 0 }, peer = { 0 };
+	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL;
+	struct bench_roots roots;
+	const struct hw_gpu *gpu = NULL;
+	json_t *doc = json_object(), *sides = json_array(), *s;
+	int ret = BENCH_EXIT_USAGE;
+	char why[200];
+
+	if (!doc || !sides || read_input(c->files[0], &b0, &l0) < 0 || (c->n_files > 1 && read_input(c->files[1], &b1, &l1) < 0))
+		goto out;
+	if (pt_parse(b0, l0, &out) < 0 || (b1 && pt_parse(b1, l1, &peer) < 0))
+		goto out;
+	if (load_model(c, &ctx, &node) < 0 || bench_roots_set(&roots, c->root, c->sysfs, c->devfs) < 0)
+		goto out;
+	if (c->o.gpu != -1 || c->o.gpu_bdf) {
+		struct bench_opts go = c->o;
+		struct bench_run *runs = NULL;
+
+		/* the same --gpu rules as the runner: N, a PCI address or auto */
+		go.device = go.device ? go.device : out.device[0] ? out.device : NULL;
+		go.server = "x";
+		if (runner_plan(ctx, node, &go, false, &runs, why, sizeof(why)) < 0) {
+			fprintf(stderr, "rdmak bench judge: --gpu: %s\n", why);
+			goto out;
+		}
+		gpu = runs[0].gpu;
+		runner_free(runs, 1);
+	}
+	/* the doctor's pod checks read the roots given; without them the capture came from
+	 * elsewhere and this machine's /proc says nothing about it */
+	s = judge_side(ctx, node, c->root_given ? &roots : NULL, &out, b1 ? &peer : NULL, &c->o.thr,
+		       &(struct side_in){ .device = c->o.device, .port = c->o.ib_port, .gpu = gpu, .netdev = c->o.interface,
+					  .label = b1 ? "this side" : NULL });
+	if (!s || json_array_append_new(sides, s) < 0)
+		goto out;
+	if (b1) {
+		s = judge_side(ctx, node, c->root_given ? &roots : NULL, &peer, &out, &c->o.thr,
+			       &(struct side_in){ .label = "peer" });
+		if (!s || json_array_append_new(sides, s) < 0)
+			goto out;
+	}
+	ret = finish(doc, sides, &c->o, "judge");
+out:
+	json_decref(sides);
+	json_decref(doc);
+	pt_out_free(&out);
+	pt_out_free(&peer);
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	return ret;
+}
+
+/* ---- server / client ------------------------------------------------------------------------- */
+
+static void announce_ready(void *ud)
+{
+	const struct bench_run *runs = ud;
+
+	/* k8s mode waits for this line on the server's stderr before it starts the client */
+	fprintf(stderr, "rdmak bench: ready: perftest listening on TCP port %u\n", runs[0].tcp_port);
+	fflush(stderr);
+}
+
+static int cmd_run(struct cli *c, bool client)
+{
+	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL;
+	struct bench_run *runs = NULL;
+	struct bench_roots roots;
+	json_t *doc = json_object(), *sides = json_array();
+	char why[512];
+	int n = 0, ret = BENCH_EXIT_USAGE, r;
+
+	if (!doc || !sides || load_model(c, &ctx, &node) < 0 || bench_roots_set(&roots, c->root, c->sysfs, c->devfs) < 0)
+		goto out;
+	n = runner_plan(ctx, node, &c->o, client, &runs, why, sizeof(why));
+	if (n < 0) {
+		/* nothing to run: the verdict is a failure with the doctor's view of why */
+		struct pt_out none = { .qps = -1, .mtu = -1, .gid_index = -1 };
+		struct bench_ceiling ceil = { 0 };
+		struct bench_verdict v = { .status = BENCH_FAIL, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN };
+		json_t *s;
+
+		if (n != -ENODEV && n != -EINVAL) {
+			fprintf(stderr, "rdmak bench: %s\n", strerror(-n));
+			goto out;
+		}
+		snprintf(ceil.why_unknown, sizeof(ceil.why_unknown), "nothing to run");
+		verdict_add(&v, BENCH_FAIL, "no_usable_device",
+			    "Request the RDMA resource in the pod, bring a port up, or name the device with --device; "
+			    "rdmak doctor --pod explains what is missing.",
+			    "no perftest run: %s", why);
+		s = bench_report_side(NULL, &none, &ceil, &v);
+		verdict_free(&v);
+		if (!s || json_array_append_new(sides, s) < 0)
+			goto out;
+		ret = finish(doc, sides, &c->o, client ? "client" : "server");
+		goto out;
+	}
+	/* one run: perftest's own text as it comes; rails: each one's text after the lot */
+	r = runner_exec(runs, (size_t)n, c->o.json || n > 1 ? NULL : stdout, client ? NULL : announce_ready, runs);
+	if (r < 0) {
+		fprintf(stderr, "rdmak bench: running perftest: %s\n", strerror(-r));
+		ret = BENCH_EXIT_FAIL;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		struct pt_out o = { 0 };
+		char label[64];
+		json_t *s;
+
+		if (!c->o.json && n > 1) {
+			printf("== rail %d: %s%s%s ==\n", i + 1, runs[i].device, runs[i].netdev[0] ? " " : "", runs[i].netdev);
+			fwrite(runs[i].output ? runs[i].output : "", 1, runs[i].output_len, stdout);
+		}
+		if (pt_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
+			goto out;
+		snprintf(label, sizeof(label), "rail %d", i + 1);
+		s = judge_side(ctx, node, &roots, &o, NULL, &c->o.thr,
+			       &(struct side_in){ .run = &runs[i], .device = runs[i].device, .port = runs[i].port,
+						  .gpu = runs[i].gpu, .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
+						  .label = n > 1 ? label : NULL });
+		pt_out_free(&o);
+		if (!s || json_array_append_new(sides, s) < 0)
+			goto out;
+	}
+	ret = finish(doc, sides, &c->o, client ? "client" : "server");
+out:
+	runner_free(runs, n > 0 ? (size_t)n : 0);
+	json_decref(sides);
+	json_decref(doc);
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	return ret;
+}
 
 int bench_main(int argc, char **argv)
 {
-	fprintf(stderr, "rdmak bench: not built yet\n");
-	return 2;
+	struct cli c = { .o = { .test = "ib_write_bw", .gid_index = -1, .gpu = -1, .cuda_index = -1 } };
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	int r;
+
+	bench_thresholds_default(&c.o.thr);
+	if (!sub || !strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
+		usage(sub ? stdout : stderr);
+		return sub ? 0 : BENCH_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "k8s"))
+		return bench_k8s_main(argc - 1, argv + 1);
+	if (strcmp(sub, "server") && strcmp(sub, "client") && strcmp(sub, "judge")) {
+		fprintf(stderr, "rdmak bench: unknown subcommand '%s' (server, client, judge, k8s)\n", sub);
+		return BENCH_EXIT_USAGE;
+	}
+	r = parse_args(argc - 1, argv + 1, sub, &c);
+	if (r)
+		return r < 0 ? 0 : r;
+	if (!strcmp(sub, "judge"))
+		return cmd_judge(&c);
+	return cmd_run(&c, !strcmp(sub, "client"));
 }

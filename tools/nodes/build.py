@@ -323,7 +323,9 @@ class Builder:
         n = self.netdevs[p["netdev"]]
         if self.running(n) and self.carrier(n):
             return 4, 5, p.get("rate") or hw.eth_rate(p["speed"])
-        return 1, 3, hw.rate(*hw.ETH_NO_LINK)
+        # an SR-IOV VF without link of its own reports the PF's speed ("rate_down"; openshift-docs
+        # ibstatus of mlx5_3..9: "1: DOWN", "200 Gb/sec (4X HDR)"), a PF without link 4X QDR
+        return 1, 3, p.get("rate_down") or hw.rate(*hw.ETH_NO_LINK)
 
     # ------------------------------------------------------------------ writers
     def write_pci(self):

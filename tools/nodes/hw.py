@@ -257,6 +257,7 @@ GPUS = {
     "v100-sxm2-16g": dict(vendor=0x10de, device=0x1db1, svendor=0x10de, sdevice=0x1212, rev=0xa1, gen=3, width=16),
     "a100-sxm4-40g": dict(vendor=0x10de, device=0x20b0, svendor=0x10de, sdevice=0x134f, rev=0xa1, gen=4, width=16),
     "a100-sxm4-80g": dict(vendor=0x10de, device=0x20b2, svendor=0x10de, sdevice=0x1463, rev=0xa1, gen=4, width=16),
+    "a40": dict(vendor=0x10de, device=0x2235, svendor=0x10de, sdevice=0x145a, rev=0xa1, gen=4, width=16),
     "a100-pcie-40g": dict(vendor=0x10de, device=0x20f1, svendor=0x10de, sdevice=0x145f, rev=0xa1, gen=4, width=16),
     "h100-sxm5-80g": dict(vendor=0x10de, device=0x2330, svendor=0x10de, sdevice=0x16c1, rev=0xa1, gen=5, width=16),
 }

@@ -1,0 +1,501 @@
+/* When perftest fails: the cause and its fix. perftest's messages name a symptom ("Couldn't
+ * allocate MR", "ethernet_read_keys: Couldn't read remote address"); the cause is in the pod
+ * (memlock, IPC_LOCK, a memory limit, a missing device node or provider library) or on the
+ * node (a Down port, GPU memory without nvidia_peermem). Each symptom runs the doctor's checks
+ * that bear on it, through its public table, on the spot (the roots this run reads), and the
+ * worst finding becomes the reason. Without doctor roots (judging a capture from elsewhere)
+ * the reason says what the message means and what to check. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/bench.h"
+#include "doctor/doctor.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+extern char **environ;
+
+struct diag {
+	const struct pt_out *o;
+	const struct hw_node *node;
+	const struct bench_roots *roots;
+	const struct bench_ceiling *c;
+	struct bench_verdict *v;
+	struct doctor d;
+	bool doctor_on;  /* node checks: the hardware model is the one this run read */
+	bool pod_on;     /* pod checks: the roots hold a process's /proc (on the spot, or a pod tree) */
+	int err;
+};
+
+static int set_root(char *dst, size_t n, const char *root, const char *sub)
+{
+	int l = snprintf(dst, n, "%s%s", strcmp(root, "/") ? root : "", sub);
+
+	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
+}
+
+int bench_roots_set(struct bench_roots *r, const char *root, const char *sysfs, const char *devfs)
+{
+	const char *base = root ? root : "";
+
+	memset(r, 0, sizeof(*r));
+	if (set_root(r->sysfs, sizeof(r->sysfs), base, "/sys") < 0 || set_root(r->devfs, sizeof(r->devfs), base, "/dev") < 0 ||
+	    set_root(r->procfs, sizeof(r->procfs), base, "/proc") < 0 || set_root(r->image, sizeof(r->image), base, "") < 0 ||
+	    (sysfs && str_copy(r->sysfs, sizeof(r->sysfs), sysfs) < 0) ||
+	    (devfs && str_copy(r->devfs, sizeof(r->devfs), devfs) < 0))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ---- the doctor, through its public table ---------------------------------------------------- */
+
+static const struct doctor_check *check_by_id(const char *id)
+{
+	for (size_t i = 0; i < doctor_n_checks; i++)
+		if (!strcmp(doctor_checks[i].id, id))
+			return &doctor_checks[i];
+	return NULL;
+}
+
+/* Run one check; the worst warn/fail finding it added (about `object` when given), or NULL. */
+static const json_t *run_check(struct diag *g, const char *id, const char *object)
+{
+	const struct doctor_check *c = check_by_id(id);
+	size_t before, i;
+	const json_t *worst = NULL;
+	int worst_rank = 0;
+
+	if (!g->doctor_on || !c || !g->d.findings || (c->scope == DOCTOR_POD && !g->pod_on))
+		return NULL;
+	before = json_array_size(g->d.findings);
+	g->d.check = c;
+	c->run(&g->d);
+	for (i = before; i < json_array_size(g->d.findings); i++) {
+		const json_t *f = json_array_get(g->d.findings, i);
+		const char *st = json_string_value(json_object_get(f, "status"));
+		const char *obj = json_string_value(json_object_get(f, "object"));
+		int rank = !st ? 0 : !strcmp(st, "fail") ? 2 : !strcmp(st, "warn") ? 1 : 0;
+
+		if (object && obj && strcmp(obj, object))
+			continue;
+		if (rank > worst_rank) {
+			worst = f;
+			worst_rank = rank;
+		}
+	}
+	return worst;
+}
+
+static const char *f_title(const json_t *f) { return json_string_value(json_object_get(f, "title")); }
+static const char *f_fix(const json_t *f) { return json_string_value(json_object_get(f, "fix")); }
+static const char *f_id(const json_t *f) { return json_string_value(json_object_get(f, "id")); }
+
+/* A reason from a doctor finding: perftest's line, then what the doctor found. */
+static void from_finding(struct diag *g, const char *code, const struct pt_event *e, const json_t *f)
+{
+	g->err |= verdict_add(g->v, BENCH_FAIL, code, f_fix(f), "perftest: \"%s\"; %s: %s", e->text, f_id(f), f_title(f));
+}
+
+static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix, const char *cause)
+{
+	g->err |= verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text, cause);
+}
+
+/* ---- one symptom each ---------------------------------------------------------------------- */
+
+static void no_device(struct diag *g, const struct pt_event *e)
+{
+	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns", "rdma.devices" };
+
+	for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+		const json_t *f = run_check(g, ids[i], NULL);
+
+		if (f && !strcmp(json_string_value(json_object_get(f, "status")), "fail")) {
+			from_finding(g, "no_device", e, f);
+			return;
+		}
+	}
+	plain(g, "no_device", e,
+	      "Request the RDMA resource in the pod (resources.limits) so the device plugin passes /dev/infiniband/uverbsN "
+	      "in; install the provider (ibverbs-providers) in the image; rdmak doctor --pod says which is missing.",
+	      "libibverbs listed no device: no /dev/infiniband/uverbsN in this container, no provider library for the HCA "
+	      "in the image, or the device is in another RDMA network namespace");
+}
+
+static void device_not_found(struct diag *g, const struct pt_event *e)
+{
+	const struct hw_rdma_dev *d = g->node ? hw_node_rdma(g->node, e->what) : NULL;
+	char list[256] = "";
+	const json_t *f;
+
+	if (d) {
+		f = run_check(g, "pod.devnodes", d->name);
+		if (f) {
+			from_finding(g, "device_not_in_pod", e, f);
+			return;
+		}
+		if (!d->uverbs || !d->uverbs->node.present) {
+			g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_in_pod",
+					      "Request the resource that holds this device in the pod spec, or choose one that is here "
+					      "(rdmak bench picks one without --device).",
+					      "perftest: \"%s\"; %s is in /sys but its uverbs node is not in /dev/infiniband: the device "
+					      "was not passed into this container", e->text, d->name);
+			return;
+		}
+		f = run_check(g, "pod.provider", NULL);
+		if (!f)
+			f = run_check(g, "pod.netns", NULL);
+		if (f) {
+			from_finding(g, "device_not_found", e, f);
+			return;
+		}
+		g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_found",
+				      "Check that the image has the provider library for this HCA (ibverbs-providers) and that "
+				      "the device is in this RDMA network namespace (rdma system; rdma dev).",
+				      "perftest: \"%s\"; %s is in /sys with %s, yet libibverbs did not list it", e->text, d->name,
+				      d->uverbs->node.path);
+		return;
+	}
+	for (size_t i = 0; g->node && i < g->node->n_rdma; i++) {
+		const struct hw_rdma_dev *x = &g->node->rdma[i];
+		bool ok = x->uverbs && x->uverbs->node.present;
+
+		HW_DEV_FOREACH_PORT(x, p)
+			if (ok && hw_port_state_is_active(p->state)) {
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "", x->name);
+				break;
+			}
+	}
+	g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_found",
+			      "Name a device that exists here (rdmak list shows them), or let rdmak bench choose one.",
+			      "perftest: \"%s\"; there is no RDMA device %s here%s%s", e->text, e->what,
+			      list[0] ? "; usable ones: " : "", list);
+}
+
+static void port_state(struct diag *g, const struct pt_event *e)
+{
+	const char *dev = g->o->device[0] ? g->o->device : g->c ? g->c->device : "";
+	char obj[HW_NAME_MAX + 16], alt[160] = "";
+	const json_t *f;
+
+	snprintf(obj, sizeof(obj), "%s/%d", dev, e->arg > 0 ? e->arg : 1);
+	f = dev[0] ? run_check(g, "port.state", obj) : NULL;
+	if (f) {
+		from_finding(g, "port_down", e, f);
+		return;
+	}
+	if (g->node) {
+		const struct hw_rdma_dev *d = hw_node_rdma(g->node, dev);
+		enum hw_link_layer ll = d && d->n_ports ? d->ports[0].link_layer : HW_LINK_IB;
+
+		doctor_active_hcas(g->node, ll, alt, sizeof(alt));
+	}
+	g->err |= verdict_add(g->v, BENCH_FAIL, "port_down",
+			      "Bring the link up (cable, switch port, subnet manager for InfiniBand, the netdev for RoCE) or "
+			      "test another HCA; rdmak bench chooses an ACTIVE one without --device.",
+			      "perftest: \"%s\"; perftest only runs on an ACTIVE port%s%s", e->text,
+			      alt[0] && alt[0] != '<' ? "; ACTIVE here: " : "", alt[0] && alt[0] != '<' ? alt : "");
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* The pod's memory limit, when there is one, even if the doctor finds room in it: seed 003's
+ * "Couldn't allocate MR" went away when the limit was removed. */
+static bool has_memory_limit(const json_t *findings, char *what, size_t n)
+{
+	size_t i, j;
+	const json_t *f, *ev;
+
+	json_array_foreach(findings, i, f) {
+		if (strcmp(json_string_value(json_object_get(f, "id")) ?: "", "pod.memory"))
+			continue;
+		json_array_foreach(json_object_get(f, "evidence"), j, ev) {
+			const char *p = json_string_value(json_object_get(ev, "path")) ?: "";
+			const char *v = json_string_value(json_object_get(ev, "value")) ?: "";
+
+			if ((ends_with(p, "memory.max") || ends_with(p, "memory.limit_in_bytes")) && strcmp(v, "max") &&
+			    strcmp(v, "no limit")) {
+				snprintf(what, n, "%s", f_title(f));
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void mr(struct diag *g, const struct pt_event *e)
+{
+	static const char *const pod_ids[] = { "pod.memlock", "pod.ipc_lock", "pod.memory" };
+	const json_t *f;
+	char lim[300];
+
+	/* error=14 (EFAULT) is a GPU pointer no peer-memory client took */
+	if (g->o->cuda || e->arg == 14) {
+		f = run_check(g, "gpudirect.driver", NULL);
+		if (f) {
+			from_finding(g, "mr_gpu", e, f);
+			return;
+		}
+		if (e->arg == 14 || !g->doctor_on) {
+			plain(g, "mr_gpu", e,
+			      "Load nvidia_peermem on the node (GPU Operator driver.rdma.enabled=true) or use --use_cuda_dmabuf "
+			      "with the NVIDIA open kernel modules >= 515 and CUDA >= 11.7.",
+			      "the HCA could not pin GPU memory: no peer-memory client (nvidia_peermem) and no DMA-BUF registration");
+			return;
+		}
+	}
+	for (size_t i = 0; i < ELEMENTSOF(pod_ids); i++) {
+		f = run_check(g, pod_ids[i], NULL);
+		if (f && !strcmp(json_string_value(json_object_get(f, "status")), "fail")) {
+			from_finding(g, !strcmp(pod_ids[i], "pod.memory") ? "mr_memory_limit" :
+					!strcmp(pod_ids[i], "pod.ipc_lock") ? "mr_ipc_lock" : "mr_memlock", e, f);
+			return;
+		}
+	}
+	if (g->pod_on && has_memory_limit(g->d.findings, lim, sizeof(lim))) {
+		g->err |= verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
+				      "Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
+				      "without it), or raise it well above what the application and its pinned buffers use.",
+				      "perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
+				      e->text, lim);
+		return;
+	}
+	plain(g, "mr_memlock", e,
+	      "Run the container as root with capabilities.add [\"IPC_LOCK\"] and no memory limit, or raise "
+	      "LimitMEMLOCK for the container runtime; fewer QPs (-q) or smaller messages pin less.",
+	      g->pod_on ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
+			     "this run pins more (QPs x 2 buffers of the message size)" :
+			     "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
+			     "IPC_LOCK, or a pod memory limit (seed 003)");
+}
+
+static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
+{
+	if (peer && pt_failed(peer)) {
+		const struct pt_event *pe = NULL;
+
+		for (size_t i = 0; i < peer->n_events && !pe; i++)
+			if (PT_EV_IS_FAILURE(peer->events[i].kind) && peer->events[i].kind != PT_EV_READ_KEYS)
+				pe = &peer->events[i];
+		g->err |= verdict_add(g->v, BENCH_FAIL, "peer_failed", "Fix the peer's failure (its reason follows).",
+				      "perftest: \"%s\"; the other side failed first: \"%s\"", e->text,
+				      pe ? pe->text : peer->events[0].text);
+		return;
+	}
+	plain(g, "peer_failed", e,
+	      "Read the other side's output (rdmak bench judge FILE PEER_FILE diagnoses both); run both sides through "
+	      "rdmak bench so their options match.",
+	      "the other side hung up during the key exchange: it failed (memory registration, a Down port, no device), "
+	      "or the two sides disagree on options (a GID index on one side only, -a on one side, another perftest version)");
+}
+
+/* The GID a RoCE port should use, for fix texts. */
+static void good_gid(const struct diag *g, char *buf, size_t n)
+{
+	const struct hw_rdma_dev *d = g->node && g->o->device[0] ? hw_node_rdma(g->node, g->o->device) : NULL;
+	char nd[HW_IFNAME_MAX] = "";
+	int idx;
+
+	buf[0] = '\0';
+	for (size_t i = 0; d && i < d->n_ports; i++) {
+		if (d->ports[i].link_layer != HW_LINK_ETH)
+			continue;
+		idx = runner_roce_gid(&d->ports[i], g->node, NULL, nd);
+		if (idx >= 0) {
+			snprintf(buf, n, "; the RoCE v2 IPv4 GID of %s is index %d (-x %d)", nd, idx, idx);
+			return;
+		}
+	}
+}
+
+static void qp_state(struct diag *g, const struct pt_event *e)
+{
+	char gid[128];
+	const json_t *f;
+
+	good_gid(g, gid, sizeof(gid));
+	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
+		f = run_check(g, "pod.gids", NULL);
+		if (!f)
+			f = run_check(g, "roce.gids", NULL);
+		if (g->o->zero_gid) {
+			g->err |= verdict_add(g->v, BENCH_FAIL, "zero_gid",
+					      "Use the GID of the pod's RDMA interface (rdmak bench chooses it), and make sure that "
+					      "interface is in the pod.",
+					      "perftest: \"%s\"; the GID it used (index %d) is all zero: the netdev that owns it is not in "
+					      "this pod%s", e->text, g->o->gid_index, gid);
+			return;
+		}
+		if (f) {
+			from_finding(g, "gid_index", e, f);
+			return;
+		}
+		g->err |= verdict_add(g->v, BENCH_FAIL, "gid_index",
+				      "Use the RoCE v2 GID of the interface's IPv4 address on both sides (rdmak bench does), the "
+				      "same MTU on both interfaces, and check the route between the two addresses.",
+				      "perftest: \"%s\"; the QPs could not be connected: on RoCE usually a wrong GID index "
+				      "(GID %d%s)", e->text, g->o->gid_index, gid);
+		return;
+	}
+	f = run_check(g, "port.sm", NULL);
+	if (f) {
+		from_finding(g, "qp_connect", e, f);
+		return;
+	}
+	plain(g, "qp_connect", e,
+	      "Check both ports' LIDs and the subnet manager (rdmak doctor), and that both sides use the same -x (or none).",
+	      "the QPs could not be moved to RTR/RTS: on InfiniBand a missing path (no SM, LID 0xffff) or a GID index "
+	      "given on one side only");
+}
+
+static void completion(struct diag *g, const struct pt_event *e)
+{
+	if (e->arg == 12)
+		plain(g, "retry_exceeded", e,
+		      "Check that both sides use the RoCE v2 GID of addresses that reach each other (ping over the RDMA "
+		      "interface), the switch's PFC/ECN and ACLs, and that the peer is still running.",
+		      "transport retry counter exceeded: the peer never acknowledged, so packets were dropped or went "
+		      "nowhere (wrong remote GID or route, lossy RoCE without PFC, an ACL, or the peer died)");
+	else
+		plain(g, "completion_error", e, "Look up the status in ibv_wc_status_str(); run rdmak doctor on both nodes.",
+		      "a work request completed with an error");
+}
+
+static void arguments(struct diag *g, const struct pt_event *e)
+{
+	if (strstr(e->what, "DMA-BUF cannot be used without CUDA"))
+		g->err |= verdict_add(g->v, BENCH_FAIL, "arguments",
+				      "Put --use_cuda before --use_cuda_dmabuf (perftest#336), or let rdmak bench build the "
+				      "command line.",
+				      "perftest rejected its arguments: \"%s\": its parser reads --use_cuda_dmabuf before "
+				      "--use_cuda has been seen (perftest#336)", e->what);
+	else
+		g->err |= verdict_add(g->v, BENCH_FAIL, "arguments", "Check the options against this perftest's --help.",
+				      "perftest rejected its arguments%s%s%s", e->what[0] ? ": \"" : "", e->what,
+				      e->what[0] ? "\"" : "");
+}
+
+static void one_event(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
+{
+	const json_t *f;
+
+	switch (e->kind) {
+	case PT_EV_NO_DEVICE: no_device(g, e); break;
+	case PT_EV_NO_PROVIDER:
+		f = run_check(g, "pod.provider", NULL);
+		if (f)
+			from_finding(g, "no_provider", e, f);
+		else
+			plain(g, "no_provider", e, "Install ibverbs-providers (Debian/Ubuntu) or rdma-core (RHEL) in the image.",
+			      "libibverbs has no provider library for this HCA in the image");
+		break;
+	case PT_EV_DEVICE_NOT_FOUND: device_not_found(g, e); break;
+	case PT_EV_PORT_STATE: port_state(g, e); break;
+	case PT_EV_MR: mr(g, e); break;
+	case PT_EV_READ_KEYS: read_keys(g, e, peer); break;
+	case PT_EV_CONNECT:
+		plain(g, "connect", e,
+		      "Start the server first (rdmak bench server), give the client the server pod's IP, and allow the TCP "
+		      "port (default 18515) between the pods.",
+		      "the client could not reach perftest's TCP port on the server");
+		break;
+	case PT_EV_GID_TYPE:
+		plain(g, "gid_type", e, "Use RoCE v2 GIDs on both sides (rdmak bench picks the RoCE v2 IPv4 GID).",
+		      "one side used a RoCE v1 GID and the other a RoCE v2 one");
+		break;
+	case PT_EV_QP_STATE: qp_state(g, e); break;
+	case PT_EV_COMPLETION: completion(g, e); break;
+	case PT_EV_ARGS: arguments(g, e); break;
+	case PT_EV_VERSION:
+		plain(g, "version", e, "Run the same perftest on both sides (the rdmak bench image).",
+		      "the two sides run perftest versions that cannot talk to each other");
+		break;
+	case PT_EV_DMABUF:
+		f = run_check(g, "gpudirect.driver", NULL);
+		if (f)
+			from_finding(g, "dmabuf", e, f);
+		else
+			plain(g, "dmabuf", e,
+			      "Use the NVIDIA open kernel modules (>= 515), CUDA >= 11.7 and an rdma-core/kernel with "
+			      "ibv_reg_dmabuf_mr, or load nvidia_peermem and drop --use_cuda_dmabuf.",
+			      "DMA-BUF registration of GPU memory is not supported here");
+		break;
+	case PT_EV_LIMIT:
+		plain(g, "limit", e, "Drop --limit_bw, or find out why with the figure's reasons.",
+		      "the result is below the limit perftest was given (--limit_bw/--limit_msgrate)");
+		break;
+	case PT_EV_RESOURCES:
+		plain(g, "resources", e, "Run rdmak doctor --pod; fewer QPs (-q) need fewer resources.",
+		      "perftest could not create its verbs resources (PD, CQ, QP or MR)");
+		break;
+	default: break;
+	}
+}
+
+int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
+	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v)
+{
+	struct diag g = { .o = o, .node = node, .roots = roots, .c = c, .v = v };
+	bool seen[PT_EV__MAX] = { false };
+	size_t before = v->n_reasons;
+	int r;
+
+	g.doctor_on = roots && node;
+	if (g.doctor_on) {
+		char status[4200];
+		struct stat st;
+
+		snprintf(status, sizeof(status), "%s/self/status", roots->procfs);
+		g.pod_on = stat(status, &st) == 0;
+		g.d.scope = DOCTOR_POD;
+		g.d.node = (struct hw_node *)node; /* the checks only read it */
+		g.d.plugin_netns = -1;
+		str_copy(g.d.pid, sizeof(g.d.pid), "self");
+		str_copy(g.d.sysfs, sizeof(g.d.sysfs), roots->sysfs);
+		str_copy(g.d.devfs, sizeof(g.d.devfs), roots->devfs);
+		str_copy(g.d.procfs, sizeof(g.d.procfs), roots->procfs);
+		str_copy(g.d.image, sizeof(g.d.image), roots->image);
+		g.d.findings = json_array();
+		if (!g.d.findings || (r = env_from_environ(environ, &g.d.env)) < 0) {
+			json_decref(g.d.findings);
+			return -ENOMEM;
+		}
+		g.d.env_source = "environment";
+	}
+	/* the first failure of each kind; "If device exists" and its like follow the first */
+	for (size_t i = 0; i < o->n_events; i++) {
+		const struct pt_event *e = &o->events[i];
+
+		if (!PT_EV_IS_FAILURE(e->kind) || seen[e->kind])
+			continue;
+		/* setup failures that only follow another one add nothing */
+		if (e->kind == PT_EV_RESOURCES && (seen[PT_EV_MR] || seen[PT_EV_NO_DEVICE] || seen[PT_EV_PORT_STATE]))
+			continue;
+		if (e->kind == PT_EV_NO_DEVICE && (seen[PT_EV_DEVICE_NOT_FOUND] || seen[PT_EV_NO_PROVIDER]))
+			continue;
+		seen[e->kind] = true;
+		one_event(&g, e, peer);
+	}
+	/* GID index 0 all zero without an error line (real-outputs G7: the run hangs) */
+	if (!pt_failed(o) && o->zero_gid && !o->n_rows) {
+		struct pt_event e = { .kind = PT_EV_QP_STATE, .arg = -1 };
+
+		snprintf(e.text, sizeof(e.text), "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
+		qp_state(&g, &e);
+	}
+	if (pt_failed(o) && v->n_reasons == before)
+		g.err |= verdict_add(v, BENCH_FAIL, "perftest_failed", "Read perftest's output above.", "perftest failed");
+	if (g.doctor_on) {
+		json_decref(g.d.findings);
+		env_clear(&g.d.env);
+	}
+	return g.err ? -ENOMEM : 0;
+}
