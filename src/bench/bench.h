@@ -125,8 +125,8 @@ struct ceil_term {
 	enum ceil_factor factor;
 	double gbps;
 	bool placement;   /* a placement or training problem, not the hardware's limit: caps at warn */
-	char phrase[200]; /* completes "the N Gb/s that ...": "RoCE v2 can carry at path MTU 1024" */
-	char what[240];   /* "4X EDR InfiniBand: 100 Gb/s of data, 26 B of headers per 4096 B packet" */
+	char phrase[256]; /* completes "the N Gb/s that ...": "RoCE v2 can carry at path MTU 1024" */
+	char what[512];   /* "4X EDR InfiniBand: 100 Gb/s of data, 26 B of headers per 4096 B packet" */
 };
 
 struct ceil_input {

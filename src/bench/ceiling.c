@@ -341,8 +341,10 @@ int ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct
 		str_copy(c.gpu_bdf, sizeof(c.gpu_bdf), in->gpu->pci->bdf);
 	}
 	c.known = c.n_terms > 0;
-	for (size_t i = 0; i < c.n_terms; i++)
-		if (i == 0 || c.terms[i].gbps < c.terms[c.limit].gbps)
+	/* at equal figures the placement problem is the one to name: it is what can be fixed */
+	for (size_t i = 1; i < c.n_terms; i++)
+		if (c.terms[i].gbps < c.terms[c.limit].gbps - 1e-9 ||
+		    (c.terms[i].gbps < c.terms[c.limit].gbps + 1e-9 && c.terms[i].placement && !c.terms[c.limit].placement))
 			c.limit = i;
 	c.gbps = c.known ? c.terms[c.limit].gbps : 0;
 out:

@@ -303,7 +303,7 @@ static bool table_header(struct parser *p, const char *s)
 	struct { const char *at; enum col col; } found[24];
 	size_t n = 0;
 
-	if (!strstr(s, "#bytes"))
+	if (!strstr(s, "#bytes") || !strstr(s, "#iterations"))
 		return false;
 	for (size_t i = 0; i < ELEMENTSOF(headings) && n < ELEMENTSOF(found); i++) {
 		const char *at = strstr(s, headings[i].word);
@@ -333,10 +333,16 @@ static bool table_header(struct parser *p, const char *s)
 	return true;
 }
 
+static bool same(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
 static bool same_row(const struct pt_row *a, const struct pt_row *b)
 {
-	return a->bytes == b->bytes && a->iters == b->iters && a->unit == b->unit && a->peak == b->peak &&
-	       a->avg == b->avg && a->msg_rate == b->msg_rate && a->t_typical == b->t_typical && a->t_avg == b->t_avg;
+	return a->bytes == b->bytes && a->iters == b->iters && a->unit == b->unit && same(a->peak, b->peak) &&
+	       same(a->avg, b->avg) && same(a->msg_rate, b->msg_rate) && same(a->t_typical, b->t_typical) &&
+	       same(a->t_avg, b->t_avg);
 }
 
 static int row_line(struct parser *p, const char *s, unsigned line)
