@@ -160,11 +160,12 @@ json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t)
 		else
 			all = false;
 	}
-	st = all && ceil > 0 ? verdict_status_for(sum / ceil * 100, sum, t) : BENCH_WARN;
+	/* latency rails have no bandwidth to add up: the total is the worst rail */
+	st = all && ceil > 0 ? verdict_status_for(sum / ceil * 100, sum, t) : !sum ? BENCH_PASS : BENCH_WARN;
 	if (worst > st)
 		st = worst;
 	return json_pack("{s:s, s:i, s:o, s:o, s:o}", "verdict", bench_status_name(st), "rails", (int)json_array_size(sides),
-			 "gbps", num_or_null(sum), "ceiling_gbps", all ? num_or_null(ceil) : json_null(),
+			 "gbps", sum > 0 ? num_or_null(sum) : json_null(), "ceiling_gbps", all ? num_or_null(ceil) : json_null(),
 			 "percent", all && ceil > 0 ? num_or_null(floor(sum / ceil * 1000) / 10) : json_null());
 }
 

@@ -104,7 +104,17 @@ int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, si
 	return 0;
 }
 
-static const struct hw_rdma_dev *choose_device(const struct hw_node *node, char *why, size_t why_len)
+/* Does the device serve this interface: a RoCE GID of it, or its IPoIB netdev / LAG bond. */
+static bool serves(const struct hw_rdma_dev *d, const struct hw_port *p, const struct hw_node *node, const char *ifname)
+{
+	if (!ifname)
+		return true;
+	if (p->link_layer == HW_LINK_ETH)
+		return runner_roce_gid(p, node, ifname, NULL) >= 0;
+	return (p->netdev && !strcmp(p->netdev->name, ifname)) || (d->lag && !strcmp(d->lag->name, ifname));
+}
+
+static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const char *ifname, char *why, size_t why_len)
 {
 	const struct hw_rdma_dev *best = NULL;
 	size_t used = 0;
@@ -114,10 +124,11 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, char 
 		const struct hw_port *p = active_port(d, 0);
 		const char *no = !dev_usable(d) ? "no uverbs node here" : !p ? "no ACTIVE port" :
 				 p->link_layer == HW_LINK_ETH && runner_roce_gid(p, node, NULL, NULL) < 0 ?
-				 "no RoCE v2 IPv4 GID" : NULL;
+				 "no RoCE v2 IPv4 GID" : !serves(d, p, node, ifname) ? "not on " : NULL;
 
 		if (no) {
-			int w = snprintf(why + used, why_len > used ? why_len - used : 0, "%s%s: %s", used ? "; " : "", d->name, no);
+			int w = snprintf(why + used, why_len > used ? why_len - used : 0, "%s%s: %s%s", used ? "; " : "", d->name, no,
+					 strcmp(no, "not on ") ? "" : ifname);
 			used += w > 0 ? (size_t)w : 0;
 			continue;
 		}
@@ -249,6 +260,8 @@ static int plan_one(struct bench_run *run, const struct hw_node *node, const str
 	run->gid_index = o->gid_index;
 	str_copy(run->device, sizeof(run->device), d ? d->name : o->device);
 	run->port = o->ib_port ? o->ib_port : p ? p->num : 1;
+	if (p && p->netdev)
+		str_copy(run->netdev, sizeof(run->netdev), d->lag ? d->lag->name : p->netdev->name);
 	if (!p || p->link_layer != HW_LINK_ETH || o->gid_index >= 0)
 		return 0;
 	run->gid_index = runner_roce_gid(p, node, o->interface, run->netdev);
@@ -295,7 +308,7 @@ int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct ben
 			return -ENODEV;
 		}
 	} else {
-		one = choose_device(node, why, why_len);
+		one = choose_device(node, o->interface, why, why_len);
 		if (!one)
 			return -ENODEV;
 	}
