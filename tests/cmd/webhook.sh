@@ -74,12 +74,33 @@ is "$(jget "$TMP/job.json" "[(r['template'], r['container'], r['changes']) for r
 	"each task's template: the shared HCA added to its GPU container"
 is "$(jget "$TMP/job.json" "d['object']['spec']['tasks'][1]['template']['spec']['containers'][0]['resources']['requests']['rdma/rdma_shared_device_a']")" "1" "the job comes back with its templates mutated"
 
+# every --json output above against its documented schema (docs/webhook-*.schema.json)
+schema_ok() { # schema_ok SCHEMA FILE
+	python3 - "$TOP/docs/$1" "$2" <<'PY'
+import json, sys, jsonschema
+try:
+    jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+    print("valid")
+except jsonschema.ValidationError as e:
+    print(e.message)
+PY
+}
+is "$(schema_ok webhook-check.schema.json "$TMP/check.json")" valid "--check --json matches docs/webhook-check.schema.json"
+for f in ex again job; do
+	is "$(schema_ok webhook-explain.schema.json "$TMP/$f.json")" valid "--explain --json ($f) matches docs/webhook-explain.schema.json"
+done
+
 # refusals and bad input
 sed 's/rdma-resource-inject: gpu-sriov/rdma-resource-inject: gpu-none/' "$FX/seed004-rdma-tools-pod.yaml" >"$TMP/unknown.yaml"
 run "$RDMAK" webhook --explain --config "$CFG" "$TMP/unknown.yaml"
 is "$rc" 1 "--explain on a pod the webhook refuses exits 1"
 like "$err" 'pod: refused: annotation cni.spidernet.io/rdma-resource-inject: no group "gpu-none"' "naming the group"
 is "$out" "" "and prints no pod"
+run "$RDMAK" webhook --explain --json --config "$CFG" "$TMP/unknown.yaml"
+is "$rc" 1 "--explain --json on a refused pod exits 1 too"
+printf '%s' "$out" >"$TMP/refused.json"
+is "$(jget "$TMP/refused.json" "[d['allowed'], d['results'][0]['container'], d['results'][0]['patch']]")" '[false, null, []]' "--json: allowed false, no container, no patch"
+is "$(schema_ok webhook-explain.schema.json "$TMP/refused.json")" valid "and matches the schema"
 run "$RDMAK" webhook --explain --config "$CFG" "$TMP/nope.yaml"
 is "$rc" 2 "--explain on a missing file exits 2"
 printf 'apiVersion: v1\nkind: Pod\nspec:\n  containers: [\n' >"$TMP/broken.yaml"
