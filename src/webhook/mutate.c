@@ -74,35 +74,32 @@ static int push(struct mctx *m, bool warning, const char *fmt, ...)
 
 /* ---- small JSON helpers ---------------------------------------------------------------------- */
 
-/* obj[key] as an object, created when absent. -EPERM (denied, naming path) when it is another type. */
-static int child_object(struct mctx *m, json_t *obj, const char *key, const char *path, json_t **ret)
+/* obj[key] as an object (or an array), created when absent or null. -EPERM (denied, naming path)
+ * when it is something else. */
+static int child_of(struct mctx *m, json_t *obj, const char *key, const char *path, json_type type, json_t **ret)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (!v || json_is_null(v)) {
-		v = json_object();
+		v = type == JSON_ARRAY ? json_array() : json_object();
 		if (!v || json_object_set_new(obj, key, v) < 0)
 			return -ENOMEM;
-	} else if (!json_is_object(v)) {
-		return deny(m, "%s: expected an object, got %s", path, jd_type_name(v));
+	} else if (json_typeof(v) != type) {
+		return deny(m, "%s: expected %s, got %s", path, type == JSON_ARRAY ? "an array" : "an object",
+			    jd_type_name(v));
 	}
 	*ret = v;
 	return 0;
 }
 
+static int child_object(struct mctx *m, json_t *obj, const char *key, const char *path, json_t **ret)
+{
+	return child_of(m, obj, key, path, JSON_OBJECT, ret);
+}
+
 static int child_array(struct mctx *m, json_t *obj, const char *key, const char *path, json_t **ret)
 {
-	json_t *v = json_object_get(obj, key);
-
-	if (!v || json_is_null(v)) {
-		v = json_array();
-		if (!v || json_object_set_new(obj, key, v) < 0)
-			return -ENOMEM;
-	} else if (!json_is_array(v)) {
-		return deny(m, "%s: expected an array, got %s", path, jd_type_name(v));
-	}
-	*ret = v;
-	return 0;
+	return child_of(m, obj, key, path, JSON_ARRAY, ret);
 }
 
 int quantity_count(const json_t *v, unsigned long long *ret)

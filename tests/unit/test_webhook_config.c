@@ -179,6 +179,26 @@ static void test_names(void **state)
 	assert_false(k8s_quantity(""));
 }
 
+static json_t *yaml(const char *text);
+
+/* v written as YAML reads back as v; the text, for messages */
+static void assert_roundtrip(const json_t *v, const char *what)
+{
+	char *text = NULL, err[256];
+	size_t n = 0;
+	json_t *back = NULL;
+	FILE *f = open_memstream(&text, &n);
+
+	assert_int_equal(doc_write_yaml(f, v), 0);
+	fclose(f);
+	if (doc_parse(text, n, &back, NULL, err, sizeof(err)) < 0)
+		fail_msg("%s written back: %s\n%s", what, err, text);
+	if (!json_equal(v, back))
+		fail_msg("%s did not read back the same:\n%s", what, text);
+	json_decref(back);
+	free(text);
+}
+
 static json_t *yaml(const char *text)
 {
 	json_t *v = NULL;
@@ -192,8 +212,7 @@ static json_t *yaml(const char *text)
 /* scalars read as Kubernetes YAML means them; the writer quotes what would read back otherwise */
 static void test_yaml_scalars(void **state)
 {
-	json_t *v = yaml("a: 1\nb: '1'\nc: true\nd: yes\ne: ~\nf: 1.5\ng: 0x10\nh: 64Gi\ni: \"\"\nj: |\n  x\n  y\n"),
-	       *back;
+	json_t *v = yaml("a: 1\nb: '1'\nc: true\nd: yes\ne: ~\nf: 1.5\ng: 0x10\nh: 64Gi\ni: \"\"\nj: |\n  x\n  y\n");
 	char *text = NULL;
 	size_t n = 0;
 	FILE *f;
@@ -208,14 +227,12 @@ static void test_yaml_scalars(void **state)
 	assert_string_equal(json_string_value(json_object_get(v, "h")), "64Gi");
 	assert_string_equal(json_string_value(json_object_get(v, "i")), "");
 	assert_string_equal(json_string_value(json_object_get(v, "j")), "x\ny\n");
+	assert_roundtrip(v, "scalars");
+	/* and "1" is quoted so that it stays a string */
 	f = open_memstream(&text, &n);
 	assert_int_equal(doc_write_yaml(f, v), 0);
 	fclose(f);
-	back = yaml(text);
-	if (!json_equal(v, back))
-		fail_msg("did not read back the same:\n%s", text);
 	assert_non_null(strstr(text, "b: \"1\"\n"));
-	json_decref(back);
 	json_decref(v);
 	free(text);
 }
@@ -225,22 +242,12 @@ static void test_yaml_scalars(void **state)
  * number and stays the string it was */
 static void test_yaml_reals(void **state)
 {
-	json_t *v = yaml("a: 1.\nb: 1e999\nc: -2.0\n"), *back;
-	char *text = NULL;
-	size_t n = 0;
-	FILE *f;
+	json_t *v = yaml("a: 1.\nb: 1e999\nc: -2.0\n");
 
 	assert_true(json_is_real(json_object_get(v, "a")));
 	assert_string_equal(json_string_value(json_object_get(v, "b")), "1e999");
-	f = open_memstream(&text, &n);
-	assert_int_equal(doc_write_yaml(f, v), 0);
-	fclose(f);
-	back = yaml(text);
-	if (!json_equal(v, back))
-		fail_msg("did not read back the same:\n%s", text);
-	json_decref(back);
+	assert_roundtrip(v, "reals");
 	json_decref(v);
-	free(text);
 }
 
 static void test_yaml_roundtrip_fixtures(void **state)
@@ -251,26 +258,17 @@ static void test_yaml_roundtrip_fixtures(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char path[256], *buf = NULL, *text = NULL, err[256];
-		size_t len, n = 0;
-		json_t *a = NULL, *b = NULL;
-		FILE *f;
+		char path[256], *buf = NULL, err[256];
+		size_t len;
+		json_t *a = NULL;
 
 		snprintf(path, sizeof(path), "tests/fixtures/webhook/%s", files[i]);
 		assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len), 0);
 		if (doc_parse(buf, len, &a, NULL, err, sizeof(err)) < 0)
 			fail_msg("%s: %s", path, err);
-		f = open_memstream(&text, &n);
-		assert_int_equal(doc_write_yaml(f, a), 0);
-		fclose(f);
-		if (doc_parse(text, n, &b, NULL, err, sizeof(err)) < 0)
-			fail_msg("%s written back: %s\n%s", path, err, text);
-		if (!json_equal(a, b))
-			fail_msg("%s changed on the way:\n%s", path, text);
+		assert_roundtrip(a, path);
 		json_decref(a);
-		json_decref(b);
 		free(buf);
-		free(text);
 	}
 }
 
