@@ -111,11 +111,11 @@ leaks() {
 # files_under DIR...: every entry but directories (the plugins' and IPAM stores' state: files,
 # and symbolic links, which rdmak-ipam's file store uses as records), one a line, less what a
 # store keeps by design across attachments (host-local's lock and last_reserved_ip.N,
-# rdmak-ipam's .lock and .cursor)
+# rdmak-ipam's per-pool .lock and .cursor and per-network .pending)
 files_under() {
 	local d
 	for d in "$@"; do [ -d "$d" ] && find "$d" ! -type d; done |
-		grep -vE '/(lock|last_reserved_ip\.[0-9]+|\.lock|\.cursor)$' | sort
+		grep -vE '/(lock|last_reserved_ip\.[0-9]+|\.lock|\.cursor|\.pending)$' | sort
 }
 
 # cni_rdmak_ready [PLUGIN...]: empty when each of build/cni/PLUGIN (default rdmak-cni and
