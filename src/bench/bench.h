@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hw/hw.h"
 
@@ -250,7 +251,6 @@ struct bench_opts {
 	const char *server;        /* client: the server's address */
 	bool json;
 	struct bench_thresholds thr;
-	const char *ready_file;    /* server: create this file once perftest listens */
 };
 
 /* One perftest process: the device/port/GID chosen and what came back. */
@@ -292,7 +292,6 @@ json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o, c
 json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t);
 /* The verdict block printed after perftest's own output. */
 int bench_report_print(FILE *f, const json_t *doc);
-enum bench_status bench_report_worst(const json_t *doc);
 
 /* ---- Kubernetes (k8s.c) -------------------------------------------------------------------- */
 

@@ -169,11 +169,6 @@ json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t)
 			 "percent", all && ceil > 0 ? num_or_null(floor(sum / ceil * 1000) / 10) : json_null());
 }
 
-enum bench_status bench_report_worst(const json_t *doc)
-{
-	return status_of(doc);
-}
-
 /* ---- text -------------------------------------------------------------------------------- */
 
 static void print_side(FILE *f, const json_t *s, const char *label)

@@ -212,4 +212,9 @@ bench client --root "$TMP/nosuchroot" x; is "$rc" 3 "--root that does not exist:
 bench --help; is "$rc" 0 "--help: exit 0"
 like "$out" 'Exit: 0 pass, 1 warn, 2 fail, 3 usage' "--help documents the exit codes"
 
+# ---- the README's example is what rdmak prints ---------------------------------------------------
+sed -n '/^\$ rdmak bench judge --root examples\/nodes\/s002-a31/,/^```/p' "$TOP/README.md" | sed '1d;$d' >"$TMP/readme.want"
+(cd "$TOP" && "$RDMAK" bench judge --root examples/nodes/s002-a31 tests/captures/bench/s002-host-client.txt) >"$TMP/readme.got"
+same_file "$TMP/readme.got" "$TMP/readme.want" "README: rdmak bench judge on seed 002's output prints what the README shows"
+
 done_testing
