@@ -140,6 +140,18 @@ static void test_exclude(void **state)
 	assert_true(next(r, "10.0.0.201") == 0);
 	assert_int_equal(r->n_excl, 2);
 	assert_false(ipam_range_usable(r, r->start + 98));
+	/* jumps count usable addresses: from .16, 80 ahead skips .96-.100 */
+	{
+		ipam_u128 a = next(r, "10.0.0.16"), b;
+
+		assert_int_equal(ipam_range_advance(r, a, 79, &b), 1);
+		assert_string_equal(str(r, b), "10.0.0.95");
+		assert_int_equal(ipam_range_advance(r, a, 80, &b), 1);
+		assert_string_equal(str(r, b), "10.0.0.101");
+		assert_int_equal(ipam_range_advance(r, a, 179, &b), 1);
+		assert_string_equal(str(r, b), "10.0.0.200");
+		assert_int_equal(ipam_range_advance(r, a, 180, &b), 0);
+	}
 	ipam_config_free(c);
 }
 
