@@ -764,6 +764,9 @@ static int parse(struct cp *p, const json_t *ipam, const char *network)
 			return r;
 		if (!cnispec_network_name_valid(network_name, &why))
 			return BAD(p, "ipam.network_name: \"%s\" %s", network_name, why);
+		/* it prefixes pool names, which hold an IPv6 subnet too */
+		if (strlen(network_name) > 48)
+			return BAD(p, "ipam.network_name: \"%s\" is longer than 48 characters", network_name);
 	}
 	if ((v = json_object_get(ipam, "enable_overlapping_ranges"))) {
 		if (!json_is_boolean(v))

@@ -336,6 +336,8 @@ static void test_refusals(void **state)
 		  "ipam.log_level: \"loud\" is not error, warning, info or debug");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"network_name\":\"a/b\"}", 7,
 		  "ipam.network_name: \"a/b\" may hold only letters, digits, '_', '.' and '-'");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"network_name\":\"a123456789b123456789c123456789d123456789e123456789\"}", 7,
+		  "ipam.network_name: \"a123456789b123456789c123456789d123456789e123456789\" is longer than 48 characters");
 	parse_bad("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\"},{\"range\":\"10.0.1.0/24\"},{\"range\":\"10.0.2.0/24\"},"
 		  "{\"range\":\"10.0.3.0/24\"},{\"range\":\"10.0.4.0/24\"},{\"range\":\"10.0.5.0/24\"},{\"range\":\"10.0.6.0/24\"},"
 		  "{\"range\":\"10.0.7.0/24\"},{\"range\":\"10.0.8.0/24\"}]}",
