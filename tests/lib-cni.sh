@@ -43,34 +43,33 @@ _cni_ns_add() {
 	ip -n "$1" link set lo up
 }
 
+# _cni_wire HOSTIF K: a veth from HOSTIF (host netns, up) to fab-HOSTIF in the fabric, which
+# holds rail K's gateways 172.16.(11+K).254/24 and fd00:(11+K)::fe/64
+_cni_wire() {
+	local dev=$1 k=$2
+	ip -n "$HOST_NS" link add "$dev" type veth peer name "fab-$dev" netns "$FAB_NS" || return 1
+	ip -n "$HOST_NS" link set "$dev" up
+	ip -n "$FAB_NS" addr add "172.16.$((11 + k)).254/24" dev "fab-$dev"
+	ip -n "$FAB_NS" addr add "fd00:$((11 + k))::fe/64" dev "fab-$dev" nodad
+	ip -n "$FAB_NS" link set "fab-$dev" up
+}
+
 # cni_topology N: host and fabric namespaces with N rails rdma0..rdmaN-1 (up), each wired to the
-# fabric, where fabK holds 172.16.(11+K).254/24 and fd00:(11+K)::fe/64.
+# fabric, where rail K's gateways are 172.16.(11+K).254/24 and fd00:(11+K)::fe/64.
 cni_topology() {
 	local n=$1 k
 	_cni_ns_add "$HOST_NS" && _cni_ns_add "$FAB_NS" || return 1
 	# no DAD on the host's rails: their link-local routes would appear a second later and read
 	# as leaks (the pods keep the default)
 	ip netns exec "$HOST_NS" sysctl -qw net.ipv6.conf.default.accept_dad=0
-	for ((k = 0; k < n; k++)); do
-		ip -n "$HOST_NS" link add "rdma$k" type veth peer name "fab$k" netns "$FAB_NS" || return 1
-		ip -n "$HOST_NS" link set "rdma$k" up
-		ip -n "$FAB_NS" addr add "172.16.$((11 + k)).254/24" dev "fab$k"
-		ip -n "$FAB_NS" addr add "fd00:$((11 + k))::fe/64" dev "fab$k" nodad
-		ip -n "$FAB_NS" link set "fab$k" up
-	done
+	for ((k = 0; k < n; k++)); do _cni_wire "rdma$k" "$k" || return 1; done
 }
 
 # cni_vfs N: N stand-ins for VF netdevs in the host netns, vf10..vf(10+N-1), each wired to the
 # fabric like a rail (rail numbers 10.., so 172.16.21.254/24 for vf10), for hostdev moves
 cni_vfs() {
 	local n=$1 k
-	for ((k = 10; k < 10 + n; k++)); do
-		ip -n "$HOST_NS" link add "vf$k" type veth peer name "fabvf$k" netns "$FAB_NS" || return 1
-		ip -n "$HOST_NS" link set "vf$k" up
-		ip -n "$FAB_NS" addr add "172.16.$((11 + k)).254/24" dev "fabvf$k"
-		ip -n "$FAB_NS" addr add "fd00:$((11 + k))::fe/64" dev "fabvf$k" nodad
-		ip -n "$FAB_NS" link set "fabvf$k" up
-	done
+	for ((k = 10; k < 10 + n; k++)); do _cni_wire "vf$k" "$k" || return 1; done
 }
 
 # cni_pod NAME: a fresh pod netns; prints its path
