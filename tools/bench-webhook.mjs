@@ -104,7 +104,8 @@ async function main() {
 				const c = spawn('curl', ['--fail-early', '--show-error', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
 				let out = '';
 				c.stdout.on('data', (d) => (out += d));
-				c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`curl exited ${code}`))));
+				// 'close', not 'exit': stdout may still hold data when the process has exited
+				c.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`curl exited ${code}`))));
 			});
 		});
 		const lat = [];
