@@ -280,6 +280,8 @@ void runner_free(struct bench_run *runs, size_t n);
 /* The rails of this node/pod: usable devices with an ACTIVE port (and, on RoCE, a RoCE v2
  * IPv4 GID on a netdev visible here), ordered by netdev then device name. */
 int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n);
+/* The port asked for (0: the first ACTIVE one), or NULL. */
+const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want);
 /* RoCE v2 GID of an IPv4 address on the port, preferring the netdev given. -1 when none. */
 int runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out);
 

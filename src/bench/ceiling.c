@@ -106,16 +106,6 @@ static struct ceil_term *term_add(struct bench_ceiling *c, enum ceil_factor f, d
 	return t;
 }
 
-static const struct hw_port *pick_port(const struct hw_rdma_dev *d, unsigned want)
-{
-	if (want)
-		return hw_rdma_port(d, want);
-	HW_DEV_FOREACH_PORT(d, p)
-		if (hw_port_state_is_active(p->state))
-			return p;
-	return d->n_ports ? &d->ports[0] : NULL;
-}
-
 static const struct hw_gid *gid_at(const struct hw_port *p, int idx)
 {
 	for (size_t i = 0; idx >= 0 && i < p->n_gids; i++)
@@ -316,7 +306,10 @@ int ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct
 			 in->device ? in->device : "the device", in->device ? "" : " (perftest printed no Device)");
 		goto out;
 	}
-	p = pick_port(d, in->port);
+	/* the port asked for, else the first ACTIVE one, else port 1 to say it is down */
+	p = bench_port(d, in->port);
+	if (!p && !in->port && d->n_ports)
+		p = &d->ports[0];
 	if (!p) {
 		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s has no port %u", d->name, in->port);
 		goto out;

@@ -533,6 +533,22 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 	double gbps = NAN, ceil = INFINITY;
 	int lim = -1;
 
+	/* rails: each pod judged its rails and their total; the pair of sides is per rail */
+	if (json_array_size(json_object_get(server, "sides")) > 1 || json_array_size(json_object_get(client, "sides")) > 1) {
+		for (int s = 0; s < 2; s++) {
+			enum bench_status st = status_of(json_string_value(json_object_get(s ? client : server, "verdict")));
+
+			if ((s ? client : server) && st > worst)
+				worst = st;
+		}
+		add_reason(reasons, worst, "rails", worst == BENCH_PASS ? NULL : "See each pod's rails below.",
+			   "rails: each pod judged its rails and their total (client %s, server %s)",
+			   client ? json_string_value(json_object_get(client, "verdict")) : "-",
+			   server ? json_string_value(json_object_get(server, "verdict")) : "-");
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:o}", "verdict", bench_status_name(worst), "gbps", "ceiling_gbps",
+				 "percent", "limited_by", "reasons", reasons);
+	}
+
 	/* the client first: at equal ceilings the side that measured is named */
 	for (int s = 1; s >= 0; s--) {
 		const json_t *c = json_object_get(sides[s], "ceiling"), *r;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "doctor/doctor.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 #include "util/strv.h"
@@ -25,12 +26,7 @@
 #define DEFAULT_TCP_PORT 18515
 #define OUTPUT_MAX (64u << 20)
 
-static bool dev_usable(const struct hw_rdma_dev *d)
-{
-	return d->uverbs && d->uverbs->node.present && d->uverbs->node.is_char;
-}
-
-static const struct hw_port *active_port(const struct hw_rdma_dev *d, unsigned want)
+const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want)
 {
 	if (want)
 		return hw_rdma_port(d, want);
@@ -66,7 +62,7 @@ int runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const c
 
 static const char *rail_key(const struct hw_rdma_dev *d)
 {
-	const struct hw_port *p = active_port(d, 0);
+	const struct hw_port *p = bench_port(d, 0);
 	const struct hw_netdev *nd = p ? (d->lag ? d->lag : p->netdev) : NULL;
 
 	return nd ? nd->name : d->name;
@@ -89,9 +85,9 @@ int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, si
 		return -ENOMEM;
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
-		const struct hw_port *p = active_port(d, 0);
+		const struct hw_port *p = bench_port(d, 0);
 
-		if (!dev_usable(d) || !p)
+		if (!doctor_dev_usable(d) || !p)
 			continue;
 		if (p->link_layer == HW_LINK_ETH && runner_roce_gid(p, node, NULL, NULL) < 0)
 			continue;
@@ -121,8 +117,8 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
-		const struct hw_port *p = active_port(d, 0);
-		const char *no = !dev_usable(d) ? "no uverbs node here" : !p ? "no ACTIVE port" :
+		const struct hw_port *p = bench_port(d, 0);
+		const char *no = !doctor_dev_usable(d) ? "no uverbs node here" : !p ? "no ACTIVE port" :
 				 p->link_layer == HW_LINK_ETH && runner_roce_gid(p, node, NULL, NULL) < 0 ?
 				 "no RoCE v2 IPv4 GID" : !serves(d, p, node, ifname) ? "not on " : NULL;
 
@@ -132,7 +128,7 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 			used += w > 0 ? (size_t)w : 0;
 			continue;
 		}
-		if (!best || p->rate.gbps > active_port(best, 0)->rate.gbps)
+		if (!best || p->rate.gbps > bench_port(best, 0)->rate.gbps)
 			best = d;
 	}
 	if (!best && !node->n_rdma)
@@ -254,7 +250,7 @@ static int build_argv(struct bench_run *run, const struct bench_opts *o, bool cl
 static int plan_one(struct bench_run *run, const struct hw_node *node, const struct hw_rdma_dev *d,
 		    const struct bench_opts *o, char *why, size_t why_len)
 {
-	const struct hw_port *p = d ? active_port(d, o->ib_port) : NULL;
+	const struct hw_port *p = d ? bench_port(d, o->ib_port) : NULL;
 
 	run->exit_status = -1;
 	run->gid_index = o->gid_index;

@@ -47,6 +47,13 @@ k8s --run --json --test ib_write_bw -q 2 --all --min-gbps 90 -- -n 100
 is "$(sed -n 5p "$KUBECTL_LOG")" "exec -n default t-client -c bench -- rdmak bench client --json --test ib_write_bw --qps 2 --all --min-gbps 90 10.233.84.218 -- -n 100" \
 	"test options, thresholds and perftest's own arguments passed on"
 
+# rails: each pod runs one pair per interface; the path is judged per pod
+export BENCH_CAPTURE=$CAP/s002-host-client.txt BENCH_CAPTURE_SERVER=$CAP/s002-host-server.txt
+KUBECTL_ROOT_SERVER=$NODES/v100-ib KUBECTL_ROOT_CLIENT=$NODES/v100-ib k8s --run --json --rails
+is "$(sed -n 5p "$KUBECTL_LOG")" "exec -n default t-client -c bench -- rdmak bench client --json --rails 10.233.84.218" "--rails passed on"
+is "$(grep -c ' 10.233.84.218$' "$BENCH_LOG")" 2 "two rails in the client pod"
+is "$(field 'd["path"]["reasons"][0]["code"]') $(field 'd["client"]["total"]["rails"]')" "rails 2" "judged per rail, with the client's total"
+
 # ---- a pod that never gets Ready ------------------------------------------------------------------
 KUBECTL_SCENARIO=unschedulable k8s --run --json
 is "$rc" 2 "client pod unschedulable: exit 2"

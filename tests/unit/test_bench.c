@@ -309,6 +309,30 @@ static void test_parse_edges(void **st)
 	assert_int_equal(pt_parse(junk, sizeof(junk) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 0);
 	pt_out_free(&o);
+	/* perftest's completion errors, both forms (PR #342 names the status, older ones print 12) */
+	static const char old_form[] = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
+
+	assert_int_equal(pt_parse(old_form, sizeof(old_form) - 1, &o), 0);
+	assert_int_equal(o.n_events, 1);
+	assert_int_equal(o.events[0].kind, PT_EV_COMPLETION);
+	assert_int_equal(o.events[0].arg, 12);
+	pt_out_free(&o);
+	{
+		static const char m[] = " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
+		struct bench_ceiling c = { 0 };
+		struct bench_verdict v = { 0 };
+		struct bench_thresholds t;
+
+		assert_int_equal(pt_parse(m, sizeof(m) - 1, &o), 0);
+		assert_int_equal(pt_event_find(&o, PT_EV_COMPLETION)->arg, 12);
+		bench_thresholds_default(&t);
+		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
+		assert_int_equal(diagnose(&o, NULL, NULL, NULL, &c, &v), 0);
+		assert_int_equal(v.status, BENCH_FAIL);
+		assert_string_equal(v.reasons[0].code, "retry_exceeded");
+		verdict_free(&v);
+		pt_out_free(&o);
+	}
 	assert_int_equal(pt_parse("", 0, &o), 0);
 	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
 	pt_out_free(&o);
