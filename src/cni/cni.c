@@ -1,10 +1,567 @@
-/* Placeholder so the role table links while the role is being built; replaced by the role itself. */
+/* rdmak-cni's commands. ADD undoes every step it made when a later one fails; DEL works with
+ * or without the pod's namespace, prevResult or record, twice; CHECK compares the live state
+ * with prevResult; GC gives back what dead attachments left; STATUS asks the kernel and IPAM. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "cni/cni.h"
 #include "roles.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+extern char **environ;
+
+/* The request's configuration, parsed once by setup() for the operation that follows (the
+ * cnispec ops table carries no context pointer; a plugin run is one request). */
+static struct cni_config run_cfg;
+static bool run_cfg_set;
+
+static int op_setup(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	int r = cni_config_parse(req->conf, &run_cfg, err);
+
+	if (r < 0)
+		return r;
+	run_cfg_set = true;
+	if (run_cfg.has_log_level)
+		cnispec_log_set_level(run_cfg.log_level);
+	if (run_cfg.log_file && (r = cnispec_log_open(run_cfg.log_file)) < 0)
+		cnispec_log(CNISPEC_LOG_WARNING, "logFile %s: %s, logging to stderr only", run_cfg.log_file, strerror(-r));
+	return 0;
+}
+
+int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err)
+{
+	int r = cni_state_save(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname, c->st);
+
+	if (r < 0)
+		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed", "%s/%s/%s:%s: %s",
+				    c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname, strerror(-r));
+	return 0;
+}
+
+static void ctx_close(struct cni_ctx *c)
+{
+	nl_rt_free(c->pod);
+	nl_rt_free(c->host);
+	hw_ctx_free(c->hw);
+	if (c->pod_ns >= 0)
+		close(c->pod_ns);
+	if (c->host_ns >= 0)
+		close(c->host_ns);
+	c->pod = c->host = NULL;
+	c->hw = NULL;
+	c->pod_ns = c->host_ns = -1;
+}
+
+/* Open the pod's namespace at `netns` (may be NULL or ""): 0 and c->pod when it is there,
+ * 0 without it when it is gone, <0 with err for anything else. */
+static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *err)
+{
+	int r;
+
+	if (!netns || !*netns)
+		return 0;
+	r = nl_netns_open(netns, &c->pod_ns);
+	if (r == -ENOENT || r == -EINVAL)
+		return 0; /* gone, or a file left where it was mounted */
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the pod's network namespace failed", "%s: %s", netns,
+				    strerror(-r));
+	r = nl_netns_same(c->pod_ns, c->host_ns);
+	if (r != 0)
+		return cnispec_fail(err, r < 0 ? r : -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
+				    "CNI_NETNS %s is the plugin's own network namespace, not a pod's", netns);
+	r = nl_rt_open(c->pod_ns, &c->pod);
+	if (r < 0)
+		return cni_fail_nl(err, r, NULL, "opening rtnetlink in %s", netns);
+	return 0;
+}
+
+static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const char *ifname, struct cnispec_error *err)
+{
+	int r;
+
+	*c = (struct cni_ctx){ .req = req, .cfg = &run_cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1 };
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		r = hw_ctx_new(run_cfg.sysfs, NULL, &c->hw);
+		if (r < 0)
+			return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration: sysfs", "sysfs: %s: %s",
+					    run_cfg.sysfs ? run_cfg.sysfs : "/sys", strerror(-r));
+	}
+	if ((r = nl_netns_open_self(&c->host_ns)) < 0)
+		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the plugin's network namespace failed", "%s", strerror(-r));
+	if ((r = nl_rt_open(-1, &c->host)) < 0)
+		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
+	if (run_cfg.policy_routing && ifname) {
+		c->table = cni_route_table(run_cfg.table_base, ifname);
+		if (!c->table)
+			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: tableBase",
+					    "tableBase %u gives interface %s a reserved or too large table number (0, 253-255 "
+					    "or past 2^31)", run_cfg.table_base, ifname);
+	}
+	return 0;
+}
+
+static void format_mac(const uint8_t *a, unsigned n, char *out)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
+}
+
+/* ADD's first check: the interface's table holds nothing of another interface. */
+static int table_free(struct cni_ctx *c, struct cnispec_error *err)
+{
+	struct nl_route *v = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!c->table)
+		return 0;
+	r = nl_route_list(c->pod, AF_UNSPEC, c->table, &v, &n);
+	if (r < 0)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "listing table %u", c->table);
+	for (size_t i = 0; i < n; i++) {
+		struct nl_link l;
+		if (v[i].ifindex > 0 && nl_link_get_by_index(c->pod, v[i].ifindex, &l) > 0) {
+			free(v);
+			return cnispec_fail(err, -EEXIST, CNI_E_TABLE, "routing table in use",
+					    "table %u (from interface name %s and tableBase %u) already routes through %s: give "
+					    "the pod's interfaces names that end in different numbers, or networks different "
+					    "tableBase values", c->table, c->ifname, c->cfg->table_base, l.name);
+		}
+	}
+	free(v);
+	return 0;
+}
+
+/* Set MTU and MAC as configured, then up. */
+static int link_settings(struct cni_ctx *c, int ifindex, struct cnispec_error *err)
+{
+	struct nl_link_change ch;
+	int r;
+
+	nl_link_change_init(&ch);
+	ch.mtu = c->cfg->mtu;
+	if (c->cfg->has_mac) {
+		ch.addr = c->cfg->mac;
+		ch.addr_len = 6;
+	}
+	if ((ch.mtu || ch.addr) && (r = nl_link_change(c->pod, ifindex, &ch)) < 0)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s%s%s of %s", ch.mtu ? "the MTU" : "",
+				   ch.mtu && ch.addr ? " and " : "", ch.addr ? "the MAC address" : "", c->ifname);
+	nl_link_change_init(&ch);
+	ch.up = 1;
+	if ((r = nl_link_change(c->pod, ifindex, &ch)) < 0)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s up", c->ifname);
+	return 0;
+}
+
+static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, struct cnispec_result **ret,
+		     struct cnispec_error *err)
+{
+	return cnispec_delegate(req->conf->ipam_type, cmd, req->env->path, req->envp, req->buf, req->len,
+				req->conf->version, ret, err);
+}
+
+static void log_undo(const char *what, const struct cnispec_error *e)
+{
+	cnispec_log(CNISPEC_LOG_WARNING, "rollback: %s failed: %s (%s)", what, e->msg, e->details);
+}
+
+/* Undo what ADD did, in reverse, after a failure (logged, never replacing ADD's error). */
+static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool attached, bool ipam_done)
+{
+	struct cnispec_error e = { 0 };
+
+	if (attached && cni_routing_teardown(c, &e) < 0)
+		log_undo("removing the rules", &e);
+	if (ipam_done) {
+		e = (struct cnispec_error){ 0 };
+		if (ipam_call(c->req, CNISPEC_CMD_DEL, NULL, &e) < 0)
+			log_undo("releasing the IPAM address", &e);
+	}
+	e = (struct cnispec_error){ 0 };
+	if (ops->detach(c, &e) < 0) {
+		log_undo("giving the device back", &e);
+		return; /* the record stays: DEL or GC will finish the job */
+	}
+	if (c->st)
+		(void)cni_state_remove(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname);
+}
+
+static int op_add(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+{
+	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	struct cni_state st = { .vf_index = -1 };
+	struct cnispec_result *ipam = NULL, *res = NULL;
+	struct cnispec_interface iface = { 0 };
+	struct cni_ctx c;
+	struct nl_link l;
+	bool attached = false, ipam_done = false;
+	char mac[3 * 32 + 1];
+	size_t idx;
+	int ifindex = 0, r;
+
+	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
+		goto out;
+	if ((r = open_pod(&c, req->env->netns, err)) < 0)
+		goto out;
+	if (!c.pod) {
+		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
+				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		goto out;
+	}
+	if ((r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
+		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s in the pod", c.ifname)
+			  : cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
+					 "%s already exists in the pod", c.ifname);
+		goto out;
+	}
+	if ((r = table_free(&c, err)) < 0)
+		goto out;
+	if (run_cfg.rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
+		goto out;
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		c.st = &st;
+		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
+	}
+	if ((r = ops->prepare(&c, err)) < 0)
+		goto out;
+	/* the record first: a plugin killed from here on still tells DEL what to give back */
+	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
+		goto out;
+	r = ops->attach(&c, &ifindex, err);
+	attached = true; /* detach is idempotent: it also undoes a partial attach */
+	if (r < 0 || (r = link_settings(&c, ifindex, err)) < 0)
+		goto fail;
+	if (req->conf->ipam_type) {
+		r = ipam_call(req, CNISPEC_CMD_ADD, &ipam, err);
+		if (r < 0)
+			goto fail;
+		ipam_done = true;
+	} else if (!(ipam = cnispec_result_new())) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* chained after another plugin: its result goes on, with ours added */
+	r = req->conf->prev_result ? cnispec_result_dup(req->conf->prev_result, &res) : 0;
+	if (r < 0 || (!res && !(res = cnispec_result_new()))) {
+		r = r < 0 ? r : -ENOMEM;
+		goto fail;
+	}
+	if ((r = nl_link_get(c.pod, c.ifname, &l)) <= 0) {
+		r = cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c.pod), "reading %s back", c.ifname);
+		goto fail;
+	}
+	format_mac(l.addr, l.addr_len, mac);
+	iface.name = (char *)c.ifname;
+	iface.mac = mac;
+	iface.mtu = l.mtu;
+	iface.sandbox = req->env->netns;
+	iface.pci_id = (char *)ops->pci_id(&c);
+	if ((r = cnispec_result_add_interface(res, &iface, &idx)) < 0)
+		goto fail;
+	if ((r = cni_routing_setup(&c, ifindex, ipam, res, idx, err)) < 0)
+		goto fail;
+	if ((r = cnispec_result_set_dns(res, &ipam->dns)) < 0)
+		goto fail;
+	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
+		goto fail;
+	cnispec_log(CNISPEC_LOG_INFO, "%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
+		    cni_link_kind_name(run_cfg.link), c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
+		    c.table ? ", with its own routing table" : "");
+	*ret = TAKE_PTR(res);
+	r = 0;
+	goto out;
+fail:
+	add_rollback(&c, ops, attached, ipam_done);
+out:
+	cnispec_result_free(ipam);
+	cnispec_result_free(res);
+	ctx_close(&c);
+	return r;
+}
+
+/* Give one attachment back: routing in the pod, the link, and the record. keep: the record
+ * must stay (the device is not back on the host yet). */
+static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *keep, struct cnispec_error *err)
+{
+	struct cnispec_error e = { 0 };
+	int r, first = 0;
+
+	*keep = false;
+	if (c->pod) {
+		if ((r = cni_routing_teardown(c, &e)) < 0) {
+			first = r;
+			*err = e;
+		}
+		if ((run_cfg.link != CNI_LINK_HOSTDEV || c->st) && (r = ops->detach(c, &e)) < 0 && !first) {
+			first = r;
+			*err = e;
+		}
+	} else if (run_cfg.link != CNI_LINK_HOSTDEV || c->st) {
+		r = ops->reclaim(c, &e);
+		if (r > 0)
+			*keep = true;
+		else if (r < 0 && !first) {
+			first = r;
+			*err = e;
+		}
+	}
+	if (first < 0)
+		*keep = true;
+	return first;
+}
+
+static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	struct cni_state st = { .vf_index = -1 };
+	struct cnispec_error e = { 0 };
+	struct cni_ctx c;
+	bool keep = false;
+	int r, first = 0;
+
+	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
+		goto out;
+	if ((r = open_pod(&c, req->env->netns, err)) < 0)
+		goto out;
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+		if (r < 0)
+			cnispec_log(CNISPEC_LOG_WARNING, "record of %s:%s unreadable (%s): the device cannot be given back",
+				    req->env->container_id, c.ifname, strerror(-r));
+		else if (r == 0)
+			cnispec_log(CNISPEC_LOG_DEBUG, "no record of %s:%s: nothing was moved", req->env->container_id, c.ifname);
+		else
+			c.st = &st;
+	}
+	first = teardown(&c, ops, &keep, err);
+	/* IPAM is released whatever happened above: an address must not leak because a device did */
+	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_DEL, NULL, &e)) < 0 && !first) {
+		first = r;
+		*err = e;
+	}
+	if (c.st && !keep)
+		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
+	r = first;
+out:
+	ctx_close(&c);
+	return r;
+}
+
+static int check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int check_fail(struct cnispec_error *err, const char *fmt, ...)
+{
+	char details[CNISPEC_DETAILS_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult", "%s", details);
+}
+
+static int op_check(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cnispec_result *prev = req->conf->prev_result;
+	const struct cnispec_interface *pi = NULL;
+	struct cni_state st = { .vf_index = -1 };
+	struct cni_ctx c;
+	struct nl_link l;
+	char mac[3 * 32 + 1];
+	int r;
+
+	if (!prev)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
+				    "CHECK needs prevResult: the result of the ADD it checks");
+	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
+		goto out;
+	if (!c.pod) {
+		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
+				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		goto out;
+	}
+	for (size_t i = 0; i < prev->n_interfaces && !pi; i++)
+		if (prev->interfaces[i].name && !strcmp(prev->interfaces[i].name, c.ifname) && prev->interfaces[i].sandbox &&
+		    prev->interfaces[i].sandbox[0])
+			pi = &prev->interfaces[i];
+	if (!pi) {
+		r = check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
+		goto out;
+	}
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+		if (r <= 0) {
+			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE, "reading the attachment record failed", "%s", strerror(-r))
+				  : check_fail(err, "no record of attachment %s:%s: the device was not moved by this plugin",
+					       req->env->container_id, c.ifname);
+			goto out;
+		}
+		c.st = &st;
+	}
+	r = nl_link_get(c.pod, c.ifname, &l);
+	if (r <= 0) {
+		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s", c.ifname)
+			  : check_fail(err, "%s is missing from the pod", c.ifname);
+		goto out;
+	}
+	if ((r = ops->check(&c, &l, err)) < 0)
+		goto out;
+	format_mac(l.addr, l.addr_len, mac);
+	if (pi->mac && *pi->mac && strcasecmp(pi->mac, mac)) {
+		r = check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac, pi->mac);
+		goto out;
+	}
+	if (!(l.flags & IFF_UP)) {
+		r = check_fail(err, "%s is down", c.ifname);
+		goto out;
+	}
+	if (run_cfg.mtu && l.mtu != run_cfg.mtu) {
+		r = check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, run_cfg.mtu);
+		goto out;
+	}
+	if ((r = cni_routing_check(&c, l.ifindex, prev, err)) < 0)
+		goto out;
+	if (req->conf->ipam_type)
+		r = ipam_call(req, CNISPEC_CMD_CHECK, NULL, err);
+out:
+	ctx_close(&c);
+	return r;
+}
+
+static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
+	struct cnispec_error e = { 0 };
+	size_t n = 0, done = 0;
+	int r, first = 0;
+
+	/* only hostdev leaves something on the host (its record and a device the kernel gave
+	 * back under another name); macvlan and IPoIB children die with their namespace */
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		r = cni_state_list(run_cfg.state_dir, req->conf->name, &ids, &ifnames, &n);
+		if (r < 0)
+			first = cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed", "%s/%s: %s",
+					     run_cfg.state_dir, req->conf->name, strerror(-r));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cni_state st = { .vf_index = -1 };
+		struct cnispec_request one = *req;
+		struct cnispec_env env = *req->env;
+		struct cni_ctx c;
+		bool keep = false;
+
+		if (cnispec_conf_attachment_valid(req->conf, ids[i], ifnames[i]))
+			continue;
+		env.container_id = ids[i];
+		env.ifname = ifnames[i];
+		one.env = &env;
+		r = cni_state_load(run_cfg.state_dir, req->conf->name, ids[i], ifnames[i], &st);
+		if (r <= 0) {
+			if (r < 0)
+				cnispec_log(CNISPEC_LOG_WARNING, "GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
+			continue;
+		}
+		if ((r = ctx_open(&c, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
+			c.st = &st;
+			r = teardown(&c, ops, &keep, &e);
+		}
+		ctx_close(&c);
+		if (r < 0) {
+			cnispec_log(CNISPEC_LOG_WARNING, "GC: %s:%s: %s (%s)", ids[i], ifnames[i], e.msg, e.details);
+			if (!first) {
+				first = r;
+				*err = e;
+			}
+			continue;
+		}
+		if (!keep) {
+			(void)cni_state_remove(run_cfg.state_dir, req->conf->name, ids[i], ifnames[i]);
+			done++;
+		}
+	}
+	if (done)
+		cnispec_log(CNISPEC_LOG_INFO, "GC: gave back %zu stale attachment(s)", done);
+	/* IPAM's own reservations: passed on whatever happened above */
+	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_GC, NULL, &e)) < 0 && !first) {
+		first = r;
+		*err = e;
+	}
+	return first;
+}
+
+static int op_status(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	struct cni_ctx c;
+	int r;
+
+	if ((r = ctx_open(&c, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
+		r = ipam_call(req, CNISPEC_CMD_STATUS, NULL, err);
+	ctx_close(&c);
+	return r;
+}
+
+static const struct cnispec_plugin_ops cni_plugin_ops = {
+	.name = "rdmak-cni",
+	.setup = op_setup,
+	.add = op_add,
+	.del = op_del,
+	.check = op_check,
+	.gc = op_gc,
+	.status = op_status,
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: rdmak-cni    (a CNI plugin: the runtime runs it with CNI_COMMAND and the config on stdin)\n"
+	      "       rdmak cni --help\n\n"
+	      "Gives a pod a secondary RDMA interface: \"link\": \"macvlan\" (a child of \"master\", \"mode\"\n"
+	      "bridge|private|vepa|passthru), \"ipoib\" (a child of \"master\", \"pkey\") or \"hostdev\" (the\n"
+	      "netdev of PCI function \"deviceID\" or named \"device\" moves in, with its RDMA device when\n"
+	      "\"rdmaIsolation\" is true). Keys: sysfs, mtu, mac, guid, pkey, rdmaIsolation, policyRouting\n"
+	      "(default true: a table per interface), tableBase (100), rulePriority (30000), stateDir,\n"
+	      "logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0, 0.4.0,\n"
+	      "0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);
+}
 
 int cni_main(int argc, char **argv)
 {
-	fprintf(stderr, "rdmak cni: not built yet\n");
-	return 2;
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c, r;
+
+	/* a runtime passes no arguments; a person asking for help passes --help */
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		usage(stderr);
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmak-cni: unexpected argument '%s'\n\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	r = cnispec_plugin_main(&cni_plugin_ops, environ, STDIN_FILENO, stdout);
+	if (run_cfg_set)
+		cni_config_clear(&run_cfg);
+	cnispec_log_close();
+	return r;
 }

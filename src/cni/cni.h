@@ -1,0 +1,184 @@
+/* rdmak-cni: secondary RDMA interfaces for pods (macvlan, IPoIB, a whole netdev such as an
+ * SR-IOV VF), RDMA netns isolation and per-interface policy routing, as one CNI plugin.
+ *
+ * The CNI exchange (environment, stdin, versions, result and error JSON, IPAM delegation) is
+ * cnispec's; netlink is src/nl's; sysfs is read through hw's root context. What lives here:
+ *   config.c   the plugin's own keys, validated (the JSON path of a bad one in the error)
+ *   link*.c    the link kinds behind one ops table (macvlan, ipoib, hostdev)
+ *   rdma.c     the RDMA subsystem's netns mode and moving a function's RDMA device
+ *   routing.c  addresses, the per-interface table, its rule and the multi-rail sysctls
+ *   state.c    the record a hostdev attachment leaves, so DEL and GC can give the device back
+ *   cni.c      the commands (ADD with rollback, DEL, CHECK, GC, STATUS) and cni_main
+ */
+#ifndef RDMAK_CNI_H
+#define RDMAK_CNI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cnispec/cnispec.h"
+#include "hw/hw.h"
+#include "nl/nl.h"
+
+/* Plugin error codes (the spec leaves 100 and up to plugins; docs/cni.md lists them). */
+enum {
+	CNI_E_KERNEL = 100,      /* the kernel refused a change (its reason in details) */
+	CNI_E_DEVICE = 101,      /* a device the configuration names is absent or unusable */
+	CNI_E_RDMA = 102,        /* RDMA isolation impossible here (no subsystem, shared mode, no device) */
+	CNI_E_IFNAME_TAKEN = 103,/* CNI_IFNAME already exists in the pod */
+	CNI_E_TABLE = 104,       /* the interface's routing table is used by another interface */
+	CNI_E_STATE = 105,       /* the attachment record could not be read or written */
+	CNI_E_CHECK = 110,       /* CHECK: the live state differs from prevResult */
+};
+
+enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV };
+
+#define CNI_DEFAULT_TABLE_BASE 100
+#define CNI_DEFAULT_RULE_PRIORITY 30000
+#define CNI_DEFAULT_STATE_DIR "/var/lib/cni/rdmak-cni"
+
+struct cni_config {
+	enum cni_link_kind link;
+	char master[NL_IFNAMSIZ];      /* macvlan, ipoib */
+	uint32_t macvlan_mode;         /* MACVLAN_MODE_* */
+	bool has_pkey;
+	uint16_t pkey;                 /* ipoib: the child's partition; hostdev: recorded */
+	char device[NL_IFNAMSIZ];      /* hostdev by name */
+	char device_id[HW_BDF_MAX];    /* hostdev by PCI function */
+	bool has_guid;
+	uint64_t guid;                 /* hostdev IB VF: node and port GUID */
+	char *sysfs;                   /* NULL: /sys */
+	unsigned mtu;                  /* 0: leave */
+	bool has_mac;
+	uint8_t mac[6];
+	bool rdma_isolation;
+	bool policy_routing;
+	uint32_t table_base;
+	uint32_t rule_priority;
+	char *state_dir;
+	char *log_file;
+	bool has_log_level;
+	enum cnispec_log_level log_level;
+};
+
+/* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
+ * not know is code 2 (naming it and its value), a bad value code 7 naming the JSON path.
+ * Lookups in the kernel or sysfs come later: this is the part a fuzzer can reach. */
+int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err);
+void cni_config_clear(struct cni_config *c);
+const char *cni_link_kind_name(enum cni_link_kind k);
+const char *cni_macvlan_mode_name(uint32_t mode);
+
+/* The policy routing table of interface `ifname`: table_base + the number its name ends with
+ * ("net1" -> 101), or for a name without one, table_base + 65536 + a hash of the name (in
+ * 0..65535). 0 when that lands on a reserved table (0, 253..255) or past 2^31. The same answer
+ * for ADD, CHECK, DEL and GC, with nothing stored. */
+uint32_t cni_route_table(uint32_t table_base, const char *ifname);
+
+/* What one command works with. */
+struct cni_state;
+struct cni_ctx {
+	const struct cnispec_request *req;
+	const struct cni_config *cfg;
+	const char *ifname;
+	int host_ns, pod_ns;         /* fds; pod_ns -1 without a (live) pod namespace */
+	struct nl_rt *host, *pod;    /* pod NULL without one */
+	struct hw_ctx *hw;           /* the sysfs root */
+	uint32_t table;              /* policy routing table; 0 without policy routing */
+	int master_ifindex;          /* macvlan, ipoib: master in the host's namespace */
+	struct cni_state *st;        /* hostdev's record */
+};
+
+/* ---- link kinds ------------------------------------------------------------------------ */
+
+/* Every slot filled (docs/STYLE habit 6). Each returns 0 or -errno with err filled. */
+struct cni_link_ops {
+	enum cni_link_kind kind;
+	/* Find what the link needs on the host, change nothing; record it in c->st. */
+	int (*prepare)(struct cni_ctx *c, struct cnispec_error *err);
+	/* Create or move the interface into the pod, named CNI_IFNAME, down. *ret_ifindex: its
+	 * index there. */
+	int (*attach)(struct cni_ctx *c, int *ret_ifindex, struct cnispec_error *err);
+	/* Undo attach with the pod namespace at hand (ADD's rollback, DEL). Idempotent: an
+	 * interface already gone is success. */
+	int (*detach)(struct cni_ctx *c, struct cnispec_error *err);
+	/* DEL and GC without the pod namespace: give back what the kernel returned to the host.
+	 * 1 when the device is not on the host (yet): the record is kept for a later GC. */
+	int (*reclaim)(struct cni_ctx *c, struct cnispec_error *err);
+	/* CHECK: the pod's interface is the one this configuration makes. */
+	int (*check)(struct cni_ctx *c, const struct nl_link *l, struct cnispec_error *err);
+	/* STATUS: whether ADD could work now (code 50 when not). */
+	int (*status)(struct cni_ctx *c, struct cnispec_error *err);
+	/* The result's pciID (hostdev), or NULL. */
+	const char *(*pci_id)(const struct cni_ctx *c);
+};
+
+extern const struct cni_link_ops cni_link_macvlan, cni_link_ipoib, cni_link_hostdev;
+const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
+
+/* Write c->st (hostdev) to the attachment's record. */
+int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err);
+
+/* Turn a failed netlink request into the error the runtime reads: code 100, what was tried,
+ * strerror and the kernel's own words. Returns r. */
+int cni_fail_nl(struct cnispec_error *err, int r, const char *kernel_msg, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- RDMA isolation ------------------------------------------------------------------- */
+
+/* Whether isolation can work: an RDMA subsystem in exclusive mode (code 102 and the fix when
+ * not). */
+int cni_rdma_check_mode(struct cnispec_error *err);
+/* Move the RDMA device `name` from the namespace from_ns to to_ns. -ENODEV when from_ns does
+ * not see it. */
+int cni_rdma_move(const char *name, int from_ns, int to_ns, struct cnispec_error *err);
+/* 1 when the namespace sees the device, 0 when not. */
+int cni_rdma_visible(const char *name, int ns, struct cnispec_error *err);
+
+/* ---- routing --------------------------------------------------------------------------- */
+
+/* Addresses from IPAM on the pod's interface; with policy routing its table (subnet routes,
+ * default via each gateway, IPAM's routes), a rule per address and the multi-rail sysctls,
+ * else IPAM's routes in main. What was installed goes into res (ips for interface index
+ * `iface`, routes; with a table only for cniVersion 1.1.0, the first that can say so). */
+int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, struct cnispec_result *res,
+		      size_t iface, struct cnispec_error *err);
+/* Remove this interface's rules (by table and priority: no prevResult needed) and its table's
+ * routes. Best effort, idempotent. */
+int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err);
+/* CHECK: prevResult's addresses of this interface, its routes, the rules and sysctls. */
+int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev, struct cnispec_error *err);
+
+/* ---- hostdev attachment records ---------------------------------------------------------- */
+
+struct cni_state {
+	char netns[4096];
+	char host_name[NL_IFNAMSIZ];   /* the device's name on the host before ADD */
+	int host_ifindex;
+	uint8_t host_mac[32];
+	unsigned host_mac_len;
+	unsigned host_mtu;
+	bool host_up;                  /* administratively up before ADD: up again after DEL */
+	char pci[HW_BDF_MAX];          /* "" for a netdev without a PCI function */
+	char rdma_dev[NL_RDMA_NAMSIZ]; /* "" when none */
+	bool rdma_moved;
+	char pf[NL_IFNAMSIZ];          /* GUID set through this PF */
+	int vf_index;
+	bool guid_set;
+	uint64_t guid_orig;
+	bool has_pkey;
+	uint16_t pkey;
+};
+
+/* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.
+ * load: 1 found, 0 none. save is atomic (write_file_atomic_at). */
+int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
+		   const struct cni_state *st);
+int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret);
+int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname);
+/* The records of a network: parallel arrays of container IDs and ifnames (strv). */
+int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
+/* Parse a record's text (the fuzzer's other entry). */
+int cni_state_parse(const char *buf, size_t len, struct cni_state *ret);
+
+#endif

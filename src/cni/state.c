@@ -1,0 +1,280 @@
+/* The record a hostdev attachment leaves: what the device was called on the host, its MAC and
+ * MTU, its PCI function and RDMA device, the GUID it had. Written before the first change
+ * (so a plugin killed half-way still tells DEL and GC what to give back), updated as ADD goes,
+ * removed by DEL. One small JSON file per attachment, replaced atomically. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "cni/cni.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/strv.h"
+
+#define STATE_MAX 16384
+
+/* mkdir -p of an absolute path, 0700 for what it creates (the records name pods' devices). */
+static int mkdir_p(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+static int net_dir(const char *dir, const char *network, bool create, int *ret_fd)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd;
+
+	if (!cnispec_network_name_valid(network, NULL))
+		return -EINVAL;
+	if (asprintf(&p, "%s/%s", dir, network) < 0)
+		return -ENOMEM;
+	if (create) {
+		int r = mkdir_p(p);
+		if (r < 0)
+			return r;
+	}
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+static int key_name(const char *id, const char *ifname, char *buf, size_t len)
+{
+	if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
+		return -EINVAL;
+	snprintf(buf, len, "%s:%s", id, ifname);
+	return 0;
+}
+
+static void hex_join(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", b[i]);
+	if (!n)
+		out[0] = '\0';
+}
+
+int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
+		   const struct cni_state *st)
+{
+	char key[CNISPEC_CONTAINER_ID_MAX + 20], mac[3 * 32 + 1], guid[20];
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *text = NULL;
+	json_t *o;
+	int r;
+
+	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+		return r;
+	hex_join(st->host_mac, st->host_mac_len, mac);
+	snprintf(guid, sizeof(guid), "%016" PRIx64, st->guid_orig);
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:s, s:s, s:b, s:s, s:i, s:b, s:s}",
+		      "netns", st->netns, "hostName", st->host_name, "hostIfindex", st->host_ifindex, "hostUp", st->host_up,
+		      "hostMac", mac, "hostMtu", (int)st->host_mtu, "pci", st->pci, "rdmaDevice", st->rdma_dev,
+		      "rdmaMoved", st->rdma_moved, "pf", st->pf, "vfIndex", st->vf_index, "guidSet", st->guid_set,
+		      "guidOrig", guid);
+	if (!o)
+		return -ENOMEM;
+	if (st->has_pkey && json_object_set_new(o, "pkey", json_integer(st->pkey)) < 0) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	if ((r = net_dir(dir, network, true, &dfd)) < 0)
+		return r;
+	return write_file_atomic_at(dfd, key, text, strlen(text), 0600);
+}
+
+static int str_field(const json_t *o, const char *k, char *out, size_t len, bool required)
+{
+	const json_t *v = json_object_get(o, k);
+
+	if (!v)
+		return required ? -EBADMSG : 0;
+	if (!json_is_string(v) || json_string_length(v) >= len || strlen(json_string_value(v)) != json_string_length(v))
+		return -EBADMSG;
+	memcpy(out, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static int int_field(const json_t *o, const char *k, long long lo, long long hi, long long *out)
+{
+	const json_t *v = json_object_get(o, k);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return -EBADMSG;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
+{
+	struct cni_state st = { .vf_index = -1 };
+	char mac[3 * 32 + 1] = "", guid[20] = "";
+	long long ifindex = 0, mtu = 0, vf = -1, pkey = -1;
+	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	int r = -EBADMSG;
+
+	if (!o || !json_is_object(o))
+		goto out;
+	if (str_field(o, "netns", st.netns, sizeof(st.netns), false) < 0 ||
+	    str_field(o, "hostName", st.host_name, sizeof(st.host_name), true) < 0 ||
+	    str_field(o, "hostMac", mac, sizeof(mac), false) < 0 ||
+	    str_field(o, "pci", st.pci, sizeof(st.pci), false) < 0 ||
+	    str_field(o, "rdmaDevice", st.rdma_dev, sizeof(st.rdma_dev), false) < 0 ||
+	    str_field(o, "pf", st.pf, sizeof(st.pf), false) < 0 ||
+	    str_field(o, "guidOrig", guid, sizeof(guid), false) < 0 ||
+	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 || int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
+	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 || int_field(o, "pkey", -1, 0xffff, &pkey) < 0)
+		goto out;
+	/* the names go back into netlink requests and sysfs paths: checked like any input */
+	if (!cnispec_ifname_valid(st.host_name, NULL) || (st.pf[0] && !cnispec_ifname_valid(st.pf, NULL)) ||
+	    (st.pci[0] && !hw_is_bdf(st.pci)) || strchr(st.rdma_dev, '/'))
+		goto out;
+	st.rdma_moved = json_is_true(json_object_get(o, "rdmaMoved"));
+	st.host_up = json_is_true(json_object_get(o, "hostUp"));
+	st.guid_set = json_is_true(json_object_get(o, "guidSet"));
+	st.host_ifindex = (int)ifindex;
+	st.host_mtu = (unsigned)mtu;
+	st.vf_index = (int)vf;
+	if (pkey >= 0) {
+		st.has_pkey = true;
+		st.pkey = (uint16_t)pkey;
+	}
+	if (guid[0]) {
+		char *end;
+		st.guid_orig = strtoull(guid, &end, 16);
+		if (*end || strlen(guid) != 16)
+			goto out;
+	}
+	for (const char *p = mac; *p; ) {
+		unsigned b;
+		int n = 0;
+		if (st.host_mac_len >= sizeof(st.host_mac) || sscanf(p, "%2x%n", &b, &n) != 1 || n != 2)
+			goto out;
+		st.host_mac[st.host_mac_len++] = (uint8_t)b;
+		p += 2;
+		if (*p == ':')
+			p++;
+		else if (*p)
+			goto out;
+	}
+	*ret = st;
+	r = 0;
+out:
+	json_decref(o);
+	return r;
+}
+
+int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret)
+{
+	char key[CNISPEC_CONTAINER_ID_MAX + 20];
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+		return r;
+	r = net_dir(dir, network, false, &dfd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = read_file_at(dfd, key, STATE_MAX, &buf, &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = cni_state_parse(buf, len, ret);
+	return r < 0 ? r : 1;
+}
+
+int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname)
+{
+	char key[CNISPEC_CONTAINER_ID_MAX + 20];
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+		return r;
+	r = net_dir(dir, network, false, &dfd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (unlinkat(dfd, key, 0) < 0 && errno != ENOENT)
+		return -errno;
+	/* the rename is durable only once the directory is */
+	(void)fsync(dfd);
+	return 0;
+}
+
+int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+{
+	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	size_t n = 0, m = 0;
+	struct dirent *de;
+	int dfd, r;
+
+	r = net_dir(dir, network, false, &dfd);
+	if (r == -ENOENT) {
+		*ret_ids = *ret_ifnames = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char *colon = strrchr(de->d_name, ':');
+		_cleanup_free_ char *id = NULL;
+
+		/* write_file_atomic_at's temp files and anything not ours have no valid key */
+		if (!colon)
+			continue;
+		id = strndup(de->d_name, (size_t)(colon - de->d_name));
+		if (!id)
+			return -ENOMEM;
+		if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(colon + 1, NULL))
+			continue;
+		if ((r = strv_push(&ids, &n, TAKE_PTR(id))) < 0 || (r = strv_extend(&ifnames, &m, colon + 1)) < 0)
+			return r;
+	}
+	*ret_ids = TAKE_PTR(ids);
+	*ret_ifnames = TAKE_PTR(ifnames);
+	*ret_n = n;
+	return 0;
+}
