@@ -227,13 +227,13 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	}
 	if ((r = table_free(&c, err)) < 0)
 		goto out;
-	if (run_cfg.rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
-		goto out;
 	if (run_cfg.link == CNI_LINK_HOSTDEV) {
 		c.st = &st;
 		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
 	}
 	if ((r = ops->prepare(&c, err)) < 0)
+		goto out;
+	if (run_cfg.rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
 		goto out;
 	/* the record first: a plugin killed from here on still tells DEL what to give back */
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
@@ -346,9 +346,15 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	first = teardown(&c, ops, &keep, err);
 	/* IPAM is released whatever happened above: an address must not leak because a device did */
-	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_DEL, NULL, &e)) < 0 && !first) {
-		first = r;
-		*err = e;
+	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_DEL, NULL, &e)) < 0) {
+		if (r == -ENOENT)
+			/* no such plugin on CNI_PATH: it can hold nothing of ours, and failing would
+			 * leave the pod stuck in Terminating for good */
+			cnispec_log(CNISPEC_LOG_WARNING, "%s (%s): nothing to release", e.msg, e.details);
+		else if (!first) {
+			first = r;
+			*err = e;
+		}
 	}
 	if (c.st && !keep)
 		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
