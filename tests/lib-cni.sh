@@ -20,6 +20,9 @@ _cni_netns=()
 cni_cleanup() {
 	local ns
 	for ns in "${_cni_netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	# cni_pod runs in $(...), a subshell whose additions to _cni_netns are lost: every
+	# namespace carrying this run's tag is ours
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$CNI_TAG-"); do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cni_cleanup EXIT
