@@ -101,6 +101,9 @@ static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const 
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
 	if (run_cfg.policy_routing && ifname) {
 		c->table = cni_route_table(run_cfg.table_base, ifname);
+		/* ADD refused it, so DEL and GC have no table to clean: they go on without one */
+		if (!c->table && (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC))
+			return 0;
 		if (!c->table)
 			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: tableBase",
 					    "tableBase %u gives interface %s a reserved or too large table number (0, 253-255 "
@@ -180,6 +183,7 @@ static void log_undo(const char *what, const struct cnispec_error *e)
 static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool attached, bool ipam_done)
 {
 	struct cnispec_error e = { 0 };
+	int r;
 
 	if (attached && cni_routing_teardown(c, &e) < 0)
 		log_undo("removing the rules", &e);
@@ -189,8 +193,10 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 			log_undo("releasing the IPAM address", &e);
 	}
 	e = (struct cnispec_error){ 0 };
-	if (ops->detach(c, &e) < 0) {
-		log_undo("giving the device back", &e);
+	r = ops->detach(c, &e);
+	if (r != 0) {
+		if (r < 0)
+			log_undo("giving the device back", &e);
 		return; /* the record stays: DEL or GC will finish the job */
 	}
 	if (c->st)
@@ -303,9 +309,14 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 			first = r;
 			*err = e;
 		}
-		if ((run_cfg.link != CNI_LINK_HOSTDEV || c->st) && (r = ops->detach(c, &e)) < 0 && !first) {
-			first = r;
-			*err = e;
+		if (run_cfg.link != CNI_LINK_HOSTDEV || c->st) {
+			r = ops->detach(c, &e);
+			if (r > 0)
+				*keep = true;
+			else if (r < 0 && !first) {
+				first = r;
+				*err = e;
+			}
 		}
 	} else if (run_cfg.link != CNI_LINK_HOSTDEV || c->st) {
 		r = ops->reclaim(c, &e);

@@ -100,7 +100,8 @@ struct cni_link_ops {
 	 * index there. */
 	int (*attach)(struct cni_ctx *c, int *ret_ifindex, struct cnispec_error *err);
 	/* Undo attach with the pod namespace at hand (ADD's rollback, DEL). Idempotent: an
-	 * interface already gone is success. */
+	 * interface already gone is success. 1 when a device could not be found to give back
+	 * (its record is then kept for GC). */
 	int (*detach)(struct cni_ctx *c, struct cnispec_error *err);
 	/* DEL and GC without the pod namespace: give back what the kernel returned to the host.
 	 * 1 when the device is not on the host (yet): the record is kept for a later GC. */

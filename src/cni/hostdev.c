@@ -331,7 +331,8 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 		if ((r = nl_link_get(c->host, st->host_name, &h)) > 0)
 			first = restore_on_host(c, &h, err);
 	} else {
-		/* not in the pod (never moved, or the kernel gave it back): on the host somewhere */
+		/* not in the pod (never moved, or the kernel gave it back): on the host somewhere;
+		 * 1 (not there either) keeps the record for GC */
 		first = hostdev_reclaim(c, err);
 	}
 	if (st->rdma_moved) {
@@ -344,7 +345,9 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 			first = r;
 	}
 	r = guid_back(c, err);
-	return first ? first : r;
+	if (first < 0)
+		return first;
+	return r < 0 ? r : first;
 }
 
 static int hostdev_reclaim(struct cni_ctx *c, struct cnispec_error *err)
