@@ -1,11 +1,12 @@
-/* Inside of the kubelet transport: shared by kubelet.c (lifecycle, socket, inotify, threads),
- * rpc.c (the DevicePlugin service) and register.c (the Registration client). Nobody outside
- * src/kubelet/ includes this. */
+/* Inside of the kubelet transport: shared by kubelet.c (the hub: the folder watch, the threads,
+ * our sockets), rpc.c (the DevicePlugin service) and register.c (the Registration client).
+ * Nobody outside src/kubelet/ includes this. */
 #ifndef RDMAK_KUBELET_INTERNAL_H
 #define RDMAK_KUBELET_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <grpc/grpc.h>
@@ -19,24 +20,58 @@
 #define KL_RETRY_FIRST_MS 20
 #define KL_RETRY_MAX_MS 5000
 
-/* Every batch started on the server's completion queue carries one of these as its tag; the
+/* Every batch started on the hub's completion queue carries one of these as its tag; the
  * completion-queue thread calls done() with the batch's success bit. */
 struct kl_tag {
 	void (*done)(struct kubelet_server *srv, struct kl_tag *tag, bool ok);
+	struct kubelet_server *srv;
 };
 
 #define kl_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 struct kl_rpc;
 struct kl_reg;
+struct kl_dir_watch;
+
+/* One per process: what every server shares. */
+struct kubelet {
+	char *plugin_dir;   /* <kubelet_dir>/device-plugins */
+	char *kubelet_sock; /* <plugin_dir>/kubelet.sock */
+	kl_log_fn log;
+	void *log_ud;
+	struct kubelet *next_live; /* under kubelet.c's grpc_log_lock */
+	bool grpc_up;              /* grpc_init() done: free() owes a grpc_shutdown() */
+	grpc_server_credentials *server_creds;
+	grpc_channel_credentials *chan_creds;
+	/* Every server's batches complete here, drained by one thread: an event is handled by the
+	 * thread that polled it, never handed from one server's thread to another's. */
+	grpc_completion_queue *cq;
+
+	/* The watch thread's: one inotify instance for the kubelet folder and the caller's
+	 * folders, an epoll set over it, the wake eventfd and every server's listening socket. */
+	int epoll_fd;
+	int inotify_fd;
+	int wake_fd;
+	int plugin_wd; /* watch on plugin_dir, -1 none yet */
+
+	pthread_mutex_t lock; /* the server list, the folder watches, stopping; before any srv->lock */
+	struct kubelet_server *servers;
+	uint64_t next_id;
+	struct kl_dir_watch *watches;
+	bool stopping;
+	bool threads_up;
+	pthread_t watch_thread;
+	pthread_t cq_thread;
+};
 
 enum kl_state { KL_NEW, KL_RUNNING, KL_STOPPED };
 
 struct kubelet_server {
+	struct kubelet *k;
+	uint64_t id;                  /* epoll's key for our listening socket */
+	struct kubelet_server *next;  /* in k->servers, under k->lock */
 	/* Configuration, copied at new(). */
-	char *plugin_dir;   /* <kubelet_dir>/device-plugins */
 	char *sock_path;    /* <plugin_dir>/<socket_name> */
-	char *kubelet_sock; /* <plugin_dir>/kubelet.sock */
 	char *socket_name;
 	char *resource_name;
 	bool preferred_allocation;
@@ -45,12 +80,11 @@ struct kubelet_server {
 	void *ud;
 	kl_log_fn log;
 	void *log_ud;
-	struct kubelet_server *next_live; /* under kubelet.c's grpc_log_lock */
-	bool grpc_up; /* grpc_init() done: free() owes a grpc_shutdown() */
 
 	/* Everything below `lock` is shared by the caller's thread, the watch thread and the
 	 * completion-queue thread. */
 	pthread_mutex_t lock;
+	pthread_cond_t idle;  /* signalled when pending drops to 0 while stopping */
 	enum kl_state state;
 	bool stopping;
 	struct kl_device *devs;
@@ -58,39 +92,37 @@ struct kubelet_server {
 	unsigned dev_gen;     /* bumped by set_devices */
 	grpc_slice list_msg;  /* ListAndWatchResponse for dev_gen, packed once */
 	struct kl_rpc *streams; /* open ListAndWatch streams */
-	unsigned pending;     /* tags started on cq and not yet completed */
-	bool shutdown_done;
-	bool cq_shut;
+	unsigned pending;     /* tags started on the queue and not yet completed */
 	struct kl_reg *reg;   /* Register call in flight, NULL if none */
 	unsigned retry_ms;    /* next back-off for a failed Register */
+	int64_t retry_at;     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
 	unsigned registrations;
 
 	/* The plugin's callbacks run only on the completion-queue thread, hence one at a time, as
 	 * kubelet.h promises; they are never called with `lock` held. */
 
-	grpc_completion_queue *cq;
 	grpc_server *server;
-	grpc_server_credentials *server_creds;
-	grpc_channel_credentials *chan_creds;
 	void *methods[6];
 	struct kl_tag shutdown_tag;
 
-	/* Owned by the watch thread once it runs (by start/stop around it). */
+	/* The watch thread's once the server is listed (under k->lock). */
 	int listen_fd;
-	int inotify_fd;
-	int stop_fd;  /* eventfd: stop() wakes the watch thread */
-	int timer_fd; /* timerfd: Register retry back-off */
 	dev_t sock_dev;
 	ino_t sock_ino;
-	pthread_t cq_thread;
-	pthread_t watch_thread;
+	bool ev_ours_gone;    /* inotify: a file of our socket's name went away */
+	bool registering;     /* start() was called: register now and after every kubelet restart */
 };
 
 void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Start a batch on a call bound to srv->cq, counting it in srv->pending. Caller holds lock. */
+/* Start a batch on a call bound to the hub's queue, counting it in srv->pending. Caller holds
+ * srv->lock. */
 grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
 				      size_t n, struct kl_tag *tag);
+/* Wake the watch thread (a Register retry was scheduled, or stop). */
+void kl_hub_wake(struct kubelet *k);
+int64_t kl_now_ms(void);
 
 /* rpc.c */
 int kl_rpc_register_methods(struct kubelet_server *srv);
@@ -100,7 +132,8 @@ int kl_rpc_devices_changed_locked(struct kubelet_server *srv);
 
 /* register.c */
 /* Register with the kubelet now (cancelling an attempt in flight), or, if kubelet.sock is
- * absent, remember to do it when it appears. Called on the watch thread or by start(). */
+ * absent, remember to do it when it appears; nothing before start(). Called on the watch
+ * thread, or by start(), with k->lock held. */
 void kl_register_request(struct kubelet_server *srv);
 void kl_register_cancel_locked(struct kubelet_server *srv);
 

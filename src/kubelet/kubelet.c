@@ -1,11 +1,15 @@
-/* The kubelet transport's lifecycle: our unix socket, the watch on the device-plugins folder,
- * and the two threads every server runs.
+/* The kubelet transport's hub and lifecycle: one per process, shared by every served resource.
  *
- * - The completion-queue thread drains srv->cq: every gRPC batch (served calls, ListAndWatch
- *   sends, the Register client call, server shutdown) completes there, so the plugin's
- *   callbacks run on it one at a time.
- * - The watch thread polls four fds: inotify on <kubelet_dir>/device-plugins, our listening
- *   socket, a timerfd for Register retries and an eventfd that stop() writes.
+ * - One inotify instance watches <kubelet_dir>/device-plugins (and the caller's folders, such
+ *   as the plugin's config folder): fs.inotify.max_user_instances is 128 per user, shared with
+ *   the kubelet and containerd, and one instance per resource ran out at the 127th.
+ * - One watch thread polls an epoll set over that instance, a wake eventfd and every server's
+ *   listening socket; Register retries are deadlines it sleeps towards.
+ * - One completion queue drained by one thread: every gRPC batch of every server (served
+ *   calls, ListAndWatch sends, the Register client call, server shutdown) completes there, so
+ *   the plugin's callbacks run one at a time. gRPC's poller (epoll1) is process-wide: with a
+ *   thread per server, the thread that polled a request had to wake the server's own thread
+ *   (an eventfd write and two futex calls per Allocate); with one thread nothing is handed on.
  *
  * We accept() connections ourselves and hand each one to gRPC with
  * grpc_server_add_channel_from_fd() instead of letting gRPC own the listener: a kubelet restart
@@ -16,17 +20,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <grpc/grpc_posix.h>
@@ -36,66 +40,114 @@
 #include "util/cleanup.h"
 
 #define KL_LISTEN_BACKLOG 16
+/* epoll keys below the first server id */
+#define KL_KEY_WAKE 1
+#define KL_KEY_INOTIFY 2
+#define KL_FIRST_SERVER_ID 16
+
+/* A folder of the caller's watched on the hub's inotify instance. */
+struct kl_dir_watch {
+	int wd;
+	void (*fn)(void *ud);
+	void *ud;
+	bool fired;
+	struct kl_dir_watch *next;
+};
 
 /* gRPC core logs through one process-wide hook with no user data. Route it to the oldest live
- * server's log callback (debug level, warnings for gRPC errors) so that the library never
- * writes to stderr on its own. The live servers form a list for that purpose only. */
+ * hub's log callback (debug level, warnings for gRPC errors) so that the library never writes
+ * to stderr on its own. */
 static pthread_mutex_t grpc_log_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kubelet_server *live_servers; /* oldest first */
+static struct kubelet *live_hubs; /* oldest first */
 
 static void grpc_log_forward(gpr_log_func_args *args)
 {
 	pthread_mutex_lock(&grpc_log_lock);
-	if (live_servers)
-		kl_logf(live_servers, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
+	if (live_hubs)
+		kl_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-static void live_add(struct kubelet_server *srv)
+static void live_add(struct kubelet *k)
 {
-	struct kubelet_server **pp;
+	struct kubelet **pp;
 
 	pthread_mutex_lock(&grpc_log_lock);
-	if (!live_servers) {
+	if (!live_hubs) {
 		if (!getenv("GRPC_VERBOSITY")) /* an operator debugging gRPC keeps the level asked for */
 			gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
-		gpr_set_log_function(grpc_log_forward); /* stays installed; drops lines while no server lives */
+		gpr_set_log_function(grpc_log_forward); /* stays installed; drops lines while no hub lives */
 	}
-	for (pp = &live_servers; *pp; pp = &(*pp)->next_live)
+	for (pp = &live_hubs; *pp; pp = &(*pp)->next_live)
 		;
-	*pp = srv;
+	*pp = k;
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-static void live_remove(struct kubelet_server *srv)
+static void live_remove(struct kubelet *k)
 {
 	pthread_mutex_lock(&grpc_log_lock);
-	for (struct kubelet_server **pp = &live_servers; *pp; pp = &(*pp)->next_live)
-		if (*pp == srv) {
-			*pp = srv->next_live;
+	for (struct kubelet **pp = &live_hubs; *pp; pp = &(*pp)->next_live)
+		if (*pp == k) {
+			*pp = k->next_live;
 			break;
 		}
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
+__attribute__((format(printf, 4, 0)))
+static void vlog(kl_log_fn log, void *ud, int level, const char *fmt, va_list ap)
 {
 	char buf[512];
+
+	if (!log)
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log(level, buf, ud);
+}
+
+void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
+{
 	va_list ap;
 
-	if (!srv->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vlog(srv->log, srv->log_ud, level, fmt, ap);
 	va_end(ap);
-	srv->log(level, buf, srv->log_ud);
+}
+
+void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(k->log, k->log_ud, level, fmt, ap);
+	va_end(ap);
+}
+
+int64_t kl_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+void kl_hub_wake(struct kubelet *k)
+{
+	uint64_t one = 1;
+
+	/* an eventfd write fails only when the counter would overflow: it is already readable */
+	if (write(k->wake_fd, &one, sizeof(one)) < 0)
+		return;
 }
 
 grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
 				      size_t n, struct kl_tag *tag)
 {
-	grpc_call_error e = grpc_call_start_batch(call, ops, n, tag, NULL);
+	grpc_call_error e;
 
+	tag->srv = srv;
+	e = grpc_call_start_batch(call, ops, n, tag, NULL);
 	if (e == GRPC_CALL_OK)
 		srv->pending++;
 	return e;
@@ -176,6 +228,150 @@ static int default_prestart(void *ud, const char *const *ids, size_t n)
 	return 0;
 }
 
+/* --- the hub ------------------------------------------------------------------------------ */
+
+static void *watch_thread(void *arg);
+static void *cq_thread(void *arg);
+
+static int epoll_add(struct kubelet *k, int fd, uint64_t key)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = key};
+
+	return epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kubelet **ret)
+{
+	const char *kdir = kubelet_dir ? kubelet_dir : "/var/lib/kubelet";
+	struct sockaddr_un sun;
+	struct kubelet *k;
+	int r;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->epoll_fd = k->inotify_fd = k->wake_fd = k->plugin_wd = -1;
+	k->next_id = KL_FIRST_SERVER_ID;
+	k->log = log;
+	k->log_ud = log_ud;
+	pthread_mutex_init(&k->lock, NULL);
+	if (asprintf(&k->plugin_dir, "%s/device-plugins", kdir) < 0)
+		k->plugin_dir = NULL;
+	if (asprintf(&k->kubelet_sock, "%s/device-plugins/" KL_KUBELET_SOCK, kdir) < 0)
+		k->kubelet_sock = NULL;
+	if (!k->plugin_dir || !k->kubelet_sock) {
+		kubelet_free(k);
+		return -ENOMEM;
+	}
+	if (strlen(k->kubelet_sock) >= sizeof(sun.sun_path)) {
+		kubelet_free(k);
+		return -ENAMETOOLONG;
+	}
+
+	live_add(k); /* first, so that gRPC's start-up lines are routed too */
+	grpc_init();
+	k->grpc_up = true;
+	k->server_creds = grpc_insecure_server_credentials_create();
+	k->chan_creds = grpc_insecure_credentials_create();
+	k->cq = grpc_completion_queue_create_for_next(NULL);
+	if (!k->server_creds || !k->chan_creds || !k->cq) {
+		kubelet_free(k);
+		return -ENOMEM;
+	}
+	k->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	k->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	k->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (k->epoll_fd < 0 || k->wake_fd < 0 || k->inotify_fd < 0) {
+		r = -errno;
+		kubelet_free(k);
+		return r;
+	}
+	if ((r = epoll_add(k, k->wake_fd, KL_KEY_WAKE)) < 0 || (r = epoll_add(k, k->inotify_fd, KL_KEY_INOTIFY)) < 0) {
+		kubelet_free(k);
+		return r;
+	}
+	r = -pthread_create(&k->cq_thread, NULL, cq_thread, k);
+	if (r < 0) {
+		kubelet_free(k);
+		return r;
+	}
+	r = -pthread_create(&k->watch_thread, NULL, watch_thread, k);
+	if (r < 0) {
+		grpc_completion_queue_shutdown(k->cq);
+		pthread_join(k->cq_thread, NULL);
+		kubelet_free(k);
+		return r;
+	}
+	k->threads_up = true;
+	*ret = k;
+	return 0;
+}
+
+int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), void *ud)
+{
+	struct kl_dir_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	/* IN_MASK_ADD: the same folder watched twice keeps both masks under one descriptor */
+	w->wd = inotify_add_watch(k->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
+				  IN_ONLYDIR | IN_MASK_ADD);
+	if (w->wd < 0) {
+		int r = -errno;
+
+		free(w);
+		return r;
+	}
+	w->fn = fn;
+	w->ud = ud;
+	pthread_mutex_lock(&k->lock);
+	w->next = k->watches;
+	k->watches = w;
+	pthread_mutex_unlock(&k->lock);
+	return 0;
+}
+
+void kubelet_free(struct kubelet *k)
+{
+	if (!k)
+		return;
+	if (k->threads_up) {
+		/* Every server is gone (the caller freed them first): nothing is pending on the queue. */
+		pthread_mutex_lock(&k->lock);
+		k->stopping = true;
+		if (k->servers)
+			kl_hub_logf(k, 0, "kubelet_free() with servers left: %s", k->servers->resource_name);
+		pthread_mutex_unlock(&k->lock);
+		kl_hub_wake(k);
+		pthread_join(k->watch_thread, NULL);
+		grpc_completion_queue_shutdown(k->cq);
+		pthread_join(k->cq_thread, NULL);
+	}
+	while (k->watches) {
+		struct kl_dir_watch *w = k->watches;
+
+		k->watches = w->next;
+		free(w);
+	}
+	closep(&k->epoll_fd);
+	closep(&k->inotify_fd);
+	closep(&k->wake_fd);
+	if (k->grpc_up) {
+		if (k->cq)
+			grpc_completion_queue_destroy(k->cq);
+		if (k->server_creds)
+			grpc_server_credentials_release(k->server_creds);
+		if (k->chan_creds)
+			grpc_channel_credentials_release(k->chan_creds);
+		grpc_shutdown();
+		live_remove(k);
+	}
+	pthread_mutex_destroy(&k->lock);
+	free(k->plugin_dir);
+	free(k->kubelet_sock);
+	free(k);
+}
+
 /* --- construction ---------------------------------------------------------------------- */
 
 /* A name that becomes a path component: no '/', not "." or "..", and not the kubelet's own. */
@@ -185,34 +381,31 @@ static bool socket_name_valid(const char *name)
 	       strcmp(name, KL_KUBELET_SOCK) != 0 && strlen(name) < NAME_MAX;
 }
 
-int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
 		       struct kubelet_server **ret)
 {
-	const char *kdir = cfg->kubelet_dir ? cfg->kubelet_dir : "/var/lib/kubelet";
 	struct kubelet_server *srv;
 	struct sockaddr_un sun;
 
-	if (!socket_name_valid(cfg->socket_name) || !cfg->resource_name || !cfg->resource_name[0] || !cfg->ops)
+	if (!k || !socket_name_valid(cfg->socket_name) || !cfg->resource_name || !cfg->resource_name[0] || !cfg->ops)
 		return -EINVAL;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
-	srv->listen_fd = srv->inotify_fd = srv->stop_fd = srv->timer_fd = -1;
+	srv->k = k;
+	srv->listen_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->idle, NULL);
 	srv->list_msg = grpc_empty_slice();
-	if (asprintf(&srv->plugin_dir, "%s/device-plugins", kdir) < 0)
-		srv->plugin_dir = NULL;
-	if (asprintf(&srv->sock_path, "%s/device-plugins/%s", kdir, cfg->socket_name) < 0)
+	if (asprintf(&srv->sock_path, "%s/%s", k->plugin_dir, cfg->socket_name) < 0)
 		srv->sock_path = NULL;
-	if (asprintf(&srv->kubelet_sock, "%s/device-plugins/" KL_KUBELET_SOCK, kdir) < 0)
-		srv->kubelet_sock = NULL;
 	srv->socket_name = strdup(cfg->socket_name);
 	srv->resource_name = strdup(cfg->resource_name);
-	if (!srv->plugin_dir || !srv->sock_path || !srv->kubelet_sock || !srv->socket_name || !srv->resource_name) {
+	if (!srv->sock_path || !srv->socket_name || !srv->resource_name) {
 		kubelet_server_free(srv);
 		return -ENOMEM;
 	}
-	if (strlen(srv->sock_path) >= sizeof(sun.sun_path) || strlen(srv->kubelet_sock) >= sizeof(sun.sun_path)) {
+	if (strlen(srv->sock_path) >= sizeof(sun.sun_path)) {
 		kubelet_server_free(srv);
 		return -ENAMETOOLONG;
 	}
@@ -227,16 +420,6 @@ int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, v
 	srv->log = log;
 	srv->log_ud = log_ud;
 	srv->retry_ms = KL_RETRY_FIRST_MS;
-
-	live_add(srv); /* first, so that gRPC's start-up lines are routed too */
-	grpc_init();
-	srv->grpc_up = true;
-	srv->server_creds = grpc_insecure_server_credentials_create();
-	srv->chan_creds = grpc_insecure_credentials_create();
-	if (!srv->server_creds || !srv->chan_creds) {
-		kubelet_server_free(srv);
-		return -ENOMEM;
-	}
 	*ret = srv;
 	return 0;
 }
@@ -267,6 +450,8 @@ static int socket_owner(const char *path, pid_t *pid)
 	return 1;
 }
 
+/* Bind and listen on sock_path (replacing a stale file, never a live one) and put the new
+ * socket in the watch thread's set. Caller holds k->lock. */
 static int socket_bind(struct kubelet_server *srv)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -300,10 +485,12 @@ static int socket_bind(struct kubelet_server *srv)
 		return -errno;
 	if (stat(srv->sock_path, &st) < 0)
 		return -errno;
+	if ((r = epoll_add(srv->k, fd, srv->id)) < 0)
+		return r;
 	srv->sock_dev = st.st_dev;
 	srv->sock_ino = st.st_ino;
 	if (srv->listen_fd >= 0)
-		close(srv->listen_fd);
+		close(srv->listen_fd); /* which also takes it out of the epoll set */
 	srv->listen_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -313,7 +500,8 @@ static bool socket_present(struct kubelet_server *srv)
 {
 	struct stat st;
 
-	return stat(srv->sock_path, &st) == 0 && st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino;
+	return srv->listen_fd >= 0 && stat(srv->sock_path, &st) == 0 && st.st_dev == srv->sock_dev &&
+	       st.st_ino == srv->sock_ino;
 }
 
 static void socket_remove(struct kubelet_server *srv)
@@ -340,19 +528,60 @@ static void accept_all(struct kubelet_server *srv)
 		}
 		kl_logf(srv, 3, "connection on %s", srv->socket_name);
 		/* gRPC owns fd from here and closes it with the transport. */
-		grpc_server_add_channel_from_fd(srv->server, fd, srv->server_creds);
+		grpc_server_add_channel_from_fd(srv->server, fd, srv->k->server_creds);
 	}
 }
 
 /* --- the watch thread ------------------------------------------------------------------ */
 
-static void handle_inotify(struct kubelet_server *srv)
+static struct kubelet_server *server_by_name_locked(struct kubelet *k, const char *name)
+{
+	for (struct kubelet_server *s = k->servers; s; s = s->next)
+		if (strcmp(s->socket_name, name) == 0)
+			return s;
+	return NULL;
+}
+
+static struct kubelet_server *server_by_id_locked(struct kubelet *k, uint64_t id)
+{
+	for (struct kubelet_server *s = k->servers; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/* After the events of one read: re-create the sockets that went away and register. */
+static void kubelet_folder_changed_locked(struct kubelet *k, bool kubelet_new)
+{
+	for (struct kubelet_server *srv = k->servers; srv; srv = srv->next) {
+		bool gone = srv->ev_ours_gone;
+
+		srv->ev_ours_gone = false;
+		/* Our own unlink() before bind() shows up here too; only a missing or foreign file
+		 * counts: the kubelet deletes every socket in this folder when it restarts. */
+		if (gone && !socket_present(srv)) {
+			int r = socket_bind(srv);
+
+			if (r < 0) {
+				kl_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
+				continue; /* nothing to register: the kubelet would dial a socket that is not ours */
+			}
+			kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
+			kl_register_request(srv);
+		} else if (kubelet_new && socket_present(srv)) {
+			kl_register_request(srv);
+		}
+	}
+}
+
+static void handle_inotify(struct kubelet *k)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool check_ours = false, kubelet_new = false;
+	bool kubelet_new = false, overflow = false, folder = false;
 
+	pthread_mutex_lock(&k->lock);
 	for (;;) {
-		ssize_t len = read(srv->inotify_fd, buf, sizeof(buf));
+		ssize_t len = read(k->inotify_fd, buf, sizeof(buf));
 
 		if (len < 0) {
 			if (errno == EINTR)
@@ -364,69 +593,134 @@ static void handle_inotify(struct kubelet_server *srv)
 
 			p += sizeof(*ev) + ev->len;
 			if (ev->mask & IN_Q_OVERFLOW) {
-				check_ours = kubelet_new = true;
+				overflow = true;
 				continue;
 			}
+			/* one folder may be both (a config beside the sockets): both hear of it */
+			for (struct kl_dir_watch *w = k->watches; w; w = w->next)
+				w->fired |= w->wd == ev->wd;
+			if (ev->wd != k->plugin_wd || k->plugin_wd < 0)
+				continue;
 			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-				kl_logf(srv, 0, "%s went away; no longer watching for kubelet restarts", srv->plugin_dir);
+				kl_hub_logf(k, 0, "%s went away; no longer watching for kubelet restarts", k->plugin_dir);
+				if (ev->mask & IN_IGNORED)
+					k->plugin_wd = -1; /* the next server started watches again */
 				continue;
 			}
 			if (!ev->len)
 				continue;
-			if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && strcmp(ev->name, srv->socket_name) == 0)
-				check_ours = true;
-			else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(ev->name, KL_KUBELET_SOCK) == 0)
+			folder = true;
+			if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+				struct kubelet_server *srv = server_by_name_locked(k, ev->name);
+
+				if (srv)
+					srv->ev_ours_gone = true;
+			} else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(ev->name, KL_KUBELET_SOCK) == 0) {
 				kubelet_new = true;
+			}
 		}
 	}
-
-	/* Our own unlink() before bind() shows up here too; only a missing or foreign file counts:
-	 * the kubelet deletes every socket in this folder when it restarts. */
-	if (check_ours && !socket_present(srv)) {
-		int r = socket_bind(srv);
-
-		if (r < 0) {
-			kl_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
-			return; /* nothing to register: the kubelet would dial a socket that is not ours */
-		}
-		kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
-		kl_register_request(srv);
-	} else if (kubelet_new && socket_present(srv)) {
-		kl_logf(srv, 2, "%s appeared (kubelet (re)started): registering", srv->kubelet_sock);
-		kl_register_request(srv);
+	if (overflow) {
+		folder = kubelet_new = true;
+		for (struct kubelet_server *srv = k->servers; srv; srv = srv->next)
+			srv->ev_ours_gone = true;
+		for (struct kl_dir_watch *w = k->watches; w; w = w->next)
+			w->fired = true;
 	}
+	if (kubelet_new)
+		kl_hub_logf(k, 2, "%s appeared (kubelet (re)started): registering", k->kubelet_sock);
+	if (folder)
+		kubelet_folder_changed_locked(k, kubelet_new);
+	pthread_mutex_unlock(&k->lock);
+
+	/* The callers' callbacks run without the hub's lock: they may call back into the hub. */
+	for (;;) {
+		struct kl_dir_watch *fired = NULL;
+
+		pthread_mutex_lock(&k->lock);
+		for (struct kl_dir_watch *w = k->watches; w && !fired; w = w->next)
+			if (w->fired) {
+				w->fired = false;
+				fired = w;
+			}
+		pthread_mutex_unlock(&k->lock);
+		if (!fired)
+			break;
+		fired->fn(fired->ud); /* watches live until kubelet_free(), which joins this thread */
+	}
+}
+
+/* Register the servers whose retry is due; returns the epoll timeout to the next one. */
+static int retries_locked(struct kubelet *k)
+{
+	int64_t now = kl_now_ms(), next = -1;
+
+	for (struct kubelet_server *srv = k->servers; srv; srv = srv->next) {
+		int64_t at;
+
+		pthread_mutex_lock(&srv->lock);
+		at = srv->retry_at;
+		if (at && at <= now)
+			srv->retry_at = 0;
+		pthread_mutex_unlock(&srv->lock);
+		if (at && at <= now)
+			kl_register_request(srv); /* may schedule the next retry */
+	}
+	for (struct kubelet_server *srv = k->servers; srv; srv = srv->next) {
+		int64_t at;
+
+		pthread_mutex_lock(&srv->lock);
+		at = srv->retry_at;
+		pthread_mutex_unlock(&srv->lock);
+		if (at && (next < 0 || at < next))
+			next = at;
+	}
+	if (next < 0)
+		return -1;
+	return next <= now ? 0 : (int)(next - now > INT_MAX ? INT_MAX : next - now);
 }
 
 static void *watch_thread(void *arg)
 {
-	struct kubelet_server *srv = arg;
+	struct kubelet *k = arg;
+	int timeout = -1;
 
 	for (;;) {
-		struct pollfd pfd[4] = {
-			{.fd = srv->stop_fd, .events = POLLIN},
-			{.fd = srv->inotify_fd, .events = POLLIN},
-			{.fd = srv->timer_fd, .events = POLLIN},
-			{.fd = srv->listen_fd, .events = POLLIN},
-		};
+		struct epoll_event ev[32];
+		int n = epoll_wait(k->epoll_fd, ev, ELEMENTSOF(ev), timeout);
+		bool stop;
 
-		if (poll(pfd, ELEMENTSOF(pfd), -1) < 0) {
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			kl_logf(srv, 0, "poll: %s", strerror(errno));
+			kl_hub_logf(k, 0, "epoll_wait: %s", strerror(errno));
 			break;
 		}
-		if (pfd[0].revents)
-			break;
-		if (pfd[1].revents)
-			handle_inotify(srv);
-		if (pfd[2].revents) {
-			uint64_t n;
+		for (int i = 0; i < n; i++) {
+			uint64_t key = ev[i].data.u64, cnt;
 
-			if (read(srv->timer_fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-				kl_register_request(srv);
+			if (key == KL_KEY_WAKE) {
+				if (read(k->wake_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+					kl_hub_logf(k, 0, "reading the wake eventfd: %s", strerror(errno));
+			} else if (key == KL_KEY_INOTIFY) {
+				handle_inotify(k);
+			} else {
+				struct kubelet_server *srv;
+
+				pthread_mutex_lock(&k->lock);
+				srv = server_by_id_locked(k, key);
+				if (srv && srv->listen_fd >= 0)
+					accept_all(srv);
+				pthread_mutex_unlock(&k->lock);
+			}
 		}
-		if (pfd[3].revents)
-			accept_all(srv);
+		pthread_mutex_lock(&k->lock);
+		stop = k->stopping;
+		if (!stop)
+			timeout = retries_locked(k);
+		pthread_mutex_unlock(&k->lock);
+		if (stop)
+			break;
 	}
 	return NULL;
 }
@@ -435,17 +729,15 @@ static void *watch_thread(void *arg)
 
 static void shutdown_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 {
-	pthread_mutex_lock(&srv->lock);
-	srv->shutdown_done = true;
-	pthread_mutex_unlock(&srv->lock);
 }
 
 static void *cq_thread(void *arg)
 {
-	struct kubelet_server *srv = arg;
+	struct kubelet *k = arg;
 
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		grpc_event ev = grpc_completion_queue_next(k->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		struct kubelet_server *srv;
 		struct kl_tag *tag;
 
 		if (ev.type == GRPC_QUEUE_SHUTDOWN)
@@ -453,15 +745,12 @@ static void *cq_thread(void *arg)
 		if (ev.type != GRPC_OP_COMPLETE)
 			continue;
 		tag = ev.tag;
-		tag->done(srv, tag, ev.success);
+		srv = tag->srv;
+		tag->done(srv, tag, ev.success); /* may free the tag */
 		pthread_mutex_lock(&srv->lock);
-		srv->pending--;
-		/* Only once the server has shut down and nothing is in flight can no batch be started on
-		 * the queue any more: then it may shut down too. */
-		if (srv->stopping && srv->shutdown_done && srv->pending == 0 && !srv->cq_shut) {
-			srv->cq_shut = true;
-			grpc_completion_queue_shutdown(srv->cq);
-		}
+		/* stop() waits for the last one; srv is not touched after this unlock */
+		if (--srv->pending == 0 && srv->stopping)
+			pthread_cond_broadcast(&srv->idle);
 		pthread_mutex_unlock(&srv->lock);
 	}
 	return NULL;
@@ -487,115 +776,109 @@ static grpc_server *server_create(void)
 	return grpc_server_create(&ca, NULL);
 }
 
-static int start_fds(struct kubelet_server *srv)
-{
-	srv->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	srv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	srv->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (srv->stop_fd < 0 || srv->timer_fd < 0 || srv->inotify_fd < 0)
-		return -errno;
-	/* Watch before binding and before looking for kubelet.sock, so that no event can fall
-	 * between the look and the watch. */
-	if (inotify_add_watch(srv->inotify_fd, srv->plugin_dir,
-			      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
-				      IN_ONLYDIR) < 0)
-		return -errno;
-	return socket_bind(srv);
-}
-
-static void close_fds(struct kubelet_server *srv)
-{
-	socket_remove(srv);
-	closep(&srv->stop_fd);
-	closep(&srv->timer_fd);
-	closep(&srv->inotify_fd);
-	srv->stop_fd = srv->timer_fd = srv->inotify_fd = -1;
-}
-
-static void *cq_thread(void *arg);
-
-/* Shut the gRPC server down, let the completion-queue loop drain every tag (on its thread, or
- * on ours when it never started), then destroy the server and the queue. */
-static void grpc_teardown(struct kubelet_server *srv, bool cq_thread_running)
+/* Shut the gRPC server down and wait until every batch of ours has completed on the shared
+ * queue; then no callback can run for srv any more. */
+static void server_teardown(struct kubelet_server *srv)
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
+	srv->retry_at = 0;
 	kl_register_cancel_locked(srv);
 	if (srv->server) {
-		grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
+		srv->shutdown_tag = (struct kl_tag){.done = shutdown_done, .srv = srv};
+		grpc_server_shutdown_and_notify(srv->server, srv->k->cq, &srv->shutdown_tag);
 		srv->pending++;
 		grpc_server_cancel_all_calls(srv->server);
-	} else {
-		srv->shutdown_done = true;
 	}
-	if (srv->cq && srv->pending == 0 && !srv->cq_shut) {
-		srv->cq_shut = true;
-		grpc_completion_queue_shutdown(srv->cq);
-	}
+	while (srv->pending)
+		pthread_cond_wait(&srv->idle, &srv->lock);
 	pthread_mutex_unlock(&srv->lock);
-	if (cq_thread_running)
-		pthread_join(srv->cq_thread, NULL);
-	else if (srv->cq)
-		cq_thread(srv);
 	if (srv->server)
 		grpc_server_destroy(srv->server);
-	if (srv->cq)
-		grpc_completion_queue_destroy(srv->cq);
 	srv->server = NULL;
-	srv->cq = NULL;
+}
+
+static void unlist_locked(struct kubelet_server *srv)
+{
+	for (struct kubelet_server **pp = &srv->k->servers; *pp; pp = &(*pp)->next)
+		if (*pp == srv) {
+			*pp = srv->next;
+			break;
+		}
+	srv->next = NULL;
+}
+
+int kubelet_server_listen(struct kubelet_server *srv)
+{
+	struct kubelet *k = srv->k;
+	int r;
+
+	if (srv->state != KL_NEW)
+		return srv->state == KL_STOPPED ? -ESHUTDOWN : 0;
+	srv->state = KL_STOPPED; /* unless all goes well */
+	srv->server = server_create();
+	if (!srv->server)
+		return -ENOMEM;
+	grpc_server_register_completion_queue(srv->server, k->cq, NULL);
+	r = kl_rpc_register_methods(srv);
+	if (r < 0) {
+		server_teardown(srv);
+		return r;
+	}
+	grpc_server_start(srv->server);
+
+	/* Under the hub's lock from the watch to the listing, so that no event about our socket
+	 * is handled before we are listed (nor lost in between). */
+	pthread_mutex_lock(&k->lock);
+	if (k->plugin_wd < 0) {
+		/* Watch before binding and before looking for kubelet.sock, so that no event can
+		 * fall between the look and the watch. */
+		k->plugin_wd = inotify_add_watch(k->inotify_fd, k->plugin_dir,
+						 IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+							 IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD);
+		if (k->plugin_wd < 0) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	srv->id = k->next_id++;
+	r = socket_bind(srv);
+	if (r < 0)
+		goto fail;
+	pthread_mutex_lock(&srv->lock);
+	r = kl_rpc_request_all_locked(srv);
+	pthread_mutex_unlock(&srv->lock);
+	if (r < 0)
+		goto fail;
+	srv->next = k->servers;
+	k->servers = srv;
+	srv->state = KL_RUNNING;
+	pthread_mutex_unlock(&k->lock);
+	kl_logf(srv, 2, "serving %s on %s", srv->resource_name, srv->sock_path);
+	return 0;
+
+fail:
+	kl_logf(srv, 0, "listening on %s: %s", srv->sock_path, strerror(-r));
+	socket_remove(srv);
+	pthread_mutex_unlock(&k->lock);
+	server_teardown(srv);
+	return r;
 }
 
 int kubelet_server_start(struct kubelet_server *srv)
 {
 	int r;
 
-	if (srv->state != KL_NEW)
+	if (srv->registering)
 		return -EALREADY;
-	srv->shutdown_tag.done = shutdown_done;
-	srv->cq = grpc_completion_queue_create_for_next(NULL);
-	srv->server = server_create();
-	if (!srv->cq || !srv->server) {
-		r = -ENOMEM;
-		goto fail_grpc;
-	}
-	grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
-	r = kl_rpc_register_methods(srv);
+	r = kubelet_server_listen(srv);
 	if (r < 0)
-		goto fail_grpc;
-	grpc_server_start(srv->server);
-
-	r = start_fds(srv);
-	if (r < 0) {
-		kl_logf(srv, 0, "listening on %s: %s", srv->sock_path, strerror(-r));
-		goto fail_fds;
-	}
-	pthread_mutex_lock(&srv->lock);
-	r = kl_rpc_request_all_locked(srv);
-	pthread_mutex_unlock(&srv->lock);
-	if (r < 0)
-		goto fail_fds;
-	r = -pthread_create(&srv->cq_thread, NULL, cq_thread, srv);
-	if (r < 0)
-		goto fail_fds;
+		return r;
+	pthread_mutex_lock(&srv->k->lock);
+	srv->registering = true;
 	kl_register_request(srv);
-	r = -pthread_create(&srv->watch_thread, NULL, watch_thread, srv);
-	if (r < 0)
-		goto fail_watch;
-	srv->state = KL_RUNNING;
-	kl_logf(srv, 2, "serving %s on %s", srv->resource_name, srv->sock_path);
+	pthread_mutex_unlock(&srv->k->lock);
 	return 0;
-
-fail_watch:
-	close_fds(srv);
-	grpc_teardown(srv, true);
-	srv->state = KL_STOPPED;
-	return r;
-fail_fds:
-	close_fds(srv);
-fail_grpc:
-	grpc_teardown(srv, false);
-	srv->state = KL_STOPPED;
-	return r;
 }
 
 int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_device *devs, size_t n)
@@ -624,21 +907,18 @@ int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_devic
 
 void kubelet_server_stop(struct kubelet_server *srv)
 {
-	uint64_t one = 1;
+	struct kubelet *k;
 
 	if (!srv || srv->state != KL_RUNNING)
 		return;
-	/* From here no callback re-arms the retry timer or starts a batch, so the fds below can
-	 * be closed while the completion-queue thread still runs. */
-	pthread_mutex_lock(&srv->lock);
-	srv->stopping = true;
-	pthread_mutex_unlock(&srv->lock);
-	if (write(srv->stop_fd, &one, sizeof(one)) < 0)
-		kl_logf(srv, 0, "waking the watch thread: %s", strerror(errno));
-	pthread_join(srv->watch_thread, NULL);
-	/* Remove the socket first: from here on no kubelet can reach us. */
-	close_fds(srv);
-	grpc_teardown(srv, true);
+	k = srv->k;
+	/* Out of the watch thread's reach first; then remove the socket: from here on no kubelet
+	 * can reach us. */
+	pthread_mutex_lock(&k->lock);
+	unlist_locked(srv);
+	socket_remove(srv);
+	pthread_mutex_unlock(&k->lock);
+	server_teardown(srv);
 	srv->state = KL_STOPPED;
 	kl_logf(srv, 2, "stopped serving %s", srv->resource_name);
 }
@@ -648,20 +928,11 @@ void kubelet_server_free(struct kubelet_server *srv)
 	if (!srv)
 		return;
 	kubelet_server_stop(srv);
-	if (srv->grpc_up) {
-		if (srv->server_creds)
-			grpc_server_credentials_release(srv->server_creds);
-		if (srv->chan_creds)
-			grpc_channel_credentials_release(srv->chan_creds);
-		grpc_slice_unref(srv->list_msg);
-		grpc_shutdown();
-		live_remove(srv);
-	}
+	grpc_slice_unref(srv->list_msg);
+	pthread_cond_destroy(&srv->idle);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv->devs);
-	free(srv->plugin_dir);
 	free(srv->sock_path);
-	free(srv->kubelet_sock);
 	free(srv->socket_name);
 	free(srv->resource_name);
 	free(srv);

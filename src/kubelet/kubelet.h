@@ -1,9 +1,11 @@
 /* The kubelet device plugin transport (v1beta1), behind an interface of our own: the rest of
  * the plugin deals in these plain structs and never sees gRPC or protobuf-c types.
  *
- * One struct kubelet_server serves one resource on its own unix socket
- * (<kubelet_dir>/device-plugins/<socket_name>, mode 0600) and registers it with the kubelet
- * through <kubelet_dir>/device-plugins/kubelet.sock.
+ * One struct kubelet per process holds what every resource shares: the watch on
+ * <kubelet_dir>/device-plugins (one inotify instance, which the caller may use for its own
+ * folders too), one completion queue and two threads. One struct kubelet_server serves one
+ * resource on its own unix socket (<kubelet_dir>/device-plugins/<socket_name>, mode 0600) and
+ * registers it with the kubelet through <kubelet_dir>/device-plugins/kubelet.sock.
  */
 #ifndef RDMAK_KUBELET_H
 #define RDMAK_KUBELET_H
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct kubelet;
 struct kubelet_server;
 
 struct kl_device {
@@ -51,8 +54,8 @@ struct kl_container_alloc {
 };
 void kl_container_alloc_clear(struct kl_container_alloc *a);
 
-/* Callbacks into the plugin. They run on the transport's threads; the transport serialises
- * them (one call at a time per server), so they may read plugin state under its own lock.
+/* Callbacks into the plugin. They run on the transport's thread, one call at a time for all
+ * servers of a struct kubelet, so they may read plugin state under its own lock.
  * They may call kubelet_server_set_devices(), never kubelet_server_stop() or _free(). */
 struct kl_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
@@ -67,7 +70,6 @@ struct kl_ops {
 };
 
 struct kubelet_server_config {
-	const char *kubelet_dir;   /* default "/var/lib/kubelet" */
 	const char *resource_name; /* "rdma/rdma_a100" */
 	const char *socket_name;   /* "rdmak-rdma_a100.sock" */
 	bool preferred_allocation; /* advertise GetPreferredAllocationAvailable */
@@ -83,11 +85,26 @@ struct kubelet_server_config {
  * back into kubelet_server_*(). */
 typedef void (*kl_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
 
-int kubelet_server_new(const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
+/* The transport for kubelet_dir (default "/var/lib/kubelet"): starts gRPC and the threads.
+ * log gets the events that belong to no server (gRPC's own lines, the folder watch). */
+int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kubelet **ret);
+/* Watch another folder on the transport's inotify instance (fs.inotify.max_user_instances is
+ * 128 per user, shared with the kubelet and containerd): fn(ud) runs on the transport's watch
+ * thread after files in dir were created, written, moved in, deleted or changed attributes. */
+int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), void *ud);
+/* Free every server first. */
+void kubelet_free(struct kubelet *k);
+
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
 		       struct kubelet_server **ret);
-/* Create the socket, serve, register with the kubelet (waiting for it if absent), and from
- * then on watch for a kubelet restart (kubelet.sock re-created or our socket removed):
- * re-create the socket and re-register within 1 s. Returns after the server is listening. */
+/* Create the socket and serve, without registering yet (so that files the kubelet's Allocate
+ * answers point at can be written first). From then on a removed socket is re-created.
+ * -EADDRINUSE: another live process serves the socket (logged with its pid); it is left alone.
+ * Returns once the server is listening. */
+int kubelet_server_listen(struct kubelet_server *srv);
+/* Listen if not yet, register with the kubelet (waiting for it if absent), and from then on
+ * watch for a kubelet restart (kubelet.sock re-created or our socket removed): re-create the
+ * socket and re-register within 1 s. -EALREADY when started before. */
 int kubelet_server_start(struct kubelet_server *srv);
 /* Replace the device list; every open ListAndWatch stream gets the new full list. */
 int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_device *devs, size_t n);

@@ -1,6 +1,6 @@
 /* Registration.Register, the one call we make to the kubelet.
  *
- * The call runs asynchronously on srv->cq: a real kubelet dials our socket back and calls
+ * The call runs asynchronously on the hub's queue: a real kubelet dials our socket back and calls
  * GetDevicePluginOptions *before* it answers Register, so the watch thread, which accepts those
  * connections, must never wait for the answer. Each attempt gets a fresh channel (the kubelet
  * at the other end may be a new process) and a new attempt cancels the one in flight.
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,11 +53,12 @@ static void reg_free(struct kl_reg *reg)
 	free(reg);
 }
 
+/* Schedule the next Register attempt in ms (0: none); the watch thread sleeps towards it. */
 static void timer_arm_locked(struct kubelet_server *srv, unsigned ms)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000}};
-
-	timerfd_settime(srv->timer_fd, 0, &its, NULL);
+	srv->retry_at = ms ? kl_now_ms() + ms : 0;
+	if (ms)
+		kl_hub_wake(srv->k);
 }
 
 /* Arm the Register retry after a failed attempt, doubling the back-off; returns the delay. */
@@ -140,7 +140,7 @@ static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strcpy(sun.sun_path, srv->kubelet_sock); /* length checked at new() */
+	strcpy(sun.sun_path, srv->k->kubelet_sock); /* length checked at kubelet_new() */
 	/* A unix stream connect() completes at once or fails (EAGAIN: the backlog is full). */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int r = -errno;
@@ -149,7 +149,7 @@ static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 		return r;
 	}
 	/* gRPC owns fd from here. */
-	*ret = grpc_channel_create_from_fd("localhost", fd, srv->chan_creds, &ca);
+	*ret = grpc_channel_create_from_fd("localhost", fd, srv->k->chan_creds, &ca);
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -171,7 +171,7 @@ static int reg_new(struct kubelet_server *srv, struct kl_reg **ret)
 		reg_free(reg);
 		return r;
 	}
-	reg->call = grpc_channel_create_call(reg->ch, NULL, GRPC_PROPAGATE_DEFAULTS, srv->cq,
+	reg->call = grpc_channel_create_call(reg->ch, NULL, GRPC_PROPAGATE_DEFAULTS, srv->k->cq,
 						     grpc_slice_from_static_string(KL_REGISTER_PATH), NULL, deadline,
 						     NULL);
 	reg->req = register_request_message(srv);
@@ -198,12 +198,14 @@ void kl_register_request(struct kubelet_server *srv)
 	grpc_call_error e;
 	int r;
 
-	if (access(srv->kubelet_sock, F_OK) < 0) {
+	if (!srv->registering) /* listening only: the caller registers once its files are written */
+		return;
+	if (access(srv->k->kubelet_sock, F_OK) < 0) {
 		/* The watch thread registers when the kubelet creates it (IN_CREATE). */
 		pthread_mutex_lock(&srv->lock);
 		timer_arm_locked(srv, 0);
 		pthread_mutex_unlock(&srv->lock);
-		kl_logf(srv, 2, "waiting for %s", srv->kubelet_sock);
+		kl_logf(srv, 2, "waiting for %s", srv->k->kubelet_sock);
 		return;
 	}
 	r = reg_new(srv, &reg);
@@ -219,7 +221,7 @@ void kl_register_request(struct kubelet_server *srv)
 		}
 		pthread_mutex_unlock(&srv->lock);
 		if (delay)
-			kl_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->kubelet_sock,
+			kl_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->k->kubelet_sock,
 				strerror(-r), delay);
 		return;
 	}

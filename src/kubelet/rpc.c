@@ -416,15 +416,16 @@ static int rpc_request_locked(struct kubelet_server *srv, const struct kl_method
 	if (!rpc)
 		return -ENOMEM;
 	rpc->tag.done = rpc_arrived;
+	rpc->tag.srv = srv;
 	rpc->method = m;
 	grpc_metadata_array_init(&rpc->md);
 	grpc_call_details_init(&rpc->details);
 	if (m->path)
 		e = grpc_server_request_registered_call(srv->server, srv->methods[m - methods], &rpc->call,
-							&rpc->deadline, &rpc->md, &rpc->payload, srv->cq, srv->cq,
+							&rpc->deadline, &rpc->md, &rpc->payload, srv->k->cq, srv->k->cq,
 							&rpc->tag);
 	else
-		e = grpc_server_request_call(srv->server, &rpc->call, &rpc->details, &rpc->md, srv->cq, srv->cq,
+		e = grpc_server_request_call(srv->server, &rpc->call, &rpc->details, &rpc->md, srv->k->cq, srv->k->cq,
 					     &rpc->tag);
 	if (e != GRPC_CALL_OK) {
 		rpc_free(rpc);

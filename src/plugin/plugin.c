@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -58,6 +58,8 @@ struct slot {
 struct daemon {
 	struct opts *o;
 	struct hw_ctx *ctx;
+	struct kubelet *k;      /* the transport every slot's server shares */
+	int cfg_event_fd;       /* eventfd: the config folder changed (from the transport's thread) */
 	pthread_rwlock_t lock;  /* d->ps and slot->pool, read by the transport's threads */
 	struct plugin_config *cfg;
 	char *cfg_text;
@@ -97,6 +99,11 @@ static void plog(int level, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	funlockfile(stderr);
+}
+
+static void hub_log(int level, const char *msg, void *ud)
+{
+	plog(level, "kubelet: %s", msg);
 }
 
 static void transport_log(int level, const char *msg, void *ud)
@@ -350,7 +357,6 @@ static void slot_free(struct slot *s)
 static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 {
 	struct kubelet_server_config kc = {
-		.kubelet_dir = d->o->kubelet_dir,
 		.resource_name = p->res->full_name,
 		.socket_name = p->socket_name,
 		.preferred_allocation = true,
@@ -372,14 +378,14 @@ static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 	s->pool = p;
 	s->quiet = quiet;
 	kc.userdata = s;
-	if (!s->full_name || (r = kubelet_server_new(&kc, transport_log, s, &s->srv)) < 0) {
+	if (!s->full_name || (r = kubelet_server_new(d->k, &kc, transport_log, s, &s->srv)) < 0) {
 		free(s->full_name);
 		free(s);
 		return -ENOMEM;
 	}
 	r = kubelet_server_set_devices(s->srv, p->devs, p->n_devs);
 	if (r >= 0)
-		r = kubelet_server_start(s->srv);
+		r = kubelet_server_listen(s->srv); /* registered by register_all(), after the files */
 	if (r < 0) {
 		if (!quiet)
 			plog(0, "%s: starting its server: %s", p->res->full_name, strerror(-r));
@@ -410,6 +416,18 @@ static int start_missing(struct daemon *d, bool quiet)
 			plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
 	}
 	return r < 0 ? r : started;
+}
+
+/* Register the servers that listen and have not registered yet: after their device-info and
+ * CDI files are written, which the kubelet's first Allocate may already need. */
+static void register_all(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_slots; i++) {
+		int r = kubelet_server_start(d->slots[i]->srv);
+
+		if (r < 0 && r != -EALREADY)
+			plog(0, "%s: registering: %s", d->slots[i]->full_name, strerror(-r));
+	}
 }
 
 /* Point every slot at the new set, start servers for new resources and stop the ones whose
@@ -467,6 +485,7 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 			log_pool(&ps->pools[i], "serving");
 	write_devinfo(d);
 	write_cdi(d);
+	register_all(d);
 	return r < 0 ? r : 0;
 }
 
@@ -574,11 +593,21 @@ static void reload(struct daemon *d, const char *why)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
-static int watch_config(const char *path)
+static void config_dir_changed(void *ud)
 {
-	_cleanup_free_ char *dir = strdup(path);
+	struct daemon *d = ud;
+	uint64_t one = 1;
+
+	if (write(d->cfg_event_fd, &one, sizeof(one)) < 0)
+		return; /* the counter is full: the loop has an event to read already */
+}
+
+/* The folder, not the file: a ConfigMap update swaps the ..data symlink and never writes the
+ * file we opened. On the transport's inotify instance: one for the whole plugin. */
+static int watch_config(struct daemon *d)
+{
+	_cleanup_free_ char *dir = strdup(d->o->config);
 	char *slash;
-	int fd;
 
 	if (!dir)
 		return -ENOMEM;
@@ -589,18 +618,7 @@ static int watch_config(const char *path)
 		*slash = '\0';
 	else
 		strcpy(dir, ".");
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* the folder, not the file: a ConfigMap update swaps the ..data symlink and never writes
-	 * the file we opened */
-	if (inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	return kubelet_watch_dir(d->k, dir, config_dir_changed, d);
 }
 
 /* The kubelet creates <kubelet-dir>/device-plugins; before it has run once there is nowhere
@@ -640,7 +658,7 @@ static double now_s(void)
 
 static int run_daemon(struct daemon *d)
 {
-	_cleanup_close_ int sfd = -1, ifd = -1;
+	_cleanup_close_ int sfd = -1;
 	sigset_t mask;
 	double last_rescan = now_s(), last_cfg_check = now_s(), last_fp = now_s();
 	bool stop = false;
@@ -659,9 +677,19 @@ static int run_daemon(struct daemon *d)
 		plog(0, "signalfd: %m");
 		return EXIT_RUNTIME;
 	}
-	ifd = watch_config(d->o->config);
-	if (ifd < 0)
-		plog(1, "watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-ifd));
+	d->cfg_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->cfg_event_fd < 0) {
+		plog(0, "eventfd: %m");
+		return EXIT_RUNTIME;
+	}
+	r = kubelet_new(d->o->kubelet_dir, hub_log, NULL, &d->k);
+	if (r < 0) {
+		plog(0, "starting the kubelet transport for %s: %s", d->o->kubelet_dir, strerror(-r));
+		return EXIT_RUNTIME;
+	}
+	r = watch_config(d);
+	if (r < 0)
+		plog(1, "watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-r));
 	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
 	if (wait_for_kubelet_dir(d, sfd) < 0)
@@ -672,12 +700,12 @@ static int run_daemon(struct daemon *d)
 	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s",
 	     d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s, d->o->kubelet_dir);
 	while (!stop) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ifd, .events = POLLIN } };
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = d->cfg_event_fd, .events = POLLIN } };
 		int interval = d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
 		bool cfg_event = false;
 		uint64_t fp;
 
-		r = poll(pfd, ifd >= 0 ? 2 : 1, interval);
+		r = poll(pfd, 2, interval);
 		if (r < 0 && errno != EINTR) {
 			plog(0, "poll: %m");
 			return EXIT_RUNTIME;
@@ -694,11 +722,10 @@ static int run_daemon(struct daemon *d)
 				}
 			}
 		}
-		if (ifd >= 0 && r > 0 && (pfd[1].revents & POLLIN)) {
-			char buf[4096];
+		if (r > 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t n;
 
-			while (read(ifd, buf, sizeof(buf)) > 0)
-				cfg_event = true;
+			cfg_event = read(d->cfg_event_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
 		}
 		if (stop)
 			break;
@@ -708,6 +735,7 @@ static int run_daemon(struct daemon *d)
 			if (d->n_slots < d->ps->n && start_missing(d, true) > 0) {
 				write_devinfo(d);
 				write_cdi(d);
+				register_all(d);
 			}
 		}
 		/* three directory listings: every 2 s is enough for hot-plug and driver reloads */
@@ -730,6 +758,9 @@ static void daemon_done(struct daemon *d)
 	for (size_t i = 0; i < d->n_slots; i++)
 		slot_free(d->slots[i]);
 	free(d->slots);
+	kubelet_free(d->k); /* after its servers */
+	if (d->cfg_event_fd >= 0)
+		close(d->cfg_event_fd);
 	if (d->n_devinfo)
 		plog(2, "removing %zu device-info files", d->n_devinfo);
 	remove_files(d->o->devinfo_dir, &d->devinfo, &d->n_devinfo);
@@ -871,7 +902,7 @@ int plugin_main(int argc, char **argv)
 		.devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp",
 		.cdi_dir = "/var/run/cdi",
 	};
-	struct daemon d = { .o = &o };
+	struct daemon d = { .o = &o, .cfg_event_fd = -1 };
 	char err[512];
 	int r, ret;
 

@@ -181,13 +181,15 @@ int main(int argc, char **argv)
 	};
 	struct kl_device devs[MAX_DEVICES] = {0};
 	struct kubelet_server *srv = NULL;
+	struct kubelet *k = NULL;
+	const char *kubelet_dir = NULL;
 	size_t n_devs = 4;
 	sigset_t mask;
 	int c, r, sfd;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'd': cfg.kubelet_dir = optarg; break;
+		case 'd': kubelet_dir = optarg; break;
 		case 's': cfg.socket_name = optarg; break;
 		case 'r': cfg.resource_name = optarg; break;
 		case 'n': n_devs = strtoul(optarg, NULL, 10); break;
@@ -196,7 +198,7 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (!cfg.kubelet_dir || n_devs > MAX_DEVICES) {
+	if (!kubelet_dir || n_devs > MAX_DEVICES) {
 		fprintf(stderr, "usage: kl_testserver --kubelet-dir DIR [--socket NAME] [--resource NAME] [--devices N<=64] [--default-ops] [--prestart-required]\n");
 		return 2;
 	}
@@ -220,7 +222,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	r = kubelet_server_new(&cfg, log_stderr, NULL, &srv);
+	r = kubelet_new(kubelet_dir, log_stderr, NULL, &k);
+	if (r >= 0)
+		r = kubelet_server_new(k, &cfg, log_stderr, NULL, &srv);
 	if (r >= 0)
 		r = kubelet_server_set_devices(srv, devs, n_devs);
 	if (r >= 0)
@@ -228,9 +232,10 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "kl_testserver: %s\n", strerror(-r));
 		kubelet_server_free(srv);
+		kubelet_free(k);
 		return 1;
 	}
-	printf("listening %s/device-plugins/%s\n", cfg.kubelet_dir, cfg.socket_name);
+	printf("listening %s/device-plugins/%s\n", kubelet_dir, cfg.socket_name);
 	fflush(stdout);
 
 	for (;;) {
@@ -255,6 +260,7 @@ int main(int argc, char **argv)
 	}
 	kubelet_server_stop(srv);
 	kubelet_server_free(srv);
+	kubelet_free(k);
 	close(sfd);
 	return 0;
 }

@@ -383,3 +383,62 @@ test('--cdi: a spec per resource, cdi_devices in Allocate, spec removed on exit'
 	assert.equal((await withTimeout(plugin.exited, 5000, 'the plugin to exit')).code, 0);
 	assert.deepEqual(fs.readdirSync(cdiDir), []);
 });
+
+// fs.inotify.max_user_instances is 128 per user, shared with the kubelet and containerd: one
+// inotify instance per resource failed from about the 127th on (issue 11).
+test('1000 resources: one inotify instance for the whole plugin, every resource registered', { timeout: 120000 }, async (t) => {
+	const root3 = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-plugin-1000-'));
+	const cfg3 = path.join(root3, 'config.json');
+	const N = 1000;
+	fs.writeFileSync(
+		cfg3,
+		JSON.stringify({
+			configList: Array.from({ length: N }, (_, i) => ({ resourceName: `r${i}`, rdmaHcaMax: 1, selectors: { ifNames: ['ibp198s0'] } })),
+		}),
+	);
+	const k3 = new Kubelet(path.join(root3, 'kubelet'), { connect: false }); // dialled below, for a few
+	await k3.start();
+	const t0 = performance.now();
+	const p3 = spawn(RDMAK, ['plugin', '--kubelet-dir', path.join(root3, 'kubelet'), '--root', path.join(NODES, 'a100-ib-bond'), '--config', cfg3, '--device-info-dir', path.join(root3, 'devinfo')], {
+		stdio: ['ignore', 'ignore', 'pipe'],
+	});
+	let err = '';
+	p3.stderr.on('data', (d) => (err += d));
+	const exited = new Promise((resolve) => p3.on('exit', (code) => resolve(code)));
+	try {
+		await k3.waitRegistration(N, 90000).catch((e) => {
+			throw new Error(`${e.message}: ${k3.registrations.length} registered\n${err.split('\n').filter((l) => /error|warning/.test(l)).slice(0, 5).join('\n')}`);
+		});
+		const startS = (performance.now() - t0) / 1000;
+		assert.equal(new Set(k3.registrations.map((r) => r.req.resource_name)).size, N);
+		const fds = fs.readdirSync(`/proc/${p3.pid}/fd`).map((f) => {
+			try {
+				return fs.readlinkSync(`/proc/${p3.pid}/fd/${f}`);
+			} catch {
+				return '';
+			}
+		});
+		assert.equal(fds.filter((l) => l === 'anon_inode:inotify').length, 1, 'inotify instances');
+		const threads = Number(fs.readFileSync(`/proc/${p3.pid}/status`, 'utf8').match(/Threads:\s+(\d+)/)[1]);
+		t.diagnostic(`${N} resources registered in ${startS.toFixed(1)} s; ${fds.length} fds, ${threads} threads`);
+		for (const i of [0, 500, N - 1]) {
+			const p = k3.dial(`rdmak-rdma_r${i}.sock`);
+			p.watch();
+			const l = await p.waitList(() => true, 5000);
+			assert.equal(l.length, 1);
+			assert.equal((await p.allocate([['0']])).container_responses[0].devices[0].host_path, '/dev/infiniband/uverbs1');
+		}
+		// a kubelet restart deletes the 1000 sockets at once: all are re-created and registered
+		// (a resource may register twice: once for its socket deleted, once for kubelet.sock created)
+		const n = k3.registrations.length;
+		await k3.restart();
+		const distinct = () => new Set(k3.registrations.slice(n).map((r) => r.req.resource_name)).size;
+		while (distinct() < N) await k3.waitRegistration(k3.registrations.length + 1, 30000);
+	} finally {
+		p3.kill('SIGTERM');
+		assert.equal(await withTimeout(exited, 30000, 'the plugin to exit'), 0);
+		await k3.stop();
+		assert.doesNotMatch(err, /runtime error|AddressSanitizer/);
+		fs.rmSync(root3, { recursive: true, force: true });
+	}
+});

@@ -27,6 +27,7 @@ struct fixture {
 	char root[64];
 	char dir[96];
 	char sock[160];
+	struct kubelet *k;
 };
 
 static int setup(void **st)
@@ -42,6 +43,8 @@ static int setup(void **st)
 	snprintf(f->sock, sizeof(f->sock), "%s/t.sock", f->dir);
 	if (mkdir(f->dir, 0755) < 0)
 		return -1;
+	if (kubelet_new(f->root, NULL, NULL, &f->k) < 0)
+		return -1;
 	*st = f;
 	return 0;
 }
@@ -50,6 +53,7 @@ static int teardown(void **st)
 {
 	struct fixture *f = *st;
 
+	kubelet_free(f->k);
 	unlink(f->sock);
 	rmdir(f->dir);
 	rmdir(f->root);
@@ -60,7 +64,6 @@ static int teardown(void **st)
 static struct kubelet_server_config config(struct fixture *f)
 {
 	return (struct kubelet_server_config){
-		.kubelet_dir = f->root,
 		.resource_name = "rdmak.io/unit",
 		.socket_name = "t.sock",
 		.ops = &ops,
@@ -73,29 +76,35 @@ static void test_new_validates(void **st)
 	struct kubelet_server_config c;
 	struct kubelet_server *srv = NULL;
 	static const char *const bad_names[] = {"", "a/b", ".", "..", "kubelet.sock"};
-	char long_dir[200];
+	struct kubelet *k = NULL;
+	char long_dir[200], long_name[120];
 
 	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
 		c = config(f);
 		c.socket_name = bad_names[i];
-		assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), -EINVAL);
+		assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), -EINVAL);
 	}
 	c = config(f);
 	c.socket_name = NULL;
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), -EINVAL);
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), -EINVAL);
 	c = config(f);
 	c.resource_name = "";
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), -EINVAL);
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), -EINVAL);
 	c = config(f);
 	c.ops = NULL;
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), -EINVAL);
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), -EINVAL);
+	assert_int_equal(kubelet_server_new(NULL, &c, NULL, NULL, &srv), -EINVAL);
 	/* sun_path holds 108 bytes */
 	memset(long_dir, 'x', sizeof(long_dir) - 1);
 	long_dir[0] = '/';
 	long_dir[sizeof(long_dir) - 1] = 0;
+	assert_int_equal(kubelet_new(long_dir, NULL, NULL, &k), -ENAMETOOLONG);
+	assert_null(k);
 	c = config(f);
-	c.kubelet_dir = long_dir;
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), -ENAMETOOLONG);
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	c.socket_name = long_name; /* short enough for a name, too long for sun_path */
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), -ENAMETOOLONG);
 	assert_null(srv);
 }
 
@@ -104,14 +113,16 @@ static void test_start_without_folder(void **st)
 	struct fixture *f = *st;
 	struct kubelet_server_config c = config(f);
 	struct kubelet_server *srv = NULL;
+	struct kubelet *k = NULL;
 	char missing[128];
 
 	snprintf(missing, sizeof(missing), "%s/nowhere", f->root);
-	c.kubelet_dir = missing;
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), 0);
+	assert_int_equal(kubelet_new(missing, NULL, NULL, &k), 0); /* the folder may come later */
+	assert_int_equal(kubelet_server_new(k, &c, NULL, NULL, &srv), 0);
 	assert_int_equal(kubelet_server_start(srv), -ENOENT);
 	kubelet_server_stop(srv); /* harmless after a failed start */
 	kubelet_server_free(srv);
+	kubelet_free(k);
 }
 
 static void test_socket_life(void **st)
@@ -126,7 +137,7 @@ static void test_socket_life(void **st)
 	stale = fopen(f->sock, "w");
 	assert_non_null(stale);
 	fclose(stale);
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), 0);
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), 0);
 	assert_int_equal(kubelet_server_start(srv), 0);
 	assert_int_equal(kubelet_server_start(srv), -EALREADY);
 	assert_int_equal(lstat(f->sock, &s), 0);
@@ -148,7 +159,7 @@ static void test_set_devices(void **st)
 	struct kubelet_server *srv = NULL;
 	struct kl_device d[2] = {{.id = "mlx5_0", .healthy = true, .numa_node = 0}, {.id = "mlx5_1", .numa_node = -1}};
 
-	assert_int_equal(kubelet_server_new(&c, NULL, NULL, &srv), 0);
+	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), 0);
 	assert_int_equal(kubelet_server_set_devices(srv, d, 2), 0); /* before start: kept for later */
 	assert_int_equal(kubelet_server_start(srv), 0);
 	assert_int_equal(kubelet_server_set_devices(srv, d, 1), 0);
@@ -174,8 +185,8 @@ static void test_two_servers(void **st)
 
 	c2.socket_name = "t2.sock";
 	c2.resource_name = "rdmak.io/unit2";
-	assert_int_equal(kubelet_server_new(&c1, count_log, &logged, &a), 0);
-	assert_int_equal(kubelet_server_new(&c2, count_log, &logged, &b), 0);
+	assert_int_equal(kubelet_server_new(f->k, &c1, count_log, &logged, &a), 0);
+	assert_int_equal(kubelet_server_new(f->k, &c2, count_log, &logged, &b), 0);
 	assert_int_equal(kubelet_server_start(a), 0);
 	assert_int_equal(kubelet_server_start(b), 0);
 	kubelet_server_free(a);
