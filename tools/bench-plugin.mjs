@@ -6,7 +6,9 @@
 //     and the shared pool), measured at the stand-in kubelet, so gRPC on both sides included;
 //   - port-Down-to-Unhealthy latency: a VF's port state written in a copy of the node's sysfs,
 //     until the kubelet's ListAndWatch stream shows it Unhealthy (20 samples);
-//   - re-registration latency after a kubelet restart (20 restarts; socket folder wiped).
+//   - re-registration latency after a kubelet restart (20 restarts; socket folder wiped);
+//   - GetPreferredAllocation over 1 000, 10 000 and 100 000 available ids (a shared resource
+//     with rdmaHcaMax 100000) and over the 1016 VFs, and Allocate while the 100 000 one runs.
 //   node tools/bench-plugin.mjs [--rdmak build/rdmak] [--node examples/nodes/cx7-rail-1016vf]
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -159,6 +161,57 @@ rereg.sort((a, b) => a - b);
 
 proc.kill('SIGTERM');
 await new Promise((r) => proc.on('exit', r));
+
+// GetPreferredAllocation size sweep, on a plugin of its own: a shared resource of rdmaHcaMax
+// 100000 ids (the config's maximum), as the kubelet offers every free id of it.
+const bigCfg = path.join(root, 'big.json');
+fs.writeFileSync(bigCfg, JSON.stringify({ configList: [{ resourceName: 'big', rdmaHcaMax: 100000, selectors: { ifNames: pfs } }],
+	resourceList: [{ resourcePrefix: 'rdmak.io', resourceName: 'rail_vf', selectors: { vendors: ['15b3'], isRdma: true } }] }));
+const nreg = kubelet.registrations.length;
+const big = spawn(RDMAK, ['plugin', '--kubelet-dir', kdir, '--sysfs', sys, '--devfs', path.join(NODE, 'dev'), '--config', bigCfg,
+	'--device-info-dir', path.join(root, 'devinfo')], { stdio: ['ignore', 'ignore', 'pipe'] });
+big.stderr.on('data', (d) => (log += d));
+process.on('exit', () => {
+	if (big.exitCode === null) big.kill('SIGKILL');
+});
+await kubelet.waitRegistration(nreg + 2, 30000);
+const bigReg = [...kubelet.registrations].reverse().find((r) => r.req.resource_name === 'rdma/big').plugin;
+const vfReg = [...kubelet.registrations].reverse().find((r) => r.req.resource_name === 'rdmak.io/rail_vf').plugin;
+const bigIds = (await bigReg.waitList((l) => l.length === 100000, 30000)).map((d) => d.ID);
+const sweep = [];
+const timePreferred = async (client, available, reps) => {
+	const t = [];
+	for (let i = 0; i < reps; i++) {
+		const a = performance.now();
+		const r = await client.preferred([{ available, mustInclude: [available[available.length >> 1]], size: 8 }], 120000);
+		t.push(performance.now() - a);
+		if (r.container_responses[0].deviceIDs.length !== 8) throw new Error('preferred: not 8 ids');
+	}
+	return t.sort((a, b) => a - b)[t.length >> 1];
+};
+for (const n of [1000, 10000, 100000]) sweep.push([`${n} shared ids`, await timePreferred(bigReg, bigIds.slice(0, n), n === 100000 ? 5 : 20)]);
+sweep.push([`${ids.length} VFs`, await timePreferred(vfReg, ids, 20)]);
+// Allocate while a 100000-id preferred call is in progress (answered on another thread)
+const baseA = [];
+for (let i = 0; i < 50; i++) {
+	const a = performance.now();
+	await vfReg.allocate([[ids[i]]]);
+	baseA.push(performance.now() - a);
+}
+let prefBusy = true;
+const prefP = bigReg.preferred([{ available: bigIds, size: 8 }], 120000).finally(() => (prefBusy = false));
+await sleep(5); // let it reach the plugin
+const duringA = [];
+for (let i = 0; prefBusy && i < 50; i++) {
+	const a = performance.now();
+	await vfReg.allocate([[ids[i]]]);
+	if (prefBusy) duringA.push(performance.now() - a);
+}
+await prefP;
+baseA.sort((a, b) => a - b);
+duringA.sort((a, b) => a - b);
+big.kill('SIGTERM');
+await new Promise((r) => big.on('exit', r));
 await kubelet.stop();
 fs.rmSync(root, { recursive: true, force: true });
 
@@ -171,5 +224,7 @@ console.log(`  Allocate, grpc-js peer (${CALLS}): p50 ${ms(pct(plat, 50))}, p99 
 console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
 console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])} (ListAndWatch at the kubelet)`);
 console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);
+console.log(`  GetPreferredAllocation, size 8 (median round trip): ${sweep.map(([what, t]) => `${what} ${ms(t)}`).join(', ')}`);
+console.log(`  Allocate during a 100000-id GetPreferredAllocation: ${duringA.length ? `p50 ${ms(pct(duringA, 50))}, max ${ms(duringA[duringA.length - 1])} (${duringA.length} calls)` : 'none finished before it (it was too quick to overlap)'}; alone p50 ${ms(pct(baseA, 50))}`);
 if (/runtime error|AddressSanitizer/.test(log)) console.log(log);
 process.exit(0);

@@ -33,6 +33,12 @@ struct kl_rpc;
 struct kl_reg;
 struct kl_dir_watch;
 
+/* A job for the hub's worker thread. */
+struct kl_work {
+	void (*run)(struct kl_work *w);
+	struct kl_work *next;
+};
+
 /* One per process: what every server shares. */
 struct kubelet {
 	char *plugin_dir;   /* <kubelet_dir>/device-plugins */
@@ -62,6 +68,14 @@ struct kubelet {
 	bool threads_up;
 	pthread_t watch_thread;
 	pthread_t cq_thread;
+
+	/* GetPreferredAllocation runs on a worker thread of its own, so that a big one (the
+	 * kubelet may offer 100000 ids) never holds up an Allocate on the queue thread. */
+	pthread_t worker_thread;
+	pthread_mutex_t work_lock;
+	pthread_cond_t work_cond;
+	struct kl_work *work_head, **work_tail;
+	bool work_stop;
 };
 
 enum kl_state { KL_NEW, KL_RUNNING, KL_STOPPED };
@@ -98,8 +112,9 @@ struct kubelet_server {
 	int64_t retry_at;     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
 	unsigned registrations;
 
-	/* The plugin's callbacks run only on the completion-queue thread, hence one at a time, as
-	 * kubelet.h promises; they are never called with `lock` held. */
+	/* The plugin's callbacks run on the completion-queue thread (allocate, prestart) and on the
+	 * worker thread (preferred), each one at a time, as kubelet.h promises; they are never
+	 * called with `lock` held. */
 
 	grpc_server *server;
 	void *methods[6];
@@ -120,6 +135,8 @@ void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...) __attribute
  * srv->lock. */
 grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
 				      size_t n, struct kl_tag *tag);
+/* Queue w for the worker thread. */
+void kl_work_push(struct kubelet *k, struct kl_work *w);
 /* Wake the watch thread (a Register retry was scheduled, or stop). */
 void kl_hub_wake(struct kubelet *k);
 int64_t kl_now_ms(void);

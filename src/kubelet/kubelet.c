@@ -7,7 +7,8 @@
  *   listening socket; Register retries are deadlines it sleeps towards.
  * - One completion queue drained by one thread: every gRPC batch of every server (served
  *   calls, ListAndWatch sends, the Register client call, server shutdown) completes there, so
- *   the plugin's callbacks run one at a time. gRPC's poller (epoll1) is process-wide: with a
+ *   the plugin's callbacks run one at a time; GetPreferredAllocation alone is answered on a
+ *   worker thread, so that Allocate never waits for it. gRPC's poller (epoll1) is process-wide: with a
  *   thread per server, the thread that polled a request had to wake the server's own thread
  *   (an eventfd write and two futex calls per Allocate); with one thread nothing is handed on.
  *
@@ -190,28 +191,69 @@ static int default_allocate(void *ud, const char *const *ids, size_t n, struct k
 	return -EOPNOTSUPP;
 }
 
-static bool in_list(const char *id, char **list, size_t n)
+struct id_pos {
+	const char *id;
+	size_t pos;
+};
+
+static int id_pos_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(id, list[i]) == 0)
-			return true;
-	return false;
+	const struct id_pos *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* must_include first, then the first available ones, up to size. */
+/* first[i]: v[i] is the first of its value in v. Sorted copies instead of a search per id:
+ * the kubelet may offer 100000 ids. */
+static void first_occurrences(const char *const *v, size_t n, bool *first, struct id_pos *sorted)
+{
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = (struct id_pos){v[i], i};
+	qsort(sorted, n, sizeof(*sorted), id_pos_cmp);
+	for (size_t i = 0; i < n; i++)
+		first[sorted[i].pos] = i == 0 || strcmp(sorted[i - 1].id, sorted[i].id) != 0;
+}
+
+static bool sorted_has(const struct id_pos *v, size_t n, const char *id)
+{
+	struct id_pos key = {id, 0};
+	size_t lo = 0, hi = n;
+
+	/* the lowest position of id, if any: binary search on (id, pos) with pos 0 */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (id_pos_cmp(&v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(v[lo].id, id) == 0;
+}
+
+/* must_include first (each once), then the first available ones not chosen yet, up to size. */
 static int default_preferred(void *ud, const char *const *available, size_t n_available,
 			     const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
 {
 	size_t cap = size > n_must ? size : n_must, n = 0;
+	_cleanup_free_ struct id_pos *must_sorted = calloc(n_must + 1, sizeof(*must_sorted));
+	_cleanup_free_ struct id_pos *avail_sorted = calloc(n_available + 1, sizeof(*avail_sorted));
+	_cleanup_free_ bool *must_first = calloc(n_must + 1, sizeof(bool));
+	_cleanup_free_ bool *avail_first = calloc(n_available + 1, sizeof(bool));
 	char **ids = calloc(cap + 1, sizeof(*ids));
 
-	if (!ids)
+	if (!ids || !must_sorted || !avail_sorted || !must_first || !avail_first) {
+		free(ids);
 		return -ENOMEM;
+	}
+	first_occurrences(must_include, n_must, must_first, must_sorted);
+	first_occurrences(available, n_available, avail_first, avail_sorted);
 	for (size_t i = 0; i < n_must && n < cap; i++)
-		if (!in_list(must_include[i], ids, n) && !(ids[n++] = strdup(must_include[i])))
+		if (must_first[i] && !(ids[n++] = strdup(must_include[i])))
 			goto oom;
 	for (size_t i = 0; i < n_available && n < size; i++)
-		if (!in_list(available[i], ids, n) && !(ids[n++] = strdup(available[i])))
+		if (avail_first[i] && !sorted_has(must_sorted, n_must, available[i]) && !(ids[n++] = strdup(available[i])))
 			goto oom;
 	*out = ids;
 	*n_out = n;
@@ -232,6 +274,40 @@ static int default_prestart(void *ud, const char *const *ids, size_t n)
 
 static void *watch_thread(void *arg);
 static void *cq_thread(void *arg);
+
+void kl_work_push(struct kubelet *k, struct kl_work *w)
+{
+	w->next = NULL;
+	pthread_mutex_lock(&k->work_lock);
+	*k->work_tail = w;
+	k->work_tail = &w->next;
+	pthread_cond_signal(&k->work_cond);
+	pthread_mutex_unlock(&k->work_lock);
+}
+
+static void *worker_thread(void *arg)
+{
+	struct kubelet *k = arg;
+
+	for (;;) {
+		struct kl_work *w;
+
+		pthread_mutex_lock(&k->work_lock);
+		while (!k->work_head && !k->work_stop)
+			pthread_cond_wait(&k->work_cond, &k->work_lock);
+		w = k->work_head;
+		if (w) {
+			k->work_head = w->next;
+			if (!k->work_head)
+				k->work_tail = &k->work_head;
+		}
+		pthread_mutex_unlock(&k->work_lock);
+		if (!w)
+			break; /* stopping, queue empty: every server waited for its jobs */
+		w->run(w);
+	}
+	return NULL;
+}
 
 static int epoll_add(struct kubelet *k, int fd, uint64_t key)
 {
@@ -255,6 +331,9 @@ int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kub
 	k->log = log;
 	k->log_ud = log_ud;
 	pthread_mutex_init(&k->lock, NULL);
+	pthread_mutex_init(&k->work_lock, NULL);
+	pthread_cond_init(&k->work_cond, NULL);
+	k->work_tail = &k->work_head;
 	if (asprintf(&k->plugin_dir, "%s/device-plugins", kdir) < 0)
 		k->plugin_dir = NULL;
 	if (asprintf(&k->kubelet_sock, "%s/device-plugins/" KL_KUBELET_SOCK, kdir) < 0)
@@ -295,8 +374,20 @@ int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kub
 		kubelet_free(k);
 		return r;
 	}
+	r = -pthread_create(&k->worker_thread, NULL, worker_thread, k);
+	if (r < 0) {
+		grpc_completion_queue_shutdown(k->cq);
+		pthread_join(k->cq_thread, NULL);
+		kubelet_free(k);
+		return r;
+	}
 	r = -pthread_create(&k->watch_thread, NULL, watch_thread, k);
 	if (r < 0) {
+		pthread_mutex_lock(&k->work_lock);
+		k->work_stop = true;
+		pthread_cond_signal(&k->work_cond);
+		pthread_mutex_unlock(&k->work_lock);
+		pthread_join(k->worker_thread, NULL);
 		grpc_completion_queue_shutdown(k->cq);
 		pthread_join(k->cq_thread, NULL);
 		kubelet_free(k);
@@ -344,6 +435,11 @@ void kubelet_free(struct kubelet *k)
 		pthread_mutex_unlock(&k->lock);
 		kl_hub_wake(k);
 		pthread_join(k->watch_thread, NULL);
+		pthread_mutex_lock(&k->work_lock);
+		k->work_stop = true;
+		pthread_cond_signal(&k->work_cond);
+		pthread_mutex_unlock(&k->work_lock);
+		pthread_join(k->worker_thread, NULL);
 		grpc_completion_queue_shutdown(k->cq);
 		pthread_join(k->cq_thread, NULL);
 	}
@@ -367,6 +463,8 @@ void kubelet_free(struct kubelet *k)
 		live_remove(k);
 	}
 	pthread_mutex_destroy(&k->lock);
+	pthread_mutex_destroy(&k->work_lock);
+	pthread_cond_destroy(&k->work_cond);
 	free(k->plugin_dir);
 	free(k->kubelet_sock);
 	free(k);

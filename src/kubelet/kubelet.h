@@ -54,8 +54,10 @@ struct kl_container_alloc {
 };
 void kl_container_alloc_clear(struct kl_container_alloc *a);
 
-/* Callbacks into the plugin. They run on the transport's thread, one call at a time for all
- * servers of a struct kubelet, so they may read plugin state under its own lock.
+/* Callbacks into the plugin. allocate and prestart run on the transport's completion-queue
+ * thread, preferred on its worker thread (so that a slow one never delays an Allocate): each
+ * one call at a time for all servers of a struct kubelet, allocate possibly while preferred
+ * runs. They may read plugin state under its own lock.
  * They may call kubelet_server_set_devices(), never kubelet_server_stop() or _free(). */
 struct kl_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call

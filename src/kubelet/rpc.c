@@ -21,6 +21,7 @@ struct kl_answer {
 
 struct kl_rpc {
 	struct kl_tag tag;      /* the call arrived; then: the answer went out / the stream closed */
+	struct kl_work work;    /* answered on the worker thread (GetPreferredAllocation) */
 	struct kl_tag send_tag; /* ListAndWatch: one message went out */
 	const struct kl_method *method;
 	grpc_call *call;
@@ -379,6 +380,7 @@ static void answer_unimplemented(struct kubelet_server *srv, const uint8_t *req,
 /* --- served calls ------------------------------------------------------------------------- */
 
 static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
+static void offload_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
 static void stream_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
 
 enum { M_OPTIONS, M_LIST_AND_WATCH, M_PREFERRED, M_ALLOCATE, M_PRESTART, M_OTHER, M__MAX };
@@ -386,7 +388,7 @@ enum { M_OPTIONS, M_LIST_AND_WATCH, M_PREFERRED, M_ALLOCATE, M_PRESTART, M_OTHER
 static const struct kl_method methods[M__MAX] = {
 	[M_OPTIONS] = {"/v1beta1.DevicePlugin/GetDevicePluginOptions", unary_arrived, answer_options},
 	[M_LIST_AND_WATCH] = {"/v1beta1.DevicePlugin/ListAndWatch", stream_arrived, answer_unimplemented},
-	[M_PREFERRED] = {"/v1beta1.DevicePlugin/GetPreferredAllocation", unary_arrived, answer_preferred},
+	[M_PREFERRED] = {"/v1beta1.DevicePlugin/GetPreferredAllocation", offload_arrived, answer_preferred},
 	[M_ALLOCATE] = {"/v1beta1.DevicePlugin/Allocate", unary_arrived, answer_allocate},
 	[M_PRESTART] = {"/v1beta1.DevicePlugin/PreStartContainer", unary_arrived, answer_prestart},
 	[M_OTHER] = {NULL, unary_arrived, answer_unimplemented},
@@ -533,6 +535,29 @@ static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
 		kl_logf(srv, 0, "answering a call: %s", grpc_call_error_to_string(e));
 		rpc_free(rpc);
 	}
+}
+
+/* GetPreferredAllocation: answered on the worker thread. The job counts as pending, so that
+ * stop() waits for it as for a batch. */
+static void offload_run(struct kl_work *w)
+{
+	struct kl_rpc *rpc = kl_container_of(w, struct kl_rpc, work);
+	struct kubelet_server *srv = rpc->tag.srv;
+
+	unary_arrived(srv, rpc);
+	pthread_mutex_lock(&srv->lock);
+	if (--srv->pending == 0 && srv->stopping)
+		pthread_cond_broadcast(&srv->idle);
+	pthread_mutex_unlock(&srv->lock); /* srv may be gone from here */
+}
+
+static void offload_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->pending++;
+	pthread_mutex_unlock(&srv->lock);
+	rpc->work.run = offload_run;
+	kl_work_push(srv->k, &rpc->work);
 }
 
 /* --- ListAndWatch ------------------------------------------------------------------------- */

@@ -803,12 +803,44 @@ int pool_allocate(const struct pool *p, const char *const *ids, size_t n, struct
 
 /* ---- preferred allocation ------------------------------------------------------------ */
 
+/* O((n + m) log (n + m)) for n available and m must_include ids: sorts and binary searches
+ * throughout (rdmaHcaMax may be 100000; a quadratic answer took 22 s there). */
+
 struct cand {
 	const char *id;
 	const struct pool_member *m;
-	int numa_miss;  /* 0: on the target NUMA node */
-	int pf_rank;    /* 0: a PF already used by must_include, then by availability */
+	size_t pos;       /* in available: of duplicates, the first one counts */
+	bool numa_miss;   /* not on the target NUMA node */
+	size_t pf_rank;   /* 0: a PF must_include already uses; then by free functions, most first */
 };
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool sorted_has(const char *const *v, size_t n, const char *x)
+{
+	return n && bsearch(&x, v, n, sizeof(*v), str_cmp) != NULL;
+}
+
+static int cand_id_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static const char *cand_pf(const struct cand *c)
+{
+	return c->m ? c->m->pf : "";
+}
+
+static int cand_pf_cmp(const void *a, const void *b)
+{
+	return strcmp(cand_pf(*(struct cand *const *)a), cand_pf(*(struct cand *const *)b));
+}
 
 static int cand_cmp(const void *a, const void *b)
 {
@@ -817,16 +849,93 @@ static int cand_cmp(const void *a, const void *b)
 	if (x->numa_miss != y->numa_miss)
 		return x->numa_miss - y->numa_miss;
 	if (x->pf_rank != y->pf_rank)
-		return x->pf_rank - y->pf_rank;
+		return x->pf_rank < y->pf_rank ? -1 : 1;
 	return strcmp(x->id, y->id);
 }
 
-static bool in_list(const char *const *v, size_t n, const char *x)
+static int int_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], x))
-			return true;
-	return false;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* must_include in order, each once, up to size. */
+static int preferred_must(const char *const *must_include, size_t n_must, size_t size, char **res, size_t *nres)
+{
+	_cleanup_free_ struct cand *c = calloc(n_must + 1, sizeof(*c));
+	_cleanup_free_ bool *first = calloc(n_must + 1, sizeof(bool));
+
+	if (!c || !first)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_must; i++)
+		c[i] = (struct cand){ .id = must_include[i], .pos = i };
+	qsort(c, n_must, sizeof(*c), cand_id_cmp);
+	for (size_t i = 0; i < n_must; i++)
+		first[c[i].pos] = i == 0 || strcmp(c[i - 1].id, c[i].id) != 0;
+	for (size_t i = 0; i < n_must && *nres < size; i++)
+		if (first[i] && !(res[(*nres)++] = strdup(must_include[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The NUMA node with the most candidates (the lowest of equals), or -1. */
+static int preferred_numa(const struct cand *c, size_t nc)
+{
+	_cleanup_free_ int *numa = calloc(nc + 1, sizeof(int));
+	size_t n = 0, best = 0;
+	int target = -1;
+
+	if (!numa)
+		return -ENOMEM;
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].m && c[i].m->numa >= 0)
+			numa[n++] = c[i].m->numa;
+	qsort(numa, n, sizeof(*numa), int_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && numa[j] == numa[i]; j++)
+			;
+		if (j - i > best) {
+			best = j - i;
+			target = numa[i];
+		}
+	}
+	return target;
+}
+
+/* Rank each candidate's PF: one must_include uses, else by how many candidates share it. */
+static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc, const char *const *must_include,
+			     size_t n_must, size_t n_available)
+{
+	_cleanup_free_ const char **used = calloc(n_must + 1, sizeof(*used));
+	_cleanup_free_ struct cand **by_pf = calloc(nc + 1, sizeof(*by_pf));
+	size_t n_used = 0, n = 0;
+
+	if (!used || !by_pf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_must; i++) {
+		const struct pool_member *mm = pool_member_find(p, must_include[i]);
+
+		if (mm && mm->pf[0])
+			used[n_used++] = mm->pf;
+	}
+	qsort(used, n_used, sizeof(*used), str_cmp);
+	for (size_t i = 0; i < nc; i++) {
+		c[i].pf_rank = 1 + n_available; /* no PF: after every PF */
+		if (cand_pf(&c[i])[0])
+			by_pf[n++] = &c[i];
+	}
+	qsort(by_pf, n, sizeof(*by_pf), cand_pf_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		const char *pf = cand_pf(by_pf[i]);
+		bool is_used = sorted_has(used, n_used, pf);
+
+		for (j = i; j < n && strcmp(cand_pf(by_pf[j]), pf) == 0; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			by_pf[k]->pf_rank = is_used ? 0 : 1 + n_available - (j - i);
+	}
+	return 0;
 }
 
 /* must_include first; then the NUMA node of must_include (or the node with the most free
@@ -837,77 +946,66 @@ int pool_preferred(const struct pool *p, const char *const *available, size_t n_
 		   const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
 {
 	_cleanup_free_ struct cand *c = NULL;
-	_cleanup_free_ int *pf_count = NULL;
+	_cleanup_free_ const char **must_sorted = NULL;
 	char **res;
 	size_t nc = 0, nres = 0;
-	int target = -1, best = -1;
+	int target = -1, r;
 
 	res = calloc(size + 1, sizeof(*res));
 	c = calloc(n_available + 1, sizeof(*c));
-	pf_count = calloc(n_available + 1, sizeof(int));
-	if (!res || !c || !pf_count) {
+	must_sorted = calloc(n_must + 1, sizeof(*must_sorted));
+	if (!res || !c || !must_sorted) {
 		free(res);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n_must && nres < size; i++)
-		if (!in_list((const char *const *)res, nres, must_include[i]) && !(res[nres++] = strdup(must_include[i])))
-			goto oom;
-	for (size_t i = 0; i < n_must; i++) {
+	if ((r = preferred_must(must_include, n_must, size, res, &nres)) < 0)
+		goto fail;
+	for (size_t i = 0; i < n_must && target < 0; i++) {
 		const struct pool_member *m = pool_member_find(p, must_include[i]);
 
-		if (m && m->numa >= 0) {
+		if (m && m->numa >= 0)
 			target = m->numa;
-			break;
-		}
 	}
-	for (size_t i = 0; i < n_available; i++) {
-		if (in_list(must_include, n_must, available[i]) || in_list(available, i, available[i]))
-			continue;
-		c[nc].id = available[i];
-		c[nc].m = pool_member_find(p, available[i]);
-		nc++;
-	}
-	if (target < 0) {
-		/* the NUMA node with the most candidates */
-		for (size_t i = 0; i < nc; i++) {
-			int numa = c[i].m ? c[i].m->numa : -1, cnt = 0;
+	for (size_t i = 0; i < n_must; i++)
+		must_sorted[i] = must_include[i];
+	qsort(must_sorted, n_must, sizeof(*must_sorted), str_cmp);
+	/* candidates: available less must_include, each once */
+	for (size_t i = 0; i < n_available; i++)
+		if (!sorted_has(must_sorted, n_must, available[i]))
+			c[nc++] = (struct cand){ .id = available[i], .pos = i };
+	qsort(c, nc, sizeof(*c), cand_id_cmp);
+	{
+		size_t k = 0;
 
-			if (numa < 0)
-				continue;
-			for (size_t j = 0; j < nc; j++)
-				cnt += c[j].m && c[j].m->numa == numa;
-			if (cnt > best || (cnt == best && numa < target))
-				best = cnt, target = numa;
-		}
+		for (size_t i = 0; i < nc; i++)
+			if (i == 0 || strcmp(c[i - 1].id, c[i].id) != 0)
+				c[k++] = c[i];
+		nc = k;
 	}
-	for (size_t i = 0; i < nc; i++) {
-		const char *pf = c[i].m ? c[i].m->pf : "";
-		bool used = false;
-		int cnt = 0;
-
+	for (size_t i = 0; i < nc; i++)
+		c[i].m = pool_member_find(p, c[i].id);
+	if (target < 0 && (target = preferred_numa(c, nc)) == -ENOMEM) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < nc; i++)
 		c[i].numa_miss = target >= 0 && (!c[i].m || c[i].m->numa != target);
-		for (size_t j = 0; j < n_must && !used; j++) {
-			const struct pool_member *mm = pool_member_find(p, must_include[j]);
-
-			used = mm && *pf && !strcmp(mm->pf, pf);
-		}
-		for (size_t j = 0; j < nc; j++)
-			cnt += c[j].m && *pf && !strcmp(c[j].m->pf, pf);
-		/* used PFs first, then more free functions first; the rank stays per PF */
-		c[i].pf_rank = used ? 0 : 1 + (int)(n_available - (size_t)cnt);
-	}
+	if ((r = preferred_pf_rank(p, c, nc, must_include, n_must, n_available)) < 0)
+		goto fail;
 	qsort(c, nc, sizeof(*c), cand_cmp);
 	for (size_t i = 0; i < nc && nres < size; i++)
-		if (!(res[nres++] = strdup(c[i].id)))
-			goto oom;
+		if (!(res[nres++] = strdup(c[i].id))) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	*out = res;
 	*n_out = nres;
 	return 0;
-oom:
+fail:
 	for (size_t i = 0; i < nres; i++)
 		free(res[i]);
 	free(res);
-	return -ENOMEM;
+	return r;
 }
 
 /* ---- Multus device-info ------------------------------------------------------------- */

@@ -16,15 +16,19 @@
  * with "bad" fails the call with EINVAL and a message naming it. GetPreferredAllocation keeps
  * must_include and fills up from the *end* of available (so tests can tell it from the
  * transport's default). PreStartContainer fails for an id starting with "bad".
+ * A GetPreferredAllocation whose first available id is "block" waits (10 s at most) until an
+ * Allocate asks for "release": a test that Allocate is answered while a preferred call runs.
  * --default-ops leaves those two callbacks NULL, so that the transport's defaults answer.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kubelet/kubelet.h"
@@ -55,6 +59,34 @@ static size_t heap_in_use(void)
 
 static bool is_bad(const char *id) { return strncmp(id, "bad", 3) == 0; }
 
+static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t block_cond = PTHREAD_COND_INITIALIZER;
+static bool released;
+
+static void release_if_asked(const char *const *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ids[i], "release") == 0) {
+			pthread_mutex_lock(&block_lock);
+			released = true;
+			pthread_cond_broadcast(&block_cond);
+			pthread_mutex_unlock(&block_lock);
+		}
+}
+
+static void block_until_released(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&block_lock);
+	while (!released && pthread_cond_timedwait(&block_cond, &block_lock, &until) == 0)
+		;
+	released = false;
+	pthread_mutex_unlock(&block_lock);
+}
+
 static char *join_ids(const char *const *ids, size_t n)
 {
 	size_t len = 1;
@@ -75,6 +107,7 @@ static char *join_ids(const char *const *ids, size_t n)
 
 static int test_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
 {
+	release_if_asked(ids, n);
 	for (size_t i = 0; i < n; i++)
 		if (is_bad(ids[i])) {
 			if (asprintf(msg, "cannot allocate %s: no such device", ids[i]) < 0)
@@ -120,9 +153,12 @@ static bool listed(const char *id, char **v, size_t n)
 static int test_preferred(void *ud, const char *const *available, size_t n_available,
 			  const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
 {
-	char **v = calloc(n_available + n_must + 1, sizeof(*v));
+	char **v;
 	size_t n = 0;
 
+	if (n_available && strcmp(available[0], "block") == 0)
+		block_until_released();
+	v = calloc(n_available + n_must + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_must; i++)

@@ -133,6 +133,22 @@ test('GetPreferredAllocation goes through the plugin callback', { timeout: 5000 
 	);
 });
 
+// A GetPreferredAllocation over 100000 ids took 22 s in the plugin and held every Allocate
+// back meanwhile (issue 11): Allocate must be answered while a preferred call is in progress.
+test('Allocate is answered while a GetPreferredAllocation call is still running', { timeout: 20000 }, async () => {
+	let preferredDone = false;
+	const pref = reg.plugin.preferred([{ available: ['block', 'dev1'], size: 1 }], 15000).then((r) => {
+		preferredDone = true;
+		return r;
+	});
+	await new Promise((r) => setTimeout(r, 200)); // let it reach the plugin
+	const a = await reg.plugin.allocate([['release']], 5000); // "release" lets the preferred call end
+	assert.deepEqual(a.container_responses[0].envs, { RDMAK_DEVICES: 'release' });
+	const r = await pref;
+	assert.ok(preferredDone);
+	assert.deepEqual(r.container_responses[0].deviceIDs, ['dev1']);
+});
+
 test('a second plugin with the default callbacks registers beside the first', { timeout: 15000 }, async () => {
 	const n = kubelet.registrations.length;
 	const s2 = await startTestServer(root, ['--socket', 'rdmak-test2.sock', '--resource', 'rdmak.io/test2', '--default-ops', '--prestart-required']);

@@ -668,6 +668,166 @@ static void test_pack_one_pf(void **st)
 	plugin_config_free(cfg);
 }
 
+/* The quadratic answer the O(n log n) one replaced (issue 11 item 9), kept as the oracle: the
+ * order it gave is the documented one (docs/plugin.md, GetPreferredAllocation). */
+struct ref_cand {
+	const char *id;
+	const struct pool_member *m;
+	int numa_miss;  /* 0: on the target NUMA node */
+	int pf_rank;    /* 0: a PF already used by must_include, then by availability */
+};
+
+static int ref_cand_cmp(const void *a, const void *b)
+{
+	const struct ref_cand *x = a, *y = b;
+
+	if (x->numa_miss != y->numa_miss)
+		return x->numa_miss - y->numa_miss;
+	if (x->pf_rank != y->pf_rank)
+		return x->pf_rank - y->pf_rank;
+	return strcmp(x->id, y->id);
+}
+
+static bool ref_in_list(const char *const *v, size_t n, const char *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], x))
+			return true;
+	return false;
+}
+
+/* must_include first; then the NUMA node of must_include (or the node with the most free
+ * devices); then pack PFs: those must_include already uses, then the fullest ones, so that
+ * one pod's VFs share a PF and the other PFs stay whole for the next pod (the anchors leave
+ * the choice to the kubelet, which picks at random: sriov-network-device-plugin #255). */
+static int ref_preferred(const struct pool *p, const char *const *available, size_t n_available,
+		   const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
+{
+	struct ref_cand *c = NULL;
+	int *pf_count = NULL;
+	char **res;
+	size_t nc = 0, nres = 0;
+	int target = -1, best = -1;
+
+	res = calloc(size + 1, sizeof(*res));
+	c = calloc(n_available + 1, sizeof(*c));
+	pf_count = calloc(n_available + 1, sizeof(int));
+	if (!res || !c || !pf_count) {
+		free(res);
+		free(c);
+		free(pf_count);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_must && nres < size; i++)
+		if (!ref_in_list((const char *const *)res, nres, must_include[i]) && !(res[nres++] = strdup(must_include[i])))
+			goto oom;
+	for (size_t i = 0; i < n_must; i++) {
+		const struct pool_member *m = pool_member_find(p, must_include[i]);
+
+		if (m && m->numa >= 0) {
+			target = m->numa;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n_available; i++) {
+		if (ref_in_list(must_include, n_must, available[i]) || ref_in_list(available, i, available[i]))
+			continue;
+		c[nc].id = available[i];
+		c[nc].m = pool_member_find(p, available[i]);
+		nc++;
+	}
+	if (target < 0) {
+		/* the NUMA node with the most candidates */
+		for (size_t i = 0; i < nc; i++) {
+			int numa = c[i].m ? c[i].m->numa : -1, cnt = 0;
+
+			if (numa < 0)
+				continue;
+			for (size_t j = 0; j < nc; j++)
+				cnt += c[j].m && c[j].m->numa == numa;
+			if (cnt > best || (cnt == best && numa < target))
+				best = cnt, target = numa;
+		}
+	}
+	for (size_t i = 0; i < nc; i++) {
+		const char *pf = c[i].m ? c[i].m->pf : "";
+		bool used = false;
+		int cnt = 0;
+
+		c[i].numa_miss = target >= 0 && (!c[i].m || c[i].m->numa != target);
+		for (size_t j = 0; j < n_must && !used; j++) {
+			const struct pool_member *mm = pool_member_find(p, must_include[j]);
+
+			used = mm && *pf && !strcmp(mm->pf, pf);
+		}
+		for (size_t j = 0; j < nc; j++)
+			cnt += c[j].m && *pf && !strcmp(c[j].m->pf, pf);
+		/* used PFs first, then more free functions first; the rank stays per PF */
+		c[i].pf_rank = used ? 0 : 1 + (int)(n_available - (size_t)cnt);
+	}
+	qsort(c, nc, sizeof(*c), ref_cand_cmp);
+	for (size_t i = 0; i < nc && nres < size; i++)
+		if (!(res[nres++] = strdup(c[i].id)))
+			goto oom;
+	*out = res;
+	*n_out = nres;
+	free(c);
+	free(pf_count);
+	return 0;
+oom:
+	free(c);
+	free(pf_count);
+	for (size_t i = 0; i < nres; i++)
+		free(res[i]);
+	free(res);
+	return -ENOMEM;
+}
+
+
+/* Random requests (duplicates, unknown ids, must_include in and out of available, any size)
+ * get the same answer as the oracle's. */
+static void test_preferred_matches_reference(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	const char *pool_ids[MAXN + 4];
+	size_t n_ids = 0;
+	unsigned seed = 11;
+
+	fx_sriov(&f);
+	/* two NUMA nodes, and a PF that spans both sides of the comparison */
+	f.pci[1].numa_node = 1;
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	ps = build(&f, cfg, false);
+	const struct pool *p = &ps->pools[0];
+
+	for (size_t i = 0; i < p->n_m; i++)
+		pool_ids[n_ids++] = p->m[i].id;
+	pool_ids[n_ids++] = "zz";
+	pool_ids[n_ids++] = "0000:99:00.1";
+	for (int trial = 0; trial < 2000; trial++) {
+		const char *avail[48], *must[8];
+		size_t na = (size_t)rand_r(&seed) % 40, nm = (size_t)rand_r(&seed) % 6, size = (size_t)rand_r(&seed) % 45;
+		char **a = NULL, **b = NULL;
+		size_t n_a = 0, n_b = 0;
+
+		for (size_t i = 0; i < na; i++)
+			avail[i] = pool_ids[(size_t)rand_r(&seed) % n_ids];
+		for (size_t i = 0; i < nm; i++)
+			must[i] = rand_r(&seed) % 3 && na ? avail[(size_t)rand_r(&seed) % na] : pool_ids[(size_t)rand_r(&seed) % n_ids];
+		assert_int_equal(pool_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
+		assert_int_equal(ref_preferred(p, avail, na, must, nm, size, &b, &n_b), 0);
+		assert_int_equal(n_a, n_b);
+		for (size_t i = 0; i < n_a; i++)
+			assert_string_equal(a[i], b[i]);
+		free_strs(a, n_a);
+		free_strs(b, n_b);
+	}
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -681,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_vf_in_pod),
 		cmocka_unit_test(test_preferred),
 		cmocka_unit_test(test_pack_one_pf),
+		cmocka_unit_test(test_preferred_matches_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
