@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "out/out.h"
+#include "plugin/config.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
@@ -210,44 +211,39 @@ ssize_t doctor_read_alloc(const char *path, char **ret)
 
 /* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */
 
-/* k8s-rdma-shared-dev-plugin (configList) refuses to start in exclusive mode; the per-VF
- * sriov-network-device-plugin format (resourceList) works in both, and needs exclusive only
- * with RDMA CNI, which the config does not say. rdmak's own "rdmaNetnsMode" decides when set. */
-static int plugin_config_load(struct doctor *d, const char *path)
+/* The plugin's own parser (src/plugin/config.h), so that the doctor refuses exactly the configs
+ * the plugin refuses, with the same JSON path. k8s-rdma-shared-dev-plugin (configList) refuses
+ * to start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
+ * in both, and needs exclusive only with RDMA CNI, which the config does not say. rdmak's own
+ * "rdmaNetnsMode" decides when set. -EINVAL: refused, the reason in err. */
+static int plugin_config_load(struct doctor *d, const char *path, char *err, size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
-	json_error_t jerr;
-	json_t *root, *mode;
+	struct plugin_config *cfg = NULL;
+	bool shared = false;
 	ssize_t l = doctor_read_alloc(path, &buf);
+	int r;
 
 	if (l < 0)
 		return (int)l;
-	root = json_loadb(buf, (size_t)l, 0, &jerr);
-	if (!root || !json_is_object(root)) {
-		json_decref(root);
-		return -EINVAL;
-	}
-	d->plugin_netns = -1;
-	mode = json_object_get(root, "rdmaNetnsMode");
-	if (json_is_string(mode) && strcmp(json_string_value(mode), "shared") == 0) {
-		d->plugin_netns = 1;
-		snprintf(d->plugin_why, sizeof(d->plugin_why), "rdmaNetnsMode \"shared\"");
-	} else if (json_is_string(mode) && strcmp(json_string_value(mode), "exclusive") == 0) {
-		d->plugin_netns = 0;
-		snprintf(d->plugin_why, sizeof(d->plugin_why), "rdmaNetnsMode \"exclusive\"");
-	} else if (mode) {
-		json_decref(root);
-		return -EINVAL;
-	} else if (json_object_get(root, "configList")) {
+	r = plugin_config_parse(buf, (size_t)l, &cfg, err, errlen);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < cfg->n_res; i++)
+		shared |= cfg->res[i].kind == PLUGIN_SHARED;
+	if (cfg->rdma_netns_mode >= 0) {
+		d->plugin_netns = cfg->rdma_netns_mode;
+		snprintf(d->plugin_why, sizeof(d->plugin_why), "rdmaNetnsMode \"%s\"",
+			 cfg->rdma_netns_mode ? "shared" : "exclusive");
+	} else if (shared) {
 		d->plugin_netns = 1;
 		snprintf(d->plugin_why, sizeof(d->plugin_why), "configList (k8s-rdma-shared-dev-plugin format: shared HCAs)");
-	} else if (json_object_get(root, "resourceList")) {
+	} else {
+		d->plugin_netns = -1;
 		snprintf(d->plugin_why, sizeof(d->plugin_why),
 			 "resourceList (sriov-network-device-plugin format: works in either mode; exclusive only with RDMA CNI)");
-	} else {
-		snprintf(d->plugin_why, sizeof(d->plugin_why), "no configList, resourceList or rdmaNetnsMode");
 	}
-	json_decref(root);
+	plugin_config_free(cfg);
 	return 0;
 }
 
@@ -486,6 +482,7 @@ int doctor_main(int argc, char **argv)
 	struct hw_ctx *ctx = NULL;
 	struct hw_error herr = { 0 };
 	enum doctor_status worst;
+	char cfg_err[512] = "";
 	int r, ret = EXIT_USAGE;
 
 	r = parse_args(argc, argv, &d, &o);
@@ -497,9 +494,10 @@ int doctor_main(int argc, char **argv)
 	}
 	if (set_roots(&d, &o) < 0 || load_env(&d, o.env_file) < 0)
 		goto out;
-	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config)) < 0) {
+	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
+		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
 		fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", d.plugin_config,
-			r == -EINVAL ? "not a JSON object, or rdmaNetnsMode is not \"shared\"/\"exclusive\"" : strerror(-r));
+			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));
 		goto out;
 	}
 	r = hw_ctx_new(d.sysfs, d.devfs, &ctx);

@@ -830,12 +830,13 @@ static int parse_sriov_entry(struct cp *p, json_t *v, struct plugin_resource *r)
 
 /* ---- top level ----------------------------------------------------------------------- */
 
-enum { TOP_INTERVAL, TOP_CONFIGLIST, TOP_RESOURCELIST, TOP_HEALTH, TOP_N };
+enum { TOP_INTERVAL, TOP_CONFIGLIST, TOP_RESOURCELIST, TOP_HEALTH, TOP_NETNS, TOP_N };
 static const struct field top_fields[TOP_N] = {
 	[TOP_INTERVAL] = { "periodicUpdateInterval", true },
 	[TOP_CONFIGLIST] = { "configList", true },
 	[TOP_RESOURCELIST] = { "resourceList", true },
 	[TOP_HEALTH] = { "healthIntervalMs", false },
+	[TOP_NETNS] = { "rdmaNetnsMode", false },
 };
 
 static void selector_clear(struct plugin_selector *s)
@@ -950,6 +951,7 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 	}
 	cfg->periodic_update_s = PLUGIN_DEFAULT_RESCAN_S;
 	cfg->health_interval_ms = PLUGIN_DEFAULT_HEALTH_MS;
+	cfg->rdma_netns_mode = -1;
 	if (f[TOP_INTERVAL]) {
 		long long v;
 
@@ -963,6 +965,15 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 		if ((r = get_int(&p, "healthIntervalMs", f[TOP_HEALTH], 10, 60000, &v)) < 0)
 			goto out;
 		cfg->health_interval_ms = (int)v;
+	}
+	if (f[TOP_NETNS]) {
+		const char *m = json_string_value(f[TOP_NETNS]);
+
+		if (!m || (strcmp(m, "shared") != 0 && strcmp(m, "exclusive") != 0)) {
+			r = fail(&p, "rdmaNetnsMode", "expected \"shared\" or \"exclusive\"");
+			goto out;
+		}
+		cfg->rdma_netns_mode = strcmp(m, "shared") == 0;
 	}
 	if (f[TOP_CONFIGLIST] && (r = parse_list(&p, cfg, "configList", f[TOP_CONFIGLIST], true)) < 0)
 		goto out;

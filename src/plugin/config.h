@@ -69,6 +69,8 @@ struct plugin_resource {
 struct plugin_config {
 	int periodic_update_s;   /* full rescan interval; 0 disables */
 	int health_interval_ms;  /* rdmak: port/carrier poll period */
+	int rdma_netns_mode;     /* rdmak: the RDMA netns mode the node must be in: 1 shared,
+				  * 0 exclusive, -1 not said ("rdmaNetnsMode") */
 	struct plugin_resource *res;
 	size_t n_res;
 };

@@ -72,6 +72,7 @@ struct daemon {
 	char **cdi_files;
 	size_t n_cdi_files;
 	char last_refusal[512];  /* the last config refusal logged */
+	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
 };
 
 /* ---- logging: one line per event on stderr -------------------------------------------- */
@@ -174,6 +175,17 @@ static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_
 	if (r < 0) {
 		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), strerror(-r));
 		return r;
+	}
+	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
+	 * once (every rescan comes here) */
+	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 && cfg->rdma_netns_mode != node->kernel.netns_mode) {
+		if (!d->netns_warned)
+			plog(1, "the config's rdmaNetnsMode is %s but the node's RDMA netns mode is %s (rdmak doctor "
+			     "--check netns.mode says what to do)", cfg->rdma_netns_mode ? "shared" : "exclusive",
+			     node->kernel.netns_mode ? "shared" : "exclusive");
+		d->netns_warned = true;
+	} else {
+		d->netns_warned = false;
 	}
 	r = pool_set_build(cfg, node, &po, ret);
 	hw_node_free(node);

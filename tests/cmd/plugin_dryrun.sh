@@ -85,4 +85,26 @@ is "$rc" 2 "a missing config exits 2"
 run "$RDMAK" plugin --dry-run --root "$TMP/nowhere" --config "$EX/shared-seed003.json"
 is "$rc" 1 "a missing sysfs root exits 1"
 
+# one parser for the plugin config: `doctor --plugin-config` refuses what the plugin refuses, with
+# the same words, and both take rdmak's own rdmaNetnsMode (issue 11: the plugin refused it as an
+# unknown key, and the doctor accepted typos the plugin refuses)
+V100="$NODES/v100-ib"
+printf '{"rdmaNetnsMode":"exclusive","resourceList":[{"resourceName":"vf","selectors":{"vendors":["15b3"],"isRdma":true}}]}' >"$TMP/netns.json"
+printf '{"rdmaNetnsMode":"exclusiv","resourceList":[{"resourceName":"vf","selectors":{"vendors":["15b3"]}}]}' >"$TMP/netns-bad.json"
+printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{"ifname":["ib0"]}}]}' >"$TMP/typo.json"
+printf '{"rdmaNetnsMode":"shared"}' >"$TMP/mode-only.json"
+run "$RDMAK" plugin --dry-run --root "$V100" --config "$TMP/netns.json"
+is "$rc" 0 "the plugin takes rdmaNetnsMode"
+like "$err" "rdmaNetnsMode is exclusive but the node's RDMA netns mode is shared" "and says when the node's mode differs"
+run "$RDMAK" doctor --root "$V100" --plugin-config "$TMP/netns.json" --check netns.mode --json
+printf '%s' "$out" >"$TMP/netns-doctor.json"
+is "$(jget "$TMP/netns-doctor.json" "d[0]['status']")" fail "the doctor compares it with the node's"
+for c in netns-bad typo mode-only; do
+	run "$RDMAK" plugin --dry-run --root "$V100" --config "$TMP/$c.json"
+	prc=$rc perr=${err#rdmak plugin: $TMP/$c.json: }
+	run "$RDMAK" doctor --root "$V100" --plugin-config "$TMP/$c.json"
+	is "$prc/$rc" 2/3 "$c: refused by the plugin (exit 2) and by the doctor (exit 3)"
+	is "${err#rdmak doctor: --plugin-config $TMP/$c.json: }" "$perr" "$c: in the same words"
+done
+
 done_testing

@@ -163,12 +163,33 @@ static void test_rdmak_extras(void **st)
 		"\"resourceList\":[{\"resourceName\":\"vf\",\"resourcePrefix\":\"rdma\",\"selectors\":{\"isRdma\":true}}]}");
 
 	assert_int_equal(cfg->health_interval_ms, 100);
+	assert_int_equal(cfg->rdma_netns_mode, -1);
 	assert_int_equal(cfg->n_res, 2);
 	assert_int_equal(cfg->res[0].n_envs, 2);
 	assert_string_equal(cfg->res[0].envs[0].name, "NCCL_IB_HCA");
 	assert_string_equal(cfg->res[0].envs[0].value, "=${hcas}");
 	assert_string_equal(cfg->res[1].path, "resourceList[0]");
 	plugin_config_free(cfg);
+}
+
+/* docs/doctor.md documents rdmaNetnsMode as rdmak's own key: the plugin used to refuse it as
+ * unknown while `doctor --plugin-config` read it (issue 11). */
+static void test_rdma_netns_mode(void **st)
+{
+	struct plugin_config *cfg = parse_ok(
+		"{\"rdmaNetnsMode\":\"exclusive\",\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+
+	assert_int_equal(cfg->rdma_netns_mode, 0);
+	plugin_config_free(cfg);
+	cfg = parse_ok("{\"rdmaNetnsMode\":\"shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}");
+	assert_int_equal(cfg->rdma_netns_mode, 1);
+	plugin_config_free(cfg);
+	parse_bad("{\"rdmaNetnsMode\":\"Shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
+		  "rdmaNetnsMode: expected \"shared\" or \"exclusive\"");
+	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
+		  "rdmaNetnsMode: expected \"shared\" or \"exclusive\"");
+	/* a mode alone is no config */
+	parse_bad("{\"rdmaNetnsMode\":\"shared\"}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 }
 
 static void test_pf_ranges(void **st)
@@ -342,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_devices_and_defaults),
 		cmocka_unit_test(test_sriov_forms),
 		cmocka_unit_test(test_rdmak_extras),
+		cmocka_unit_test(test_rdma_netns_mode),
 		cmocka_unit_test(test_pf_ranges),
 		cmocka_unit_test(test_bad_syntax),
 		cmocka_unit_test(test_bad_fields),
