@@ -72,6 +72,7 @@ struct daemon {
 	char **cdi_files;
 	size_t n_cdi_files;
 	char last_refusal[512];  /* the last config refusal logged */
+	char *refused_text;      /* and the content refused, NULL if unreadable */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
 };
 
@@ -139,6 +140,7 @@ static int read_file(const char *path, char **ret, size_t *len)
 	return 0;
 }
 
+/* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
 static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err, size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -155,11 +157,10 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 		_cleanup_free_ char *msg = strdup(err);
 
 		snprintf(err, errlen, "%s: %s", path, msg ? msg : "invalid");
-		return r;
 	}
 	if (text)
 		*text = TAKE_PTR(buf);
-	return 0;
+	return r;
 }
 
 /* ---- building pools ------------------------------------------------------------------- */
@@ -582,13 +583,23 @@ static void reload(struct daemon *d, const char *why)
 	char *text = NULL, err[512];
 
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
-		/* the file is re-checked every second: say it once per distinct refusal */
-		if (strcmp(err, d->last_refusal) || !strcmp(why, "SIGHUP"))
+		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
+		 * too: one line per refused content (or unreadable file), however often it is read. */
+		bool same = !strcmp(err, d->last_refusal) &&
+			    (text && d->refused_text ? !strcmp(text, d->refused_text) : !text && !d->refused_text);
+
+		if (!same)
 			plog(0, "%s: new config refused, keeping the running one: %s", why, err);
+		else if (!strcmp(why, "SIGHUP"))
+			plog(3, "SIGHUP: %s is still the refused one", d->o->config);
 		snprintf(d->last_refusal, sizeof(d->last_refusal), "%s", err);
+		free(d->refused_text);
+		d->refused_text = text;
 		return;
 	}
 	d->last_refusal[0] = '\0';
+	free(d->refused_text);
+	d->refused_text = NULL;
 	if (d->cfg_text && !strcmp(text, d->cfg_text) && strcmp(why, "SIGHUP")) {
 		plugin_config_free(cfg);
 		free(text);
@@ -781,6 +792,7 @@ static void daemon_done(struct daemon *d)
 	pool_set_free(d->ps);
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);
+	free(d->refused_text);
 	pthread_rwlock_destroy(&d->lock);
 }
 
@@ -933,6 +945,7 @@ int plugin_main(int argc, char **argv)
 	}
 	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
+		free(d.cfg_text);
 		return EXIT_USAGE;
 	}
 	if (check_paths(&o, d.cfg) < 0) {

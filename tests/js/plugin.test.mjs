@@ -309,6 +309,10 @@ test('config reload: a good change applies, a bad one is logged and the old one 
 
 	writeConfig('{"configList":[{"resourceName":"rdma_a100","rdmaHcaMax":5,"selectors":{"ifNames":"ibp70s0"}}]}');
 	await waitLog(/new config refused, keeping the running one: .*configList\[0\]\.selectors\.ifNames: expected an array of strings/, 3000);
+	// an operator's SIGHUP after the edit, and the check every second: still one line (it was two)
+	plugin.proc.kill('SIGHUP');
+	await new Promise((r) => setTimeout(r, 1500));
+	assert.equal(plugin.stderr().match(/new config refused/g).length, 1, 'one line per refused config');
 	const r = await sh.allocate([['9']]);
 	assert.equal(r.container_responses[0].envs.NCCL_IB_HCA, '=mlx5_1');
 	assert.ok(plugin.proc.exitCode === null, 'still running');
