@@ -818,7 +818,7 @@ static void usage(FILE *f)
 	      "  -j, --json                with --dry-run: JSON (docs/plugin.md)\n"
 	      "  -v, --verbose             log every Allocate\n"
 	      "  -h, --help                this text\n\n"
-	      "Exit: 0 done, 1 runtime failure, 2 bad usage or bad config.\n"
+	      "Exit: 0 done, 1 runtime failure (sysfs unreadable, stdout not writable), 2 bad usage or bad config.\n"
 	      "SIGHUP or a changed config file reloads; SIGTERM removes sockets and device-info files.\n",
 	      f);
 }
@@ -909,12 +909,18 @@ static int dry_run(struct daemon *d)
 	int r;
 
 	doc = report_build(d->ps);
-	if (!doc)
+	if (!doc) {
+		fprintf(stderr, "rdmak plugin: building the report: %s\n", strerror(ENOMEM));
 		return EXIT_RUNTIME;
+	}
+	errno = 0;
 	r = d->o->json ? out_json(stdout, doc) : report_print_text(stdout, doc);
 	json_decref(doc);
-	if (fflush(stdout) != 0 || r < 0)
+	/* stdout is a pipe or a file here: the write (and its ENOSPC, EPIPE) may come at the flush */
+	if (fflush(stdout) != 0 || r < 0 || ferror(stdout)) {
+		fprintf(stderr, "rdmak plugin: writing the report to stdout: %s\n", strerror(errno ? errno : EIO));
 		return EXIT_RUNTIME;
+	}
 	return 0;
 }
 

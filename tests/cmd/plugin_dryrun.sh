@@ -85,6 +85,13 @@ is "$rc" 2 "a missing config exits 2"
 run "$RDMAK" plugin --dry-run --root "$TMP/nowhere" --config "$EX/shared-seed003.json"
 is "$rc" 1 "a missing sysfs root exits 1"
 
+# a report that cannot be written says so (it exited 1 silently)
+for j in "" --json; do
+	"$RDMAK" plugin --dry-run $j --root "$A100" --config "$EX/shared-seed003.json" >/dev/full 2>"$TMP/full.err"
+	is "$?" 1 "--dry-run${j:+ $j} > /dev/full exits 1"
+	is "$(cat "$TMP/full.err")" "rdmak plugin: writing the report to stdout: No space left on device" "and says why"
+done
+
 # one parser for the plugin config: `doctor --plugin-config` refuses what the plugin refuses, with
 # the same words, and both take rdmak's own rdmaNetnsMode (issue 11: the plugin refused it as an
 # unknown key, and the doctor accepted typos the plugin refuses)
