@@ -112,13 +112,6 @@ static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const 
 	return 0;
 }
 
-static void format_mac(const uint8_t *a, unsigned n, char *out)
-{
-	out[0] = '\0';
-	for (unsigned i = 0; i < n; i++)
-		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
-}
-
 /* ADD's first check: the interface's table holds nothing of another interface. */
 static int table_free(struct cni_ctx *c, struct cnispec_error *err)
 {
@@ -267,7 +260,7 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 		r = cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c.pod), "reading %s back", c.ifname);
 		goto fail;
 	}
-	format_mac(l.addr, l.addr_len, mac);
+	cni_format_hwaddr(l.addr, l.addr_len, mac);
 	iface.name = (char *)c.ifname;
 	iface.mac = mac;
 	iface.mtu = l.mtu;
@@ -357,15 +350,11 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	first = teardown(&c, ops, &keep, err);
 	/* IPAM is released whatever happened above: an address must not leak because a device did */
-	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_DEL, NULL, &e)) < 0) {
-		if (r == -ENOENT)
-			/* no such plugin on CNI_PATH: it can hold nothing of ours, and failing would
-			 * leave the pod stuck in Terminating for good */
-			cnispec_log(CNISPEC_LOG_WARNING, "%s (%s): nothing to release", e.msg, e.details);
-		else if (!first) {
-			first = r;
-			*err = e;
-		}
+	/* A failure, an IPAM plugin missing from CNI_PATH included (a DaemonSet upgrade half-way),
+	 * fails DEL: the runtime retries it, where succeeding would leak the address for good. */
+	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_DEL, NULL, &e)) < 0 && !first) {
+		first = r;
+		*err = e;
 	}
 	if (c.st && !keep)
 		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
@@ -373,19 +362,6 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 out:
 	ctx_close(&c);
 	return r;
-}
-
-static int check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int check_fail(struct cnispec_error *err, const char *fmt, ...)
-{
-	char details[CNISPEC_DETAILS_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(details, sizeof(details), fmt, ap);
-	va_end(ap);
-	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult", "%s", details);
 }
 
 static int op_check(const struct cnispec_request *req, struct cnispec_error *err)
@@ -414,14 +390,14 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 		    prev->interfaces[i].sandbox[0])
 			pi = &prev->interfaces[i];
 	if (!pi) {
-		r = check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
+		r = cni_check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
 		goto out;
 	}
 	if (run_cfg.link == CNI_LINK_HOSTDEV) {
 		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
 		if (r <= 0) {
 			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE, "reading the attachment record failed", "%s", strerror(-r))
-				  : check_fail(err, "no record of attachment %s:%s: the device was not moved by this plugin",
+				  : cni_check_fail(err, "no record of attachment %s:%s: the device was not moved by this plugin",
 					       req->env->container_id, c.ifname);
 			goto out;
 		}
@@ -430,22 +406,22 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 	r = nl_link_get(c.pod, c.ifname, &l);
 	if (r <= 0) {
 		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s", c.ifname)
-			  : check_fail(err, "%s is missing from the pod", c.ifname);
+			  : cni_check_fail(err, "%s is missing from the pod", c.ifname);
 		goto out;
 	}
 	if ((r = ops->check(&c, &l, err)) < 0)
 		goto out;
-	format_mac(l.addr, l.addr_len, mac);
+	cni_format_hwaddr(l.addr, l.addr_len, mac);
 	if (pi->mac && *pi->mac && strcasecmp(pi->mac, mac)) {
-		r = check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac, pi->mac);
+		r = cni_check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac, pi->mac);
 		goto out;
 	}
 	if (!(l.flags & IFF_UP)) {
-		r = check_fail(err, "%s is down", c.ifname);
+		r = cni_check_fail(err, "%s is down", c.ifname);
 		goto out;
 	}
 	if (run_cfg.mtu && l.mtu != run_cfg.mtu) {
-		r = check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, run_cfg.mtu);
+		r = cni_check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, run_cfg.mtu);
 		goto out;
 	}
 	if ((r = cni_routing_check(&c, l.ifindex, prev, err)) < 0)

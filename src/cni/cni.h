@@ -117,6 +117,11 @@ struct cni_link_ops {
 extern const struct cni_link_ops cni_link_macvlan, cni_link_ipoib, cni_link_hostdev;
 const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
 
+/* CHECK's failure: code 110, what differs in details. Returns -EINVAL. */
+int cni_check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A hardware address as "aa:bb:..." into out (3 * n bytes at least). */
+void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out);
+
 /* Write c->st (hostdev) to the attachment's record. */
 int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err);
 

@@ -398,15 +398,13 @@ static int hostdev_check(struct cni_ctx *c, const struct nl_link *l, struct cnis
 	int r;
 
 	if (!is_ours(c->st, l))
-		return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-				    "%s is PCI function %s, the attachment moved %s", c->ifname, l->parent_dev, c->st->pci);
+		return cni_check_fail(err, "%s is PCI function %s, the attachment moved %s", c->ifname, l->parent_dev, c->st->pci);
 	if (c->cfg->rdma_isolation && c->st->rdma_dev[0]) {
 		r = cni_rdma_visible(c->st->rdma_dev, c->pod_ns, err);
 		if (r < 0)
 			return r;
 		if (r == 0)
-			return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-					    "RDMA device %s is not in the pod's namespace", c->st->rdma_dev);
+			return cni_check_fail(err, "RDMA device %s is not in the pod's namespace", c->st->rdma_dev);
 	}
 	return 0;
 }

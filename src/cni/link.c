@@ -22,6 +22,24 @@ int cni_fail_nl(struct cnispec_error *err, int r, const char *kernel_msg, const 
 			    kernel_msg && *kernel_msg ? " (kernel: " : "", kernel_msg && *kernel_msg ? kernel_msg : "");
 }
 
+int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
+{
+	char details[CNISPEC_DETAILS_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult", "%s", details);
+}
+
+void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
+}
+
 const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
 {
 	switch (k) {
@@ -121,22 +139,18 @@ static int child_check(struct cni_ctx *c, const struct nl_link *l, struct cnispe
 	if (r < 0)
 		return r;
 	if (strcmp(l->kind, kind))
-		return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-				    "%s is a %s link, not %s", c->ifname, l->kind[0] ? l->kind : "physical", kind);
+		return cni_check_fail(err, "%s is a %s link, not %s", c->ifname, l->kind[0] ? l->kind : "physical", kind);
 	/* IFLA_LINK of a child whose master is in another namespace is the master's index there */
 	if (l->link_ifindex != c->master_ifindex || l->link_netnsid < 0)
-		return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-				    "%s is not on master %s (its lower device has index %d)", c->ifname, c->cfg->master,
-				    l->link_ifindex);
+		return cni_check_fail(err, "%s is not on master %s (its lower device has index %d)", c->ifname, c->cfg->master,
+				      l->link_ifindex);
 	if (c->cfg->link == CNI_LINK_MACVLAN && l->macvlan_mode != c->cfg->macvlan_mode)
-		return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-				    "%s is in macvlan mode %s, the configuration says %s", c->ifname,
-				    cni_macvlan_mode_name(l->macvlan_mode), cni_macvlan_mode_name(c->cfg->macvlan_mode));
+		return cni_check_fail(err, "%s is in macvlan mode %s, the configuration says %s", c->ifname,
+				      cni_macvlan_mode_name(l->macvlan_mode), cni_macvlan_mode_name(c->cfg->macvlan_mode));
 	if (c->cfg->link == CNI_LINK_IPOIB && c->cfg->has_pkey && l->ipoib_pkey >= 0 &&
 	    (l->ipoib_pkey | 0x8000) != (c->cfg->pkey | 0x8000))
-		return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
-				    "%s has partition key 0x%04x, the configuration says 0x%04x", c->ifname,
-				    (unsigned)l->ipoib_pkey, c->cfg->pkey);
+		return cni_check_fail(err, "%s has partition key 0x%04x, the configuration says 0x%04x", c->ifname,
+				      (unsigned)l->ipoib_pkey, c->cfg->pkey);
 	return 0;
 }
 

@@ -304,19 +304,6 @@ int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err)
 	return first;
 }
 
-static int check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int check_fail(struct cnispec_error *err, const char *fmt, ...)
-{
-	char details[CNISPEC_DETAILS_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(details, sizeof(details), fmt, ap);
-	va_end(ap);
-	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult", "%s", details);
-}
-
 static bool has_route(const struct nl_route *v, size_t n, int fam, const uint8_t *dst, unsigned dst_len,
 		      const struct cnispec_addr *gw)
 {
@@ -358,7 +345,7 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 			found = addrs[k].family == fam && addrs[k].prefixlen == ip->address.len &&
 				!memcmp(addrs[k].addr, ip->address.addr.a, (size_t)alen(fam));
 		if (!found) {
-			r = check_fail(err, "%s: address %s is missing", c->ifname, cnispec_prefix_str(&ip->address, text));
+			r = cni_check_fail(err, "%s: address %s is missing", c->ifname, cnispec_prefix_str(&ip->address, text));
 			goto out;
 		}
 		if (!c->table)
@@ -369,12 +356,12 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 				rules[k].priority == c->cfg->rule_priority && rules[k].src_len == (unsigned)alen(fam) * 8 &&
 				!memcmp(rules[k].src, ip->address.addr.a, (size_t)alen(fam));
 		if (!found) {
-			r = check_fail(err, "rule \"from %s lookup %u\" at priority %u is missing",
+			r = cni_check_fail(err, "rule \"from %s lookup %u\" at priority %u is missing",
 				       cnispec_addr_str(&ip->address.addr, text), c->table, c->cfg->rule_priority);
 			goto out;
 		}
 		if (ip->has_gateway && !has_route(routes, nr, fam, (const uint8_t[16]){ 0 }, 0, &ip->gateway)) {
-			r = check_fail(err, "table %u: the default route via %s is missing", c->table,
+			r = cni_check_fail(err, "table %u: the default route via %s is missing", c->table,
 				       cnispec_addr_str(&ip->gateway, text));
 			goto out;
 		}
@@ -387,7 +374,7 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		if (want != (c->table ? c->table : RT_TABLE_MAIN))
 			continue;
 		if (!has_route(routes, nr, rt->dst.addr.family, rt->dst.addr.a, rt->dst.len, rt->has_gw ? &rt->gw : NULL)) {
-			r = check_fail(err, "table %u: route %s%s is missing", want, cnispec_prefix_str(&rt->dst, text),
+			r = cni_check_fail(err, "table %u: route %s%s is missing", want, cnispec_prefix_str(&rt->dst, text),
 				       rt->has_gw ? " via its gateway" : "");
 			goto out;
 		}
@@ -403,7 +390,7 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 			for (size_t k = 0; k < 3 && r == 0; k++) {
 				uint32_t v;
 				if (nl_link_get_ipv4_conf(c->pod, ifindex, rail_ids[k], &v) == 0 && v != rail_values[k])
-					r = check_fail(err, "%s shares a subnet with another interface but %s is %u, not %u",
+					r = cni_check_fail(err, "%s shares a subnet with another interface but %s is %u, not %u",
 						       c->ifname, rail_names[k], v, rail_values[k]);
 			}
 		}

@@ -69,14 +69,6 @@ static int key_name(const char *id, const char *ifname, char *buf, size_t len)
 	return 0;
 }
 
-static void hex_join(const uint8_t *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", b[i]);
-	if (!n)
-		out[0] = '\0';
-}
-
 int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
 		   const struct cni_state *st)
 {
@@ -88,7 +80,7 @@ int cni_state_save(const char *dir, const char *network, const char *id, const c
 
 	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
 		return r;
-	hex_join(st->host_mac, st->host_mac_len, mac);
+	cni_format_hwaddr(st->host_mac, st->host_mac_len, mac);
 	snprintf(guid, sizeof(guid), "%016" PRIx64, st->guid_orig);
 	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:s, s:s, s:b, s:s, s:i, s:b, s:s}",
 		      "netns", st->netns, "hostName", st->host_name, "hostIfindex", st->host_ifindex, "hostUp", st->host_up,
