@@ -159,6 +159,13 @@ is "$(ip -n "$(pns "$pod1")" -o link show net1 | wc -l)" 1 "g1's VF stays in its
 cni DEL g1 net1 "$pod1" "$C1"
 is "$(records)" 0 "DEL g1"
 
+# --- STATUS ---------------------------------------------------------------------------------------
+cni STATUS "" "" "" "$(conf st '"device":"vf11"' 1.1.0 none)"
+is "$rc" 0 "STATUS of a hostdev network"
+cni STATUS "" "" "" "$(conf st '"deviceID":"0000:3b:00.2","rdmaIsolation":true' 1.1.0 none)"
+is "$(jout 'd["code"]')" 50 "STATUS with rdmaIsolation where the kernel cannot isolate: code 50"
+like "$(jout 'd["msg"]')" "rdmaIsolation" "naming rdmaIsolation"
+
 # --- refusals, each leaving host, pod and records as they were -----------------------------
 before=$(snap_all "$POD")
 refused() { # refused CODE REGEX DESC CONF
