@@ -75,29 +75,19 @@ const c0 = cpu();
 await sleep(10000);
 const idleCpu = ((cpu() - c0) / 100 / 10) * 100; // clock ticks (100/s) over 10 s, in percent of one core
 const st = status();
+// private memory: anonymous pages (heap, stacks, written library data); library code is shared
+const idlePrivate = Number(fs.readFileSync(`/proc/${proc.pid}/smaps_rollup`, 'utf8').match(/Private_Dirty:\s+(\d+)/)[1]);
 
-// Allocate: one VF per call, rotating over the pool; then the shared pool.
+// Allocate round trips, measured at the stand-in kubelet: rdmak (one VF per call, rotating over
+// the pool), and two peers answering rdmak's own answer for one VF with @grpc/grpc-js (the stack
+// closest to the Go anchors' that runs here): one in a process of its own, as a device plugin is
+// (the like-for-like peer), and one in the client's process, which no request has to wake (a
+// floor on a shared CPU rather than a peer). Interleaved in rounds, so that a change in the
+// machine's load during the run falls on all three alike; then the shared pool.
 const ids = list.map((d) => d.ID);
-const lat = [];
-for (let i = 0; i < CALLS; i++) {
-	const a = performance.now();
-	await excl.allocate([[ids[i % ids.length]]]);
-	lat.push(performance.now() - a);
-}
-lat.sort((a, b) => a - b);
-const slat = [];
-for (let i = 0; i < CALLS; i++) {
-	const a = performance.now();
-	await shared.allocate([[String(i % 64)]]);
-	slat.push(performance.now() - a);
-}
-slat.sort((a, b) => a - b);
-const st2 = status();
-
-// The peer, in the same invocation: a device plugin written with @grpc/grpc-js (the stack the
-// Go anchors' latency is closest to that runs here) answering Allocate with rdmak's own answer
-// for one VF, over a unix socket, driven by the same client loop.
 const canned = await excl.allocate([[ids[0]]]);
+const cannedFile = path.join(root, 'canned.json');
+fs.writeFileSync(cannedFile, JSON.stringify(canned));
 const peerSock = path.join(root, 'peer.sock');
 const peer = new grpc.Server();
 peer.addService(api.DevicePlugin.service, {
@@ -108,16 +98,41 @@ peer.addService(api.DevicePlugin.service, {
 	PreStartContainer: (call, cb) => cb(null, {}),
 });
 await new Promise((res, rej) => peer.bindAsync(`unix:${peerSock}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? rej(e) : res())));
-const peerClient = new Plugin(peerSock);
-const plat = [];
+const inClient = new Plugin(peerSock);
+const ownSock = path.join(root, 'peer-own.sock');
+const own = spawn(process.execPath, [path.join(here, 'bench-plugin-peer.mjs'), ownSock, cannedFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+process.on('exit', () => {
+	if (own.exitCode === null) own.kill('SIGKILL');
+});
+await new Promise((res) => own.stdout.once('data', res));
+const ownClient = new Plugin(ownSock);
+const loop = async (client, n, arr) => {
+	for (let i = 0; i < n; i++) {
+		const a = performance.now();
+		await client.allocate([[ids[i % ids.length]]]);
+		arr.push(performance.now() - a);
+	}
+};
+const lat = [], olat = [], plat = [];
+const ROUNDS = 5;
+for (let r = 0; r < ROUNDS; r++) {
+	await loop(excl, CALLS / ROUNDS, lat);
+	await loop(ownClient, CALLS / ROUNDS, olat);
+	await loop(inClient, CALLS / ROUNDS, plat);
+}
+for (const v of [lat, olat, plat]) v.sort((a, b) => a - b);
+inClient.client.close();
+peer.forceShutdown();
+ownClient.client.close();
+own.kill('SIGTERM');
+const slat = [];
 for (let i = 0; i < CALLS; i++) {
 	const a = performance.now();
-	await peerClient.allocate([[ids[i % ids.length]]]);
-	plat.push(performance.now() - a);
+	await shared.allocate([[String(i % 64)]]);
+	slat.push(performance.now() - a);
 }
-plat.sort((a, b) => a - b);
-peerClient.client.close();
-peer.forceShutdown();
+slat.sort((a, b) => a - b);
+const st2 = status();
 
 // Port Down -> Unhealthy on the kubelet's stream, then back.
 const vfState = (bdf) => {
@@ -217,10 +232,12 @@ fs.rmSync(root, { recursive: true, force: true });
 
 console.log(`rdmak plugin on ${path.basename(NODE)}: ${ids.length} exclusive VFs + a shared pool over ${pfs.length} PFs`);
 console.log(`  start-up to both registered:    ${ms(startMs)}`);
-console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); after ${2 * CALLS} Allocates: ${st2.VmRSS}`);
+console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); after ${3 * CALLS} Allocates: ${st2.VmRSS}`);
+console.log(`  idle private memory:            RssAnon ${st.RssAnon}, Private_Dirty ${idlePrivate} kB (the rest is shared library code)`);
 console.log(`  idle CPU (health poll, 250 ms): ${idleCpu.toFixed(1)}% of one core`);
 console.log(`  Allocate, 1 VF (${CALLS} calls):  p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, max ${ms(lat[lat.length - 1])}`);
-console.log(`  Allocate, grpc-js peer (${CALLS}): p50 ${ms(pct(plat, 50))}, p99 ${ms(pct(plat, 99))}  -> rdmak/peer p50 ${(pct(lat, 50) / pct(plat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(plat, 99)).toFixed(2)}x`);
+console.log(`  Allocate, grpc-js peer in its own process (${CALLS}): p50 ${ms(pct(olat, 50))}, p99 ${ms(pct(olat, 99))}  -> rdmak/peer p50 ${(pct(lat, 50) / pct(olat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(olat, 99)).toFixed(2)}x`);
+console.log(`  Allocate, grpc-js peer in the client's process (${CALLS}, no process to wake): p50 ${ms(pct(plat, 50))}, p99 ${ms(pct(plat, 99))}  -> rdmak/it p50 ${(pct(lat, 50) / pct(plat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(plat, 99)).toFixed(2)}x`);
 console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
 console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])} (ListAndWatch at the kubelet)`);
 console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);

@@ -504,17 +504,19 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 
 /* ---- health tick ---------------------------------------------------------------------- */
 
-static void log_member_changes(const struct pool *p, const bool *before)
+static void log_member_changes(const struct pool_set *ps, const struct pool *p, const bool *before)
 {
 	for (size_t i = 0; i < p->n_m; i++) {
 		const struct pool_member *m = &p->m[i];
+		char reason[160];
 
 		if (m->healthy == before[i])
 			continue;
+		pool_member_reason(ps, m, reason, sizeof(reason));
 		if (m->healthy)
 			plog(2, "%s: %s is Healthy again", p->res->full_name, m->id);
 		else
-			plog(1, "%s: %s is Unhealthy: %s", p->res->full_name, m->id, m->reason);
+			plog(1, "%s: %s is Unhealthy: %s", p->res->full_name, m->id, reason);
 	}
 }
 
@@ -549,7 +551,7 @@ static void health_tick(struct daemon *d)
 		pthread_rwlock_unlock(&d->lock);
 		k = 0;
 		for (size_t i = 0; i < ps->n; i++) {
-			log_member_changes(&ps->pools[i], before + k);
+			log_member_changes(ps, &ps->pools[i], before + k);
 			k += ps->pools[i].n_m;
 		}
 	}

@@ -154,16 +154,37 @@ static void list_append(char *buf, size_t n, const char *item)
 	snprintf(buf + l, n - l, "%s%s", l ? "," : "", item);
 }
 
+/* list_append() into a string allocated to size (*list may be NULL). */
+static int member_list_add(char **list, const char *item)
+{
+	char buf[1024], *n;
+
+	snprintf(buf, sizeof(buf), "%s", *list ? *list : "");
+	list_append(buf, sizeof(buf), item);
+	if (*list && !strcmp(buf, *list))
+		return 0;
+	n = strdup(buf);
+	if (!n)
+		return -ENOMEM;
+	free(*list);
+	*list = n;
+	return 0;
+}
+
 /* Everything one RDMA device contributes to a member: char devices, health inputs, names. */
 static int member_add_rdma(struct builder *b, struct pool_member *m, const struct hw_rdma_dev *dev,
 			   const struct hw_node *node, json_t *info)
 {
 	int r;
 
-	list_append(m->rdma, sizeof(m->rdma), dev->name);
-	if (!dev->uverbs || !dev->uverbs->node.present)
-		snprintf(m->static_fault, sizeof(m->static_fault), "%s has no /dev/infiniband/%s", dev->name,
-			 dev->uverbs ? dev->uverbs->name : "uverbs node");
+	if ((r = member_list_add(&m->rdma, dev->name)) < 0)
+		return r;
+	if ((!dev->uverbs || !dev->uverbs->node.present) && !m->static_fault &&
+	    asprintf(&m->static_fault, "%s has no /dev/infiniband/%s", dev->name,
+		     dev->uverbs ? dev->uverbs->name : "uverbs node") < 0) {
+		m->static_fault = NULL;
+		return -ENOMEM;
+	}
 	if ((r = chardev_add(m, dev->uverbs, info)) < 0)
 		return r;
 	HW_DEV_FOREACH_PORT(dev, p) {
@@ -172,7 +193,8 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 		if ((r = member_input(b, m, HEALTH_PORT, dev->name, p->num, p->state)) < 0)
 			return r;
 		if (p->netdev) {
-			list_append(m->netdevs, sizeof(m->netdevs), p->netdev->name);
+			if ((r = member_list_add(&m->netdevs, p->netdev->name)) < 0)
+				return r;
 			if ((r = member_input(b, m, HEALTH_CARRIER, p->netdev->name, 0, p->netdev->carrier)) < 0)
 				return r;
 		}
@@ -227,7 +249,9 @@ static int member_carry(struct pool_member *m, const struct pool_member *old)
 {
 	if (!old)
 		return 0;
-	snprintf(m->rdma, sizeof(m->rdma), "%s", old->rdma);
+	free(m->rdma);
+	if (!(m->rdma = strdup(old->rdma)))
+		return -ENOMEM;
 	for (size_t i = 0; i < old->n_specs; i++) {
 		int r = spec_add(m, old->specs[i].host_path + strlen("/dev/"));
 
@@ -237,6 +261,44 @@ static int member_carry(struct pool_member *m, const struct pool_member *old)
 	if (old->rdma_info && !(m->rdma_info = strdup(old->rdma_info)))
 		return -ENOMEM;
 	return 0;
+}
+
+/* The member's entry of PCIDEVICE_<..>_INFO as sriov-network-device-plugin writes it:
+ * "<id>":{"extraInfo":{...},"generic":{"deviceID":"<id>"},"rdma":{...}}, keys sorted. */
+static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m)
+{
+	json_t *dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id), *key = json_string(m->id);
+	_cleanup_free_ char *k = NULL, *v = NULL;
+
+	if (!dev || !key)
+		goto oom;
+	if (m->rdma_info)
+		json_object_set_new(dev, "rdma", json_loads(m->rdma_info, 0, NULL));
+	if (res->additional_info) {
+		json_t *ai = json_loads(res->additional_info, 0, NULL), *extra = json_object();
+
+		if (ai && extra) {
+			json_object_update(extra, json_object_get(ai, "*"));
+			json_object_update(extra, json_object_get(ai, m->id));
+			if (json_object_size(extra))
+				json_object_set(dev, "extraInfo", extra);
+		}
+		json_decref(ai);
+		json_decref(extra);
+	}
+	k = json_dumps(key, JSON_ENCODE_ANY);
+	v = json_dumps(dev, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!k || !v || asprintf(&m->info, "%s:%s", k, v) < 0) {
+		m->info = NULL;
+		goto oom;
+	}
+	json_decref(dev);
+	json_decref(key);
+	return 0;
+oom:
+	json_decref(dev);
+	json_decref(key);
+	return -ENOMEM;
 }
 
 static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node, bool *claimed,
@@ -284,7 +346,10 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				return r;
 			}
 		for (size_t j = 0; j < pci->n_netdevs; j++) {
-			list_append(m->netdevs, sizeof(m->netdevs), pci->netdevs[j]->name);
+			if ((r = member_list_add(&m->netdevs, pci->netdevs[j]->name)) < 0) {
+				json_decref(info);
+				return r;
+			}
 			if ((r = member_input(b, m, HEALTH_CARRIER, pci->netdevs[j]->name, 0, pci->netdevs[j]->carrier)) < 0) {
 				json_decref(info);
 				return r;
@@ -318,6 +383,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		if (pci->n_rdma && !m->rdma_info)
 			return -ENOMEM;
 		if (in_pod && (r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id))) < 0)
+			return r;
+		if ((r = member_info_prepare(res, m)) < 0)
 			return r;
 	}
 	return 0;
@@ -365,6 +432,10 @@ static void pool_clear(struct pool *p)
 		}
 		free(m->specs);
 		free(m->rdma_info);
+		free(m->info);
+		free(m->rdma);
+		free(m->netdevs);
+		free(m->static_fault);
 	}
 	free(p->m);
 	free(p->devs);
@@ -431,6 +502,12 @@ int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, 
 		if (r < 0)
 			goto fail;
 		qsort(p->m, p->n_m, sizeof(*p->m), member_cmp);
+		for (size_t j = 0; j < p->n_m; j++)
+			if ((!p->m[j].rdma && !(p->m[j].rdma = strdup(""))) ||
+			    (!p->m[j].netdevs && !(p->m[j].netdevs = strdup("")))) {
+				r = -ENOMEM;
+				goto fail;
+			}
 	}
 	ps->opts.prev = NULL;
 	ps->inputs = b.in;
@@ -451,22 +528,22 @@ fail:
 
 static void member_health(const struct pool_set *ps, struct pool_member *m)
 {
-	m->healthy = true;
-	m->reason[0] = '\0';
-	if (m->static_fault[0]) {
-		m->healthy = false;
-		snprintf(m->reason, sizeof(m->reason), "%s", m->static_fault);
-		return;
-	}
-	for (size_t i = 0; i < m->n_inputs; i++) {
-		const struct health_input *in = &ps->inputs[m->inputs[i]];
+	m->healthy = !m->static_fault;
+	for (size_t i = 0; i < m->n_inputs && m->healthy; i++)
+		if (!health_input_ok(&ps->inputs[m->inputs[i]])) {
+			m->healthy = false;
+			m->bad_input = i;
+		}
+}
 
-		if (health_input_ok(in))
-			continue;
-		m->healthy = false;
-		health_input_describe(in, m->reason, sizeof(m->reason));
-		return;
-	}
+void pool_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n)
+{
+	if (m->healthy)
+		snprintf(buf, n, "%s", "");
+	else if (m->static_fault)
+		snprintf(buf, n, "%s", m->static_fault);
+	else
+		health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
 }
 
 static char *expand(const char *tmpl, const char *hcas, const char *netdevs)
@@ -572,8 +649,7 @@ static int envs_push(struct kl_container_alloc *a, const struct plugin_resource 
 /* Shared pools answer every container alike: every char device of each healthy HCA. */
 static int prepare_shared(const struct pool_set *ps, struct pool *p)
 {
-	char hcas[1024] = "", netdevs[1024] = "";
-	const char *why = NULL;
+	char hcas[1024] = "", netdevs[1024] = "", why[160] = "";
 	int r;
 
 	pool_alloc_clear(&p->shared);
@@ -582,8 +658,8 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 		const struct pool_member *m = &p->m[i];
 
 		if (!m->healthy) {
-			if (!why)
-				why = m->reason;
+			if (!why[0])
+				pool_member_reason(ps, m, why, sizeof(why));
 			continue;
 		}
 		list_append(hcas, sizeof(hcas), m->id);
@@ -596,7 +672,7 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 		}
 	}
 	if (!hcas[0]) {
-		if (why)
+		if (why[0])
 			snprintf(p->shared_refusal, sizeof(p->shared_refusal), "%s: no healthy RDMA device (%s)",
 				 p->res->full_name, why);
 		else
@@ -710,73 +786,80 @@ static int copy_alloc(const struct kl_container_alloc *src, struct kl_container_
 	return 0;
 }
 
+static int member_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct pool_member *const *)a)->id, (*(const struct pool_member *const *)b)->id);
+}
+
+/* _INFO: the members' prepared entries, by id (as JSON_SORT_KEYS would), each once. */
+static char *info_join(const struct pool_member **ms, size_t n)
+{
+	size_t len = 3, l = 0;
+	char *s;
+
+	qsort(ms, n, sizeof(*ms), member_ptr_cmp);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(ms[i]->info) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[l++] = '{';
+	for (size_t i = 0; i < n; i++) {
+		size_t il = strlen(ms[i]->info);
+
+		if (i && ms[i] == ms[i - 1])
+			continue;
+		if (l > 1)
+			s[l++] = ',';
+		memcpy(s + l, ms[i]->info, il);
+		l += il;
+	}
+	s[l++] = '}';
+	s[l] = '\0';
+	return s;
+}
+
+/* The hot path: lookups and copies of what the build prepared; no JSON, no I/O. */
 static int allocate_exclusive(const struct pool *p, const char *const *ids, size_t n, bool cdi,
 			      struct kl_container_alloc *out, char **msg)
 {
 	_cleanup_free_ char *list = NULL, *hcas = NULL, *netdevs = NULL;
-	json_t *info = json_object();
+	_cleanup_free_ const struct pool_member **ms = NULL;
 	size_t ll = 0, cap = n * (HW_BDF_MAX + 1) + 1;
-	char *s;
-	int r = -ENOMEM;
+	char key[sizeof(p->env_key) + 8];
+	int r;
 
 	list = calloc(1, cap);
 	hcas = calloc(1, n * 130 + 1);
 	netdevs = calloc(1, n * 130 + 1);
-	if (!info || !list || !hcas || !netdevs)
-		goto out;
+	ms = calloc(n + 1, sizeof(*ms));
+	if (!list || !hcas || !netdevs || !ms)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct pool_member *m = pool_member_find(p, ids[i]);
-		json_t *dev;
 
 		if (!m) {
-			r = -ENOENT;
 			if (asprintf(msg, "%s: unknown device %s", p->res->full_name, ids[i]) < 0)
 				*msg = NULL;
-			goto out;
+			return -ENOENT;
 		}
+		ms[i] = m;
 		ll += (size_t)snprintf(list + ll, cap - ll, "%s%s", i ? "," : "", m->id);
 		list_append(hcas, n * 130 + 1, m->rdma);
 		list_append(netdevs, n * 130 + 1, m->netdevs);
 		if (cdi) {
 			if ((r = cdi_push(out, p->res->full_name, m->id)) < 0)
-				goto out;
+				return r;
 		} else if ((r = specs_push(out, m->specs, m->n_specs)) < 0) {
-			goto out;
+			return r;
 		}
-		/* _INFO as sriov-network-device-plugin writes it: {"<id>": {"generic": {...}, "rdma": {...}}} */
-		dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id);
-		if (!dev)
-			goto out;
-		if (m->rdma_info)
-			json_object_set_new(dev, "rdma", json_loads(m->rdma_info, 0, NULL));
-		if (p->res->additional_info) {
-			json_t *ai = json_loads(p->res->additional_info, 0, NULL), *extra = json_object();
-
-			if (ai && extra) {
-				json_object_update(extra, json_object_get(ai, "*"));
-				json_object_update(extra, json_object_get(ai, m->id));
-				if (json_object_size(extra))
-					json_object_set(dev, "extraInfo", extra);
-			}
-			json_decref(ai);
-			json_decref(extra);
-		}
-		json_object_set_new(info, m->id, dev);
 	}
 	if ((r = kv_push(&out->envs, &out->n_envs, p->env_key, strdup(list))) < 0)
-		goto out;
-	s = json_dumps(info, JSON_COMPACT | JSON_SORT_KEYS);
-	{
-		char key[sizeof(p->env_key) + 8];
-
-		snprintf(key, sizeof(key), "%s_INFO", p->env_key);
-		if ((r = kv_push(&out->envs, &out->n_envs, key, s)) < 0)
-			goto out;
-	}
-	r = envs_push(out, p->res, hcas, netdevs);
-out:
-	json_decref(info);
-	return r;
+		return r;
+	snprintf(key, sizeof(key), "%s_INFO", p->env_key);
+	if ((r = kv_push(&out->envs, &out->n_envs, key, info_join(ms, n))) < 0)
+		return r;
+	return envs_push(out, p->res, hcas, netdevs);
 }
 
 int pool_allocate(const struct pool *p, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)

@@ -28,20 +28,24 @@ void health_input_describe(const struct health_input *in, char *buf, size_t n);
 
 struct pool_member {
 	char id[HW_NAME_MAX];  /* shared: the RDMA device; exclusive: the PCI address (the kubelet id) */
-	char rdma[128];        /* RDMA devices, comma-separated ("mlx5_3") */
-	char netdevs[128];     /* netdevs, comma-separated */
+	char *rdma;            /* RDMA devices, comma-separated ("mlx5_3"); never NULL once built */
+	char *netdevs;         /* netdevs, comma-separated; never NULL once built */
 	char pf[HW_BDF_MAX];   /* exclusive: the PF (itself for a PF) */
 	int vf_index;          /* exclusive: -1 for a PF */
 	int numa;
 	bool healthy;
 	bool in_pod;           /* exclusive netns: its RDMA device is in a pod (select_vf_in_pod) */
-	char reason[160];      /* why not healthy */
-	char static_fault[128]; /* a fault found at load time (no uverbs node): never healthy */
+	/* Why not healthy: the static fault, else inputs[bad_input]'s state (pool_member_reason).
+	 * Strings are allocated to size: a 1016-VF pool's members are most of the idle memory. */
+	char *static_fault;    /* a fault found at load time (no uverbs node): never healthy; NULL none */
+	size_t bad_input;      /* unhealthy without a static fault: index in m->inputs */
 	size_t *inputs;
 	size_t n_inputs;
 	struct kl_device_spec *specs; /* its char devices (and vhost-net/tun), host == container path */
 	size_t n_specs;
 	char *rdma_info;       /* exclusive: _INFO's "rdma" object, compact JSON */
+	char *info;            /* exclusive: its "<id>":{...} entry of _INFO (compact, keys sorted),
+				* prepared at build time so that Allocate builds no JSON */
 };
 
 struct pool {
@@ -87,6 +91,8 @@ int pool_allocate(const struct pool *p, const char *const *ids, size_t n, struct
 int pool_preferred(const struct pool *p, const char *const *available, size_t n_available,
 		   const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
 const struct pool_member *pool_member_find(const struct pool *p, const char *id);
+/* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
+void pool_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
 
 /* Free what a kl_container_alloc holds (same contract as kl_container_alloc_clear). */
 void pool_alloc_clear(struct kl_container_alloc *a);

@@ -31,15 +31,17 @@ json_t *report_container_response(const struct kl_container_alloc *a)
 			 "cdi_devices", cdi);
 }
 
-static json_t *member_json(const struct pool_member *m, enum plugin_kind kind)
+static json_t *member_json(const struct pool_set *ps, const struct pool_member *m, enum plugin_kind kind)
 {
 	json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "id", m->id, "rdma", m->rdma, "netdevs", m->netdevs, "healthy",
 			      m->healthy);
+	char reason[160];
 
 	if (!o)
 		return NULL;
+	pool_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
-	json_object_set_new(o, "reason", m->reason[0] ? json_string(m->reason) : json_null());
+	json_object_set_new(o, "reason", reason[0] ? json_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
 		json_object_set_new(o, "pf", json_string(m->pf));
 		json_object_set_new(o, "vf", m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
@@ -109,7 +111,7 @@ json_t *report_build(const struct pool_set *ps)
 		size_t healthy = 0;
 
 		for (size_t j = 0; j < p->n_m; j++)
-			json_array_append_new(members, member_json(&p->m[j], p->res->kind));
+			json_array_append_new(members, member_json(ps, &p->m[j], p->res->kind));
 		for (size_t j = 0; j < p->n_devs; j++)
 			healthy += p->devs[j].healthy;
 		o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "resource", p->res->full_name, "kind",

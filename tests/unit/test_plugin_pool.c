@@ -14,6 +14,14 @@
 #include "plugin/pool.h"
 #include "plugin/select.h"
 
+static const char *reason_of(const struct pool_set *ps, const struct pool_member *m)
+{
+	static char buf[160];
+
+	pool_member_reason(ps, m, buf, sizeof(buf));
+	return buf;
+}
+
 /* ---- an in-memory node -------------------------------------------------------------- */
 
 #define MAXN 64
@@ -240,7 +248,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(p->n_m, 2);
 	assert_string_equal(p->m[0].id, "mlx5_0");
 	assert_false(p->m[0].healthy);
-	assert_string_equal(p->m[0].reason, "mlx5_0 port 1 DOWN");
+	assert_string_equal(reason_of(ps, &p->m[0]), "mlx5_0 port 1 DOWN");
 	assert_true(p->m[1].healthy);
 	assert_int_equal(p->n_devs, 63);
 	assert_string_equal(p->devs[62].id, "62");
@@ -295,7 +303,7 @@ static void test_shared_seed003_on_a100(void **st)
 		if (ps->inputs[i].kind == HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_1"))
 			ps->inputs[i].value = 4, ps->inputs[i].gone = true;
 	assert_int_equal(pool_set_refresh(ps, NULL), 0);
-	assert_string_equal(p->m[1].reason, "mlx5_1 gone");
+	assert_string_equal(reason_of(ps, &p->m[1]), "mlx5_1 gone");
 
 	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
 	assert_string_equal(msg, "rdma/rdma_v100: no RDMA device matches the selectors");
@@ -350,7 +358,7 @@ static void test_shared_missing_nodes(void **st)
 	ps = build(&f, cfg, true);
 	assert_int_equal(ps->pools[0].n_m, 3);
 	assert_false(ps->pools[0].m[2].healthy);
-	assert_string_equal(ps->pools[0].m[2].reason, "mlx5_bond_0 has no /dev/infiniband/uverbs2");
+	assert_string_equal(reason_of(ps, &ps->pools[0].m[2]), "mlx5_bond_0 has no /dev/infiniband/uverbs2");
 	/* CDI: names of healthy HCAs instead of device nodes */
 	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
@@ -467,6 +475,17 @@ static void test_exclusive_allocate(void **st)
 	assert_true(has_dev(&a, "/dev/infiniband/umad7"));
 	pool_alloc_clear(&a);
 
+	/* an id asked twice: once in _INFO (an object), twice in the list as asked */
+	const char *twice[] = { "0000:86:00.3", "0000:86:00.3" };
+
+	assert_int_equal(pool_allocate(p, twice, 2, &a, &msg), 0);
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.3");
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
+			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_7\",\"umad\":\"/dev/infiniband/umad7\","
+			    "\"uverbs\":\"/dev/infiniband/uverbs7\"}}}");
+	pool_alloc_clear(&a);
+
 	const char *unknown[] = { "0000:99:00.0" };
 
 	assert_int_equal(pool_allocate(p, unknown, 1, &a, &msg), -ENOENT);
@@ -491,7 +510,7 @@ static void test_exclusive_allocate(void **st)
 	assert_false(changed[1]);
 	for (size_t i = 0; i < 8; i++)
 		assert_int_equal(p->devs[i].healthy, i < 4);
-	assert_string_equal(p->m[5].reason, "ens2f0 no carrier");
+	assert_string_equal(reason_of(ps, &p->m[5]), "ens2f0 no carrier");
 	pool_set_free(ps);
 	plugin_config_free(cfg);
 }
