@@ -178,7 +178,8 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 static void port_state(struct diag *g, const struct pt_event *e)
 {
 	const char *dev = g->o->device[0] ? g->o->device : g->c ? g->c->device : "";
-	char obj[HW_NAME_MAX + 16], alt[160] = "";
+	char obj[HW_NAME_MAX + 16];
+	_cleanup_free_ char *alt = NULL;
 	const json_t *f;
 
 	snprintf(obj, sizeof(obj), "%s/%d", dev, e->arg > 0 ? e->arg : 1);
@@ -191,13 +192,13 @@ static void port_state(struct diag *g, const struct pt_event *e)
 		const struct hw_rdma_dev *d = hw_node_rdma(g->node, dev);
 		enum hw_link_layer ll = d && d->n_ports ? d->ports[0].link_layer : HW_LINK_IB;
 
-		doctor_active_hcas(g->node, ll, alt, sizeof(alt));
+		alt = doctor_active_hcas(g->node, ll);
 	}
 	g->err |= verdict_add(g->v, BENCH_FAIL, "port_down",
 			      "Bring the link up (cable, switch port, subnet manager for InfiniBand, the netdev for RoCE) or "
 			      "test another HCA; rdmak bench chooses an ACTIVE one without --device.",
 			      "perftest: \"%s\"; perftest only runs on an ACTIVE port%s%s", e->text,
-			      alt[0] && alt[0] != '<' ? "; ACTIVE here: " : "", alt[0] && alt[0] != '<' ? alt : "");
+			      alt && alt[0] != '<' ? "; ACTIVE here: " : "", alt && alt[0] != '<' ? alt : "");
 }
 
 static bool ends_with(const char *s, const char *suffix)

@@ -19,27 +19,6 @@
 
 #define STATE_MAX 16384
 
-/* mkdir -p of an absolute path, 0700 for what it creates (the records name pods' devices). */
-static int mkdir_p(const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1; ; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0700) < 0 && errno != EEXIST)
-				return -errno;
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
-}
-
 static int net_dir(const char *dir, const char *network, bool create, int *ret_fd)
 {
 	_cleanup_free_ char *p = NULL;
@@ -50,7 +29,8 @@ static int net_dir(const char *dir, const char *network, bool create, int *ret_f
 	if (asprintf(&p, "%s/%s", dir, network) < 0)
 		return -ENOMEM;
 	if (create) {
-		int r = mkdir_p(p);
+		/* 0700 for what it creates: the records name pods' devices */
+		int r = mkdir_p(p, 0700, 0700);
 		if (r < 0)
 			return r;
 	}

@@ -14,6 +14,7 @@
 #include "plugin/config.h"
 #include "roles.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 
 extern char **environ;
@@ -172,41 +173,10 @@ ssize_t doctor_read(const char *path, char *buf, size_t n)
 
 ssize_t doctor_read_alloc(const char *path, char **ret)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t got = 0, cap = 0;
+	size_t len;
+	int r = read_file_at(AT_FDCWD, path, 1u << 20, ret, &len);
 
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (got + 1 >= cap) {
-			char *nb;
-
-			if (cap >= (1u << 20))
-				return -EFBIG;
-			cap = cap ? cap * 2 : 4096;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		r = read(fd, buf + got, cap - 1 - got);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	if (!buf && !(buf = calloc(1, 1)))
-		return -ENOMEM;
-	buf[got] = '\0';
-	*ret = TAKE_PTR(buf);
-	return (ssize_t)got;
+	return r < 0 ? r : (ssize_t)len;
 }
 
 /* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */

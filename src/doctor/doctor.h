@@ -88,8 +88,9 @@ ssize_t doctor_read_alloc(const char *path, char **ret);
 /* Helpers shared by the checks. */
 /* The device can be opened through libibverbs here: its uverbs node is present in devfs. */
 bool doctor_dev_usable(const struct hw_rdma_dev *dev);
-/* Comma list of the non-VF HCAs with an ACTIVE port of that link layer, for fix texts. */
-const char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll, char *buf, size_t size);
+/* Comma list of the non-VF HCAs with an ACTIVE port of that link layer, for fix texts
+ * ("<an ACTIVE HCA>" when none); malloc'd, NULL when out of memory. */
+char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll);
 /* What NCCL needs pinned at least (bytes): 16 * NCCL_BUFFSIZE, see pod.c. */
 uint64_t doctor_nccl_pinned_min(const struct doctor *d);
 /* The verbs provider name for a device ("mlx5"), NULL if unknown. */

@@ -27,25 +27,23 @@ static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *
 	return f;
 }
 
-/* Devices the entry selects by name (ports aside), in the node's order, as "a, b, c". */
-static size_t entry_matches(const struct doctor *d, const struct nccl_list *l, const struct nccl_entry *e, char *buf,
-			    size_t n, bool others_only)
+/* Devices the entry selects by name (ports aside), in the node's order: how many, and the
+ * first six as "a, b, c" in *list (malloc'd; NULL when out of memory). */
+static size_t entry_matches(const struct doctor *d, const struct nccl_list *l, const struct nccl_entry *e,
+			    bool others_only, char **list)
 {
-	size_t count = 0, used = 0;
+	size_t count = 0;
 
-	buf[0] = '\0';
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const char *name = d->node->rdma[i].name;
 
 		if (!nccl_entry_match(l, e, name, -1) || (others_only && !strcmp(name, e->name)))
 			continue;
-		if (count++ < 6 && used < n) {
-			int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", name);
-			used += w > 0 ? (size_t)w : 0;
-		}
+		if (count++ < 6)
+			str_append_sep(list, ", ", "%s", name);
 	}
-	if (count > 6 && used < n)
-		snprintf(buf + used, n - used, ", ... (%zu)", count);
+	if (count > 6)
+		str_append_sep(list, ", ", "... (%zu)", count);
 	return count;
 }
 
@@ -53,8 +51,8 @@ void check_nccl_ib_hca(struct doctor *d)
 {
 	const char *val = env_get(&d->env, "NCCL_IB_HCA");
 	struct nccl_list l;
-	char names[256], sel[256] = "", act[256];
-	size_t n_sel = 0, used = 0;
+	_cleanup_free_ char *sel = NULL;
+	size_t n_sel = 0;
 	json_t *f;
 
 	if (!val || !*val)
@@ -68,7 +66,8 @@ void check_nccl_ib_hca(struct doctor *d)
 	for (size_t i = 0; i < l.n; i++) {
 		const struct nccl_entry *e = &l.e[i];
 		const struct hw_rdma_dev *dev = hw_node_rdma(d->node, e->name);
-		size_t n = entry_matches(d, &l, e, names, sizeof(names), false);
+		_cleanup_free_ char *names = NULL, *others = NULL;
+		size_t n = entry_matches(d, &l, e, false, &names);
 
 		if (n == 0) {
 			f = env_finding(d, l.exclude ? DOCTOR_WARN : DOCTOR_FAIL, "NCCL_IB_HCA", val, "\"%s\" names no HCA here%s", e->name,
@@ -77,9 +76,9 @@ void check_nccl_ib_hca(struct doctor *d)
 				      "(ibp*, rocep*) and RoCE LAG replaces mlx5_N with mlx5_bond_N.");
 			continue;
 		}
-		if (!l.exact && entry_matches(d, &l, e, names, sizeof(names), true) > 0) {
+		if (!l.exact && entry_matches(d, &l, e, true, &others) > 0) {
 			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_HCA", val, "\"%s\" is a prefix: it also %s %s", e->name,
-					l.exclude ? "excludes" : "selects", names);
+					l.exclude ? "excludes" : "selects", others ? others : "");
 			doctor_fix(f, "Prefix the list with = to match exact names: NCCL_IB_HCA=%s=%s.", l.exclude ? "^" : "", val + (l.exclude ? 1 : 0));
 		}
 		if (l.exclude || !dev)
@@ -99,12 +98,15 @@ void check_nccl_ib_hca(struct doctor *d)
 			continue;
 		}
 		HW_DEV_FOREACH_PORT(dev, p) {
+			_cleanup_free_ char *act = NULL;
+
 			if ((e->port > 0 && p->num != (unsigned)e->port) || hw_port_state_is_active(p->state))
 				continue;
+			act = doctor_active_hcas(d->node, p->link_layer);
 			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s port %u is %s: NCCL skips non-ACTIVE ports", dev->name,
 					p->num, p->state_name);
 			doctor_fix(f, "Drop %s from NCCL_IB_HCA until the port is fixed (see port.state): NCCL_IB_HCA==%s.",
-				   dev->name, doctor_active_hcas(d->node, p->link_layer, act, sizeof(act)));
+				   dev->name, act ? act : "<an ACTIVE HCA>");
 		}
 	}
 	/* What NCCL ends up with. */
@@ -115,10 +117,8 @@ void check_nccl_ib_hca(struct doctor *d)
 			continue;
 		if (!hw_port_state_is_active(p->state) || !nccl_list_selects(&l, dev->name, (int)p->num))
 			continue;
-		if (n_sel++ < 8 && used < sizeof(sel)) {
-			int w = snprintf(sel + used, sizeof(sel) - used, "%s%s:%u", used ? ", " : "", dev->name, p->num);
-			used += w > 0 ? (size_t)w : 0;
-		}
+		if (n_sel++ < 8)
+			str_append_sep(&sel, ", ", "%s:%u", dev->name, p->num);
 	}
 	if (n_sel == 0) {
 		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "selects no usable ACTIVE port: NCCL prints \"NET/IB : No "
@@ -126,15 +126,16 @@ void check_nccl_ib_hca(struct doctor *d)
 		doctor_fix(f, "Name ACTIVE ports of HCAs this pod can open (=mlx5_1:1,...), or unset NCCL_IB_HCA.");
 		return;
 	}
-	env_finding(d, DOCTOR_OK, "NCCL_IB_HCA", val, "selects %zu ACTIVE port%s: %s", n_sel, n_sel == 1 ? "" : "s", sel);
+	env_finding(d, DOCTOR_OK, "NCCL_IB_HCA", val, "selects %zu ACTIVE port%s: %s", n_sel, n_sel == 1 ? "" : "s", sel ? sel : "");
 }
 
 void check_nccl_socket_ifname(struct doctor *d)
 {
 	const char *val = env_get(&d->env, "NCCL_SOCKET_IFNAME");
 	struct nccl_list l;
-	char sel[256] = "", path[PATH_MAX];
-	size_t n_sel = 0, used = 0;
+	_cleanup_free_ char *sel = NULL;
+	char path[PATH_MAX];
+	size_t n_sel = 0;
 	json_t *f;
 
 	if (!val || !*val)
@@ -149,10 +150,8 @@ void check_nccl_socket_ifname(struct doctor *d)
 
 		if (!nccl_list_selects(&l, name, -1))
 			continue;
-		if (n_sel++ < 8 && used < sizeof(sel)) {
-			int w = snprintf(sel + used, sizeof(sel) - used, "%s%s", used ? ", " : "", name);
-			used += w > 0 ? (size_t)w : 0;
-		}
+		if (n_sel++ < 8)
+			str_append_sep(&sel, ", ", "%s", name);
 	}
 	if (n_sel == 0) {
 		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val, "matches no interface here: NCCL bootstrap fails "
@@ -173,7 +172,7 @@ void check_nccl_socket_ifname(struct doctor *d)
 			doctor_fix(f, "Drop \"%s\" or fix its name; ranks on other nodes may pick a different interface.", l.e[i].name);
 		}
 	}
-	env_finding(d, DOCTOR_OK, "NCCL_SOCKET_IFNAME", val, "selects %s", sel);
+	env_finding(d, DOCTOR_OK, "NCCL_SOCKET_IFNAME", val, "selects %s", sel ? sel : "");
 }
 
 void check_nccl_misc(struct doctor *d)

@@ -4,6 +4,7 @@
  * namespace must be allowed with -extra-label-ns or the NodeFeatureRule path). Values must be
  * valid label values: [A-Za-z0-9._-], at most 63 characters. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "doctor/doctor.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 static bool gpudirect_ready(const struct doctor *d)
 {
@@ -49,24 +51,24 @@ static const char *worst_status(const struct doctor *d)
 
 int doctor_write_nfd(const struct doctor *d, const char *path)
 {
-	_cleanup_free_ char *tmp = NULL;
+	_cleanup_free_ char *text = NULL;
 	const struct hw_node *n = d->node;
-	size_t active = 0, ib = 0, eth = 0, vfs = 0;
+	size_t active = 0, ib = 0, eth = 0, vfs = 0, len = 0;
+	bool lag = false;
 	FILE *f;
-	int r;
 
-	for (size_t i = 0; i < n->n_rdma; i++)
+	for (size_t i = 0; i < n->n_rdma; i++) {
 		vfs += n->rdma[i].pci && n->rdma[i].pci->physfn;
+		lag |= n->rdma[i].lag != NULL;
+	}
 	HW_NODE_FOREACH_PORT(n, p) {
 		ib += p->link_layer == HW_LINK_IB;
 		eth += p->link_layer == HW_LINK_ETH;
 		active += hw_port_state_is_active(p->state);
 	}
-	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
-		return -ENOMEM;
-	f = fopen(tmp, "we");
+	f = open_memstream(&text, &len);
 	if (!f)
-		return -errno;
+		return -ENOMEM;
 	fprintf(f, "# written by rdmak doctor --nfd; NFD re-reads this file, do not edit\n");
 	fprintf(f, "rdmak.io/rdma.capable=%s\n", n->n_rdma && active ? "true" : "false");
 	fprintf(f, "rdmak.io/rdma.devices=%zu\n", n->n_rdma);
@@ -76,29 +78,13 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 	fprintf(f, "rdmak.io/rdma.sriov-vfs=%zu\n", vfs);
 	if (n->kernel.netns_mode >= 0)
 		fprintf(f, "rdmak.io/rdma.netns-mode=%s\n", n->kernel.netns_mode ? "shared" : "exclusive");
-	for (size_t i = 0; i < n->n_netdevs; i++)
-		if (n->netdevs[i].bond)
-			for (size_t k = 0; k < n->n_rdma; k++)
-				if (n->rdma[k].lag == &n->netdevs[i]) {
-					fprintf(f, "rdmak.io/rdma.roce-lag=true\n");
-					i = n->n_netdevs - 1;
-					break;
-				}
+	if (lag)
+		fprintf(f, "rdmak.io/rdma.roce-lag=true\n");
 	fprintf(f, "rdmak.io/gpu.count=%zu\n", n->n_gpus);
 	fprintf(f, "rdmak.io/gpudirect.ready=%s\n", gpudirect_ready(d) ? "true" : "false");
 	fprintf(f, "rdmak.io/doctor.status=%s\n", worst_status(d));
-	if (fflush(f) != 0 || ferror(f)) {
-		r = -errno;
-		fclose(f);
-		unlink(tmp);
-		return r ? r : -EIO;
-	}
-	fclose(f);
+	if (fclose(f) != 0)
+		return -ENOMEM;
 	/* NFD may read at any moment: never let it see half a file */
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return r;
-	}
-	return 0;
+	return write_file_atomic_at(AT_FDCWD, path, text, len, 0644);
 }

@@ -317,11 +317,10 @@ void check_port_sm(struct doctor *d)
 
 /* ---- port.ipoib ------------------------------------------------------------------------------ */
 
-const char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll, char *buf, size_t size)
+char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll)
 {
-	size_t used = 0;
+	char *list = NULL;
 
-	buf[0] = '\0';
 	for (size_t i = 0; i < n->n_rdma; i++) {
 		const struct hw_rdma_dev *dev = &n->rdma[i];
 		bool active = false;
@@ -330,19 +329,15 @@ const char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll, c
 			continue;
 		HW_DEV_FOREACH_PORT(dev, p)
 			active |= hw_port_state_is_active(p->state) && p->link_layer == ll;
-		if (active && used < size) {
-			int w = snprintf(buf + used, size - used, "%s%s", used ? "," : "", dev->name);
-			used += w > 0 ? (size_t)w : 0;
-		}
+		if (active && str_append_sep(&list, ",", "%s", dev->name) < 0)
+			break;
 	}
-	if (!buf[0])
-		snprintf(buf, size, "<an ACTIVE HCA>");
-	return buf;
+	return list ? list : strdup("<an ACTIVE HCA>");
 }
 
 void check_port_ipoib(struct doctor *d)
 {
-	char obj[HW_NAME_MAX + 8], list[256];
+	char obj[HW_NAME_MAX + 8];
 
 	HW_NODE_FOREACH_PORT(d->node, p) {
 		const struct hw_rdma_dev *dev = p->dev;
@@ -355,6 +350,8 @@ void check_port_ipoib(struct doctor *d)
 			continue;
 		master = nd->master;
 		if (!hw_port_state_is_active(p->state) && master && master->carrier == 1) {
+			_cleanup_free_ char *list = doctor_active_hcas(d->node, HW_LINK_IB);
+
 			f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
 				       "%s reports Up while %s port %u is %s: a bond's carrier hides a dead slave port",
 				       master->name, dev->name, p->num, p->state_name);
@@ -364,7 +361,7 @@ void check_port_ipoib(struct doctor *d)
 			doctor_fix(f, "Read the port state, not ibdev2netdev's (Up/Down), which is the netdev carrier: "
 				      "rdma link show %s/%u. Until the port is fixed, name only ACTIVE HCAs in NCCL_IB_HCA "
 				      "(=%s) and the device plugin selectors.", dev->name, p->num,
-				   doctor_active_hcas(d->node, HW_LINK_IB, list, sizeof(list)));
+				   list ? list : "<an ACTIVE HCA>");
 		} else if (hw_port_state_is_active(p->state) && nd->carrier != 1) {
 			f = doctor_add(d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
 				       "IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "

@@ -12,6 +12,7 @@
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
@@ -132,6 +133,8 @@ static size_t keep_prefixed(char **v, size_t n, const char *p1, const char *p2)
 		else
 			free(v[i]);
 	}
+	if (v)
+		v[k] = NULL;
 	return k;
 }
 
@@ -175,8 +178,8 @@ int hw_load_chardevs(struct hw_build *b)
 		probe_devfs(b->ctx, c);
 	}
 out:
-	hw_strv_free(vn, nv);
-	hw_strv_free(mn, nm);
+	strv_free(vn);
+	strv_free(mn);
 	hw_dir_close(&verbs);
 	hw_dir_close(&mad);
 	return r < 0 ? r : 0;

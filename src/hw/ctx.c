@@ -13,6 +13,7 @@
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret)
 {
@@ -160,27 +161,13 @@ bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 	return fstatat(base_fd(ctx, d), name, &st, 0) == 0;
 }
 
-void hw_strv_free(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
-	char **v = NULL;
-	size_t cnt = 0, cap = 0;
+	_cleanup_strv_free_ char **v = NULL;
+	size_t cnt = 0;
 	struct dirent *de;
-	int fd;
+	int fd, r;
 
 	record(ctx, HW_ACCESS_LIST, d, name);
 	fd = openat(base_fd(ctx, d), name && *name ? name : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -188,36 +175,22 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 		return -errno;
 	dir = fdopendir(fd);
 	if (!dir) {
-		int r = -errno;
+		r = -errno;
 		close(fd);
 		return r;
 	}
 	while ((errno = 0, de = readdir(dir))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (cnt == cap) {
-			char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-			if (!nv)
-				goto oom;
-			v = nv;
-		}
-		if (!(v[cnt] = strdup(de->d_name)))
-			goto oom;
-		cnt++;
+		if ((r = strv_extend(&v, &cnt, de->d_name)) < 0)
+			return r;
 	}
-	if (errno) {
-		int r = -errno;
-		hw_strv_free(v, cnt);
-		return r;
-	}
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), cmp_str);
-	*ret = v;
+	if (errno)
+		return -errno;
+	strv_sort(v);
+	*ret = TAKE_PTR(v);
 	*n = cnt;
 	return 0;
-oom:
-	hw_strv_free(v, cnt);
-	return -ENOMEM;
 }
 
 /* The loaders may fail on several threads at once: the first one names the path. */

@@ -8,6 +8,7 @@
 
 #include "hw/hw-internal.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 static const char *base_name(const char *path)
 {
@@ -43,7 +44,7 @@ static int vf_index(struct hw_ctx *ctx, const struct hw_dir *pf, const char *bdf
 		if (str_startswith(v[i], "virtfn") && str_to_u64(v[i] + 6, 10, &idx) == 0 &&
 		    hw_dir_readlink(ctx, pf, v[i], link, sizeof(link)) > 0 && !strcmp(base_name(link), bdf))
 			found = (int)idx;
-	hw_strv_free(v, n);
+	strv_free(v);
 	return found;
 }
 
@@ -87,9 +88,9 @@ fail:
 
 void hw_pci_function_clear(struct hw_pci_function *f)
 {
-	hw_strv_free(f->netdevs, f->n_netdevs);
-	hw_strv_free(f->rdma, f->n_rdma);
-	hw_strv_free(f->pf_netdevs, f->n_pf_netdevs);
+	strv_free(f->netdevs);
+	strv_free(f->rdma);
+	strv_free(f->pf_netdevs);
 	f->netdevs = f->rdma = f->pf_netdevs = NULL;
 	f->n_netdevs = f->n_rdma = f->n_pf_netdevs = 0;
 }

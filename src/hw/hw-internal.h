@@ -25,9 +25,9 @@ void hw_dir_close(struct hw_dir *d);
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
 /* Read a symlink's text. Returns its length or -errno (-EINVAL: not a symlink). */
 int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
-/* Entries of a directory (no "." / ".."), malloc'd array of malloc'd names, sorted by strcmp. */
+/* Entries of a directory (no "." / ".."), sorted by strcmp: a strv (util/strv.h; NULL when
+ * empty) and its length. */
 int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n);
-void hw_strv_free(char **v, size_t n);
 bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name);
 
 /* What devfs holds at relpath (relative to the devfs root), through the recorder. */

@@ -6,6 +6,7 @@
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 #define ARPHRD_ETHER_ 1
 #define ARPHRD_INFINIBAND_ 32
@@ -187,6 +188,8 @@ int hw_load_netdevs(struct hw_build *b)
 			}
 			names[k++] = names[i];
 		}
+		if (names)
+			names[k] = NULL;
 		n = k;
 		b->node->n_netdevs = n; /* every slot is zeroed: a partial load frees cleanly */
 		b->gone = calloc(n ? n : 1, sizeof(*b->gone));
@@ -196,7 +199,7 @@ int hw_load_netdevs(struct hw_build *b)
 		free(b->gone);
 		b->gone = NULL;
 	}
-	hw_strv_free(names, n);
+	strv_free(names);
 	hw_dir_close(&class_net);
 	return r < 0 ? r : 0;
 }

@@ -8,6 +8,7 @@
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
 
@@ -196,6 +197,8 @@ int hw_load_pci(struct hw_build *b)
 		}
 		names[kept++] = names[i];
 	}
+	if (names)
+		names[kept] = NULL;
 	n = kept;
 	if (r >= 0) {
 		struct pci_job job = { &bus, names };
@@ -205,7 +208,7 @@ int hw_load_pci(struct hw_build *b)
 	}
 	if (r >= 0)
 		r = link_sriov(b, &bus);
-	hw_strv_free(names, n);
+	strv_free(names);
 	hw_dir_close(&bus);
 	for (size_t i = 0; r >= 0 && i < node->n_rdma; i++) {
 		struct hw_rdma_dev *d = &node->rdma[i];

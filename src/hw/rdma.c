@@ -7,6 +7,7 @@
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 static bool gid_is_zero(const uint8_t g[16])
 {
@@ -65,7 +66,7 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 	 * table is not even listed: on a node with a thousand VFs that is the difference. */
 	if (b->flags & HW_LOAD_GIDS) {
 		r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
-		hw_strv_free(names, n);
+		strv_free(names);
 		if (r == -ENOENT)
 			return 0;
 		if (r < 0)
@@ -91,7 +92,7 @@ static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir
 	if (!(b->flags & HW_LOAD_PKEYS))
 		return 0;
 	r = hw_dir_list(b->ctx, pd, "pkeys", &names, &n);
-	hw_strv_free(names, n);
+	strv_free(names);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -216,7 +217,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		r = load_port(b, d, &d->ports[k], &ports, pnames[k]);
 	}
 out_names:
-	hw_strv_free(pnames, np);
+	strv_free(pnames);
 out_ports:
 	hw_dir_close(&ports);
 out_dd:
@@ -306,7 +307,7 @@ int hw_load_rdma(struct hw_build *b)
 		free(b->gone);
 		b->gone = NULL;
 	}
-	hw_strv_free(names, n);
+	strv_free(names);
 	hw_dir_close(&cls);
 	return r < 0 ? r : 0;
 }

@@ -32,6 +32,7 @@
 
 #include "ipam/store.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 #define TMP_PREFIX ".tmp."
 #define TIDY_AGE_S 600 /* a temporary name this old belongs to a writer that is gone */
@@ -504,25 +505,6 @@ static void file_close(struct ipam_store *s)
 	s->priv = NULL;
 }
 
-/* mkdir -p for the data directory (0700: reservations name pods). */
-static int mkdir_parents(const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *c = p + 1; *c; c++)
-		if (*c == '/') {
-			*c = '\0';
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			*c = '/';
-		}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 {
 	const char *dir = cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR;
@@ -536,7 +518,7 @@ static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 		return -ENOMEM;
 	f->dir = f->pools = f->networks = -1;
 	s->priv = f;
-	r = mkdir_parents(dir);
+	r = mkdir_p(dir, 0755, 0700); /* 0700: reservations name pods */
 	if (r < 0) {
 		file_close(s);
 		return fail(s, r, "%s: %s", dir, strerror(-r));

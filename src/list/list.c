@@ -13,6 +13,7 @@
 #include "out/out.h"
 #include "roles.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 enum list_format { FMT_TABLE, FMT_JSON, FMT_IBDEV2NETDEV, FMT_IBSTAT, FMT_RDMA_LINK };
 
@@ -55,8 +56,7 @@ static const char *carrier_word(const struct hw_netdev *n)
 static json_t *nearest_gpus(const struct hw_node *node, const struct hw_rdma_dev *d)
 {
 	enum hw_topo best = HW_TOPO_UNKNOWN;
-	char buf[256] = "";
-	size_t len = 0;
+	_cleanup_free_ char *list = NULL;
 
 	if (!d->pci || !node->n_gpus)
 		return json_null();
@@ -65,11 +65,13 @@ static json_t *nearest_gpus(const struct hw_node *node, const struct hw_rdma_dev
 		if (best == HW_TOPO_UNKNOWN || t < best)
 			best = t;
 	}
-	for (size_t i = 0; i < node->n_gpus && len < sizeof(buf) - 24; i++)
-		if (hw_topo_relation(node->gpus[i].pci, d->pci) == best)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%sGPU%u", len ? "," : "", node->gpus[i].index);
-	snprintf(buf + len, sizeof(buf) - len, " (%s)", hw_topo_name(best));
-	return json_string(buf);
+	for (size_t i = 0; i < node->n_gpus; i++)
+		if (hw_topo_relation(node->gpus[i].pci, d->pci) == best &&
+		    str_append_sep(&list, ",", "GPU%u", node->gpus[i].index) < 0)
+			return NULL;
+	if (str_append_sep(&list, " ", "(%s)", hw_topo_name(best)) < 0)
+		return NULL;
+	return json_string(list);
 }
 
 static json_t *table_rows(const struct hw_node *node)

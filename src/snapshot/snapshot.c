@@ -18,6 +18,7 @@
 #include "roles.h"
 #include "snapshot/tar.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 
 struct snap_entry {
@@ -148,19 +149,11 @@ static int normalize(const char *in, char *out, size_t n)
 static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 {
 	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char buf[65536];
-	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0)
-		return -errno; /* e.g. EINVAL from an attribute with no value: not captured */
-	if (!(*data = malloc((size_t)n + 1)))
-		return -ENOMEM;
-	memcpy(*data, buf, (size_t)n);
-	*size = (size_t)n;
-	return 0;
+	/* e.g. EINVAL from an attribute with no value: not captured */
+	return read_file_fd(fd, 65536, data, size);
 }
 
 static int capture_node(struct snap *s, int root, const char *rel, const struct stat *st)

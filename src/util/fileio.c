@@ -184,3 +184,22 @@ int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t le
 		return -errno;
 	return 0;
 }
+
+int mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *c = p + 1; *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		if (mkdir(p, parent_mode) < 0 && errno != EEXIST)
+			return -errno;
+		*c = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}

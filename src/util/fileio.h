@@ -28,6 +28,10 @@ int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len);
  * -ENOSPC (or -EDQUOT), as the kernel said it. */
 int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode);
 
+/* mkdir -p: create path with `mode` and its missing parents with `parent_mode` (the umask
+ * applies to both, as with mkdir(1)); an existing directory is fine. */
+int mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
+
 /* write() all of buf, retrying short writes and EINTR. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 

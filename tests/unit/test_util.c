@@ -137,6 +137,16 @@ static void test_write_atomic(void **st)
 		assert_int_equal(faccessat(dfd, "sub/c", F_OK, 0), 0);
 	}
 	assert_int_equal(write_file_atomic_at(dfd, "nosuch/b", "b", 1, 0644), -ENOENT);
+	{
+		char deep[128];
+
+		snprintf(deep, sizeof(deep), "%s/x/y/z", dir);
+		assert_int_equal(mkdir_p(deep, 0755, 0755), 0);
+		assert_int_equal(mkdir_p(deep, 0755, 0755), 0); /* existing: fine */
+		assert_int_equal(faccessat(dfd, "x/y/z", F_OK, 0), 0);
+		snprintf(deep, sizeof(deep), "%s/a.json/z", dir);
+		assert_int_equal(mkdir_p(deep, 0755, 0755), -ENOTDIR);
+	}
 	assert_int_equal(write_file_atomic_at(dfd, "sub/", "b", 1, 0644), -EISDIR);
 }
 
