@@ -39,6 +39,7 @@
 
 #include "kubelet/internal.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 #define KL_LISTEN_BACKLOG 16
 /* epoll keys below the first server id */
@@ -259,9 +260,7 @@ static int default_preferred(void *ud, const char *const *available, size_t n_av
 	*n_out = n;
 	return 0;
 oom:
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	strv_free(ids);
 	return -ENOMEM;
 }
 

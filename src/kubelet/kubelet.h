@@ -63,8 +63,9 @@ struct kl_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
 	 * (the kubelet then fails the pod with the message in *msg, a malloc'd string). */
 	int (*allocate)(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg);
-	/* Choose `size` ids from available, keeping every must_include; *out is malloc'd
-	 * (array and strings). NULL: the server answers with the first `size` available. */
+	/* Choose `size` ids from available, keeping every must_include; *out is a strv
+	 * (util/strv.h: malloc'd, NULL-terminated, freed with strv_free) of *n_out ids.
+	 * NULL: the server answers with the first `size` available. */
 	int (*preferred)(void *ud, const char *const *available, size_t n_available,
 			 const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
 	/* PreStartContainer; NULL: nothing to do. */

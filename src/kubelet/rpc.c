@@ -12,6 +12,7 @@
 
 #include "kubelet/deviceplugin.pb-c.h"
 #include "kubelet/internal.h"
+#include "util/strv.h"
 
 struct kl_answer {
 	grpc_status_code code;
@@ -299,13 +300,6 @@ out:
 
 /* --- GetPreferredAllocation --------------------------------------------------------------- */
 
-static void free_strv(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
 {
 	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
@@ -346,7 +340,7 @@ static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, siz
 	answer_message(ans, &resp.base);
 out:
 	for (size_t i = 0; cr && i < n; i++)
-		free_strv(cr[i].deviceids, cr[i].n_deviceids);
+		strv_free(cr[i].deviceids);
 	free(cr);
 	free(resp.container_responses);
 	v1beta1__preferred_allocation_request__free_unpacked(rq, NULL);

@@ -1,5 +1,5 @@
 /* Files the plugin leaves on the host for others: Multus device-info files and CDI specs.
- * Both are written atomically (temporary file + rename) and removed on exit. */
+ * Both are written with write_file_atomic_at() (util/fileio.h) and removed on exit. */
 #ifndef RDMAK_PLUGIN_FILES_H
 #define RDMAK_PLUGIN_FILES_H
 
@@ -11,10 +11,5 @@
 json_t *cdi_spec_build(const struct pool *p);
 /* "rdmak-<prefix>_<name>.json" */
 int cdi_spec_name(const struct pool *p, char *buf, size_t n);
-
-/* Write content to dir/name atomically with the given mode. */
-int file_write_atomic(const char *dir, const char *name, const char *content, unsigned mode);
-/* mkdir -p */
-int dir_create(const char *path, unsigned mode);
 
 #endif

@@ -28,6 +28,7 @@
 #include "plugin/report.h"
 #include "roles.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -118,28 +119,6 @@ static void transport_log(int level, const char *msg, void *ud)
 
 /* ---- config --------------------------------------------------------------------------- */
 
-static int read_file(const char *path, char **ret, size_t *len)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_free_ char *buf = NULL;
-	size_t n;
-
-	if (!f)
-		return -errno;
-	buf = malloc(CONFIG_MAX + 1);
-	if (!buf)
-		return -ENOMEM;
-	n = fread(buf, 1, CONFIG_MAX + 1, f);
-	if (ferror(f))
-		return -EIO;
-	if (n > CONFIG_MAX)
-		return -EFBIG;
-	buf[n] = '\0';
-	*len = n;
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
 /* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
 static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err, size_t errlen)
 {
@@ -147,7 +126,7 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 	size_t len = 0;
 	int r;
 
-	r = read_file(path, &buf, &len);
+	r = read_file_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
@@ -278,6 +257,7 @@ static bool served(struct daemon *d, const struct pool *p)
 /* Multus reads these after Allocate; writing them once per load keeps Allocate free of I/O. */
 static void write_devinfo(struct daemon *d)
 {
+	_cleanup_close_ int dfd = -1;
 	size_t written = 0;
 	int r;
 
@@ -287,8 +267,9 @@ static void write_devinfo(struct daemon *d)
 
 		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m || !served(d, p))
 			continue;
-		if (written == 0 && (r = dir_create(d->o->devinfo_dir, 0755)) < 0) {
-			plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
+		if (dfd < 0 && ((r = mkdir_p(d->o->devinfo_dir, 0755, 0755)) < 0 ||
+				(dfd = open(d->o->devinfo_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)) {
+			plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(r < 0 ? -r : errno));
 			return;
 		}
 		for (size_t j = 0; j < p->n_m; j++) {
@@ -297,7 +278,7 @@ static void write_devinfo(struct daemon *d)
 
 			if (!json || pool_devinfo_name(p, p->m[j].id, name, sizeof(name)) < 0)
 				continue;
-			r = file_write_atomic(d->o->devinfo_dir, name, json, 0444);
+			r = write_file_atomic_at(dfd, name, json, strlen(json), 0444);
 			if (r < 0) {
 				plog(1, "writing %s/%s: %s", d->o->devinfo_dir, name, strerror(-r));
 				continue;
@@ -312,13 +293,15 @@ static void write_devinfo(struct daemon *d)
 
 static void write_cdi(struct daemon *d)
 {
+	_cleanup_close_ int dfd = -1;
 	int r;
 
 	if (!d->o->cdi)
 		return;
 	remove_files(d->o->cdi_dir, &d->cdi_files, &d->n_cdi_files);
-	if ((r = dir_create(d->o->cdi_dir, 0755)) < 0) {
-		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
+	if ((r = mkdir_p(d->o->cdi_dir, 0755, 0755)) < 0 ||
+	    (dfd = open(d->o->cdi_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(r < 0 ? -r : errno));
 		return;
 	}
 	for (size_t i = 0; i < d->ps->n; i++) {
@@ -330,7 +313,7 @@ static void write_cdi(struct daemon *d)
 		json_decref(spec);
 		if (!text || cdi_spec_name(p, name, sizeof(name)) < 0)
 			continue;
-		r = file_write_atomic(d->o->cdi_dir, name, text, 0644);
+		r = write_file_atomic_at(dfd, name, text, strlen(text), 0644);
 		if (r < 0)
 			plog(0, "writing CDI spec %s/%s: %s", d->o->cdi_dir, name, strerror(-r));
 		else

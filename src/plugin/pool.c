@@ -12,6 +12,7 @@
 
 #include "plugin/select.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 bool health_input_ok(const struct health_input *in)
 {
@@ -392,34 +393,6 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 
 /* ---- set --------------------------------------------------------------------------- */
 
-void pool_alloc_clear(struct kl_container_alloc *a)
-{
-	for (size_t i = 0; i < a->n_envs; i++) {
-		free(a->envs[i].key);
-		free(a->envs[i].value);
-	}
-	free(a->envs);
-	for (size_t i = 0; i < a->n_mounts; i++) {
-		free(a->mounts[i].container_path);
-		free(a->mounts[i].host_path);
-	}
-	free(a->mounts);
-	for (size_t i = 0; i < a->n_devices; i++) {
-		free(a->devices[i].container_path);
-		free(a->devices[i].host_path);
-	}
-	free(a->devices);
-	for (size_t i = 0; i < a->n_annotations; i++) {
-		free(a->annotations[i].key);
-		free(a->annotations[i].value);
-	}
-	free(a->annotations);
-	for (size_t i = 0; i < a->n_cdi_devices; i++)
-		free(a->cdi_devices[i]);
-	free(a->cdi_devices);
-	*a = (struct kl_container_alloc){ 0 };
-}
-
 static void pool_clear(struct pool *p)
 {
 	for (size_t i = 0; i < p->n_m; i++) {
@@ -439,7 +412,7 @@ static void pool_clear(struct pool *p)
 	}
 	free(p->m);
 	free(p->devs);
-	pool_alloc_clear(&p->shared);
+	kl_container_alloc_clear(&p->shared);
 }
 
 void pool_set_free(struct pool_set *ps)
@@ -652,7 +625,7 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 	char hcas[1024] = "", netdevs[1024] = "", why[160] = "";
 	int r;
 
-	pool_alloc_clear(&p->shared);
+	kl_container_alloc_clear(&p->shared);
 	p->shared_ok = false;
 	for (size_t i = 0; i < p->n_m; i++) {
 		const struct pool_member *m = &p->m[i];
@@ -877,7 +850,7 @@ int pool_allocate(const struct pool *p, const char *const *ids, size_t n, struct
 		r = allocate_exclusive(p, ids, n, p->cdi, out, msg);
 	}
 	if (r < 0) {
-		pool_alloc_clear(out);
+		kl_container_alloc_clear(out);
 		if (!*msg && r == -ENOMEM)
 			*msg = strdup("out of memory");
 	}
@@ -1085,9 +1058,7 @@ int pool_preferred(const struct pool *p, const char *const *available, size_t n_
 	*n_out = nres;
 	return 0;
 fail:
-	for (size_t i = 0; i < nres; i++)
-		free(res[i]);
-	free(res);
+	strv_free(res);
 	return r;
 }
 

@@ -94,8 +94,6 @@ const struct pool_member *pool_member_find(const struct pool *p, const char *id)
 /* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
 void pool_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
 
-/* Free what a kl_container_alloc holds (same contract as kl_container_alloc_clear). */
-void pool_alloc_clear(struct kl_container_alloc *a);
 
 /* The Multus device-info file name for one device: "<prefix>-<name>-<id>-device.json". */
 int pool_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);

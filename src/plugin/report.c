@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "out/out.h"
+#include "util/strv.h"
 
 static const char *const kind_names[] = { [PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive" };
 
@@ -93,11 +94,9 @@ static json_t *allocate_json(const struct pool *p)
 	} else {
 		json_object_set_new(o, "error", json_string("no devices advertised"));
 	}
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 	free(msg);
-	for (size_t i = 0; i < n_ids; i++)
-		free(ids[i]);
-	free(ids);
+	strv_free(ids);
 	return o;
 }
 

@@ -268,7 +268,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_string_equal(a.devices[0].permissions, "rw");
 	assert_string_equal(a.devices[0].container_path, a.devices[0].host_path);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_1");
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 
 	/* the Down port comes back: both HCAs, in the answer and in NCCL_IB_HCA */
 	for (size_t i = 0; i < ps->n_inputs; i++)
@@ -284,7 +284,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 7);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 
 	/* both down: every id Unhealthy, Allocate refuses with the reason */
 	for (size_t i = 0; i < ps->n_inputs; i++)
@@ -334,7 +334,7 @@ static void test_shared_bond_selects_lag(void **st)
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_bond_0");
 	assert_string_equal(env_of(&a, "NCCL_SOCKET_IFNAME"), "bond0");
 	assert_false(has_dev(&a, "/dev/infiniband/issm2")); /* RoCE has no issm */
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 	assert_int_equal(ps->pools[1].n_m, 1);
 	assert_string_equal(ps->pools[1].m[0].id, "mlx5_bond_0");
 	assert_int_equal(ps->pools[2].n_m, 0);
@@ -364,7 +364,7 @@ static void test_shared_missing_nodes(void **st)
 	assert_int_equal(a.n_devices, 0);
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "rdma/all=mlx5_1");
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 	pool_set_free(ps);
 	plugin_config_free(cfg);
 }
@@ -473,7 +473,7 @@ static void test_exclusive_allocate(void **st)
 	assert_int_equal(a.n_devices, 5);
 	assert_true(has_dev(&a, "/dev/infiniband/uverbs6"));
 	assert_true(has_dev(&a, "/dev/infiniband/umad7"));
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 
 	/* an id asked twice: once in _INFO (an object), twice in the list as asked */
 	const char *twice[] = { "0000:86:00.3", "0000:86:00.3" };
@@ -484,7 +484,7 @@ static void test_exclusive_allocate(void **st)
 			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
 			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_7\",\"umad\":\"/dev/infiniband/umad7\","
 			    "\"uverbs\":\"/dev/infiniband/uverbs7\"}}}");
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 
 	const char *unknown[] = { "0000:99:00.0" };
 
@@ -535,14 +535,14 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "intel.com/vf=0000:37:00.2");
 	assert_non_null(env_of(&a, "PCIDEVICE_INTEL_COM_VF"));
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 	pool_set_free(ps);
 	/* without CDI: vhost-net and tun join the device nodes */
 	ps = build(&f, cfg, false);
 	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_true(has_dev(&a, "/dev/vhost-net"));
 	assert_true(has_dev(&a, "/dev/net/tun"));
-	pool_alloc_clear(&a);
+	kl_container_alloc_clear(&a);
 	pool_set_free(ps);
 	plugin_config_free(cfg);
 }
