@@ -13,7 +13,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-PKGS     := jansson libprotobuf-c grpc_unsecure gpr libnl-route-3.0 libmnl libmicrohttpd gnutls yaml-0.1
+PKGS     := jansson libprotobuf-c grpc gpr libnl-route-3.0 libmnl libmicrohttpd gnutls yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
