@@ -1,18 +1,447 @@
-/* Placeholder until the etcd module lands its store (src/ipam/store-etcd.c belongs to it):
- * a config that names the etcd store is refused with this message. */
+/* The etcd store: rdmak-ipam's reservations cluster-wide, on etcd v3 (src/etcd).
+ *
+ * Keys, under the configured prefix P (default IPAM_ETCD_DEFAULT_PREFIX):
+ *   P/claims/<pool>/<address>   the owner of one handed-out address
+ *   P/records/<network>/<key>   one attachment's state (<containerID>:<ifname>)
+ *   P/cursors/<pool>            the address handed out last in the pool
+ *   P/pools/<pool>              "" once the pool has held a claim (for pools())
+ * One small key per address: no global lock, no pool object rewritten per allocation.
+ *
+ * Uniqueness rests on one Txn per claim: "if create_revision(P/claims/<pool>/<address>) == 0
+ * then put it, else read it". etcd applies Txns one at a time in its raft log, so of any
+ * number of racing claims for one address exactly one finds the key absent. A claim whose
+ * answer was lost (the member died after applying it) is sent again to another member: the
+ * second run finds the key with our own value and reports the claim ours, so a retry neither
+ * loses the address nor hands it out twice. Release is the mirror: "if value == expect then
+ * delete", so a late release never removes a claim someone else made since.
+ *
+ * Every read is linearizable (etcd's default): a member cut off from the quorum cannot answer
+ * with stale claims; it times out and the client goes on to another member.
+ */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "etcd/etcd.h"
 #include "ipam/store.h"
+#include "util/cleanup.h"
 
-static int etcd_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+#define NAME_MAX_LEN 253
+
+struct etcd_store {
+	struct etcd_client *c;
+	char *prefix; /* without a trailing '/' */
+};
+
+static struct etcd_store *ES(struct ipam_store *s)
 {
-	snprintf(s->error, sizeof(s->error), "this build of rdmak has no etcd store yet");
-	return -EOPNOTSUPP;
+	return s->priv;
 }
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct ipam_store *s, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* A failed etcd call: the client's own words, which name the endpoint(s). */
+static int fail_etcd(struct ipam_store *s, int r)
+{
+	const char *why = etcd_client_error(ES(s)->c);
+
+	return fail(s, r, "etcd: %s", why[0] ? why : strerror(-r));
+}
+
+/* A name that is one key segment: not empty, no '/'. */
+static bool name_ok(const char *n)
+{
+	return n && *n && !strchr(n, '/') && strlen(n) <= NAME_MAX_LEN;
+}
+
+static int check_name(struct ipam_store *s, const char *what, const char *n)
+{
+	if (!name_ok(n))
+		return fail(s, -EINVAL, "\"%s\" is not %s", n ? n : "", what);
+	return 0;
+}
+
+static int check_value(struct ipam_store *s, const char *v)
+{
+	if (!v || !*v || strlen(v) > IPAM_STORE_VALUE_MAX)
+		return fail(s, -EINVAL, "a value must hold 1 to %d bytes", IPAM_STORE_VALUE_MAX);
+	return 0;
+}
+
+/* "<prefix>/<kind>/<a>[/<b>]", or with b == "" the folder "<prefix>/<kind>/<a>/". */
+static char *key_of(struct ipam_store *s, const char *kind, const char *a, const char *b)
+{
+	char *k = NULL;
+	int n;
+
+	if (!a)
+		n = asprintf(&k, "%s/%s/", ES(s)->prefix, kind);
+	else if (!b)
+		n = asprintf(&k, "%s/%s/%s", ES(s)->prefix, kind, a);
+	else
+		n = asprintf(&k, "%s/%s/%s/%s", ES(s)->prefix, kind, a, b);
+	return n < 0 ? NULL : k;
+}
+
+/* --- claims ------------------------------------------------------------------------------- */
+
+static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address, const char *value)
+{
+	_cleanup_free_ char *key = NULL, *pkey = NULL;
+	struct etcd_txn_result res = {0};
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
+	    (r = check_value(s, value)) < 0)
+		return r;
+	key = key_of(s, "claims", pool, address);
+	pkey = key_of(s, "pools", pool, NULL);
+	if (!key || !pkey)
+		return -ENOMEM;
+	/* The pool's key is put without a compare: it never makes two claims conflict. */
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     1,
+		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
+					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0}},
+		     2, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	if (r == 0) {
+		/* Taken: by someone else, or by this very claim sent earlier to a member that
+		 * applied it and died before answering. */
+		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
+
+		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) && memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+	}
+	etcd_txn_result_clear(&res);
+	return r;
+}
+
+static int get_value(struct ipam_store *s, const char *key, char **ret)
+{
+	struct etcd_kv kv = {0};
+	int r = etcd_get(ES(s)->c, key, &kv);
+
+	if (r < 0)
+		return fail_etcd(s, r);
+	if (r == 1) {
+		*ret = TAKE_PTR(kv.value);
+		etcd_kv_clear(&kv);
+	}
+	return r;
+}
+
+static int etcd_store_get(struct ipam_store *s, const char *pool, const char *address, char **ret)
+{
+	_cleanup_free_ char *key = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0)
+		return r;
+	key = key_of(s, "claims", pool, address);
+	return key ? get_value(s, key, ret) : -ENOMEM;
+}
+
+static int etcd_store_release(struct ipam_store *s, const char *pool, const char *address, const char *expect)
+{
+	_cleanup_free_ char *key = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
+	    (r = check_value(s, expect)) < 0)
+		return r;
+	key = key_of(s, "claims", pool, address);
+	if (!key)
+		return -ENOMEM;
+	/* etcd fails a value compare on an absent key, so "absent" and "another owner" both
+	 * leave the store as it was and answer 0. */
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
+					    .value = expect, .value_len = strlen(expect)},
+		     1, &(struct etcd_op){.type = ETCD_OP_DELETE, .key = key}, 1, NULL, 0, NULL);
+	return r < 0 ? fail_etcd(s, r) : r;
+}
+
+/* Calls fn(name, value) for every key under folder, name being the key less the folder. */
+static int list_folder(struct ipam_store *s, const char *folder, ipam_store_each_fn fn, void *ud)
+{
+	struct etcd_kvs all = {0};
+	size_t skip = strlen(folder);
+	int r = etcd_range_prefix_all(ES(s)->c, folder, false, &all);
+
+	if (r < 0)
+		return fail_etcd(s, r);
+	for (size_t i = 0; i < all.n && r == 0; i++) {
+		const char *name = all.kvs[i].key + skip;
+
+		/* Only our own keys are one segment below the folder; skip anything else. */
+		if (name_ok(name))
+			r = fn(ud, name, all.kvs[i].value);
+	}
+	etcd_kvs_clear(&all);
+	return r;
+}
+
+static int etcd_store_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_free_ char *folder = NULL;
+	int r = check_name(s, "a pool name", pool);
+
+	if (r < 0)
+		return r;
+	folder = key_of(s, "claims", pool, "");
+	return folder ? list_folder(s, folder, fn, ud) : -ENOMEM;
+}
+
+static int etcd_store_count(struct ipam_store *s, const char *pool, size_t *ret)
+{
+	_cleanup_free_ char *folder = NULL;
+	struct etcd_kvs res = {0};
+	int r = check_name(s, "a pool name", pool);
+
+	if (r < 0)
+		return r;
+	folder = key_of(s, "claims", pool, "");
+	if (!folder)
+		return -ENOMEM;
+	r = etcd_range(ES(s)->c, folder, &(struct etcd_range_opts){.prefix = true, .count_only = true}, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	*ret = (size_t)res.count;
+	etcd_kvs_clear(&res);
+	return 0;
+}
+
+/* --- pools ---------------------------------------------------------------------------------- */
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int name_add(void *ud, const char *name, const char *value)
+{
+	struct names *n = ud;
+	char **v = realloc(n->v, (n->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	n->v = v;
+	if (!(n->v[n->n] = strdup(name)))
+		return -ENOMEM;
+	n->n++;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every pool that holds or held claims: each successful claim also puts the pool's key under
+ * P/pools/ in its Txn, so this is a prefix read however many claims there are; pools with a
+ * cursor (an allocator searched them), as the file store lists them, are added. */
+static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_free_ char *pools = key_of(s, "pools", NULL, NULL), *cursors = key_of(s, "cursors", NULL, NULL);
+	struct names n = {0};
+	int r;
+
+	if (!pools || !cursors)
+		return -ENOMEM;
+	r = list_folder(s, pools, name_add, &n);
+	if (r >= 0)
+		r = list_folder(s, cursors, name_add, &n);
+	if (r >= 0 && n.n)
+		qsort(n.v, n.n, sizeof(*n.v), cmp_name);
+	for (size_t i = 0; r == 0 && i < n.n; i++)
+		if (i == 0 || strcmp(n.v[i], n.v[i - 1]) != 0)
+			r = fn(ud, n.v[i], NULL);
+	for (size_t i = 0; i < n.n; i++)
+		free(n.v[i]);
+	free(n.v);
+	return r;
+}
+
+/* --- records ------------------------------------------------------------------------------ */
+
+static int record_key(struct ipam_store *s, const char *network, const char *key, char **ret)
+{
+	int r;
+
+	if ((r = check_name(s, "a network name", network)) < 0 || (r = check_name(s, "an attachment key", key)) < 0)
+		return r;
+	*ret = key_of(s, "records", network, key);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int etcd_store_record_get(struct ipam_store *s, const char *network, const char *key, char **ret)
+{
+	_cleanup_free_ char *k = NULL;
+	int r = record_key(s, network, key, &k);
+
+	return r < 0 ? r : get_value(s, k, ret);
+}
+
+static int etcd_store_record_put(struct ipam_store *s, const char *network, const char *key, const char *value)
+{
+	_cleanup_free_ char *k = NULL;
+	int r = record_key(s, network, key, &k);
+
+	if (r < 0 || (r = check_value(s, value)) < 0)
+		return r;
+	r = etcd_put(ES(s)->c, k, value, strlen(value), NULL);
+	return r < 0 ? fail_etcd(s, r) : 0;
+}
+
+static int etcd_store_record_del(struct ipam_store *s, const char *network, const char *key)
+{
+	_cleanup_free_ char *k = NULL;
+	int64_t n = 0;
+	int r = record_key(s, network, key, &k);
+
+	if (r < 0)
+		return r;
+	r = etcd_delete(ES(s)->c, k, false, &n);
+	return r < 0 ? fail_etcd(s, r) : n > 0;
+}
+
+static int etcd_store_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_free_ char *folder = NULL;
+	int r = check_name(s, "a network name", network);
+
+	if (r < 0)
+		return r;
+	folder = key_of(s, "records", network, "");
+	return folder ? list_folder(s, folder, fn, ud) : -ENOMEM;
+}
+
+/* --- cursors ------------------------------------------------------------------------------ */
+
+static int etcd_store_cursor_get(struct ipam_store *s, const char *pool, char **ret)
+{
+	_cleanup_free_ char *key = NULL;
+	int r = check_name(s, "a pool name", pool);
+
+	if (r < 0)
+		return r;
+	key = key_of(s, "cursors", pool, NULL);
+	return key ? get_value(s, key, ret) : -ENOMEM;
+}
+
+/* A plain put: racing allocators may move the cursor back a little (the last writer wins),
+ * which only makes the next search start a few taken addresses early. */
+static int etcd_store_cursor_put(struct ipam_store *s, const char *pool, const char *address)
+{
+	_cleanup_free_ char *key = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0)
+		return r;
+	key = key_of(s, "cursors", pool, NULL);
+	if (!key)
+		return -ENOMEM;
+	r = etcd_put(ES(s)->c, key, address, strlen(address), NULL);
+	return r < 0 ? fail_etcd(s, r) : 0;
+}
+
+/* --- the store ---------------------------------------------------------------------------- */
+
+/* STATUS: a linearizable read, which a member answers only with a quorum behind it, so "up"
+ * means what ADD needs (a reachable member that lost its quorum counts as down). */
+static int etcd_store_ping(struct ipam_store *s)
+{
+	struct etcd_kvs res = {0};
+	int r = etcd_range(ES(s)->c, ES(s)->prefix, &(struct etcd_range_opts){.count_only = true}, &res);
+
+	if (r < 0)
+		return fail_etcd(s, r);
+	etcd_kvs_clear(&res);
+	return 0;
+}
+
+static void etcd_store_close(struct ipam_store *s)
+{
+	struct etcd_store *es = ES(s);
+
+	if (!es)
+		return;
+	etcd_client_free(es->c);
+	free(es->prefix);
+	free(es);
+	s->priv = NULL;
+}
+
+static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+{
+	struct etcd_config ec = {
+		.endpoints = (const char *const *)cfg->endpoints,
+		.n_endpoints = cfg->n_endpoints,
+		.ca_file = cfg->tls_ca,
+		.cert_file = cfg->tls_cert,
+		.key_file = cfg->tls_key,
+	};
+	const char *prefix = cfg->prefix && cfg->prefix[0] ? cfg->prefix : IPAM_ETCD_DEFAULT_PREFIX;
+	_cleanup_free_ char *why = NULL;
+	struct etcd_store *es;
+	size_t len = strlen(prefix);
+	int r;
+
+	while (len > 1 && prefix[len - 1] == '/')
+		len--;
+	if (len == 0 || (len == 1 && prefix[0] == '/'))
+		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s", prefix,
+			    IPAM_ETCD_DEFAULT_PREFIX);
+	es = calloc(1, sizeof(*es));
+	if (!es)
+		return -ENOMEM;
+	es->prefix = strndup(prefix, len);
+	if (!es->prefix) {
+		free(es);
+		return -ENOMEM;
+	}
+	r = etcd_client_new(&ec, &es->c, &why);
+	if (r < 0) {
+		free(es->prefix);
+		free(es);
+		return fail(s, r, "%s", why ? why : strerror(-r));
+	}
+	s->priv = es;
+	return 0;
+}
+
+static const struct ipam_store_ops etcd_store_ops = {
+	.ping = etcd_store_ping,
+	.claim = etcd_store_claim,
+	.get = etcd_store_get,
+	.release = etcd_store_release,
+	.list = etcd_store_list,
+	.count = etcd_store_count,
+	.pools = etcd_store_pools,
+	.record_get = etcd_store_record_get,
+	.record_put = etcd_store_record_put,
+	.record_del = etcd_store_record_del,
+	.record_list = etcd_store_record_list,
+	.cursor_get = etcd_store_cursor_get,
+	.cursor_put = etcd_store_cursor_put,
+	.close = etcd_store_close,
+};
 
 const struct ipam_store_driver ipam_store_etcd_driver = {
 	.name = "etcd",
-	.open = etcd_open,
-	.ops = &(const struct ipam_store_ops){ 0 },
+	.open = etcd_store_open,
+	.ops = &etcd_store_ops,
 };
