@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
 #include "etcd/internal.h"
@@ -52,6 +54,66 @@ struct etcd_client {
 	grpc_completion_queue *cq;
 	char *err; /* NULL: "" */
 };
+
+/* --- gRPC's own log lines ----------------------------------------------------------------- */
+
+/* gRPC core writes its errors to stderr through one process-wide hook without user data, and
+ * a TLS failure's best words are often only there ("sslv3 alert bad certificate", while the
+ * call's status says "Endpoint read failed"). So the client takes the hook (kubelet.c does
+ * the same for the device plugin; no role uses both) and keeps the last error line, which a
+ * failed attempt adds to its message when it says more than the status. Nothing is printed. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_last[ETCD_DETAIL_MAX + 1];
+static unsigned log_seq;
+static bool log_hooked;
+
+static void log_capture(gpr_log_func_args *args)
+{
+	const char *m = args->message;
+
+	if (args->severity < GPR_LOG_SEVERITY_ERROR)
+		return;
+	pthread_mutex_lock(&log_lock);
+	/* Of several lines about one failure, an OpenSSL reason says the most: keep it. */
+	if (strstr(m, "routines::") || !strstr(log_last, "routines::") || log_seq == 0) {
+		snprintf(log_last, sizeof(log_last), "%s", m);
+		log_seq++;
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void log_hook(void)
+{
+	pthread_mutex_lock(&log_lock);
+	if (!log_hooked) {
+		gpr_set_log_function(log_capture);
+		log_hooked = true;
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static unsigned log_mark(void)
+{
+	unsigned seq;
+
+	pthread_mutex_lock(&log_lock);
+	seq = log_seq;
+	log_last[0] = '\0';
+	pthread_mutex_unlock(&log_lock);
+	return seq;
+}
+
+/* The line gRPC logged since mark, malloc'd, or NULL. */
+static char *log_since(unsigned mark)
+{
+	char *line = NULL;
+
+	pthread_mutex_lock(&log_lock);
+	if (log_seq != mark && log_last[0])
+		line = strdup(log_last);
+	pthread_mutex_unlock(&log_lock);
+	return line;
+}
 
 /* --- errors ------------------------------------------------------------------------------- */
 
@@ -289,6 +351,7 @@ int etcd_client_new(const struct etcd_config *cfg, struct etcd_client **ret, cha
 	c->tls = want_tls || first == SCHEME_HTTPS;
 
 	grpc_init();
+	log_hook();
 	if (c->tls)
 		r = make_tls_creds(cfg, &c->creds, ret_error);
 	else
@@ -375,6 +438,7 @@ static grpc_channel *endpoint_channel(struct etcd_client *c, struct etcd_endpoin
 struct attempt {
 	grpc_status_code status;
 	char *details; /* malloc'd */
+	char *logged;  /* what gRPC logged meanwhile, malloc'd or NULL */
 };
 
 static int reply_take(grpc_byte_buffer *bb, struct etcd_reply *ret)
@@ -413,10 +477,13 @@ static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_me
 	grpc_op ops[6] = {0};
 	grpc_call *call;
 	grpc_event ev;
+	unsigned mark;
 	int r = -EIO;
 
 	at->status = GRPC_STATUS_UNKNOWN;
 	at->details = NULL;
+	at->logged = NULL;
+	mark = log_mark();
 	if (!ch)
 		return -ENOMEM;
 	call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
@@ -454,6 +521,8 @@ static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_me
 		r = -EPROTO;
 	else
 		r = reply_take(in, ret);
+	if (r < 0)
+		at->logged = log_since(mark);
 out:
 	if (in)
 		grpc_byte_buffer_destroy(in);
@@ -497,7 +566,7 @@ static const char *tidy_details(const char *d)
 }
 
 /* "<endpoint>: <what>" for one failed attempt, appended to *buf. */
-static void describe(char **buf, const struct etcd_endpoint *ep, int r, const struct attempt *at, unsigned timeout_ms)
+static void describe(char **buf, const struct etcd_endpoint *ep, int r, struct attempt *at, unsigned timeout_ms)
 {
 	char *old = *buf, *line = NULL;
 	const char *what;
@@ -511,7 +580,19 @@ static void describe(char **buf, const struct etcd_endpoint *ep, int r, const st
 	} else {
 		what = strerror(-r);
 	}
-	if (asprintf(&line, "%s%s%s: %.*s", old ? old : "", old ? "; " : "", ep->given, ETCD_DETAIL_MAX, what) < 0)
+	/* gRPC's log line, when it says what the status does not ("...: bad certificate"). */
+	if (at->logged) {
+		char *l = strstr(at->logged, "error:") ? strstr(at->logged, "error:") : at->logged;
+		size_t n = strlen(l);
+
+		while (n > 0 && (l[n - 1] == '.' || l[n - 1] == ' ' || l[n - 1] == '\n'))
+			l[--n] = '\0';
+		if (n > 0 && !strstr(what, l) &&
+		    asprintf(&line, "%s%s%s: %.*s (%.*s)", old ? old : "", old ? "; " : "", ep->given, ETCD_DETAIL_MAX,
+			     what, ETCD_DETAIL_MAX, l) < 0)
+			line = NULL;
+	}
+	if (!line && asprintf(&line, "%s%s%s: %.*s", old ? old : "", old ? "; " : "", ep->given, ETCD_DETAIL_MAX, what) < 0)
 		line = NULL;
 	if (line) {
 		free(old);
@@ -529,6 +610,7 @@ static int call_one(struct etcd_client *c, size_t i, enum etcd_method m, grpc_sl
 	if (r < 0)
 		describe(tried, &c->eps[i], r, &at, c->timeout_ms);
 	free(at.details);
+	free(at.logged);
 	return r;
 }
 

@@ -143,12 +143,13 @@ run "$CLI" --endpoints "$hostports" --ca "$ETCD_CA" --cert "$ETCD_CERT" --key "$
 like "$rc:$out" '^0:t/1=secure' "bare host:port endpoints use TLS when TLS files are given"
 run cli --ca "$ETCD_CA" --timeout-ms 1500 get t/1
 is "$rc" 1 "without a client certificate the members refuse us"
-like "$err" "no etcd endpoint answered" "... with the endpoint error"
+like "$err" "${ETCD_URL[0]}: .*bad certificate" "... and the error says the member refused our (absent) certificate"
+unlike "$err" "E[0-9]{4} |ssl_transport_security" "gRPC's own log lines do not reach stderr"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$TMP/other-key.pem" \
 	-out "$TMP/other-ca.pem" -days 1 -subj /CN=other-ca >/dev/null 2>&1
 run cli --ca "$TMP/other-ca.pem" --cert "$ETCD_CERT" --key "$ETCD_KEY" --timeout-ms 1500 get t/1
 is "$rc" 1 "a CA that did not sign the members' certificates is refused"
-like "$err" "${ETCD_URL[0]}: .*(certificate verify failed|[Hh]andshake)" "... naming the failed handshake"
+like "$err" "${ETCD_URL[0]}: .*certificate verify failed" "... naming the failed verification"
 etcd_member_kill 0
 run cli --ca "$ETCD_CA" --cert "$ETCD_CERT" --key "$ETCD_KEY" get t/1 get t/1 get t/1
 like "$rc:$out" "^0:t/1=secure" "TLS failover with a member down" || echo "$err" | sed "s/^/# /"
