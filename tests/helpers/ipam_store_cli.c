@@ -62,7 +62,8 @@ static int cmp_str(const void *a, const void *b)
 
 static void print_lines(struct lines *l)
 {
-	qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_str);
 	for (size_t i = 0; i < l->n; i++) {
 		puts(l->v[i]);
 		free(l->v[i]);
