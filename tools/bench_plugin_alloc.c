@@ -1,4 +1,4 @@
-/* The plugin's own share of an Allocate: pool_allocate() + kl_container_alloc_clear() on a
+/* The plugin's own share of an Allocate: allocate_container() + kl_container_alloc_clear() on a
  * sample node, without gRPC (tools/bench-plugin.mjs measures the round trip).
  *   cc -O2 -Isrc -Ibuild/gen tools/bench_plugin_alloc.c build/librdmak.a $(pkg-config --libs ...)
  *   bench_plugin_alloc examples/nodes/cx7-rail-1016vf examples/plugin/rail-1016vf.json [N] */
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "plugin/allocate.h"
 #include "plugin/config.h"
 #include "plugin/pool.h"
 
@@ -66,14 +67,14 @@ int main(int argc, char **argv)
 			struct timespec t0, t1;
 
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-			pool_allocate(pool, &id, 1, &a, &msg);
+			allocate_container(pool, &id, 1, &a, &msg);
 			kl_container_alloc_clear(&a);
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			free(msg);
 			t[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 		}
 		qsort(t, (size_t)n, sizeof(double), cmp);
-		printf("%s (%zu devices): pool_allocate of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		printf("%s (%zu devices): allocate_container of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
 		       pool->res->full_name, pool->n_devs, n, t[n / 2], t[n * 99 / 100], t[n - 1]);
 	}
 	free(t);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/strv.h"
 
 int cdi_spec_name(const struct pool *p, char *buf, size_t n)
 {
@@ -64,3 +67,123 @@ json_t *cdi_spec_build(const struct pool *p)
 	return spec;
 }
 
+/* ---- Multus device-info ------------------------------------------------------------- */
+
+int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n)
+{
+	int l;
+
+	/* the device-info spec's DP path: "<resource name with '/' as '-'>-<id>-device.json" */
+	l = snprintf(buf, n, "%s-%s-%s-device.json", p->res->prefix, p->res->name, id);
+	if (l < 0 || (size_t)l >= n)
+		return -ENAMETOOLONG;
+	for (char *c = buf; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	return 0;
+}
+
+char *files_devinfo_json(const struct pool *p, const struct pool_member *m)
+{
+	json_t *doc;
+	char *s;
+
+	doc = json_pack("{s:s, s:s, s:{s:s}}", "type", "pci", "version", "1.1.0", "pci", "pci-address", m->id);
+	if (!doc)
+		return NULL;
+	if (m->rdma[0])
+		json_object_set_new(json_object_get(doc, "pci"), "rdma-device", json_string(m->rdma));
+	s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return s;
+}
+
+/* ---- writing and removing them ------------------------------------------------------ */
+
+void files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	for (size_t i = 0; dfd >= 0 && i < w->n; i++)
+		if (unlinkat(dfd, w->names[i], 0) < 0 && errno != ENOENT) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, w->names[i]);
+			fail(ud, path, -errno);
+		}
+	strv_free(w->names);
+	*w = (struct files_written){ 0 };
+}
+
+static int open_dir(const char *dir)
+{
+	int r = mkdir_p(dir, 0755, 0755), fd;
+
+	if (r < 0)
+		return r;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Write name in dirfd and remember it; 1 written, 0 failed (reported). */
+static int write_one(int dfd, const char *dir, const char *name, const char *text, mode_t mode,
+		     struct files_written *w, files_fail_fn fail, void *ud)
+{
+	int r = write_file_atomic_at(dfd, name, text, strlen(text), mode);
+
+	if (r >= 0)
+		r = strv_extend(&w->names, &w->n, name);
+	if (r < 0) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		fail(ud, path, r);
+		return 0;
+	}
+	return 1;
+}
+
+int files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+			files_fail_fn fail, void *ud)
+{
+	_cleanup_close_ int dfd = -1;
+	int written = 0;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct pool *p = &ps->pools[i];
+
+		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m || !keep(ud, p))
+			continue;
+		if (dfd < 0 && (dfd = open_dir(dir)) < 0)
+			return dfd;
+		for (size_t j = 0; j < p->n_m; j++) {
+			_cleanup_free_ char *json = files_devinfo_json(p, &p->m[j]);
+			char name[256];
+
+			if (json && files_devinfo_name(p, p->m[j].id, name, sizeof(name)) >= 0)
+				written += write_one(dfd, dir, name, json, 0444, w, fail, ud);
+		}
+	}
+	return written;
+}
+
+int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+		    files_fail_fn fail, void *ud)
+{
+	_cleanup_close_ int dfd = open_dir(dir);
+	int written = 0;
+
+	if (dfd < 0)
+		return dfd;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct pool *p = &ps->pools[i];
+		json_t *spec = keep(ud, p) ? cdi_spec_build(p) : NULL;
+		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
+		char name[300];
+
+		json_decref(spec);
+		if (text && cdi_spec_name(p, name, sizeof(name)) >= 0)
+			written += write_one(dfd, dir, name, text, 0644, w, fail, ud);
+	}
+	return written;
+}

@@ -4,12 +4,42 @@
 #define RDMAK_PLUGIN_FILES_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "plugin/pool.h"
+
+/* The files one writer left in a folder, so that it replaces or removes exactly those (never
+ * another plugin's files of the same names). */
+struct files_written {
+	char **names; /* strv, names in the folder */
+	size_t n;
+};
+/* A file that could not be written or removed: its path and -errno. */
+typedef void (*files_fail_fn)(void *ud, const char *path, int err);
+/* Which pools get files (the plugin: those it serves). */
+typedef bool (*files_keep_fn)(void *ud, const struct pool *p);
+
+/* Remove w's files from dir (a missing one is fine; others go to fail) and forget them. */
+void files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud);
+/* Add to w one device-info file (mode 0444) per member of each exclusive pool of ps that keep()
+ * accepts, made in dir (created if need be). Multus reads them after Allocate: writing them per
+ * load keeps Allocate free of I/O. A file that fails goes to fail. Returns how many were
+ * written, or -errno when dir cannot be made (nothing written). */
+int files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+			files_fail_fn fail, void *ud);
+/* The same for the CDI specs, one per pool keep() accepts (mode 0644). */
+int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+		    files_fail_fn fail, void *ud);
 
 /* The CDI spec of one pool (cdiVersion 0.6.0, kind = the resource name). */
 json_t *cdi_spec_build(const struct pool *p);
 /* "rdmak-<prefix>_<name>.json" */
 int cdi_spec_name(const struct pool *p, char *buf, size_t n);
+
+/* The Multus device-info file name for one device: "<prefix>-<name>-<id>-device.json". */
+int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);
+/* Its content (spec 1.1.0, with rdma-device); malloc'd. */
+char *files_devinfo_json(const struct pool *p, const struct pool_member *m);
 
 #endif

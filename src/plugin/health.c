@@ -15,7 +15,55 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "plugin/pool.h"
 #include "util/cleanup.h"
+
+/* ---- judging ------------------------------------------------------------------------ */
+
+bool health_input_ok(const struct health_input *in)
+{
+	if (in->gone)
+		return false;
+	if (in->kind == HEALTH_PORT)
+		return hw_port_state_is_active((enum hw_port_state)in->value);
+	/* carrier -1: unreadable (an admin-down link answers EINVAL); its port state decides */
+	return in->value != 0;
+}
+
+void health_input_describe(const struct health_input *in, char *buf, size_t n)
+{
+	if (in->gone)
+		snprintf(buf, n, "%s gone", in->name);
+	else if (in->kind == HEALTH_PORT)
+		snprintf(buf, n, "%s port %u %s", in->name, in->port,
+			 in->value >= HW_PORT_NOP && in->value <= HW_PORT_ACTIVE_DEFER
+				 ? hw_port_state_name((enum hw_port_state)in->value) : "unknown");
+	else
+		snprintf(buf, n, "%s %s", in->name, in->value == 0 ? "no carrier" : "carrier");
+}
+
+void health_member_judge(const struct pool_set *ps, struct pool_member *m)
+{
+	m->healthy = !m->static_fault;
+	for (size_t i = 0; i < m->n_inputs && m->healthy; i++)
+		if (!health_input_ok(&ps->inputs[m->inputs[i]])) {
+			m->healthy = false;
+			m->bad_input = i;
+		}
+}
+
+void health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n)
+{
+	if (m->healthy)
+		snprintf(buf, n, "%s", "");
+	else if (m->static_fault)
+		snprintf(buf, n, "%s", m->static_fault);
+	else
+		health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
 
 /* The hardware model's hw_port_read_state()/hw_netdev_read_carrier() walk the path on every
  * call. On cx7-rail-1016vf (about 3000 inputs) that was 14% of a core at 4 Hz; holding each

@@ -1,11 +1,36 @@
-/* Live health: re-read the inputs of a pool set, and notice devices coming and going. */
+/* Live health: the inputs a member's health depends on (port states, carriers), re-read by a
+ * poll; whether each member is healthy and why not; devices coming and going. */
 #ifndef RDMAK_PLUGIN_HEALTH_H
 #define RDMAK_PLUGIN_HEALTH_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw/hw.h"
-#include "plugin/pool.h"
+
+struct pool_set;
+struct pool_member;
+
+/* One live fact a member's health depends on, shared between members (a PF's carrier is an
+ * input of each of its VFs) and re-read by the health poll. */
+enum health_kind { HEALTH_PORT, HEALTH_CARRIER };
+struct health_input {
+	enum health_kind kind;
+	char name[HW_NAME_MAX]; /* RDMA device or netdev */
+	unsigned port;
+	int value;              /* port state (enum hw_port_state) or carrier (1, 0, -1 unreadable) */
+	bool gone;              /* the last read said ENOENT */
+	int fd;                 /* the poll's held sysfs attribute, -1 when not open */
+};
+bool health_input_ok(const struct health_input *in);
+/* "mlx5_0 port 1 DOWN", "ens1f0 no carrier", "mlx5_3 gone" */
+void health_input_describe(const struct health_input *in, char *buf, size_t n);
+
+/* Judge m from its inputs and its static fault: m->healthy, and which input fails it. */
+void health_member_judge(const struct pool_set *ps, struct pool_member *m);
+/* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
+void health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
 
 /* Re-read every input (port state, netdev carrier). Returns how many changed. */
 int health_poll(struct pool_set *ps, struct hw_ctx *ctx);

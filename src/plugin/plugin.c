@@ -21,6 +21,7 @@
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
 #include "out/out.h"
+#include "plugin/allocate.h"
 #include "plugin/config.h"
 #include "plugin/files.h"
 #include "plugin/health.h"
@@ -68,10 +69,8 @@ struct daemon {
 	struct slot **slots;
 	size_t n_slots;
 	uint64_t fingerprint;
-	char **devinfo;         /* device-info files we wrote (names in o->devinfo_dir) */
-	size_t n_devinfo;
-	char **cdi_files;
-	size_t n_cdi_files;
+	struct files_written devinfo;   /* device-info files we wrote in o->devinfo_dir */
+	struct files_written cdi_files; /* CDI specs we wrote in o->cdi_dir */
 	char last_refusal[512];  /* the last config refusal logged */
 	char *refused_text;      /* and the content refused, NULL if unreadable */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
@@ -183,7 +182,7 @@ static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kl_con
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool) {
-		r = pool_allocate(s->pool, ids, n, out, msg);
+		r = allocate_container(s->pool, ids, n, out, msg);
 	} else {
 		r = -ENODEV;
 		if (asprintf(msg, "%s is no longer configured", s->full_name) < 0)
@@ -205,7 +204,7 @@ static int cb_preferred(void *ud, const char *const *available, size_t n_availab
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool)
-		r = pool_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
+		r = allocate_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
 	pthread_rwlock_unlock(&s->d->lock);
 	return r;
 }
@@ -218,107 +217,52 @@ static const struct kl_ops plugin_ops = {
 
 /* ---- files for others ------------------------------------------------------------------- */
 
-static void remove_files(const char *dir, char ***names, size_t *n)
-{
-	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	for (size_t i = 0; i < *n; i++) {
-		if (dfd >= 0 && unlinkat(dfd, (*names)[i], 0) < 0 && errno != ENOENT)
-			plog(1, "removing %s/%s: %m", dir, (*names)[i]);
-		free((*names)[i]);
-	}
-	free(*names);
-	*names = NULL;
-	*n = 0;
-}
-
-static int remember(char ***names, size_t *n, const char *name)
-{
-	char **v = realloc(*names, (*n + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	*names = v;
-	if (!(v[*n] = strdup(name)))
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
 static struct slot *slot_find(struct daemon *d, const char *name);
 
 /* Files are written for the pools we serve only: a second plugin on this node that may not
  * take the sockets over must not replace, nor remove at its exit, the serving one's files. */
-static bool served(struct daemon *d, const struct pool *p)
+static bool served(void *ud, const struct pool *p)
 {
-	return slot_find(d, p->res->full_name) != NULL;
+	return slot_find(ud, p->res->full_name) != NULL;
 }
 
-/* Multus reads these after Allocate; writing them once per load keeps Allocate free of I/O. */
+static void removing_failed(void *ud, const char *path, int err)
+{
+	plog(1, "removing %s: %s", path, strerror(-err));
+}
+
+static void devinfo_failed(void *ud, const char *path, int err)
+{
+	plog(1, "writing %s: %s", path, strerror(-err));
+}
+
+static void cdi_failed(void *ud, const char *path, int err)
+{
+	plog(0, "writing CDI spec %s: %s", path, strerror(-err));
+}
+
 static void write_devinfo(struct daemon *d)
 {
-	_cleanup_close_ int dfd = -1;
-	size_t written = 0;
 	int r;
 
-	remove_files(d->o->devinfo_dir, &d->devinfo, &d->n_devinfo);
-	for (size_t i = 0; i < d->ps->n; i++) {
-		const struct pool *p = &d->ps->pools[i];
-
-		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m || !served(d, p))
-			continue;
-		if (dfd < 0 && ((r = mkdir_p(d->o->devinfo_dir, 0755, 0755)) < 0 ||
-				(dfd = open(d->o->devinfo_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)) {
-			plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(r < 0 ? -r : errno));
-			return;
-		}
-		for (size_t j = 0; j < p->n_m; j++) {
-			_cleanup_free_ char *json = pool_devinfo_json(p, &p->m[j]);
-			char name[256];
-
-			if (!json || pool_devinfo_name(p, p->m[j].id, name, sizeof(name)) < 0)
-				continue;
-			r = write_file_atomic_at(dfd, name, json, strlen(json), 0444);
-			if (r < 0) {
-				plog(1, "writing %s/%s: %s", d->o->devinfo_dir, name, strerror(-r));
-				continue;
-			}
-			remember(&d->devinfo, &d->n_devinfo, name);
-			written++;
-		}
-	}
-	if (written)
-		plog(2, "wrote %zu device-info files in %s", written, d->o->devinfo_dir);
+	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
+	r = files_devinfo_write(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, d);
+	if (r < 0)
+		plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
+	else if (r > 0)
+		plog(2, "wrote %d device-info files in %s", r, d->o->devinfo_dir);
 }
 
 static void write_cdi(struct daemon *d)
 {
-	_cleanup_close_ int dfd = -1;
 	int r;
 
 	if (!d->o->cdi)
 		return;
-	remove_files(d->o->cdi_dir, &d->cdi_files, &d->n_cdi_files);
-	if ((r = mkdir_p(d->o->cdi_dir, 0755, 0755)) < 0 ||
-	    (dfd = open(d->o->cdi_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(r < 0 ? -r : errno));
-		return;
-	}
-	for (size_t i = 0; i < d->ps->n; i++) {
-		const struct pool *p = &d->ps->pools[i];
-		json_t *spec = served(d, p) ? cdi_spec_build(p) : NULL;
-		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
-		char name[300];
-
-		json_decref(spec);
-		if (!text || cdi_spec_name(p, name, sizeof(name)) < 0)
-			continue;
-		r = write_file_atomic_at(dfd, name, text, strlen(text), 0644);
-		if (r < 0)
-			plog(0, "writing CDI spec %s/%s: %s", d->o->cdi_dir, name, strerror(-r));
-		else
-			remember(&d->cdi_files, &d->n_cdi_files, name);
-	}
+	files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
+	r = files_cdi_write(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, d);
+	if (r < 0)
+		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
 }
 
 /* ---- servers ------------------------------------------------------------------------------ */
@@ -495,7 +439,7 @@ static void log_member_changes(const struct pool_set *ps, const struct pool *p, 
 
 		if (m->healthy == before[i])
 			continue;
-		pool_member_reason(ps, m, reason, sizeof(reason));
+		health_member_reason(ps, m, reason, sizeof(reason));
 		if (m->healthy)
 			plog(2, "%s: %s is Healthy again", p->res->full_name, m->id);
 		else
@@ -769,11 +713,11 @@ static void daemon_done(struct daemon *d)
 	kubelet_free(d->k); /* after its servers */
 	if (d->cfg_event_fd >= 0)
 		close(d->cfg_event_fd);
-	if (d->n_devinfo)
-		plog(2, "removing %zu device-info files", d->n_devinfo);
-	remove_files(d->o->devinfo_dir, &d->devinfo, &d->n_devinfo);
+	if (d->devinfo.n)
+		plog(2, "removing %zu device-info files", d->devinfo.n);
+	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
 	if (d->o->cdi)
-		remove_files(d->o->cdi_dir, &d->cdi_files, &d->n_cdi_files);
+		files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
 	pool_set_free(d->ps);
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);

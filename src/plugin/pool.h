@@ -1,6 +1,7 @@
-/* Resource pools: the configuration applied to one load of the hardware model. Everything the
- * kubelet will ask for (device lists, Allocate answers) is computed here, at start-up, reload
- * or health change, so that the transport's callbacks only copy prepared data. */
+/* Resource pools: the configuration applied to one load of the hardware model: which members
+ * each resource has, their char devices and health inputs. The answers the kubelet will ask for
+ * are prepared from them by allocate.c at start-up, reload or health change, so that the
+ * transport's callbacks only copy prepared data. */
 #ifndef RDMAK_PLUGIN_POOL_H
 #define RDMAK_PLUGIN_POOL_H
 
@@ -10,21 +11,7 @@
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
 #include "plugin/config.h"
-
-/* One live fact a member's health depends on, shared between members (a PF's carrier is an
- * input of each of its VFs) and re-read by the health poll. */
-enum health_kind { HEALTH_PORT, HEALTH_CARRIER };
-struct health_input {
-	enum health_kind kind;
-	char name[HW_NAME_MAX]; /* RDMA device or netdev */
-	unsigned port;
-	int value;              /* port: enum hw_port_state; carrier: 1, 0, -1 unreadable */
-	bool gone;              /* the last read said ENOENT */
-	int fd;                 /* health.c's held sysfs attribute, -1 when not open */
-};
-bool health_input_ok(const struct health_input *in);
-/* "mlx5_0 port 1 DOWN", "ens1f0 no carrier", "mlx5_3 gone" */
-void health_input_describe(const struct health_input *in, char *buf, size_t n);
+#include "plugin/health.h"
 
 struct pool_member {
 	char id[HW_NAME_MAX];  /* shared: the RDMA device; exclusive: the PCI address (the kubelet id) */
@@ -35,7 +22,7 @@ struct pool_member {
 	int numa;
 	bool healthy;
 	bool in_pod;           /* exclusive netns: its RDMA device is in a pod (select_vf_in_pod) */
-	/* Why not healthy: the static fault, else inputs[bad_input]'s state (pool_member_reason).
+	/* Why not healthy: the static fault, else inputs[bad_input]'s state (health_member_reason).
 	 * Strings are allocated to size: a 1016-VF pool's members are most of the idle memory. */
 	char *static_fault;    /* a fault found at load time (no uverbs node): never healthy; NULL none */
 	size_t bad_input;      /* unhealthy without a static fault: index in m->inputs */
@@ -82,22 +69,14 @@ int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, 
 		   struct pool_set **ret);
 void pool_set_free(struct pool_set *ps);
 
-/* Recompute every member's health from the inputs, then the device lists and prepared
- * answers. changed[i] (may be NULL) says whether pool i's device list changed. */
+/* Judge every member's health from the inputs, then prepare the device lists and answers
+ * (allocate_prepare). changed[i] (may be NULL) says whether pool i's device list changed. */
 int pool_set_refresh(struct pool_set *ps, bool *changed);
 
-/* The transport's callbacks (ud = struct pool *). Hot path: no I/O, no sysfs. */
-int pool_allocate(const struct pool *p, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg);
-int pool_preferred(const struct pool *p, const char *const *available, size_t n_available,
-		   const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
+/* The member of p with this id (members are sorted by id), or NULL. */
 const struct pool_member *pool_member_find(const struct pool *p, const char *id);
-/* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
-void pool_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
 
-
-/* The Multus device-info file name for one device: "<prefix>-<name>-<id>-device.json". */
-int pool_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);
-/* Its content (spec 1.1.0, with rdma-device); malloc'd. */
-char *pool_devinfo_json(const struct pool *p, const struct pool_member *m);
+/* Add item to the comma-separated list *list (malloc'd; NULL is empty) unless it is there. */
+int pool_list_add(char **list, const char *item);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "out/out.h"
+#include "plugin/allocate.h"
 #include "util/strv.h"
 
 static const char *const kind_names[] = { [PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive" };
@@ -40,7 +41,7 @@ static json_t *member_json(const struct pool_set *ps, const struct pool_member *
 
 	if (!o)
 		return NULL;
-	pool_member_reason(ps, m, reason, sizeof(reason));
+	health_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
 	json_object_set_new(o, "reason", reason[0] ? json_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
@@ -69,7 +70,7 @@ static json_t *allocate_json(const struct pool *p)
 	for (size_t i = 0, n = 0; i < p->n_devs; i++)
 		if (p->devs[i].healthy)
 			avail[n++] = p->devs[i].id, n_ids = n;
-	r = n_ids ? pool_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
+	r = n_ids ? allocate_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
 	free(avail);
 	if (r < 0) {
 		json_decref(req);
@@ -85,7 +86,7 @@ static json_t *allocate_json(const struct pool *p)
 		json_array_append_new(req, json_string(ids[i]));
 	o = json_pack("{s:{s:[{s:o}]}}", "request", "container_requests", "devices_ids", req);
 	if (n_ids) {
-		r = pool_allocate(p, (const char *const *)ids, n_ids, &a, &msg);
+		r = allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
 		if (r < 0)
 			json_object_set_new(o, "error", json_string(msg ? msg : strerror(-r)));
 		else

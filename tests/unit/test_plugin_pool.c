@@ -8,17 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "plugin/allocate.h"
 #include "plugin/config.h"
 #include "plugin/pool.h"
+#include "plugin/files.h"
 #include "plugin/select.h"
 
 static const char *reason_of(const struct pool_set *ps, const struct pool_member *m)
 {
 	static char buf[160];
 
-	pool_member_reason(ps, m, buf, sizeof(buf));
+	health_member_reason(ps, m, buf, sizeof(buf));
 	return buf;
 }
 
@@ -256,7 +260,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(p->devs[0].numa_node, 1); /* the one healthy HCA's node */
 	assert_string_equal(p->socket_name, "rdmak-rdma_rdma_a100.sock");
 
-	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(p, ids, 1, &a, &msg), 0);
 	assert_null(msg);
 	/* only the healthy HCA's nodes, rdma_cm once, rw */
 	assert_int_equal(a.n_devices, 4);
@@ -281,7 +285,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[1]); /* NUMA hint changed: HCAs on two nodes now */
 	assert_int_equal(p->devs[0].numa_node, -1);
-	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(p, ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 7);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
 	kl_container_alloc_clear(&a);
@@ -293,7 +297,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[1]);
 	assert_false(p->devs[5].healthy);
-	assert_int_equal(pool_allocate(p, ids, 1, &a, &msg), -ENODEV);
+	assert_int_equal(allocate_container(p, ids, 1, &a, &msg), -ENODEV);
 	assert_string_equal(msg, "rdma/rdma_a100: no healthy RDMA device (mlx5_0 port 1 DOWN)");
 	free(msg);
 	msg = NULL;
@@ -305,7 +309,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(pool_set_refresh(ps, NULL), 0);
 	assert_string_equal(reason_of(ps, &p->m[1]), "mlx5_1 gone");
 
-	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
+	assert_int_equal(allocate_container(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
 	assert_string_equal(msg, "rdma/rdma_v100: no RDMA device matches the selectors");
 	free(msg);
 	pool_set_free(ps);
@@ -330,7 +334,7 @@ static void test_shared_bond_selects_lag(void **st)
 	ps = build(&f, cfg, false);
 	assert_int_equal(ps->pools[0].n_m, 1);
 	assert_string_equal(ps->pools[0].m[0].id, "mlx5_bond_0");
-	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_bond_0");
 	assert_string_equal(env_of(&a, "NCCL_SOCKET_IFNAME"), "bond0");
 	assert_false(has_dev(&a, "/dev/infiniband/issm2")); /* RoCE has no issm */
@@ -360,7 +364,7 @@ static void test_shared_missing_nodes(void **st)
 	assert_false(ps->pools[0].m[2].healthy);
 	assert_string_equal(reason_of(ps, &ps->pools[0].m[2]), "mlx5_bond_0 has no /dev/infiniband/uverbs2");
 	/* CDI: names of healthy HCAs instead of device nodes */
-	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "rdma/all=mlx5_1");
@@ -460,7 +464,7 @@ static void test_exclusive_allocate(void **st)
 	/* claimed by the first resource: the second gets nothing (no VF handed out twice) */
 	assert_int_equal(ps->pools[1].n_m, 0);
 
-	assert_int_equal(pool_allocate(p, ids, 2, &a, &msg), 0);
+	assert_int_equal(allocate_container(p, ids, 2, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.2");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
 			    "{\"0000:86:00.2\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.2\"},"
@@ -478,7 +482,7 @@ static void test_exclusive_allocate(void **st)
 	/* an id asked twice: once in _INFO (an object), twice in the list as asked */
 	const char *twice[] = { "0000:86:00.3", "0000:86:00.3" };
 
-	assert_int_equal(pool_allocate(p, twice, 2, &a, &msg), 0);
+	assert_int_equal(allocate_container(p, twice, 2, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.3");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
 			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
@@ -488,13 +492,13 @@ static void test_exclusive_allocate(void **st)
 
 	const char *unknown[] = { "0000:99:00.0" };
 
-	assert_int_equal(pool_allocate(p, unknown, 1, &a, &msg), -ENOENT);
+	assert_int_equal(allocate_container(p, unknown, 1, &a, &msg), -ENOENT);
 	assert_string_equal(msg, "nvidia.com/hostdev: unknown device 0000:99:00.0");
 	free(msg);
 
-	assert_int_equal(pool_devinfo_name(p, "0000:86:00.2", name, sizeof(name)), 0);
+	assert_int_equal(files_devinfo_name(p, "0000:86:00.2", name, sizeof(name)), 0);
 	assert_string_equal(name, "nvidia.com-hostdev-0000:86:00.2-device.json");
-	info = pool_devinfo_json(p, pool_member_find(p, "0000:86:00.2"));
+	info = files_devinfo_json(p, pool_member_find(p, "0000:86:00.2"));
 	assert_string_equal(info, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":\"0000:86:00.2\","
 				  "\"rdma-device\":\"mlx5_6\"}}");
 	free(info);
@@ -530,7 +534,7 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 	ps = build(&f, cfg, true);
 	assert_int_equal(ps->pools[0].n_m, 4);
 	assert_int_equal(ps->pools[0].devs[0].numa_node, -1);
-	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "intel.com/vf=0000:37:00.2");
@@ -539,7 +543,7 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 	pool_set_free(ps);
 	/* without CDI: vhost-net and tun join the device nodes */
 	ps = build(&f, cfg, false);
-	assert_int_equal(pool_allocate(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_true(has_dev(&a, "/dev/vhost-net"));
 	assert_true(has_dev(&a, "/dev/net/tun"));
 	kl_container_alloc_clear(&a);
@@ -616,7 +620,7 @@ static void test_preferred(void **st)
 				"0000:37:00.5", "0000:86:00.4" };
 
 	/* no must_include: the NUMA node with most free devices (node 1: four), packed on its PF */
-	assert_int_equal(pool_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(allocate_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[0], "0000:86:00.2");
 	assert_string_equal(out[1], "0000:86:00.3");
@@ -625,7 +629,7 @@ static void test_preferred(void **st)
 	/* must_include first, then its NUMA node */
 	const char *must[] = { "0000:37:00.5" };
 
-	assert_int_equal(pool_preferred(p, avail, 7, must, 1, 3, &out, &n), 0);
+	assert_int_equal(allocate_preferred(p, avail, 7, must, 1, 3, &out, &n), 0);
 	assert_int_equal(n, 3);
 	assert_string_equal(out[0], "0000:37:00.5");
 	assert_string_equal(out[1], "0000:37:00.2");
@@ -633,7 +637,7 @@ static void test_preferred(void **st)
 	free_strs(out, n);
 
 	/* more than one node holds: spill over to the other node only when needed */
-	assert_int_equal(pool_preferred(p, avail, 7, must, 1, 5, &out, &n), 0);
+	assert_int_equal(allocate_preferred(p, avail, 7, must, 1, 5, &out, &n), 0);
 	assert_int_equal(n, 5);
 	assert_string_equal(out[3], "0000:86:00.2");
 	free_strs(out, n);
@@ -641,14 +645,14 @@ static void test_preferred(void **st)
 	/* size larger than available: everything, no duplicates */
 	const char *dup[] = { "0000:37:00.2", "0000:37:00.2" };
 
-	assert_int_equal(pool_preferred(p, dup, 2, dup, 2, 4, &out, &n), 0);
+	assert_int_equal(allocate_preferred(p, dup, 2, dup, 2, 4, &out, &n), 0);
 	assert_int_equal(n, 1);
 	free_strs(out, n);
 
 	/* ids the pool does not know are still usable, last */
 	const char *odd[] = { "zz", "0000:86:00.4" };
 
-	assert_int_equal(pool_preferred(p, odd, 2, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(allocate_preferred(p, odd, 2, NULL, 0, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:86:00.4");
 	assert_string_equal(out[1], "zz");
 	free_strs(out, n);
@@ -672,14 +676,14 @@ static void test_pack_one_pf(void **st)
 	ps = build(&f, cfg, false);
 	const char *avail[] = { "0000:37:00.2", "0000:86:00.2", "0000:86:00.3", "0000:86:00.4", "0000:37:00.3" };
 
-	assert_int_equal(pool_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(allocate_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:86:00.2");
 	assert_string_equal(out[1], "0000:86:00.3");
 	free_strs(out, n);
 	/* must_include's PF wins over the fuller one */
 	const char *must[] = { "0000:37:00.3" };
 
-	assert_int_equal(pool_preferred(&ps->pools[0], avail, 5, must, 1, 2, &out, &n), 0);
+	assert_int_equal(allocate_preferred(&ps->pools[0], avail, 5, must, 1, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:37:00.3");
 	assert_string_equal(out[1], "0000:37:00.2");
 	free_strs(out, n);
@@ -835,7 +839,7 @@ static void test_preferred_matches_reference(void **st)
 			avail[i] = pool_ids[(size_t)rand_r(&seed) % n_ids];
 		for (size_t i = 0; i < nm; i++)
 			must[i] = rand_r(&seed) % 3 && na ? avail[(size_t)rand_r(&seed) % na] : pool_ids[(size_t)rand_r(&seed) % n_ids];
-		assert_int_equal(pool_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
+		assert_int_equal(allocate_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
 		assert_int_equal(ref_preferred(p, avail, na, must, nm, size, &b, &n_b), 0);
 		assert_int_equal(n_a, n_b);
 		for (size_t i = 0; i < n_a; i++)
@@ -843,6 +847,66 @@ static void test_preferred_matches_reference(void **st)
 		free_strs(a, n_a);
 		free_strs(b, n_b);
 	}
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
+/* Device-info files and CDI specs: written for the pools kept only, each file remembered and
+ * removed; a folder that cannot be made is an error, a file that cannot be written is reported. */
+struct files_ctx {
+	bool keep;
+	unsigned fails;
+};
+
+static bool keep_all(void *ud, const struct pool *p)
+{
+	return ((struct files_ctx *)ud)->keep;
+}
+
+static void count_fail(void *ud, const char *path, int err)
+{
+	((struct files_ctx *)ud)->fails++;
+}
+
+static void test_files_written(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct files_written w = { 0 };
+	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX", path[512], notdir[600];
+	struct files_ctx ud = { 0 };
+	struct stat sb;
+
+	assert_non_null(mkdtemp(dir));
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	ps = build(&f, cfg, false);
+	/* not kept: nothing written, the folder not even made */
+	snprintf(path, sizeof(path), "%s/dp", dir);
+	assert_int_equal(files_devinfo_write(ps, keep_all, path, &w, count_fail, &ud), 0);
+	assert_int_equal(w.n, 0);
+	assert_int_equal(stat(path, &sb), -1);
+	ud.keep = true;
+	assert_int_equal(files_devinfo_write(ps, keep_all, path, &w, count_fail, &ud), 8);
+	assert_int_equal(w.n, 8);
+	snprintf(path, sizeof(path), "%s/dp/%s", dir, w.names[0]);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0444);
+	assert_int_equal(files_cdi_write(ps, keep_all, dir, &w, count_fail, &ud), 1);
+	assert_int_equal(w.n, 9);
+	snprintf(path, sizeof(path), "%s/dp", dir);
+	files_remove(path, &w, count_fail, &ud); /* the CDI spec is not in dp/: missing is fine */
+	assert_int_equal(w.n, 0);
+	assert_null(w.names);
+	assert_int_equal(rmdir(path), 0); /* the eight files are gone */
+	assert_int_equal(ud.fails, 0);
+	/* a folder under a regular file cannot be made */
+	snprintf(path, sizeof(path), "%s/rdmak-intel.com_vf.json", dir); /* the CDI spec, a file */
+	snprintf(notdir, sizeof(notdir), "%s/sub", path);
+	assert_int_equal(files_devinfo_write(ps, keep_all, notdir, &w, count_fail, &ud), -ENOTDIR);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 	pool_set_free(ps);
 	plugin_config_free(cfg);
 }
@@ -861,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_preferred),
 		cmocka_unit_test(test_pack_one_pf),
 		cmocka_unit_test(test_preferred_matches_reference),
+		cmocka_unit_test(test_files_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
