@@ -284,6 +284,16 @@ void kl_work_push(struct kubelet *k, struct kl_work *w)
 	pthread_mutex_unlock(&k->work_lock);
 }
 
+/* Once every server is gone, so that the queue is empty. */
+static void worker_stop(struct kubelet *k)
+{
+	pthread_mutex_lock(&k->work_lock);
+	k->work_stop = true;
+	pthread_cond_signal(&k->work_cond);
+	pthread_mutex_unlock(&k->work_lock);
+	pthread_join(k->worker_thread, NULL);
+}
+
 static void *worker_thread(void *arg)
 {
 	struct kubelet *k = arg;
@@ -382,11 +392,7 @@ int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kub
 	}
 	r = -pthread_create(&k->watch_thread, NULL, watch_thread, k);
 	if (r < 0) {
-		pthread_mutex_lock(&k->work_lock);
-		k->work_stop = true;
-		pthread_cond_signal(&k->work_cond);
-		pthread_mutex_unlock(&k->work_lock);
-		pthread_join(k->worker_thread, NULL);
+		worker_stop(k);
 		grpc_completion_queue_shutdown(k->cq);
 		pthread_join(k->cq_thread, NULL);
 		kubelet_free(k);
@@ -434,11 +440,7 @@ void kubelet_free(struct kubelet *k)
 		pthread_mutex_unlock(&k->lock);
 		kl_hub_wake(k);
 		pthread_join(k->watch_thread, NULL);
-		pthread_mutex_lock(&k->work_lock);
-		k->work_stop = true;
-		pthread_cond_signal(&k->work_cond);
-		pthread_mutex_unlock(&k->work_lock);
-		pthread_join(k->worker_thread, NULL);
+		worker_stop(k);
 		grpc_completion_queue_shutdown(k->cq);
 		pthread_join(k->cq_thread, NULL);
 	}

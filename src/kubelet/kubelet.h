@@ -6,6 +6,9 @@
  * folders too), one completion queue and two threads. One struct kubelet_server serves one
  * resource on its own unix socket (<kubelet_dir>/device-plugins/<socket_name>, mode 0600) and
  * registers it with the kubelet through <kubelet_dir>/device-plugins/kubelet.sock.
+ *
+ * Names: kubelet_ for the functions of the two objects, kl_ for the module's plain types and
+ * helpers (and, in internal.h, for what its files share).
  */
 #ifndef RDMAK_KUBELET_H
 #define RDMAK_KUBELET_H

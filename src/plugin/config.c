@@ -58,7 +58,7 @@ static void path_idx(char *dst, size_t n, const char *base, size_t i)
 		dst[n - 1] = '\0';
 }
 
-bool strv_contains(const struct strv *s, const char *x)
+bool plugin_strv_contains(const struct plugin_strv *s, const char *x)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->v[i], x) == 0)
@@ -66,7 +66,7 @@ bool strv_contains(const struct strv *s, const char *x)
 	return false;
 }
 
-bool strv_contains_case(const struct strv *s, const char *x)
+bool plugin_strv_contains_case(const struct plugin_strv *s, const char *x)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (strcasecmp(s->v[i], x) == 0)
@@ -74,7 +74,7 @@ bool strv_contains_case(const struct strv *s, const char *x)
 	return false;
 }
 
-static void strv_clear(struct strv *s)
+static void plugin_strv_clear(struct plugin_strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
@@ -136,9 +136,9 @@ static int get_string(struct cp *p, const char *path, json_t *v, char **ret)
 typedef int (*item_check_fn)(struct cp *p, const char *path, char *s);
 
 /* An array of strings, each passed through check (which may normalise it in place). */
-static int get_strv(struct cp *p, const char *path, json_t *v, item_check_fn check, struct strv *ret)
+static int get_strv(struct cp *p, const char *path, json_t *v, item_check_fn check, struct plugin_strv *ret)
 {
-	struct strv s = { 0 };
+	struct plugin_strv s = { 0 };
 	size_t i;
 	json_t *it;
 	int r;
@@ -153,19 +153,19 @@ static int get_strv(struct cp *p, const char *path, json_t *v, item_check_fn che
 
 		path_idx(sub, sizeof(sub), path, i);
 		if (!json_is_string(it)) {
-			strv_clear(&s);
+			plugin_strv_clear(&s);
 			return fail(p, path, "expected an array of strings");
 		}
 		r = get_string(p, sub, it, &s.v[s.n]);
 		if (r < 0) {
-			strv_clear(&s);
+			plugin_strv_clear(&s);
 			return r;
 		}
 		s.n++;
 		if (check) {
 			r = check(p, sub, s.v[s.n - 1]);
 			if (r < 0) {
-				strv_clear(&s);
+				plugin_strv_clear(&s);
 				return r;
 			}
 		}
@@ -290,9 +290,9 @@ static int parse_uint(const char **s, unsigned *ret)
 	return 0;
 }
 
-int pf_sel_parse(const char *s, struct pf_sel *ret, const char **why)
+int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **why)
 {
-	struct pf_sel p = { 0 };
+	struct plugin_pf_sel p = { 0 };
 	const char *hash = strchr(s, '#');
 	const char *c;
 	size_t cap = 0;
@@ -344,7 +344,7 @@ int pf_sel_parse(const char *s, struct pf_sel *ret, const char **why)
 			cap = cap ? cap * 2 : 4;
 			n = realloc(p.ranges, cap * sizeof(*n));
 			if (!n) {
-				pf_sel_clear(&p);
+				plugin_pf_sel_clear(&p);
 				return -ENOMEM;
 			}
 			p.ranges = n;
@@ -363,18 +363,18 @@ int pf_sel_parse(const char *s, struct pf_sel *ret, const char **why)
 	*ret = p;
 	return 0;
 fail:
-	pf_sel_clear(&p);
+	plugin_pf_sel_clear(&p);
 	return -EINVAL;
 }
 
-void pf_sel_clear(struct pf_sel *p)
+void plugin_pf_sel_clear(struct plugin_pf_sel *p)
 {
 	free(p->pf);
 	free(p->ranges);
-	*p = (struct pf_sel){ 0 };
+	*p = (struct plugin_pf_sel){ 0 };
 }
 
-bool pf_sel_has_vf(const struct pf_sel *p, int vf_index)
+bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index)
 {
 	if (p->all)
 		return true;
@@ -545,7 +545,7 @@ static const struct field sriov_sel_fields[SR_N] = {
 
 static int parse_pf_names(struct cp *p, const char *path, json_t *v, struct plugin_selector *s)
 {
-	struct strv names = { 0 };
+	struct plugin_strv names = { 0 };
 	int r;
 
 	r = get_strv(p, path, v, NULL, &names);
@@ -553,24 +553,24 @@ static int parse_pf_names(struct cp *p, const char *path, json_t *v, struct plug
 		return r;
 	s->pf_names = calloc(names.n + 1, sizeof(*s->pf_names));
 	if (!s->pf_names) {
-		strv_clear(&names);
+		plugin_strv_clear(&names);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < names.n; i++) {
 		const char *why;
 		char sub[256];
 
-		r = pf_sel_parse(names.v[i], &s->pf_names[s->n_pf_names], &why);
+		r = plugin_pf_sel_parse(names.v[i], &s->pf_names[s->n_pf_names], &why);
 		if (r < 0) {
 			path_idx(sub, sizeof(sub), path, i);
 			if (r == -EINVAL)
 				fail(p, sub, "\"%s\": %s (expected \"ens1f0\" or \"ens1f0#0-3,7\")", names.v[i], why);
-			strv_clear(&names);
+			plugin_strv_clear(&names);
 			return r;
 		}
 		s->n_pf_names++;
 	}
-	strv_clear(&names);
+	plugin_strv_clear(&names);
 	return 0;
 }
 
@@ -841,15 +841,15 @@ static const struct field top_fields[TOP_N] = {
 
 static void selector_clear(struct plugin_selector *s)
 {
-	strv_clear(&s->vendors);
-	strv_clear(&s->devices);
-	strv_clear(&s->drivers);
-	strv_clear(&s->link_types);
-	strv_clear(&s->if_names);
-	strv_clear(&s->root_devices);
-	strv_clear(&s->pci_addresses);
+	plugin_strv_clear(&s->vendors);
+	plugin_strv_clear(&s->devices);
+	plugin_strv_clear(&s->drivers);
+	plugin_strv_clear(&s->link_types);
+	plugin_strv_clear(&s->if_names);
+	plugin_strv_clear(&s->root_devices);
+	plugin_strv_clear(&s->pci_addresses);
 	for (size_t i = 0; i < s->n_pf_names; i++)
-		pf_sel_clear(&s->pf_names[i]);
+		plugin_pf_sel_clear(&s->pf_names[i]);
 	free(s->pf_names);
 }
 

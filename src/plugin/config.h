@@ -8,15 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct strv {
+struct plugin_strv {
 	char **v;
 	size_t n;
 };
-bool strv_contains(const struct strv *s, const char *x);
-bool strv_contains_case(const struct strv *s, const char *x);
+bool plugin_strv_contains(const struct plugin_strv *s, const char *x);
+bool plugin_strv_contains_case(const struct plugin_strv *s, const char *x);
 
 /* One pfNames entry: "ens1f0" (every function of the PF) or "ens1f0#0-3,7" (those VFs). */
-struct pf_sel {
+struct plugin_pf_sel {
 	char *pf;             /* netdev name or PF BDF */
 	bool all;             /* no '#': the PF and all its VFs */
 	unsigned (*ranges)[2];/* inclusive [lo, hi] */
@@ -24,19 +24,19 @@ struct pf_sel {
 };
 
 /* Parse "ens1f0#0-3,7" into *ret. -EINVAL with a reason in why (static text). */
-int pf_sel_parse(const char *s, struct pf_sel *ret, const char **why);
-void pf_sel_clear(struct pf_sel *p);
-bool pf_sel_has_vf(const struct pf_sel *p, int vf_index);
+int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **why);
+void plugin_pf_sel_clear(struct plugin_pf_sel *p);
+bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index);
 
 struct plugin_selector {
 	/* both formats */
-	struct strv vendors, devices, drivers, link_types;
+	struct plugin_strv vendors, devices, drivers, link_types;
 	/* shared-dev-plugin */
-	struct strv if_names;
+	struct plugin_strv if_names;
 	/* sriov-network-device-plugin */
-	struct pf_sel *pf_names;
+	struct plugin_pf_sel *pf_names;
 	size_t n_pf_names;
-	struct strv root_devices, pci_addresses;
+	struct plugin_strv root_devices, pci_addresses;
 	int is_rdma; /* -1 unset */
 	bool need_vhost_net;
 };

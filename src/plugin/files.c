@@ -13,7 +13,7 @@
 #include "util/fileio.h"
 #include "util/strv.h"
 
-int cdi_spec_name(const struct pool *p, char *buf, size_t n)
+int files_cdi_name(const struct pool *p, char *buf, size_t n)
 {
 	int l = snprintf(buf, n, "rdmak-%s_%s.json", p->res->prefix, p->res->name);
 
@@ -35,7 +35,7 @@ static json_t *device_nodes(const struct kl_device_spec *s, size_t n, bool rdma_
 	return a;
 }
 
-json_t *cdi_spec_build(const struct pool *p)
+json_t *files_cdi_spec(const struct pool *p)
 {
 	json_t *spec, *devs, *common = NULL;
 
@@ -177,12 +177,12 @@ int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *d
 		return dfd;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct pool *p = &ps->pools[i];
-		json_t *spec = keep(ud, p) ? cdi_spec_build(p) : NULL;
+		json_t *spec = keep(ud, p) ? files_cdi_spec(p) : NULL;
 		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
 		char name[300];
 
 		json_decref(spec);
-		if (text && cdi_spec_name(p, name, sizeof(name)) >= 0)
+		if (text && files_cdi_name(p, name, sizeof(name)) >= 0)
 			written += write_one(dfd, dir, name, text, 0644, w, fail, ud);
 	}
 	return written;

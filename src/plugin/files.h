@@ -33,9 +33,9 @@ int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *d
 		    files_fail_fn fail, void *ud);
 
 /* The CDI spec of one pool (cdiVersion 0.6.0, kind = the resource name). */
-json_t *cdi_spec_build(const struct pool *p);
+json_t *files_cdi_spec(const struct pool *p);
 /* "rdmak-<prefix>_<name>.json" */
-int cdi_spec_name(const struct pool *p, char *buf, size_t n);
+int files_cdi_name(const struct pool *p, char *buf, size_t n);
 
 /* The Multus device-info file name for one device: "<prefix>-<name>-<id>-device.json". */
 int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);

@@ -4,39 +4,39 @@
 #include <string.h>
 #include <strings.h>
 
-static bool hex_match(const struct strv *list, unsigned v)
+static bool hex_match(const struct plugin_strv *list, unsigned v)
 {
 	char buf[8];
 
 	if (list->n == 0)
 		return true;
 	snprintf(buf, sizeof(buf), "%04x", v);
-	return strv_contains(list, buf);
+	return plugin_strv_contains(list, buf);
 }
 
-static bool str_match(const struct strv *list, const char *v)
+static bool str_match(const struct plugin_strv *list, const char *v)
 {
-	return list->n == 0 || strv_contains(list, v);
+	return list->n == 0 || plugin_strv_contains(list, v);
 }
 
 /* A netdev is named by ifNames directly, or through the bond it is enslaved to. */
-static bool netdev_named(const struct strv *names, const struct hw_netdev *nd)
+static bool netdev_named(const struct plugin_strv *names, const struct hw_netdev *nd)
 {
-	return nd && (strv_contains(names, nd->name) || (nd->master && strv_contains(names, nd->master->name)));
+	return nd && (plugin_strv_contains(names, nd->name) || (nd->master && plugin_strv_contains(names, nd->master->name)));
 }
 
-static bool rdma_dev_if_match(const struct strv *names, const struct hw_rdma_dev *dev)
+static bool rdma_dev_if_match(const struct plugin_strv *names, const struct hw_rdma_dev *dev)
 {
 	if (names->n == 0)
 		return true;
 	/* RoCE LAG: the bond master owns the device (k8s-rdma-shared-dev-plugin #62: a bond in
 	 * ifNames never matched there, since it scans PCI functions' netdevs only). */
-	if (dev->lag && strv_contains(names, dev->lag->name))
+	if (dev->lag && plugin_strv_contains(names, dev->lag->name))
 		return true;
 	/* ... and so does any of the bond's slaves, whichever PF the device sits on */
 	if (dev->lag && dev->lag->bond)
 		for (size_t i = 0; i < dev->lag->bond->n_slaves; i++)
-			if (strv_contains(names, dev->lag->bond->slaves[i]->name))
+			if (plugin_strv_contains(names, dev->lag->bond->slaves[i]->name))
 				return true;
 	HW_DEV_FOREACH_PORT(dev, p)
 		if (netdev_named(names, p->netdev))
@@ -53,12 +53,12 @@ static const char *link_code(enum hw_link_layer ll)
 	return ll == HW_LINK_IB ? "ib" : ll == HW_LINK_ETH ? "eth" : "";
 }
 
-static bool rdma_dev_link_match(const struct strv *types, const struct hw_rdma_dev *dev)
+static bool rdma_dev_link_match(const struct plugin_strv *types, const struct hw_rdma_dev *dev)
 {
 	if (types->n == 0)
 		return true;
 	HW_DEV_FOREACH_PORT(dev, p)
-		if (strv_contains(types, link_code(p->link_layer)))
+		if (plugin_strv_contains(types, link_code(p->link_layer)))
 			return true;
 	return false;
 }
@@ -100,13 +100,13 @@ static bool pf_names_match(const struct plugin_selector *s, const struct hw_pci 
 	if (s->n_pf_names == 0)
 		return true;
 	for (size_t i = 0; i < s->n_pf_names; i++) {
-		const struct pf_sel *p = &s->pf_names[i];
+		const struct plugin_pf_sel *p = &s->pf_names[i];
 		/* sriov-network-device-plugin compares PF names case-insensitively (EqualFold) */
 		bool named = (pfname && strcasecmp(p->pf, pfname) == 0) || strcasecmp(p->pf, pf->bdf) == 0;
 
 		if (!named)
 			continue;
-		if (p->all || (pci->physfn && pf_sel_has_vf(p, pci->vf_index)))
+		if (p->all || (pci->physfn && plugin_pf_sel_has_vf(p, pci->vf_index)))
 			return true;
 	}
 	return false;
@@ -137,13 +137,13 @@ static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci,
 	if (!hex_match(&s->vendors, pci->vendor) || !hex_match(&s->devices, pci->device) ||
 	    !str_match(&s->drivers, pci->driver))
 		return false;
-	if (s->pci_addresses.n && !strv_contains(&s->pci_addresses, pci->bdf))
+	if (s->pci_addresses.n && !plugin_strv_contains(&s->pci_addresses, pci->bdf))
 		return false;
 	if (!pf_names_match(s, pci))
 		return false;
-	if (s->root_devices.n && !strv_contains(&s->root_devices, pf_of(pci)->bdf))
+	if (s->root_devices.n && !plugin_strv_contains(&s->root_devices, pf_of(pci)->bdf))
 		return false;
-	if (s->link_types.n && !strv_contains(&s->link_types, pci_link(pci)))
+	if (s->link_types.n && !plugin_strv_contains(&s->link_types, pci_link(pci)))
 		return false;
 	/* isRdma: false means "do not filter", as a Go bool's zero value does in the anchor */
 	if (s->is_rdma == 1 && pci->n_rdma == 0 && !assume_rdma)

@@ -145,8 +145,8 @@ static void test_sriov_forms(void **st)
 	assert_int_equal(r->sels[0].is_rdma, 1);
 	assert_int_equal(r->sels[0].n_pf_names, 2);
 	assert_string_equal(r->sels[0].pf_names[0].pf, "ens1f0");
-	assert_true(pf_sel_has_vf(&r->sels[0].pf_names[0], 7));
-	assert_false(pf_sel_has_vf(&r->sels[0].pf_names[0], 4));
+	assert_true(plugin_pf_sel_has_vf(&r->sels[0].pf_names[0], 7));
+	assert_false(plugin_pf_sel_has_vf(&r->sels[0].pf_names[0], 4));
 	assert_string_equal(r->sels[0].pf_names[1].pf, "0000:86:00.0");
 	assert_string_equal(r->sels[1].link_types.v[0], "eth");
 	assert_true(r->sels[1].need_vhost_net);
@@ -194,38 +194,38 @@ static void test_rdma_netns_mode(void **st)
 
 static void test_pf_ranges(void **st)
 {
-	struct pf_sel p;
+	struct plugin_pf_sel p;
 	const char *why;
 
-	assert_int_equal(pf_sel_parse("ens1f0#0-3,7", &p, &why), 0);
+	assert_int_equal(plugin_pf_sel_parse("ens1f0#0-3,7", &p, &why), 0);
 	assert_string_equal(p.pf, "ens1f0");
 	assert_false(p.all);
 	assert_int_equal(p.n_ranges, 2);
 	for (int i = 0; i < 4; i++)
-		assert_true(pf_sel_has_vf(&p, i));
-	assert_false(pf_sel_has_vf(&p, 4));
-	assert_true(pf_sel_has_vf(&p, 7));
-	assert_false(pf_sel_has_vf(&p, 8));
-	assert_false(pf_sel_has_vf(&p, -1)); /* the PF itself is not one of its VFs */
-	pf_sel_clear(&p);
+		assert_true(plugin_pf_sel_has_vf(&p, i));
+	assert_false(plugin_pf_sel_has_vf(&p, 4));
+	assert_true(plugin_pf_sel_has_vf(&p, 7));
+	assert_false(plugin_pf_sel_has_vf(&p, 8));
+	assert_false(plugin_pf_sel_has_vf(&p, -1)); /* the PF itself is not one of its VFs */
+	plugin_pf_sel_clear(&p);
 
-	assert_int_equal(pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
-	assert_true(pf_sel_has_vf(&p, 0) && !pf_sel_has_vf(&p, 1) && pf_sel_has_vf(&p, 5) && pf_sel_has_vf(&p, 9));
-	pf_sel_clear(&p);
+	assert_int_equal(plugin_pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
+	assert_true(plugin_pf_sel_has_vf(&p, 0) && !plugin_pf_sel_has_vf(&p, 1) && plugin_pf_sel_has_vf(&p, 5) && plugin_pf_sel_has_vf(&p, 9));
+	plugin_pf_sel_clear(&p);
 
-	assert_int_equal(pf_sel_parse("ens1f0", &p, &why), 0);
+	assert_int_equal(plugin_pf_sel_parse("ens1f0", &p, &why), 0);
 	assert_true(p.all);
-	assert_true(pf_sel_has_vf(&p, -1) && pf_sel_has_vf(&p, 100));
-	pf_sel_clear(&p);
+	assert_true(plugin_pf_sel_has_vf(&p, -1) && plugin_pf_sel_has_vf(&p, 100));
+	plugin_pf_sel_clear(&p);
 
-	assert_int_equal(pf_sel_parse("0000:86:00.0#0-1,3,4", &p, &why), 0);
+	assert_int_equal(plugin_pf_sel_parse("0000:86:00.0#0-1,3,4", &p, &why), 0);
 	assert_string_equal(p.pf, "0000:86:00.0");
-	pf_sel_clear(&p);
+	plugin_pf_sel_clear(&p);
 
 	static const char *const bad[] = { "ens1f0#", "#0-3", "ens1f0#3-1", "ens1f0#a", "ens1f0#1,", "ens1f0#1-",
 					   "ens1f0#1--2", "ens1f0#99999999", "", "averyveryverylongname#1", "ens1f0#1 ,2" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (pf_sel_parse(bad[i], &p, &why) != -EINVAL)
+		if (plugin_pf_sel_parse(bad[i], &p, &why) != -EINVAL)
 			fail_msg("accepted \"%s\"", bad[i]);
 		assert_non_null(why);
 	}
