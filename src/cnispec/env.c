@@ -209,6 +209,10 @@ static int parse_into(char *const *envp, struct cnispec_env *env, struct problem
 		problem(p, "CNI_COMMAND", "\"%s\" is not ADD, DEL, CHECK, GC, STATUS or VERSION", cmd);
 		return 0;
 	}
+	/* VERSION needs CNI_COMMAND alone, and libcni's GetVersionInfo (which CRI-O runs on every
+	 * network it loads) sets CNI_NETNS, CNI_IFNAME and CNI_PATH to "dummy": read none of them */
+	if (env->cmd == CNISPEC_CMD_VERSION)
+		return 0;
 	req = required(env->cmd);
 	if ((r = take(envp, "CNI_CONTAINERID", &env->container_id)) < 0 ||
 	    (r = take(envp, "CNI_NETNS", &env->netns)) < 0 || (r = take(envp, "CNI_IFNAME", &env->ifname)) < 0 ||

@@ -158,6 +158,8 @@ static void test_env_optional(void **state)
 	char *del[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=net1", "CNI_NETNS=", NULL };
 	char *status[] = { "CNI_COMMAND=STATUS", NULL };
 	char *version[] = { "CNI_COMMAND=VERSION", NULL };
+	char *libcni_version[] = { "CNI_COMMAND=VERSION", "CNI_CONTAINERID=", "CNI_NETNS=dummy", "CNI_IFNAME=dummy",
+				   "CNI_PATH=dummy", "CNI_ARGS=", NULL };
 	struct cnispec_env env;
 
 	/* DEL without a netns (the pod's netns is gone) is valid */
@@ -168,6 +170,10 @@ static void test_env_optional(void **state)
 	assert_int_equal(env.cmd, CNISPEC_CMD_STATUS);
 	cnispec_env_clear(&env);
 	assert_int_equal(cnispec_env_parse(version, &env, NULL), 0);
+	cnispec_env_clear(&env);
+	/* libcni's GetVersionInfo: the attachment variables set to "dummy" */
+	assert_int_equal(cnispec_env_parse(libcni_version, &env, NULL), 0);
+	assert_int_equal(env.cmd, CNISPEC_CMD_VERSION);
 	cnispec_env_clear(&env);
 }
 
