@@ -42,7 +42,7 @@ is "$out" "rdmak 0.1.0" "the installed rdmak runs with nothing but the bundle (c
 CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-ipam
 like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-ipam answers VERSION there"
 CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-cni
-unlike "$err" "unknown role|No such file|error while loading" "rdmak-cni dispatches to its role there"
+like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-cni answers VERSION there"
 # the control: the ordinary build cannot run in that tree, so the check above can fail
 cp "$RDMAK" "$HOSTR/rdmak-plain"
 run in_host /rdmak-plain --version

@@ -172,6 +172,11 @@ same_pod_state() {
 # --- the driver itself ---------------------------------------------------------------------
 run "$DRIVER" version --type macvlan --cni-path "$REFDIR"
 like "$out" '"1.0.0"' "driver: VERSION of the reference macvlan through libcni"
+for p in rdmak-cni rdmak-ipam; do
+	# libcni's GetVersionInfo sets CNI_NETNS, CNI_IFNAME and CNI_PATH to "dummy"
+	run "$DRIVER" version --type "$p" --cni-path "$BUILD/cni"
+	like "$out" '"1.1.0"' "driver: VERSION of $p through libcni (CNI_NETNS=dummy)"
+done
 run "$DRIVER" add --conf /nonexistent --ifname net1 --netns x --id c --cache-dir "$TMP/cache"
 is "$rc" 2 "driver: a missing config is a usage error (exit 2)"
 run "$DRIVER" add --conf "$TOP/tests/lib-cni.sh" --ifname net1 --netns x --id c
