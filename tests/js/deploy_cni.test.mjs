@@ -16,6 +16,7 @@ import YAML from 'yaml';
 import { TOP } from './kubelet.mjs';
 
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+const BUILD = process.env.BUILD || path.join(TOP, 'build');
 const NODES = process.env.NODES || path.join(TOP, 'examples', 'nodes');
 const readDocs = (file) => YAML.parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
 const deploy = (name) => readDocs(path.join(TOP, 'deploy', name));
@@ -143,6 +144,41 @@ for (const file of NAD_FILES) {
 		}
 	});
 }
+
+// What Multus adds before it calls the plugin: the device plugin's allocation as "deviceID" (for
+// a NAD with a resourceName) and, for a network with the capability, the pod's InfiniBand GUID.
+function asMultusSendsIt(conf) {
+	const c = { ...conf, deviceID: '0000:1b:00.2' };
+	if (c.capabilities?.infinibandGUID) c.runtimeConfig = { infinibandGUID: '02:00:00:00:00:00:00:01' };
+	return c;
+}
+
+function confCheck(confs) {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-nadconf-'));
+	try {
+		const files = confs.map((c, i) => {
+			const f = path.join(dir, `${i}-${c.name}.json`);
+			fs.writeFileSync(f, JSON.stringify(c));
+			return f;
+		});
+		return spawnSync(path.join(BUILD, 'tests', 'helpers', 'cni_conf_check'), files, { encoding: 'utf8' });
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+test("every NAD's config passes rdmak-cni's and rdmak-ipam's own validation", () => {
+	const confs = NAD_FILES.flatMap((f) => deploy(f)).map((d) => asMultusSendsIt(JSON.parse(d.spec.config)));
+	assert.equal(confs.length, 17);
+	const r = confCheck(confs);
+	assert.equal(r.status, 0, r.stdout + r.stderr);
+	assert.equal(r.stdout.split('\n').filter((l) => l.endsWith(': ok')).length, 17);
+	// and the check does refuse: a hostdev network Multus gave no device, a key rdmak-cni lacks
+	const bad = confCheck([JSON.parse(deploy(NAD_FILES[0])[0].spec.config), { ...confs[0], vlan: 7 }]);
+	assert.equal(bad.status, 1);
+	assert.match(bad.stdout, /code 7: .*deviceID/);
+	assert.match(bad.stdout, /code 2: .*vlan/);
+});
 
 test('the NAD check refuses a broken object', () => {
 	const doc = deploy('cni-nad-seed003-hostdev.yaml')[0];
