@@ -193,6 +193,12 @@ is "$(field 'd["sides"][0]["reasons"][0]["status"]')" pass "--min-percent 80 mak
 bench judge --root "$NODES/b1-gb10-roce" --device rocep1s0f0 --json "$CAP/F3.txt"
 like "$(codes)" 'pcie_degraded' "DGX Spark's Gen5 x4 link: the PCIe link named, a placement warning"
 is "$(field 'd["sides"][0]["ceiling"]["limited_by"]')" pcie "... the ceiling set by PCIe"
+# a snapshot of the node holds what the ceiling reads (PCIe links of the HCA and its bridges)
+run "$RDMAK" snapshot --root "$NODES/s002-a31" -o "$TMP/a31.tar.gz"
+mkdir "$TMP/x-a31" && tar -xzf "$TMP/a31.tar.gz" -C "$TMP/x-a31"
+bench judge --root "$TMP/x-a31" --json "$CAP/s002-host-client.txt"
+is "$(field '" ".join(f["factor"] for f in d["sides"][0]["ceiling"]["factors"])') $(field 'd["verdict"]')" "port pcie pass" \
+	"judge on rdmak snapshot's archive of the node: the same factors and verdict"
 bench judge - --json <"$CAP/G5.txt"
 is "$(codes)" "arguments" "judge reads stdin ('-')"
 
