@@ -131,9 +131,11 @@ static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx 
 static int print_ibdev2netdev(FILE *f, const struct hw_node *node)
 {
 	HW_NODE_FOREACH_PORT(node, p) {
-		/* ibdev2netdev prints the port even when it found no netdev */
-		fprintf(f, "%s port %u ==> %s (%s)\n", p->dev->name, p->num, p->netdev ? p->netdev->name : "none",
-			p->netdev ? carrier_word(p->netdev) : "NA");
+		/* mlnx-tools' ibdev2netdev ("new style") prints nothing for a port whose netdev it
+		 * did not find, and scripts that parse it count on that: the table and JSON say "-"
+		 * and null instead. */
+		if (p->netdev)
+			fprintf(f, "%s port %u ==> %s (%s)\n", p->dev->name, p->num, p->netdev->name, carrier_word(p->netdev));
 	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -21,6 +21,16 @@ like "$out" '^mlx5_0 port 1 ==> [a-z0-9]+ \(Down\)$' "mlx5_0's IPoIB netdev has 
 like "$out" 'mlx5_1 port 1 ==> [a-z0-9]+ \(Up\)' "mlx5_1's IPoIB netdev is Up"
 like "$out" 'mlx5_bond_0 port 1 ==> bond0 \(Up\)' "ibdev2netdev names the bond master for RoCE LAG"
 
+# A port with no netdev: mlnx-tools' ibdev2netdev prints no line for it (scripts count lines)
+cp -a "$NODES/v100-ib" "$TMP/nonetdev"
+nd=$(readlink -f "$TMP/nonetdev/sys/class/net/ibp94s0f0")
+rm "$TMP/nonetdev/sys/class/net/ibp94s0f0" && rm -rf "$nd"
+run "$RDMAK" list --root "$TMP/nonetdev" --format ibdev2netdev
+ok $rc "ibdev2netdev format with a netdev-less port exits 0"
+is "$out" "mlx5_1 port 1 ==> ibp94s0f1 (Up)" "a port without a netdev prints no line, as ibdev2netdev does"
+run "$RDMAK" list --root "$TMP/nonetdev"
+like "$out" '^mlx5_0 +1 +ACTIVE .* InfiniBand +- +0000:5e:00.0' "the table still shows that port, netdev '-'"
+
 run "$RDMAK" list --root "$A100" --format rdma-link
 like "$out" '^link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev [a-z0-9]+ $' "rdma link names a LAG slave, not bond0"
 unlike "$out" 'netdev bond0' "rdma link never names the bond master"
