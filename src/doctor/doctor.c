@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "out/out.h"
@@ -377,6 +378,57 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 	return 0;
 }
 
+/* A --check that selects nothing would print an empty table and exit 0: a typo in a CI gate
+ * would pass. Each ID must start some check's id, and one that runs in this scope. */
+static int validate_checks(const struct doctor *d, const struct doctor_opts *o)
+{
+	for (size_t k = 0; k < o->n_only; k++) {
+		unsigned scopes = 0;
+
+		for (size_t i = 0; i < doctor_n_checks; i++)
+			if (str_startswith(doctor_checks[i].id, o->only[k]))
+				scopes |= doctor_checks[i].scope;
+		if (!scopes) {
+			fprintf(stderr, "rdmak doctor: --check %s: no such check (rdmak doctor --list-checks lists them)\n",
+				o->only[k]);
+			return -EINVAL;
+		}
+		if (!(scopes & d->scope)) {
+			fprintf(stderr, "rdmak doctor: --check %s: %s\n", o->only[k],
+				d->scope == DOCTOR_POD ? "a node check, not run with --pod" : "a pod check, run only with --pod");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Inputs that must exist before any check runs: without them every pod check would read
+ * something else (the doctor's own /proc/self for a dead --pid) or blame the image. */
+static int validate_inputs(const struct doctor *d, const struct doctor_opts *o)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (strcmp(d->pid, "self")) {
+		if (snprintf(path, sizeof(path), "%s/%s", d->procfs, d->pid) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		if (stat(path, &st) < 0) {
+			fprintf(stderr, "rdmak doctor: --pid %s: %s (%s)\n", d->pid,
+				errno == ENOENT ? "no such process" : strerror(errno), path);
+			return -errno;
+		}
+	}
+	if (o->image) {
+		int r = stat(d->image[0] ? d->image : "/", &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+
+		if (r < 0) {
+			fprintf(stderr, "rdmak doctor: --image %s: no such image root (%s)\n", o->image, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 static void list_checks(void)
 {
 	for (size_t i = 0; i < doctor_n_checks; i++)
@@ -462,7 +514,8 @@ int doctor_main(int argc, char **argv)
 		list_checks();
 		return 0;
 	}
-	if (set_roots(&d, &o) < 0 || load_env(&d, o.env_file) < 0)
+	if (validate_checks(&d, &o) < 0 || set_roots(&d, &o) < 0 || validate_inputs(&d, &o) < 0 ||
+	    load_env(&d, o.env_file) < 0)
 		goto out;
 	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# rdmak doctor's command line: what it refuses (exit 3) before any check runs, naming the
+# option and the value, so that a typo in a CI gate or a sidecar's --pid fails loudly.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/fixtures/doctor/lib.sh"
+
+V100=$NODES/v100-ib
+
+# ---- --check -------------------------------------------------------------------------------
+run "$RDMAK" doctor --root "$V100" --check nosuch
+is "$rc" 3 "--check nosuch: exit 3"
+like "$err" '^rdmak doctor: --check nosuch: no such check' "--check nosuch: names the unknown check"
+is "$out" "" "--check nosuch: prints no table"
+run "$RDMAK" doctor --root "$V100" --check port.state --check nosuch
+is "$rc" 3 "one unknown --check among known ones: exit 3"
+run "$RDMAK" doctor --root "$V100" --check pod.memlock
+is "$rc" 3 "a pod check without --pod: exit 3"
+like "$err" 'pod.memlock: a pod check, run only with --pod' "and says why"
+run "$RDMAK" doctor --root "$V100" --check port
+is "$rc" 0 "--check by prefix (port) still runs port.state and port.sm"
+like "$out" 'port\.sm' "the prefix selected port.sm"
+
+# ---- --pid ------------------------------------------------------------------------------------
+p=$TMP/pod; node_copy v100-ib "$p"; pod_files "$p"
+run "$RDMAK" doctor --pod --root "$p" --pid 999999
+is "$rc" 3 "--pid of no process: exit 3"
+like "$err" "--pid 999999: no such process \\($p/proc/999999\\)" "names the process and the path"
+is "$out" "" "and reports no finding (not the doctor's own /proc/self)"
+cp -a "$p/proc/self" "$p/proc/4242"
+run "$RDMAK" doctor --pod --root "$p" --pid 4242 --check pod.memlock
+is "$rc" 0 "--pid of a process that exists: the checks run"
+
+# ---- --image ----------------------------------------------------------------------------------
+run "$RDMAK" doctor --pod --root "$p" --image "$TMP/nonexistent"
+is "$rc" 3 "--image that does not exist: exit 3"
+like "$err" "--image $TMP/nonexistent: no such image root" "says no such image root"
+unlike "$err$out" 'libibverbs is not installed' "and does not blame the image's libraries"
+: >"$TMP/afile"
+run "$RDMAK" doctor --pod --root "$p" --image "$TMP/afile"
+is "$rc" 3 "--image that is a file: exit 3"
+like "$err" 'no such image root \(Not a directory\)' "says it is not a directory"
+run "$RDMAK" doctor --pod --root "$p" --image "$p" --check pod.provider
+is "$rc" 0 "--image of a real image root: pod.provider runs"
+done_testing
