@@ -1,7 +1,9 @@
 // A stand-in kubelet for tests: the device-plugin side of a real kubelet, written against an
-// independent gRPC implementation (@grpc/grpc-js) and the upstream proto text
-// (../shared/reference/wire/kubelet-deviceplugin-v1beta1.proto), so that it checks our C
-// transport rather than agreeing with it.
+// independent gRPC implementation (@grpc/grpc-js), so that it checks our C transport rather than
+// agreeing with it. The messages come from the project's own src/kubelet/deviceplugin.proto
+// (checked field by field against the kubelet's published v1beta1 numbers by
+// proto_fields.test.mjs); the two services, which that file leaves out for protoc-c, are
+// declared here as k8s.io/kubelet pkg/apis/deviceplugin/v1beta1/api.proto declares them.
 //
 // API
 //   import { Kubelet } from './kubelet.mjs';
@@ -48,23 +50,32 @@ import protoLoader from '@grpc/proto-loader';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const TOP = process.env.TOP || path.resolve(here, '..', '..');
-export const PROTO = path.resolve(TOP, '..', 'shared', 'reference', 'wire', 'kubelet-deviceplugin-v1beta1.proto');
+export const PROTO = path.resolve(TOP, 'src', 'kubelet', 'deviceplugin.proto');
+
+// The kubelet's services (api.proto, v1beta1), with the method paths the kubelet dials.
+export const SERVICES = `
+service Registration {
+	rpc Register(RegisterRequest) returns (Empty) {}
+}
+service DevicePlugin {
+	rpc GetDevicePluginOptions(Empty) returns (DevicePluginOptions) {}
+	rpc ListAndWatch(Empty) returns (stream ListAndWatchResponse) {}
+	rpc GetPreferredAllocation(PreferredAllocationRequest) returns (PreferredAllocationResponse) {}
+	rpc Allocate(AllocateRequest) returns (AllocateResponse) {}
+	rpc PreStartContainer(PreStartContainerRequest) returns (PreStartContainerResponse) {}
+}
+`;
 
 function loadApi() {
-	let file = PROTO;
-	const text = fs.readFileSync(PROTO, 'utf8');
-	if (/gogoproto/.test(text)) {
-		// Upstream's gogoproto import and options only steer Go code generation; drop them.
-		const stripped = text
-			.split('\n')
-			.filter((l) => !/^\s*import\s+".*gogo.*";/.test(l) && !/^\s*option\s+\(gogoproto\./.test(l))
-			.join('\n');
-		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubelet-proto-'));
-		file = path.join(dir, 'api.proto');
-		fs.writeFileSync(file, stripped);
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubelet-proto-'));
+	const file = path.join(dir, 'api.proto');
+	try {
+		fs.writeFileSync(file, fs.readFileSync(PROTO, 'utf8') + SERVICES);
+		const def = protoLoader.loadSync(file, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+		return grpc.loadPackageDefinition(def).v1beta1;
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
 	}
-	const def = protoLoader.loadSync(file, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
-	return grpc.loadPackageDefinition(def).v1beta1;
 }
 
 export const api = loadApi();
