@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
 # Installs, from Debian 12's archive, everything rdmak needs to build and test. Idempotent.
 # Used by the README's first command and by CI (.ci/run).
+#
+# Works as written for root (a minimal Debian image has no sudo) and for a user with sudo: the
+# Debian packages need root, so a non-root caller gets them through `sudo`; the test suite's
+# Node.js modules are installed as the caller, so that tests/js/node_modules is not root's.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-if [ "$(id -u)" -ne 0 ]; then echo "tools/install-deps.sh: run as root (sudo)" >&2; exit 1; fi
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends \
-	build-essential clang libclang-rt-14-dev pkg-config make python3 python3-jsonschema \
-	libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
-	libnl-route-3-dev libmnl-dev libibverbs-dev \
-	iproute2 iputils-ping tar gzip procps time \
-	libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
-	etcd-server etcd-client \
-	golang-go golang-github-appc-cni-dev containernetworking-plugins >/dev/null
-# Node.js runs the stand-in kubelet in the tests (an independent gRPC implementation);
-# keep the one that is there if any.
-command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+cd "$(dirname "$0")/.."
+me=tools/install-deps.sh
+
+if [ "${1:-}" = --system ]; then
+	# the root half (run directly as root, or re-run through sudo)
+	if [ "$(id -u)" -ne 0 ]; then echo "$me --system: must run as root" >&2; exit 1; fi
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends \
+		build-essential clang libclang-rt-14-dev pkg-config make python3 python3-jsonschema \
+		libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
+		libnl-route-3-dev libmnl-dev libibverbs-dev \
+		iproute2 iputils-ping tar gzip procps time \
+		libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
+		etcd-server etcd-client \
+		golang-go golang-github-appc-cni-dev containernetworking-plugins >/dev/null
+	# Node.js runs the stand-in kubelet in the tests (an independent gRPC implementation);
+	# keep the one that is there if any.
+	command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+	exit 0
+fi
+[ $# -eq 0 ] || { echo "usage: $me   (installs the Debian packages, as root or through sudo, and tests/js's modules)" >&2; exit 2; }
+
+if [ "$(id -u)" -eq 0 ]; then
+	"$0" --system
+elif command -v sudo >/dev/null; then
+	echo "$me: installing Debian packages through sudo" >&2
+	sudo -- "$0" --system
+else
+	echo "$me: installing Debian packages needs root, and sudo is not installed." >&2
+	echo "$me: run it as root (su -c $me), or as root install sudo (apt-get install sudo), add yourself to the sudo group and run it again." >&2
+	exit 1
+fi
 if [ -f tests/js/package.json ]; then (cd tests/js && npm ci --no-audit --no-fund --silent); fi
