@@ -5,14 +5,16 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "hw/hw.h"
 #include "roles.h"
@@ -327,62 +329,109 @@ static bool wants_gzip(const char *out)
 	return (l > 3 && !strcmp(out + l - 3, ".gz")) || (l > 4 && !strcmp(out + l - 4, ".tgz"));
 }
 
+/* The archive's sink: a stdio stream over an fd, gzip'd in process (zlib, as `gzip -n` would:
+ * no name, no time stamp), keeping the first write error's errno. A gzip child used to do
+ * this: on a full file system it died, rdmak got SIGPIPE, and ENOSPC was lost. */
+struct sink {
+	int fd;
+	bool gzip;
+	z_stream z;
+	int err; /* first -errno */
+};
+
+static int sink_deflate(struct sink *k, const void *buf, size_t len, int flush)
+{
+	unsigned char out[65536];
+
+	k->z.next_in = (unsigned char *)(uintptr_t)buf;
+	k->z.avail_in = (uInt)len;
+	do {
+		int zr;
+
+		k->z.next_out = out;
+		k->z.avail_out = sizeof(out);
+		zr = deflate(&k->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return -EIO;
+		if (sizeof(out) > k->z.avail_out) {
+			int r = write_all(k->fd, out, sizeof(out) - k->z.avail_out);
+			if (r < 0)
+				return r;
+		}
+	} while (k->z.avail_out == 0 || (flush == Z_FINISH && k->z.avail_in));
+	return 0;
+}
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t len)
+{
+	struct sink *k = cookie;
+	int r;
+
+	if (k->err)
+		return -1;
+	r = k->gzip ? sink_deflate(k, buf, len, Z_NO_FLUSH) : write_all(k->fd, buf, len);
+	if (r < 0) {
+		k->err = r;
+		errno = -r;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+/* Write the whole archive to fd; -errno as the kernel said it (ENOSPC, EPIPE, ...). */
+static int write_to_fd(struct snap *s, int fd, bool gzip)
+{
+	static const cookie_io_functions_t io = { .write = sink_write };
+	struct sink k = { .fd = fd, .gzip = gzip };
+	FILE *f;
+	int r;
+
+	if (gzip && deflateInit2(&k.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	f = fopencookie(&k, "w", io);
+	if (!f) {
+		r = -errno;
+		goto out;
+	}
+	r = write_archive(s, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -EIO;
+	if (r >= 0 && gzip && !k.err)
+		k.err = sink_deflate(&k, NULL, 0, Z_FINISH);
+	if (k.err)
+		r = k.err; /* the real cause, not stdio's EIO */
+out:
+	if (gzip)
+		deflateEnd(&k.z);
+	return r;
+}
+
 /* Write the archive to path (through gzip when the name asks for it), via a temporary file
  * renamed into place, so a failure leaves nothing half-written. */
-static int write_output(struct snap *s, const char *path)
+static int write_output(struct snap *s, const char *path, const char **why)
 {
 	char tmp[PATH_MAX];
-	int fd, r, status;
-	pid_t pid = -1;
-	int pipefd[2] = { -1, -1 };
-	FILE *f;
+	bool gzip = wants_gzip(path);
+	int fd, r;
 
 	if (!strcmp(path, "-")) {
-		r = write_archive(s, stdout);
-		return r < 0 ? r : fflush(stdout) ? -EIO : 0;
+		fflush(stdout);
+		return write_to_fd(s, STDOUT_FILENO, gzip);
 	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	if (wants_gzip(path)) {
-		if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-			r = -errno;
-			goto fail;
-		}
-		if (pid == 0) {
-			dup2(pipefd[0], 0);
-			dup2(fd, 1);
-			execlp("gzip", "gzip", "-c", "-n", (char *)NULL);
-			_exit(127);
-		}
-		close(pipefd[0]);
-		f = fdopen(pipefd[1], "w");
-	} else
-		f = fdopen(dup(fd), "w");
-	if (!f) {
-		r = -errno;
-		goto fail;
-	}
-	r = write_archive(s, f);
-	if (fclose(f) != 0 && r >= 0)
-		r = -EIO;
-	if (pid > 0) {
-		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			r = r < 0 ? r : -EPIPE;
-	}
+	r = write_to_fd(s, fd, gzip);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
-	close(fd);
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
 	if (r >= 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
-	return r;
-fail:
-	close(fd);
-	unlink(tmp);
 	return r;
 }
 
@@ -392,6 +441,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Capture exactly the sysfs files, symlinks and /dev/infiniband nodes that `rdmak list`\n"
 	      "reads into a tar archive (gzip'd when FILE ends in .gz or .tgz; '-' writes tar to stdout).\n"
+
 	      "On another machine: mkdir n && tar -xzf FILE -C n && rdmak list --root n\n"
 	      "(extract as root to recreate the char device nodes; without root tar skips them).\n"
 	      "\n"
@@ -401,7 +451,8 @@ static void usage(FILE *f)
 	      "  --devfs DIR        devfs root (default /dev)\n"
 	      "  -h, --help         this text\n"
 	      "\n"
-	      "Exit: 0 written, 1 a read or write failed (nothing is left behind), 2 usage.\n",
+	      "Exit: 0 written, 1 a read or write failed (named, e.g. \"No space left on device\";\n"
+	      "nothing is left behind), 2 usage.\n",
 	      f);
 }
 
@@ -417,8 +468,11 @@ int snapshot_main(int argc, char **argv)
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct hw_error err = { 0 };
+	const char *why = NULL;
 	int c, r, rc = 1;
 
+	/* a reader that goes away (`-o - | head`) is a write error (EPIPE) reported like any other */
+	signal(SIGPIPE, SIG_IGN);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -476,9 +530,9 @@ int snapshot_main(int argc, char **argv)
 			r = capture_listing(&s, 1, "infiniband");
 	}
 	if (r >= 0)
-		r = write_output(&s, out);
+		r = write_output(&s, out, &why);
 	if (r < 0) {
-		fprintf(stderr, "rdmak snapshot: writing %s: %s\n", out, strerror(-r));
+		fprintf(stderr, "rdmak snapshot: writing %s: %s\n", out, why ? why : strerror(-r));
 		goto out;
 	}
 	fprintf(stderr, "rdmak snapshot: wrote %s: %zu entries (%zu RDMA devices, %zu netdevs, %zu PCI functions)\n",
