@@ -406,21 +406,54 @@ out:
 	return r;
 }
 
-/* Write the archive to path (through gzip when the name asks for it), via a temporary file
- * renamed into place, so a failure leaves nothing half-written. */
+/* Write the archive to path (through gzip when the name asks for it). A regular file (or a
+ * new one) is replaced through a temporary file renamed into place, so a failure leaves
+ * nothing half-written. Anything else is never replaced: a character device, FIFO or socket
+ * (/dev/stdout, a pipe, /dev/null) is written through; a directory or block device is refused.
+ * A symbolic link is followed: its target is written as above, the link stays. */
 static int write_output(struct snap *s, const char *path, const char **why)
 {
+	_cleanup_free_ char *real = NULL;
 	char tmp[PATH_MAX];
 	bool gzip = wants_gzip(path);
+	struct stat st;
 	int fd, r;
 
 	if (!strcmp(path, "-")) {
 		fflush(stdout);
 		return write_to_fd(s, STDOUT_FILENO, gzip);
 	}
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		if (S_ISBLK(st.st_mode)) {
+			*why = "a block device: refusing to write an archive over it";
+			return -EEXIST;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			/* a FIFO blocks here until a reader comes, as `cat >FIFO` does */
+			fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+			if (fd < 0)
+				return -errno;
+			r = write_to_fd(s, fd, gzip);
+			if (close(fd) < 0 && r >= 0 && errno != EINVAL)
+				r = -errno;
+			return r;
+		}
+		/* a regular file, maybe behind symlinks: replace the file, keep the links */
+		if (!(real = realpath(path, NULL)))
+			return -errno;
+		path = real;
+	} else if (errno != ENOENT)
+		return -errno;
+	else if (lstat(path, &st) == 0) {
+		/* where a dangling link points is not ours to create, nor the link ours to replace */
+		*why = "a symbolic link to nothing: refusing to replace the link; name its target instead";
+		return -ENOENT;
+	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	r = write_to_fd(s, fd, gzip);
@@ -428,6 +461,9 @@ static int write_output(struct snap *s, const char *path, const char **why)
 		r = -errno;
 	if (close(fd) < 0 && r >= 0)
 		r = -errno;
+	/* a path that became something else than a regular file meanwhile is still not replaced */
+	if (r >= 0 && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		r = -EEXIST;
 	if (r >= 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
@@ -441,7 +477,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "Capture exactly the sysfs files, symlinks and /dev/infiniband nodes that `rdmak list`\n"
 	      "reads into a tar archive (gzip'd when FILE ends in .gz or .tgz; '-' writes tar to stdout).\n"
-
+	      "A regular FILE is replaced atomically (through a symbolic link: its target); a device,\n"
+	      "FIFO or socket (/dev/stdout, a pipe) is written through, never replaced.\n"
 	      "On another machine: mkdir n && tar -xzf FILE -C n && rdmak list --root n\n"
 	      "(extract as root to recreate the char device nodes; without root tar skips them).\n"
 	      "\n"
