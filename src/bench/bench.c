@@ -368,7 +368,7 @@ static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node *
 	r = hw_load(*ctx, HW_LOAD_GIDS, node, &herr);
 	if (r < 0)
 		fprintf(stderr, "rdmak bench: reading %s: %s\n", herr.path[0] ? herr.path : "sysfs",
-			strerror(herr.err ? herr.err : -r));
+			hw_strerror(herr.err ? herr.err : -r));
 	return r;
 }
 

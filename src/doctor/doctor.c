@@ -151,11 +151,17 @@ DEFINE_PATH(doctor_img, image)
 
 ssize_t doctor_read(const char *path, char *buf, size_t n)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the roots' files (sysfs, /proc, cgroup) are regular: a FIFO planted there would block */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	size_t got = 0;
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -HW_ENOTREG;
 	while (got + 1 < n) {
 		ssize_t r = read(fd, buf + got, n - 1 - got);
 
@@ -532,7 +538,7 @@ int doctor_main(int argc, char **argv)
 	r = hw_load(ctx, HW_LOAD_GIDS, &d.node, &herr);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : d.sysfs,
-			strerror(herr.err ? herr.err : -r));
+			hw_strerror(herr.err ? herr.err : -r));
 		goto out;
 	}
 	d.findings = json_array();

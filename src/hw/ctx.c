@@ -68,6 +68,13 @@ void hw_ctx_free(struct hw_ctx *ctx)
 	free(ctx);
 }
 
+const char *hw_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == HW_ENOTREG ? "not a regular file (a FIFO, device or socket: refused, sysfs holds none)" : strerror(err);
+}
+
 const char *hw_ctx_sysfs(const struct hw_ctx *ctx) { return ctx->sysfs; }
 const char *hw_ctx_devfs(const struct hw_ctx *ctx) { return ctx->devfs; }
 
@@ -128,12 +135,19 @@ void hw_dir_close(struct hw_dir *d)
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
 	ssize_t n;
 
 	record(ctx, HW_ACCESS_READ, d, name);
-	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer; then refuse what is not a
+	 * regular file (sysfs attributes are; a read of a FIFO or a tty would block) */
+	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -HW_ENOTREG;
 	n = read(fd, buf, len - 1);
 	if (n < 0)
 		return -errno;

@@ -8,6 +8,7 @@
 #ifndef RDMAK_HW_H
 #define RDMAK_HW_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +39,12 @@ enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS };
 enum hw_access { HW_ACCESS_READ, HW_ACCESS_LIST, HW_ACCESS_READLINK, HW_ACCESS_STAT };
 typedef void (*hw_recorder_fn)(enum hw_root root, enum hw_access how, const char *relpath, void *userdata);
 void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata);
+
+/* A file of a root that should be a regular file (a sysfs attribute) is a FIFO, a device or a
+ * socket, which sysfs never holds: it is refused rather than read, since reading a FIFO would
+ * block forever. hw_strerror() says so; for any other errno it is strerror(). */
+#define HW_ENOTREG EMEDIUMTYPE
+const char *hw_strerror(int err);
 
 /* The path and errno of the first fatal failure, for the message the caller prints. */
 struct hw_error {

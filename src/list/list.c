@@ -292,7 +292,7 @@ int list_main(int argc, char **argv)
 	}
 	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);
 	if (r < 0) {
-		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, strerror(err.err ? err.err : -r));
+		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
 		hw_ctx_free(ctx);
 		return 1;
 	}

@@ -88,7 +88,7 @@ static int attr_open(int root, const struct health_input *in)
 		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", in->name, in->port);
 	else
 		snprintf(path, sizeof(path), "class/net/%s/carrier", in->name);
-	return openat(root, path, O_RDONLY | O_CLOEXEC);
+	return openat(root, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not block the poll */
 }
 
 /* How many attributes may stay open: the soft fd limit less room for the transport. */

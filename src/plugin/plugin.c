@@ -152,7 +152,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_
 
 	r = hw_load(d->ctx, 0, &node, &herr);
 	if (r < 0) {
-		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), strerror(-r));
+		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
 		return r;
 	}
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,

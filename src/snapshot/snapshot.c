@@ -531,7 +531,7 @@ int snapshot_main(int argc, char **argv)
 	}
 	hw_ctx_set_recorder(ctx, recorder, &s);
 	if ((r = hw_load(ctx, HW_LOAD_ALL, &node, &err)) < 0) {
-		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, strerror(err.err ? err.err : -r));
+		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
 		goto out;
 	}
 	/* what bench's ceiling model reads on demand, so `rdmak bench judge --root` works on the
