@@ -71,7 +71,9 @@ static json_t *vstr(const char *fmt, va_list ap)
 
 	if (vasprintf(&s, fmt, ap) < 0)
 		return NULL;
-	return json_string(s);
+	/* names and values come from sysfs and the pod's files: escape what is not UTF-8 rather
+	 * than lose the title or the evidence */
+	return out_string(s);
 }
 
 json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
@@ -86,7 +88,7 @@ json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, 
 	f = json_pack("{s:s, s:s, s:o?, s:o, s:[], s:n}",
 		      "id", d->check->id,
 		      "status", doctor_status_name(st),
-		      "object", object ? json_string(object) : NULL,
+		      "object", object ? out_string(object) : NULL,
 		      "title", title ? title : json_string(""),
 		      "evidence",
 		      "fix");
@@ -106,7 +108,7 @@ void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
 	v = vstr(value_fmt, ap);
 	va_end(ap);
 	if (v)
-		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:s, s:o}", "path", path, "value", v));
+		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:o, s:o}", "path", out_string(path), "value", v));
 }
 
 void doctor_fix(json_t *f, const char *fmt, ...)

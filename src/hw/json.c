@@ -2,11 +2,44 @@
 #include <string.h>
 
 #include "hw/hw-json.h"
+#include "out/out.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
+
+/* Every string here was read from sysfs or devfs: out_string() escapes what is not UTF-8 and
+ * every construction is checked, so that a strange name or a failed allocation makes the whole
+ * document fail (NULL, which each json_pack "o" passes up) instead of dropping an entry. */
+#define S(s) out_string(s)
 
 static json_t *str_or_null(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	return s && *s ? out_string(s) : json_null();
+}
+
+/* Append v to *a; on failure free the array and leave NULL there, for the caller's pack to fail. */
+static void push(json_t **a, json_t *v)
+{
+	if (!*a) {
+		json_decref(v);
+		return;
+	}
+	if (out_append(*a, v) < 0) {
+		json_decref(*a);
+		*a = NULL;
+	}
+}
+
+/* json_object_set_new that gives up the whole object when the value could not be built. */
+static void set(json_t **o, const char *key, json_t *v)
+{
+	if (!*o) {
+		json_decref(v);
+		return;
+	}
+	if (!v || json_object_set_new(*o, key, v) < 0) {
+		json_decref(*o);
+		*o = NULL;
+	}
 }
 
 static json_t *hex(unsigned v, int width)
@@ -25,25 +58,26 @@ static json_t *devnum(unsigned major, unsigned minor)
 
 json_t *hw_chardev_to_json(const struct hw_chardev *c)
 {
-	char mode[8];
+	char mode[8], path[64];
 	json_t *node = json_object();
 
 	if (!c)
 		return json_null();
 	snprintf(mode, sizeof(mode), "%04o", c->node.mode);
-	json_object_set_new(node, "present", json_boolean(c->node.present));
-	json_object_set_new(node, "char_device", json_boolean(c->node.is_char));
-	json_object_set_new(node, "dev", c->node.is_char ? devnum(c->node.major, c->node.minor) : json_null());
-	json_object_set_new(node, "mode", c->node.present ? json_string(mode) : json_null());
-	json_object_set_new(node, "uid", c->node.present ? json_integer(c->node.uid) : json_null());
-	json_object_set_new(node, "gid", c->node.present ? json_integer(c->node.gid) : json_null());
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s+, s:o, s:b}",
-			 "name", c->name,
+	set(&node, "present", json_boolean(c->node.present));
+	set(&node, "char_device", json_boolean(c->node.is_char));
+	set(&node, "dev", c->node.is_char ? devnum(c->node.major, c->node.minor) : json_null());
+	set(&node, "mode", c->node.present ? json_string(mode) : json_null());
+	set(&node, "uid", c->node.present ? json_integer(c->node.uid) : json_null());
+	set(&node, "gid", c->node.present ? json_integer(c->node.gid) : json_null());
+	snprintf(path, sizeof(path), "/dev/%s", c->node.path);
+	return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:b}",
+			 "name", S(c->name),
 			 "kind", hw_chardev_kind_name(c->kind),
 			 "rdma_device", str_or_null(c->dev ? c->dev->name : NULL),
 			 "port", c->port ? json_integer(c->port) : json_null(),
 			 "dev", devnum(c->major, c->minor),
-			 "path", "/dev/", c->node.path,
+			 "path", S(path),
 			 "devfs", node,
 			 "usable", c->matches);
 }
@@ -54,7 +88,7 @@ static json_t *gids_json(const struct hw_port *p)
 
 	for (size_t i = 0; i < p->n_gids; i++) {
 		const struct hw_gid *g = &p->gids[i];
-		json_array_append_new(a, json_pack("{s:I, s:s, s:o, s:o, s:b}", "index", (json_int_t)g->index, "gid", g->gid,
+		push(&a, json_pack("{s:I, s:o, s:o, s:o, s:b}", "index", (json_int_t)g->index, "gid", S(g->gid),
 						   "type", str_or_null(g->type), "netdev", str_or_null(g->ndev), "ipv4", g->ipv4));
 	}
 	return a;
@@ -68,30 +102,30 @@ static json_t *pkeys_json(const struct hw_port *p)
 		return json_null(); /* not read (rdmak list --json --pkeys reads them) */
 	a = json_array();
 	for (size_t i = 0; i < p->n_pkeys; i++)
-		json_array_append_new(a, json_pack("{s:I, s:o}", "index", (json_int_t)p->pkeys[i].index, "pkey", hex(p->pkeys[i].pkey, 4)));
+		push(&a, json_pack("{s:I, s:o}", "index", (json_int_t)p->pkeys[i].index, "pkey", hex(p->pkeys[i].pkey, 4)));
 	return a;
 }
 
 json_t *hw_port_to_json(const struct hw_port *p)
 {
 	const struct hw_netdev *n = p->netdev;
-	json_t *rate = p->rate.raw[0] ? json_pack("{s:s, s:f, s:o, s:o}", "text", p->rate.raw, "gbps", p->rate.gbps,
+	json_t *rate = p->rate.raw[0] ? json_pack("{s:o, s:f, s:o, s:o}", "text", S(p->rate.raw), "gbps", p->rate.gbps,
 						  "width", p->rate.width ? json_integer(p->rate.width) : json_null(),
 						  "speed", str_or_null(p->rate.speed))
 				      : json_null();
-	json_t *nd = n ? json_pack("{s:s, s:s, s:o, s:s}", "name", n->name, "via", hw_ndev_via_name(p->netdev_via),
-				   "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier), "operstate", n->operstate)
+	json_t *nd = n ? json_pack("{s:o, s:s, s:o, s:o}", "name", S(n->name), "via", hw_ndev_via_name(p->netdev_via),
+				   "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier), "operstate", S(n->operstate))
 		       : json_null();
 
-	return json_pack("{s:I, s:i, s:s, s:i, s:s, s:o, s:s, s:I, s:I, s:I, s:o, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:i, s:o, s:i, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "port", (json_int_t)p->num,
-			 "state_id", p->state, "state", p->state_name,
-			 "phys_state_id", p->phys_state, "phys_state", p->phys_state_name,
+			 "state_id", p->state, "state", S(p->state_name),
+			 "phys_state_id", p->phys_state, "phys_state", S(p->phys_state_name),
 			 "rate", rate,
 			 "link_layer", hw_link_layer_name(p->link_layer),
 			 "lid", (json_int_t)p->lid, "sm_lid", (json_int_t)p->sm_lid, "lmc", (json_int_t)p->lmc,
 			 "cap_mask", hex(p->cap_mask, 8),
-			 "port_guid", p->port_guid,
+			 "port_guid", S(p->port_guid),
 			 "gid_tbl_len", (json_int_t)p->gid_tbl_len, "gids", gids_json(p),
 			 "pkey_tbl_len", p->pkeys ? json_integer((json_int_t)p->pkey_tbl_len) : json_null(),
 			 "pkeys", pkeys_json(p),
@@ -105,9 +139,9 @@ static json_t *rdma_json(const struct hw_rdma_dev *d)
 	json_t *ports = json_array();
 
 	HW_DEV_FOREACH_PORT(d, p)
-		json_array_append_new(ports, hw_port_to_json(p));
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "name", d->name,
+		push(&ports, hw_port_to_json(p));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "name", S(d->name),
 			 "node_type", str_or_null(d->node_type_name),
 			 "node_guid", str_or_null(d->node_guid),
 			 "sys_image_guid", str_or_null(d->sys_image_guid),
@@ -126,7 +160,7 @@ static json_t *names_of_netdevs(struct hw_netdev *const *v, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]->name));
+		push(&a, S(v[i]->name));
 	return a;
 }
 
@@ -135,27 +169,27 @@ static json_t *pci_json(const struct hw_pci *p)
 	json_t *path = json_array(), *rdma = json_array(), *sriov = json_null();
 
 	for (size_t i = 0; i < p->path_len; i++)
-		json_array_append_new(path, json_string(p->path[i]));
+		push(&path, S(p->path[i]));
 	for (size_t i = 0; i < p->n_rdma; i++)
-		json_array_append_new(rdma, json_string(p->rdma[i]->name));
+		push(&rdma, S(p->rdma[i]->name));
 	if (p->sriov_totalvfs >= 0) {
 		json_t *vfs = json_array();
 		for (size_t i = 0; i < p->n_vfs; i++)
-			json_array_append_new(vfs, json_pack("{s:i, s:s}", "index", p->vfs[i]->vf_index, "pci", p->vfs[i]->bdf));
+			push(&vfs, json_pack("{s:i, s:o}", "index", p->vfs[i]->vf_index, "pci", S(p->vfs[i]->bdf)));
 		sriov = json_pack("{s:i, s:i, s:o}", "totalvfs", p->sriov_totalvfs, "numvfs", p->sriov_numvfs, "vfs", vfs);
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:b}",
-			 "bdf", p->bdf,
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+			 "bdf", S(p->bdf),
 			 "vendor", hex(p->vendor, 4), "device", hex(p->device, 4),
 			 "subsystem_vendor", hex(p->sub_vendor, 4), "subsystem_device", hex(p->sub_device, 4),
 			 "class", hex(p->class_code, 6),
 			 "driver", str_or_null(p->driver),
 			 "numa_node", p->numa_node < 0 ? json_null() : json_integer(p->numa_node),
 			 "local_cpulist", str_or_null(p->local_cpulist),
-			 "root", p->root,
+			 "root", S(p->root),
 			 "path", path,
 			 "sriov", sriov,
-			 "physfn", p->physfn ? json_pack("{s:s, s:i}", "pci", p->physfn->bdf, "vf_index", p->vf_index) : json_null(),
+			 "physfn", p->physfn ? json_pack("{s:o, s:i}", "pci", S(p->physfn->bdf), "vf_index", p->vf_index) : json_null(),
 			 "netdevs", names_of_netdevs(p->netdevs, p->n_netdevs),
 			 "rdma_devices", rdma,
 			 "gpu", p->is_gpu);
@@ -166,13 +200,13 @@ static json_t *netdev_json(const struct hw_netdev *n)
 	json_t *bond = json_null();
 
 	if (n->bond)
-		bond = json_pack("{s:s, s:i, s:o, s:o}", "mode", n->bond->mode, "mode_id", n->bond->mode_id,
+		bond = json_pack("{s:o, s:i, s:o, s:o}", "mode", S(n->bond->mode), "mode_id", n->bond->mode_id,
 				 "slaves", names_of_netdevs(n->bond->slaves, n->bond->n_slaves),
 				 "active_slave", str_or_null(n->bond->active ? n->bond->active->name : NULL));
-	return json_pack("{s:s, s:i, s:s, s:I, s:s, s:o, s:I, s:s, s:o, s:o, s:o, s:o, s:o}",
-			 "name", n->name, "ifindex", n->ifindex, "kind", hw_netdev_kind_name(n->kind), "type", (json_int_t)n->type,
-			 "operstate", n->operstate, "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier),
-			 "mtu", (json_int_t)n->mtu, "address", n->address,
+	return json_pack("{s:o, s:i, s:s, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "name", S(n->name), "ifindex", n->ifindex, "kind", hw_netdev_kind_name(n->kind), "type", (json_int_t)n->type,
+			 "operstate", S(n->operstate), "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier),
+			 "mtu", (json_int_t)n->mtu, "address", S(n->address),
 			 "dev_port", n->dev_port < 0 ? json_null() : json_integer(n->dev_port),
 			 "pci", str_or_null(n->pci ? n->pci->bdf : NULL),
 			 "master", str_or_null(n->master ? n->master->name : NULL),
@@ -189,10 +223,14 @@ static json_t *gpu_json(const struct hw_node *node, const struct hw_gpu *g)
 	/* The relation to every RDMA device that is not a VF: VFs share their PF's place. */
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
-		if (d->pci && !d->pci->physfn)
-			json_object_set_new(rel, d->name, json_string(hw_topo_name(hw_topo_relation(g->pci, d->pci))));
+		_cleanup_free_ char *key = NULL;
+
+		if (!d->pci || d->pci->physfn)
+			continue;
+		key = str_utf8_escape(d->name); /* an object key must be UTF-8 too */
+		set(&rel, key ? key : "", key ? json_string(hw_topo_name(hw_topo_relation(g->pci, d->pci))) : NULL);
 	}
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "name", name, "pci", g->pci->bdf,
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "name", name, "pci", S(g->pci->bdf),
 			 "device", hex(g->pci->device, 4),
 			 "numa_node", g->pci->numa_node < 0 ? json_null() : json_integer(g->pci->numa_node),
 			 "nearest_rdma_device", str_or_null(g->nearest ? g->nearest->name : NULL),
@@ -206,20 +244,20 @@ json_t *hw_node_to_json(const struct hw_node *node, const struct hw_ctx *ctx)
 	       *gpus = json_array(), *modules = json_object();
 
 	for (size_t i = 0; i < node->n_rdma; i++)
-		json_array_append_new(rdma, rdma_json(&node->rdma[i]));
+		push(&rdma, rdma_json(&node->rdma[i]));
 	for (size_t i = 0; i < node->n_pci; i++)
-		json_array_append_new(pci, pci_json(&node->pci[i]));
+		push(&pci, pci_json(&node->pci[i]));
 	for (size_t i = 0; i < node->n_netdevs; i++)
-		json_array_append_new(netdevs, netdev_json(&node->netdevs[i]));
+		push(&netdevs, netdev_json(&node->netdevs[i]));
 	for (size_t i = 0; i < node->n_chardevs; i++)
-		json_array_append_new(chardevs, hw_chardev_to_json(&node->chardevs[i]));
+		push(&chardevs, hw_chardev_to_json(&node->chardevs[i]));
 	for (size_t i = 0; i < node->n_gpus; i++)
-		json_array_append_new(gpus, gpu_json(node, &node->gpus[i]));
+		push(&gpus, gpu_json(node, &node->gpus[i]));
 	for (size_t i = 0; i < node->kernel.n_modules; i++)
-		json_object_set_new(modules, node->kernel.modules[i].name, json_string(hw_module_state_name(node->kernel.modules[i].state)));
-	return json_pack("{s:s, s:s, s:s, s:b, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}",
+		set(&modules, node->kernel.modules[i].name, json_string(hw_module_state_name(node->kernel.modules[i].state)));
+	return json_pack("{s:s, s:o, s:o, s:b, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}",
 			 "schema", HW_JSON_SCHEMA,
-			 "sysfs", hw_ctx_sysfs(ctx), "devfs", hw_ctx_devfs(ctx),
+			 "sysfs", S(hw_ctx_sysfs(ctx)), "devfs", S(hw_ctx_devfs(ctx)),
 			 "rdma_present", node->n_rdma > 0,
 			 "kernel",
 			 "netns_mode", node->kernel.netns_mode < 0 ? json_null() : json_string(node->kernel.netns_mode ? "shared" : "exclusive"),

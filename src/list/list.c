@@ -71,12 +71,12 @@ static json_t *nearest_gpus(const struct hw_node *node, const struct hw_rdma_dev
 			return NULL;
 	if (str_append_sep(&list, " ", "(%s)", hw_topo_name(best)) < 0)
 		return NULL;
-	return json_string(list);
+	return out_string(list);
 }
 
 static json_t *table_rows(const struct hw_node *node)
 {
-	json_t *rows = json_array();
+	_cleanup_(json_decrefp) json_t *rows = json_array();
 
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
@@ -93,18 +93,23 @@ static json_t *table_rows(const struct hw_node *node)
 				snprintf(nd, sizeof(nd), "%s (%s)", p->netdev->name, carrier_word(p->netdev));
 			else
 				snprintf(nd, sizeof(nd), "-");
-			json_array_append_new(rows, json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:o}",
-				"ibdev", d->name, "port", (json_int_t)p->num, "state", p->state_name,
-				"phys", p->phys_state_name, "rate", rate, "link", hw_link_layer_name(p->link_layer),
-				"netdev", nd,
-				"pci", d->pci ? json_string(d->pci->bdf) : json_null(),
+			/* every string from sysfs through out_string(): a name that is not UTF-8 is
+			 * escaped, and a row that cannot be built fails the table instead of vanishing */
+			if (!gpu || out_append(rows, json_pack("{s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:O, s:o}",
+				"ibdev", out_string(d->name), "port", (json_int_t)p->num, "state", out_string(p->state_name),
+				"phys", out_string(p->phys_state_name), "rate", out_string(rate), "link", hw_link_layer_name(p->link_layer),
+				"netdev", out_string(nd),
+				"pci", d->pci ? out_string(d->pci->bdf) : json_null(),
 				"numa", d->pci && d->pci->numa_node >= 0 ? json_integer(d->pci->numa_node) : json_null(),
 				"gpu", gpu,
-				"kind", d->lag ? json_string("LAG") : d->pci && d->pci->physfn ? json_string("VF") : json_null()));
+				"kind", d->lag ? json_string("LAG") : d->pci && d->pci->physfn ? json_string("VF") : json_null())) < 0) {
+				json_decref(gpu);
+				return NULL;
+			}
 		}
 		json_decref(gpu);
 	}
-	return rows;
+	return TAKE_PTR(rows);
 }
 
 static const struct out_column table_cols[] = {

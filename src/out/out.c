@@ -5,6 +5,26 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/strutil.h"
+
+json_t *out_string(const char *s)
+{
+	_cleanup_free_ char *e = NULL;
+
+	if (!s)
+		return NULL;
+	if (str_is_utf8(s))
+		return json_string(s);
+	e = str_utf8_escape(s);
+	return e ? json_string(e) : NULL;
+}
+
+int out_append(json_t *a, json_t *v)
+{
+	if (!v)
+		return -ENOMEM;
+	return json_array_append_new(a, v) < 0 ? -ENOMEM : 0;
+}
 
 const json_t *out_get(const json_t *obj, const char *dotted_key)
 {

@@ -16,6 +16,14 @@ struct out_column {
 /* Print rows (a JSON array of objects) as a table: strings as is, integers in decimal,
  * reals with up to one decimal, true/false as yes/no, null or missing as "-". */
 int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t n_cols);
+/* A JSON string of s, NULL when out of memory. Text read from the system is bytes, not UTF-8 (a
+ * netdev name may hold any byte but '/', ':' and whitespace), and jansson refuses invalid UTF-8:
+ * such a string comes out with each invalid byte as "\xHH" (str_utf8_escape) rather than making
+ * the whole object vanish. Use it for every string that comes from outside. */
+json_t *out_string(const char *s);
+/* Append v to array a (stealing v). A NULL v (a failed construction) or a failed append is
+ * -ENOMEM, never silently nothing. */
+int out_append(json_t *a, json_t *v);
 /* Pretty-printed JSON with a trailing newline. */
 int out_json(FILE *f, const json_t *doc);
 /* The value at a dotted key ("ports.0.state" also indexes arrays), or NULL. */

@@ -16,36 +16,47 @@ json_t *report_container_response(const struct kl_container_alloc *a)
 	       *cdi = json_array();
 
 	for (size_t i = 0; i < a->n_envs; i++)
-		json_object_set_new(envs, a->envs[i].key, json_string(a->envs[i].value));
+		json_object_set_new(envs, a->envs[i].key, out_string(a->envs[i].value));
 	for (size_t i = 0; i < a->n_devices; i++)
-		json_array_append_new(devs, json_pack("{s:s, s:s, s:s}", "container_path", a->devices[i].container_path,
-						      "host_path", a->devices[i].host_path, "permissions",
-						      a->devices[i].permissions));
+		if (out_append(devs, json_pack("{s:o, s:o, s:s}", "container_path", out_string(a->devices[i].container_path),
+					       "host_path", out_string(a->devices[i].host_path), "permissions",
+					       a->devices[i].permissions)) < 0)
+			goto fail;
 	for (size_t i = 0; i < a->n_mounts; i++)
-		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "container_path", a->mounts[i].container_path,
-							"host_path", a->mounts[i].host_path, "read_only",
-							a->mounts[i].read_only));
+		if (out_append(mounts, json_pack("{s:o, s:o, s:b}", "container_path", out_string(a->mounts[i].container_path),
+						 "host_path", out_string(a->mounts[i].host_path), "read_only",
+						 a->mounts[i].read_only)) < 0)
+			goto fail;
 	for (size_t i = 0; i < a->n_annotations; i++)
-		json_object_set_new(ann, a->annotations[i].key, json_string(a->annotations[i].value));
+		json_object_set_new(ann, a->annotations[i].key, out_string(a->annotations[i].value));
 	for (size_t i = 0; i < a->n_cdi_devices; i++)
-		json_array_append_new(cdi, json_pack("{s:s}", "name", a->cdi_devices[i]));
+		if (out_append(cdi, json_pack("{s:o}", "name", out_string(a->cdi_devices[i]))) < 0)
+			goto fail;
 	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "envs", envs, "mounts", mounts, "devices", devs, "annotations", ann,
 			 "cdi_devices", cdi);
+fail:
+	json_decref(envs);
+	json_decref(devs);
+	json_decref(mounts);
+	json_decref(ann);
+	json_decref(cdi);
+	return NULL;
 }
 
 static json_t *member_json(const struct pool_set *ps, const struct pool_member *m, enum plugin_kind kind)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:b}", "id", m->id, "rdma", m->rdma, "netdevs", m->netdevs, "healthy",
-			      m->healthy);
+	/* ids, device and netdev names come from sysfs: escaped when not UTF-8, never dropped */
+	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", out_string(m->id), "rdma", out_string(m->rdma), "netdevs",
+			      out_string(m->netdevs), "healthy", m->healthy);
 	char reason[160];
 
 	if (!o)
 		return NULL;
 	health_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
-	json_object_set_new(o, "reason", reason[0] ? json_string(reason) : json_null());
+	json_object_set_new(o, "reason", reason[0] ? out_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
-		json_object_set_new(o, "pf", json_string(m->pf));
+		json_object_set_new(o, "pf", out_string(m->pf));
 		json_object_set_new(o, "vf", m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
 		json_object_set_new(o, "in_pod", json_boolean(m->in_pod));
 	}
@@ -83,12 +94,12 @@ static json_t *allocate_json(const struct pool *p)
 		n_ids = 1;
 	}
 	for (size_t i = 0; i < n_ids; i++)
-		json_array_append_new(req, json_string(ids[i]));
+		json_array_append_new(req, out_string(ids[i]));
 	o = json_pack("{s:{s:[{s:o}]}}", "request", "container_requests", "devices_ids", req);
 	if (n_ids) {
 		r = allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
 		if (r < 0)
-			json_object_set_new(o, "error", json_string(msg ? msg : strerror(-r)));
+			json_object_set_new(o, "error", out_string(msg ? msg : strerror(-r)));
 		else
 			json_object_set_new(o, "response",
 					    json_pack("{s:[o]}", "container_responses", report_container_response(&a)));
@@ -111,18 +122,28 @@ json_t *report_build(const struct pool_set *ps)
 		size_t healthy = 0;
 
 		for (size_t j = 0; j < p->n_m; j++)
-			json_array_append_new(members, member_json(ps, &p->m[j], p->res->kind));
+			if (out_append(members, member_json(ps, &p->m[j], p->res->kind)) < 0) {
+				json_decref(members);
+				json_decref(res);
+				return NULL;
+			}
 		for (size_t j = 0; j < p->n_devs; j++)
 			healthy += p->devs[j].healthy;
 		o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "resource", p->res->full_name, "kind",
 			      kind_names[p->res->kind], "config", p->res->path, "socket", p->socket_name, "advertised",
 			      (json_int_t)p->n_devs, "healthy", (json_int_t)healthy, "members", members);
-		if (!o)
-			continue;
-		if (p->res->kind == PLUGIN_EXCLUSIVE)
+		if (p->res->kind == PLUGIN_EXCLUSIVE && o)
 			json_object_set_new(o, "env", json_string(p->env_key));
-		json_object_set_new(o, "allocate", allocate_json(p));
-		json_array_append_new(res, o);
+		/* a resource that cannot be shown fails the report; it is never left out quietly */
+		if (!o || json_object_set_new(o, "allocate", allocate_json(p)) < 0) {
+			json_decref(o);
+			json_decref(res);
+			return NULL;
+		}
+		if (out_append(res, o) < 0) {
+			json_decref(res);
+			return NULL;
+		}
 	}
 	return json_pack("{s:o}", "resources", res);
 }

@@ -129,3 +129,61 @@ int str_append_sep(char **s, const char *sep, const char *fmt, ...)
 	*s = n;
 	return 0;
 }
+
+/* Length of the valid UTF-8 sequence at s, 0 if the byte there does not start one (RFC 3629's
+ * table: the second byte's range is narrower after E0, ED, F0 and F4). */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+bool str_is_utf8(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_seq_len(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+char *str_utf8_escape(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *ret = malloc(4 * strlen(s) + 1), *o = ret;
+
+	if (!ret)
+		return NULL;
+	while (*p) {
+		size_t n = utf8_seq_len(p);
+
+		if (n) {
+			memcpy(o, p, n);
+			o += n, p += n;
+		} else {
+			o += sprintf(o, "\\x%02x", *p++);
+		}
+	}
+	*o = '\0';
+	return ret;
+}

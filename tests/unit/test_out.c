@@ -1,0 +1,64 @@
+/* out/: strings from the system that are not UTF-8 become escaped JSON strings, never NULL. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+#include "util/strutil.h"
+
+static void check_escape(const char *in, const char *want)
+{
+	char *got = str_utf8_escape(in);
+	json_t *j = out_string(in);
+
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(j), want);
+	json_decref(j);
+	free(got);
+}
+
+static void test_utf8_escape(void **st)
+{
+	check_escape("eth0", "eth0");
+	check_escape("", "");
+	check_escape("ib\xff" "0", "ib\\xff0");
+	check_escape("\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9");             /* valid 2-byte sequences kept */
+	check_escape("\xe2\x82\xac", "\xe2\x82\xac");                         /* valid 3-byte */
+	check_escape("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");                 /* valid 4-byte */
+	check_escape("a\xc3", "a\\xc3");                                      /* truncated at the end */
+	check_escape("\xc0\xaf", "\\xc0\\xaf");                               /* overlong '/' */
+	check_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");                      /* UTF-16 surrogate */
+	check_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");             /* past U+10FFFF */
+	check_escape("\xe2\x82" "x", "\\xe2\\x82x");                          /* short sequence then ASCII */
+	assert_true(str_is_utf8("mlx5_0"));
+	assert_false(str_is_utf8("ib\xff"));
+	assert_null(out_string(NULL));
+}
+
+static void test_append(void **st)
+{
+	json_t *a = json_array();
+
+	assert_int_equal(out_append(a, json_string("x")), 0);
+	assert_int_equal(out_append(a, NULL), -ENOMEM); /* a failed construction is an error, not nothing */
+	assert_int_equal(json_array_size(a), 1);
+	json_decref(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_utf8_escape),
+		cmocka_unit_test(test_append),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
