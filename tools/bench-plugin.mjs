@@ -76,7 +76,9 @@ await sleep(10000);
 const idleCpu = ((cpu() - c0) / 100 / 10) * 100; // clock ticks (100/s) over 10 s, in percent of one core
 const st = status();
 // private memory: anonymous pages (heap, stacks, written library data); library code is shared
-const idlePrivate = Number(fs.readFileSync(`/proc/${proc.pid}/smaps_rollup`, 'utf8').match(/Private_Dirty:\s+(\d+)/)[1]);
+const rollup = fs.readFileSync(`/proc/${proc.pid}/smaps_rollup`, 'utf8');
+const kB = (k) => Number(rollup.match(new RegExp(`${k}:\\s+(\\d+)`))[1]);
+const idlePrivate = { dirty: kB('Private_Dirty'), clean: kB('Private_Clean') };
 
 // Allocate round trips, measured at the stand-in kubelet: rdmak (one VF per call, rotating over
 // the pool), and two peers answering rdmak's own answer for one VF with @grpc/grpc-js (the stack
@@ -233,7 +235,7 @@ fs.rmSync(root, { recursive: true, force: true });
 console.log(`rdmak plugin on ${path.basename(NODE)}: ${ids.length} exclusive VFs + a shared pool over ${pfs.length} PFs`);
 console.log(`  start-up to both registered:    ${ms(startMs)}`);
 console.log(`  idle RSS:                       ${st.VmRSS} (peak ${st.VmHWM}); after ${3 * CALLS} Allocates: ${st2.VmRSS}`);
-console.log(`  idle private memory:            RssAnon ${st.RssAnon}, Private_Dirty ${idlePrivate} kB (the rest is shared library code)`);
+console.log(`  idle private memory:            ${idlePrivate.dirty + idlePrivate.clean} kB (smaps_rollup Private_Dirty ${idlePrivate.dirty} + Private_Clean ${idlePrivate.clean}; RssAnon ${st.RssAnon}; the rest is shared library code)`);
 console.log(`  idle CPU (health poll, 250 ms): ${idleCpu.toFixed(1)}% of one core`);
 console.log(`  Allocate, 1 VF (${CALLS} calls):  p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}, max ${ms(lat[lat.length - 1])}`);
 console.log(`  Allocate, grpc-js peer in its own process (${CALLS}): p50 ${ms(pct(olat, 50))}, p99 ${ms(pct(olat, 99))}  -> rdmak/peer p50 ${(pct(lat, 50) / pct(olat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(olat, 99)).toFixed(2)}x`);
