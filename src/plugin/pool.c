@@ -88,9 +88,8 @@ static int spec_add(struct pool_member *m, const char *rel)
 		return -ENOMEM;
 	}
 	m->specs = n;
-	m->specs[m->n_specs] = (struct kl_device_spec){ .container_path = path, .host_path = strdup(path) };
-	if (!m->specs[m->n_specs].host_path)
-		return -ENOMEM;
+	/* one string for both (host path == container path): a 1016-VF pool's three nodes each */
+	m->specs[m->n_specs] = (struct kl_device_spec){ .container_path = path, .host_path = path };
 	strcpy(m->specs[m->n_specs].permissions, "rw");
 	m->n_specs++;
 	return 0;
@@ -209,36 +208,55 @@ static const struct pool_member *prev_member(const struct pool_set *prev, const 
 	return NULL;
 }
 
-/* An in-pod VF keeps what it had (char devices, _INFO) when the plugin saw it before. */
-static int member_carry(struct pool_member *m, const struct pool_member *old)
+/* The "rdma" object of a member's prepared _INFO entry: <0 error, 0 none, 1 found (*ret). The
+ * entry is kept, not the object apart: that copy was a fifth of a 1016-VF pool's memory. */
+static int info_rdma(const struct pool_member *m, json_t **ret)
 {
+	_cleanup_free_ char *doc = NULL;
+	json_t *o, *rdma;
+
+	if (!m->info)
+		return 0;
+	if (asprintf(&doc, "{%s}", m->info) < 0)
+		return -ENOMEM;
+	o = json_loads(doc, 0, NULL);
+	if (!o)
+		return -ENOMEM; /* we wrote it: only memory can fail */
+	rdma = json_object_get(json_object_get(o, m->id), "rdma");
+	if (rdma)
+		*ret = json_incref(rdma);
+	json_decref(o);
+	return rdma ? 1 : 0;
+}
+
+/* An in-pod VF keeps what it had (char devices, _INFO's rdma object in *rdma) when the plugin
+ * saw it before. */
+static int member_carry(struct pool_member *m, const struct pool_member *old, json_t **rdma)
+{
+	int r;
+
 	if (!old)
 		return 0;
 	free(m->rdma);
 	if (!(m->rdma = strdup(old->rdma)))
 		return -ENOMEM;
-	for (size_t i = 0; i < old->n_specs; i++) {
-		int r = spec_add(m, old->specs[i].host_path + strlen("/dev/"));
-
-		if (r < 0)
+	for (size_t i = 0; i < old->n_specs; i++)
+		if ((r = spec_add(m, old->specs[i].host_path + strlen("/dev/"))) < 0)
 			return r;
-	}
-	if (old->rdma_info && !(m->rdma_info = strdup(old->rdma_info)))
-		return -ENOMEM;
-	return 0;
+	return info_rdma(old, rdma);
 }
 
 /* The member's entry of PCIDEVICE_<..>_INFO as sriov-network-device-plugin writes it:
  * "<id>":{"extraInfo":{...},"generic":{"deviceID":"<id>"},"rdma":{...}}, keys sorted. */
-static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m)
+static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m, json_t *rdma)
 {
 	json_t *dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id), *key = json_string(m->id);
 	_cleanup_free_ char *k = NULL, *v = NULL;
 
 	if (!dev || !key)
 		goto oom;
-	if (m->rdma_info)
-		json_object_set_new(dev, "rdma", json_loads(m->rdma_info, 0, NULL));
+	if (rdma && json_object_set(dev, "rdma", rdma) < 0)
+		goto oom;
 	if (res->additional_info) {
 		json_t *ai = json_loads(res->additional_info, 0, NULL), *extra = json_object();
 
@@ -343,13 +361,20 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 			json_decref(info);
 			return r;
 		}
-		m->rdma_info = pci->n_rdma ? json_dumps(info, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		r = 0;
+		if (in_pod) {
+			json_t *carried = NULL;
+
+			r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id), &carried);
+			if (r > 0) {
+				json_decref(info);
+				info = carried;
+			}
+		}
+		if (r >= 0)
+			r = member_info_prepare(res, m, json_object_size(info) ? info : NULL);
 		json_decref(info);
-		if (pci->n_rdma && !m->rdma_info)
-			return -ENOMEM;
-		if (in_pod && (r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id))) < 0)
-			return r;
-		if ((r = member_info_prepare(res, m)) < 0)
+		if (r < 0)
 			return r;
 	}
 	return 0;
@@ -363,12 +388,9 @@ static void pool_clear(struct pool *p)
 		struct pool_member *m = &p->m[i];
 
 		free(m->inputs);
-		for (size_t j = 0; j < m->n_specs; j++) {
-			free(m->specs[j].container_path);
-			free(m->specs[j].host_path);
-		}
+		for (size_t j = 0; j < m->n_specs; j++)
+			free(m->specs[j].host_path); /* container_path is the same string */
 		free(m->specs);
-		free(m->rdma_info);
 		free(m->info);
 		free(m->rdma);
 		free(m->netdevs);

@@ -28,9 +28,9 @@ struct pool_member {
 	size_t bad_input;      /* unhealthy without a static fault: index in m->inputs */
 	size_t *inputs;
 	size_t n_inputs;
-	struct kl_device_spec *specs; /* its char devices (and vhost-net/tun), host == container path */
+	struct kl_device_spec *specs; /* its char devices (and vhost-net/tun); host_path and
+				       * container_path are one string, freed once */
 	size_t n_specs;
-	char *rdma_info;       /* exclusive: _INFO's "rdma" object, compact JSON */
 	char *info;            /* exclusive: its "<id>":{...} entry of _INFO (compact, keys sorted),
 				* prepared at build time so that Allocate builds no JSON */
 };

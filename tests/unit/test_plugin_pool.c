@@ -580,6 +580,9 @@ static void test_exclusive_vf_in_pod(void **st)
 	assert_true(m->healthy);
 	assert_string_equal(m->rdma, "mlx5_3"); /* carried over */
 	assert_int_equal(m->n_specs, 3);
+	/* and its _INFO entry, rdma object included */
+	assert_non_null(strstr(m->info, "\"rdma\":{"));
+	assert_string_equal(m->info, pool_member_find(&before->pools[0], "0000:37:00.3")->info);
 	pool_set_free(after);
 	/* a plugin restart (no previous set) still counts it */
 	assert_int_equal(pool_set_build(cfg, &f.node, NULL, &after), 0);
