@@ -6,9 +6,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Pod } from 'kubernetes-models/v1';
 import YAML from 'yaml';
-import { TOP } from './kubelet.mjs';
+
+// Not kubelet.mjs's TOP: importing it loads the kubelet proto, which this test has no use for.
+const TOP = process.env.TOP || path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
 
