@@ -232,6 +232,19 @@ static bool has_memory_limit(const json_t *findings, char *what, size_t n)
 	return false;
 }
 
+static bool is_fail(const json_t *f)
+{
+	return f && !strcmp(json_string_value(json_object_get(f, "status")) ?: "", "fail");
+}
+
+/* IPC_LOCK in the bounding set (a capability the pod spec added) but not effective: uid not 0. */
+static bool ipc_lock_not_effective(const struct doctor_pod *p)
+{
+	uint64_t bit = 1ull << CAP_IPC_LOCK_BIT;
+
+	return p->status_known && p->status.uid[1] != 0 && (p->status.cap_bnd & bit) && !(p->status.cap_eff & bit);
+}
+
 static void mr(struct diag *g, const struct pt_event *e)
 {
 	static const char *const pod_ids[] = { "pod.memlock", "pod.ipc_lock", "pod.memory" };
@@ -254,12 +267,25 @@ static void mr(struct diag *g, const struct pt_event *e)
 		}
 	}
 	for (size_t i = 0; i < ELEMENTSOF(pod_ids); i++) {
+		const char *code = !strcmp(pod_ids[i], "pod.memory") ? "mr_memory_limit" :
+				   !strcmp(pod_ids[i], "pod.ipc_lock") ? "mr_ipc_lock" : "mr_memlock";
+
 		f = run_check(g, pod_ids[i], NULL);
-		if (f && !strcmp(json_string_value(json_object_get(f, "status")), "fail")) {
-			from_finding(g, !strcmp(pod_ids[i], "pod.memory") ? "mr_memory_limit" :
-					!strcmp(pod_ids[i], "pod.ipc_lock") ? "mr_ipc_lock" : "mr_memlock", e, f);
-			return;
+		if (!is_fail(f))
+			continue;
+		/* The memlock limit is what bites, but a user who added IPC_LOCK to a container that
+		 * runs as another user than root (nvidia-container-toolkit#2037) has to hear why the
+		 * capability did nothing, or they will raise the wrong thing. */
+		if (!strcmp(code, "mr_memlock") && ipc_lock_not_effective(&g->d.pod)) {
+			const json_t *fi = run_check(g, "pod.ipc_lock", NULL);
+
+			if (is_fail(fi)) {
+				f = fi;
+				code = "mr_ipc_lock";
+			}
 		}
+		from_finding(g, code, e, f);
+		return;
 	}
 	if (g->pod_on && has_memory_limit(g->d.findings, lim, sizeof(lim))) {
 		g->err |= verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
