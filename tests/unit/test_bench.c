@@ -600,6 +600,65 @@ static void test_verdicts(void **st)
 		judge_case(&vcases[i]);
 }
 
+/* perftest's failure messages that no capture here holds, as its source prints them
+ * (../shared/reference/anchors/perftest-nccl-limits.md §1.7, §5): each mapped to its cause. The
+ * RoCE header lines make the QP failure a GID index one; on the A6 node the fix names the GID. */
+struct mcase {
+	const char *text;
+	const char *node;
+	const char *code;
+	const char *want;
+};
+
+#define ROCE_HDR " Device         : mlx5_2\n Link type       : Ethernet\n GID index       : 1\n"
+
+static const struct mcase mcases[] = {
+	{ "Found Incompatibility issue with GID types.\nPlease Try to use a different IP version.\n", NULL, "gid_type",
+	  "one side used a RoCE v1 GID and the other a RoCE v2 one" },
+	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n", NULL, "gid_index",
+	  "on RoCE usually a wrong GID index (GID 1)" },
+	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n", "a6-sriov-client",
+	  "gid_index", "the RoCE v2 IPv4 GID of enp55s0f0v0 is index 3 (-x 3)" },
+	{ "Couldn't connect to 10.0.0.2:18515\n", NULL, "connect", "could not reach perftest's TCP port" },
+	{ "Current implementation is not compatible with versions older than 5.70\n", NULL, "version",
+	  "perftest versions that cannot talk" },
+	{ "OFED stack does not support DMA-BUF\n", NULL, "dmabuf", "DMA-BUF registration of GPU memory is not supported" },
+	{ "DMA-BUF is not supported on this GPU\n", NULL, "dmabuf", "DMA-BUF registration" },
+	{ "Error: BW result is below bw limit\n", NULL, "limit", "--limit_bw" },
+	{ " Couldn't create IB resources\n", NULL, "resources", "could not create its verbs resources" },
+	{ " Completion with error at client\n Failed status 5: wr_id 0 syndrom 0x0\n", NULL, "completion_error",
+	  "completed with an error" },
+};
+
+static void test_failure_messages(void **st)
+{
+	for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
+		const struct mcase *k = &mcases[i];
+		struct model m = { 0 };
+		struct pt_out o;
+		struct bench_ceiling c = { 0 };
+		struct bench_verdict v = { 0 };
+		struct bench_thresholds t;
+
+		assert_int_equal(pt_parse(k->text, strlen(k->text), &o), 0);
+		assert_true(pt_failed(&o));
+		if (k->node)
+			model_load(&m, k->node);
+		bench_thresholds_default(&t);
+		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
+		assert_int_equal(diagnose(&o, NULL, m.node, NULL, &c, &v), 0);
+		assert_int_equal(v.status, BENCH_FAIL);
+		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
+			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",
+				 v.n_reasons ? v.reasons[0].text : "", k->code, k->want);
+		assert_true(v.reasons[0].fix[0] != '\0');
+		verdict_free(&v);
+		pt_out_free(&o);
+		if (k->node)
+			model_free(&m);
+	}
+}
+
 static void test_thresholds(void **st)
 {
 	struct bench_thresholds t;
@@ -626,7 +685,8 @@ int main(void)
 		cmocka_unit_test(test_parse_real_outputs), cmocka_unit_test(test_parse_other),
 		cmocka_unit_test(test_parse_edges), cmocka_unit_test(test_roce_mtu_and_pcie),
 		cmocka_unit_test(test_ceiling_ib), cmocka_unit_test(test_ceiling_roce),
-		cmocka_unit_test(test_ceiling_pcie), cmocka_unit_test(test_verdicts), cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_ceiling_pcie), cmocka_unit_test(test_verdicts), cmocka_unit_test(test_failure_messages),
+		cmocka_unit_test(test_thresholds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
