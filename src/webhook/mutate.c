@@ -587,7 +587,7 @@ static int add_shm(struct mctx *m)
 	int r;
 
 	mounts = json_object_get(m->container, "volumeMounts");
-	if (mounts && !json_is_array(mounts))
+	if (mounts && !json_is_array(mounts) && !json_is_null(mounts))
 		return deny(m, "spec.containers[%zu].volumeMounts: expected an array", m->ci);
 	json_array_foreach(mounts, i, x)
 		if (json_is_object(x) && is_shm_path(json_string_value(json_object_get(x, "mountPath")))) {
@@ -668,7 +668,7 @@ static int run(struct mctx *m, const json_t *pod)
 	if (!json_is_object(pod))
 		return deny(m, "the object is %s, not a pod", jd_type_name(pod));
 	meta = json_object_get(pod, "metadata");
-	if (meta && !json_is_object(meta))
+	if (meta && !json_is_object(meta) && !json_is_null(meta))
 		return deny(m, "metadata: expected an object, got %s", jd_type_name(meta));
 	ann = meta ? json_object_get(meta, "annotations") : NULL;
 	if (ann && !json_is_object(ann) && !json_is_null(ann))

@@ -527,6 +527,20 @@ static void test_capabilities_and_shm(void **state)
 	assert_idempotent(mr.pod, "x");
 	json_decref(pod);
 	mutate_result_clear(&mr);
+
+	/* keys left empty in YAML are null, which Kubernetes reads as absent (--explain's input) */
+	pod = parse("metadata:\n  annotations:\n    rdmak.io/rdma-networks: v100\nspec:\n  volumes:\n  containers:\n"
+		    "  - name: a\n    resources:\n    securityContext:\n      capabilities:\n        add:\n    volumeMounts:\n");
+	mutate_ok(pod, "x", &mr);
+	assert_string_equal(json_string_value(at(mr.pod, "spec", "containers", "0", "securityContext", "capabilities", "add", "0",
+						 NULL)), "IPC_LOCK");
+	assert_string_equal(json_string_value(at(mr.pod, "spec", "containers", "0", "volumeMounts", "0", "mountPath", NULL)),
+			    "/dev/shm");
+	assert_string_equal(json_string_value(at(mr.pod, "spec", "volumes", "0", "name", NULL)), "rdmak-shm");
+	assert_string_equal(str_at(mr.pod, "spec", "containers", "0", "resources", "limits", "rdma/rdma_v100"), "1");
+	assert_idempotent(mr.pod, "x");
+	json_decref(pod);
+	mutate_result_clear(&mr);
 }
 
 /* no annotation: not ours, byte for byte */
