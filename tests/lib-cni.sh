@@ -91,8 +91,15 @@ drv() {
 }
 
 # netstate NS [flags]: canonical dump of a namespace (tests/netstate.py); NS is a name or /run/netns path
+# It first waits (up to 5 s) for IPv6 duplicate address detection to end in NS: a link-local
+# address's local route appears only when DAD ends, a second or more after the link came up
+# (longer on a loaded machine), and would otherwise read as a leak in a later dump.
 netstate() {
-	local ns=${1#/run/netns/}; shift
+	local ns=${1#/run/netns/} i; shift
+	for ((i = 0; i < 50; i++)); do
+		[ -z "$(ip -n "$ns" -6 addr show tentative 2>/dev/null)" ] && break
+		sleep 0.1
+	done
 	"$PY" "$NETSTATE" "$ns" "$@"
 }
 
