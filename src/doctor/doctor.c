@@ -163,7 +163,7 @@ ssize_t doctor_read(const char *path, char *buf, size_t n)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return -HW_ENOTREG;
+		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
 	while (got + 1 < n) {
 		ssize_t r = read(fd, buf + got, n - 1 - got);
 

@@ -147,7 +147,7 @@ int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return -HW_ENOTREG;
+		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
 	n = read(fd, buf, len - 1);
 	if (n < 0)
 		return -errno;
