@@ -19,11 +19,14 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 # ~55 shared objects they cost every exec of rdmak ~6 ms of dynamic linking, which rdmak-cni
 # and rdmak-ipam pay four times per ADD+DEL (measured: 50 ms of CPU per macvlan ADD+DEL with
 # them shared, 22 ms static; tools/bench-cni.sh). The rest stays shared.
-GRPC_PKGS  := grpc_unsecure gpr
+# GRPC_PKGS must name the gRPC of PKGS (grpc, with TLS for etcd): a package left in PKGS is also
+# linked shared, ahead of the static group, and then wins (tests/cmd/cni_deploy.sh checks).
+# OpenSSL, which gRPC's TLS uses, stays shared (security updates).
+GRPC_PKGS  := grpc gpr
 GRPC_LIBS  := $(sort $(filter -lgrpc% -lgpr -labsl_% -lupb% -lre2,$(shell pkg-config --static --libs-only-l $(GRPC_PKGS))) \
               -lupb -laddress_sorting -lcares)
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(GRPC_PKGS),$(PKGS))) \
-              -Wl,--start-group -Wl,-Bstatic $(GRPC_LIBS) -Wl,-Bdynamic -Wl,--end-group -lz -lstdc++ -latomic
+              -Wl,--start-group -Wl,-Bstatic $(GRPC_LIBS) -Wl,-Bdynamic -Wl,--end-group -lssl -lcrypto -lz -lstdc++ -latomic
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
             -Wno-unused-parameter -Werror

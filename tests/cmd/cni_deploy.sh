@@ -11,6 +11,11 @@ if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
 	done_testing
 	exit
 fi
+# Every exec of rdmak-cni/rdmak-ipam (four per ADD+DEL) pays the dynamic linking of each shared
+# object: gRPC and its abseil, upb, re2 and c-ares (~55 objects) are linked statically (Makefile).
+is "$(readelf -d "$RDMAK" | grep -cE 'NEEDED.*lib(grpc|gpr|absl_|upb|re2|cares|address_sorting)')" 0 \
+	"rdmak needs no gRPC, abseil, upb, re2 or c-ares shared object (linked statically)"
+
 RELOC_BIN="$BUILD/reloc/rdmak"
 IMG="$TMP/img/opt/rdmak"
 HOSTR="$TMP/host"
