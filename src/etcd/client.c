@@ -418,7 +418,10 @@ static grpc_channel *endpoint_channel(struct etcd_client *c, struct etcd_endpoin
 	grpc_arg args[] = {
 		/* A restarted member must be tried again soon, not after gRPC's 1 s..120 s back-off. */
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = 100},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 100},
+		/* Despite its name, gRPC's minimum time a connection attempt (TCP, TLS, HTTP/2
+		 * SETTINGS) may take: at 100 ms a member slowed by a busy node failed every call at
+		 * once ("timed out before receiving SETTINGS frame"). The call's deadline bounds it. */
+		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = (int)c->timeout_ms},
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
 		/* We fail over ourselves, to another member; gRPC's retries would stay on this one. */
 		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0},
