@@ -252,6 +252,31 @@ static const char *down_title(const struct hw_port *p)
 	}
 }
 
+/* A port whose state, phys_state or link_layer could not be read or parsed: one failing finding
+ * per file, naming it and what it held; the other checks leave the port alone (port_unknown). */
+static void port_attr_errors(struct doctor *d, const struct hw_port *p)
+{
+	char obj[HW_NAME_MAX + 8], path[PATH_MAX], msg[PATH_MAX + 128];
+
+	for (size_t i = 0; i < p->n_errors; i++) {
+		const struct hw_attr_error *e = &p->errors[i];
+		json_t *f;
+
+		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s", p->dev->name, p->num, e->name);
+		f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)), "%s %s, the port's state is unknown: %s",
+			       e->err ? "unreadable" : "unparsable", e->name, hw_attr_error_str(p, e, d->sysfs, msg, sizeof(msg)));
+		doctor_evidence(f, path, "%s", e->err ? hw_strerror(e->err) : e->content[0] ? e->content : "(empty)");
+		doctor_fix(f, "The kernel always writes this file (\"4: ACTIVE\", \"5: LinkUp\", \"InfiniBand\"): on a live "
+			      "node check dmesg for the driver (mlx5_core) and `rdma link show %s/%u`; in a snapshot or a copied "
+			      "tree, the file was damaged on the way.", p->dev->name, p->num);
+	}
+}
+
+static bool port_unknown(const struct hw_port *p)
+{
+	return p->n_errors > 0;
+}
+
 void check_port_state(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8];
@@ -262,6 +287,10 @@ void check_port_state(struct doctor *d)
 
 		if (!dev_in_scope(d, dev))
 			continue;
+		if (port_unknown(p)) {
+			port_attr_errors(d, p);
+			continue;
+		}
 		if (hw_port_state_is_active(p->state)) {
 			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s", p->state_name,
 				       p->phys_state_name, p->rate.raw[0] ? p->rate.raw : "rate unknown");
@@ -289,6 +318,10 @@ void check_port_sm(struct doctor *d)
 
 		if (!dev_in_scope(d, dev))
 			continue;
+		if (port_unknown(p)) {
+			doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)), "port attributes unreadable (see port.state)");
+			continue;
+		}
 		if (p->link_layer != HW_LINK_IB)
 			continue;
 		if (p->phys_state != HW_PHYS_LINK_UP) {
@@ -344,7 +377,7 @@ void check_port_ipoib(struct doctor *d)
 		const struct hw_netdev *nd = p->netdev, *master;
 		json_t *f;
 
-		if (!dev_in_scope(d, dev))
+		if (!dev_in_scope(d, dev) || port_unknown(p))
 			continue;
 		if (p->link_layer != HW_LINK_IB || !nd || nd->kind != HW_NETDEV_IPOIB)
 			continue;

@@ -139,9 +139,20 @@ struct hw_pkey {
 	uint16_t pkey;
 };
 
+/* A required port attribute (state, phys_state, link_layer) that could not be read or did not
+ * parse. The load goes on with the field unknown, so that one broken file neither hides the
+ * rest of the node nor stops a snapshot of it; every role reports it (hw_attr_error_str). */
+struct hw_attr_error {
+	char name[12];             /* "state" */
+	int err;                   /* positive errno; 0 with content set: unexpected content */
+	char content[40];          /* what the file held, printable ("\xHH" escapes), cut short */
+};
+
 struct hw_port {
 	struct hw_rdma_dev *dev;
 	unsigned num;
+	struct hw_attr_error errors[3]; /* n_errors of them */
+	size_t n_errors;
 	enum hw_port_state state;  /* HW_PORT_STATE_UNKNOWN when unreadable */
 	char state_name[16];       /* "ACTIVE": the kernel's text after the number */
 	enum hw_phys_state phys_state;
@@ -323,6 +334,12 @@ int hw_netdev_read_pci(struct hw_ctx *ctx, const char *ifname, char bdf[HW_BDF_M
 int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, enum hw_port_state *state,
 		       enum hw_phys_state *phys_state);
 int hw_netdev_read_carrier(struct hw_ctx *ctx, const char *ifname, int *carrier);
+
+/* What went wrong with a port attribute, its path under root (NULL or "": relative to the sysfs
+ * root): "unexpected content \"xyz\" in ROOT/class/infiniband/mlx5_0/ports/1/state", "empty
+ * ROOT/...", or "ROOT/...: Is a directory". Returns buf. */
+const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_error *e, const char *root, char *buf,
+			      size_t n);
 
 /* ACTIVE or ACTIVE_DEFER: the port passes traffic. The one test every role uses. */
 bool hw_port_state_is_active(enum hw_port_state s);

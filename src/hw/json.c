@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,6 +107,16 @@ static json_t *pkeys_json(const struct hw_port *p)
 	return a;
 }
 
+static json_t *attr_errors_json(const struct hw_port *p)
+{
+	json_t *a = json_array();
+	char msg[PATH_MAX];
+
+	for (size_t i = 0; i < p->n_errors; i++)
+		push(&a, S(hw_attr_error_str(p, &p->errors[i], NULL, msg, sizeof(msg))));
+	return a;
+}
+
 json_t *hw_port_to_json(const struct hw_port *p)
 {
 	const struct hw_netdev *n = p->netdev;
@@ -117,7 +128,7 @@ json_t *hw_port_to_json(const struct hw_port *p)
 				   "carrier", n->carrier < 0 ? json_null() : json_boolean(n->carrier), "operstate", S(n->operstate))
 		       : json_null();
 
-	return json_pack("{s:I, s:i, s:o, s:i, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:i, s:o, s:i, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "port", (json_int_t)p->num,
 			 "state_id", p->state, "state", S(p->state_name),
 			 "phys_state_id", p->phys_state, "phys_state", S(p->phys_state_name),
@@ -131,7 +142,8 @@ json_t *hw_port_to_json(const struct hw_port *p)
 			 "pkeys", pkeys_json(p),
 			 "netdev", nd,
 			 "umad", str_or_null(p->umad ? p->umad->name : NULL),
-			 "issm", str_or_null(p->issm ? p->issm->name : NULL));
+			 "issm", str_or_null(p->issm ? p->issm->name : NULL),
+			 "errors", attr_errors_json(p));
 }
 
 static json_t *rdma_json(const struct hw_rdma_dev *d)

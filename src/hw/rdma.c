@@ -1,8 +1,10 @@
 /* RDMA devices under class/infiniband and their ports. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
@@ -127,13 +129,89 @@ static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *nam
 	return 0;
 }
 
+/* Read a required port attribute. 1: read, in buf; 0: unreadable or rejected by parse, recorded
+ * in p->errors for the caller to leave the field unknown; <0: a failure of the load (the
+ * file is gone: the device may be going away, which hw_load_item decides). */
+static int read_required(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, const char *name, char *buf,
+			 size_t len, bool (*valid)(const char *buf, struct hw_port *p))
+{
+	struct hw_attr_error *e = &p->errors[p->n_errors];
+	int r = hw_dir_read(b->ctx, pd, name, buf, len);
+	struct stat st;
+
+	/* A directory where the attribute should be reads as broken, like garbage. A FIFO, device
+	 * or socket is a tree built to hang readers: refused for the whole load (hw_strerror). */
+	if (r == -HW_ENOTREG && fstatat(pd->fd, name, &st, 0) == 0 && S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	if (r == -ENOENT || r == -ENOMEM || r == -HW_ENOTREG)
+		return hw_fail(b->err, pd, name, r);
+	if (r >= 0 && valid(buf, p))
+		return 1;
+	if (p->n_errors == ELEMENTSOF(p->errors))
+		return 0;
+	memset(e, 0, sizeof(*e));
+	str_copy(e->name, sizeof(e->name), name);
+	e->err = r < 0 ? -r : 0;
+	if (r >= 0) {
+		/* quote the content as printable text, cut short */
+		size_t o = 0;
+
+		for (const unsigned char *c = (const unsigned char *)buf; *c && o + 5 < sizeof(e->content); c++)
+			o += (size_t)snprintf(e->content + o, sizeof(e->content) - o, *c >= 0x20 && *c < 0x7f && *c != '"' ? "%c" : "\\x%02x", *c);
+	}
+	p->n_errors++;
+	return 0;
+}
+
+static bool valid_state(const char *buf, struct hw_port *p)
+{
+	int st;
+
+	if (hw_parse_state(buf, &st, p->state_name, sizeof(p->state_name)) < 0)
+		return false;
+	p->state = (enum hw_port_state)st;
+	return true;
+}
+
+static bool valid_phys_state(const char *buf, struct hw_port *p)
+{
+	int ps;
+
+	if (hw_parse_state(buf, &ps, p->phys_state_name, sizeof(p->phys_state_name)) < 0)
+		return false;
+	p->phys_state = (enum hw_phys_state)ps;
+	return true;
+}
+
+static bool valid_link_layer(const char *buf, struct hw_port *p)
+{
+	p->link_layer = !strcmp(buf, "InfiniBand") ? HW_LINK_IB : !strcmp(buf, "Ethernet") ? HW_LINK_ETH : HW_LINK_UNKNOWN;
+	return p->link_layer != HW_LINK_UNKNOWN || !strcmp(buf, "Unknown"); /* the kernel's word for neither */
+}
+
+const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_error *e, const char *root, char *buf,
+			      size_t n)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%sclass/infiniband/%s/ports/%u/%s", root ? root : "", root && *root ? "/" : "",
+		 p->dev->name, p->num, e->name);
+	if (e->err)
+		snprintf(buf, n, "%s: %s", path, hw_strerror(e->err));
+	else if (!e->content[0])
+		snprintf(buf, n, "empty %s", path);
+	else
+		snprintf(buf, n, "unexpected content \"%s\" in %s", e->content, path);
+	return buf;
+}
+
 static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p, const struct hw_dir *ports,
 		     const char *num)
 {
 	struct hw_dir pd;
 	char buf[64];
 	unsigned long long n;
-	int r, st, ps;
+	int r;
 
 	p->dev = d;
 	p->state = HW_PORT_STATE_UNKNOWN;
@@ -143,24 +221,14 @@ static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *
 	p->num = (unsigned)n;
 	if ((r = hw_dir_open(b->ctx, ports, num, &pd)) < 0)
 		return hw_fail(b->err, ports, num, r);
-	/* state, phys_state and link_layer are what every answer depends on: required */
-	if ((r = hw_dir_read(b->ctx, &pd, "state", buf, sizeof(buf))) < 0 ||
-	    hw_parse_state(buf, &st, p->state_name, sizeof(p->state_name)) < 0) {
-		r = hw_fail(b->err, &pd, "state", r < 0 ? r : -EINVAL);
+	/* state, phys_state and link_layer are what every answer depends on: one that cannot be
+	 * read or parsed stays unknown and is recorded, for each role to report */
+	str_copy(p->state_name, sizeof(p->state_name), "UNKNOWN");
+	str_copy(p->phys_state_name, sizeof(p->phys_state_name), "UNKNOWN");
+	if ((r = read_required(b, p, &pd, "state", buf, sizeof(buf), valid_state)) < 0 ||
+	    (r = read_required(b, p, &pd, "phys_state", buf, sizeof(buf), valid_phys_state)) < 0 ||
+	    (r = read_required(b, p, &pd, "link_layer", buf, sizeof(buf), valid_link_layer)) < 0)
 		goto out;
-	}
-	p->state = (enum hw_port_state)st;
-	if ((r = hw_dir_read(b->ctx, &pd, "phys_state", buf, sizeof(buf))) < 0 ||
-	    hw_parse_state(buf, &ps, p->phys_state_name, sizeof(p->phys_state_name)) < 0) {
-		r = hw_fail(b->err, &pd, "phys_state", r < 0 ? r : -EINVAL);
-		goto out;
-	}
-	p->phys_state = (enum hw_phys_state)ps;
-	if ((r = hw_dir_read(b->ctx, &pd, "link_layer", buf, sizeof(buf))) < 0) {
-		r = hw_fail(b->err, &pd, "link_layer", r);
-		goto out;
-	}
-	p->link_layer = !strcmp(buf, "InfiniBand") ? HW_LINK_IB : !strcmp(buf, "Ethernet") ? HW_LINK_ETH : HW_LINK_UNKNOWN;
 	/* rate is optional: a driver whose query fails makes the read fail */
 	if (hw_read_opt(b->ctx, &pd, "rate", buf, sizeof(buf)) >= 0 && buf[0] && hw_parse_rate(buf, &p->rate) < 0)
 		str_copy(p->rate.raw, sizeof(p->rate.raw), buf);

@@ -41,7 +41,9 @@ static void usage(FILE *f)
 	      "                 (the last three print what those tools print, from sysfs alone)\n"
 	      "  -h, --help     this text\n"
 	      "\n"
-	      "Exit: 0 ok (also when the node has no RDMA), 1 a root or required file unreadable, 2 usage.\n",
+	      "Exit: 0 ok (also when the node has no RDMA), 1 a root unreadable, or a port's state, phys_state\n"
+	      "or link_layer unreadable or unparsable (the rest is printed, that field unknown, the file named\n"
+	      "on stderr), 2 usage.\n",
 	      f);
 }
 
@@ -246,6 +248,20 @@ static int print_rdma_link(FILE *f, const struct hw_node *node)
 
 /* ---- role ---------------------------------------------------------------------------- */
 
+/* The port attributes that could not be read or parsed (the output shows them UNKNOWN): each
+ * named on stderr. Returns how many. */
+static size_t report_attr_errors(const struct hw_node *node, const struct hw_ctx *ctx)
+{
+	char msg[PATH_MAX + 128];
+	size_t n = 0;
+
+	HW_NODE_FOREACH_PORT(node, p)
+		for (size_t i = 0; i < p->n_errors; i++, n++)
+			fprintf(stderr, "rdmak list: %s (shown as unknown)\n",
+				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+	return n;
+}
+
 int list_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -313,11 +329,14 @@ int list_main(int argc, char **argv)
 	case FMT_RDMA_LINK: r = print_rdma_link(stdout, node); break;
 	default: r = print_table(stdout, node, ctx); break;
 	}
-	hw_node_free(node);
-	hw_ctx_free(ctx);
 	if (fflush(stdout) != 0 || r < 0) {
 		fprintf(stderr, "rdmak list: writing output: %s\n", strerror(r < 0 ? -r : EIO));
-		return 1;
+		r = 1;
+	} else {
+		/* the rest of the node is printed; the exit says it is incomplete */
+		r = report_attr_errors(node, ctx) ? 1 : 0;
 	}
-	return 0;
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	return r;
 }

@@ -534,6 +534,15 @@ int snapshot_main(int argc, char **argv)
 		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
 		goto out;
 	}
+	/* a port file that could not be read or parsed is what a bug report needs: captured as it
+	 * is (rdmak list on the snapshot names it the same way), said here */
+	HW_NODE_FOREACH_PORT(node, p)
+		for (size_t i = 0; i < p->n_errors; i++) {
+			char msg[PATH_MAX + 128];
+
+			fprintf(stderr, "rdmak snapshot: warning: %s (captured as it is)\n",
+				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+		}
 	/* what bench's ceiling model reads on demand, so `rdmak bench judge --root` works on the
 	 * snapshot: each function's PCIe link and its bridges', and which GPUs have a device node */
 	for (size_t i = 0; i < node->n_pci; i++) {
