@@ -907,31 +907,6 @@ void check_netns_mode(struct doctor *d)
 
 /* ---- gpudirect.acs ---------------------------------------------------------------------------- */
 
-/* PCIe extended capability walk over a config space dump (sysfs `config`: 4096 bytes for root,
- * the first 64 for anyone else). Returns the ACS Control register, or -1 when the capability
- * is absent, -2 when the extended space is not visible. */
-static int acs_control(const uint8_t *cfg, size_t len)
-{
-	size_t off = 0x100;
-
-	if (len < 0x104)
-		return -2;
-	for (int hops = 0; off >= 0x100 && off + 8 <= len && hops < 64; hops++) {
-		uint32_t hdr = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
-			       (uint32_t)cfg[off + 3] << 24;
-
-		if (hdr == 0 || hdr == 0xffffffffu)
-			return -1;
-		if ((hdr & 0xffff) == 0x000d) /* ACS */
-			return cfg[off + 6] | cfg[off + 7] << 8;
-		off = (hdr >> 20) & 0xffc;
-	}
-	return -1;
-}
-
-#define ACS_P2P_REQUEST_REDIRECT (1u << 2)
-#define ACS_P2P_COMPLETION_REDIRECT (1u << 3)
-
 /* The downstream ports between a GPU and its HCA are where ACS redirects peer-to-peer
  * requests up to the root complex: GPUDirect RDMA then crosses the CPU (or fails under an
  * IOMMU), although nvidia-smi topo still says PIX. */
@@ -959,18 +934,18 @@ void check_gpudirect_acs(struct doctor *d)
 
 				doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/config", p->path[k]);
 				n = doctor_read(path, (char *)cfg, sizeof(cfg));
-				ctl = n < 0 ? -2 : acs_control(cfg, (size_t)n);
+				ctl = n < 0 ? -2 : hw_pci_acs_control(cfg, (size_t)n);
 				if (ctl == -2) {
 					hidden++;
 					continue;
 				}
 				checked++;
-				if (ctl < 0 || !(ctl & (ACS_P2P_REQUEST_REDIRECT | ACS_P2P_COMPLETION_REDIRECT)))
+				if (ctl < 0 || !(ctl & (HW_PCI_ACS_P2P_REQUEST_REDIRECT | HW_PCI_ACS_P2P_COMPLETION_REDIRECT)))
 					continue;
 				f = doctor_add(d, DOCTOR_WARN, obj, "ACS on bridge %s redirects peer-to-peer traffic to the root complex: "
 					       "GPUDirect RDMA between %s and %s crosses the CPU", p->path[k], obj, g->nearest->name);
 				doctor_evidence(f, path, "ACS Control 0x%04x (P2P Request Redirect %s, Completion Redirect %s)", (unsigned)ctl,
-						ctl & ACS_P2P_REQUEST_REDIRECT ? "on" : "off", ctl & ACS_P2P_COMPLETION_REDIRECT ? "on" : "off");
+						ctl & HW_PCI_ACS_P2P_REQUEST_REDIRECT ? "on" : "off", ctl & HW_PCI_ACS_P2P_COMPLETION_REDIRECT ? "on" : "off");
 				doctor_fix(f, "Disable ACS redirect on the switch ports between them (BIOS \"ACS\" setting, or "
 					      "setpci -s %s ECAP_ACS+0x6.w=0000 at boot) and run the IOMMU in passthrough (iommu=pt).",
 					   p->path[k]);

@@ -380,6 +380,16 @@ int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor);
 /* "16.0 GT/s PCIe" (pci_speed_string), also the older "8 GT/s" / "2.5 GT/s" -> 16.0, 8, 2.5;
  * "Unknown" and anything else -> -EINVAL. */
 int hw_parse_link_speed(const char *s, double *gts);
+/* The ACS Control register from a PCI config space dump (sysfs `config`: 4096 bytes for root,
+ * the first 64 for anyone else), by a walk of the PCIe extended capability list from 0x100.
+ * Returns the register (0..0xffff), -1 when there is no ACS capability, -2 when the dump does
+ * not reach the extended space. */
+int hw_pci_acs_control(const uint8_t *cfg, size_t len);
+#define HW_PCI_ACS_P2P_REQUEST_REDIRECT (1u << 2)
+#define HW_PCI_ACS_P2P_COMPLETION_REDIRECT (1u << 3)
+/* The leading decimal number of an attribute the health poll re-reads ("4: ACTIVE" -> 4,
+ * carrier "1" -> 1), 0..255; -1 when it does not start with one (an empty file). */
+int hw_parse_attr_num(const char *s);
 /* "0000:37:00.0" validity */
 bool hw_is_bdf(const char *s);
 

@@ -136,6 +136,18 @@ int hw_parse_link_speed(const char *s, double *gts)
 	return 0;
 }
 
+int hw_parse_attr_num(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || v < 0 || v > 255 ? -1 : (int)v;
+}
+
 bool hw_is_bdf(const char *s)
 {
 	/* dddd:bb:dd.f, all lower-case hex as the kernel names PCI devices */

@@ -252,3 +252,24 @@ int hw_pci_read_link(struct hw_ctx *ctx, const char *bdf, struct hw_pci_link *re
 	*ret = l;
 	return 0;
 }
+
+int hw_pci_acs_control(const uint8_t *cfg, size_t len)
+{
+	size_t off = 0x100;
+
+	if (!cfg || len < 0x104)
+		return -2;
+	/* each header: capability id (15:0), version (19:16), next offset (31:20, dword aligned);
+	 * a next offset below 0x100 ends the list, and the hop count bounds a looping one */
+	for (int hops = 0; off >= 0x100 && off + 8 <= len && hops < 64; hops++) {
+		uint32_t hdr = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
+			       (uint32_t)cfg[off + 3] << 24;
+
+		if (hdr == 0 || hdr == 0xffffffffu)
+			return -1;
+		if ((hdr & 0xffff) == 0x000d) /* ACS: Capability at +4, Control at +6 */
+			return cfg[off + 6] | cfg[off + 7] << 8;
+		off = (hdr >> 20) & 0xffc;
+	}
+	return -1;
+}

@@ -70,16 +70,6 @@ void health_member_reason(const struct pool_set *ps, const struct pool_member *m
  * attribute open and re-reading it with pread(fd, 0) re-runs only the attribute's show()
  * (kernfs regenerates a seq_file read from offset 0). A removed device's open attribute
  * answers ENODEV, so "gone" is still noticed, and the fd is re-opened on recovery. */
-/* "4: ACTIVE" -> 4, "1\n" -> 1; nothing readable (a fixture's empty file standing for the
- * kernel's EINVAL on an admin-down netdev) -> -1, which health_input_ok() does not count. */
-static int attr_value(const char *buf)
-{
-	char *end;
-	long v = strtol(buf, &end, 10);
-
-	return end == buf || v < 0 || v > 255 ? -1 : (int)v;
-}
-
 static int attr_open(int root, const struct health_input *in)
 {
 	char path[HW_NAME_MAX + 64];
@@ -125,7 +115,7 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 				if (n < 0)
 					return errno == ENODEV ? -ENOENT : -errno;
 				buf[n] = '\0';
-				*value = attr_value(buf);
+				*value = hw_parse_attr_num(buf);
 				return 0;
 			}
 			(*held)++;
@@ -133,7 +123,7 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 		n = pread(in->fd, buf, sizeof(buf) - 1, 0);
 		if (n >= 0) {
 			buf[n] = '\0';
-			*value = attr_value(buf);
+			*value = hw_parse_attr_num(buf);
 			return 0;
 		}
 		if (errno == EINVAL && in->kind == HEALTH_CARRIER) {

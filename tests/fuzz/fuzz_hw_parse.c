@@ -27,6 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (hw_parse_rate(s, &rate) == 0 && (rate.width == 0 || strlen(rate.speed) >= sizeof(rate.speed)))
 		abort();
 	hw_parse_gid(s, gid);
+	n = hw_parse_attr_num(s);
+	if (n < -1 || n > 255)
+		abort();
 	hw_parse_bond_mode(s, name, sizeof(name), &n);
 	hw_parse_devnum(s, &a, &b);
 	hw_parse_node_type(s, &n, name, sizeof(name));

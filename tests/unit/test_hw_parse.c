@@ -190,12 +190,56 @@ static void test_port_iterator(void **st)
 	assert_int_equal(n, 2);
 }
 
+/* A config space dump with the extended capabilities given as (id, offset), chained in order. */
+static void put_caps(uint8_t *cfg, const unsigned (*caps)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned next = i + 1 < n ? caps[i + 1][1] : 0;
+		uint32_t hdr = caps[i][0] | 1u << 16 | next << 20;
+
+		memcpy(cfg + caps[i][1], &hdr, 4); /* little-endian host, as the file is */
+	}
+}
+
+static void test_pci_acs(void **st)
+{
+	static uint8_t cfg[4096];
+	static const unsigned chain[][2] = { { 0x0001, 0x100 }, { 0x0019, 0x148 }, { 0x000d, 0x180 } };
+	static const unsigned loop[][2] = { { 0x0001, 0x100 }, { 0x0002, 0x140 }, { 0x0001, 0x100 } };
+
+	assert_int_equal(hw_pci_acs_control(cfg, 64), -2);        /* a non-root read: 64 bytes */
+	assert_int_equal(hw_pci_acs_control(cfg, 0x103), -2);
+	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), -1); /* no capability at 0x100 */
+	put_caps(cfg, chain, 3);
+	cfg[0x186] = 0x1d;                                         /* SV, RR, CR, UF */
+	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), 0x1d);
+	assert_true(hw_pci_acs_control(cfg, sizeof(cfg)) & HW_PCI_ACS_P2P_REQUEST_REDIRECT);
+	assert_int_equal(hw_pci_acs_control(cfg, 0x184), -1);      /* cut before the ACS header ends */
+	memset(cfg, 0, sizeof(cfg));
+	put_caps(cfg, loop, 2);                                    /* 0x100 -> 0x140 */
+	put_caps(cfg, loop + 1, 2);                                /* 0x140 -> 0x100: a loop */
+	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), -1); /* ends, does not spin */
+}
+
+static void test_attr_num(void **st)
+{
+	assert_int_equal(hw_parse_attr_num("4: ACTIVE"), 4);
+	assert_int_equal(hw_parse_attr_num("1"), 1);
+	assert_int_equal(hw_parse_attr_num("0\n"), 0);
+	assert_int_equal(hw_parse_attr_num(""), -1);    /* an admin-down netdev's carrier in a fixture */
+	assert_int_equal(hw_parse_attr_num("xyz"), -1);
+	assert_int_equal(hw_parse_attr_num("-1"), -1);
+	assert_int_equal(hw_parse_attr_num("256"), -1);
+	assert_int_equal(hw_parse_attr_num("99999999999999999999"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state), cmocka_unit_test(test_rate), cmocka_unit_test(test_gid),
 		cmocka_unit_test(test_misc), cmocka_unit_test(test_topology), cmocka_unit_test(test_link_speed),
 		cmocka_unit_test(test_port_state_names), cmocka_unit_test(test_port_iterator),
+		cmocka_unit_test(test_pci_acs), cmocka_unit_test(test_attr_num),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
