@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "doctor/doctor.h"
 #include "util/cleanup.h"
@@ -917,7 +918,8 @@ void check_gpudirect_acs(struct doctor *d)
 	for (size_t i = 0; i < d->node->n_gpus; i++) {
 		const struct hw_gpu *g = &d->node->gpus[i];
 		const struct hw_pci *a = g->pci, *b = g->nearest ? g->nearest->pci : NULL;
-		size_t common, checked = 0, hidden = 0;
+		size_t common, checked = 0, hidden = 0, absent = 0, shortest = SIZE_MAX;
+		char first_hidden[PATH_MAX] = "";
 		json_t *f = NULL;
 
 		if (!b || (g->nearest_rel != HW_TOPO_PIX && g->nearest_rel != HW_TOPO_PXB))
@@ -936,7 +938,15 @@ void check_gpudirect_acs(struct doctor *d)
 				n = doctor_read(path, (char *)cfg, sizeof(cfg));
 				ctl = n < 0 ? -2 : hw_pci_acs_control(cfg, (size_t)n);
 				if (ctl == -2) {
+					/* why it is hidden: no file (a snapshot or copied tree), or a dump cut at
+					 * 64 bytes (the kernel's answer to non-root) or short for another reason */
 					hidden++;
+					if (n < 0)
+						absent++;
+					else if ((size_t)n < shortest)
+						shortest = (size_t)n;
+					if (!first_hidden[0])
+						str_copy(first_hidden, sizeof(first_hidden), path);
 					continue;
 				}
 				checked++;
@@ -956,8 +966,17 @@ void check_gpudirect_acs(struct doctor *d)
 		if (checked)
 			doctor_add(d, DOCTOR_OK, obj, "no ACS redirect on the %zu bridge(s) between %s and %s", checked, obj,
 				   g->nearest->name);
+		else if (hidden && absent)
+			f = doctor_add(d, DOCTOR_SKIP, obj, "ACS not visible on the %zu bridge(s) to %s: %zu have no PCI config file "
+				       "in this tree (a snapshot or copy without config space)", hidden, g->nearest->name, absent);
+		else if (hidden && geteuid() != 0)
+			f = doctor_add(d, DOCTOR_SKIP, obj, "ACS not visible on the %zu bridge(s) to %s: PCI extended config space "
+				       "needs root (run doctor as root)", hidden, g->nearest->name);
 		else if (hidden)
-			doctor_add(d, DOCTOR_SKIP, obj, "ACS not visible on the %zu bridge(s) to %s: PCI extended config space "
-				   "needs root (run doctor as root)", hidden, g->nearest->name);
+			f = doctor_add(d, DOCTOR_SKIP, obj, "ACS not visible on the %zu bridge(s) to %s: their config files hold "
+				       "%zu bytes or fewer, not the extended space (4096) that root reads on a live node", hidden,
+				       g->nearest->name, shortest);
+		if (hidden)
+			doctor_evidence(f, first_hidden, "%s", absent ? "(absent)" : "(short)");
 	}
 }

@@ -2,11 +2,13 @@
  * (ibdev2netdev, ibstat, rdma link: for side-by-side checks and scripts that parse them), or
  * as the whole model in JSON. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw/hw-json.h"
 #include "hw/hw.h"
@@ -36,8 +38,10 @@ static void usage(FILE *f)
 	      "  --sysfs DIR    sysfs root (default /sys)\n"
 	      "  --devfs DIR    devfs root (default /dev)\n"
 	      "  --json         the whole model as JSON (shape: docs/list-json.md)\n"
-	      "  --pkeys        with --json, also read every port's pkey table (128 reads per IB port)\n"
-	      "  --format FMT   table | json | ibdev2netdev | ibstat | rdma-link\n"
+	      "  --pkeys        with --json, also read every port's pkey table (128 reads per IB port);\n"
+	      "                 refused without --json\n"
+	      "  --format FMT   table | json | ibdev2netdev | ibstat | rdma-link (with --json: refused\n"
+	      "                 unless json)\n"
 	      "                 (the last three print what those tools print, from sysfs alone)\n"
 	      "  -h, --help     this text\n"
 	      "\n"
@@ -272,7 +276,7 @@ int list_main(int argc, char **argv)
 	};
 	const char *root = NULL, *sysfs = NULL, *devfs = NULL;
 	enum list_format fmt = FMT_TABLE;
-	bool pkeys = false;
+	bool pkeys = false, json = false, format = false;
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct hw_error err = { 0 };
@@ -284,7 +288,7 @@ int list_main(int argc, char **argv)
 		case 'r': root = optarg; break;
 		case 's': sysfs = optarg; break;
 		case 'd': devfs = optarg; break;
-		case 'j': fmt = FMT_JSON; break;
+		case 'j': json = true; break;
 		case 'p': pkeys = true; break;
 		case 'f': {
 			size_t i;
@@ -295,6 +299,7 @@ int list_main(int argc, char **argv)
 				return 2;
 			}
 			fmt = formats[i].fmt;
+			format = true;
 			break;
 		}
 		case 'h': usage(stdout); return 0;
@@ -305,10 +310,30 @@ int list_main(int argc, char **argv)
 		fprintf(stderr, "rdmak list: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	/* options that would be ignored are refused: a script asking for two outputs, or for
+	 * pkeys that only the JSON shows, gets told instead of silently getting something else */
+	if (json && format && fmt != FMT_JSON) {
+		fprintf(stderr, "rdmak list: --json and --format %s: choose one\n", formats[fmt].name);
+		return 2;
+	}
+	if (json)
+		fmt = FMT_JSON;
+	if (pkeys && fmt != FMT_JSON) {
+		fprintf(stderr, "rdmak list: --pkeys: pkey tables are shown only with --json\n");
+		return 2;
+	}
 	r = hw_ctx_new_root(root, sysfs, devfs, &ctx);
 	if (r < 0) {
-		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n",
-			sysfs ? sysfs : root ? root : "/sys", strerror(-r));
+		char path[PATH_MAX];
+
+		/* name what is really missing: DIR itself, or DIR/sys inside it */
+		if (sysfs || !root)
+			snprintf(path, sizeof(path), "%s", sysfs ? sysfs : "/sys");
+		else if (access(root, F_OK) < 0)
+			snprintf(path, sizeof(path), "%s (--root)", root);
+		else
+			snprintf(path, sizeof(path), "%s/sys", root);
+		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", path, strerror(-r));
 		return 1;
 	}
 	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);

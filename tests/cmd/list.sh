@@ -74,6 +74,21 @@ is "$(echo "$out" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["
 run "$RDMAK" list --root "$TMP/does-not-exist"
 is "$rc" 1 "missing root exits 1"
 like "$err" "$TMP/does-not-exist" "and names the path"
+mkdir "$TMP/nosys"
+run "$RDMAK" list --root "$TMP/nosys"
+is "$rc" 1 "a root without sys/ exits 1"
+like "$err" "cannot open sysfs root $TMP/nosys/sys: No such file" "and names DIR/sys, the path really missing"
+
+# Options that would be ignored are refused (exit 2), not accepted silently
+run "$RDMAK" list --root "$A100" --pkeys
+is "$rc" 2 "--pkeys without --json: exit 2"
+like "$err" '--pkeys: pkey tables are shown only with --json' "and says why"
+is "$out" "" "and prints nothing"
+run "$RDMAK" list --root "$A100" --json --format ibstat
+is "$rc" 2 "--json --format ibstat: exit 2"
+like "$err" '--json and --format ibstat: choose one' "and says so"
+run "$RDMAK" list --root "$A100" --json --format json --pkeys
+is "$rc" 0 "--json --format json --pkeys agree: exit 0"
 
 # A required attribute that cannot be read (a directory where the kernel has a file reads EISDIR)
 cp -a "$NODES/v100-ib" "$TMP/broken"
