@@ -284,7 +284,8 @@ static void usage(FILE *f)
 		"  --procfs DIR          procfs root (default /proc)\n"
 		"  --image DIR           root of the image that holds the verbs libraries (default /)\n"
 		"  --pid PID             read /proc/PID instead of /proc/self (a sidecar checking its app)\n"
-		"  --env FILE            NCCL_* variables from FILE (KEY=VALUE lines or /proc/PID/environ)\n"
+		"  --env FILE            NCCL_* variables from FILE: KEY=VALUE lines as a shell's `set -a; . FILE`\n"
+		"                        reads the simple ones (else refused by line), or /proc/PID/environ\n"
 		"  --plugin-config FILE  the device plugin config: which RDMA netns mode it expects\n"
 		"  --nfd FILE            also write a Node Feature Discovery local feature file\n"
 		"  --check ID            run only the checks whose id starts with ID (repeatable)\n"
@@ -465,6 +466,8 @@ static int set_roots(struct doctor *d, const struct doctor_opts *o)
 static int load_env(struct doctor *d, const char *env_file)
 {
 	_cleanup_free_ char *buf = NULL;
+	char why[256] = "";
+	bool environ_fmt = false;
 	ssize_t l;
 	int r;
 
@@ -473,9 +476,17 @@ static int load_env(struct doctor *d, const char *env_file)
 		return env_from_environ(environ, &d->env);
 	}
 	l = doctor_read_alloc(env_file, &buf);
-	r = l < 0 ? (int)l : env_parse(buf, (size_t)l, &d->env);
+	if (l >= 0) {
+		const char *base = strrchr(env_file, '/');
+
+		/* /proc/PID/environ by its name or its NUL-terminated last record; never by a NUL
+		 * byte somewhere in a text file */
+		base = base ? base + 1 : env_file;
+		environ_fmt = !strcmp(base, "environ") || (l > 0 && buf[l - 1] == '\0');
+	}
+	r = l < 0 ? (int)l : env_parse(buf, (size_t)l, environ_fmt, &d->env, why, sizeof(why));
 	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, strerror(-r));
+		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, r == -EINVAL && why[0] ? why : strerror(-r));
 		return r;
 	}
 	d->env_source = env_file;

@@ -489,35 +489,88 @@ static int env_push(struct doctor_env *env, const char *kv)
 	return 0;
 }
 
-static int env_push_line(struct doctor_env *env, char *line)
+static bool env_key_char(char c, bool first)
 {
-	char *eq, *val;
-	size_t vl;
-
-	line = skip_ws(line);
-	str_rstrip(line);
-	if (!*line || *line == '#')
-		return 0;
-	if (strncmp(line, "export ", 7) == 0)
-		line = skip_ws(line + 7);
-	eq = strchr(line, '=');
-	if (!eq)
-		return 0;
-	val = eq + 1;
-	vl = strlen(val);
-	if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
-		memmove(val, val + 1, vl - 2);
-		val[vl - 2] = '\0';
-	}
-	return env_push(env, line);
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
 }
 
-int env_parse(const char *buf, size_t len, struct doctor_env *ret)
+#define ENV_NOT_ASSIGNMENT "not an assignment: KEY=VALUE with KEY a shell name ([A-Za-z_][A-Za-z0-9_]*)"
+
+/* One line of an --env file, as `set -a; . FILE` would take it, or -EINVAL with the reason in
+ * *why. What a shell would expand or run ($, `, \, ;, |, &, <, >, parentheses, words after
+ * the value) is refused rather than guessed at (docs/doctor.md, "--env FILE"). */
+static int env_push_line(struct doctor_env *env, char *line, const char **why)
+{
+	_cleanup_free_ char *kv = NULL;
+	char *p = skip_ws(line), *key, *val, *o;
+	size_t kl;
+
+	if (!*p || *p == '#')
+		return 0;
+	if (!strncmp(p, "export", 6) && (p[6] == ' ' || p[6] == '\t'))
+		p = skip_ws(p + 6);
+	key = p;
+	if (!env_key_char(*p, true)) {
+		*why = ENV_NOT_ASSIGNMENT;
+		return -EINVAL;
+	}
+	while (env_key_char(*p, false))
+		p++;
+	if (*p != '=') {
+		*why = ENV_NOT_ASSIGNMENT;
+		return -EINVAL;
+	}
+	kl = (size_t)(p - key) + 1; /* with the '=' */
+	kv = malloc(strlen(key) + 1);
+	if (!kv)
+		return -ENOMEM;
+	memcpy(kv, key, kl);
+	o = kv + kl;
+	val = p + 1;
+	if (*val == '\'' || *val == '"') {
+		char q = *val++, *end = strchr(val, q), *special = strpbrk(val, "$`\\");
+
+		if (!end) {
+			*why = "a quote that does not close on its line";
+			return -EINVAL;
+		}
+		if (q == '"' && special && special < end) {
+			*why = "$, ` or \\ inside double quotes (the shell would expand them): use single quotes";
+			return -EINVAL;
+		}
+		memcpy(o, val, (size_t)(end - val));
+		o += end - val;
+		p = end + 1;
+	} else {
+		for (p = val; *p && *p != ' ' && *p != '\t'; p++) {
+			if (strchr("$`\\\"';|&<>()", *p)) {
+				*why = "a character the shell would interpret ($ ` \\ \" ' ; | & < > ( )): put the value in single quotes";
+				return -EINVAL;
+			}
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	/* after the value: nothing, or blanks and a comment (a '#' right after a value is part of it
+	 * in a shell, and was taken above as such only when unquoted) */
+	if (*p && *p != ' ' && *p != '\t') {
+		*why = "text right after the closing quote: quote the whole value";
+		return -EINVAL;
+	}
+	p = skip_ws(p);
+	if (*p && *p != '#') {
+		*why = "text after the value (in a shell, `X=a b` runs b with X set): quote the value";
+		return -EINVAL;
+	}
+	return env_push(env, kv);
+}
+
+int env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen)
 {
 	struct doctor_env env = { 0 };
 	int r = 0;
 
-	if (memchr(buf, '\0', len)) { /* /proc/<pid>/environ */
+	if (environ_fmt) { /* /proc/<pid>/environ: NUL-terminated KEY=VALUE records */
 		size_t i = 0;
 
 		while (i < len && r >= 0) {
@@ -529,13 +582,28 @@ int env_parse(const char *buf, size_t len, struct doctor_env *ret)
 			i += l + 1;
 		}
 	} else {
-		_cleanup_free_ char *copy = buf_dup(buf, len);
-		char *cur = copy, *line;
+		_cleanup_free_ char *copy = NULL;
+		const char *nul = memchr(buf, '\0', len), *why = "";
+		char *cur, *line;
+		unsigned lineno = 0;
 
-		if (!copy)
+		if (nul) {
+			/* never a silent switch to the environ format: the caller decides on that */
+			for (const char *c = buf; c < nul; c++)
+				lineno += *c == '\n';
+			snprintf(err, errlen, "line %u: a NUL byte (read as /proc/PID/environ only when the file is named "
+				 "environ or ends in a NUL byte)", lineno + 1);
+			return -EINVAL;
+		}
+		if (!(copy = buf_dup(buf, len)))
 			return -ENOMEM;
-		while (r >= 0 && (line = next_line(&cur)))
-			r = env_push_line(&env, line);
+		cur = copy;
+		while (r >= 0 && (line = next_line(&cur))) {
+			lineno++;
+			r = env_push_line(&env, line, &why);
+		}
+		if (r == -EINVAL)
+			snprintf(err, errlen, "line %u: %s", lineno, why);
 	}
 	if (r < 0) {
 		env_clear(&env);

@@ -74,13 +74,16 @@ bool nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, con
 /* What NCCL decides for one device port: selected or not (the '^' applied). */
 bool nccl_list_selects(const struct nccl_list *l, const char *name, int port);
 
-/* KEY=VALUE environment: a file of lines ('#' comments, optional "export ", optional quotes)
- * or the NUL-separated /proc/<pid>/environ format. */
+/* KEY=VALUE environment. With environ_fmt, the NUL-terminated records of /proc/<pid>/environ.
+ * Otherwise the lines of a file as `set -a; . FILE` reads the simple cases: blank lines and
+ * '#' comments, an optional "export ", KEY a shell name, VALUE unquoted (no shell
+ * metacharacters), 'single-quoted' or "double-quoted" (no $ ` \), then only a comment. Anything
+ * else, and any NUL byte, is -EINVAL with "line N: why" in err (docs/doctor.md). */
 struct doctor_env {
 	char **kv; /* "KEY=VALUE" */
 	size_t n;
 };
-int env_parse(const char *buf, size_t len, struct doctor_env *ret);
+int env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen);
 /* From a NULL-terminated environ array. */
 int env_from_environ(char *const *environ, struct doctor_env *ret);
 const char *env_get(const struct doctor_env *env, const char *key);

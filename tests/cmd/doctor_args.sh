@@ -41,4 +41,23 @@ is "$rc" 3 "--image that is a file: exit 3"
 like "$err" 'no such image root \(Not a directory\)' "says it is not a directory"
 run "$RDMAK" doctor --pod --root "$p" --image "$p" --check pod.provider
 is "$rc" 0 "--image of a real image root: pod.provider runs"
+
+# ---- --env FILE: a shell's simple assignments, or /proc/PID/environ, nothing guessed ---------------
+printf '%s\n' '# NCCL' 'export NCCL_IB_HCA="=mlx5_1"' "NCCL_DEBUG='INFO'  # why" >"$TMP/ok.env"
+run "$RDMAK" doctor --pod --root "$p" --env "$TMP/ok.env" --check nccl.ib_hca --json
+is "$rc" 0 "--env with comments, export and quotes: read"
+like "$out" '=mlx5_1' "the quoted value is taken without its quotes"
+printf 'NCCL_IB_HCA=mlx5_1\nNCCL_SOCKET_IFNAME=$IFACE\n' >"$TMP/var.env"
+run "$RDMAK" doctor --pod --root "$p" --env "$TMP/var.env"
+is "$rc" 3 "--env with a shell expansion: exit 3"
+like "$err" "--env $TMP/var.env: line 2: a character the shell would interpret" "names the line and why"
+printf 'NCCL_IB_HCA=mlx5_1\nNCCL_DEBUG=INFO\0NCCL_IB_HCA=mlx5_0\n' >"$TMP/nul.env"
+run "$RDMAK" doctor --pod --root "$p" --env "$TMP/nul.env"
+is "$rc" 3 "--env text with a NUL byte inside: exit 3, not read as /proc/PID/environ"
+like "$err" 'line 2: a NUL byte' "names the line of the NUL byte"
+mkdir -p "$TMP/proc1"
+printf 'PATH=/bin\0NCCL_IB_HCA==mlx5_0:1\0' >"$TMP/proc1/environ"
+run "$RDMAK" doctor --pod --root "$p" --env "$TMP/proc1/environ" --check nccl.ib_hca --json
+is "$rc" 0 "--env .../environ: read as NUL-separated records"
+like "$out" '=mlx5_0:1' "its value is taken"
 done_testing

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t a, b;
 	unsigned x, y;
 	bool o;
-	char path[256], *s;
+	char path[256], err[256], *s;
 
 	limits_parse(buf, size, "Max locked memory", &a, &b);
 	proc_status_parse(buf, size, &st);
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cgroup_path_parse(buf, size, true, path, sizeof(path)) > 0 && path[0] != '/')
 		abort();
 	cgroup_path_parse(buf, size, false, path, sizeof(path));
-	if (env_parse(buf, size, &env) == 0) {
+	if (env_parse(buf, size, size && buf[size - 1] == '\0', &env, err, sizeof(err)) == 0) {
 		for (size_t i = 0; i < env.n; i++)
 			if (!strchr(env.kv[i], '='))
 				abort();

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -275,23 +276,53 @@ static void test_nccl_list(void **st)
 	assert_true(nccl_list_selects(&l, "eth0", -1));
 }
 
+static void env_refused(const char *text, const char *want)
+{
+	struct doctor_env e;
+	char err[256] = "";
+
+	assert_int_equal(env_parse(text, strlen(text), false, &e, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, want))
+		fail_msg("%s: got \"%s\", want \"%s\"", text, err, want);
+}
+
 static void test_env(void **st)
 {
 	struct doctor_env e;
+	char err[256];
+	/* what `set -a; . FILE` takes in a file of simple assignments */
 	static const char file[] = "# NCCL settings\nexport NCCL_IB_HCA=\"=mlx5_1\"\nNCCL_SOCKET_IFNAME=eth0\n\n"
-				   "garbage line\nNCCL_DEBUG='INFO'\nNCCL_SOCKET_IFNAME=net1\n";
+				   "  NCCL_DEBUG='INFO'   # a comment\nNCCL_SOCKET_IFNAME=net1\nEMPTY=\nNCCL_X=a#b\n"
+				   "Q='it has \"double\" and $dollar'\n";
 	static const char environ_[] = "PATH=/usr/bin\0NCCL_IB_HCA=mlx5_0:1\0HOME=/root\0";
+	static const char nul_text[] = "A=1\nB=2\0C=3\n";
 
-	assert_int_equal(env_parse(S(file), &e), 0);
+	assert_int_equal(env_parse(S(file), false, &e, err, sizeof(err)), 0);
 	assert_string_equal(env_get(&e, "NCCL_IB_HCA"), "=mlx5_1");
 	assert_string_equal(env_get(&e, "NCCL_DEBUG"), "INFO");
 	assert_string_equal(env_get(&e, "NCCL_SOCKET_IFNAME"), "net1"); /* last wins */
+	assert_string_equal(env_get(&e, "EMPTY"), "");
+	assert_string_equal(env_get(&e, "NCCL_X"), "a#b");               /* '#' inside a word is not a comment */
+	assert_string_equal(env_get(&e, "Q"), "it has \"double\" and $dollar");
 	assert_null(env_get(&e, "NCCL_IB"));
 	env_clear(&e);
-	assert_int_equal(env_parse(environ_, sizeof(environ_) - 1, &e), 0);
+	assert_int_equal(env_parse(environ_, sizeof(environ_) - 1, true, &e, err, sizeof(err)), 0);
 	assert_int_equal(e.n, 3);
 	assert_string_equal(env_get(&e, "NCCL_IB_HCA"), "mlx5_0:1");
 	env_clear(&e);
+	/* what a shell would do differently, or not at all: refused, by line */
+	env_refused("A=1\ngarbage line\n", "line 2: not an assignment");
+	env_refused("export X\n", "line 1: not an assignment");
+	env_refused("1X=2\n", "line 1: not an assignment");
+	env_refused("A=$HOME/x\n", "line 1: a character the shell would interpret");
+	env_refused("A=\"$HOME\"\n", "line 1: $, ` or \\ inside double quotes");
+	env_refused("A=a b\n", "line 1: text after the value");
+	env_refused("A='open\n", "line 1: a quote that does not close");
+	env_refused("A='x'y\n", "line 1: text right after the closing quote");
+	env_refused("A=1; rm -rf /\n", "line 1: a character the shell would interpret");
+	/* a NUL byte in a text file: refused, not read as /proc/PID/environ */
+	assert_int_equal(env_parse(nul_text, sizeof(nul_text) - 1, false, &e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2: a NUL byte"));
 }
 
 static void test_versions(void **st)
