@@ -1,4 +1,13 @@
-/* Entry points of the roles of the multi-call binary. Each returns the process exit code. */
+/* Entry points of the roles of the multi-call binary. Each returns the process exit code.
+ *
+ * Command lines, the same in every role: getopt_long from optind = 1, long options always
+ * (--root, --sysfs, --devfs, --json, --config, -h/--help to stdout with exit 0), an unknown
+ * option or a stray argument prints the usage to stderr, and options that would be ignored
+ * (list --pkeys without --json) are refused rather than accepted. Each role names its exit
+ * codes in one enum beside its usage text. What differs, on purpose: the usage exit is 2
+ * (list, snapshot, plugin, webhook, ipam), but 3 for doctor and bench, whose 2 already means
+ * "a check / the run failed" for scripts and CI gates; rdmak-cni answers usage errors in the
+ * CNI error JSON (code 4), as the CNI spec asks. */
 #ifndef RDMAK_ROLES_H
 #define RDMAK_ROLES_H
 

@@ -491,7 +491,7 @@ int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_
 		str_copy(g.d.procfs, sizeof(g.d.procfs), roots->procfs);
 		str_copy(g.d.image, sizeof(g.d.image), roots->image);
 		g.d.findings = json_array();
-		if (!g.d.findings || (r = env_from_environ(environ, &g.d.env)) < 0) {
+		if (!g.d.findings || (r = doctor_env_from_environ(environ, &g.d.env)) < 0) {
 			json_decref(g.d.findings);
 			return -ENOMEM;
 		}
@@ -522,7 +522,7 @@ int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_
 		g.err |= verdict_add(v, BENCH_FAIL, "perftest_failed", "Read perftest's output above.", "perftest failed");
 	if (g.doctor_on) {
 		json_decref(g.d.findings);
-		env_clear(&g.d.env);
+		doctor_env_clear(&g.d.env);
 	}
 	return g.err ? -ENOMEM : 0;
 }

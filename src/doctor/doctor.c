@@ -25,32 +25,32 @@ enum { EXIT_ALL_OK = 0, EXIT_WORST_WARN = 1, EXIT_SOME_FAIL = 2, EXIT_USAGE = 3 
 
 const struct doctor_check doctor_checks[] = {
 	/* node: hardware, kernel, fabric */
-	{ "rdma.devices",       DOCTOR_BOTH, check_rdma_devices,       "RDMA devices present and their PCI functions bound to a driver" },
-	{ "kernel.modules",     DOCTOR_NODE, check_kernel_modules,     "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
-	{ "port.state",         DOCTOR_BOTH, check_port_state,         "each port ACTIVE / LinkUp, else the likely cause" },
-	{ "port.sm",            DOCTOR_BOTH, check_port_sm,            "InfiniBand ports have a subnet manager (sm_lid, lid)" },
-	{ "port.ipoib",         DOCTOR_NODE, check_port_ipoib,         "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
-	{ "roce.gids",          DOCTOR_NODE, check_roce_gids,          "RoCE ports have a RoCE v2 IPv4 GID" },
-	{ "bond.lag",           DOCTOR_NODE, check_bond_lag,           "bonds: mode, slaves up, RoCE LAG device present" },
-	{ "netdev.mtu",         DOCTOR_NODE, check_netdev_mtu,         "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
-	{ "sriov.vfs",          DOCTOR_NODE, check_sriov,              "SR-IOV numvfs vs totalvfs, VFs created and bound" },
-	{ "chardev.nodes",      DOCTOR_NODE, check_chardevs,           "/dev/infiniband nodes present, matching sysfs, sane permissions" },
-	{ "gpudirect.driver",   DOCTOR_BOTH, check_gpudirect_driver,   "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
-	{ "gpudirect.topology", DOCTOR_NODE, check_gpudirect_topology, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
-	{ "gpudirect.acs",      DOCTOR_NODE, check_gpudirect_acs,      "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
-	{ "netns.mode",         DOCTOR_NODE, check_netns_mode,         "RDMA netns mode vs what the device plugin configuration expects" },
+	{ "rdma.devices",       DOCTOR_BOTH, doctor_check_rdma_devices,       "RDMA devices present and their PCI functions bound to a driver" },
+	{ "kernel.modules",     DOCTOR_NODE, doctor_check_kernel_modules,     "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
+	{ "port.state",         DOCTOR_BOTH, doctor_check_port_state,         "each port ACTIVE / LinkUp, else the likely cause" },
+	{ "port.sm",            DOCTOR_BOTH, doctor_check_port_sm,            "InfiniBand ports have a subnet manager (sm_lid, lid)" },
+	{ "port.ipoib",         DOCTOR_NODE, doctor_check_port_ipoib,         "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
+	{ "roce.gids",          DOCTOR_NODE, doctor_check_roce_gids,          "RoCE ports have a RoCE v2 IPv4 GID" },
+	{ "bond.lag",           DOCTOR_NODE, doctor_check_bond_lag,           "bonds: mode, slaves up, RoCE LAG device present" },
+	{ "netdev.mtu",         DOCTOR_NODE, doctor_check_netdev_mtu,         "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
+	{ "sriov.vfs",          DOCTOR_NODE, doctor_check_sriov,              "SR-IOV numvfs vs totalvfs, VFs created and bound" },
+	{ "chardev.nodes",      DOCTOR_NODE, doctor_check_chardevs,           "/dev/infiniband nodes present, matching sysfs, sane permissions" },
+	{ "gpudirect.driver",   DOCTOR_BOTH, doctor_check_gpudirect_driver,   "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
+	{ "gpudirect.topology", DOCTOR_NODE, doctor_check_gpudirect_topology, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
+	{ "gpudirect.acs",      DOCTOR_NODE, doctor_check_gpudirect_acs,      "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
+	{ "netns.mode",         DOCTOR_NODE, doctor_check_netns_mode,         "RDMA netns mode vs what the device plugin configuration expects" },
 	/* pod: what the container was given */
-	{ "pod.devnodes",       DOCTOR_POD,  check_pod_devnodes,       "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
-	{ "pod.netns",          DOCTOR_POD,  check_pod_netns,          "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
-	{ "pod.memlock",        DOCTOR_POD,  check_pod_memlock,        "RLIMIT_MEMLOCK vs what memory registration needs" },
-	{ "pod.ipc_lock",       DOCTOR_POD,  check_pod_ipc_lock,       "CAP_IPC_LOCK effective (not for a non-root user)" },
-	{ "pod.memory",         DOCTOR_POD,  check_pod_memory,         "cgroup memory limit leaves room for pinned memory" },
-	{ "pod.shm",            DOCTOR_POD,  check_pod_shm,            "/dev/shm large enough for NCCL" },
-	{ "pod.gids",           DOCTOR_POD,  check_pod_gids,           "RoCE GIDs visible in the pod and owned by one of its netdevs" },
-	{ "pod.provider",       DOCTOR_POD,  check_pod_provider,       "libibverbs and the HCA's provider library installed in the image" },
-	{ "nccl.ib_hca",        DOCTOR_POD,  check_nccl_ib_hca,        "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
-	{ "nccl.socket_ifname", DOCTOR_POD,  check_nccl_socket_ifname, "NCCL_SOCKET_IFNAME matches an interface of the pod" },
-	{ "nccl.env",           DOCTOR_POD,  check_nccl_misc,          "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
+	{ "pod.devnodes",       DOCTOR_POD,  doctor_check_pod_devnodes,       "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
+	{ "pod.netns",          DOCTOR_POD,  doctor_check_pod_netns,          "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
+	{ "pod.memlock",        DOCTOR_POD,  doctor_check_pod_memlock,        "RLIMIT_MEMLOCK vs what memory registration needs" },
+	{ "pod.ipc_lock",       DOCTOR_POD,  doctor_check_pod_ipc_lock,       "CAP_IPC_LOCK effective (not for a non-root user)" },
+	{ "pod.memory",         DOCTOR_POD,  doctor_check_pod_memory,         "cgroup memory limit leaves room for pinned memory" },
+	{ "pod.shm",            DOCTOR_POD,  doctor_check_pod_shm,            "/dev/shm large enough for NCCL" },
+	{ "pod.gids",           DOCTOR_POD,  doctor_check_pod_gids,           "RoCE GIDs visible in the pod and owned by one of its netdevs" },
+	{ "pod.provider",       DOCTOR_POD,  doctor_check_pod_provider,       "libibverbs and the HCA's provider library installed in the image" },
+	{ "nccl.ib_hca",        DOCTOR_POD,  doctor_check_nccl_ib_hca,        "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
+	{ "nccl.socket_ifname", DOCTOR_POD,  doctor_check_nccl_socket_ifname, "NCCL_SOCKET_IFNAME matches an interface of the pod" },
+	{ "nccl.env",           DOCTOR_POD,  doctor_check_nccl_misc,          "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
 };
 const size_t doctor_n_checks = ELEMENTSOF(doctor_checks);
 
@@ -473,7 +473,7 @@ static int load_env(struct doctor *d, const char *env_file)
 
 	if (!env_file) {
 		d->env_source = "environment";
-		return env_from_environ(environ, &d->env);
+		return doctor_env_from_environ(environ, &d->env);
 	}
 	l = doctor_read_alloc(env_file, &buf);
 	if (l >= 0) {
@@ -484,7 +484,7 @@ static int load_env(struct doctor *d, const char *env_file)
 		base = base ? base + 1 : env_file;
 		environ_fmt = !strcmp(base, "environ") || (l > 0 && buf[l - 1] == '\0');
 	}
-	r = l < 0 ? (int)l : env_parse(buf, (size_t)l, environ_fmt, &d->env, why, sizeof(why));
+	r = l < 0 ? (int)l : doctor_env_parse(buf, (size_t)l, environ_fmt, &d->env, why, sizeof(why));
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, r == -EINVAL && why[0] ? why : strerror(-r));
 		return r;
@@ -572,6 +572,6 @@ out:
 	json_decref(d.findings);
 	hw_node_free(d.node);
 	hw_ctx_free(ctx);
-	env_clear(&d.env);
+	doctor_env_clear(&d.env);
 	return ret;
 }

@@ -37,7 +37,7 @@ static size_t entry_matches(const struct doctor *d, const struct nccl_list *l, c
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const char *name = d->node->rdma[i].name;
 
-		if (!nccl_entry_match(l, e, name, -1) || (others_only && !strcmp(name, e->name)))
+		if (!doctor_nccl_entry_match(l, e, name, -1) || (others_only && !strcmp(name, e->name)))
 			continue;
 		if (count++ < 6)
 			str_append_sep(list, ", ", "%s", name);
@@ -47,9 +47,9 @@ static size_t entry_matches(const struct doctor *d, const struct nccl_list *l, c
 	return count;
 }
 
-void check_nccl_ib_hca(struct doctor *d)
+void doctor_check_nccl_ib_hca(struct doctor *d)
 {
-	const char *val = env_get(&d->env, "NCCL_IB_HCA");
+	const char *val = doctor_env_get(&d->env, "NCCL_IB_HCA");
 	struct nccl_list l;
 	_cleanup_free_ char *sel = NULL;
 	size_t n_sel = 0;
@@ -57,7 +57,7 @@ void check_nccl_ib_hca(struct doctor *d)
 
 	if (!val || !*val)
 		return;
-	if (nccl_list_parse(val, &l) < 0) {
+	if (doctor_nccl_list_parse(val, &l) < 0) {
 		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "cannot be parsed as [^][=]name[:port],...");
 		doctor_fix(f, "Write it as NCCL does: an optional ^ (exclude), an optional = (exact names), then "
 			      "name[:port] items separated by commas, e.g. =mlx5_0:1,mlx5_1:1.");
@@ -115,7 +115,7 @@ void check_nccl_ib_hca(struct doctor *d)
 
 		if (d->scope == DOCTOR_POD && !doctor_dev_usable(dev))
 			continue;
-		if (!hw_port_state_is_active(p->state) || !nccl_list_selects(&l, dev->name, (int)p->num))
+		if (!hw_port_state_is_active(p->state) || !doctor_nccl_list_selects(&l, dev->name, (int)p->num))
 			continue;
 		if (n_sel++ < 8)
 			str_append_sep(&sel, ", ", "%s:%u", dev->name, p->num);
@@ -129,9 +129,9 @@ void check_nccl_ib_hca(struct doctor *d)
 	env_finding(d, DOCTOR_OK, "NCCL_IB_HCA", val, "selects %zu ACTIVE port%s: %s", n_sel, n_sel == 1 ? "" : "s", sel ? sel : "");
 }
 
-void check_nccl_socket_ifname(struct doctor *d)
+void doctor_check_nccl_socket_ifname(struct doctor *d)
 {
-	const char *val = env_get(&d->env, "NCCL_SOCKET_IFNAME");
+	const char *val = doctor_env_get(&d->env, "NCCL_SOCKET_IFNAME");
 	struct nccl_list l;
 	_cleanup_free_ char *sel = NULL;
 	char path[PATH_MAX];
@@ -140,7 +140,7 @@ void check_nccl_socket_ifname(struct doctor *d)
 
 	if (!val || !*val)
 		return;
-	if (nccl_list_parse(val, &l) < 0) {
+	if (doctor_nccl_list_parse(val, &l) < 0) {
 		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val, "cannot be parsed as [^][=]name,...");
 		doctor_fix(f, "Write interface names or prefixes separated by commas, e.g. =net1 or ^lo,docker.");
 		return;
@@ -148,7 +148,7 @@ void check_nccl_socket_ifname(struct doctor *d)
 	for (size_t i = 0; i < d->node->n_netdevs; i++) {
 		const char *name = d->node->netdevs[i].name;
 
-		if (!nccl_list_selects(&l, name, -1))
+		if (!doctor_nccl_list_selects(&l, name, -1))
 			continue;
 		if (n_sel++ < 8)
 			str_append_sep(&sel, ", ", "%s", name);
@@ -165,7 +165,7 @@ void check_nccl_socket_ifname(struct doctor *d)
 		bool any = false;
 
 		for (size_t k = 0; k < d->node->n_netdevs && !any; k++)
-			any = nccl_entry_match(&l, &l.e[i], d->node->netdevs[k].name, -1);
+			any = doctor_nccl_entry_match(&l, &l.e[i], d->node->netdevs[k].name, -1);
 		if (!any) {
 			f = env_finding(d, DOCTOR_WARN, "NCCL_SOCKET_IFNAME", val, "\"%s\" matches no interface here (the others do)",
 					l.e[i].name);
@@ -175,10 +175,10 @@ void check_nccl_socket_ifname(struct doctor *d)
 	env_finding(d, DOCTOR_OK, "NCCL_SOCKET_IFNAME", val, "selects %s", sel ? sel : "");
 }
 
-void check_nccl_misc(struct doctor *d)
+void doctor_check_nccl_misc(struct doctor *d)
 {
-	const char *dis = env_get(&d->env, "NCCL_IB_DISABLE"), *gid = env_get(&d->env, "NCCL_IB_GID_INDEX");
-	const char *gdr = env_get(&d->env, "NCCL_NET_GDR_LEVEL");
+	const char *dis = doctor_env_get(&d->env, "NCCL_IB_DISABLE"), *gid = doctor_env_get(&d->env, "NCCL_IB_GID_INDEX");
+	const char *gdr = doctor_env_get(&d->env, "NCCL_NET_GDR_LEVEL");
 	size_t before, roce = 0;
 	long long idx;
 	json_t *f;

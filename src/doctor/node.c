@@ -74,7 +74,7 @@ static bool pci_is_rdma_nic(const struct hw_pci *p)
 	return (p->class_code >> 8) == 0x0207 || (p->vendor == 0x15b3 && (p->class_code >> 16) == 0x02);
 }
 
-void check_rdma_devices(struct doctor *d)
+void doctor_check_rdma_devices(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
 	char path[PATH_MAX];
@@ -149,7 +149,7 @@ static bool node_has_driver(const struct hw_node *n, const char *drv)
 	return false;
 }
 
-void check_kernel_modules(struct doctor *d)
+void doctor_check_kernel_modules(struct doctor *d)
 {
 	static const struct {
 		const char *name, *why, *fix;
@@ -278,7 +278,7 @@ static bool port_unknown(const struct hw_port *p)
 	return p->n_errors > 0;
 }
 
-void check_port_state(struct doctor *d)
+void doctor_check_port_state(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8];
 
@@ -309,7 +309,7 @@ void check_port_state(struct doctor *d)
 
 /* ---- port.sm --------------------------------------------------------------------------------- */
 
-void check_port_sm(struct doctor *d)
+void doctor_check_port_sm(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], v[32];
 
@@ -369,7 +369,7 @@ char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll)
 	return list ? list : strdup("<an ACTIVE HCA>");
 }
 
-void check_port_ipoib(struct doctor *d)
+void doctor_check_port_ipoib(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8];
 
@@ -423,7 +423,7 @@ static const struct hw_gid *find_v2_ipv4(const struct hw_port *p)
 	return NULL;
 }
 
-void check_roce_gids(struct doctor *d)
+void doctor_check_roce_gids(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
@@ -476,7 +476,7 @@ static const struct hw_rdma_dev *lag_dev_of(const struct hw_node *n, const struc
 	return NULL;
 }
 
-void check_bond_lag(struct doctor *d)
+void doctor_check_bond_lag(struct doctor *d)
 {
 	char path[PATH_MAX];
 
@@ -562,7 +562,7 @@ static bool netdev_is_roce(const struct hw_node *n, const struct hw_netdev *nd)
 	return false;
 }
 
-void check_netdev_mtu(struct doctor *d)
+void doctor_check_netdev_mtu(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
 	unsigned roce_mtu = 0;
@@ -628,7 +628,7 @@ void check_netdev_mtu(struct doctor *d)
 
 /* ---- sriov.vfs ------------------------------------------------------------------------------- */
 
-void check_sriov(struct doctor *d)
+void doctor_check_sriov(struct doctor *d)
 {
 	char path[PATH_MAX];
 
@@ -689,7 +689,7 @@ void check_sriov(struct doctor *d)
 
 /* ---- chardev.nodes --------------------------------------------------------------------------- */
 
-void check_chardevs(struct doctor *d)
+void doctor_check_chardevs(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
 	size_t good = 0;
@@ -751,7 +751,7 @@ void check_chardevs(struct doctor *d)
 
 /* ---- gpudirect.driver ------------------------------------------------------------------------- */
 
-void check_gpudirect_driver(struct doctor *d)
+void doctor_check_gpudirect_driver(struct doctor *d)
 {
 	const struct hw_module *peermem = hw_node_module(d->node, "nvidia_peermem");
 	const struct hw_module *legacy = hw_node_module(d->node, "nv_peer_mem");
@@ -785,10 +785,10 @@ void check_gpudirect_driver(struct doctor *d)
 	/* dma-buf: ibv_reg_dmabuf_mr needs kernel >= 5.12 (ib_umem_dmabuf) and the NVIDIA open kernel
 	 * modules >= 515; the proprietary module does not export dma-buf for device memory. */
 	if (doctor_read(doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), buf, sizeof(buf)) > 0 &&
-	    kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
+	    doctor_kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
 		have_kernel = true;
 	if (doctor_read(doctor_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf, sizeof(buf)) > 0 &&
-	    nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
+	    doctor_nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
 		have_nv = true;
 	if (have_kernel && have_nv && (kmaj > 5 || (kmaj == 5 && kmin >= 12)) && open_mod && nvmaj >= 515) {
 		f = doctor_add(d, DOCTOR_OK, "dma-buf", "no nvidia_peermem, but dma-buf works: kernel %u.%u, NVIDIA open kernel "
@@ -823,7 +823,7 @@ static bool dev_has_active_port(const struct hw_rdma_dev *dev)
 
 /* ---- gpudirect.topology ----------------------------------------------------------------------- */
 
-void check_gpudirect_topology(struct doctor *d)
+void doctor_check_gpudirect_topology(struct doctor *d)
 {
 	char obj[32], path[PATH_MAX];
 
@@ -873,7 +873,7 @@ void check_gpudirect_topology(struct doctor *d)
 
 /* ---- netns.mode ------------------------------------------------------------------------------ */
 
-void check_netns_mode(struct doctor *d)
+void doctor_check_netns_mode(struct doctor *d)
 {
 	int mode = d->node->kernel.netns_mode;
 	char path[PATH_MAX];
@@ -911,7 +911,7 @@ void check_netns_mode(struct doctor *d)
 /* The downstream ports between a GPU and its HCA are where ACS redirects peer-to-peer
  * requests up to the root complex: GPUDirect RDMA then crosses the CPU (or fails under an
  * IOMMU), although nvidia-smi topo still says PIX. */
-void check_gpudirect_acs(struct doctor *d)
+void doctor_check_gpudirect_acs(struct doctor *d)
 {
 	char obj[32], path[PATH_MAX];
 

@@ -64,7 +64,7 @@ static int limit_value(const char *tok, uint64_t *ret)
 
 /* /proc/<pid>/limits (fs/proc/base.c proc_pid_limits): "%-25s %-20s %-20s %-10s\n", the name
  * padded to 25 columns, so names with spaces are found by prefix and the values follow. */
-int limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard)
+int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -103,7 +103,7 @@ static int hex64(const char *s, uint64_t *ret)
 	return 0;
 }
 
-int proc_status_parse(const char *buf, size_t len, struct proc_status *ret)
+int doctor_proc_status_parse(const char *buf, size_t len, struct proc_status *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	struct proc_status st = { 0 };
@@ -196,7 +196,7 @@ static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype,
 
 /* mountinfo (Documentation/filesystems/proc.rst 3.5):
  * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
-int mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -241,7 +241,7 @@ int mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct m
 	return found;
 }
 
-int mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -273,7 +273,7 @@ int mounts_find(const char *buf, size_t len, const char *mountpoint, struct moun
 
 /* tmpfs prints "size=%luk" (mm/shmem.c shmem_show_options); a hand-written fstab may say
  * 1g or 64m, so every memparse() suffix is accepted. */
-int mount_option_size(const char *options, uint64_t *bytes)
+int doctor_mount_option_size(const char *options, uint64_t *bytes)
 {
 	const char *p = options;
 
@@ -314,7 +314,7 @@ int mount_option_size(const char *options, uint64_t *bytes)
 	return 0;
 }
 
-int cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
+int doctor_cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
 {
 	char tmp[32];
 	unsigned long long v;
@@ -336,7 +336,7 @@ int cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
 	return 0;
 }
 
-int cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n)
+int doctor_cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -377,7 +377,7 @@ static bool dev_num_matches(const char *field, unsigned v)
 
 /* security/device_cgroup.c devcgroup_seq_show: "%c %s:%s %s" with type a/c/b, "*" for any
  * number, access a subset of "rwm". */
-int devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor)
+int doctor_devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -400,7 +400,7 @@ int devices_list_allows(const char *buf, size_t len, unsigned major, unsigned mi
 	return 0;
 }
 
-int nccl_list_parse(const char *s, struct nccl_list *ret)
+int doctor_nccl_list_parse(const char *s, struct nccl_list *ret)
 {
 	struct nccl_list l = { 0 };
 	const char *p = s;
@@ -453,7 +453,7 @@ int nccl_list_parse(const char *s, struct nccl_list *ret)
 	return 0;
 }
 
-bool nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port)
+bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port)
 {
 	if (e->port >= 0 && port >= 0 && e->port != port)
 		return false;
@@ -461,14 +461,14 @@ bool nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, con
 	return l->exact ? strcmp(name, e->name) == 0 : strncmp(name, e->name, strlen(e->name)) == 0;
 }
 
-bool nccl_list_selects(const struct nccl_list *l, const char *name, int port)
+bool doctor_nccl_list_selects(const struct nccl_list *l, const char *name, int port)
 {
 	bool m = false;
 
 	if (l->n == 0) /* NCCL: an empty list matches nothing, so "^" alone keeps everything */
 		return l->exclude;
 	for (size_t i = 0; i < l->n && !m; i++)
-		m = nccl_entry_match(l, &l->e[i], name, port);
+		m = doctor_nccl_entry_match(l, &l->e[i], name, port);
 	return m != l->exclude;
 }
 
@@ -565,7 +565,7 @@ static int env_push_line(struct doctor_env *env, char *line, const char **why)
 	return env_push(env, kv);
 }
 
-int env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen)
+int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen)
 {
 	struct doctor_env env = { 0 };
 	int r = 0;
@@ -606,27 +606,27 @@ int env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *
 			snprintf(err, errlen, "line %u: %s", lineno, why);
 	}
 	if (r < 0) {
-		env_clear(&env);
+		doctor_env_clear(&env);
 		return r;
 	}
 	*ret = env;
 	return 0;
 }
 
-int env_from_environ(char *const *environ_, struct doctor_env *ret)
+int doctor_env_from_environ(char *const *environ_, struct doctor_env *ret)
 {
 	struct doctor_env env = { 0 };
 
 	for (size_t i = 0; environ_ && environ_[i]; i++)
 		if (env_push(&env, environ_[i]) < 0) {
-			env_clear(&env);
+			doctor_env_clear(&env);
 			return -ENOMEM;
 		}
 	*ret = env;
 	return 0;
 }
 
-const char *env_get(const struct doctor_env *env, const char *key)
+const char *doctor_env_get(const struct doctor_env *env, const char *key)
 {
 	size_t kl = strlen(key);
 	const char *found = NULL;
@@ -638,7 +638,7 @@ const char *env_get(const struct doctor_env *env, const char *key)
 	return found;
 }
 
-void env_clear(struct doctor_env *env)
+void doctor_env_clear(struct doctor_env *env)
 {
 	for (size_t i = 0; i < env->n; i++)
 		free(env->kv[i]);
@@ -647,7 +647,7 @@ void env_clear(struct doctor_env *env)
 	env->n = 0;
 }
 
-int nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module)
+int doctor_nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *p;
@@ -671,7 +671,7 @@ int nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *ope
 	return 0;
 }
 
-int kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor)
+int doctor_kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor)
 {
 	char tmp[64];
 	unsigned a, b;

@@ -14,7 +14,7 @@
 
 /* One row of /proc/<pid>/limits, e.g. "Max locked memory  8388608  8388608  bytes": the soft
  * and hard values, "unlimited" as DOCTOR_UNLIMITED. name is the row's first column. */
-int limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard);
+int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard);
 
 /* The lines of /proc/<pid>/status the doctor needs. */
 struct proc_status {
@@ -22,7 +22,7 @@ struct proc_status {
 	uint32_t uid[4];  /* real, effective, saved, filesystem */
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 };
-int proc_status_parse(const char *buf, size_t len, struct proc_status *ret);
+int doctor_proc_status_parse(const char *buf, size_t len, struct proc_status *ret);
 
 #define CAP_IPC_LOCK_BIT 14 /* linux/capability.h */
 
@@ -33,25 +33,25 @@ struct mount_entry {
 	char options[512]; /* mountinfo: per-mount options then super options, comma-joined */
 };
 /* The last entry (the one on top) mounted at mountpoint; octal escapes (\040) are decoded. */
-int mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
+int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
 /* Same for the /proc/mounts (fstab) format. */
-int mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
+int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
 /* "size=65536k" among comma-separated options -> bytes. 0 when no absolute size is given
  * (tmpfs then defaults to half of RAM; "size=50%" is relative). */
-int mount_option_size(const char *options, uint64_t *bytes);
+int doctor_mount_option_size(const char *options, uint64_t *bytes);
 
 /* cgroup v2 memory.max ("max" or bytes) or v1 memory.limit_in_bytes (bytes; the kernel's
  * "no limit" is PAGE_COUNTER_MAX pages, 9223372036854771712 on 4 KiB pages) -> bytes or
  * DOCTOR_UNLIMITED. Also parses memory.current / memory.usage_in_bytes. */
-int cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes);
+int doctor_cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes);
 /* The cgroup path of this process from /proc/<pid>/cgroup: the v2 line "0::/path" (v2 true) or
  * the v1 line naming the memory controller ("4:memory:/path"). */
-int cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n);
+int doctor_cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n);
 
 /* cgroup v1 devices.list ("c 231:192 rwm", "c *:* m", "a *:* rwm"): whether a character
  * device may be opened for reading and writing. 1 allowed, 0 denied. (cgroup v2 enforces the
  * same rules with an eBPF program that no file shows.) */
-int devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor);
+int doctor_devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor);
 
 /* NCCL_IB_HCA / NCCL_SOCKET_IFNAME syntax (NCCL parseStringList + matchIfList): an optional
  * leading '^' (exclude), then an optional '=' (exact names; otherwise each name is a prefix,
@@ -68,11 +68,11 @@ struct nccl_list {
 	struct nccl_entry e[NCCL_LIST_MAX];
 };
 /* -EINVAL for an empty name, a bad port or more than NCCL_LIST_MAX entries. */
-int nccl_list_parse(const char *s, struct nccl_list *ret);
+int doctor_nccl_list_parse(const char *s, struct nccl_list *ret);
 /* Whether the entry matches name (and port when the entry names one; port < 0: any). */
-bool nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port);
+bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port);
 /* What NCCL decides for one device port: selected or not (the '^' applied). */
-bool nccl_list_selects(const struct nccl_list *l, const char *name, int port);
+bool doctor_nccl_list_selects(const struct nccl_list *l, const char *name, int port);
 
 /* KEY=VALUE environment. With environ_fmt, the NUL-terminated records of /proc/<pid>/environ.
  * Otherwise the lines of a file as `set -a; . FILE` reads the simple cases: blank lines and
@@ -83,18 +83,18 @@ struct doctor_env {
 	char **kv; /* "KEY=VALUE" */
 	size_t n;
 };
-int env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen);
+int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen);
 /* From a NULL-terminated environ array. */
-int env_from_environ(char *const *environ, struct doctor_env *ret);
-const char *env_get(const struct doctor_env *env, const char *key);
-void env_clear(struct doctor_env *env);
+int doctor_env_from_environ(char *const *environ, struct doctor_env *ret);
+const char *doctor_env_get(const struct doctor_env *env, const char *key);
+void doctor_env_clear(struct doctor_env *env);
 
 /* /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64
  * 535.104.05 ...") or /sys/module/nvidia/version ("535.104.05"): the major number and whether
  * it is the open kernel module (dma-buf for GPU memory needs the open module, >= 515). */
-int nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module);
+int doctor_nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module);
 /* /proc/sys/kernel/osrelease "5.15.0-91-generic" -> 5, 15. */
-int kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor);
+int doctor_kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor);
 
 /* "64 MiB", "8 MiB", "512 KiB", "2 GiB", "unlimited" (buf of size n). */
 const char *doctor_bytes(uint64_t v, char *buf, size_t n);

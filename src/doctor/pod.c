@@ -24,7 +24,7 @@
  * channels, peers (trees, all-to-all) or ib_write_bw -a (2 x 8 MiB per QP) need more. */
 uint64_t doctor_nccl_pinned_min(const struct doctor *d)
 {
-	const char *s = env_get(&d->env, "NCCL_BUFFSIZE");
+	const char *s = doctor_env_get(&d->env, "NCCL_BUFFSIZE");
 	unsigned long long v;
 
 	if (!s || str_to_u64(s, 0, &v) < 0 || v == 0 || v > (1ull << 34))
@@ -42,12 +42,12 @@ static void pod_load(struct doctor *d)
 		return;
 	doctor_proc(d, p->limits_path, sizeof(p->limits_path), "/%s/limits", d->pid);
 	l = doctor_read_alloc(p->limits_path, &buf);
-	if (l >= 0 && limits_parse(buf, (size_t)l, "Max locked memory", &p->memlock_soft, &p->memlock_hard) > 0)
+	if (l >= 0 && doctor_limits_parse(buf, (size_t)l, "Max locked memory", &p->memlock_soft, &p->memlock_hard) > 0)
 		p->memlock_known = true;
 	free(TAKE_PTR(buf));
 	doctor_proc(d, p->status_path, sizeof(p->status_path), "/%s/status", d->pid);
 	l = doctor_read_alloc(p->status_path, &buf);
-	if (l >= 0 && proc_status_parse(buf, (size_t)l, &p->status) > 0 && p->status.has_caps && p->status.has_uid)
+	if (l >= 0 && doctor_proc_status_parse(buf, (size_t)l, &p->status) > 0 && p->status.has_caps && p->status.has_uid)
 		p->status_known = true;
 }
 
@@ -82,10 +82,10 @@ static bool devcg_denies(struct doctor *d, const struct hw_devnode *n)
 	if (!d->pod.devcg_path[0])
 		doctor_sys(d, d->pod.devcg_path, sizeof(d->pod.devcg_path), "/fs/cgroup/devices/devices.list");
 	l = doctor_read_alloc(d->pod.devcg_path, &buf);
-	return l >= 0 && devices_list_allows(buf, (size_t)l, n->major, n->minor) == 0;
+	return l >= 0 && doctor_devices_list_allows(buf, (size_t)l, n->major, n->minor) == 0;
 }
 
-void check_pod_devnodes(struct doctor *d)
+void doctor_check_pod_devnodes(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
 	size_t usable = 0, missing = 0;
@@ -163,7 +163,7 @@ void check_pod_devnodes(struct doctor *d)
 
 /* ---- pod.netns ------------------------------------------------------------------------------- */
 
-void check_pod_netns(struct doctor *d)
+void doctor_check_pod_netns(struct doctor *d)
 {
 	int mode = d->node->kernel.netns_mode;
 	char path[PATH_MAX], dpath[PATH_MAX];
@@ -201,7 +201,7 @@ void check_pod_netns(struct doctor *d)
 
 /* ---- pod.memlock ----------------------------------------------------------------------------- */
 
-void check_pod_memlock(struct doctor *d)
+void doctor_check_pod_memlock(struct doctor *d)
 {
 	struct doctor_pod *p = &d->pod;
 	uint64_t need = doctor_nccl_pinned_min(d);
@@ -249,7 +249,7 @@ void check_pod_memlock(struct doctor *d)
 
 /* ---- pod.ipc_lock ---------------------------------------------------------------------------- */
 
-void check_pod_ipc_lock(struct doctor *d)
+void doctor_check_pod_ipc_lock(struct doctor *d)
 {
 	struct doctor_pod *p = &d->pod;
 	const struct proc_status *st = &p->status;
@@ -300,7 +300,7 @@ static int read_value(const char *path, uint64_t *v)
 	char buf[64];
 	ssize_t l = doctor_read(path, buf, sizeof(buf));
 
-	return l < 0 ? (int)l : cgroup_value_parse(buf, (size_t)l, v);
+	return l < 0 ? (int)l : doctor_cgroup_value_parse(buf, (size_t)l, v);
 }
 
 /* The memory cgroup files of this process: v2 memory.max/current, else v1. With a cgroup
@@ -317,7 +317,7 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 		bool is_v2 = pass == 0;
 
 		rel[0] = '\0';
-		if (l >= 0 && cgroup_path_parse(buf, (size_t)l, is_v2, rel, sizeof(rel)) > 0 && strcmp(rel, "/") == 0)
+		if (l >= 0 && doctor_cgroup_path_parse(buf, (size_t)l, is_v2, rel, sizeof(rel)) > 0 && strcmp(rel, "/") == 0)
 			rel[0] = '\0';
 		for (int try = 0; try < 2; try++) {
 			const char *sub = try == 0 ? rel : "";
@@ -338,7 +338,7 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 	return false;
 }
 
-void check_pod_memory(struct doctor *d)
+void doctor_check_pod_memory(struct doctor *d)
 {
 	char lpath[PATH_MAX], upath[PATH_MAX], a[32], b[32], c[32];
 	uint64_t limit, usage = 0, room, need = doctor_nccl_pinned_min(d);
@@ -385,7 +385,7 @@ void check_pod_memory(struct doctor *d)
 #define SHM_FAIL (64ull << 20) /* Docker's and containerd's default */
 #define SHM_OK (1ull << 30)    /* NCCL's documentation: --shm-size=1g */
 
-void check_pod_shm(struct doctor *d)
+void doctor_check_pod_shm(struct doctor *d)
 {
 	char path[PATH_MAX], a[32];
 	_cleanup_free_ char *buf = NULL;
@@ -397,13 +397,13 @@ void check_pod_shm(struct doctor *d)
 
 	l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/%s/mountinfo", d->pid), &buf);
 	if (l >= 0)
-		r = mountinfo_find(buf, (size_t)l, "/dev/shm", &m);
+		r = doctor_mountinfo_find(buf, (size_t)l, "/dev/shm", &m);
 	else {
 		l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/%s/mounts", d->pid), &buf);
 		if (l < 0)
 			l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/mounts"), &buf);
 		if (l >= 0)
-			r = mounts_find(buf, (size_t)l, "/dev/shm", &m);
+			r = doctor_mounts_find(buf, (size_t)l, "/dev/shm", &m);
 	}
 	if (l < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "cannot read the mount table");
@@ -424,7 +424,7 @@ void check_pod_shm(struct doctor *d)
 		doctor_fix(f, "Mount an emptyDir {medium: Memory, sizeLimit: 1Gi} at /dev/shm.");
 		return;
 	}
-	has_size = mount_option_size(m.options, &size);
+	has_size = doctor_mount_option_size(m.options, &size);
 	if (has_size <= 0) {
 		f = doctor_add(d, DOCTOR_OK, "/dev/shm", "%s without an absolute size (tmpfs default: half of RAM)", m.fstype);
 		doctor_evidence(f, path, "/dev/shm %s %s", m.fstype, m.options);
@@ -445,7 +445,7 @@ void check_pod_shm(struct doctor *d)
 
 /* ---- pod.gids --------------------------------------------------------------------------------- */
 
-void check_pod_gids(struct doctor *d)
+void doctor_check_pod_gids(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
@@ -557,7 +557,7 @@ static int find_file(const struct doctor *d, const char *dir, const char *prefix
 	return 0;
 }
 
-void check_pod_provider(struct doctor *d)
+void doctor_check_pod_provider(struct doctor *d)
 {
 	const char *done[16];
 	size_t n_done = 0;

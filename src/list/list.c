@@ -17,6 +17,9 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
+/* Exit codes (usage text and README). */
+enum { LIST_EXIT_OK = 0, LIST_EXIT_READ = 1, LIST_EXIT_USAGE = 2 };
+
 enum list_format { FMT_TABLE, FMT_JSON, FMT_IBDEV2NETDEV, FMT_IBSTAT, FMT_RDMA_LINK };
 
 static const struct {
@@ -296,31 +299,31 @@ int list_main(int argc, char **argv)
 				;
 			if (i == ELEMENTSOF(formats)) {
 				fprintf(stderr, "rdmak list: --format: unknown format '%s' (table, json, ibdev2netdev, ibstat, rdma-link)\n", optarg);
-				return 2;
+				return LIST_EXIT_USAGE;
 			}
 			fmt = formats[i].fmt;
 			format = true;
 			break;
 		}
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: usage(stderr); return LIST_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rdmak list: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		return LIST_EXIT_USAGE;
 	}
 	/* options that would be ignored are refused: a script asking for two outputs, or for
 	 * pkeys that only the JSON shows, gets told instead of silently getting something else */
 	if (json && format && fmt != FMT_JSON) {
 		fprintf(stderr, "rdmak list: --json and --format %s: choose one\n", formats[fmt].name);
-		return 2;
+		return LIST_EXIT_USAGE;
 	}
 	if (json)
 		fmt = FMT_JSON;
 	if (pkeys && fmt != FMT_JSON) {
 		fprintf(stderr, "rdmak list: --pkeys: pkey tables are shown only with --json\n");
-		return 2;
+		return LIST_EXIT_USAGE;
 	}
 	r = hw_ctx_new_root(root, sysfs, devfs, &ctx);
 	if (r < 0) {
@@ -334,13 +337,13 @@ int list_main(int argc, char **argv)
 		else
 			snprintf(path, sizeof(path), "%s/sys", root);
 		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", path, strerror(-r));
-		return 1;
+		return LIST_EXIT_READ;
 	}
 	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);
 	if (r < 0) {
 		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
 		hw_ctx_free(ctx);
-		return 1;
+		return LIST_EXIT_READ;
 	}
 	switch (fmt) {
 	case FMT_JSON: {
@@ -356,10 +359,10 @@ int list_main(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0 || r < 0) {
 		fprintf(stderr, "rdmak list: writing output: %s\n", strerror(r < 0 ? -r : EIO));
-		r = 1;
+		r = LIST_EXIT_READ;
 	} else {
 		/* the rest of the node is printed; the exit says it is incomplete */
-		r = report_attr_errors(node, ctx) ? 1 : 0;
+		r = report_attr_errors(node, ctx) ? LIST_EXIT_READ : LIST_EXIT_OK;
 	}
 	hw_node_free(node);
 	hw_ctx_free(ctx);

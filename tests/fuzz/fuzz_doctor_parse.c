@@ -22,26 +22,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool o;
 	char path[256], err[256], *s;
 
-	limits_parse(buf, size, "Max locked memory", &a, &b);
-	proc_status_parse(buf, size, &st);
-	if (mountinfo_find(buf, size, "/dev/shm", &m) > 0 && strcmp(m.mountpoint, "/dev/shm") != 0)
+	doctor_limits_parse(buf, size, "Max locked memory", &a, &b);
+	doctor_proc_status_parse(buf, size, &st);
+	if (doctor_mountinfo_find(buf, size, "/dev/shm", &m) > 0 && strcmp(m.mountpoint, "/dev/shm") != 0)
 		abort();
-	if (mounts_find(buf, size, "/dev/shm", &m) > 0)
-		mount_option_size(m.options, &a);
-	cgroup_value_parse(buf, size, &a);
-	devices_list_allows(buf, size, 231, 192);
-	if (cgroup_path_parse(buf, size, true, path, sizeof(path)) > 0 && path[0] != '/')
+	if (doctor_mounts_find(buf, size, "/dev/shm", &m) > 0)
+		doctor_mount_option_size(m.options, &a);
+	doctor_cgroup_value_parse(buf, size, &a);
+	doctor_devices_list_allows(buf, size, 231, 192);
+	if (doctor_cgroup_path_parse(buf, size, true, path, sizeof(path)) > 0 && path[0] != '/')
 		abort();
-	cgroup_path_parse(buf, size, false, path, sizeof(path));
-	if (env_parse(buf, size, size && buf[size - 1] == '\0', &env, err, sizeof(err)) == 0) {
+	doctor_cgroup_path_parse(buf, size, false, path, sizeof(path));
+	if (doctor_env_parse(buf, size, size && buf[size - 1] == '\0', &env, err, sizeof(err)) == 0) {
 		for (size_t i = 0; i < env.n; i++)
 			if (!strchr(env.kv[i], '='))
 				abort();
-		env_get(&env, "NCCL_IB_HCA");
-		env_clear(&env);
+		doctor_env_get(&env, "NCCL_IB_HCA");
+		doctor_env_clear(&env);
 	}
-	nvidia_version_parse(buf, size, &x, &o);
-	kernel_release_parse(buf, size, &x, &y);
+	doctor_nvidia_version_parse(buf, size, &x, &o);
+	doctor_kernel_release_parse(buf, size, &x, &y);
 
 	/* the NCCL list parser takes a C string (an environment value) */
 	s = malloc(size + 1);
@@ -49,18 +49,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	mount_option_size(s, &a);
-	if (nccl_list_parse(s, &l) == 0) {
+	doctor_mount_option_size(s, &a);
+	if (doctor_nccl_list_parse(s, &l) == 0) {
 		if (l.n > NCCL_LIST_MAX)
 			abort();
 		for (size_t i = 0; i < l.n; i++) {
 			if (!l.e[i].name[0] || l.e[i].port > 255)
 				abort();
 			/* an entry always selects its own name (exact or prefix), on its own port */
-			if (!nccl_entry_match(&l, &l.e[i], l.e[i].name, l.e[i].port))
+			if (!doctor_nccl_entry_match(&l, &l.e[i], l.e[i].name, l.e[i].port))
 				abort();
 		}
-		nccl_list_selects(&l, "mlx5_10", 1);
+		doctor_nccl_list_selects(&l, "mlx5_10", 1);
 	}
 	free(s);
 	return 0;
