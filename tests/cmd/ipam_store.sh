@@ -16,7 +16,7 @@ cfg() { # cfg FILE DATADIR RANGE
 
 # 16 x 6250 through the allocator; on the file system TMPDIR is on (the real one, not tmpfs)
 cfg "$TMP/big.json" "$TMP/big" 10.64.0.0/15
-run "$STRESS" stress "$TMP/big.json" 16 6250
+run "$STRESS" stress "$TMP/big.json" 16 100000
 is "$rc" 0 "16 processes x 6250 ADDs: every one answered"
 is "$out" "100000 adds, 100000 distinct addresses" "zero duplicates among 100000 ADDs"
 run "$STRESS" verify "$TMP/big.json"

@@ -1,12 +1,15 @@
 /* Drives the IPAM allocator from many processes at once, the way many rdmak-ipam processes
  * on a node would, without the cost of exec'ing one sanitized binary per ADD:
  *
- *   ipam_stress stress CONFIG PROCS PER   PROCS processes x PER ADDs (keys s<proc>-<i>);
+ *   ipam_stress stress CONFIG PROCS N     N ADDs shared by PROCS processes (keys s<proc>-<i>);
  *                                         every ADD's address must be distinct and claimed in
- *                                         its name: prints "N adds, N distinct addresses"
- *   ipam_stress kill CONFIG N SEED        N ADDs, each in a child killed with SIGKILL at a
- *                                         random instant (0-3 ms); prints, as JSON, the
- *                                         attachments whose ADD answered (for `gc --valid`)
+ *                                         its name: prints "N adds, N distinct addresses";
+ *                                         the wall time, from the first fork to the last
+ *                                         exit, on stderr ("ipam_stress: N adds in S s")
+ *   ipam_stress kill CONFIG N SEED [MS]   N ADDs, each in a child killed with SIGKILL at a
+ *                                         random instant (0-MS ms, default 3); prints, as
+ *                                         JSON, the attachments whose ADD answered (for
+ *                                         `gc --valid`)
  *   ipam_stress verify CONFIG [VALID]     the store reads back consistent: every claim parses
  *                                         and names this network, every complete record's
  *                                         claims are its own; with VALID (after GC): the
@@ -77,11 +80,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int stress(const char *cfg_path, int procs, int per)
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int stress(const char *cfg_path, int procs, int total)
 {
 	struct ipam_config *c = load(cfg_path);
 	char tmpl[] = "/tmp/ipam-stress.XXXXXX";
 	int fd = mkstemp(tmpl), bad = 0;
+	double t0;
 	char **addrs;
 	size_t n = 0, distinct = 0;
 	FILE *f;
@@ -90,7 +102,10 @@ static int stress(const char *cfg_path, int procs, int per)
 		return 2;
 	fcntl(fd, F_SETFL, O_APPEND);
 	unlink(tmpl);
+	t0 = now_s();
 	for (int p = 0; p < procs; p++) {
+		int per = total / procs + (p < total % procs);
+
 		if (fork() == 0) {
 			struct ipam_store *s = open_store(c);
 			char line[128], cid[32], a[CNISPEC_PREFIX_STRLEN];
@@ -114,18 +129,19 @@ static int stress(const char *cfg_path, int procs, int per)
 		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			bad++;
 	}
+	fprintf(stderr, "ipam_stress: %d adds by %d processes in %.2f s\n", total, procs, now_s() - t0);
 	if (bad) {
 		fprintf(stderr, "ipam_stress: %d allocator processes failed\n", bad);
 		return 1;
 	}
 	/* every address handed out, once each */
-	addrs = calloc((size_t)procs * (size_t)per + 1, sizeof(char *));
+	addrs = calloc((size_t)total + 1, sizeof(char *));
 	lseek(fd, 0, SEEK_SET);
 	f = fdopen(fd, "r");
 	{
 		char cid[64], a[64];
 
-		while (f && fscanf(f, "%63s %63s", cid, a) == 2 && n < (size_t)procs * (size_t)per)
+		while (f && fscanf(f, "%63s %63s", cid, a) == 2 && n < (size_t)total)
 			addrs[n++] = strdup(a);
 	}
 	qsort(addrs, n, sizeof(char *), cmp_str);
@@ -144,12 +160,12 @@ static int stress(const char *cfg_path, int procs, int per)
 	if (f)
 		fclose(f);
 	ipam_config_free(c);
-	return bad || n != (size_t)procs * (size_t)per ? 1 : 0;
+	return bad || n != (size_t)total ? 1 : 0;
 }
 
 /* ---- kill ------------------------------------------------------------------------------------- */
 
-static int kill_test(const char *cfg_path, int n, unsigned seed)
+static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 {
 	struct ipam_config *c = load(cfg_path);
 	int answered = 0;
@@ -177,7 +193,7 @@ static int kill_test(const char *cfg_path, int n, unsigned seed)
 			_exit(0);
 		}
 		close(pipefd[1]);
-		usleep((useconds_t)(rand() % 3000));
+		usleep((useconds_t)(rand() % (max_ms * 1000)));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		k = read(pipefd[0], buf, sizeof(buf) - 1);
@@ -313,10 +329,11 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "stress"))
 		return stress(argv[2], atoi(argv[3]), atoi(argv[4]));
-	if (argc == 5 && !strcmp(argv[1], "kill"))
-		return kill_test(argv[2], atoi(argv[3]), (unsigned)strtoul(argv[4], NULL, 10));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "kill"))
+		return kill_test(argv[2], atoi(argv[3]), (unsigned)strtoul(argv[4], NULL, 10),
+				 argc == 6 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 3);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "verify"))
 		return verify(argv[2], argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: ipam_stress stress CONFIG PROCS PER | kill CONFIG N SEED | verify CONFIG [VALID]\n");
+	fprintf(stderr, "usage: ipam_stress stress CONFIG PROCS N | kill CONFIG N SEED [MS] | verify CONFIG [VALID]\n");
 	return 2;
 }
