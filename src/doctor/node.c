@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "doctor/doctor.h"
@@ -689,11 +690,28 @@ void doctor_check_sriov(struct doctor *d)
 
 /* ---- chardev.nodes --------------------------------------------------------------------------- */
 
+/* Whether a device node the model found absent is in fact hidden: stat says EACCES (a
+ * directory on the way without search permission for this user). dir and its mode then. */
+static bool devnode_denied(const char *path, char *dir, size_t n, unsigned *mode)
+{
+	struct stat st;
+	char *slash;
+
+	if (stat(path, &st) == 0 || errno != EACCES)
+		return false;
+	snprintf(dir, n, "%s", path);
+	if ((slash = strrchr(dir, '/')))
+		*slash = '\0';
+	*mode = stat(dir, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
+	return true;
+}
+
 void doctor_check_chardevs(struct doctor *d)
 {
 	const struct hw_node *n = d->node;
 	size_t good = 0;
-	char path[PATH_MAX], sysp[PATH_MAX];
+	unsigned dir_mode = 0;
+	char path[PATH_MAX], sysp[PATH_MAX], dirp[PATH_MAX];
 	json_t *f;
 
 	for (size_t i = 0; i < n->n_rdma; i++) {
@@ -716,6 +734,16 @@ void doctor_check_chardevs(struct doctor *d)
 		doctor_dev(d, path, sizeof(path), "/%s", c->node.path);
 		doctor_sys(d, sysp, sizeof(sysp), "/class/%s/%s/dev",
 			   c->kind == HW_CHR_UVERBS ? "infiniband_verbs" : c->kind == HW_CHR_RDMA_CM ? "misc" : "infiniband_mad", c->name);
+		if (!c->node.present && devnode_denied(path, dirp, sizeof(dirp), &dir_mode)) {
+			/* not missing: this user may not look into the directory (mode 000 /dev/infiniband) */
+			f = doctor_add(d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj,
+				       "%s: permission denied (its directory, mode %04o, cannot be searched by this user), not missing", c->node.path,
+				       dir_mode);
+			doctor_evidence(f, dirp, "mode %04o", dir_mode);
+			doctor_evidence(f, path, "(stat: Permission denied)");
+			doctor_fix(f, "Give the directory its usual mode (chmod 0755 %s); in a pod, check what mounted it.", dirp);
+			continue;
+		}
 		if (!c->node.present) {
 			f = doctor_add(d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj, "%s missing from devfs%s", c->node.path,
 				       c->kind == HW_CHR_UVERBS ? ": libibverbs silently drops the device" : "");

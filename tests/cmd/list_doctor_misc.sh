@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smaller things a new user met (issue 11, item 16): the doctor's gpudirect.acs says what is
-# missing when the PCI config space is not there, instead of "needs root" to root.
+# missing when the PCI config space is not there, instead of "needs root" to root; a
+# /dev/infiniband this user cannot search is "permission denied", not "missing".
 . "$(dirname "$0")/../lib.sh"
 
 A100=$NODES/a100-ib-bond
@@ -23,5 +24,20 @@ if [ "$(id -u)" -eq 0 ]; then
 	unlike "$out" 'needs root' "64-byte config files, run as root: does not say it needs root"
 else
 	like "$out" 'needs root \(run doctor as root\)' "64-byte config files, not root: needs root"
+fi
+
+# ---- a mode-000 /dev/infiniband: "permission denied", not "missing" ---------------------------------
+# root searches any directory: the doctor runs as nobody (setpriv) on a copy it can read
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$TMP"
+	cp -a "$NODES/v100-ib" "$TMP/dev000"
+	chmod 000 "$TMP/dev000/dev/infiniband"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$RDMAK" doctor --root "$TMP/dev000" --check chardev.nodes
+	like "$out" 'fail +chardev\.nodes +mlx5_0 +infiniband/uverbs0: permission denied \(its directory, mode 0000, cannot be searched' \
+		"mode-000 /dev/infiniband as non-root: permission denied"
+	unlike "$out" 'missing from devfs' "and not reported missing"
+	chmod 755 "$TMP/dev000/dev/infiniband"
+else
+	skip "needs root to switch to an unprivileged user" "mode-000 /dev/infiniband: permission denied"
 fi
 done_testing
