@@ -36,6 +36,7 @@ const config = (hcaMax) => ({
 
 let kubelet;
 let plugin; // { proc, stderr(), exited }
+const started = []; // every plugin startPlugin() ran: after() kills those a failed test left
 
 // Replace a file atomically, as a ConfigMap update (or an operator's editor) does.
 function writeConfig(obj) {
@@ -61,6 +62,7 @@ function startPlugin(args = []) {
 	let err = '';
 	proc.stderr.on('data', (d) => (err += d));
 	const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+	started.push(proc);
 	return { proc, stderr: () => err, exited };
 }
 
@@ -91,7 +93,7 @@ before(() => {
 });
 
 after(async () => {
-	if (plugin && plugin.proc.exitCode === null) plugin.proc.kill('SIGKILL');
+	for (const proc of started) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
 	if (kubelet) await kubelet.stop().catch(() => {});
 	fs.rmSync(root, { recursive: true, force: true });
 });
