@@ -187,3 +187,50 @@ int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *d
 	}
 	return written;
 }
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Remove the files of *w that nw does not name, then make *w what nw was (nw emptied). */
+static void files_replace(const char *dir, struct files_written *w, struct files_written *nw, files_fail_fn fail,
+			  void *ud)
+{
+	struct files_written stale = { 0 };
+
+	/* nw's order means nothing (a list of names to remove one day): sort it to search it */
+	if (nw->n)
+		qsort(nw->names, nw->n, sizeof(*nw->names), name_cmp);
+	for (size_t i = 0; i < w->n; i++) {
+		if (nw->n && bsearch(&w->names[i], nw->names, nw->n, sizeof(*nw->names), name_cmp))
+			continue;
+		/* move the name over; on ENOMEM it is forgotten, never removed while it may be ours */
+		if (strv_extend(&stale.names, &stale.n, w->names[i]) < 0)
+			fail(ud, w->names[i], -ENOMEM);
+	}
+	files_remove(dir, &stale, fail, ud);
+	strv_free(w->names);
+	*w = *nw;
+	*nw = (struct files_written){ 0 };
+}
+
+int files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+			 files_fail_fn fail, files_fail_fn fail_rm, void *ud)
+{
+	struct files_written nw = { 0 };
+	int r = files_devinfo_write(ps, keep, dir, &nw, fail, ud);
+
+	files_replace(dir, w, &nw, fail_rm, ud);
+	return r;
+}
+
+int files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+		     files_fail_fn fail, files_fail_fn fail_rm, void *ud)
+{
+	struct files_written nw = { 0 };
+	int r = files_cdi_write(ps, keep, dir, &nw, fail, ud);
+
+	files_replace(dir, w, &nw, fail_rm, ud);
+	return r;
+}

@@ -245,8 +245,7 @@ static void write_devinfo(struct daemon *d)
 {
 	int r;
 
-	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
-	r = files_devinfo_write(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, d);
+	r = files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, removing_failed, d);
 	if (r < 0)
 		plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
 	else if (r > 0)
@@ -259,8 +258,7 @@ static void write_cdi(struct daemon *d)
 
 	if (!d->o->cdi)
 		return;
-	files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
-	r = files_cdi_write(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, d);
+	r = files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, removing_failed, d);
 	if (r < 0)
 		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -966,6 +967,72 @@ static void test_files_written(void **st)
 	plugin_config_free(cfg);
 }
 
+/* Inotify events of kind mask in fd's queue for names containing part. */
+static unsigned events_of(int fd, uint32_t mask, const char *part)
+{
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	unsigned n = 0;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			n += (e->mask & mask) && e->len && strstr(e->name, part);
+			p += sizeof(*e) + e->len;
+		}
+	return n;
+}
+
+/* Every rescan (60 s) rewrote the device-info files by removing them all first: a pod whose CNI
+ * ADD read its file in between found none. A file that stays is replaced by rename, never
+ * deleted; one whose function left the pool is. */
+static void test_files_rewritten_in_place(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+	struct pool_set *ps;
+	struct files_written w = { 0 }, cdi = { 0 };
+	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX";
+	struct files_ctx ud = { .keep = true };
+	int ifd;
+
+	assert_non_null(mkdtemp(dir));
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	ps = build(&f, cfg, false);
+	assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+	assert_int_equal(files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	assert_true(inotify_add_watch(ifd, dir, IN_DELETE | IN_MOVED_TO) >= 0);
+	/* the same pools again (a rescan): eight renames over the old files, nothing deleted */
+	assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+	assert_int_equal(files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
+	assert_int_equal(events_of(ifd, IN_DELETE, "-device.json"), 0);
+	assert_int_equal(w.n, 8);
+	assert_int_equal(cdi.n, 1);
+	/* a VF gone from the pool (ens2f0's VF 3 no longer selected): its file alone is deleted */
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"pfNames\":[\"ens1f0\",\"ens2f0#0-2\"]}}]}");
+	ps = build(&f, cfg, false);
+	assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 7);
+	assert_int_equal(events_of(ifd, IN_DELETE, "-device.json"), 1);
+	assert_int_equal(w.n, 7);
+	/* no pool kept: everything goes */
+	ud.keep = false;
+	assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 0);
+	assert_int_equal(files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 0);
+	assert_int_equal(events_of(ifd, IN_DELETE, ".json"), 8);
+	assert_int_equal(w.n + cdi.n, 0);
+	assert_int_equal(ud.fails, 0);
+	assert_int_equal(rmdir(dir), 0);
+	close(ifd);
+	pool_set_free(ps);
+	plugin_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -982,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(test_preferred_matches_reference),
 		cmocka_unit_test(test_preferred_scales),
 		cmocka_unit_test(test_files_written),
+		cmocka_unit_test(test_files_rewritten_in_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
