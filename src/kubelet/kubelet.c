@@ -656,6 +656,15 @@ static void kubelet_folder_changed_locked(struct kubelet *k, bool kubelet_new)
 		bool gone = srv->ev_ours_gone;
 
 		srv->ev_ours_gone = false;
+		/* A new kubelet: what the old one refused says nothing about it. A Register the old
+		 * one took but never answered (it restarted first) counts as a failure, so a kubelet
+		 * restarting over and over had pushed the back-off to its 5 s: one refused first
+		 * attempt (connect() between its bind() and listen()) then cost 5 s. */
+		if (kubelet_new) {
+			pthread_mutex_lock(&srv->lock);
+			srv->retry_ms = KL_RETRY_FIRST_MS;
+			pthread_mutex_unlock(&srv->lock);
+		}
 		/* Our own unlink() before bind() shows up here too; only a missing or foreign file
 		 * counts: the kubelet deletes every socket in this folder when it restarts. */
 		if (gone && !socket_present(srv)) {

@@ -307,6 +307,32 @@ test('a failed Register is retried', { timeout: 10000 }, async () => {
 	assert.equal(r.req.resource_name, RESOURCE);
 });
 
+// A kubelet that keeps restarting (or refusing) pushes the Register back-off to its 5 s; a new
+// kubelet must not inherit it: after `make bench`'s restarts one refused first attempt cost 5 s.
+test('a new kubelet.sock resets the Register back-off', { timeout: 20000 }, async () => {
+	const waitRejected = (count) =>
+		new Promise((resolve) => {
+			const check = () => kubelet.rejected.length >= count && (kubelet.off('reject', check), resolve());
+			kubelet.on('reject', check);
+			check();
+		});
+	// our socket kept: only kubelet.sock's creation triggers a Register, so exactly one attempt
+	kubelet.rejectRegistration = 'busy';
+	let from = kubelet.rejected.length;
+	await kubelet.restart({ deleteSockets: false });
+	await waitRejected(from + 7); // retried after 20, 40, ... 1280 ms: the next wait is 2560 ms
+	// restart again; refuse the new kubelet's first attempt only
+	from = kubelet.rejected.length;
+	const n = kubelet.registrations.length;
+	await kubelet.restart({ deleteSockets: false });
+	await waitRejected(from + 1);
+	const t0 = performance.now();
+	kubelet.rejectRegistration = null;
+	reg = await kubelet.waitRegistration(n + 1, 8000);
+	assert.ok(reg.at - t0 < 1000, `registered ${(reg.at - t0).toFixed(0)} ms after a refusal by a new kubelet`);
+	await reg.plugin.waitList((l) => l.length === 4, 3000);
+});
+
 test('a stale kubelet.sock (kubelet down): retries, then registers as soon as the kubelet is back', { timeout: 15000 }, async () => {
 	const root2 = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-transport-stale-'));
 	const dir2 = path.join(root2, 'device-plugins');
