@@ -337,10 +337,19 @@ test('config reload: a good change applies, a bad one is logged and the old one 
 	assert.equal(bondList.length, 2);
 	const bondSock = path.join(kdir, 'device-plugins', reg.req.endpoint);
 	assert.ok(fs.existsSync(bondSock));
+	const mark = plugin.stderr().length;
 	writeConfig(config(12));
 	await waitLog(/rdma\/rdma_bond: no longer configured, stopping its server/, 3000);
 	await waitLog(/rdma\/rdma_bond: stopped serving/, 3000);
 	assert.ok(!fs.existsSync(bondSock));
+	// the reload ends by rewriting the device-info files: the next test counts them
+	await withTimeout(
+		new Promise((resolve) => {
+			const t = setInterval(() => /wrote 3 device-info files/.test(plugin.stderr().slice(mark)) && (clearInterval(t), resolve()), 20);
+		}),
+		3000,
+		'the reload to rewrite the device-info files',
+	);
 });
 
 test('SIGTERM removes our sockets and device-info files', { timeout: 10000 }, async () => {
