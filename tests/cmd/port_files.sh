@@ -2,9 +2,9 @@
 # One broken port file (state garbage or empty, phys_state unreadable) must not hide the rest
 # of the node: list prints everything with that field UNKNOWN, names the file on stderr and
 # exits 1; the doctor reports it as a failing finding and goes on; snapshot captures it, and
-# list on the snapshot says the same. The tests run as root, which reads a mode-000 file: an
-# unreadable file is made as a directory where the attribute should be (the read fails
-# with EISDIR); the mode-000 case runs only as non-root.
+# list on the snapshot says the same. Root reads a mode-000 file: the suite (run as root) also
+# makes an unreadable file as a directory where the attribute should be (EISDIR), and runs the
+# mode-000 case as nobody through setpriv.
 . "$(dirname "$0")/../lib.sh"
 
 mk() { # mk NAME: a private v100-ib; prints mlx5_0 port 1's directory
@@ -69,11 +69,19 @@ like "$out" 'fail +port\.state +mlx5_0/1 +unreadable phys_state' "unreadable phy
 run "$RDMAK" snapshot -o "$TMP/u.tar.gz" --root "$TMP/unread"
 is "$rc" 0 "unreadable phys_state: snapshot captures the node"
 
-if [ "$(id -u)" -ne 0 ]; then
-	p=$(mk mode0); chmod 000 "$p/state"
-	run "$RDMAK" list --root "$TMP/mode0"
-	like "$err" 'state: Permission denied \(shown as unknown\)' "mode-000 state: Permission denied, the rest listed"
+# ---- mode 000: root reads it anyway, so the list runs as nobody (setpriv) when the suite is root ----
+p=$(mk mode0); chmod 000 "$p/state"; chmod 755 "$TMP"
+as_user=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+if [ "$(id -u)" -ne 0 ] || [ ${#as_user[@]} -gt 0 ]; then
+	run "${as_user[@]}" "$RDMAK" list --root "$TMP/mode0"
+	is "$rc" 1 "mode-000 state: list exits 1"
+	like "$err" "$TMP/mode0/sys/class/infiniband/mlx5_0/ports/1/state: Permission denied \\(shown as unknown\\)" \
+		"mode-000 state: Permission denied, named"
+	like "$out" '^mlx5_1 +1 +ACTIVE' "mode-000 state: the rest listed"
+	run "${as_user[@]}" "$RDMAK" doctor --root "$TMP/mode0" --check port.state
+	like "$out" 'fail +port\.state +mlx5_0/1 +unreadable state' "mode-000 state: the doctor fails port.state and goes on"
 else
-	skip "root reads a mode-000 file (the directory case above stands in)" "mode-000 state as non-root"
+	skip "root without setpriv reads a mode-000 file" "mode-000 state as non-root"
 fi
 done_testing
