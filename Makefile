@@ -144,7 +144,7 @@ demo: all
 	@echo '$$ rdmak doctor --root examples/nodes/a100-ib-bond'
 	@$(BUILD)/rdmak doctor --root examples/nodes/a100-ib-bond || true
 
-bench: all $(DRIVER)
+bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local
