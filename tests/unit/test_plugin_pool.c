@@ -985,8 +985,8 @@ static unsigned events_of(int fd, uint32_t mask, const char *part)
 }
 
 /* Every rescan (60 s) rewrote the device-info files by removing them all first: a pod whose CNI
- * ADD read its file in between found none. A file that stays is replaced by rename, never
- * deleted; one whose function left the pool is. */
+ * ADD read its file in between found none. A file that stays is left alone when it holds its
+ * content, else replaced by rename, never deleted; one whose function left the pool is. */
 static void test_files_rewritten_in_place(void **st)
 {
 	struct fx f;
@@ -1006,12 +1006,27 @@ static void test_files_rewritten_in_place(void **st)
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(ifd >= 0);
 	assert_true(inotify_add_watch(ifd, dir, IN_DELETE | IN_MOVED_TO) >= 0);
-	/* the same pools again (a rescan): eight renames over the old files, nothing deleted */
+	/* the same pools again (a rescan): the files already hold it, nothing written or deleted */
 	assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
 	assert_int_equal(files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
-	assert_int_equal(events_of(ifd, IN_DELETE, "-device.json"), 0);
+	assert_int_equal(events_of(ifd, IN_DELETE | IN_MOVED_TO, ".json"), 0);
 	assert_int_equal(w.n, 8);
 	assert_int_equal(cdi.n, 1);
+	/* a file that no longer holds its content is rewritten, by rename */
+	{
+		char path[600];
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, w.names[3]);
+		assert_int_equal(chmod(path, 0644), 0);
+		assert_non_null(fp = fopen(path, "w"));
+		fputs("{}", fp);
+		fclose(fp);
+		assert_int_equal(chmod(path, 0444), 0);
+		(void)events_of(ifd, IN_DELETE, "");
+		assert_int_equal(files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+		assert_int_equal(events_of(ifd, IN_MOVED_TO, "-device.json"), 1);
+	}
 	/* a VF gone from the pool (ens2f0's VF 3 no longer selected): its file alone is deleted */
 	pool_set_free(ps);
 	plugin_config_free(cfg);
