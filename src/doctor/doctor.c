@@ -180,6 +180,44 @@ ssize_t doctor_read(const char *path, char *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/* "ROOT/sys/class/net/x" -> "class/net/x": the doctor's evidence names full paths, the
+ * context reads relative ones */
+static const char *sys_rel(const struct doctor *d, const char *syspath)
+{
+	size_t l = strlen(d->sysfs);
+
+	if (strncmp(syspath, d->sysfs, l) || (syspath[l] && syspath[l] != '/'))
+		return NULL;
+	syspath += l;
+	while (*syspath == '/')
+		syspath++;
+	return *syspath ? syspath : ".";
+}
+
+ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n)
+{
+	const char *rel = sys_rel(d, syspath);
+	ssize_t l;
+
+	if (!rel || !d->ctx || n == 0)
+		return -EINVAL;
+	l = hw_ctx_read(d->ctx, rel, buf, n - 1);
+	if (l >= 0)
+		buf[l] = '\0';
+	return l;
+}
+
+bool doctor_sys_exists(const struct doctor *d, const char *syspath)
+{
+	const char *rel = sys_rel(d, syspath);
+	int fd = rel && d->ctx ? hw_ctx_open(d->ctx, rel, O_PATH) : -EINVAL;
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 ssize_t doctor_read_alloc(const char *path, char **ret)
 {
 	size_t len;
@@ -547,6 +585,7 @@ int doctor_main(int argc, char **argv)
 		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", d.sysfs, strerror(-r));
 		goto out;
 	}
+	d.ctx = ctx;
 	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
 	r = hw_load(ctx, HW_LOAD_GIDS, &d.node, &herr);
 	if (r < 0) {

@@ -46,6 +46,7 @@ struct doctor {
 	unsigned scope;                 /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
 	const struct doctor_check *check; /* the row running now: its id goes into each finding */
 	struct hw_node *node;
+	struct hw_ctx *ctx;             /* the roots hw_load() read: every sysfs read goes through it */
 	char sysfs[PATH_MAX], devfs[PATH_MAX], procfs[PATH_MAX], image[PATH_MAX];
 	char pid[16];                   /* "self", or the --pid given */
 	struct doctor_env env;
@@ -82,6 +83,12 @@ const char *doctor_img(const struct doctor *d, char *buf, size_t n, const char *
 /* Read a small file whole (NUL-terminated, trailing whitespace kept). Returns the length or
  * -errno. */
 ssize_t doctor_read(const char *path, char *buf, size_t n);
+/* The same for a file of the sysfs root, given as doctor_sys() built it: read through the
+ * hardware context, so resolved inside the root (a symlink or a "../" in a cgroup path cannot
+ * lead out of it) and recorded. Up to n - 1 bytes, NUL-terminated (binary-safe in the count). */
+ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n);
+/* Whether that file exists (inside the root). */
+bool doctor_sys_exists(const struct doctor *d, const char *syspath);
 /* Same, allocating (up to 1 MiB). */
 ssize_t doctor_read_alloc(const char *path, char **ret);
 

@@ -585,7 +585,7 @@ void doctor_check_netdev_mtu(struct doctor *d)
 		if (nd->pci && nd->pci->physfn)
 			continue; /* a VF's netdev belongs to the pod that gets it; pod checks see it there */
 		if (nd->kind == HW_NETDEV_IPOIB && !nd->master) {
-			bool connected = doctor_read(doctor_sys(d, path, sizeof(path), "/class/net/%s/mode", nd->name), mode,
+			bool connected = doctor_sys_read(d, doctor_sys(d, path, sizeof(path), "/class/net/%s/mode", nd->name), mode,
 						     sizeof(mode)) > 0 && str_startswith(mode, "connected");
 
 			if (connected ? nd->mtu > 65520 : (nd->mtu != 2044 && nd->mtu != 4092)) {
@@ -958,12 +958,13 @@ void doctor_check_gpudirect_acs(struct doctor *d)
 			const struct hw_pci *p = side ? b : a;
 
 			for (size_t k = common; k < p->path_len; k++) {
-				uint8_t cfg[4096];
+				uint8_t cfg[4096 + 1];
 				ssize_t n;
 				int ctl;
 
+				/* through the context: a snapshot records it, and replays this check */
 				doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/config", p->path[k]);
-				n = doctor_read(path, (char *)cfg, sizeof(cfg));
+				n = doctor_sys_read(d, path, (char *)cfg, sizeof(cfg));
 				ctl = n < 0 ? -2 : hw_pci_acs_control(cfg, (size_t)n);
 				if (ctl == -2) {
 					/* why it is hidden: no file (a snapshot or copied tree), or a dump cut at

@@ -76,13 +76,16 @@ static bool node_openable(const struct hw_devnode *n, const struct doctor_pod *p
  * container's group at /sys/fs/cgroup/devices). Unknown (no file) is not a denial. */
 static bool devcg_denies(struct doctor *d, const struct hw_devnode *n)
 {
-	_cleanup_free_ char *buf = NULL;
 	ssize_t l;
 
 	if (!d->pod.devcg_path[0])
 		doctor_sys(d, d->pod.devcg_path, sizeof(d->pod.devcg_path), "/fs/cgroup/devices/devices.list");
-	l = doctor_read_alloc(d->pod.devcg_path, &buf);
-	return l >= 0 && doctor_devices_list_allows(buf, (size_t)l, n->major, n->minor) == 0;
+	{
+		char list[65536];
+
+		l = doctor_sys_read(d, d->pod.devcg_path, list, sizeof(list));
+		return l >= 0 && doctor_devices_list_allows(list, (size_t)l, n->major, n->minor) == 0;
+	}
 }
 
 void doctor_check_pod_devnodes(struct doctor *d)
@@ -295,10 +298,10 @@ void doctor_check_pod_ipc_lock(struct doctor *d)
 
 /* ---- pod.memory ------------------------------------------------------------------------------- */
 
-static int read_value(const char *path, uint64_t *v)
+static int read_value(const struct doctor *d, const char *path, uint64_t *v)
 {
 	char buf[64];
-	ssize_t l = doctor_read(path, buf, sizeof(buf));
+	ssize_t l = doctor_sys_read(d, path, buf, sizeof(buf));
 
 	return l < 0 ? (int)l : doctor_cgroup_value_parse(buf, (size_t)l, v);
 }
@@ -311,7 +314,6 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 	char cg[PATH_MAX], rel[PATH_MAX] = "", p[PATH_MAX];
 	_cleanup_free_ char *buf = NULL;
 	ssize_t l = doctor_read_alloc(doctor_proc(d, cg, sizeof(cg), "/%s/cgroup", d->pid), &buf);
-	struct stat st;
 
 	for (int pass = 0; pass < 2; pass++) {
 		bool is_v2 = pass == 0;
@@ -326,7 +328,9 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 				break;
 			doctor_sys(d, p, sizeof(p), "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory", sub,
 				   is_v2 ? "memory.max" : "memory.limit_in_bytes");
-			if (stat(p, &st) == 0) {
+			/* `sub` comes from the process's cgroup file ("0::/../x" outside its cgroup
+			 * namespace): resolved inside the root like every sysfs path */
+			if (doctor_sys_exists(d, p)) {
 				snprintf(limit, n, "%s", p);
 				doctor_sys(d, usage, n, "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory", sub,
 					   is_v2 ? "memory.current" : "memory.usage_in_bytes");
@@ -347,7 +351,7 @@ void doctor_check_pod_memory(struct doctor *d)
 
 	if (!find_memcg(d, lpath, upath, sizeof(lpath), &v2))
 		return;
-	if (read_value(lpath, &limit) < 0) {
+	if (read_value(d, lpath, &limit) < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup", "cannot parse the memory limit");
 		doctor_evidence(f, lpath, "(unparsable)");
 		doctor_fix(f, "Check the file by hand: cgroup v2 memory.max holds \"max\" or a byte count.");
@@ -358,7 +362,7 @@ void doctor_check_pod_memory(struct doctor *d)
 		doctor_evidence(f, lpath, v2 ? "max" : "no limit");
 		return;
 	}
-	have_usage = read_value(upath, &usage) == 0 && usage != DOCTOR_UNLIMITED;
+	have_usage = read_value(d, upath, &usage) == 0 && usage != DOCTOR_UNLIMITED;
 	room = have_usage && usage < limit ? limit - usage : have_usage ? 0 : limit;
 	doctor_bytes(limit, a, sizeof(a));
 	snprintf(b, sizeof(b), "%.1f MiB", room / 1048576.0);

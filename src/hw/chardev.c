@@ -11,18 +11,20 @@
 
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
+#include "util/inroot.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
 void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 
 	memset(n, 0, sizeof(*n));
 	snprintf(n->path, sizeof(n->path), "%s", relpath);
 	if (ctx->recorder)
 		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
-	if (ctx->devfs_fd < 0 || fstatat(ctx->devfs_fd, n->path, &st, 0) < 0)
+	if (ctx->devfs_fd < 0 || (fd = openat_in_root(ctx->devfs_fd, n->path, O_PATH)) < 0 || fstat(fd, &st) < 0)
 		return;
 	n->present = true;
 	n->is_char = S_ISCHR(st.st_mode);

@@ -1,5 +1,6 @@
 /* The roots the model reads from, and the only functions in src/hw that touch the
- * file system: everything goes through openat() on a root fd, never an absolute path. */
+ * file system: everything is resolved inside a root fd (util/inroot.h), never from "/": an
+ * absolute symlink in a --root tree (fw_ver -> /etc/hostname) resolves under the root. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
+#include "util/inroot.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
@@ -102,9 +104,18 @@ static void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *
 		ctx->recorder(HW_ROOT_SYSFS, how, p, ctx->recorder_ud);
 }
 
-static int base_fd(struct hw_ctx *ctx, const struct hw_dir *d)
+/* Open name under d (or the sysfs root), resolved inside the sysfs root. */
+static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
 {
-	return d ? d->fd : ctx->sysfs_fd;
+	char full[PATH_MAX];
+	int n;
+
+	if (!d || !d->path[0])
+		return openat_in_root(ctx->sysfs_fd, name && *name ? name : ".", flags);
+	n = snprintf(full, sizeof(full), "%s/%s", d->path, name && *name ? name : ".");
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -ENAMETOOLONG;
+	return openat_in_root_from(ctx->sysfs_fd, d->fd, name && *name ? name : ".", full, flags);
 }
 
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret)
@@ -117,9 +128,9 @@ int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *nam
 		n = snprintf(ret->path, sizeof(ret->path), "%s", name);
 	if (n < 0 || (size_t)n >= sizeof(ret->path))
 		return -ENAMETOOLONG;
-	fd = openat(base_fd(ctx, parent), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = ctx_open(ctx, parent, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret->fd = fd;
 	return 0;
 }
@@ -141,9 +152,9 @@ int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	record(ctx, HW_ACCESS_READ, d, name);
 	/* O_NONBLOCK: opening a FIFO for reading waits for a writer; then refuse what is not a
 	 * regular file (sysfs attributes are; a read of a FIFO or a tty would block) */
-	fd = openat(base_fd(ctx, d), name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = ctx_open(ctx, d, name, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -155,12 +166,56 @@ int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	return (int)str_rstrip(buf);
 }
 
+int hw_ctx_open(struct hw_ctx *ctx, const char *relpath, int flags)
+{
+	return ctx_open(ctx, NULL, relpath, flags);
+}
+
+ssize_t hw_ctx_read(struct hw_ctx *ctx, const char *relpath, void *buf, size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t got = 0;
+
+	record(ctx, HW_ACCESS_READ, NULL, relpath);
+	fd = ctx_open(ctx, NULL, relpath, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
 {
+	_cleanup_close_ int fd = -1;
+	struct stat st;
 	ssize_t n;
 
 	record(ctx, HW_ACCESS_READLINK, d, name);
-	n = readlinkat(base_fd(ctx, d), name, buf, len - 1);
+	/* the link itself, its directory resolved inside the root */
+	fd = ctx_open(ctx, d, name, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return -EINVAL;
+	n = readlinkat(fd, "", buf, len - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
@@ -169,10 +224,11 @@ int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 
 bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 {
-	struct stat st;
+	_cleanup_close_ int fd = -1;
 
 	record(ctx, HW_ACCESS_STAT, d, name);
-	return fstatat(base_fd(ctx, d), name, &st, 0) == 0;
+	fd = ctx_open(ctx, d, name, O_PATH);
+	return fd >= 0;
 }
 
 int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
@@ -184,9 +240,9 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	int fd, r;
 
 	record(ctx, HW_ACCESS_LIST, d, name);
-	fd = openat(base_fd(ctx, d), name && *name ? name : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = ctx_open(ctx, d, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	dir = fdopendir(fd);
 	if (!dir) {
 		r = -errno;

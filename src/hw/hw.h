@@ -33,6 +33,14 @@ void hw_ctx_free(struct hw_ctx *ctx);
 const char *hw_ctx_sysfs(const struct hw_ctx *ctx);
 const char *hw_ctx_devfs(const struct hw_ctx *ctx);
 
+/* Open a file of the sysfs root (`relpath` relative to it), resolved inside the root as
+ * util/inroot.h says, e.g. O_RDONLY | O_NONBLOCK. The fd or -errno. Not recorded. */
+int hw_ctx_open(struct hw_ctx *ctx, const char *relpath, int flags);
+/* Read up to len bytes of a regular file of the sysfs root (binary-safe: PCI config space),
+ * resolved inside the root, without blocking, through the recorder (so that a snapshot holds
+ * it). The byte count, or -errno (-HW_ENOTREG: a FIFO, device or socket). */
+ssize_t hw_ctx_read(struct hw_ctx *ctx, const char *relpath, void *buf, size_t len);
+
 /* Every path the model reads, lists, readlinks or stats, relative to its root (for
  * `snapshot`, which must capture exactly these). */
 enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS };

@@ -21,6 +21,7 @@
 #include "snapshot/tar.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/inroot.h"
 #include "util/strutil.h"
 
 struct snap_entry {
@@ -150,10 +151,13 @@ static int normalize(const char *in, char *out, size_t n)
 
 static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = openat_in_root(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -HW_ENOTREG;
 	/* e.g. EINVAL from an attribute with no value: not captured */
 	return read_file_fd(fd, 65536, data, size);
 }
@@ -262,7 +266,7 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 static int capture_listing(struct snap *s, int root, const char *rel)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	int fd = openat(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat_in_root(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY);
 	struct dirent *de;
 	char child[PATH_MAX];
 	int r;

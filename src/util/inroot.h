@@ -1,0 +1,28 @@
+/* Paths resolved inside a root directory, as if it were "/".
+ *
+ * A --root tree (a snapshot from another node, a sample node, a hostile tree) may hold
+ * symbolic links to absolute paths or climbing with "..": followed as the kernel would from
+ * the real "/", `fw_ver -> /etc/hostname` reads this machine's file. Every read of a root goes
+ * through openat_in_root(), which resolves as chroot(2) would: an absolute target is taken
+ * relative to the root, ".." stops at it. Real sysfs uses relative links
+ * (../../devices/...), which resolve the same either way.
+ */
+#ifndef RDMAK_UTIL_INROOT_H
+#define RDMAK_UTIL_INROOT_H
+
+/* Open `path` (relative or absolute: both are taken from rootfd) with `flags` (O_CLOEXEC is
+ * added; no O_CREAT). openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) where the kernel has it
+ * (5.6+), else an equivalent walk in user space, one component at a time with O_NOFOLLOW.
+ * With O_NOFOLLOW a final symbolic link is not followed (O_PATH | O_NOFOLLOW opens the link
+ * itself, for readlinkat(fd, "")). Returns the fd or -errno (-ELOOP past 40 links). */
+int openat_in_root(int rootfd, const char *path, int flags);
+
+/* The same beneath `dirfd` (itself inside the root) when the path stays beneath it, which is
+ * the common case and costs one short walk; otherwise, or where openat2 is missing, the whole
+ * of `full` (dirfd's path relative to the root, plus `name`) from the root. */
+int openat_in_root_from(int rootfd, int dirfd, const char *name, const char *full, int flags);
+
+/* The user-space walk is used where openat2 is missing (kernels before 5.6, some seccomp
+ * profiles). RDMAK_NO_OPENAT2=1 in the environment forces it, for its tests. */
+
+#endif
