@@ -553,8 +553,15 @@ int snapshot_main(int argc, char **argv)
 		struct hw_pci_link l;
 
 		(void)hw_pci_read_link(ctx, node->pci[i].bdf, &l);
-		for (size_t k = 0; k < node->pci[i].path_len; k++)
+		for (size_t k = 0; k < node->pci[i].path_len; k++) {
+			char cfg_path[PATH_MAX];
+			unsigned char cfg[4096];
+
 			(void)hw_pci_read_link(ctx, node->pci[i].path[k], &l);
+			/* the bridges' config space, where the doctor's gpudirect.acs reads ACS control */
+			snprintf(cfg_path, sizeof(cfg_path), "bus/pci/devices/%s/config", node->pci[i].path[k]);
+			(void)hw_ctx_read(ctx, cfg_path, cfg, sizeof(cfg));
+		}
 	}
 	for (size_t i = 0; i < node->n_gpus; i++) {
 		struct hw_devnode dn;
