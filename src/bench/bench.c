@@ -311,7 +311,7 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const 
 			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
 			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
 			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
-	if (diagnose(o, peer, node, roots, &c, &v) >= 0)
+	if (diagnose(ctx, o, peer, node, roots, &c, &v) >= 0)
 		side = bench_report_side(si->run, o, &c, &v);
 	if (side && si->label)
 		json_object_set_new(side, "label", json_string(si->label));

@@ -225,8 +225,9 @@ struct bench_roots {
 int bench_roots_set(struct bench_roots *r, const char *root, const char *sysfs, const char *devfs);
 
 /* Name the cause of each failure perftest printed (and of the peer's, when its output is
- * given) and its fix, running the doctor's checks that bear on it. Adds fail reasons to v. */
-int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
+ * given) and its fix, running the doctor's checks that bear on it, which read the sysfs root
+ * through ctx (the context node was loaded with). Adds fail reasons to v. */
+int diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
 	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v);
 
 /* ---- the runner (runner.c) ---------------------------------------------------------------- */

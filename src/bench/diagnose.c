@@ -467,7 +467,7 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 	}
 }
 
-int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
+int diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
 	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v)
 {
 	struct diag g = { .o = o, .node = node, .roots = roots, .c = c, .v = v };
@@ -475,7 +475,7 @@ int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_
 	size_t before = v->n_reasons;
 	int r;
 
-	g.doctor_on = roots && node;
+	g.doctor_on = ctx && roots && node;
 	if (g.doctor_on) {
 		char status[4200];
 		struct stat st;
@@ -484,6 +484,7 @@ int diagnose(const struct pt_out *o, const struct pt_out *peer, const struct hw_
 		g.pod_on = stat(status, &st) == 0;
 		g.d.scope = DOCTOR_POD;
 		g.d.node = (struct hw_node *)node; /* the checks only read it */
+		g.d.ctx = ctx;                      /* their sysfs reads (cgroup, config space) */
 		g.d.plugin_netns = -1;
 		str_copy(g.d.pid, sizeof(g.d.pid), "self");
 		str_copy(g.d.sysfs, sizeof(g.d.sysfs), roots->sysfs);

@@ -327,7 +327,7 @@ static void test_parse_edges(void **st)
 		assert_int_equal(pt_event_find(&o, PT_EV_COMPLETION)->arg, 12);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(diagnose(&o, NULL, NULL, NULL, &c, &v), 0);
+		assert_int_equal(diagnose(NULL, &o, NULL, NULL, NULL, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		assert_string_equal(v.reasons[0].code, "retry_exceeded");
 		verdict_free(&v);
@@ -572,7 +572,7 @@ static void judge_case(const struct vcase *k)
 	assert_int_equal(ceiling_compute(m.ctx, m.node, &in, &c), 0);
 	bench_thresholds_default(&t);
 	assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-	assert_int_equal(diagnose(&o, k->peer ? &peer : NULL, m.node, k->node ? &roots : NULL, &c, &v), 0);
+	assert_int_equal(diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node ? &roots : NULL, &c, &v), 0);
 	for (size_t i = 0; i < v.n_reasons; i++) {
 		if (strcmp(v.reasons[i].code, k->code))
 			continue;
@@ -646,7 +646,7 @@ static void test_failure_messages(void **st)
 			model_load(&m, k->node);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(diagnose(&o, NULL, m.node, NULL, &c, &v), 0);
+		assert_int_equal(diagnose(m.ctx, &o, NULL, m.node, NULL, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
 			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",
