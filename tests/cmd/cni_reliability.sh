@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reliability of rdmak-cni + rdmak-ipam (issue 7 section 5), through libcni (tests/cni-driver):
-#   1. 10 000 ADD/DEL cycles (macvlan, rdmak-ipam file store, policy routing) leave nothing behind:
+#   1. $CNI_CYCLES ADD/DEL cycles (2 000 in make check, the 10 000 of issue 7 in make soak; macvlan,
+#      rdmak-ipam file store, policy routing) leave nothing behind:
 #      links, addresses, rules, routes of every table and per-interface sysctls in the host and
 #      the pod netns, files in the IPAM store, the plugin's state and libcni's cache, all counted.
 #      These run against the NON-sanitized build (make check builds it first and passes its
@@ -15,7 +16,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/lib-cni.sh"
 
-CYCLES=${CNI_CYCLES:-10000}
+CYCLES=${CNI_CYCLES:-2000}
 SAN_CYCLES=${CNI_SAN_CYCLES:-200}
 KILLS=${CNI_KILLS:-200}
 PLAIN=${PLAIN_BUILD:-$TOP/build}
