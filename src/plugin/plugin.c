@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -143,6 +144,19 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 
 /* ---- building pools ------------------------------------------------------------------- */
 
+/* The port attributes the load could not read or parse: the report only says "unknown", so
+ * --dry-run names each file and why on stderr, as `rdmak list` does. (The daemon's health
+ * poll re-reads them every interval and logs the member's state changes instead.) */
+static void dry_run_attr_errors(const struct hw_node *node, const struct hw_ctx *ctx)
+{
+	char msg[PATH_MAX + 128];
+
+	HW_NODE_FOREACH_PORT(node, p)
+		for (size_t i = 0; i < p->n_errors; i++)
+			fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n",
+				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+}
+
 static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_set **ret)
 {
 	struct pool_opts po = { .cdi = d->o->cdi, .prev = d->ps };
@@ -155,6 +169,8 @@ static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_
 		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
 		return r;
 	}
+	if (d->o->dry_run)
+		dry_run_attr_errors(node, d->ctx);
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
 	 * once (every rescan comes here) */
 	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 && cfg->rdma_netns_mode != node->kernel.netns_mode) {

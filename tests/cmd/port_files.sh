@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One broken port file (state garbage or empty, phys_state unreadable) must not hide the rest
 # of the node: list prints everything with that field UNKNOWN, names the file on stderr and
-# exits 1; the doctor reports it as a failing finding and goes on; snapshot captures it, and
-# list on the snapshot says the same. Root reads a mode-000 file: the suite (run as root) also
-# makes an unreadable file as a directory where the attribute should be (EISDIR), and runs the
-# mode-000 case as nobody through setpriv.
+# exits 1; the doctor reports it as a failing finding and goes on; plugin --dry-run names it on
+# stderr and serves the rest; snapshot captures it, and list on the snapshot says the same.
+# Root reads a mode-000 file: the suite (run as root) also makes an unreadable file as a
+# directory where the attribute should be (EISDIR), and runs the mode-000 case as nobody
+# through setpriv.
 . "$(dirname "$0")/../lib.sh"
 
 mk() { # mk NAME: a private v100-ib; prints mlx5_0 port 1's directory
@@ -81,7 +82,34 @@ if [ "$(id -u)" -ne 0 ] || [ ${#as_user[@]} -gt 0 ]; then
 	like "$out" '^mlx5_1 +1 +ACTIVE' "mode-000 state: the rest listed"
 	run "${as_user[@]}" "$RDMAK" doctor --root "$TMP/mode0" --check port.state
 	like "$out" 'fail +port\.state +mlx5_0/1 +unreadable state' "mode-000 state: the doctor fails port.state and goes on"
+	cp "$TOP/examples/plugin/shared-seed003.json" "$TMP/plugin.json" && chmod 644 "$TMP/plugin.json"
+	run "${as_user[@]}" "$RDMAK" plugin --dry-run --root "$TMP/mode0" --config "$TMP/plugin.json"
+	like "$err" "^rdmak plugin: $TMP/mode0/sys/class/infiniband/mlx5_0/ports/1/state: Permission denied \\(shown as unknown\\)" \
+		"mode-000 state: plugin --dry-run names the file, Permission denied"
 else
 	skip "root without setpriv reads a mode-000 file" "mode-000 state as non-root"
 fi
+
+# ---- plugin --dry-run: the same files named on stderr, the port unknown, the rest served --------------
+# seed 003's config selects both v100-ib HCAs; a broken file makes mlx5_0 Unhealthy (exit 0: the
+# daemon would serve mlx5_1), and stderr says which file and why instead of a bare "unknown".
+PCFG="$TOP/examples/plugin/shared-seed003.json"
+run "$RDMAK" plugin --dry-run --root "$TMP/garbage" --config "$PCFG"
+is "$rc" 0 "garbage state: plugin --dry-run exits 0 (the rest is served)"
+like "$err" "^rdmak plugin: unexpected content \"xyz\" in $TMP/garbage/sys/class/infiniband/mlx5_0/ports/1/state \\(shown as unknown\\)" \
+	"garbage state: plugin --dry-run names the content and the file"
+like "$out" 'mlx5_0 +mlx5_0 +ibp94s0f0 +0 +no +mlx5_0 port 1 unknown' "garbage state: plugin --dry-run shows mlx5_0 Unhealthy, unknown"
+like "$out" 'mlx5_1 +mlx5_1 +ibp94s0f1 +0 +yes ' "garbage state: plugin --dry-run serves mlx5_1"
+run "$RDMAK" plugin --dry-run --json --root "$TMP/garbage" --config "$PCFG"
+like "$rc:$err" "^0:rdmak plugin: unexpected content \"xyz\" in .*/mlx5_0/ports/1/state" "garbage state: --json too, on stderr"
+printf '%s' "$out" >"$TMP/gp.json"
+is "$(jget "$TMP/gp.json" "d['resources'][0]['members'][0]['reason']")" "mlx5_0 port 1 unknown" "garbage state: stdout stays the JSON report"
+run "$RDMAK" plugin --dry-run --root "$TMP/empty" --config "$PCFG"
+like "$err" "^rdmak plugin: empty $TMP/empty/sys/class/infiniband/mlx5_0/ports/1/state \\(shown as unknown\\)" \
+	"empty state: plugin --dry-run says it is empty"
+run "$RDMAK" plugin --dry-run --root "$TMP/unread" --config "$PCFG"
+like "$err" "^rdmak plugin: $TMP/unread/sys/class/infiniband/mlx5_0/ports/1/phys_state: Is a directory \\(shown as unknown\\)" \
+	"unreadable phys_state: plugin --dry-run names the file and the error"
+run "$RDMAK" plugin --dry-run --root "$NODES/v100-ib" --config "$PCFG"
+is "$rc:$err" "0:" "a sound node: plugin --dry-run says nothing on stderr"
 done_testing
