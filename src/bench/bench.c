@@ -534,7 +534,7 @@ int bench_main(int argc, char **argv)
 	bench_thresholds_default(&c.o.thr);
 	if (!sub || !strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
 		usage(sub ? stdout : stderr);
-		return sub ? 0 : BENCH_EXIT_USAGE;
+		return sub ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
 	}
 	if (!strcmp(sub, "k8s"))
 		return bench_k8s_main(argc - 1, argv + 1);
@@ -544,7 +544,7 @@ int bench_main(int argc, char **argv)
 	}
 	r = parse_args(argc - 1, argv + 1, sub, &c);
 	if (r)
-		return r < 0 ? 0 : r;
+		return r < 0 ? BENCH_EXIT_OK : r;
 	if (!strcmp(sub, "judge"))
 		return cmd_judge(&c);
 	return cmd_run(&c, !strcmp(sub, "client"));

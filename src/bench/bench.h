@@ -24,6 +24,8 @@
 
 /* Exit codes of every subcommand (docs/bench.md). */
 enum { BENCH_EXIT_PASS = 0, BENCH_EXIT_WARN = 1, BENCH_EXIT_FAIL = 2, BENCH_EXIT_USAGE = 3 };
+/* 0 where nothing was judged: --help, or `bench k8s` printing its pods without --run */
+enum { BENCH_EXIT_OK = BENCH_EXIT_PASS };
 
 /* ---- perftest output (perftest.c) -------------------------------------------------------- */
 

@@ -990,7 +990,7 @@ int bench_k8s_main(int argc, char **argv)
 	r = parse(argc, argv, &o, &t);
 	if (r) {
 		free_fwd(&o);
-		return r < 0 ? 0 : r;
+		return r < 0 ? BENCH_EXIT_OK : r;
 	}
 	if (!o.image) {
 		if (o.registry && asprintf(&image, "%s/%s", o.registry, RDMAK_BENCH_IMAGE) < 0) {
@@ -1021,7 +1021,7 @@ int bench_k8s_main(int argc, char **argv)
 		r = k8s_run(&o, pods, &t);
 	} else if (o.json) {
 		list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", pods);
-		r = out_json(stdout, list) < 0 ? BENCH_EXIT_FAIL : 0;
+		r = out_json(stdout, list) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 		json_decref(list);
 	} else {
 		printf("# rdmak bench k8s: two pods for an RDMA test, the server on %s and the client on %s.\n"
@@ -1033,7 +1033,7 @@ int bench_k8s_main(int argc, char **argv)
 		       o.nodes[0], o.nodes[1], o.pod[0], o.pod[1], o.ns, o.ns, o.pod[0], o.gpu ? " --gpu auto" : "", o.ns,
 		       o.pod[1], o.gpu ? " --gpu auto" : "", o.ns, o.pod[0], o.ns, o.pod[0], o.pod[1]);
 		fflush(stdout);
-		r = print_yaml(stdout, pods) < 0 ? BENCH_EXIT_FAIL : 0;
+		r = print_yaml(stdout, pods) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 	}
 	json_decref(pods);
 	free_fwd(&o);

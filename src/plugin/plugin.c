@@ -32,8 +32,8 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
+/* Exit codes (usage text and docs/plugin.md). */
+enum { PLUGIN_EXIT_OK = 0, PLUGIN_EXIT_RUNTIME = 1, PLUGIN_EXIT_USAGE = 2 };
 #define CONFIG_MAX (4u << 20)
 
 struct opts {
@@ -641,17 +641,17 @@ static int run_daemon(struct daemon *d)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		plog(0, "signalfd: %m");
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
 	d->cfg_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->cfg_event_fd < 0) {
 		plog(0, "eventfd: %m");
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
 	r = kubelet_new(d->o->kubelet_dir, hub_log, NULL, &d->k);
 	if (r < 0) {
 		plog(0, "starting the kubelet transport for %s: %s", d->o->kubelet_dir, strerror(-r));
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
 	r = watch_config(d);
 	if (r < 0)
@@ -659,7 +659,7 @@ static int run_daemon(struct daemon *d)
 	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
 	if (wait_for_kubelet_dir(d, sfd) < 0)
-		return 0;
+		return PLUGIN_EXIT_OK; /* SIGTERM while waiting */
 	r = apply(d, d->ps, NULL, NULL);
 	if (r < 0)
 		plog(1, "some resources are not served yet; retrying every second");
@@ -674,7 +674,7 @@ static int run_daemon(struct daemon *d)
 		r = poll(pfd, 2, interval);
 		if (r < 0 && errno != EINTR) {
 			plog(0, "poll: %m");
-			return EXIT_RUNTIME;
+			return PLUGIN_EXIT_RUNTIME;
 		}
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
@@ -716,7 +716,7 @@ static int run_daemon(struct daemon *d)
 		}
 		health_tick(d);
 	}
-	return 0;
+	return PLUGIN_EXIT_OK;
 }
 
 static void daemon_done(struct daemon *d)
@@ -854,7 +854,7 @@ static int dry_run(struct daemon *d)
 	doc = report_build(d->ps);
 	if (!doc) {
 		fprintf(stderr, "rdmak plugin: building the report: %s\n", strerror(ENOMEM));
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
 	errno = 0;
 	r = d->o->json ? out_json(stdout, doc) : report_print_text(stdout, doc);
@@ -862,9 +862,9 @@ static int dry_run(struct daemon *d)
 	/* stdout is a pipe or a file here: the write (and its ENOSPC, EPIPE) may come at the flush */
 	if (fflush(stdout) != 0 || r < 0 || ferror(stdout)) {
 		fprintf(stderr, "rdmak plugin: writing the report to stdout: %s\n", strerror(errno ? errno : EIO));
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
-	return 0;
+	return PLUGIN_EXIT_OK;
 }
 
 int plugin_main(int argc, char **argv)
@@ -881,7 +881,7 @@ int plugin_main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
-		return r > 0 ? 0 : EXIT_USAGE;
+		return r > 0 ? PLUGIN_EXIT_OK : PLUGIN_EXIT_USAGE;
 	log_level = o.verbose ? 3 : 2;
 	{
 		/* health.c keeps one sysfs attribute open per port and netdev (~3000 on a 1016-VF node) */
@@ -895,23 +895,23 @@ int plugin_main(int argc, char **argv)
 	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
 		free(d.cfg_text);
-		return EXIT_USAGE;
+		return PLUGIN_EXIT_USAGE;
 	}
 	if (check_paths(&o, d.cfg) < 0) {
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
-		return EXIT_USAGE;
+		return PLUGIN_EXIT_USAGE;
 	}
 	r = hw_ctx_new(o.sysfs, o.devfs, &d.ctx);
 	if (r < 0) {
 		fprintf(stderr, "rdmak plugin: sysfs root %s: %s\n", o.sysfs ? o.sysfs : "/sys", strerror(-r));
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
-		return EXIT_RUNTIME;
+		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
 	if (build(&d, d.cfg, &d.ps) < 0) {
-		ret = EXIT_RUNTIME;
+		ret = PLUGIN_EXIT_RUNTIME;
 		goto out;
 	}
 	if (o.dry_run) {

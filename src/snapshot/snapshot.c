@@ -475,6 +475,9 @@ static int write_output(struct snap *s, const char *path, const char **why)
 	return r;
 }
 
+/* Exit codes (usage text and README). */
+enum { SNAPSHOT_EXIT_OK = 0, SNAPSHOT_EXIT_IO = 1, SNAPSHOT_EXIT_USAGE = 2 };
+
 static void usage(FILE *f)
 {
 	fputs("Usage: rdmak snapshot -o FILE [--root DIR | --sysfs DIR --devfs DIR]\n"
@@ -510,7 +513,7 @@ int snapshot_main(int argc, char **argv)
 	struct hw_node *node = NULL;
 	struct hw_error err = { 0 };
 	const char *why = NULL;
-	int c, r, rc = 1;
+	int c, r, rc = SNAPSHOT_EXIT_IO;
 
 	/* a reader that goes away (`-o - | head`) is a write error (EPIPE) reported like any other */
 	signal(SIGPIPE, SIG_IGN);
@@ -521,17 +524,17 @@ int snapshot_main(int argc, char **argv)
 		case 'r': root = optarg; break;
 		case 's': sysfs = optarg; break;
 		case 'd': devfs = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h': usage(stdout); return SNAPSHOT_EXIT_OK;
+		default: usage(stderr); return SNAPSHOT_EXIT_USAGE;
 		}
 	}
 	if (!out || optind < argc) {
 		fprintf(stderr, "rdmak snapshot: %s\n", out ? "unexpected argument" : "-o FILE is required");
-		return 2;
+		return SNAPSHOT_EXIT_USAGE;
 	}
 	if ((r = hw_ctx_new_root(root, sysfs, devfs, &ctx)) < 0) {
 		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", sysfs ? sysfs : root ? root : "/sys", strerror(-r));
-		return 1;
+		return SNAPSHOT_EXIT_IO;
 	}
 	hw_ctx_set_recorder(ctx, recorder, &s);
 	if ((r = hw_load(ctx, HW_LOAD_ALL, &node, &err)) < 0) {
@@ -594,7 +597,7 @@ int snapshot_main(int argc, char **argv)
 	}
 	fprintf(stderr, "rdmak snapshot: wrote %s: %zu entries (%zu RDMA devices, %zu netdevs, %zu PCI functions)\n",
 		out, s.n, node->n_rdma, node->n_netdevs, node->n_pci);
-	rc = 0;
+	rc = SNAPSHOT_EXIT_OK;
 out:
 	for (int k = 0; k < 2; k++)
 		if (s.roots[k] >= 0)

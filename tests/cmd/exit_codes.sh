@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The exit codes of snapshot, plugin and bench (their *_EXIT_* constants) as their users see
+# them: the codes each role's --help "Exit:" sentence names are the codes its page names
+# (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real
+# invocation returns. A code added, dropped or renumbered in one place and not the others fails.
+# (Every other test checks single cases; this one checks the lists against each other.)
+. "$(dirname "$0")/../lib.sh"
+CAP=$TOP/tests/captures/bench
+A100=$NODES/a100-ib-bond
+PCFG=$TOP/examples/plugin/shared-seed003.json
+
+# exit_sentence FILE START-REGEX: the codes the sentence starting at the first match names, as
+# "0 1 2". A code opens a clause of that sentence (`N` or N, then a word); parenthesised asides
+# (where "port 1" or "e.g." may stand) are dropped first.
+exit_sentence() {
+	"$PY" - "$1" "$2" <<-'EOF'
+	import re, sys
+	text = open(sys.argv[1]).read()
+	m = re.search(sys.argv[2], text)
+	if not m:
+	    sys.exit("no match for " + sys.argv[2])
+	s = text[m.start():].replace("e.g.", "eg")
+	s = re.split(r"\.(\s|$)", s, maxsplit=1)[0]
+	s = re.sub(r"\([^()]*\)", "", s, flags=re.S)
+	s = re.sub(r"^Exit( codes)?:?\s*", "", s)
+	print(" ".join(sorted({c for c in re.findall(r"(?:^|,)\s*`?([0-9])`?\s+\w", s)})))
+	EOF
+}
+# check ROLE DOC DOC-REGEX CODE:COMMAND...: --help and DOC name the same codes, each produced
+check() {
+	local role=$1 doc=$2 re=$3 want got seen="" c
+	shift 3
+	"$RDMAK" "$role" --help >"$TMP/$role.help"
+	want=$(exit_sentence "$TMP/$role.help" '(?m)^Exit:')
+	got=$(exit_sentence "$TOP/$doc" "$re")
+	is "$got" "$want" "$role: $doc names the exit codes --help names ($want)"
+	for c in "$@"; do
+		run bash -c "${c#*:}"
+		c=${c//"'"/} c=${c//$RDMAK/rdmak} c=${c//$TMP/\$TMP} c=${c//$TOP\//}
+		is "$rc" "${c%%:*}" "$role: ${c#*:} exits ${c%%:*}"
+		seen="$seen $rc"
+	done
+	is "$(printf '%s\n' $seen | sort -u | tr '\n' ' ' | sed 's/ $//')" "$want" "$role: every documented code is produced, no other"
+}
+
+check snapshot README.md 'Exit 0 written' \
+	"0:'$RDMAK' snapshot --root '$A100' -o '$TMP/a.tar.gz'" \
+	"0:'$RDMAK' snapshot --help" \
+	"1:'$RDMAK' snapshot --root '$A100' -o '$TMP/none/a.tar'" \
+	"1:'$RDMAK' snapshot --root '$TMP/nowhere' -o '$TMP/b.tar'" \
+	"2:'$RDMAK' snapshot --root '$A100'" \
+	"2:'$RDMAK' snapshot --bogus -o '$TMP/c.tar'" \
+	"2:'$RDMAK' snapshot -o '$TMP/d.tar' extra"
+check plugin docs/plugin.md 'Exit codes: `0`' \
+	"0:'$RDMAK' plugin --dry-run --root '$A100' --config '$PCFG'" \
+	"0:'$RDMAK' plugin --help" \
+	"1:'$RDMAK' plugin --dry-run --root '$TMP/nowhere' --config '$PCFG'" \
+	"1:'$RDMAK' plugin --dry-run --root '$A100' --config '$PCFG' >/dev/full" \
+	"2:'$RDMAK' plugin --bogus" \
+	"2:'$RDMAK' plugin --dry-run --root '$A100' --config '$TMP/none.json'"
+check bench docs/bench.md '`0` pass' \
+	"0:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/A6-client.txt'" \
+	"0:'$RDMAK' bench --help" \
+	"0:'$RDMAK' bench k8s --resource rdma/x --node a --node b" \
+	"1:'$RDMAK' bench judge '$CAP/F5.txt'" \
+	"2:'$RDMAK' bench judge --min-gbps 50 '$CAP/F5.txt'" \
+	"3:'$RDMAK' bench frobnicate" \
+	"3:'$RDMAK' bench judge '$TMP/none.txt'" \
+	"3:'$RDMAK' bench k8s --node a --node b"
+done_testing
