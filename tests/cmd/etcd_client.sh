@@ -26,17 +26,7 @@ echo "not a certificate" >"$TMP/bad.pem"
 run "$CLI" --endpoints 127.0.0.1:2379 --ca "$TMP/bad.pem" get k
 like "$rc:$err" '^2:.*no PEM certificate' "a CA file without a certificate is refused"
 
-if ! etcd_cluster_available; then
-	skip "$ETCD_CLUSTER_ERR" "etcd cluster tests"
-	done_testing
-	exit
-fi
-if ! etcd_cluster_start "$TMP/etcd"; then
-	ok 1 "three-member etcd cluster starts: $ETCD_CLUSTER_ERR"
-	done_testing
-	exit
-fi
-ok 0 "three-member etcd cluster starts"
+etcd_test_cluster "etcd cluster tests" "$TMP/etcd"
 cli() { "$CLI" --endpoints "$ETCD_ENDPOINTS" "$@"; }
 
 # --- KV ------------------------------------------------------------------------------------
@@ -135,17 +125,7 @@ done
 unlike "$err" "grpc|E[0-9]{4} " "gRPC does not print its own log lines"
 
 # --- TLS -----------------------------------------------------------------------------------
-if ! etcd_cluster_available tls; then
-	skip "$ETCD_CLUSTER_ERR" "etcd TLS tests"
-	done_testing
-	exit
-fi
-if ! etcd_cluster_start "$TMP/etcd-tls" tls; then
-	ok 1 "three-member etcd cluster with TLS starts: $ETCD_CLUSTER_ERR"
-	done_testing
-	exit
-fi
-ok 0 "three-member etcd cluster with client TLS starts"
+etcd_test_cluster "etcd TLS tests" "$TMP/etcd-tls" tls
 run cli --ca "$ETCD_CA" --cert "$ETCD_CERT" --key "$ETCD_KEY" put t/1 secure get t/1
 like "$rc:$out" $'^0:rev [0-9]+\nt/1=secure' "put and get over TLS with a client certificate"
 is "$(ectl get t/1 --print-value-only)" "secure" "etcdctl (TLS) reads it"

@@ -13,17 +13,7 @@ like "$rc:$err" '^2:.*etcd store: etcd endpoint "10.0.0.1": not host:port' "a ba
 run "$SC" --endpoints "127.0.0.1:2379" --prefix / ping
 like "$rc:$err" '^2:.*etcd prefix "/" is empty' "an empty key prefix is refused"
 
-if ! etcd_cluster_available; then
-	skip "$ETCD_CLUSTER_ERR" "etcd store tests"
-	done_testing
-	exit
-fi
-if ! etcd_cluster_start "$TMP/etcd"; then
-	ok 1 "three-member etcd cluster starts: $ETCD_CLUSTER_ERR"
-	done_testing
-	exit
-fi
-ok 0 "three-member etcd cluster starts"
+etcd_test_cluster "etcd store tests" "$TMP/etcd"
 es() { "$SC" --endpoints "$ETCD_ENDPOINTS" "$@"; }
 
 # --- the contract, side by side with the file store -----------------------------------------

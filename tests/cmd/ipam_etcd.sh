@@ -12,17 +12,7 @@
 STRESS="$BUILD/tests/helpers/ipam_stress"
 IPAM="$BUILD/cni/rdmak-ipam"
 
-if ! etcd_cluster_available; then
-	skip "$ETCD_CLUSTER_ERR" "rdmak-ipam on the etcd store"
-	done_testing
-	exit
-fi
-if ! etcd_cluster_start "$TMP/etcd"; then
-	ok 1 "three-member etcd cluster starts: $ETCD_CLUSTER_ERR"
-	done_testing
-	exit
-fi
-ok 0 "three-member etcd cluster starts"
+etcd_test_cluster "rdmak-ipam on the etcd store" "$TMP/etcd"
 
 # cfg FILE NAME RANGE [MORE-IPAM-KEYS]: a macvlan network whose IPAM is rdmak-ipam on this cluster
 cfg() {
@@ -137,16 +127,7 @@ cni ADD c3 "$TMP/a.json"
 is "$rc:$(q "d['code']")" "1:11" "ADD with the cluster down: code 11"
 
 # --- client TLS ----------------------------------------------------------------------------
-if ! etcd_cluster_available tls; then
-	skip "$ETCD_CLUSTER_ERR" "rdmak-ipam on etcd with TLS"
-	done_testing
-	exit
-fi
-if ! etcd_cluster_start "$TMP/etcd-tls" tls; then
-	ok 1 "three-member etcd cluster with client TLS starts: $ETCD_CLUSTER_ERR"
-	done_testing
-	exit
-fi
+etcd_test_cluster "rdmak-ipam on etcd with TLS" "$TMP/etcd-tls" tls
 cfg "$TMP/t.json" rail-tls 10.78.0.0/24
 like "$(cat "$TMP/t.json")" '"endpoints":\["https://.*"tls":\{"ca":' "(https endpoints, ipam.etcd.tls)"
 cni ADD t1 "$TMP/t.json"

@@ -1,5 +1,5 @@
 # A throwaway three-member etcd cluster on loopback, for tests and benchmarks. Source it (it
-# needs nothing from tests/lib.sh), then:
+# needs nothing from tests/lib.sh, but for etcd_test_cluster), then:
 #   etcd_cluster_start DIR [tls]   start members 0..2 with data under DIR; 0 when all are healthy,
 #                                  non-zero with the reason in $ETCD_CLUSTER_ERR otherwise
 #   etcd_member_kill I             SIGKILL member I (a crash: no clean shutdown)
@@ -7,6 +7,11 @@
 #   etcd_cluster_wait_healthy [S]  wait up to S seconds (default 30) for every live member
 #   etcd_cluster_stop              kill every member (also run by the EXIT trap it installs)
 #   ectl ARGS...                   etcdctl (v3 API) against the whole cluster, TLS included
+#   etcd_test_cluster WHAT DIR [tls]
+#                                  for tests/cmd, with tests/lib.sh's TAP helpers: start the
+#                                  cluster and pass "three-member etcd cluster starts"; without
+#                                  etcd, count WHAT as skipped and end the test; when the start
+#                                  fails, fail that check with the reason and end the test
 # After a start: ETCD_ENDPOINTS (comma list with scheme), ETCD_EP[0..2] (host:port),
 # ETCD_URL[0..2], and for tls ETCD_CA, ETCD_CERT, ETCD_KEY (client certificate and key).
 #
@@ -131,6 +136,22 @@ etcd_cluster_stop() {
 _etcd_cluster_exit() {
 	etcd_cluster_stop
 	if [ -n "$_etcd_prev_exit_trap" ]; then eval "$_etcd_prev_exit_trap"; fi
+}
+
+etcd_test_cluster() { # WHAT DIR [tls]
+	local name="three-member etcd cluster${3:+ with client TLS} starts"
+
+	if ! etcd_cluster_available "${3:-}"; then
+		skip "$ETCD_CLUSTER_ERR" "$1"
+		done_testing
+		exit
+	fi
+	if ! etcd_cluster_start "$2" "${3:-}"; then
+		ok 1 "$name: $ETCD_CLUSTER_ERR"
+		done_testing
+		exit
+	fi
+	ok 0 "$name"
 }
 
 etcd_cluster_start() { # DIR [tls]
