@@ -290,7 +290,7 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const 
 	struct ceil_input in = { .gid_index = o->gid_index, .mtu = o->mtu, .qps = o->qps, .bidirectional = o->bidirectional };
 	struct bench_ceiling c;
 	struct bench_verdict v = { 0 };
-	const struct pt_row *row = pt_judged_row(o, NULL);
+	const struct pt_row *row = perftest_judged_row(o, NULL);
 	json_t *side = NULL;
 
 	in.device = si->device ? si->device : o->device[0] ? o->device : NULL;
@@ -306,12 +306,12 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const 
 	if (si->run && si->run->start_error[0])
 		verdict_add(&v, BENCH_FAIL, "perftest_missing", "Install perftest (Debian: apt-get install perftest) or give "
 			    "--perftest-dir; the rdmak bench image has it.", "%s", si->run->start_error);
-	else if (si->run && si->run->exit_status != 0 && !pt_failed(o))
+	else if (si->run && si->run->exit_status != 0 && !perftest_failed(o))
 		verdict_add(&v, BENCH_FAIL, "perftest_exit",
 			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
 			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
 			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
-	if (diagnose(ctx, o, peer, node, roots, &c, &v) >= 0)
+	if (bench_diagnose(ctx, o, peer, node, roots, &c, &v) >= 0)
 		side = bench_report_side(si->run, o, &c, &v);
 	if (side && si->label)
 		json_object_set_new(side, "label", json_string(si->label));
@@ -374,8 +374,8 @@ static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node *
 
 static int read_input(const char *path, char **buf, size_t *len)
 {
-	int r = !strcmp(path, "-") ? read_file_fd(STDIN_FILENO, INPUT_MAX, buf, len) :
-				     read_file_at(AT_FDCWD, path, INPUT_MAX, buf, len);
+	int r = !strcmp(path, "-") ? fileio_read_fd(STDIN_FILENO, INPUT_MAX, buf, len) :
+				     fileio_read_at(AT_FDCWD, path, INPUT_MAX, buf, len);
 
 	if (r < 0)
 		fprintf(stderr, "rdmak bench judge: %s: %s\n", path, r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
@@ -399,7 +399,7 @@ static int cmd_judge(struct cli *c)
 
 	if (!doc || !sides || read_input(c->files[0], &b0, &l0) < 0 || (c->n_files > 1 && read_input(c->files[1], &b1, &l1) < 0))
 		goto out;
-	if (pt_parse(b0, l0, &out) < 0 || (b1 && pt_parse(b1, l1, &peer) < 0))
+	if (perftest_parse(b0, l0, &out) < 0 || (b1 && perftest_parse(b1, l1, &peer) < 0))
 		goto out;
 	if (load_model(c, &ctx, &node) < 0 || bench_roots_set(&roots, c->root, c->sysfs, c->devfs) < 0)
 		goto out;
@@ -434,8 +434,8 @@ static int cmd_judge(struct cli *c)
 out:
 	json_decref(sides);
 	json_decref(doc);
-	pt_out_free(&out);
-	pt_out_free(&peer);
+	perftest_out_free(&out);
+	perftest_out_free(&peer);
 	hw_node_free(node);
 	hw_ctx_free(ctx);
 	return ret;
@@ -504,14 +504,14 @@ static int cmd_run(struct cli *c, bool client)
 			printf("== rail %d: %s%s%s ==\n", i + 1, runs[i].device, runs[i].netdev[0] ? " " : "", runs[i].netdev);
 			fwrite(runs[i].output ? runs[i].output : "", 1, runs[i].output_len, stdout);
 		}
-		if (pt_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
+		if (perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
 			goto out;
 		snprintf(label, sizeof(label), "rail %d", i + 1);
 		s = judge_side(ctx, node, &roots, &o, NULL, &c->o.thr,
 			       &(struct side_in){ .run = &runs[i], .device = runs[i].device, .port = runs[i].port,
 						  .gpu = runs[i].gpu, .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
 						  .label = n > 1 ? label : NULL });
-		pt_out_free(&o);
+		perftest_out_free(&o);
 		if (!s || json_array_append_new(sides, s) < 0)
 			goto out;
 	}

@@ -107,18 +107,18 @@ struct pt_out {
 /* Parse perftest's text (stdout and stderr together, any version since 4.x, leading blanks
  * and markdown quoting tolerated). Always succeeds on any bytes except -ENOMEM; an output
  * with neither a header, a row nor a known message has kind PT_KIND_UNKNOWN and no rows. */
-int pt_parse(const char *buf, size_t len, struct pt_out *ret);
-void pt_out_free(struct pt_out *o);
+int perftest_parse(const char *buf, size_t len, struct pt_out *ret);
+void perftest_out_free(struct pt_out *o);
 /* The row judged: the best average among messages of at least 64 KiB (bandwidth), or the
  * smallest message (latency); NULL when there is none. *small is set when a bandwidth output
  * has only messages below 64 KiB (a message-rate test, not a bandwidth one). */
-const struct pt_row *pt_judged_row(const struct pt_out *o, bool *small);
+const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small);
 /* The first event of that kind, or NULL. */
-const struct pt_event *pt_event_find(const struct pt_out *o, enum pt_event_kind k);
-bool pt_failed(const struct pt_out *o);
+const struct pt_event *perftest_event_find(const struct pt_out *o, enum pt_event_kind k);
+bool perftest_failed(const struct pt_out *o);
 /* A bandwidth figure in Gb/s whatever the table's unit (perftest's MiB is 2^20 bytes). */
-double pt_gbps(const struct pt_row *r, double v);
-const char *pt_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
+double perftest_gbps(const struct pt_row *r, double v);
+const char *perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
 
 /* ---- the ceiling model (ceiling.c) -------------------------------------------------------- */
 
@@ -177,7 +177,7 @@ int ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct
 unsigned ceiling_roce_mtu(unsigned netdev_mtu);
 /* Usable PCIe bandwidth of a link, Gb/s (line coding, TLP and DLLP overhead). */
 double ceiling_pcie_gbps(double gts, unsigned width);
-const char *ceil_factor_name(enum ceil_factor f); /* "port", "pcie" */
+const char *ceiling_factor_name(enum ceil_factor f); /* "port", "pcie" */
 
 /* ---- the verdict (verdict.c) -------------------------------------------------------------- */
 
@@ -209,7 +209,7 @@ struct bench_verdict {
 };
 
 /* Judge one side's parsed output against its ceiling. Failures in the output are left to
- * diagnose(): this adds only a generic reason for them. */
+ * bench_diagnose(): this adds only a generic reason for them. */
 int verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
 		  struct bench_verdict *ret);
 int verdict_add(struct bench_verdict *v, enum bench_status st, const char *code, const char *fix_fmt,
@@ -229,7 +229,7 @@ int bench_roots_set(struct bench_roots *r, const char *root, const char *sysfs, 
 /* Name the cause of each failure perftest printed (and of the peer's, when its output is
  * given) and its fix, running the doctor's checks that bear on it, which read the sysfs root
  * through ctx (the context node was loaded with). Adds fail reasons to v. */
-int diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
+int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
 	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v);
 
 /* ---- the runner (runner.c) ---------------------------------------------------------------- */

@@ -35,7 +35,7 @@
 
 static const char *const factor_names[CEIL__MAX] = { "port", "pcie" };
 
-const char *ceil_factor_name(enum ceil_factor f)
+const char *ceiling_factor_name(enum ceil_factor f)
 {
 	return (unsigned)f < CEIL__MAX ? factor_names[f] : "?";
 }

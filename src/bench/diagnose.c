@@ -306,7 +306,7 @@ static void mr(struct diag *g, const struct pt_event *e)
 
 static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
 {
-	if (peer && pt_failed(peer)) {
+	if (peer && perftest_failed(peer)) {
 		const struct pt_event *pe = NULL;
 
 		for (size_t i = 0; i < peer->n_events && !pe; i++)
@@ -467,7 +467,7 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 	}
 }
 
-int diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
+int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
 	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v)
 {
 	struct diag g = { .o = o, .node = node, .roots = roots, .c = c, .v = v };
@@ -513,13 +513,13 @@ int diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *pe
 		one_event(&g, e, peer);
 	}
 	/* GID index 0 all zero without an error line (real-outputs G7: the run hangs) */
-	if (!pt_failed(o) && o->zero_gid && !o->n_rows) {
+	if (!perftest_failed(o) && o->zero_gid && !o->n_rows) {
 		struct pt_event e = { .kind = PT_EV_QP_STATE, .arg = -1 };
 
 		snprintf(e.text, sizeof(e.text), "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
 		qp_state(&g, &e);
 	}
-	if (pt_failed(o) && v->n_reasons == before)
+	if (perftest_failed(o) && v->n_reasons == before)
 		g.err |= verdict_add(v, BENCH_FAIL, "perftest_failed", "Read perftest's output above.", "perftest failed");
 	if (g.doctor_on) {
 		json_decref(g.d.findings);

@@ -278,7 +278,7 @@ static int proc_start(struct proc *p, char **argv, const char *input)
 	p->err = e[0];
 	if (input) {
 		close(i[0]);
-		(void)write_all(i[1], input, strlen(input));
+		(void)fileio_write_all(i[1], input, strlen(input));
 		close(i[1]);
 	}
 	return 0;

@@ -62,7 +62,7 @@ static const char *const event_names[PT_EV__MAX] = {
 	[PT_EV_MTU_CHANGED] = "mtu_changed", [PT_EV_MEMLOCK_LOW] = "memlock_low",
 };
 
-const char *pt_event_name(enum pt_event_kind k)
+const char *perftest_event_name(enum pt_event_kind k)
 {
 	return (unsigned)k < PT_EV__MAX && event_names[k] ? event_names[k] : "?";
 }
@@ -505,7 +505,7 @@ out:
 	return 0;
 }
 
-int pt_parse(const char *buf, size_t len, struct pt_out *ret)
+int perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 {
 	struct pt_out o = { .qps = -1, .mtu = -1, .gid_index = -1, .tx_depth = -1, .cq_mod = -1,
 			    .outstand_reads = -1, .cuda_bus = -1, .cuda_dev = -1 };
@@ -532,7 +532,7 @@ int pt_parse(const char *buf, size_t len, struct pt_out *ret)
 	}
 	o.n_lines = no;
 	if (r < 0) {
-		pt_out_free(&o);
+		perftest_out_free(&o);
 		return r;
 	}
 	if (p.cuda_pick >= 0 && p.cuda[p.cuda_pick].set) {
@@ -546,7 +546,7 @@ int pt_parse(const char *buf, size_t len, struct pt_out *ret)
 	return 0;
 }
 
-void pt_out_free(struct pt_out *o)
+void perftest_out_free(struct pt_out *o)
 {
 	if (!o)
 		return;
@@ -557,7 +557,7 @@ void pt_out_free(struct pt_out *o)
 	o->n_rows = o->n_events = 0;
 }
 
-double pt_gbps(const struct pt_row *r, double v)
+double perftest_gbps(const struct pt_row *r, double v)
 {
 	/* perftest's MB and MiB are both 2^20 bytes (format_factor 0x100000) */
 	return r->unit == PT_UNIT_MIBPS ? v * 1048576.0 * 8 / 1e9 : v;
@@ -565,7 +565,7 @@ double pt_gbps(const struct pt_row *r, double v)
 
 #define BIG_MESSAGE 65536
 
-const struct pt_row *pt_judged_row(const struct pt_out *o, bool *small)
+const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small)
 {
 	const struct pt_row *best = NULL, *any = NULL;
 
@@ -581,9 +581,9 @@ const struct pt_row *pt_judged_row(const struct pt_out *o, bool *small)
 		}
 		if (isnan(r->avg))
 			continue;
-		if (!any || pt_gbps(r, r->avg) > pt_gbps(any, any->avg))
+		if (!any || perftest_gbps(r, r->avg) > perftest_gbps(any, any->avg))
 			any = r;
-		if (r->bytes >= BIG_MESSAGE && (!best || pt_gbps(r, r->avg) > pt_gbps(best, best->avg)))
+		if (r->bytes >= BIG_MESSAGE && (!best || perftest_gbps(r, r->avg) > perftest_gbps(best, best->avg)))
 			best = r;
 	}
 	if (!best && any && small)
@@ -591,7 +591,7 @@ const struct pt_row *pt_judged_row(const struct pt_out *o, bool *small)
 	return best ? best : any;
 }
 
-const struct pt_event *pt_event_find(const struct pt_out *o, enum pt_event_kind k)
+const struct pt_event *perftest_event_find(const struct pt_out *o, enum pt_event_kind k)
 {
 	for (size_t i = 0; i < o->n_events; i++)
 		if (o->events[i].kind == k)
@@ -599,7 +599,7 @@ const struct pt_event *pt_event_find(const struct pt_out *o, enum pt_event_kind 
 	return NULL;
 }
 
-bool pt_failed(const struct pt_out *o)
+bool perftest_failed(const struct pt_out *o)
 {
 	for (size_t i = 0; i < o->n_events; i++)
 		if (PT_EV_IS_FAILURE(o->events[i].kind))

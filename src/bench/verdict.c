@@ -114,7 +114,7 @@ static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c, const
 		    struct bench_verdict *v)
 {
 	bool small = false;
-	const struct pt_row *r = pt_judged_row(o, &small);
+	const struct pt_row *r = perftest_judged_row(o, &small);
 	char a[16], b[16], m[256] = "";
 	enum bench_status st;
 	int e = 0;
@@ -123,7 +123,7 @@ static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c, const
 		return verdict_add(v, BENCH_FAIL, "no_result", "Run the test to its end; the client prints the table.",
 				   "perftest printed no result row%s", o->server ? " (a server that was still waiting, or stopped)" : "");
 	v->bytes = r->bytes;
-	v->gbps = pt_gbps(r, r->avg);
+	v->gbps = perftest_gbps(r, r->avg);
 	if (small) {
 		v->percent = NAN;
 		return verdict_add(v, BENCH_WARN, "small_messages", "Judge bandwidth with -s 65536 or larger, or -a.",
@@ -193,7 +193,7 @@ static double latency_base(enum hw_link_layer ll, const char *verb)
 static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
 		     struct bench_verdict *v)
 {
-	const struct pt_row *r = pt_judged_row(o, NULL);
+	const struct pt_row *r = perftest_judged_row(o, NULL);
 	enum hw_link_layer ll = c->known ? c->link : o->link == PT_LINK_ETH ? HW_LINK_ETH : HW_LINK_IB;
 	double us, budget;
 	enum bench_status st;
@@ -225,11 +225,11 @@ int verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const s
 		  struct bench_verdict *ret)
 {
 	struct bench_verdict v = { .status = BENCH_PASS, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN };
-	const struct pt_event *cpu = pt_event_find(o, PT_EV_CPU_FREQ);
+	const struct pt_event *cpu = perftest_event_find(o, PT_EV_CPU_FREQ);
 	int r = 0;
 
-	if (pt_failed(o)) {
-		/* diagnose() names the cause; the figures of a failed run mean nothing */
+	if (perftest_failed(o)) {
+		/* bench_diagnose() names the cause; the figures of a failed run mean nothing */
 		v.status = BENCH_FAIL;
 		*ret = v;
 		return 0;

@@ -177,7 +177,7 @@ struct cni_state {
 };
 
 /* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.
- * load: 1 found, 0 none. save is atomic (write_file_atomic_at). */
+ * load: 1 found, 0 none. save is atomic (fileio_write_atomic_at). */
 int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
 		   const struct cni_state *st);
 int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret);

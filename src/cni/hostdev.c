@@ -174,7 +174,7 @@ static int rebind(struct cni_ctx *c, struct cnispec_error *err)
 	for (int i = 0; i < 2; i++) {
 		const char *op = i == 0 ? "unbind" : "bind";
 		_cleanup_close_ int fd = openat(dfd, op, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write_all(fd, c->st->pci, strlen(c->st->pci)) < 0)
+		if (fd < 0 || fileio_write_all(fd, c->st->pci, strlen(c->st->pci)) < 0)
 			return cnispec_fail(err, -errno, CNI_E_DEVICE, "rebinding the VF failed", "%s/%s %s: %s", path, op,
 					    c->st->pci, strerror(errno));
 	}

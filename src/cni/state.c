@@ -30,7 +30,7 @@ static int net_dir(const char *dir, const char *network, bool create, int *ret_f
 		return -ENOMEM;
 	if (create) {
 		/* 0700 for what it creates: the records name pods' devices */
-		int r = mkdir_p(p, 0700, 0700);
+		int r = fileio_mkdir_p(p, 0700, 0700);
 		if (r < 0)
 			return r;
 	}
@@ -79,7 +79,7 @@ int cni_state_save(const char *dir, const char *network, const char *id, const c
 		return -ENOMEM;
 	if ((r = net_dir(dir, network, true, &dfd)) < 0)
 		return r;
-	return write_file_atomic_at(dfd, key, text, strlen(text), 0600);
+	return fileio_write_atomic_at(dfd, key, text, strlen(text), 0600);
 }
 
 static int str_field(const json_t *o, const char *k, char *out, size_t len, bool required)
@@ -180,7 +180,7 @@ int cni_state_load(const char *dir, const char *network, const char *id, const c
 		return 0;
 	if (r < 0)
 		return r;
-	r = read_file_at(dfd, key, STATE_MAX, &buf, &len);
+	r = fileio_read_at(dfd, key, STATE_MAX, &buf, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -234,7 +234,7 @@ int cni_state_list(const char *dir, const char *network, char ***ret_ids, char *
 		char *colon = strrchr(de->d_name, ':');
 		_cleanup_free_ char *id = NULL;
 
-		/* write_file_atomic_at's temp files and anything not ours have no valid key */
+		/* fileio_write_atomic_at's temp files and anything not ours have no valid key */
 		if (!colon)
 			continue;
 		id = strndup(de->d_name, (size_t)(colon - de->d_name));

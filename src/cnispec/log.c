@@ -13,6 +13,7 @@
 
 #include "cnispec/cnispec.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 static struct {
 	char prefix[320];
@@ -76,20 +77,6 @@ int cnispec_log_level_parse(const char *s, enum cnispec_log_level *ret)
 	return -EINVAL;
 }
 
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t k = write(fd, buf, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return; /* a log that cannot be written is not worth failing the operation */
-		buf += k;
-		len -= (size_t)k;
-	}
-}
-
 void cnispec_log(enum cnispec_log_level level, const char *fmt, ...)
 {
 	char line[4096], stamp[64];
@@ -111,7 +98,7 @@ void cnispec_log(enum cnispec_log_level level, const char *fmt, ...)
 		m = 0;
 	n = (size_t)(n + m) >= sizeof(line) - 1 ? (int)sizeof(line) - 2 : n + m;
 	line[n++] = '\n';
-	write_all(STDERR_FILENO, line, (size_t)n);
+	(void)fileio_write_all(STDERR_FILENO, line, (size_t)n);
 	if (log_state.fd >= 0) {
 		char full[4200];
 		int k;
@@ -121,7 +108,7 @@ void cnispec_log(enum cnispec_log_level level, const char *fmt, ...)
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		k = snprintf(full, sizeof(full), "%s.%03ldZ [%d] %.*s", stamp, ts.tv_nsec / 1000000, (int)getpid(), n, line);
 		if (k > 0)
-			write_all(log_state.fd, full, (size_t)k < sizeof(full) ? (size_t)k : sizeof(full) - 1);
+			(void)fileio_write_all(log_state.fd, full, (size_t)k < sizeof(full) ? (size_t)k : sizeof(full) - 1);
 	}
 	errno = saved;
 }

@@ -221,7 +221,7 @@ bool doctor_sys_exists(const struct doctor *d, const char *syspath)
 ssize_t doctor_read_alloc(const char *path, char **ret)
 {
 	size_t len;
-	int r = read_file_at(AT_FDCWD, path, 1u << 20, ret, &len);
+	int r = fileio_read_at(AT_FDCWD, path, 1u << 20, ret, &len);
 
 	return r < 0 ? r : (ssize_t)len;
 }

@@ -86,5 +86,5 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 	if (fclose(f) != 0)
 		return -ENOMEM;
 	/* NFD may read at any moment: never let it see half a file */
-	return write_file_atomic_at(AT_FDCWD, path, text, len, 0644);
+	return fileio_write_atomic_at(AT_FDCWD, path, text, len, 0644);
 }

@@ -232,12 +232,12 @@ static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchang
 	size_t cl = 0, kl = 0;
 	int r;
 
-	r = read_file_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
+	r = fileio_read_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", s->cert_file, strerror(-r));
 		return r;
 	}
-	r = read_file_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
+	r = fileio_read_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", s->key_file, strerror(-r));
 		return r;

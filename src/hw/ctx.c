@@ -111,11 +111,11 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 	int n;
 
 	if (!d || !d->path[0])
-		return openat_in_root(ctx->sysfs_fd, name && *name ? name : ".", flags);
+		return inroot_openat(ctx->sysfs_fd, name && *name ? name : ".", flags);
 	n = snprintf(full, sizeof(full), "%s/%s", d->path, name && *name ? name : ".");
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return -ENAMETOOLONG;
-	return openat_in_root_from(ctx->sysfs_fd, d->fd, name && *name ? name : ".", full, flags);
+	return inroot_openat_from(ctx->sysfs_fd, d->fd, name && *name ? name : ".", full, flags);
 }
 
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret)

@@ -55,7 +55,7 @@ static int load_config(const char *path, struct ipam_config **ret)
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
 	size_t len = 0;
-	int r = read_file_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
+	int r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 
 	if (r < 0) {
 		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
@@ -174,7 +174,7 @@ static int load_valid(const char *path, struct cnispec_conf **ret)
 	struct cnispec_error err = { 0 };
 	json_t *doc, *list, *wrap;
 	size_t len;
-	int r = read_file_at(AT_FDCWD, path, VALID_MAX, &buf, &len);
+	int r = fileio_read_at(AT_FDCWD, path, VALID_MAX, &buf, &len);
 
 	if (r < 0) {
 		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));

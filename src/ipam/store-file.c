@@ -518,7 +518,7 @@ static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 		return -ENOMEM;
 	f->dir = f->pools = f->networks = -1;
 	s->priv = f;
-	r = mkdir_p(dir, 0755, 0700); /* 0700: reservations name pods */
+	r = fileio_mkdir_p(dir, 0755, 0700); /* 0700: reservations name pods */
 	if (r < 0) {
 		file_close(s);
 		return fail(s, r, "%s: %s", dir, strerror(-r));

@@ -117,7 +117,7 @@ void files_remove(const char *dir, struct files_written *w, files_fail_fn fail, 
 
 static int open_dir(const char *dir)
 {
-	int r = mkdir_p(dir, 0755, 0755), fd;
+	int r = fileio_mkdir_p(dir, 0755, 0755), fd;
 
 	if (r < 0)
 		return r;
@@ -136,7 +136,7 @@ static bool file_holds(int dfd, const char *name, const char *text, size_t len, 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != mode ||
 	    (size_t)st.st_size != len)
 		return false;
-	return read_file_fd(fd, len, &buf, &n) >= 0 && n == len && memcmp(buf, text, len) == 0;
+	return fileio_read_fd(fd, len, &buf, &n) >= 0 && n == len && memcmp(buf, text, len) == 0;
 }
 
 /* Write name in dirfd, unless it already holds text, and remember it; 1 in place, 0 failed
@@ -146,7 +146,7 @@ static int write_one(int dfd, const char *dir, const char *name, const char *tex
 		     struct files_written *w, files_fail_fn fail, void *ud)
 {
 	size_t len = strlen(text);
-	int r = file_holds(dfd, name, text, len, mode) ? 0 : write_file_atomic_at(dfd, name, text, len, mode);
+	int r = file_holds(dfd, name, text, len, mode) ? 0 : fileio_write_atomic_at(dfd, name, text, len, mode);
 
 	if (r >= 0)
 		r = strv_extend(&w->names, &w->n, name);

@@ -1,5 +1,5 @@
 /* Files the plugin leaves on the host for others: Multus device-info files and CDI specs.
- * Both are written with write_file_atomic_at() (util/fileio.h) and removed on exit. */
+ * Both are written with fileio_write_atomic_at() (util/fileio.h) and removed on exit. */
 #ifndef RDMAK_PLUGIN_FILES_H
 #define RDMAK_PLUGIN_FILES_H
 

@@ -126,7 +126,7 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 	size_t len = 0;
 	int r;
 
-	r = read_file_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
+	r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;

@@ -151,7 +151,7 @@ static int normalize(const char *in, char *out, size_t n)
 
 static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 {
-	_cleanup_close_ int fd = openat_in_root(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = inroot_openat(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 
 	if (fd < 0)
@@ -159,7 +159,7 @@ static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -HW_ENOTREG;
 	/* e.g. EINVAL from an attribute with no value: not captured */
-	return read_file_fd(fd, 65536, data, size);
+	return fileio_read_fd(fd, 65536, data, size);
 }
 
 static int capture_node(struct snap *s, int root, const char *rel, const struct stat *st)
@@ -266,7 +266,7 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 static int capture_listing(struct snap *s, int root, const char *rel)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	int fd = openat_in_root(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY);
+	int fd = inroot_openat(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY);
 	struct dirent *de;
 	char child[PATH_MAX];
 	int r;
@@ -358,7 +358,7 @@ static int sink_deflate(struct sink *k, const void *buf, size_t len, int flush)
 		if (zr == Z_STREAM_ERROR)
 			return -EIO;
 		if (sizeof(out) > k->z.avail_out) {
-			int r = write_all(k->fd, out, sizeof(out) - k->z.avail_out);
+			int r = fileio_write_all(k->fd, out, sizeof(out) - k->z.avail_out);
 			if (r < 0)
 				return r;
 		}
@@ -373,7 +373,7 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t len)
 
 	if (k->err)
 		return -1;
-	r = k->gzip ? sink_deflate(k, buf, len, Z_NO_FLUSH) : write_all(k->fd, buf, len);
+	r = k->gzip ? sink_deflate(k, buf, len, Z_NO_FLUSH) : fileio_write_all(k->fd, buf, len);
 	if (r < 0) {
 		k->err = r;
 		errno = -r;

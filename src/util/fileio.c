@@ -13,7 +13,7 @@
 
 #include "util/cleanup.h"
 
-int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len)
+int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -57,16 +57,16 @@ int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
-	return read_file_fd(fd, max, ret, ret_len);
+	return fileio_read_fd(fd, max, ret, ret_len);
 }
 
-int write_all(int fd, const void *buf, size_t len)
+int fileio_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -145,7 +145,7 @@ static int create_temp(int dfd, const char *base, mode_t mode, char *tmp, size_t
 	return -EEXIST;
 }
 
-int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode)
+int fileio_write_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
 	const char *base = NULL; /* gcc -O2 cannot see open_parent() sets it on success */
@@ -161,7 +161,7 @@ int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t le
 	fd = create_temp(dfd, base, mode, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
-	r = write_all(fd, buf, len);
+	r = fileio_write_all(fd, buf, len);
 	/* the exact mode, whatever the umask; then the data on disk before the name points at it */
 	if (r >= 0 && fchmod(fd, mode & 07777) < 0)
 		r = -errno;
@@ -185,7 +185,7 @@ int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t le
 	return 0;
 }
 
-int mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
 {
 	_cleanup_free_ char *p = strdup(path);
 

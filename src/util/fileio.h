@@ -15,9 +15,9 @@
  * dirfd) into a malloc'd, NUL-terminated buffer. Reads until end of file, so pipes and FIFOs
  * work (`--config <(...)`). -EFBIG when the file holds more than `max` bytes. ret_len may
  * be NULL. *ret and *ret_len are written only on success. */
-int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 /* The same from an open fd (read from its current offset; the fd is not closed). */
-int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len);
+int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* Replace `path` (relative to dirfd, AT_FDCWD allowed) with `buf` atomically and durably:
  * write a temp file in the same directory, fsync it, rename it over `path`, fsync the
@@ -26,13 +26,13 @@ int read_file_fd(int fd, size_t max, char **ret, size_t *ret_len);
  * An existing `path` that is not a regular file is never replaced: -EISDIR (a directory),
  * -ELOOP (a symbolic link), -EEXIST (a device, FIFO or socket). A full file system is
  * -ENOSPC (or -EDQUOT), as the kernel said it. */
-int write_file_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode);
+int fileio_write_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode);
 
 /* mkdir -p: create path with `mode` and its missing parents with `parent_mode` (the umask
  * applies to both, as with mkdir(1)); an existing directory is fine. */
-int mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
 
 /* write() all of buf, retrying short writes and EINTR. 0 or -errno. */
-int write_all(int fd, const void *buf, size_t len);
+int fileio_write_all(int fd, const void *buf, size_t len);
 
 #endif

@@ -174,7 +174,7 @@ static int walk_in_root(int rootfd, const char *path, int flags)
 	return r;
 }
 
-int openat_in_root(int rootfd, const char *path, int flags)
+int inroot_openat(int rootfd, const char *path, int flags)
 {
 	int fd = try_openat2(rootfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 
@@ -183,7 +183,7 @@ int openat_in_root(int rootfd, const char *path, int flags)
 	return walk_in_root(rootfd, path, flags);
 }
 
-int openat_in_root_from(int rootfd, int dirfd, const char *name, const char *full, int flags)
+int inroot_openat_from(int rootfd, int dirfd, const char *name, const char *full, int flags)
 {
 	if (dirfd >= 0 && dirfd != rootfd) {
 		/* EXDEV: the path leaves dirfd (sysfs's ../../devices links do): resolve all of it */
@@ -192,5 +192,5 @@ int openat_in_root_from(int rootfd, int dirfd, const char *name, const char *ful
 		if (fd != -ENOSYS && fd != -EXDEV)
 			return fd;
 	}
-	return openat_in_root(rootfd, full, flags);
+	return inroot_openat(rootfd, full, flags);
 }

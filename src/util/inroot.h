@@ -3,7 +3,7 @@
  * A --root tree (a snapshot from another node, a sample node, a hostile tree) may hold
  * symbolic links to absolute paths or climbing with "..": followed as the kernel would from
  * the real "/", `fw_ver -> /etc/hostname` reads this machine's file. Every read of a root goes
- * through openat_in_root(), which resolves as chroot(2) would: an absolute target is taken
+ * through inroot_openat(), which resolves as chroot(2) would: an absolute target is taken
  * relative to the root, ".." stops at it. Real sysfs uses relative links
  * (../../devices/...), which resolve the same either way.
  */
@@ -15,12 +15,12 @@
  * (5.6+), else an equivalent walk in user space, one component at a time with O_NOFOLLOW.
  * With O_NOFOLLOW a final symbolic link is not followed (O_PATH | O_NOFOLLOW opens the link
  * itself, for readlinkat(fd, "")). Returns the fd or -errno (-ELOOP past 40 links). */
-int openat_in_root(int rootfd, const char *path, int flags);
+int inroot_openat(int rootfd, const char *path, int flags);
 
 /* The same beneath `dirfd` (itself inside the root) when the path stays beneath it, which is
  * the common case and costs one short walk; otherwise, or where openat2 is missing, the whole
  * of `full` (dirfd's path relative to the root, plus `name`) from the root. */
-int openat_in_root_from(int rootfd, int dirfd, const char *name, const char *full, int flags);
+int inroot_openat_from(int rootfd, int dirfd, const char *name, const char *full, int flags);
 
 /* The user-space walk is used where openat2 is missing (kernels before 5.6, some seccomp
  * profiles). RDMAK_NO_OPENAT2=1 in the environment forces it, for its tests. */

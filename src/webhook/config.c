@@ -30,14 +30,14 @@ static bool label_ok(const char *s, size_t len, bool upper_ok, bool dot_ok, bool
 	return true;
 }
 
-bool k8s_dns_label(const char *s)
+bool config_dns_label(const char *s)
 {
 	size_t n = strlen(s);
 
 	return n <= 63 && label_ok(s, n, false, false, false);
 }
 
-bool k8s_dns_subdomain(const char *s)
+bool config_dns_subdomain(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -56,7 +56,7 @@ bool k8s_dns_subdomain(const char *s)
 	}
 }
 
-bool k8s_extended_resource(const char *s, const char **why)
+bool config_extended_resource(const char *s, const char **why)
 {
 	const char *slash = strchr(s, '/');
 	_cleanup_free_ char *domain = NULL;
@@ -67,7 +67,7 @@ bool k8s_extended_resource(const char *s, const char **why)
 		return false;
 	}
 	domain = strndup(s, (size_t)(slash - s));
-	if (!domain || !k8s_dns_subdomain(domain)) {
+	if (!domain || !config_dns_subdomain(domain)) {
 		*why = "the part before '/' is not a DNS subdomain";
 		return false;
 	}
@@ -83,7 +83,7 @@ bool k8s_extended_resource(const char *s, const char **why)
 	return true;
 }
 
-bool k8s_quantity(const char *s)
+bool config_quantity(const char *s)
 {
 	static const char *const suffixes[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m",
 						"k", "M", "G", "T", "P", "E" };
@@ -169,7 +169,7 @@ bool webhook_config_is_gpu(const struct webhook_config *cfg, const char *resourc
 static int dup_string(struct jd_ctx *c, const char *path, json_t *v, char **ret)
 {
 	if (strlen(json_string_value(v)) != json_string_length(v))
-		return jd_fail(c, path, "contains a NUL byte");
+		return dispatch_fail(c, path, "contains a NUL byte");
 	*ret = strdup(json_string_value(v));
 	return *ret ? 0 : -ENOMEM;
 }
@@ -178,8 +178,8 @@ static int read_namespace(struct jd_ctx *c, const char *path, json_t *v, void *t
 {
 	const char *s = json_string_value(v);
 
-	if (*s && !k8s_dns_label(s))
-		return jd_fail(c, path, "\"%s\" is not a namespace name (RFC 1123 label: a-z, 0-9, '-', at most 63)", s);
+	if (*s && !config_dns_label(s))
+		return dispatch_fail(c, path, "\"%s\" is not a namespace name (RFC 1123 label: a-z, 0-9, '-', at most 63)", s);
 	return dup_string(c, path, v, t);
 }
 
@@ -187,8 +187,8 @@ static int read_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
-	if (!k8s_dns_subdomain(s))
-		return jd_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition name (RFC 1123 subdomain)", s);
+	if (!config_dns_subdomain(s))
+		return dispatch_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition name (RFC 1123 subdomain)", s);
 	return dup_string(c, path, v, t);
 }
 
@@ -199,7 +199,7 @@ static int read_interface(struct jd_ctx *c, const char *path, json_t *v, void *t
 
 	/* what the kernel takes as an interface name (IFNAMSIZ 16, no '/', ':' or blanks) */
 	if (n == 0 || n > 15 || !strcmp(s, ".") || !strcmp(s, "..") || strpbrk(s, "/: \t\n"))
-		return jd_fail(c, path, "\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)", s);
+		return dispatch_fail(c, path, "\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)", s);
 	return dup_string(c, path, v, t);
 }
 
@@ -207,8 +207,8 @@ static int read_resource_name(struct jd_ctx *c, const char *path, json_t *v, voi
 {
 	const char *why;
 
-	if (!k8s_extended_resource(json_string_value(v), &why))
-		return jd_fail(c, path, "\"%s\": %s", json_string_value(v), why);
+	if (!config_extended_resource(json_string_value(v), &why))
+		return dispatch_fail(c, path, "\"%s\": %s", json_string_value(v), why);
 	return dup_string(c, path, v, t);
 }
 
@@ -217,7 +217,7 @@ static int read_count(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	json_int_t n = json_integer_value(v);
 
 	if (n < 1 || n > WH_MAX_COUNT)
-		return jd_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT, WH_MAX_COUNT, n);
+		return dispatch_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT, WH_MAX_COUNT, n);
 	*(unsigned *)t = (unsigned)n;
 	return 0;
 }
@@ -226,8 +226,8 @@ static int read_quantity(struct jd_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
-	if (!k8s_quantity(s) || *s == '-')
-		return jd_fail(c, path, "\"%s\" is not a quantity (for example 64Gi)", s);
+	if (!config_quantity(s) || *s == '-')
+		return dispatch_fail(c, path, "\"%s\" is not a quantity (for example 64Gi)", s);
 	return dup_string(c, path, v, t);
 }
 
@@ -240,7 +240,7 @@ static int read_on_error(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	else if (!strcmp(s, "allow"))
 		*(enum wh_on_error *)t = WH_ON_ERROR_ALLOW;
 	else
-		return jd_fail(c, path, "expected \"deny\" or \"allow\", got \"%s\"", s);
+		return dispatch_fail(c, path, "expected \"deny\" or \"allow\", got \"%s\"", s);
 	return 0;
 }
 
@@ -257,7 +257,7 @@ static int read_network(struct jd_ctx *c, const char *path, json_t *v, struct wh
 	int r;
 
 	n->count = 1;
-	r = jd_dispatch(c, path, v, fields, false, n);
+	r = dispatch_run(c, path, v, fields, false, n);
 	if (r < 0)
 		return r;
 	if (!n->namespace && !(n->namespace = strdup("")))
@@ -272,7 +272,7 @@ static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	json_t *x;
 
 	if (json_array_size(v) > WH_MAX_NETWORKS)
-		return jd_fail(c, path, "more than %d networks", WH_MAX_NETWORKS);
+		return dispatch_fail(c, path, "more than %d networks", WH_MAX_NETWORKS);
 	g->networks = calloc(json_array_size(v) + 1, sizeof(*g->networks));
 	if (!g->networks)
 		return -ENOMEM;
@@ -280,7 +280,7 @@ static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
 		char sub[256];
 		int r;
 
-		jd_path_idx(sub, sizeof(sub), path, i);
+		dispatch_path_idx(sub, sizeof(sub), path, i);
 		r = read_network(c, sub, x, &g->networks[i]);
 		g->n_networks = i + 1; /* freed by group_clear even when half read */
 		if (r < 0)
@@ -288,7 +288,7 @@ static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(g->networks[j].namespace, g->networks[i].namespace) &&
 			    !strcmp(g->networks[j].name, g->networks[i].name))
-				return jd_fail(c, sub, "%s%s%s is listed twice in this group", g->networks[i].namespace,
+				return dispatch_fail(c, sub, "%s%s%s is listed twice in this group", g->networks[i].namespace,
 					       *g->networks[i].namespace ? "/" : "", g->networks[i].name);
 	}
 	return 0;
@@ -309,11 +309,11 @@ static int read_resources(struct jd_ctx *c, const char *path, json_t *v, void *t
 		const char *why;
 		int r;
 
-		jd_path_key(sub, sizeof(sub), path, key);
-		if (!k8s_extended_resource(key, &why))
-			return jd_fail(c, sub, "%s", why);
+		dispatch_path_key(sub, sizeof(sub), path, key);
+		if (!config_extended_resource(key, &why))
+			return dispatch_fail(c, sub, "%s", why);
 		if (!json_is_integer(x))
-			return jd_fail(c, sub, "expected a count (an integer), got %s", jd_type_name(x));
+			return dispatch_fail(c, sub, "expected a count (an integer), got %s", dispatch_type_name(x));
 		if ((r = read_count(c, sub, x, &res->count)) < 0)
 			return r;
 		if (!(res->name = strdup(key)))
@@ -339,11 +339,11 @@ static int read_group(struct jd_ctx *c, const char *path, json_t *v, struct wh_g
 	int r;
 
 	g->ipc_lock = g->shm = g->memory_warning = true;
-	r = jd_dispatch(c, path, v, fields, false, g);
+	r = dispatch_run(c, path, v, fields, false, g);
 	if (r < 0)
 		return r;
 	if (g->n_networks == 0 && g->n_resources == 0)
-		return jd_fail(c, path, "a group needs networks or resources");
+		return dispatch_fail(c, path, "a group needs networks or resources");
 	return 0;
 }
 
@@ -354,9 +354,9 @@ static int read_groups(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	json_t *x;
 
 	if (json_object_size(v) == 0)
-		return jd_fail(c, path, "no groups");
+		return dispatch_fail(c, path, "no groups");
 	if (json_object_size(v) > WH_MAX_GROUPS)
-		return jd_fail(c, path, "more than %d groups", WH_MAX_GROUPS);
+		return dispatch_fail(c, path, "more than %d groups", WH_MAX_GROUPS);
 	cfg->groups = calloc(json_object_size(v), sizeof(*cfg->groups));
 	if (!cfg->groups)
 		return -ENOMEM;
@@ -365,10 +365,10 @@ static int read_groups(struct jd_ctx *c, const char *path, json_t *v, void *t)
 		char sub[256];
 		int r;
 
-		jd_path_key(sub, sizeof(sub), path, key);
+		dispatch_path_key(sub, sizeof(sub), path, key);
 		/* the value of an annotation, and one element of a comma list of them */
 		if (!*key || strlen(key) > 63 || strpbrk(key, ", \t\n\r"))
-			return jd_fail(c, sub, "a group name is 1 to 63 characters without commas or blanks");
+			return dispatch_fail(c, sub, "a group name is 1 to 63 characters without commas or blanks");
 		if (!(g->name = strdup(key)))
 			return -ENOMEM;
 		cfg->n_groups++;
@@ -389,11 +389,11 @@ static int read_gpu_resources(struct jd_ctx *c, const char *path, json_t *v, voi
 		char sub[256];
 		const char *why;
 
-		jd_path_idx(sub, sizeof(sub), path, i);
+		dispatch_path_idx(sub, sizeof(sub), path, i);
 		if (!json_is_string(x))
-			return jd_fail(c, sub, "expected a string, got %s", jd_type_name(x));
-		if (!k8s_extended_resource(json_string_value(x), &why))
-			return jd_fail(c, sub, "\"%s\": %s", json_string_value(x), why);
+			return dispatch_fail(c, sub, "expected a string, got %s", dispatch_type_name(x));
+		if (!config_extended_resource(json_string_value(x), &why))
+			return dispatch_fail(c, sub, "\"%s\": %s", json_string_value(x), why);
 		if (webhook_config_is_gpu(cfg, json_string_value(x)))
 			continue;
 		if (strv_extend(&cfg->gpu_resources, &n, json_string_value(x)) < 0)
@@ -412,14 +412,14 @@ static int check_cross(struct jd_ctx *c, const struct webhook_config *cfg)
 
 		for (size_t j = 0; j < g->n_networks; j++)
 			if (g->networks[j].resource && webhook_config_is_gpu(cfg, g->networks[j].resource)) {
-				jd_path_key(path, sizeof(path), "groups", g->name);
-				return jd_fail(c, path, "network %s uses %s, which gpuResources names as a GPU",
+				dispatch_path_key(path, sizeof(path), "groups", g->name);
+				return dispatch_fail(c, path, "network %s uses %s, which gpuResources names as a GPU",
 					       g->networks[j].name, g->networks[j].resource);
 			}
 		for (size_t j = 0; j < g->n_resources; j++)
 			if (webhook_config_is_gpu(cfg, g->resources[j].name)) {
-				jd_path_key(path, sizeof(path), "groups", g->name);
-				return jd_fail(c, path, "resources: %s is named in gpuResources as a GPU",
+				dispatch_path_key(path, sizeof(path), "groups", g->name);
+				return dispatch_fail(c, path, "resources: %s is named in gpuResources as a GPU",
 					       g->resources[j].name);
 			}
 	}
@@ -450,7 +450,7 @@ int webhook_config_parse(const char *buf, size_t len, struct webhook_config **re
 		return -ENOMEM;
 	}
 	cfg->on_error = WH_ON_ERROR_DENY;
-	r = jd_dispatch(&c, "", doc, fields, false, cfg);
+	r = dispatch_run(&c, "", doc, fields, false, cfg);
 	if (r == 0)
 		r = check_cross(&c, cfg);
 	json_decref(doc);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int jd_fail(struct jd_ctx *c, const char *path, const char *fmt, ...)
+int dispatch_fail(struct jd_ctx *c, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;
@@ -33,7 +33,7 @@ static bool plain_key(const char *k)
 	return true;
 }
 
-void jd_path_key(char *dst, size_t n, const char *base, const char *key)
+void dispatch_path_key(char *dst, size_t n, const char *base, const char *key)
 {
 	int l;
 
@@ -49,7 +49,7 @@ void jd_path_key(char *dst, size_t n, const char *base, const char *key)
 			*p = '?';
 }
 
-void jd_path_idx(char *dst, size_t n, const char *base, size_t i)
+void dispatch_path_idx(char *dst, size_t n, const char *base, size_t i)
 {
 	int l = snprintf(dst, n, "%s[%zu]", base ? base : "", i);
 
@@ -57,7 +57,7 @@ void jd_path_idx(char *dst, size_t n, const char *base, size_t i)
 		dst[n - 1] = '\0';
 }
 
-const char *jd_type_name(const json_t *v)
+const char *dispatch_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "an object";
@@ -98,9 +98,9 @@ static int store_default(struct jd_ctx *c, const char *path, const struct jd_fie
 	switch (f->type) {
 	case JSON_STRING:
 		if (strlen(json_string_value(v)) != json_string_length(v))
-			return jd_fail(c, path, "contains a NUL byte");
+			return dispatch_fail(c, path, "contains a NUL byte");
 		if ((f->flags & JD_NONEMPTY) && json_string_length(v) == 0)
-			return jd_fail(c, path, "must not be empty");
+			return dispatch_fail(c, path, "must not be empty");
 		*(const char **)target = json_string_value(v);
 		return 0;
 	case JD_BOOL:
@@ -115,7 +115,7 @@ static int store_default(struct jd_ctx *c, const char *path, const struct jd_fie
 	}
 }
 
-int jd_dispatch(struct jd_ctx *c, const char *path, json_t *obj, const struct jd_field *fields, bool allow_unknown,
+int dispatch_run(struct jd_ctx *c, const char *path, json_t *obj, const struct jd_field *fields, bool allow_unknown,
 		void *base)
 {
 	const char *key;
@@ -123,7 +123,7 @@ int jd_dispatch(struct jd_ctx *c, const char *path, json_t *obj, const struct jd
 	size_t n = 0;
 
 	if (!json_is_object(obj))
-		return jd_fail(c, path, "expected an object, got %s", jd_type_name(obj));
+		return dispatch_fail(c, path, "expected an object, got %s", dispatch_type_name(obj));
 	while (fields[n].name)
 		n++;
 	if (!allow_unknown)
@@ -136,8 +136,8 @@ int jd_dispatch(struct jd_ctx *c, const char *path, json_t *obj, const struct jd
 			if (i == n) {
 				char sub[256];
 
-				jd_path_key(sub, sizeof(sub), path, key);
-				return jd_fail(c, sub, "unknown key");
+				dispatch_path_key(sub, sizeof(sub), path, key);
+				return dispatch_fail(c, sub, "unknown key");
 			}
 		}
 	for (size_t i = 0; i < n; i++) {
@@ -146,16 +146,16 @@ int jd_dispatch(struct jd_ctx *c, const char *path, json_t *obj, const struct jd
 		int r;
 
 		v = json_object_get(obj, f->name);
-		jd_path_key(sub, sizeof(sub), path, f->name);
+		dispatch_path_key(sub, sizeof(sub), path, f->name);
 		if (v && json_is_null(v) && (f->flags & JD_NULLABLE))
 			v = NULL;
 		if (!v) {
 			if (f->flags & JD_MANDATORY)
-				return jd_fail(c, sub, "missing");
+				return dispatch_fail(c, sub, "missing");
 			continue;
 		}
 		if (!type_ok(f->type, v))
-			return jd_fail(c, sub, "expected %s, got %s", want_name(f->type), jd_type_name(v));
+			return dispatch_fail(c, sub, "expected %s, got %s", want_name(f->type), dispatch_type_name(v));
 		r = f->fn ? f->fn(c, sub, v, (char *)base + f->offset)
 			  : store_default(c, sub, f, v, (char *)base + f->offset);
 		if (r < 0)

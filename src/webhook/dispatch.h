@@ -32,7 +32,7 @@ struct jd_field {
 	const char *name;
 	int type;
 	jd_fn fn;      /* NULL: the default for the type, see below */
-	size_t offset; /* into the base pointer handed to jd_dispatch */
+	size_t offset; /* into the base pointer handed to dispatch_run */
 	unsigned flags;
 };
 
@@ -40,16 +40,16 @@ struct jd_field {
  * lives), an object, array or JD_ANY as `json_t *` (borrowed), JD_BOOL as `bool`, an integer as
  * `json_int_t`. Unknown keys are an error unless allow_unknown (an AdmissionReview grows fields;
  * a config must not: a typo there is silent misconfiguration). Returns 0 or -EINVAL / -ENOMEM. */
-int jd_dispatch(struct jd_ctx *c, const char *path, json_t *obj, const struct jd_field *fields, bool allow_unknown,
+int dispatch_run(struct jd_ctx *c, const char *path, json_t *obj, const struct jd_field *fields, bool allow_unknown,
 		void *base);
 
-int jd_fail(struct jd_ctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int dispatch_fail(struct jd_ctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* "base.key" / "base[i]" into dst (cut short, never overflowing: paths only end up in messages).
  * Keys that are not plain words are quoted: groups["a.b"]. */
-void jd_path_key(char *dst, size_t n, const char *base, const char *key);
-void jd_path_idx(char *dst, size_t n, const char *base, size_t i);
+void dispatch_path_key(char *dst, size_t n, const char *base, const char *key);
+void dispatch_path_idx(char *dst, size_t n, const char *base, size_t i);
 
-const char *jd_type_name(const json_t *v);
+const char *dispatch_type_name(const json_t *v);
 
 #endif

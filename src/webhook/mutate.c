@@ -86,7 +86,7 @@ static int child_of(struct mctx *m, json_t *obj, const char *key, const char *pa
 			return -ENOMEM;
 	} else if (json_typeof(v) != type) {
 		return deny(m, "%s: expected %s, got %s", path, type == JSON_ARRAY ? "an array" : "an object",
-			    jd_type_name(v));
+			    dispatch_type_name(v));
 	}
 	*ret = v;
 	return 0;
@@ -102,7 +102,7 @@ static int child_array(struct mctx *m, json_t *obj, const char *key, const char 
 	return child_of(m, obj, key, path, JSON_ARRAY, ret);
 }
 
-int quantity_count(const json_t *v, unsigned long long *ret)
+int mutate_quantity_count(const json_t *v, unsigned long long *ret)
 {
 	static const struct {
 		const char *suffix;
@@ -153,7 +153,7 @@ static int annotation_string(struct mctx *m, const json_t *ann, const char *key,
 	if (!v)
 		return 0;
 	if (!json_is_string(v))
-		return deny(m, "metadata.annotations[\"%s\"]: expected a string, got %s", key, jd_type_name(v));
+		return deny(m, "metadata.annotations[\"%s\"]: expected a string, got %s", key, dispatch_type_name(v));
 	*ret = json_string_value(v);
 	return 0;
 }
@@ -259,7 +259,7 @@ static int pick_container(struct mctx *m, const json_t *ann)
 		return deny(m, "spec.containers: %s", cs ? "expected a non-empty array" : "missing");
 	json_array_foreach(cs, i, c)
 		if (!json_is_object(c))
-			return deny(m, "spec.containers[%zu]: expected an object, got %s", i, jd_type_name(c));
+			return deny(m, "spec.containers[%zu]: expected an object, got %s", i, dispatch_type_name(c));
 	r = annotation_string(m, ann, ANNOTATION_CONTAINER, &want);
 	if (r < 0)
 		return r;
@@ -426,7 +426,7 @@ static int read_count(struct mctx *m, const json_t *obj, const char *kind, const
 	*ret = 0;
 	if (!v)
 		return 0;
-	if (quantity_count(v, ret) < 0)
+	if (mutate_quantity_count(v, ret) < 0)
 		return deny(m, "spec.containers[%zu].resources.%s[\"%s\"]: not a whole number of devices", m->ci, kind,
 			    name);
 	return 0;
@@ -438,7 +438,7 @@ static int set_count(json_t *obj, const char *name, unsigned long long v, bool *
 	unsigned long long have;
 	char buf[32];
 
-	if (cur && quantity_count(cur, &have) == 0 && have == v)
+	if (cur && mutate_quantity_count(cur, &have) == 0 && have == v)
 		return 0;
 	snprintf(buf, sizeof(buf), "%llu", v);
 	*changed = true;
@@ -666,13 +666,13 @@ static int run(struct mctx *m, const json_t *pod)
 	int r;
 
 	if (!json_is_object(pod))
-		return deny(m, "the object is %s, not a pod", jd_type_name(pod));
+		return deny(m, "the object is %s, not a pod", dispatch_type_name(pod));
 	meta = json_object_get(pod, "metadata");
 	if (meta && !json_is_object(meta) && !json_is_null(meta))
-		return deny(m, "metadata: expected an object, got %s", jd_type_name(meta));
+		return deny(m, "metadata: expected an object, got %s", dispatch_type_name(meta));
 	ann = meta ? json_object_get(meta, "annotations") : NULL;
 	if (ann && !json_is_object(ann) && !json_is_null(ann))
-		return deny(m, "metadata.annotations: expected an object, got %s", jd_type_name(ann));
+		return deny(m, "metadata.annotations: expected an object, got %s", dispatch_type_name(ann));
 	if ((r = annotation_string(m, ann, ANNOTATION_GROUPS, &mine)) < 0 ||
 	    (r = annotation_string(m, ann, ANNOTATION_GROUPS_SPIDERPOOL, &theirs)) < 0)
 		return r;
@@ -697,7 +697,7 @@ static int run(struct mctx *m, const json_t *pod)
 	return 0;
 }
 
-int pod_mutate(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret)
+int mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret)
 {
 	struct mctx *m;
 	int r;

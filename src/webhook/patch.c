@@ -7,7 +7,7 @@
 
 #include "util/cleanup.h"
 
-char *json_pointer_escape(const char *key)
+char *patch_pointer_escape(const char *key)
 {
 	size_t n = 0;
 	char *out, *o;
@@ -48,7 +48,7 @@ static int op(json_t *ops, const char *what, const char *path, const json_t *val
 
 static char *child_key(const char *path, const char *key)
 {
-	_cleanup_free_ char *esc = json_pointer_escape(key);
+	_cleanup_free_ char *esc = patch_pointer_escape(key);
 	char *s;
 
 	if (!esc || asprintf(&s, "%s/%s", path, esc) < 0)
@@ -117,7 +117,7 @@ static int diff(json_t *ops, const char *path, const json_t *a, const json_t *b)
 	return op(ops, "replace", path, b);
 }
 
-json_t *json_patch_diff(const json_t *a, const json_t *b)
+json_t *patch_diff(const json_t *a, const json_t *b)
 {
 	json_t *ops = json_array();
 

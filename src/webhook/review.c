@@ -50,7 +50,7 @@ struct outcome {
 	enum review_log level;
 };
 
-char *base64_encode(const void *buf, size_t len)
+char *review_base64_encode(const void *buf, size_t len)
 {
 	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *in = buf;
@@ -89,7 +89,7 @@ static int read_gvk(struct jd_ctx *c, const char *path, json_t *v, void *t)
 		{},
 	};
 
-	return jd_dispatch(c, path, v, fields, true, t);
+	return dispatch_run(c, path, v, fields, true, t);
 }
 
 static int read_resource(struct jd_ctx *c, const char *path, json_t *v, void *t)
@@ -99,7 +99,7 @@ static int read_resource(struct jd_ctx *c, const char *path, json_t *v, void *t)
 		{},
 	};
 
-	return jd_dispatch(c, path, v, fields, true, t);
+	return dispatch_run(c, path, v, fields, true, t);
 }
 
 static int read_uid(struct jd_ctx *c, const char *path, json_t *v, void *t)
@@ -108,12 +108,12 @@ static int read_uid(struct jd_ctx *c, const char *path, json_t *v, void *t)
 
 	/* echoed back and logged: a UID is a UUID, keep it to something printable and short */
 	if (json_string_length(v) == 0 || json_string_length(v) > 128)
-		return jd_fail(c, path, "expected 1 to 128 characters");
+		return dispatch_fail(c, path, "expected 1 to 128 characters");
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x21 || *p == 0x7f)
-			return jd_fail(c, path, "contains a control character or blank");
+			return dispatch_fail(c, path, "contains a control character or blank");
 	if (strlen(s) != json_string_length(v))
-		return jd_fail(c, path, "contains a NUL byte");
+		return dispatch_fail(c, path, "contains a NUL byte");
 	*(const char **)t = s;
 	return 0;
 }
@@ -148,7 +148,7 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 		snprintf(err, errlen, "not JSON: line %d column %d: %s", je.line, je.column, je.text);
 		return -EBADMSG;
 	}
-	r = jd_dispatch(&c, "", *doc, top, true, rv);
+	r = dispatch_run(&c, "", *doc, top, true, rv);
 	if (r < 0)
 		return -EBADMSG;
 	if (strcmp(rv->kind, "AdmissionReview") != 0) {
@@ -159,7 +159,7 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 		snprintf(err, errlen, "apiVersion: expected admission.k8s.io/v1, got \"%.64s\"", rv->api_version);
 		return -EBADMSG;
 	}
-	r = jd_dispatch(&c, "request", rv->request, request, true, rv);
+	r = dispatch_run(&c, "request", rv->request, request, true, rv);
 	return r < 0 ? -EBADMSG : 0;
 }
 
@@ -191,7 +191,7 @@ static int respond(const struct review *rv, struct outcome *o, struct review_ans
 	}
 	if (o->patch && json_array_size(o->patch) > 0) {
 		patch_text = json_dumps(o->patch, JSON_COMPACT);
-		patch64 = patch_text ? base64_encode(patch_text, strlen(patch_text)) : NULL;
+		patch64 = patch_text ? review_base64_encode(patch_text, strlen(patch_text)) : NULL;
 		if (!patch64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) < 0 ||
 		    json_object_set_new(resp, "patch", json_string(patch64)) < 0)
 			return -ENOMEM;
@@ -245,7 +245,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 
 	if (!label)
 		return -ENOMEM;
-	r = pod_mutate(cfg, rv->object, rv->namespace, mr);
+	r = mutate_pod(cfg, rv->object, rv->namespace, mr);
 	if (r < 0)
 		return r;
 	o->warnings = mr->warnings;
@@ -273,7 +273,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 		return asprintf(&o->summary, "%s: admitted unchanged (groups %s, onError allow): %s", label, mr->groups,
 				mr->denied) < 0 ? -ENOMEM : 0;
 	}
-	o->patch = json_patch_diff(rv->object, mr->pod);
+	o->patch = patch_diff(rv->object, mr->pod);
 	if (!o->patch)
 		return -ENOMEM;
 	what = mr->n_changes ? strv_join(mr->changes, ", ") : strdup("nothing to add (already there)");

@@ -25,6 +25,6 @@ int review_handle(const struct webhook_config *cfg, const char *body, size_t len
 void review_answer_clear(struct review_answer *a);
 
 /* RFC 4648 base64 of buf[0..len), malloc'd. */
-char *base64_encode(const void *buf, size_t len);
+char *review_base64_encode(const void *buf, size_t len);
 
 #endif

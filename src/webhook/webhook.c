@@ -100,7 +100,7 @@ static int load_config(const char *path, struct webhook_config **cfg, char **tex
 	size_t len = 0;
 	int r;
 
-	r = read_file_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
+	r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", path, r == -EFBIG ? "larger than 4 MiB" : strerror(-r));
 		return r;
@@ -589,7 +589,7 @@ static int explain(const struct opts *o)
 		fprintf(stderr, "rdmak webhook: %s\n", err);
 		return EXIT_USAGE;
 	}
-	r = read_file_at(AT_FDCWD, o->pod_file, POD_MAX, &buf, &len);
+	r = fileio_read_at(AT_FDCWD, o->pod_file, POD_MAX, &buf, &len);
 	if (r < 0) {
 		fprintf(stderr, "rdmak webhook: %s: %s\n", o->pod_file, strerror(-r));
 		ret = EXIT_USAGE;
@@ -607,9 +607,9 @@ static int explain(const struct opts *o)
 	n = find_templates(out, tpl, where, ELEMENTSOF(tpl));
 	for (size_t i = 0; i < n; i++) {
 		snprintf(ex[i].where, sizeof(ex[i].where), "%s", where[i]);
-		if (pod_mutate(cfg, tpl[i], ns, &ex[i].mr) < 0)
+		if (mutate_pod(cfg, tpl[i], ns, &ex[i].mr) < 0)
 			goto out;
-		ex[i].patch = json_patch_diff(tpl[i], ex[i].mr.pod);
+		ex[i].patch = patch_diff(tpl[i], ex[i].mr.pod);
 		if (!ex[i].patch)
 			goto out;
 	}

@@ -40,9 +40,9 @@ static void as_pod(const uint8_t *data, size_t size)
 
 	if (doc_parse((const char *)data, size, &pod, NULL, err, sizeof(err)) < 0)
 		return;
-	if (pod_mutate(cfg, pod, "spiderpool", &a) == 0) {
-		if (a.groups && !a.denied && pod_mutate(cfg, a.pod, "spiderpool", &b) == 0) {
-			patch = json_patch_diff(a.pod, b.pod);
+	if (mutate_pod(cfg, pod, "spiderpool", &a) == 0) {
+		if (a.groups && !a.denied && mutate_pod(cfg, a.pod, "spiderpool", &b) == 0) {
+			patch = patch_diff(a.pod, b.pod);
 			if (patch && (json_array_size(patch) != 0 || b.denied))
 				__builtin_trap(); /* a second pass must change nothing */
 			json_decref(patch);

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 		struct cnispec_error err = { 0 };
 		size_t len;
 
-		if (read_file_at(AT_FDCWD, argv[i], 1 << 20, &buf, &len) < 0) {
+		if (fileio_read_at(AT_FDCWD, argv[i], 1 << 20, &buf, &len) < 0) {
 			fprintf(stderr, "cni_conf_check: cannot read %s\n", argv[i]);
 			return 2;
 		}

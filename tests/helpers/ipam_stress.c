@@ -37,7 +37,7 @@ static struct ipam_config *load(const char *path)
 	struct ipam_config *c = NULL;
 	size_t len;
 
-	if (read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipam_config_load(buf, len, &c, &err) < 0) {
+	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipam_config_load(buf, len, &c, &err) < 0) {
 		fprintf(stderr, "ipam_stress: %s: %s\n", path, err.details);
 		exit(2);
 	}
@@ -293,7 +293,7 @@ static int verify(const char *cfg_path, const char *valid_path)
 		struct cnispec_error err = { 0 };
 		size_t len;
 
-		if (read_file_at(AT_FDCWD, valid_path, 64 << 20, &buf, &len) < 0 ||
+		if (fileio_read_at(AT_FDCWD, valid_path, 64 << 20, &buf, &len) < 0 ||
 		    asprintf(&doc, "{\"cniVersion\":\"1.1.0\",\"name\":\"v\",\"type\":\"t\",\"cni.dev/valid-attachments\":%s}",
 			     buf) < 0 ||
 		    cnispec_conf_parse(doc, strlen(doc), CNISPEC_CMD_GC, &v.valid, &err) < 0) {

@@ -41,14 +41,14 @@ static void parse_capture(const char *name, struct pt_out *o)
 	size_t len = 0;
 
 	snprintf(path, sizeof(path), "%s/tests/captures/bench/%s", top(), name);
-	assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 24, &buf, &len), 0);
-	assert_int_equal(pt_parse(buf, len, o), 0);
+	assert_int_equal(fileio_read_at(AT_FDCWD, path, 1 << 24, &buf, &len), 0);
+	assert_int_equal(perftest_parse(buf, len, o), 0);
 	free(buf);
 }
 
 static bool has_event(const struct pt_out *o, enum pt_event_kind k)
 {
-	return pt_event_find(o, k) != NULL;
+	return perftest_event_find(o, k) != NULL;
 }
 
 /* ---- the parser ------------------------------------------------------------------------------ */
@@ -75,20 +75,20 @@ static void test_parse_seed002(void **st)
 	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 0.059098) < 1e-9); /* the 6-decimal form below 0.1 Gb/s */
 	assert_int_equal(o.rows[22].bytes, 8388608);
-	r = pt_judged_row(&o, &small);
+	r = perftest_judged_row(&o, &small);
 	assert_false(small);
 	assert_int_equal(r->bytes, 1048576); /* the first of the 98.38 rows */
 	assert_true(fabs(r->avg - 98.38) < 1e-9);
 	assert_false(o.server);
-	assert_false(pt_failed(&o));
-	pt_out_free(&o);
+	assert_false(perftest_failed(&o));
+	perftest_out_free(&o);
 
 	parse_capture("s002-host-server.txt", &o);
 	assert_true(o.server);
 	assert_int_equal(o.tx_depth, -1); /* the server prints no TX depth */
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].bytes, 8388608);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s002-gpu-client.txt", &o);
 	assert_true(o.cuda);
@@ -99,15 +99,15 @@ static void test_parse_seed002(void **st)
 	assert_int_equal(o.qps, 2);
 	assert_int_equal(o.n_local, 2);
 	assert_int_equal(o.n_rows, 23);
-	r = pt_judged_row(&o, NULL);
+	r = perftest_judged_row(&o, NULL);
 	assert_int_equal(r->bytes, 65536);
 	assert_true(fabs(r->avg - 81.24) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s002-gpu-server.txt", &o);
 	assert_true(o.server && o.cuda);
 	assert_int_equal(o.cuda_bus, 0x57);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 }
 
 static void test_parse_seed003(void **st)
@@ -125,37 +125,37 @@ static void test_parse_seed003(void **st)
 	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 94.71) < 1e-9);
 	assert_int_equal(o.cq_mod, 1);
-	e = pt_event_find(&o, PT_EV_CPU_FREQ);
+	e = perftest_event_find(&o, PT_EV_CPU_FREQ);
 	assert_non_null(e);
 	assert_true(e->val == 1000.0 && fabs(e->val2 - 3013.932) < 1e-9);
-	assert_false(pt_failed(&o));
-	pt_out_free(&o);
+	assert_false(perftest_failed(&o));
+	perftest_out_free(&o);
 
 	parse_capture("s003-a100-loopback.txt", &o);
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.n_duplicates, 1);
 	assert_true(fabs(o.rows[0].avg - 183.61) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s003-portdown-server.txt", &o);
-	e = pt_event_find(&o, PT_EV_PORT_STATE);
+	e = perftest_event_find(&o, PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_int_equal(e->arg, 1);
 	assert_string_equal(e->what, "Down");
-	assert_true(pt_failed(&o));
+	assert_true(perftest_failed(&o));
 	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s003-portdown-client.txt", &o);
-	assert_non_null(pt_event_find(&o, PT_EV_PORT_STATE));
-	pt_out_free(&o);
+	assert_non_null(perftest_event_find(&o, PT_EV_PORT_STATE));
+	perftest_out_free(&o);
 
 	parse_capture("s003-bond-notfound.txt", &o);
-	e = pt_event_find(&o, PT_EV_DEVICE_NOT_FOUND);
+	e = perftest_event_find(&o, PT_EV_DEVICE_NOT_FOUND);
 	assert_non_null(e);
 	assert_string_equal(e->what, "mlx5_bond_0");
 	assert_true(has_event(&o, PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s003-readbw-server.txt", &o);
 	assert_string_equal(o.verb, "RDMA_Read");
@@ -164,14 +164,14 @@ static void test_parse_seed003(void **st)
 	assert_true(o.server);
 	assert_true(has_event(&o, PT_EV_READ_KEYS));
 	assert_int_equal(o.n_events, 1); /* three lines, one message */
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("s003-readbw-client.txt", &o);
-	e = pt_event_find(&o, PT_EV_MR);
+	e = perftest_event_find(&o, PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1);
 	assert_true(has_event(&o, PT_EV_RESOURCES));
-	pt_out_free(&o);
+	perftest_out_free(&o);
 }
 
 static void test_parse_real_outputs(void **st)
@@ -186,13 +186,13 @@ static void test_parse_real_outputs(void **st)
 	assert_true(o.gid_printed);
 	assert_false(o.zero_gid);
 	assert_int_equal(o.n_rows, 0);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("F2.txt", &o); /* -a sweep cut at the 16 B row */
 	assert_int_equal(o.n_rows, 3);
-	assert_non_null(pt_judged_row(&o, &small));
+	assert_non_null(perftest_judged_row(&o, &small));
 	assert_true(small);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("F3.txt", &o); /* no dashes before the header, "ibv_wr* API: ON" */
 	assert_string_equal(o.device, "mlx5_bond_1");
@@ -203,59 +203,59 @@ static void test_parse_real_outputs(void **st)
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].iters, 1765470);
 	assert_true(fabs(o.rows[0].avg - 184.94) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("F4.txt", &o);
 	assert_string_equal(o.title, "RDMA_Write Post List BW Test");
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].bytes, 8);
 	assert_true(fabs(o.rows[0].msg_rate - 7.498617) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("F5.txt", &o);
 	assert_true(o.rdma_cm);
 	assert_int_equal(o.n_rows, 1); /* the second row is cut */
 	assert_true(o.rows[0].peak == 0.0);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G1.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_DEVICE));
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G2.txt", &o); /* quoted with "  > " */
-	e = pt_event_find(&o, PT_EV_PORT_STATE);
+	e = perftest_event_find(&o, PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_string_equal(e->what, "Down");
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G3.txt", &o);
 	assert_true(has_event(&o, PT_EV_READ_KEYS));
 	assert_true(has_event(&o, PT_EV_QP_STATE));
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G4.txt", &o);
 	assert_true(o.cuda);
-	e = pt_event_find(&o, PT_EV_MR);
+	e = perftest_event_find(&o, PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1); /* #31 first, without the errno */
 	assert_int_equal(e[0].kind, PT_EV_MR);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G5.txt", &o);
-	e = pt_event_find(&o, PT_EV_ARGS);
+	e = perftest_event_find(&o, PT_EV_ARGS);
 	assert_non_null(e);
 	assert_string_equal(e->what, "CUDA DMA-BUF cannot be used without CUDA");
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G6.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_PROVIDER));
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("G7.txt", &o);
 	assert_true(o.zero_gid);
 	assert_int_equal(o.gid_index, 0);
 	assert_int_equal(o.mtu, 1024);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 }
 
 static void test_parse_other(void **st)
@@ -272,25 +272,25 @@ static void test_parse_other(void **st)
 	assert_int_equal(o.n_remote, 16);
 	assert_true(o.rdma_cm);
 	assert_true(has_event(&o, PT_EV_NO_PEAK));
-	assert_int_equal(pt_event_find(&o, PT_EV_MTU_CHANGED)->arg, 3);
+	assert_int_equal(perftest_event_find(&o, PT_EV_MTU_CHANGED)->arg, 3);
 	assert_int_equal(o.n_rows, 1);
 	assert_true(fabs(o.rows[0].avg - 180.47) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("spiderpool-ib-read-lat.txt", &o);
 	assert_int_equal(o.kind, PT_KIND_LAT);
 	assert_string_equal(o.device, "mlx5_8");
-	r = pt_judged_row(&o, NULL);
+	r = perftest_judged_row(&o, NULL);
 	assert_non_null(r);
 	assert_int_equal(r->unit, PT_UNIT_USEC);
 	assert_int_equal(r->bytes, 2);
 	assert_int_equal(r->iters, 1000);
 	assert_true(fabs(r->t_typical - 1.90) < 1e-9 && fabs(r->t_p999 - 12.20) < 1e-9 && fabs(r->t_min - 1.84) < 1e-9);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 
 	parse_capture("local-no-devices.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_DEVICE));
-	pt_out_free(&o);
+	perftest_out_free(&o);
 }
 
 static void test_parse_edges(void **st)
@@ -300,42 +300,42 @@ static void test_parse_edges(void **st)
 	static const char junk[] = "\0\0#bytes\r\n 1 2 3\n\xff\xfe 99999999999999999999999 1\n";
 	struct pt_out o;
 
-	assert_int_equal(pt_parse(mb, sizeof(mb) - 1, &o), 0);
+	assert_int_equal(perftest_parse(mb, sizeof(mb) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].unit, PT_UNIT_MIBPS);
 	/* perftest's MB is 2^20 bytes: 10401.68 MiB/s = 87.26 Gb/s */
-	assert_true(fabs(pt_gbps(&o.rows[0], o.rows[0].avg) - 87.2557) < 1e-3);
-	pt_out_free(&o);
-	assert_int_equal(pt_parse(junk, sizeof(junk) - 1, &o), 0);
+	assert_true(fabs(perftest_gbps(&o.rows[0], o.rows[0].avg) - 87.2557) < 1e-3);
+	perftest_out_free(&o);
+	assert_int_equal(perftest_parse(junk, sizeof(junk) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 0);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 	/* perftest's completion errors, both forms (PR #342 names the status, older ones print 12) */
 	static const char old_form[] = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
 
-	assert_int_equal(pt_parse(old_form, sizeof(old_form) - 1, &o), 0);
+	assert_int_equal(perftest_parse(old_form, sizeof(old_form) - 1, &o), 0);
 	assert_int_equal(o.n_events, 1);
 	assert_int_equal(o.events[0].kind, PT_EV_COMPLETION);
 	assert_int_equal(o.events[0].arg, 12);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 	{
 		static const char m[] = " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
 		struct bench_ceiling c = { 0 };
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
 
-		assert_int_equal(pt_parse(m, sizeof(m) - 1, &o), 0);
-		assert_int_equal(pt_event_find(&o, PT_EV_COMPLETION)->arg, 12);
+		assert_int_equal(perftest_parse(m, sizeof(m) - 1, &o), 0);
+		assert_int_equal(perftest_event_find(&o, PT_EV_COMPLETION)->arg, 12);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(diagnose(NULL, &o, NULL, NULL, NULL, &c, &v), 0);
+		assert_int_equal(bench_diagnose(NULL, &o, NULL, NULL, NULL, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		assert_string_equal(v.reasons[0].code, "retry_exceeded");
 		verdict_free(&v);
-		pt_out_free(&o);
+		perftest_out_free(&o);
 	}
-	assert_int_equal(pt_parse("", 0, &o), 0);
+	assert_int_equal(perftest_parse("", 0, &o), 0);
 	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
-	pt_out_free(&o);
+	perftest_out_free(&o);
 }
 
 /* ---- the ceiling model ---------------------------------------------------------------------- */
@@ -556,7 +556,7 @@ static void judge_case(const struct vcase *k)
 		snprintf(root, sizeof(root), "%s/%s", nodes(), k->node);
 		assert_int_equal(bench_roots_set(&roots, root, NULL, NULL), 0);
 	}
-	r = pt_judged_row(&o, NULL);
+	r = perftest_judged_row(&o, NULL);
 	in.device = k->device ? k->device : o.device[0] ? o.device : NULL;
 	in.gid_index = o.gid_index;
 	in.mtu = o.mtu;
@@ -572,7 +572,7 @@ static void judge_case(const struct vcase *k)
 	assert_int_equal(ceiling_compute(m.ctx, m.node, &in, &c), 0);
 	bench_thresholds_default(&t);
 	assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-	assert_int_equal(diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node ? &roots : NULL, &c, &v), 0);
+	assert_int_equal(bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node ? &roots : NULL, &c, &v), 0);
 	for (size_t i = 0; i < v.n_reasons; i++) {
 		if (strcmp(v.reasons[i].code, k->code))
 			continue;
@@ -588,8 +588,8 @@ static void judge_case(const struct vcase *k)
 	if (v.status != k->status)
 		fail_msg("%s: verdict %s, wants %s", k->capture, bench_status_name(v.status), bench_status_name(k->status));
 	verdict_free(&v);
-	pt_out_free(&o);
-	pt_out_free(&peer);
+	perftest_out_free(&o);
+	perftest_out_free(&peer);
 	if (k->node)
 		model_free(&m);
 }
@@ -640,20 +640,20 @@ static void test_failure_messages(void **st)
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
 
-		assert_int_equal(pt_parse(k->text, strlen(k->text), &o), 0);
-		assert_true(pt_failed(&o));
+		assert_int_equal(perftest_parse(k->text, strlen(k->text), &o), 0);
+		assert_true(perftest_failed(&o));
 		if (k->node)
 			model_load(&m, k->node);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(diagnose(m.ctx, &o, NULL, m.node, NULL, &c, &v), 0);
+		assert_int_equal(bench_diagnose(m.ctx, &o, NULL, m.node, NULL, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
 			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",
 				 v.n_reasons ? v.reasons[0].text : "", k->code, k->want);
 		assert_true(v.reasons[0].fix[0] != '\0');
 		verdict_free(&v);
-		pt_out_free(&o);
+		perftest_out_free(&o);
 		if (k->node)
 			model_free(&m);
 	}

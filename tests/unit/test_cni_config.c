@@ -1,7 +1,7 @@
 /* rdmak-cni's pure parts: the table number of an interface name (what ADD, CHECK, DEL and GC
  * must agree on without state), the configuration parser on a few accepted shapes (defaults,
  * Multus' deviceID and pciBusID, runtimeConfig winning), and the hostdev record written,
- * listed, read back and removed, with a write_file_atomic_at temp file left beside it. */
+ * listed, read back and removed, with a fileio_write_atomic_at temp file left beside it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

@@ -65,22 +65,22 @@ static void test_read_file(void **st)
 
 	fd = openat(dfd, "f", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
-	assert_int_equal(write_all(fd, "0123456789", 10), 0);
+	assert_int_equal(fileio_write_all(fd, "0123456789", 10), 0);
 	close(fd);
-	assert_int_equal(read_file_at(dfd, "f", 10, &buf, &len), 0); /* exactly max: fine */
+	assert_int_equal(fileio_read_at(dfd, "f", 10, &buf, &len), 0); /* exactly max: fine */
 	assert_int_equal(len, 10);
 	assert_string_equal(buf, "0123456789");
 	free(buf);
 	buf = (char *)1;
-	assert_int_equal(read_file_at(dfd, "f", 9, &buf, &len), -EFBIG);
+	assert_int_equal(fileio_read_at(dfd, "f", 9, &buf, &len), -EFBIG);
 	assert_ptr_equal(buf, (char *)1); /* out-parameters untouched on failure */
 	assert_int_equal(len, 10);
-	assert_int_equal(read_file_at(dfd, "nosuch", 9, &buf, NULL), -ENOENT);
-	assert_int_equal(read_file_at(dfd, ".", 9, &buf, NULL), -EISDIR);
+	assert_int_equal(fileio_read_at(dfd, "nosuch", 9, &buf, NULL), -ENOENT);
+	assert_int_equal(fileio_read_at(dfd, ".", 9, &buf, NULL), -EISDIR);
 	/* empty file: an empty string, not NULL */
 	fd = openat(dfd, "e", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	close(fd);
-	assert_int_equal(read_file_at(dfd, "e", 0, &buf, &len), 0);
+	assert_int_equal(fileio_read_at(dfd, "e", 0, &buf, &len), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(buf, "");
 	free(buf);
@@ -98,12 +98,12 @@ static void test_read_file_big_and_pipe(void **st)
 	if (fork() == 0) {
 		close(p[0]);
 		for (int i = 0; i < 10; i++)
-			if (write_all(p[1], big + i * 10000, 10000) < 0)
+			if (fileio_write_all(p[1], big + i * 10000, 10000) < 0)
 				_exit(1);
 		_exit(0);
 	}
 	close(p[1]);
-	assert_int_equal(read_file_fd(p[0], 100000, &buf, &len), 0);
+	assert_int_equal(fileio_read_fd(p[0], 100000, &buf, &len), 0);
 	close(p[0]);
 	assert_int_equal(len, 100000);
 	assert_int_equal(memcmp(buf, big, len), 0);
@@ -117,37 +117,37 @@ static void test_write_atomic(void **st)
 	struct stat s;
 	mode_t old = umask(077);
 
-	assert_int_equal(write_file_atomic_at(dfd, "a.json", "{}\n", 3, 0644), 0);
+	assert_int_equal(fileio_write_atomic_at(dfd, "a.json", "{}\n", 3, 0644), 0);
 	umask(old);
 	assert_int_equal(fstatat(dfd, "a.json", &s, 0), 0);
 	assert_int_equal(s.st_mode & 07777, 0644); /* exact mode, not masked */
-	assert_int_equal(write_file_atomic_at(dfd, "a.json", "[1]", 3, 0600), 0);
-	assert_int_equal(read_file_at(dfd, "a.json", 100, &buf, NULL), 0);
+	assert_int_equal(fileio_write_atomic_at(dfd, "a.json", "[1]", 3, 0600), 0);
+	assert_int_equal(fileio_read_at(dfd, "a.json", 100, &buf, NULL), 0);
 	assert_string_equal(buf, "[1]");
 	assert_int_equal(entries(), 1); /* no temp file left behind */
 	/* a path with a directory part, relative to dirfd and absolute */
 	assert_int_equal(mkdirat(dfd, "sub", 0755), 0);
-	assert_int_equal(write_file_atomic_at(dfd, "sub/b", "b", 1, 0644), 0);
+	assert_int_equal(fileio_write_atomic_at(dfd, "sub/b", "b", 1, 0644), 0);
 	assert_int_equal(faccessat(dfd, "sub/b", F_OK, 0), 0);
 	{
 		char abs[128];
 
 		snprintf(abs, sizeof(abs), "%s/sub/c", dir);
-		assert_int_equal(write_file_atomic_at(-1, abs, "c", 1, 0644), 0);
+		assert_int_equal(fileio_write_atomic_at(-1, abs, "c", 1, 0644), 0);
 		assert_int_equal(faccessat(dfd, "sub/c", F_OK, 0), 0);
 	}
-	assert_int_equal(write_file_atomic_at(dfd, "nosuch/b", "b", 1, 0644), -ENOENT);
+	assert_int_equal(fileio_write_atomic_at(dfd, "nosuch/b", "b", 1, 0644), -ENOENT);
 	{
 		char deep[128];
 
 		snprintf(deep, sizeof(deep), "%s/x/y/z", dir);
-		assert_int_equal(mkdir_p(deep, 0755, 0755), 0);
-		assert_int_equal(mkdir_p(deep, 0755, 0755), 0); /* existing: fine */
+		assert_int_equal(fileio_mkdir_p(deep, 0755, 0755), 0);
+		assert_int_equal(fileio_mkdir_p(deep, 0755, 0755), 0); /* existing: fine */
 		assert_int_equal(faccessat(dfd, "x/y/z", F_OK, 0), 0);
 		snprintf(deep, sizeof(deep), "%s/a.json/z", dir);
-		assert_int_equal(mkdir_p(deep, 0755, 0755), -ENOTDIR);
+		assert_int_equal(fileio_mkdir_p(deep, 0755, 0755), -ENOTDIR);
 	}
-	assert_int_equal(write_file_atomic_at(dfd, "sub/", "b", 1, 0644), -EISDIR);
+	assert_int_equal(fileio_write_atomic_at(dfd, "sub/", "b", 1, 0644), -EISDIR);
 }
 
 static void test_write_atomic_refuses_non_regular(void **st)
@@ -158,11 +158,11 @@ static void test_write_atomic_refuses_non_regular(void **st)
 	assert_int_equal(symlinkat("target", dfd, "link"), 0);
 	assert_int_equal(mkfifoat(dfd, "fifo", 0644), 0);
 	assert_int_equal(mkdirat(dfd, "d", 0755), 0);
-	assert_int_equal(write_file_atomic_at(dfd, "link", "x", 1, 0644), -ELOOP);
-	assert_int_equal(write_file_atomic_at(dfd, "fifo", "x", 1, 0644), -EEXIST);
-	assert_int_equal(write_file_atomic_at(dfd, "d", "x", 1, 0644), -EISDIR);
+	assert_int_equal(fileio_write_atomic_at(dfd, "link", "x", 1, 0644), -ELOOP);
+	assert_int_equal(fileio_write_atomic_at(dfd, "fifo", "x", 1, 0644), -EEXIST);
+	assert_int_equal(fileio_write_atomic_at(dfd, "d", "x", 1, 0644), -EISDIR);
 	/* a character device (the issue's `-o /dev/full` turned into a regular file) */
-	assert_int_equal(write_file_atomic_at(AT_FDCWD, "/dev/null", "x", 1, 0644), -EEXIST);
+	assert_int_equal(fileio_write_atomic_at(AT_FDCWD, "/dev/null", "x", 1, 0644), -EEXIST);
 	assert_int_equal(stat("/dev/null", &s), 0);
 	assert_true(S_ISCHR(s.st_mode));
 	assert_int_equal(fstatat(dfd, "link", &s, AT_SYMLINK_NOFOLLOW), 0);

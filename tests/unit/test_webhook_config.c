@@ -76,7 +76,7 @@ static void test_fixture_yaml(void **state)
 	char *buf = NULL, err[512];
 	size_t len;
 
-	assert_int_equal(read_file_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len), 0);
+	assert_int_equal(fileio_read_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len), 0);
 	if (webhook_config_parse(buf, len, &cfg, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	free(buf);
@@ -161,22 +161,22 @@ static void test_names(void **state)
 {
 	const char *why;
 
-	assert_true(k8s_dns_label("spiderpool"));
-	assert_false(k8s_dns_label("-a"));
-	assert_false(k8s_dns_label("a.b"));
-	assert_true(k8s_dns_subdomain("gpu1-sriov.rail"));
-	assert_false(k8s_dns_subdomain("a..b"));
-	assert_true(k8s_extended_resource("spidernet.io/gpu1sriov", &why));
-	assert_true(k8s_extended_resource("rdma/rdma_shared_device_a", &why));
-	assert_false(k8s_extended_resource("rdma/_x", &why));
-	assert_false(k8s_extended_resource("foo.kubernetes.io/x", &why));
-	assert_true(k8s_quantity("64Gi"));
-	assert_true(k8s_quantity("1.5"));
-	assert_true(k8s_quantity("500m"));
-	assert_true(k8s_quantity("1e3"));
-	assert_false(k8s_quantity("1GB"));
-	assert_false(k8s_quantity("Gi"));
-	assert_false(k8s_quantity(""));
+	assert_true(config_dns_label("spiderpool"));
+	assert_false(config_dns_label("-a"));
+	assert_false(config_dns_label("a.b"));
+	assert_true(config_dns_subdomain("gpu1-sriov.rail"));
+	assert_false(config_dns_subdomain("a..b"));
+	assert_true(config_extended_resource("spidernet.io/gpu1sriov", &why));
+	assert_true(config_extended_resource("rdma/rdma_shared_device_a", &why));
+	assert_false(config_extended_resource("rdma/_x", &why));
+	assert_false(config_extended_resource("foo.kubernetes.io/x", &why));
+	assert_true(config_quantity("64Gi"));
+	assert_true(config_quantity("1.5"));
+	assert_true(config_quantity("500m"));
+	assert_true(config_quantity("1e3"));
+	assert_false(config_quantity("1GB"));
+	assert_false(config_quantity("Gi"));
+	assert_false(config_quantity(""));
 }
 
 static json_t *yaml(const char *text);
@@ -263,7 +263,7 @@ static void test_yaml_roundtrip_fixtures(void **state)
 		json_t *a = NULL;
 
 		snprintf(path, sizeof(path), "tests/fixtures/webhook/%s", files[i]);
-		assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len), 0);
+		assert_int_equal(fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len), 0);
 		if (doc_parse(buf, len, &a, NULL, err, sizeof(err)) < 0)
 			fail_msg("%s: %s", path, err);
 		assert_roundtrip(a, path);

@@ -27,7 +27,7 @@ static int setup(void **state)
 	char *buf = NULL, err[512];
 	size_t len;
 
-	if (read_file_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len) < 0)
+	if (fileio_read_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len) < 0)
 		return -1;
 	if (webhook_config_parse(buf, len, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -61,7 +61,7 @@ static json_t *fixture(const char *name)
 	json_t *v = NULL;
 
 	snprintf(path, sizeof(path), "tests/fixtures/webhook/%s", name);
-	assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len), 0);
+	assert_int_equal(fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len), 0);
 	if (doc_parse(buf, len, &v, NULL, err, sizeof(err)) < 0)
 		fail_msg("%s: %s", path, err);
 	free(buf);
@@ -107,7 +107,7 @@ static void set_annotation(json_t *pod, const char *key, const char *value)
 
 static void mutate_ok(const json_t *pod, const char *ns, struct mutate_result *mr)
 {
-	assert_int_equal(pod_mutate(cfg, pod, ns, mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, ns, mr), 0);
 	if (mr->denied)
 		fail_msg("denied: %s", mr->denied);
 }
@@ -119,7 +119,7 @@ static void assert_idempotent(const json_t *mutated, const char *ns)
 	json_t *patch;
 
 	mutate_ok(mutated, ns, &again);
-	patch = json_patch_diff(mutated, again.pod);
+	patch = patch_diff(mutated, again.pod);
 	if (json_array_size(patch) != 0 || again.n_changes != 0) {
 		char *p = json_dumps(patch, 0);
 
@@ -232,7 +232,7 @@ static void test_seed003_vllm(void **state)
 	set_annotation(pod, "rdmak.io/rdma-networks", "v100");
 	mutate_ok(pod, "crater-workspace", &mr);
 	assert_int_equal(mr.n_changes, 0);
-	json_t *patch = json_patch_diff(pod, mr.pod);
+	json_t *patch = patch_diff(pod, mr.pod);
 	assert_int_equal(json_array_size(patch), 0);
 	json_decref(patch);
 	mutate_result_clear(&mr);
@@ -312,7 +312,7 @@ static void test_container_annotation(void **state)
 	mutate_result_clear(&mr);
 
 	set_annotation(pod, "rdmak.io/rdma-container", "nope");
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation rdmak.io/rdma-container: no container named \"nope\" (the pod has: "
 				       "sidecar, trainer)");
 	assert_false(mr.allow_anyway);
@@ -439,7 +439,7 @@ static void test_refusals(void **state)
 	struct mutate_result mr;
 
 	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", "[{\"name\": ");
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation k8s.v1.cni.cncf.io/networks: not a JSON list: unexpected token "
 				       "near end of file");
 	mutate_result_clear(&mr);
@@ -447,27 +447,27 @@ static void test_refusals(void **state)
 
 	json_object_set_new(at(pod, "spec", "containers", "1", "resources", "limits", NULL), "spidernet.io/gpu3sriov",
 			    json_string("500m"));
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "spec.containers[1].resources.limits[\"spidernet.io/gpu3sriov\"]: not a whole "
 				       "number of devices");
 	assert_int_equal(mr.n_changes, 0);
 	mutate_result_clear(&mr);
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "gpu-sriov,nope");
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation rdmak.io/rdma-networks: no group \"nope\" in the webhook's config (it "
 				       "has: gpu-sriov, shared-a, v100, hostdev)");
 	mutate_result_clear(&mr);
 
 	set_annotation(pod, "cni.spidernet.io/rdma-resource-inject", "v100");
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotations rdmak.io/rdma-networks (\"gpu-sriov,nope\") and "
 				       "cni.spidernet.io/rdma-resource-inject (\"v100\") name different groups; keep one");
 	mutate_result_clear(&mr);
 	json_decref(pod);
 
 	pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"v100\"}}, \"spec\": {}}");
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "spec.containers: missing");
 	mutate_result_clear(&mr);
 	json_decref(pod);
@@ -480,7 +480,7 @@ static void test_on_error_allow(void **state)
 			    "\"rdmak.io/rdma-container\": \"x\"}}, \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
 	struct mutate_result mr;
 
-	assert_int_equal(pod_mutate(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_non_null(mr.denied);
 	assert_true(mr.allow_anyway);
 	assert_true(json_equal(mr.pod, pod));
@@ -561,20 +561,20 @@ static void test_quantity_count(void **state)
 	unsigned long long v;
 	json_t *x;
 
-	assert_int_equal(quantity_count(x = json_string("2k"), &v), 0);
+	assert_int_equal(mutate_quantity_count(x = json_string("2k"), &v), 0);
 	assert_int_equal(v, 2000);
 	json_decref(x);
-	assert_int_equal(quantity_count(x = json_string("1Ki"), &v), 0);
+	assert_int_equal(mutate_quantity_count(x = json_string("1Ki"), &v), 0);
 	assert_int_equal(v, 1024);
 	json_decref(x);
-	assert_int_equal(quantity_count(x = json_integer(3), &v), 0);
+	assert_int_equal(mutate_quantity_count(x = json_integer(3), &v), 0);
 	assert_int_equal(v, 3);
 	json_decref(x);
-	assert_int_equal(quantity_count(x = json_string("1.5"), &v), -EINVAL);
+	assert_int_equal(mutate_quantity_count(x = json_string("1.5"), &v), -EINVAL);
 	json_decref(x);
-	assert_int_equal(quantity_count(x = json_integer(-1), &v), -EINVAL);
+	assert_int_equal(mutate_quantity_count(x = json_integer(-1), &v), -EINVAL);
 	json_decref(x);
-	assert_int_equal(quantity_count(x = json_string("99999999999999999999"), &v), -EINVAL);
+	assert_int_equal(mutate_quantity_count(x = json_string("99999999999999999999"), &v), -EINVAL);
 	json_decref(x);
 }
 
@@ -590,12 +590,12 @@ static void test_patch_diff(void **state)
 			     "{\"op\": \"remove\", \"path\": \"/arr/2\"},"
 			     "{\"op\": \"remove\", \"path\": \"/arr/1\"},"
 			     "{\"op\": \"add\", \"path\": \"/new\", \"value\": null}]");
-	json_t *got = json_patch_diff(a, b);
+	json_t *got = patch_diff(a, b);
 
 	if (!json_equal(got, want))
 		fail_msg("got %s", json_dumps(got, 0));
 	json_decref(got);
-	got = json_patch_diff(a, a);
+	got = patch_diff(a, a);
 	assert_int_equal(json_array_size(got), 0);
 	json_decref(got);
 	json_decref(a);
@@ -728,13 +728,13 @@ static void test_base64(void **state)
 {
 	char *s;
 
-	assert_string_equal(s = base64_encode("", 0), "");
+	assert_string_equal(s = review_base64_encode("", 0), "");
 	free(s);
-	assert_string_equal(s = base64_encode("f", 1), "Zg==");
+	assert_string_equal(s = review_base64_encode("f", 1), "Zg==");
 	free(s);
-	assert_string_equal(s = base64_encode("fo", 2), "Zm8=");
+	assert_string_equal(s = review_base64_encode("fo", 2), "Zm8=");
 	free(s);
-	assert_string_equal(s = base64_encode("foobar", 6), "Zm9vYmFy");
+	assert_string_equal(s = review_base64_encode("foobar", 6), "Zm9vYmFy");
 	free(s);
 }
 
