@@ -49,8 +49,8 @@ static void usage(FILE *f)
 	      "  --min-percent P       pass at or above P %% of the ceiling (default 90; warn down to P-20)\n"
 	      "  --min-gbps G          fail below G Gb/s whatever the ceiling\n"
 	      "  --max-usec U          latency budget (default: from the link layer and message size)\n"
-	      "  --root DIR            read DIR/sys, DIR/dev (and DIR/proc for the pod checks)\n"
-	      "  --sysfs DIR, --devfs DIR\n"
+	      HW_ROOT_USAGE
+	      "                  (--root: also DIR/proc and DIR as the image, for the doctor's pod checks)\n"
 	      "  -j, --json            the result as JSON (docs/bench.schema.json)\n"
 	      "  -h, --help\n\n"
 	      "`rdmak bench k8s --help` describes the Kubernetes mode.\n"
@@ -59,10 +59,9 @@ static void usage(FILE *f)
 
 struct cli {
 	struct bench_opts o;
-	const char *root, *sysfs, *devfs;
+	struct hw_roots roots;
 	const char *files[2];
 	size_t n_files;
-	bool root_given;
 };
 
 static int parse_num(const char *opt, const char *s, long long lo, long long hi, long long *ret)
@@ -115,8 +114,7 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		{ "all", no_argument, NULL, 'a' }, { "duration", required_argument, NULL, 'D' },
 		{ "tcp-port", required_argument, NULL, 'p' }, { "rails", no_argument, NULL, 'R' },
 		{ "min-percent", required_argument, NULL, 'm' }, { "min-gbps", required_argument, NULL, 'g' },
-		{ "max-usec", required_argument, NULL, 'u' }, { "root", required_argument, NULL, 'r' },
-		{ "sysfs", required_argument, NULL, 'S' }, { "devfs", required_argument, NULL, 'V' },
+		{ "max-usec", required_argument, NULL, 'u' }, HW_ROOT_LONGOPTS,
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {}
 	};
 	struct bench_opts *o = &c->o;
@@ -132,6 +130,8 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		}
 	optind = 1;
 	while ((ch = getopt_long(dashes, argv, "d:q:s:aD:jh", opts, NULL)) != -1) {
+		if (hw_roots_option(&c->roots, ch, optarg))
+			continue;
 		switch (ch) {
 		case 'T':
 			if (!test_known(optarg)) {
@@ -216,9 +216,6 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 			if (parse_real("--max-usec", optarg, 0.01, 1e6, &o->thr.max_usec) < 0)
 				return BENCH_EXIT_USAGE;
 			break;
-		case 'r': c->root = optarg; c->root_given = true; break;
-		case 'S': c->sysfs = optarg; c->root_given = true; break;
-		case 'V': c->devfs = optarg; break;
 		case 'j': o->json = true; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return BENCH_EXIT_USAGE;
@@ -283,7 +280,7 @@ struct side_in {
 	const char *label;
 };
 
-static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_roots *roots,
+static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool doctor,
 			  const struct pt_out *o, const struct pt_out *peer, const struct bench_thresholds *thr,
 			  const struct side_in *si)
 {
@@ -311,7 +308,7 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, const 
 			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
 			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
 			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
-	if (bench_diagnose(ctx, o, peer, node, roots, &c, &v) >= 0)
+	if (bench_diagnose(ctx, o, peer, node, doctor, &c, &v) >= 0)
 		side = bench_report_side(si->run, o, &c, &v);
 	if (side && si->label)
 		json_object_set_new(side, "label", json_string(si->label));
@@ -359,10 +356,11 @@ static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node *
 	struct hw_error herr = { 0 };
 	int r;
 
-	r = hw_ctx_new_root(c->root, c->sysfs, c->devfs, ctx);
+	char missing[PATH_MAX];
+
+	r = hw_ctx_new_roots(&c->roots, ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak bench: cannot open the sysfs root%s%s: %s\n", c->root || c->sysfs ? " " : "",
-			c->sysfs ? c->sysfs : c->root ? c->root : "", strerror(-r));
+		fprintf(stderr, "rdmak bench: cannot open sysfs root %s: %s\n", missing, strerror(-r));
 		return r;
 	}
 	r = hw_load(*ctx, HW_LOAD_GIDS, node, &herr);
@@ -391,7 +389,6 @@ static int cmd_judge(struct cli *c)
 	struct pt_out out = { 0 }, peer = { 0 };
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
-	struct bench_roots roots;
 	const struct hw_gpu *gpu = NULL;
 	json_t *doc = json_object(), *sides = json_array(), *s;
 	int ret = BENCH_EXIT_USAGE;
@@ -401,7 +398,7 @@ static int cmd_judge(struct cli *c)
 		goto out;
 	if (perftest_parse(b0, l0, &out) < 0 || (b1 && perftest_parse(b1, l1, &peer) < 0))
 		goto out;
-	if (load_model(c, &ctx, &node) < 0 || bench_roots_set(&roots, c->root, c->sysfs, c->devfs) < 0)
+	if (load_model(c, &ctx, &node) < 0)
 		goto out;
 	if (c->o.gpu != -1 || c->o.gpu_bdf) {
 		struct bench_opts go = c->o;
@@ -419,13 +416,14 @@ static int cmd_judge(struct cli *c)
 	}
 	/* the doctor's pod checks read the roots given; without them the capture came from
 	 * elsewhere and this machine's /proc says nothing about it */
-	s = judge_side(ctx, node, c->root_given ? &roots : NULL, &out, b1 ? &peer : NULL, &c->o.thr,
+	bool roots_given = c->roots.root || c->roots.dir[HW_ROOT_SYSFS];
+	s = judge_side(ctx, node, roots_given, &out, b1 ? &peer : NULL, &c->o.thr,
 		       &(struct side_in){ .device = c->o.device, .port = c->o.ib_port, .gpu = gpu, .netdev = c->o.interface,
 					  .label = b1 ? "this side" : NULL });
 	if (!s || json_array_append_new(sides, s) < 0)
 		goto out;
 	if (b1) {
-		s = judge_side(ctx, node, c->root_given ? &roots : NULL, &peer, &out, &c->o.thr,
+		s = judge_side(ctx, node, roots_given, &peer, &out, &c->o.thr,
 			       &(struct side_in){ .label = "peer" });
 		if (!s || json_array_append_new(sides, s) < 0)
 			goto out;
@@ -457,12 +455,11 @@ static int cmd_run(struct cli *c, bool client)
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct bench_run *runs = NULL;
-	struct bench_roots roots;
 	json_t *doc = json_object(), *sides = json_array();
 	char why[512];
 	int n = 0, ret = BENCH_EXIT_USAGE, r;
 
-	if (!doc || !sides || load_model(c, &ctx, &node) < 0 || bench_roots_set(&roots, c->root, c->sysfs, c->devfs) < 0)
+	if (!doc || !sides || load_model(c, &ctx, &node) < 0)
 		goto out;
 	n = runner_plan(ctx, node, &c->o, client, &runs, why, sizeof(why));
 	if (n < 0) {
@@ -507,7 +504,7 @@ static int cmd_run(struct cli *c, bool client)
 		if (perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
 			goto out;
 		snprintf(label, sizeof(label), "rail %d", i + 1);
-		s = judge_side(ctx, node, &roots, &o, NULL, &c->o.thr,
+		s = judge_side(ctx, node, true, &o, NULL, &c->o.thr,
 			       &(struct side_in){ .run = &runs[i], .device = runs[i].device, .port = runs[i].port,
 						  .gpu = runs[i].gpu, .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
 						  .label = n > 1 ? label : NULL });

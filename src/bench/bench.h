@@ -220,17 +220,12 @@ enum bench_status verdict_status_for(double percent, double gbps, const struct b
 
 /* ---- failure diagnosis (diagnose.c) ------------------------------------------------------- */
 
-/* Where the doctor's pod checks read from: the roots given (or /sys, /dev, /proc, /). */
-struct bench_roots {
-	char sysfs[4096], devfs[4096], procfs[4096], image[4096];
-};
-int bench_roots_set(struct bench_roots *r, const char *root, const char *sysfs, const char *devfs);
-
 /* Name the cause of each failure perftest printed (and of the peer's, when its output is
- * given) and its fix, running the doctor's checks that bear on it, which read the sysfs root
- * through ctx (the context node was loaded with). Adds fail reasons to v. */
+ * given) and its fix. With `doctor` (ctx's roots are where perftest ran: on the spot, or a
+ * pod's tree), running the doctor's checks that bear on it, which read ctx's roots (sysfs,
+ * devfs, and procfs and the image root for the pod checks). Adds fail reasons to v. */
 int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
-	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v);
+		   bool doctor, const struct bench_ceiling *c, struct bench_verdict *v);
 
 /* ---- the runner (runner.c) ---------------------------------------------------------------- */
 

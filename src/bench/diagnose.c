@@ -6,10 +6,12 @@
  * worst finding becomes the reason. Without doctor roots (judging a capture from elsewhere)
  * the reason says what the message means and what to check. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "doctor/doctor.h"
@@ -21,7 +23,6 @@ extern char **environ;
 struct diag {
 	const struct pt_out *o;
 	const struct hw_node *node;
-	const struct bench_roots *roots;
 	const struct bench_ceiling *c;
 	struct bench_verdict *v;
 	struct doctor d;
@@ -29,26 +30,6 @@ struct diag {
 	bool pod_on;     /* pod checks: the roots hold a process's /proc (on the spot, or a pod tree) */
 	int err;
 };
-
-static int set_root(char *dst, size_t n, const char *root, const char *sub)
-{
-	int l = snprintf(dst, n, "%s%s", strcmp(root, "/") ? root : "", sub);
-
-	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
-}
-
-int bench_roots_set(struct bench_roots *r, const char *root, const char *sysfs, const char *devfs)
-{
-	const char *base = root ? root : "";
-
-	memset(r, 0, sizeof(*r));
-	if (set_root(r->sysfs, sizeof(r->sysfs), base, "/sys") < 0 || set_root(r->devfs, sizeof(r->devfs), base, "/dev") < 0 ||
-	    set_root(r->procfs, sizeof(r->procfs), base, "/proc") < 0 || set_root(r->image, sizeof(r->image), base, "") < 0 ||
-	    (sysfs && str_copy(r->sysfs, sizeof(r->sysfs), sysfs) < 0) ||
-	    (devfs && str_copy(r->devfs, sizeof(r->devfs), devfs) < 0))
-		return -ENAMETOOLONG;
-	return 0;
-}
 
 /* ---- the doctor, through its public table ---------------------------------------------------- */
 
@@ -468,29 +449,25 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 }
 
 int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
-	     const struct bench_roots *roots, const struct bench_ceiling *c, struct bench_verdict *v)
+		   bool doctor, const struct bench_ceiling *c, struct bench_verdict *v)
 {
-	struct diag g = { .o = o, .node = node, .roots = roots, .c = c, .v = v };
+	struct diag g = { .o = o, .node = node, .c = c, .v = v };
 	bool seen[PT_EV__MAX] = { false };
 	size_t before = v->n_reasons;
 	int r;
 
-	g.doctor_on = ctx && roots && node;
+	g.doctor_on = ctx && doctor && node;
 	if (g.doctor_on) {
-		char status[4200];
-		struct stat st;
+		int fd = hw_ctx_open(ctx, HW_ROOT_PROCFS, "self/status", O_PATH);
 
-		snprintf(status, sizeof(status), "%s/self/status", roots->procfs);
-		g.pod_on = stat(status, &st) == 0;
+		g.pod_on = fd >= 0;
+		if (fd >= 0)
+			close(fd);
 		g.d.scope = DOCTOR_POD;
 		g.d.node = (struct hw_node *)node; /* the checks only read it */
 		g.d.ctx = ctx;                      /* their sysfs reads (cgroup, config space) */
 		g.d.plugin_netns = -1;
 		str_copy(g.d.pid, sizeof(g.d.pid), "self");
-		str_copy(g.d.sysfs, sizeof(g.d.sysfs), roots->sysfs);
-		str_copy(g.d.devfs, sizeof(g.d.devfs), roots->devfs);
-		str_copy(g.d.procfs, sizeof(g.d.procfs), roots->procfs);
-		str_copy(g.d.image, sizeof(g.d.image), roots->image);
 		g.d.findings = json_array();
 		if (!g.d.findings || (r = doctor_env_from_environ(environ, &g.d.env)) < 0) {
 			json_decref(g.d.findings);

@@ -125,6 +125,14 @@ void doctor_fix(json_t *f, const char *fmt, ...)
 		json_object_set_new(f, "fix", v);
 }
 
+/* A root's path as the prefix of the paths shown: "" for "/" (so "/usr/lib", not "//usr/lib") */
+static const char *root_prefix(const struct doctor *d, enum hw_root root)
+{
+	const char *p = d->ctx ? hw_ctx_root(d->ctx, root) : NULL;
+
+	return !p || !strcmp(p, "/") ? "" : p;
+}
+
 static const char *vpath(char *buf, size_t n, const char *root, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 static const char *vpath(char *buf, size_t n, const char *root, const char *fmt, va_list ap)
@@ -137,80 +145,75 @@ static const char *vpath(char *buf, size_t n, const char *root, const char *fmt,
 	return buf;
 }
 
-#define DEFINE_PATH(fn, field)                                                                  \
+#define DEFINE_PATH(fn, root)                                                                   \
 	const char *fn(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)       \
 	{                                                                                       \
 		va_list ap;                                                                     \
 		va_start(ap, fmt);                                                              \
-		vpath(buf, n, d->field, fmt, ap);                                               \
+		vpath(buf, n, root_prefix(d, root), fmt, ap);                                   \
 		va_end(ap);                                                                     \
 		return buf;                                                                     \
 	}
-DEFINE_PATH(doctor_sys, sysfs)
-DEFINE_PATH(doctor_dev, devfs)
-DEFINE_PATH(doctor_proc, procfs)
-DEFINE_PATH(doctor_img, image)
-
-ssize_t doctor_read(const char *path, char *buf, size_t n)
-{
-	/* the roots' files (sysfs, /proc, cgroup) are regular: a FIFO planted there would block */
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	size_t got = 0;
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
-	while (got + 1 < n) {
-		ssize_t r = read(fd, buf + got, n - 1 - got);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
+DEFINE_PATH(doctor_sys, HW_ROOT_SYSFS)
+DEFINE_PATH(doctor_dev, HW_ROOT_DEVFS)
+DEFINE_PATH(doctor_proc, HW_ROOT_PROCFS)
+DEFINE_PATH(doctor_img, HW_ROOT_IMAGE)
 
 /* "ROOT/sys/class/net/x" -> "class/net/x": the doctor's evidence names full paths, the
  * context reads relative ones */
-static const char *sys_rel(const struct doctor *d, const char *syspath)
+static const char *root_rel(const struct doctor *d, enum hw_root root, const char *path)
 {
-	size_t l = strlen(d->sysfs);
+	const char *pre = root_prefix(d, root);
+	size_t l = strlen(pre);
 
-	if (strncmp(syspath, d->sysfs, l) || (syspath[l] && syspath[l] != '/'))
+	if (!d->ctx || strncmp(path, pre, l) || (path[l] && path[l] != '/'))
 		return NULL;
-	syspath += l;
-	while (*syspath == '/')
-		syspath++;
-	return *syspath ? syspath : ".";
+	path += l;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
 }
 
-ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n)
+int doctor_open(const struct doctor *d, enum hw_root root, const char *path, int flags)
 {
-	const char *rel = sys_rel(d, syspath);
+	const char *rel = root_rel(d, root, path);
+
+	return rel ? hw_ctx_open(d->ctx, root, rel, flags) : -EINVAL;
+}
+
+ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf, size_t n)
+{
+	const char *rel = root_rel(d, root, path);
 	ssize_t l;
 
-	if (!rel || !d->ctx || n == 0)
+	if (!rel || n == 0)
 		return -EINVAL;
-	l = hw_ctx_read(d->ctx, rel, buf, n - 1);
+	l = hw_ctx_read(d->ctx, root, rel, buf, n - 1);
 	if (l >= 0)
 		buf[l] = '\0';
 	return l;
 }
 
-bool doctor_sys_exists(const struct doctor *d, const char *syspath)
+ssize_t doctor_read_alloc(const struct doctor *d, enum hw_root root, const char *path, char **ret)
 {
-	const char *rel = sys_rel(d, syspath);
-	int fd = rel && d->ctx ? hw_ctx_open(d->ctx, rel, O_PATH) : -EINVAL;
+	const char *rel = root_rel(d, root, path);
+	size_t len;
+	int r;
+
+	if (!rel)
+		return -EINVAL;
+	r = hw_ctx_read_alloc(d->ctx, root, rel, 1u << 20, ret, &len);
+	return r < 0 ? r : (ssize_t)len;
+}
+
+ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n)
+{
+	return doctor_read(d, HW_ROOT_SYSFS, syspath, buf, n);
+}
+
+bool doctor_exists(const struct doctor *d, enum hw_root root, const char *path)
+{
+	int fd = doctor_open(d, root, path, O_PATH);
 
 	if (fd < 0)
 		return false;
@@ -218,7 +221,27 @@ bool doctor_sys_exists(const struct doctor *d, const char *syspath)
 	return true;
 }
 
-ssize_t doctor_read_alloc(const char *path, char **ret)
+bool doctor_sys_exists(const struct doctor *d, const char *syspath)
+{
+	return doctor_exists(d, HW_ROOT_SYSFS, syspath);
+}
+
+DIR *doctor_opendir(const struct doctor *d, enum hw_root root, const char *path)
+{
+	int fd = doctor_open(d, root, path, O_RDONLY | O_DIRECTORY);
+	DIR *dir;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	if (!(dir = fdopendir(fd)))
+		close(fd);
+	return dir;
+}
+
+/* A file the user named (--plugin-config, --env): a pipe is fine (`--env <(...)`). */
+static ssize_t user_file_read(const char *path, char **ret)
 {
 	size_t len;
 	int r = fileio_read_at(AT_FDCWD, path, 1u << 20, ret, &len);
@@ -238,7 +261,7 @@ static int plugin_config_load(struct doctor *d, const char *path, char *err, siz
 	_cleanup_free_ char *buf = NULL;
 	struct plugin_config *cfg = NULL;
 	bool shared = false;
-	ssize_t l = doctor_read_alloc(path, &buf);
+	ssize_t l = user_file_read(path, &buf);
 	int r;
 
 	if (l < 0)
@@ -343,20 +366,10 @@ static bool check_selected(const struct doctor_check *c, char *const *only, size
 	return false;
 }
 
-static int set_root(char *dst, size_t n, const char *root, const char *sub)
-{
-	int l;
-
-	/* "/" + "/sys" must stay "/sys" */
-	if (strcmp(root, "/") == 0)
-		root = "";
-	l = snprintf(dst, n, "%s%s", root, sub);
-	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
-}
-
 /* What the command line asked for. */
 struct doctor_opts {
-	const char *sysfs, *devfs, *procfs, *image, *root, *env_file, *nfd;
+	struct hw_roots roots;
+	const char *env_file, *nfd;
 	char *only[16];
 	size_t n_only;
 	bool json, list;
@@ -367,11 +380,7 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 {
 	static const struct option opts[] = {
 		{ "pod", no_argument, NULL, 'P' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "sysfs", required_argument, NULL, 's' },
-		{ "devfs", required_argument, NULL, 'd' },
-		{ "procfs", required_argument, NULL, 'p' },
-		{ "image", required_argument, NULL, 'i' },
+		HW_ROOT_LONGOPTS_POD,
 		{ "pid", required_argument, NULL, 'I' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "plugin-config", required_argument, NULL, 'c' },
@@ -386,13 +395,10 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (hw_roots_option(&o->roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'P': d->scope = DOCTOR_POD; break;
-		case 'r': o->root = optarg; break;
-		case 's': o->sysfs = optarg; break;
-		case 'd': o->devfs = optarg; break;
-		case 'p': o->procfs = optarg; break;
-		case 'i': o->image = optarg; break;
 		case 'I':
 			/* it becomes a path component under procfs */
 			if (!*optarg || strlen(optarg) >= sizeof(d->pid) || strspn(optarg, "0123456789") != strlen(optarg)) {
@@ -454,24 +460,21 @@ static int validate_checks(const struct doctor *d, const struct doctor_opts *o)
 static int validate_inputs(const struct doctor *d, const struct doctor_opts *o)
 {
 	char path[PATH_MAX];
-	struct stat st;
 
 	if (strcmp(d->pid, "self")) {
-		if (snprintf(path, sizeof(path), "%s/%s", d->procfs, d->pid) >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		if (stat(path, &st) < 0) {
-			fprintf(stderr, "rdmak doctor: --pid %s: %s (%s)\n", d->pid,
-				errno == ENOENT ? "no such process" : strerror(errno), path);
-			return -errno;
-		}
-	}
-	if (o->image) {
-		int r = stat(d->image[0] ? d->image : "/", &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		int fd = doctor_open(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s", d->pid), O_PATH | O_DIRECTORY);
 
-		if (r < 0) {
-			fprintf(stderr, "rdmak doctor: --image %s: no such image root (%s)\n", o->image, strerror(-r));
-			return r;
+		if (fd < 0) {
+			fprintf(stderr, "rdmak doctor: --pid %s: %s (%s)\n", d->pid,
+				fd == -ENOENT ? "no such process" : strerror(-fd), path);
+			return fd;
 		}
+		close(fd);
+	}
+	if (o->roots.dir[HW_ROOT_IMAGE] && hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE) < 0) {
+		fprintf(stderr, "rdmak doctor: --image %s: no such image root (%s)\n", o->roots.dir[HW_ROOT_IMAGE],
+			strerror(-hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE)));
+		return hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE);
 	}
 	return 0;
 }
@@ -482,23 +485,6 @@ static void list_checks(void)
 		printf("%-20s %-4s %s\n", doctor_checks[i].id,
 		       doctor_checks[i].scope == DOCTOR_BOTH ? "both" : doctor_checks[i].scope == DOCTOR_POD ? "pod" : "node",
 		       doctor_checks[i].summary);
-}
-
-/* The roots: --root DIR gives DIR/sys, DIR/dev, DIR/proc and DIR; each specific option wins. */
-static int set_roots(struct doctor *d, const struct doctor_opts *o)
-{
-	const char *root = o->root ? o->root : "";
-
-	if (set_root(d->sysfs, sizeof(d->sysfs), root, "/sys") < 0 || set_root(d->devfs, sizeof(d->devfs), root, "/dev") < 0 ||
-	    set_root(d->procfs, sizeof(d->procfs), root, "/proc") < 0 || set_root(d->image, sizeof(d->image), root, "") < 0 ||
-	    (o->sysfs && str_copy(d->sysfs, sizeof(d->sysfs), o->sysfs) < 0) ||
-	    (o->devfs && str_copy(d->devfs, sizeof(d->devfs), o->devfs) < 0) ||
-	    (o->procfs && str_copy(d->procfs, sizeof(d->procfs), o->procfs) < 0) ||
-	    (o->image && set_root(d->image, sizeof(d->image), o->image, "") < 0)) {
-		fprintf(stderr, "rdmak doctor: path too long\n");
-		return -ENAMETOOLONG;
-	}
-	return 0;
 }
 
 static int load_env(struct doctor *d, const char *env_file)
@@ -513,7 +499,7 @@ static int load_env(struct doctor *d, const char *env_file)
 		d->env_source = "environment";
 		return doctor_env_from_environ(environ, &d->env);
 	}
-	l = doctor_read_alloc(env_file, &buf);
+	l = user_file_read(env_file, &buf);
 	if (l >= 0) {
 		const char *base = strrchr(env_file, '/');
 
@@ -561,7 +547,7 @@ int doctor_main(int argc, char **argv)
 	struct hw_ctx *ctx = NULL;
 	struct hw_error herr = { 0 };
 	enum doctor_status worst;
-	char cfg_err[512] = "";
+	char cfg_err[512] = "", missing[PATH_MAX];
 	int r, ret = EXIT_USAGE;
 
 	r = parse_args(argc, argv, &d, &o);
@@ -571,8 +557,15 @@ int doctor_main(int argc, char **argv)
 		list_checks();
 		return 0;
 	}
-	if (validate_checks(&d, &o) < 0 || set_roots(&d, &o) < 0 || validate_inputs(&d, &o) < 0 ||
-	    load_env(&d, o.env_file) < 0)
+	if (validate_checks(&d, &o) < 0)
+		goto out;
+	r = hw_ctx_new_roots(&o.roots, &ctx, missing, sizeof(missing));
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		goto out;
+	}
+	d.ctx = ctx;
+	if (validate_inputs(&d, &o) < 0 || load_env(&d, o.env_file) < 0)
 		goto out;
 	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
@@ -580,16 +573,10 @@ int doctor_main(int argc, char **argv)
 			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));
 		goto out;
 	}
-	r = hw_ctx_new(d.sysfs, d.devfs, &ctx);
-	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", d.sysfs, strerror(-r));
-		goto out;
-	}
-	d.ctx = ctx;
 	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
 	r = hw_load(ctx, HW_LOAD_GIDS, &d.node, &herr);
 	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : d.sysfs,
+		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
 			hw_strerror(herr.err ? herr.err : -r));
 		goto out;
 	}

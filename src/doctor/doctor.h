@@ -7,6 +7,7 @@
 #ifndef RDMAK_DOCTOR_H
 #define RDMAK_DOCTOR_H
 
+#include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -46,8 +47,7 @@ struct doctor {
 	unsigned scope;                 /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
 	const struct doctor_check *check; /* the row running now: its id goes into each finding */
 	struct hw_node *node;
-	struct hw_ctx *ctx;             /* the roots hw_load() read: every sysfs read goes through it */
-	char sysfs[PATH_MAX], devfs[PATH_MAX], procfs[PATH_MAX], image[PATH_MAX];
+	struct hw_ctx *ctx;             /* the roots (sysfs, devfs, procfs, image): every read goes through it */
 	char pid[16];                   /* "self", or the --pid given */
 	struct doctor_env env;
 	const char *env_source;         /* "--env FILE" path or "environment" */
@@ -80,17 +80,23 @@ const char *doctor_proc(const struct doctor *d, char *buf, size_t n, const char 
 const char *doctor_img(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Read a small file whole (NUL-terminated, trailing whitespace kept). Returns the length or
- * -errno. */
-ssize_t doctor_read(const char *path, char *buf, size_t n);
-/* The same for a file of the sysfs root, given as doctor_sys() built it: read through the
- * hardware context, so resolved inside the root (a symlink or a "../" in a cgroup path cannot
- * lead out of it) and recorded. Up to n - 1 bytes, NUL-terminated (binary-safe in the count). */
+/* Read a small file of a root, given as doctor_sys(), doctor_dev(), doctor_proc() or
+ * doctor_img() built it, through the hardware context: resolved inside that root (a symlink
+ * or a "../" in a cgroup path cannot lead out of it), without blocking, refused unless a
+ * regular file (-HW_ENOTREG), recorded when of sysfs. Up to n - 1 bytes, NUL-terminated
+ * (binary-safe in the count; trailing whitespace kept). The length or -errno. */
+ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf, size_t n);
+/* The same, allocating (up to 1 MiB). */
+ssize_t doctor_read_alloc(const struct doctor *d, enum hw_root root, const char *path, char **ret);
+/* Open that file or directory inside its root (O_PATH to test that it exists, O_DIRECTORY to
+ * list it). The fd or -errno. */
+int doctor_open(const struct doctor *d, enum hw_root root, const char *path, int flags);
+/* The same: whether it exists; the directory opened for readdir() (NULL and errno). */
+bool doctor_exists(const struct doctor *d, enum hw_root root, const char *path);
+DIR *doctor_opendir(const struct doctor *d, enum hw_root root, const char *path);
+/* Shorthands for the sysfs root. */
 ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n);
-/* Whether that file exists (inside the root). */
 bool doctor_sys_exists(const struct doctor *d, const char *syspath);
-/* Same, allocating (up to 1 MiB). */
-ssize_t doctor_read_alloc(const char *path, char **ret);
 
 /* Helpers shared by the checks. */
 /* The device can be opened through libibverbs here: its uverbs node is present in devfs. */

@@ -2,6 +2,7 @@
  * GPUDirect and the RDMA netns mode. Each reads only the hardware model (and, for GPUDirect,
  * two version files) and adds findings; none prints. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -266,7 +267,7 @@ static void port_attr_errors(struct doctor *d, const struct hw_port *p)
 
 		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s", p->dev->name, p->num, e->name);
 		f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)), "%s %s, the port's state is unknown: %s",
-			       e->err ? "unreadable" : "unparsable", e->name, hw_attr_error_str(p, e, d->sysfs, msg, sizeof(msg)));
+			       e->err ? "unreadable" : "unparsable", e->name, hw_attr_error_str(p, e, hw_ctx_sysfs(d->ctx), msg, sizeof(msg)));
 		doctor_evidence(f, path, "%s", e->err ? hw_strerror(e->err) : e->content[0] ? e->content : "(empty)");
 		doctor_fix(f, "The kernel always writes this file (\"4: ACTIVE\", \"5: LinkUp\", \"InfiniBand\"): on a live "
 			      "node check dmesg for the driver (mlx5_core) and `rdma link show %s/%u`; in a snapshot or a copied "
@@ -692,17 +693,19 @@ void doctor_check_sriov(struct doctor *d)
 
 /* Whether a device node the model found absent is in fact hidden: stat says EACCES (a
  * directory on the way without search permission for this user). dir and its mode then. */
-static bool devnode_denied(const char *path, char *dir, size_t n, unsigned *mode)
+static bool devnode_denied(const struct doctor *d, const char *path, char *dir, size_t n, unsigned *mode)
 {
+	_cleanup_close_ int fd = doctor_open(d, HW_ROOT_DEVFS, path, O_PATH), dfd = -1;
 	struct stat st;
 	char *slash;
 
-	if (stat(path, &st) == 0 || errno != EACCES)
+	if (fd != -EACCES)
 		return false;
 	snprintf(dir, n, "%s", path);
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
-	*mode = stat(dir, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
+	dfd = doctor_open(d, HW_ROOT_DEVFS, dir, O_PATH);
+	*mode = dfd >= 0 && fstat(dfd, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
 	return true;
 }
 
@@ -734,7 +737,7 @@ void doctor_check_chardevs(struct doctor *d)
 		doctor_dev(d, path, sizeof(path), "/%s", c->node.path);
 		doctor_sys(d, sysp, sizeof(sysp), "/class/%s/%s/dev",
 			   c->kind == HW_CHR_UVERBS ? "infiniband_verbs" : c->kind == HW_CHR_RDMA_CM ? "misc" : "infiniband_mad", c->name);
-		if (!c->node.present && devnode_denied(path, dirp, sizeof(dirp), &dir_mode)) {
+		if (!c->node.present && devnode_denied(d, path, dirp, sizeof(dirp), &dir_mode)) {
 			/* not missing: this user may not look into the directory (mode 000 /dev/infiniband) */
 			f = doctor_add(d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj,
 				       "%s: permission denied (its directory, mode %04o, cannot be searched by this user), not missing", c->node.path,
@@ -812,10 +815,10 @@ void doctor_check_gpudirect_driver(struct doctor *d)
 	}
 	/* dma-buf: ibv_reg_dmabuf_mr needs kernel >= 5.12 (ib_umem_dmabuf) and the NVIDIA open kernel
 	 * modules >= 515; the proprietary module does not export dma-buf for device memory. */
-	if (doctor_read(doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), buf, sizeof(buf)) > 0 &&
+	if (doctor_read(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), buf, sizeof(buf)) > 0 &&
 	    doctor_kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
 		have_kernel = true;
-	if (doctor_read(doctor_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf, sizeof(buf)) > 0 &&
+	if (doctor_read(d, HW_ROOT_PROCFS, doctor_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf, sizeof(buf)) > 0 &&
 	    doctor_nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
 		have_nv = true;
 	if (have_kernel && have_nv && (kmaj > 5 || (kmaj == 5 && kmin >= 12)) && open_mod && nvmaj >= 515) {

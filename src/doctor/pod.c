@@ -41,12 +41,12 @@ static void pod_load(struct doctor *d)
 	if (p->limits_path[0])
 		return;
 	doctor_proc(d, p->limits_path, sizeof(p->limits_path), "/%s/limits", d->pid);
-	l = doctor_read_alloc(p->limits_path, &buf);
+	l = doctor_read_alloc(d, HW_ROOT_PROCFS, p->limits_path, &buf);
 	if (l >= 0 && doctor_limits_parse(buf, (size_t)l, "Max locked memory", &p->memlock_soft, &p->memlock_hard) > 0)
 		p->memlock_known = true;
 	free(TAKE_PTR(buf));
 	doctor_proc(d, p->status_path, sizeof(p->status_path), "/%s/status", d->pid);
-	l = doctor_read_alloc(p->status_path, &buf);
+	l = doctor_read_alloc(d, HW_ROOT_PROCFS, p->status_path, &buf);
 	if (l >= 0 && doctor_proc_status_parse(buf, (size_t)l, &p->status) > 0 && p->status.has_caps && p->status.has_uid)
 		p->status_known = true;
 }
@@ -190,7 +190,7 @@ void doctor_check_pod_netns(struct doctor *d)
 		doctor_evidence(f, path, "N");
 		return;
 	}
-	dir = opendir(doctor_dev(d, dpath, sizeof(dpath), "/infiniband"));
+	dir = doctor_opendir(d, HW_ROOT_DEVFS, doctor_dev(d, dpath, sizeof(dpath), "/infiniband"));
 	while (dir && (e = readdir(dir)))
 		nodes += str_startswith(e->d_name, "uverbs");
 	f = doctor_add(d, DOCTOR_FAIL, NULL, "exclusive RDMA netns mode but no RDMA device in this pod's namespace%s: the "
@@ -313,7 +313,7 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 {
 	char cg[PATH_MAX], rel[PATH_MAX] = "", p[PATH_MAX];
 	_cleanup_free_ char *buf = NULL;
-	ssize_t l = doctor_read_alloc(doctor_proc(d, cg, sizeof(cg), "/%s/cgroup", d->pid), &buf);
+	ssize_t l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, cg, sizeof(cg), "/%s/cgroup", d->pid), &buf);
 
 	for (int pass = 0; pass < 2; pass++) {
 		bool is_v2 = pass == 0;
@@ -399,13 +399,13 @@ void doctor_check_pod_shm(struct doctor *d)
 	ssize_t l;
 	json_t *f;
 
-	l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/%s/mountinfo", d->pid), &buf);
+	l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s/mountinfo", d->pid), &buf);
 	if (l >= 0)
 		r = doctor_mountinfo_find(buf, (size_t)l, "/dev/shm", &m);
 	else {
-		l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/%s/mounts", d->pid), &buf);
+		l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s/mounts", d->pid), &buf);
 		if (l < 0)
-			l = doctor_read_alloc(doctor_proc(d, path, sizeof(path), "/mounts"), &buf);
+			l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/mounts"), &buf);
 		if (l >= 0)
 			r = doctor_mounts_find(buf, (size_t)l, "/dev/shm", &m);
 	}
@@ -545,7 +545,7 @@ static const char *const lib_dirs[] = {
 static int find_file(const struct doctor *d, const char *dir, const char *prefix, const char *suffix, char *found, size_t n)
 {
 	char p[PATH_MAX];
-	_cleanup_closedir_ DIR *dd = opendir(doctor_img(d, p, sizeof(p), "%s", dir));
+	_cleanup_closedir_ DIR *dd = doctor_opendir(d, HW_ROOT_IMAGE, doctor_img(d, p, sizeof(p), "%s", dir));
 	struct dirent *e;
 	size_t pl = strlen(prefix), sl = strlen(suffix);
 
@@ -597,7 +597,7 @@ void doctor_check_pod_provider(struct doctor *d)
 			have_lib = find_file(d, dir, pfx, ".so", lib, sizeof(lib)) > 0;
 		}
 		doctor_img(d, cfg, sizeof(cfg), "/etc/libibverbs.d/%s.driver", prov);
-		have_cfg = access(cfg, F_OK) == 0;
+		have_cfg = doctor_exists(d, HW_ROOT_IMAGE, cfg);
 		if (!have_lib || !have_cfg) {
 			f = doctor_add(d, DOCTOR_FAIL, prov, "verbs provider for %s (%s) missing in the image: libibverbs prints \"no "
 				       "userspace device-specific driver found for %s/class/infiniband_verbs/%s\" and lists 0 HCAs",

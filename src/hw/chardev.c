@@ -11,7 +11,6 @@
 
 #include "hw/hw-internal.h"
 #include "util/cleanup.h"
-#include "util/inroot.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
@@ -24,7 +23,7 @@ void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode 
 	snprintf(n->path, sizeof(n->path), "%s", relpath);
 	if (ctx->recorder)
 		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
-	if (ctx->devfs_fd < 0 || (fd = inroot_openat(ctx->devfs_fd, n->path, O_PATH)) < 0 || fstat(fd, &st) < 0)
+	if ((fd = hw_ctx_open(ctx, HW_ROOT_DEVFS, n->path, O_PATH)) < 0 || fstat(fd, &st) < 0)
 		return;
 	n->present = true;
 	n->is_char = S_ISCHR(st.st_mode);

@@ -17,58 +17,92 @@
 #include "util/strutil.h"
 #include "util/strv.h"
 
-int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret)
+static const char *const root_sub[HW_ROOT_N] = { "/sys", "/dev", "/proc", "" };
+static const char *const root_default[HW_ROOT_N] = { "/sys", "/dev", "/proc", "/" };
+
+bool hw_roots_option(struct hw_roots *r, int c, const char *arg)
 {
-	_cleanup_free_ struct hw_ctx *ctx = calloc(1, sizeof(*ctx));
-	int r;
+	switch (c) {
+	case HW_OPT_ROOT: r->root = arg; return true;
+	case HW_OPT_SYSFS: r->dir[HW_ROOT_SYSFS] = arg; return true;
+	case HW_OPT_DEVFS: r->dir[HW_ROOT_DEVFS] = arg; return true;
+	case HW_OPT_PROCFS: r->dir[HW_ROOT_PROCFS] = arg; return true;
+	case HW_OPT_IMAGE: r->dir[HW_ROOT_IMAGE] = arg; return true;
+	default: return false;
+	}
+}
+
+/* --root DIR with DIR/sys missing: name DIR when it is DIR that is missing */
+static void name_missing(const struct hw_roots *r, const char *sysfs, char *missing, size_t n)
+{
+	struct stat st;
+
+	if (!missing || !n)
+		return;
+	if (!r->dir[HW_ROOT_SYSFS] && r->root && stat(r->root, &st) < 0)
+		snprintf(missing, n, "%s (--root)", r->root);
+	else
+		snprintf(missing, n, "%s", sysfs);
+}
+
+int hw_ctx_new_roots(const struct hw_roots *r, struct hw_ctx **ret, char *missing, size_t missing_len)
+{
+	struct hw_ctx *ctx = calloc(1, sizeof(*ctx));
+	int e;
 
 	if (!ctx)
 		return -ENOMEM;
-	ctx->sysfs_fd = ctx->devfs_fd = -1;
-	ctx->sysfs = strdup(sysfs ? sysfs : "/sys");
-	ctx->devfs = strdup(devfs ? devfs : "/dev");
-	if (!ctx->sysfs || !ctx->devfs) {
-		r = -ENOMEM;
-		goto fail;
+	for (int i = 0; i < HW_ROOT_N; i++)
+		ctx->fd[i] = -ENOENT;
+	for (int i = 0; i < HW_ROOT_N; i++) {
+		/* --root / is this machine's own roots */
+		const char *root = r->root && strcmp(r->root, "/") ? r->root : NULL;
+
+		if (r->dir[i])
+			ctx->path[i] = strdup(r->dir[i]);
+		else if (!root)
+			ctx->path[i] = strdup(root_default[i]);
+		else if (asprintf(&ctx->path[i], "%s%s", root, root_sub[i]) < 0)
+			ctx->path[i] = NULL;
+		if (!ctx->path[i]) {
+			hw_ctx_free(ctx);
+			return -ENOMEM;
+		}
+		ctx->fd[i] = open(ctx->path[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (ctx->fd[i] < 0)
+			ctx->fd[i] = -errno;
 	}
-	ctx->sysfs_fd = open(ctx->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (ctx->sysfs_fd < 0) {
-		r = -errno;
-		goto fail;
+	if (ctx->fd[HW_ROOT_SYSFS] < 0) {
+		e = ctx->fd[HW_ROOT_SYSFS];
+		name_missing(r, ctx->path[HW_ROOT_SYSFS], missing, missing_len);
+		hw_ctx_free(ctx);
+		return e;
 	}
-	/* A missing devfs is a finding (no device nodes), not a failure. */
-	ctx->devfs_fd = open(ctx->devfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	*ret = TAKE_PTR(ctx);
+	*ret = ctx;
 	return 0;
-fail:
-	free(ctx->sysfs);
-	free(ctx->devfs);
-	return r;
 }
 
-int hw_ctx_new_root(const char *root, const char *sysfs, const char *devfs, struct hw_ctx **ret)
+int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret)
 {
-	_cleanup_free_ char *s = NULL, *d = NULL;
+	struct hw_roots r = { .dir = { [HW_ROOT_SYSFS] = sysfs, [HW_ROOT_DEVFS] = devfs } };
 
-	if (root && !sysfs && asprintf(&s, "%s/sys", root) < 0)
-		return -ENOMEM;
-	if (root && !devfs && asprintf(&d, "%s/dev", root) < 0)
-		return -ENOMEM;
-	return hw_ctx_new(sysfs ? sysfs : s, devfs ? devfs : d, ret);
+	return hw_ctx_new_roots(&r, ret, NULL, 0);
 }
 
 void hw_ctx_free(struct hw_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	if (ctx->sysfs_fd >= 0)
-		close(ctx->sysfs_fd);
-	if (ctx->devfs_fd >= 0)
-		close(ctx->devfs_fd);
-	free(ctx->sysfs);
-	free(ctx->devfs);
+	for (int i = 0; i < HW_ROOT_N; i++) {
+		if (ctx->fd[i] >= 0)
+			close(ctx->fd[i]);
+		free(ctx->path[i]);
+	}
 	free(ctx);
 }
+
+const char *hw_ctx_root(const struct hw_ctx *ctx, enum hw_root root) { return ctx->path[root]; }
+int hw_ctx_root_fd(const struct hw_ctx *ctx, enum hw_root root) { return ctx->fd[root]; }
 
 const char *hw_strerror(int err)
 {
@@ -77,8 +111,6 @@ const char *hw_strerror(int err)
 	return err == HW_ENOTREG ? "not a regular file (a FIFO, device or socket: refused, sysfs holds none)" : strerror(err);
 }
 
-const char *hw_ctx_sysfs(const struct hw_ctx *ctx) { return ctx->sysfs; }
-const char *hw_ctx_devfs(const struct hw_ctx *ctx) { return ctx->devfs; }
 
 void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata)
 {
@@ -111,11 +143,11 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 	int n;
 
 	if (!d || !d->path[0])
-		return inroot_openat(ctx->sysfs_fd, name && *name ? name : ".", flags);
+		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], name && *name ? name : ".", flags);
 	n = snprintf(full, sizeof(full), "%s/%s", d->path, name && *name ? name : ".");
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return -ENAMETOOLONG;
-	return inroot_openat_from(ctx->sysfs_fd, d->fd, name && *name ? name : ".", full, flags);
+	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, name && *name ? name : ".", full, flags);
 }
 
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret)
@@ -146,58 +178,57 @@ void hw_dir_close(struct hw_dir *d)
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
 {
 	_cleanup_close_ int fd = -1;
-	struct stat st;
 	ssize_t n;
 
 	record(ctx, HW_ACCESS_READ, d, name);
-	/* O_NONBLOCK: opening a FIFO for reading waits for a writer; then refuse what is not a
-	 * regular file (sysfs attributes are; a read of a FIFO or a tty would block) */
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer; then what is not a regular
+	 * file is refused (sysfs attributes are; a read of a FIFO or a tty would block) */
 	fd = ctx_open(ctx, d, name, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
-	n = read(fd, buf, len - 1);
+	n = fileio_read_regular(fd, buf, len - 1);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	buf[n] = '\0';
 	return (int)str_rstrip(buf);
 }
 
-int hw_ctx_open(struct hw_ctx *ctx, const char *relpath, int flags)
+int hw_ctx_open(struct hw_ctx *ctx, enum hw_root root, const char *relpath, int flags)
 {
-	return ctx_open(ctx, NULL, relpath, flags);
+	if ((unsigned)root >= HW_ROOT_N)
+		return -EINVAL;
+	if (ctx->fd[root] < 0)
+		return ctx->fd[root];
+	return inroot_openat(ctx->fd[root], relpath && *relpath ? relpath : ".", flags);
 }
 
-ssize_t hw_ctx_read(struct hw_ctx *ctx, const char *relpath, void *buf, size_t len)
+static int ctx_open_regular(struct hw_ctx *ctx, enum hw_root root, const char *relpath)
 {
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	size_t got = 0;
+	if (ctx->recorder && root <= HW_ROOT_DEVFS)
+		ctx->recorder(root, HW_ACCESS_READ, relpath, ctx->recorder_ud);
+	return hw_ctx_open(ctx, root, relpath, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+}
 
-	record(ctx, HW_ACCESS_READ, NULL, relpath);
-	fd = ctx_open(ctx, NULL, relpath, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+ssize_t hw_ctx_read(struct hw_ctx *ctx, enum hw_root root, const char *relpath, void *buf, size_t len)
+{
+	_cleanup_close_ int fd = ctx_open_regular(ctx, root, relpath);
+
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? -EISDIR : -HW_ENOTREG;
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
+	return fileio_read_regular(fd, buf, len);
+}
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
+int hw_ctx_read_alloc(struct hw_ctx *ctx, enum hw_root root, const char *relpath, size_t max, char **ret,
+		      size_t *ret_len)
+{
+	_cleanup_close_ int fd = ctx_open_regular(ctx, root, relpath);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = fileio_check_regular(fd)) < 0)
+		return r;
+	return fileio_read_fd(fd, max, ret, ret_len);
 }
 
 int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)

@@ -5,8 +5,8 @@
 #include "hw/hw.h"
 
 struct hw_ctx {
-	int sysfs_fd, devfs_fd; /* O_PATH directory fds of the roots; devfs_fd -1 if absent */
-	char *sysfs, *devfs;
+	int fd[HW_ROOT_N];    /* O_PATH directory fds of the roots; -errno where absent (not sysfs) */
+	char *path[HW_ROOT_N]; /* as given, for messages */
 	hw_recorder_fn recorder;
 	void *recorder_ud;
 };

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/fileio.h"
+
 #define HW_NAME_MAX 64  /* RDMA device names are IB_DEVICE_NAME_MAX (64) */
 #define HW_IFNAME_MAX 16 /* IFNAMSIZ */
 #define HW_BDF_MAX 16    /* "0000:37:00.0" */
@@ -23,27 +25,61 @@ struct hw_ctx;
 
 /* ---- context: where to read from ---------------------------------------------------- */
 
-/* Open the roots (NULL means "/sys" and "/dev"). A missing sysfs root is an error (-ENOENT);
- * a missing devfs root is not (every node is then reported absent). */
+/* The roots a role reads. Only these are read, and every path is resolved inside its root
+ * (util/inroot.h): an absolute or climbing symlink in a --root tree stays in the tree. */
+enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS, HW_ROOT_PROCFS, HW_ROOT_IMAGE, HW_ROOT_N };
+
+/* The roots as every role's options give them: --root DIR stands for DIR/sys, DIR/dev,
+ * DIR/proc and DIR itself (the image root); --sysfs, --devfs, --procfs and --image each win
+ * over it. NULL: this machine's /sys, /dev, /proc and /. */
+struct hw_roots {
+	const char *root;
+	const char *dir[HW_ROOT_N];
+};
+/* The options, for each role's getopt_long table (the values are outside any short
+ * option's): HW_ROOT_LONGOPTS for list, snapshot, plugin, bench; HW_ROOT_LONGOPTS_POD adds
+ * --procfs and --image (doctor). hw_roots_option() takes getopt_long's answer: true when it
+ * was one of them, recorded in *r. */
+enum { HW_OPT_ROOT = 0x4000, HW_OPT_SYSFS, HW_OPT_DEVFS, HW_OPT_PROCFS, HW_OPT_IMAGE };
+#define HW_ROOT_LONGOPTS                                                                          \
+	{ "root", required_argument, NULL, HW_OPT_ROOT }, { "sysfs", required_argument, NULL, HW_OPT_SYSFS }, \
+	{ "devfs", required_argument, NULL, HW_OPT_DEVFS }
+#define HW_ROOT_LONGOPTS_POD \
+	HW_ROOT_LONGOPTS, { "procfs", required_argument, NULL, HW_OPT_PROCFS }, { "image", required_argument, NULL, HW_OPT_IMAGE }
+#define HW_ROOT_USAGE                                                                    \
+	"  --root DIR      read DIR/sys and DIR/dev (a snapshot unpacked, a test tree)\n" \
+	"  --sysfs DIR     sysfs root (default /sys; wins over --root)\n"                  \
+	"  --devfs DIR     devfs root (default /dev; wins over --root)\n"
+bool hw_roots_option(struct hw_roots *r, int c, const char *arg);
+
+/* Open the roots. The sysfs root must be there: -errno otherwise, with the path that is
+ * really missing in `missing` (DIR itself when --root DIR does not exist, else DIR/sys or the
+ * --sysfs directory). The others may be absent (no device nodes, no /proc: each read of them
+ * is then -ENOENT, a finding for the doctor). */
+int hw_ctx_new_roots(const struct hw_roots *r, struct hw_ctx **ret, char *missing, size_t missing_len);
+/* The same for just a sysfs and a devfs root (NULL: /sys, /dev), as rdmak-cni's "sysfs" key. */
 int hw_ctx_new(const char *sysfs, const char *devfs, struct hw_ctx **ret);
-/* The roots from the common options: --root DIR means DIR/sys and DIR/dev; --sysfs and
- * --devfs override each (any may be NULL). */
-int hw_ctx_new_root(const char *root, const char *sysfs, const char *devfs, struct hw_ctx **ret);
 void hw_ctx_free(struct hw_ctx *ctx);
-const char *hw_ctx_sysfs(const struct hw_ctx *ctx);
-const char *hw_ctx_devfs(const struct hw_ctx *ctx);
+/* A root's path as given (for messages), and its O_PATH directory fd (or -errno). */
+const char *hw_ctx_root(const struct hw_ctx *ctx, enum hw_root root);
+int hw_ctx_root_fd(const struct hw_ctx *ctx, enum hw_root root);
+static inline const char *hw_ctx_sysfs(const struct hw_ctx *ctx) { return hw_ctx_root(ctx, HW_ROOT_SYSFS); }
+static inline const char *hw_ctx_devfs(const struct hw_ctx *ctx) { return hw_ctx_root(ctx, HW_ROOT_DEVFS); }
 
-/* Open a file of the sysfs root (`relpath` relative to it), resolved inside the root as
- * util/inroot.h says, e.g. O_RDONLY | O_NONBLOCK. The fd or -errno. Not recorded. */
-int hw_ctx_open(struct hw_ctx *ctx, const char *relpath, int flags);
-/* Read up to len bytes of a regular file of the sysfs root (binary-safe: PCI config space),
- * resolved inside the root, without blocking, through the recorder (so that a snapshot holds
- * it). The byte count, or -errno (-HW_ENOTREG: a FIFO, device or socket). */
-ssize_t hw_ctx_read(struct hw_ctx *ctx, const char *relpath, void *buf, size_t len);
+/* Open a file of a root (`relpath` relative to it, an absolute one taken from it), resolved
+ * inside the root, e.g. O_RDONLY | O_NONBLOCK or O_PATH. The fd or -errno. Not recorded. */
+int hw_ctx_open(struct hw_ctx *ctx, enum hw_root root, const char *relpath, int flags);
+/* Read up to len bytes of a regular file of a root (binary-safe: PCI config space), without
+ * blocking; sysfs and devfs reads go through the recorder (so that a snapshot holds them).
+ * The byte count, or -errno (-HW_ENOTREG: a FIFO, device or socket). */
+ssize_t hw_ctx_read(struct hw_ctx *ctx, enum hw_root root, const char *relpath, void *buf, size_t len);
+/* The whole of a regular file of a root, up to `max` bytes (-EFBIG past it), NUL-terminated
+ * and malloc'd. ret_len may be NULL. */
+int hw_ctx_read_alloc(struct hw_ctx *ctx, enum hw_root root, const char *relpath, size_t max, char **ret,
+		      size_t *ret_len);
 
-/* Every path the model reads, lists, readlinks or stats, relative to its root (for
- * `snapshot`, which must capture exactly these). */
-enum hw_root { HW_ROOT_SYSFS, HW_ROOT_DEVFS };
+/* Every path the model reads, lists, readlinks or stats in the sysfs and devfs roots,
+ * relative to its root (for `snapshot`, which must capture exactly these). */
 enum hw_access { HW_ACCESS_READ, HW_ACCESS_LIST, HW_ACCESS_READLINK, HW_ACCESS_STAT };
 typedef void (*hw_recorder_fn)(enum hw_root root, enum hw_access how, const char *relpath, void *userdata);
 void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata);
@@ -51,7 +87,7 @@ void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata);
 /* A file of a root that should be a regular file (a sysfs attribute) is a FIFO, a device or a
  * socket, which sysfs never holds: it is refused rather than read, since reading a FIFO would
  * block forever. hw_strerror() says so; for any other errno it is strerror(). */
-#define HW_ENOTREG EMEDIUMTYPE
+#define HW_ENOTREG FILEIO_ENOTREG
 const char *hw_strerror(int err);
 
 /* The path and errno of the first fatal failure, for the message the caller prints. */

@@ -37,9 +37,7 @@ static void usage(FILE *f)
 	      "Show this node's RDMA hardware: one row per port with its state, rate, link layer, netdev,\n"
 	      "PCI function, NUMA node and nearest GPU.\n"
 	      "\n"
-	      "  --root DIR     read DIR/sys and DIR/dev (a snapshot or sample node) instead of /sys, /dev\n"
-	      "  --sysfs DIR    sysfs root (default /sys)\n"
-	      "  --devfs DIR    devfs root (default /dev)\n"
+	      HW_ROOT_USAGE
 	      "  --json         the whole model as JSON (shape: docs/list-json.md)\n"
 	      "  --pkeys        with --json, also read every port's pkey table (128 reads per IB port);\n"
 	      "                 refused without --json\n"
@@ -272,12 +270,11 @@ static size_t report_attr_errors(const struct hw_node *node, const struct hw_ctx
 int list_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "root", required_argument, NULL, 'r' }, { "sysfs", required_argument, NULL, 's' },
-		{ "devfs", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' },
 		{ "format", required_argument, NULL, 'f' }, { "pkeys", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' }, {},
 	};
-	const char *root = NULL, *sysfs = NULL, *devfs = NULL;
+	struct hw_roots roots = { 0 };
 	enum list_format fmt = FMT_TABLE;
 	bool pkeys = false, json = false, format = false;
 	struct hw_ctx *ctx = NULL;
@@ -287,10 +284,9 @@ int list_main(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (hw_roots_option(&roots, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': root = optarg; break;
-		case 's': sysfs = optarg; break;
-		case 'd': devfs = optarg; break;
 		case 'j': json = true; break;
 		case 'p': pkeys = true; break;
 		case 'f': {
@@ -325,18 +321,11 @@ int list_main(int argc, char **argv)
 		fprintf(stderr, "rdmak list: --pkeys: pkey tables are shown only with --json\n");
 		return LIST_EXIT_USAGE;
 	}
-	r = hw_ctx_new_root(root, sysfs, devfs, &ctx);
-	if (r < 0) {
-		char path[PATH_MAX];
+	char missing[PATH_MAX];
 
-		/* name what is really missing: DIR itself, or DIR/sys inside it */
-		if (sysfs || !root)
-			snprintf(path, sizeof(path), "%s", sysfs ? sysfs : "/sys");
-		else if (access(root, F_OK) < 0)
-			snprintf(path, sizeof(path), "%s (--root)", root);
-		else
-			snprintf(path, sizeof(path), "%s/sys", root);
-		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", path, strerror(-r));
+	r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing));
+	if (r < 0) {
+		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", missing, strerror(-r));
 		return LIST_EXIT_READ;
 	}
 	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);

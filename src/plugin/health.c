@@ -70,7 +70,7 @@ void health_member_reason(const struct pool_set *ps, const struct pool_member *m
  * attribute open and re-reading it with pread(fd, 0) re-runs only the attribute's show()
  * (kernfs regenerates a seq_file read from offset 0). A removed device's open attribute
  * answers ENODEV, so "gone" is still noticed, and the fd is re-opened on recovery. */
-static int attr_open(int root, const struct health_input *in)
+static int attr_open(struct hw_ctx *ctx, const struct health_input *in)
 {
 	char path[HW_NAME_MAX + 64];
 
@@ -78,7 +78,8 @@ static int attr_open(int root, const struct health_input *in)
 		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", in->name, in->port);
 	else
 		snprintf(path, sizeof(path), "class/net/%s/carrier", in->name);
-	return openat(root, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not block the poll */
+	/* inside the root as every read of it; a FIFO must not block the poll */
+	return hw_ctx_open(ctx, HW_ROOT_SYSFS, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 }
 
 /* How many attributes may stay open: the soft fd limit less room for the transport. */
@@ -93,7 +94,7 @@ static size_t fd_budget(void)
 
 /* 0 with *value, -ENOENT when gone, other -errno for a transient failure. Past the fd budget
  * an attribute is opened, read and closed each time. */
-static int attr_read(int root, struct health_input *in, int *value, size_t *held, size_t budget)
+static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, size_t *held, size_t budget)
 {
 	char buf[64];
 	ssize_t n;
@@ -101,9 +102,11 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (in->fd < 0) {
-			in->fd = attr_open(root, in);
-			if (in->fd < 0)
-				return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
+			int opened = attr_open(ctx, in);
+
+			if (opened < 0)
+				return opened == -ENOENT || opened == -ENOTDIR ? -ENOENT : opened;
+			in->fd = opened;
 			if (*held >= budget) {
 				_cleanup_close_ int fd = TAKE_FD(in->fd);
 
@@ -143,21 +146,17 @@ static int attr_read(int root, struct health_input *in, int *value, size_t *held
 
 int health_poll(struct pool_set *ps, struct hw_ctx *ctx)
 {
-	_cleanup_close_ int root = -1;
 	size_t held = 0, budget = fd_budget();
 	int changed = 0;
 
 	for (size_t i = 0; i < ps->n_inputs; i++)
 		held += ps->inputs[i].fd >= 0;
-	root = open(hw_ctx_sysfs(ctx), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
 	for (size_t i = 0; i < ps->n_inputs; i++) {
 		struct health_input *in = &ps->inputs[i];
 		int value = in->value, r;
 		bool gone;
 
-		r = attr_read(root, in, &value, &held, budget);
+		r = attr_read(ctx, in, &value, &held, budget);
 		gone = r == -ENOENT;
 		if (r < 0 && !gone)
 			continue; /* a transient read error changes nothing */
@@ -180,15 +179,15 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-static int dir_fingerprint(int root, const char *rel, uint64_t *acc)
+static int dir_fingerprint(struct hw_ctx *ctx, const char *rel, uint64_t *acc)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	int fd;
 
-	fd = openat(root, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = hw_ctx_open(ctx, HW_ROOT_SYSFS, rel, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return fd == -ENOENT ? 0 : fd;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -203,15 +202,11 @@ static int dir_fingerprint(int root, const char *rel, uint64_t *acc)
 
 int health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
 {
-	_cleanup_close_ int root = -1;
 	uint64_t acc = 0;
 	int r;
 
-	root = open(hw_ctx_sysfs(ctx), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
-	if ((r = dir_fingerprint(root, "class/infiniband", &acc)) < 0 || (r = dir_fingerprint(root, "class/net", &acc)) < 0 ||
-	    (r = dir_fingerprint(root, "class/infiniband_verbs", &acc)) < 0)
+	if ((r = dir_fingerprint(ctx, "class/infiniband", &acc)) < 0 || (r = dir_fingerprint(ctx, "class/net", &acc)) < 0 ||
+	    (r = dir_fingerprint(ctx, "class/infiniband_verbs", &acc)) < 0)
 		return r;
 	*ret = acc;
 	return 0;

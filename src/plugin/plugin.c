@@ -39,13 +39,12 @@ enum { PLUGIN_EXIT_OK = 0, PLUGIN_EXIT_RUNTIME = 1, PLUGIN_EXIT_USAGE = 2 };
 struct opts {
 	const char *config;
 	const char *kubelet_dir;
-	const char *sysfs, *devfs;
+	struct hw_roots roots;
 	const char *devinfo_dir;
 	const char *cdi_dir;
 	bool cdi, dry_run, json;
 	int health_ms; /* 0: from the config */
 	int verbose;
-	char root_sys[4096], root_dev[4096];
 };
 
 /* One kubelet server per resource name; it lives across reloads while its resource does. */
@@ -748,9 +747,7 @@ static void usage(FILE *f)
 	      "and exclusive PCI functions (sriov-network-device-plugin's resourceList). See docs/plugin.md.\n\n"
 	      "  -c, --config FILE         config file (default /etc/rdmak/plugin/config.json)\n"
 	      "      --kubelet-dir DIR     kubelet root (default /var/lib/kubelet)\n"
-	      "      --root DIR            read DIR/sys and DIR/dev (a sample node or snapshot)\n"
-	      "      --sysfs DIR           sysfs root (default /sys)\n"
-	      "      --devfs DIR           devfs root (default /dev)\n"
+	      HW_ROOT_USAGE
 	      "      --device-info-dir DIR Multus device-info folder\n"
 	      "                            (default /var/run/k8s.cni.cncf.io/devinfo/dp)\n"
 	      "      --cdi                 write CDI specs and answer Allocate with cdi_devices\n"
@@ -768,11 +765,10 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_KUBELET = 256, O_ROOT, O_SYSFS, O_DEVFS, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY };
+	enum { O_KUBELET = 256, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },    { "kubelet-dir", required_argument, NULL, O_KUBELET },
-		{ "root", required_argument, NULL, O_ROOT },   { "sysfs", required_argument, NULL, O_SYSFS },
-		{ "devfs", required_argument, NULL, O_DEVFS }, { "device-info-dir", required_argument, NULL, O_DEVINFO },
+		HW_ROOT_LONGOPTS, { "device-info-dir", required_argument, NULL, O_DEVINFO },
 		{ "cdi", no_argument, NULL, O_CDI },           { "cdi-dir", required_argument, NULL, O_CDIDIR },
 		{ "health-interval", required_argument, NULL, O_HEALTH },
 		{ "dry-run", no_argument, NULL, O_DRY },       { "json", no_argument, NULL, 'j' },
@@ -783,17 +779,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:jvh", longopts, NULL)) != -1) {
+		if (hw_roots_option(&o->roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case O_KUBELET: o->kubelet_dir = optarg; break;
-		case O_ROOT:
-			snprintf(o->root_sys, sizeof(o->root_sys), "%s/sys", optarg);
-			snprintf(o->root_dev, sizeof(o->root_dev), "%s/dev", optarg);
-			o->sysfs = o->root_sys;
-			o->devfs = o->root_dev;
-			break;
-		case O_SYSFS: o->sysfs = optarg; break;
-		case O_DEVFS: o->devfs = optarg; break;
 		case O_DEVINFO: o->devinfo_dir = optarg; break;
 		case O_CDI: o->cdi = true; break;
 		case O_CDIDIR: o->cdi_dir = optarg; break;
@@ -877,6 +867,7 @@ int plugin_main(int argc, char **argv)
 	};
 	struct daemon d = { .o = &o, .cfg_event_fd = -1 };
 	char err[512];
+	char missing[PATH_MAX];
 	int r, ret;
 
 	r = parse_args(argc, argv, &o);
@@ -902,9 +893,9 @@ int plugin_main(int argc, char **argv)
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;
 	}
-	r = hw_ctx_new(o.sysfs, o.devfs, &d.ctx);
+	r = hw_ctx_new_roots(&o.roots, &d.ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak plugin: sysfs root %s: %s\n", o.sysfs ? o.sysfs : "/sys", strerror(-r));
+		fprintf(stderr, "rdmak plugin: cannot open sysfs root %s: %s\n", missing, strerror(-r));
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_RUNTIME;

@@ -152,12 +152,13 @@ static int normalize(const char *in, char *out, size_t n)
 static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 {
 	_cleanup_close_ int fd = inroot_openat(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	struct stat st;
+
+	int r;
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return -HW_ENOTREG;
+	if ((r = fileio_check_regular(fd)) < 0)
+		return r;
 	/* e.g. EINVAL from an attribute with no value: not captured */
 	return fileio_read_fd(fd, 65536, data, size);
 }
@@ -490,9 +491,7 @@ static void usage(FILE *f)
 	      "(extract as root to recreate the char device nodes; without root tar skips them).\n"
 	      "\n"
 	      "  -o, --output FILE  where to write the archive\n"
-	      "  --root DIR         read DIR/sys and DIR/dev\n"
-	      "  --sysfs DIR        sysfs root (default /sys)\n"
-	      "  --devfs DIR        devfs root (default /dev)\n"
+	      HW_ROOT_USAGE
 	      "  -h, --help         this text\n"
 	      "\n"
 	      "Exit: 0 written, 1 a read or write failed (named, e.g. \"No space left on device\";\n"
@@ -503,27 +502,26 @@ static void usage(FILE *f)
 int snapshot_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' }, { "root", required_argument, NULL, 'r' },
-		{ "sysfs", required_argument, NULL, 's' },  { "devfs", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },         {},
+		{ "output", required_argument, NULL, 'o' }, HW_ROOT_LONGOPTS, { "help", no_argument, NULL, 'h' }, {},
 	};
-	const char *out = NULL, *root = NULL, *sysfs = NULL, *devfs = NULL;
+	const char *out = NULL;
+	struct hw_roots roots = { 0 };
 	struct snap s = { .roots = { -1, -1 } };
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct hw_error err = { 0 };
 	const char *why = NULL;
+	char missing[PATH_MAX];
 	int c, r, rc = SNAPSHOT_EXIT_IO;
 
 	/* a reader that goes away (`-o - | head`) is a write error (EPIPE) reported like any other */
 	signal(SIGPIPE, SIG_IGN);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (hw_roots_option(&roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'r': root = optarg; break;
-		case 's': sysfs = optarg; break;
-		case 'd': devfs = optarg; break;
 		case 'h': usage(stdout); return SNAPSHOT_EXIT_OK;
 		default: usage(stderr); return SNAPSHOT_EXIT_USAGE;
 		}
@@ -532,8 +530,8 @@ int snapshot_main(int argc, char **argv)
 		fprintf(stderr, "rdmak snapshot: %s\n", out ? "unexpected argument" : "-o FILE is required");
 		return SNAPSHOT_EXIT_USAGE;
 	}
-	if ((r = hw_ctx_new_root(root, sysfs, devfs, &ctx)) < 0) {
-		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", sysfs ? sysfs : root ? root : "/sys", strerror(-r));
+	if ((r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing))) < 0) {
+		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", missing, strerror(-r));
 		return SNAPSHOT_EXIT_IO;
 	}
 	hw_ctx_set_recorder(ctx, recorder, &s);
@@ -563,7 +561,7 @@ int snapshot_main(int argc, char **argv)
 			(void)hw_pci_read_link(ctx, node->pci[i].path[k], &l);
 			/* the bridges' config space, where the doctor's gpudirect.acs reads ACS control */
 			snprintf(cfg_path, sizeof(cfg_path), "bus/pci/devices/%s/config", node->pci[i].path[k]);
-			(void)hw_ctx_read(ctx, cfg_path, cfg, sizeof(cfg));
+			(void)hw_ctx_read(ctx, HW_ROOT_SYSFS, cfg_path, cfg, sizeof(cfg));
 		}
 	}
 	for (size_t i = 0; i < node->n_gpus; i++) {
@@ -571,8 +569,9 @@ int snapshot_main(int argc, char **argv)
 
 		(void)hw_gpu_read_devnode(ctx, &node->gpus[i], &dn);
 	}
-	s.roots[0] = open(hw_ctx_sysfs(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
-	s.roots[1] = open(hw_ctx_devfs(ctx), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* the context's own root fds: what the model read is what is captured */
+	s.roots[0] = hw_ctx_root_fd(ctx, HW_ROOT_SYSFS);
+	s.roots[1] = hw_ctx_root_fd(ctx, HW_ROOT_DEVFS);
 	r = s.err;
 	for (int k = 0; r >= 0 && k < 2; k++) {
 		if (s.roots[k] < 0)
@@ -599,9 +598,6 @@ int snapshot_main(int argc, char **argv)
 		out, s.n, node->n_rdma, node->n_netdevs, node->n_pci);
 	rc = SNAPSHOT_EXIT_OK;
 out:
-	for (int k = 0; k < 2; k++)
-		if (s.roots[k] >= 0)
-			close(s.roots[k]);
 	snap_free(&s);
 	hw_node_free(node);
 	hw_ctx_free(ctx);

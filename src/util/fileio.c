@@ -13,6 +13,39 @@
 
 #include "util/cleanup.h"
 
+int fileio_check_regular(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return S_ISDIR(st.st_mode) ? -EISDIR : -FILEIO_ENOTREG;
+}
+
+ssize_t fileio_read_regular(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	int r = fileio_check_regular(fd);
+
+	if (r < 0)
+		return r;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;

@@ -8,6 +8,7 @@
 #ifndef RDMAK_UTIL_FILEIO_H
 #define RDMAK_UTIL_FILEIO_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,6 +19,17 @@
 int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 /* The same from an open fd (read from its current offset; the fd is not closed). */
 int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* A file of a root that should be a regular file (a sysfs attribute, a /proc file) is a FIFO,
+ * a device or a socket, which those trees never hold: it is refused rather than read, since a
+ * read of a FIFO would block forever. */
+#define FILEIO_ENOTREG EMEDIUMTYPE
+/* 0 when fd (opened with O_NONBLOCK, so that opening a FIFO did not wait for a writer) is a
+ * regular file; -EISDIR for a directory, -FILEIO_ENOTREG for a FIFO, device or socket. */
+int fileio_check_regular(int fd);
+/* Read up to len bytes of the regular file fd (fileio_check_regular() first), until len or end
+ * of file, binary-safe. The byte count or -errno. */
+ssize_t fileio_read_regular(int fd, void *buf, size_t len);
 
 /* Replace `path` (relative to dirfd, AT_FDCWD allowed) with `buf` atomically and durably:
  * write a temp file in the same directory, fsync it, rename it over `path`, fsync the

@@ -327,7 +327,7 @@ static void test_parse_edges(void **st)
 		assert_int_equal(perftest_event_find(&o, PT_EV_COMPLETION)->arg, 12);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(bench_diagnose(NULL, &o, NULL, NULL, NULL, &c, &v), 0);
+		assert_int_equal(bench_diagnose(NULL, &o, NULL, NULL, false, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		assert_string_equal(v.reasons[0].code, "retry_exceeded");
 		verdict_free(&v);
@@ -351,7 +351,7 @@ static void model_load(struct model *m, const char *name)
 	struct hw_error err;
 
 	snprintf(root, sizeof(root), "%s/%s", nodes(), name);
-	assert_int_equal(hw_ctx_new_root(root, NULL, NULL, &m->ctx), 0);
+	assert_int_equal(hw_ctx_new_roots(&(struct hw_roots){ .root = root }, &m->ctx, NULL, 0), 0);
 	assert_int_equal(hw_load(m->ctx, HW_LOAD_GIDS, &m->node, &err), 0);
 }
 
@@ -542,20 +542,15 @@ static void judge_case(const struct vcase *k)
 	struct bench_ceiling c;
 	struct bench_verdict v;
 	struct bench_thresholds t;
-	struct bench_roots roots;
 	struct ceil_input in = { .gid_index = -1 };
 	const struct pt_row *r;
-	char root[4096];
 	bool found = false;
 
 	parse_capture(k->capture, &o);
 	if (k->peer)
 		parse_capture(k->peer, &peer);
-	if (k->node) {
-		model_load(&m, k->node);
-		snprintf(root, sizeof(root), "%s/%s", nodes(), k->node);
-		assert_int_equal(bench_roots_set(&roots, root, NULL, NULL), 0);
-	}
+	if (k->node)
+		model_load(&m, k->node); /* its roots: DIR/sys, DIR/dev, DIR/proc, DIR */
 	r = perftest_judged_row(&o, NULL);
 	in.device = k->device ? k->device : o.device[0] ? o.device : NULL;
 	in.gid_index = o.gid_index;
@@ -572,7 +567,7 @@ static void judge_case(const struct vcase *k)
 	assert_int_equal(ceiling_compute(m.ctx, m.node, &in, &c), 0);
 	bench_thresholds_default(&t);
 	assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-	assert_int_equal(bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node ? &roots : NULL, &c, &v), 0);
+	assert_int_equal(bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node != NULL, &c, &v), 0);
 	for (size_t i = 0; i < v.n_reasons; i++) {
 		if (strcmp(v.reasons[i].code, k->code))
 			continue;
@@ -646,7 +641,7 @@ static void test_failure_messages(void **st)
 			model_load(&m, k->node);
 		bench_thresholds_default(&t);
 		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
-		assert_int_equal(bench_diagnose(m.ctx, &o, NULL, m.node, NULL, &c, &v), 0);
+		assert_int_equal(bench_diagnose(m.ctx, &o, NULL, m.node, false, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
 			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",

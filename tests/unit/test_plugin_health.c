@@ -93,6 +93,46 @@ static void test_poll(void **st)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The poll reads inside the sysfs root as every other read of it (issue 11, item 19): a device
+ * directory that is an absolute link out of the root is taken relative to the root, so the
+ * file outside is never read (before, openat() followed it to this machine's file). */
+static void test_poll_confined(void **st)
+{
+	struct health_input in[1] = { { .kind = HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 } };
+	struct pool_set ps = { .inputs = in, .n_inputs = 1 };
+	struct hw_ctx *ctx;
+	char outside[96], cmd[1024], link[128];
+
+	(void)st;
+	snprintf(root, sizeof(root), "/tmp/rdmak-health.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(outside, sizeof(outside), "%s-outside", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/ports/1' && echo '4: ACTIVE' >'%s/ports/1/state' && mkdir -p '%s/class/infiniband'",
+		 outside, outside, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(link, sizeof(link), "%s/class/infiniband/mlx5_0", root);
+	assert_int_equal(symlink(outside, link), 0);
+	assert_int_equal(hw_ctx_new(root, NULL, &ctx), 0);
+
+	assert_int_equal(health_poll(&ps, ctx), 1);
+	assert_true(in[0].gone);             /* <root><outside>/ports/1/state does not exist */
+	assert_int_equal(in[0].value, 1);    /* and the ACTIVE outside was not read */
+
+	/* the same target made real under the root is what the link names */
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s/ports/1' && echo '4: ACTIVE' >'%s%s/ports/1/state'", root,
+		 outside, root, outside);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(health_poll(&ps, ctx), 1);
+	assert_false(in[0].gone);
+	assert_int_equal(in[0].value, 4);
+
+	if (in[0].fd >= 0)
+		close(in[0].fd);
+	hw_ctx_free(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, outside);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_describe(void **st)
 {
 	struct health_input in = { .kind = HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 };
@@ -118,6 +158,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_poll),
+		cmocka_unit_test(test_poll_confined),
 		cmocka_unit_test(test_describe),
 	};
 

@@ -86,6 +86,38 @@ static void test_read_file(void **st)
 	free(buf);
 }
 
+/* The one reader of a root's files (sysfs, /proc, the image: hw_dir_read, hw_ctx_read, the
+ * doctor's reads): a regular file is read to its end or len; a FIFO opened with O_NONBLOCK,
+ * a directory or a device is refused by type, never read (a FIFO would block). */
+static void test_read_regular(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of();
+	char buf[8];
+	int fd;
+
+	(void)st;
+	fd = openat(dfd, "r", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(fileio_write_all(fd, "0123456789", 10), 0);
+	close(fd);
+	fd = openat(dfd, "r", O_RDONLY | O_NONBLOCK);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), 8); /* up to len */
+	assert_memory_equal(buf, "01234567", 8);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), 2); /* then to the end */
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	assert_int_equal(mkfifoat(dfd, "fifo", 0600), 0);
+	fd = openat(dfd, "fifo", O_RDONLY | O_NONBLOCK);
+	assert_true(fd >= 0);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG);
+	close(fd);
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -EISDIR);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY | O_NONBLOCK);
+	assert_int_equal(fileio_check_regular(fd), -FILEIO_ENOTREG);
+	close(fd);
+}
+
 static void test_read_file_big_and_pipe(void **st)
 {
 	_cleanup_free_ char *big = malloc(100000), *buf = NULL;
@@ -219,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
 		cmocka_unit_test(test_read_file_big_and_pipe),
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup, teardown),
