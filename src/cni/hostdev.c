@@ -157,7 +157,7 @@ static int rebind(struct cni_ctx *c, struct cnispec_error *err)
 {
 	struct hw_pci_function f = { .vf_index = -1 };
 	_cleanup_close_ int dfd = -1;
-	char path[PATH_MAX];
+	char path[PATH_MAX], rel[HW_NAME_MAX + 32];
 	int r;
 
 	if ((r = read_function(c, c->st->pci, &f, err)) < 0)
@@ -166,14 +166,17 @@ static int rebind(struct cni_ctx *c, struct cnispec_error *err)
 		hw_pci_function_clear(&f);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/bus/pci/drivers/%s", hw_ctx_sysfs(c->hw), f.driver);
+	snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", f.driver);
+	snprintf(path, sizeof(path), "%s/%s", hw_ctx_sysfs(c->hw), rel);
 	hw_pci_function_clear(&f);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* inside the sysfs root like every other access to it; unbind and bind are attributes
+	 * of that directory, never links */
+	dfd = hw_ctx_open(c->hw, HW_ROOT_SYSFS, rel, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
-		return cnispec_fail(err, -errno, CNI_E_DEVICE, "rebinding the VF failed", "%s: %s", path, strerror(errno));
+		return cnispec_fail(err, dfd, CNI_E_DEVICE, "rebinding the VF failed", "%s: %s", path, strerror(-dfd));
 	for (int i = 0; i < 2; i++) {
 		const char *op = i == 0 ? "unbind" : "bind";
-		_cleanup_close_ int fd = openat(dfd, op, O_WRONLY | O_CLOEXEC);
+		_cleanup_close_ int fd = openat(dfd, op, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || fileio_write_all(fd, c->st->pci, strlen(c->st->pci)) < 0)
 			return cnispec_fail(err, -errno, CNI_E_DEVICE, "rebinding the VF failed", "%s/%s %s: %s", path, op,
 					    c->st->pci, strerror(errno));
