@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,18 @@ struct slot {
 	bool quiet;              /* a retry in progress: its failure was logged the first time */
 };
 
+/* A pool build on the builder thread (rescan or reload): a full hardware load of a
+ * 1016-VF node takes seconds, and the loop keeps polling health meanwhile. */
+struct build_job {
+	struct plugin_config *cfg; /* reload: the new config, owned until applied; rescan: d->cfg */
+	char *text;                /* reload: its text */
+	const struct pool_set *prev; /* d->ps, which stays until the result is applied */
+	char why[64];
+	bool reload;
+	struct pool_set *ps;       /* the result, when r >= 0 */
+	int r;
+};
+
 struct daemon {
 	struct opts *o;
 	struct hw_ctx *ctx;
@@ -74,6 +87,18 @@ struct daemon {
 	char last_refusal[512];  /* the last config refusal logged */
 	char *refused_text;      /* and the content refused, NULL if unreadable */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
+	char *attr_errors;       /* the port files the last build could not read, as logged */
+	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
+	 * applies it; the builder writes only job and build()'s own fields above. */
+	pthread_t builder;
+	bool building;
+	int build_done_fd;       /* eventfd: the builder finished */
+	struct build_job job;
+	bool rescan_pending;     /* a rescan was asked for while building */
+	char rescan_why[64];
+	bool sighup_pending;     /* a SIGHUP came while building */
+	const char *test_gate;   /* RDMAK_TEST_RESCAN_GATE (docs/plugin.md: tests only) */
+	atomic_bool stopping;    /* build_discard: the test hook stops waiting */
 };
 
 /* ---- logging: one line per event on stderr -------------------------------------------- */
@@ -143,22 +168,62 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 
 /* ---- building pools ------------------------------------------------------------------- */
 
-/* The port attributes the load could not read or parse: the report only says "unknown", so
- * --dry-run names each file and why on stderr, as `rdmak list` does. (The daemon's health
- * poll re-reads them every interval and logs the member's state changes instead.) */
-static void dry_run_attr_errors(const struct hw_node *node, const struct hw_ctx *ctx)
+/* Whether list ("\na\nb\n") has the line line. */
+static bool list_has_line(const char *list, const char *line)
 {
+	size_t l = strlen(line);
+
+	for (const char *p = strstr(list, line); p; p = strstr(p + 1, line))
+		if (p[-1] == '\n' && p[l] == '\n')
+			return true;
+	return false;
+}
+
+/* The port attributes the load could not read or parse: the report only says "unknown", so
+ * --dry-run names each file and why on stderr, as `rdmak list` does. The daemon logs each
+ * once, at the build that first meets it: a periodic rescan of a node with a broken file
+ * would otherwise repeat the same warnings every periodicUpdate. (The health poll re-reads
+ * the state files every interval and logs the members' state changes.) */
+static void attr_errors(struct daemon *d, const struct hw_node *node)
+{
+	_cleanup_free_ char *now = NULL;
+	size_t len = 0;
 	char msg[PATH_MAX + 128];
 
 	HW_NODE_FOREACH_PORT(node, p)
-		for (size_t i = 0; i < p->n_errors; i++)
-			fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n",
-				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+		for (size_t i = 0; i < p->n_errors; i++) {
+			size_t l;
+			char *v;
+
+			hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(d->ctx), msg, sizeof(msg));
+			if (d->o->dry_run) {
+				fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n", msg);
+				continue;
+			}
+			/* "\nmsg\n" in the last build's list: logged already */
+			l = strlen(msg);
+			if (!d->attr_errors || !list_has_line(d->attr_errors, msg))
+				plog(1, "%s (shown as unknown)", msg);
+			v = realloc(now, len + l + 3);
+			if (!v)
+				continue; /* it may be logged again at the next build */
+			now = v;
+			if (!len)
+				now[len++] = '\n';
+			memcpy(now + len, msg, l);
+			len += l;
+			now[len++] = '\n';
+			now[len] = '\0';
+		}
+	free(d->attr_errors);
+	d->attr_errors = TAKE_PTR(now);
 }
 
-static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_set **ret)
+/* prev: the set the result replaces (in-pod VFs keep their answers), NULL at start-up. Runs
+ * on the builder thread, after start-up: it touches no field the loop's thread writes. */
+static int build(struct daemon *d, const struct plugin_config *cfg, const struct pool_set *prev, struct pool_set **ret)
 {
-	struct pool_opts po = { .cdi = d->o->cdi, .prev = d->ps };
+	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev };
 	struct hw_node *node = NULL;
 	struct hw_error herr = { 0 };
 	int r;
@@ -168,8 +233,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, struct pool_
 		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
 		return r;
 	}
-	if (d->o->dry_run)
-		dry_run_attr_errors(node, d->ctx);
+	attr_errors(d, node);
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
 	 * once (every rescan comes here) */
 	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 && cfg->rdma_netns_mode != node->kernel.netns_mode) {
@@ -505,25 +569,70 @@ static void health_tick(struct daemon *d)
 	}
 }
 
-/* Rebuild from a fresh hardware load (devices came or went) with the same config. */
+/* ---- rescans and reloads on the builder thread -------------------------------------- */
+
+static void *builder_main(void *ud)
+{
+	struct daemon *d = ud;
+	uint64_t one = 1;
+
+	d->job.r = build(d, d->job.cfg, d->job.prev, &d->job.ps);
+	/* the test hook: hold the finished build until the file exists, so that a test can act
+	 * while a rescan is in progress without depending on how long one takes */
+	while (d->test_gate && !atomic_load(&d->stopping) && access(d->test_gate, F_OK) < 0)
+		usleep(10000);
+	if (write(d->build_done_fd, &one, sizeof(one)) < 0)
+		return NULL; /* cannot fail: the loop reads the counter before the next build */
+	return NULL;
+}
+
+/* Start a build of cfg on the builder thread; the loop applies it (build_finished). cfg and
+ * text (a reload's) are the job's from here on, whatever happens. */
+static int build_start(struct daemon *d, const char *why, struct plugin_config *cfg, char *text)
+{
+	int r;
+
+	d->job = (struct build_job){ .cfg = cfg ? cfg : d->cfg, .text = text, .prev = d->ps, .reload = cfg != NULL };
+	snprintf(d->job.why, sizeof(d->job.why), "%s", why);
+	r = -pthread_create(&d->builder, NULL, builder_main, d);
+	if (r < 0) {
+		plog(0, "%s: starting the builder thread: %s", why, strerror(-r));
+		if (cfg) {
+			plugin_config_free(cfg);
+			free(text);
+		}
+		d->job = (struct build_job){ 0 };
+		return r;
+	}
+	d->building = true;
+	return 0;
+}
+
+/* Rebuild from a fresh hardware load (devices came or went) with the same config. While a
+ * build runs, one more rescan is remembered: it starts when this one is applied. */
 static void rescan(struct daemon *d, const char *why)
 {
-	struct pool_set *ps;
-
-	plog(2, "rescanning the hardware: %s", why);
-	if (build(d, d->cfg, &ps) < 0) {
-		d->fingerprint = 0; /* sysfs mid-change: try again at the next check */
+	if (d->building) {
+		d->rescan_pending = true;
+		snprintf(d->rescan_why, sizeof(d->rescan_why), "%s", why);
 		return;
 	}
-	apply(d, ps, NULL, NULL);
+	plog(2, "rescanning the hardware: %s", why);
+	if (build_start(d, why, NULL, NULL) < 0)
+		d->fingerprint = 0; /* try again at the next check */
 }
 
 static void reload(struct daemon *d, const char *why)
 {
 	struct plugin_config *cfg = NULL;
-	struct pool_set *ps;
 	char *text = NULL, err[512];
 
+	/* one build at a time: the config is checked again every second, a SIGHUP is kept */
+	if (d->building) {
+		if (!strcmp(why, "SIGHUP"))
+			d->sighup_pending = true;
+		return;
+	}
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
 		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
 		 * too: one line per refused content (or unreadable file), however often it is read. */
@@ -547,13 +656,76 @@ static void reload(struct daemon *d, const char *why)
 		free(text);
 		return;
 	}
-	if (build(d, cfg, &ps) < 0) {
-		plugin_config_free(cfg);
-		free(text);
-		return;
+	build_start(d, why, cfg, text);
+}
+
+/* Wait for the builder (it is done, or the daemon is stopping) and take its job. */
+static struct build_job build_join(struct daemon *d)
+{
+	struct build_job job = d->job;
+	uint64_t n;
+
+	pthread_join(d->builder, NULL);
+	if (read(d->build_done_fd, &n, sizeof(n)) < 0)
+		n = 0; /* nothing to reset */
+	d->building = false;
+	d->job = (struct build_job){ 0 };
+	return job;
+}
+
+/* The builder is done: apply its set (or keep the running one), then start what was asked for
+ * meanwhile. The set's health inputs were read at load time, up to a build ago, while the loop
+ * kept polling the running set: re-read them first, so that a change seen meanwhile is not
+ * undone for one interval by the new set. */
+static void build_finished(struct daemon *d)
+{
+	struct build_job job = build_join(d);
+
+	if (job.r < 0) {
+		if (job.reload) {
+			plugin_config_free(job.cfg);
+			free(job.text);
+		} else {
+			d->fingerprint = 0; /* sysfs mid-change: try again at the next check */
+		}
+	} else {
+		if (health_poll(job.ps, d->ctx) > 0)
+			pool_set_refresh(job.ps, NULL);
+		if (job.reload) {
+			plog(2, "%s: config %s reloaded (%zu resources)", job.why, d->o->config, job.cfg->n_res);
+			apply(d, job.ps, job.cfg, job.text);
+		} else {
+			plog(2, "rescan done: %s", job.why);
+			apply(d, job.ps, NULL, NULL);
+		}
 	}
-	plog(2, "%s: config %s reloaded (%zu resources)", why, d->o->config, cfg->n_res);
-	apply(d, ps, cfg, text);
+	if (d->sighup_pending) {
+		d->sighup_pending = false;
+		reload(d, "SIGHUP");
+	}
+	if (d->rescan_pending && !d->building) {
+		d->rescan_pending = false;
+		rescan(d, d->rescan_why);
+	}
+}
+
+/* At exit: a build in progress is waited for (a hardware load cannot be interrupted) and
+ * its result dropped. */
+static void build_discard(struct daemon *d)
+{
+	struct build_job job;
+
+	if (!d->building)
+		return;
+	atomic_store(&d->stopping, true);
+	plog(2, "waiting for the build in progress (%s) to finish", d->job.why);
+	job = build_join(d);
+	if (job.r >= 0)
+		pool_set_free(job.ps);
+	if (job.reload) {
+		plugin_config_free(job.cfg);
+		free(job.text);
+	}
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
@@ -643,7 +815,8 @@ static int run_daemon(struct daemon *d)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	d->cfg_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d->cfg_event_fd < 0) {
+	d->build_done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->cfg_event_fd < 0 || d->build_done_fd < 0) {
 		plog(0, "eventfd: %m");
 		return PLUGIN_EXIT_RUNTIME;
 	}
@@ -665,12 +838,13 @@ static int run_daemon(struct daemon *d)
 	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s",
 	     d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s, d->o->kubelet_dir);
 	while (!stop) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = d->cfg_event_fd, .events = POLLIN } };
+		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN }, { .fd = d->cfg_event_fd, .events = POLLIN },
+					 { .fd = d->build_done_fd, .events = POLLIN } };
 		int interval = d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
 		bool cfg_event = false;
 		uint64_t fp;
 
-		r = poll(pfd, 2, interval);
+		r = poll(pfd, 3, interval);
 		if (r < 0 && errno != EINTR) {
 			plog(0, "poll: %m");
 			return PLUGIN_EXIT_RUNTIME;
@@ -694,6 +868,8 @@ static int run_daemon(struct daemon *d)
 		}
 		if (stop)
 			break;
+		if (r > 0 && (pfd[2].revents & POLLIN))
+			build_finished(d);
 		if (cfg_event || now_s() - last_cfg_check >= 1.0) {
 			last_cfg_check = now_s();
 			reload(d, "config changed");
@@ -703,7 +879,8 @@ static int run_daemon(struct daemon *d)
 				register_all(d);
 			}
 		}
-		/* three directory listings: every 2 s is enough for hot-plug and driver reloads */
+		/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
+		 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
 		if (now_s() - last_fp >= 2.0 && (last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&
 		    fp != d->fingerprint) {
 			d->fingerprint = fp;
@@ -720,12 +897,15 @@ static int run_daemon(struct daemon *d)
 
 static void daemon_done(struct daemon *d)
 {
+	build_discard(d); /* it reads d->ps */
 	for (size_t i = 0; i < d->n_slots; i++)
 		slot_free(d->slots[i]);
 	free(d->slots);
 	kubelet_free(d->k); /* after its servers */
 	if (d->cfg_event_fd >= 0)
 		close(d->cfg_event_fd);
+	if (d->build_done_fd >= 0)
+		close(d->build_done_fd);
 	if (d->devinfo.n)
 		plog(2, "removing %zu device-info files", d->devinfo.n);
 	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
@@ -735,6 +915,7 @@ static void daemon_done(struct daemon *d)
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);
 	free(d->refused_text);
+	free(d->attr_errors);
 	pthread_rwlock_destroy(&d->lock);
 }
 
@@ -865,7 +1046,7 @@ int plugin_main(int argc, char **argv)
 		.devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp",
 		.cdi_dir = "/var/run/cdi",
 	};
-	struct daemon d = { .o = &o, .cfg_event_fd = -1 };
+	struct daemon d = { .o = &o, .cfg_event_fd = -1, .build_done_fd = -1 };
 	char err[512];
 	char missing[PATH_MAX];
 	int r, ret;
@@ -901,7 +1082,8 @@ int plugin_main(int argc, char **argv)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
-	if (build(&d, d.cfg, &d.ps) < 0) {
+	d.test_gate = getenv("RDMAK_TEST_RESCAN_GATE");
+	if (build(&d, d.cfg, NULL, &d.ps) < 0) {
 		ret = PLUGIN_EXIT_RUNTIME;
 		goto out;
 	}
