@@ -160,6 +160,31 @@ for (let i = 0; i < 20; i++) {
 }
 down.sort((a, b) => a - b);
 
+// The same while the plugin rebuilds its pools: a SIGHUP reload is a full hardware load and pool
+// build, as a rescan (periodicUpdateInterval, hot-plug) is. The port goes Down 100 ms into it.
+const downBuild = [];
+const rebuild = [];
+for (let i = 0; i < 5; i++) {
+	const bdf = ids[(i * 97 + 11) % ids.length];
+	const f = vfState(bdf);
+	const n = log.length;
+	let from = excl.lists.length;
+	const s0 = performance.now();
+	proc.kill('SIGHUP');
+	await sleep(100);
+	const a = performance.now();
+	fs.writeFileSync(f, '1: DOWN\n');
+	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Unhealthy', 10000, from);
+	downBuild.push(performance.now() - a);
+	while (!/SIGHUP: config .* reloaded/.test(log.slice(n))) await sleep(5);
+	rebuild.push(performance.now() - s0);
+	from = excl.lists.length;
+	fs.writeFileSync(f, '4: ACTIVE\n');
+	await excl.waitList((l) => l.find((d) => d.ID === bdf).health === 'Healthy', 10000, from);
+}
+downBuild.sort((a, b) => a - b);
+rebuild.sort((a, b) => a - b);
+
 // Re-registration after a kubelet restart.
 const rereg = [];
 for (let i = 0; i < 20; i++) {
@@ -242,6 +267,7 @@ console.log(`  Allocate, grpc-js peer in its own process (${CALLS}): p50 ${ms(pc
 console.log(`  Allocate, grpc-js peer in the client's process (${CALLS}, no process to wake): p50 ${ms(pct(plat, 50))}, p99 ${ms(pct(plat, 99))}  -> rdmak/it p50 ${(pct(lat, 50) / pct(plat, 50)).toFixed(2)}x, p99 ${(pct(lat, 99) / pct(plat, 99)).toFixed(2)}x`);
 console.log(`  Allocate, shared (${CALLS} calls): p50 ${ms(pct(slat, 50))}, p99 ${ms(pct(slat, 99))}, max ${ms(slat[slat.length - 1])}`);
 console.log(`  port Down -> Unhealthy (20):    p50 ${ms(pct(down, 50))}, max ${ms(down[down.length - 1])} (ListAndWatch at the kubelet)`);
+console.log(`  port Down during a rebuild (5):  p50 ${ms(pct(downBuild, 50))}, max ${ms(downBuild[downBuild.length - 1])} (Down 100 ms after a SIGHUP; the rebuild took p50 ${ms(pct(rebuild, 50))})`);
 console.log(`  re-registration after restart:  p50 ${ms(pct(rereg, 50))}, max ${ms(rereg[rereg.length - 1])} (20 restarts)`);
 console.log(`  GetPreferredAllocation, size 8 (median round trip): ${sweep.map(([what, t]) => `${what} ${ms(t)}`).join(', ')}`);
 console.log(`  Allocate during a 100000-id GetPreferredAllocation: ${duringA.length ? `p50 ${ms(pct(duringA, 50))}, max ${ms(duringA[duringA.length - 1])} (${duringA.length} calls)` : 'none finished before it (it was too quick to overlap)'}; alone p50 ${ms(pct(baseA, 50))}`);

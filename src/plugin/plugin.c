@@ -662,10 +662,11 @@ static void reload(struct daemon *d, const char *why)
 /* Wait for the builder (it is done, or the daemon is stopping) and take its job. */
 static struct build_job build_join(struct daemon *d)
 {
-	struct build_job job = d->job;
+	struct build_job job;
 	uint64_t n;
 
 	pthread_join(d->builder, NULL);
+	job = d->job; /* after the join: the builder writes job.ps and job.r */
 	if (read(d->build_done_fd, &n, sizeof(n)) < 0)
 		n = 0; /* nothing to reset */
 	d->building = false;
