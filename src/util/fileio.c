@@ -24,15 +24,13 @@ int fileio_check_regular(int fd)
 	return S_ISDIR(st.st_mode) ? -EISDIR : -FILEIO_ENOTREG;
 }
 
-ssize_t fileio_read_regular(int fd, void *buf, size_t len)
+/* read() until len bytes or end of file, through EINTR: the count (short only at the end) */
+static ssize_t read_full(int fd, char *buf, size_t len)
 {
 	size_t got = 0;
-	int r = fileio_check_regular(fd);
 
-	if (r < 0)
-		return r;
 	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
+		ssize_t n = read(fd, buf + got, len - got);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -46,6 +44,13 @@ ssize_t fileio_read_regular(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+ssize_t fileio_read_regular(int fd, void *buf, size_t len)
+{
+	int r = fileio_check_regular(fd);
+
+	return r < 0 ? r : read_full(fd, buf, len);
+}
+
 int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -55,6 +60,7 @@ int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 		return -EINVAL;
 	for (;;) {
 		ssize_t n;
+		size_t want;
 
 		/* one byte more than max, so that a file of exactly max bytes is not "too big" */
 		if (len == cap) {
@@ -71,17 +77,15 @@ int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 			buf = nb;
 			cap = ncap;
 		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
+		want = cap - len;
+		n = read_full(fd, buf + len, want);
+		if (n < 0)
+			return (int)n;
 		len += (size_t)n;
 		if (len > max)
 			return -EFBIG;
+		if ((size_t)n < want)
+			break; /* end of file */
 	}
 	buf[len] = '\0';
 	if (ret_len)
