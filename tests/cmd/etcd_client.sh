@@ -68,12 +68,14 @@ is "$out" "deleted 2500" "prefix delete removes them"
 # from a busy node during a mass pod start) is waited for up to the per-attempt deadline: gRPC's
 # own connect timeout must not cut the handshake short and fail the call at once.
 coproc SLOWP { exec python3 "$TOP/tests/lib/slow-proxy.py" "${ETCD_EP[0]}" 0.7; }
+# bash unsets SLOWP_PID once it reaps the coprocess, which may be before the kill below: keep it
+slowp_pid=$SLOWP_PID
 read -r slow_port <&"${SLOWP[0]}"
 run "$CLI" --endpoints "http://127.0.0.1:$slow_port" --timeout-ms 3000 put slow/1 s get slow/1
 like "$rc:$out" $'^0:rev [0-9]+\nslow/1=s' "a member whose handshake takes 700 ms answers within a 3000 ms deadline" ||
 	echo "$err" | sed 's/^/# /'
-kill "$SLOWP_PID" 2>/dev/null
-wait "$SLOWP_PID" 2>/dev/null
+kill "$slowp_pid" 2>/dev/null
+wait "$slowp_pid" 2>/dev/null
 
 # --- status, failover ----------------------------------------------------------------------
 run cli status 0 status 1 status 2
