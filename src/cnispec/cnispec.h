@@ -302,6 +302,10 @@ int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const 
 /* Find `type` on the ':'-separated CNI_PATH: the first directory holding an executable
  * regular file of that name. 1 found (*ret malloc'd), 0 not found, <0 error. */
 int cnispec_find_plugin(const char *cni_path, const char *type, char **ret);
+/* 1 when the plugin `type` that cnispec_find_plugin finds is the running program itself (the
+ * same file as /proc/self/exe, through any link), else 0 (not found included: cnispec_delegate
+ * then says so). */
+int cnispec_plugin_is_self(const char *cni_path, const char *type);
 
 /* Exec the delegated plugin `type` found on cni_path, with envp (CNI_COMMAND replaced by cmd,
  * everything else passed through), buf as its stdin and its stderr ours. On success: 0, and
@@ -336,6 +340,17 @@ __attribute__((format(printf, 2, 3)))
 void cnispec_log(enum cnispec_log_level level, const char *fmt, ...);
 void cnispec_log_close(void);
 
+/* The logger's whole state, for a plugin run in this process (cnispec_delegate_in_process):
+ * push saves it and resets to the defaults a new process starts with (prefix "cni", stderr
+ * only, level info); pop closes a log file opened meanwhile and puts the saved state back. */
+struct cnispec_log_state {
+	char prefix[320];
+	int fd;
+	enum cnispec_log_level level;
+};
+void cnispec_log_push(struct cnispec_log_state *saved);
+void cnispec_log_pop(const struct cnispec_log_state *saved);
+
 /* ---- the plugin's main ---------------------------------------------------------------- */
 
 struct cnispec_request {
@@ -346,7 +361,7 @@ struct cnispec_request {
 	char *const *envp;
 };
 
-/* A plugin's operations: every slot filled. Each returns 0, or -errno with err filled (an
+/* A plugin's operations: every slot but done filled. Each returns 0, or -errno with err filled (an
  * unfilled err becomes code 999 with strerror). add's result is printed in the request's
  * version. setup runs after the request is parsed and before the operation (open a log file,
  * check the plugin's keys): an error there is printed like the operation's. */
@@ -358,11 +373,22 @@ struct cnispec_plugin_ops {
 	int (*check)(const struct cnispec_request *req, struct cnispec_error *err);
 	int (*gc)(const struct cnispec_request *req, struct cnispec_error *err);
 	int (*status)(const struct cnispec_request *req, struct cnispec_error *err);
+	void (*done)(void); /* optional: after the exchange, release what setup opened */
 };
 
 /* The whole exchange: environment, stdin (at most 4 MiB), VERSION, the request, the
  * version check for the command (CHECK needs 0.4.0, GC and STATUS 1.1.0: code 1), the
  * operation, and the result or the error object on out. Returns the exit code: 0 or 1. */
 int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd, FILE *out);
+
+/* Delegation without an exec, for a delegated plugin that is this very program (rdmak-cni's
+ * ipam.type rdmak-ipam when CNI_PATH's rdmak-ipam is a link to the running binary): ops run on
+ * req as the plugin's own process would run them, for cmd: the version check, setup, the
+ * operation, done. The plugin's log lines carry its name and go where its own config says
+ * (logFile, logLevel), the caller's logger is back afterwards; ADD's result goes through its
+ * JSON form in req's version, as if printed and read back. Returns as cnispec_delegate: 0, or
+ * -EPROTO with err the plugin's error (-EBADMSG for an ADD without a valid result). */
+int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
+				enum cnispec_cmd cmd, struct cnispec_result **ret, struct cnispec_error *err);
 
 #endif

@@ -45,6 +45,18 @@ int cnispec_find_plugin(const char *cni_path, const char *type, char **ret)
 	return 0;
 }
 
+int cnispec_plugin_is_self(const char *cni_path, const char *type)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat a, b;
+
+	if (!cni_path || cnispec_find_plugin(cni_path, type, &path) != 1)
+		return 0;
+	if (stat(path, &a) < 0 || stat("/proc/self/exe", &b) < 0)
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* envp with CNI_COMMAND=cmd in place of the caller's (added when absent). */
 static char **env_with_command(char *const *envp, enum cnispec_cmd cmd)
 {

@@ -15,11 +15,9 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-static struct {
-	char prefix[320];
-	int fd;
-	enum cnispec_log_level level;
-} log_state = { .prefix = "cni", .fd = -1, .level = CNISPEC_LOG_INFO };
+#define LOG_STATE_NEW ((struct cnispec_log_state){ .prefix = "cni", .fd = -1, .level = CNISPEC_LOG_INFO })
+
+static struct cnispec_log_state log_state = LOG_STATE_NEW;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
@@ -51,6 +49,18 @@ void cnispec_log_close(void)
 	if (log_state.fd >= 0)
 		close(log_state.fd);
 	log_state.fd = -1;
+}
+
+void cnispec_log_push(struct cnispec_log_state *saved)
+{
+	*saved = log_state;
+	log_state = LOG_STATE_NEW;
+}
+
+void cnispec_log_pop(const struct cnispec_log_state *saved)
+{
+	cnispec_log_close();
+	log_state = *saved;
 }
 
 void cnispec_log_set_level(enum cnispec_log_level level)

@@ -81,6 +81,13 @@ static int dispatch(const struct cnispec_plugin_ops *ops, const struct cnispec_r
 	}
 }
 
+static int version_refused(enum cnispec_cmd cmd, const struct cnispec_conf *conf, struct cnispec_error *err)
+{
+	return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
+			    "%s needs cniVersion %s or later; the configuration says %s", cnispec_cmd_name(cmd),
+			    cmd == CNISPEC_CMD_CHECK ? "0.4.0" : "1.1.0", conf->cni_version);
+}
+
 int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd, FILE *out)
 {
 	struct cnispec_env env = { 0 };
@@ -109,10 +116,7 @@ int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp,
 	if (r == 0) {
 		version = conf->cni_version;
 		if (!cnispec_cmd_allowed(env.cmd, conf->version))
-			r = cnispec_fail(&err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
-					 "%s needs cniVersion %s or later; the configuration says %s",
-					 cnispec_cmd_name(env.cmd), env.cmd == CNISPEC_CMD_CHECK ? "0.4.0" : "1.1.0",
-					 conf->cni_version);
+			r = version_refused(env.cmd, conf, &err);
 	}
 	if (r == 0) {
 		struct cnispec_request req = { .env = &env, .conf = conf, .buf = buf, .len = len, .envp = envp };
@@ -129,8 +133,66 @@ done:
 		cnispec_log(CNISPEC_LOG_ERROR, "%s: %s (code %u)", err.msg, err.details, err.code);
 		cnispec_error_print(out, version, &err);
 	}
+	if (ops->done)
+		ops->done();
 	cnispec_result_free(result);
 	cnispec_conf_free(conf);
 	cnispec_env_clear(&env);
 	return r < 0 ? 1 : 0;
+}
+
+/* The result as the plugin's process would have printed it and the caller read it back. */
+static int result_round_trip(const struct cnispec_plugin_ops *ops, const struct cnispec_result *res,
+			     enum cnispec_version v, struct cnispec_result **ret, struct cnispec_error *err)
+{
+	char why[512];
+	json_t *o = cnispec_result_to_json(res, v);
+	int r;
+
+	if (!o)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	r = cnispec_result_from_json(o, v, "result", ret, why, sizeof(why));
+	json_decref(o);
+	if (r == -ENOMEM)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (r < 0)
+		return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin", "%s: %s",
+				    ops->name, why);
+	return 0;
+}
+
+int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
+				enum cnispec_cmd cmd, struct cnispec_result **ret, struct cnispec_error *err)
+{
+	struct cnispec_env env = *req->env;
+	struct cnispec_request sub = *req;
+	struct cnispec_result *result = NULL;
+	struct cnispec_log_state saved;
+	int r;
+
+	env.cmd = cmd;
+	sub.env = &env;
+	cnispec_log_push(&saved);
+	cnispec_log_setup(ops->name, &env);
+	if (!cnispec_cmd_allowed(cmd, req->conf->version))
+		r = version_refused(cmd, req->conf, err);
+	else
+		r = dispatch(ops, &sub, &result, err);
+	if (r == 0 && cmd == CNISPEC_CMD_ADD) {
+		r = result ? 0 : cnispec_fail(err, -EINVAL, CNISPEC_E_INTERNAL, "no result", NULL);
+		if (r == 0 && ret)
+			r = result_round_trip(ops, result, req->conf->version, ret, err);
+	}
+	if (r < 0) {
+		if (!err->code)
+			cnispec_fail(err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
+		cnispec_log(CNISPEC_LOG_ERROR, "%s: %s (code %u)", err->msg, err->details, err->code);
+		if (r != -EBADMSG)
+			r = -EPROTO;
+	}
+	if (ops->done)
+		ops->done();
+	cnispec_result_free(result);
+	cnispec_log_pop(&saved);
+	return r;
 }

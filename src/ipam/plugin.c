@@ -1,5 +1,6 @@
 /* rdmak-ipam as a CNI IPAM plugin: cnispec runs the exchange, this file maps each command to
- * the allocator. One request per process, so the request's state lives here for its length. */
+ * the allocator. One request at a time (per process, or per in-process call from rdmak-cni), so
+ * the request's state lives here from setup to done. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,7 +103,15 @@ static int status(const struct cnispec_request *req, struct cnispec_error *err)
 	return ipam_status(P.store, P.cfg, err);
 }
 
-static const struct cnispec_plugin_ops ops = {
+static void done(void)
+{
+	ipam_store_close(P.store);
+	ipam_config_free(P.cfg);
+	P.store = NULL;
+	P.cfg = NULL;
+}
+
+const struct cnispec_plugin_ops ipam_plugin_ops = {
 	.name = "rdmak-ipam",
 	.setup = setup,
 	.add = add,
@@ -110,16 +119,13 @@ static const struct cnispec_plugin_ops ops = {
 	.check = check,
 	.gc = gc,
 	.status = status,
+	.done = done,
 };
 
 int ipam_plugin_main(char *const *envp, int in_fd, FILE *out)
 {
-	int rc = cnispec_plugin_main(&ops, envp, in_fd, out);
+	int rc = cnispec_plugin_main(&ipam_plugin_ops, envp, in_fd, out);
 
-	ipam_store_close(P.store);
-	ipam_config_free(P.cfg);
-	P.store = NULL;
-	P.cfg = NULL;
 	cnispec_log_close();
 	return rc;
 }

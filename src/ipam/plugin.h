@@ -4,6 +4,12 @@
 
 #include <stdio.h>
 
+#include "cnispec/cnispec.h"
+
+/* The plugin's operations, for rdmak-cni to run them in its own process
+ * (cnispec_delegate_in_process) when CNI_PATH's rdmak-ipam is the running binary. */
+extern const struct cnispec_plugin_ops ipam_plugin_ops;
+
 /* rdmak-ipam, the CNI IPAM plugin: the environment envp, the request on in_fd, the answer on
  * out. Returns the exit code (0 or 1). */
 int ipam_plugin_main(char *const *envp, int in_fd, FILE *out);
