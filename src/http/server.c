@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/dl.h"
 #include "http/tls.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -659,6 +660,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		snprintf(err, errlen, "one server per process");
 		return -EBUSY;
 	}
+	if ((r = http_dl_load(err, errlen)) < 0)
+		return r;
 	if ((r = limits_check(&cfg->limits, err, errlen)) < 0)
 		return r;
 	if (http_listen_parse(cfg->listen, &ss, &sl, &why) < 0) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "http/dl.h"
 #include "util/cleanup.h"
 
 void tls_pair_free(struct tls_pair *p)
@@ -108,6 +109,8 @@ int tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, si
 	unsigned n = TLS_CHAIN_MAX;
 	int g, r;
 
+	if ((r = http_dl_load(err, errlen)) < 0)
+		return r;
 	if (cert_len > 1u << 20 || key_len > 1u << 20) {
 		snprintf(err, errlen, "certificate or key file larger than 1 MiB");
 		return -EFBIG;

@@ -15,6 +15,10 @@ fi
 # object: gRPC and its abseil, upb, re2 and c-ares (~55 objects) are linked statically (Makefile).
 is "$(readelf -d "$RDMAK" | grep -cE 'NEEDED.*lib(grpc|gpr|absl_|upb|re2|cares|address_sorting)')" 0 \
 	"rdmak needs no gRPC, abseil, upb, re2 or c-ares shared object (linked statically)"
+# libmicrohttpd and GnuTLS (with its eight own dependencies) are loaded by the webhook's server
+# only (src/http/dl.c), not at every exec
+is "$(readelf -d "$RDMAK" | grep -cE 'NEEDED.*lib(microhttpd|gnutls)')" 0 \
+	"rdmak does not need libmicrohttpd or libgnutls at start (the webhook loads them)"
 
 RELOC_BIN="$BUILD/reloc/rdmak"
 IMG="$TMP/img/opt/rdmak"

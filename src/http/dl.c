@@ -1,0 +1,93 @@
+/* Loading libmicrohttpd and GnuTLS on first use: see dl.h. */
+#define HTTP_DL_IMPL
+#include "http/dl.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+struct http_dl http_dl;
+
+static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool dl_loaded;
+
+/* sym from h into *slot (a function or data pointer of any type); false when absent */
+static bool load_sym(void *h, const char *sym, void *slot)
+{
+	void *p = dlsym(h, sym);
+
+	if (!p)
+		return false;
+	memcpy(slot, &p, sizeof(p));
+	return true;
+}
+
+static void *open_lib(const char *name, const char *package, char *err, size_t errlen)
+{
+	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		const char *why = dlerror();
+
+		snprintf(err, errlen, "cannot load %s%s%s%s: %s", name, package ? " (Debian package " : "",
+			 package ? package : "", package ? ")" : "", why ? why : "unknown error");
+	}
+	return h;
+}
+
+int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen)
+{
+	struct http_dl t = { 0 };
+	void *hm = NULL, *hg = NULL;
+	const char *missing = NULL, *from = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&dl_lock);
+	if (dl_loaded)
+		goto out;
+	r = -ENOENT;
+	hm = open_lib(mhd, strcmp(mhd, HTTP_DL_MHD) == 0 ? "libmicrohttpd12" : NULL, err, errlen);
+	if (!hm)
+		goto out;
+	hg = open_lib(gnutls, strcmp(gnutls, HTTP_DL_GNUTLS) == 0 ? "libgnutls30" : NULL, err, errlen);
+	if (!hg)
+		goto fail;
+#define HTTP_DL_LOAD_MHD(f)                                                                                \
+	if (!missing && !load_sym(hm, #f, &t.f)) {                                                         \
+		missing = #f;                                                                              \
+		from = mhd;                                                                                \
+	}
+#define HTTP_DL_LOAD_GNUTLS(f)                                                                             \
+	if (!missing && !load_sym(hg, #f, &t.f)) {                                                         \
+		missing = #f;                                                                              \
+		from = gnutls;                                                                             \
+	}
+	HTTP_DL_MHD_FUNCS(HTTP_DL_LOAD_MHD)
+	HTTP_DL_GNUTLS_FUNCS(HTTP_DL_LOAD_GNUTLS)
+	HTTP_DL_LOAD_GNUTLS(gnutls_free)
+#undef HTTP_DL_LOAD_MHD
+#undef HTTP_DL_LOAD_GNUTLS
+	if (missing) {
+		snprintf(err, errlen, "%s has no %s (a version older than rdmak was built for?)", from, missing);
+		goto fail;
+	}
+	http_dl = t;
+	dl_loaded = true;
+	r = 0;
+	goto out;
+fail:
+	if (hg)
+		dlclose(hg);
+	dlclose(hm);
+out:
+	pthread_mutex_unlock(&dl_lock);
+	return r;
+}
+
+int http_dl_load(char *err, size_t errlen)
+{
+	return http_dl_load_from(HTTP_DL_MHD, HTTP_DL_GNUTLS, err, errlen);
+}

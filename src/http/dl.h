@@ -1,0 +1,79 @@
+/* libmicrohttpd and GnuTLS, loaded when the HTTPS server starts instead of at every exec of the
+ * rdmak binary. Only the webhook serves HTTPS, while rdmak-cni and rdmak-ipam are exec'd for
+ * every CNI command: with these two libraries (and GnuTLS's p11-kit, nettle, hogweed, gmp,
+ * tasn1, idn2, unistring, ffi) linked, each exec spent ~7 ms of its ~21 ms in the dynamic loader
+ * on them (docs/cni.md, "IPAM delegation"). Internal to src/http: server.c and tls.c include it
+ * after the libraries' headers, and their calls go through the table loaded here. */
+#ifndef RDMAK_HTTP_DL_H
+#define RDMAK_HTTP_DL_H
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <stddef.h>
+
+#define HTTP_DL_MHD "libmicrohttpd.so.12"
+#define HTTP_DL_GNUTLS "libgnutls.so.30"
+
+/* every function of the two libraries that src/http calls */
+#define HTTP_DL_MHD_FUNCS(X)                                                                              \
+	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
+	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
+	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)
+#define HTTP_DL_GNUTLS_FUNCS(X)                                                                           \
+	X(gnutls_pcert_deinit) X(gnutls_pcert_list_import_x509_raw) X(gnutls_privkey_deinit)               \
+	X(gnutls_privkey_import_x509_raw) X(gnutls_privkey_init) X(gnutls_pubkey_deinit)                   \
+	X(gnutls_pubkey_export2) X(gnutls_pubkey_import_privkey) X(gnutls_pubkey_init) X(gnutls_strerror)  \
+	X(gnutls_x509_crt_deinit) X(gnutls_x509_crt_get_dn3) X(gnutls_x509_crt_get_expiration_time)        \
+	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)
+
+#define HTTP_DL_FIELD(f) __typeof__(f) *f;
+struct http_dl {
+	HTTP_DL_MHD_FUNCS(HTTP_DL_FIELD)
+	HTTP_DL_GNUTLS_FUNCS(HTTP_DL_FIELD)
+	gnutls_free_function *gnutls_free; /* GnuTLS's gnutls_free is a variable */
+};
+#undef HTTP_DL_FIELD
+extern struct http_dl http_dl;
+
+/* Load both libraries and every function above, once per process (later calls return 0 at
+ * once). -ENOENT with err naming the library, its Debian package and dlerror()'s words, or the
+ * missing function; nothing stays loaded then. */
+int http_dl_load(char *err, size_t errlen);
+/* The same with other file names, for tests. */
+int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen);
+
+#ifndef HTTP_DL_IMPL
+#define HTTP_DL_CALL(f) (*http_dl.f)
+#define MHD_add_response_header HTTP_DL_CALL(MHD_add_response_header)
+#define MHD_create_response_from_buffer HTTP_DL_CALL(MHD_create_response_from_buffer)
+#define MHD_destroy_response HTTP_DL_CALL(MHD_destroy_response)
+#define MHD_get_connection_info HTTP_DL_CALL(MHD_get_connection_info)
+#define MHD_get_daemon_info HTTP_DL_CALL(MHD_get_daemon_info)
+#define MHD_lookup_connection_value HTTP_DL_CALL(MHD_lookup_connection_value)
+#define MHD_queue_response HTTP_DL_CALL(MHD_queue_response)
+#define MHD_quiesce_daemon HTTP_DL_CALL(MHD_quiesce_daemon)
+#define MHD_start_daemon HTTP_DL_CALL(MHD_start_daemon)
+#define MHD_stop_daemon HTTP_DL_CALL(MHD_stop_daemon)
+#define gnutls_pcert_deinit HTTP_DL_CALL(gnutls_pcert_deinit)
+#define gnutls_pcert_list_import_x509_raw HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
+#define gnutls_privkey_deinit HTTP_DL_CALL(gnutls_privkey_deinit)
+#define gnutls_privkey_import_x509_raw HTTP_DL_CALL(gnutls_privkey_import_x509_raw)
+#define gnutls_privkey_init HTTP_DL_CALL(gnutls_privkey_init)
+#define gnutls_pubkey_deinit HTTP_DL_CALL(gnutls_pubkey_deinit)
+#define gnutls_pubkey_export2 HTTP_DL_CALL(gnutls_pubkey_export2)
+#define gnutls_pubkey_import_privkey HTTP_DL_CALL(gnutls_pubkey_import_privkey)
+#define gnutls_pubkey_init HTTP_DL_CALL(gnutls_pubkey_init)
+#define gnutls_strerror HTTP_DL_CALL(gnutls_strerror)
+#define gnutls_x509_crt_deinit HTTP_DL_CALL(gnutls_x509_crt_deinit)
+#define gnutls_x509_crt_get_dn3 HTTP_DL_CALL(gnutls_x509_crt_get_dn3)
+#define gnutls_x509_crt_get_expiration_time HTTP_DL_CALL(gnutls_x509_crt_get_expiration_time)
+#define gnutls_x509_crt_get_subject_alt_name HTTP_DL_CALL(gnutls_x509_crt_get_subject_alt_name)
+#define gnutls_x509_crt_import HTTP_DL_CALL(gnutls_x509_crt_import)
+#define gnutls_x509_crt_init HTTP_DL_CALL(gnutls_x509_crt_init)
+#undef gnutls_free
+#define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
+#endif
+
+#endif
