@@ -32,6 +32,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strv.h"
 
 /* Exit codes (usage text and docs/plugin.md). */
 enum { PLUGIN_EXIT_OK = 0, PLUGIN_EXIT_RUNTIME = 1, PLUGIN_EXIT_USAGE = 2 };
@@ -87,7 +88,7 @@ struct daemon {
 	char last_refusal[512];  /* the last config refusal logged */
 	char *refused_text;      /* and the content refused, NULL if unreadable */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
-	char *attr_errors;       /* the port files the last build could not read, as logged */
+	struct plugin_strv attr_errors; /* the port files the last build could not read, as logged */
 	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
 	 * applies it; the builder writes only job and build()'s own fields above. */
 	pthread_t builder;
@@ -168,17 +169,6 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 
 /* ---- building pools ------------------------------------------------------------------- */
 
-/* Whether list ("\na\nb\n") has the line line. */
-static bool list_has_line(const char *list, const char *line)
-{
-	size_t l = strlen(line);
-
-	for (const char *p = strstr(list, line); p; p = strstr(p + 1, line))
-		if (p[-1] == '\n' && p[l] == '\n')
-			return true;
-	return false;
-}
-
 /* The port attributes the load could not read or parse: the report only says "unknown", so
  * --dry-run names each file and why on stderr, as `rdmak list` does. The daemon logs each
  * once, at the build that first meets it: a periodic rescan of a node with a broken file
@@ -186,37 +176,23 @@ static bool list_has_line(const char *list, const char *line)
  * the state files every interval and logs the members' state changes.) */
 static void attr_errors(struct daemon *d, const struct hw_node *node)
 {
-	_cleanup_free_ char *now = NULL;
-	size_t len = 0;
+	struct plugin_strv now = { 0 };
 	char msg[PATH_MAX + 128];
 
 	HW_NODE_FOREACH_PORT(node, p)
 		for (size_t i = 0; i < p->n_errors; i++) {
-			size_t l;
-			char *v;
-
 			hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(d->ctx), msg, sizeof(msg));
 			if (d->o->dry_run) {
 				fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n", msg);
 				continue;
 			}
-			/* "\nmsg\n" in the last build's list: logged already */
-			l = strlen(msg);
-			if (!d->attr_errors || !list_has_line(d->attr_errors, msg))
+			if (!plugin_strv_contains(&d->attr_errors, msg))
 				plog(1, "%s (shown as unknown)", msg);
-			v = realloc(now, len + l + 3);
-			if (!v)
-				continue; /* it may be logged again at the next build */
-			now = v;
-			if (!len)
-				now[len++] = '\n';
-			memcpy(now + len, msg, l);
-			len += l;
-			now[len++] = '\n';
-			now[len] = '\0';
+			/* out of memory: it may be logged again at the next build */
+			(void)strv_extend(&now.v, &now.n, msg);
 		}
-	free(d->attr_errors);
-	d->attr_errors = TAKE_PTR(now);
+	strv_free(d->attr_errors.v);
+	d->attr_errors = now;
 }
 
 /* prev: the set the result replaces (in-pod VFs keep their answers), NULL at start-up. Runs
@@ -581,8 +557,8 @@ static void *builder_main(void *ud)
 	 * while a rescan is in progress without depending on how long one takes */
 	while (d->test_gate && !atomic_load(&d->stopping) && access(d->test_gate, F_OK) < 0)
 		usleep(10000);
-	if (write(d->build_done_fd, &one, sizeof(one)) < 0)
-		return NULL; /* cannot fail: the loop reads the counter before the next build */
+	/* cannot fail: the loop reads the counter before the next build */
+	(void)!write(d->build_done_fd, &one, sizeof(one));
 	return NULL;
 }
 
@@ -916,7 +892,7 @@ static void daemon_done(struct daemon *d)
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);
 	free(d->refused_text);
-	free(d->attr_errors);
+	strv_free(d->attr_errors.v);
 	pthread_rwlock_destroy(&d->lock);
 }
 

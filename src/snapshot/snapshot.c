@@ -152,7 +152,6 @@ static int normalize(const char *in, char *out, size_t n)
 static int read_whole(int dirfd, const char *path, char **data, size_t *size)
 {
 	_cleanup_close_ int fd = inroot_openat(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-
 	int r;
 
 	if (fd < 0)

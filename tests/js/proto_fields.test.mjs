@@ -78,7 +78,7 @@ test('the check would see a renumbered or renamed field', () => {
 	assert.throws(() => assert.deepEqual(describe(renamed), V1BETA1));
 });
 
-test('the stand-in kubelet loads from a clone alone (no ../shared)', () => {
+test('the stand-in kubelet loads from a clone alone (nothing beside the repository)', () => {
 	// a tree holding only the project's .proto, with nothing beside it
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proto-clone-'));
 	try {
