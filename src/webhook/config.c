@@ -9,7 +9,7 @@
 
 #include "util/cleanup.h"
 #include "util/strv.h"
-#include "webhook/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "webhook/doc.h"
 
 /* ---- Kubernetes names ------------------------------------------------------------------------ */
@@ -166,7 +166,7 @@ bool webhook_config_is_gpu(const struct webhook_config *cfg, const char *resourc
 
 /* ---- field readers ------------------------------------------------------------------------- */
 
-static int dup_string(struct jd_ctx *c, const char *path, json_t *v, char **ret)
+static int dup_string(struct dispatch_ctx *c, const char *path, json_t *v, char **ret)
 {
 	if (strlen(json_string_value(v)) != json_string_length(v))
 		return dispatch_fail(c, path, "contains a NUL byte");
@@ -174,7 +174,7 @@ static int dup_string(struct jd_ctx *c, const char *path, json_t *v, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-static int read_namespace(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_namespace(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
@@ -183,7 +183,7 @@ static int read_namespace(struct jd_ctx *c, const char *path, json_t *v, void *t
 	return dup_string(c, path, v, t);
 }
 
-static int read_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
@@ -192,7 +192,7 @@ static int read_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return dup_string(c, path, v, t);
 }
 
-static int read_interface(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_interface(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 	size_t n = strlen(s);
@@ -203,7 +203,7 @@ static int read_interface(struct jd_ctx *c, const char *path, json_t *v, void *t
 	return dup_string(c, path, v, t);
 }
 
-static int read_resource_name(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_resource_name(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *why;
 
@@ -212,7 +212,7 @@ static int read_resource_name(struct jd_ctx *c, const char *path, json_t *v, voi
 	return dup_string(c, path, v, t);
 }
 
-static int read_count(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_count(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	json_int_t n = json_integer_value(v);
 
@@ -222,7 +222,7 @@ static int read_count(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return 0;
 }
 
-static int read_quantity(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_quantity(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
@@ -231,7 +231,7 @@ static int read_quantity(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return dup_string(c, path, v, t);
 }
 
-static int read_on_error(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_on_error(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
@@ -244,20 +244,20 @@ static int read_on_error(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return 0;
 }
 
-static int read_network(struct jd_ctx *c, const char *path, json_t *v, struct wh_network *n)
+static int read_network(struct dispatch_ctx *c, const char *path, json_t *v, struct wh_network *n)
 {
-	static const struct jd_field fields[] = {
-		{ "namespace", JSON_STRING, read_namespace, offsetof(struct wh_network, namespace), 0 },
-		{ "name", JSON_STRING, read_name, offsetof(struct wh_network, name), JD_MANDATORY },
-		{ "interface", JSON_STRING, read_interface, offsetof(struct wh_network, interface), JD_NULLABLE },
-		{ "resource", JSON_STRING, read_resource_name, offsetof(struct wh_network, resource), JD_NULLABLE },
-		{ "count", JSON_INTEGER, read_count, offsetof(struct wh_network, count), 0 },
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("namespace", JSON_STRING, read_namespace, offsetof(struct wh_network, namespace), 0),
+		DISPATCH_FIELD("name", JSON_STRING, read_name, offsetof(struct wh_network, name), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("interface", JSON_STRING, read_interface, offsetof(struct wh_network, interface), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("resource", JSON_STRING, read_resource_name, offsetof(struct wh_network, resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("count", JSON_INTEGER, read_count, offsetof(struct wh_network, count), 0),
 		{},
 	};
 	int r;
 
 	n->count = 1;
-	r = dispatch_run(c, path, v, fields, false, n);
+	r = dispatch_run(c, path, v, fields, DISPATCH_UNKNOWN_REFUSE, n);
 	if (r < 0)
 		return r;
 	if (!n->namespace && !(n->namespace = strdup("")))
@@ -265,7 +265,7 @@ static int read_network(struct jd_ctx *c, const char *path, json_t *v, struct wh
 	return 0;
 }
 
-static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_networks(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	struct wh_group *g = t;
 	size_t i;
@@ -294,7 +294,7 @@ static int read_networks(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return 0;
 }
 
-static int read_resources(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	struct wh_group *g = t;
 	const char *key;
@@ -323,23 +323,23 @@ static int read_resources(struct jd_ctx *c, const char *path, json_t *v, void *t
 	return 0;
 }
 
-static int read_group(struct jd_ctx *c, const char *path, json_t *v, struct wh_group *g)
+static int read_group(struct dispatch_ctx *c, const char *path, json_t *v, struct wh_group *g)
 {
 	/* networks and resources fill the group itself: their offsets are 0 */
-	static const struct jd_field fields[] = {
-		{ "networks", JSON_ARRAY, read_networks, 0, 0 },
-		{ "resources", JSON_OBJECT, read_resources, 0, 0 },
-		{ "ipcLock", JD_BOOL, NULL, offsetof(struct wh_group, ipc_lock), 0 },
-		{ "shm", JD_BOOL, NULL, offsetof(struct wh_group, shm), 0 },
-		{ "shmSizeLimit", JSON_STRING, read_quantity, offsetof(struct wh_group, shm_size_limit), JD_NULLABLE },
-		{ "memoryLimitWarning", JD_BOOL, NULL, offsetof(struct wh_group, memory_warning), 0 },
-		{ "onError", JSON_STRING, read_on_error, offsetof(struct wh_group, on_error), 0 },
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("networks", JSON_ARRAY, read_networks, 0, 0),
+		DISPATCH_FIELD("resources", JSON_OBJECT, read_resources, 0, 0),
+		DISPATCH_FIELD("ipcLock", DISPATCH_BOOL, NULL, offsetof(struct wh_group, ipc_lock), 0),
+		DISPATCH_FIELD("shm", DISPATCH_BOOL, NULL, offsetof(struct wh_group, shm), 0),
+		DISPATCH_FIELD("shmSizeLimit", JSON_STRING, read_quantity, offsetof(struct wh_group, shm_size_limit), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("memoryLimitWarning", DISPATCH_BOOL, NULL, offsetof(struct wh_group, memory_warning), 0),
+		DISPATCH_FIELD("onError", JSON_STRING, read_on_error, offsetof(struct wh_group, on_error), 0),
 		{},
 	};
 	int r;
 
 	g->ipc_lock = g->shm = g->memory_warning = true;
-	r = dispatch_run(c, path, v, fields, false, g);
+	r = dispatch_run(c, path, v, fields, DISPATCH_UNKNOWN_REFUSE, g);
 	if (r < 0)
 		return r;
 	if (g->n_networks == 0 && g->n_resources == 0)
@@ -347,7 +347,7 @@ static int read_group(struct jd_ctx *c, const char *path, json_t *v, struct wh_g
 	return 0;
 }
 
-static int read_groups(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_groups(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	struct webhook_config *cfg = t;
 	const char *key;
@@ -379,7 +379,7 @@ static int read_groups(struct jd_ctx *c, const char *path, json_t *v, void *t)
 	return 0;
 }
 
-static int read_gpu_resources(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_gpu_resources(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	struct webhook_config *cfg = t;
 	size_t n = strv_length(cfg->gpu_resources), i;
@@ -404,7 +404,7 @@ static int read_gpu_resources(struct jd_ctx *c, const char *path, json_t *v, voi
 
 /* A resource that marks the GPU container must not also be one the webhook adds: it would pick
  * the container it just changed on the next pass, and not the one the user meant. */
-static int check_cross(struct jd_ctx *c, const struct webhook_config *cfg)
+static int check_cross(struct dispatch_ctx *c, const struct webhook_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_groups; i++) {
 		const struct wh_group *g = &cfg->groups[i];
@@ -428,13 +428,13 @@ static int check_cross(struct jd_ctx *c, const struct webhook_config *cfg)
 
 int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err, size_t errlen)
 {
-	static const struct jd_field fields[] = {
-		{ "groups", JSON_OBJECT, read_groups, 0, JD_MANDATORY },
-		{ "gpuResources", JSON_ARRAY, read_gpu_resources, 0, 0 },
-		{ "onError", JSON_STRING, read_on_error, offsetof(struct webhook_config, on_error), 0 },
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("groups", JSON_OBJECT, read_groups, 0, DISPATCH_MANDATORY),
+		DISPATCH_FIELD("gpuResources", JSON_ARRAY, read_gpu_resources, 0, 0),
+		DISPATCH_FIELD("onError", JSON_STRING, read_on_error, offsetof(struct webhook_config, on_error), 0),
 		{},
 	};
-	struct jd_ctx c = { .err = err, .errlen = errlen };
+	struct dispatch_ctx c = { .err = err, .errlen = errlen };
 	struct webhook_config *cfg;
 	json_t *doc = NULL;
 	size_t n = 0;
@@ -450,7 +450,7 @@ int webhook_config_parse(const char *buf, size_t len, struct webhook_config **re
 		return -ENOMEM;
 	}
 	cfg->on_error = WH_ON_ERROR_DENY;
-	r = dispatch_run(&c, "", doc, fields, false, cfg);
+	r = dispatch_run(&c, "", doc, fields, DISPATCH_UNKNOWN_REFUSE, cfg);
 	if (r == 0)
 		r = check_cross(&c, cfg);
 	json_decref(doc);

@@ -15,7 +15,7 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 #include "util/strv.h"
-#include "webhook/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "webhook/networks.h"
 
 #define COUNT_MAX 1000000000000ULL

@@ -13,7 +13,7 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 #include "util/strv.h"
-#include "webhook/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "webhook/mutate.h"
 #include "webhook/patch.h"
 
@@ -80,29 +80,29 @@ char *review_base64_encode(const void *buf, size_t len)
 
 /* ---- reading ---------------------------------------------------------------------------------- */
 
-static int read_gvk(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_gvk(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	static const struct jd_field fields[] = {
-		{ "group", JSON_STRING, NULL, offsetof(struct gvk, group), JD_NULLABLE },
-		{ "version", JSON_STRING, NULL, offsetof(struct gvk, version), JD_MANDATORY },
-		{ "kind", JSON_STRING, NULL, offsetof(struct gvk, kind), JD_MANDATORY },
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("group", JSON_STRING, NULL, offsetof(struct gvk, group), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("version", JSON_STRING, NULL, offsetof(struct gvk, version), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct gvk, kind), DISPATCH_MANDATORY),
 		{},
 	};
 
-	return dispatch_run(c, path, v, fields, true, t);
+	return dispatch_run(c, path, v, fields, DISPATCH_UNKNOWN_ALLOW, t);
 }
 
-static int read_resource(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_resource(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	static const struct jd_field fields[] = {
-		{ "resource", JSON_STRING, NULL, 0, JD_MANDATORY },
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("resource", JSON_STRING, NULL, 0, DISPATCH_MANDATORY),
 		{},
 	};
 
-	return dispatch_run(c, path, v, fields, true, t);
+	return dispatch_run(c, path, v, fields, DISPATCH_UNKNOWN_ALLOW, t);
 }
 
-static int read_uid(struct jd_ctx *c, const char *path, json_t *v, void *t)
+static int read_uid(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	const char *s = json_string_value(v);
 
@@ -120,25 +120,25 @@ static int read_uid(struct jd_ctx *c, const char *path, json_t *v, void *t)
 
 static int review_parse(const char *body, size_t len, json_t **doc, struct review *rv, char *err, size_t errlen)
 {
-	static const struct jd_field top[] = {
-		{ "apiVersion", JSON_STRING, NULL, offsetof(struct review, api_version), JD_MANDATORY },
-		{ "kind", JSON_STRING, NULL, offsetof(struct review, kind), JD_MANDATORY },
-		{ "request", JSON_OBJECT, NULL, offsetof(struct review, request), JD_MANDATORY },
+	static const struct dispatch_field top[] = {
+		DISPATCH_FIELD("apiVersion", JSON_STRING, NULL, offsetof(struct review, api_version), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct review, kind), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("request", JSON_OBJECT, NULL, offsetof(struct review, request), DISPATCH_MANDATORY),
 		{},
 	};
-	static const struct jd_field request[] = {
-		{ "uid", JSON_STRING, read_uid, offsetof(struct review, uid), JD_MANDATORY },
-		{ "kind", JSON_OBJECT, read_gvk, offsetof(struct review, gvk), JD_MANDATORY },
-		{ "resource", JSON_OBJECT, read_resource, offsetof(struct review, resource), JD_NULLABLE },
-		{ "subResource", JSON_STRING, NULL, offsetof(struct review, sub_resource), JD_NULLABLE },
-		{ "operation", JSON_STRING, NULL, offsetof(struct review, operation), JD_MANDATORY | JD_NONEMPTY },
-		{ "namespace", JSON_STRING, NULL, offsetof(struct review, namespace), JD_NULLABLE },
-		{ "name", JSON_STRING, NULL, offsetof(struct review, name), JD_NULLABLE },
-		{ "object", JSON_OBJECT, NULL, offsetof(struct review, object), JD_NULLABLE },
-		{ "dryRun", JD_BOOL, NULL, offsetof(struct review, dry_run), JD_NULLABLE },
+	static const struct dispatch_field request[] = {
+		DISPATCH_FIELD("uid", JSON_STRING, read_uid, offsetof(struct review, uid), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_OBJECT, read_gvk, offsetof(struct review, gvk), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("resource", JSON_OBJECT, read_resource, offsetof(struct review, resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("subResource", JSON_STRING, NULL, offsetof(struct review, sub_resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("operation", JSON_STRING, NULL, offsetof(struct review, operation), DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
+		DISPATCH_FIELD("namespace", JSON_STRING, NULL, offsetof(struct review, namespace), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct review, name), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("object", JSON_OBJECT, NULL, offsetof(struct review, object), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("dryRun", DISPATCH_BOOL, NULL, offsetof(struct review, dry_run), DISPATCH_NULLABLE),
 		{},
 	};
-	struct jd_ctx c = { .err = err, .errlen = errlen };
+	struct dispatch_ctx c = { .err = err, .errlen = errlen };
 	json_error_t je;
 	int r;
 
@@ -148,7 +148,7 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 		snprintf(err, errlen, "not JSON: line %d column %d: %s", je.line, je.column, je.text);
 		return -EBADMSG;
 	}
-	r = dispatch_run(&c, "", *doc, top, true, rv);
+	r = dispatch_run(&c, "", *doc, top, DISPATCH_UNKNOWN_ALLOW, rv);
 	if (r < 0)
 		return -EBADMSG;
 	if (strcmp(rv->kind, "AdmissionReview") != 0) {
@@ -159,7 +159,7 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 		snprintf(err, errlen, "apiVersion: expected admission.k8s.io/v1, got \"%.64s\"", rv->api_version);
 		return -EBADMSG;
 	}
-	r = dispatch_run(&c, "request", rv->request, request, true, rv);
+	r = dispatch_run(&c, "request", rv->request, request, DISPATCH_UNKNOWN_ALLOW, rv);
 	return r < 0 ? -EBADMSG : 0;
 }
 

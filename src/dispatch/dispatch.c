@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "dispatch/dispatch.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
+{
+	int n = 0;
+
+	c->error = kind;
+	if (!c->errlen)
+		return -EINVAL;
+	if (path && *path)
+		n = snprintf(c->err, c->errlen, "%s: ", path);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return -EINVAL;
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	return -EINVAL;
+}
+
+int dispatch_fail(struct dispatch_ctx *c, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail(c, DISPATCH_ERR_VALUE, path, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfail(c, kind, path, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void dispatch_warn(struct dispatch_ctx *c, const char *path, const char *why)
+{
+	if (c->warn)
+		c->warn(c->userdata, path, why);
+}
+
+static bool plain_key(const char *k)
+{
+	if (!*k)
+		return false;
+	for (; *k; k++)
+		if (!isalnum((unsigned char)*k) && *k != '_' && *k != '-')
+			return false;
+	return true;
+}
+
+static void sanitize(char *dst, size_t n, int l)
+{
+	if (l < 0 || (size_t)l >= n)
+		dst[n - 1] = '\0';
+	/* keys come from the request: no control characters into logs and answers */
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+void dispatch_path_key(char *dst, size_t n, const char *base, const char *key)
+{
+	int l;
+
+	if (plain_key(key))
+		l = base && *base ? snprintf(dst, n, "%s.%s", base, key) : snprintf(dst, n, "%s", key);
+	else
+		l = snprintf(dst, n, "%s[\"%s\"]", base ? base : "", key);
+	sanitize(dst, n, l);
+}
+
+void dispatch_path_idx(char *dst, size_t n, const char *base, size_t i)
+{
+	int l = snprintf(dst, n, "%s[%zu]", base ? base : "", i);
+
+	sanitize(dst, n, l);
+}
+
+const char *dispatch_type_name(const json_t *v)
+{
+	if (!v)
+		return "nothing";
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "?";
+}
+
+static const char *want_name(int type)
+{
+	switch (type) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case DISPATCH_BOOL: return "true or false";
+	case DISPATCH_NUMBER: return "a number";
+	}
+	return "a value";
+}
+
+static bool type_ok(int type, const json_t *v)
+{
+	if (type == DISPATCH_ANY)
+		return true;
+	if (type == DISPATCH_BOOL)
+		return json_is_boolean(v);
+	if (type == DISPATCH_NUMBER)
+		return json_is_number(v);
+	return (int)json_typeof(v) == type;
+}
+
+static int store_default(struct dispatch_ctx *c, const char *path, const struct dispatch_field *f, json_t *v,
+			 void *target)
+{
+	switch (f->type) {
+	case JSON_STRING:
+		return dispatch_string(c, path, v, f->flags & DISPATCH_NONEMPTY, (const char **)target);
+	case DISPATCH_BOOL:
+		*(bool *)target = json_is_true(v);
+		return 0;
+	case JSON_INTEGER:
+		*(json_int_t *)target = json_integer_value(v);
+		return 0;
+	case DISPATCH_NUMBER:
+		*(double *)target = json_number_value(v);
+		return 0;
+	default:
+		*(json_t **)target = v;
+		return 0;
+	}
+}
+
+static const struct dispatch_field *find(const struct dispatch_field *fields, const char *key)
+{
+	for (const struct dispatch_field *f = fields; f->name; f++)
+		if (!strcmp(key, f->name))
+			return f;
+	return NULL;
+}
+
+int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const struct dispatch_field *fields,
+		 enum dispatch_unknown unknown, void *base)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return dispatch_fail(c, path, "expected an object, got %s", dispatch_type_name(obj));
+	json_object_foreach(obj, key, v) {
+		const struct dispatch_field *f = find(fields, key);
+		char sub[256];
+
+		if (f && !(f->flags & DISPATCH_IGNORED))
+			continue;
+		dispatch_path_key(sub, sizeof(sub), path, key);
+		if (f) {
+			dispatch_warn(c, sub, f->why ? f->why : "accepted and ignored");
+			continue;
+		}
+		if (unknown == DISPATCH_UNKNOWN_REFUSE)
+			return dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key");
+		if (unknown == DISPATCH_UNKNOWN_WARN)
+			dispatch_warn(c, sub, "unknown key, ignored");
+	}
+	for (const struct dispatch_field *f = fields; f->name; f++) {
+		char sub[256];
+		int r;
+
+		if (f->flags & DISPATCH_IGNORED)
+			continue;
+		v = json_object_get(obj, f->name);
+		dispatch_path_key(sub, sizeof(sub), path, f->name);
+		if (v && json_is_null(v) && (f->flags & DISPATCH_NULLABLE))
+			v = NULL;
+		if (!v) {
+			if (f->flags & DISPATCH_MANDATORY)
+				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing");
+			continue;
+		}
+		if (!type_ok(f->type, v))
+			return dispatch_fail(c, sub, "expected %s, got %s", want_name(f->type), dispatch_type_name(v));
+		r = f->fn ? f->fn(c, sub, v, (char *)base + f->offset)
+			  : store_default(c, sub, f, v, (char *)base + f->offset);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, const char **ret)
+{
+	if (!json_is_string(v))
+		return dispatch_fail(c, path, "expected a string, got %s", dispatch_type_name(v));
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return dispatch_fail(c, path, "contains a NUL byte");
+	if (nonempty && json_string_length(v) == 0)
+		return dispatch_fail(c, path, "must not be empty");
+	*ret = json_string_value(v);
+	return 0;
+}
+
+int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, char **ret)
+{
+	const char *s;
+	char *d;
+	int r = dispatch_string(c, path, v, nonempty, &s);
+
+	if (r < 0)
+		return r;
+	d = strdup(s);
+	if (!d)
+		return -ENOMEM;
+	free(*ret);
+	*ret = d;
+	return 0;
+}
+
+int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v, long long lo, long long hi,
+		       long long *ret)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return dispatch_fail(c, path, "expected an integer from %lld to %lld, got %s", lo, hi,
+				     dispatch_type_name(v));
+	i = json_integer_value(v);
+	if (i < lo || i > hi)
+		return dispatch_fail(c, path, "%lld is out of range (%lld to %lld)", (long long)i, lo, hi);
+	*ret = i;
+	return 0;
+}
+
+int dispatch_bool(struct dispatch_ctx *c, const char *path, const json_t *v, bool *ret)
+{
+	if (!json_is_boolean(v))
+		return dispatch_fail(c, path, "expected true or false, got %s", dispatch_type_name(v));
+	*ret = json_is_true(v);
+	return 0;
+}
+
+int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, const char *const *names, int *ret)
+{
+	char list[256];
+	size_t off = 0;
+	const char *s;
+	int r = dispatch_string(c, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(s, names[i])) {
+			*ret = i;
+			return 0;
+		}
+	list[0] = '\0';
+	for (int i = 0; names[i] && off < sizeof(list); i++) {
+		int l = snprintf(list + off, sizeof(list) - off, "%s\"%s\"", i ? ", " : "", names[i]);
+		if (l < 0)
+			break;
+		off += (size_t)l;
+	}
+	return dispatch_fail(c, path, "\"%.64s\" is not one of %s", s, list);
+}
+
+int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
+		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i, void *userdata),
+		   void *userdata)
+{
+	json_t *e;
+	size_t i;
+
+	if (!json_is_array(v))
+		return dispatch_fail(c, path, "expected an array, got %s", dispatch_type_name(v));
+	if (max && json_array_size(v) > max)
+		return dispatch_fail(c, path, "more than %zu entries", max);
+	json_array_foreach(v, i, e) {
+		char sub[256];
+		int r;
+
+		dispatch_path_idx(sub, sizeof(sub), path, i);
+		r = fn(c, sub, e, i, userdata);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* src/dispatch: the one JSON object walker. Each refusal names the field's JSON path and its
+ * kind (value, missing, unknown); ignored rows and the WARN policy name the key through the
+ * callback and store nothing; the value readers refuse what they say they refuse. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dispatch/dispatch.h"
+
+struct thing {
+	const char *name;
+	bool on;
+	json_int_t n;
+	double x;
+	long long port;
+	json_t *sub;
+};
+
+static int read_port(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return dispatch_int_range(c, path, v, 1, 65535, t);
+}
+
+static const struct dispatch_field fields[] = {
+	DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name), DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
+	DISPATCH_FIELD("on", DISPATCH_BOOL, NULL, offsetof(struct thing, on), 0),
+	DISPATCH_FIELD("n", JSON_INTEGER, NULL, offsetof(struct thing, n), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("x", DISPATCH_NUMBER, NULL, offsetof(struct thing, x), 0),
+	DISPATCH_FIELD("port", JSON_INTEGER, read_port, offsetof(struct thing, port), 0),
+	DISPATCH_FIELD("sub", JSON_OBJECT, NULL, offsetof(struct thing, sub), 0),
+	DISPATCH_IGNORE("vlanProto", "the anchor ignores it too"),
+	{},
+};
+
+struct seen {
+	char buf[512];
+	int n;
+};
+
+static void warn(void *userdata, const char *path, const char *why)
+{
+	struct seen *s = userdata;
+	size_t l = strlen(s->buf);
+
+	snprintf(s->buf + l, sizeof(s->buf) - l, "%s%s (%s)", l ? "; " : "", path, why);
+	s->n++;
+}
+
+static int run(const char *text, enum dispatch_unknown unknown, struct thing *t, char *err, size_t errlen,
+	       struct dispatch_ctx *out, struct seen *seen)
+{
+	json_t *doc = json_loads(text, JSON_ALLOW_NUL, NULL);
+	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn, .userdata = seen };
+	int r;
+
+	assert_non_null(doc);
+	r = dispatch_run(&c, "cfg", doc, fields, unknown, t);
+	*out = c;
+	json_decref(doc); /* borrowed strings are not read after this */
+	return r;
+}
+
+static void test_ok(void **st)
+{
+	struct thing t = { 0 };
+	struct seen seen = { "", 0 };
+	struct dispatch_ctx c;
+	char err[256] = "";
+
+	(void)st;
+	assert_int_equal(run("{\"name\":\"a\",\"on\":true,\"n\":null,\"x\":1.5,\"port\":80,\"vlanProto\":\"802.1ad\"}",
+			     DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &c, &seen), 0);
+	assert_true(t.on);
+	assert_int_equal(t.port, 80);
+	assert_true(t.x == 1.5);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.buf, "cfg.vlanProto (the anchor ignores it too)");
+	assert_int_equal(c.error, DISPATCH_ERR_NONE);
+}
+
+static void test_refusals(void **st)
+{
+	static const struct {
+		const char *doc;
+		enum dispatch_unknown unknown;
+		enum dispatch_error kind;
+		const char *err;
+	} cases[] = {
+		{ "{}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_MISSING, "cfg.name: missing" },
+		{ "{\"name\":\"\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE, "cfg.name: must not be empty" },
+		{ "{\"name\":\"a\\u0000b\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE, "cfg.name: contains a NUL byte" },
+		{ "{\"name\":\"a\",\"on\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
+		  "cfg.on: expected true or false, got an integer" },
+		{ "{\"name\":\"a\",\"port\":0}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
+		  "cfg.port: 0 is out of range (1 to 65535)" },
+		{ "{\"name\":\"a\",\"x\":\"1\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
+		  "cfg.x: expected a number, got a string" },
+		{ "{\"name\":\"a\",\"typo\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN, "cfg.typo: unknown key" },
+		{ "{\"name\":\"a\",\"a.b\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN,
+		  "cfg[\"a.b\"]: unknown key" },
+		{ "{\"name\":\"a\",\"x\\ny\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN,
+		  "cfg[\"x?y\"]: unknown key" },
+		{ "{\"name\":\"a\",\"typo\":1,\"n\":\"2\"}", DISPATCH_UNKNOWN_WARN, DISPATCH_ERR_VALUE,
+		  "cfg.n: expected an integer, got a string" },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct thing t = { 0 };
+		struct seen seen = { "", 0 };
+		struct dispatch_ctx c;
+		char err[256] = "";
+
+		assert_int_equal(run(cases[i].doc, cases[i].unknown, &t, err, sizeof(err), &c, &seen), -EINVAL);
+		assert_string_equal(err, cases[i].err);
+		assert_int_equal(c.error, cases[i].kind);
+	}
+}
+
+static void test_unknown_policies(void **st)
+{
+	struct thing t = { 0 };
+	struct seen seen = { "", 0 };
+	struct dispatch_ctx c;
+	char err[256] = "";
+
+	(void)st;
+	assert_int_equal(run("{\"name\":\"a\",\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN, &t, err, sizeof(err), &c, &seen), 0);
+	assert_string_equal(seen.buf, "cfg.SelectorObj (unknown key, ignored)");
+	seen = (struct seen){ "", 0 };
+	assert_int_equal(run("{\"name\":\"a\",\"grows\":{}}", DISPATCH_UNKNOWN_ALLOW, &t, err, sizeof(err), &c, &seen), 0);
+	assert_int_equal(seen.n, 0);
+}
+
+static int collect(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	const char *s;
+	int r = dispatch_string(c, path, e, true, &s);
+
+	if (r < 0)
+		return r;
+	*(size_t *)userdata += strlen(s) + i;
+	return 0;
+}
+
+static void test_readers(void **st)
+{
+	static const char *const modes[] = { "bridge", "private", "vepa", NULL };
+	struct dispatch_ctx c = { 0 };
+	char err[256] = "", *dup = NULL;
+	json_t *v;
+	size_t sum = 0;
+	int idx = -1;
+
+	(void)st;
+	c.err = err;
+	c.errlen = sizeof(err);
+	v = json_string("vepa");
+	assert_int_equal(dispatch_enum(&c, "mode", v, modes, &idx), 0);
+	assert_int_equal(idx, 2);
+	json_decref(v);
+	v = json_string("bridged");
+	assert_int_equal(dispatch_enum(&c, "mode", v, modes, &idx), -EINVAL);
+	assert_string_equal(err, "mode: \"bridged\" is not one of \"bridge\", \"private\", \"vepa\"");
+	assert_int_equal(dispatch_strdup(&c, "mode", v, true, &dup), 0);
+	assert_string_equal(dup, "bridged");
+	free(dup);
+	json_decref(v);
+
+	v = json_loads("[\"ab\",\"c\"]", 0, NULL);
+	assert_int_equal(dispatch_array(&c, "list", v, 2, collect, &sum), 0);
+	assert_int_equal(sum, 2 + 0 + 1 + 1);
+	assert_int_equal(dispatch_array(&c, "list", v, 1, collect, &sum), -EINVAL);
+	assert_string_equal(err, "list: more than 1 entries");
+	json_decref(v);
+	v = json_loads("[\"ab\",\"\"]", 0, NULL);
+	assert_int_equal(dispatch_array(&c, "list", v, 0, collect, &sum), -EINVAL);
+	assert_string_equal(err, "list[1]: must not be empty");
+	json_decref(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ok),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_unknown_policies),
+		cmocka_unit_test(test_readers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
