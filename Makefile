@@ -56,6 +56,9 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # Helper programs the tests drive (stand-in servers and the like), linked like the unit tests.
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
+# The fuzz harnesses linked with tests/fuzz/replay.c: their corpora replayed by make check.
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
 
 all: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam examples/nodes/.stamp
 
@@ -96,6 +99,11 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS)
 
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/librdmak.a $(LDLIBS)
+
 # Sample nodes (also the fixtures) are generated: see tools/gen-nodes.py.
 examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
@@ -123,7 +131,7 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(call msg,GO,$@)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
-tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(DRIVER) \
+tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
          $(BUILD)/reloc/rdmak
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer. The plain build is made

@@ -9,6 +9,9 @@
 #include <string.h>
 
 static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
 {
 	int n = 0;
 
