@@ -132,7 +132,14 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
 tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
-         $(BUILD)/reloc/rdmak
+         $(BUILD)/reloc/rdmak $(BUILD)/make.vars examples/nodes/.stamp
+
+# How this build directory was made, so that tests/run.sh can bring it up to date with the same
+# compiler and sanitizers before running one test (`tests/run.sh build/san-gcc cmd/list`).
+$(BUILD)/make.vars: FORCE
+	@mkdir -p $(dir $@)
+	@v='CC=$(CC) SAN=$(SAN)'; [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+FORCE:
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer. The plain build is made
 # too: the CNI reliability test runs its exec'd ADD/DEL cycles on it (PLAIN_BUILD), where the
@@ -181,7 +188,7 @@ fuzz:
 clean:
 	rm -rf build examples/nodes
 
-.PHONY: all tests check soak demo bench fuzz clean install
+.PHONY: all tests check soak demo bench fuzz clean install FORCE
 # generated sources are not intermediates to delete: every object depends on their headers
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

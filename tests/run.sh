@@ -9,6 +9,24 @@ build=${1:?usage: tests/run.sh BUILD_DIR [pattern]}
 pattern=${2:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+# A single test must find what it needs: bring the build directory up to date as it was made
+# (its make.vars: compiler and sanitizers; a plain build otherwise), with the sample nodes, and
+# tests/js's Node.js modules from the lock file when a js test is to run and they are missing
+# (a second clone on a set-up machine has the Debian packages but not these).
+vars=$(cat "$build/make.vars" 2>/dev/null || echo "SAN=0")
+# shellcheck disable=SC2086
+mlog=$(mktemp)
+if ! make -s -C "$top" $vars BUILD="$build" tests >"$mlog" 2>&1; then
+	cat "$mlog" >&2; rm -f "$mlog"
+	echo "tests/run.sh: building $build failed (make $vars BUILD=$build tests)" >&2; exit 1
+fi
+rm -f "$mlog"
+case "js/" in *"$pattern"*) need_js=1 ;; *) need_js=0 ;; esac
+for t in tests/js/*.test.mjs; do case "js/$(basename "$t" .test.mjs)" in *"$pattern"*) need_js=1 ;; esac; done
+if [ "$need_js" = 1 ] && [ -f tests/js/package-lock.json ] && [ ! -d tests/js/node_modules ]; then
+	echo "tests/run.sh: installing tests/js's modules from its lock file (npm ci)" >&2
+	(cd tests/js && npm ci --no-audit --no-fund --silent) || { echo "tests/run.sh: npm ci in tests/js failed" >&2; exit 1; }
+fi
 export RDMAK="$top/$build/rdmak" BUILD="$top/$build" NODES="$top/examples/nodes" TOP="$top"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
