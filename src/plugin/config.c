@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "k8s/names.h"
 #include "util/cleanup.h"
 
 #define MAX_HCA_MAX 100000 /* ids are materialised; more than this is a typo, not a pool */
@@ -386,72 +387,6 @@ bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index)
 	return false;
 }
 
-/* ---- resource names ------------------------------------------------------------------ */
-
-static bool dns_label_ok(const char *s, size_t l)
-{
-	if (l == 0 || l > 63)
-		return false;
-	for (size_t i = 0; i < l; i++) {
-		char c = s[i];
-
-		if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-'))
-			return false;
-	}
-	return s[0] != '-' && s[l - 1] != '-';
-}
-
-bool plugin_resource_name_ok(const char *prefix, const char *name, const char **why)
-{
-	size_t l = strlen(name), pl = strlen(prefix);
-	const char *c;
-
-	/* The kubelet's device manager accepts only extended resource names: a DNS-subdomain
-	 * prefix outside kubernetes.io, and a qualified name part (IsQualifiedName). */
-	if (l == 0 || l > 63) {
-		*why = "must be 1 to 63 characters";
-		return false;
-	}
-	for (size_t i = 0; i < l; i++) {
-		char ch = name[i];
-
-		if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.')) {
-			*why = "may only contain letters, digits, '-', '_' and '.'";
-			return false;
-		}
-	}
-	if (!isalnum((unsigned char)name[0]) || !isalnum((unsigned char)name[l - 1])) {
-		*why = "must start and end with a letter or digit";
-		return false;
-	}
-	if (pl == 0 || pl + strlen("requests.") > 253) {
-		*why = "resourcePrefix must be 1 to 244 characters";
-		return false;
-	}
-	for (c = prefix;;) {
-		const char *dot = strchr(c, '.');
-		size_t ll = dot ? (size_t)(dot - c) : strlen(c);
-
-		if (!dns_label_ok(c, ll)) {
-			*why = "resourcePrefix must be a DNS subdomain (lowercase letters, digits, '-', '.')";
-			return false;
-		}
-		if (!dot)
-			break;
-		c = dot + 1;
-	}
-	if (!strcmp(prefix, "kubernetes.io") || (pl > 14 && !strcmp(prefix + pl - 14, ".kubernetes.io"))) {
-		*why = "the kubernetes.io prefix is reserved for native resources";
-		return false;
-	}
-	if (!strcmp(prefix, "requests") || !strncmp(prefix, "requests.", 9)) {
-		*why = "the requests. prefix is reserved";
-		return false;
-	}
-	*why = NULL;
-	return true;
-}
-
 /* ---- envs ---------------------------------------------------------------------------- */
 
 static int parse_envs(struct cp *p, const char *path, json_t *v, struct plugin_resource *r)
@@ -648,13 +583,16 @@ static int set_names(struct cp *p, struct plugin_resource *r, json_t *name, json
 		if (!r->prefix)
 			return -ENOMEM;
 	}
-	if (!plugin_resource_name_ok(r->prefix, r->name, &why)) {
-		path_key(sub, sizeof(sub), r->path, strcasestr(why, "prefix") ? "resourcePrefix" : "resourceName");
-		return fail(p, sub, "the kubelet would reject \"%s/%s\": %s", r->prefix, r->name, why);
-	}
 	if (asprintf(&r->full_name, "%s/%s", r->prefix, r->name) < 0) {
 		r->full_name = NULL;
 		return -ENOMEM;
+	}
+	/* the kubelet's device manager takes only extended resource names; the fault is the
+	 * name's when the name alone is not a valid name part, else the prefix's */
+	if (!k8s_extended_resource_name(r->full_name, &why)) {
+		path_key(sub, sizeof(sub), r->path,
+			 k8s_qualified_name(r->name, NULL) ? "resourcePrefix" : "resourceName");
+		return fail(p, sub, "the kubelet would reject \"%s\": %s", r->full_name, why);
 	}
 	return 0;
 }

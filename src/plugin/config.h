@@ -85,7 +85,4 @@ struct plugin_config {
 int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen);
 void plugin_config_free(struct plugin_config *cfg);
 
-/* Whether the kubelet would accept "<prefix>/<name>" as an extended resource name. why: static text. */
-bool plugin_resource_name_ok(const char *prefix, const char *name, const char **why);
-
 #endif

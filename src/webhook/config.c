@@ -1,123 +1,16 @@
 /* Config parser: a declarative table per object (webhook/dispatch.h), unknown keys refused. */
 #include "webhook/config.h"
 
-#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/cleanup.h"
+#include "k8s/names.h"
 #include "util/strv.h"
 #include "dispatch/dispatch.h"
 #include "webhook/doc.h"
-
-/* ---- Kubernetes names ------------------------------------------------------------------------ */
-
-static bool label_ok(const char *s, size_t len, bool upper_ok, bool dot_ok, bool underscore_ok)
-{
-	if (len == 0 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[len - 1]))
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (isdigit(c) || (c >= 'a' && c <= 'z') || c == '-')
-			continue;
-		if ((upper_ok && c >= 'A' && c <= 'Z') || (dot_ok && c == '.') || (underscore_ok && c == '_'))
-			continue;
-		return false;
-	}
-	return true;
-}
-
-bool config_dns_label(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n <= 63 && label_ok(s, n, false, false, false);
-}
-
-bool config_dns_subdomain(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 253)
-		return false;
-	/* every dot-separated part is a label */
-	for (const char *p = s;;) {
-		const char *dot = strchr(p, '.');
-		size_t l = dot ? (size_t)(dot - p) : strlen(p);
-
-		if (l > 63 || !label_ok(p, l, false, false, false))
-			return false;
-		if (!dot)
-			return true;
-		p = dot + 1;
-	}
-}
-
-bool config_extended_resource(const char *s, const char **why)
-{
-	const char *slash = strchr(s, '/');
-	_cleanup_free_ char *domain = NULL;
-	size_t nl;
-
-	if (!slash) {
-		*why = "expected domain/name (an extended resource)";
-		return false;
-	}
-	domain = strndup(s, (size_t)(slash - s));
-	if (!domain || !config_dns_subdomain(domain)) {
-		*why = "the part before '/' is not a DNS subdomain";
-		return false;
-	}
-	if (!strcmp(domain, "kubernetes.io") || (strlen(domain) > 14 && !strcmp(domain + strlen(domain) - 14, ".kubernetes.io"))) {
-		*why = "kubernetes.io names are not extended resources";
-		return false;
-	}
-	nl = strlen(slash + 1);
-	if (nl > 63 || !label_ok(slash + 1, nl, true, true, true)) {
-		*why = "the name after '/' must be 1 to 63 of [A-Za-z0-9._-], starting and ending alphanumeric";
-		return false;
-	}
-	return true;
-}
-
-bool config_quantity(const char *s)
-{
-	static const char *const suffixes[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m",
-						"k", "M", "G", "T", "P", "E" };
-	const char *p = s;
-	bool digits = false;
-
-	if (*p == '+' || *p == '-')
-		p++;
-	while (isdigit((unsigned char)*p))
-		p++, digits = true;
-	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p))
-			p++, digits = true;
-	}
-	if (!digits)
-		return false;
-	if ((*p == 'e' || *p == 'E') && p[1]) {
-		const char *q = p + 1;
-
-		if (*q == '+' || *q == '-')
-			q++;
-		if (isdigit((unsigned char)*q)) {
-			while (isdigit((unsigned char)*q))
-				q++;
-			if (!*q)
-				return true;
-		}
-	}
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (!strcmp(p, suffixes[i]))
-			return true;
-	return false;
-}
 
 /* ---- the model ----------------------------------------------------------------------------- */
 
@@ -176,19 +69,20 @@ static int dup_string(struct dispatch_ctx *c, const char *path, json_t *v, char 
 
 static int read_namespace(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const char *s = json_string_value(v);
+	const char *s = json_string_value(v), *why;
 
-	if (*s && !config_dns_label(s))
-		return dispatch_fail(c, path, "\"%s\" is not a namespace name (RFC 1123 label: a-z, 0-9, '-', at most 63)", s);
+	if (*s && !k8s_dns1123_label(s, &why))
+		return dispatch_fail(c, path, "\"%s\" is not a namespace name: %s", s, why);
 	return dup_string(c, path, v, t);
 }
 
 static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const char *s = json_string_value(v);
+	const char *s = json_string_value(v), *why;
 
-	if (!config_dns_subdomain(s))
-		return dispatch_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition name (RFC 1123 subdomain)", s);
+	if (!k8s_dns1123_subdomain(s, &why))
+		return dispatch_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition "
+				     "name: %s", s, why);
 	return dup_string(c, path, v, t);
 }
 
@@ -207,7 +101,7 @@ static int read_resource_name(struct dispatch_ctx *c, const char *path, json_t *
 {
 	const char *why;
 
-	if (!config_extended_resource(json_string_value(v), &why))
+	if (!k8s_extended_resource_name(json_string_value(v), &why))
 		return dispatch_fail(c, path, "\"%s\": %s", json_string_value(v), why);
 	return dup_string(c, path, v, t);
 }
@@ -224,10 +118,16 @@ static int read_count(struct dispatch_ctx *c, const char *path, json_t *v, void 
 
 static int read_quantity(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const char *s = json_string_value(v);
+	const char *s = json_string_value(v), *why;
+	int64_t bytes;
 
-	if (!config_quantity(s) || *s == '-')
-		return dispatch_fail(c, path, "\"%s\" is not a quantity (for example 64Gi)", s);
+	/* the API server parses it again; a value past int64, which it would cap at 8Ei, is a
+	 * typo */
+	if (k8s_quantity_parse(s, &bytes, &why) < 0)
+		return dispatch_fail(c, path, "\"%s\" is not a quantity (for example 64Gi): %s", s,
+				     why);
+	if (*s == '-')
+		return dispatch_fail(c, path, "\"%s\": a size must not be negative", s);
 	return dup_string(c, path, v, t);
 }
 
@@ -310,7 +210,7 @@ static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, v
 		int r;
 
 		dispatch_path_key(sub, sizeof(sub), path, key);
-		if (!config_extended_resource(key, &why))
+		if (!k8s_extended_resource_name(key, &why))
 			return dispatch_fail(c, sub, "%s", why);
 		if (!json_is_integer(x))
 			return dispatch_fail(c, sub, "expected a count (an integer), got %s", dispatch_type_name(x));
@@ -392,7 +292,7 @@ static int read_gpu_resources(struct dispatch_ctx *c, const char *path, json_t *
 		dispatch_path_idx(sub, sizeof(sub), path, i);
 		if (!json_is_string(x))
 			return dispatch_fail(c, sub, "expected a string, got %s", dispatch_type_name(x));
-		if (!config_extended_resource(json_string_value(x), &why))
+		if (!k8s_extended_resource_name(json_string_value(x), &why))
 			return dispatch_fail(c, sub, "\"%s\": %s", json_string_value(x), why);
 		if (webhook_config_is_gpu(cfg, json_string_value(x)))
 			continue;

@@ -60,11 +60,4 @@ void webhook_config_free(struct webhook_config *cfg);
 const struct wh_group *webhook_config_group(const struct webhook_config *cfg, const char *name);
 bool webhook_config_is_gpu(const struct webhook_config *cfg, const char *resource);
 
-/* Kubernetes' own rules, used on the config and on what a pod carries. why: static text. */
-bool config_dns_label(const char *s);          /* a namespace: RFC 1123 label, <= 63 */
-bool config_dns_subdomain(const char *s);      /* an object name: RFC 1123 subdomain, <= 253 */
-bool config_extended_resource(const char *s, const char **why); /* "domain/name", not kubernetes.io */
-/* A resource quantity as Kubernetes writes one ("64Gi", "1.5", "500m", "1e3"). */
-bool config_quantity(const char *s);
-
 #endif

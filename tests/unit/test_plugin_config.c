@@ -319,24 +319,31 @@ static void test_names(void **st)
 		  "resourceList[0].resourceName: \"a/b\" may only contain letters, digits, '_' and '-'");
 	/* names the anchors accept but the kubelet rejects */
 	parse_bad("{\"configList\":[{\"resourceName\":\"_a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourceName: the kubelet would reject \"rdma/_a\": must start and end with a letter or digit");
+		  "configList[0].resourceName: the kubelet would reject \"rdma/_a\": name part must consist of alphanumeric "
+		  "characters, '-', '_' or '.', and must start and end with an alphanumeric character");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"Mellanox.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"Mellanox.com/a\": resourcePrefix must be a DNS subdomain (lowercase letters, digits, '-', '.')");
+		  "configList[0].resourcePrefix: the kubelet would reject \"Mellanox.com/a\": prefix part a lowercase RFC 1123 "
+		  "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+		  "alphanumeric character");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"kubernetes.io\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"kubernetes.io/a\": the kubernetes.io prefix is reserved for native resources");
+		  "configList[0].resourcePrefix: the kubelet would reject \"kubernetes.io/a\": the kubernetes.io domain is reserved "
+		  "for native Kubernetes resources");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"/a\": resourcePrefix must be 1 to 244 characters");
+		  "configList[0].resourcePrefix: the kubelet would reject \"/a\": prefix part must be non-empty");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a234567890123456789012345678901234567890123456789012345678901234\","
 		  "\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourceName: the kubelet would reject \"rdma/a234567890123456789012345678901234567890123456789012345678901234\": must be 1 to 63 characters");
+		  "configList[0].resourceName: the kubelet would reject "
+		  "\"rdma/a234567890123456789012345678901234567890123456789012345678901234\": name part must be no more than 63 "
+		  "characters");
 
-	const char *why;
-
-	assert_true(plugin_resource_name_ok("nvidia.com", "hostdev", &why));
-	assert_true(plugin_resource_name_ok("rdma", "hca_shared_devices_a", &why));
-	assert_false(plugin_resource_name_ok("sub.kubernetes.io", "a", &why));
-	assert_false(plugin_resource_name_ok("requests.x", "a", &why));
-	assert_false(plugin_resource_name_ok("a..b", "a", &why));
+	/* the prefix's faults (k8s_extended_resource_name has the rules; test_k8s_names.c the cases) */
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"requests.example.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject \"requests.example.com/a\": the requests. prefix is "
+		  "reserved (a resource quota names requests.<resource>)");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"a/b\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject \"a/b/a\": a qualified name must consist of "
+		  "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an "
+		  "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
 }
 
 static void test_nul_and_garbage(void **st)
