@@ -26,6 +26,7 @@
 #include <yaml.h>
 
 #include "bench/bench.h"
+#include "k8s/names.h"
 #include "out/out.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -794,38 +795,6 @@ done:
 
 /* ---- options ------------------------------------------------------------------------------------ */
 
-/* Kubernetes names: a DNS-1123 label (pods, nodes, namespaces) or subdomain. */
-static bool dns_name(const char *s, size_t max)
-{
-	size_t l = strlen(s);
-
-	if (!l || l > max || s[0] == '-' || s[0] == '.' || s[l - 1] == '-' || s[l - 1] == '.')
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
-			return false;
-	return true;
-}
-
-/* An extended resource: [prefix/]name with a DNS-subdomain prefix. */
-static bool resource_name(const char *s)
-{
-	const char *slash = strchr(s, '/');
-	char prefix[254];
-
-	if (!slash || (size_t)(slash - s) >= sizeof(prefix) || strchr(slash + 1, '/'))
-		return false;
-	memcpy(prefix, s, (size_t)(slash - s));
-	prefix[slash - s] = '\0';
-	if (!dns_name(prefix, 253) || !slash[1] || strlen(slash + 1) > 63)
-		return false;
-	for (const char *p = slash + 1; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
-		      *p == '_' || *p == '.'))
-			return false;
-	return true;
-}
-
 static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresholds *t)
 {
 	static const struct option opts[] = {
@@ -844,6 +813,7 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		{ "max-usec", required_argument, NULL, 1 }, {}
 	};
 	static char *fwd[64];
+	const char *why;
 	int ch, idx, dashes = argc;
 	long long v;
 
@@ -871,9 +841,9 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 				}
 				o->res[o->n_res].count = (unsigned)v;
 			}
-			if (!resource_name(optarg)) {
-				fprintf(stderr, "rdmak bench k8s: --resource '%s' is not an extended resource name (vendor/name)\n",
-					optarg);
+			if (!k8s_extended_resource_name(optarg, &why)) {
+				fprintf(stderr, "rdmak bench k8s: --resource '%s' is not an "
+					"extended resource name (vendor/name): %s\n", optarg, why);
 				return BENCH_EXIT_USAGE;
 			}
 			o->res[o->n_res++].name = optarg;
@@ -887,9 +857,10 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 			o->count = (unsigned)v;
 			break;
 		case 'n':
-			if (o->n_nodes == 2 || !dns_name(optarg, 253)) {
+			if (o->n_nodes == 2 || !k8s_dns1123_subdomain(optarg, &why)) {
 				fprintf(stderr, "rdmak bench k8s: --node %s: %s\n", optarg,
-					o->n_nodes == 2 ? "give exactly two (server, client)" : "not a node name");
+					o->n_nodes == 2 ? "give exactly two (server, client)"
+							: why);
 				return BENCH_EXIT_USAGE;
 			}
 			o->nodes[o->n_nodes++] = optarg;
@@ -897,8 +868,9 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'i': o->image = optarg; break;
 		case 'R': o->registry = optarg; break;
 		case 'N':
-			if (!dns_name(optarg, 63) || strchr(optarg, '.')) {
-				fprintf(stderr, "rdmak bench k8s: --namespace '%s' is not a namespace name\n", optarg);
+			if (!k8s_dns1123_label(optarg, &why)) {
+				fprintf(stderr, "rdmak bench k8s: --namespace '%s' is not a "
+					"namespace name: %s\n", optarg, why);
 				return BENCH_EXIT_USAGE;
 			}
 			o->ns = optarg;
@@ -906,7 +878,8 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'w': o->networks = optarg; break;
 		case 'g': o->gpu = true; break;
 		case 'm':
-			if (!dns_name(optarg, 56) || strchr(optarg, '.')) {
+			/* a DNS label that leaves room for the pods' suffixes */
+			if (!k8s_dns1123_label(optarg, NULL) || strlen(optarg) > 56) {
 				fprintf(stderr, "rdmak bench k8s: --name '%s': lower-case letters, digits and '-', at most 56\n", optarg);
 				return BENCH_EXIT_USAGE;
 			}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cnispec/cnispec.h"
+#include "k8s/names.h"
 #include "util/cleanup.h"
 
 enum { REQ_CONTAINERID = 1, REQ_NETNS = 2, REQ_IFNAME = 4, REQ_PATH = 8 };
@@ -62,35 +63,6 @@ static void problem(struct problems *p, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->text + l, sizeof(p->text) - l, fmt, ap);
 	va_end(ap);
-}
-
-/* DNS-1123 label (namespace): [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63. */
-static bool dns_label(const char *s, size_t max)
-{
-	size_t l = strlen(s);
-
-	if (l == 0 || l > max || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[l - 1]))
-		return false;
-	for (; *s; s++)
-		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '-'))
-			return false;
-	return true;
-}
-
-/* DNS-1123 subdomain (pod name): labels joined by '.', at most 253. */
-static bool dns_subdomain(const char *s)
-{
-	char buf[254];
-	char *save = NULL;
-	size_t l = strlen(s);
-
-	if (l == 0 || l > 253 || s[0] == '.' || s[l - 1] == '.' || strstr(s, ".."))
-		return false;
-	memcpy(buf, s, l + 1);
-	for (char *t = strtok_r(buf, ".", &save); t; t = strtok_r(NULL, ".", &save))
-		if (!dns_label(t, 63))
-			return false;
-	return true;
 }
 
 static bool uid_like(const char *s)
@@ -159,6 +131,8 @@ const char *cnispec_env_arg(const struct cnispec_env *env, const char *key)
 
 static void pod_args(struct cnispec_env *env, struct problems *p)
 {
+	const char *why;
+
 	env->pod_namespace = cnispec_env_arg(env, "K8S_POD_NAMESPACE");
 	env->pod_name = cnispec_env_arg(env, "K8S_POD_NAME");
 	env->pod_uid = cnispec_env_arg(env, "K8S_POD_UID");
@@ -172,10 +146,14 @@ static void pod_args(struct cnispec_env *env, struct problems *p)
 		env->pod_uid = NULL;
 	if (env->pod_infra_container_id && !*env->pod_infra_container_id)
 		env->pod_infra_container_id = NULL;
-	if (env->pod_namespace && !dns_label(env->pod_namespace, 63))
-		problem(p, "CNI_ARGS", "K8S_POD_NAMESPACE \"%s\" is not a Kubernetes namespace name", env->pod_namespace);
-	if (env->pod_name && !dns_subdomain(env->pod_name))
-		problem(p, "CNI_ARGS", "K8S_POD_NAME \"%s\" is not a Kubernetes pod name", env->pod_name);
+	/* as the API server validates them: a namespace is a DNS label, a pod's name a subdomain */
+	if (env->pod_namespace && !k8s_dns1123_label(env->pod_namespace, &why))
+		problem(p, "CNI_ARGS",
+			"K8S_POD_NAMESPACE \"%s\" is not a Kubernetes namespace name: %s",
+			env->pod_namespace, why);
+	if (env->pod_name && !k8s_dns1123_subdomain(env->pod_name, &why))
+		problem(p, "CNI_ARGS", "K8S_POD_NAME \"%s\" is not a Kubernetes pod name: %s",
+			env->pod_name, why);
 	if (env->pod_uid && !uid_like(env->pod_uid))
 		problem(p, "CNI_ARGS", "K8S_POD_UID \"%s\" is not a UID", env->pod_uid);
 	if (env->pod_infra_container_id && !cnispec_container_id_valid(env->pod_infra_container_id, NULL))

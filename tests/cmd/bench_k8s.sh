@@ -95,6 +95,14 @@ run "$RDMAK" bench k8s --resource rdma/x --node a; is "$rc" 3 "one --node: exit 
 run "$RDMAK" bench k8s --resource 'rdma x' --node a --node b; is "$rc" 3 "a resource name with a blank: exit 3"
 run "$RDMAK" bench k8s --resource rdma/x --node A_B --node b; is "$rc" 3 "a node name that is not DNS: exit 3"
 run "$RDMAK" bench k8s --resource rdma/x --node a --node b --image i --registry r; is "$rc" 3 "--image with --registry: exit 3"
+# names as Kubernetes has them (src/k8s): what the API server or the kubelet would refuse
+for r in kubernetes.io/x requests.nvidia.com/gpu rdma/_x mykubernetes.io/hca; do
+	run "$RDMAK" bench k8s --resource "$r" --node a --node b; is "$rc" 3 "--resource $r (not an extended resource): exit 3"
+done
+like "$err" "not an extended resource name \\(vendor/name\\): the kubernetes.io domain is reserved" "and says which rule"
+run "$RDMAK" bench k8s --resource rdma/x --node a..b --node b; is "$rc" 3 "a node name with an empty label: exit 3"
+run "$RDMAK" bench k8s --resource rdma/x --node a --node b --namespace a.b; is "$rc" 3 "a namespace with a dot: exit 3"
+like "$err" "not a namespace name: must not contain dots" "and says why"
 run "$RDMAK" bench k8s --help; is "$rc" 0 "--help: exit 0"
 
 done_testing

@@ -149,8 +149,37 @@ static void test_env_bad(void **state)
 	env_bad(rel_ns, "CNI_NETNS", "not an absolute path");
 	env_bad(gc, "CNI_PATH", "CNI_PATH: not set");
 	env_bad(bad_args, "CNI_ARGS", "is not KEY=VALUE");
-	env_bad(bad_pod, "CNI_ARGS", "K8S_POD_NAMESPACE \"Kube_System\" is not a Kubernetes namespace name; "
-				     "CNI_ARGS: K8S_POD_NAME \"a..b\"");
+	env_bad(bad_pod, "CNI_ARGS", "K8S_POD_NAMESPACE \"Kube_System\" is not a Kubernetes namespace name: a lowercase "
+				     "RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+				     "start and end with an alphanumeric character; CNI_ARGS: K8S_POD_NAME \"a..b\" is not "
+				     "a Kubernetes pod name: a lowercase RFC 1123 subdomain");
+}
+
+/* Kubernetes takes a pod name of up to 253 characters, dots or not (a subdomain's limit is on
+ * the whole), and a namespace of up to 63: the CNI must not refuse a pod the API server made. */
+static void test_env_pod_names(void **state)
+{
+	char name[256], ns[66], args[512];
+	char *envp[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=net1", args, NULL };
+	struct cnispec_env env;
+
+	memset(name, 'p', 253);
+	name[253] = '\0';
+	memset(ns, 'n', 63);
+	ns[63] = '\0';
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%s;K8S_POD_NAME=%s", ns, name);
+	assert_int_equal(cnispec_env_parse(envp, &env, NULL), 0);
+	assert_string_equal(env.pod_name, name);
+	cnispec_env_clear(&env);
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%s;K8S_POD_NAME=%.100s.%.100s", ns, name, name);
+	assert_int_equal(cnispec_env_parse(envp, &env, NULL), 0);
+	cnispec_env_clear(&env);
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAME=%sp", name);
+	env_bad(envp, "CNI_ARGS", "is not a Kubernetes pod name: must be no more than 253 characters");
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%sn", ns);
+	env_bad(envp, "CNI_ARGS", "is not a Kubernetes namespace name: must be no more than 63 characters");
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=kube.system");
+	env_bad(envp, "CNI_ARGS", "is not a Kubernetes namespace name: must not contain dots");
 }
 
 static void test_env_optional(void **state)
@@ -750,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_env_add),
 		cmocka_unit_test(test_env_bad),
+		cmocka_unit_test(test_env_pod_names),
 		cmocka_unit_test(test_env_optional),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_result_versions),
