@@ -1,8 +1,10 @@
 /* rdmak: one binary, many roles. The role comes from argv[0] ("rdmak-<role>" symlinks)
  * or from the first argument. This file is only the dispatch table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
 
@@ -47,6 +49,9 @@ int main(int argc, char **argv)
 	const struct role *r;
 
 	self = self ? self + 1 : argv[0];
+	/* a CNI plugin must answer on stdout whatever its environment says: warn, never exit */
+	if (log_parse_environment() < 0)
+		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text", getenv("RDMAK_LOG_FORMAT"));
 	if (strncmp(self, "rdmak-", 6) == 0) {
 		r = role_find(self + 6);
 		if (!r) {

@@ -12,8 +12,10 @@
 
 #include "cni/cni.h"
 #include "ipam/plugin.h"
+#include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strv.h"
 
 extern char **environ;
@@ -31,9 +33,10 @@ static int op_setup(const struct cnispec_request *req, struct cnispec_error *err
 		return r;
 	run_cfg_set = true;
 	if (run_cfg.has_log_level)
-		cnispec_log_set_level(run_cfg.log_level);
-	if (run_cfg.log_file && (r = cnispec_log_open(run_cfg.log_file)) < 0)
-		cnispec_log(CNISPEC_LOG_WARNING, "logFile %s: %s, logging to stderr only", run_cfg.log_file, strerror(-r));
+		log_set_max_level(run_cfg.log_level);
+	if (run_cfg.log_file && (r = log_open_file(run_cfg.log_file)) < 0)
+		log_warning("logFile %s: %s, logging to stderr only", run_cfg.log_file,
+			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
 	return 0;
 }
 
@@ -169,7 +172,7 @@ static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, st
 {
 	if (strcmp(req->conf->ipam_type, ipam_plugin_ops.name) == 0 &&
 	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type)) {
-		cnispec_log(CNISPEC_LOG_DEBUG, "%s %s in this process (CNI_PATH's %s is this binary)", ipam_plugin_ops.name,
+		log_debug("%s %s in this process (CNI_PATH's %s is this binary)", ipam_plugin_ops.name,
 			    cnispec_cmd_name(cmd), ipam_plugin_ops.name);
 		return cnispec_delegate_in_process(&ipam_plugin_ops, req, cmd, ret, err);
 	}
@@ -179,7 +182,7 @@ static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, st
 
 static void log_undo(const char *what, const struct cnispec_error *e)
 {
-	cnispec_log(CNISPEC_LOG_WARNING, "rollback: %s failed: %s (%s)", what, e->msg, e->details);
+	log_warning("rollback: %s failed: %s (%s)", what, e->msg, e->details);
 }
 
 /* Undo what ADD did, in reverse, after a failure (logged, never replacing ADD's error). */
@@ -284,7 +287,7 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 		goto fail;
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto fail;
-	cnispec_log(CNISPEC_LOG_INFO, "%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
+	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
 		    cni_link_kind_name(run_cfg.link), c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
 		    c.table ? ", with its own routing table" : "");
 	*ret = TAKE_PTR(res);
@@ -351,10 +354,10 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 	if (run_cfg.link == CNI_LINK_HOSTDEV) {
 		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
 		if (r < 0)
-			cnispec_log(CNISPEC_LOG_WARNING, "record of %s:%s unreadable (%s): the device cannot be given back",
+			log_warning("record of %s:%s unreadable (%s): the device cannot be given back",
 				    req->env->container_id, c.ifname, strerror(-r));
 		else if (r == 0)
-			cnispec_log(CNISPEC_LOG_DEBUG, "no record of %s:%s: nothing was moved", req->env->container_id, c.ifname);
+			log_debug("no record of %s:%s: nothing was moved", req->env->container_id, c.ifname);
 		else
 			c.st = &st;
 	}
@@ -474,7 +477,7 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 		r = cni_state_load(run_cfg.state_dir, req->conf->name, ids[i], ifnames[i], &st);
 		if (r <= 0) {
 			if (r < 0)
-				cnispec_log(CNISPEC_LOG_WARNING, "GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
+				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
 			continue;
 		}
 		if ((r = ctx_open(&c, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
@@ -483,7 +486,7 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 		}
 		ctx_close(&c);
 		if (r < 0) {
-			cnispec_log(CNISPEC_LOG_WARNING, "GC: %s:%s: %s (%s)", ids[i], ifnames[i], e.msg, e.details);
+			log_warning("GC: %s:%s: %s (%s)", ids[i], ifnames[i], e.msg, e.details);
 			if (!first) {
 				first = r;
 				*err = e;
@@ -496,7 +499,7 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 		}
 	}
 	if (done)
-		cnispec_log(CNISPEC_LOG_INFO, "GC: gave back %zu stale attachment(s)", done);
+		log_info("GC: gave back %zu stale attachment(s)", done);
 	/* IPAM's own reservations: passed on whatever happened above */
 	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_GC, NULL, &e)) < 0 && !first) {
 		first = r;
@@ -565,6 +568,6 @@ int cni_main(int argc, char **argv)
 	r = cnispec_plugin_main(&cni_plugin_ops, environ, STDIN_FILENO, stdout);
 	if (run_cfg_set)
 		cni_config_clear(&run_cfg);
-	cnispec_log_close();
+	log_close_file();
 	return r;
 }

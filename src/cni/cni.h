@@ -18,6 +18,7 @@
 
 #include "cnispec/cnispec.h"
 #include "hw/hw.h"
+#include "log/log.h"
 #include "nl/nl.h"
 
 /* Plugin error codes (the spec leaves 100 and up to plugins; docs/cni.md lists them). */
@@ -58,7 +59,7 @@ struct cni_config {
 	char *state_dir;
 	char *log_file;
 	bool has_log_level;
-	enum cnispec_log_level log_level;
+	enum log_level log_level;
 };
 
 /* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does

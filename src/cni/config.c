@@ -10,6 +10,7 @@
 #include <linux/if_link.h>
 
 #include "cni/cni.h"
+#include "log/log.h"
 #include "util/strutil.h"
 
 static int bad(struct cnispec_error *err, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -286,7 +287,7 @@ static int take_key(struct cni_config *c, struct seen *s, const char *key, const
 	if (!strcmp(key, "logLevel")) {
 		if ((r = get_string(v, key, &str, err)) < 0)
 			return r;
-		if (cnispec_log_level_parse(str, &c->log_level) < 0)
+		if (log_level_from_string(str, &c->log_level) < 0)
 			return bad(err, key, "\"%.32s\" is not a level (error, warning, info or debug)", str);
 		c->has_log_level = true;
 		return 0;

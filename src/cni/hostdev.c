@@ -13,6 +13,7 @@
 #include <linux/rtnetlink.h>
 
 #include "cni/cni.h"
+#include "log/log.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -74,7 +75,7 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 			goto out;
 		}
 		if (f.n_netdevs > 1)
-			cnispec_log(CNISPEC_LOG_INFO, "%s has %zu netdevs, moving the first: %s", f.bdf, f.n_netdevs, f.netdevs[0]);
+			log_info("%s has %zu netdevs, moving the first: %s", f.bdf, f.n_netdevs, f.netdevs[0]);
 		name = f.netdevs[0];
 	} else {
 		r = hw_netdev_read_pci(c->hw, name, bdf);
@@ -124,7 +125,7 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 				 "%s is not a VF with a PF netdev (physfn, virtfnN): its GUID cannot be set", f.bdf);
 		goto out;
 	}
-	cnispec_log(CNISPEC_LOG_DEBUG, "hostdev %s: pci %s, rdma %s, pf %s vf %d", st->host_name, st->pci[0] ? st->pci : "-",
+	log_debug("hostdev %s: pci %s, rdma %s, pf %s vf %d", st->host_name, st->pci[0] ? st->pci : "-",
 		    st->rdma_dev[0] ? st->rdma_dev : "-", st->pf[0] ? st->pf : "-", st->vf_index);
 	r = 0;
 out:
@@ -233,7 +234,7 @@ static int hostdev_attach(struct cni_ctx *c, int *ret_ifindex, struct cnispec_er
 			return r;
 	}
 	if (c->cfg->has_pkey)
-		cnispec_log(CNISPEC_LOG_INFO, "%s: partition key 0x%04x recorded (the subnet manager applies it)",
+		log_info("%s: partition key 0x%04x recorded (the subnet manager applies it)",
 			    st->host_name, c->cfg->pkey);
 	/* the RDMA device first: its move re-creates an IPoIB netdev in the host's namespace,
 	 * which is then the one to move (ib-sriov-cni's order) */
@@ -381,7 +382,7 @@ static int hostdev_reclaim(struct cni_ctx *c, struct cnispec_error *err)
 			return restore_on_host(c, &l, err);
 	}
 	hw_pci_function_clear(&f);
-	cnispec_log(CNISPEC_LOG_WARNING, "%s%s%s is not back on the host yet: its record is kept for GC", st->host_name,
+	log_warning("%s%s%s is not back on the host yet: its record is kept for GC", st->host_name,
 		    st->pci[0] ? " of " : "", st->pci);
 	return 1;
 }

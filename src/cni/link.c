@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cni/cni.h"
+#include "log/log.h"
 
 int cni_fail_nl(struct cnispec_error *err, int r, const char *kernel_msg, const char *fmt, ...)
 {
@@ -115,7 +116,7 @@ static int child_detach(struct cni_ctx *c, struct cnispec_error *err)
 		return 0; /* gone already: DEL twice, or ADD failed before creating it */
 	if (strcmp(l.kind, kind)) {
 		/* not ours to delete (another plugin's interface of the same name) */
-		cnispec_log(CNISPEC_LOG_WARNING, "%s in the pod is a %s link, not %s: left alone", c->ifname,
+		log_warning("%s in the pod is a %s link, not %s: left alone", c->ifname,
 			    l.kind[0] ? l.kind : "physical", kind);
 		return 0;
 	}

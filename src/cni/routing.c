@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 
 #include "cni/cni.h"
+#include "log/log.h"
 
 static const int rail_ids[] = { IPV4_DEVCONF_ARP_IGNORE, IPV4_DEVCONF_ARP_ANNOUNCE, IPV4_DEVCONF_RP_FILTER };
 static const uint32_t rail_values[] = { 1, 2, 2 };
@@ -182,7 +183,7 @@ static int set_rail_sysctls(struct cni_ctx *c, int ifindex, const struct cnispec
 	free(peers);
 	if (r < 0)
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting arp_ignore/arp_announce/rp_filter for %s", c->ifname);
-	cnispec_log(CNISPEC_LOG_INFO, "%s shares a subnet with %zu other interface(s): arp_ignore=1 arp_announce=2 rp_filter=2",
+	log_info("%s shares a subnet with %zu other interface(s): arp_ignore=1 arp_announce=2 rp_filter=2",
 		    c->ifname, n);
 	return 0;
 }

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log/log.h"
+
 /* ---- commands and versions ---------------------------------------------------------- */
 
 enum cnispec_cmd {
@@ -321,35 +323,11 @@ int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_pat
 
 /* ---- logging -------------------------------------------------------------------------- */
 
-enum cnispec_log_level {
-	CNISPEC_LOG_ERROR,
-	CNISPEC_LOG_WARNING,
-	CNISPEC_LOG_INFO,
-	CNISPEC_LOG_DEBUG,
-};
-
-/* The prefix of every line ("rdmak-ipam ADD <id>/<ifname>"); env may be NULL. */
-void cnispec_log_setup(const char *prog, const struct cnispec_env *env);
-/* Also append each line, with a timestamp and the pid, to path (created 0640). -errno. */
-int cnispec_log_open(const char *path);
-/* Lines above level are dropped; default INFO. "error", "warning"/"warn", "info", "debug"
- * (also whereabouts' "verbose", "panic") parse with cnispec_log_level_parse. */
-void cnispec_log_set_level(enum cnispec_log_level level);
-int cnispec_log_level_parse(const char *s, enum cnispec_log_level *ret);
-__attribute__((format(printf, 2, 3)))
-void cnispec_log(enum cnispec_log_level level, const char *fmt, ...);
-void cnispec_log_close(void);
-
-/* The logger's whole state, for a plugin run in this process (cnispec_delegate_in_process):
- * push saves it and resets to the defaults a new process starts with (prefix "cni", stderr
- * only, level info); pop closes a log file opened meanwhile and puts the saved state back. */
-struct cnispec_log_state {
-	char prefix[320];
-	int fd;
-	enum cnispec_log_level level;
-};
-void cnispec_log_push(struct cnispec_log_state *saved);
-void cnispec_log_pop(const struct cnispec_log_state *saved);
+/* A CNI plugin logs through log/log.h: stdout belongs to the protocol, so lines go to stderr
+ * (the runtime keeps it in its own log) and, when the config names one, to its logFile,
+ * because containerd and CRI-O drop a successful plugin's stderr. cnispec_plugin_main names
+ * the lines "<plugin> <CMD> <id>/<ifname>"; cnispec_delegate_in_process swaps the logger's
+ * name, file and level for the plugin it runs (log_push) and puts them back (log_pop). */
 
 /* ---- the plugin's main ---------------------------------------------------------------- */
 

@@ -7,9 +7,25 @@
 #include <unistd.h>
 
 #include "cnispec/cnispec.h"
+#include "log/log.h"
 #include "util/cleanup.h"
 
 #define STDIN_MAX (4u << 20)
+
+/* Every line of this run is "<prog> <CMD> <id>/<ifname>: <level>: ..."; env may be NULL. */
+static void log_name(const char *prog, const struct cnispec_env *env)
+{
+	char name[LOG_PROGRAM_MAX];
+
+	if (env && env->cmd != CNISPEC_CMD_NONE && env->container_id && env->ifname)
+		snprintf(name, sizeof(name), "%s %s %.12s/%s", prog, cnispec_cmd_name(env->cmd), env->container_id,
+			 env->ifname);
+	else if (env && env->cmd != CNISPEC_CMD_NONE)
+		snprintf(name, sizeof(name), "%s %s", prog, cnispec_cmd_name(env->cmd));
+	else
+		snprintf(name, sizeof(name), "%s", prog);
+	log_set_program(name);
+}
 
 static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error *err)
 {
@@ -100,7 +116,7 @@ int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp,
 	int r;
 
 	r = cnispec_env_parse(envp, &env, &err);
-	cnispec_log_setup(ops->name, r == 0 ? &env : NULL);
+	log_name(ops->name, r == 0 ? &env : NULL);
 	if (r == 0)
 		r = read_stdin(in_fd, &buf, &len, &err);
 	if (r == 0 && env.cmd == CNISPEC_CMD_VERSION) {
@@ -130,7 +146,7 @@ done:
 	if (r < 0) {
 		if (!err.code)
 			cnispec_fail(&err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
-		cnispec_log(CNISPEC_LOG_ERROR, "%s: %s (code %u)", err.msg, err.details, err.code);
+		log_error("%s: %s (code %u)", err.msg, err.details, err.code);
 		cnispec_error_print(out, version, &err);
 	}
 	if (ops->done)
@@ -167,13 +183,13 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const stru
 	struct cnispec_env env = *req->env;
 	struct cnispec_request sub = *req;
 	struct cnispec_result *result = NULL;
-	struct cnispec_log_state saved;
+	struct log_saved saved;
 	int r;
 
 	env.cmd = cmd;
 	sub.env = &env;
-	cnispec_log_push(&saved);
-	cnispec_log_setup(ops->name, &env);
+	log_push(&saved);
+	log_name(ops->name, &env);
 	if (!cnispec_cmd_allowed(cmd, req->conf->version))
 		r = version_refused(cmd, req->conf, err);
 	else
@@ -186,13 +202,13 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const stru
 	if (r < 0) {
 		if (!err->code)
 			cnispec_fail(err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
-		cnispec_log(CNISPEC_LOG_ERROR, "%s: %s (code %u)", err->msg, err->details, err->code);
+		log_error("%s: %s (code %u)", err->msg, err->details, err->code);
 		if (r != -EBADMSG)
 			r = -EPROTO;
 	}
 	if (ops->done)
 		ops->done();
 	cnispec_result_free(result);
-	cnispec_log_pop(&saved);
+	log_pop(&saved);
 	return r;
 }

@@ -23,6 +23,7 @@
 #include <grpc/support/time.h>
 
 #include "etcd/internal.h"
+#include "log/log.h"
 #include "util/cleanup.h"
 
 /* A PEM file larger than this is not a certificate bundle. */
@@ -61,7 +62,8 @@ struct etcd_client {
  * a TLS failure's best words are often only there ("sslv3 alert bad certificate", while the
  * call's status says "Endpoint read failed"). So the client takes the hook (kubelet.c does
  * the same for the device plugin; no role uses both) and keeps the last error line, which a
- * failed attempt adds to its message when it says more than the status. Nothing is printed. */
+ * failed attempt adds to its message when it says more than the status. Nothing is printed
+ * but at the logger's debug level. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char log_last[ETCD_DETAIL_MAX + 1];
 static unsigned log_seq;
@@ -71,6 +73,8 @@ static void log_capture(gpr_log_func_args *args)
 {
 	const char *m = args->message;
 
+	/* at debug level (an IPAM config's logLevel), gRPC's own lines are logged as they come */
+	log_debug("grpc: %s", m);
 	if (args->severity < GPR_LOG_SEVERITY_ERROR)
 		return;
 	pthread_mutex_lock(&log_lock);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "ipam/internal.h"
+#include "log/log.h"
 #include "util/cleanup.h"
 
 struct cp {
@@ -738,7 +739,7 @@ static int logging(struct cp *p, const json_t *ipam)
 
 		if ((r = get_str(p, path, l ? l : l2, &s)) < 0)
 			return r;
-		if (cnispec_log_level_parse(s, &p->c->log_level) < 0)
+		if (log_level_from_string(s, &p->c->log_level) < 0)
 			return BAD(p, "%s: \"%s\" is not error, warning, info or debug", path, s);
 		p->c->has_log_level = true;
 	}

@@ -11,6 +11,7 @@
 
 #include "cnispec/cnispec.h"
 #include "ipam/store.h"
+#include "log/log.h"
 
 /* CNI error codes of rdmak-ipam beyond the spec's (docs/ipam.md). */
 enum {
@@ -76,7 +77,7 @@ struct ipam_config {
 	struct ipam_store_config store;
 	char *log_file;
 	bool has_log_level;
-	enum cnispec_log_level log_level;
+	enum log_level log_level;
 	/* Warnings found while parsing (a range with host bits set, ...), for the log. */
 	char **warnings;
 	size_t n_warnings;

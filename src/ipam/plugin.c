@@ -8,7 +8,9 @@
 
 #include "ipam/internal.h"
 #include "ipam/plugin.h"
+#include "log/log.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 static struct {
 	struct ipam_config *cfg;
@@ -27,12 +29,13 @@ static int setup(const struct cnispec_request *req, struct cnispec_error *err)
 	r = ipam_config_parse(req->conf->ipam, req->conf->name, &P.cfg, err);
 	if (r < 0)
 		return r;
-	if (P.cfg->log_file && (r = cnispec_log_open(P.cfg->log_file)) < 0)
-		cnispec_log(CNISPEC_LOG_WARNING, "cannot open log file %s: %s", P.cfg->log_file, strerror(-r));
+	if (P.cfg->log_file && (r = log_open_file(P.cfg->log_file)) < 0)
+		log_warning("cannot open log file %s: %s", P.cfg->log_file,
+			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
 	if (P.cfg->has_log_level)
-		cnispec_log_set_level(P.cfg->log_level);
+		log_set_max_level(P.cfg->log_level);
 	for (size_t i = 0; i < P.cfg->n_warnings; i++)
-		cnispec_log(CNISPEC_LOG_WARNING, "%s", P.cfg->warnings[i]);
+		log_warning("%s", P.cfg->warnings[i]);
 	r = ipam_store_open(&P.cfg->store, &P.store, why, sizeof(why));
 	if (r < 0) {
 		bool status = req->env->cmd == CNISPEC_CMD_STATUS;
@@ -57,7 +60,7 @@ static int add(const struct cnispec_request *req, struct cnispec_result **ret, s
 		char a[CNISPEC_PREFIX_STRLEN];
 
 		for (size_t i = 0; i < (*ret)->n_ips; i++)
-			cnispec_log(CNISPEC_LOG_INFO, "%s: %s for pod %s/%s", P.cfg->network,
+			log_info("%s: %s for pod %s/%s", P.cfg->network,
 				    cnispec_prefix_str(&(*ret)->ips[i].address, a), e->pod_namespace ? e->pod_namespace : "-",
 				    e->pod_name ? e->pod_name : "-");
 	}
@@ -69,7 +72,7 @@ static int del(const struct cnispec_request *req, struct cnispec_error *err)
 	int r = ipam_del(P.store, P.cfg, req->env->container_id, req->env->ifname, err);
 
 	if (r == 0)
-		cnispec_log(CNISPEC_LOG_DEBUG, "%s: released", P.cfg->network);
+		log_debug("%s: released", P.cfg->network);
 	return r;
 }
 
@@ -93,7 +96,7 @@ static int gc(const struct cnispec_request *req, struct cnispec_error *err)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
 				    "cni.dev/valid-attachments: missing; GC without it would release every reservation");
 	r = ipam_gc(P.store, P.cfg, valid_attachment, (void *)req->conf, &st, err);
-	cnispec_log(CNISPEC_LOG_INFO, "%s: GC kept %zu, released %zu attachments and %zu orphan claims (%zu errors)",
+	log_info("%s: GC kept %zu, released %zu attachments and %zu orphan claims (%zu errors)",
 		    P.cfg->network, st.kept, st.released, st.orphans, st.errors);
 	return r;
 }
@@ -126,6 +129,6 @@ int ipam_plugin_main(char *const *envp, int in_fd, FILE *out)
 {
 	int rc = cnispec_plugin_main(&ipam_plugin_ops, envp, in_fd, out);
 
-	cnispec_log_close();
+	log_close_file();
 	return rc;
 }

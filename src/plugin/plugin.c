@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,14 +13,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
+#include "log/log.h"
 #include "out/out.h"
 #include "plugin/allocate.h"
 #include "plugin/config.h"
@@ -75,7 +75,6 @@ struct daemon {
 	struct opts *o;
 	struct hw_ctx *ctx;
 	struct kubelet *k;      /* the transport every slot's server shares */
-	int cfg_event_fd;       /* eventfd: the config folder changed (from the transport's thread) */
 	pthread_rwlock_t lock;  /* d->ps and slot->pool, read by the transport's threads */
 	struct plugin_config *cfg;
 	char *cfg_text;
@@ -85,8 +84,8 @@ struct daemon {
 	uint64_t fingerprint;
 	struct files_written devinfo;   /* device-info files we wrote in o->devinfo_dir */
 	struct files_written cdi_files; /* CDI specs we wrote in o->cdi_dir */
-	char last_refusal[512];  /* the last config refusal logged */
-	char *refused_text;      /* and the content refused, NULL if unreadable */
+	struct daemon_refusal refusal; /* the last config refusal logged, and its content */
+	double last_rescan, last_fp;   /* when the last rescan and topology check ran */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
 	struct plugin_strv attr_errors; /* the port files the last build could not read, as logged */
 	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
@@ -102,36 +101,11 @@ struct daemon {
 	atomic_bool stopping;    /* build_discard: the test hook stops waiting */
 };
 
-/* ---- logging: one line per event on stderr -------------------------------------------- */
-
-static int log_level = 2;
-
-__attribute__((format(printf, 2, 3)))
-static void plog(int level, const char *fmt, ...)
-{
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-	char ts[32];
-	struct timespec now;
-	struct tm tm;
-	va_list ap;
-
-	if (level > log_level)
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	flockfile(stderr);
-	fprintf(stderr, "%s.%03ldZ plugin %s: ", ts, now.tv_nsec / 1000000, names[level]);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
-}
+/* ---- logging: the transport's events, through the one logger ---------------------------- */
 
 static void hub_log(int level, const char *msg, void *ud)
 {
-	plog(level, "kubelet: %s", msg);
+	log_full((enum log_level)level, "kubelet: %s", msg);
 }
 
 static void transport_log(int level, const char *msg, void *ud)
@@ -139,7 +113,7 @@ static void transport_log(int level, const char *msg, void *ud)
 	const struct slot *s = ud;
 
 	if (!s->quiet)
-		plog(level, "%s: %s", s->full_name, msg);
+		log_full((enum log_level)level, "%s: %s", s->full_name, msg);
 }
 
 /* ---- config --------------------------------------------------------------------------- */
@@ -187,7 +161,7 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 				continue;
 			}
 			if (!plugin_strv_contains(&d->attr_errors, msg))
-				plog(1, "%s (shown as unknown)", msg);
+				log_warning("%s (shown as unknown)", msg);
 			/* out of memory: it may be logged again at the next build */
 			(void)strv_extend(&now.v, &now.n, msg);
 		}
@@ -206,7 +180,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 
 	r = hw_load(d->ctx, 0, &node, &herr);
 	if (r < 0) {
-		plog(0, "reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
+		log_error("reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
 		return r;
 	}
 	attr_errors(d, node);
@@ -214,7 +188,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 	 * once (every rescan comes here) */
 	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 && cfg->rdma_netns_mode != node->kernel.netns_mode) {
 		if (!d->netns_warned)
-			plog(1, "the config's rdmaNetnsMode is %s but the node's RDMA netns mode is %s (rdmak doctor "
+			log_warning("the config's rdmaNetnsMode is %s but the node's RDMA netns mode is %s (rdmak doctor "
 			     "--check netns.mode says what to do)", cfg->rdma_netns_mode ? "shared" : "exclusive",
 			     node->kernel.netns_mode ? "shared" : "exclusive");
 		d->netns_warned = true;
@@ -224,7 +198,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 	r = pool_set_build(cfg, node, &po, ret);
 	hw_node_free(node);
 	if (r < 0)
-		plog(0, "building the pools: %s", strerror(-r));
+		log_error("building the pools: %s", strerror(-r));
 	return r;
 }
 
@@ -245,9 +219,9 @@ static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kl_con
 	}
 	pthread_rwlock_unlock(&s->d->lock);
 	if (r < 0)
-		plog(1, "%s: Allocate(%zu) refused: %s", s->full_name, n, *msg ? *msg : strerror(-r));
+		log_warning("%s: Allocate(%zu) refused: %s", s->full_name, n, *msg ? *msg : strerror(-r));
 	else
-		plog(3, "%s: Allocate(%zu): %zu device nodes, %zu envs", s->full_name, n, out->n_devices, out->n_envs);
+		log_debug("%s: Allocate(%zu): %zu device nodes, %zu envs", s->full_name, n, out->n_devices, out->n_envs);
 	return r;
 }
 
@@ -283,17 +257,17 @@ static bool served(void *ud, const struct pool *p)
 
 static void removing_failed(void *ud, const char *path, int err)
 {
-	plog(1, "removing %s: %s", path, strerror(-err));
+	log_warning("removing %s: %s", path, strerror(-err));
 }
 
 static void devinfo_failed(void *ud, const char *path, int err)
 {
-	plog(1, "writing %s: %s", path, strerror(-err));
+	log_warning("writing %s: %s", path, strerror(-err));
 }
 
 static void cdi_failed(void *ud, const char *path, int err)
 {
-	plog(0, "writing CDI spec %s: %s", path, strerror(-err));
+	log_error("writing CDI spec %s: %s", path, strerror(-err));
 }
 
 static void write_devinfo(struct daemon *d)
@@ -302,9 +276,9 @@ static void write_devinfo(struct daemon *d)
 
 	r = files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, removing_failed, d);
 	if (r < 0)
-		plog(1, "device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
+		log_warning("device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
 	else if (r > 0)
-		plog(2, "wrote %d device-info files in %s", r, d->o->devinfo_dir);
+		log_info("wrote %d device-info files in %s", r, d->o->devinfo_dir);
 }
 
 static void write_cdi(struct daemon *d)
@@ -315,7 +289,7 @@ static void write_cdi(struct daemon *d)
 		return;
 	r = files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, removing_failed, d);
 	if (r < 0)
-		plog(0, "CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
+		log_error("CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
 }
 
 /* ---- servers ------------------------------------------------------------------------------ */
@@ -326,7 +300,7 @@ static void log_pool(const struct pool *p, const char *what)
 
 	for (size_t i = 0; i < p->n_devs; i++)
 		healthy += p->devs[i].healthy;
-	plog(2, "%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name, p->n_devs, healthy,
+	log_info("%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name, p->n_devs, healthy,
 	     p->n_m, p->res->kind == PLUGIN_SHARED ? "RDMA devices" : "PCI functions");
 }
 
@@ -381,7 +355,7 @@ static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 		r = kubelet_server_listen(s->srv); /* registered by register_all(), after the files */
 	if (r < 0) {
 		if (!quiet)
-			plog(0, "%s: starting its server: %s", p->res->full_name, strerror(-r));
+			log_error("%s: starting its server: %s", p->res->full_name, strerror(-r));
 		slot_free(s);
 		return r;
 	}
@@ -406,7 +380,7 @@ static int start_missing(struct daemon *d, bool quiet)
 		}
 		started++;
 		if (quiet)
-			plog(2, "%s: serving after a retry", d->ps->pools[i].res->full_name);
+			log_info("%s: serving after a retry", d->ps->pools[i].res->full_name);
 	}
 	return r < 0 ? r : started;
 }
@@ -419,7 +393,7 @@ static void register_all(struct daemon *d)
 		int r = kubelet_server_start(d->slots[i]->srv);
 
 		if (r < 0 && r != -EALREADY)
-			plog(0, "%s: registering: %s", d->slots[i]->full_name, strerror(-r));
+			log_error("%s: registering: %s", d->slots[i]->full_name, strerror(-r));
 	}
 }
 
@@ -468,7 +442,7 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 			kept++;
 			continue;
 		}
-		plog(2, "%s: no longer configured, stopping its server", s->full_name);
+		log_info("%s: no longer configured, stopping its server", s->full_name);
 		slot_free(s);
 		d->slots[i] = d->slots[--d->n_slots];
 	}
@@ -494,9 +468,9 @@ static void log_member_changes(const struct pool_set *ps, const struct pool *p, 
 			continue;
 		health_member_reason(ps, m, reason, sizeof(reason));
 		if (m->healthy)
-			plog(2, "%s: %s is Healthy again", p->res->full_name, m->id);
+			log_info("%s: %s is Healthy again", p->res->full_name, m->id);
 		else
-			plog(1, "%s: %s is Unhealthy: %s", p->res->full_name, m->id, reason);
+			log_warning("%s: %s is Unhealthy: %s", p->res->full_name, m->id, reason);
 	}
 }
 
@@ -572,7 +546,7 @@ static int build_start(struct daemon *d, const char *why, struct plugin_config *
 	snprintf(d->job.why, sizeof(d->job.why), "%s", why);
 	r = -pthread_create(&d->builder, NULL, builder_main, d);
 	if (r < 0) {
-		plog(0, "%s: starting the builder thread: %s", why, strerror(-r));
+		log_error("%s: starting the builder thread: %s", why, strerror(-r));
 		if (cfg) {
 			plugin_config_free(cfg);
 			free(text);
@@ -593,7 +567,7 @@ static void rescan(struct daemon *d, const char *why)
 		snprintf(d->rescan_why, sizeof(d->rescan_why), "%s", why);
 		return;
 	}
-	plog(2, "rescanning the hardware: %s", why);
+	log_info("rescanning the hardware: %s", why);
 	if (build_start(d, why, NULL, NULL) < 0)
 		d->fingerprint = 0; /* try again at the next check */
 }
@@ -612,21 +586,14 @@ static void reload(struct daemon *d, const char *why)
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
 		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
 		 * too: one line per refused content (or unreadable file), however often it is read. */
-		bool same = !strcmp(err, d->last_refusal) &&
-			    (text && d->refused_text ? !strcmp(text, d->refused_text) : !text && !d->refused_text);
-
-		if (!same)
-			plog(0, "%s: new config refused, keeping the running one: %s", why, err);
+		if (daemon_refusal_is_new(&d->refusal, err, text))
+			log_error("%s: new config refused, keeping the running one: %s", why, err);
 		else if (!strcmp(why, "SIGHUP"))
-			plog(3, "SIGHUP: %s is still the refused one", d->o->config);
-		snprintf(d->last_refusal, sizeof(d->last_refusal), "%s", err);
-		free(d->refused_text);
-		d->refused_text = text;
+			log_debug("SIGHUP: %s is still the refused one", d->o->config);
+		free(text);
 		return;
 	}
-	d->last_refusal[0] = '\0';
-	free(d->refused_text);
-	d->refused_text = NULL;
+	daemon_refusal_clear(&d->refusal);
 	if (d->cfg_text && !strcmp(text, d->cfg_text) && strcmp(why, "SIGHUP")) {
 		plugin_config_free(cfg);
 		free(text);
@@ -669,10 +636,10 @@ static void build_finished(struct daemon *d)
 		if (health_poll(job.ps, d->ctx) > 0)
 			pool_set_refresh(job.ps, NULL);
 		if (job.reload) {
-			plog(2, "%s: config %s reloaded (%zu resources)", job.why, d->o->config, job.cfg->n_res);
+			log_info("%s: config %s reloaded (%zu resources)", job.why, d->o->config, job.cfg->n_res);
 			apply(d, job.ps, job.cfg, job.text);
 		} else {
-			plog(2, "rescan done: %s", job.why);
+			log_info("rescan done: %s", job.why);
 			apply(d, job.ps, NULL, NULL);
 		}
 	}
@@ -695,7 +662,7 @@ static void build_discard(struct daemon *d)
 	if (!d->building)
 		return;
 	atomic_store(&d->stopping, true);
-	plog(2, "waiting for the build in progress (%s) to finish", d->job.why);
+	log_info("waiting for the build in progress (%s) to finish", d->job.why);
 	job = build_join(d);
 	if (job.r >= 0)
 		pool_set_free(job.ps);
@@ -707,37 +674,9 @@ static void build_discard(struct daemon *d)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
-static void config_dir_changed(void *ud)
-{
-	struct daemon *d = ud;
-	uint64_t one = 1;
-
-	if (write(d->cfg_event_fd, &one, sizeof(one)) < 0)
-		return; /* the counter is full: the loop has an event to read already */
-}
-
-/* The folder, not the file: a ConfigMap update swaps the ..data symlink and never writes the
- * file we opened. On the transport's inotify instance: one for the whole plugin. */
-static int watch_config(struct daemon *d)
-{
-	_cleanup_free_ char *dir = strdup(d->o->config);
-	char *slash;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	return kubelet_watch_dir(d->k, dir, config_dir_changed, d);
-}
-
 /* The kubelet creates <kubelet-dir>/device-plugins; before it has run once there is nowhere
  * to listen. Wait (answering SIGTERM) instead of exiting into a crash loop. */
-static int wait_for_kubelet_dir(struct daemon *d, int sfd)
+static int wait_for_kubelet_dir(struct daemon *d, struct daemon_loop *loop)
 {
 	_cleanup_free_ char *dir = NULL;
 	bool logged = false;
@@ -746,16 +685,15 @@ static int wait_for_kubelet_dir(struct daemon *d, int sfd)
 	if (asprintf(&dir, "%s/device-plugins", d->o->kubelet_dir) < 0)
 		return -ENOMEM;
 	while (stat(dir, &st) < 0) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct signalfd_siginfo si;
+		int sig;
 
 		if (!logged) {
-			plog(2, "waiting for %s (is the kubelet running?)", dir);
+			log_info("waiting for %s (is the kubelet running?)", dir);
 			logged = true;
 		}
-		if (poll(&pfd, 1, 250) > 0 && read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP &&
-		    si.ssi_signo != SIGPIPE) {
-			plog(2, "%s: shutting down", strsignal((int)si.ssi_signo));
+		sig = daemon_loop_wait_stop(loop, 250);
+		if (sig > 0) {
+			log_info("%s: shutting down", strsignal(sig));
 			return -EINTR;
 		}
 	}
@@ -770,106 +708,121 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static void config_dir_changed(void *ud)
+{
+	daemon_loop_notify_changed(ud);
+}
+
+/* The folder, not the file: a ConfigMap update swaps the ..data symlink and never writes the
+ * file we opened. On the transport's inotify instance: one for the whole plugin. */
+static int watch_config(struct daemon *d, struct daemon_loop *loop)
+{
+	_cleanup_free_ char *dir = strdup(d->o->config);
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	return kubelet_watch_dir(d->k, dir, config_dir_changed, loop);
+}
+
+static void on_reload(void *ud, enum daemon_reload_reason why)
+{
+	struct daemon *d = ud;
+
+	if (why == DAEMON_RELOAD_SIGNAL) {
+		reload(d, "SIGHUP");
+		return;
+	}
+	reload(d, "config changed");
+	if (d->n_slots < d->ps->n && start_missing(d, true) > 0) {
+		write_devinfo(d);
+		write_cdi(d);
+		register_all(d);
+	}
+}
+
+static void on_build_done(void *ud)
+{
+	build_finished(ud);
+}
+
+/* After every wake-up of the loop: topology, periodic rescans, health. */
+static int on_tick(void *ud)
+{
+	struct daemon *d = ud;
+	uint64_t fp;
+
+	/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
+	 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
+	if (now_s() - d->last_fp >= 2.0 && (d->last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&
+	    fp != d->fingerprint) {
+		d->fingerprint = fp;
+		rescan(d, "RDMA devices or netdevs appeared or disappeared");
+		d->last_rescan = now_s();
+	} else if (d->cfg->periodic_update_s > 0 && now_s() - d->last_rescan >= d->cfg->periodic_update_s) {
+		d->last_rescan = now_s();
+		rescan(d, "periodic update");
+	}
+	health_tick(d);
+	return d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
+}
+
+static const struct daemon_ops loop_ops = { .reload = on_reload, .tick = on_tick };
+
 static int run_daemon(struct daemon *d)
 {
-	_cleanup_close_ int sfd = -1;
-	sigset_t mask;
-	double last_rescan = now_s(), last_cfg_check = now_s(), last_fp = now_s();
-	bool stop = false;
-	int r;
+	struct daemon_loop *loop = NULL;
+	int r, ret = PLUGIN_EXIT_RUNTIME;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGPIPE);
-	/* block before any thread starts so that the transport's threads inherit the mask */
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		plog(0, "signalfd: %m");
+	/* before any thread starts, so that the transport's threads inherit its signal mask */
+	r = daemon_loop_new(&loop_ops, d, &loop);
+	if (r < 0) {
+		log_error_errno(r, "the daemon loop: %m");
 		return PLUGIN_EXIT_RUNTIME;
 	}
-	d->cfg_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	d->last_rescan = d->last_fp = now_s();
 	d->build_done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d->cfg_event_fd < 0 || d->build_done_fd < 0) {
-		plog(0, "eventfd: %m");
-		return PLUGIN_EXIT_RUNTIME;
+	if (d->build_done_fd < 0 || daemon_loop_add_fd(loop, d->build_done_fd, on_build_done, d) < 0) {
+		log_error("eventfd: %m");
+		goto out;
 	}
 	r = kubelet_new(d->o->kubelet_dir, hub_log, NULL, &d->k);
 	if (r < 0) {
-		plog(0, "starting the kubelet transport for %s: %s", d->o->kubelet_dir, strerror(-r));
-		return PLUGIN_EXIT_RUNTIME;
+		log_error("starting the kubelet transport for %s: %s", d->o->kubelet_dir, strerror(-r));
+		goto out;
 	}
-	r = watch_config(d);
+	r = watch_config(d, loop);
 	if (r < 0)
-		plog(1, "watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-r));
+		log_warning("watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-r));
 	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
-	if (wait_for_kubelet_dir(d, sfd) < 0)
-		return PLUGIN_EXIT_OK; /* SIGTERM while waiting */
+	if (wait_for_kubelet_dir(d, loop) < 0) {
+		ret = PLUGIN_EXIT_OK; /* SIGTERM while waiting */
+		goto out;
+	}
 	r = apply(d, d->ps, NULL, NULL);
 	if (r < 0)
-		plog(1, "some resources are not served yet; retrying every second");
-	plog(2, "running: health every %d ms, rescan every %d s, kubelet %s",
-	     d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s, d->o->kubelet_dir);
-	while (!stop) {
-		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN }, { .fd = d->cfg_event_fd, .events = POLLIN },
-					 { .fd = d->build_done_fd, .events = POLLIN } };
-		int interval = d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms;
-		bool cfg_event = false;
-		uint64_t fp;
-
-		r = poll(pfd, 3, interval);
-		if (r < 0 && errno != EINTR) {
-			plog(0, "poll: %m");
-			return PLUGIN_EXIT_RUNTIME;
-		}
-		if (r > 0 && (pfd[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					reload(d, "SIGHUP");
-				} else if (si.ssi_signo != SIGPIPE) {
-					plog(2, "%s: shutting down", strsignal((int)si.ssi_signo));
-					stop = true;
-				}
-			}
-		}
-		if (r > 0 && (pfd[1].revents & POLLIN)) {
-			uint64_t n;
-
-			cfg_event = read(d->cfg_event_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
-		}
-		if (stop)
-			break;
-		if (r > 0 && (pfd[2].revents & POLLIN))
-			build_finished(d);
-		if (cfg_event || now_s() - last_cfg_check >= 1.0) {
-			last_cfg_check = now_s();
-			reload(d, "config changed");
-			if (d->n_slots < d->ps->n && start_missing(d, true) > 0) {
-				write_devinfo(d);
-				write_cdi(d);
-				register_all(d);
-			}
-		}
-		/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
-		 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
-		if (now_s() - last_fp >= 2.0 && (last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&
-		    fp != d->fingerprint) {
-			d->fingerprint = fp;
-			rescan(d, "RDMA devices or netdevs appeared or disappeared");
-			last_rescan = now_s();
-		} else if (d->cfg->periodic_update_s > 0 && now_s() - last_rescan >= d->cfg->periodic_update_s) {
-			last_rescan = now_s();
-			rescan(d, "periodic update");
-		}
-		health_tick(d);
+		log_warning("some resources are not served yet; retrying every second");
+	log_info("running: health every %d ms, rescan every %d s, kubelet %s",
+		 d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s,
+		 d->o->kubelet_dir);
+	r = daemon_loop_run(loop);
+	if (r < 0) {
+		log_error_errno(r, "poll: %m");
+		goto out;
 	}
-	return PLUGIN_EXIT_OK;
+	log_info("%s: shutting down", strsignal(r));
+	ret = PLUGIN_EXIT_OK;
+out:
+	daemon_loop_free(loop);
+	return ret;
 }
 
 static void daemon_done(struct daemon *d)
@@ -879,19 +832,17 @@ static void daemon_done(struct daemon *d)
 		slot_free(d->slots[i]);
 	free(d->slots);
 	kubelet_free(d->k); /* after its servers */
-	if (d->cfg_event_fd >= 0)
-		close(d->cfg_event_fd);
 	if (d->build_done_fd >= 0)
 		close(d->build_done_fd);
 	if (d->devinfo.n)
-		plog(2, "removing %zu device-info files", d->devinfo.n);
+		log_info("removing %zu device-info files", d->devinfo.n);
 	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
 	if (d->o->cdi)
 		files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
 	pool_set_free(d->ps);
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);
-	free(d->refused_text);
+	daemon_refusal_clear(&d->refusal);
 	strv_free(d->attr_errors.v);
 	pthread_rwlock_destroy(&d->lock);
 }
@@ -1023,7 +974,7 @@ int plugin_main(int argc, char **argv)
 		.devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp",
 		.cdi_dir = "/var/run/cdi",
 	};
-	struct daemon d = { .o = &o, .cfg_event_fd = -1, .build_done_fd = -1 };
+	struct daemon d = { .o = &o, .build_done_fd = -1 };
 	char err[512];
 	char missing[PATH_MAX];
 	int r, ret;
@@ -1031,7 +982,9 @@ int plugin_main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? PLUGIN_EXIT_OK : PLUGIN_EXIT_USAGE;
-	log_level = o.verbose ? 3 : 2;
+	log_set_program("plugin");
+	log_set_time(true);
+	log_set_max_level(o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	{
 		/* health.c keeps one sysfs attribute open per port and netdev (~3000 on a 1016-VF node) */
 		struct rlimit rl;
@@ -1068,7 +1021,7 @@ int plugin_main(int argc, char **argv)
 		ret = dry_run(&d);
 		goto out;
 	}
-	plog(2, "rdmak plugin starting: config %s, %zu resources, sysfs %s", o.config, d.cfg->n_res, hw_ctx_sysfs(d.ctx));
+	log_info("rdmak plugin starting: config %s, %zu resources, sysfs %s", o.config, d.cfg->n_res, hw_ctx_sysfs(d.ctx));
 	ret = run_daemon(&d);
 out:
 	daemon_done(&d);

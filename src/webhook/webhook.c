@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "http/http.h"
+#include "log/log.h"
 #include "out/out.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -56,40 +55,15 @@ struct daemon {
 	char *cfg_text;
 	struct http_server *srv;
 	atomic_bool ready;
-	char cfg_refusal[512], tls_refusal[512]; /* the last refusals logged */
+	struct daemon_refusal cfg_refusal, tls_refusal; /* the last refusals logged */
 	atomic_uint_fast64_t n_patched, n_unchanged, n_denied, n_bad;
 };
 
-/* ---- logging: one line per event on stderr ------------------------------------------------- */
-
-static int log_level = 2;
-
-__attribute__((format(printf, 2, 3)))
-static void wlog(int level, const char *fmt, ...)
-{
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-	char ts[32];
-	struct timespec now;
-	struct tm tm;
-	va_list ap;
-
-	if (level > log_level)
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	flockfile(stderr);
-	fprintf(stderr, "%s.%03ldZ webhook %s: ", ts, now.tv_nsec / 1000000, names[level]);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
-}
+/* ---- logging: the server's events, through the one logger ------------------------------- */
 
 static void http_log(void *ud, enum http_log_level level, const char *msg)
 {
-	wlog((int)level, "%s", msg);
+	log_full((enum log_level)level, "%s", msg);
 }
 
 /* ---- config ------------------------------------------------------------------------------- */
@@ -135,12 +109,11 @@ static void reload_config(struct daemon *d, const char *why)
 
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
 		/* checked every second: say it once per distinct refusal */
-		if (strcmp(err, d->cfg_refusal) || !strcmp(why, "SIGHUP"))
-			wlog(0, "%s: new config refused, keeping the running one: %s", why, err);
-		snprintf(d->cfg_refusal, sizeof(d->cfg_refusal), "%s", err);
+		if (daemon_refusal_is_new(&d->cfg_refusal, err, NULL) || !strcmp(why, "SIGHUP"))
+			log_error("%s: new config refused, keeping the running one: %s", why, err);
 		return;
 	}
-	d->cfg_refusal[0] = '\0';
+	daemon_refusal_clear(&d->cfg_refusal);
 	if (!strcmp(text, d->cfg_text)) {
 		webhook_config_free(cfg);
 		return;
@@ -153,7 +126,7 @@ static void reload_config(struct daemon *d, const char *why)
 	d->cfg_text = TAKE_PTR(text);
 	pthread_rwlock_unlock(&d->lock);
 	webhook_config_free(old);
-	wlog(2, "%s: config %s reloaded: %zu groups (%s)", why, d->o->config, cfg->n_groups, names ? names : "");
+	log_info("%s: config %s reloaded: %zu groups (%s)", why, d->o->config, cfg->n_groups, names ? names : "");
 }
 
 static void reload_tls(struct daemon *d, const char *why)
@@ -162,14 +135,13 @@ static void reload_tls(struct daemon *d, const char *why)
 	int r = http_server_reload_tls(d->srv, err, sizeof(err));
 
 	if (r < 0) {
-		if (strcmp(err, d->tls_refusal) || !strcmp(why, "SIGHUP"))
-			wlog(0, "%s: new certificate refused, serving the previous one: %s", why, err);
-		snprintf(d->tls_refusal, sizeof(d->tls_refusal), "%s", err);
+		if (daemon_refusal_is_new(&d->tls_refusal, err, NULL) || !strcmp(why, "SIGHUP"))
+			log_error("%s: new certificate refused, serving the previous one: %s", why, err);
 		return;
 	}
-	d->tls_refusal[0] = '\0';
+	daemon_refusal_clear(&d->tls_refusal);
 	if (r > 0)
-		wlog(2, "%s: certificate reloaded: %s", why, http_server_tls_summary(d->srv));
+		log_info("%s: certificate reloaded: %s", why, http_server_tls_summary(d->srv));
 }
 
 /* ---- HTTP handlers (worker threads) ------------------------------------------------------- */
@@ -191,7 +163,7 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 	/* the API server sends application/json; anything else is not one of its reviews */
 	if (!req->content_type || strncasecmp(req->content_type, "application/json", 16) != 0) {
 		atomic_fetch_add(&d->n_bad, 1);
-		wlog(1, "POST /mutate with Content-Type %s: refused (415)", req->content_type ? req->content_type : "(none)");
+		log_warning("POST /mutate with Content-Type %s: refused (415)", req->content_type ? req->content_type : "(none)");
 		return text_response(resp, 415, "expected Content-Type: application/json\n");
 	}
 	pthread_rwlock_rdlock(&d->lock);
@@ -207,7 +179,7 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 		atomic_fetch_add(&d->n_patched, 1);
 	else
 		atomic_fetch_add(&d->n_unchanged, 1);
-	wlog((int)a.level, "%s", a.summary);
+	log_full((enum log_level)a.level, "%s", a.summary);
 	resp->status = a.http_status;
 	resp->content_type = a.content_type;
 	resp->body = TAKE_PTR(a.body);
@@ -238,80 +210,40 @@ static const struct http_route routes[] = {
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-static int watch_dir_of(int ifd, const char *path)
-{
-	_cleanup_free_ char *dir = strdup(path);
-	char *slash;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	/* the folder, not the file: ConfigMap and Secret volumes swap a ..data symlink and never
-	 * write the file we opened (cert-manager's rotation arrives that way) */
-	return inotify_add_watch(ifd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0 ? -errno
-														  : 0;
-}
-
 static void log_stats(struct daemon *d)
 {
 	struct http_stats st;
 
 	http_server_stats(d->srv, &st);
-	wlog(2, "served %" PRIu64 " requests on %" PRIu64 " connections: %" PRIu64 " patched, %" PRIu64
+	log_info("served %" PRIu64 " requests on %" PRIu64 " connections: %" PRIu64 " patched, %" PRIu64
 		" unchanged, %" PRIu64 " refused, %" PRIu64 " bad requests; %" PRIu64 " slow connections cut",
 	     st.requests, st.connections, (uint64_t)atomic_load(&d->n_patched), (uint64_t)atomic_load(&d->n_unchanged),
 	     (uint64_t)atomic_load(&d->n_denied), (uint64_t)atomic_load(&d->n_bad), st.cut);
 }
 
-static int run_loop(struct daemon *d, int sfd)
+static void on_reload(void *ud, enum daemon_reload_reason why)
 {
-	_cleanup_close_ int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	time_t last_check = time(NULL);
+	reload_config(ud, daemon_reload_reason_to_string(why));
+	reload_tls(ud, daemon_reload_reason_to_string(why));
+}
 
-	if (ifd < 0 || watch_dir_of(ifd, d->o->config) < 0 || watch_dir_of(ifd, d->o->cert) < 0 ||
-	    watch_dir_of(ifd, d->o->key) < 0)
-		wlog(1, "watching the config and certificate folders: %m; changes are noticed by a check every second");
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ifd, .events = POLLIN } };
-		bool changed = false;
-		int r = poll(pfd, ifd >= 0 ? 2 : 1, 1000);
+static const struct daemon_ops loop_ops = { .reload = on_reload };
 
-		if (r < 0 && errno != EINTR) {
-			wlog(0, "poll: %m");
-			return EXIT_RUNTIME;
-		}
-		if (r > 0 && (pfd[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
+static int run_loop(struct daemon *d, struct daemon_loop *loop)
+{
+	int r;
 
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					reload_config(d, "SIGHUP");
-					reload_tls(d, "SIGHUP");
-				} else if (si.ssi_signo != SIGPIPE) {
-					wlog(2, "%s: shutting down (readyz now fails; %u ms for requests in progress)",
-					     strsignal((int)si.ssi_signo), d->o->grace_ms);
-					return 0;
-				}
-			}
-		}
-		if (ifd >= 0 && r > 0 && (pfd[1].revents & POLLIN)) {
-			char buf[4096];
-
-			while (read(ifd, buf, sizeof(buf)) > 0)
-				changed = true;
-		}
-		if (changed || time(NULL) != last_check) {
-			last_check = time(NULL);
-			reload_config(d, changed ? "file changed" : "periodic check");
-			reload_tls(d, changed ? "file changed" : "periodic check");
-		}
+	if ((r = daemon_loop_watch(loop, d->o->config)) < 0 || (r = daemon_loop_watch(loop, d->o->cert)) < 0 ||
+	    (r = daemon_loop_watch(loop, d->o->key)) < 0)
+		log_warning("watching the config and certificate folders: %s; changes are noticed by a check every second",
+			    strerror(-r));
+	r = daemon_loop_run(loop);
+	if (r < 0) {
+		log_error_errno(r, "poll: %m");
+		return EXIT_RUNTIME;
 	}
+	log_info("%s: shutting down (readyz now fails; %u ms for requests in progress)", strsignal(r), d->o->grace_ms);
+	return 0;
 }
 
 static int serve(const struct opts *o)
@@ -327,10 +259,9 @@ static int serve(const struct opts *o)
 		.userdata = &d,
 		.log = http_log,
 	};
-	_cleanup_close_ int sfd = -1;
+	struct daemon_loop *loop = NULL;
 	_cleanup_free_ char *names = NULL;
 	char err[512];
-	sigset_t mask;
 	int r, ret;
 
 	if (load_config(o->config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
@@ -338,17 +269,10 @@ static int serve(const struct opts *o)
 		return EXIT_USAGE;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGPIPE);
-	/* blocked before the workers start, so that they inherit the mask */
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		fprintf(stderr, "rdmak webhook: signalfd: %m\n");
+	/* before the workers start, so that they inherit its signal mask */
+	r = daemon_loop_new(&loop_ops, &d, &loop);
+	if (r < 0) {
+		fprintf(stderr, "rdmak webhook: the daemon loop: %s\n", strerror(-r));
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -360,23 +284,26 @@ static int serve(const struct opts *o)
 	}
 	atomic_store(&d.ready, true);
 	names = group_names(d.cfg);
-	wlog(2, "rdmak webhook: config %s: %zu groups (%s)", o->config, d.cfg->n_groups, names ? names : "");
-	wlog(2, "certificate %s: %s", o->cert, http_server_tls_summary(d.srv));
-	wlog(2, "%u workers, body limit %zu bytes, request timeout %u ms, idle timeout %u s, %u connections",
+	log_info("rdmak webhook: config %s: %zu groups (%s)", o->config, d.cfg->n_groups, names ? names : "");
+	log_info("certificate %s: %s", o->cert, http_server_tls_summary(d.srv));
+	log_info("%u workers, body limit %zu bytes, request timeout %u ms, idle timeout %u s, %u connections",
 	     o->lim.workers, o->lim.body_max, o->lim.request_timeout_ms, o->lim.idle_timeout_s, o->lim.max_connections);
 	{
 		/* the line tests and operators look for; the port is the kernel's choice for :0 */
 		const char *colon = strrchr(o->listen, ':');
 
-		wlog(2, "listening on https://%.*s:%u", colon == o->listen ? 4 : (int)(colon - o->listen),
+		log_info("listening on https://%.*s:%u", colon == o->listen ? 4 : (int)(colon - o->listen),
 		     colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv));
 	}
-	ret = run_loop(&d, sfd);
+	ret = run_loop(&d, loop);
 	atomic_store(&d.ready, false);
 	http_server_stop(d.srv, o->grace_ms);
 	log_stats(&d);
 out:
 	http_server_free(d.srv);
+	daemon_loop_free(loop);
+	daemon_refusal_clear(&d.cfg_refusal);
+	daemon_refusal_clear(&d.tls_refusal);
 	webhook_config_free(d.cfg);
 	free(d.cfg_text);
 	pthread_rwlock_destroy(&d.lock);
@@ -839,7 +766,9 @@ int webhook_main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
-	log_level = o.verbose ? 3 : 2;
+	log_set_program("webhook");
+	log_set_time(true);
+	log_set_max_level(o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (o.check)
 		return check(&o);
 	if (o.explain)

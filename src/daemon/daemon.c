@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The daemon loop (daemon.h says what it does for a role). */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+#define CHECK_MS 1000
+
+struct extra_fd {
+	int fd;
+	void (*fn)(void *ud);
+	void *ud;
+};
+
+struct daemon_loop {
+	const struct daemon_ops *ops;
+	void *ud;
+	int sfd, ifd, efd; /* signalfd, inotify (or -1), eventfd (daemon_loop_notify_changed) */
+	char **names; /* the file names watched (and "..data") */
+	size_t n_names;
+	struct extra_fd *fds;
+	size_t n_fds;
+};
+
+static void signal_mask(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGQUIT);
+	sigaddset(mask, SIGPIPE);
+}
+
+int daemon_loop_new(const struct daemon_ops *ops, void *ud, struct daemon_loop **ret)
+{
+	struct daemon_loop *l = calloc(1, sizeof(*l));
+	sigset_t mask;
+	int r;
+
+	if (!l)
+		return -ENOMEM;
+	*l = (struct daemon_loop){ .ops = ops, .ud = ud, .sfd = -1, .ifd = -1, .efd = -1 };
+	signal_mask(&mask);
+	r = -pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (r == 0 && (l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+		r = -errno;
+	if (r == 0 && (l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		r = -errno;
+	if (r == 0 && strv_extend(&l->names, &l->n_names, "..data") < 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		daemon_loop_free(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+void daemon_loop_free(struct daemon_loop *l)
+{
+	if (!l)
+		return;
+	if (l->sfd >= 0)
+		close(l->sfd);
+	if (l->ifd >= 0)
+		close(l->ifd);
+	if (l->efd >= 0)
+		close(l->efd);
+	strv_free(l->names);
+	free(l->fds);
+	free(l);
+}
+
+static bool watched(const struct daemon_loop *l, const char *name)
+{
+	for (size_t i = 0; i < l->n_names; i++)
+		if (!strcmp(l->names[i], name))
+			return true;
+	return false;
+}
+
+int daemon_loop_watch(struct daemon_loop *l, const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	const char *base = strrchr(path, '/');
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	base = base ? base + 1 : path;
+	if (!watched(l, base) && strv_extend(&l->names, &l->n_names, base) < 0)
+		return -ENOMEM;
+	if (l->ifd < 0 && (l->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+		return -errno;
+	/* IN_ATTRIB: a chmod that makes an unreadable file readable is a change worth a read */
+	if (inotify_add_watch(l->ifd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0)
+		return -errno;
+	return 0;
+}
+
+void daemon_loop_notify_changed(struct daemon_loop *l)
+{
+	uint64_t one = 1;
+
+	if (write(l->efd, &one, sizeof(one)) < 0)
+		return; /* the counter is full: the loop has an event to read already */
+}
+
+int daemon_loop_add_fd(struct daemon_loop *l, int fd, void (*fn)(void *ud), void *ud)
+{
+	struct extra_fd *n = realloc(l->fds, (l->n_fds + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	l->fds = n;
+	l->fds[l->n_fds++] = (struct extra_fd){ .fd = fd, .fn = fn, .ud = ud };
+	return 0;
+}
+
+const char *daemon_reload_reason_to_string(enum daemon_reload_reason why)
+{
+	switch (why) {
+	case DAEMON_RELOAD_SIGNAL: return "SIGHUP";
+	case DAEMON_RELOAD_CHANGED: return "file changed";
+	default: return "periodic check";
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Read the pending signals: the stopping one's number, else 0 (SIGHUPs reload when reload). */
+static int read_signals(struct daemon_loop *l, bool reload)
+{
+	struct signalfd_siginfo si;
+	int stop = 0;
+
+	while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			if (reload && l->ops->reload)
+				l->ops->reload(l->ud, DAEMON_RELOAD_SIGNAL);
+		} else if (si.ssi_signo != SIGPIPE && !stop) {
+			stop = (int)si.ssi_signo;
+		}
+	}
+	return stop;
+}
+
+/* Drain the inotify events: whether one named a watched file or ..data. */
+static bool read_changes(struct daemon_loop *l)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool changed = false;
+	ssize_t n;
+
+	while ((n = read(l->ifd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			/* an overflowed queue lost events: count it as a change */
+			if ((ev->mask & IN_Q_OVERFLOW) || (ev->len && watched(l, ev->name)))
+				changed = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	return changed;
+}
+
+int daemon_loop_wait_stop(struct daemon_loop *l, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = l->sfd, .events = POLLIN };
+	int r = poll(&pfd, 1, timeout_ms);
+
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0 ? read_signals(l, false) : 0;
+}
+
+int daemon_loop_run(struct daemon_loop *l)
+{
+	const size_t n = 3 + l->n_fds;
+	_cleanup_free_ struct pollfd *pfd = calloc(n, sizeof(*pfd));
+	int64_t last_check = now_ms(), next_tick = -1;
+
+	if (!pfd)
+		return -ENOMEM;
+	pfd[0] = (struct pollfd){ .fd = l->sfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = l->ifd, .events = POLLIN }; /* poll skips -1 */
+	pfd[2] = (struct pollfd){ .fd = l->efd, .events = POLLIN };
+	for (size_t i = 0; i < l->n_fds; i++)
+		pfd[3 + i] = (struct pollfd){ .fd = l->fds[i].fd, .events = POLLIN };
+	for (;;) {
+		int64_t now = now_ms(), wait = last_check + CHECK_MS - now;
+		bool changed = false;
+		int r, stop;
+
+		if (next_tick >= 0 && next_tick - now < wait)
+			wait = next_tick - now;
+		r = poll(pfd, n, wait < 0 ? 0 : (int)(wait > INT_MAX ? INT_MAX : wait));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0 && (pfd[0].revents & POLLIN) && (stop = read_signals(l, true)) > 0)
+			return stop;
+		if (r > 0 && (pfd[1].revents & POLLIN))
+			changed = read_changes(l);
+		if (r > 0 && (pfd[2].revents & POLLIN)) {
+			uint64_t k;
+
+			changed |= read(l->efd, &k, sizeof(k)) == (ssize_t)sizeof(k);
+		}
+		for (size_t i = 0; r > 0 && i < l->n_fds; i++)
+			if (pfd[3 + i].revents & (POLLIN | POLLERR | POLLHUP))
+				l->fds[i].fn(l->fds[i].ud);
+		if (changed || now_ms() - last_check >= CHECK_MS) {
+			last_check = now_ms();
+			if (l->ops->reload)
+				l->ops->reload(l->ud, changed ? DAEMON_RELOAD_CHANGED : DAEMON_RELOAD_PERIODIC);
+		}
+		if (l->ops->tick) {
+			int ms = l->ops->tick(l->ud);
+
+			next_tick = ms < 0 ? -1 : now_ms() + ms;
+		}
+	}
+}
+
+bool daemon_refusal_is_new(struct daemon_refusal *r, const char *msg, const char *text)
+{
+	bool same = !strcmp(msg, r->msg) && (text ? r->text && !strcmp(text, r->text) : !r->text);
+
+	if (!same) {
+		snprintf(r->msg, sizeof(r->msg), "%s", msg);
+		free(r->text);
+		r->text = text ? strdup(text) : NULL; /* NULL on ENOMEM: the next one is said again */
+	}
+	return !same;
+}
+
+void daemon_refusal_clear(struct daemon_refusal *r)
+{
+	r->msg[0] = '\0';
+	free(r->text);
+	r->text = NULL;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one daemon loop of the long-running roles (plugin, webhook, the exporter to come):
+ * signals through a signalfd (SIGTERM, SIGINT, SIGQUIT stop; SIGHUP reloads; SIGPIPE is
+ * swallowed), inotify on the folders of the files a role reads (a ConfigMap or Secret volume
+ * swaps its ..data symlink and never writes the file that was opened, so the folder is watched
+ * and an event naming the file or ..data counts), a periodic check every second as well (an
+ * inotify watch can be missing or overflow), extra fds (a builder thread's eventfd) and a tick
+ * whose period the role may change at every call (the plugin's health interval).
+ *
+ * The role keeps its running config when a new one is refused: reload() decides, the loop only
+ * says when and why. daemon_refusal helps it say each refusal once rather than every second.
+ *
+ * Create the loop before any thread starts: it blocks its signals in the calling thread, and
+ * threads started afterwards inherit the mask, so that only the signalfd sees them. */
+#ifndef RDMAK_DAEMON_DAEMON_H
+#define RDMAK_DAEMON_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum daemon_reload_reason {
+	DAEMON_RELOAD_SIGNAL,   /* SIGHUP */
+	DAEMON_RELOAD_CHANGED,  /* a watched file (or its folder's ..data) changed */
+	DAEMON_RELOAD_PERIODIC, /* the check every second */
+};
+
+struct daemon_ops {
+	/* May be NULL (nothing to reload). */
+	void (*reload)(void *ud, enum daemon_reload_reason why);
+	/* Called once per wake-up of the loop, whatever woke it; returns the most milliseconds
+	 * until it wants to be called again (< 0: no tick of its own, the periodic check's second).
+	 * May be NULL. */
+	int (*tick)(void *ud);
+};
+
+struct daemon_loop;
+
+/* Blocks SIGHUP, SIGTERM, SIGINT, SIGQUIT and SIGPIPE in this thread and opens their
+ * signalfd. -errno. */
+int daemon_loop_new(const struct daemon_ops *ops, void *ud, struct daemon_loop **ret);
+void daemon_loop_free(struct daemon_loop *l);
+
+/* Watch the folder of path for changes to path's file name or to ..data (on an inotify
+ * instance opened at the first call). -errno (the periodic check still notices changes; the
+ * caller says so). */
+int daemon_loop_watch(struct daemon_loop *l, const char *path);
+/* From any thread: a watched file changed, seen by the role through another inotify instance
+ * (the plugin's kubelet transport has one; fs.inotify.max_user_instances is 128 per user,
+ * shared with the kubelet and containerd, so a role does not open a second one). */
+void daemon_loop_notify_changed(struct daemon_loop *l);
+/* Call fn(ud) when fd is readable (fn reads it). -ENOMEM. */
+int daemon_loop_add_fd(struct daemon_loop *l, int fd, void (*fn)(void *ud), void *ud);
+
+/* Run until a stopping signal: its number (> 0), or -errno when poll failed. */
+int daemon_loop_run(struct daemon_loop *l);
+/* Wait up to timeout_ms for a stopping signal, before the loop runs (waiting for something the
+ * role needs): its number, 0 when none came (a SIGHUP meanwhile is dropped: the config is read
+ * when the loop starts), -errno. */
+int daemon_loop_wait_stop(struct daemon_loop *l, int timeout_ms);
+
+/* "SIGHUP", "file changed", "periodic check". */
+const char *daemon_reload_reason_to_string(enum daemon_reload_reason why);
+
+/* The last refusal said, so that a file re-read every second is refused in one log line. */
+struct daemon_refusal {
+	char msg[512];
+	char *text; /* the content refused; NULL when not compared or unreadable */
+};
+/* True when msg (and text, when given) differ from the last refusal; remembers them either
+ * way (text is copied). */
+bool daemon_refusal_is_new(struct daemon_refusal *r, const char *msg, const char *text);
+/* A config was accepted: the next refusal is new again. */
+void daemon_refusal_clear(struct daemon_refusal *r);
+
+#endif
