@@ -318,8 +318,12 @@ static int decide(const struct webhook_config *cfg, const struct review *rv, str
 			       < 0 ? -ENOMEM : 0;
 	}
 	if (!rv->object) {
+		/* a bad request like review_parse's, with its log line (the summary was left unset) */
 		o->verdict = VERDICT_BAD_REQUEST;
-		return (o->message = strdup("request.object: missing for a CREATE")) ? 0 : -ENOMEM;
+		o->level = REVIEW_LOG_WARNING;
+		if (!(o->message = strdup("request.object: missing for a CREATE")))
+			return -ENOMEM;
+		return asprintf(&o->summary, "uid %.64s: bad AdmissionReview: %s", rv->uid, o->message) < 0 ? -ENOMEM : 0;
 	}
 	return decide_pod(cfg, rv, mr, o);
 }

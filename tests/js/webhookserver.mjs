@@ -104,7 +104,7 @@ export async function startWebhook({ config, cert, key, args = [], env = {} }) {
 		});
 	};
 	const line = await waitLog(/listening on https:\/\/127\.0\.0\.1:\d+/);
-	const port = Number(line.match(/:(\d+)$/)[1]);
+	const port = Number(line.match(/https:\/\/127\.0\.0\.1:(\d+)/)[1]); // a text or a JSON line
 	const stop = async (signal = 'SIGTERM') => {
 		if (!exited) proc.kill(signal);
 		return done;
