@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
@@ -159,6 +160,83 @@ static const struct dispatch_field *find(const struct dispatch_field *fields, co
 	for (const struct dispatch_field *f = fields; f->name; f++)
 		if (!strcmp(key, f->name))
 			return f;
+	for (const struct dispatch_field *f = fields; f->name; f++)
+		if ((f->flags & DISPATCH_CASEFOLD) && !strcasecmp(key, f->name))
+			return f;
+	return NULL;
+}
+
+/* The value of f in obj, and the key as the document writes it. */
+static json_t *lookup(json_t *obj, const struct dispatch_field *f, const char **written)
+{
+	const char *key;
+	json_t *v = json_object_get(obj, f->name);
+
+	*written = f->name;
+	if (v || !(f->flags & DISPATCH_CASEFOLD))
+		return v;
+	json_object_foreach(obj, key, v)
+		if (!strcasecmp(key, f->name)) {
+			*written = key;
+			return v;
+		}
+	return NULL;
+}
+
+/* The edit distance between a and b ignoring ASCII case (a swap of two neighbours counts
+ * one), or SIZE_MAX for names too long to be a near miss of a table's key. */
+static size_t distance(const char *a, const char *b)
+{
+	enum { MAX = 64 };
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d[MAX + 1][MAX + 1]; /* distances stay <= MAX */
+
+	if (la > MAX || lb > MAX)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned char)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned char)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			unsigned m = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1u < m)
+				m = d[i - 1][j] + 1u;
+			if (d[i][j - 1] + 1u < m)
+				m = d[i][j - 1] + 1u;
+			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1u < m)
+				m = d[i - 2][j - 2] + 1u;
+			d[i][j] = (unsigned char)m;
+		}
+	return d[la][lb];
+}
+
+/* The DISPATCH_TYPO_GUARD row that key is a near miss of: one letter off for short names,
+ * two for names of five letters or more. */
+static const struct dispatch_field *near_guarded(const struct dispatch_field *fields, const char *key)
+{
+	for (const struct dispatch_field *f = fields; f->name; f++)
+		if ((f->flags & DISPATCH_TYPO_GUARD) && distance(key, f->name) <= (strlen(f->name) > 4 ? 2u : 1u))
+			return f;
+	return NULL;
+}
+
+/* A key for a DISPATCH_CASEFOLD row that an earlier key of obj already took. */
+static const char *earlier_same_row(json_t *obj, const struct dispatch_field *fields, const char *key,
+				    const struct dispatch_field *f)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v) {
+		if (k == key || !strcmp(k, key))
+			break;
+		if (find(fields, k) == f)
+			return k;
+	}
 	return NULL;
 }
 
@@ -172,8 +250,13 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 		return dispatch_fail(c, path, "expected an object, got %s", dispatch_type_name(obj));
 	json_object_foreach(obj, key, v) {
 		const struct dispatch_field *f = find(fields, key);
+		const char *other;
 		char sub[256];
 
+		if (f && (f->flags & DISPATCH_CASEFOLD) && (other = earlier_same_row(obj, fields, key, f))) {
+			dispatch_path_key(sub, sizeof(sub), path, key);
+			return dispatch_fail(c, sub, "duplicate of key \"%s\"", other);
+		}
 		if (f && !(f->flags & DISPATCH_IGNORED))
 			continue;
 		dispatch_path_key(sub, sizeof(sub), path, key);
@@ -183,20 +266,27 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 		}
 		if (unknown == DISPATCH_UNKNOWN_REFUSE)
 			return dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key");
-		if (unknown == DISPATCH_UNKNOWN_WARN)
-			dispatch_warn(c, sub, "unknown key, ignored");
+		if (unknown != DISPATCH_UNKNOWN_WARN)
+			continue;
+		f = near_guarded(fields, key);
+		if (f)
+			return dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key (did you mean \"%s\"?)", f->name);
+		dispatch_warn(c, sub, "unknown key, ignored");
 	}
 	for (const struct dispatch_field *f = fields; f->name; f++) {
+		const char *written;
 		char sub[256];
 		int r;
 
 		if (f->flags & DISPATCH_IGNORED)
 			continue;
-		v = json_object_get(obj, f->name);
-		dispatch_path_key(sub, sizeof(sub), path, f->name);
+		v = lookup(obj, f, &written);
+		dispatch_path_key(sub, sizeof(sub), path, written);
 		if (v && json_is_null(v) && (f->flags & DISPATCH_NULLABLE))
 			v = NULL;
 		if (!v) {
+			if ((f->flags & DISPATCH_MANDATORY) && f->why)
+				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing (%s)", f->why);
 			if (f->flags & DISPATCH_MANDATORY)
 				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing");
 			continue;

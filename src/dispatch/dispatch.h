@@ -45,6 +45,16 @@ enum {
 	DISPATCH_NULLABLE = 1 << 1,  /* null reads as absent */
 	DISPATCH_NONEMPTY = 1 << 2,  /* strings: "" is an error */
 	DISPATCH_IGNORED = 1 << 3,   /* accepted with any value, warned about, stored nowhere */
+	/* Also matches the key in another ASCII case, as Go's encoding/json matches a struct's
+	 * fields ("IsRdma" for "isRdma"): an anchor's config must read the same here. Two keys of
+	 * one object for the same row ("resourceName" and "ResourceName") are refused, where Go
+	 * silently keeps the last. Paths name the key as the document writes it. */
+	DISPATCH_CASEFOLD = 1 << 4,
+	/* rdmak's own key among an anchor's: under DISPATCH_UNKNOWN_WARN, an unknown key that is a
+	 * near miss of this one (another case, or one or two letters off) is refused, "unknown
+	 * key (did you mean \"name\"?)", not warned about: the anchor never knew the key, so
+	 * the typo can only be a user's of rdmak, whose setting would otherwise be lost. */
+	DISPATCH_TYPO_GUARD = 1 << 5,
 };
 
 /* What the walker does with a key the table does not name. */
@@ -72,13 +82,17 @@ struct dispatch_field {
 	dispatch_fn fn; /* NULL: the default for the type, see below */
 	size_t offset;  /* into the base pointer handed to dispatch_run */
 	unsigned flags;
-	const char *why; /* DISPATCH_IGNORED: the warning's reason ("sriov-cni ignores it too") */
+	const char *why; /* DISPATCH_IGNORED: the warning's reason ("sriov-cni ignores it too");
+			  * DISPATCH_MANDATORY: said after "missing" ("missing (<why>)") */
 };
 
 /* Table rows: DISPATCH_FIELD("key", type, fn, offsetof(...), flags), DISPATCH_IGNORE("key",
  * "why"), and {} last. */
 #define DISPATCH_FIELD(n, t, f, off, fl) { .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl) }
 #define DISPATCH_IGNORE(n, w) { .name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED, .why = (w) }
+/* A mandatory field whose absence deserves a reason ("how many containers may share it"). */
+#define DISPATCH_FIELD_WHY(n, t, f, off, fl, w) \
+	{ .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl), .why = (w) }
 
 /* Defaults without fn: a string is stored as `const char *` (borrowed from the JSON, valid
  * while it lives), an object, array or DISPATCH_ANY as `json_t *` (borrowed), DISPATCH_BOOL as

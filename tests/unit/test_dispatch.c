@@ -185,6 +185,91 @@ static void test_readers(void **st)
 	json_decref(v);
 }
 
+/* An anchor's keys read as Go reads them (any case), rdmak's own key guarded against typos,
+ * and a mandatory key that says why it is needed. */
+struct sel {
+	bool is_rdma;
+	json_int_t max;
+	json_int_t health;
+	json_t *envs;
+};
+
+static const struct dispatch_field sel_fields[] = {
+	DISPATCH_FIELD("isRdma", DISPATCH_BOOL, NULL, offsetof(struct sel, is_rdma), DISPATCH_CASEFOLD),
+	DISPATCH_FIELD_WHY("rdmaHcaMax", JSON_INTEGER, NULL, offsetof(struct sel, max),
+			   DISPATCH_CASEFOLD | DISPATCH_MANDATORY, "how many may share it"),
+	DISPATCH_FIELD("healthIntervalMs", JSON_INTEGER, NULL, offsetof(struct sel, health), DISPATCH_TYPO_GUARD),
+	DISPATCH_FIELD("envs", JSON_OBJECT, NULL, offsetof(struct sel, envs), DISPATCH_TYPO_GUARD),
+	{},
+};
+
+static int run_sel(const char *text, enum dispatch_unknown unknown, struct sel *t, char *err, size_t errlen,
+		   struct seen *seen)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn, .userdata = seen };
+	int r;
+
+	assert_non_null(doc);
+	r = dispatch_run(&c, "sel", doc, sel_fields, unknown, t);
+	json_decref(doc);
+	return r;
+}
+
+static void test_casefold_and_typos(void **st)
+{
+	static const struct {
+		const char *doc;
+		enum dispatch_unknown unknown;
+		const char *err; /* NULL: accepted */
+		const char *warned;
+	} cases[] = {
+		/* Go's encoding/json: "IsRdma" and "RDMAHCAMAX" are the fields */
+		{ "{\"IsRdma\":true,\"RDMAHCAMAX\":3}", DISPATCH_UNKNOWN_REFUSE, NULL, "" },
+		/* the path names the key as the document writes it */
+		{ "{\"IsRdma\":1,\"rdmaHcaMax\":3}", DISPATCH_UNKNOWN_REFUSE, "sel.IsRdma: expected true or false, got an integer", "" },
+		{ "{\"rdmaHcaMax\":3,\"RdmaHcaMax\":4}", DISPATCH_UNKNOWN_REFUSE, "sel.RdmaHcaMax: duplicate of key \"rdmaHcaMax\"", "" },
+		{ "{\"isRdma\":true}", DISPATCH_UNKNOWN_REFUSE, "sel.rdmaHcaMax: missing (how many may share it)", "" },
+		/* rdmak's own keys match exactly; a near miss is refused under WARN... */
+		{ "{\"rdmaHcaMax\":1,\"HealthIntervalMs\":5}", DISPATCH_UNKNOWN_WARN,
+		  "sel.HealthIntervalMs: unknown key (did you mean \"healthIntervalMs\"?)", "" },
+		{ "{\"rdmaHcaMax\":1,\"healthIntervallMS\":5}", DISPATCH_UNKNOWN_WARN,
+		  "sel.healthIntervallMS: unknown key (did you mean \"healthIntervalMs\"?)", "" },
+		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_WARN, "sel.evns: unknown key (did you mean \"envs\"?)", "" },
+		/* ...what is further off is the anchor's to ignore: warned */
+		{ "{\"rdmaHcaMax\":1,\"eenvss\":{},\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN, NULL,
+		  "sel.eenvss (unknown key, ignored); sel.SelectorObj (unknown key, ignored)" },
+		/* REFUSE keeps its one message */
+		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_REFUSE, "sel.evns: unknown key", "" },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sel t = { 0 };
+		struct seen seen = { "", 0 };
+		char err[256] = "";
+		int r = run_sel(cases[i].doc, cases[i].unknown, &t, err, sizeof(err), &seen);
+
+		if (!cases[i].err) {
+			if (r < 0)
+				fail_msg("case %zu refused: %s", i, err);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_string_equal(err, cases[i].err);
+		}
+		assert_string_equal(seen.buf, cases[i].warned);
+	}
+	{
+		struct sel t = { 0 };
+		struct seen seen = { "", 0 };
+		char err[256] = "";
+
+		assert_int_equal(run_sel("{\"ISRDMA\":true,\"rdmahcamax\":7}", DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &seen), 0);
+		assert_true(t.is_rdma);
+		assert_int_equal(t.max, 7);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_unknown_policies),
 		cmocka_unit_test(test_readers),
+		cmocka_unit_test(test_casefold_and_typos),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
