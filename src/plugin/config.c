@@ -1,62 +1,56 @@
-/* Config parser. The anchors decode with Go's encoding/json, which ignores unknown keys and
- * matches known ones case-insensitively; rdmak keeps the case-insensitive match (a config
- * written for them must keep working) but refuses unknown keys, because a typo such as
- * "ifname" silently selecting every HCA is exactly the failure an operator cannot see. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Config parser: tables over src/dispatch. The anchors decode with Go's encoding/json, which
+ * matches known keys case-insensitively and ignores unknown ones. rdmak keeps the match
+ * (DISPATCH_CASEFOLD on every anchor key) and decides per object what an unknown key gets:
+ *
+ * - the top level and each resource: accepted and named in cfg->warnings, as the anchors
+ *   accept them (their own docs print "SelectorObj": null), except a near miss of one of
+ *   rdmak's own keys (DISPATCH_TYPO_GUARD), which the anchors never knew: refused;
+ * - a selector object: refused. Every selector narrows the pool; one that is not read leaves
+ *   it wider than written, and a typo such as "ifname" silently selecting every HCA is
+ *   exactly the failure an operator cannot see. */
 #include "plugin/config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 #define MAX_HCA_MAX 100000 /* ids are materialised; more than this is a typo, not a pool */
 #define MAX_ENTRIES 4096
 
+/* A row whose fn reads into the whole struct (the resource, the selector, the config). */
+#define WHOLE 0
+
+#define ANCHOR (DISPATCH_CASEFOLD | DISPATCH_NULLABLE) /* Go reads null as the zero value */
+
+/* The parse's state, reached from a row's fn through dispatch_ctx.userdata. */
 struct cp {
-	char *err;
-	size_t errlen;
+	struct plugin_config *cfg;
+	char first_list[32]; /* the first resource list's key, as written */
 };
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct cp *p, const char *path, const char *fmt, ...)
+static struct cp *cp_of(struct dispatch_ctx *c)
 {
-	va_list ap;
-	int n = 0;
-
-	if (p->errlen == 0)
-		return -EINVAL;
-	if (path && *path)
-		n = snprintf(p->err, p->errlen, "%s: ", path);
-	if (n < 0 || (size_t)n >= p->errlen)
-		return -EINVAL;
-	va_start(ap, fmt);
-	vsnprintf(p->err + n, p->errlen - n, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
+	return c->userdata;
 }
 
-/* A path longer than the buffer is cut short; it only ever ends up in a message. */
-static void path_key(char *dst, size_t n, const char *base, const char *key)
+static void warn_key(void *userdata, const char *path, const char *why)
 {
-	int l = base && *base ? snprintf(dst, n, "%s.%s", base, key) : snprintf(dst, n, "%s", key);
+	struct cp *p = userdata;
+	char *line;
 
-	if (l < 0 || (size_t)l >= n)
-		dst[n - 1] = '\0';
-}
-
-static void path_idx(char *dst, size_t n, const char *base, size_t i)
-{
-	int l = snprintf(dst, n, "%s[%zu]", base, i);
-
-	if (l < 0 || (size_t)l >= n)
-		dst[n - 1] = '\0';
+	/* out of memory: the warning is lost, the config is not (strv_push frees line then) */
+	if (asprintf(&line, "%s: %s", path, why) >= 0)
+		(void)strv_push(&p->cfg->warnings.v, &p->cfg->warnings.n, line);
 }
 
 bool plugin_strv_contains(const struct plugin_strv *s, const char *x)
@@ -84,128 +78,21 @@ static void plugin_strv_clear(struct plugin_strv *s)
 	s->n = 0;
 }
 
-/* ---- object walking with known keys ------------------------------------------------- */
-
-struct field {
-	const char *key;
-	bool anchor; /* a key an anchor knows: matched case-insensitively like Go does */
-};
-
-/* Every key of obj must be one of fields[]; out[i] gets the value for fields[i] (or NULL). */
-static int object_fields(struct cp *p, const char *path, json_t *obj, const struct field *fields,
-			 size_t n, json_t **out)
-{
-	const char *key;
-	json_t *v;
-
-	if (!json_is_object(obj))
-		return fail(p, path, "expected an object");
-	for (size_t i = 0; i < n; i++)
-		out[i] = NULL;
-	json_object_foreach(obj, key, v) {
-		size_t i;
-		char sub[256];
-
-		for (i = 0; i < n; i++)
-			if (strcmp(key, fields[i].key) == 0 || (fields[i].anchor && strcasecmp(key, fields[i].key) == 0))
-				break;
-		path_key(sub, sizeof(sub), path, key);
-		if (i == n)
-			return fail(p, sub, "unknown key");
-		if (out[i])
-			return fail(p, sub, "duplicate of key \"%s\"", fields[i].key);
-		out[i] = v;
-	}
-	return 0;
-}
-
-static int get_string(struct cp *p, const char *path, json_t *v, char **ret)
-{
-	char *s;
-
-	if (!json_is_string(v))
-		return fail(p, path, "expected a string");
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return fail(p, path, "contains a NUL byte");
-	s = strdup(json_string_value(v));
-	if (!s)
-		return -ENOMEM;
-	*ret = s;
-	return 0;
-}
-
-typedef int (*item_check_fn)(struct cp *p, const char *path, char *s);
-
-/* An array of strings, each passed through check (which may normalise it in place). */
-static int get_strv(struct cp *p, const char *path, json_t *v, item_check_fn check, struct plugin_strv *ret)
-{
-	struct plugin_strv s = { 0 };
-	size_t i;
-	json_t *it;
-	int r;
-
-	if (!json_is_array(v))
-		return fail(p, path, "expected an array of strings");
-	s.v = calloc(json_array_size(v) + 1, sizeof(char *));
-	if (!s.v)
-		return -ENOMEM;
-	json_array_foreach(v, i, it) {
-		char sub[256];
-
-		path_idx(sub, sizeof(sub), path, i);
-		if (!json_is_string(it)) {
-			plugin_strv_clear(&s);
-			return fail(p, path, "expected an array of strings");
-		}
-		r = get_string(p, sub, it, &s.v[s.n]);
-		if (r < 0) {
-			plugin_strv_clear(&s);
-			return r;
-		}
-		s.n++;
-		if (check) {
-			r = check(p, sub, s.v[s.n - 1]);
-			if (r < 0) {
-				plugin_strv_clear(&s);
-				return r;
-			}
-		}
-	}
-	*ret = s;
-	return 0;
-}
-
-static int get_bool(struct cp *p, const char *path, json_t *v, bool *ret)
-{
-	if (!json_is_boolean(v))
-		return fail(p, path, "expected true or false");
-	*ret = json_is_true(v);
-	return 0;
-}
-
-static int get_int(struct cp *p, const char *path, json_t *v, long long lo, long long hi, long long *ret)
-{
-	if (!json_is_integer(v))
-		return fail(p, path, "expected an integer");
-	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return fail(p, path, "%lld is out of range [%lld, %lld]", (long long)json_integer_value(v), lo, hi);
-	*ret = json_integer_value(v);
-	return 0;
-}
-
 /* ---- value checks ------------------------------------------------------------------- */
 
-static int check_hex_id(struct cp *p, const char *path, char *s)
+typedef int (*item_check_fn)(struct dispatch_ctx *c, const char *path, char *s);
+
+static int check_hex_id(struct dispatch_ctx *c, const char *path, char *s)
 {
 	size_t l = strlen(s);
 
 	if (l == 0 || l > 4)
-		return fail(p, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
-	for (char *c = s; *c; c++) {
-		if (!isxdigit((unsigned char)*c))
-			return fail(p, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
+		return dispatch_fail(c, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
+	for (char *ch = s; *ch; ch++) {
+		if (!isxdigit((unsigned char)*ch))
+			return dispatch_fail(c, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
 		/* sysfs prints lowercase; the anchors compare exactly, so "15B3" never matched there */
-		*c = tolower((unsigned char)*c);
+		*ch = (char)tolower((unsigned char)*ch);
 	}
 	return 0;
 }
@@ -216,34 +103,39 @@ static bool is_bdf(const char *s)
 	if (strlen(s) != 12)
 		return false;
 	for (int i = 0; i < 12; i++) {
-		char c = s[i];
+		char ch = s[i];
 
 		if (i == 4 || i == 7) {
-			if (c != ':')
+			if (ch != ':')
 				return false;
 		} else if (i == 10) {
-			if (c != '.')
+			if (ch != '.')
 				return false;
 		} else if (i == 11) {
-			if (c < '0' || c > '7')
+			if (ch < '0' || ch > '7')
 				return false;
-		} else if (!isxdigit((unsigned char)c)) {
+		} else if (!isxdigit((unsigned char)ch)) {
 			return false;
 		}
 	}
 	return true;
 }
 
-static int check_bdf(struct cp *p, const char *path, char *s)
+static void lowercase(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+static int check_bdf(struct dispatch_ctx *c, const char *path, char *s)
 {
 	if (!is_bdf(s))
-		return fail(p, path, "\"%s\" is not a PCI address (\"0000:37:00.0\")", s);
-	for (char *c = s; *c; c++)
-		*c = tolower((unsigned char)*c);
+		return dispatch_fail(c, path, "\"%s\" is not a PCI address (\"0000:37:00.0\")", s);
+	lowercase(s);
 	return 0;
 }
 
-static int check_link_type(struct cp *p, const char *path, char *s)
+static int check_link_type(struct dispatch_ctx *c, const char *path, char *s)
 {
 	/* Both anchors compare netlink's EncapType ("ether", "infiniband"); "ethernet" is what
 	 * users write (k8s-rdma-shared-dev-plugin #113) and what ibstat prints, so accept it. */
@@ -255,38 +147,95 @@ static int check_link_type(struct cp *p, const char *path, char *s)
 		strcpy(s, "eth");
 		return 0;
 	}
-	return fail(p, path, "unknown link type \"%s\" (expected \"infiniband\", \"ether\" or \"ethernet\")", s);
+	return dispatch_fail(c, path, "unknown link type \"%s\" (expected \"infiniband\", \"ether\" or \"ethernet\")", s);
 }
 
-static int check_name(struct cp *p, const char *path, char *s)
+static int check_name(struct dispatch_ctx *c, const char *path, char *s)
 {
 	if (!*s || strlen(s) >= 16 || strchr(s, '/') || strchr(s, ' ') || !strcmp(s, ".") || !strcmp(s, ".."))
-		return fail(p, path, "\"%s\" is not an interface name", s);
+		return dispatch_fail(c, path, "\"%s\" is not an interface name", s);
 	return 0;
 }
 
-static int check_driver(struct cp *p, const char *path, char *s)
+static int check_driver(struct dispatch_ctx *c, const char *path, char *s)
 {
 	if (!*s || strlen(s) >= 32 || strchr(s, '/'))
-		return fail(p, path, "\"%s\" is not a driver name", s);
+		return dispatch_fail(c, path, "\"%s\" is not a driver name", s);
 	return 0;
 }
 
-/* ---- pfNames ranges ----------------------------------------------------------------- */
+/* ---- lists of strings ----------------------------------------------------------------- */
+
+struct strv_read {
+	item_check_fn check; /* may normalise the string in place */
+	struct plugin_strv *out;
+};
+
+static int strv_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	struct strv_read *sr = userdata;
+	char **slot = &sr->out->v[sr->out->n];
+	int r = dispatch_strdup(c, path, e, false, slot);
+
+	if (r < 0)
+		return r;
+	sr->out->n++;
+	return sr->check ? sr->check(c, path, *slot) : 0;
+}
+
+/* An array of strings into *ret (freed with the config, whatever is read before a refusal). */
+static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, item_check_fn check, struct plugin_strv *ret)
+{
+	struct strv_read sr = { check, ret };
+
+	if (!json_is_array(v))
+		return dispatch_fail(c, path, "expected an array of strings, got %s", dispatch_type_name(v));
+	ret->v = calloc(json_array_size(v) + 1, sizeof(char *));
+	if (!ret->v)
+		return -ENOMEM;
+	return dispatch_array(c, path, v, 0, strv_item, &sr);
+}
+
+static int read_ids(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_strv(c, path, v, check_hex_id, t);
+}
+
+static int read_drivers(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_strv(c, path, v, check_driver, t);
+}
+
+static int read_if_names(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_strv(c, path, v, check_name, t);
+}
+
+static int read_link_types(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_strv(c, path, v, check_link_type, t);
+}
+
+static int read_bdfs(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_strv(c, path, v, check_bdf, t);
+}
+
+/* ---- pfNames and rootDevices: "<PF>" or "<PF>#<VF ranges>" ----------------------------- */
 
 static int parse_uint(const char **s, unsigned *ret)
 {
 	unsigned long v = 0;
-	const char *c = *s;
+	const char *ch = *s;
 
-	if (!isdigit((unsigned char)*c))
+	if (!isdigit((unsigned char)*ch))
 		return -EINVAL;
-	for (; isdigit((unsigned char)*c); c++) {
-		v = v * 10 + (unsigned)(*c - '0');
+	for (; isdigit((unsigned char)*ch); ch++) {
+		v = v * 10 + (unsigned)(*ch - '0');
 		if (v > 65535)
 			return -ERANGE;
 	}
-	*s = c;
+	*s = ch;
 	*ret = (unsigned)v;
 	return 0;
 }
@@ -295,7 +244,7 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 {
 	struct plugin_pf_sel p = { 0 };
 	const char *hash = strchr(s, '#');
-	const char *c;
+	const char *ch;
 	size_t cap = 0;
 
 	*why = NULL;
@@ -315,22 +264,22 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 		*ret = p;
 		return 0;
 	}
-	c = hash + 1;
-	if (!*c) {
+	ch = hash + 1;
+	if (!*ch) {
 		*why = "no VF range after '#'";
 		goto fail;
 	}
 	for (;;) {
 		unsigned lo, hi;
 
-		if (parse_uint(&c, &lo) < 0) {
+		if (parse_uint(&ch, &lo) < 0) {
 			*why = "expected a VF index";
 			goto fail;
 		}
 		hi = lo;
-		if (*c == '-') {
-			c++;
-			if (parse_uint(&c, &hi) < 0) {
+		if (*ch == '-') {
+			ch++;
+			if (parse_uint(&ch, &hi) < 0) {
 				*why = "expected a VF index after '-'";
 				goto fail;
 			}
@@ -353,13 +302,13 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 		p.ranges[p.n_ranges][0] = lo;
 		p.ranges[p.n_ranges][1] = hi;
 		p.n_ranges++;
-		if (!*c)
+		if (!*ch)
 			break;
-		if (*c != ',') {
+		if (*ch != ',') {
 			*why = "unexpected character in VF range";
 			goto fail;
 		}
-		c++;
+		ch++;
 	}
 	*ret = p;
 	return 0;
@@ -387,202 +336,111 @@ bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index)
 	return false;
 }
 
-/* ---- envs ---------------------------------------------------------------------------- */
+struct pf_read {
+	struct plugin_pf_list *out;
+	bool by_address; /* rootDevices: the PF part is a PCI address */
+	const char *example;
+};
 
-static int parse_envs(struct cp *p, const char *path, json_t *v, struct plugin_resource *r)
+static int pf_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
 {
-	const char *key;
-	json_t *val;
+	struct pf_read *pr = userdata;
+	struct plugin_pf_sel *sel = &pr->out->v[pr->out->n];
+	const char *s, *why;
+	int r = dispatch_string(c, path, e, false, &s);
 
-	if (!json_is_object(v))
-		return fail(p, path, "expected an object of NAME: \"value\"");
-	r->envs = calloc(json_object_size(v) + 1, sizeof(*r->envs));
-	if (!r->envs)
-		return -ENOMEM;
-	json_object_foreach(v, key, val) {
-		char sub[256];
-		const char *c;
-		int ret;
+	if (r < 0)
+		return r;
+	r = plugin_pf_sel_parse(s, sel, &why);
+	if (r == -EINVAL)
+		return dispatch_fail(c, path, "\"%s\": %s (expected %s)", s, why, pr->example);
+	if (r < 0)
+		return r;
+	pr->out->n++;
+	if (pr->by_address) {
+		if (!is_bdf(sel->pf))
+			return sel->all ? dispatch_fail(c, path, "\"%s\" is not a PCI address (\"0000:37:00.0\")", s)
+					: dispatch_fail(c, path, "\"%s\": \"%s\" is not a PCI address (expected %s)", s,
+							sel->pf, pr->example);
+		lowercase(sel->pf);
+	}
+	/* sriov-network-device-plugin's getItem() takes the first entry naming the PF and never
+	 * looks at the others: rdmak selects what any of them names, and says so. */
+	for (size_t j = 0; j < i; j++)
+		if (!strcasecmp(pr->out->v[j].pf, sel->pf)) {
+			char msg[160];
 
-		path_key(sub, sizeof(sub), path, key);
-		if (!*key || isdigit((unsigned char)key[0]))
-			return fail(p, sub, "not an environment variable name");
-		for (c = key; *c; c++)
-			if (!(isalnum((unsigned char)*c) || *c == '_'))
-				return fail(p, sub, "not an environment variable name");
-		if (strncmp(key, "PCIDEVICE_", 10) == 0)
-			return fail(p, sub, "PCIDEVICE_* is set by the plugin itself");
-		ret = get_string(p, sub, val, &r->envs[r->n_envs].value);
-		if (ret < 0)
-			return ret;
-		r->envs[r->n_envs].name = strdup(key);
-		if (!r->envs[r->n_envs].name)
-			return -ENOMEM;
-		r->n_envs++;
-		for (c = json_string_value(val); (c = strstr(c, "${")); c++) {
-			if (strncmp(c, "${hcas}", 7) && strncmp(c, "${netdevs}", 10))
-				return fail(p, sub, "unknown placeholder in \"%s\" (known: ${hcas}, ${netdevs})",
-					    json_string_value(val));
+			snprintf(msg, sizeof(msg), "names the same PF as entry %zu: sriov-network-device-plugin reads only "
+				 "the first entry for a PF, rdmak selects what any of them names", j);
+			dispatch_warn(c, path, msg);
+			break;
 		}
-	}
 	return 0;
 }
 
-/* ---- selectors ----------------------------------------------------------------------- */
-
-enum { SH_VENDORS, SH_DEVICEIDS, SH_DRIVERS, SH_IFNAMES, SH_LINKTYPES, SH_N };
-static const struct field shared_sel_fields[SH_N] = {
-	[SH_VENDORS] = { "vendors", true },     [SH_DEVICEIDS] = { "deviceIDs", true },
-	[SH_DRIVERS] = { "drivers", true },     [SH_IFNAMES] = { "ifNames", true },
-	[SH_LINKTYPES] = { "linkTypes", true },
-};
-
-static int parse_shared_selectors(struct cp *p, const char *path, json_t *v, struct plugin_selector *s)
+static int read_pf_list(struct dispatch_ctx *c, const char *path, json_t *v, struct pf_read *pr)
 {
-	json_t *f[SH_N];
-	char sub[256];
-	int r;
-
-	r = object_fields(p, path, v, shared_sel_fields, SH_N, f);
-	if (r < 0)
-		return r;
-#define SUB(i) (path_key(sub, sizeof(sub), path, shared_sel_fields[i].key), sub)
-	if (f[SH_VENDORS] && (r = get_strv(p, SUB(SH_VENDORS), f[SH_VENDORS], check_hex_id, &s->vendors)) < 0)
-		return r;
-	if (f[SH_DEVICEIDS] && (r = get_strv(p, SUB(SH_DEVICEIDS), f[SH_DEVICEIDS], check_hex_id, &s->devices)) < 0)
-		return r;
-	if (f[SH_DRIVERS] && (r = get_strv(p, SUB(SH_DRIVERS), f[SH_DRIVERS], check_driver, &s->drivers)) < 0)
-		return r;
-	if (f[SH_IFNAMES] && (r = get_strv(p, SUB(SH_IFNAMES), f[SH_IFNAMES], check_name, &s->if_names)) < 0)
-		return r;
-	if (f[SH_LINKTYPES] && (r = get_strv(p, SUB(SH_LINKTYPES), f[SH_LINKTYPES], check_link_type, &s->link_types)) < 0)
-		return r;
-#undef SUB
-	s->is_rdma = -1;
-	return 0;
-}
-
-enum {
-	SR_VENDORS, SR_DEVICES, SR_DRIVERS, SR_PFNAMES, SR_ROOTDEVICES, SR_PCIADDRESSES, SR_LINKTYPES,
-	SR_ISRDMA, SR_NEEDVHOSTNET,
-	/* anchor selectors rdmak does not implement: refused unless empty */
-	SR_ACPI, SR_DDP, SR_PKEYS, SR_VDPA, SR_AUXTYPES, SR_N
-};
-static const struct field sriov_sel_fields[SR_N] = {
-	[SR_VENDORS] = { "vendors", true },           [SR_DEVICES] = { "devices", true },
-	[SR_DRIVERS] = { "drivers", true },           [SR_PFNAMES] = { "pfNames", true },
-	[SR_ROOTDEVICES] = { "rootDevices", true },   [SR_PCIADDRESSES] = { "pciAddresses", true },
-	[SR_LINKTYPES] = { "linkTypes", true },       [SR_ISRDMA] = { "isRdma", true },
-	[SR_NEEDVHOSTNET] = { "needVhostNet", true }, [SR_ACPI] = { "acpiIndexes", true },
-	[SR_DDP] = { "ddpProfiles", true },           [SR_PKEYS] = { "pKeys", true },
-	[SR_VDPA] = { "vdpaType", true },             [SR_AUXTYPES] = { "auxTypes", true },
-};
-
-static int parse_pf_names(struct cp *p, const char *path, json_t *v, struct plugin_selector *s)
-{
-	struct plugin_strv names = { 0 };
-	int r;
-
-	r = get_strv(p, path, v, NULL, &names);
-	if (r < 0)
-		return r;
-	s->pf_names = calloc(names.n + 1, sizeof(*s->pf_names));
-	if (!s->pf_names) {
-		plugin_strv_clear(&names);
+	if (!json_is_array(v))
+		return dispatch_fail(c, path, "expected an array of strings, got %s", dispatch_type_name(v));
+	pr->out->v = calloc(json_array_size(v) + 1, sizeof(*pr->out->v));
+	if (!pr->out->v)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < names.n; i++) {
-		const char *why;
-		char sub[256];
-
-		r = plugin_pf_sel_parse(names.v[i], &s->pf_names[s->n_pf_names], &why);
-		if (r < 0) {
-			path_idx(sub, sizeof(sub), path, i);
-			if (r == -EINVAL)
-				fail(p, sub, "\"%s\": %s (expected \"ens1f0\" or \"ens1f0#0-3,7\")", names.v[i], why);
-			plugin_strv_clear(&names);
-			return r;
-		}
-		s->n_pf_names++;
-	}
-	plugin_strv_clear(&names);
-	return 0;
+	return dispatch_array(c, path, v, 0, pf_item, pr);
 }
 
-static bool json_empty(json_t *v)
+static int read_pf_names(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	return json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
-	       (json_is_string(v) && json_string_length(v) == 0) || json_is_false(v);
+	struct pf_read pr = { t, false, "\"ens1f0\" or \"ens1f0#0-3,7\"" };
+
+	return read_pf_list(c, path, v, &pr);
 }
 
-static int parse_sriov_selectors(struct cp *p, const char *path, json_t *v, struct plugin_selector *s)
+static int read_root_devices(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	json_t *f[SR_N];
-	char sub[256];
-	int r;
+	struct pf_read pr = { t, true, "\"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\"" };
 
-	r = object_fields(p, path, v, sriov_sel_fields, SR_N, f);
+	return read_pf_list(c, path, v, &pr);
+}
+
+/* ---- resource names ------------------------------------------------------------------ */
+
+/* The anchors' own patterns: ^[a-zA-Z0-9_]+$ (shared) and ^[a-zA-Z0-9_-]+$ (sriov). */
+static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, char **ret, bool allow_hyphen)
+{
+	int r = dispatch_strdup(c, path, v, false, ret);
+
 	if (r < 0)
 		return r;
-	s->is_rdma = -1;
-#define SUB(i) (path_key(sub, sizeof(sub), path, sriov_sel_fields[i].key), sub)
-	for (int i = SR_ACPI; i < SR_N; i++)
-		if (f[i] && !json_empty(f[i]))
-			return fail(p, SUB(i), "not supported by rdmak (netDevice pools of RDMA functions only)");
-	if (f[SR_VENDORS] && (r = get_strv(p, SUB(SR_VENDORS), f[SR_VENDORS], check_hex_id, &s->vendors)) < 0)
-		return r;
-	if (f[SR_DEVICES] && (r = get_strv(p, SUB(SR_DEVICES), f[SR_DEVICES], check_hex_id, &s->devices)) < 0)
-		return r;
-	if (f[SR_DRIVERS] && (r = get_strv(p, SUB(SR_DRIVERS), f[SR_DRIVERS], check_driver, &s->drivers)) < 0)
-		return r;
-	if (f[SR_PFNAMES] && (r = parse_pf_names(p, SUB(SR_PFNAMES), f[SR_PFNAMES], s)) < 0)
-		return r;
-	if (f[SR_ROOTDEVICES] && (r = get_strv(p, SUB(SR_ROOTDEVICES), f[SR_ROOTDEVICES], check_bdf, &s->root_devices)) < 0)
-		return r;
-	if (f[SR_PCIADDRESSES] && (r = get_strv(p, SUB(SR_PCIADDRESSES), f[SR_PCIADDRESSES], check_bdf, &s->pci_addresses)) < 0)
-		return r;
-	if (f[SR_LINKTYPES] && (r = get_strv(p, SUB(SR_LINKTYPES), f[SR_LINKTYPES], check_link_type, &s->link_types)) < 0)
-		return r;
-	if (f[SR_ISRDMA]) {
-		bool b = false;
-
-		if ((r = get_bool(p, SUB(SR_ISRDMA), f[SR_ISRDMA], &b)) < 0)
-			return r;
-		s->is_rdma = b;
-	}
-	if (f[SR_NEEDVHOSTNET] && (r = get_bool(p, SUB(SR_NEEDVHOSTNET), f[SR_NEEDVHOSTNET], &s->need_vhost_net)) < 0)
-		return r;
-#undef SUB
+	for (const char *ch = *ret; *ch; ch++)
+		if (!(isalnum((unsigned char)*ch) || *ch == '_' || (allow_hyphen && *ch == '-')))
+			return dispatch_fail(c, path, "\"%s\" may only contain letters, digits, '_'%s", *ret,
+					     allow_hyphen ? " and '-'" : "");
 	return 0;
 }
 
-/* ---- entries ------------------------------------------------------------------------- */
+static int read_shared_name(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_name(c, path, v, t, false);
+}
 
-static int set_names(struct cp *p, struct plugin_resource *r, json_t *name, json_t *prefix, const char *def_prefix,
-		     bool allow_hyphen)
+static int read_sriov_name(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return read_name(c, path, v, t, true);
+}
+
+static int read_prefix(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return dispatch_strdup(c, path, v, false, t);
+}
+
+/* After the resource's keys: the default prefix, the kubelet's rules, the full name. */
+static int set_names(struct dispatch_ctx *c, struct plugin_resource *r, const char *def_prefix)
 {
 	char sub[64];
 	const char *why;
 
-	path_key(sub, sizeof(sub), r->path, "resourceName");
-	if (!name)
-		return fail(p, sub, "required");
-	if (get_string(p, sub, name, &r->name) < 0)
-		return -EINVAL;
-	/* the anchors' own patterns: ^[a-zA-Z0-9_]+$ (shared) and ^[a-zA-Z0-9_-]+$ (sriov) */
-	for (const char *c = r->name; *c; c++)
-		if (!(isalnum((unsigned char)*c) || *c == '_' || (allow_hyphen && *c == '-')))
-			return fail(p, sub, "\"%s\" may only contain letters, digits, '_'%s", r->name,
-				    allow_hyphen ? " and '-'" : "");
-	path_key(sub, sizeof(sub), r->path, "resourcePrefix");
-	if (prefix) {
-		if (get_string(p, sub, prefix, &r->prefix) < 0)
-			return -EINVAL;
-	} else {
-		r->prefix = strdup(def_prefix);
-		if (!r->prefix)
-			return -ENOMEM;
-	}
+	if (!r->prefix && !(r->prefix = strdup(def_prefix)))
+		return -ENOMEM;
 	if (asprintf(&r->full_name, "%s/%s", r->prefix, r->name) < 0) {
 		r->full_name = NULL;
 		return -ENOMEM;
@@ -590,191 +448,381 @@ static int set_names(struct cp *p, struct plugin_resource *r, json_t *name, json
 	/* the kubelet's device manager takes only extended resource names; the fault is the
 	 * name's when the name alone is not a valid name part, else the prefix's */
 	if (!k8s_extended_resource_name(r->full_name, &why)) {
-		path_key(sub, sizeof(sub), r->path,
-			 k8s_qualified_name(r->name, NULL) ? "resourcePrefix" : "resourceName");
-		return fail(p, sub, "the kubelet would reject \"%s\": %s", r->full_name, why);
+		dispatch_path_key(sub, sizeof(sub), r->path,
+				  k8s_qualified_name(r->name, NULL) ? "resourcePrefix" : "resourceName");
+		return dispatch_fail(c, sub, "the kubelet would reject \"%s\": %s", r->full_name, why);
 	}
 	return 0;
 }
 
-enum { SE_NAME, SE_PREFIX, SE_MAX, SE_SELECTORS, SE_DEVICES, SE_ENVS, SE_EXCLTOPO, SE_N };
-static const struct field shared_fields[SE_N] = {
-	[SE_NAME] = { "resourceName", true }, [SE_PREFIX] = { "resourcePrefix", true },
-	[SE_MAX] = { "rdmaHcaMax", true },    [SE_SELECTORS] = { "selectors", true },
-	[SE_DEVICES] = { "devices", true },   [SE_ENVS] = { "envs", false },
-	[SE_EXCLTOPO] = { "excludeTopology", false },
-};
+/* ---- envs (rdmak) and additionalInfo (sriov-network-device-plugin): maps, not tables ---- */
 
-static int parse_shared_entry(struct cp *p, json_t *v, struct plugin_resource *r)
+static int read_envs(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	json_t *f[SE_N];
-	char sub[256];
-	long long max;
-	int ret;
+	struct plugin_resource *r = t;
+	const char *key;
+	json_t *val;
 
-	r->kind = PLUGIN_SHARED;
-	ret = object_fields(p, r->path, v, shared_fields, SE_N, f);
-	if (ret < 0)
-		return ret;
-	ret = set_names(p, r, f[SE_NAME], f[SE_PREFIX], PLUGIN_DEFAULT_SHARED_PREFIX, false);
-	if (ret < 0)
-		return ret;
-	path_key(sub, sizeof(sub), r->path, "rdmaHcaMax");
-	/* Missing means 0 in the anchor, which advertises nothing: refuse instead. */
-	if (!f[SE_MAX])
-		return fail(p, sub, "required (how many containers may share the pool)");
-	ret = get_int(p, sub, f[SE_MAX], 0, MAX_HCA_MAX, &max);
-	if (ret < 0)
-		return ret;
-	r->rdma_hca_max = (unsigned)max;
-	if (f[SE_SELECTORS] && f[SE_DEVICES]) {
-		path_key(sub, sizeof(sub), r->path, "devices");
-		return fail(p, sub, "give either \"selectors\" or the deprecated \"devices\", not both");
-	}
-	if (!f[SE_SELECTORS] && !f[SE_DEVICES]) {
-		path_key(sub, sizeof(sub), r->path, "selectors");
-		return fail(p, sub, "required (or the deprecated \"devices\" list)");
-	}
-	r->sels = calloc(1, sizeof(*r->sels));
-	if (!r->sels)
+	if (!json_is_object(v))
+		return dispatch_fail(c, path, "expected an object of NAME: \"value\", got %s", dispatch_type_name(v));
+	r->envs = calloc(json_object_size(v) + 1, sizeof(*r->envs));
+	if (!r->envs)
 		return -ENOMEM;
-	r->n_sels = 1;
-	if (f[SE_SELECTORS]) {
-		path_key(sub, sizeof(sub), r->path, "selectors");
-		ret = parse_shared_selectors(p, sub, f[SE_SELECTORS], &r->sels[0]);
-	} else {
-		/* the legacy list is the ifNames selector (the anchor copies it there) */
-		path_key(sub, sizeof(sub), r->path, "devices");
-		r->sels[0].is_rdma = -1;
-		ret = get_strv(p, sub, f[SE_DEVICES], check_name, &r->sels[0].if_names);
-	}
-	if (ret < 0)
-		return ret;
-	if (f[SE_ENVS]) {
-		path_key(sub, sizeof(sub), r->path, "envs");
-		if ((ret = parse_envs(p, sub, f[SE_ENVS], r)) < 0)
+	json_object_foreach(v, key, val) {
+		struct plugin_env *e = &r->envs[r->n_envs];
+		char sub[256];
+		const char *ch;
+		int ret;
+
+		dispatch_path_key(sub, sizeof(sub), path, key);
+		if (!*key || isdigit((unsigned char)key[0]))
+			return dispatch_fail(c, sub, "not an environment variable name");
+		for (ch = key; *ch; ch++)
+			if (!(isalnum((unsigned char)*ch) || *ch == '_'))
+				return dispatch_fail(c, sub, "not an environment variable name");
+		if (strncmp(key, "PCIDEVICE_", 10) == 0)
+			return dispatch_fail(c, sub, "PCIDEVICE_* is set by the plugin itself");
+		e->name = strdup(key);
+		if (!e->name)
+			return -ENOMEM;
+		r->n_envs++;
+		ret = dispatch_strdup(c, sub, val, false, &e->value);
+		if (ret < 0)
 			return ret;
-	}
-	if (f[SE_EXCLTOPO]) {
-		path_key(sub, sizeof(sub), r->path, "excludeTopology");
-		if ((ret = get_bool(p, sub, f[SE_EXCLTOPO], &r->exclude_topology)) < 0)
-			return ret;
+		for (ch = e->value; (ch = strstr(ch, "${")); ch++)
+			if (strncmp(ch, "${hcas}", 7) && strncmp(ch, "${netdevs}", 10))
+				return dispatch_fail(c, sub, "unknown placeholder in \"%s\" (known: ${hcas}, ${netdevs})",
+						     e->value);
 	}
 	return 0;
 }
 
-enum { RE_NAME, RE_PREFIX, RE_TYPE, RE_SELECTORS, RE_EXCLTOPO, RE_INFO, RE_ENVS, RE_N };
-static const struct field sriov_fields[RE_N] = {
-	[RE_NAME] = { "resourceName", true },      [RE_PREFIX] = { "resourcePrefix", true },
-	[RE_TYPE] = { "deviceType", true },        [RE_SELECTORS] = { "selectors", true },
-	[RE_EXCLTOPO] = { "excludeTopology", true }, [RE_INFO] = { "additionalInfo", true },
-	[RE_ENVS] = { "envs", false },
-};
-
-static int parse_additional_info(struct cp *p, const char *path, json_t *v, struct plugin_resource *r)
+static int read_additional_info(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
+	char **ret = t;
 	const char *key, *k2;
 	json_t *val, *v2;
 
 	if (!json_is_object(v))
-		return fail(p, path, "expected an object of \"*\" or PCI address to {key: value}");
+		return dispatch_fail(c, path, "expected an object of \"*\" or PCI address to {key: value}, got %s",
+				     dispatch_type_name(v));
 	json_object_foreach(v, key, val) {
 		char sub[256];
 
-		path_key(sub, sizeof(sub), path, key);
+		dispatch_path_key(sub, sizeof(sub), path, key);
 		if (strcmp(key, "*") && !is_bdf(key))
-			return fail(p, sub, "expected \"*\" or a PCI address");
+			return dispatch_fail(c, sub, "expected \"*\" or a PCI address");
 		if (!json_is_object(val))
-			return fail(p, sub, "expected an object of strings");
+			return dispatch_fail(c, sub, "expected an object of strings, got %s", dispatch_type_name(val));
 		json_object_foreach(val, k2, v2)
 			if (!json_is_string(v2)) {
 				char sub2[300];
 
-				path_key(sub2, sizeof(sub2), sub, k2);
-				return fail(p, sub2, "expected a string");
+				dispatch_path_key(sub2, sizeof(sub2), sub, k2);
+				return dispatch_fail(c, sub2, "expected a string, got %s", dispatch_type_name(v2));
 			}
 	}
-	r->additional_info = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-	return r->additional_info ? 0 : -ENOMEM;
+	*ret = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	return *ret ? 0 : -ENOMEM;
 }
 
-static int parse_sriov_entry(struct cp *p, json_t *v, struct plugin_resource *r)
+/* ---- selectors ----------------------------------------------------------------------- */
+
+static int read_is_rdma(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	json_t *f[RE_N];
-	char sub[256];
+	bool b;
+	int r = dispatch_bool(c, path, v, &b);
+
+	if (r < 0)
+		return r;
+	*(int *)t = b;
+	return 0;
+}
+
+static bool json_empty(const json_t *v)
+{
+	return json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
+	       (json_is_string(v) && json_string_length(v) == 0) || json_is_false(v);
+}
+
+/* Anchor selectors rdmak does not implement: accepted when empty (seed 003's config lists
+ * them so), refused otherwise, since ignoring one would widen the pool. */
+static int read_unsupported(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	(void)t;
+	if (!json_empty(v))
+		return dispatch_fail(c, path, "not supported by rdmak (netDevice pools of RDMA functions only)");
+	return 0;
+}
+
+#define SEL(name, fn, member) \
+	DISPATCH_FIELD(name, DISPATCH_ANY, fn, offsetof(struct plugin_selector, member), ANCHOR)
+
+#define UNSUPPORTED(name) DISPATCH_FIELD(name, DISPATCH_ANY, read_unsupported, WHOLE, ANCHOR)
+
+/* k8s-rdma-shared-dev-plugin's selectors */
+static const struct dispatch_field shared_sel_fields[] = {
+	SEL("vendors", read_ids, vendors),
+	SEL("deviceIDs", read_ids, devices),
+	SEL("drivers", read_drivers, drivers),
+	SEL("ifNames", read_if_names, if_names),
+	SEL("linkTypes", read_link_types, link_types),
+	{},
+};
+
+/* sriov-network-device-plugin's netDevice selectors */
+static const struct dispatch_field sriov_sel_fields[] = {
+	SEL("vendors", read_ids, vendors),
+	SEL("devices", read_ids, devices),
+	SEL("drivers", read_drivers, drivers),
+	SEL("pfNames", read_pf_names, pf_names),
+	SEL("rootDevices", read_root_devices, root_devices),
+	SEL("pciAddresses", read_bdfs, pci_addresses),
+	SEL("linkTypes", read_link_types, link_types),
+	SEL("isRdma", read_is_rdma, is_rdma),
+	DISPATCH_FIELD("needVhostNet", DISPATCH_BOOL, NULL, offsetof(struct plugin_selector, need_vhost_net), ANCHOR),
+	UNSUPPORTED("acpiIndexes"),
+	UNSUPPORTED("ddpProfiles"),
+	UNSUPPORTED("pKeys"),
+	UNSUPPORTED("vdpaType"),
+	UNSUPPORTED("auxTypes"),
+	{},
+};
+
+static struct plugin_selector *add_selector(struct plugin_resource *r)
+{
+	struct plugin_selector *n = realloc(r->sels, (r->n_sels + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	r->sels = n;
+	n = &r->sels[r->n_sels++];
+	*n = (struct plugin_selector){ .is_rdma = -1 };
+	return n;
+}
+
+static int read_shared_selectors(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct plugin_selector *s = add_selector(t);
+
+	if (!s)
+		return -ENOMEM;
+	return dispatch_run(c, path, v, shared_sel_fields, DISPATCH_UNKNOWN_REFUSE, s);
+}
+
+/* The legacy "devices" list is the ifNames selector (the anchor copies it there). */
+static int read_legacy_devices(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct plugin_resource *r = t;
+	struct plugin_selector *s;
+
+	if (r->n_sels)
+		return dispatch_fail(c, path, "give either \"selectors\" or the deprecated \"devices\", not both");
+	s = add_selector(r);
+	if (!s)
+		return -ENOMEM;
+	return read_strv(c, path, v, check_name, &s->if_names);
+}
+
+static int sriov_selector(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	struct plugin_selector *s = add_selector(userdata);
+
+	(void)i;
+	if (!s)
+		return -ENOMEM;
+	return dispatch_run(c, path, e, sriov_sel_fields, DISPATCH_UNKNOWN_REFUSE, s);
+}
+
+/* One selector object, or an array of them (any of them selects). */
+static int read_sriov_selectors(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	if (!json_is_array(v))
+		return sriov_selector(c, path, v, 0, t);
+	if (json_array_size(v) == 0)
+		return dispatch_fail(c, path, "expected at least one selector object");
+	return dispatch_array(c, path, v, 0, sriov_selector, t);
+}
+
+/* ---- resources ------------------------------------------------------------------------- */
+
+static int read_hca_max(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	long long max;
+	int r = dispatch_int_range(c, path, v, 0, MAX_HCA_MAX, &max);
+
+	if (r < 0)
+		return r;
+	*(unsigned *)t = (unsigned)max;
+	return 0;
+}
+
+static int read_device_type(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *s;
+	int r = dispatch_string(c, path, v, false, &s);
+
+	(void)t;
+	if (r < 0)
+		return r;
+	if (strcmp(s, "netDevice"))
+		return dispatch_fail(c, path, "\"%s\" is not supported by rdmak (only \"netDevice\")", s);
+	return 0;
+}
+
+#define RES(name, type, fn, member, flags) \
+	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_resource, member), flags)
+
+/* configList[]: k8s-rdma-shared-dev-plugin's keys, and rdmak's (exact, typos refused) */
+static const struct dispatch_field shared_fields[] = {
+	RES("resourceName", JSON_STRING, read_shared_name, name, ANCHOR | DISPATCH_MANDATORY),
+	RES("resourcePrefix", JSON_STRING, read_prefix, prefix, ANCHOR),
+	/* the anchor reads a missing one as 0 and advertises nothing: refused instead */
+	DISPATCH_FIELD_WHY("rdmaHcaMax", DISPATCH_ANY, read_hca_max, offsetof(struct plugin_resource, rdma_hca_max),
+			   ANCHOR | DISPATCH_MANDATORY, "how many containers may share the pool"),
+	DISPATCH_FIELD("selectors", JSON_OBJECT, read_shared_selectors, WHOLE, ANCHOR),
+	DISPATCH_FIELD("devices", DISPATCH_ANY, read_legacy_devices, WHOLE, ANCHOR),
+	DISPATCH_FIELD("envs", DISPATCH_ANY, read_envs, WHOLE, DISPATCH_TYPO_GUARD),
+	RES("excludeTopology", DISPATCH_BOOL, NULL, exclude_topology, DISPATCH_TYPO_GUARD),
+	{},
+};
+
+#define SELECTOR_OBJ_WHY "sriov-network-device-plugin's own field (its docs print it as null); ignored, as it is there"
+
+/* resourceList[]: sriov-network-device-plugin's keys, and rdmak's */
+static const struct dispatch_field sriov_fields[] = {
+	RES("resourceName", JSON_STRING, read_sriov_name, name, ANCHOR | DISPATCH_MANDATORY),
+	RES("resourcePrefix", JSON_STRING, read_prefix, prefix, ANCHOR),
+	DISPATCH_FIELD("deviceType", DISPATCH_ANY, read_device_type, WHOLE, ANCHOR),
+	DISPATCH_FIELD("selectors", DISPATCH_ANY, read_sriov_selectors, WHOLE, ANCHOR | DISPATCH_MANDATORY),
+	RES("excludeTopology", DISPATCH_BOOL, NULL, exclude_topology, ANCHOR),
+	RES("additionalInfo", DISPATCH_ANY, read_additional_info, additional_info, ANCHOR),
+	DISPATCH_FIELD("envs", DISPATCH_ANY, read_envs, WHOLE, DISPATCH_TYPO_GUARD),
+	{ .name = "SelectorObj", .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
+	  .why = SELECTOR_OBJ_WHY },
+	{ .name = "SelectorObjs", .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
+	  .why = SELECTOR_OBJ_WHY },
+	{},
+};
+
+static int resource(struct dispatch_ctx *c, const char *path, json_t *e, bool shared)
+{
+	struct plugin_config *cfg = cp_of(c)->cfg;
+	struct plugin_resource *r = &cfg->res[cfg->n_res++];
 	int ret;
 
-	r->kind = PLUGIN_EXCLUSIVE;
-	ret = object_fields(p, r->path, v, sriov_fields, RE_N, f);
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	r->kind = shared ? PLUGIN_SHARED : PLUGIN_EXCLUSIVE;
+	ret = dispatch_run(c, path, e, shared ? shared_fields : sriov_fields, DISPATCH_UNKNOWN_WARN, r);
 	if (ret < 0)
 		return ret;
-	ret = set_names(p, r, f[RE_NAME], f[RE_PREFIX], PLUGIN_DEFAULT_SRIOV_PREFIX, true);
+	if (shared && !r->n_sels) {
+		char sub[64];
+
+		dispatch_path_key(sub, sizeof(sub), path, "selectors");
+		return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing (or the deprecated \"devices\" list)");
+	}
+	ret = set_names(c, r, shared ? PLUGIN_DEFAULT_SHARED_PREFIX : PLUGIN_DEFAULT_SRIOV_PREFIX);
 	if (ret < 0)
 		return ret;
-	if (f[RE_TYPE]) {
-		_cleanup_free_ char *t = NULL;
+	for (size_t j = 0; j + 1 < cfg->n_res; j++) {
+		char sub[64];
 
-		path_key(sub, sizeof(sub), r->path, "deviceType");
-		if ((ret = get_string(p, sub, f[RE_TYPE], &t)) < 0)
-			return ret;
-		if (strcmp(t, "netDevice"))
-			return fail(p, sub, "\"%s\" is not supported by rdmak (only \"netDevice\")", t);
-	}
-	path_key(sub, sizeof(sub), r->path, "selectors");
-	if (!f[RE_SELECTORS])
-		return fail(p, sub, "required");
-	if (json_is_array(f[RE_SELECTORS])) {
-		size_t i;
-		json_t *it;
-
-		if (json_array_size(f[RE_SELECTORS]) == 0)
-			return fail(p, sub, "expected at least one selector object");
-		r->sels = calloc(json_array_size(f[RE_SELECTORS]), sizeof(*r->sels));
-		if (!r->sels)
-			return -ENOMEM;
-		json_array_foreach(f[RE_SELECTORS], i, it) {
-			char sub2[280];
-
-			path_idx(sub2, sizeof(sub2), sub, i);
-			r->n_sels++;
-			if ((ret = parse_sriov_selectors(p, sub2, it, &r->sels[i])) < 0)
-				return ret;
-		}
-	} else {
-		r->sels = calloc(1, sizeof(*r->sels));
-		if (!r->sels)
-			return -ENOMEM;
-		r->n_sels = 1;
-		if ((ret = parse_sriov_selectors(p, sub, f[RE_SELECTORS], &r->sels[0])) < 0)
-			return ret;
-	}
-	if (f[RE_EXCLTOPO]) {
-		path_key(sub, sizeof(sub), r->path, "excludeTopology");
-		if ((ret = get_bool(p, sub, f[RE_EXCLTOPO], &r->exclude_topology)) < 0)
-			return ret;
-	}
-	if (f[RE_INFO]) {
-		path_key(sub, sizeof(sub), r->path, "additionalInfo");
-		if ((ret = parse_additional_info(p, sub, f[RE_INFO], r)) < 0)
-			return ret;
-	}
-	if (f[RE_ENVS]) {
-		path_key(sub, sizeof(sub), r->path, "envs");
-		if ((ret = parse_envs(p, sub, f[RE_ENVS], r)) < 0)
-			return ret;
+		if (strcmp(cfg->res[j].full_name, r->full_name))
+			continue;
+		dispatch_path_key(sub, sizeof(sub), r->path, "resourceName");
+		return dispatch_fail(c, sub, "duplicate resource \"%s\" (also %s)", r->full_name, cfg->res[j].path);
 	}
 	return 0;
 }
 
+static int shared_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	(void)i, (void)userdata;
+	return resource(c, path, e, true);
+}
+
+static int sriov_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	(void)i, (void)userdata;
+	return resource(c, path, e, false);
+}
+
+/* configList or resourceList: the resources join cfg->res, in the file's order. */
+static int read_list(struct dispatch_ctx *c, const char *path, json_t *v, bool shared)
+{
+	struct cp *p = cp_of(c);
+	struct plugin_config *cfg = p->cfg;
+	struct plugin_resource *n;
+
+	if (!json_is_array(v))
+		return dispatch_fail(c, path, "expected an array of objects, got %s", dispatch_type_name(v));
+	if (!p->first_list[0])
+		snprintf(p->first_list, sizeof(p->first_list), "%s", path);
+	if (cfg->n_res + json_array_size(v) > MAX_ENTRIES)
+		return dispatch_fail(c, NULL, "more than %d resources", MAX_ENTRIES);
+	n = realloc(cfg->res, (cfg->n_res + json_array_size(v) + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	cfg->res = n;
+	memset(&n[cfg->n_res], 0, (json_array_size(v) + 1) * sizeof(*n));
+	return dispatch_array(c, path, v, 0, shared ? shared_resource : sriov_resource, NULL);
+}
+
+static int read_config_list(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	(void)t;
+	return read_list(c, path, v, true);
+}
+
+static int read_resource_list(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	(void)t;
+	return read_list(c, path, v, false);
+}
+
 /* ---- top level ----------------------------------------------------------------------- */
 
-enum { TOP_INTERVAL, TOP_CONFIGLIST, TOP_RESOURCELIST, TOP_HEALTH, TOP_NETNS, TOP_N };
-static const struct field top_fields[TOP_N] = {
-	[TOP_INTERVAL] = { "periodicUpdateInterval", true },
-	[TOP_CONFIGLIST] = { "configList", true },
-	[TOP_RESOURCELIST] = { "resourceList", true },
-	[TOP_HEALTH] = { "healthIntervalMs", false },
-	[TOP_NETNS] = { "rdmaNetnsMode", false },
+static int read_interval(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	long long s;
+	int r = dispatch_int_range(c, path, v, 0, 86400 * 365, &s);
+
+	if (r < 0)
+		return r;
+	*(int *)t = (int)s;
+	return 0;
+}
+
+static int read_health_ms(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	long long ms;
+	int r = dispatch_int_range(c, path, v, 10, 60000, &ms);
+
+	if (r < 0)
+		return r;
+	*(int *)t = (int)ms;
+	return 0;
+}
+
+static int read_netns_mode(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	static const char *const modes[] = { "exclusive", "shared", NULL };
+
+	return dispatch_enum(c, path, v, modes, t); /* 1 shared, 0 exclusive */
+}
+
+#define TOP(name, type, fn, member, flags) \
+	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_config, member), flags)
+
+/* The numbers first, so that their refusal comes before the resources'. */
+static const struct dispatch_field top_fields[] = {
+	TOP("periodicUpdateInterval", DISPATCH_ANY, read_interval, periodic_update_s, ANCHOR),
+	TOP("healthIntervalMs", DISPATCH_ANY, read_health_ms, health_interval_ms, DISPATCH_TYPO_GUARD),
+	TOP("rdmaNetnsMode", DISPATCH_ANY, read_netns_mode, rdma_netns_mode, DISPATCH_TYPO_GUARD),
+	DISPATCH_FIELD("configList", DISPATCH_ANY, read_config_list, WHOLE, ANCHOR),
+	DISPATCH_FIELD("resourceList", DISPATCH_ANY, read_resource_list, WHOLE, ANCHOR),
+	{},
 };
 
 static void selector_clear(struct plugin_selector *s)
@@ -784,17 +832,20 @@ static void selector_clear(struct plugin_selector *s)
 	plugin_strv_clear(&s->drivers);
 	plugin_strv_clear(&s->link_types);
 	plugin_strv_clear(&s->if_names);
-	plugin_strv_clear(&s->root_devices);
 	plugin_strv_clear(&s->pci_addresses);
-	for (size_t i = 0; i < s->n_pf_names; i++)
-		plugin_pf_sel_clear(&s->pf_names[i]);
-	free(s->pf_names);
+	for (size_t i = 0; i < s->pf_names.n; i++)
+		plugin_pf_sel_clear(&s->pf_names.v[i]);
+	free(s->pf_names.v);
+	for (size_t i = 0; i < s->root_devices.n; i++)
+		plugin_pf_sel_clear(&s->root_devices.v[i]);
+	free(s->root_devices.v);
 }
 
 void plugin_config_free(struct plugin_config *cfg)
 {
 	if (!cfg)
 		return;
+	/* a refused parse leaves the resource it stopped in half read: clear it too */
 	for (size_t i = 0; i < cfg->n_res; i++) {
 		struct plugin_resource *r = &cfg->res[i];
 
@@ -812,111 +863,51 @@ void plugin_config_free(struct plugin_config *cfg)
 		free(r->additional_info);
 	}
 	free(cfg->res);
+	plugin_strv_clear(&cfg->warnings);
 	free(cfg);
-}
-
-static int parse_list(struct cp *p, struct plugin_config *cfg, const char *key, json_t *list, bool shared)
-{
-	size_t i;
-	json_t *it;
-
-	if (!json_is_array(list))
-		return fail(p, key, "expected an array of objects");
-	json_array_foreach(list, i, it) {
-		struct plugin_resource *r = &cfg->res[cfg->n_res++];
-		int ret;
-
-		path_idx(r->path, sizeof(r->path), key, i);
-		ret = shared ? parse_shared_entry(p, it, r) : parse_sriov_entry(p, it, r);
-		if (ret < 0)
-			return ret;
-		for (size_t j = 0; j + 1 < cfg->n_res; j++) {
-			char sub[64];
-
-			if (strcmp(cfg->res[j].full_name, r->full_name))
-				continue;
-			path_key(sub, sizeof(sub), r->path, "resourceName");
-			return fail(p, sub, "duplicate resource \"%s\" (also %s)", r->full_name, cfg->res[j].path);
-		}
-	}
-	return 0;
 }
 
 int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen)
 {
-	struct cp p = { err, errlen };
 	struct plugin_config *cfg = NULL;
+	struct cp p = { 0 };
+	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn_key, .userdata = &p };
 	json_error_t jerr;
-	json_t *root, *f[TOP_N];
-	size_t n = 0;
+	json_t *root;
 	int r;
 
 	if (errlen)
 		err[0] = '\0';
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return fail(&p, NULL, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-	r = object_fields(&p, "", root, top_fields, TOP_N, f);
-	if (r < 0) {
-		if (!json_is_object(root))
-			fail(&p, NULL, "expected a JSON object with \"configList\" or \"resourceList\"");
-		goto out;
-	}
-	if (!f[TOP_CONFIGLIST] && !f[TOP_RESOURCELIST]) {
-		r = fail(&p, NULL, "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
-		goto out;
-	}
-	for (int i = TOP_CONFIGLIST; i <= TOP_RESOURCELIST; i++) {
-		if (f[i] && !json_is_array(f[i])) {
-			r = fail(&p, top_fields[i].key, "expected an array of objects");
-			goto out;
-		}
-		if (f[i])
-			n += json_array_size(f[i]);
-	}
-	if (n == 0) {
-		r = fail(&p, f[TOP_CONFIGLIST] ? "configList" : "resourceList", "expected at least one resource");
-		goto out;
-	}
-	if (n > MAX_ENTRIES) {
-		r = fail(&p, NULL, "more than %d resources", MAX_ENTRIES);
+		return dispatch_fail(&c, NULL, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(root)) {
+		r = dispatch_fail(&c, NULL, "expected a JSON object with \"configList\" or \"resourceList\"");
 		goto out;
 	}
 	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg || !(cfg->res = calloc(n, sizeof(*cfg->res)))) {
+	if (!cfg) {
 		r = -ENOMEM;
 		goto out;
 	}
-	cfg->periodic_update_s = PLUGIN_DEFAULT_RESCAN_S;
-	cfg->health_interval_ms = PLUGIN_DEFAULT_HEALTH_MS;
-	cfg->rdma_netns_mode = -1;
-	if (f[TOP_INTERVAL]) {
-		long long v;
-
-		if ((r = get_int(&p, "periodicUpdateInterval", f[TOP_INTERVAL], 0, 86400 * 365, &v)) < 0)
-			goto out;
-		cfg->periodic_update_s = (int)v;
-	}
-	if (f[TOP_HEALTH]) {
-		long long v;
-
-		if ((r = get_int(&p, "healthIntervalMs", f[TOP_HEALTH], 10, 60000, &v)) < 0)
-			goto out;
-		cfg->health_interval_ms = (int)v;
-	}
-	if (f[TOP_NETNS]) {
-		const char *m = json_string_value(f[TOP_NETNS]);
-
-		if (!m || (strcmp(m, "shared") != 0 && strcmp(m, "exclusive") != 0)) {
-			r = fail(&p, "rdmaNetnsMode", "expected \"shared\" or \"exclusive\"");
-			goto out;
-		}
-		cfg->rdma_netns_mode = strcmp(m, "shared") == 0;
-	}
-	if (f[TOP_CONFIGLIST] && (r = parse_list(&p, cfg, "configList", f[TOP_CONFIGLIST], true)) < 0)
+	*cfg = (struct plugin_config){
+		.periodic_update_s = PLUGIN_DEFAULT_RESCAN_S,
+		.health_interval_ms = PLUGIN_DEFAULT_HEALTH_MS,
+		.rdma_netns_mode = -1,
+	};
+	p.cfg = cfg;
+	r = dispatch_run(&c, "", root, top_fields, DISPATCH_UNKNOWN_WARN, cfg);
+	if (r < 0)
 		goto out;
-	if (f[TOP_RESOURCELIST] && (r = parse_list(&p, cfg, "resourceList", f[TOP_RESOURCELIST], false)) < 0)
+	if (!p.first_list[0]) {
+		r = dispatch_fail_kind(&c, DISPATCH_ERR_MISSING, NULL,
+				       "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 		goto out;
+	}
+	if (cfg->n_res == 0) {
+		r = dispatch_fail(&c, p.first_list, "expected at least one resource");
+		goto out;
+	}
 	*ret = TAKE_PTR(cfg);
 	r = 0;
 out:

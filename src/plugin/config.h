@@ -28,15 +28,21 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 void plugin_pf_sel_clear(struct plugin_pf_sel *p);
 bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index);
 
+/* A pfNames or rootDevices list: the functions of any of these PFs (OR). */
+struct plugin_pf_list {
+	struct plugin_pf_sel *v;
+	size_t n;
+};
+
 struct plugin_selector {
 	/* both formats */
 	struct plugin_strv vendors, devices, drivers, link_types;
 	/* shared-dev-plugin */
 	struct plugin_strv if_names;
 	/* sriov-network-device-plugin */
-	struct plugin_pf_sel *pf_names;
-	size_t n_pf_names;
-	struct plugin_strv root_devices, pci_addresses;
+	struct plugin_pf_list pf_names;     /* by the PF's netdev name (or its address) */
+	struct plugin_pf_list root_devices; /* by the PF's PCI address */
+	struct plugin_strv pci_addresses;
 	int is_rdma; /* -1 unset */
 	bool need_vhost_net;
 };
@@ -73,6 +79,9 @@ struct plugin_config {
 				  * 0 exclusive, -1 not said ("rdmaNetnsMode") */
 	struct plugin_resource *res;
 	size_t n_res;
+	/* "<json path>: <why>" of each key accepted and ignored, as the anchors ignore them: the
+	 * plugin logs them (stderr with --dry-run) */
+	struct plugin_strv warnings;
 };
 
 /* Defaults when the config does not say. */
@@ -81,7 +90,8 @@ struct plugin_config {
 #define PLUGIN_DEFAULT_SHARED_PREFIX "rdma"
 #define PLUGIN_DEFAULT_SRIOV_PREFIX "intel.com" /* sriov-network-device-plugin's -resource-prefix */
 
-/* Parse buf[0..len). On failure returns -EINVAL and writes "<json path>: <reason>" to err. */
+/* Parse buf[0..len). On failure returns -EINVAL and writes "<json path>: <reason>" to err.
+ * Keys the anchors ignore are accepted and named in (*ret)->warnings. */
 int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen);
 void plugin_config_free(struct plugin_config *cfg);
 

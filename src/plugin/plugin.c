@@ -141,6 +141,18 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 	return r;
 }
 
+/* The keys the config has that the anchors ignore, accepted: named once per loaded content,
+ * on stderr for --dry-run, in the log for the daemon. */
+static void config_warnings(const struct opts *o, const struct plugin_config *cfg)
+{
+	for (size_t i = 0; i < cfg->warnings.n; i++) {
+		if (o->dry_run)
+			fprintf(stderr, "rdmak plugin: %s: %s\n", o->config, cfg->warnings.v[i]);
+		else
+			log_warning("%s: %s", o->config, cfg->warnings.v[i]);
+	}
+}
+
 /* ---- building pools ------------------------------------------------------------------- */
 
 /* The port attributes the load could not read or parse: the report only says "unknown", so
@@ -599,6 +611,7 @@ static void reload(struct daemon *d, const char *why)
 		free(text);
 		return;
 	}
+	config_warnings(d->o, cfg);
 	build_start(d, why, cfg, text);
 }
 
@@ -999,6 +1012,7 @@ int plugin_main(int argc, char **argv)
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;
 	}
+	config_warnings(&o, d.cfg);
 	if (check_paths(&o, d.cfg) < 0) {
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);

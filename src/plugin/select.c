@@ -92,16 +92,19 @@ static const char *first_netdev(const struct hw_pci *pci)
 	return pci->n_netdevs ? pci->netdevs[0]->name : NULL;
 }
 
-static bool pf_names_match(const struct plugin_selector *s, const struct hw_pci *pci)
+/* pfNames (by_name) and rootDevices: "<PF>" selects every function of the PF (the PF itself
+ * when it has no VFs: candidates never include a PF that has some), "<PF>#0-1,3" those VFs
+ * (sriov-network-device-plugin's isSelected: inclusive ranges of VF indexes). The PF compares
+ * case-insensitively, as its getItem (EqualFold) does; pfNames also takes the PF's address. */
+static bool pf_list_match(const struct plugin_pf_list *list, const struct hw_pci *pci, bool by_name)
 {
 	const struct hw_pci *pf = pf_of(pci);
-	const char *pfname = first_netdev(pf);
+	const char *pfname = by_name ? first_netdev(pf) : NULL;
 
-	if (s->n_pf_names == 0)
+	if (list->n == 0)
 		return true;
-	for (size_t i = 0; i < s->n_pf_names; i++) {
-		const struct plugin_pf_sel *p = &s->pf_names[i];
-		/* sriov-network-device-plugin compares PF names case-insensitively (EqualFold) */
+	for (size_t i = 0; i < list->n; i++) {
+		const struct plugin_pf_sel *p = &list->v[i];
 		bool named = (pfname && strcasecmp(p->pf, pfname) == 0) || strcasecmp(p->pf, pf->bdf) == 0;
 
 		if (!named)
@@ -139,9 +142,7 @@ static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci,
 		return false;
 	if (s->pci_addresses.n && !plugin_strv_contains(&s->pci_addresses, pci->bdf))
 		return false;
-	if (!pf_names_match(s, pci))
-		return false;
-	if (s->root_devices.n && !plugin_strv_contains(&s->root_devices, pf_of(pci)->bdf))
+	if (!pf_list_match(&s->pf_names, pci, true) || !pf_list_match(&s->root_devices, pci, false))
 		return false;
 	if (s->link_types.n && !plugin_strv_contains(&s->link_types, pci_link(pci)))
 		return false;

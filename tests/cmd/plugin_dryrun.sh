@@ -63,6 +63,25 @@ run "$RDMAK" plugin --dry-run --root "$NODES/cx5-roce-sriov" --config "$EX/sriov
 like "$out" "spidernet.io/gpu1sriov: exclusive, 6 advertised" "pfNames enp27s0f0np0#0-5 selects six VFs"
 like "$out" "spidernet.io/gpu2sriov: exclusive, 12 advertised" "rootDevices selects the other PF's VFs"
 
+# sriov-network-device-plugin's published configs (tests/fixtures/anchors/plugin/SOURCES.md): its
+# README's rootDevices with VF indexes (was refused: "not a PCI address"), and its docs' config
+# with "SelectorObj": null, a key the Go plugin ignores (was refused: "unknown key")
+ANCH="$TOP/tests/fixtures/anchors/plugin"
+run "$RDMAK" plugin --dry-run --root "$NODES/cx5-roce-sriov" --config "$ANCH/sriovdp-readme-root-devices.json"
+is "$rc" 0 "rootDevices \"0000:1b:00.1#0-1,3,4\" is read"
+like "$out" "intel.com/sriov_vfs: exclusive, 4 advertised" "it selects four VFs"
+is "$(printf '%s\n' "$out" | grep -oE '^0000:1b:0[0-9.]+' | tr '\n' ' ')" "0000:1b:02.2 0000:1b:02.3 0000:1b:02.5 0000:1b:02.6 " \
+	"VFs 0, 1, 3 and 4 of that PF, not VF 2"
+run "$RDMAK" plugin --dry-run --root "$NODES/cx5-roce-sriov" --config "$ANCH/sriovdp-config-file-node0.json"
+is "$rc" 0 "a key the Go plugin ignores is no refusal"
+is "$err" "rdmak plugin: $ANCH/sriovdp-config-file-node0.json: resourceList[0].SelectorObj: sriov-network-device-plugin's own field (its docs print it as null); ignored, as it is there" \
+	"it is named on stderr, with the file and its JSON path"
+like "$out" "intel.com/sriovnics: exclusive, 0 advertised" "its PFs are not on this node"
+printf '{"healthIntervalMS":100,"resourceList":[{"resourceName":"vf","selectors":{"isRdma":true}}]}' >"$TMP/own-typo.json"
+run "$RDMAK" plugin --dry-run --root "$NODES/cx5-roce-sriov" --config "$TMP/own-typo.json"
+is "$rc/$err" "2/rdmak plugin: $TMP/own-typo.json: healthIntervalMS: unknown key (did you mean \"healthIntervalMs\"?)" \
+	"a near miss of one of rdmak's own keys is still refused"
+
 run "$RDMAK" plugin --dry-run --cdi --json --root "$A100" --config "$EX/shared-seed003.json"
 printf '%s' "$out" >"$TMP/cdi.json"
 is "$(jget "$TMP/cdi.json" "d['resources'][1]['allocate']['response']['container_responses'][0]['cdi_devices']")" '[{"name": "rdma/rdma_a100=mlx5_1"}]' "--cdi answers with cdi_devices"
@@ -75,7 +94,7 @@ like "$out" "0 advertised" "and advertises nothing"
 printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{}},{"resourceName":"b","rdmaHcaMax":1,"selectors":{"ifNames":"ib0"}}]}' >"$TMP/bad.json"
 run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/bad.json"
 is "$rc" 2 "a bad config exits 2"
-is "$err" "rdmak plugin: $TMP/bad.json: configList[1].selectors.ifNames: expected an array of strings" "naming the JSON path"
+is "$err" "rdmak plugin: $TMP/bad.json: configList[1].selectors.ifNames: expected an array of strings, got a string" "naming the JSON path"
 printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"devices":[]}],"resourceList":[{"resourceName":"a","resourcePrefix":"rdma","selectors":{}}]}' >"$TMP/dup.json"
 run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/dup.json"
 is "$rc" 2 "a duplicate resource exits 2"

@@ -305,10 +305,12 @@ test('a second plugin on this kubelet folder names the owner and takes nothing o
 test('config reload: a good change applies, a bad one is logged and the old one stays', { timeout: 15000 }, async () => {
 	const sh = regOf(SHARED).plugin;
 	let from = sh.lists.length;
-	writeConfig(config(10));
+	// a key the anchors ignore is accepted, and the log names it (issue 17: never a refusal)
+	writeConfig({ ...config(10), SelectorObj: null });
 	const l = await sh.waitList((x) => x.length === 10, 3000, from);
 	assert.equal(l.length, 10);
 	await waitLog(/config changed: config .* reloaded/, 2000);
+	assert.match(plugin.stderr(), /plugin warning: \S*config\.json: SelectorObj: unknown key, ignored\n/);
 
 	writeConfig('{"configList":[{"resourceName":"rdma_a100","rdmaHcaMax":5,"selectors":{"ifNames":"ibp70s0"}}]}');
 	await waitLog(/new config refused, keeping the running one: .*configList\[0\]\.selectors\.ifNames: expected an array of strings/, 3000);

@@ -109,7 +109,7 @@ static void test_seed003_hostdev(void **st)
 	assert_string_equal(r->full_name, "nvidia.com/hostdev");
 	assert_int_equal(r->sels[0].is_rdma, 1);
 	assert_int_equal(r->sels[0].vendors.n, 1);
-	assert_int_equal(r->sels[0].pf_names ? r->sels[0].n_pf_names : 0, 0);
+	assert_int_equal(r->sels[0].pf_names.n, 0);
 	plugin_config_free(cfg);
 }
 
@@ -143,11 +143,11 @@ static void test_sriov_forms(void **st)
 	assert_true(r->exclude_topology);
 	/* Go's encoding/json matches keys case-insensitively; so do we for anchor keys */
 	assert_int_equal(r->sels[0].is_rdma, 1);
-	assert_int_equal(r->sels[0].n_pf_names, 2);
-	assert_string_equal(r->sels[0].pf_names[0].pf, "ens1f0");
-	assert_true(plugin_pf_sel_has_vf(&r->sels[0].pf_names[0], 7));
-	assert_false(plugin_pf_sel_has_vf(&r->sels[0].pf_names[0], 4));
-	assert_string_equal(r->sels[0].pf_names[1].pf, "0000:86:00.0");
+	assert_int_equal(r->sels[0].pf_names.n, 2);
+	assert_string_equal(r->sels[0].pf_names.v[0].pf, "ens1f0");
+	assert_true(plugin_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 7));
+	assert_false(plugin_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 4));
+	assert_string_equal(r->sels[0].pf_names.v[1].pf, "0000:86:00.0");
 	assert_string_equal(r->sels[1].link_types.v[0], "eth");
 	assert_true(r->sels[1].need_vhost_net);
 	assert_string_equal(r->additional_info, "{\"*\":{\"k\":\"v\"}}");
@@ -185,9 +185,9 @@ static void test_rdma_netns_mode(void **st)
 	assert_int_equal(cfg->rdma_netns_mode, 1);
 	plugin_config_free(cfg);
 	parse_bad("{\"rdmaNetnsMode\":\"Shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
-		  "rdmaNetnsMode: expected \"shared\" or \"exclusive\"");
+		  "rdmaNetnsMode: \"Shared\" is not one of \"exclusive\", \"shared\"");
 	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
-		  "rdmaNetnsMode: expected \"shared\" or \"exclusive\"");
+		  "rdmaNetnsMode: expected a string, got an integer");
 	/* a mode alone is no config */
 	parse_bad("{\"rdmaNetnsMode\":\"shared\"}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 }
@@ -231,6 +231,93 @@ static void test_pf_ranges(void **st)
 	}
 }
 
+/* The keys always joined with "; " */
+static char *warnings_of(const struct plugin_config *cfg, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->warnings.n; i++)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "; " : "", cfg->warnings.v[i]);
+	return buf;
+}
+
+/* Keys the Go plugins ignore (encoding/json drops unknown keys) are accepted and named, never a
+ * refusal: sriov-network-device-plugin's own docs print "SelectorObj": null (issue 17). rdmak's
+ * own keys still refuse their typos, and selector objects still refuse unknown keys. */
+static void test_ignored_keys(void **st)
+{
+	char buf[1024];
+	/* docs/config-file/README.md of sriov-network-device-plugin, verbatim */
+	struct plugin_config *cfg = parse_ok(
+		"{\"resourceList\":[{\"resourceName\":\"sriovnics\",\"selectors\":{\"pfNames\":[\"ens785f0#0-4\",\"ens785f1#0-9\"],"
+		"\"IsRdma\":false,\"NeedVhostNet\":false},\"SelectorObj\":null}]}");
+
+	(void)st;
+	assert_int_equal(cfg->res[0].sels[0].pf_names.n, 2);
+	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
+			    "resourceList[0].SelectorObj: sriov-network-device-plugin's own field (its docs print it as "
+			    "null); ignored, as it is there");
+	plugin_config_free(cfg);
+
+	cfg = parse_ok("{\"junk\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
+		       "\"extra\":{}}],\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{},\"comment\":\"x\"}]}");
+	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
+			    "junk: unknown key, ignored; configList[0].extra: unknown key, ignored; "
+			    "resourceList[0].comment: unknown key, ignored");
+	plugin_config_free(cfg);
+
+	/* Go reads null as the zero value */
+	cfg = parse_ok("{\"periodicUpdateInterval\":null,\"resourceList\":[{\"resourceName\":\"b\",\"resourcePrefix\":null,"
+		       "\"selectors\":{\"vendors\":null,\"isRdma\":null}}]}");
+	assert_int_equal(cfg->periodic_update_s, PLUGIN_DEFAULT_RESCAN_S);
+	assert_string_equal(cfg->res[0].full_name, "intel.com/b");
+	assert_int_equal(cfg->res[0].sels[0].is_rdma, -1);
+	assert_int_equal(cfg->warnings.n, 0);
+	plugin_config_free(cfg);
+
+	/* rdmak's own keys: matched exactly, a near miss refused */
+	parse_bad("{\"HealthIntervalMs\":100,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "HealthIntervalMs: unknown key (did you mean \"healthIntervalMs\"?)");
+	parse_bad("{\"rdmaNetnsMod\":\"shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "rdmaNetnsMod: unknown key (did you mean \"rdmaNetnsMode\"?)");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"env\":{}}]}",
+		  "configList[0].env: unknown key (did you mean \"envs\"?)");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"excludeTopolgy\":true}]}",
+		  "configList[0].excludeTopolgy: unknown key (did you mean \"excludeTopology\"?)");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{},\"Envs\":{}}]}",
+		  "resourceList[0].Envs: unknown key (did you mean \"envs\"?)");
+	/* selectors: an ignored one would widen the pool */
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{\"SelectorObj\":null}}]}",
+		  "resourceList[0].selectors.SelectorObj: unknown key");
+}
+
+/* rootDevices takes sriov-network-device-plugin's VF ranges (README: "0000:86:00.0#0-1,3,4") */
+static void test_root_devices(void **st)
+{
+	struct plugin_config *cfg = parse_ok(
+		"{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\",\"0000:AF:00.1\"]}}]}");
+	const struct plugin_pf_list *l = &cfg->res[0].sels[0].root_devices;
+
+	(void)st;
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->v[0].pf, "0000:86:00.0");
+	assert_false(l->v[0].all);
+	for (int i = 0; i < 6; i++)
+		assert_true(plugin_pf_sel_has_vf(&l->v[0], i) == (i != 2 && i != 5));
+	assert_false(plugin_pf_sel_has_vf(&l->v[0], -1));
+	assert_string_equal(l->v[1].pf, "0000:af:00.1"); /* sysfs prints lowercase */
+	assert_true(l->v[1].all);
+	plugin_config_free(cfg);
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#3-1\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: \"0000:86:00.0#3-1\": range end is before its start "
+		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"ens1f0#1\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: \"ens1f0#1\": \"ens1f0\" is not a PCI address "
+		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: \"0000:86:00.0#\": no VF range after '#' "
+		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
+}
+
 static void test_bad_syntax(void **st)
 {
 	parse_bad("", "line 1 column 0: '[' or '{' expected near end of file");
@@ -238,7 +325,7 @@ static void test_bad_syntax(void **st)
 	parse_bad("[]", "expected a JSON object with \"configList\" or \"resourceList\"");
 	parse_bad("{}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 	parse_bad("{\"configList\":[]}", "configList: expected at least one resource");
-	parse_bad("{\"configList\":{}}", "configList: expected an array of objects");
+	parse_bad("{\"configList\":{}}", "configList: expected an array of objects, got an object");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}],\"configList\":[]}",
 		  "line 1 column 82: duplicate object key near '\"configList\"'");
 }
@@ -247,27 +334,26 @@ static void test_bad_fields(void **st)
 {
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{}},"
 		  "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":\"ib0\"}}]}",
-		  "configList[1].selectors.ifNames: expected an array of strings");
+		  "configList[1].selectors.ifNames: expected an array of strings, got a string");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"ib0\",3]}}]}",
-		  "configList[0].selectors.ifNames: expected an array of strings");
+		  "configList[0].selectors.ifNames[1]: expected a string, got an integer");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifname\":[\"ib0\"]}}]}",
 		  "configList[0].selectors.ifname: unknown key");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"extra\":1}]}",
-		  "configList[0].extra: unknown key");
-	parse_bad("{\"configlist\":[],\"junk\":1}", "junk: unknown key");
+	/* a key the anchors ignore (top level, resources) is warned about: test_ignored_keys */
+	parse_bad("{\"configlist\":[],\"junk\":1}", "configlist: expected at least one resource");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"ResourceName\":\"b\"}]}",
 		  "configList[0].ResourceName: duplicate of key \"resourceName\"");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":-1,\"devices\":[\"ib0\"]}]}",
-		  "configList[0].rdmaHcaMax: -1 is out of range [0, 100000]");
+		  "configList[0].rdmaHcaMax: -1 is out of range (0 to 100000)");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":\"63\",\"devices\":[\"ib0\"]}]}",
-		  "configList[0].rdmaHcaMax: expected an integer");
+		  "configList[0].rdmaHcaMax: expected an integer from 0 to 100000, got a string");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"devices\":[\"ib0\"]}]}",
-		  "configList[0].rdmaHcaMax: required (how many containers may share the pool)");
+		  "configList[0].rdmaHcaMax: missing (how many containers may share the pool)");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1}]}",
-		  "configList[0].selectors: required (or the deprecated \"devices\" list)");
+		  "configList[0].selectors: missing (or the deprecated \"devices\" list)");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"selectors\":{}}]}",
 		  "configList[0].devices: give either \"selectors\" or the deprecated \"devices\", not both");
-	parse_bad("{\"configList\":[{\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}", "configList[0].resourceName: required");
+	parse_bad("{\"configList\":[{\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}", "configList[0].resourceName: missing");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":[\"eth0\"]}}]}",
 		  "configList[0].selectors.linkTypes[0]: unknown link type \"eth0\" (expected \"infiniband\", \"ether\" or \"ethernet\")");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"0x15b3\"]}}]}",
@@ -275,24 +361,24 @@ static void test_bad_fields(void **st)
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"../etc\"]}}]}",
 		  "configList[0].selectors.ifNames[0]: \"../etc\" is not an interface name");
 	parse_bad("{\"periodicUpdateInterval\":-5,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "periodicUpdateInterval: -5 is out of range [0, 31536000]");
+		  "periodicUpdateInterval: -5 is out of range (0 to 31536000)");
 	parse_bad("{\"healthIntervalMs\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "healthIntervalMs: 1 is out of range [10, 60000]");
+		  "healthIntervalMs: 1 is out of range (10 to 60000)");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"pfNames\":[\"ens1f0#3-1\"]}}]}",
 		  "resourceList[0].selectors.pfNames[0]: \"ens1f0#3-1\": range end is before its start (expected \"ens1f0\" or \"ens1f0#0-3,7\")");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"86:00.0\"]}}]}",
 		  "resourceList[0].selectors.rootDevices[0]: \"86:00.0\" is not a PCI address (\"0000:37:00.0\")");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"isRdma\":\"true\"}}]}",
-		  "resourceList[0].selectors.isRdma: expected true or false");
+		  "resourceList[0].selectors.isRdma: expected true or false, got a string");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"ddpProfiles\":[\"GTP\"]}}]}",
 		  "resourceList[0].selectors.ddpProfiles: not supported by rdmak (netDevice pools of RDMA functions only)");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"deviceType\":\"accelerator\",\"selectors\":{}}]}",
 		  "resourceList[0].deviceType: \"accelerator\" is not supported by rdmak (only \"netDevice\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\"}]}", "resourceList[0].selectors: required");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\"}]}", "resourceList[0].selectors: missing");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[]}]}",
 		  "resourceList[0].selectors: expected at least one selector object");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[{},{\"drivers\":[1]}]}]}",
-		  "resourceList[0].selectors[1].drivers: expected an array of strings");
+		  "resourceList[0].selectors[1].drivers[0]: expected a string, got an integer");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{},\"additionalInfo\":{\"eth0\":{}}}]}",
 		  "resourceList[0].additionalInfo.eth0: expected \"*\" or a PCI address");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"1X\":\"y\"}}]}",
@@ -372,6 +458,8 @@ int main(void)
 		cmocka_unit_test(test_rdmak_extras),
 		cmocka_unit_test(test_rdma_netns_mode),
 		cmocka_unit_test(test_pf_ranges),
+		cmocka_unit_test(test_ignored_keys),
+		cmocka_unit_test(test_root_devices),
 		cmocka_unit_test(test_bad_syntax),
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_names),

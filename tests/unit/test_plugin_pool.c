@@ -415,6 +415,43 @@ static void test_select_pci(void **st)
 	plugin_config_free(cfg);
 }
 
+/* rootDevices with VF ranges, as sriov-network-device-plugin's README and selector tests write
+ * them ("0000:86:00.0#0-1,3,4": the PF's VFs of those indexes; no '#': all its VFs). Two
+ * entries for one PF select what either names (the anchor reads the first only), with a
+ * warning. Before: "is not a PCI address". */
+static void test_select_root_device_ranges(void **st)
+{
+	struct fx f;
+	struct plugin_config *cfg;
+
+	fx_sriov(&f);
+	cfg = cfg_of("{\"resourceList\":["
+		     "{\"resourceName\":\"a\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\"]}},"
+		     "{\"resourceName\":\"b\",\"selectors\":{\"rootDevices\":[\"0000:37:00.0#2\",\"0000:86:00.0\"]}},"
+		     "{\"resourceName\":\"c\",\"selectors\":{\"rootDevices\":[\"0000:37:00.0#0\",\"0000:37:00.0#3\"]}}]}");
+	const struct hw_pci *pf0 = &f.pci[0], *pf1 = &f.pci[5];
+
+	(void)st;
+	for (int v = 0; v < 4; v++) {
+		const struct hw_pci *a = &f.pci[1 + v], *b = &f.pci[6 + v];
+
+		assert_int_equal(b->vf_index, v);
+		assert_true(select_pci(&cfg->res[0].sels[0], b) == (v != 2));
+		assert_false(select_pci(&cfg->res[0].sels[0], a)); /* another PF's VFs */
+		assert_true(select_pci(&cfg->res[1].sels[0], a) == (v == 2));
+		assert_true(select_pci(&cfg->res[1].sels[0], b)); /* no '#': every VF */
+		assert_true(select_pci(&cfg->res[2].sels[0], a) == (v == 0 || v == 3));
+	}
+	/* a range names VFs: never the PF itself */
+	assert_false(select_pci(&cfg->res[0].sels[0], pf1));
+	assert_false(select_pci(&cfg->res[1].sels[0], pf0));
+	assert_int_equal(cfg->warnings.n, 1);
+	assert_string_equal(cfg->warnings.v[0],
+			    "resourceList[2].selectors.rootDevices[1]: names the same PF as entry 0: sriov-network-device-plugin "
+			    "reads only the first entry for a PF, rdmak selects what any of them names");
+	plugin_config_free(cfg);
+}
+
 static void test_select_rdma_dev(void **st)
 {
 	struct fx f;
@@ -1055,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(test_shared_bond_selects_lag),
 		cmocka_unit_test(test_shared_missing_nodes),
 		cmocka_unit_test(test_select_pci),
+		cmocka_unit_test(test_select_root_device_ranges),
 		cmocka_unit_test(test_select_rdma_dev),
 		cmocka_unit_test(test_exclusive_allocate),
 		cmocka_unit_test(test_exclusive_cdi_vhost_topology),
