@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "dispatch/dispatch.h"
+#include "util/strv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +18,9 @@ static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *p
 	int n = 0;
 
 	c->error = kind;
+	snprintf(c->path, sizeof(c->path), "%s", path ? path : "");
+	c->value = NULL;
+	c->why = NULL;
 	if (!c->errlen)
 		return -EINVAL;
 	if (path && *path)
@@ -251,34 +255,42 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 	json_object_foreach(obj, key, v) {
 		const struct dispatch_field *f = find(fields, key);
 		const char *other;
-		char sub[256];
+		char sub[DISPATCH_PATH_MAX];
+		int r;
 
 		if (f && (f->flags & DISPATCH_CASEFOLD) && (other = earlier_same_row(obj, fields, key, f))) {
 			dispatch_path_key(sub, sizeof(sub), path, key);
 			return dispatch_fail(c, sub, "duplicate of key \"%s\"", other);
 		}
-		if (f && !(f->flags & DISPATCH_IGNORED))
+		if (f && !(f->flags & (DISPATCH_IGNORED | DISPATCH_REFUSED)))
 			continue;
 		dispatch_path_key(sub, sizeof(sub), path, key);
-		if (f) {
+		if (f && (f->flags & DISPATCH_IGNORED)) {
 			dispatch_warn(c, sub, f->why ? f->why : "accepted and ignored");
 			continue;
 		}
-		if (unknown == DISPATCH_UNKNOWN_REFUSE)
-			return dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key");
+		if (f || unknown == DISPATCH_UNKNOWN_REFUSE) {
+			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "%s", f && f->why ? f->why : "unknown key");
+			c->value = v;
+			c->why = f ? f->why : NULL;
+			return r;
+		}
 		if (unknown != DISPATCH_UNKNOWN_WARN)
 			continue;
 		f = near_guarded(fields, key);
-		if (f)
-			return dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key (did you mean \"%s\"?)", f->name);
+		if (f) {
+			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key (did you mean \"%s\"?)", f->name);
+			c->value = v;
+			return r;
+		}
 		dispatch_warn(c, sub, "unknown key, ignored");
 	}
 	for (const struct dispatch_field *f = fields; f->name; f++) {
 		const char *written;
-		char sub[256];
+		char sub[DISPATCH_PATH_MAX];
 		int r;
 
-		if (f->flags & DISPATCH_IGNORED)
+		if (f->flags & (DISPATCH_IGNORED | DISPATCH_REFUSED))
 			continue;
 		v = lookup(obj, f, &written);
 		dispatch_path_key(sub, sizeof(sub), path, written);
@@ -376,6 +388,44 @@ int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, con
 	return dispatch_fail(c, path, "\"%.64s\" is not one of %s", s, list);
 }
 
+struct strv_fill {
+	char **strv;
+	bool nonempty;
+};
+
+static int strv_elem(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+{
+	struct strv_fill *f = userdata;
+	const char *s;
+	int r = dispatch_string(c, path, e, f->nonempty, &s);
+
+	if (r < 0)
+		return r;
+	f->strv[i] = strdup(s);
+	return f->strv[i] ? 0 : -ENOMEM;
+}
+
+int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max, bool nonempty, char ***ret)
+{
+	struct strv_fill f = { .nonempty = nonempty };
+	int r;
+
+	if (!json_is_array(v))
+		return dispatch_fail(c, path, "expected an array, got %s", dispatch_type_name(v));
+	if (max && json_array_size(v) > max)
+		return dispatch_fail(c, path, "more than %zu entries", max);
+	f.strv = calloc(json_array_size(v) + 1, sizeof(char *));
+	if (!f.strv)
+		return -ENOMEM;
+	r = dispatch_array(c, path, v, max, strv_elem, &f);
+	if (r < 0) {
+		strv_free(f.strv);
+		return r;
+	}
+	*ret = f.strv;
+	return 0;
+}
+
 int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
 		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i, void *userdata),
 		   void *userdata)
@@ -388,7 +438,7 @@ int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, si
 	if (max && json_array_size(v) > max)
 		return dispatch_fail(c, path, "more than %zu entries", max);
 	json_array_foreach(v, i, e) {
-		char sub[256];
+		char sub[DISPATCH_PATH_MAX];
 		int r;
 
 		dispatch_path_idx(sub, sizeof(sub), path, i);

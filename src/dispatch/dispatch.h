@@ -10,7 +10,11 @@
  * typo must not be silent misconfiguration), warned about (the anchor ignores them: accepted,
  * each named through ctx->warn), or allowed silently (a request that grows fields, such as an
  * AdmissionReview). A row flagged DISPATCH_IGNORED is a key an anchor accepts and ignores:
- * always accepted, and named through ctx->warn with the row's `why`.
+ * always accepted, and named through ctx->warn with the row's `why`. A row flagged
+ * DISPATCH_REFUSED is a key an anchor knows that this reader refuses by name: refused like an
+ * unknown key, with the row's `why` as the reason.
+ *
+ * Rows are read in table order, so that a row's fn can rely on the rows above it.
  *
  * Nothing here prints: warnings go to the caller's callback, errors into ctx->err. */
 #ifndef RDMAK_DISPATCH_H
@@ -27,13 +31,22 @@ enum dispatch_error {
 	DISPATCH_ERR_NONE = 0,
 	DISPATCH_ERR_VALUE,   /* wrong type or refused value */
 	DISPATCH_ERR_MISSING, /* a mandatory key is absent */
-	DISPATCH_ERR_UNKNOWN, /* a key the table does not name, under DISPATCH_UNKNOWN_REFUSE */
+	DISPATCH_ERR_UNKNOWN, /* a key the table does not name (DISPATCH_UNKNOWN_REFUSE), or a DISPATCH_REFUSED row */
 };
+
+#define DISPATCH_PATH_MAX 256
 
 struct dispatch_ctx {
 	char *err;     /* "<path>: <reason>" of the first refusal */
 	size_t errlen;
 	enum dispatch_error error; /* its kind, set with err */
+	/* The refused field's path (err without the reason) and, for DISPATCH_ERR_UNKNOWN, the
+	 * key's value (borrowed from the document) and the DISPATCH_REFUSED row's why (NULL for a
+	 * key the table does not name): a protocol that quotes them apart (CNI: the message names
+	 * the path; "the key and value of the unsupported field") needs not take err apart. */
+	char path[DISPATCH_PATH_MAX];
+	const json_t *value;
+	const char *why;
 	/* Called for each key accepted but ignored (path, and why: "ignored, as <anchor> does").
 	 * NULL: ignored keys pass without a word. */
 	void (*warn)(void *userdata, const char *path, const char *why);
@@ -55,6 +68,7 @@ enum {
 	 * key (did you mean \"name\"?)", not warned about: the anchor never knew the key, so
 	 * the typo can only be a user's of rdmak, whose setting would otherwise be lost. */
 	DISPATCH_TYPO_GUARD = 1 << 5,
+	DISPATCH_REFUSED = 1 << 6, /* refused with any value, its why as the reason */
 };
 
 /* What the walker does with a key the table does not name. */
@@ -87,9 +101,10 @@ struct dispatch_field {
 };
 
 /* Table rows: DISPATCH_FIELD("key", type, fn, offsetof(...), flags), DISPATCH_IGNORE("key",
- * "why"), and {} last. */
+ * "why"), DISPATCH_REFUSE("key", "why"), and {} last. */
 #define DISPATCH_FIELD(n, t, f, off, fl) { .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl) }
 #define DISPATCH_IGNORE(n, w) { .name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED, .why = (w) }
+#define DISPATCH_REFUSE(n, w) { .name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_REFUSED, .why = (w) }
 /* A mandatory field whose absence deserves a reason ("how many containers may share it"). */
 #define DISPATCH_FIELD_WHY(n, t, f, off, fl, w) \
 	{ .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl), .why = (w) }
@@ -131,6 +146,10 @@ int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v
 int dispatch_bool(struct dispatch_ctx *c, const char *path, const json_t *v, bool *ret);
 /* One of the strings of names[] (NULL-terminated): its index. "expected one of a, b, c". */
 int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, const char *const *names, int *ret);
+/* An array of strings (each without NUL bytes, and with nonempty not "") as a NULL-terminated
+ * malloc'd vector in *ret (util/strv.h's strv_free frees it), written only on success. max > 0
+ * refuses longer arrays, as dispatch_array does. */
+int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max, bool nonempty, char ***ret);
 /* Calls fn(c, "path[i]", element, userdata) for each element of an array; stops at the first
  * failure. max > 0 refuses longer arrays ("more than max entries"). */
 int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,

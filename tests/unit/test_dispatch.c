@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* src/dispatch: the one JSON object walker. Each refusal names the field's JSON path and its
- * kind (value, missing, unknown); ignored rows and the WARN policy name the key through the
- * callback and store nothing; the value readers refuse what they say they refuse. */
+ * kind (value, missing, unknown), and gives the path, an unknown key's value and a refused
+ * row's why apart; ignored rows and the WARN policy name the key through the callback and
+ * store nothing; the value readers refuse what they say they refuse. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "dispatch/dispatch.h"
+#include "util/strv.h"
 
 struct thing {
 	const char *name;
@@ -35,6 +37,7 @@ static const struct dispatch_field fields[] = {
 	DISPATCH_FIELD("port", JSON_INTEGER, read_port, offsetof(struct thing, port), 0),
 	DISPATCH_FIELD("sub", JSON_OBJECT, NULL, offsetof(struct thing, sub), 0),
 	DISPATCH_IGNORE("vlanProto", "the anchor ignores it too"),
+	DISPATCH_REFUSE("ipMasq", "no masquerading here"),
 	{},
 };
 
@@ -108,6 +111,8 @@ static void test_refusals(void **st)
 		  "cfg[\"x?y\"]: unknown key" },
 		{ "{\"name\":\"a\",\"typo\":1,\"n\":\"2\"}", DISPATCH_UNKNOWN_WARN, DISPATCH_ERR_VALUE,
 		  "cfg.n: expected an integer, got a string" },
+		{ "{\"name\":\"a\",\"ipMasq\":false}", DISPATCH_UNKNOWN_ALLOW, DISPATCH_ERR_UNKNOWN,
+		  "cfg.ipMasq: no masquerading here" },
 	};
 
 	(void)st;
@@ -120,6 +125,61 @@ static void test_refusals(void **st)
 		assert_int_equal(run(cases[i].doc, cases[i].unknown, &t, err, sizeof(err), &c, &seen), -EINVAL);
 		assert_string_equal(err, cases[i].err);
 		assert_int_equal(c.error, cases[i].kind);
+		/* the path alone, for a protocol that quotes it apart from the reason */
+		assert_int_equal(strncmp(err, c.path, strlen(c.path)), 0);
+		assert_memory_equal(err + strlen(c.path), ": ", 2);
+		if (cases[i].kind == DISPATCH_ERR_UNKNOWN)
+			assert_true(c.why ? !strcmp(err + strlen(c.path) + 2, c.why) : !strcmp(err + strlen(c.path), ": unknown key"));
+		else
+			assert_null(c.why);
+	}
+}
+
+/* An unknown or refused key's value comes with the refusal (CNI's code 2 quotes it). */
+static void test_refused_value(void **st)
+{
+	json_t *doc = json_loads("{\"name\":\"a\",\"bridge\":\"cni0\"}", 0, NULL);
+	struct thing t = { 0 };
+	struct dispatch_ctx c = { 0 };
+	char err[256];
+
+	(void)st;
+	c.err = err;
+	c.errlen = sizeof(err);
+	assert_int_equal(dispatch_run(&c, "", doc, fields, DISPATCH_UNKNOWN_REFUSE, &t), -EINVAL);
+	assert_string_equal(c.path, "bridge");
+	assert_string_equal(json_string_value(c.value), "cni0");
+	assert_null(c.why);
+	json_decref(doc);
+	doc = json_loads("{\"name\":\"a\",\"ipMasq\":true}", 0, NULL);
+	assert_int_equal(dispatch_run(&c, "", doc, fields, DISPATCH_UNKNOWN_REFUSE, &t), -EINVAL);
+	assert_int_equal(c.error, DISPATCH_ERR_UNKNOWN);
+	assert_string_equal(c.path, "ipMasq");
+	assert_true(json_is_true(c.value));
+	assert_string_equal(c.why, "no masquerading here");
+	/* a value refusal afterwards carries no stale value or why */
+	json_decref(doc);
+	doc = json_loads("{\"name\":\"a\",\"port\":70000}", 0, NULL);
+	assert_int_equal(dispatch_run(&c, "", doc, fields, DISPATCH_UNKNOWN_REFUSE, &t), -EINVAL);
+	assert_int_equal(c.error, DISPATCH_ERR_VALUE);
+	assert_string_equal(c.path, "port");
+	assert_null(c.value);
+	assert_null(c.why);
+	json_decref(doc);
+	/* a near miss refused under WARN is an unknown key too, with its value */
+	{
+		static const struct dispatch_field guarded[] = {
+			DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name), DISPATCH_TYPO_GUARD),
+			{},
+		};
+
+		doc = json_loads("{\"nmae\":\"a\"}", 0, NULL);
+		assert_int_equal(dispatch_run(&c, "", doc, guarded, DISPATCH_UNKNOWN_WARN, &t), -EINVAL);
+		assert_int_equal(c.error, DISPATCH_ERR_UNKNOWN);
+		assert_string_equal(c.path, "nmae");
+		assert_string_equal(json_string_value(c.value), "a");
+		assert_null(c.why);
+		json_decref(doc);
 	}
 }
 
@@ -270,6 +330,40 @@ static void test_casefold_and_typos(void **st)
 	}
 }
 
+static void test_strv(void **st)
+{
+	struct dispatch_ctx c = { 0 };
+	char err[256] = "", **strv = NULL;
+	json_t *v;
+
+	(void)st;
+	c.err = err;
+	c.errlen = sizeof(err);
+	v = json_loads("[\"a\",\"\",\"c\"]", 0, NULL);
+	assert_int_equal(dispatch_strv(&c, "list", v, 3, false, &strv), 0);
+	assert_string_equal(strv[0], "a");
+	assert_string_equal(strv[1], "");
+	assert_string_equal(strv[2], "c");
+	assert_null(strv[3]);
+	strv_free(strv);
+	strv = NULL;
+	assert_int_equal(dispatch_strv(&c, "list", v, 2, false, &strv), -EINVAL);
+	assert_string_equal(err, "list: more than 2 entries");
+	assert_int_equal(dispatch_strv(&c, "list", v, 0, true, &strv), -EINVAL);
+	assert_string_equal(err, "list[1]: must not be empty");
+	assert_null(strv); /* written only on success */
+	json_decref(v);
+	v = json_loads("[\"a\",1]", 0, NULL);
+	assert_int_equal(dispatch_strv(&c, "list", v, 0, false, &strv), -EINVAL);
+	assert_string_equal(err, "list[1]: expected a string, got an integer");
+	json_decref(v);
+	v = json_loads("{}", 0, NULL);
+	assert_int_equal(dispatch_strv(&c, "list", v, 0, false, &strv), -EINVAL);
+	assert_string_equal(err, "list: expected an array, got an object");
+	assert_null(strv);
+	json_decref(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +372,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_policies),
 		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_casefold_and_typos),
+		cmocka_unit_test(test_refused_value),
+		cmocka_unit_test(test_strv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
