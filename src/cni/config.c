@@ -1,31 +1,19 @@
-/* The plugin's configuration keys: a declarative table of what it accepts, each value checked
- * where it is read, every refusal naming the JSON path. Nothing here touches the kernel or
- * sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it. */
+/* The plugin's configuration keys: a declarative table of what it accepts (src/dispatch), each
+ * value checked by its row's reader, every refusal naming the JSON path. Nothing here touches
+ * the kernel or sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_link.h>
 
 #include "cni/cni.h"
+#include "dispatch/dispatch.h"
 #include "log/log.h"
+#include "util/cleanup.h"
 #include "util/strutil.h"
-
-static int bad(struct cnispec_error *err, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(struct cnispec_error *err, const char *path, const char *fmt, ...)
-{
-	char why[CNISPEC_DETAILS_MAX - 64], msg[CNISPEC_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	snprintf(msg, sizeof(msg), "invalid network configuration: %s", path);
-	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s: %s", path, why);
-}
 
 static const char *const link_names[] = {
 	[CNI_LINK_MACVLAN] = "macvlan",
@@ -35,7 +23,7 @@ static const char *const link_names[] = {
 
 const char *cni_link_kind_name(enum cni_link_kind k)
 {
-	return (unsigned)k < sizeof(link_names) / sizeof(link_names[0]) ? link_names[k] : "?";
+	return (unsigned)k < ELEMENTSOF(link_names) ? link_names[k] : "?";
 }
 
 static const struct {
@@ -50,52 +38,60 @@ static const struct {
 
 const char *cni_macvlan_mode_name(uint32_t mode)
 {
-	for (size_t i = 0; i < sizeof(macvlan_modes) / sizeof(macvlan_modes[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(macvlan_modes); i++)
 		if (macvlan_modes[i].mode == mode)
 			return macvlan_modes[i].name;
 	return "?";
 }
 
-static int get_string(const json_t *v, const char *path, const char **ret, struct cnispec_error *err)
+/* The reader's state: the configuration, and the two keys whose zero value is a real choice
+ * (link macvlan, mode bridge), kept as an index with -1 for "not given". The other "given"
+ * questions the cross-check asks are answered by the config itself (a name set, has_guid...). */
+struct reader {
+	struct cni_config c;
+	int link, mode;
+};
+
+static int read_link(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-		return bad(err, path, "expected a string");
-	*ret = json_string_value(v);
-	return 0;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(link_names); i++)
+		if (!strcmp(s, link_names[i])) {
+			*(int *)t = (int)i;
+			return 0;
+		}
+	return dispatch_fail(d, path, "\"%.32s\" is not a link kind (macvlan, ipoib or hostdev)", s);
 }
 
-static int get_bool(const json_t *v, const char *path, bool *ret, struct cnispec_error *err)
+static int read_mode(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	if (!json_is_boolean(v))
-		return bad(err, path, "expected true or false");
-	*ret = json_is_true(v);
-	return 0;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(macvlan_modes); i++)
+		if (!strcmp(s, macvlan_modes[i].name)) {
+			*(int *)t = (int)i;
+			return 0;
+		}
+	return dispatch_fail(d, path, "\"%.32s\" is not a macvlan mode (bridge, private, vepa or passthru)", s);
 }
 
-static int get_uint(const json_t *v, const char *path, unsigned long long lo, unsigned long long hi,
-		    unsigned long long *ret, struct cnispec_error *err)
-{
-	json_int_t i;
-
-	if (!json_is_integer(v))
-		return bad(err, path, "expected an integer from %llu to %llu", lo, hi);
-	i = json_integer_value(v);
-	if (i < 0 || (unsigned long long)i < lo || (unsigned long long)i > hi)
-		return bad(err, path, "%lld is out of range (%llu to %llu)", (long long)i, lo, hi);
-	*ret = (unsigned long long)i;
-	return 0;
-}
-
-static int get_ifname(const json_t *v, const char *path, char *ret, struct cnispec_error *err)
+static int read_ifname(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	const char *s, *why = NULL;
-	int r = get_string(v, path, &s, err);
+	int r = dispatch_string(d, path, v, false, &s);
 
 	if (r < 0)
 		return r;
 	if (!cnispec_ifname_valid(s, &why))
-		return bad(err, path, "\"%.64s\" is not a network interface name (%s)", s, why ? why : "invalid");
-	snprintf(ret, NL_IFNAMSIZ, "%s", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not a network interface name (%s)", s, why ? why : "invalid");
+	snprintf(t, NL_IFNAMSIZ, "%s", s);
 	return 0;
 }
 
@@ -107,24 +103,24 @@ static bool has_dotdot(const char *s)
 	return false;
 }
 
-static int get_abs_path(const json_t *v, const char *path, char **ret, struct cnispec_error *err)
+static int read_abs_path(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	const char *s;
-	int r = get_string(v, path, &s, err);
+	int r = dispatch_string(d, path, v, false, &s);
 
 	if (r < 0)
 		return r;
 	if (s[0] != '/' || strlen(s) >= 4096 || has_dotdot(s))
-		return bad(err, path, "\"%.64s\" is not an absolute path without \"..\"", s);
-	free(*ret);
-	*ret = strdup(s);
-	return *ret ? 0 : -ENOMEM;
+		return dispatch_fail(d, path, "\"%.64s\" is not an absolute path without \"..\"", s);
+	return dispatch_strdup(d, path, v, false, t);
 }
 
-static int get_bdf(const json_t *v, const char *path, char *ret, struct cnispec_error *err)
+/* runtimeConfig.deviceID: the device plugin's allocation is the truth for this pod, it
+ * replaces the configuration's deviceID. */
+static int read_bdf(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	const char *s;
-	int r = get_string(v, path, &s, err);
+	int r = dispatch_string(d, path, v, false, &s);
 
 	if (r < 0)
 		return r;
@@ -133,13 +129,27 @@ static int get_bdf(const json_t *v, const char *path, char *ret, struct cnispec_
 		char full[HW_BDF_MAX];
 		snprintf(full, sizeof(full), "0000:%s", s);
 		if (hw_is_bdf(full)) {
-			snprintf(ret, HW_BDF_MAX, "%s", full);
+			snprintf(t, HW_BDF_MAX, "%s", full);
 			return 0;
 		}
 	}
 	if (!hw_is_bdf(s))
-		return bad(err, path, "\"%.64s\" is not a PCI address (expected domain:bus:device.function, 0000:1b:00.2)", s);
-	snprintf(ret, HW_BDF_MAX, "%s", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not a PCI address (expected domain:bus:device.function, 0000:1b:00.2)", s);
+	snprintf(t, HW_BDF_MAX, "%s", s);
+	return 0;
+}
+
+/* deviceID and pciBusID: Multus writes both keys with the same address. */
+static int read_device_id(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	char bdf[HW_BDF_MAX], *device_id = t;
+	int r = read_bdf(d, path, v, bdf);
+
+	if (r < 0)
+		return r;
+	if (device_id[0] && strcmp(bdf, device_id))
+		return dispatch_fail(d, path, "%s differs from the other PCI address given (%s)", bdf, device_id);
+	memcpy(device_id, bdf, sizeof(bdf));
 	return 0;
 }
 
@@ -158,271 +168,244 @@ static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
 	return *s == '\0';
 }
 
-static int get_mac(const json_t *v, const char *path, struct cni_config *c, struct cnispec_error *err)
+/* The readers of a value and its has_ flag take the whole config (offset of c). */
+static int read_mac(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
+	struct cni_config *c = t;
 	const char *s;
-	int r = get_string(v, path, &s, err);
+	int r = dispatch_string(d, path, v, false, &s);
 
 	if (r < 0)
 		return r;
 	if (!parse_hex_bytes(s, c->mac, 6))
-		return bad(err, path, "\"%.64s\" is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
 	if (c->mac[0] & 1)
-		return bad(err, path, "%s is a multicast address", s);
+		return dispatch_fail(d, path, "%s is a multicast address", s);
 	if (!(c->mac[0] | c->mac[1] | c->mac[2] | c->mac[3] | c->mac[4] | c->mac[5]))
-		return bad(err, path, "00:00:00:00:00:00 is not a usable address");
+		return dispatch_fail(d, path, "00:00:00:00:00:00 is not a usable address");
 	c->has_mac = true;
 	return 0;
 }
 
-static int get_guid(const json_t *v, const char *path, struct cni_config *c, struct cnispec_error *err)
+static int read_guid(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
+	struct cni_config *c = t;
 	const char *s;
 	uint8_t b[8];
 	uint64_t g = 0;
-	int r = get_string(v, path, &s, err);
+	int r = dispatch_string(d, path, v, false, &s);
 
 	if (r < 0)
 		return r;
 	if (!parse_hex_bytes(s, b, 8))
-		return bad(err, path, "\"%.64s\" is not a GUID (eight bytes: 00:02:c9:03:00:21:6e:70)", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not a GUID (eight bytes: 00:02:c9:03:00:21:6e:70)", s);
 	for (int i = 0; i < 8; i++)
 		g = g << 8 | b[i];
 	/* ib-sriov-cni#66: a zero GUID is what an unconfigured VF has, and all ones is the
 	 * "unset" value; neither makes a VF usable on the fabric */
 	if (g == 0 || g == UINT64_MAX)
-		return bad(err, path, "%s cannot be a port's GUID", s);
+		return dispatch_fail(d, path, "%s cannot be a port's GUID", s);
 	c->guid = g;
 	c->has_guid = true;
 	return 0;
 }
 
-static int get_pkey(const json_t *v, const char *path, struct cni_config *c, struct cnispec_error *err)
+/* A number, or a string such as "0x8001". */
+static int read_pkey(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
+	struct cni_config *c = t;
 	unsigned long long k;
 
 	if (json_is_string(v)) {
 		if (str_to_u64(json_string_value(v), 0, &k) < 0 || k > 0xffff)
-			return bad(err, path, "\"%.32s\" is not a partition key (0x0001 to 0xffff)", json_string_value(v));
+			return dispatch_fail(d, path, "\"%.32s\" is not a partition key (0x0001 to 0xffff)", json_string_value(v));
 	} else if (json_is_integer(v)) {
 		if (json_integer_value(v) < 0 || json_integer_value(v) > 0xffff)
-			return bad(err, path, "%lld is not a partition key (0x0001 to 0xffff)", (long long)json_integer_value(v));
+			return dispatch_fail(d, path, "%lld is not a partition key (0x0001 to 0xffff)",
+					     (long long)json_integer_value(v));
 		k = (unsigned long long)json_integer_value(v);
 	} else {
-		return bad(err, path, "expected a number or a string such as \"0x8001\"");
+		return dispatch_fail(d, path, "expected a number or a string such as \"0x8001\"");
 	}
 	/* the low 15 bits are the partition; 0x0000 and 0x8000 are no partition at all */
 	if ((k & 0x7fff) == 0)
-		return bad(err, path, "0x%04llx names no partition", k);
+		return dispatch_fail(d, path, "0x%04llx names no partition", k);
 	c->pkey = (uint16_t)k;
 	c->has_pkey = true;
 	return 0;
 }
 
-struct seen {
-	bool link, mode, master, pkey, device, device_id, guid;
-};
-
-static int take_key(struct cni_config *c, struct seen *s, const char *key, const json_t *v, struct cnispec_error *err)
+static int read_log_level(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	unsigned long long u;
-	const char *str;
-	int r;
+	struct cni_config *c = t;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
 
-	if (!strcmp(key, "link")) {
-		if ((r = get_string(v, key, &str, err)) < 0)
-			return r;
-		for (size_t i = 0; i < sizeof(link_names) / sizeof(link_names[0]); i++)
-			if (!strcmp(str, link_names[i])) {
-				c->link = (enum cni_link_kind)i;
-				s->link = true;
-				return 0;
-			}
-		return bad(err, key, "\"%.32s\" is not a link kind (macvlan, ipoib or hostdev)", str);
-	}
-	if (!strcmp(key, "mode")) {
-		if ((r = get_string(v, key, &str, err)) < 0)
-			return r;
-		for (size_t i = 0; i < sizeof(macvlan_modes) / sizeof(macvlan_modes[0]); i++)
-			if (!strcmp(str, macvlan_modes[i].name)) {
-				c->macvlan_mode = macvlan_modes[i].mode;
-				s->mode = true;
-				return 0;
-			}
-		return bad(err, key, "\"%.32s\" is not a macvlan mode (bridge, private, vepa or passthru)", str);
-	}
-	if (!strcmp(key, "master")) {
-		s->master = true;
-		return get_ifname(v, key, c->master, err);
-	}
-	if (!strcmp(key, "device")) {
-		s->device = true;
-		return get_ifname(v, key, c->device, err);
-	}
-	if (!strcmp(key, "deviceID") || !strcmp(key, "pciBusID")) {
-		char bdf[HW_BDF_MAX];
-		/* Multus writes both keys with the same address */
-		if ((r = get_bdf(v, key, bdf, err)) < 0)
-			return r;
-		if (s->device_id && strcmp(bdf, c->device_id))
-			return bad(err, key, "%s differs from the other PCI address given (%s)", bdf, c->device_id);
-		memcpy(c->device_id, bdf, sizeof(bdf));
-		s->device_id = true;
-		return 0;
-	}
-	if (!strcmp(key, "guid")) {
-		s->guid = true;
-		return get_guid(v, key, c, err);
-	}
-	if (!strcmp(key, "pkey")) {
-		s->pkey = true;
-		return get_pkey(v, key, c, err);
-	}
-	if (!strcmp(key, "sysfs"))
-		return get_abs_path(v, key, &c->sysfs, err);
-	if (!strcmp(key, "stateDir"))
-		return get_abs_path(v, key, &c->state_dir, err);
-	if (!strcmp(key, "logFile"))
-		return get_abs_path(v, key, &c->log_file, err);
-	if (!strcmp(key, "logLevel")) {
-		if ((r = get_string(v, key, &str, err)) < 0)
-			return r;
-		if (log_level_from_string(str, &c->log_level) < 0)
-			return bad(err, key, "\"%.32s\" is not a level (error, warning, info or debug)", str);
-		c->has_log_level = true;
-		return 0;
-	}
-	if (!strcmp(key, "mtu")) {
-		/* 68: the IPv4 minimum every netdev accepts; 65535: IP_MAX_MTU */
-		if ((r = get_uint(v, key, 68, 65535, &u, err)) < 0)
-			return r;
-		c->mtu = (unsigned)u;
-		return 0;
-	}
-	if (!strcmp(key, "mac"))
-		return get_mac(v, key, c, err);
-	if (!strcmp(key, "rdmaIsolation"))
-		return get_bool(v, key, &c->rdma_isolation, err);
-	if (!strcmp(key, "policyRouting"))
-		return get_bool(v, key, &c->policy_routing, err);
-	if (!strcmp(key, "tableBase")) {
-		if ((r = get_uint(v, key, 1, 0x7fff0000, &u, err)) < 0)
-			return r;
-		c->table_base = (uint32_t)u;
-		return 0;
-	}
-	if (!strcmp(key, "rulePriority")) {
-		/* below 32766 (main) and above 0 (local): between the kernel's own rules */
-		if ((r = get_uint(v, key, 1, 32765, &u, err)) < 0)
-			return r;
-		c->rule_priority = (uint32_t)u;
-		return 0;
-	}
-	if (!strcmp(key, "ipMasq"))
-		return cnispec_fail_unsupported(err, key, v, "rdmak-cni sets up no masquerading: RDMA traffic is not NATed");
-	return cnispec_fail_unsupported(err, key, v, "docs/cni.md lists the keys rdmak-cni accepts");
+	if (r < 0)
+		return r;
+	if (log_level_from_string(s, &c->log_level) < 0)
+		return dispatch_fail(d, path, "\"%.32s\" is not a level (error, warning, info or debug)", s);
+	c->has_log_level = true;
+	return 0;
 }
+
+static int read_u32(struct dispatch_ctx *d, const char *path, json_t *v, long long lo, long long hi, uint32_t *ret)
+{
+	long long u;
+	int r = dispatch_int_range(d, path, v, lo, hi, &u);
+
+	if (r == 0)
+		*ret = (uint32_t)u;
+	return r;
+}
+
+/* 68: the IPv4 minimum every netdev accepts; 65535: IP_MAX_MTU */
+static int read_mtu(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return read_u32(d, path, v, 68, 65535, t);
+}
+
+static int read_table_base(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return read_u32(d, path, v, 1, 0x7fff0000, t);
+}
+
+/* below 32766 (main) and above 0 (local): between the kernel's own rules */
+static int read_rule_priority(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return read_u32(d, path, v, 1, 32765, t);
+}
+
+#define CFG(field) offsetof(struct reader, c.field)
+/* Integer rows are DISPATCH_ANY so that a wrong type is told the range too. */
+static const struct dispatch_field plugin_fields[] = {
+	DISPATCH_FIELD("link", JSON_STRING, read_link, offsetof(struct reader, link), 0),
+	DISPATCH_FIELD("mode", JSON_STRING, read_mode, offsetof(struct reader, mode), 0),
+	DISPATCH_FIELD("master", JSON_STRING, read_ifname, CFG(master), 0),
+	DISPATCH_FIELD("device", JSON_STRING, read_ifname, CFG(device), 0),
+	DISPATCH_FIELD("deviceID", JSON_STRING, read_device_id, CFG(device_id), 0),
+	DISPATCH_FIELD("pciBusID", JSON_STRING, read_device_id, CFG(device_id), 0),
+	DISPATCH_FIELD("guid", JSON_STRING, read_guid, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("pkey", DISPATCH_ANY, read_pkey, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("sysfs", JSON_STRING, read_abs_path, CFG(sysfs), 0),
+	DISPATCH_FIELD("stateDir", JSON_STRING, read_abs_path, CFG(state_dir), 0),
+	DISPATCH_FIELD("logFile", JSON_STRING, read_abs_path, CFG(log_file), 0),
+	DISPATCH_FIELD("logLevel", JSON_STRING, read_log_level, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_mtu, CFG(mtu), 0),
+	DISPATCH_FIELD("mac", JSON_STRING, read_mac, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("rdmaIsolation", DISPATCH_BOOL, NULL, CFG(rdma_isolation), 0),
+	DISPATCH_FIELD("policyRouting", DISPATCH_BOOL, NULL, CFG(policy_routing), 0),
+	DISPATCH_FIELD("tableBase", DISPATCH_ANY, read_table_base, CFG(table_base), 0),
+	DISPATCH_FIELD("rulePriority", DISPATCH_ANY, read_rule_priority, CFG(rule_priority), 0),
+	DISPATCH_REFUSE("ipMasq", "rdmak-cni sets up no masquerading: RDMA traffic is not NATed"),
+	{},
+};
 
 /* runtimeConfig: what the runtime derived from the capabilities we declare. Keys for
  * capabilities we do not use are ignored: the runtime passes what the whole chain asked for. */
-static int take_runtime(struct cni_config *c, struct seen *s, const json_t *rc, struct cnispec_error *err)
-{
-	const json_t *v;
-	int r;
+static const struct dispatch_field runtime_fields[] = {
+	DISPATCH_FIELD("deviceID", JSON_STRING, read_bdf, CFG(device_id), 0),
+	DISPATCH_FIELD("infinibandGUID", JSON_STRING, read_guid, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("mac", JSON_STRING, read_mac, offsetof(struct reader, c), 0),
+	{},
+};
 
-	if ((v = json_object_get(rc, "deviceID"))) {
-		char bdf[HW_BDF_MAX];
-		if ((r = get_bdf(v, "runtimeConfig.deviceID", bdf, err)) < 0)
-			return r;
-		/* the device plugin's allocation is the truth for this pod */
-		memcpy(c->device_id, bdf, sizeof(bdf));
-		s->device_id = true;
-	}
-	if ((v = json_object_get(rc, "infinibandGUID"))) {
-		s->guid = true;
-		if ((r = get_guid(v, "runtimeConfig.infinibandGUID", c, err)) < 0)
-			return r;
-	}
-	if ((v = json_object_get(rc, "mac")) && (r = get_mac(v, "runtimeConfig.mac", c, err)) < 0)
-		return r;
-	return 0;
-}
-
-static int cross_check(struct cni_config *c, const struct seen *s, struct cnispec_error *err)
+static int cross_check(struct dispatch_ctx *d, const struct reader *rd)
 {
-	if (!s->link)
-		return bad(err, "link", "missing: macvlan, ipoib or hostdev");
-	switch (c->link) {
+	const struct cni_config *c = &rd->c;
+	const char *kind = cni_link_kind_name((enum cni_link_kind)rd->link);
+	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0], mode = rd->mode >= 0;
+
+	if (rd->link < 0)
+		return dispatch_fail(d, "link", "missing: macvlan, ipoib or hostdev");
+	switch ((enum cni_link_kind)rd->link) {
 	case CNI_LINK_MACVLAN:
 	case CNI_LINK_IPOIB:
-		if (!s->master)
-			return bad(err, "master", "missing: the %s link needs the netdev it is made on",
-				   cni_link_kind_name(c->link));
-		if (s->device)
-			return bad(err, "device", "only for link hostdev (a %s link is made on master)", cni_link_kind_name(c->link));
-		if (s->guid)
-			return bad(err, "guid", "only for link hostdev (an InfiniBand VF)");
+		if (!master)
+			return dispatch_fail(d, "master", "missing: the %s link needs the netdev it is made on", kind);
+		if (device)
+			return dispatch_fail(d, "device", "only for link hostdev (a %s link is made on master)", kind);
+		if (c->has_guid)
+			return dispatch_fail(d, "guid", "only for link hostdev (an InfiniBand VF)");
 		/* deviceID is tolerated: Multus writes it into every plugin of a network whose
 		 * resource has device IDs, shared ones included */
 		if (c->rdma_isolation)
-			return bad(err, "rdmaIsolation", "only for link hostdev: a %s child shares its master's RDMA device, "
-				   "which cannot move into one pod", cni_link_kind_name(c->link));
-		if (c->link == CNI_LINK_IPOIB) {
-			if (s->mode)
-				return bad(err, "mode", "only for link macvlan");
+			return dispatch_fail(d, "rdmaIsolation", "only for link hostdev: a %s child shares its master's "
+					     "RDMA device, which cannot move into one pod", kind);
+		if (rd->link == CNI_LINK_IPOIB) {
+			if (mode)
+				return dispatch_fail(d, "mode", "only for link macvlan");
 			if (c->has_mac)
-				return bad(err, "mac", "an IPoIB address is the port's GID, not something to set");
-		} else if (s->pkey) {
-			return bad(err, "pkey", "only for links ipoib and hostdev");
+				return dispatch_fail(d, "mac", "an IPoIB address is the port's GID, not something to set");
+		} else if (c->has_pkey) {
+			return dispatch_fail(d, "pkey", "only for links ipoib and hostdev");
 		}
 		break;
 	case CNI_LINK_HOSTDEV:
-		if (s->master)
-			return bad(err, "master", "only for links macvlan and ipoib (hostdev moves device or deviceID)");
-		if (s->mode)
-			return bad(err, "mode", "only for link macvlan");
-		if (s->device && s->device_id)
-			return bad(err, "device", "give device or deviceID, not both (deviceID %s is also set)", c->device_id);
-		if (!s->device && !s->device_id)
-			return bad(err, "deviceID", "missing: hostdev needs deviceID (or runtimeConfig.deviceID, as Multus "
-				   "passes the device plugin's allocation) or device");
-		if (s->guid && !s->device_id)
-			return bad(err, "guid", "needs deviceID: the GUID is set through the VF's PF");
+		if (master)
+			return dispatch_fail(d, "master", "only for links macvlan and ipoib (hostdev moves device or deviceID)");
+		if (mode)
+			return dispatch_fail(d, "mode", "only for link macvlan");
+		if (device && device_id)
+			return dispatch_fail(d, "device", "give device or deviceID, not both (deviceID %s is also set)",
+					     c->device_id);
+		if (!device && !device_id)
+			return dispatch_fail(d, "deviceID", "missing: hostdev needs deviceID (or runtimeConfig.deviceID, as "
+					     "Multus passes the device plugin's allocation) or device");
+		if (c->has_guid && !device_id)
+			return dispatch_fail(d, "guid", "needs deviceID: the GUID is set through the VF's PF");
 		break;
 	}
 	return 0;
+}
+
+/* The one place a refusal becomes the protocol's error: a key rdmak-cni does not take is code
+ * 2, naming it and its value (SPEC.md); a bad or missing value is code 7, naming its path. */
+static int cni_error(const struct dispatch_ctx *d, int r, struct cnispec_error *err)
+{
+	char msg[CNISPEC_MSG_MAX];
+
+	if (r != -EINVAL)
+		return r;
+	if (d->error == DISPATCH_ERR_UNKNOWN)
+		return cnispec_fail_unsupported(err, d->path, d->value,
+						d->why ? d->why : "docs/cni.md lists the keys rdmak-cni accepts");
+	snprintf(msg, sizeof(msg), "invalid network configuration: %.200s", d->path);
+	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s", d->err);
 }
 
 int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err)
 {
-	struct cni_config c = {
-		.macvlan_mode = MACVLAN_MODE_BRIDGE,
-		.policy_routing = true,
-		.table_base = CNI_DEFAULT_TABLE_BASE,
-		.rule_priority = CNI_DEFAULT_RULE_PRIORITY,
+	struct reader rd = {
+		.c = {
+			.macvlan_mode = MACVLAN_MODE_BRIDGE,
+			.policy_routing = true,
+			.table_base = CNI_DEFAULT_TABLE_BASE,
+			.rule_priority = CNI_DEFAULT_RULE_PRIORITY,
+		},
+		.link = -1,
+		.mode = -1,
 	};
-	struct seen s = { 0 };
-	const char *key;
-	json_t *v;
-	int r = 0;
+	char why[CNISPEC_DETAILS_MAX];
+	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why) };
+	int r;
 
-	json_object_foreach(conf->plugin, key, v) {
-		if ((r = take_key(&c, &s, key, v, err)) < 0)
-			goto fail;
-	}
-	if (conf->runtime_config && (r = take_runtime(&c, &s, conf->runtime_config, err)) < 0)
-		goto fail;
-	if ((r = cross_check(&c, &s, err)) < 0)
-		goto fail;
-	if (!c.state_dir && !(c.state_dir = strdup(CNI_DEFAULT_STATE_DIR))) {
+	r = dispatch_run(&d, "", conf->plugin, plugin_fields, DISPATCH_UNKNOWN_REFUSE, &rd);
+	if (r == 0 && conf->runtime_config)
+		r = dispatch_run(&d, "runtimeConfig", conf->runtime_config, runtime_fields, DISPATCH_UNKNOWN_ALLOW, &rd);
+	if (r == 0)
+		r = cross_check(&d, &rd);
+	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNI_DEFAULT_STATE_DIR)))
 		r = -ENOMEM;
-		goto fail;
+	if (r < 0) {
+		cni_config_clear(&rd.c);
+		return cni_error(&d, r, err);
 	}
-	*ret = c;
+	rd.c.link = (enum cni_link_kind)rd.link;
+	if (rd.mode >= 0)
+		rd.c.macvlan_mode = macvlan_modes[rd.mode].mode;
+	*ret = rd.c;
 	return 0;
-fail:
-	cni_config_clear(&c);
-	return r;
 }
 
 void cni_config_clear(struct cni_config *c)

@@ -92,6 +92,49 @@ static void test_config(void **st)
 	assert_non_null(strstr(err.details, "vlan: unsupported key (value: 100)"));
 }
 
+/* Refusals: a key rdmak-cni does not take is code 2 with its value (and the reason for one it
+ * refuses by name), a bad value code 7 with the path in msg and "path: reason" in details. */
+static void test_config_refusals(void **st)
+{
+	static const struct {
+		const char *keys;
+		unsigned code;
+		const char *msg, *details;
+	} cases[] = {
+		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"ipMasq\":true", 2, "unsupported field ipMasq",
+		  "ipMasq: unsupported key (value: true); rdmak-cni sets up no masquerading: RDMA traffic is not NATed" },
+		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"vlan\":[1]", 2, "unsupported field vlan",
+		  "vlan: unsupported key (value: [1]); docs/cni.md lists the keys rdmak-cni accepts" },
+		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"mtu\":\"9000\"", 7, "invalid network configuration: mtu",
+		  "mtu: expected an integer from 68 to 65535, got a string" },
+		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"runtimeConfig\":{\"mac\":\"03:00:00:00:00:01\",\"ips\":[]}", 7,
+		  "invalid network configuration: runtimeConfig.mac", "runtimeConfig.mac: 03:00:00:00:00:01 is a multicast address" },
+		{ "\"link\":\"hostdev\",\"pciBusID\":\"0000:1b:00.3\",\"deviceID\":\"1b:00.2\"", 7,
+		  "invalid network configuration: pciBusID",
+		  "pciBusID: 0000:1b:00.3 differs from the other PCI address given (0000:1b:00.2)" },
+		{ "\"link\":\"hostdev\",\"device\":\"vf0\",\"runtimeConfig\":{\"deviceID\":\"0000:1b:00.2\"}", 7,
+		  "invalid network configuration: device",
+		  "device: give device or deviceID, not both (deviceID 0000:1b:00.2 is also set)" },
+		{ "\"link\":\"ipoib\",\"master\":\"ib0\",\"mode\":\"vepa\"", 7, "invalid network configuration: mode",
+		  "mode: only for link macvlan" },
+		{ "\"link\":\"hostdev\",\"device\":\"vf0\",\"rdmaIsolation\":null", 7,
+		  "invalid network configuration: rdmaIsolation", "rdmaIsolation: expected true or false, got null" },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cnispec_error err = { 0 };
+		struct cni_config c;
+		char json[512];
+
+		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
+		assert_int_equal(parse(json, &c, &err), -EINVAL);
+		assert_int_equal(err.code, cases[i].code);
+		assert_string_equal(err.msg, cases[i].msg);
+		assert_string_equal(err.details, cases[i].details);
+	}
+}
+
 static void test_state(void **st)
 {
 	char dir[] = "/tmp/rdmak-cni-state.XXXXXX", path[256];
@@ -161,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_table),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_config_refusals),
 		cmocka_unit_test(test_state),
 	};
 
