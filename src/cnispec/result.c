@@ -6,13 +6,14 @@
  *          scope.
  * Older versions get what they can hold; the attributes they cannot are left out. */
 #include <errno.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "cnispec/cnispec.h"
+#include "dispatch/dispatch.h"
 #include "util/cleanup.h"
 
 #define RESULT_MAX_ITEMS 1024 /* per array: a result is a handful of entries, not a dump */
@@ -365,332 +366,286 @@ int cnispec_result_print(FILE *f, const struct cnispec_result *r, enum cnispec_v
 
 /* ---- from JSON -------------------------------------------------------------------------- */
 
-struct rp {
-	char *why;
-	size_t whylen;
+/* Tables over src/dispatch, one per object. Unknown keys are allowed (results come from other
+ * plugins and newer versions), and null reads as absent. */
+
+static int read_str(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return dispatch_strdup(c, path, v, false, t);
+}
+
+static int read_u32(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	long long u;
+	int e = dispatch_int_range(c, path, v, 0, UINT32_MAX, &u);
+
+	if (e == 0)
+		*(uint32_t *)t = (uint32_t)u;
+	return e;
+}
+
+static int read_addr(struct dispatch_ctx *c, const char *path, const json_t *v, struct cnispec_addr *ret)
+{
+	if (!json_is_string(v))
+		return dispatch_fail(c, path, "expected an IP address string");
+	if (cnispec_addr_parse(json_string_value(v), ret) < 0)
+		return dispatch_fail(c, path, "\"%s\" is not an IP address", json_string_value(v));
+	return 0;
+}
+
+static int read_prefix(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	if (!json_is_string(v))
+		return dispatch_fail(c, path, "expected an address in CIDR notation");
+	if (cnispec_prefix_parse(json_string_value(v), t) < 0)
+		return dispatch_fail(c, path, "\"%s\" is not an address in CIDR notation", json_string_value(v));
+	return 0;
+}
+
+static const struct dispatch_field iface_fields[] = {
+	DISPATCH_FIELD("name", JSON_STRING, read_str, offsetof(struct cnispec_interface, name), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("mac", JSON_STRING, read_str, offsetof(struct cnispec_interface, mac), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("sandbox", JSON_STRING, read_str, offsetof(struct cnispec_interface, sandbox), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("socketPath", JSON_STRING, read_str, offsetof(struct cnispec_interface, socket_path),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("pciID", JSON_STRING, read_str, offsetof(struct cnispec_interface, pci_id), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_u32, offsetof(struct cnispec_interface, mtu), DISPATCH_NULLABLE),
+	{},
 };
 
-__attribute__((format(printf, 3, 4)))
-static int bad(struct rp *p, const char *path, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!p->whylen)
-		return -EINVAL;
-	n = snprintf(p->why, p->whylen, "%s: ", path);
-	if (n < 0 || (size_t)n >= p->whylen)
-		return -EINVAL;
-	va_start(ap, fmt);
-	vsnprintf(p->why + n, p->whylen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static void sub(char *dst, size_t n, const char *base, const char *key, long idx)
-{
-	int l = idx >= 0 ? snprintf(dst, n, "%s.%s[%ld]", base, key, idx) : snprintf(dst, n, "%s.%s", base, key);
-
-	if (l < 0 || (size_t)l >= n)
-		dst[n - 1] = '\0';
-}
-
-static int opt_string(struct rp *p, const char *path, const json_t *o, const char *key, char **ret)
-{
-	const json_t *v = json_object_get(o, key);
-	char sp[256];
-
-	*ret = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	sub(sp, sizeof(sp), path, key, -1);
-	if (!json_is_string(v))
-		return bad(p, sp, "expected a string");
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return bad(p, sp, "contains a NUL byte");
-	*ret = strdup(json_string_value(v));
-	return *ret ? 0 : -ENOMEM;
-}
-
-static int opt_uint(struct rp *p, const char *path, const json_t *o, const char *key, uint32_t *ret, bool *set)
-{
-	const json_t *v = json_object_get(o, key);
-	char sp[256];
-
-	*set = false;
-	if (!v || json_is_null(v))
-		return 0;
-	sub(sp, sizeof(sp), path, key, -1);
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
-		return bad(p, sp, "expected an integer from 0 to 4294967295");
-	*ret = (uint32_t)json_integer_value(v);
-	*set = true;
-	return 0;
-}
-
-static int get_addr(struct rp *p, const char *sp, const json_t *v, struct cnispec_addr *ret)
-{
-	if (!json_is_string(v))
-		return bad(p, sp, "expected an IP address string");
-	if (cnispec_addr_parse(json_string_value(v), ret) < 0)
-		return bad(p, sp, "\"%s\" is not an IP address", json_string_value(v));
-	return 0;
-}
-
-static int get_prefix(struct rp *p, const char *sp, const json_t *v, struct cnispec_prefix *ret)
-{
-	if (!json_is_string(v))
-		return bad(p, sp, "expected an address in CIDR notation");
-	if (cnispec_prefix_parse(json_string_value(v), ret) < 0)
-		return bad(p, sp, "\"%s\" is not an address in CIDR notation", json_string_value(v));
-	return 0;
-}
-
-static const json_t *opt_array(struct rp *p, const char *path, const json_t *o, const char *key, int *e)
-{
-	const json_t *v = json_object_get(o, key);
-	char sp[256];
-
-	*e = 0;
-	if (!v || json_is_null(v))
-		return NULL;
-	sub(sp, sizeof(sp), path, key, -1);
-	if (!json_is_array(v)) {
-		*e = bad(p, sp, "expected an array");
-		return NULL;
-	}
-	if (json_array_size(v) > RESULT_MAX_ITEMS) {
-		*e = bad(p, sp, "more than %d entries", RESULT_MAX_ITEMS);
-		return NULL;
-	}
-	return v;
-}
-
-static int parse_iface(struct rp *p, const char *sp, const json_t *it, struct cnispec_result *r)
+static int read_iface(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx, void *userdata)
 {
 	struct cnispec_interface i = { 0 };
-	uint32_t mtu = 0;
-	bool set;
-	int e;
+	int e = dispatch_run(c, path, it, iface_fields, DISPATCH_UNKNOWN_ALLOW, &i);
 
-	if (!json_is_object(it))
-		return bad(p, sp, "expected an object");
-	if ((e = opt_string(p, sp, it, "name", &i.name)) < 0 || (e = opt_string(p, sp, it, "mac", &i.mac)) < 0 ||
-	    (e = opt_string(p, sp, it, "sandbox", &i.sandbox)) < 0 ||
-	    (e = opt_string(p, sp, it, "socketPath", &i.socket_path)) < 0 ||
-	    (e = opt_string(p, sp, it, "pciID", &i.pci_id)) < 0 || (e = opt_uint(p, sp, it, "mtu", &mtu, &set)) < 0)
-		goto out;
-	i.mtu = mtu;
-	if (!i.name) {
-		e = bad(p, sp, "has no \"name\"");
-		goto out;
-	}
-	e = cnispec_result_add_interface(r, &i, NULL);
-out:
+	(void)idx;
+	if (e == 0 && !i.name)
+		e = dispatch_fail(c, path, "has no \"name\"");
+	if (e == 0)
+		e = cnispec_result_add_interface(userdata, &i, NULL);
 	iface_clear(&i);
 	return e;
 }
 
-static int parse_ip(struct rp *p, const char *sp, const json_t *it, struct cnispec_result *r)
+/* An ip entry, with what its checks need from the result read so far. */
+struct ip_item {
+	struct cnispec_ip ip;
+	size_t n_interfaces;
+};
+
+static int read_ip_gateway(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct cnispec_ip ip = { .interface = -1 };
-	const json_t *v;
-	char kp[256];
-	int e;
+	struct cnispec_ip *ip = &((struct ip_item *)t)->ip;
+	int e = read_addr(c, path, v, &ip->gateway);
 
-	if (!json_is_object(it))
-		return bad(p, sp, "expected an object");
-	sub(kp, sizeof(kp), sp, "address", -1);
-	v = json_object_get(it, "address");
-	if (!v)
-		return bad(p, kp, "missing");
-	if ((e = get_prefix(p, kp, v, &ip.address)) < 0)
+	if (e < 0)
 		return e;
-	v = json_object_get(it, "gateway");
-	if (v && !json_is_null(v)) {
-		sub(kp, sizeof(kp), sp, "gateway", -1);
-		if ((e = get_addr(p, kp, v, &ip.gateway)) < 0)
-			return e;
-		if (ip.gateway.family != ip.address.addr.family)
-			return bad(p, kp, "is not of the address's family");
-		ip.has_gateway = true;
-	}
-	v = json_object_get(it, "interface");
-	if (v && !json_is_null(v)) {
-		sub(kp, sizeof(kp), sp, "interface", -1);
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)r->n_interfaces)
-			return bad(p, kp, "is not the index of an entry of \"interfaces\"");
-		ip.interface = (int)json_integer_value(v);
-	}
-	/* "version" (0.3.x/0.4.0) is derived from the address; a contradiction is an error */
-	v = json_object_get(it, "version");
-	if (v && !json_is_null(v)) {
-		const char *want = ip.address.addr.family == AF_INET ? "4" : "6";
+	if (ip->gateway.family != ip->address.addr.family)
+		return dispatch_fail(c, path, "is not of the address's family");
+	ip->has_gateway = true;
+	return 0;
+}
 
-		sub(kp, sizeof(kp), sp, "version", -1);
-		if (!json_is_string(v) || strcmp(json_string_value(v), want))
-			return bad(p, kp, "does not match the address (expected \"%s\")", want);
-	}
-	return cnispec_result_add_ip(r, &ip);
+static int read_ip_interface(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct ip_item *it = t;
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)it->n_interfaces)
+		return dispatch_fail(c, path, "is not the index of an entry of \"interfaces\"");
+	it->ip.interface = (int)json_integer_value(v);
+	return 0;
+}
+
+/* "version" (0.3.x/0.4.0) is derived from the address; a contradiction is an error */
+static int read_ip_version(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	const char *want = ((struct ip_item *)t)->ip.address.addr.family == AF_INET ? "4" : "6";
+
+	if (!json_is_string(v) || strcmp(json_string_value(v), want))
+		return dispatch_fail(c, path, "does not match the address (expected \"%s\")", want);
+	return 0;
+}
+
+/* address first: the rows below it check against it */
+static const struct dispatch_field ip_fields[] = {
+	DISPATCH_FIELD("address", DISPATCH_ANY, read_prefix, offsetof(struct ip_item, ip.address), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("gateway", DISPATCH_ANY, read_ip_gateway, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("interface", DISPATCH_ANY, read_ip_interface, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("version", DISPATCH_ANY, read_ip_version, 0, DISPATCH_NULLABLE),
+	{},
+};
+
+static int read_ip(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx, void *userdata)
+{
+	struct cnispec_result *r = userdata;
+	struct ip_item item = { .ip = { .interface = -1 }, .n_interfaces = r->n_interfaces };
+	int e = dispatch_run(c, path, it, ip_fields, DISPATCH_UNKNOWN_ALLOW, &item);
+
+	(void)idx;
+	return e < 0 ? e : cnispec_result_add_ip(r, &item.ip);
 }
 
 /* A route's destination is a network (Go's ParseCIDR gives libcni the masked one). */
-static void mask_host_bits(struct cnispec_prefix *p)
+static int read_route_dst(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	unsigned bits = p->addr.family == AF_INET ? 32 : 128;
+	struct cnispec_prefix *p = t;
+	unsigned bits;
+	int e = read_prefix(c, path, v, p);
 
+	if (e < 0)
+		return e;
+	bits = p->addr.family == AF_INET ? 32 : 128;
 	for (unsigned b = p->len; b < bits; b++)
 		p->addr.a[b / 8] &= (uint8_t) ~(0x80u >> (b % 8));
+	return 0;
 }
 
-static int parse_route(struct rp *p, const char *sp, const json_t *it, struct cnispec_result *r)
+static int read_route_gw(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct cnispec_route *rt = t;
+	int e = read_addr(c, path, v, &rt->gw);
+
+	if (e < 0)
+		return e;
+	if (rt->gw.family != rt->dst.addr.family)
+		return dispatch_fail(c, path, "is not of the destination's family");
+	rt->has_gw = true;
+	return 0;
+}
+
+/* 1.1.0's route attributes: a uint32 each, and its bit in rt->set. */
+#define ROUTE_ATTR(member, bit)                                                                      \
+	static int read_route_##member(struct dispatch_ctx *c, const char *path, json_t *v, void *t) \
+	{                                                                                            \
+		struct cnispec_route *rt = t;                                                        \
+                                                                                                     \
+		rt->set |= (bit);                                                                    \
+		return read_u32(c, path, v, &rt->member);                                            \
+	}
+ROUTE_ATTR(mtu, CNISPEC_ROUTE_MTU)
+ROUTE_ATTR(advmss, CNISPEC_ROUTE_ADVMSS)
+ROUTE_ATTR(priority, CNISPEC_ROUTE_PRIORITY)
+ROUTE_ATTR(table, CNISPEC_ROUTE_TABLE)
+ROUTE_ATTR(scope, CNISPEC_ROUTE_SCOPE)
+
+/* dst first: gw checks against it */
+static const struct dispatch_field route_fields[] = {
+	DISPATCH_FIELD("dst", DISPATCH_ANY, read_route_dst, offsetof(struct cnispec_route, dst), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("gw", DISPATCH_ANY, read_route_gw, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_route_mtu, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("advmss", DISPATCH_ANY, read_route_advmss, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("priority", DISPATCH_ANY, read_route_priority, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("table", DISPATCH_ANY, read_route_table, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("scope", DISPATCH_ANY, read_route_scope, 0, DISPATCH_NULLABLE),
+	{},
+};
+
+static int read_route(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx, void *userdata)
 {
 	struct cnispec_route rt = { 0 };
-	const json_t *v;
-	char kp[256];
-	int e;
+	int e = dispatch_run(c, path, it, route_fields, DISPATCH_UNKNOWN_ALLOW, &rt);
 
-	if (!json_is_object(it))
-		return bad(p, sp, "expected an object");
-	sub(kp, sizeof(kp), sp, "dst", -1);
-	v = json_object_get(it, "dst");
-	if (!v)
-		return bad(p, kp, "missing");
-	if ((e = get_prefix(p, kp, v, &rt.dst)) < 0)
-		return e;
-	mask_host_bits(&rt.dst);
-	v = json_object_get(it, "gw");
-	if (v && !json_is_null(v)) {
-		sub(kp, sizeof(kp), sp, "gw", -1);
-		if ((e = get_addr(p, kp, v, &rt.gw)) < 0)
-			return e;
-		if (rt.gw.family != rt.dst.addr.family)
-			return bad(p, kp, "is not of the destination's family");
-		rt.has_gw = true;
-	}
-	for (size_t i = 0; i < ELEMENTSOF(route_attrs); i++) {
-		bool set;
-
-		if ((e = opt_uint(p, sp, it, route_attrs[i].key, (uint32_t *)((char *)&rt + route_attrs[i].off), &set)) < 0)
-			return e;
-		if (set)
-			rt.set |= route_attrs[i].bit;
-	}
-	return cnispec_result_add_route(r, &rt);
+	(void)idx;
+	return e < 0 ? e : cnispec_result_add_route(userdata, &rt);
 }
 
-static int opt_strv(struct rp *p, const char *path, const json_t *o, const char *key, char ***ret)
+static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const json_t *a, *it;
-	char **v;
-	size_t i;
-	int e;
+	return dispatch_strv(c, path, v, RESULT_MAX_ITEMS, false, t);
+}
 
-	*ret = NULL;
-	a = opt_array(p, path, o, key, &e);
-	if (!a)
-		return e;
-	v = calloc(json_array_size(a) + 1, sizeof(char *));
-	if (!v)
-		return -ENOMEM;
-	json_array_foreach(a, i, it) {
-		char sp[256];
+static int read_nameservers(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	char **ns = NULL;
+	int e = read_strv(c, path, v, &ns);
 
-		sub(sp, sizeof(sp), path, key, (long)i);
-		if (!json_is_string(it) || strlen(json_string_value(it)) != json_string_length(it)) {
-			strv_free0(v);
-			return bad(p, sp, "expected a string");
-		}
-		if (!(v[i] = strdup(json_string_value(it)))) {
-			strv_free0(v);
-			return -ENOMEM;
+	for (size_t i = 0; e == 0 && ns[i]; i++) {
+		struct cnispec_addr a;
+		char sp[DISPATCH_PATH_MAX];
+
+		if (cnispec_addr_parse(ns[i], &a) < 0) {
+			dispatch_path_idx(sp, sizeof(sp), path, i);
+			e = dispatch_fail(c, sp, "\"%s\" is not an IP address", ns[i]);
 		}
 	}
-	*ret = v;
+	if (e < 0) {
+		strv_free0(ns);
+		return e;
+	}
+	*(char ***)t = ns;
+	return 0;
+}
+
+static const struct dispatch_field dns_fields[] = {
+	DISPATCH_FIELD("nameservers", JSON_ARRAY, read_nameservers, offsetof(struct cnispec_dns, nameservers),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("domain", JSON_STRING, read_str, offsetof(struct cnispec_dns, domain), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("search", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, search), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("options", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, options), DISPATCH_NULLABLE),
+	{},
+};
+
+static int read_dns(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	struct cnispec_dns d = { 0 };
+	int e = dispatch_run(c, path, v, dns_fields, DISPATCH_UNKNOWN_ALLOW, &d);
+
+	if (e < 0) {
+		cnispec_dns_clear(&d);
+		return e;
+	}
+	*(struct cnispec_dns *)t = d;
 	return 0;
 }
 
 int cnispec_dns_from_json(const json_t *obj, const char *path, struct cnispec_dns *ret, char *why, size_t whylen)
 {
-	struct rp p = { why, whylen };
-	struct cnispec_dns d = { 0 };
-	int e;
+	struct dispatch_ctx c = { .err = why, .errlen = whylen };
 
-	if (!json_is_object(obj))
-		return bad(&p, path, "expected an object");
-	if ((e = opt_strv(&p, path, obj, "nameservers", &d.nameservers)) < 0 ||
-	    (e = opt_string(&p, path, obj, "domain", &d.domain)) < 0 ||
-	    (e = opt_strv(&p, path, obj, "search", &d.search)) < 0 ||
-	    (e = opt_strv(&p, path, obj, "options", &d.options)) < 0) {
-		cnispec_dns_clear(&d);
-		return e;
-	}
-	for (size_t i = 0; d.nameservers && d.nameservers[i]; i++) {
-		struct cnispec_addr a;
-		char sp[256];
-
-		if (cnispec_addr_parse(d.nameservers[i], &a) < 0) {
-			sub(sp, sizeof(sp), path, "nameservers", (long)i);
-			e = bad(&p, sp, "\"%s\" is not an IP address", d.nameservers[i]);
-			cnispec_dns_clear(&d);
-			return e;
-		}
-	}
-	*ret = d;
-	return 0;
+	/* the walker only reads the object: its json_t * is not const for the fn's sake */
+	return read_dns(&c, path, (json_t *)obj, ret);
 }
 
-typedef int (*item_fn)(struct rp *p, const char *sp, const json_t *it, struct cnispec_result *r);
-
-static int parse_list(struct rp *p, const char *path, const json_t *o, const char *key, item_fn fn,
-		      struct cnispec_result *r)
+static int read_interfaces(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const json_t *a, *it;
-	size_t i;
-	int e;
-
-	a = opt_array(p, path, o, key, &e);
-	if (!a)
-		return e;
-	json_array_foreach(a, i, it) {
-		char sp[256];
-
-		sub(sp, sizeof(sp), path, key, (long)i);
-		if ((e = fn(p, sp, it, r)) < 0)
-			return e;
-	}
-	return 0;
+	return dispatch_array(c, path, v, RESULT_MAX_ITEMS, read_iface, t);
 }
+
+static int read_ips(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return dispatch_array(c, path, v, RESULT_MAX_ITEMS, read_ip, t);
+}
+
+static int read_routes(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	return dispatch_array(c, path, v, RESULT_MAX_ITEMS, read_route, t);
+}
+
+/* interfaces first: ips[].interface indexes them */
+static const struct dispatch_field result_fields[] = {
+	DISPATCH_FIELD("interfaces", JSON_ARRAY, read_interfaces, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("ips", JSON_ARRAY, read_ips, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("routes", JSON_ARRAY, read_routes, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("dns", JSON_OBJECT, read_dns, offsetof(struct cnispec_result, dns), DISPATCH_NULLABLE),
+	{},
+};
 
 int cnispec_result_from_json(const json_t *obj, enum cnispec_version v, const char *path, struct cnispec_result **ret,
 			     char *why, size_t whylen)
 {
-	struct rp p = { why, whylen };
+	struct dispatch_ctx c = { .err = why, .errlen = whylen };
 	struct cnispec_result *r;
-	const json_t *dns;
 	int e;
 
 	(void)v; /* every supported version reads the same way; "version" is checked per ip */
 	if (whylen)
 		why[0] = '\0';
 	if (!json_is_object(obj))
-		return bad(&p, path, "expected an object");
+		return dispatch_fail(&c, path, "expected an object, got %s", dispatch_type_name(obj));
 	r = cnispec_result_new();
 	if (!r)
 		return -ENOMEM;
-	/* interfaces first: ips[].interface indexes them */
-	e = parse_list(&p, path, obj, "interfaces", parse_iface, r);
-	if (e == 0)
-		e = parse_list(&p, path, obj, "ips", parse_ip, r);
-	if (e == 0)
-		e = parse_list(&p, path, obj, "routes", parse_route, r);
-	dns = json_object_get(obj, "dns");
-	if (e == 0 && dns && !json_is_null(dns)) {
-		char sp[256];
-
-		sub(sp, sizeof(sp), path, "dns", -1);
-		e = cnispec_dns_from_json(dns, sp, &r->dns, why, whylen);
-	}
+	e = dispatch_run(&c, path, (json_t *)obj, result_fields, DISPATCH_UNKNOWN_ALLOW, r);
 	if (e < 0) {
 		cnispec_result_free(r);
 		return e;

@@ -349,7 +349,7 @@ static void result_bad(const char *text, const char *want)
 
 static void test_result_bad(void **state)
 {
-	result_bad("[]", "prevResult: expected an object");
+	result_bad("[]", "prevResult: expected an object, got an array");
 	result_bad("{\"ips\":[{\"address\":\"10.0.0.1\"}]}",
 		   "prevResult.ips[0].address: \"10.0.0.1\" is not an address in CIDR notation");
 	result_bad("{\"ips\":[{\"version\":\"6\",\"address\":\"10.0.0.1/8\"}]}",
@@ -359,10 +359,18 @@ static void test_result_bad(void **state)
 	result_bad("{\"ips\":[{\"address\":\"10.0.0.1/8\",\"gateway\":\"fd00::1\"}]}",
 		   "prevResult.ips[0].gateway: is not of the address's family");
 	result_bad("{\"routes\":[{\"dst\":\"0.0.0.0/0\",\"table\":-1}]}",
-		   "prevResult.routes[0].table: expected an integer from 0 to 4294967295");
+		   "prevResult.routes[0].table: -1 is out of range (0 to 4294967295)");
+	result_bad("{\"routes\":[{\"dst\":\"0.0.0.0/0\",\"mtu\":\"9000\"}]}",
+		   "prevResult.routes[0].mtu: expected an integer from 0 to 4294967295, got a string");
+	result_bad("{\"routes\":[{\"dst\":\"10.0.0.0/8\",\"gw\":\"fd00::1\"}]}",
+		   "prevResult.routes[0].gw: is not of the destination's family");
+	result_bad("{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":\"10.0.0.1/8\",\"interface\":1}]}",
+		   "prevResult.ips[0].interface: is not the index of an entry of \"interfaces\"");
+	result_bad("{\"ips\":{}}", "prevResult.ips: expected an array, got an object");
 	result_bad("{\"interfaces\":[{\"mac\":\"x\"}]}", "prevResult.interfaces[0]: has no \"name\"");
 	result_bad("{\"dns\":{\"nameservers\":[\"dns.google\"]}}",
 		   "prevResult.dns.nameservers[0]: \"dns.google\" is not an IP address");
+	result_bad("{\"dns\":{\"search\":[\"a\",1]}}", "prevResult.dns.search[1]: expected a string, got an integer");
 }
 
 static void test_route_dst_masked(void **state)
@@ -373,6 +381,29 @@ static void test_route_dst_masked(void **state)
 
 	assert_int_equal(cnispec_result_from_json(o, CNISPEC_V1_1_0, "x", &r, why, sizeof(why)), 0);
 	assert_string_equal(cnispec_prefix_str(&r->routes[0].dst, buf), "10.0.0.0/8");
+	cnispec_result_free(r);
+	json_decref(o);
+}
+
+/* null reads as absent, unknown keys are ignored (results come from newer versions), and a
+ * route attribute that is given is marked set */
+static void test_result_nulls_and_unknown(void **state)
+{
+	json_t *o = json_loads("{\"interfaces\":[{\"name\":\"eth0\",\"mac\":null,\"future\":1}],"
+			       "\"ips\":[{\"address\":\"10.0.0.1/8\",\"gateway\":null,\"interface\":0,\"version\":\"4\"}],"
+			       "\"routes\":[{\"dst\":\"10.0.0.0/8\",\"table\":7,\"mtu\":null}],\"dns\":null,\"x\":{}}",
+			       0, NULL);
+	struct cnispec_result *r = NULL;
+	char why[256];
+
+	assert_int_equal(cnispec_result_from_json(o, CNISPEC_V1_1_0, "x", &r, why, sizeof(why)), 0);
+	assert_int_equal(r->n_interfaces, 1);
+	assert_null(r->interfaces[0].mac);
+	assert_int_equal(r->ips[0].interface, 0);
+	assert_false(r->ips[0].has_gateway);
+	assert_int_equal(r->routes[0].set, CNISPEC_ROUTE_TABLE);
+	assert_int_equal(r->routes[0].table, 7);
+	assert_null(r->dns.nameservers);
 	cnispec_result_free(r);
 	json_decref(o);
 }
@@ -638,7 +669,7 @@ static void test_delegate_errors(void **state)
 	assert_int_equal(cnispec_delegate("junk-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
 			 -EBADMSG);
 	assert_int_equal(err.code, 6);
-	assert_string_equal(err.details, "junk-ipam: result.ips: expected an array");
+	assert_string_equal(err.details, "junk-ipam: result.ips: expected an array, got an integer");
 	/* not on CNI_PATH */
 	assert_int_equal(cnispec_delegate("host-local", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
 			 -ENOENT);
@@ -787,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_result_roundtrip),
 		cmocka_unit_test(test_result_bad),
 		cmocka_unit_test(test_route_dst_masked),
+		cmocka_unit_test(test_result_nulls_and_unknown),
 		cmocka_unit_test(test_conf_envelope),
 		cmocka_unit_test(test_conf_bad),
 		cmocka_unit_test(test_conf_gc_and_version),
