@@ -1,27 +1,86 @@
-/* The request on stdin: the protocol's envelope, checked here; the plugin's own keys handed
- * over in conf->plugin so that each plugin refuses what it does not know, naming the path. */
+/* The request on stdin: the protocol's envelope, a dispatch table checked here; the plugin's
+ * own keys handed over in conf->plugin so that each plugin refuses what it does not know,
+ * naming the path. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cnispec/cnispec.h"
+#include "dispatch/dispatch.h"
 #include "util/cleanup.h"
 
 #define MAX_ATTACHMENTS 1000000 /* a node's worth many times over; past this it is not a list */
 
-/* Keys the protocol defines (SPEC.md section 1 and 3). "cni.dev/" keys are the runtime's. */
-static const char *const envelope_keys[] = {
-	"cniVersion", "cniVersions", "name", "type", "args", "runtimeConfig", "capabilities",
-	"prevResult", "ipam", "dns", "disableCheck", "disableGC",
+/* "name" and "type" (and ipam.type): checked as they are read. */
+static int read_checked(struct dispatch_ctx *d, const char *path, json_t *v, void *t,
+			bool (*valid)(const char *s, const char **why))
+{
+	const char *s, *why;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (!valid(s, &why))
+		return dispatch_fail(d, path, "\"%s\" %s", s, why);
+	*(const char **)t = s;
+	return 0;
+}
+
+static int read_network_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return read_checked(d, path, v, t, cnispec_network_name_valid);
+}
+
+static int read_plugin_type(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return read_checked(d, path, v, t, cnispec_plugin_type_valid);
+}
+
+/* Of "ipam", the protocol reads only the type; the rest is the IPAM plugin's. */
+static const struct dispatch_field ipam_fields[] = {
+	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type, offsetof(struct cnispec_conf, ipam_type), 0),
+	{},
+};
+
+static int read_ipam(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct cnispec_conf *c = t;
+	int r = dispatch_run(d, path, v, ipam_fields, DISPATCH_UNKNOWN_ALLOW, c);
+
+	if (r == 0)
+		c->ipam = v;
+	return r;
+}
+
+/* Keys the protocol defines (SPEC.md section 1 and 3), borrowed from root; the others go to
+ * conf->plugin, except the runtime's "cni.dev/" ones. cniVersion is read first by
+ * parse_version (its refusals are code 1 and come before any other), prevResult once the
+ * version is known. */
+static const struct dispatch_field envelope_fields[] = {
+	DISPATCH_FIELD("cniVersion", JSON_STRING, NULL, offsetof(struct cnispec_conf, cni_version), 0),
+	DISPATCH_FIELD("name", JSON_STRING, read_network_name, offsetof(struct cnispec_conf, name), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type, offsetof(struct cnispec_conf, type), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("args", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, args), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("runtimeConfig", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, runtime_config), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("capabilities", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, capabilities), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("dns", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, dns), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("ipam", JSON_OBJECT, read_ipam, 0, DISPATCH_NULLABLE),
+	DISPATCH_FIELD("prevResult", DISPATCH_ANY, NULL, offsetof(struct cnispec_conf, prev_result_json), DISPATCH_NULLABLE),
+	/* the runtime's, not a plugin's */
+	DISPATCH_IGNORE("cniVersions", NULL),
+	DISPATCH_IGNORE("disableCheck", NULL),
+	DISPATCH_IGNORE("disableGC", NULL),
+	{},
 };
 
 static bool is_envelope_key(const char *k)
 {
 	if (strncmp(k, "cni.dev/", 8) == 0)
 		return true;
-	for (size_t i = 0; i < ELEMENTSOF(envelope_keys); i++)
-		if (strcmp(k, envelope_keys[i]) == 0)
+	for (const struct dispatch_field *f = envelope_fields; f->name; f++)
+		if (strcmp(k, f->name) == 0)
 			return true;
 	return false;
 }
@@ -41,39 +100,28 @@ void cnispec_conf_free(struct cnispec_conf *c)
 	free(c);
 }
 
-#define CONFIG_ERR(err, ...) cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration", __VA_ARGS__)
-
-/* A string member, or NULL when absent; -EINVAL (code 7) when present but not a string. */
-static int opt_str(const json_t *o, const char *key, const char *path, const char **ret, struct cnispec_error *err)
+/* The one place a refusal of the envelope becomes the protocol's error (code 7). */
+static int config_error(const struct dispatch_ctx *d, int r, struct cnispec_error *err)
 {
-	const json_t *v = json_object_get(o, key);
-
-	*ret = NULL;
-	if (!v)
-		return 0;
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-				    "%s%s: expected a string", path, key);
-	*ret = json_string_value(v);
-	return 0;
+	if (r == -ENOMEM)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration", "%s", d->err);
 }
 
-static int opt_object(json_t *o, const char *key, json_t **ret, struct cnispec_error *err)
+/* cniVersion as text, NULL when absent; code 7 when it is not a string. */
+static int read_version_text(struct cnispec_conf *c, struct cnispec_error *err)
 {
-	json_t *v = json_object_get(o, key);
+	char why[CNISPEC_DETAILS_MAX];
+	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why) };
+	json_t *v = json_object_get(c->root, "cniVersion");
+	int r = v ? dispatch_string(&d, "cniVersion", v, false, &c->cni_version) : 0;
 
-	*ret = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_object(v))
-		return CONFIG_ERR(err, "%s: expected an object", key);
-	*ret = v;
-	return 0;
+	return r < 0 ? config_error(&d, r, err) : 0;
 }
 
 static int parse_version(struct cnispec_conf *c, struct cnispec_error *err)
 {
-	int r = opt_str(c->root, "cniVersion", "", &c->cni_version, err);
+	int r = read_version_text(c, err);
 
 	if (r < 0)
 		return r;
@@ -88,48 +136,14 @@ static int parse_version(struct cnispec_conf *c, struct cnispec_error *err)
 	return 0;
 }
 
-static int parse_names(struct cnispec_conf *c, struct cnispec_error *err)
-{
-	const char *why;
-	int r;
-
-	if ((r = opt_str(c->root, "name", "", &c->name, err)) < 0 || (r = opt_str(c->root, "type", "", &c->type, err)) < 0)
-		return r;
-	if (!c->name)
-		return CONFIG_ERR(err, "name: missing");
-	if (!cnispec_network_name_valid(c->name, &why))
-		return CONFIG_ERR(err, "name: \"%s\" %s", c->name, why);
-	if (!c->type)
-		return CONFIG_ERR(err, "type: missing");
-	if (!cnispec_plugin_type_valid(c->type, &why))
-		return CONFIG_ERR(err, "type: \"%s\" %s", c->type, why);
-	return 0;
-}
-
-static int parse_ipam(struct cnispec_conf *c, struct cnispec_error *err)
-{
-	const char *why;
-	int r;
-
-	if ((r = opt_object(c->root, "ipam", &c->ipam, err)) < 0 || !c->ipam)
-		return r;
-	if ((r = opt_str(c->ipam, "type", "ipam.", &c->ipam_type, err)) < 0)
-		return r;
-	if (c->ipam_type && !cnispec_plugin_type_valid(c->ipam_type, &why))
-		return CONFIG_ERR(err, "ipam.type: \"%s\" %s", c->ipam_type, why);
-	return 0;
-}
-
 static int parse_prev_result(struct cnispec_conf *c, struct cnispec_error *err)
 {
 	char why[512];
-	json_t *v = json_object_get(c->root, "prevResult");
 	int r;
 
-	if (!v || json_is_null(v))
+	if (!c->prev_result_json)
 		return 0;
-	c->prev_result_json = v;
-	r = cnispec_result_from_json(v, c->version, "prevResult", &c->prev_result, why, sizeof(why));
+	r = cnispec_result_from_json(c->prev_result_json, c->version, "prevResult", &c->prev_result, why, sizeof(why));
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	if (r < 0)
@@ -137,43 +151,57 @@ static int parse_prev_result(struct cnispec_conf *c, struct cnispec_error *err)
 	return 0;
 }
 
-static int parse_attachments(struct cnispec_conf *c, struct cnispec_error *err)
+static int read_container_id(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	const json_t *a = json_object_get(c->root, "cni.dev/valid-attachments"), *it;
-	const char *K = "cni.dev/valid-attachments";
-	size_t i;
+	const char *s;
+	int r = read_checked(d, path, v, &s, cnispec_container_id_valid);
+
+	return r < 0 ? r : dispatch_strdup(d, path, v, false, t);
+}
+
+static int read_ifname(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char *s;
+	int r = read_checked(d, path, v, &s, cnispec_ifname_valid);
+
+	return r < 0 ? r : dispatch_strdup(d, path, v, false, t);
+}
+
+static const struct dispatch_field attachment_fields[] = {
+	DISPATCH_FIELD("containerID", JSON_STRING, read_container_id, offsetof(struct cnispec_attachment, container_id),
+		       DISPATCH_MANDATORY),
+	DISPATCH_FIELD("ifname", JSON_STRING, read_ifname, offsetof(struct cnispec_attachment, ifname), DISPATCH_MANDATORY),
+	{},
+};
+
+static int read_attachment(struct dispatch_ctx *d, const char *path, json_t *it, size_t i, void *userdata)
+{
+	struct cnispec_conf *c = userdata;
+
+	(void)i;
+	/* counted before it is read, so that cnispec_conf_free frees what a refused one holds */
+	return dispatch_run(d, path, it, attachment_fields, DISPATCH_UNKNOWN_ALLOW,
+			    &c->valid_attachments[c->n_valid_attachments++]);
+}
+
+/* "cni.dev/valid-attachments" (GC): a "cni.dev/" key, the runtime's namespace, read by name
+ * with its path as the spec writes it (a row's path would quote it). */
+static int parse_attachments(struct cnispec_conf *c, struct dispatch_ctx *d)
+{
+	static const char K[] = "cni.dev/valid-attachments";
+	json_t *a = json_object_get(c->root, K);
 
 	if (!a)
 		return 0;
 	if (!json_is_array(a))
-		return CONFIG_ERR(err, "%s: expected an array", K);
+		return dispatch_fail(d, K, "expected an array, got %s", dispatch_type_name(a));
 	if (json_array_size(a) > MAX_ATTACHMENTS)
-		return CONFIG_ERR(err, "%s: more than a million entries", K);
+		return dispatch_fail(d, K, "more than a million entries");
 	c->valid_attachments = calloc(json_array_size(a) + 1, sizeof(*c->valid_attachments));
 	if (!c->valid_attachments)
-		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+		return -ENOMEM;
 	c->has_valid_attachments = true;
-	json_array_foreach(a, i, it) {
-		const json_t *id = json_object_get(it, "containerID"), *ifn = json_object_get(it, "ifname");
-		struct cnispec_attachment *at = &c->valid_attachments[c->n_valid_attachments];
-		const char *why;
-
-		if (!json_is_object(it) || !json_is_string(id) || !json_is_string(ifn))
-			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-					    "%s[%zu]: expected {\"containerID\": string, \"ifname\": string}", K, i);
-		if (!cnispec_container_id_valid(json_string_value(id), &why))
-			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-					    "%s[%zu].containerID: \"%s\" %s", K, i, json_string_value(id), why);
-		if (!cnispec_ifname_valid(json_string_value(ifn), &why))
-			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-					    "%s[%zu].ifname: \"%s\" %s", K, i, json_string_value(ifn), why);
-		at->container_id = strdup(json_string_value(id));
-		at->ifname = strdup(json_string_value(ifn));
-		c->n_valid_attachments++;
-		if (!at->container_id || !at->ifname)
-			return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	}
-	return 0;
+	return dispatch_array(d, K, a, 0, read_attachment, c);
 }
 
 static int split_plugin_keys(struct cnispec_conf *c, struct cnispec_error *err)
@@ -192,14 +220,17 @@ static int split_plugin_keys(struct cnispec_conf *c, struct cnispec_error *err)
 
 static int parse_envelope(struct cnispec_conf *c, struct cnispec_error *err)
 {
+	char why[CNISPEC_DETAILS_MAX];
+	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why) };
 	int r;
 
-	if ((r = parse_names(c, err)) < 0 || (r = opt_object(c->root, "args", &c->args, err)) < 0 ||
-	    (r = opt_object(c->root, "runtimeConfig", &c->runtime_config, err)) < 0 ||
-	    (r = opt_object(c->root, "capabilities", &c->capabilities, err)) < 0 ||
-	    (r = opt_object(c->root, "dns", &c->dns, err)) < 0 || (r = parse_ipam(c, err)) < 0 ||
-	    (r = parse_prev_result(c, err)) < 0 || (r = parse_attachments(c, err)) < 0)
+	r = dispatch_run(&d, "", c->root, envelope_fields, DISPATCH_UNKNOWN_ALLOW, c);
+	if (r < 0)
+		return config_error(&d, r, err);
+	if ((r = parse_prev_result(c, err)) < 0)
 		return r;
+	if ((r = parse_attachments(c, &d)) < 0)
+		return config_error(&d, r, err);
 	return split_plugin_keys(c, err);
 }
 
@@ -227,7 +258,7 @@ int cnispec_conf_parse(const char *buf, size_t len, enum cnispec_cmd cmd, struct
 	}
 	if (cmd == CNISPEC_CMD_VERSION) {
 		/* VERSION reads only cniVersion, and answers even when it is not one we know */
-		r = opt_str(c->root, "cniVersion", "", &c->cni_version, err);
+		r = read_version_text(c, err);
 		if (r == 0 && c->cni_version && cnispec_version_parse(c->cni_version, &c->version) < 0)
 			c->version = CNISPEC_V_LATEST;
 		else if (r == 0 && !c->cni_version)

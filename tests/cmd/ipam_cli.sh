@@ -62,7 +62,7 @@ is "$rc" 2 "gc without --valid: exit 2"
 printf '[{"containerID":"c3"}]' >"$TMP/badvalid.json"
 run "$RDMAK" ipam gc --config "$CFG" --valid "$TMP/badvalid.json"
 is "$rc" 2 "gc with a bad --valid file: exit 2"
-like "$err" 'cni.dev/valid-attachments\[0\]: expected' "naming the entry"
+like "$err" 'cni.dev/valid-attachments\[0\]\.ifname: missing' "naming the entry and its missing key"
 run "$RDMAK" ipam gc --config "$CFG" --valid "$TMP/valid.json" --json
 is "$rc" 0 "gc exits 0"
 printf '%s' "$out" >"$TMP/gc.json"

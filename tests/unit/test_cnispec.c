@@ -414,7 +414,7 @@ static const char req_add[] =
 	"{\"cniVersion\":\"1.1.0\",\"name\":\"rdma-net\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
 	"\"master\":\"ens1f0\",\"ipam\":{\"type\":\"rdmak-ipam\",\"range\":\"10.56.0.0/27\"},"
 	"\"dns\":{\"nameservers\":[\"10.56.0.1\"]},\"runtimeConfig\":{\"deviceID\":\"0000:17:00.2\"},"
-	"\"args\":{\"cni\":{\"x\":1}},\"cni.dev/future\":true,"
+	"\"args\":{\"cni\":{\"x\":1}},\"cni.dev/future\":true,\"disableCheck\":true,\"cniVersions\":[\"1.1.0\"],"
 	"\"prevResult\":{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":\"10.0.0.2/24\",\"interface\":0}]}}";
 
 static void test_conf_envelope(void **state)
@@ -461,14 +461,15 @@ static void test_conf_bad(void **state)
 		 "cniVersion: missing; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
 	conf_bad("{\"cniVersion\":\"0.2.0\",\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 1,
 		 "cniVersion: \"0.2.0\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
-	conf_bad("{\"cniVersion\":1,\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7, "cniVersion: expected a string");
+	conf_bad("{\"cniVersion\":1,\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7,
+		 "cniVersion: expected a string, got an integer");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7, "name: missing");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"a/b\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7,
 		 "name: \"a/b\" may hold only letters, digits, '_', '.' and '-'");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"../t\"}", CNISPEC_CMD_ADD, 7,
 		 "type: \"../t\" must be a file name: no '/', '\\', white space or control characters");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":[]}", CNISPEC_CMD_ADD, 7,
-		 "ipam: expected an object");
+		 "ipam: expected an object, got an array");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":{\"type\":\"a b\"}}", CNISPEC_CMD_ADD, 7,
 		 "ipam.type: \"a b\" must be a file name: no '/', '\\', white space or control characters");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"name\":\"m\"}", CNISPEC_CMD_ADD, 6,
@@ -479,7 +480,14 @@ static void test_conf_bad(void **state)
 		 "[{\"containerID\":\"a\",\"ifname\":\"x/y\"}]}",
 		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].ifname: \"x/y\" may not hold '/', ':' or white space");
 	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[{\"containerID\":1}]}",
-		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0]: expected {\"containerID\": string, \"ifname\": string}");
+		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].containerID: expected a string, got an integer");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[{\"containerID\":\"a\"}]}",
+		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].ifname: missing");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[\"a\"]}",
+		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0]: expected an object, got a string");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"runtimeConfig\":\"x\"}", CNISPEC_CMD_ADD, 7,
+		 "runtimeConfig: expected an object, got a string");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}", CNISPEC_CMD_ADD, 7, "type: missing");
 }
 
 static void test_conf_gc_and_version(void **state)
