@@ -441,13 +441,14 @@ static int explain_print_text(const char *file, enum doc_format fmt, json_t *out
 		const struct mutate_result *mr = &ex[i].mr;
 		const char *at = ex[i].where[0] ? ex[i].where : "pod";
 
-		if (!mr->groups)
-			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at, ANNOTATION_GROUPS,
-				ANNOTATION_GROUPS_SPIDERPOOL);
-		else if (mr->denied && !mr->allow_anyway)
+		/* a refusal first: it can come before the groups are read (review.c does the same) */
+		if (mr->denied && !mr->allow_anyway)
 			fprintf(stderr, "%s: refused: %s\n", at, mr->denied);
 		else if (mr->denied)
 			fprintf(stderr, "%s: admitted unchanged (onError: allow): %s\n", at, mr->denied);
+		else if (!mr->groups)
+			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at, ANNOTATION_GROUPS,
+				ANNOTATION_GROUPS_SPIDERPOOL);
 		else if (mr->n_changes == 0)
 			fprintf(stderr, "%s: groups %s: nothing to add, it has everything already\n", at, mr->groups);
 		else

@@ -101,6 +101,19 @@ is "$rc" 1 "--explain --json on a refused pod exits 1 too"
 printf '%s' "$out" >"$TMP/refused.json"
 is "$(jget "$TMP/refused.json" "[d['allowed'], d['results'][0]['container'], d['results'][0]['patch']]")" '[false, null, []]' "--json: allowed false, no container, no patch"
 is "$(schema_ok webhook-explain.schema.json "$TMP/refused.json")" valid "and matches the schema"
+# issue 16 §2.1: a refusal decided before the groups are read (the two annotations disagree) was
+# printed as "no ... annotation: unchanged" above the refusal
+sed 's/^    cni.spidernet.io\/rdma-resource-inject: gpu-sriov$/&\n    rdmak.io\/rdma-networks: shared-a/' \
+	"$FX/seed004-rdma-tools-pod.yaml" >"$TMP/two.yaml"
+run "$RDMAK" webhook --explain --config "$CFG" "$TMP/two.yaml"
+is "$rc" 1 "--explain on a pod whose two annotations name different groups exits 1"
+is "$err" 'pod: refused: annotations rdmak.io/rdma-networks ("shared-a") and cni.spidernet.io/rdma-resource-inject ("gpu-sriov") name different groups; keep one' \
+	"one line: refused, naming both annotations (nothing says unchanged)"
+is "$out" "" "and prints no pod"
+run "$RDMAK" webhook --explain --json --config "$CFG" "$TMP/two.yaml"
+printf '%s' "$out" >"$TMP/two.json"
+is "$(jget "$TMP/two.json" "[d['allowed'], d['results'][0]['allowed'], d['results'][0]['groups'], d['results'][0]['message'][:11]]")" \
+	'[false, false, null, "annotations"]' "--json: refused, no groups read, the message"
 run "$RDMAK" webhook --explain --config "$CFG" "$TMP/nope.yaml"
 is "$rc" 2 "--explain on a missing file exits 2"
 printf 'apiVersion: v1\nkind: Pod\nspec:\n  containers: [\n' >"$TMP/broken.yaml"
