@@ -617,20 +617,30 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min, un
 	return 0;
 }
 
-/* seconds, with up to three decimals: "10", "0.5" */
+/* Seconds as digits with up to three decimals: "10", "0.5". Read digit by digit, not with
+ * strtod, which takes "nan" (compared false with both bounds, then 0 ms), "inf", "1e1", "0x10"
+ * and leading blanks. */
 static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, unsigned max_ms, unsigned *ret)
 {
-	char *end;
-	double v;
+	unsigned long long ms = 0;
+	const char *p = s;
+	unsigned frac = 0;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v * 1000 < min_ms || v * 1000 > max_ms) {
-		fprintf(stderr, "rdmak webhook: %s: expected %g to %g seconds, got '%s'\n", opt, min_ms / 1000.0,
-			max_ms / 1000.0, s);
+	for (; *p >= '0' && *p <= '9' && ms <= max_ms; p++)
+		ms = ms * 10 + (unsigned long long)(*p - '0');
+	ms *= 1000;
+	if (p != s && *p == '.' && p[1]) {
+		unsigned scale = 100;
+
+		for (p++; *p >= '0' && *p <= '9' && frac < 3; p++, frac++, scale /= 10)
+			ms += (unsigned)(*p - '0') * scale;
+	}
+	if (p == s || *p || ms < min_ms || ms > max_ms) {
+		fprintf(stderr, "rdmak webhook: %s: expected %g to %g seconds (up to three decimals), got '%s'\n", opt,
+			min_ms / 1000.0, max_ms / 1000.0, s);
 		return -EINVAL;
 	}
-	*ret = (unsigned)(v * 1000 + 0.5);
+	*ret = (unsigned)ms;
 	return 0;
 }
 

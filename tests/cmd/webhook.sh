@@ -25,6 +25,16 @@ is "$rc" 2 "a bad --listen exits 2"
 like "$err" "--listen 1.2.3:80: the address is not a numeric IPv4 or IPv6 address" "naming the address"
 run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --request-timeout 0
 is "$rc" 2 "--request-timeout 0 exits 2"
+# issue 16 §2.10: strtod read "nan" as a number that passed both bounds, then 0 ms ("got 0 ms")
+for v in nan inf -1 10x 1e1 0x10 ' 10' 1. .5 0.0001 601; do
+	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --request-timeout "$v"
+	is "$rc" 2 "--request-timeout '$v' exits 2"
+	is "$err" "rdmak webhook: --request-timeout: expected 0.1 to 600 seconds (up to three decimals), got '$v'" \
+		"naming the flag and the value '$v'"
+done
+run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --shutdown-grace nan
+is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 seconds (up to three decimals), got 'nan'" \
+	"--shutdown-grace nan: refused the same way"
 
 # --check
 run "$RDMAK" webhook --check --config "$CFG"
