@@ -26,7 +26,10 @@
 	X(gnutls_privkey_import_x509_raw) X(gnutls_privkey_init) X(gnutls_pubkey_deinit)                   \
 	X(gnutls_pubkey_export2) X(gnutls_pubkey_import_privkey) X(gnutls_pubkey_init) X(gnutls_strerror)  \
 	X(gnutls_x509_crt_deinit) X(gnutls_x509_crt_get_dn3) X(gnutls_x509_crt_get_expiration_time)        \
-	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)
+	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)         \
+	X(gnutls_handshake_set_hook_function) X(gnutls_system_recv_timeout) X(gnutls_transport_get_ptr)    \
+	X(gnutls_transport_set_ptr2) X(gnutls_transport_set_pull_function)                                \
+	X(gnutls_transport_set_pull_timeout_function)
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
 struct http_dl {
@@ -72,6 +75,12 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #define gnutls_x509_crt_get_subject_alt_name HTTP_DL_CALL(gnutls_x509_crt_get_subject_alt_name)
 #define gnutls_x509_crt_import HTTP_DL_CALL(gnutls_x509_crt_import)
 #define gnutls_x509_crt_init HTTP_DL_CALL(gnutls_x509_crt_init)
+#define gnutls_handshake_set_hook_function HTTP_DL_CALL(gnutls_handshake_set_hook_function)
+#define gnutls_system_recv_timeout HTTP_DL_CALL(gnutls_system_recv_timeout)
+#define gnutls_transport_get_ptr HTTP_DL_CALL(gnutls_transport_get_ptr)
+#define gnutls_transport_set_ptr2 HTTP_DL_CALL(gnutls_transport_set_ptr2)
+#define gnutls_transport_set_pull_function HTTP_DL_CALL(gnutls_transport_set_pull_function)
+#define gnutls_transport_set_pull_timeout_function HTTP_DL_CALL(gnutls_transport_set_pull_timeout_function)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

@@ -588,6 +588,7 @@ static void usage(FILE *f)
 	      "      --max-body BYTES       request body limit (default 3145728, the API server's own)\n"
 	      "      --request-timeout S    from a request's first line to its answer (default 10)\n"
 	      "      --idle-timeout S       keep-alive connections idle this long are closed (default 60)\n"
+	      "      --tls-handshake-timeout S  from accept to the end of the TLS handshake (default 5)\n"
 	      "      --max-connections N    default 256\n"
 	      "      --max-connections-per-ip N  default 0 (no limit)\n"
 	      "      --shutdown-grace S     on SIGTERM, time for requests in progress (default 5)\n"
@@ -646,8 +647,8 @@ static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, uns
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_CERT = 256, O_KEY, O_LISTEN, O_WORKERS, O_BODY, O_REQ, O_IDLE, O_CONNS, O_PERIP, O_GRACE, O_EXPLAIN,
-	       O_NS, O_CHECK };
+	enum { O_CERT = 256, O_KEY, O_LISTEN, O_WORKERS, O_BODY, O_REQ, O_IDLE, O_HANDSHAKE, O_CONNS, O_PERIP, O_GRACE,
+	       O_EXPLAIN, O_NS, O_CHECK };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "tls-cert", required_argument, NULL, O_CERT },
@@ -657,6 +658,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "max-body", required_argument, NULL, O_BODY },
 		{ "request-timeout", required_argument, NULL, O_REQ },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "tls-handshake-timeout", required_argument, NULL, O_HANDSHAKE },
 		{ "max-connections", required_argument, NULL, O_CONNS },
 		{ "max-connections-per-ip", required_argument, NULL, O_PERIP },
 		{ "shutdown-grace", required_argument, NULL, O_GRACE },
@@ -709,6 +711,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_uint("--idle-timeout", optarg, 1, 3600, &v) < 0)
 				return -EINVAL;
 			o->lim.idle_timeout_s = (unsigned)v;
+			break;
+		case O_HANDSHAKE:
+			if (parse_seconds_ms("--tls-handshake-timeout", optarg, 100, 60000, &ms) < 0)
+				return -EINVAL;
+			o->lim.handshake_timeout_ms = ms;
 			break;
 		case O_CONNS:
 			if (parse_uint("--max-connections", optarg, 1, 65536, &v) < 0)

@@ -32,6 +32,11 @@ for v in nan inf -1 10x 1e1 0x10 ' 10' 1. .5 0.0001 601; do
 	is "$err" "rdmak webhook: --request-timeout: expected 0.1 to 600 seconds (up to three decimals), got '$v'" \
 		"naming the flag and the value '$v'"
 done
+for v in 0.05 61 nan; do
+	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --tls-handshake-timeout "$v"
+	is "$err" "rdmak webhook: --tls-handshake-timeout: expected 0.1 to 60 seconds (up to three decimals), got '$v'" \
+		"--tls-handshake-timeout '$v' is refused naming the flag"
+done
 run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --shutdown-grace nan
 is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 seconds (up to three decimals), got 'nan'" \
 	"--shutdown-grace nan: refused the same way"
