@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -613,7 +614,7 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type, char *body,
-			     size_t len, const char *allow)
+			     size_t len, const char *allow, bool close)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -633,6 +634,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
 				content_type ? content_type : "text/plain; charset=utf-8");
 	if (allow)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	if (close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -642,7 +645,7 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, con
 {
 	char *b = strdup(text);
 
-	return b ? queue(c, status, NULL, b, strlen(b), allow) : MHD_NO;
+	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST) : MHD_NO;
 }
 
 static const struct http_route *route_find(struct http_server *s, const char *path, const char *method,
@@ -661,13 +664,31 @@ static const struct http_route *route_find(struct http_server *s, const char *pa
 	return NULL;
 }
 
-/* First call for a request (its headers are in): route it and check the announced length. */
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		(*(unsigned *)cls)++;
+	return MHD_YES;
+}
+
+/* First call for a request (its headers are in): check its framing, route it and check the
+ * announced length. */
 static void request_begin(struct http_server *s, struct MHD_Connection *c, const char *url, const char *method,
 			  struct req *rq, const char **allow)
 {
+	unsigned n_cl = 0;
 	const char *cl;
 
 	rq->headers_done = true;
+	/* RFC 9112 6.3: with two lengths the body's end is ambiguous (MHD reads the first, a proxy
+	 * in front may have read the other: request smuggling); 400, and the connection closes */
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
+	if (n_cl > 1) {
+		rq->early_status = MHD_HTTP_BAD_REQUEST;
+		slog(s, HTTP_LOG_INFO, "%s %s from %s: %u Content-Length headers; answered 400 and closed", method, url,
+		     rq->conn ? conn_peer(rq->conn) : "?", n_cl);
+		return;
+	}
 	rq->route = route_find(s, url, method, allow);
 	if (!rq->route) {
 		rq->early_status = *allow ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
@@ -738,7 +759,7 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
 		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
 	}
-	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL);
+	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL, false);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -752,6 +773,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_NO; /* out of memory when the request line came in */
 	if (!rq->headers_done) {
 		request_begin(s, c, url, method, rq, &allow);
+		if (rq->early_status == MHD_HTTP_BAD_REQUEST)
+			return queue_text(c, MHD_HTTP_BAD_REQUEST, "two Content-Length headers\n", NULL);
 		if (rq->early_status == MHD_HTTP_NOT_FOUND)
 			return queue_text(c, MHD_HTTP_NOT_FOUND, "no such path\n", NULL);
 		if (rq->early_status == MHD_HTTP_METHOD_NOT_ALLOWED)

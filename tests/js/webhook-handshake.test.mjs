@@ -4,8 +4,8 @@
 // server's call waiting (the handshake has its own deadline, a new client takes the slot of the
 // oldest connection still in its handshake, and a full server refuses at once rather than
 // leaving the client queued); plain HTTP, TLS 1.0/1.1 and an untrusted certificate are closed
-// with a line saying why. Times are measured and printed; the assertions are on what happened
-// and in what order, with bounds far from the real ones.
+// with a line saying why; two Content-Length headers are a 400. Times are measured and printed;
+// the assertions are on what happened and in what order, with bounds far from the real ones.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -180,5 +180,24 @@ test('plain HTTP, TLS 1.0 and 1.1, and a client that does not trust the certific
 	assert.equal(s.logs.filter((l) => /webhook info: closed a connection/.test(l)).length, 4);
 	const ok = await post(s.port, pki.ca, seedReview());
 	assert.equal(ok.status, 200);
+	await stopClean(s);
+});
+
+test('two Content-Length headers: 400, and the connection closes (RFC 9112 6.3)', async () => {
+	const s = await start([]);
+	const body = JSON.stringify(seedReview());
+	for (const second of [String(Buffer.byteLength(body)), '2']) {
+		const sock = await tlsConnect(s.port);
+		let text = '';
+		sock.on('data', (d) => { text += d.toString(); });
+		const closed = new Promise((resolve) => sock.on('close', () => resolve(true)));
+		sock.on('error', () => {});
+		sock.write(`POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+			`Content-Length: ${second}\r\n\r\n${body}`);
+		assert.equal(await Promise.race([closed, sleep(10000).then(() => false)]), true, 'closed');
+		assert.match(text, /^HTTP\/1\.1 400 /);
+		assert.match(text, /two Content-Length headers/);
+	}
+	await s.waitLog(/POST \/mutate from 127\.0\.0\.1: 2 Content-Length headers; answered 400 and closed/);
 	await stopClean(s);
 });
