@@ -113,6 +113,7 @@ struct http_server {
 
 	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused;
 	atomic_uint inflight;
+	atomic_bool closing; /* MHD_stop_daemon closes the connections left: no reasons to log */
 };
 
 /* GnuTLS's certificate callback carries no user pointer: the one server of the process. */
@@ -532,7 +533,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		s->open_cut--;
 	pairs_collect(s);
 	pthread_mutex_unlock(&s->lock);
-	if (!k->cut && !k->handshake_done)
+	if (!k->cut && !k->handshake_done && !atomic_load(&s->closing))
 		log_failed_handshake(s, k);
 	free(k);
 	*socket_context = NULL;
@@ -968,6 +969,7 @@ void http_server_stop(struct http_server *s, unsigned grace_ms)
 		while (atomic_load(&s->inflight) > 0 && now_ms() < until)
 			usleep(10000);
 	}
+	atomic_store(&s->closing, true);
 	MHD_stop_daemon(s->mhd);
 	s->mhd = NULL;
 	if (s->reaper_running) {
