@@ -20,13 +20,17 @@
 #define HTTP_DL_MHD_FUNCS(X)                                                                              \
 	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
 	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
-	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)
+	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)                \
+	X(MHD_get_connection_values)
 #define HTTP_DL_GNUTLS_FUNCS(X)                                                                           \
 	X(gnutls_pcert_deinit) X(gnutls_pcert_list_import_x509_raw) X(gnutls_privkey_deinit)               \
 	X(gnutls_privkey_import_x509_raw) X(gnutls_privkey_init) X(gnutls_pubkey_deinit)                   \
 	X(gnutls_pubkey_export2) X(gnutls_pubkey_import_privkey) X(gnutls_pubkey_init) X(gnutls_strerror)  \
 	X(gnutls_x509_crt_deinit) X(gnutls_x509_crt_get_dn3) X(gnutls_x509_crt_get_expiration_time)        \
-	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)
+	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)         \
+	X(gnutls_handshake_set_hook_function) X(gnutls_system_recv_timeout) X(gnutls_transport_get_ptr)    \
+	X(gnutls_transport_set_ptr2) X(gnutls_transport_set_pull_function)                                \
+	X(gnutls_transport_set_pull_timeout_function)
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
 struct http_dl {
@@ -56,6 +60,7 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #define MHD_quiesce_daemon HTTP_DL_CALL(MHD_quiesce_daemon)
 #define MHD_start_daemon HTTP_DL_CALL(MHD_start_daemon)
 #define MHD_stop_daemon HTTP_DL_CALL(MHD_stop_daemon)
+#define MHD_get_connection_values HTTP_DL_CALL(MHD_get_connection_values)
 #define gnutls_pcert_deinit HTTP_DL_CALL(gnutls_pcert_deinit)
 #define gnutls_pcert_list_import_x509_raw HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
 #define gnutls_privkey_deinit HTTP_DL_CALL(gnutls_privkey_deinit)
@@ -72,6 +77,12 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #define gnutls_x509_crt_get_subject_alt_name HTTP_DL_CALL(gnutls_x509_crt_get_subject_alt_name)
 #define gnutls_x509_crt_import HTTP_DL_CALL(gnutls_x509_crt_import)
 #define gnutls_x509_crt_init HTTP_DL_CALL(gnutls_x509_crt_init)
+#define gnutls_handshake_set_hook_function HTTP_DL_CALL(gnutls_handshake_set_hook_function)
+#define gnutls_system_recv_timeout HTTP_DL_CALL(gnutls_system_recv_timeout)
+#define gnutls_transport_get_ptr HTTP_DL_CALL(gnutls_transport_get_ptr)
+#define gnutls_transport_set_ptr2 HTTP_DL_CALL(gnutls_transport_set_ptr2)
+#define gnutls_transport_set_pull_function HTTP_DL_CALL(gnutls_transport_set_pull_function)
+#define gnutls_transport_set_pull_timeout_function HTTP_DL_CALL(gnutls_transport_set_pull_timeout_function)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

@@ -4,10 +4,14 @@
  *
  * What it promises, whatever the clients do:
  *   - a fixed number of worker threads, each serving its share of the connections;
- *   - at most limits.max_connections connections (and max_per_ip from one address);
+ *   - at most limits.max_connections connections (and max_per_ip from one address); when they
+ *     are all taken, a new connection closes the oldest one still in its TLS handshake, or is
+ *     closed at once when none is: never left waiting in the listen queue, where one client
+ *     holding every slot with sockets that never start TLS would block all the others;
  *   - request line and headers within limits.header_max bytes, bodies within limits.body_max
  *     (413 past it, before the handler runs);
- *   - every connection makes progress or is closed: limits.idle_timeout_s between requests,
+ *   - every connection makes progress or is closed: limits.handshake_timeout_ms from accept to
+ *     the end of the TLS handshake, limits.idle_timeout_s between requests,
  *     limits.request_timeout_ms from a request's first line to the end of its answer (a slow
  *     writer or a slow reader is cut there), and idle + request timeout for the first line of
  *     the next request (a client trickling it byte by byte);
@@ -55,6 +59,7 @@ struct http_limits {
 	size_t header_max;           /* bytes of request line + headers (per connection memory) */
 	unsigned idle_timeout_s;     /* a keep-alive connection idle this long is closed */
 	unsigned request_timeout_ms; /* see above */
+	unsigned handshake_timeout_ms; /* from accept to the end of the TLS handshake; 100..60000 */
 	unsigned max_connections;
 	unsigned max_per_ip;         /* 0: no limit */
 };
@@ -77,7 +82,7 @@ struct http_server_config {
 #define HTTP_DEFAULT_LIMITS                                                                              \
 	((struct http_limits){ .workers = 4, .body_max = 3u << 20, .header_max = 32u << 10,               \
 			       .idle_timeout_s = 60, .request_timeout_ms = 10000, .max_connections = 256, \
-			       .max_per_ip = 0 })
+			       .max_per_ip = 0, .handshake_timeout_ms = 5000 })
 
 /* Parse "ADDR:PORT" as http_server_config.listen takes it; -EINVAL with a reason in why. */
 int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, const char **why);
@@ -101,7 +106,9 @@ const char *http_server_tls_summary(const struct http_server *s);
 struct http_stats {
 	uint64_t connections;   /* accepted since start */
 	uint64_t requests;      /* answered */
-	uint64_t cut;           /* connections closed for being too slow */
+	uint64_t cut;           /* connections closed for being too slow (a handshake past its
+				 * timeout, or still in it when a new client needed the slot) */
+	uint64_t refused;       /* closed at accept: every slot taken by a connection past its handshake */
 	unsigned open;          /* connections now */
 	unsigned tls_retired;   /* superseded key pairs still held by their connections */
 };

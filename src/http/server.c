@@ -14,6 +14,20 @@
  * Deadlines. MHD's own timeout is an idle timeout, which a client sending one byte every few
  * seconds never meets. A reaper thread holds every connection to a wall-clock deadline (see
  * http.h) and shuts its socket down when it passes; MHD then closes it as if the peer had.
+ * The first deadline is the handshake's: the end of it is GnuTLS's hook on the client's
+ * Finished message, set on each session when MHD announces the connection.
+ *
+ * The connection limit. At its limit MHD stops polling the listening socket, and new clients
+ * wait in the kernel's queue, neither served nor refused: a client holding every slot with
+ * sockets that never start TLS blocked all admission for the idle timeout. MHD's own limit is
+ * set well above ours, and ours is kept when MHD announces a connection: the oldest connection
+ * still in its handshake is closed to make room, or, when every one is past it, the new one
+ * is. Either way MHD sees a socket shut down and frees it on its next turn.
+ *
+ * Failed handshakes. MHD logs them as one sentence without the client or the reason. GnuTLS
+ * reads each connection through our pull function, which keeps the first bytes the client
+ * sent: enough to tell plain HTTP, a TLS 1.0/1.1 client and another failure apart, logged with
+ * the client's address when MHD closes the connection.
  * The connection list is under the same lock as the pairs, and MHD's CLOSED notice (which
  * unlinks it) comes before MHD closes the descriptor, so the reaper never shuts down a
  * descriptor number that was reused.
@@ -35,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,15 +61,21 @@
 
 #define PEM_MAX (1u << 20)
 #define REAPER_TICK_MS 100
+#define LIMIT_LOG_MS 1000 /* at most one line a second about the connection limit */
 
 struct conn {
 	struct conn *prev, *next;
 	int fd;
 	struct tls_pair *pair; /* pinned */
-	int64_t deadline_ms;   /* CLOCK_MONOTONIC */
+	int64_t started_ms, deadline_ms; /* CLOCK_MONOTONIC */
 	bool cut;
 	bool in_request;
+	bool handshake_done;
 	char peer[64];
+	/* the client's first bytes (the TLS record header and the ClientHello's version): the
+	 * connection's worker thread alone writes and reads them */
+	unsigned char first[11];
+	size_t n_first;
 };
 
 struct req {
@@ -77,18 +98,22 @@ struct http_server {
 	char *cert_file, *key_file;
 	uint16_t port;
 
-	pthread_mutex_t lock; /* conns, pairs */
+	pthread_mutex_t lock; /* conns, pairs, the counts below */
 	struct conn *conns;
 	struct tls_pair *oldest, *current;
 	uint64_t gen;
 	unsigned open;
+	unsigned open_cut;       /* of them, shut down by us and not yet closed by MHD */
+	int64_t limit_logged_ms; /* the last line about the connection limit */
+	unsigned limit_quiet;    /* events since that line, not logged */
 
 	pthread_t reaper;
 	pthread_cond_t wake;
 	bool reaper_running, stopping;
 
-	atomic_uint_fast64_t n_connections, n_requests, n_cut;
+	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused;
 	atomic_uint inflight;
+	atomic_bool closing; /* MHD_stop_daemon closes the connections left: no reasons to log */
 };
 
 /* GnuTLS's certificate callback carries no user pointer: the one server of the process. */
@@ -284,6 +309,165 @@ const char *http_server_tls_summary(const struct http_server *s)
 
 /* ---- connections ------------------------------------------------------------------------- */
 
+/* Shut a connection's socket down (lock held): MHD sees the peer gone and closes it. */
+static void conn_cut(struct http_server *s, struct conn *k)
+{
+	k->cut = true;
+	s->open_cut++;
+	if (k->fd >= 0)
+		shutdown(k->fd, SHUT_RDWR);
+}
+
+static const char *conn_peer(const struct conn *k)
+{
+	return k->peer[0] ? k->peer : "?";
+}
+
+/* GnuTLS reads the socket through this for the connection's life (the transport's receive
+ * pointer is the connection; the sending side keeps the descriptor and GnuTLS's own writer). */
+static ssize_t conn_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+	struct conn *k = ptr;
+	ssize_t n = recv(k->fd, buf, len, 0);
+
+	if (n > 0 && k->n_first < sizeof(k->first)) {
+		size_t m = sizeof(k->first) - k->n_first;
+
+		if ((size_t)n < m)
+			m = (size_t)n;
+		memcpy(k->first + k->n_first, buf, m);
+		k->n_first += m;
+	}
+	return n;
+}
+
+static int conn_pull_timeout(gnutls_transport_ptr_t ptr, unsigned ms)
+{
+	const struct conn *k = ptr;
+
+	return gnutls_system_recv_timeout((gnutls_transport_ptr_t)(intptr_t)k->fd, ms);
+}
+
+/* The client's Finished message: the handshake is over (TLS 1.2 and 1.3 alike, the server
+ * receives it last); the connection now has the idle + request timeout for its first request. */
+static int on_handshake_message(gnutls_session_t session, unsigned htype, unsigned when, unsigned incoming,
+				const gnutls_datum_t *msg)
+{
+	struct http_server *s = the_server;
+	struct conn *k = gnutls_transport_get_ptr(session);
+
+	if (!s || !k || htype != GNUTLS_HANDSHAKE_FINISHED || !incoming)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	if (!k->handshake_done && !k->in_request)
+		k->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+	k->handshake_done = true;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static void conn_watch_tls(struct MHD_Connection *c, struct conn *k)
+{
+	const union MHD_ConnectionInfo *ti = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session = ti ? ti->tls_session : NULL;
+
+	if (!session || k->fd < 0) {
+		k->handshake_done = true; /* unseen: held to the idle + request timeout only */
+		return;
+	}
+	gnutls_transport_set_ptr2(session, k, (gnutls_transport_ptr_t)(intptr_t)k->fd);
+	gnutls_transport_set_pull_function(session, conn_pull);
+	gnutls_transport_set_pull_timeout_function(session, conn_pull_timeout);
+	gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST, on_handshake_message);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void log_limit(struct http_server *s, const char *fmt, ...)
+{
+	int64_t now = now_ms();
+	char msg[384];
+	va_list ap;
+
+	/* a flood of connections is one line a second, not one per connection */
+	if (s->limit_logged_ms && now - s->limit_logged_ms < LIMIT_LOG_MS) {
+		s->limit_quiet++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->limit_quiet)
+		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s (and %u more since the last line)",
+		     s->lim.max_connections, msg, s->limit_quiet);
+	else
+		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s", s->lim.max_connections, msg);
+	s->limit_logged_ms = now;
+	s->limit_quiet = 0;
+}
+
+/* A new connection k, not yet in the list (lock held): keep the limit. A slot goes to a client
+ * that has done its handshake before one that has not: the oldest connection still in its
+ * handshake makes room, else the new one is closed at once. */
+static void make_room(struct http_server *s, struct conn *k)
+{
+	struct conn *oldest = NULL;
+
+	if (s->open - s->open_cut < s->lim.max_connections)
+		return;
+	for (struct conn *o = s->conns; o; o = o->next)
+		if (!o->cut && !o->handshake_done)
+			oldest = o; /* newest first: the last one found is the oldest */
+	if (oldest) {
+		conn_cut(s, oldest);
+		atomic_fetch_add(&s->n_cut, 1);
+		log_limit(s, "closed a connection from %s still in its TLS handshake after %lld ms, for one from %s",
+			  conn_peer(oldest), (long long)(now_ms() - oldest->started_ms), conn_peer(k));
+		return;
+	}
+	conn_cut(s, k);
+	atomic_fetch_add(&s->n_refused, 1);
+	log_limit(s, "refused a connection from %s: every connection is past its TLS handshake", conn_peer(k));
+}
+
+/* MHD closes a connection whose handshake failed with one sentence and neither the client nor
+ * the reason: say both. Plain HTTP and old TLS are what a misconfigured client sends. */
+static void log_failed_handshake(struct http_server *s, const struct conn *k)
+{
+	static const char *const old[] = { "SSL 3.0", "TLS 1.0", "TLS 1.1" };
+	const unsigned char *b = k->first;
+	char text[sizeof(k->first) + 1];
+	bool printable = true;
+	unsigned version;
+
+	if (k->n_first == 0) {
+		/* a TCP probe (kubelet's tcpSocket, a load balancer's check) */
+		slog(s, HTTP_LOG_DEBUG, "a connection from %s closed before its TLS handshake began", conn_peer(k));
+		return;
+	}
+	if (b[0] != 0x16) { /* not a TLS handshake record */
+		for (size_t i = 0; i < k->n_first; i++) {
+			printable &= b[i] >= 0x20 && b[i] < 0x7f;
+			text[i] = (char)b[i];
+		}
+		text[k->n_first] = '\0';
+		if (printable)
+			slog(s, HTTP_LOG_INFO, "closed a connection from %s: plain HTTP on the HTTPS port (it began \"%s\")",
+			     conn_peer(k), text);
+		else
+			slog(s, HTTP_LOG_INFO, "closed a connection from %s: not TLS (its first byte is 0x%02x)", conn_peer(k),
+			     b[0]);
+		return;
+	}
+	/* record header (5 bytes), handshake type 1 ClientHello, length (3), client_version */
+	version = k->n_first >= 11 && b[5] == 1 ? (unsigned)b[9] << 8 | b[10] : 0;
+	if (version >= 0x0300 && version < 0x0303)
+		slog(s, HTTP_LOG_INFO, "closed a connection from %s: its client offers %s at most; this server speaks "
+				       "TLS 1.2 and 1.3", conn_peer(k), old[version - 0x0300]);
+	else
+		slog(s, HTTP_LOG_INFO, "closed a connection from %s: TLS handshake failed (a client that does not trust "
+				       "this certificate, a wrong caBundle, ends here too)", conn_peer(k));
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
@@ -313,11 +497,15 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
 			snprintf(k->peer, sizeof(k->peer), "%s", ip);
 		}
+		conn_watch_tls(c, k);
 		pthread_mutex_lock(&s->lock);
 		k->pair = s->current;
 		k->pair->refs++;
-		/* the TLS handshake and the first request line */
-		k->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+		k->started_ms = now_ms();
+		k->deadline_ms = k->started_ms + (k->handshake_done ? (int64_t)s->lim.idle_timeout_s * 1000 +
+									    s->lim.request_timeout_ms
+								  : (int64_t)s->lim.handshake_timeout_ms);
+		make_room(s, k);
 		k->next = s->conns;
 		if (s->conns)
 			s->conns->prev = k;
@@ -341,8 +529,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		k->next->prev = k->prev;
 	k->pair->refs--;
 	s->open--;
+	if (k->cut)
+		s->open_cut--;
 	pairs_collect(s);
 	pthread_mutex_unlock(&s->lock);
+	if (!k->cut && !k->handshake_done && !atomic_load(&s->closing))
+		log_failed_handshake(s, k);
 	free(k);
 	*socket_context = NULL;
 }
@@ -359,12 +551,12 @@ static void *reaper_main(void *arg)
 		for (struct conn *k = s->conns; k; k = k->next) {
 			if (k->cut || k->deadline_ms > now || k->fd < 0)
 				continue;
-			k->cut = true;
-			shutdown(k->fd, SHUT_RDWR);
+			conn_cut(s, k);
 			atomic_fetch_add(&s->n_cut, 1);
-			slog(s, HTTP_LOG_INFO, "closed a connection from %s: %s", k->peer[0] ? k->peer : "?",
-			     k->in_request ? "its request took longer than the request timeout"
-					   : "no request line within the idle + request timeout");
+			slog(s, HTTP_LOG_INFO, "closed a connection from %s: %s", conn_peer(k),
+			     k->in_request	   ? "its request took longer than the request timeout"
+			     : !k->handshake_done ? "no TLS handshake within the handshake timeout"
+						   : "no request line within the idle + request timeout");
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += REAPER_TICK_MS * 1000000L;
@@ -423,7 +615,7 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type, char *body,
-			     size_t len, const char *allow)
+			     size_t len, const char *allow, bool close)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -443,6 +635,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
 				content_type ? content_type : "text/plain; charset=utf-8");
 	if (allow)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	if (close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -452,7 +646,7 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, con
 {
 	char *b = strdup(text);
 
-	return b ? queue(c, status, NULL, b, strlen(b), allow) : MHD_NO;
+	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST) : MHD_NO;
 }
 
 static const struct http_route *route_find(struct http_server *s, const char *path, const char *method,
@@ -471,13 +665,31 @@ static const struct http_route *route_find(struct http_server *s, const char *pa
 	return NULL;
 }
 
-/* First call for a request (its headers are in): route it and check the announced length. */
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		(*(unsigned *)cls)++;
+	return MHD_YES;
+}
+
+/* First call for a request (its headers are in): check its framing, route it and check the
+ * announced length. */
 static void request_begin(struct http_server *s, struct MHD_Connection *c, const char *url, const char *method,
 			  struct req *rq, const char **allow)
 {
+	unsigned n_cl = 0;
 	const char *cl;
 
 	rq->headers_done = true;
+	/* RFC 9112 6.3: with two lengths the body's end is ambiguous (MHD reads the first, a proxy
+	 * in front may have read the other: request smuggling); 400, and the connection closes */
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
+	if (n_cl > 1) {
+		rq->early_status = MHD_HTTP_BAD_REQUEST;
+		slog(s, HTTP_LOG_INFO, "%s %s from %s: %u Content-Length headers; answered 400 and closed", method, url,
+		     rq->conn ? conn_peer(rq->conn) : "?", n_cl);
+		return;
+	}
 	rq->route = route_find(s, url, method, allow);
 	if (!rq->route) {
 		rq->early_status = *allow ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_NOT_FOUND;
@@ -548,7 +760,7 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
 		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
 	}
-	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL);
+	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL, false);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -562,6 +774,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_NO; /* out of memory when the request line came in */
 	if (!rq->headers_done) {
 		request_begin(s, c, url, method, rq, &allow);
+		if (rq->early_status == MHD_HTTP_BAD_REQUEST)
+			return queue_text(c, MHD_HTTP_BAD_REQUEST, "two Content-Length headers\n", NULL);
 		if (rq->early_status == MHD_HTTP_NOT_FOUND)
 			return queue_text(c, MHD_HTTP_NOT_FOUND, "no such path\n", NULL);
 		if (rq->early_status == MHD_HTTP_METHOD_NOT_ALLOWED)
@@ -609,6 +823,7 @@ void http_server_stats(struct http_server *s, struct http_stats *ret)
 	ret->connections = atomic_load(&s->n_connections);
 	ret->requests = atomic_load(&s->n_requests);
 	ret->cut = atomic_load(&s->n_cut);
+	ret->refused = atomic_load(&s->n_refused);
 }
 
 static int limits_check(const struct http_limits *l, char *err, size_t errlen)
@@ -623,6 +838,8 @@ static int limits_check(const struct http_limits *l, char *err, size_t errlen)
 		snprintf(err, errlen, "idle timeout: expected 1 to 3600 s, got %u", l->idle_timeout_s);
 	else if (l->request_timeout_ms < 100 || l->request_timeout_ms > 600000)
 		snprintf(err, errlen, "request timeout: expected 0.1 to 600 s, got %u ms", l->request_timeout_ms);
+	else if (l->handshake_timeout_ms < 100 || l->handshake_timeout_ms > 60000)
+		snprintf(err, errlen, "handshake timeout: expected 0.1 to 60 s, got %u ms", l->handshake_timeout_ms);
 	else if (l->max_connections < 1 || l->max_connections > 65536)
 		snprintf(err, errlen, "connection limit: expected 1 to 65536, got %u", l->max_connections);
 	else
@@ -706,7 +923,9 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback },
 			/* TLS 1.2 and 1.3 only: the API server speaks both */
 			{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
-			{ MHD_OPTION_CONNECTION_LIMIT, s->lim.max_connections, NULL },
+			/* ours is kept in make_room(); MHD's, above it, only bounds the sockets
+			 * shut down and not yet freed (each worker thread gets its share) */
+			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->lim.max_connections * 2 + s->lim.workers, NULL },
 			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->lim.max_per_ip, NULL },
 			{ MHD_OPTION_CONNECTION_TIMEOUT, s->lim.idle_timeout_s, NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->lim.header_max, NULL },
@@ -750,6 +969,7 @@ void http_server_stop(struct http_server *s, unsigned grace_ms)
 		while (atomic_load(&s->inflight) > 0 && now_ms() < until)
 			usleep(10000);
 	}
+	atomic_store(&s->closing, true);
 	MHD_stop_daemon(s->mhd);
 	s->mhd = NULL;
 	if (s->reaper_running) {

@@ -20,9 +20,13 @@ struct mutate_result {
 	size_t n_changes;
 	char **warnings;     /* strv: for the API server's `warnings` (short: it may cut past 120 chars) */
 	size_t n_warnings;
-	char *denied;        /* NULL, or why the pod cannot be mutated correctly, naming the group or field */
+	char *denied;        /* NULL, or why the pod cannot be mutated correctly, naming the group or field;
+			      * it may come before the groups are read (then groups is NULL): a pod
+			      * with denied set is refused or, allow_anyway, admitted with a warning,
+			      * never taken for one that did not opt in */
 	bool allow_anyway;   /* onError: allow; admit it unchanged and say `denied` as a warning */
-	char *groups;        /* the groups the pod asked for, NULL when it did not opt in */
+	char *groups;        /* the groups the pod asked for, NULL when it did not opt in or they
+			      * could not be read (see denied) */
 	char *container;     /* the container that got the resources and settings */
 };
 

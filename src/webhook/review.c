@@ -249,17 +249,16 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 	if (r < 0)
 		return r;
 	o->warnings = mr->warnings;
-	if (!mr->groups) {
-		o->verdict = VERDICT_ALLOW;
-		o->level = REVIEW_LOG_DEBUG;
-		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label, ANNOTATION_GROUPS) < 0 ? -ENOMEM : 0;
-	}
+	/* A refusal comes first: it may have been decided before the groups were read (two
+	 * annotations that disagree, metadata or annotations of the wrong type), and such a pod
+	 * asked for RDMA, or may have: admitting it as "not ours" would start it without. */
 	if (mr->denied && !mr->allow_anyway) {
 		o->verdict = VERDICT_DENY;
 		o->level = REVIEW_LOG_WARNING;
 		if (asprintf(&o->message, "rdmak webhook: %s", mr->denied) < 0)
 			return -ENOMEM;
-		return asprintf(&o->summary, "%s: refused (groups %s): %s", label, mr->groups, mr->denied) < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "%s: refused%s%s%s: %s", label, mr->groups ? " (groups " : "",
+				mr->groups ? mr->groups : "", mr->groups ? ")" : "", mr->denied) < 0 ? -ENOMEM : 0;
 	}
 	o->verdict = VERDICT_ALLOW;
 	o->level = REVIEW_LOG_INFO;
@@ -270,8 +269,13 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 		    strv_push(&mr->warnings, &mr->n_warnings, w) < 0)
 			return -ENOMEM;
 		o->warnings = mr->warnings;
-		return asprintf(&o->summary, "%s: admitted unchanged (groups %s, onError allow): %s", label, mr->groups,
+		return asprintf(&o->summary, "%s: admitted unchanged (%s%s%sonError allow): %s", label,
+				mr->groups ? "groups " : "", mr->groups ? mr->groups : "", mr->groups ? ", " : "",
 				mr->denied) < 0 ? -ENOMEM : 0;
+	}
+	if (!mr->groups) {
+		o->level = REVIEW_LOG_DEBUG;
+		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label, ANNOTATION_GROUPS) < 0 ? -ENOMEM : 0;
 	}
 	o->patch = patch_diff(rv->object, mr->pod);
 	if (!o->patch)

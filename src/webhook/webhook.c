@@ -441,13 +441,14 @@ static int explain_print_text(const char *file, enum doc_format fmt, json_t *out
 		const struct mutate_result *mr = &ex[i].mr;
 		const char *at = ex[i].where[0] ? ex[i].where : "pod";
 
-		if (!mr->groups)
-			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at, ANNOTATION_GROUPS,
-				ANNOTATION_GROUPS_SPIDERPOOL);
-		else if (mr->denied && !mr->allow_anyway)
+		/* a refusal first: it can come before the groups are read (review.c does the same) */
+		if (mr->denied && !mr->allow_anyway)
 			fprintf(stderr, "%s: refused: %s\n", at, mr->denied);
 		else if (mr->denied)
 			fprintf(stderr, "%s: admitted unchanged (onError: allow): %s\n", at, mr->denied);
+		else if (!mr->groups)
+			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at, ANNOTATION_GROUPS,
+				ANNOTATION_GROUPS_SPIDERPOOL);
 		else if (mr->n_changes == 0)
 			fprintf(stderr, "%s: groups %s: nothing to add, it has everything already\n", at, mr->groups);
 		else
@@ -587,6 +588,7 @@ static void usage(FILE *f)
 	      "      --max-body BYTES       request body limit (default 3145728, the API server's own)\n"
 	      "      --request-timeout S    from a request's first line to its answer (default 10)\n"
 	      "      --idle-timeout S       keep-alive connections idle this long are closed (default 60)\n"
+	      "      --tls-handshake-timeout S  from accept to the end of the TLS handshake (default 5)\n"
 	      "      --max-connections N    default 256\n"
 	      "      --max-connections-per-ip N  default 0 (no limit)\n"
 	      "      --shutdown-grace S     on SIGTERM, time for requests in progress (default 5)\n"
@@ -616,27 +618,37 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min, un
 	return 0;
 }
 
-/* seconds, with up to three decimals: "10", "0.5" */
+/* Seconds as digits with up to three decimals: "10", "0.5". Read digit by digit, not with
+ * strtod, which takes "nan" (compared false with both bounds, then 0 ms), "inf", "1e1", "0x10"
+ * and leading blanks. */
 static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, unsigned max_ms, unsigned *ret)
 {
-	char *end;
-	double v;
+	unsigned long long ms = 0;
+	const char *p = s;
+	unsigned frac = 0;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v * 1000 < min_ms || v * 1000 > max_ms) {
-		fprintf(stderr, "rdmak webhook: %s: expected %g to %g seconds, got '%s'\n", opt, min_ms / 1000.0,
-			max_ms / 1000.0, s);
+	for (; *p >= '0' && *p <= '9' && ms <= max_ms; p++)
+		ms = ms * 10 + (unsigned long long)(*p - '0');
+	ms *= 1000;
+	if (p != s && *p == '.' && p[1]) {
+		unsigned scale = 100;
+
+		for (p++; *p >= '0' && *p <= '9' && frac < 3; p++, frac++, scale /= 10)
+			ms += (unsigned)(*p - '0') * scale;
+	}
+	if (p == s || *p || ms < min_ms || ms > max_ms) {
+		fprintf(stderr, "rdmak webhook: %s: expected %g to %g seconds (up to three decimals), got '%s'\n", opt,
+			min_ms / 1000.0, max_ms / 1000.0, s);
 		return -EINVAL;
 	}
-	*ret = (unsigned)(v * 1000 + 0.5);
+	*ret = (unsigned)ms;
 	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_CERT = 256, O_KEY, O_LISTEN, O_WORKERS, O_BODY, O_REQ, O_IDLE, O_CONNS, O_PERIP, O_GRACE, O_EXPLAIN,
-	       O_NS, O_CHECK };
+	enum { O_CERT = 256, O_KEY, O_LISTEN, O_WORKERS, O_BODY, O_REQ, O_IDLE, O_HANDSHAKE, O_CONNS, O_PERIP, O_GRACE,
+	       O_EXPLAIN, O_NS, O_CHECK };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "tls-cert", required_argument, NULL, O_CERT },
@@ -646,6 +658,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "max-body", required_argument, NULL, O_BODY },
 		{ "request-timeout", required_argument, NULL, O_REQ },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "tls-handshake-timeout", required_argument, NULL, O_HANDSHAKE },
 		{ "max-connections", required_argument, NULL, O_CONNS },
 		{ "max-connections-per-ip", required_argument, NULL, O_PERIP },
 		{ "shutdown-grace", required_argument, NULL, O_GRACE },
@@ -698,6 +711,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_uint("--idle-timeout", optarg, 1, 3600, &v) < 0)
 				return -EINVAL;
 			o->lim.idle_timeout_s = (unsigned)v;
+			break;
+		case O_HANDSHAKE:
+			if (parse_seconds_ms("--tls-handshake-timeout", optarg, 100, 60000, &ms) < 0)
+				return -EINVAL;
+			o->lim.handshake_timeout_ms = ms;
 			break;
 		case O_CONNS:
 			if (parse_uint("--max-connections", optarg, 1, 65536, &v) < 0)

@@ -25,6 +25,21 @@ is "$rc" 2 "a bad --listen exits 2"
 like "$err" "--listen 1.2.3:80: the address is not a numeric IPv4 or IPv6 address" "naming the address"
 run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --request-timeout 0
 is "$rc" 2 "--request-timeout 0 exits 2"
+# issue 16 §2.10: strtod read "nan" as a number that passed both bounds, then 0 ms ("got 0 ms")
+for v in nan inf -1 10x 1e1 0x10 ' 10' 1. .5 0.0001 601; do
+	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --request-timeout "$v"
+	is "$rc" 2 "--request-timeout '$v' exits 2"
+	is "$err" "rdmak webhook: --request-timeout: expected 0.1 to 600 seconds (up to three decimals), got '$v'" \
+		"naming the flag and the value '$v'"
+done
+for v in 0.05 61 nan; do
+	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --tls-handshake-timeout "$v"
+	is "$err" "rdmak webhook: --tls-handshake-timeout: expected 0.1 to 60 seconds (up to three decimals), got '$v'" \
+		"--tls-handshake-timeout '$v' is refused naming the flag"
+done
+run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --shutdown-grace nan
+is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 seconds (up to three decimals), got 'nan'" \
+	"--shutdown-grace nan: refused the same way"
 
 # --check
 run "$RDMAK" webhook --check --config "$CFG"
@@ -101,6 +116,19 @@ is "$rc" 1 "--explain --json on a refused pod exits 1 too"
 printf '%s' "$out" >"$TMP/refused.json"
 is "$(jget "$TMP/refused.json" "[d['allowed'], d['results'][0]['container'], d['results'][0]['patch']]")" '[false, null, []]' "--json: allowed false, no container, no patch"
 is "$(schema_ok webhook-explain.schema.json "$TMP/refused.json")" valid "and matches the schema"
+# issue 16 §2.1: a refusal decided before the groups are read (the two annotations disagree) was
+# printed as "no ... annotation: unchanged" above the refusal
+sed 's/^    cni.spidernet.io\/rdma-resource-inject: gpu-sriov$/&\n    rdmak.io\/rdma-networks: shared-a/' \
+	"$FX/seed004-rdma-tools-pod.yaml" >"$TMP/two.yaml"
+run "$RDMAK" webhook --explain --config "$CFG" "$TMP/two.yaml"
+is "$rc" 1 "--explain on a pod whose two annotations name different groups exits 1"
+is "$err" 'pod: refused: annotations rdmak.io/rdma-networks ("shared-a") and cni.spidernet.io/rdma-resource-inject ("gpu-sriov") name different groups; keep one' \
+	"one line: refused, naming both annotations (nothing says unchanged)"
+is "$out" "" "and prints no pod"
+run "$RDMAK" webhook --explain --json --config "$CFG" "$TMP/two.yaml"
+printf '%s' "$out" >"$TMP/two.json"
+is "$(jget "$TMP/two.json" "[d['allowed'], d['results'][0]['allowed'], d['results'][0]['groups'], d['results'][0]['message'][:11]]")" \
+	'[false, false, null, "annotations"]' "--json: refused, no groups read, the message"
 run "$RDMAK" webhook --explain --config "$CFG" "$TMP/nope.yaml"
 is "$rc" 2 "--explain on a missing file exits 2"
 printf 'apiVersion: v1\nkind: Pod\nspec:\n  containers: [\n' >"$TMP/broken.yaml"

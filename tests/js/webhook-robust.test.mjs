@@ -142,6 +142,9 @@ test('--max-connections: one more connection is refused, served again once one c
 	const s = await start(['--max-connections', '3']);
 	const held = [];
 	for (let k = 0; k < 3; k++) held.push(await rawTls(s.port));
+	// the server's handshake ends when it reads the client's Finished, a moment after the
+	// client's secureConnect; until then the connection is one a new client may replace
+	await sleep(300);
 	await assert.rejects(post(s.port, pki.ca, seedReview(), { timeout: 5000 }));
 	held.pop().destroy();
 	await sleep(200);

@@ -690,6 +690,73 @@ static void test_review(void **state)
 	json_decref(pod);
 }
 
+/* Issue 16 §2.1: a refusal decided before the groups are read (the two annotations disagree,
+ * metadata or annotations of the wrong type, an annotation value that is not a string) was
+ * admitted as "no annotation, unchanged", unlogged. It is refused and logged at warning level;
+ * with onError: allow it is admitted with the reason as a warning, logged at info. */
+static void test_review_refused_before_groups(void **state)
+{
+	static const struct {
+		const char *pod, *why;
+	} cases[] = {
+		{ "{\"metadata\": {\"name\": \"p\", \"annotations\": {\"rdmak.io/rdma-networks\": \"shared-a\", "
+		  "\"cni.spidernet.io/rdma-resource-inject\": \"gpu-sriov\"}}, \"spec\": {\"containers\": [{\"name\": \"a\"}]}}",
+		  "annotations rdmak.io/rdma-networks (\"shared-a\") and cni.spidernet.io/rdma-resource-inject (\"gpu-sriov\") "
+		  "name different groups; keep one" },
+		{ "{\"metadata\": \"rdmak.io/rdma-networks=shared-a\", \"spec\": {\"containers\": [{\"name\": \"a\"}]}}",
+		  "metadata: expected an object, got a string" },
+		{ "{\"metadata\": {\"name\": \"p\", \"annotations\": [\"rdmak.io/rdma-networks\", \"shared-a\"]}, "
+		  "\"spec\": {\"containers\": [{\"name\": \"a\"}]}}",
+		  "metadata.annotations: expected an object, got an array" },
+		{ "{\"metadata\": {\"name\": \"p\", \"annotations\": {\"rdmak.io/rdma-networks\": [\"shared-a\"]}}, "
+		  "\"spec\": {\"containers\": [{\"name\": \"a\"}]}}",
+		  "metadata.annotations[\"rdmak.io/rdma-networks\"]: expected a string, got an array" },
+	};
+	static const char allow_cfg[] = "{\"onError\": \"allow\", \"groups\": {\"shared-a\": {\"resources\": "
+					"{\"rdma/shared_a\": 1}}, \"gpu-sriov\": {\"resources\": {\"rdma/vf\": 1}}}}";
+	struct webhook_config *allow = NULL;
+	char err[256], msg[512];
+
+	assert_int_equal(webhook_config_parse(allow_cfg, strlen(allow_cfg), &allow, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *pod = parse(cases[i].pod), *doc, *resp;
+		char *body = review_of(pod, "admission.k8s.io/v1", "CREATE", "Pod");
+		struct review_answer a;
+
+		doc = answer(body, 200, &a);
+		resp = json_object_get(doc, "response");
+		if (!json_is_false(json_object_get(resp, "allowed")))
+			fail_msg("case %zu admitted: %s (log: %s)", i, a.body, a.summary);
+		snprintf(msg, sizeof(msg), "rdmak webhook: %s", cases[i].why);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(resp, "status"), "message")), msg);
+		assert_null(json_object_get(resp, "patch"));
+		assert_int_equal(a.level, REVIEW_LOG_WARNING);
+		snprintf(msg, sizeof(msg), ": refused: %s", cases[i].why);
+		if (!strstr(a.summary, msg))
+			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
+		json_decref(doc);
+		review_answer_clear(&a);
+
+		/* onError: allow (the top level's: no group was read) admits it unchanged, saying why */
+		assert_int_equal(review_handle(allow, body, strlen(body), &a), 0);
+		doc = json_loads(a.body, 0, NULL);
+		resp = json_object_get(doc, "response");
+		assert_true(json_is_true(json_object_get(resp, "allowed")));
+		assert_null(json_object_get(resp, "patch"));
+		snprintf(msg, sizeof(msg), "rdmak webhook: %s; admitted unchanged (onError: allow)", cases[i].why);
+		assert_string_equal(json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)), msg);
+		assert_int_equal(a.level, REVIEW_LOG_INFO);
+		snprintf(msg, sizeof(msg), ": admitted unchanged (onError allow): %s", cases[i].why);
+		if (!strstr(a.summary, msg))
+			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
+		json_decref(doc);
+		review_answer_clear(&a);
+		free(body);
+		json_decref(pod);
+	}
+	webhook_config_free(allow);
+}
+
 static void test_review_bad(void **state)
 {
 	static const struct {
@@ -759,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_quantity_count),
 		cmocka_unit_test(test_patch_diff),
 		cmocka_unit_test(test_review),
+		cmocka_unit_test(test_review_refused_before_groups),
 		cmocka_unit_test(test_review_bad),
 		cmocka_unit_test(test_base64),
 	};
