@@ -88,6 +88,21 @@ static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *
 	return 0;
 }
 
+/* ADD and CHECK without the pod's namespace: gone (code 3), or a path that is something else,
+ * named as what it is (code 4: the runtime gave a wrong CNI_NETNS). DEL and GC take both as
+ * gone, since there is nothing in them to undo. */
+static int pod_missing(const char *netns, struct cnispec_error *err)
+{
+	const char *what = NULL;
+	int r = nl_netns_describe(netns, &what);
+
+	if (r == 1)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
+				    "CNI_NETNS %s is %s, not a network namespace (nsfs)", netns, what);
+	return cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
+			    "CNI_NETNS %s: no such network namespace", netns);
+}
+
 static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const char *ifname, struct cnispec_error *err)
 {
 	int r;
@@ -227,8 +242,7 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	if ((r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
-				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		r = pod_missing(req->env->netns, err);
 		goto out;
 	}
 	if ((r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
@@ -394,8 +408,7 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
-				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		r = pod_missing(req->env->netns, err);
 		goto out;
 	}
 	for (size_t i = 0; i < prev->n_interfaces && !pi; i++)
