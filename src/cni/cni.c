@@ -385,6 +385,10 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	if (c.st && !keep)
 		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
+	/* what an ADD killed while writing the record left, with or without a record */
+	if (run_cfg.link == CNI_LINK_HOSTDEV &&
+	    (r = cni_state_tidy(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, NULL)) < 0)
+		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id, c.ifname, strerror(-r));
 	r = first;
 out:
 	ctx_close(&c);
@@ -513,6 +517,17 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	if (done)
 		log_info("GC: gave back %zu stale attachment(s)", done);
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		size_t tidied = 0;
+
+		/* records half-written by killed ADDs (cni_state_list skips their names) */
+		r = cni_state_tidy(run_cfg.state_dir, req->conf->name, NULL, NULL, &tidied);
+		if (r < 0)
+			log_warning("GC: removing stale temp files in %s/%s: %s", run_cfg.state_dir, req->conf->name,
+				    strerror(-r));
+		if (tidied)
+			log_info("GC: removed %zu temp file(s) of killed writers", tidied);
+	}
 	/* IPAM's own reservations: passed on whatever happened above */
 	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_GC, NULL, &e)) < 0 && !first) {
 		first = r;
