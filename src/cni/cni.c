@@ -237,6 +237,11 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	size_t idx;
 	int ifindex = 0, r;
 
+	/* IP= is for the IPAM plugin, which gets CNI_ARGS as they are; without one, the address
+	 * asked for would silently not be given */
+	if (req->env->ip && !req->conf->ipam_type)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_ARGS",
+				    "IP=%s: network %s has no ipam to give an address", req->env->ip, req->conf->name);
 	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = open_pod(&c, req->env->netns, err)) < 0)
