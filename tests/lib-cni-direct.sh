@@ -17,11 +17,13 @@ direct_requirements() {
 }
 
 # cni CMD ID IFNAME NETNS CONF [VAR=VALUE...]: the plugin in the host netns, the configuration
-# (a file or a JSON string) on stdin, a clean environment; $out $err $rc as lib.sh's run
+# (a file or a JSON string) on stdin, a clean environment; $out $err $rc as lib.sh's run.
+# With CNI_TIMEOUT=SECONDS set, a plugin still running then is killed (rc 124): for the
+# cases that once hung.
 cni() {
 	local cmd=$1 id=$2 ifname=$3 netns=$4 conf=$5; shift 5
 	[ -f "$conf" ] || { printf '%s' "$conf" >"$TMP/conf.json"; conf="$TMP/conf.json"; }
-	run ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="$ifname" \
+	run ${CNI_TIMEOUT:+timeout "$CNI_TIMEOUT"} ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="$ifname" \
 		CNI_NETNS="$netns" CNI_PATH="$CNIP" "$@" "$PLUGIN" <"$conf"
 }
 

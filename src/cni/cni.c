@@ -88,6 +88,21 @@ static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *
 	return 0;
 }
 
+/* ADD and CHECK without the pod's namespace: gone (code 3), or a path that is something else,
+ * named as what it is (code 4: the runtime gave a wrong CNI_NETNS). DEL and GC take both as
+ * gone, since there is nothing in them to undo. */
+static int pod_missing(const char *netns, struct cnispec_error *err)
+{
+	const char *what = NULL;
+	int r = nl_netns_describe(netns, &what);
+
+	if (r == 1)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
+				    "CNI_NETNS %s is %s, not a network namespace (nsfs)", netns, what);
+	return cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
+			    "CNI_NETNS %s: no such network namespace", netns);
+}
+
 static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const char *ifname, struct cnispec_error *err)
 {
 	int r;
@@ -222,13 +237,17 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	size_t idx;
 	int ifindex = 0, r;
 
+	/* IP= is for the IPAM plugin, which gets CNI_ARGS as they are; without one, the address
+	 * asked for would silently not be given */
+	if (req->env->ip && !req->conf->ipam_type)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_ARGS",
+				    "IP=%s: network %s has no ipam to give an address", req->env->ip, req->conf->name);
 	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
-				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		r = pod_missing(req->env->netns, err);
 		goto out;
 	}
 	if ((r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
@@ -371,6 +390,10 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	if (c.st && !keep)
 		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
+	/* what an ADD killed while writing the record left, with or without a record */
+	if (run_cfg.link == CNI_LINK_HOSTDEV &&
+	    (r = cni_state_tidy(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, NULL)) < 0)
+		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id, c.ifname, strerror(-r));
 	r = first;
 out:
 	ctx_close(&c);
@@ -394,8 +417,7 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
-				 "CNI_NETNS %s: no such network namespace", req->env->netns);
+		r = pod_missing(req->env->netns, err);
 		goto out;
 	}
 	for (size_t i = 0; i < prev->n_interfaces && !pi; i++)
@@ -500,6 +522,17 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 	}
 	if (done)
 		log_info("GC: gave back %zu stale attachment(s)", done);
+	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+		size_t tidied = 0;
+
+		/* records half-written by killed ADDs (cni_state_list skips their names) */
+		r = cni_state_tidy(run_cfg.state_dir, req->conf->name, NULL, NULL, &tidied);
+		if (r < 0)
+			log_warning("GC: removing stale temp files in %s/%s: %s", run_cfg.state_dir, req->conf->name,
+				    strerror(-r));
+		if (tidied)
+			log_info("GC: removed %zu temp file(s) of killed writers", tidied);
+	}
 	/* IPAM's own reservations: passed on whatever happened above */
 	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_GC, NULL, &e)) < 0 && !first) {
 		first = r;

@@ -183,6 +183,9 @@ int cni_state_save(const char *dir, const char *network, const char *id, const c
 		   const struct cni_state *st);
 int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret);
 int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname);
+/* Remove the temp files that writers killed in cni_state_save() left (of one attachment, or
+ * with id NULL of the whole network), never one a live writer holds. *ret_removed may be NULL. */
+int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname, size_t *ret_removed);
 /* The records of a network: parallel arrays of container IDs and ifnames (strv). */
 int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
 /* Parse a record's text (the fuzzer's other entry). */

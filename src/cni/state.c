@@ -209,6 +209,26 @@ int cni_state_remove(const char *dir, const char *network, const char *id, const
 	return 0;
 }
 
+int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname, size_t *ret_removed)
+{
+	char key[CNISPEC_CONTAINER_ID_MAX + 20];
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	if (ret_removed)
+		*ret_removed = 0;
+	if (id && (r = key_name(id, ifname, key, sizeof(key))) < 0)
+		return r;
+	r = net_dir(dir, network, false, &dfd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	/* an ADD killed inside cni_state_save leaves its temp file; one still being written is
+	 * locked by its live writer and stays (util/fileio.h says how) */
+	return fileio_remove_stale_temps_at(dfd, id ? key : NULL, ret_removed);
+}
+
 int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
 {
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;

@@ -144,6 +144,10 @@ struct cnispec_env {
 	const char *pod_name;
 	const char *pod_uid;
 	const char *pod_infra_container_id;
+	/* IP=: the address asked for (checked to be one), NULL when absent or empty */
+	const char *ip;
+	/* IgnoreUnknown=1|true: keys other than the ones above pass; without it they are refused */
+	bool ignore_unknown;
 };
 
 /* Read the CNI variables from envp ("NAME=value" strings, like environ). Required per command

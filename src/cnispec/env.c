@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cnispec/cnispec.h"
 #include "k8s/names.h"
@@ -160,6 +161,69 @@ static void pod_args(struct cnispec_env *env, struct problems *p)
 		problem(p, "CNI_ARGS", "K8S_POD_INFRA_CONTAINER_ID \"%s\" is not a container ID", env->pod_infra_container_id);
 }
 
+/* The CNI_ARGS keys rdmak's plugins read: the pod's identity (what CRI runtimes and Multus
+ * pass), IP (host-local's requested address, honoured by rdmak-ipam and passed on by rdmak-cni
+ * to its IPAM plugin) and IgnoreUnknown. As libcni's types.LoadArgs has it for the reference
+ * plugins, any other key is refused unless IgnoreUnknown is 1 or true: a key the plugin does
+ * not read is a request it would silently not honour. Keys match exactly, as Go's field names. */
+static const char *const known_args[] = {
+	"IgnoreUnknown", "IP", "K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_INFRA_CONTAINER_ID", "K8S_POD_UID",
+};
+
+static bool arg_known(const char *key)
+{
+	for (size_t i = 0; i < sizeof(known_args) / sizeof(known_args[0]); i++)
+		if (!strcmp(key, known_args[i]))
+			return true;
+	return false;
+}
+
+/* IgnoreUnknown's value, as libcni's UnmarshallableBool reads it: 1 or true, 0 or false, any
+ * case; 1 true, 0 false, -EINVAL for anything else. */
+static int bool_arg(const char *v)
+{
+	if (!strcasecmp(v, "1") || !strcasecmp(v, "true"))
+		return 1;
+	if (!strcasecmp(v, "0") || !strcasecmp(v, "false"))
+		return 0;
+	return -EINVAL;
+}
+
+static void args_check(struct cnispec_env *env, struct problems *p)
+{
+	const char *ignore = cnispec_env_arg(env, "IgnoreUnknown");
+	char unknown[256] = "";
+	size_t n = 0;
+	int b = 0;
+
+	if (ignore && (b = bool_arg(ignore)) < 0)
+		problem(p, "CNI_ARGS", "IgnoreUnknown \"%s\" is not 1, true, 0 or false", ignore);
+	env->ignore_unknown = b > 0;
+	env->ip = cnispec_env_arg(env, "IP");
+	if (env->ip && !*env->ip)
+		env->ip = NULL; /* "IP=": none, as Go's net.IP reads an empty text */
+	if (env->ip) {
+		struct cnispec_addr a;
+
+		if (cnispec_addr_parse(env->ip, &a) < 0)
+			problem(p, "CNI_ARGS", "IP \"%s\" is not an IP address", env->ip);
+	}
+	if (env->ignore_unknown)
+		return;
+	for (size_t i = 0; i < env->n_arg; i++) {
+		size_t l = strlen(unknown);
+
+		if (arg_known(env->arg[i].key))
+			continue;
+		if (n++ < 8)
+			snprintf(unknown + l, sizeof(unknown) - l, "%s%s", l ? ", " : "", env->arg[i].key);
+	}
+	if (n)
+		problem(p, "CNI_ARGS", "unknown key%s %s%s (known: IP, K8S_POD_NAMESPACE, K8S_POD_NAME, "
+			"K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID; IgnoreUnknown=1 lets others pass)", n > 1 ? "s" : "",
+			unknown, n > 8 ? ", ..." : "");
+}
+
 /* Copy a variable; "" counts as unset (the spec makes all of them non-empty when given). */
 static int take(char *const *envp, const char *name, char **ret)
 {
@@ -217,6 +281,7 @@ static int parse_into(char *const *envp, struct cnispec_env *env, struct problem
 		if (r < 0)
 			return r;
 		pod_args(env, p);
+		args_check(env, p);
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
  * read.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -585,6 +586,71 @@ static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, cons
 	return full_error(set, used, err);
 }
 
+/* Where o->requested comes from: the set and range that can hand it out (ipam_range_usable:
+ * within its bounds, not excluded, not its gateway, network or broadcast address). Refused
+ * before the store is touched when there is none. */
+static int requested_range(const struct ipam_config *c, const struct cnispec_addr *want, size_t *ret_set,
+			   int *ret_range, ipam_u128 *ret_addr, struct cnispec_error *err)
+{
+	char a[CNISPEC_PREFIX_STRLEN];
+	ipam_u128 v = ipam_u128_from_addr(want);
+	const char *in = NULL;
+
+	for (size_t i = 0; i < c->n_sets; i++)
+		for (size_t j = 0; j < c->sets[i].n; j++) {
+			const struct ipam_range *rg = &c->sets[i].r[j];
+
+			if (rg->family != want->family)
+				continue;
+			if (ipam_range_usable(rg, v)) {
+				*ret_set = i;
+				*ret_range = (int)j;
+				*ret_addr = v;
+				return 0;
+			}
+			if (!in && ipam_prefix_contains(&rg->subnet, want))
+				in = rg->text;
+		}
+	cnispec_addr_str(want, a);
+	if (in)
+		return cnispec_fail(err, -EINVAL, IPAM_E_REQUESTED, "the requested address cannot be given",
+				    "IP=%s in CNI_ARGS: %s does not hand it out (outside its bounds, excluded, its gateway, "
+				    "or its network or broadcast address)", a, in);
+	return cnispec_fail(err, -EINVAL, IPAM_E_REQUESTED, "the requested address cannot be given",
+			    "IP=%s in CNI_ARGS lies in no range of network %s", a, c->network);
+}
+
+/* Claim the requested address (want in set's range j): 1 held, 0 someone else holds it (err
+ * says who), <0 store error. The same claim primitive as any allocation, so the address is
+ * unique whichever the store; the cursor stays where it was. */
+static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set, int j, ipam_u128 want,
+			   const char *value, struct held *h, struct cnispec_error *err)
+{
+	const struct ipam_range *rg = &set->r[j];
+	_cleanup_free_ char *owner = NULL;
+	char a[CNISPEC_PREFIX_STRLEN];
+	json_t *v;
+	int r = s->ops.claim(s, rg->pool, ipam_range_addr_str(rg, want, a), value);
+
+	if (r != 0) {
+		if (r == 1)
+			*h = (struct held){ .have = true, .range = j, .addr = want, .made_now = true };
+		return r;
+	}
+	if (s->ops.get(s, rg->pool, a, &owner) == 1 && (v = json_loads(owner, 0, NULL))) {
+		const char *cid = json_string_value(json_object_get(v, "containerID"));
+		const char *ifn = json_string_value(json_object_get(v, "ifname"));
+
+		cnispec_fail(err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
+			     "IP=%s in CNI_ARGS: claimed by %s:%s", a, cid ? cid : "?", ifn ? ifn : "?");
+		json_decref(v);
+		return 0;
+	}
+	cnispec_fail(err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
+		     "IP=%s in CNI_ARGS: claimed by another attachment", a);
+	return 0;
+}
+
 static int build_result(const struct ipam_config *c, const struct held *held, struct cnispec_result **ret)
 {
 	struct cnispec_result *res = NULL;
@@ -656,11 +722,16 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	struct record rec = { 0 };
 	struct scan sc = { 0 };
 	bool complete = true;
+	size_t want_set = SIZE_MAX;
+	int want_range = -1;
+	ipam_u128 want = 0;
 	char key[300];
 	int r;
 
 	if (!value)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (o->requested && (r = requested_range(c, o->requested, &want_set, &want_range, &want, err)) < 0)
+		return r;
 	make_key(key, sizeof(key), o->container_id, o->ifname);
 	r = record_read(s, c->network, key, &rec);
 	if (r == 1) {
@@ -676,16 +747,31 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	free(sc.f);
 	if (r < 0)
 		return ipam_store_fail(s, r, false, err);
+	/* a retried ADD gets what it has; an attachment holding another address than the one now
+	 * asked for keeps it (DEL gives it back): refused, nothing released */
+	if (want_set < c->n_sets && held[want_set].have &&
+	    (held[want_set].range != want_range || held[want_set].addr != want)) {
+		const struct ipam_range *rg = &c->sets[want_set].r[held[want_set].range];
+		char a[CNISPEC_PREFIX_STRLEN], h[CNISPEC_PREFIX_STRLEN];
+
+		ipam_range_addr_str(&c->sets[want_set].r[want_range], want, a);
+		return cnispec_fail(err, -EEXIST, IPAM_E_REQUESTED, "the requested address cannot be given",
+				    "IP=%s in CNI_ARGS: attachment %s already holds %s", a, key,
+				    ipam_range_addr_str(rg, held[want_set].addr, h));
+	}
 	for (size_t i = 0; i < c->n_sets; i++) {
 		if (held[i].have)
 			continue;
 		complete = false;
-		r = alloc_set(s, &c->sets[i], value, &held[i], err);
+		if (i == want_set)
+			r = claim_requested(s, &c->sets[i], want_range, want, value, &held[i], err);
+		else
+			r = alloc_set(s, &c->sets[i], value, &held[i], err);
 		if (r <= 0) {
 			if (r < 0)
 				ipam_store_fail(s, r, false, err);
 			rollback(s, c, key, o, held);
-			return r < 0 ? r : -ENOSPC;
+			return r < 0 ? r : i == want_set ? -EADDRINUSE : -ENOSPC;
 		}
 	}
 	if (!complete && (r = write_complete(s, c, key, held)) < 0) {

@@ -17,6 +17,7 @@
 enum {
 	IPAM_E_EXHAUSTED = 110, /* no free address in a range set */
 	IPAM_E_CHECK = 111,     /* CHECK: the reservation is missing or differs */
+	IPAM_E_REQUESTED = 112, /* ADD: the address IP= asked for cannot be given */
 };
 
 typedef unsigned __int128 ipam_u128;
@@ -101,6 +102,9 @@ struct ipam_owner {
 	const char *pod_namespace; /* NULL when the runtime gave none */
 	const char *pod_name;
 	const char *pod_uid;
+	/* IP= in CNI_ARGS: exactly this address, from the range set that hands it out, or a
+	 * refusal (code 112); NULL: any address. */
+	const struct cnispec_addr *requested;
 };
 
 /* ADD: the attachment's addresses, one per range set; the same ones again when it already

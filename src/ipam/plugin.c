@@ -54,7 +54,13 @@ static int add(const struct cnispec_request *req, struct cnispec_result **ret, s
 	const struct cnispec_env *e = req->env;
 	struct ipam_owner o = { .container_id = e->container_id, .ifname = e->ifname, .pod_namespace = e->pod_namespace,
 				.pod_name = e->pod_name, .pod_uid = e->pod_uid };
-	int r = ipam_add(P.store, P.cfg, &o, ret, err);
+	struct cnispec_addr want;
+	int r;
+
+	/* IP= (the environment checked it is an address) */
+	if (e->ip && cnispec_addr_parse(e->ip, &want) == 0)
+		o.requested = &want;
+	r = ipam_add(P.store, P.cfg, &o, ret, err);
 
 	if (r == 0) {
 		char a[CNISPEC_PREFIX_STRLEN];

@@ -4,22 +4,53 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 
 #include "nl/nl.h"
 #include "util/cleanup.h"
 
+/* What a file that is not a network namespace is, in words; NULL when it is one (as far as
+ * st and sfs tell: nsfs inodes are regular files of the nsfs file system). */
+static const char *kind_of(const struct stat *st, const struct statfs *sfs)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFREG:
+		return sfs->f_type == NSFS_MAGIC ? NULL : "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	default:
+		return "not a regular file";
+	}
+}
+
 int nl_netns_open(const char *path, int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
+	struct statfs sfs;
+	struct stat st;
 	int type;
 
 	if (!path || !*path)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO read-only would otherwise wait for a writer, for ever */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if (kind_of(&st, &sfs))
+		return -EINVAL;
 	/* NS_GET_NSTYPE answers only on nsfs files: a plain file left where a namespace was
 	 * bind-mounted (the runtime already unmounted it) is not a namespace. */
 	type = ioctl(fd, NS_GET_NSTYPE);
@@ -29,6 +60,35 @@ int nl_netns_open(const char *path, int *ret_fd)
 		return -EINVAL;
 	*ret_fd = TAKE_FD(fd);
 	return 0;
+}
+
+int nl_netns_describe(const char *path, const char **ret_what)
+{
+	_cleanup_close_ int fd = -1;
+	struct statfs sfs;
+	struct stat st;
+	const char *what;
+	int type;
+
+	if (!path || !*path)
+		return -EINVAL;
+	/* stat and statfs never block on a FIFO, and follow /proc/PID/ns/net's magic link */
+	if (stat(path, &st) < 0 || statfs(path, &sfs) < 0)
+		return -errno;
+	what = kind_of(&st, &sfs);
+	if (!what) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		type = ioctl(fd, NS_GET_NSTYPE);
+		if (type < 0)
+			return -errno;
+		if (type == CLONE_NEWNET)
+			return 0;
+		what = "a namespace of another kind";
+	}
+	*ret_what = what;
+	return 1;
 }
 
 int nl_netns_open_self(int *ret_fd)

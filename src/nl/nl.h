@@ -25,8 +25,13 @@
 /* ---- network namespaces --------------------------------------------------------------- */
 
 /* Open a namespace file (a bind mount under /var/run/netns, /proc/PID/ns/net) read-only and
- * check that it is a network namespace: -EINVAL when it is another file, -ENOENT when gone. */
+ * check that it is a network namespace: -EINVAL when it is another file, -ENOENT when gone.
+ * Never blocks: a FIFO is opened without waiting for a writer, and refused. */
 int nl_netns_open(const char *path, int *ret_fd);
+/* What path is when it is not a network namespace, for messages: 1 and *ret_what ("a regular
+ * file", "a FIFO", "a directory", "a namespace of another kind", ...), 0 when it is one,
+ * -errno when it cannot be looked at (-ENOENT: gone). */
+int nl_netns_describe(const char *path, const char **ret_what);
 /* The calling thread's own network namespace. */
 int nl_netns_open_self(int *ret_fd);
 /* 1 when both fds name the same namespace, 0 when not. */

@@ -1,12 +1,15 @@
 #include "util/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -162,24 +165,120 @@ static int check_replaceable(int dfd, const char *base)
 	return -EEXIST;
 }
 
-/* ".NAME.XXXXXXXX.tmp": hidden, so that a loader listing *.json (CDI) or NAME* skips it. */
+/* flock() through signals */
+static int lock_fd(int fd, int how)
+{
+	while (flock(fd, how) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/* ".NAME.XXXXXXXX.tmp": hidden, so that a loader listing *.json (CDI) or NAME* skips it.
+ * Returned locked (flock LOCK_EX): the lock says "my writer is alive" to
+ * fileio_remove_stale_temps_at(), and goes with the writer, kill -9 included. */
 static int create_temp(int dfd, const char *base, mode_t mode, char *tmp, size_t n)
 {
 	for (int tries = 0; tries < 16; tries++) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
 		uint32_t rnd;
-		int fd;
+		int r;
 
 		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
 			rnd = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
 		if (snprintf(tmp, n, ".%s.%08x.tmp", base, rnd) >= (int)n)
 			return -ENAMETOOLONG;
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -errno;
+		if (fd < 0) {
+			if (errno != EEXIST)
+				return -errno;
+			continue;
+		}
+		if ((r = lock_fd(fd, LOCK_EX)) < 0 || fstat(fd, &st) < 0) {
+			r = r < 0 ? r : -errno;
+			unlinkat(dfd, tmp, 0);
+			return r;
+		}
+		/* a reclaimer that came between openat and flock took the unlocked file for a dead
+		 * writer's and removed it: start again under another name */
+		if (st.st_nlink == 0)
+			continue;
+		return TAKE_FD(fd);
 	}
 	return -EEXIST;
+}
+
+/* Whether name is ".BASE.XXXXXXXX.tmp" (create_temp's shape), for base (NULL: any). */
+static bool temp_name(const char *name, const char *base)
+{
+	size_t l = strlen(name), bl;
+
+	if (l < 1 + 1 + 1 + 8 + 4 || name[0] != '.' || strcmp(name + l - 4, ".tmp") || name[l - 13] != '.')
+		return false;
+	for (size_t i = l - 12; i < l - 4; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return false;
+	bl = l - 14; /* the base between the leading '.' and ".XXXXXXXX.tmp" */
+	return !base || (strlen(base) == bl && !memcmp(name + 1, base, bl));
+}
+
+/* Remove the temp file name of dfd if no writer holds it: 1 removed, 0 kept, -errno. */
+static int remove_if_stale(int dfd, const char *name)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	struct stat st, now;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno; /* a live writer */
+	/* the name may have gone (renamed into place, or removed by another reclaimer) or come
+	 * back as another file since openat: remove only the file we hold */
+	if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+		return 0;
+	if (unlinkat(dfd, name, 0) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return 1;
+}
+
+int fileio_remove_stale_temps_at(int dirfd, const char *base, size_t *ret_removed)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	size_t removed = 0;
+	int dfd, r = 0;
+
+	dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		int e;
+
+		if (!temp_name(de->d_name, base))
+			continue;
+		e = remove_if_stale(dfd, de->d_name);
+		if (e > 0)
+			removed++;
+		else if (e < 0 && !r)
+			r = e; /* go on: one unreadable name must not keep the others */
+	}
+	if (removed)
+		(void)fsync(dfd);
+	if (ret_removed)
+		*ret_removed = removed;
+	return r;
 }
 
 int fileio_write_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode)
@@ -204,8 +303,9 @@ int fileio_write_atomic_at(int dirfd, const char *path, const void *buf, size_t 
 		r = -errno;
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
-	if (r >= 0 && close(TAKE_FD(fd)) < 0)
-		r = -errno;
+	/* fd stays open, its lock held, until the temp name is gone (renamed or removed): closed
+	 * earlier, the file would look like a dead writer's to a reclaimer. fsync has reported
+	 * the write-back errors that close could. */
 	/* a target that became a non-regular file meanwhile is still not replaced (narrow race:
 	 * rename has no "only if regular" flag) */
 	if (r >= 0)

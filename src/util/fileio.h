@@ -40,6 +40,16 @@ ssize_t fileio_read_regular(int fd, void *buf, size_t len);
  * -ENOSPC (or -EDQUOT), as the kernel said it. */
 int fileio_write_atomic_at(int dirfd, const char *path, const void *buf, size_t len, mode_t mode);
 
+/* Remove the temp files (".NAME.XXXXXXXX.tmp") that fileio_write_atomic_at() writers killed
+ * half-way (kill -9, a power cut) left in dirfd; base non-NULL: only those for that NAME.
+ * A writer holds an exclusive flock on its temp file from creating it until its name is
+ * gone, and the kernel drops it with the writer: a temp file that can be locked has no live
+ * writer, and one that cannot (a concurrent write in progress) is never touched. Age or a pid
+ * in the name would not do: a slow writer can be old, and pids are reused and differ between
+ * pid namespaces. 0 or the first -errno (the other names are still tried); *ret_removed (may
+ * be NULL) counts the files removed. */
+int fileio_remove_stale_temps_at(int dirfd, const char *base, size_t *ret_removed);
+
 /* mkdir -p: create path with `mode` and its missing parents with `parent_mode` (the umask
  * applies to both, as with mkdir(1)); an existing directory is fine. */
 int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode);

@@ -65,6 +65,18 @@ refuse 101 "master rdma7: no such netdev" "a master the host lacks" '"link":"mac
 refuse 4 "CNI_IFNAME" "an interface name with a slash" "$mv" CNI_IFNAME=a/b
 refuse 4 "CNI_NETNS .* is the plugin's own network namespace" "the host's own netns as the pod's" "$mv" CNI_NETNS=/proc/self/ns/net
 refuse 3 "no such network namespace" "a netns that is gone" "$mv" CNI_NETNS=/run/netns/$CNI_TAG-none
+# a path that is there but is no network namespace: named as what it is, and a FIFO is not
+# waited on (opening one read-only blocks until a writer comes)
+: >"$TMP/ns-file" && mkdir "$TMP/ns-dir" && mkfifo "$TMP/ns-fifo"
+for kind in "regular file:ns-file" "directory:ns-dir" "FIFO:ns-fifo"; do
+	CNI_TIMEOUT=20 refuse 4 "CNI_NETNS $TMP/${kind#*:} is a ${kind%%:*}, not a network namespace \\(nsfs\\)" \
+		"a ${kind%%:*} as CNI_NETNS" "$mv" CNI_NETNS="$TMP/${kind#*:}"
+done
+CNI_TIMEOUT=20 refuse 4 "CNI_NETNS /proc/self/ns/uts is a namespace of another kind" "a UTS namespace as CNI_NETNS" \
+	"$mv" CNI_NETNS=/proc/self/ns/uts
+# DEL finds nothing to undo in what is no namespace: it succeeds, and does not wait either
+CNI_TIMEOUT=20 cni DEL c1 net1 "$TMP/ns-fifo" "{$base,$mv}"
+is "$rc" 0 "DEL with a FIFO as CNI_NETNS does not hang, and succeeds"
 BASE=${base/1.0.0/2.0.0} refuse 1 "incompatible CNI version" "an unknown cniVersion" "$mv"
 
 cni ADD c1 net1 "$POD" '{"cniVersion":"1.0.0",'

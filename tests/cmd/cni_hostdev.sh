@@ -159,6 +159,27 @@ is "$(ip -n "$(pns "$pod1")" -o link show net1 | wc -l)" 1 "g1's VF stays in its
 cni DEL g1 net1 "$pod1" "$C1"
 is "$(records)" 0 "DEL g1"
 
+# --- temp files of ADDs killed while writing their record ---------------------------------------
+# ".<id>:<ifname>.XXXXXXXX.tmp", as fileio_write_atomic_at names them: DEL of that attachment and
+# GC remove those whose writer is gone, never one a live writer holds (it holds a flock, as
+# here a running process does)
+T="$TMP/state/vfs"
+: >"$T/.k1:net1.0123abcd.tmp" && : >"$T/.k2:net1.89abcdef.tmp" && : >"$T/.k3:net1.00c0ffee.tmp"
+(exec 9<>"$T/.k3:net1.00c0ffee.tmp" && flock 9 && exec sleep 300) &
+holder=$!
+for ((i = 0; i < 50; i++)); do flock -n "$T/.k3:net1.00c0ffee.tmp" true || break; sleep 0.1; done
+temps() { (cd "$T" && ls -A | grep '\.tmp$' | tr '\n' ' '); }
+cni DEL k1 net1 "" "$C1"
+is "$rc" 0 "DEL of an attachment whose ADD was killed while writing its first record"
+is "$(temps)" ".k2:net1.89abcdef.tmp .k3:net1.00c0ffee.tmp " "DEL removed its temp file, and only its"
+cni GC "" "" "" "$(gc_conf "$C1")"
+is "$rc" 0 "GC with a killed writer's temp file and a live writer's"
+is "$(temps)" ".k3:net1.00c0ffee.tmp " "GC removed the killed writer's temp file, kept the live one"
+kill "$holder" && wait "$holder" 2>/dev/null
+cni GC "" "" "" "$(gc_conf "$C1")"
+is "$(temps)" "" "its writer gone, the next GC removes it too"
+is "$(records)" 0 "nothing left in the state directory"
+
 # --- STATUS ---------------------------------------------------------------------------------------
 cni STATUS "" "" "" "$(conf st '"device":"vf11"' 1.1.0 none)"
 is "$rc" 0 "STATUS of a hostdev network"

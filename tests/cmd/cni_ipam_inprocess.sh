@@ -91,4 +91,24 @@ is "$(held)" 0 "in process: the store holds nothing after the DELs"
 cni DEL c1 net1 "$POD" "$C"
 is "$rc" 0 "in process: DEL again succeeds"
 
+# 6. CNI_ARGS reach the IPAM in process as they would exec'd: IP= honoured, an unknown key refused
+cni ADD c5 net5 "$POD" "$C" CNI_ARGS="IP=172.16.11.77;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=p5"
+is "$rc/$(jout 'd["ips"][0]["address"]')" 0/172.16.11.77/24 "in process: IP= in CNI_ARGS gives that address"
+like "$(ip -n "$(pns "$POD")" -4 addr show dev net5)" "inet 172.16.11.77/24" "... on the pod's interface"
+before=$(snap_all "$POD")
+cni ADD c6 net6 "$POD" "$C" CNI_ARGS="IP=172.16.11.77"
+is "$rc/$(jout 'd["code"]')/$(jout 'd["details"]')" "1/112/IP=172.16.11.77 in CNI_ARGS: claimed by c5:net5" \
+	"in process: IP= of an address another pod holds: the IPAM's code 112"
+is "$(snap_all "$POD")" "$before" "... and nothing left"
+cni ADD c6 net6 "$POD" "$C" CNI_ARGS="K8S_POD_NAME=p6;K8S_POD_UUID=x"
+is "$rc/$(jout 'd["code"]')/$(jout 'd["msg"]')" "1/4/invalid environment variables: CNI_ARGS" \
+	"an unknown CNI_ARGS key (K8S_POD_UUID) without IgnoreUnknown: code 4"
+like "$(jout 'd["details"]')" "unknown key K8S_POD_UUID" "... named"
+cni ADD c6 net6 "$POD" "${C%,\"ipam\"*}}" CNI_ARGS="IP=172.16.11.78"
+is "$rc/$(jout 'd["code"]')/$(jout 'd["details"]')" "1/4/IP=172.16.11.78: network rail0 has no ipam to give an address" \
+	"IP= for a network without ipam: refused, not ignored"
+is "$(snap_all "$POD")" "$before" "... and nothing left"
+cni DEL c5 net5 "$POD" "$C"
+is "$rc/$(held)" 0/0 "DEL c5 releases the requested address"
+
 done_testing

@@ -22,10 +22,11 @@ cfg() {
 	printf '{"cniVersion":"1.1.0","name":"%s","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":[%s]%s},"range":"%s"%s}}' \
 		"$2" "${eps%,}" "$tls" "$3" "${4:-}" >"$1"
 }
-# cni COMMAND CONTAINERID CONF-FILE: the plugin with the CNI environment; stdout in $out
+# cni COMMAND CONTAINERID CONF-FILE: the plugin with the CNI environment; stdout in $out (ARGS=...
+# set replaces the CNI_ARGS made of the container ID)
 cni() {
 	run env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
-		CNI_PATH="$BUILD/cni" CNI_ARGS="${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}" \
+		CNI_PATH="$BUILD/cni" CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
 		"$IPAM" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
 }
@@ -49,6 +50,14 @@ python3 - "$TMP/a.json" "$TMP/out.json" "$TMP/check.json" <<-'EOF'
 	EOF
 cni CHECK c1 "$TMP/check.json"
 is "$rc:$out" "0:" "CHECK with ADD's result as prevResult passes"
+# IP= in CNI_ARGS: claimed through the same Txn as any address, so a claimed one is refused
+ARGS="IP=10.70.0.77" cni ADD ip1 "$TMP/a.json"
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.70.0.77/24" "IP= on etcd: that address"
+like "$(ectl get /rdmak/ipam/claims/10.70.0.0_24/10.70.0.77 --print-value-only)" '"containerID":"ip1"' "... claimed in ip1's name"
+ARGS="IP=10.70.0.77" cni ADD ip2 "$TMP/a.json"
+is "$rc:$(q "[d['code'], d['details']]")" '1:[112, "IP=10.70.0.77 in CNI_ARGS: claimed by ip1:net1"]' "IP= of a claimed address on etcd: code 112"
+ARGS="" cni DEL ip1 "$TMP/a.json"
+is "$rc:$(claims 10.70.0.0_24)" "0:1" "DEL gives it back"
 # whereabouts' old keys reach the same cluster and the same pool
 cfg "$TMP/wb.json" rail1 10.70.0.0/24 ',"gateway":"10.70.0.1"'
 sed -i "s|\"store\":\"etcd\",\"etcd\":{[^}]*},|\"datastore\":\"etcd\",\"etcd_host\":\"$(printf '%s\n' "${ETCD_EP[@]}" | paste -sd,)\",|" "$TMP/wb.json"

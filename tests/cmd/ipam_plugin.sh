@@ -11,12 +11,13 @@ DATA="$TMP/data"
 conf() {
 	printf '{"cniVersion":"%s","name":"rdma-net","type":"macvlan","master":"eth9","mode":"bridge","ipam":{"type":"rdmak-ipam","dataDir":"%s",%s}}' "$1" "$DATA" "$2"
 }
-# cni COMMAND CONTAINERID CONF [IFNAME]: runs the plugin, stdout in $out, exit in $rc
+# cni COMMAND CONTAINERID CONF [IFNAME]: runs the plugin, stdout in $out, exit in $rc; ARGS=...
+# set replaces the CNI_ARGS made of the container ID
 cni() {
 	printf '%s' "$3" >"$TMP/stdin"
 	run env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
 		CNI_IFNAME="${4:-net1}" CNI_PATH="$BUILD/cni" \
-		CNI_ARGS="${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}" \
+		CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
 		"$IPAM" <"$TMP/stdin"
 	printf '%s' "$out" >"$TMP/out.json"
 }
@@ -138,6 +139,36 @@ is "$(q "d['code']")" 6 "stdin that is not JSON: code 6"
 # the same subnet in two networks never hands out one address twice (.2 .3 .4 are rdma-net's)
 cni ADD o1 "$(conf 1.1.0 '"range":"10.56.0.0/29","gateway":"10.56.0.1"' | sed 's/"name":"rdma-net"/"name":"other-net"/')"
 is "$(q "d['ips'][0]['address']")" "10.56.0.5/29" "another network over the same subnet gets a free address"
+
+# CNI_ARGS: unknown keys refused without IgnoreUnknown (libcni's LoadArgs), IP= honoured as
+# host-local does: exactly that address, from the range set that hands it out, or a refusal
+CR=$(conf 1.1.0 '"ipRanges":[{"range":"10.58.0.0/28","gateway":"10.58.0.1"},{"range":"fd00:58::/124"}]')
+ARGS="K8S_POD_NAMESPACE=ai;K8S_POD_NAME=p;FOO=bar" cni ADD a1 "$CR"
+is "$rc:$(q "[d['code'], d['details']]")" '1:[4, "CNI_ARGS: unknown key FOO (known: IP, K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID; IgnoreUnknown=1 lets others pass)"]' \
+	"an unknown CNI_ARGS key without IgnoreUnknown: code 4, named"
+ARGS="IgnoreUnknown=true;FOO=bar" cni ADD a1 "$CR"
+is "$rc" 0 "IgnoreUnknown=true lets it pass"
+ARGS="IP=10.58.0.9" cni ADD ip1 "$CR"
+is "$rc:$(q "[i['address'] for i in d['ips']]")" '0:["10.58.0.9/28", "fd00:58::2/124"]' "IP=10.58.0.9: that address (the IPv6 set allocates as usual)"
+ARGS="IP=10.58.0.9" cni ADD ip1 "$CR"
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.58.0.9/28" "the same ADD again: the same address"
+ARGS="IP=fd00:58::9" cni ADD ip2 "$CR"
+is "$rc:$(q "[i['address'] for i in d['ips']]")" '0:["10.58.0.3/28", "fd00:58::9/124"]' "IP= an IPv6 address: that one for the IPv6 set"
+ARGS="IP=10.58.0.9" cni ADD ip3 "$CR"
+is "$rc:$(q "[d['code'], d['details']]")" '1:[112, "IP=10.58.0.9 in CNI_ARGS: claimed by ip1:net1"]' "an address another attachment holds: code 112, naming it"
+ARGS="IP=10.58.0.1" cni ADD ip3 "$CR"
+like "$rc:$(q "[d['code'], d['details']]")" '^1:\[112, "IP=10.58.0.1 in CNI_ARGS: 10.58.0.0/28 does not hand it out' "the gateway: code 112"
+ARGS="IP=10.99.0.1" cni ADD ip3 "$CR"
+is "$rc:$(q "[d['code'], d['details']]")" '1:[112, "IP=10.99.0.1 in CNI_ARGS lies in no range of network rdma-net"]' "an address in no range: code 112"
+ARGS="IP=10.58.0.10" cni ADD ip1 "$CR"
+is "$rc:$(q "[d['code'], d['details']]")" '1:[112, "IP=10.58.0.10 in CNI_ARGS: attachment ip1:net1 already holds 10.58.0.9"]' \
+	"an attachment asking for another address than the one it holds: refused"
+ARGS="IP=10.58.0.10/28" cni ADD ip3 "$CR"
+is "$rc:$(q "d['code']")" "1:4" "IP= with a prefix length: code 4"
+is "$(ls "$DATA/pools/10.58.0.0_28" | sort | tr '\n' ' ')" "10.58.0.2 10.58.0.3 10.58.0.9 " "the refused ADDs claimed nothing"
+ARGS="" cni DEL ip1 "$CR"
+ARGS="IP=10.58.0.9" cni ADD ip3 "$CR"
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.58.0.9/28" "once DEL released it, another attachment gets it"
 
 # under the reference macvlan plugin (what Multus runs), in throwaway namespaces
 if [ -x /usr/lib/cni/macvlan ] && ip netns add "rdmak-t-$$-host" 2>/dev/null; then

@@ -206,6 +206,37 @@ static void test_env_optional(void **state)
 	cnispec_env_clear(&env);
 }
 
+/* CNI_ARGS keys as libcni's LoadArgs takes them: unknown ones refused unless IgnoreUnknown is
+ * 1 or true (any case), IP an address. */
+static void test_env_args(void **state)
+{
+	char *unknown[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			    "CNI_ARGS=K8S_POD_NAME=a;FOO=1;ip=10.0.0.1", NULL };
+	char *ignore_off[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			       "CNI_ARGS=IgnoreUnknown=false;FOO=1", NULL };
+	char *ignore_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_ARGS=IgnoreUnknown=yes",
+			       NULL };
+	char *ip_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_ARGS=IP=10.0.0.1/24", NULL };
+	char *ignored[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			    "CNI_ARGS=FOO=1;IgnoreUnknown=TRUE;IP=fd00::5", NULL };
+	char *ip_empty[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			     "CNI_ARGS=IP=;K8S_POD_NAMESPACE=ai;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u", NULL };
+	struct cnispec_env env;
+
+	env_bad(unknown, "CNI_ARGS", "unknown keys FOO, ip (known: IP, ");
+	env_bad(ignore_off, "CNI_ARGS", "unknown key FOO (");
+	env_bad(ignore_bad, "CNI_ARGS", "IgnoreUnknown \"yes\" is not 1, true, 0 or false");
+	env_bad(ip_bad, "CNI_ARGS", "IP \"10.0.0.1/24\" is not an IP address");
+	assert_int_equal(cnispec_env_parse(ignored, &env, NULL), 0);
+	assert_true(env.ignore_unknown);
+	assert_string_equal(env.ip, "fd00::5");
+	cnispec_env_clear(&env);
+	assert_int_equal(cnispec_env_parse(ip_empty, &env, NULL), 0);
+	assert_false(env.ignore_unknown);
+	assert_null(env.ip);
+	cnispec_env_clear(&env);
+}
+
 /* ---- addresses ------------------------------------------------------------------------ */
 
 static void test_addresses(void **state)
@@ -820,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_env_bad),
 		cmocka_unit_test(test_env_pod_names),
 		cmocka_unit_test(test_env_optional),
+		cmocka_unit_test(test_env_args),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_result_versions),
 		cmocka_unit_test(test_result_ipam_shape),

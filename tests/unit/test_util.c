@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -203,6 +204,52 @@ static void test_write_atomic_refuses_non_regular(void **st)
 	assert_int_equal(entries(), 3); /* and no temp file left */
 }
 
+/* Temp files of killed writers go; a live writer's (flock held), other names, and what is not
+ * a regular file stay. */
+static void test_remove_stale_temps(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of(), live = -1;
+	size_t n = 99;
+	int fd;
+
+	fd = openat(dfd, ".a.json.0123abcd.tmp", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	live = openat(dfd, ".a.json.89abcdef.tmp", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(live >= 0);
+	assert_int_equal(flock(live, LOCK_EX), 0);
+	fd = openat(dfd, ".b.0123abcd.tmp", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mkfifoat(dfd, ".c.0123abcd.tmp", 0600), 0);
+	for (const char *const *k = (const char *const[]){ "a.json", ".a.json.0123abcg.tmp", ".a.json.123abcd.tmp",
+							     ".0123abcd.tmp", NULL }; *k; k++) {
+		fd = openat(dfd, *k, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	assert_int_equal(entries(), 8);
+	/* only a.json's */
+	assert_int_equal(fileio_remove_stale_temps_at(dfd, "a.json", &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(faccessat(dfd, ".a.json.0123abcd.tmp", F_OK, 0), -1);
+	assert_int_equal(faccessat(dfd, ".a.json.89abcdef.tmp", F_OK, 0), 0); /* its writer lives */
+	assert_int_equal(faccessat(dfd, ".b.0123abcd.tmp", F_OK, 0), 0);
+	/* any name */
+	assert_int_equal(fileio_remove_stale_temps_at(dfd, NULL, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(faccessat(dfd, ".b.0123abcd.tmp", F_OK, 0), -1);
+	assert_int_equal(entries(), 6); /* the live one, the FIFO and the four other names */
+	/* the writer gone, its file goes too */
+	close(TAKE_FD(live));
+	assert_int_equal(fileio_remove_stale_temps_at(dfd, NULL, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(entries(), 5);
+	/* and a write holds its own temp file against a reclaimer until it is renamed */
+	assert_int_equal(fileio_write_atomic_at(dfd, "a.json", "{}", 2, 0600), 0);
+	assert_int_equal(entries(), 5);
+}
+
 static void test_strv(void **st)
 {
 	_cleanup_strv_free_ char **v = NULL;
@@ -255,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_read_file_big_and_pipe),
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_stale_temps, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
 	};
