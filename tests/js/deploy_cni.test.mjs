@@ -1,8 +1,9 @@
-// deploy/cni-daemonset.yaml and the NetworkAttachmentDefinitions (deploy/cni-nad-*.yaml) are valid
-// Kubernetes objects (kubernetes-models' validators; the NAD CRD's published schema, with unknown
-// fields refused rather than pruned), the DaemonSet agrees with the installer, the Dockerfile and
-// the Makefile, each NAD's resourceName is a resource `rdmak plugin` advertises on a sample node
-// with the config the NAD's comment names, and each NAD's CNI config is one rdmak-cni accepts.
+// The chart's CNI installer DaemonSet (deploy/chart/rdmak, templates/cni.yaml, rendered by helm) and
+// the NetworkAttachmentDefinitions (deploy/cni-nad-*.yaml) are valid Kubernetes objects
+// (kubernetes-models' validators; the NAD CRD's published schema, with unknown fields refused rather
+// than pruned), the DaemonSet agrees with the installer, the Dockerfile and the Makefile, each NAD's
+// resourceName is a resource `rdmak plugin` advertises on a sample node with the config the NAD's
+// comment names, and each NAD's CNI config is one rdmak-cni accepts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +14,7 @@ import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
 import { ObjectMeta } from '@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta';
 import YAML from 'yaml';
+import { one, render } from './chart.mjs';
 import { TOP } from './kubelet.mjs';
 
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
@@ -57,10 +59,9 @@ test('the NAD CRD fixture is itself a valid CustomResourceDefinition', () => {
 	assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`);
 });
 
-test('cni-daemonset.yaml is a valid DaemonSet that agrees with the installer, the Dockerfile and the Makefile', () => {
-	const docs = deploy('cni-daemonset.yaml');
-	assert.equal(docs.length, 1);
-	const ds = new DaemonSet(docs[0]);
+test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the installer, the Dockerfile and the Makefile', () => {
+	const docs = render();
+	const ds = new DaemonSet(one(docs, 'DaemonSet', 'rdmak-cni'));
 	ds.validate();
 	const spec = ds.spec.template.spec;
 	const c = spec.containers[0];
@@ -84,22 +85,29 @@ test('cni-daemonset.yaml is a valid DaemonSet that agrees with the installer, th
 	assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
 	assert.equal(c.securityContext.readOnlyRootFilesystem, true);
 	assert.ok(c.resources.requests.cpu && c.resources.limits.memory);
-	const plugin = new DaemonSet(deploy('plugin-daemonset.yaml')[0]);
+	const plugin = one(docs, 'DaemonSet', 'rdmak-plugin');
 	assert.deepEqual(spec.nodeSelector, plugin.spec.template.spec.nodeSelector);
+	// another CNI_PATH moves the hostPath, the mount and the installer's argument together
+	const k3s = one(render([], ['--set', 'cniBinDir=/var/lib/rancher/k3s/data/current/bin']), 'DaemonSet', 'rdmak-cni').spec.template.spec;
+	const k3sArg = k3s.containers[0].args.find((a) => a.startsWith('--cni-dir=')).slice('--cni-dir='.length);
+	assert.equal(k3sArg, '/var/lib/rancher/k3s/data/current/bin');
+	assert.equal(k3s.volumes.find((v) => v.name === 'cni-bin').hostPath.path, k3sArg);
+	assert.equal(k3s.containers[0].volumeMounts.find((m) => m.name === 'cni-bin').mountPath, path.join('/host', k3sArg));
 });
 
 // which plugin config declares each NAD file's resources, and the sample node it is checked on
 const RESOURCE_SOURCES = {
-	'cni-nad-seed003-hostdev.yaml': { config: { configmap: 'hostdev.json' }, node: 'cx5-roce-sriov' },
+	'cni-nad-seed003-hostdev.yaml': { config: { chart: 'seed003' }, node: 'cx5-roce-sriov' },
 	'cni-nad-seed004-roce.yaml': { config: { file: 'examples/plugin/sriov-roce.json' }, node: 'cx5-roce-sriov' },
 	'cni-nad-seed004-ib.yaml': { config: { file: 'examples/plugin/rails-ib-seed004.json' }, node: 'cx7-rail-1016vf' },
 };
 
 function advertised(src, dir) {
 	let file;
-	if (src.config.configmap) {
-		file = path.join(dir, src.config.configmap);
-		fs.writeFileSync(file, deploy('plugin-configmap.yaml')[0].data[src.config.configmap]);
+	if (src.config.chart) {
+		// the plugin config the chart renders with tests/fixtures/chart/<seed>.yaml
+		file = path.join(dir, 'config.json');
+		fs.writeFileSync(file, one(render([src.config.chart]), 'ConfigMap', 'rdmak-plugin').data['config.json']);
 	} else {
 		file = path.join(TOP, src.config.file);
 	}

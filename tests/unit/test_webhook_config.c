@@ -68,7 +68,7 @@ static void test_issue_shape_json(void **state)
 	webhook_config_free(cfg);
 }
 
-/* the test fixture (and what deploy/ ships) is YAML: flow mappings, comments, options */
+/* the test fixture (and what the chart's ConfigMap holds) is YAML: flow mappings, comments, options */
 static void test_fixture_yaml(void **state)
 {
 	struct webhook_config *cfg;

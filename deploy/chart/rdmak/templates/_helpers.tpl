@@ -1,0 +1,98 @@
+{{/* SPDX-License-Identifier: Apache-2.0 */}}
+{{/*
+Names: "rdmak" for a release named rdmak (or anything containing it), else "<release>-rdmak";
+each component is "<fullname>-<component>", so `helm install rdmak` gives the names the docs use
+(rdmak-plugin, rdmak-webhook, ...).
+*/}}
+{{- define "rdmak.fullname" -}}
+{{- if contains "rdmak" .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-rdmak" .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "rdmak.name" -}}
+{{- printf "%s-%s" (include "rdmak.fullname" .root) .component -}}
+{{- end -}}
+
+{{/* selector labels: stable across upgrades (a selector is immutable) */}}
+{{- define "rdmak.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "rdmak.name" . }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end -}}
+
+{{- define "rdmak.labels" -}}
+{{ include "rdmak.selectorLabels" . }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/part-of: rdmak
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{/* registry/repository:tag, the registry replaced by global.imageRegistryOverride */}}
+{{- define "rdmak.imageRef" -}}
+{{- $reg := .image.registry -}}
+{{- if .root.Values.global.imageRegistryOverride -}}{{- $reg = .root.Values.global.imageRegistryOverride -}}{{- end -}}
+{{- $tag := .image.tag | default .root.Chart.AppVersion -}}
+{{- if $reg -}}
+{{- printf "%s/%s:%s" (trimSuffix "/" $reg) .image.repository $tag -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "rdmak.image" -}}
+{{- include "rdmak.imageRef" (dict "root" . "image" .Values.image) -}}
+{{- end -}}
+
+{{- define "rdmak.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* the scheduling values every component has */}}
+{{- define "rdmak.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The container hardening every rdmak container shares: no privilege, no capability, a read-only
+root, no setuid escalation, the runtime's default seccomp filter.
+*/}}
+{{- define "rdmak.containerSecurity" -}}
+privileged: false
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities: {drop: ["ALL"]}
+seccompProfile: {type: RuntimeDefault}
+{{- end -}}
+
+{{- define "rdmak.webhookService" -}}
+{{- include "rdmak.name" (dict "root" . "component" "webhook") -}}
+{{- end -}}
+
+{{- define "rdmak.etcdName" -}}
+{{- include "rdmak.name" (dict "root" . "component" "etcd") -}}
+{{- end -}}
+
+{{/* plugin.config, or k8s-rdma-shared-dev-plugin's default when it is empty (values.yaml says why) */}}
+{{- define "rdmak.pluginConfig" -}}
+{{- $default := dict "configList" (list (dict "resourceName" "hca_shared_devices_a" "rdmaHcaMax" 1000 "selectors" (dict "vendors" (list "15b3")))) -}}
+{{- toPrettyJson (.Values.plugin.config | default $default) -}}
+{{- end -}}

@@ -1,0 +1,305 @@
+// deploy/chart/rdmak with a real helm: `helm lint` and `helm template` for the default values and
+// for each seed's values (tests/fixtures/chart/seedNNN.yaml), every rendered object validated
+// against the Kubernetes OpenAPI schemas (kubernetes-models; cert-manager's objects, which it
+// lacks, field by field), the least-privilege promises of the templates' comments, the plugin and
+// webhook configs accepted by rdmak itself on sample nodes, and values.schema.json refusing bad
+// values by name.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import YAML from 'yaml';
+import { ALL_ON, CHART, SEEDS, byKind, helmRun, one, render, valuesArgs } from './chart.mjs';
+import { TOP } from './kubelet.mjs';
+
+const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+const NODES = process.env.NODES || path.join(TOP, 'examples', 'nodes');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-chart-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+// kubernetes-models' class for an apiVersion/kind (core "v1" is kubernetes-models/v1)
+async function modelOf(apiVersion, kind) {
+	const mod = await import(`kubernetes-models/${apiVersion}`);
+	assert.ok(mod[kind], `kubernetes-models has ${apiVersion} ${kind}`);
+	return mod[kind];
+}
+
+// cert-manager.io/v1 has no schema package here: the fields its CRDs require, and their types
+function checkCertManager(d) {
+	assert.equal(d.apiVersion, 'cert-manager.io/v1');
+	assert.match(d.metadata.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+	assert.equal(typeof d.metadata.namespace, 'string');
+	if (d.kind === 'Issuer') {
+		const kinds = Object.keys(d.spec).filter((k) => ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].includes(k));
+		assert.equal(kinds.length, 1, `${d.metadata.name}: exactly one issuer type`);
+		if (d.spec.ca) assert.equal(typeof d.spec.ca.secretName, 'string');
+		return;
+	}
+	assert.equal(d.kind, 'Certificate');
+	const s = d.spec;
+	assert.equal(typeof s.secretName, 'string');
+	assert.equal(typeof s.issuerRef?.name, 'string');
+	assert.ok(['Issuer', 'ClusterIssuer'].includes(s.issuerRef.kind));
+	assert.ok(s.commonName || s.dnsNames?.length || s.ipAddresses?.length, `${d.metadata.name} names something`);
+	for (const k of ['duration', 'renewBefore']) if (s[k]) assert.match(s[k], /^(\d+h)?(\d+m)?(\d+s)?$/);
+	for (const u of s.usages ?? []) assert.ok(['server auth', 'client auth', 'digital signature', 'key encipherment', 'cert sign'].includes(u), u);
+	assert.ok(['ECDSA', 'RSA', 'Ed25519'].includes(s.privateKey.algorithm));
+}
+
+async function validateAll(docs) {
+	for (const d of docs) {
+		if (d.apiVersion.startsWith('cert-manager.io/')) {
+			checkCertManager(d);
+			continue;
+		}
+		const Model = await modelOf(d.apiVersion, d.kind);
+		new Model(d).validate(); // throws with the offending path
+	}
+}
+
+const CASES = [['defaults', []], ['all parts on', [], ALL_ON], ['webhook with helm certificate', [], ['--set', 'webhook.enabled=true', '--set', 'webhook.tls.mode=helm']],
+	['etcd from a Secret', [], ['--set', 'etcd.enabled=true', '--set', 'etcd.tls.mode=secret', '--set', 'etcd.tls.secretName=my-etcd']],
+	...SEEDS.map((s) => [s, [s]])];
+
+for (const [what, fixtures, extra = []] of CASES) {
+	test(`${what}: helm lint passes and every rendered object is valid`, async () => {
+		const lint = helmRun(['lint', '--strict', CHART, ...valuesArgs(fixtures, extra)]);
+		assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+		const docs = render(fixtures, extra);
+		assert.ok(docs.length >= 6);
+		await validateAll(docs);
+	});
+}
+
+const pods = (docs) => docs.filter((d) => d.spec?.template?.spec).map((d) => [d, d.spec.template.spec]);
+const isTest = (d) => d.metadata.annotations?.['helm.sh/hook'] === 'test';
+
+test('least privilege: no RBAC, no token, no privileged container, read-only roots, RuntimeDefault seccomp', () => {
+	for (const fixtures of [[], ...SEEDS.map((s) => [s])]) {
+		const docs = render(fixtures, ALL_ON);
+		// no component talks to the API server
+		assert.deepEqual(docs.filter((d) => /^(Cluster)?Role(Binding)?$/.test(d.kind)), []);
+		for (const sa of byKind(docs, 'ServiceAccount')) assert.equal(sa.automountServiceAccountToken, false);
+		for (const [d, spec] of pods(docs)) {
+			const who = `${d.kind} ${d.metadata.name}`;
+			assert.equal(spec.automountServiceAccountToken, false, who);
+			if (!isTest(d)) assert.equal(spec.serviceAccountName, d.metadata.name, `${who}: its own ServiceAccount`);
+			for (const c of spec.containers) {
+				const sc = c.securityContext;
+				assert.notEqual(sc.privileged, true, who);
+				assert.equal(sc.allowPrivilegeEscalation, false, who);
+				assert.equal((sc.seccompProfile ?? spec.securityContext?.seccompProfile)?.type, 'RuntimeDefault', who);
+				if (isTest(d)) {
+					// the Job copies the workload's securityContext: IPC_LOCK is what it checks
+					assert.deepEqual(sc.capabilities, { add: ['IPC_LOCK'] });
+					continue;
+				}
+				assert.equal(sc.readOnlyRootFilesystem, true, who);
+				assert.deepEqual(sc.capabilities, { drop: ['ALL'] }, `${who}: no capability`);
+				assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory, who);
+			}
+			// hostPath only for the node parts: the kubelet's and the runtime's folders, the model
+			const hostPaths = (spec.volumes ?? []).filter((v) => v.hostPath).map((v) => v.hostPath.path);
+			const allowed = {
+				'rdmak-plugin': ['/var/lib/kubelet/device-plugins', '/sys', '/dev/infiniband', '/var/run/k8s.cni.cncf.io/devinfo/dp'],
+				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak'],
+				'rdmak-doctor': ['/sys', '/dev', '/proc', '/etc/kubernetes/node-feature-discovery/features.d'],
+			}[d.metadata.name] ?? [];
+			assert.deepEqual(hostPaths, allowed, `${who}: hostPath`);
+			// every hostPath but the folders the part writes is mounted read-only
+			const writes = ['device-plugins', 'devinfo', 'cni-bin', 'rdmak-opt', 'features'];
+			for (const m of spec.containers[0].volumeMounts ?? []) {
+				if (spec.volumes.find((v) => v.name === m.name)?.hostPath && !writes.includes(m.name)) assert.equal(m.readOnly, true, `${who}: ${m.name}`);
+			}
+			// host namespaces: only the doctor, for the host's netdevs
+			assert.equal(spec.hostNetwork === true, d.metadata.name === 'rdmak-doctor', `${who}: hostNetwork`);
+			assert.ok(!spec.hostPID && !spec.hostIPC, who);
+		}
+	}
+});
+
+test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reach the pods', () => {
+	const docs = render();
+	for (const name of ['rdmak-plugin', 'rdmak-cni', 'rdmak-doctor']) {
+		const ds = one(docs, 'DaemonSet', name);
+		assert.deepEqual(ds.spec.template.spec.nodeSelector, { 'feature.node.kubernetes.io/pci-15b3.present': 'true' });
+		assert.equal(ds.spec.template.spec.containers[0].image, 'rdmak:0.1.0');
+	}
+	// helm merges maps: a null drops the default label
+	const k3s = render([], ['--set', 'cniBinDir=/var/lib/rancher/k3s/data/current/bin', '--set-json', 'cni.nodeSelector={"feature.node.kubernetes.io/pci-15b3.present":null,"rdma":"yes"}', '--set', 'image.tag=0.2.0']);
+	const cni = one(k3s, 'DaemonSet', 'rdmak-cni').spec.template.spec;
+	assert.ok(cni.containers[0].args.includes('--cni-dir=/var/lib/rancher/k3s/data/current/bin'));
+	assert.equal(cni.volumes.find((v) => v.name === 'cni-bin').hostPath.path, '/var/lib/rancher/k3s/data/current/bin');
+	assert.deepEqual(cni.nodeSelector, { rdma: 'yes' });
+	assert.equal(cni.containers[0].image, 'rdmak:0.2.0');
+	// parts off render nothing of theirs
+	const none = render([], ['--set', 'plugin.enabled=false', '--set', 'cni.enabled=false', '--set', 'doctor.enabled=false', '--set', 'doctor.job.enabled=false']);
+	assert.deepEqual(none, []);
+});
+
+test('seed 002: every image from the offline registry, every pod with the pull Secret', () => {
+	const docs = render(['seed002'], ['--set', 'etcd.enabled=true']);
+	const images = pods(docs).flatMap(([, s]) => s.containers.map((c) => c.image));
+	assert.ok(images.length >= 6);
+	for (const i of images) assert.match(i, /^192\.168\.101\.159:5000\/t9kpublic\/(rdmak:0\.1\.0|etcd:)/);
+	for (const [d, s] of pods(docs)) assert.deepEqual(s.imagePullSecrets, [{ name: 'offline-registry' }], d.metadata.name);
+	// the seed's resource replaces the default one (helm merges maps: a list keeps them apart)
+	const job = one(docs, 'Job').spec.template.spec.containers[0].resources;
+	assert.deepEqual(job, { requests: { 'rdma/rdma_shared_device_a': 1 }, limits: { 'rdma/rdma_shared_device_a': 1, memory: '8Gi' } });
+	// registry without the override
+	const own = render([], ['--set', 'image.registry=registry.example.com/', '--set', 'image.repository=ai/rdmak']);
+	assert.equal(one(own, 'DaemonSet', 'rdmak-plugin').spec.template.spec.containers[0].image, 'registry.example.com/ai/rdmak:0.1.0');
+});
+
+// which sample nodes each values file's plugin config is for: every resource must be advertised
+// on at least one of them, and the config accepted on each
+const PLUGIN_NODES = {
+	defaults: ['s002-a101', 'cx5-roce-sriov'],
+	seed002: ['s002-a101', 's002-a31'],
+	seed003: ['a100-ib-bond', 'v100-ib', 'cx5-roce-sriov'],
+	seed004: ['cx7-rail-1016vf', 'cx5-roce-sriov'],
+};
+
+test('the plugin config rendered into the ConfigMap is one `rdmak plugin --dry-run` accepts and that advertises every resource', () => {
+	for (const [what, fixtures] of [['defaults', []], ...SEEDS.map((s) => [s, [s]])]) {
+		const docs = render(fixtures);
+		const ds = one(docs, 'DaemonSet', 'rdmak-plugin');
+		const cm = one(docs, 'ConfigMap', ds.spec.template.spec.volumes.find((v) => v.name === 'config').configMap.name);
+		const cfgArg = ds.spec.template.spec.containers[0].args.find((a) => a.startsWith('--config='));
+		const key = path.basename(cfgArg);
+		assert.deepEqual(Object.keys(cm.data), [key]);
+		const file = path.join(dir, `${what}-${key}`);
+		fs.writeFileSync(file, cm.data[key]);
+		const seen = {};
+		for (const n of PLUGIN_NODES[what]) {
+			const r = spawnSync(RDMAK, ['plugin', '--dry-run', '--json', '--root', path.join(NODES, n), '--config', file], { encoding: 'utf8', maxBuffer: 256 << 20 });
+			assert.equal(r.status, 0, `${what} on ${n}: ${r.stderr}`);
+			for (const res of JSON.parse(r.stdout).resources) seen[res.resource] = Math.max(seen[res.resource] ?? 0, res.advertised);
+		}
+		const declared = JSON.parse(cm.data[key]);
+		const n = (declared.configList?.length ?? 0) + (declared.resourceList?.length ?? 0);
+		assert.equal(Object.keys(seen).length, n, `${what}: ${JSON.stringify(seen)}`);
+		for (const [res, count] of Object.entries(seen)) assert.ok(count > 0, `${what}: ${res} advertised on one of ${PLUGIN_NODES[what]}`);
+		if (what === 'seed004') assert.equal(n, 8, 'eight rails');
+	}
+	// and a config rdmak refuses is refused (the check can fail)
+	const bad = path.join(dir, 'bad.json');
+	fs.writeFileSync(bad, JSON.stringify({ configList: [{ resourceName: 'x', selectors: { ifNames: 'ib0' } }] }));
+	const r = spawnSync(RDMAK, ['plugin', '--dry-run', '--root', path.join(NODES, 'v100-ib'), '--config', bad], { encoding: 'utf8' });
+	assert.notEqual(r.status, 0);
+});
+
+test('the webhook config rendered into its ConfigMap is one `rdmak webhook --check` accepts', () => {
+	const groups = { seed002: ['shared-a'], seed003: ['hostdev'], seed004: ['gpu-sriov'] };
+	for (const s of SEEDS) {
+		const docs = render([s]);
+		const dep = one(docs, 'Deployment', 'rdmak-webhook');
+		const cm = one(docs, 'ConfigMap', 'rdmak-webhook');
+		const c = dep.spec.template.spec.containers[0];
+		const key = path.basename(c.args.find((a) => a.startsWith('--config=')));
+		const file = path.join(dir, `${s}-${key}`);
+		fs.writeFileSync(file, cm.data[key]);
+		const r = spawnSync(RDMAK, ['webhook', '--check', '--json', '--config', file], { encoding: 'utf8' });
+		assert.equal(r.status, 0, `${s}: ${r.stderr}`);
+		assert.deepEqual(JSON.parse(r.stdout).groups.map((g) => g.name), groups[s]);
+	}
+	// the check can fail: a group whose network has no resource
+	const bad = path.join(dir, 'bad.yaml');
+	fs.writeFileSync(bad, 'groups:\n  g:\n    networks:\n      - {count: 1}\n');
+	assert.notEqual(spawnSync(RDMAK, ['webhook', '--check', '--config', bad], { encoding: 'utf8' }).status, 0);
+});
+
+test('webhook certificate made by helm: caBundle is the CA that signed the serving pair, for the Service name', () => {
+	const docs = render(['seed002']);
+	assert.deepEqual(docs.filter((d) => d.apiVersion.startsWith('cert-manager.io/')), []);
+	const secret = one(docs, 'Secret', 'rdmak-webhook-tls');
+	assert.equal(secret.type, 'kubernetes.io/tls');
+	const dec = (k) => Buffer.from(secret.data[k], 'base64');
+	const ca = new X509Certificate(dec('ca.crt'));
+	const crt = new X509Certificate(dec('tls.crt'));
+	assert.ok(crt.verify(ca.publicKey), 'tls.crt is signed by ca.crt');
+	assert.ok(crt.checkHost('rdmak-webhook.kube-system.svc'));
+	assert.ok(dec('tls.key').toString().includes('PRIVATE KEY'));
+	const mwc = one(docs, 'MutatingWebhookConfiguration');
+	assert.equal(mwc.metadata.annotations?.['cert-manager.io/inject-ca-from'], undefined);
+	assert.equal(mwc.webhooks[0].clientConfig.caBundle, secret.data['ca.crt']);
+	const dep = one(docs, 'Deployment', 'rdmak-webhook');
+	assert.equal(dep.spec.template.spec.volumes.find((v) => v.name === 'tls').secret.secretName, secret.metadata.name);
+});
+
+test('etcd: three members that name each other through the headless Service, TLS for peers and clients, one down at a time', () => {
+	const docs = render(['seed004']);
+	const sts = one(docs, 'StatefulSet', 'rdmak-etcd');
+	assert.equal(sts.spec.replicas, 3);
+	const headless = one(docs, 'Service', sts.spec.serviceName);
+	assert.equal(headless.spec.clusterIP, 'None');
+	assert.equal(headless.spec.publishNotReadyAddresses, true);
+	const client = one(docs, 'Service', 'rdmak-etcd');
+	assert.deepEqual(client.spec.ports.map((p) => p.port), [2379]);
+	const c = sts.spec.template.spec.containers[0];
+	const arg = (n) => c.args.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3);
+	const members = arg('initial-cluster').split(',');
+	assert.deepEqual(members.map((m) => m.split('=')[0]), ['rdmak-etcd-0', 'rdmak-etcd-1', 'rdmak-etcd-2']);
+	for (const m of members) {
+		const [name, url] = m.split('=');
+		assert.equal(url, `https://${name}.${headless.metadata.name}.kube-system.svc:2380`);
+	}
+	for (const f of ['client-cert-auth', 'peer-client-cert-auth']) assert.ok(c.args.includes(`--${f}`));
+	const pdb = one(docs, 'PodDisruptionBudget', 'rdmak-etcd');
+	assert.equal(pdb.spec.maxUnavailable, 1);
+	assert.deepEqual(pdb.spec.selector.matchLabels, sts.spec.selector.matchLabels);
+	// the members' certificate covers every name a peer or a client dials
+	const tlsVol = sts.spec.template.spec.volumes.find((v) => v.name === 'tls').secret.secretName;
+	const cert = byKind(docs, 'Certificate').find((x) => x.spec.secretName === tlsVol);
+	assert.ok(cert.spec.dnsNames.includes(`*.${headless.metadata.name}.kube-system.svc`));
+	assert.ok(cert.spec.dnsNames.includes('rdmak-etcd.kube-system.svc'));
+	assert.ok(cert.spec.usages.includes('server auth') && cert.spec.usages.includes('client auth'));
+	assert.ok(byKind(docs, 'Certificate').some((x) => x.metadata.name === 'rdmak-etcd-client' && x.spec.usages.includes('client auth')));
+	// the data on a claim, not on the host
+	assert.equal(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage, '4Gi');
+	// and from an existing Secret, no cert-manager object
+	const own = render([], ['--set', 'etcd.enabled=true', '--set', 'etcd.tls.mode=secret', '--set', 'etcd.tls.secretName=my-etcd']);
+	assert.deepEqual(own.filter((d) => d.apiVersion.startsWith('cert-manager.io/')), []);
+	assert.equal(one(own, 'StatefulSet').spec.template.spec.volumes.find((v) => v.name === 'tls').secret.secretName, 'my-etcd');
+});
+
+test('values.schema.json refuses bad values by name', () => {
+	const refuse = (args, field, why) => {
+		const r = helmRun(['template', 'rdmak', CHART, ...args]);
+		assert.notEqual(r.status, 0, `${args.join(' ')} accepted`);
+		assert.match(r.stderr, new RegExp(`- ${field.replace(/\./g, '\\.')}: ${why}`), r.stderr);
+	};
+	refuse(['--set', 'plugin.enabled=yes'], 'plugin.enabled', 'Invalid type. Expected: boolean');
+	refuse(['--set', 'cniBinDir=opt/cni/bin'], 'cniBinDir', "Does not match pattern '\\^/'");
+	refuse(['--set', 'webhook.tls.mode=openssl'], 'webhook.tls.mode', 'webhook.tls.mode must be one of the following');
+	refuse(['--set', 'plugin.nodeSelector.rdma=true'], 'plugin.nodeSelector.rdma', 'Invalid type. Expected: string, given: boolean');
+	refuse(['--set', 'plugin.nodeselector.rdma=x'], 'plugin', 'Additional property nodeselector is not allowed');
+	refuse(['--set', 'etcd.tls.mode=secret'], 'etcd.tls.secretName', 'String length must be greater than or equal to 1');
+	// a plugin config in neither anchor's format
+	const f = path.join(dir, 'neither.yaml');
+	fs.writeFileSync(f, YAML.stringify({ plugin: { config: { configlist: [] } } }));
+	const r = helmRun(['template', 'rdmak', CHART, '-f', f, '--set', 'plugin.config.configList=null']);
+	assert.notEqual(r.status, 0);
+	assert.match(r.stderr, /plugin\.config/);
+});
+
+test('NOTES.txt says what to check next', () => {
+	// `helm install --dry-run` needs a cluster: a copy of the chart renders NOTES.txt through tpl,
+	// with the chart's own helpers, into a YAML string
+	const copy = path.join(dir, 'notes-chart');
+	fs.cpSync(CHART, copy, { recursive: true });
+	fs.renameSync(path.join(copy, 'templates', 'NOTES.txt'), path.join(copy, 'notes.src'));
+	fs.writeFileSync(path.join(copy, 'templates', 'notes.yaml'), 'notes: {{ tpl (.Files.Get "notes.src") . | toJson }}\n');
+	const r = helmRun(['template', 'rdmak', copy, '-n', 'kube-system', '--show-only', 'templates/notes.yaml', ...ALL_ON]);
+	assert.equal(r.status, 0, r.stderr);
+	const { notes } = YAML.parse(r.stdout);
+	assert.match(notes, /kubectl get node NODE -o jsonpath='\{\.status\.allocatable\}'/);
+	assert.match(notes, /rdmak doctor/);
+	assert.match(notes, /helm test rdmak -n kube-system --logs/);
+	assert.match(notes, /https:\/\/rdmak-etcd\.kube-system\.svc:2379/);
+	assert.match(notes, /Secret rdmak-etcd-client/);
+	assert.doesNotMatch(notes, /<no value>/);
+});
