@@ -194,6 +194,16 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 	} else if ((q = strstr(s, "Couldn't allocate MR"))) {
 		if ((e = event_add(p, PT_EV_MR, line, s)) && (q = strstr(q, "error=")) && sscanf(q, "error=%d", &a) == 1)
 			e->arg = a;
+	} else if (strstr(s, "ERRNO: Bad address")) {
+		/* perftest's rdma_cm path prints the errno of a failed registration on lines of its
+		 * own ("Couldn't allocate MR" ... "ERRNO: Bad address.", perftest#126): EFAULT, the
+		 * address no peer-memory client took, as "error=14" says on the other path */
+		for (size_t i = p->o->n_events; i-- > 0;)
+			if (p->o->events[i].kind == PT_EV_MR) {
+				if (p->o->events[i].arg < 0)
+					p->o->events[i].arg = EFAULT;
+				break;
+			}
 	} else if (strstr(s, "ethernet_read_keys") || strstr(s, "Couldn't read remote address") ||
 		   strstr(s, "Unable to read to socket/rdma_cm") || strstr(s, "Failed to exchange data between server and clients") ||
 		   strstr(s, "Unable to read from socket")) {
@@ -482,7 +492,10 @@ static void cuda_line(struct parser *p, const char *s)
 	const char *q;
 	int idx, bus, dev;
 
-	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") || strstr(s, "CUDA_MEM_DEVICE"))
+	/* "allocated GPU buffer address at" is printed by every GPU memory backend of perftest
+	 * (CUDA, ROCm's hipMalloc, the others), so a ROCm run counts as GPU memory too */
+	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") || strstr(s, "CUDA_MEM_DEVICE") ||
+	    strstr(s, "hipMalloc") || strstr(s, "allocated GPU buffer"))
 		o->cuda = true;
 	if (strstr(s, "using DMA-BUF") || strstr(s, "ibv_reg_dmabuf_mr"))
 		o->cuda = o->dmabuf = true;

@@ -223,6 +223,12 @@ is "$(codes)" "arguments" "judge reads stdin ('-')"
 # ---- usage ------------------------------------------------------------------------------------
 bench; is "$rc" 3 "no subcommand: exit 3"
 bench frobnicate; is "$rc" 3 "unknown subcommand: exit 3"
+# perftest#126: --use_cuda=0, "Couldn't allocate MR" then "ERRNO: Bad address." (EFAULT): GPU
+# memory no peer-memory client took, whatever the node says of nvidia_peermem (issue 17)
+bench judge --root "$NODES/s002-a101" --json "$CAP/perftest126-client.txt"
+is "$rc $(codes)" "2 mr_gpu" "perftest#126 on a node with nvidia_peermem loaded: mr_gpu, not mr_memlock"
+like "$(field 'd["sides"][0]["reasons"][0]["fix"]')" 'nvidia_peermem.*--use_cuda_dmabuf' "... the fix: peermem or DMA-BUF"
+
 # the impossible (issue 16 defect 7): edited captures, each saying what was edited
 bench judge --root "$NODES/a6-sriov-client" --json "$CAP/edited-above-ceiling.txt"
 is "$rc" 4 "A6 edited to 99 999 999 Gb/s: exit 4 (invalid), not a pass"

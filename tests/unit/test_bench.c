@@ -558,6 +558,10 @@ static const struct vcase vcases[] = {
 	{ "spiderpool-ib-read-lat.txt", NULL, NULL, NULL, BENCH_PASS, "latency",
 	  "1.90 us typical at 2 B against a budget of 4.00 us for RDMA_Read InfiniBand" },
 	{ "local-no-devices.txt", NULL, NULL, NULL, BENCH_FAIL, "no_device", "Did not detect devices" },
+	/* perftest#126: GPU memory, "ERRNO: Bad address" on its own line, on a node whose
+	 * nvidia_peermem is loaded: still the GPU memory cause, not memlock (issue 17) */
+	{ "perftest126-client.txt", "s002-a101", NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
+	{ "perftest126-client.txt", NULL, NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
 	/* edited captures (issue 16 defect 7; each file says what was edited): the impossible */
 	{ "edited-above-ceiling.txt", "a6-sriov-client", NULL, NULL, BENCH_INVALID, "above_ceiling",
 	  "99999999.00 Gb/s at 65536 B (line 101) is 54016112 % of the 185 Gb/s that RoCE v2 can carry" },
