@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	      "  -j, --json            the result as JSON (docs/bench.schema.json)\n"
 	      "  -h, --help\n\n"
 	      "`rdmak bench k8s --help` describes the Kubernetes mode.\n"
-	      "Exit: 0 pass, 1 warn, 2 fail, 3 usage.\n", f);
+	      "Exit: 0 pass, 1 warn, 2 fail, 3 usage, 4 invalid (a figure above what the path can carry, or a\n"
+	      "table that does not fit its test: the capture or the model is wrong).\n", f);
 }
 
 struct cli {
@@ -325,19 +326,17 @@ static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const 
 
 	json_array_foreach(sides, i, s) {
 		const char *v = json_string_value(json_object_get(s, "verdict"));
-		enum bench_status st = !strcmp(v, "fail") ? BENCH_FAIL : !strcmp(v, "warn") ? BENCH_WARN : BENCH_PASS;
+		enum bench_status st = bench_status_parse(v);
 
 		if (st > worst)
 			worst = st;
 	}
 	if (o->rails && json_array_size(sides) > 1) {
 		json_t *t = bench_report_total(sides, &o->thr);
-		const char *v = json_string_value(json_object_get(t, "verdict"));
+		enum bench_status st = bench_status_parse(json_string_value(json_object_get(t, "verdict")));
 
-		if (v && !strcmp(v, "fail"))
-			worst = BENCH_FAIL;
-		else if (v && !strcmp(v, "warn") && worst < BENCH_WARN)
-			worst = BENCH_WARN;
+		if (st > worst)
+			worst = st;
 		json_object_set_new(doc, "total", t);
 	}
 	json_object_set_new(doc, "mode", json_string(mode));
@@ -348,7 +347,7 @@ static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const 
 		fprintf(stderr, "rdmak bench: writing the result: %s\n", strerror(-r));
 		return BENCH_EXIT_FAIL;
 	}
-	return worst == BENCH_FAIL ? BENCH_EXIT_FAIL : worst == BENCH_WARN ? BENCH_EXIT_WARN : BENCH_EXIT_PASS;
+	return bench_exit_code(worst);
 }
 
 static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node **node)

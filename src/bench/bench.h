@@ -23,7 +23,7 @@
 #include "hw/hw.h"
 
 /* Exit codes of every subcommand (docs/bench.md). */
-enum { BENCH_EXIT_PASS = 0, BENCH_EXIT_WARN = 1, BENCH_EXIT_FAIL = 2, BENCH_EXIT_USAGE = 3 };
+enum { BENCH_EXIT_PASS = 0, BENCH_EXIT_WARN = 1, BENCH_EXIT_FAIL = 2, BENCH_EXIT_USAGE = 3, BENCH_EXIT_INVALID = 4 };
 /* 0 where nothing was judged: --help, or `bench k8s` printing its pods without --run */
 enum { BENCH_EXIT_OK = BENCH_EXIT_PASS };
 
@@ -102,6 +102,11 @@ struct pt_out {
 	struct pt_event *events;
 	size_t n_events;
 	unsigned n_lines;
+	/* A result table whose columns are not those of the test its title names (a latency
+	 * table under "RDMA_Read BW Test"): the line of its heading, 0 when none, and why. Its
+	 * rows are not read: perftest cannot have printed them, so the capture is not perftest's. */
+	unsigned bad_table_line;
+	char bad_table[200];
 };
 
 /* Parse perftest's text (stdout and stderr together, any version since 4.x, leading blanks
@@ -181,8 +186,18 @@ const char *ceiling_factor_name(enum ceil_factor f); /* "port", "pcie" */
 
 /* ---- the verdict (verdict.c) -------------------------------------------------------------- */
 
-enum bench_status { BENCH_PASS = 0, BENCH_WARN, BENCH_FAIL };
-const char *bench_status_name(enum bench_status s); /* "pass", "warn", "fail" */
+/* Ordered: a later one is worse. INVALID: the figures cannot be what perftest measured on
+ * this path (above the physical ceiling, a table that does not fit its test): the capture or
+ * the model is wrong, and no verdict on the link can be given. */
+enum bench_status { BENCH_PASS = 0, BENCH_WARN, BENCH_FAIL, BENCH_INVALID };
+const char *bench_status_name(enum bench_status s); /* "pass", "warn", "fail", "invalid" */
+/* The status a name gives back; NULL or an unknown name: BENCH_FAIL. */
+enum bench_status bench_status_parse(const char *s);
+/* The exit code of a verdict (BENCH_EXIT_*). */
+int bench_exit_code(enum bench_status s);
+/* Whether gbps is above what a path with that ceiling can carry (beyond perftest's timer
+ * jitter and the model's rounding). */
+bool bench_above_ceiling(double gbps, double ceiling_gbps);
 
 struct bench_thresholds {
 	double min_percent;  /* pass at or above this share of the ceiling (default 90) */

@@ -2,21 +2,18 @@
  * allocate MR", "ethernet_read_keys: Couldn't read remote address"); the cause is in the pod
  * (memlock, IPC_LOCK, a memory limit, a missing device node or provider library) or on the
  * node (a Down port, GPU memory without nvidia_peermem). Each symptom runs the doctor's checks
- * that bear on it, through its public table, on the spot (the roots this run reads), and the
- * worst finding becomes the reason. Without doctor roots (judging a capture from elsewhere)
- * the reason says what the message means and what to check. */
+ * that bear on it through its API (doctor_new, doctor_run_check), on the spot (the roots this
+ * run reads), and the worst finding becomes the reason, its code chosen by the finding's typed
+ * cause. Without doctor roots (judging a capture from elsewhere) the reason says what the
+ * message means and what to check. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bench/bench.h"
 #include "doctor/doctor.h"
 #include "util/cleanup.h"
-#include "util/strutil.h"
 
 extern char **environ;
 
@@ -25,59 +22,31 @@ struct diag {
 	const struct hw_node *node;
 	const struct bench_ceiling *c;
 	struct bench_verdict *v;
-	struct doctor d;
-	bool doctor_on;  /* node checks: the hardware model is the one this run read */
-	bool pod_on;     /* pod checks: the roots hold a process's /proc (on the spot, or a pod tree) */
+	struct doctor *d; /* NULL: no doctor (the hardware model is not the one this run read) */
 	int err;
 };
 
-/* ---- the doctor, through its public table ---------------------------------------------------- */
+/* ---- the doctor, through its API ------------------------------------------------------------- */
 
-static const struct doctor_check *check_by_id(const char *id)
+/* Run the doctor's check `id` on the spot: true and *f its worst finding (about `object` when
+ * given) when that is at least `min`. */
+static bool doctor_says(struct diag *g, const char *id, const char *object, enum doctor_status min,
+			struct doctor_finding *f)
 {
-	for (size_t i = 0; i < doctor_n_checks; i++)
-		if (!strcmp(doctor_checks[i].id, id))
-			return &doctor_checks[i];
-	return NULL;
+	int r;
+
+	if (!g->d)
+		return false;
+	r = doctor_run_check(g->d, id, object, f);
+	if (r < 0)
+		g->err = 1;
+	return r > 0 && f->status >= min;
 }
-
-/* Run one check; the worst warn/fail finding it added (about `object` when given), or NULL. */
-static const json_t *run_check(struct diag *g, const char *id, const char *object)
-{
-	const struct doctor_check *c = check_by_id(id);
-	size_t before, i;
-	const json_t *worst = NULL;
-	int worst_rank = 0;
-
-	if (!g->doctor_on || !c || !g->d.findings || (c->scope == DOCTOR_POD && !g->pod_on))
-		return NULL;
-	before = json_array_size(g->d.findings);
-	g->d.check = c;
-	c->run(&g->d);
-	for (i = before; i < json_array_size(g->d.findings); i++) {
-		const json_t *f = json_array_get(g->d.findings, i);
-		const char *st = json_string_value(json_object_get(f, "status"));
-		const char *obj = json_string_value(json_object_get(f, "object"));
-		int rank = !st ? 0 : !strcmp(st, "fail") ? 2 : !strcmp(st, "warn") ? 1 : 0;
-
-		if (object && obj && strcmp(obj, object))
-			continue;
-		if (rank > worst_rank) {
-			worst = f;
-			worst_rank = rank;
-		}
-	}
-	return worst;
-}
-
-static const char *f_title(const json_t *f) { return json_string_value(json_object_get(f, "title")); }
-static const char *f_fix(const json_t *f) { return json_string_value(json_object_get(f, "fix")); }
-static const char *f_id(const json_t *f) { return json_string_value(json_object_get(f, "id")); }
 
 /* A reason from a doctor finding: perftest's line, then what the doctor found. */
-static void from_finding(struct diag *g, const char *code, const struct pt_event *e, const json_t *f)
+static void from_finding(struct diag *g, const char *code, const struct pt_event *e, const struct doctor_finding *f)
 {
-	g->err |= verdict_add(g->v, BENCH_FAIL, code, f_fix(f), "perftest: \"%s\"; %s: %s", e->text, f_id(f), f_title(f));
+	g->err |= verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s", e->text, f->id, f->title);
 }
 
 static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix, const char *cause)
@@ -91,14 +60,13 @@ static void no_device(struct diag *g, const struct pt_event *e)
 {
 	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns", "rdma.devices" };
 
-	for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-		const json_t *f = run_check(g, ids[i], NULL);
+	struct doctor_finding f;
 
-		if (f && !strcmp(json_string_value(json_object_get(f, "status")), "fail")) {
-			from_finding(g, "no_device", e, f);
+	for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+		if (doctor_says(g, ids[i], NULL, DOCTOR_FAIL, &f)) {
+			from_finding(g, "no_device", e, &f);
 			return;
 		}
-	}
 	plain(g, "no_device", e,
 	      "Request the RDMA resource in the pod (resources.limits) so the device plugin passes /dev/infiniband/uverbsN "
 	      "in; install the provider (ibverbs-providers) in the image; rdmak doctor --pod says which is missing.",
@@ -110,12 +78,11 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 {
 	const struct hw_rdma_dev *d = g->node ? hw_node_rdma(g->node, e->what) : NULL;
 	char list[256] = "";
-	const json_t *f;
+	struct doctor_finding f;
 
 	if (d) {
-		f = run_check(g, "pod.devnodes", d->name);
-		if (f) {
-			from_finding(g, "device_not_in_pod", e, f);
+		if (doctor_says(g, "pod.devnodes", d->name, DOCTOR_WARN, &f)) {
+			from_finding(g, "device_not_in_pod", e, &f);
 			return;
 		}
 		if (!d->uverbs || !d->uverbs->node.present) {
@@ -126,11 +93,8 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 					      "was not passed into this container", e->text, d->name);
 			return;
 		}
-		f = run_check(g, "pod.provider", NULL);
-		if (!f)
-			f = run_check(g, "pod.netns", NULL);
-		if (f) {
-			from_finding(g, "device_not_found", e, f);
+		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f) || doctor_says(g, "pod.netns", NULL, DOCTOR_WARN, &f)) {
+			from_finding(g, "device_not_found", e, &f);
 			return;
 		}
 		g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_found",
@@ -161,12 +125,11 @@ static void port_state(struct diag *g, const struct pt_event *e)
 	const char *dev = g->o->device[0] ? g->o->device : g->c ? g->c->device : "";
 	char obj[HW_NAME_MAX + 16];
 	_cleanup_free_ char *alt = NULL;
-	const json_t *f;
+	struct doctor_finding f;
 
 	snprintf(obj, sizeof(obj), "%s/%d", dev, e->arg > 0 ? e->arg : 1);
-	f = dev[0] ? run_check(g, "port.state", obj) : NULL;
-	if (f) {
-		from_finding(g, "port_down", e, f);
+	if (dev[0] && doctor_says(g, "port.state", obj, DOCTOR_WARN, &f)) {
+		from_finding(g, "port_down", e, &f);
 		return;
 	}
 	if (g->node) {
@@ -182,64 +145,31 @@ static void port_state(struct diag *g, const struct pt_event *e)
 			      alt && alt[0] != '<' ? "; ACTIVE here: " : "", alt && alt[0] != '<' ? alt : "");
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* The reason code of a registration failure the doctor explained. */
+static const char *mr_code(enum doctor_cause cause)
 {
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* The pod's memory limit, when there is one, even if the doctor finds room in it: seed 003's
- * "Couldn't allocate MR" went away when the limit was removed. */
-static bool has_memory_limit(const json_t *findings, char *what, size_t n)
-{
-	size_t i, j;
-	const json_t *f, *ev;
-
-	json_array_foreach(findings, i, f) {
-		if (strcmp(json_string_value(json_object_get(f, "id")) ?: "", "pod.memory"))
-			continue;
-		json_array_foreach(json_object_get(f, "evidence"), j, ev) {
-			const char *p = json_string_value(json_object_get(ev, "path")) ?: "";
-			const char *v = json_string_value(json_object_get(ev, "value")) ?: "";
-
-			if ((ends_with(p, "memory.max") || ends_with(p, "memory.limit_in_bytes")) && strcmp(v, "max") &&
-			    strcmp(v, "no limit")) {
-				snprintf(what, n, "%s", f_title(f));
-				return true;
-			}
-		}
+	switch (cause) {
+	case DOCTOR_CAUSE_GPU_MEMORY: return "mr_gpu";
+	case DOCTOR_CAUSE_CGROUP_MEMORY: return "mr_memory_limit";
+	case DOCTOR_CAUSE_IPC_LOCK:
+	case DOCTOR_CAUSE_IPC_LOCK_NON_ROOT: return "mr_ipc_lock";
+	default: return "mr_memlock";
 	}
-	return false;
-}
-
-static bool is_fail(const json_t *f)
-{
-	return f && !strcmp(json_string_value(json_object_get(f, "status")) ?: "", "fail");
-}
-
-/* IPC_LOCK in the bounding set (a capability the pod spec added) but not effective: uid not 0. */
-static bool ipc_lock_not_effective(const struct doctor_pod *p)
-{
-	uint64_t bit = 1ull << CAP_IPC_LOCK_BIT;
-
-	return p->status_known && p->status.uid[1] != 0 && (p->status.cap_bnd & bit) && !(p->status.cap_eff & bit);
 }
 
 static void mr(struct diag *g, const struct pt_event *e)
 {
 	static const char *const pod_ids[] = { "pod.memlock", "pod.ipc_lock", "pod.memory" };
-	const json_t *f;
-	char lim[300];
+	struct doctor_finding f, fi, limit = { 0 };
+	bool pod_checked = false;
 
 	/* error=14 (EFAULT) is a GPU pointer no peer-memory client took */
 	if (g->o->cuda || e->arg == 14) {
-		f = run_check(g, "gpudirect.driver", NULL);
-		if (f) {
-			from_finding(g, "mr_gpu", e, f);
+		if (doctor_says(g, "gpudirect.driver", NULL, DOCTOR_WARN, &f)) {
+			from_finding(g, mr_code(f.cause), e, &f);
 			return;
 		}
-		if (e->arg == 14 || !g->doctor_on) {
+		if (e->arg == 14 || !g->d) {
 			plain(g, "mr_gpu", e,
 			      "Load nvidia_peermem on the node (GPU Operator driver.rdma.enabled=true) or use --use_cuda_dmabuf "
 			      "with the NVIDIA open kernel modules >= 515 and CUDA >= 11.7.",
@@ -248,41 +178,39 @@ static void mr(struct diag *g, const struct pt_event *e)
 		}
 	}
 	for (size_t i = 0; i < ELEMENTSOF(pod_ids); i++) {
-		const char *code = !strcmp(pod_ids[i], "pod.memory") ? "mr_memory_limit" :
-				   !strcmp(pod_ids[i], "pod.ipc_lock") ? "mr_ipc_lock" : "mr_memlock";
-
-		f = run_check(g, pod_ids[i], NULL);
-		if (!is_fail(f))
+		if (!doctor_says(g, pod_ids[i], NULL, DOCTOR_SKIP, &f))
+			continue;
+		pod_checked = true;
+		/* a memory limit, even one with room today: seed 003's "Couldn't allocate MR" went
+		 * away when the limit was removed */
+		if (f.cause == DOCTOR_CAUSE_CGROUP_MEMORY && f.status != DOCTOR_FAIL)
+			limit = f;
+		if (f.status != DOCTOR_FAIL)
 			continue;
 		/* The memlock limit is what bites, but a user who added IPC_LOCK to a container that
 		 * runs as another user than root (nvidia-container-toolkit#2037) has to hear why the
 		 * capability did nothing, or they will raise the wrong thing. */
-		if (!strcmp(code, "mr_memlock") && ipc_lock_not_effective(&g->d.pod)) {
-			const json_t *fi = run_check(g, "pod.ipc_lock", NULL);
-
-			if (is_fail(fi)) {
-				f = fi;
-				code = "mr_ipc_lock";
-			}
-		}
-		from_finding(g, code, e, f);
+		if (f.cause == DOCTOR_CAUSE_MEMLOCK && doctor_says(g, "pod.ipc_lock", NULL, DOCTOR_FAIL, &fi) &&
+		    fi.cause == DOCTOR_CAUSE_IPC_LOCK_NON_ROOT)
+			f = fi;
+		from_finding(g, mr_code(f.cause), e, &f);
 		return;
 	}
-	if (g->pod_on && has_memory_limit(g->d.findings, lim, sizeof(lim))) {
+	if (limit.title) {
 		g->err |= verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
 				      "Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
 				      "without it), or raise it well above what the application and its pinned buffers use.",
 				      "perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
-				      e->text, lim);
+				      e->text, limit.title);
 		return;
 	}
 	plain(g, "mr_memlock", e,
 	      "Run the container as root with capabilities.add [\"IPC_LOCK\"] and no memory limit, or raise "
 	      "LimitMEMLOCK for the container runtime; fewer QPs (-q) or smaller messages pin less.",
-	      g->pod_on ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
-			     "this run pins more (QPs x 2 buffers of the message size)" :
-			     "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
-			     "IPC_LOCK, or a pod memory limit (seed 003)");
+	      pod_checked ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
+			    "this run pins more (QPs x 2 buffers of the message size)" :
+			    "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
+			    "IPC_LOCK, or a pod memory limit (seed 003)");
 }
 
 static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
@@ -327,13 +255,12 @@ static void good_gid(const struct diag *g, char *buf, size_t n)
 static void qp_state(struct diag *g, const struct pt_event *e)
 {
 	char gid[128];
-	const json_t *f;
+	struct doctor_finding f;
+	bool found;
 
 	good_gid(g, gid, sizeof(gid));
 	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
-		f = run_check(g, "pod.gids", NULL);
-		if (!f)
-			f = run_check(g, "roce.gids", NULL);
+		found = doctor_says(g, "pod.gids", NULL, DOCTOR_WARN, &f) || doctor_says(g, "roce.gids", NULL, DOCTOR_WARN, &f);
 		if (g->o->zero_gid) {
 			g->err |= verdict_add(g->v, BENCH_FAIL, "zero_gid",
 					      "Use the GID of the pod's RDMA interface (rdmak bench chooses it), and make sure that "
@@ -342,8 +269,8 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 					      "this pod%s", e->text, g->o->gid_index, gid);
 			return;
 		}
-		if (f) {
-			from_finding(g, "gid_index", e, f);
+		if (found) {
+			from_finding(g, "gid_index", e, &f);
 			return;
 		}
 		g->err |= verdict_add(g->v, BENCH_FAIL, "gid_index",
@@ -353,9 +280,8 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 				      "(GID %d%s)", e->text, g->o->gid_index, gid);
 		return;
 	}
-	f = run_check(g, "port.sm", NULL);
-	if (f) {
-		from_finding(g, "qp_connect", e, f);
+	if (doctor_says(g, "port.sm", NULL, DOCTOR_WARN, &f)) {
+		from_finding(g, "qp_connect", e, &f);
 		return;
 	}
 	plain(g, "qp_connect", e,
@@ -393,14 +319,13 @@ static void arguments(struct diag *g, const struct pt_event *e)
 
 static void one_event(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
 {
-	const json_t *f;
+	struct doctor_finding f;
 
 	switch (e->kind) {
 	case PT_EV_NO_DEVICE: no_device(g, e); break;
 	case PT_EV_NO_PROVIDER:
-		f = run_check(g, "pod.provider", NULL);
-		if (f)
-			from_finding(g, "no_provider", e, f);
+		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f))
+			from_finding(g, "no_provider", e, &f);
 		else
 			plain(g, "no_provider", e, "Install ibverbs-providers (Debian/Ubuntu) or rdma-core (RHEL) in the image.",
 			      "libibverbs has no provider library for this HCA in the image");
@@ -427,9 +352,8 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 		      "the two sides run perftest versions that cannot talk to each other");
 		break;
 	case PT_EV_DMABUF:
-		f = run_check(g, "gpudirect.driver", NULL);
-		if (f)
-			from_finding(g, "dmabuf", e, f);
+		if (doctor_says(g, "gpudirect.driver", NULL, DOCTOR_WARN, &f))
+			from_finding(g, "dmabuf", e, &f);
 		else
 			plain(g, "dmabuf", e,
 			      "Use the NVIDIA open kernel modules (>= 515), CUDA >= 11.7 and an rdma-core/kernel with "
@@ -454,27 +378,10 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 	struct diag g = { .o = o, .node = node, .c = c, .v = v };
 	bool seen[PT_EV__MAX] = { false };
 	size_t before = v->n_reasons;
-	int r;
 
-	g.doctor_on = ctx && doctor && node;
-	if (g.doctor_on) {
-		int fd = hw_ctx_open(ctx, HW_ROOT_PROCFS, "self/status", O_PATH);
-
-		g.pod_on = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-		g.d.scope = DOCTOR_POD;
-		g.d.node = (struct hw_node *)node; /* the checks only read it */
-		g.d.ctx = ctx;                      /* their sysfs reads (cgroup, config space) */
-		g.d.plugin_netns = -1;
-		str_copy(g.d.pid, sizeof(g.d.pid), "self");
-		g.d.findings = json_array();
-		if (!g.d.findings || (r = doctor_env_from_environ(environ, &g.d.env)) < 0) {
-			json_decref(g.d.findings);
-			return -ENOMEM;
-		}
-		g.d.env_source = "environment";
-	}
+	/* the checks read this run's roots and hardware model, from inside the pod */
+	if (ctx && doctor && node && doctor_new(ctx, node, DOCTOR_POD, environ, &g.d) < 0)
+		return -ENOMEM;
 	/* the first failure of each kind; "If device exists" and its like follow the first */
 	for (size_t i = 0; i < o->n_events; i++) {
 		const struct pt_event *e = &o->events[i];
@@ -498,9 +405,6 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 	}
 	if (perftest_failed(o) && v->n_reasons == before)
 		g.err |= verdict_add(v, BENCH_FAIL, "perftest_failed", "Read perftest's output above.", "perftest failed");
-	if (g.doctor_on) {
-		json_decref(g.d.findings);
-		doctor_env_clear(&g.d.env);
-	}
+	doctor_free(g.d);
 	return g.err ? -ENOMEM : 0;
 }

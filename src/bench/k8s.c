@@ -73,7 +73,8 @@ static void usage(FILE *f)
 	      "  --test, -q/--qps, -s/--size, -a/--all, -D/--duration, --rails,\n"
 	      "  --min-percent, --min-gbps, --max-usec   as for rdmak bench server/client\n"
 	      "  -j, --json           the pods as a v1 List; with --run the result as JSON\n"
-	      "Exit: 0 pass, 1 warn, 2 fail (or pods that never got Ready, or an interrupt), 3 usage.\n", f);
+	      "Exit: 0 pass, 1 warn, 2 fail (or pods that never got Ready, or an interrupt), 3 usage, 4 invalid\n"
+	      "(a figure above what the path can carry: the capture or the model is wrong).\n", f);
 }
 
 /* ---- the pods --------------------------------------------------------------------------------- */
@@ -503,10 +504,6 @@ static json_t *parse_doc(const struct proc *p)
 	return d;
 }
 
-static enum bench_status status_of(const char *s)
-{
-	return !s ? BENCH_FAIL : !strcmp(s, "pass") ? BENCH_PASS : !strcmp(s, "warn") ? BENCH_WARN : BENCH_FAIL;
-}
 
 static void add_reason(json_t *reasons, enum bench_status st, const char *code, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -537,7 +534,7 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 	/* rails: each pod judged its rails and their total; the pair of sides is per rail */
 	if (json_array_size(json_object_get(server, "sides")) > 1 || json_array_size(json_object_get(client, "sides")) > 1) {
 		for (int s = 0; s < 2; s++) {
-			enum bench_status st = status_of(json_string_value(json_object_get(s ? client : server, "verdict")));
+			enum bench_status st = bench_status_parse(json_string_value(json_object_get(s ? client : server, "verdict")));
 
 			if ((s ? client : server) && st > worst)
 				worst = st;
@@ -563,7 +560,7 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 		}
 		json_array_foreach(json_object_get(sides[s], "reasons"), i, r) {
 			const char *code = json_string_value(json_object_get(r, "code"));
-			enum bench_status st = status_of(json_string_value(json_object_get(r, "status")));
+			enum bench_status st = bench_status_parse(json_string_value(json_object_get(r, "status")));
 
 			if (!code || !strcmp(code, "measured"))
 				continue;
@@ -571,8 +568,8 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 				worst = st;
 		}
 		if (json_array_size(json_object_get(sides[s], "reasons")) == 0 &&
-		    status_of(json_string_value(json_object_get(sides[s], "verdict"))) > worst)
-			worst = status_of(json_string_value(json_object_get(sides[s], "verdict")));
+		    bench_status_parse(json_string_value(json_object_get(sides[s], "verdict"))) > worst)
+			worst = bench_status_parse(json_string_value(json_object_get(sides[s], "verdict")));
 	}
 	if (sides[1] && json_is_number(json_object_get(sides[1], "gbps")))
 		gbps = json_number_value(json_object_get(sides[1], "gbps"));
@@ -583,7 +580,7 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 		const json_t *f = NULL, *x;
 		const char *by = json_string_value(json_object_get(c, "limited_by"));
 		double pct = gbps / ceil * 100;
-		enum bench_status st = verdict_status_for(pct, gbps, t);
+		enum bench_status st = bench_above_ceiling(gbps, ceil) ? BENCH_INVALID : verdict_status_for(pct, gbps, t);
 		size_t i;
 
 		json_array_foreach(json_object_get(c, "factors"), i, x)
@@ -764,13 +761,13 @@ done:
 	sigaction(SIGTERM, &old_term, NULL);
 	{
 		json_t *path = sdoc || cdoc ? judge_path(sdoc, cdoc, t) : NULL;
-		enum bench_status worst = path ? status_of(json_string_value(json_object_get(path, "verdict"))) : BENCH_PASS;
+		enum bench_status worst = path ? bench_status_parse(json_string_value(json_object_get(path, "verdict"))) : BENCH_PASS;
 		const json_t *x;
 		size_t i;
 
 		json_array_foreach(reasons, i, x)
-			if (status_of(json_string_value(json_object_get(x, "status"))) > worst)
-				worst = status_of(json_string_value(json_object_get(x, "status")));
+			if (bench_status_parse(json_string_value(json_object_get(x, "status"))) > worst)
+				worst = bench_status_parse(json_string_value(json_object_get(x, "status")));
 		if (!sdoc && !cdoc && !json_array_size(reasons))
 			worst = BENCH_FAIL;
 		json_object_set_new(res, "mode", json_string("k8s"));
@@ -784,7 +781,7 @@ done:
 		json_object_set_new(res, "client", cdoc ? cdoc : json_null());
 		if ((o->json ? out_json(stdout, res) : print_run_text(res)) < 0)
 			fprintf(stderr, "rdmak bench k8s: writing the result failed\n");
-		ret = worst == BENCH_FAIL ? BENCH_EXIT_FAIL : worst == BENCH_WARN ? BENCH_EXIT_WARN : BENCH_EXIT_PASS;
+		ret = bench_exit_code(worst);
 	}
 	proc_free(&p);
 	proc_free(&srv);

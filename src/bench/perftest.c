@@ -46,6 +46,7 @@ struct table {
 struct parser {
 	struct pt_out *o;
 	struct table t;
+	unsigned title_line; /* the line of the test's title, 0 before one */
 	size_t rows_cap, events_cap;
 	struct { int bus, dev; bool set; } cuda[MAX_CUDA];
 	int cuda_pick;
@@ -193,6 +194,16 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 	} else if ((q = strstr(s, "Couldn't allocate MR"))) {
 		if ((e = event_add(p, PT_EV_MR, line, s)) && (q = strstr(q, "error=")) && sscanf(q, "error=%d", &a) == 1)
 			e->arg = a;
+	} else if (strstr(s, "ERRNO: Bad address")) {
+		/* perftest's rdma_cm path prints the errno of a failed registration on lines of its
+		 * own ("Couldn't allocate MR" ... "ERRNO: Bad address.", perftest#126): EFAULT, the
+		 * address no peer-memory client took, as "error=14" says on the other path */
+		for (size_t i = p->o->n_events; i-- > 0;)
+			if (p->o->events[i].kind == PT_EV_MR) {
+				if (p->o->events[i].arg < 0)
+					p->o->events[i].arg = EFAULT;
+				break;
+			}
 	} else if (strstr(s, "ethernet_read_keys") || strstr(s, "Couldn't read remote address") ||
 		   strstr(s, "Unable to read to socket/rdma_cm") || strstr(s, "Failed to exchange data between server and clients") ||
 		   strstr(s, "Unable to read from socket")) {
@@ -263,7 +274,7 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 
 /* "RDMA_Write BW Test", "RDMA_Read Latency Test", "Send Bidirectional BW Test",
  * "RDMA_Write Post List BW Test", "Atomic FETCH_AND_ADD ... BW Test". */
-static bool title_line(struct parser *p, const char *s)
+static bool title_line(struct parser *p, const char *s, unsigned line)
 {
 	size_t l = strlen(s);
 	bool bw = l > 8 && !strcmp(s + l - 8, " BW Test"), lat = l > 13 && !strcmp(s + l - 13, " Latency Test");
@@ -272,6 +283,7 @@ static bool title_line(struct parser *p, const char *s)
 	if ((!bw && !lat) || strchr(s, ':') || l >= sizeof(o->title))
 		return false;
 	o->n_headers++;
+	p->title_line = line;
 	copy_text(o->title, sizeof(o->title), s);
 	o->kind = bw ? PT_KIND_BW : PT_KIND_LAT;
 	o->bidirectional = strstr(s, "Bidirectional") != NULL;
@@ -298,7 +310,29 @@ static void header_fields(struct parser *p, const char *s)
 		o->rdma_cm = !strcmp(v, "ON");
 }
 
-static bool table_header(struct parser *p, const char *s)
+/* Whether the table's columns are those of the test the title named: a bandwidth test prints
+ * "BW average", a latency test t_typical or t_avg (print_report_bw, print_report_lat). A
+ * mismatch is recorded once, and the table's rows are not read. */
+static bool table_fits(struct parser *p, unsigned line)
+{
+	struct pt_out *o = p->o;
+	bool bw = false, lat = false;
+
+	for (size_t i = 0; i < p->t.n_cols; i++) {
+		bw |= p->t.cols[i] == COL_AVG;
+		lat |= p->t.cols[i] == COL_TTYP || p->t.cols[i] == COL_TAVG;
+	}
+	if (o->kind == PT_KIND_UNKNOWN || (o->kind == PT_KIND_BW ? bw : lat))
+		return true;
+	if (!o->bad_table_line) {
+		o->bad_table_line = line;
+		snprintf(o->bad_table, sizeof(o->bad_table), "a %s table under the title \"%s\" of line %u: the columns do "
+			 "not match the test", bw ? "bandwidth" : lat ? "latency" : "result", o->title, p->title_line);
+	}
+	return false;
+}
+
+static bool table_header(struct parser *p, const char *s, unsigned line)
 {
 	struct { const char *at; enum col col; } found[24];
 	size_t n = 0;
@@ -330,6 +364,7 @@ static bool table_header(struct parser *p, const char *s)
 		p->t.unit = PT_UNIT_MIBPS;
 	else
 		p->t.unit = strstr(s, "usec") ? PT_UNIT_USEC : PT_UNIT_NONE;
+	p->t.on = table_fits(p, line);
 	return true;
 }
 
@@ -457,7 +492,10 @@ static void cuda_line(struct parser *p, const char *s)
 	const char *q;
 	int idx, bus, dev;
 
-	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") || strstr(s, "CUDA_MEM_DEVICE"))
+	/* "allocated GPU buffer address at" is printed by every GPU memory backend of perftest
+	 * (CUDA, ROCm's hipMalloc, the others), so a ROCm run counts as GPU memory too */
+	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") || strstr(s, "CUDA_MEM_DEVICE") ||
+	    strstr(s, "hipMalloc") || strstr(s, "allocated GPU buffer"))
 		o->cuda = true;
 	if (strstr(s, "using DMA-BUF") || strstr(s, "ibv_reg_dmabuf_mr"))
 		o->cuda = o->dmabuf = true;
@@ -485,9 +523,9 @@ static int one_line(struct parser *p, char *raw, unsigned line)
 		goto out;
 	if (strstr(s, "Waiting for client to connect"))
 		p->o->server = true;
-	if (title_line(p, s))
+	if (title_line(p, s, line))
 		goto out;
-	if (table_header(p, s))
+	if (table_header(p, s, line))
 		goto out;
 	if ((r = row_line(p, s, line)) != 0)
 		return r < 0 ? r : 0;

@@ -133,9 +133,7 @@ json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o, c
 
 static enum bench_status status_of(const json_t *o)
 {
-	const char *s = json_string_value(json_object_get(o, "verdict"));
-
-	return !s ? BENCH_FAIL : !strcmp(s, "fail") ? BENCH_FAIL : !strcmp(s, "warn") ? BENCH_WARN : BENCH_PASS;
+	return bench_status_parse(json_string_value(json_object_get(o, "verdict")));
 }
 
 json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t)

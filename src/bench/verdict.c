@@ -21,9 +21,40 @@
 
 #define MSG_FLOOR 65536
 
+/* A figure this far above the ceiling is not a measurement: perftest's averages carry a
+ * little timer jitter and the model rounds its overheads, but not by more than this. */
+#define ABOVE_CEILING 1.02
+
+static const char *const status_names[] = {
+	[BENCH_PASS] = "pass", [BENCH_WARN] = "warn", [BENCH_FAIL] = "fail", [BENCH_INVALID] = "invalid",
+};
+
 const char *bench_status_name(enum bench_status s)
 {
-	return s == BENCH_FAIL ? "fail" : s == BENCH_WARN ? "warn" : "pass";
+	return (unsigned)s < ELEMENTSOF(status_names) ? status_names[s] : "fail";
+}
+
+enum bench_status bench_status_parse(const char *s)
+{
+	for (size_t i = 0; s && i < ELEMENTSOF(status_names); i++)
+		if (!strcmp(s, status_names[i]))
+			return (enum bench_status)i;
+	return BENCH_FAIL;
+}
+
+int bench_exit_code(enum bench_status s)
+{
+	switch (s) {
+	case BENCH_PASS: return BENCH_EXIT_PASS;
+	case BENCH_WARN: return BENCH_EXIT_WARN;
+	case BENCH_INVALID: return BENCH_EXIT_INVALID;
+	default: return BENCH_EXIT_FAIL;
+	}
+}
+
+bool bench_above_ceiling(double gbps, double ceiling_gbps)
+{
+	return ceiling_gbps > 0 && gbps > ceiling_gbps * ABOVE_CEILING;
 }
 
 void bench_thresholds_default(struct bench_thresholds *t)
@@ -144,6 +175,14 @@ static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c, const
 				   (unsigned long long)r->bytes, c->why_unknown);
 	}
 	v->percent = v->gbps / c->gbps * 100;
+	if (bench_above_ceiling(v->gbps, c->gbps))
+		return verdict_add(v, BENCH_INVALID, "above_ceiling",
+				   "Judge the output exactly as perftest printed it, on the node it ran on (--root with that "
+				   "node's snapshot); if it is, the model of this path is wrong: report it with the snapshot.",
+				   "%.2f Gb/s at %llu B (line %u) is %.0f %% of the %s Gb/s that %s: no such path carries it, "
+				   "so either the capture was altered or the ceiling's model of this node is wrong",
+				   v->gbps, (unsigned long long)r->bytes, r->line, floor(v->percent), num(c->gbps, a, sizeof(a)),
+				   c->terms[c->limit].phrase);
 	st = verdict_status_for(v->percent, v->gbps, t);
 	if (c->mtu4096_gbps > 0)
 		snprintf(m, sizeof(m), "; raising the interface MTU%s%s to 9000 (path MTU 4096) allows about %s Gb/s",
@@ -228,6 +267,16 @@ int verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const s
 	const struct pt_event *cpu = perftest_event_find(o, PT_EV_CPU_FREQ);
 	int r = 0;
 
+	if (o->bad_table_line) {
+		/* no figure of that table is perftest's: judging one would print nan or nonsense */
+		r = verdict_add(&v, BENCH_INVALID, "table_mismatch",
+				"Give perftest's output as it printed it: header and table of the same run.",
+				"line %u: %s", o->bad_table_line, o->bad_table);
+		if (r < 0)
+			return r;
+		*ret = v;
+		return 0;
+	}
 	if (perftest_failed(o)) {
 		/* bench_diagnose() names the cause; the figures of a failed run mean nothing */
 		v.status = BENCH_FAIL;

@@ -20,23 +20,36 @@
 
 extern char **environ;
 
-/* The request's configuration, parsed once by setup() for the operation that follows (the
- * cnispec ops table carries no context pointer; a plugin run is one request). */
-static struct cni_config run_cfg;
-static bool run_cfg_set;
-
-static int op_setup(const struct cnispec_request *req, struct cnispec_error *err)
+/* The request's context (cnispec_plugin_ops): its configuration, parsed once by setup for the
+ * operation that follows and freed by done. */
+static void op_done(void *ctx)
 {
-	int r = cni_config_parse(req->conf, &run_cfg, err);
+	struct cni_config *cfg = ctx;
 
-	if (r < 0)
+	if (!cfg)
+		return;
+	cni_config_clear(cfg);
+	free(cfg);
+}
+
+static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
+{
+	struct cni_config *cfg = calloc(1, sizeof(*cfg));
+	int r;
+
+	if (!cfg)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	r = cni_config_parse(req->conf, cfg, err);
+	if (r < 0) {
+		free(cfg);
 		return r;
-	run_cfg_set = true;
-	if (run_cfg.has_log_level)
-		log_set_max_level(run_cfg.log_level);
-	if (run_cfg.log_file && (r = log_open_file(run_cfg.log_file)) < 0)
-		log_warning("logFile %s: %s, logging to stderr only", run_cfg.log_file,
+	}
+	if (cfg->has_log_level)
+		log_set_max_level(cfg->log_level);
+	if (cfg->log_file && (r = log_open_file(cfg->log_file)) < 0)
+		log_warning("logFile %s: %s, logging to stderr only", cfg->log_file,
 			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
+	*ret_ctx = cfg;
 	return 0;
 }
 
@@ -103,30 +116,31 @@ static int pod_missing(const char *netns, struct cnispec_error *err)
 			    "CNI_NETNS %s: no such network namespace", netns);
 }
 
-static int ctx_open(struct cni_ctx *c, const struct cnispec_request *req, const char *ifname, struct cnispec_error *err)
+static int ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
+		    const char *ifname, struct cnispec_error *err)
 {
 	int r;
 
-	*c = (struct cni_ctx){ .req = req, .cfg = &run_cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1 };
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
-		r = hw_ctx_new(run_cfg.sysfs, NULL, &c->hw);
+	*c = (struct cni_ctx){ .req = req, .cfg = cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1 };
+	if (cfg->link == CNI_LINK_HOSTDEV) {
+		r = hw_ctx_new(cfg->sysfs, NULL, &c->hw);
 		if (r < 0)
 			return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration: sysfs", "sysfs: %s: %s",
-					    run_cfg.sysfs ? run_cfg.sysfs : "/sys", strerror(-r));
+					    cfg->sysfs ? cfg->sysfs : "/sys", strerror(-r));
 	}
 	if ((r = nl_netns_open_self(&c->host_ns)) < 0)
 		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the plugin's network namespace failed", "%s", strerror(-r));
 	if ((r = nl_rt_open(-1, &c->host)) < 0)
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
-	if (run_cfg.policy_routing && ifname) {
-		c->table = cni_route_table(run_cfg.table_base, ifname);
+	if (cfg->policy_routing && ifname) {
+		c->table = cni_route_table(cfg->table_base, ifname);
 		/* ADD refused it, so DEL and GC have no table to clean: they go on without one */
 		if (!c->table && (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC))
 			return 0;
 		if (!c->table)
 			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: tableBase",
 					    "tableBase %u gives interface %s a reserved or too large table number (0, 253-255 "
-					    "or past 2^31)", run_cfg.table_base, ifname);
+					    "or past 2^31)", cfg->table_base, ifname);
 	}
 	return 0;
 }
@@ -224,9 +238,10 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 		(void)cni_state_remove(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname);
 }
 
-static int op_add(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
 {
-	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cni_config *cfg = ctx;
+	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct cni_state st = { .vf_index = -1 };
 	struct cnispec_result *ipam = NULL, *res = NULL;
 	struct cnispec_interface iface = { 0 };
@@ -242,7 +257,7 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	if (req->env->ip && !req->conf->ipam_type)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_ARGS",
 				    "IP=%s: network %s has no ipam to give an address", req->env->ip, req->conf->name);
-	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
+	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
@@ -258,13 +273,13 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	}
 	if ((r = table_free(&c, err)) < 0)
 		goto out;
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNI_LINK_HOSTDEV) {
 		c.st = &st;
 		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
 	}
 	if ((r = ops->prepare(&c, err)) < 0)
 		goto out;
-	if (run_cfg.rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
+	if (cfg->rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
 		goto out;
 	/* the record first: a plugin killed from here on still tells DEL what to give back */
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
@@ -307,7 +322,7 @@ static int op_add(const struct cnispec_request *req, struct cnispec_result **ret
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto fail;
 	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
-		    cni_link_kind_name(run_cfg.link), c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
+		    cni_link_kind_name(cfg->link), c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
 		    c.table ? ", with its own routing table" : "");
 	*ret = TAKE_PTR(res);
 	r = 0;
@@ -334,7 +349,7 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 			first = r;
 			*err = e;
 		}
-		if (run_cfg.link != CNI_LINK_HOSTDEV || c->st) {
+		if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
 			r = ops->detach(c, &e);
 			if (r > 0)
 				*keep = true;
@@ -343,7 +358,7 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 				*err = e;
 			}
 		}
-	} else if (run_cfg.link != CNI_LINK_HOSTDEV || c->st) {
+	} else if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
 		r = ops->reclaim(c, &e);
 		if (r > 0)
 			*keep = true;
@@ -357,21 +372,22 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 	return first;
 }
 
-static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cni_config *cfg = ctx;
+	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct cni_state st = { .vf_index = -1 };
 	struct cnispec_error e = { 0 };
 	struct cni_ctx c;
 	bool keep = false;
 	int r, first = 0;
 
-	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0)
+	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+	if (cfg->link == CNI_LINK_HOSTDEV) {
+		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
 		if (r < 0)
 			log_warning("record of %s:%s unreadable (%s): the device cannot be given back",
 				    req->env->container_id, c.ifname, strerror(-r));
@@ -389,10 +405,10 @@ static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
 		*err = e;
 	}
 	if (c.st && !keep)
-		(void)cni_state_remove(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname);
+		(void)cni_state_remove(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname);
 	/* what an ADD killed while writing the record left, with or without a record */
-	if (run_cfg.link == CNI_LINK_HOSTDEV &&
-	    (r = cni_state_tidy(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, NULL)) < 0)
+	if (cfg->link == CNI_LINK_HOSTDEV &&
+	    (r = cni_state_tidy(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, NULL)) < 0)
 		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id, c.ifname, strerror(-r));
 	r = first;
 out:
@@ -400,9 +416,10 @@ out:
 	return r;
 }
 
-static int op_check(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cni_config *cfg = ctx;
+	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	const struct cnispec_result *prev = req->conf->prev_result;
 	const struct cnispec_interface *pi = NULL;
 	struct cni_state st = { .vf_index = -1 };
@@ -414,7 +431,7 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 	if (!prev)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
 				    "CHECK needs prevResult: the result of the ADD it checks");
-	if ((r = ctx_open(&c, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
+	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
 		r = pod_missing(req->env->netns, err);
@@ -428,8 +445,8 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 		r = cni_check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
 		goto out;
 	}
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(run_cfg.state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+	if (cfg->link == CNI_LINK_HOSTDEV) {
+		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
 		if (r <= 0) {
 			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE, "reading the attachment record failed", "%s", strerror(-r))
 				  : cni_check_fail(err, "no record of attachment %s:%s: the device was not moved by this plugin",
@@ -455,8 +472,8 @@ static int op_check(const struct cnispec_request *req, struct cnispec_error *err
 		r = cni_check_fail(err, "%s is down", c.ifname);
 		goto out;
 	}
-	if (run_cfg.mtu && l.mtu != run_cfg.mtu) {
-		r = cni_check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, run_cfg.mtu);
+	if (cfg->mtu && l.mtu != cfg->mtu) {
+		r = cni_check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, cfg->mtu);
 		goto out;
 	}
 	if ((r = cni_routing_check(&c, l.ifindex, prev, err)) < 0)
@@ -468,9 +485,10 @@ out:
 	return r;
 }
 
-static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cni_config *cfg = ctx;
+	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
 	struct cnispec_error e = { 0 };
 	size_t n = 0, done = 0;
@@ -478,11 +496,11 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 
 	/* only hostdev leaves something on the host (its record and a device the kernel gave
 	 * back under another name); macvlan and IPoIB children die with their namespace */
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
-		r = cni_state_list(run_cfg.state_dir, req->conf->name, &ids, &ifnames, &n);
+	if (cfg->link == CNI_LINK_HOSTDEV) {
+		r = cni_state_list(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 		if (r < 0)
 			first = cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed", "%s/%s: %s",
-					     run_cfg.state_dir, req->conf->name, strerror(-r));
+					     cfg->state_dir, req->conf->name, strerror(-r));
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cni_state st = { .vf_index = -1 };
@@ -496,13 +514,13 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 		env.container_id = ids[i];
 		env.ifname = ifnames[i];
 		one.env = &env;
-		r = cni_state_load(run_cfg.state_dir, req->conf->name, ids[i], ifnames[i], &st);
+		r = cni_state_load(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
 		if (r <= 0) {
 			if (r < 0)
 				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
 			continue;
 		}
-		if ((r = ctx_open(&c, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
+		if ((r = ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
 			c.st = &st;
 			r = teardown(&c, ops, &keep, &e);
 		}
@@ -516,19 +534,19 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 			continue;
 		}
 		if (!keep) {
-			(void)cni_state_remove(run_cfg.state_dir, req->conf->name, ids[i], ifnames[i]);
+			(void)cni_state_remove(cfg->state_dir, req->conf->name, ids[i], ifnames[i]);
 			done++;
 		}
 	}
 	if (done)
 		log_info("GC: gave back %zu stale attachment(s)", done);
-	if (run_cfg.link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNI_LINK_HOSTDEV) {
 		size_t tidied = 0;
 
 		/* records half-written by killed ADDs (cni_state_list skips their names) */
-		r = cni_state_tidy(run_cfg.state_dir, req->conf->name, NULL, NULL, &tidied);
+		r = cni_state_tidy(cfg->state_dir, req->conf->name, NULL, NULL, &tidied);
 		if (r < 0)
-			log_warning("GC: removing stale temp files in %s/%s: %s", run_cfg.state_dir, req->conf->name,
+			log_warning("GC: removing stale temp files in %s/%s: %s", cfg->state_dir, req->conf->name,
 				    strerror(-r));
 		if (tidied)
 			log_info("GC: removed %zu temp file(s) of killed writers", tidied);
@@ -541,13 +559,14 @@ static int op_gc(const struct cnispec_request *req, struct cnispec_error *err)
 	return first;
 }
 
-static int op_status(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_status(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_link_ops *ops = cni_link_ops_get(run_cfg.link);
+	const struct cni_config *cfg = ctx;
+	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct cni_ctx c;
 	int r;
 
-	if ((r = ctx_open(&c, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
+	if ((r = ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
 		r = ipam_call(req, CNISPEC_CMD_STATUS, NULL, err);
 	ctx_close(&c);
 	return r;
@@ -561,6 +580,7 @@ static const struct cnispec_plugin_ops cni_plugin_ops = {
 	.check = op_check,
 	.gc = op_gc,
 	.status = op_status,
+	.done = op_done,
 };
 
 static void usage(FILE *f)
@@ -599,8 +619,6 @@ int cni_main(int argc, char **argv)
 		return 2;
 	}
 	r = cnispec_plugin_main(&cni_plugin_ops, environ, STDIN_FILENO, stdout);
-	if (run_cfg_set)
-		cni_config_clear(&run_cfg);
 	log_close_file();
 	return r;
 }

@@ -343,20 +343,31 @@ struct cnispec_request {
 	char *const *envp;
 };
 
-/* A plugin's operations: every slot but done filled. Each returns 0, or -errno with err filled (an
- * unfilled err becomes code 999 with strerror). add's result is printed in the request's
- * version. setup runs after the request is parsed and before the operation (open a log file,
- * check the plugin's keys): an error there is printed like the operation's. */
+/* A plugin's operations, after rdma-core's verbs_context_ops: every slot filled (docs/STYLE
+ * habit 6; cnispec_plugin_done_none for a plugin with nothing to release), and every operation
+ * takes the request's context, the plugin's own state that setup made: nothing per request lives
+ * in a plugin's globals, so that two plugins can run in one process (rdmak-cni runs rdmak-ipam
+ * in its own, cnispec_delegate_in_process) and one plugin twice.
+ *
+ * setup runs after the request is parsed and before the operation (parse the plugin's keys,
+ * open a log file or a store): 0 and *ret_ctx (NULL is a valid context), or -errno with err
+ * filled and nothing left to release; an error there is printed like the operation's. Each
+ * operation returns 0, or -errno with err filled (an unfilled err becomes code 999 with
+ * strerror); add's result is printed in the request's version. done(ctx) follows every operation
+ * whose setup succeeded, whatever the operation returned, and releases the context. */
 struct cnispec_plugin_ops {
 	const char *name;  /* "rdmak-ipam" */
-	int (*setup)(const struct cnispec_request *req, struct cnispec_error *err);
-	int (*add)(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err);
-	int (*del)(const struct cnispec_request *req, struct cnispec_error *err);
-	int (*check)(const struct cnispec_request *req, struct cnispec_error *err);
-	int (*gc)(const struct cnispec_request *req, struct cnispec_error *err);
-	int (*status)(const struct cnispec_request *req, struct cnispec_error *err);
-	void (*done)(void); /* optional: after the exchange, release what setup opened */
+	int (*setup)(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err);
+	int (*add)(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err);
+	int (*del)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
+	int (*check)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
+	int (*gc)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
+	int (*status)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
+	void (*done)(void *ctx);
 };
+
+/* done for a plugin whose context owns nothing: does nothing. */
+void cnispec_plugin_done_none(void *ctx);
 
 /* The whole exchange: environment, stdin (at most 4 MiB), VERSION, the request, the
  * version check for the command (CHECK needs 0.4.0, GC and STATUS 1.1.0: code 1), the

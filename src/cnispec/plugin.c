@@ -73,28 +73,43 @@ static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error 
 	return 0;
 }
 
+void cnispec_plugin_done_none(void *ctx)
+{
+	(void)ctx;
+}
+
+/* setup, the operation, done: the context lives from one to the other, never longer. */
 static int dispatch(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
 		    struct cnispec_result **result, struct cnispec_error *err)
 {
-	int r = ops->setup(req, err);
+	void *ctx = NULL;
+	int r = ops->setup(req, &ctx, err);
 
 	if (r < 0)
 		return r;
 	switch (req->env->cmd) {
 	case CNISPEC_CMD_ADD:
-		return ops->add(req, result, err);
+		r = ops->add(ctx, req, result, err);
+		break;
 	case CNISPEC_CMD_DEL:
-		return ops->del(req, err);
+		r = ops->del(ctx, req, err);
+		break;
 	case CNISPEC_CMD_CHECK:
-		return ops->check(req, err);
+		r = ops->check(ctx, req, err);
+		break;
 	case CNISPEC_CMD_GC:
-		return ops->gc(req, err);
+		r = ops->gc(ctx, req, err);
+		break;
 	case CNISPEC_CMD_STATUS:
-		return ops->status(req, err);
+		r = ops->status(ctx, req, err);
+		break;
 	default:
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_COMMAND",
-				    "CNI_COMMAND: not handled");
+		r = cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_COMMAND",
+				 "CNI_COMMAND: not handled");
+		break;
 	}
+	ops->done(ctx);
+	return r;
 }
 
 static int version_refused(enum cnispec_cmd cmd, const struct cnispec_conf *conf, struct cnispec_error *err)
@@ -149,8 +164,6 @@ done:
 		log_error("%s: %s (code %u)", err.msg, err.details, err.code);
 		cnispec_error_print(out, version, &err);
 	}
-	if (ops->done)
-		ops->done();
 	cnispec_result_free(result);
 	cnispec_conf_free(conf);
 	cnispec_env_clear(&env);
@@ -206,8 +219,6 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const stru
 		if (r != -EBADMSG)
 			r = -EPROTO;
 	}
-	if (ops->done)
-		ops->done();
 	cnispec_result_free(result);
 	log_pop(&saved);
 	return r;

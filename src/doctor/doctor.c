@@ -1,5 +1,5 @@
 /* `rdmak doctor`: the check table, the finding builder and the role's main. */
-#include "doctor/doctor.h"
+#include "doctor/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,32 +25,32 @@ enum { EXIT_ALL_OK = 0, EXIT_WORST_WARN = 1, EXIT_SOME_FAIL = 2, EXIT_USAGE = 3 
 
 const struct doctor_check doctor_checks[] = {
 	/* node: hardware, kernel, fabric */
-	{ "rdma.devices",       DOCTOR_BOTH, doctor_check_rdma_devices,       "RDMA devices present and their PCI functions bound to a driver" },
-	{ "kernel.modules",     DOCTOR_NODE, doctor_check_kernel_modules,     "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
-	{ "port.state",         DOCTOR_BOTH, doctor_check_port_state,         "each port ACTIVE / LinkUp, else the likely cause" },
-	{ "port.sm",            DOCTOR_BOTH, doctor_check_port_sm,            "InfiniBand ports have a subnet manager (sm_lid, lid)" },
-	{ "port.ipoib",         DOCTOR_NODE, doctor_check_port_ipoib,         "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
-	{ "roce.gids",          DOCTOR_NODE, doctor_check_roce_gids,          "RoCE ports have a RoCE v2 IPv4 GID" },
-	{ "bond.lag",           DOCTOR_NODE, doctor_check_bond_lag,           "bonds: mode, slaves up, RoCE LAG device present" },
-	{ "netdev.mtu",         DOCTOR_NODE, doctor_check_netdev_mtu,         "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
-	{ "sriov.vfs",          DOCTOR_NODE, doctor_check_sriov,              "SR-IOV numvfs vs totalvfs, VFs created and bound" },
-	{ "chardev.nodes",      DOCTOR_NODE, doctor_check_chardevs,           "/dev/infiniband nodes present, matching sysfs, sane permissions" },
-	{ "gpudirect.driver",   DOCTOR_BOTH, doctor_check_gpudirect_driver,   "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
-	{ "gpudirect.topology", DOCTOR_NODE, doctor_check_gpudirect_topology, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
-	{ "gpudirect.acs",      DOCTOR_NODE, doctor_check_gpudirect_acs,      "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
-	{ "netns.mode",         DOCTOR_NODE, doctor_check_netns_mode,         "RDMA netns mode vs what the device plugin configuration expects" },
+	{ "rdma.devices",       DOCTOR_BOTH, doctor_check_rdma_devices,       DOCTOR_CAUSE_NO_DEVICE,        "RDMA devices present and their PCI functions bound to a driver" },
+	{ "kernel.modules",     DOCTOR_NODE, doctor_check_kernel_modules,     DOCTOR_CAUSE_KERNEL_MODULE,    "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
+	{ "port.state",         DOCTOR_BOTH, doctor_check_port_state,         DOCTOR_CAUSE_PORT_DOWN,        "each port ACTIVE / LinkUp, else the likely cause" },
+	{ "port.sm",            DOCTOR_BOTH, doctor_check_port_sm,            DOCTOR_CAUSE_SUBNET_MANAGER,   "InfiniBand ports have a subnet manager (sm_lid, lid)" },
+	{ "port.ipoib",         DOCTOR_NODE, doctor_check_port_ipoib,         DOCTOR_CAUSE_IPOIB,            "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
+	{ "roce.gids",          DOCTOR_NODE, doctor_check_roce_gids,          DOCTOR_CAUSE_GID,              "RoCE ports have a RoCE v2 IPv4 GID" },
+	{ "bond.lag",           DOCTOR_NODE, doctor_check_bond_lag,           DOCTOR_CAUSE_BOND,             "bonds: mode, slaves up, RoCE LAG device present" },
+	{ "netdev.mtu",         DOCTOR_NODE, doctor_check_netdev_mtu,         DOCTOR_CAUSE_MTU,              "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
+	{ "sriov.vfs",          DOCTOR_NODE, doctor_check_sriov,              DOCTOR_CAUSE_SRIOV,            "SR-IOV numvfs vs totalvfs, VFs created and bound" },
+	{ "chardev.nodes",      DOCTOR_NODE, doctor_check_chardevs,           DOCTOR_CAUSE_DEVICE_NODE,      "/dev/infiniband nodes present, matching sysfs, sane permissions" },
+	{ "gpudirect.driver",   DOCTOR_BOTH, doctor_check_gpudirect_driver,   DOCTOR_CAUSE_GPU_MEMORY,       "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
+	{ "gpudirect.topology", DOCTOR_NODE, doctor_check_gpudirect_topology, DOCTOR_CAUSE_GPU_TOPOLOGY,     "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
+	{ "gpudirect.acs",      DOCTOR_NODE, doctor_check_gpudirect_acs,      DOCTOR_CAUSE_PCIE_ACS,         "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
+	{ "netns.mode",         DOCTOR_NODE, doctor_check_netns_mode,         DOCTOR_CAUSE_RDMA_NETNS,       "RDMA netns mode vs what the device plugin configuration expects" },
 	/* pod: what the container was given */
-	{ "pod.devnodes",       DOCTOR_POD,  doctor_check_pod_devnodes,       "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
-	{ "pod.netns",          DOCTOR_POD,  doctor_check_pod_netns,          "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
-	{ "pod.memlock",        DOCTOR_POD,  doctor_check_pod_memlock,        "RLIMIT_MEMLOCK vs what memory registration needs" },
-	{ "pod.ipc_lock",       DOCTOR_POD,  doctor_check_pod_ipc_lock,       "CAP_IPC_LOCK effective (not for a non-root user)" },
-	{ "pod.memory",         DOCTOR_POD,  doctor_check_pod_memory,         "cgroup memory limit leaves room for pinned memory" },
-	{ "pod.shm",            DOCTOR_POD,  doctor_check_pod_shm,            "/dev/shm large enough for NCCL" },
-	{ "pod.gids",           DOCTOR_POD,  doctor_check_pod_gids,           "RoCE GIDs visible in the pod and owned by one of its netdevs" },
-	{ "pod.provider",       DOCTOR_POD,  doctor_check_pod_provider,       "libibverbs and the HCA's provider library installed in the image" },
-	{ "nccl.ib_hca",        DOCTOR_POD,  doctor_check_nccl_ib_hca,        "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
-	{ "nccl.socket_ifname", DOCTOR_POD,  doctor_check_nccl_socket_ifname, "NCCL_SOCKET_IFNAME matches an interface of the pod" },
-	{ "nccl.env",           DOCTOR_POD,  doctor_check_nccl_misc,          "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
+	{ "pod.devnodes",       DOCTOR_POD,  doctor_check_pod_devnodes,       DOCTOR_CAUSE_DEVICE_NODE,      "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
+	{ "pod.netns",          DOCTOR_POD,  doctor_check_pod_netns,          DOCTOR_CAUSE_RDMA_NETNS,       "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
+	{ "pod.memlock",        DOCTOR_POD,  doctor_check_pod_memlock,        DOCTOR_CAUSE_MEMLOCK,          "RLIMIT_MEMLOCK vs what memory registration needs" },
+	{ "pod.ipc_lock",       DOCTOR_POD,  doctor_check_pod_ipc_lock,       DOCTOR_CAUSE_IPC_LOCK,         "CAP_IPC_LOCK effective (not for a non-root user)" },
+	{ "pod.memory",         DOCTOR_POD,  doctor_check_pod_memory,         DOCTOR_CAUSE_CGROUP_MEMORY,    "cgroup memory limit leaves room for pinned memory" },
+	{ "pod.shm",            DOCTOR_POD,  doctor_check_pod_shm,            DOCTOR_CAUSE_SHM,              "/dev/shm large enough for NCCL" },
+	{ "pod.gids",           DOCTOR_POD,  doctor_check_pod_gids,           DOCTOR_CAUSE_GID,              "RoCE GIDs visible in the pod and owned by one of its netdevs" },
+	{ "pod.provider",       DOCTOR_POD,  doctor_check_pod_provider,       DOCTOR_CAUSE_PROVIDER,         "libibverbs and the HCA's provider library installed in the image" },
+	{ "nccl.ib_hca",        DOCTOR_POD,  doctor_check_nccl_ib_hca,        DOCTOR_CAUSE_NCCL_ENV,         "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
+	{ "nccl.socket_ifname", DOCTOR_POD,  doctor_check_nccl_socket_ifname, DOCTOR_CAUSE_NCCL_ENV,         "NCCL_SOCKET_IFNAME matches an interface of the pod" },
+	{ "nccl.env",           DOCTOR_POD,  doctor_check_nccl_misc,          DOCTOR_CAUSE_NCCL_ENV,         "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
 };
 const size_t doctor_n_checks = ELEMENTSOF(doctor_checks);
 
@@ -76,6 +76,24 @@ static json_t *vstr(const char *fmt, va_list ap)
 	return out_string(s);
 }
 
+/* The cause of the finding about to be appended, at index json_array_size(d->findings). */
+static int record_cause(struct doctor *d, enum doctor_cause cause)
+{
+	size_t i = json_array_size(d->findings);
+
+	if (i >= d->causes_cap) {
+		size_t cap = d->causes_cap ? 2 * d->causes_cap : 32;
+		enum doctor_cause *v = reallocarray(d->causes, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->causes = v;
+		d->causes_cap = cap;
+	}
+	d->causes[i] = cause;
+	return 0;
+}
+
 json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
 {
 	json_t *f, *title;
@@ -92,9 +110,23 @@ json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, 
 		      "title", title ? title : json_string(""),
 		      "evidence",
 		      "fix");
-	if (!f || json_array_append_new(d->findings, f) < 0)
+	if (!f || record_cause(d, st >= DOCTOR_WARN ? d->check->cause : DOCTOR_CAUSE_NONE) < 0) {
+		json_decref(f);
+		return NULL;
+	}
+	if (json_array_append_new(d->findings, f) < 0)
 		return NULL;
 	return f;
+}
+
+void doctor_cause(struct doctor *d, const json_t *f, enum doctor_cause cause)
+{
+	/* the finding is nearly always the last one added */
+	for (size_t i = json_array_size(d->findings); f && i-- > 0;)
+		if (json_array_get(d->findings, i) == f) {
+			d->causes[i] = cause;
+			return;
+		}
 }
 
 void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
@@ -331,6 +363,100 @@ static int print_text(FILE *f, const json_t *findings)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* ---- the doctor for other roles -------------------------------------------------------------- */
+
+static void doctor_clear(struct doctor *d)
+{
+	json_decref(d->findings);
+	free(d->causes);
+	doctor_env_clear(&d->env);
+	d->findings = NULL;
+	d->causes = NULL;
+	d->causes_cap = 0;
+}
+
+int doctor_new(struct hw_ctx *ctx, const struct hw_node *node, enum doctor_scope scope, char *const *envp,
+	       struct doctor **ret)
+{
+	struct doctor *d = calloc(1, sizeof(*d));
+	int fd;
+
+	if (!d)
+		return -ENOMEM;
+	d->scope = scope;
+	d->node = node;
+	d->ctx = ctx;
+	d->plugin_netns = -1;
+	str_copy(d->pid, sizeof(d->pid), "self");
+	d->env_source = "environment";
+	d->findings = json_array();
+	if (!d->findings || doctor_env_from_environ(envp, &d->env) < 0) {
+		doctor_free(d);
+		return -ENOMEM;
+	}
+	fd = hw_ctx_open(ctx, HW_ROOT_PROCFS, "self/status", O_PATH);
+	d->pod_files = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	*ret = d;
+	return 0;
+}
+
+void doctor_free(struct doctor *d)
+{
+	if (!d)
+		return;
+	doctor_clear(d);
+	free(d);
+}
+
+static enum doctor_status status_of(const json_t *f);
+
+static void finding_view(const struct doctor *d, size_t i, struct doctor_finding *ret)
+{
+	const json_t *f = json_array_get(d->findings, i);
+
+	*ret = (struct doctor_finding){
+		.id = json_string_value(json_object_get(f, "id")),
+		.status = status_of(f),
+		.cause = d->causes[i],
+		.object = json_string_value(json_object_get(f, "object")),
+		.title = json_string_value(json_object_get(f, "title")),
+		.fix = json_string_value(json_object_get(f, "fix")),
+	};
+}
+
+int doctor_run_check(struct doctor *d, const char *id, const char *object, struct doctor_finding *ret)
+{
+	const struct doctor_check *c = NULL;
+	size_t before, worst = SIZE_MAX;
+
+	for (size_t i = 0; i < doctor_n_checks && !c; i++)
+		if (!strcmp(doctor_checks[i].id, id))
+			c = &doctor_checks[i];
+	if (!c)
+		return -ENOENT;
+	/* a pod's check without the pod's files would judge the files of whoever runs it */
+	if (c->scope == DOCTOR_POD && !d->pod_files)
+		return 0;
+	before = json_array_size(d->findings);
+	d->check = c;
+	c->run(d);
+	for (size_t i = before; i < json_array_size(d->findings); i++) {
+		const json_t *f = json_array_get(d->findings, i);
+		const char *obj = json_string_value(json_object_get(f, "object"));
+
+		if (object && obj && strcmp(obj, object))
+			continue;
+		if (worst == SIZE_MAX || status_of(f) > status_of(json_array_get(d->findings, worst)))
+			worst = i;
+	}
+	if (worst == SIZE_MAX)
+		return 0;
+	finding_view(d, worst, ret);
+	return 1;
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -544,6 +670,7 @@ int doctor_main(int argc, char **argv)
 {
 	struct doctor d = { .scope = DOCTOR_NODE, .plugin_netns = -1, .pid = "self" };
 	struct doctor_opts o = { 0 };
+	struct hw_node *node = NULL;
 	struct hw_ctx *ctx = NULL;
 	struct hw_error herr = { 0 };
 	enum doctor_status worst;
@@ -574,12 +701,13 @@ int doctor_main(int argc, char **argv)
 		goto out;
 	}
 	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
-	r = hw_load(ctx, HW_LOAD_GIDS, &d.node, &herr);
+	r = hw_load(ctx, HW_LOAD_GIDS, &node, &herr);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
 			hw_strerror(herr.err ? herr.err : -r));
 		goto out;
 	}
+	d.node = node;
 	d.findings = json_array();
 	if (!d.findings)
 		goto out;
@@ -595,9 +723,8 @@ int doctor_main(int argc, char **argv)
 	}
 	ret = worst == DOCTOR_FAIL ? EXIT_SOME_FAIL : worst == DOCTOR_WARN ? EXIT_WORST_WARN : EXIT_ALL_OK;
 out:
-	json_decref(d.findings);
-	hw_node_free(d.node);
+	doctor_clear(&d);
+	hw_node_free(node);
 	hw_ctx_free(ctx);
-	doctor_env_clear(&d.env);
 	return ret;
 }

@@ -1,21 +1,18 @@
 /* `rdmak doctor`: named checks over the hardware model and the pod's /proc, cgroup and image
- * files. Every check is one row of a static table (doctor.c); it adds findings through
- * doctor_add() and never prints. A finding is a JSON object built once here and printed as
- * text or JSON by the one output writer:
+ * files. Every check is one row of a static table (doctor.c); it adds findings and never
+ * prints. A finding is a JSON object built once and printed as text or JSON by the one output
+ * writer:
  *   { "id", "status", "object", "title", "evidence": [ { "path", "value" } ], "fix" }
- * (docs/doctor.md documents the shape and every id). */
+ * (docs/doctor.md documents the shape and every id).
+ *
+ * Another role that wants the doctor's word on a failure (bench, when perftest fails) makes a
+ * doctor over the roots and hardware model it holds, runs the checks that bear on the symptom
+ * by id, and reads each finding typed: its status and its cause, never its strings. */
 #ifndef RDMAK_DOCTOR_H
 #define RDMAK_DOCTOR_H
 
-#include <dirent.h>
-#include <jansson.h>
-#include <limits.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <sys/types.h>
 
-#include "doctor/parse.h"
 #include "hw/hw.h"
 
 enum doctor_status { DOCTOR_SKIP = 0, DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL };
@@ -23,120 +20,63 @@ const char *doctor_status_name(enum doctor_status s); /* "skip", "ok", "warn", "
 
 enum doctor_scope { DOCTOR_NODE = 1u << 0, DOCTOR_POD = 1u << 1, DOCTOR_BOTH = DOCTOR_NODE | DOCTOR_POD };
 
+/* What a finding names as the reason RDMA fails or may fail. A warn or fail finding has its
+ * check's cause (or a more precise one); an ok finding has one only where what it found can
+ * still bite (a pod memory limit with room left today), else DOCTOR_CAUSE_NONE. */
+enum doctor_cause {
+	DOCTOR_CAUSE_NONE = 0,
+	DOCTOR_CAUSE_NO_DEVICE,         /* no RDMA device, or its PCI function unbound */
+	DOCTOR_CAUSE_KERNEL_MODULE,     /* ib_uverbs, rdma_ucm, the HCA's RDMA driver */
+	DOCTOR_CAUSE_PORT_DOWN,         /* a port not ACTIVE */
+	DOCTOR_CAUSE_SUBNET_MANAGER,    /* InfiniBand without an SM (LID 0) */
+	DOCTOR_CAUSE_IPOIB,             /* IPoIB carrier against the port */
+	DOCTOR_CAUSE_GID,               /* no usable RoCE v2 GID, or not the pod's */
+	DOCTOR_CAUSE_BOND,              /* bond or RoCE LAG */
+	DOCTOR_CAUSE_MTU,
+	DOCTOR_CAUSE_SRIOV,
+	DOCTOR_CAUSE_DEVICE_NODE,       /* /dev/infiniband nodes missing or not openable */
+	DOCTOR_CAUSE_GPU_MEMORY,        /* GPU memory cannot be registered: no peermem, no dma-buf */
+	DOCTOR_CAUSE_GPU_TOPOLOGY,      /* GPU and HCA far apart on PCIe */
+	DOCTOR_CAUSE_PCIE_ACS,          /* ACS redirects GPU-HCA peer-to-peer */
+	DOCTOR_CAUSE_RDMA_NETNS,        /* RDMA netns mode against the plugin or the pod */
+	DOCTOR_CAUSE_MEMLOCK,           /* RLIMIT_MEMLOCK too small */
+	DOCTOR_CAUSE_IPC_LOCK,          /* CAP_IPC_LOCK not granted */
+	DOCTOR_CAUSE_IPC_LOCK_NON_ROOT, /* CAP_IPC_LOCK added, not effective: the container is not uid 0 */
+	DOCTOR_CAUSE_CGROUP_MEMORY,     /* the pod's memory limit (pinned pages are charged to it) */
+	DOCTOR_CAUSE_SHM,               /* /dev/shm too small */
+	DOCTOR_CAUSE_PROVIDER,          /* libibverbs or the HCA's provider missing in the image */
+	DOCTOR_CAUSE_NCCL_ENV,          /* NCCL_* variables */
+};
+
 struct doctor;
 
-struct doctor_check {
-	const char *id;      /* "port.state" */
-	unsigned scope;      /* enum doctor_scope */
-	void (*run)(struct doctor *d);
-	const char *summary; /* one line, for --list-checks and the docs */
+/* A finding, typed. The strings belong to the doctor (until doctor_free). */
+struct doctor_finding {
+	const char *id;     /* the check's id: "pod.memlock" */
+	enum doctor_status status;
+	enum doctor_cause cause;
+	const char *object; /* what it is about ("mlx5_0/1"), NULL for the node or pod as a whole */
+	const char *title;
+	const char *fix;    /* NULL: none */
 };
 
-/* What the pod's own files say, read once (pod.c). A value is "known" when its file parsed. */
-struct doctor_pod {
-	bool memlock_known;
-	uint64_t memlock_soft, memlock_hard;
-	char limits_path[PATH_MAX];
-	bool status_known;
-	struct proc_status status;
-	char status_path[PATH_MAX];
-	char devcg_path[PATH_MAX];  /* cgroup v1 devices.list */
-};
+/* A doctor over roots and a hardware model the caller holds (both borrowed: they must outlive
+ * it), checking as `scope` says (DOCTOR_POD: from inside a container), the process "self" of
+ * ctx's procfs, NCCL_* from envp. The checks of the pod alone run only when that procfs holds
+ * the process (a capture judged away from its pod has none). 0 or -ENOMEM. */
+int doctor_new(struct hw_ctx *ctx, const struct hw_node *node, enum doctor_scope scope, char *const *envp,
+	       struct doctor **ret);
+void doctor_free(struct doctor *d);
 
-struct doctor {
-	unsigned scope;                 /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
-	const struct doctor_check *check; /* the row running now: its id goes into each finding */
-	struct hw_node *node;
-	struct hw_ctx *ctx;             /* the roots (sysfs, devfs, procfs, image): every read goes through it */
-	char pid[16];                   /* "self", or the --pid given */
-	struct doctor_env env;
-	const char *env_source;         /* "--env FILE" path or "environment" */
-	int plugin_netns;               /* what --plugin-config expects: 1 shared, 0 exclusive, -1 either/unknown */
-	char plugin_why[160];           /* why: "configList (k8s-rdma-shared-dev-plugin format)" */
-	const char *plugin_config;
-	json_t *findings;               /* array */
-	struct doctor_pod pod;
-};
+/* Run the check `id` (docs/doctor.md lists them) now. 1 and *ret: the worst finding it added
+ * (about `object` when not NULL; the first of equal ones); 0: none (nothing to look at, or a
+ * pod check without the pod's files); -ENOENT: no such check; -ENOMEM. */
+int doctor_run_check(struct doctor *d, const char *id, const char *object, struct doctor_finding *ret);
 
-/* The checks, in the order they run and print. */
-extern const struct doctor_check doctor_checks[];
-extern const size_t doctor_n_checks;
-
-/* Append a finding of the running check. object names what it is about ("mlx5_0/1", "bond0",
- * NULL for the node or pod as a whole). Returns the finding (owned by d->findings) or NULL on
- * allocation failure; every setter below accepts NULL. */
-json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...) __attribute__((format(printf, 3, 4)));
-void doctor_fix(json_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Paths as the user will read them in evidence: the root given plus the kernel's path. */
-const char *doctor_sys(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-const char *doctor_dev(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-const char *doctor_proc(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-const char *doctor_img(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Read a small file of a root, given as doctor_sys(), doctor_dev(), doctor_proc() or
- * doctor_img() built it, through the hardware context: resolved inside that root (a symlink
- * or a "../" in a cgroup path cannot lead out of it), without blocking, refused unless a
- * regular file (-HW_ENOTREG), recorded when of sysfs. Up to n - 1 bytes, NUL-terminated
- * (binary-safe in the count; trailing whitespace kept). The length or -errno. */
-ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf, size_t n);
-/* The same, allocating (up to 1 MiB). */
-ssize_t doctor_read_alloc(const struct doctor *d, enum hw_root root, const char *path, char **ret);
-/* Open that file or directory inside its root (O_PATH to test that it exists, O_DIRECTORY to
- * list it). The fd or -errno. */
-int doctor_open(const struct doctor *d, enum hw_root root, const char *path, int flags);
-/* The same: whether it exists; the directory opened for readdir() (NULL and errno). */
-bool doctor_exists(const struct doctor *d, enum hw_root root, const char *path);
-DIR *doctor_opendir(const struct doctor *d, enum hw_root root, const char *path);
-/* Shorthands for the sysfs root. */
-ssize_t doctor_sys_read(const struct doctor *d, const char *syspath, char *buf, size_t n);
-bool doctor_sys_exists(const struct doctor *d, const char *syspath);
-
-/* Helpers shared by the checks. */
 /* The device can be opened through libibverbs here: its uverbs node is present in devfs. */
 bool doctor_dev_usable(const struct hw_rdma_dev *dev);
 /* Comma list of the non-VF HCAs with an ACTIVE port of that link layer, for fix texts
  * ("<an ACTIVE HCA>" when none); malloc'd, NULL when out of memory. */
 char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll);
-/* What NCCL needs pinned at least (bytes): 16 * NCCL_BUFFSIZE, see pod.c. */
-uint64_t doctor_nccl_pinned_min(const struct doctor *d);
-/* The verbs provider name for a device ("mlx5"), NULL if unknown. */
-const char *doctor_provider_name(const struct hw_rdma_dev *dev);
-
-/* Check functions (node.c, pod.c, nccl.c). */
-void doctor_check_rdma_devices(struct doctor *d);
-void doctor_check_kernel_modules(struct doctor *d);
-void doctor_check_port_state(struct doctor *d);
-void doctor_check_port_sm(struct doctor *d);
-void doctor_check_port_ipoib(struct doctor *d);
-void doctor_check_roce_gids(struct doctor *d);
-void doctor_check_bond_lag(struct doctor *d);
-void doctor_check_netdev_mtu(struct doctor *d);
-void doctor_check_sriov(struct doctor *d);
-void doctor_check_chardevs(struct doctor *d);
-void doctor_check_gpudirect_driver(struct doctor *d);
-void doctor_check_gpudirect_topology(struct doctor *d);
-void doctor_check_gpudirect_acs(struct doctor *d);
-void doctor_check_netns_mode(struct doctor *d);
-void doctor_check_pod_devnodes(struct doctor *d);
-void doctor_check_pod_netns(struct doctor *d);
-void doctor_check_pod_memlock(struct doctor *d);
-void doctor_check_pod_ipc_lock(struct doctor *d);
-void doctor_check_pod_memory(struct doctor *d);
-void doctor_check_pod_shm(struct doctor *d);
-void doctor_check_pod_gids(struct doctor *d);
-void doctor_check_pod_provider(struct doctor *d);
-void doctor_check_nccl_ib_hca(struct doctor *d);
-void doctor_check_nccl_socket_ifname(struct doctor *d);
-void doctor_check_nccl_misc(struct doctor *d);
-
-/* Node Feature Discovery local feature file (nfd.c): written atomically. */
-int doctor_write_nfd(const struct doctor *d, const char *path);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "doctor/internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "doctor/doctor.h"
+#include "doctor/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/doctor.h"
+#include "doctor/internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/doctor.h"
+#include "doctor/internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
@@ -277,6 +277,7 @@ void doctor_check_pod_ipc_lock(struct doctor *d)
 			       "IPC_LOCK was added but is not effective: the container runs as uid %u, and Kubernetes "
 			       "capabilities only become effective for uid 0%s", st->uid[1],
 			       limited ? "; registrations are bound by RLIMIT_MEMLOCK" : " (harmless while RLIMIT_MEMLOCK is unlimited)");
+		doctor_cause(d, f, DOCTOR_CAUSE_IPC_LOCK_NON_ROOT);
 		doctor_evidence(f, p->status_path, "Uid %u %u %u %u", st->uid[0], st->uid[1], st->uid[2], st->uid[3]);
 		doctor_evidence(f, p->status_path, "CapBnd %016" PRIx64 " (has IPC_LOCK), CapEff %016" PRIx64, st->cap_bnd,
 				st->cap_eff);
@@ -374,8 +375,12 @@ void doctor_check_pod_memory(struct doctor *d)
 	else if (room < 4 * need)
 		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup", "memory limit %s leaves %s: tight for registered buffers "
 			       "(NCCL needs about %s, more with more channels)", a, b, c);
-	else
+	else {
+		/* room today, but the limit is there: seed 003's "Couldn't allocate MR" went away when
+		 * it was removed (bench names it when registration fails) */
 		f = doctor_add(d, DOCTOR_OK, "memory.cgroup", "memory limit %s, %s free for the application and pinned buffers", a, b);
+		doctor_cause(d, f, DOCTOR_CAUSE_CGROUP_MEMORY);
+	}
 	doctor_evidence(f, lpath, "%" PRIu64, limit);
 	if (have_usage)
 		doctor_evidence(f, upath, "%" PRIu64, usage);

@@ -1,8 +1,10 @@
 /* rdmak-ipam as a CNI IPAM plugin: cnispec runs the exchange, this file maps each command to
- * the allocator. One request at a time (per process, or per in-process call from rdmak-cni), so
- * the request's state lives here from setup to done. */
+ * the allocator. The request's state (its configuration and the open store) is the context that
+ * setup makes and done frees: nothing here outlives a request, in its own process or in
+ * rdmak-cni's (cnispec_delegate_in_process). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,31 +14,50 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-static struct {
+struct call {
 	struct ipam_config *cfg;
 	struct ipam_store *store;
-} P;
+};
+
+static void done(void *ctx)
+{
+	struct call *p = ctx;
+
+	if (!p)
+		return;
+	ipam_store_close(p->store);
+	ipam_config_free(p->cfg);
+	free(p);
+}
+
+static void donep(struct call **p)
+{
+	done(*p);
+}
 
 /* Parse the ipam block, set up logging, open the store. */
-static int setup(const struct cnispec_request *req, struct cnispec_error *err)
+static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
+	_cleanup_(donep) struct call *p = NULL;
 	char why[600];
 	int r;
 
 	if (!req->conf->ipam)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
 				    "ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
-	r = ipam_config_parse(req->conf->ipam, req->conf->name, &P.cfg, err);
+	if (!(p = calloc(1, sizeof(*p))))
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	r = ipam_config_parse(req->conf->ipam, req->conf->name, &p->cfg, err);
 	if (r < 0)
 		return r;
-	if (P.cfg->log_file && (r = log_open_file(P.cfg->log_file)) < 0)
-		log_warning("cannot open log file %s: %s", P.cfg->log_file,
+	if (p->cfg->log_file && (r = log_open_file(p->cfg->log_file)) < 0)
+		log_warning("cannot open log file %s: %s", p->cfg->log_file,
 			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
-	if (P.cfg->has_log_level)
-		log_set_max_level(P.cfg->log_level);
-	for (size_t i = 0; i < P.cfg->n_warnings; i++)
-		log_warning("%s", P.cfg->warnings[i]);
-	r = ipam_store_open(&P.cfg->store, &P.store, why, sizeof(why));
+	if (p->cfg->has_log_level)
+		log_set_max_level(p->cfg->log_level);
+	for (size_t i = 0; i < p->cfg->n_warnings; i++)
+		log_warning("%s", p->cfg->warnings[i]);
+	r = ipam_store_open(&p->cfg->store, &p->store, why, sizeof(why));
 	if (r < 0) {
 		bool status = req->env->cmd == CNISPEC_CMD_STATUS;
 
@@ -46,11 +67,13 @@ static int setup(const struct cnispec_request *req, struct cnispec_error *err)
 		return cnispec_fail(err, r, r == -EOPNOTSUPP ? CNISPEC_E_CONFIG : CNISPEC_E_IO, "cannot open the IPAM store",
 				    "%s", why);
 	}
+	*ret_ctx = TAKE_PTR(p);
 	return 0;
 }
 
-static int add(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static int add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
 {
+	struct call *p = ctx;
 	const struct cnispec_env *e = req->env;
 	struct ipam_owner o = { .container_id = e->container_id, .ifname = e->ifname, .pod_namespace = e->pod_namespace,
 				.pod_name = e->pod_name, .pod_uid = e->pod_uid };
@@ -60,31 +83,34 @@ static int add(const struct cnispec_request *req, struct cnispec_result **ret, s
 	/* IP= (the environment checked it is an address) */
 	if (e->ip && cnispec_addr_parse(e->ip, &want) == 0)
 		o.requested = &want;
-	r = ipam_add(P.store, P.cfg, &o, ret, err);
+	r = ipam_add(p->store, p->cfg, &o, ret, err);
 
 	if (r == 0) {
 		char a[CNISPEC_PREFIX_STRLEN];
 
 		for (size_t i = 0; i < (*ret)->n_ips; i++)
-			log_info("%s: %s for pod %s/%s", P.cfg->network,
+			log_info("%s: %s for pod %s/%s", p->cfg->network,
 				    cnispec_prefix_str(&(*ret)->ips[i].address, a), e->pod_namespace ? e->pod_namespace : "-",
 				    e->pod_name ? e->pod_name : "-");
 	}
 	return r;
 }
 
-static int del(const struct cnispec_request *req, struct cnispec_error *err)
+static int del(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	int r = ipam_del(P.store, P.cfg, req->env->container_id, req->env->ifname, err);
+	struct call *p = ctx;
+	int r = ipam_del(p->store, p->cfg, req->env->container_id, req->env->ifname, err);
 
 	if (r == 0)
-		log_debug("%s: released", P.cfg->network);
+		log_debug("%s: released", p->cfg->network);
 	return r;
 }
 
-static int check(const struct cnispec_request *req, struct cnispec_error *err)
+static int check(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	return ipam_check(P.store, P.cfg, req->env->container_id, req->env->ifname, req->conf->prev_result, err);
+	struct call *p = ctx;
+
+	return ipam_check(p->store, p->cfg, req->env->container_id, req->env->ifname, req->conf->prev_result, err);
 }
 
 static bool valid_attachment(void *ud, const char *container_id, const char *ifname)
@@ -92,8 +118,9 @@ static bool valid_attachment(void *ud, const char *container_id, const char *ifn
 	return cnispec_conf_attachment_valid(ud, container_id, ifname);
 }
 
-static int gc(const struct cnispec_request *req, struct cnispec_error *err)
+static int gc(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
+	struct call *p = ctx;
 	struct ipam_gc_stats st = { 0 };
 	int r;
 
@@ -101,23 +128,17 @@ static int gc(const struct cnispec_request *req, struct cnispec_error *err)
 	if (!req->conf->has_valid_attachments)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
 				    "cni.dev/valid-attachments: missing; GC without it would release every reservation");
-	r = ipam_gc(P.store, P.cfg, valid_attachment, (void *)req->conf, &st, err);
+	r = ipam_gc(p->store, p->cfg, valid_attachment, (void *)req->conf, &st, err);
 	log_info("%s: GC kept %zu, released %zu attachments and %zu orphan claims (%zu errors)",
-		    P.cfg->network, st.kept, st.released, st.orphans, st.errors);
+		    p->cfg->network, st.kept, st.released, st.orphans, st.errors);
 	return r;
 }
 
-static int status(const struct cnispec_request *req, struct cnispec_error *err)
+static int status(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	return ipam_status(P.store, P.cfg, err);
-}
+	struct call *p = ctx;
 
-static void done(void)
-{
-	ipam_store_close(P.store);
-	ipam_config_free(P.cfg);
-	P.store = NULL;
-	P.cfg = NULL;
+	return ipam_status(p->store, p->cfg, err);
 }
 
 const struct cnispec_plugin_ops ipam_plugin_ops = {

@@ -203,9 +203,14 @@ bench judge --min-gbps 50 "$CAP/F5.txt" --json
 is "$rc" 2 "... --min-gbps 50: fails"
 bench judge --root "$NODES/s002-a101" --min-percent 80 --json "$CAP/s002-gpu-server.txt"
 is "$(field 'd["sides"][0]["reasons"][0]["status"]')" pass "--min-percent 80 makes 81 % a pass"
-bench judge --root "$NODES/b1-gb10-roce" --device rocep1s0f0 --json "$CAP/F3.txt"
+# F5's 42.31 Gb/s judged against DGX Spark's HCA (a capture from elsewhere, below its ceiling)
+bench judge --root "$NODES/b1-gb10-roce" --device rocep1s0f0 --json "$CAP/F5.txt"
 like "$(codes)" 'pcie_degraded' "DGX Spark's Gen5 x4 link: the PCIe link named, a placement warning"
 is "$(field 'd["sides"][0]["ceiling"]["limited_by"]')" pcie "... the ceiling set by PCIe"
+# F3's 184.94 Gb/s (a 2x100G LAG) against the same 110.6 Gb/s ceiling: a figure this path cannot
+# carry, so the capture is not of this node (a warn at 167 % before issue 16 defect 7)
+bench judge --root "$NODES/b1-gb10-roce" --device rocep1s0f0 --json "$CAP/F3.txt"
+is "$rc $(codes)" "4 above_ceiling" "F3 judged on DGX Spark: above its PCIe ceiling, invalid (exit 4)"
 # a snapshot of the node holds what the ceiling reads (PCIe links of the HCA and its bridges)
 run "$RDMAK" snapshot --root "$NODES/s002-a31" -o "$TMP/a31.tar.gz"
 mkdir "$TMP/x-a31" && tar -xzf "$TMP/a31.tar.gz" -C "$TMP/x-a31"
@@ -218,6 +223,30 @@ is "$(codes)" "arguments" "judge reads stdin ('-')"
 # ---- usage ------------------------------------------------------------------------------------
 bench; is "$rc" 3 "no subcommand: exit 3"
 bench frobnicate; is "$rc" 3 "unknown subcommand: exit 3"
+# perftest#126: --use_cuda=0, "Couldn't allocate MR" then "ERRNO: Bad address." (EFAULT): GPU
+# memory no peer-memory client took, whatever the node says of nvidia_peermem (issue 17)
+bench judge --root "$NODES/s002-a101" --json "$CAP/perftest126-client.txt"
+is "$rc $(codes)" "2 mr_gpu" "perftest#126 on a node with nvidia_peermem loaded: mr_gpu, not mr_memlock"
+like "$(field 'd["sides"][0]["reasons"][0]["fix"]')" 'nvidia_peermem.*--use_cuda_dmabuf' "... the fix: peermem or DMA-BUF"
+
+# the impossible (issue 16 defect 7): edited captures, each saying what was edited
+bench judge --root "$NODES/a6-sriov-client" --json "$CAP/edited-above-ceiling.txt"
+is "$rc" 4 "A6 edited to 99 999 999 Gb/s: exit 4 (invalid), not a pass"
+is "$(field 'd["verdict"]') $(codes)" "invalid above_ceiling" "... verdict invalid, code above_ceiling"
+like "$(field 'd["sides"][0]["reasons"][0]["text"]')" '99999999.00 Gb/s at 65536 B \(line 101\) is 54016112 % of the 185 Gb/s.*the capture was altered or the ceiling.s model' \
+	"... naming the line, the ceiling and the two possible errors"
+is "$(schema_ok)" valid "... its JSON matches docs/bench.schema.json"
+bench judge --root "$NODES/a6-sriov-client" "$CAP/A6-client.txt"
+is "$rc" 0 "the same capture unedited still passes"
+bench judge --json "$CAP/edited-bw-header-lat-table.txt"
+is "$rc" 4 "a read-bandwidth title over a latency table: exit 4 (invalid)"
+is "$(field 'd["verdict"]') $(codes)" "invalid table_mismatch" "... code table_mismatch"
+like "$(field 'd["sides"][0]["reasons"][0]["text"]')" '^line 19: a latency table under the title "RDMA_Read BW Test" of line 3' \
+	"... naming the table's line and the title's"
+is "$(schema_ok)" valid "... its JSON matches docs/bench.schema.json"
+bench judge "$CAP/edited-bw-header-lat-table.txt"
+unlike "$out" 'nan' "... and no nan anywhere in the text"
+
 bench judge; is "$rc" 3 "judge without a file: exit 3"
 bench judge "$TMP/nosuch"; is "$rc" 3 "judge of a missing file: exit 3"
 like "$err" 'nosuch: No such file' "... naming the file"

@@ -66,5 +66,7 @@ check bench docs/bench.md '`0` pass' \
 	"2:'$RDMAK' bench judge --min-gbps 50 '$CAP/F5.txt'" \
 	"3:'$RDMAK' bench frobnicate" \
 	"3:'$RDMAK' bench judge '$TMP/none.txt'" \
-	"3:'$RDMAK' bench k8s --node a --node b"
+	"3:'$RDMAK' bench k8s --node a --node b" \
+	"4:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/edited-above-ceiling.txt'" \
+	"4:'$RDMAK' bench judge '$CAP/edited-bw-header-lat-table.txt'"
 done_testing

@@ -293,6 +293,31 @@ static void test_parse_other(void **st)
 	perftest_out_free(&o);
 }
 
+/* A table that does not fit its title is named by its line, and none of its rows is read
+ * (they gave nan); the untouched capture has neither. */
+static void test_parse_table_mismatch(void **st)
+{
+	struct pt_out o;
+
+	parse_capture("edited-bw-header-lat-table.txt", &o);
+	assert_int_equal(o.kind, PT_KIND_BW);
+	assert_int_equal(o.bad_table_line, 19);
+	assert_int_equal(o.n_rows, 0);
+	assert_null(perftest_judged_row(&o, NULL));
+	perftest_out_free(&o);
+	parse_capture("spiderpool-ib-read-lat.txt", &o);
+	assert_int_equal(o.bad_table_line, 0);
+	assert_int_equal(o.n_rows, 1);
+	perftest_out_free(&o);
+	/* and the figures' statuses and exit codes, by name */
+	assert_int_equal(bench_status_parse("invalid"), BENCH_INVALID);
+	assert_string_equal(bench_status_name(BENCH_INVALID), "invalid");
+	assert_int_equal(bench_exit_code(BENCH_INVALID), BENCH_EXIT_INVALID);
+	assert_int_equal(bench_status_parse("bogus"), BENCH_FAIL);
+	assert_true(bench_above_ceiling(188.9, 185.13));
+	assert_false(bench_above_ceiling(188.8, 185.13)); /* within 2 %: jitter and rounding */
+}
+
 static void test_parse_edges(void **st)
 {
 	static const char mb[] = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
@@ -533,6 +558,15 @@ static const struct vcase vcases[] = {
 	{ "spiderpool-ib-read-lat.txt", NULL, NULL, NULL, BENCH_PASS, "latency",
 	  "1.90 us typical at 2 B against a budget of 4.00 us for RDMA_Read InfiniBand" },
 	{ "local-no-devices.txt", NULL, NULL, NULL, BENCH_FAIL, "no_device", "Did not detect devices" },
+	/* perftest#126: GPU memory, "ERRNO: Bad address" on its own line, on a node whose
+	 * nvidia_peermem is loaded: still the GPU memory cause, not memlock (issue 17) */
+	{ "perftest126-client.txt", "s002-a101", NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
+	{ "perftest126-client.txt", NULL, NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
+	/* edited captures (issue 16 defect 7; each file says what was edited): the impossible */
+	{ "edited-above-ceiling.txt", "a6-sriov-client", NULL, NULL, BENCH_INVALID, "above_ceiling",
+	  "99999999.00 Gb/s at 65536 B (line 101) is 54016112 % of the 185 Gb/s that RoCE v2 can carry" },
+	{ "edited-bw-header-lat-table.txt", NULL, NULL, NULL, BENCH_INVALID, "table_mismatch",
+	  "line 19: a latency table under the title \"RDMA_Read BW Test\" of line 3: the columns do not match the test" },
 };
 
 static void judge_case(const struct vcase *k)
@@ -678,7 +712,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_seed002), cmocka_unit_test(test_parse_seed003),
 		cmocka_unit_test(test_parse_real_outputs), cmocka_unit_test(test_parse_other),
-		cmocka_unit_test(test_parse_edges), cmocka_unit_test(test_roce_mtu_and_pcie),
+		cmocka_unit_test(test_parse_edges),
+		cmocka_unit_test(test_parse_table_mismatch), cmocka_unit_test(test_roce_mtu_and_pcie),
 		cmocka_unit_test(test_ceiling_ib), cmocka_unit_test(test_ceiling_roce),
 		cmocka_unit_test(test_ceiling_pcie), cmocka_unit_test(test_verdicts), cmocka_unit_test(test_failure_messages),
 		cmocka_unit_test(test_thresholds),

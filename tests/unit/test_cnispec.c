@@ -721,52 +721,110 @@ static void test_delegate_errors(void **state)
 
 /* ---- the plugin main ------------------------------------------------------------------ */
 
-static int calls;
+/* The test plugin's context: made by setup for one request, checked by every operation,
+ * freed by done. */
+struct test_call {
+	const struct cnispec_request *req; /* the request setup made it for */
+	int ops;                           /* operations run on it: one per request */
+};
 
-static int op_setup(const struct cnispec_request *req, struct cnispec_error *err)
+static int calls, setups, dones;
+
+static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
 	const json_t *bad = json_object_get(req->conf->plugin, "bogus");
+	struct test_call *t;
 
-	return bad ? cnispec_fail_unsupported(err, "bogus", bad, NULL) : 0;
+	if (bad)
+		return cnispec_fail_unsupported(err, "bogus", bad, NULL);
+	t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->req = req;
+	setups++;
+	*ret_ctx = t;
+	return 0;
 }
 
-static int op_add(const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static void op_done(void *ctx)
+{
+	struct test_call *t = ctx;
+
+	assert_non_null(t);
+	assert_int_equal(t->ops, 1);
+	dones++;
+	free(t);
+}
+
+/* The context setup made for this very request. */
+static struct test_call *call_of(void *ctx, const struct cnispec_request *req)
+{
+	struct test_call *t = ctx;
+
+	assert_non_null(t);
+	assert_ptr_equal(t->req, req);
+	t->ops++;
+	calls++;
+	return t;
+}
+
+static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
 {
 	struct cnispec_result *r = cnispec_result_new();
 	struct cnispec_ip ip = { .interface = -1 };
 
-	calls++;
+	call_of(ctx, req);
 	cnispec_prefix_parse("10.0.0.9/24", &ip.address);
 	cnispec_result_add_ip(r, &ip);
 	*ret = r;
 	return 0;
 }
 
-static int op_del(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	calls++;
+	call_of(ctx, req);
 	return cnispec_fail(err, -EIO, CNISPEC_E_TRY_AGAIN, "store unreachable", "etcd: no endpoint answered");
 }
 
-static int op_other(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_other(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	calls++;
+	call_of(ctx, req);
 	return 0;
 }
 
-static int op_errno(const struct cnispec_request *req, struct cnispec_error *err)
+static int op_errno(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	calls++;
+	call_of(ctx, req);
 	return -ENOSPC;
 }
 
 static const struct cnispec_plugin_ops test_ops = {
 	.name = "test-plugin", .setup = op_setup, .add = op_add,   .del = op_del,
-	.check = op_other,     .gc = op_other,    .status = op_errno,
+	.check = op_other,     .gc = op_other,    .status = op_errno, .done = op_done,
 };
 
-/* Run the main with cmd and stdin text; returns its exit code, *out its stdout. */
-static int run_main(const char *cmd, const char *in, char **out)
+/* A plugin whose ADD runs test_ops in its own process, as rdmak-cni runs rdmak-ipam: the inner
+ * plugin's context comes and goes while the outer one's stays its own. */
+static int outer_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
+		     struct cnispec_error *err)
+{
+	struct test_call *t = call_of(ctx, req);
+	int before = setups, r;
+
+	r = cnispec_delegate_in_process(&test_ops, req, CNISPEC_CMD_ADD, ret, err);
+	assert_int_equal(setups, before + 1);
+	assert_int_equal(dones, before); /* the inner one's; ours is still open */
+	assert_ptr_equal(t->req, req);
+	assert_int_equal(t->ops, 1);
+	return r;
+}
+
+static const struct cnispec_plugin_ops outer_ops = {
+	.name = "outer-plugin", .setup = op_setup, .add = outer_add, .del = op_del,
+	.check = op_other,      .gc = op_other,    .status = op_errno, .done = op_done,
+};
+
+/* Run the main of ops with cmd and stdin text; returns its exit code, *out its stdout. */
+static int run_ops(const struct cnispec_plugin_ops *ops, const char *cmd, const char *in, char **out)
 {
 	char cmdvar[64];
 	char *envp[] = { cmdvar, "CNI_CONTAINERID=c1", "CNI_IFNAME=net1", "CNI_NETNS=/proc/self/ns/net",
@@ -779,10 +837,15 @@ static int run_main(const char *cmd, const char *in, char **out)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(write(p[1], in, strlen(in)), (ssize_t)strlen(in));
 	close(p[1]);
-	rc = cnispec_plugin_main(&test_ops, envp, p[0], f);
+	rc = cnispec_plugin_main(ops, envp, p[0], f);
 	close(p[0]);
 	fclose(f);
 	return rc;
+}
+
+static int run_main(const char *cmd, const char *in, char **out)
+{
+	return run_ops(&test_ops, cmd, in, out);
 }
 
 static void test_plugin_main(void **state)
@@ -793,7 +856,7 @@ static void test_plugin_main(void **state)
 	static const char cbad[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"test-plugin\",\"bogus\":[1]}";
 	char *out = NULL;
 
-	calls = 0;
+	calls = setups = dones = 0;
 	assert_int_equal(run_main("ADD", c040, &out), 0);
 	assert_string_equal(out, "{\n  \"cniVersion\": \"0.4.0\",\n  \"ips\": [\n    {\n      \"version\": \"4\",\n"
 				 "      \"address\": \"10.0.0.9/24\"\n    }\n  ],\n  \"dns\": {}\n}\n");
@@ -825,6 +888,10 @@ static void test_plugin_main(void **state)
 	assert_non_null(strstr(out, "\"code\":2,\"msg\":\"unsupported field bogus\""));
 	free(out);
 	assert_int_equal(calls, 4);
+	/* one context per operation, each released whatever the operation returned; none for a
+	 * refused version or a failed setup */
+	assert_int_equal(setups, 4);
+	assert_int_equal(dones, 4);
 	/* VERSION, with and without stdin */
 	assert_int_equal(run_main("VERSION", "{\"cniVersion\":\"0.3.0\"}", &out), 0);
 	assert_non_null(strstr(out, "{\"cniVersion\":\"0.3.0\",\"supportedVersions\":"));
@@ -840,6 +907,57 @@ static void test_plugin_main(void **state)
 	assert_int_equal(run_main("DESTROY", c040, &out), 1);
 	assert_non_null(strstr(out, "\"code\":4,\"msg\":\"invalid environment variables: CNI_COMMAND\""));
 	free(out);
+}
+
+/* Two plugins in one process, the inner one run from the outer one's operation: each gets its
+ * own context, the inner one's released before the outer one goes on. */
+static void test_plugin_context_nested(void **state)
+{
+	static const char c100[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"outer-plugin\"}";
+	char *out = NULL;
+
+	calls = setups = dones = 0;
+	assert_int_equal(run_ops(&outer_ops, "ADD", c100, &out), 0);
+	assert_non_null(strstr(out, "\"address\": \"10.0.0.9/24\""));
+	free(out);
+	assert_int_equal(calls, 2);
+	assert_int_equal(setups, 2);
+	assert_int_equal(dones, 2);
+}
+
+/* A plugin without state: setup makes a NULL context, done is the default. */
+static int bare_setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
+{
+	setups++;
+	*ret_ctx = NULL;
+	return 0;
+}
+
+static int bare_op(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
+{
+	assert_null(ctx);
+	calls++;
+	return 0;
+}
+
+static const struct cnispec_plugin_ops bare_ops = {
+	.name = "bare-plugin", .setup = bare_setup, .add = op_add, .del = bare_op,
+	.check = bare_op,      .gc = bare_op,       .status = bare_op, .done = cnispec_plugin_done_none,
+};
+
+static void test_plugin_context_none(void **state)
+{
+	static const char c110[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"bare-plugin\"}";
+	char *out = NULL;
+
+	calls = setups = dones = 0;
+	assert_int_equal(run_ops(&bare_ops, "DEL", c110, &out), 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(run_ops(&bare_ops, "STATUS", c110, &out), 0);
+	free(out);
+	assert_int_equal(calls, 2);
+	assert_int_equal(setups, 2);
 }
 
 int main(void)
@@ -868,6 +986,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delegate, delegate_setup, delegate_teardown),
 		cmocka_unit_test_setup_teardown(test_delegate_errors, delegate_setup, delegate_teardown),
 		cmocka_unit_test(test_plugin_main),
+		cmocka_unit_test(test_plugin_context_nested),
+		cmocka_unit_test(test_plugin_context_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
