@@ -20,7 +20,7 @@ static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *p
 	c->error = kind;
 	snprintf(c->path, sizeof(c->path), "%s", path ? path : "");
 	c->value = NULL;
-	c->why = NULL;
+	c->why = c->suggest = NULL;
 	if (!c->errlen)
 		return -EINVAL;
 	if (path && *path)
@@ -50,6 +50,15 @@ int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const c
 	va_start(ap, fmt);
 	r = vfail(c, kind, path, fmt, ap);
 	va_end(ap);
+	return r;
+}
+
+int dispatch_refuse(struct dispatch_ctx *c, const char *path, const json_t *v, const char *why)
+{
+	int r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, path, "%s", why);
+
+	c->value = v;
+	c->why = why;
 	return r;
 }
 
@@ -228,6 +237,15 @@ static const struct dispatch_field *near_guarded(const struct dispatch_field *fi
 	return NULL;
 }
 
+/* The row key differs from only in ASCII case; a refused row is no suggestion. */
+static const char *other_case(const struct dispatch_field *fields, const char *key)
+{
+	for (const struct dispatch_field *f = fields; f->name; f++)
+		if (!(f->flags & DISPATCH_REFUSED) && !strcasecmp(key, f->name))
+			return f->name;
+	return NULL;
+}
+
 /* A key for a DISPATCH_CASEFOLD row that an earlier key of obj already took. */
 static const char *earlier_same_row(json_t *obj, const struct dispatch_field *fields, const char *key,
 				    const struct dispatch_field *f)
@@ -273,6 +291,7 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "%s", f && f->why ? f->why : "unknown key");
 			c->value = v;
 			c->why = f ? f->why : NULL;
+			c->suggest = f ? NULL : other_case(fields, key);
 			return r;
 		}
 		if (unknown != DISPATCH_UNKNOWN_WARN)

@@ -47,6 +47,10 @@ struct dispatch_ctx {
 	char path[DISPATCH_PATH_MAX];
 	const json_t *value;
 	const char *why;
+	/* For a key the table does not name under DISPATCH_UNKNOWN_REFUSE: the table's key that
+	 * differs from it only in ASCII case (NULL: none), so that the protocol's message can ask
+	 * "did you mean \"range\"?" (Go's decoders match any case; "Range" meant "range"). */
+	const char *suggest;
 	/* Called for each key accepted but ignored (path, and why: "ignored, as <anchor> does").
 	 * NULL: ignored keys pass without a word. */
 	void (*warn)(void *userdata, const char *path, const char *why);
@@ -122,6 +126,11 @@ int dispatch_fail(struct dispatch_ctx *c, const char *path, const char *fmt, ...
 /* The same with the error's kind. */
 int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Refuses a key (or one of its values) that the reader knows and does not support, as a
+ * DISPATCH_REFUSED row does: "<path>: <why>", DISPATCH_ERR_UNKNOWN, ctx->value = v and
+ * ctx->why = why (a string that outlives ctx). For a value that only a row's fn can judge
+ * (whereabouts' "datastore": "kubernetes"). Returns -EINVAL. */
+int dispatch_refuse(struct dispatch_ctx *c, const char *path, const json_t *v, const char *why);
 /* Names an ignored or unknown-but-accepted key through ctx->warn, if any. */
 void dispatch_warn(struct dispatch_ctx *c, const char *path, const char *why);
 

@@ -364,6 +364,60 @@ static void test_strv(void **st)
 	json_decref(v);
 }
 
+/* What a protocol that words its own refusal needs: a table key differing from an unknown key
+ * only in case (not a refused row's), and dispatch_refuse for a value only a fn can judge. */
+static const struct dispatch_field refusing[] = {
+	DISPATCH_FIELD("range", JSON_STRING, NULL, 0, 0),
+	DISPATCH_REFUSE("kubernetes", "keep no state in Kubernetes"),
+	DISPATCH_REFUSE("Ranges", "a refused row is no suggestion"),
+	{},
+};
+
+static int run_refusing(const char *text, struct dispatch_ctx *c, json_t **doc)
+{
+	const char *range = NULL;
+
+	*doc = json_loads(text, 0, NULL);
+	assert_non_null(*doc);
+	return dispatch_run(c, "ipam", *doc, refusing, DISPATCH_UNKNOWN_REFUSE, &range);
+}
+
+static void test_suggest_and_refuse(void **st)
+{
+	char err[256] = "";
+	struct dispatch_ctx c = { .err = err, .errlen = sizeof(err) };
+	json_t *doc;
+
+	(void)st;
+	assert_int_equal(run_refusing("{\"RANGE\":\"x\"}", &c, &doc), -EINVAL);
+	assert_string_equal(err, "ipam.RANGE: unknown key");
+	assert_int_equal(c.error, DISPATCH_ERR_UNKNOWN);
+	assert_ptr_equal(c.value, json_object_get(doc, "RANGE"));
+	assert_null(c.why);
+	assert_string_equal(c.suggest, "range");
+	json_decref(doc);
+	assert_int_equal(run_refusing("{\"ranges\":1}", &c, &doc), -EINVAL);
+	assert_null(c.suggest);
+	json_decref(doc);
+	assert_int_equal(run_refusing("{\"kubernetes\":{}}", &c, &doc), -EINVAL);
+	assert_string_equal(c.why, "keep no state in Kubernetes");
+	assert_null(c.suggest);
+	json_decref(doc);
+	/* a later refusal leaves no suggestion behind */
+	assert_int_equal(run_refusing("{\"range\":1}", &c, &doc), -EINVAL);
+	assert_string_equal(c.path, "ipam.range");
+	assert_int_equal(c.error, DISPATCH_ERR_VALUE);
+	assert_null(c.suggest);
+	assert_null(c.value);
+	json_decref(doc);
+	doc = json_false();
+	assert_int_equal(dispatch_refuse(&c, "ipam.flag", doc, "it is always on"), -EINVAL);
+	assert_string_equal(err, "ipam.flag: it is always on");
+	assert_int_equal(c.error, DISPATCH_ERR_UNKNOWN);
+	assert_ptr_equal(c.value, doc);
+	assert_string_equal(c.why, "it is always on");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_casefold_and_typos),
 		cmocka_unit_test(test_refused_value),
 		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_suggest_and_refuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
