@@ -1,137 +1,36 @@
 /* The "ipam" block. whereabouts' keys work unchanged (seed 003's block needs only "type" and
  * its datastore changed), host-local's "ranges" too, and every key rdmak-ipam does not act on
  * is refused by name, with what to use instead: a key silently ignored is a setting the
- * operator believes in and does not have. */
+ * operator believes in and does not have.
+ *
+ * Each object is a table over src/dispatch (one row per key); what a row cannot say alone
+ * (which keys go together, which store, the ranges' sets) is checked after the walk. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 
+#include "dispatch/dispatch.h"
 #include "ipam/internal.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 
+/* The parse: the walker's context first, so that a row's function finds the rest. */
 struct cp {
-	struct cnispec_error *err;
+	struct dispatch_ctx d;
+	char msg[CNISPEC_DETAILS_MAX];
 	struct ipam_config *c;
+	const char *network_name;
 };
 
-#define BAD(p, ...) cnispec_fail((p)->err, -EINVAL, CNISPEC_E_CONFIG, "invalid IPAM configuration", __VA_ARGS__)
-
-/* A JSON path for messages; cut short if it ever were longer than the buffer. */
-__attribute__((format(printf, 3, 4)))
-static void pathf(char *dst, size_t n, const char *fmt, ...)
+static struct cp *CP(struct dispatch_ctx *d)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, n, fmt, ap);
-	va_end(ap);
+	return (struct cp *)d;
 }
 
-/* Keys rdmak-ipam refuses, each with what to do instead. */
-static const struct {
-	const char *key;
-	const char *hint;
-} refused[] = {
-	{ "kubernetes", "rdmak-ipam keeps no state in Kubernetes objects: remove it and use \"store\": \"file\" "
-			"(a node-local range) or \"store\": \"etcd\" (cluster-wide)" },
-	{ "configuration_path", "rdmak-ipam reads no flat file: put its keys in this ipam block" },
-	{ "leader_lease_duration", "whereabouts' leader election: rdmak-ipam takes no cluster-wide lock; remove it" },
-	{ "leader_renew_deadline", "whereabouts' leader election: rdmak-ipam takes no cluster-wide lock; remove it" },
-	{ "leader_retry_period", "whereabouts' leader election: rdmak-ipam takes no cluster-wide lock; remove it" },
-	{ "reconciler_cron_expression", "garbage collection comes from the runtime (CNI GC) or `rdmak ipam gc`" },
-	{ "sleep_for_race", "a whereabouts test knob; remove it" },
-	{ "node_slice_size", "for per-node ranges give each node its own range with \"store\": \"file\"; "
-			     "the etcd store needs no slicing to be fast" },
-	{ "addresses", "static addresses are not allocated: use the static IPAM plugin for them" },
-	{ "resolvConf", "put the resolver settings in \"dns\"" },
-	{ "etcd_username", "rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": "
-			   "{\"ca\", \"cert\", \"key\"}}" },
-	{ "etcd_password", "rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": "
-			   "{\"ca\", \"cert\", \"key\"}}" },
-};
-
-static const char *const known[] = {
-	"type", "range", "range_start", "range_end", "exclude", "gateway", "routes", "ipRanges", "ranges", "dns",
-	"store", "dataDir", "etcd", "datastore", "etcd_host", "etcd_ca_cert_file", "etcd_cert_file", "etcd_key_file",
-	"network_name", "enable_overlapping_ranges", "log_file", "log_level", "logFile", "logLevel",
-};
-
-/* Every key of obj must be in keys[] (n of them); refused[] keys get their hint. */
-static int check_keys(struct cp *p, const char *path, const json_t *obj, const char *const *keys, size_t n)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach((json_t *)obj, k, v) {
-		char sub[160], hint[200];
-		bool ok = false;
-
-		for (size_t i = 0; i < n && !ok; i++)
-			ok = strcmp(k, keys[i]) == 0;
-		if (ok)
-			continue;
-		pathf(sub, sizeof(sub), "%s.%s", path, k);
-		for (size_t i = 0; i < ELEMENTSOF(refused); i++)
-			if (strcmp(k, refused[i].key) == 0)
-				return cnispec_fail_unsupported(p->err, sub, v, refused[i].hint);
-		/* Go's decoders match keys in any case; we do not, but say which key was meant */
-		for (size_t i = 0; i < n; i++)
-			if (strcasecmp(k, keys[i]) == 0) {
-				snprintf(hint, sizeof(hint), "did you mean \"%s\"?", keys[i]);
-				return cnispec_fail_unsupported(p->err, sub, v, hint);
-			}
-		return cnispec_fail_unsupported(p->err, sub, v, NULL);
-	}
-	return 0;
-}
-
-static int get_str(struct cp *p, const char *path, const json_t *v, const char **ret)
-{
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-		return BAD(p, "%s: expected a string", path);
-	*ret = json_string_value(v);
-	return 0;
-}
-
-static int dup_str(struct cp *p, const char *path, const json_t *v, char **ret)
-{
-	const char *s;
-	int r = get_str(p, path, v, &s);
-
-	if (r < 0)
-		return r;
-	*ret = strdup(s);
-	return *ret ? 0 : -ENOMEM;
-}
-
-static int get_addr(struct cp *p, const char *path, const json_t *v, struct cnispec_addr *ret)
-{
-	const char *s;
-	int r = get_str(p, path, v, &s);
-
-	if (r < 0)
-		return r;
-	if (cnispec_addr_parse(s, ret) < 0)
-		return BAD(p, "%s: \"%s\" is not an IP address", path, s);
-	return 0;
-}
-
-static int get_cidr(struct cp *p, const char *path, const json_t *v, struct cnispec_prefix *ret)
-{
-	const char *s;
-	int r = get_str(p, path, v, &s);
-
-	if (r < 0)
-		return r;
-	if (cnispec_prefix_parse(s, ret) < 0)
-		return BAD(p, "%s: \"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", path, s);
-	return 0;
-}
+#define FAIL(p, path, ...) dispatch_fail(&(p)->d, (path), __VA_ARGS__)
 
 static void warn(struct cp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct cp *p, const char *fmt, ...)
@@ -148,99 +47,223 @@ static void warn(struct cp *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ---- values -------------------------------------------------------------------------------- */
+
+static int get_addr(struct dispatch_ctx *d, const char *path, const json_t *v, struct cnispec_addr *ret)
+{
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (cnispec_addr_parse(s, ret) < 0)
+		return dispatch_fail(d, path, "\"%s\" is not an IP address", s);
+	return 0;
+}
+
+/* A string row copied into a char * (absolute path: a file the plugin opens). */
+static int read_strdup(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_strdup(d, path, v, false, t);
+}
+
+static int read_abs_path(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	char **s = t;
+	int r = dispatch_strdup(d, path, v, false, s);
+
+	if (r == 0 && (*s)[0] != '/')
+		return dispatch_fail(d, path, "\"%s\" is not an absolute path", *s);
+	return r;
+}
+
+/* A key whose value another reader checks (routes and dns: the result parser). */
+static int read_later(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return 0;
+}
+
 /* ---- one range ----------------------------------------------------------------------------- */
 
 /* What a range element says, before it becomes a struct ipam_range. */
 struct range_in {
 	char path[64];
 	struct cnispec_prefix subnet;
-	bool has_start, has_end, has_gw;
+	bool has_subnet, has_start, has_end, has_gw;
 	struct cnispec_addr start, end, gw;
 	struct cnispec_prefix *excl;
 	size_t n_excl;
 	const char *k_start, *k_end; /* the key names, for messages */
 };
 
-/* exclude: CIDRs or bare addresses (a bare address is /32 or /128, as whereabouts has it). */
-static int parse_exclude(struct cp *p, const char *path, const json_t *v, struct range_in *in)
-{
-	const json_t *it;
-	size_t i;
-
-	if (!json_is_array(v))
-		return BAD(p, "%s: expected an array of CIDRs or addresses", path);
-	in->excl = calloc(json_array_size(v) + 1, sizeof(*in->excl));
-	if (!in->excl)
-		return -ENOMEM;
-	json_array_foreach(v, i, it) {
-		char sp[96];
-		const char *s;
-		int r;
-
-		pathf(sp, sizeof(sp), "%s[%zu]", path, i);
-		if ((r = get_str(p, sp, it, &s)) < 0)
-			return r;
-		if (strchr(s, '/')) {
-			if (cnispec_prefix_parse(s, &in->excl[i]) < 0)
-				return BAD(p, "%s: \"%s\" is not a CIDR or an address", sp, s);
-		} else {
-			if (cnispec_addr_parse(s, &in->excl[i].addr) < 0)
-				return BAD(p, "%s: \"%s\" is not a CIDR or an address", sp, s);
-			in->excl[i].len = in->excl[i].addr.family == AF_INET ? 32 : 128;
-		}
-		if (in->excl[i].addr.family != in->subnet.addr.family)
-			return BAD(p, "%s: \"%s\" is not of the range's address family", sp, s);
-		in->n_excl++;
-	}
-	return 0;
-}
-
 /* whereabouts' range: "10.56.0.0/27", or "first-last/len" (the first-IP-CIDR form). */
-static int parse_wb_range(struct cp *p, const char *path, const json_t *v, struct range_in *in)
+static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	char first[CNISPEC_PREFIX_STRLEN], net[CNISPEC_PREFIX_STRLEN];
+	char first[CNISPEC_PREFIX_STRLEN], net[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
+	struct range_in *in = t;
+	struct ipam_range tmp;
 	const char *s, *dash;
-	int r;
+	int r = dispatch_string(d, path, v, false, &s);
 
-	if ((r = get_str(p, path, v, &s)) < 0)
+	if (r < 0)
 		return r;
 	dash = strchr(s, '-');
 	if (dash) {
 		size_t n = (size_t)(dash - s);
 
 		if (n >= sizeof(first))
-			return BAD(p, "%s: \"%s\" is not FIRST-LAST/LEN", path, s);
+			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN", s);
 		memcpy(first, s, n);
 		first[n] = '\0';
 		if (cnispec_addr_parse(first, &in->start) < 0 || cnispec_prefix_parse(dash + 1, &in->subnet) < 0)
-			return BAD(p, "%s: \"%s\" is not FIRST-LAST/LEN (like 192.168.2.225-192.168.2.230/28)", path, s);
+			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN (like 192.168.2.225-192.168.2.230/28)", s);
 		in->end = in->subnet.addr;
-		in->has_start = in->has_end = true;
+		in->has_subnet = in->has_start = in->has_end = true;
 		in->k_start = in->k_end = "range";
 		return 0;
 	}
 	if (cnispec_prefix_parse(s, &in->subnet) < 0)
-		return BAD(p, "%s: \"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN", path, s);
-	{
-		/* host bits set: whereabouts uses the whole subnet; say so, and how to start there */
-		struct ipam_range tmp;
-
-		if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
-			return -ENOMEM;
-		if (!cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr)) {
-			char last[CNISPEC_PREFIX_STRLEN];
-
-			cnispec_prefix_str(&tmp.subnet, net);
-			warn(p, "%s: %s has host bits set; like whereabouts, rdmak-ipam uses all of %s "
-				"(write %s-%s/%u for a range that starts there)",
-			     path, s, net, cnispec_addr_str(&in->subnet.addr, first),
-			     ipam_range_addr_str(&tmp, tmp.net | (~(ipam_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))), last),
-			     tmp.subnet.len);
-		}
-		ipam_range_clear(&tmp);
-	}
+		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN", s);
+	in->has_subnet = true;
+	/* host bits set: whereabouts uses the whole subnet; say so, and how to start there */
+	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
+		return -ENOMEM;
+	if (!cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr))
+		warn(CP(d), "%s: %s has host bits set; like whereabouts, rdmak-ipam uses all of %s "
+			    "(write %s-%s/%u for a range that starts there)",
+		     path, s, cnispec_prefix_str(&tmp.subnet, net), cnispec_addr_str(&in->subnet.addr, first),
+		     ipam_range_addr_str(&tmp, tmp.net | (~(ipam_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))), last),
+		     tmp.subnet.len);
+	ipam_range_clear(&tmp);
 	return 0;
 }
+
+static int wb_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	int r;
+
+	if (!in->has_subnet)
+		return dispatch_fail(d, path, "only with \"range\"");
+	if (in->has_start)
+		return dispatch_fail(d, path, "the range already gives its first address (FIRST-LAST/LEN)");
+	if ((r = get_addr(d, path, v, &in->start)) < 0)
+		return r;
+	in->has_start = true;
+	in->k_start = "range_start";
+	return 0;
+}
+
+static int wb_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	int r;
+
+	if (!in->has_subnet)
+		return dispatch_fail(d, path, "only with \"range\"");
+	if (in->has_end)
+		return dispatch_fail(d, path, "the range already gives its last address (FIRST-LAST/LEN)");
+	if ((r = get_addr(d, path, v, &in->end)) < 0)
+		return r;
+	in->has_end = true;
+	in->k_end = "range_end";
+	return 0;
+}
+
+/* exclude: CIDRs or bare addresses (a bare address is /32 or /128, as whereabouts has it). */
+static int exclude_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i, void *userdata)
+{
+	struct range_in *in = userdata;
+	struct cnispec_prefix *x = &in->excl[i];
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (strchr(s, '/') ? cnispec_prefix_parse(s, x) < 0 : cnispec_addr_parse(s, &x->addr) < 0)
+		return dispatch_fail(d, path, "\"%s\" is not a CIDR or an address", s);
+	if (!strchr(s, '/'))
+		x->len = x->addr.family == AF_INET ? 32 : 128;
+	if (x->addr.family != in->subnet.addr.family)
+		return dispatch_fail(d, path, "\"%s\" is not of the range's address family", s);
+	in->n_excl++;
+	return 0;
+}
+
+static int wb_exclude(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+
+	if (!in->has_subnet)
+		return dispatch_fail(d, path, "only with \"range\"");
+	in->excl = calloc(json_array_size(v) + 1, sizeof(*in->excl));
+	if (!in->excl)
+		return -ENOMEM;
+	return dispatch_array(d, path, v, 0, exclude_one, in);
+}
+
+static int range_gateway(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	int r = get_addr(d, path, v, &in->gw);
+
+	in->has_gw = r == 0;
+	return r;
+}
+
+/* host-local's subnet, rangeStart, rangeEnd. */
+static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (cnispec_prefix_parse(s, &in->subnet) < 0)
+		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", s);
+	in->has_subnet = true;
+	return 0;
+}
+
+static int hl_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	int r = get_addr(d, path, v, &in->start);
+
+	in->has_start = r == 0;
+	return r;
+}
+
+static int hl_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct range_in *in = t;
+	int r = get_addr(d, path, v, &in->end);
+
+	in->has_end = r == 0;
+	return r;
+}
+
+/* whereabouts' range keys, at the top of the block and in each ipRanges element */
+#define WB_RANGE_ROWS(off, range_flags)                                                  \
+	DISPATCH_FIELD("range", JSON_STRING, wb_range, (off), (range_flags)),            \
+	DISPATCH_FIELD("range_start", JSON_STRING, wb_start, (off), 0),                  \
+	DISPATCH_FIELD("range_end", JSON_STRING, wb_end, (off), 0),                      \
+	DISPATCH_FIELD("exclude", JSON_ARRAY, wb_exclude, (off), 0)
+
+static const struct dispatch_field ip_range_fields[] = {
+	WB_RANGE_ROWS(0, DISPATCH_MANDATORY),
+	DISPATCH_FIELD("gateway", JSON_STRING, range_gateway, 0, 0),
+	{},
+};
+
+static const struct dispatch_field hl_range_fields[] = {
+	DISPATCH_FIELD("subnet", JSON_STRING, hl_subnet, 0, DISPATCH_MANDATORY),
+	DISPATCH_FIELD("rangeStart", JSON_STRING, hl_start, 0, 0),
+	DISPATCH_FIELD("rangeEnd", JSON_STRING, hl_end, 0, 0),
+	DISPATCH_FIELD("gateway", JSON_STRING, range_gateway, 0, 0),
+	{},
+};
 
 /* The subnet's text with its host bits cleared, for messages. */
 static const char *subnet_str(const struct cnispec_prefix *p, char *buf)
@@ -258,90 +281,39 @@ static const char *subnet_str(const struct cnispec_prefix *p, char *buf)
 /* The bounds and gateway lie in the subnet, start <= end. */
 static int check_bounds(struct cp *p, struct range_in *in)
 {
-	char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN];
+	char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], path[96];
 
-	if (in->has_start && !ipam_prefix_contains(&in->subnet, &in->start))
-		return BAD(p, "%s.%s: %s is not in %s", in->path, in->k_start, cnispec_addr_str(&in->start, a),
-			   subnet_str(&in->subnet, b));
-	if (in->has_end && !ipam_prefix_contains(&in->subnet, &in->end))
-		return BAD(p, "%s.%s: %s is not in %s", in->path, in->k_end, cnispec_addr_str(&in->end, a),
-			   subnet_str(&in->subnet, b));
-	if (in->has_start && in->has_end && ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end))
-		return BAD(p, "%s.%s: %s comes after the last address %s", in->path, in->k_start,
-			   cnispec_addr_str(&in->start, a), cnispec_addr_str(&in->end, b));
-	if (in->has_gw && !ipam_prefix_contains(&in->subnet, &in->gw))
-		return BAD(p, "%s.gateway: %s is not in %s", in->path, cnispec_addr_str(&in->gw, a),
-			   subnet_str(&in->subnet, b));
+	if (in->has_start && !ipam_prefix_contains(&in->subnet, &in->start)) {
+		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->start, a), subnet_str(&in->subnet, b));
+	}
+	if (in->has_end && !ipam_prefix_contains(&in->subnet, &in->end)) {
+		dispatch_path_key(path, sizeof(path), in->path, in->k_end);
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->end, a), subnet_str(&in->subnet, b));
+	}
+	if (in->has_start && in->has_end && ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end)) {
+		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
+		return FAIL(p, path, "%s comes after the last address %s", cnispec_addr_str(&in->start, a),
+			    cnispec_addr_str(&in->end, b));
+	}
+	if (in->has_gw && !ipam_prefix_contains(&in->subnet, &in->gw)) {
+		dispatch_path_key(path, sizeof(path), in->path, "gateway");
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->gw, a), subnet_str(&in->subnet, b));
+	}
 	return 0;
 }
 
-static int range_from(struct cp *p, struct range_in *in, const char *network_name, struct ipam_range *out)
+static int range_from(struct cp *p, struct range_in *in, struct ipam_range *out)
 {
 	int r = check_bounds(p, in);
 
 	if (r < 0)
 		return r;
 	r = ipam_range_build(out, &in->subnet, in->has_start ? &in->start : NULL, in->has_end ? &in->end : NULL,
-			     in->has_gw ? &in->gw : NULL, in->excl, in->n_excl, network_name);
+			     in->has_gw ? &in->gw : NULL, in->excl, in->n_excl, p->network_name);
 	if (r < 0)
 		return r;
-	pathf(out->path, sizeof(out->path), "%s", in->path);
-	return 0;
-}
-
-/* ---- whereabouts' range and ipRanges -------------------------------------------------------- */
-
-/* One whereabouts range from obj's keys range, range_start, range_end, exclude (and, for an
- * ipRanges element, gateway). */
-static int wb_range(struct cp *p, const char *path, const json_t *obj, bool top, struct range_in *in)
-{
-	static const char *const el_keys[] = { "range", "range_start", "range_end", "exclude", "gateway" };
-	char sp[96];
-	const json_t *v;
-	int r;
-
-	pathf(in->path, sizeof(in->path), "%s", path);
-	if (!top) {
-		if (!json_is_object(obj))
-			return BAD(p, "%s: expected an object with \"range\"", path);
-		if ((r = check_keys(p, path, obj, el_keys, ELEMENTSOF(el_keys))) < 0)
-			return r;
-	}
-	pathf(sp, sizeof(sp), "%s.range", path);
-	v = json_object_get(obj, "range");
-	if (!v)
-		return BAD(p, "%s: missing", sp);
-	if ((r = parse_wb_range(p, sp, v, in)) < 0)
-		return r;
-	if ((v = json_object_get(obj, "range_start"))) {
-		pathf(sp, sizeof(sp), "%s.range_start", path);
-		if (in->has_start)
-			return BAD(p, "%s: the range already gives its first address (FIRST-LAST/LEN)", sp);
-		if ((r = get_addr(p, sp, v, &in->start)) < 0)
-			return r;
-		in->has_start = true;
-		in->k_start = "range_start";
-	}
-	if ((v = json_object_get(obj, "range_end"))) {
-		pathf(sp, sizeof(sp), "%s.range_end", path);
-		if (in->has_end && in->k_end && !strcmp(in->k_end, "range"))
-			return BAD(p, "%s: the range already gives its last address (FIRST-LAST/LEN)", sp);
-		if ((r = get_addr(p, sp, v, &in->end)) < 0)
-			return r;
-		in->has_end = true;
-		in->k_end = "range_end";
-	}
-	if ((v = json_object_get(obj, "exclude"))) {
-		pathf(sp, sizeof(sp), "%s.exclude", path);
-		if ((r = parse_exclude(p, sp, v, in)) < 0)
-			return r;
-	}
-	if (!top && (v = json_object_get(obj, "gateway"))) {
-		pathf(sp, sizeof(sp), "%s.gateway", path);
-		if ((r = get_addr(p, sp, v, &in->gw)) < 0)
-			return r;
-		in->has_gw = true;
-	}
+	snprintf(out->path, sizeof(out->path), "%s", in->path);
 	return 0;
 }
 
@@ -356,7 +328,7 @@ static int add_set(struct cp *p, const char *path, size_t n)
 	struct ipam_rangeset *sets;
 
 	if (p->c->n_sets >= IPAM_MAX_RANGESETS)
-		return BAD(p, "%s: more than %d ranges to take an address from", path, IPAM_MAX_RANGESETS);
+		return FAIL(p, path, "more than %d ranges to take an address from", IPAM_MAX_RANGESETS);
 	sets = realloc(p->c->sets, (p->c->n_sets + 1) * sizeof(*sets));
 	if (!sets)
 		return -ENOMEM;
@@ -369,99 +341,183 @@ static int add_set(struct cp *p, const char *path, size_t n)
 	return 0;
 }
 
-/* whereabouts: the top-level range (with the top-level gateway when its subnet holds it),
- * then each ipRanges element: a set of one range each. */
-static int wb_ranges(struct cp *p, const json_t *ipam, const char *network_name)
-{
-	const json_t *ranges = json_object_get(ipam, "ipRanges"), *gwv = json_object_get(ipam, "gateway"), *it;
+/* ---- the block ------------------------------------------------------------------------------- */
+
+/* What the ipam object's rows fill; the rest of the parse reads it. */
+struct top {
+	struct range_in wb; /* whereabouts' top-level range */
 	struct cnispec_addr gw;
+	json_t *ip_ranges, *ranges, *routes, *dns, *etcd;
+	const char *type, *store, *datastore, *etcd_host, *etcd_ca, *etcd_cert, *etcd_key;
+	char *data_dir; /* moved into the store config when the store is the file */
+	const char *log_file, *log_file2, *log_level, *log_level2;
+};
+
+static int read_network_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char *s, *why;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (!cnispec_network_name_valid(s, &why))
+		return dispatch_fail(d, path, "\"%s\" %s", s, why);
+	/* it prefixes pool names, which hold an IPv6 subnet too */
+	if (strlen(s) > 48)
+		return dispatch_fail(d, path, "\"%s\" is longer than 48 characters", s);
+	CP(d)->network_name = s;
+	return 0;
+}
+
+static int read_overlapping(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	if (json_is_false(v))
+		return dispatch_refuse(d, path, v, "rdmak-ipam never hands out an address twice, whichever networks "
+						   "share its subnet; give each tenant its own \"network_name\" to keep them apart");
+	return 0;
+}
+
+static int read_gateway(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return get_addr(d, path, v, t);
+}
+
+static int read_store(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r == 0 && strcmp(s, "file") && strcmp(s, "etcd"))
+		return dispatch_fail(d, path, "\"%s\" is not \"file\" or \"etcd\"", s);
+	if (r == 0)
+		*(const char **)t = s;
+	return r;
+}
+
+static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (!strcmp(s, "kubernetes"))
+		return dispatch_refuse(d, path, v, "rdmak-ipam keeps no state in Kubernetes objects: use \"store\": \"file\" "
+						   "for a node-local range, or \"store\": \"etcd\" with \"etcd\": "
+						   "{\"endpoints\": [...]} for a cluster-wide one");
+	if (strcmp(s, "etcd"))
+		return dispatch_fail(d, path, "\"%s\" is not \"etcd\" (or use \"store\": \"file\")", s);
+	*(const char **)t = s;
+	return 0;
+}
+
+#define LEADER "whereabouts' leader election: rdmak-ipam takes no cluster-wide lock; remove it"
+#define ETCD_AUTH "rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
+#define TOP(m) offsetof(struct top, m)
+
+static const struct dispatch_field ipam_fields[] = {
+	DISPATCH_FIELD("type", JSON_STRING, NULL, TOP(type), 0),
+	DISPATCH_FIELD("network_name", JSON_STRING, read_network_name, 0, 0),
+	DISPATCH_FIELD("enable_overlapping_ranges", DISPATCH_BOOL, read_overlapping, 0, 0),
+	WB_RANGE_ROWS(TOP(wb), 0),
+	DISPATCH_FIELD("gateway", JSON_STRING, read_gateway, TOP(gw), 0),
+	DISPATCH_FIELD("ipRanges", JSON_ARRAY, NULL, TOP(ip_ranges), 0),
+	DISPATCH_FIELD("ranges", JSON_ARRAY, NULL, TOP(ranges), 0),
+	DISPATCH_FIELD("routes", JSON_ARRAY, NULL, TOP(routes), 0),
+	DISPATCH_FIELD("dns", JSON_OBJECT, NULL, TOP(dns), 0),
+	DISPATCH_FIELD("store", JSON_STRING, read_store, TOP(store), 0),
+	DISPATCH_FIELD("datastore", JSON_STRING, read_datastore, TOP(datastore), 0),
+	DISPATCH_FIELD("dataDir", JSON_STRING, read_abs_path, TOP(data_dir), 0),
+	DISPATCH_FIELD("etcd", JSON_OBJECT, NULL, TOP(etcd), 0),
+	DISPATCH_FIELD("etcd_host", JSON_STRING, NULL, TOP(etcd_host), 0),
+	DISPATCH_FIELD("etcd_ca_cert_file", JSON_STRING, NULL, TOP(etcd_ca), 0),
+	DISPATCH_FIELD("etcd_cert_file", JSON_STRING, NULL, TOP(etcd_cert), 0),
+	DISPATCH_FIELD("etcd_key_file", JSON_STRING, NULL, TOP(etcd_key), 0),
+	DISPATCH_FIELD("logFile", JSON_STRING, NULL, TOP(log_file), 0),
+	DISPATCH_FIELD("log_file", JSON_STRING, NULL, TOP(log_file2), 0),
+	DISPATCH_FIELD("logLevel", JSON_STRING, NULL, TOP(log_level), 0),
+	DISPATCH_FIELD("log_level", JSON_STRING, NULL, TOP(log_level2), 0),
+	/* whereabouts' keys rdmak-ipam does not act on, each with what to do instead */
+	DISPATCH_REFUSE("kubernetes", "rdmak-ipam keeps no state in Kubernetes objects: remove it and use \"store\": "
+				      "\"file\" (a node-local range) or \"store\": \"etcd\" (cluster-wide)"),
+	DISPATCH_REFUSE("configuration_path", "rdmak-ipam reads no flat file: put its keys in this ipam block"),
+	DISPATCH_REFUSE("leader_lease_duration", LEADER),
+	DISPATCH_REFUSE("leader_renew_deadline", LEADER),
+	DISPATCH_REFUSE("leader_retry_period", LEADER),
+	DISPATCH_REFUSE("reconciler_cron_expression", "garbage collection comes from the runtime (CNI GC) or "
+						      "`rdmak ipam gc`"),
+	DISPATCH_REFUSE("sleep_for_race", "a whereabouts test knob; remove it"),
+	DISPATCH_REFUSE("node_slice_size", "for per-node ranges give each node its own range with \"store\": \"file\"; "
+					   "the etcd store needs no slicing to be fast"),
+	DISPATCH_REFUSE("addresses", "static addresses are not allocated: use the static IPAM plugin for them"),
+	DISPATCH_REFUSE("resolvConf", "put the resolver settings in \"dns\""),
+	DISPATCH_REFUSE("etcd_username", ETCD_AUTH),
+	DISPATCH_REFUSE("etcd_password", ETCD_AUTH),
+	{},
+};
+
+/* ---- ranges ---------------------------------------------------------------------------------- */
+
+/* One range from a parsed element into a new set of one (whereabouts) with the block's
+ * gateway when the element has none and its subnet holds it. */
+static int wb_set(struct cp *p, struct range_in *in, const struct cnispec_addr *gw, bool *gw_used)
+{
+	int r;
+
+	if (!in->has_gw && gw->family && ipam_prefix_contains(&in->subnet, gw)) {
+		in->gw = *gw;
+		in->has_gw = *gw_used = true;
+	}
+	if ((r = add_set(p, in->path, 1)) < 0 || (r = range_from(p, in, &p->c->sets[p->c->n_sets - 1].r[0])) < 0)
+		return r;
+	p->c->sets[p->c->n_sets - 1].n = 1;
+	return 0;
+}
+
+/* whereabouts: the top-level range, then each ipRanges element: a set of one range each. */
+static int wb_ranges(struct cp *p, struct top *t)
+{
 	bool gw_used = false;
 	size_t i, total = 0;
-	int r = 0;
+	json_t *it;
+	int r;
 
-	if (gwv && (r = get_addr(p, "ipam.gateway", gwv, &gw)) < 0)
-		return r;
-	if (ranges && !json_is_array(ranges))
-		return BAD(p, "ipam.ipRanges: expected an array of objects");
-	if (!json_object_get(ipam, "range")) {
-		static const char *const only[] = { "range_start", "range_end", "exclude" };
-
-		for (i = 0; i < ELEMENTSOF(only); i++)
-			if (json_object_get(ipam, only[i]))
-				return BAD(p, "ipam.%s: only with \"range\"", only[i]);
+	snprintf(t->wb.path, sizeof(t->wb.path), "ipam");
+	if (t->wb.has_subnet) {
+		if ((r = wb_set(p, &t->wb, &t->gw, &gw_used)) < 0)
+			return r;
+		total++;
 	}
-	for (long e = json_object_get(ipam, "range") ? -1 : 0; ranges ? e < (long)json_array_size(ranges) : e < 0; e++) {
+	json_array_foreach(t->ip_ranges, i, it) {
 		struct range_in in = { .k_start = "range_start", .k_end = "range_end" };
-		char path[64];
 
-		if (e < 0)
-			pathf(path, sizeof(path), "ipam");
-		else
-			pathf(path, sizeof(path), "ipam.ipRanges[%ld]", e);
-		it = e < 0 ? ipam : json_array_get(ranges, (size_t)e);
-		r = wb_range(p, path, it, e < 0, &in);
-		if (r == 0 && !in.has_gw && gwv && ipam_prefix_contains(&in.subnet, &gw)) {
-			in.gw = gw;
-			in.has_gw = gw_used = true;
-		}
+		dispatch_path_idx(in.path, sizeof(in.path), "ipam.ipRanges", i);
+		r = dispatch_run(&p->d, in.path, it, ip_range_fields, DISPATCH_UNKNOWN_REFUSE, &in);
 		if (r == 0)
-			r = add_set(p, path, 1);
-		if (r == 0)
-			r = range_from(p, &in, network_name, &p->c->sets[p->c->n_sets - 1].r[0]);
-		if (r == 0)
-			p->c->sets[p->c->n_sets - 1].n = 1;
+			r = wb_set(p, &in, &t->gw, &gw_used);
 		range_in_clear(&in);
 		if (r < 0)
 			return r;
 		total++;
 	}
-	if (gwv && total && !gw_used) {
+	if (t->gw.family && total && !gw_used) {
 		char a[CNISPEC_PREFIX_STRLEN];
 
-		return BAD(p, "ipam.gateway: %s is in none of the ranges' subnets", cnispec_addr_str(&gw, a));
+		return FAIL(p, "ipam.gateway", "%s is in none of the ranges' subnets", cnispec_addr_str(&t->gw, a));
 	}
 	return 0;
 }
 
-/* ---- host-local's ranges --------------------------------------------------------------------- */
-
-static int hl_range(struct cp *p, const char *path, const json_t *obj, const char *network_name, struct ipam_range *out)
+static int hl_range(struct cp *p, const char *path, json_t *obj, struct ipam_range *out)
 {
-	static const char *const keys[] = { "subnet", "rangeStart", "rangeEnd", "gateway" };
 	struct range_in in = { .k_start = "rangeStart", .k_end = "rangeEnd" };
-	char sp[96];
-	const json_t *v;
 	int r;
 
-	pathf(in.path, sizeof(in.path), "%s", path);
-	if (!json_is_object(obj))
-		return BAD(p, "%s: expected an object with \"subnet\"", path);
-	if ((r = check_keys(p, path, obj, keys, ELEMENTSOF(keys))) < 0)
+	snprintf(in.path, sizeof(in.path), "%s", path);
+	if ((r = dispatch_run(&p->d, path, obj, hl_range_fields, DISPATCH_UNKNOWN_REFUSE, &in)) < 0)
 		return r;
-	pathf(sp, sizeof(sp), "%s.subnet", path);
-	if (!(v = json_object_get(obj, "subnet")))
-		return BAD(p, "%s: missing", sp);
-	if ((r = get_cidr(p, sp, v, &in.subnet)) < 0)
-		return r;
-	if ((v = json_object_get(obj, "rangeStart"))) {
-		pathf(sp, sizeof(sp), "%s.rangeStart", path);
-		if ((r = get_addr(p, sp, v, &in.start)) < 0)
-			return r;
-		in.has_start = true;
-	}
-	if ((v = json_object_get(obj, "rangeEnd"))) {
-		pathf(sp, sizeof(sp), "%s.rangeEnd", path);
-		if ((r = get_addr(p, sp, v, &in.end)) < 0)
-			return r;
-		in.has_end = true;
-	}
-	if ((v = json_object_get(obj, "gateway"))) {
-		pathf(sp, sizeof(sp), "%s.gateway", path);
-		if ((r = get_addr(p, sp, v, &in.gw)) < 0)
-			return r;
-		in.has_gw = true;
-	} else if ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
-		   (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126)) {
+	if (!in.has_gw && ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
+			   (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126))) {
 		/* host-local's default gateway: the first address after the network's */
 		struct ipam_range tmp;
 
@@ -471,7 +527,7 @@ static int hl_range(struct cp *p, const char *path, const json_t *obj, const cha
 		in.has_gw = true;
 		ipam_range_clear(&tmp);
 	}
-	return range_from(p, &in, network_name, out);
+	return range_from(p, &in, out);
 }
 
 static bool overlap(const struct ipam_range *a, const struct ipam_range *b)
@@ -479,40 +535,38 @@ static bool overlap(const struct ipam_range *a, const struct ipam_range *b)
 	return a->family == b->family && a->start <= b->end && b->start <= a->end;
 }
 
-static int hl_ranges(struct cp *p, const json_t *ipam, const char *network_name)
+/* host-local: each element of ranges is a set of ranges. */
+static int hl_ranges(struct cp *p, const json_t *sets)
 {
-	const json_t *sets = json_object_get(ipam, "ranges"), *set, *it;
+	const json_t *set;
+	json_t *it;
 	size_t i, j;
 	int r;
 
-	if (!sets)
-		return 0;
-	if (!json_is_array(sets))
-		return BAD(p, "ipam.ranges: expected an array of arrays of ranges");
 	json_array_foreach(sets, i, set) {
 		char path[64];
 		struct ipam_rangeset *rs;
 
-		pathf(path, sizeof(path), "ipam.ranges[%zu]", i);
+		dispatch_path_idx(path, sizeof(path), "ipam.ranges", i);
 		if (!json_is_array(set) || json_array_size(set) == 0)
-			return BAD(p, "%s: expected a non-empty array of ranges", path);
+			return FAIL(p, path, "expected a non-empty array of ranges");
 		if (json_array_size(set) > 64)
-			return BAD(p, "%s: more than 64 ranges", path);
+			return FAIL(p, path, "more than 64 ranges");
 		if ((r = add_set(p, path, json_array_size(set))) < 0)
 			return r;
 		rs = &p->c->sets[p->c->n_sets - 1];
 		json_array_foreach(set, j, it) {
 			char ep[64];
 
-			pathf(ep, sizeof(ep), "%s[%zu]", path, j);
-			if ((r = hl_range(p, ep, it, network_name, &rs->r[j])) < 0)
+			dispatch_path_idx(ep, sizeof(ep), path, j);
+			if ((r = hl_range(p, ep, it, &rs->r[j])) < 0)
 				return r;
 			rs->n++;
 			if (rs->r[j].family != rs->r[0].family)
-				return BAD(p, "%s: not of the address family of %s", ep, rs->r[0].path);
+				return FAIL(p, ep, "not of the address family of %s", rs->r[0].path);
 			for (size_t k = 0; k < j; k++)
 				if (overlap(&rs->r[k], &rs->r[j]))
-					return BAD(p, "%s: overlaps %s", ep, rs->r[k].path);
+					return FAIL(p, ep, "overlaps %s", rs->r[k].path);
 		}
 	}
 	return 0;
@@ -520,286 +574,240 @@ static int hl_ranges(struct cp *p, const json_t *ipam, const char *network_name)
 
 /* ---- routes, dns ----------------------------------------------------------------------------- */
 
-static int routes_dns(struct cp *p, const json_t *ipam)
+static const struct dispatch_field route_fields[] = {
+	DISPATCH_FIELD("dst", DISPATCH_ANY, read_later, 0, 0),      DISPATCH_FIELD("gw", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_later, 0, 0),      DISPATCH_FIELD("advmss", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("priority", DISPATCH_ANY, read_later, 0, 0), DISPATCH_FIELD("table", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("scope", DISPATCH_ANY, read_later, 0, 0),    {},
+};
+
+static const struct dispatch_field dns_fields[] = {
+	DISPATCH_FIELD("nameservers", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("domain", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("search", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("options", DISPATCH_ANY, read_later, 0, 0),
+	{},
+};
+
+static int route_keys(struct dispatch_ctx *d, const char *path, json_t *v, size_t i, void *userdata)
 {
-	static const char *const route_keys[] = { "dst", "gw", "mtu", "advmss", "priority", "table", "scope" };
-	const json_t *routes = json_object_get(ipam, "routes"), *dns = json_object_get(ipam, "dns"), *it;
-	json_t *wrap;
+	return dispatch_run(d, path, v, route_fields, DISPATCH_UNKNOWN_REFUSE, userdata);
+}
+
+static int routes_dns(struct cp *p, const struct top *t)
+{
 	char why[256];
-	size_t i;
+	json_t *wrap;
 	int r;
 
-	if (routes && !json_is_array(routes))
-		return BAD(p, "ipam.routes: expected an array of {\"dst\", \"gw\"}");
-	json_array_foreach(routes, i, it) {
-		char path[64];
-
-		pathf(path, sizeof(path), "ipam.routes[%zu]", i);
-		if (!json_is_object(it))
-			return BAD(p, "%s: expected an object with \"dst\"", path);
-		if ((r = check_keys(p, path, it, route_keys, ELEMENTSOF(route_keys))) < 0)
-			return r;
-	}
-	if (dns) {
-		static const char *const dns_keys[] = { "nameservers", "domain", "search", "options" };
-
-		if (!json_is_object(dns))
-			return BAD(p, "ipam.dns: expected an object");
-		if ((r = check_keys(p, "ipam.dns", dns, dns_keys, ELEMENTSOF(dns_keys))) < 0)
-			return r;
-	}
+	if (t->routes && (r = dispatch_array(&p->d, "ipam.routes", t->routes, 0, route_keys, p)) < 0)
+		return r;
+	if (t->dns && (r = dispatch_run(&p->d, "ipam.dns", t->dns, dns_fields, DISPATCH_UNKNOWN_REFUSE, p)) < 0)
+		return r;
 	/* the result parser reads routes and dns exactly as a result carries them */
-	wrap = json_pack("{s:O?, s:O?}", "routes", routes, "dns", dns);
+	wrap = json_pack("{s:O?, s:O?}", "routes", t->routes, "dns", t->dns);
 	if (!wrap)
 		return -ENOMEM;
 	r = cnispec_result_from_json(wrap, CNISPEC_V_LATEST, "ipam", &p->c->routes_dns, why, sizeof(why));
 	json_decref(wrap);
 	if (r == -EINVAL)
-		return BAD(p, "%s", why);
+		return FAIL(p, NULL, "%s", why);
 	return r;
 }
 
 /* ---- store --------------------------------------------------------------------------------- */
 
-static int strv_from_array(struct cp *p, const char *path, const json_t *v, char ***ret, size_t *n)
+static int endpoint_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i, void *userdata)
 {
-	const json_t *it;
-	size_t i;
-	int r;
+	struct ipam_store_config *st = userdata;
+	int r = dispatch_strdup(d, path, v, true, &st->endpoints[i]);
 
-	if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 64)
-		return BAD(p, "%s: expected 1 to 64 strings", path);
-	*ret = calloc(json_array_size(v) + 1, sizeof(char *));
-	if (!*ret)
-		return -ENOMEM;
-	json_array_foreach(v, i, it) {
-		char sp[96];
-
-		pathf(sp, sizeof(sp), "%s[%zu]", path, i);
-		if ((r = dup_str(p, sp, it, &(*ret)[i])) < 0)
-			return r;
-		(*n)++;
-		if (!(*ret)[i][0])
-			return BAD(p, "%s: empty", sp);
-	}
-	return 0;
+	st->n_endpoints += r == 0;
+	return r;
 }
 
-static int etcd_block(struct cp *p, const json_t *v)
+static int read_endpoints(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	static const char *const keys[] = { "endpoints", "prefix", "tls" };
-	static const char *const tls_keys[] = { "ca", "cert", "key" };
-	struct ipam_store_config *st = &p->c->store;
-	const json_t *x, *tls;
-	int r;
+	struct ipam_store_config *st = t;
 
-	if (!json_is_object(v))
-		return BAD(p, "ipam.etcd: expected an object with \"endpoints\"");
-	if ((r = check_keys(p, "ipam.etcd", v, keys, ELEMENTSOF(keys))) < 0)
-		return r;
-	if (!(x = json_object_get(v, "endpoints")))
-		return BAD(p, "ipam.etcd.endpoints: missing");
-	if ((r = strv_from_array(p, "ipam.etcd.endpoints", x, &st->endpoints, &st->n_endpoints)) < 0)
-		return r;
-	if ((x = json_object_get(v, "prefix"))) {
-		if ((r = dup_str(p, "ipam.etcd.prefix", x, &st->prefix)) < 0)
-			return r;
-		if (st->prefix[0] != '/')
-			return BAD(p, "ipam.etcd.prefix: \"%s\" does not start with '/'", st->prefix);
-	}
-	if ((tls = json_object_get(v, "tls"))) {
-		if (!json_is_object(tls))
-			return BAD(p, "ipam.etcd.tls: expected an object with \"ca\", \"cert\", \"key\"");
-		if ((r = check_keys(p, "ipam.etcd.tls", tls, tls_keys, ELEMENTSOF(tls_keys))) < 0)
-			return r;
-		if ((x = json_object_get(tls, "ca")) && (r = dup_str(p, "ipam.etcd.tls.ca", x, &st->tls_ca)) < 0)
-			return r;
-		if ((x = json_object_get(tls, "cert")) && (r = dup_str(p, "ipam.etcd.tls.cert", x, &st->tls_cert)) < 0)
-			return r;
-		if ((x = json_object_get(tls, "key")) && (r = dup_str(p, "ipam.etcd.tls.key", x, &st->tls_key)) < 0)
-			return r;
-		if (!st->tls_cert != !st->tls_key)
-			return BAD(p, "ipam.etcd.tls: \"cert\" and \"key\" go together");
-	}
-	return 0;
-}
-
-/* whereabouts' old etcd keys: etcd_host ("host:port" or a comma list) and the three files. */
-static int etcd_legacy(struct cp *p, const json_t *ipam)
-{
-	struct ipam_store_config *st = &p->c->store;
-	const json_t *v = json_object_get(ipam, "etcd_host");
-	_cleanup_free_ char *hosts = NULL;
-	char *save = NULL;
-	int r;
-
-	if (!v)
-		return BAD(p, "ipam.datastore: \"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with "
-			      "\"etcd\": {\"endpoints\": [...]})");
-	if ((r = dup_str(p, "ipam.etcd_host", v, &hosts)) < 0)
-		return r;
-	st->endpoints = calloc(strlen(hosts) / 2 + 2, sizeof(char *));
+	if (json_array_size(v) == 0 || json_array_size(v) > 64)
+		return dispatch_fail(d, path, "expected 1 to 64 strings");
+	st->endpoints = calloc(json_array_size(v) + 1, sizeof(char *));
 	if (!st->endpoints)
 		return -ENOMEM;
-	for (char *t = strtok_r(hosts, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-		if (!(st->endpoints[st->n_endpoints++] = strdup(t)))
+	return dispatch_array(d, path, v, 64, endpoint_one, st);
+}
+
+static int read_prefix(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	char **s = t;
+	int r = dispatch_strdup(d, path, v, false, s);
+
+	if (r == 0 && (*s)[0] != '/')
+		return dispatch_fail(d, path, "\"%s\" does not start with '/'", *s);
+	return r;
+}
+
+#define STORE(m) offsetof(struct ipam_store_config, m)
+
+static const struct dispatch_field tls_fields[] = {
+	DISPATCH_FIELD("ca", JSON_STRING, read_strdup, STORE(tls_ca), 0),
+	DISPATCH_FIELD("cert", JSON_STRING, read_strdup, STORE(tls_cert), 0),
+	DISPATCH_FIELD("key", JSON_STRING, read_strdup, STORE(tls_key), 0),
+	{},
+};
+
+static int read_tls(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	int r = dispatch_run(d, path, v, tls_fields, DISPATCH_UNKNOWN_REFUSE, t);
+	struct ipam_store_config *st = t;
+
+	if (r == 0 && !st->tls_cert != !st->tls_key)
+		return dispatch_fail(d, path, "\"cert\" and \"key\" go together");
+	return r;
+}
+
+static const struct dispatch_field etcd_fields[] = {
+	DISPATCH_FIELD("endpoints", JSON_ARRAY, read_endpoints, 0, DISPATCH_MANDATORY),
+	DISPATCH_FIELD("prefix", JSON_STRING, read_prefix, STORE(prefix), 0),
+	DISPATCH_FIELD("tls", JSON_OBJECT, read_tls, 0, 0),
+	{},
+};
+
+/* whereabouts' old etcd keys: etcd_host ("host:port" or a comma list) and the three files. */
+static int etcd_legacy(struct cp *p, const struct top *t)
+{
+	struct ipam_store_config *st = &p->c->store;
+	_cleanup_free_ char *hosts = NULL;
+	char *save = NULL;
+
+	if (!t->etcd_host)
+		return FAIL(p, "ipam.datastore", "\"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with "
+						 "\"etcd\": {\"endpoints\": [...]})");
+	hosts = strdup(t->etcd_host);
+	st->endpoints = calloc(strlen(t->etcd_host) / 2 + 2, sizeof(char *));
+	if (!hosts || !st->endpoints)
+		return -ENOMEM;
+	for (char *tok = strtok_r(hosts, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+		if (!(st->endpoints[st->n_endpoints++] = strdup(tok)))
 			return -ENOMEM;
 	if (!st->n_endpoints)
-		return BAD(p, "ipam.etcd_host: no endpoint in \"%s\"", json_string_value(v));
-	if ((v = json_object_get(ipam, "etcd_ca_cert_file")) && (r = dup_str(p, "ipam.etcd_ca_cert_file", v, &st->tls_ca)) < 0)
-		return r;
-	if ((v = json_object_get(ipam, "etcd_cert_file")) && (r = dup_str(p, "ipam.etcd_cert_file", v, &st->tls_cert)) < 0)
-		return r;
-	if ((v = json_object_get(ipam, "etcd_key_file")) && (r = dup_str(p, "ipam.etcd_key_file", v, &st->tls_key)) < 0)
-		return r;
+		return FAIL(p, "ipam.etcd_host", "no endpoint in \"%s\"", t->etcd_host);
+	if ((t->etcd_ca && !(st->tls_ca = strdup(t->etcd_ca))) || (t->etcd_cert && !(st->tls_cert = strdup(t->etcd_cert))) ||
+	    (t->etcd_key && !(st->tls_key = strdup(t->etcd_key))))
+		return -ENOMEM;
 	if (!st->tls_cert != !st->tls_key)
-		return BAD(p, "ipam.etcd_cert_file: \"etcd_cert_file\" and \"etcd_key_file\" go together");
+		return FAIL(p, "ipam.etcd_cert_file", "\"etcd_cert_file\" and \"etcd_key_file\" go together");
 	return 0;
 }
 
-static int store(struct cp *p, const json_t *ipam)
+static int store(struct cp *p, struct top *t)
 {
-	const json_t *st = json_object_get(ipam, "store"), *ds = json_object_get(ipam, "datastore");
-	const json_t *etcd = json_object_get(ipam, "etcd"), *dir = json_object_get(ipam, "dataDir");
-	static const char *const legacy[] = { "etcd_host", "etcd_ca_cert_file", "etcd_cert_file", "etcd_key_file" };
-	const char *kind = "file", *s;
-	bool legacy_used = false;
-	int r;
+	bool legacy = t->etcd_host || t->etcd_ca || t->etcd_cert || t->etcd_key;
 
-	for (size_t i = 0; i < ELEMENTSOF(legacy); i++)
-		legacy_used |= json_object_get(ipam, legacy[i]) != NULL;
-	if (st && ds)
-		return BAD(p, "ipam.datastore: give \"store\" or whereabouts' \"datastore\", not both");
-	if (ds) {
-		if ((r = get_str(p, "ipam.datastore", ds, &s)) < 0)
-			return r;
-		if (!strcmp(s, "kubernetes"))
-			return cnispec_fail_unsupported(p->err, "ipam.datastore", ds,
-							"rdmak-ipam keeps no state in Kubernetes objects: use \"store\": \"file\" "
-							"for a node-local range, or \"store\": \"etcd\" with \"etcd\": "
-							"{\"endpoints\": [...]} for a cluster-wide one");
-		if (strcmp(s, "etcd"))
-			return BAD(p, "ipam.datastore: \"%s\" is not \"etcd\" (or use \"store\": \"file\")", s);
-		if (etcd)
-			return BAD(p, "ipam.etcd: with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
+	if (t->store && t->datastore)
+		return FAIL(p, "ipam.datastore", "give \"store\" or whereabouts' \"datastore\", not both");
+	if (t->datastore) {
+		if (t->etcd)
+			return FAIL(p, "ipam.etcd", "with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
 		p->c->store.kind = IPAM_STORE_ETCD;
-		return etcd_legacy(p, ipam);
+		return etcd_legacy(p, t);
 	}
-	if (st && (r = get_str(p, "ipam.store", st, &kind)) < 0)
-		return r;
-	if (legacy_used)
-		return BAD(p, "ipam.etcd_host: whereabouts' etcd keys go with \"datastore\": \"etcd\"; with \"store\" "
-			      "use \"etcd\": {\"endpoints\", \"tls\"}");
-	if (!strcmp(kind, "file")) {
+	if (legacy)
+		return FAIL(p, "ipam.etcd_host", "whereabouts' etcd keys go with \"datastore\": \"etcd\"; with \"store\" "
+						 "use \"etcd\": {\"endpoints\", \"tls\"}");
+	if (!t->store || !strcmp(t->store, "file")) {
 		p->c->store.kind = IPAM_STORE_FILE;
-		if (etcd)
-			return BAD(p, "ipam.etcd: only with \"store\": \"etcd\"");
-		if (dir) {
-			if ((r = dup_str(p, "ipam.dataDir", dir, &p->c->store.data_dir)) < 0)
-				return r;
-			if (p->c->store.data_dir[0] != '/')
-				return BAD(p, "ipam.dataDir: \"%s\" is not an absolute path", p->c->store.data_dir);
-		}
+		if (t->etcd)
+			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
+		p->c->store.data_dir = TAKE_PTR(t->data_dir);
 		return 0;
 	}
-	if (!strcmp(kind, "etcd")) {
-		p->c->store.kind = IPAM_STORE_ETCD;
-		if (dir)
-			return BAD(p, "ipam.dataDir: only with \"store\": \"file\"");
-		if (!etcd)
-			return BAD(p, "ipam.etcd: missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
-		return etcd_block(p, etcd);
-	}
-	return BAD(p, "ipam.store: \"%s\" is not \"file\" or \"etcd\"", kind);
+	p->c->store.kind = IPAM_STORE_ETCD;
+	if (t->data_dir)
+		return FAIL(p, "ipam.dataDir", "only with \"store\": \"file\"");
+	if (!t->etcd)
+		return FAIL(p, "ipam.etcd", "missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
+	return dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE, &p->c->store);
 }
 
 /* ---- the rest ----------------------------------------------------------------------------------- */
 
-static int logging(struct cp *p, const json_t *ipam)
+/* logFile or log_file, logLevel or log_level (rdmak-cni's and whereabouts' spellings). */
+static int logging(struct cp *p, const struct top *t)
 {
-	const json_t *f = json_object_get(ipam, "logFile"), *f2 = json_object_get(ipam, "log_file");
-	const json_t *l = json_object_get(ipam, "logLevel"), *l2 = json_object_get(ipam, "log_level");
-	const char *s;
-	int r;
+	const char *file = t->log_file ? t->log_file : t->log_file2, *level = t->log_level ? t->log_level : t->log_level2;
 
-	if (f && f2)
-		return BAD(p, "ipam.log_file: give \"logFile\" or \"log_file\", not both");
-	if (l && l2)
-		return BAD(p, "ipam.log_level: give \"logLevel\" or \"log_level\", not both");
-	if (f || f2) {
-		const char *path = f ? "ipam.logFile" : "ipam.log_file";
-
-		if ((r = dup_str(p, path, f ? f : f2, &p->c->log_file)) < 0)
-			return r;
-		if (p->c->log_file[0] != '/')
-			return BAD(p, "%s: \"%s\" is not an absolute path", path, p->c->log_file);
-	}
-	if (l || l2) {
-		const char *path = l ? "ipam.logLevel" : "ipam.log_level";
-
-		if ((r = get_str(p, path, l ? l : l2, &s)) < 0)
-			return r;
-		if (log_level_from_string(s, &p->c->log_level) < 0)
-			return BAD(p, "%s: \"%s\" is not error, warning, info or debug", path, s);
-		p->c->has_log_level = true;
-	}
+	if (t->log_file && t->log_file2)
+		return FAIL(p, "ipam.log_file", "give \"logFile\" or \"log_file\", not both");
+	if (t->log_level && t->log_level2)
+		return FAIL(p, "ipam.log_level", "give \"logLevel\" or \"log_level\", not both");
+	if (file && file[0] != '/')
+		return FAIL(p, t->log_file ? "ipam.logFile" : "ipam.log_file", "\"%s\" is not an absolute path", file);
+	if (file && !(p->c->log_file = strdup(file)))
+		return -ENOMEM;
+	if (level && log_level_from_string(level, &p->c->log_level) < 0)
+		return FAIL(p, t->log_level ? "ipam.logLevel" : "ipam.log_level",
+			    "\"%s\" is not error, warning, info or debug", level);
+	p->c->has_log_level = level != NULL;
 	return 0;
 }
 
-static int parse(struct cp *p, const json_t *ipam, const char *network)
+static int parse(struct cp *p, json_t *ipam, const char *network)
 {
-	const json_t *v;
-	const char *network_name = NULL, *why;
+	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" } };
 	int r;
 
-	if (!json_is_object(ipam))
-		return BAD(p, "ipam: expected an object");
-	if ((r = check_keys(p, "ipam", ipam, known, ELEMENTSOF(known))) < 0)
-		return r;
-	if ((v = json_object_get(ipam, "type")) && (r = get_str(p, "ipam.type", v, &why)) < 0)
-		return r;
 	if (!(p->c->network = strdup(network)))
 		return -ENOMEM;
-	if ((v = json_object_get(ipam, "network_name"))) {
-		if ((r = get_str(p, "ipam.network_name", v, &network_name)) < 0)
-			return r;
-		if (!cnispec_network_name_valid(network_name, &why))
-			return BAD(p, "ipam.network_name: \"%s\" %s", network_name, why);
-		/* it prefixes pool names, which hold an IPv6 subnet too */
-		if (strlen(network_name) > 48)
-			return BAD(p, "ipam.network_name: \"%s\" is longer than 48 characters", network_name);
-	}
-	if ((v = json_object_get(ipam, "enable_overlapping_ranges"))) {
-		if (!json_is_boolean(v))
-			return BAD(p, "ipam.enable_overlapping_ranges: expected true or false");
-		if (json_is_false(v))
-			return cnispec_fail_unsupported(p->err, "ipam.enable_overlapping_ranges", v,
-							"rdmak-ipam never hands out an address twice, whichever networks share "
-							"its subnet; give each tenant its own \"network_name\" to keep them apart");
-	}
-	if ((r = wb_ranges(p, ipam, network_name)) < 0 || (r = hl_ranges(p, ipam, network_name)) < 0)
-		return r;
-	if (p->c->n_sets == 0)
-		return BAD(p, "ipam: no range: give \"range\", \"ipRanges\" or \"ranges\"");
-	if ((r = routes_dns(p, ipam)) < 0 || (r = store(p, ipam)) < 0)
-		return r;
-	return logging(p, ipam);
+	r = dispatch_run(&p->d, "ipam", ipam, ipam_fields, DISPATCH_UNKNOWN_REFUSE, &t);
+	if (r == 0)
+		r = wb_ranges(p, &t);
+	if (r == 0 && t.ranges)
+		r = hl_ranges(p, t.ranges);
+	if (r == 0 && p->c->n_sets == 0)
+		r = FAIL(p, "ipam", "no range: give \"range\", \"ipRanges\" or \"ranges\"");
+	if (r == 0)
+		r = routes_dns(p, &t);
+	if (r == 0)
+		r = store(p, &t);
+	if (r == 0)
+		r = logging(p, &t);
+	range_in_clear(&t.wb);
+	free(t.data_dir);
+	return r;
+}
+
+/* The walker's refusal as rdmak-ipam's CNI error: code 2 naming an unsupported key with its
+ * value and what to use instead, code 7 naming a bad value's path. */
+static int refusal(const struct cp *p, struct cnispec_error *err)
+{
+	char hint[128];
+
+	if (p->d.error != DISPATCH_ERR_UNKNOWN)
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s", p->msg);
+	if (!p->d.why && p->d.suggest)
+		snprintf(hint, sizeof(hint), "did you mean \"%s\"?", p->d.suggest);
+	return cnispec_fail_unsupported(err, p->d.path, p->d.value,
+					p->d.why ? p->d.why : p->d.suggest ? hint : NULL);
 }
 
 int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_config **ret, struct cnispec_error *err)
 {
-	struct cp p = { .err = err };
+	struct cp p = { 0 };
 	int r;
 
+	p.d.err = p.msg;
+	p.d.errlen = sizeof(p.msg);
 	p.c = calloc(1, sizeof(*p.c));
 	if (!p.c)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = parse(&p, ipam, network);
+	r = parse(&p, (json_t *)ipam, network);
 	if (r < 0) {
 		ipam_config_free(p.c);
 		if (r == -ENOMEM)
 			return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
-		return r;
+		return refusal(&p, err);
 	}
 	*ret = p.c;
 	return 0;
