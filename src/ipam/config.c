@@ -96,6 +96,17 @@ struct range_in {
 	const char *k_start, *k_end; /* the key names, for messages */
 };
 
+/* A /0 "range" is the whole family: its addresses would go out as 0.0.0.1/0, a prefix that
+ * puts every destination on the link. host-local refuses /31, /32, /127 and /128 as too
+ * small; rdmak-ipam hands those out (RFC 3021, RFC 6164, a single address), docs/ipam.md. */
+static int subnet_ok(struct dispatch_ctx *d, const char *path, const char *s, const struct cnispec_prefix *p)
+{
+	if (p->len == 0)
+		return dispatch_fail(d, path, "\"%s\" is the whole address family: give a subnet (a /0 would hand out "
+					   "addresses that put every destination on the link)", s);
+	return 0;
+}
+
 /* whereabouts' range: "10.56.0.0/27", or "first-last/len" (the first-IP-CIDR form). */
 static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
@@ -120,11 +131,13 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 		in->end = in->subnet.addr;
 		in->has_subnet = in->has_start = in->has_end = true;
 		in->k_start = in->k_end = "range";
-		return 0;
+		return subnet_ok(d, path, s, &in->subnet);
 	}
 	if (cnispec_prefix_parse(s, &in->subnet) < 0)
 		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN", s);
 	in->has_subnet = true;
+	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
+		return r;
 	/* host bits set: whereabouts uses the whole subnet; say so, and how to start there */
 	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
 		return -ENOMEM;
@@ -223,7 +236,7 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if (cnispec_prefix_parse(s, &in->subnet) < 0)
 		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", s);
 	in->has_subnet = true;
-	return 0;
+	return subnet_ok(d, path, s, &in->subnet);
 }
 
 static int hl_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -303,6 +316,25 @@ static int check_bounds(struct cp *p, struct range_in *in)
 	return 0;
 }
 
+/* An exclusion that holds no address of [start, end] excludes nothing: most likely a typo or a
+ * range edited without its exclusions; accepted (whereabouts accepts it), and said. */
+static void warn_idle_excludes(struct cp *p, const struct range_in *in, const struct ipam_range *out)
+{
+	for (size_t i = 0; i < in->n_excl; i++) {
+		const struct cnispec_prefix *x = &in->excl[i];
+		unsigned host = out->bits - x->len;
+		ipam_u128 m = host >= 128 ? ~(ipam_u128)0 : (((ipam_u128)1 << host) - 1);
+		ipam_u128 lo = ipam_u128_from_addr(&x->addr) & ~m, hi = lo | m;
+		char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], e[CNISPEC_PREFIX_STRLEN], path[96];
+
+		if (hi >= out->start && lo <= out->end)
+			continue;
+		dispatch_path_key(path, sizeof(path), in->path, "exclude");
+		warn(p, "%s[%zu]: %s is outside the range %s-%s: it excludes nothing", path, i, cnispec_prefix_str(x, a),
+		     ipam_range_addr_str(out, out->start, b), ipam_range_addr_str(out, out->end, e));
+	}
+}
+
 static int range_from(struct cp *p, struct range_in *in, struct ipam_range *out)
 {
 	int r = check_bounds(p, in);
@@ -314,6 +346,7 @@ static int range_from(struct cp *p, struct range_in *in, struct ipam_range *out)
 	if (r < 0)
 		return r;
 	snprintf(out->path, sizeof(out->path), "%s", in->path);
+	warn_idle_excludes(p, in, out);
 	return 0;
 }
 

@@ -126,7 +126,13 @@ refused '"range":"10.56.0.0/29","colour":"blue"' 2 'ipam.colour: unsupported key
 refused '"range":"10.56.0.0/29","range_end":"10.57.0.9"' 7 'ipam.range_end: 10.57.0.9 is not in 10.56.0.0/29' "range_end outside the subnet"
 refused '"ipRanges":[{"range":"10.56.0.0/33"}]' 7 'ipam.ipRanges\[0\].range: "10.56.0.0/33" is not a subnet' "a bad ipRanges element"
 refused '"range":"10.56.0.0/29","store":"etcd"' 7 'ipam.dataDir: only with "store": "file"' "dataDir with store etcd"
+refused '"range":"10.9.0.0/0"' 7 'ipam.range: "10.9.0.0/0" is the whole address family' "a /0 range (it handed out 0.0.0.1/0)"
 is "$(find "$DATA" | sort)" "$before" "refused ADDs wrote nothing"
+# an exclusion outside the range: accepted, and the CNI log says it excludes nothing
+cni ADD x1 "$(conf 1.1.0 '"range":"10.58.0.0/29","exclude":["10.59.0.0/24"]')"
+is "$rc" 0 "an exclude outside the range: ADD succeeds"
+like "$err" 'ipam.exclude\[0\]: 10.59.0.0/24 is outside the range 10.58.0.1-10.58.0.6: it excludes nothing' "and the log warns of it"
+cni DEL x1 "$(conf 1.1.0 '"range":"10.58.0.0/29","exclude":["10.59.0.0/24"]')"
 cni ADD r1 '{"cniVersion":"1.1.0","name":"rdma-net","type":"macvlan"}'
 is "$(q "[d['code'], d['details']]")" '[7, "ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)"]' "no ipam block"
 cni ADD "bad/id" "$C11"

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include "ipam/internal.h"
 #include "ipam/ipam.h"
 
 static struct ipam_config *parse_ok(const char *ipam)
@@ -140,6 +141,10 @@ static void test_exclude(void **state)
 	assert_true(next(r, "10.0.0.201") == 0);
 	assert_int_equal(r->n_excl, 2);
 	assert_false(ipam_range_usable(r, r->start + 98));
+	/* an exclusion outside the range excludes nothing: accepted, and said */
+	assert_int_equal(c->n_warnings, 1);
+	assert_string_equal(c->warnings[0], "ipam.exclude[3]: 10.0.1.0/24 is outside the range 10.0.0.1-10.0.0.200: "
+					    "it excludes nothing");
 	/* jumps count usable addresses: from .16, 80 ahead skips .96-.100 */
 	{
 		ipam_u128 a = next(r, "10.0.0.16"), b;
@@ -152,6 +157,24 @@ static void test_exclude(void **state)
 		assert_string_equal(str(r, b), "10.0.0.200");
 		assert_int_equal(ipam_range_advance(r, a, 180, &b), 0);
 	}
+	ipam_config_free(c);
+}
+
+static void test_idle_excludes(void **state)
+{
+	/* in the subnet but past range_end, in another subnet, and (host-local form has none) in
+	 * an ipRanges element; one that overlaps the range's edge is no warning */
+	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\",\"range_end\":\"10.0.0.99\","
+					 "\"exclude\":[\"10.0.0.200\",\"10.0.0.96/27\",\"192.168.0.0/16\"]},"
+					 "{\"range\":\"fd00::/120\",\"exclude\":[\"fd00::1:0/112\"]}]}");
+
+	assert_int_equal(c->n_warnings, 3);
+	assert_string_equal(c->warnings[0], "ipam.ipRanges[0].exclude[0]: 10.0.0.200/32 is outside the range "
+					    "10.0.0.1-10.0.0.99: it excludes nothing");
+	assert_string_equal(c->warnings[1], "ipam.ipRanges[0].exclude[2]: 192.168.0.0/16 is outside the range "
+					    "10.0.0.1-10.0.0.99: it excludes nothing");
+	assert_string_equal(c->warnings[2], "ipam.ipRanges[1].exclude[0]: fd00::1:0/112 is outside the range "
+					    "fd00::1-fd00::ff: it excludes nothing");
 	ipam_config_free(c);
 }
 
@@ -184,13 +207,28 @@ static void test_ipv6(void **state)
 	assert_string_equal(str(r, r->end), "fd00:10::ffff:ffff:ffff:ffff");
 	ipam_config_free(c);
 
-	/* the whole family: no step of the arithmetic overflows */
-	c = parse_ok("{\"range\":\"::/0\"}");
-	assert_string_equal(size_str(&c->sets[0].r[0]), "340282366920938463463374607431768211455");
+	/* the widest ranges a configuration may give */
+	c = parse_ok("{\"range\":\"::/1\"}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "170141183460469231731687303715884105727");
 	ipam_config_free(c);
-	c = parse_ok("{\"range\":\"0.0.0.0/0\"}");
-	assert_string_equal(size_str(&c->sets[0].r[0]), "4294967294");
+	c = parse_ok("{\"range\":\"0.0.0.0/1\"}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "2147483646");
 	ipam_config_free(c);
+	/* the whole family (refused as a configuration): no step of the arithmetic overflows */
+	{
+		static const char *const whole[] = { "::/0", "0.0.0.0/0" };
+		static const char *const sizes[] = { "340282366920938463463374607431768211455", "4294967294" };
+
+		for (size_t i = 0; i < 2; i++) {
+			struct cnispec_prefix p;
+			struct ipam_range w;
+
+			assert_int_equal(cnispec_prefix_parse(whole[i], &p), 0);
+			assert_int_equal(ipam_range_build(&w, &p, NULL, NULL, NULL, NULL, 0, NULL), 0);
+			assert_string_equal(size_str(&w), sizes[i]);
+			ipam_range_clear(&w);
+		}
+	}
 }
 
 static void test_all_excluded(void **state)
@@ -287,6 +325,16 @@ static void test_refusals(void **state)
 		  "ipam.leader_lease_duration: unsupported key (value: 1500); whereabouts' leader election: rdmak-ipam "
 		  "takes no cluster-wide lock; remove it");
 	parse_bad("{}", 7, "ipam: no range: give \"range\", \"ipRanges\" or \"ranges\"");
+	/* a /0 handed out 0.0.0.1/0: every destination on the link */
+	parse_bad("{\"range\":\"10.9.0.0/0\"}", 7,
+		  "ipam.range: \"10.9.0.0/0\" is the whole address family: give a subnet (a /0 would hand out addresses "
+		  "that put every destination on the link)");
+	parse_bad("{\"ipRanges\":[{\"range\":\"0.0.0.1-0.0.0.9/0\"}]}", 7,
+		  "ipam.ipRanges[0].range: \"0.0.0.1-0.0.0.9/0\" is the whole address family: give a subnet (a /0 would "
+		  "hand out addresses that put every destination on the link)");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"::/0\"}]]}", 7,
+		  "ipam.ranges[0][0].subnet: \"::/0\" is the whole address family: give a subnet (a /0 would hand out "
+		  "addresses that put every destination on the link)");
 	parse_bad("{\"range\":\"10.0.0.0\"}", 7,
 		  "ipam.range: \"10.0.0.0\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN");
 	parse_bad("{\"range\":\"10.0.0.9-10.0.0.2/24\"}", 7, "ipam.range: 10.0.0.9 comes after the last address 10.0.0.2");
@@ -369,7 +417,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_subnets), cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local),
 		cmocka_unit_test(test_stores),       cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_load),         cmocka_unit_test(test_idle_excludes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
