@@ -895,13 +895,36 @@ struct gc {
 	struct ipam_gc_stats *st;
 	const char *pool;
 	int first_error;
+	char why[sizeof(((struct ipam_store *)0)->error)]; /* the first error's words */
+	void (*junk)(void *ud, const char *path, const char *what, int removed); /* the caller's */
+	void *junk_ud;
 };
 
 static void gc_error(struct gc *g, int r)
 {
 	g->st->errors++;
-	if (!g->first_error)
+	if (!g->first_error) {
 		g->first_error = r;
+		snprintf(g->why, sizeof(g->why), "%s", g->s->error[0] ? g->s->error : strerror(-r));
+	}
+}
+
+/* Junk a listing skipped: counted, and (unless repaired) an error that names it, reported
+ * once the passes are done; the caller's own hook still hears of it. */
+static void gc_junk(void *ud, const char *path, const char *what, int removed)
+{
+	struct gc *g = ud;
+
+	if (g->junk)
+		g->junk(g->junk_ud, path, what, removed);
+	if (removed == 1) {
+		g->st->repaired++;
+		return;
+	}
+	g->st->junk++;
+	snprintf(g->s->error, sizeof(g->s->error), "%s is %s, not written by rdmak-ipam: skipped; "
+		 "`rdmak ipam gc --repair` removes it", path, what);
+	gc_error(g, -EBADMSG);
 }
 
 /* Records: an attachment that is not valid is released as DEL would. */
@@ -928,8 +951,11 @@ static int gc_record(void *ud, const char *key, const char *value)
 	return 0;
 }
 
-/* Claims: this network's claims whose attachment is not valid, or is valid but does not list
- * them in a complete record (what a killed ADD left before its record said so). */
+/* Claims: this network's claims that no record names: the attachment has none (its DEL or the
+ * record pass removed it), or a complete one that does not list the claim (what a killed ADD
+ * left before its record said so), or a pending one while the attachment is not valid. A claim
+ * a record still names stays, whatever the attachment: freeing it would leave the record naming
+ * an address someone else may get (the record pass releases both together, or neither). */
 static int gc_claim(void *ud, const char *addr, const char *value)
 {
 	struct gc *g = ud;
@@ -941,24 +967,22 @@ static int gc_claim(void *ud, const char *addr, const char *value)
 	int r = 0;
 
 	if (n && cid && ifn && !strcmp(n, g->c->network)) {
-		if (!g->valid(g->ud, cid, ifn)) {
-			orphan = true;
-		} else {
-			struct record rec = { 0 };
-			char key[300], claim[200];
+		struct record rec = { 0 };
+		char key[300], claim[200];
 
-			make_key(key, sizeof(key), cid, ifn);
-			snprintf(claim, sizeof(claim), "%s/%s", g->pool, addr);
-			r = record_read(g->s, g->c->network, key, &rec);
-			if (r == 0) {
-				orphan = true;
-			} else if (r == 1 && !rec.pending) {
-				orphan = true;
-				for (size_t k = 0; k < rec.n && orphan; k++)
-					orphan = strcmp(rec.claims[k], claim) != 0;
-			}
-			record_clear(&rec);
+		make_key(key, sizeof(key), cid, ifn);
+		snprintf(claim, sizeof(claim), "%s/%s", g->pool, addr);
+		r = record_read(g->s, g->c->network, key, &rec);
+		if (r == 0) {
+			orphan = true;
+		} else if (r == 1 && rec.pending) {
+			orphan = !g->valid(g->ud, cid, ifn);
+		} else if (r == 1) {
+			orphan = true;
+			for (size_t k = 0; k < rec.n && orphan; k++)
+				orphan = strcmp(rec.claims[k], claim) != 0;
 		}
+		record_clear(&rec);
 	}
 	if (r >= 0 && orphan) {
 		r = g->s->ops.release(g->s, g->pool, addr, value);
@@ -975,10 +999,12 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 	    struct ipam_gc_stats *stats, struct cnispec_error *err)
 {
 	struct ipam_gc_stats st = { 0 };
-	struct gc g = { .s = s, .c = c, .valid = valid, .ud = ud, .st = &st };
+	struct gc g = { .s = s, .c = c, .valid = valid, .ud = ud, .st = &st, .junk = s->junk, .junk_ud = s->junk_ud };
 	struct pool_names pools = { 0 };
 	int r;
 
+	s->junk = gc_junk;
+	s->junk_ud = &g;
 	/* the spec: remove as much as possible, continue past errors, report them */
 	r = s->ops.record_list(s, c->network, gc_record, &g);
 	if (r < 0)
@@ -996,11 +1022,14 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 	r = s->ops.tidy(s, &st.tidied);
 	if (r < 0)
 		gc_error(&g, r);
+	s->junk = g.junk;
+	s->junk_ud = g.junk_ud;
 	if (stats)
 		*stats = st;
-	if (g.first_error)
-		return ipam_store_fail(s, g.first_error, false, err);
-	return 0;
+	if (!g.first_error)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "%s", g.why);
+	return ipam_store_fail(s, g.first_error, false, err);
 }
 
 /* Whether set has a free address: a count first (cheap), the precise listing only when the

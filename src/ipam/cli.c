@@ -24,7 +24,7 @@ static void usage(FILE *f)
 {
 	fputs("Usage: rdmak ipam list    --config FILE [--json]\n"
 	      "       rdmak ipam release --config FILE --container ID [--ifname IF]\n"
-	      "       rdmak ipam gc      --config FILE --valid FILE [--json]\n"
+	      "       rdmak ipam gc      --config FILE --valid FILE [--repair] [--json]\n"
 	      "\n"
 	      "The operator's side of rdmak-ipam, the CNI IPAM plugin (run as rdmak-ipam from CNI_PATH).\n"
 	      "FILE is the network configuration the plugin gets (a NetworkAttachmentDefinition's config,\n"
@@ -37,12 +37,16 @@ static void usage(FILE *f)
 	      "               --valid file: a JSON array of {\"containerID\", \"ifname\"} (or an object\n"
 	      "               with \"cni.dev/valid-attachments\"), as CNI GC does. Run it while no ADD\n"
 	      "               or DEL of the network runs (the runtime guarantees that for CNI GC).\n"
+	      "               A file store entry rdmak-ipam did not write (a regular file or a\n"
+	      "               directory where a claim or record should be) is skipped and named;\n"
+	      "               with --repair it is removed (a directory only when empty).\n"
 	      "\n"
 	      "  -c, --config FILE   the network configuration\n"
 	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
 	      "      --container ID  release: the container ID the runtime used (CNI_CONTAINERID)\n"
 	      "      --ifname IF     release: only this interface\n"
 	      "      --valid FILE    gc: the attachments that still exist\n"
+	      "      --repair        gc: remove what the store holds that rdmak-ipam did not write\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "Exit: 0 done, 1 the store failed or cannot be reached, 2 usage or a bad configuration,\n"
@@ -79,6 +83,19 @@ static int open_store(const struct ipam_config *c, struct ipam_store **ret)
 		return -EXIT_STORE;
 	}
 	return 0;
+}
+
+/* Every listing names the junk it skips (store.h), whatever the command. */
+static void print_junk(void *ud, const char *path, const char *what, int removed)
+{
+	if (removed == 1)
+		fprintf(stderr, "rdmak ipam: removed %s: %s, not written by rdmak-ipam\n", path, what);
+	else if (removed < 0)
+		fprintf(stderr, "rdmak ipam: %s: %s, not written by rdmak-ipam: cannot remove it: %s\n", path, what,
+			strerror(-removed));
+	else
+		fprintf(stderr, "rdmak ipam: warning: skipped %s: %s, not written by rdmak-ipam "
+				"(`rdmak ipam gc --repair` removes it)\n", path, what);
 }
 
 static int fail(const struct cnispec_error *err)
@@ -214,15 +231,19 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 	r = ipam_gc(s, c, valid_attachment, valid, &st, &err);
 	cnispec_conf_free(valid);
 	if (json) {
-		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "network", c->network, "kept", (json_int_t)st.kept,
-				      "released", (json_int_t)st.released, "orphans", (json_int_t)st.orphans, "tidied",
-				      (json_int_t)st.tidied, "errors", (json_int_t)st.errors);
+		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "network", c->network, "kept",
+				      (json_int_t)st.kept, "released", (json_int_t)st.released, "orphans",
+				      (json_int_t)st.orphans, "tidied", (json_int_t)st.tidied, "junk", (json_int_t)st.junk,
+				      "repaired", (json_int_t)st.repaired, "errors", (json_int_t)st.errors);
 
 		out_json(stdout, o);
 		json_decref(o);
 	} else {
-		printf("%s: kept %zu attachments, released %zu, freed %zu orphan claims, removed %zu leftover files\n",
+		printf("%s: kept %zu attachments, released %zu, freed %zu orphan claims, removed %zu leftover files",
 		       c->network, st.kept, st.released, st.orphans, st.tidied);
+		if (st.junk || st.repaired)
+			printf(", skipped %zu and removed %zu entries not written by rdmak-ipam", st.junk, st.repaired);
+		printf("\n");
 	}
 	return r < 0 ? fail(&err) : EXIT_OK;
 }
@@ -233,12 +254,13 @@ int ipam_cli_main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
 		{ "container", required_argument, NULL, 'C' }, { "ifname", required_argument, NULL, 'i' },
 		{ "valid", required_argument, NULL, 'v' },   { "help", no_argument, NULL, 'h' },
+		{ "repair", no_argument, NULL, 'R' },
 		{},
 	};
 	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *cmd, *why;
 	struct ipam_config *c = NULL;
 	struct ipam_store *s = NULL;
-	bool json = false;
+	bool json = false, repair = false;
 	int ch, r;
 
 	optind = 1;
@@ -249,6 +271,7 @@ int ipam_cli_main(int argc, char **argv)
 		case 'C': cid = optarg; break;
 		case 'i': ifname = optarg; break;
 		case 'v': valid = optarg; break;
+		case 'R': repair = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -285,10 +308,16 @@ int ipam_cli_main(int argc, char **argv)
 		fprintf(stderr, "rdmak ipam %s: %s\n", cmd, valid ? "--valid goes with gc" : "--valid FILE is required");
 		return EXIT_USAGE;
 	}
+	if (repair && strcmp(cmd, "gc")) {
+		fprintf(stderr, "rdmak ipam %s: --repair goes with gc\n", cmd);
+		return EXIT_USAGE;
+	}
 	if ((r = load_config(config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
 		ipam_config_free(c);
 		return -r;
 	}
+	s->junk = print_junk;
+	s->repair = repair;
 	if (!strcmp(cmd, "list"))
 		r = cmd_list(s, c, json);
 	else if (!strcmp(cmd, "release"))

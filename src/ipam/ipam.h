@@ -119,9 +119,12 @@ int ipam_del(struct ipam_store *s, const struct ipam_config *c, const char *cont
 int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
 	       const struct cnispec_result *prev, struct cnispec_error *err);
 
-/* GC: release every reservation of the network whose (containerID, ifname) is not valid. */
+/* GC: release every reservation of the network whose (containerID, ifname) is not valid, and
+ * every claim of it that no record names. Junk in the store (store.h) is skipped and counted,
+ * an error naming the first one unless s->repair removed it; the passes go on past it. */
 struct ipam_gc_stats {
 	size_t kept, released, orphans, tidied, errors;
+	size_t junk, repaired; /* junk skipped, junk removed (s->repair) */
 };
 typedef bool (*ipam_valid_fn)(void *ud, const char *container_id, const char *ifname);
 int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn valid, void *ud,

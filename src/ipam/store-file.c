@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ struct file_store {
 	int pools;    /* dataDir/pools */
 	int networks; /* dataDir/networks */
 	unsigned long tmp_seq;
+	char *path;   /* dataDir, for messages */
 };
 
 static struct file_store *FS(struct ipam_store *s)
@@ -80,24 +82,57 @@ static int subdir(int parent, const char *name, bool create)
 	return fd >= 0 ? fd : -errno;
 }
 
-/* The target of dir/name: 1 and *ret, 0 when absent. */
-static int read_link(struct ipam_store *s, int dir, const char *what, const char *name, char **ret)
+/* What dir/name is, when it is not one of our links. */
+static const char *junk_kind(int dir, const char *name, bool *is_dir)
+{
+	struct stat st;
+
+	*is_dir = false;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return "unreadable";
+	*is_dir = S_ISDIR(st.st_mode);
+	return S_ISREG(st.st_mode)   ? "a regular file"
+	       : S_ISDIR(st.st_mode) ? "a directory"
+	       : S_ISLNK(st.st_mode) ? "a symbolic link too long to be a value"
+				     : "a special file";
+}
+
+/* The target of dir/name (in "pools/<pool>" or "networks/<network>", the where): 1 and *ret,
+ * 0 when absent. Something else than our link there fails with -EBADMSG, naming the pool or
+ * network, the path, and the repair: it would otherwise stop every ADD that reaches it. */
+static int read_link(struct ipam_store *s, int dir, const char *where, const char *what, const char *name, char **ret)
 {
 	char buf[IPAM_STORE_VALUE_MAX + 2];
 	ssize_t n = readlinkat(dir, name, buf, sizeof(buf));
+	bool is_dir;
 
 	if (n < 0 && errno == ENOENT)
 		return 0;
-	if (n < 0 && errno == EINVAL)
-		return fail(s, -EBADMSG, "%s %s is not a symbolic link: not written by rdmak-ipam", what, name);
+	if ((n < 0 && errno == EINVAL) || (n >= 0 && (size_t)n >= sizeof(buf) - 1))
+		return fail(s, -EBADMSG, "%s %s: %s/%s/%s is %s where a %s should be, not written by rdmak-ipam; "
+					 "`rdmak ipam gc --repair` removes it", strcmp(what, "claim") ? "network" : "pool",
+			    strchr(where, '/') ? strchr(where, '/') + 1 : where, FS(s)->path, where, name,
+			    junk_kind(dir, name, &is_dir), what);
 	if (n < 0)
-		return fail(s, -errno, "%s %s: %s", what, name, strerror(errno));
-	if ((size_t)n >= sizeof(buf) - 1)
-		return fail(s, -EBADMSG, "%s %s holds more than %d bytes: not written by rdmak-ipam", what, name,
-			    IPAM_STORE_VALUE_MAX);
+		return fail(s, -errno, "%s/%s: %s", where, name, strerror(errno));
 	buf[n] = '\0';
 	*ret = strdup(buf);
 	return *ret ? 1 : -ENOMEM;
+}
+
+/* A listing met junk: name it, and remove it when asked to repair. */
+static void junk(struct ipam_store *s, int dir, const char *where, const char *name)
+{
+	char path[PATH_MAX];
+	int removed = 0;
+	bool is_dir;
+	const char *what = junk_kind(dir, name, &is_dir);
+
+	snprintf(path, sizeof(path), "%s/%s/%s", FS(s)->path, where, name);
+	if (s->repair)
+		removed = unlinkat(dir, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 1 : -errno;
+	if (s->junk)
+		s->junk(s->junk_ud, path, what, removed);
 }
 
 /* Replace dir/name with a link to value: a temporary link renamed over it. */
@@ -142,6 +177,7 @@ static int file_claim(struct ipam_store *s, const char *pool, const char *addres
 {
 	_cleanup_close_ int dir = -1;
 	_cleanup_free_ char *cur = NULL;
+	char where[300];
 	int r;
 
 	if (!name_ok(address))
@@ -155,7 +191,8 @@ static int file_claim(struct ipam_store *s, const char *pool, const char *addres
 		return 1;
 	if (errno != EEXIST)
 		return fail(s, -errno, "pools/%s/%s: %s", pool, address, strerror(errno));
-	r = read_link(s, dir, "claim", address, &cur);
+	snprintf(where, sizeof(where), "pools/%s", pool);
+	r = read_link(s, dir, where, "claim", address, &cur);
 	if (r < 0)
 		return r;
 	/* released between our attempt and the read: taken by nobody now, but the caller moves
@@ -166,6 +203,7 @@ static int file_claim(struct ipam_store *s, const char *pool, const char *addres
 static int file_get(struct ipam_store *s, const char *pool, const char *address, char **ret)
 {
 	_cleanup_close_ int dir = pool_dir(s, pool, false);
+	char where[300];
 
 	if (dir == -ENOENT)
 		return 0;
@@ -173,13 +211,15 @@ static int file_get(struct ipam_store *s, const char *pool, const char *address,
 		return dir;
 	if (!name_ok(address))
 		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
-	return read_link(s, dir, "claim", address, ret);
+	snprintf(where, sizeof(where), "pools/%s", pool);
+	return read_link(s, dir, where, "claim", address, ret);
 }
 
 static int file_release(struct ipam_store *s, const char *pool, const char *address, const char *expect)
 {
 	_cleanup_close_ int dir = pool_dir(s, pool, false), lock = -1;
 	_cleanup_free_ char *cur = NULL;
+	char where[300];
 	int r;
 
 	if (dir == -ENOENT)
@@ -194,7 +234,8 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 	while (flock(lock, LOCK_EX) < 0)
 		if (errno != EINTR)
 			return fail(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
-	r = read_link(s, dir, "claim", address, &cur);
+	snprintf(where, sizeof(where), "pools/%s", pool);
+	r = read_link(s, dir, where, "claim", address, &cur);
 	if (r <= 0)
 		return r;
 	if (strcmp(cur, expect) != 0)
@@ -204,9 +245,11 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 	return 1; /* the lock goes with the descriptor */
 }
 
-/* Each entry of dir not starting with '.', with its link target when with_values. */
-static int each_link(struct ipam_store *s, int dir, const char *what, bool with_values, ipam_store_each_fn fn,
-		     void *ud)
+/* Each entry of dir (where: "pools/<pool>", ...) not starting with '.', with its link target
+ * (a what) when with_values. Junk is skipped and named (junk()): one stray file must not stop
+ * a GC pass half-way. */
+static int each_link(struct ipam_store *s, int dir, const char *where, const char *what, bool with_values,
+		     ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	int fd = dup(dir), r = 0;
@@ -225,28 +268,34 @@ static int each_link(struct ipam_store *s, int dir, const char *what, bool with_
 		if (de->d_name[0] == '.')
 			continue;
 		if (with_values) {
-			r = read_link(s, dir, what, de->d_name, &v);
-			if (r == 0)
-				continue; /* removed since readdir() saw it */
+			r = read_link(s, dir, where, what, de->d_name, &v);
+			if (r == -EBADMSG)
+				junk(s, dir, where, de->d_name);
+			if (r == 0 || r == -EBADMSG) {
+				r = 0;
+				continue; /* removed since readdir() saw it, or junk */
+			}
 			if (r < 0)
 				return r;
 		}
 		r = fn(ud, de->d_name, v);
 	}
 	if (!de && errno)
-		return fail(s, -errno, "%s: %s", what, strerror(errno));
+		return fail(s, -errno, "%s: %s", where, strerror(errno));
 	return r;
 }
 
 static int file_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_close_ int dir = pool_dir(s, pool, false);
+	char where[300];
 
 	if (dir == -ENOENT)
 		return 0;
 	if (dir < 0)
 		return dir;
-	return each_link(s, dir, "claim", true, fn, ud);
+	snprintf(where, sizeof(where), "pools/%s", pool);
+	return each_link(s, dir, where, "claim", true, fn, ud);
 }
 
 static int count_one(void *ud, const char *name, const char *value)
@@ -258,6 +307,7 @@ static int count_one(void *ud, const char *name, const char *value)
 static int file_count(struct ipam_store *s, const char *pool, size_t *ret)
 {
 	_cleanup_close_ int dir = pool_dir(s, pool, false);
+	char where[300];
 	size_t n = 0;
 	int r;
 
@@ -267,7 +317,8 @@ static int file_count(struct ipam_store *s, const char *pool, size_t *ret)
 	}
 	if (dir < 0)
 		return dir;
-	r = each_link(s, dir, "claim", false, count_one, &n);
+	snprintf(where, sizeof(where), "pools/%s", pool);
+	r = each_link(s, dir, where, "claim", false, count_one, &n);
 	if (r < 0)
 		return r;
 	*ret = n;
@@ -276,7 +327,7 @@ static int file_count(struct ipam_store *s, const char *pool, size_t *ret)
 
 static int file_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
 {
-	return each_link(s, FS(s)->pools, "pool", false, fn, ud);
+	return each_link(s, FS(s)->pools, "pools", "pool", false, fn, ud);
 }
 
 /* ---- records ----------------------------------------------------------------------------- */
@@ -296,6 +347,7 @@ static int network_dir(struct ipam_store *s, const char *network, bool create)
 static int file_record_get(struct ipam_store *s, const char *network, const char *key, char **ret)
 {
 	_cleanup_close_ int dir = network_dir(s, network, false);
+	char where[300];
 
 	if (dir == -ENOENT)
 		return 0;
@@ -303,7 +355,8 @@ static int file_record_get(struct ipam_store *s, const char *network, const char
 		return dir;
 	if (!name_ok(key))
 		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
-	return read_link(s, dir, "record", key, ret);
+	snprintf(where, sizeof(where), "networks/%s", network);
+	return read_link(s, dir, where, "record", key, ret);
 }
 
 static int file_record_put(struct ipam_store *s, const char *network, const char *key, const char *value)
@@ -340,12 +393,14 @@ static int file_record_del(struct ipam_store *s, const char *network, const char
 static int file_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_close_ int dir = network_dir(s, network, false);
+	char where[300];
 
 	if (dir == -ENOENT)
 		return 0;
 	if (dir < 0)
 		return dir;
-	return each_link(s, dir, "record", true, fn, ud);
+	snprintf(where, sizeof(where), "networks/%s", network);
+	return each_link(s, dir, where, "record", true, fn, ud);
 }
 
 /* A pending record is a hard link to the network's one ".pending" link: link() allocates no
@@ -475,10 +530,10 @@ static int file_tidy(struct ipam_store *s, size_t *ret_removed)
 	int r;
 
 	t.parent = FS(s)->pools;
-	r = each_link(s, FS(s)->pools, "pool", false, tidy_one, &t);
+	r = each_link(s, FS(s)->pools, "pools", "pool", false, tidy_one, &t);
 	if (r == 0) {
 		t.parent = FS(s)->networks;
-		r = each_link(s, FS(s)->networks, "network", false, tidy_one, &t);
+		r = each_link(s, FS(s)->networks, "networks", "network", false, tidy_one, &t);
 	}
 	if (ret_removed)
 		*ret_removed = t.removed;
@@ -501,6 +556,7 @@ static void file_close(struct ipam_store *s)
 	closep(&f->dir);
 	closep(&f->pools);
 	closep(&f->networks);
+	free(f->path);
 	free(f);
 	s->priv = NULL;
 }
@@ -518,6 +574,11 @@ static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 		return -ENOMEM;
 	f->dir = f->pools = f->networks = -1;
 	s->priv = f;
+	f->path = strdup(dir);
+	if (!f->path) {
+		file_close(s);
+		return -ENOMEM;
+	}
 	r = fileio_mkdir_p(dir, 0755, 0700); /* 0700: reservations name pods */
 	if (r < 0) {
 		file_close(s);

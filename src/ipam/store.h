@@ -120,6 +120,15 @@ struct ipam_store {
 	const struct ipam_store_driver *driver;
 	void *priv;
 	char error[512]; /* the last failure, in words ("etcd: 10.0.0.1:2379: connection refused") */
+	/* Junk: an entry a listing meets where a claim or record should be that rdmak-ipam did
+	 * not write (file store: a regular file or a directory in pools/<pool>/ or
+	 * networks/<network>/). A listing skips it, so that one stray file never stops a pass,
+	 * and names it here: its path, what it is ("a regular file") and removed (1 removed,
+	 * because repair is set; 0 left; -errno the removal failed). A lookup of the one name
+	 * still fails (-EBADMSG) naming its path. NULL: skipped silently. */
+	void (*junk)(void *ud, const char *path, const char *what, int removed);
+	void *junk_ud;
+	bool repair; /* listings remove the junk they meet (a non-empty directory stays) */
 };
 
 /* Open the store cfg names. On failure -errno with the reason in why. */

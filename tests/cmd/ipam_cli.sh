@@ -74,6 +74,55 @@ printf '{"cni.dev/valid-attachments":[]}' >"$TMP/none-valid.json"
 run "$RDMAK" ipam gc --config "$CFG" --valid "$TMP/none-valid.json"
 like "$out" "rdma-net: kept 0 attachments, released 1" "gc accepts the object form"
 
+# junk in the file store (issue 16 §2.5): a stray file among the records stopped the record
+# pass (readdir order) while the orphan pass freed the claims of the records it skipped
+for i in 1 2 3 4 5 6; do add "j$i" net1; done
+printf 'x' >"$TMP/data/networks/rdma-net/stray"
+printf '[{"containerID":"j1","ifname":"net1"}]' >"$TMP/valid-j1.json"
+run "$RDMAK" ipam gc --config "$CFG" --valid "$TMP/valid-j1.json" --json
+is "$rc" 1 "gc over a stray file finishes and reports it: exit 1"
+like "$err" "skipped $TMP/data/networks/rdma-net/stray: a regular file, not written by rdmak-ipam" "naming it by its path"
+printf '%s' "$out" >"$TMP/gc.json"
+is "$(jget "$TMP/gc.json" "[d['kept'], d['released'], d['junk']]")" "[1, 5, 1]" "the record pass went past it: j2-j6 released"
+records_ok() { # every record of rdma-net names claims that exist
+	python3 -c 'import json, os, sys
+d = sys.argv[1]; net = os.path.join(d, "networks/rdma-net"); bad = []
+for k in sorted(os.listdir(net)):
+    p = os.path.join(net, k)
+    if k.startswith(".") or not os.path.islink(p): continue
+    for c in json.loads(os.readlink(p)).get("ips", []):
+        if not os.path.islink(os.path.join(d, "pools", c)): bad.append(k + " -> " + c)
+print(bad or "ok")' "$TMP/data"
+}
+is "$(records_ok)" "ok" "no record is left naming a freed address"
+run "$RDMAK" ipam gc --config "$CFG" --valid "$TMP/valid-j1.json" --repair
+is "$rc" 0 "gc --repair exits 0"
+like "$err" "removed $TMP/data/networks/rdma-net/stray: a regular file" "and says what it removed"
+is "$(ls "$TMP/data/networks/rdma-net")" "j1:net1" "the stray file is gone"
+run "$RDMAK" ipam list --config "$CFG" --repair
+is "$rc" 2 "--repair goes with gc only"
+
+# junk where a claim should be (issue 16 §2.9) stopped every ADD of the pool, naming neither
+printf '{"cniVersion":"1.1.0","name":"tiny","type":"macvlan","ipam":{"type":"rdmak-ipam","dataDir":"%s","range":"10.57.0.0/30"}}' "$TMP/data" >"$TMP/tiny.json"
+mkdir -p "$TMP/data/pools/10.57.0.0_30/10.57.0.1"
+printf 'x' >"$TMP/data/pools/10.57.0.0_30/10.57.0.2"
+tiny_add() {
+	run env -i CNI_COMMAND=ADD CNI_CONTAINERID=t1 CNI_IFNAME=net1 CNI_NETNS=/proc/self/ns/net CNI_PATH=/nonexistent \
+		"$IPAM" <"$TMP/tiny.json"
+}
+tiny_add
+is "$rc" 1 "ADD over junk where a claim should be fails"
+like "$out" "pool 10.57.0.0_30: $TMP/data/pools/10.57.0.0_30/10.57.0.[12] is a (directory|regular file) where a claim should be" \
+	"naming the pool and the path"
+like "$out" 'rdmak ipam gc --repair. removes it' "and the repair"
+printf '[]' >"$TMP/valid-none.json"
+run "$RDMAK" ipam gc --config "$TMP/tiny.json" --valid "$TMP/valid-none.json" --repair --json
+is "$rc" 0 "gc --repair removes both"
+printf '%s' "$out" >"$TMP/gc.json"
+is "$(jget "$TMP/gc.json" "[d['junk'], d['repaired']]")" "[0, 2]" "counting them"
+tiny_add
+is "$rc" 0 "ADD succeeds after the repair"
+
 # a store that cannot be opened: exit 1
 printf '{"name":"n","ipam":{"range":"10.0.0.0/24","dataDir":"/proc/rdmak-no-such-dir"}}' >"$TMP/ro.json"
 run "$RDMAK" ipam list --config "$TMP/ro.json"

@@ -300,6 +300,32 @@ static void test_gc(void **state)
 	assert_string_equal(add(f, "k1"), "10.56.0.1/24");
 }
 
+static int records_unreadable(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+{
+	snprintf(s->error, sizeof(s->error), "networks/%s: Input/output error", network);
+	return -EIO;
+}
+
+/* issue 16 §2.5: the orphan pass freed the claims of records the record pass had not reached,
+ * leaving records that named freed addresses. A claim a record names stays; GC reports the
+ * record pass's failure, by its own words. */
+static void test_gc_keeps_named_claims(void **state)
+{
+	struct fx *f = *state;
+	struct cnispec_error err = { 0 };
+	struct ipam_gc_stats st = { 0 };
+
+	use(f, "{\"range\":\"10.56.0.0/24\"}");
+	add(f, "k1");
+	add(f, "k2");
+	f->s->ops.record_list = records_unreadable;
+	assert_true(ipam_gc(f->s, f->c, only_k1, NULL, &st, &err) < 0);
+	assert_string_equal(err.details, "file store: networks/rdma-net: Input/output error");
+	assert_int_equal(st.orphans, 0);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(used(f), 2); /* k2's record still names 10.56.0.2: it stays claimed */
+}
+
 /* ---- a store that does not answer -------------------------------------------------------- */
 
 static int down(struct ipam_store *s)
@@ -351,6 +377,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_keeps_named_claims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 	};
 

@@ -141,9 +141,23 @@ static void test_records_cursor(void **state)
 	assert_int_equal(s->ops.ping(s), 0);
 }
 
+struct junk_seen {
+	char buf[600];
+};
+
+static void junk_seen(void *ud, const char *path, const char *what, int removed)
+{
+	struct junk_seen *j = ud;
+
+	snprintf(j->buf, sizeof(j->buf), "%s: %s (%d)", path, what, removed);
+}
+
 static void test_tidy_and_foreign(void **state)
 {
 	struct ipam_store *s = *state;
+	struct junk_seen j = { "" };
+	struct seen seen = { 0 };
+	char want[700];
 	struct timeval old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
 	char path[256], *v = NULL;
 	size_t removed = 9;
@@ -164,8 +178,28 @@ static void test_tidy_and_foreign(void **state)
 	assert_non_null(f);
 	fclose(f);
 	assert_int_equal(s->ops.get(s, "10.1.0.0_24", "10.1.0.9", &v), -EBADMSG);
-	assert_non_null(strstr(s->error, "not a symbolic link"));
+	/* naming the pool, the path and the repair (issue 16 §2.9) */
+	snprintf(want, sizeof(want), "pool 10.1.0.0_24: %s is a regular file where a claim should be, not written by "
+		 "rdmak-ipam; `rdmak ipam gc --repair` removes it", path);
+	assert_string_equal(s->error, want);
 	assert_int_equal(s->ops.claim(s, "10.1.0.0_24", "10.1.0.9", "v"), -EBADMSG);
+	assert_string_equal(s->error, want);
+	/* a listing skips it and names it (issue 16 §2.5); with repair it removes it */
+	s->junk = junk_seen;
+	s->junk_ud = &j;
+	assert_int_equal(s->ops.list(s, "10.1.0.0_24", collect, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.names[0], "10.1.0.2");
+	snprintf(want, sizeof(want), "%s: a regular file (0)", path);
+	assert_string_equal(j.buf, want);
+	s->repair = true;
+	assert_int_equal(s->ops.list(s, "10.1.0.0_24", collect, &seen), 0);
+	snprintf(want, sizeof(want), "%s: a regular file (1)", path);
+	assert_string_equal(j.buf, want);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(s->ops.claim(s, "10.1.0.0_24", "10.1.0.9", "v"), 1);
+	s->junk = NULL;
+	s->repair = false;
 }
 
 static const struct ipam_store_ops empty_ops = { 0 };
