@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rdmak build. `make` builds build/rdmak and the sample nodes; `make check` runs the
 # whole suite under ASan+UBSan; `make bench` prints the benchmarks.
 CC       ?= cc

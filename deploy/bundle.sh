@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # deploy/bundle.sh BINARY DEST: a self-contained rdmak for hosts that lack its libraries.
 # DEST/bin/rdmak is BINARY; DEST/lib holds every shared library it loads (ldd, transitively) and
 # the dynamic loader. BINARY must be linked for DEST's final place (`make build/reloc/rdmak`: its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # deploy/cni-install.sh: puts rdmak-cni and rdmak-ipam on a node (the rdmak-cni DaemonSet runs it).
 #   cni-install.sh [--src DIR] [--host-root DIR] [--cni-dir DIR] [--wait]
 # --src        the bundle from deploy/bundle.sh (default /opt/rdmak, where the image holds it)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The webhook's certificate without cert-manager: a CA of your own (kept in DIR and reused, so the
 # MutatingWebhookConfiguration's caBundle stays the same across renewals) and a serving
 # certificate for the Service's DNS names. Writes DIR/{ca.crt,ca.key,tls.crt,tls.key}; with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak: one binary, many roles. The role comes from argv[0] ("rdmak-<role>" symlinks)
  * or from the first argument. This file is only the dispatch table. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Entry points of the roles of the multi-call binary. Each returns the process exit code.
  *
  * Command lines, the same in every role: getopt_long from optind = 1, long options always

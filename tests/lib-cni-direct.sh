@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni run directly (environment + stdin, no runtime library in between) for the
 # tests/cmd/cni_*.sh tests. Source after lib.sh; uses tests/lib-cni.sh's namespaces (a "host"
 # netns with rails rdma0.. and VF stand-ins vf10.., a "fabric" netns with their gateways, pods

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Network namespaces and the libcni driver for the CNI tests. Source after lib.sh.
 #
 # The topology stands in for an RDMA node without touching the real root namespace:

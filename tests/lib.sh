@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TAP helpers for command-level tests. Source it, call the helpers, end with `done_testing`.
 # Environment from tests/run.sh: RDMAK (the binary), NODES (examples/nodes), TOP, BUILD.
 set -u

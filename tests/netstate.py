@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Canonical, line-per-object dump of one network namespace's state, from `ip -j`, for the CNI
 tests: leak counting (diff a dump taken before ADD with one taken after DEL) and comparing what two
 plugin chains left in a pod.

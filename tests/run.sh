@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test of the suite against one build directory and prints, last, one line
 # "N passed, N failed". Unit tests (cmocka) and command tests (shell, node) all speak TAP;
 # this script only counts top-level "ok"/"not ok" lines. A test that needs something this

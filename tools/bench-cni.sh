@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: rdmak-cni + rdmak-ipam against the reference chain, both driven by the same libcni
 # driver (tests/cni-driver loop: N x ADD then DEL, each cycle timed) in the same namespaces in the
 # same run, rounds interleaved so that both see the same machine:

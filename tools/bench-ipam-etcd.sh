@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: rdmak-ipam's etcd store (issue 8 §5): 1000 attachments by 16 concurrent allocators
 # on a three-member etcd cluster started here on loopback (tests/lib/etcd-cluster.sh), timed
 # from the first ADD to the last answer, each on a fresh pool:

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // The peer of `make bench`'s Allocate figures: a device plugin written with @grpc/grpc-js, in a
 // process of its own as a real device plugin is, answering every Allocate with a canned
 // AllocateResponse (rdmak's own answer for one VF, so that both send the same bytes).

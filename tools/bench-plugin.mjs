@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks of `rdmak plugin` on the cx7-rail-1016vf sample node (8 NDR PFs, 1016 VFs), against
 // the stand-in kubelet of tests/js (run from anywhere; needs tests/js's node_modules):
 //   - idle RSS (VmRSS, VmHWM) and idle CPU (the health poll) after start-up;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: `rdmak plugin` on cx7-rail-1016vf against the stand-in kubelet (tools/bench-plugin.mjs).
 # The anchors publish no figures to run against here; their stated ones are in docs/plugin.md.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark of `rdmak webhook` (issue 9 §5): 1000 AdmissionReviews (seed 004's rdma-tools pod with
 // cni.spidernet.io/rdma-resource-inject: gpu-sriov: eight networks, eight resources, IPC_LOCK, a
 // 17-operation patch) from 16 concurrent HTTPS keep-alive clients (curl, one connection each,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: `rdmak webhook` under 16 HTTPS keep-alive clients, against a minimal Node https peer
 # answering the same patch (tools/bench-webhook.mjs).
 set -euo pipefail

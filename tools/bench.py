@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`make bench`: time rdmak against a peer doing the same work in the same run, print ratios.
 
 list: `rdmak list --json` on cx7-rail-1016vf (8 PFs x 127 VFs) next to the floor for the same

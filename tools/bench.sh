@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: every benchmark, each printed as a ratio against a peer run in the same invocation.
 set -euo pipefail
 build=${1:-build}

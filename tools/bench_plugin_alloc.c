@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's own share of an Allocate: allocate_container() + kl_container_alloc_clear() on a
  * sample node, without gRPC (tools/bench-plugin.mjs measures the round trip).
  *   cc -O2 -Isrc -Ibuild/gen tools/bench_plugin_alloc.c build/librdmak.a $(pkg-config --libs ...)

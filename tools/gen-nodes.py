@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """(Re)create the sample nodes: <outdir>/<name>/sys and <outdir>/<name>/dev.
 
     python3 tools/gen-nodes.py OUTDIR [NAME...]

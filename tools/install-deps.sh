@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs, from Debian 12's archive, everything rdmak needs to build and test. Idempotent.
 # Used by the README's first command and by CI (.ci/run).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak bench`: the role's main and its subcommands.
  *   server [options]            run perftest's server side on a chosen HCA
  *   client [options] SERVER     run the client side against SERVER, judge the result

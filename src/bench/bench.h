@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak bench`: run perftest, model what the path can carry, and judge the result.
  *
  * The module's pieces, one file each:

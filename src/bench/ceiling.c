@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ceiling model: what one side of a perftest run can carry at most, from the hardware
  * model, and which factor sets it. Three factors, each a term in Gb/s of payload:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* When perftest fails: the cause and its fix. perftest's messages name a symptom ("Couldn't
  * allocate MR", "ethernet_read_keys: Couldn't read remote address"); the cause is in the pod
  * (memlock, IPC_LOCK, a memory limit, a missing device node or provider library) or on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak bench k8s`: the test between two pods of a cluster.
  *
  * Without --run it prints the two pods (YAML, or a v1 List with --json): the RDMA resource,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The perftest output parser. perftest has no machine format that every version prints (its
  * --out_json is recent), so we read the text users know: the header block of
  * ctx_print_test_info(), the result tables of print_report_bw()/print_report_lat(), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The result document: built once as JSON (docs/bench.schema.json), printed either as JSON
  * (--json) or as the verdict block that follows perftest's own table. Each field is named
  * once, here. */

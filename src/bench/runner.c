@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner: perftest's command line chosen from the hardware model, and running it.
  *
  * The choices perftest leaves to the user and users get wrong: which HCA (a healthy one: an

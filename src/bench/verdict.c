@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The verdict: the figure perftest measured against the ceiling, in words.
  *
  * Bandwidth: pass at or above min_percent of the ceiling (default 90 %), warn down to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-cni's commands. ADD undoes every step it made when a later one fails; DEL works with
  * or without the pod's namespace, prevResult or record, twice; CHECK compares the live state
  * with prevResult; GC gives back what dead attachments left; STATUS asks the kernel and IPAM. */

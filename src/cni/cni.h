@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-cni: secondary RDMA interfaces for pods (macvlan, IPoIB, a whole netdev such as an
  * SR-IOV VF), RDMA netns isolation and per-interface policy routing, as one CNI plugin.
  *

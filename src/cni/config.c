@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's configuration keys: a declarative table of what it accepts (src/dispatch), each
  * value checked by its row's reader, every refusal naming the JSON path. Nothing here touches
  * the kernel or sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link hostdev: a whole netdev (an SR-IOV VF, found by the PCI function the device plugin
  * allocated, or by name) moves into the pod and comes back under its old name, MAC and MTU;
  * with it, in exclusive mode, its RDMA device; for an InfiniBand VF, the GUID is set through

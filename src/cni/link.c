@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The link kinds made on a master (macvlan, IPoIB child), the ops table, and the error helper
  * every netlink failure goes through. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RDMA isolation: the kernel's exclusive netns mode, and moving one function's RDMA device
  * between the host's namespace and the pod's (what rdma-cni does, in the same plugin as the
  * netdev so that the order is right and both come back on DEL). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Addresses and per-interface policy routing, in the pod's namespace.
  *
  * With policyRouting (the default) each secondary interface gets its own table (number from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The record a hostdev attachment leaves: what the device was called on the host, its MAC and
  * MTU, its PCI function and RDMA device, the GUID it had. Written before the first change
  * (so a plugin killed half-way still tells DEL and GC what to give back), updated as ADD goes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Commands, versions, error objects, the names that come from outside, addresses. */
 #include <arpa/inet.h>
 #include <ctype.h>

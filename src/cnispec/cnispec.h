@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cnispec: the CNI protocol (spec 1.1.0 and the versions a runtime may still ask for:
  * 1.0.0, 0.4.0, 0.3.1, 0.3.0), shared by rdmak-cni and rdmak-ipam. Nothing else in rdmak
  * parses a CNI environment or a CNI JSON document.

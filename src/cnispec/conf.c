@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The request on stdin: the protocol's envelope, a dispatch table checked here; the plugin's
  * own keys handed over in conf->plugin so that each plugin refuses what it does not know,
  * naming the path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Delegation (SPEC.md section 4): the delegated plugin gets the same environment and the same
  * stdin; its stderr is ours; its stdout is a result or an error object that we pass on. */
 #include <errno.h>

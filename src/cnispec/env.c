@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI environment. Every variable that a plugin turns into a path, a file name or a
  * netlink attribute is checked here, once, so no plugin can forget to. */
 #include <ctype.h>

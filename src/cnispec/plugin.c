@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A CNI plugin's main: the exchange with the runtime, in one place for every rdmak plugin.
  * stdout carries exactly one thing: the result (ADD), the VERSION answer, or the error object;
  * nothing at all for a successful DEL, CHECK, GC or STATUS. */

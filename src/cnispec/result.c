@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The result model and its JSON in each version. What changes between versions (spec
  * history, SPEC.md "Released versions" and the 1.1.0 result type):
  *   0.3.0, 0.3.1, 0.4.0: ips[] carry "version" ("4" or "6");

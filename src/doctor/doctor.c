@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak doctor`: the check table, the finding builder and the role's main. */
 #include "doctor/internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak doctor`: named checks over the hardware model and the pod's /proc, cgroup and image
  * files. Every check is one row of a static table (doctor.c); it adds findings and never
  * prints. A finding is a JSON object built once and printed as text or JSON by the one output

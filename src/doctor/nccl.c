@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL_* environment checks: the variables are read from --env FILE or the environment and
  * compared with the HCAs, ports and netdevs this pod can use, with NCCL's own matching rules
  * (parse.c: nccl_list_*). */

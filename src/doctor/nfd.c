@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak doctor --nfd FILE`: a Node Feature Discovery local feature file
  * (/etc/kubernetes/node-feature-discovery/features.d/rdmak), one "name=value" per line. NFD
  * turns each line into a node label; names with a prefix are used as they are (the rdmak.io

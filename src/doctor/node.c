@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Node checks: hardware, kernel modules, ports, GIDs, bonds, MTU, SR-IOV, char devices,
  * GPUDirect and the RDMA netns mode. Each reads only the hardware model (and, for GPUDirect,
  * two version files) and adds findings; none prints. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of the files `rdmak doctor` reads besides the hardware model: /proc/<pid>/limits,
  * /proc/<pid>/status, /proc/<pid>/mountinfo (or /proc/mounts), cgroup v1/v2 memory files,
  * /proc/<pid>/cgroup, NCCL's interface/HCA list syntax, environment files and the NVIDIA

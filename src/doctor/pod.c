@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pod checks: what the container was given. Everything is read from files under the roots
  * (procfs for limits/status/mounts/cgroup, sysfs for cgroup files, devfs for nodes, the image
  * root for libraries), so each failure is a fixture, not a privileged test. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The client: endpoints, credentials, and one unary call with failover over the gRPC C core.
  *
  * Each call is synchronous: it starts one batch (send the request, half-close, receive the

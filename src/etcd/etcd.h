@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small etcd v3 client: KV (Range, Put, DeleteRange, Txn) and Maintenance.Status over etcd's
  * gRPC API, spoken through the gRPC C core with protobuf-c (src/etcd/etcd.proto). Callers deal
  * in the plain structs below and never see gRPC or protobuf-c types.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside of the etcd client: shared by client.c (endpoints, TLS, one unary call with failover)
  * and kv.c (the KV and Maintenance messages). Nobody outside src/etcd/ includes this. */
 #ifndef RDMAK_ETCD_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* KV and Maintenance: our plain structs to etcd's messages and back. */
 #include <errno.h>
 #include <stdio.h>

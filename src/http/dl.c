@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading libmicrohttpd and GnuTLS on first use: see dl.h. */
 #define HTTP_DL_IMPL
 #include "http/dl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libmicrohttpd and GnuTLS, loaded when the HTTPS server starts instead of at every exec of the
  * rdmak binary. Only the webhook serves HTTPS, while rdmak-cni and rdmak-ipam are exec'd for
  * every CNI command: with these two libraries (and GnuTLS's p11-kit, nettle, hogweed, gmp,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small HTTPS server behind an interface of our own, over libmicrohttpd (HTTP/1.1, keep-alive,
  * a fixed pool of worker threads) and GnuTLS. The webhook deals in these plain structs and never
  * sees an MHD or GnuTLS type, as the plugin never sees gRPC.

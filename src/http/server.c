@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTPS server over libmicrohttpd. Three things here are ours rather than MHD's:
  *
  * Key pair rotation. MHD asks GnuTLS for the certificate through a callback

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading and checking a key pair for the server. */
 #include "http/tls.h"
 

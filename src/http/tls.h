@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One certificate + key pair as GnuTLS serves it. Internal to src/http. */
 #ifndef RDMAK_HTTP_TLS_H
 #define RDMAK_HTTP_TLS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The char devices user space opens (/dev/infiniband/uverbsN, umadN, issmN, rdma_cm), as
  * sysfs announces them, and what the devfs root really holds at each path: a pod without
  * its uverbs node sees no device at all (libibverbs drops it silently). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The roots the model reads from, and the only functions in src/hw that touch the
  * file system: everything is resolved inside a root fd (util/inroot.h), never from "/": an
  * absolute symlink in a --root tree (fw_ver -> /etc/hostname) resolves under the root. */

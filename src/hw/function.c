@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One PCI function read on demand (the CNI plugin's question for a deviceID: which netdev and
  * RDMA device it carries, its PF and VF index, its driver), and the function behind a netdev.
  * A node with a thousand VFs is not loaded for it: a few reads under one function's directory. */

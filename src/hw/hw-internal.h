@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by the files of src/hw. Not for other modules. */
 #ifndef RDMAK_HW_INTERNAL_H
 #define RDMAK_HW_INTERNAL_H

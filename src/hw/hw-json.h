@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model as JSON: the one place where each field of the model gets its output name.
  * `rdmak list --json` prints it; the table, ibstat and doctor views read from it or from the
  * model. Shape: docs/list-json.md and docs/list.schema.json. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's RDMA hardware model, read from a sysfs root and a devfs root.
  *
  * hw_load() reads everything once into plain structs that the other roles (list, doctor,

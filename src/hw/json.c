@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

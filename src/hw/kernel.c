@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel state that decides whether RDMA works: modules and the RDMA netns mode. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hw_load(): read the node in dependency order; lookups; hw_node_free(). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which netdev belongs to which RDMA port: ibdev2netdev's three rules, in its order. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netdevs under class/net: the PCI function behind each, IPoIB vs Ethernet, bonds. */
 #include <errno.h>
 #include <stdlib.h>

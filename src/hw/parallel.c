@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading sysfs is one openat/read/close per value, and on a node with a thousand VFs the
  * syscalls are the whole cost: the per-device loops run on every online CPU (up to 8). Each
  * item writes only its own slot, so the workers share nothing but the index counter and the

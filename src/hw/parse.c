@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of the strings the kernel writes in sysfs. Each takes a buffer and fills a value;
  * none touches the file system, so each has a fuzz target (tests/fuzz/fuzz_hw_parse.c). */
 #include <ctype.h>

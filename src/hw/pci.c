@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PCI functions: the RDMA devices' parents, every network function, GPUs; their place in the
  * PCIe tree (for the GPU relation), NUMA node and SR-IOV relations. */
 #include <errno.h>

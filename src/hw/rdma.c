@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RDMA devices under class/infiniband and their ports. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPU <-> HCA PCIe relations, named as `nvidia-smi topo -m` names them. */
 #include <stdio.h>
 #include <stdlib.h>

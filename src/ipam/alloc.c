@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allocator, over any store (store.h).
  *
  * ADD for attachment K = "<containerID>:<ifname>" of network N:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak ipam list | release | gc: the operator's view of the same store and configuration
  * the plugin uses (--config: the network configuration, as in the NetworkAttachmentDefinition
  * or /etc/cni/net.d). */

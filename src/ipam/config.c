@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The "ipam" block. whereabouts' keys work unchanged (seed 003's block needs only "type" and
  * its datastore changed), host-local's "ranges" too, and every key rdmak-ipam does not act on
  * is refused by name, with what to use instead: a key silently ignored is a setting the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared between the files of src/ipam; not a public interface. */
 #ifndef RDMAK_IPAM_INTERNAL_H
 #define RDMAK_IPAM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ipam role: run as rdmak-ipam (argv[0], what a runtime or a main plugin execs from
  * CNI_PATH) it is the CNI IPAM plugin; run as `rdmak ipam ...` it is the operator CLI. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-ipam: the configuration (whereabouts' and host-local's keys), the range arithmetic
  * (IPv4 and IPv6 as 128-bit integers) and the allocator over a store (store.h). The CNI
  * plugin (plugin.c) and the operator CLI (cli.c) are thin layers over these. docs/ipam.md.

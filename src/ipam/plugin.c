@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-ipam as a CNI IPAM plugin: cnispec runs the exchange, this file maps each command to
  * the allocator. The request's state (its configuration and the open store) is the context that
  * setup makes and done frees: nothing here outlives a request, in its own process or in

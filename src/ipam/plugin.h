@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The two faces of the ipam role (src/ipam/ipam.c dispatches). */
 #ifndef RDMAK_IPAM_PLUGIN_H
 #define RDMAK_IPAM_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Range arithmetic on 128-bit integers, so IPv4 and IPv6 are one code path: an IPv4 address
  * is its 32-bit value, an IPv6 address its 128-bit value, and a range is [start, end] minus a
  * sorted list of excluded spans. Nothing here walks a range address by address: sizes and

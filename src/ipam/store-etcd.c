@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The etcd store: rdmak-ipam's reservations cluster-wide, on etcd v3 (src/etcd).
  *
  * Keys, under the configured prefix P (default IPAM_ETCD_DEFAULT_PREFIX):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The file store: one symbolic link per claim, record and cursor, under dataDir:
  *
  *   pools/<pool>/<address>        claim   -> owner (compact JSON)

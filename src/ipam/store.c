@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The store's ops table: the driver's functions, and "not supported" where it has none,
  * as rdma-core's verbs_set_ops() does over its dummy ops. */
 #include <errno.h>

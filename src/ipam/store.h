@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where rdmak-ipam keeps its reservations: one ops table, two stores.
  *   file  node-local, under dataDir (store-file.c; docs/ipam.md says why it looks as it does)
  *   etcd  cluster-wide, on etcd v3 (store-etcd.c, by the etcd module)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside of the kubelet transport: shared by kubelet.c (the hub: the folder watch, the threads,
  * our sockets), rpc.c (the DevicePlugin service) and register.c (the Registration client).
  * Nobody outside src/kubelet/ includes this. */

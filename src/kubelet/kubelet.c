@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet transport's hub and lifecycle: one per process, shared by every served resource.
  *
  * - One inotify instance watches <kubelet_dir>/device-plugins (and the caller's folders, such

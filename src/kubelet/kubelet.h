@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet device plugin transport (v1beta1), behind an interface of our own: the rest of
  * the plugin deals in these plain structs and never sees gRPC or protobuf-c types.
  *

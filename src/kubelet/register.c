@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registration.Register, the one call we make to the kubelet.
  *
  * The call runs asynchronously on the hub's queue: a real kubelet dials our socket back and calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin service: one kl_rpc per served call, from the request that waits for it to
  * the batch that answers it. Unary calls are answered on the completion-queue thread in one
  * batch; a ListAndWatch call stays open as a stream that gets the packed device list again

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak list: the node's RDMA hardware as a table (default), as the standard tools print it
  * (ibdev2netdev, ibstat, rdma link: for side-by-side checks and scripts that parse them), or
  * as the whole model in JSON. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Addresses: requests built by libnl-route, dumps parsed here into plain structs. */
 #include <errno.h>
 #include <stdlib.h>

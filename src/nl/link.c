@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Links: lookups and dumps (parsed here: libnl-route 3.7 reads neither IFLA_PARENT_DEV_NAME nor
  * an ipoib link's data), macvlan and IPoIB children, moves between namespaces, renames, MTU,
  * MAC, up/down, per-interface IPv4 settings and InfiniBand VF GUIDs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespace files: open one checking it is one, compare two, enter and leave. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by the files of src/nl, and the message builders the unit tests read back
  * (tests/unit/test_nl.c checks the requests this kernel cannot answer: IPoIB, VF GUIDs, RDMA). */
 #ifndef RDMAK_NL_INTERNAL_H

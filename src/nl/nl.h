@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink for the CNI plugin: rtnetlink through libnl-route-3 (links, addresses, routes, rules,
  * per-interface IPv4 settings, SR-IOV VF GUIDs) and RDMA netlink through libmnl (the RDMA
  * subsystem's netns mode, moving an RDMA device between namespaces), plus the network

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RDMA netlink (NETLINK_RDMA, the nldev client) through libmnl: the subsystem's netns mode,
  * the devices a namespace sees, and moving a device to another namespace. The requests are
  * the ones iproute2's `rdma system` and `rdma dev set DEV netns NS` send. */

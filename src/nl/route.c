@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routes and policy rules: requests built by libnl-route, dumps parsed here. */
 #include <errno.h>
 #include <stdlib.h>

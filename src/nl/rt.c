@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The route netlink socket: opened in a namespace, one request at a time, errors as -errno
  * with the kernel's extended-ack text kept for the caller's message. */
 #include <errno.h>

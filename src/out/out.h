@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one output writer: every role builds its result as JSON (jansson) once, then prints it
  * either as JSON (--json) or as an aligned text table whose columns pick keys of that JSON.
  * So each field is named exactly once, in the code that builds the JSON. */

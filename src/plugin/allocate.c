@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Answers to the kubelet from prepared pools (allocate.h). */
 #include "plugin/allocate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet's questions answered from a pool set: the answers prepared at each refresh (the
  * device list ListAndWatch sends, a shared pool's one Allocate answer), Allocate itself and
  * GetPreferredAllocation. The transport's callbacks end here: no I/O, no sysfs, no JSON. */

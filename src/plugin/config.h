@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin's configuration: k8s-rdma-shared-dev-plugin's `configList`,
  * sriov-network-device-plugin's `resourceList`, or both in one file plus rdmak's own keys
  * (docs/plugin.md). Parsed from a buffer so that the parser has a fuzz target; every

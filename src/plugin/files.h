@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files the plugin leaves on the host for others: Multus device-info files and CDI specs.
  * Both are written with fileio_write_atomic_at() (util/fileio.h) and removed on exit. */
 #ifndef RDMAK_PLUGIN_FILES_H

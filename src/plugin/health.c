@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Why polling and not inotify: sysfs attributes such as ports/N/state and net/X/carrier never
  * generate inotify events (kernfs only notifies attributes that call sysfs_notify(), and
  * these do not), and netlink RDMA has no port-state multicast group. Netlink link events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Live health: the inputs a member's health depends on (port states, carriers), re-read by a
  * poll; whether each member is healthy and why not; devices coming and going. */
 #ifndef RDMAK_PLUGIN_HEALTH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak plugin`: the kubelet device plugin. This file is the role's entry point and the
  * daemon loop, the only place that logs; pools, health, files and the report are modules. */
 #include <errno.h>

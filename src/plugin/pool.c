@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Building pools over one hardware load: members, their char devices, health inputs and _INFO
  * entries. No I/O here: members come from struct hw_node, health from struct health_input
  * values that health.c re-reads and judges; allocate.c prepares the answers. */

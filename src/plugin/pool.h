@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource pools: the configuration applied to one load of the hardware model: which members
  * each resource has, their char devices and health inputs. The answers the kubelet will ask for
  * are prepared from them by allocate.c at start-up, reload or health change, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JSON model of a pool set that `--dry-run` prints (docs/plugin.md documents its shape):
  * each resource, its members with their health, and the AllocateResponse one container
  * would get now. */

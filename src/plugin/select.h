@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Selectors: whether one RDMA device (shared pools) or one PCI function (exclusive pools)
  * matches a selector object. Within a list any value matches (OR), across lists all must
  * (AND), as both anchors do; an absent or empty list does not filter. */

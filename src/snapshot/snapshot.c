@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak snapshot: capture exactly what the model reads (every file, every symlink on the way
  * to it, the directories it lists, and the /dev/infiniband nodes) into a tarball, so that
  * `rdmak list --root <extracted>` elsewhere prints what this node printed. */

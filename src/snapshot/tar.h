@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal POSIX (ustar + pax) tar writer: directories, regular files, symlinks and
  * character devices, enough to carry a sysfs/devfs capture that GNU tar extracts. */
 #ifndef RDMAK_TAR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scope-bound cleanup, after systemd's macros: ownership is visible at the declaration. */
 #ifndef RDMAK_UTIL_CLEANUP_H
 #define RDMAK_UTIL_CLEANUP_H

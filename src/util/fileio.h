@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole-file reads and crash-safe whole-file writes, relative to a directory fd.
  *
  * Every reader and writer of a whole file in rdmak goes through these two, so that each one

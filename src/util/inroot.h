@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Paths resolved inside a root directory, as if it were "/".
  *
  * A --root tree (a snapshot from another node, a sample node, a hostile tree) may hold

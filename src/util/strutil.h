@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small string helpers shared by every module. */
 #ifndef RDMAK_UTIL_STRUTIL_H
 #define RDMAK_UTIL_STRUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NULL-terminated arrays of malloc'd strings ("strv", as systemd calls them). Every list of
  * names in rdmak (directory entries, device IDs, resource names) is one of these, so one
  * free and one join serve them all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Config parser: a declarative table per object (webhook/dispatch.h), unknown keys refused. */
 #include "webhook/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The webhook's config: groups of RDMA networks a pod opts into with one annotation, and the
  * options that make such a pod able to use RDMA. docs/webhook.md describes the format; the
  * shape {"groups": {"<g>": {"networks": [{"namespace", "name", "resource", "count"}]}}} is fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The merge rules. Every step reads the pod as it is and only adds or raises, so running it on
  * its own output changes nothing (the API server's reinvocationPolicy: IfNeeded calls us again
  * after other webhooks). A pod it cannot handle correctly is refused with the field that is

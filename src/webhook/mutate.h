@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the webhook does to one pod: the merge rules of docs/webhook.md. Pure (no I/O, no
  * logging): a pod and a config in, the pod as it should be plus what was done and why out. */
 #ifndef RDMAK_WEBHOOK_MUTATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pod annotation k8s.v1.cni.cncf.io/networks, which Multus reads in two forms (multi-net-spec
  * v1 §4.1): a comma list of "[namespace/]name[@interface]", or a JSON list of
  * NetworkSelectionElement objects. Spiderpool's webhook overwrote it (§2.5 of the anchors);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RFC 6902 JSON Patch between two documents: the mutation edits a copy of the pod, and the
  * patch is whatever turns the original into that copy. Correct by construction (apply(a, diff(a,
  * b)) == b, which the tests check with an independent implementation), and empty when nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The /mutate handler's logic, after systemd's machine-varlink.c vl_method_register: tables of
  * accepted fields, cleanup-scoped ownership, and domain outcomes mapped to the protocol in one
  * place (respond()). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One AdmissionReview (admission.k8s.io/v1, or v1beta1 answered in kind) in, its answer out: the
  * request reader is a declarative table of the fields used, and every outcome (a bad review, a pod
  * that is not ours, a refusal, a patch) becomes HTTP and AdmissionReview in one function. No I/O:

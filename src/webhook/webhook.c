@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `rdmak webhook`: the mutating admission webhook. This file is the role's entry point, the
  * daemon loop (the only place that logs) and --explain/--check; the HTTP server, the config, the
  * merge rules and the AdmissionReview are modules. */

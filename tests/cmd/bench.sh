@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak bench, end to end. No machine here has RDMA, so perftest is played by a stand-in
 # (tests/bench/standin/perftest) that prints a real captured output (tests/captures/bench), exits
 # with the captured status and records its arguments; the hardware is the sample nodes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/bench.Dockerfile, the default image of `rdmak bench k8s`: it builds on the rdmak image,
 # installs what the pods run (perftest and the verbs providers; infiniband-diags to look
 # around), its tag is the image `rdmak bench k8s` asks for, and every package it names exists

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak bench k8s --run against a stand-in kubectl (tests/bench/k8s/kubectl) that records its
 # calls, answers with recorded kubectl output and runs each `kubectl exec ... rdmak bench` as this
 # build's rdmak on a pod tree with the stand-in perftest. Checked: the calls and their order

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sample nodes rebuilt from real captures: `rdmak list --format <tool>` must print what the
 # captured tool printed (tests/captures/*.txt), and `rdmak list --json` must hold the facts
 # ibv_devinfo showed (tests/captures/*.facts). Whitespace is normalised (captures were pasted

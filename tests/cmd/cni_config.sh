@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bad configurations and environments given to rdmak-cni ADD: each refused with the spec's
 # code (2 unsupported key, 4 environment, 6 not JSON, 7 invalid value), its error object
 # naming the key (and for code 2 its value), exit 1, nothing on stdout but that object, and

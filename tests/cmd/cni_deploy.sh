@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The rdmak-cni DaemonSet's installer on a fake host: deploy/bundle.sh packs build/reloc/rdmak with
 # its libraries and loader, deploy/cni-install.sh puts it on the "host" ($TMP/host), and the
 # installed plugins then run in a chroot holding nothing but what the installer wrote (no /lib,

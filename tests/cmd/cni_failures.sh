@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni ADD failing at each stage, and what it leaves: nothing. A missing IPAM plugin, a full
 # pool (host-local's error passed through), the kernel refusing the MTU right after the macvlan
 # is made, the kernel refusing an IPAM route after the addresses and the table are in place

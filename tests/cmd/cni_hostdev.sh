@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni link hostdev run directly: a VF stand-in (a veth end in the host netns) moved into
 # the pod by name and by PCI function (deviceID, runtimeConfig.deviceID) found through a test
 # sysfs tree laid out as the kernel does (examples/nodes/cx5-roce-sriov: devices/pci.../<bdf>

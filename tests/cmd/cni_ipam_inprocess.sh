@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni runs rdmak-ipam in its own process when the rdmak-ipam on CNI_PATH is the running
 # binary (the links make and make install create), and execs it otherwise. Both must behave as
 # the spec's delegation: the same address sequence, the IPAM's error passed through with its

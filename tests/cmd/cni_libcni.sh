@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni and rdmak-ipam driven through libcni (tests/cni-driver, the library Multus and
 # containerd use) beside Debian's reference plugins (containernetworking-plugins 1.1.1: macvlan,
 # host-local, sbr, static, host-device), in the same throwaway namespaces (tests/lib-cni.sh):

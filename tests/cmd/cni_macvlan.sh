@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-cni link macvlan run directly (env + stdin) in the test's own namespaces: VERSION, ADD
 # with IPv4 and IPv6 (Debian's host-local), the pod's link, addresses, table, rules and main as
 # `ip` shows them, CHECK passing and then naming each thing taken away, DEL (twice, without a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Seed 004's pod: a default interface eth0 keeping main and its default route, and eight RDMA
 # rails net1..net8 (macvlan on rdma0..rdma7, 172.16.11-18.10/24, each with its gateway), each
 # with its own table (101..108) and a rule "from <address> lookup <table>"; main keeps the eight

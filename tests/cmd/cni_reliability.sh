@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Reliability of rdmak-cni + rdmak-ipam (issue 7 section 5), through libcni (tests/cni-driver):
 #   1. $CNI_CYCLES ADD/DEL cycles (2 000 in make check, the 10 000 of issue 7 in make soak; macvlan,
 #      rdmak-ipam file store, policy routing) leave nothing behind:

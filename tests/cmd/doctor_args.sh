@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak doctor's command line: what it refuses (exit 3) before any check runs, naming the
 # option and the value, so that a typo in a CI gate or a sidecar's --pid fails loudly.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak doctor on nodes: the healthy samples give no failure; each node-level failure of
 # issue 4 is made on a private copy of a sample node by changing exactly what the kernel
 # would show, and diagnosed by its finding id, status and the exit code.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak doctor --pod: each container failure of issue 4 (real-outputs G1, G6-G10, seed 003)
 # on a pod tree: a sample node copied, the container's own /proc, cgroup and image files
 # added (tests/fixtures/doctor), then exactly what the failure changes. Each test asserts the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # src/etcd against a real three-member etcd cluster (Debian's etcd-server, started here on
 # loopback ports): KV calls checked with etcdctl, paging, Txn compares, failover when the member
 # in use is killed or hung, a clear error when no member answers, and client TLS.

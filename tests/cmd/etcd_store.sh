@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The etcd store behind rdmak-ipam's ops table (src/ipam/store-etcd.c) on a real three-member
 # etcd cluster: the same answers as the file store for the same ops, the key layout etcdctl
 # sees, racing claimers (16 processes claiming the same addresses, with and without a member

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The exit codes of snapshot, plugin and bench (their *_EXIT_* constants) as their users see
 # them: the codes each role's --help "Exit:" sentence names are the codes its page names
 # (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real

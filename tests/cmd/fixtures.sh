@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sample nodes (examples/nodes, made by tools/gen-nodes.py) hold only what a real kernel
 # could show: on every node, each invariant below that sysfs/devfs guarantee is checked.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/install-deps.sh, the README's first command, as root and as a user with or without sudo.
 # `id`, `sudo`, `apt-get` and `npm` are stubs on PATH that record how they were called, so that
 # nothing is installed; the script itself runs unchanged.

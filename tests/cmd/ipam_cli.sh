@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak ipam list | release | gc over the store the plugin writes: the same config file,
 # text and --json, every exit code (0 done, 1 store, 2 usage/config, 3 nothing to release).
 . "$(dirname "$0")/../lib.sh"

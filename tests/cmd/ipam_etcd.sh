@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-ipam on the etcd store, end to end, against a real three-member etcd cluster on loopback
 # (tests/lib/etcd-cluster.sh): the plugin exec'd as a main plugin execs it (ADD, idempotent ADD,
 # CHECK, DEL, STATUS, whereabouts' datastore/etcd_host keys), `rdmak ipam list` naming the pod,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak-ipam exec'd as a runtime or a main plugin execs it: CNI environment, the whole network
 # configuration on stdin (the main plugin's own keys included). ADD/DEL/CHECK/GC/STATUS/VERSION,
 # the result in every version, idempotent ADD, the full pool, refusals naming the field, and

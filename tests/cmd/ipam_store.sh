@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The file store under load and under kill -9:
 #  - 16 processes x 6250 ADDs on one pool with room for all (driven through the allocator by
 #    tests/helpers/ipam_stress: exec'ing 100 000 sanitized processes would take CI minutes);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak list on the sample nodes: the facts each node was built to show, the output formats,
 # the JSON schema, and the errors.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Smaller things a new user met (issue 11, item 16): the doctor's gpudirect.acs says what is
 # missing when the PCI config space is not there, instead of "needs root" to root; a
 # /dev/infiniband this user cannot search is "permission denied", not "missing".

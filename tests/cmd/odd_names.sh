@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A netdev name is bytes, not text: Linux takes any byte but '/', ':' and whitespace. One that
 # is not UTF-8 (jansson refuses it) must come out escaped (\xHH), never make list drop its
 # device's row, --json drop the netdev, the doctor print an empty title or the plugin's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmak plugin --dry-run` on the sample nodes: the resources, their health and the exact
 # AllocateResponse, for seed 003's configs (examples/plugin), in text and JSON; bad configs
 # exit 2 naming the field; a port brought up in a copy of a node changes the answer.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One broken port file (state garbage or empty, phys_state unreadable) must not hide the rest
 # of the node: list prints everything with that field UNKNOWN, names the file on stderr and
 # exits 1; the doctor reports it as a failing finding and goes on; plugin --dry-run names it on

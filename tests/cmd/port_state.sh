@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One port state model for every role (issue 11, item 18): a port in ACTIVE_DEFER (the
 # kernel's IB_PORT_ACTIVE_DEFER, 5) passes traffic, so the doctor calls it fine, the plugin
 # keeps its HCA Healthy, and `list` names it as the kernel and `rdma link` do.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A snapshot taken by `rdmak snapshot` on a real machine (a cloud VM with one H100, ib_core and
 # mlx5 built into its kernel, no RDMA device): the model reads a real kernel's sysfs as the
 # fixtures assume (GPU class/vendor, built-in modules, an empty class/infiniband).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Symbolic links inside --root resolve inside it, as chroot(2) (and openat2's RESOLVE_IN_ROOT)
 # would: an absolute target is taken relative to the root, ".." stops at it. So a tree cannot
 # make rdmak read this machine's files (fw_ver -> /etc/hostname printed the host name), while

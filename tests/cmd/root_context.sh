@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One root context for every role (issue 11, item 19): list, snapshot, doctor, plugin and bench
 # take --root, --sysfs and --devfs from one parser (hw_roots_option) and open them with one
 # function (hw_ctx_new_roots), so each names the path that is really missing, gives --sysfs the

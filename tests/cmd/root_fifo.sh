@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A FIFO in the root (sysfs holds only regular files, directories and symlinks) must not hang
 # any role: each refuses it, naming the path. Every run has a timeout, so that a regression
 # fails here (rc 124) instead of hanging the suite.

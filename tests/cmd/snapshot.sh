@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak snapshot: what list prints on the extracted archive is what it printed on the node.
 . "$(dirname "$0")/../lib.sh"
 

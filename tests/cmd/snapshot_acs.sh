@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The doctor's PCI config-space read goes through the hardware context, so a snapshot captures
 # the bridges' config space and gpudirect.acs says on the extracted snapshot what it said on
 # the node.

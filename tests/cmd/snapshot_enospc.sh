@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak snapshot -o on a full file system, and into a pipe whose reader goes away: the error is
 # named (No space left on device, Broken pipe), with the path, exit 1, nothing left behind.
 . "$(dirname "$0")/../lib.sh"

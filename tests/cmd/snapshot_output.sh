@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmak snapshot -o: what it does to what is already at the path, and how a full file system
 # fails. A device, FIFO, socket or symlink is never replaced by a regular file; ENOSPC is named.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every exported symbol of a module carries its module's prefix or its file's (STYLE.md
 # "Naming": `hw_`, `pool_` in plugin/pool.c), so that a name says where it lives and no two
 # modules, nor a library (jansson's json_*), can collide: checked on the built objects of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmak webhook` on the command line: --help, usage errors, --check on the test config (text and
 # JSON), --explain on the seeds' pods and seed 003's Volcano job (YAML in, YAML out; --json), a
 # second --explain over the first's output adding nothing, refusals exiting 1, bad files exiting 2

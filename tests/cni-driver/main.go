@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cni-driver: drives CNI plugins through libcni, the library Multus and containerd use
 // (Debian golang-github-appc-cni-dev 1.1.2), so that rdmak-cni/rdmak-ipam and the reference
 // plugins are exercised by the same runtime code in tests and benchmarks.

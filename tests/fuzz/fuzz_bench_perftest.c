@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The perftest output parser on arbitrary bytes: no crash, no overflow, no leak, and what it
  * returns holds together (rows have a size, events name a line of the input, the judged row is
  * one of the rows). Corpus: tests/fuzz/corpus/bench_perftest (real outputs, seeds 002/003). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for rdmak-cni's configuration: the request parser (cnispec) and then the
  * plugin's own keys (cni_config_parse), the whole path stdin takes before anything touches
  * the kernel; and the hostdev attachment record parser (cni_state_parse), which reads what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the CNI request parser (stdin of every rdmak CNI plugin). The first
  * byte picks the command; an accepted request's prevResult is written back in every version
  * and read again, so the result model sees whatever the parser lets through.

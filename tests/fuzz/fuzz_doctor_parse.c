@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The doctor's parsers on arbitrary bytes: /proc limits and status, mountinfo and mounts,
  * cgroup values and paths, environment files and the NCCL_IB_HCA / NCCL_SOCKET_IFNAME syntax.
  * No crash, no over-read (the input is not NUL-terminated), and a success leaves a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every sysfs string parser on arbitrary bytes: no crash, no overflow, and a success
  * always leaves a well-formed value. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The PCI ACS capability walk on arbitrary config space dumps: no read past len, no endless
  * walk over a looping capability list, and only a 16-bit register, -1 or -2 comes back. */
 #include <stdint.h>

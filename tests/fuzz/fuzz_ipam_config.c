@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for rdmak-ipam's configuration parser (whereabouts' and host-local's keys,
  * stores, routes): the input is a network configuration as the plugin and `rdmak ipam
  * --config` read it. Every accepted config's ranges are then walked: size, the first usable

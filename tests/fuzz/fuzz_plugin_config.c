@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for the device plugin's config parser (both anchors' formats and rdmak's
  * superset). Every accepted config is also applied to an empty node and freed, so that the
  * pool builder sees whatever the parser lets through. Seeds: tests/fuzz/corpus/plugin_config.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for what the webhook reads from the API server: every input goes through the
  * AdmissionReview handler (JSON, the field tables, the merge rules, the patch), through the document
  * reader as a pod (JSON or YAML) and the merge rules directly, and through the networks annotation

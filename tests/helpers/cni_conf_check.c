@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cni_conf_check FILE...: each FILE a CNI network configuration (a NetworkAttachmentDefinition's
  * spec.config, as Multus hands it to the plugin), checked by the parsers an ADD runs first, and
  * nothing else, so that deploy/'s examples are validated without touching a host:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A command-line face on src/etcd, so that tests/cmd/etcd_client.sh can drive the client
  * against a real etcd cluster and check what it did with etcdctl.
  *

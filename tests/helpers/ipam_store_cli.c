@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A command-line face on one IPAM store's ops table (src/ipam/store.h), so that the shell
  * tests can hold the etcd store (and the file store, for comparison) to the same contract.
  *

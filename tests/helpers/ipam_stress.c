@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Drives the IPAM allocator from many processes at once, the way many rdmak-ipam processes
  * on a node would, without the cost of exec'ing one sanitized binary per ADD:
  *

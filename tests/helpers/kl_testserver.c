@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One kubelet_server with canned devices and ops, so that the transport can be tested against
  * a stand-in kubelet (tests/js/kubelet.mjs) without the plugin core.
  *

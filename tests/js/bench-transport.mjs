@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transport benchmark (not part of the suite; for `make bench`): idle RSS of kl_testserver once
 // registered with ListAndWatch open, then the Allocate round trip seen from the stand-in kubelet
 // over N sequential calls. Prints TAP with the figures as comments.

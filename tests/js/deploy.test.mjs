@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart's device plugin (deploy/chart/rdmak, templates/plugin.yaml, rendered by helm): valid
 // Kubernetes objects (kubernetes-models' OpenAPI validators), the DaemonSet keeps the promises its
 // comments make, and seed 003's config in the ConfigMap is one `rdmak plugin` accepts on the sample

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart's CNI installer DaemonSet (deploy/chart/rdmak, templates/cni.yaml, rendered by helm) and
 // the NetworkAttachmentDefinitions (deploy/cni-nad-*.yaml) are valid Kubernetes objects
 // (kubernetes-models' validators; the NAD CRD's published schema, with unknown fields refused rather

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in kubelet for tests: the device-plugin side of a real kubelet, written against an
 // independent gRPC implementation (@grpc/grpc-js), so that it checks our C transport rather than
 // agreeing with it. The messages come from the project's own src/kubelet/deviceplugin.proto

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmak plugin` against the stand-in kubelet (an independent gRPC implementation): registration
 // of a shared and an exclusive resource on a copy of the a100-ib-bond sample node, ListAndWatch,
 // Allocate, preferred allocation, health flipped by editing the copy's port state, 50 kubelet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmak plugin` while it rebuilds its pools (issue 11): a rescan (a full hardware load, seconds
 // on a 1016-VF node) runs beside the health poll, so a port that goes Down during one is reported
 // before it ends. The test holds each rescan open with RDMAK_TEST_RESCAN_GATE (docs/plugin.md: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The project's src/kubelet/deviceplugin.proto is the wire contract with the kubelet: every
 // message and field the kubelet's device plugin API v1beta1 defines, with its number, type and
 // label, must be there as k8s.io/kubelet pkg/apis/deviceplugin/v1beta1/api.proto publishes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs tests/helpers/kl_testserver (one kubelet_server with canned devices; see its header).
 //   const s = await startTestServer(root, ['--devices', '4'], ms, env)  resolves once it is listening
 //   s.pid, s.socketPath, s.stderr()   (everything it logged so far)

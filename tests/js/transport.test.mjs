@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kubelet transport (src/kubelet/) against the stand-in kubelet, through
 // tests/helpers/kl_testserver: registration, ListAndWatch, Allocate, errors, preferred
 // allocation, kubelet restarts, socket mode and shutdown. Tests share one server and run in order.

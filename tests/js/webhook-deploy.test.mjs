@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart's webhook (deploy/chart/rdmak, templates/webhook.yaml, rendered by helm with seed 004's
 // values) is valid Kubernetes objects (kubernetes-models' OpenAPI validators) that keep the promises
 // their comments make; the ConfigMap's config is one `rdmak webhook` accepts, its rails are the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmak webhook` against clients that misbehave and files that change under it: oversized and
 // truncated bodies, slow clients, a connection limit, key pair rotation under load in the layout
 // kubelet gives a Secret volume (cert-manager's rotation arrives as a ..data symlink swap), a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmak webhook` as the API server sees it: AdmissionReviews built from the seeds' pods
 // (tests/fixtures/webhook: seed 002's test pods, seed 003's vLLM Volcano job and hostdev pod,
 // seed 004's rdma-tools DaemonSet pod) sent over HTTPS by Node's `https`, which verifies the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for `rdmak webhook`, playing the API server's side with independent parts: a test CA
 // and certificates made by openssl at run time, Node's `https` verifying the server certificate
 // against that CA, npm fast-json-patch applying the returned patch, kubernetes-models validating

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A throwaway three-member etcd cluster on loopback, for tests and benchmarks. Source it (it
 # needs nothing from tests/lib.sh, but for etcd_test_cluster), then:
 #   etcd_cluster_start DIR [tls]   start members 0..2 with data under DIR; 0 when all are healthy,

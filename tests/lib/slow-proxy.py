@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A TCP proxy on a free loopback port that holds each new connection DELAY seconds before it
 connects it to UPSTREAM: a server slow to answer a handshake (an etcd member on a busy node).
     slow-proxy.py UPSTREAM-HOST:PORT DELAY    prints its port on the first line, then serves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak bench: the perftest parser on every real output we have (tests/captures/bench: seeds
  * 002 and 003, real-outputs F1-F5 and G1-G7, the OpenShift GPUDirect run, Spiderpool's
  * ib_read_lat, this machine's own perftest), the ceiling model and the verdict against the

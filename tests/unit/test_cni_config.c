@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-cni's pure parts: the table number of an interface name (what ADD, CHECK, DEL and GC
  * must agree on without state), the configuration parser on a few accepted shapes (defaults,
  * Multus' deviceID and pciBusID, runtimeConfig winning), and the hostdev record written,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI protocol layer: environment and name validation, the envelope, version
  * negotiation, results in every version, the error object, delegation and the plugin main. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of `rdmak doctor`: the exact texts the kernel, the container runtimes and NCCL
  * produce (real-outputs.md G10, proc(5), cgroup v1/v2 docs, NCCL env.rst), and malformed
  * input that must be refused, not misread. */

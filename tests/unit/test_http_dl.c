@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* src/http/dl.c: libmicrohttpd and GnuTLS loaded when the HTTPS server starts. A missing
  * library or function is named, with the Debian package for the real names, and leaves nothing
  * loaded; the real libraries then load, every function resolved; a second load is a no-op. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hw_pci_read_function() and hw_netdev_read_pci() on the sample nodes (examples/nodes, made
  * like real sysfs): a RoCE VF with its netdev, RDMA device, PF and index; a PF; an absent
  * function; a netdev's function; a virtual netdev. */

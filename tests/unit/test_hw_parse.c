@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsers of sysfs strings: the exact strings the kernel prints (sysfs-rdma-abi.md), and
  * the malformed ones a parser must refuse. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allocator over the file store: order after the cursor, idempotent ADD, the full-pool
  * message, DEL, CHECK, GC of records and orphan claims, recovery of an interrupted ADD, dual
  * stack, host-local range sets, STATUS, and a store that cannot be reached. */

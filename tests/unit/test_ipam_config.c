@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-ipam's configuration and range arithmetic: whereabouts' and host-local's forms, IPv4
  * and IPv6, exclusions, the FIRST-LAST/LEN form, /31 /32 /127 /128, ranges that exclude
  * everything, and every refusal with its exact message. */

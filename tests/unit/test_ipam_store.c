@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The store ops table and the file store: claim-if-absent, compare-and-release, listings,
  * records, cursors, tidy, and the "not supported" defaults of a driver that fills no slot. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet transport's own checks, without a kubelet: argument validation, the socket's
  * life (mode 0600, stale file replaced, removed at stop), and clean start/stop/free cycles
  * (run under LeakSanitizer by `make check`). The wire side is tested by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* src/nl against this kernel, in network namespaces of the test's own (unshare: the machine's
  * namespaces are never touched): links (veth made with ip(8), macvlan made in another
  * namespace, moves with rename, MTU, MAC, up), addresses, routes in a table, rules with a

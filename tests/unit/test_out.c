@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* out/: strings from the system that are not UTF-8 become escaped JSON strings, never NULL. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's config parser: both anchors' formats unchanged (seed 003's configs verbatim),
  * rdmak's extras, and every kind of bad input refused with the JSON path of the field. */
 #include <errno.h>

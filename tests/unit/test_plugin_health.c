@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* health_poll() over a throwaway sysfs tree: port state and carrier changes are seen through
  * the held attributes, an unreadable (empty) carrier is "unknown", and a device that appears
  * only after the first poll is picked up. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Selectors, pools, Allocate answers and preferred allocation over hardware models built in
  * memory (the sample nodes under examples/nodes are covered by tests/cmd/plugin_dryrun.sh). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* util/: the whole-file reader, the crash-safe writer, string arrays and the list joiner. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The webhook's config parser (JSON and YAML), the YAML reader and writer under it, and the
  * Kubernetes name rules it applies: the fixed shape of issue 9 read as written, defaults, and
  * every bad input refused with the path of the field. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The merge rules (webhook/mutate.c), the networks annotation in both of Multus' forms, the JSON
  * Patch diff and the AdmissionReview handler. Pods come from the seeds' fixtures
  * (tests/fixtures/webhook) or are written here as small JSON. */

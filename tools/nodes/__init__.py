@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sample-node builder for rdmak: node specs (plain data) -> fake /sys + /dev trees.
 
 Modules:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """build(spec, outdir): write <outdir>/<name>/{sys,dev} for one node spec.
 
 A spec is plain data (dicts and lists, see compose.py for the helpers that make them):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers that return spec fragments (plain dicts) for build.py.
 
 Nothing here writes files; a node spec is the data these return, so a new node (for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Kernel formats and the hardware catalog used by the node specs.
 
 Formats follow the kernel printers (drivers/infiniband/core/sysfs.c, drivers/pci/pci-sysfs.c,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nodes for the perftest outputs that `rdmak bench` judges (tests/captures/bench): the hosts of
 seed 002's two tests, the OpenShift SR-IOV client and server of the GPUDirect DMA-BUF run
 (openshift-docs, the "A6" capture) and a RoCE LAG host for real-outputs F3. Every fact a capture

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nodes rebuilt from the public captures in shared/reference/real-outputs.md. Every fact a
 capture shows is reproduced; what it does not show (PCI addresses, netdev names where not
 printed, the cut tail of a capture, GPUs) is a plausible choice listed in examples/README.md."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Demo nodes: the lab's V100 and A100 nodes (seed 003), an SR-IOV RoCE node, the scale node
 with 1016 IB VFs, and a server without RDMA. Facts not in a source are plausible choices;
 examples/README.md says which is which."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Low-level writer for a fake root (sys/ + dev/).
 
 Paths are relative to the node root ("sys/devices/..."). Files are written with
