@@ -32,6 +32,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
+#include "util/spawn.h"
 #include "util/strv.h"
 
 #define RDMAK_BENCH_IMAGE "rdmak-bench:0.1.0"
@@ -240,47 +241,41 @@ struct proc {
 
 static int proc_start(struct proc *p, char **argv, const char *input)
 {
-	int o[2], e[2], i[2] = { -1, -1 };
+	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, i[2] = { -1, -1 };
+	/* its own process group: Ctrl-C is ours to handle, the pods must still be deleted */
+	struct spawn_opts so = { .argv = argv, .search_path = true, .in = -1, .new_group = true };
+	int r = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->out = p->err = -1;
 	p->status = -1;
-	if (pipe2(o, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(e, O_CLOEXEC) < 0 || (input && pipe2(i, O_CLOEXEC) < 0)) {
-		close(o[0]);
-		close(o[1]);
-		return -errno;
-	}
-	p->pid = fork();
-	if (p->pid < 0)
-		return -errno;
-	if (p->pid == 0) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 || (input && pipe2(i, O_CLOEXEC) < 0))
+		r = -errno;
+	so.in = i[0];
+	so.out = o[1];
+	so.err = e[1];
+	if (r == 0)
+		r = spawn_start(&so, &p->pid);
+	/* the write ends and the child's stdin are the child's now */
+	for (int k = 0; k < 3; k++) {
+		int fd = (int[]){ o[1], e[1], i[0] }[k];
 
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		/* its own process group: Ctrl-C is ours to handle, the pods must still be deleted */
-		setpgid(0, 0);
-		dup2(o[1], STDOUT_FILENO);
-		dup2(e[1], STDERR_FILENO);
-		if (input)
-			dup2(i[0], STDIN_FILENO);
-		else {
-			int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			if (dn >= 0)
-				dup2(dn, STDIN_FILENO);
-		}
-		execvp(argv[0], argv);
-		dprintf(STDERR_FILENO, "rdmak bench k8s: exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		if (fd >= 0)
+			close(fd);
 	}
-	close(o[1]);
-	close(e[1]);
+	if (r < 0) {
+		for (int k = 0; k < 3; k++) {
+			int fd = (int[]){ o[0], e[0], i[1] }[k];
+
+			if (fd >= 0)
+				close(fd);
+		}
+		p->pid = 0;
+		return r;
+	}
 	p->out = o[0];
 	p->err = e[0];
 	if (input) {
-		close(i[0]);
 		(void)fileio_write_all(i[1], input, strlen(input));
 		close(i[1]);
 	}

@@ -22,6 +22,7 @@
 #include "doctor/doctor.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/spawn.h"
 #include "util/strv.h"
 
 #define DEFAULT_TCP_PORT 18515
@@ -392,6 +393,7 @@ static int append(struct bench_run *run, const char *buf, size_t len)
 
 static pid_t start(struct bench_run *run, int *fd)
 {
+	struct spawn_opts so;
 	char path[4096];
 	int p[2], r;
 	pid_t pid;
@@ -405,26 +407,16 @@ static pid_t start(struct bench_run *run, int *fd)
 	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0) {
+	/* CUDA ordinals in PCI order, as --use_cuda=N is documented (docs/bench.md) */
+	so = (struct spawn_opts){ .path = path, .argv = run->argv,
+				  .set_env = "CUDA_DEVICE_ORDER=PCI_BUS_ID", .in = -1, .out = p[1], .err = p[1] };
+	r = spawn_start(&so, &pid);
+	close(p[1]);
+	if (r < 0) {
 		close(p[0]);
-		close(p[1]);
+		snprintf(run->start_error, sizeof(run->start_error), "%.120s: %s", path, strerror(-r));
 		return -1;
 	}
-	if (pid == 0) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		dup2(p[1], STDOUT_FILENO);
-		dup2(p[1], STDERR_FILENO);
-		/* CUDA ordinals in PCI order, as --use_cuda=N is documented (docs/bench.md) */
-		setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-		execv(path, run->argv);
-		dprintf(STDERR_FILENO, "rdmak bench: exec %s: %s\n", path, strerror(errno));
-		_exit(127);
-	}
-	close(p[1]);
 	*fd = p[0];
 	return pid;
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "cnispec/cnispec.h"
 #include "util/cleanup.h"
+#include "util/spawn.h"
 
 #define OUTPUT_MAX (4u << 20) /* a result is a few KiB; past this it is not one */
 
@@ -136,43 +136,35 @@ static int run(const char *path, char **envv, const char *buf, size_t len, char 
 {
 	_cleanup_close_ int in = memfd_create("cni-stdin", MFD_CLOEXEC);
 	int pipefd[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
 	char *argv[] = { (char *)path, NULL };
+	struct spawn_opts so = { .argv = argv, .envp = envv, .in = in, .err = -1 };
 	pid_t pid;
-	int r;
+	int r, k;
 
 	if (in < 0)
 		return -errno;
 	for (size_t off = 0; off < len;) {
-		ssize_t k = write(in, buf + off, len - off);
+		ssize_t w = write(in, buf + off, len - off);
 
-		if (k < 0 && errno == EINTR)
+		if (w < 0 && errno == EINTR)
 			continue;
-		if (k < 0)
+		if (w < 0)
 			return -errno;
-		off += (size_t)k;
+		off += (size_t)w;
 	}
 	if (lseek(in, 0, SEEK_SET) < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	r = posix_spawn_file_actions_init(&fa);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	if (r == 0)
-		r = posix_spawn(&pid, path, &fa, NULL, argv, envv);
-	posix_spawn_file_actions_destroy(&fa);
+	so.out = pipefd[1];
+	r = spawn_start(&so, &pid);
 	close(pipefd[1]);
-	if (r != 0) {
+	if (r < 0) {
 		close(pipefd[0]);
-		return -r;
+		return r;
 	}
 	r = slurp(pipefd[0], out, out_len, truncated);
 	close(pipefd[0]);
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return r;
+	k = spawn_wait(pid, status);
+	return r < 0 ? r : k;
 }
 
 /* The delegated plugin's error object, passed on as it wrote it. */

@@ -95,21 +95,22 @@ static bool watched(const struct daemon_loop *l, const char *name)
 	return false;
 }
 
+char *daemon_config_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
 int daemon_loop_watch(struct daemon_loop *l, const char *path)
 {
-	_cleanup_free_ char *dir = strdup(path);
+	_cleanup_free_ char *dir = daemon_config_dir(path);
 	const char *base = strrchr(path, '/');
-	char *slash;
 
 	if (!dir)
 		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
 	base = base ? base + 1 : path;
 	if (!watched(l, base) && strv_extend(&l->names, &l->n_names, base) < 0)
 		return -ENOMEM;

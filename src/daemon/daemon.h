@@ -40,6 +40,10 @@ struct daemon_loop;
 int daemon_loop_new(const struct daemon_ops *ops, void *ud, struct daemon_loop **ret);
 void daemon_loop_free(struct daemon_loop *l);
 
+/* The folder to watch for path's changes (a ConfigMap update swaps the ..data symlink of the
+ * folder and never writes the file itself): "/" for "/x", "." for a bare name. malloc'd; NULL
+ * when out of memory. */
+char *daemon_config_dir(const char *path);
 /* Watch the folder of path for changes to path's file name or to ..data (on an inotify
  * instance opened at the first call). -errno (the periodic check still notices changes; the
  * caller says so). */

@@ -731,18 +731,10 @@ static void config_dir_changed(void *ud)
  * file we opened. On the transport's inotify instance: one for the whole plugin. */
 static int watch_config(struct daemon *d, struct daemon_loop *loop)
 {
-	_cleanup_free_ char *dir = strdup(d->o->config);
-	char *slash;
+	_cleanup_free_ char *dir = daemon_config_dir(d->o->config);
 
 	if (!dir)
 		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
 	return kubelet_watch_dir(d->k, dir, config_dir_changed, loop);
 }
 

@@ -214,12 +214,35 @@ static void test_refusal(void **st)
 	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_PERIODIC), "periodic check");
 }
 
+static void test_config_dir(void **st)
+{
+	static const char *const cases[][2] = {
+		{ "/etc/rdmak/plugin.json", "/etc/rdmak" },
+		{ "/plugin.json", "/" },
+		{ "plugin.json", "." },
+		{ "conf/plugin.json", "conf" },
+		{ "/etc/rdmak/", "/etc/rdmak" },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = daemon_config_dir(cases[i][0]);
+
+		assert_non_null(d);
+		if (strcmp(d, cases[i][1]))
+			fail_msg("daemon_config_dir(\"%s\") = \"%s\", want \"%s\"", cases[i][0], d,
+				 cases[i][1]);
+		free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_notify),
 		cmocka_unit_test(test_refusal),
+		cmocka_unit_test(test_config_dir),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,11 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
@@ -295,6 +298,94 @@ static void test_append_sep(void **st)
 	assert_non_null(strstr(s, ",GPU999"));
 }
 
+/* read all of fd into buf (size n), NUL-terminated */
+static void read_all(int fd, char *buf, size_t n)
+{
+	size_t len = 0;
+	ssize_t k;
+
+	while (len + 1 < n && (k = read(fd, buf + len, n - 1 - len)) > 0)
+		len += (size_t)k;
+	buf[len] = '\0';
+}
+
+static void test_spawn(void **st)
+{
+	char *argv[] = { "sh", "-c", "read x; echo \"$x $A $B\"; echo err >&2; kill -INT $$; echo alive",
+			 NULL };
+	char *envp[] = { "A=1", "B=old", NULL };
+	char buf[256];
+	int in[2], out[2], status;
+	pid_t pid;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+
+	(void)st;
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	/* the caller ignores SIGINT; the child gets the default action (it dies of its own kill) */
+	sigaction(SIGINT, &ign, &old);
+	{
+		struct spawn_opts so = { .argv = argv, .search_path = true, .envp = envp,
+					 .set_env = "B=new", .in = in[0], .out = out[1], .err = out[1],
+					 .new_group = true };
+
+		assert_int_equal(spawn_start(&so, &pid), 0);
+	}
+	sigaction(SIGINT, &old, NULL);
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(write(in[1], "hello\n", 6), 6);
+	close(in[1]);
+	read_all(out[0], buf, sizeof(buf));
+	close(out[0]);
+	assert_int_equal(spawn_wait(pid, &status), 0);
+	/* stdin, stdout and stderr as given, the environment as given with B replaced */
+	assert_string_equal(buf, "hello 1 new\nerr\n");
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGINT);
+}
+
+static void test_spawn_group_and_errors(void **st)
+{
+	char *pg[] = { "/bin/sh", "-c", "ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat", NULL };
+	char *missing[] = { "rdmak-no-such-program", NULL };
+	char *abs_missing[] = { "/nonexistent/rdmak", NULL };
+	char buf[64];
+	int out[2], status;
+	pid_t pid;
+
+	(void)st;
+	assert_int_equal(pipe(out), 0);
+	{
+		struct spawn_opts so = { .argv = pg, .in = -1, .out = out[1], .err = -1, .new_group = true };
+
+		assert_int_equal(spawn_start(&so, &pid), 0);
+	}
+	close(out[1]);
+	read_all(out[0], buf, sizeof(buf));
+	close(out[0]);
+	assert_int_equal(spawn_wait(pid, &status), 0);
+	assert_true(WIFEXITED(status));
+	/* a group of its own: its group id is its pid */
+	assert_int_equal(atoi(buf), pid);
+	/* a program that is not there is an error here, not a child exiting 127 */
+	{
+		struct spawn_opts so = { .argv = missing, .search_path = true, .in = -1, .out = -1, .err = -1 };
+
+		assert_int_equal(spawn_start(&so, &pid), -ENOENT);
+	}
+	{
+		struct spawn_opts so = { .argv = abs_missing, .in = -1, .out = -1, .err = -1 };
+
+		assert_int_equal(spawn_start(&so, &pid), -ENOENT);
+	}
+	{
+		struct spawn_opts so = { .argv = NULL };
+
+		assert_int_equal(spawn_start(&so, &pid), -EINVAL);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +397,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remove_stale_temps, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
+		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_spawn_group_and_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
