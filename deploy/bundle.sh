@@ -1,21 +1,34 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# deploy/bundle.sh BINARY DEST: a self-contained rdmak for hosts that lack its libraries.
-# DEST/bin/rdmak is BINARY; DEST/lib holds every shared library it loads (ldd, transitively) and
-# the dynamic loader. BINARY must be linked for DEST's final place (`make build/reloc/rdmak`: its
+# deploy/bundle.sh BINARY DEST [SONAME...]: a self-contained rdmak for hosts that lack its
+# libraries. DEST/bin/rdmak is BINARY; DEST/lib holds every shared library it loads (ldd,
+# transitively) and the dynamic loader, and each SONAME (a library BINARY dlopen()s, which ldd
+# cannot see: the webhook's libmicrohttpd and GnuTLS) with what that loads in turn. BINARY must be
+# linked for DEST's final place (`make build/reloc/rdmak`: its
 # program interpreter is /opt/rdmak/lib/<loader> and its DT_RPATH /opt/rdmak/lib), because the CNI
 # plugins are exec'd by the runtime in the HOST's mount namespace: a binary copied out of the
 # image would otherwise look for Debian 12's libgrpc, abseil, jansson... on, say, Ubuntu 22.04.
 set -eu
-[ $# -eq 2 ] || { echo "usage: deploy/bundle.sh BINARY DEST" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: deploy/bundle.sh BINARY DEST [SONAME...]" >&2; exit 2; }
 bin=$1 dest=$2
+shift 2
 interp=$(readelf -lW "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 [ -n "$interp" ] || { echo "bundle.sh: $bin has no program interpreter (static?)" >&2; exit 1; }
 mkdir -p "$dest/bin" "$dest/lib"
 install -m 0755 "$bin" "$dest/bin/rdmak"
 # ldd runs the system loader on BINARY whatever its interpreter says, so this works before
 # /opt/rdmak exists; "name => /path (addr)" for libraries, "/path (addr)" for the loader.
-ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(/ { print $1 }' |
+# A dlopen()ed library is found where the system's loader finds it (ldconfig's cache); in the
+# bundle, dlopen() then finds it through the binary's DT_RPATH.
+dl=
+for so in "$@"; do
+	path=$(ldconfig -p | awk -v so="$so" '$1 == so && $NF ~ /^\// { print $NF; exit }')
+	[ -n "$path" ] || { echo "bundle.sh: $so: no such library here (ldconfig -p)" >&2; exit 1; }
+	dl="$dl $path"
+done
+# shellcheck disable=SC2086
+{ ldd "$bin"; for lib in $dl; do echo "$lib (0)"; ldd "$lib"; done; } |
+	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(/ { print $1 }' | sort -u |
 	while read -r lib; do
 		[ -e "$lib" ] && cp -L "$lib" "$dest/lib/"
 	done
