@@ -122,6 +122,16 @@ $(BUILD)/reloc/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
 		-Wl,--disable-new-dtags -o $@ $^ $(LDLIBS)
 
+# The image, FROM scratch, built by podman without any registry (deploy/image.sh; docs/deploy.md
+# says why scratch): rdmak:VERSION in podman's store, and $(BUILD)/image/*.oci.tar for
+# `ctr images import` or `podman load` on nodes that no registry reaches.
+VERSION  := $(shell sed -n 's/^\#define RDMAK_VERSION "\(.*\)"/\1/p' src/main.c)
+IMAGE    ?= rdmak:$(VERSION)
+PODMAN   ?= podman
+image: $(BUILD)/reloc/rdmak
+	PODMAN='$(PODMAN)' deploy/image.sh $(BUILD)/reloc/rdmak $(BUILD)/image $(IMAGE)
+.PHONY: image
+
 # The libcni driver of the CNI tests and benchmarks (tests/cni-driver): Debian's Go and libcni
 # (golang-github-appc-cni-dev) in GOPATH mode, offline, no cgo. Without Go, the CNI tests skip.
 GO       ?= go

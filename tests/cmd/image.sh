@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The image that `make image` builds with podman, FROM scratch, without any registry: rdmak runs in
+# it on a sample node mounted in, the webhook finds the libraries it dlopen()s, the CNI installer
+# (a shell script, on the image's busybox) puts rdmak-cni into a mounted host directory, and that
+# rdmak-cni then runs on the host, outside any container, as the runtime execs it. Prints the
+# image's size. Podman's store is private to this test (its $TMP), so nothing is left behind.
+. "$(dirname "$0")/../lib.sh"
+
+name="make image, and rdmak, the webhook's libraries and the CNI installer in it"
+if [ "$(id -u)" -ne 0 ] || ! command -v podman >/dev/null || ! command -v unshare >/dev/null; then
+	skip "needs root, podman (tools/install-deps.sh) and unshare" "$name"
+	done_testing
+	exit
+fi
+# The image is built from the plain build's relocated rdmak: a sanitizer build would carry its
+# runtime into the image (make check passes PLAIN_BUILD).
+plain=${PLAIN_BUILD:-$BUILD}
+vars=$(cat "$plain/make.vars" 2>/dev/null || echo "SAN=0")
+S=$TMP/podman
+mkdir -p "$S/tmp"
+# vfs: no overlay mount to leave behind, and it works wherever $TMP is (overlayfs on overlayfs
+# does not); no network, no events journal: nothing outside $S. ($S has no blank: mktemp's.)
+PODMAN="podman --root $S/root --runroot $S/run --tmpdir $S/tmp --storage-driver vfs"
+PODMAN="$PODMAN --events-backend none --cgroup-manager cgroupfs"
+P() { $PODMAN "$@" </dev/null; }
+cleanup() {
+	P rm -af >/dev/null 2>&1
+	grep -o " ${S}[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m"; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+TAG=localhost/rdmak-test:0.1.0
+
+t0=$(date +%s)
+# shellcheck disable=SC2086
+run make -s -C "$TOP" $vars BUILD="$plain" PODMAN="$PODMAN" IMAGE=$TAG image
+is "$rc" 0 "make image builds the image with podman"
+[ "$rc" -eq 0 ] || { printf '%s\n' "$err" | tail -20 | sed 's/^/#   /'; done_testing; exit; }
+archive="$plain/image/localhost_rdmak-test_0.1.0.oci.tar"
+is "$out" "$TAG $archive" "it names the image and its OCI archive"
+echo "# build: $(($(date +%s) - t0)) s"
+
+# Podman's defaults raise the container's hard RLIMIT_NOFILE to 1048576, which needs
+# CAP_SYS_RESOURCE: a VM or CI container without it (this one: Firecracker) cannot start any
+# container with them. crun 1.8 refuses a host with controllers in both cgroup v1 and v2
+# ("hybrid mode"), where runc runs. The first runtime that starts the image is used.
+RUNFLAGS=(--rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
+RT=()
+for r in "" runc; do
+	if [ -n "$r" ]; then command -v "$r" >/dev/null || continue; RT=(--runtime "$r"); fi
+	run P "${RT[@]}" run "${RUNFLAGS[@]}" "$TAG" --version
+	[ "$rc" -eq 0 ] && break
+	echo "# runtime ${r:-default}: $(printf '%s' "$err" | tail -1)"
+done
+if [ "$rc" -ne 0 ]; then
+	skip "podman cannot run a container here: $(printf '%s' "$err" | tail -1)" "$name"
+	done_testing
+	exit
+fi
+R() { P "${RT[@]}" run "${RUNFLAGS[@]}" "$@"; }
+is "$out" "rdmak 0.1.0" "rdmak --version in the image (runtime ${RT[*]:-default})"
+
+node=$NODES/a100-ib-bond
+run R -v "$node:/node:ro" "$TAG" list --root /node
+want=$("$RDMAK" list --root "$node")
+is "$out" "$want" "rdmak list --root on a sample node mounted in: as the host's build prints it"
+run R -v "$node:/node:ro" "$TAG" doctor --root /node --json
+drc=$rc
+"$RDMAK" doctor --root "$node" --json >"$TMP/doctor-host.json" 2>/dev/null
+is "$drc" "$?" "rdmak doctor --root: the host build's exit code"
+printf '%s\n' "$out" >"$TMP/doctor-image.json"
+is "$(jget "$TMP/doctor-image.json" '[c["id"] + ":" + str(c["object"]) + ":" + c["status"] for c in d]')" \
+	"$(jget "$TMP/doctor-host.json" '[c["id"] + ":" + str(c["object"]) + ":" + c["status"] for c in d]')" \
+	"and the same checks with the same verdicts"
+run R -v "$node:/node:ro" -v "$TOP/examples/plugin:/cfg:ro" "$TAG" \
+	plugin --dry-run --root /node --config /cfg/shared-seed003.json
+want=$("$RDMAK" plugin --dry-run --root "$node" --config "$TOP/examples/plugin/shared-seed003.json" 2>/dev/null)
+is "$rc" 0 "rdmak plugin --dry-run in the image exits 0"
+is "$out" "$want" "and prints the resources the host's build prints"
+
+# The webhook dlopen()s libmicrohttpd and GnuTLS (src/http/dl.c), which ldd does not list: a
+# certificate that is not one is refused by GnuTLS itself, so GnuTLS was loaded.
+printf -- '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n' >"$TMP/bad.pem"
+run R -v "$TOP/tests/fixtures/webhook:/cfg:ro" -v "$TMP/bad.pem:/tls/bad.pem:ro" "$TAG" \
+	webhook --config /cfg/config.yaml --tls-cert /tls/bad.pem --tls-key /tls/bad.pem --listen 127.0.0.1:0
+like "$err" "certificate: " "the webhook loads GnuTLS in the image (a bad certificate refused by GnuTLS)"
+unlike "$err" "dlopen|cannot open shared|No such file" "no library missing"
+
+# the CNI installer as the chart's DaemonSet runs it, into a host directory mounted in
+HOSTR=$TMP/host
+mkdir -p "$HOSTR"
+run R -v "$HOSTR:/host" --entrypoint /opt/rdmak/cni-install.sh "$TAG" --host-root=/host --cni-dir=/opt/cni/bin
+is "$rc" 0 "the CNI installer runs in the image (busybox sh)"
+like "$out" "installing rdmak 0.1.0" "it checks the bundled rdmak first"
+like "$out" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "and says what it installed"
+is "$(stat -c %i "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c %i "$HOSTR/opt/cni/bin/rdmak-ipam")" \
+	"rdmak-ipam is a hard link of rdmak-cni"
+cmp -s "$HOSTR/opt/cni/bin/rdmak-cni" "$plain/image/rootfs/opt/rdmak/bin/rdmak"
+ok $? "the installed plugin is the image's rdmak"
+# On the host, outside any container: the host's own root, with the installed /opt in place of
+# its /opt (a private mount namespace), exec'd by its absolute path as a runtime does.
+on_host() {
+	unshare --mount sh -c 'mount --bind "$0/opt" /opt && exec "$@"' "$HOSTR" "$@"
+}
+CNI_COMMAND=VERSION run on_host /opt/cni/bin/rdmak-cni
+is "$rc" 0 "the installed rdmak-cni runs on the host (CNI_COMMAND=VERSION)"
+like "$out" '"supportedVersions":.*"1.1.0"' "and answers VERSION"
+CNI_COMMAND=VERSION run on_host /opt/cni/bin/rdmak-ipam
+like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-ipam too"
+like "$(readelf -lW "$HOSTR/opt/cni/bin/rdmak-cni")" "interpreter: /opt/rdmak/lib/ld-linux" \
+	"with the bundle's loader, not the host's"
+
+# the OCI archive loads into an empty store and runs
+P rmi -f "$TAG" >/dev/null 2>&1
+run P load -q -i "$archive"
+is "$rc" 0 "podman load takes the OCI archive"
+run R "$TAG" --version
+is "$out" "rdmak 0.1.0" "and the loaded image runs"
+
+size=$(P image inspect --format '{{.Size}}' "$TAG")
+echo "# image size: $size bytes ($((size / 1000000)) MB); OCI archive $(stat -c %s "$archive") bytes; $(($(date +%s) - t0)) s in all"
+case $vars in
+*SAN=1*) skip "a sanitizer build's image (set PLAIN_BUILD)" "the image is under 30 MB" ;;
+*) [ "$size" -lt 30000000 ]; ok $? "the image is under 30 MB ($size bytes)" ;;
+esac
+
+done_testing
