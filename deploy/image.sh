@@ -3,7 +3,8 @@
 # deploy/image.sh BINARY OUT TAG: the rdmak image, built by podman FROM scratch with no registry
 # (`make image`). BINARY is build/reloc/rdmak (linked for /opt/rdmak: deploy/bundle.sh). Writes
 # OUT/rootfs (the image's files), OUT/Containerfile, the image TAG in podman's store and
-# OUT/rdmak-<tag>.oci.tar (podman save --format oci-archive) for nodes without a registry:
+# OUT/<TAG with / and : as _>.oci.tar (podman save --format oci-archive: rdmak_0.1.0.oci.tar)
+# for nodes without a registry:
 # `ctr -n k8s.io images import` or `podman load` (docs/deploy.md).
 #   PODMAN   the podman command (default podman; the test passes its own --root and --runroot)
 #   BUSYBOX  a static busybox (default /bin/busybox, Debian's busybox-static)
@@ -72,8 +73,8 @@ cp -L /etc/os-release "$out/rootfs/etc/os-release"
 
 cp "$here/image.Containerfile" "$out/Containerfile"
 # no RUN step (scratch has nothing to run it with), so the build needs no OCI runtime
-$podman build --quiet --no-cache --pull=never -f "$out/Containerfile" -t "$tag" "$out" >/dev/null
+$podman build --quiet --no-cache --pull=never -f "$out/Containerfile" -t "$tag" "$out" </dev/null >/dev/null
 archive="$out/$(echo "$tag" | tr '/:' '__').oci.tar"
 rm -f "$archive"
-$podman save --quiet --format oci-archive -o "$archive" "$tag"
+$podman save --quiet --format oci-archive -o "$archive" "$tag" </dev/null
 echo "$tag $archive"

@@ -99,9 +99,11 @@ is "$(stat -c %i "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c %i "$HOSTR/opt/cni/
 cmp -s "$HOSTR/opt/cni/bin/rdmak-cni" "$plain/image/rootfs/opt/rdmak/bin/rdmak"
 ok $? "the installed plugin is the image's rdmak"
 # On the host, outside any container: the host's own root, with the installed /opt in place of
-# its /opt (a private mount namespace), exec'd by its absolute path as a runtime does.
+# its /opt (a private mount namespace), exec'd by its absolute path as a runtime does, with
+# VERSION's request on stdin as libcni sends it.
 on_host() {
-	unshare --mount sh -c 'mount --bind "$0/opt" /opt && exec "$@"' "$HOSTR" "$@"
+	unshare --mount sh -c 'mount --bind "$0/opt" /opt && exec "$@"' "$HOSTR" "$@" \
+		<<<'{"cniVersion":"1.0.0"}'
 }
 CNI_COMMAND=VERSION run on_host /opt/cni/bin/rdmak-cni
 is "$rc" 0 "the installed rdmak-cni runs on the host (CNI_COMMAND=VERSION)"
