@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -343,7 +343,7 @@ static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const 
 	json_object_set_new(doc, "mode", json_string(mode));
 	json_object_set_new(doc, "verdict", json_string(bench_status_name(worst)));
 	json_object_set(doc, "sides", sides);
-	r = o->json ? out_json(stdout, doc) : bench_report_print(stdout, doc);
+	r = o->json ? doc_json(stdout, doc) : bench_report_print(stdout, doc);
 	if (r < 0) {
 		fprintf(stderr, "rdmak bench: writing the result: %s\n", strerror(-r));
 		return BENCH_EXIT_FAIL;

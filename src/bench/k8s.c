@@ -28,7 +28,7 @@
 
 #include "bench/bench.h"
 #include "k8s/names.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -775,7 +775,7 @@ done:
 		json_object_set_new(res, "path", path ? path : json_null());
 		json_object_set_new(res, "server", sdoc ? sdoc : json_null());
 		json_object_set_new(res, "client", cdoc ? cdoc : json_null());
-		if ((o->json ? out_json(stdout, res) : print_run_text(res)) < 0)
+		if ((o->json ? doc_json(stdout, res) : print_run_text(res)) < 0)
 			fprintf(stderr, "rdmak bench k8s: writing the result failed\n");
 		ret = bench_exit_code(worst);
 	}
@@ -987,7 +987,7 @@ int bench_k8s_main(int argc, char **argv)
 		r = k8s_run(&o, pods, &t);
 	} else if (o.json) {
 		list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", pods);
-		r = out_json(stdout, list) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+		r = doc_json(stdout, list) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 		json_decref(list);
 	} else {
 		printf("# rdmak bench k8s: two pods for an RDMA test, the server on %s and the client on %s.\n"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/cleanup.h"
 
 static json_t *num_or_null(double v)
@@ -172,7 +172,7 @@ json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t)
 
 static void print_side(FILE *f, const json_t *s, const char *label)
 {
-	static const struct out_column cols[] = { { "FACTOR", "factor" }, { "GB/S", "gbps" }, { "DETAIL", "detail" } };
+	static const struct doc_column cols[] = { { "FACTOR", "factor" }, { "GB/S", "gbps" }, { "DETAIL", "detail" } };
 	const json_t *c = json_object_get(s, "ceiling"), *res = json_object_get(s, "result"), *r;
 	const char *dev = json_string_value(json_object_get(s, "device"));
 	size_t i;
@@ -193,7 +193,7 @@ static void print_side(FILE *f, const json_t *s, const char *label)
 	if (json_is_true(json_object_get(c, "known"))) {
 		fprintf(f, "ceiling %.1f Gb/s, set by %s\n", json_number_value(json_object_get(c, "gbps")),
 			json_string_value(json_object_get(c, "limited_by")));
-		out_table(f, json_object_get(c, "factors"), cols, ELEMENTSOF(cols));
+		doc_table(f, json_object_get(c, "factors"), cols, ELEMENTSOF(cols));
 	} else if (json_is_string(json_object_get(c, "why_unknown"))) {
 		fprintf(f, "ceiling unknown: %s\n", json_string_value(json_object_get(c, "why_unknown")));
 	}

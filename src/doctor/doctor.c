@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "out/out.h"
+#include "doc/doc.h"
 #include "plugin/config.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -74,7 +74,7 @@ static json_t *vstr(const char *fmt, va_list ap)
 		return NULL;
 	/* names and values come from sysfs and the pod's files: escape what is not UTF-8 rather
 	 * than lose the title or the evidence */
-	return out_string(s);
+	return doc_string(s);
 }
 
 /* The cause of the finding about to be appended, at index json_array_size(d->findings). */
@@ -107,7 +107,7 @@ json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, 
 	f = json_pack("{s:s, s:s, s:o?, s:o, s:[], s:n}",
 		      "id", d->check->id,
 		      "status", doctor_status_name(st),
-		      "object", object ? out_string(object) : NULL,
+		      "object", object ? doc_string(object) : NULL,
 		      "title", title ? title : json_string(""),
 		      "evidence",
 		      "fix");
@@ -141,7 +141,7 @@ void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
 	v = vstr(value_fmt, ap);
 	va_end(ap);
 	if (v)
-		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:o, s:o}", "path", out_string(path), "value", v));
+		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:o, s:o}", "path", doc_string(path), "value", v));
 }
 
 void doctor_fix(json_t *f, const char *fmt, ...)
@@ -333,13 +333,13 @@ static enum doctor_status status_of(const json_t *f)
 
 static int print_text(FILE *f, const json_t *findings)
 {
-	static const struct out_column cols[] = {
+	static const struct doc_column cols[] = {
 		{ "STATUS", "status" }, { "CHECK", "id" }, { "OBJECT", "object" }, { "FINDING", "title" },
 	};
 	unsigned count[4] = { 0 };
 	size_t i, j;
 	const json_t *x, *ev;
-	int r = out_table(f, findings, cols, ELEMENTSOF(cols));
+	int r = doc_table(f, findings, cols, ELEMENTSOF(cols));
 
 	if (r < 0)
 		return r;
@@ -713,7 +713,7 @@ int doctor_main(int argc, char **argv)
 	if (!d.findings)
 		goto out;
 	worst = run_checks(&d, &o);
-	r = o.json ? out_json(stdout, d.findings) : print_text(stdout, d.findings);
+	r = o.json ? doc_json(stdout, d.findings) : print_text(stdout, d.findings);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: writing the result: %s\n", strerror(-r));
 		goto out;

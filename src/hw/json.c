@@ -4,18 +4,18 @@
 #include <string.h>
 
 #include "hw/hw-json.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-/* Every string here was read from sysfs or devfs: out_string() escapes what is not UTF-8 and
+/* Every string here was read from sysfs or devfs: doc_string() escapes what is not UTF-8 and
  * every construction is checked, so that a strange name or a failed allocation makes the whole
  * document fail (NULL, which each json_pack "o" passes up) instead of dropping an entry. */
-#define S(s) out_string(s)
+#define S(s) doc_string(s)
 
 static json_t *str_or_null(const char *s)
 {
-	return s && *s ? out_string(s) : json_null();
+	return s && *s ? doc_string(s) : json_null();
 }
 
 /* Append v to *a; on failure free the array and leave NULL there, for the caller's pack to fail. */
@@ -25,7 +25,7 @@ static void push(json_t **a, json_t *v)
 		json_decref(v);
 		return;
 	}
-	if (out_append(*a, v) < 0) {
+	if (doc_append(*a, v) < 0) {
 		json_decref(*a);
 		*a = NULL;
 	}

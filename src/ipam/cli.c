@@ -12,7 +12,7 @@
 
 #include "ipam/internal.h"
 #include "ipam/plugin.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -124,11 +124,11 @@ static void add_pod_column(json_t *rows)
 
 static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json)
 {
-	static const struct out_column range_cols[] = {
+	static const struct doc_column range_cols[] = {
 		{ "RANGE", "range" }, { "POOL", "pool" }, { "SIZE", "size" },
 		{ "USED", "used" },   { "FREE", "free" }, { "GATEWAY", "gateway" },
 	};
-	static const struct out_column res_cols[] = {
+	static const struct doc_column res_cols[] = {
 		{ "ADDRESS", "address" }, { "CONTAINER", "containerID" }, { "IFNAME", "ifname" },
 		{ "POD", "pod" },         { "NETWORK", "network" },       { "SINCE", "created" },
 	};
@@ -141,18 +141,18 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 	json_array_foreach(json_object_get(doc, "ranges"), i, r)
 		add_pod_column(json_object_get(r, "reservations"));
 	if (json) {
-		out_json(stdout, doc);
+		doc_json(stdout, doc);
 		json_decref(doc);
 		return EXIT_OK;
 	}
 	printf("network %s, %s store\n\n", c->network, s->driver->name);
-	out_table(stdout, json_object_get(doc, "ranges"), range_cols, ELEMENTSOF(range_cols));
+	doc_table(stdout, json_object_get(doc, "ranges"), range_cols, ELEMENTSOF(range_cols));
 	rows = json_array();
 	json_array_foreach(json_object_get(doc, "ranges"), i, r)
 		json_array_extend(rows, json_object_get(r, "reservations"));
 	if (json_array_size(rows)) {
 		printf("\n");
-		out_table(stdout, rows, res_cols, ELEMENTSOF(res_cols));
+		doc_table(stdout, rows, res_cols, ELEMENTSOF(res_cols));
 	}
 	json_decref(rows);
 	json_decref(doc);
@@ -237,7 +237,7 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 				      (json_int_t)st.orphans, "tidied", (json_int_t)st.tidied, "junk", (json_int_t)st.junk,
 				      "repaired", (json_int_t)st.repaired, "errors", (json_int_t)st.errors);
 
-		out_json(stdout, o);
+		doc_json(stdout, o);
 		json_decref(o);
 	} else {
 		printf("%s: kept %zu attachments, released %zu, freed %zu orphan claims, removed %zu leftover files",

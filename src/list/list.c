@@ -13,7 +13,7 @@
 
 #include "hw/hw-json.h"
 #include "hw/hw.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
@@ -79,7 +79,7 @@ static json_t *nearest_gpus(const struct hw_node *node, const struct hw_rdma_dev
 			return NULL;
 	if (str_append_sep(&list, " ", "(%s)", hw_topo_name(best)) < 0)
 		return NULL;
-	return out_string(list);
+	return doc_string(list);
 }
 
 static json_t *table_rows(const struct hw_node *node)
@@ -101,13 +101,13 @@ static json_t *table_rows(const struct hw_node *node)
 				snprintf(nd, sizeof(nd), "%s (%s)", p->netdev->name, carrier_word(p->netdev));
 			else
 				snprintf(nd, sizeof(nd), "-");
-			/* every string from sysfs through out_string(): a name that is not UTF-8 is
+			/* every string from sysfs through doc_string(): a name that is not UTF-8 is
 			 * escaped, and a row that cannot be built fails the table instead of vanishing */
-			if (!gpu || out_append(rows, json_pack("{s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:O, s:o}",
-				"ibdev", out_string(d->name), "port", (json_int_t)p->num, "state", out_string(p->state_name),
-				"phys", out_string(p->phys_state_name), "rate", out_string(rate), "link", hw_link_layer_name(p->link_layer),
-				"netdev", out_string(nd),
-				"pci", d->pci ? out_string(d->pci->bdf) : json_null(),
+			if (!gpu || doc_append(rows, json_pack("{s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:O, s:o}",
+				"ibdev", doc_string(d->name), "port", (json_int_t)p->num, "state", doc_string(p->state_name),
+				"phys", doc_string(p->phys_state_name), "rate", doc_string(rate), "link", hw_link_layer_name(p->link_layer),
+				"netdev", doc_string(nd),
+				"pci", d->pci ? doc_string(d->pci->bdf) : json_null(),
 				"numa", d->pci && d->pci->numa_node >= 0 ? json_integer(d->pci->numa_node) : json_null(),
 				"gpu", gpu,
 				"kind", d->lag ? json_string("LAG") : d->pci && d->pci->physfn ? json_string("VF") : json_null())) < 0) {
@@ -120,7 +120,7 @@ static json_t *table_rows(const struct hw_node *node)
 	return TAKE_PTR(rows);
 }
 
-static const struct out_column table_cols[] = {
+static const struct doc_column table_cols[] = {
 	{ "IBDEV", "ibdev" },   { "PORT", "port" }, { "STATE", "state" }, { "PHYS", "phys" },
 	{ "RATE", "rate" },     { "LINK", "link" }, { "NETDEV", "netdev" }, { "PCI", "pci" },
 	{ "NUMA", "numa" },     { "NEAREST GPU", "gpu" }, { "KIND", "kind" },
@@ -136,7 +136,7 @@ static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx 
 		return 0;
 	}
 	rows = table_rows(node);
-	return rows ? out_table(f, rows, table_cols, ELEMENTSOF(table_cols)) : -ENOMEM;
+	return rows ? doc_table(f, rows, table_cols, ELEMENTSOF(table_cols)) : -ENOMEM;
 }
 
 /* ---- the standard tools' formats ------------------------------------------------------ */
@@ -338,7 +338,7 @@ int list_main(int argc, char **argv)
 	switch (fmt) {
 	case FMT_JSON: {
 		json_t *doc = hw_node_to_json(node, ctx);
-		r = doc ? out_json(stdout, doc) : -ENOMEM;
+		r = doc ? doc_json(stdout, doc) : -ENOMEM;
 		json_decref(doc);
 		break;
 	}

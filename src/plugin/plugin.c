@@ -23,7 +23,7 @@
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
 #include "log/log.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "plugin/allocate.h"
 #include "plugin/config.h"
 #include "plugin/files.h"
@@ -962,7 +962,7 @@ static int dry_run(struct daemon *d)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	errno = 0;
-	r = d->o->json ? out_json(stdout, doc) : report_print_text(stdout, doc);
+	r = d->o->json ? doc_json(stdout, doc) : report_print_text(stdout, doc);
 	json_decref(doc);
 	/* stdout is a pipe or a file here: the write (and its ENOSPC, EPIPE) may come at the flush */
 	if (fflush(stdout) != 0 || r < 0 || ferror(stdout)) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "doc/doc.h"
 #include "plugin/allocate.h"
 #include "util/strv.h"
 
@@ -17,21 +17,21 @@ json_t *report_container_response(const struct kl_container_alloc *a)
 	       *cdi = json_array();
 
 	for (size_t i = 0; i < a->n_envs; i++)
-		json_object_set_new(envs, a->envs[i].key, out_string(a->envs[i].value));
+		json_object_set_new(envs, a->envs[i].key, doc_string(a->envs[i].value));
 	for (size_t i = 0; i < a->n_devices; i++)
-		if (out_append(devs, json_pack("{s:o, s:o, s:s}", "container_path", out_string(a->devices[i].container_path),
-					       "host_path", out_string(a->devices[i].host_path), "permissions",
+		if (doc_append(devs, json_pack("{s:o, s:o, s:s}", "container_path", doc_string(a->devices[i].container_path),
+					       "host_path", doc_string(a->devices[i].host_path), "permissions",
 					       a->devices[i].permissions)) < 0)
 			goto fail;
 	for (size_t i = 0; i < a->n_mounts; i++)
-		if (out_append(mounts, json_pack("{s:o, s:o, s:b}", "container_path", out_string(a->mounts[i].container_path),
-						 "host_path", out_string(a->mounts[i].host_path), "read_only",
+		if (doc_append(mounts, json_pack("{s:o, s:o, s:b}", "container_path", doc_string(a->mounts[i].container_path),
+						 "host_path", doc_string(a->mounts[i].host_path), "read_only",
 						 a->mounts[i].read_only)) < 0)
 			goto fail;
 	for (size_t i = 0; i < a->n_annotations; i++)
-		json_object_set_new(ann, a->annotations[i].key, out_string(a->annotations[i].value));
+		json_object_set_new(ann, a->annotations[i].key, doc_string(a->annotations[i].value));
 	for (size_t i = 0; i < a->n_cdi_devices; i++)
-		if (out_append(cdi, json_pack("{s:o}", "name", out_string(a->cdi_devices[i]))) < 0)
+		if (doc_append(cdi, json_pack("{s:o}", "name", doc_string(a->cdi_devices[i]))) < 0)
 			goto fail;
 	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "envs", envs, "mounts", mounts, "devices", devs, "annotations", ann,
 			 "cdi_devices", cdi);
@@ -47,17 +47,17 @@ fail:
 static json_t *member_json(const struct pool_set *ps, const struct pool_member *m, enum plugin_kind kind)
 {
 	/* ids, device and netdev names come from sysfs: escaped when not UTF-8, never dropped */
-	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", out_string(m->id), "rdma", out_string(m->rdma), "netdevs",
-			      out_string(m->netdevs), "healthy", m->healthy);
+	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", doc_string(m->id), "rdma", doc_string(m->rdma), "netdevs",
+			      doc_string(m->netdevs), "healthy", m->healthy);
 	char reason[160];
 
 	if (!o)
 		return NULL;
 	health_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
-	json_object_set_new(o, "reason", reason[0] ? out_string(reason) : json_null());
+	json_object_set_new(o, "reason", reason[0] ? doc_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
-		json_object_set_new(o, "pf", out_string(m->pf));
+		json_object_set_new(o, "pf", doc_string(m->pf));
 		json_object_set_new(o, "vf", m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
 		json_object_set_new(o, "in_pod", json_boolean(m->in_pod));
 	}
@@ -95,12 +95,12 @@ static json_t *allocate_json(const struct pool *p)
 		n_ids = 1;
 	}
 	for (size_t i = 0; i < n_ids; i++)
-		json_array_append_new(req, out_string(ids[i]));
+		json_array_append_new(req, doc_string(ids[i]));
 	o = json_pack("{s:{s:[{s:o}]}}", "request", "container_requests", "devices_ids", req);
 	if (n_ids) {
 		r = allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
 		if (r < 0)
-			json_object_set_new(o, "error", out_string(msg ? msg : strerror(-r)));
+			json_object_set_new(o, "error", doc_string(msg ? msg : strerror(-r)));
 		else
 			json_object_set_new(o, "response",
 					    json_pack("{s:[o]}", "container_responses", report_container_response(&a)));
@@ -123,7 +123,7 @@ json_t *report_build(const struct pool_set *ps)
 		size_t healthy = 0;
 
 		for (size_t j = 0; j < p->n_m; j++)
-			if (out_append(members, member_json(ps, &p->m[j], p->res->kind)) < 0) {
+			if (doc_append(members, member_json(ps, &p->m[j], p->res->kind)) < 0) {
 				json_decref(members);
 				json_decref(res);
 				return NULL;
@@ -141,7 +141,7 @@ json_t *report_build(const struct pool_set *ps)
 			json_decref(res);
 			return NULL;
 		}
-		if (out_append(res, o) < 0) {
+		if (doc_append(res, o) < 0) {
 			json_decref(res);
 			return NULL;
 		}
@@ -149,7 +149,7 @@ json_t *report_build(const struct pool_set *ps)
 	return json_pack("{s:o}", "resources", res);
 }
 
-static const struct out_column member_cols[] = {
+static const struct doc_column member_cols[] = {
 	{ "DEVICE", "id" }, { "RDMA", "rdma" }, { "NETDEVS", "netdevs" }, { "NUMA", "numa" },
 	{ "HEALTHY", "healthy" }, { "REASON", "reason" },
 };
@@ -171,18 +171,18 @@ int report_print_text(FILE *f, const json_t *doc)
 		if (json_array_size(json_object_get(r, "members")) == 0)
 			fprintf(f, "  no device matches the selectors\n");
 		else
-			out_table(f, json_object_get(r, "members"), member_cols, sizeof(member_cols) / sizeof(member_cols[0]));
+			doc_table(f, json_object_get(r, "members"), member_cols, sizeof(member_cols) / sizeof(member_cols[0]));
 		if (!alloc)
 			continue;
 		fprintf(f, "Allocate(");
-		json_array_foreach(out_get(alloc, "request.container_requests.0.devices_ids"), j, c)
+		json_array_foreach(doc_get(alloc, "request.container_requests.0.devices_ids"), j, c)
 			fprintf(f, "%s\"%s\"", j ? ", " : "", json_string_value(c));
 		if (json_object_get(alloc, "error")) {
 			fprintf(f, ") refused: %s\n", json_string_value(json_object_get(alloc, "error")));
 			continue;
 		}
 		fprintf(f, "):\n");
-		resp = out_get(alloc, "response.container_responses.0");
+		resp = doc_get(alloc, "response.container_responses.0");
 		json_array_foreach(json_object_get(resp, "devices"), j, c)
 			fprintf(f, "  device  %s (%s)\n", json_string_value(json_object_get(c, "host_path")),
 				json_string_value(json_object_get(c, "permissions")));

@@ -22,7 +22,7 @@
 #include "daemon/daemon.h"
 #include "http/http.h"
 #include "log/log.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -358,7 +358,7 @@ static int check(const struct opts *o)
 	if (o->json) {
 		json_t *doc = config_json(cfg);
 
-		r = doc ? out_json(stdout, doc) : -ENOMEM;
+		r = doc ? doc_json(stdout, doc) : -ENOMEM;
 		json_decref(doc);
 	} else {
 		r = 0;
@@ -464,7 +464,7 @@ static int explain_print_text(const char *file, enum doc_format fmt, json_t *out
 		return EXIT_DENIED;
 	if (fmt == DOC_YAML)
 		return doc_write_yaml(stdout, out) < 0 ? EXIT_RUNTIME : 0;
-	return out_json(stdout, out) < 0 ? EXIT_RUNTIME : 0;
+	return doc_json(stdout, out) < 0 ? EXIT_RUNTIME : 0;
 }
 
 static json_t *strv_json(char **v)
@@ -494,7 +494,7 @@ static int explain_print_json(json_t *out, struct explained *ex, size_t n)
 						strv_json(mr->warnings), "message", mr->denied, "patch", ex[i].patch));
 	}
 	doc = json_pack("{s:b, s:o, s:O}", "allowed", !denied, "results", results, "object", out);
-	r = doc ? out_json(stdout, doc) : -ENOMEM;
+	r = doc ? doc_json(stdout, doc) : -ENOMEM;
 	json_decref(doc);
 	if (r < 0)
 		return EXIT_RUNTIME;

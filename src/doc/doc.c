@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "out/out.h"
+#include "doc/doc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-json_t *out_string(const char *s)
+json_t *doc_string(const char *s)
 {
 	_cleanup_free_ char *e = NULL;
 
@@ -20,14 +20,14 @@ json_t *out_string(const char *s)
 	return e ? json_string(e) : NULL;
 }
 
-int out_append(json_t *a, json_t *v)
+int doc_append(json_t *a, json_t *v)
 {
 	if (!v)
 		return -ENOMEM;
 	return json_array_append_new(a, v) < 0 ? -ENOMEM : 0;
 }
 
-const json_t *out_get(const json_t *obj, const char *dotted_key)
+const json_t *doc_get(const json_t *obj, const char *dotted_key)
 {
 	char part[128];
 	const char *p = dotted_key;
@@ -49,7 +49,7 @@ const json_t *out_get(const json_t *obj, const char *dotted_key)
 	return obj;
 }
 
-const char *out_cell(const json_t *v, char *buf, size_t n)
+const char *doc_cell(const json_t *v, char *buf, size_t n)
 {
 	if (!v || json_is_null(v))
 		return "-";
@@ -66,7 +66,7 @@ const char *out_cell(const json_t *v, char *buf, size_t n)
 	return buf;
 }
 
-int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t n_cols)
+int doc_table(FILE *f, const json_t *rows, const struct doc_column *cols, size_t n_cols)
 {
 	_cleanup_free_ size_t *width = calloc(n_cols, sizeof(*width));
 	size_t i, c;
@@ -79,7 +79,7 @@ int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t
 		width[c] = strlen(cols[c].header);
 	json_array_foreach(rows, i, row)
 		for (c = 0; c < n_cols; c++) {
-			size_t l = strlen(out_cell(out_get(row, cols[c].key), buf, sizeof(buf)));
+			size_t l = strlen(doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)));
 			if (l > width[c])
 				width[c] = l;
 		}
@@ -88,11 +88,11 @@ int out_table(FILE *f, const json_t *rows, const struct out_column *cols, size_t
 	json_array_foreach(rows, i, row)
 		for (c = 0; c < n_cols; c++)
 			fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0,
-				out_cell(out_get(row, cols[c].key), buf, sizeof(buf)), c + 1 < n_cols ? "  " : "\n");
+				doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)), c + 1 < n_cols ? "  " : "\n");
 	return ferror(f) ? -EIO : 0;
 }
 
-int out_json(FILE *f, const json_t *doc)
+int doc_json(FILE *f, const json_t *doc)
 {
 	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 		return -EIO;

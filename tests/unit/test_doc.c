@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* out/: strings from the system that are not UTF-8 become escaped JSON strings, never NULL. */
+/* doc/: strings from the system that are not UTF-8 become escaped JSON strings, never NULL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/strutil.h"
 
 static void check_escape(const char *in, const char *want)
 {
 	char *got = str_utf8_escape(in);
-	json_t *j = out_string(in);
+	json_t *j = doc_string(in);
 
 	assert_non_null(got);
 	assert_string_equal(got, want);
@@ -41,15 +41,15 @@ static void test_utf8_escape(void **st)
 	check_escape("\xe2\x82" "x", "\\xe2\\x82x");                          /* short sequence then ASCII */
 	assert_true(str_is_utf8("mlx5_0"));
 	assert_false(str_is_utf8("ib\xff"));
-	assert_null(out_string(NULL));
+	assert_null(doc_string(NULL));
 }
 
 static void test_append(void **st)
 {
 	json_t *a = json_array();
 
-	assert_int_equal(out_append(a, json_string("x")), 0);
-	assert_int_equal(out_append(a, NULL), -ENOMEM); /* a failed construction is an error, not nothing */
+	assert_int_equal(doc_append(a, json_string("x")), 0);
+	assert_int_equal(doc_append(a, NULL), -ENOMEM); /* a failed construction is an error, not nothing */
 	assert_int_equal(json_array_size(a), 1);
 	json_decref(a);
 }
