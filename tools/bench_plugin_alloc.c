@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "plugin/allocate.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "plugin/pool.h"
 
 static int cmp(const void *a, const void *b)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
-#include "ipam/plugin.h"
+#include "ipam/cni.h"
 #include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"

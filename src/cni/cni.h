@@ -4,7 +4,7 @@
  *
  * The CNI exchange (environment, stdin, versions, result and error JSON, IPAM delegation) is
  * cnispec's; netlink is src/nl's; sysfs is read through hw's root context. What lives here:
- *   config.c   the plugin's own keys, validated (the JSON path of a bad one in the error)
+ *   netconf.c  the plugin's own keys, validated (the JSON path of a bad one in the error)
  *   link*.c    the link kinds behind one ops table (macvlan, ipoib, hostdev)
  *   rdma.c     the RDMA subsystem's netns mode and moving a function's RDMA device
  *   routing.c  addresses, the per-interface table, its rule and the multi-rail sysctls

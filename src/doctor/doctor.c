@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "doc/doc.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -284,7 +284,7 @@ static ssize_t user_file_read(const char *path, char **ret)
 
 /* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */
 
-/* The plugin's own parser (src/plugin/config.h), so that the doctor refuses exactly the configs
+/* The plugin's own parser (src/plugin/pluginconf.h), so that the doctor refuses exactly the configs
  * the plugin refuses, with the same JSON path. k8s-rdma-shared-dev-plugin (configList) refuses
  * to start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
  * in both, and needs exclusive only with RDMA CNI, which the config does not say. rdmak's own

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ipam/internal.h"
-#include "ipam/plugin.h"
+#include "ipam/cni.h"
 #include "doc/doc.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

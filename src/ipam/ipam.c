@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipam/plugin.h"
+#include "ipam/cni.h"
 #include "roles.h"
 
 extern char **environ;

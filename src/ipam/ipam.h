@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rdmak-ipam: the configuration (whereabouts' and host-local's keys), the range arithmetic
  * (IPv4 and IPv6 as 128-bit integers) and the allocator over a store (store.h). The CNI
- * plugin (plugin.c) and the operator CLI (cli.c) are thin layers over these. docs/ipam.md.
+ * plugin (cni.c) and the operator CLI (cli.c) are thin layers over these. docs/ipam.md.
  */
 #ifndef RDMAK_IPAM_H
 #define RDMAK_IPAM_H

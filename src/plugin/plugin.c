@@ -25,7 +25,7 @@
 #include "log/log.h"
 #include "doc/doc.h"
 #include "plugin/allocate.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "plugin/files.h"
 #include "plugin/health.h"
 #include "plugin/pool.h"

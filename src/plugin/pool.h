@@ -11,7 +11,7 @@
 
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "plugin/health.h"
 
 struct pool_member {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "hw/hw.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 
 bool select_rdma_dev(const struct plugin_selector *s, const struct hw_rdma_dev *dev);
 /* A PCI function that may be an exclusive resource at all: a network function that is not a

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 
 #define ANNOTATION_GROUPS "rdmak.io/rdma-networks"
 #define ANNOTATION_GROUPS_SPIDERPOOL "cni.spidernet.io/rdma-resource-inject"

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 
 enum review_log { REVIEW_LOG_WARNING = 1, REVIEW_LOG_INFO = 2, REVIEW_LOG_DEBUG = 3 };
 

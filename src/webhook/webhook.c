@@ -28,7 +28,7 @@
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/strv.h"
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 #include "webhook/doc.h"
 #include "webhook/mutate.h"
 #include "webhook/patch.h"

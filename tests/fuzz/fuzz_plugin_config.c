@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "plugin/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 #include "webhook/doc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

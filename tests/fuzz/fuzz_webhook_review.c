@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 #include "webhook/doc.h"
 #include "webhook/mutate.h"
 #include "webhook/networks.h"

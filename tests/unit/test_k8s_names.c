@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "k8s/names.h"
-#include "plugin/config.h"
-#include "webhook/config.h"
+#include "plugin/pluginconf.h"
+#include "webhook/webhookconf.h"
 
 struct name_case {
 	const char *s;

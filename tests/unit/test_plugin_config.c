@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 
 static struct plugin_config *parse_ok(const char *text)
 {

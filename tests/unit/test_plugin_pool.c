@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "plugin/allocate.h"
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 #include "plugin/pool.h"
 #include "plugin/files.h"
 #include "plugin/select.h"

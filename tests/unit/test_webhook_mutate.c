@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "util/fileio.h"
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 #include "webhook/doc.h"
 #include "webhook/mutate.h"
 #include "webhook/networks.h"

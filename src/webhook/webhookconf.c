@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Config parser: a declarative table per object (webhook/dispatch.h), unknown keys refused. */
-#include "webhook/config.h"
+#include "webhook/webhookconf.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * sriov-network-device-plugin's `resourceList`, or both in one file plus rdmak's own keys
  * (docs/plugin.md). Parsed from a buffer so that the parser has a fuzz target; every
  * refusal names the JSON path of the offending field. */
-#ifndef RDMAK_PLUGIN_CONFIG_H
-#define RDMAK_PLUGIN_CONFIG_H
+#ifndef RDMAK_PLUGIN_PLUGINCONF_H
+#define RDMAK_PLUGIN_PLUGINCONF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The two faces of the ipam role (src/ipam/ipam.c dispatches). */
-#ifndef RDMAK_IPAM_PLUGIN_H
-#define RDMAK_IPAM_PLUGIN_H
+#ifndef RDMAK_IPAM_CNI_H
+#define RDMAK_IPAM_CNI_H
 
 #include <stdio.h>
 

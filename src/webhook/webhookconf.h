@@ -4,8 +4,8 @@
  * shape {"groups": {"<g>": {"networks": [{"namespace", "name", "resource", "count"}]}}} is fixed
  * (issue 9), the rest is rdmak's. JSON or YAML, parsed from a buffer (fuzzed); every refusal
  * names the path of the offending field. */
-#ifndef RDMAK_WEBHOOK_CONFIG_H
-#define RDMAK_WEBHOOK_CONFIG_H
+#ifndef RDMAK_WEBHOOK_WEBHOOKCONF_H
+#define RDMAK_WEBHOOK_WEBHOOKCONF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,7 +9,7 @@
  * - a selector object: refused. Every selector narrows the pool; one that is not read leaves
  *   it wider than written, and a typo such as "ifname" silently selecting every HCA is
  *   exactly the failure an operator cannot see. */
-#include "plugin/config.h"
+#include "plugin/pluginconf.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ipam/internal.h"
-#include "ipam/plugin.h"
+#include "ipam/cni.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
