@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The plugin's own share of an Allocate: allocate_container() + kl_container_alloc_clear() on a
+/* The plugin's own share of an Allocate: plugin_allocate_container() + kubelet_container_alloc_clear() on a
  * sample node, without gRPC (tools/bench-plugin.mjs measures the round trip).
  *   cc -O2 -Isrc -Ibuild/gen tools/bench_plugin_alloc.c build/librdmak.a $(pkg-config --libs ...)
  *   bench_plugin_alloc examples/nodes/cx7-rail-1016vf examples/plugin/rail-1016vf.json [N] */
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	if (plugin_config_parse(buf, (size_t)len, &cfg, err, sizeof(err)) < 0 || hw_ctx_new(sys, dev, &ctx) < 0 ||
-	    hw_load(ctx, 0, &node, &herr) < 0 || pool_set_build(cfg, node, NULL, &ps) < 0) {
+	    hw_load(ctx, 0, &node, &herr) < 0 || plugin_pool_set_build(cfg, node, NULL, &ps) < 0) {
 		fprintf(stderr, "setup failed: %s\n", err);
 		return 1;
 	}
@@ -62,24 +62,24 @@ int main(int argc, char **argv)
 		if (!pool->n_devs)
 			continue;
 		for (int i = 0; i < n; i++) {
-			struct kl_container_alloc a = { 0 };
+			struct kubelet_container_alloc a = { 0 };
 			const char *id = pool->devs[(size_t)i % pool->n_devs].id;
 			char *msg = NULL;
 			struct timespec t0, t1;
 
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-			allocate_container(pool, &id, 1, &a, &msg);
-			kl_container_alloc_clear(&a);
+			plugin_allocate_container(pool, &id, 1, &a, &msg);
+			kubelet_container_alloc_clear(&a);
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			free(msg);
 			t[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 		}
 		qsort(t, (size_t)n, sizeof(double), cmp);
-		printf("%s (%zu devices): allocate_container of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		printf("%s (%zu devices): plugin_allocate_container of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
 		       pool->res->full_name, pool->n_devs, n, t[n / 2], t[n * 99 / 100], t[n - 1]);
 	}
 	free(t);
-	pool_set_free(ps);
+	plugin_pool_set_free(ps);
 	hw_node_free(node);
 	hw_ctx_free(ctx);
 	plugin_config_free(cfg);

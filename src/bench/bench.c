@@ -289,7 +289,7 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool d
 	struct ceil_input in = { .gid_index = o->gid_index, .mtu = o->mtu, .qps = o->qps, .bidirectional = o->bidirectional };
 	struct bench_ceiling c;
 	struct bench_verdict v = { 0 };
-	const struct pt_row *row = perftest_judged_row(o, NULL);
+	const struct pt_row *row = bench_perftest_judged_row(o, NULL);
 	json_t *side = NULL;
 
 	in.device = si->device ? si->device : o->device[0] ? o->device : NULL;
@@ -300,13 +300,13 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool d
 	str_copy(in.verb, sizeof(in.verb), o->verb);
 	if (si->run && in.gid_index < 0)
 		in.gid_index = si->run->gid_index;
-	if (ceiling_compute(ctx, node, &in, &c) < 0 || verdict_judge(o, &c, thr, &v) < 0)
+	if (bench_ceiling_compute(ctx, node, &in, &c) < 0 || bench_verdict_judge(o, &c, thr, &v) < 0)
 		return NULL;
 	if (si->run && si->run->start_error[0])
-		verdict_add(&v, BENCH_FAIL, "perftest_missing", "Install perftest (Debian: apt-get install perftest) or give "
+		bench_verdict_add(&v, BENCH_FAIL, "perftest_missing", "Install perftest (Debian: apt-get install perftest) or give "
 			    "--perftest-dir; the rdmak bench image has it.", "%s", si->run->start_error);
-	else if (si->run && si->run->exit_status != 0 && !perftest_failed(o))
-		verdict_add(&v, BENCH_FAIL, "perftest_exit",
+	else if (si->run && si->run->exit_status != 0 && !bench_perftest_failed(o))
+		bench_verdict_add(&v, BENCH_FAIL, "perftest_exit",
 			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
 			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
 			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
@@ -314,7 +314,7 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool d
 		side = bench_report_side(si->run, o, &c, &v);
 	if (side && si->label)
 		json_object_set_new(side, "label", json_string(si->label));
-	verdict_free(&v);
+	bench_verdict_free(&v);
 	return side;
 }
 
@@ -396,7 +396,7 @@ static int cmd_judge(struct cli *c)
 
 	if (!doc || !sides || read_input(c->files[0], &b0, &l0) < 0 || (c->n_files > 1 && read_input(c->files[1], &b1, &l1) < 0))
 		goto out;
-	if (perftest_parse(b0, l0, &out) < 0 || (b1 && perftest_parse(b1, l1, &peer) < 0))
+	if (bench_perftest_parse(b0, l0, &out) < 0 || (b1 && bench_perftest_parse(b1, l1, &peer) < 0))
 		goto out;
 	if (load_model(c, &ctx, &node) < 0)
 		goto out;
@@ -407,12 +407,12 @@ static int cmd_judge(struct cli *c)
 		/* the same --gpu rules as the runner: N, a PCI address or auto */
 		go.device = go.device ? go.device : out.device[0] ? out.device : NULL;
 		go.server = "x";
-		if (runner_plan(ctx, node, &go, false, &runs, why, sizeof(why)) < 0) {
+		if (bench_runner_plan(ctx, node, &go, false, &runs, why, sizeof(why)) < 0) {
 			fprintf(stderr, "rdmak bench judge: --gpu: %s\n", why);
 			goto out;
 		}
 		gpu = runs[0].gpu;
-		runner_free(runs, 1);
+		bench_runner_free(runs, 1);
 	}
 	/* the doctor's pod checks read the roots given; without them the capture came from
 	 * elsewhere and this machine's /proc says nothing about it */
@@ -432,8 +432,8 @@ static int cmd_judge(struct cli *c)
 out:
 	json_decref(sides);
 	json_decref(doc);
-	perftest_out_free(&out);
-	perftest_out_free(&peer);
+	bench_perftest_out_free(&out);
+	bench_perftest_out_free(&peer);
 	hw_node_free(node);
 	hw_ctx_free(ctx);
 	return ret;
@@ -461,7 +461,7 @@ static int cmd_run(struct cli *c, bool client)
 
 	if (!doc || !sides || load_model(c, &ctx, &node) < 0)
 		goto out;
-	n = runner_plan(ctx, node, &c->o, client, &runs, why, sizeof(why));
+	n = bench_runner_plan(ctx, node, &c->o, client, &runs, why, sizeof(why));
 	if (n < 0) {
 		/* nothing to run: the verdict is a failure with the doctor's view of why */
 		struct pt_out none = { .qps = -1, .mtu = -1, .gid_index = -1 };
@@ -474,19 +474,19 @@ static int cmd_run(struct cli *c, bool client)
 			goto out;
 		}
 		snprintf(ceil.why_unknown, sizeof(ceil.why_unknown), "nothing to run");
-		verdict_add(&v, BENCH_FAIL, "no_usable_device",
+		bench_verdict_add(&v, BENCH_FAIL, "no_usable_device",
 			    "Request the RDMA resource in the pod, bring a port up, or name the device with --device; "
 			    "rdmak doctor --pod explains what is missing.",
 			    "no perftest run: %s", why);
 		s = bench_report_side(NULL, &none, &ceil, &v);
-		verdict_free(&v);
+		bench_verdict_free(&v);
 		if (!s || json_array_append_new(sides, s) < 0)
 			goto out;
 		ret = finish(doc, sides, &c->o, client ? "client" : "server");
 		goto out;
 	}
 	/* one run: perftest's own text as it comes; rails: each one's text after the lot */
-	r = runner_exec(runs, (size_t)n, c->o.json || n > 1 ? NULL : stdout, client ? NULL : announce_ready, runs);
+	r = bench_runner_exec(runs, (size_t)n, c->o.json || n > 1 ? NULL : stdout, client ? NULL : announce_ready, runs);
 	if (r < 0) {
 		fprintf(stderr, "rdmak bench: running perftest: %s\n", strerror(-r));
 		ret = BENCH_EXIT_FAIL;
@@ -501,20 +501,20 @@ static int cmd_run(struct cli *c, bool client)
 			printf("== rail %d: %s%s%s ==\n", i + 1, runs[i].device, runs[i].netdev[0] ? " " : "", runs[i].netdev);
 			fwrite(runs[i].output ? runs[i].output : "", 1, runs[i].output_len, stdout);
 		}
-		if (perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
+		if (bench_perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
 			goto out;
 		snprintf(label, sizeof(label), "rail %d", i + 1);
 		s = judge_side(ctx, node, true, &o, NULL, &c->o.thr,
 			       &(struct side_in){ .run = &runs[i], .device = runs[i].device, .port = runs[i].port,
 						  .gpu = runs[i].gpu, .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
 						  .label = n > 1 ? label : NULL });
-		perftest_out_free(&o);
+		bench_perftest_out_free(&o);
 		if (!s || json_array_append_new(sides, s) < 0)
 			goto out;
 	}
 	ret = finish(doc, sides, &c->o, client ? "client" : "server");
 out:
-	runner_free(runs, n > 0 ? (size_t)n : 0);
+	bench_runner_free(runs, n > 0 ? (size_t)n : 0);
 	json_decref(sides);
 	json_decref(doc);
 	hw_node_free(node);

@@ -113,18 +113,18 @@ struct pt_out {
 /* Parse perftest's text (stdout and stderr together, any version since 4.x, leading blanks
  * and markdown quoting tolerated). Always succeeds on any bytes except -ENOMEM; an output
  * with neither a header, a row nor a known message has kind PT_KIND_UNKNOWN and no rows. */
-int perftest_parse(const char *buf, size_t len, struct pt_out *ret);
-void perftest_out_free(struct pt_out *o);
+int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret);
+void bench_perftest_out_free(struct pt_out *o);
 /* The row judged: the best average among messages of at least 64 KiB (bandwidth), or the
  * smallest message (latency); NULL when there is none. *small is set when a bandwidth output
  * has only messages below 64 KiB (a message-rate test, not a bandwidth one). */
-const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small);
+const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *small);
 /* The first event of that kind, or NULL. */
-const struct pt_event *perftest_event_find(const struct pt_out *o, enum pt_event_kind k);
-bool perftest_failed(const struct pt_out *o);
+const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt_event_kind k);
+bool bench_perftest_failed(const struct pt_out *o);
 /* A bandwidth figure in Gb/s whatever the table's unit (perftest's MiB is 2^20 bytes). */
-double perftest_gbps(const struct pt_row *r, double v);
-const char *perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
+double bench_perftest_gbps(const struct pt_row *r, double v);
+const char *bench_perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
 
 /* ---- the ceiling model (ceiling.c) -------------------------------------------------------- */
 
@@ -177,13 +177,13 @@ struct bench_ceiling {
 
 /* Build the ceiling for one side. Returns 0 (ceiling->known says whether a figure came out;
  * why_unknown says why not) or -ENOMEM. */
-int ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
+int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
 		    struct bench_ceiling *ret);
 /* The IB MTU a RoCE port runs at for a netdev MTU (the kernel's iboe_get_mtu()). */
-unsigned ceiling_roce_mtu(unsigned netdev_mtu);
+unsigned bench_ceiling_roce_mtu(unsigned netdev_mtu);
 /* Usable PCIe bandwidth of a link, Gb/s (line coding, TLP and DLLP overhead). */
-double ceiling_pcie_gbps(double gts, unsigned width);
-const char *ceiling_factor_name(enum ceil_factor f); /* "port", "pcie" */
+double bench_ceiling_pcie_gbps(double gts, unsigned width);
+const char *bench_ceiling_factor_name(enum ceil_factor f); /* "port", "pcie" */
 
 /* ---- the verdict (verdict.c) -------------------------------------------------------------- */
 
@@ -226,13 +226,13 @@ struct bench_verdict {
 
 /* Judge one side's parsed output against its ceiling. Failures in the output are left to
  * bench_diagnose(): this adds only a generic reason for them. */
-int verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
+int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
 		  struct bench_verdict *ret);
-int verdict_add(struct bench_verdict *v, enum bench_status st, const char *code, const char *fix_fmt,
+int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code, const char *fix_fmt,
 		const char *text_fmt, ...) __attribute__((format(printf, 5, 6)));
-void verdict_free(struct bench_verdict *v);
+void bench_verdict_free(struct bench_verdict *v);
 /* Status for a share of the ceiling under the thresholds. */
-enum bench_status verdict_status_for(double percent, double gbps, const struct bench_thresholds *t);
+enum bench_status bench_verdict_status_for(double percent, double gbps, const struct bench_thresholds *t);
 
 /* ---- failure diagnosis (diagnose.c) ------------------------------------------------------- */
 
@@ -284,20 +284,20 @@ struct bench_run {
 
 /* Choose devices (one, or one per rail) and build each run's command line. Returns the
  * number of runs (> 0) or -errno; on -ENODEV/-EINVAL why[] says what is missing. */
-int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
+int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
 		struct bench_run **ret, char *why, size_t why_len);
 /* Start every run at once, pass their output through to `tee` (NULL: keep only), wait for all.
  * SIGINT/SIGTERM are forwarded to the children. on_ready (may be NULL) is called once every
  * run printed perftest's "Waiting for client to connect". Returns 0 or -errno. */
-int runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud);
-void runner_free(struct bench_run *runs, size_t n);
+int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud);
+void bench_runner_free(struct bench_run *runs, size_t n);
 /* The rails of this node/pod: usable devices with an ACTIVE port (and, on RoCE, a RoCE v2
  * IPv4 GID on a netdev visible here), ordered by netdev then device name. */
-int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n);
+int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n);
 /* The port asked for (0: the first ACTIVE one), or NULL. */
 const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want);
 /* RoCE v2 GID of an IPv4 address on the port, preferring the netdev given. -1 when none. */
-int runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out);
+int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out);
 
 /* ---- the document (report.c) -------------------------------------------------------------- */
 

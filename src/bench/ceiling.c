@@ -36,12 +36,12 @@
 
 static const char *const factor_names[CEIL__MAX] = { "port", "pcie" };
 
-const char *ceiling_factor_name(enum ceil_factor f)
+const char *bench_ceiling_factor_name(enum ceil_factor f)
 {
 	return (unsigned)f < CEIL__MAX ? factor_names[f] : "?";
 }
 
-unsigned ceiling_roce_mtu(unsigned netdev_mtu)
+unsigned bench_ceiling_roce_mtu(unsigned netdev_mtu)
 {
 	/* GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4, as include/rdma/ib_addr.h */
 	int m = (int)netdev_mtu - 96;
@@ -52,7 +52,7 @@ unsigned ceiling_roce_mtu(unsigned netdev_mtu)
 	return 0;
 }
 
-double ceiling_pcie_gbps(double gts, unsigned width)
+double bench_ceiling_pcie_gbps(double gts, unsigned width)
 {
 	/* 8b/10b up to 5 GT/s, 128b/130b for Gen3-5, Gen6 FLIT mode 236 of 256 bytes */
 	double coding = gts <= 5.0 ? 0.8 : gts < 64 ? 128.0 / 130 : 236.0 / 256;
@@ -171,7 +171,7 @@ static void port_term(struct bench_ceiling *c, const struct hw_node *node, const
 			c->netdev_mtu = nd->mtu;
 		}
 		/* what perftest printed is what ran (both sides' minimum); else the netdev's */
-		c->path_mtu = in->mtu > 0 ? (unsigned)in->mtu : c->netdev_mtu ? ceiling_roce_mtu(c->netdev_mtu) : 1024;
+		c->path_mtu = in->mtu > 0 ? (unsigned)in->mtu : c->netdev_mtu ? bench_ceiling_roce_mtu(c->netdev_mtu) : 1024;
 		if (!c->path_mtu)
 			c->path_mtu = 256;
 		str_copy(c->gid_type, sizeof(c->gid_type), g && g->type[0] ? g->type : "RoCE v2");
@@ -253,9 +253,9 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		double g = ceiling_pcie_gbps(seen[i].l.cur_gts, seen[i].l.cur_width);
+		double g = bench_ceiling_pcie_gbps(seen[i].l.cur_gts, seen[i].l.cur_width);
 
-		double bg = best == SIZE_MAX ? 0 : ceiling_pcie_gbps(seen[best].l.cur_gts, seen[best].l.cur_width);
+		double bg = best == SIZE_MAX ? 0 : bench_ceiling_pcie_gbps(seen[best].l.cur_gts, seen[best].l.cur_width);
 
 		/* at equal speed name an endpoint (the HCA, the GPU) rather than a bridge */
 		if (best == SIZE_MAX || g < bg - 1e-9 || (g < bg + 1e-9 && seen[i].endpoint && !seen[best].endpoint))
@@ -265,7 +265,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		const struct link_seen *s = &seen[best];
 		char a[16];
 
-		t = term_add(c, CEIL_PCIE, ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
+		t = term_add(c, CEIL_PCIE, bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (t) {
 			snprintf(t->phrase, sizeof(t->phrase), "the PCIe link of %s%s (%.1f GT/s x%u) can carry",
 				 s->endpoint ? "" : "bridge ", s->endpoint ? s->role : s->bdf, s->l.cur_gts, s->l.cur_width);
@@ -281,7 +281,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		if (!s->endpoint || !s->l.max_gts || !s->l.max_width ||
 		    (s->l.cur_gts >= s->l.max_gts && s->l.cur_width >= s->l.max_width))
 			continue;
-		t = term_add(c, CEIL_PCIE, ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
+		t = term_add(c, CEIL_PCIE, bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (!t)
 			break;
 		t->placement = true;
@@ -293,7 +293,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 	}
 }
 
-int ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
+int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
 		    struct bench_ceiling *ret)
 {
 	struct bench_ceiling c = { .gpu_rel = HW_TOPO_UNKNOWN };

@@ -47,12 +47,12 @@ static bool doctor_says(struct diag *g, const char *id, const char *object, enum
 /* A reason from a doctor finding: perftest's line, then what the doctor found. */
 static void from_finding(struct diag *g, const char *code, const struct pt_event *e, const struct doctor_finding *f)
 {
-	g->err |= verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s", e->text, f->id, f->title);
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s", e->text, f->id, f->title);
 }
 
 static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix, const char *cause)
 {
-	g->err |= verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text, cause);
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text, cause);
 }
 
 /* ---- one symptom each ---------------------------------------------------------------------- */
@@ -87,7 +87,7 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 			return;
 		}
 		if (!d->uverbs || !d->uverbs->node.present) {
-			g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_in_pod",
+			g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_in_pod",
 					      "Request the resource that holds this device in the pod spec, or choose one that is here "
 					      "(rdmak bench picks one without --device).",
 					      "perftest: \"%s\"; %s is in /sys but its uverbs node is not in /dev/infiniband: the device "
@@ -98,7 +98,7 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 			from_finding(g, "device_not_found", e, &f);
 			return;
 		}
-		g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_found",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_found",
 				      "Check that the image has the provider library for this HCA (ibverbs-providers) and that "
 				      "the device is in this RDMA network namespace (rdma system; rdma dev).",
 				      "perftest: \"%s\"; %s is in /sys with %s, yet libibverbs did not list it", e->text, d->name,
@@ -115,7 +115,7 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 				break;
 			}
 	}
-	g->err |= verdict_add(g->v, BENCH_FAIL, "device_not_found",
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_found",
 			      "Name a device that exists here (rdmak list shows them), or let rdmak bench choose one.",
 			      "perftest: \"%s\"; there is no RDMA device %s here%s%s", e->text, e->what,
 			      list[0] ? "; usable ones: " : "", list);
@@ -139,7 +139,7 @@ static void port_state(struct diag *g, const struct pt_event *e)
 
 		alt = doctor_active_hcas(g->node, ll);
 	}
-	g->err |= verdict_add(g->v, BENCH_FAIL, "port_down",
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, "port_down",
 			      "Bring the link up (cable, switch port, subnet manager for InfiniBand, the netdev for RoCE) or "
 			      "test another HCA; rdmak bench chooses an ACTIVE one without --device.",
 			      "perftest: \"%s\"; perftest only runs on an ACTIVE port%s%s", e->text,
@@ -198,7 +198,7 @@ static void mr(struct diag *g, const struct pt_event *e)
 		return;
 	}
 	if (limit.title) {
-		g->err |= verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
 				      "Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
 				      "without it), or raise it well above what the application and its pinned buffers use.",
 				      "perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
@@ -216,13 +216,13 @@ static void mr(struct diag *g, const struct pt_event *e)
 
 static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
 {
-	if (peer && perftest_failed(peer)) {
+	if (peer && bench_perftest_failed(peer)) {
 		const struct pt_event *pe = NULL;
 
 		for (size_t i = 0; i < peer->n_events && !pe; i++)
 			if (PT_EV_IS_FAILURE(peer->events[i].kind) && peer->events[i].kind != PT_EV_READ_KEYS)
 				pe = &peer->events[i];
-		g->err |= verdict_add(g->v, BENCH_FAIL, "peer_failed", "Fix the peer's failure (its reason follows).",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "peer_failed", "Fix the peer's failure (its reason follows).",
 				      "perftest: \"%s\"; the other side failed first: \"%s\"", e->text,
 				      pe ? pe->text : peer->events[0].text);
 		return;
@@ -245,7 +245,7 @@ static void good_gid(const struct diag *g, char *buf, size_t n)
 	for (size_t i = 0; d && i < d->n_ports; i++) {
 		if (d->ports[i].link_layer != HW_LINK_ETH)
 			continue;
-		idx = runner_roce_gid(&d->ports[i], g->node, NULL, nd);
+		idx = bench_runner_roce_gid(&d->ports[i], g->node, NULL, nd);
 		if (idx >= 0) {
 			snprintf(buf, n, "; the RoCE v2 IPv4 GID of %s is index %d (-x %d)", nd, idx, idx);
 			return;
@@ -263,7 +263,7 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
 		found = doctor_says(g, "pod.gids", NULL, DOCTOR_WARN, &f) || doctor_says(g, "roce.gids", NULL, DOCTOR_WARN, &f);
 		if (g->o->zero_gid) {
-			g->err |= verdict_add(g->v, BENCH_FAIL, "zero_gid",
+			g->err |= bench_verdict_add(g->v, BENCH_FAIL, "zero_gid",
 					      "Use the GID of the pod's RDMA interface (rdmak bench chooses it), and make sure that "
 					      "interface is in the pod.",
 					      "perftest: \"%s\"; the GID it used (index %d) is all zero: the netdev that owns it is not in "
@@ -274,7 +274,7 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 			from_finding(g, "gid_index", e, &f);
 			return;
 		}
-		g->err |= verdict_add(g->v, BENCH_FAIL, "gid_index",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "gid_index",
 				      "Use the RoCE v2 GID of the interface's IPv4 address on both sides (rdmak bench does), the "
 				      "same MTU on both interfaces, and check the route between the two addresses.",
 				      "perftest: \"%s\"; the QPs could not be connected: on RoCE usually a wrong GID index "
@@ -307,13 +307,13 @@ static void completion(struct diag *g, const struct pt_event *e)
 static void arguments(struct diag *g, const struct pt_event *e)
 {
 	if (strstr(e->what, "DMA-BUF cannot be used without CUDA"))
-		g->err |= verdict_add(g->v, BENCH_FAIL, "arguments",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "arguments",
 				      "Put --use_cuda before --use_cuda_dmabuf (perftest#336), or let rdmak bench build the "
 				      "command line.",
 				      "perftest rejected its arguments: \"%s\": its parser reads --use_cuda_dmabuf before "
 				      "--use_cuda has been seen (perftest#336)", e->what);
 	else
-		g->err |= verdict_add(g->v, BENCH_FAIL, "arguments", "Check the options against this perftest's --help.",
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "arguments", "Check the options against this perftest's --help.",
 				      "perftest rejected its arguments%s%s%s", e->what[0] ? ": \"" : "", e->what,
 				      e->what[0] ? "\"" : "");
 }
@@ -398,14 +398,14 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 		one_event(&g, e, peer);
 	}
 	/* GID index 0 all zero without an error line (real-outputs G7: the run hangs) */
-	if (!perftest_failed(o) && o->zero_gid && !o->n_rows) {
+	if (!bench_perftest_failed(o) && o->zero_gid && !o->n_rows) {
 		struct pt_event e = { .kind = PT_EV_QP_STATE, .arg = -1 };
 
 		snprintf(e.text, sizeof(e.text), "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
 		qp_state(&g, &e);
 	}
-	if (perftest_failed(o) && v->n_reasons == before)
-		g.err |= verdict_add(v, BENCH_FAIL, "perftest_failed", "Read perftest's output above.", "perftest failed");
+	if (bench_perftest_failed(o) && v->n_reasons == before)
+		g.err |= bench_verdict_add(v, BENCH_FAIL, "bench_perftest_failed", "Read perftest's output above.", "perftest failed");
 	doctor_free(g.d);
 	return g.err ? -ENOMEM : 0;
 }

@@ -576,7 +576,7 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 		const json_t *f = NULL, *x;
 		const char *by = json_string_value(json_object_get(c, "limited_by"));
 		double pct = gbps / ceil * 100;
-		enum bench_status st = bench_above_ceiling(gbps, ceil) ? BENCH_INVALID : verdict_status_for(pct, gbps, t);
+		enum bench_status st = bench_above_ceiling(gbps, ceil) ? BENCH_INVALID : bench_verdict_status_for(pct, gbps, t);
 		size_t i;
 
 		json_array_foreach(json_object_get(c, "factors"), i, x)

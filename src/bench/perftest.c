@@ -64,7 +64,7 @@ static const char *const event_names[PT_EV__MAX] = {
 	[PT_EV_MTU_CHANGED] = "mtu_changed", [PT_EV_MEMLOCK_LOW] = "memlock_low",
 };
 
-const char *perftest_event_name(enum pt_event_kind k)
+const char *bench_perftest_event_name(enum pt_event_kind k)
 {
 	return (unsigned)k < PT_EV__MAX && event_names[k] ? event_names[k] : "?";
 }
@@ -544,7 +544,7 @@ out:
 	return 0;
 }
 
-int perftest_parse(const char *buf, size_t len, struct pt_out *ret)
+int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 {
 	struct pt_out o = { .qps = -1, .mtu = -1, .gid_index = -1, .tx_depth = -1, .cq_mod = -1,
 			    .outstand_reads = -1, .cuda_bus = -1, .cuda_dev = -1 };
@@ -571,7 +571,7 @@ int perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 	}
 	o.n_lines = no;
 	if (r < 0) {
-		perftest_out_free(&o);
+		bench_perftest_out_free(&o);
 		return r;
 	}
 	if (p.cuda_pick >= 0 && p.cuda[p.cuda_pick].set) {
@@ -585,7 +585,7 @@ int perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 	return 0;
 }
 
-void perftest_out_free(struct pt_out *o)
+void bench_perftest_out_free(struct pt_out *o)
 {
 	if (!o)
 		return;
@@ -596,7 +596,7 @@ void perftest_out_free(struct pt_out *o)
 	o->n_rows = o->n_events = 0;
 }
 
-double perftest_gbps(const struct pt_row *r, double v)
+double bench_perftest_gbps(const struct pt_row *r, double v)
 {
 	/* perftest's MB and MiB are both 2^20 bytes (format_factor 0x100000) */
 	return r->unit == PT_UNIT_MIBPS ? v * 1048576.0 * 8 / 1e9 : v;
@@ -604,7 +604,7 @@ double perftest_gbps(const struct pt_row *r, double v)
 
 #define BIG_MESSAGE 65536
 
-const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small)
+const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *small)
 {
 	const struct pt_row *best = NULL, *any = NULL;
 
@@ -620,9 +620,9 @@ const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small)
 		}
 		if (isnan(r->avg))
 			continue;
-		if (!any || perftest_gbps(r, r->avg) > perftest_gbps(any, any->avg))
+		if (!any || bench_perftest_gbps(r, r->avg) > bench_perftest_gbps(any, any->avg))
 			any = r;
-		if (r->bytes >= BIG_MESSAGE && (!best || perftest_gbps(r, r->avg) > perftest_gbps(best, best->avg)))
+		if (r->bytes >= BIG_MESSAGE && (!best || bench_perftest_gbps(r, r->avg) > bench_perftest_gbps(best, best->avg)))
 			best = r;
 	}
 	if (!best && any && small)
@@ -630,7 +630,7 @@ const struct pt_row *perftest_judged_row(const struct pt_out *o, bool *small)
 	return best ? best : any;
 }
 
-const struct pt_event *perftest_event_find(const struct pt_out *o, enum pt_event_kind k)
+const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt_event_kind k)
 {
 	for (size_t i = 0; i < o->n_events; i++)
 		if (o->events[i].kind == k)
@@ -638,7 +638,7 @@ const struct pt_event *perftest_event_find(const struct pt_out *o, enum pt_event
 	return NULL;
 }
 
-bool perftest_failed(const struct pt_out *o)
+bool bench_perftest_failed(const struct pt_out *o)
 {
 	for (size_t i = 0; i < o->n_events; i++)
 		if (PT_EV_IS_FAILURE(o->events[i].kind))

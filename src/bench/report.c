@@ -41,7 +41,7 @@ static json_t *row_json(const struct pt_row *r)
 				 num_or_null(r->t_p99), "p999_usec", num_or_null(r->t_p999));
 	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "bytes", (json_int_t)r->bytes, "iterations",
 			 (json_int_t)r->iters, "peak", num_or_null(r->peak), "average", num_or_null(r->avg),
-			 "peak_gbps", num_or_null(perftest_gbps(r, r->peak)), "average_gbps", num_or_null(perftest_gbps(r, r->avg)),
+			 "peak_gbps", num_or_null(bench_perftest_gbps(r, r->peak)), "average_gbps", num_or_null(bench_perftest_gbps(r, r->avg)),
 			 "msg_rate_mpps", num_or_null(r->msg_rate));
 }
 
@@ -54,7 +54,7 @@ static json_t *result_json(const struct pt_out *o)
 	for (size_t i = 0; events && i < o->n_events; i++) {
 		const struct pt_event *e = &o->events[i];
 
-		json_array_append_new(events, json_pack("{s:s, s:b, s:i, s:s}", "kind", perftest_event_name(e->kind), "failure",
+		json_array_append_new(events, json_pack("{s:s, s:b, s:i, s:s}", "kind", bench_perftest_event_name(e->kind), "failure",
 							PT_EV_IS_FAILURE(e->kind), "line", (int)e->line, "text", e->text));
 	}
 	res = json_pack("{s:s?, s:s, s:s?, s:b, s:s?, s:o, s:o, s:s?, s:o, s:b, s:b, s:b, s:s?, s:s?, s:b, s:i, s:o, s:o}",
@@ -75,12 +75,12 @@ static json_t *ceiling_json(const struct bench_ceiling *c)
 	json_t *terms = json_array();
 
 	for (size_t i = 0; terms && i < c->n_terms; i++)
-		json_array_append_new(terms, json_pack("{s:s, s:o, s:b, s:s, s:s}", "factor", ceiling_factor_name(c->terms[i].factor),
+		json_array_append_new(terms, json_pack("{s:s, s:o, s:b, s:s, s:s}", "factor", bench_ceiling_factor_name(c->terms[i].factor),
 						       "gbps", num_or_null(c->terms[i].gbps), "placement", c->terms[i].placement,
 						       "phrase", c->terms[i].phrase, "detail", c->terms[i].what));
 	return json_pack("{s:b, s:o, s:s?, s:s?, s:o, s:s?, s:s?, s:o, s:o, s:o, s:s?, s:o, s:o, s:o, s:s?, s:o, s:s?, s:o}",
 			 "known", c->known, "gbps", c->known ? num_or_null(c->gbps) : json_null(),
-			 "limited_by", c->known ? ceiling_factor_name(c->terms[c->limit].factor) : NULL,
+			 "limited_by", c->known ? bench_ceiling_factor_name(c->terms[c->limit].factor) : NULL,
 			 "device", c->device[0] ? c->device : NULL, "port", int_or_null(c->port ? (long long)c->port : -1),
 			 "link_layer", c->link != HW_LINK_UNKNOWN ? hw_link_layer_name(c->link) : NULL,
 			 "rate", c->rate[0] ? c->rate : NULL, "data_gbps", c->known ? num_or_null(c->data_gbps) : json_null(),
@@ -160,7 +160,7 @@ json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t)
 			all = false;
 	}
 	/* latency rails have no bandwidth to add up: the total is the worst rail */
-	st = all && ceil > 0 ? verdict_status_for(sum / ceil * 100, sum, t) : !sum ? BENCH_PASS : BENCH_WARN;
+	st = all && ceil > 0 ? bench_verdict_status_for(sum / ceil * 100, sum, t) : !sum ? BENCH_PASS : BENCH_WARN;
 	if (worst > st)
 		st = worst;
 	return json_pack("{s:s, s:i, s:o, s:o, s:o}", "verdict", bench_status_name(st), "rails", (int)json_array_size(sides),

@@ -38,7 +38,7 @@ const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want)
 	return NULL;
 }
 
-int runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out)
+int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out)
 {
 	const struct hw_gid *best = NULL;
 
@@ -78,7 +78,7 @@ static int cmp_rail(const void *a, const void *b)
 	return r ? r : str_natcmp(x->name, y->name);
 }
 
-int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n)
+int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n)
 {
 	const struct hw_rdma_dev **v = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*v));
 	size_t k = 0;
@@ -91,7 +91,7 @@ int runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, si
 
 		if (!doctor_dev_usable(d) || !p)
 			continue;
-		if (p->link_layer == HW_LINK_ETH && runner_roce_gid(p, node, NULL, NULL) < 0)
+		if (p->link_layer == HW_LINK_ETH && bench_runner_roce_gid(p, node, NULL, NULL) < 0)
 			continue;
 		v[k++] = d;
 	}
@@ -108,7 +108,7 @@ static bool serves(const struct hw_rdma_dev *d, const struct hw_port *p, const s
 	if (!ifname)
 		return true;
 	if (p->link_layer == HW_LINK_ETH)
-		return runner_roce_gid(p, node, ifname, NULL) >= 0;
+		return bench_runner_roce_gid(p, node, ifname, NULL) >= 0;
 	return (p->netdev && !strcmp(p->netdev->name, ifname)) || (d->lag && !strcmp(d->lag->name, ifname));
 }
 
@@ -121,7 +121,7 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		const struct hw_port *p = bench_port(d, 0);
 		const char *no = !doctor_dev_usable(d) ? "no uverbs node here" : !p ? "no ACTIVE port" :
-				 p->link_layer == HW_LINK_ETH && runner_roce_gid(p, node, NULL, NULL) < 0 ?
+				 p->link_layer == HW_LINK_ETH && bench_runner_roce_gid(p, node, NULL, NULL) < 0 ?
 				 "no RoCE v2 IPv4 GID" : !serves(d, p, node, ifname) ? "not on " : NULL;
 
 		if (no) {
@@ -262,7 +262,7 @@ static int plan_one(struct bench_run *run, const struct hw_node *node, const str
 		str_copy(run->netdev, sizeof(run->netdev), d->lag ? d->lag->name : p->netdev->name);
 	if (!p || p->link_layer != HW_LINK_ETH || o->gid_index >= 0)
 		return 0;
-	run->gid_index = runner_roce_gid(p, node, o->interface, run->netdev);
+	run->gid_index = bench_runner_roce_gid(p, node, o->interface, run->netdev);
 	if (run->gid_index < 0) {
 		snprintf(why, why_len, "%s port %u has no RoCE v2 GID of an IPv4 address%s%s%s: the interface has no "
 			 "IPv4 address or is not in this pod (give --gid-index to force one)", d->name, p->num,
@@ -272,7 +272,7 @@ static int plan_one(struct bench_run *run, const struct hw_node *node, const str
 	return 0;
 }
 
-int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
+int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
 		struct bench_run **ret, char *why, size_t why_len)
 {
 	const struct hw_rdma_dev **rails = NULL, *one = NULL;
@@ -288,7 +288,7 @@ int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct ben
 			return -ENODEV;
 	}
 	if (o->rails) {
-		if ((r = runner_rails(node, &rails, &n)) < 0)
+		if ((r = bench_runner_rails(node, &rails, &n)) < 0)
 			return r;
 		if (!n) {
 			free(rails);
@@ -324,7 +324,7 @@ int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct ben
 		if (r >= 0)
 			r = build_argv(run, o, client);
 		if (r < 0) {
-			runner_free(runs, n);
+			bench_runner_free(runs, n);
 			free(rails);
 			return r;
 		}
@@ -334,7 +334,7 @@ int runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct ben
 	return (int)n;
 }
 
-void runner_free(struct bench_run *runs, size_t n)
+void bench_runner_free(struct bench_run *runs, size_t n)
 {
 	for (size_t i = 0; runs && i < n; i++) {
 		strv_free(runs[i].argv);
@@ -429,7 +429,7 @@ static bool all_listening(const struct bench_run *runs, size_t n)
 	return true;
 }
 
-int runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud)
+int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	_cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));

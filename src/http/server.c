@@ -231,7 +231,7 @@ static void pairs_collect(struct http_server *s)
 		struct tls_pair *p = s->oldest;
 
 		s->oldest = p->newer;
-		tls_pair_free(p);
+		http_tls_pair_free(p);
 	}
 }
 
@@ -269,12 +269,12 @@ static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchang
 		snprintf(err, errlen, "%s: %s", s->key_file, strerror(-r));
 		return r;
 	}
-	if (s->current && tls_pair_same_bytes(s->current, cert, cl, key, kl)) {
+	if (s->current && http_tls_pair_same_bytes(s->current, cert, cl, key, kl)) {
 		*unchanged = true;
 		return 0;
 	}
 	*unchanged = false;
-	r = tls_pair_load(cert, cl, key, kl, ret, err, errlen);
+	r = http_tls_pair_load(cert, cl, key, kl, ret, err, errlen);
 	if (r < 0) {
 		_cleanup_free_ char *why = strdup(err);
 
@@ -854,7 +854,7 @@ static void server_release(struct http_server *s)
 		struct tls_pair *p = s->oldest;
 
 		s->oldest = p->newer;
-		tls_pair_free(p);
+		http_tls_pair_free(p);
 	}
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);

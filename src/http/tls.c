@@ -12,7 +12,7 @@
 #include "http/dl.h"
 #include "util/cleanup.h"
 
-void tls_pair_free(struct tls_pair *p)
+void http_tls_pair_free(struct tls_pair *p)
 {
 	if (!p)
 		return;
@@ -25,7 +25,7 @@ void tls_pair_free(struct tls_pair *p)
 	free(p);
 }
 
-bool tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len, const char *key_pem,
+bool http_tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len, const char *key_pem,
 			 size_t key_len)
 {
 	return p->cert_len == cert_len && p->key_len == key_len && memcmp(p->cert_pem, cert_pem, cert_len) == 0 &&
@@ -101,7 +101,7 @@ static void describe(struct tls_pair *p)
 	gnutls_x509_crt_deinit(crt);
 }
 
-int tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
+int http_tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
 		  struct tls_pair **ret, char *err, size_t errlen)
 {
 	struct tls_pair *p;
@@ -152,6 +152,6 @@ int tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, si
 	*ret = p;
 	return 0;
 fail:
-	tls_pair_free(p);
+	http_tls_pair_free(p);
 	return r;
 }

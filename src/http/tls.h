@@ -28,10 +28,10 @@ struct tls_pair {
 /* Parse PEM buffers. The key must be the certificate's (the first of the chain): a mismatch is
  * what a half-finished rotation looks like (new certificate, old key), so it is refused.
  * -EINVAL with a sentence in err. */
-int tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
+int http_tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
 		  struct tls_pair **ret, char *err, size_t errlen);
-bool tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len, const char *key_pem,
+bool http_tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len, const char *key_pem,
 			 size_t key_len);
-void tls_pair_free(struct tls_pair *p);
+void http_tls_pair_free(struct tls_pair *p);
 
 #endif

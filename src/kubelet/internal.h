@@ -23,28 +23,28 @@
 
 /* Every batch started on the hub's completion queue carries one of these as its tag; the
  * completion-queue thread calls done() with the batch's success bit. */
-struct kl_tag {
-	void (*done)(struct kubelet_server *srv, struct kl_tag *tag, bool ok);
+struct kubelet_tag {
+	void (*done)(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok);
 	struct kubelet_server *srv;
 };
 
-#define kl_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define kubelet_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
-struct kl_rpc;
-struct kl_reg;
-struct kl_dir_watch;
+struct kubelet_rpc;
+struct kubelet_reg;
+struct kubelet_dir_watch;
 
 /* A job for the hub's worker thread. */
-struct kl_work {
-	void (*run)(struct kl_work *w);
-	struct kl_work *next;
+struct kubelet_work {
+	void (*run)(struct kubelet_work *w);
+	struct kubelet_work *next;
 };
 
 /* One per process: what every server shares. */
 struct kubelet {
 	char *plugin_dir;   /* <kubelet_dir>/device-plugins */
 	char *kubelet_sock; /* <plugin_dir>/kubelet.sock */
-	kl_log_fn log;
+	kubelet_log_fn log;
 	void *log_ud;
 	struct kubelet *next_live; /* under kubelet.c's grpc_log_lock */
 	bool grpc_up;              /* grpc_init() done: free() owes a grpc_shutdown() */
@@ -64,7 +64,7 @@ struct kubelet {
 	pthread_mutex_t lock; /* the server list, the folder watches, stopping; before any srv->lock */
 	struct kubelet_server *servers;
 	uint64_t next_id;
-	struct kl_dir_watch *watches;
+	struct kubelet_dir_watch *watches;
 	bool stopping;
 	bool threads_up;
 	pthread_t watch_thread;
@@ -75,11 +75,11 @@ struct kubelet {
 	pthread_t worker_thread;
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cond;
-	struct kl_work *work_head, **work_tail;
+	struct kubelet_work *work_head, **work_tail;
 	bool work_stop;
 };
 
-enum kl_state { KL_NEW, KL_RUNNING, KL_STOPPED };
+enum kubelet_state { KL_NEW, KL_RUNNING, KL_STOPPED };
 
 struct kubelet_server {
 	struct kubelet *k;
@@ -91,24 +91,24 @@ struct kubelet_server {
 	char *resource_name;
 	bool preferred_allocation;
 	bool prestart_required;
-	struct kl_ops ops; /* NULL members replaced by the defaults */
+	struct kubelet_ops ops; /* NULL members replaced by the defaults */
 	void *ud;
-	kl_log_fn log;
+	kubelet_log_fn log;
 	void *log_ud;
 
 	/* Everything below `lock` is shared by the caller's thread, the watch thread and the
 	 * completion-queue thread. */
 	pthread_mutex_t lock;
 	pthread_cond_t idle;  /* signalled when pending drops to 0 while stopping */
-	enum kl_state state;
+	enum kubelet_state state;
 	bool stopping;
-	struct kl_device *devs;
+	struct kubelet_device *devs;
 	size_t n_devs;
 	unsigned dev_gen;     /* bumped by set_devices */
 	grpc_slice list_msg;  /* ListAndWatchResponse for dev_gen, packed once */
-	struct kl_rpc *streams; /* open ListAndWatch streams */
+	struct kubelet_rpc *streams; /* open ListAndWatch streams */
 	unsigned pending;     /* tags started on the queue and not yet completed */
-	struct kl_reg *reg;   /* Register call in flight, NULL if none */
+	struct kubelet_reg *reg;   /* Register call in flight, NULL if none */
 	unsigned retry_ms;    /* next back-off for a failed Register */
 	int64_t retry_at;     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
 	unsigned registrations;
@@ -119,7 +119,7 @@ struct kubelet_server {
 
 	grpc_server *server;
 	void *methods[6];
-	struct kl_tag shutdown_tag;
+	struct kubelet_tag shutdown_tag;
 
 	/* The watch thread's once the server is listed (under k->lock). */
 	int listen_fd;
@@ -129,30 +129,30 @@ struct kubelet_server {
 	bool registering;     /* start() was called: register now and after every kubelet restart */
 };
 
-void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kubelet_logf(struct kubelet_server *srv, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kubelet_hub_logf(struct kubelet *k, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Start a batch on a call bound to the hub's queue, counting it in srv->pending. Caller holds
  * srv->lock. */
-grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
-				      size_t n, struct kl_tag *tag);
+grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
+				      size_t n, struct kubelet_tag *tag);
 /* Queue w for the worker thread. */
-void kl_work_push(struct kubelet *k, struct kl_work *w);
+void kubelet_work_push(struct kubelet *k, struct kubelet_work *w);
 /* Wake the watch thread (a Register retry was scheduled, or stop). */
-void kl_hub_wake(struct kubelet *k);
-int64_t kl_now_ms(void);
+void kubelet_hub_wake(struct kubelet *k);
+int64_t kubelet_now_ms(void);
 
 /* rpc.c */
-int kl_rpc_register_methods(struct kubelet_server *srv);
-int kl_rpc_request_all_locked(struct kubelet_server *srv);
+int kubelet_rpc_register_methods(struct kubelet_server *srv);
+int kubelet_rpc_request_all_locked(struct kubelet_server *srv);
 /* Pack the device list into srv->list_msg and push it to every idle stream. Caller holds lock. */
-int kl_rpc_devices_changed_locked(struct kubelet_server *srv);
+int kubelet_rpc_devices_changed_locked(struct kubelet_server *srv);
 
 /* register.c */
 /* Register with the kubelet now (cancelling an attempt in flight), or, if kubelet.sock is
  * absent, remember to do it when it appears; nothing before start(). Called on the watch
  * thread, or by start(), with k->lock held. */
-void kl_register_request(struct kubelet_server *srv);
-void kl_register_cancel_locked(struct kubelet_server *srv);
+void kubelet_register_request(struct kubelet_server *srv);
+void kubelet_register_cancel_locked(struct kubelet_server *srv);
 
 #endif

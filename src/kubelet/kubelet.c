@@ -49,12 +49,12 @@
 #define KL_FIRST_SERVER_ID 16
 
 /* A folder of the caller's watched on the hub's inotify instance. */
-struct kl_dir_watch {
+struct kubelet_dir_watch {
 	int wd;
 	void (*fn)(void *ud);
 	void *ud;
 	bool fired;
-	struct kl_dir_watch *next;
+	struct kubelet_dir_watch *next;
 };
 
 /* gRPC core logs through one process-wide hook with no user data. Route it to the oldest live
@@ -67,7 +67,7 @@ static void grpc_log_forward(gpr_log_func_args *args)
 {
 	pthread_mutex_lock(&grpc_log_lock);
 	if (live_hubs)
-		kl_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
+		kubelet_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
@@ -99,7 +99,7 @@ static void live_remove(struct kubelet *k)
 }
 
 __attribute__((format(printf, 4, 0)))
-static void vlog(kl_log_fn log, void *ud, int level, const char *fmt, va_list ap)
+static void vlog(kubelet_log_fn log, void *ud, int level, const char *fmt, va_list ap)
 {
 	char buf[512];
 
@@ -109,7 +109,7 @@ static void vlog(kl_log_fn log, void *ud, int level, const char *fmt, va_list ap
 	log(level, buf, ud);
 }
 
-void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
+void kubelet_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -118,7 +118,7 @@ void kl_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...)
+void kubelet_hub_logf(struct kubelet *k, int level, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -127,7 +127,7 @@ void kl_hub_logf(struct kubelet *k, int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-int64_t kl_now_ms(void)
+int64_t kubelet_now_ms(void)
 {
 	struct timespec t;
 
@@ -135,7 +135,7 @@ int64_t kl_now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-void kl_hub_wake(struct kubelet *k)
+void kubelet_hub_wake(struct kubelet *k)
 {
 	uint64_t one = 1;
 
@@ -144,8 +144,8 @@ void kl_hub_wake(struct kubelet *k)
 		return;
 }
 
-grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
-				      size_t n, struct kl_tag *tag)
+grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
+				      size_t n, struct kubelet_tag *tag)
 {
 	grpc_call_error e;
 
@@ -156,7 +156,7 @@ grpc_call_error kl_start_batch_locked(struct kubelet_server *srv, grpc_call *cal
 	return e;
 }
 
-void kl_container_alloc_clear(struct kl_container_alloc *a)
+void kubelet_container_alloc_clear(struct kubelet_container_alloc *a)
 {
 	if (!a)
 		return;
@@ -183,12 +183,12 @@ void kl_container_alloc_clear(struct kl_container_alloc *a)
 	free(a->devices);
 	free(a->annotations);
 	free(a->cdi_devices);
-	*a = (struct kl_container_alloc){0};
+	*a = (struct kubelet_container_alloc){0};
 }
 
 /* --- defaults for the optional callbacks -------------------------------------------- */
 
-static int default_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
+static int default_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
 {
 	return -EOPNOTSUPP;
 }
@@ -275,7 +275,7 @@ static int default_prestart(void *ud, const char *const *ids, size_t n)
 static void *watch_thread(void *arg);
 static void *cq_thread(void *arg);
 
-void kl_work_push(struct kubelet *k, struct kl_work *w)
+void kubelet_work_push(struct kubelet *k, struct kubelet_work *w)
 {
 	w->next = NULL;
 	pthread_mutex_lock(&k->work_lock);
@@ -300,7 +300,7 @@ static void *worker_thread(void *arg)
 	struct kubelet *k = arg;
 
 	for (;;) {
-		struct kl_work *w;
+		struct kubelet_work *w;
 
 		pthread_mutex_lock(&k->work_lock);
 		while (!k->work_head && !k->work_stop)
@@ -326,7 +326,7 @@ static int epoll_add(struct kubelet *k, int fd, uint64_t key)
 	return epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kubelet **ret)
+int kubelet_new(const char *kubelet_dir, kubelet_log_fn log, void *log_ud, struct kubelet **ret)
 {
 	const char *kdir = kubelet_dir ? kubelet_dir : "/var/lib/kubelet";
 	struct sockaddr_un sun;
@@ -406,7 +406,7 @@ int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kub
 
 int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), void *ud)
 {
-	struct kl_dir_watch *w = calloc(1, sizeof(*w));
+	struct kubelet_dir_watch *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
@@ -437,16 +437,16 @@ void kubelet_free(struct kubelet *k)
 		pthread_mutex_lock(&k->lock);
 		k->stopping = true;
 		if (k->servers)
-			kl_hub_logf(k, 0, "kubelet_free() with servers left: %s", k->servers->resource_name);
+			kubelet_hub_logf(k, 0, "kubelet_free() with servers left: %s", k->servers->resource_name);
 		pthread_mutex_unlock(&k->lock);
-		kl_hub_wake(k);
+		kubelet_hub_wake(k);
 		pthread_join(k->watch_thread, NULL);
 		worker_stop(k);
 		grpc_completion_queue_shutdown(k->cq);
 		pthread_join(k->cq_thread, NULL);
 	}
 	while (k->watches) {
-		struct kl_dir_watch *w = k->watches;
+		struct kubelet_dir_watch *w = k->watches;
 
 		k->watches = w->next;
 		free(w);
@@ -481,7 +481,7 @@ static bool socket_name_valid(const char *name)
 	       strcmp(name, KL_KUBELET_SOCK) != 0 && strlen(name) < NAME_MAX;
 }
 
-int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kubelet_log_fn log, void *log_ud,
 		       struct kubelet_server **ret)
 {
 	struct kubelet_server *srv;
@@ -511,7 +511,7 @@ int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cf
 	}
 	srv->preferred_allocation = cfg->preferred_allocation;
 	srv->prestart_required = cfg->prestart_required;
-	srv->ops = (struct kl_ops){
+	srv->ops = (struct kubelet_ops){
 		.allocate = cfg->ops->allocate ? cfg->ops->allocate : default_allocate,
 		.preferred = cfg->ops->preferred ? cfg->ops->preferred : default_preferred,
 		.prestart = cfg->ops->prestart ? cfg->ops->prestart : default_prestart,
@@ -574,7 +574,7 @@ static int socket_bind(struct kubelet_server *srv)
 	if (r < 0)
 		return r;
 	if (r > 0) {
-		kl_logf(srv, 0, "another process (pid %d) is serving %s: not taking it over", (int)owner, srv->sock_path);
+		kubelet_logf(srv, 0, "another process (pid %d) is serving %s: not taking it over", (int)owner, srv->sock_path);
 		return -EADDRINUSE;
 	}
 	if (unlink(srv->sock_path) < 0 && errno != ENOENT) /* a stale socket from an earlier run */
@@ -623,10 +623,10 @@ static void accept_all(struct kubelet_server *srv)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				kl_logf(srv, 0, "accept on %s: %s", srv->sock_path, strerror(errno));
+				kubelet_logf(srv, 0, "accept on %s: %s", srv->sock_path, strerror(errno));
 			return;
 		}
-		kl_logf(srv, 3, "connection on %s", srv->socket_name);
+		kubelet_logf(srv, 3, "connection on %s", srv->socket_name);
 		/* gRPC owns fd from here and closes it with the transport. */
 		grpc_server_add_channel_from_fd(srv->server, fd, srv->k->server_creds);
 	}
@@ -672,13 +672,13 @@ static void kubelet_folder_changed_locked(struct kubelet *k, bool kubelet_new)
 			int r = socket_bind(srv);
 
 			if (r < 0) {
-				kl_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
+				kubelet_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
 				continue; /* nothing to register: the kubelet would dial a socket that is not ours */
 			}
-			kl_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
-			kl_register_request(srv);
+			kubelet_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
+			kubelet_register_request(srv);
 		} else if (kubelet_new && socket_present(srv)) {
-			kl_register_request(srv);
+			kubelet_register_request(srv);
 		}
 	}
 }
@@ -706,12 +706,12 @@ static void handle_inotify(struct kubelet *k)
 				continue;
 			}
 			/* one folder may be both (a config beside the sockets): both hear of it */
-			for (struct kl_dir_watch *w = k->watches; w; w = w->next)
+			for (struct kubelet_dir_watch *w = k->watches; w; w = w->next)
 				w->fired |= w->wd == ev->wd;
 			if (ev->wd != k->plugin_wd || k->plugin_wd < 0)
 				continue;
 			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-				kl_hub_logf(k, 0, "%s went away; no longer watching for kubelet restarts", k->plugin_dir);
+				kubelet_hub_logf(k, 0, "%s went away; no longer watching for kubelet restarts", k->plugin_dir);
 				if (ev->mask & IN_IGNORED)
 					k->plugin_wd = -1; /* the next server started watches again */
 				continue;
@@ -733,21 +733,21 @@ static void handle_inotify(struct kubelet *k)
 		folder = kubelet_new = true;
 		for (struct kubelet_server *srv = k->servers; srv; srv = srv->next)
 			srv->ev_ours_gone = true;
-		for (struct kl_dir_watch *w = k->watches; w; w = w->next)
+		for (struct kubelet_dir_watch *w = k->watches; w; w = w->next)
 			w->fired = true;
 	}
 	if (kubelet_new)
-		kl_hub_logf(k, 2, "%s appeared (kubelet (re)started): registering", k->kubelet_sock);
+		kubelet_hub_logf(k, 2, "%s appeared (kubelet (re)started): registering", k->kubelet_sock);
 	if (folder)
 		kubelet_folder_changed_locked(k, kubelet_new);
 	pthread_mutex_unlock(&k->lock);
 
 	/* The callers' callbacks run without the hub's lock: they may call back into the hub. */
 	for (;;) {
-		struct kl_dir_watch *fired = NULL;
+		struct kubelet_dir_watch *fired = NULL;
 
 		pthread_mutex_lock(&k->lock);
-		for (struct kl_dir_watch *w = k->watches; w && !fired; w = w->next)
+		for (struct kubelet_dir_watch *w = k->watches; w && !fired; w = w->next)
 			if (w->fired) {
 				w->fired = false;
 				fired = w;
@@ -762,7 +762,7 @@ static void handle_inotify(struct kubelet *k)
 /* Register the servers whose retry is due; returns the epoll timeout to the next one. */
 static int retries_locked(struct kubelet *k)
 {
-	int64_t now = kl_now_ms(), next = -1;
+	int64_t now = kubelet_now_ms(), next = -1;
 
 	for (struct kubelet_server *srv = k->servers; srv; srv = srv->next) {
 		int64_t at;
@@ -773,7 +773,7 @@ static int retries_locked(struct kubelet *k)
 			srv->retry_at = 0;
 		pthread_mutex_unlock(&srv->lock);
 		if (at && at <= now)
-			kl_register_request(srv); /* may schedule the next retry */
+			kubelet_register_request(srv); /* may schedule the next retry */
 	}
 	for (struct kubelet_server *srv = k->servers; srv; srv = srv->next) {
 		int64_t at;
@@ -802,7 +802,7 @@ static void *watch_thread(void *arg)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			kl_hub_logf(k, 0, "epoll_wait: %s", strerror(errno));
+			kubelet_hub_logf(k, 0, "epoll_wait: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < n; i++) {
@@ -810,7 +810,7 @@ static void *watch_thread(void *arg)
 
 			if (key == KL_KEY_WAKE) {
 				if (read(k->wake_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-					kl_hub_logf(k, 0, "reading the wake eventfd: %s", strerror(errno));
+					kubelet_hub_logf(k, 0, "reading the wake eventfd: %s", strerror(errno));
 			} else if (key == KL_KEY_INOTIFY) {
 				handle_inotify(k);
 			} else {
@@ -836,7 +836,7 @@ static void *watch_thread(void *arg)
 
 /* --- the completion-queue thread -------------------------------------------------------- */
 
-static void shutdown_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void shutdown_done(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
 }
 
@@ -847,7 +847,7 @@ static void *cq_thread(void *arg)
 	for (;;) {
 		grpc_event ev = grpc_completion_queue_next(k->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
 		struct kubelet_server *srv;
-		struct kl_tag *tag;
+		struct kubelet_tag *tag;
 
 		if (ev.type == GRPC_QUEUE_SHUTDOWN)
 			break;
@@ -892,9 +892,9 @@ static void server_teardown(struct kubelet_server *srv)
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	srv->retry_at = 0;
-	kl_register_cancel_locked(srv);
+	kubelet_register_cancel_locked(srv);
 	if (srv->server) {
-		srv->shutdown_tag = (struct kl_tag){.done = shutdown_done, .srv = srv};
+		srv->shutdown_tag = (struct kubelet_tag){.done = shutdown_done, .srv = srv};
 		grpc_server_shutdown_and_notify(srv->server, srv->k->cq, &srv->shutdown_tag);
 		srv->pending++;
 		grpc_server_cancel_all_calls(srv->server);
@@ -929,7 +929,7 @@ int kubelet_server_listen(struct kubelet_server *srv)
 	if (!srv->server)
 		return -ENOMEM;
 	grpc_server_register_completion_queue(srv->server, k->cq, NULL);
-	r = kl_rpc_register_methods(srv);
+	r = kubelet_rpc_register_methods(srv);
 	if (r < 0) {
 		server_teardown(srv);
 		return r;
@@ -955,7 +955,7 @@ int kubelet_server_listen(struct kubelet_server *srv)
 	if (r < 0)
 		goto fail;
 	pthread_mutex_lock(&srv->lock);
-	r = kl_rpc_request_all_locked(srv);
+	r = kubelet_rpc_request_all_locked(srv);
 	pthread_mutex_unlock(&srv->lock);
 	if (r < 0)
 		goto fail;
@@ -963,11 +963,11 @@ int kubelet_server_listen(struct kubelet_server *srv)
 	k->servers = srv;
 	srv->state = KL_RUNNING;
 	pthread_mutex_unlock(&k->lock);
-	kl_logf(srv, 2, "serving %s on %s", srv->resource_name, srv->sock_path);
+	kubelet_logf(srv, 2, "serving %s on %s", srv->resource_name, srv->sock_path);
 	return 0;
 
 fail:
-	kl_logf(srv, 0, "listening on %s: %s", srv->sock_path, strerror(-r));
+	kubelet_logf(srv, 0, "listening on %s: %s", srv->sock_path, strerror(-r));
 	socket_remove(srv);
 	pthread_mutex_unlock(&k->lock);
 	server_teardown(srv);
@@ -985,14 +985,14 @@ int kubelet_server_start(struct kubelet_server *srv)
 		return r;
 	pthread_mutex_lock(&srv->k->lock);
 	srv->registering = true;
-	kl_register_request(srv);
+	kubelet_register_request(srv);
 	pthread_mutex_unlock(&srv->k->lock);
 	return 0;
 }
 
-int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_device *devs, size_t n)
+int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs, size_t n)
 {
-	struct kl_device *copy = NULL;
+	struct kubelet_device *copy = NULL;
 	int r;
 
 	for (size_t i = 0; i < n; i++)
@@ -1009,7 +1009,7 @@ int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_devic
 	srv->devs = copy;
 	srv->n_devs = n;
 	srv->dev_gen++;
-	r = kl_rpc_devices_changed_locked(srv);
+	r = kubelet_rpc_devices_changed_locked(srv);
 	pthread_mutex_unlock(&srv->lock);
 	return r;
 }
@@ -1029,7 +1029,7 @@ void kubelet_server_stop(struct kubelet_server *srv)
 	pthread_mutex_unlock(&k->lock);
 	server_teardown(srv);
 	srv->state = KL_STOPPED;
-	kl_logf(srv, 2, "stopped serving %s", srv->resource_name);
+	kubelet_logf(srv, 2, "stopped serving %s", srv->resource_name);
 }
 
 void kubelet_server_free(struct kubelet_server *srv)

@@ -20,53 +20,53 @@
 struct kubelet;
 struct kubelet_server;
 
-struct kl_device {
+struct kubelet_device {
 	char id[64];
 	bool healthy;
 	int numa_node; /* -1: no topology */
 };
 
-struct kl_kv {
+struct kubelet_kv {
 	char *key;
 	char *value;
 };
 
-struct kl_device_spec {
+struct kubelet_device_spec {
 	char *container_path;
 	char *host_path;
 	char permissions[4]; /* "rw", "rwm" */
 };
 
-struct kl_mount {
+struct kubelet_mount {
 	char *container_path;
 	char *host_path;
 	bool read_only;
 };
 
 /* One container's share of an AllocateResponse. */
-struct kl_container_alloc {
-	struct kl_kv *envs;
+struct kubelet_container_alloc {
+	struct kubelet_kv *envs;
 	size_t n_envs;
-	struct kl_mount *mounts;
+	struct kubelet_mount *mounts;
 	size_t n_mounts;
-	struct kl_device_spec *devices;
+	struct kubelet_device_spec *devices;
 	size_t n_devices;
-	struct kl_kv *annotations;
+	struct kubelet_kv *annotations;
 	size_t n_annotations;
 	char **cdi_devices; /* fully qualified CDI names, "rdmak.io/rdma=mlx5_0" */
 	size_t n_cdi_devices;
 };
-void kl_container_alloc_clear(struct kl_container_alloc *a);
+void kubelet_container_alloc_clear(struct kubelet_container_alloc *a);
 
 /* Callbacks into the plugin. allocate and prestart run on the transport's completion-queue
  * thread, preferred on its worker thread (so that a slow one never delays an Allocate): each
  * one call at a time for all servers of a struct kubelet, allocate possibly while preferred
  * runs. They may read plugin state under its own lock.
  * They may call kubelet_server_set_devices(), never kubelet_server_stop() or _free(). */
-struct kl_ops {
+struct kubelet_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
 	 * (the kubelet then fails the pod with the message in *msg, a malloc'd string). */
-	int (*allocate)(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg);
+	int (*allocate)(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg);
 	/* Choose `size` ids from available, keeping every must_include; *out is a strv
 	 * (util/strv.h: malloc'd, NULL-terminated, freed with strv_free) of *n_out ids.
 	 * NULL: the server answers with the first `size` available. */
@@ -81,7 +81,7 @@ struct kubelet_server_config {
 	const char *socket_name;   /* "rdmak-rdma_a100.sock" */
 	bool preferred_allocation; /* advertise GetPreferredAllocationAvailable */
 	bool prestart_required;
-	const struct kl_ops *ops;
+	const struct kubelet_ops *ops;
 	void *userdata;
 };
 
@@ -90,11 +90,11 @@ struct kubelet_server_config {
  * It is called from the transport's threads (gRPC's own lines too, at level 3, or 1 for its
  * errors), possibly at once for several servers: it must be thread-safe and must not call
  * back into kubelet_server_*(). */
-typedef void (*kl_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
+typedef void (*kubelet_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
 
 /* The transport for kubelet_dir (default "/var/lib/kubelet"): starts gRPC and the threads.
  * log gets the events that belong to no server (gRPC's own lines, the folder watch). */
-int kubelet_new(const char *kubelet_dir, kl_log_fn log, void *log_ud, struct kubelet **ret);
+int kubelet_new(const char *kubelet_dir, kubelet_log_fn log, void *log_ud, struct kubelet **ret);
 /* Watch another folder on the transport's inotify instance (fs.inotify.max_user_instances is
  * 128 per user, shared with the kubelet and containerd): fn(ud) runs on the transport's watch
  * thread after files in dir were created, written, moved in, deleted or changed attributes. */
@@ -102,7 +102,7 @@ int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), 
 /* Free every server first. */
 void kubelet_free(struct kubelet *k);
 
-int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kl_log_fn log, void *log_ud,
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kubelet_log_fn log, void *log_ud,
 		       struct kubelet_server **ret);
 /* Create the socket and serve, without registering yet (so that files the kubelet's Allocate
  * answers point at can be written first). From then on a removed socket is re-created.
@@ -114,7 +114,7 @@ int kubelet_server_listen(struct kubelet_server *srv);
  * socket and re-register within 1 s. -EALREADY when started before. */
 int kubelet_server_start(struct kubelet_server *srv);
 /* Replace the device list; every open ListAndWatch stream gets the new full list. */
-int kubelet_server_set_devices(struct kubelet_server *srv, const struct kl_device *devs, size_t n);
+int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs, size_t n);
 /* Stop serving and remove our socket. */
 void kubelet_server_stop(struct kubelet_server *srv);
 void kubelet_server_free(struct kubelet_server *srv);

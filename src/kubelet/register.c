@@ -24,8 +24,8 @@
 /* A real kubelet connects back to us before it answers: leave it time for that. */
 #define KL_REGISTER_DEADLINE_S 10
 
-struct kl_reg {
-	struct kl_tag tag;
+struct kubelet_reg {
+	struct kubelet_tag tag;
 	grpc_channel *ch;
 	grpc_call *call;
 	grpc_metadata_array init_md;
@@ -36,7 +36,7 @@ struct kl_reg {
 	grpc_slice details;
 };
 
-static void reg_free(struct kl_reg *reg)
+static void reg_free(struct kubelet_reg *reg)
 {
 	if (!reg)
 		return;
@@ -57,9 +57,9 @@ static void reg_free(struct kl_reg *reg)
 /* Schedule the next Register attempt in ms (0: none); the watch thread sleeps towards it. */
 static void timer_arm_locked(struct kubelet_server *srv, unsigned ms)
 {
-	srv->retry_at = ms ? kl_now_ms() + ms : 0;
+	srv->retry_at = ms ? kubelet_now_ms() + ms : 0;
 	if (ms)
-		kl_hub_wake(srv->k);
+		kubelet_hub_wake(srv->k);
 }
 
 /* Arm the Register retry after a failed attempt, doubling the back-off; returns the delay. */
@@ -72,9 +72,9 @@ static unsigned retry_later_locked(struct kubelet_server *srv)
 	return delay;
 }
 
-static void reg_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void reg_done(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
-	struct kl_reg *reg = kl_container_of(tag, struct kl_reg, tag);
+	struct kubelet_reg *reg = kubelet_container_of(tag, struct kubelet_reg, tag);
 	bool current, success = ok && reg->status == GRPC_STATUS_OK;
 	unsigned delay = 0;
 	_cleanup_free_ char *details = grpc_slice_to_c_string(reg->details);
@@ -92,12 +92,12 @@ static void reg_done(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 	pthread_mutex_unlock(&srv->lock);
 
 	if (success)
-		kl_logf(srv, 2, "registered %s with the kubelet (endpoint %s)", srv->resource_name, srv->socket_name);
+		kubelet_logf(srv, 2, "registered %s with the kubelet (endpoint %s)", srv->resource_name, srv->socket_name);
 	else if (delay)
-		kl_logf(srv, 1, "Register %s: status %d: %s; retrying in %u ms", srv->resource_name, reg->status,
+		kubelet_logf(srv, 1, "Register %s: status %d: %s; retrying in %u ms", srv->resource_name, reg->status,
 			details ? details : "", delay);
 	else
-		kl_logf(srv, 3, "Register %s: attempt superseded", srv->resource_name);
+		kubelet_logf(srv, 3, "Register %s: attempt superseded", srv->resource_name);
 	reg_free(reg);
 }
 
@@ -154,9 +154,9 @@ static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-static int reg_new(struct kubelet_server *srv, struct kl_reg **ret)
+static int reg_new(struct kubelet_server *srv, struct kubelet_reg **ret)
 {
-	struct kl_reg *reg = calloc(1, sizeof(*reg));
+	struct kubelet_reg *reg = calloc(1, sizeof(*reg));
 	int r;
 	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 					     gpr_time_from_seconds(KL_REGISTER_DEADLINE_S, GPR_TIMESPAN));
@@ -184,7 +184,7 @@ static int reg_new(struct kubelet_server *srv, struct kl_reg **ret)
 	return 0;
 }
 
-void kl_register_cancel_locked(struct kubelet_server *srv)
+void kubelet_register_cancel_locked(struct kubelet_server *srv)
 {
 	if (!srv->reg)
 		return;
@@ -192,9 +192,9 @@ void kl_register_cancel_locked(struct kubelet_server *srv)
 	srv->reg = NULL; /* reg_done() frees it */
 }
 
-void kl_register_request(struct kubelet_server *srv)
+void kubelet_register_request(struct kubelet_server *srv)
 {
-	struct kl_reg *reg = NULL;
+	struct kubelet_reg *reg = NULL;
 	grpc_op ops[6] = {0};
 	grpc_call_error e;
 	int r;
@@ -206,7 +206,7 @@ void kl_register_request(struct kubelet_server *srv)
 		pthread_mutex_lock(&srv->lock);
 		timer_arm_locked(srv, 0);
 		pthread_mutex_unlock(&srv->lock);
-		kl_logf(srv, 2, "waiting for %s", srv->k->kubelet_sock);
+		kubelet_logf(srv, 2, "waiting for %s", srv->k->kubelet_sock);
 		return;
 	}
 	r = reg_new(srv, &reg);
@@ -217,12 +217,12 @@ void kl_register_request(struct kubelet_server *srv)
 		 * unlink() and listen(). Try again with the same back-off as a refused Register. */
 		pthread_mutex_lock(&srv->lock);
 		if (!srv->stopping) {
-			kl_register_cancel_locked(srv);
+			kubelet_register_cancel_locked(srv);
 			delay = retry_later_locked(srv);
 		}
 		pthread_mutex_unlock(&srv->lock);
 		if (delay)
-			kl_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->k->kubelet_sock,
+			kubelet_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->k->kubelet_sock,
 				strerror(-r), delay);
 		return;
 	}
@@ -245,14 +245,14 @@ void kl_register_request(struct kubelet_server *srv)
 		reg_free(reg);
 		return;
 	}
-	kl_register_cancel_locked(srv);
+	kubelet_register_cancel_locked(srv);
 	timer_arm_locked(srv, 0);
-	e = kl_start_batch_locked(srv, reg->call, ops, ELEMENTSOF(ops), &reg->tag);
+	e = kubelet_start_batch_locked(srv, reg->call, ops, ELEMENTSOF(ops), &reg->tag);
 	if (e == GRPC_CALL_OK)
 		srv->reg = reg;
 	pthread_mutex_unlock(&srv->lock);
 	if (e != GRPC_CALL_OK) {
-		kl_logf(srv, 0, "Register %s: %s", srv->resource_name, grpc_call_error_to_string(e));
+		kubelet_logf(srv, 0, "Register %s: %s", srv->resource_name, grpc_call_error_to_string(e));
 		reg_free(reg);
 	}
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The DevicePlugin service: one kl_rpc per served call, from the request that waits for it to
+/* The DevicePlugin service: one kubelet_rpc per served call, from the request that waits for it to
  * the batch that answers it. Unary calls are answered on the completion-queue thread in one
  * batch; a ListAndWatch call stays open as a stream that gets the packed device list again
  * whenever set_devices() bumps srv->dev_gen, with at most one message in flight per stream.
@@ -15,17 +15,17 @@
 #include "kubelet/internal.h"
 #include "util/strv.h"
 
-struct kl_answer {
+struct kubelet_answer {
 	grpc_status_code code;
 	char *msg;                /* malloc'd, NULL for none */
 	grpc_byte_buffer *reply;  /* NULL with an error code */
 };
 
-struct kl_rpc {
-	struct kl_tag tag;      /* the call arrived; then: the answer went out / the stream closed */
-	struct kl_work work;    /* answered on the worker thread (GetPreferredAllocation) */
-	struct kl_tag send_tag; /* ListAndWatch: one message went out */
-	const struct kl_method *method;
+struct kubelet_rpc {
+	struct kubelet_tag tag;      /* the call arrived; then: the answer went out / the stream closed */
+	struct kubelet_work work;    /* answered on the worker thread (GetPreferredAllocation) */
+	struct kubelet_tag send_tag; /* ListAndWatch: one message went out */
+	const struct kubelet_method *method;
 	grpc_call *call;
 	gpr_timespec deadline;
 	grpc_metadata_array md;
@@ -34,7 +34,7 @@ struct kl_rpc {
 	grpc_byte_buffer *out;
 	int cancelled;
 	/* ListAndWatch */
-	struct kl_rpc *next;
+	struct kubelet_rpc *next;
 	unsigned sent_gen;
 	bool md_sent;
 	bool sending;
@@ -42,10 +42,10 @@ struct kl_rpc {
 	bool closed; /* RECV_CLOSE_ON_SERVER completed */
 };
 
-struct kl_method {
+struct kubelet_method {
 	const char *path; /* NULL: the catch-all for methods we do not serve */
-	void (*arrived)(struct kubelet_server *srv, struct kl_rpc *rpc);
-	void (*answer)(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans);
+	void (*arrived)(struct kubelet_server *srv, struct kubelet_rpc *rpc);
+	void (*answer)(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans);
 };
 
 /* --- helpers ------------------------------------------------------------------------------ */
@@ -73,14 +73,14 @@ static grpc_status_code status_from_errno(int r)
 	}
 }
 
-static void answer_error(struct kl_answer *ans, grpc_status_code code, const char *msg)
+static void answer_error(struct kubelet_answer *ans, grpc_status_code code, const char *msg)
 {
 	ans->code = code;
 	ans->msg = strdup(msg);
 }
 
 /* An error from the plugin: its message if it gave one, else strerror. */
-static void answer_errno(struct kl_answer *ans, int r, char *msg)
+static void answer_errno(struct kubelet_answer *ans, int r, char *msg)
 {
 	ans->code = status_from_errno(r);
 	ans->msg = msg ? msg : strdup(strerror(-r));
@@ -94,7 +94,7 @@ static grpc_slice pack_slice(const ProtobufCMessage *m)
 	return s;
 }
 
-static void answer_message(struct kl_answer *ans, const ProtobufCMessage *m)
+static void answer_message(struct kubelet_answer *ans, const ProtobufCMessage *m)
 {
 	grpc_slice s = pack_slice(m);
 
@@ -142,7 +142,7 @@ static void arena_free(struct arena *a)
 
 /* --- GetDevicePluginOptions --------------------------------------------------------------- */
 
-static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
+static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
 {
 	V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
 
@@ -153,7 +153,7 @@ static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_
 
 /* --- Allocate ----------------------------------------------------------------------------- */
 
-static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena *a, const struct kl_kv *kv, size_t n)
+static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena *a, const struct kubelet_kv *kv, size_t n)
 {
 	V1beta1__ContainerAllocateResponse__EnvsEntry **pp = arena_new(a, n, sizeof(*pp));
 	V1beta1__ContainerAllocateResponse__EnvsEntry *e = arena_new(a, n, sizeof(*e));
@@ -170,7 +170,7 @@ static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena
 }
 
 static V1beta1__ContainerAllocateResponse__AnnotationsEntry **pack_kvs_annotation(struct arena *a,
-										  const struct kl_kv *kv, size_t n)
+										  const struct kubelet_kv *kv, size_t n)
 {
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry **pp = arena_new(a, n, sizeof(*pp));
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry *e = arena_new(a, n, sizeof(*e));
@@ -188,7 +188,7 @@ static V1beta1__ContainerAllocateResponse__AnnotationsEntry **pack_kvs_annotatio
 }
 
 /* One ContainerAllocateResponse; its strings stay in *c until the response is packed. */
-static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a, struct kl_container_alloc *c)
+static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a, struct kubelet_container_alloc *c)
 {
 	V1beta1__ContainerAllocateResponse *r = arena_new(a, 1, sizeof(*r));
 	V1beta1__Mount *m = arena_new(a, c->n_mounts, sizeof(*m));
@@ -252,11 +252,11 @@ static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a, struc
 	return r;
 }
 
-static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
+static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
 {
 	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(NULL, len, req);
 	V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
-	struct kl_container_alloc *allocs = NULL;
+	struct kubelet_container_alloc *allocs = NULL;
 	struct arena a = {0};
 	size_t n;
 
@@ -293,7 +293,7 @@ oom:
 	answer_error(ans, GRPC_STATUS_RESOURCE_EXHAUSTED, strerror(ENOMEM));
 out:
 	for (size_t i = 0; allocs && i < n; i++)
-		kl_container_alloc_clear(&allocs[i]);
+		kubelet_container_alloc_clear(&allocs[i]);
 	free(allocs);
 	arena_free(&a);
 	v1beta1__allocate_request__free_unpacked(rq, NULL);
@@ -301,7 +301,7 @@ out:
 
 /* --- GetPreferredAllocation --------------------------------------------------------------- */
 
-static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
+static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
 {
 	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
 	V1beta1__PreferredAllocationResponse resp = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
@@ -349,7 +349,7 @@ out:
 
 /* --- PreStartContainer -------------------------------------------------------------------- */
 
-static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
+static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
 {
 	V1beta1__PreStartContainerRequest *rq = v1beta1__pre_start_container_request__unpack(NULL, len, req);
 	V1beta1__PreStartContainerResponse resp = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
@@ -367,20 +367,20 @@ static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size
 	v1beta1__pre_start_container_request__free_unpacked(rq, NULL);
 }
 
-static void answer_unimplemented(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kl_answer *ans)
+static void answer_unimplemented(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
 {
 	answer_error(ans, GRPC_STATUS_UNIMPLEMENTED, "method not served by this device plugin");
 }
 
 /* --- served calls ------------------------------------------------------------------------- */
 
-static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
-static void offload_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
-static void stream_arrived(struct kubelet_server *srv, struct kl_rpc *rpc);
+static void unary_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc);
+static void offload_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc);
+static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc);
 
 enum { M_OPTIONS, M_LIST_AND_WATCH, M_PREFERRED, M_ALLOCATE, M_PRESTART, M_OTHER, M__MAX };
 
-static const struct kl_method methods[M__MAX] = {
+static const struct kubelet_method methods[M__MAX] = {
 	[M_OPTIONS] = {"/v1beta1.DevicePlugin/GetDevicePluginOptions", unary_arrived, answer_options},
 	[M_LIST_AND_WATCH] = {"/v1beta1.DevicePlugin/ListAndWatch", stream_arrived, answer_unimplemented},
 	[M_PREFERRED] = {"/v1beta1.DevicePlugin/GetPreferredAllocation", offload_arrived, answer_preferred},
@@ -389,7 +389,7 @@ static const struct kl_method methods[M__MAX] = {
 	[M_OTHER] = {NULL, unary_arrived, answer_unimplemented},
 };
 
-static void rpc_free(struct kl_rpc *rpc)
+static void rpc_free(struct kubelet_rpc *rpc)
 {
 	grpc_metadata_array_destroy(&rpc->md);
 	grpc_call_details_destroy(&rpc->details);
@@ -402,12 +402,12 @@ static void rpc_free(struct kl_rpc *rpc)
 	free(rpc);
 }
 
-static void rpc_arrived(struct kubelet_server *srv, struct kl_tag *tag, bool ok);
+static void rpc_arrived(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok);
 
 /* Ask gRPC for the next call of method m. */
-static int rpc_request_locked(struct kubelet_server *srv, const struct kl_method *m)
+static int rpc_request_locked(struct kubelet_server *srv, const struct kubelet_method *m)
 {
-	struct kl_rpc *rpc = calloc(1, sizeof(*rpc));
+	struct kubelet_rpc *rpc = calloc(1, sizeof(*rpc));
 	grpc_call_error e;
 
 	if (!rpc)
@@ -432,7 +432,7 @@ static int rpc_request_locked(struct kubelet_server *srv, const struct kl_method
 	return 0;
 }
 
-int kl_rpc_register_methods(struct kubelet_server *srv)
+int kubelet_rpc_register_methods(struct kubelet_server *srv)
 {
 	for (size_t i = 0; i < M__MAX; i++) {
 		if (!methods[i].path)
@@ -445,7 +445,7 @@ int kl_rpc_register_methods(struct kubelet_server *srv)
 	return 0;
 }
 
-int kl_rpc_request_all_locked(struct kubelet_server *srv)
+int kubelet_rpc_request_all_locked(struct kubelet_server *srv)
 {
 	for (size_t i = 0; i < M__MAX; i++) {
 		int r = rpc_request_locked(srv, &methods[i]);
@@ -456,9 +456,9 @@ int kl_rpc_request_all_locked(struct kubelet_server *srv)
 	return 0;
 }
 
-static void rpc_arrived(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void rpc_arrived(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
-	struct kl_rpc *rpc = kl_container_of(tag, struct kl_rpc, tag);
+	struct kubelet_rpc *rpc = kubelet_container_of(tag, struct kubelet_rpc, tag);
 	int r = 0;
 
 	if (!ok) { /* the server is shutting down */
@@ -470,14 +470,14 @@ static void rpc_arrived(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 		r = rpc_request_locked(srv, rpc->method);
 	pthread_mutex_unlock(&srv->lock);
 	if (r < 0)
-		kl_logf(srv, 0, "cannot wait for the next %s call: %s", rpc->method->path ? rpc->method->path : "other",
+		kubelet_logf(srv, 0, "cannot wait for the next %s call: %s", rpc->method->path ? rpc->method->path : "other",
 			strerror(-r));
 	rpc->method->arrived(srv, rpc);
 }
 
-static void unary_answered(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void unary_answered(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
-	rpc_free(kl_container_of(tag, struct kl_rpc, tag));
+	rpc_free(kubelet_container_of(tag, struct kubelet_rpc, tag));
 }
 
 /* The request's bytes, flattened (a server gets one message per unary or server-stream call). */
@@ -493,9 +493,9 @@ static grpc_slice payload_slice(grpc_byte_buffer *bb)
 	return s;
 }
 
-static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
+static void unary_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
-	struct kl_answer ans = {.code = GRPC_STATUS_OK};
+	struct kubelet_answer ans = {.code = GRPC_STATUS_OK};
 	grpc_slice req = payload_slice(rpc->payload);
 	grpc_slice details;
 	grpc_op ops[4] = {0};
@@ -505,7 +505,7 @@ static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
 	rpc->method->answer(srv, GRPC_SLICE_START_PTR(req), GRPC_SLICE_LENGTH(req), &ans);
 	grpc_slice_unref(req);
 	if (ans.code != GRPC_STATUS_OK)
-		kl_logf(srv, 1, "%s: %s", rpc->method->path ? rpc->method->path : "unknown method",
+		kubelet_logf(srv, 1, "%s: %s", rpc->method->path ? rpc->method->path : "unknown method",
 			ans.msg ? ans.msg : "error");
 	details = ans.msg ? grpc_slice_from_copied_string(ans.msg) : grpc_empty_slice();
 	free(ans.msg);
@@ -523,20 +523,20 @@ static void unary_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
 	ops[n++].data.recv_close_on_server.cancelled = &rpc->cancelled;
 	rpc->tag.done = unary_answered;
 	pthread_mutex_lock(&srv->lock);
-	e = kl_start_batch_locked(srv, rpc->call, ops, n, &rpc->tag);
+	e = kubelet_start_batch_locked(srv, rpc->call, ops, n, &rpc->tag);
 	pthread_mutex_unlock(&srv->lock);
 	grpc_slice_unref(details); /* not retained past start_batch */
 	if (e != GRPC_CALL_OK) {
-		kl_logf(srv, 0, "answering a call: %s", grpc_call_error_to_string(e));
+		kubelet_logf(srv, 0, "answering a call: %s", grpc_call_error_to_string(e));
 		rpc_free(rpc);
 	}
 }
 
 /* GetPreferredAllocation: answered on the worker thread. The job counts as pending, so that
  * stop() waits for it as for a batch. */
-static void offload_run(struct kl_work *w)
+static void offload_run(struct kubelet_work *w)
 {
-	struct kl_rpc *rpc = kl_container_of(w, struct kl_rpc, work);
+	struct kubelet_rpc *rpc = kubelet_container_of(w, struct kubelet_rpc, work);
 	struct kubelet_server *srv = rpc->tag.srv;
 
 	unary_arrived(srv, rpc);
@@ -546,20 +546,20 @@ static void offload_run(struct kl_work *w)
 	pthread_mutex_unlock(&srv->lock); /* srv may be gone from here */
 }
 
-static void offload_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
+static void offload_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->pending++;
 	pthread_mutex_unlock(&srv->lock);
 	rpc->work.run = offload_run;
-	kl_work_push(srv->k, &rpc->work);
+	kubelet_work_push(srv->k, &rpc->work);
 }
 
 /* --- ListAndWatch ------------------------------------------------------------------------- */
 
-static void stream_unlink_locked(struct kubelet_server *srv, struct kl_rpc *rpc)
+static void stream_unlink_locked(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
-	for (struct kl_rpc **pp = &srv->streams; *pp; pp = &(*pp)->next)
+	for (struct kubelet_rpc **pp = &srv->streams; *pp; pp = &(*pp)->next)
 		if (*pp == rpc) {
 			*pp = rpc->next;
 			return;
@@ -568,7 +568,7 @@ static void stream_unlink_locked(struct kubelet_server *srv, struct kl_rpc *rpc)
 
 /* Send the current list unless this stream already has it or a send is in flight (that
  * send's completion calls us again). */
-static void stream_kick_locked(struct kubelet_server *srv, struct kl_rpc *rpc)
+static void stream_kick_locked(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
 	grpc_op ops[2] = {0};
 	size_t n = 0;
@@ -580,7 +580,7 @@ static void stream_kick_locked(struct kubelet_server *srv, struct kl_rpc *rpc)
 		ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
 	ops[n].op = GRPC_OP_SEND_MESSAGE;
 	ops[n++].data.send_message.send_message = rpc->out;
-	if (kl_start_batch_locked(srv, rpc->call, ops, n, &rpc->send_tag) != GRPC_CALL_OK) {
+	if (kubelet_start_batch_locked(srv, rpc->call, ops, n, &rpc->send_tag) != GRPC_CALL_OK) {
 		grpc_byte_buffer_destroy(rpc->out);
 		rpc->out = NULL;
 		rpc->dead = true;
@@ -591,9 +591,9 @@ static void stream_kick_locked(struct kubelet_server *srv, struct kl_rpc *rpc)
 	rpc->sent_gen = srv->dev_gen;
 }
 
-static void stream_sent(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void stream_sent(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
-	struct kl_rpc *rpc = kl_container_of(tag, struct kl_rpc, send_tag);
+	struct kubelet_rpc *rpc = kubelet_container_of(tag, struct kubelet_rpc, send_tag);
 	bool gone;
 
 	pthread_mutex_lock(&srv->lock);
@@ -611,9 +611,9 @@ static void stream_sent(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
 		rpc_free(rpc);
 }
 
-static void stream_closed(struct kubelet_server *srv, struct kl_tag *tag, bool ok)
+static void stream_closed(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
 {
-	struct kl_rpc *rpc = kl_container_of(tag, struct kl_rpc, tag);
+	struct kubelet_rpc *rpc = kubelet_container_of(tag, struct kubelet_rpc, tag);
 	bool gone;
 
 	pthread_mutex_lock(&srv->lock);
@@ -622,12 +622,12 @@ static void stream_closed(struct kubelet_server *srv, struct kl_tag *tag, bool o
 	if (gone)
 		stream_unlink_locked(srv, rpc);
 	pthread_mutex_unlock(&srv->lock);
-	kl_logf(srv, 3, "ListAndWatch stream closed");
+	kubelet_logf(srv, 3, "ListAndWatch stream closed");
 	if (gone)
 		rpc_free(rpc);
 }
 
-static void stream_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
+static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
 	grpc_op op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
 	grpc_call_error e;
@@ -636,7 +636,7 @@ static void stream_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
 	rpc->tag.done = stream_closed;
 	rpc->send_tag.done = stream_sent;
 	pthread_mutex_lock(&srv->lock);
-	e = kl_start_batch_locked(srv, rpc->call, &op, 1, &rpc->tag);
+	e = kubelet_start_batch_locked(srv, rpc->call, &op, 1, &rpc->tag);
 	if (e == GRPC_CALL_OK) {
 		rpc->next = srv->streams;
 		srv->streams = rpc;
@@ -645,14 +645,14 @@ static void stream_arrived(struct kubelet_server *srv, struct kl_rpc *rpc)
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (e != GRPC_CALL_OK) {
-		kl_logf(srv, 0, "ListAndWatch: %s", grpc_call_error_to_string(e));
+		kubelet_logf(srv, 0, "ListAndWatch: %s", grpc_call_error_to_string(e));
 		rpc_free(rpc);
 		return;
 	}
-	kl_logf(srv, 2, "ListAndWatch stream opened");
+	kubelet_logf(srv, 2, "ListAndWatch stream opened");
 }
 
-static int pack_device_list(const struct kl_device *devs, size_t n, grpc_slice *ret)
+static int pack_device_list(const struct kubelet_device *devs, size_t n, grpc_slice *ret)
 {
 	V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
 	struct arena a = {0};
@@ -688,7 +688,7 @@ static int pack_device_list(const struct kl_device *devs, size_t n, grpc_slice *
 	return 0;
 }
 
-int kl_rpc_devices_changed_locked(struct kubelet_server *srv)
+int kubelet_rpc_devices_changed_locked(struct kubelet_server *srv)
 {
 	grpc_slice s;
 	int r = pack_device_list(srv->devs, srv->n_devs, &s);
@@ -697,7 +697,7 @@ int kl_rpc_devices_changed_locked(struct kubelet_server *srv)
 		return r;
 	grpc_slice_unref(srv->list_msg);
 	srv->list_msg = s;
-	for (struct kl_rpc *rpc = srv->streams; rpc; rpc = rpc->next)
+	for (struct kubelet_rpc *rpc = srv->streams; rpc; rpc = rpc->next)
 		stream_kick_locked(srv, rpc);
 	return 0;
 }

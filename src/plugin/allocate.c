@@ -37,9 +37,9 @@ static char *expand(const char *tmpl, const char *hcas, const char *netdevs)
 	return out;
 }
 
-static int kv_push(struct kl_kv **v, size_t *n, const char *k, char *val /* owned */)
+static int kv_push(struct kubelet_kv **v, size_t *n, const char *k, char *val /* owned */)
 {
-	struct kl_kv *nv;
+	struct kubelet_kv *nv;
 
 	if (!val)
 		return -ENOMEM;
@@ -63,10 +63,10 @@ static int kv_push(struct kl_kv **v, size_t *n, const char *k, char *val /* owne
 	return 0;
 }
 
-static int specs_push(struct kl_container_alloc *a, const struct kl_device_spec *s, size_t n)
+static int specs_push(struct kubelet_container_alloc *a, const struct kubelet_device_spec *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct kl_device_spec *nd;
+		struct kubelet_device_spec *nd;
 		bool dup = false;
 
 		for (size_t j = 0; j < a->n_devices && !dup; j++)
@@ -77,7 +77,7 @@ static int specs_push(struct kl_container_alloc *a, const struct kl_device_spec 
 		if (!nd)
 			return -ENOMEM;
 		a->devices = nd;
-		nd[a->n_devices] = (struct kl_device_spec){ .container_path = strdup(s[i].container_path),
+		nd[a->n_devices] = (struct kubelet_device_spec){ .container_path = strdup(s[i].container_path),
 							    .host_path = strdup(s[i].host_path) };
 		memcpy(nd[a->n_devices].permissions, s[i].permissions, sizeof(s[i].permissions));
 		a->n_devices++;
@@ -87,7 +87,7 @@ static int specs_push(struct kl_container_alloc *a, const struct kl_device_spec 
 	return 0;
 }
 
-static int cdi_push(struct kl_container_alloc *a, const char *kind, const char *name)
+static int cdi_push(struct kubelet_container_alloc *a, const char *kind, const char *name)
 {
 	char **n = realloc(a->cdi_devices, (a->n_cdi_devices + 1) * sizeof(*n));
 
@@ -100,7 +100,7 @@ static int cdi_push(struct kl_container_alloc *a, const char *kind, const char *
 	return 0;
 }
 
-static int envs_push(struct kl_container_alloc *a, const struct plugin_resource *res, const char *hcas,
+static int envs_push(struct kubelet_container_alloc *a, const struct plugin_resource *res, const char *hcas,
 		     const char *netdevs)
 {
 	for (size_t i = 0; i < res->n_envs; i++) {
@@ -119,17 +119,17 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 	char why[160] = "";
 	int r;
 
-	kl_container_alloc_clear(&p->shared);
+	kubelet_container_alloc_clear(&p->shared);
 	p->shared_ok = false;
 	for (size_t i = 0; i < p->n_m; i++) {
 		const struct pool_member *m = &p->m[i];
 
 		if (!m->healthy) {
 			if (!why[0])
-				health_member_reason(ps, m, why, sizeof(why));
+				plugin_health_member_reason(ps, m, why, sizeof(why));
 			continue;
 		}
-		if ((r = pool_list_add(&hcas, m->id)) < 0 || (r = pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = plugin_pool_list_add(&hcas, m->id)) < 0 || (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (ps->opts.cdi) {
 			if ((r = cdi_push(&p->shared, p->res->full_name, m->id)) < 0)
@@ -173,7 +173,7 @@ static int shared_numa(const struct pool *p)
 static int prepare_devs(struct pool *p, bool *changed)
 {
 	size_t n = p->res->kind == PLUGIN_SHARED ? (p->n_healthy_members || p->n_m ? p->res->rdma_hca_max : 0) : p->n_m;
-	struct kl_device *d = calloc(n + 1, sizeof(*d));
+	struct kubelet_device *d = calloc(n + 1, sizeof(*d));
 
 	if (!d)
 		return -ENOMEM;
@@ -201,7 +201,7 @@ static int prepare_devs(struct pool *p, bool *changed)
 	return 0;
 }
 
-int allocate_prepare(const struct pool_set *ps, struct pool *p, bool *changed)
+int plugin_allocate_prepare(const struct pool_set *ps, struct pool *p, bool *changed)
 {
 	int r;
 
@@ -212,7 +212,7 @@ int allocate_prepare(const struct pool_set *ps, struct pool *p, bool *changed)
 
 /* ---- Allocate ------------------------------------------------------------------------ */
 
-static int copy_alloc(const struct kl_container_alloc *src, struct kl_container_alloc *out)
+static int copy_alloc(const struct kubelet_container_alloc *src, struct kubelet_container_alloc *out)
 {
 	int r;
 
@@ -269,7 +269,7 @@ static char *info_join(const struct pool_member **ms, size_t n)
 
 /* The hot path: lookups and copies of what the build prepared; no JSON, no I/O. */
 static int allocate_exclusive(const struct pool *p, const char *const *ids, size_t n, bool cdi,
-			      struct kl_container_alloc *out, char **msg)
+			      struct kubelet_container_alloc *out, char **msg)
 {
 	_cleanup_free_ char *list = NULL, *hcas = NULL, *netdevs = NULL;
 	_cleanup_free_ const struct pool_member **ms = NULL;
@@ -282,7 +282,7 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 	if (!list || !ms)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct pool_member *m = pool_member_find(p, ids[i]);
+		const struct pool_member *m = plugin_pool_member_find(p, ids[i]);
 
 		if (!m) {
 			if (asprintf(msg, "%s: unknown device %s", p->res->full_name, ids[i]) < 0)
@@ -291,7 +291,7 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 		}
 		ms[i] = m;
 		ll += (size_t)snprintf(list + ll, cap - ll, "%s%s", i ? "," : "", m->id);
-		if ((r = pool_list_add(&hcas, m->rdma)) < 0 || (r = pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = plugin_pool_list_add(&hcas, m->rdma)) < 0 || (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (cdi) {
 			if ((r = cdi_push(out, p->res->full_name, m->id)) < 0)
@@ -308,7 +308,7 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 	return envs_push(out, p->res, hcas ? hcas : "", netdevs ? netdevs : "");
 }
 
-int allocate_container(const struct pool *p, const char *const *ids, size_t n, struct kl_container_alloc *out,
+int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n, struct kubelet_container_alloc *out,
 		       char **msg)
 {
 	int r;
@@ -324,7 +324,7 @@ int allocate_container(const struct pool *p, const char *const *ids, size_t n, s
 		r = allocate_exclusive(p, ids, n, p->cdi, out, msg);
 	}
 	if (r < 0) {
-		kl_container_alloc_clear(out);
+		kubelet_container_alloc_clear(out);
 		if (!*msg && r == -ENOMEM)
 			*msg = strdup("out of memory");
 	}
@@ -444,7 +444,7 @@ static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc, co
 	if (!used || !by_pf)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_must; i++) {
-		const struct pool_member *mm = pool_member_find(p, must_include[i]);
+		const struct pool_member *mm = plugin_pool_member_find(p, must_include[i]);
 
 		if (mm && mm->pf[0])
 			used[n_used++] = mm->pf;
@@ -472,7 +472,7 @@ static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc, co
  * devices); then pack PFs: those must_include already uses, then the fullest ones, so that
  * one pod's VFs share a PF and the other PFs stay whole for the next pod (the anchors leave
  * the choice to the kubelet, which picks at random: sriov-network-device-plugin #255). */
-int allocate_preferred(const struct pool *p, const char *const *available, size_t n_available,
+int plugin_allocate_preferred(const struct pool *p, const char *const *available, size_t n_available,
 		       const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
 {
 	_cleanup_free_ struct cand *c = NULL;
@@ -491,7 +491,7 @@ int allocate_preferred(const struct pool *p, const char *const *available, size_
 	if ((r = preferred_must(must_include, n_must, size, res, &nres)) < 0)
 		goto fail;
 	for (size_t i = 0; i < n_must && target < 0; i++) {
-		const struct pool_member *m = pool_member_find(p, must_include[i]);
+		const struct pool_member *m = plugin_pool_member_find(p, must_include[i]);
 
 		if (m && m->numa >= 0)
 			target = m->numa;
@@ -513,7 +513,7 @@ int allocate_preferred(const struct pool *p, const char *const *available, size_
 		nc = k;
 	}
 	for (size_t i = 0; i < nc; i++)
-		c[i].m = pool_member_find(p, c[i].id);
+		c[i].m = plugin_pool_member_find(p, c[i].id);
 	if (target < 0 && (target = preferred_numa(c, nc)) == -ENOMEM) {
 		r = -ENOMEM;
 		goto fail;

@@ -14,14 +14,14 @@
 #include "util/fileio.h"
 #include "util/strv.h"
 
-int files_cdi_name(const struct pool *p, char *buf, size_t n)
+int plugin_files_cdi_name(const struct pool *p, char *buf, size_t n)
 {
 	int l = snprintf(buf, n, "rdmak-%s_%s.json", p->res->prefix, p->res->name);
 
 	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : 0;
 }
 
-static json_t *device_nodes(const struct kl_device_spec *s, size_t n, bool rdma_cm)
+static json_t *device_nodes(const struct kubelet_device_spec *s, size_t n, bool rdma_cm)
 {
 	json_t *a = json_array();
 
@@ -36,7 +36,7 @@ static json_t *device_nodes(const struct kl_device_spec *s, size_t n, bool rdma_
 	return a;
 }
 
-json_t *files_cdi_spec(const struct pool *p)
+json_t *plugin_files_cdi_spec(const struct pool *p)
 {
 	json_t *spec, *devs, *common = NULL;
 
@@ -70,7 +70,7 @@ json_t *files_cdi_spec(const struct pool *p)
 
 /* ---- Multus device-info ------------------------------------------------------------- */
 
-int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n)
+int plugin_files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n)
 {
 	int l;
 
@@ -84,7 +84,7 @@ int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n
 	return 0;
 }
 
-char *files_devinfo_json(const struct pool *p, const struct pool_member *m)
+char *plugin_files_devinfo_json(const struct pool *p, const struct pool_member *m)
 {
 	json_t *doc;
 	char *s;
@@ -101,7 +101,7 @@ char *files_devinfo_json(const struct pool *p, const struct pool_member *m)
 
 /* ---- writing and removing them ------------------------------------------------------ */
 
-void files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud)
+void plugin_files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -161,7 +161,7 @@ static int write_one(int dfd, const char *dir, const char *name, const char *tex
 	return 1;
 }
 
-int files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 			files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = -1;
@@ -175,17 +175,17 @@ int files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const cha
 		if (dfd < 0 && (dfd = open_dir(dir)) < 0)
 			return dfd;
 		for (size_t j = 0; j < p->n_m; j++) {
-			_cleanup_free_ char *json = files_devinfo_json(p, &p->m[j]);
+			_cleanup_free_ char *json = plugin_files_devinfo_json(p, &p->m[j]);
 			char name[256];
 
-			if (json && files_devinfo_name(p, p->m[j].id, name, sizeof(name)) >= 0)
+			if (json && plugin_files_devinfo_name(p, p->m[j].id, name, sizeof(name)) >= 0)
 				written += write_one(dfd, dir, name, json, 0444, w, fail, ud);
 		}
 	}
 	return written;
 }
 
-int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 		    files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = open_dir(dir);
@@ -195,12 +195,12 @@ int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *d
 		return dfd;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct pool *p = &ps->pools[i];
-		json_t *spec = keep(ud, p) ? files_cdi_spec(p) : NULL;
+		json_t *spec = keep(ud, p) ? plugin_files_cdi_spec(p) : NULL;
 		_cleanup_free_ char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
 		char name[300];
 
 		json_decref(spec);
-		if (text && files_cdi_name(p, name, sizeof(name)) >= 0)
+		if (text && plugin_files_cdi_name(p, name, sizeof(name)) >= 0)
 			written += write_one(dfd, dir, name, text, 0644, w, fail, ud);
 	}
 	return written;
@@ -227,27 +227,27 @@ static void files_replace(const char *dir, struct files_written *w, struct files
 		if (strv_extend(&stale.names, &stale.n, w->names[i]) < 0)
 			fail(ud, w->names[i], -ENOMEM);
 	}
-	files_remove(dir, &stale, fail, ud);
+	plugin_files_remove(dir, &stale, fail, ud);
 	strv_free(w->names);
 	*w = *nw;
 	*nw = (struct files_written){ 0 };
 }
 
-int files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 			 files_fail_fn fail, files_fail_fn fail_rm, void *ud)
 {
 	struct files_written nw = { 0 };
-	int r = files_devinfo_write(ps, keep, dir, &nw, fail, ud);
+	int r = plugin_files_devinfo_write(ps, keep, dir, &nw, fail, ud);
 
 	files_replace(dir, w, &nw, fail_rm, ud);
 	return r;
 }
 
-int files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 		     files_fail_fn fail, files_fail_fn fail_rm, void *ud)
 {
 	struct files_written nw = { 0 };
-	int r = files_cdi_write(ps, keep, dir, &nw, fail, ud);
+	int r = plugin_files_cdi_write(ps, keep, dir, &nw, fail, ud);
 
 	files_replace(dir, w, &nw, fail_rm, ud);
 	return r;

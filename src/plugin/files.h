@@ -22,15 +22,15 @@ typedef void (*files_fail_fn)(void *ud, const char *path, int err);
 typedef bool (*files_keep_fn)(void *ud, const struct pool *p);
 
 /* Remove w's files from dir (a missing one is fine; others go to fail) and forget them. */
-void files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud);
+void plugin_files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud);
 /* Add to w one device-info file (mode 0444) per member of each exclusive pool of ps that keep()
  * accepts, made in dir (created if need be). Multus reads them after Allocate: writing them per
  * load keeps Allocate free of I/O. A file that fails goes to fail. Returns how many were
  * written, or -errno when dir cannot be made (nothing written). */
-int files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 			files_fail_fn fail, void *ud);
 /* The same for the CDI specs, one per pool keep() accepts (mode 0644). */
-int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 		    files_fail_fn fail, void *ud);
 
 /* What a load does: write the files of ps as the two functions above do, then remove those of
@@ -38,19 +38,19 @@ int files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *d
  * stays is replaced by rename, never removed first: Multus reads a device-info file whenever a
  * pod starts, and every rescan (periodicUpdateInterval, 60 s) rewrites them all. Write failures
  * go to fail, removal failures to fail_rm. Returns what the write function returned. */
-int files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 			 files_fail_fn fail, files_fail_fn fail_rm, void *ud);
-int files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
+int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
 		     files_fail_fn fail, files_fail_fn fail_rm, void *ud);
 
 /* The CDI spec of one pool (cdiVersion 0.6.0, kind = the resource name). */
-json_t *files_cdi_spec(const struct pool *p);
+json_t *plugin_files_cdi_spec(const struct pool *p);
 /* "rdmak-<prefix>_<name>.json" */
-int files_cdi_name(const struct pool *p, char *buf, size_t n);
+int plugin_files_cdi_name(const struct pool *p, char *buf, size_t n);
 
 /* The Multus device-info file name for one device: "<prefix>-<name>-<id>-device.json". */
-int files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);
+int plugin_files_devinfo_name(const struct pool *p, const char *id, char *buf, size_t n);
 /* Its content (spec 1.1.0, with rdma-device); malloc'd. */
-char *files_devinfo_json(const struct pool *p, const struct pool_member *m);
+char *plugin_files_devinfo_json(const struct pool *p, const struct pool_member *m);
 
 #endif

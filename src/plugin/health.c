@@ -21,7 +21,7 @@
 
 /* ---- judging ------------------------------------------------------------------------ */
 
-bool health_input_ok(const struct health_input *in)
+bool plugin_health_input_ok(const struct health_input *in)
 {
 	if (in->gone)
 		return false;
@@ -31,7 +31,7 @@ bool health_input_ok(const struct health_input *in)
 	return in->value != 0;
 }
 
-void health_input_describe(const struct health_input *in, char *buf, size_t n)
+void plugin_health_input_describe(const struct health_input *in, char *buf, size_t n)
 {
 	if (in->gone)
 		snprintf(buf, n, "%s gone", in->name);
@@ -43,24 +43,24 @@ void health_input_describe(const struct health_input *in, char *buf, size_t n)
 		snprintf(buf, n, "%s %s", in->name, in->value == 0 ? "no carrier" : "carrier");
 }
 
-void health_member_judge(const struct pool_set *ps, struct pool_member *m)
+void plugin_health_member_judge(const struct pool_set *ps, struct pool_member *m)
 {
 	m->healthy = !m->static_fault;
 	for (size_t i = 0; i < m->n_inputs && m->healthy; i++)
-		if (!health_input_ok(&ps->inputs[m->inputs[i]])) {
+		if (!plugin_health_input_ok(&ps->inputs[m->inputs[i]])) {
 			m->healthy = false;
 			m->bad_input = i;
 		}
 }
 
-void health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n)
+void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n)
 {
 	if (m->healthy)
 		snprintf(buf, n, "%s", "");
 	else if (m->static_fault)
 		snprintf(buf, n, "%s", m->static_fault);
 	else
-		health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
+		plugin_health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -145,7 +145,7 @@ static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, si
 	return -ENOENT;
 }
 
-int health_poll(struct pool_set *ps, struct hw_ctx *ctx)
+int plugin_health_poll(struct pool_set *ps, struct hw_ctx *ctx)
 {
 	size_t held = 0, budget = fd_budget();
 	int changed = 0;
@@ -201,7 +201,7 @@ static int dir_fingerprint(struct hw_ctx *ctx, const char *rel, uint64_t *acc)
 	return 0;
 }
 
-int health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
+int plugin_health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
 {
 	uint64_t acc = 0;
 	int r;

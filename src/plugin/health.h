@@ -24,20 +24,20 @@ struct health_input {
 	bool gone;              /* the last read said ENOENT */
 	int fd;                 /* the poll's held sysfs attribute, -1 when not open */
 };
-bool health_input_ok(const struct health_input *in);
+bool plugin_health_input_ok(const struct health_input *in);
 /* "mlx5_0 port 1 DOWN", "ens1f0 no carrier", "mlx5_3 gone" */
-void health_input_describe(const struct health_input *in, char *buf, size_t n);
+void plugin_health_input_describe(const struct health_input *in, char *buf, size_t n);
 
 /* Judge m from its inputs and its static fault: m->healthy, and which input fails it. */
-void health_member_judge(const struct pool_set *ps, struct pool_member *m);
+void plugin_health_member_judge(const struct pool_set *ps, struct pool_member *m);
 /* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
-void health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
+void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
 
 /* Re-read every input (port state, netdev carrier). Returns how many changed. */
-int health_poll(struct pool_set *ps, struct hw_ctx *ctx);
+int plugin_health_poll(struct pool_set *ps, struct hw_ctx *ctx);
 
 /* A cheap fingerprint of the RDMA devices and netdevs that exist (two directory listings),
  * to notice hot-plug, driver (re)loads and VF creation without re-reading the whole model. */
-int health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret);
+int plugin_health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret);
 
 #endif

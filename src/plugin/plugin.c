@@ -208,7 +208,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 	} else {
 		d->netns_warned = false;
 	}
-	r = pool_set_build(cfg, node, &po, ret);
+	r = plugin_pool_set_build(cfg, node, &po, ret);
 	hw_node_free(node);
 	if (r < 0)
 		log_error("building the pools: %s", strerror(-r));
@@ -217,14 +217,14 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 
 /* ---- transport callbacks (any server's thread) ------------------------------------------ */
 
-static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
+static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
 {
 	struct slot *s = ud;
 	int r;
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool) {
-		r = allocate_container(s->pool, ids, n, out, msg);
+		r = plugin_allocate_container(s->pool, ids, n, out, msg);
 	} else {
 		r = -ENODEV;
 		if (asprintf(msg, "%s is no longer configured", s->full_name) < 0)
@@ -246,12 +246,12 @@ static int cb_preferred(void *ud, const char *const *available, size_t n_availab
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool)
-		r = allocate_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
+		r = plugin_allocate_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
 	pthread_rwlock_unlock(&s->d->lock);
 	return r;
 }
 
-static const struct kl_ops plugin_ops = {
+static const struct kubelet_ops plugin_ops = {
 	.allocate = cb_allocate,
 	.preferred = cb_preferred,
 	.prestart = NULL,
@@ -287,7 +287,7 @@ static void write_devinfo(struct daemon *d)
 {
 	int r;
 
-	r = files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, removing_failed, d);
+	r = plugin_files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, removing_failed, d);
 	if (r < 0)
 		log_warning("device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
 	else if (r > 0)
@@ -300,7 +300,7 @@ static void write_cdi(struct daemon *d)
 
 	if (!d->o->cdi)
 		return;
-	r = files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, removing_failed, d);
+	r = plugin_files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, removing_failed, d);
 	if (r < 0)
 		log_error("CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
 }
@@ -442,7 +442,7 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 	}
 	pthread_rwlock_unlock(&d->lock);
 	if (old_ps != ps)
-		pool_set_free(old_ps);
+		plugin_pool_set_free(old_ps);
 	if (cfg && old_cfg != cfg)
 		plugin_config_free(old_cfg);
 
@@ -479,7 +479,7 @@ static void log_member_changes(const struct pool_set *ps, const struct pool *p, 
 
 		if (m->healthy == before[i])
 			continue;
-		health_member_reason(ps, m, reason, sizeof(reason));
+		plugin_health_member_reason(ps, m, reason, sizeof(reason));
 		if (m->healthy)
 			log_info("%s: %s is Healthy again", p->res->full_name, m->id);
 		else
@@ -494,8 +494,8 @@ static void health_tick(struct daemon *d)
 	int n;
 
 	/* Only this thread writes inputs and refreshes; readers take the lock for the swap of
-	 * prepared answers inside pool_set_refresh. */
-	n = health_poll(ps, d->ctx);
+	 * prepared answers inside plugin_pool_set_refresh. */
+	n = plugin_health_poll(ps, d->ctx);
 	if (n <= 0)
 		return;
 	changed = calloc(ps->n + 1, sizeof(bool));
@@ -514,7 +514,7 @@ static void health_tick(struct daemon *d)
 			for (size_t j = 0; j < ps->pools[i].n_m; j++)
 				before[k++] = ps->pools[i].m[j].healthy;
 		pthread_rwlock_wrlock(&d->lock);
-		pool_set_refresh(ps, changed);
+		plugin_pool_set_refresh(ps, changed);
 		pthread_rwlock_unlock(&d->lock);
 		k = 0;
 		for (size_t i = 0; i < ps->n; i++) {
@@ -647,8 +647,8 @@ static void build_finished(struct daemon *d)
 			d->fingerprint = 0; /* sysfs mid-change: try again at the next check */
 		}
 	} else {
-		if (health_poll(job.ps, d->ctx) > 0)
-			pool_set_refresh(job.ps, NULL);
+		if (plugin_health_poll(job.ps, d->ctx) > 0)
+			plugin_pool_set_refresh(job.ps, NULL);
 		if (job.reload) {
 			log_info("%s: config %s reloaded (%zu resources)", job.why, d->o->config, job.cfg->n_res);
 			apply(d, job.ps, job.cfg, job.text);
@@ -679,7 +679,7 @@ static void build_discard(struct daemon *d)
 	log_info("waiting for the build in progress (%s) to finish", d->job.why);
 	job = build_join(d);
 	if (job.r >= 0)
-		pool_set_free(job.ps);
+		plugin_pool_set_free(job.ps);
 	if (job.reload) {
 		plugin_config_free(job.cfg);
 		free(job.text);
@@ -767,7 +767,7 @@ static int on_tick(void *ud)
 
 	/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
 	 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
-	if (now_s() - d->last_fp >= 2.0 && (d->last_fp = now_s(), health_topology_fingerprint(d->ctx, &fp) >= 0) &&
+	if (now_s() - d->last_fp >= 2.0 && (d->last_fp = now_s(), plugin_health_topology_fingerprint(d->ctx, &fp) >= 0) &&
 	    fp != d->fingerprint) {
 		d->fingerprint = fp;
 		rescan(d, "RDMA devices or netdevs appeared or disappeared");
@@ -807,7 +807,7 @@ static int run_daemon(struct daemon *d)
 	r = watch_config(d, loop);
 	if (r < 0)
 		log_warning("watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-r));
-	if (health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
+	if (plugin_health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
 	if (wait_for_kubelet_dir(d, loop) < 0) {
 		ret = PLUGIN_EXIT_OK; /* SIGTERM while waiting */
@@ -842,10 +842,10 @@ static void daemon_done(struct daemon *d)
 		close(d->build_done_fd);
 	if (d->devinfo.n)
 		log_info("removing %zu device-info files", d->devinfo.n);
-	files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
+	plugin_files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
 	if (d->o->cdi)
-		files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
-	pool_set_free(d->ps);
+		plugin_files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
+	plugin_pool_set_free(d->ps);
 	plugin_config_free(d->cfg);
 	free(d->cfg_text);
 	daemon_refusal_clear(&d->refusal);
@@ -956,13 +956,13 @@ static int dry_run(struct daemon *d)
 	json_t *doc;
 	int r;
 
-	doc = report_build(d->ps);
+	doc = plugin_report_build(d->ps);
 	if (!doc) {
 		fprintf(stderr, "rdmak plugin: building the report: %s\n", strerror(ENOMEM));
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	errno = 0;
-	r = d->o->json ? doc_json(stdout, doc) : report_print_text(stdout, doc);
+	r = d->o->json ? doc_json(stdout, doc) : plugin_report_print_text(stdout, doc);
 	json_decref(doc);
 	/* stdout is a pipe or a file here: the write (and its ENOSPC, EPIPE) may come at the flush */
 	if (fflush(stdout) != 0 || r < 0 || ferror(stdout)) {

@@ -73,7 +73,7 @@ static int member_input(struct builder *b, struct pool_member *m, enum health_ki
 
 static int spec_add(struct pool_member *m, const char *rel)
 {
-	struct kl_device_spec *n;
+	struct kubelet_device_spec *n;
 	char *path;
 
 	if (asprintf(&path, "/dev/%s", rel) < 0)
@@ -90,7 +90,7 @@ static int spec_add(struct pool_member *m, const char *rel)
 	}
 	m->specs = n;
 	/* one string for both (host path == container path): a 1016-VF pool's three nodes each */
-	m->specs[m->n_specs] = (struct kl_device_spec){ .container_path = path, .host_path = path };
+	m->specs[m->n_specs] = (struct kubelet_device_spec){ .container_path = path, .host_path = path };
 	strcpy(m->specs[m->n_specs].permissions, "rw");
 	m->n_specs++;
 	return 0;
@@ -122,7 +122,7 @@ static const struct hw_chardev *rdma_cm_of(const struct hw_node *node)
 	return NULL;
 }
 
-int pool_list_add(char **list, const char *item)
+int plugin_pool_list_add(char **list, const char *item)
 {
 	size_t il;
 
@@ -142,7 +142,7 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 {
 	int r;
 
-	if ((r = pool_list_add(&m->rdma, dev->name)) < 0)
+	if ((r = plugin_pool_list_add(&m->rdma, dev->name)) < 0)
 		return r;
 	if ((!dev->uverbs || !dev->uverbs->node.present) && !m->static_fault &&
 	    asprintf(&m->static_fault, "%s has no /dev/infiniband/%s", dev->name,
@@ -158,7 +158,7 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 		if ((r = member_input(b, m, HEALTH_PORT, dev->name, p->num, p->state)) < 0)
 			return r;
 		if (p->netdev) {
-			if ((r = pool_list_add(&m->netdevs, p->netdev->name)) < 0)
+			if ((r = plugin_pool_list_add(&m->netdevs, p->netdev->name)) < 0)
 				return r;
 			if ((r = member_input(b, m, HEALTH_CARRIER, p->netdev->name, 0, p->netdev->carrier)) < 0)
 				return r;
@@ -185,7 +185,7 @@ static int build_shared(struct builder *b, struct pool *p, const struct hw_node 
 		int r;
 
 		for (size_t s = 0; s < res->n_sels && !sel; s++)
-			sel = select_rdma_dev(&res->sels[s], dev);
+			sel = plugin_select_rdma_dev(&res->sels[s], dev);
 		if (!sel)
 			continue;
 		snprintf(m->id, sizeof(m->id), "%s", dev->name);
@@ -205,7 +205,7 @@ static const struct pool_member *prev_member(const struct pool_set *prev, const 
 {
 	for (size_t i = 0; prev && i < prev->n; i++)
 		if (!strcmp(prev->pools[i].res->full_name, resource))
-			return pool_member_find(&prev->pools[i], id);
+			return plugin_pool_member_find(&prev->pools[i], id);
 	return NULL;
 }
 
@@ -304,11 +304,11 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		 * selects it: two pools advertising one VF would let the kubelet hand it out twice */
 		bool in_pod;
 
-		if (claimed[i] || !select_pci_candidate(pci))
+		if (claimed[i] || !plugin_select_pci_candidate(pci))
 			continue;
-		in_pod = select_vf_in_pod(pci, ps->exclusive_netns);
+		in_pod = plugin_select_vf_in_pod(pci, ps->exclusive_netns);
 		for (size_t s = 0; s < res->n_sels; s++)
-			if (in_pod ? select_pci_assume_rdma(&res->sels[s], pci) : select_pci(&res->sels[s], pci)) {
+			if (in_pod ? plugin_select_pci_assume_rdma(&res->sels[s], pci) : plugin_select_pci(&res->sels[s], pci)) {
 				sel = true;
 				vhost |= res->sels[s].need_vhost_net;
 			}
@@ -330,7 +330,7 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				return r;
 			}
 		for (size_t j = 0; j < pci->n_netdevs; j++) {
-			if ((r = pool_list_add(&m->netdevs, pci->netdevs[j]->name)) < 0) {
+			if ((r = plugin_pool_list_add(&m->netdevs, pci->netdevs[j]->name)) < 0) {
 				json_decref(info);
 				return r;
 			}
@@ -399,10 +399,10 @@ static void pool_clear(struct pool *p)
 	}
 	free(p->m);
 	free(p->devs);
-	kl_container_alloc_clear(&p->shared);
+	kubelet_container_alloc_clear(&p->shared);
 }
 
-void pool_set_free(struct pool_set *ps)
+void plugin_pool_set_free(struct pool_set *ps)
 {
 	if (!ps)
 		return;
@@ -434,7 +434,7 @@ static void env_key(const struct plugin_resource *res, char *buf, size_t n)
 		*c = *c == '.' ? '_' : (char)toupper((unsigned char)*c);
 }
 
-int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, const struct pool_opts *opts,
+int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, const struct pool_opts *opts,
 		   struct pool_set **ret)
 {
 	struct pool_set *ps;
@@ -473,18 +473,18 @@ int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, 
 	ps->inputs = b.in;
 	ps->n_inputs = b.n;
 	b.in = NULL;
-	r = pool_set_refresh(ps, NULL);
+	r = plugin_pool_set_refresh(ps, NULL);
 	if (r < 0)
 		goto fail;
 	*ret = ps;
 	return 0;
 fail:
 	free(b.in);
-	pool_set_free(ps);
+	plugin_pool_set_free(ps);
 	return r;
 }
 
-int pool_set_refresh(struct pool_set *ps, bool *changed)
+int plugin_pool_set_refresh(struct pool_set *ps, bool *changed)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct pool *p = &ps->pools[i];
@@ -492,16 +492,16 @@ int pool_set_refresh(struct pool_set *ps, bool *changed)
 
 		p->n_healthy_members = 0;
 		for (size_t j = 0; j < p->n_m; j++) {
-			health_member_judge(ps, &p->m[j]);
+			plugin_health_member_judge(ps, &p->m[j]);
 			p->n_healthy_members += p->m[j].healthy;
 		}
-		if ((r = allocate_prepare(ps, p, changed ? &changed[i] : NULL)) < 0)
+		if ((r = plugin_allocate_prepare(ps, p, changed ? &changed[i] : NULL)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-const struct pool_member *pool_member_find(const struct pool *p, const char *id)
+const struct pool_member *plugin_pool_member_find(const struct pool *p, const char *id)
 {
 	struct pool_member key;
 

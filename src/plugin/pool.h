@@ -22,14 +22,14 @@ struct pool_member {
 	int vf_index;          /* exclusive: -1 for a PF */
 	int numa;
 	bool healthy;
-	bool in_pod;           /* exclusive netns: its RDMA device is in a pod (select_vf_in_pod) */
-	/* Why not healthy: the static fault, else inputs[bad_input]'s state (health_member_reason).
+	bool in_pod;           /* exclusive netns: its RDMA device is in a pod (plugin_select_vf_in_pod) */
+	/* Why not healthy: the static fault, else inputs[bad_input]'s state (plugin_health_member_reason).
 	 * Strings are allocated to size: a 1016-VF pool's members are most of the idle memory. */
 	char *static_fault;    /* a fault found at load time (no uverbs node): never healthy; NULL none */
 	size_t bad_input;      /* unhealthy without a static fault: index in m->inputs */
 	size_t *inputs;
 	size_t n_inputs;
-	struct kl_device_spec *specs; /* its char devices (and vhost-net/tun); host_path and
+	struct kubelet_device_spec *specs; /* its char devices (and vhost-net/tun); host_path and
 				       * container_path are one string, freed once */
 	size_t n_specs;
 	char *info;            /* exclusive: its "<id>":{...} entry of _INFO (compact, keys sorted),
@@ -42,10 +42,10 @@ struct pool {
 	char env_key[160];      /* exclusive: PCIDEVICE_<PREFIX>_<NAME> */
 	struct pool_member *m;  /* sorted by id */
 	size_t n_m;
-	struct kl_device *devs; /* what ListAndWatch sends */
+	struct kubelet_device *devs; /* what ListAndWatch sends */
 	size_t n_devs;
 	size_t n_healthy_members;
-	struct kl_container_alloc shared; /* shared pools: the answer for every container */
+	struct kubelet_container_alloc shared; /* shared pools: the answer for every container */
 	bool shared_ok;
 	bool cdi;               /* answer with cdi_devices instead of device specs */
 	char shared_refusal[512];
@@ -66,18 +66,18 @@ struct pool_set {
 };
 
 /* Build the pools of cfg over node. cfg must outlive the set. */
-int pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, const struct pool_opts *opts,
+int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, const struct pool_opts *opts,
 		   struct pool_set **ret);
-void pool_set_free(struct pool_set *ps);
+void plugin_pool_set_free(struct pool_set *ps);
 
 /* Judge every member's health from the inputs, then prepare the device lists and answers
- * (allocate_prepare). changed[i] (may be NULL) says whether pool i's device list changed. */
-int pool_set_refresh(struct pool_set *ps, bool *changed);
+ * (plugin_allocate_prepare). changed[i] (may be NULL) says whether pool i's device list changed. */
+int plugin_pool_set_refresh(struct pool_set *ps, bool *changed);
 
 /* The member of p with this id (members are sorted by id), or NULL. */
-const struct pool_member *pool_member_find(const struct pool *p, const char *id);
+const struct pool_member *plugin_pool_member_find(const struct pool *p, const char *id);
 
 /* Add item to the comma-separated list *list (malloc'd; NULL is empty) unless it is there. */
-int pool_list_add(char **list, const char *item);
+int plugin_pool_list_add(char **list, const char *item);
 
 #endif

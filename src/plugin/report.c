@@ -11,7 +11,7 @@
 
 static const char *const kind_names[] = { [PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive" };
 
-json_t *report_container_response(const struct kl_container_alloc *a)
+json_t *plugin_report_container_response(const struct kubelet_container_alloc *a)
 {
 	json_t *envs = json_object(), *devs = json_array(), *mounts = json_array(), *ann = json_object(),
 	       *cdi = json_array();
@@ -53,7 +53,7 @@ static json_t *member_json(const struct pool_set *ps, const struct pool_member *
 
 	if (!o)
 		return NULL;
-	health_member_reason(ps, m, reason, sizeof(reason));
+	plugin_health_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
 	json_object_set_new(o, "reason", reason[0] ? doc_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
@@ -66,7 +66,7 @@ static json_t *member_json(const struct pool_set *ps, const struct pool_member *
 
 static json_t *allocate_json(const struct pool *p)
 {
-	struct kl_container_alloc a = { 0 };
+	struct kubelet_container_alloc a = { 0 };
 	json_t *req = json_array(), *o;
 	char **ids = NULL, *msg = NULL;
 	size_t n_ids = 0;
@@ -82,7 +82,7 @@ static json_t *allocate_json(const struct pool *p)
 	for (size_t i = 0, n = 0; i < p->n_devs; i++)
 		if (p->devs[i].healthy)
 			avail[n++] = p->devs[i].id, n_ids = n;
-	r = n_ids ? allocate_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
+	r = n_ids ? plugin_allocate_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
 	free(avail);
 	if (r < 0) {
 		json_decref(req);
@@ -98,22 +98,22 @@ static json_t *allocate_json(const struct pool *p)
 		json_array_append_new(req, doc_string(ids[i]));
 	o = json_pack("{s:{s:[{s:o}]}}", "request", "container_requests", "devices_ids", req);
 	if (n_ids) {
-		r = allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
+		r = plugin_allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
 		if (r < 0)
 			json_object_set_new(o, "error", doc_string(msg ? msg : strerror(-r)));
 		else
 			json_object_set_new(o, "response",
-					    json_pack("{s:[o]}", "container_responses", report_container_response(&a)));
+					    json_pack("{s:[o]}", "container_responses", plugin_report_container_response(&a)));
 	} else {
 		json_object_set_new(o, "error", json_string("no devices advertised"));
 	}
-	kl_container_alloc_clear(&a);
+	kubelet_container_alloc_clear(&a);
 	free(msg);
 	strv_free(ids);
 	return o;
 }
 
-json_t *report_build(const struct pool_set *ps)
+json_t *plugin_report_build(const struct pool_set *ps)
 {
 	json_t *res = json_array();
 
@@ -154,7 +154,7 @@ static const struct doc_column member_cols[] = {
 	{ "HEALTHY", "healthy" }, { "REASON", "reason" },
 };
 
-int report_print_text(FILE *f, const json_t *doc)
+int plugin_report_print_text(FILE *f, const json_t *doc)
 {
 	const json_t *res = json_object_get(doc, "resources"), *r;
 	size_t i;

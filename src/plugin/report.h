@@ -10,9 +10,9 @@
 
 #include "plugin/pool.h"
 
-json_t *report_build(const struct pool_set *ps);
+json_t *plugin_report_build(const struct pool_set *ps);
 /* The AllocateResponse for one container, with the proto's field names. */
-json_t *report_container_response(const struct kl_container_alloc *a);
-int report_print_text(FILE *f, const json_t *doc);
+json_t *plugin_report_container_response(const struct kubelet_container_alloc *a);
+int plugin_report_print_text(FILE *f, const json_t *doc);
 
 #endif

@@ -64,7 +64,7 @@ static bool rdma_dev_link_match(const struct plugin_strv *types, const struct hw
 	return false;
 }
 
-bool select_rdma_dev(const struct plugin_selector *s, const struct hw_rdma_dev *dev)
+bool plugin_select_rdma_dev(const struct plugin_selector *s, const struct hw_rdma_dev *dev)
 {
 	const struct hw_pci *pci = dev->pci;
 
@@ -76,7 +76,7 @@ bool select_rdma_dev(const struct plugin_selector *s, const struct hw_rdma_dev *
 	return rdma_dev_if_match(&s->if_names, dev) && rdma_dev_link_match(&s->link_types, dev);
 }
 
-bool select_pci_candidate(const struct hw_pci *pci)
+bool plugin_select_pci_candidate(const struct hw_pci *pci)
 {
 	if (pci->is_gpu || (pci->class_code >> 16) != 0x02)
 		return false;
@@ -153,17 +153,17 @@ static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci,
 	return true;
 }
 
-bool select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
+bool plugin_select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
 {
 	return match_pci(s, pci, false);
 }
 
-bool select_pci_assume_rdma(const struct plugin_selector *s, const struct hw_pci *pci)
+bool plugin_select_pci_assume_rdma(const struct plugin_selector *s, const struct hw_pci *pci)
 {
 	return match_pci(s, pci, true);
 }
 
-bool select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
+bool plugin_select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
 {
 	return exclusive_netns && pci->physfn && pci->n_rdma == 0 && pci->n_netdevs == 0 && pci->driver[0] &&
 	       pci->physfn->n_rdma > 0 && strcmp(pci->driver, pci->physfn->driver) == 0;

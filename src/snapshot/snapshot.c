@@ -306,10 +306,10 @@ static int write_archive(struct snap *s, FILE *f)
 			.gid = s->e[i].gid, .linkname = s->e[i].link, .devmajor = s->e[i].major,
 			.devminor = s->e[i].minor, .data = s->e[i].data, .size = s->e[i].size, .mtime = now,
 		};
-		if ((r = tar_write(f, &t)) < 0)
+		if ((r = snapshot_tar_write(f, &t)) < 0)
 			return r;
 	}
-	return tar_finish(f);
+	return snapshot_tar_finish(f);
 }
 
 static void snap_free(struct snap *s)

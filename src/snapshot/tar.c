@@ -89,7 +89,7 @@ static void header_init(struct ustar *h, const struct tar_entry *e, char type, s
 	octal(h->devminor, sizeof(h->devminor), e->devminor);
 }
 
-int tar_write(FILE *f, const struct tar_entry *e)
+int snapshot_tar_write(FILE *f, const struct tar_entry *e)
 {
 	struct ustar h;
 	size_t size = e->type == '0' ? e->size : 0;
@@ -128,7 +128,7 @@ int tar_write(FILE *f, const struct tar_entry *e)
 	return e->type == '0' ? write_padded(f, e->data, size) : 0;
 }
 
-int tar_finish(FILE *f)
+int snapshot_tar_finish(FILE *f)
 {
 	static const char zero[1024];
 	return fwrite(zero, 1, sizeof(zero), f) == sizeof(zero) ? 0 : -EIO;

@@ -20,8 +20,8 @@ struct tar_entry {
 };
 
 /* Write one entry (with a pax header first when a name does not fit ustar). -errno on failure. */
-int tar_write(FILE *f, const struct tar_entry *e);
+int snapshot_tar_write(FILE *f, const struct tar_entry *e);
 /* The two zero blocks that end an archive. */
-int tar_finish(FILE *f);
+int snapshot_tar_finish(FILE *f);
 
 #endif

@@ -103,7 +103,7 @@ static int child_array(struct mctx *m, json_t *obj, const char *key, const char 
 	return child_of(m, obj, key, path, JSON_ARRAY, ret);
 }
 
-int mutate_quantity_count(const json_t *v, unsigned long long *ret)
+int webhook_mutate_quantity_count(const json_t *v, unsigned long long *ret)
 {
 	static const struct {
 		const char *suffix;
@@ -316,7 +316,7 @@ static int merge_networks(struct mctx *m)
 	if (r < 0)
 		return r;
 	if (cur) {
-		r = networks_parse(cur, &list, err, sizeof(err));
+		r = webhook_networks_parse(cur, &list, err, sizeof(err));
 		if (r == -EINVAL)
 			return deny(m, "annotation %s: %s", NETWORKS_ANNOTATION, err);
 	} else {
@@ -329,20 +329,20 @@ static int merge_networks(struct mctx *m)
 		for (size_t i = 0; i < m->groups[g]->n_networks && r >= 0; i++) {
 			const struct wh_network *n = &m->groups[g]->networks[i];
 
-			if (networks_contains(list, m->pod_ns, n->namespace, n->name))
+			if (webhook_networks_contains(list, m->pod_ns, n->namespace, n->name))
 				continue;
 			if (json_array_size(list) >= NETWORKS_MAX) {
 				r = deny(m, "annotation %s: more than %d networks", NETWORKS_ANNOTATION, NETWORKS_MAX);
 				break;
 			}
-			r = networks_append(list, n->namespace, n->name, n->interface);
+			r = webhook_networks_append(list, n->namespace, n->name, n->interface);
 			if (r >= 0)
 				r = push(m, false, "network %s%s%s%s%s", n->namespace, *n->namespace ? "/" : "", n->name,
 					 n->interface ? "@" : "", n->interface ? n->interface : "");
 			added++;
 		}
 	if (r >= 0 && added) {
-		char *text = networks_format(list);
+		char *text = webhook_networks_format(list);
 
 		r = text && json_object_set_new(ann, NETWORKS_ANNOTATION, json_string(text)) == 0 ? 0 : -ENOMEM;
 		free(text);
@@ -427,7 +427,7 @@ static int read_count(struct mctx *m, const json_t *obj, const char *kind, const
 	*ret = 0;
 	if (!v)
 		return 0;
-	if (mutate_quantity_count(v, ret) < 0)
+	if (webhook_mutate_quantity_count(v, ret) < 0)
 		return deny(m, "spec.containers[%zu].resources.%s[\"%s\"]: not a whole number of devices", m->ci, kind,
 			    name);
 	return 0;
@@ -439,7 +439,7 @@ static int set_count(json_t *obj, const char *name, unsigned long long v, bool *
 	unsigned long long have;
 	char buf[32];
 
-	if (cur && mutate_quantity_count(cur, &have) == 0 && have == v)
+	if (cur && webhook_mutate_quantity_count(cur, &have) == 0 && have == v)
 		return 0;
 	snprintf(buf, sizeof(buf), "%llu", v);
 	*changed = true;
@@ -698,7 +698,7 @@ static int run(struct mctx *m, const json_t *pod)
 	return 0;
 }
 
-int mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret)
+int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret)
 {
 	struct mctx *m;
 	int r;
@@ -730,13 +730,13 @@ int mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *
 	ret->pod = m->pod;
 	free(m);
 	if (r < 0) {
-		mutate_result_clear(ret);
+		webhook_mutate_result_clear(ret);
 		return r;
 	}
 	return 0;
 }
 
-void mutate_result_clear(struct mutate_result *r)
+void webhook_mutate_result_clear(struct mutate_result *r)
 {
 	json_decref(r->pod);
 	strv_free(r->changes);

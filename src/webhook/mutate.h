@@ -33,10 +33,10 @@ struct mutate_result {
 
 /* 0 with *ret filled (see denied), -ENOMEM. pod_ns: the pod's namespace (the AdmissionReview's
  * request.namespace; networks without a namespace resolve to it). */
-int mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret);
-void mutate_result_clear(struct mutate_result *r);
+int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret);
+void webhook_mutate_result_clear(struct mutate_result *r);
 
 /* An extended resource's count as a pod writes it (1, "1", "2k"); -EINVAL unless a whole number. */
-int mutate_quantity_count(const json_t *v, unsigned long long *ret);
+int webhook_mutate_quantity_count(const json_t *v, unsigned long long *ret);
 
 #endif

@@ -112,7 +112,7 @@ static int check_json_item(const json_t *o, size_t i, char *err, size_t errlen)
 	return 0;
 }
 
-int networks_parse(const char *value, json_t **ret, char *err, size_t errlen)
+int webhook_networks_parse(const char *value, json_t **ret, char *err, size_t errlen)
 {
 	const char *p = value;
 	json_t *list;
@@ -162,7 +162,7 @@ int networks_parse(const char *value, json_t **ret, char *err, size_t errlen)
 	return 0;
 }
 
-bool networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name)
+bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name)
 {
 	const char *want_ns = ns && *ns ? ns : pod_ns;
 	size_t i;
@@ -180,7 +180,7 @@ bool networks_contains(const json_t *list, const char *pod_ns, const char *ns, c
 	return false;
 }
 
-int networks_append(json_t *list, const char *ns, const char *name, const char *interface)
+int webhook_networks_append(json_t *list, const char *ns, const char *name, const char *interface)
 {
 	json_t *o = json_object();
 
@@ -195,7 +195,7 @@ int networks_append(json_t *list, const char *ns, const char *name, const char *
 	return json_array_append_new(list, o) < 0 ? -ENOMEM : 0;
 }
 
-char *networks_format(const json_t *list)
+char *webhook_networks_format(const json_t *list)
 {
 	return json_dumps(list, JSON_COMPACT);
 }

@@ -16,16 +16,16 @@
 /* Parse the annotation's value into a JSON array of objects with at least "name" (and, when given,
  * "namespace", "interface"): JSON-form elements are kept as they are, with every field the user
  * gave. -EINVAL with the reason in err. */
-int networks_parse(const char *value, json_t **ret, char *err, size_t errlen);
+int webhook_networks_parse(const char *value, json_t **ret, char *err, size_t errlen);
 
 /* Whether list already attaches namespace/name. A missing namespace is the pod's (pod_ns), as
  * Multus resolves it. */
-bool networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name);
+bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name);
 
 /* Append {"name", "namespace", "interface"} (namespace and interface left out when empty/NULL). */
-int networks_append(json_t *list, const char *ns, const char *name, const char *interface);
+int webhook_networks_append(json_t *list, const char *ns, const char *name, const char *interface);
 
 /* The compact JSON list, as the annotation is written. malloc'd. */
-char *networks_format(const json_t *list);
+char *webhook_networks_format(const json_t *list);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "util/cleanup.h"
 
-char *patch_pointer_escape(const char *key)
+char *webhook_patch_pointer_escape(const char *key)
 {
 	size_t n = 0;
 	char *out, *o;
@@ -49,7 +49,7 @@ static int op(json_t *ops, const char *what, const char *path, const json_t *val
 
 static char *child_key(const char *path, const char *key)
 {
-	_cleanup_free_ char *esc = patch_pointer_escape(key);
+	_cleanup_free_ char *esc = webhook_patch_pointer_escape(key);
 	char *s;
 
 	if (!esc || asprintf(&s, "%s/%s", path, esc) < 0)
@@ -118,7 +118,7 @@ static int diff(json_t *ops, const char *path, const json_t *a, const json_t *b)
 	return op(ops, "replace", path, b);
 }
 
-json_t *patch_diff(const json_t *a, const json_t *b)
+json_t *webhook_patch_diff(const json_t *a, const json_t *b)
 {
 	json_t *ops = json_array();
 

@@ -11,9 +11,9 @@
 /* A new JSON array of operations ("add", "remove", "replace"), or NULL when out of memory.
  * Arrays are compared by position: elements appended to b are "add"s at their index, elements
  * past b's end are removed from the last. */
-json_t *patch_diff(const json_t *a, const json_t *b);
+json_t *webhook_patch_diff(const json_t *a, const json_t *b);
 
 /* Escape one key as a JSON Pointer reference token ('~' -> "~0", '/' -> "~1"). malloc'd. */
-char *patch_pointer_escape(const char *key);
+char *webhook_patch_pointer_escape(const char *key);
 
 #endif

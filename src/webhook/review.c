@@ -51,7 +51,7 @@ struct outcome {
 	enum review_log level;
 };
 
-char *review_base64_encode(const void *buf, size_t len)
+char *webhook_review_base64_encode(const void *buf, size_t len)
 {
 	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *in = buf;
@@ -192,7 +192,7 @@ static int respond(const struct review *rv, struct outcome *o, struct review_ans
 	}
 	if (o->patch && json_array_size(o->patch) > 0) {
 		patch_text = json_dumps(o->patch, JSON_COMPACT);
-		patch64 = patch_text ? review_base64_encode(patch_text, strlen(patch_text)) : NULL;
+		patch64 = patch_text ? webhook_review_base64_encode(patch_text, strlen(patch_text)) : NULL;
 		if (!patch64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) < 0 ||
 		    json_object_set_new(resp, "patch", json_string(patch64)) < 0)
 			return -ENOMEM;
@@ -246,7 +246,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 
 	if (!label)
 		return -ENOMEM;
-	r = mutate_pod(cfg, rv->object, rv->namespace, mr);
+	r = webhook_mutate_pod(cfg, rv->object, rv->namespace, mr);
 	if (r < 0)
 		return r;
 	o->warnings = mr->warnings;
@@ -278,7 +278,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 		o->level = REVIEW_LOG_DEBUG;
 		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label, ANNOTATION_GROUPS) < 0 ? -ENOMEM : 0;
 	}
-	o->patch = patch_diff(rv->object, mr->pod);
+	o->patch = webhook_patch_diff(rv->object, mr->pod);
 	if (!o->patch)
 		return -ENOMEM;
 	what = mr->n_changes ? strv_join(mr->changes, ", ") : strdup("nothing to add (already there)");
@@ -333,7 +333,7 @@ static int decide(const struct webhook_config *cfg, const struct review *rv, str
 	return decide_pod(cfg, rv, mr, o);
 }
 
-int review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret)
+int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	struct review rv = { 0 };
@@ -360,13 +360,13 @@ int review_handle(const struct webhook_config *cfg, const char *body, size_t len
 	free(o.message);
 	free(o.summary);
 	json_decref(o.patch);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 	if (r < 0)
-		review_answer_clear(ret);
+		webhook_review_answer_clear(ret);
 	return r;
 }
 
-void review_answer_clear(struct review_answer *a)
+void webhook_review_answer_clear(struct review_answer *a)
 {
 	free(a->body);
 	free(a->summary);

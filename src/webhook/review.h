@@ -22,10 +22,10 @@ struct review_answer {
 };
 
 /* 0 with *ret filled, or -ENOMEM. */
-int review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret);
-void review_answer_clear(struct review_answer *a);
+int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret);
+void webhook_review_answer_clear(struct review_answer *a);
 
 /* RFC 4648 base64 of buf[0..len), malloc'd. */
-char *review_base64_encode(const void *buf, size_t len);
+char *webhook_review_base64_encode(const void *buf, size_t len);
 
 #endif

@@ -168,7 +168,7 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 		return text_response(resp, 415, "expected Content-Type: application/json\n");
 	}
 	pthread_rwlock_rdlock(&d->lock);
-	r = review_handle(d->cfg, req->body, req->body_len, &a);
+	r = webhook_review_handle(d->cfg, req->body, req->body_len, &a);
 	pthread_rwlock_unlock(&d->lock);
 	if (r < 0)
 		return r;
@@ -185,7 +185,7 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 	resp->content_type = a.content_type;
 	resp->body = TAKE_PTR(a.body);
 	resp->body_len = a.body_len;
-	review_answer_clear(&a);
+	webhook_review_answer_clear(&a);
 	return 0;
 }
 
@@ -536,9 +536,9 @@ static int explain(const struct opts *o)
 	n = find_templates(out, tpl, where, ELEMENTSOF(tpl));
 	for (size_t i = 0; i < n; i++) {
 		snprintf(ex[i].where, sizeof(ex[i].where), "%s", where[i]);
-		if (mutate_pod(cfg, tpl[i], ns, &ex[i].mr) < 0)
+		if (webhook_mutate_pod(cfg, tpl[i], ns, &ex[i].mr) < 0)
 			goto out;
-		ex[i].patch = patch_diff(tpl[i], ex[i].mr.pod);
+		ex[i].patch = webhook_patch_diff(tpl[i], ex[i].mr.pod);
 		if (!ex[i].patch)
 			goto out;
 	}
@@ -562,7 +562,7 @@ static int explain(const struct opts *o)
 		ret = EXIT_RUNTIME;
 out:
 	for (size_t i = 0; i < n; i++) {
-		mutate_result_clear(&ex[i].mr);
+		webhook_mutate_result_clear(&ex[i].mr);
 		json_decref(ex[i].patch);
 	}
 	json_decref(obj);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct pt_row *r;
 	bool small;
 
-	if (perftest_parse((const char *)data, size, &o) < 0)
+	if (bench_perftest_parse((const char *)data, size, &o) < 0)
 		return 0;
 	for (size_t i = 0; i < o.n_rows; i++)
 		if (o.rows[i].bytes == 0 || o.rows[i].line == 0 || o.rows[i].line > o.n_lines)
@@ -26,13 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (o.events[i].line == 0 || o.events[i].line > o.n_lines || strlen(o.events[i].text) >= sizeof(o.events[i].text) ||
 		    strlen(o.events[i].what) >= sizeof(o.events[i].what) || (unsigned)o.events[i].kind >= PT_EV__MAX)
 			abort();
-	r = perftest_judged_row(&o, &small);
+	r = bench_perftest_judged_row(&o, &small);
 	if (r && (r < o.rows || r >= o.rows + o.n_rows))
 		abort();
 	if (strlen(o.device) >= sizeof(o.device) || strlen(o.title) >= sizeof(o.title) || strlen(o.verb) >= sizeof(o.verb))
 		abort();
-	if (r && o.kind == PT_KIND_BW && isinf(perftest_gbps(r, r->avg)))
+	if (r && o.kind == PT_KIND_BW && isinf(bench_perftest_gbps(r, r->avg)))
 		abort();
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 	return 0;
 }

@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(&node, 0, sizeof(node));
 	node.kernel.netns_mode = -1;
-	if (pool_set_build(cfg, &node, NULL, &ps) == 0)
-		pool_set_free(ps);
+	if (plugin_pool_set_build(cfg, &node, NULL, &ps) == 0)
+		plugin_pool_set_free(ps);
 	plugin_config_free(cfg);
 	return 0;
 }

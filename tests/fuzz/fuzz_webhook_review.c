@@ -41,15 +41,15 @@ static void as_pod(const uint8_t *data, size_t size)
 
 	if (doc_parse((const char *)data, size, &pod, NULL, err, sizeof(err)) < 0)
 		return;
-	if (mutate_pod(cfg, pod, "spiderpool", &a) == 0) {
-		if (a.groups && !a.denied && mutate_pod(cfg, a.pod, "spiderpool", &b) == 0) {
-			patch = patch_diff(a.pod, b.pod);
+	if (webhook_mutate_pod(cfg, pod, "spiderpool", &a) == 0) {
+		if (a.groups && !a.denied && webhook_mutate_pod(cfg, a.pod, "spiderpool", &b) == 0) {
+			patch = webhook_patch_diff(a.pod, b.pod);
 			if (patch && (json_array_size(patch) != 0 || b.denied))
 				__builtin_trap(); /* a second pass must change nothing */
 			json_decref(patch);
-			mutate_result_clear(&b);
+			webhook_mutate_result_clear(&b);
 		}
-		mutate_result_clear(&a);
+		webhook_mutate_result_clear(&a);
 	}
 	json_decref(pod);
 }
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cfg && webhook_config_parse(config, sizeof(config) - 1, &cfg, err, sizeof(err)) < 0)
 		__builtin_trap();
-	if (review_handle(cfg, (const char *)data, size, &ans) == 0) {
+	if (webhook_review_handle(cfg, (const char *)data, size, &ans) == 0) {
 		if (ans.http_status == 200) {
 			json_t *doc = json_loadb(ans.body, ans.body_len, 0, NULL);
 
@@ -70,11 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			json_decref(doc);
 		}
-		review_answer_clear(&ans);
+		webhook_review_answer_clear(&ans);
 	}
 	as_pod(data, size);
 	s = strndup((const char *)data, size);
-	if (s && networks_parse(s, &list, err, sizeof(err)) == 0)
+	if (s && webhook_networks_parse(s, &list, err, sizeof(err)) == 0)
 		json_decref(list);
 	free(s);
 	return 0;

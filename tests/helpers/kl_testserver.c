@@ -106,7 +106,7 @@ static char *join_ids(const char *const *ids, size_t n)
 	return s;
 }
 
-static int test_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
+static int test_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
 {
 	release_if_asked(ids, n);
 	for (size_t i = 0; i < n; i++)
@@ -181,14 +181,14 @@ static int test_prestart(void *ud, const char *const *ids, size_t n)
 	return 0;
 }
 
-static const struct kl_ops test_ops = {
+static const struct kubelet_ops test_ops = {
 	.allocate = test_allocate,
 	.preferred = test_preferred,
 	.prestart = test_prestart,
 };
 
 /* --default-ops: the transport's defaults for GetPreferredAllocation and PreStartContainer. */
-static const struct kl_ops minimal_ops = {
+static const struct kubelet_ops minimal_ops = {
 	.allocate = test_allocate,
 };
 
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 		.preferred_allocation = true,
 		.ops = &test_ops,
 	};
-	struct kl_device devs[MAX_DEVICES] = {0};
+	struct kubelet_device devs[MAX_DEVICES] = {0};
 	struct kubelet_server *srv = NULL;
 	struct kubelet *k = NULL;
 	const char *kubelet_dir = NULL;

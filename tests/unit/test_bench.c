@@ -43,13 +43,13 @@ static void parse_capture(const char *name, struct pt_out *o)
 
 	snprintf(path, sizeof(path), "%s/tests/captures/bench/%s", top(), name);
 	assert_int_equal(fileio_read_at(AT_FDCWD, path, 1 << 24, &buf, &len), 0);
-	assert_int_equal(perftest_parse(buf, len, o), 0);
+	assert_int_equal(bench_perftest_parse(buf, len, o), 0);
 	free(buf);
 }
 
 static bool has_event(const struct pt_out *o, enum pt_event_kind k)
 {
-	return perftest_event_find(o, k) != NULL;
+	return bench_perftest_event_find(o, k) != NULL;
 }
 
 /* ---- the parser ------------------------------------------------------------------------------ */
@@ -76,20 +76,20 @@ static void test_parse_seed002(void **st)
 	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 0.059098) < 1e-9); /* the 6-decimal form below 0.1 Gb/s */
 	assert_int_equal(o.rows[22].bytes, 8388608);
-	r = perftest_judged_row(&o, &small);
+	r = bench_perftest_judged_row(&o, &small);
 	assert_false(small);
 	assert_int_equal(r->bytes, 1048576); /* the first of the 98.38 rows */
 	assert_true(fabs(r->avg - 98.38) < 1e-9);
 	assert_false(o.server);
-	assert_false(perftest_failed(&o));
-	perftest_out_free(&o);
+	assert_false(bench_perftest_failed(&o));
+	bench_perftest_out_free(&o);
 
 	parse_capture("s002-host-server.txt", &o);
 	assert_true(o.server);
 	assert_int_equal(o.tx_depth, -1); /* the server prints no TX depth */
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].bytes, 8388608);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s002-gpu-client.txt", &o);
 	assert_true(o.cuda);
@@ -100,15 +100,15 @@ static void test_parse_seed002(void **st)
 	assert_int_equal(o.qps, 2);
 	assert_int_equal(o.n_local, 2);
 	assert_int_equal(o.n_rows, 23);
-	r = perftest_judged_row(&o, NULL);
+	r = bench_perftest_judged_row(&o, NULL);
 	assert_int_equal(r->bytes, 65536);
 	assert_true(fabs(r->avg - 81.24) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s002-gpu-server.txt", &o);
 	assert_true(o.server && o.cuda);
 	assert_int_equal(o.cuda_bus, 0x57);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 }
 
 static void test_parse_seed003(void **st)
@@ -126,37 +126,37 @@ static void test_parse_seed003(void **st)
 	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 94.71) < 1e-9);
 	assert_int_equal(o.cq_mod, 1);
-	e = perftest_event_find(&o, PT_EV_CPU_FREQ);
+	e = bench_perftest_event_find(&o, PT_EV_CPU_FREQ);
 	assert_non_null(e);
 	assert_true(e->val == 1000.0 && fabs(e->val2 - 3013.932) < 1e-9);
-	assert_false(perftest_failed(&o));
-	perftest_out_free(&o);
+	assert_false(bench_perftest_failed(&o));
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-a100-loopback.txt", &o);
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.n_duplicates, 1);
 	assert_true(fabs(o.rows[0].avg - 183.61) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-portdown-server.txt", &o);
-	e = perftest_event_find(&o, PT_EV_PORT_STATE);
+	e = bench_perftest_event_find(&o, PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_int_equal(e->arg, 1);
 	assert_string_equal(e->what, "Down");
-	assert_true(perftest_failed(&o));
+	assert_true(bench_perftest_failed(&o));
 	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-portdown-client.txt", &o);
-	assert_non_null(perftest_event_find(&o, PT_EV_PORT_STATE));
-	perftest_out_free(&o);
+	assert_non_null(bench_perftest_event_find(&o, PT_EV_PORT_STATE));
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-bond-notfound.txt", &o);
-	e = perftest_event_find(&o, PT_EV_DEVICE_NOT_FOUND);
+	e = bench_perftest_event_find(&o, PT_EV_DEVICE_NOT_FOUND);
 	assert_non_null(e);
 	assert_string_equal(e->what, "mlx5_bond_0");
 	assert_true(has_event(&o, PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-readbw-server.txt", &o);
 	assert_string_equal(o.verb, "RDMA_Read");
@@ -165,14 +165,14 @@ static void test_parse_seed003(void **st)
 	assert_true(o.server);
 	assert_true(has_event(&o, PT_EV_READ_KEYS));
 	assert_int_equal(o.n_events, 1); /* three lines, one message */
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("s003-readbw-client.txt", &o);
-	e = perftest_event_find(&o, PT_EV_MR);
+	e = bench_perftest_event_find(&o, PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1);
 	assert_true(has_event(&o, PT_EV_RESOURCES));
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 }
 
 static void test_parse_real_outputs(void **st)
@@ -187,13 +187,13 @@ static void test_parse_real_outputs(void **st)
 	assert_true(o.gid_printed);
 	assert_false(o.zero_gid);
 	assert_int_equal(o.n_rows, 0);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("F2.txt", &o); /* -a sweep cut at the 16 B row */
 	assert_int_equal(o.n_rows, 3);
-	assert_non_null(perftest_judged_row(&o, &small));
+	assert_non_null(bench_perftest_judged_row(&o, &small));
 	assert_true(small);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("F3.txt", &o); /* no dashes before the header, "ibv_wr* API: ON" */
 	assert_string_equal(o.device, "mlx5_bond_1");
@@ -204,59 +204,59 @@ static void test_parse_real_outputs(void **st)
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].iters, 1765470);
 	assert_true(fabs(o.rows[0].avg - 184.94) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("F4.txt", &o);
 	assert_string_equal(o.title, "RDMA_Write Post List BW Test");
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].bytes, 8);
 	assert_true(fabs(o.rows[0].msg_rate - 7.498617) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("F5.txt", &o);
 	assert_true(o.rdma_cm);
 	assert_int_equal(o.n_rows, 1); /* the second row is cut */
 	assert_true(o.rows[0].peak == 0.0);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G1.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_DEVICE));
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G2.txt", &o); /* quoted with "  > " */
-	e = perftest_event_find(&o, PT_EV_PORT_STATE);
+	e = bench_perftest_event_find(&o, PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_string_equal(e->what, "Down");
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G3.txt", &o);
 	assert_true(has_event(&o, PT_EV_READ_KEYS));
 	assert_true(has_event(&o, PT_EV_QP_STATE));
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G4.txt", &o);
 	assert_true(o.cuda);
-	e = perftest_event_find(&o, PT_EV_MR);
+	e = bench_perftest_event_find(&o, PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1); /* #31 first, without the errno */
 	assert_int_equal(e[0].kind, PT_EV_MR);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G5.txt", &o);
-	e = perftest_event_find(&o, PT_EV_ARGS);
+	e = bench_perftest_event_find(&o, PT_EV_ARGS);
 	assert_non_null(e);
 	assert_string_equal(e->what, "CUDA DMA-BUF cannot be used without CUDA");
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G6.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_PROVIDER));
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("G7.txt", &o);
 	assert_true(o.zero_gid);
 	assert_int_equal(o.gid_index, 0);
 	assert_int_equal(o.mtu, 1024);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 }
 
 static void test_parse_other(void **st)
@@ -273,25 +273,25 @@ static void test_parse_other(void **st)
 	assert_int_equal(o.n_remote, 16);
 	assert_true(o.rdma_cm);
 	assert_true(has_event(&o, PT_EV_NO_PEAK));
-	assert_int_equal(perftest_event_find(&o, PT_EV_MTU_CHANGED)->arg, 3);
+	assert_int_equal(bench_perftest_event_find(&o, PT_EV_MTU_CHANGED)->arg, 3);
 	assert_int_equal(o.n_rows, 1);
 	assert_true(fabs(o.rows[0].avg - 180.47) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("spiderpool-ib-read-lat.txt", &o);
 	assert_int_equal(o.kind, PT_KIND_LAT);
 	assert_string_equal(o.device, "mlx5_8");
-	r = perftest_judged_row(&o, NULL);
+	r = bench_perftest_judged_row(&o, NULL);
 	assert_non_null(r);
 	assert_int_equal(r->unit, PT_UNIT_USEC);
 	assert_int_equal(r->bytes, 2);
 	assert_int_equal(r->iters, 1000);
 	assert_true(fabs(r->t_typical - 1.90) < 1e-9 && fabs(r->t_p999 - 12.20) < 1e-9 && fabs(r->t_min - 1.84) < 1e-9);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 
 	parse_capture("local-no-devices.txt", &o);
 	assert_true(has_event(&o, PT_EV_NO_DEVICE));
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 }
 
 /* A table that does not fit its title is named by its line, and none of its rows is read
@@ -304,12 +304,12 @@ static void test_parse_table_mismatch(void **st)
 	assert_int_equal(o.kind, PT_KIND_BW);
 	assert_int_equal(o.bad_table_line, 19);
 	assert_int_equal(o.n_rows, 0);
-	assert_null(perftest_judged_row(&o, NULL));
-	perftest_out_free(&o);
+	assert_null(bench_perftest_judged_row(&o, NULL));
+	bench_perftest_out_free(&o);
 	parse_capture("spiderpool-ib-read-lat.txt", &o);
 	assert_int_equal(o.bad_table_line, 0);
 	assert_int_equal(o.n_rows, 1);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 	/* and the figures' statuses and exit codes, by name */
 	assert_int_equal(bench_status_parse("invalid"), BENCH_INVALID);
 	assert_string_equal(bench_status_name(BENCH_INVALID), "invalid");
@@ -326,42 +326,42 @@ static void test_parse_edges(void **st)
 	static const char junk[] = "\0\0#bytes\r\n 1 2 3\n\xff\xfe 99999999999999999999999 1\n";
 	struct pt_out o;
 
-	assert_int_equal(perftest_parse(mb, sizeof(mb) - 1, &o), 0);
+	assert_int_equal(bench_perftest_parse(mb, sizeof(mb) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].unit, PT_UNIT_MIBPS);
 	/* perftest's MB is 2^20 bytes: 10401.68 MiB/s = 87.26 Gb/s */
-	assert_true(fabs(perftest_gbps(&o.rows[0], o.rows[0].avg) - 87.2557) < 1e-3);
-	perftest_out_free(&o);
-	assert_int_equal(perftest_parse(junk, sizeof(junk) - 1, &o), 0);
+	assert_true(fabs(bench_perftest_gbps(&o.rows[0], o.rows[0].avg) - 87.2557) < 1e-3);
+	bench_perftest_out_free(&o);
+	assert_int_equal(bench_perftest_parse(junk, sizeof(junk) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 0);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 	/* perftest's completion errors, both forms (PR #342 names the status, older ones print 12) */
 	static const char old_form[] = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
 
-	assert_int_equal(perftest_parse(old_form, sizeof(old_form) - 1, &o), 0);
+	assert_int_equal(bench_perftest_parse(old_form, sizeof(old_form) - 1, &o), 0);
 	assert_int_equal(o.n_events, 1);
 	assert_int_equal(o.events[0].kind, PT_EV_COMPLETION);
 	assert_int_equal(o.events[0].arg, 12);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 	{
 		static const char m[] = " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
 		struct bench_ceiling c = { 0 };
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
 
-		assert_int_equal(perftest_parse(m, sizeof(m) - 1, &o), 0);
-		assert_int_equal(perftest_event_find(&o, PT_EV_COMPLETION)->arg, 12);
+		assert_int_equal(bench_perftest_parse(m, sizeof(m) - 1, &o), 0);
+		assert_int_equal(bench_perftest_event_find(&o, PT_EV_COMPLETION)->arg, 12);
 		bench_thresholds_default(&t);
-		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
+		assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
 		assert_int_equal(bench_diagnose(NULL, &o, NULL, NULL, false, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		assert_string_equal(v.reasons[0].code, "retry_exceeded");
-		verdict_free(&v);
-		perftest_out_free(&o);
+		bench_verdict_free(&v);
+		bench_perftest_out_free(&o);
 	}
-	assert_int_equal(perftest_parse("", 0, &o), 0);
+	assert_int_equal(bench_perftest_parse("", 0, &o), 0);
 	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
-	perftest_out_free(&o);
+	bench_perftest_out_free(&o);
 }
 
 /* ---- the ceiling model ---------------------------------------------------------------------- */
@@ -389,25 +389,25 @@ static void model_free(struct model *m)
 
 static void test_roce_mtu_and_pcie(void **st)
 {
-	assert_int_equal(ceiling_roce_mtu(1500), 1024);
-	assert_int_equal(ceiling_roce_mtu(9000), 4096);
-	assert_int_equal(ceiling_roce_mtu(4192), 4096);
-	assert_int_equal(ceiling_roce_mtu(4191), 2048);
-	assert_int_equal(ceiling_roce_mtu(1120), 1024);
-	assert_int_equal(ceiling_roce_mtu(1119), 512);
-	assert_int_equal(ceiling_roce_mtu(300), 0);
+	assert_int_equal(bench_ceiling_roce_mtu(1500), 1024);
+	assert_int_equal(bench_ceiling_roce_mtu(9000), 4096);
+	assert_int_equal(bench_ceiling_roce_mtu(4192), 4096);
+	assert_int_equal(bench_ceiling_roce_mtu(4191), 2048);
+	assert_int_equal(bench_ceiling_roce_mtu(1120), 1024);
+	assert_int_equal(bench_ceiling_roce_mtu(1119), 512);
+	assert_int_equal(bench_ceiling_roce_mtu(300), 0);
 	/* Gen3 x16: 8 x 16 x 128/130 x 256/280 x 0.96 */
-	assert_true(fabs(ceiling_pcie_gbps(8.0, 16) - 110.62) < 0.01);
-	assert_true(fabs(ceiling_pcie_gbps(16.0, 16) - 221.24) < 0.01);
-	assert_true(fabs(ceiling_pcie_gbps(32.0, 4) - 110.62) < 0.01);
-	assert_true(fabs(ceiling_pcie_gbps(5.0, 8) - 28.09) < 0.01); /* 8b/10b */
+	assert_true(fabs(bench_ceiling_pcie_gbps(8.0, 16) - 110.62) < 0.01);
+	assert_true(fabs(bench_ceiling_pcie_gbps(16.0, 16) - 221.24) < 0.01);
+	assert_true(fabs(bench_ceiling_pcie_gbps(32.0, 4) - 110.62) < 0.01);
+	assert_true(fabs(bench_ceiling_pcie_gbps(5.0, 8) - 28.09) < 0.01); /* 8b/10b */
 }
 
 static void ceil_of(struct model *m, struct ceil_input in, struct bench_ceiling *c)
 {
 	if (!in.verb[0])
 		strcpy(in.verb, "RDMA_Write");
-	assert_int_equal(ceiling_compute(m->ctx, m->node, &in, c), 0);
+	assert_int_equal(bench_ceiling_compute(m->ctx, m->node, &in, c), 0);
 }
 
 static void test_ceiling_ib(void **st)
@@ -586,7 +586,7 @@ static void judge_case(const struct vcase *k)
 		parse_capture(k->peer, &peer);
 	if (k->node)
 		model_load(&m, k->node); /* its roots: DIR/sys, DIR/dev, DIR/proc, DIR */
-	r = perftest_judged_row(&o, NULL);
+	r = bench_perftest_judged_row(&o, NULL);
 	in.device = k->device ? k->device : o.device[0] ? o.device : NULL;
 	in.gid_index = o.gid_index;
 	in.mtu = o.mtu;
@@ -599,9 +599,9 @@ static void judge_case(const struct vcase *k)
 		if (sscanf(m.node->gpus[i].pci->bdf, "%x:%x:%x.%x", &d, &b, &s, &f) == 4 && (int)b == o.cuda_bus)
 			in.gpu = &m.node->gpus[i];
 	}
-	assert_int_equal(ceiling_compute(m.ctx, m.node, &in, &c), 0);
+	assert_int_equal(bench_ceiling_compute(m.ctx, m.node, &in, &c), 0);
 	bench_thresholds_default(&t);
-	assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
+	assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
 	assert_int_equal(bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node != NULL, &c, &v), 0);
 	for (size_t i = 0; i < v.n_reasons; i++) {
 		if (strcmp(v.reasons[i].code, k->code))
@@ -617,9 +617,9 @@ static void judge_case(const struct vcase *k)
 			 v.n_reasons, v.n_reasons ? v.reasons[0].code : "-");
 	if (v.status != k->status)
 		fail_msg("%s: verdict %s, wants %s", k->capture, bench_status_name(v.status), bench_status_name(k->status));
-	verdict_free(&v);
-	perftest_out_free(&o);
-	perftest_out_free(&peer);
+	bench_verdict_free(&v);
+	bench_perftest_out_free(&o);
+	bench_perftest_out_free(&peer);
 	if (k->node)
 		model_free(&m);
 }
@@ -670,20 +670,20 @@ static void test_failure_messages(void **st)
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
 
-		assert_int_equal(perftest_parse(k->text, strlen(k->text), &o), 0);
-		assert_true(perftest_failed(&o));
+		assert_int_equal(bench_perftest_parse(k->text, strlen(k->text), &o), 0);
+		assert_true(bench_perftest_failed(&o));
 		if (k->node)
 			model_load(&m, k->node);
 		bench_thresholds_default(&t);
-		assert_int_equal(verdict_judge(&o, &c, &t, &v), 0);
+		assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
 		assert_int_equal(bench_diagnose(m.ctx, &o, NULL, m.node, false, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
 		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
 			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",
 				 v.n_reasons ? v.reasons[0].text : "", k->code, k->want);
 		assert_true(v.reasons[0].fix[0] != '\0');
-		verdict_free(&v);
-		perftest_out_free(&o);
+		bench_verdict_free(&v);
+		bench_perftest_out_free(&o);
 		if (k->node)
 			model_free(&m);
 	}
@@ -694,18 +694,18 @@ static void test_thresholds(void **st)
 	struct bench_thresholds t;
 
 	bench_thresholds_default(&t);
-	assert_int_equal(verdict_status_for(90, 10, &t), BENCH_PASS);
-	assert_int_equal(verdict_status_for(89.9, 10, &t), BENCH_WARN);
-	assert_int_equal(verdict_status_for(70, 10, &t), BENCH_WARN);
-	assert_int_equal(verdict_status_for(69.9, 10, &t), BENCH_FAIL);
+	assert_int_equal(bench_verdict_status_for(90, 10, &t), BENCH_PASS);
+	assert_int_equal(bench_verdict_status_for(89.9, 10, &t), BENCH_WARN);
+	assert_int_equal(bench_verdict_status_for(70, 10, &t), BENCH_WARN);
+	assert_int_equal(bench_verdict_status_for(69.9, 10, &t), BENCH_FAIL);
 	t.min_gbps = 50;
-	assert_int_equal(verdict_status_for(99, 49.9, &t), BENCH_FAIL);
-	assert_int_equal(verdict_status_for(NAN, 60, &t), BENCH_PASS);
+	assert_int_equal(bench_verdict_status_for(99, 49.9, &t), BENCH_FAIL);
+	assert_int_equal(bench_verdict_status_for(NAN, 60, &t), BENCH_PASS);
 	t.min_gbps = 0;
-	assert_int_equal(verdict_status_for(NAN, 60, &t), BENCH_WARN);
+	assert_int_equal(bench_verdict_status_for(NAN, 60, &t), BENCH_WARN);
 	t.min_percent = 99.5;
 	t.fail_percent = 79.5;
-	assert_int_equal(verdict_status_for(99, 10, &t), BENCH_WARN);
+	assert_int_equal(bench_verdict_status_for(99, 10, &t), BENCH_WARN);
 }
 
 int main(void)

@@ -17,12 +17,12 @@
 
 #include "kubelet/kubelet.h"
 
-static int nop_allocate(void *ud, const char *const *ids, size_t n, struct kl_container_alloc *out, char **msg)
+static int nop_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
 {
 	return 0;
 }
 
-static const struct kl_ops ops = {.allocate = nop_allocate};
+static const struct kubelet_ops ops = {.allocate = nop_allocate};
 
 struct fixture {
 	char root[64];
@@ -158,7 +158,7 @@ static void test_set_devices(void **st)
 	struct fixture *f = *st;
 	struct kubelet_server_config c = config(f);
 	struct kubelet_server *srv = NULL;
-	struct kl_device d[2] = {{.id = "mlx5_0", .healthy = true, .numa_node = 0}, {.id = "mlx5_1", .numa_node = -1}};
+	struct kubelet_device d[2] = {{.id = "mlx5_0", .healthy = true, .numa_node = 0}, {.id = "mlx5_1", .numa_node = -1}};
 
 	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), 0);
 	assert_int_equal(kubelet_server_set_devices(srv, d, 2), 0); /* before start: kept for later */
@@ -198,7 +198,7 @@ static void test_two_servers(void **st)
 
 static void test_alloc_clear(void **st)
 {
-	struct kl_container_alloc a = {0};
+	struct kubelet_container_alloc a = {0};
 
 	a.envs = calloc(1, sizeof(*a.envs));
 	a.envs[0].key = strdup("K");
@@ -207,11 +207,11 @@ static void test_alloc_clear(void **st)
 	a.cdi_devices = calloc(2, sizeof(*a.cdi_devices));
 	a.cdi_devices[0] = strdup("rdmak.io/rdma=mlx5_0");
 	a.n_cdi_devices = 1;
-	kl_container_alloc_clear(&a);
+	kubelet_container_alloc_clear(&a);
 	assert_null(a.envs);
 	assert_int_equal(a.n_envs, 0);
-	kl_container_alloc_clear(&a);
-	kl_container_alloc_clear(NULL);
+	kubelet_container_alloc_clear(&a);
+	kubelet_container_alloc_clear(NULL);
 }
 
 int main(void)

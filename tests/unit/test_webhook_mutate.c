@@ -108,7 +108,7 @@ static void set_annotation(json_t *pod, const char *key, const char *value)
 
 static void mutate_ok(const json_t *pod, const char *ns, struct mutate_result *mr)
 {
-	assert_int_equal(mutate_pod(cfg, pod, ns, mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, ns, mr), 0);
 	if (mr->denied)
 		fail_msg("denied: %s", mr->denied);
 }
@@ -120,14 +120,14 @@ static void assert_idempotent(const json_t *mutated, const char *ns)
 	json_t *patch;
 
 	mutate_ok(mutated, ns, &again);
-	patch = patch_diff(mutated, again.pod);
+	patch = webhook_patch_diff(mutated, again.pod);
 	if (json_array_size(patch) != 0 || again.n_changes != 0) {
 		char *p = json_dumps(patch, 0);
 
 		fail_msg("second pass changed: %s (%s)", p, again.n_changes ? again.changes[0] : "");
 	}
 	json_decref(patch);
-	mutate_result_clear(&again);
+	webhook_mutate_result_clear(&again);
 }
 
 /* ---- seed pods ------------------------------------------------------------------------------ */
@@ -169,7 +169,7 @@ static void test_seed004_rdma_tools(void **state)
 	assert_idempotent(mr.pod, "default");
 	json_decref(want);
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* seed 002: the test pod without its hand-written resource and capability; shared-a brings both,
@@ -197,7 +197,7 @@ static void test_seed002_shared(void **state)
 	assert_null(at(mr.pod, "metadata", "annotations", "k8s.v1.cni.cncf.io/networks", NULL));
 	assert_idempotent(mr.pod, "default");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* seed 002 verbatim (resource and IPC_LOCK written by hand, limits as an integer): nothing to add
@@ -217,7 +217,7 @@ static void test_seed002_as_written(void **state)
 	assert_int_equal(json_array_size(at(mr.pod, "spec", "containers", "0", "securityContext", "capabilities", "add", NULL)), 1);
 	assert_idempotent(mr.pod, "default");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* seed 003: the Volcano job's master pod (its template), renamed GPUs, IPC_LOCK and /dev/shm in
@@ -233,10 +233,10 @@ static void test_seed003_vllm(void **state)
 	set_annotation(pod, "rdmak.io/rdma-networks", "v100");
 	mutate_ok(pod, "crater-workspace", &mr);
 	assert_int_equal(mr.n_changes, 0);
-	json_t *patch = patch_diff(pod, mr.pod);
+	json_t *patch = webhook_patch_diff(pod, mr.pod);
 	assert_int_equal(json_array_size(patch), 0);
 	json_decref(patch);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "v100, shared-a");
 	mutate_ok(pod, "crater-workspace", &mr);
@@ -246,7 +246,7 @@ static void test_seed003_vllm(void **state)
 	assert_idempotent(mr.pod, "crater-workspace");
 	json_decref(pod);
 	json_decref(job);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* seed 003's hostdev pod: its comma-form networks annotation is kept, the group's network (the
@@ -263,7 +263,7 @@ static void test_seed003_comma_form_same_network(void **state)
 	assert_int_equal(mr.n_changes, 1); /* only /dev/shm; the group turns IPC_LOCK off */
 	assert_string_equal(mr.changes[0], "/dev/shm: emptyDir medium Memory (volume rdmak-shm)");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* ---- merge cases ------------------------------------------------------------------------------ */
@@ -294,7 +294,7 @@ static void test_gpu_container_and_never_lower(void **state)
 	assert_true(strlen(mr.warnings[0]) <= 120);
 	assert_idempotent(mr.pod, "ns1");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* rdmak.io/rdma-container picks another container; a name that is not there is refused */
@@ -310,16 +310,16 @@ static void test_container_annotation(void **state)
 						 "spidernet.io/gpu2sriov", NULL)), "1");
 	/* gpu1sriov is already the trainer's: a second device would be taken, so it is left there */
 	assert_null(at(mr.pod, "spec", "containers", "0", "resources", "limits", "spidernet.io/gpu1sriov", NULL));
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	set_annotation(pod, "rdmak.io/rdma-container", "nope");
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation rdmak.io/rdma-container: no container named \"nope\" (the pod has: "
 				       "sidecar, trainer)");
 	assert_false(mr.allow_anyway);
 	assert_true(json_equal(mr.pod, pod)); /* nothing half-done */
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* two GPU containers: the first gets it, and a warning says how to choose */
@@ -336,7 +336,7 @@ static void test_two_gpu_containers(void **state)
 	assert_string_equal(mr.warnings[0], "containers a, b all ask for GPUs; RDMA went to \"a\" (set "
 					    "rdmak.io/rdma-container to choose)");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* user networks in the JSON form are kept with their extra fields; ours come after, once */
@@ -363,7 +363,7 @@ static void test_networks_json_form_kept(void **state)
 	assert_idempotent(mr.pod, "ns1");
 	json_decref(list);
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* the comma form: "[ns/]name[@if]", blanks and empty items tolerated, rewritten as JSON when we add */
@@ -390,7 +390,7 @@ static void test_networks_comma_form(void **state)
 	assert_string_equal(json_string_value(at(list, "4", "name", NULL)), "gpu3-sriov");
 	json_decref(list);
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 static void test_networks_parse(void **state)
@@ -414,22 +414,22 @@ static void test_networks_parse(void **state)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		l = NULL;
-		if (networks_parse(bad[i].in, &l, err, sizeof(err)) != -EINVAL)
+		if (webhook_networks_parse(bad[i].in, &l, err, sizeof(err)) != -EINVAL)
 			fail_msg("accepted %s", bad[i].in);
 		assert_null(l);
 		if (strcmp(err, bad[i].err))
 			fail_msg("%s:\n  got:  %s\n  want: %s", bad[i].in, err, bad[i].err);
 	}
 	/* found by fuzz_webhook_review: an item that is not UTF-8 was refused but leaked */
-	assert_int_equal(networks_parse("ok,n\xe7x", &l, err, sizeof(err)), -EINVAL);
+	assert_int_equal(webhook_networks_parse("ok,n\xe7x", &l, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "\"n\xe7x\": not valid UTF-8");
-	assert_int_equal(networks_parse("", &l, err, sizeof(err)), 0);
+	assert_int_equal(webhook_networks_parse("", &l, err, sizeof(err)), 0);
 	assert_int_equal(json_array_size(l), 0);
 	json_decref(l);
-	assert_int_equal(networks_parse("a,b", &l, err, sizeof(err)), 0);
-	assert_true(networks_contains(l, "ns", "ns", "a"));
-	assert_true(networks_contains(l, "ns", "", "b"));
-	assert_false(networks_contains(l, "ns", "other", "a"));
+	assert_int_equal(webhook_networks_parse("a,b", &l, err, sizeof(err)), 0);
+	assert_true(webhook_networks_contains(l, "ns", "ns", "a"));
+	assert_true(webhook_networks_contains(l, "ns", "", "b"));
+	assert_false(webhook_networks_contains(l, "ns", "other", "a"));
 	json_decref(l);
 }
 
@@ -440,37 +440,37 @@ static void test_refusals(void **state)
 	struct mutate_result mr;
 
 	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", "[{\"name\": ");
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation k8s.v1.cni.cncf.io/networks: not a JSON list: unexpected token "
 				       "near end of file");
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 	json_object_del(at(pod, "metadata", "annotations", NULL), "k8s.v1.cni.cncf.io/networks");
 
 	json_object_set_new(at(pod, "spec", "containers", "1", "resources", "limits", NULL), "spidernet.io/gpu3sriov",
 			    json_string("500m"));
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "spec.containers[1].resources.limits[\"spidernet.io/gpu3sriov\"]: not a whole "
 				       "number of devices");
 	assert_int_equal(mr.n_changes, 0);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "gpu-sriov,nope");
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotation rdmak.io/rdma-networks: no group \"nope\" in the webhook's config (it "
 				       "has: gpu-sriov, shared-a, v100, hostdev)");
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	set_annotation(pod, "cni.spidernet.io/rdma-resource-inject", "v100");
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "annotations rdmak.io/rdma-networks (\"gpu-sriov,nope\") and "
 				       "cni.spidernet.io/rdma-resource-inject (\"v100\") name different groups; keep one");
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 	json_decref(pod);
 
 	pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"v100\"}}, \"spec\": {}}");
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_string_equal(mr.denied, "spec.containers: missing");
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 	json_decref(pod);
 }
 
@@ -481,12 +481,12 @@ static void test_on_error_allow(void **state)
 			    "\"rdmak.io/rdma-container\": \"x\"}}, \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
 	struct mutate_result mr;
 
-	assert_int_equal(mutate_pod(cfg, pod, "ns1", &mr), 0);
+	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_non_null(mr.denied);
 	assert_true(mr.allow_anyway);
 	assert_true(json_equal(mr.pod, pod));
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* existing capabilities and /dev/shm in their many spellings */
@@ -505,7 +505,7 @@ static void test_capabilities_and_shm(void **state)
 	assert_int_equal(mr.n_warnings, 1);
 	assert_non_null(strstr(mr.warnings[0], "/dev/shm is a disk-backed emptyDir"));
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	/* a dropped IPC_LOCK is the user's choice: warned, not overridden */
 	pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"v100\"}}, \"spec\": {\"containers\": "
@@ -514,7 +514,7 @@ static void test_capabilities_and_shm(void **state)
 	assert_null(at(mr.pod, "spec", "containers", "0", "securityContext", "capabilities", "add", NULL));
 	assert_non_null(strstr(mr.warnings[0], "drops IPC_LOCK"));
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	/* privileged has every capability; a user volume named like ours is not ours */
 	pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"v100\"}}, \"spec\": {\"containers\": "
@@ -527,7 +527,7 @@ static void test_capabilities_and_shm(void **state)
 			    "rdmak-shm-1");
 	assert_idempotent(mr.pod, "x");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 
 	/* keys left empty in YAML are null, which Kubernetes reads as absent (--explain's input) */
 	pod = parse("metadata:\n  annotations:\n    rdmak.io/rdma-networks: v100\nspec:\n  volumes:\n  containers:\n"
@@ -541,7 +541,7 @@ static void test_capabilities_and_shm(void **state)
 	assert_string_equal(str_at(mr.pod, "spec", "containers", "0", "resources", "limits", "rdma/rdma_v100"), "1");
 	assert_idempotent(mr.pod, "x");
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 /* no annotation: not ours, byte for byte */
@@ -554,7 +554,7 @@ static void test_not_opted_in(void **state)
 	assert_null(mr.groups);
 	assert_true(json_equal(mr.pod, pod));
 	json_decref(pod);
-	mutate_result_clear(&mr);
+	webhook_mutate_result_clear(&mr);
 }
 
 static void test_quantity_count(void **state)
@@ -562,20 +562,20 @@ static void test_quantity_count(void **state)
 	unsigned long long v;
 	json_t *x;
 
-	assert_int_equal(mutate_quantity_count(x = json_string("2k"), &v), 0);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_string("2k"), &v), 0);
 	assert_int_equal(v, 2000);
 	json_decref(x);
-	assert_int_equal(mutate_quantity_count(x = json_string("1Ki"), &v), 0);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_string("1Ki"), &v), 0);
 	assert_int_equal(v, 1024);
 	json_decref(x);
-	assert_int_equal(mutate_quantity_count(x = json_integer(3), &v), 0);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_integer(3), &v), 0);
 	assert_int_equal(v, 3);
 	json_decref(x);
-	assert_int_equal(mutate_quantity_count(x = json_string("1.5"), &v), -EINVAL);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_string("1.5"), &v), -EINVAL);
 	json_decref(x);
-	assert_int_equal(mutate_quantity_count(x = json_integer(-1), &v), -EINVAL);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_integer(-1), &v), -EINVAL);
 	json_decref(x);
-	assert_int_equal(mutate_quantity_count(x = json_string("99999999999999999999"), &v), -EINVAL);
+	assert_int_equal(webhook_mutate_quantity_count(x = json_string("99999999999999999999"), &v), -EINVAL);
 	json_decref(x);
 }
 
@@ -591,12 +591,12 @@ static void test_patch_diff(void **state)
 			     "{\"op\": \"remove\", \"path\": \"/arr/2\"},"
 			     "{\"op\": \"remove\", \"path\": \"/arr/1\"},"
 			     "{\"op\": \"add\", \"path\": \"/new\", \"value\": null}]");
-	json_t *got = patch_diff(a, b);
+	json_t *got = webhook_patch_diff(a, b);
 
 	if (!json_equal(got, want))
 		fail_msg("got %s", json_dumps(got, 0));
 	json_decref(got);
-	got = patch_diff(a, a);
+	got = webhook_patch_diff(a, a);
 	assert_int_equal(json_array_size(got), 0);
 	json_decref(got);
 	json_decref(a);
@@ -622,7 +622,7 @@ static json_t *answer(const char *body, unsigned want_status, struct review_answ
 {
 	json_t *doc;
 
-	assert_int_equal(review_handle(cfg, body, strlen(body), a), 0);
+	assert_int_equal(webhook_review_handle(cfg, body, strlen(body), a), 0);
 	if (a->http_status != want_status)
 		fail_msg("status %u, want %u: %s", a->http_status, want_status, a->body);
 	if (want_status != 200)
@@ -649,7 +649,7 @@ static void test_review(void **state)
 	assert_int_equal(a.level, REVIEW_LOG_INFO);
 	assert_non_null(strstr(a.summary, "default/rdma-test-*: groups gpu-sriov, container \"rdma-test\""));
 	json_decref(doc);
-	review_answer_clear(&a);
+	webhook_review_answer_clear(&a);
 	free(body);
 
 	/* v1beta1 is answered as v1beta1; UPDATE is left alone */
@@ -660,7 +660,7 @@ static void test_review(void **state)
 	assert_null(json_object_get(resp, "patch"));
 	assert_true(json_is_true(json_object_get(resp, "allowed")));
 	json_decref(doc);
-	review_answer_clear(&a);
+	webhook_review_answer_clear(&a);
 	free(body);
 
 	/* another kind: allowed unchanged, with a warning about the webhook's rules */
@@ -671,7 +671,7 @@ static void test_review(void **state)
 	assert_string_equal(json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)),
 			    "rdmak webhook mutates v1 Pods only, not v1 Deployment: check its MutatingWebhookConfiguration rules");
 	json_decref(doc);
-	review_answer_clear(&a);
+	webhook_review_answer_clear(&a);
 	free(body);
 
 	/* a refused pod: allowed false, 403 with the reason */
@@ -686,7 +686,7 @@ static void test_review(void **state)
 			    "the webhook's config (it has: gpu-sriov, shared-a, v100, hostdev)");
 	assert_null(json_object_get(resp, "patch"));
 	json_decref(doc);
-	review_answer_clear(&a);
+	webhook_review_answer_clear(&a);
 	free(body);
 	json_decref(pod);
 }
@@ -736,10 +736,10 @@ static void test_review_refused_before_groups(void **state)
 		if (!strstr(a.summary, msg))
 			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
 		json_decref(doc);
-		review_answer_clear(&a);
+		webhook_review_answer_clear(&a);
 
 		/* onError: allow (the top level's: no group was read) admits it unchanged, saying why */
-		assert_int_equal(review_handle(allow, body, strlen(body), &a), 0);
+		assert_int_equal(webhook_review_handle(allow, body, strlen(body), &a), 0);
 		doc = json_loads(a.body, 0, NULL);
 		resp = json_object_get(doc, "response");
 		assert_true(json_is_true(json_object_get(resp, "allowed")));
@@ -751,7 +751,7 @@ static void test_review_refused_before_groups(void **state)
 		if (!strstr(a.summary, msg))
 			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
 		json_decref(doc);
-		review_answer_clear(&a);
+		webhook_review_answer_clear(&a);
 		free(body);
 		json_decref(pod);
 	}
@@ -788,7 +788,7 @@ static void test_review_bad(void **state)
 		answer(bad[i].body, 400, &a);
 		if (strcmp(a.body, bad[i].msg))
 			fail_msg("%s\n  got:  %s  want: %s", bad[i].body, a.body, bad[i].msg);
-		review_answer_clear(&a);
+		webhook_review_answer_clear(&a);
 	}
 }
 
@@ -796,13 +796,13 @@ static void test_base64(void **state)
 {
 	char *s;
 
-	assert_string_equal(s = review_base64_encode("", 0), "");
+	assert_string_equal(s = webhook_review_base64_encode("", 0), "");
 	free(s);
-	assert_string_equal(s = review_base64_encode("f", 1), "Zg==");
+	assert_string_equal(s = webhook_review_base64_encode("f", 1), "Zg==");
 	free(s);
-	assert_string_equal(s = review_base64_encode("fo", 2), "Zm8=");
+	assert_string_equal(s = webhook_review_base64_encode("fo", 2), "Zm8=");
 	free(s);
-	assert_string_equal(s = review_base64_encode("foobar", 6), "Zm9vYmFy");
+	assert_string_equal(s = webhook_review_base64_encode("foobar", 6), "Zm9vYmFy");
 	free(s);
 }
 
