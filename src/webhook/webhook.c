@@ -29,7 +29,7 @@
 #include "util/strutil.h"
 #include "util/strv.h"
 #include "webhook/webhookconf.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 #include "webhook/mutate.h"
 #include "webhook/patch.h"
 #include "webhook/review.h"

@@ -11,7 +11,7 @@
 #include "k8s/names.h"
 #include "util/strv.h"
 #include "dispatch/dispatch.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 
 /* ---- the model ----------------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "webhook/webhookconf.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

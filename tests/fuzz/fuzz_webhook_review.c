@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "webhook/webhookconf.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 #include "webhook/mutate.h"
 #include "webhook/networks.h"
 #include "webhook/patch.h"

@@ -15,7 +15,7 @@
 
 #include "util/fileio.h"
 #include "webhook/webhookconf.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 
 static struct webhook_config *parse_ok(const char *text)
 {

@@ -15,7 +15,7 @@
 
 #include "util/fileio.h"
 #include "webhook/webhookconf.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 #include "webhook/mutate.h"
 #include "webhook/networks.h"
 #include "webhook/patch.h"

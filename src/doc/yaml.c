@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* YAML through libyaml's event parser and emitter, JSON through jansson. The YAML reader keeps
  * its own stack (no recursion: the depth is bounded by DEPTH_MAX, not by the C stack). */
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Documents in, documents out: JSON or YAML text to a jansson value, and a value back to YAML.
  * The config and --explain's pod file come through here. */
-#ifndef RDMAK_WEBHOOK_DOC_H
-#define RDMAK_WEBHOOK_DOC_H
+#ifndef RDMAK_DOC_YAML_H
+#define RDMAK_DOC_YAML_H
 
 #include <jansson.h>
 #include <stdbool.h>
