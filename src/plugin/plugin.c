@@ -88,7 +88,7 @@ struct daemon {
 	struct daemon_refusal refusal; /* the last config refusal logged, and its content */
 	double last_rescan, last_fp;   /* when the last rescan and topology check ran */
 	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
-	struct plugin_strv attr_errors; /* the port files the last build could not read, as logged */
+	struct strv_list attr_errors; /* the port files the last build could not read, as logged */
 	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
 	 * applies it; the builder writes only job and build()'s own fields above. */
 	pthread_t builder;
@@ -163,7 +163,7 @@ static void config_warnings(const struct opts *o, const struct plugin_config *cf
  * the state files every interval and logs the members' state changes.) */
 static void attr_errors(struct daemon *d, const struct hw_node *node)
 {
-	struct plugin_strv now = { 0 };
+	struct strv_list now = { 0 };
 	char msg[PATH_MAX + 128];
 
 	HW_NODE_FOREACH_PORT(node, p)
@@ -173,7 +173,7 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 				fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n", msg);
 				continue;
 			}
-			if (!plugin_strv_contains(&d->attr_errors, msg))
+			if (!strv_contains(d->attr_errors.v, msg))
 				log_warning("%s (shown as unknown)", msg);
 			/* out of memory: it may be logged again at the next build */
 			(void)strv_extend(&now.v, &now.n, msg);

@@ -53,31 +53,6 @@ static void warn_key(void *userdata, const char *path, const char *why)
 		(void)strv_push(&p->cfg->warnings.v, &p->cfg->warnings.n, line);
 }
 
-bool plugin_strv_contains(const struct plugin_strv *s, const char *x)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], x) == 0)
-			return true;
-	return false;
-}
-
-bool plugin_strv_contains_case(const struct plugin_strv *s, const char *x)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcasecmp(s->v[i], x) == 0)
-			return true;
-	return false;
-}
-
-static void plugin_strv_clear(struct plugin_strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	s->v = NULL;
-	s->n = 0;
-}
-
 /* ---- value checks ------------------------------------------------------------------- */
 
 typedef int (*item_check_fn)(struct dispatch_ctx *c, const char *path, char *s);
@@ -168,7 +143,7 @@ static int check_driver(struct dispatch_ctx *c, const char *path, char *s)
 
 struct strv_read {
 	item_check_fn check; /* may normalise the string in place */
-	struct plugin_strv *out;
+	struct strv_list *out;
 };
 
 static int strv_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
@@ -184,7 +159,7 @@ static int strv_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t
 }
 
 /* An array of strings into *ret (freed with the config, whatever is read before a refusal). */
-static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, item_check_fn check, struct plugin_strv *ret)
+static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, item_check_fn check, struct strv_list *ret)
 {
 	struct strv_read sr = { check, ret };
 
@@ -827,12 +802,12 @@ static const struct dispatch_field top_fields[] = {
 
 static void selector_clear(struct plugin_selector *s)
 {
-	plugin_strv_clear(&s->vendors);
-	plugin_strv_clear(&s->devices);
-	plugin_strv_clear(&s->drivers);
-	plugin_strv_clear(&s->link_types);
-	plugin_strv_clear(&s->if_names);
-	plugin_strv_clear(&s->pci_addresses);
+	strv_list_clear(&s->vendors);
+	strv_list_clear(&s->devices);
+	strv_list_clear(&s->drivers);
+	strv_list_clear(&s->link_types);
+	strv_list_clear(&s->if_names);
+	strv_list_clear(&s->pci_addresses);
 	for (size_t i = 0; i < s->pf_names.n; i++)
 		plugin_pf_sel_clear(&s->pf_names.v[i]);
 	free(s->pf_names.v);
@@ -863,7 +838,7 @@ void plugin_config_free(struct plugin_config *cfg)
 		free(r->additional_info);
 	}
 	free(cfg->res);
-	plugin_strv_clear(&cfg->warnings);
+	strv_list_clear(&cfg->warnings);
 	free(cfg);
 }
 

@@ -9,12 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct plugin_strv {
-	char **v;
-	size_t n;
-};
-bool plugin_strv_contains(const struct plugin_strv *s, const char *x);
-bool plugin_strv_contains_case(const struct plugin_strv *s, const char *x);
+#include "util/strv.h"
 
 /* One pfNames entry: "ens1f0" (every function of the PF) or "ens1f0#0-3,7" (those VFs). */
 struct plugin_pf_sel {
@@ -37,13 +32,13 @@ struct plugin_pf_list {
 
 struct plugin_selector {
 	/* both formats */
-	struct plugin_strv vendors, devices, drivers, link_types;
+	struct strv_list vendors, devices, drivers, link_types;
 	/* shared-dev-plugin */
-	struct plugin_strv if_names;
+	struct strv_list if_names;
 	/* sriov-network-device-plugin */
 	struct plugin_pf_list pf_names;     /* by the PF's netdev name (or its address) */
 	struct plugin_pf_list root_devices; /* by the PF's PCI address */
-	struct plugin_strv pci_addresses;
+	struct strv_list pci_addresses;
 	int is_rdma; /* -1 unset */
 	bool need_vhost_net;
 };
@@ -82,7 +77,7 @@ struct plugin_config {
 	size_t n_res;
 	/* "<json path>: <why>" of each key accepted and ignored, as the anchors ignore them: the
 	 * plugin logs them (stderr with --dry-run) */
-	struct plugin_strv warnings;
+	struct strv_list warnings;
 };
 
 /* Defaults when the config does not say. */

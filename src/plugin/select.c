@@ -5,39 +5,39 @@
 #include <string.h>
 #include <strings.h>
 
-static bool hex_match(const struct plugin_strv *list, unsigned v)
+static bool hex_match(const struct strv_list *list, unsigned v)
 {
 	char buf[8];
 
 	if (list->n == 0)
 		return true;
 	snprintf(buf, sizeof(buf), "%04x", v);
-	return plugin_strv_contains(list, buf);
+	return strv_contains(list->v, buf);
 }
 
-static bool str_match(const struct plugin_strv *list, const char *v)
+static bool str_match(const struct strv_list *list, const char *v)
 {
-	return list->n == 0 || plugin_strv_contains(list, v);
+	return list->n == 0 || strv_contains(list->v, v);
 }
 
 /* A netdev is named by ifNames directly, or through the bond it is enslaved to. */
-static bool netdev_named(const struct plugin_strv *names, const struct hw_netdev *nd)
+static bool netdev_named(const struct strv_list *names, const struct hw_netdev *nd)
 {
-	return nd && (plugin_strv_contains(names, nd->name) || (nd->master && plugin_strv_contains(names, nd->master->name)));
+	return nd && (strv_contains(names->v, nd->name) || (nd->master && strv_contains(names->v, nd->master->name)));
 }
 
-static bool rdma_dev_if_match(const struct plugin_strv *names, const struct hw_rdma_dev *dev)
+static bool rdma_dev_if_match(const struct strv_list *names, const struct hw_rdma_dev *dev)
 {
 	if (names->n == 0)
 		return true;
 	/* RoCE LAG: the bond master owns the device (k8s-rdma-shared-dev-plugin #62: a bond in
 	 * ifNames never matched there, since it scans PCI functions' netdevs only). */
-	if (dev->lag && plugin_strv_contains(names, dev->lag->name))
+	if (dev->lag && strv_contains(names->v, dev->lag->name))
 		return true;
 	/* ... and so does any of the bond's slaves, whichever PF the device sits on */
 	if (dev->lag && dev->lag->bond)
 		for (size_t i = 0; i < dev->lag->bond->n_slaves; i++)
-			if (plugin_strv_contains(names, dev->lag->bond->slaves[i]->name))
+			if (strv_contains(names->v, dev->lag->bond->slaves[i]->name))
 				return true;
 	HW_DEV_FOREACH_PORT(dev, p)
 		if (netdev_named(names, p->netdev))
@@ -54,12 +54,12 @@ static const char *link_code(enum hw_link_layer ll)
 	return ll == HW_LINK_IB ? "ib" : ll == HW_LINK_ETH ? "eth" : "";
 }
 
-static bool rdma_dev_link_match(const struct plugin_strv *types, const struct hw_rdma_dev *dev)
+static bool rdma_dev_link_match(const struct strv_list *types, const struct hw_rdma_dev *dev)
 {
 	if (types->n == 0)
 		return true;
 	HW_DEV_FOREACH_PORT(dev, p)
-		if (plugin_strv_contains(types, link_code(p->link_layer)))
+		if (strv_contains(types->v, link_code(p->link_layer)))
 			return true;
 	return false;
 }
@@ -141,11 +141,11 @@ static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci,
 	if (!hex_match(&s->vendors, pci->vendor) || !hex_match(&s->devices, pci->device) ||
 	    !str_match(&s->drivers, pci->driver))
 		return false;
-	if (s->pci_addresses.n && !plugin_strv_contains(&s->pci_addresses, pci->bdf))
+	if (s->pci_addresses.n && !strv_contains(s->pci_addresses.v, pci->bdf))
 		return false;
 	if (!pf_list_match(&s->pf_names, pci, true) || !pf_list_match(&s->root_devices, pci, false))
 		return false;
-	if (s->link_types.n && !plugin_strv_contains(&s->link_types, pci_link(pci)))
+	if (s->link_types.n && !strv_contains(s->link_types.v, pci_link(pci)))
 		return false;
 	/* isRdma: false means "do not filter", as a Go bool's zero value does in the anchor */
 	if (s->is_rdma == 1 && pci->n_rdma == 0 && !assume_rdma)

@@ -92,3 +92,18 @@ void strv_sort(char **v)
 	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_str);
 }
+
+bool strv_contains(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+void strv_list_clear(struct strv_list *l)
+{
+	strv_free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}

@@ -23,6 +23,18 @@ char *strv_join(char *const *v, const char *sep);
 int strv_push(char ***v, size_t *n, char *s);
 /* Append a copy of s. */
 int strv_extend(char ***v, size_t *n, const char *s);
+/* Whether v holds a string equal to s (false for a NULL v). */
+bool strv_contains(char *const *v, const char *s);
+
+/* A strv with its length beside it, for a list built by appending (strv_push(&l.v, &l.n, s))
+ * or kept in a struct: v is still NULL-terminated, so every strv_ function takes l.v. */
+struct strv_list {
+	char **v;
+	size_t n;
+};
+/* Free the strings and the array; the list is empty after. */
+void strv_list_clear(struct strv_list *l);
+
 /* Sort in place by strcmp (the order `ls` and the standard tools list names in). */
 void strv_sort(char **v);
 

@@ -275,6 +275,21 @@ static void test_strv(void **st)
 	strv_sort(v);
 	assert_string_equal(v[0], "01");
 	assert_string_equal(v[19], "20");
+	assert_true(strv_contains(v, "07"));
+	assert_false(strv_contains(v, "7"));
+	assert_false(strv_contains(NULL, "07"));
+	{
+		struct strv_list l = { 0 };
+
+		assert_false(strv_contains(l.v, "a"));
+		assert_int_equal(strv_extend(&l.v, &l.n, "a"), 0);
+		assert_int_equal(strv_extend(&l.v, &l.n, "b"), 0);
+		assert_true(strv_contains(l.v, "b"));
+		strv_list_clear(&l);
+		assert_null(l.v);
+		assert_int_equal(l.n, 0);
+		strv_list_clear(&l); /* twice is fine */
+	}
 	v[3] = (free(v[3]), NULL); /* cut to three */
 	j = strv_join(v, ", ");
 	assert_string_equal(j, "01, 02, 03");
