@@ -371,11 +371,96 @@ static ipam_u128 search_from(struct ipam_store *s, const struct ipam_range *r)
 	return c;
 }
 
+/* ---- one address, every pool: overlapping subnets ------------------------------------------ */
+
+/* The subnet a pool holds, from its name ("[network_name_]10.56.0.0_27"), and the length of
+ * the part before the address (network_name and '_', or 0). false: not a name rdmak-ipam
+ * gives a pool. */
+static bool pool_subnet(const char *pool, struct cnispec_prefix *ret, size_t *ret_prefix)
+{
+	char text[CNISPEC_PREFIX_STRLEN];
+	const char *us = strrchr(pool, '_'), *start;
+	size_t n;
+
+	if (!us || us == pool)
+		return false;
+	for (start = us; start > pool && start[-1] != '_'; start--)
+		;
+	n = (size_t)(us - start);
+	if (n + 1 + strlen(us + 1) >= sizeof(text))
+		return false;
+	snprintf(text, sizeof(text), "%.*s/%s", (int)n, start, us + 1);
+	if (cnispec_prefix_parse(text, ret) < 0)
+		return false;
+	*ret_prefix = (size_t)(start - pool);
+	return true;
+}
+
+/* A claim of the same address in another pool. */
+struct rival {
+	struct ipam_store *s;
+	const struct ipam_range *r; /* the range whose pool was just claimed in */
+	size_t prefix;              /* the length of its pool name's network_name part */
+	struct cnispec_addr addr;
+	const char *text;
+	char *owner; /* the rival claim's value, malloc'd */
+	char pool[96];
+};
+
+static int rival_one(void *ud, const char *name, const char *value)
+{
+	struct rival *rv = ud;
+	struct cnispec_prefix sub;
+	size_t prefix;
+	int r;
+
+	if (!strcmp(name, rv->r->pool) || !pool_subnet(name, &sub, &prefix))
+		return 0;
+	/* another network_name is another tenant: its pools may hold the same addresses */
+	if (prefix != rv->prefix || strncmp(name, rv->r->pool, prefix) || !ipam_prefix_contains(&sub, &rv->addr))
+		return 0;
+	r = rv->s->ops.get(rv->s, name, rv->text, &rv->owner);
+	if (r == 1)
+		snprintf(rv->pool, sizeof(rv->pool), "%s", name);
+	return r;
+}
+
+/* Claim the address text of r for value, unique across every pool of the store whose subnet
+ * holds it: whereabouts' enable_overlapping_ranges (two networks over 192.168.22.0/24 and
+ * 192.168.22.0/28 both hold .1-.14, each in its own pool). The claim comes first, the look
+ * at the other pools second, each a single linearizable store operation: of two claimants of
+ * one address in two pools, the later one's look sees the earlier one's claim, so at worst
+ * both step back to their next address, and never do both keep it. The pools are listed after
+ * the claim, so that a pool created by a racing claim is seen. 1 ours, 0 taken (rv->owner
+ * and rv->pool name a rival claim, if that was it), <0 error (the claim may stay: the ADD's
+ * rollback releases what is in its name). */
+static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const char *text, const char *value,
+			struct rival *rv)
+{
+	struct cnispec_prefix own;
+	int e = s->ops.claim(s, r->pool, text, value);
+
+	*rv = (struct rival){ .s = s, .r = r, .text = text };
+	if (e != 1)
+		return e;
+	if (!pool_subnet(r->pool, &own, &rv->prefix) || cnispec_addr_parse(text, &rv->addr) < 0)
+		return -EINVAL;
+	e = s->ops.pools(s, rival_one, rv);
+	if (e <= 0)
+		return e < 0 ? e : 1;
+	/* ours only if it is still exactly the value we wrote; a failure leaves a claim that GC
+	 * (no record names it) or this attachment's DEL removes */
+	s->ops.release(s, r->pool, text, value);
+	return 0;
+}
+
 static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value)
 {
 	char text[CNISPEC_PREFIX_STRLEN];
-	int e = s->ops.claim(s, r->pool, ipam_range_addr_str(r, a, text), value);
+	struct rival rv;
+	int e = claim_unique(s, r, ipam_range_addr_str(r, a, text), value, &rv);
 
+	free(rv.owner);
 	if (e == 1)
 		s->ops.cursor_put(s, r->pool, text); /* a hint: its failure costs a few claims later */
 	return e;
@@ -630,15 +715,17 @@ static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set
 	const struct ipam_range *rg = &set->r[j];
 	_cleanup_free_ char *owner = NULL;
 	char a[CNISPEC_PREFIX_STRLEN];
+	struct rival rv;
 	json_t *v;
-	int r = s->ops.claim(s, rg->pool, ipam_range_addr_str(rg, want, a), value);
+	int r = claim_unique(s, rg, ipam_range_addr_str(rg, want, a), value, &rv);
 
+	owner = rv.owner;
 	if (r != 0) {
 		if (r == 1)
 			*h = (struct held){ .have = true, .range = j, .addr = want, .made_now = true };
 		return r;
 	}
-	if (s->ops.get(s, rg->pool, a, &owner) == 1 && (v = json_loads(owner, 0, NULL))) {
+	if ((owner || s->ops.get(s, rg->pool, a, &owner) == 1) && (v = json_loads(owner, 0, NULL))) {
 		const char *cid = json_string_value(json_object_get(v, "containerID"));
 		const char *ifn = json_string_value(json_object_get(v, "ifname"));
 

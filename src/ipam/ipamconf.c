@@ -108,6 +108,53 @@ static int subnet_ok(struct dispatch_ctx *d, const char *path, const char *s, co
 	return 0;
 }
 
+/* whereabouts reads an IPv4 address's parts with leading zeros as decimal ("00192.00168.01.5"
+ * is 192.168.1.5: its config tests say so); inet_pton() refuses them. The text of s (n bytes,
+ * an address or ADDR/LEN) with those zeros removed, into buf; s unchanged when it is not a
+ * dotted quad of digits. */
+static const char *wb_unzero(const char *s, size_t n, char *buf, size_t len)
+{
+	size_t o = 0, digits = 0, dots = 0, i;
+
+	for (i = 0; i < n && s[i] != '/'; i++) {
+		if (s[i] == '.') {
+			if (!digits)
+				break;
+			dots++;
+			digits = 0;
+		} else if (s[i] >= '0' && s[i] <= '9') {
+			/* a zero that starts a part and is not its last digit goes */
+			if (s[i] == '0' && !digits && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')
+				continue;
+			digits++;
+		} else {
+			break;
+		}
+		if (o + 1 >= len)
+			break;
+		buf[o++] = s[i];
+	}
+	if (dots != 3 || !digits || (i < n && s[i] != '/') || o + (n - i) >= len) {
+		snprintf(buf, len, "%.*s", (int)n, s);
+		return buf;
+	}
+	snprintf(buf + o, len - o, "%.*s", (int)(n - i), s + i);
+	return buf;
+}
+
+static int wb_addr(struct dispatch_ctx *d, const char *path, const json_t *v, struct cnispec_addr *ret)
+{
+	char buf[CNISPEC_PREFIX_STRLEN];
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (cnispec_addr_parse(wb_unzero(s, strlen(s), buf, sizeof(buf)), ret) < 0)
+		return dispatch_fail(d, path, "\"%s\" is not an IP address", s);
+	return 0;
+}
+
 /* whereabouts' range: "10.56.0.0/27", or "first-last/len" (the first-IP-CIDR form). */
 static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
@@ -125,16 +172,16 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 
 		if (n >= sizeof(first))
 			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN", s);
-		memcpy(first, s, n);
-		first[n] = '\0';
-		if (cnispec_addr_parse(first, &in->start) < 0 || cnispec_prefix_parse(dash + 1, &in->subnet) < 0)
+		wb_unzero(s, n, first, sizeof(first));
+		if (cnispec_addr_parse(first, &in->start) < 0 ||
+		    cnispec_prefix_parse(wb_unzero(dash + 1, strlen(dash + 1), net, sizeof(net)), &in->subnet) < 0)
 			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN (like 192.168.2.225-192.168.2.230/28)", s);
 		in->end = in->subnet.addr;
 		in->has_subnet = in->has_start = in->has_end = true;
 		in->k_start = in->k_end = "range";
 		return subnet_ok(d, path, s, &in->subnet);
 	}
-	if (cnispec_prefix_parse(s, &in->subnet) < 0)
+	if (cnispec_prefix_parse(wb_unzero(s, strlen(s), net, sizeof(net)), &in->subnet) < 0)
 		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN", s);
 	in->has_subnet = true;
 	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
@@ -161,7 +208,7 @@ static int wb_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 		return dispatch_fail(d, path, "only with \"range\"");
 	if (in->has_start)
 		return dispatch_fail(d, path, "the range already gives its first address (FIRST-LAST/LEN)");
-	if ((r = get_addr(d, path, v, &in->start)) < 0)
+	if ((r = wb_addr(d, path, v, &in->start)) < 0)
 		return r;
 	in->has_start = true;
 	in->k_start = "range_start";
@@ -177,7 +224,7 @@ static int wb_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 		return dispatch_fail(d, path, "only with \"range\"");
 	if (in->has_end)
 		return dispatch_fail(d, path, "the range already gives its last address (FIRST-LAST/LEN)");
-	if ((r = get_addr(d, path, v, &in->end)) < 0)
+	if ((r = wb_addr(d, path, v, &in->end)) < 0)
 		return r;
 	in->has_end = true;
 	in->k_end = "range_end";
@@ -228,7 +275,10 @@ static int range_gateway(struct dispatch_ctx *d, const char *path, json_t *v, vo
 /* host-local's subnet, rangeStart, rangeEnd. */
 static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
+	char net[CNISPEC_PREFIX_STRLEN];
 	struct range_in *in = t;
+	struct ipam_range tmp;
+	bool host_bits;
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
 
@@ -237,7 +287,19 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if (cnispec_prefix_parse(s, &in->subnet) < 0)
 		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", s);
 	in->has_subnet = true;
-	return subnet_ok(d, path, s, &in->subnet);
+	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
+		return r;
+	/* host-local refuses it (range.go's Canonicalize): its rangeStart says where to start */
+	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
+		return -ENOMEM;
+	host_bits = !cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr);
+	cnispec_addr_str(&tmp.subnet.addr, net);
+	ipam_range_clear(&tmp);
+	if (host_bits)
+		return dispatch_fail(d, path, "\"%s\" has host bits set: for a subnet mask of length %u the network address "
+					   "is %s (write %s/%u, and \"rangeStart\" for where to start)",
+				     s, in->subnet.len, net, net, in->subnet.len);
+	return 0;
 }
 
 static int hl_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -428,6 +490,12 @@ static int read_store(struct dispatch_ctx *d, const char *path, json_t *v, void 
 	return r;
 }
 
+/* whereabouts' cluster-wide store is Kubernetes objects; rdmak-ipam's is etcd. */
+#define KUBE_STORE                                                                                            \
+	"rdmak-ipam keeps no state in Kubernetes objects: replace \"datastore\" and \"kubernetes\" with "          \
+	"\"store\": \"etcd\", \"etcd\": {\"endpoints\": [\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", "   \
+	"\"key\"}} for a cluster-wide range (or \"store\": \"file\" for a range of this node only)"
+
 static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	const char *s;
@@ -436,9 +504,7 @@ static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, v
 	if (r < 0)
 		return r;
 	if (!strcmp(s, "kubernetes"))
-		return dispatch_refuse(d, path, v, "rdmak-ipam keeps no state in Kubernetes objects: use \"store\": \"file\" "
-						   "for a node-local range, or \"store\": \"etcd\" with \"etcd\": "
-						   "{\"endpoints\": [...]} for a cluster-wide one");
+		return dispatch_refuse(d, path, v, KUBE_STORE);
 	if (strcmp(s, "etcd"))
 		return dispatch_fail(d, path, "\"%s\" is not \"etcd\" (or use \"store\": \"file\")", s);
 	*(const char **)t = s;
@@ -606,6 +672,42 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 	return 0;
 }
 
+static bool sets_overlap(const struct ipam_rangeset *a, const struct ipam_rangeset *b, size_t *ra, size_t *rb)
+{
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b->n; j++)
+			if (overlap(&a->r[i], &b->r[j])) {
+				*ra = i;
+				*rb = j;
+				return true;
+			}
+	return false;
+}
+
+/* Two range sets that share addresses. host-local refuses them in "ranges" ("range set 0
+ * overlaps with 1", config.go); whereabouts' ipRanges may overlap across subnets (the
+ * allocator keeps one attachment's addresses apart, as it keeps networks apart), but two sets
+ * in one subnet share one pool, where one attachment would claim one address twice. hl: the
+ * index of the first set from "ranges". */
+static int check_sets(struct cp *p, size_t hl)
+{
+	for (size_t j = 1; j < p->c->n_sets; j++)
+		for (size_t i = 0; i < j; i++) {
+			const struct ipam_rangeset *a = &p->c->sets[i], *b = &p->c->sets[j];
+			size_t x, y;
+
+			if (!sets_overlap(a, b, &x, &y))
+				continue;
+			if (i >= hl)
+				return FAIL(p, "ipam.ranges", "range set %zu overlaps with %zu (%s %s and %s %s)", i - hl, j - hl,
+					    a->r[x].path, a->r[x].text, b->r[y].path, b->r[y].text);
+			if (!strcmp(a->r[x].pool, b->r[y].pool))
+				return FAIL(p, b->r[y].path, "%s overlaps %s %s in the same subnet: one attachment would get "
+							     "one address twice", b->r[y].text, a->r[x].path, a->r[x].text);
+		}
+	return 0;
+}
+
 /* ---- routes, dns ----------------------------------------------------------------------------- */
 
 static const struct dispatch_field route_fields[] = {
@@ -646,7 +748,15 @@ static int routes_dns(struct cp *p, const struct top *t)
 	json_decref(wrap);
 	if (r == -EINVAL)
 		return FAIL(p, NULL, "%s", why);
-	return r;
+	if (r < 0)
+		return r;
+	/* ... but a destination goes out as given, host bits and all: whereabouts and host-local
+	 * read it with CNI's types.ParseCIDR, which keeps the address it was given
+	 * ("3ffe:ffff:0:01ff::1/64" comes back as 3ffe:ffff:0:1ff::1/64) */
+	for (size_t i = 0; i < p->c->routes_dns->n_routes; i++)
+		cnispec_prefix_parse(json_string_value(json_object_get(json_array_get(t->routes, i), "dst")),
+				     &p->c->routes_dns->routes[i].dst);
+	return 0;
 }
 
 /* ---- store --------------------------------------------------------------------------------- */
@@ -741,14 +851,15 @@ static int store(struct cp *p, struct top *t)
 
 	if (t->store && t->datastore)
 		return FAIL(p, "ipam.datastore", "give \"store\" or whereabouts' \"datastore\", not both");
-	if (t->datastore) {
+	/* whereabouts' datastore defaults to etcd: its etcd keys alone name the etcd store */
+	if (t->datastore || (legacy && !t->store)) {
 		if (t->etcd)
 			return FAIL(p, "ipam.etcd", "with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
 		p->c->store.kind = IPAM_STORE_ETCD;
 		return etcd_legacy(p, t);
 	}
 	if (legacy)
-		return FAIL(p, "ipam.etcd_host", "whereabouts' etcd keys go with \"datastore\": \"etcd\"; with \"store\" "
+		return FAIL(p, "ipam.etcd_host", "whereabouts' etcd keys go with \"datastore\": \"etcd\" (or alone); with \"store\" "
 						 "use \"etcd\": {\"endpoints\", \"tls\"}");
 	if (!t->store || !strcmp(t->store, "file")) {
 		p->c->store.kind = IPAM_STORE_FILE;
@@ -790,15 +901,25 @@ static int logging(struct cp *p, const struct top *t)
 static int parse(struct cp *p, json_t *ipam, const char *network)
 {
 	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" } };
+	const json_t *ds;
+	size_t hl;
 	int r;
 
 	if (!(p->c->network = strdup(network)))
 		return -ENOMEM;
+	/* whereabouts' Kubernetes store, whatever else the block says (its "kubernetes" key, the
+	 * leader election keys...): one refusal, of the key to change */
+	ds = json_object_get(ipam, "datastore");
+	if (json_is_string(ds) && !strcmp(json_string_value(ds), "kubernetes"))
+		return dispatch_refuse(&p->d, "ipam.datastore", ds, KUBE_STORE);
 	r = dispatch_run(&p->d, "ipam", ipam, ipam_fields, DISPATCH_UNKNOWN_REFUSE, &t);
 	if (r == 0)
 		r = wb_ranges(p, &t);
+	hl = p->c->n_sets;
 	if (r == 0 && t.ranges)
 		r = hl_ranges(p, t.ranges);
+	if (r == 0)
+		r = check_sets(p, hl);
 	if (r == 0 && p->c->n_sets == 0)
 		r = FAIL(p, "ipam", "no range: give \"range\", \"ipRanges\" or \"ranges\"");
 	if (r == 0)

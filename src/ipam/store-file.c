@@ -253,7 +253,9 @@ static int each_link(struct ipam_store *s, int dir, const char *where, const cha
 		     ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	int fd = dup(dir), r = 0;
+	/* a description of its own: a dup() shares the offset, and a second listing of a
+	 * directory the store holds open (pools/) would start where the first one ended */
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
 	struct dirent *de;
 
 	if (fd < 0)

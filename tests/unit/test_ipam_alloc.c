@@ -153,6 +153,59 @@ static void test_order_and_reuse(void **state)
 	del(f, "c4");
 }
 
+/* issue 17 §2: two networks whose subnets overlap (192.168.22.0/24, then 192.168.22.0/28) have
+ * two pools; an address is unique across both, as whereabouts' enable_overlapping_ranges has it
+ * (.1, then .2), in IPv6 too, for IP= as well; another network_name is another tenant. */
+static void test_overlapping_pools(void **state)
+{
+	struct fx *f = *state;
+
+	use(f, "{\"range\":\"192.168.22.0/24\"}");
+	assert_string_equal(add(f, "a1"), "192.168.22.1/24");
+	use(f, "{\"range\":\"192.168.22.0/28\"}");
+	assert_string_equal(add(f, "b1"), "192.168.22.2/28");
+	/* back in the /24, whose cursor is at .1: .2 is lost to the /28's claim, and the search
+	 * gallops on from there (the order after a lost claim is the allocator's, not .3) */
+	use(f, "{\"range\":\"192.168.22.0/24\"}");
+	{
+		const char *a2 = add(f, "a2");
+
+		assert_string_not_equal(a2, "192.168.22.1/24");
+		assert_string_not_equal(a2, "192.168.22.2/24");
+	}
+	/* a pool that does not hold the address is no rival */
+	use(f, "{\"range\":\"192.168.23.0/28\"}");
+	assert_string_equal(add(f, "c1"), "192.168.23.1/28");
+	/* IP= of an address the other pool holds names its owner */
+	use(f, "{\"range\":\"192.168.22.0/28\"}");
+	{
+		struct cnispec_addr want;
+		struct ipam_owner o = { .container_id = "b2", .ifname = "net1", .requested = &want };
+		struct cnispec_result *r = NULL;
+		struct cnispec_error err = { 0 };
+
+		assert_int_equal(cnispec_addr_parse("192.168.22.1", &want), 0);
+		assert_true(ipam_add(f->s, f->c, &o, &r, &err) < 0);
+		assert_int_equal(err.code, 112);
+		assert_string_equal(err.details, "IP=192.168.22.1 in CNI_ARGS: claimed by a1:net1");
+	}
+	/* a released address is free in every pool again */
+	del(f, "a1");
+	use(f, "{\"range\":\"192.168.22.0/28\",\"range_start\":\"192.168.22.1\",\"range_end\":\"192.168.22.1\"}");
+	assert_string_equal(add(f, "b3"), "192.168.22.1/28");
+	/* another network_name keeps its own addresses, as in whereabouts */
+	use(f, "{\"range\":\"192.168.22.0/28\",\"network_name\":\"tenant2\"}");
+	assert_string_equal(add(f, "t1"), "192.168.22.1/28");
+
+	use(f, "{\"range\":\"fd00:22::/64\"}");
+	assert_string_equal(add(f, "a6"), "fd00:22::1/64");
+	use(f, "{\"range\":\"fd00:22::/124\"}");
+	assert_string_equal(add(f, "b6"), "fd00:22::2/124");
+	/* one attachment over two overlapping sets gets two addresses */
+	use(f, "{\"ipRanges\":[{\"range\":\"10.9.0.0/24\"},{\"range\":\"10.9.0.0/28\"}]}");
+	assert_string_equal(add(f, "d1"), "10.9.0.1/24 10.9.0.2/28");
+}
+
 static void test_full_message(void **state)
 {
 	struct fx *f = *state;
@@ -373,6 +426,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_and_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlapping_pools, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_set_and_dual_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check, setup, teardown),

@@ -272,6 +272,77 @@ static void test_host_local(void **state)
 	ipam_config_free(c);
 }
 
+/* issue 17 §2: host-local's refusals, whereabouts' acceptances. */
+static void test_anchor_parsing(void **state)
+{
+	struct ipam_config *c;
+	const struct ipam_range *r;
+
+	/* host-local's range.go: a subnet with host bits set is refused, naming the network */
+	parse_bad("{\"ranges\":[[{\"subnet\":\"192.0.2.12/24\"}]]}", 7,
+		  "ipam.ranges[0][0].subnet: \"192.0.2.12/24\" has host bits set: for a subnet mask of length 24 the "
+		  "network address is 192.0.2.0 (write 192.0.2.0/24, and \"rangeStart\" for where to start)");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"2001:db8:1::1/64\"}]]}", 7,
+		  "ipam.ranges[0][0].subnet: \"2001:db8:1::1/64\" has host bits set: for a subnet mask of length 64 the "
+		  "network address is 2001:db8:1:: (write 2001:db8:1::/64, and \"rangeStart\" for where to start)");
+	/* host-local's config.go: range sets that overlap */
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.0.0.0/24\"}],[{\"subnet\":\"10.0.0.0/24\"}]]}", 7,
+		  "ipam.ranges: range set 0 overlaps with 1 (ipam.ranges[0][0] 10.0.0.0/24 and ipam.ranges[1][0] "
+		  "10.0.0.0/24)");
+	parse_bad("{\"ranges\":[[{\"subnet\":\"192.168.0.0/24\"}],[{\"subnet\":\"10.0.0.0/24\"}],"
+		  "[{\"subnet\":\"10.0.0.0/16\"}]]}", 7,
+		  "ipam.ranges: range set 1 overlaps with 2 (ipam.ranges[1][0] 10.0.0.0/24 and ipam.ranges[2][0] "
+		  "10.0.0.0/16)");
+	/* whereabouts' ipRanges in one subnet: one pool, one attachment, one address twice */
+	parse_bad("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\"},{\"range\":\"10.0.0.0/24\",\"range_start\":"
+		  "\"10.0.0.100\"}]}", 7,
+		  "ipam.ipRanges[1]: 10.0.0.0/24 (10.0.0.100-10.0.0.254) overlaps ipam.ipRanges[0] 10.0.0.0/24 in the "
+		  "same subnet: one attachment would get one address twice");
+	/* ... across subnets the allocator keeps them apart */
+	c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\"},{\"range\":\"10.0.0.0/28\"}]}");
+	assert_int_equal(c->n_sets, 2);
+	ipam_config_free(c);
+
+	/* whereabouts' config tests: leading zeros are decimal, in range, range_start, range_end */
+	c = parse_ok("{\"range\":\"00192.00168.1.5-000000192.168.1.25/24\"}");
+	r = &c->sets[0].r[0];
+	assert_string_equal(c->sets[0].r[0].text, "192.168.1.0/24 (192.168.1.5-192.168.1.25)");
+	ipam_config_free(c);
+	c = parse_ok("{\"range\":\"00192.00168.1.0/24\",\"range_start\":\"00192.00168.1.44\","
+		     "\"range_end\":\"00192.00168.01.209\"}");
+	r = &c->sets[0].r[0];
+	assert_string_equal(str(r, r->start), "192.168.1.44");
+	assert_string_equal(str(r, r->end), "192.168.1.209");
+	ipam_config_free(c);
+	/* 0 alone, and a zero part, stay */
+	c = parse_ok("{\"range\":\"010.0.00.0/16\"}");
+	assert_string_equal(c->sets[0].r[0].text, "10.0.0.0/16");
+	ipam_config_free(c);
+	/* never octal, never past 255 */
+	parse_bad("{\"range\":\"00256.0.0.0/24\"}", 7,
+		  "ipam.range: \"00256.0.0.0/24\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN");
+	/* whereabouts' datastore defaults to etcd: etcd_host alone names the etcd store */
+	c = parse_ok("{\"range\":\"192.168.1.5-192.168.1.25/24\",\"etcd_host\":\"foo\"}");
+	assert_int_equal(c->store.kind, IPAM_STORE_ETCD);
+	assert_int_equal(c->store.n_endpoints, 1);
+	assert_string_equal(c->store.endpoints[0], "foo");
+	ipam_config_free(c);
+	/* whereabouts' and host-local's routes go out as given (CNI's types.ParseCIDR) */
+	c = parse_ok("{\"range\":\"192.168.1.44/28\",\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":"
+		     "\"192.168.0.0/16\",\"gw\":\"10.10.5.1\"},{\"dst\":\"3ffe:ffff:0:01ff::1/64\"}]}");
+	{
+		char a[CNISPEC_PREFIX_STRLEN];
+
+		assert_int_equal(c->routes_dns->n_routes, 3);
+		assert_string_equal(cnispec_prefix_str(&c->routes_dns->routes[2].dst, a), "3ffe:ffff:0:1ff::1/64");
+		assert_string_equal(cnispec_prefix_str(&c->routes_dns->routes[1].dst, a), "192.168.0.0/16");
+	}
+	ipam_config_free(c);
+	/* host-local reads addresses as Go's net.ParseIP: no leading zeros there */
+	parse_bad("{\"ranges\":[[{\"subnet\":\"010.0.0.0/24\"}]]}", 7,
+		  "ipam.ranges[0][0].subnet: \"010.0.0.0/24\" is not a subnet in CIDR notation (like 10.56.0.0/24)");
+}
+
 /* ---- stores --------------------------------------------------------------------------------- */
 
 static void test_stores(void **state)
@@ -304,14 +375,24 @@ static void test_stores(void **state)
 
 /* ---- refusals -------------------------------------------------------------------------------- */
 
+#define KUBE_REFUSAL                                                                                         \
+	"ipam.datastore: unsupported key (value: \"kubernetes\"); rdmak-ipam keeps no state in Kubernetes objects: " \
+	"replace \"datastore\" and \"kubernetes\" with \"store\": \"etcd\", \"etcd\": {\"endpoints\": "                \
+	"[\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", \"key\"}} for a cluster-wide range (or \"store\": "     \
+	"\"file\" for a range of this node only)"
+
 static void test_refusals(void **state)
 {
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"bogus\":1}", 2, "ipam.bogus: unsupported key (value: 1)");
 	parse_bad("{\"Range\":\"10.0.0.0/24\"}", 2, "ipam.Range: unsupported key (value: \"10.0.0.0/24\"); did you mean \"range\"?");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"datastore\":\"kubernetes\"}", 2,
-		  "ipam.datastore: unsupported key (value: \"kubernetes\"); rdmak-ipam keeps no state in Kubernetes objects: "
-		  "use \"store\": \"file\" for a node-local range, or \"store\": \"etcd\" with \"etcd\": {\"endpoints\": "
-		  "[...]} for a cluster-wide one");
+		  KUBE_REFUSAL);
+	/* seed 003's block with only "type" changed: one refusal, of datastore, whatever other
+	 * whereabouts keys come first (issue 17 §2) */
+	parse_bad("{\"type\":\"rdmak-ipam\",\"kubernetes\":{\"kubeconfig\":\"/etc/cni/net.d/whereabouts.d/"
+		  "whereabouts.kubeconfig\"},\"leader_lease_duration\":1500,\"datastore\":\"kubernetes\","
+		  "\"range\":\"192.168.7.152/27\",\"exclude\":[\"192.168.7.151/32\"],"
+		  "\"log_file\":\"/var/log/whereabouts.log\",\"log_level\":\"info\"}", 2, KUBE_REFUSAL);
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"kubernetes\":{\"kubeconfig\":\"/x\"}}", 2,
 		  "ipam.kubernetes: unsupported key (value: {\"kubeconfig\":\"/x\"}); rdmak-ipam keeps no state in "
 		  "Kubernetes objects: remove it and use \"store\": \"file\" (a node-local range) or \"store\": \"etcd\" "
@@ -419,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local),
 		cmocka_unit_test(test_stores),       cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_load),         cmocka_unit_test(test_idle_excludes),
+		cmocka_unit_test(test_anchor_parsing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -373,7 +373,7 @@ static void test_networks_comma_form(void **state)
 	struct mutate_result mr;
 
 	/* gpu1-sriov without a namespace in a pod of namespace spiderpool is the same network */
-	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", " gpu1-sriov , other/gpu2-sriov@eth9,, spiderpool/gpu5-sriov");
+	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", " gpu1-sriov , other/gpu2-sriov@eth9, spiderpool/gpu5-sriov");
 	mutate_ok(pod, "spiderpool", &mr);
 	list = json_loads(str_at(mr.pod, "metadata", "annotations", "k8s.v1.cni.cncf.io/networks", NULL, NULL, NULL), 0,
 			  NULL);
@@ -393,17 +393,44 @@ static void test_networks_comma_form(void **state)
 	webhook_mutate_result_clear(&mr);
 }
 
+#define LABEL_WHY                                                                                  \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start " \
+	"and end with an alphanumeric character"
+
 static void test_networks_parse(void **state)
 {
 	static const struct {
 		const char *in, *err;
 	} bad[] = {
-		{ "ns/", "\"ns/\": empty namespace, name or interface" },
-		{ "/b", "\"/b\": empty namespace, name or interface" },
-		{ "a@", "\"a@\": empty namespace, name or interface" },
-		{ "a/b/c", "\"a/b/c\": expected [namespace/]name[@interface]" },
-		{ "a@x/b", "\"a@x/b\": expected [namespace/]name[@interface]" },
+		{ "ns/", "\"ns/\": no network name" },
+		{ "a/b/c", "\"a/b/c\": more than one '/': expected [namespace/]name[@interface]" },
+		{ "a@x/b", "\"a@x/b\": \"a@x\" is not a namespace or network name Multus reads: " LABEL_WHY },
 		{ "a@b@c", "\"a@b@c\": more than one '@'" },
+		/* issue 17 §3: what Multus's parsePodNetworkObjectName refuses */
+		{ "default/net1@myIfc Name", "\"default/net1@myIfc Name\": interface name \"myIfc Name\" contains a blank" },
+		{ "net1@very_long_interface_name",
+		  "\"net1@very_long_interface_name\": interface name \"very_long_interface_name\" is longer than 15 bytes "
+		  "(IFNAMSIZ - 1)" },
+		{ "net1@.", "\"net1@.\": interface name \".\" is \".\" or \"..\"" },
+		{ "net1@..", "\"net1@..\": interface name \"..\" is \".\" or \"..\"" },
+		{ "Net1", "\"Net1\": \"Net1\" is not a namespace or network name Multus reads: " LABEL_WHY },
+		{ "a,,b", "element 1 is empty: Multus would look up a network with no name" },
+		{ "a,", "element 1 is empty: Multus would look up a network with no name" },
+		/* the JSON form: what parsePodNetworkAnnotation checks, and the kernel's names */
+		{ "[{\"name\": \"a\", \"mac\": \"02:00:00:00:00\"}]",
+		  "element 0 (\"a\"): mac: \"02:00:00:00:00\" is not a MAC address (6, 8 or 20 octets, as Go's net.ParseMAC "
+		  "reads them)" },
+		{ "[{\"name\": \"a\", \"ips\": [\"10.0.0.1/24\", \"10.0.0.300\"]}]",
+		  "element 0 (\"a\"): ips: \"10.0.0.300\" is not an IP address or a CIDR" },
+		{ "[{\"name\": \"a\", \"ips\": [\"10.0.0.1/33\"]}]",
+		  "element 0 (\"a\"): ips: \"10.0.0.1/33\" is not an IP address or a CIDR" },
+		{ "[{\"name\": \"a\", \"ips\": \"10.0.0.1\"}]", "element 0: \"ips\" must be a list of strings" },
+		{ "[{\"name\": \"a\", \"interface\": \"my if\"}]", "element 0 (\"a\"): interface: \"my if\" contains a blank" },
+		{ "[{\"name\": \"a\", \"infiniband-guid\": \"xx\"}]",
+		  "element 0 (\"a\"): infiniband-guid: \"xx\" is not a MAC address (6, 8 or 20 octets, as Go's "
+		  "net.ParseMAC reads them)" },
+		/* Multus reads the JSON form whenever the value holds [ { or " */
+		{ "{\"name\": \"a\"}", "not a JSON list" },
 		{ "[{\"namespace\": \"x\"}]", "element 0: \"name\" is missing" },
 		{ "[{\"name\": 3}]", "element 0: \"name\" must be a non-empty string" },
 		{ "[\"a\"]", "element 0 is not an object" },
@@ -421,11 +448,39 @@ static void test_networks_parse(void **state)
 			fail_msg("%s:\n  got:  %s\n  want: %s", bad[i].in, err, bad[i].err);
 	}
 	/* found by fuzz_webhook_review: an item that is not UTF-8 was refused but leaked */
-	assert_int_equal(webhook_networks_parse("ok,n\xe7x", &l, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "\"n\xe7x\": not valid UTF-8");
+	assert_int_equal(webhook_networks_parse("ok,n@e\xe7x", &l, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "\"n@e\xe7x\": not valid UTF-8");
 	assert_int_equal(webhook_networks_parse("", &l, err, sizeof(err)), 0);
 	assert_int_equal(json_array_size(l), 0);
 	json_decref(l);
+	/* what Multus reads from the comma form, and the JSON form written back says the same:
+	 * each part trimmed, an empty namespace or interface left out */
+	{
+		static const struct {
+			const char *in, *json;
+		} good[] = {
+			{ " default / net1 @ eth1 ", "[{\"name\":\"net1\",\"namespace\":\"default\",\"interface\":\"eth1\"}]" },
+			{ "/b", "[{\"name\":\"b\"}]" },
+			{ "a@", "[{\"name\":\"a\"}]" },
+			{ "net1@myIfcName15", "[{\"name\":\"net1\",\"interface\":\"myIfcName15\"}]" },
+			{ "[{\"name\":\"a\",\"mac\":\"02-00-00-00-00-01\",\"ips\":[\"10.0.0.1/24\",\"fd00::1\"],"
+			  "\"infiniband-guid\":\"0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001\"}]",
+			  "[{\"name\":\"a\",\"mac\":\"02-00-00-00-00-01\",\"ips\":[\"10.0.0.1/24\",\"fd00::1\"],"
+			  "\"infiniband-guid\":\"0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001\"}]" },
+		};
+
+		for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+			char *text;
+
+			if (webhook_networks_parse(good[i].in, &l, err, sizeof(err)) != 0)
+				fail_msg("refused %s: %s", good[i].in, err);
+			text = webhook_networks_format(l);
+			if (strcmp(text, good[i].json))
+				fail_msg("%s:\n  got:  %s\n  want: %s", good[i].in, text, good[i].json);
+			free(text);
+			json_decref(l);
+		}
+	}
 	assert_int_equal(webhook_networks_parse("a,b", &l, err, sizeof(err)), 0);
 	assert_true(webhook_networks_contains(l, "ns", "ns", "a"));
 	assert_true(webhook_networks_contains(l, "ns", "", "b"));
