@@ -458,6 +458,10 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 			      "holders", held, "overridden", lost ? lost : json_null());
 	if (!o)
 		return -ENOMEM;
+	if (pf->n_rdma && json_object_set_new(o, "pf_guid", json_string(pf->rdma[0]->node_guid)) < 0) {
+		json_decref(o);
+		return -ENOMEM;
+	}
 	*ret = o;
 	return 0;
 fail:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* rdmak vf plan: SriovNetworkNodePolicy objects in, this node's steps out (docs/vf.md). */
+/* rdmak vf plan and apply: SriovNetworkNodePolicy objects in, this node's steps out or done (docs/vf.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,30 +15,37 @@
 #include "vf/vf.h"
 
 /* Exit codes: --help's "Exit:" sentence and docs/vf.md name the same (tests/cmd/exit_codes.sh). */
-enum { VF_EXIT_OK = 0, VF_EXIT_ERROR = 1, VF_EXIT_USAGE = 2, VF_EXIT_LIVE = 3, VF_EXIT_REBOOT = 4 };
+enum { VF_EXIT_OK = 0, VF_EXIT_ERROR = 1, VF_EXIT_USAGE = 2, VF_EXIT_LIVE = 3, VF_EXIT_REBOOT = 4, VF_EXIT_REFUSED = 5 };
 
 #define CHECKPOINT "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"
 #define POLICY_MAX (4u << 20)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rdmak vf plan --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
-		   "                     [--json]\n"
+	fprintf(f, "Usage: rdmak vf plan  --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		   "                      [--json]\n"
+		   "       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		   "                      [--force] [--timeout MS]\n"
 		   "\n"
-		   "Reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON, unchanged)\n"
-		   "and prints what this node needs, PF by PF, step by step: each step live (sysfs or\n"
-		   "rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
+		   "plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
+		   "unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
+		   "or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
 		   "rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
-		   "kubelet's device-manager checkpoint).\n"
+		   "kubelet's device-manager checkpoint). apply does the live steps in the kernel's order\n"
+		   "(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
+		   "them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
 		   "\n"
 		   "  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
 		   "  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
 		   "  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT ")\n"
-		   "  --json               the plan as JSON (docs/vf.md)\n"
+		   "  --json               plan: the plan as JSON (docs/vf.md)\n"
+		   "  --force              apply: remove VFs that pods hold\n"
+		   "  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n"
 		   HW_ROOT_USAGE
 		   "\n"
-		   "Exit: 0 nothing to do, 1 error (a policy refused, the node unreadable), 2 usage, 3 live\n"
-		   "steps to do, 4 a reboot step is needed.\n");
+		   "Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
+		   "unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
+		   "step is needed, 5 refused (apply: a pod holds a VF to remove).\n");
 }
 
 static int read_policies(char **files, size_t n, struct vf_policies *set)
@@ -142,13 +149,15 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 		printf("no PF of this node is selected by the policies\n");
 }
 
-static int plan_main(int argc, char **argv)
+static int vf_run(int argc, char **argv, bool apply)
 {
 	static const struct option opts[] = {
 		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' }, { "policy", required_argument, NULL, 'p' },
 		{ "node-labels", required_argument, NULL, 'l' }, { "checkpoint", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' }, { "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, {},
 	};
+	struct vf_apply_opts aopts = { .timeout_ms = 10000 };
 	struct hw_roots roots = { 0 };
 	char **files = NULL, *checkpoint = NULL;
 	const char *labels_arg = NULL;
@@ -164,6 +173,18 @@ static int plan_main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'l': labels_arg = optarg; break;
 		case 'c': checkpoint = optarg; break;
+		case 'f': aopts.force = true; break;
+		case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 3600000) {
+				fprintf(stderr, "rdmak vf: --timeout: expected milliseconds, 0 to 3600000\n");
+				free(files);
+				return VF_EXIT_USAGE;
+			}
+			aopts.timeout_ms = (int)v;
+			break;
+		}
 		case 'p': {
 			char **g = realloc(files, (n_files + 1) * sizeof(*files));
 			if (!g) {
@@ -178,7 +199,13 @@ static int plan_main(int argc, char **argv)
 		default: usage(stderr); free(files); return VF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc || !n_files) {
+	if (optind < argc || !n_files || (apply && json) || (!apply && (aopts.force || aopts.timeout_ms != 10000))) {
+		if (optind >= argc && n_files) {
+			fprintf(stderr, "rdmak vf %s: %s is not an option of %s\n", apply ? "apply" : "plan",
+				apply ? "--json" : "--force/--timeout", apply ? "apply" : "plan");
+			free(files);
+			return VF_EXIT_USAGE;
+		}
 		fprintf(stderr, optind < argc ? "rdmak vf plan: unexpected argument '%s'\n" : "rdmak vf plan: --policy is required%s\n",
 			optind < argc ? argv[optind] : "");
 		free(files);
@@ -215,6 +242,24 @@ static int plan_main(int argc, char **argv)
 		fprintf(stderr, "rdmak vf: out of memory\n");
 		goto out;
 	}
+	if (apply) {
+		struct vf_apply_report rep;
+		r = vf_apply(ctx, plan, &aopts, &rep);
+		for (size_t i = 0; i < rep.n_lines; i++)
+			printf("%s\n", rep.lines[i]);
+		if (r < 0) {
+			fprintf(stderr, "rdmak vf apply: a step failed (%s); the steps done were undone\n", strerror(-r));
+			vf_apply_report_clear(&rep);
+			goto out;
+		}
+		ret = rep.result == VF_APPLY_REFUSED ? VF_EXIT_REFUSED : rep.reboot ? VF_EXIT_REBOOT : VF_EXIT_OK;
+		if (rep.result == VF_APPLY_REFUSED)
+			fprintf(stderr, "rdmak vf apply: refused: pods hold VFs that sriov_numvfs would remove (--force to remove them)\n");
+		vf_apply_report_clear(&rep);
+		if (fflush(stdout) || ferror(stdout))
+			ret = VF_EXIT_ERROR;
+		goto out;
+	}
 	if (json)
 		r = out_json(stdout, plan);
 	else
@@ -241,13 +286,15 @@ out:
 int vf_main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "plan"))
-		return plan_main(argc - 1, argv + 1);
+		return vf_run(argc - 1, argv + 1, false);
+	if (argc >= 2 && !strcmp(argv[1], "apply"))
+		return vf_run(argc - 1, argv + 1, true);
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return VF_EXIT_OK;
 	}
 	if (argc >= 2)
-		fprintf(stderr, "rdmak vf: unknown command '%s' (plan)\n", argv[1]);
+		fprintf(stderr, "rdmak vf: unknown command '%s' (plan, apply)\n", argv[1]);
 	usage(stderr);
 	return VF_EXIT_USAGE;
 }

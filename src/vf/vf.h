@@ -107,4 +107,29 @@ int vf_guid_parse(const char *s, uint64_t *ret);
  * PF's function number (LINK_TYPE_P1 for function 0, P2 for function 1 of a dual-port card). */
 int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf, size_t len);
 
+/* ---- apply ---------------------------------------------------------------------------------- */
+
+struct vf_apply_opts {
+	bool force;      /* remove VFs that pods hold */
+	int timeout_ms;  /* for each VF's virtfn link and netdev to appear */
+};
+
+enum vf_apply_result { VF_APPLY_NOTHING, VF_APPLY_DONE, VF_APPLY_REFUSED };
+
+struct vf_apply_report {
+	enum vf_apply_result result;
+	bool reboot;     /* a reboot step remains (its PF's later steps were not done) */
+	char **lines;    /* what was done, refused or undone, one line each */
+	size_t n_lines;
+};
+
+/* Do a plan's (vf_plan_build) live steps: per PF in the plan's order, sriov_numvfs (0, then N,
+ * then waiting for each VF's virtfnN link and, with sriov_drivers_autoprobe, its netdev), link
+ * up, MTU, the InfiniBand VF GUIDs (vf_guid) over rtnetlink. Refuses everything
+ * (VF_APPLY_REFUSED) when a sriov_numvfs step would remove a VF a pod holds, unless opts->force.
+ * Steps after a reboot step are skipped. When a step fails, the ones done are undone in reverse
+ * and its -errno is returned; the report says what happened either way. */
+int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *opts, struct vf_apply_report *rep);
+void vf_apply_report_clear(struct vf_apply_report *rep);
+
 #endif
