@@ -100,6 +100,10 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS)
 
+# The sysfs stand-in with the kernel's SR-IOV behaviour is a FUSE file system (libfuse3).
+$(BUILD)/tests/helpers/sysfs_fuse: override CFLAGS += $(shell pkg-config --cflags fuse3)
+$(BUILD)/tests/helpers/sysfs_fuse: LDLIBS += $(shell pkg-config --libs fuse3)
+
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)

@@ -21,6 +21,7 @@ if [ "${1:-}" = --system ]; then
 		libnl-route-3-dev libmnl-dev libibverbs-dev \
 		iproute2 iputils-ping tar gzip procps time \
 		libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
+		libfuse3-dev fuse3 \
 		etcd-server etcd-client \
 		golang-go golang-github-appc-cni-dev containernetworking-plugins \
 		podman runc busybox-static >/dev/null

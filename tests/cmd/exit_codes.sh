@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin and bench (their *_EXIT_* constants) as their users see
+# The exit codes of snapshot, plugin, bench and vf (their *_EXIT_* constants) as their users see
 # them: the codes each role's --help "Exit:" sentence names are the codes its page names
 # (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real
 # invocation returns. A code added, dropped or renumbered in one place and not the others fails.
@@ -70,4 +70,15 @@ check bench docs/bench.md '`0` pass' \
 	"3:'$RDMAK' bench k8s --node a --node b" \
 	"4:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/edited-above-ceiling.txt'" \
 	"4:'$RDMAK' bench judge '$CAP/edited-bw-header-lat-table.txt'"
+check vf docs/vf.md 'Exit codes: `0` nothing' \
+	"0:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"0:'$RDMAK' vf --help" \
+	"1:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/operator-basic-dpdk-vfio.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"1:'$RDMAK' vf plan --policy '$TMP/none.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"2:'$RDMAK' vf plan --root '$NODES/cx5-roce-sriov'" \
+	"2:'$RDMAK' vf frobnicate" \
+	"3:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":4,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/p.json'; '$RDMAK' vf plan --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov'" \
+	"4:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":40,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/q.json'; '$RDMAK' vf plan --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
+	"4:'$RDMAK' vf apply --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
+	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'"
 done_testing

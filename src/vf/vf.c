@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rdmak vf plan and apply: SriovNetworkNodePolicy objects in, this node's steps out or done (docs/vf.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+#include "out/out.h"
+#include "roles.h"
+#include "util/fileio.h"
+#include "vf/vf.h"
+
+/* Exit codes: --help's "Exit:" sentence and docs/vf.md name the same (tests/cmd/exit_codes.sh). */
+enum { VF_EXIT_OK = 0, VF_EXIT_ERROR = 1, VF_EXIT_USAGE = 2, VF_EXIT_LIVE = 3, VF_EXIT_REBOOT = 4, VF_EXIT_REFUSED = 5 };
+
+#define CHECKPOINT "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"
+#define POLICY_MAX (4u << 20)
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: rdmak vf plan  --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		   "                      [--json]\n"
+		   "       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		   "                      [--force] [--timeout MS]\n"
+		   "\n"
+		   "plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
+		   "unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
+		   "or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
+		   "rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
+		   "kubelet's device-manager checkpoint). apply does the live steps in the kernel's order\n"
+		   "(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
+		   "them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
+		   "\n"
+		   "  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
+		   "  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
+		   "  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT ")\n"
+		   "  --json               plan: the plan as JSON (docs/vf.md)\n"
+		   "  --force              apply: remove VFs that pods hold\n"
+		   "  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n"
+		   HW_ROOT_USAGE
+		   "\n"
+		   "Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
+		   "unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
+		   "step is needed, 5 refused (apply: a pod holds a VF to remove).\n");
+}
+
+static int read_policies(char **files, size_t n, struct vf_policies *set)
+{
+	char err[768];
+	for (size_t i = 0; i < n; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		int r = fileio_read_at(AT_FDCWD, files[i], POLICY_MAX, &buf, &len);
+		if (r < 0) {
+			fprintf(stderr, "rdmak vf: %s: %s\n", files[i], strerror(-r));
+			return r;
+		}
+		r = vf_policies_parse(set, files[i], buf, len, err, sizeof(err));
+		free(buf);
+		if (r < 0) {
+			fprintf(stderr, "rdmak vf: %s\n", err);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* 1 read, 0 no checkpoint there, <0 error */
+static int read_holders(const struct hw_roots *roots, const char *file, struct vf_holders *h)
+{
+	char path[PATH_MAX], err[512];
+	char *buf = NULL;
+	size_t len = 0;
+	if (file)
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		snprintf(path, sizeof(path), "%s/%s", roots->root ? roots->root : "", CHECKPOINT);
+	int r = fileio_read_at(AT_FDCWD, path, 16u << 20, &buf, &len);
+	if (r == -ENOENT && !file)
+		return 0;
+	if (r < 0) {
+		fprintf(stderr, "rdmak vf: %s: %s\n", path, strerror(-r));
+		return r;
+	}
+	r = vf_holders_parse(buf, len, h, err, sizeof(err));
+	free(buf);
+	if (r < 0) {
+		fprintf(stderr, "rdmak vf: %s: %s\n", path, err);
+		return r;
+	}
+	return 1;
+}
+
+static void print_plan(const json_t *plan, bool have_checkpoint)
+{
+	size_t i, k;
+	json_t *pf, *s, *h;
+	json_array_foreach(json_object_get(plan, "pfs"), i, pf) {
+		printf("PF %s (%s, %s), policy %s: %lld VFs wanted, %lld now, the firmware allows %lld\n",
+		       json_string_value(json_object_get(pf, "pf")), json_string_value(json_object_get(pf, "netdev")),
+		       json_string_value(json_object_get(pf, "device")), json_string_value(json_object_get(pf, "policy")),
+		       json_integer_value(json_object_get(pf, "want_numvfs")),
+		       json_integer_value(json_object_get(pf, "numvfs")),
+		       json_integer_value(json_object_get(pf, "totalvfs")));
+		json_array_foreach(json_object_get(pf, "overridden"), k, h)
+			printf("  overrides policy %s (same resource or overlapping VFs: the operator drops it)\n",
+			       json_string_value(h));
+		json_t *steps = json_object_get(pf, "steps");
+		if (!json_array_size(steps))
+			printf("  nothing to do\n");
+		json_array_foreach(steps, k, s) {
+			const char *action = json_string_value(json_object_get(s, "action"));
+			char what[256];
+			if (!strcmp(action, "firmware"))
+				snprintf(what, sizeof(what), "%s",
+					 json_string_value(json_object_get(s, json_object_get(s, "command") ? "command" : "note")));
+			else if (!strcmp(action, "sriov_numvfs"))
+				snprintf(what, sizeof(what), "sriov_numvfs %lld -> %lld",
+					 json_integer_value(json_object_get(s, "from")),
+					 json_integer_value(json_object_get(s, "to")));
+			else if (!strcmp(action, "mtu"))
+				snprintf(what, sizeof(what), "mtu %s %lld -> %lld",
+					 json_string_value(json_object_get(s, "netdev")),
+					 json_integer_value(json_object_get(s, "from")),
+					 json_integer_value(json_object_get(s, "to")));
+			else if (!strcmp(action, "link-up"))
+				snprintf(what, sizeof(what), "link %s up", json_string_value(json_object_get(s, "netdev")));
+			else
+				snprintf(what, sizeof(what), "node and port GUIDs of %lld VFs",
+					 json_integer_value(json_object_get(s, "vfs")));
+			printf("  %zu. %-12s %s\n     (%s)\n", k + 1, json_string_value(json_object_get(s, "when")), what,
+			       json_string_value(json_object_get(s, "reason")));
+		}
+		json_t *held = json_object_get(pf, "holders");
+		json_array_foreach(held, k, h)
+			printf("  held: VF %lld (%s) by pod %s container %s (%s)\n",
+			       json_integer_value(json_object_get(h, "vf_index")), json_string_value(json_object_get(h, "vf")),
+			       json_string_value(json_object_get(h, "pod_uid")),
+			       json_string_value(json_object_get(h, "container")),
+			       json_string_value(json_object_get(h, "resource")));
+		if (!have_checkpoint)
+			printf("  held: unknown (no kubelet checkpoint)\n");
+	}
+	if (!json_array_size(json_object_get(plan, "pfs")))
+		printf("no PF of this node is selected by the policies\n");
+}
+
+static int vf_run(int argc, char **argv, bool apply)
+{
+	static const struct option opts[] = {
+		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' }, { "policy", required_argument, NULL, 'p' },
+		{ "node-labels", required_argument, NULL, 'l' }, { "checkpoint", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' }, { "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' }, {},
+	};
+	struct vf_apply_opts aopts = { .timeout_ms = 10000 };
+	struct hw_roots roots = { 0 };
+	char **files = NULL, *checkpoint = NULL;
+	const char *labels_arg = NULL;
+	size_t n_files = 0;
+	bool json = false;
+	int c, r, ret = VF_EXIT_ERROR;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (hw_roots_option(&roots, c, optarg))
+			continue;
+		switch (c) {
+		case 'j': json = true; break;
+		case 'l': labels_arg = optarg; break;
+		case 'c': checkpoint = optarg; break;
+		case 'f': aopts.force = true; break;
+		case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 3600000) {
+				fprintf(stderr, "rdmak vf: --timeout: expected milliseconds, 0 to 3600000\n");
+				free(files);
+				return VF_EXIT_USAGE;
+			}
+			aopts.timeout_ms = (int)v;
+			break;
+		}
+		case 'p': {
+			char **g = realloc(files, (n_files + 1) * sizeof(*files));
+			if (!g) {
+				free(files);
+				return VF_EXIT_ERROR;
+			}
+			files = g;
+			files[n_files++] = optarg;
+			break;
+		}
+		case 'h': usage(stdout); free(files); return VF_EXIT_OK;
+		default: usage(stderr); free(files); return VF_EXIT_USAGE;
+		}
+	}
+	if (optind < argc || !n_files || (apply && json) || (!apply && (aopts.force || aopts.timeout_ms != 10000))) {
+		if (optind >= argc && n_files) {
+			fprintf(stderr, "rdmak vf %s: %s is not an option of %s\n", apply ? "apply" : "plan",
+				apply ? "--json" : "--force/--timeout", apply ? "apply" : "plan");
+			free(files);
+			return VF_EXIT_USAGE;
+		}
+		fprintf(stderr, optind < argc ? "rdmak vf plan: unexpected argument '%s'\n" : "rdmak vf plan: --policy is required%s\n",
+			optind < argc ? argv[optind] : "");
+		free(files);
+		return VF_EXIT_USAGE;
+	}
+	json_t *labels = NULL, *plan = NULL;
+	struct vf_policies set = {};
+	struct vf_holders holders = {};
+	struct vf_target *t = NULL;
+	size_t n = 0;
+	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL;
+	struct hw_error herr = { 0 };
+	char missing[PATH_MAX];
+	if (vf_labels_parse(labels_arg, &labels) < 0) {
+		fprintf(stderr, "rdmak vf plan: --node-labels: expected k=v,k2=v2\n");
+		free(files);
+		return VF_EXIT_USAGE;
+	}
+	if (read_policies(files, n_files, &set) < 0)
+		goto out;
+	if ((r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing))) < 0) {
+		fprintf(stderr, "rdmak vf: %s: %s\n", missing, strerror(-r));
+		goto out;
+	}
+	if ((r = hw_load(ctx, 0, &node, &herr)) < 0) {
+		fprintf(stderr, "rdmak vf: %s: %s\n", herr.path, strerror(herr.err ? herr.err : -r));
+		goto out;
+	}
+	int have = read_holders(&roots, checkpoint, &holders);
+	if (have < 0)
+		goto out;
+	if (vf_resolve(node, &set, labels, &t, &n) < 0 || vf_plan_build(node, t, n, have ? &holders : NULL, &plan) < 0) {
+		fprintf(stderr, "rdmak vf: out of memory\n");
+		goto out;
+	}
+	if (apply) {
+		struct vf_apply_report rep;
+		r = vf_apply(ctx, plan, &aopts, &rep);
+		for (size_t i = 0; i < rep.n_lines; i++)
+			printf("%s\n", rep.lines[i]);
+		if (r < 0) {
+			fprintf(stderr, "rdmak vf apply: a step failed (%s); the steps done were undone\n", strerror(-r));
+			vf_apply_report_clear(&rep);
+			goto out;
+		}
+		ret = rep.result == VF_APPLY_REFUSED ? VF_EXIT_REFUSED : rep.reboot ? VF_EXIT_REBOOT : VF_EXIT_OK;
+		if (rep.result == VF_APPLY_REFUSED)
+			fprintf(stderr, "rdmak vf apply: refused: pods hold VFs that sriov_numvfs would remove (--force to remove them)\n");
+		vf_apply_report_clear(&rep);
+		if (fflush(stdout) || ferror(stdout))
+			ret = VF_EXIT_ERROR;
+		goto out;
+	}
+	if (json)
+		r = out_json(stdout, plan);
+	else
+		print_plan(plan, have > 0);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "rdmak vf: writing the plan: %s\n", strerror(errno));
+		goto out;
+	}
+	ret = json_integer_value(json_object_get(plan, "reboot")) ? VF_EXIT_REBOOT
+	      : json_integer_value(json_object_get(plan, "live")) ? VF_EXIT_LIVE
+								   : VF_EXIT_OK;
+out:
+	json_decref(plan);
+	json_decref(labels);
+	free(t);
+	vf_holders_clear(&holders);
+	vf_policies_clear(&set);
+	hw_node_free(node);
+	hw_ctx_free(ctx);
+	free(files);
+	return ret;
+}
+
+int vf_main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "plan"))
+		return vf_run(argc - 1, argv + 1, false);
+	if (argc >= 2 && !strcmp(argv[1], "apply"))
+		return vf_run(argc - 1, argv + 1, true);
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return VF_EXIT_OK;
+	}
+	if (argc >= 2)
+		fprintf(stderr, "rdmak vf: unknown command '%s' (plan, apply)\n", argv[1]);
+	usage(stderr);
+	return VF_EXIT_USAGE;
+}

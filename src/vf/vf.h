@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rdmak vf: sriov-network-operator's SriovNetworkNodePolicy objects, read unchanged, turned into
+ * what this node needs, step by step, each step live (sysfs, rtnetlink) or reboot (firmware).
+ *
+ * The policy → PF resolution is the operator's (api/v1/helper.go): policies whose nodeSelector
+ * matches the node's labels, sorted by priority (a higher number is a lower priority; ties by
+ * name), applied in that order so that the last (highest priority) wins a PF; a PF that an
+ * earlier policy already configured keeps that policy's VF groups that do not overlap the new
+ * one (pfNames' `#first-last` ranges) and, on equal priority or such a merge, the larger numVfs
+ * and MTU. Nothing here prints. */
+#ifndef RDMAK_VF_H
+#define RDMAK_VF_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hw/hw.h"
+
+enum vf_link_type { VF_LINK_UNSET = 0, VF_LINK_ETH, VF_LINK_IB };
+
+struct vf_policy {
+	const char *name;          /* metadata.name (borrowed from the document) */
+	long long priority;        /* 0..99, 0 the highest; absent: 0, as the CRD's Go zero value */
+	json_t *node_selector;     /* object of strings, borrowed; NULL: none */
+	const char *resource_name;
+	long long num_vfs, mtu;    /* mtu 0: unset */
+	enum vf_link_type link_type;
+	bool is_rdma;
+	const char *vendor, *device_id; /* nicSelector; NULL: any */
+	char **root_devices, **pf_names; /* NULL-terminated; NULL: any */
+};
+
+struct vf_policies {
+	json_t **docs;             /* the documents the policies borrow from */
+	size_t n_docs;
+	struct vf_policy *p;
+	size_t n;
+};
+
+/* Read every SriovNetworkNodePolicy of buf[0..len): one YAML or JSON document, or YAML
+ * documents separated by `---` lines, each a policy or a List of them (`items`). Appends to
+ * *set. -EINVAL with "<source>: <path>: <reason>" in err for a policy rdmak cannot honour
+ * (deviceType vfio-pci, eSwitchMode switchdev, ... are refused by name). */
+int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len, char *err,
+		      size_t errlen);
+void vf_policies_clear(struct vf_policies *set);
+
+/* "k=v,k2=v2" into an object of strings (*ret); -EINVAL for an entry without '='. */
+int vf_labels_parse(const char *s, json_t **ret);
+
+/* What one PF ends up with after every policy (the operator's Interface of its node state). */
+struct vf_group {
+	const char *policy, *resource_name;
+	int first, last; /* VF index range */
+	bool is_rdma;
+};
+
+struct vf_target {
+	const struct hw_pci *pf;
+	const char *pf_name;        /* the PF's netdev ("" when none) */
+	const char *policy;         /* the policy that won it */
+	long long num_vfs, mtu;
+	enum vf_link_type link_type;
+	struct vf_group groups[16];
+	size_t n_groups;
+	/* policies that selected this PF and lost it to a later one (the same resource, or VF
+	 * ranges that overlap): the operator drops them without a word */
+	const char *overridden[16];
+	size_t n_overridden;
+};
+
+/* The targets of this node: the operator's Apply over the policies, sorted as it sorts them.
+ * *ret is malloc'd (free()), *n_ret of them. */
+int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const json_t *labels,
+	       struct vf_target **ret, size_t *n_ret);
+
+/* Who holds which device, from the kubelet's device-manager checkpoint
+ * (var/lib/kubelet/device-plugins/kubelet_internal_checkpoint): one entry per device ID. */
+struct vf_holder {
+	char *pod_uid, *container, *resource, *device;
+};
+struct vf_holders {
+	struct vf_holder *h;
+	size_t n;
+};
+/* Parse a checkpoint's JSON (DeviceIDs as a list, kubelet < 1.20, or by NUMA node). */
+int vf_holders_parse(const char *buf, size_t len, struct vf_holders *ret, char *err, size_t errlen);
+void vf_holders_clear(struct vf_holders *h);
+
+/* The plan as JSON (docs/vf.md describes it): {"pfs":[{...,"steps":[...],"holders":[...]}],
+ * "live":N,"reboot":N}. holders may be NULL (no checkpoint). */
+int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n, const struct vf_holders *holders,
+		  json_t **ret);
+
+/* An InfiniBand VF's node and port GUID: 0x02 in the top byte (EUI-64's locally administered
+ * bit, which no vendor-assigned GUID has), the VF index + 1 in the next 16 bits, and the PF GUID's
+ * low 40 bits (the part a vendor numbers its devices with under its 24-bit OUI). Never 0, stable,
+ * and unique across the fabric as long as the PFs' low 40 bits are (they are within one vendor's
+ * OUI). */
+#include <stdint.h>
+uint64_t vf_guid(uint64_t pf_guid, unsigned index);
+/* "xxxx:xxxx:xxxx:xxxx" (sysfs' node_guid) to a number; -EINVAL otherwise. */
+int vf_guid_parse(const char *s, uint64_t *ret);
+
+/* The mlxconfig command that sets the firmware for a target ("" when none is needed), from the
+ * PF's function number (LINK_TYPE_P1 for function 0, P2 for function 1 of a dual-port card). */
+int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf, size_t len);
+
+/* ---- apply ---------------------------------------------------------------------------------- */
+
+struct vf_apply_opts {
+	bool force;      /* remove VFs that pods hold */
+	int timeout_ms;  /* for each VF's virtfn link and netdev to appear */
+};
+
+enum vf_apply_result { VF_APPLY_NOTHING, VF_APPLY_DONE, VF_APPLY_REFUSED };
+
+struct vf_apply_report {
+	enum vf_apply_result result;
+	bool reboot;     /* a reboot step remains (its PF's later steps were not done) */
+	char **lines;    /* what was done, refused or undone, one line each */
+	size_t n_lines;
+};
+
+/* Do a plan's (vf_plan_build) live steps: per PF in the plan's order, sriov_numvfs (0, then N,
+ * then waiting for each VF's virtfnN link and, with sriov_drivers_autoprobe, its netdev), link
+ * up, MTU, the InfiniBand VF GUIDs (vf_guid) over rtnetlink. Refuses everything
+ * (VF_APPLY_REFUSED) when a sriov_numvfs step would remove a VF a pod holds, unless opts->force.
+ * Steps after a reboot step are skipped. When a step fails, the ones done are undone in reverse
+ * and its -errno is returned; the report says what happened either way. */
+int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *opts, struct vf_apply_report *rep);
+void vf_apply_report_clear(struct vf_apply_report *rep);
+
+#endif

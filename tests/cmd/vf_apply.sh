@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# rdmak vf apply against the SR-IOV sysfs stand-in (tests/helpers/sysfs_fuse.c, the kernel's
+# sriov_numvfs rules): the writes in kernel order, idempotence, refusal under held VFs, undo.
+# There is no SR-IOV NIC here: the rtnetlink steps (MTU, link up, IB VF GUIDs) are not run by
+# these tests; the GUID request is checked byte by byte in tests/unit/test_nl.c and the
+# derivation in tests/unit/test_vf.c.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib-vf.sh"
+FX=$TOP/tests/fixtures/vf
+
+why=$(fuse_why)
+if [ -n "$why" ]; then skip "$why" "rdmak vf apply against the SR-IOV stand-in"; done_testing; exit; fi
+
+policy() { # NUMVFS [PF]
+	printf '{"kind":"SriovNetworkNodePolicy","metadata":{"name":"p"},"spec":{"nodeSelector":{},"resourceName":"r","numVfs":%s,"nicSelector":{"rootDevices":["%s"]}}}\n' \
+		"$1" "${2:-0000:1b:00.0}" >"$TMP/p$1.json"
+	echo "$TMP/p$1.json"
+}
+R=$TMP/node
+standin cx5-roce-sriov "$R"; ok $? "stand-in mounted"
+PF=$R/sys/bus/pci/devices/0000:1b:00.0
+log() { cat "$R/numvfs.log" 2>/dev/null | tr '\n' ';'; }
+
+run "$RDMAK" vf apply --policy "$(policy 8)" --root "$R"
+is "$rc" 0 "12 -> 8: exit 0 (done)"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 8 ok;" "the kernel's order: 0 first, then 8"
+is "$(cat "$PF/sriov_numvfs")" 8 "sriov_numvfs reads 8"
+is "$(ls "$R/sys/class/net" | grep -c '^enp27s0f0v')" 8 "8 VF netdevs (waited for)"
+like "$out" '0000:1b:00.0: sriov_numvfs 0 -> 8' "says what it did"
+
+run "$RDMAK" vf apply --policy "$TMP/p8.json" --root "$R"
+is "$rc" 0 "again: exit 0"
+is "$out" "nothing to do" "again: nothing to do"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 8 ok;" "again: no write"
+
+# a pod holds VF 0 and VF 1 of this PF (the kubelet's checkpoint under the root)
+mkdir -p "$R/var/lib/kubelet/device-plugins"
+cp "$FX/kubelet_internal_checkpoint" "$R/var/lib/kubelet/device-plugins/"
+run "$RDMAK" vf apply --policy "$(policy 4)" --root "$R"
+is "$rc" 5 "fewer VFs under held VFs: refused, exit 5"
+like "$out" 'VF 0 \(0000:1b:00.2\) is held by pod 6a1c2f9e-0d51-4e0b-9a55-1f3e9b2c7d01 container trainer' "names the pod"
+like "$err" 'refused' "says refused"
+is "$(cat "$PF/sriov_numvfs")" 8 "nothing written"
+run "$RDMAK" vf apply --policy "$(policy 10)" --root "$R"
+is "$rc" 5 "more VFs also removes the held ones (0 first): refused too"
+run "$RDMAK" vf apply --policy "$TMP/p4.json" --root "$R" --force
+is "$rc" 0 "--force: done"
+is "$(cat "$PF/sriov_numvfs")" 4 "sriov_numvfs reads 4"
+rm -r "$R/var"
+
+# a step that fails is undone: the stand-in refuses 14 (its fixture has 12 VF shapes)
+: >"$R/numvfs.log"
+run "$RDMAK" vf apply --policy "$(policy 14)" --root "$R"
+is "$rc" 1 "a failed step: exit 1"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 14 ENOSPC;0000:1b:00.0 0 ok;0000:1b:00.0 4 ok;" "undone in reverse: back to 0, then 4"
+like "$out" 'undo: 0000:1b:00.0: sriov_numvfs back to 4' "says it undid"
+is "$(cat "$PF/sriov_numvfs")" 4 "the node is as it was"
+is "$(ls "$R/sys/class/net" | grep -c '^enp27s0f0v')" 4 "its 4 VF netdevs are back"
+
+# a firmware step: nothing live is done, exit 4
+: >"$R/numvfs.log"
+run "$RDMAK" vf apply --policy "$(policy 20)" --root "$R"
+is "$rc" 4 "numVfs above sriov_totalvfs: exit 4 (reboot still needed)"
+like "$out" 'reboot needed: mlxconfig -d 0000:1b:00.0 set SRIOV_EN=1 NUM_OF_VFS=20' "names the command"
+is "$(log)" "" "no write: the live steps come after the reboot"
+
+# without driver autoprobe, VFs have no netdev: apply waits for the virtfn links only
+echo 0 >"$PF/sriov_drivers_autoprobe"
+run "$RDMAK" vf apply --policy "$(policy 2)" --root "$R" --timeout 2000
+is "$rc" 0 "sriov_drivers_autoprobe 0: done"
+[ -e "$PF/virtfn1" ] && [ ! -e "$PF/virtfn1/net" ]; ok $? "VF 1 is there, unbound"
+
+# the other PF is not touched by a policy for PF 0
+is "$(cat "$R/sys/bus/pci/devices/0000:1b:00.1/sriov_numvfs")" 12 "PF 1 still has its 12 VFs"
+done_testing

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# rdmak vf plan: SriovNetworkNodePolicy objects (seed 004's and sriov-network-operator's own)
+# resolved as the operator resolves them, and the steps each PF of a sample node needs.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib-vf.sh"
+FX=$TOP/tests/fixtures/vf
+CX5=$NODES/cx5-roce-sriov
+CP=$FX/kubelet_internal_checkpoint
+
+policy() { # NAME PRIORITY NUMVFS NICSELECTOR-JSON [EXTRA SPEC KEYS AS JSON MEMBERS]
+	printf '{"apiVersion":"sriovnetwork.openshift.io/v1","kind":"SriovNetworkNodePolicy","metadata":{"name":"%s"},"spec":{"nodeSelector":{},"resourceName":"%s","priority":%s,"numVfs":%s,"nicSelector":%s%s}}\n' \
+		"$1" "${1//-/_}" "$2" "$3" "$4" "${5:+,$5}"
+}
+
+# seed 004, unchanged: its policies name rootDevices 0000:86:00.0, which this node lacks
+run "$RDMAK" vf plan --policy "$FX/seed004-gpu-nic-policies.yaml" --root "$CX5" --node-labels kubernetes.io/os=linux
+is "$rc" 0 "seed 004 on cx5-roce-sriov: exit 0 (nothing to do)"
+is "$out" "no PF of this node is selected by the policies" "its rootDevices select no PF here"
+
+# the same policies aimed at this node's PF 0: both select it with the same VFs
+sed 's/0000:86:00.0/0000:1b:00.0/' "$FX/seed004-gpu-nic-policies.yaml" >"$TMP/seed-here.yaml"
+run "$RDMAK" vf plan --policy "$TMP/seed-here.yaml" --root "$CX5" --node-labels kubernetes.io/os=linux
+is "$rc" 0 "12 VFs wanted, 12 there: exit 0"
+like "$out" '^PF 0000:1b:00.0 \(enp27s0f0np0, 15b3:1017\), policy gpu2-nic-policy: 12 VFs wanted, 12 now, the firmware allows 16' \
+	"equal priority: the later name (gpu2) wins the PF, as the operator's ByPriority sort"
+like "$out" 'overrides policy gpu1-nic-policy' "the policy it overrides is named (the operator drops it silently)"
+like "$out" 'nothing to do' "nothing to do"
+run "$RDMAK" vf plan --policy "$TMP/seed-here.yaml" --root "$CX5"
+is "$out" "no PF of this node is selected by the policies" "without the node's labels, nodeSelector kubernetes.io/os=linux selects nothing"
+
+# fewer VFs: 0 first (EBUSY otherwise), then N; the pods that hold VFs are named
+policy fewer 10 8 '{"rootDevices":["0000:1b:00.0"]}' >"$TMP/fewer.json"
+run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$CX5" --checkpoint "$CP"
+is "$rc" 3 "live steps only: exit 3"
+like "$out" '1\. live +sriov_numvfs 12 -> 0' "step 1: sriov_numvfs 12 -> 0"
+like "$out" 'EBUSY' "... because N while VFs are enabled is EBUSY"
+like "$out" '2\. live +sriov_numvfs 0 -> 8' "step 2: sriov_numvfs 0 -> 8"
+like "$out" 'held: VF 0 \(0000:1b:00.2\) by pod 6a1c2f9e-0d51-4e0b-9a55-1f3e9b2c7d01 container trainer \(spidernet.io/gpu1sriov\)' \
+	"the pod holding VF 0 (checkpoint DeviceIDs by NUMA node, kubelet >= 1.20)"
+like "$out" 'held: VF 1 \(0000:1b:00.3\)' "and VF 1"
+unlike "$out" '0000:1b:02.2' "a VF of the other PF is not this PF's"
+run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$CX5"
+like "$out" 'held: unknown \(no kubelet checkpoint\)' "no checkpoint under the root: holders unknown, said so"
+
+policy other 10 4 '{"pfNames":["enp27s0f1np1"]}' >"$TMP/other.json"
+run "$RDMAK" vf plan --policy "$TMP/other.json" --root "$CX5" --checkpoint "$CP" --json
+is "$rc" 3 "--json: same exit code"
+echo "$out" >"$TMP/plan.json"
+is "$(jget "$TMP/plan.json" 'd["pfs"][0]["holders"][0]["vf"]')" "0000:1b:02.2" "a checkpoint DeviceIDs list (kubelet < 1.20) is read too"
+is "$(jget "$TMP/plan.json" '[s["action"] for s in d["pfs"][0]["steps"]]')" '["sriov_numvfs", "sriov_numvfs"]' "JSON steps"
+is "$(jget "$TMP/plan.json" '[d["live"], d["reboot"]]')" '[2, 0]' "JSON counts"
+
+# more VFs than the firmware allows now, and another link type: reboot, the mlxconfig command
+policy many 10 20 '{"rootDevices":["0000:1b:00.0"]}' '"linkType":"ib"' >"$TMP/many.json"
+run "$RDMAK" vf plan --policy "$TMP/many.json" --root "$CX5"
+is "$rc" 4 "a firmware step: exit 4"
+like "$out" '1\. reboot +mlxconfig -d 0000:1b:00.0 set SRIOV_EN=1 NUM_OF_VFS=20 LINK_TYPE_P1=1$' "the exact mlxconfig command (P1: function 0)"
+like "$out" 'above sriov_totalvfs 16' "the reason names sriov_totalvfs"
+like "$out" 'after-reboot +sriov_numvfs 12 -> 0' "the live steps come after the reboot"
+like "$out" 'after-reboot +node and port GUIDs of 20 VFs' "IB VFs get GUIDs"
+
+# priority: the lower number wins a PF; pfNames ranges that do not overlap merge
+policy low 50 8 '{"pfNames":["enp27s0f0np0"]}' '"mtu":1500' >"$TMP/p.json"
+policy high 10 6 '{"pfNames":["enp27s0f0np0"]}' >>"$TMP/p.json"
+sed -i '1a ---' "$TMP/p.json"
+run "$RDMAK" vf plan --policy "$TMP/p.json" --root "$CX5" --json
+echo "$out" >"$TMP/p.out"
+is "$(jget "$TMP/p.out" '[d["pfs"][0]["policy"], d["pfs"][0]["want_numvfs"]]')" '["high", 6]' "priority 10 beats 50 (overlapping VFs, no merge)"
+policy a 10 8 '{"pfNames":["enp27s0f0np0#0-3"]}' >"$TMP/m.yaml"
+echo --- >>"$TMP/m.yaml"
+policy b 20 8 '{"pfNames":["enp27s0f0np0#4-7"]}' '"mtu":9000' >>"$TMP/m.yaml"
+run "$RDMAK" vf plan --policy "$TMP/m.yaml" --root "$CX5" --json
+echo "$out" >"$TMP/m.out"
+is "$(jget "$TMP/m.out" '[(g["policy"], g["first"], g["last"]) for g in d["pfs"][0]["groups"]]')" '[["a", 0, 3], ["b", 4, 7]]' \
+	"pfNames #ranges that do not overlap: both groups kept"
+is "$(jget "$TMP/m.out" 'd["pfs"][0]["want_mtu"]')" 9000 "merged: the larger MTU"
+
+# refusals, by name and path
+refuse() { # EXTRA-JSON REGEX DESCRIPTION
+	policy bad 10 4 '{"vendor":"15b3"}' "$1" >"$TMP/bad.json"
+	run "$RDMAK" vf plan --policy "$TMP/bad.json" --root "$CX5"
+	is "$rc" 1 "$3: exit 1"
+	like "$err" "$2" "$3: named"
+}
+refuse '"deviceType":"vfio-pci"' 'bad.json: \$.spec.deviceType: vfio-pci is not supported' "deviceType vfio-pci"
+refuse '"eSwitchMode":"switchdev"' 'spec.eSwitchMode: switchdev is not supported' "eSwitchMode switchdev"
+refuse '"numVF":4' 'spec.numVF: unknown key' "a typo"
+refuse '"linkType":"roce"' 'spec.linkType: "roce" is not one of "eth", "ETH", "ib", "IB"' "an unknown linkType"
+policy bad 100 4 '{"vendor":"15b3"}' >"$TMP/bad.json"
+run "$RDMAK" vf plan --policy "$TMP/bad.json" --root "$CX5"
+like "$err" 'spec.priority' "priority 100 is out of the CRD's 0..99"
+policy bad 10 4 '{"pfNames":["ens1#5-2"]}' >"$TMP/bad.json"
+run "$RDMAK" vf plan --policy "$TMP/bad.json" --root "$CX5"
+like "$err" 'spec.nicSelector.pfNames\[0\]: expected' "a pfNames range with first > last"
+run "$RDMAK" vf plan --root "$CX5"
+is "$rc" 2 "no --policy: usage, exit 2"
+
+# the operator's published examples, unchanged: all of them write `pfName`, a key the CRD does not
+# have (the API server drops it, and the policy then takes every PF of that vendor and device)
+for f in "$FX"/operator-*.yaml; do
+	run "$RDMAK" vf plan --policy "$f" --root "$CX5" --node-labels feature.node.kubernetes.io/network-sriov.capable=true,rdma-capable=true
+	is "$rc" 1 "$(basename "$f"): refused"
+	like "$err" 'nicSelector.pfName: the CRD has no pfName|deviceType: vfio-pci is not supported' "$(basename "$f"): says why"
+done
+sed 's/pfName: \["enp3s0f0"\]/pfNames: ["enp27s0f0np0"]/' "$FX/operator-rdma-policy.yaml" >"$TMP/rdma.yaml"
+run "$RDMAK" vf plan --policy "$TMP/rdma.yaml" --root "$CX5" --node-labels rdma-capable=true
+like "$out" '^PF 0000:1b:00.0 .*policy rdma-policy: 4 VFs wanted, 12 now' "the operator's RDMA example with pfNames: 4 VFs on enp27s0f0np0"
+
+# against the SR-IOV stand-in: the plan follows what the kernel did
+why=$(fuse_why)
+if [ -n "$why" ]; then skip "$why" "plan against the SR-IOV stand-in"; done_testing; exit; fi
+R=$TMP/node
+standin cx5-roce-sriov "$R"
+echo 0 >"$R/sys/bus/pci/devices/0000:1b:00.0/sriov_numvfs"
+run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$R"
+like "$out" '8 VFs wanted, 0 now' "after sriov_numvfs 0 the node has no VF on PF 0"
+like "$out" '1\. live +sriov_numvfs 0 -> 8' "one step left: 0 -> 8"
+unlike "$out" '12 -> 0' "no step to 0"
+done_testing
