@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "util/strv.h"
 
 /* ---- selection (api/v1/helper.go: Selected, SriovNetworkNicSelector.Selected) --------------- */
@@ -329,7 +329,7 @@ static int step(json_t *steps, const char *when, const char *action, const char 
 		s = NULL;
 	}
 	json_decref(extra);
-	return out_append(steps, s);
+	return doc_append(steps, s);
 }
 
 static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_t **ret)
@@ -341,9 +341,9 @@ static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_
 		for (size_t k = 0; k < pf->n_vfs; k++) {
 			if (strcmp(h->h[i].device, pf->vfs[k]->bdf))
 				continue;
-			int r = out_append(a, json_pack("{s:o, s:o, s:o, s:s, s:i}", "pod_uid", out_string(h->h[i].pod_uid),
-							"container", out_string(h->h[i].container), "resource",
-							out_string(h->h[i].resource), "vf", pf->vfs[k]->bdf, "vf_index",
+			int r = doc_append(a, json_pack("{s:o, s:o, s:o, s:s, s:i}", "pod_uid", doc_string(h->h[i].pod_uid),
+							"container", doc_string(h->h[i].container), "resource",
+							doc_string(h->h[i].resource), "vf", pf->vfs[k]->bdf, "vf_index",
 							pf->vfs[k]->vf_index));
 			if (r < 0) {
 				json_decref(a);
@@ -409,7 +409,7 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	}
 	if (nd && t->num_vfs > 0 && strcmp(nd->operstate, "up") && strcmp(nd->operstate, "unknown")) {
 		r = step(steps, after, "link-up", "a VF passes no traffic while its PF is down",
-			 json_pack("{s:o}", "netdev", out_string(nd->name)));
+			 json_pack("{s:o}", "netdev", doc_string(nd->name)));
 		(*live)++;
 		if (r < 0)
 			goto fail;
@@ -417,7 +417,7 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	if (nd && t->mtu > 0 && (unsigned)t->mtu != nd->mtu) {
 		snprintf(reason, sizeof(reason), "policy MTU %lld, the PF has %u", t->mtu, nd->mtu);
 		r = step(steps, after, "mtu", reason,
-			 json_pack("{s:o, s:i, s:I}", "netdev", out_string(nd->name), "from", nd->mtu, "to",
+			 json_pack("{s:o, s:i, s:I}", "netdev", doc_string(nd->name), "from", nd->mtu, "to",
 				   (json_int_t)t->mtu));
 		(*live)++;
 		if (r < 0)
@@ -436,8 +436,8 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	json_t *groups = json_array();
 	for (size_t i = 0; groups && i < t->n_groups; i++) {
 		const struct vf_group *g = &t->groups[i];
-		if (out_append(groups, json_pack("{s:o, s:o, s:i, s:i, s:b}", "policy", out_string(g->policy),
-						 "resourceName", out_string(g->resource_name), "first", g->first,
+		if (doc_append(groups, json_pack("{s:o, s:o, s:i, s:i, s:b}", "policy", doc_string(g->policy),
+						 "resourceName", doc_string(g->resource_name), "first", g->first,
 						 "last", g->last, "isRdma", g->is_rdma)) < 0) {
 			json_decref(groups);
 			groups = NULL;
@@ -445,14 +445,14 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	}
 	json_t *lost = json_array();
 	for (size_t i = 0; lost && i < t->n_overridden; i++)
-		if (out_append(lost, out_string(t->overridden[i])) < 0) {
+		if (doc_append(lost, doc_string(t->overridden[i])) < 0) {
 			json_decref(lost);
 			lost = NULL;
 		}
 	char dev[10];
 	snprintf(dev, sizeof(dev), "%04x:%04x", pf->vendor, pf->device);
 	json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:o}", "pf", pf->bdf, "netdev",
-			      out_string(t->pf_name), "policy", out_string(t->policy), "device", dev, "totalvfs",
+			      doc_string(t->pf_name), "policy", doc_string(t->policy), "device", dev, "totalvfs",
 			      pf->sriov_totalvfs, "numvfs", pf->sriov_numvfs, "want_numvfs", (json_int_t)t->num_vfs,
 			      "want_mtu", (json_int_t)t->mtu, "groups", groups ? groups : json_null(), "steps", steps,
 			      "holders", held, "overridden", lost ? lost : json_null());
@@ -480,7 +480,7 @@ int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t 
 	for (size_t i = 0; i < n; i++) {
 		json_t *o;
 		int r = target_json(&t[i], holders, &o, &live, &reboot);
-		if (r < 0 || (r = out_append(pfs, o)) < 0) {
+		if (r < 0 || (r = doc_append(pfs, o)) < 0) {
 			json_decref(pfs);
 			return r;
 		}

@@ -11,7 +11,7 @@
 
 #include "dispatch/dispatch.h"
 #include "util/strv.h"
-#include "webhook/doc.h"
+#include "doc/yaml.h"
 
 #define VF_MAX_DOCS 256
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "hw/hw.h"
-#include "out/out.h"
+#include "doc/doc.h"
 #include "roles.h"
 #include "util/fileio.h"
 #include "vf/vf.h"
@@ -261,7 +261,7 @@ static int vf_run(int argc, char **argv, bool apply)
 		goto out;
 	}
 	if (json)
-		r = out_json(stdout, plan);
+		r = doc_json(stdout, plan);
 	else
 		print_plan(plan, have > 0);
 	if (fflush(stdout) || ferror(stdout)) {
