@@ -26,6 +26,7 @@ static const struct role roles[] = {
 	{ "ipam",     "CNI IPAM plugin (run as rdmak-ipam) and its operator CLI: list, release, gc",      ipam_main },
 	{ "webhook",  "mutating admission webhook: one annotation gives a pod its RDMA networks and settings", webhook_main },
 	{ "bench",    "run perftest between pods and judge the result against what the hardware allows", bench_main },
+	{ "exporter", "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings", exporter_main },
 };
 
 static void usage(FILE *f)

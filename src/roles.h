@@ -20,5 +20,6 @@ int cni_main(int argc, char **argv);
 int ipam_main(int argc, char **argv);
 int webhook_main(int argc, char **argv);
 int bench_main(int argc, char **argv);
+int exporter_main(int argc, char **argv);
 
 #endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin and bench (their *_EXIT_* constants) as their users see
+# The exit codes of snapshot, plugin, bench and exporter (their *_EXIT_* constants) as their users see
 # them: the codes each role's --help "Exit:" sentence names are the codes its page names
 # (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real
 # invocation returns. A code added, dropped or renumbered in one place and not the others fails.
@@ -70,4 +70,11 @@ check bench docs/bench.md '`0` pass' \
 	"3:'$RDMAK' bench k8s --node a --node b" \
 	"4:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/edited-above-ceiling.txt'" \
 	"4:'$RDMAK' bench judge '$CAP/edited-bw-header-lat-table.txt'"
+check exporter docs/exporter.md '(?m)^Exit: 0 stopped' \
+	"0:'$RDMAK' exporter --once --root '$A100' >/dev/null" \
+	"0:'$RDMAK' exporter --help" \
+	"1:'$RDMAK' exporter --once --root '$TMP/nowhere'" \
+	"1:'$RDMAK' exporter --once --root '$A100' >/dev/full" \
+	"2:'$RDMAK' exporter --bogus" \
+	"2:'$RDMAK' exporter --tls-cert '$TMP/none.pem'"
 done_testing
