@@ -4,7 +4,7 @@
 # sample node (--path.sysfs, only its infiniband collector), every counter file set to a
 # distinct value first; for every node_infiniband_* series either exports, the other has it
 # with the same type and value. Then promtool on rdmak's output, the HTTP side (/metrics in
-# both formats, /healthz, the bearer token), an unreadable counter file (left out and counted,
+# both formats, /healthz, the bearer token, TLS), an unreadable counter file (left out and counted,
 # the scrape still answers) and a device that goes away (its series dropped).
 . "$(dirname "$0")/../lib.sh"
 NE=$(command -v prometheus-node-exporter || true)
@@ -141,10 +141,8 @@ is "$(grep -c '^rdmak_doctor_check{check="port.state"' "$TMP/rdmak.txt")" "$want
 "$RDMAK" exporter --once --openmetrics --root "$TMP/node" >"$TMP/om.txt"
 like "$(cat "$TMP/om.txt")" "# TYPE node_infiniband_port_data_received_bytes counter" "OpenMetrics: a counter's family is named without _total"
 is "$(tail -1 "$TMP/om.txt")" "# EOF" "OpenMetrics: ends with # EOF"
-if [ -n "$PROMTOOL" ]; then
-	run "$PROMTOOL" check metrics <"$TMP/om.txt"
-	is "$rc" 0 "OpenMetrics: promtool check metrics passes ($out$err)"
-fi
+# (promtool check metrics reads the text format only: it takes an OpenMetrics counter family's
+# name, without _total, for another metric; the Prometheus scrape reads both)
 
 # ---- HTTP ----
 # start_exporter ARGS...: in the background, its port from its "listening on" line
