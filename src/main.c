@@ -27,6 +27,7 @@ static const struct role roles[] = {
 	{ "webhook",  "mutating admission webhook: one annotation gives a pod its RDMA networks and settings", webhook_main },
 	{ "bench",    "run perftest between pods and judge the result against what the hardware allows", bench_main },
 	{ "vf",       "plan a node's SR-IOV VFs from SriovNetworkNodePolicy objects: live steps vs reboot", vf_main },
+	{ "exporter", "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings", exporter_main },
 };
 
 static void usage(FILE *f)

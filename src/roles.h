@@ -21,5 +21,6 @@ int ipam_main(int argc, char **argv);
 int webhook_main(int argc, char **argv);
 int bench_main(int argc, char **argv);
 int vf_main(int argc, char **argv);
+int exporter_main(int argc, char **argv);
 
 #endif

@@ -24,9 +24,11 @@ if [ "${1:-}" = --system ]; then
 		libfuse3-dev fuse3 \
 		etcd-server etcd-client \
 		golang-go golang-github-appc-cni-dev containernetworking-plugins \
-		podman runc busybox-static >/dev/null
+		podman runc busybox-static \
+		prometheus-node-exporter prometheus >/dev/null
 	# podman builds the image (make image, tests/cmd/image.sh); runc runs it where crun cannot
-	# (cgroup v1 + v2 "hybrid" hosts); busybox-static is the image's /bin/sh.
+	# (cgroup v1 + v2 "hybrid" hosts); busybox-static is the image's /bin/sh. node_exporter and
+	# prometheus are the exporter's peers (tests/cmd/exporter.sh, tools/bench-exporter.sh).
 	# Node.js runs the stand-in kubelet in the tests (an independent gRPC implementation);
 	# keep the one that is there if any.
 	command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null

@@ -458,6 +458,40 @@ int doctor_run_check(struct doctor *d, const char *id, const char *object, struc
 	return 1;
 }
 
+int doctor_run_check_each(struct doctor *d, const char *id, void (*fn)(void *ud, const struct doctor_finding *f),
+			  void *ud)
+{
+	const struct doctor_check *c = NULL;
+	size_t before;
+
+	for (size_t i = 0; i < doctor_n_checks && !c; i++)
+		if (!strcmp(doctor_checks[i].id, id))
+			c = &doctor_checks[i];
+	if (!c)
+		return -ENOENT;
+	if (c->scope == DOCTOR_POD && !d->pod_files)
+		return 0;
+	before = json_array_size(d->findings);
+	d->check = c;
+	c->run(d);
+	for (size_t i = before; i < json_array_size(d->findings); i++) {
+		struct doctor_finding f;
+
+		finding_view(d, i, &f);
+		fn(ud, &f);
+	}
+	return (int)(json_array_size(d->findings) - before);
+}
+
+const char *doctor_check_id(size_t i, enum doctor_scope *ret_scope)
+{
+	if (i >= doctor_n_checks)
+		return NULL;
+	if (ret_scope)
+		*ret_scope = (enum doctor_scope)doctor_checks[i].scope;
+	return doctor_checks[i].id;
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)

@@ -74,6 +74,15 @@ void doctor_free(struct doctor *d);
  * pod check without the pod's files); -ENOENT: no such check; -ENOMEM. */
 int doctor_run_check(struct doctor *d, const char *id, const char *object, struct doctor_finding *ret);
 
+/* Every finding of the check `id`, run now, handed to fn in the order they were added (the
+ * exporter's rdmak_doctor_check series). The number of findings (0: none, or a pod check
+ * without the pod's files), -ENOENT: no such check, -ENOMEM. */
+int doctor_run_check_each(struct doctor *d, const char *id, void (*fn)(void *ud, const struct doctor_finding *f),
+			  void *ud);
+/* The check table, in the order `rdmak doctor` runs it: the id of row i and the scopes it runs
+ * in (DOCTOR_NODE, DOCTOR_POD or both); NULL past the last row. */
+const char *doctor_check_id(size_t i, enum doctor_scope *ret_scope);
+
 /* The device can be opened through libibverbs here: its uverbs node is present in devfs. */
 bool doctor_dev_usable(const struct hw_rdma_dev *dev);
 /* Comma list of the non-VF HCAs with an ACTIVE port of that link layer, for fix texts

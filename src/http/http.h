@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A small HTTPS server behind an interface of our own, over libmicrohttpd (HTTP/1.1, keep-alive,
+/* A small HTTPS (or plain HTTP, for a Prometheus scrape on the node) server behind an interface of our own, over libmicrohttpd (HTTP/1.1, keep-alive,
  * a fixed pool of worker threads) and GnuTLS. The webhook deals in these plain structs and never
  * sees an MHD or GnuTLS type, as the plugin never sees gRPC.
  *
@@ -33,6 +33,8 @@ struct http_request {
 	const char *method;
 	const char *path;         /* without the query string */
 	const char *content_type; /* NULL when absent */
+	const char *accept;       /* the Accept header; NULL when absent */
+	const char *authorization; /* the Authorization header; NULL when absent */
 	const char *body;         /* NUL-terminated (the NUL is not counted in body_len) */
 	size_t body_len;
 };
@@ -70,8 +72,8 @@ typedef void (*http_log_fn)(void *userdata, enum http_log_level level, const cha
 
 struct http_server_config {
 	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address); port 0: any */
-	const char *cert_file; /* PEM: the certificate, then its chain */
-	const char *key_file;  /* PEM: the private key, unencrypted */
+	const char *cert_file; /* PEM: the certificate, then its chain; NULL: plain HTTP (no TLS) */
+	const char *key_file;  /* PEM: the private key, unencrypted; NULL with cert_file */
 	struct http_limits limits;
 	const struct http_route *routes;
 	size_t n_routes;
@@ -93,15 +95,15 @@ int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, 
  * it cannot listen (-EADDRINUSE). The server serves until http_server_free(). */
 int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen);
 
-/* Re-read cert_file and key_file. 0: unchanged (same bytes), 1: swapped (new handshakes use the new
- * pair), <0: refused, err says why, and the running pair stays. */
+/* Re-read cert_file and key_file. 0: unchanged (same bytes, or a plain HTTP server), 1: swapped
+ * (new handshakes use the new pair), <0: refused, err says why, and the running pair stays. */
 int http_server_reload_tls(struct http_server *s, char *err, size_t errlen);
 
 /* The port it listens on (the one the kernel chose for port 0). */
 uint16_t http_server_port(const struct http_server *s);
 
 /* A sentence about the pair in use: "CN=..., expires 2026-01-01T00:00:00Z" (static per server,
- * valid until the next reload). */
+ * valid until the next reload); "plain HTTP" without TLS. */
 const char *http_server_tls_summary(const struct http_server *s);
 
 struct http_stats {

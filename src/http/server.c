@@ -289,6 +289,8 @@ int http_server_reload_tls(struct http_server *s, char *err, size_t errlen)
 	bool unchanged = false;
 	int r;
 
+	if (!s->cert_file)
+		return 0;
 	r = load_pair(s, &p, &unchanged, err, errlen);
 	if (r < 0)
 		return r;
@@ -305,7 +307,7 @@ int http_server_reload_tls(struct http_server *s, char *err, size_t errlen)
 
 const char *http_server_tls_summary(const struct http_server *s)
 {
-	return s->current->summary;
+	return s->current ? s->current->summary : "plain HTTP";
 }
 
 /* ---- connections ------------------------------------------------------------------------- */
@@ -500,8 +502,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		}
 		conn_watch_tls(c, k);
 		pthread_mutex_lock(&s->lock);
-		k->pair = s->current;
-		k->pair->refs++;
+		k->pair = s->current; /* NULL: plain HTTP */
+		if (k->pair)
+			k->pair->refs++;
 		k->started_ms = now_ms();
 		k->deadline_ms = k->started_ms + (k->handshake_done ? (int64_t)s->lim.idle_timeout_s * 1000 +
 									    s->lim.request_timeout_ms
@@ -528,7 +531,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		s->conns = k->next;
 	if (k->next)
 		k->next->prev = k->prev;
-	k->pair->refs--;
+	if (k->pair)
+		k->pair->refs--;
 	s->open--;
 	if (k->cut)
 		s->open_cut--;
@@ -747,6 +751,8 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		.method = method,
 		.path = url,
 		.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+		.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+		.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
 		.body = rq->body ? rq->body : "",
 		.body_len = rq->len,
 	};
@@ -896,23 +902,33 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	s->n_routes = cfg->n_routes;
 	s->userdata = cfg->userdata;
 	s->log = cfg->log;
-	s->cert_file = strdup(cfg->cert_file);
-	s->key_file = strdup(cfg->key_file);
-	if (!s->cert_file || !s->key_file) {
+	if (!cfg->cert_file != !cfg->key_file) {
+		snprintf(err, errlen, "a certificate needs its key and a key its certificate");
 		server_release(s);
-		return -ENOMEM;
+		return -EINVAL;
 	}
-	r = load_pair(s, &p, &unchanged, err, errlen);
-	if (r < 0) {
-		server_release(s);
-		/* unreadable, missing or mismatched: the caller's input, not a runtime failure */
-		return r == -ENOMEM ? r : -EINVAL;
+	if (cfg->cert_file) {
+		s->cert_file = strdup(cfg->cert_file);
+		s->key_file = strdup(cfg->key_file);
+		if (!s->cert_file || !s->key_file) {
+			server_release(s);
+			return -ENOMEM;
+		}
+		r = load_pair(s, &p, &unchanged, err, errlen);
+		if (r < 0) {
+			server_release(s);
+			/* unreadable, missing or mismatched: the caller's input, not a runtime failure */
+			return r == -ENOMEM ? r : -EINVAL;
+		}
+		p->gen = s->gen = 1;
+		s->oldest = s->current = p;
 	}
-	p->gen = s->gen = 1;
-	s->oldest = s->current = p;
 	the_server = s;
 
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* plain HTTP: no handshake, so a connection is held to the idle + request timeout from
+	 * accept (conn_watch_tls finds no TLS session) and make_room never finds one to cut */
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+		(s->cert_file ? MHD_USE_TLS : 0);
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6 | (IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr)
 						 ? MHD_USE_DUAL_STACK : 0);
@@ -921,9 +937,6 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			/* first, or MHD says so on stderr past us */
 			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s },
 			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
-			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback },
-			/* TLS 1.2 and 1.3 only: the API server speaks both */
-			{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
 			/* ours is kept in make_room(); MHD's, above it, only bounds the sockets
 			 * shut down and not yet freed (each worker thread gets its share) */
 			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->lim.max_connections * 2 + s->lim.workers, NULL },
@@ -935,7 +948,20 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, s },
 			{ s->lim.workers > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->lim.workers, NULL },
 			{ MHD_OPTION_END, 0, NULL },
+			{ MHD_OPTION_END, 0, NULL },
+			{ MHD_OPTION_END, 0, NULL },
 		};
+		size_t n = ELEMENTSOF(opts) - 3;
+
+		if (s->lim.workers <= 1)
+			n--; /* the pool's row ends the list: the TLS rows go in its place */
+		if (s->cert_file) {
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback };
+			/* TLS 1.2 and 1.3 only: the API server speaks both */
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+							     (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" };
+		}
+		opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin, bench and vf (their *_EXIT_* constants) as their users see
+# The exit codes of snapshot, plugin, bench, vf and exporter (their *_EXIT_* constants) as their users see
 # them: the codes each role's --help "Exit:" sentence names are the codes its page names
 # (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real
 # invocation returns. A code added, dropped or renumbered in one place and not the others fails.
@@ -81,4 +81,11 @@ check vf docs/vf.md 'Exit codes: `0` nothing' \
 	"4:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":40,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/q.json'; '$RDMAK' vf plan --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
 	"4:'$RDMAK' vf apply --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
 	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'"
+check exporter docs/exporter.md '(?m)^Exit: 0 stopped' \
+	"0:'$RDMAK' exporter --once --root '$A100' >/dev/null" \
+	"0:'$RDMAK' exporter --help" \
+	"1:'$RDMAK' exporter --once --root '$TMP/nowhere'" \
+	"1:'$RDMAK' exporter --once --root '$A100' >/dev/full" \
+	"2:'$RDMAK' exporter --bogus" \
+	"2:'$RDMAK' exporter --tls-cert '$TMP/none.pem'"
 done_testing

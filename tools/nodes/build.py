@@ -489,6 +489,13 @@ class Builder:
                     t.write_empty(d + "/gid_attrs/ndevs/%d" % i)
                 else:
                     t.write(d + "/gid_attrs/ndevs/%d" % i, ent[2])
+        # counters read 0 on a quiet fabric; tests set their own values in a copy
+        if p.get("counters", True):
+            for c in hw.PMA_COUNTERS:
+                t.write(d + "/counters/" + c, 0)
+            for c in hw.HW_COUNTERS_QP + (() if ib else hw.HW_COUNTERS_ROCE):
+                t.write(d + "/hw_counters/" + c, 0)
+            t.write(d + "/hw_counters/lifespan", 10)
         npk = p.get("pkey_tbl_len", 128 if ib else 1)
         pkeys = p.get("pkeys", {0: 0xffff})
         for i in range(npk):

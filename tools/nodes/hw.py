@@ -266,3 +266,31 @@ GPUS = {
 
 def hca_type(device_id):
     return "MT%d" % device_id
+
+
+# ports/N/counters: the kernel's PMA attributes (drivers/infiniband/core/sysfs.c, pma_counter
+# entries), the same on InfiniBand and RoCE ports of mlx5. port_xmit_data and port_rcv_data
+# count 4-byte words (IBTA PortXmitData: octets divided by 4).
+PMA_COUNTERS = (
+    "symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_discards",
+    "port_xmit_constraint_errors", "port_rcv_constraint_errors", "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors", "VL15_dropped", "port_xmit_data", "port_rcv_data",
+    "port_xmit_packets", "port_rcv_packets", "port_xmit_wait", "unicast_xmit_packets",
+    "unicast_rcv_packets", "multicast_xmit_packets", "multicast_rcv_packets",
+)
+# ports/N/hw_counters of mlx5 (drivers/infiniband/hw/mlx5/counters.c): the queue-pair counters
+# of every port, the congestion (CNP, ECN) and RoCE retransmission ones on RoCE ports only.
+# "lifespan" is no counter: the milliseconds a read value is cached.
+HW_COUNTERS_QP = (
+    "rx_write_requests", "rx_read_requests", "rx_atomic_requests", "rx_dct_connect",
+    "out_of_buffer", "out_of_sequence", "duplicate_request", "rnr_nak_retry_err",
+    "packet_seq_err", "implied_nak_seq_err", "local_ack_timeout_err", "resp_local_length_error",
+    "resp_cqe_error", "req_cqe_error", "req_remote_invalid_request", "req_remote_access_errors",
+    "resp_remote_access_errors", "resp_cqe_flush_error", "req_cqe_flush_error",
+)
+HW_COUNTERS_ROCE = (
+    "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+    "roce_slow_restart_trans", "rp_cnp_ignored", "rp_cnp_handled", "np_ecn_marked_roce_packets",
+    "np_cnp_sent", "rx_icrc_encapsulated",
+)

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The exporter's inside, shared by topo.c (the cached topology) and scrape.c (the answer). */
+#ifndef RDMAK_EXPORTER_INTERNAL_H
+#define RDMAK_EXPORTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doctor/doctor.h"
+#include "exporter/exporter.h"
+#include "hw/hw.h"
+
+/* The folders of a port a counter can live in. */
+enum exp_dir { EXP_DIR_NONE = 0, EXP_DIR_COUNTERS, EXP_DIR_COUNTERS_EXT, EXP_DIR_HW, EXP_DIR_N };
+
+enum exp_type { EXP_GAUGE, EXP_COUNTER };
+
+/* A metric family whose samples are one file of each port (or device) that has it. */
+struct exp_family {
+	const char *name; /* the text format's name: counters end in _total */
+	const char *help;
+	const char *file; /* the kernel's file name */
+	enum exp_dir dir;
+	unsigned scale; /* 4 for the data counters, which count 4-byte words */
+};
+
+/* node_exporter's infiniband collector: the families read from counters/ and counters_ext/. */
+extern const struct exp_family exporter_node_families[];
+extern const size_t exporter_n_node_families;
+
+/* Where one family's file is for one port or device; errors counts the reads that failed. */
+struct exp_slot {
+	enum exp_dir dir; /* EXP_DIR_NONE: this port has no such file */
+	atomic_uint_fast64_t errors;
+};
+
+struct exp_port {
+	char dev[HW_NAME_MAX];
+	unsigned num;
+	char num_s[12];
+	int fd[EXP_DIR_N];		   /* O_PATH folders: [EXP_DIR_NONE] is the port's own */
+	struct exp_slot *slots;		   /* by family: topo->families */
+	atomic_uint_fast64_t state_errors; /* state, phys_state, rate unreadable */
+	char link_layer[16], netdev[HW_IFNAME_MAX], gid[40], port_guid[20];
+};
+
+struct exp_device {
+	char name[HW_NAME_MAX];
+	char board_id[64], fw_ver[64], hca_type[32];
+	char bdf[HW_BDF_MAX];	/* "" for a virtual device */
+	bool pcie_link;		/* a PF: its PCIe link attributes are read (VFs have none) */
+	int hw_fd;		/* O_PATH hw_counters/ of the device; -1 when none */
+	struct exp_slot *slots; /* by family */
+};
+
+struct exp_finding {
+	char *check, *object;	   /* object "" for the node as a whole */
+	enum doctor_status status; /* the worst of the check's findings about object */
+};
+
+struct exp_topo {
+	char **devset; /* class/infiniband's names, sorted: the set whose change reloads */
+	size_t n_devset;
+	struct exp_family *
+		families; /* exporter_node_families, then the port hw_counters, then the device's */
+	char **owned;	  /* the names and files of the dynamic families */
+	size_t n_families, n_port_families, n_owned;
+	struct exp_device *devs;
+	size_t n_devs;
+	struct exp_port *ports;
+	size_t n_ports;
+	struct exp_finding *findings;
+	size_t n_findings;
+};
+
+struct exporter {
+	struct hw_ctx *ctx;
+	unsigned max_scrapes;
+	atomic_uint inflight;
+	pthread_rwlock_t lock; /* topo: scrapes read, reloads write */
+	struct exp_topo *topo;
+	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
+	atomic_ulong loads, load_errors;
+};
+
+int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err);
+void exporter_topo_free(struct exp_topo *t);
+/* class/infiniband's names now, sorted (an absent folder: none). -errno. */
+int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n);
+bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);
+void exporter_devset_free(char **v, size_t n);
+
+#endif

@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The exporter's cached topology: from the hardware model, the ports and devices, the folders
+ * their counters are in (opened once, O_PATH), which counter files each has, and the doctor's
+ * findings. A scrape then opens each counter by its name under a folder fd: one openat of one
+ * path component per counter, no path walk from the root. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doctor/doctor.h"
+#include "exporter/internal.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+#define C(file, name, help)                                                                        \
+	{                                                                                          \
+		"node_infiniband_" name, help, file, EXP_DIR_COUNTERS, 1                           \
+	}
+#define C4(file, name, help)                                                                       \
+	{                                                                                          \
+		"node_infiniband_" name, help, file, EXP_DIR_COUNTERS, 4                           \
+	}
+#define L(file, name, help, scale)                                                                 \
+	{                                                                                          \
+		"node_infiniband_" name, help, file, EXP_DIR_COUNTERS_EXT, scale                   \
+	}
+
+/* node_exporter's names, helps and scaling (collector/infiniband_linux.go over procfs'
+ * sysfs/class_infiniband.go): the data counters count 4-byte words, so they are multiplied by 4. */
+const struct exp_family exporter_node_families[] = {
+	L("port_multicast_rcv_packets", "legacy_multicast_packets_received_total",
+	  "Number of multicast packets received", 1),
+	L("port_multicast_xmit_packets", "legacy_multicast_packets_transmitted_total",
+	  "Number of multicast packets transmitted", 1),
+	L("port_rcv_data_64", "legacy_data_received_bytes_total",
+	  "Number of data octets received on all links", 4),
+	L("port_rcv_packets_64", "legacy_packets_received_total",
+	  "Number of data packets received on all links", 1),
+	L("port_unicast_rcv_packets", "legacy_unicast_packets_received_total",
+	  "Number of unicast packets received", 1),
+	L("port_unicast_xmit_packets", "legacy_unicast_packets_transmitted_total",
+	  "Number of unicast packets transmitted", 1),
+	L("port_xmit_data_64", "legacy_data_transmitted_bytes_total",
+	  "Number of data octets transmitted on all links", 4),
+	L("port_xmit_packets_64", "legacy_packets_transmitted_total",
+	  "Number of data packets received on all links", 1),
+	C("excessive_buffer_overrun_errors", "excessive_buffer_overrun_errors_total",
+	  "Number of times that OverrunErrors consecutive flow control update periods occurred, "
+	  "each having at least one overrun error."),
+	C("link_downed", "link_downed_total",
+	  "Number of times the link failed to recover from an error state and went down"),
+	C("link_error_recovery", "link_error_recovery_total",
+	  "Number of times the link successfully recovered from an error state"),
+	C("local_link_integrity_errors", "local_link_integrity_errors_total",
+	  "Number of times that the count of local physical errors exceeded the threshold "
+	  "specified by LocalPhyErrors."),
+	C("multicast_rcv_packets", "multicast_packets_received_total",
+	  "Number of multicast packets received (including errors)"),
+	C("multicast_xmit_packets", "multicast_packets_transmitted_total",
+	  "Number of multicast packets transmitted (including errors)"),
+	C("port_rcv_constraint_errors", "port_constraint_errors_received_total",
+	  "Number of packets received on the switch physical port that are discarded"),
+	C("port_xmit_constraint_errors", "port_constraint_errors_transmitted_total",
+	  "Number of packets not transmitted from the switch physical port"),
+	C4("port_rcv_data", "port_data_received_bytes_total",
+	   "Number of data octets received on all links"),
+	C4("port_xmit_data", "port_data_transmitted_bytes_total",
+	   "Number of data octets transmitted on all links"),
+	C("port_rcv_discards", "port_discards_received_total",
+	  "Number of inbound packets discarded by the port because the port is down or congested"),
+	C("port_xmit_discards", "port_discards_transmitted_total",
+	  "Number of outbound packets discarded by the port because the port is down or congested"),
+	C("port_rcv_errors", "port_errors_received_total",
+	  "Number of packets containing an error that were received on this port"),
+	C("port_rcv_packets", "port_packets_received_total",
+	  "Number of packets received on all VLs by this port (including errors)"),
+	C("port_xmit_packets", "port_packets_transmitted_total",
+	  "Number of packets transmitted on all VLs from this port (including errors)"),
+	C("port_xmit_wait", "port_transmit_wait_total",
+	  "Number of ticks during which the port had data to transmit but no data was sent during "
+	  "the entire tick"),
+	C("unicast_rcv_packets", "unicast_packets_received_total",
+	  "Number of unicast packets received (including errors)"),
+	C("unicast_xmit_packets", "unicast_packets_transmitted_total",
+	  "Number of unicast packets transmitted (including errors)"),
+	C("port_rcv_remote_physical_errors", "port_receive_remote_physical_errors_total",
+	  "Number of packets marked with the EBP (End of Bad Packet) delimiter received on the "
+	  "port."),
+	C("port_rcv_switch_relay_errors", "port_receive_switch_relay_errors_total",
+	  "Number of packets that could not be forwarded by the switch."),
+	C("symbol_error", "symbol_error_total",
+	  "Number of minor link errors detected on one or more physical lanes."),
+	C("VL15_dropped", "vl15_dropped_total",
+	  "Number of incoming VL15 packets dropped due to resource limitations."),
+};
+const size_t exporter_n_node_families = ELEMENTSOF(exporter_node_families);
+
+static const char *const dir_names[EXP_DIR_N] = {"", "counters", "counters_ext", "hw_counters"};
+
+/* ---- the device set --------------------------------------------------------------------- */
+
+void exporter_devset_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files (or, with dirs, the entries) of a folder opened O_PATH, sorted. */
+static int list_dir(int dirfd, bool regular_only, char ***ret, size_t *ret_n)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int fd;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (regular_only) {
+			unsigned char t = de->d_type;
+			struct stat st;
+
+			if (t == DT_UNKNOWN &&
+			    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				t = S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+			if (t != DT_REG)
+				continue;
+		}
+		if (n == cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
+
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			goto oom;
+		n++;
+	}
+	if (errno) {
+		int r = -errno;
+
+		exporter_devset_free(v, n);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+oom:
+	exporter_devset_free(v, n);
+	return -ENOMEM;
+}
+
+int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)
+{
+	_cleanup_close_ int fd =
+		hw_ctx_open(ctx, HW_ROOT_SYSFS, "class/infiniband", O_PATH | O_DIRECTORY);
+
+	if (fd == -ENOENT) {
+		*ret = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	return list_dir(fd, false, ret, ret_n);
+}
+
+bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return true;
+}
+
+/* ---- families ------------------------------------------------------------------------------ */
+
+/* The kernel's counter names become metric names: anything outside [a-zA-Z0-9_] is '_'. */
+static char *metric_name(const char *prefix, const char *file)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s_total", prefix, file) < 0)
+		return NULL;
+	for (char *p = s + strlen(prefix); *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			*p = '_';
+	return s;
+}
+
+/* hw_counters' "lifespan" is no counter: the milliseconds the driver caches the values. */
+static bool hw_counter_is_counter(const char *file)
+{
+	return strcmp(file, "lifespan") != 0;
+}
+
+static int family_find(const struct exp_topo *t, size_t from, size_t to, enum exp_dir dir,
+		       const char *file)
+{
+	for (size_t i = from; i < to; i++)
+		if (t->families[i].dir == dir && !strcmp(t->families[i].file, file))
+			return (int)i;
+	return -1;
+}
+
+static int own(struct exp_topo *t, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	t->owned[t->n_owned++] = s;
+	return 0;
+}
+
+/* A family for a hw_counters file: found, or added at the end (names sorted by the caller). */
+static int family_add_hw(struct exp_topo *t, size_t from, const char *prefix, const char *help,
+			 const char *file, size_t *cap)
+{
+	struct exp_family *f;
+	int i = family_find(t, from, t->n_families, EXP_DIR_HW, file);
+
+	if (i >= 0)
+		return i;
+	if (t->n_families == *cap) {
+		size_t ncap = *cap * 2;
+		struct exp_family *nf = realloc(t->families, ncap * sizeof(*nf));
+		char **no = realloc(t->owned, 2 * ncap * sizeof(*no));
+
+		if (nf)
+			t->families = nf;
+		if (no)
+			t->owned = no;
+		if (!nf || !no)
+			return -ENOMEM;
+		*cap = ncap;
+	}
+	f = &t->families[t->n_families];
+	*f = (struct exp_family){.help = help, .dir = EXP_DIR_HW, .scale = 1};
+	if (own(t, metric_name(prefix, file)) < 0)
+		return -ENOMEM;
+	f->name = t->owned[t->n_owned - 1];
+	if (own(t, strdup(file)) < 0)
+		return -ENOMEM;
+	f->file = t->owned[t->n_owned - 1];
+	return (int)t->n_families++;
+}
+
+/* ---- loading --------------------------------------------------------------------------------- */
+
+static int open_dir(struct hw_ctx *ctx, const char *rel)
+{
+	return hw_ctx_open(ctx, HW_ROOT_SYSFS, rel, O_PATH | O_DIRECTORY);
+}
+
+struct pending {
+	char **files[EXP_DIR_N];
+	size_t n_files[EXP_DIR_N];
+};
+
+static void pending_clear(struct pending *p)
+{
+	for (int d = 0; d < EXP_DIR_N; d++)
+		exporter_devset_free(p->files[d], p->n_files[d]);
+	memset(p, 0, sizeof(*p));
+}
+
+static void port_close(struct exp_port *p)
+{
+	for (int d = 0; d < EXP_DIR_N; d++)
+		if (p->fd[d] >= 0)
+			close(p->fd[d]);
+	free(p->slots);
+}
+
+void exporter_topo_free(struct exp_topo *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_ports; i++)
+		port_close(&t->ports[i]);
+	for (size_t i = 0; i < t->n_devs; i++) {
+		if (t->devs[i].hw_fd >= 0)
+			close(t->devs[i].hw_fd);
+		free(t->devs[i].slots);
+	}
+	for (size_t i = 0; i < t->n_findings; i++) {
+		free(t->findings[i].check);
+		free(t->findings[i].object);
+	}
+	for (size_t i = 0; i < t->n_owned; i++)
+		free(t->owned[i]);
+	exporter_devset_free(t->devset, t->n_devset);
+	free(t->findings);
+	free(t->owned);
+	free(t->families);
+	free(t->ports);
+	free(t->devs);
+	free(t);
+}
+
+static void port_from_model(struct exp_port *p, const struct hw_port *hp)
+{
+	str_copy(p->dev, sizeof(p->dev), hp->dev->name);
+	p->num = hp->num;
+	snprintf(p->num_s, sizeof(p->num_s), "%u", hp->num);
+	str_copy(p->link_layer, sizeof(p->link_layer), hw_link_layer_name(hp->link_layer));
+	str_copy(p->netdev, sizeof(p->netdev), hp->netdev ? hp->netdev->name : "");
+	str_copy(p->gid, sizeof(p->gid),
+		 hp->n_gids && hp->gids[0].index == 0 ? hp->gids[0].gid : "");
+	str_copy(p->port_guid, sizeof(p->port_guid), hp->port_guid);
+}
+
+/* Open a port's folders and list their counter files. A folder that is absent (counters_ext on
+ * any kernel since 4.5, hw_counters on most drivers but mlx5) has no files. */
+static int port_open(struct hw_ctx *ctx, struct exp_port *p, struct pending *pend)
+{
+	char rel[PATH_MAX];
+	int r;
+
+	for (int d = 0; d < EXP_DIR_N; d++) {
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u%s%s", p->dev, p->num,
+			 d ? "/" : "", dir_names[d]);
+		p->fd[d] = open_dir(ctx, rel);
+		if (p->fd[d] == -ENOENT || p->fd[d] == -ENOTDIR) {
+			p->fd[d] = -1;
+			continue;
+		}
+		if (p->fd[d] < 0)
+			return p->fd[d];
+		if (d == EXP_DIR_NONE)
+			continue;
+		r = list_dir(p->fd[d], true, &pend->files[d], &pend->n_files[d]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int slots_fill(struct exp_topo *t, struct exp_slot **ret, struct pending *pend, size_t from,
+		      size_t to)
+{
+	struct exp_slot *s = calloc(t->n_families ? t->n_families : 1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (int d = EXP_DIR_COUNTERS; d < EXP_DIR_N; d++)
+		for (size_t i = 0; i < pend->n_files[d]; i++) {
+			int f = d == EXP_DIR_HW
+					? family_find(t, from, to, EXP_DIR_HW, pend->files[d][i])
+					: family_find(t, 0, exporter_n_node_families,
+						      (enum exp_dir)d, pend->files[d][i]);
+
+			if (f >= 0)
+				s[f].dir = (enum exp_dir)d;
+		}
+	*ret = s;
+	return 0;
+}
+
+struct finding_sink {
+	struct exp_topo *t;
+	size_t cap;
+	int err;
+};
+
+static int status_rank(enum doctor_status s)
+{
+	return s == DOCTOR_FAIL ? 3 : s == DOCTOR_WARN ? 2 : s == DOCTOR_OK ? 1 : 0;
+}
+
+/* One series per (check, object): a check that says several things about one object is its worst.
+ */
+static void on_finding(void *ud, const struct doctor_finding *f)
+{
+	struct finding_sink *k = ud;
+	struct exp_topo *t = k->t;
+	const char *obj = f->object ? f->object : "";
+	struct exp_finding *e;
+
+	for (size_t i = 0; i < t->n_findings; i++) {
+		e = &t->findings[i];
+		if (!strcmp(e->check, f->id) && !strcmp(e->object, obj)) {
+			if (status_rank(f->status) > status_rank(e->status))
+				e->status = f->status;
+			return;
+		}
+	}
+	if (t->n_findings == k->cap) {
+		size_t ncap = k->cap ? 2 * k->cap : 16;
+		struct exp_finding *n = realloc(t->findings, ncap * sizeof(*n));
+
+		if (!n) {
+			k->err = -ENOMEM;
+			return;
+		}
+		t->findings = n;
+		k->cap = ncap;
+	}
+	e = &t->findings[t->n_findings];
+	e->check = strdup(f->id);
+	e->object = strdup(obj);
+	e->status = f->status;
+	if (!e->check || !e->object) {
+		free(e->check);
+		free(e->object);
+		k->err = -ENOMEM;
+		return;
+	}
+	t->n_findings++;
+}
+
+static int doctor_findings(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t)
+{
+	static char *const no_env[] = {NULL};
+	struct finding_sink k = {.t = t};
+	struct doctor *d = NULL;
+	enum doctor_scope scope;
+	const char *id;
+	int r;
+
+	r = doctor_new(ctx, node, DOCTOR_NODE, no_env, &d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; (id = doctor_check_id(i, &scope)) && k.err == 0; i++) {
+		if (!(scope & DOCTOR_NODE))
+			continue;
+		r = doctor_run_check_each(d, id, on_finding, &k);
+		if (r < 0 && r != -ENOENT) {
+			k.err = r;
+			break;
+		}
+	}
+	doctor_free(d);
+	return k.err;
+}
+
+static int load_ports(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t,
+		      size_t *fcap)
+{
+	struct pending *pend;
+	size_t n = 0;
+	int r = 0;
+
+	HW_NODE_FOREACH_PORT(node, hp)
+	n++;
+	t->ports = calloc(n ? n : 1, sizeof(*t->ports));
+	pend = calloc(n ? n : 1, sizeof(*pend));
+	if (!t->ports || !pend) {
+		free(pend);
+		return -ENOMEM;
+	}
+	/* first every port's files, so that the families are known before any slot table */
+	HW_NODE_FOREACH_PORT(node, hp)
+	{
+		struct exp_port *p = &t->ports[t->n_ports];
+
+		for (int d = 0; d < EXP_DIR_N; d++)
+			p->fd[d] = -1;
+		t->n_ports++;
+		port_from_model(p, hp);
+		r = port_open(ctx, p, &pend[t->n_ports - 1]);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t->n_ports; i++)
+		for (size_t j = 0; j < pend[i].n_files[EXP_DIR_HW]; j++) {
+			if (!hw_counter_is_counter(pend[i].files[EXP_DIR_HW][j]))
+				continue;
+			r = family_add_hw(t, exporter_n_node_families, "rdmak_port_hw_",
+					  "A port's hw_counters file (docs/exporter.md)",
+					  pend[i].files[EXP_DIR_HW][j], fcap);
+			if (r < 0)
+				goto out;
+		}
+	t->n_port_families = t->n_families;
+	for (size_t i = 0; i < t->n_ports && r >= 0; i++)
+		r = slots_fill(t, &t->ports[i].slots, &pend[i], exporter_n_node_families,
+			       t->n_port_families);
+out:
+	for (size_t i = 0; i < n; i++)
+		pending_clear(&pend[i]);
+	free(pend);
+	return r < 0 ? r : 0;
+}
+
+static int load_devices(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t,
+			size_t *fcap)
+{
+	struct pending *pend;
+	char rel[PATH_MAX];
+	int r = 0;
+
+	t->devs = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*t->devs));
+	pend = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*pend));
+	if (!t->devs || !pend) {
+		free(pend);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < node->n_rdma; i++) {
+		const struct hw_rdma_dev *hd = &node->rdma[i];
+		struct exp_device *d = &t->devs[i];
+
+		t->n_devs++;
+		str_copy(d->name, sizeof(d->name), hd->name);
+		str_copy(d->board_id, sizeof(d->board_id), hd->board_id);
+		str_copy(d->fw_ver, sizeof(d->fw_ver), hd->fw_ver);
+		str_copy(d->hca_type, sizeof(d->hca_type), hd->hca_type);
+		str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
+		d->pcie_link = hd->pci && !hd->pci->physfn;
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/hw_counters", hd->name);
+		d->hw_fd = open_dir(ctx, rel);
+		if (d->hw_fd == -ENOENT || d->hw_fd == -ENOTDIR) {
+			d->hw_fd = -1;
+			continue;
+		}
+		if (d->hw_fd < 0) {
+			r = d->hw_fd;
+			d->hw_fd = -1;
+			goto out;
+		}
+		r = list_dir(d->hw_fd, true, &pend[i].files[EXP_DIR_HW],
+			     &pend[i].n_files[EXP_DIR_HW]);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t->n_devs; i++)
+		for (size_t j = 0; j < pend[i].n_files[EXP_DIR_HW]; j++) {
+			if (!hw_counter_is_counter(pend[i].files[EXP_DIR_HW][j]))
+				continue;
+			r = family_add_hw(t, t->n_port_families, "rdmak_device_hw_",
+					  "A device's hw_counters file (docs/exporter.md)",
+					  pend[i].files[EXP_DIR_HW][j], fcap);
+			if (r < 0)
+				goto out;
+		}
+	for (size_t i = 0; i < t->n_devs && r >= 0; i++)
+		r = slots_fill(t, &t->devs[i].slots, &pend[i], t->n_port_families, t->n_families);
+out:
+	for (size_t i = 0; i < node->n_rdma; i++)
+		pending_clear(&pend[i]);
+	free(pend);
+	return r < 0 ? r : 0;
+}
+
+/* The port families' slot tables were sized before the device families were added: grow them. */
+static int ports_grow_slots(struct exp_topo *t)
+{
+	for (size_t i = 0; i < t->n_ports; i++) {
+		struct exp_slot *s = realloc(t->ports[i].slots, t->n_families * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		for (size_t f = t->n_port_families; f < t->n_families; f++)
+			s[f] = (struct exp_slot){0};
+		t->ports[i].slots = s;
+	}
+	return 0;
+}
+
+int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err)
+{
+	struct exp_topo *t = calloc(1, sizeof(*t));
+	struct hw_node *node = NULL;
+	size_t fcap = exporter_n_node_families + 64;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	/* the device set first: a device that comes meanwhile makes the next scrape reload again */
+	r = exporter_devset_read(ctx, &t->devset, &t->n_devset);
+	if (r < 0)
+		goto fail;
+	r = hw_load(ctx, 0, &node, err);
+	if (r < 0)
+		goto fail;
+	t->families = malloc(fcap * sizeof(*t->families));
+	t->owned = malloc(2 * fcap * sizeof(*t->owned));
+	if (!t->families || !t->owned) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memcpy(t->families, exporter_node_families,
+	       exporter_n_node_families * sizeof(*t->families));
+	t->n_families = exporter_n_node_families;
+	if ((r = load_ports(ctx, node, t, &fcap)) < 0 ||
+	    (r = load_devices(ctx, node, t, &fcap)) < 0 || (r = ports_grow_slots(t)) < 0 ||
+	    (r = doctor_findings(ctx, node, t)) < 0)
+		goto fail;
+	hw_node_free(node);
+	*ret = t;
+	return 0;
+fail:
+	hw_node_free(node);
+	exporter_topo_free(t);
+	return r;
+}

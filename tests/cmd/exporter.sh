@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `rdmak exporter` against its real peer: Debian's prometheus-node-exporter reads the same
+# sample node (--path.sysfs, only its infiniband collector), every counter file set to a
+# distinct value first; for every node_infiniband_* series either exports, the other has it
+# with the same type and value. Then promtool on rdmak's output, the HTTP side (/metrics in
+# both formats, /healthz, the bearer token, TLS), an unreadable counter file (left out and counted,
+# the scrape still answers) and a device that goes away (its series dropped).
+. "$(dirname "$0")/../lib.sh"
+NE=$(command -v prometheus-node-exporter || true)
+PROMTOOL=$(command -v promtool || true)
+
+# counters NODE-COPY: every counters/ and hw_counters/ file of every port and device gets a
+# distinct value above 2^32 (a 32-bit truncation or a float's rounding would show)
+counters() {
+	"$PY" - "$1" <<-'EOF2'
+	import os, sys
+	root = sys.argv[1] + "/sys/class/infiniband"
+	n = 0
+	for dev in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+	    d = os.path.realpath(os.path.join(root, dev))
+	    dirs = [os.path.join(d, "hw_counters")]
+	    for p in sorted(os.listdir(os.path.join(d, "ports"))):
+	        dirs += [os.path.join(d, "ports", p, x) for x in ("counters", "hw_counters")]
+	    for x in dirs:
+	        if not os.path.isdir(x):
+	            continue
+	        for f in sorted(os.listdir(x)):
+	            if f == "lifespan":
+	                continue
+	            n += 1
+	            with open(os.path.join(x, f), "w") as fh:
+	                fh.write("%d\n" % (5000000000 + n * 7919))
+	print(n)
+	EOF2
+}
+
+# compare RDMAK.txt NE.txt: node_infiniband_* series of both, by name and labels
+compare() {
+	"$PY" - "$1" "$2" <<-'EOF2'
+	import re, sys
+	def parse(path):
+	    types, vals = {}, {}
+	    for line in open(path):
+	        line = line.rstrip("\n")
+	        m = re.match(r"# TYPE (\S+) (\S+)", line)
+	        if m:
+	            types[m.group(1)] = m.group(2)
+	            continue
+	        if not line or line.startswith("#"):
+	            continue
+	        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+	        name, labels, v = m.group(1), m.group(3) or "", m.group(4)
+	        if not name.startswith("node_infiniband_"):
+	            continue
+	        lab = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels)))
+	        vals[(name, lab)] = float(v)
+	    return types, vals
+	rt, rv = parse(sys.argv[1])
+	nt, nv = parse(sys.argv[2])
+	bad = []
+	for k in sorted(set(rv) | set(nv)):
+	    if k not in rv:
+	        bad.append("only node_exporter: %s %s" % k)
+	    elif k not in nv:
+	        bad.append("only rdmak: %s %s" % k)
+	    elif rv[k] != nv[k]:
+	        bad.append("%s %s: rdmak %r, node_exporter %r" % (k[0], k[1], rv[k], nv[k]))
+	    elif rt.get(k[0]) != nt.get(k[0]):
+	        bad.append("%s: type %s vs %s" % (k[0], rt.get(k[0]), nt.get(k[0])))
+	print("%d series, %d names" % (len(nv), len({k[0] for k in nv})))
+	for b in bad[:20]:
+	    print(b)
+	sys.exit(1 if bad or not nv else 0)
+	EOF2
+}
+
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# node_exporter NODE-COPY OUT: one scrape of its infiniband collector
+node_exporter() {
+	local port pid i
+	port=$(free_port)
+	"$NE" --path.sysfs="$1/sys" --collector.disable-defaults --collector.infiniband \
+		--web.listen-address="127.0.0.1:$port" >"$TMP/ne.log" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		curl -sf "http://127.0.0.1:$port/metrics" >"$2" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	grep -q '^node_scrape_collector_success{collector="infiniband"} 1' "$2"
+}
+
+for node in a100-ib-bond a6-sriov-client b1-gb10-roce b2-cx6dx-roce b4-cx3-ib c1-mixed-cx7-cx6 \
+	cx5-roce-sriov d4-cx6-hdr e1-cx7-lag e2-bf3-lag f3-roce-lag s002-a101 s002-a31 v100-ib; do
+	rm -rf "$TMP/node"
+	cp -a "$NODES/$node" "$TMP/node"
+	n=$(counters "$TMP/node")
+	"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/rdmak.txt"
+	is "$?" 0 "$node: exporter --once exits 0 ($n counter files set)"
+	if [ -z "$NE" ]; then
+		skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "$node: same series as node_exporter"
+	elif ! node_exporter "$TMP/node" "$TMP/ne.txt"; then
+		ok 1 "$node: node_exporter's infiniband collector answered ($(tail -2 "$TMP/ne.log"))"
+	else
+		run compare "$TMP/rdmak.txt" "$TMP/ne.txt"
+		is "$rc" 0 "$node: every node_infiniband_* series of either is the other's, same type and value ($out)"
+	fi
+	if [ -n "$PROMTOOL" ]; then
+		run "$PROMTOOL" check metrics <"$TMP/rdmak.txt"
+		is "$rc" 0 "$node: promtool check metrics passes ($out$err)"
+	fi
+done
+
+# the rdmak_ families on a RoCE node
+rm -rf "$TMP/node"
+cp -a "$NODES/b2-cx6dx-roce" "$TMP/node"
+counters "$TMP/node" >/dev/null
+hw=$(readlink -f "$TMP/node/sys/class/infiniband/mlx5_0")
+cnp=$(cat "$hw/ports/1/hw_counters/np_cnp_sent")
+mkdir "$hw/hw_counters" && echo 42 >"$hw/hw_counters/dev_internal_queue_oos" && echo 10 >"$hw/hw_counters/lifespan"
+"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/rdmak.txt"
+out=$(cat "$TMP/rdmak.txt")
+like "$out" "rdmak_port_hw_np_cnp_sent_total\{device=\"mlx5_0\",port=\"1\"\} $cnp" "a port's hw_counters file is a rdmak_port_hw_*_total counter"
+like "$out" "# TYPE rdmak_port_hw_np_cnp_sent_total counter" "... typed counter"
+like "$out" "rdmak_device_hw_dev_internal_queue_oos_total\{device=\"mlx5_0\"\} 42" "a device's hw_counters file is a rdmak_device_hw_*_total counter"
+unlike "$out" "lifespan" "hw_counters' lifespan (a cache setting, no counter) is left out"
+like "$out" "rdmak_port_info\{device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet\",netdev=\"[^\"]+\",gid=\"fe80:" "rdmak_port_info: link layer, netdev, GID 0"
+like "$out" "rdmak_pcie_link_speed_gigatransfers_per_second\{device=\"mlx5_0\",pci=\"[0-9a-f:.]+\"\} [0-9.]+" "PCIe link speed of a PF"
+like "$out" "rdmak_pcie_link_max_width_lanes\{device=\"mlx5_0\",pci=" "PCIe max link width of a PF"
+like "$out" "rdmak_doctor_check\{check=\"port.state\",object=\"[^\"]*\",status=\"(ok|warn|fail)\"\} 1" "the doctor's findings as rdmak_doctor_check"
+like "$out" "rdmak_exporter_scrape_duration_seconds [0-9.e-]+" "the scrape's own duration"
+# the doctor's own word, through its JSON: each port.state finding of the node is a series
+run "$RDMAK" doctor --root "$TMP/node" --check port.state --json
+printf '%s' "$out" >"$TMP/doctor.json"
+want=$(jget "$TMP/doctor.json" "len({(f['object'] or '') for f in d if f['id'] == 'port.state'})")
+is "$(grep -c '^rdmak_doctor_check{check="port.state"' "$TMP/rdmak.txt")" "$want" "one rdmak_doctor_check series per port.state object the doctor names"
+
+"$RDMAK" exporter --once --openmetrics --root "$TMP/node" >"$TMP/om.txt"
+like "$(cat "$TMP/om.txt")" "# TYPE node_infiniband_port_data_received_bytes counter" "OpenMetrics: a counter's family is named without _total"
+is "$(tail -1 "$TMP/om.txt")" "# EOF" "OpenMetrics: ends with # EOF"
+# (promtool check metrics reads the text format only: it takes an OpenMetrics counter family's
+# name, without _total, for another metric; the Prometheus scrape reads both)
+
+# ---- HTTP ----
+# start_exporter ARGS...: in the background, its port from its "listening on" line
+start_exporter() {
+	local i
+	"$RDMAK" exporter --listen 127.0.0.1:0 "$@" >"$TMP/exp.log" 2>&1 &
+	EPID=$!
+	for i in $(seq 100); do
+		EPORT=$(sed -n 's/.*listening on https\{0,1\}:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/exp.log")
+		[ -n "$EPORT" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+stop_exporter() { kill "$EPID"; wait "$EPID"; }
+
+start_exporter --root "$TMP/node"
+ok $? "exporter serves plain HTTP on a port the kernel picks"
+run curl -s -o "$TMP/m.txt" -w '%{http_code} %{content_type}' "http://127.0.0.1:$EPORT/metrics"
+is "$out" "200 text/plain; version=0.0.4; charset=utf-8" "GET /metrics: 200, the text format 0.0.4"
+like "$(cat "$TMP/m.txt")" "node_infiniband_port_data_received_bytes_total\{device=\"mlx5_0\",port=\"1\"\}" "... with the port counters"
+run curl -s -o "$TMP/om.txt" -w '%{http_code} %{content_type}' \
+	-H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' "http://127.0.0.1:$EPORT/metrics"
+is "$out" "200 application/openmetrics-text; version=1.0.0; charset=utf-8" "Accept: openmetrics (as Prometheus sends it): OpenMetrics"
+is "$(tail -1 "$TMP/om.txt")" "# EOF" "... ending with # EOF"
+run curl -s -w ' %{http_code}' "http://127.0.0.1:$EPORT/healthz"
+is "$out" "ok
+ 200" "GET /healthz: 200"
+
+# an unreadable counter: left out, counted, the scrape answers
+sym="$hw/ports/1/counters/symbol_error"
+rm "$sym" && mkdir "$sym"
+run curl -s -o "$TMP/m.txt" -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics"
+is "$out" 200 "a counter file that cannot be read does not fail the scrape"
+unlike "$(cat "$TMP/m.txt")" "node_infiniband_symbol_error_total\{device=\"mlx5_0\",port=\"1\"\}" "... its series is left out"
+like "$(cat "$TMP/m.txt")" "rdmak_exporter_read_errors_total\{file=\"class/infiniband/mlx5_0/ports/1/counters/symbol_error\"\} 1" \
+	"... and counted in rdmak_exporter_read_errors_total{file}"
+like "$(cat "$TMP/m.txt")" "node_infiniband_symbol_error_total\{device=\"mlx5_1\",port=\"1\"\}" "... the other ports' are there"
+
+# a device that goes away: its series are dropped, the topology reloaded once
+gone=$(ls "$TMP/node/sys/class/infiniband" | tail -1)
+loads=$(sed -n 's/^rdmak_exporter_topology_loads_total \([0-9]*\)$/\1/p' "$TMP/m.txt")
+rm "$TMP/node/sys/class/infiniband/$gone"
+curl -s -o "$TMP/m.txt" "http://127.0.0.1:$EPORT/metrics"
+unlike "$(cat "$TMP/m.txt")" "device=\"$gone\"" "a device that disappears drops its series ($gone)"
+is "$(sed -n 's/^rdmak_exporter_topology_loads_total \([0-9]*\)$/\1/p' "$TMP/m.txt")" "$((loads + 1))" "... the topology is loaded again, once"
+curl -s -o "$TMP/m.txt" "http://127.0.0.1:$EPORT/metrics"
+is "$(sed -n 's/^rdmak_exporter_topology_loads_total \([0-9]*\)$/\1/p' "$TMP/m.txt")" "$((loads + 1))" "... and not at the next scrape"
+stop_exporter
+is "$?" 0 "SIGTERM: exit 0"
+
+# a bearer token
+printf 's3cret\n' >"$TMP/token"
+start_exporter --root "$TMP/node" --bearer-token-file "$TMP/token"
+ok $? "exporter with --bearer-token-file starts"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics")" 401 "no token: 401"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer wrong!' "http://127.0.0.1:$EPORT/metrics")" 401 "a wrong token: 401"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' "http://127.0.0.1:$EPORT/metrics")" 200 "the token: 200"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/healthz")" 200 "/healthz needs no token (the kubelet's probe)"
+stop_exporter
+
+# TLS through the same layer as the webhook
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -days 2 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
+start_exporter --root "$TMP/node" --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
+ok $? "exporter with --tls-cert serves HTTPS"
+is "$(curl -s --cacert "$TMP/cert.pem" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$EPORT/metrics")" 200 "HTTPS GET /metrics: 200"
+stop_exporter
+
+run "$RDMAK" exporter --tls-cert "$TMP/cert.pem"
+is "$rc" 2 "--tls-cert without --tls-key: exit 2"
+run "$RDMAK" exporter --listen nowhere
+is "$rc" 2 "a bad --listen: exit 2"
+run "$RDMAK" exporter --once --root "$TMP/nowhere"
+is "$rc" 1 "a missing root: exit 1"
+
+done_testing
