@@ -91,7 +91,7 @@ static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_di
 
 static int load_class(struct hw_build *b, const char *class_path, char ***names, size_t *n, struct hw_dir *d)
 {
-	int r = hw_dir_open(b->ctx, NULL, class_path, d);
+	int r = hw_dir_open_links(b->ctx, class_path, d);
 
 	*names = NULL;
 	*n = 0;

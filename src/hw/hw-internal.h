@@ -16,11 +16,17 @@ struct hw_ctx {
  * messages and the recorder). Reads through it cost one openat() per file. */
 struct hw_dir {
 	int fd;
+	/* Its entries are symbolic links out of it (class/net, bus/pci/devices: ../../devices/...):
+	 * a path through one is resolved from the root at once, not first tried beneath the
+	 * directory, which always fails there (EXDEV) and cost an openat2 per read. */
+	bool links_out;
 	char path[PATH_MAX];
 };
 
 /* Open `name` (relative to `parent`, or to the sysfs root when parent is NULL). */
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret);
+/* The same for a directory of links out of it (a class or bus directory). */
+int hw_dir_open_links(struct hw_ctx *ctx, const char *path, struct hw_dir *ret);
 void hw_dir_close(struct hw_dir *d);
 /* Read a sysfs attribute into buf (trailing newline stripped). Returns its length or -errno. */
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);

@@ -109,7 +109,9 @@ static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_
 		hw_path_parent_bdf(buf, b->netdev_bdf[i]);
 	if (hw_dir_readlink(b->ctx, &nd, "master", buf, sizeof(buf)) >= 0)
 		str_copy(b->netdev_master[i], HW_IFNAME_MAX, basename_of(buf));
-	r = load_bond(b, i, &nd);
+	/* a bond is a virtual netdev (devices/virtual/net/bondN: the bonding driver gives it no
+	 * parent device): one behind a PCI function has no bonding directory to probe for */
+	r = b->netdev_bdf[i][0] ? 0 : load_bond(b, i, &nd);
 	hw_dir_close(&nd);
 	return r;
 fail_ifindex:
@@ -160,7 +162,7 @@ int hw_load_netdevs(struct hw_build *b)
 	size_t n = 0;
 	int r;
 
-	r = hw_dir_open(b->ctx, NULL, "class/net", &class_net);
+	r = hw_dir_open_links(b->ctx, "class/net", &class_net);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)

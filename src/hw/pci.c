@@ -178,7 +178,7 @@ int hw_load_pci(struct hw_build *b)
 	size_t n = 0, kept = 0;
 	int r;
 
-	r = hw_dir_open(b->ctx, NULL, "bus/pci/devices", &bus);
+	r = hw_dir_open_links(b->ctx, "bus/pci/devices", &bus);
 	if (r == -ENOENT)
 		return 0; /* no PCI (an s390 or a stripped container sysfs) */
 	if (r < 0)

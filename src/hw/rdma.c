@@ -206,22 +206,24 @@ const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_erro
 	return buf;
 }
 
-static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p, const struct hw_dir *ports,
+/* Port num of d, under d's directory dd ("ports/num": the ports directory needs no fd of its own) */
+static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p, const struct hw_dir *dd,
 		     const char *num)
 {
 	struct hw_dir pd;
-	char buf[64];
+	char buf[64], sub[32];
 	unsigned long long n;
 	int r;
 
 	p->dev = d;
 	p->state = HW_PORT_STATE_UNKNOWN;
 	p->phys_state = HW_PHYS_UNKNOWN;
+	snprintf(sub, sizeof(sub), "ports/%.20s", num);
 	if (str_to_u64(num, 10, &n) < 0 || n > 255)
-		return hw_fail(b->err, ports, num, EINVAL);
+		return hw_fail(b->err, dd, sub, EINVAL);
 	p->num = (unsigned)n;
-	if ((r = hw_dir_open(b->ctx, ports, num, &pd)) < 0)
-		return hw_fail(b->err, ports, num, r);
+	if ((r = hw_dir_open(b->ctx, dd, sub, &pd)) < 0)
+		return hw_fail(b->err, dd, sub, r);
 	/* state, phys_state and link_layer are what every answer depends on: one that cannot be
 	 * read or parsed stays unknown and is recorded, for each role to report */
 	str_copy(p->state_name, sizeof(p->state_name), "UNKNOWN");
@@ -249,7 +251,7 @@ out:
 static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, const char *name)
 {
 	struct hw_rdma_dev *d = &b->node->rdma[i];
-	struct hw_dir dd, ports;
+	struct hw_dir dd;
 	char buf[PATH_MAX], **pnames = NULL;
 	size_t np = 0;
 	int r;
@@ -268,13 +270,9 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	hw_read_opt(b->ctx, &dd, "hw_rev", d->hw_rev, sizeof(d->hw_rev));
 	hw_read_opt(b->ctx, &dd, "board_id", d->board_id, sizeof(d->board_id));
 	hw_read_opt(b->ctx, &dd, "node_desc", d->node_desc, sizeof(d->node_desc));
-	if ((r = hw_dir_open(b->ctx, &dd, "ports", &ports)) < 0) {
+	if ((r = hw_dir_list(b->ctx, &dd, "ports", &pnames, &np)) < 0) {
 		r = hw_fail(b->err, &dd, "ports", r);
 		goto out_dd;
-	}
-	if ((r = hw_dir_list(b->ctx, &ports, "", &pnames, &np)) < 0) {
-		r = hw_fail(b->err, &ports, NULL, r);
-		goto out_ports;
 	}
 	d->ports = calloc(np ? np : 1, sizeof(*d->ports));
 	if (!d->ports) {
@@ -283,12 +281,10 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	}
 	for (size_t k = 0; k < np && r >= 0; k++) {
 		d->n_ports = k + 1;
-		r = load_port(b, d, &d->ports[k], &ports, pnames[k]);
+		r = load_port(b, d, &d->ports[k], &dd, pnames[k]);
 	}
 out_names:
 	strv_free(pnames);
-out_ports:
-	hw_dir_close(&ports);
 out_dd:
 	hw_dir_close(&dd);
 	return r < 0 ? r : 0;
@@ -350,7 +346,7 @@ int hw_load_rdma(struct hw_build *b)
 	size_t n = 0;
 	int r;
 
-	r = hw_dir_open(b->ctx, NULL, "class/infiniband", &cls);
+	r = hw_dir_open_links(b->ctx, "class/infiniband", &cls);
 	if (r == -ENOENT)
 		return 0; /* no RDMA stack loaded: a finding, not a failure */
 	if (r < 0)

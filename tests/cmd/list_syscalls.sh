@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What `rdmak list --json` asks the kernel for, against the floor of one open, read to end of
+# file and close per file (issue 18 §3; tools/read_floor.c, make bench). On a node with a
+# thousand VFs the syscalls are the whole cost, so the reader must not pay for opens that are
+# known to fail: a path through a class directory's entry (class/net/X/..., bus/pci/devices/
+# BDF/...) tried first beneath that directory always fails (EXDEV: the entry is a link to
+# ../../devices/...), a bonding/ probe under a netdev that has a PCI function always fails, and
+# a readlink of one name is one readlinkat, not open + fstat + readlinkat + close. Output
+# equality is tests/cmd/list_golden.sh's.
+. "$(dirname "$0")/../lib.sh"
+if ! command -v strace >/dev/null; then
+	skip "no strace" "list --json: no open known to fail"
+	done_testing
+	exit
+fi
+for node in a100-ib-bond cx5-roce-sriov; do
+	strace -f -qq -o "$TMP/trace" -e trace=openat2,openat,fcntl,readlinkat,newfstatat,fstat -Z \
+		"$RDMAK" list --json --root "$NODES/$node" >/dev/null 2>&1
+	is "$(grep -c 'EXDEV' "$TMP/trace")" 0 "$node: no open tried beneath a directory it leaves (EXDEV)"
+	virt=$(for l in "$NODES/$node"/sys/class/net/*; do readlink "$l"; done | grep -c /virtual/)
+	probes=$(grep -c '"bonding".*ENOENT' "$TMP/trace")
+	[ "$probes" -le "$virt" ]; ok $? "$node: bonding/ probed only under virtual netdevs ($probes probes, $virt virtual)"
+	strace -f -qq -o "$TMP/all" -c "$RDMAK" list --json --root "$NODES/$node" >/dev/null 2>&1
+	is "$(awk '$NF == "fcntl" {print $4}' "$TMP/all")" "" "$node: no fcntl (directory listings read with getdents64 on their fd)"
+	# every readlink of one name is a readlinkat alone: no O_PATH|O_NOFOLLOW open of the link
+	is "$(grep -cE 'O_PATH.*O_NOFOLLOW|O_NOFOLLOW.*O_PATH' "$TMP/trace")" 0 "$node: no link opened to be read"
+done
+# a bond is still read as one (its bonding/ directory under devices/virtual/net)
+run "$RDMAK" list --json --root "$NODES/a100-ib-bond"
+like "$(jget "$TMP/out" "[n['name'] for n in d['netdevs'] if n.get('bond')]")" "bond0" "a100-ib-bond: bond0 is a bond"
+done_testing
