@@ -33,15 +33,52 @@ static void op_done(void *ctx)
 	free(cfg);
 }
 
+/* The keys accepted but not applied, kept until logLevel and logFile are in force, so that the
+ * warnings reach the log file too. */
+struct warnings {
+	char **v;
+	size_t n;
+};
+
+static void keep_warning(void *userdata, const char *path, const char *why)
+{
+	struct warnings *w = userdata;
+	char *line = NULL;
+
+	if (asprintf(&line, "%s: %s", path, why) >= 0)
+		(void)strv_push(&w->v, &w->n, line); /* out of memory: one warning less */
+}
+
+/* link absent and only master given: macvlan or ipoib by the master's type on the host. */
+static int resolve_link(struct cni_config *cfg, struct cnispec_error *err)
+{
+	struct nl_rt *rt = NULL;
+	int r;
+
+	if (!cfg->link_by_master)
+		return 0;
+	r = nl_rt_open(-1, &rt);
+	if (r == 0)
+		r = cni_config_resolve_link(cfg, rt);
+	nl_rt_free(rt);
+	if (r < 0)
+		return cni_fail_nl(err, r, NULL, "looking up master %s for its link type", cfg->master);
+	log_debug("link %s, by master %s's link type (the configuration has no link)", cni_link_kind_name(cfg->link),
+		  cfg->master);
+	return 0;
+}
+
 static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
 	struct cni_config *cfg = calloc(1, sizeof(*cfg));
+	struct warnings w = { 0 };
 	int r;
 
 	if (!cfg)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = cni_config_parse(req->conf, cfg, err);
+	r = cni_config_parse_warn(req->conf, cfg, keep_warning, &w, err);
 	if (r < 0) {
+		strv_free(w.v);
 		free(cfg);
 		return r;
 	}
@@ -50,6 +87,13 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 	if (cfg->log_file && (r = log_open_file(cfg->log_file)) < 0)
 		log_warning("logFile %s: %s, logging to stderr only", cfg->log_file,
 			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
+	for (size_t i = 0; i < w.n; i++)
+		log_warning("%s", w.v[i]);
+	strv_free(w.v);
+	if ((r = resolve_link(cfg, err)) < 0) {
+		op_done(cfg);
+		return r;
+	}
 	*ret_ctx = cfg;
 	return 0;
 }

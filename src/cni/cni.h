@@ -41,6 +41,9 @@ enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV };
 
 struct cni_config {
 	enum cni_link_kind link;
+	/* link was absent and only master named the kind: macvlan or ipoib by the master's link
+	 * type, which cni_config_resolve_link reads (link says macvlan until then) */
+	bool link_by_master;
 	char master[NL_IFNAMSIZ];      /* macvlan, ipoib */
 	uint32_t macvlan_mode;         /* MACVLAN_MODE_* */
 	bool has_pkey;
@@ -67,7 +70,15 @@ struct cni_config {
  * not know is code 2 (naming it and its value), a bad value code 7 naming the JSON path.
  * Lookups in the kernel or sysfs come later: this is the part a fuzzer can reach. */
 int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err);
+/* The same with each key accepted but not applied (an anchor's key, docs/cni.md) named through
+ * warn(userdata, path, why). */
+int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
+			  void (*warn)(void *userdata, const char *path, const char *why), void *userdata,
+			  struct cnispec_error *err);
 void cni_config_clear(struct cni_config *c);
+/* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
+ * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
+int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt);
 const char *cni_link_kind_name(enum cni_link_kind k);
 const char *cni_macvlan_mode_name(uint32_t mode);
 

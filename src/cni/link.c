@@ -55,6 +55,21 @@ const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
 	return NULL;
 }
 
+int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt)
+{
+	struct nl_link m;
+	int r;
+
+	if (!c->link_by_master)
+		return 0;
+	r = nl_link_get(rt, c->master, &m);
+	if (r < 0)
+		return r;
+	c->link = r > 0 && m.type == ARPHRD_INFINIBAND ? CNI_LINK_IPOIB : CNI_LINK_MACVLAN;
+	c->link_by_master = false;
+	return 0;
+}
+
 /* The master on the host, of the right type. code: 101 for ADD, 50 for STATUS. */
 static int find_master(struct cni_ctx *c, unsigned code, struct cnispec_error *err)
 {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/if_link.h>
 
 #include "cni/cni.h"
@@ -52,6 +53,93 @@ struct reader {
 	struct cni_config c;
 	int link, mode;
 };
+
+/* ---- the anchors' keys ----------------------------------------------------------------------
+ * sriov-cni, ib-sriov-cni and OpenShift's macvlan document keys that rdmak-cni has no row of its
+ * own for. Each is read as the anchor means it: a value that asks for what rdmak-cni already
+ * does (or leaves as the kernel made it) is accepted and named through the warning callback; a
+ * value asking for what rdmak-cni does not do is refused naming the key and why, since silently
+ * dropping it would give the pod another network than the one configured. */
+
+/* sriov-cni's and ib-sriov-cni's VF settings, applied by them through the PF (IFLA_VF_*). The
+ * value that changes nothing on a VF as the driver creates it ("vlan": 0 is "disabled" in
+ * sriov-cni's reference, a rate of 0 "disables rate limiting", link_state "auto" follows the
+ * PF) is accepted; any other is refused: rdmak-cni does not change a VF's settings. */
+static const struct vf_key {
+	const char *key;
+	const char *noop;  /* the JSON text of the value that changes nothing, or NULL */
+	const char *what;  /* for the message: "ip link set <pf> vf N <what>" */
+} vf_keys[] = {
+	{ "vlan", "0", "vlan" },
+	{ "vlanQoS", "0", "vlan ... qos" },
+	{ "vlanProto", "\"802.1q\"", "vlan ... proto" },
+	{ "spoofchk", NULL, "spoofchk" },
+	{ "trust", NULL, "trust" },
+	{ "min_tx_rate", "0", "min_tx_rate" },
+	{ "max_tx_rate", "0", "max_tx_rate" },
+	{ "link_state", "\"auto\"", "state" },
+};
+
+static bool json_text_is(const json_t *v, const char *text)
+{
+	char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	bool eq = t && strcasecmp(t, text) == 0;
+
+	free(t);
+	return eq;
+}
+
+static int read_vf_key(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
+	(void)t;
+
+	for (size_t i = 0; i < ELEMENTSOF(vf_keys); i++) {
+		if (strcmp(key, vf_keys[i].key))
+			continue;
+		if (vf_keys[i].noop && json_text_is(v, vf_keys[i].noop)) {
+			dispatch_warn(d, path, "accepted and not applied: rdmak-cni leaves the VF's setting as the "
+				      "driver made it, which this value asks for on a new VF");
+			return 0;
+		}
+		return dispatch_refuse(d, path, v, "a VF setting rdmak-cni does not apply through the PF: set it on "
+				       "the node (ip link set <pf> vf <n> ...) or remove the key");
+	}
+	return dispatch_fail(d, path, "not a VF setting"); /* a row without its vf_keys entry */
+}
+
+/* OpenShift's macvlan: linkInContainer true makes the child on a master inside the pod. */
+static int read_link_in_container(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	bool b;
+	int r = dispatch_bool(d, path, v, &b);
+
+	(void)t;
+	if (r < 0)
+		return r;
+	if (b)
+		return dispatch_refuse(d, path, v, "rdmak-cni makes the child on a master in the host's network "
+				       "namespace, not on one inside the pod");
+	dispatch_warn(d, path, "accepted: false is what rdmak-cni always does (the master is the host's)");
+	return 0;
+}
+
+/* ib-sriov-cni's ibKubernetesEnabled true: wait for ib-kubernetes to have written the pod's GUID
+ * and pkey into the subnet manager. */
+static int read_ib_kubernetes(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	bool b;
+	int r = dispatch_bool(d, path, v, &b);
+
+	(void)t;
+	if (r < 0)
+		return r;
+	if (b)
+		return dispatch_refuse(d, path, v, "rdmak-cni does not wait for ib-kubernetes: pass the GUID as "
+				       "runtimeConfig.infinibandGUID (capability infinibandGUID) or guid");
+	dispatch_warn(d, path, "accepted: false is what rdmak-cni always does (no ib-kubernetes handshake)");
+	return 0;
+}
 
 static int read_link(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
@@ -299,6 +387,21 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("tableBase", DISPATCH_ANY, read_table_base, CFG(table_base), 0),
 	DISPATCH_FIELD("rulePriority", DISPATCH_ANY, read_rule_priority, CFG(rule_priority), 0),
 	DISPATCH_REFUSE("ipMasq", "rdmak-cni sets up no masquerading: RDMA traffic is not NATed"),
+	/* the anchors' keys (docs/cni.md, "Migrating from ...") */
+	DISPATCH_FIELD("vlan", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("vlanQoS", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("vlanProto", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("spoofchk", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("trust", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("min_tx_rate", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("max_tx_rate", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("link_state", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("linkInContainer", DISPATCH_ANY, read_link_in_container, 0, 0),
+	DISPATCH_FIELD("ibKubernetesEnabled", DISPATCH_ANY, read_ib_kubernetes, 0, 0),
+	DISPATCH_REFUSE("hwaddr", "rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
+			"(its PCI address), not by MAC address"),
+	DISPATCH_REFUSE("kernelpath", "rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
+			"(its PCI address), not by sysfs path"),
 	{},
 };
 
@@ -311,14 +414,57 @@ static const struct dispatch_field runtime_fields[] = {
 	{},
 };
 
-static int cross_check(struct dispatch_ctx *d, const struct reader *rd)
+/* Without `link`, the kind the anchor's config shape names (docs/cni.md, "The link kind from the
+ * configuration's shape"): the anchors' `type` named it, and rdmak-cni never sees that type.
+ *   master + mode or mac           macvlan (the reference plugin's keys)
+ *   master + pkey                  ipoib (ipoib-cni's child on a partition)
+ *   master alone                   macvlan or ipoib by the master's link type, found at ADD
+ *   device, deviceID or pciBusID   hostdev (host-device, sriov-cni, ib-sriov-cni)
+ * deviceID beside master is Multus' (it writes it into every plugin of a resource's network):
+ * master wins. Signs of two kinds are refused naming the keys and the choices. */
+static int infer_link(struct dispatch_ctx *d, struct reader *rd)
+{
+	struct cni_config *c = &rd->c;
+	bool master = c->master[0], mac_sign = rd->mode >= 0 || c->has_mac;
+
+	if (master && c->device[0])
+		return dispatch_fail(d, "link", "missing, and master (macvlan or ipoib) and device (hostdev) name "
+				     "different kinds: set link to macvlan, ipoib or hostdev");
+	if (master && rd->mode >= 0 && c->has_pkey)
+		return dispatch_fail(d, "link", "missing, and mode (macvlan) and pkey (ipoib) name different kinds: "
+				     "set link to macvlan or ipoib");
+	if (master && c->has_guid)
+		return dispatch_fail(d, "link", "missing, and master (macvlan or ipoib) and guid (hostdev) name "
+				     "different kinds: set link to macvlan, ipoib or hostdev");
+	if (master) {
+		if (mac_sign)
+			rd->link = CNI_LINK_MACVLAN;
+		else if (c->has_pkey)
+			rd->link = CNI_LINK_IPOIB;
+		else {
+			/* either, by the master's link type: checked as both until ADD decides */
+			rd->link = CNI_LINK_MACVLAN;
+			c->link_by_master = true;
+		}
+	} else if (c->device[0] || c->device_id[0] || c->has_guid) {
+		rd->link = CNI_LINK_HOSTDEV;
+	} else {
+		return dispatch_fail(d, "link", "missing, and nothing names one: set link (macvlan, ipoib or hostdev), "
+				     "or give master (macvlan, ipoib) or deviceID or device (hostdev)");
+	}
+	return 0;
+}
+
+static int cross_check(struct dispatch_ctx *d, struct reader *rd)
 {
 	const struct cni_config *c = &rd->c;
-	const char *kind = cni_link_kind_name((enum cni_link_kind)rd->link);
 	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0], mode = rd->mode >= 0;
+	const char *kind;
+	int r;
 
-	if (rd->link < 0)
-		return dispatch_fail(d, "link", "missing: macvlan, ipoib or hostdev");
+	if (rd->link < 0 && (r = infer_link(d, rd)) < 0)
+		return r;
+	kind = c->link_by_master ? "macvlan or ipoib" : cni_link_kind_name((enum cni_link_kind)rd->link);
 	switch ((enum cni_link_kind)rd->link) {
 	case CNI_LINK_MACVLAN:
 	case CNI_LINK_IPOIB:
@@ -377,6 +523,13 @@ static int cni_error(const struct dispatch_ctx *d, int r, struct cnispec_error *
 
 int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err)
 {
+	return cni_config_parse_warn(conf, ret, NULL, NULL, err);
+}
+
+int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
+			  void (*warn)(void *userdata, const char *path, const char *why), void *userdata,
+			  struct cnispec_error *err)
+{
 	struct reader rd = {
 		.c = {
 			.macvlan_mode = MACVLAN_MODE_BRIDGE,
@@ -388,7 +541,7 @@ int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, st
 		.mode = -1,
 	};
 	char why[CNISPEC_DETAILS_MAX];
-	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why) };
+	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why), .warn = warn, .userdata = userdata };
 	int r;
 
 	r = dispatch_run(&d, "", conf->plugin, plugin_fields, DISPATCH_UNKNOWN_REFUSE, &rd);

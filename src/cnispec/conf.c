@@ -128,7 +128,9 @@ static int parse_version(struct cnispec_conf *c, struct cnispec_error *err)
 		return r;
 	if (!c->cni_version)
 		return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
-				    "cniVersion: missing; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
+				    "cniVersion: missing, which libcni reads as 0.1.0, older than this plugin supports "
+				    "(1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest "
+				    "your runtime takes)");
 	if (cnispec_version_parse(c->cni_version, &c->version) < 0)
 		return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
 				    "cniVersion: \"%s\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, "

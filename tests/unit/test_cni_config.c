@@ -104,8 +104,8 @@ static void test_config_refusals(void **st)
 	} cases[] = {
 		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"ipMasq\":true", 2, "unsupported field ipMasq",
 		  "ipMasq: unsupported key (value: true); rdmak-cni sets up no masquerading: RDMA traffic is not NATed" },
-		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"vlan\":[1]", 2, "unsupported field vlan",
-		  "vlan: unsupported key (value: [1]); docs/cni.md lists the keys rdmak-cni accepts" },
+		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"bridge\":[1]", 2, "unsupported field bridge",
+		  "bridge: unsupported key (value: [1]); docs/cni.md lists the keys rdmak-cni accepts" },
 		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"mtu\":\"9000\"", 7, "invalid network configuration: mtu",
 		  "mtu: expected an integer from 68 to 65535, got a string" },
 		{ "\"link\":\"macvlan\",\"master\":\"ens1\",\"runtimeConfig\":{\"mac\":\"03:00:00:00:00:01\",\"ips\":[]}", 7,
@@ -118,6 +118,14 @@ static void test_config_refusals(void **st)
 		  "device: give device or deviceID, not both (deviceID 0000:1b:00.2 is also set)" },
 		{ "\"link\":\"ipoib\",\"master\":\"ib0\",\"mode\":\"vepa\"", 7, "invalid network configuration: mode",
 		  "mode: only for link macvlan" },
+		{ "\"master\":\"ens1\",\"device\":\"vf0\"", 7, "invalid network configuration: link",
+		  "link: missing, and master (macvlan or ipoib) and device (hostdev) name different kinds: set link to "
+		  "macvlan, ipoib or hostdev" },
+		{ "\"master\":\"ib0\",\"mode\":\"bridge\",\"pkey\":\"0x8001\"", 7, "invalid network configuration: link",
+		  "link: missing, and mode (macvlan) and pkey (ipoib) name different kinds: set link to macvlan or ipoib" },
+		{ "\"mtu\":9000", 7, "invalid network configuration: link",
+		  "link: missing, and nothing names one: set link (macvlan, ipoib or hostdev), or give master (macvlan, "
+		  "ipoib) or deviceID or device (hostdev)" },
 		{ "\"link\":\"hostdev\",\"device\":\"vf0\",\"rdmaIsolation\":null", 7,
 		  "invalid network configuration: rdmaIsolation", "rdmaIsolation: expected true or false, got null" },
 	};
@@ -133,6 +141,116 @@ static void test_config_refusals(void **st)
 		assert_int_equal(err.code, cases[i].code);
 		assert_string_equal(err.msg, cases[i].msg);
 		assert_string_equal(err.details, cases[i].details);
+	}
+}
+
+/* Without link, the kind from the configuration's shape (docs/cni.md's table). */
+static void test_config_infer_link(void **st)
+{
+	static const struct {
+		const char *keys;
+		int link; /* -1: decided by the master's type (link_by_master) */
+	} cases[] = {
+		{ "\"master\":\"eth1\",\"mode\":\"bridge\"", CNI_LINK_MACVLAN },
+		{ "\"master\":\"eth1\",\"mac\":\"02:00:00:00:00:01\"", CNI_LINK_MACVLAN },
+		{ "\"master\":\"ib0\",\"pkey\":\"0x8001\"", CNI_LINK_IPOIB },
+		{ "\"master\":\"ib0\"", -1 },
+		/* Multus writes deviceID into every plugin of a resource's network: master wins */
+		{ "\"master\":\"ib0\",\"deviceID\":\"0000:1b:00.2\"", -1 },
+		{ "\"deviceID\":\"0000:03:02.0\"", CNI_LINK_HOSTDEV },
+		{ "\"pciBusID\":\"0000:3d:00.1\"", CNI_LINK_HOSTDEV },
+		{ "\"device\":\"enp0s1\"", CNI_LINK_HOSTDEV },
+		{ "\"runtimeConfig\":{\"deviceID\":\"0000:03:02.0\"}", CNI_LINK_HOSTDEV },
+		{ "\"link\":\"macvlan\",\"master\":\"ib0\"", CNI_LINK_MACVLAN },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cnispec_error err = { 0 };
+		struct cni_config c;
+		char json[512];
+
+		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
+		if (parse(json, &c, &err) != 0)
+			fail_msg("%s: %s", cases[i].keys, err.details);
+		if (cases[i].link < 0) {
+			assert_true(c.link_by_master);
+		} else {
+			assert_false(c.link_by_master);
+			assert_int_equal(c.link, cases[i].link);
+		}
+		cni_config_clear(&c);
+	}
+}
+
+struct warned {
+	char text[1024];
+	unsigned n;
+};
+
+static void warn_cb(void *userdata, const char *path, const char *why)
+{
+	struct warned *w = userdata;
+	size_t len = strlen(w->text);
+
+	snprintf(w->text + len, sizeof(w->text) - len, "%s: %s\n", path, why);
+	w->n++;
+}
+
+/* The anchors' keys: a value asking for nothing rdmak-cni would not do is accepted and named
+ * through the warning callback, any other refused (code 2) naming the key and why. */
+static void test_config_anchor_keys(void **st)
+{
+	static const struct {
+		const char *keys;
+		const char *warned;  /* NULL: refused */
+		const char *details; /* the refusal */
+	} cases[] = {
+		{ "\"deviceID\":\"0000:03:02.0\",\"vlan\":0,\"vlanQoS\":0,\"vlanProto\":\"802.1Q\"", "vlan: accepted and not "
+		  "applied: rdmak-cni leaves the VF's setting as the driver made it, which this value asks for on a new VF\n"
+		  "vlanQoS: accepted", NULL },
+		{ "\"deviceID\":\"0000:03:02.0\",\"link_state\":\"auto\",\"min_tx_rate\":0,\"max_tx_rate\":0", "min_tx_rate: ", NULL },
+		{ "\"master\":\"eth1\",\"mode\":\"bridge\",\"linkInContainer\":false", "linkInContainer: accepted: false", NULL },
+		{ "\"deviceID\":\"0000:03:02.0\",\"ibKubernetesEnabled\":false", "ibKubernetesEnabled: accepted: false", NULL },
+		{ "\"deviceID\":\"0000:03:02.0\",\"vlan\":2222", NULL, "vlan: unsupported key (value: 2222); a VF setting "
+		  "rdmak-cni does not apply through the PF: set it on the node (ip link set <pf> vf <n> ...) or remove the key" },
+		{ "\"deviceID\":\"0000:03:02.0\",\"spoofchk\":\"off\"", NULL, "spoofchk: unsupported key (value: \"off\"); a VF" },
+		{ "\"deviceID\":\"0000:03:02.0\",\"trust\":\"on\"", NULL, "trust: unsupported key (value: \"on\"); a VF" },
+		{ "\"deviceID\":\"0000:03:02.0\",\"link_state\":\"enable\"", NULL, "link_state: unsupported key (value: \"enable\")" },
+		{ "\"deviceID\":\"0000:03:02.0\",\"vlanProto\":\"802.1ad\"", NULL, "vlanProto: unsupported key" },
+		{ "\"master\":\"eth1\",\"linkInContainer\":true", NULL, "linkInContainer: unsupported key (value: true); rdmak-cni "
+		  "makes the child on a master in the host's network namespace, not on one inside the pod" },
+		{ "\"deviceID\":\"0000:03:02.0\",\"ibKubernetesEnabled\":true", NULL, "ibKubernetesEnabled: unsupported key "
+		  "(value: true); rdmak-cni does not wait for ib-kubernetes" },
+		{ "\"hwaddr\":\"02:00:00:00:00:01\"", NULL, "hwaddr: unsupported key (value: \"02:00:00:00:00:01\"); rdmak-cni finds" },
+		{ "\"kernelpath\":\"/sys/devices/pci0000:00/0000:00:1f.6\"", NULL, "kernelpath: unsupported key" },
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cnispec_error err = { 0 };
+		struct cnispec_conf *conf = NULL;
+		struct warned w = { .n = 0 };
+		struct cni_config c;
+		char json[512];
+		int r;
+
+		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
+		assert_int_equal(cnispec_conf_parse(json, strlen(json), CNISPEC_CMD_ADD, &conf, &err), 0);
+		r = cni_config_parse_warn(conf, &c, warn_cb, &w, &err);
+		cnispec_conf_free(conf);
+		if (cases[i].warned) {
+			if (r != 0)
+				fail_msg("%s: %s", cases[i].keys, err.details);
+			if (strncmp(w.text, cases[i].warned, strlen(cases[i].warned)))
+				fail_msg("%s\n  warned: %s  want: %s", cases[i].keys, w.text, cases[i].warned);
+			cni_config_clear(&c);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_int_equal(err.code, 2);
+			if (strncmp(err.details, cases[i].details, strlen(cases[i].details)))
+				fail_msg("%s\n  got:  %s\n  want: %s", cases[i].keys, err.details, cases[i].details);
+		}
 	}
 }
 
@@ -206,6 +324,8 @@ int main(void)
 		cmocka_unit_test(test_route_table),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_config_refusals),
+		cmocka_unit_test(test_config_infer_link),
+		cmocka_unit_test(test_config_anchor_keys),
 		cmocka_unit_test(test_state),
 	};
 

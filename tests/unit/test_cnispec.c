@@ -490,7 +490,8 @@ static void test_conf_bad(void **state)
 	conf_bad("", CNISPEC_CMD_ADD, 6, "line 1 column 0: '[' or '{' expected near end of file");
 	conf_bad("[1]", CNISPEC_CMD_ADD, 6, "expected a JSON object");
 	conf_bad("{\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 1,
-		 "cniVersion: missing; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
+		 "cniVersion: missing, which libcni reads as 0.1.0, older than this plugin supports (1.1.0, 1.0.0, "
+		 "0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest your runtime takes)");
 	conf_bad("{\"cniVersion\":\"0.2.0\",\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 1,
 		 "cniVersion: \"0.2.0\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
 	conf_bad("{\"cniVersion\":1,\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7,

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The anchors' published CNI configs (tests/fixtures/anchors/cni, SOURCES.md) through rdmak-cni
+# with only `type` changed: each either works (ADD, CHECK, DEL, and the host and pod as they
+# were) or is refused with the code and reason docs/cni.md gives for it. Only what SOURCES.md
+# lists is substituted: device names and PCI addresses become this topology's (a veth rail for
+# a master, a veth VF stand-in found through a test sysfs tree for deviceID/pciBusID), an ipam
+# becomes a static address on that rail, a missing name is added as Multus adds it, and
+# stateDir/sysfs point into the test's directory. CHECK runs with cniVersion 0.4.0 when the
+# config says less (CHECK does not exist before 0.4.0; libcni never calls it there).
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/lib-cni-direct.sh"
+
+why=$(direct_requirements)
+if [ -n "$why" ]; then
+	skip "$why" "the anchors' CNI configs through rdmak-cni"
+	done_testing
+	exit
+fi
+cni_topology 1
+cni_vfs 2
+POD=$(cni_pod pod)
+FX="$TOP/tests/fixtures/anchors/cni"
+S="$TMP/sys"
+DEV=devices/pci0000:3a/0000:3a:00.0
+# the function every deviceID/pciBusID of the fixtures becomes: vf10's, as sysfs shows it
+d="$S/$DEV/0000:3b:00.2"
+mkdir -p "$d/net/vf10" "$S/bus/pci/devices" "$S/class/net" "$S/bus/pci/drivers/mlx5_core"
+echo 0x020000 >"$d/class"
+ln -s "../../../$DEV/0000:3b:00.2" "$S/bus/pci/devices/0000:3b:00.2"
+ln -s "../../$DEV/0000:3b:00.2/net/vf10" "$S/class/net/vf10"
+ln -s "../../../0000:3b:00.2" "$d/net/vf10/device"
+ln -s ../../../../bus/pci/drivers/mlx5_core "$d/driver"
+
+# adapt FILE: the fixture with type rdmak-cni and SOURCES.md's substitutions, on one line
+adapt() {
+	"$PY" - "$1" "$S" "$TMP/state" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["type"] = "rdmak-cni"
+c.setdefault("name", "anchor")
+c["stateDir"] = sys.argv[3]
+static = lambda a, g: {"type": "static", "addresses": [{"address": a, "gateway": g}]}
+if "master" in c:
+    c["master"] = "rdma0"
+    ipam = static("172.16.11.50/24", "172.16.11.254")
+elif "device" in c:
+    c["device"] = "vf11"
+    ipam = static("172.16.22.50/24", "172.16.22.254")
+else:
+    for k in ("deviceID", "pciBusID"):
+        if k in c:
+            c[k] = "0000:3b:00.2"
+    c["sysfs"] = sys.argv[2]
+    ipam = static("172.16.21.50/24", "172.16.21.254")
+if "ipam" in c:
+    c["ipam"] = ipam
+print(json.dumps(c))
+EOF
+}
+# with_version CONF VERSION: CONF with cniVersion set
+with_version() {
+	"$PY" -c 'import json,sys; c=json.loads(sys.argv[1]); c["cniVersion"]=sys.argv[2]; print(json.dumps(c))' "$1" "$2"
+}
+
+works=0 total=0
+# works FIXTURE [WARNED-REGEX]: ADD, CHECK, DEL with only type changed; nothing left behind
+works() {
+	local f=$1 warned=${2:-} c before
+	total=$((total + 1))
+	c=$(adapt "$FX/$f")
+	before=$(snap_all "$POD")
+	cni ADD a1 net1 "$POD" "$c"
+	is "$rc" 0 "$f: ADD with only type changed"
+	[ "$rc" -eq 0 ] || { echo "#   $out $err"; return; }
+	[ -z "$warned" ] || like "$err" "$warned" "$f: the keys accepted and not applied are named on stderr"
+	local res=$out
+	cni CHECK a1 net1 "$POD" "$(prev_conf "$(with_version "$c" 0.4.0)" "$res")"
+	is "$rc" 0 "$f: CHECK"
+	cni DEL a1 net1 "$POD" "$(prev_conf "$c" "$res")"
+	is "$rc" 0 "$f: DEL"
+	is "$(snap_all "$POD")" "$before" "$f: host, pod and records as before ADD"
+	[ "$rc" -eq 0 ] && works=$((works + 1))
+}
+# refused FIXTURE CODE REGEX: refused, naming why, nothing changed
+refused() {
+	local f=$1 code=$2 re=$3 before
+	total=$((total + 1))
+	before=$(snap_all "$POD")
+	cni ADD a1 net1 "$POD" "$(adapt "$FX/$f")"
+	is "$rc/$(jout 'd["code"]')" "1/$code" "$f: refused with code $code"
+	like "$(jout 'd["msg"] + " | " + d.get("details", "")')" "$re" "$f: the refusal says $re"
+	is "$(snap_all "$POD")" "$before" "$f: nothing changed"
+}
+
+works macvlan-openshift.json
+works macvlan-openshift-linkincontainer.json "linkInContainer: accepted: false"
+works ib-sriov-readme-infiniband.json
+works host-device-readme-device.json
+works host-device-readme-pcibusid.json
+works host-device-openshift.json
+# libcni reads a config without cniVersion as 0.1.0: refused by name, saying what to add
+refused macvlan-plugins-readme.json 1 'cniVersion: missing, which libcni reads as 0.1.0.*add "cniVersion": "1.0.0"'
+refused ipoib-readme.json 1 'cniVersion: missing.*add "cniVersion"'
+# sriov-cni's VF settings other than "leave it" values: rdmak-cni does not set them
+refused sriov-readme-ipam.json 2 'vlan: unsupported key \(value: 2222\); a VF setting rdmak-cni does not apply'
+refused sriov-readme-dpdk.json 2 'vlan: unsupported key \(value: 1000\)'
+refused sriov-readme-vf-flags.json 2 'vlan: unsupported key \(value: 1000\)'
+refused sriov-docs-all-fields.json 2 'vlan: unsupported key \(value: 1000\)'
+refused ib-sriov-readme.json 2 'link_state: unsupported key \(value: "enable"\)'
+# rdma-cni's config alone: the chained mode (after another plugin, with prevResult) is not there
+refused rdma-cni-readme.json 7 'link: missing, and nothing names one'
+# the chained conflist: sriov then rdma
+total=$((total + 1))
+echo "# $works of $total anchor configs work with only type changed (the conflist is not run: rdmak-cni has no chained RDMA-only mode yet)"
+is "$works" 6 "6 of the configs work with only type changed"
+done_testing
