@@ -201,7 +201,7 @@ static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, st
 		     struct cnispec_error *err)
 {
 	if (strcmp(req->conf->ipam_type, ipam_plugin_ops.name) == 0 &&
-	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type)) {
+	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type) && ipam_plugin_runs_here(req)) {
 		log_debug("%s %s in this process (CNI_PATH's %s is this binary)", ipam_plugin_ops.name,
 			    cnispec_cmd_name(cmd), ipam_plugin_ops.name);
 		return cnispec_delegate_in_process(&ipam_plugin_ops, req, cmd, ret, err);
