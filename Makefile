@@ -198,7 +198,7 @@ demo: all
 	@echo '$$ rdmak doctor --root examples/nodes/a100-ib-bond'
 	@$(BUILD)/rdmak doctor --root examples/nodes/a100-ib-bond || true
 
-bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress
+bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local
