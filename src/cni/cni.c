@@ -279,8 +279,14 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 					 "%s already exists in the pod", c.ifname);
 		goto out;
 	}
-	if ((r = table_free(&c, err)) < 0)
+	if ((r = table_free(&c, err)) < 0) {
+		/* the table is most often taken by an interface of the same name: say so (a GETLINK
+		 * on this path only, where ADD asked none before making the link) */
+		if (ops->creates_by_name && err->code == CNI_E_TABLE && nl_link_get(c.pod, c.ifname, &l) > 0)
+			r = cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
+					 "%s already exists in the pod", c.ifname);
 		goto out;
+	}
 	if (cfg->link == CNI_LINK_HOSTDEV) {
 		c.st = &st;
 		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
