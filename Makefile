@@ -39,7 +39,23 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += -std=gnu17 -D_GNU_SOURCE -fno-strict-aliasing -pthread $(WARN) \
             -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -pthread -lm
+# Every program but the per-pod binary links the etcd store, which src/ipam/store.c names weakly.
+ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
+override LDFLAGS += $(ETCD_LINK)
+# The per-pod binary (src/pod.c: rdmak-cni and rdmak-ipam as the runtime execs them) links only
+# what a CNI request uses: jansson and libnl statically (no loader work for them), libmnl (no
+# static archive in Debian) and libc shared. No gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
+POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -lmnl -lm
+# What a root-run plugin deserves, checked by tests/cmd/cni_deploy.sh: PIE, full RELRO (the GOT
+# read-only after start: BIND_NOW), no executable stack, stack protector, fortified libc calls.
+HARDEN_LD  := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
+HARDEN_CC  := -fPIE -fstack-protector-strong -fstack-clash-protection
 
+override CFLAGS += $(HARDEN_CC)
+# FORTIFY needs optimisation and is ASan's job in the sanitizer build.
+ifeq ($(SAN),0)
+override CFLAGS += -D_FORTIFY_SOURCE=2
+endif
 ifeq ($(SAN),1)
 override CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
@@ -50,7 +66,7 @@ PROTOS   := $(shell find src -name '*.proto' 2>/dev/null)
 PROTO_C  := $(patsubst src/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H  := $(PROTO_C:.c=.h)
 
-LIB_SRC  := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+LIB_SRC  := $(filter-out src/main.c src/pod.c,$(shell find src -name '*.c' | sort))
 LIB_OBJ  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -72,6 +88,7 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
+$(BUILD)/obj/ipam/plugin.o: override CFLAGS += -DRDMAK_PREFIX='"$(PREFIX)"'
 $(BUILD)/obj/%.o: src/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
@@ -85,10 +102,15 @@ $(BUILD)/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The CNI plugins are the same binary under the names a runtime execs from CNI_PATH.
-$(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam: $(BUILD)/rdmak
+# The CNI plugins: the per-pod binary under the two names a runtime execs from CNI_PATH. Linked
+# against the archive without ETCD_LINK, so only the objects its roles reach come in.
+POD_LINK = $(CC) $(CFLAGS) $(filter-out $(ETCD_LINK),$(LDFLAGS)) $(HARDEN_LD)
+$(BUILD)/cni/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
-	$(Q)ln -sf ../rdmak $@
+	$(call msg,LD,$@)
+	$(Q)$(POD_LINK) -o $@ $^ $(POD_LIBS)
+$(BUILD)/cni/rdmak-ipam: $(BUILD)/cni/rdmak-cni
+	$(Q)ln -sf rdmak-cni $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
@@ -125,6 +147,11 @@ $(BUILD)/reloc/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
 		-Wl,--disable-new-dtags -o $@ $^ $(LDLIBS)
+$(BUILD)/reloc/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(POD_LINK) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
+		-Wl,--disable-new-dtags -o $@ $^ $(POD_LIBS)
 
 # The image, FROM scratch, built by podman without any registry (deploy/image.sh; docs/deploy.md
 # says why scratch): rdmak:VERSION in podman's store, and $(BUILD)/image/*.oci.tar for
@@ -132,8 +159,8 @@ $(BUILD)/reloc/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 VERSION  := $(shell sed -n 's/^\#define RDMAK_VERSION "\(.*\)"/\1/p' src/main.c)
 IMAGE    ?= rdmak:$(VERSION)
 PODMAN   ?= podman
-image: $(BUILD)/reloc/rdmak
-	PODMAN='$(PODMAN)' deploy/image.sh $(BUILD)/reloc/rdmak $(BUILD)/image $(IMAGE)
+image: $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni
+	PODMAN='$(PODMAN)' deploy/image.sh $(BUILD)/reloc/rdmak $(BUILD)/image $(IMAGE) $(BUILD)/reloc/rdmak-cni
 .PHONY: image
 
 # The libcni driver of the CNI tests and benchmarks (tests/cni-driver): Debian's Go and libcni
@@ -147,7 +174,7 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
 tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
-         $(BUILD)/reloc/rdmak $(BUILD)/make.vars examples/nodes/.stamp
+         $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni $(BUILD)/make.vars examples/nodes/.stamp
 
 # How this build directory was made, so that tests/run.sh can bring it up to date with the same
 # compiler and sanitizers before running one test (`tests/run.sh build/san-gcc cmd/list`).
@@ -191,16 +218,17 @@ $(BUILD)/tools/read_floor: tools/read_floor.c
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
-bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tools/read_floor
+bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor $(BUILD)/tools/read_floor
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local
 CNIDIR  ?= /opt/cni/bin
-# rdmak in $(PREFIX)/bin; the CNI plugins as hard links of one copy in $(CNIDIR), which
-# runtimes exec by name and which a DaemonSet copies as files (symlinks would dangle there).
-install: $(BUILD)/rdmak
+# rdmak in $(PREFIX)/bin; the CNI plugins (the per-pod binary) as hard links of one copy in
+# $(CNIDIR), which runtimes exec by name and which a DaemonSet copies as files (symlinks would
+# dangle there). Their rdmak-ipam execs $(PREFIX)/bin/rdmak for an etcd store (src/ipam/plugin.c).
+install: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni
 	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(PREFIX)/bin/rdmak
-	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(CNIDIR)/rdmak-cni
+	install -D -m 0755 $(BUILD)/cni/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-cni
 	ln -f $(DESTDIR)$(CNIDIR)/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-ipam
 
 fuzz:

@@ -8,8 +8,10 @@
 # --wait       after installing, sleep until SIGTERM (the DaemonSet's container)
 #
 # On the host: /opt/rdmak/lib -> lib-<hash> (the libraries, the loader), /opt/rdmak/bin/rdmak (the
-# operator CLI: rdmak ipam list ...), and CNI_DIR/rdmak-cni with CNI_DIR/rdmak-ipam as a hard link
-# of it (one binary that dispatches on its name; a symlink would not survive being copied around).
+# operator CLI: rdmak ipam list ...; rdmak-ipam hands an etcd store's requests to it), and
+# CNI_DIR/rdmak-cni, the bundle's per-pod binary (bin/rdmak-cni; a bundle without one: its rdmak),
+# with CNI_DIR/rdmak-ipam as a hard link of it (one binary that dispatches on its name; a symlink
+# would not survive being copied around).
 # Every file appears by rename(2), so a runtime exec'ing the plugin mid-upgrade gets the old or the
 # new one, never half a file. The libraries go first, under a new directory switched in by
 # renaming a symlink, so an old binary never meets a half-copied library. Nothing is removed on
@@ -45,7 +47,9 @@ if [ "$src" = /opt/rdmak ]; then
 fi
 
 dest="$host/opt/rdmak"
-hash=$(cat "$src/bin/rdmak" "$src"/lib/* | sha256sum | cut -c1-12)
+plugin="$src/bin/rdmak-cni"
+[ -x "$plugin" ] || plugin="$src/bin/rdmak"
+hash=$(cat "$src"/bin/* "$src"/lib/* | sha256sum | cut -c1-12)
 mkdir -p "$dest/bin" "$host$cnidir"
 if [ ! -d "$dest/lib-$hash" ]; then
 	rm -rf "$dest/.lib-$hash.tmp"
@@ -62,7 +66,7 @@ place() {
 	mv -f "$(dirname "$2")/.$(basename "$2").tmp" "$2"
 }
 place "$src/bin/rdmak" "$dest/bin/rdmak"
-place "$src/bin/rdmak" "$host$cnidir/rdmak-cni"
+place "$plugin" "$host$cnidir/rdmak-cni"
 ln -f "$host$cnidir/rdmak-cni" "$host$cnidir/.rdmak-ipam.tmp"
 mv -f "$host$cnidir/.rdmak-ipam.tmp" "$host$cnidir/rdmak-ipam"
 

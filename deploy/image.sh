@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# deploy/image.sh BINARY OUT TAG: the rdmak image, built by podman FROM scratch with no registry
-# (`make image`). BINARY is build/reloc/rdmak (linked for /opt/rdmak: deploy/bundle.sh). Writes
+# deploy/image.sh BINARY OUT TAG [CNI_BINARY]: the rdmak image, built by podman FROM scratch with
+# no registry (`make image`). BINARY is build/reloc/rdmak (linked for /opt/rdmak: deploy/bundle.sh),
+# CNI_BINARY build/reloc/rdmak-cni (the per-pod binary the installer puts on the host). Writes
 # OUT/rootfs (the image's files), OUT/Containerfile, the image TAG in podman's store and
 # OUT/<TAG with / and : as _>.oci.tar (podman save --format oci-archive: rdmak_0.1.0.oci.tar)
 # for nodes without a registry:
@@ -13,8 +14,8 @@
 # /opt/rdmak, which is also what the CNI installer copies to the host; nothing from a
 # distribution's root file system but a static busybox for /bin/sh (docs/deploy.md says why).
 set -eu
-[ $# -eq 3 ] || { echo "usage: deploy/image.sh BINARY OUT TAG" >&2; exit 2; }
-bin=$1 out=$2 tag=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: deploy/image.sh BINARY OUT TAG [CNI_BINARY]" >&2; exit 2; }
+bin=$1 out=$2 tag=$3 cni=${4:-}
 podman=${PODMAN:-podman}
 busybox=${BUSYBOX:-/bin/busybox}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,10 +29,11 @@ rm -rf "$out/rootfs"
 mkdir -p "$out/rootfs/bin" "$out/rootfs/usr/local/bin" "$out/rootfs/tmp"
 chmod 1777 "$out/rootfs/tmp"
 # libmicrohttpd and GnuTLS are dlopen'ed by the webhook (src/http/dl.c): ldd does not list them
-"$here/bundle.sh" "$bin" "$out/rootfs/opt/rdmak" libmicrohttpd.so.12 libgnutls.so.30
+"$here/bundle.sh" "$bin" "$out/rootfs/opt/rdmak" ${cni:+--cni "$cni"} libmicrohttpd.so.12 libgnutls.so.30
 # debug sections and the symbol table (the static gRPC's) are 4 of its 11 MB; nobody debugs in
 # the image, and a core file is read against build/reloc/rdmak
 strip --strip-all "$out/rootfs/opt/rdmak/bin/rdmak"
+[ -z "$cni" ] || strip --strip-all "$out/rootfs/opt/rdmak/bin/rdmak-cni"
 install -m 0755 "$here/cni-install.sh" "$out/rootfs/opt/rdmak/cni-install.sh"
 for r in rdmak rdmak-plugin rdmak-list rdmak-doctor rdmak-snapshot rdmak-webhook; do
 	ln -s /opt/rdmak/bin/rdmak "$out/rootfs/usr/local/bin/$r"

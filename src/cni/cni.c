@@ -216,8 +216,9 @@ static int table_free(struct cni_ctx *c, struct cnispec_error *err)
 	return 0;
 }
 
-/* Set MTU and MAC as configured, then up. */
-static int link_settings(struct cni_ctx *c, int ifindex, struct cnispec_error *err)
+/* Set MTU and MAC as configured and the link up, in one request (the kernel applies the address
+ * and the MTU before the flags, so a refused MTU leaves the link down); *l then says what was set. */
+static int link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error *err)
 {
 	struct nl_link_change ch;
 	int r;
@@ -228,13 +229,19 @@ static int link_settings(struct cni_ctx *c, int ifindex, struct cnispec_error *e
 		ch.addr = c->cfg->mac;
 		ch.addr_len = 6;
 	}
-	if ((ch.mtu || ch.addr) && (r = nl_link_change(c->pod, ifindex, &ch)) < 0)
+	ch.up = 1;
+	if ((r = nl_link_change(c->pod, l->ifindex, &ch)) < 0 && !ch.mtu && !ch.addr)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s up", c->ifname);
+	if (r < 0) /* the flags come last: a refusal is the MTU's or the address's */
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s%s%s of %s", ch.mtu ? "the MTU" : "",
 				   ch.mtu && ch.addr ? " and " : "", ch.addr ? "the MAC address" : "", c->ifname);
-	nl_link_change_init(&ch);
-	ch.up = 1;
-	if ((r = nl_link_change(c->pod, ifindex, &ch)) < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s up", c->ifname);
+	if (ch.mtu)
+		l->mtu = ch.mtu;
+	if (ch.addr) {
+		memcpy(l->addr, ch.addr, ch.addr_len);
+		l->addr_len = ch.addr_len;
+	}
+	l->flags |= IFF_UP;
 	return 0;
 }
 
@@ -245,7 +252,7 @@ static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, st
 		     struct cnispec_error *err)
 {
 	if (strcmp(req->conf->ipam_type, ipam_plugin_ops.name) == 0 &&
-	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type)) {
+	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type) && ipam_plugin_runs_here(req)) {
 		log_debug("%s %s in this process (CNI_PATH's %s is this binary)", ipam_plugin_ops.name,
 			    cnispec_cmd_name(cmd), ipam_plugin_ops.name);
 		return cnispec_delegate_in_process(&ipam_plugin_ops, req, cmd, ret, err);
@@ -310,14 +317,20 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		r = pod_missing(req->env->netns, err);
 		goto out;
 	}
-	if ((r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
+	if (!ops->creates_by_name && (r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
 		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s in the pod", c.ifname)
 			  : cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
 					 "%s already exists in the pod", c.ifname);
 		goto out;
 	}
-	if ((r = table_free(&c, err)) < 0)
+	if ((r = table_free(&c, err)) < 0) {
+		/* the table is most often taken by an interface of the same name: say so (a GETLINK
+		 * on this path only, where ADD asked none before making the link) */
+		if (ops->creates_by_name && err->code == CNI_E_TABLE && nl_link_get(c.pod, c.ifname, &l) > 0)
+			r = cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
+					 "%s already exists in the pod", c.ifname);
 		goto out;
+	}
 	if (cfg->link == CNI_LINK_HOSTDEV) {
 		c.st = &st;
 		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
@@ -329,10 +342,13 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	/* the record first: a plugin killed from here on still tells DEL what to give back */
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto out;
-	r = ops->attach(&c, &ifindex, err);
-	attached = true; /* detach is idempotent: it also undoes a partial attach */
-	if (r < 0 || (r = link_settings(&c, ifindex, err)) < 0)
+	r = ops->attach(&c, &l, err);
+	/* detach is idempotent: it also undoes a partial attach; but a name the kernel found taken
+	 * is another attachment's interface, and nothing was made */
+	attached = !(ops->creates_by_name && r == -EEXIST);
+	if (r < 0 || (r = link_settings(&c, &l, err)) < 0)
 		goto fail;
+	ifindex = l.ifindex;
 	if (req->conf->ipam_type) {
 		r = ipam_call(req, CNISPEC_CMD_ADD, &ipam, err);
 		if (r < 0)
@@ -348,10 +364,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		r = r < 0 ? r : -ENOMEM;
 		goto fail;
 	}
-	if ((r = nl_link_get(c.pod, c.ifname, &l)) <= 0) {
-		r = cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c.pod), "reading %s back", c.ifname);
-		goto fail;
-	}
+	/* the link as attach found it and link_settings changed it: no GETLINK to read it back */
 	cni_format_hwaddr(l.addr, l.addr_len, mac);
 	iface.name = (char *)c.ifname;
 	iface.mac = mac;

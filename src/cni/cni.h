@@ -107,11 +107,15 @@ struct cni_ctx {
 /* Every slot filled (docs/STYLE habit 6). Each returns 0 or -errno with err filled. */
 struct cni_link_ops {
 	enum cni_link_kind kind;
+	/* attach makes the interface under CNI_IFNAME in the pod's namespace in one request, which
+	 * the kernel refuses with EEXIST (attach: -EEXIST, code 104, nothing made) when the name is
+	 * taken there: ADD asks no GETLINK first (hostdev moves and renames a device: it asks). */
+	bool creates_by_name;
 	/* Find what the link needs on the host, change nothing; record it in c->st. */
 	int (*prepare)(struct cni_ctx *c, struct cnispec_error *err);
-	/* Create or move the interface into the pod, named CNI_IFNAME, down. *ret_ifindex: its
-	 * index there. */
-	int (*attach)(struct cni_ctx *c, int *ret_ifindex, struct cnispec_error *err);
+	/* Create or move the interface into the pod, named CNI_IFNAME, down. *ret: the link as
+	 * the pod's namespace shows it then (ADD reads it back from here, not from the kernel). */
+	int (*attach)(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err);
 	/* Undo attach with the pod namespace at hand (ADD's rollback, DEL). Idempotent: an
 	 * interface already gone is success. 1 when a device could not be found to give back
 	 * (its record is then kept for GC). */

@@ -220,7 +220,7 @@ static int find_on_host(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 	return 0;
 }
 
-static int hostdev_attach(struct cni_ctx *c, int *ret_ifindex, struct cnispec_error *err)
+static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err)
 {
 	struct cni_state *st = c->st;
 	struct nl_link_change ch;
@@ -265,7 +265,7 @@ static int hostdev_attach(struct cni_ctx *c, int *ret_ifindex, struct cnispec_er
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r <= 0)
 		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
-	*ret_ifindex = l.ifindex;
+	*ret = l;
 	return 0;
 }
 

@@ -98,7 +98,7 @@ static int child_prepare(struct cni_ctx *c, struct cnispec_error *err)
 	return find_master(c, CNI_E_DEVICE, err);
 }
 
-static int child_attach(struct cni_ctx *c, int *ret_ifindex, struct cnispec_error *err)
+static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err)
 {
 	struct nl_link l;
 	int r;
@@ -116,7 +116,7 @@ static int child_attach(struct cni_ctx *c, int *ret_ifindex, struct cnispec_erro
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r <= 0)
 		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
-	*ret_ifindex = l.ifindex;
+	*ret = l;
 	return 0;
 }
 
@@ -183,6 +183,7 @@ static const char *child_pci_id(const struct cni_ctx *c)
 
 const struct cni_link_ops cni_link_macvlan = {
 	.kind = CNI_LINK_MACVLAN,
+	.creates_by_name = true,
 	.prepare = child_prepare,
 	.attach = child_attach,
 	.detach = child_detach,
@@ -194,6 +195,7 @@ const struct cni_link_ops cni_link_macvlan = {
 
 const struct cni_link_ops cni_link_ipoib = {
 	.kind = CNI_LINK_IPOIB,
+	.creates_by_name = true,
 	.prepare = child_prepare,
 	.attach = child_attach,
 	.detach = child_detach,

@@ -4,9 +4,11 @@
  * setup makes and done frees: nothing here outlives a request, in its own process or in
  * rdmak-cni's (cnispec_delegate_in_process). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ipam/internal.h"
@@ -36,6 +38,77 @@ static void donep(struct call **p)
 	done(*p);
 }
 
+#ifndef RDMAK_PREFIX
+#define RDMAK_PREFIX "/usr/local"
+#endif
+
+/* The per-pod binary holds no etcd store (ipam_store_etcd_linked): its rdmak-ipam becomes the
+ * full rdmak, argv[0] "rdmak-ipam", with the same environment and the request it read as stdin
+ * (a sealed memory file). Where the full rdmak is, in order: beside the build tree's
+ * build/cni/ (build/rdmak), the DaemonSet's bundle on the host (deploy/cni-install.sh), `make
+ * install`'s. Returns only on failure. */
+static int exec_full(const struct cnispec_request *req, struct cnispec_error *err)
+{
+	static const char *const fixed[] = { "/opt/rdmak/bin/rdmak", RDMAK_PREFIX "/bin/rdmak" };
+	char *argv[] = { (char *)"rdmak-ipam", NULL };
+	char self[PATH_MAX], beside[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd = memfd_create("cni-stdin", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "memfd: %m");
+	for (size_t off = 0; off < req->len;) {
+		ssize_t k = write(fd, req->buf + off, req->len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			close(fd);
+			return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "memfd: %m");
+		}
+		off += (size_t)k;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, STDIN_FILENO) < 0) {
+		close(fd);
+		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "stdin: %m");
+	}
+	close(fd);
+	fflush(NULL);
+	log_close_file();
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(beside, sizeof(beside), "%s/../rdmak", self);
+			execve(beside, argv, req->envp);
+		}
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		execve(fixed[i], argv, req->envp);
+	return cnispec_fail(err, -ENOPKG, CNISPEC_E_CONFIG, "the etcd store needs the full rdmak",
+			    "this rdmak-ipam has the file store only; none of <its directory>/../rdmak, %s, %s runs: %m",
+			    fixed[0], fixed[1]);
+}
+
+bool ipam_plugin_runs_here(const struct cnispec_request *req)
+{
+	struct cnispec_error e = { 0 };
+	struct ipam_config *cfg = NULL;
+	bool here;
+
+	if (ipam_store_etcd_linked() || !req->conf->ipam)
+		return true;
+	/* a config that does not parse is refused in process, as anywhere */
+	if (ipam_config_parse(req->conf->ipam, req->conf->name, &cfg, &e) < 0)
+		return true;
+	here = cfg->store.kind != IPAM_STORE_ETCD;
+	ipam_config_free(cfg);
+	return here;
+}
+
 /* Parse the ipam block, set up logging, open the store. */
 static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
@@ -58,6 +131,8 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 		log_set_max_level(p->cfg->log_level);
 	for (size_t i = 0; i < p->cfg->n_warnings; i++)
 		log_warning("%s", p->cfg->warnings[i]);
+	if (p->cfg->store.kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked())
+		return exec_full(req, err);
 	r = ipam_store_open(&p->cfg->store, &p->store, why, sizeof(why));
 	if (r < 0) {
 		bool status = req->env->cmd == CNISPEC_CMD_STATUS;

@@ -92,8 +92,23 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 }
 #undef SET
 
+/* Weak, so that a program linked without the etcd module (the per-pod binary, src/pod.c: no
+ * gRPC, no C++ runtime, no OpenSSL) links without it and sees its address as NULL; every other
+ * program pulls it in with -Wl,--undefined (Makefile ETCD_LINK). */
+extern const struct ipam_store_driver ipam_store_etcd_driver __attribute__((weak));
+
+bool ipam_store_etcd_linked(void)
+{
+	return &ipam_store_etcd_driver != NULL;
+}
+
 int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen)
 {
+	if (cfg->kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked()) {
+		if (whylen)
+			snprintf(why, whylen, "etcd store: not in this binary (run the full rdmak)");
+		return -ENOPKG;
+	}
 	return ipam_store_open_driver(cfg->kind == IPAM_STORE_ETCD ? &ipam_store_etcd_driver : &ipam_store_file_driver,
 				      cfg, ret, why, whylen);
 }

@@ -116,6 +116,11 @@ struct ipam_store_driver {
 extern const struct ipam_store_driver ipam_store_file_driver;
 extern const struct ipam_store_driver ipam_store_etcd_driver;
 
+/* Whether this program holds the etcd store: the full rdmak does, the per-pod binary
+ * (rdmak-cni, rdmak-ipam: src/pod.c) does not, and ipam_store_open() of an etcd config there
+ * fails with -ENOPKG; its rdmak-ipam then hands the request to the full rdmak (docs/cni.md). */
+bool ipam_store_etcd_linked(void);
+
 struct ipam_store {
 	struct ipam_store_ops ops; /* every slot filled */
 	const struct ipam_store_driver *driver;

@@ -21,15 +21,38 @@ is "$(readelf -d "$RDMAK" | grep -cE 'NEEDED.*lib(grpc|gpr|absl_|upb|re2|cares|a
 is "$(readelf -d "$RDMAK" | grep -cE 'NEEDED.*lib(microhttpd|gnutls)')" 0 \
 	"rdmak does not need libmicrohttpd or libgnutls at start (the webhook loads them)"
 
+# The per-pod binary (rdmak-cni, rdmak-ipam: src/pod.c) loads nothing a CNI request does not use:
+# no C++ runtime, gRPC, OpenSSL, YAML, HTTP or TLS library, and no etcd client (docs/cni.md).
+POD="$BUILD/cni/rdmak-cni"
+is "$(readelf -d "$POD" | grep -cE 'NEEDED.*lib(stdc\+\+|grpc|gpr|absl_|upb|re2|cares|ssl|crypto|yaml|microhttpd|gnutls|protobuf|z\.|atomic|jansson|nl-)')" 0 \
+	"rdmak-cni needs no libstdc++, gRPC, OpenSSL, YAML, HTTP/TLS, protobuf or zlib (jansson, libnl static)"
+is "$(readelf -d "$POD" | awk '/NEEDED/ { gsub(/[][]/, "", $5); print $5 }' | sort | tr '\n' ' ')" "libc.so.6 libmnl.so.0 " \
+	"it needs exactly libc and libmnl"
+is "$(nm "$POD" | grep -cE ' [TDBR] etcd_| [TtDdBbRr] (grpc|_ZN)')" 0 "no etcd client, gRPC or C++ code in it"
+is "$(nm "$POD" | awk '$NF == "ipam_store_etcd_driver" { print $(NF-1) }')" "w" "the etcd store is a weak, unresolved name there"
+like "$(nm "$RDMAK" | awk '$NF == "ipam_store_etcd_driver" { print $(NF-1) }')" "^[DR]$" "and defined in rdmak"
+# hardening of a program a runtime runs as root (Makefile HARDEN_*)
+for b in "$POD" "$BUILD/reloc/rdmak-cni"; do
+	n=${b#"$BUILD"/}
+	like "$(readelf -hW "$b")" "Type: +DYN" "$n is position independent (PIE)"
+	like "$(readelf -d "$b")" "FLAGS_1.*NOW.*PIE" "$n: DF_1_PIE and BIND_NOW"
+	like "$(readelf -lW "$b")" "GNU_RELRO" "$n: RELRO segment (with BIND_NOW: full RELRO)"
+	like "$(readelf -lW "$b" | grep GNU_STACK)" " RW " "$n: the stack is not executable"
+done
+like "$(nm -D "$POD")" "__stack_chk_fail" "rdmak-cni: stack protector"
+like "$(nm -D "$POD")" "__[a-z_]*_chk" "rdmak-cni: fortified libc calls (_FORTIFY_SOURCE)"
+
 RELOC_BIN="$BUILD/reloc/rdmak"
+RELOC_POD="$BUILD/reloc/rdmak-cni"
 IMG="$TMP/img/opt/rdmak"
 HOSTR="$TMP/host"
 
-run "$TOP/deploy/bundle.sh" "$RELOC_BIN" "$IMG"
-is "$rc" 0 "bundle.sh packs build/reloc/rdmak"
+run "$TOP/deploy/bundle.sh" "$RELOC_BIN" "$IMG" --cni "$RELOC_POD"
+is "$rc" 0 "bundle.sh packs build/reloc/rdmak and build/reloc/rdmak-cni"
+like "$(readelf -lW "$RELOC_POD")" "interpreter: /opt/rdmak/lib/ld-linux" "the relocated per-pod binary asks for the bundle's loader"
 like "$(readelf -lW "$RELOC_BIN")" "interpreter: /opt/rdmak/lib/ld-linux" "the relocated binary asks for the bundle's loader"
 like "$(readelf -d "$RELOC_BIN")" "\(RPATH\).*\[/opt/rdmak/lib\]" "and finds its libraries (and theirs) through DT_RPATH"
-is "$(ldd "$RELOC_BIN" | awk '$2 == "=>" && $3 ~ /^\// { n = split($1, p, "/"); print p[n] }' | sort | tr '\n' ' ')" \
+is "$( (ldd "$RELOC_BIN"; ldd "$RELOC_POD") | awk '$2 == "=>" && $3 ~ /^\// { n = split($1, p, "/"); print p[n] }' | sort -u | tr '\n' ' ')" \
 	"$(ls "$IMG/lib" | sort | tr '\n' ' ')" "the bundle holds exactly the libraries and loader ldd lists"
 
 mkdir -p "$HOSTR"
@@ -39,6 +62,8 @@ like "$out" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "it says
 is "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-ipam")" \
 	"rdmak-ipam is a hard link of rdmak-cni (one copy, mode 755)"
 is "$(stat -c %a "$HOSTR/opt/cni/bin/rdmak-cni")" 755 "mode 755"
+cmp -s "$RELOC_POD" "$HOSTR/opt/cni/bin/rdmak-cni"
+ok $? "the installed rdmak-cni is the per-pod binary"
 is "$(readlink "$HOSTR/opt/rdmak/lib")" "$(ls "$HOSTR/opt/rdmak" | grep '^lib-')" "/opt/rdmak/lib points at the one library directory"
 is "$(find "$HOSTR" -name '.*' | wc -l)" 0 "no temporary file left"
 
@@ -53,6 +78,20 @@ CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-ipam
 like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-ipam answers VERSION there"
 CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-cni
 like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-cni answers VERSION there"
+# an etcd store: the per-pod rdmak-ipam has none and hands the request to /opt/rdmak/bin/rdmak,
+# whose etcd client then finds nothing listening (code 11, naming the endpoint); without the
+# hand-off the answer would be "the etcd store needs the full rdmak"
+etcd_conf='{"cniVersion":"1.0.0","name":"e","type":"rdmak-ipam","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":["127.0.0.1:1"]},"ranges":[[{"subnet":"10.9.0.0/24"}]]}}'
+printf '%s' "$etcd_conf" >"$TMP/etcd.json"
+CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
+	run in_host /opt/cni/bin/rdmak-ipam <"$TMP/etcd.json"
+like "$out" '"code": *11' "rdmak-ipam with an etcd store: the full rdmak answers (code 11, the store cannot be reached)"
+like "$out" '127.0.0.1:1' "naming the endpoint"
+mv "$HOSTR/opt/rdmak/bin/rdmak" "$HOSTR/opt/rdmak/bin/rdmak.away"
+CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
+	run in_host /opt/cni/bin/rdmak-ipam <"$TMP/etcd.json"
+like "$out" 'the etcd store needs the full rdmak' "control: without /opt/rdmak/bin/rdmak it says what is missing"
+mv "$HOSTR/opt/rdmak/bin/rdmak.away" "$HOSTR/opt/rdmak/bin/rdmak"
 # the control: the ordinary build cannot run in that tree, so the check above can fail
 cp "$RDMAK" "$HOSTR/rdmak-plain"
 run in_host /rdmak-plain --version
@@ -65,7 +104,7 @@ run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /op
 is "$rc" 0 "a second install exits 0"
 is "$(ls "$HOSTR/opt/rdmak" | grep -c '^lib-')" 1 "one library directory after a re-install"
 old=$(readlink "$HOSTR/opt/rdmak/lib")
-cp "$IMG/bin/rdmak" "$TMP/r" && printf '\0' >>"$TMP/r" && cp "$TMP/r" "$IMG/bin/rdmak"
+cp "$IMG/bin/rdmak-cni" "$TMP/r" && printf '\0' >>"$TMP/r" && cp "$TMP/r" "$IMG/bin/rdmak-cni"
 run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
 is "$rc" 0 "an upgrade exits 0"
 new=$(readlink "$HOSTR/opt/rdmak/lib")

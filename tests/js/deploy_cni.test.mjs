@@ -80,7 +80,7 @@ test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the installer, t
 	// the image holds the installer where the DaemonSet runs it
 	const dockerfile = fs.readFileSync(path.join(TOP, 'deploy', 'Dockerfile'), 'utf8');
 	assert.ok(dockerfile.includes(`COPY deploy/cni-install.sh ${c.command[0]}`), 'Dockerfile copies cni-install.sh to the command path');
-	assert.match(dockerfile, /deploy\/bundle\.sh build\/reloc\/rdmak \/opt\/rdmak/);
+	assert.match(dockerfile, /deploy\/bundle\.sh build\/reloc\/rdmak \/opt\/rdmak --cni build\/reloc\/rdmak-cni/);
 	// unprivileged, as the comments say; on the nodes where the device plugin runs
 	assert.equal(c.securityContext.privileged, false);
 	assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);

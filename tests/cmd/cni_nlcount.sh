@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The netlink requests an ADD and a DEL of one macvlan with rdmak-ipam (file store, in process)
+# and policy routing make, counted under strace (every sendmsg/sendto on a netlink socket, and
+# the requests strace decodes in each): a regression that adds a request, a dump or a send
+# fails here. What each request is for: docs/cni.md "Netlink requests".
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/lib-cni-direct.sh"
+
+why=$(direct_requirements)
+[ -n "$why" ] || command -v strace >/dev/null || why="no strace"
+if [ -n "$why" ]; then
+	skip "$why" "netlink requests of ADD and DEL"
+	done_testing
+	exit
+fi
+cni_topology 1
+POD=$(cni_pod pod)
+C="{\"cniVersion\":\"1.0.0\",\"name\":\"rail0\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\",\"master\":\"rdma0\",\"stateDir\":\"$TMP/state\",\"ipam\":$(ipam_json rdmak-ipam 0 4)}"
+printf '%s' "$C" >"$TMP/c.json"
+
+# traced CMD: the plugin under strace; the trace in $TMP/trace.CMD
+traced() {
+	run ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID=c1 CNI_IFNAME=net1 \
+		CNI_NETNS="$POD" CNI_PATH="$CNIP" strace -f -qq -e trace=sendmsg,sendto -e signal=none -yy \
+		-o "$TMP/trace.$1" "$PLUGIN" <"$TMP/c.json"
+}
+# sends CMD: netlink send calls; types CMD: the requests in them, by name (strace names the
+# types only on sockets of its own namespace: the pod's come as numbers); requests CMD: how many
+sends() { grep -c 'NETLINK' "$TMP/trace.$1"; }
+types() {
+	grep 'NETLINK' "$TMP/trace.$1" | grep -o 'nlmsg_type=[A-Za-z_0-9]*' | sed 's/nlmsg_type=//' |
+		sed 's/^0x10$/RTM_NEWLINK/; s/^0x11$/RTM_DELLINK/; s/^0x12$/RTM_GETLINK/; s/^0x13$/RTM_SETLINK/;
+		     s/^0x14$/RTM_NEWADDR/; s/^0x15$/RTM_DELADDR/; s/^0x16$/RTM_GETADDR/; s/^0x18$/RTM_NEWROUTE/;
+		     s/^0x19$/RTM_DELROUTE/; s/^0x1a$/RTM_GETROUTE/; s/^0x20$/RTM_NEWRULE/; s/^0x21$/RTM_DELRULE/;
+		     s/^0x22$/RTM_GETRULE/' | tr '\n' ' '
+}
+requests() { types "$1" | wc -w; }
+
+traced ADD
+is "$rc" 0 "ADD exits 0 under strace"
+like "$out" '"interfaces"' "and gives a result"
+echo "# ADD: $(sends ADD) sends, $(requests ADD) requests: $(types ADD)"
+ok "$([ "$(requests ADD)" -le "${NL_ADD_MAX:-10}" ] && echo 0 || echo 1)" \
+	"ADD makes at most ${NL_ADD_MAX:-10} netlink requests ($(requests ADD): $(types ADD))"
+is "$(types ADD | grep -o 'RTM_GETLINK' | wc -l)" 2 "ADD: two GETLINKs (the master on the host; net1 in the pod once made)"
+is "$(types ADD | grep -o 'RTM_NEWLINK' | wc -l)" 2 "ADD: two NEWLINKs (make net1; MTU, MAC and up in one)"
+traced DEL
+is "$rc" 0 "DEL exits 0 under strace"
+echo "# DEL: $(sends DEL) sends, $(requests DEL) requests: $(types DEL)"
+ok "$([ "$(requests DEL)" -le "${NL_DEL_MAX:-7}" ] && echo 0 || echo 1)" \
+	"DEL makes at most ${NL_DEL_MAX:-7} netlink requests ($(requests DEL): $(types DEL))"
+
+done_testing

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kernel's floor for one macvlan's ADD+DEL (make bench, tools/bench-cni.sh): exactly the
+ * netlink requests rdmak-cni makes (tests/cmd/cni_nlcount.sh counts those), in one process
+ * with two sockets opened once, no exec, no IPAM file, no JSON: what is left is the kernel's
+ * own work. Run in the host namespace:
+ *   nl_floor MASTER NETNS-PATH COUNT
+ * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D}}.
+ * ADD: GETROUTE dump (is table 101 free), GETLINK master, NEWLINK macvlan net1 into the pod,
+ * GETLINK net1 there, NEWLINK up, NEWADDR 172.16.11.2/24, NEWROUTE subnet and default in table
+ * 101, NEWRULE from the address lookup 101, GETADDR dump. DEL: GETRULE dump, DELRULE, GETROUTE
+ * dump, DELROUTE x2, GETLINK net1, DELLINK. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fib_rules.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TABLE 101
+
+struct req {
+	struct nlmsghdr h;
+	char body[1024];
+};
+
+static unsigned seq;
+
+static void *put(struct req *m, size_t len)
+{
+	void *p = (char *)m + NLMSG_ALIGN(m->h.nlmsg_len);
+
+	memset(p, 0, NLMSG_ALIGN(len));
+	m->h.nlmsg_len = NLMSG_ALIGN(m->h.nlmsg_len) + (unsigned)NLMSG_ALIGN(len);
+	return p;
+}
+
+static struct rtattr *attr(struct req *m, unsigned short type, const void *data, size_t len)
+{
+	struct rtattr *a = put(m, RTA_LENGTH(len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (data)
+		memcpy(RTA_DATA(a), data, len);
+	m->h.nlmsg_len -= (unsigned)(NLMSG_ALIGN(RTA_LENGTH(len)) - RTA_ALIGN(RTA_LENGTH(len)));
+	return a;
+}
+
+static void nest_end(struct req *m, struct rtattr *a)
+{
+	a->rta_len = (unsigned short)((char *)m + m->h.nlmsg_len - (char *)a);
+}
+
+static void start(struct req *m, unsigned short type, unsigned short flags)
+{
+	memset(m, 0, sizeof(*m));
+	m->h.nlmsg_len = NLMSG_HDRLEN;
+	m->h.nlmsg_type = type;
+	m->h.nlmsg_flags = (unsigned short)(NLM_F_REQUEST | flags);
+	m->h.nlmsg_seq = ++seq;
+}
+
+/* Send one request, read to its ACK or the dump's end; 0 or the kernel's -errno. *ifindex
+ * (when not NULL) gets the index of a NEWLINK answer. */
+static int talk(int fd, struct req *m, int *ifindex)
+{
+	static char buf[65536];
+	/* a GET with both dump bits (NLM_F_EXCL is NLM_F_MATCH's bit in a NEW request) */
+	bool dump = (m->h.nlmsg_type & 3) == 2 && (m->h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+
+	if (!dump)
+		m->h.nlmsg_flags |= NLM_F_ACK;
+	if (send(fd, m, m->h.nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0)
+			return -errno;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			if (h->nlmsg_type == RTM_NEWLINK && ifindex)
+				*ifindex = ((struct ifinfomsg *)NLMSG_DATA(h))->ifi_index;
+		}
+	}
+}
+
+static int getlink(int fd, const char *name, int *ifindex)
+{
+	struct req m;
+	struct ifinfomsg *ifi;
+
+	start(&m, RTM_GETLINK, 0);
+	ifi = put(&m, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	attr(&m, IFLA_IFNAME, name, strlen(name) + 1);
+	return talk(fd, &m, ifindex);
+}
+
+static int dump(int fd, unsigned short type, unsigned char family)
+{
+	struct req m;
+	struct rtmsg *rt;
+
+	start(&m, type, NLM_F_DUMP);
+	rt = put(&m, sizeof(*rt)); /* rtmsg, ifaddrmsg and fib_rule_hdr all start with the family */
+	rt->rtm_family = family;
+	return talk(fd, &m, NULL);
+}
+
+static int route(int fd, unsigned short type, int ifindex, const struct in_addr *dst, int plen,
+		 const struct in_addr *gw, const struct in_addr *src)
+{
+	struct req m;
+	struct rtmsg *rt;
+	unsigned table = TABLE;
+
+	start(&m, type, type == RTM_NEWROUTE ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	rt = put(&m, sizeof(*rt));
+	*rt = (struct rtmsg){ .rtm_family = AF_INET, .rtm_dst_len = (unsigned char)plen, .rtm_table = RT_TABLE_UNSPEC,
+			      .rtm_protocol = gw ? RTPROT_STATIC : RTPROT_KERNEL,
+			      .rtm_scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK, .rtm_type = RTN_UNICAST };
+	attr(&m, RTA_TABLE, &table, sizeof(table));
+	if (plen)
+		attr(&m, RTA_DST, dst, sizeof(*dst));
+	if (gw)
+		attr(&m, RTA_GATEWAY, gw, sizeof(*gw));
+	if (src)
+		attr(&m, RTA_PREFSRC, src, sizeof(*src));
+	attr(&m, RTA_OIF, &ifindex, sizeof(ifindex));
+	return talk(fd, &m, NULL);
+}
+
+static int rule(int fd, unsigned short type, const struct in_addr *from)
+{
+	struct req m;
+	struct fib_rule_hdr *f;
+	unsigned table = TABLE, prio = 30000;
+
+	start(&m, type, type == RTM_NEWRULE ? NLM_F_CREATE | NLM_F_EXCL : 0);
+	f = put(&m, sizeof(*f));
+	*f = (struct fib_rule_hdr){ .family = AF_INET, .src_len = 32, .action = FR_ACT_TO_TBL };
+	attr(&m, FRA_SRC, from, sizeof(*from));
+	attr(&m, FRA_TABLE, &table, sizeof(table));
+	attr(&m, FRA_PRIORITY, &prio, sizeof(prio));
+	return talk(fd, &m, NULL);
+}
+
+static int add(int host, int pod, int podns, const char *master)
+{
+	struct in_addr a, net, gw;
+	struct ifinfomsg *ifi;
+	struct ifaddrmsg *ifa;
+	struct rtattr *info, *data;
+	struct req m;
+	unsigned mode = MACVLAN_MODE_BRIDGE;
+	int mi = 0, li = 0, r;
+
+	inet_pton(AF_INET, "172.16.11.2", &a);
+	inet_pton(AF_INET, "172.16.11.0", &net);
+	inet_pton(AF_INET, "172.16.11.254", &gw);
+	if ((r = dump(pod, RTM_GETROUTE, AF_UNSPEC)) < 0 || (r = getlink(host, master, &mi)) < 0)
+		return r;
+	start(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	ifi = put(&m, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	attr(&m, IFLA_IFNAME, "net1", 5);
+	attr(&m, IFLA_LINK, &mi, sizeof(mi));
+	attr(&m, IFLA_NET_NS_FD, &podns, sizeof(podns));
+	info = attr(&m, IFLA_LINKINFO, NULL, 0);
+	attr(&m, IFLA_INFO_KIND, "macvlan", 8);
+	data = attr(&m, IFLA_INFO_DATA, NULL, 0);
+	attr(&m, IFLA_MACVLAN_MODE, &mode, sizeof(mode));
+	nest_end(&m, data);
+	nest_end(&m, info);
+	if ((r = talk(host, &m, NULL)) < 0 || (r = getlink(pod, "net1", &li)) < 0)
+		return r;
+	start(&m, RTM_NEWLINK, 0);
+	ifi = put(&m, sizeof(*ifi));
+	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_index = li, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
+	if ((r = talk(pod, &m, NULL)) < 0)
+		return r;
+	start(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	ifa = put(&m, sizeof(*ifa));
+	*ifa = (struct ifaddrmsg){ .ifa_family = AF_INET, .ifa_prefixlen = 24, .ifa_index = (unsigned)li };
+	attr(&m, IFA_LOCAL, &a, sizeof(a));
+	attr(&m, IFA_ADDRESS, &a, sizeof(a));
+	if ((r = talk(pod, &m, NULL)) < 0 || (r = route(pod, RTM_NEWROUTE, li, &net, 24, NULL, &a)) < 0 ||
+	    (r = route(pod, RTM_NEWROUTE, li, NULL, 0, &gw, NULL)) < 0 || (r = rule(pod, RTM_NEWRULE, &a)) < 0)
+		return r;
+	return dump(pod, RTM_GETADDR, AF_INET);
+}
+
+static int del(int pod)
+{
+	struct in_addr a, net, gw;
+	struct ifinfomsg *ifi;
+	struct req m;
+	int li = 0, r;
+
+	inet_pton(AF_INET, "172.16.11.2", &a);
+	inet_pton(AF_INET, "172.16.11.0", &net);
+	inet_pton(AF_INET, "172.16.11.254", &gw);
+	if ((r = dump(pod, RTM_GETRULE, AF_UNSPEC)) < 0 || (r = rule(pod, RTM_DELRULE, &a)) < 0 ||
+	    (r = dump(pod, RTM_GETROUTE, AF_UNSPEC)) < 0 || (r = getlink(pod, "net1", &li)) < 0 ||
+	    (r = route(pod, RTM_DELROUTE, li, &net, 24, NULL, &a)) < 0 ||
+	    (r = route(pod, RTM_DELROUTE, li, NULL, 0, &gw, NULL)) < 0)
+		return r;
+	start(&m, RTM_DELLINK, 0);
+	ifi = put(&m, sizeof(*ifi));
+	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_index = li };
+	return talk(pod, &m, NULL);
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	int host, pod, podns, self, n, r;
+	double *ta, *td;
+
+	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
+		fprintf(stderr, "usage: nl_floor MASTER NETNS-PATH COUNT\n");
+		return 2;
+	}
+	podns = open(argv[2], O_RDONLY | O_CLOEXEC);
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	host = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (podns < 0 || self < 0 || host < 0 || setns(podns, CLONE_NEWNET) < 0)
+		return perror("nl_floor"), 1;
+	pod = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (pod < 0 || setns(self, CLONE_NEWNET) < 0)
+		return perror("nl_floor"), 1;
+	ta = calloc((size_t)n, sizeof(*ta));
+	td = calloc((size_t)n, sizeof(*td));
+	if (!ta || !td)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ms(), t1;
+
+		if ((r = add(host, pod, podns, argv[1])) < 0) {
+			fprintf(stderr, "nl_floor: ADD: %s\n", strerror(-r));
+			return 1;
+		}
+		t1 = now_ms();
+		if ((r = del(pod)) < 0) {
+			fprintf(stderr, "nl_floor: DEL: %s\n", strerror(-r));
+			return 1;
+		}
+		ta[i] = t1 - t0;
+		td[i] = now_ms() - t1;
+	}
+	{
+		double a = median(ta, n), d = median(td, n);
+
+		printf("{\"add\": {\"median_ms\": %.3f}, \"del\": {\"median_ms\": %.3f}, \"cycle\": {\"median_ms\": %.3f}}\n", a,
+		       d, a + d);
+	}
+	return 0;
+}
