@@ -23,6 +23,7 @@ struct yreader {
 	struct frame st[DEPTH_MAX];
 	int depth;
 	json_t *root;
+	json_t *docs; /* doc_parse_all: every document's root, in order (NULL: one document only) */
 	char *err;
 	size_t errlen;
 };
@@ -142,8 +143,14 @@ static int attach(struct yreader *y, const yaml_mark_t *m, json_t *v)
 	if (!v)
 		return yfail(y, m, "not valid UTF-8, or out of memory");
 	if (y->depth == 0) {
-		y->root = v;
-		return 0;
+		if (!y->docs) {
+			y->root = v;
+			return 0;
+		}
+		/* an empty document ("---" twice, a stream ending in "---") holds nothing to convert */
+		if (json_is_null(v))
+			return 0;
+		return json_array_append_new(y->docs, v) < 0 ? -ENOMEM : 0;
 	}
 	f = &y->st[y->depth - 1];
 	if (json_is_array(f->v))
@@ -163,7 +170,7 @@ static int on_event(struct yreader *y, const yaml_event_t *e, int *docs)
 
 	switch (e->type) {
 	case YAML_DOCUMENT_START_EVENT:
-		if (++*docs > 1)
+		if (++*docs > 1 && !y->docs)
 			return yfail(y, m, "more than one YAML document; give one");
 		return 0;
 	case YAML_ALIAS_EVENT:
@@ -206,11 +213,11 @@ static int on_event(struct yreader *y, const yaml_event_t *e, int *docs)
 	}
 }
 
-static int yaml_read(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
+static int yaml_read(const char *buf, size_t len, json_t *docs, json_t **ret, char *err, size_t errlen)
 {
-	struct yreader y = { .err = err, .errlen = errlen };
+	struct yreader y = { .err = err, .errlen = errlen, .docs = docs };
 	yaml_parser_t parser;
-	int docs = 0, r = 0;
+	int ndocs = 0, r = 0;
 	bool done = false;
 
 	if (!yaml_parser_initialize(&parser))
@@ -225,7 +232,7 @@ static int yaml_read(const char *buf, size_t len, json_t **ret, char *err, size_
 			break;
 		}
 		done = e.type == YAML_STREAM_END_EVENT;
-		r = on_event(&y, &e, &docs);
+		r = on_event(&y, &e, &ndocs);
 		yaml_event_delete(&e);
 	}
 	yaml_parser_delete(&parser);
@@ -234,13 +241,14 @@ static int yaml_read(const char *buf, size_t len, json_t **ret, char *err, size_
 		json_decref(y.st[y.depth].v);
 		free(y.st[y.depth].key);
 	}
-	if (r == 0 && !y.root)
+	if (r == 0 && !y.root && !docs)
 		r = yfail(&y, NULL, "empty document");
 	if (r < 0) {
 		json_decref(y.root);
 		return r;
 	}
-	*ret = y.root;
+	if (!docs)
+		*ret = y.root;
 	return 0;
 }
 
@@ -263,7 +271,7 @@ int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format
 			return 0;
 		}
 		/* a YAML flow mapping also starts with '{': give YAML a chance, report JSON's error */
-		if (yaml_read(buf, len, &v, err, errlen) == 0) {
+		if (yaml_read(buf, len, NULL, &v, err, errlen) == 0) {
 			if (format)
 				*format = DOC_YAML;
 			*ret = v;
@@ -274,7 +282,23 @@ int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format
 	}
 	if (format)
 		*format = DOC_YAML;
-	return yaml_read(buf, len, ret, err, errlen);
+	return yaml_read(buf, len, NULL, ret, err, errlen);
+}
+
+int doc_parse_all(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
+{
+	json_t *docs = json_array();
+	int r;
+
+	if (!docs)
+		return -ENOMEM;
+	r = yaml_read(buf, len, docs, NULL, err, errlen);
+	if (r < 0) {
+		json_decref(docs);
+		return r;
+	}
+	*ret = docs;
+	return 0;
 }
 
 /* ---- YAML out ------------------------------------------------------------------------------ */
@@ -394,4 +418,19 @@ int doc_write_yaml(FILE *f, const json_t *v)
 out:
 	yaml_emitter_delete(&em);
 	return r;
+}
+
+int doc_write_yaml_comment(FILE *f, const char *text)
+{
+	const char *p = text;
+
+	/* every line of text behind "# ", so that no newline in a note ends the comment */
+	do {
+		size_t n = strcspn(p, "\n");
+
+		if (fprintf(f, n ? "# %.*s\n" : "#\n", (int)n, p) < 0)
+			return -EIO;
+		p += n;
+	} while (*p && *++p);
+	return 0;
 }

@@ -18,7 +18,16 @@ enum doc_format { DOC_JSON, DOC_YAML };
  * C: reason" in err. *format says which it was (may be NULL). */
 int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format, char *err, size_t errlen);
 
+/* Every document of a YAML stream ("---" between them), each the way doc_parse reads one, as a
+ * JSON array in *ret (empty documents left out; an empty stream is an empty array). JSON text is
+ * YAML too. Errors as doc_parse's. */
+int doc_parse_all(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
+
 /* Write v as a YAML block document (strings quoted where they would read back as another type). */
 int doc_write_yaml(FILE *f, const json_t *v);
+
+/* Write text as YAML comment lines, "# " before each of its lines (for a note on the document
+ * written next: libyaml's emitter has no comments). */
+int doc_write_yaml_comment(FILE *f, const char *text);
 
 #endif
