@@ -28,6 +28,7 @@ static const struct role roles[] = {
 	{ "bench",    "run perftest between pods and judge the result against what the hardware allows", bench_main },
 	{ "vf",       "plan a node's SR-IOV VFs from SriovNetworkNodePolicy objects: live steps vs reboot", vf_main },
 	{ "exporter", "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings", exporter_main },
+	{ "convert",  "Network Operator's, Spiderpool's and the SR-IOV operator's resources as rdmak's", convert_main },
 };
 
 static void usage(FILE *f)

@@ -22,5 +22,6 @@ int webhook_main(int argc, char **argv);
 int bench_main(int argc, char **argv);
 int vf_main(int argc, char **argv);
 int exporter_main(int argc, char **argv);
+int convert_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,863 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One converter per anchor kind. Each reads its object's spec through a dispatch table with
+ * unknown keys warned about, so that every key it does not carry becomes a note naming it. */
+#include "convert/convert.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cni/cni.h"
+#include "cnispec/cnispec.h"
+#include "dispatch/dispatch.h"
+#include "doc/yaml.h"
+#include "ipam/ipam.h"
+
+/* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
+ * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
+#define ETCD_ENDPOINT "https://rdmak-etcd.rdmak.svc:2379"
+#define ETCD_TLS_DIR "/etc/rdmak/etcd"
+
+struct conv {
+	const json_t *inputs;
+	json_t *values; /* the chart's values, built up by NicClusterPolicy and SriovNetworkNodePolicy */
+	json_t *doc;    /* the document being made: {from, notes, objects} */
+	int fixes;
+	int oom;
+};
+
+static const char *str_or(const char *s)
+{
+	return s ? s : "";
+}
+
+__attribute__((format(printf, 4, 5)))
+static void note(struct conv *cv, bool fix, const char *path, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	json_t *n;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	n = json_pack("{s:s,s:b,s:s}", "path", path, "fix", fix, "text", text);
+	if (!n || json_array_append_new(json_object_get(cv->doc, "notes"), n) < 0)
+		cv->oom = 1;
+	if (fix)
+		cv->fixes++;
+}
+
+static void warn_cb(void *userdata, const char *path, const char *why)
+{
+	note(userdata, false, path, "not carried: %s", why ? why : "rdmak has no counterpart");
+}
+
+static json_t *values_at(struct conv *cv, const char *a, const char *b)
+{
+	json_t *o = json_object_get(cv->values, a);
+
+	if (!o) {
+		o = json_object();
+		if (!o || json_object_set_new(cv->values, a, o) < 0) {
+			cv->oom = 1;
+			return NULL;
+		}
+	}
+	if (!b)
+		return o;
+	json_t *x = json_object_get(o, b);
+
+	if (!x) {
+		x = json_object();
+		if (!x || json_object_set_new(o, b, x) < 0) {
+			cv->oom = 1;
+			return NULL;
+		}
+	}
+	return x;
+}
+
+static void values_set(struct conv *cv, const char *a, const char *key, json_t *v)
+{
+	json_t *o = values_at(cv, a, NULL);
+
+	if (!o || json_object_set_new(o, key, v) < 0)
+		cv->oom = 1;
+}
+
+/* Append each element of the array src[key] to plugin.config[key]. */
+static void plugin_config_add(struct conv *cv, const char *key, json_t *elems)
+{
+	json_t *cfg = values_at(cv, "plugin", "config"), *list;
+
+	if (!cfg)
+		return;
+	list = json_object_get(cfg, key);
+	if (!list) {
+		list = json_array();
+		if (!list || json_object_set_new(cfg, key, list) < 0) {
+			cv->oom = 1;
+			return;
+		}
+	}
+	if (json_array_extend(list, elems) < 0)
+		cv->oom = 1;
+}
+
+/* ---- addresses -------------------------------------------------------------------------- */
+
+/* "a.b.c.d/n" (or IPv6) with its host bits cleared into out; 1 when they were set, 0 when not,
+ * -EINVAL when it is no prefix. */
+static int prefix_network(const char *s, char *out, size_t outlen)
+{
+	unsigned char a[16];
+	char addr[INET6_ADDRSTRLEN];
+	const char *slash = strchr(s, '/');
+	int af, bits, n, changed = 0;
+	char *end;
+	long plen;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	af = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	bits = af == AF_INET ? 32 : 128;
+	plen = strtol(slash + 1, &end, 10);
+	if (inet_pton(af, addr, a) != 1 || !slash[1] || *end || plen < 0 || plen > bits)
+		return -EINVAL;
+	for (int i = (int)plen; i < bits; i++)
+		if (a[i / 8] & (0x80 >> (i % 8))) {
+			a[i / 8] &= (unsigned char)~(0x80 >> (i % 8));
+			changed = 1;
+		}
+	if (!inet_ntop(af, a, addr, sizeof(addr)))
+		return -EINVAL;
+	n = snprintf(out, outlen, "%s/%ld", addr, plen);
+	return n < 0 || (size_t)n >= outlen ? -EINVAL : changed;
+}
+
+/* ---- the NAD's config, checked by rdmak-cni's own parsers ---------------------------------- */
+
+/* The parsers an ADD runs first (tests/helpers/cni_conf_check.c runs the same): a config they
+ * refuse is a fix, with their message. */
+static void check_cni_config(struct conv *cv, const char *path, const json_t *config)
+{
+	struct cnispec_error err = { 0 };
+	struct cnispec_conf *conf = NULL;
+	struct cni_config cfg = { 0 };
+	struct ipam_config *ic = NULL;
+	json_t *sent = json_deep_copy(config);
+	char *text = NULL;
+	int r;
+
+	/* as Multus sends it: a hostdev network gets the allocated function from the device
+	 * plugin (deviceID), an ib-sriov one its GUID when the pod asks for one */
+	if (sent && !strcmp(str_or(json_string_value(json_object_get(sent, "link"))), "hostdev") &&
+	    !json_object_get(sent, "deviceID") && !json_object_get(sent, "device"))
+		json_object_set_new(sent, "deviceID", json_string("0000:00:00.0"));
+	if (sent && json_is_true(json_object_get(json_object_get(sent, "capabilities"), "infinibandGUID")))
+		json_object_set_new(sent, "runtimeConfig", json_pack("{s:s}", "infinibandGUID", "02:00:00:00:00:00:00:01"));
+	if (sent)
+		text = json_dumps(sent, JSON_COMPACT);
+	json_decref(sent);
+	if (!text) {
+		cv->oom = 1;
+		return;
+	}
+	r = cnispec_conf_parse(text, strlen(text), CNISPEC_CMD_ADD, &conf, &err);
+	if (r >= 0) {
+		r = cni_config_parse(conf, &cfg, &err);
+		if (r >= 0) {
+			if (conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
+				r = ipam_config_parse(conf->ipam, conf->name, &ic, &err);
+			cni_config_clear(&cfg);
+		}
+	}
+	if (r < 0)
+		note(cv, true, path, "rdmak-cni refuses this config (code %u: %s: %s): edit it before use", err.code,
+		     err.msg, err.details);
+	ipam_config_free(ic);
+	cnispec_conf_free(conf);
+	free(text);
+}
+
+/* A NetworkAttachmentDefinition for rdmak-cni named like the anchor's object. */
+static json_t *nad_new(struct conv *cv, const char *name, const char *ns, const char *resource, json_t *config)
+{
+	json_t *nad, *md, *text;
+	char *s;
+
+	check_cni_config(cv, "spec", config);
+	s = json_dumps(config, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	text = s ? json_sprintf("%s\n", s) : NULL;
+	free(s);
+	md = json_pack("{s:s}", "name", name);
+	if (md && ns)
+		json_object_set_new(md, "namespace", json_string(ns));
+	if (md && resource)
+		json_object_set_new(md, "annotations", json_pack("{s:s}", "k8s.v1.cni.cncf.io/resourceName", resource));
+	nad = md && text ? json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "k8s.cni.cncf.io/v1", "kind",
+				     "NetworkAttachmentDefinition", "metadata", md, "spec", "config", text)
+			 : NULL;
+	if (!nad) {
+		json_decref(md);
+		json_decref(text);
+		cv->oom = 1;
+		return NULL;
+	}
+	if (json_array_append_new(json_object_get(cv->doc, "objects"), nad) < 0)
+		cv->oom = 1;
+	return nad;
+}
+
+static json_t *cni_config_new(const char *name, const char *link)
+{
+	return json_pack("{s:s,s:s,s:s,s:s}", "cniVersion", "1.0.0", "name", name, "type", "rdmak-cni", "link", link);
+}
+
+static json_t *etcd_store(void)
+{
+	return json_pack("{s:[s],s:s,s:{s:s,s:s,s:s}}", "endpoints", ETCD_ENDPOINT, "prefix", "/rdmak/ipam", "tls", "ca",
+			 ETCD_TLS_DIR "/ca.crt", "cert", ETCD_TLS_DIR "/client.crt", "key", ETCD_TLS_DIR "/client.key");
+}
+
+/* ---- Network Operator's ipam string ------------------------------------------------------- */
+
+/* The network's "ipam" (a JSON string in the CR) for rdmak-ipam; NULL when there is none. */
+static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
+{
+	char err[256] = "not an object";
+	json_t *ipam = NULL;
+	const char *type;
+
+	if (!text || !*text)
+		return NULL;
+	if (doc_parse(text, strlen(text), &ipam, NULL, err, sizeof(err)) < 0 || !json_is_object(ipam)) {
+		note(cv, true, path, "not a JSON object (%s): no IPAM carried", err);
+		json_decref(ipam);
+		return NULL;
+	}
+	type = json_string_value(json_object_get(ipam, "type"));
+	if (type && !strcmp(type, "whereabouts")) {
+		const char *ds = json_string_value(json_object_get(ipam, "datastore"));
+
+		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
+		/* whereabouts keeps its pools in Kubernetes objects by default; rdmak-ipam's
+		 * cluster-wide store is etcd (its old etcd keys it maps itself) */
+		if (!ds || !strcmp(ds, "kubernetes")) {
+			json_object_del(ipam, "datastore");
+			if (json_object_get(ipam, "kubernetes"))
+				note(cv, false, path, "whereabouts' \"kubernetes\" block (its kubeconfig) is not carried: "
+				     "rdmak-ipam keeps no state in Kubernetes objects");
+			json_object_del(ipam, "kubernetes");
+			json_object_set_new(ipam, "store", json_string("etcd"));
+			json_object_set_new(ipam, "etcd", etcd_store());
+			note(cv, false, path, "whereabouts' Kubernetes datastore becomes rdmak-ipam's etcd store: the chart's "
+			     "etcd (etcd.enabled) for release rdmak in namespace rdmak, client certificate under "
+			     ETCD_TLS_DIR " on every node; change them if yours differ");
+			values_set(cv, "etcd", "enabled", json_true());
+		}
+	} else if (type && !strcmp(type, "host-local")) {
+		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
+		if (json_object_get(ipam, "dataDir"))
+			note(cv, false, path, "host-local's dataDir is not carried: rdmak-ipam's file store keeps its own "
+			     "directory (/var/lib/cni/rdmak-ipam)");
+		json_object_del(ipam, "dataDir");
+		note(cv, false, path, "host-local becomes rdmak-ipam with its node-local file store (the same ranges)");
+	} else if (type) {
+		note(cv, false, path, "IPAM type \"%s\" kept: rdmak-cni hands the \"ipam\" block to it unchanged", type);
+	}
+	return ipam;
+}
+
+/* ---- HostDeviceNetwork, MacvlanNetwork, IPoIBNetwork --------------------------------------- */
+
+struct netop_spec {
+	const char *ns, *resource, *ipam, *master, *mode;
+	json_int_t mtu;
+};
+
+static int netop_network(struct conv *cv, const json_t *obj, const char *name, const char *kind)
+{
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("networkNamespace", JSON_STRING, NULL, offsetof(struct netop_spec, ns), 0),
+		DISPATCH_FIELD("resourceName", JSON_STRING, NULL, offsetof(struct netop_spec, resource), 0),
+		DISPATCH_FIELD("ipam", JSON_STRING, NULL, offsetof(struct netop_spec, ipam), 0),
+		DISPATCH_FIELD("master", JSON_STRING, NULL, offsetof(struct netop_spec, master), 0),
+		DISPATCH_FIELD("mode", JSON_STRING, NULL, offsetof(struct netop_spec, mode), 0),
+		DISPATCH_FIELD("mtu", JSON_INTEGER, NULL, offsetof(struct netop_spec, mtu), 0),
+		{},
+	};
+	struct netop_spec s = { 0 };
+	char err[512], res[256];
+	struct dispatch_ctx d = { .err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv };
+	const char *link = !strcmp(kind, "HostDeviceNetwork") ? "hostdev" :
+			   !strcmp(kind, "MacvlanNetwork")    ? "macvlan" : "ipoib";
+	json_t *spec = json_object_get(obj, "spec"), *config, *ipam;
+
+	if (dispatch_run(&d, "spec", spec, fields, DISPATCH_UNKNOWN_WARN, &s) < 0) {
+		note(cv, true, d.path, "%s: not converted", err);
+		return 0;
+	}
+	config = cni_config_new(name, link);
+	if (!config)
+		return -ENOMEM;
+	if (strcmp(link, "hostdev") && s.master)
+		json_object_set_new(config, "master", json_string(s.master));
+	else if (!strcmp(link, "hostdev") && s.master)
+		note(cv, false, "spec.master", "not carried: hostdev moves the function Multus names (deviceID)");
+	if (strcmp(link, "hostdev") && !s.master)
+		note(cv, true, "spec.master", "missing: rdmak-cni's %s needs the parent netdev", link);
+	if (!strcmp(link, "macvlan") && s.mode)
+		json_object_set_new(config, "mode", json_string(s.mode));
+	if (s.mtu)
+		json_object_set_new(config, "mtu", json_integer(s.mtu));
+	ipam = ipam_convert(cv, "spec.ipam", s.ipam);
+	if (ipam)
+		json_object_set_new(config, "ipam", ipam);
+	res[0] = '\0';
+	if (s.resource) {
+		/* the operator's device plugins publish under nvidia.com (its sriovDevicePlugin's
+		 * resourcePrefix, and what its HostDeviceNetwork template writes) */
+		snprintf(res, sizeof(res), "%s%s", strchr(s.resource, '/') ? "" : "nvidia.com/", s.resource);
+		if (!strchr(s.resource, '/'))
+			note(cv, false, "spec.resourceName", "\"%s\" read as %s, the Network Operator's prefix", s.resource, res);
+	} else if (!strcmp(link, "hostdev")) {
+		note(cv, true, "spec.resourceName", "missing: a hostdev network needs the resource the function comes from");
+	}
+	if (!s.ns)
+		note(cv, false, "spec.networkNamespace", "absent: the NetworkAttachmentDefinition goes to \"default\", "
+		     "as the operator's does");
+	nad_new(cv, name, s.ns ? s.ns : "default", res[0] ? res : NULL, config);
+	json_decref(config);
+	return 0;
+}
+
+/* ---- NicClusterPolicy -------------------------------------------------------------------- */
+
+struct ncp_spec {
+	json_t *shared, *sriov, *secondary;
+};
+
+static void ncp_plugin(struct conv *cv, const char *path, const json_t *part, const char *key)
+{
+	char p[128], err[256] = "not an object";
+	const char *text;
+	json_t *cfg = NULL, *list;
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(part))
+		return;
+	json_object_foreach((json_t *)part, k, v)
+		if (strcmp(k, "config")) {
+			snprintf(p, sizeof(p), "%s.%s", path, k);
+			note(cv, false, p, "not carried: the anchor's own image and its settings (the chart's image values "
+			     "and plugin.* replace them)");
+		}
+	snprintf(p, sizeof(p), "%s.config", path);
+	text = json_string_value(json_object_get(part, "config"));
+	if (!text) {
+		note(cv, false, p, "absent: the plugin keeps the chart's default config");
+		return;
+	}
+	if (doc_parse(text, strlen(text), &cfg, NULL, err, sizeof(err)) < 0 || !json_is_object(cfg)) {
+		note(cv, true, p, "not a JSON object (%s): not carried", err);
+		json_decref(cfg);
+		return;
+	}
+	/* unchanged: `rdmak plugin` reads both anchors' formats (docs/plugin.md) */
+	list = json_object_get(cfg, key);
+	if (json_is_array(list))
+		plugin_config_add(cv, key, list);
+	json_object_foreach(cfg, k, v)
+		if (strcmp(k, key)) {
+			json_t *c = values_at(cv, "plugin", "config");
+
+			if (c)
+				json_object_set(c, k, v);
+		}
+	values_set(cv, "plugin", "enabled", json_true());
+	json_decref(cfg);
+}
+
+static int nic_cluster_policy(struct conv *cv, const json_t *obj)
+{
+	static const struct dispatch_field fields[] = {
+		DISPATCH_FIELD("rdmaSharedDevicePlugin", JSON_OBJECT, NULL, offsetof(struct ncp_spec, shared), 0),
+		DISPATCH_FIELD("sriovDevicePlugin", JSON_OBJECT, NULL, offsetof(struct ncp_spec, sriov), 0),
+		DISPATCH_FIELD("secondaryNetwork", JSON_OBJECT, NULL, offsetof(struct ncp_spec, secondary), 0),
+		DISPATCH_IGNORE("ofedDriver", "rdmak never installs drivers: `rdmak doctor` checks the node's (docs/doctor.md)"),
+		DISPATCH_IGNORE("nvPeerDriver", "rdmak never installs drivers: `rdmak doctor` checks that GPUDirect's peer "
+				"memory module is loaded (docs/doctor.md)"),
+		{},
+	};
+	struct ncp_spec s = { 0 };
+	char err[512];
+	struct dispatch_ctx d = { .err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv };
+	const char *k;
+	json_t *v;
+
+	if (dispatch_run(&d, "spec", json_object_get(obj, "spec"), fields, DISPATCH_UNKNOWN_WARN, &s) < 0) {
+		note(cv, true, d.path, "%s: not converted", err);
+		return 0;
+	}
+	ncp_plugin(cv, "spec.rdmaSharedDevicePlugin", s.shared, "configList");
+	ncp_plugin(cv, "spec.sriovDevicePlugin", s.sriov, "resourceList");
+	if (s.secondary) {
+		values_set(cv, "cni", "enabled", json_true());
+		json_object_foreach(s.secondary, k, v) {
+			char p[128];
+
+			snprintf(p, sizeof(p), "spec.secondaryNetwork.%s", k);
+			if (!strcmp(k, "multus"))
+				note(cv, false, p, "not carried: rdmak does not install Multus; keep it (rdmak-cni is a "
+				     "plugin Multus calls)");
+			else if (!strcmp(k, "ipamPlugin"))
+				note(cv, false, p, "the chart's CNI part (cni.enabled) installs rdmak-ipam in its place");
+			else if (!strcmp(k, "cniPlugins"))
+				note(cv, false, p, "the chart's CNI part (cni.enabled) installs rdmak-cni, which does the "
+				     "host-device, macvlan, ipoib and RDMA CNIs' work; the reference plugins are not needed for it");
+			else
+				note(cv, false, p, "not carried: rdmak has no counterpart");
+		}
+	}
+	return 0;
+}
+
+/* ---- SriovNetworkNodePolicy -------------------------------------------------------------- */
+
+/* The VF's PCI device ID for a PF's: the SR-IOV operator's supported-nic-ids for NVIDIA's
+ * ConnectX and BlueField (its policies name the PF's, its device plugin selects VFs by theirs). */
+static const char *vf_device_id(const char *pf)
+{
+	static const char *const map[][2] = {
+		{ "1013", "1014" }, { "1015", "1016" }, { "1017", "1018" }, { "1019", "101a" },
+		{ "101b", "101c" }, { "101d", "101e" }, { "1021", "101e" }, { "a2d6", "101e" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (pf && !strcasecmp(pf, map[i][0]))
+			return map[i][1];
+	return NULL;
+}
+
+/* The prefix a SpiderMultusConfig in the input gives this resource ("spidernet.io/gpu1sriov"). */
+static const char *prefix_from_networks(const json_t *inputs, const char *resource, char *buf, size_t len)
+{
+	size_t i;
+	json_t *in;
+
+	json_array_foreach(inputs, i, in) {
+		const json_t *spec = json_object_get(json_object_get(in, "object"), "spec");
+		const char *k;
+		json_t *blk;
+
+		json_object_foreach((json_t *)spec, k, blk) {
+			const char *r = json_string_value(json_object_get(blk, "resourceName"));
+			const char *slash = r ? strchr(r, '/') : NULL;
+
+			if (slash && !strcmp(slash + 1, resource) && (size_t)(slash - r) < len) {
+				memcpy(buf, r, (size_t)(slash - r));
+				buf[slash - r] = '\0';
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
+{
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *nic = json_object_get(spec, "nicSelector");
+	const char *resource = json_string_value(json_object_get(spec, "resourceName"));
+	const char *link = json_string_value(json_object_get(spec, "linkType"));
+	const char *dtype = json_string_value(json_object_get(spec, "deviceType"));
+	const char *k;
+	char pbuf[128];
+	const char *prefix;
+	json_t *v, *sel, *entry, *one;
+
+	if (!resource) {
+		note(cv, true, "spec.resourceName", "missing: no resource to declare");
+		return 0;
+	}
+	sel = json_object();
+	if (!sel)
+		return -ENOMEM;
+	json_object_foreach((json_t *)nic, k, v) {
+		char p[128];
+
+		snprintf(p, sizeof(p), "spec.nicSelector.%s", k);
+		if (!strcmp(k, "vendor") && json_is_string(v)) {
+			json_object_set_new(sel, "vendors", json_pack("[O]", v));
+		} else if (!strcmp(k, "deviceID") && json_is_string(v)) {
+			const char *vf = vf_device_id(json_string_value(v));
+
+			if (vf)
+				json_object_set_new(sel, "devices", json_pack("[s]", vf));
+			else
+				note(cv, true, p, "\"%s\" is a PF's device ID with no VF ID known here: give the VFs' in "
+				     "selectors.devices", json_string_value(v));
+		} else if ((!strcmp(k, "rootDevices") || !strcmp(k, "pfNames")) && json_is_array(v)) {
+			json_object_set(sel, k, v);
+			if (!strcmp(k, "pfNames"))
+				note(cv, false, p, "a \"#first-last\" VF range in a name is not read by the plugin: it takes "
+				     "every VF of the PF");
+		} else {
+			note(cv, false, p, "not carried: the plugin has no such selector");
+		}
+	}
+	if (link && (!strcasecmp(link, "eth") || !strcasecmp(link, "ib")))
+		json_object_set_new(sel, "linkTypes", json_pack("[s]", !strcasecmp(link, "eth") ? "ether" : "infiniband"));
+	else if (link)
+		note(cv, true, "spec.linkType", "\"%s\" is neither eth nor ib (a shell variable left unexpanded?): no "
+		     "linkTypes selector", link);
+	if (json_is_true(json_object_get(spec, "isRdma")))
+		json_object_set_new(sel, "isRdma", json_true());
+	else
+		note(cv, false, "spec.isRdma", "not true: the resource's VFs are not required to have an RDMA device, "
+		     "as the anchor's policy says");
+	if (dtype && strcmp(dtype, "netdevice"))
+		note(cv, true, "spec.deviceType", "\"%s\": rdmak hands out netdevice VFs only", dtype);
+	json_object_foreach((json_t *)spec, k, v) {
+		char p[128];
+
+		if (!strcmp(k, "nicSelector") || !strcmp(k, "resourceName") || !strcmp(k, "linkType") ||
+		    !strcmp(k, "isRdma") || !strcmp(k, "deviceType"))
+			continue;
+		snprintf(p, sizeof(p), "spec.%s", k);
+		if (!strcmp(k, "numVfs"))
+			note(cv, false, p, "not carried: rdmak does not create VFs yet; set sriov_numvfs on the PF (%" JSON_INTEGER_FORMAT
+			     " VFs) until it does", json_integer_value(v));
+		else if (!strcmp(k, "nodeSelector"))
+			note(cv, false, p, "not carried: the plugin runs where the chart's plugin.nodeSelector says, and a "
+			     "resource whose selectors match nothing on a node advertises 0 there");
+		else
+			note(cv, false, p, "not carried: rdmak has no counterpart");
+	}
+	prefix = prefix_from_networks(cv->inputs, resource, pbuf, sizeof(pbuf));
+	if (!prefix) {
+		prefix = "openshift.io";
+		note(cv, false, "spec.resourceName", "published as openshift.io/%s, the SR-IOV operator's default prefix "
+		     "(no network in the input names another)", resource);
+	}
+	entry = json_pack("{s:s,s:s,s:o}", "resourcePrefix", prefix, "resourceName", resource, "selectors", sel);
+	one = entry ? json_pack("[o]", entry) : NULL;
+	if (!one) {
+		json_decref(sel);
+		return -ENOMEM;
+	}
+	plugin_config_add(cv, "resourceList", one);
+	values_set(cv, "plugin", "enabled", json_true());
+	json_decref(one);
+	(void)name;
+	return 0;
+}
+
+/* Two policies on the same PF put each VF in two resources: the anchor's priority picks one,
+ * rdmak's plugin refuses the overlap, so say so where the input has it. */
+static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t self)
+{
+	const json_t *mine = json_object_get(json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
+	size_t i, j, k;
+	json_t *in, *a, *b;
+
+	json_array_foreach(cv->inputs, i, in) {
+		const json_t *o = json_object_get(in, "object");
+		const json_t *theirs;
+
+		if (i == self || strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SriovNetworkNodePolicy"))
+			continue;
+		theirs = json_object_get(json_object_get(json_object_get(o, "spec"), "nicSelector"), "rootDevices");
+		json_array_foreach(mine, j, a)
+			json_array_foreach(theirs, k, b)
+				if (json_equal(a, b))
+					note(cv, true, "spec.nicSelector.rootDevices", "PF %s is also selected by policy %s: "
+					     "its VFs would be in two resources; give each policy its own PF",
+					     json_string_value(a), json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+	}
+}
+
+/* ---- SpiderMultusConfig and SpiderIPPool -------------------------------------------------- */
+
+static const json_t *find_pool(const json_t *inputs, const char *name)
+{
+	size_t i;
+	json_t *in;
+
+	json_array_foreach(inputs, i, in) {
+		const json_t *o = json_object_get(in, "object");
+		const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+
+		if (n && !strcmp(n, name) && !strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SpiderIPPool"))
+			return o;
+	}
+	return NULL;
+}
+
+/* A SpiderIPPool's ips ("a-b" or "a") as host-local ranges in set; its routes into routes. */
+static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, json_t *set, json_t *routes)
+{
+	const json_t *spec = json_object_get(pool, "spec");
+	const char *subnet = json_string_value(json_object_get(spec, "subnet"));
+	const char *gw = json_string_value(json_object_get(spec, "gateway"));
+	const char *pname = json_string_value(json_object_get(json_object_get(pool, "metadata"), "name"));
+	char net[64];
+	const char *k;
+	size_t i;
+	json_t *v;
+	int r;
+
+	if (!subnet || (r = prefix_network(subnet, net, sizeof(net))) < 0) {
+		note(cv, true, path, "SpiderIPPool %s: subnet %s is not a prefix: not carried", pname, subnet ? subnet : "(none)");
+		return 0;
+	}
+	if (r > 0)
+		note(cv, false, path, "SpiderIPPool %s: subnet %s has host bits set; its network %s is used", pname, subnet, net);
+	json_array_foreach(json_object_get(spec, "ips"), i, v) {
+		const char *s = json_string_value(v);
+		const char *dash = s ? strchr(s, '-') : NULL;
+		char first[64];
+		json_t *range;
+
+		if (!s || (dash && (size_t)(dash - s) >= sizeof(first)))
+			continue;
+		snprintf(first, sizeof(first), "%.*s", dash ? (int)(dash - s) : (int)strlen(s), s);
+		range = json_pack("{s:s,s:s,s:s}", "subnet", net, "rangeStart", first, "rangeEnd", dash ? dash + 1 : s);
+		if (!range)
+			return -ENOMEM;
+		if (gw)
+			json_object_set_new(range, "gateway", json_string(gw));
+		json_array_append_new(set, range);
+	}
+	json_array_foreach(json_object_get(spec, "routes"), i, v)
+		json_array_append(routes, v);
+	json_object_foreach((json_t *)spec, k, v)
+		if (strcmp(k, "subnet") && strcmp(k, "gateway") && strcmp(k, "ips") && strcmp(k, "routes") &&
+		    strcmp(k, "ipVersion"))
+			note(cv, false, path, "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no counterpart", pname, k);
+	return 0;
+}
+
+static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippools)
+{
+	static const char *const families[] = { "ipv4", "ipv6" };
+	json_t *ranges = json_array(), *routes = json_array(), *ipam = NULL;
+
+	if (!ranges || !routes)
+		goto out;
+	for (size_t f = 0; f < 2; f++) {
+		char p[160];
+		json_t *set = json_array(), *v;
+		size_t i;
+
+		if (!set)
+			goto out;
+		snprintf(p, sizeof(p), "%s.%s", path, families[f]);
+		json_array_foreach(json_object_get(ippools, families[f]), i, v) {
+			const json_t *pool = json_is_string(v) ? find_pool(cv->inputs, json_string_value(v)) : NULL;
+
+			if (!pool)
+				note(cv, true, p, "names SpiderIPPool %s, which no input defines: no addresses from it",
+				     json_string_value(v) ? json_string_value(v) : "?");
+			else if (pool_ranges(cv, p, pool, set, routes) < 0)
+				cv->oom = 1;
+		}
+		if (json_array_size(set))
+			json_array_append_new(ranges, set);
+		else
+			json_decref(set);
+	}
+	if (!json_array_size(ranges)) {
+		note(cv, true, path, "no address range left: the network is written without \"ipam\"");
+		goto out;
+	}
+	ipam = json_pack("{s:s,s:O,s:s,s:o}", "type", "rdmak-ipam", "ranges", ranges, "store", "etcd", "etcd", etcd_store());
+	if (ipam && json_array_size(routes))
+		json_object_set(ipam, "routes", routes);
+	note(cv, false, path, "the SpiderIPPools' ranges go to rdmak-ipam's etcd store: the chart's etcd (etcd.enabled) "
+	     "for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR " on every node");
+	values_set(cv, "etcd", "enabled", json_true());
+out:
+	json_decref(ranges);
+	json_decref(routes);
+	return ipam;
+}
+
+static int spider_multus_config(struct conv *cv, const json_t *obj, const char *name, const char *ns)
+{
+	static const char *const blocks[][3] = {
+		/* cniType, its block, rdmak-cni's link */
+		{ "macvlan", "macvlan", "macvlan" }, { "sriov", "sriov", "hostdev" },
+		{ "ib-sriov", "ibsriov", "hostdev" }, { "ipoib", "ipoib", "ipoib" },
+	};
+	const json_t *spec = json_object_get(obj, "spec");
+	const char *type = json_string_value(json_object_get(spec, "cniType"));
+	const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+	const char *block = NULL, *link = NULL, *resource = NULL, *k;
+	char bpath[64];
+	json_t *blk, *config, *ipam, *v, *nad;
+
+	for (size_t i = 0; type && i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		if (!strcmp(type, blocks[i][0]))
+			block = blocks[i][1], link = blocks[i][2];
+	if (!block) {
+		note(cv, true, "spec.cniType", "\"%s\": rdmak-cni has no such link (macvlan, sriov, ib-sriov, ipoib are "
+		     "converted): not converted", type ? type : "(none)");
+		return 0;
+	}
+	blk = json_object_get(spec, block);
+	snprintf(bpath, sizeof(bpath), "spec.%s", block);
+	config = cni_config_new(name, link);
+	if (!config)
+		return -ENOMEM;
+	json_object_foreach((json_t *)spec, k, v)
+		if (strcmp(k, "cniType") && strcmp(k, block)) {
+			char p[128];
+
+			snprintf(p, sizeof(p), "spec.%s", k);
+			note(cv, false, p, !strcmp(k, "enableCoordinator") || !strcmp(k, "coordinator")
+					   ? "not carried: rdmak-cni does the coordinator's policy routing itself (policyRouting)"
+					   : "not carried: rdmak has no counterpart");
+		}
+	json_object_foreach(blk, k, v) {
+		char p[128];
+
+		snprintf(p, sizeof(p), "%s.%s", bpath, k);
+		if (!strcmp(k, "ippools")) {
+			continue;
+		} else if (!strcmp(k, "resourceName") || !strcmp(k, "rdmaResourceName")) {
+			resource = json_string_value(v);
+		} else if (!strcmp(k, "master") && json_is_array(v) && json_array_size(v) >= 1) {
+			json_object_set(config, "master", json_array_get(v, 0));
+			if (json_array_size(v) > 1)
+				note(cv, true, p, "several masters (a bond the anchor makes): rdmak-cni takes one; make the "
+				     "bond on the node and name it");
+		} else if (!strcmp(k, "master") && json_is_string(v)) {
+			json_object_set(config, "master", v);
+		} else if ((!strcmp(k, "rdmaIsolation") || !strcmp(k, "enableRdma")) && json_is_boolean(v)) {
+			json_object_set(config, "rdmaIsolation", v);
+		} else if (!strcmp(k, "mtu") && json_is_integer(v)) {
+			json_object_set(config, "mtu", v);
+		} else if (!strcmp(k, "pkey")) {
+			/* ib-sriov-cni's pkey is a hex string; Spiderpool's examples write it bare */
+			char hex[32];
+
+			if (json_is_integer(v))
+				snprintf(hex, sizeof(hex), "0x%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			else
+				snprintf(hex, sizeof(hex), "%s%s", strncmp(str_or(json_string_value(v)), "0x", 2) ? "0x" : "",
+					 str_or(json_string_value(v)));
+			json_object_set_new(config, "pkey", json_string(hex));
+			if (json_is_integer(v))
+				note(cv, false, p, "the number %" JSON_INTEGER_FORMAT " read as hex %s, as ib-sriov-cni reads "
+				     "its string", json_integer_value(v), hex);
+		} else {
+			note(cv, false, p, "not carried: rdmak-cni has no counterpart");
+		}
+	}
+	if (!strcmp(type, "ib-sriov"))
+		json_object_set_new(config, "capabilities", json_pack("{s:b}", "infinibandGUID", 1));
+	if (!strcmp(link, "hostdev") && !resource)
+		note(cv, true, bpath, "no resourceName: a hostdev network needs the resource its VF comes from");
+	ipam = spider_ipam(cv, "spec.ippools", json_object_get(blk, "ippools"));
+	if (ipam)
+		json_object_set_new(config, "ipam", ipam);
+	nad = nad_new(cv, name, ns, resource, config);
+	json_decref(config);
+	if (nad && labels) {
+		json_object_set(json_object_get(nad, "metadata"), "labels", (json_t *)labels);
+		if (json_object_get(labels, "cni.spidernet.io/rdma-resource-inject"))
+			note(cv, false, "metadata.labels", "kept: `rdmak webhook` reads Spiderpool's rdma-resource-inject "
+			     "label (docs/webhook.md)");
+	}
+	return 0;
+}
+
+/* ---- one object --------------------------------------------------------------------------- */
+
+static int convert_one(struct conv *cv, const json_t *in, size_t idx)
+{
+	const json_t *obj = json_object_get(in, "object");
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+
+	cv->doc = json_pack("{s:{s:s?,s:s?,s:s?,s:O?},s:[],s:[]}", "from", "kind", kind, "name", name, "namespace", ns,
+			    "file", json_object_get(in, "file"), "notes", "objects");
+	if (!cv->doc)
+		return -ENOMEM;
+	if (!json_is_object(obj) || !kind) {
+		note(cv, false, "", "not a Kubernetes object (no kind): left out");
+		return 0;
+	}
+	if (!name) {
+		note(cv, true, "metadata.name", "missing: not converted");
+		return 0;
+	}
+	if (!strcmp(kind, "NicClusterPolicy"))
+		return nic_cluster_policy(cv, obj);
+	if (!strcmp(kind, "HostDeviceNetwork") || !strcmp(kind, "MacvlanNetwork") || !strcmp(kind, "IPoIBNetwork"))
+		return netop_network(cv, obj, name, kind);
+	if (!strcmp(kind, "SpiderMultusConfig"))
+		return spider_multus_config(cv, obj, name, ns ? ns : "default");
+	if (!strcmp(kind, "SriovNetworkNodePolicy")) {
+		sriov_policy_overlaps(cv, obj, idx);
+		return sriov_policy(cv, obj, name);
+	}
+	if (!strcmp(kind, "SpiderIPPool")) {
+		note(cv, false, "", "read through the SpiderMultusConfigs that name it (its ranges are in their "
+		     "networks' ipam)");
+		return 0;
+	}
+	note(cv, false, "", "kind %s is not one rdmak convert reads: left out", kind);
+	return 0;
+}
+
+int convert_run(const json_t *inputs, json_t **ret)
+{
+	struct conv cv = { .inputs = inputs };
+	json_t *docs = json_array(), *out;
+	size_t i;
+	json_t *in;
+	int r = 0;
+
+	cv.values = json_object();
+	if (!docs || !cv.values) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	json_array_foreach(inputs, i, in) {
+		r = convert_one(&cv, in, i);
+		if (cv.doc && json_array_append_new(docs, cv.doc) < 0)
+			r = -ENOMEM;
+		cv.doc = NULL;
+		if (r < 0 || cv.oom) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	out = json_pack("{s:o,s:i}", "documents", docs, "fixes", cv.fixes);
+	docs = NULL;
+	if (!out || (json_object_size(cv.values) && json_object_set(out, "values", cv.values) < 0)) {
+		json_decref(out);
+		r = -ENOMEM;
+		goto fail;
+	}
+	json_decref(cv.values);
+	*ret = out;
+	return 0;
+fail:
+	json_decref(docs);
+	json_decref(cv.values);
+	return r;
+}
