@@ -562,8 +562,9 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 	return 0;
 }
 
-/* Two policies on the same PF put each VF in two resources: the anchor's priority picks one,
- * rdmak's plugin refuses the overlap, so say so where the input has it. */
+/* Two policies on the same PF: the SR-IOV operator's priority decides which one configures it,
+ * but in the plugin's resourceList both entries select the same VFs, counted in two resources.
+ * Seed 004 names 0000:86:00.0 in both of its policies (a copy of the first). */
 static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t self)
 {
 	const json_t *mine = json_object_get(json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
