@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin, bench, vf and exporter (their *_EXIT_* constants) as their users see
-# them: the codes each role's --help "Exit:" sentence names are the codes its page names
-# (README's snapshot section, docs/plugin.md, docs/bench.md), and each of them is what a real
-# invocation returns. A code added, dropped or renumbered in one place and not the others fails.
-# (Every other test checks single cases; this one checks the lists against each other.)
+# The exit codes of snapshot, plugin, bench, vf, exporter and convert (their *_EXIT_* constants) as
+# their users see them: the codes each role's --help "Exit:" sentence names are the codes its page
+# names (README's snapshot section, docs/plugin.md, docs/bench.md, docs/convert.md), and each of
+# them is what a real invocation returns. A code added, dropped or renumbered in one place and not
+# the others fails. (Every other test checks single cases; this one checks the lists against each other.)
 . "$(dirname "$0")/../lib.sh"
 CAP=$TOP/tests/captures/bench
 A100=$NODES/a100-ib-bond
@@ -88,4 +88,13 @@ check exporter docs/exporter.md '(?m)^Exit: 0 stopped' \
 	"1:'$RDMAK' exporter --once --root '$A100' >/dev/full" \
 	"2:'$RDMAK' exporter --bogus" \
 	"2:'$RDMAK' exporter --tls-cert '$TMP/none.pem'"
+CFX=$TOP/tests/fixtures/convert
+check convert docs/convert.md 'Exit codes: `0`' \
+	"0:'$RDMAK' convert '$CFX/seed003-ncp-shared.yaml'" \
+	"0:'$RDMAK' convert --help" \
+	"1:'$RDMAK' convert '$CFX/seed004-ibsriov.yaml'" \
+	"2:'$RDMAK' convert --bogus '$CFX/seed004-ibsriov.yaml'" \
+	"2:'$RDMAK' convert" \
+	"3:'$RDMAK' convert '$TMP/none.yaml'" \
+	"3:'$RDMAK' convert '$CFX/seed003-ncp-shared.yaml' >/dev/full"
 done_testing
