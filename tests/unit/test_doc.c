@@ -7,10 +7,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doc/doc.h"
+#include "doc/yaml.h"
 #include "util/strutil.h"
 
 static void check_escape(const char *in, const char *want)
@@ -54,11 +56,54 @@ static void test_append(void **st)
 	json_decref(a);
 }
 
+/* doc_parse_all: every document of a stream, empty ones left out; doc_parse still takes one */
+static void test_parse_all(void **state)
+{
+	static const char two[] = "---\na: 1\n---\n---\n- x\n...\n";
+	json_t *v = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(doc_parse_all(two, strlen(two), &v, err, sizeof(err)), 0);
+	assert_int_equal(json_array_size(v), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(v, 0), "a")), 1);
+	assert_string_equal(json_string_value(json_array_get(json_array_get(v, 1), 0)), "x");
+	json_decref(v);
+	v = NULL;
+	assert_int_equal(doc_parse(two, strlen(two), &v, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than one YAML document"));
+	assert_int_equal(doc_parse_all("", 0, &v, err, sizeof(err)), 0);
+	assert_int_equal(json_array_size(v), 0);
+	json_decref(v);
+	v = (json_t *)1;
+	assert_int_equal(doc_parse_all("a: [\n", 6, &v, err, sizeof(err)), -EINVAL);
+	assert_ptr_equal(v, (json_t *)1); /* written only on success */
+	assert_non_null(strstr(err, "line "));
+}
+
+/* doc_write_yaml_comment: each line of a note behind "# ", so no line of it escapes the comment */
+static void test_comment(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(doc_write_yaml_comment(f, "one\nkey: value\n\nthree"), 0);
+	assert_int_equal(doc_write_yaml_comment(f, ""), 0);
+	fclose(f);
+	assert_string_equal(buf, "# one\n# key: value\n#\n# three\n#\n");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_escape),
 		cmocka_unit_test(test_append),
+		cmocka_unit_test(test_parse_all),
+		cmocka_unit_test(test_comment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
