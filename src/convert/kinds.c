@@ -783,6 +783,29 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 	return 0;
 }
 
+/* The same kind, namespace and name given again with another content: kubectl apply would keep
+ * the last, and a network reads whichever pool comes first, so neither is what the user meant.
+ * Seed 004 defines SpiderMultusConfig gpu1-sriov twice (ib-sriov and sriov); its pool
+ * gpu1-net11, given twice the same, is no conflict. */
+static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind, const char *name,
+				const char *ns, size_t self)
+{
+	size_t i;
+	json_t *in;
+
+	json_array_foreach(cv->inputs, i, in) {
+		const json_t *o = json_object_get(in, "object");
+		const json_t *md = json_object_get(o, "metadata");
+
+		if (i == self || json_equal(o, obj) || strcmp(str_or(json_string_value(json_object_get(o, "kind"))), kind) ||
+		    strcmp(str_or(json_string_value(json_object_get(md, "name"))), name) ||
+		    strcmp(str_or(json_string_value(json_object_get(md, "namespace"))), str_or(ns)))
+			continue;
+		note(cv, true, "metadata.name", "%s %s is also defined, differently, in %s (object %zu of the input): "
+		     "give each its own name", kind, name, str_or(json_string_value(json_object_get(in, "file"))), i + 1);
+	}
+}
+
 /* ---- one object --------------------------------------------------------------------------- */
 
 static int convert_one(struct conv *cv, const json_t *in, size_t idx)
@@ -805,6 +828,7 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 		note(cv, true, "metadata.name", "missing: not converted");
 		return 0;
 	}
+	same_name_elsewhere(cv, obj, kind, name, ns, idx);
 	if (!strcmp(kind, "NicClusterPolicy"))
 		return nic_cluster_policy(cv, obj);
 	if (!strcmp(kind, "HostDeviceNetwork") || !strcmp(kind, "MacvlanNetwork") || !strcmp(kind, "IPoIBNetwork"))

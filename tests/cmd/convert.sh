@@ -47,6 +47,11 @@ like "$out" "FIX spec.nicSelector.rootDevices: PF 0000:86:00.0 is also selected 
 run "$RDMAK" convert "$FX/seed004-sriov.yaml"
 is "$rc" 0 "seed 004's sriov network with its pool: exit 0"
 like "$out" "subnet 172.16.11.0/16 has host bits set; its network 172.16.0.0/16 is used" "the pool's subnet with host bits is said"
+# seed 004 gives SpiderMultusConfig gpu1-sriov twice (ib-sriov, then sriov), its pool twice the same
+run "$RDMAK" convert "$FX/seed004-ibsriov.yaml" "$FX/seed004-sriov.yaml"
+is "$rc" 1 "seed 004's two networks named gpu1-sriov: exit 1"
+like "$out" "FIX metadata.name: SpiderMultusConfig gpu1-sriov is also defined, differently, in $FX/seed004-sriov.yaml" "the name given twice is said"
+unlike "$out" "SpiderIPPool gpu1-net11 is also defined" "the pool given twice the same is no conflict"
 # the policies and their networks together: the prefix comes from the networks
 run "$RDMAK" convert "$FX/seed004-sriov-policies.yaml" "$FX/seed004-sriov.yaml"
 like "$out" "resourcePrefix: spidernet.io" "a network naming spidernet.io/gpu1sriov gives the policy's resource its prefix"
