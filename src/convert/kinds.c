@@ -535,8 +535,8 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 			continue;
 		snprintf(p, sizeof(p), "spec.%s", k);
 		if (!strcmp(k, "numVfs"))
-			note(cv, false, p, "not carried: rdmak does not create VFs yet; set sriov_numvfs on the PF (%" JSON_INTEGER_FORMAT
-			     " VFs) until it does", json_integer_value(v));
+			note(cv, false, p, "not carried here: `rdmak vf plan --policy` reads this policy unchanged and "
+			     "makes the %" JSON_INTEGER_FORMAT " VFs (docs/vf.md)", json_integer_value(v));
 		else if (!strcmp(k, "nodeSelector"))
 			note(cv, false, p, "not carried: the plugin runs where the chart's plugin.nodeSelector says, and a "
 			     "resource whose selectors match nothing on a node advertises 0 there");
