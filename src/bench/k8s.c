@@ -24,11 +24,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "bench/bench.h"
 #include "k8s/names.h"
 #include "doc/doc.h"
+#include "doc/yaml.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -122,104 +122,21 @@ static json_t *pod(const struct k8s_opts *o, int role)
 }
 
 /* A string that a YAML reader would take for a number, a boolean or null is quoted. */
-static bool needs_quotes(const char *s)
-{
-	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~" };
-
-	if (!*s || strchr("0123456789+-.~!&*[]{}|>'\"%@`#,?:", *s) || strstr(s, ": ") || strstr(s, " #"))
-		return true;
-	for (size_t i = 0; i < ELEMENTSOF(words); i++)
-		if (!strcasecmp(s, words[i]))
-			return true;
-	return false;
-}
-
-static int emit_json(yaml_emitter_t *e, const json_t *v)
-{
-	yaml_event_t ev;
-	const char *k, *s = NULL;
-	char buf[64];
-	const json_t *x;
-	size_t i;
-	bool quote = false;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-		if (!yaml_emitter_emit(e, &ev))
-			return -EIO;
-		json_object_foreach((json_t *)v, k, x) {
-			yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)k, -1, 1, 1,
-						     needs_quotes(k) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
-			if (!yaml_emitter_emit(e, &ev) || emit_json(e, x) < 0)
-				return -EIO;
-		}
-		yaml_mapping_end_event_initialize(&ev);
-		return yaml_emitter_emit(e, &ev) ? 0 : -EIO;
-	case JSON_ARRAY:
-		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-		if (!yaml_emitter_emit(e, &ev))
-			return -EIO;
-		json_array_foreach(v, i, x)
-			if (emit_json(e, x) < 0)
-				return -EIO;
-		yaml_sequence_end_event_initialize(&ev);
-		return yaml_emitter_emit(e, &ev) ? 0 : -EIO;
-	case JSON_STRING:
-		s = json_string_value(v);
-		quote = needs_quotes(s);
-		break;
-	case JSON_INTEGER:
-		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		s = buf;
-		break;
-	case JSON_REAL:
-		snprintf(buf, sizeof(buf), "%g", json_real_value(v));
-		s = buf;
-		break;
-	case JSON_TRUE: s = "true"; break;
-	case JSON_FALSE: s = "false"; break;
-	default: s = "null"; break;
-	}
-	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, -1, !quote, 1,
-				     quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
-	return yaml_emitter_emit(e, &ev) ? 0 : -EIO;
-}
-
-static int write_cb(void *data, unsigned char *buf, size_t size)
-{
-	return fwrite(buf, 1, size, data) == size;
-}
-
-/* Both pods as YAML documents. */
+/* Both pods as YAML documents, through the one YAML writer (src/doc/yaml.h), "---" before each. */
 static int print_yaml(FILE *f, const json_t *pods)
 {
-	yaml_emitter_t e;
-	yaml_event_t ev;
 	const json_t *p;
 	size_t i;
-	int r = 0;
+	int r;
 
-	if (!yaml_emitter_initialize(&e))
-		return -ENOMEM;
-	yaml_emitter_set_output(&e, write_cb, f);
-	yaml_emitter_set_width(&e, 200);
-	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-	r = yaml_emitter_emit(&e, &ev) ? 0 : -EIO;
 	json_array_foreach(pods, i, p) {
+		if (fputs("---\n", f) < 0)
+			return -EIO;
+		r = doc_write_yaml(f, p);
 		if (r < 0)
-			break;
-		yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0);
-		r = yaml_emitter_emit(&e, &ev) ? emit_json(&e, p) : -EIO;
-		yaml_document_end_event_initialize(&ev, 1);
-		if (r >= 0 && !yaml_emitter_emit(&e, &ev))
-			r = -EIO;
+			return r;
 	}
-	yaml_stream_end_event_initialize(&ev);
-	if (r >= 0 && !yaml_emitter_emit(&e, &ev))
-		r = -EIO;
-	yaml_emitter_delete(&e);
-	return r;
+	return 0;
 }
 
 /* ---- kubectl ------------------------------------------------------------------------------------ */
