@@ -221,68 +221,54 @@ static int add_doc(struct vf_policies *set, json_t *doc)
 	return 0;
 }
 
-/* The next YAML document: up to a line that is `---` (with nothing but spaces after it). */
-static size_t next_doc(const char *buf, size_t len, size_t *skip)
-{
-	size_t i = 0;
-	while (i < len) {
-		const char *nl = memchr(buf + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - buf) : len;
-		if (end - i >= 3 && !memcmp(buf + i, "---", 3) && strspn(buf + i + 3, " \t\r") >= end - i - 3) {
-			*skip = (nl ? end + 1 : end) - i;
-			return i;
-		}
-		i = nl ? end + 1 : len;
-	}
-	*skip = 0;
-	return len;
-}
-
 int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len, char *err,
 		      size_t errlen)
 {
-	char why[512];
+	char why[512], perr[256];
 	struct dispatch_ctx c = { .err = why, .errlen = sizeof(why) };
-	size_t off = 0, doc_no = 0, before = set->n;
-	while (off < len) {
-		size_t skip, n = next_doc(buf + off, len - off, &skip);
-		const char *d = buf + off;
-		off += n + skip;
-		if (strspn(d, " \t\r\n") >= n || n == 0)
-			continue; /* an empty document (a leading `---`) */
-		/* a comment-only document is empty too */
-		json_t *doc = NULL;
-		char perr[256];
-		int r = doc_parse(d, n, &doc, NULL, perr, sizeof(perr));
+	size_t before = set->n, n_docs, doc_no = 0;
+	json_t *all = NULL, *doc;
+	/* every document of the stream, by the one YAML reader (a `---` inside a block scalar is
+	 * text, not a separator) */
+	int r = doc_parse_all(buf, len, &all, perr, sizeof(perr));
+
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", source, perr);
+		return r;
+	}
+	n_docs = json_array_size(all);
+	for (size_t i = 0; i < n_docs; i++) {
+		doc = json_incref(json_array_get(all, i));
 		doc_no++;
-		if (r < 0) {
-			snprintf(err, errlen, "%s: document %zu: %s", source, doc_no, perr);
-			return r;
-		}
 		if (json_is_null(doc)) {
 			json_decref(doc);
 			continue;
 		}
 		if ((r = add_doc(set, doc)) < 0) {
 			json_decref(doc);
-			return r;
+			break;
 		}
 		if (set->n_docs > VF_MAX_DOCS) {
 			snprintf(err, errlen, "%s: more than %d documents", source, VF_MAX_DOCS);
-			return -E2BIG;
+			r = -E2BIG;
+			break;
 		}
 		if (!json_is_object(doc)) {
 			snprintf(err, errlen, "%s: document %zu: expected an object", source, doc_no);
-			return -EINVAL;
+			r = -EINVAL;
+			break;
 		}
 		char path[32];
 		snprintf(path, sizeof(path), "$%zu", doc_no);
-		r = add_policy(set, &c, doc_no == 1 && off >= len ? "$" : path, doc);
+		r = add_policy(set, &c, n_docs == 1 ? "$" : path, doc);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: %s", source, why);
-			return r;
+			break;
 		}
 	}
+	json_decref(all);
+	if (r < 0)
+		return r;
 	if (set->n == before) {
 		snprintf(err, errlen, "%s: no SriovNetworkNodePolicy", source);
 		return -ENOENT;

@@ -26,6 +26,15 @@ like "$out" '^PF 0000:1b:00.0 \(enp27s0f0np0, 15b3:1017\), policy gpu2-nic-polic
 	"equal priority: the later name (gpu2) wins the PF, as the operator's ByPriority sort"
 like "$out" 'overrides policy gpu1-nic-policy' "the policy it overrides is named (the operator drops it silently)"
 like "$out" 'nothing to do' "nothing to do"
+# an indented `---` line inside a block scalar is text, not a document separator
+python3 - "$TMP/seed-here.yaml" "$TMP/scalar.yaml" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("  namespace: spiderpool\n", "  namespace: spiderpool\n  annotations:\n    note: |\n      first\n      ---\n      second\n", 1)
+open(sys.argv[2], "w").write(s)
+PY
+run "$RDMAK" vf plan --policy "$TMP/scalar.yaml" --root "$CX5" --node-labels kubernetes.io/os=linux
+is "$rc" 0 "a '---' line inside a block scalar does not split the document"
 run "$RDMAK" vf plan --policy "$TMP/seed-here.yaml" --root "$CX5"
 is "$out" "no PF of this node is selected by the policies" "without the node's labels, nodeSelector kubernetes.io/os=linux selects nothing"
 
