@@ -314,13 +314,30 @@ static int emit_scalar(yaml_emitter_t *em, const char *s, size_t len, yaml_scala
 	return yaml_emitter_emit(em, &e) ? 0 : -EIO;
 }
 
+/* What a YAML 1.1 reader takes for something else than a string, although the 1.2 core schema
+ * (ours) reads a string: go-yaml v2, behind kubectl's and Helm's sigs.k8s.io/yaml, reads y, yes,
+ * on... as booleans, and 1.1 readers read 1:30 or 0000:18:00.0 (a PCI address) as base-60
+ * numbers. The documents rdmak writes go to those readers. */
+static bool yaml11_not_string(const char *s)
+{
+	static const char *const words[] = { "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+					     "on", "On", "ON", "off", "Off", "OFF" };
+	const char *d = s + (*s == '-' || *s == '+');
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(s, words[i]))
+			return true;
+	return *d >= '0' && *d <= '9' && strchr(d, ':') && strspn(d, "0123456789_:.") == strlen(d);
+}
+
 static int emit_string(yaml_emitter_t *em, const char *s, size_t len)
 {
 	json_t *as_plain = strlen(s) == len ? resolve_plain(s) : NULL;
 	yaml_scalar_style_t style = YAML_ANY_SCALAR_STYLE;
 
-	if (as_plain) {
-		/* "1", "true", "" would read back as a number, a boolean, null */
+	if (as_plain || (strlen(s) == len && yaml11_not_string(s))) {
+		/* "1", "true", "" would read back as a number, a boolean, null; "yes", "0000:18:00.0"
+		 * would to a YAML 1.1 reader */
 		json_decref(as_plain);
 		style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 	} else if (memchr(s, '\n', len)) {

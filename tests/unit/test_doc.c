@@ -97,6 +97,39 @@ static void test_comment(void **state)
 	free(buf);
 }
 
+/* the writer quotes what a YAML 1.1 reader (go-yaml v2: kubectl, Helm) would not read as a
+ * string: its booleans and base-60 numbers (a PCI address); other strings stay plain */
+static void test_write_yaml11(void **state)
+{
+	static const char *const quoted[] = { "yes", "on", "Off", "y", "N", "0000:18:00.0", "1:30" };
+	static const char *const plain[] = { "yesno", "0000:86:00.0x", "ens1f0", "mlx5_0", "a:1" };
+	json_t *v = json_object();
+	char *buf = NULL, want[64];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++)
+		json_object_set_new(v, quoted[i], json_string(quoted[i]));
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		json_object_set_new(v, plain[i], json_string(plain[i]));
+	f = open_memstream(&buf, &len);
+	assert_int_equal(doc_write_yaml(f, v), 0);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++) {
+		snprintf(want, sizeof(want), "\"%s\": \"%s\"\n", quoted[i], quoted[i]);
+		if (!strstr(buf, want))
+			fail_msg("%s not quoted in:\n%s", quoted[i], buf);
+	}
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		snprintf(want, sizeof(want), "\n%s: %s\n", plain[i], plain[i]);
+		if (!strstr(buf, want) && strncmp(buf, want + 1, strlen(want + 1)))
+			fail_msg("%s quoted in:\n%s", plain[i], buf);
+	}
+	json_decref(v);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +137,7 @@ int main(void)
 		cmocka_unit_test(test_append),
 		cmocka_unit_test(test_parse_all),
 		cmocka_unit_test(test_comment),
+		cmocka_unit_test(test_write_yaml11),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
