@@ -50,10 +50,34 @@ function checkCertManager(d) {
 	assert.ok(['ECDSA', 'RSA', 'Ed25519'].includes(s.privateKey.algorithm));
 }
 
+// monitoring.coreos.com/v1 PrometheusRule, which kubernetes-models lacks too: the fields the
+// Prometheus Operator's CRD requires (spec.groups[].name, rules[] with expr and alert or record)
+function checkPrometheusRule(d) {
+	assert.equal(d.apiVersion, 'monitoring.coreos.com/v1');
+	assert.equal(d.kind, 'PrometheusRule');
+	assert.match(d.metadata.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+	assert.equal(typeof d.metadata.namespace, 'string');
+	assert.ok(Array.isArray(d.spec.groups) && d.spec.groups.length > 0, 'spec.groups');
+	for (const g of d.spec.groups) {
+		assert.equal(typeof g.name, 'string');
+		assert.ok(Array.isArray(g.rules) && g.rules.length > 0, `${g.name}: rules`);
+		for (const r of g.rules) {
+			assert.ok((typeof r.alert === 'string') !== (typeof r.record === 'string'), 'alert or record');
+			assert.ok(['string', 'number'].includes(typeof r.expr) && String(r.expr).length > 0, `${r.alert}: expr`);
+			if (r.for !== undefined) assert.match(r.for, /^((\d+)y)?((\d+)w)?((\d+)d)?((\d+)h)?((\d+)m)?((\d+)s)?((\d+)ms)?$/);
+			for (const m of [r.labels ?? {}, r.annotations ?? {}]) for (const v of Object.values(m)) assert.equal(typeof v, 'string');
+		}
+	}
+}
+
 async function validateAll(docs) {
 	for (const d of docs) {
 		if (d.apiVersion.startsWith('cert-manager.io/')) {
 			checkCertManager(d);
+			continue;
+		}
+		if (d.apiVersion.startsWith('monitoring.coreos.com/')) {
+			checkPrometheusRule(d);
 			continue;
 		}
 		const Model = await modelOf(d.apiVersion, d.kind);
@@ -108,6 +132,7 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 				'rdmak-plugin': ['/var/lib/kubelet/device-plugins', '/sys', '/dev/infiniband', '/var/run/k8s.cni.cncf.io/devinfo/dp'],
 				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak'],
 				'rdmak-doctor': ['/sys', '/dev', '/proc', '/etc/kubernetes/node-feature-discovery/features.d'],
+				'rdmak-exporter': ['/sys'],
 			}[d.metadata.name] ?? [];
 			assert.deepEqual(hostPaths, allowed, `${who}: hostPath`);
 			// every hostPath but the folders the part writes is mounted read-only
@@ -120,6 +145,46 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 			assert.ok(!spec.hostPID && !spec.hostIPC, who);
 		}
 	}
+});
+
+test('exporter: off by default; on, its own DaemonSet, non-root, /sys read-only, scrape annotations; the PrometheusRule is rdmak-rules.yaml', async () => {
+	const defaults = render();
+	assert.deepEqual(defaults.filter((d) => /exporter/.test(d.metadata.name) || d.kind === 'PrometheusRule'), [], 'defaults render no exporter');
+	// the DaemonSet alone: no PrometheusRule unless asked
+	const only = render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.port=9555']);
+	assert.deepEqual(byKind(only, 'PrometheusRule'), []);
+	const ds = one(only, 'DaemonSet', 'rdmak-exporter');
+	await validateAll([ds, one(only, 'ServiceAccount', 'rdmak-exporter')]);
+	const spec = ds.spec.template.spec;
+	assert.equal(spec.containers.length, 1, 'its own pod: one container');
+	const c = spec.containers[0];
+	assert.deepEqual(c.command, ['rdmak', 'exporter']);
+	assert.deepEqual(c.args, ['--listen=:9555', '--root=/host']);
+	assert.equal(c.ports[0].containerPort, 9555);
+	assert.deepEqual(ds.spec.template.metadata.annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9555', 'prometheus.io/path': '/metrics' });
+	assert.equal(c.readinessProbe.httpGet.path, '/healthz');
+	// non-root: sysfs counters are world-readable
+	assert.equal(spec.securityContext.runAsNonRoot, true);
+	assert.notEqual(spec.securityContext.runAsUser, 0);
+	assert.equal(c.securityContext.runAsNonRoot, true);
+	assert.equal(c.securityContext.runAsUser, undefined, 'the pod\'s uid, not root');
+	assert.deepEqual(c.volumeMounts, [{ name: 'sys', mountPath: '/host/sys', readOnly: true }]);
+	assert.deepEqual(spec.volumes, [{ name: 'sys', hostPath: { path: '/sys', type: 'Directory' } }]);
+	assert.deepEqual(spec.nodeSelector, { 'feature.node.kubernetes.io/pci-15b3.present': 'true' });
+	// the plugin's pods do not change when the exporter is turned on
+	assert.deepEqual(one(only, 'DaemonSet', 'rdmak-plugin'), one(defaults, 'DaemonSet', 'rdmak-plugin'));
+
+	const withRule = render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.prometheusRule.enabled=true', '--set', 'exporter.prometheusRule.labels.release=kube-prometheus-stack']);
+	const pr = one(withRule, 'PrometheusRule', 'rdmak-exporter');
+	checkPrometheusRule(pr);
+	assert.equal(pr.metadata.labels.release, 'kube-prometheus-stack');
+	// the groups are deploy/exporter/rdmak-rules.yaml's, which tests/cmd/exporter_rules.sh tests
+	const file = YAML.parse(fs.readFileSync(path.join(TOP, 'deploy', 'exporter', 'rdmak-rules.yaml'), 'utf8'));
+	assert.deepEqual(pr.spec.groups, file.groups);
+	assert.deepEqual(pr.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)),
+		['RdmaPortNotActive', 'RdmaLinkDownedIncreasing', 'RdmaSymbolErrorsIncreasing', 'RdmaCnpStorm', 'RdmaPcieDowntrained']);
+	// prometheusRule.enabled without the exporter renders no rule
+	assert.deepEqual(byKind(render([], ['--set', 'exporter.prometheusRule.enabled=true']), 'PrometheusRule'), []);
 });
 
 test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reach the pods', () => {
@@ -278,6 +343,8 @@ test('values.schema.json refuses bad values by name', () => {
 	refuse(['--set', 'webhook.tls.mode=openssl'], 'webhook.tls.mode', 'webhook.tls.mode must be one of the following');
 	refuse(['--set', 'plugin.nodeSelector.rdma=true'], 'plugin.nodeSelector.rdma', 'Invalid type. Expected: string, given: boolean');
 	refuse(['--set', 'plugin.nodeselector.rdma=x'], 'plugin', 'Additional property nodeselector is not allowed');
+	refuse(['--set', 'exporter.port=70000'], 'exporter.port', 'Must be less than or equal to 65535');
+	refuse(['--set', 'exporter.enabled=yes'], 'exporter.enabled', 'Invalid type. Expected: boolean');
 	refuse(['--set', 'etcd.tls.mode=secret'], 'etcd.tls.secretName', 'String length must be greater than or equal to 1');
 	// a plugin config in neither anchor's format
 	const f = path.join(dir, 'neither.yaml');
@@ -302,5 +369,6 @@ test('NOTES.txt says what to check next', () => {
 	assert.match(notes, /helm test rdmak -n kube-system --logs/);
 	assert.match(notes, /https:\/\/rdmak-etcd\.kube-system\.svc:2379/);
 	assert.match(notes, /Secret rdmak-etcd-client/);
+	assert.match(notes, /curl -s http:\/\/POD_IP:9436\/metrics/);
 	assert.doesNotMatch(notes, /<no value>/);
 });
