@@ -132,7 +132,7 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 				'rdmak-plugin': ['/var/lib/kubelet/device-plugins', '/sys', '/dev/infiniband', '/var/run/k8s.cni.cncf.io/devinfo/dp'],
 				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak'],
 				'rdmak-doctor': ['/sys', '/dev', '/proc', '/etc/kubernetes/node-feature-discovery/features.d'],
-				'rdmak-exporter': ['/sys'],
+				'rdmak-exporter': ['/sys', '/dev/infiniband'],
 			}[d.metadata.name] ?? [];
 			assert.deepEqual(hostPaths, allowed, `${who}: hostPath`);
 			// every hostPath but the folders the part writes is mounted read-only
@@ -147,7 +147,7 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 	}
 });
 
-test('exporter: off by default; on, its own DaemonSet, non-root, /sys read-only, scrape annotations; the PrometheusRule is rdmak-rules.yaml', async () => {
+test('exporter: off by default; on, its own DaemonSet, non-root, /sys and /dev/infiniband read-only, scrape annotations; the PrometheusRule is rdmak-rules.yaml', async () => {
 	const defaults = render();
 	assert.deepEqual(defaults.filter((d) => /exporter/.test(d.metadata.name) || d.kind === 'PrometheusRule'), [], 'defaults render no exporter');
 	// the DaemonSet alone: no PrometheusRule unless asked
@@ -168,8 +168,10 @@ test('exporter: off by default; on, its own DaemonSet, non-root, /sys read-only,
 	assert.notEqual(spec.securityContext.runAsUser, 0);
 	assert.equal(c.securityContext.runAsNonRoot, true);
 	assert.equal(c.securityContext.runAsUser, undefined, 'the pod\'s uid, not root');
-	assert.deepEqual(c.volumeMounts, [{ name: 'sys', mountPath: '/host/sys', readOnly: true }]);
-	assert.deepEqual(spec.volumes, [{ name: 'sys', hostPath: { path: '/sys', type: 'Directory' } }]);
+	// the model under --root=/host: sysfs and the device nodes (stat only), both read-only
+	assert.deepEqual(c.volumeMounts, [{ name: 'sys', mountPath: '/host/sys', readOnly: true },
+		{ name: 'dev-infiniband', mountPath: '/host/dev/infiniband', readOnly: true }]);
+	assert.deepEqual(spec.volumes.map((v) => v.hostPath.path), ['/sys', '/dev/infiniband']);
 	assert.deepEqual(spec.nodeSelector, { 'feature.node.kubernetes.io/pci-15b3.present': 'true' });
 	// the plugin's pods do not change when the exporter is turned on
 	assert.deepEqual(one(only, 'DaemonSet', 'rdmak-plugin'), one(defaults, 'DaemonSet', 'rdmak-plugin'));
