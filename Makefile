@@ -44,8 +44,9 @@ ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
 override LDFLAGS += $(ETCD_LINK)
 # The per-pod binary (src/pod.c: rdmak-cni and rdmak-ipam as the runtime execs them) links only
 # what a CNI request uses: jansson and libnl statically (no loader work for them), libmnl (no
-# static archive in Debian) and libc shared. No gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
-POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -lmnl -lm
+# static archive in Debian) and libc shared, each only if used (--as-needed: clang, unlike
+# Debian's gcc, does not pass it by default). No gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
+POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -Wl,--as-needed -lmnl -lm
 # What a root-run plugin deserves, checked by tests/cmd/cni_deploy.sh: PIE, full RELRO (the GOT
 # read-only after start: BIND_NOW), no executable stack, stack protector, fortified libc calls.
 HARDEN_LD  := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
