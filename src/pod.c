@@ -14,19 +14,6 @@
 #include "log/log.h"
 #include "roles.h"
 
-extern char **environ;
-
-static int pod_ipam_main(int argc, char **argv)
-{
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("rdmak-ipam: a CNI IPAM plugin, run by a container runtime or a main CNI plugin with\n"
-		       "CNI_COMMAND (ADD, DEL, CHECK, GC, STATUS, VERSION) and the network configuration on\n"
-		       "stdin. Its configuration and the operator commands: `rdmak ipam --help`, docs/ipam.md.\n");
-		return 0;
-	}
-	return ipam_plugin_main(environ, STDIN_FILENO, stdout);
-}
-
 int main(int argc, char **argv)
 {
 	const char *self = strrchr(argv[0], '/');
@@ -35,7 +22,7 @@ int main(int argc, char **argv)
 	if (log_parse_environment() < 0)
 		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text", getenv("RDMAK_LOG_FORMAT"));
 	if (!strcmp(self, "rdmak-ipam"))
-		return pod_ipam_main(argc, argv);
+		return ipam_exec_main(argc, argv);
 	if (!strcmp(self, "rdmak-cni"))
 		return cni_main(argc, argv);
 	fprintf(stderr, "%s: run as rdmak-cni or rdmak-ipam (the CNI plugins); the other roles are in rdmak\n", self);

@@ -20,5 +20,8 @@ bool ipam_plugin_runs_here(const struct cnispec_request *req);
 int ipam_plugin_main(char *const *envp, int in_fd, FILE *out);
 /* rdmak ipam list|release|gc: the operator CLI. Returns the exit code. */
 int ipam_cli_main(int argc, char **argv);
+/* rdmak-ipam as a runtime execs it (--help, or the CNI exchange on stdin): the multi-call rdmak
+ * and the per-pod binary share it. */
+int ipam_exec_main(int argc, char **argv);
 
 #endif
