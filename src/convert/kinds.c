@@ -434,12 +434,14 @@ static int nic_cluster_policy(struct conv *cv, const json_t *obj)
 /* ---- SriovNetworkNodePolicy -------------------------------------------------------------- */
 
 /* The VF's PCI device ID for a PF's: the SR-IOV operator's supported-nic-ids for NVIDIA's
- * ConnectX and BlueField (its policies name the PF's, its device plugin selects VFs by theirs). */
+ * ConnectX-4 to -8 and BlueField-2/-3 (its policies name the PF's, its device plugin selects VFs
+ * by theirs); tests/fixtures/convert/supported-nic-ids.yaml is that table, checked row by row. */
 static const char *vf_device_id(const char *pf)
 {
 	static const char *const map[][2] = {
 		{ "1013", "1014" }, { "1015", "1016" }, { "1017", "1018" }, { "1019", "101a" },
-		{ "101b", "101c" }, { "101d", "101e" }, { "1021", "101e" }, { "a2d6", "101e" },
+		{ "101b", "101c" }, { "101d", "101e" }, { "101f", "101e" }, { "1021", "101e" },
+		{ "1023", "101e" }, { "a2d6", "101e" }, { "a2dc", "101e" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)

@@ -25,7 +25,7 @@ like "$err" "seed004-ibsriov-pkey.yaml: line 11" "the parser's error names the f
 
 # golden outputs
 for f in "$FX"/*.yaml; do
-	case $f in *.out.yaml | *-pkey.yaml) continue ;; esac
+	case $f in *.out.yaml | *-pkey.yaml | */supported-nic-ids.yaml) continue ;; esac
 	"$RDMAK" convert "$f" >"$TMP/out.yaml"
 	if [ -n "${RDMAK_CONVERT_REGEN:-}" ]; then cp "$TMP/out.yaml" "${f%.yaml}.out.yaml"; fi
 	same_file "$TMP/out.yaml" "${f%.yaml}.out.yaml" "$(basename "$f"): the golden output"
@@ -122,5 +122,18 @@ run "$RDMAK" convert "$TMP/list.yaml"
 is "$rc" 0 "a List with an empty document before it converts"
 like "$out" '"rangeStart": "10.0.0.5"' "the List's pool is found by its network"
 like "$out" '"master": "ens1f0"' "the macvlan master is carried"
+
+# sriov-network-operator's supported-nic-ids, row by row: a policy naming the PF's device ID
+# gives a plugin entry selecting the VFs' (supported-nic-ids.yaml, SOURCES.md)
+while read -r name pf vf; do
+	printf 'kind: SriovNetworkNodePolicy\nmetadata: {name: p}\nspec:\n  resourceName: r\n  numVfs: 4\n  nicSelector: {vendor: "15b3", deviceID: "%s"}\n  deviceType: netdevice\n  isRdma: true\n' "$pf" >"$TMP/row.yaml"
+	got=$("$RDMAK" convert --json "$TMP/row.yaml" | "$PY" -c 'import json,sys; print(",".join(json.load(sys.stdin)["values"]["plugin"]["config"]["resourceList"][0]["selectors"]["devices"]))')
+	is "$got" "$vf" "supported-nic-ids $name: PF $pf, the VFs' device ID $vf"
+done < <("$PY" -c 'import sys
+for l in open(sys.argv[1]):
+    l = l.strip()
+    if l.startswith("Nvidia_"):
+        k, v = l.split(": ", 1)
+        print(k, *v.strip("\"").split()[1:])' "$FX/supported-nic-ids.yaml")
 
 done_testing
