@@ -41,6 +41,10 @@ archive="$plain/image/localhost_rdmak-test_0.1.0.oci.tar"
 # its last line (make may print what it linked first)
 is "$(printf '%s\n' "$out" | tail -n 1)" "$TAG $archive" "it names the image and its OCI archive"
 echo "# build: $(($(date +%s) - t0)) s"
+# the name `ctr images import` and `podman load` give it, which the chart's default image names
+# (image.registry localhost: docs/deploy.md)
+ref=$(tar -xOf "$archive" index.json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"])')
+is "$ref" "$TAG" "the OCI archive names the image localhost/NAME:TAG (org.opencontainers.image.ref.name)"
 
 # Podman's defaults raise the container's hard RLIMIT_NOFILE to 1048576, which needs
 # CAP_SYS_RESOURCE: a VM or CI container without it (this one: Firecracker) cannot start any

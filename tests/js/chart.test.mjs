@@ -194,7 +194,7 @@ test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reac
 	for (const name of ['rdmak-plugin', 'rdmak-cni', 'rdmak-doctor']) {
 		const ds = one(docs, 'DaemonSet', name);
 		assert.deepEqual(ds.spec.template.spec.nodeSelector, { 'feature.node.kubernetes.io/pci-15b3.present': 'true' });
-		assert.equal(ds.spec.template.spec.containers[0].image, 'rdmak:0.1.0');
+		assert.equal(ds.spec.template.spec.containers[0].image, 'localhost/rdmak:0.1.0');
 	}
 	// helm merges maps: a null drops the default label
 	const k3s = render([], ['--set', 'cniBinDir=/var/lib/rancher/k3s/data/current/bin', '--set-json', 'cni.nodeSelector={"feature.node.kubernetes.io/pci-15b3.present":null,"rdma":"yes"}', '--set', 'image.tag=0.2.0']);
@@ -202,7 +202,9 @@ test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reac
 	assert.ok(cni.containers[0].args.includes('--cni-dir=/var/lib/rancher/k3s/data/current/bin'));
 	assert.equal(cni.volumes.find((v) => v.name === 'cni-bin').hostPath.path, '/var/lib/rancher/k3s/data/current/bin');
 	assert.deepEqual(cni.nodeSelector, { rdma: 'yes' });
-	assert.equal(cni.containers[0].image, 'rdmak:0.2.0');
+	assert.equal(cni.containers[0].image, 'localhost/rdmak:0.2.0');
+	// registry "": the bare name, as a user with its own naming asks for it
+	assert.equal(one(render([], ['--set', 'image.registry=']), 'DaemonSet', 'rdmak-plugin').spec.template.spec.containers[0].image, 'rdmak:0.1.0');
 	// parts off render nothing of theirs
 	const none = render([], ['--set', 'plugin.enabled=false', '--set', 'cni.enabled=false', '--set', 'doctor.enabled=false', '--set', 'doctor.job.enabled=false']);
 	assert.deepEqual(none, []);
