@@ -29,6 +29,7 @@ static const struct role roles[] = {
 	{ "vf",       "plan a node's SR-IOV VFs from SriovNetworkNodePolicy objects: live steps vs reboot", vf_main },
 	{ "exporter", "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings", exporter_main },
 	{ "convert",  "Network Operator's, Spiderpool's and the SR-IOV operator's resources as rdmak's", convert_main },
+	{ "fabric",   "InfiniBand partitions of rdmak-cni's VFs at the fabric manager (UFM): gc, list, check", fabric_main },
 };
 
 static void usage(FILE *f)

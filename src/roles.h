@@ -23,5 +23,6 @@ int bench_main(int argc, char **argv);
 int vf_main(int argc, char **argv);
 int exporter_main(int argc, char **argv);
 int convert_main(int argc, char **argv);
+int fabric_main(int argc, char **argv);
 
 #endif

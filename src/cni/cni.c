@@ -280,6 +280,12 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 			log_undo("releasing the IPAM address", &e);
 	}
 	e = (struct cnispec_error){ 0 };
+	/* the partition first: the GUID leaves while the VF is still this attachment's */
+	if (c->st && cni_partition_leave(c, c->req->conf->name, c->req->env->container_id, c->ifname, &e) < 0) {
+		log_undo("leaving the partition", &e);
+		return; /* the record stays, naming the GUID */
+	}
+	e = (struct cnispec_error){ 0 };
 	r = ops->detach(c, &e);
 	if (r != 0) {
 		if (r < 0)
@@ -342,6 +348,11 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	/* the record first: a plugin killed from here on still tells DEL what to give back */
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto out;
+	/* before the device moves: a fabric manager that is down fails ADD with the least to undo */
+	if (c.st && (r = cni_partition_join(&c, err)) < 0) {
+		attached = false;
+		goto fail;
+	}
 	r = ops->attach(&c, &l, err);
 	/* detach is idempotent: it also undoes a partial attach; but a name the kernel found taken
 	 * is another attachment's interface, and nothing was made */
@@ -453,6 +464,15 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 			log_debug("no record of %s:%s: nothing was moved", req->env->container_id, c.ifname);
 		else
 			c.st = &st;
+	}
+	/* the partition first, while the VF is still this attachment's: a fabric manager that does
+	 * not answer gets the removal journaled; only a journal that cannot be written fails DEL */
+	if (c.st && st.fabric) {
+		if ((r = cni_partition_leave(&c, req->conf->name, req->env->container_id, c.ifname, err)) < 0)
+			goto out;
+		(void)cni_state_save(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+	} else if (cni_partition_wanted(cfg) && (r = cni_partition_gc(cfg)) < 0) {
+		log_warning("retrying journaled partition removals: %s", strerror(-r));
 	}
 	first = teardown(&c, ops, &keep, err);
 	/* IPAM is released whatever happened above: an address must not leak because a device did */
@@ -580,7 +600,10 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 		}
 		if ((r = ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
 			c.st = &st;
-			r = teardown(&c, ops, &keep, &e);
+			if (st.fabric && (r = cni_partition_leave(&c, req->conf->name, ids[i], ifnames[i], &e)) == 0)
+				(void)cni_state_save(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
+			if (r == 0)
+				r = teardown(&c, ops, &keep, &e);
 		}
 		ctx_close(&c);
 		if (r < 0) {
@@ -609,6 +632,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 		if (tidied)
 			log_info("GC: removed %zu temp file(s) of killed writers", tidied);
 	}
+	if (cni_partition_wanted(cfg) && (r = cni_partition_gc(cfg)) < 0)
+		log_warning("GC: retrying journaled partition removals: %s", strerror(-r));
 	/* IPAM's own reservations: passed on whatever happened above */
 	if (req->conf->ipam_type && (r = ipam_call(req, CNISPEC_CMD_GC, NULL, &e)) < 0 && !first) {
 		first = r;
@@ -648,7 +673,8 @@ static void usage(FILE *f)
 	      "Gives a pod a secondary RDMA interface: \"link\": \"macvlan\" (a child of \"master\", \"mode\"\n"
 	      "bridge|private|vepa|passthru), \"ipoib\" (a child of \"master\", \"pkey\") or \"hostdev\" (the\n"
 	      "netdev of PCI function \"deviceID\" or named \"device\" moves in, with its RDMA device when\n"
-	      "\"rdmaIsolation\" is true). Keys: sysfs, mtu, mac, guid, pkey, rdmaIsolation, policyRouting\n"
+	      "\"rdmaIsolation\" is true). Keys: sysfs, mtu, mac, guid, pkey, fabric (hostdev: the fabric\n"
+	      "manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation, policyRouting\n"
 	      "(default true: a table per interface), tableBase (100), rulePriority (30000), stateDir,\n"
 	      "logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0, 0.4.0,\n"
 	      "0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);

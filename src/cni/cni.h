@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cnispec/cnispec.h"
+#include "fabric/fabric.h"
 #include "hw/hw.h"
 #include "log/log.h"
 #include "nl/nl.h"
@@ -30,6 +31,7 @@ enum {
 	CNI_E_IFNAME_TAKEN = 103,/* CNI_IFNAME already exists in the pod */
 	CNI_E_TABLE = 104,       /* the interface's routing table is used by another interface */
 	CNI_E_STATE = 105,       /* the attachment record could not be read or written */
+	CNI_E_FABRIC = 106,      /* the fabric manager did not put the VF's GUID into the partition */
 	CNI_E_CHECK = 110,       /* CHECK: the live state differs from prevResult */
 };
 
@@ -64,6 +66,7 @@ struct cni_config {
 	char *log_file;
 	bool has_log_level;
 	enum log_level log_level;
+	struct fabric_config fabric;   /* hostdev with pkey: the partition's fabric manager */
 };
 
 /* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
@@ -172,6 +175,21 @@ int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err);
 /* CHECK: prevResult's addresses of this interface, its routes, the rules and sysctls. */
 int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev, struct cnispec_error *err);
 
+/* ---- InfiniBand partitions at the fabric manager (partition.c) ------------------------ */
+
+/* hostdev, a pkey and a fabric configured. */
+bool cni_partition_wanted(const struct cni_config *cfg);
+/* ADD: the VF's GUID into the pkey (record saved first); code 106 when the fabric manager
+ * does not take it. */
+int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err);
+/* DEL, GC, ADD's rollback: the GUID out of the pkey unless another attachment holds it; a
+ * fabric manager that does not answer gets the removal journaled (then 0 too). <0 only when
+ * the journal cannot be written. */
+int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
+			struct cnispec_error *err);
+/* GC: retry the journaled removals. */
+int cni_partition_gc(const struct cni_config *cfg);
+
 /* ---- hostdev attachment records ---------------------------------------------------------- */
 
 struct cni_state {
@@ -191,6 +209,8 @@ struct cni_state {
 	uint64_t guid_orig;
 	bool has_pkey;
 	uint16_t pkey;
+	bool fabric;                   /* fabric_guid may be in pkey at the fabric manager */
+	uint64_t fabric_guid;
 };
 
 /* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.

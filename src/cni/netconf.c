@@ -376,6 +376,7 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("pciBusID", JSON_STRING, read_device_id, CFG(device_id), 0),
 	DISPATCH_FIELD("guid", JSON_STRING, read_guid, offsetof(struct reader, c), 0),
 	DISPATCH_FIELD("pkey", DISPATCH_ANY, read_pkey, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("fabric", JSON_OBJECT, fabric_config_dispatch, CFG(fabric), 0),
 	DISPATCH_FIELD("sysfs", JSON_STRING, read_abs_path, CFG(sysfs), 0),
 	DISPATCH_FIELD("stateDir", JSON_STRING, read_abs_path, CFG(state_dir), 0),
 	DISPATCH_FIELD("logFile", JSON_STRING, read_abs_path, CFG(log_file), 0),
@@ -474,6 +475,9 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd)
 			return dispatch_fail(d, "device", "only for link hostdev (a %s link is made on master)", kind);
 		if (c->has_guid)
 			return dispatch_fail(d, "guid", "only for link hostdev (an InfiniBand VF)");
+		if (c->fabric.set)
+			return dispatch_fail(d, "fabric", "only for link hostdev: the fabric manager adds a VF's GUID to the "
+					     "partition (an IPoIB child's partition is its master port's)");
 		/* deviceID is tolerated: Multus writes it into every plugin of a network whose
 		 * resource has device IDs, shared ones included */
 		if (c->rdma_isolation)
@@ -501,6 +505,8 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd)
 					     "Multus passes the device plugin's allocation) or device");
 		if (c->has_guid && !device_id)
 			return dispatch_fail(d, "guid", "needs deviceID: the GUID is set through the VF's PF");
+		if (c->fabric.set && !c->has_pkey)
+			return dispatch_fail(d, "fabric", "needs pkey: the partition the VF's GUID joins");
 		break;
 	}
 	return 0;
@@ -568,6 +574,7 @@ void cni_config_clear(struct cni_config *c)
 	free(c->state_dir);
 	free(c->log_file);
 	c->sysfs = c->state_dir = c->log_file = NULL;
+	fabric_config_clear(&c->fabric);
 }
 
 static uint32_t fnv1a(const char *s)

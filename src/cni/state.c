@@ -74,6 +74,14 @@ int cni_state_save(const char *dir, const char *network, const char *id, const c
 		json_decref(o);
 		return -ENOMEM;
 	}
+	if (st->fabric) {
+		char fg[17];
+		fabric_guid_format(st->fabric_guid, fg);
+		if (json_object_set_new(o, "fabricGuid", json_string(fg)) < 0) {
+			json_decref(o);
+			return -ENOMEM;
+		}
+	}
 	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!text)
@@ -110,7 +118,7 @@ static int int_field(const json_t *o, const char *k, long long lo, long long hi,
 int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 {
 	struct cni_state st = { .vf_index = -1 };
-	char mac[3 * 32 + 1] = "", guid[20] = "";
+	char mac[3 * 32 + 1] = "", guid[20] = "", fguid[20] = "";
 	long long ifindex = 0, mtu = 0, vf = -1, pkey = -1;
 	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
 	int r = -EBADMSG;
@@ -124,6 +132,7 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	    str_field(o, "rdmaDevice", st.rdma_dev, sizeof(st.rdma_dev), false) < 0 ||
 	    str_field(o, "pf", st.pf, sizeof(st.pf), false) < 0 ||
 	    str_field(o, "guidOrig", guid, sizeof(guid), false) < 0 ||
+	    str_field(o, "fabricGuid", fguid, sizeof(fguid), false) < 0 ||
 	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 || int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
 	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 || int_field(o, "pkey", -1, 0xffff, &pkey) < 0)
 		goto out;
@@ -140,6 +149,12 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	if (pkey >= 0) {
 		st.has_pkey = true;
 		st.pkey = (uint16_t)pkey;
+	}
+	/* the GUID this attachment may have put into pkey: a record that names one needs its pkey */
+	if (fguid[0]) {
+		if (fabric_guid_parse(fguid, &st.fabric_guid) < 0 || strlen(fguid) != 16 || !st.has_pkey)
+			goto out;
+		st.fabric = true;
 	}
 	if (guid[0]) {
 		char *end;

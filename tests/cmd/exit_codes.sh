@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin, bench, vf, exporter and convert (their *_EXIT_* constants) as
+# The exit codes of snapshot, plugin, bench, vf, exporter, convert and fabric (their *_EXIT_* constants) as
 # their users see them: the codes each role's --help "Exit:" sentence names are the codes its page
 # names (README's snapshot section, docs/plugin.md, docs/bench.md, docs/convert.md), and each of
 # them is what a real invocation returns. A code added, dropped or renumbered in one place and not
@@ -97,4 +97,27 @@ check convert docs/convert.md 'Exit codes: `0`' \
 	"2:'$RDMAK' convert" \
 	"3:'$RDMAK' convert '$TMP/none.yaml'" \
 	"3:'$RDMAK' convert '$CFX/seed003-ncp-shared.yaml' >/dev/full"
+# fabric: the UFM stand-in (tests/js/ufm.mjs) for "consistent" and "differs"; a port nothing
+# listens on for "unreachable"; a live record (its netns /proc/self/ns/net) whose GUID UFM lacks
+if command -v node >/dev/null && command -v openssl >/dev/null; then
+	. "$TOP/tests/lib-ufm.sh"
+	ufm_certs "$TMP/pki" && ufm_start "$TMP/pki" ""
+	trap 'ufm_stop; rm -rf "$TMP"' EXIT
+	mkdir -p "$TMP/sec" "$TMP/fst/fab" && printf admin >"$TMP/sec/username" && printf 123456 >"$TMP/sec/password"
+	fconf() { printf '{"cniVersion":"1.0.0","name":"fab","type":"rdmak-cni","link":"hostdev","deviceID":"0000:3b:00.2","stateDir":"%s","pkey":"0x8101","fabric":{"ufm":"%s","credentials":"%s/sec","ca":"%s/pki/ca.pem"}}' "$TMP/$2" "$3" "$TMP" "$TMP" >"$TMP/$1"; }
+	fconf ok.conf est "$UFM_URL"; fconf live.conf fst "$UFM_URL"; fconf down.conf est https://127.0.0.1:1
+	printf '{"netns":"/proc/self/ns/net","hostName":"vf10","pkey":33025,"fabricGuid":"0002c90300216e70"}' >"$TMP/fst/fab/c1:net1"
+	check fabric docs/fabric.md 'Exit codes: `0` done' \
+		"0:'$RDMAK' fabric --help" \
+		"0:'$RDMAK' fabric check --config '$TMP/ok.conf'" \
+		"0:'$RDMAK' fabric list --config '$TMP/live.conf'" \
+		"1:'$RDMAK' fabric check --config '$TMP/down.conf'" \
+		"1:'$RDMAK' fabric list --config '$TMP/live.conf' >/dev/full" \
+		"2:'$RDMAK' fabric frobnicate" \
+		"2:'$RDMAK' fabric gc" \
+		"2:'$RDMAK' fabric gc --config '$TMP/none.conf'" \
+		"3:'$RDMAK' fabric check --config '$TMP/live.conf'"
+else
+	skip "needs node and openssl (the UFM stand-in)" "fabric exit codes"
+fi
 done_testing

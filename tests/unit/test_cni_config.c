@@ -318,6 +318,65 @@ static void test_state(void **st)
 	assert_int_equal(system(path), 0);
 }
 
+/* The "fabric" object: its defaults, its refusals by path, and a record naming a GUID. */
+static void test_fabric(void **st)
+{
+#define HD "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"deviceID\":\"0000:1b:00.2\","
+	struct cnispec_error err = { 0 };
+	struct cni_config c;
+	struct cni_state s;
+	uint64_t g;
+
+	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":{\"ufm\":\"https://ufm.example:8443/x\",\"credentials\":\"/s\"}}",
+			       &c, &err), 0);
+	assert_true(c.fabric.set && cni_partition_wanted(&c));
+	assert_string_equal(c.fabric.ufm, "https://ufm.example:8443/x");
+	assert_int_equal(c.fabric.timeout_ms, 5000);
+	assert_true(c.fabric.ip_over_ib && !c.fabric.limited && !c.fabric.index0 && !c.fabric.ca_file);
+	cni_config_clear(&c);
+	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"ca\":\"/c.pem\","
+			       "\"timeoutSeconds\":0.25,\"membership\":\"limited\",\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
+	assert_int_equal(c.fabric.timeout_ms, 250);
+	assert_true(c.fabric.limited && c.fabric.index0 && !c.fabric.ip_over_ib);
+	assert_string_equal(c.fabric.ca_file, "/c.pem");
+	cni_config_clear(&c);
+	/* refusals, each naming its path */
+	assert_int_equal(parse(HD "\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: needs pkey"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"http://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.ufm: "));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.credentials: missing"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"s\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.credentials: "));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"timeoutSeconds\":0}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.timeoutSeconds: "));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"membership\":\"half\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.membership: "));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"verify\":false}}", &c, &err), -EINVAL);
+	assert_int_equal(err.code, 2); /* no key turns verification off: unknown */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"master\":\"ib0\",\"link\":\"ipoib\","
+			       "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: only for link hostdev"));
+	/* the record: fabricGuid needs its pkey */
+	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
+	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), 0);
+	assert_true(s.fabric);
+	assert_true(s.fabric_guid == 0x0002c90300216e70ull);
+	rec = "{\"hostName\":\"vf1\",\"fabricGuid\":\"0002c90300216e70\"}";
+	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"02c90300216e70\"}";
+	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	/* GUIDs as UFM and ib-kubernetes write them */
+	assert_int_equal(fabric_guid_parse("0x0002C90300216E70", &g), 0);
+	assert_true(g == 0x0002c90300216e70ull);
+	assert_int_equal(fabric_guid_parse("00:02:c9:03:00:21:6e:70", &g), 0);
+	assert_true(g == 0x0002c90300216e70ull);
+	assert_int_equal(fabric_guid_parse("0002c90300216e7", &g), -EINVAL);
+	assert_int_equal(fabric_guid_parse("0002c90300216e7g", &g), -EINVAL);
+#undef HD
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_config_infer_link),
 		cmocka_unit_test(test_config_anchor_keys),
 		cmocka_unit_test(test_state),
+		cmocka_unit_test(test_fabric),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One HTTPS request with a deadline, over GnuTLS loaded on first use. rdmak-cni is exec'd for
+ * every CNI command and links no TLS library (Makefile, POD_LIBS; docs/cni.md): a network with a
+ * fabric manager pays GnuTLS's loading, the others nothing, as src/http/dl.c does for the
+ * webhook. The certificate is always verified (gnutls_session_set_verify_cert): there is no
+ * option to skip it, and a failure says what GnuTLS found wrong. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <gnutls/gnutls.h>
+
+#include "fabric/internal.h"
+#include "util/cleanup.h"
+
+#define HTTPS_GNUTLS "libgnutls.so.30"
+/* an answer larger than this is not a pkey's GUID list */
+#define HTTPS_ANSWER_MAX (16u << 20)
+
+#define HTTPS_FUNCS(X)                                                                                     \
+	X(gnutls_certificate_allocate_credentials) X(gnutls_certificate_free_credentials)                  \
+	X(gnutls_certificate_set_x509_trust_file) X(gnutls_certificate_set_x509_system_trust)              \
+	X(gnutls_init) X(gnutls_deinit) X(gnutls_set_default_priority) X(gnutls_credentials_set)           \
+	X(gnutls_server_name_set) X(gnutls_session_set_verify_cert) X(gnutls_transport_set_int2)          \
+	X(gnutls_handshake) X(gnutls_handshake_set_timeout) X(gnutls_record_set_timeout)                  \
+	X(gnutls_record_send) X(gnutls_record_recv) X(gnutls_bye) X(gnutls_strerror)                      \
+	X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)                                 \
+	X(gnutls_certificate_verification_status_print)
+
+#define HTTPS_FIELD(f) __typeof__(f) *f;
+static struct {
+	HTTPS_FUNCS(HTTPS_FIELD)
+	gnutls_free_function *free;
+} tls;
+#undef HTTPS_FIELD
+
+static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool tls_loaded;
+
+static int tls_load(char *err, size_t errlen)
+{
+	void *h;
+	void *p;
+	int r = 0;
+
+	pthread_mutex_lock(&tls_lock);
+	if (tls_loaded)
+		goto out;
+	h = dlopen(HTTPS_GNUTLS, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "cannot load %s (Debian package libgnutls30): %s", HTTPS_GNUTLS, why ? why : "?");
+		r = -ENOENT;
+		goto out;
+	}
+#define HTTPS_LOAD(f)                                                                                      \
+	if (r == 0) {                                                                                      \
+		p = dlsym(h, #f);                                                                          \
+		if (p)                                                                                     \
+			memcpy(&tls.f, &p, sizeof(p));                                                     \
+		else {                                                                                     \
+			snprintf(err, errlen, "%s has no %s", HTTPS_GNUTLS, #f);                           \
+			r = -ENOENT;                                                                       \
+		}                                                                                          \
+	}
+	HTTPS_FUNCS(HTTPS_LOAD)
+#undef HTTPS_LOAD
+	if (r == 0 && !(p = dlsym(h, "gnutls_free"))) {
+		snprintf(err, errlen, "%s has no gnutls_free", HTTPS_GNUTLS);
+		r = -ENOENT;
+	} else if (r == 0) {
+		memcpy(&tls.free, &p, sizeof(p));
+	}
+	if (r < 0) {
+		dlclose(h);
+		goto out;
+	}
+	tls_loaded = true;
+out:
+	pthread_mutex_unlock(&tls_lock);
+	return r;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(long long deadline)
+{
+	long long l = deadline - now_ms();
+
+	return l > 0 ? (int)l : 0;
+}
+
+/* A TCP connection to host:port within the deadline, trying each address getaddrinfo gives. */
+static int tcp_connect(const struct https_target *t, long long deadline, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *ai = NULL;
+	int r, last = -ECONNREFUSED;
+
+	r = getaddrinfo(t->host, t->port, &hints, &ai);
+	if (r != 0) {
+		snprintf(err, errlen, "%s: %s", t->host, gai_strerror(r));
+		return r == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	}
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		socklen_t sl = sizeof(r);
+
+		if (fd < 0) {
+			last = -errno;
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			last = -errno;
+			close(fd);
+			continue;
+		}
+		r = poll(&pfd, 1, left_ms(deadline));
+		if (r == 0) {
+			last = -ETIMEDOUT;
+			close(fd);
+			break;
+		}
+		if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &sl) < 0 || r != 0) {
+			last = r > 0 ? -r : -errno;
+			close(fd);
+			continue;
+		}
+		/* blocking from here: GnuTLS's timeouts bound the handshake and each receive */
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		freeaddrinfo(ai);
+		return fd;
+	}
+	freeaddrinfo(ai);
+	snprintf(err, errlen, "connecting to %s port %s: %s", t->host, t->port,
+		 last == -ETIMEDOUT ? "timed out" : strerror(-last));
+	return last;
+}
+
+static bool is_ip_literal(const char *h)
+{
+	unsigned char buf[16];
+
+	return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+}
+
+/* GnuTLS's error as a sentence; a certificate that did not verify says why. */
+static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size_t errlen)
+{
+	if (e == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+		gnutls_datum_t out = { 0 };
+		unsigned status = tls.gnutls_session_get_verify_cert_status(s);
+
+		if (tls.gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) == 0) {
+			snprintf(err, errlen, "%s: the server's certificate did not verify: %s", what, (char *)out.data);
+			(*tls.free)(out.data);
+			return -EPROTO;
+		}
+	}
+	if (e == GNUTLS_E_TIMEDOUT || e == GNUTLS_E_AGAIN) {
+		snprintf(err, errlen, "%s: timed out", what);
+		return -ETIMEDOUT;
+	}
+	snprintf(err, errlen, "%s: %s", what, tls.gnutls_strerror(e));
+	return e == GNUTLS_E_PREMATURE_TERMINATION || e == GNUTLS_E_PUSH_ERROR || e == GNUTLS_E_PULL_ERROR ? -ECONNRESET
+												      : -EPROTO;
+}
+
+static int send_all(gnutls_session_t s, const char *buf, size_t len, char *err, size_t errlen)
+{
+	while (len > 0) {
+		ssize_t n = tls.gnutls_record_send(s, buf, len);
+		if (n == GNUTLS_E_INTERRUPTED || n == GNUTLS_E_AGAIN)
+			continue;
+		if (n < 0)
+			return tls_fail(s, (int)n, "sending the request", err, errlen);
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The body of a "Transfer-Encoding: chunked" answer, decoded in place. */
+static int dechunk(char *b, size_t len, size_t *ret_len)
+{
+	size_t in = 0, out = 0;
+
+	for (;;) {
+		char *end;
+		unsigned long n = strtoul(b + in, &end, 16);
+		char *eol = memmem(b + in, len - in, "\r\n", 2);
+
+		if (!eol || end == b + in)
+			return -EPROTO;
+		in = (size_t)(eol - b) + 2;
+		if (n == 0)
+			break;
+		if (n > len - in)
+			return -EPROTO;
+		memmove(b + out, b + in, n);
+		out += n;
+		in += n + 2;
+		if (in > len)
+			return -EPROTO;
+	}
+	b[out] = '\0';
+	*ret_len = out;
+	return 0;
+}
+
+static const char *header_value(const char *head, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = strstr(head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n"))
+		if (!strncasecmp(p + 2, name, nl) && p[2 + nl] == ':')
+			return p + 3 + nl + strspn(p + 3 + nl, " \t");
+	return NULL;
+}
+
+static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *err, size_t errlen)
+{
+	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body;
+	const char *te, *cl;
+	size_t blen;
+	int status = 0;
+
+	if (!sep || sscanf(buf, "HTTP/1.%*[01] %3d", &status) != 1 || status < 100) {
+		snprintf(err, errlen, "the answer is not HTTP/1.x");
+		return -EPROTO;
+	}
+	*sep = '\0';
+	body = sep + 4;
+	blen = len - (size_t)(body - buf);
+	te = header_value(buf, "Transfer-Encoding");
+	cl = header_value(buf, "Content-Length");
+	if (te && !strncasecmp(te, "chunked", 7)) {
+		if (dechunk(body, blen, &blen) < 0) {
+			snprintf(err, errlen, "the answer's chunked body is cut short or malformed");
+			return -EPROTO;
+		}
+	} else if (cl) {
+		unsigned long n = strtoul(cl, NULL, 10);
+		if (n > blen) {
+			snprintf(err, errlen, "the answer is cut short (%zu of %lu bytes)", blen, n);
+			return -EPROTO;
+		}
+		blen = n;
+	}
+	ret->status = status;
+	ret->body = strndup(body, blen);
+	ret->len = blen;
+	return ret->body ? 0 : -ENOMEM;
+}
+
+int fabric_https_request(const struct https_target *t, const char *method, const char *path, const char *headers,
+		  const char *body, size_t body_len, struct https_answer *ret, char *err, size_t errlen)
+{
+	long long deadline = now_ms() + t->timeout_ms;
+	gnutls_certificate_credentials_t cred = NULL;
+	gnutls_session_t s = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *req = NULL, *buf = NULL;
+	size_t len = 0, cap = 0;
+	int e, r;
+
+	if ((r = tls_load(err, errlen)) < 0)
+		return r;
+	if (tls.gnutls_certificate_allocate_credentials(&cred) < 0)
+		return -ENOMEM;
+	e = t->ca_file ? tls.gnutls_certificate_set_x509_trust_file(cred, t->ca_file, GNUTLS_X509_FMT_PEM)
+		       : tls.gnutls_certificate_set_x509_system_trust(cred);
+	if (e <= 0) {
+		snprintf(err, errlen, "CA %s: %s", t->ca_file ? t->ca_file : "(the system's)",
+			 e == 0 ? "no certificate in it" : tls.gnutls_strerror(e));
+		r = -EINVAL;
+		goto out;
+	}
+	if ((fd = tcp_connect(t, deadline, err, errlen)) < 0) {
+		r = fd;
+		goto out;
+	}
+	if (tls.gnutls_init(&s, GNUTLS_CLIENT) < 0 || tls.gnutls_set_default_priority(s) < 0 ||
+	    tls.gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* SNI carries names only (RFC 6066); the certificate check takes both */
+	if (!is_ip_literal(t->host))
+		(void)tls.gnutls_server_name_set(s, GNUTLS_NAME_DNS, t->host, strlen(t->host));
+	tls.gnutls_session_set_verify_cert(s, t->host, 0);
+	tls.gnutls_transport_set_int2(s, fd, fd);
+	tls.gnutls_handshake_set_timeout(s, (unsigned)left_ms(deadline) + 1);
+	do
+		e = tls.gnutls_handshake(s);
+	while (e < 0 && !tls.gnutls_error_is_fatal(e) && left_ms(deadline) > 0);
+	if (e < 0) {
+		r = tls_fail(s, e, "TLS handshake", err, errlen);
+		goto out;
+	}
+	if (asprintf(&req, "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\nConnection: close\r\n%s"
+		     "Content-Length: %zu\r\n%s\r\n", method, path, t->host, strcmp(t->port, "443") ? ":" : "",
+		     strcmp(t->port, "443") ? t->port : "", headers ? headers : "", body_len,
+		     body ? "Content-Type: application/json\r\n" : "") < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = send_all(s, req, strlen(req), err, errlen)) < 0 || (body && (r = send_all(s, body, body_len, err, errlen)) < 0))
+		goto out;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb;
+			if (cap >= HTTPS_ANSWER_MAX) {
+				snprintf(err, errlen, "the answer is larger than %u bytes", HTTPS_ANSWER_MAX);
+				r = -EPROTO;
+				goto out;
+			}
+			cap = cap ? cap * 2 : 16384;
+			if (!(nb = realloc(buf, cap + 1))) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		if (left_ms(deadline) == 0) {
+			snprintf(err, errlen, "waiting for the answer: timed out");
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		tls.gnutls_record_set_timeout(s, (unsigned)left_ms(deadline));
+		n = tls.gnutls_record_recv(s, buf + len, cap - len);
+		/* AGAIN also comes after a TLS 1.3 post-handshake message (a session ticket) was
+		 * consumed: try again, the deadline above still bounds it */
+		if (n == GNUTLS_E_INTERRUPTED || n == GNUTLS_E_AGAIN)
+			continue;
+		/* a server that closes without close_notify after Connection: close is common */
+		if (n == 0 || (n == GNUTLS_E_PREMATURE_TERMINATION && len > 0))
+			break;
+		if (n < 0) {
+			r = tls_fail(s, (int)n, "receiving the answer", err, errlen);
+			goto out;
+		}
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	r = parse_answer(buf, len, ret, err, errlen);
+out:
+	if (s)
+		tls.gnutls_deinit(s);
+	if (cred)
+		tls.gnutls_certificate_free_credentials(cred);
+	return r;
+}
+
+void fabric_https_answer_clear(struct https_answer *a)
+{
+	free(a->body);
+	*a = (struct https_answer){ 0 };
+}

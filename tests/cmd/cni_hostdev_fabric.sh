@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# rdmak-cni hostdev on a network with a pkey and a "fabric" (docs/fabric.md), against the UFM
+# stand-in (tests/js/ufm.mjs, from NVIDIA's PKey GUIDs REST API reference) over HTTPS with its own
+# CA: ADD puts the VF's GUID (its port GUID from sysfs GID 0, or the guid rdmak-cni sets) into
+# the pkey before it returns, with membership and index0 as configured; DEL takes it out through
+# the current endpoint (never the deprecated one); UFM down fails ADD with code 106 saying so and
+# leaves nothing (device, record, pkey); DEL with UFM down succeeds and journals the removal,
+# which the next DEL, CNI GC or `rdmak fabric gc` makes; a GUID another attachment holds stays;
+# a wrong CA, wrong credentials and a UFM that never answers (timeoutSeconds) fail ADD; the
+# config's refusals. (No SR-IOV here: the VFs are veth stand-ins, as in cni_hostdev.sh.)
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/lib-cni-direct.sh"
+. "$TOP/tests/lib-ufm.sh"
+
+why=$(direct_requirements)
+command -v node >/dev/null && command -v openssl >/dev/null && command -v curl >/dev/null || why=${why:-"needs node, openssl and curl"}
+if [ -n "$why" ]; then
+	skip "$why" "rdmak-cni hostdev with a fabric manager"
+	done_testing
+	exit
+fi
+cni_topology 0
+cni_vfs 3
+POD=$(cni_pod pod)
+S="$TMP/sys"
+DEV=devices/pci0000:3a/0000:3a:00.0
+trap 'ufm_stop; cni_cleanup' EXIT
+
+# mkvf BDF NETDEV RDMA GUID: a VF's PCI function, netdev and RDMA device, port 1's GID 0 ending in GUID
+mkvf() {
+	local bdf=$1 nd=$2 rdma=$3 g=$4 d="$S/$DEV/$1"
+	mkdir -p "$d/net/$nd" "$S/bus/pci/devices" "$S/class/net" "$S/bus/pci/drivers/mlx5_core" "$S/class/infiniband" \
+		"$d/infiniband/$rdma/ports/1/gids"
+	echo 0x020000 >"$d/class"
+	ln -s "../../../$DEV/$bdf" "$S/bus/pci/devices/$bdf"
+	ln -s "../../$DEV/$bdf/net/$nd" "$S/class/net/$nd"
+	ln -s "../../../$bdf" "$d/net/$nd/device"
+	ln -s ../../../../bus/pci/drivers/mlx5_core "$d/driver"
+	ln -s "../../$DEV/$bdf/infiniband/$rdma" "$S/class/infiniband/$rdma"
+	echo "fe80:0000:0000:0000:${g:0:4}:${g:4:4}:${g:8:4}:${g:12:4}" >"$d/infiniband/$rdma/ports/1/gids/0"
+}
+mkvf 0000:3b:00.2 vf10 mlx5_2 0002c90300216e70
+mkvf 0000:3b:00.3 vf11 mlx5_3 0002c90300216e71
+mkvf 0000:3b:00.4 vf12 mlx5_4 0002c90300216e72
+G10=0002c90300216e70 G11=0002c90300216e71
+
+ufm_certs "$TMP/pki"
+mkdir -p "$TMP/secret" "$TMP/badsecret" "$TMP/toksecret"
+printf 'admin\n' >"$TMP/secret/username"; printf '123456\n' >"$TMP/secret/password"
+printf 'admin' >"$TMP/badsecret/username"; printf 'wrong' >"$TMP/badsecret/password"
+printf 'tok-123\n' >"$TMP/toksecret/token"
+ufm_start "$TMP/pki" "$HOST_NS"
+
+# conf NAME DEVICE-ID [FABRIC-EXTRA] [SECRET] [CA] [PKEY]
+conf() {
+	echo "{\"cniVersion\":\"1.0.0\",\"name\":\"$1\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"sysfs\":\"$S\",\"stateDir\":\"$TMP/state\",\"policyRouting\":false,\"deviceID\":\"$2\",\"pkey\":\"${6:-0x8101}\",\"fabric\":{\"ufm\":\"$UFM_URL\",\"credentials\":\"${4:-$TMP/secret}\",\"ca\":\"${5:-$TMP/pki/ca.pem}\"${3:+,$3}}}"
+}
+calls() { ufm_ctl dump | "$PY" -c "import json,sys; c=json.load(sys.stdin)['calls']; print(c['$1'])"; }
+members() { ufm_guids 0x101 | tr '\n' ' ' | sed 's/ $//'; }
+records() { find "$TMP/state" -name '*:*' -type f 2>/dev/null | wc -l; }
+journal() { ls "$TMP/state/fabric-journal" 2>/dev/null | grep -v '^\.' | tr '\n' ' ' | sed 's/ $//'; }
+
+# --- ADD and DEL --------------------------------------------------------------------------------
+C=$(conf fab 0000:3b:00.2)
+cni ADD c1 net1 "$POD" "$C"
+is "$rc" 0 "ADD hostdev with a fabric"
+[ "$rc" -eq 0 ] || echo "#   $out $err"
+is "$(members)" "$G10" "the VF's port GUID (sysfs GID 0) is in pkey 0x101 when ADD returns"
+is "$(ufm_ctl dump | "$PY" -c 'import json,sys; g=json.load(sys.stdin)["pkeys"]["0x101"]["guids"][0]; print(g["membership"], g["index0"])')" \
+	"full False" "full membership and index0 false by default"
+like "$(cat "$TMP"/state/fab/c1:net1)" "\"fabricGuid\":\"$G10\"" "the record names the GUID"
+cni DEL c1 net1 "$POD" "$C"
+is "$rc" 0 "DEL"
+is "$(members)" "" "the GUID left the pkey when DEL returned"
+is "$(calls remove) $(calls remove_deprecated)" "1 0" "through DELETE .../guids/<guid>, never the deprecated action"
+is "$(records)" 0 "no record left"
+echo "# journal: $(journal)"
+
+# --- token, limited, index0, a configured guid ----------------------------------------------
+C=$(conf fabt 0000:3b:00.3 '"membership":"limited","index0":true' "$TMP/toksecret")
+cni ADD c2 net2 "$POD" "$C"
+is "$rc" 0 "ADD with a token, limited membership and index0"
+is "$(ufm_ctl dump | "$PY" -c 'import json,sys; g=json.load(sys.stdin)["pkeys"]["0x101"]["guids"][0]; print(g["guid"], g["membership"], g["index0"])')" \
+	"$G11 limited True" "limited and index0 reach UFM"
+cni DEL c2 net2 "$POD" "$C"
+is "$(members)" "" "and DEL with the token removes it"
+
+# --- UFM down at ADD --------------------------------------------------------------------------
+C=$(conf fab 0000:3b:00.2)
+before=$(ip -n "$HOST_NS" -o link show vf10 | sed -E 's/^[0-9]+: //; s/ link-netns.*//')
+ufm_ctl 'down?mode=reset' POST >/dev/null
+cni ADD c3 net1 "$POD" "$C"
+is "$rc" 1 "ADD with UFM down fails"
+is "$(jout 'd["code"]')" 106 "code 106"
+like "$(jout 'd["msg"]')" "fabric manager did not add" "saying the fabric manager did not add the VF"
+like "$(jout 'd["details"]')" "GUID $G10 to pkey 0x0101: UFM https://127.0.0.1:[0-9]+: .*(reset|closed|TLS|sending|receiving)" "naming the GUID, the pkey and what happened"
+is "$(ip -n "$HOST_NS" -o link show vf10 | sed -E 's/^[0-9]+: //; s/ link-netns.*//')" "$before" "vf10 is still on the host as it was"
+is "$(records)" 0 "no record left"
+echo "# journal: $(journal)"
+is "$(journal)" "0101-$G10" "the removal ADD could not make is journaled (UFM may have taken the add)"
+ufm_ctl up POST >/dev/null
+cni ADD c4 net1 "$POD" "$C"
+[ "$rc" -eq 0 ] || echo "#   $out $err"
+is "$rc" 0 "ADD once UFM is back"
+is "$(journal)" "" "and the journal is empty: the entry's GUID is held by this live attachment now"
+is "$(members)" "$G10" "the GUID is in the pkey"
+
+# --- UFM down at DEL: journaled, retried ----------------------------------------------------------
+ufm_ctl 'down?mode=503' POST >/dev/null
+cni DEL c4 net1 "$POD" "$C"
+is "$rc" 0 "DEL with UFM down succeeds"
+is "$(journal)" "0101-$G10" "the removal is journaled"
+is "$(records)" 0 "the record is gone (the device is back on the host)"
+is "$(members)" "$G10" "the GUID is still in the pkey while UFM is down"
+ufm_ctl up POST >/dev/null
+cni GC "" "" "" "$(echo "$C" | sed "s/1.0.0/1.1.0/")"
+[ "$rc" -eq 0 ] || echo "#   $out $err"
+is "$rc" 0 "CNI GC"
+is "$(members)" "" "GC made the journaled removal"
+is "$(journal)" "" "the journal is empty"
+
+# --- rdmak fabric gc, list, check -------------------------------------------------------------
+printf '%s' "$(conf fab 0000:3b:00.2)" >"$TMP/fab.conf"
+cni ADD c5 net1 "$POD" "$C"
+ufm_ctl 'down?mode=reset' POST >/dev/null
+cni DEL c5 net1 "$POD" "$C"
+ufm_ctl up POST >/dev/null
+run ip netns exec "$HOST_NS" "$RDMAK" fabric list --config "$TMP/fab.conf"
+is "$out" "$(printf '0x0101\t%s\tto remove\tjournal' "$G10")" "fabric list shows the journaled removal"
+run ip netns exec "$HOST_NS" "$RDMAK" fabric check --config "$TMP/fab.conf"
+is "$rc" 3 "fabric check finds the leaked GUID (exit 3)"
+like "$out" "leaked" "and says so"
+run ip netns exec "$HOST_NS" "$RDMAK" fabric gc --config "$TMP/fab.conf"
+is "$rc" 0 "fabric gc"
+is "$(members) / $(journal)" " / " "removed it and emptied the journal"
+run ip netns exec "$HOST_NS" "$RDMAK" fabric check --config "$TMP/fab.conf"
+is "$rc" 0 "check: consistent"
+
+# --- a GUID another attachment holds stays ------------------------------------------------------
+C2=$(conf fab2 0000:3b:00.3)
+cni ADD c6 net1 "$POD" "$C"
+mkdir -p "$TMP/state/other"
+sed 's/"netns":"[^"]*"/"netns":"\/run\/netns\/gone"/' "$TMP/state/fab/c6:net1" >"$TMP/state/other/old:net9"
+cni DEL c6 net1 "$POD" "$C"
+is "$(members)" "$G10" "DEL leaves a GUID that another attachment's record holds"
+rm -rf "$TMP/state/other"
+
+# --- refusals -------------------------------------------------------------------------------------
+rm -f "$TMP/state/fabric-journal/"* 2>/dev/null
+ufm_ctl reset POST >/dev/null
+cni ADD c7 net1 "$POD" "$(conf fab 0000:3b:00.2 '' "$TMP/secret" "$TMP/pki/other-ca.pem")"
+is "$(jout 'd["code"]')" 106 "a CA that did not sign UFM's certificate fails ADD"
+like "$(jout 'd["details"]')" "certificate did not verify" "saying the certificate did not verify"
+cni ADD c8 net1 "$POD" "$(conf fab 0000:3b:00.2 '' "$TMP/badsecret")"
+like "$(jout 'd["details"]')" "HTTP 401" "wrong credentials: UFM's 401 in the error"
+ufm_ctl 'down?mode=hang' POST >/dev/null
+t0=$(date +%s%N)
+CNI_TIMEOUT=20 cni ADD c9 net1 "$POD" "$(conf fab 0000:3b:00.2 '"timeoutSeconds":0.5')"
+t1=$(date +%s%N)
+like "$(jout 'd["details"]')" "timed out" "a UFM that never answers: timed out"
+ok $(( (t1 - t0) / 1000000 < 10000 ? 0 : 1 )) "within the timeout, not forever ($(( (t1 - t0) / 1000000 )) ms for timeoutSeconds 0.5 and the rollback's removal)"
+ufm_ctl up POST >/dev/null
+is "$(records)" 0 "no record left by the failed ADDs"
+C=$(echo "$(conf fab 0000:3b:00.2)" | sed "s#https://#http://#")
+cni ADD c11 net1 "$POD" "$C"
+like "$(jout 'd["details"]')" "not an https:// URL" "http:// is refused: credentials never in the clear"
+C=$(echo "$(conf fab 0000:3b:00.2)" | sed 's/"pkey":"0x8101",//')
+cni ADD c12 net1 "$POD" "$C"
+like "$(jout 'd["details"]')" "fabric: needs pkey" "fabric without pkey is refused"
+C=$(echo "$(conf fab 0000:3b:00.2)" | sed 's/"credentials"/"credential"/')
+cni ADD c13 net1 "$POD" "$C"
+like "$(jout 'd["details"]') $(jout 'd["msg"]')" "credential" "a misspelt key in fabric is refused"
+done_testing
