@@ -298,7 +298,9 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		r = fd;
 		goto out;
 	}
-	if (tls.gnutls_init(&s, GNUTLS_CLIENT) < 0 || tls.gnutls_set_default_priority(s) < 0 ||
+	/* GNUTLS_NO_SIGNAL: a UFM that resets the connection while the request goes out must fail the
+	 * call (EPIPE), not kill rdmak-cni with SIGPIPE */
+	if (tls.gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL) < 0 || tls.gnutls_set_default_priority(s) < 0 ||
 	    tls.gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred) < 0) {
 		r = -ENOMEM;
 		goto out;
