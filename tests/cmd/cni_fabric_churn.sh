@@ -123,8 +123,8 @@ valid=$(for k in "${!LIVE[@]}"; do printf '{"containerID":"%s","ifname":"net%s"}
 	"$(conf 0 1.1.0)" "[$valid]" >"$TMP/gc.json"
 ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND=GC CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/gc.json" >"$TMP/gc.out" 2>&1
 is "$?" 0 "CNI GC"
-want=$(for k in "${!LIVE[@]}"; do echo "${GUID[$k]}"; done | sort | tr '\n' ' ')
-is "$(ufm_guids 0x101 | tr '\n' ' ')" "$want" "the partition holds exactly the ${#LIVE[@]} live attachments' GUIDs"
+want=$(for k in "${!LIVE[@]}"; do echo "${GUID[$k]}"; done | sort | tr '\n' ' ' | sed 's/ *$//')
+is "$(ufm_guids 0x101 | tr '\n' ' ' | sed 's/ *$//')" "$want" "the partition holds exactly the ${#LIVE[@]} live attachments' GUIDs"
 is "$(find "$TMP/state/churn" -name '*:*' -type f | wc -l)" "${#LIVE[@]}" "one record per live attachment, none of a dead one"
 is "$(ls "$TMP/state/fabric-journal" 2>/dev/null | grep -vc '^\.')" 0 "the journal is empty"
 run ip netns exec "$HOST_NS" "$RDMAK" fabric check --config "$(conf 0)"
