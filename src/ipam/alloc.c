@@ -145,21 +145,27 @@ static int record_read(struct ipam_store *s, const char *network, const char *ke
 	return 1;
 }
 
-static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+/* A complete record's value: {"ips":["<pool>/<address>", ...]}, malloc'd, NULL without memory. */
+static char *record_text(char *const *claims, size_t n)
 {
-	_cleanup_free_ char *text = NULL;
 	json_t *v, *a = json_array();
+	char *text;
 
 	for (size_t i = 0; a && i < n; i++)
 		json_array_append_new(a, json_string(claims[i]));
 	v = json_pack("{s:o}", "ips", a);
 	if (!v)
-		return -ENOMEM;
+		return NULL;
 	text = json_dumps(v, JSON_COMPACT);
 	json_decref(v);
-	if (!text)
-		return -ENOMEM;
-	return s->ops.record_put(s, network, key, text);
+	return text;
+}
+
+static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+{
+	_cleanup_free_ char *text = record_text(claims, n);
+
+	return text ? s->ops.record_put(s, network, key, text) : -ENOMEM;
 }
 
 /* "<pool>/<address>" into its parts (pool has no '/'). */
@@ -454,11 +460,41 @@ static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const 
 	return 0;
 }
 
-static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value)
+/* A new attachment of one range set on a store that commits (ipam_store_commits()): its
+ * record is written with its claim, in one step, instead of pending before and complete after. */
+struct commit {
+	const char *network;
+	const char *key;
+};
+
+static int try_commit(struct ipam_store *s, const struct ipam_range *r, const char *text, const char *value,
+		      const struct commit *cm)
+{
+	struct rival rv = { .s = s, .r = r, .text = text };
+	struct cnispec_prefix own;
+	_cleanup_free_ char *claim = NULL, *record = NULL;
+	int e;
+
+	if (!pool_subnet(r->pool, &own, &rv.prefix) || cnispec_addr_parse(text, &rv.addr) < 0)
+		return -EINVAL;
+	if (asprintf(&claim, "%s/%s", r->pool, text) < 0 || !(record = record_text(&claim, 1)))
+		return -ENOMEM;
+	e = s->ops.claim_commit(s, r->pool, text, value, cm->network, cm->key, record, rival_one, &rv);
+	free(rv.owner);
+	return e;
+}
+
+static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value,
+		     const struct commit *cm)
 {
 	char text[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
-	int e = claim_unique(s, r, ipam_range_addr_str(r, a, text), value, &rv);
+	int e;
+
+	ipam_range_addr_str(r, a, text);
+	if (cm)
+		return try_commit(s, r, text, value, cm);
+	e = claim_unique(s, r, text, value, &rv);
 
 	free(rv.owner);
 	if (e == 1)
@@ -467,8 +503,8 @@ static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128
 }
 
 /* 1 and *ret: claimed; 0: r is full; <0 error. *ret_used: the count when full. */
-static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value, ipam_u128 *ret,
-			  ipam_u128 *ret_used)
+static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value,
+			  const struct commit *cm, ipam_u128 *ret, ipam_u128 *ret_used)
 {
 	ipam_u128 size = ipam_range_size(r), a, first;
 	struct used u = { 0 };
@@ -487,7 +523,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 	if (size <= FAST_TRIES) {
 		/* a small range: try every address once, in order */
 		do {
-			e = try_claim(s, r, a, value);
+			e = try_claim(s, r, a, value, cm);
 			if (e != 0) {
 				*ret = a;
 				return e;
@@ -498,7 +534,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 		goto full;
 	}
 	while (tries++ < FAST_TRIES) {
-		e = try_claim(s, r, a, value);
+		e = try_claim(s, r, a, value, cm);
 		if (e != 0) {
 			*ret = a;
 			return e;
@@ -529,7 +565,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 	first = a;
 	do {
 		if (!is_used(&u, a)) {
-			e = try_claim(s, r, a, value);
+			e = try_claim(s, r, a, value, cm);
 			if (e != 0) {
 				*ret = a;
 				goto out;
@@ -653,13 +689,13 @@ static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used, st
 }
 
 /* One address for the set: 1 (held filled), 0 when every range is full (err says so), <0. */
-static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value, struct held *h,
-		     struct cnispec_error *err)
+static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value,
+		     const struct commit *cm, struct held *h, struct cnispec_error *err)
 {
 	ipam_u128 used[64] = { 0 };
 
 	for (size_t j = 0; j < set->n; j++) {
-		int r = alloc_in_range(s, &set->r[j], value, &h->addr, &used[j < 64 ? j : 63]);
+		int r = alloc_in_range(s, &set->r[j], value, cm, &h->addr, &used[j < 64 ? j : 63]);
 
 		if (r < 0)
 			return r;
@@ -809,11 +845,12 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	struct held held[IPAM_MAX_RANGESETS] = { 0 };
 	struct record rec = { 0 };
 	struct scan sc = { 0 };
-	bool complete = true;
+	char key[300];
+	struct commit cm = { .network = c->network, .key = key };
+	bool complete = true, commit = false;
 	size_t want_set = SIZE_MAX;
 	int want_range = -1;
 	ipam_u128 want = 0;
-	char key[300];
 	int r;
 
 	if (!value)
@@ -829,7 +866,10 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		complete = !rec.pending;
 	} else if (r == 0) {
 		complete = false;
-		r = s->ops.record_pending(s, c->network, key);
+		/* one address, none asked for: its claim and record in one write where the store can */
+		commit = c->n_sets == 1 && !o->requested && ipam_store_commits(s);
+		if (!commit)
+			r = s->ops.record_pending(s, c->network, key);
 	}
 	record_clear(&rec);
 	free(sc.f);
@@ -854,7 +894,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		if (i == want_set)
 			r = claim_requested(s, &c->sets[i], want_range, want, value, &held[i], err);
 		else
-			r = alloc_set(s, &c->sets[i], value, &held[i], err);
+			r = alloc_set(s, &c->sets[i], value, commit ? &cm : NULL, &held[i], err);
 		if (r <= 0) {
 			if (r < 0)
 				ipam_store_fail(s, r, false, err);
@@ -862,7 +902,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 			return r < 0 ? r : i == want_set ? -EADDRINUSE : -ENOSPC;
 		}
 	}
-	if (!complete && (r = write_complete(s, c, key, held)) < 0) {
+	if (!complete && !commit && (r = write_complete(s, c, key, held)) < 0) {
 		ipam_store_fail(s, r, false, err);
 		rollback(s, c, key, o, held);
 		return r;

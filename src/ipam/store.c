@@ -23,6 +23,11 @@ static int pending_by_put(struct ipam_store *s, const char *n, const char *k)
 {
 	return s->ops.record_put(s, n, k, IPAM_RECORD_PENDING);
 }
+static int no_claim_commit(struct ipam_store *s, const char *p, const char *a, const char *v, const char *n,
+			   const char *k, const char *rec, ipam_store_each_fn look, void *ud)
+{
+	return -EOPNOTSUPP;
+}
 static int no_cursor_get(struct ipam_store *s, const char *p, char **ret) { return -EOPNOTSUPP; }
 static int no_cursor_put(struct ipam_store *s, const char *p, const char *a) { return -EOPNOTSUPP; }
 static int nothing_to_tidy(struct ipam_store *s, size_t *ret)
@@ -64,6 +69,7 @@ static const struct ipam_store_ops defaults = {
 	.record_del = no_record_del,
 	.record_list = no_record_list,
 	.record_pending = pending_by_put,
+	.claim_commit = no_claim_commit,
 	.cursor_get = no_cursor_get,
 	.cursor_put = no_cursor_put,
 	.tidy = nothing_to_tidy,
@@ -85,6 +91,7 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 	SET(record_del);
 	SET(record_list);
 	SET(record_pending);
+	SET(claim_commit);
 	SET(cursor_get);
 	SET(cursor_put);
 	SET(tidy);
@@ -140,6 +147,11 @@ void ipam_store_close(struct ipam_store *s)
 		return;
 	s->ops.close(s);
 	free(s);
+}
+
+bool ipam_store_commits(const struct ipam_store *s)
+{
+	return s->driver->ops->claim_commit != NULL;
 }
 
 bool ipam_store_unreachable(int r)

@@ -93,6 +93,19 @@ struct ipam_store_ops {
 	 * follow). The default is record_put(IPAM_RECORD_PENDING); a store may do it cheaper. */
 	int (*record_pending)(struct ipam_store *s, const char *network, const char *key);
 
+	/* A new attachment's one claim in one write (a store that can: etcd's Txn). If address
+	 * is free in pool: claim it for value and, in the same step, set network's record key to
+	 * record, the pool's cursor to address and the pool's key; then call look(ud, pool, NULL)
+	 * for every pool the store knew at that instant (the overlap look, store.h's pools());
+	 * a look that returns 1 (another pool holds the address) undoes it: the claim released
+	 * and the record put back to pending. 1 made (or already ours, as after a retried
+	 * write), 0 taken or undone, <0 error. The default says -EOPNOTSUPP, and
+	 * ipam_store_commits() tells the allocator to write pending, claim, cursor and record one
+	 * by one instead. */
+	int (*claim_commit)(struct ipam_store *s, const char *pool, const char *address, const char *value,
+			    const char *network, const char *key, const char *record, ipam_store_each_fn look,
+			    void *ud);
+
 	/* The pool's cursor (an address). get: 1/0; put replaces. */
 	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
 	int (*cursor_put)(struct ipam_store *s, const char *pool, const char *address);
@@ -143,6 +156,8 @@ int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret
 int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen);
 void ipam_store_close(struct ipam_store *s);
+/* Whether the store's driver has its own claim_commit (one write per new attachment). */
+bool ipam_store_commits(const struct ipam_store *s);
 /* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
 bool ipam_store_unreachable(int r);
 void ipam_store_config_clear(struct ipam_store_config *c);
