@@ -437,6 +437,69 @@ static int etcd_store_cursor_put(struct ipam_store *s, const char *pool, const c
 	return r < 0 ? fail_etcd(s, r) : 0;
 }
 
+/* --- per-node blocks (store-blocks.c) ---------------------------------------------------------- */
+
+static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_free_ char *folder = NULL;
+	int r = check_name(s, "a pool name", pool);
+
+	if (r < 0)
+		return r;
+	folder = key_of(s, "blocks", pool, "");
+	return folder ? list_folder(s, folder, fn, ud) : -ENOMEM;
+}
+
+/* One owner per block: the claim's own Txn, "if create_revision == 0 then put" (and the pool's
+ * key, so that pools() lists it). */
+static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first, const char *value)
+{
+	_cleanup_free_ char *key = NULL, *pkey = NULL;
+	struct etcd_txn_result res = {0};
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
+	    (r = check_value(s, value)) < 0)
+		return r;
+	key = key_of(s, "blocks", pool, first);
+	pkey = key_of(s, "pools", pool, NULL);
+	if (!key || !pkey)
+		return -ENOMEM;
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     1,
+		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
+					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0}},
+		     2, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	if (r == 0) {
+		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
+
+		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) && memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+	}
+	etcd_txn_result_clear(&res);
+	return r;
+}
+
+static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first, const char *expect)
+{
+	_cleanup_free_ char *key = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
+	    (r = check_value(s, expect)) < 0)
+		return r;
+	key = key_of(s, "blocks", pool, first);
+	if (!key)
+		return -ENOMEM;
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
+					    .value = expect, .value_len = strlen(expect)},
+		     1, &(struct etcd_op){.type = ETCD_OP_DELETE, .key = key}, 1, NULL, 0, NULL);
+	return r < 0 ? fail_etcd(s, r) : r;
+}
+
 /* --- the store ---------------------------------------------------------------------------- */
 
 /* STATUS: a linearizable read, which a member answers only with a quorum behind it, so "up"
@@ -515,6 +578,9 @@ static const struct ipam_store_ops etcd_store_ops = {
 	.record_del = etcd_store_record_del,
 	.record_list = etcd_store_record_list,
 	.claim_commit = etcd_store_claim_commit,
+	.block_list = etcd_store_block_list,
+	.block_claim = etcd_store_block_claim,
+	.block_release = etcd_store_block_release,
 	.cursor_get = etcd_store_cursor_get,
 	.cursor_put = etcd_store_cursor_put,
 	.close = etcd_store_close,
