@@ -11,7 +11,8 @@
 #     "perNodeBlockSize": 32 (issue 18 §2): a node goes to etcd only for a new block.
 # Target <= 10 s for 1000; the figure to beat is whereabouts' 2529 s for 1000 pods in
 # Spiderpool's benchmark (cited, not run here: whereabouts is not packaged in Debian).
-# BENCH_ETCD_N (default 1000) attachments, BENCH_ETCD_PROCS (default 16) allocators.
+# BENCH_ETCD_N (default 1000) attachments, BENCH_ETCD_PROCS (default 16) allocators,
+# BENCH_ETCD_RUNS (default "alloc exec blocks") which of the three figures.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ case $build in /*) ;; *) build="$top/$build" ;; esac
 . tests/lib/etcd-cluster.sh
 n=${BENCH_ETCD_N:-1000}
 procs=${BENCH_ETCD_PROCS:-16}
+runs=" ${BENCH_ETCD_RUNS:-alloc exec blocks} "
 stress="$build/tests/helpers/ipam_stress"
 if ! etcd_cluster_available; then
 	echo "bench-ipam-etcd: skipped ($ETCD_CLUSTER_ERR)"
@@ -45,6 +47,7 @@ cfg() { # FILE NAME RANGE [MORE-IPAM-KEYS]
 rate() { python3 -c 'import sys; n, s = int(sys.argv[1]), float(sys.argv[2]); print("%6.2f s  %7.1f allocations/s" % (s, n / s))' "$@"; }
 
 echo "ipam etcd: $n attachments by $procs concurrent allocators, three-member etcd on loopback (target <= 10 s; whereabouts: 2529 s for 1000 pods, cited)"
+case $runs in *" alloc "*)
 cfg "$tmp/a.json" bench-alloc 10.80.0.0/16
 "$stress" stress "$tmp/a.json" "$procs" "$n" >"$tmp/a.out" 2>"$tmp/a.err" || {
 	echo "bench-ipam-etcd: allocators failed: $(cat "$tmp/a.out" "$tmp/a.err" | head -5)" >&2
@@ -52,6 +55,7 @@ cfg "$tmp/a.json" bench-alloc 10.80.0.0/16
 }
 s=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/a.err")
 printf '  %-44s %s  (%s)\n' "allocators (one store each, looping ADD):" "$(rate "$n" "$s")" "$(cat "$tmp/a.out")"
+;; esac
 
 # exec_loops TAG CONFIG-PREFIX NODES LABEL: procs loops exec'ing rdmak-ipam, loop p on node p % NODES
 # (CONFIG-PREFIX<node>.json); times them and checks every ADD answered with a distinct address
@@ -78,11 +82,15 @@ exec_loops() {
 	[ "$got" -eq "$n" ] && [ "$distinct" -eq "$n" ] || { echo "bench-ipam-etcd: $((n - got)) ADDs failed: $(grep -v info "$tmp/$tag.err" | head -3)" >&2; exit 1; }
 }
 
+case $runs in *" exec "*)
 cfg "$tmp/e0.json" bench-exec 10.82.0.0/16
 exec_loops e "$tmp/e" 1 "exec'd rdmak-ipam (one process per ADD):"
+;; esac
+case $runs in *" blocks "*)
 
 for ((k = 0; k < 8; k++)); do
 	cfg "$tmp/b$k.json" bench-blocks 10.84.0.0/16 ",\"nodeName\":\"node$k\",\"dataDir\":\"$tmp/node$k\",\"perNodeBlockSize\":32"
 done
 exec_loops b "$tmp/b" 8 "exec'd, 8 nodes, perNodeBlockSize 32:"
 echo "  ($(ETCDCTL_API=3 etcdctl --endpoints "$ETCD_ENDPOINTS" get --prefix /rdmak/ipam/blocks/ --keys-only | grep -c .) blocks taken)"
+;; esac
