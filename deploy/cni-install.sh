@@ -70,6 +70,14 @@ place "$plugin" "$host$cnidir/rdmak-cni"
 ln -f "$host$cnidir/rdmak-cni" "$host$cnidir/.rdmak-ipam.tmp"
 mv -f "$host$cnidir/.rdmak-ipam.tmp" "$host$cnidir/rdmak-ipam"
 
+# The node's name for rdmak-ipam's per-node blocks (docs/ipam.md): the runtime execs the plugin
+# without this container's environment, so the DaemonSet's RDMAK_NODE_NAME (the downward API's
+# spec.nodeName) reaches it as /opt/rdmak/node-name (src/ipam/store.h IPAM_NODE_NAME_FILE).
+if [ -n "${RDMAK_NODE_NAME:-}" ]; then
+	printf '%s\n' "$RDMAK_NODE_NAME" >"$dest/.node-name.tmp"
+	mv -f "$dest/.node-name.tmp" "$dest/node-name"
+fi
+
 # libraries of earlier versions: no new process can reach them once lib points elsewhere
 for d in "$dest"/lib-*; do
 	[ "$d" = "$dest/lib-$hash" ] || rm -rf "$d"

@@ -55,6 +55,9 @@ size_t etcd_client_n_endpoints(const struct etcd_client *c);
 /* The endpoint as given (i < n_endpoints), and the index of the one calls go to now. */
 const char *etcd_client_endpoint(const struct etcd_client *c, size_t i);
 size_t etcd_client_current(const struct etcd_client *c);
+/* With RDMAK_ETCD_CALLS=FILE in the environment, etcd_client_free() appends to FILE the
+ * requests the client made, "range N put N delete N txn N" (a failed-over call counts once):
+ * tests and the bench count what one exec'd plugin asked of etcd. */
 
 struct etcd_kv {
 	char *key; /* NUL-terminated */

@@ -145,21 +145,27 @@ static int record_read(struct ipam_store *s, const char *network, const char *ke
 	return 1;
 }
 
-static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+/* A complete record's value: {"ips":["<pool>/<address>", ...]}, malloc'd, NULL without memory. */
+static char *record_text(char *const *claims, size_t n)
 {
-	_cleanup_free_ char *text = NULL;
 	json_t *v, *a = json_array();
+	char *text;
 
 	for (size_t i = 0; a && i < n; i++)
 		json_array_append_new(a, json_string(claims[i]));
 	v = json_pack("{s:o}", "ips", a);
 	if (!v)
-		return -ENOMEM;
+		return NULL;
 	text = json_dumps(v, JSON_COMPACT);
 	json_decref(v);
-	if (!text)
-		return -ENOMEM;
-	return s->ops.record_put(s, network, key, text);
+	return text;
+}
+
+static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+{
+	_cleanup_free_ char *text = record_text(claims, n);
+
+	return text ? s->ops.record_put(s, network, key, text) : -ENOMEM;
 }
 
 /* "<pool>/<address>" into its parts (pool has no '/'). */
@@ -454,11 +460,41 @@ static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const 
 	return 0;
 }
 
-static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value)
+/* A new attachment of one range set on a store that commits (ipam_store_commits()): its
+ * record is written with its claim, in one step, instead of pending before and complete after. */
+struct commit {
+	const char *network;
+	const char *key;
+};
+
+static int try_commit(struct ipam_store *s, const struct ipam_range *r, const char *text, const char *value,
+		      const struct commit *cm)
+{
+	struct rival rv = { .s = s, .r = r, .text = text };
+	struct cnispec_prefix own;
+	_cleanup_free_ char *claim = NULL, *record = NULL;
+	int e;
+
+	if (!pool_subnet(r->pool, &own, &rv.prefix) || cnispec_addr_parse(text, &rv.addr) < 0)
+		return -EINVAL;
+	if (asprintf(&claim, "%s/%s", r->pool, text) < 0 || !(record = record_text(&claim, 1)))
+		return -ENOMEM;
+	e = s->ops.claim_commit(s, r->pool, text, value, cm->network, cm->key, record, rival_one, &rv);
+	free(rv.owner);
+	return e;
+}
+
+static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value,
+		     const struct commit *cm)
 {
 	char text[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
-	int e = claim_unique(s, r, ipam_range_addr_str(r, a, text), value, &rv);
+	int e;
+
+	ipam_range_addr_str(r, a, text);
+	if (cm)
+		return try_commit(s, r, text, value, cm);
+	e = claim_unique(s, r, text, value, &rv);
 
 	free(rv.owner);
 	if (e == 1)
@@ -467,8 +503,8 @@ static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128
 }
 
 /* 1 and *ret: claimed; 0: r is full; <0 error. *ret_used: the count when full. */
-static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value, ipam_u128 *ret,
-			  ipam_u128 *ret_used)
+static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value,
+			  const struct commit *cm, ipam_u128 *ret, ipam_u128 *ret_used)
 {
 	ipam_u128 size = ipam_range_size(r), a, first;
 	struct used u = { 0 };
@@ -487,7 +523,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 	if (size <= FAST_TRIES) {
 		/* a small range: try every address once, in order */
 		do {
-			e = try_claim(s, r, a, value);
+			e = try_claim(s, r, a, value, cm);
 			if (e != 0) {
 				*ret = a;
 				return e;
@@ -498,7 +534,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 		goto full;
 	}
 	while (tries++ < FAST_TRIES) {
-		e = try_claim(s, r, a, value);
+		e = try_claim(s, r, a, value, cm);
 		if (e != 0) {
 			*ret = a;
 			return e;
@@ -529,7 +565,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 	first = a;
 	do {
 		if (!is_used(&u, a)) {
-			e = try_claim(s, r, a, value);
+			e = try_claim(s, r, a, value, cm);
 			if (e != 0) {
 				*ret = a;
 				goto out;
@@ -544,6 +580,243 @@ full:
 out:
 	free(u.v);
 	return e;
+}
+
+/* ---- per-node blocks (store-blocks.c) --------------------------------------------------------- */
+
+/* A block: the grid cell [first, first + size - 1] of the subnet, clipped to a range. */
+struct blocks {
+	const struct ipam_range *r;
+	ipam_u128 size;
+	ipam_u128 *first; /* sorted */
+	size_t n, cap;
+	struct ipam_store *s;
+	const char *pool;
+	size_t adopted;
+};
+
+static int blocks_add(struct blocks *b, ipam_u128 first)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		ipam_u128 *v = realloc(b->first, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->first = v;
+		b->cap = cap;
+	}
+	b->first[b->n++] = first;
+	return 0;
+}
+
+/* A block's first address from its name, when it is a block of this range's grid. */
+static bool block_first(const struct blocks *b, const char *name, ipam_u128 *ret)
+{
+	struct cnispec_addr a;
+	ipam_u128 x;
+
+	if (cnispec_addr_parse(name, &a) < 0 || a.family != b->r->family)
+		return false;
+	x = ipam_u128_from_addr(&a);
+	if (x < b->r->net || (x - b->r->net) % b->size || x > b->r->end || x + (b->size - 1) < b->r->start)
+		return false;
+	*ret = x;
+	return true;
+}
+
+static int mine_one(void *ud, const char *name, const char *value)
+{
+	struct blocks *b = ud;
+	ipam_u128 x;
+
+	return block_first(b, name, &x) ? blocks_add(b, x) : 0;
+}
+
+static bool value_is_node(const char *value, const char *node)
+{
+	json_t *v = json_loads(value, 0, NULL);
+	const char *n = json_string_value(json_object_get(v, "node"));
+	bool ok = n && !strcmp(n, node);
+
+	json_decref(v);
+	return ok;
+}
+
+/* Every block of the cluster (the taken ones); this node's that its local list lacks (an ADD
+ * killed between the block's Txn and the local link) are adopted on the way. */
+static int owner_one(void *ud, const char *name, const char *value)
+{
+	struct blocks *b = ud;
+	ipam_u128 x;
+	int r;
+
+	if (!block_first(b, name, &x))
+		return 0;
+	if (value_is_node(value, ipam_blocks_node(b->s))) {
+		r = ipam_blocks_adopt(b->s, b->pool, name, value);
+		if (r < 0)
+			return r;
+	}
+	return blocks_add(b, x);
+}
+
+static void blocks_sort(struct blocks *b)
+{
+	if (b->n)
+		qsort(b->first, b->n, sizeof(*b->first), u128_cmp);
+}
+
+/* r clipped to [lo, hi]: its exclusions too (ipam_range_size() counts every one). */
+static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi, struct ipam_range *ret)
+{
+	*ret = *r;
+	ret->start = lo > r->start ? lo : r->start;
+	ret->end = hi < r->end ? hi : r->end;
+	ret->excl = calloc(r->n_excl + 1, sizeof(*ret->excl));
+	ret->n_excl = 0;
+	if (!ret->excl)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_excl; i++) {
+		struct ipam_span sp = r->excl[i];
+
+		if (sp.hi < ret->start || sp.lo > ret->end)
+			continue;
+		sp.lo = sp.lo < ret->start ? ret->start : sp.lo;
+		sp.hi = sp.hi > ret->end ? ret->end : sp.hi;
+		ret->excl[ret->n_excl++] = sp;
+	}
+	return 0;
+}
+
+/* Allocate in one block: 1, 0 full, <0. */
+static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam_u128 first, ipam_u128 size,
+			  const char *value, ipam_u128 *ret)
+{
+	struct ipam_range sub;
+	ipam_u128 used;
+	int e;
+
+	if (first > r->end || first + (size - 1) < r->start)
+		return 0;
+	e = clip_range(r, first, first + (size - 1), &sub);
+	if (e < 0)
+		return e;
+	e = ipam_range_size(&sub) ? alloc_in_range(s, &sub, value, NULL, ret, &used) : 0;
+	free(sub.excl);
+	return e;
+}
+
+/* Allocate in this node's blocks, starting with the one holding the cursor (so that the order
+ * after the cursor holds across blocks). */
+static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struct blocks *mine, const char *value,
+			 ipam_u128 *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cnispec_addr a;
+	size_t start = 0;
+	int e;
+
+	mine->n = 0;
+	e = ipam_blocks_mine(s, r->pool, mine_one, mine);
+	if (e < 0)
+		return e;
+	blocks_sort(mine);
+	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 && a.family == r->family) {
+		ipam_u128 c = ipam_u128_from_addr(&a);
+
+		while (start < mine->n && mine->first[start] + (mine->size - 1) < c)
+			start++;
+		if (start == mine->n)
+			start = 0;
+	}
+	for (size_t k = 0; k < mine->n; k++) {
+		e = alloc_in_block(s, r, mine->first[(start + k) % mine->n], mine->size, value, ret);
+		if (e != 0)
+			return e;
+	}
+	return 0;
+}
+
+static bool blocks_has(const struct blocks *b, ipam_u128 first)
+{
+	return bsearch(&first, b->first, b->n, sizeof(*b->first), u128_cmp) != NULL;
+}
+
+/* ADD on a blocks store: the node's own blocks first, with no network round trip; when none has
+ * room, a new block from the cluster (one compare-and-put), taken under the pool's lock held
+ * exclusively, so that the node's racing ADDs take one block, not one each. 1, 0 no block with
+ * room and none free (*ret_blocks: how many the pool has), <0. */
+static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, const char *value, ipam_u128 *ret,
+			   size_t *ret_blocks)
+{
+	struct blocks mine = { .r = r, .size = ipam_store_blocks(s) }, all = mine;
+	char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
+	ipam_u128 k;
+	int fd, e;
+
+	fd = ipam_blocks_lock(s, r->pool, false);
+	if (fd < 0)
+		return fd;
+	e = alloc_in_mine(s, r, &mine, value, ret);
+	close(fd);
+	if (e != 0)
+		goto out;
+	fd = ipam_blocks_lock(s, r->pool, true);
+	if (fd < 0) {
+		e = fd;
+		goto out;
+	}
+	/* another ADD of this node may have taken a block while we waited */
+	e = alloc_in_mine(s, r, &mine, value, ret);
+	if (e != 0)
+		goto unlock;
+	all.s = s;
+	all.pool = r->pool;
+	e = ipam_blocks_owners(s, r->pool, owner_one, &all);
+	if (e < 0)
+		goto unlock;
+	blocks_sort(&all);
+	/* blocks of this node that only etcd knew of, adopted just now */
+	e = alloc_in_mine(s, r, &mine, value, ret);
+	if (e != 0)
+		goto unlock;
+	/* the first free cell of the grid that holds an address of the range */
+	for (k = r->net + (r->start - r->net) / mine.size * mine.size; k <= r->end; k += mine.size) {
+		if (blocks_has(&all, k))
+			continue;
+		ipam_range_addr_str(r, k, first);
+		ipam_range_addr_str(r, k + (mine.size - 1) < k || k + (mine.size - 1) > r->end ? r->end : k + (mine.size - 1), last);
+		e = ipam_blocks_claim(s, r->pool, first, last);
+		if (e < 0)
+			goto unlock;
+		if (e == 1) {
+			e = alloc_in_block(s, r, k, mine.size, value, ret);
+			if (e != 0)
+				goto unlock;
+		}
+		if (k + mine.size < k)
+			break;
+	}
+	e = 0;
+	*ret_blocks = all.n;
+unlock:
+	close(fd);
+out:
+	free(mine.first);
+	free(all.first);
+	return e;
+}
+
+static int blocks_full(struct ipam_store *s, const struct ipam_range *r, size_t n, struct cnispec_error *err)
+{
+	char sz[40];
+
+	cnispec_fail(err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address",
+		     "pool %s (%s): no block of node %s has room and no free block of %u addresses is left (%s addresses, "
+		     "%zu blocks taken)", r->pool, r->text, ipam_blocks_node(s), ipam_store_blocks(s),
+		     ipam_u128_str(ipam_range_size(r), sz), n);
+	return 0;
 }
 
 /* ---- ADD ------------------------------------------------------------------------------------ */
@@ -653,13 +926,15 @@ static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used, st
 }
 
 /* One address for the set: 1 (held filled), 0 when every range is full (err says so), <0. */
-static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value, struct held *h,
-		     struct cnispec_error *err)
+static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value,
+		     const struct commit *cm, struct held *h, struct cnispec_error *err)
 {
 	ipam_u128 used[64] = { 0 };
+	size_t blocks = 0;
 
 	for (size_t j = 0; j < set->n; j++) {
-		int r = alloc_in_range(s, &set->r[j], value, &h->addr, &used[j < 64 ? j : 63]);
+		int r = ipam_store_blocks(s) ? alloc_in_blocks(s, &set->r[j], value, &h->addr, &blocks)
+					     : alloc_in_range(s, &set->r[j], value, cm, &h->addr, &used[j < 64 ? j : 63]);
 
 		if (r < 0)
 			return r;
@@ -669,6 +944,8 @@ static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, cons
 			return 1;
 		}
 	}
+	if (ipam_store_blocks(s))
+		return blocks_full(s, &set->r[set->n - 1], blocks, err);
 	return full_error(set, used, err);
 }
 
@@ -809,11 +1086,12 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	struct held held[IPAM_MAX_RANGESETS] = { 0 };
 	struct record rec = { 0 };
 	struct scan sc = { 0 };
-	bool complete = true;
+	char key[300];
+	struct commit cm = { .network = c->network, .key = key };
+	bool complete = true, commit = false;
 	size_t want_set = SIZE_MAX;
 	int want_range = -1;
 	ipam_u128 want = 0;
-	char key[300];
 	int r;
 
 	if (!value)
@@ -829,7 +1107,10 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		complete = !rec.pending;
 	} else if (r == 0) {
 		complete = false;
-		r = s->ops.record_pending(s, c->network, key);
+		/* one address, none asked for: its claim and record in one write where the store can */
+		commit = c->n_sets == 1 && !o->requested && ipam_store_commits(s);
+		if (!commit)
+			r = s->ops.record_pending(s, c->network, key);
 	}
 	record_clear(&rec);
 	free(sc.f);
@@ -854,7 +1135,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		if (i == want_set)
 			r = claim_requested(s, &c->sets[i], want_range, want, value, &held[i], err);
 		else
-			r = alloc_set(s, &c->sets[i], value, &held[i], err);
+			r = alloc_set(s, &c->sets[i], value, commit ? &cm : NULL, &held[i], err);
 		if (r <= 0) {
 			if (r < 0)
 				ipam_store_fail(s, r, false, err);
@@ -862,7 +1143,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 			return r < 0 ? r : i == want_set ? -EADDRINUSE : -ENOSPC;
 		}
 	}
-	if (!complete && (r = write_complete(s, c, key, held)) < 0) {
+	if (!complete && !commit && (r = write_complete(s, c, key, held)) < 0) {
 		ipam_store_fail(s, r, false, err);
 		rollback(s, c, key, o, held);
 		return r;
@@ -1083,6 +1364,8 @@ static int gc_claim(void *ud, const char *addr, const char *value)
 	return 0;
 }
 
+static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ipam_gc_stats *st);
+
 int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn valid, void *ud,
 	    struct ipam_gc_stats *stats, struct cnispec_error *err)
 {
@@ -1107,6 +1390,12 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 			gc_error(&g, r);
 	}
 	pool_names_clear(&pools);
+	for (size_t i = 0; ipam_store_blocks(s) && i < c->n_sets; i++)
+		for (size_t j = 0; j < c->sets[i].n; j++) {
+			r = gc_blocks(s, &c->sets[i].r[j], &st);
+			if (r < 0)
+				gc_error(&g, r);
+		}
 	r = s->ops.tidy(s, &st.tidied);
 	if (r < 0)
 		gc_error(&g, r);
@@ -1162,6 +1451,223 @@ int ipam_status(struct ipam_store *s, const struct ipam_config *c, struct cnispe
 			return cnispec_fail(err, -ENOSPC, CNISPEC_E_UNAVAILABLE, "no free address",
 					    "%s: every address of %s is in use", c->network, c->sets[i].r[0].text);
 	}
+	return 0;
+}
+
+/* ---- per-node blocks: GC, reclaim ---------------------------------------------------------------- */
+
+struct block_gc {
+	struct blocks owned; /* the cluster's blocks of this node (values kept for the release) */
+	char **values;
+	struct ipam_gc_stats *st;
+	const char *node;
+};
+
+static int owned_one(void *ud, const char *name, const char *value)
+{
+	struct block_gc *g = ud;
+	ipam_u128 x;
+	char **v;
+
+	if (!block_first(&g->owned, name, &x) || !value_is_node(value, g->node))
+		return 0;
+	v = realloc(g->values, (g->owned.n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	g->values = v;
+	if (!(g->values[g->owned.n] = strdup(value)))
+		return -ENOMEM;
+	return blocks_add(&g->owned, x);
+}
+
+/* The value etcd holds for this node's block first (NULL: not this node's). */
+static const char *owned_value(const struct block_gc *g, ipam_u128 first)
+{
+	for (size_t i = 0; i < g->owned.n; i++)
+		if (g->owned.first[i] == first)
+			return g->values[i];
+	return NULL;
+}
+
+static size_t used_in(const struct used *u, ipam_u128 lo, ipam_u128 hi)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < u->n; i++)
+		n += u->v[i] >= lo && u->v[i] <= hi;
+	return n;
+}
+
+/* GC of one pool's blocks, under the pool's lock held exclusively (no ADD of this node
+ * allocates meanwhile): the local list made to agree with etcd, and each block with no claim,
+ * found empty for the grace period, given back: the local link first (from then on no ADD
+ * here uses it), the etcd key second (a kill between leaves a block etcd says is ours, adopted
+ * again by the next GC or block claim). */
+static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ipam_gc_stats *st)
+{
+	struct block_gc g = { .owned = { .r = r, .size = ipam_store_blocks(s) }, .st = st, .node = ipam_blocks_node(s) };
+	struct blocks mine = g.owned;
+	struct used u = { 0 };
+	int fd, e;
+
+	fd = ipam_blocks_lock(s, r->pool, true);
+	if (fd < 0)
+		return fd;
+	e = ipam_blocks_owners(s, r->pool, owned_one, &g);
+	if (e >= 0)
+		e = ipam_blocks_mine(s, r->pool, mine_one, &mine);
+	blocks_sort(&mine);
+	if (e >= 0)
+		e = read_used(s, r, &u);
+	for (size_t i = 0; e >= 0 && i < g.owned.n; i++) {
+		char first[CNISPEC_PREFIX_STRLEN];
+
+		if (blocks_has(&mine, g.owned.first[i]))
+			continue;
+		e = ipam_blocks_adopt(s, r->pool, ipam_range_addr_str(r, g.owned.first[i], first), g.values[i]);
+		st->blocks_adopted += e >= 0;
+	}
+	for (size_t i = 0; e >= 0 && i < mine.n; i++) {
+		ipam_u128 lo = mine.first[i], hi = lo + (mine.size - 1);
+		const char *value = owned_value(&g, lo);
+		char first[CNISPEC_PREFIX_STRLEN];
+		long long age = 0;
+		size_t n = used_in(&u, lo, hi);
+
+		ipam_range_addr_str(r, lo, first);
+		if (!value) {
+			/* etcd does not say this node owns it (reclaimed by force): stop using it */
+			e = ipam_blocks_forget(s, r->pool, first);
+			st->blocks_dropped += e == 1;
+			continue;
+		}
+		e = ipam_blocks_empty_for(s, r->pool, first, n == 0, &age);
+		if (e < 0 || n > 0 || age < (long long)ipam_blocks_grace(s)) {
+			st->blocks_kept++;
+			continue;
+		}
+		e = ipam_blocks_forget(s, r->pool, first);
+		if (e >= 0)
+			e = ipam_blocks_release(s, r->pool, first, value);
+		st->blocks_freed += e == 1;
+	}
+	close(fd);
+	for (size_t i = 0; i < g.owned.n; i++)
+		free(g.values[i]);
+	free(g.values);
+	free(g.owned.first);
+	free(mine.first);
+	free(u.v);
+	return e < 0 ? e : 0;
+}
+
+struct reclaim {
+	struct blocks b;
+	char **values;
+	const char *node;
+	json_t *blocks, *overridden;
+	const struct ipam_range *r;
+	size_t nv;
+};
+
+static int reclaim_block(void *ud, const char *name, const char *value)
+{
+	struct reclaim *rc = ud;
+	ipam_u128 x;
+	char **v;
+
+	if (!block_first(&rc->b, name, &x) || !value_is_node(value, rc->node))
+		return 0;
+	v = realloc(rc->values, (rc->nv + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	rc->values = v;
+	if (!(rc->values[rc->nv++] = strdup(value)))
+		return -ENOMEM;
+	return blocks_add(&rc->b, x);
+}
+
+/* A claim of this store that lies in one of the node's blocks. */
+static int reclaim_claim(void *ud, const char *addr, const char *value)
+{
+	struct reclaim *rc = ud;
+	struct cnispec_addr a;
+	ipam_u128 x;
+	json_t *v, *row;
+
+	if (cnispec_addr_parse(addr, &a) < 0 || a.family != rc->r->family)
+		return 0;
+	x = ipam_u128_from_addr(&a);
+	for (size_t i = 0; i < rc->b.n; i++) {
+		if (x < rc->b.first[i] || x > rc->b.first[i] + (rc->b.size - 1))
+			continue;
+		v = json_loads(value, 0, NULL);
+		row = json_pack("{s:s, s:s, s:s, s:s}", "pool", rc->r->pool, "address", addr, "containerID",
+				json_string_value(json_object_get(v, "containerID")) ?: "?", "ifname",
+				json_string_value(json_object_get(v, "ifname")) ?: "?");
+		json_decref(v);
+		return row ? json_array_append_new(rc->overridden, row) : -ENOMEM;
+	}
+	return 0;
+}
+
+int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force, json_t **ret_report,
+		 struct cnispec_error *err)
+{
+	json_t *report = json_pack("{s:s, s:[], s:[]}", "node", node, "blocks", "overridden");
+	bool self = !strcmp(node, ipam_blocks_node(s));
+	int e = 0;
+
+	if (!report)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* first what the node holds, in every pool: refuse before anything is given back */
+	for (int pass = 0; pass < 2 && e >= 0; pass++)
+		for (size_t i = 0; e >= 0 && i < c->n_sets; i++)
+			for (size_t j = 0; e >= 0 && j < c->sets[i].n; j++) {
+				const struct ipam_range *r = &c->sets[i].r[j];
+				struct reclaim rc = { .b = { .r = r, .size = ipam_store_blocks(s) }, .node = node, .r = r,
+						      .blocks = json_object_get(report, "blocks"),
+						      .overridden = json_object_get(report, "overridden") };
+
+				e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
+				if (e >= 0 && pass == 0)
+					e = s->ops.list(s, r->pool, reclaim_claim, &rc);
+				for (size_t k = 0; e >= 0 && pass == 1 && k < rc.b.n; k++) {
+					char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
+
+					ipam_range_addr_str(r, rc.b.first[k], first);
+					ipam_range_addr_str(r, rc.b.first[k] + (rc.b.size - 1), last);
+					if (self)
+						ipam_blocks_forget(s, r->pool, first);
+					e = ipam_blocks_release(s, r->pool, first, rc.values[k]);
+					if (e == 1)
+						json_array_append_new(rc.blocks, json_pack("{s:s, s:s, s:s}", "pool", r->pool,
+											   "first", first, "last", last));
+				}
+				for (size_t k = 0; k < rc.nv; k++)
+					free(rc.values[k]);
+				free(rc.values);
+				free(rc.b.first);
+				if (e >= 0 && pass == 0 && !force && json_array_size(rc.overridden)) {
+					json_t *o = json_array_get(rc.overridden, 0);
+
+					e = cnispec_fail(err, -EBUSY, CNISPEC_E_CONFIG, "the node still holds addresses",
+							 "node %s holds %zu claims in its blocks that this store shows (%s %s of "
+							 "%s:%s first); --force gives its blocks back anyway",
+							 node, json_array_size(rc.overridden),
+							 json_string_value(json_object_get(o, "pool")),
+							 json_string_value(json_object_get(o, "address")),
+							 json_string_value(json_object_get(o, "containerID")),
+							 json_string_value(json_object_get(o, "ifname")));
+					*ret_report = report;
+					return e;
+				}
+			}
+	if (e < 0) {
+		json_decref(report);
+		return ipam_store_fail(s, e, false, err);
+	}
+	*ret_report = report;
 	return 0;
 }
 
@@ -1230,6 +1736,42 @@ static json_t *sorted_rows(json_t *rows)
 	return out;
 }
 
+struct block_rows {
+	struct blocks b;
+	json_t *rows;
+};
+
+static int block_row(void *ud, const char *name, const char *value)
+{
+	struct block_rows *br = ud;
+	ipam_u128 x;
+	json_t *v;
+
+	if (!block_first(&br->b, name, &x))
+		return 0;
+	v = json_loads(value, 0, NULL);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		v = json_object();
+	}
+	json_object_set_new(v, "first", json_string(name));
+	return json_array_append_new(br->rows, v);
+}
+
+/* A blocks store: every block of the range's pool in the cluster, with its owner. */
+static int list_blocks(struct ipam_store *s, const struct ipam_range *rg, json_t *o)
+{
+	struct block_rows br = { .b = { .r = rg, .size = ipam_store_blocks(s) }, .rows = json_array() };
+	int r = br.rows ? ipam_blocks_owners(s, rg->pool, block_row, &br) : -ENOMEM;
+
+	free(br.b.first);
+	if (r < 0) {
+		json_decref(br.rows);
+		return r;
+	}
+	return json_object_set_new(o, "blocks", br.rows);
+}
+
 int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **ret, struct cnispec_error *err)
 {
 	json_t *doc = json_pack("{s:s, s:s, s:[]}", "network", c->network, "store", s->driver->name, "ranges");
@@ -1238,6 +1780,10 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
 
 	if (!doc)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (ipam_store_blocks(s)) {
+		json_object_set_new(doc, "node", json_string(ipam_blocks_node(s)));
+		json_object_set_new(doc, "perNodeBlockSize", json_integer(ipam_store_blocks(s)));
+	}
 	for (size_t i = 0; r == 0 && i < c->n_sets; i++)
 		for (size_t j = 0; r == 0 && j < c->sets[i].n; j++) {
 			const struct ipam_range *rg = &c->sets[i].r[j];
@@ -1260,6 +1806,10 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
 				json_object_set_new(o, "reservations", sorted_rows(l.rows));
 			else
 				json_decref(l.rows);
+			if (o && ipam_store_blocks(s) && (r = list_blocks(s, rg, o)) < 0) {
+				json_decref(o);
+				break;
+			}
 			r = o ? json_array_append_new(ranges, o) : -ENOMEM;
 		}
 	if (r < 0) {

@@ -19,13 +19,14 @@
 #define CONFIG_MAX (4u << 20)
 #define VALID_MAX (256u << 20) /* a million attachments fit */
 
-enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2, EXIT_NOTHING = 3 };
+enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2, EXIT_NOTHING = 3, EXIT_REFUSED = 4 };
 
 static void usage(FILE *f)
 {
 	fputs("Usage: rdmak ipam list    --config FILE [--json]\n"
 	      "       rdmak ipam release --config FILE --container ID [--ifname IF]\n"
 	      "       rdmak ipam gc      --config FILE --valid FILE [--repair] [--json]\n"
+	      "       rdmak ipam reclaim --config FILE --node NAME [--force] [--json]\n"
 	      "\n"
 	      "The operator's side of rdmak-ipam, the CNI IPAM plugin (run as rdmak-ipam from CNI_PATH).\n"
 	      "FILE is the network configuration the plugin gets (a NetworkAttachmentDefinition's config,\n"
@@ -41,6 +42,11 @@ static void usage(FILE *f)
 	      "               A file store entry rdmak-ipam did not write (a regular file or a\n"
 	      "               directory where a claim or record should be) is skipped and named;\n"
 	      "               with --repair it is removed (a directory only when empty).\n"
+	      "               With perNodeBlockSize it also gives back this node's blocks that have\n"
+	      "               been empty for blockReleaseAfter seconds.\n"
+	      "  reclaim      give back every block (perNodeBlockSize) node NAME owns, once the node\n"
+	      "               is known gone; refused while this store shows claims in those blocks,\n"
+	      "               unless --force, which names each claim it overrides\n"
 	      "\n"
 	      "  -c, --config FILE   the network configuration\n"
 	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
@@ -48,10 +54,12 @@ static void usage(FILE *f)
 	      "      --ifname IF     release: only this interface\n"
 	      "      --valid FILE    gc: the attachments that still exist\n"
 	      "      --repair        gc: remove what the store holds that rdmak-ipam did not write\n"
+	      "      --node NAME     reclaim: the node whose blocks to give back\n"
+	      "      --force         reclaim: even while claims in its blocks are seen\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "Exit: 0 done, 1 the store failed or cannot be reached, 2 usage or a bad configuration,\n"
-	      "3 release found nothing to release.\n",
+	      "3 release found nothing to release, 4 reclaim refused (the node still holds claims).\n",
 	      f);
 }
 
@@ -149,6 +157,19 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 	doc_table(stdout, json_object_get(doc, "ranges"), range_cols, ELEMENTSOF(range_cols));
 	rows = json_array();
 	json_array_foreach(json_object_get(doc, "ranges"), i, r)
+		json_array_extend(rows, json_object_get(r, "blocks"));
+	if (json_array_size(rows)) {
+		static const struct doc_column block_cols[] = {
+			{ "BLOCK", "first" }, { "LAST", "last" }, { "NODE", "node" }, { "SINCE", "created" },
+		};
+
+		printf("\nblocks of %lld addresses (this node: %s)\n",
+		       (long long)json_integer_value(json_object_get(doc, "perNodeBlockSize")),
+		       json_string_value(json_object_get(doc, "node")));
+		doc_table(stdout, rows, block_cols, ELEMENTSOF(block_cols));
+	}
+	json_array_clear(rows);
+	json_array_foreach(json_object_get(doc, "ranges"), i, r)
 		json_array_extend(rows, json_object_get(r, "reservations"));
 	if (json_array_size(rows)) {
 		printf("\n");
@@ -237,6 +258,13 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 				      (json_int_t)st.orphans, "tidied", (json_int_t)st.tidied, "junk", (json_int_t)st.junk,
 				      "repaired", (json_int_t)st.repaired, "errors", (json_int_t)st.errors);
 
+		if (o && ipam_store_blocks(s))
+			json_object_set_new(o, "blocks", json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", ipam_blocks_node(s),
+								   "kept", (json_int_t)st.blocks_kept, "freed",
+								   (json_int_t)st.blocks_freed, "adopted",
+								   (json_int_t)st.blocks_adopted, "dropped",
+								   (json_int_t)st.blocks_dropped));
+
 		doc_json(stdout, o);
 		json_decref(o);
 	} else {
@@ -244,9 +272,56 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 		       c->network, st.kept, st.released, st.orphans, st.tidied);
 		if (st.junk || st.repaired)
 			printf(", skipped %zu and removed %zu entries not written by rdmak-ipam", st.junk, st.repaired);
+		if (ipam_store_blocks(s))
+			printf("; node %s: kept %zu blocks, gave back %zu, adopted %zu, dropped %zu", ipam_blocks_node(s),
+			       st.blocks_kept, st.blocks_freed, st.blocks_adopted, st.blocks_dropped);
 		printf("\n");
 	}
 	return r < 0 ? fail(&err) : EXIT_OK;
+}
+
+/* ---- reclaim ------------------------------------------------------------------------------------ */
+
+static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force, bool json)
+{
+	struct cnispec_error err = { 0 };
+	json_t *report = NULL, *row;
+	size_t i;
+	int r;
+
+	if (!ipam_store_blocks(s)) {
+		fprintf(stderr, "rdmak ipam reclaim: %s has no perNodeBlockSize: there are no blocks to give back\n",
+			c->network);
+		return EXIT_USAGE;
+	}
+	r = ipam_reclaim(s, c, node, force, &report, &err);
+	json_array_foreach(json_object_get(report, "overridden"), i, row)
+		if (force)
+			fprintf(stderr, "rdmak ipam reclaim: --force overrides %s %s of %s:%s in node %s's blocks\n",
+				json_string_value(json_object_get(row, "pool")),
+				json_string_value(json_object_get(row, "address")),
+				json_string_value(json_object_get(row, "containerID")),
+				json_string_value(json_object_get(row, "ifname")), node);
+	if (r < 0) {
+		json_decref(report);
+		if (r == -EBUSY) {
+			fprintf(stderr, "rdmak ipam reclaim: %s: %s\n", err.msg, err.details);
+			return EXIT_REFUSED;
+		}
+		return fail(&err);
+	}
+	if (json) {
+		doc_json(stdout, report);
+	} else {
+		json_array_foreach(json_object_get(report, "blocks"), i, row)
+			printf("%s: gave back block %s-%s of node %s\n", json_string_value(json_object_get(row, "pool")),
+			       json_string_value(json_object_get(row, "first")),
+			       json_string_value(json_object_get(row, "last")), node);
+		printf("%s: node %s: %zu blocks given back\n", c->network, node,
+		       json_array_size(json_object_get(report, "blocks")));
+	}
+	json_decref(report);
+	return EXIT_OK;
 }
 
 int ipam_cli_main(int argc, char **argv)
@@ -256,12 +331,13 @@ int ipam_cli_main(int argc, char **argv)
 		{ "container", required_argument, NULL, 'C' }, { "ifname", required_argument, NULL, 'i' },
 		{ "valid", required_argument, NULL, 'v' },   { "help", no_argument, NULL, 'h' },
 		{ "repair", no_argument, NULL, 'R' },
+		{ "node", required_argument, NULL, 'N' },   { "force", no_argument, NULL, 'F' },
 		{},
 	};
-	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *cmd, *why;
+	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd, *why;
 	struct ipam_config *c = NULL;
 	struct ipam_store *s = NULL;
-	bool json = false, repair = false;
+	bool json = false, repair = false, force = false;
 	int ch, r;
 
 	optind = 1;
@@ -273,19 +349,30 @@ int ipam_cli_main(int argc, char **argv)
 		case 'i': ifname = optarg; break;
 		case 'v': valid = optarg; break;
 		case 'R': repair = true; break;
+		case 'N': node = optarg; break;
+		case 'F': force = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "rdmak ipam: %s\n\n", optind >= argc ? "which command: list, release or gc?"
+		fprintf(stderr, "rdmak ipam: %s\n\n", optind >= argc ? "which command: list, release, gc or reclaim?"
 									 : "one command at a time");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	cmd = argv[optind];
-	if (strcmp(cmd, "list") && strcmp(cmd, "release") && strcmp(cmd, "gc")) {
-		fprintf(stderr, "rdmak ipam: unknown command '%s' (list, release, gc)\n", cmd);
+	if (strcmp(cmd, "list") && strcmp(cmd, "release") && strcmp(cmd, "gc") && strcmp(cmd, "reclaim")) {
+		fprintf(stderr, "rdmak ipam: unknown command '%s' (list, release, gc, reclaim)\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "reclaim") != !!node || (force && strcmp(cmd, "reclaim"))) {
+		fprintf(stderr, "rdmak ipam %s: %s\n", cmd,
+			!strcmp(cmd, "reclaim") ? "--node NAME is required" : "--node and --force go with reclaim");
+		return EXIT_USAGE;
+	}
+	if (node && !ipam_node_name_valid(node)) {
+		fprintf(stderr, "rdmak ipam reclaim: --node \"%s\" is not a node name\n", node);
 		return EXIT_USAGE;
 	}
 	if (!config) {
@@ -323,6 +410,8 @@ int ipam_cli_main(int argc, char **argv)
 		r = cmd_list(s, c, json);
 	else if (!strcmp(cmd, "release"))
 		r = cmd_release(s, c, cid, ifname);
+	else if (!strcmp(cmd, "reclaim"))
+		r = cmd_reclaim(s, c, node, force, json);
 	else
 		r = cmd_gc(s, c, valid, json);
 	ipam_store_close(s);

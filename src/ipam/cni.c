@@ -131,7 +131,10 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 		log_set_max_level(p->cfg->log_level);
 	for (size_t i = 0; i < p->cfg->n_warnings; i++)
 		log_warning("%s", p->cfg->warnings[i]);
-	if (p->cfg->store.kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked())
+	/* with per-node blocks the etcd module is needed only for a new block (add() below) and GC,
+	 * which gives empty blocks back */
+	if (p->cfg->store.kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked() &&
+	    (!p->cfg->store.block_size || req->env->cmd == CNISPEC_CMD_GC))
 		return exec_full(req, err);
 	r = ipam_store_open(&p->cfg->store, &p->store, why, sizeof(why));
 	if (r < 0) {
@@ -160,6 +163,10 @@ static int add(void *ctx, const struct cnispec_request *req, struct cnispec_resu
 	if (e->ip && cnispec_addr_parse(e->ip, &want) == 0)
 		o.requested = &want;
 	r = ipam_add(p->store, p->cfg, &o, ret, err);
+	/* a new block, and this binary has no etcd store: the full rdmak does the whole ADD again
+	 * (ipam_add() rolled this one back) */
+	if (r == -ENOPKG && !ipam_store_etcd_linked())
+		return exec_full(req, err);
 
 	if (r == 0) {
 		char a[CNISPEC_PREFIX_STRLEN];

@@ -126,6 +126,9 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 struct ipam_gc_stats {
 	size_t kept, released, orphans, tidied, errors;
 	size_t junk, repaired; /* junk skipped, junk removed (s->repair) */
+	/* per-node blocks: this node's kept, given back (empty past the grace period), adopted
+	 * (etcd said ours, the local list did not), dropped (the local list said ours, etcd not) */
+	size_t blocks_kept, blocks_freed, blocks_adopted, blocks_dropped;
 };
 typedef bool (*ipam_valid_fn)(void *ud, const char *container_id, const char *ifname);
 int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn valid, void *ud,
@@ -139,6 +142,13 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
  * interfaces) in the network; *ret_released counts the attachments. */
 int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
 		 size_t *ret_released, struct cnispec_error *err);
+
+/* `rdmak ipam reclaim --node N`: give back every block of the config's pools that node owns.
+ * Refused (-EBUSY, code 2... the CLI's exit 4) while this store shows claims of that node in
+ * them, unless force; *ret_report: {"node", "blocks": [{"pool","first","last"}],
+ * "overridden": [{"address","containerID","ifname"}]}. */
+int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force, json_t **ret_report,
+		 struct cnispec_error *err);
 
 /* Translate a store failure into the CNI error (11 or 50 when unreachable, 5 otherwise). */
 int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec_error *err);

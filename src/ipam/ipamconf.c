@@ -446,6 +446,8 @@ struct top {
 	json_t *ip_ranges, *ranges, *routes, *dns, *etcd;
 	const char *type, *store, *datastore, *etcd_host, *etcd_ca, *etcd_cert, *etcd_key;
 	char *data_dir; /* moved into the store config when the store is the file */
+	long long block_size, block_grace; /* -1: not given */
+	const char *node_name;
 	const char *log_file, *log_file2, *log_level, *log_level2;
 };
 
@@ -512,6 +514,29 @@ static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, v
 }
 
 #define LEADER "whereabouts' leader election: rdmak-ipam takes no cluster-wide lock; remove it"
+/* nv-ipam's perNodeBlockSize: a node takes this many addresses of the pool at a time. */
+static int read_block_size(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_int_range(d, path, v, 1, 1 << 20, t);
+}
+
+static int read_block_grace(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_int_range(d, path, v, 0, 7 * 24 * 3600, t);
+}
+
+/* A Kubernetes node name (a DNS subdomain): it becomes part of etcd keys' values and of paths. */
+static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	const char **ret = t;
+	int r = dispatch_string(d, path, v, true, ret);
+
+	if (r == 0 && !ipam_node_name_valid(*ret))
+		return dispatch_fail(d, path, "\"%s\" is not a node name (lower-case letters, digits, '-' and '.', "
+					      "at most 253)", *ret);
+	return r;
+}
+
 #define ETCD_AUTH "rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
 #define TOP(m) offsetof(struct top, m)
 
@@ -528,6 +553,9 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("store", JSON_STRING, read_store, TOP(store), 0),
 	DISPATCH_FIELD("datastore", JSON_STRING, read_datastore, TOP(datastore), 0),
 	DISPATCH_FIELD("dataDir", JSON_STRING, read_abs_path, TOP(data_dir), 0),
+	DISPATCH_FIELD("perNodeBlockSize", JSON_INTEGER, read_block_size, TOP(block_size), 0),
+	DISPATCH_FIELD("blockReleaseAfter", JSON_INTEGER, read_block_grace, TOP(block_grace), 0),
+	DISPATCH_FIELD("nodeName", JSON_STRING, read_node_name, TOP(node_name), 0),
 	DISPATCH_FIELD("etcd", JSON_OBJECT, NULL, TOP(etcd), 0),
 	DISPATCH_FIELD("etcd_host", JSON_STRING, NULL, TOP(etcd_host), 0),
 	DISPATCH_FIELD("etcd_ca_cert_file", JSON_STRING, NULL, TOP(etcd_ca), 0),
@@ -865,12 +893,26 @@ static int store(struct cp *p, struct top *t)
 		p->c->store.kind = IPAM_STORE_FILE;
 		if (t->etcd)
 			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
+		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0)
+			return FAIL(p, t->block_size >= 0 ? "ipam.perNodeBlockSize" : t->node_name ? "ipam.nodeName"
+										      : "ipam.blockReleaseAfter",
+				    "only with \"store\": \"etcd\" (the file store is one node's already)");
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
 		return 0;
 	}
 	p->c->store.kind = IPAM_STORE_ETCD;
+	/* per-node blocks (docs/ipam.md): perNodeBlockSize or nodeName turns them on */
+	if (t->block_size >= 0 || t->node_name) {
+		p->c->store.block_size = t->block_size >= 0 ? (unsigned)t->block_size : IPAM_BLOCK_DEFAULT_SIZE;
+		p->c->store.block_grace_s = t->block_grace >= 0 ? (unsigned)t->block_grace : IPAM_BLOCK_DEFAULT_GRACE;
+		if (t->node_name && !(p->c->store.node_name = strdup(t->node_name)))
+			return -ENOMEM;
+		p->c->store.data_dir = TAKE_PTR(t->data_dir);
+	} else if (t->block_grace >= 0) {
+		return FAIL(p, "ipam.blockReleaseAfter", "only with \"perNodeBlockSize\"");
+	}
 	if (t->data_dir)
-		return FAIL(p, "ipam.dataDir", "only with \"store\": \"file\"");
+		return FAIL(p, "ipam.dataDir", "only with \"store\": \"file\" or with \"perNodeBlockSize\"");
 	if (!t->etcd)
 		return FAIL(p, "ipam.etcd", "missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
 	return dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE, &p->c->store);
@@ -900,7 +942,7 @@ static int logging(struct cp *p, const struct top *t)
 
 static int parse(struct cp *p, json_t *ipam, const char *network)
 {
-	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" } };
+	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" }, .block_size = -1, .block_grace = -1 };
 	const json_t *ds;
 	size_t hl;
 	int r;

@@ -130,6 +130,84 @@ static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *
 	return r;
 }
 
+static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud);
+
+/* The whole of a new attachment's write, one Txn (docs/ipam.md, "etcd"): where ADD used to put
+ * its record pending, claim, put the cursor and put the record again (three Puts and a Txn,
+ * each a raft entry and a WAL fsync on every member), "if create_revision(claim) == 0 then put
+ * the claim, the record, the cursor and the pool's key, and read the pools' folder" is one.
+ * No pending record is needed: the claim and the record naming it appear together, so no kill
+ * can leave one without the other. The pools' folder read in the same Txn is the overlap look
+ * at the claim's own revision (claim first, look second, as claim_unique() in alloc.c). */
+static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const char *address, const char *value,
+				   const char *network, const char *rkey, const char *record, ipam_store_each_fn look,
+				   void *ud)
+{
+	_cleanup_free_ char *key = NULL, *pkey = NULL, *ckey = NULL, *reckey = NULL, *folder = NULL;
+	struct etcd_txn_result res = {0};
+	bool undo = false;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
+	    (r = check_value(s, value)) < 0 || (r = check_name(s, "a network name", network)) < 0 ||
+	    (r = check_name(s, "an attachment key", rkey)) < 0 || (r = check_value(s, record)) < 0)
+		return r;
+	key = key_of(s, "claims", pool, address);
+	pkey = key_of(s, "pools", pool, NULL);
+	ckey = key_of(s, "cursors", pool, NULL);
+	reckey = key_of(s, "records", network, rkey);
+	folder = key_of(s, "pools", NULL, NULL);
+	if (!key || !pkey || !ckey || !reckey || !folder)
+		return -ENOMEM;
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     1,
+		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
+					{.type = ETCD_OP_PUT, .key = reckey, .value = record, .value_len = strlen(record)},
+					{.type = ETCD_OP_PUT, .key = ckey, .value = address, .value_len = strlen(address)},
+					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0},
+					{.type = ETCD_OP_RANGE, .key = folder, .prefix = true, .keys_only = true}},
+		     5, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	if (r == 1) {
+		const struct etcd_kvs *pools = res.n_ops == 5 ? &res.ops[4].range : NULL;
+		size_t skip = strlen(folder);
+
+		for (size_t i = 0; pools && i < pools->n && !undo; i++)
+			if (name_ok(pools->kvs[i].key + skip) && look(ud, pools->kvs[i].key + skip, NULL) != 0)
+				undo = true;
+	} else {
+		/* taken, or this very Txn applied by a member that died before answering: then the
+		 * record and cursor are written too, and the look is made now */
+		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
+
+		if (kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
+		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0) {
+			r = 1;
+			undo = etcd_store_pools(s, look, ud) != 0;
+		}
+	}
+	etcd_txn_result_clear(&res);
+	if (undo) {
+		/* a look found the address in another pool: give it back if it is still ours, and
+		 * the record to pending in the same Txn, so that no record names a released claim */
+		int u = etcd_txn(ES(s)->c,
+				 &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
+							.value = value, .value_len = strlen(value)},
+				 1,
+				 (struct etcd_op[]){{.type = ETCD_OP_DELETE, .key = key},
+						    {.type = ETCD_OP_PUT, .key = reckey, .value = IPAM_RECORD_PENDING,
+						     .value_len = strlen(IPAM_RECORD_PENDING)}},
+				 2, NULL, 0, NULL);
+
+		if (u < 0)
+			return fail_etcd(s, u);
+		r = 0;
+	}
+	return r;
+}
+
 static int get_value(struct ipam_store *s, const char *key, char **ret)
 {
 	struct etcd_kv kv = {0};
@@ -359,6 +437,69 @@ static int etcd_store_cursor_put(struct ipam_store *s, const char *pool, const c
 	return r < 0 ? fail_etcd(s, r) : 0;
 }
 
+/* --- per-node blocks (store-blocks.c) ---------------------------------------------------------- */
+
+static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
+{
+	_cleanup_free_ char *folder = NULL;
+	int r = check_name(s, "a pool name", pool);
+
+	if (r < 0)
+		return r;
+	folder = key_of(s, "blocks", pool, "");
+	return folder ? list_folder(s, folder, fn, ud) : -ENOMEM;
+}
+
+/* One owner per block: the claim's own Txn, "if create_revision == 0 then put" (and the pool's
+ * key, so that pools() lists it). */
+static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first, const char *value)
+{
+	_cleanup_free_ char *key = NULL, *pkey = NULL;
+	struct etcd_txn_result res = {0};
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
+	    (r = check_value(s, value)) < 0)
+		return r;
+	key = key_of(s, "blocks", pool, first);
+	pkey = key_of(s, "pools", pool, NULL);
+	if (!key || !pkey)
+		return -ENOMEM;
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     1,
+		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
+					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0}},
+		     2, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	if (r == 0) {
+		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
+
+		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) && memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+	}
+	etcd_txn_result_clear(&res);
+	return r;
+}
+
+static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first, const char *expect)
+{
+	_cleanup_free_ char *key = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
+	    (r = check_value(s, expect)) < 0)
+		return r;
+	key = key_of(s, "blocks", pool, first);
+	if (!key)
+		return -ENOMEM;
+	r = etcd_txn(ES(s)->c,
+		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
+					    .value = expect, .value_len = strlen(expect)},
+		     1, &(struct etcd_op){.type = ETCD_OP_DELETE, .key = key}, 1, NULL, 0, NULL);
+	return r < 0 ? fail_etcd(s, r) : r;
+}
+
 /* --- the store ---------------------------------------------------------------------------- */
 
 /* STATUS: a linearizable read, which a member answers only with a quorum behind it, so "up"
@@ -436,6 +577,10 @@ static const struct ipam_store_ops etcd_store_ops = {
 	.record_put = etcd_store_record_put,
 	.record_del = etcd_store_record_del,
 	.record_list = etcd_store_record_list,
+	.claim_commit = etcd_store_claim_commit,
+	.block_list = etcd_store_block_list,
+	.block_claim = etcd_store_block_claim,
+	.block_release = etcd_store_block_release,
 	.cursor_get = etcd_store_cursor_get,
 	.cursor_put = etcd_store_cursor_put,
 	.close = etcd_store_close,

@@ -23,6 +23,14 @@ static int pending_by_put(struct ipam_store *s, const char *n, const char *k)
 {
 	return s->ops.record_put(s, n, k, IPAM_RECORD_PENDING);
 }
+static int no_claim_commit(struct ipam_store *s, const char *p, const char *a, const char *v, const char *n,
+			   const char *k, const char *rec, ipam_store_each_fn look, void *ud)
+{
+	return -EOPNOTSUPP;
+}
+static int no_block_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v) { return -EOPNOTSUPP; }
+static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e) { return -EOPNOTSUPP; }
 static int no_cursor_get(struct ipam_store *s, const char *p, char **ret) { return -EOPNOTSUPP; }
 static int no_cursor_put(struct ipam_store *s, const char *p, const char *a) { return -EOPNOTSUPP; }
 static int nothing_to_tidy(struct ipam_store *s, size_t *ret)
@@ -64,6 +72,10 @@ static const struct ipam_store_ops defaults = {
 	.record_del = no_record_del,
 	.record_list = no_record_list,
 	.record_pending = pending_by_put,
+	.claim_commit = no_claim_commit,
+	.block_list = no_block_list,
+	.block_claim = no_block_claim,
+	.block_release = no_block_release,
 	.cursor_get = no_cursor_get,
 	.cursor_put = no_cursor_put,
 	.tidy = nothing_to_tidy,
@@ -85,6 +97,10 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 	SET(record_del);
 	SET(record_list);
 	SET(record_pending);
+	SET(claim_commit);
+	SET(block_list);
+	SET(block_claim);
+	SET(block_release);
 	SET(cursor_get);
 	SET(cursor_put);
 	SET(tidy);
@@ -104,12 +120,15 @@ bool ipam_store_etcd_linked(void)
 
 int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen)
 {
-	if (cfg->kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked()) {
+	/* with blocks, the etcd module is needed only when the node takes a new block */
+	if (cfg->kind == IPAM_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
 		if (whylen)
 			snprintf(why, whylen, "etcd store: not in this binary (run the full rdmak)");
 		return -ENOPKG;
 	}
-	return ipam_store_open_driver(cfg->kind == IPAM_STORE_ETCD ? &ipam_store_etcd_driver : &ipam_store_file_driver,
+	return ipam_store_open_driver(cfg->kind == IPAM_STORE_FILE ? &ipam_store_file_driver
+				      : cfg->block_size ? &ipam_store_blocks_driver
+							: &ipam_store_etcd_driver,
 				      cfg, ret, why, whylen);
 }
 
@@ -142,6 +161,11 @@ void ipam_store_close(struct ipam_store *s)
 	free(s);
 }
 
+bool ipam_store_commits(const struct ipam_store *s)
+{
+	return s->driver->ops->claim_commit != NULL;
+}
+
 bool ipam_store_unreachable(int r)
 {
 	return r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ENOTCONN;
@@ -157,5 +181,6 @@ void ipam_store_config_clear(struct ipam_store_config *c)
 	free(c->tls_ca);
 	free(c->tls_cert);
 	free(c->tls_key);
+	free(c->node_name);
 	memset(c, 0, sizeof(*c));
 }

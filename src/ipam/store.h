@@ -54,7 +54,16 @@ struct ipam_store_config {
 	char *tls_ca;       /* etcd: PEM files, NULL when not given */
 	char *tls_cert;
 	char *tls_key;
+	/* etcd with per-node blocks (store-blocks.c): block_size > 0. The node's own blocks and
+	 * claims live in data_dir (a file store); node_name NULL: RDMAK_NODE_NAME, else the
+	 * installer's file, else the host name (ipam_node_name()). */
+	unsigned block_size;
+	unsigned block_grace_s; /* an empty block is given back after this long */
+	char *node_name;
 };
+
+#define IPAM_BLOCK_DEFAULT_SIZE 32   /* nv-ipam's perNodeBlockSize default */
+#define IPAM_BLOCK_DEFAULT_GRACE 600 /* seconds */
 
 #define IPAM_FILE_DEFAULT_DIR "/var/lib/cni/rdmak-ipam"
 #define IPAM_ETCD_DEFAULT_PREFIX "/rdmak/ipam"
@@ -93,6 +102,27 @@ struct ipam_store_ops {
 	 * follow). The default is record_put(IPAM_RECORD_PENDING); a store may do it cheaper. */
 	int (*record_pending)(struct ipam_store *s, const char *network, const char *key);
 
+	/* A new attachment's one claim in one write (a store that can: etcd's Txn). If address
+	 * is free in pool: claim it for value and, in the same step, set network's record key to
+	 * record, the pool's cursor to address and the pool's key; then call look(ud, pool, NULL)
+	 * for every pool the store knew at that instant (the overlap look, store.h's pools());
+	 * a look that returns 1 (another pool holds the address) undoes it: the claim released
+	 * and the record put back to pending. 1 made (or already ours, as after a retried
+	 * write), 0 taken or undone, <0 error. The default says -EOPNOTSUPP, and
+	 * ipam_store_commits() tells the allocator to write pending, claim, cursor and record one
+	 * by one instead. */
+	int (*claim_commit)(struct ipam_store *s, const char *pool, const char *address, const char *value,
+			    const char *network, const char *key, const char *record, ipam_store_each_fn look,
+			    void *ud);
+
+	/* Per-node blocks in the cluster (etcd; store-blocks.c): <prefix>/blocks/<pool>/<first>
+	 * -> its owner. list: every block of pool, fn(ud, first, value); claim: create the key
+	 * with value only if absent (1 ours, also when it already holds exactly value; 0 another
+	 * owner's); release: delete it only if its value is still expect (1, 0). */
+	int (*block_list)(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
+	int (*block_claim)(struct ipam_store *s, const char *pool, const char *first, const char *value);
+	int (*block_release)(struct ipam_store *s, const char *pool, const char *first, const char *expect);
+
 	/* The pool's cursor (an address). get: 1/0; put replaces. */
 	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
 	int (*cursor_put)(struct ipam_store *s, const char *pool, const char *address);
@@ -115,6 +145,7 @@ struct ipam_store_driver {
 
 extern const struct ipam_store_driver ipam_store_file_driver;
 extern const struct ipam_store_driver ipam_store_etcd_driver;
+extern const struct ipam_store_driver ipam_store_blocks_driver;
 
 /* Whether this program holds the etcd store: the full rdmak does, the per-pod binary
  * (rdmak-cni, rdmak-ipam: src/pod.c) does not, and ipam_store_open() of an etcd config there
@@ -143,8 +174,42 @@ int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret
 int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen);
 void ipam_store_close(struct ipam_store *s);
+/* Whether the store's driver has its own claim_commit (one write per new attachment). */
+bool ipam_store_commits(const struct ipam_store *s);
 /* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
 bool ipam_store_unreachable(int r);
 void ipam_store_config_clear(struct ipam_store_config *c);
+
+/* ---- per-node blocks (store-blocks.c) ------------------------------------------------------ */
+
+/* Where the CNI installer (deploy/cni-install.sh) writes the node's name; RDMAK_NODE_NAME_FILE
+ * overrides it. */
+#define IPAM_NODE_NAME_FILE "/opt/rdmak/node-name"
+bool ipam_node_name_valid(const char *n);
+/* The node's name: given (nodeName), else RDMAK_NODE_NAME, else the installer's file, else the
+ * host name; *ret_source says which. -EINVAL when what it found is not a node name. */
+int ipam_node_name(const char *given, char *buf, size_t n, const char **ret_source);
+/* The block size of a blocks store, 0 for any other store. */
+unsigned ipam_store_blocks(const struct ipam_store *s);
+const char *ipam_blocks_node(const struct ipam_store *s);
+unsigned ipam_blocks_grace(const struct ipam_store *s);
+/* flock() of the pool's blocks: every allocation shared, a block claim or give-back exclusive.
+ * An fd to close(), or -errno. */
+int ipam_blocks_lock(struct ipam_store *s, const char *pool, bool exclusive);
+/* This node's blocks of pool, from its local list: fn(ud, first, value). */
+int ipam_blocks_mine(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
+/* Every block of pool in the cluster: fn(ud, first, value {"node","last","created"}). */
+int ipam_blocks_owners(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
+/* Take the block [first, last] for this node (one compare-and-put) and list it locally: 1, 0
+ * another node has it, <0 (unreachable: -EHOSTUNREACH..., s->error names the endpoints). */
+int ipam_blocks_claim(struct ipam_store *s, const char *pool, const char *first, const char *last);
+/* List locally a block etcd says is this node's (value: its value there). */
+int ipam_blocks_adopt(struct ipam_store *s, const char *pool, const char *first, const char *value);
+/* Remove a block from the local list (1 removed, 0 none). */
+int ipam_blocks_forget(struct ipam_store *s, const char *pool, const char *first);
+/* Give a block back in the cluster if its value is still expect: 1, 0, <0. */
+int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first, const char *expect);
+/* How long the block has been found empty (a marker made the first time); empty false clears. */
+int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty, long long *ret);
 
 #endif

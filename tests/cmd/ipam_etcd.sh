@@ -26,7 +26,7 @@ cfg() {
 # cni COMMAND CONTAINERID CONF-FILE: the plugin with the CNI environment; stdout in $out (ARGS=...
 # set replaces the CNI_ARGS made of the container ID)
 cni() {
-	run env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+	run env -i PATH="$PATH" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
 		CNI_PATH="$BUILD/cni" CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
 		"$IPAM" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
@@ -76,6 +76,27 @@ cni DEL c1 "$TMP/a.json"
 is "$rc" 0 "DEL twice exits 0"
 cni STATUS "" "$TMP/a.json"
 is "$rc" 0 "STATUS with the cluster up exits 0"
+
+# --- what one attachment asks of etcd ------------------------------------------------------------
+# Each exec'd plugin appends its requests (RDMAK_ETCD_CALLS, src/etcd/client.c). A new attachment:
+# one write (the claim's Txn, which also writes its record, the cursor and the pool's key) and
+# two reads (its record, the cursor); before, 3 Puts (record pending, cursor, record) and 4 Ranges.
+cfg "$TMP/n.json" calls 10.71.0.0/24
+: >"$TMP/calls"
+for i in 1 2 3 4 5 6 7 8 9 10; do CALLS="$TMP/calls" cni ADD n$i "$TMP/n.json"; done
+is "$(grep -c . "$TMP/calls"):$(awk '{r+=$2; p+=$4; d+=$6; t+=$8} END {print r/NR, p/NR, d/NR, t/NR}' "$TMP/calls")" \
+	"10:2 0 0 1" "10 exec'd ADDs on etcd: per ADD 2 Ranges, 0 Puts, 0 DeleteRanges, 1 Txn (one write)"
+is "$(ectl get --prefix /rdmak/ipam/records/calls/ --keys-only | grep -c .):$(claims 10.71.0.0_24)" "10:10" \
+	"... and each left its record and its claim"
+is "$(ectl get /rdmak/ipam/cursors/10.71.0.0_24 --print-value-only):$(ectl get /rdmak/ipam/pools/10.71.0.0_24 --keys-only)" \
+	"10.71.0.10:/rdmak/ipam/pools/10.71.0.0_24" "... the cursor at the last address and the pool's key"
+like "$(ectl get /rdmak/ipam/records/calls/n3:net1 --print-value-only)" '^\{"ips":\["10.71.0.0_24/10.71.0.3"\]\}$' \
+	"... n3's record names its claim"
+: >"$TMP/calls"
+CALLS="$TMP/calls" cni DEL n3 "$TMP/n.json"
+is "$rc:$(cat "$TMP/calls"):$(claims 10.71.0.0_24)" "0:range 3 put 0 delete 1 txn 1:9" "DEL: 3 Ranges (the record, its claim twice), a Txn (the claim), a delete (the record)"
+CALLS="$TMP/calls" cni ADD n3 "$TMP/n.json"
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.71.0.11/24" "an ADD after it gets the next address after the cursor"
 
 # --- 16 concurrent allocators, 1000 attachments ----------------------------------------------
 N=1000

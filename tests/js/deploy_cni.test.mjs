@@ -73,6 +73,15 @@ test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the installer, t
 	assert.equal(mounts['cni-bin'].mountPath, path.join(arg('host-root'), arg('cni-dir')));
 	assert.equal(vols['cni-bin'].hostPath.path, arg('cni-dir'));
 	assert.ok(c.args.includes('--wait'), 'the container stays up after installing');
+	// rdmak-ipam's node for perNodeBlockSize: the downward API's node name, which the installer
+	// writes where the plugin reads it (src/ipam/store.h IPAM_NODE_NAME_FILE)
+	const nodeEnv = c.env.find((e) => e.name === 'RDMAK_NODE_NAME');
+	assert.equal(nodeEnv?.valueFrom?.fieldRef?.fieldPath, 'spec.nodeName');
+	const storeH = fs.readFileSync(path.join(TOP, 'src', 'ipam', 'store.h'), 'utf8');
+	const nodeFile = storeH.match(/#define IPAM_NODE_NAME_FILE "([^"]+)"/)[1];
+	const installer = fs.readFileSync(path.join(TOP, 'deploy', 'cni-install.sh'), 'utf8');
+	assert.ok(nodeFile.startsWith('/opt/rdmak/') && installer.includes(`mv -f "$dest/.node-name.tmp" "$dest/${path.basename(nodeFile)}"`),
+		'cni-install.sh writes the node name where rdmak-ipam reads it');
 	// the bundle's place on the host is the one the relocated binary was linked for
 	const reloc = fs.readFileSync(path.join(TOP, 'Makefile'), 'utf8').match(/^RELOC\s*\?=\s*(\S+)/m)[1];
 	assert.equal(vols['rdmak-opt'].hostPath.path, reloc);

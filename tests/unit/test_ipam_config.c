@@ -462,6 +462,17 @@ static void test_refusals(void **state)
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"file\",\"datastore\":\"etcd\"}", 7,
 		  "ipam.datastore: give \"store\" or whereabouts' \"datastore\", not both");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"var/lib\"}", 7, "ipam.dataDir: \"var/lib\" is not an absolute path");
+	/* per-node blocks */
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"perNodeBlockSize\":32}", 7,
+		  "ipam.perNodeBlockSize: only with \"store\": \"etcd\" (the file store is one node's already)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":0}", 7,
+		  "ipam.perNodeBlockSize: 0 is out of range (1 to 1048576)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"nodeName\":\"Node_1\"}", 7,
+		  "ipam.nodeName: \"Node_1\" is not a node name (lower-case letters, digits, '-' and '.', at most 253)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"blockReleaseAfter\":5}", 7,
+		  "ipam.blockReleaseAfter: only with \"perNodeBlockSize\"");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"dataDir\":\"/d\"}", 7,
+		  "ipam.dataDir: only with \"store\": \"file\" or with \"perNodeBlockSize\"");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"log_level\":\"loud\"}", 7,
 		  "ipam.log_level: \"loud\" is not error, warning, info or debug");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"network_name\":\"a/b\"}", 7,
@@ -472,6 +483,32 @@ static void test_refusals(void **state)
 		  "{\"range\":\"10.0.3.0/24\"},{\"range\":\"10.0.4.0/24\"},{\"range\":\"10.0.5.0/24\"},{\"range\":\"10.0.6.0/24\"},"
 		  "{\"range\":\"10.0.7.0/24\"},{\"range\":\"10.0.8.0/24\"}]}",
 		  7, "ipam.ipRanges[8]: more than 8 ranges to take an address from");
+}
+
+static void test_blocks(void **state)
+{
+	struct ipam_config *c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},"
+					 "\"nodeName\":\"node-1.rack2\",\"dataDir\":\"/var/lib/x\"}");
+
+	/* nodeName alone turns blocks on, with nv-ipam's default size and the default grace */
+	assert_int_equal(c->store.block_size, IPAM_BLOCK_DEFAULT_SIZE);
+	assert_int_equal(c->store.block_grace_s, IPAM_BLOCK_DEFAULT_GRACE);
+	assert_string_equal(c->store.node_name, "node-1.rack2");
+	assert_string_equal(c->store.data_dir, "/var/lib/x");
+	ipam_config_free(c);
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+		     "\"blockReleaseAfter\":0}");
+	assert_int_equal(c->store.block_size, 8);
+	assert_int_equal(c->store.block_grace_s, 0);
+	assert_null(c->store.node_name);
+	ipam_config_free(c);
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]}}");
+	assert_int_equal(c->store.block_size, 0); /* per-address claims, as before */
+	ipam_config_free(c);
+	assert_true(ipam_node_name_valid("a"));
+	assert_false(ipam_node_name_valid("-a"));
+	assert_false(ipam_node_name_valid("a."));
+	assert_false(ipam_node_name_valid(""));
 }
 
 static void test_load(void **state)
@@ -497,7 +534,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4_subnet),  cmocka_unit_test(test_first_last_form),
 		cmocka_unit_test(test_host_bits),    cmocka_unit_test(test_exclude),
 		cmocka_unit_test(test_tiny_subnets), cmocka_unit_test(test_ipv6),
-		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local),
+		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local), cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_stores),       cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_load),         cmocka_unit_test(test_idle_excludes),
 		cmocka_unit_test(test_anchor_parsing),
