@@ -118,6 +118,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
 
+# apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
+$(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
+
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)

@@ -10,6 +10,7 @@
 #include <linux/ip.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
+#include <netlink/socket.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/inet.h>
 #include <netlink/route/link/macvlan.h>
@@ -445,5 +446,88 @@ int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t 
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* ---- VF GUIDs read back (rdmak vf apply saves them before it changes them) ------------------- */
+
+struct vf_guid_read {
+	struct nl_vf_guid *v;
+	size_t n;
+	int ifindex;
+};
+
+static int parse_vf_guids(struct nlmsghdr *h, void *ud)
+{
+	struct vf_guid_read *g = ud;
+	struct nlattr *tb[IFLA_MAX + 1], *info, *vf[IFLA_VF_MAX + 1];
+	struct ifla_vf_guid node, port;
+	struct nl_vf_guid *slot;
+	int rem;
+
+	if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg)) ||
+	    ((struct ifinfomsg *)nlmsg_data(h))->ifi_index != g->ifindex)
+		return 0;
+	if (nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
+		return -EBADMSG;
+	if (!tb[IFLA_VFINFO_LIST])
+		return 0;
+	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
+		if (nla_type(info) != IFLA_VF_INFO || nla_parse_nested(vf, IFLA_VF_MAX, info, NULL) < 0)
+			return -EBADMSG;
+		/* rtnl_fill_vfinfo() puts both only when the PF's driver has ndo_get_vf_guid (IPoIB's
+		 * since 5.2); a VF without them is left out, so the caller knows it cannot restore it */
+		if (!vf[IFLA_VF_IB_NODE_GUID] || !vf[IFLA_VF_IB_PORT_GUID] ||
+		    nla_len(vf[IFLA_VF_IB_NODE_GUID]) < (int)sizeof(node) ||
+		    nla_len(vf[IFLA_VF_IB_PORT_GUID]) < (int)sizeof(port))
+			continue;
+		memcpy(&node, nla_data(vf[IFLA_VF_IB_NODE_GUID]), sizeof(node));
+		memcpy(&port, nla_data(vf[IFLA_VF_IB_PORT_GUID]), sizeof(port));
+		slot = nl_array_add((void **)&g->v, &g->n, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = (struct nl_vf_guid){ .vf = node.vf, .node_guid = node.guid, .port_guid = port.guid };
+	}
+	return 0;
+}
+
+int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
+	struct nl_msg *msg;
+
+	if (pf_ifindex <= 0)
+		return -EINVAL;
+	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+	if (!msg)
+		return -ENOMEM;
+	/* RTEXT_FILTER_VF: the VFs' IFLA_VFINFO_LIST; SKIP_STATS drops each VF's statistics too */
+	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+	    nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS) < 0) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	*ret = msg;
+	return 0;
+}
+
+int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **ret, size_t *ret_n)
+{
+	struct vf_guid_read g = { .ifindex = pf_ifindex };
+	struct nl_msg *msg;
+	int r = nl_build_vf_guids_get(pf_ifindex, &msg);
+
+	if (r < 0)
+		return r;
+	/* an IB PF's answer with every VF's info is larger than a page (127 VFs: tens of KiB);
+	 * MSG_PEEK lets libnl size its buffer to the message instead of truncating it */
+	nl_socket_enable_msg_peek(rt->sk);
+	r = nl_rt_talk(rt, msg, parse_vf_guids, &g);
+	if (r < 0) {
+		free(g.v);
+		return r;
+	}
+	*ret = g.v;
+	*ret_n = g.n;
 	return 0;
 }

@@ -102,10 +102,19 @@ int nl_link_change(struct nl_rt *rt, int ifindex, const struct nl_link_change *c
 int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values, size_t n);
 int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret);
 
-/* Set an InfiniBand VF's node and port GUIDs through its PF (IFLA_VF_IB_NODE_GUID and
- * IFLA_VF_IB_PORT_GUID in one RTM_SETLINK on pf_ifindex). -EOPNOTSUPP from a PF whose driver
- * cannot (every non-IB device). */
+/* Set an InfiniBand VF's node and port GUIDs through its PF: two RTM_SETLINK on pf_ifindex,
+ * IFLA_VF_IB_NODE_GUID then IFLA_VF_IB_PORT_GUID, each in IFLA_VFINFO_LIST/IFLA_VF_INFO.
+ * -EOPNOTSUPP from a PF whose driver cannot (every non-IB device). */
 int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid, uint64_t port_guid);
+
+/* The VFs' GUIDs as the PF reports them (RTM_GETLINK with RTEXT_FILTER_VF: IFLA_VF_IB_NODE_GUID
+ * and IFLA_VF_IB_PORT_GUID in IFLA_VFINFO_LIST, filled by the PF driver's ndo_get_vf_guid). A VF
+ * whose GUIDs the driver does not report is not in the array (malloc'd; may be empty). */
+struct nl_vf_guid {
+	uint32_t vf;
+	uint64_t node_guid, port_guid;
+};
+int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **ret, size_t *ret_n);
 
 struct nl_ipaddr {
 	int family;            /* AF_INET, AF_INET6 */

@@ -48,6 +48,8 @@ struct opts {
 	bool cdi, dry_run, json;
 	int health_ms; /* 0: from the config */
 	int verbose;
+	const char *wait_for; /* read the node only once this file exists (the vf ready marker) */
+	int wait_timeout_s;
 };
 
 /* One kubelet server per resource name; it lives across reloads while its resource does. */
@@ -868,6 +870,9 @@ static void usage(FILE *f)
 	      "      --cdi                 write CDI specs and answer Allocate with cdi_devices\n"
 	      "      --cdi-dir DIR         CDI spec folder (default /var/run/cdi)\n"
 	      "      --health-interval MS  port/carrier poll period (default: config, else 250)\n"
+	      "      --wait-for FILE       read the node and advertise only once FILE exists (the\n"
+	      "                            chart's vf DaemonSet writes it when its VFs are made)\n"
+	      "      --wait-timeout S      give up (exit 1) after S seconds of --wait-for (default 600)\n"
 	      "      --dry-run             print the resources and the AllocateResponse a container\n"
 	      "                            would get, then exit\n"
 	      "  -j, --json                with --dry-run: JSON (docs/plugin.md)\n"
@@ -880,12 +885,13 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_KUBELET = 256, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY };
+	enum { O_KUBELET = 256, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY, O_WAIT, O_WAIT_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },    { "kubelet-dir", required_argument, NULL, O_KUBELET },
 		HW_ROOT_LONGOPTS, { "device-info-dir", required_argument, NULL, O_DEVINFO },
 		{ "cdi", no_argument, NULL, O_CDI },           { "cdi-dir", required_argument, NULL, O_CDIDIR },
 		{ "health-interval", required_argument, NULL, O_HEALTH },
+		{ "wait-for", required_argument, NULL, O_WAIT }, { "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
 		{ "dry-run", no_argument, NULL, O_DRY },       { "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },         { "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -913,6 +919,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->health_ms = (int)v;
 			break;
 		}
+		case O_WAIT: o->wait_for = optarg; break;
+		case O_WAIT_TIMEOUT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > 86400) {
+				fprintf(stderr, "rdmak plugin: --wait-timeout: expected 1 to 86400 s, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->wait_timeout_s = (int)v;
+			break;
+		}
 		case O_DRY: o->dry_run = true; break;
 		case 'j': o->json = true; break;
 		case 'v': o->verbose++; break;
@@ -928,6 +946,34 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "rdmak plugin: --json goes with --dry-run\n");
 		return -EINVAL;
 	}
+	if (o->wait_for && (o->dry_run || !*o->wait_for)) {
+		fprintf(stderr, "rdmak plugin: --wait-for FILE goes without --dry-run\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The VFs' ready marker: `rdmak vf apply` (the chart's vf DaemonSet) writes it once the node's
+ * VFs are made, bound and have their GUIDs. The node is read, and the kubelet told about its
+ * devices, only after it exists, so that no pod is scheduled on a VF that is still being made.
+ * Polled (10 per second) rather than watched: the folder may not exist yet when the plugin
+ * starts, and the wait happens once per start. */
+static int wait_for_file(const char *path, int timeout_s)
+{
+	struct timespec tick = { .tv_nsec = 100 * 1000 * 1000 };
+	int waited_ms = 0;
+
+	if (access(path, F_OK) == 0)
+		return 0;
+	log_info("waiting for %s (the vf ready marker: rdmak vf apply writes it once this node's VFs "
+		 "are made) before advertising anything, up to %d s", path, timeout_s);
+	while (access(path, F_OK) != 0) {
+		if (waited_ms >= timeout_s * 1000)
+			return -ETIMEDOUT;
+		nanosleep(&tick, NULL);
+		waited_ms += 100;
+	}
+	log_info("%s is there after %d.%d s: reading the node", path, waited_ms / 1000, waited_ms % 1000 / 100);
 	return 0;
 }
 
@@ -979,6 +1025,7 @@ int plugin_main(int argc, char **argv)
 		.kubelet_dir = "/var/lib/kubelet",
 		.devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp",
 		.cdi_dir = "/var/run/cdi",
+		.wait_timeout_s = 600,
 	};
 	struct daemon d = { .o = &o, .build_done_fd = -1 };
 	char err[512];
@@ -1016,6 +1063,14 @@ int plugin_main(int argc, char **argv)
 		fprintf(stderr, "rdmak plugin: cannot open sysfs root %s: %s\n", missing, strerror(-r));
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
+		return PLUGIN_EXIT_RUNTIME;
+	}
+	if (o.wait_for && wait_for_file(o.wait_for, o.wait_timeout_s) < 0) {
+		log_error("%s did not appear within %d s: exiting without advertising (VFs may be half "
+			  "made; the pod restarts and waits again)", o.wait_for, o.wait_timeout_s);
+		plugin_config_free(d.cfg);
+		free(d.cfg_text);
+		hw_ctx_free(d.ctx);
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);

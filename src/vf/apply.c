@@ -15,12 +15,15 @@
 
 #include "nl/nl.h"
 
-enum undo_kind { UNDO_NUMVFS, UNDO_MTU, UNDO_DOWN };
+enum undo_kind { UNDO_NUMVFS, UNDO_MTU, UNDO_DOWN, UNDO_GUID, UNDO_UNBIND };
 
 struct undo {
 	enum undo_kind kind;
 	const char *bdf, *netdev;
-	long long value;
+	long long value;            /* UNDO_GUID: the VF index */
+	uint64_t node_guid, port_guid; /* UNDO_GUID: what the PF reported before the change */
+	char vf[32];                /* UNDO_UNBIND: the VF's PCI address */
+	uint64_t had_driver[4];     /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
 };
 
 struct run {
@@ -28,8 +31,10 @@ struct run {
 	struct nl_rt *rt;
 	const struct vf_apply_opts *o;
 	struct vf_apply_report *rep;
-	struct undo undo[64];
+	struct undo *undo;          /* grows: a GUID step pushes one per VF (up to 127 on mlx5) */
 	size_t n_undo;
+	const char *guids_of;       /* the PF whose VFs' GUIDs this run changed (their drivers must
+	                             * probe them again); steps run PF by PF */
 };
 
 static int report(struct vf_apply_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,18 +57,25 @@ static int report(struct vf_apply_report *rep, const char *fmt, ...)
 	return 0;
 }
 
-static int write_numvfs(struct run *x, const char *bdf, long long n)
+/* One sysfs store: the attribute's -errno is the kernel's answer. */
+static int write_attr(struct run *x, const char *path, const char *text)
 {
-	char path[96], text[16];
-	snprintf(path, sizeof(path), "bus/pci/devices/%s/sriov_numvfs", bdf);
 	int fd = hw_ctx_open(x->ctx, HW_ROOT_SYSFS, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	int len = snprintf(text, sizeof(text), "%lld\n", n);
-	ssize_t w = write(fd, text, (size_t)len);
-	int r = w < 0 ? -errno : w != len ? -EIO : 0;
+	size_t len = strlen(text);
+	ssize_t w = write(fd, text, len);
+	int r = w < 0 ? -errno : (size_t)w != len ? -EIO : 0;
 	close(fd);
 	return r;
+}
+
+static int write_numvfs(struct run *x, const char *bdf, long long n)
+{
+	char path[96], text[24];
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/sriov_numvfs", bdf);
+	snprintf(text, sizeof(text), "%lld\n", n);
+	return write_attr(x, path, text);
 }
 
 static long long now_ms(void)
@@ -112,12 +124,19 @@ static int wait_vfs(struct run *x, const char *bdf, long long n)
 	return 0;
 }
 
+static int push(struct run *x, const struct undo *u)
+{
+	struct undo *g = realloc(x->undo, (x->n_undo + 1) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	x->undo = g;
+	x->undo[x->n_undo++] = *u;
+	return 0;
+}
+
 static int push_undo(struct run *x, enum undo_kind k, const char *bdf, const char *netdev, long long v)
 {
-	if (x->n_undo >= sizeof(x->undo) / sizeof(x->undo[0]))
-		return -E2BIG;
-	x->undo[x->n_undo++] = (struct undo){ k, bdf, netdev, v };
-	return 0;
+	return push(x, &(struct undo){ .kind = k, .bdf = bdf, .netdev = netdev, .value = v });
 }
 
 static int link_change(struct run *x, const char *netdev, unsigned mtu, int up)
@@ -127,18 +146,25 @@ static int link_change(struct run *x, const char *netdev, unsigned mtu, int up)
 	int r = x->rt ? 0 : nl_rt_open(-1, &x->rt);
 	if (r >= 0)
 		r = nl_link_get(x->rt, netdev, &l);
-	if (r < 0)
-		return r;
+	if (r <= 0)
+		return r < 0 ? r : -ENODEV;
 	nl_link_change_init(&c);
 	c.mtu = mtu;
 	c.up = up;
 	return nl_link_change(x->rt, l.ifindex, &c);
 }
 
+/* Every VF's node and port GUID, each VF's old pair saved first (as the PF reports it) so that
+ * undo puts it back. The VFs exist by now (wait_vfs); the driver reads a VF's GUID when it
+ * probes the VF (mlx5), so the GUIDs go before the VFs are bound (or a bound VF is bound again
+ * after, as sriov-network-operator and ib-sriov-cni do). */
 static int set_guids(struct run *x, const json_t *pf, long long vfs)
 {
+	const char *bdf = json_string_value(json_object_get(pf, "pf"));
 	const char *netdev = json_string_value(json_object_get(pf, "netdev"));
 	const char *g = json_string_value(json_object_get(pf, "pf_guid"));
+	struct nl_vf_guid *old = NULL;
+	size_t n_old = 0;
 	uint64_t pg;
 	struct nl_link l;
 	if (!g || vf_guid_parse(g, &pg) < 0)
@@ -146,9 +172,121 @@ static int set_guids(struct run *x, const json_t *pf, long long vfs)
 	int r = x->rt ? 0 : nl_rt_open(-1, &x->rt);
 	if (r >= 0)
 		r = nl_link_get(x->rt, netdev, &l);
+	if (r == 0)
+		r = -ENODEV;
+	if (r >= 0)
+		r = nl_link_get_vf_guids(x->rt, l.ifindex, &old, &n_old);
 	for (long long i = 0; r >= 0 && i < vfs; i++) {
 		uint64_t v = vf_guid(pg, (unsigned)i);
-		r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)i, v, v);
+		size_t k = 0;
+		while (k < n_old && old[k].vf != (uint32_t)i)
+			k++;
+		if (k == n_old)
+			r = report(x->rep, "%s: VF %lld: the PF does not report its GUIDs: undo cannot restore them",
+				   netdev, i);
+		else
+			/* saved before the change: a VF whose node GUID is set and port GUID fails
+			 * still gets both back */
+			r = push(x, &(struct undo){ .kind = UNDO_GUID, .bdf = bdf, .netdev = netdev, .value = i,
+						   .node_guid = old[k].node_guid, .port_guid = old[k].port_guid });
+		if (r >= 0)
+			r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)i, v, v);
+	}
+	free(old);
+	return r;
+}
+
+static int restore_guid(struct run *x, const struct undo *u)
+{
+	struct nl_link l;
+	int r = x->rt ? 0 : nl_rt_open(-1, &x->rt);
+	if (r >= 0)
+		r = nl_link_get(x->rt, u->netdev, &l);
+	if (r == 0)
+		r = -ENODEV;
+	if (r >= 0)
+		r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)u->value, u->node_guid, u->port_guid);
+	return r;
+}
+
+/* VF i's PCI address, from the PF's virtfnI link. */
+static int vf_address(struct run *x, const char *pf, long long i, char *ret, size_t len)
+{
+	char path[96], target[256];
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld", pf, i);
+	ssize_t n = readlinkat(hw_ctx_root_fd(x->ctx, HW_ROOT_SYSFS), path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	target[n] = '\0';
+	const char *base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	snprintf(ret, len, "%s", base);
+	return 0;
+}
+
+/* The VF's driver, and its netdev (deviceType netdevice: the only one rdmak takes): probe
+ * normally runs in the store, but a driver may probe asynchronously. */
+static int wait_bound(struct run *x, const char *vf)
+{
+	char drv[96], net[96];
+	snprintf(drv, sizeof(drv), "bus/pci/devices/%s/driver", vf);
+	snprintf(net, sizeof(net), "bus/pci/devices/%s/net", vf);
+	for (long long deadline = now_ms() + x->o->timeout_ms; !exists(x->ctx, drv) || !exists(x->ctx, net);) {
+		if (now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(20 * 1000);
+	}
+	return 0;
+}
+
+/* Bind as sriov-network-operator's BindDefaultDriver does: clear driver_override (a VF left
+ * for vfio-pci would not match its own driver otherwise), then drivers_probe, so that the PCI
+ * core picks the VF's driver by its IDs (mlx5: the PF's own, mlx5_core). */
+static int bind_vf(struct run *x, const char *vf)
+{
+	char path[96], text[40];
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/driver_override", vf);
+	int r = write_attr(x, path, "\n");
+	snprintf(text, sizeof(text), "%s\n", vf);
+	if (r >= 0)
+		r = write_attr(x, "bus/pci/drivers_probe", text);
+	return r;
+}
+
+static int unbind_vf(struct run *x, const char *vf)
+{
+	char path[96], text[40];
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/driver/unbind", vf);
+	snprintf(text, sizeof(text), "%s\n", vf);
+	return write_attr(x, path, text);
+}
+
+/* Every VF below n: one without a driver is bound (and unbound on undo); one whose GUIDs this
+ * run set while it was bound is unbound and bound again, so that its driver reads them, as
+ * sriov-network-operator (configSriovVFDevices) and ib-sriov-cni (RebindVf) do. */
+static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, int *ret_rebound)
+{
+	char vf[32], path[96];
+	int r = 0;
+	*ret_bound = *ret_rebound = 0;
+	for (long long i = 0; r >= 0 && i < n; i++) {
+		if ((r = vf_address(x, pf, i, vf, sizeof(vf))) < 0)
+			break;
+		snprintf(path, sizeof(path), "bus/pci/devices/%s/driver", vf);
+		if (!exists(x->ctx, path)) {
+			struct undo u = { .kind = UNDO_UNBIND, .bdf = pf };
+			snprintf(u.vf, sizeof(u.vf), "%s", vf);
+			if ((r = bind_vf(x, vf)) >= 0 && (r = push(x, &u)) >= 0 && (r = wait_bound(x, vf)) >= 0)
+				(*ret_bound)++;
+		} else if (x->guids_of && !strcmp(x->guids_of, pf)) {
+			if ((r = unbind_vf(x, vf)) >= 0 && (r = bind_vf(x, vf)) >= 0 && (r = wait_bound(x, vf)) >= 0)
+				(*ret_rebound)++;
+		}
+		if (r < 0)
+			report(x->rep, "%s: VF %lld (%s): %s: %s", pf, i, vf, r == -ETIMEDOUT ? "no driver and netdev after the bind" : "bind",
+			       strerror(-r));
 	}
 	return r;
 }
@@ -161,10 +299,18 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 	long long from = json_integer_value(json_object_get(s, "from")), to = json_integer_value(json_object_get(s, "to"));
 	int r;
 	if (!strcmp(action, "sriov_numvfs")) {
+		/* undo of a write to 0 is the number it had, and the VFs bound then bound again (with
+		 * sriov_drivers_autoprobe 0 nothing else binds them); of a write to N, 0 */
+		struct undo u = { .kind = UNDO_NUMVFS, .bdf = bdf, .value = from };
+		for (long long i = 0; i < from && i < 256; i++) {
+			char vf[32], path[96];
+			snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld/driver", bdf, i);
+			if (vf_address(x, bdf, i, vf, sizeof(vf)) >= 0 && exists(x->ctx, path))
+				u.had_driver[i / 64] |= UINT64_C(1) << (i % 64);
+		}
 		if ((r = write_numvfs(x, bdf, to)) < 0)
 			return report(x->rep, "%s: sriov_numvfs %lld -> %lld: %s", bdf, from, to, strerror(-r)) < 0 ? -ENOMEM : r;
-		/* undo of a write to 0 is the number it had; of a write to N, 0 (then the one before) */
-		if ((r = push_undo(x, UNDO_NUMVFS, bdf, NULL, from)) < 0)
+		if ((r = push(x, &u)) < 0)
 			return r;
 		if (to > 0 && (r = wait_vfs(x, bdf, to)) < 0)
 			return r;
@@ -186,9 +332,18 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 	}
 	if (!strcmp(action, "vf-guids")) {
 		long long n = json_integer_value(json_object_get(pf, "want_numvfs"));
+		x->guids_of = bdf;
 		if ((r = set_guids(x, pf, n)) < 0)
 			return report(x->rep, "%s: GUIDs of %lld VFs: %s", netdev, n, strerror(-r)) < 0 ? -ENOMEM : r;
 		return report(x->rep, "%s: GUIDs of %lld VFs set", netdev, n);
+	}
+	if (!strcmp(action, "vf-bind")) {
+		long long n = json_integer_value(json_object_get(pf, "want_numvfs"));
+		int bound, rebound;
+		if ((r = bind_vfs(x, bdf, n, &bound, &rebound)) < 0)
+			return r;
+		return report(x->rep, "%s: %d VFs bound to their driver, %d bound again after their GUIDs", bdf, bound,
+			      rebound);
 	}
 	return -EINVAL;
 }
@@ -204,6 +359,15 @@ static void undo_all(struct run *x)
 			r = write_numvfs(x, u->bdf, 0);
 			if (r >= 0 && u->value > 0 && (r = write_numvfs(x, u->bdf, u->value)) >= 0)
 				r = wait_vfs(x, u->bdf, u->value);
+			for (long long i = 0; r >= 0 && i < u->value && i < 256; i++) {
+				char vf[32], path[96];
+				if (!(u->had_driver[i / 64] & (UINT64_C(1) << (i % 64))) ||
+				    (r = vf_address(x, u->bdf, i, vf, sizeof(vf))) < 0)
+					continue;
+				snprintf(path, sizeof(path), "bus/pci/devices/%s/driver", vf);
+				if (!exists(x->ctx, path) && (r = bind_vf(x, vf)) >= 0)
+					r = wait_bound(x, vf);
+			}
 			report(x->rep, "undo: %s: sriov_numvfs back to %lld%s%s", u->bdf, u->value, r < 0 ? ": " : "",
 			       r < 0 ? strerror(-r) : "");
 			break;
@@ -215,6 +379,16 @@ static void undo_all(struct run *x)
 		case UNDO_DOWN:
 			r = link_change(x, u->netdev, 0, 0);
 			report(x->rep, "undo: %s: link down%s%s", u->netdev, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+			break;
+		case UNDO_UNBIND:
+			r = unbind_vf(x, u->vf);
+			report(x->rep, "undo: %s: VF %s unbound%s%s", u->bdf, u->vf, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+			break;
+		case UNDO_GUID:
+			r = restore_guid(x, u);
+			report(x->rep, "undo: %s: VF %lld GUIDs back to %016llx/%016llx%s%s", u->netdev, u->value,
+			       (unsigned long long)u->node_guid, (unsigned long long)u->port_guid, r < 0 ? ": " : "",
+			       r < 0 ? strerror(-r) : "");
 			break;
 		}
 		/* an undo step that fails is reported and the rest still run */
@@ -269,10 +443,12 @@ int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts 
 	if (rep->result == VF_APPLY_NOTHING && !rep->reboot)
 		r = report(rep, "nothing to do");
 	nl_rt_free(x.rt);
+	free(x.undo);
 	return r < 0 ? r : 0;
 fail:
 	undo_all(&x);
 	nl_rt_free(x.rt);
+	free(x.undo);
 	return r;
 }
 

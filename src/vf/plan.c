@@ -291,6 +291,15 @@ static int guids_to_set(const struct hw_pci *pf, long long want)
 	return n;
 }
 
+/* How many of the PF's present VFs (index < want) have no driver. */
+static int unbound_vfs(const struct hw_pci *pf, long long want)
+{
+	int n = 0;
+	for (size_t k = 0; k < pf->n_vfs; k++)
+		n += pf->vfs[k]->vf_index >= 0 && pf->vfs[k]->vf_index < want && !pf->vfs[k]->driver[0];
+	return n;
+}
+
 /* ---- steps ----------------------------------------------------------------------------------- */
 
 static enum vf_link_type current_link(const struct hw_pci *pf)
@@ -424,11 +433,26 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 			goto fail;
 	}
 	int stale = t->num_vfs != pf->sriov_numvfs || need_link ? (int)t->num_vfs : guids_to_set(pf, t->num_vfs);
-	if ((t->link_type == VF_LINK_IB || (t->link_type == VF_LINK_UNSET && cur_link == VF_LINK_IB)) && stale) {
+	bool guids = (t->link_type == VF_LINK_IB || (t->link_type == VF_LINK_UNSET && cur_link == VF_LINK_IB)) && stale;
+	if (guids) {
 		r = step(steps, after, "vf-guids",
 			 stale < 0 ? "the PF's GUID is unreadable: the VFs' GUIDs cannot be derived"
 				   : "InfiniBand VFs without the GUID derived from the PF's GUID and their index (0 until set)",
 			 json_pack("{s:I}", "vfs", (json_int_t)(stale < 0 ? t->num_vfs : stale)));
+		(*live)++;
+		if (r < 0)
+			goto fail;
+	}
+	/* last, so that a VF's driver probes it with its GUIDs set (mlx5 reads them at probe) */
+	int unbound = t->num_vfs == pf->sriov_numvfs ? unbound_vfs(pf, t->num_vfs) : 0;
+	if (t->num_vfs > 0 && (t->num_vfs != pf->sriov_numvfs || guids || unbound)) {
+		snprintf(reason, sizeof(reason), "%s",
+			 unbound ? "VFs without a driver: bound to it, as sriov_drivers_autoprobe 1 would"
+			 : guids ? "each VF's driver probes it again, after its GUIDs are set (it reads them at probe); a "
+				   "VF without a driver (sriov_drivers_autoprobe 0) is bound"
+				 : "a new VF without a driver (sriov_drivers_autoprobe 0) is bound to it");
+		r = step(steps, after, "vf-bind", reason,
+			 json_pack("{s:I}", "vfs", (json_int_t)(unbound ? unbound : t->num_vfs)));
 		(*live)++;
 		if (r < 0)
 			goto fail;

@@ -127,6 +127,9 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 					 json_string_value(json_object_get(s, "netdev")),
 					 json_integer_value(json_object_get(s, "from")),
 					 json_integer_value(json_object_get(s, "to")));
+			else if (!strcmp(action, "vf-bind"))
+				snprintf(what, sizeof(what), "bind %lld VFs to their driver",
+					 json_integer_value(json_object_get(s, "vfs")));
 			else if (!strcmp(action, "link-up"))
 				snprintf(what, sizeof(what), "link %s up", json_string_value(json_object_get(s, "netdev")));
 			else

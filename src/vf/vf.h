@@ -125,7 +125,9 @@ struct vf_apply_report {
 
 /* Do a plan's (vf_plan_build) live steps: per PF in the plan's order, sriov_numvfs (0, then N,
  * then waiting for each VF's virtfnN link and, with sriov_drivers_autoprobe, its netdev), link
- * up, MTU, the InfiniBand VF GUIDs (vf_guid) over rtnetlink. Refuses everything
+ * up, MTU, the InfiniBand VF GUIDs (vf_guid) over rtnetlink (the old ones read first, for undo),
+ * then the VFs' driver (vf-bind: a VF without one is bound, a VF bound before its GUIDs changed is
+ * bound again, so that the driver reads them at probe). Refuses everything
  * (VF_APPLY_REFUSED) when a sriov_numvfs step would remove a VF a pod holds, unless opts->force.
  * Steps after a reboot step are skipped. When a step fails, the ones done are undone in reverse
  * and its -errno is returned; the report says what happened either way. */

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # rdmak vf apply against the SR-IOV sysfs stand-in (tests/helpers/sysfs_fuse.c, the kernel's
-# sriov_numvfs rules): the writes in kernel order, idempotence, refusal under held VFs, undo.
+# sriov_numvfs rules and its driver bind/unbind): the writes in kernel order, idempotence,
+# refusal under held VFs, undo, VFs bound by apply when sriov_drivers_autoprobe is 0.
 # There is no SR-IOV NIC here: the rtnetlink steps (MTU, link up, IB VF GUIDs) are not run by
-# these tests; the GUID request is checked byte by byte in tests/unit/test_nl.c and the
-# derivation in tests/unit/test_vf.c.
+# these tests; apply's GUID requests, their order and their undo are checked attribute by
+# attribute in tests/unit/test_vf_apply.c and the derivation in tests/unit/test_vf.c.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib-vf.sh"
 FX=$TOP/tests/fixtures/vf
@@ -65,11 +66,39 @@ is "$rc" 4 "numVfs above sriov_totalvfs: exit 4 (reboot still needed)"
 like "$out" 'reboot needed: mlxconfig -d 0000:1b:00.0 set SRIOV_EN=1 NUM_OF_VFS=20' "names the command"
 is "$(log)" "" "no write: the live steps come after the reboot"
 
-# without driver autoprobe, VFs have no netdev: apply waits for the virtfn links only
+# without driver autoprobe the kernel binds no VF: apply binds each one after it appears
+# (driver_override cleared, then drivers_probe, as sriov-network-operator's BindDefaultDriver)
 echo 0 >"$PF/sriov_drivers_autoprobe"
 run "$RDMAK" vf apply --policy "$(policy 2)" --root "$R" --timeout 2000
 is "$rc" 0 "sriov_drivers_autoprobe 0: done"
-[ -e "$PF/virtfn1" ] && [ ! -e "$PF/virtfn1/net" ]; ok $? "VF 1 is there, unbound"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 2 ok;0000:1b:00.2 drivers_probe ok;0000:1b:00.3 drivers_probe ok;" \
+	"VFs made, then each bound"
+is "$(basename "$(readlink "$PF/virtfn1/driver")")" mlx5_core "VF 1 is bound to mlx5_core"
+[ -e "$PF/virtfn1/net/enp27s0f0v1" ]; ok $? "... with its netdev"
+like "$out" '0000:1b:00.0: 2 VFs bound to their driver' "says so"
+run "$RDMAK" vf apply --policy "$TMP/p2.json" --root "$R"
+is "$out" "nothing to do" "again: nothing to do (the VFs are bound)"
+
+# a VF left unbound (autoprobe 0, then unbound by hand): the plan's only step binds it
+echo 0000:1b:00.3 >"$PF/virtfn1/driver/unbind"
+: >"$R/numvfs.log"
+run "$RDMAK" vf apply --policy "$TMP/p2.json" --root "$R"
+is "$rc" 0 "an unbound VF: done"
+is "$(log)" "0000:1b:00.3 drivers_probe ok;" "only that VF is bound, no sriov_numvfs write"
+
+# a later PF's step fails: the VFs bound on the first PF are unbound again, in reverse, before
+# its sriov_numvfs goes back (PF 1 asks for 14 VFs: the stand-in has the shape of 12)
+two='{"kind":"List","items":[
+ {"kind":"SriovNetworkNodePolicy","metadata":{"name":"a"},"spec":{"nodeSelector":{},"resourceName":"a","numVfs":3,"nicSelector":{"rootDevices":["0000:1b:00.0"]}}},
+ {"kind":"SriovNetworkNodePolicy","metadata":{"name":"b"},"spec":{"nodeSelector":{},"resourceName":"b","numVfs":14,"nicSelector":{"rootDevices":["0000:1b:00.1"]}}}]}'
+echo "$two" >"$TMP/two.json"
+: >"$R/numvfs.log"
+run "$RDMAK" vf apply --policy "$TMP/two.json" --root "$R"
+is "$rc" 1 "PF 1's step fails: exit 1"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 3 ok;0000:1b:00.2 drivers_probe ok;0000:1b:00.3 drivers_probe ok;0000:1b:00.4 drivers_probe ok;0000:1b:00.1 0 ok;0000:1b:00.1 14 ENOSPC;0000:1b:00.1 0 ok;0000:1b:00.1 12 ok;0000:1b:00.4 unbind mlx5_core ok;0000:1b:00.3 unbind mlx5_core ok;0000:1b:00.2 unbind mlx5_core ok;0000:1b:00.0 0 ok;0000:1b:00.0 0 ok;0000:1b:00.0 2 ok;0000:1b:00.2 drivers_probe ok;0000:1b:00.3 drivers_probe ok;" \
+	"undone in reverse: PF 1 back to 12, PF 0's VFs unbound, its sriov_numvfs back to 2 and those 2 VFs bound as they were"
+is "$(basename "$(readlink "$PF/virtfn1/driver")")" mlx5_core "the node is as it was: VF 1 bound"
+like "$out" 'undo: 0000:1b:00.0: VF 0000:1b:00.2 unbound' "says it unbound them"
 
 # the other PF is not touched by a policy for PF 0
 is "$(cat "$R/sys/bus/pci/devices/0000:1b:00.1/sriov_numvfs")" 12 "PF 1 still has its 12 VFs"

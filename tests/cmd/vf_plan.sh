@@ -57,8 +57,9 @@ run "$RDMAK" vf plan --policy "$TMP/other.json" --root "$CX5" --checkpoint "$CP"
 is "$rc" 3 "--json: same exit code"
 echo "$out" >"$TMP/plan.json"
 is "$(jget "$TMP/plan.json" 'd["pfs"][0]["holders"][0]["vf"]')" "0000:1b:02.2" "a checkpoint DeviceIDs list (kubelet < 1.20) is read too"
-is "$(jget "$TMP/plan.json" '[s["action"] for s in d["pfs"][0]["steps"]]')" '["sriov_numvfs", "sriov_numvfs"]' "JSON steps"
-is "$(jget "$TMP/plan.json" '[d["live"], d["reboot"]]')" '[2, 0]' "JSON counts"
+is "$(jget "$TMP/plan.json" '[s["action"] for s in d["pfs"][0]["steps"]]')" '["sriov_numvfs", "sriov_numvfs", "vf-bind"]' \
+	"JSON steps: the new VFs' driver last (sriov_drivers_autoprobe 0 leaves them unbound)"
+is "$(jget "$TMP/plan.json" '[d["live"], d["reboot"]]')" '[3, 0]' "JSON counts"
 
 # more VFs than the firmware allows now, and another link type: reboot, the mlxconfig command
 policy many 10 20 '{"rootDevices":["0000:1b:00.0"]}' '"linkType":"ib"' >"$TMP/many.json"
@@ -68,6 +69,7 @@ like "$out" '1\. reboot +mlxconfig -d 0000:1b:00.0 set SRIOV_EN=1 NUM_OF_VFS=20 
 like "$out" 'above sriov_totalvfs 16' "the reason names sriov_totalvfs"
 like "$out" 'after-reboot +sriov_numvfs 12 -> 0' "the live steps come after the reboot"
 like "$out" 'after-reboot +node and port GUIDs of 20 VFs' "IB VFs get GUIDs"
+like "$out" '5\. after-reboot +bind 20 VFs to their driver' "... and then their driver probes them (it reads the GUIDs at probe)"
 
 # priority: the lower number wins a PF; pfNames ranges that do not overlap merge
 policy low 50 8 '{"pfNames":["enp27s0f0np0"]}' '"mtu":1500' >"$TMP/p.json"
@@ -126,4 +128,11 @@ run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$R"
 like "$out" '8 VFs wanted, 0 now' "after sriov_numvfs 0 the node has no VF on PF 0"
 like "$out" '1\. live +sriov_numvfs 0 -> 8' "one step left: 0 -> 8"
 unlike "$out" '12 -> 0' "no step to 0"
+# VFs that sriov_drivers_autoprobe 0 left without a driver: one step, bind them
+echo 0 >"$R/sys/bus/pci/devices/0000:1b:00.0/sriov_drivers_autoprobe"
+echo 8 >"$R/sys/bus/pci/devices/0000:1b:00.0/sriov_numvfs"
+run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$R"
+is "$rc" 3 "8 VFs without a driver: a live step"
+like "$out" '1\. live +bind 8 VFs to their driver' "the step binds them"
+like "$out" 'VFs without a driver: bound to it' "... and says why"
 done_testing

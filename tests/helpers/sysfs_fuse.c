@@ -22,11 +22,27 @@
  * The VFs' entries are those the generator built (so they have the fixture's shape exactly): the
  * stand-in only hides and shows them. A PF can therefore show at most as many VFs as its
  * fixture has (cx5-roce-sriov: 12 of 16); asking for more is refused with ENOSPC and a line on
- * stderr — a limit of the stand-in, not kernel behaviour. Not modelled: bind/unbind files (the
- * fixtures have none), /dev nodes (udev's, not sysfs), pci_vfs_assigned().
+ * stderr — a limit of the stand-in, not kernel behaviour.
  *
- * --log FILE appends one line per sriov_numvfs store: "<PF BDF> <value> <result>", where result
- * is "ok" or the errno name, so that tests can check the order of an apply's writes. */
+ * A VF's driver binds and unbinds as drivers/base/bus.c and drivers/pci/pci-driver.c define
+ * (the files are served here; the fixtures have none but driver_override):
+ *   - bus/pci/drivers/<drv>/bind: no such device, or a driver that does not match it (the
+ *     fixture's VF driver is the only one that matches, and driver_override, when set, must
+ *     name it: pci_match_device) is ENODEV; a device already bound is EBUSY (driver_probe_device);
+ *   - bus/pci/drivers/<drv>/unbind: a device not bound to <drv> is ENODEV;
+ *   - bus/pci/drivers_probe: no such device is ENODEV; a bound one stays as it is; an unbound
+ *     one gets its driver when one matches (driver_override), otherwise stays unbound, and the
+ *     write succeeds either way (bus_rescan_devices_helper);
+ *   - <VF>/driver_override: reads "(null)" when unset; a write sets it, "\n" or "" clears it.
+ * Binding shows what probing adds (above: `driver`, net/, the /sys/class links), unbinding
+ * hides it again; a VF that numVfs removes loses its binding and its override, and a new one
+ * binds as sriov_drivers_autoprobe says. A PF's own binding is not modelled: bind/unbind of a
+ * PF is EPERM. Not modelled either: /dev nodes (udev's, not sysfs), pci_vfs_assigned().
+ *
+ * --log FILE appends one line per sriov_numvfs store: "<PF BDF> <value> <result>", and one per
+ * bind, unbind or drivers_probe write: "<device> bind|unbind|drivers_probe[ <drv>] <result>",
+ * where result is "ok" or the errno name, so that tests can check the order of an apply's
+ * writes. */
 #define FUSE_USE_VERSION 35
 #include <dirent.h>
 #include <stdarg.h>
@@ -50,6 +66,9 @@ struct vf {
 	char pci[3][PATH_MAX];			/* virtfnK on the PF, the function dir, bus link */
 	char drv[MAX_DRV_PATHS][PATH_MAX];	/* what probing the VF driver adds */
 	int ndrv;
+	char driver[64];			/* the fixture's driver of this VF ("" none) */
+	char override[64];			/* driver_override ("" unset) */
+	bool bound;
 };
 
 struct pf {
@@ -96,7 +115,7 @@ static bool hidden(const char *path)
 		struct pf *pf = &pfs[p];
 		for (unsigned i = 0; i < pf->nshapes; i++) {
 			struct vf *v = &pf->vfs[i];
-			bool exists = i < pf->num, bound = exists && pf->autoprobe;
+			bool exists = i < pf->num, bound = exists && v->bound;
 			if (!exists)
 				for (int k = 0; k < 3; k++)
 					if (under(path, v->pci[k]))
@@ -110,10 +129,61 @@ static bool hidden(const char *path)
 	return false;
 }
 
-enum managed { M_NONE, M_NUMVFS, M_AUTOPROBE };
+enum managed { M_NONE, M_NUMVFS, M_AUTOPROBE, M_OVERRIDE, M_PROBE, M_BIND, M_UNBIND };
+
+/* The existing VF whose function directory is `dir` (length n), or NULL. */
+static struct vf *vf_at(const char *dir, size_t n, struct pf **ret_pf)
+{
+	for (unsigned p = 0; p < npf; p++)
+		for (unsigned i = 0; i < pfs[p].num; i++)
+			if (strlen(pfs[p].vfs[i].pci[1]) == n && !strncmp(dir, pfs[p].vfs[i].pci[1], n)) {
+				*ret_pf = &pfs[p];
+				return &pfs[p].vfs[i];
+			}
+	return NULL;
+}
+
+/* bus/pci/drivers/<drv>/{bind,unbind}: the driver's name in drv (a directory of the fixture's). */
+static enum managed driver_file(const char *path, char *drv, size_t len)
+{
+	static const char prefix[] = "bus/pci/drivers/";
+	if (strncmp(path, prefix, sizeof(prefix) - 1))
+		return M_NONE;
+	const char *name = path + sizeof(prefix) - 1, *slash = strchr(name, '/');
+	if (!slash || slash == name || (size_t)(slash - name) >= len)
+		return M_NONE;
+	enum managed m = !strcmp(slash + 1, "bind") ? M_BIND : !strcmp(slash + 1, "unbind") ? M_UNBIND : M_NONE;
+	char dir[PATH_MAX];
+	pathf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	struct stat st;
+	if (m == M_NONE || fstatat(backing, dir, &st, 0) || !S_ISDIR(st.st_mode))
+		return M_NONE;
+	pathf(drv, len, "%.*s", (int)(slash - name), name);
+	return m;
+}
+
+/* Files served here that the fixture lacks (bind, unbind, drivers_probe) */
+static bool virtual_file(const char *path)
+{
+	char drv[64];
+	return !strcmp(path, "bus/pci/drivers_probe") || driver_file(path, drv, sizeof(drv)) != M_NONE;
+}
 
 static struct pf *managed(const char *path, enum managed *what)
 {
+	static struct pf none;	/* the "PF" of the bus-wide files */
+	char drv[64];
+	if (!strcmp(path, "bus/pci/drivers_probe") || (*what = driver_file(path, drv, sizeof(drv))) != M_NONE) {
+		if (!strcmp(path, "bus/pci/drivers_probe"))
+			*what = M_PROBE;
+		return &none;
+	}
+	const char *base = strrchr(path, '/');
+	struct pf *vpf;
+	if (base && !strcmp(base + 1, "driver_override") && vf_at(path, (size_t)(base - path), &vpf)) {
+		*what = M_OVERRIDE;
+		return vpf;
+	}
 	for (unsigned p = 0; p < npf; p++) {
 		size_t n = strlen(pfs[p].dir);
 		if (strncmp(path, pfs[p].dir, n) || path[n] != '/')
@@ -193,6 +263,7 @@ static int scan_vf(struct pf *pf, unsigned i)
 		target[n] = '\0';
 		base = strrchr(target, '/');
 		pathf(drv, sizeof(drv), "bus/pci/drivers/%s/%s", base ? base + 1 : target, v->bdf);
+		pathf(v->driver, sizeof(v->driver), "%s", base ? base + 1 : target);
 		pathf(v->drv[v->ndrv++], PATH_MAX, "%s/driver", v->pci[1]);
 		pathf(v->drv[v->ndrv++], PATH_MAX, "%s", drv);
 	}
@@ -258,6 +329,8 @@ static int scan(void)
 			return -EINVAL;
 		}
 		pf->num = pf->nshapes;
+		for (unsigned i = 0; i < pf->num; i++)
+			pf->vfs[i].bound = pf->autoprobe && pf->vfs[i].driver[0];
 		npf++;
 	}
 	if (d)
@@ -270,6 +343,14 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	const char *r = rel(path);
 	if (hidden(r))
 		return -ENOENT;
+	if (virtual_file(r)) {
+		/* write-only, as the kernel's bind/unbind/drivers_probe (S_IWUSR) */
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFREG | 0200;
+		st->st_nlink = 1;
+		st->st_size = 4096;
+		return 0;
+	}
 	if (fstatat(backing, r, st, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	enum managed m;
@@ -317,6 +398,12 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 			break;
 	}
 	closedir(d);
+	static const char *const extra[] = { "drivers_probe", "bind", "unbind" };
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+		pathf(child, sizeof(child), "%s/%s", r, extra[i]);
+		if (virtual_file(child))
+			fill(buf, extra[i], NULL, 0, 0);
+	}
 	return 0;
 }
 
@@ -328,7 +415,12 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	enum managed m;
 	managed(r, &m);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && m == M_NONE)
-		return -EACCES;	/* only the SR-IOV attributes are writable here */
+		return -EACCES;	/* only the SR-IOV and driver attributes are writable here */
+	if (virtual_file(r)) {
+		fi->fh = UINT64_MAX;
+		fi->direct_io = 1;
+		return 0;
+	}
 	int fd = openat(backing, r, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -345,8 +437,17 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off, struct f
 		ssize_t n = pread((int)fi->fh, buf, size, off);
 		return n < 0 ? -errno : (int)n;
 	}
-	char text[16];
-	int len = pathf(text, sizeof(text), "%u\n", m == M_NUMVFS ? pf->num : pf->autoprobe);
+	char text[80];
+	int len;
+	if (m == M_PROBE || m == M_BIND || m == M_UNBIND)
+		return -EIO;	/* no show() */
+	if (m == M_OVERRIDE) {
+		struct pf *vpf;
+		const char *base = strrchr(rel(path), '/');
+		struct vf *v = vf_at(rel(path), (size_t)(base - rel(path)), &vpf);
+		len = pathf(text, sizeof(text), "%s\n", v && v->override[0] ? v->override : "(null)");
+	} else
+		len = pathf(text, sizeof(text), "%u\n", m == M_NUMVFS ? pf->num : pf->autoprobe);
 	if (off >= len)
 		return 0;
 	size_t n = (size_t)(len - off) < size ? (size_t)(len - off) : size;
@@ -384,6 +485,9 @@ static int numvfs_store(struct pf *pf, unsigned n)
 	if (!pf->has_driver)
 		return -ENOENT;
 	if (n == 0) {
+		/* pci_iov_remove_virtfn: the devices go, with their binding and override */
+		for (unsigned i = 0; i < pf->num; i++)
+			pf->vfs[i].bound = false, pf->vfs[i].override[0] = '\0';
 		pf->num = 0;
 		return 0;
 	}
@@ -394,8 +498,62 @@ static int numvfs_store(struct pf *pf, unsigned n)
 			pf->bdf, pf->nshapes, n);
 		return -ENOSPC;
 	}
+	for (unsigned i = 0; i < n; i++)
+		pf->vfs[i].bound = pf->autoprobe && pf->vfs[i].driver[0];
 	pf->num = n;
 	return 0;
+}
+
+static const char *err_name(int r)
+{
+	return r == 0 ? "ok" : r == -EBUSY ? "EBUSY" : r == -ERANGE ? "ERANGE" : r == -ENOENT ? "ENOENT" :
+	       r == -ENOSPC ? "ENOSPC" : r == -ENODEV ? "ENODEV" : r == -EPERM ? "EPERM" : "EINVAL";
+}
+
+/* The existing VF named bdf; *is_device: any PCI device of the fixture by that name. */
+static struct vf *find_vf(const char *bdf, bool *is_device)
+{
+	char path[PATH_MAX];
+	pathf(path, sizeof(path), "bus/pci/devices/%s", bdf);
+	*is_device = bdf[0] && !strchr(bdf, '/') && !hidden(path) && !faccessat(backing, path, F_OK, AT_SYMLINK_NOFOLLOW);
+	for (unsigned p = 0; p < npf; p++)
+		for (unsigned i = 0; i < pfs[p].num; i++)
+			if (!strcmp(pfs[p].vfs[i].bdf, bdf))
+				return &pfs[p].vfs[i];
+	return NULL;
+}
+
+/* pci_match_device: the fixture's VF driver is the one whose id table has the VF, and a
+ * driver_override, when set, must name the driver */
+static bool matches(const struct vf *v, const char *drv)
+{
+	return v->driver[0] && !strcmp(v->driver, drv) && (!v->override[0] || !strcmp(v->override, drv));
+}
+
+static int driver_store(enum managed m, const char *drv, const char *bdf)
+{
+	bool device;
+	struct vf *v = find_vf(bdf, &device);
+	if (!v)
+		return device ? -EPERM : -ENODEV;	/* a PF's own binding is not modelled */
+	switch (m) {
+	case M_BIND:	/* bind_store → device_driver_attach → __driver_probe_device */
+		if (!matches(v, drv))
+			return -ENODEV;
+		if (v->bound)
+			return -EBUSY;
+		v->bound = true;
+		return 0;
+	case M_UNBIND:	/* unbind_store: dev->driver == drv */
+		if (!v->bound || strcmp(v->driver, drv))
+			return -ENODEV;
+		v->bound = false;
+		return 0;
+	default:	/* drivers_probe_store → bus_rescan_devices_helper → device_attach */
+		if (!v->bound && matches(v, v->override[0] ? v->override : v->driver))
+			v->bound = true;
+		return 0;
+	}
 }
 
 static int fs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
@@ -405,6 +563,32 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 	unsigned n;
 	if (!pf)
 		return -EACCES;
+	if (m == M_PROBE || m == M_BIND || m == M_UNBIND || m == M_OVERRIDE) {
+		char text[80], drv[64] = "";
+		size_t len = size && buf[size - 1] == '\n' ? size - 1 : size;
+		/* driver_override_store: count >= PAGE_SIZE is EINVAL; the names here are short */
+		if (len >= sizeof(text))
+			return -EINVAL;
+		pathf(text, sizeof(text), "%.*s", (int)len, buf);
+		if (m == M_OVERRIDE) {
+			struct pf *vpf;
+			const char *base = strrchr(rel(path), '/');
+			struct vf *v = vf_at(rel(path), (size_t)(base - rel(path)), &vpf);
+			if (!v || len >= sizeof(v->override))
+				return -EINVAL;
+			pathf(v->override, sizeof(v->override), "%s", text);
+			return (int)size;
+		}
+		if (m != M_PROBE)
+			driver_file(rel(path), drv, sizeof(drv));
+		int r = driver_store(m, drv, text);
+		if (store_log) {
+			fprintf(store_log, "%s %s%s%s %s\n", text, m == M_BIND ? "bind" : m == M_UNBIND ? "unbind" : "drivers_probe",
+				drv[0] ? " " : "", drv, err_name(r));
+			fflush(store_log);
+		}
+		return r < 0 ? r : (int)size;
+	}
 	int r = parse_u16(buf, size, &n);
 	if (r == 0 && m == M_NUMVFS)
 		r = numvfs_store(pf, n);
@@ -412,8 +596,7 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 		pf->autoprobe = n != 0;	/* kstrtobool in the kernel; 0/1 is all this stand-in takes */
 	if (store_log && m == M_NUMVFS) {
 		size_t len = strcspn(buf, "\n");
-		fprintf(store_log, "%s %.*s %s\n", pf->bdf, (int)(len < size ? len : size), buf, r == 0 ? "ok" : r == -EBUSY ? "EBUSY" : r == -ERANGE ? "ERANGE" : r == -ENOENT ? "ENOENT" :
-			r == -ENOSPC ? "ENOSPC" : "EINVAL");
+		fprintf(store_log, "%s %.*s %s\n", pf->bdf, (int)(len < size ? len : size), buf, err_name(r));
 		fflush(store_log);
 	}
 	return r < 0 ? r : (int)size;
@@ -427,7 +610,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 static int fs_release(const char *path, struct fuse_file_info *fi)
 {
-	close((int)fi->fh);
+	if (fi->fh != UINT64_MAX)
+		close((int)fi->fh);
 	return 0;
 }
 

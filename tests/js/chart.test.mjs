@@ -376,3 +376,78 @@ test('NOTES.txt says what to check next', () => {
 	assert.match(notes, /curl -s http:\/\/POD_IP:9436\/metrics/);
 	assert.doesNotMatch(notes, /<no value>/);
 });
+
+test('vf: off by default; on, a DaemonSet on the plugin\'s nodes runs `rdmak vf apply` on the policies, and the plugin waits for its marker', async () => {
+	const defaults = render();
+	assert.deepEqual(defaults.filter((d) => /-vf$/.test(d.metadata.name)), [], 'defaults render no vf part');
+	assert.ok(!one(defaults, 'DaemonSet', 'rdmak-plugin').spec.template.spec.containers[0].args.some((a) => a.startsWith('--wait-for')), 'no wait without it');
+
+	// seed 004's two policies unchanged, and one for the cx5-roce-sriov sample node
+	const seed = YAML.parseAllDocuments(fs.readFileSync(path.join(TOP, 'tests', 'fixtures', 'vf', 'seed004-gpu-nic-policies.yaml'), 'utf8')).map((d) => d.toJS());
+	const cx5 = { apiVersion: 'sriovnetwork.openshift.io/v1', kind: 'SriovNetworkNodePolicy', metadata: { name: 'cx5' },
+		spec: { nodeSelector: { 'kubernetes.io/os': 'linux' }, resourceName: 'cx5vf', numVfs: 8, nicSelector: { rootDevices: ['0000:1b:00.0'] } } };
+	const vals = path.join(dir, 'vf.yaml');
+	fs.writeFileSync(vals, YAML.stringify({ vf: { enabled: true, policies: [...seed, cx5], nodeLabels: { 'kubernetes.io/os': 'linux' } } }));
+	const lint = helmRun(['lint', '--strict', CHART, '-f', vals]);
+	assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+	const docs = render([], ['-f', vals]);
+	const ds = one(docs, 'DaemonSet', 'rdmak-vf');
+	const cm = one(docs, 'ConfigMap', 'rdmak-vf');
+	await validateAll([ds, cm, one(docs, 'ServiceAccount', 'rdmak-vf'), one(docs, 'DaemonSet', 'rdmak-plugin')]);
+	const spec = ds.spec.template.spec;
+	const plugin = one(docs, 'DaemonSet', 'rdmak-plugin').spec.template.spec;
+	// wherever the plugin waits, the marker gets written: the same nodes
+	assert.deepEqual(spec.nodeSelector, plugin.nodeSelector);
+	assert.deepEqual(spec.tolerations, plugin.tolerations);
+	assert.equal(spec.automountServiceAccountToken, false);
+	assert.equal(spec.hostNetwork, true, 'the PF links are the host\'s');
+	const c = spec.containers[0];
+	assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN'] });
+	assert.equal(c.securityContext.privileged, false);
+	assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+	assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+	assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
+	assert.deepEqual(spec.volumes.filter((v) => v.hostPath).map((v) => v.hostPath.path), ['/sys', '/var/lib/kubelet/device-plugins', '/run/rdmak/vf']);
+	const mount = (n) => c.volumeMounts.find((m) => m.name === n);
+	assert.equal(mount('device-plugins').readOnly, true, 'the kubelet checkpoint is only read');
+	assert.equal(mount('device-plugins').mountPath, '/host/var/lib/kubelet/device-plugins', 'where --root /host finds the checkpoint');
+	assert.notEqual(mount('sys').readOnly, true, 'sriov_numvfs and drivers_probe are written');
+	assert.equal(mount('ready').mountPath, '/run/rdmak/vf');
+
+	// the script: apply on the mounted policies, the marker on done or reboot-needed, again on a change
+	const script = c.args[0];
+	assert.deepEqual(c.command, ['/bin/sh', '-c']);
+	const m = script.match(/rdmak vf apply --policy "\$policies" --root \/host --timeout (\d+) --node-labels "([^"]*)"\n/);
+	assert.ok(m, script);
+	assert.equal(m[1], '10000');
+	assert.equal(m[2], 'feature.node.kubernetes.io/pci-15b3.present=true,kubernetes.io/os=linux', 'the plugin\'s nodeSelector and vf.nodeLabels');
+	assert.match(script, /0\|4\) touch \/run\/rdmak\/vf\/ready; last=\$sum ;;/);
+	assert.match(script, /sleep 30\n/);
+	const sh = spawnSync('sh', ['-n', '-c', script]);
+	assert.equal(sh.status, 0, `sh -n: ${sh.stderr}`);
+
+	// the plugin waits for that marker, read-only
+	const pc = plugin.containers[0];
+	assert.ok(pc.args.includes('--wait-for=/run/rdmak/vf/ready') && pc.args.includes('--wait-timeout=600'), pc.args.join(' '));
+	assert.deepEqual(pc.volumeMounts.find((v) => v.name === 'vf-ready'), { name: 'vf-ready', mountPath: '/run/rdmak/vf', readOnly: true });
+	assert.deepEqual(plugin.volumes.find((v) => v.name === 'vf-ready').hostPath, { path: '/run/rdmak/vf', type: 'DirectoryOrCreate' });
+
+	// the ConfigMap's policies, as rdmak reads them with the script's labels, on a sample node
+	const f = path.join(dir, 'policies.json');
+	fs.writeFileSync(f, cm.data['policies.json']);
+	assert.equal(ds.spec.template.spec.volumes.find((v) => v.name === 'policies').configMap.name, 'rdmak-vf');
+	const plan = spawnSync(RDMAK, ['vf', 'plan', '--policy', f, '--root', path.join(NODES, 'cx5-roce-sriov'), '--node-labels', m[2], '--json'], { encoding: 'utf8' });
+	assert.equal(plan.status, 3, plan.stderr);
+	assert.deepEqual(JSON.parse(plan.stdout).pfs.map((p) => [p.pf, p.policy, p.want_numvfs]), [['0000:1b:00.0', 'cx5', 8]]);
+	// without vf.nodeLabels, the policies' nodeSelector (kubernetes.io/os) selects nothing
+	const bare = spawnSync(RDMAK, ['vf', 'plan', '--policy', f, '--root', path.join(NODES, 'cx5-roce-sriov'), '--node-labels', 'feature.node.kubernetes.io/pci-15b3.present=true'], { encoding: 'utf8' });
+	assert.equal(bare.status, 0, bare.stderr);
+	assert.match(bare.stdout, /no PF of this node is selected/);
+
+	// values.schema.json: a policy must look like one
+	const bad = helmRun(['template', 'rdmak', CHART, '--set', 'vf.enabled=true', '--set-json', 'vf.policies=[{"kind":"SriovNetworkNodePolicyX","metadata":{"name":"a"},"spec":{}}]']);
+	assert.notEqual(bad.status, 0);
+	assert.match(bad.stderr, /vf\.policies\.0\.kind/);
+	const badInterval = helmRun(['template', 'rdmak', CHART, '--set', 'vf.interval=0']);
+	assert.match(badInterval.stderr, /- vf\.interval: Must be greater than or equal to 1/);
+});

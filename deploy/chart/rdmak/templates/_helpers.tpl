@@ -96,3 +96,21 @@ seccompProfile: {type: RuntimeDefault}
 {{- $default := dict "configList" (list (dict "resourceName" "hca_shared_devices_a" "rdmaHcaMax" 1000 "selectors" (dict "vendors" (list "15b3")))) -}}
 {{- toPrettyJson (.Values.plugin.config | default $default) -}}
 {{- end -}}
+
+{{/* vf.policies as one List (rdmak vf reads a List's items) */}}
+{{- define "rdmak.vfPolicies" -}}
+{{- dict "apiVersion" "v1" "kind" "List" "items" (.Values.vf.policies | default list) | toPrettyJson }}
+{{- end -}}
+
+{{/* the labels policies' nodeSelector is matched against: the plugin's nodeSelector (this node has
+them: the vf pod runs only there) and vf.nodeLabels, as k=v,k2=v2 ("" when none) */}}
+{{- define "rdmak.vfNodeLabels" -}}
+{{- $l := merge (dict) (.Values.vf.nodeLabels | default dict) (.Values.plugin.nodeSelector | default dict) }}
+{{- $out := list }}
+{{- range $k := keys $l | sortAlpha }}
+{{- if not (kindIs "invalid" (index $l $k)) }}
+{{- $out = append $out (printf "%s=%s" $k (index $l $k)) }}
+{{- end }}
+{{- end }}
+{{- join "," $out }}
+{{- end -}}
