@@ -146,9 +146,10 @@ void kubelet_pod_devices_clear(struct kubelet_pod_devices *d);
  * -EBADMSG: not such a message; -ENOMEM. *ret written only on success. */
 int kubelet_pod_resources_parse(const void *buf, size_t len, struct kubelet_pod_devices *ret);
 
-/* A client of one socket (NULL: KUBELET_POD_RESOURCES_SOCKET); it holds gRPC up (grpc_init)
- * between calls, so that a caller calling every few seconds does not start and stop gRPC each
- * time. Nothing is connected before a call. -ENAMETOOLONG; -ENOMEM. */
+/* A client of one socket (NULL: KUBELET_POD_RESOURCES_SOCKET). gRPC is started (grpc_init, its
+ * threads) at the first call and held up until free(), so that a caller calling every few seconds
+ * does not start and stop it each time; the first call's thread's signal mask is theirs. One call
+ * at a time. Nothing is connected before a call. -ENAMETOOLONG; -ENOMEM. */
 struct kubelet_pod_resources;
 int kubelet_pod_resources_new(const char *socket_path, struct kubelet_pod_resources **ret);
 void kubelet_pod_resources_free(struct kubelet_pod_resources *c);

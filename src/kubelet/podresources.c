@@ -32,6 +32,7 @@
 
 struct kubelet_pod_resources {
 	char *socket;
+	bool grpc_up; /* grpc_init() done: free() owes a grpc_shutdown() */
 	grpc_channel_credentials *creds;
 };
 
@@ -129,9 +130,7 @@ int kubelet_pod_resources_new(const char *socket_path, struct kubelet_pod_resour
 	if (!c)
 		return -ENOMEM;
 	c->socket = strdup(socket_path);
-	grpc_init();
-	c->creds = grpc_insecure_credentials_create();
-	if (!c->socket || !c->creds) {
+	if (!c->socket) {
 		kubelet_pod_resources_free(c);
 		return -ENOMEM;
 	}
@@ -145,9 +144,10 @@ void kubelet_pod_resources_free(struct kubelet_pod_resources *c)
 		return;
 	if (c->creds)
 		grpc_channel_credentials_release(c->creds);
+	if (c->grpc_up)
+		grpc_shutdown();
 	free(c->socket);
 	free(c);
-	grpc_shutdown();
 }
 
 const char *kubelet_pod_resources_socket(const struct kubelet_pod_resources *c)
@@ -231,8 +231,20 @@ int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout
 	grpc_event ev;
 	int fd, r;
 
+	/* gRPC starts its threads at the first call, not at new(): a daemon blocks the signals its
+	 * loop reads (signalfd) after new(), and a thread started before that would take SIGTERM */
+	if (!c->grpc_up) {
+		grpc_init();
+		c->grpc_up = true;
+		c->creds = grpc_insecure_credentials_create();
+	}
 	grpc_metadata_array_init(&init_md);
 	grpc_metadata_array_init(&trailing_md);
+	if (!c->creds) {
+		r = -ENOMEM;
+		whyf(why, why_len, "%s", strerror(ENOMEM));
+		goto out;
+	}
 	fd = connect_unix(c->socket);
 	if (fd < 0) {
 		r = fd;
