@@ -48,4 +48,23 @@ int exporter_scrape(struct exporter *e, enum exporter_format f, char **ret, size
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);
 
+/* ---- which pod (pods.c; docs/exporter.md "Which pod") ---------------------------------------- */
+
+#define EXPORTER_PODS_MAX_AGE_MS 5000
+
+struct exporter_pods_config {
+	const char *socket;	   /* the kubelet's pod-resources socket; NULL: its default path */
+	const char *plugin_config; /* rdmak plugin's config text (shared pools), or NULL */
+	size_t plugin_config_len;
+	unsigned max_age_ms; /* a scrape calls List when the cached answer is older (0: default) */
+	unsigned timeout_ms; /* List's deadline (0: KUBELET_POD_RESOURCES_TIMEOUT_MS) */
+};
+
+/* Label the series of devices that pods hold, from the kubelet's PodResources API. -EINVAL (a bad
+ * plugin config, said in err), -ENAMETOOLONG, -ENOMEM. Nothing is called before a scrape. */
+int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err, size_t errlen);
+/* The attribution now: 0 not enabled or not tried yet, 1 the last List answered, -errno its
+ * failure (the reason in why); *failures counts the failed calls (for logging a change once). */
+int exporter_pods_status(struct exporter *e, unsigned long *failures, char *why, size_t len);
+
 #endif

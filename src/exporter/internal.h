@@ -84,6 +84,7 @@ struct exporter {
 	struct exp_topo *topo;
 	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
 	atomic_ulong loads, load_errors;
+	struct exp_pods *pods; /* NULL: no pod attribution */
 };
 
 int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err);
@@ -92,5 +93,22 @@ void exporter_topo_free(struct exp_topo *t);
 int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n);
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);
 void exporter_devset_free(char **v, size_t n);
+
+/* pods.c: which pod holds which device. */
+struct exp_pods;
+struct exp_podmap;
+void exporter_pods_free(struct exp_pods *p);
+/* Call List if the cached answer is too old (and no other scrape is calling it); before the
+ * topology lock. */
+void exporter_pods_refresh(struct exporter *e);
+/* The map for topology t (held under e->lock), a reference; NULL: no attribution now. */
+struct exp_podmap *exporter_podmap_get(struct exporter *e, const struct exp_topo *t);
+void exporter_podmap_unref(struct exporter *e, struct exp_podmap *m);
+/* Append namespace, pod, container to the label list l[0..n) when one container holds dev alone;
+ * l must have room for 7 more. Returns the new n; l[n] is NULL. m may be NULL. */
+size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const char **l, size_t n);
+/* The i-th holder of dev as rdmak_device_pod_info's labels in l[0..11) (NULL-ended); returns how
+ * many holders dev has (0: none, l untouched). */
+size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i, const char **l);
 
 #endif

@@ -21,6 +21,7 @@
 #include "exporter/exporter.h"
 #include "http/http.h"
 #include "hw/hw.h"
+#include "kubelet/kubelet.h"
 #include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -37,6 +38,11 @@ struct opts {
 	const char *listen, *cert, *key, *token_file;
 	unsigned max_scrapes, refresh_s;
 	bool once, openmetrics;
+	/* which pod: the kubelet's pod-resources socket (NULL: <root>/var/lib/kubelet/...),
+	 * rdmak plugin's config for shared pools */
+	const char *pod_resources, *plugin_config;
+	bool no_pod_resources;
+	unsigned pods_max_age_ms;
 	int verbose;
 };
 
@@ -49,6 +55,7 @@ struct daemon {
 	struct daemon_refusal token_refusal, tls_refusal;
 	int64_t next_refresh_ms;
 	atomic_uint_fast64_t n_scrapes, n_busy, n_unauthorized;
+	int pods_logged; /* the attribution state last logged: 0 none, 1 up, -errno down */
 };
 
 static int64_t now_ms(void)
@@ -180,6 +187,24 @@ static const struct http_route routes[] = {
 /* ---- the loop ----------------------------------------------------------------------------------
  */
 
+/* Log a change of the pod attribution's state once (a missing socket is one line, not one per
+ * scrape). */
+static void log_pods(struct exporter *exp, int *logged)
+{
+	char why[256];
+	int st = exporter_pods_status(exp, NULL, why, sizeof(why));
+
+	if (st == 0 || st == *logged)
+		return;
+	if (st < 0)
+		log_warning("pod attribution off: %s (retried at the next scrapes; the counters are served "
+			    "without pod labels)",
+			    why);
+	else
+		log_info("pod attribution on: the kubelet's PodResources List answered");
+	*logged = st;
+}
+
 static void refresh(struct daemon *d, const char *why)
 {
 	struct hw_error err = {0};
@@ -222,11 +247,16 @@ static int on_tick(void *ud)
 	struct daemon *d = ud;
 	int64_t now = now_ms();
 
+	int64_t left;
+
 	if (now >= d->next_refresh_ms) {
 		refresh(d, "periodic refresh");
 		d->next_refresh_ms = now_ms() + (int64_t)d->o->refresh_s * 1000;
 	}
-	return (int)(d->next_refresh_ms - now_ms() > 0 ? d->next_refresh_ms - now_ms() : 0);
+	log_pods(d->exp, &d->pods_logged);
+	left = d->next_refresh_ms - now_ms() > 0 ? d->next_refresh_ms - now_ms() : 0;
+	/* the attribution's state is looked at every second */
+	return (int)(left > 1000 ? 1000 : left);
 }
 
 static const struct daemon_ops loop_ops = {.reload = on_reload, .tick = on_tick};
@@ -338,6 +368,11 @@ static int once(const struct opts *o, struct exporter *exp)
 		fprintf(stderr, "rdmak exporter: %s\n", strerror(-r));
 		return EXPORTER_EXIT_RUNTIME;
 	}
+	{
+		int logged = 0;
+
+		log_pods(exp, &logged);
+	}
 	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
 		fprintf(stderr, "rdmak exporter: writing the metrics: %s\n", strerror(errno));
 		return EXPORTER_EXIT_RUNTIME;
@@ -369,6 +404,15 @@ static void usage(FILE *f)
 	      "seconds (default 60;\n"
 	      "                             a change of the device set reloads at the next scrape "
 	      "anyway)\n"
+	      "      --pod-resources SOCKET the kubelet's PodResources socket: namespace, pod and "
+	      "container labels on\n"
+	      "                             the series of a device a pod holds (default "
+	      "ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+	      "      --no-pod-resources     no pod attribution\n"
+	      "      --plugin-config FILE   rdmak plugin's config: which HCAs its shared resources "
+	      "cover\n"
+	      "      --pod-resources-max-age MS  a scrape asks the kubelet again when its answer is "
+	      "older (default 5000)\n"
 	      "      --once                 write one scrape to stdout and exit\n"
 	      "      --openmetrics          with --once: the OpenMetrics format\n"
 	      "  -v, --verbose              log debug lines too\n"
@@ -396,7 +440,8 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min,
 /* 1: --help printed; 0: go on; -EINVAL: usage printed. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_LISTEN = 256, O_CERT, O_KEY, O_TOKEN, O_MAX, O_REFRESH, O_ONCE, O_OM };
+	enum { O_LISTEN = 256, O_CERT, O_KEY, O_TOKEN, O_MAX, O_REFRESH, O_ONCE, O_OM, O_PODRES, O_NO_PODRES,
+	       O_PLUGIN_CONFIG, O_PODS_AGE };
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -406,6 +451,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"max-scrapes", required_argument, NULL, O_MAX},
 		{"refresh", required_argument, NULL, O_REFRESH},
 		{"once", no_argument, NULL, O_ONCE},
+		{"pod-resources", required_argument, NULL, O_PODRES},
+		{"no-pod-resources", no_argument, NULL, O_NO_PODRES},
+		{"plugin-config", required_argument, NULL, O_PLUGIN_CONFIG},
+		{"pod-resources-max-age", required_argument, NULL, O_PODS_AGE},
 		{"openmetrics", no_argument, NULL, O_OM},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -442,6 +491,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			break;
 		case O_ONCE: o->once = true; break;
+		case O_PODRES: o->pod_resources = optarg; break;
+		case O_NO_PODRES: o->no_pod_resources = true; break;
+		case O_PLUGIN_CONFIG: o->plugin_config = optarg; break;
+		case O_PODS_AGE:
+			if (parse_uint("--pod-resources-max-age", optarg, 1, 3600000, &o->pods_max_age_ms) < 0)
+				return -EINVAL;
+			break;
 		case O_OM: o->openmetrics = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 1;
@@ -457,6 +513,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "rdmak exporter: --tls-cert and --tls-key go together\n");
 		return -EINVAL;
 	}
+	if (o->no_pod_resources && (o->pod_resources || o->plugin_config)) {
+		fprintf(stderr, "rdmak exporter: --no-pod-resources goes with neither --pod-resources nor "
+				"--plugin-config\n");
+		return -EINVAL;
+	}
 	if (o->openmetrics && !o->once) {
 		fprintf(stderr, "rdmak exporter: --openmetrics goes with --once (a scrape asks "
 				"with its Accept header)\n");
@@ -465,6 +526,42 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->once && (o->cert || o->token_file)) {
 		fprintf(stderr, "rdmak exporter: --once serves nothing: --tls-cert, --tls-key and "
 				"--bearer-token-file do not apply\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Pod attribution, unless --no-pod-resources: nothing is called yet (a missing socket is found,
+ * and logged once, at the first scrape). */
+static int pods_enable(const struct opts *o, struct exporter *exp)
+{
+	struct exporter_pods_config pc = {.max_age_ms = o->pods_max_age_ms};
+	_cleanup_free_ char *cfg = NULL;
+	char sock[PATH_MAX], err[768];
+	size_t len = 0;
+	int r;
+
+	if (o->no_pod_resources)
+		return 0;
+	if (o->pod_resources)
+		snprintf(sock, sizeof(sock), "%s", o->pod_resources);
+	else
+		snprintf(sock, sizeof(sock), "%s%s", o->roots.root ? o->roots.root : "",
+			 KUBELET_POD_RESOURCES_SOCKET);
+	pc.socket = sock;
+	if (o->plugin_config) {
+		r = fileio_read_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
+		if (r < 0) {
+			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n", o->plugin_config, strerror(-r));
+			return -EINVAL;
+		}
+		pc.plugin_config = cfg;
+		pc.plugin_config_len = len;
+	}
+	r = exporter_pods_enable(exp, &pc, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "rdmak exporter: %s%s\n", o->plugin_config ? "--plugin-config " : "--pod-resources ",
+			err);
 		return -EINVAL;
 	}
 	return 0;
@@ -499,6 +596,12 @@ int exporter_main(int argc, char **argv)
 			herr.path[0] ? ": " : "", hw_strerror(-r));
 		hw_ctx_free(ctx);
 		return EXPORTER_EXIT_RUNTIME;
+	}
+	r = pods_enable(&o, exp);
+	if (r < 0) {
+		exporter_free(exp);
+		hw_ctx_free(ctx);
+		return r == -EINVAL ? EXPORTER_EXIT_USAGE : EXPORTER_EXIT_RUNTIME;
 	}
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);

@@ -53,6 +53,7 @@ const char *exporter_content_type(enum exporter_format f)
 struct out {
 	FILE *f;
 	enum exporter_format fmt;
+	const struct exp_podmap *pods; /* which pod holds a device (pods.c); NULL none */
 };
 
 /* A label value: backslash, double quote and newline escaped (both formats). */
@@ -272,18 +273,20 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 	       "Non-numeric data from /sys/class/infiniband/<device>, value is always 1.");
 	for (size_t i = 0; i < t->n_devs; i++) {
 		const struct exp_device *d = &t->devs[i];
-		const char *l[] = {
+		const char *l[16] = {
 			"device",  d->name,    "board_id",  d->board_id, "firmware_version",
 			d->fw_ver, "hca_type", d->hca_type, NULL};
 
+		exporter_podmap_labels(o->pods, d->name, l, 8);
 		sample_u64(o, "node_infiniband_info", l, 1);
 	}
 	for (int k = 0; k < 3; k++) {
 		family(o, st[k].name, EXP_GAUGE, st[k].help);
 		for (size_t i = 0; i < t->n_ports; i++) {
-			const char *l[] = {"device", t->ports[i].dev, "port", t->ports[i].num_s,
-					   NULL};
+			const char *l[12] = {"device", t->ports[i].dev, "port", t->ports[i].num_s,
+					     NULL};
 
+			exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
 			if (val->st_ok[i][k])
 				sample_u64(o, st[k].name, l, val->st[i][k]);
 		}
@@ -307,13 +310,15 @@ static void write_families(struct out *o, const struct exp_topo *t, const struct
 				family(o, fam->name, EXP_COUNTER, fam->help);
 			any = true;
 			if (devices) {
-				const char *l[] = {"device", t->devs[i].name, NULL};
+				const char *l[12] = {"device", t->devs[i].name, NULL};
 
+				exporter_podmap_labels(o->pods, t->devs[i].name, l, 2);
 				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
 			} else {
-				const char *l[] = {"device", t->ports[i].dev, "port",
-						   t->ports[i].num_s, NULL};
+				const char *l[12] = {"device", t->ports[i].dev, "port",
+						     t->ports[i].num_s, NULL};
 
+				exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
 				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
 			}
 		}
@@ -327,10 +332,11 @@ static void write_info(struct out *o, const struct exp_topo *t)
 	       "1.");
 	for (size_t i = 0; i < t->n_ports; i++) {
 		const struct exp_port *p = &t->ports[i];
-		const char *l[] = {"device",	  p->dev,	"port",	   p->num_s, "link_layer",
-				   p->link_layer, "netdev",	p->netdev, "gid",    p->gid,
-				   "port_guid",	  p->port_guid, NULL};
+		const char *l[20] = {"device",	    p->dev,	  "port",    p->num_s, "link_layer",
+				     p->link_layer, "netdev",	  p->netdev, "gid",    p->gid,
+				     "port_guid",   p->port_guid, NULL};
 
+		exporter_podmap_labels(o->pods, p->dev, l, 12);
 		sample_u64(o, "rdmak_port_info", l, 1);
 	}
 }
@@ -365,7 +371,7 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 		for (size_t i = 0; i < t->n_devs; i++) {
 			const struct hw_pci_link *ln = &val->links[i];
-			const char *l[] = {"device", t->devs[i].name, "pci", t->devs[i].bdf, NULL};
+			const char *l[12] = {"device", t->devs[i].name, "pci", t->devs[i].bdf, NULL};
 			double v = k == 0   ? ln->cur_gts
 				   : k == 1 ? ln->max_gts
 				   : k == 2 ? ln->cur_width
@@ -376,6 +382,7 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 			if (!any)
 				family(o, fams[k].name, EXP_GAUGE, fams[k].help);
 			any = true;
+			exporter_podmap_labels(o->pods, t->devs[i].name, l, 4);
 			write_double(o, fams[k].name, l, v);
 		}
 	}
@@ -394,6 +401,37 @@ static void write_doctor(struct out *o, const struct exp_topo *t)
 
 		sample_u64(o, "rdmak_doctor_check", l, 1);
 	}
+}
+
+/* Pod attribution: every container that holds a device (one series each: a shared HCA has one
+ * per sharing container), and whether the kubelet answered. */
+static void write_pods(struct out *o, struct exporter *e, const struct exp_topo *t)
+{
+	const char *none[] = {NULL};
+	unsigned long failures = 0;
+	int st;
+
+	if (!e->pods)
+		return;
+	family(o, "rdmak_device_pod_info", EXP_GAUGE,
+	       "A container that holds the RDMA device, from the kubelet's PodResources API; value is "
+	       "always 1.");
+	for (size_t i = 0; o->pods && i < t->n_devs; i++) {
+		const char *l[12];
+		size_t n = exporter_podmap_holders(o->pods, t->devs[i].name, 0, l);
+
+		for (size_t k = 0; k < n; k++) {
+			exporter_podmap_holders(o->pods, t->devs[i].name, k, l);
+			sample_u64(o, "rdmak_device_pod_info", l, 1);
+		}
+	}
+	st = exporter_pods_status(e, &failures, NULL, 0);
+	family(o, "rdmak_exporter_pod_resources_up", EXP_GAUGE,
+	       "1 when the kubelet's PodResources List answered last time (pod labels are on), else 0");
+	sample_u64(o, "rdmak_exporter_pod_resources_up", none, st > 0);
+	family(o, "rdmak_exporter_pod_resources_failures_total", EXP_COUNTER,
+	       "PodResources List calls that failed (no socket, no answer before the deadline, an error)");
+	sample_u64(o, "rdmak_exporter_pod_resources_failures_total", none, failures);
 }
 
 static void write_errors(struct out *o, const struct exp_topo *t)
@@ -475,6 +513,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 {
 	struct values val = {0};
 	struct out o = {.fmt = fmt};
+	struct exp_podmap *pm = NULL;
 	struct timespec t0;
 	char *buf = NULL;
 	size_t len = 0;
@@ -486,12 +525,14 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	reload_if_needed(e);
+	exporter_pods_refresh(e);
 	o.f = open_memstream(&buf, &len);
 	if (!o.f) {
 		r = -ENOMEM;
 		goto out;
 	}
 	pthread_rwlock_rdlock(&e->lock);
+	o.pods = pm = exporter_podmap_get(e, e->topo);
 	r = read_all(e, e->topo, &val);
 	if (r == 0) {
 		const struct exp_topo *t = e->topo;
@@ -504,6 +545,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_families(&o, t, &val, t->n_port_families, t->n_families, true);
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
+		write_pods(&o, e, t);
 		write_errors(&o, t);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,
 		       "Loads of the hardware model: at start, when the set of RDMA devices "
@@ -520,6 +562,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 			fputs("# EOF\n", o.f);
 	}
 	pthread_rwlock_unlock(&e->lock);
+	exporter_podmap_unref(e, pm);
 	if (fclose(o.f) != 0 && r == 0)
 		r = -ENOMEM;
 	if (r == 0) {
@@ -590,6 +633,7 @@ void exporter_free(struct exporter *e)
 	if (!e)
 		return;
 	exporter_topo_free(e->topo);
+	exporter_pods_free(e->pods);
 	pthread_rwlock_destroy(&e->lock);
 	free(e);
 }

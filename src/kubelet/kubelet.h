@@ -121,4 +121,46 @@ void kubelet_server_free(struct kubelet_server *srv);
 /* Times the server registered with the kubelet since start (for tests and logs). */
 unsigned kubelet_server_registrations(const struct kubelet_server *srv);
 
+/* ---- PodResources (v1.PodResourcesLister/List), a client ------------------------------------
+ * Which pod's container holds which device of which resource, as the kubelet knows it: the API
+ * GPU exporters read for the same purpose. Independent of the device plugin transport above (no
+ * struct kubelet needed). */
+
+#define KUBELET_POD_RESOURCES_SOCKET "/var/lib/kubelet/pod-resources/kubelet.sock"
+#define KUBELET_POD_RESOURCES_TIMEOUT_MS 2000
+
+/* One container's devices of one resource. */
+struct kubelet_pod_device {
+	char *namespace_, *pod, *container, *resource;
+	char **ids; /* strv (util/strv.h) */
+	size_t n_ids;
+};
+
+struct kubelet_pod_devices {
+	struct kubelet_pod_device *v;
+	size_t n;
+};
+void kubelet_pod_devices_clear(struct kubelet_pod_devices *d);
+
+/* A ListPodResourcesResponse's bytes into rows (a container without devices gives none).
+ * -EBADMSG: not such a message; -ENOMEM. *ret written only on success. */
+int kubelet_pod_resources_parse(const void *buf, size_t len, struct kubelet_pod_devices *ret);
+
+/* A client of one socket (NULL: KUBELET_POD_RESOURCES_SOCKET). gRPC is started (grpc_init, its
+ * threads) at the first call and held up until free(), so that a caller calling every few seconds
+ * does not start and stop it each time; the first call's thread's signal mask is theirs. One call
+ * at a time. Nothing is connected before a call. -ENAMETOOLONG; -ENOMEM. */
+struct kubelet_pod_resources;
+int kubelet_pod_resources_new(const char *socket_path, struct kubelet_pod_resources **ret);
+void kubelet_pod_resources_free(struct kubelet_pod_resources *c);
+const char *kubelet_pod_resources_socket(const struct kubelet_pod_resources *c);
+
+/* Call List on a fresh connection, waiting at most timeout_ms for the whole call. -ENOENT /
+ * -ECONNREFUSED: nobody serves the socket; -ETIMEDOUT: no answer in time; -EOPNOTSUPP: the
+ * kubelet does not serve v1 List (before 1.20, or its feature gate off); -EPROTO: another gRPC
+ * failure; -EBADMSG: the answer does not parse. A one-line reason, for the caller's log, in
+ * why (may be NULL). *ret written only on success. */
+int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms, struct kubelet_pod_devices *ret,
+			       char *why, size_t why_len);
+
 #endif

@@ -412,9 +412,12 @@ int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts 
 		json_array_foreach(json_object_get(pf, "holders"), k, h) {
 			if (!numvfs)
 				break;
-			r = report(rep, "%s: VF %lld (%s) is held by pod %s container %s%s",
+			const char *pod = json_string_value(json_object_get(h, "pod"));
+			r = report(rep, "%s: VF %lld (%s) is held by pod %s%s%s container %s%s",
 				   json_string_value(json_object_get(pf, "pf")), json_integer_value(json_object_get(h, "vf_index")),
-				   json_string_value(json_object_get(h, "vf")), json_string_value(json_object_get(h, "pod_uid")),
+				   json_string_value(json_object_get(h, "vf")),
+				   pod ? json_string_value(json_object_get(h, "namespace")) : "", pod ? "/" : "",
+				   pod ? pod : json_string_value(json_object_get(h, "pod_uid")),
 				   json_string_value(json_object_get(h, "container")), o->force ? " (--force: removed)" : "");
 			if (r < 0)
 				return r;

@@ -10,6 +10,7 @@
 
 #include "dispatch/dispatch.h"
 #include "doc/doc.h"
+#include "kubelet/kubelet.h"
 #include "util/strv.h"
 
 /* ---- selection (api/v1/helper.go: Selected, SriovNetworkNicSelector.Selected) --------------- */
@@ -182,6 +183,7 @@ static int add_holder(struct vf_holders *h, const struct entry *e, const char *d
 		return -ENOMEM;
 	h->h = g;
 	struct vf_holder *x = &h->h[h->n];
+	*x = (struct vf_holder){};
 	x->pod_uid = strdup(e->pod);
 	x->container = strdup(e->container ? e->container : "");
 	x->resource = strdup(e->resource ? e->resource : "");
@@ -220,6 +222,30 @@ static int read_entry(struct dispatch_ctx *c, const char *path, json_t *elem, si
 	return 0;
 }
 
+int vf_holders_from_pod_resources(const struct kubelet_pod_devices *d, struct vf_holders *ret)
+{
+	struct vf_holders h = {};
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t k = 0; k < d->v[i].n_ids; k++) {
+			struct vf_holder *g = realloc(h.h, (h.n + 1) * sizeof(*h.h));
+			if (!g) {
+				vf_holders_clear(&h);
+				return -ENOMEM;
+			}
+			h.h = g;
+			struct vf_holder *x = &h.h[h.n++];
+			*x = (struct vf_holder){ .ns = strdup(d->v[i].namespace_), .pod = strdup(d->v[i].pod),
+						 .container = strdup(d->v[i].container),
+						 .resource = strdup(d->v[i].resource), .device = strdup(d->v[i].ids[k]) };
+			if (!x->ns || !x->pod || !x->container || !x->resource || !x->device) {
+				vf_holders_clear(&h);
+				return -ENOMEM;
+			}
+		}
+	*ret = h;
+	return 0;
+}
+
 int vf_holders_parse(const char *buf, size_t len, struct vf_holders *ret, char *err, size_t errlen)
 {
 	json_error_t je;
@@ -250,6 +276,8 @@ void vf_holders_clear(struct vf_holders *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->h[i].pod_uid);
+		free(h->h[i].ns);
+		free(h->h[i].pod);
 		free(h->h[i].container);
 		free(h->h[i].resource);
 		free(h->h[i].device);
@@ -350,8 +378,10 @@ static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_
 		for (size_t k = 0; k < pf->n_vfs; k++) {
 			if (strcmp(h->h[i].device, pf->vfs[k]->bdf))
 				continue;
-			int r = doc_append(a, json_pack("{s:o, s:o, s:o, s:s, s:i}", "pod_uid", doc_string(h->h[i].pod_uid),
-							"container", doc_string(h->h[i].container), "resource",
+			int r = doc_append(a, json_pack("{s:o?, s:o?, s:o?, s:o, s:o, s:s, s:i}", "pod_uid",
+							doc_string(h->h[i].pod_uid), "namespace", doc_string(h->h[i].ns),
+							"pod", doc_string(h->h[i].pod), "container",
+							doc_string(h->h[i].container), "resource",
 							doc_string(h->h[i].resource), "vf", pf->vfs[k]->bdf, "vf_index",
 							pf->vfs[k]->vf_index));
 			if (r < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hw/hw.h"
+#include "kubelet/kubelet.h"
 #include "doc/doc.h"
 #include "roles.h"
 #include "util/fileio.h"
@@ -23,21 +24,24 @@ enum { VF_EXIT_OK = 0, VF_EXIT_ERROR = 1, VF_EXIT_USAGE = 2, VF_EXIT_LIVE = 3, V
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: rdmak vf plan  --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
-		   "                      [--json]\n"
+		   "                      [--pod-resources SOCKET] [--json]\n"
 		   "       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
-		   "                      [--force] [--timeout MS]\n"
+		   "                      [--pod-resources SOCKET] [--force] [--timeout MS]\n"
 		   "\n"
 		   "plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
 		   "unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
 		   "or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
 		   "rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
-		   "kubelet's device-manager checkpoint). apply does the live steps in the kernel's order\n"
+		   "kubelet's PodResources API when it answers, else its device-manager checkpoint). apply does the live steps in the kernel's order\n"
 		   "(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
 		   "them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
 		   "\n"
 		   "  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
 		   "  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
-		   "  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT ")\n"
+		   "  --pod-resources SOCKET  the kubelet's PodResources socket (default\n"
+		   "                       ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+		   "  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT "); named, it\n"
+		   "                       is read instead of asking the kubelet\n"
 		   "  --json               plan: the plan as JSON (docs/vf.md)\n"
 		   "  --force              apply: remove VFs that pods hold\n"
 		   "  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n"
@@ -66,6 +70,32 @@ static int read_policies(char **files, size_t n, struct vf_policies *set)
 			return r;
 		}
 	}
+	return 0;
+}
+
+/* Who holds what, from the kubelet's PodResources API: 1 it answered, 0 it did not (said on
+ * stderr when the socket was named or is there: the checkpoint is read instead). */
+static int pod_resources_holders(const struct hw_roots *roots, const char *socket, struct vf_holders *h)
+{
+	struct kubelet_pod_resources *c = NULL;
+	struct kubelet_pod_devices d = {};
+	char path[PATH_MAX], why[512] = "";
+	if (socket)
+		snprintf(path, sizeof(path), "%s", socket);
+	else
+		snprintf(path, sizeof(path), "%s%s", roots->root ? roots->root : "", KUBELET_POD_RESOURCES_SOCKET);
+	int r = kubelet_pod_resources_new(path, &c);
+	if (r >= 0)
+		r = kubelet_pod_resources_list(c, KUBELET_POD_RESOURCES_TIMEOUT_MS, &d, why, sizeof(why));
+	kubelet_pod_resources_free(c);
+	if (r >= 0) {
+		r = vf_holders_from_pod_resources(&d, h);
+		kubelet_pod_devices_clear(&d);
+		return r < 0 ? r : 1;
+	}
+	if (socket || r != -ENOENT)
+		fprintf(stderr, "rdmak vf: the kubelet's PodResources API: %s; reading its checkpoint instead\n",
+			why[0] ? why : strerror(-r));
 	return 0;
 }
 
@@ -139,14 +169,17 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 			       json_string_value(json_object_get(s, "reason")));
 		}
 		json_t *held = json_object_get(pf, "holders");
-		json_array_foreach(held, k, h)
-			printf("  held: VF %lld (%s) by pod %s container %s (%s)\n",
+		json_array_foreach(held, k, h) {
+			const char *pod = json_string_value(json_object_get(h, "pod"));
+			printf("  held: VF %lld (%s) by pod %s%s%s container %s (%s)\n",
 			       json_integer_value(json_object_get(h, "vf_index")), json_string_value(json_object_get(h, "vf")),
-			       json_string_value(json_object_get(h, "pod_uid")),
+			       pod ? json_string_value(json_object_get(h, "namespace")) : "", pod ? "/" : "",
+			       pod ? pod : json_string_value(json_object_get(h, "pod_uid")),
 			       json_string_value(json_object_get(h, "container")),
 			       json_string_value(json_object_get(h, "resource")));
+		}
 		if (!have_checkpoint)
-			printf("  held: unknown (no kubelet checkpoint)\n");
+			printf("  held: unknown (no PodResources answer, no kubelet checkpoint)\n");
 	}
 	if (!json_array_size(json_object_get(plan, "pfs")))
 		printf("no PF of this node is selected by the policies\n");
@@ -157,12 +190,13 @@ static int vf_run(int argc, char **argv, bool apply)
 	static const struct option opts[] = {
 		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' }, { "policy", required_argument, NULL, 'p' },
 		{ "node-labels", required_argument, NULL, 'l' }, { "checkpoint", required_argument, NULL, 'c' },
+		{ "pod-resources", required_argument, NULL, 'r' },
 		{ "force", no_argument, NULL, 'f' }, { "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, {},
 	};
 	struct vf_apply_opts aopts = { .timeout_ms = 10000 };
 	struct hw_roots roots = { 0 };
-	char **files = NULL, *checkpoint = NULL;
+	char **files = NULL, *checkpoint = NULL, *pod_resources = NULL;
 	const char *labels_arg = NULL;
 	size_t n_files = 0;
 	bool json = false;
@@ -176,6 +210,7 @@ static int vf_run(int argc, char **argv, bool apply)
 		case 'j': json = true; break;
 		case 'l': labels_arg = optarg; break;
 		case 'c': checkpoint = optarg; break;
+		case 'r': pod_resources = optarg; break;
 		case 'f': aopts.force = true; break;
 		case 't': {
 			char *end;
@@ -238,7 +273,10 @@ static int vf_run(int argc, char **argv, bool apply)
 		fprintf(stderr, "rdmak vf: %s: %s\n", herr.path, strerror(herr.err ? herr.err : -r));
 		goto out;
 	}
-	int have = read_holders(&roots, checkpoint, &holders);
+	/* a checkpoint named on the command line wins; else the kubelet's answer when it gives one */
+	int have = checkpoint ? 0 : pod_resources_holders(&roots, pod_resources, &holders);
+	if (have == 0)
+		have = read_holders(&roots, checkpoint, &holders);
 	if (have < 0)
 		goto out;
 	if (vf_resolve(node, &set, labels, &t, &n) < 0 || vf_plan_build(node, t, n, have ? &holders : NULL, &plan) < 0) {

@@ -75,10 +75,11 @@ struct vf_target {
 int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const json_t *labels,
 	       struct vf_target **ret, size_t *n_ret);
 
-/* Who holds which device, from the kubelet's device-manager checkpoint
- * (var/lib/kubelet/device-plugins/kubelet_internal_checkpoint): one entry per device ID. */
+/* Who holds which device, from the kubelet's PodResources API (namespace and pod, no UID) or its
+ * device-manager checkpoint (var/lib/kubelet/device-plugins/kubelet_internal_checkpoint: the UID,
+ * no name): one entry per device ID; the fields a source lacks are NULL. */
 struct vf_holder {
-	char *pod_uid, *container, *resource, *device;
+	char *pod_uid, *ns, *pod, *container, *resource, *device;
 };
 struct vf_holders {
 	struct vf_holder *h;
@@ -87,6 +88,9 @@ struct vf_holders {
 /* Parse a checkpoint's JSON (DeviceIDs as a list, kubelet < 1.20, or by NUMA node). */
 int vf_holders_parse(const char *buf, size_t len, struct vf_holders *ret, char *err, size_t errlen);
 void vf_holders_clear(struct vf_holders *h);
+/* The rows of a PodResources List answer (kubelet/kubelet.h). */
+struct kubelet_pod_devices;
+int vf_holders_from_pod_resources(const struct kubelet_pod_devices *d, struct vf_holders *ret);
 
 /* The plan as JSON (docs/vf.md describes it): {"pfs":[{...,"steps":[...],"holders":[...]}],
  * "live":N,"reboot":N}. holders may be NULL (no checkpoint). */

@@ -50,7 +50,7 @@ like "$out" 'held: VF 0 \(0000:1b:00.2\) by pod 6a1c2f9e-0d51-4e0b-9a55-1f3e9b2c
 like "$out" 'held: VF 1 \(0000:1b:00.3\)' "and VF 1"
 unlike "$out" '0000:1b:02.2' "a VF of the other PF is not this PF's"
 run "$RDMAK" vf plan --policy "$TMP/fewer.json" --root "$CX5"
-like "$out" 'held: unknown \(no kubelet checkpoint\)' "no checkpoint under the root: holders unknown, said so"
+like "$out" 'held: unknown \(no PodResources answer, no kubelet checkpoint\)' "no PodResources socket nor checkpoint under the root: holders unknown, said so"
 
 policy other 10 4 '{"pfNames":["enp27s0f1np1"]}' >"$TMP/other.json"
 run "$RDMAK" vf plan --policy "$TMP/other.json" --root "$CX5" --checkpoint "$CP" --json

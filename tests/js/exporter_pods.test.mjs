@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// `rdmak exporter`'s pod attribution against a stand-in kubelet serving the published
+// PodResources v1 proto (podresources.mjs) on the cx5-roce-sriov sample node: pods that hold
+// VFs (PCI addresses) get namespace/pod/container labels on their devices' series, the pods
+// sharing the PFs through a shared resource (rdmak plugin's config) are rdmak_device_pod_info
+// series, the answer is cached (no List per scrape), a kubelet that goes away or hangs never
+// fails a scrape and is logged once.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { TOP } from './kubelet.mjs';
+import { PodResources, samplePods } from './podresources.mjs';
+
+const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+const NODE = path.join(process.env.NODES || path.join(TOP, 'examples', 'nodes'), 'cx5-roce-sriov');
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-exp-pods-'));
+const sock = path.join(root, 'pod-resources', 'kubelet.sock');
+const cfg = path.join(root, 'plugin.json');
+fs.writeFileSync(cfg, JSON.stringify({
+	configList: [{ resourceName: 'shared_cx5', rdmaHcaMax: 100, selectors: { ifNames: ['enp27s0f0np0', 'enp27s0f1np1'] } }],
+}));
+const procs = [];
+after(() => {
+	for (const p of procs) p.kill('SIGKILL');
+	fs.rmSync(root, { recursive: true, force: true });
+});
+
+// series NAME{labels} -> value, labels as an object
+function parse(text) {
+	const out = [];
+	for (const line of text.split('\n')) {
+		const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
+		if (!m) continue;
+		const labels = {};
+		for (const l of (m[2] || '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
+		out.push({ name: m[1], labels, value: m[3] });
+	}
+	return out;
+}
+const find = (series, name, labels) =>
+	series.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+
+function once(args) {
+	return new Promise((resolve) => {
+		const p = spawn(RDMAK, ['exporter', '--once', '--root', NODE, ...args]);
+		let out = '', err = '';
+		p.stdout.on('data', (d) => (out += d));
+		p.stderr.on('data', (d) => (err += d));
+		p.on('exit', (code) => resolve({ code, out, err }));
+	});
+}
+
+async function serve(args) {
+	const p = spawn(RDMAK, ['exporter', '--listen', '127.0.0.1:0', '--root', NODE, ...args]);
+	procs.push(p);
+	let err = '';
+	p.stderr.on('data', (d) => (err += d));
+	for (let i = 0; i < 200; i++) {
+		const m = err.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+		if (m) return { p, port: Number(m[1]), log: () => err };
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	throw new Error(`exporter did not start: ${err}`);
+}
+
+async function scrape(port) {
+	const r = await fetch(`http://127.0.0.1:${port}/metrics`);
+	return { status: r.status, series: parse(await r.text()) };
+}
+
+test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_device_pod_info series', async () => {
+	const s = new PodResources(sock);
+	s.pods = samplePods();
+	await s.start();
+	try {
+		const r = await once(['--pod-resources', sock, '--plugin-config', cfg]);
+		assert.equal(r.code, 0, r.err);
+		const m = parse(r.out);
+		const rx = 'node_infiniband_port_data_received_bytes_total';
+		// 0000:1b:00.2 and .3 are mlx5_2 and mlx5_3 (VFs 0 and 1 of PF 0), 0000:1b:02.2 is mlx5_14
+		for (const [dev, pod] of [['mlx5_2', 'trainer-0'], ['mlx5_3', 'trainer-0'], ['mlx5_14', 'trainer-1']]) {
+			assert.equal(find(m, rx, { device: dev, port: '1', namespace: 'ml', pod, container: 'trainer' }).length, 1, `${dev}: ${pod}'s labels`);
+			assert.equal(find(m, 'rdmak_port_info', { device: dev, pod }).length, 1, `${dev}: on rdmak_port_info too`);
+			assert.equal(find(m, 'node_infiniband_state_id', { device: dev, pod }).length, 1, `${dev}: on the port state too`);
+			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, namespace: 'ml', pod, container: 'trainer', resource: 'nvidia.com/cx5_vf' }).length, 1);
+		}
+		// a VF nobody holds, and the PFs (shared): no pod labels on their counters
+		for (const dev of ['mlx5_4', 'mlx5_0', 'mlx5_1']) {
+			const ser = find(m, rx, { device: dev });
+			assert.equal(ser.length, 1, dev);
+			assert.equal(ser[0].labels.pod, undefined, `${dev}: no pod label`);
+		}
+		for (const dev of ['mlx5_0', 'mlx5_1'])
+			for (const pod of ['bench', 'bench2'])
+				assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, namespace: 'perf', pod, container: 'ib', resource: 'rdma/shared_cx5' }).length, 1, `${dev} shared by ${pod}`);
+		assert.equal(find(m, 'rdmak_device_pod_info', {}).length, 3 + 4, 'one series per (device, holder), none for the GPU pod');
+		assert.equal(find(m, 'rdmak_exporter_pod_resources_up', {})[0].value, '1');
+		assert.equal(s.calls, 1);
+		// promtool reads it as valid exposition (label sets differ within a family)
+		const pt = spawnSync('promtool', ['check', 'metrics'], { input: r.out, encoding: 'utf8' });
+		if (pt.error?.code !== 'ENOENT') assert.equal(pt.status, 0, pt.stdout + pt.stderr);
+
+		// without the plugin's config the shared resource's ids ("7", "12") name no HCA
+		const bare = parse((await once(['--pod-resources', sock])).out);
+		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'rdma/shared_cx5' }).length, 0);
+		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'nvidia.com/cx5_vf' }).length, 3);
+	} finally {
+		await s.stop();
+	}
+});
+
+test('cached: no List per scrape; a changed answer shows after the max age; a kubelet gone or hanging never fails a scrape', async () => {
+	const s = new PodResources(sock);
+	s.pods = samplePods();
+	await s.start();
+	const e = await serve(['--pod-resources', sock, '--pod-resources-max-age', '400']);
+	try {
+		let r = await scrape(e.port);
+		assert.equal(r.status, 200);
+		assert.equal(find(r.series, 'rdmak_device_pod_info', { device: 'mlx5_14', pod: 'trainer-1' }).length, 1);
+		const calls = s.calls;
+		assert.equal(calls, 1);
+		// three scrapes at once, within the max age: the cached answer
+		await Promise.all([scrape(e.port), scrape(e.port)]);
+		assert.ok(s.calls <= 2, `${s.calls} List calls for 3 scrapes`);
+
+		// trainer-1 is gone: after the max age a scrape asks again
+		s.pods = samplePods().filter((p) => p.name !== 'trainer-1');
+		await new Promise((res) => setTimeout(res, 600));
+		r = await scrape(e.port);
+		assert.equal(find(r.series, 'rdmak_device_pod_info', { device: 'mlx5_14' }).length, 0, 'trainer-1 dropped');
+		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_14' })[0].labels.pod, undefined);
+		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.pod, 'trainer-0');
+
+		// the kubelet goes away: scrapes answer, without pod labels, said once in the log
+		await s.stop();
+		for (let i = 0; i < 3; i++) {
+			await new Promise((res) => setTimeout(res, 500));
+			r = await scrape(e.port);
+			assert.equal(r.status, 200);
+			assert.equal(find(r.series, 'rdmak_exporter_pod_resources_up', {})[0].value, '0');
+			assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.pod, undefined, 'no stale labels');
+		}
+		assert.ok(Number(find(r.series, 'rdmak_exporter_pod_resources_failures_total', {})[0].value) >= 2);
+		await new Promise((res) => setTimeout(res, 1200)); // the loop looks every second
+		assert.equal((e.log().match(/pod attribution off/g) || []).length, 1, e.log());
+
+		// back, then hanging: the deadline ends the call, the scrape answers
+		s.pods = samplePods();
+		await s.start();
+		await new Promise((res) => setTimeout(res, 500));
+		r = await scrape(e.port);
+		assert.equal(find(r.series, 'rdmak_exporter_pod_resources_up', {})[0].value, '1');
+		s.hang = true;
+		await new Promise((res) => setTimeout(res, 500));
+		r = await scrape(e.port);
+		assert.equal(r.status, 200);
+		assert.equal(find(r.series, 'rdmak_exporter_pod_resources_up', {})[0].value, '0');
+	} finally {
+		e.p.kill('SIGTERM');
+		await s.stop();
+	}
+});
