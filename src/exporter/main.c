@@ -500,6 +500,10 @@ int exporter_main(int argc, char **argv)
 		hw_ctx_free(ctx);
 		return EXPORTER_EXIT_RUNTIME;
 	}
+	r = exporter_rdma_enable(exp);
+	if (r < 0) /* once: the scrapes then go without these series, never failing for them */
+		log_info("RDMA netlink: %s; no rdmak_rdma_counter_* series (counter objects bound to QPs)",
+			 r == -EPROTONOSUPPORT ? "no RDMA subsystem in this kernel" : strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);
