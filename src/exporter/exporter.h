@@ -45,6 +45,11 @@ int exporter_refresh(struct exporter *e, struct hw_error *err);
  * out and counted in rdmak_exporter_read_errors_total{file}. */
 int exporter_scrape(struct exporter *e, enum exporter_format f, char **ret, size_t *ret_len);
 
+/* Add the counter objects of RDMA netlink (rdmak_rdma_counter_*) to every scrape. Tried once:
+ * -EPROTONOSUPPORT where the kernel has no RDMA subsystem, and the scrapes then have none of
+ * those series (never a failed scrape). */
+int exporter_rdma_enable(struct exporter *e);
+
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);
 

@@ -8,10 +8,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "doctor/doctor.h"
 #include "exporter/exporter.h"
 #include "hw/hw.h"
+#include "nl/nl.h"
 
 /* The folders of a port a counter can live in. */
 enum exp_dir { EXP_DIR_NONE = 0, EXP_DIR_COUNTERS, EXP_DIR_COUNTERS_EXT, EXP_DIR_HW, EXP_DIR_N };
@@ -85,6 +87,8 @@ struct exporter {
 	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
 	atomic_ulong loads, load_errors;
 	struct exp_pods *pods; /* NULL: no pod attribution */
+	atomic_bool rdma_netlink; /* exporter_rdma_enable() found RDMA netlink (rdma.c) */
+	atomic_ulong rdma_errors;
 };
 
 int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err);
@@ -110,5 +114,25 @@ size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const
 /* The i-th holder of dev as rdmak_device_pod_info's labels in l[0..11) (NULL-ended); returns how
  * many holders dev has (0: none, l untouched). */
 size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i, const char **l);
+/* The formatters of scrape.c, for the families written elsewhere (rdma.c). labels: a NULL-ended
+ * list of key, value pairs. */
+void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,
+			 const char *help);
+void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v);
+
+/* rdma.c: the counter objects of RDMA netlink, per device that has any. */
+struct exp_rdma_dev {
+	char name[NL_RDMA_NAMSIZ];
+	struct nl_rdma_counter *v;
+	size_t n;
+};
+/* Every device's counter objects now (one socket for the scrape). -errno when netlink fails
+ * before any device was read; a device that fails is counted in rdma_errors and left out. */
+int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n);
+void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n);
+/* The rdmak_rdma_counter_* families of d (docs/exporter.md). -ENOMEM. */
+int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma_dev *d, size_t n);
+/* Both, into a scrape, when exporter_rdma_enable() found RDMA netlink; else nothing. */
+void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt);
 
 #endif

@@ -35,7 +35,7 @@ enum { EXPORTER_EXIT_OK = 0, EXPORTER_EXIT_RUNTIME = 1, EXPORTER_EXIT_USAGE = 2 
 
 struct opts {
 	struct hw_roots roots;
-	const char *listen, *cert, *key, *token_file;
+	const char *listen, *cert, *key, *token_file, *client_ca;
 	unsigned max_scrapes, refresh_s;
 	bool once, openmetrics;
 	/* which pod: the kubelet's pod-resources socket (NULL: <root>/var/lib/kubelet/...),
@@ -280,6 +280,7 @@ static int serve(const struct opts *o, struct exporter *exp)
 		.listen = o->listen,
 		.cert_file = o->cert,
 		.key_file = o->key,
+		.client_ca_file = o->client_ca,
 		.routes = routes,
 		.n_routes = ELEMENTSOF(routes),
 		.userdata = &d,
@@ -319,6 +320,10 @@ static int serve(const struct opts *o, struct exporter *exp)
 		log_warning("watching the certificate folder: %s; changes are noticed by a check "
 			    "every second",
 			    strerror(-r));
+	if (o->client_ca && (r = daemon_loop_watch(loop, o->client_ca)) < 0)
+		log_warning("watching the client CA's folder: %s; changes are noticed by a check every "
+			    "second",
+			    strerror(-r));
 	if (o->token_file && (r = daemon_loop_watch(loop, o->token_file)) < 0)
 		log_warning("watching the token folder: %s; changes are noticed by a check every "
 			    "second",
@@ -328,12 +333,14 @@ static int serve(const struct opts *o, struct exporter *exp)
 		/* the line tests and operators look for; the port is the kernel's choice for :0 */
 		const char *colon = strrchr(o->listen, ':');
 
-		log_info("listening on %s://%.*s:%u (%s%s), at most %u scrapes at once, topology "
+		log_info("listening on %s://%.*s:%u (%s%s%s), at most %u scrapes at once, topology "
 			 "refreshed every %u s",
 			 o->cert ? "https" : "http",
 			 colon == o->listen ? 4 : (int)(colon - o->listen),
 			 colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv),
-			 http_server_tls_summary(d.srv), d.token ? ", bearer token" : "",
+			 http_server_tls_summary(d.srv),
+			 o->client_ca ? ", client certificate required" : "",
+			 d.token ? ", bearer token" : "",
 			 o->max_scrapes, o->refresh_s);
 	}
 	r = daemon_loop_run(loop);
@@ -396,6 +403,10 @@ static void usage(FILE *f)
 	      "one\n" HW_ROOT_USAGE "      --tls-cert FILE        serve HTTPS with this PEM "
 				    "certificate (reloaded when it changes)\n"
 	      "      --tls-key FILE         its PEM private key\n"
+	      "      --client-ca FILE       require a client certificate signed by a CA of this PEM "
+	      "file (reloaded when it\n"
+	      "                             changes); a client without one is refused in the TLS "
+	      "handshake\n"
 	      "      --bearer-token-file FILE  /metrics answers 401 without \"Authorization: "
 	      "Bearer <the file's token>\"\n"
 	      "      --max-scrapes N        scrapes served at once; more are answered 503 (default "
@@ -441,12 +452,13 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min,
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_LISTEN = 256, O_CERT, O_KEY, O_TOKEN, O_MAX, O_REFRESH, O_ONCE, O_OM, O_PODRES, O_NO_PODRES,
-	       O_PLUGIN_CONFIG, O_PODS_AGE };
+	       O_PLUGIN_CONFIG, O_PODS_AGE, O_CLIENT_CA };
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"tls-cert", required_argument, NULL, O_CERT},
 		{"tls-key", required_argument, NULL, O_KEY},
+		{"client-ca", required_argument, NULL, O_CLIENT_CA},
 		{"bearer-token-file", required_argument, NULL, O_TOKEN},
 		{"max-scrapes", required_argument, NULL, O_MAX},
 		{"refresh", required_argument, NULL, O_REFRESH},
@@ -481,6 +493,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 		case O_CERT: o->cert = optarg; break;
 		case O_KEY: o->key = optarg; break;
+		case O_CLIENT_CA: o->client_ca = optarg; break;
 		case O_TOKEN: o->token_file = optarg; break;
 		case O_MAX:
 			if (parse_uint("--max-scrapes", optarg, 1, 16, &o->max_scrapes) < 0)
@@ -518,14 +531,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				"--plugin-config\n");
 		return -EINVAL;
 	}
+	if (o->client_ca && !o->cert) {
+		fprintf(stderr, "rdmak exporter: --client-ca needs --tls-cert and --tls-key (client "
+				"certificates are TLS's)\n");
+		return -EINVAL;
+	}
 	if (o->openmetrics && !o->once) {
 		fprintf(stderr, "rdmak exporter: --openmetrics goes with --once (a scrape asks "
 				"with its Accept header)\n");
 		return -EINVAL;
 	}
-	if (o->once && (o->cert || o->token_file)) {
-		fprintf(stderr, "rdmak exporter: --once serves nothing: --tls-cert, --tls-key and "
-				"--bearer-token-file do not apply\n");
+	if (o->once && (o->cert || o->token_file || o->client_ca)) {
+		fprintf(stderr, "rdmak exporter: --once serves nothing: --tls-cert, --tls-key, "
+				"--client-ca and --bearer-token-file do not apply\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -603,6 +621,10 @@ int exporter_main(int argc, char **argv)
 		hw_ctx_free(ctx);
 		return r == -EINVAL ? EXPORTER_EXIT_USAGE : EXPORTER_EXIT_RUNTIME;
 	}
+	r = exporter_rdma_enable(exp);
+	if (r < 0) /* once: the scrapes then go without these series, never failing for them */
+		log_info("RDMA netlink: %s; no rdmak_rdma_counter_* series (counter objects bound to QPs)",
+			 r == -EPROTONOSUPPORT ? "no RDMA subsystem in this kernel" : strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);

@@ -546,6 +546,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
+		exporter_rdma_scrape(e, o.f, fmt);
 		write_errors(&o, t);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,
 		       "Loads of the hardware model: at start, when the set of RDMA devices "
@@ -636,4 +637,22 @@ void exporter_free(struct exporter *e)
 	exporter_pods_free(e->pods);
 	pthread_rwlock_destroy(&e->lock);
 	free(e);
+}
+
+/* ---- for the families written in other files ---------------------------------------------------
+ */
+
+void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,
+			 const char *help)
+{
+	struct out o = {.f = f, .fmt = fmt};
+
+	family(&o, name, type, help);
+}
+
+void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v)
+{
+	struct out o = {.f = f};
+
+	sample_u64(&o, name, labels, v);
 }

@@ -31,7 +31,11 @@
 	X(gnutls_x509_crt_get_subject_alt_name) X(gnutls_x509_crt_import) X(gnutls_x509_crt_init)         \
 	X(gnutls_handshake_set_hook_function) X(gnutls_system_recv_timeout) X(gnutls_transport_get_ptr)    \
 	X(gnutls_transport_set_ptr2) X(gnutls_transport_set_pull_function)                                \
-	X(gnutls_transport_set_pull_timeout_function)
+	X(gnutls_transport_set_pull_timeout_function)                                                     \
+	X(gnutls_certificate_server_set_request) X(gnutls_session_set_verify_function)                    \
+	X(gnutls_certificate_get_peers) X(gnutls_x509_trust_list_init) X(gnutls_x509_trust_list_deinit)   \
+	X(gnutls_x509_trust_list_add_trust_mem) X(gnutls_x509_trust_list_verify_crt2)                     \
+	X(gnutls_certificate_verification_status_print)
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
 struct http_dl {
@@ -84,6 +88,14 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #define gnutls_transport_set_ptr2 HTTP_DL_CALL(gnutls_transport_set_ptr2)
 #define gnutls_transport_set_pull_function HTTP_DL_CALL(gnutls_transport_set_pull_function)
 #define gnutls_transport_set_pull_timeout_function HTTP_DL_CALL(gnutls_transport_set_pull_timeout_function)
+#define gnutls_certificate_server_set_request HTTP_DL_CALL(gnutls_certificate_server_set_request)
+#define gnutls_session_set_verify_function HTTP_DL_CALL(gnutls_session_set_verify_function)
+#define gnutls_certificate_get_peers HTTP_DL_CALL(gnutls_certificate_get_peers)
+#define gnutls_x509_trust_list_init HTTP_DL_CALL(gnutls_x509_trust_list_init)
+#define gnutls_x509_trust_list_deinit HTTP_DL_CALL(gnutls_x509_trust_list_deinit)
+#define gnutls_x509_trust_list_add_trust_mem HTTP_DL_CALL(gnutls_x509_trust_list_add_trust_mem)
+#define gnutls_x509_trust_list_verify_crt2 HTTP_DL_CALL(gnutls_x509_trust_list_verify_crt2)
+#define gnutls_certificate_verification_status_print HTTP_DL_CALL(gnutls_certificate_verification_status_print)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

@@ -74,6 +74,11 @@ struct http_server_config {
 	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address); port 0: any */
 	const char *cert_file; /* PEM: the certificate, then its chain; NULL: plain HTTP (no TLS) */
 	const char *key_file;  /* PEM: the private key, unencrypted; NULL with cert_file */
+	/* PEM: one or more CA certificates. With it every TLS client must present a certificate
+	 * that one of them signed (TLS client authentication, checked in the handshake: a client
+	 * without one, or with another CA's, never reaches a handler). Re-read with the key pair
+	 * by http_server_reload_tls(). NULL: no client certificate asked for. TLS only. */
+	const char *client_ca_file;
 	struct http_limits limits;
 	const struct http_route *routes;
 	size_t n_routes;
@@ -95,8 +100,9 @@ int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, 
  * it cannot listen (-EADDRINUSE). The server serves until http_server_free(). */
 int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen);
 
-/* Re-read cert_file and key_file. 0: unchanged (same bytes, or a plain HTTP server), 1: swapped
- * (new handshakes use the new pair), <0: refused, err says why, and the running pair stays. */
+/* Re-read cert_file and key_file, and client_ca_file. 0: unchanged (same bytes, or a plain HTTP
+ * server), 1: swapped (new handshakes use the new pair or CAs), <0: refused, err says why, and
+ * what was running stays (a refused CA file does not hold back a good key pair, nor the reverse). */
 int http_server_reload_tls(struct http_server *s, char *err, size_t errlen);
 
 /* The port it listens on (the one the kernel chose for port 0). */

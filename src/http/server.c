@@ -35,6 +35,13 @@
  *
  * Bodies. The handler sees a whole body or none: 413 as soon as Content-Length or the bytes
  * received pass the limit.
+ *
+ * Client certificates. MHD can take a CA (MHD_OPTION_HTTPS_MEM_TRUST) but only asks for a
+ * certificate (GNUTLS_CERT_REQUEST), verifies nothing itself and cannot change the CA while it
+ * runs. So each session is set, when MHD announces it, to require a certificate and to verify
+ * it in the handshake through our function against our own trust list, which a reload swaps
+ * under a lock like the key pair: a client without a certificate, or with one no CA of the file
+ * signed (or not meant for TLS clients), fails its handshake and never reaches a handler.
  */
 #include "http/http.h"
 
@@ -73,6 +80,7 @@ struct conn {
 	bool in_request;
 	bool handshake_done;
 	char peer[64];
+	char refused[200]; /* why its client certificate was refused; "" when it was not */
 	/* the client's first bytes (the TLS record header and the ClientHello's version): the
 	 * connection's worker thread alone writes and reads them */
 	unsigned char first[11];
@@ -97,6 +105,11 @@ struct http_server {
 	void *userdata;
 	http_log_fn log;
 	char *cert_file, *key_file;
+	char *ca_file;                  /* client certificates: NULL when none are asked for */
+	pthread_rwlock_t ca_lock;       /* ca: verifications read, a reload swaps */
+	gnutls_x509_trust_list_t ca;
+	char *ca_pem;                   /* the bytes loaded, to tell an unchanged file */
+	size_t ca_len;
 	uint16_t port;
 
 	pthread_mutex_t lock; /* conns, pairs, the counts below */
@@ -223,6 +236,99 @@ int http_listen_parse(const char *s, void *storage, unsigned *ret_len, const cha
 	return -EINVAL;
 }
 
+/* ---- client certificates ----------------------------------------------------------------- */
+
+/* 0: unchanged, 1: loaded into s->ca, <0: refused with err (the CAs in use stay). */
+static int ca_reload(struct http_server *s, char *err, size_t errlen)
+{
+	_cleanup_free_ char *pem = NULL;
+	gnutls_x509_trust_list_t tl = NULL, old;
+	gnutls_datum_t d;
+	size_t len = 0;
+	int r, g;
+
+	if (!s->ca_file)
+		return 0;
+	r = fileio_read_at(AT_FDCWD, s->ca_file, PEM_MAX, &pem, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "client CA %s: %s", s->ca_file, strerror(-r));
+		return r;
+	}
+	if (s->ca && s->ca_len == len && memcmp(s->ca_pem, pem, len) == 0)
+		return 0;
+	if (gnutls_x509_trust_list_init(&tl, 0) < 0)
+		return -ENOMEM;
+	d = (gnutls_datum_t){ (unsigned char *)pem, (unsigned)len };
+	g = gnutls_x509_trust_list_add_trust_mem(tl, &d, NULL, GNUTLS_X509_FMT_PEM, 0, 0);
+	if (g <= 0) {
+		snprintf(err, errlen, "client CA %s: %s", s->ca_file,
+			 g < 0 ? gnutls_strerror(g) : "no PEM certificate in the file");
+		gnutls_x509_trust_list_deinit(tl, 1);
+		return -EINVAL;
+	}
+	pthread_rwlock_wrlock(&s->ca_lock);
+	old = s->ca;
+	s->ca = tl;
+	free(s->ca_pem);
+	s->ca_pem = TAKE_PTR(pem);
+	s->ca_len = len;
+	pthread_rwlock_unlock(&s->ca_lock);
+	if (old)
+		gnutls_x509_trust_list_deinit(old, 1);
+	return 1;
+}
+
+/* GnuTLS's verify function of a session, in the handshake: 0 lets it go on, anything else ends
+ * it. The chain the client sent, against the CAs of the file, for a TLS client. */
+static int verify_client(gnutls_session_t session)
+{
+	struct http_server *s = the_server;
+	struct conn *k = gnutls_transport_get_ptr(session);
+	gnutls_x509_crt_t crts[TLS_CHAIN_MAX];
+	const gnutls_datum_t *peers;
+	gnutls_typed_vdata_st purpose = { .type = GNUTLS_DT_KEY_PURPOSE_OID,
+					  .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT };
+	unsigned n = 0, n_crts = 0, status = 0;
+	int g = -1;
+
+	if (!s || !k)
+		return -1;
+	peers = gnutls_certificate_get_peers(session, &n);
+	if (!peers || n == 0) {
+		snprintf(k->refused, sizeof(k->refused), "no client certificate");
+		return -1;
+	}
+	for (; n_crts < n && n_crts < TLS_CHAIN_MAX; n_crts++) {
+		if (gnutls_x509_crt_init(&crts[n_crts]) < 0)
+			goto out;
+		if (gnutls_x509_crt_import(crts[n_crts], &peers[n_crts], GNUTLS_X509_FMT_DER) < 0) {
+			snprintf(k->refused, sizeof(k->refused), "a client certificate that does not parse");
+			n_crts++;
+			goto out;
+		}
+	}
+	pthread_rwlock_rdlock(&s->ca_lock);
+	g = gnutls_x509_trust_list_verify_crt2(s->ca, crts, n_crts, &purpose, 1, 0, &status, NULL);
+	pthread_rwlock_unlock(&s->ca_lock);
+	if (g < 0)
+		snprintf(k->refused, sizeof(k->refused), "client certificate: %s", gnutls_strerror(g));
+	else if (status) {
+		gnutls_datum_t why = { 0 };
+
+		gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &why, 0);
+		snprintf(k->refused, sizeof(k->refused), "client certificate refused: %s",
+			 why.data ? (const char *)why.data : "not verified");
+		gnutls_free(why.data);
+		for (size_t l = strlen(k->refused); l && k->refused[l - 1] == ' '; l--)
+			k->refused[l - 1] = '\0'; /* GnuTLS ends each sentence with a space */
+		g = -1;
+	}
+out:
+	for (unsigned i = 0; i < n_crts; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	return g < 0 ? -1 : 0;
+}
+
 /* ---- key pairs --------------------------------------------------------------------------- */
 
 static void pairs_collect(struct http_server *s)
@@ -287,22 +393,26 @@ int http_server_reload_tls(struct http_server *s, char *err, size_t errlen)
 {
 	struct tls_pair *p = NULL;
 	bool unchanged = false;
-	int r;
+	char ca_err[512] = "";
+	int r, ca;
 
 	if (!s->cert_file)
 		return 0;
+	ca = ca_reload(s, ca_err, sizeof(ca_err));
 	r = load_pair(s, &p, &unchanged, err, errlen);
 	if (r < 0)
 		return r;
+	if (ca < 0)
+		snprintf(err, errlen, "%s", ca_err);
 	if (unchanged)
-		return 0;
+		return ca;
 	pthread_mutex_lock(&s->lock);
 	p->gen = ++s->gen;
 	s->current->newer = p;
 	s->current = p;
 	pairs_collect(s);
 	pthread_mutex_unlock(&s->lock);
-	return 1;
+	return ca < 0 ? ca : 1;
 }
 
 const char *http_server_tls_summary(const struct http_server *s)
@@ -382,6 +492,10 @@ static void conn_watch_tls(struct MHD_Connection *c, struct conn *k)
 	gnutls_transport_set_pull_function(session, conn_pull);
 	gnutls_transport_set_pull_timeout_function(session, conn_pull_timeout);
 	gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST, on_handshake_message);
+	if (the_server && the_server->ca_file) {
+		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+		gnutls_session_set_verify_function(session, verify_client);
+	}
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -442,6 +556,10 @@ static void log_failed_handshake(struct http_server *s, const struct conn *k)
 	bool printable = true;
 	unsigned version;
 
+	if (k->refused[0]) {
+		slog(s, HTTP_LOG_INFO, "closed a connection from %s: %s", conn_peer(k), k->refused);
+		return;
+	}
 	if (k->n_first == 0) {
 		/* a TCP probe (kubelet's tcpSocket, a load balancer's check) */
 		slog(s, HTTP_LOG_DEBUG, "a connection from %s closed before its TLS handshake began", conn_peer(k));
@@ -468,7 +586,8 @@ static void log_failed_handshake(struct http_server *s, const struct conn *k)
 				       "TLS 1.2 and 1.3", conn_peer(k), old[version - 0x0300]);
 	else
 		slog(s, HTTP_LOG_INFO, "closed a connection from %s: TLS handshake failed (a client that does not trust "
-				       "this certificate, a wrong caBundle, ends here too)", conn_peer(k));
+				       "this certificate, a wrong caBundle, %sends here too)", conn_peer(k),
+		     s->ca_file ? "a client without a certificate " : "");
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -864,6 +983,11 @@ static void server_release(struct http_server *s)
 	}
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
+	if (s->ca)
+		gnutls_x509_trust_list_deinit(s->ca, 1);
+	pthread_rwlock_destroy(&s->ca_lock);
+	free(s->ca_pem);
+	free(s->ca_file);
 	free(s->cert_file);
 	free(s->key_file);
 	free(s);
@@ -897,11 +1021,17 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	pthread_rwlock_init(&s->ca_lock, NULL);
 	s->lim = cfg->limits;
 	s->routes = cfg->routes;
 	s->n_routes = cfg->n_routes;
 	s->userdata = cfg->userdata;
 	s->log = cfg->log;
+	if (cfg->client_ca_file && !cfg->cert_file) {
+		snprintf(err, errlen, "client certificates need TLS: a client CA without a certificate");
+		server_release(s);
+		return -EINVAL;
+	}
 	if (!cfg->cert_file != !cfg->key_file) {
 		snprintf(err, errlen, "a certificate needs its key and a key its certificate");
 		server_release(s);
@@ -913,6 +1043,17 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		if (!s->cert_file || !s->key_file) {
 			server_release(s);
 			return -ENOMEM;
+		}
+		if (cfg->client_ca_file) {
+			s->ca_file = strdup(cfg->client_ca_file);
+			if (!s->ca_file || (r = ca_reload(s, err, errlen)) == -ENOMEM) {
+				server_release(s);
+				return -ENOMEM;
+			}
+			if (r < 0) {
+				server_release(s);
+				return -EINVAL;
+			}
 		}
 		r = load_pair(s, &p, &unchanged, err, errlen);
 		if (r < 0) {

@@ -39,6 +39,17 @@ int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret);
 struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);
 struct nlmsghdr *nl_rdma_build_sys_get(void *buf, uint32_t seq);
 struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq);
+/* `rdma statistic show link DEV/PORT`: the port's default counters. */
+struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port);
+/* `rdma statistic qp show`: a dump of the device's counter objects; port 0: every port. */
+struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port);
+
+/* The parsers of the answers, over one message's bytes (len: what is left of the buffer). A
+ * message of another command, or one that breaks the layout nldev.c writes (a counter entry
+ * without its name or value, a counter without its id), is -EBADMSG and nothing is written. */
+int nl_rdma_stat_parse(const void *buf, size_t len, struct nl_rdma_stat *ret);
+/* Appends the counters of one dump message to *v (*n of them). */
+int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter **v, size_t *n);
 
 /* The NLMSGERR_ATTR_MSG text of an error or ACK message, "" when it carries none. */
 void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len);

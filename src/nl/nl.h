@@ -184,6 +184,7 @@ int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared);
 struct nl_rdma_dev {
 	uint32_t index;
 	char name[NL_RDMA_NAMSIZ];
+	uint32_t ports; /* its last port's number (RDMA_NLDEV_ATTR_PORT_INDEX of the dump); ports start at 1 */
 };
 
 /* The devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump). */
@@ -192,5 +193,49 @@ int nl_rdma_dev_get(struct nl_rdma *r, const char *name, struct nl_rdma_dev *ret
 /* Move a device to another namespace (RDMA_NLDEV_CMD_SET with RDMA_NLDEV_NET_NS_FD); sent
  * from the namespace the device is in. Exclusive mode only: -EOPNOTSUPP in shared mode. */
 int nl_rdma_dev_set_netns(struct nl_rdma *r, uint32_t index, int netns_fd);
+
+/* ---- RDMA counters (RDMA_NLDEV_CMD_STAT_GET: what `rdma statistic` reads) -------------------- */
+
+#define NL_RDMA_STAT_NAMSIZ 64 /* a hardware counter's name: "out_of_sequence", "rx_write_requests" */
+
+struct nl_rdma_hwcounter {
+	char name[NL_RDMA_STAT_NAMSIZ];
+	uint64_t value;
+};
+
+/* A port's default counters, as `rdma statistic show link DEV/PORT` reads them: the kernel's
+ * values include what counters bound to QPs (below) have counted. */
+struct nl_rdma_stat {
+	uint32_t dev_index;
+	char dev[NL_RDMA_NAMSIZ];
+	uint32_t port;
+	struct nl_rdma_hwcounter *hw;
+	size_t n_hw;
+};
+
+/* One counter object (`rdma statistic qp show`): QPs bound to it by hand (manual mode) or by
+ * the port's auto mode, which gives each QP type and/or each process its own counter. */
+struct nl_rdma_counter {
+	uint32_t port;
+	uint32_t id;      /* the counter's number on its device (RDMA_NLDEV_ATTR_STAT_COUNTER_ID) */
+	uint32_t mode;    /* enum rdma_nl_counter_mode: RDMA_COUNTER_MODE_AUTO or _MANUAL */
+	int qp_type;      /* auto mode by QP type: the IB_QPT_* it binds (2 RC, 4 UD...); -1 none */
+	int64_t pid;      /* auto mode per process: its pid in the reader's pid namespace; -1 none */
+	char comm[32];    /* auto mode per process, for a kernel consumer: its name; "" none */
+	uint32_t *qpns;   /* the local QP numbers bound to it */
+	size_t n_qpns;
+	struct nl_rdma_hwcounter *hw;
+	size_t n_hw;
+};
+
+/* The default counters of one port (a request per port: the kernel's answer is not a dump).
+ * -EINVAL from a device or port the kernel does not know, or whose driver has no counters. */
+int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port, struct nl_rdma_stat *ret);
+void nl_rdma_stat_clear(struct nl_rdma_stat *s);
+/* Every counter object of every port of one device (a dump: the kernel wants the device). */
+int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret, size_t *ret_n);
+void nl_rdma_counters_free(struct nl_rdma_counter *v, size_t n);
+/* "RC", "UD", ... as rdma(8) names an IB_QPT_* number; NULL for one it does not name. */
+const char *nl_rdma_qp_type_name(int qp_type);
 
 #endif

@@ -53,4 +53,4 @@ export function one(docs, kind, name) {
 
 export const SEEDS = ['seed002', 'seed003', 'seed004'];
 // all parts on, for tests of a part the defaults leave off
-export const ALL_ON = ['--set', 'webhook.enabled=true', '--set', 'etcd.enabled=true', '--set', 'exporter.enabled=true', '--set', 'exporter.prometheusRule.enabled=true'];
+export const ALL_ON = ['--set', 'webhook.enabled=true', '--set', 'etcd.enabled=true', '--set', 'exporter.enabled=true', '--set', 'exporter.prometheusRule.enabled=true', '--set', 'exporter.monitor.enabled=true'];

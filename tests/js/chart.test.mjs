@@ -70,6 +70,37 @@ function checkPrometheusRule(d) {
 	}
 }
 
+// monitoring.coreos.com/v1 PodMonitor and ServiceMonitor, also absent from kubernetes-models, and
+// their CRDs are not in this tree: the fields checked by hand against the Prometheus Operator's
+// published CRDs (example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,
+// servicemonitors}.yaml, v0.91): spec.selector required (a label selector), the endpoint list
+// (podMetricsEndpoints / endpoints) of objects whose port is a string (a port's name), path,
+// scheme and interval (a Prometheus duration), namespaceSelector.matchNames strings.
+function checkMonitor(d) {
+	assert.equal(d.apiVersion, 'monitoring.coreos.com/v1');
+	assert.ok(['PodMonitor', 'ServiceMonitor'].includes(d.kind), d.kind);
+	assert.match(d.metadata.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+	assert.equal(typeof d.metadata.namespace, 'string');
+	for (const v of Object.values(d.metadata.labels ?? {})) assert.equal(typeof v, 'string');
+	const s = d.spec;
+	assert.deepEqual(Object.keys(s).filter((k) => !['jobLabel', 'selector', 'namespaceSelector', 'podMetricsEndpoints', 'endpoints'].includes(k)), [], 'known spec fields');
+	assert.equal(typeof s.selector, 'object', 'spec.selector is required');
+	assert.ok(s.selector.matchLabels && Object.keys(s.selector.matchLabels).length > 0, 'selects by labels');
+	for (const v of Object.values(s.selector.matchLabels)) assert.equal(typeof v, 'string');
+	if (s.jobLabel !== undefined) assert.equal(typeof s.jobLabel, 'string');
+	for (const n of s.namespaceSelector?.matchNames ?? []) assert.equal(typeof n, 'string');
+	const list = d.kind === 'PodMonitor' ? s.podMetricsEndpoints : s.endpoints;
+	assert.equal(s[d.kind === 'PodMonitor' ? 'endpoints' : 'podMetricsEndpoints'], undefined, 'the other kind\'s list is not there');
+	assert.ok(Array.isArray(list) && list.length > 0);
+	for (const e of list) {
+		assert.deepEqual(Object.keys(e).filter((k) => !['port', 'path', 'scheme', 'interval'].includes(k)), []);
+		assert.equal(typeof e.port, 'string');
+		assert.match(e.path, /^\//);
+		assert.ok(['http', 'https', 'HTTP', 'HTTPS'].includes(e.scheme));
+		assert.match(e.interval, /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/);
+	}
+}
+
 async function validateAll(docs) {
 	for (const d of docs) {
 		if (d.apiVersion.startsWith('cert-manager.io/')) {
@@ -77,7 +108,8 @@ async function validateAll(docs) {
 			continue;
 		}
 		if (d.apiVersion.startsWith('monitoring.coreos.com/')) {
-			checkPrometheusRule(d);
+			if (d.kind === 'PrometheusRule') checkPrometheusRule(d);
+			else checkMonitor(d);
 			continue;
 		}
 		const Model = await modelOf(d.apiVersion, d.kind);
@@ -187,6 +219,44 @@ test('exporter: off by default; on, its own DaemonSet, non-root, /sys and /dev/i
 		['RdmaPortNotActive', 'RdmaLinkDownedIncreasing', 'RdmaSymbolErrorsIncreasing', 'RdmaCnpStorm', 'RdmaPcieDowntrained']);
 	// prometheusRule.enabled without the exporter renders no rule
 	assert.deepEqual(byKind(render([], ['--set', 'exporter.prometheusRule.enabled=true']), 'PrometheusRule'), []);
+});
+
+test('exporter.monitor: off by default; a PodMonitor (no Service) or a ServiceMonitor with a headless Service, both selecting the exporter\'s pods and their metrics port', async () => {
+	const off = render([], ['--set', 'exporter.enabled=true']);
+	assert.deepEqual(off.filter((d) => /Monitor$/.test(d.kind)), [], 'off by default: the CRDs may be absent');
+	const ds = one(off, 'DaemonSet', 'rdmak-exporter');
+	const podLabels = ds.spec.template.metadata.labels;
+	const sel = (m) => Object.entries(m).every(([k, v]) => podLabels[k] === v);
+	const port = ds.spec.template.spec.containers[0].ports.find((p) => p.name === 'metrics');
+
+	const pm = render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.monitor.enabled=true', '--set', 'exporter.monitor.labels.release=kube-prometheus-stack']);
+	const mon = one(pm, 'PodMonitor', 'rdmak-exporter');
+	await validateAll([mon]);
+	assert.equal(mon.metadata.labels.release, 'kube-prometheus-stack');
+	assert.ok(sel(mon.spec.selector.matchLabels), 'the PodMonitor selects the exporter\'s pods');
+	assert.deepEqual(mon.spec.podMetricsEndpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '30s' }]);
+	assert.deepEqual(mon.spec.namespaceSelector, { matchNames: [ds.metadata.namespace] });
+	assert.deepEqual(byKind(pm, 'Service').filter((d) => /exporter/.test(d.metadata.name)), [], 'a PodMonitor needs no Service');
+	assert.deepEqual(byKind(pm, 'ServiceMonitor'), []);
+
+	const sm = render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.monitor.enabled=true', '--set', 'exporter.monitor.kind=ServiceMonitor', '--set', 'exporter.monitor.interval=1m']);
+	const smon = one(sm, 'ServiceMonitor', 'rdmak-exporter');
+	const svc = one(sm, 'Service', 'rdmak-exporter');
+	await validateAll([smon, svc]);
+	assert.equal(svc.spec.clusterIP, 'None', 'headless: one endpoint per node\'s pod');
+	assert.ok(sel(svc.spec.selector), 'the Service selects the exporter\'s pods');
+	assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port: port.containerPort, targetPort: 'metrics', protocol: 'TCP' }]);
+	assert.ok(Object.entries(smon.spec.selector.matchLabels).every(([k, v]) => svc.metadata.labels[k] === v), 'the ServiceMonitor selects the Service');
+	assert.deepEqual(smon.spec.endpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '1m' }]);
+	assert.deepEqual(byKind(sm, 'PodMonitor'), []);
+
+	// monitor.enabled without the exporter renders nothing; a bad kind or interval is refused by the schema
+	assert.deepEqual(render([], ['--set', 'exporter.monitor.enabled=true']).filter((d) => /Monitor$/.test(d.kind)), []);
+	for (const bad of [['exporter.monitor.kind=Probe', /kind/], ['exporter.monitor.interval=30 seconds', /interval/]]) {
+		const r = helmRun(['template', 'x', CHART, '--set', 'exporter.enabled=true', '--set', bad[0]]);
+		assert.notEqual(r.status, 0, bad[0]);
+		assert.match(r.stderr, bad[1]);
+	}
 });
 
 test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reach the pods', () => {

@@ -28,6 +28,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "nl/nl-internal.h"
+#include "unit/nldev_replies.h"
 
 static int host_fd = -1, pod_fd = -1;
 static bool have_netns;
@@ -404,6 +405,193 @@ static void test_rdma_requests(void **st)
 	assert_true(h->nlmsg_flags & NLM_F_DUMP);
 }
 
+/* The attributes of a request in order: type and u32 value. */
+static unsigned attrs_u32(const struct nlmsghdr *h, uint16_t *types, uint32_t *values, unsigned max)
+{
+	struct nlattr *a;
+	unsigned n = 0;
+
+	mnl_attr_for_each(a, h, 0) {
+		assert_true(n < max);
+		assert_int_equal(mnl_attr_get_payload_len(a), 4);
+		types[n] = mnl_attr_get_type(a);
+		values[n++] = mnl_attr_get_u32(a);
+	}
+	return n;
+}
+
+/* What iproute2's `rdma statistic show link DEV/PORT` and `rdma statistic qp show` send. */
+static void test_rdma_stat_requests(void **st)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *h;
+	uint16_t t[8];
+	uint32_t v[8];
+
+	h = nl_rdma_build_stat_get(buf, 9, 3, 1);
+	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
+	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+	assert_int_equal(h->nlmsg_seq, 9);
+	/* no RDMA_NLDEV_ATTR_STAT_RES: the kernel answers the port's default counters */
+	assert_int_equal(attrs_u32(h, t, v, 8), 2);
+	assert_int_equal(t[0], RDMA_NLDEV_ATTR_DEV_INDEX);
+	assert_int_equal(v[0], 3);
+	assert_int_equal(t[1], RDMA_NLDEV_ATTR_PORT_INDEX);
+	assert_int_equal(v[1], 1);
+	assert_int_equal(h->nlmsg_len, NLMSG_HDRLEN + 2 * 8);
+
+	h = nl_rdma_build_stat_qp_dump(buf, 10, 5, 0);
+	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
+	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
+	assert_int_equal(attrs_u32(h, t, v, 8), 2);
+	assert_int_equal(t[0], RDMA_NLDEV_ATTR_DEV_INDEX);
+	assert_int_equal(v[0], 5);
+	assert_int_equal(t[1], RDMA_NLDEV_ATTR_STAT_RES);
+	assert_int_equal(v[1], RDMA_NLDEV_ATTR_RES_QP);
+
+	h = nl_rdma_build_stat_qp_dump(buf, 11, 5, 2);
+	assert_int_equal(attrs_u32(h, t, v, 8), 3);
+	assert_int_equal(t[1], RDMA_NLDEV_ATTR_PORT_INDEX);
+	assert_int_equal(v[1], 2);
+	assert_int_equal(t[2], RDMA_NLDEV_ATTR_STAT_RES);
+}
+
+static void test_rdma_stat_parse(void **st)
+{
+	static const struct nldev_hw hw[] = {
+		{ "rx_write_requests", 12 },
+		{ "out_of_sequence", 0 },
+		{ "np_cnp_sent", 0x1234567890abcdefULL }, /* past 2^53: kept exact */
+	};
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nl_rdma_stat s = { 0 };
+	struct nlmsghdr *h;
+
+	for (int pad = 0; pad < 2; pad++) {
+		h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, pad);
+		assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), 0);
+		assert_int_equal(s.dev_index, 4);
+		assert_string_equal(s.dev, "mlx5_3");
+		assert_int_equal(s.port, 1);
+		assert_int_equal(s.n_hw, 3);
+		for (int i = 0; i < 3; i++) {
+			assert_string_equal(s.hw[i].name, hw[i].name);
+			assert_true(s.hw[i].value == hw[i].value);
+		}
+		nl_rdma_stat_clear(&s);
+	}
+
+	/* another command's answer, a truncated one */
+	h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, false);
+	h->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), -EBADMSG);
+	h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, false);
+	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len - 1, &s), -EBADMSG);
+	assert_null(s.hw);
+
+	/* an entry without its value (iproute2 refuses it too) */
+	h = nldev_stat_header(buf, 1, 0);
+	nldev_handle(h, 4, "mlx5_3");
+	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	{
+		struct nlattr *t = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+		struct nlattr *e = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+
+		mnl_attr_put_strz(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "rx_write_requests");
+		mnl_attr_nest_end(h, e);
+		mnl_attr_nest_end(h, t);
+	}
+	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), -EBADMSG);
+	assert_null(s.hw);
+}
+
+static void test_rdma_counters_parse(void **st)
+{
+	static const uint32_t qps_a[] = { 178, 179 }, qps_b[] = { 4000 };
+	static const struct nldev_hw hw_a[] = { { "rx_write_requests", 7 }, { "out_of_sequence", 2 } };
+	static const struct nldev_hw hw_b[] = { { "rx_write_requests", 70 } };
+	static const struct nldev_counter c[] = {
+		/* auto mode by type and process: `rdma statistic qp set link mlx5_0/1 auto type,pid on` */
+		{ .port = 1, .id = 3, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 4242,
+		  .qpns = qps_a, .n_qpns = 2, .hw = hw_a, .n_hw = 2 },
+		/* bound by hand: `rdma statistic qp bind link mlx5_0/2 lqpn 4000` */
+		{ .port = 2, .id = 4, .mode = RDMA_COUNTER_MODE_MANUAL, .qp_type = -1, .pid = -1,
+		  .qpns = qps_b, .n_qpns = 1, .hw = hw_b, .n_hw = 1 },
+		/* auto per process for a kernel consumer: its name instead of a pid; no QP left */
+		{ .port = 1, .id = 5, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = -1, .pid = -1, .kern = "rdma_cm" },
+	};
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nl_rdma_counter *v = NULL;
+	struct nlmsghdr *h;
+	size_t n = 0;
+
+	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c, 2);
+	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), 0);
+	/* a dump's next message appends */
+	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c + 2, 1);
+	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), 0);
+	assert_int_equal(n, 3);
+
+	assert_int_equal(v[0].port, 1);
+	assert_int_equal(v[0].id, 3);
+	assert_int_equal(v[0].mode, RDMA_COUNTER_MODE_AUTO);
+	assert_int_equal(v[0].qp_type, 2);
+	assert_string_equal(nl_rdma_qp_type_name(v[0].qp_type), "RC");
+	assert_int_equal(v[0].pid, 4242);
+	assert_string_equal(v[0].comm, "");
+	assert_int_equal(v[0].n_qpns, 2);
+	assert_int_equal(v[0].qpns[0], 178);
+	assert_int_equal(v[0].qpns[1], 179);
+	assert_int_equal(v[0].n_hw, 2);
+	assert_string_equal(v[0].hw[1].name, "out_of_sequence");
+	assert_int_equal(v[0].hw[1].value, 2);
+
+	assert_int_equal(v[1].port, 2);
+	assert_int_equal(v[1].mode, RDMA_COUNTER_MODE_MANUAL);
+	assert_int_equal(v[1].qp_type, -1);
+	assert_int_equal(v[1].pid, -1);
+	assert_int_equal(v[1].n_qpns, 1);
+	assert_int_equal(v[1].qpns[0], 4000);
+	assert_int_equal(v[1].hw[0].value, 70);
+
+	assert_int_equal(v[2].id, 5);
+	assert_int_equal(v[2].pid, -1);
+	assert_string_equal(v[2].comm, "rdma_cm");
+	assert_int_equal(v[2].n_qpns, 0);
+	assert_int_equal(v[2].n_hw, 0);
+
+	/* a counter without its id: refused, and what was there stays as it was */
+	h = nldev_stat_header(buf, 1, NLM_F_MULTI);
+	nldev_handle(h, 0, "mlx5_0");
+	{
+		struct nlattr *t = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER);
+		struct nlattr *e = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY);
+
+		mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+		mnl_attr_nest_end(h, e);
+		mnl_attr_nest_end(h, t);
+	}
+	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	/* a u32 attribute two bytes short */
+	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c, 1);
+	{
+		struct nlattr *t = (struct nlattr *)((char *)h + NLMSG_HDRLEN + 8 + MNL_ALIGN(sizeof(struct nlattr) + 7));
+		struct nlattr *e = mnl_attr_get_payload(t), *port = mnl_attr_get_payload(e);
+
+		assert_int_equal(mnl_attr_get_type(t), RDMA_NLDEV_ATTR_STAT_COUNTER);
+		assert_int_equal(mnl_attr_get_type(port), RDMA_NLDEV_ATTR_PORT_INDEX);
+		port->nla_len = sizeof(struct nlattr) + 2;
+	}
+	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	nl_rdma_counters_free(v, n);
+
+	assert_null(nl_rdma_qp_type_name(7));
+	assert_string_equal(nl_rdma_qp_type_name(0xff), "DRIVER");
+	assert_string_equal(nl_rdma_qp_type_name(4), "UD");
+}
+
 static void test_rdma_live(void **st)
 {
 	struct nl_rdma *r;
@@ -422,6 +610,17 @@ static void test_rdma_live(void **st)
 	assert_int_equal(nl_rdma_netns_shared(r, &shared), 0);
 	assert_int_equal(nl_rdma_dev_get(r, "rdmak-none", &d), 0);
 	assert_true(nl_rdma_dev_set_netns(r, 999999, host_fd) < 0);
+	{
+		/* a device index the kernel does not know: refused (res_get_common_dumpit), and
+		 * the socket still answers the next request */
+		struct nl_rdma_counter *v = NULL;
+		struct nl_rdma_stat s;
+		size_t n = 0;
+
+		assert_true(nl_rdma_counters(r, 999999, &v, &n) < 0);
+		assert_true(nl_rdma_port_stat(r, 999999, 1, &s) < 0);
+		assert_int_equal(nl_rdma_netns_shared(r, &shared), 0);
+	}
 	nl_rdma_free(r);
 }
 
@@ -449,6 +648,9 @@ int main(void)
 		cmocka_unit_test(test_ipoib_request),
 		cmocka_unit_test(test_vf_guid_request),
 		cmocka_unit_test(test_rdma_requests),
+		cmocka_unit_test(test_rdma_stat_requests),
+		cmocka_unit_test(test_rdma_stat_parse),
+		cmocka_unit_test(test_rdma_counters_parse),
 		cmocka_unit_test(test_rdma_live),
 	};
 

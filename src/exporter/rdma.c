@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The counters that exist only over RDMA netlink: counter objects bound to QPs
+ * (RDMA_NLDEV_CMD_STAT_GET with RDMA_NLDEV_ATTR_STAT_RES = QP, what `rdma statistic qp show`
+ * reads), by hand or by a port's auto mode, which gives each QP type or each process its own
+ * counter. Read in-process through src/nl on every scrape: one socket, one dump of the devices,
+ * one dump of counters per device, no process spawned. A device without counter objects
+ * answers an empty dump and adds no series. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/rdma_netlink.h>
+
+#include "exporter/internal.h"
+#include "nl/nl.h"
+
+int exporter_rdma_enable(struct exporter *e)
+{
+	struct nl_rdma *r = NULL;
+	int x = nl_rdma_open(-1, &r);
+
+	/* tried once, when the exporter starts: a kernel without ib_core answers EPROTONOSUPPORT,
+	 * and the role says so once instead of at every scrape */
+	if (x < 0)
+		return x;
+	nl_rdma_free(r);
+	atomic_store(&e->rdma_netlink, true);
+	return 0;
+}
+
+void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		nl_rdma_counters_free(d[i].v, d[i].n);
+	free(d);
+}
+
+int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n)
+{
+	struct nl_rdma_dev *devs = NULL;
+	struct exp_rdma_dev *out = NULL;
+	struct nl_rdma *r = NULL;
+	size_t n_devs = 0, n_out = 0;
+	int x;
+
+	x = nl_rdma_open(-1, &r);
+	if (x == 0)
+		x = nl_rdma_dev_list(r, &devs, &n_devs);
+	if (x < 0) {
+		atomic_fetch_add(&e->rdma_errors, 1);
+		nl_rdma_free(r);
+		return x;
+	}
+	out = calloc(n_devs ? n_devs : 1, sizeof(*out));
+	if (!out) {
+		free(devs);
+		nl_rdma_free(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_devs; i++) {
+		struct exp_rdma_dev *d = &out[n_out];
+
+		x = nl_rdma_counters(r, devs[i].index, &d->v, &d->n);
+		if (x < 0) {
+			/* a device gone between the two dumps, a kernel before 5.3 (no counter
+			 * objects): counted, the scrape goes on. What is left of a failed dump
+			 * would answer the next request: a new socket for the rest */
+			atomic_fetch_add(&e->rdma_errors, 1);
+			nl_rdma_free(r);
+			r = NULL;
+			if (nl_rdma_open(-1, &r) < 0)
+				break;
+			continue;
+		}
+		if (!d->n)
+			continue;
+		snprintf(d->name, sizeof(d->name), "%s", devs[i].name);
+		n_out++;
+	}
+	nl_rdma_free(r);
+	free(devs);
+	*ret = out;
+	*ret_n = n_out;
+	return 0;
+}
+
+static const char *mode_name(uint32_t mode, char *buf, size_t len)
+{
+	if (mode == RDMA_COUNTER_MODE_AUTO)
+		return "auto";
+	if (mode == RDMA_COUNTER_MODE_MANUAL)
+		return "manual";
+	snprintf(buf, len, "%" PRIu32, mode);
+	return buf;
+}
+
+/* A hardware counter's name as a metric name's tail: what is not [a-zA-Z0-9_] becomes '_'. */
+static void metric_tail(const char *name, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < len; i++) {
+		char c = name[i];
+
+		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+	}
+	buf[i] = '\0';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The hardware counters' names over every counter, sorted, each once (borrowed pointers). */
+static int hw_names(const struct exp_rdma_dev *d, size_t n, const char ***ret, size_t *ret_n)
+{
+	const char **v = NULL;
+	size_t nv = 0, cap = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < d[i].n; j++)
+			for (size_t h = 0; h < d[i].v[j].n_hw; h++) {
+				if (nv == cap) {
+					const char **nb = realloc(v, (cap ? cap * 2 : 32) * sizeof(*v));
+
+					if (!nb) {
+						free(v);
+						return -ENOMEM;
+					}
+					v = nb;
+					cap = cap ? cap * 2 : 32;
+				}
+				v[nv++] = d[i].v[j].hw[h].name;
+			}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < nv; i++)
+		if (!k || strcmp(v[k - 1], v[i]))
+			v[k++] = v[i];
+	*ret = v;
+	*ret_n = k;
+	return 0;
+}
+
+int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma_dev *d, size_t n)
+{
+	const char **names = NULL;
+	size_t n_names = 0;
+	char port[12], id[12], pid[24], qpn[12], mode[12], metric[128], tail[NL_RDMA_STAT_NAMSIZ];
+	int r;
+
+	if (!n)
+		return 0;
+	r = hw_names(d, n, &names, &n_names);
+	if (r < 0)
+		return r;
+	exporter_out_family(f, fmt, "rdmak_rdma_counter_info", EXP_GAUGE,
+			    "A counter object bound to QPs (rdma statistic qp): its mode, and in auto mode the QP "
+			    "type and the process it counts for; value is always 1.");
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < d[i].n; j++) {
+			const struct nl_rdma_counter *c = &d[i].v[j];
+			const char *qpt = c->qp_type >= 0 ? nl_rdma_qp_type_name(c->qp_type) : "";
+			char qpt_num[8];
+			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id,
+					    "mode", mode_name(c->mode, mode, sizeof(mode)), "qp_type", qpt,
+					    "pid", pid, "comm", c->comm, NULL };
+
+			if (!qpt) {
+				snprintf(qpt_num, sizeof(qpt_num), "%d", c->qp_type);
+				l[9] = qpt_num;
+			}
+			snprintf(port, sizeof(port), "%" PRIu32, c->port);
+			snprintf(id, sizeof(id), "%" PRIu32, c->id);
+			if (c->pid >= 0)
+				snprintf(pid, sizeof(pid), "%" PRId64, c->pid);
+			else
+				pid[0] = '\0';
+			exporter_out_sample(f, "rdmak_rdma_counter_info", l, 1);
+		}
+	exporter_out_family(f, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE, "QPs bound to the counter object now");
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < d[i].n; j++) {
+			const struct nl_rdma_counter *c = &d[i].v[j];
+			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, NULL };
+
+			snprintf(port, sizeof(port), "%" PRIu32, c->port);
+			snprintf(id, sizeof(id), "%" PRIu32, c->id);
+			exporter_out_sample(f, "rdmak_rdma_counter_qps", l, c->n_qpns);
+		}
+	exporter_out_family(f, fmt, "rdmak_rdma_counter_qp_info", EXP_GAUGE,
+			    "A QP (its local number, lqpn) bound to the counter object; value is always 1.");
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < d[i].n; j++) {
+			const struct nl_rdma_counter *c = &d[i].v[j];
+			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, "lqpn", qpn, NULL };
+
+			snprintf(port, sizeof(port), "%" PRIu32, c->port);
+			snprintf(id, sizeof(id), "%" PRIu32, c->id);
+			for (size_t q = 0; q < c->n_qpns; q++) {
+				snprintf(qpn, sizeof(qpn), "%" PRIu32, c->qpns[q]);
+				exporter_out_sample(f, "rdmak_rdma_counter_qp_info", l, 1);
+			}
+		}
+	for (size_t k = 0; k < n_names; k++) {
+		metric_tail(names[k], tail, sizeof(tail));
+		snprintf(metric, sizeof(metric), "rdmak_rdma_counter_%s_total", tail);
+		exporter_out_family(f, fmt, metric, EXP_COUNTER,
+				    "The hardware counter of the same name, counted for the QPs bound to the counter "
+				    "object only (RDMA netlink)");
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < d[i].n; j++) {
+				const struct nl_rdma_counter *c = &d[i].v[j];
+				const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, NULL };
+
+				snprintf(port, sizeof(port), "%" PRIu32, c->port);
+				snprintf(id, sizeof(id), "%" PRIu32, c->id);
+				for (size_t h = 0; h < c->n_hw; h++)
+					if (!strcmp(c->hw[h].name, names[k]))
+						exporter_out_sample(f, metric, l, c->hw[h].value);
+			}
+	}
+	free(names);
+	return 0;
+}
+
+void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt)
+{
+	struct exp_rdma_dev *d = NULL;
+	size_t n = 0;
+	const char *none[] = { NULL };
+
+	if (!atomic_load(&e->rdma_netlink))
+		return; /* absent at start: nothing from it, said once by the role */
+	if (exporter_rdma_read(e, &d, &n) == 0)
+		exporter_rdma_write(f, fmt, d, n);
+	exporter_rdma_devs_free(d, n);
+	exporter_out_family(f, fmt, "rdmak_exporter_rdma_netlink_errors_total", EXP_COUNTER,
+			    "RDMA netlink requests for counter objects that failed (their series were left out)");
+	exporter_out_sample(f, "rdmak_exporter_rdma_netlink_errors_total", none, atomic_load(&e->rdma_errors));
+}
