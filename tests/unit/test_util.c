@@ -93,7 +93,8 @@ static void test_read_file(void **st)
 
 /* The one reader of a root's files (sysfs, /proc, the image: hw_dir_read, hw_ctx_read, the
  * doctor's reads): a regular file is read to its end or len; a FIFO opened with O_NONBLOCK,
- * a directory or a device is refused by type, never read (a FIFO would block). */
+ * a directory or a device is refused by type, asked after a read that ended empty, failed or
+ * filled the buffer (a FIFO would block a blocking read; /dev/zero never ends). */
 static void test_read_regular(void **st)
 {
 	_cleanup_close_ int dfd = dirfd_of();
@@ -120,7 +121,22 @@ static void test_read_regular(void **st)
 	close(fd);
 	fd = open("/dev/null", O_RDONLY | O_NONBLOCK);
 	assert_int_equal(fileio_check_regular(fd), -FILEIO_ENOTREG);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* empty: asked */
 	close(fd);
+	fd = open("/dev/zero", O_RDONLY | O_NONBLOCK);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* full: asked */
+	close(fd);
+	/* a FIFO whose writer is still there: EAGAIN after its bytes, refused */
+	{
+		int w, rfd = openat(dfd, "fifo", O_RDONLY | O_NONBLOCK);
+		assert_true(rfd >= 0);
+		w = openat(dfd, "fifo", O_WRONLY | O_NONBLOCK);
+		assert_true(w >= 0);
+		assert_int_equal(fileio_write_all(w, "ab", 2), 0);
+		assert_int_equal(fileio_read_regular(rfd, buf, sizeof(buf)), -FILEIO_ENOTREG);
+		close(w);
+		close(rfd);
+	}
 }
 
 static void test_read_file_big_and_pipe(void **st)
