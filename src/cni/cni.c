@@ -140,7 +140,8 @@ static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *
 	if (r != 0)
 		return cnispec_fail(err, r < 0 ? r : -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
 				    "CNI_NETNS %s is the plugin's own network namespace, not a pod's", netns);
-	r = nl_rt_open(c->pod_ns, &c->pod);
+	/* bound to the host handle's port id: it hears the echo of the link ADD makes in the pod */
+	r = nl_rt_open_peer(c->pod_ns, c->host, &c->pod);
 	if (r < 0)
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink in %s", netns);
 	return 0;
@@ -216,9 +217,7 @@ static int table_free(struct cni_ctx *c, struct cnispec_error *err)
 	return 0;
 }
 
-/* Set MTU and MAC as configured and the link up, in one request (the kernel applies the address
- * and the MTU before the flags, so a refused MTU leaves the link down); *l then says what was set. */
-static int link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error *err)
+int cni_link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error *err)
 {
 	struct nl_link_change ch;
 	int r;
@@ -272,7 +271,7 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 	struct cnispec_error e = { 0 };
 	int r;
 
-	if (attached && cni_routing_teardown(c, &e) < 0)
+	if (attached && cni_routing_teardown(c, false, &e) < 0)
 		log_undo("removing the rules", &e);
 	if (ipam_done) {
 		e = (struct cnispec_error){ 0 };
@@ -357,7 +356,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	/* detach is idempotent: it also undoes a partial attach; but a name the kernel found taken
 	 * is another attachment's interface, and nothing was made */
 	attached = !(ops->creates_by_name && r == -EEXIST);
-	if (r < 0 || (r = link_settings(&c, &l, err)) < 0)
+	if (r < 0)
 		goto fail;
 	ifindex = l.ifindex;
 	if (req->conf->ipam_type) {
@@ -375,7 +374,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		r = r < 0 ? r : -ENOMEM;
 		goto fail;
 	}
-	/* the link as attach found it and link_settings changed it: no GETLINK to read it back */
+	/* the link as attach made it, configured and up: no GETLINK to read it back */
 	cni_format_hwaddr(l.addr, l.addr_len, mac);
 	iface.name = (char *)c.ifname;
 	iface.mac = mac;
@@ -414,18 +413,23 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 
 	*keep = false;
 	if (c->pod) {
-		if ((r = cni_routing_teardown(c, &e)) < 0) {
-			first = r;
-			*err = e;
-		}
+		/* the link first: its table's routes go with it (or with its move out of the pod), so
+		 * only the rules, which outlive it, are left to find and remove */
+		bool link_gone = false;
 		if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
 			r = ops->detach(c, &e);
 			if (r > 0)
 				*keep = true;
-			else if (r < 0 && !first) {
+			else if (r < 0) {
 				first = r;
 				*err = e;
 			}
+			link_gone = r == 0;
+		}
+		e = (struct cnispec_error){ 0 };
+		if ((r = cni_routing_teardown(c, link_gone, &e)) < 0 && !first) {
+			first = r;
+			*err = e;
 		}
 	} else if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
 		r = ops->reclaim(c, &e);

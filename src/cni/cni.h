@@ -116,8 +116,9 @@ struct cni_link_ops {
 	bool creates_by_name;
 	/* Find what the link needs on the host, change nothing; record it in c->st. */
 	int (*prepare)(struct cni_ctx *c, struct cnispec_error *err);
-	/* Create or move the interface into the pod, named CNI_IFNAME, down. *ret: the link as
-	 * the pod's namespace shows it then (ADD reads it back from here, not from the kernel). */
+	/* Create or move the interface into the pod, named CNI_IFNAME, with the configured MTU
+	 * and MAC, up. *ret: the link as the pod's namespace shows it then (ADD reads it back from
+	 * here, not from the kernel). */
 	int (*attach)(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err);
 	/* Undo attach with the pod namespace at hand (ADD's rollback, DEL). Idempotent: an
 	 * interface already gone is success. 1 when a device could not be found to give back
@@ -141,6 +142,11 @@ const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
 int cni_check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A hardware address as "aa:bb:..." into out (3 * n bytes at least). */
 void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out);
+
+/* Set MTU and MAC as configured and the link up, in one request (the kernel applies the address
+ * and the MTU before the flags, so a refused MTU leaves the link down); *l then says what was
+ * set. For a device moved into the pod; a child made there gets them in its creation. */
+int cni_link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error *err);
 
 /* Write c->st (hostdev) to the attachment's record. */
 int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err);
@@ -169,9 +175,10 @@ int cni_rdma_visible(const char *name, int ns, struct cnispec_error *err);
  * `iface`, routes; with a table only for cniVersion 1.1.0, the first that can say so). */
 int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, struct cnispec_result *res,
 		      size_t iface, struct cnispec_error *err);
-/* Remove this interface's rules (by table and priority: no prevResult needed) and its table's
- * routes. Best effort, idempotent. */
-int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err);
+/* Remove this interface's rules (by table and priority: no prevResult needed) and, unless
+ * link_gone (the link was deleted or left the pod, and its routes with it), its table's routes.
+ * Best effort, idempotent. */
+int cni_routing_teardown(struct cni_ctx *c, bool link_gone, struct cnispec_error *err);
 /* CHECK: prevResult's addresses of this interface, its routes, the rules and sysctls. */
 int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev, struct cnispec_error *err);
 

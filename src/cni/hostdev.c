@@ -265,6 +265,8 @@ static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r <= 0)
 		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
+	if ((r = cni_link_settings(c, &l, err)) < 0)
+		return r;
 	*ret = l;
 	return 0;
 }

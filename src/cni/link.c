@@ -100,21 +100,31 @@ static int child_prepare(struct cni_ctx *c, struct cnispec_error *err)
 
 static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err)
 {
+	/* MTU, MAC and up in the creating request (a refused MTU then makes nothing), and the
+	 * kernel's echo of the new link instead of a GETLINK (its index, MAC and MTU) */
+	struct nl_link_new set = { .mtu = c->cfg->mtu, .up = true, .echo = c->pod };
 	struct nl_link l;
+	char mtu[16];
 	int r;
 
+	snprintf(mtu, sizeof(mtu), "%u", c->cfg->mtu);
+	if (c->cfg->has_mac) {
+		set.addr = c->cfg->mac;
+		set.addr_len = 6;
+	}
 	if (c->cfg->link == CNI_LINK_MACVLAN)
-		r = nl_link_add_macvlan(c->host, c->ifname, c->master_ifindex, c->cfg->macvlan_mode, c->pod_ns);
+		r = nl_link_add_macvlan(c->host, c->ifname, c->master_ifindex, c->cfg->macvlan_mode, c->pod_ns, &set, &l);
 	else
-		r = nl_link_add_ipoib(c->host, c->ifname, c->master_ifindex, c->cfg->has_pkey ? c->cfg->pkey : 0, c->pod_ns);
+		r = nl_link_add_ipoib(c->host, c->ifname, c->master_ifindex, c->cfg->has_pkey ? c->cfg->pkey : 0, c->pod_ns,
+				      &set, &l);
 	if (r == -EEXIST)
 		return cnispec_fail(err, r, CNI_E_IFNAME_TAKEN, "interface name taken", "%s already exists in the pod",
 				    c->ifname);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "creating %s %s on %s", cni_link_kind_name(c->cfg->link),
-				   c->ifname, c->cfg->master);
-	r = nl_link_get(c->pod, c->ifname, &l);
-	if (r <= 0)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "creating %s %s on %s%s%s%s",
+				   cni_link_kind_name(c->cfg->link), c->ifname, c->cfg->master, c->cfg->mtu ? " with MTU " : "",
+				   c->cfg->mtu ? mtu : "", c->cfg->has_mac ? " with the MAC address asked" : "");
+	if (r == 0 && (r = nl_link_get(c->pod, c->ifname, &l)) <= 0)
 		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
 	*ret = l;
 	return 0;

@@ -272,7 +272,7 @@ int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 	return set_rail_sysctls(c, ifindex, ipam, err);
 }
 
-int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err)
+int cni_routing_teardown(struct cni_ctx *c, bool link_gone, struct cnispec_error *err)
 {
 	struct nl_rule *rules = NULL;
 	struct nl_route *routes = NULL;
@@ -292,8 +292,11 @@ int cni_routing_teardown(struct cni_ctx *c, struct cnispec_error *err)
 				first = cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "removing a rule of table %u", c->table);
 		}
 	free(rules);
-	/* the table's routes go with the interface; those of an interface still here (ADD's
-	 * rollback) are removed one by one */
+	/* the table's routes go with the interface (the kernel flushes a link's routes when it is
+	 * unregistered from the namespace); those of an interface still here (ADD's rollback, a
+	 * device DEL could not give back) are removed one by one */
+	if (link_gone)
+		return first;
 	r = nl_route_list(c->pod, AF_UNSPEC, c->table, &routes, &n);
 	if (r < 0)
 		return first ? first : cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "listing table %u", c->table);

@@ -15,6 +15,7 @@
 #include "doctor/doctor.h"
 #include "exporter/internal.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 
 #define C(file, name, help)                                                                        \
@@ -111,66 +112,15 @@ void exporter_devset_free(char **v, size_t n)
 	free(v);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The regular files (or, with dirs, the entries) of a folder opened O_PATH, sorted. */
+/* The regular files (or, with dirs, the entries) of a folder opened O_PATH, sorted; hidden
+ * names left out. */
 static int list_dir(int dirfd, bool regular_only, char ***ret, size_t *ret_n)
 {
-	_cleanup_(closedirp) DIR *d = NULL;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int fd;
+	_cleanup_close_ int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((errno = 0, de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (regular_only) {
-			unsigned char t = de->d_type;
-			struct stat st;
-
-			if (t == DT_UNKNOWN &&
-			    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-				t = S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
-			if (t != DT_REG)
-				continue;
-		}
-		if (n == cap) {
-			char **nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
-
-			if (!nv)
-				goto oom;
-			v = nv;
-		}
-		if (!(v[n] = strdup(de->d_name)))
-			goto oom;
-		n++;
-	}
-	if (errno) {
-		int r = -errno;
-
-		exporter_devset_free(v, n);
-		return r;
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_str);
-	*ret = v;
-	*ret_n = n;
-	return 0;
-oom:
-	exporter_devset_free(v, n);
-	return -ENOMEM;
+	return fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | (regular_only ? FILEIO_LIST_REGULAR : 0), ret, ret_n);
 }
 
 int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)

@@ -286,50 +286,15 @@ bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 	return fd >= 0;
 }
 
-/* What getdents64 writes: the kernel's struct linux_dirent64 */
-struct dirent64_ {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
 int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
 {
-	_cleanup_strv_free_ char **v = NULL;
 	_cleanup_close_ int fd = -1;
-	/* getdents64 on the fd itself: opendir's stream would add an fstat, an fcntl and a 32 KiB
-	 * allocation per directory */
-	char buf[16384] __attribute__((aligned(8)));
-	size_t cnt = 0;
-	int r;
 
 	record(ctx, HW_ACCESS_LIST, d, name);
 	fd = ctx_open(ctx, d, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
-	for (;;) {
-		ssize_t got = getdents64(fd, buf, sizeof(buf));
-
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			break;
-		for (ssize_t off = 0; off < got;) {
-			const struct dirent64_ *de = (const struct dirent64_ *)(buf + off);
-
-			off += de->reclen;
-			if (!strcmp(de->name, ".") || !strcmp(de->name, ".."))
-				continue;
-			if ((r = strv_extend(&v, &cnt, de->name)) < 0)
-				return r;
-		}
-	}
-	strv_sort(v);
-	*ret = TAKE_PTR(v);
-	*n = cnt;
-	return 0;
+	return fileio_list_dir(fd, 0, ret, n);
 }
 
 /* The loaders may fail on several threads at once: the first one names the path. */

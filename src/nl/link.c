@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <linux/if_link.h>
 #include <linux/ip.h>
 #include <linux/rtnetlink.h>
@@ -13,7 +14,6 @@
 #include <netlink/socket.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/inet.h>
-#include <netlink/route/link/macvlan.h>
 
 #include "nl/nl-internal.h"
 #include "util/cleanup.h"
@@ -187,54 +187,41 @@ int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n)
 	return 0;
 }
 
-int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd)
-{
-	struct rtnl_link *l;
-	struct nl_msg *msg = NULL;
-	int r;
-
-	if (!name || !*name || strlen(name) >= NL_IFNAMSIZ || master_ifindex <= 0)
-		return -EINVAL;
-	l = rtnl_link_macvlan_alloc();
-	if (!l)
-		return -ENOMEM;
-	rtnl_link_set_name(l, name);
-	rtnl_link_set_link(l, master_ifindex);
-	r = rtnl_link_macvlan_set_mode(l, mode);
-	/* Created straight in the pod's namespace: no moment where the name exists on the host
-	 * (two pods' "net1" would collide there) and nothing to move back on failure. */
-	if (r >= 0 && netns_fd >= 0)
-		rtnl_link_set_ns_fd(l, netns_fd);
-	if (r >= 0)
-		r = rtnl_link_build_add_request(l, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, &msg);
-	rtnl_link_put(l);
-	if (r < 0)
-		return r == -NLE_NOMEM ? -ENOMEM : -EINVAL;
-	return nl_rt_talk(rt, msg, NULL, NULL);
-}
-
-int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, struct nl_msg **ret)
+/* One builder for both kinds of child: the kind's data (macvlan mode, IPoIB pkey) and what the
+ * request that creates it also sets (MTU, MAC, up: no second request to change the new link). */
+static int build_child_add(const char *kind, const char *name, int parent_ifindex, int netns_fd, uint32_t mode,
+			   uint16_t pkey, const struct nl_link_new *set, struct nl_msg **ret)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nlattr *info, *data;
 	struct nl_msg *msg;
+	bool macvlan = !strcmp(kind, "macvlan");
 
-	if (!name || !*name || strlen(name) >= NL_IFNAMSIZ || parent_ifindex <= 0)
+	if (!name || !*name || strlen(name) >= NL_IFNAMSIZ || parent_ifindex <= 0 ||
+	    (set && set->addr_len > 32))
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
+	if (set && set->up) {
+		/* rtnl_configure_link() applies these flags once the link is registered */
+		ifi.ifi_flags = IFF_UP;
+		ifi.ifi_change = IFF_UP;
+	}
+	msg = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK | (set && set->echo ? NLM_F_ECHO : 0));
 	if (!msg)
 		return -ENOMEM;
 	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
 	    nla_put_string(msg, IFLA_IFNAME, name) < 0 ||
 	    nla_put_u32(msg, IFLA_LINK, (uint32_t)parent_ifindex) < 0 ||
 	    (netns_fd >= 0 && nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)netns_fd) < 0) ||
+	    (set && set->mtu && nla_put_u32(msg, IFLA_MTU, set->mtu) < 0) ||
+	    (set && set->addr && nla_put(msg, IFLA_ADDRESS, (int)set->addr_len, set->addr) < 0) ||
 	    !(info = nla_nest_start(msg, IFLA_LINKINFO)) ||
-	    nla_put_string(msg, IFLA_INFO_KIND, "ipoib") < 0 ||
+	    nla_put_string(msg, IFLA_INFO_KIND, kind) < 0 ||
 	    !(data = nla_nest_start(msg, IFLA_INFO_DATA)))
 		goto nomem;
 	/* No pkey attribute means the parent's own partition (the kernel's default child). The
 	 * kernel sets the full-membership bit itself. */
-	if (pkey && nla_put_u16(msg, IFLA_IPOIB_PKEY, pkey) < 0)
+	if ((macvlan && nla_put_u32(msg, IFLA_MACVLAN_MODE, mode) < 0) ||
+	    (!macvlan && pkey && nla_put_u16(msg, IFLA_IPOIB_PKEY, pkey) < 0))
 		goto nomem;
 	nla_nest_end(msg, data);
 	nla_nest_end(msg, info);
@@ -245,14 +232,76 @@ nomem:
 	return -ENOMEM;
 }
 
-int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd)
+/* The echo of a link made in another namespace: the kernel unicasts it (rtnl_configure_link ->
+ * rtnl_notify with the requester's port id) in the namespace the link now lives in, so it
+ * reaches the handle there that holds the same port id (nl_rt_open_peer). It is queued before
+ * the request's ACK is: one non-blocking read. 1 and *ret when it is there, 0 when not. */
+static int read_echo(struct nl_rt *echo, const char *name, struct nl_link *ret)
+{
+	_Alignas(struct nlmsghdr) char buf[16384];
+	int fd = nl_socket_get_fd(echo->sk), found = 0;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		size_t left = (size_t)n;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			struct nl_link l;
+			if (!found && link_parse(h, &l) > 0 && !strcmp(l.name, name)) {
+				*ret = l;
+				found = 1;
+			}
+		}
+	}
+	return found;
+}
+
+static int child_add(struct nl_rt *rt, struct nl_msg *msg, const char *name, int netns_fd,
+		     const struct nl_link_new *set, struct nl_link *ret)
+{
+	struct nl_link l;
+	struct link_one o = { .ret = &l };
+	int r;
+
+	/* made in rt's own namespace, the echo comes back on rt, before the ACK */
+	r = nl_rt_talk(rt, msg, set && set->echo ? parse_one : NULL, &o);
+	if (r < 0 || !set || !set->echo || !ret)
+		return r;
+	if (netns_fd >= 0)
+		o.found = read_echo(set->echo, name, &l) > 0;
+	if (!o.found)
+		return 0; /* a kernel before 6.3 echoes no NEWLINK: the caller asks */
+	*ret = l;
+	return 1;
+}
+
+int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd,
+			const struct nl_link_new *set, struct nl_link *ret)
 {
 	struct nl_msg *msg;
-	int r = nl_build_ipoib_add(name, parent_ifindex, pkey, netns_fd, &msg);
+	int r = build_child_add("macvlan", name, master_ifindex, netns_fd, mode, 0, set, &msg);
+
+	/* Created straight in the pod's namespace: no moment where the name exists on the host
+	 * (two pods' "net1" would collide there) and nothing to move back on failure. */
+	if (r < 0)
+		return r;
+	return child_add(rt, msg, name, netns_fd, set, ret);
+}
+
+int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, const struct nl_link_new *set,
+		       struct nl_msg **ret)
+{
+	return build_child_add("ipoib", name, parent_ifindex, netns_fd, 0, pkey, set, ret);
+}
+
+int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
+		      const struct nl_link_new *set, struct nl_link *ret)
+{
+	struct nl_msg *msg;
+	int r = nl_build_ipoib_add(name, parent_ifindex, pkey, netns_fd, set, &msg);
 
 	if (r < 0)
 		return r;
-	return nl_rt_talk(rt, msg, NULL, NULL);
+	return child_add(rt, msg, name, netns_fd, set, ret);
 }
 
 int nl_link_del(struct nl_rt *rt, int ifindex)

@@ -31,7 +31,8 @@ int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
 void *nl_array_add(void **array, size_t *n, size_t size);
 
 /* Builders (the message is the caller's; nlmsg_free() it). */
-int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, struct nl_msg **ret);
+int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, const struct nl_link_new *set,
+		       struct nl_msg **ret);
 int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret);
 int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret);
 

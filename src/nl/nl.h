@@ -48,6 +48,10 @@ struct nl_rt;
 
 /* A route netlink socket in the namespace netns_fd (-1: the caller's own). */
 int nl_rt_open(int netns_fd, struct nl_rt **ret);
+/* The same in netns_fd, bound to peer's netlink port id where that id is free there (each
+ * namespace has its own port ids): what the kernel unicasts to peer's requests in that
+ * namespace (the echo of a link peer made there) then reaches this handle. */
+int nl_rt_open_peer(int netns_fd, const struct nl_rt *peer, struct nl_rt **ret);
 void nl_rt_free(struct nl_rt *rt);
 /* The kernel's explanation of the last failed request ("" when it gave none). */
 const char *nl_rt_errmsg(const struct nl_rt *rt);
@@ -74,13 +78,29 @@ int nl_link_get_by_index(struct nl_rt *rt, int ifindex, struct nl_link *ret);
 /* Every link of the namespace (malloc'd array). */
 int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n);
 
+/* What the request that creates a child link also does, so that no second request changes
+ * the new link and no GETLINK reads it back (each field's zero value: the kernel's default). */
+struct nl_link_new {
+	unsigned mtu;          /* 0: the master's */
+	const uint8_t *addr;   /* hardware address, addr_len bytes; NULL: the kernel picks one */
+	unsigned addr_len;
+	bool up;
+	/* ask for the kernel's echo of the new link (NLM_F_ECHO, kernel 6.3 and later); made in
+	 * another namespace, it is heard by this handle there, opened by nl_rt_open_peer() */
+	struct nl_rt *echo;
+};
+
 /* Create a macvlan child of master_ifindex (a link of rt's namespace) named `name`, directly in
  * the namespace netns_fd (-1: rt's own), so it never exists under that name on the host.
- * mode: MACVLAN_MODE_BRIDGE, _PRIVATE, _VEPA, _PASSTHRU. -EEXIST when the name is taken there. */
-int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd);
+ * mode: MACVLAN_MODE_BRIDGE, _PRIVATE, _VEPA, _PASSTHRU. set may be NULL. -EEXIST when the name
+ * is taken there. 1 with *ret (may be NULL) the new link as the kernel echoed it, 0 when
+ * created but not echoed (set->echo NULL, or an older kernel). */
+int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd,
+			const struct nl_link_new *set, struct nl_link *ret);
 /* Create an IPoIB child of parent_ifindex with a partition key (0: the parent's default) the
  * same way. libnl-route 3.7 has no ipoib kind, so the IFLA_INFO_DATA is written here. */
-int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd);
+int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
+		      const struct nl_link_new *set, struct nl_link *ret);
 int nl_link_del(struct nl_rt *rt, int ifindex);
 
 /* What nl_link_change() changes; the zero value of each field (after nl_link_change_init)

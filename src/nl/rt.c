@@ -17,7 +17,7 @@
 #define SOL_NETLINK 270
 #endif
 
-int nl_rt_open(int netns_fd, struct nl_rt **ret)
+static int rt_open(int netns_fd, uint32_t port, struct nl_rt **ret)
 {
 	_cleanup_free_ struct nl_rt *rt = calloc(1, sizeof(*rt));
 	int saved = -1, r, one = 1;
@@ -34,7 +34,14 @@ int nl_rt_open(int netns_fd, struct nl_rt **ret)
 		if (r < 0)
 			goto fail;
 	}
+	if (port)
+		nl_socket_set_local_port(rt->sk, port);
 	r = nl_connect(rt->sk, NETLINK_ROUTE);
+	if (r < 0 && port) {
+		/* taken in that namespace by someone else: any port, and no echo heard here */
+		nl_socket_set_local_port(rt->sk, 0);
+		r = nl_connect(rt->sk, NETLINK_ROUTE);
+	}
 	if (saved >= 0) {
 		int l = nl_netns_leave(saved);
 		if (l < 0 && r >= 0) {
@@ -57,6 +64,16 @@ int nl_rt_open(int netns_fd, struct nl_rt **ret)
 fail:
 	nl_socket_free(rt->sk);
 	return r;
+}
+
+int nl_rt_open(int netns_fd, struct nl_rt **ret)
+{
+	return rt_open(netns_fd, 0, ret);
+}
+
+int nl_rt_open_peer(int netns_fd, const struct nl_rt *peer, struct nl_rt **ret)
+{
+	return rt_open(netns_fd, nl_socket_get_local_port(peer->sk), ret);
 }
 
 void nl_rt_free(struct nl_rt *rt)

@@ -22,14 +22,29 @@ int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *
 int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* A file of a root that should be a regular file (a sysfs attribute, a /proc file) is a FIFO,
- * a device or a socket, which those trees never hold: it is refused rather than read, since a
- * read of a FIFO would block forever. */
+ * a device or a socket, which those trees never hold: it is refused, since a blocking read of a
+ * FIFO would wait forever and a device's stream never ends. */
 #define FILEIO_ENOTREG EMEDIUMTYPE
 /* 0 when fd (opened with O_NONBLOCK, so that opening a FIFO did not wait for a writer) is a
  * regular file; -EISDIR for a directory, -FILEIO_ENOTREG for a FIFO, device or socket. */
 int fileio_check_regular(int fd);
-/* Read up to len bytes of the regular file fd (fileio_check_regular() first), until len or end
- * of file, binary-safe. The byte count or -errno. */
+/* fileio_list_dir() flags */
+enum {
+	FILEIO_LIST_NO_HIDDEN = 1 << 0, /* leave out every name that starts with '.' */
+	FILEIO_LIST_REGULAR = 1 << 1,   /* regular files only (d_type; fstatat where it says nothing) */
+};
+/* The names in the open directory fd (readable, not O_PATH; read from its current position,
+ * not closed), "." and ".." left out, sorted by strcmp: a strv (util/strv.h) and its length.
+ * getdents64 on fd itself: opendir()'s stream would add an fstat, an fcntl and a 32 KiB
+ * allocation per directory. The one directory listing of rdmak's readers (src/hw, the
+ * exporter). */
+int fileio_list_dir(int fd, unsigned flags, char ***ret, size_t *ret_n);
+
+/* Read up to len bytes of the regular file fd (opened O_NONBLOCK), until len or end of file,
+ * binary-safe. The byte count or -errno; -EISDIR or -FILEIO_ENOTREG (fileio_check_regular(),
+ * asked only after an empty, failed or full read, which is where a FIFO or a device can be told
+ * from a regular file; a FIFO's writer that wrote less than len and closed it has its bytes read
+ * as a file's). */
 ssize_t fileio_read_regular(int fd, void *buf, size_t len);
 
 /* Replace `path` (relative to dirfd, AT_FDCWD allowed) with `buf` atomically and durably:

@@ -60,7 +60,7 @@ is "$(held)" 0 "DEL of the first frees the pool"
 HELD=0
 
 # the kernel refuses a step after the macvlan exists: its MTU above the master's
-fails 100 "setting the MTU of net2: Invalid argument" "an MTU the master cannot carry (refused after the macvlan is made)" \
+fails 100 "creating macvlan net2 on .* with MTU 9000: Invalid argument" "an MTU the master cannot carry (refused by the request that makes the macvlan)" \
 	"$(conf "$(hostlocal)" '"mtu":9000')"
 # the kernel refuses an IPAM route after addresses, table and rule are in place: all undone,
 # and the address host-local gave is released

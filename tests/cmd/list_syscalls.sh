@@ -6,7 +6,8 @@
 # known to fail: a path through a class directory's entry (class/net/X/..., bus/pci/devices/
 # BDF/...) tried first beneath that directory always fails (EXDEV: the entry is a link to
 # ../../devices/...), a bonding/ probe under a netdev that has a PCI function always fails, and
-# a readlink of one name is one readlinkat, not open + fstat + readlinkat + close. Output
+# a readlink of one name is one readlinkat, not open + fstat + readlinkat + close, and a file
+# is read to its end without an fstat first. Output
 # equality is tests/cmd/list_golden.sh's.
 . "$(dirname "$0")/../lib.sh"
 if ! command -v strace >/dev/null; then
@@ -23,6 +24,11 @@ for node in a100-ib-bond cx5-roce-sriov; do
 	[ "$probes" -le "$virt" ]; ok $? "$node: bonding/ probed only under virtual netdevs ($probes probes, $virt virtual)"
 	strace -f -qq -o "$TMP/all" -c "$RDMAK" list --json --root "$NODES/$node" >/dev/null 2>&1
 	is "$(awk '$NF == "fcntl" {print $4}' "$TMP/all")" "" "$node: no fcntl (directory listings read with getdents64 on their fd)"
+	# a file is read to its end with no fstat first: one is asked only where a read ends empty,
+	# fails or fills the buffer (a FIFO or a device could answer so), which few sysfs files do
+	opens=$(awk '$NF == "openat2" {print $4}' "$TMP/all")
+	stats=$(awk '$NF == "fstat" || $NF == "newfstatat" {s += $4} END {print s + 0}' "$TMP/all")
+	[ "$((stats * 20))" -lt "$opens" ]; ok $? "$node: an fstat for under 5% of the opens ($stats fstat, $opens openat2)"
 	# every readlink of one name is a readlinkat alone: no O_PATH|O_NOFOLLOW open of the link
 	is "$(grep -cE 'O_PATH.*O_NOFOLLOW|O_NOFOLLOW.*O_PATH' "$TMP/trace")" 0 "$node: no link opened to be read"
 done

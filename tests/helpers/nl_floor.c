@@ -5,10 +5,10 @@
  * own work. Run in the host namespace:
  *   nl_floor MASTER NETNS-PATH COUNT
  * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D}}.
- * ADD: GETROUTE dump (is table 101 free), GETLINK master, NEWLINK macvlan net1 into the pod,
- * GETLINK net1 there, NEWLINK up, NEWADDR 172.16.11.2/24, NEWROUTE subnet and default in table
- * 101, NEWRULE from the address lookup 101, GETADDR dump. DEL: GETRULE dump, DELRULE, GETROUTE
- * dump, DELROUTE x2, GETLINK net1, DELLINK. */
+ * ADD: GETROUTE dump (is table 101 free), GETLINK master, NEWLINK macvlan net1 into the pod, up,
+ * echoed (the pod's socket holds the host socket's port id, so it hears the echo: net1's index),
+ * NEWADDR 172.16.11.2/24, NEWROUTE subnet and default in table 101, NEWRULE from the address
+ * lookup 101, GETADDR dump. DEL: GETLINK net1, DELLINK, GETRULE dump, DELRULE. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +99,22 @@ static int talk(int fd, struct req *m, int *ifindex)
 	}
 }
 
+/* The kernel's echo of the new link, queued on the pod's socket before the host's ACK. */
+static int echoed(int fd, int *ifindex)
+{
+	static char buf[65536];
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0)
+		return -errno;
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+		if (h->nlmsg_type == RTM_NEWLINK) {
+			*ifindex = ((struct ifinfomsg *)NLMSG_DATA(h))->ifi_index;
+			return 0;
+		}
+	return -ENOMSG;
+}
+
 static int getlink(int fd, const char *name, int *ifindex)
 {
 	struct req m;
@@ -175,9 +191,9 @@ static int add(int host, int pod, int podns, const char *master)
 	inet_pton(AF_INET, "172.16.11.254", &gw);
 	if ((r = dump(pod, RTM_GETROUTE, AF_UNSPEC)) < 0 || (r = getlink(host, master, &mi)) < 0)
 		return r;
-	start(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	start(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ECHO);
 	ifi = put(&m, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
+	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
 	attr(&m, IFLA_IFNAME, "net1", 5);
 	attr(&m, IFLA_LINK, &mi, sizeof(mi));
 	attr(&m, IFLA_NET_NS_FD, &podns, sizeof(podns));
@@ -187,12 +203,7 @@ static int add(int host, int pod, int podns, const char *master)
 	attr(&m, IFLA_MACVLAN_MODE, &mode, sizeof(mode));
 	nest_end(&m, data);
 	nest_end(&m, info);
-	if ((r = talk(host, &m, NULL)) < 0 || (r = getlink(pod, "net1", &li)) < 0)
-		return r;
-	start(&m, RTM_NEWLINK, 0);
-	ifi = put(&m, sizeof(*ifi));
-	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_index = li, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
-	if ((r = talk(pod, &m, NULL)) < 0)
+	if ((r = talk(host, &m, NULL)) < 0 || (r = echoed(pod, &li)) < 0)
 		return r;
 	start(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
 	ifa = put(&m, sizeof(*ifa));
@@ -207,23 +218,20 @@ static int add(int host, int pod, int podns, const char *master)
 
 static int del(int pod)
 {
-	struct in_addr a, net, gw;
+	struct in_addr a;
 	struct ifinfomsg *ifi;
 	struct req m;
 	int li = 0, r;
 
 	inet_pton(AF_INET, "172.16.11.2", &a);
-	inet_pton(AF_INET, "172.16.11.0", &net);
-	inet_pton(AF_INET, "172.16.11.254", &gw);
-	if ((r = dump(pod, RTM_GETRULE, AF_UNSPEC)) < 0 || (r = rule(pod, RTM_DELRULE, &a)) < 0 ||
-	    (r = dump(pod, RTM_GETROUTE, AF_UNSPEC)) < 0 || (r = getlink(pod, "net1", &li)) < 0 ||
-	    (r = route(pod, RTM_DELROUTE, li, &net, 24, NULL, &a)) < 0 ||
-	    (r = route(pod, RTM_DELROUTE, li, NULL, 0, &gw, NULL)) < 0)
+	if ((r = getlink(pod, "net1", &li)) < 0)
 		return r;
 	start(&m, RTM_DELLINK, 0);
 	ifi = put(&m, sizeof(*ifi));
 	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_index = li };
-	return talk(pod, &m, NULL);
+	if ((r = talk(pod, &m, NULL)) < 0 || (r = dump(pod, RTM_GETRULE, AF_UNSPEC)) < 0)
+		return r;
+	return rule(pod, RTM_DELRULE, &a);
 }
 
 static double now_ms(void)
@@ -250,6 +258,8 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	int host, pod, podns, self, n, r;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	socklen_t salen = sizeof(sa);
 	double *ta, *td;
 
 	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
@@ -262,7 +272,10 @@ int main(int argc, char **argv)
 	if (podns < 0 || self < 0 || host < 0 || setns(podns, CLONE_NEWNET) < 0)
 		return perror("nl_floor"), 1;
 	pod = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (pod < 0 || setns(self, CLONE_NEWNET) < 0)
+	/* the host socket's port id, bound in the pod's namespace too: the NEWLINK echo goes there */
+	if (pod < 0 || setns(self, CLONE_NEWNET) < 0 || bind(host, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(host, (struct sockaddr *)&sa, &salen) < 0 ||
+	    bind(pod, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return perror("nl_floor"), 1;
 	ta = calloc((size_t)n, sizeof(*ta));
 	td = calloc((size_t)n, sizeof(*td));

@@ -105,17 +105,57 @@ static void test_macvlan_in_pod(void **st)
 	assert_int_equal(nl_rt_open(-1, &host), 0);
 	assert_int_equal(nl_rt_open(pod_fd, &pod), 0);
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_PRIVATE, pod_fd), 0);
+	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_PRIVATE, pod_fd, NULL, NULL), 0);
 	assert_int_equal(nl_link_get(host, "net1", &l), 0); /* never on the host */
 	assert_int_equal(nl_link_get(pod, "net1", &l), 1);
 	assert_string_equal(l.kind, "macvlan");
 	assert_int_equal(l.macvlan_mode, MACVLAN_MODE_PRIVATE);
 	assert_int_equal(l.link_ifindex, master.ifindex);
 	assert_true(l.link_netnsid >= 0);
-	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd), -EEXIST);
-	assert_int_equal(nl_link_add_macvlan(host, "net9", 99999, MACVLAN_MODE_BRIDGE, pod_fd), -ENODEV);
+	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), -EEXIST);
+	assert_int_equal(nl_link_add_macvlan(host, "net9", 99999, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), -ENODEV);
 	assert_int_equal(nl_link_del(pod, l.ifindex), 0);
 	assert_int_equal(nl_link_get(pod, "net1", &l), 0);
+	nl_rt_free(host);
+	nl_rt_free(pod);
+}
+
+/* MTU, MAC and up in the creating request, and the kernel's echo of the new link heard in the
+ * pod by the handle holding the host handle's port id (what lets ADD skip a GETLINK). */
+static void test_macvlan_settings_echo(void **st)
+{
+	static const uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x43 };
+	struct nl_link_new set = { .mtu = 1400, .addr = mac, .addr_len = 6, .up = true };
+	struct nl_rt *host, *pod;
+	struct nl_link master, l, e;
+	int r;
+
+	need_netns();
+	assert_int_equal(nl_rt_open(-1, &host), 0);
+	assert_int_equal(nl_rt_open_peer(pod_fd, host, &pod), 0);
+	set.echo = pod;
+	assert_int_equal(nl_link_get(host, "h0", &master), 1);
+	r = nl_link_add_macvlan(host, "net5", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, &set, &e);
+	assert_true(r == 0 || r == 1);
+	assert_int_equal(nl_link_get(pod, "net5", &l), 1);
+	assert_int_equal(l.mtu, 1400);
+	assert_memory_equal(l.addr, mac, 6);
+	assert_true(l.flags & IFF_UP);
+	if (r == 1) { /* kernel 6.3 and later */
+		assert_int_equal(e.ifindex, l.ifindex);
+		assert_string_equal(e.name, "net5");
+		assert_int_equal(e.mtu, 1400);
+		assert_memory_equal(e.addr, mac, 6);
+		assert_true(e.flags & IFF_UP);
+	} else {
+		print_message("# no NEWLINK echo on this kernel\n");
+	}
+	/* refused as a whole: nothing made */
+	set.mtu = 65000;
+	assert_true(nl_link_add_macvlan(host, "net6", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, &set, &e) < 0);
+	assert_int_equal(nl_link_get(pod, "net6", &l), 0);
+	assert_int_equal(nl_link_get(pod, "net5", &l), 1);
+	assert_int_equal(nl_link_del(pod, l.ifindex), 0);
 	nl_rt_free(host);
 	nl_rt_free(pod);
 }
@@ -194,7 +234,7 @@ static void test_addr_route_rule(void **st)
 	assert_int_equal(nl_rt_open(-1, &host), 0);
 	assert_int_equal(nl_rt_open(pod_fd, &pod), 0);
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	assert_int_equal(nl_link_add_macvlan(host, "net3", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd), 0);
+	assert_int_equal(nl_link_add_macvlan(host, "net3", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), 0);
 	assert_int_equal(nl_link_get(pod, "net3", &l), 1);
 	nl_link_change_init(&c);
 	c.up = 1;
@@ -302,7 +342,7 @@ static void test_ipoib_request(void **st)
 	struct nl_rt *rt;
 	struct nl_link parent;
 
-	assert_int_equal(nl_build_ipoib_add("net4", 7, 0x8001, 9, &msg), 0);
+	assert_int_equal(nl_build_ipoib_add("net4", 7, 0x8001, 9, NULL, &msg), 0);
 	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RTM_NEWLINK);
 	assert_int_equal(h->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK), NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
@@ -316,21 +356,21 @@ static void test_ipoib_request(void **st)
 	assert_int_equal(nla_get_u16(data[IFLA_IPOIB_PKEY]), 0x8001);
 	nlmsg_free(msg);
 	/* pkey 0: the parent's partition, no attribute */
-	assert_int_equal(nl_build_ipoib_add("net4", 7, 0, -1, &msg), 0);
+	assert_int_equal(nl_build_ipoib_add("net4", 7, 0, -1, NULL, &msg), 0);
 	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
 	assert_null(tb[IFLA_NET_NS_FD]);
 	assert_int_equal(nla_parse_nested(info, IFLA_INFO_MAX, tb[IFLA_LINKINFO], NULL), 0);
 	assert_string_equal(nla_get_string(info[IFLA_INFO_KIND]), "ipoib");
 	assert_null(info[IFLA_INFO_DATA]); /* libnl drops an empty nest, as the kernel wants */
 	nlmsg_free(msg);
-	assert_int_equal(nl_build_ipoib_add("", 7, 0, -1, &msg), -EINVAL);
+	assert_int_equal(nl_build_ipoib_add("", 7, 0, -1, NULL, &msg), -EINVAL);
 
 	/* the kernel's answer: without the ipoib module "Unknown device type"; with it, a veth
 	 * parent is refused. Either way nothing is created. */
 	need_netns();
 	assert_int_equal(nl_rt_open(-1, &rt), 0);
 	assert_int_equal(nl_link_get(rt, "h0", &parent), 1);
-	assert_true(nl_link_add_ipoib(rt, "ib9", parent.ifindex, 0x8001, -1) < 0);
+	assert_true(nl_link_add_ipoib(rt, "ib9", parent.ifindex, 0x8001, -1, NULL, NULL) < 0);
 	print_message("# ipoib on this kernel: \"%s\"\n", nl_rt_errmsg(rt));
 	assert_int_equal(nl_link_get(rt, "ib9", &parent), 0);
 	nl_rt_free(rt);
@@ -642,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_netns_files),
 		cmocka_unit_test(test_link_get_list),
 		cmocka_unit_test(test_macvlan_in_pod),
+		cmocka_unit_test(test_macvlan_settings_echo),
 		cmocka_unit_test(test_move_rename_settings),
 		cmocka_unit_test(test_addr_route_rule),
 		cmocka_unit_test(test_ipv4_conf),

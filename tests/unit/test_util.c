@@ -91,9 +91,45 @@ static void test_read_file(void **st)
 	free(buf);
 }
 
+/* fileio_list_dir: sorted, "." and ".." out; hidden names and non-regular entries by flag. */
+static void test_list_dir(void **st)
+{
+	_cleanup_close_ int dfd = dirfd_of();
+	static const char *const files[] = { "c", ".h", "a" };
+	char **v = NULL;
+	size_t n = 0;
+	int fd;
+
+	(void)st;
+	assert_int_equal(mkdirat(dfd, "ls", 0755), 0);
+	fd = openat(dfd, "ls", O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < 3; i++)
+		close(openat(fd, files[i], O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(mkdirat(fd, "b", 0755), 0);
+	assert_int_equal(fileio_list_dir(fd, 0, &v, &n), 0);
+	assert_int_equal(n, 4);
+	{
+		_cleanup_free_ char *j = strv_join(v, ",");
+		assert_string_equal(j, ".h,a,b,c");
+	}
+	strv_free(v);
+	close(fd);
+	fd = openat(dfd, "ls", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | FILEIO_LIST_REGULAR, &v, &n), 0);
+	{
+		_cleanup_free_ char *j = strv_join(v, ",");
+		assert_string_equal(j, "a,c");
+	}
+	assert_int_equal(n, 2);
+	strv_free(v);
+	close(fd);
+}
+
 /* The one reader of a root's files (sysfs, /proc, the image: hw_dir_read, hw_ctx_read, the
  * doctor's reads): a regular file is read to its end or len; a FIFO opened with O_NONBLOCK,
- * a directory or a device is refused by type, never read (a FIFO would block). */
+ * a directory or a device is refused by type, asked after a read that ended empty, failed or
+ * filled the buffer (a FIFO would block a blocking read; /dev/zero never ends). */
 static void test_read_regular(void **st)
 {
 	_cleanup_close_ int dfd = dirfd_of();
@@ -120,7 +156,22 @@ static void test_read_regular(void **st)
 	close(fd);
 	fd = open("/dev/null", O_RDONLY | O_NONBLOCK);
 	assert_int_equal(fileio_check_regular(fd), -FILEIO_ENOTREG);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* empty: asked */
 	close(fd);
+	fd = open("/dev/zero", O_RDONLY | O_NONBLOCK);
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* full: asked */
+	close(fd);
+	/* a FIFO whose writer is still there: EAGAIN after its bytes, refused */
+	{
+		int w, rfd = openat(dfd, "fifo", O_RDONLY | O_NONBLOCK);
+		assert_true(rfd >= 0);
+		w = openat(dfd, "fifo", O_WRONLY | O_NONBLOCK);
+		assert_true(w >= 0);
+		assert_int_equal(fileio_write_all(w, "ab", 2), 0);
+		assert_int_equal(fileio_read_regular(rfd, buf, sizeof(buf)), -FILEIO_ENOTREG);
+		close(w);
+		close(rfd);
+	}
 }
 
 static void test_read_file_big_and_pipe(void **st)
@@ -405,6 +456,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
 		cmocka_unit_test(test_read_file_big_and_pipe),
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
