@@ -90,10 +90,14 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 	for (size_t i = 0; i < w.n; i++)
 		log_warning("%s", w.v[i]);
 	strv_free(w.v);
-	if ((r = resolve_link(cfg, err)) < 0) {
+	if ((r = resolve_link(cfg, err)) < 0 || (r = cni_config_resolve_chain(cfg, req)) < 0) {
 		op_done(cfg);
 		return r;
 	}
+	/* rdma-cni's own switch for its debug log ("args": {"cni": {"debug": true}}) */
+	if (cfg->link == CNI_LINK_RDMA && !cfg->has_log_level &&
+	    json_is_true(json_object_get(json_object_get(req->conf->args, "cni"), "debug")))
+		log_set_max_level(LOG_LEVEL_DEBUG);
 	*ret_ctx = cfg;
 	return 0;
 }
@@ -108,7 +112,7 @@ int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err)
 	return 0;
 }
 
-static void ctx_close(struct cni_ctx *c)
+void cni_ctx_close(struct cni_ctx *c)
 {
 	nl_rt_free(c->pod);
 	nl_rt_free(c->host);
@@ -124,7 +128,7 @@ static void ctx_close(struct cni_ctx *c)
 
 /* Open the pod's namespace at `netns` (may be NULL or ""): 0 and c->pod when it is there,
  * 0 without it when it is gone, <0 with err for anything else. */
-static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *err)
+int cni_ctx_open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *err)
 {
 	int r;
 
@@ -150,7 +154,7 @@ static int open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *
 /* ADD and CHECK without the pod's namespace: gone (code 3), or a path that is something else,
  * named as what it is (code 4: the runtime gave a wrong CNI_NETNS). DEL and GC take both as
  * gone, since there is nothing in them to undo. */
-static int pod_missing(const char *netns, struct cnispec_error *err)
+int cni_pod_missing(const char *netns, struct cnispec_error *err)
 {
 	const char *what = NULL;
 	int r = nl_netns_describe(netns, &what);
@@ -162,13 +166,13 @@ static int pod_missing(const char *netns, struct cnispec_error *err)
 			    "CNI_NETNS %s: no such network namespace", netns);
 }
 
-static int ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
 		    const char *ifname, struct cnispec_error *err)
 {
 	int r;
 
 	*c = (struct cni_ctx){ .req = req, .cfg = cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1 };
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNI_LINK_HOSTDEV || cfg->link == CNI_LINK_RDMA) {
 		r = hw_ctx_new(cfg->sysfs, NULL, &c->hw);
 		if (r < 0)
 			return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration: sysfs", "sysfs: %s: %s",
@@ -178,7 +182,7 @@ static int ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struc
 		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the plugin's network namespace failed", "%s", strerror(-r));
 	if ((r = nl_rt_open(-1, &c->host)) < 0)
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
-	if (cfg->policy_routing && ifname) {
+	if (cfg->policy_routing && ifname && cfg->link != CNI_LINK_RDMA) {
 		c->table = cni_route_table(cfg->table_base, ifname);
 		/* ADD refused it, so DEL and GC have no table to clean: they go on without one */
 		if (!c->table && (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC))
@@ -309,17 +313,21 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	size_t idx;
 	int ifindex = 0, r;
 
+	/* the rdma link makes no interface (chain.c) */
+	if (cfg->link == CNI_LINK_RDMA)
+		return cni_chain_add(cfg, req, ret, err);
+
 	/* IP= is for the IPAM plugin, which gets CNI_ARGS as they are; without one, the address
 	 * asked for would silently not be given */
 	if (req->env->ip && !req->conf->ipam_type)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_ARGS",
 				    "IP=%s: network %s has no ipam to give an address", req->env->ip, req->conf->name);
-	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
+	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
-	if ((r = open_pod(&c, req->env->netns, err)) < 0)
+	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = pod_missing(req->env->netns, err);
+		r = cni_pod_missing(req->env->netns, err);
 		goto out;
 	}
 	if (!ops->creates_by_name && (r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
@@ -400,7 +408,7 @@ fail:
 out:
 	cnispec_result_free(ipam);
 	cnispec_result_free(res);
-	ctx_close(&c);
+	cni_ctx_close(&c);
 	return r;
 }
 
@@ -455,9 +463,12 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 	bool keep = false;
 	int r, first = 0;
 
-	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
+	if (cfg->link == CNI_LINK_RDMA)
+		return cni_chain_del(cfg, req, err);
+
+	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
-	if ((r = open_pod(&c, req->env->netns, err)) < 0)
+	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (cfg->link == CNI_LINK_HOSTDEV) {
 		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
@@ -494,7 +505,7 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id, c.ifname, strerror(-r));
 	r = first;
 out:
-	ctx_close(&c);
+	cni_ctx_close(&c);
 	return r;
 }
 
@@ -510,13 +521,16 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 	char mac[3 * 32 + 1];
 	int r;
 
+	if (cfg->link == CNI_LINK_RDMA)
+		return cni_chain_check(cfg, req, err);
+
 	if (!prev)
 		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
 				    "CHECK needs prevResult: the result of the ADD it checks");
-	if ((r = ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 || (r = open_pod(&c, req->env->netns, err)) < 0)
+	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 || (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
-		r = pod_missing(req->env->netns, err);
+		r = cni_pod_missing(req->env->netns, err);
 		goto out;
 	}
 	for (size_t i = 0; i < prev->n_interfaces && !pi; i++)
@@ -563,7 +577,7 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 	if (req->conf->ipam_type)
 		r = ipam_call(req, CNISPEC_CMD_CHECK, NULL, err);
 out:
-	ctx_close(&c);
+	cni_ctx_close(&c);
 	return r;
 }
 
@@ -575,6 +589,9 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 	struct cnispec_error e = { 0 };
 	size_t n = 0, done = 0;
 	int r, first = 0;
+
+	if (cfg->link == CNI_LINK_RDMA)
+		return cni_chain_gc(cfg, req, err);
 
 	/* only hostdev leaves something on the host (its record and a device the kernel gave
 	 * back under another name); macvlan and IPoIB children die with their namespace */
@@ -602,14 +619,14 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
 			continue;
 		}
-		if ((r = ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 && (r = open_pod(&c, st.netns, &e)) == 0) {
+		if ((r = cni_ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 && (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0) {
 			c.st = &st;
 			if (st.fabric && (r = cni_partition_leave(&c, req->conf->name, ids[i], ifnames[i], &e)) == 0)
 				(void)cni_state_save(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
 			if (r == 0)
 				r = teardown(&c, ops, &keep, &e);
 		}
-		ctx_close(&c);
+		cni_ctx_close(&c);
 		if (r < 0) {
 			log_warning("GC: %s:%s: %s (%s)", ids[i], ifnames[i], e.msg, e.details);
 			if (!first) {
@@ -653,9 +670,12 @@ static int op_status(void *ctx, const struct cnispec_request *req, struct cnispe
 	struct cni_ctx c;
 	int r;
 
-	if ((r = ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
+	if (cfg->link == CNI_LINK_RDMA)
+		return cni_chain_status(cfg, err);
+
+	if ((r = cni_ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
 		r = ipam_call(req, CNISPEC_CMD_STATUS, NULL, err);
-	ctx_close(&c);
+	cni_ctx_close(&c);
 	return r;
 }
 
@@ -677,11 +697,12 @@ static void usage(FILE *f)
 	      "Gives a pod a secondary RDMA interface: \"link\": \"macvlan\" (a child of \"master\", \"mode\"\n"
 	      "bridge|private|vepa|passthru), \"ipoib\" (a child of \"master\", \"pkey\") or \"hostdev\" (the\n"
 	      "netdev of PCI function \"deviceID\" or named \"device\" moves in, with its RDMA device when\n"
-	      "\"rdmaIsolation\" is true). Keys: sysfs, mtu, mac, guid, pkey, fabric (hostdev: the fabric\n"
-	      "manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation, policyRouting\n"
-	      "(default true: a table per interface), tableBase (100), rulePriority (30000), stateDir,\n"
-	      "logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0, 0.4.0,\n"
-	      "0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);
+	      "\"rdmaIsolation\" is true); after another plugin in a conflist, \"rdma\" moves the RDMA device of\n"
+	      "the interface that plugin made (rdma-cni's role). Keys: sysfs, mtu, mac, guid, pkey, fabric\n"
+	      "(hostdev: the fabric manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation,\n"
+	      "policyRouting (default true: a table per interface), tableBase (100), rulePriority (30000),\n"
+	      "stateDir, logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0,\n"
+	      "0.4.0, 0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);
 }
 
 int cni_main(int argc, char **argv)

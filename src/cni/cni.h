@@ -9,6 +9,7 @@
  *   rdma.c     the RDMA subsystem's netns mode and moving a function's RDMA device
  *   routing.c  addresses, the per-interface table, its rule and the multi-rail sysctls
  *   state.c    the record a hostdev attachment leaves, so DEL and GC can give the device back
+ *   chain.c    the rdma link: rdma-cni's role after another plugin, the RDMA device only
  *   cni.c      the commands (ADD with rollback, DEL, CHECK, GC, STATUS) and cni_main
  */
 #ifndef RDMAK_CNI_H
@@ -35,7 +36,9 @@ enum {
 	CNI_E_CHECK = 110,       /* CHECK: the live state differs from prevResult */
 };
 
-enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV };
+/* CNI_LINK_RDMA makes no interface: after another plugin in a chain (rdma-cni's role) it moves
+ * the RDMA device of the interface that plugin made into the pod (chain.c). */
+enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV, CNI_LINK_RDMA };
 
 #define CNI_DEFAULT_TABLE_BASE 100
 #define CNI_DEFAULT_RULE_PRIORITY 30000
@@ -46,6 +49,10 @@ struct cni_config {
 	/* link was absent and only master named the kind: macvlan or ipoib by the master's link
 	 * type, which cni_config_resolve_link reads (link says macvlan until then) */
 	bool link_by_master;
+	/* link was absent and deviceID (or pciBusID) was all: hostdev, or rdma when the command
+	 * shows a chain (cni_config_resolve_chain). Multus writes deviceID into every plugin of a
+	 * chain, so rdma-cni's {"type": "rdma"} reaches the plugin with it */
+	bool link_by_chain;
 	char master[NL_IFNAMSIZ];      /* macvlan, ipoib */
 	uint32_t macvlan_mode;         /* MACVLAN_MODE_* */
 	bool has_pkey;
@@ -104,6 +111,18 @@ struct cni_ctx {
 	int master_ifindex;          /* macvlan, ipoib: master in the host's namespace */
 	struct cni_state *st;        /* hostdev's record */
 };
+
+/* Open what a command works with: the plugin's own namespace and rtnetlink there, the sysfs
+ * root (hostdev, rdma), the policy routing table. 0 or <0 with err. cni_ctx_close() undoes
+ * it, also after a failure. */
+int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
+		 const char *ifname, struct cnispec_error *err);
+void cni_ctx_close(struct cni_ctx *c);
+/* The pod's namespace at netns (NULL or ""): 0 with c->pod when it is there, 0 without when
+ * it is gone, <0 with err for anything else. */
+int cni_ctx_open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error *err);
+/* ADD's and CHECK's error for a pod namespace that cni_ctx_open_pod() did not find. */
+int cni_pod_missing(const char *netns, struct cnispec_error *err);
 
 /* ---- link kinds ------------------------------------------------------------------------ */
 
@@ -166,6 +185,20 @@ int cni_rdma_check_mode(struct cnispec_error *err);
 int cni_rdma_move(const char *name, int from_ns, int to_ns, struct cnispec_error *err);
 /* 1 when the namespace sees the device, 0 when not. */
 int cni_rdma_visible(const char *name, int ns, struct cnispec_error *err);
+
+/* ---- the rdma link (chain.c) -------------------------------------------------------------- */
+
+/* With link_by_chain: rdma when the command shows that another plugin made the interface (ADD:
+ * a prevResult; DEL, CHECK: a record of the rdma link for this attachment), else hostdev. */
+int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request *req);
+/* The commands of the rdma link, for cni.c's ops (the link ops table is for links that make
+ * an interface). ADD's result is prevResult's. */
+int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_result **ret,
+		  struct cnispec_error *err);
+int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
+int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
+int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
+int cni_chain_status(const struct cni_config *cfg, struct cnispec_error *err);
 
 /* ---- routing --------------------------------------------------------------------------- */
 
@@ -231,6 +264,14 @@ int cni_state_remove(const char *dir, const char *network, const char *id, const
 int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname, size_t *ret_removed);
 /* The records of a network: parallel arrays of container IDs and ifnames (strv). */
 int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
+/* The same for the rdma link's records, beside hostdev's under another name
+ * (<id>:<ifname>:rdma, which cni_state_list skips): a chain of hostdev then rdma keeps both. */
+int cni_state_save_rdma(const char *dir, const char *network, const char *id, const char *ifname,
+			const struct cni_state *st);
+int cni_state_load_rdma(const char *dir, const char *network, const char *id, const char *ifname,
+			struct cni_state *ret);
+int cni_state_remove_rdma(const char *dir, const char *network, const char *id, const char *ifname);
+int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
 /* Parse a record's text (the fuzzer's other entry). */
 int cni_state_parse(const char *buf, size_t len, struct cni_state *ret);
 

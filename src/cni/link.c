@@ -51,6 +51,8 @@ const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
 		return &cni_link_ipoib;
 	case CNI_LINK_HOSTDEV:
 		return &cni_link_hostdev;
+	case CNI_LINK_RDMA:
+		break; /* makes no interface: cni.c runs chain.c's commands instead */
 	}
 	return NULL;
 }

@@ -21,6 +21,7 @@ static const char *const link_names[] = {
 	[CNI_LINK_MACVLAN] = "macvlan",
 	[CNI_LINK_IPOIB] = "ipoib",
 	[CNI_LINK_HOSTDEV] = "hostdev",
+	[CNI_LINK_RDMA] = "rdma",
 };
 
 const char *cni_link_kind_name(enum cni_link_kind k)
@@ -52,6 +53,7 @@ const char *cni_macvlan_mode_name(uint32_t mode)
 struct reader {
 	struct cni_config c;
 	int link, mode;
+	bool isolation_given;
 };
 
 /* ---- the anchors' keys ----------------------------------------------------------------------
@@ -153,7 +155,7 @@ static int read_link(struct dispatch_ctx *d, const char *path, json_t *v, void *
 			*(int *)t = (int)i;
 			return 0;
 		}
-	return dispatch_fail(d, path, "\"%.32s\" is not a link kind (macvlan, ipoib or hostdev)", s);
+	return dispatch_fail(d, path, "\"%.32s\" is not a link kind (macvlan, ipoib, hostdev or rdma)", s);
 }
 
 static int read_mode(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -420,10 +422,14 @@ static const struct dispatch_field runtime_fields[] = {
  *   master + mode or mac           macvlan (the reference plugin's keys)
  *   master + pkey                  ipoib (ipoib-cni's child on a partition)
  *   master alone                   macvlan or ipoib by the master's link type, found at ADD
- *   device, deviceID or pciBusID   hostdev (host-device, sriov-cni, ib-sriov-cni)
+ *   device, guid                   hostdev (host-device, ib-sriov-cni)
+ *   deviceID or pciBusID alone     hostdev (sriov-cni, host-device), or rdma after another
+ *                                  plugin: Multus writes deviceID into every plugin of a chain,
+ *                                  rdma-cni's included, so the command decides (link_by_chain)
+ *   nothing that names a netdev    rdma (rdma-cni's {"type": "rdma"} in a conflist)
  * deviceID beside master is Multus' (it writes it into every plugin of a resource's network):
  * master wins. Signs of two kinds are refused naming the keys and the choices. */
-static int infer_link(struct dispatch_ctx *d, struct reader *rd)
+static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
 	struct cni_config *c = &rd->c;
 	bool master = c->master[0], mac_sign = rd->mode >= 0 || c->has_mac;
@@ -447,23 +453,62 @@ static int infer_link(struct dispatch_ctx *d, struct reader *rd)
 			rd->link = CNI_LINK_MACVLAN;
 			c->link_by_master = true;
 		}
-	} else if (c->device[0] || c->device_id[0] || c->has_guid) {
+	} else if (c->device[0] || c->has_guid) {
 		rd->link = CNI_LINK_HOSTDEV;
+	} else if (c->device_id[0]) {
+		rd->link = CNI_LINK_HOSTDEV;
+		/* with nothing else of hostdev's, checked as hostdev until the command decides */
+		c->link_by_chain = !c->has_pkey && !mac_sign && !c->mtu && !conf->ipam &&
+				   !(rd->isolation_given && !c->rdma_isolation);
+	} else if (!mac_sign && !c->has_pkey && !c->mtu) {
+		rd->link = CNI_LINK_RDMA;
 	} else {
-		return dispatch_fail(d, "link", "missing, and nothing names one: set link (macvlan, ipoib or hostdev), "
-				     "or give master (macvlan, ipoib) or deviceID or device (hostdev)");
+		return dispatch_fail(d, "link", "missing, and nothing names one: set link (macvlan, ipoib, hostdev or "
+				     "rdma), or give master (macvlan, ipoib) or deviceID or device (hostdev)");
 	}
 	return 0;
 }
 
-static int cross_check(struct dispatch_ctx *d, struct reader *rd)
+/* The rdma link (rdma-cni's role after another plugin) makes no interface: the keys that
+ * shape one are refused naming what to do instead. */
+static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
+{
+	static const char *const other = "a key of a link that makes an interface: the rdma link moves the "
+		"RDMA device of the interface the plugin before it made, and changes nothing else";
+	const struct cni_config *c = &rd->c;
+
+	if (c->master[0])
+		return dispatch_fail(d, "master", "%s", other);
+	if (c->device[0])
+		return dispatch_fail(d, "device", "%s", other);
+	if (rd->mode >= 0)
+		return dispatch_fail(d, "mode", "%s", other);
+	if (c->has_mac)
+		return dispatch_fail(d, "mac", "%s", other);
+	if (c->has_guid)
+		return dispatch_fail(d, "guid", "%s", other);
+	if (c->has_pkey)
+		return dispatch_fail(d, "pkey", "%s", other);
+	if (c->mtu)
+		return dispatch_fail(d, "mtu", "%s", other);
+	if (conf->ipam)
+		return dispatch_fail(d, "ipam", "the rdma link adds no interface to address: give ipam to the plugin "
+				     "before it in the chain");
+	if (rd->isolation_given && !c->rdma_isolation)
+		return dispatch_fail(d, "rdmaIsolation", "false leaves the rdma link nothing to do: remove the plugin "
+				     "from the chain instead");
+	return 0;
+}
+
+static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
 	const struct cni_config *c = &rd->c;
 	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0], mode = rd->mode >= 0;
 	const char *kind;
 	int r;
 
-	if (rd->link < 0 && (r = infer_link(d, rd)) < 0)
+	rd->isolation_given = json_object_get(conf->plugin, "rdmaIsolation") != NULL;
+	if (rd->link < 0 && (r = infer_link(d, rd, conf)) < 0)
 		return r;
 	kind = c->link_by_master ? "macvlan or ipoib" : cni_link_kind_name((enum cni_link_kind)rd->link);
 	switch ((enum cni_link_kind)rd->link) {
@@ -508,6 +553,8 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd)
 		if (c->fabric.set && !c->has_pkey)
 			return dispatch_fail(d, "fabric", "needs pkey: the partition the VF's GUID joins");
 		break;
+	case CNI_LINK_RDMA:
+		return check_rdma(d, rd, conf);
 	}
 	return 0;
 }
@@ -554,7 +601,7 @@ int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *re
 	if (r == 0 && conf->runtime_config)
 		r = dispatch_run(&d, "runtimeConfig", conf->runtime_config, runtime_fields, DISPATCH_UNKNOWN_ALLOW, &rd);
 	if (r == 0)
-		r = cross_check(&d, &rd);
+		r = cross_check(&d, &rd, conf);
 	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNI_DEFAULT_STATE_DIR)))
 		r = -ENOMEM;
 	if (r < 0) {

@@ -42,16 +42,18 @@ static int net_dir(const char *dir, const char *network, bool create, int *ret_f
 	return 0;
 }
 
-static int key_name(const char *id, const char *ifname, char *buf, size_t len)
+/* The record's file name: <id>:<ifname>, and <id>:<ifname>:rdma for the rdma link's (neither an
+ * ID nor an ifname holds ':', so cni_state_list never reads the one for the other). */
+static int key_name(const char *id, const char *ifname, bool rdma, char *buf, size_t len)
 {
 	if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
 		return -EINVAL;
-	snprintf(buf, len, "%s:%s", id, ifname);
+	snprintf(buf, len, "%s:%s%s", id, ifname, rdma ? ":rdma" : "");
 	return 0;
 }
 
-int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
-		   const struct cni_state *st)
+static int state_save(const char *dir, const char *network, const char *id, const char *ifname, bool rdma,
+		      const struct cni_state *st)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20], mac[3 * 32 + 1], guid[20];
 	_cleanup_close_ int dfd = -1;
@@ -59,7 +61,7 @@ int cni_state_save(const char *dir, const char *network, const char *id, const c
 	json_t *o;
 	int r;
 
-	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+	if ((r = key_name(id, ifname, rdma, key, sizeof(key))) < 0)
 		return r;
 	cni_format_hwaddr(st->host_mac, st->host_mac_len, mac);
 	snprintf(guid, sizeof(guid), "%016" PRIx64, st->guid_orig);
@@ -181,7 +183,8 @@ out:
 	return r;
 }
 
-int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret)
+static int state_load(const char *dir, const char *network, const char *id, const char *ifname, bool rdma,
+		      struct cni_state *ret)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -189,7 +192,7 @@ int cni_state_load(const char *dir, const char *network, const char *id, const c
 	size_t len;
 	int r;
 
-	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+	if ((r = key_name(id, ifname, rdma, key, sizeof(key))) < 0)
 		return r;
 	r = net_dir(dir, network, false, &dfd);
 	if (r == -ENOENT)
@@ -205,13 +208,13 @@ int cni_state_load(const char *dir, const char *network, const char *id, const c
 	return r < 0 ? r : 1;
 }
 
-int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname)
+static int state_remove(const char *dir, const char *network, const char *id, const char *ifname, bool rdma)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
 	int r;
 
-	if ((r = key_name(id, ifname, key, sizeof(key))) < 0)
+	if ((r = key_name(id, ifname, rdma, key, sizeof(key))) < 0)
 		return r;
 	r = net_dir(dir, network, false, &dfd);
 	if (r == -ENOENT)
@@ -233,7 +236,7 @@ int cni_state_tidy(const char *dir, const char *network, const char *id, const c
 
 	if (ret_removed)
 		*ret_removed = 0;
-	if (id && (r = key_name(id, ifname, key, sizeof(key))) < 0)
+	if (id && (r = key_name(id, ifname, false, key, sizeof(key))) < 0)
 		return r;
 	r = net_dir(dir, network, false, &dfd);
 	if (r == -ENOENT)
@@ -245,7 +248,41 @@ int cni_state_tidy(const char *dir, const char *network, const char *id, const c
 	return fileio_remove_stale_temps_at(dfd, id ? key : NULL, ret_removed);
 }
 
-int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
+		   const struct cni_state *st)
+{
+	return state_save(dir, network, id, ifname, false, st);
+}
+
+int cni_state_save_rdma(const char *dir, const char *network, const char *id, const char *ifname,
+			const struct cni_state *st)
+{
+	return state_save(dir, network, id, ifname, true, st);
+}
+
+int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret)
+{
+	return state_load(dir, network, id, ifname, false, ret);
+}
+
+int cni_state_load_rdma(const char *dir, const char *network, const char *id, const char *ifname,
+			struct cni_state *ret)
+{
+	return state_load(dir, network, id, ifname, true, ret);
+}
+
+int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname)
+{
+	return state_remove(dir, network, id, ifname, false);
+}
+
+int cni_state_remove_rdma(const char *dir, const char *network, const char *id, const char *ifname)
+{
+	return state_remove(dir, network, id, ifname, true);
+}
+
+static int state_list(const char *dir, const char *network, bool rdma, char ***ret_ids, char ***ret_ifnames,
+		      size_t *ret_n)
 {
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
 	_cleanup_closedir_ DIR *d = NULL;
@@ -267,22 +304,36 @@ int cni_state_list(const char *dir, const char *network, char ***ret_ids, char *
 		return -errno;
 	}
 	while ((de = readdir(d))) {
-		char *colon = strrchr(de->d_name, ':');
-		_cleanup_free_ char *id = NULL;
+		char *colon = strchr(de->d_name, ':'), *end;
+		_cleanup_free_ char *id = NULL, *ifname = NULL;
 
 		/* fileio_write_atomic_at's temp files and anything not ours have no valid key */
 		if (!colon)
 			continue;
-		id = strndup(de->d_name, (size_t)(colon - de->d_name));
-		if (!id)
-			return -ENOMEM;
-		if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(colon + 1, NULL))
+		end = strchr(colon + 1, ':');
+		if (rdma ? !end || strcmp(end, ":rdma") : !!end)
 			continue;
-		if ((r = strv_push(&ids, &n, TAKE_PTR(id))) < 0 || (r = strv_extend(&ifnames, &m, colon + 1)) < 0)
+		id = strndup(de->d_name, (size_t)(colon - de->d_name));
+		ifname = end ? strndup(colon + 1, (size_t)(end - colon - 1)) : strdup(colon + 1);
+		if (!id || !ifname)
+			return -ENOMEM;
+		if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
+			continue;
+		if ((r = strv_push(&ids, &n, TAKE_PTR(id))) < 0 || (r = strv_push(&ifnames, &m, TAKE_PTR(ifname))) < 0)
 			return r;
 	}
 	*ret_ids = TAKE_PTR(ids);
 	*ret_ifnames = TAKE_PTR(ifnames);
 	*ret_n = n;
 	return 0;
+}
+
+int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+{
+	return state_list(dir, network, false, ret_ids, ret_ifnames, ret_n);
+}
+
+int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+{
+	return state_list(dir, network, true, ret_ids, ret_ifnames, ret_n);
 }

@@ -118,14 +118,22 @@ static void test_config_refusals(void **st)
 		  "device: give device or deviceID, not both (deviceID 0000:1b:00.2 is also set)" },
 		{ "\"link\":\"ipoib\",\"master\":\"ib0\",\"mode\":\"vepa\"", 7, "invalid network configuration: mode",
 		  "mode: only for link macvlan" },
+		/* the rdma link makes no interface: the keys of one are refused */
+		{ "\"link\":\"rdma\",\"master\":\"ens1\"", 7, "invalid network configuration: master",
+		  "master: a key of a link that makes an interface: the rdma link moves the RDMA device of the interface "
+		  "the plugin before it made, and changes nothing else" },
+		{ "\"link\":\"rdma\",\"ipam\":{\"type\":\"host-local\"}", 7, "invalid network configuration: ipam",
+		  "ipam: the rdma link adds no interface to address: give ipam to the plugin before it in the chain" },
+		{ "\"rdmaIsolation\":false", 7, "invalid network configuration: rdmaIsolation",
+		  "rdmaIsolation: false leaves the rdma link nothing to do: remove the plugin from the chain instead" },
 		{ "\"master\":\"ens1\",\"device\":\"vf0\"", 7, "invalid network configuration: link",
 		  "link: missing, and master (macvlan or ipoib) and device (hostdev) name different kinds: set link to "
 		  "macvlan, ipoib or hostdev" },
 		{ "\"master\":\"ib0\",\"mode\":\"bridge\",\"pkey\":\"0x8001\"", 7, "invalid network configuration: link",
 		  "link: missing, and mode (macvlan) and pkey (ipoib) name different kinds: set link to macvlan or ipoib" },
 		{ "\"mtu\":9000", 7, "invalid network configuration: link",
-		  "link: missing, and nothing names one: set link (macvlan, ipoib or hostdev), or give master (macvlan, "
-		  "ipoib) or deviceID or device (hostdev)" },
+		  "link: missing, and nothing names one: set link (macvlan, ipoib, hostdev or rdma), or give master "
+		  "(macvlan, ipoib) or deviceID or device (hostdev)" },
 		{ "\"link\":\"hostdev\",\"device\":\"vf0\",\"rdmaIsolation\":null", 7,
 		  "invalid network configuration: rdmaIsolation", "rdmaIsolation: expected true or false, got null" },
 	};
@@ -150,18 +158,27 @@ static void test_config_infer_link(void **st)
 	static const struct {
 		const char *keys;
 		int link; /* -1: decided by the master's type (link_by_master) */
+		bool by_chain; /* hostdev, or rdma when the command shows a chain */
 	} cases[] = {
-		{ "\"master\":\"eth1\",\"mode\":\"bridge\"", CNI_LINK_MACVLAN },
-		{ "\"master\":\"eth1\",\"mac\":\"02:00:00:00:00:01\"", CNI_LINK_MACVLAN },
-		{ "\"master\":\"ib0\",\"pkey\":\"0x8001\"", CNI_LINK_IPOIB },
-		{ "\"master\":\"ib0\"", -1 },
+		{ "\"master\":\"eth1\",\"mode\":\"bridge\"", CNI_LINK_MACVLAN, false },
+		{ "\"master\":\"eth1\",\"mac\":\"02:00:00:00:00:01\"", CNI_LINK_MACVLAN, false },
+		{ "\"master\":\"ib0\",\"pkey\":\"0x8001\"", CNI_LINK_IPOIB, false },
+		{ "\"master\":\"ib0\"", -1, false },
 		/* Multus writes deviceID into every plugin of a resource's network: master wins */
-		{ "\"master\":\"ib0\",\"deviceID\":\"0000:1b:00.2\"", -1 },
-		{ "\"deviceID\":\"0000:03:02.0\"", CNI_LINK_HOSTDEV },
-		{ "\"pciBusID\":\"0000:3d:00.1\"", CNI_LINK_HOSTDEV },
-		{ "\"device\":\"enp0s1\"", CNI_LINK_HOSTDEV },
-		{ "\"runtimeConfig\":{\"deviceID\":\"0000:03:02.0\"}", CNI_LINK_HOSTDEV },
-		{ "\"link\":\"macvlan\",\"master\":\"ib0\"", CNI_LINK_MACVLAN },
+		{ "\"master\":\"ib0\",\"deviceID\":\"0000:1b:00.2\"", -1, false },
+		/* deviceID alone: sriov-cni's config as Multus passes it, or rdma-cni's after it */
+		{ "\"deviceID\":\"0000:03:02.0\"", CNI_LINK_HOSTDEV, true },
+		{ "\"pciBusID\":\"0000:3d:00.1\"", CNI_LINK_HOSTDEV, true },
+		{ "\"device\":\"enp0s1\"", CNI_LINK_HOSTDEV, false },
+		{ "\"runtimeConfig\":{\"deviceID\":\"0000:03:02.0\"}", CNI_LINK_HOSTDEV, true },
+		{ "\"deviceID\":\"0000:03:02.0\",\"mtu\":9000", CNI_LINK_HOSTDEV, false },
+		{ "\"deviceID\":\"0000:03:02.0\",\"ipam\":{\"type\":\"host-local\"}", CNI_LINK_HOSTDEV, false },
+		{ "\"deviceID\":\"0000:03:02.0\",\"rdmaIsolation\":false", CNI_LINK_HOSTDEV, false },
+		{ "\"link\":\"macvlan\",\"master\":\"ib0\"", CNI_LINK_MACVLAN, false },
+		/* rdma-cni's config: nothing that names a netdev */
+		{ "\"args\":{\"cni\":{\"debug\":true}}", CNI_LINK_RDMA, false },
+		{ "\"rdmaIsolation\":true", CNI_LINK_RDMA, false },
+		{ "\"link\":\"rdma\",\"deviceID\":\"0000:03:02.0\"", CNI_LINK_RDMA, false },
 	};
 
 	(void)st;
@@ -178,6 +195,8 @@ static void test_config_infer_link(void **st)
 		} else {
 			assert_false(c.link_by_master);
 			assert_int_equal(c.link, cases[i].link);
+			if (c.link_by_chain != cases[i].by_chain)
+				fail_msg("%s: link_by_chain %d", cases[i].keys, c.link_by_chain);
 		}
 		cni_config_clear(&c);
 	}
@@ -304,6 +323,28 @@ static void test_state(void **st)
 	assert_string_equal(ids[1], "c2");
 	strv_free(ids);
 	strv_free(ifs);
+	/* the rdma link's record of the same attachment (a chain of hostdev then rdma keeps both):
+	 * its own name, listed apart */
+	strcpy(s.host_name, "net1");
+	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(cni_state_save_rdma(dir, "net", "c1", "net1", &s), 0);
+	assert_int_equal(cni_state_list(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(n, 2);
+	strv_free(ids);
+	strv_free(ifs);
+	assert_int_equal(cni_state_list_rdma(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ids[0], "c1");
+	assert_string_equal(ifs[0], "net1");
+	strv_free(ids);
+	strv_free(ifs);
+	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
+	assert_string_equal(back.host_name, "enp27s0f0v3");
+	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 1);
+	assert_string_equal(back.host_name, "net1");
+	assert_int_equal(cni_state_remove_rdma(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
 	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
 	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
 	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 0);
