@@ -701,6 +701,8 @@ static void usage(FILE *f)
 	      "the interface that plugin made (rdma-cni's role). Keys: sysfs, mtu, mac, guid, pkey, fabric\n"
 	      "(hostdev: the fabric manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation,\n"
 	      "policyRouting (default true: a table per interface), tableBase (100), rulePriority (30000),\n"
+	      "for a VF sriov-cni's vlan, vlanQoS, vlanProto, min_tx_rate, max_tx_rate, spoofchk, trust and\n"
+	      "link_state (set through the PF, put back on DEL),\n"
 	      "stateDir, logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0,\n"
 	      "0.4.0, 0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);
 }

@@ -40,6 +40,20 @@ enum {
  * the RDMA device of the interface that plugin made into the pod (chain.c). */
 enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV, CNI_LINK_RDMA };
 
+/* A VF's settings set through its PF, in the order ADD applies them (sriov-cni's
+ * ApplyVFConfig: vlan, mac, rates, spoofchk, trust, link state); undone in reverse. */
+enum {
+	CNI_VF_VLAN = 1 << 0,
+	CNI_VF_MAC = 1 << 1,
+	CNI_VF_RATE = 1 << 2,
+	CNI_VF_SPOOFCHK = 1 << 3,
+	CNI_VF_TRUST = 1 << 4,
+	CNI_VF_LINK_STATE = 1 << 5,
+	CNI_VF_ALL = (1 << 6) - 1,
+};
+/* The configuration key of one CNI_VF_* bit, for messages ("vlan", "mac", "min_tx_rate/max_tx_rate"). */
+const char *cni_vf_key_name(unsigned bit);
+
 #define CNI_DEFAULT_TABLE_BASE 100
 #define CNI_DEFAULT_RULE_PRIORITY 30000
 #define CNI_DEFAULT_STATE_DIR "/var/lib/cni/rdmak-cni"
@@ -65,6 +79,14 @@ struct cni_config {
 	unsigned mtu;                  /* 0: leave */
 	bool has_mac;
 	uint8_t mac[6];
+	/* sriov-cni's VF settings, applied through the PF (CNI_VF_* bits of the keys given; mac is
+	 * applied through the PF too when the device is a VF, decided at ADD) */
+	unsigned vf_keys;
+	uint32_t vlan, vlan_qos;
+	uint16_t vlan_proto;           /* ETH_P_8021Q, ETH_P_8021AD */
+	uint32_t min_tx_rate, max_tx_rate;
+	bool spoofchk, trust;
+	uint32_t link_state;           /* IFLA_VF_LINK_STATE_* */
 	bool rdma_isolation;
 	bool policy_routing;
 	uint32_t table_base;
@@ -251,6 +273,8 @@ struct cni_state {
 	uint16_t pkey;
 	bool fabric;                   /* fabric_guid may be in pkey at the fabric manager */
 	uint64_t fabric_guid;
+	unsigned vf_set;               /* CNI_VF_* set through the PF: put back from vf_orig */
+	struct nl_vf_info vf_orig;     /* the VF's settings before ADD */
 };
 
 /* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.

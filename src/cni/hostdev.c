@@ -57,6 +57,160 @@ static int host_guard(struct cni_ctx *c, const struct nl_link *l, struct cnispec
 	return 0;
 }
 
+/* ---- the VF's settings through its PF (sriov-cni's ApplyVFConfig / ResetVFConfig) ---------- */
+
+/* What ADD sets through the PF: the VF keys given, and mac for a VF with an Ethernet address
+ * (sriov-cni sets both the PF's administrative MAC of the VF and the netdev's own). */
+static unsigned vf_wanted(const struct cni_ctx *c)
+{
+	unsigned bits = c->cfg->vf_keys;
+
+	if (c->cfg->has_mac && c->st->pf[0] && c->st->vf_index >= 0 && c->st->host_mac_len == 6)
+		bits |= CNI_VF_MAC;
+	return bits;
+}
+
+static int vf_pf_index(struct cni_ctx *c, int *ret, struct cnispec_error *err)
+{
+	struct nl_link pf;
+	int r = nl_link_get(c->host, c->st->pf, &pf);
+
+	if (r <= 0)
+		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s", c->st->pf);
+	*ret = pf.ifindex;
+	return 0;
+}
+
+/* The names of the settings in bits, for messages: "vlan, spoofchk". */
+static void vf_names(unsigned bits, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
+		if ((bits & bit) && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", cni_vf_key_name(bit));
+}
+
+/* The VF's settings before ADD, kept in the record for DEL (sriov-cni's OrigVfState). A device
+ * that is not a VF has no PF to set them through: refused naming the key. */
+static int vf_prepare(struct cni_ctx *c, const char *bdf, struct cnispec_error *err)
+{
+	unsigned want = vf_wanted(c);
+	char names[128];
+	int pf, r;
+
+	if (!want)
+		return 0;
+	vf_names(want, names, sizeof(names));
+	if (c->st->vf_index < 0 || !c->st->pf[0]) {
+		unsigned first = want & -want;
+		char msg[64];
+		snprintf(msg, sizeof(msg), "%s: not an SR-IOV VF", first == CNI_VF_RATE ? (c->cfg->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
+											  : cni_vf_key_name(first));
+		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, msg, "%s%s%s is not a VF with a PF netdev (physfn, virtfnN): %s "
+				    "is set through a VF's PF", c->st->host_name, bdf[0] ? " of " : "", bdf, names);
+	}
+	if ((r = vf_pf_index(c, &pf, err)) < 0)
+		return r;
+	r = nl_link_get_vf(c->host, pf, (uint32_t)c->st->vf_index, &c->st->vf_orig);
+	if (r < 0)
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "reading VF %d's settings through PF %s (for %s)",
+				   c->st->vf_index, c->st->pf, names);
+	if (r == 0)
+		return cnispec_fail(err, -EOPNOTSUPP, CNI_E_DEVICE, "the PF lists no such VF",
+				    "PF %s lists no VF %d in the kernel (its driver has no SR-IOV VFs here), so %s cannot be "
+				    "set through it", c->st->pf, c->st->vf_index, names);
+	return 0;
+}
+
+/* One setting, to the configured value (orig NULL) or back to *orig. */
+static int vf_set_one(struct cni_ctx *c, int pf, unsigned bit, const struct nl_vf_info *orig)
+{
+	const struct cni_config *cfg = c->cfg;
+	uint32_t vf = (uint32_t)c->st->vf_index;
+
+	switch (bit) {
+	case CNI_VF_VLAN:
+		return orig ? nl_link_set_vf_vlan(c->host, pf, vf, orig->vlan, orig->qos, orig->vlan_proto)
+			    : nl_link_set_vf_vlan(c->host, pf, vf, cfg->vlan, cfg->vlan_qos, cfg->vlan_proto);
+	case CNI_VF_MAC:
+		return nl_link_set_vf_mac(c->host, pf, vf, orig ? orig->mac : cfg->mac);
+	case CNI_VF_RATE:
+		return orig ? nl_link_set_vf_rate(c->host, pf, vf, orig->min_tx_rate, orig->max_tx_rate)
+			    : nl_link_set_vf_rate(c->host, pf, vf, cfg->min_tx_rate, cfg->max_tx_rate);
+	/* a flag the driver did not report (-1) goes back to the kernel's default: spoofchk on,
+	 * trust off */
+	case CNI_VF_SPOOFCHK:
+		return nl_link_set_vf_spoofchk(c->host, pf, vf, orig ? orig->spoofchk != 0 : cfg->spoofchk);
+	case CNI_VF_TRUST:
+		return nl_link_set_vf_trust(c->host, pf, vf, orig ? orig->trust == 1 : cfg->trust);
+	case CNI_VF_LINK_STATE:
+		return nl_link_set_vf_link_state(c->host, pf, vf, orig ? orig->link_state : cfg->link_state);
+	}
+	return -EINVAL;
+}
+
+/* Put back the settings of st->vf_set, last applied first. Each one back is cleared from
+ * vf_set; the first failure is returned (the others are still tried). */
+static int vf_restore(struct cni_ctx *c, struct cnispec_error *err)
+{
+	int pf, r, first = 0;
+
+	if (!c->st->vf_set)
+		return 0;
+	if ((r = vf_pf_index(c, &pf, err)) < 0)
+		return r;
+	for (unsigned bit = CNI_VF_LINK_STATE; bit; bit >>= 1) {
+		if (!(c->st->vf_set & bit))
+			continue;
+		r = vf_set_one(c, pf, bit, &c->st->vf_orig);
+		if (r == 0) {
+			c->st->vf_set &= ~bit;
+			continue;
+		}
+		if (!first)
+			first = cni_fail_nl(err, r, nl_rt_errmsg(c->host), "putting back %s of VF %d through PF %s",
+					    cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
+	}
+	return first;
+}
+
+/* Apply the configured settings in sriov-cni's order; on a refusal, put back the ones set
+ * before it and name the one refused and the PF. */
+static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
+{
+	unsigned want = vf_wanted(c);
+	int pf, r;
+
+	if (!want)
+		return 0;
+	if ((r = vf_pf_index(c, &pf, err)) < 0)
+		return r;
+	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1) {
+		if (!(want & bit))
+			continue;
+		r = vf_set_one(c, pf, bit, NULL);
+		if (r < 0) {
+			struct cnispec_error e = { 0 };
+			char kmsg[256];
+
+			snprintf(kmsg, sizeof(kmsg), "%s", nl_rt_errmsg(c->host));
+			if (vf_restore(c, &e) < 0)
+				log_warning("rollback: %s (%s)", e.msg, e.details);
+			if (r == -EOPNOTSUPP)
+				return cnispec_fail(err, r, CNI_E_KERNEL, "setting a VF setting through the PF failed",
+						    "PF %s refused %s of VF %d: operation not supported (its driver cannot set "
+						    "it)%s%s", c->st->pf, cni_vf_key_name(bit), c->st->vf_index,
+						    kmsg[0] ? "; kernel: " : "", kmsg);
+			return cni_fail_nl(err, r, kmsg, "setting %s of VF %d through PF %s", cni_vf_key_name(bit),
+					   c->st->vf_index, c->st->pf);
+		}
+		c->st->vf_set |= bit;
+	}
+	return cni_ctx_save_state(c, err);
+}
+
 static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 {
 	struct cni_state *st = c->st;
@@ -126,6 +280,8 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 				 "%s is not a VF with a PF netdev (physfn, virtfnN): its GUID cannot be set", f.bdf);
 		goto out;
 	}
+	if ((r = vf_prepare(c, f.bdf, err)) < 0)
+		goto out;
 	log_debug("hostdev %s: pci %s, rdma %s, pf %s vf %d", st->host_name, st->pci[0] ? st->pci : "-",
 		    st->rdma_dev[0] ? st->rdma_dev : "-", st->pf[0] ? st->pf : "-", st->vf_index);
 	r = 0;
@@ -227,6 +383,10 @@ static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec
 	struct nl_link l;
 	int r;
 
+	/* the PF's settings of the VF first (sriov-cni's ApplyVFConfig before SetupVF, ib-sriov-cni's
+	 * link state before the GUID) */
+	if ((r = vf_apply(c, err)) < 0)
+		return r;
 	if (c->cfg->has_guid) {
 		if ((r = set_guid(c, c->cfg->guid, err)) < 0)
 			return r;
@@ -319,8 +479,11 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 	struct cni_state *st = c->st;
 	struct nl_link_change ch;
 	struct nl_link l, h;
-	int r, first = 0;
+	int r, first;
 
+	/* the PF's settings of the VF before the VF itself, as sriov-cni's DEL does (some drivers
+	 * refuse a VF's reset while it is untrusted) */
+	first = vf_restore(c, err);
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r < 0)
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod", c->ifname);
@@ -336,11 +499,15 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 			return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "moving %s back to the host as %s", c->ifname,
 					   st->host_name);
 		if ((r = nl_link_get(c->host, st->host_name, &h)) > 0)
-			first = restore_on_host(c, &h, err);
+			r = restore_on_host(c, &h, err);
+		if (r < 0 && !first)
+			first = r;
 	} else {
 		/* not in the pod (never moved, or the kernel gave it back): on the host somewhere;
 		 * 1 (not there either) keeps the record for GC */
-		first = hostdev_reclaim(c, err);
+		r = hostdev_reclaim(c, err);
+		if (!first)
+			first = r;
 	}
 	if (st->rdma_moved) {
 		r = cni_rdma_move(st->rdma_dev, c->pod_ns, c->host_ns, err);
@@ -392,12 +559,13 @@ static int hostdev_reclaim(struct cni_ctx *c, struct cnispec_error *err)
 
 static int hostdev_reclaim_op(struct cni_ctx *c, struct cnispec_error *err)
 {
-	int r = hostdev_reclaim(c, err);
+	/* the PF keeps the VF's settings wherever the VF's netdev is */
+	int v = vf_restore(c, err), r = hostdev_reclaim(c, err);
 
 	/* the RDMA device of a dead namespace is the kernel's to return (to init_net) */
 	if (r == 0 && guid_back(c, err) < 0)
 		return -EIO;
-	return r;
+	return v < 0 ? v : r;
 }
 
 static int hostdev_check(struct cni_ctx *c, const struct nl_link *l, struct cnispec_error *err)

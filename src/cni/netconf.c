@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 
 #include "cni/cni.h"
@@ -54,60 +55,129 @@ struct reader {
 	struct cni_config c;
 	int link, mode;
 	bool isolation_given;
+	bool vlan_qos, vlan_proto; /* given: they need vlan */
 };
 
 /* ---- the anchors' keys ----------------------------------------------------------------------
- * sriov-cni, ib-sriov-cni and OpenShift's macvlan document keys that rdmak-cni has no row of its
- * own for. Each is read as the anchor means it: a value that asks for what rdmak-cni already
- * does (or leaves as the kernel made it) is accepted and named through the warning callback; a
- * value asking for what rdmak-cni does not do is refused naming the key and why, since silently
- * dropping it would give the pod another network than the one configured. */
+ * sriov-cni, ib-sriov-cni and OpenShift's macvlan document keys of their own. Each is read as the
+ * anchor means it: what rdmak-cni does too is applied; a value asking for what rdmak-cni does not
+ * do is refused naming the key and why, since silently dropping it would give the pod another
+ * network than the one configured. */
 
-/* sriov-cni's and ib-sriov-cni's VF settings, applied by them through the PF (IFLA_VF_*). The
- * value that changes nothing on a VF as the driver creates it ("vlan": 0 is "disabled" in
- * sriov-cni's reference, a rate of 0 "disables rate limiting", link_state "auto" follows the
- * PF) is accepted; any other is refused: rdmak-cni does not change a VF's settings. */
-static const struct vf_key {
-	const char *key;
-	const char *noop;  /* the JSON text of the value that changes nothing, or NULL */
-	const char *what;  /* for the message: "ip link set <pf> vf N <what>" */
-} vf_keys[] = {
-	{ "vlan", "0", "vlan" },
-	{ "vlanQoS", "0", "vlan ... qos" },
-	{ "vlanProto", "\"802.1q\"", "vlan ... proto" },
-	{ "spoofchk", NULL, "spoofchk" },
-	{ "trust", NULL, "trust" },
-	{ "min_tx_rate", "0", "min_tx_rate" },
-	{ "max_tx_rate", "0", "max_tx_rate" },
-	{ "link_state", "\"auto\"", "state" },
-};
-
-static bool json_text_is(const json_t *v, const char *text)
+/* sriov-cni's VF settings (pkg/config LoadConf's checks, pkg/sriov ApplyVFConfig's meaning):
+ * set through the VF's PF at ADD, put back at DEL (hostdev.c). */
+static int read_vlan(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	bool eq = t && strcasecmp(t, text) == 0;
+	struct cni_config *c = t;
+	long long n;
+	int r = dispatch_int_range(d, path, v, 0, 4094, &n);
 
-	free(t);
-	return eq;
+	if (r < 0)
+		return r;
+	c->vlan = (uint32_t)n;
+	c->vf_keys |= CNI_VF_VLAN;
+	return 0;
 }
 
-static int read_vf_key(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+static int read_vlan_qos(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
-	(void)t;
+	struct reader *rd = t;
+	long long n;
+	int r = dispatch_int_range(d, path, v, 0, 7, &n);
 
-	for (size_t i = 0; i < ELEMENTSOF(vf_keys); i++) {
-		if (strcmp(key, vf_keys[i].key))
-			continue;
-		if (vf_keys[i].noop && json_text_is(v, vf_keys[i].noop)) {
-			dispatch_warn(d, path, "accepted and not applied: rdmak-cni leaves the VF's setting as the "
-				      "driver made it, which this value asks for on a new VF");
+	if (r < 0)
+		return r;
+	rd->c.vlan_qos = (uint32_t)n;
+	rd->vlan_qos = true;
+	return 0;
+}
+
+static int read_vlan_proto(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct reader *rd = t;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	/* sriov-cni lowercases it first: "802.1Q" and "802.1q" alike */
+	if (!strcasecmp(s, "802.1q"))
+		rd->c.vlan_proto = ETH_P_8021Q;
+	else if (!strcasecmp(s, "802.1ad"))
+		rd->c.vlan_proto = ETH_P_8021AD;
+	else
+		return dispatch_fail(d, path, "\"%.32s\" is not a VLAN protocol (802.1Q or 802.1ad)", s);
+	rd->vlan_proto = true;
+	return 0;
+}
+
+/* min_tx_rate and max_tx_rate: Mb/s, 0 no limit; either one sets both (the other to 0), as
+ * sriov-cni does. */
+static int read_rate(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct cni_config *c = t;
+	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
+	long long n;
+	int r = dispatch_int_range(d, path, v, 0, UINT32_MAX, &n);
+
+	if (r < 0)
+		return r;
+	*(strcmp(key, "min_tx_rate") ? &c->max_tx_rate : &c->min_tx_rate) = (uint32_t)n;
+	c->vf_keys |= CNI_VF_RATE;
+	return 0;
+}
+
+/* spoofchk and trust: "on" or "off" */
+static int read_on_off(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct cni_config *c = t;
+	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path, *s;
+	bool spoof = !strcmp(key, "spoofchk"), on;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	if (strcmp(s, "on") && strcmp(s, "off"))
+		return dispatch_fail(d, path, "\"%.32s\" is neither \"on\" nor \"off\"", s);
+	on = !strcmp(s, "on");
+	*(spoof ? &c->spoofchk : &c->trust) = on;
+	c->vf_keys |= spoof ? CNI_VF_SPOOFCHK : CNI_VF_TRUST;
+	return 0;
+}
+
+static int read_link_state(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	static const char *const states[] = {
+		[IFLA_VF_LINK_STATE_AUTO] = "auto",
+		[IFLA_VF_LINK_STATE_ENABLE] = "enable",
+		[IFLA_VF_LINK_STATE_DISABLE] = "disable",
+	};
+	struct cni_config *c = t;
+	const char *s;
+	int r = dispatch_string(d, path, v, false, &s);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(states); i++)
+		if (!strcmp(s, states[i])) {
+			c->link_state = (uint32_t)i;
+			c->vf_keys |= CNI_VF_LINK_STATE;
 			return 0;
 		}
-		return dispatch_refuse(d, path, v, "a VF setting rdmak-cni does not apply through the PF: set it on "
-				       "the node (ip link set <pf> vf <n> ...) or remove the key");
+	return dispatch_fail(d, path, "\"%.32s\" is not a link state (auto, enable or disable)", s);
+}
+
+const char *cni_vf_key_name(unsigned bit)
+{
+	switch (bit) {
+	case CNI_VF_VLAN: return "vlan";
+	case CNI_VF_MAC: return "mac";
+	case CNI_VF_RATE: return "min_tx_rate/max_tx_rate";
+	case CNI_VF_SPOOFCHK: return "spoofchk";
+	case CNI_VF_TRUST: return "trust";
+	case CNI_VF_LINK_STATE: return "link_state";
 	}
-	return dispatch_fail(d, path, "not a VF setting"); /* a row without its vf_keys entry */
+	return "?";
 }
 
 /* OpenShift's macvlan: linkInContainer true makes the child on a master inside the pod. */
@@ -391,14 +461,14 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("rulePriority", DISPATCH_ANY, read_rule_priority, CFG(rule_priority), 0),
 	DISPATCH_REFUSE("ipMasq", "rdmak-cni sets up no masquerading: RDMA traffic is not NATed"),
 	/* the anchors' keys (docs/cni.md, "Migrating from ...") */
-	DISPATCH_FIELD("vlan", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("vlanQoS", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("vlanProto", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("spoofchk", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("trust", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("min_tx_rate", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("max_tx_rate", DISPATCH_ANY, read_vf_key, 0, 0),
-	DISPATCH_FIELD("link_state", DISPATCH_ANY, read_vf_key, 0, 0),
+	DISPATCH_FIELD("vlan", DISPATCH_ANY, read_vlan, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("vlanQoS", DISPATCH_ANY, read_vlan_qos, 0, 0),
+	DISPATCH_FIELD("vlanProto", DISPATCH_ANY, read_vlan_proto, 0, 0),
+	DISPATCH_FIELD("spoofchk", DISPATCH_ANY, read_on_off, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("trust", DISPATCH_ANY, read_on_off, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("min_tx_rate", DISPATCH_ANY, read_rate, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("max_tx_rate", DISPATCH_ANY, read_rate, offsetof(struct reader, c), 0),
+	DISPATCH_FIELD("link_state", DISPATCH_ANY, read_link_state, offsetof(struct reader, c), 0),
 	DISPATCH_FIELD("linkInContainer", DISPATCH_ANY, read_link_in_container, 0, 0),
 	DISPATCH_FIELD("ibKubernetesEnabled", DISPATCH_ANY, read_ib_kubernetes, 0, 0),
 	DISPATCH_REFUSE("hwaddr", "rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
@@ -500,6 +570,34 @@ static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cn
 	return 0;
 }
 
+/* sriov-cni's rules for the VLAN keys (LoadConf), and the VF keys only where a VF moves. */
+static int vf_check(struct dispatch_ctx *d, struct reader *rd)
+{
+	struct cni_config *c = &rd->c;
+
+	if (!(c->vf_keys & CNI_VF_VLAN)) {
+		if (rd->vlan_qos)
+			return dispatch_fail(d, "vlanQoS", "needs vlan: the priority is of a VLAN");
+		if (rd->vlan_proto)
+			return dispatch_fail(d, "vlanProto", "needs vlan: the protocol is of a VLAN");
+	} else {
+		if (!rd->vlan_proto)
+			c->vlan_proto = ETH_P_8021Q;
+		if (c->vlan_qos && !c->vlan)
+			return dispatch_fail(d, "vlanQoS", "%u needs a VLAN other than 0", c->vlan_qos);
+		if (c->vlan_proto == ETH_P_8021AD && !c->vlan)
+			return dispatch_fail(d, "vlanProto", "802.1ad needs a VLAN other than 0");
+	}
+	if (c->vf_keys && rd->link != CNI_LINK_HOSTDEV) {
+		for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
+			if (c->vf_keys & bit)
+				return dispatch_fail(d, bit == CNI_VF_RATE ? (c->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
+								       : cni_vf_key_name(bit),
+						     "only for link hostdev: a setting of an SR-IOV VF, set through its PF");
+	}
+	return 0;
+}
+
 static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
 	const struct cni_config *c = &rd->c;
@@ -509,6 +607,8 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 
 	rd->isolation_given = json_object_get(conf->plugin, "rdmaIsolation") != NULL;
 	if (rd->link < 0 && (r = infer_link(d, rd, conf)) < 0)
+		return r;
+	if ((r = vf_check(d, rd)) < 0)
 		return r;
 	kind = c->link_by_master ? "macvlan or ipoib" : cni_link_kind_name((enum cni_link_kind)rd->link);
 	switch ((enum cni_link_kind)rd->link) {

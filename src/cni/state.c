@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <linux/if_ether.h>
 
 #include "cni/cni.h"
 #include "util/cleanup.h"
@@ -19,6 +20,9 @@
 #include "util/strv.h"
 
 #define STATE_MAX 16384
+
+static int str_field(const json_t *o, const char *k, char *out, size_t len, bool required);
+static int int_field(const json_t *o, const char *k, long long lo, long long hi, long long *out);
 
 static int net_dir(const char *dir, const char *network, bool create, int *ret_fd)
 {
@@ -49,6 +53,56 @@ static int key_name(const char *id, const char *ifname, bool rdma, char *buf, si
 	if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
 		return -EINVAL;
 	snprintf(buf, len, "%s:%s%s", id, ifname, rdma ? ":rdma" : "");
+	return 0;
+}
+
+/* The VF's settings before ADD, as the PF reported them, and which ADD changed. */
+static int vf_pack(json_t *o, const struct cni_state *st)
+{
+	const struct nl_vf_info *v = &st->vf_orig;
+	char mac[3 * 6 + 1];
+	json_t *vo;
+
+	cni_format_hwaddr(v->mac, 6, mac);
+	vo = json_pack("{s:i, s:s, s:I, s:I, s:i, s:I, s:I, s:i, s:i, s:I}", "set", (int)st->vf_set, "mac", mac,
+		       "vlan", (json_int_t)v->vlan, "qos", (json_int_t)v->qos, "proto", (int)v->vlan_proto,
+		       "minTxRate", (json_int_t)v->min_tx_rate, "maxTxRate", (json_int_t)v->max_tx_rate,
+		       "spoofchk", v->spoofchk, "trust", v->trust, "linkState", (json_int_t)v->link_state);
+	if (!vo)
+		return -ENOMEM;
+	return json_object_set_new(o, "vfOrig", vo) < 0 ? -ENOMEM : 0;
+}
+
+static int vf_unpack(const json_t *o, struct cni_state *st)
+{
+	const json_t *vo = json_object_get(o, "vfOrig");
+	struct nl_vf_info v = { .vf = (uint32_t)st->vf_index };
+	long long set = 0, vlan = 0, qos = 0, proto = 0, min = 0, max = 0, spoof = -1, trust = -1, state = 0;
+	char mac[3 * 6 + 1] = "";
+	unsigned b[6];
+
+	if (!vo)
+		return 0;
+	if (!json_is_object(vo) || int_field(vo, "set", 0, CNI_VF_ALL, &set) < 0 || str_field(vo, "mac", mac, sizeof(mac), true) < 0 ||
+	    int_field(vo, "vlan", 0, 4095, &vlan) < 0 || int_field(vo, "qos", 0, 7, &qos) < 0 ||
+	    int_field(vo, "proto", 0, 0xffff, &proto) < 0 || int_field(vo, "minTxRate", 0, UINT32_MAX, &min) < 0 ||
+	    int_field(vo, "maxTxRate", 0, UINT32_MAX, &max) < 0 || int_field(vo, "spoofchk", -1, 1, &spoof) < 0 ||
+	    int_field(vo, "trust", -1, 1, &trust) < 0 || int_field(vo, "linkState", 0, 2, &state) < 0 ||
+	    (proto != ETH_P_8021Q && proto != ETH_P_8021AD) || st->vf_index < 0 ||
+	    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6 || strlen(mac) != 17)
+		return -EBADMSG;
+	for (int i = 0; i < 6; i++)
+		v.mac[i] = (uint8_t)b[i];
+	v.vlan = (uint32_t)vlan;
+	v.qos = (uint32_t)qos;
+	v.vlan_proto = (uint16_t)proto;
+	v.min_tx_rate = (uint32_t)min;
+	v.max_tx_rate = (uint32_t)max;
+	v.spoofchk = (int)spoof;
+	v.trust = (int)trust;
+	v.link_state = (uint32_t)state;
+	st->vf_set = (unsigned)set;
+	st->vf_orig = v;
 	return 0;
 }
 
@@ -83,6 +137,10 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 			json_decref(o);
 			return -ENOMEM;
 		}
+	}
+	if (st->vf_set && vf_pack(o, st) < 0) {
+		json_decref(o);
+		return -ENOMEM;
 	}
 	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
@@ -158,6 +216,8 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 			goto out;
 		st.fabric = true;
 	}
+	if (vf_unpack(o, &st) < 0)
+		goto out;
 	if (guid[0]) {
 		char *end;
 		st.guid_orig = strtoull(guid, &end, 16);

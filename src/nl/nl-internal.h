@@ -35,6 +35,15 @@ int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int 
 		       struct nl_msg **ret);
 int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret);
 int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret);
+/* src/nl/vf.c: one RTM_SETLINK on the PF per VF setting; the VF table's GETLINK and its parser
+ * (1: *ret is VF vf, 0: the answer has no such VF, -EBADMSG). type: IFLA_VF_SPOOFCHK, IFLA_VF_TRUST. */
+int nl_build_vf_mac(int pf_ifindex, uint32_t vf, const uint8_t *mac, struct nl_msg **ret);
+int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto, struct nl_msg **ret);
+int nl_build_vf_rate(int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate, struct nl_msg **ret);
+int nl_build_vf_flag(int pf_ifindex, int type, uint32_t vf, bool on, struct nl_msg **ret);
+int nl_build_vf_link_state(int pf_ifindex, uint32_t vf, uint32_t state, struct nl_msg **ret);
+int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret);
+int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *ret);
 
 /* RDMA netlink requests are built into a caller's buffer (libmnl). */
 struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);

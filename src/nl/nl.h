@@ -136,6 +136,30 @@ struct nl_vf_guid {
 };
 int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **ret, size_t *ret_n);
 
+/* A VF's settings as its PF holds them (src/nl/vf.c), read from the PF's VF table. */
+struct nl_vf_info {
+	uint32_t vf;
+	uint8_t mac[6];           /* administrative MAC (IFLA_VF_MAC); zeros: none set */
+	uint32_t vlan, qos;
+	uint16_t vlan_proto;      /* ETH_P_8021Q or ETH_P_8021AD, host byte order */
+	uint32_t min_tx_rate, max_tx_rate; /* Mb/s; 0: no limit */
+	int spoofchk, trust;      /* 1 on, 0 off, -1 the driver does not say */
+	uint32_t link_state;      /* IFLA_VF_LINK_STATE_AUTO, _ENABLE, _DISABLE */
+};
+
+/* VF number vf of the PF pf_ifindex: 1 and *ret, or 0 when the PF lists no such VF (a netdev
+ * without SR-IOV lists none). */
+int nl_link_get_vf(struct nl_rt *rt, int pf_ifindex, uint32_t vf, struct nl_vf_info *ret);
+/* One setting of VF vf through its PF each (`ip link set PF vf N mac|vlan|...`). A PF whose
+ * driver lacks the setting answers -EOPNOTSUPP. proto: ETH_P_8021Q or ETH_P_8021AD; rates in
+ * Mb/s, set together; state: IFLA_VF_LINK_STATE_*. */
+int nl_link_set_vf_mac(struct nl_rt *rt, int pf_ifindex, uint32_t vf, const uint8_t *mac);
+int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto);
+int nl_link_set_vf_rate(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate);
+int nl_link_set_vf_spoofchk(struct nl_rt *rt, int pf_ifindex, uint32_t vf, bool on);
+int nl_link_set_vf_trust(struct nl_rt *rt, int pf_ifindex, uint32_t vf, bool on);
+int nl_link_set_vf_link_state(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t state);
+
 struct nl_ipaddr {
 	int family;            /* AF_INET, AF_INET6 */
 	uint8_t addr[16];

@@ -31,7 +31,8 @@ refuse() {
 mv='"link":"macvlan","master":"rdma0","ipam":'"$IPAM"
 refuse 7 "link: missing, and nothing names one" "no link, and no key to infer one from" '"mtu":9000'
 refuse 7 "link: missing, and master .* and device .* name different kinds" "no link, master and device" '"master":"rdma0","device":"vf1"'
-refuse 2 "vlan: unsupported key \\(value: 2222\\); a VF setting" "sriov-cni's vlan" '"deviceID":"0000:3b:00.2","vlan":2222'
+refuse 7 "vlan: only for link hostdev: a setting of an SR-IOV VF" "sriov-cni's vlan on a macvlan" "$mv"',"vlan":2222'
+refuse 7 "vlanQoS: needs vlan" "sriov-cni's vlanQoS without vlan (its LoadConf refuses it too)" '"deviceID":"0000:3b:00.2","vlanQoS":3'
 refuse 2 "linkInContainer: unsupported key \\(value: true\\)" "OpenShift macvlan's linkInContainer true" "$mv"',"linkInContainer":true'
 refuse 7 'link: "tap" is not a link kind' "an unknown link kind" '"link":"tap","master":"rdma0"'
 refuse 7 "master: missing" "macvlan without master" '"link":"macvlan"'

@@ -55,6 +55,12 @@ mkfn 0000:3b:00.2 vf10 mlx5_2
 mkfn 0000:3b:00.3 vf12 mlx5_3
 vfof 0000:3b:00.0 0000:3b:00.2 0
 vfof 0000:3b:00.0 0000:3b:00.3 1
+# a mac on a VF is set through its PF too (sriov-cni's admin MAC): the PF stand-in answers for
+# pf0, which as a veth has no SR-IOV (tests/cmd/cni_hostdev_vf.sh checks those requests)
+SD="$TMP/standin"
+mkdir -p "$SD"
+"$PY" "$TOP/tests/lib/vf-netlink.py" answer "$SD/vfinfo" "$(ip -n "$HOST_NS" -o link show pf0 | cut -d: -f1)"
+SI="RDMAK_TEST_VF_STANDIN=$SD"
 mkdir -p "$S/$DEV/0000:3b:00.4" && ln -s "../../../$DEV/0000:3b:00.4" "$S/bus/pci/devices/0000:3b:00.4" # bound to vfio: no netdev
 
 static() { echo "{\"type\":\"static\",\"addresses\":[{\"address\":\"$1\",\"gateway\":\"$2\"}]}"; }
@@ -91,7 +97,7 @@ is "$rc" 0 "a second DEL succeeds"
 # --- by PCI function ---------------------------------------------------------------------------
 vf10=$(host_link vf10)
 C=$(conf pci '"deviceID":"0000:3b:00.2","mtu":9000,"mac":"02:00:00:00:3b:02"' 1.1.0 none)
-cni ADD p1 net1 "$POD" "$C"
+cni ADD p1 net1 "$POD" "$C" "$SI"
 is "$rc" 0 "ADD hostdev by deviceID 0000:3b:00.2 (cniVersion 1.1.0)"
 [ "$rc" -eq 0 ] || echo "#   $out"
 R=$out
@@ -101,7 +107,7 @@ like "$(ip -o -n "$P" link show net1)" "mtu 9000 .*link/ether 02:00:00:00:3b:02"
 is "$(host_link vf10)" "" "vf10 (the function's netdev) left the host"
 cni CHECK p1 net1 "$POD" "$(prev_conf "$C" "$R")"
 is "$rc" 0 "CHECK"
-cni DEL p1 net1 "$POD" "$C"
+cni DEL p1 net1 "$POD" "$C" "$SI"
 is "$rc" 0 "DEL without prevResult"
 is "$(host_link vf10)" "$vf10" "vf10 back with its own MAC and MTU"
 is "$(records)" 0 "record removed"
@@ -222,7 +228,7 @@ ip -n "$HOST_NS" addr del 192.0.2.1/24 dev vf11
 
 # --- a late failure (IPAM) after the move: the VF comes back -----------------------------------
 before=$(snap_all "$POD")
-cni ADD late net1 "$POD" "$(conf late '"deviceID":"0000:3b:00.2","mac":"02:00:00:00:00:09"' 1.0.0 '{"type":"no-such-ipam"}')"
+cni ADD late net1 "$POD" "$(conf late '"deviceID":"0000:3b:00.2","mac":"02:00:00:00:00:09"' 1.0.0 '{"type":"no-such-ipam"}')" "$SI"
 is "$(jout 'd["code"]')" 7 "ADD whose IPAM plugin is missing fails after the move: code 7"
 is "$(snap_all "$POD")" "$before" "the VF is back on the host with its name and MAC, the pod and records clean"
 

@@ -89,8 +89,8 @@ static void test_config(void **st)
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
 			       "\"master\":\"ens1\",\"vlan\":100}", &c, &err), -EINVAL);
-	assert_int_equal(err.code, 2);
-	assert_non_null(strstr(err.details, "vlan: unsupported key (value: 100)"));
+	assert_int_equal(err.code, 7);
+	assert_non_null(strstr(err.details, "vlan: only for link hostdev: a setting of an SR-IOV VF, set through its PF"));
 }
 
 /* Refusals: a key rdmak-cni does not take is code 2 with its value (and the reason for one it
@@ -225,18 +225,8 @@ static void test_config_anchor_keys(void **st)
 		const char *warned;  /* NULL: refused */
 		const char *details; /* the refusal */
 	} cases[] = {
-		{ "\"deviceID\":\"0000:03:02.0\",\"vlan\":0,\"vlanQoS\":0,\"vlanProto\":\"802.1Q\"", "vlan: accepted and not "
-		  "applied: rdmak-cni leaves the VF's setting as the driver made it, which this value asks for on a new VF\n"
-		  "vlanQoS: accepted", NULL },
-		{ "\"deviceID\":\"0000:03:02.0\",\"link_state\":\"auto\",\"min_tx_rate\":0,\"max_tx_rate\":0", "min_tx_rate: ", NULL },
 		{ "\"master\":\"eth1\",\"mode\":\"bridge\",\"linkInContainer\":false", "linkInContainer: accepted: false", NULL },
 		{ "\"deviceID\":\"0000:03:02.0\",\"ibKubernetesEnabled\":false", "ibKubernetesEnabled: accepted: false", NULL },
-		{ "\"deviceID\":\"0000:03:02.0\",\"vlan\":2222", NULL, "vlan: unsupported key (value: 2222); a VF setting "
-		  "rdmak-cni does not apply through the PF: set it on the node (ip link set <pf> vf <n> ...) or remove the key" },
-		{ "\"deviceID\":\"0000:03:02.0\",\"spoofchk\":\"off\"", NULL, "spoofchk: unsupported key (value: \"off\"); a VF" },
-		{ "\"deviceID\":\"0000:03:02.0\",\"trust\":\"on\"", NULL, "trust: unsupported key (value: \"on\"); a VF" },
-		{ "\"deviceID\":\"0000:03:02.0\",\"link_state\":\"enable\"", NULL, "link_state: unsupported key (value: \"enable\")" },
-		{ "\"deviceID\":\"0000:03:02.0\",\"vlanProto\":\"802.1ad\"", NULL, "vlanProto: unsupported key" },
 		{ "\"master\":\"eth1\",\"linkInContainer\":true", NULL, "linkInContainer: unsupported key (value: true); rdmak-cni "
 		  "makes the child on a master in the host's network namespace, not on one inside the pod" },
 		{ "\"deviceID\":\"0000:03:02.0\",\"ibKubernetesEnabled\":true", NULL, "ibKubernetesEnabled: unsupported key "
@@ -271,6 +261,74 @@ static void test_config_anchor_keys(void **st)
 				fail_msg("%s\n  got:  %s\n  want: %s", cases[i].keys, err.details, cases[i].details);
 		}
 	}
+}
+
+/* sriov-cni's VF settings: read as its LoadConf reads them (ranges, vlanQoS and vlanProto only
+ * with vlan, 802.1ad and a priority only with a VLAN other than 0), for hostdev only. */
+static void test_config_vf_keys(void **st)
+{
+	static const struct {
+		const char *keys;
+		const char *details; /* NULL: accepted */
+	} bad[] = {
+		{ "\"vlan\":4095", "vlan: 4095 is out of range (0 to 4094)" },
+		{ "\"vlan\":-1", "vlan: -1 is out of range (0 to 4094)" },
+		{ "\"vlan\":\"10\"", "vlan: expected an integer from 0 to 4094" },
+		{ "\"vlan\":10,\"vlanQoS\":8", "vlanQoS: 8 is out of range (0 to 7)" },
+		{ "\"vlanQoS\":1", "vlanQoS: needs vlan" },
+		{ "\"vlanProto\":\"802.1q\"", "vlanProto: needs vlan" },
+		{ "\"vlan\":0,\"vlanQoS\":3", "vlanQoS: 3 needs a VLAN other than 0" },
+		{ "\"vlan\":0,\"vlanProto\":\"802.1ad\"", "vlanProto: 802.1ad needs a VLAN other than 0" },
+		{ "\"vlan\":5,\"vlanProto\":\"802.1x\"", "vlanProto: \"802.1x\" is not a VLAN protocol (802.1Q or 802.1ad)" },
+		{ "\"spoofchk\":true", "spoofchk: expected a string" },
+		{ "\"trust\":\"yes\"", "trust: \"yes\" is neither \"on\" nor \"off\"" },
+		{ "\"link_state\":\"up\"", "link_state: \"up\" is not a link state (auto, enable or disable)" },
+		{ "\"min_tx_rate\":-5", "min_tx_rate: -5 is out of range (0 to 4294967295)" },
+	};
+	struct cnispec_error err = { 0 };
+	struct cni_config c;
+
+	(void)st;
+	assert_int_equal(parse("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"deviceID\":\"0000:03:02.0\","
+			       "\"mac\":\"CA:FE:C0:FF:EE:00\",\"vlan\":1000,\"vlanQoS\":4,\"vlanProto\":\"802.1AD\",\"min_tx_rate\":100,"
+			       "\"max_tx_rate\":200,\"spoofchk\":\"off\",\"trust\":\"on\",\"link_state\":\"enable\"}", &c, &err), 0);
+	assert_int_equal(c.link, CNI_LINK_HOSTDEV);
+	assert_int_equal(c.vf_keys, CNI_VF_VLAN | CNI_VF_RATE | CNI_VF_SPOOFCHK | CNI_VF_TRUST | CNI_VF_LINK_STATE);
+	assert_int_equal(c.vlan, 1000);
+	assert_int_equal(c.vlan_qos, 4);
+	assert_int_equal(c.vlan_proto, 0x88a8);
+	assert_int_equal(c.min_tx_rate, 100);
+	assert_int_equal(c.max_tx_rate, 200);
+	assert_false(c.spoofchk);
+	assert_true(c.trust);
+	assert_int_equal(c.link_state, 1); /* IFLA_VF_LINK_STATE_ENABLE */
+	cni_config_clear(&c);
+	/* vlan alone: priority 0, 802.1Q; one rate alone: the other 0 */
+	assert_int_equal(parse("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"deviceID\":\"0000:03:02.0\","
+			       "\"vlan\":0,\"max_tx_rate\":100,\"link_state\":\"auto\"}", &c, &err), 0);
+	assert_int_equal(c.vf_keys, CNI_VF_VLAN | CNI_VF_RATE | CNI_VF_LINK_STATE);
+	assert_int_equal(c.vlan_proto, 0x8100);
+	assert_int_equal(c.vlan_qos, 0);
+	assert_int_equal(c.min_tx_rate, 0);
+	assert_int_equal(c.max_tx_rate, 100);
+	assert_int_equal(c.link_state, 0);
+	cni_config_clear(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char json[512];
+
+		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\","
+			 "\"deviceID\":\"0000:03:02.0\",%s}", bad[i].keys);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(parse(json, &c, &err), -EINVAL);
+		assert_int_equal(err.code, 7);
+		if (strncmp(err.details, bad[i].details, strlen(bad[i].details)))
+			fail_msg("%s\n  got:  %s\n  want: %s", bad[i].keys, err.details, bad[i].details);
+	}
+	/* a macvlan has no VF settings: the key is named */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"master\":\"eth1\","
+			       "\"max_tx_rate\":10}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "max_tx_rate: only for link hostdev"));
 }
 
 static void test_state(void **st)
@@ -308,6 +366,32 @@ static void test_state(void **st)
 	assert_int_equal(back.vf_index, 3);
 	assert_true(back.guid_orig == s.guid_orig);
 	assert_int_equal(back.pkey, 0x8001);
+	assert_int_equal(back.vf_set, 0);
+	/* the VF's settings before ADD, and which ADD changed */
+	s.vf_set = CNI_VF_VLAN | CNI_VF_TRUST;
+	s.vf_orig = (struct nl_vf_info){ .vf = 3, .mac = { 0x02, 0, 0, 0, 0, 0x33 }, .vlan = 7, .qos = 2, .vlan_proto = 0x88a8,
+					 .min_tx_rate = 10, .max_tx_rate = 4000000000u, .spoofchk = -1, .trust = 0, .link_state = 2 };
+	assert_int_equal(cni_state_save(dir, "net", "c4", "net1", &s), 0);
+	assert_int_equal(cni_state_load(dir, "net", "c4", "net1", &back), 1);
+	assert_int_equal(back.vf_set, CNI_VF_VLAN | CNI_VF_TRUST);
+	assert_memory_equal(back.vf_orig.mac, s.vf_orig.mac, 6);
+	assert_int_equal(back.vf_orig.vf, 3);
+	assert_int_equal(back.vf_orig.vlan, 7);
+	assert_int_equal(back.vf_orig.qos, 2);
+	assert_int_equal(back.vf_orig.vlan_proto, 0x88a8);
+	assert_int_equal(back.vf_orig.min_tx_rate, 10);
+	assert_true(back.vf_orig.max_tx_rate == 4000000000u);
+	assert_int_equal(back.vf_orig.spoofchk, -1);
+	assert_int_equal(back.vf_orig.trust, 0);
+	assert_int_equal(back.vf_orig.link_state, 2);
+	assert_int_equal(cni_state_remove(dir, "net", "c4", "net1"), 0);
+	s.vf_set = 0;
+	/* a damaged VF part is refused, not read as "nothing to put back" */
+	{
+		static const char bad[] = "{\"hostName\":\"vf0\",\"vfIndex\":1,\"vfOrig\":{\"set\":1,\"mac\":\"02:00:00:00:00:01\","
+					  "\"vlan\":5000,\"proto\":33024}}";
+		assert_int_equal(cni_state_parse(bad, sizeof(bad) - 1, &back), -EBADMSG);
+	}
 	/* a temp file a killed writer left, and a foreign file: not records */
 	snprintf(path, sizeof(path), "%s/net/.c3:net1.0badf00d.tmp", dir);
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
@@ -426,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_config_refusals),
 		cmocka_unit_test(test_config_infer_link),
 		cmocka_unit_test(test_config_anchor_keys),
+		cmocka_unit_test(test_config_vf_keys),
 		cmocka_unit_test(test_state),
 		cmocka_unit_test(test_fabric),
 	};
