@@ -335,7 +335,8 @@ static int u128_cmp(const void *a, const void *b)
 
 static bool is_used(const struct used *u, ipam_u128 a)
 {
-	return bsearch(&a, u->v, u->n, sizeof(*u->v), u128_cmp) != NULL;
+	/* no claims: v is NULL, which bsearch may not be given (glibc declares it nonnull) */
+	return u->n && bsearch(&a, u->v, u->n, sizeof(*u->v), u128_cmp) != NULL;
 }
 
 /* The claims of r's pool that lie in r, sorted. */
@@ -740,7 +741,8 @@ static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struc
 
 static bool blocks_has(const struct blocks *b, ipam_u128 first)
 {
-	return bsearch(&first, b->first, b->n, sizeof(*b->first), u128_cmp) != NULL;
+	/* a node with no block yet: first is NULL, which bsearch may not be given */
+	return b->n && bsearch(&first, b->first, b->n, sizeof(*b->first), u128_cmp) != NULL;
 }
 
 /* ADD on a blocks store: the node's own blocks first, with no network round trip; when none has
