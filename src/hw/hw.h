@@ -42,11 +42,13 @@ struct hw_roots {
  * --procfs and --image (doctor). hw_roots_option() takes getopt_long's answer: true when it
  * was one of them, recorded in *r. */
 enum { HW_OPT_ROOT = 0x4000, HW_OPT_SYSFS, HW_OPT_DEVFS, HW_OPT_PROCFS, HW_OPT_IMAGE };
+/* clang-format off: lists of initializers that clang-format 14 cannot lay out in a macro */
 #define HW_ROOT_LONGOPTS                                                                          \
 	{ "root", required_argument, NULL, HW_OPT_ROOT }, { "sysfs", required_argument, NULL, HW_OPT_SYSFS }, \
 	{ "devfs", required_argument, NULL, HW_OPT_DEVFS }
 #define HW_ROOT_LONGOPTS_POD \
 	HW_ROOT_LONGOPTS, { "procfs", required_argument, NULL, HW_OPT_PROCFS }, { "image", required_argument, NULL, HW_OPT_IMAGE }
+/* clang-format on */
 #define HW_ROOT_USAGE                                                                    \
 	"  --root DIR      read DIR/sys and DIR/dev (a snapshot unpacked, a test tree)\n" \
 	"  --sysfs DIR     sysfs root (default /sys; wins over --root)\n"                  \
