@@ -18,18 +18,38 @@ struct role {
 };
 
 static const struct role roles[] = {
-	{ "list",     "show this node's RDMA hardware (table, ibdev2netdev, ibstat, rdma-link or JSON)", list_main },
-	{ "snapshot", "capture the files `list` reads into a tarball for another machine",             snapshot_main },
-	{ "plugin",   "kubelet device plugin: shared HCAs and exclusive VFs/PFs as Kubernetes resources", plugin_main },
-	{ "doctor",   "say why RDMA does not work on this node or in this pod, and how to fix it",      doctor_main },
-	{ "cni",      "CNI plugin (run as rdmak-cni): secondary RDMA interfaces, RDMA netns isolation, policy routing", cni_main },
-	{ "ipam",     "CNI IPAM plugin (run as rdmak-ipam) and its operator CLI: list, release, gc",      ipam_main },
-	{ "webhook",  "mutating admission webhook: one annotation gives a pod its RDMA networks and settings", webhook_main },
-	{ "bench",    "run perftest between pods and judge the result against what the hardware allows", bench_main },
-	{ "vf",       "plan a node's SR-IOV VFs from SriovNetworkNodePolicy objects: live steps vs reboot", vf_main },
-	{ "exporter", "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings", exporter_main },
-	{ "convert",  "Network Operator's, Spiderpool's and the SR-IOV operator's resources as rdmak's", convert_main },
-	{ "fabric",   "InfiniBand partitions of rdmak-cni's VFs at the fabric manager (UFM): gc, list, check", fabric_main },
+	{ "list", "show this node's RDMA hardware (table, ibdev2netdev, ibstat, rdma-link or JSON)",
+	  list_main },
+	{ "snapshot", "capture the files `list` reads into a tarball for another machine",
+	  snapshot_main },
+	{ "plugin",
+	  "kubelet device plugin: shared HCAs and exclusive VFs/PFs as Kubernetes resources",
+	  plugin_main },
+	{ "doctor", "say why RDMA does not work on this node or in this pod, and how to fix it",
+	  doctor_main },
+	{ "cni",
+	  "CNI plugin (run as rdmak-cni): secondary RDMA interfaces, RDMA netns isolation, policy routing",
+	  cni_main },
+	{ "ipam", "CNI IPAM plugin (run as rdmak-ipam) and its operator CLI: list, release, gc",
+	  ipam_main },
+	{ "webhook",
+	  "mutating admission webhook: one annotation gives a pod its RDMA networks and settings",
+	  webhook_main },
+	{ "bench",
+	  "run perftest between pods and judge the result against what the hardware allows",
+	  bench_main },
+	{ "vf",
+	  "plan a node's SR-IOV VFs from SriovNetworkNodePolicy objects: live steps vs reboot",
+	  vf_main },
+	{ "exporter",
+	  "Prometheus metrics: RDMA port and hw counters, PCIe links, the doctor's findings",
+	  exporter_main },
+	{ "convert",
+	  "Network Operator's, Spiderpool's and the SR-IOV operator's resources as rdmak's",
+	  convert_main },
+	{ "fabric",
+	  "InfiniBand partitions of rdmak-cni's VFs at the fabric manager (UFM): gc, list, check",
+	  fabric_main },
 };
 
 static void usage(FILE *f)
@@ -56,11 +76,13 @@ int main(int argc, char **argv)
 	self = self ? self + 1 : argv[0];
 	/* a CNI plugin must answer on stdout whatever its environment says: warn, never exit */
 	if (log_parse_environment() < 0)
-		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text", getenv("RDMAK_LOG_FORMAT"));
+		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text",
+			    getenv("RDMAK_LOG_FORMAT"));
 	if (strncmp(self, "rdmak-", 6) == 0) {
 		r = role_find(self + 6);
 		if (!r) {
-			fprintf(stderr, "rdmak: unknown role '%s' (from program name %s)\n", self + 6, self);
+			fprintf(stderr, "rdmak: unknown role '%s' (from program name %s)\n",
+				self + 6, self);
 			return 2;
 		}
 		return r->main(argc, argv);

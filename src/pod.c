@@ -20,11 +20,14 @@ int main(int argc, char **argv)
 
 	self = self ? self + 1 : argv[0];
 	if (log_parse_environment() < 0)
-		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text", getenv("RDMAK_LOG_FORMAT"));
+		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text",
+			    getenv("RDMAK_LOG_FORMAT"));
 	if (!strcmp(self, "rdmak-ipam"))
 		return ipam_exec_main(argc, argv);
 	if (!strcmp(self, "rdmak-cni"))
 		return cni_main(argc, argv);
-	fprintf(stderr, "%s: run as rdmak-cni or rdmak-ipam (the CNI plugins); the other roles are in rdmak\n", self);
+	fprintf(stderr,
+		"%s: run as rdmak-cni or rdmak-ipam (the CNI plugins); the other roles are in rdmak\n",
+		self);
 	return 2;
 }

@@ -49,14 +49,14 @@ static void usage(FILE *f)
 	      "Judging:\n"
 	      "  --min-percent P       pass at or above P %% of the ceiling (default 90; warn down to P-20)\n"
 	      "  --min-gbps G          fail below G Gb/s whatever the ceiling\n"
-	      "  --max-usec U          latency budget (default: from the link layer and message size)\n"
-	      HW_ROOT_USAGE
+	      "  --max-usec U          latency budget (default: from the link layer and message size)\n" HW_ROOT_USAGE
 	      "                  (--root: also DIR/proc and DIR as the image, for the doctor's pod checks)\n"
 	      "  -j, --json            the result as JSON (docs/bench.schema.json)\n"
 	      "  -h, --help\n\n"
 	      "`rdmak bench k8s --help` describes the Kubernetes mode.\n"
 	      "Exit: 0 pass, 1 warn, 2 fail, 3 usage, 4 invalid (a figure above what the path can carry, or a\n"
-	      "table that does not fit its test: the capture or the model is wrong).\n", f);
+	      "table that does not fit its test: the capture or the model is wrong).\n",
+	      f);
 }
 
 struct cli {
@@ -71,7 +71,8 @@ static int parse_num(const char *opt, const char *s, long long lo, long long hi,
 	long long v;
 
 	if (str_to_i64(s, 0, &v) < 0 || v < lo || v > hi) {
-		fprintf(stderr, "rdmak bench: %s wants a number from %lld to %lld, got '%s'\n", opt, lo, hi, s);
+		fprintf(stderr, "rdmak bench: %s wants a number from %lld to %lld, got '%s'\n", opt,
+			lo, hi, s);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -86,7 +87,8 @@ static int parse_real(const char *opt, const char *s, double lo, double hi, doub
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "rdmak bench: %s wants a number from %g to %g, got '%s'\n", opt, lo, hi, s);
+		fprintf(stderr, "rdmak bench: %s wants a number from %g to %g, got '%s'\n", opt, lo,
+			hi, s);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -95,8 +97,8 @@ static int parse_real(const char *opt, const char *s, double lo, double hi, doub
 
 static bool test_known(const char *t)
 {
-	static const char *const tests[] = { "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat",
-					     "ib_send_lat" };
+	static const char *const tests[] = { "ib_write_bw",  "ib_read_bw",  "ib_send_bw",
+					     "ib_write_lat", "ib_read_lat", "ib_send_lat" };
 
 	for (size_t i = 0; i < ELEMENTSOF(tests); i++)
 		if (!strcmp(tests[i], t))
@@ -107,18 +109,27 @@ static bool test_known(const char *t)
 /* 0 to go on, -1 for --help, or BENCH_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 {
-	static const struct option opts[] = {
-		{ "test", required_argument, NULL, 'T' }, { "perftest-dir", required_argument, NULL, 'P' },
-		{ "device", required_argument, NULL, 'd' }, { "ib-port", required_argument, NULL, 'i' },
-		{ "interface", required_argument, NULL, 'I' }, { "gid-index", required_argument, NULL, 'x' },
-		{ "gpu", required_argument, NULL, 'G' }, { "cuda-index", required_argument, NULL, 'C' },
-		{ "qps", required_argument, NULL, 'q' }, { "size", required_argument, NULL, 's' },
-		{ "all", no_argument, NULL, 'a' }, { "duration", required_argument, NULL, 'D' },
-		{ "tcp-port", required_argument, NULL, 'p' }, { "rails", no_argument, NULL, 'R' },
-		{ "min-percent", required_argument, NULL, 'm' }, { "min-gbps", required_argument, NULL, 'g' },
-		{ "max-usec", required_argument, NULL, 'u' }, HW_ROOT_LONGOPTS,
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {}
-	};
+	static const struct option opts[] = { { "test", required_argument, NULL, 'T' },
+					      { "perftest-dir", required_argument, NULL, 'P' },
+					      { "device", required_argument, NULL, 'd' },
+					      { "ib-port", required_argument, NULL, 'i' },
+					      { "interface", required_argument, NULL, 'I' },
+					      { "gid-index", required_argument, NULL, 'x' },
+					      { "gpu", required_argument, NULL, 'G' },
+					      { "cuda-index", required_argument, NULL, 'C' },
+					      { "qps", required_argument, NULL, 'q' },
+					      { "size", required_argument, NULL, 's' },
+					      { "all", no_argument, NULL, 'a' },
+					      { "duration", required_argument, NULL, 'D' },
+					      { "tcp-port", required_argument, NULL, 'p' },
+					      { "rails", no_argument, NULL, 'R' },
+					      { "min-percent", required_argument, NULL, 'm' },
+					      { "min-gbps", required_argument, NULL, 'g' },
+					      { "max-usec", required_argument, NULL, 'u' },
+					      HW_ROOT_LONGOPTS,
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      {} };
 	struct bench_opts *o = &c->o;
 	bool min_set = false;
 	long long v;
@@ -137,7 +148,9 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		switch (ch) {
 		case 'T':
 			if (!test_known(optarg)) {
-				fprintf(stderr, "rdmak bench: --test: '%s' is not one of ib_{write,read,send}_{bw,lat}\n", optarg);
+				fprintf(stderr,
+					"rdmak bench: --test: '%s' is not one of ib_{write,read,send}_{bw,lat}\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->test = optarg;
@@ -145,7 +158,9 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		case 'P': o->perftest_dir = optarg; break;
 		case 'd':
 			if (!str_is_safe_name(optarg, HW_NAME_MAX - 1)) {
-				fprintf(stderr, "rdmak bench: --device: '%s' is not a device name\n", optarg);
+				fprintf(stderr,
+					"rdmak bench: --device: '%s' is not a device name\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->device = optarg;
@@ -157,7 +172,9 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 			break;
 		case 'I':
 			if (!str_is_safe_name(optarg, HW_IFNAME_MAX - 1)) {
-				fprintf(stderr, "rdmak bench: --interface: '%s' is not an interface name\n", optarg);
+				fprintf(stderr,
+					"rdmak bench: --interface: '%s' is not an interface name\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->interface = optarg;
@@ -173,7 +190,8 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 			else if (hw_is_bdf(optarg))
 				o->gpu_bdf = optarg;
 			else if (parse_num("--gpu", optarg, 0, 1023, &v) < 0) {
-				fprintf(stderr, "rdmak bench: --gpu wants N, a PCI address (0000:57:00.0) or auto\n");
+				fprintf(stderr,
+					"rdmak bench: --gpu wants N, a PCI address (0000:57:00.0) or auto\n");
 				return BENCH_EXIT_USAGE;
 			} else
 				o->gpu = (int)v;
@@ -227,7 +245,8 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		o->thr.fail_percent = o->thr.min_percent > 20 ? o->thr.min_percent - 20 : 0;
 	for (; optind < dashes; optind++) {
 		if (c->n_files == ELEMENTSOF(c->files)) {
-			fprintf(stderr, "rdmak bench %s: unexpected argument '%s'\n", sub, argv[optind]);
+			fprintf(stderr, "rdmak bench %s: unexpected argument '%s'\n", sub,
+				argv[optind]);
 			return BENCH_EXIT_USAGE;
 		}
 		c->files[c->n_files++] = argv[optind];
@@ -239,15 +258,19 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		return BENCH_EXIT_USAGE;
 	}
 	if (!strcmp(sub, "client") && c->n_files != 1) {
-		fprintf(stderr, "rdmak bench client: wants the server's address: rdmak bench client [options] SERVER\n");
+		fprintf(stderr,
+			"rdmak bench client: wants the server's address: rdmak bench client [options] SERVER\n");
 		return BENCH_EXIT_USAGE;
 	}
 	if (!strcmp(sub, "server") && c->n_files) {
-		fprintf(stderr, "rdmak bench server: unexpected argument '%s' (the server takes no address)\n", c->files[0]);
+		fprintf(stderr,
+			"rdmak bench server: unexpected argument '%s' (the server takes no address)\n",
+			c->files[0]);
 		return BENCH_EXIT_USAGE;
 	}
 	if (o->rails && (o->device || o->gpu != -1 || o->gpu_bdf || o->interface)) {
-		fprintf(stderr, "rdmak bench: --rails chooses every device itself: drop --device, --gpu and --interface\n");
+		fprintf(stderr,
+			"rdmak bench: --rails chooses every device itself: drop --device, --gpu and --interface\n");
 		return BENCH_EXIT_USAGE;
 	}
 	if (o->all_sizes && o->size) {
@@ -266,7 +289,8 @@ static const struct hw_gpu *gpu_of_output(const struct hw_node *node, const stru
 	for (size_t i = 0; node && o->cuda_bus >= 0 && i < node->n_gpus; i++) {
 		unsigned dom, bus, dev, fn;
 
-		if (node->gpus[i].pci && sscanf(node->gpus[i].pci->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4 &&
+		if (node->gpus[i].pci &&
+		    sscanf(node->gpus[i].pci->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4 &&
 		    (int)bus == o->cuda_bus && (int)dev == o->cuda_dev)
 			return &node->gpus[i];
 	}
@@ -274,8 +298,8 @@ static const struct hw_gpu *gpu_of_output(const struct hw_node *node, const stru
 }
 
 struct side_in {
-	const struct bench_run *run;     /* NULL when judging a file */
-	const char *device;              /* override */
+	const struct bench_run *run; /* NULL when judging a file */
+	const char *device;	     /* override */
 	unsigned port;
 	const struct hw_gpu *gpu;
 	const char *netdev;
@@ -283,10 +307,13 @@ struct side_in {
 };
 
 static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool doctor,
-			  const struct pt_out *o, const struct pt_out *peer, const struct bench_thresholds *thr,
-			  const struct side_in *si)
+			  const struct pt_out *o, const struct pt_out *peer,
+			  const struct bench_thresholds *thr, const struct side_in *si)
 {
-	struct ceil_input in = { .gid_index = o->gid_index, .mtu = o->mtu, .qps = o->qps, .bidirectional = o->bidirectional };
+	struct ceil_input in = { .gid_index = o->gid_index,
+				 .mtu = o->mtu,
+				 .qps = o->qps,
+				 .bidirectional = o->bidirectional };
 	struct bench_ceiling c;
 	struct bench_verdict v = { 0 };
 	const struct pt_row *row = bench_perftest_judged_row(o, NULL);
@@ -300,16 +327,21 @@ static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool d
 	str_copy(in.verb, sizeof(in.verb), o->verb);
 	if (si->run && in.gid_index < 0)
 		in.gid_index = si->run->gid_index;
-	if (bench_ceiling_compute(ctx, node, &in, &c) < 0 || bench_verdict_judge(o, &c, thr, &v) < 0)
+	if (bench_ceiling_compute(ctx, node, &in, &c) < 0 ||
+	    bench_verdict_judge(o, &c, thr, &v) < 0)
 		return NULL;
 	if (si->run && si->run->start_error[0])
-		bench_verdict_add(&v, BENCH_FAIL, "perftest_missing", "Install perftest (Debian: apt-get install perftest) or give "
-			    "--perftest-dir; the rdmak bench image has it.", "%s", si->run->start_error);
+		bench_verdict_add(&v, BENCH_FAIL, "perftest_missing",
+				  "Install perftest (Debian: apt-get install perftest) or give "
+				  "--perftest-dir; the rdmak bench image has it.",
+				  "%s", si->run->start_error);
 	else if (si->run && si->run->exit_status != 0 && !bench_perftest_failed(o))
 		bench_verdict_add(&v, BENCH_FAIL, "perftest_exit",
-			    si->run->exit_status > 128 ? "It was killed; run it again." : "Read perftest's output above.",
-			    "%s exited with status %d%s", si->run->argv[0], si->run->exit_status,
-			    si->run->exit_status > 128 ? " (killed by a signal)" : "");
+				  si->run->exit_status > 128 ? "It was killed; run it again."
+							     : "Read perftest's output above.",
+				  "%s exited with status %d%s", si->run->argv[0],
+				  si->run->exit_status,
+				  si->run->exit_status > 128 ? " (killed by a signal)" : "");
 	if (bench_diagnose(ctx, o, peer, node, doctor, &c, &v) >= 0)
 		side = bench_report_side(si->run, o, &c, &v);
 	if (side && si->label)
@@ -325,7 +357,8 @@ static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const 
 	json_t *s;
 	int r;
 
-	json_array_foreach(sides, i, s) {
+	json_array_foreach(sides, i, s)
+	{
 		const char *v = json_string_value(json_object_get(s, "verdict"));
 		enum bench_status st = bench_status_parse(v);
 
@@ -334,7 +367,8 @@ static int finish(json_t *doc, json_t *sides, const struct bench_opts *o, const 
 	}
 	if (o->rails && json_array_size(sides) > 1) {
 		json_t *t = bench_report_total(sides, &o->thr);
-		enum bench_status st = bench_status_parse(json_string_value(json_object_get(t, "verdict")));
+		enum bench_status st =
+			bench_status_parse(json_string_value(json_object_get(t, "verdict")));
 
 		if (st > worst)
 			worst = st;
@@ -360,7 +394,8 @@ static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node *
 
 	r = hw_ctx_new_roots(&c->roots, ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak bench: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		fprintf(stderr, "rdmak bench: cannot open sysfs root %s: %s\n", missing,
+			strerror(-r));
 		return r;
 	}
 	r = hw_load(*ctx, HW_LOAD_GIDS, node, &herr);
@@ -372,11 +407,12 @@ static int load_model(const struct cli *c, struct hw_ctx **ctx, struct hw_node *
 
 static int read_input(const char *path, char **buf, size_t *len)
 {
-	int r = !strcmp(path, "-") ? fileio_read_fd(STDIN_FILENO, INPUT_MAX, buf, len) :
-				     fileio_read_at(AT_FDCWD, path, INPUT_MAX, buf, len);
+	int r = !strcmp(path, "-") ? fileio_read_fd(STDIN_FILENO, INPUT_MAX, buf, len)
+				   : fileio_read_at(AT_FDCWD, path, INPUT_MAX, buf, len);
 
 	if (r < 0)
-		fprintf(stderr, "rdmak bench judge: %s: %s\n", path, r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
+		fprintf(stderr, "rdmak bench judge: %s: %s\n", path,
+			r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
 	return r;
 }
 
@@ -394,9 +430,11 @@ static int cmd_judge(struct cli *c)
 	int ret = BENCH_EXIT_USAGE;
 	char why[200];
 
-	if (!doc || !sides || read_input(c->files[0], &b0, &l0) < 0 || (c->n_files > 1 && read_input(c->files[1], &b1, &l1) < 0))
+	if (!doc || !sides || read_input(c->files[0], &b0, &l0) < 0 ||
+	    (c->n_files > 1 && read_input(c->files[1], &b1, &l1) < 0))
 		goto out;
-	if (bench_perftest_parse(b0, l0, &out) < 0 || (b1 && bench_perftest_parse(b1, l1, &peer) < 0))
+	if (bench_perftest_parse(b0, l0, &out) < 0 ||
+	    (b1 && bench_perftest_parse(b1, l1, &peer) < 0))
 		goto out;
 	if (load_model(c, &ctx, &node) < 0)
 		goto out;
@@ -418,7 +456,10 @@ static int cmd_judge(struct cli *c)
 	 * elsewhere and this machine's /proc says nothing about it */
 	bool roots_given = c->roots.root || c->roots.dir[HW_ROOT_SYSFS];
 	s = judge_side(ctx, node, roots_given, &out, b1 ? &peer : NULL, &c->o.thr,
-		       &(struct side_in){ .device = c->o.device, .port = c->o.ib_port, .gpu = gpu, .netdev = c->o.interface,
+		       &(struct side_in){ .device = c->o.device,
+					  .port = c->o.ib_port,
+					  .gpu = gpu,
+					  .netdev = c->o.interface,
 					  .label = b1 ? "this side" : NULL });
 	if (!s || json_array_append_new(sides, s) < 0)
 		goto out;
@@ -446,7 +487,8 @@ static void announce_ready(void *ud)
 	const struct bench_run *runs = ud;
 
 	/* k8s mode waits for this line on the server's stderr before it starts the client */
-	fprintf(stderr, "rdmak bench: ready: perftest listening on TCP port %u\n", runs[0].tcp_port);
+	fprintf(stderr, "rdmak bench: ready: perftest listening on TCP port %u\n",
+		runs[0].tcp_port);
 	fflush(stderr);
 }
 
@@ -466,7 +508,11 @@ static int cmd_run(struct cli *c, bool client)
 		/* nothing to run: the verdict is a failure with the doctor's view of why */
 		struct pt_out none = { .qps = -1, .mtu = -1, .gid_index = -1 };
 		struct bench_ceiling ceil = { 0 };
-		struct bench_verdict v = { .status = BENCH_FAIL, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN };
+		struct bench_verdict v = { .status = BENCH_FAIL,
+					   .gbps = NAN,
+					   .percent = NAN,
+					   .usec = NAN,
+					   .budget_usec = NAN };
 		json_t *s;
 
 		if (n != -ENODEV && n != -EINVAL) {
@@ -474,10 +520,11 @@ static int cmd_run(struct cli *c, bool client)
 			goto out;
 		}
 		snprintf(ceil.why_unknown, sizeof(ceil.why_unknown), "nothing to run");
-		bench_verdict_add(&v, BENCH_FAIL, "no_usable_device",
-			    "Request the RDMA resource in the pod, bring a port up, or name the device with --device; "
-			    "rdmak doctor --pod explains what is missing.",
-			    "no perftest run: %s", why);
+		bench_verdict_add(
+			&v, BENCH_FAIL, "no_usable_device",
+			"Request the RDMA resource in the pod, bring a port up, or name the device with --device; "
+			"rdmak doctor --pod explains what is missing.",
+			"no perftest run: %s", why);
 		s = bench_report_side(NULL, &none, &ceil, &v);
 		bench_verdict_free(&v);
 		if (!s || json_array_append_new(sides, s) < 0)
@@ -486,7 +533,8 @@ static int cmd_run(struct cli *c, bool client)
 		goto out;
 	}
 	/* one run: perftest's own text as it comes; rails: each one's text after the lot */
-	r = bench_runner_exec(runs, (size_t)n, c->o.json || n > 1 ? NULL : stdout, client ? NULL : announce_ready, runs);
+	r = bench_runner_exec(runs, (size_t)n, c->o.json || n > 1 ? NULL : stdout,
+			      client ? NULL : announce_ready, runs);
 	if (r < 0) {
 		fprintf(stderr, "rdmak bench: running perftest: %s\n", strerror(-r));
 		ret = BENCH_EXIT_FAIL;
@@ -498,16 +546,22 @@ static int cmd_run(struct cli *c, bool client)
 		json_t *s;
 
 		if (!c->o.json && n > 1) {
-			printf("== rail %d: %s%s%s ==\n", i + 1, runs[i].device, runs[i].netdev[0] ? " " : "", runs[i].netdev);
+			printf("== rail %d: %s%s%s ==\n", i + 1, runs[i].device,
+			       runs[i].netdev[0] ? " " : "", runs[i].netdev);
 			fwrite(runs[i].output ? runs[i].output : "", 1, runs[i].output_len, stdout);
 		}
-		if (bench_perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len, &o) < 0)
+		if (bench_perftest_parse(runs[i].output ? runs[i].output : "", runs[i].output_len,
+					 &o) < 0)
 			goto out;
 		snprintf(label, sizeof(label), "rail %d", i + 1);
-		s = judge_side(ctx, node, true, &o, NULL, &c->o.thr,
-			       &(struct side_in){ .run = &runs[i], .device = runs[i].device, .port = runs[i].port,
-						  .gpu = runs[i].gpu, .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
-						  .label = n > 1 ? label : NULL });
+		s = judge_side(
+			ctx, node, true, &o, NULL, &c->o.thr,
+			&(struct side_in){ .run = &runs[i],
+					   .device = runs[i].device,
+					   .port = runs[i].port,
+					   .gpu = runs[i].gpu,
+					   .netdev = runs[i].netdev[0] ? runs[i].netdev : NULL,
+					   .label = n > 1 ? label : NULL });
 		bench_perftest_out_free(&o);
 		if (!s || json_array_append_new(sides, s) < 0)
 			goto out;
@@ -524,7 +578,9 @@ out:
 
 int bench_main(int argc, char **argv)
 {
-	struct cli c = { .o = { .test = "ib_write_bw", .gid_index = -1, .gpu = -1, .cuda_index = -1 } };
+	struct cli c = {
+		.o = { .test = "ib_write_bw", .gid_index = -1, .gpu = -1, .cuda_index = -1 }
+	};
 	const char *sub = argc > 1 ? argv[1] : NULL;
 	int r;
 
@@ -536,7 +592,8 @@ int bench_main(int argc, char **argv)
 	if (!strcmp(sub, "k8s"))
 		return bench_k8s_main(argc - 1, argv + 1);
 	if (strcmp(sub, "server") && strcmp(sub, "client") && strcmp(sub, "judge")) {
-		fprintf(stderr, "rdmak bench: unknown subcommand '%s' (server, client, judge, k8s)\n", sub);
+		fprintf(stderr,
+			"rdmak bench: unknown subcommand '%s' (server, client, judge, k8s)\n", sub);
 		return BENCH_EXIT_USAGE;
 	}
 	r = parse_args(argc - 1, argv + 1, sub, &c);

@@ -24,7 +24,13 @@
 #include "hw/hw.h"
 
 /* Exit codes of every subcommand (docs/bench.md). */
-enum { BENCH_EXIT_PASS = 0, BENCH_EXIT_WARN = 1, BENCH_EXIT_FAIL = 2, BENCH_EXIT_USAGE = 3, BENCH_EXIT_INVALID = 4 };
+enum {
+	BENCH_EXIT_PASS = 0,
+	BENCH_EXIT_WARN = 1,
+	BENCH_EXIT_FAIL = 2,
+	BENCH_EXIT_USAGE = 3,
+	BENCH_EXIT_INVALID = 4
+};
 /* 0 where nothing was judged: --help, or `bench k8s` printing its pods without --run */
 enum { BENCH_EXIT_OK = BENCH_EXIT_PASS };
 
@@ -46,26 +52,27 @@ struct pt_row {
 
 /* What perftest (or libibverbs under it) said went wrong, or warned about. */
 enum pt_event_kind {
-	PT_EV_NO_DEVICE = 0,    /* " Did not detect devices", " Unable to find the Infiniband/RoCE device" */
+	PT_EV_NO_DEVICE =
+		0, /* " Did not detect devices", " Unable to find the Infiniband/RoCE device" */
 	PT_EV_DEVICE_NOT_FOUND, /* "IB device %s not found" (arg: the name in `what`) */
-	PT_EV_PORT_STATE,       /* " Port number %d state is %s" */
-	PT_EV_MR,               /* "Couldn't allocate MR[ with error=%d]" (arg: errno, -1 unknown) */
-	PT_EV_READ_KEYS,        /* "ethernet_read_keys: Couldn't read remote address", "Failed to exchange data ..." */
-	PT_EV_CONNECT,          /* "Couldn't connect to %s:%d", "Couldn't listen to port %d" */
-	PT_EV_GID_TYPE,         /* "Found Incompatibility issue with GID types." */
-	PT_EV_QP_STATE,         /* "Failed to modify QP ... to RTR/RTS", " Unable to Connect the HCA's through the link" */
-	PT_EV_COMPLETION,       /* " Completion with error", "Failed status %d", "transport retry counter exceeded" */
-	PT_EV_ARGS,             /* " Parser function exited with Error" and the line before it */
-	PT_EV_VERSION,          /* "not compatible with versions older than 5.70" */
-	PT_EV_NO_PROVIDER,      /* "libibverbs: Warning: no userspace device-specific driver found" */
-	PT_EV_DMABUF,           /* "DMA-BUF is not supported", "OFED stack does not support DMA-BUF" */
-	PT_EV_LIMIT,            /* "Error: BW result is below bw limit" (perftest's own --limit_bw) */
-	PT_EV_RESOURCES,        /* " Couldn't create IB resources" and other setup failures not named above */
+	PT_EV_PORT_STATE,	/* " Port number %d state is %s" */
+	PT_EV_MR, /* "Couldn't allocate MR[ with error=%d]" (arg: errno, -1 unknown) */
+	PT_EV_READ_KEYS, /* "ethernet_read_keys: Couldn't read remote address", "Failed to exchange data ..." */
+	PT_EV_CONNECT,	/* "Couldn't connect to %s:%d", "Couldn't listen to port %d" */
+	PT_EV_GID_TYPE, /* "Found Incompatibility issue with GID types." */
+	PT_EV_QP_STATE, /* "Failed to modify QP ... to RTR/RTS", " Unable to Connect the HCA's through the link" */
+	PT_EV_COMPLETION, /* " Completion with error", "Failed status %d", "transport retry counter exceeded" */
+	PT_EV_ARGS,	   /* " Parser function exited with Error" and the line before it */
+	PT_EV_VERSION,	   /* "not compatible with versions older than 5.70" */
+	PT_EV_NO_PROVIDER, /* "libibverbs: Warning: no userspace device-specific driver found" */
+	PT_EV_DMABUF,	   /* "DMA-BUF is not supported", "OFED stack does not support DMA-BUF" */
+	PT_EV_LIMIT,	   /* "Error: BW result is below bw limit" (perftest's own --limit_bw) */
+	PT_EV_RESOURCES, /* " Couldn't create IB resources" and other setup failures not named above */
 	/* warnings: the run went on */
-	PT_EV_CPU_FREQ,         /* "Conflicting CPU frequency values detected: %lf != %lf" (val, val2) */
-	PT_EV_NO_PEAK,          /* "WARNING: BW peak won't be measured in this run." */
-	PT_EV_MTU_CHANGED,      /* "Changing to active mtu - %d" (arg: the enum, 3 = 1024) */
-	PT_EV_MEMLOCK_LOW,      /* "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes." */
+	PT_EV_CPU_FREQ,	   /* "Conflicting CPU frequency values detected: %lf != %lf" (val, val2) */
+	PT_EV_NO_PEAK,	   /* "WARNING: BW peak won't be measured in this run." */
+	PT_EV_MTU_CHANGED, /* "Changing to active mtu - %d" (arg: the enum, 3 = 1024) */
+	PT_EV_MEMLOCK_LOW, /* "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes." */
 	PT_EV__MAX
 };
 #define PT_EV_IS_FAILURE(k) ((k) < PT_EV_CPU_FREQ)
@@ -73,33 +80,33 @@ enum pt_event_kind {
 struct pt_event {
 	enum pt_event_kind kind;
 	unsigned line;
-	int arg;           /* port number, errno, status, MTU enum; -1 when none */
-	double val, val2;  /* CPU frequencies */
-	char what[64];     /* device name, port state, ... */
-	char text[200];    /* the line as printed (leading blanks trimmed, cut at 199 bytes) */
+	int arg;	  /* port number, errno, status, MTU enum; -1 when none */
+	double val, val2; /* CPU frequencies */
+	char what[64];	  /* device name, port state, ... */
+	char text[200];	  /* the line as printed (leading blanks trimmed, cut at 199 bytes) */
 };
 
 struct pt_out {
 	enum pt_kind kind;
-	char title[64];           /* "RDMA_Write BW Test" */
-	char verb[24];            /* "RDMA_Write", "RDMA_Read", "Send", "Atomic" */
+	char title[64]; /* "RDMA_Write BW Test" */
+	char verb[24];	/* "RDMA_Write", "RDMA_Read", "Send", "Atomic" */
 	bool bidirectional;
-	unsigned n_headers;       /* header blocks seen (2 when server and client text interleave) */
-	bool server;              /* "Waiting for client to connect" */
-	char device[HW_NAME_MAX]; /* "Device : mlx5_0" */
+	unsigned n_headers; /* header blocks seen (2 when server and client text interleave) */
+	bool server;	    /* "Waiting for client to connect" */
+	char device[HW_NAME_MAX];				   /* "Device : mlx5_0" */
 	int qps, mtu, gid_index, tx_depth, cq_mod, outstand_reads; /* -1 when not printed */
 	enum pt_link link;
 	bool rdma_cm;
 	/* GPU memory (CUDA/DMA-BUF preamble) */
 	bool cuda, dmabuf;
-	int cuda_bus, cuda_dev;   /* "CUDA device 0: PCIe address is 57:00" (hex), -1 when absent */
-	char gpu_name[64];        /* "NVIDIA A100-SXM4-80GB" */
+	int cuda_bus, cuda_dev; /* "CUDA device 0: PCIe address is 57:00" (hex), -1 when absent */
+	char gpu_name[64];	/* "NVIDIA A100-SXM4-80GB" */
 	/* address lines */
 	unsigned n_local, n_remote;
 	bool gid_printed, zero_gid; /* a "GID:" line, and one of them all zero */
 	struct pt_row *rows;
 	size_t n_rows;
-	unsigned n_duplicates;    /* rows printed twice (server and client copies) */
+	unsigned n_duplicates; /* rows printed twice (server and client copies) */
 	struct pt_event *events;
 	size_t n_events;
 	unsigned n_lines;
@@ -124,7 +131,8 @@ const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt
 bool bench_perftest_failed(const struct pt_out *o);
 /* A bandwidth figure in Gb/s whatever the table's unit (perftest's MiB is 2^20 bytes). */
 double bench_perftest_gbps(const struct pt_row *r, double v);
-const char *bench_perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
+const char *
+bench_perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
 
 /* ---- the ceiling model (ceiling.c) -------------------------------------------------------- */
 
@@ -133,28 +141,31 @@ enum ceil_factor { CEIL_PORT = 0, CEIL_PCIE, CEIL__MAX };
 struct ceil_term {
 	enum ceil_factor factor;
 	double gbps;
-	bool placement;   /* a placement or training problem, not the hardware's limit: caps at warn */
-	char phrase[256]; /* completes "the N Gb/s that ...": "RoCE v2 can carry at path MTU 1024" */
-	char what[512];   /* "4X EDR InfiniBand: 100 Gb/s of data, 26 B of headers per 4096 B packet" */
+	bool placement; /* a placement or training problem, not the hardware's limit: caps at warn */
+	char phrase
+		[256]; /* completes "the N Gb/s that ...": "RoCE v2 can carry at path MTU 1024" */
+	char what
+		[512]; /* "4X EDR InfiniBand: 100 Gb/s of data, 26 B of headers per 4096 B packet" */
 };
 
 struct ceil_input {
-	const char *device;      /* RDMA device; required */
-	unsigned port;           /* 0: the first ACTIVE port, else 1 */
-	const struct hw_gpu *gpu;  /* GPU memory on this side; NULL for host memory */
-	const char *netdev;      /* RoCE: the interface the GID belongs to; NULL: from the GID index or the port */
-	int gid_index;           /* as perftest ran, -1 unknown */
-	int mtu;                 /* path MTU perftest printed, 0 unknown */
-	uint64_t bytes;          /* message size judged (64 KiB when unknown) */
-	int qps;                 /* -1 unknown */
+	const char *device;	  /* RDMA device; required */
+	unsigned port;		  /* 0: the first ACTIVE port, else 1 */
+	const struct hw_gpu *gpu; /* GPU memory on this side; NULL for host memory */
+	const char *
+		netdev; /* RoCE: the interface the GID belongs to; NULL: from the GID index or the port */
+	int gid_index;	/* as perftest ran, -1 unknown */
+	int mtu;	/* path MTU perftest printed, 0 unknown */
+	uint64_t bytes; /* message size judged (64 KiB when unknown) */
+	int qps;	/* -1 unknown */
 	bool bidirectional;
-	char verb[24];           /* "RDMA_Write", "RDMA_Read", "Send" */
+	char verb[24]; /* "RDMA_Write", "RDMA_Read", "Send" */
 };
 
 struct bench_ceiling {
 	bool known;
 	double gbps;
-	size_t limit;            /* index of the limiting term */
+	size_t limit; /* index of the limiting term */
 	struct ceil_term terms[8];
 	size_t n_terms;
 	/* the facts the model used, for the report */
@@ -163,22 +174,22 @@ struct bench_ceiling {
 	enum hw_link_layer link;
 	double rate_gbps, data_gbps; /* what the port prints, and its data rate after line coding */
 	char rate[48];
-	unsigned legs;           /* RoCE LAG legs the QPs can use */
+	unsigned legs; /* RoCE LAG legs the QPs can use */
 	unsigned path_mtu, netdev_mtu, header_bytes;
 	char netdev[HW_IFNAME_MAX];
-	char gid_type[16];       /* "RoCE v2" ... */
+	char gid_type[16]; /* "RoCE v2" ... */
 	bool ipv6;
 	/* RoCE below path MTU 4096: what 4096 would allow (0 when not applicable) */
 	double mtu4096_gbps;
 	enum hw_topo gpu_rel;
 	char gpu_bdf[HW_BDF_MAX];
-	char why_unknown[160];   /* when !known */
+	char why_unknown[160]; /* when !known */
 };
 
 /* Build the ceiling for one side. Returns 0 (ceiling->known says whether a figure came out;
  * why_unknown says why not) or -ENOMEM. */
-int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
-		    struct bench_ceiling *ret);
+int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node,
+			  const struct ceil_input *in, struct bench_ceiling *ret);
 /* The IB MTU a RoCE port runs at for a netdev MTU (the kernel's iboe_get_mtu()). */
 unsigned bench_ceiling_roce_mtu(unsigned netdev_mtu);
 /* Usable PCIe bandwidth of a link, Gb/s (line coding, TLP and DLLP overhead). */
@@ -210,15 +221,15 @@ void bench_thresholds_default(struct bench_thresholds *t);
 
 struct bench_reason {
 	enum bench_status status; /* what this reason alone would make the verdict */
-	char code[32];            /* "below_ceiling", "port_down", ... (docs/bench.md) */
+	char code[32];		  /* "below_ceiling", "port_down", ... (docs/bench.md) */
 	char text[600];
-	char fix[400];            /* "" when there is nothing to do */
+	char fix[400]; /* "" when there is nothing to do */
 };
 
 struct bench_verdict {
 	enum bench_status status;
-	double gbps, percent;      /* the figure judged and its share of the ceiling (bandwidth) */
-	double usec, budget_usec;  /* latency */
+	double gbps, percent;	  /* the figure judged and its share of the ceiling (bandwidth) */
+	double usec, budget_usec; /* latency */
 	uint64_t bytes;
 	struct bench_reason *reasons;
 	size_t n_reasons;
@@ -226,13 +237,15 @@ struct bench_verdict {
 
 /* Judge one side's parsed output against its ceiling. Failures in the output are left to
  * bench_diagnose(): this adds only a generic reason for them. */
-int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
-		  struct bench_verdict *ret);
-int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code, const char *fix_fmt,
-		const char *text_fmt, ...) __attribute__((format(printf, 5, 6)));
+int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
+			const struct bench_thresholds *t, struct bench_verdict *ret);
+int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code,
+		      const char *fix_fmt, const char *text_fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 void bench_verdict_free(struct bench_verdict *v);
 /* Status for a share of the ceiling under the thresholds. */
-enum bench_status bench_verdict_status_for(double percent, double gbps, const struct bench_thresholds *t);
+enum bench_status bench_verdict_status_for(double percent, double gbps,
+					   const struct bench_thresholds *t);
 
 /* ---- failure diagnosis (diagnose.c) ------------------------------------------------------- */
 
@@ -240,29 +253,30 @@ enum bench_status bench_verdict_status_for(double percent, double gbps, const st
  * given) and its fix. With `doctor` (ctx's roots are where perftest ran: on the spot, or a
  * pod's tree), running the doctor's checks that bear on it, which read ctx's roots (sysfs,
  * devfs, and procfs and the image root for the pod checks). Adds fail reasons to v. */
-int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
-		   bool doctor, const struct bench_ceiling *c, struct bench_verdict *v);
+int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer,
+		   const struct hw_node *node, bool doctor, const struct bench_ceiling *c,
+		   struct bench_verdict *v);
 
 /* ---- the runner (runner.c) ---------------------------------------------------------------- */
 
 struct bench_opts {
-	const char *test;          /* "ib_write_bw" */
-	const char *perftest_dir;  /* NULL: PATH */
-	const char *device;        /* NULL: choose */
-	unsigned ib_port;          /* 0: the device's first ACTIVE port */
-	const char *interface;     /* RoCE: the netdev whose IPv4 GID to use */
-	int gid_index;             /* -1: choose */
-	int gpu;                   /* -1: host memory */
-	const char *gpu_bdf;       /* --gpu BDF */
-	int cuda_index;            /* -1: --use_cuda_bus_id; else --use_cuda=N */
-	int qps, duration;         /* 0: default */
-	uint64_t size;             /* 0: default */
+	const char *test;	  /* "ib_write_bw" */
+	const char *perftest_dir; /* NULL: PATH */
+	const char *device;	  /* NULL: choose */
+	unsigned ib_port;	  /* 0: the device's first ACTIVE port */
+	const char *interface;	  /* RoCE: the netdev whose IPv4 GID to use */
+	int gid_index;		  /* -1: choose */
+	int gpu;		  /* -1: host memory */
+	const char *gpu_bdf;	  /* --gpu BDF */
+	int cuda_index;		  /* -1: --use_cuda_bus_id; else --use_cuda=N */
+	int qps, duration;	  /* 0: default */
+	uint64_t size;		  /* 0: default */
 	bool all_sizes;
-	unsigned tcp_port;         /* perftest -p; 0: 18515 */
+	unsigned tcp_port; /* perftest -p; 0: 18515 */
 	bool rails;
-	char **passthrough;        /* after `--` */
+	char **passthrough; /* after `--` */
 	size_t n_passthrough;
-	const char *server;        /* client: the server's address */
+	const char *server; /* client: the server's address */
 	bool json;
 	struct bench_thresholds thr;
 };
@@ -275,21 +289,22 @@ struct bench_run {
 	int gid_index;
 	const struct hw_gpu *gpu;
 	unsigned tcp_port;
-	char **argv;               /* strv */
-	char *output;              /* stdout + stderr as they came */
+	char **argv;  /* strv */
+	char *output; /* stdout + stderr as they came */
 	size_t output_len;
-	int exit_status;           /* exit code, 128+signal, -1 not started */
-	char start_error[200];     /* why it could not start */
+	int exit_status;       /* exit code, 128+signal, -1 not started */
+	char start_error[200]; /* why it could not start */
 };
 
 /* Choose devices (one, or one per rail) and build each run's command line. Returns the
  * number of runs (> 0) or -errno; on -ENODEV/-EINVAL why[] says what is missing. */
-int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
-		struct bench_run **ret, char *why, size_t why_len);
+int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o,
+		      bool client, struct bench_run **ret, char *why, size_t why_len);
 /* Start every run at once, pass their output through to `tee` (NULL: keep only), wait for all.
  * SIGINT/SIGTERM are forwarded to the children. on_ready (may be NULL) is called once every
  * run printed perftest's "Waiting for client to connect". Returns 0 or -errno. */
-int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud);
+int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud),
+		      void *ud);
 void bench_runner_free(struct bench_run *runs, size_t n);
 /* The rails of this node/pod: usable devices with an ACTIVE port (and, on RoCE, a RoCE v2
  * IPv4 GID on a netdev visible here), ordered by netdev then device name. */
@@ -297,13 +312,14 @@ int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***r
 /* The port asked for (0: the first ACTIVE one), or NULL. */
 const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want);
 /* RoCE v2 GID of an IPv4 address on the port, preferring the netdev given. -1 when none. */
-int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out);
+int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev,
+			  char *ndev_out);
 
 /* ---- the document (report.c) -------------------------------------------------------------- */
 
 /* One side judged: its result, ceiling, verdict. `run` may be NULL (judge). */
-json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o, const struct bench_ceiling *c,
-		    const struct bench_verdict *v);
+json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o,
+			  const struct bench_ceiling *c, const struct bench_verdict *v);
 /* Sum rails into a total. */
 json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t);
 /* The verdict block printed after perftest's own output. */

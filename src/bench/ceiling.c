@@ -26,13 +26,13 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-#define IB_HDR 26        /* LRH 8 + BTH 12 + ICRC 4 + VCRC 2 */
-#define IB_GRH 40
-#define ROCE2_V4_HDR 82  /* 8 + 12 + 14 + 4 + 20 + 8 + 12 + 4 */
+#define IB_HDR	     26 /* LRH 8 + BTH 12 + ICRC 4 + VCRC 2 */
+#define IB_GRH	     40
+#define ROCE2_V4_HDR 82	 /* 8 + 12 + 14 + 4 + 20 + 8 + 12 + 4 */
 #define ROCE2_V6_HDR 102 /* IPv6 header is 40, not 20 */
-#define ROCE1_HDR 94     /* 8 + 12 + 14 + 4 + GRH 40 + 12 + 4 */
-#define RETH 16          /* RDMA write/read request: first packet of each message */
-#define AETH_READ 8      /* read responses: first and last packet carry an AETH */
+#define ROCE1_HDR    94	 /* 8 + 12 + 14 + 4 + GRH 40 + 12 + 4 */
+#define RETH	     16	 /* RDMA write/read request: first packet of each message */
+#define AETH_READ    8	 /* read responses: first and last packet carry an AETH */
 
 static const char *const factor_names[CEIL__MAX] = { "port", "pcie" };
 
@@ -148,11 +148,14 @@ static unsigned lag_legs(const struct hw_rdma_dev *d, int qps)
 	return up > 1 ? (qps < (int)up ? (unsigned)qps : up) : 1;
 }
 
-static void port_term(struct bench_ceiling *c, const struct hw_node *node, const struct hw_rdma_dev *d,
-		      const struct hw_port *p, const struct ceil_input *in)
+static void port_term(struct bench_ceiling *c, const struct hw_node *node,
+		      const struct hw_rdma_dev *d, const struct hw_port *p,
+		      const struct ceil_input *in)
 {
 	uint64_t bytes = in->bytes ? in->bytes : 65536;
-	unsigned per_msg = !strcmp(in->verb, "RDMA_Write") ? RETH : !strcmp(in->verb, "RDMA_Read") ? AETH_READ : 0;
+	unsigned per_msg = !strcmp(in->verb, "RDMA_Write")  ? RETH
+			   : !strcmp(in->verb, "RDMA_Read") ? AETH_READ
+							    : 0;
 	double mult = in->bidirectional ? 2 : 1, share;
 	char coding[48], a[16], lagtxt[64] = "", name[80];
 	struct ceil_term *t;
@@ -171,12 +174,16 @@ static void port_term(struct bench_ceiling *c, const struct hw_node *node, const
 			c->netdev_mtu = nd->mtu;
 		}
 		/* what perftest printed is what ran (both sides' minimum); else the netdev's */
-		c->path_mtu = in->mtu > 0 ? (unsigned)in->mtu : c->netdev_mtu ? bench_ceiling_roce_mtu(c->netdev_mtu) : 1024;
+		c->path_mtu = in->mtu > 0     ? (unsigned)in->mtu
+			      : c->netdev_mtu ? bench_ceiling_roce_mtu(c->netdev_mtu)
+					      : 1024;
 		if (!c->path_mtu)
 			c->path_mtu = 256;
 		str_copy(c->gid_type, sizeof(c->gid_type), g && g->type[0] ? g->type : "RoCE v2");
 		c->ipv6 = g && strcmp(g->type, "RoCE v2") == 0 && !g->ipv4;
-		c->header_bytes = strcmp(c->gid_type, "RoCE v2") ? ROCE1_HDR : c->ipv6 ? ROCE2_V6_HDR : ROCE2_V4_HDR;
+		c->header_bytes = strcmp(c->gid_type, "RoCE v2") ? ROCE1_HDR
+				  : c->ipv6			 ? ROCE2_V6_HDR
+								 : ROCE2_V4_HDR;
 		c->legs = lag_legs(d, in->qps);
 		if (c->legs > 1)
 			snprintf(lagtxt, sizeof(lagtxt), " over %u LAG legs", c->legs);
@@ -188,17 +195,22 @@ static void port_term(struct bench_ceiling *c, const struct hw_node *node, const
 	t = term_add(c, CEIL_PORT, c->data_gbps * c->legs * share * mult);
 	if (!t)
 		return;
-	snprintf(t->phrase, sizeof(t->phrase), "%s%s can carry at path MTU %u%s", name, lagtxt, c->path_mtu,
-		 in->bidirectional ? " in both directions" : "");
-	snprintf(t->what, sizeof(t->what), "%s %s port %s/%u: %s Gb/s of data%s%s%s, %u B of headers per %u B packet%s",
-		 p->rate.raw, hw_link_layer_name(c->link), d->name, p->num, gbps_text(c->data_gbps, a, sizeof(a)),
-		 coding[0] ? " (" : "", coding, coding[0] ? ")" : "", c->header_bytes, c->path_mtu,
-		 per_msg ? (per_msg == RETH ? " and 16 B per message" : " and 8 B per message") : "");
+	snprintf(t->phrase, sizeof(t->phrase), "%s%s can carry at path MTU %u%s", name, lagtxt,
+		 c->path_mtu, in->bidirectional ? " in both directions" : "");
+	snprintf(t->what, sizeof(t->what),
+		 "%s %s port %s/%u: %s Gb/s of data%s%s%s, %u B of headers per %u B packet%s",
+		 p->rate.raw, hw_link_layer_name(c->link), d->name, p->num,
+		 gbps_text(c->data_gbps, a, sizeof(a)), coding[0] ? " (" : "", coding,
+		 coding[0] ? ")" : "", c->header_bytes, c->path_mtu,
+		 per_msg ? (per_msg == RETH ? " and 16 B per message" : " and 8 B per message")
+			 : "");
 	if (c->legs > 1)
-		snprintf(t->what + strlen(t->what), sizeof(t->what) - strlen(t->what), ", %u legs", c->legs);
+		snprintf(t->what + strlen(t->what), sizeof(t->what) - strlen(t->what), ", %u legs",
+			 c->legs);
 	/* RoCE below 4096: what a jumbo interface MTU would allow */
 	if (c->link == HW_LINK_ETH && c->path_mtu < 4096)
-		c->mtu4096_gbps = c->data_gbps * c->legs * wire_share(bytes, 4096, c->header_bytes, per_msg) * mult;
+		c->mtu4096_gbps = c->data_gbps * c->legs *
+				  wire_share(bytes, 4096, c->header_bytes, per_msg) * mult;
 }
 
 /* The PCI function whose link carries a device's traffic: a VF's is its PF's. */
@@ -244,7 +256,8 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 
 			for (size_t i = 0; i < n; i++)
 				dup |= !strcmp(seen[i].bdf, bdf);
-			if (dup || hw_pci_read_link(ctx, bdf, &seen[n].l) < 0 || !seen[n].l.cur_gts || !seen[n].l.cur_width)
+			if (dup || hw_pci_read_link(ctx, bdf, &seen[n].l) < 0 ||
+			    !seen[n].l.cur_gts || !seen[n].l.cur_width)
 				continue;
 			str_copy(seen[n].bdf, sizeof(seen[n].bdf), bdf);
 			seen[n].endpoint = k == f->path_len;
@@ -255,23 +268,32 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 	for (size_t i = 0; i < n; i++) {
 		double g = bench_ceiling_pcie_gbps(seen[i].l.cur_gts, seen[i].l.cur_width);
 
-		double bg = best == SIZE_MAX ? 0 : bench_ceiling_pcie_gbps(seen[best].l.cur_gts, seen[best].l.cur_width);
+		double bg = best == SIZE_MAX ? 0
+					     : bench_ceiling_pcie_gbps(seen[best].l.cur_gts,
+								       seen[best].l.cur_width);
 
 		/* at equal speed name an endpoint (the HCA, the GPU) rather than a bridge */
-		if (best == SIZE_MAX || g < bg - 1e-9 || (g < bg + 1e-9 && seen[i].endpoint && !seen[best].endpoint))
+		if (best == SIZE_MAX || g < bg - 1e-9 ||
+		    (g < bg + 1e-9 && seen[i].endpoint && !seen[best].endpoint))
 			best = i;
 	}
 	if (best != SIZE_MAX) {
 		const struct link_seen *s = &seen[best];
 		char a[16];
 
-		t = term_add(c, CEIL_PCIE, bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
+		t = term_add(c, CEIL_PCIE,
+			     bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (t) {
-			snprintf(t->phrase, sizeof(t->phrase), "the PCIe link of %s%s (%.1f GT/s x%u) can carry",
-				 s->endpoint ? "" : "bridge ", s->endpoint ? s->role : s->bdf, s->l.cur_gts, s->l.cur_width);
-			snprintf(t->what, sizeof(t->what), "PCIe %.1f GT/s x%u at %s (%s): about %s Gb/s after line coding and "
-				 "TLP/DLLP overhead; %zu link%s on the path", s->l.cur_gts, s->l.cur_width, s->bdf, s->role,
-				 gbps_text(t->gbps / mult, a, sizeof(a)), n, n == 1 ? "" : "s");
+			snprintf(t->phrase, sizeof(t->phrase),
+				 "the PCIe link of %s%s (%.1f GT/s x%u) can carry",
+				 s->endpoint ? "" : "bridge ", s->endpoint ? s->role : s->bdf,
+				 s->l.cur_gts, s->l.cur_width);
+			snprintf(
+				t->what, sizeof(t->what),
+				"PCIe %.1f GT/s x%u at %s (%s): about %s Gb/s after line coding and "
+				"TLP/DLLP overhead; %zu link%s on the path",
+				s->l.cur_gts, s->l.cur_width, s->bdf, s->role,
+				gbps_text(t->gbps / mult, a, sizeof(a)), n, n == 1 ? "" : "s");
 		}
 	}
 	/* an endpoint that trained below what it can do: a slower slot or a bad link */
@@ -281,20 +303,26 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		if (!s->endpoint || !s->l.max_gts || !s->l.max_width ||
 		    (s->l.cur_gts >= s->l.max_gts && s->l.cur_width >= s->l.max_width))
 			continue;
-		t = term_add(c, CEIL_PCIE, bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
+		t = term_add(c, CEIL_PCIE,
+			     bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (!t)
 			break;
 		t->placement = true;
-		snprintf(t->phrase, sizeof(t->phrase), "the PCIe link of %s (%.1f GT/s x%u, trained below its %.1f GT/s x%u) "
-			 "can carry", s->role, s->l.cur_gts, s->l.cur_width, s->l.max_gts, s->l.max_width);
-		snprintf(t->what, sizeof(t->what), "%.63s (%.15s) runs its PCIe link at %.1f GT/s x%u but can do %.1f GT/s x%u: "
-			 "a slower or narrower slot, or a link that trained down", s->role, s->bdf, s->l.cur_gts,
-			 s->l.cur_width, s->l.max_gts, s->l.max_width);
+		snprintf(t->phrase, sizeof(t->phrase),
+			 "the PCIe link of %s (%.1f GT/s x%u, trained below its %.1f GT/s x%u) "
+			 "can carry",
+			 s->role, s->l.cur_gts, s->l.cur_width, s->l.max_gts, s->l.max_width);
+		snprintf(
+			t->what, sizeof(t->what),
+			"%.63s (%.15s) runs its PCIe link at %.1f GT/s x%u but can do %.1f GT/s x%u: "
+			"a slower or narrower slot, or a link that trained down",
+			s->role, s->bdf, s->l.cur_gts, s->l.cur_width, s->l.max_gts,
+			s->l.max_width);
 	}
 }
 
-int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const struct ceil_input *in,
-		    struct bench_ceiling *ret)
+int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node,
+			  const struct ceil_input *in, struct bench_ceiling *ret)
 {
 	struct bench_ceiling c = { .gpu_rel = HW_TOPO_UNKNOWN };
 	const struct hw_rdma_dev *d = node && in->device ? hw_node_rdma(node, in->device) : NULL;
@@ -303,8 +331,10 @@ int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const 
 	if (in->device)
 		str_copy(c.device, sizeof(c.device), in->device);
 	if (!d) {
-		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s is not in the hardware model read%s",
-			 in->device ? in->device : "the device", in->device ? "" : " (perftest printed no Device)");
+		snprintf(c.why_unknown, sizeof(c.why_unknown),
+			 "%s is not in the hardware model read%s",
+			 in->device ? in->device : "the device",
+			 in->device ? "" : " (perftest printed no Device)");
 		goto out;
 	}
 	/* the port asked for, else the first ACTIVE one, else port 1 to say it is down */
@@ -312,7 +342,8 @@ int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const 
 	if (!p && !in->port && d->n_ports)
 		p = &d->ports[0];
 	if (!p) {
-		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s has no port %u", d->name, in->port);
+		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s has no port %u", d->name,
+			 in->port);
 		goto out;
 	}
 	c.port = p->num;
@@ -320,12 +351,14 @@ int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const 
 	str_copy(c.rate, sizeof(c.rate), p->rate.raw);
 	c.rate_gbps = p->rate.gbps;
 	if (!hw_port_state_is_active(p->state)) {
-		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s port %u is %s, its rate means nothing", d->name, p->num,
+		snprintf(c.why_unknown, sizeof(c.why_unknown),
+			 "%s port %u is %s, its rate means nothing", d->name, p->num,
 			 p->state_name[0] ? p->state_name : "not ACTIVE");
 		goto out;
 	}
 	if (!(p->rate.gbps > 0) || c.link == HW_LINK_UNKNOWN) {
-		snprintf(c.why_unknown, sizeof(c.why_unknown), "%s port %u has no readable rate or link layer", d->name, p->num);
+		snprintf(c.why_unknown, sizeof(c.why_unknown),
+			 "%s port %u has no readable rate or link layer", d->name, p->num);
 		goto out;
 	}
 	port_term(&c, node, d, p, in);
@@ -338,7 +371,8 @@ int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node, const 
 	/* at equal figures the placement problem is the one to name: it is what can be fixed */
 	for (size_t i = 1; i < c.n_terms; i++)
 		if (c.terms[i].gbps < c.terms[c.limit].gbps - 1e-9 ||
-		    (c.terms[i].gbps < c.terms[c.limit].gbps + 1e-9 && c.terms[i].placement && !c.terms[c.limit].placement))
+		    (c.terms[i].gbps < c.terms[c.limit].gbps + 1e-9 && c.terms[i].placement &&
+		     !c.terms[c.limit].placement))
 			c.limit = i;
 	c.gbps = c.known ? c.terms[c.limit].gbps : 0;
 out:

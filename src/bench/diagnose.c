@@ -45,21 +45,26 @@ static bool doctor_says(struct diag *g, const char *id, const char *object, enum
 }
 
 /* A reason from a doctor finding: perftest's line, then what the doctor found. */
-static void from_finding(struct diag *g, const char *code, const struct pt_event *e, const struct doctor_finding *f)
+static void from_finding(struct diag *g, const char *code, const struct pt_event *e,
+			 const struct doctor_finding *f)
 {
-	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s", e->text, f->id, f->title);
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s",
+				    e->text, f->id, f->title);
 }
 
-static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix, const char *cause)
+static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix,
+		  const char *cause)
 {
-	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text, cause);
+	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text,
+				    cause);
 }
 
 /* ---- one symptom each ---------------------------------------------------------------------- */
 
 static void no_device(struct diag *g, const struct pt_event *e)
 {
-	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns", "rdma.devices" };
+	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns",
+					   "rdma.devices" };
 
 	struct doctor_finding f;
 
@@ -87,22 +92,26 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 			return;
 		}
 		if (!d->uverbs || !d->uverbs->node.present) {
-			g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_in_pod",
-					      "Request the resource that holds this device in the pod spec, or choose one that is here "
-					      "(rdmak bench picks one without --device).",
-					      "perftest: \"%s\"; %s is in /sys but its uverbs node is not in /dev/infiniband: the device "
-					      "was not passed into this container", e->text, d->name);
+			g->err |= bench_verdict_add(
+				g->v, BENCH_FAIL, "device_not_in_pod",
+				"Request the resource that holds this device in the pod spec, or choose one that is here "
+				"(rdmak bench picks one without --device).",
+				"perftest: \"%s\"; %s is in /sys but its uverbs node is not in /dev/infiniband: the device "
+				"was not passed into this container",
+				e->text, d->name);
 			return;
 		}
-		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f) || doctor_says(g, "pod.netns", NULL, DOCTOR_WARN, &f)) {
+		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f) ||
+		    doctor_says(g, "pod.netns", NULL, DOCTOR_WARN, &f)) {
 			from_finding(g, "device_not_found", e, &f);
 			return;
 		}
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_found",
-				      "Check that the image has the provider library for this HCA (ibverbs-providers) and that "
-				      "the device is in this RDMA network namespace (rdma system; rdma dev).",
-				      "perftest: \"%s\"; %s is in /sys with %s, yet libibverbs did not list it", e->text, d->name,
-				      d->uverbs->node.path);
+		g->err |= bench_verdict_add(
+			g->v, BENCH_FAIL, "device_not_found",
+			"Check that the image has the provider library for this HCA (ibverbs-providers) and that "
+			"the device is in this RDMA network namespace (rdma system; rdma dev).",
+			"perftest: \"%s\"; %s is in /sys with %s, yet libibverbs did not list it",
+			e->text, d->name, d->uverbs->node.path);
 		return;
 	}
 	for (size_t i = 0; g->node && i < g->node->n_rdma; i++) {
@@ -110,15 +119,17 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 		bool ok = x->uverbs && x->uverbs->node.present;
 
 		HW_DEV_FOREACH_PORT(x, p)
-			if (ok && hw_port_state_is_active(p->state)) {
-				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "", x->name);
-				break;
-			}
+		if (ok && hw_port_state_is_active(p->state)) {
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", x->name);
+			break;
+		}
 	}
-	g->err |= bench_verdict_add(g->v, BENCH_FAIL, "device_not_found",
-			      "Name a device that exists here (rdmak list shows them), or let rdmak bench choose one.",
-			      "perftest: \"%s\"; there is no RDMA device %s here%s%s", e->text, e->what,
-			      list[0] ? "; usable ones: " : "", list);
+	g->err |= bench_verdict_add(
+		g->v, BENCH_FAIL, "device_not_found",
+		"Name a device that exists here (rdmak list shows them), or let rdmak bench choose one.",
+		"perftest: \"%s\"; there is no RDMA device %s here%s%s", e->text, e->what,
+		list[0] ? "; usable ones: " : "", list);
 }
 
 static void port_state(struct diag *g, const struct pt_event *e)
@@ -139,11 +150,12 @@ static void port_state(struct diag *g, const struct pt_event *e)
 
 		alt = doctor_active_hcas(g->node, ll);
 	}
-	g->err |= bench_verdict_add(g->v, BENCH_FAIL, "port_down",
-			      "Bring the link up (cable, switch port, subnet manager for InfiniBand, the netdev for RoCE) or "
-			      "test another HCA; rdmak bench chooses an ACTIVE one without --device.",
-			      "perftest: \"%s\"; perftest only runs on an ACTIVE port%s%s", e->text,
-			      alt && alt[0] != '<' ? "; ACTIVE here: " : "", alt && alt[0] != '<' ? alt : "");
+	g->err |= bench_verdict_add(
+		g->v, BENCH_FAIL, "port_down",
+		"Bring the link up (cable, switch port, subnet manager for InfiniBand, the netdev for RoCE) or "
+		"test another HCA; rdmak bench chooses an ACTIVE one without --device.",
+		"perftest: \"%s\"; perftest only runs on an ACTIVE port%s%s", e->text,
+		alt && alt[0] != '<' ? "; ACTIVE here: " : "", alt && alt[0] != '<' ? alt : "");
 }
 
 /* The reason code of a registration failure the doctor explained. */
@@ -191,27 +203,30 @@ static void mr(struct diag *g, const struct pt_event *e)
 		/* The memlock limit is what bites, but a user who added IPC_LOCK to a container that
 		 * runs as another user than root (nvidia-container-toolkit#2037) has to hear why the
 		 * capability did nothing, or they will raise the wrong thing. */
-		if (f.cause == DOCTOR_CAUSE_MEMLOCK && doctor_says(g, "pod.ipc_lock", NULL, DOCTOR_FAIL, &fi) &&
+		if (f.cause == DOCTOR_CAUSE_MEMLOCK &&
+		    doctor_says(g, "pod.ipc_lock", NULL, DOCTOR_FAIL, &fi) &&
 		    fi.cause == DOCTOR_CAUSE_IPC_LOCK_NON_ROOT)
 			f = fi;
 		from_finding(g, mr_code(f.cause), e, &f);
 		return;
 	}
 	if (limit.title) {
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "mr_memory_limit",
-				      "Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
-				      "without it), or raise it well above what the application and its pinned buffers use.",
-				      "perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
-				      e->text, limit.title);
+		g->err |= bench_verdict_add(
+			g->v, BENCH_FAIL, "mr_memory_limit",
+			"Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
+			"without it), or raise it well above what the application and its pinned buffers use.",
+			"perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
+			e->text, limit.title);
 		return;
 	}
 	plain(g, "mr_memlock", e,
 	      "Run the container as root with capabilities.add [\"IPC_LOCK\"] and no memory limit, or raise "
 	      "LimitMEMLOCK for the container runtime; fewer QPs (-q) or smaller messages pin less.",
-	      pod_checked ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
-			    "this run pins more (QPs x 2 buffers of the message size)" :
-			    "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
-			    "IPC_LOCK, or a pod memory limit (seed 003)");
+	      pod_checked
+		      ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
+			"this run pins more (QPs x 2 buffers of the message size)"
+		      : "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
+			"IPC_LOCK, or a pod memory limit (seed 003)");
 }
 
 static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
@@ -220,11 +235,13 @@ static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_
 		const struct pt_event *pe = NULL;
 
 		for (size_t i = 0; i < peer->n_events && !pe; i++)
-			if (PT_EV_IS_FAILURE(peer->events[i].kind) && peer->events[i].kind != PT_EV_READ_KEYS)
+			if (PT_EV_IS_FAILURE(peer->events[i].kind) &&
+			    peer->events[i].kind != PT_EV_READ_KEYS)
 				pe = &peer->events[i];
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "peer_failed", "Fix the peer's failure (its reason follows).",
-				      "perftest: \"%s\"; the other side failed first: \"%s\"", e->text,
-				      pe ? pe->text : peer->events[0].text);
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "peer_failed",
+					    "Fix the peer's failure (its reason follows).",
+					    "perftest: \"%s\"; the other side failed first: \"%s\"",
+					    e->text, pe ? pe->text : peer->events[0].text);
 		return;
 	}
 	plain(g, "peer_failed", e,
@@ -237,7 +254,8 @@ static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_
 /* The GID a RoCE port should use, for fix texts. */
 static void good_gid(const struct diag *g, char *buf, size_t n)
 {
-	const struct hw_rdma_dev *d = g->node && g->o->device[0] ? hw_node_rdma(g->node, g->o->device) : NULL;
+	const struct hw_rdma_dev *d =
+		g->node && g->o->device[0] ? hw_node_rdma(g->node, g->o->device) : NULL;
 	char nd[HW_IFNAME_MAX] = "";
 	int idx;
 
@@ -247,7 +265,8 @@ static void good_gid(const struct diag *g, char *buf, size_t n)
 			continue;
 		idx = bench_runner_roce_gid(&d->ports[i], g->node, NULL, nd);
 		if (idx >= 0) {
-			snprintf(buf, n, "; the RoCE v2 IPv4 GID of %s is index %d (-x %d)", nd, idx, idx);
+			snprintf(buf, n, "; the RoCE v2 IPv4 GID of %s is index %d (-x %d)", nd,
+				 idx, idx);
 			return;
 		}
 	}
@@ -261,24 +280,29 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 
 	good_gid(g, gid, sizeof(gid));
 	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
-		found = doctor_says(g, "pod.gids", NULL, DOCTOR_WARN, &f) || doctor_says(g, "roce.gids", NULL, DOCTOR_WARN, &f);
+		found = doctor_says(g, "pod.gids", NULL, DOCTOR_WARN, &f) ||
+			doctor_says(g, "roce.gids", NULL, DOCTOR_WARN, &f);
 		if (g->o->zero_gid) {
-			g->err |= bench_verdict_add(g->v, BENCH_FAIL, "zero_gid",
-					      "Use the GID of the pod's RDMA interface (rdmak bench chooses it), and make sure that "
-					      "interface is in the pod.",
-					      "perftest: \"%s\"; the GID it used (index %d) is all zero: the netdev that owns it is not in "
-					      "this pod%s", e->text, g->o->gid_index, gid);
+			g->err |= bench_verdict_add(
+				g->v, BENCH_FAIL, "zero_gid",
+				"Use the GID of the pod's RDMA interface (rdmak bench chooses it), and make sure that "
+				"interface is in the pod.",
+				"perftest: \"%s\"; the GID it used (index %d) is all zero: the netdev that owns it is not in "
+				"this pod%s",
+				e->text, g->o->gid_index, gid);
 			return;
 		}
 		if (found) {
 			from_finding(g, "gid_index", e, &f);
 			return;
 		}
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "gid_index",
-				      "Use the RoCE v2 GID of the interface's IPv4 address on both sides (rdmak bench does), the "
-				      "same MTU on both interfaces, and check the route between the two addresses.",
-				      "perftest: \"%s\"; the QPs could not be connected: on RoCE usually a wrong GID index "
-				      "(GID %d%s)", e->text, g->o->gid_index, gid);
+		g->err |= bench_verdict_add(
+			g->v, BENCH_FAIL, "gid_index",
+			"Use the RoCE v2 GID of the interface's IPv4 address on both sides (rdmak bench does), the "
+			"same MTU on both interfaces, and check the route between the two addresses.",
+			"perftest: \"%s\"; the QPs could not be connected: on RoCE usually a wrong GID index "
+			"(GID %d%s)",
+			e->text, g->o->gid_index, gid);
 		return;
 	}
 	if (doctor_says(g, "port.sm", NULL, DOCTOR_WARN, &f)) {
@@ -300,22 +324,27 @@ static void completion(struct diag *g, const struct pt_event *e)
 		      "transport retry counter exceeded: the peer never acknowledged, so packets were dropped or went "
 		      "nowhere (wrong remote GID or route, lossy RoCE without PFC, an ACL, or the peer died)");
 	else
-		plain(g, "completion_error", e, "Look up the status in ibv_wc_status_str(); run rdmak doctor on both nodes.",
+		plain(g, "completion_error", e,
+		      "Look up the status in ibv_wc_status_str(); run rdmak doctor on both nodes.",
 		      "a work request completed with an error");
 }
 
 static void arguments(struct diag *g, const struct pt_event *e)
 {
 	if (strstr(e->what, "DMA-BUF cannot be used without CUDA"))
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "arguments",
-				      "Put --use_cuda before --use_cuda_dmabuf (perftest#336), or let rdmak bench build the "
-				      "command line.",
-				      "perftest rejected its arguments: \"%s\": its parser reads --use_cuda_dmabuf before "
-				      "--use_cuda has been seen (perftest#336)", e->what);
+		g->err |= bench_verdict_add(
+			g->v, BENCH_FAIL, "arguments",
+			"Put --use_cuda before --use_cuda_dmabuf (perftest#336), or let rdmak bench build the "
+			"command line.",
+			"perftest rejected its arguments: \"%s\": its parser reads --use_cuda_dmabuf before "
+			"--use_cuda has been seen (perftest#336)",
+			e->what);
 	else
-		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "arguments", "Check the options against this perftest's --help.",
-				      "perftest rejected its arguments%s%s%s", e->what[0] ? ": \"" : "", e->what,
-				      e->what[0] ? "\"" : "");
+		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "arguments",
+					    "Check the options against this perftest's --help.",
+					    "perftest rejected its arguments%s%s%s",
+					    e->what[0] ? ": \"" : "", e->what,
+					    e->what[0] ? "\"" : "");
 }
 
 static void one_event(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
@@ -328,7 +357,8 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f))
 			from_finding(g, "no_provider", e, &f);
 		else
-			plain(g, "no_provider", e, "Install ibverbs-providers (Debian/Ubuntu) or rdma-core (RHEL) in the image.",
+			plain(g, "no_provider", e,
+			      "Install ibverbs-providers (Debian/Ubuntu) or rdma-core (RHEL) in the image.",
 			      "libibverbs has no provider library for this HCA in the image");
 		break;
 	case PT_EV_DEVICE_NOT_FOUND: device_not_found(g, e); break;
@@ -342,14 +372,16 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 		      "the client could not reach perftest's TCP port on the server");
 		break;
 	case PT_EV_GID_TYPE:
-		plain(g, "gid_type", e, "Use RoCE v2 GIDs on both sides (rdmak bench picks the RoCE v2 IPv4 GID).",
+		plain(g, "gid_type", e,
+		      "Use RoCE v2 GIDs on both sides (rdmak bench picks the RoCE v2 IPv4 GID).",
 		      "one side used a RoCE v1 GID and the other a RoCE v2 one");
 		break;
 	case PT_EV_QP_STATE: qp_state(g, e); break;
 	case PT_EV_COMPLETION: completion(g, e); break;
 	case PT_EV_ARGS: arguments(g, e); break;
 	case PT_EV_VERSION:
-		plain(g, "version", e, "Run the same perftest on both sides (the rdmak bench image).",
+		plain(g, "version", e,
+		      "Run the same perftest on both sides (the rdmak bench image).",
 		      "the two sides run perftest versions that cannot talk to each other");
 		break;
 	case PT_EV_DMABUF:
@@ -366,15 +398,17 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 		      "the result is below the limit perftest was given (--limit_bw/--limit_msgrate)");
 		break;
 	case PT_EV_RESOURCES:
-		plain(g, "resources", e, "Run rdmak doctor --pod; fewer QPs (-q) need fewer resources.",
+		plain(g, "resources", e,
+		      "Run rdmak doctor --pod; fewer QPs (-q) need fewer resources.",
 		      "perftest could not create its verbs resources (PD, CQ, QP or MR)");
 		break;
 	default: break;
 	}
 }
 
-int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer, const struct hw_node *node,
-		   bool doctor, const struct bench_ceiling *c, struct bench_verdict *v)
+int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer,
+		   const struct hw_node *node, bool doctor, const struct bench_ceiling *c,
+		   struct bench_verdict *v)
 {
 	struct diag g = { .o = o, .node = node, .c = c, .v = v };
 	bool seen[PT_EV__MAX] = { false };
@@ -390,9 +424,11 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 		if (!PT_EV_IS_FAILURE(e->kind) || seen[e->kind])
 			continue;
 		/* setup failures that only follow another one add nothing */
-		if (e->kind == PT_EV_RESOURCES && (seen[PT_EV_MR] || seen[PT_EV_NO_DEVICE] || seen[PT_EV_PORT_STATE]))
+		if (e->kind == PT_EV_RESOURCES &&
+		    (seen[PT_EV_MR] || seen[PT_EV_NO_DEVICE] || seen[PT_EV_PORT_STATE]))
 			continue;
-		if (e->kind == PT_EV_NO_DEVICE && (seen[PT_EV_DEVICE_NOT_FOUND] || seen[PT_EV_NO_PROVIDER]))
+		if (e->kind == PT_EV_NO_DEVICE &&
+		    (seen[PT_EV_DEVICE_NOT_FOUND] || seen[PT_EV_NO_PROVIDER]))
 			continue;
 		seen[e->kind] = true;
 		one_event(&g, e, peer);
@@ -401,11 +437,13 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 	if (!bench_perftest_failed(o) && o->zero_gid && !o->n_rows) {
 		struct pt_event e = { .kind = PT_EV_QP_STATE, .arg = -1 };
 
-		snprintf(e.text, sizeof(e.text), "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
+		snprintf(e.text, sizeof(e.text),
+			 "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");
 		qp_state(&g, &e);
 	}
 	if (bench_perftest_failed(o) && v->n_reasons == before)
-		g.err |= bench_verdict_add(v, BENCH_FAIL, "bench_perftest_failed", "Read perftest's output above.", "perftest failed");
+		g.err |= bench_verdict_add(v, BENCH_FAIL, "bench_perftest_failed",
+					   "Read perftest's output above.", "perftest failed");
 	doctor_free(g.d);
 	return g.err ? -ENOMEM : 0;
 }

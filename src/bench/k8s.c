@@ -36,10 +36,13 @@
 #include "util/strv.h"
 
 #define RDMAK_BENCH_IMAGE "rdmak-bench:0.1.0"
-#define OUT_MAX (16u << 20)
+#define OUT_MAX		  (16u << 20)
 
 struct k8s_opts {
-	struct { const char *name; unsigned count; } res[16];
+	struct {
+		const char *name;
+		unsigned count;
+	} res[16];
 	size_t n_res;
 	unsigned count;
 	const char *nodes[2];
@@ -47,11 +50,11 @@ struct k8s_opts {
 	const char *image, *registry, *ns, *networks, *name, *kubectl;
 	bool gpu, json, run, rails;
 	unsigned timeout;
-	char **bench_args;   /* passed to `rdmak bench server|client` (test options, thresholds) */
+	char **bench_args; /* passed to `rdmak bench server|client` (test options, thresholds) */
 	size_t n_bench_args;
-	char **passthrough;  /* after `--` */
+	char **passthrough; /* after `--` */
 	size_t n_passthrough;
-	char pod[2][128];    /* server, client */
+	char pod[2][128]; /* server, client */
 };
 
 static void usage(FILE *f)
@@ -63,8 +66,10 @@ static void usage(FILE *f)
 	      "                       spidernet.io/gpu1sriov ...); N defaults to --count\n"
 	      "  --count N            how many of each resource (default 1)\n"
 	      "  --node NAME          the server's node, then the client's (kubernetes.io/hostname)\n"
-	      "  --image IMG          the image (default " RDMAK_BENCH_IMAGE ", deploy/bench.Dockerfile)\n"
-	      "  --registry R         pull the default image from R (R/" RDMAK_BENCH_IMAGE "): offline clusters\n"
+	      "  --image IMG          the image (default " RDMAK_BENCH_IMAGE
+	      ", deploy/bench.Dockerfile)\n"
+	      "  --registry R         pull the default image from R (R/" RDMAK_BENCH_IMAGE
+	      "): offline clusters\n"
 	      "  --namespace NS       default \"default\"\n"
 	      "  --networks LIST      k8s.v1.cni.cncf.io/networks annotation (Multus secondary networks)\n"
 	      "  --gpu                one nvidia.com/gpu per pod, and GPU memory (--gpu auto) in the test\n"
@@ -76,7 +81,8 @@ static void usage(FILE *f)
 	      "  --min-percent, --min-gbps, --max-usec   as for rdmak bench server/client\n"
 	      "  -j, --json           the pods as a v1 List; with --run the result as JSON\n"
 	      "Exit: 0 pass, 1 warn, 2 fail (or pods that never got Ready, or an interrupt), 3 usage, 4 invalid\n"
-	      "(a figure above what the path can carry: the capture or the model is wrong).\n", f);
+	      "(a figure above what the path can carry: the capture or the model is wrong).\n",
+	      f);
 }
 
 /* ---- the pods --------------------------------------------------------------------------------- */
@@ -96,24 +102,23 @@ static json_t *container(const struct k8s_opts *o)
 	 * pinned buffers) and no CPU: perftest needs one core, the scheduler is not the point */
 	c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:i, s:{s:[s]}}, s:{s:o, s:O}, s:[{s:s, s:s}]}",
 		      "name", "bench", "image", o->image, "imagePullPolicy", "IfNotPresent",
-		      "command", "sleep", "infinity",
-		      "securityContext", "runAsUser", 0, "capabilities", "add", "IPC_LOCK",
-		      "resources", "limits", limits, "requests", limits,
-		      "volumeMounts", "name", "dshm", "mountPath", "/dev/shm");
+		      "command", "sleep", "infinity", "securityContext", "runAsUser", 0,
+		      "capabilities", "add", "IPC_LOCK", "resources", "limits", limits, "requests",
+		      limits, "volumeMounts", "name", "dshm", "mountPath", "/dev/shm");
 	return c;
 }
 
 static json_t *pod(const struct k8s_opts *o, int role)
 {
 	const char *r = role ? "client" : "server";
-	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:i, s:{s:s}, s:[o], s:[{s:s, s:{s:s, s:s}}]}}",
-			      "apiVersion", "v1", "kind", "Pod",
-			      "metadata", "name", o->pod[role], "namespace", o->ns,
-			      "labels", "app.kubernetes.io/name", "rdmak-bench", "app.kubernetes.io/instance", o->name,
-			      "rdmak.io/bench-role", r,
-			      "spec", "restartPolicy", "Never", "terminationGracePeriodSeconds", 1,
-			      "nodeSelector", "kubernetes.io/hostname", o->nodes[role], "containers", container(o),
-			      "volumes", "name", "dshm", "emptyDir", "medium", "Memory", "sizeLimit", "1Gi");
+	json_t *p = json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:i, s:{s:s}, s:[o], s:[{s:s, s:{s:s, s:s}}]}}",
+		"apiVersion", "v1", "kind", "Pod", "metadata", "name", o->pod[role], "namespace",
+		o->ns, "labels", "app.kubernetes.io/name", "rdmak-bench",
+		"app.kubernetes.io/instance", o->name, "rdmak.io/bench-role", r, "spec",
+		"restartPolicy", "Never", "terminationGracePeriodSeconds", 1, "nodeSelector",
+		"kubernetes.io/hostname", o->nodes[role], "containers", container(o), "volumes",
+		"name", "dshm", "emptyDir", "medium", "Memory", "sizeLimit", "1Gi");
 
 	if (p && o->networks)
 		json_object_set_new(json_object_get(p, "metadata"), "annotations",
@@ -129,7 +134,8 @@ static int print_yaml(FILE *f, const json_t *pods)
 	size_t i;
 	int r;
 
-	json_array_foreach(pods, i, p) {
+	json_array_foreach(pods, i, p)
+	{
 		if (fputs("---\n", f) < 0)
 			return -EIO;
 		r = doc_write_yaml(f, p);
@@ -166,7 +172,8 @@ static int proc_start(struct proc *p, char **argv, const char *input)
 	memset(p, 0, sizeof(*p));
 	p->out = p->err = -1;
 	p->status = -1;
-	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 || (input && pipe2(i, O_CLOEXEC) < 0))
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 ||
+	    (input && pipe2(i, O_CLOEXEC) < 0))
 		r = -errno;
 	so.in = i[0];
 	so.out = o[1];
@@ -222,7 +229,8 @@ static int proc_pump(struct proc *p, const char *needle, time_t deadline)
 	char buf[8192];
 
 	while (p->out >= 0 || p->err >= 0) {
-		struct pollfd fds[2] = { { .fd = p->out, .events = POLLIN }, { .fd = p->err, .events = POLLIN } };
+		struct pollfd fds[2] = { { .fd = p->out, .events = POLLIN },
+					 { .fd = p->err, .events = POLLIN } };
 		int k;
 
 		if (interrupted)
@@ -244,7 +252,8 @@ static int proc_pump(struct proc *p, const char *needle, time_t deadline)
 				*fd = -1;
 				continue;
 			}
-			if (append(j ? &p->ebuf : &p->obuf, j ? &p->elen : &p->olen, buf, (size_t)n) < 0)
+			if (append(j ? &p->ebuf : &p->obuf, j ? &p->elen : &p->olen, buf,
+				   (size_t)n) < 0)
 				return -ENOMEM;
 		}
 		if (needle && p->ebuf && strstr(p->ebuf, needle))
@@ -315,9 +324,10 @@ static void delete_pods(const struct k8s_opts *o)
 	sigprocmask(SIG_BLOCK, &all, &old);
 	interrupted = 0;
 	fprintf(stderr, "rdmak bench k8s: deleting pod/%s pod/%s\n", o->pod[0], o->pod[1]);
-	if (kubectl(o, &p, NULL, "delete", "pod", o->pod[0], o->pod[1], "-n", o->ns, "--ignore-not-found", "--wait=false",
-		    NULL) != 0)
-		fprintf(stderr, "rdmak bench k8s: kubectl delete failed: %s", p.ebuf ? p.ebuf : "\n");
+	if (kubectl(o, &p, NULL, "delete", "pod", o->pod[0], o->pod[1], "-n", o->ns,
+		    "--ignore-not-found", "--wait=false", NULL) != 0)
+		fprintf(stderr, "rdmak bench k8s: kubectl delete failed: %s",
+			p.ebuf ? p.ebuf : "\n");
 	proc_free(&p);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
@@ -327,12 +337,15 @@ static void delete_pods(const struct k8s_opts *o)
 static void pod_trouble(const json_t *pod, char *buf, size_t n)
 {
 	const json_t *st = json_object_get(pod, "status"), *c, *cs;
-	const char *name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+	const char *name =
+		json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
 	size_t i;
 
 	buf[0] = '\0';
-	json_array_foreach(json_object_get(st, "conditions"), i, c) {
-		if (json_is_string(json_object_get(c, "reason")) && !strcmp(json_string_value(json_object_get(c, "status")), "False") &&
+	json_array_foreach(json_object_get(st, "conditions"), i, c)
+	{
+		if (json_is_string(json_object_get(c, "reason")) &&
+		    !strcmp(json_string_value(json_object_get(c, "status")), "False") &&
 		    !strcmp(json_string_value(json_object_get(c, "type")), "PodScheduled")) {
 			snprintf(buf, n, "pod %s is not scheduled: %s: %s", name ? name : "?",
 				 json_string_value(json_object_get(c, "reason")),
@@ -340,18 +353,21 @@ static void pod_trouble(const json_t *pod, char *buf, size_t n)
 			return;
 		}
 	}
-	json_array_foreach(json_object_get(st, "containerStatuses"), i, cs) {
+	json_array_foreach(json_object_get(st, "containerStatuses"), i, cs)
+	{
 		const json_t *w = json_object_get(json_object_get(cs, "state"), "waiting");
 		const json_t *t = json_object_get(json_object_get(cs, "state"), "terminated");
 
 		if (w && json_is_string(json_object_get(w, "reason"))) {
 			snprintf(buf, n, "pod %s: container %s: %s: %s", name ? name : "?",
-				 json_string_value(json_object_get(cs, "name")) ?: "?", json_string_value(json_object_get(w, "reason")),
+				 json_string_value(json_object_get(cs, "name")) ?: "?",
+				 json_string_value(json_object_get(w, "reason")),
 				 json_string_value(json_object_get(w, "message")) ?: "");
 			return;
 		}
 		if (t) {
-			snprintf(buf, n, "pod %s: container %s terminated: %s (exit %lld)", name ? name : "?",
+			snprintf(buf, n, "pod %s: container %s terminated: %s (exit %lld)",
+				 name ? name : "?",
 				 json_string_value(json_object_get(cs, "name")) ?: "?",
 				 json_string_value(json_object_get(t, "reason")) ?: "?",
 				 json_integer_value(json_object_get(t, "exitCode")));
@@ -380,8 +396,18 @@ static int exec_args(const struct k8s_opts *o, int role, const char *server_ip, 
 	char **v = NULL;
 	size_t n = 0;
 	int r = 0;
-	const char *head[] = { o->kubectl, "exec", "-n", o->ns, o->pod[role], "-c", "bench", "--", "rdmak", "bench",
-			       role ? "client" : "server", "--json" };
+	const char *head[] = { o->kubectl,
+			       "exec",
+			       "-n",
+			       o->ns,
+			       o->pod[role],
+			       "-c",
+			       "bench",
+			       "--",
+			       "rdmak",
+			       "bench",
+			       role ? "client" : "server",
+			       "--json" };
 
 	for (size_t i = 0; i < ELEMENTSOF(head); i++)
 		r |= strv_extend(&v, &n, head[i]);
@@ -417,10 +443,10 @@ static json_t *parse_doc(const struct proc *p)
 	return d;
 }
 
-
-static void add_reason(json_t *reasons, enum bench_status st, const char *code, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void add_reason(json_t *reasons, enum bench_status st, const char *code, const char *fix, const char *fmt, ...)
+static void add_reason(json_t *reasons, enum bench_status st, const char *code, const char *fix,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add_reason(json_t *reasons, enum bench_status st, const char *code, const char *fix,
+		       const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -428,13 +454,15 @@ static void add_reason(json_t *reasons, enum bench_status st, const char *code, 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	json_array_append_new(reasons, json_pack("{s:s, s:s, s:s, s:s?}", "status", bench_status_name(st), "code", code,
-						 "text", text, "fix", fix));
+	json_array_append_new(reasons,
+			      json_pack("{s:s, s:s, s:s, s:s?}", "status", bench_status_name(st),
+					"code", code, "text", text, "fix", fix));
 }
 
 /* The path: the client's figure against the lower of the two sides' ceilings; every other
  * reason of either side counts as it stands. */
-static json_t *judge_path(const json_t *server, const json_t *client, const struct bench_thresholds *t)
+static json_t *judge_path(const json_t *server, const json_t *client,
+			  const struct bench_thresholds *t)
 {
 	json_t *reasons = json_array(), *path;
 	const json_t *sides[2] = { json_array_get(json_object_get(server, "sides"), 0),
@@ -445,19 +473,24 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 	int lim = -1;
 
 	/* rails: each pod judged its rails and their total; the pair of sides is per rail */
-	if (json_array_size(json_object_get(server, "sides")) > 1 || json_array_size(json_object_get(client, "sides")) > 1) {
+	if (json_array_size(json_object_get(server, "sides")) > 1 ||
+	    json_array_size(json_object_get(client, "sides")) > 1) {
 		for (int s = 0; s < 2; s++) {
-			enum bench_status st = bench_status_parse(json_string_value(json_object_get(s ? client : server, "verdict")));
+			enum bench_status st = bench_status_parse(
+				json_string_value(json_object_get(s ? client : server, "verdict")));
 
 			if ((s ? client : server) && st > worst)
 				worst = st;
 		}
-		add_reason(reasons, worst, "rails", worst == BENCH_PASS ? NULL : "See each pod's rails below.",
-			   "rails: each pod judged its rails and their total (client %s, server %s)",
-			   client ? json_string_value(json_object_get(client, "verdict")) : "-",
-			   server ? json_string_value(json_object_get(server, "verdict")) : "-");
-		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:o}", "verdict", bench_status_name(worst), "gbps", "ceiling_gbps",
-				 "percent", "limited_by", "reasons", reasons);
+		add_reason(
+			reasons, worst, "rails",
+			worst == BENCH_PASS ? NULL : "See each pod's rails below.",
+			"rails: each pod judged its rails and their total (client %s, server %s)",
+			client ? json_string_value(json_object_get(client, "verdict")) : "-",
+			server ? json_string_value(json_object_get(server, "verdict")) : "-");
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:o}", "verdict",
+				 bench_status_name(worst), "gbps", "ceiling_gbps", "percent",
+				 "limited_by", "reasons", reasons);
 	}
 
 	/* the client first: at equal ceilings the side that measured is named */
@@ -467,13 +500,16 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 
 		if (!sides[s])
 			continue;
-		if (json_is_true(json_object_get(c, "known")) && json_number_value(json_object_get(c, "gbps")) < ceil) {
+		if (json_is_true(json_object_get(c, "known")) &&
+		    json_number_value(json_object_get(c, "gbps")) < ceil) {
 			ceil = json_number_value(json_object_get(c, "gbps"));
 			lim = s;
 		}
-		json_array_foreach(json_object_get(sides[s], "reasons"), i, r) {
+		json_array_foreach(json_object_get(sides[s], "reasons"), i, r)
+		{
 			const char *code = json_string_value(json_object_get(r, "code"));
-			enum bench_status st = bench_status_parse(json_string_value(json_object_get(r, "status")));
+			enum bench_status st =
+				bench_status_parse(json_string_value(json_object_get(r, "status")));
 
 			if (!code || !strcmp(code, "measured"))
 				continue;
@@ -481,8 +517,10 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 				worst = st;
 		}
 		if (json_array_size(json_object_get(sides[s], "reasons")) == 0 &&
-		    bench_status_parse(json_string_value(json_object_get(sides[s], "verdict"))) > worst)
-			worst = bench_status_parse(json_string_value(json_object_get(sides[s], "verdict")));
+		    bench_status_parse(json_string_value(json_object_get(sides[s], "verdict"))) >
+			    worst)
+			worst = bench_status_parse(
+				json_string_value(json_object_get(sides[s], "verdict")));
 	}
 	if (sides[1] && json_is_number(json_object_get(sides[1], "gbps")))
 		gbps = json_number_value(json_object_get(sides[1], "gbps"));
@@ -493,24 +531,31 @@ static json_t *judge_path(const json_t *server, const json_t *client, const stru
 		const json_t *f = NULL, *x;
 		const char *by = json_string_value(json_object_get(c, "limited_by"));
 		double pct = gbps / ceil * 100;
-		enum bench_status st = bench_above_ceiling(gbps, ceil) ? BENCH_INVALID : bench_verdict_status_for(pct, gbps, t);
+		enum bench_status st = bench_above_ceiling(gbps, ceil)
+					       ? BENCH_INVALID
+					       : bench_verdict_status_for(pct, gbps, t);
 		size_t i;
 
-		json_array_foreach(json_object_get(c, "factors"), i, x)
-			if (!f || json_number_value(json_object_get(x, "gbps")) < json_number_value(json_object_get(f, "gbps")))
-				f = x;
+		json_array_foreach(
+			json_object_get(c, "factors"), i,
+			x) if (!f || json_number_value(json_object_get(x, "gbps")) <
+					     json_number_value(json_object_get(f, "gbps"))) f = x;
 		if (st == BENCH_PASS && json_is_true(json_object_get(c, "placement")))
 			st = BENCH_WARN;
-		add_reason(reasons, st, "measured", st == BENCH_PASS ? NULL : "See the sides' reasons below.",
-			   "%.2f Gb/s is %.0f %% of the %.1f Gb/s the path can carry (the %s's %s: %s)", gbps, floor(pct), ceil,
-			   names[lim], by ? by : "?", f ? json_string_value(json_object_get(f, "phrase")) : "?");
+		add_reason(
+			reasons, st, "measured",
+			st == BENCH_PASS ? NULL : "See the sides' reasons below.",
+			"%.2f Gb/s is %.0f %% of the %.1f Gb/s the path can carry (the %s's %s: %s)",
+			gbps, floor(pct), ceil, names[lim], by ? by : "?",
+			f ? json_string_value(json_object_get(f, "phrase")) : "?");
 		if (st > worst)
 			worst = st;
 	}
 	path = json_pack("{s:s, s:o, s:o, s:o, s:s?, s:o}", "verdict", bench_status_name(worst),
-			 "gbps", isnan(gbps) ? json_null() : json_real(gbps),
-			 "ceiling_gbps", lim >= 0 ? json_real(ceil) : json_null(),
-			 "percent", lim >= 0 && !isnan(gbps) ? json_real(floor(gbps / ceil * 1000) / 10) : json_null(),
+			 "gbps", isnan(gbps) ? json_null() : json_real(gbps), "ceiling_gbps",
+			 lim >= 0 ? json_real(ceil) : json_null(), "percent",
+			 lim >= 0 && !isnan(gbps) ? json_real(floor(gbps / ceil * 1000) / 10)
+						  : json_null(),
 			 "limited_by", lim >= 0 ? names[lim] : NULL, "reasons", reasons);
 	return path;
 }
@@ -532,24 +577,29 @@ static int print_run_text(const json_t *res)
 	for (int k = 0; k < 2; k++) {
 		if (!docs[k])
 			continue;
-		printf("\n-- %s pod %s --", k ? "client" : "server", json_string_value(json_array_get(json_object_get(res, "pods"), k)));
+		printf("\n-- %s pod %s --", k ? "client" : "server",
+		       json_string_value(json_array_get(json_object_get(res, "pods"), k)));
 		bench_report_print(stdout, docs[k]);
 	}
 	printf("\n== rdmak bench k8s: %s ==\n", json_string_value(json_object_get(res, "verdict")));
-	json_array_foreach(json_object_get(res, "reasons"), i, r) {
-		printf("%-4s %s\n", json_string_value(json_object_get(r, "status")), json_string_value(json_object_get(r, "text")));
+	json_array_foreach(json_object_get(res, "reasons"), i, r)
+	{
+		printf("%-4s %s\n", json_string_value(json_object_get(r, "status")),
+		       json_string_value(json_object_get(r, "text")));
 		if (json_is_string(json_object_get(r, "fix")))
 			printf("     fix: %s\n", json_string_value(json_object_get(r, "fix")));
 	}
 	json_array_foreach(json_object_get(path, "reasons"), i, r)
-		printf("%-4s %s\n", json_string_value(json_object_get(r, "status")), json_string_value(json_object_get(r, "text")));
+		printf("%-4s %s\n", json_string_value(json_object_get(r, "status")),
+		       json_string_value(json_object_get(r, "text")));
 	return ferror(stdout) ? -EIO : 0;
 }
 
 static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct bench_thresholds *t)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	struct proc p = { .out = -1, .err = -1 }, srv = { .out = -1, .err = -1 }, cli = { .out = -1, .err = -1 };
+	struct proc p = { .out = -1, .err = -1 }, srv = { .out = -1, .err = -1 },
+		    cli = { .out = -1, .err = -1 };
 	_cleanup_free_ char *yaml = NULL;
 	_cleanup_strv_free_ char **sargv = NULL, **cargv = NULL;
 	json_t *res = json_object(), *reasons = json_array(), *sdoc = NULL, *cdoc = NULL, *got;
@@ -571,26 +621,31 @@ static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct be
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
-	fprintf(stderr, "rdmak bench k8s: creating pod/%s on %s and pod/%s on %s\n", o->pod[0], o->nodes[0], o->pod[1],
-		o->nodes[1]);
+	fprintf(stderr, "rdmak bench k8s: creating pod/%s on %s and pod/%s on %s\n", o->pod[0],
+		o->nodes[0], o->pod[1], o->nodes[1]);
 	r = kubectl(o, &p, yaml, "create", "-f", "-", NULL);
 	/* even a failed create may have made one of them */
 	created = true;
 	if (r != 0) {
-		add_reason(reasons, BENCH_FAIL, r == -EINTR ? "interrupted" : "kubectl",
-			   "Check kubectl's access to the cluster (kubectl auth can-i create pods).",
-			   "kubectl create failed%s: %s", r == -EINTR ? " (interrupted)" : "", p.ebuf ? p.ebuf : strerror(-r));
+		add_reason(
+			reasons, BENCH_FAIL, r == -EINTR ? "interrupted" : "kubectl",
+			"Check kubectl's access to the cluster (kubectl auth can-i create pods).",
+			"kubectl create failed%s: %s", r == -EINTR ? " (interrupted)" : "",
+			p.ebuf ? p.ebuf : strerror(-r));
 		goto done;
 	}
 	proc_free(&p);
-	fprintf(stderr, "rdmak bench k8s: waiting up to %u s for both pods to be Ready\n", o->timeout);
+	fprintf(stderr, "rdmak bench k8s: waiting up to %u s for both pods to be Ready\n",
+		o->timeout);
 	snprintf(tmo, sizeof(tmo), "--timeout=%us", o->timeout);
-	r = kubectl(o, &p, NULL, "wait", "--for=condition=Ready", "-n", o->ns, tmo, "pod", o->pod[0], o->pod[1], NULL);
+	r = kubectl(o, &p, NULL, "wait", "--for=condition=Ready", "-n", o->ns, tmo, "pod",
+		    o->pod[0], o->pod[1], NULL);
 	proc_free(&p);
 	if (r == -EINTR)
 		goto interrupted;
 	/* the pods' state: why they are not Ready, or the server's IP */
-	if (kubectl(o, &p, NULL, "get", "pod", o->pod[0], o->pod[1], "-n", o->ns, "-o", "json", NULL) == -EINTR)
+	if (kubectl(o, &p, NULL, "get", "pod", o->pod[0], o->pod[1], "-n", o->ns, "-o", "json",
+		    NULL) == -EINTR)
 		goto interrupted;
 	got = p.obuf ? json_loads(p.obuf, 0, NULL) : NULL;
 	if (r != 0) {
@@ -598,16 +653,23 @@ static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct be
 		size_t i;
 		bool said = false;
 
-		json_array_foreach(json_object_get(got, "items"), i, it) {
-			if (json_is_string(json_object_get(json_object_get(it, "status"), "podIP")) &&
-			    !strcmp(json_string_value(json_object_get(json_object_get(it, "status"), "phase")) ?: "", "Running"))
+		json_array_foreach(json_object_get(got, "items"), i, it)
+		{
+			if (json_is_string(
+				    json_object_get(json_object_get(it, "status"), "podIP")) &&
+			    !strcmp(json_string_value(
+					    json_object_get(json_object_get(it, "status"), "phase"))
+					    ?: "",
+				    "Running"))
 				continue;
 			pod_trouble(it, why, sizeof(why));
-			add_reason(reasons, BENCH_FAIL, "pod_not_ready", trouble_fix(why), "%s", why);
+			add_reason(reasons, BENCH_FAIL, "pod_not_ready", trouble_fix(why), "%s",
+				   why);
 			said = true;
 		}
 		if (!said)
-			add_reason(reasons, BENCH_FAIL, "pod_not_ready", "kubectl describe pod shows the events.",
+			add_reason(reasons, BENCH_FAIL, "pod_not_ready",
+				   "kubectl describe pod shows the events.",
 				   "the pods were not Ready within %u s", o->timeout);
 		json_decref(got);
 		goto done;
@@ -616,19 +678,26 @@ static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct be
 		const json_t *it;
 		size_t i;
 
-		json_array_foreach(json_object_get(got, "items"), i, it)
-			if (!strcmp(json_string_value(json_object_get(json_object_get(it, "metadata"), "name")) ?: "", o->pod[0]) &&
-			    json_is_string(json_object_get(json_object_get(it, "status"), "podIP")))
-				str_copy(ip, sizeof(ip), json_string_value(json_object_get(json_object_get(it, "status"), "podIP")));
+		json_array_foreach(json_object_get(got, "items"), i, it) if (
+			!strcmp(json_string_value(
+					json_object_get(json_object_get(it, "metadata"), "name"))
+					?: "",
+				o->pod[0]) &&
+			json_is_string(json_object_get(json_object_get(it, "status"), "podIP")))
+			str_copy(ip, sizeof(ip),
+				 json_string_value(
+					 json_object_get(json_object_get(it, "status"), "podIP")));
 	}
 	json_decref(got);
 	proc_free(&p);
 	if (!ip[0]) {
-		add_reason(reasons, BENCH_FAIL, "no_pod_ip", "kubectl get pod -o wide shows it.", "pod %s has no IP", o->pod[0]);
+		add_reason(reasons, BENCH_FAIL, "no_pod_ip", "kubectl get pod -o wide shows it.",
+			   "pod %s has no IP", o->pod[0]);
 		goto done;
 	}
 	/* the server first, and the client only once perftest listens */
-	if (exec_args(o, 0, NULL, &sargv) < 0 || exec_args(o, 1, ip, &cargv) < 0 || proc_start(&srv, sargv, NULL) < 0)
+	if (exec_args(o, 0, NULL, &sargv) < 0 || exec_args(o, 1, ip, &cargv) < 0 ||
+	    proc_start(&srv, sargv, NULL) < 0)
 		goto done;
 	fprintf(stderr, "rdmak bench k8s: starting the server in pod/%s (%s)\n", o->pod[0], ip);
 	r = proc_pump(&srv, "rdmak bench: ready", time(NULL) + 120);
@@ -640,8 +709,10 @@ static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct be
 			proc_kill(&srv);
 		sdoc = parse_doc(&srv);
 		if (!sdoc)
-			add_reason(reasons, BENCH_FAIL, "server_failed", "Run rdmak bench server in the pod by hand to see it.",
-				   "the server never got ready: %s", srv.ebuf ? srv.ebuf : "no output");
+			add_reason(reasons, BENCH_FAIL, "server_failed",
+				   "Run rdmak bench server in the pod by hand to see it.",
+				   "the server never got ready: %s",
+				   srv.ebuf ? srv.ebuf : "no output");
 		goto done;
 	}
 	fprintf(stderr, "rdmak bench k8s: running the client in pod/%s\n", o->pod[1]);
@@ -659,11 +730,14 @@ static int k8s_run(const struct k8s_opts *o, const json_t *pods, const struct be
 	sdoc = parse_doc(&srv);
 	cdoc = parse_doc(&cli);
 	if (!cdoc)
-		add_reason(reasons, BENCH_FAIL, "client_failed", "Run rdmak bench client in the pod by hand to see it.",
-			   "the client gave no result (exit %d): %s", cli.status, cli.ebuf ? cli.ebuf : "no output");
+		add_reason(reasons, BENCH_FAIL, "client_failed",
+			   "Run rdmak bench client in the pod by hand to see it.",
+			   "the client gave no result (exit %d): %s", cli.status,
+			   cli.ebuf ? cli.ebuf : "no output");
 	goto done;
 interrupted:
-	add_reason(reasons, BENCH_FAIL, "interrupted", NULL, "interrupted by signal %d", (int)interrupted);
+	add_reason(reasons, BENCH_FAIL, "interrupted", NULL, "interrupted by signal %d",
+		   (int)interrupted);
 	proc_kill(&srv);
 	proc_kill(&cli);
 	proc_kill(&p);
@@ -674,13 +748,16 @@ done:
 	sigaction(SIGTERM, &old_term, NULL);
 	{
 		json_t *path = sdoc || cdoc ? judge_path(sdoc, cdoc, t) : NULL;
-		enum bench_status worst = path ? bench_status_parse(json_string_value(json_object_get(path, "verdict"))) : BENCH_PASS;
+		enum bench_status worst = path ? bench_status_parse(json_string_value(
+							 json_object_get(path, "verdict")))
+					       : BENCH_PASS;
 		const json_t *x;
 		size_t i;
 
-		json_array_foreach(reasons, i, x)
-			if (bench_status_parse(json_string_value(json_object_get(x, "status"))) > worst)
-				worst = bench_status_parse(json_string_value(json_object_get(x, "status")));
+		json_array_foreach(reasons, i, x) if (bench_status_parse(json_string_value(
+							      json_object_get(x, "status"))) >
+						      worst) worst =
+			bench_status_parse(json_string_value(json_object_get(x, "status")));
 		if (!sdoc && !cdoc && !json_array_size(reasons))
 			worst = BENCH_FAIL;
 		json_object_set_new(res, "mode", json_string("k8s"));
@@ -707,21 +784,31 @@ done:
 
 static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresholds *t)
 {
-	static const struct option opts[] = {
-		{ "resource", required_argument, NULL, 'r' }, { "count", required_argument, NULL, 'c' },
-		{ "node", required_argument, NULL, 'n' }, { "image", required_argument, NULL, 'i' },
-		{ "registry", required_argument, NULL, 'R' }, { "namespace", required_argument, NULL, 'N' },
-		{ "networks", required_argument, NULL, 'w' }, { "gpu", no_argument, NULL, 'g' },
-		{ "name", required_argument, NULL, 'm' }, { "run", no_argument, NULL, 'X' },
-		{ "kubectl", required_argument, NULL, 'k' }, { "timeout", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		/* passed on to rdmak bench in the pods */
-		{ "test", required_argument, NULL, 1 }, { "qps", required_argument, NULL, 1 },
-		{ "size", required_argument, NULL, 1 }, { "all", no_argument, NULL, 2 },
-		{ "duration", required_argument, NULL, 1 }, { "rails", no_argument, NULL, 2 },
-		{ "min-percent", required_argument, NULL, 1 }, { "min-gbps", required_argument, NULL, 1 },
-		{ "max-usec", required_argument, NULL, 1 }, {}
-	};
+	static const struct option opts[] = { { "resource", required_argument, NULL, 'r' },
+					      { "count", required_argument, NULL, 'c' },
+					      { "node", required_argument, NULL, 'n' },
+					      { "image", required_argument, NULL, 'i' },
+					      { "registry", required_argument, NULL, 'R' },
+					      { "namespace", required_argument, NULL, 'N' },
+					      { "networks", required_argument, NULL, 'w' },
+					      { "gpu", no_argument, NULL, 'g' },
+					      { "name", required_argument, NULL, 'm' },
+					      { "run", no_argument, NULL, 'X' },
+					      { "kubectl", required_argument, NULL, 'k' },
+					      { "timeout", required_argument, NULL, 't' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      /* passed on to rdmak bench in the pods */
+					      { "test", required_argument, NULL, 1 },
+					      { "qps", required_argument, NULL, 1 },
+					      { "size", required_argument, NULL, 1 },
+					      { "all", no_argument, NULL, 2 },
+					      { "duration", required_argument, NULL, 1 },
+					      { "rails", no_argument, NULL, 2 },
+					      { "min-percent", required_argument, NULL, 1 },
+					      { "min-gbps", required_argument, NULL, 1 },
+					      { "max-usec", required_argument, NULL, 1 },
+					      {} };
 	static char *fwd[64];
 	const char *why;
 	int ch, idx, dashes = argc;
@@ -746,14 +833,18 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 			if (eq) {
 				*eq = '\0';
 				if (str_to_i64(eq + 1, 10, &v) < 0 || v < 1 || v > 1024) {
-					fprintf(stderr, "rdmak bench k8s: --resource %s=%s: the count is not 1-1024\n", optarg, eq + 1);
+					fprintf(stderr,
+						"rdmak bench k8s: --resource %s=%s: the count is not 1-1024\n",
+						optarg, eq + 1);
 					return BENCH_EXIT_USAGE;
 				}
 				o->res[o->n_res].count = (unsigned)v;
 			}
 			if (!k8s_extended_resource_name(optarg, &why)) {
-				fprintf(stderr, "rdmak bench k8s: --resource '%s' is not an "
-					"extended resource name (vendor/name): %s\n", optarg, why);
+				fprintf(stderr,
+					"rdmak bench k8s: --resource '%s' is not an "
+					"extended resource name (vendor/name): %s\n",
+					optarg, why);
 				return BENCH_EXIT_USAGE;
 			}
 			o->res[o->n_res++].name = optarg;
@@ -761,7 +852,8 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		}
 		case 'c':
 			if (str_to_i64(optarg, 10, &v) < 0 || v < 1 || v > 1024) {
-				fprintf(stderr, "rdmak bench k8s: --count '%s' is not 1-1024\n", optarg);
+				fprintf(stderr, "rdmak bench k8s: --count '%s' is not 1-1024\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->count = (unsigned)v;
@@ -779,8 +871,10 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'R': o->registry = optarg; break;
 		case 'N':
 			if (!k8s_dns1123_label(optarg, &why)) {
-				fprintf(stderr, "rdmak bench k8s: --namespace '%s' is not a "
-					"namespace name: %s\n", optarg, why);
+				fprintf(stderr,
+					"rdmak bench k8s: --namespace '%s' is not a "
+					"namespace name: %s\n",
+					optarg, why);
 				return BENCH_EXIT_USAGE;
 			}
 			o->ns = optarg;
@@ -790,7 +884,9 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'm':
 			/* a DNS label that leaves room for the pods' suffixes */
 			if (!k8s_dns1123_label(optarg, NULL) || strlen(optarg) > 56) {
-				fprintf(stderr, "rdmak bench k8s: --name '%s': lower-case letters, digits and '-', at most 56\n", optarg);
+				fprintf(stderr,
+					"rdmak bench k8s: --name '%s': lower-case letters, digits and '-', at most 56\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->name = optarg;
@@ -799,26 +895,38 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'k': o->kubectl = optarg; break;
 		case 't':
 			if (str_to_i64(optarg, 10, &v) < 0 || v < 1 || v > 86400) {
-				fprintf(stderr, "rdmak bench k8s: --timeout '%s' is not 1-86400 seconds\n", optarg);
+				fprintf(stderr,
+					"rdmak bench k8s: --timeout '%s' is not 1-86400 seconds\n",
+					optarg);
 				return BENCH_EXIT_USAGE;
 			}
 			o->timeout = (unsigned)v;
 			break;
 		case 'j': o->json = true; break;
 		case 'h': usage(stdout); return -1;
-		case 1: case 2: case 'q': case 's': case 'a': case 'D': {
-			const char *name = ch == 'q' ? "qps" : ch == 's' ? "size" : ch == 'a' ? "all" : ch == 'D' ? "duration" :
-					   opts[idx].name;
+		case 1:
+		case 2:
+		case 'q':
+		case 's':
+		case 'a':
+		case 'D': {
+			const char *name = ch == 'q'   ? "qps"
+					   : ch == 's' ? "size"
+					   : ch == 'a' ? "all"
+					   : ch == 'D' ? "duration"
+						       : opts[idx].name;
 			char *flag;
 
-			if (o->n_bench_args + 2 > ELEMENTSOF(fwd) || asprintf(&flag, "--%s", name) < 0)
+			if (o->n_bench_args + 2 > ELEMENTSOF(fwd) ||
+			    asprintf(&flag, "--%s", name) < 0)
 				return BENCH_EXIT_USAGE;
 			fwd[o->n_bench_args++] = flag;
 			if (ch == 'q' || ch == 's' || ch == 'D' || ch == 1)
 				fwd[o->n_bench_args++] = optarg;
 			if (!strcmp(name, "rails"))
 				o->rails = true;
-			if (!strcmp(name, "min-percent") || !strcmp(name, "min-gbps") || !strcmp(name, "max-usec")) {
+			if (!strcmp(name, "min-percent") || !strcmp(name, "min-gbps") ||
+			    !strcmp(name, "max-usec")) {
 				double d = strtod(optarg, NULL);
 
 				if (!strcmp(name, "min-percent")) {
@@ -844,7 +952,8 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		o->n_passthrough = (size_t)(argc - dashes - 1);
 	}
 	if (!o->n_res || o->n_nodes != 2) {
-		fprintf(stderr, "rdmak bench k8s: wants --resource and two --node (the server's, then the client's)\n");
+		fprintf(stderr,
+			"rdmak bench k8s: wants --resource and two --node (the server's, then the client's)\n");
 		return BENCH_EXIT_USAGE;
 	}
 	if (o->image && o->registry) {
@@ -903,7 +1012,8 @@ int bench_k8s_main(int argc, char **argv)
 	if (o.run) {
 		r = k8s_run(&o, pods, &t);
 	} else if (o.json) {
-		list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", pods);
+		list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items",
+				 pods);
 		r = doc_json(stdout, list) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 		json_decref(list);
 	} else {
@@ -913,8 +1023,9 @@ int bench_k8s_main(int argc, char **argv)
 		       "#   kubectl exec -n %s %s -- rdmak bench server%s\n"
 		       "#   kubectl exec -n %s %s -- rdmak bench client%s $(kubectl get pod -n %s %s -o jsonpath='{.status.podIP}')\n"
 		       "#   kubectl delete pod -n %s %s %s\n",
-		       o.nodes[0], o.nodes[1], o.pod[0], o.pod[1], o.ns, o.ns, o.pod[0], o.gpu ? " --gpu auto" : "", o.ns,
-		       o.pod[1], o.gpu ? " --gpu auto" : "", o.ns, o.pod[0], o.ns, o.pod[0], o.pod[1]);
+		       o.nodes[0], o.nodes[1], o.pod[0], o.pod[1], o.ns, o.ns, o.pod[0],
+		       o.gpu ? " --gpu auto" : "", o.ns, o.pod[1], o.gpu ? " --gpu auto" : "", o.ns,
+		       o.pod[0], o.ns, o.pod[0], o.pod[1]);
 		fflush(stdout);
 		r = print_yaml(stdout, pods) < 0 ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 	}

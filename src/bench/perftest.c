@@ -18,23 +18,52 @@
 #include "util/strutil.h"
 
 #define LINE_MAX_BYTES 4096
-#define MAX_ROWS 100000
-#define MAX_EVENTS 256
-#define MAX_CUDA 32
+#define MAX_ROWS       100000
+#define MAX_EVENTS     256
+#define MAX_CUDA       32
 
 enum col {
-	COL_SKIP = 0, COL_BYTES, COL_SL, COL_ITERS, COL_PEAK, COL_AVG, COL_RATE,
-	COL_TMIN, COL_TMAX, COL_TTYP, COL_TAVG, COL_TSTDEV, COL_P99, COL_P999, COL_TPS,
+	COL_SKIP = 0,
+	COL_BYTES,
+	COL_SL,
+	COL_ITERS,
+	COL_PEAK,
+	COL_AVG,
+	COL_RATE,
+	COL_TMIN,
+	COL_TMAX,
+	COL_TTYP,
+	COL_TAVG,
+	COL_TSTDEV,
+	COL_P99,
+	COL_P999,
+	COL_TPS,
 };
 
 /* Table headings, by the words perftest prints over each column (RESULT_FMT*, all versions). */
-static const struct { const char *word; enum col col; } headings[] = {
-	{ "#bytes", COL_BYTES }, { "#sl", COL_SL }, { "#iterations", COL_ITERS },
-	{ "BW peak", COL_PEAK }, { "BW average", COL_AVG }, { "MsgRate[", COL_RATE },
-	{ "BW Port1", COL_SKIP }, { "MsgRate Port1", COL_SKIP }, { "BW Port2", COL_SKIP }, { "MsgRate Port2", COL_SKIP },
-	{ "t_min", COL_TMIN }, { "t_max", COL_TMAX }, { "t_typical", COL_TTYP }, { "t_avg", COL_TAVG },
-	{ "t_stdev", COL_TSTDEV }, { "99% percentile", COL_P99 }, { "99.9% percentile", COL_P999 },
-	{ "tps average", COL_TPS }, { "CPU_Util", COL_SKIP },
+static const struct {
+	const char *word;
+	enum col col;
+} headings[] = {
+	{ "#bytes", COL_BYTES },
+	{ "#sl", COL_SL },
+	{ "#iterations", COL_ITERS },
+	{ "BW peak", COL_PEAK },
+	{ "BW average", COL_AVG },
+	{ "MsgRate[", COL_RATE },
+	{ "BW Port1", COL_SKIP },
+	{ "MsgRate Port1", COL_SKIP },
+	{ "BW Port2", COL_SKIP },
+	{ "MsgRate Port2", COL_SKIP },
+	{ "t_min", COL_TMIN },
+	{ "t_max", COL_TMAX },
+	{ "t_typical", COL_TTYP },
+	{ "t_avg", COL_TAVG },
+	{ "t_stdev", COL_TSTDEV },
+	{ "99% percentile", COL_P99 },
+	{ "99.9% percentile", COL_P999 },
+	{ "tps average", COL_TPS },
+	{ "CPU_Util", COL_SKIP },
 };
 
 struct table {
@@ -49,19 +78,25 @@ struct parser {
 	struct table t;
 	unsigned title_line; /* the line of the test's title, 0 before one */
 	size_t rows_cap, events_cap;
-	struct { int bus, dev; bool set; } cuda[MAX_CUDA];
+	struct {
+		int bus, dev;
+		bool set;
+	} cuda[MAX_CUDA];
 	int cuda_pick;
-	char prev[200];      /* the previous non-blank line, for " Parser function exited with Error" */
+	char prev[200]; /* the previous non-blank line, for " Parser function exited with Error" */
 };
 
 static const char *const event_names[PT_EV__MAX] = {
-	[PT_EV_NO_DEVICE] = "no_device", [PT_EV_DEVICE_NOT_FOUND] = "device_not_found",
-	[PT_EV_PORT_STATE] = "port_state", [PT_EV_MR] = "mr", [PT_EV_READ_KEYS] = "read_keys",
-	[PT_EV_CONNECT] = "connect", [PT_EV_GID_TYPE] = "gid_type", [PT_EV_QP_STATE] = "qp_state",
-	[PT_EV_COMPLETION] = "completion", [PT_EV_ARGS] = "arguments", [PT_EV_VERSION] = "version",
-	[PT_EV_NO_PROVIDER] = "no_provider", [PT_EV_DMABUF] = "dmabuf", [PT_EV_LIMIT] = "limit",
-	[PT_EV_RESOURCES] = "resources", [PT_EV_CPU_FREQ] = "cpu_frequency", [PT_EV_NO_PEAK] = "no_peak",
-	[PT_EV_MTU_CHANGED] = "mtu_changed", [PT_EV_MEMLOCK_LOW] = "memlock_low",
+	[PT_EV_NO_DEVICE] = "no_device",     [PT_EV_DEVICE_NOT_FOUND] = "device_not_found",
+	[PT_EV_PORT_STATE] = "port_state",   [PT_EV_MR] = "mr",
+	[PT_EV_READ_KEYS] = "read_keys",     [PT_EV_CONNECT] = "connect",
+	[PT_EV_GID_TYPE] = "gid_type",	     [PT_EV_QP_STATE] = "qp_state",
+	[PT_EV_COMPLETION] = "completion",   [PT_EV_ARGS] = "arguments",
+	[PT_EV_VERSION] = "version",	     [PT_EV_NO_PROVIDER] = "no_provider",
+	[PT_EV_DMABUF] = "dmabuf",	     [PT_EV_LIMIT] = "limit",
+	[PT_EV_RESOURCES] = "resources",     [PT_EV_CPU_FREQ] = "cpu_frequency",
+	[PT_EV_NO_PEAK] = "no_peak",	     [PT_EV_MTU_CHANGED] = "mtu_changed",
+	[PT_EV_MEMLOCK_LOW] = "memlock_low",
 };
 
 const char *bench_perftest_event_name(enum pt_event_kind k)
@@ -147,13 +182,15 @@ static void copy_text(char *dst, size_t n, const char *src)
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static struct pt_event *event_add(struct parser *p, enum pt_event_kind k, unsigned line, const char *text)
+static struct pt_event *event_add(struct parser *p, enum pt_event_kind k, unsigned line,
+				  const char *text)
 {
 	struct pt_out *o = p->o;
 	struct pt_event *e;
 
 	/* one message printed over consecutive lines is one event */
-	if (o->n_events && o->events[o->n_events - 1].kind == k && o->events[o->n_events - 1].line + 1 == line) {
+	if (o->n_events && o->events[o->n_events - 1].kind == k &&
+	    o->events[o->n_events - 1].line + 1 == line) {
 		o->events[o->n_events - 1].line = line;
 		return NULL;
 	}
@@ -183,17 +220,21 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 	const char *q;
 	int a;
 
-	if (strstr(s, "Did not detect devices") || strstr(s, "Unable to find the Infiniband/RoCE device") ||
-	    strstr(s, "If device exists, check if driver is up") || strstr(s, "Failed to get IB devices list")) {
+	if (strstr(s, "Did not detect devices") ||
+	    strstr(s, "Unable to find the Infiniband/RoCE device") ||
+	    strstr(s, "If device exists, check if driver is up") ||
+	    strstr(s, "Failed to get IB devices list")) {
 		event_add(p, PT_EV_NO_DEVICE, line, s);
 	} else if ((q = strstr(s, "IB device ")) && strstr(q, " not found")) {
 		if ((e = event_add(p, PT_EV_DEVICE_NOT_FOUND, line, s)))
 			sscanf(q, "IB device %63s", e->what);
 	} else if ((q = strstr(s, "Port number ")) && strstr(q, " state is ")) {
-		if ((e = event_add(p, PT_EV_PORT_STATE, line, s)) && sscanf(q, "Port number %d state is %63[^\n]", &a, e->what) >= 1)
+		if ((e = event_add(p, PT_EV_PORT_STATE, line, s)) &&
+		    sscanf(q, "Port number %d state is %63[^\n]", &a, e->what) >= 1)
 			e->arg = a;
 	} else if ((q = strstr(s, "Couldn't allocate MR"))) {
-		if ((e = event_add(p, PT_EV_MR, line, s)) && (q = strstr(q, "error=")) && sscanf(q, "error=%d", &a) == 1)
+		if ((e = event_add(p, PT_EV_MR, line, s)) && (q = strstr(q, "error=")) &&
+		    sscanf(q, "error=%d", &a) == 1)
 			e->arg = a;
 	} else if (strstr(s, "ERRNO: Bad address")) {
 		/* perftest's rdma_cm path prints the errno of a failed registration on lines of its
@@ -206,27 +247,33 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 				break;
 			}
 	} else if (strstr(s, "ethernet_read_keys") || strstr(s, "Couldn't read remote address") ||
-		   strstr(s, "Unable to read to socket/rdma_cm") || strstr(s, "Failed to exchange data between server and clients") ||
+		   strstr(s, "Unable to read to socket/rdma_cm") ||
+		   strstr(s, "Failed to exchange data between server and clients") ||
 		   strstr(s, "Unable to read from socket")) {
 		event_add(p, PT_EV_READ_KEYS, line, s);
 	} else if (strstr(s, "Couldn't connect to ") || strstr(s, "Couldn't listen to port") ||
 		   strstr(s, "Unable to open file descriptor for socket connection")) {
 		event_add(p, PT_EV_CONNECT, line, s);
-	} else if (strstr(s, "Incompatibility issue with GID types") || strstr(s, "Please Try to use a different IP version")) {
+	} else if (strstr(s, "Incompatibility issue with GID types") ||
+		   strstr(s, "Please Try to use a different IP version")) {
 		event_add(p, PT_EV_GID_TYPE, line, s);
-	} else if (strstr(s, "Failed to modify QP") || strstr(s, "Unable to Connect the HCA's through the link")) {
+	} else if (strstr(s, "Failed to modify QP") ||
+		   strstr(s, "Unable to Connect the HCA's through the link")) {
 		event_add(p, PT_EV_QP_STATE, line, s);
 	} else if (strstr(s, "Completion with error") || strstr(s, "Failed status") ||
 		   strstr(s, "transport retry counter exceeded")) {
 		e = event_add(p, PT_EV_COMPLETION, line, s);
-		if (!e && p->o->n_events && p->o->events[p->o->n_events - 1].kind == PT_EV_COMPLETION)
+		if (!e && p->o->n_events &&
+		    p->o->events[p->o->n_events - 1].kind == PT_EV_COMPLETION)
 			e = &p->o->events[p->o->n_events - 1];
 		/* "Failed status 12: wr_id 0 syndrom 0x81", "Failed status-transport retry counter
 		 * exceeded (12): ...", "... exceeded (12)" */
 		if (e && e->arg < 0) {
-			if ((q = strstr(s, "Failed status ")) && sscanf(q, "Failed status %d", &a) == 1)
+			if ((q = strstr(s, "Failed status ")) &&
+			    sscanf(q, "Failed status %d", &a) == 1)
 				e->arg = a;
-			else if ((q = strstr(s, "exceeded (")) && sscanf(q, "exceeded (%d)", &a) == 1)
+			else if ((q = strstr(s, "exceeded (")) &&
+				 sscanf(q, "exceeded (%d)", &a) == 1)
 				e->arg = a;
 			else if (strstr(s, "transport retry counter exceeded"))
 				e->arg = 12; /* IBV_WC_RETRY_EXC_ERR */
@@ -249,7 +296,8 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 		double a1, a2;
 
 		if ((e = event_add(p, PT_EV_CPU_FREQ, line, s)) &&
-		    sscanf(q, "Conflicting CPU frequency values detected: %lf != %lf", &a1, &a2) == 2) {
+		    sscanf(q, "Conflicting CPU frequency values detected: %lf != %lf", &a1, &a2) ==
+			    2) {
 			e->val = a1;
 			e->val2 = a2;
 		}
@@ -257,14 +305,16 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 		double a1, a2;
 
 		if ((e = event_add(p, PT_EV_CPU_FREQ, line, s)) &&
-		    sscanf(q, "measured timestamp frequency %lf differs from nominal %lf", &a1, &a2) == 2) {
+		    sscanf(q, "measured timestamp frequency %lf differs from nominal %lf", &a1,
+			   &a2) == 2) {
 			e->val = a1;
 			e->val2 = a2;
 		}
 	} else if (strstr(s, "BW peak won't be measured")) {
 		event_add(p, PT_EV_NO_PEAK, line, s);
 	} else if ((q = strstr(s, "Changing to active mtu - "))) {
-		if ((e = event_add(p, PT_EV_MTU_CHANGED, line, s)) && sscanf(q, "Changing to active mtu - %d", &a) == 1)
+		if ((e = event_add(p, PT_EV_MTU_CHANGED, line, s)) &&
+		    sscanf(q, "Changing to active mtu - %d", &a) == 1)
 			e->arg = a;
 	} else if (strstr(s, "RLIMIT_MEMLOCK is ")) {
 		event_add(p, PT_EV_MEMLOCK_LOW, line, s);
@@ -278,7 +328,8 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 static bool title_line(struct parser *p, const char *s, unsigned line)
 {
 	size_t l = strlen(s);
-	bool bw = l > 8 && !strcmp(s + l - 8, " BW Test"), lat = l > 13 && !strcmp(s + l - 13, " Latency Test");
+	bool bw = l > 8 && !strcmp(s + l - 8, " BW Test"),
+	     lat = l > 13 && !strcmp(s + l - 13, " Latency Test");
 	struct pt_out *o = p->o;
 
 	if ((!bw && !lat) || strchr(s, ':') || l >= sizeof(o->title))
@@ -306,7 +357,9 @@ static void header_fields(struct parser *p, const char *s)
 	field_int(s, "CQ Moderation", &o->cq_mod);
 	field_int(s, "Outstand reads", &o->outstand_reads);
 	if (field(s, "Link type", v, sizeof(v)))
-		o->link = !strcmp(v, "IB") ? PT_LINK_IB : !strcmp(v, "Ethernet") ? PT_LINK_ETH : o->link;
+		o->link = !strcmp(v, "IB")	   ? PT_LINK_IB
+			  : !strcmp(v, "Ethernet") ? PT_LINK_ETH
+						   : o->link;
 	if (field(s, "rdma_cm QPs", v, sizeof(v)))
 		o->rdma_cm = !strcmp(v, "ON");
 }
@@ -327,15 +380,23 @@ static bool table_fits(struct parser *p, unsigned line)
 		return true;
 	if (!o->bad_table_line) {
 		o->bad_table_line = line;
-		snprintf(o->bad_table, sizeof(o->bad_table), "a %s table under the title \"%s\" of line %u: the columns do "
-			 "not match the test", bw ? "bandwidth" : lat ? "latency" : "result", o->title, p->title_line);
+		snprintf(o->bad_table, sizeof(o->bad_table),
+			 "a %s table under the title \"%s\" of line %u: the columns do "
+			 "not match the test",
+			 bw    ? "bandwidth"
+			 : lat ? "latency"
+			       : "result",
+			 o->title, p->title_line);
 	}
 	return false;
 }
 
 static bool table_header(struct parser *p, const char *s, unsigned line)
 {
-	struct { const char *at; enum col col; } found[24];
+	struct {
+		const char *at;
+		enum col col;
+	} found[24];
 	size_t n = 0;
 
 	if (!strstr(s, "#bytes") || !strstr(s, "#iterations"))
@@ -376,9 +437,9 @@ static bool same(double a, double b)
 
 static bool same_row(const struct pt_row *a, const struct pt_row *b)
 {
-	return a->bytes == b->bytes && a->iters == b->iters && a->unit == b->unit && same(a->peak, b->peak) &&
-	       same(a->avg, b->avg) && same(a->msg_rate, b->msg_rate) && same(a->t_typical, b->t_typical) &&
-	       same(a->t_avg, b->t_avg);
+	return a->bytes == b->bytes && a->iters == b->iters && a->unit == b->unit &&
+	       same(a->peak, b->peak) && same(a->avg, b->avg) && same(a->msg_rate, b->msg_rate) &&
+	       same(a->t_typical, b->t_typical) && same(a->t_avg, b->t_avg);
 }
 
 static int row_line(struct parser *p, const char *s, unsigned line)
@@ -495,19 +556,22 @@ static void cuda_line(struct parser *p, const char *s)
 
 	/* "allocated GPU buffer address at" is printed by every GPU memory backend of perftest
 	 * (CUDA, ROCm's hipMalloc, the others), so a ROCm run counts as GPU memory too */
-	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") || strstr(s, "CUDA_MEM_DEVICE") ||
-	    strstr(s, "hipMalloc") || strstr(s, "allocated GPU buffer"))
+	if (strstr(s, "initializing CUDA") || strstr(s, "cuMemAlloc") ||
+	    strstr(s, "CUDA_MEM_DEVICE") || strstr(s, "hipMalloc") ||
+	    strstr(s, "allocated GPU buffer"))
 		o->cuda = true;
 	if (strstr(s, "using DMA-BUF") || strstr(s, "ibv_reg_dmabuf_mr"))
 		o->cuda = o->dmabuf = true;
-	if ((q = strstr(s, "CUDA device ")) && sscanf(q, "CUDA device %d: PCIe address is %x:%x", &idx, &bus, &dev) == 3 &&
-	    idx >= 0 && idx < MAX_CUDA && bus >= 0 && bus < 256 && dev >= 0 && dev < 32) {
+	if ((q = strstr(s, "CUDA device ")) &&
+	    sscanf(q, "CUDA device %d: PCIe address is %x:%x", &idx, &bus, &dev) == 3 && idx >= 0 &&
+	    idx < MAX_CUDA && bus >= 0 && bus < 256 && dev >= 0 && dev < 32) {
 		o->cuda = true;
 		p->cuda[idx].bus = bus;
 		p->cuda[idx].dev = dev;
 		p->cuda[idx].set = true;
 	}
-	if ((q = strstr(s, "Picking device No. ")) && sscanf(q, "Picking device No. %d", &idx) == 1 && idx >= 0 && idx < MAX_CUDA)
+	if ((q = strstr(s, "Picking device No. ")) &&
+	    sscanf(q, "Picking device No. %d", &idx) == 1 && idx >= 0 && idx < MAX_CUDA)
 		p->cuda_pick = idx;
 	if ((q = strstr(s, "device name = [")))
 		sscanf(q, "device name = [%63[^]]", o->gpu_name);
@@ -546,8 +610,14 @@ out:
 
 int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 {
-	struct pt_out o = { .qps = -1, .mtu = -1, .gid_index = -1, .tx_depth = -1, .cq_mod = -1,
-			    .outstand_reads = -1, .cuda_bus = -1, .cuda_dev = -1 };
+	struct pt_out o = { .qps = -1,
+			    .mtu = -1,
+			    .gid_index = -1,
+			    .tx_depth = -1,
+			    .cq_mod = -1,
+			    .outstand_reads = -1,
+			    .cuda_bus = -1,
+			    .cuda_dev = -1 };
 	struct parser p = { .o = &o, .cuda_pick = -1 };
 	_cleanup_free_ char *line = malloc(LINE_MAX_BYTES);
 	size_t i = 0;
@@ -622,7 +692,9 @@ const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *sma
 			continue;
 		if (!any || bench_perftest_gbps(r, r->avg) > bench_perftest_gbps(any, any->avg))
 			any = r;
-		if (r->bytes >= BIG_MESSAGE && (!best || bench_perftest_gbps(r, r->avg) > bench_perftest_gbps(best, best->avg)))
+		if (r->bytes >= BIG_MESSAGE &&
+		    (!best ||
+		     bench_perftest_gbps(r, r->avg) > bench_perftest_gbps(best, best->avg)))
 			best = r;
 	}
 	if (!best && any && small)

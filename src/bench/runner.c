@@ -26,19 +26,20 @@
 #include "util/strv.h"
 
 #define DEFAULT_TCP_PORT 18515
-#define OUTPUT_MAX (64u << 20)
+#define OUTPUT_MAX	 (64u << 20)
 
 const struct hw_port *bench_port(const struct hw_rdma_dev *d, unsigned want)
 {
 	if (want)
 		return hw_rdma_port(d, want);
 	HW_DEV_FOREACH_PORT(d, p)
-		if (hw_port_state_is_active(p->state))
-			return p;
+	if (hw_port_state_is_active(p->state))
+		return p;
 	return NULL;
 }
 
-int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev, char *ndev_out)
+int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, const char *netdev,
+			  char *ndev_out)
 {
 	const struct hw_gid *best = NULL;
 
@@ -72,7 +73,8 @@ static const char *rail_key(const struct hw_rdma_dev *d)
 
 static int cmp_rail(const void *a, const void *b)
 {
-	const struct hw_rdma_dev *x = *(const struct hw_rdma_dev *const *)a, *y = *(const struct hw_rdma_dev *const *)b;
+	const struct hw_rdma_dev *x = *(const struct hw_rdma_dev *const *)a,
+				 *y = *(const struct hw_rdma_dev *const *)b;
 	int r = str_natcmp(rail_key(x), rail_key(y));
 
 	return r ? r : str_natcmp(x->name, y->name);
@@ -103,16 +105,19 @@ int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***r
 }
 
 /* Does the device serve this interface: a RoCE GID of it, or its IPoIB netdev / LAG bond. */
-static bool serves(const struct hw_rdma_dev *d, const struct hw_port *p, const struct hw_node *node, const char *ifname)
+static bool serves(const struct hw_rdma_dev *d, const struct hw_port *p, const struct hw_node *node,
+		   const char *ifname)
 {
 	if (!ifname)
 		return true;
 	if (p->link_layer == HW_LINK_ETH)
 		return bench_runner_roce_gid(p, node, ifname, NULL) >= 0;
-	return (p->netdev && !strcmp(p->netdev->name, ifname)) || (d->lag && !strcmp(d->lag->name, ifname));
+	return (p->netdev && !strcmp(p->netdev->name, ifname)) ||
+	       (d->lag && !strcmp(d->lag->name, ifname));
 }
 
-static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const char *ifname, char *why, size_t why_len)
+static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const char *ifname,
+					       char *why, size_t why_len)
 {
 	const struct hw_rdma_dev *best = NULL;
 	size_t used = 0;
@@ -120,12 +125,17 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		const struct hw_port *p = bench_port(d, 0);
-		const char *no = !doctor_dev_usable(d) ? "no uverbs node here" : !p ? "no ACTIVE port" :
-				 p->link_layer == HW_LINK_ETH && bench_runner_roce_gid(p, node, NULL, NULL) < 0 ?
-				 "no RoCE v2 IPv4 GID" : !serves(d, p, node, ifname) ? "not on " : NULL;
+		const char *no = !doctor_dev_usable(d) ? "no uverbs node here"
+				 : !p		       ? "no ACTIVE port"
+				 : p->link_layer == HW_LINK_ETH &&
+						 bench_runner_roce_gid(p, node, NULL, NULL) < 0
+					 ? "no RoCE v2 IPv4 GID"
+				 : !serves(d, p, node, ifname) ? "not on "
+							       : NULL;
 
 		if (no) {
-			int w = snprintf(why + used, why_len > used ? why_len - used : 0, "%s%s: %s%s", used ? "; " : "", d->name, no,
+			int w = snprintf(why + used, why_len > used ? why_len - used : 0,
+					 "%s%s: %s%s", used ? "; " : "", d->name, no,
 					 strcmp(no, "not on ") ? "" : ifname);
 			used += w > 0 ? (size_t)w : 0;
 			continue;
@@ -138,8 +148,8 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 	return best;
 }
 
-static const struct hw_gpu *find_gpu(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o,
-				     char *why, size_t why_len)
+static const struct hw_gpu *find_gpu(struct hw_ctx *ctx, const struct hw_node *node,
+				     const struct bench_opts *o, char *why, size_t why_len)
 {
 	if (o->gpu_bdf) {
 		for (size_t i = 0; i < node->n_gpus; i++)
@@ -152,7 +162,8 @@ static const struct hw_gpu *find_gpu(struct hw_ctx *ctx, const struct hw_node *n
 		for (size_t i = 0; i < node->n_gpus; i++)
 			if ((int)node->gpus[i].index == o->gpu)
 				return &node->gpus[i];
-		snprintf(why, why_len, "no GPU%d (this node has %zu NVIDIA GPUs)", o->gpu, node->n_gpus);
+		snprintf(why, why_len, "no GPU%d (this node has %zu NVIDIA GPUs)", o->gpu,
+			 node->n_gpus);
 		return NULL;
 	}
 	/* auto: the one GPU this container was given (its /dev/nvidiaN) */
@@ -169,12 +180,15 @@ static const struct hw_gpu *find_gpu(struct hw_ctx *ctx, const struct hw_node *n
 	}
 	if (n == 1)
 		return found;
-	snprintf(why, why_len, n ? "%zu GPUs are in this container: say which with --gpu N" :
-				   "no /dev/nvidiaN in this container: request nvidia.com/gpu, or say --gpu N", n);
+	snprintf(why, why_len,
+		 n ? "%zu GPUs are in this container: say which with --gpu N"
+		   : "no /dev/nvidiaN in this container: request nvidia.com/gpu, or say --gpu N",
+		 n);
 	return NULL;
 }
 
-static int push_fmt(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int push_fmt(char ***v, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static int push_fmt(char ***v, size_t *n, const char *fmt, ...)
 {
 	char *s = NULL;
@@ -264,16 +278,19 @@ static int plan_one(struct bench_run *run, const struct hw_node *node, const str
 		return 0;
 	run->gid_index = bench_runner_roce_gid(p, node, o->interface, run->netdev);
 	if (run->gid_index < 0) {
-		snprintf(why, why_len, "%s port %u has no RoCE v2 GID of an IPv4 address%s%s%s: the interface has no "
-			 "IPv4 address or is not in this pod (give --gid-index to force one)", d->name, p->num,
-			 o->interface ? " on " : "", o->interface ? o->interface : "", "");
+		snprintf(
+			why, why_len,
+			"%s port %u has no RoCE v2 GID of an IPv4 address%s%s%s: the interface has no "
+			"IPv4 address or is not in this pod (give --gid-index to force one)",
+			d->name, p->num, o->interface ? " on " : "",
+			o->interface ? o->interface : "", "");
 		return -ENODEV;
 	}
 	return 0;
 }
 
-int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o, bool client,
-		struct bench_run **ret, char *why, size_t why_len)
+int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const struct bench_opts *o,
+		      bool client, struct bench_run **ret, char *why, size_t why_len)
 {
 	const struct hw_rdma_dev **rails = NULL, *one = NULL;
 	const struct hw_gpu *gpu = NULL;
@@ -292,7 +309,8 @@ int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const stru
 			return r;
 		if (!n) {
 			free(rails);
-			snprintf(why, why_len, "no rail: no RDMA device here has an ACTIVE port, a uverbs node%s",
+			snprintf(why, why_len,
+				 "no rail: no RDMA device here has an ACTIVE port, a uverbs node%s",
 				 " and (RoCE) a RoCE v2 IPv4 GID on a netdev of this pod");
 			return -ENODEV;
 		}
@@ -408,13 +426,18 @@ static pid_t start(struct bench_run *run, int *fd)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	/* CUDA ordinals in PCI order, as --use_cuda=N is documented (docs/bench.md) */
-	so = (struct spawn_opts){ .path = path, .argv = run->argv,
-				  .set_env = "CUDA_DEVICE_ORDER=PCI_BUS_ID", .in = -1, .out = p[1], .err = p[1] };
+	so = (struct spawn_opts){ .path = path,
+				  .argv = run->argv,
+				  .set_env = "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+				  .in = -1,
+				  .out = p[1],
+				  .err = p[1] };
 	r = spawn_start(&so, &pid);
 	close(p[1]);
 	if (r < 0) {
 		close(p[0]);
-		snprintf(run->start_error, sizeof(run->start_error), "%.120s: %s", path, strerror(-r));
+		snprintf(run->start_error, sizeof(run->start_error), "%.120s: %s", path,
+			 strerror(-r));
 		return -1;
 	}
 	*fd = p[0];
@@ -424,12 +447,14 @@ static pid_t start(struct bench_run *run, int *fd)
 static bool all_listening(const struct bench_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (runs[i].exit_status < 0 && !(runs[i].output && strstr(runs[i].output, "Waiting for client to connect")))
+		if (runs[i].exit_status < 0 &&
+		    !(runs[i].output && strstr(runs[i].output, "Waiting for client to connect")))
 			return false;
 	return true;
 }
 
-int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud), void *ud)
+int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud),
+		      void *ud)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	_cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));
@@ -452,8 +477,8 @@ int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_rea
 		if (pids[i] > 0)
 			open_fds++;
 		else if (!runs[i].start_error[0])
-			snprintf(runs[i].start_error, sizeof(runs[i].start_error), "cannot start %s: %s", runs[i].argv[0],
-				 strerror(errno));
+			snprintf(runs[i].start_error, sizeof(runs[i].start_error),
+				 "cannot start %s: %s", runs[i].argv[0], strerror(errno));
 	}
 	while (open_fds > 0) {
 		int k = poll(fds, n, 250);

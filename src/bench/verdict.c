@@ -27,7 +27,10 @@
 #define ABOVE_CEILING 1.02
 
 static const char *const status_names[] = {
-	[BENCH_PASS] = "pass", [BENCH_WARN] = "warn", [BENCH_FAIL] = "fail", [BENCH_INVALID] = "invalid",
+	[BENCH_PASS] = "pass",
+	[BENCH_WARN] = "warn",
+	[BENCH_FAIL] = "fail",
+	[BENCH_INVALID] = "invalid",
 };
 
 const char *bench_status_name(enum bench_status s)
@@ -63,7 +66,8 @@ void bench_thresholds_default(struct bench_thresholds *t)
 	*t = (struct bench_thresholds){ .min_percent = 90, .fail_percent = 70 };
 }
 
-enum bench_status bench_verdict_status_for(double percent, double gbps, const struct bench_thresholds *t)
+enum bench_status bench_verdict_status_for(double percent, double gbps,
+					   const struct bench_thresholds *t)
 {
 	if (t->min_gbps > 0 && !(gbps >= t->min_gbps))
 		return BENCH_FAIL;
@@ -74,8 +78,8 @@ enum bench_status bench_verdict_status_for(double percent, double gbps, const st
 	return percent >= t->fail_percent ? BENCH_WARN : BENCH_FAIL;
 }
 
-int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code, const char *fix_fmt,
-		const char *text_fmt, ...)
+int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code,
+		      const char *fix_fmt, const char *text_fmt, ...)
 {
 	struct bench_reason *r, *nr = realloc(v->reasons, (v->n_reasons + 1) * sizeof(*v->reasons));
 	va_list ap;
@@ -113,37 +117,47 @@ static const char *num(double v, char *buf, size_t n)
 }
 
 /* Why a figure may fall short, as far as the output and the ceiling tell. */
-static int hints(const struct pt_out *o, const struct bench_ceiling *c, const struct pt_row *r, struct bench_verdict *v)
+static int hints(const struct pt_out *o, const struct bench_ceiling *c, const struct pt_row *r,
+		 struct bench_verdict *v)
 {
 	int e = 0;
 
 	if (o->qps == 1 && c->gbps >= 150)
-		e |= bench_verdict_add(v, BENCH_WARN, "one_qp", "Run with several QPs (rdmak bench uses -q 4; perftest's default is 1).",
-				 "one QP drives the link from one send queue: at %s Gb/s that usually leaves a tenth of the "
-				 "link unused (a single QP reached 87 %% of NDR in crucible#661)", c->rate);
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "one_qp",
+			"Run with several QPs (rdmak bench uses -q 4; perftest's default is 1).",
+			"one QP drives the link from one send queue: at %s Gb/s that usually leaves a tenth of the "
+			"link unused (a single QP reached 87 %% of NDR in crucible#661)",
+			c->rate);
 	if (c->gpu_rel == HW_TOPO_PHB || c->gpu_rel == HW_TOPO_NODE)
-		e |= bench_verdict_add(v, BENCH_WARN, "gpu_placement",
-				 "Use the GPU behind the HCA's PCIe switch (rdmak bench --gpu N picks the nearest HCA), or run "
-				 "with host memory to compare.",
-				 "the GPU (%s) reaches the HCA through the CPU's root complex (%s), where peer-to-peer "
-				 "throughput depends on the platform", c->gpu_bdf, hw_topo_name(c->gpu_rel));
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "gpu_placement",
+			"Use the GPU behind the HCA's PCIe switch (rdmak bench --gpu N picks the nearest HCA), or run "
+			"with host memory to compare.",
+			"the GPU (%s) reaches the HCA through the CPU's root complex (%s), where peer-to-peer "
+			"throughput depends on the platform",
+			c->gpu_bdf, hw_topo_name(c->gpu_rel));
 	if (o->cuda && c->gpu_rel != HW_TOPO_SYS)
-		e |= bench_verdict_add(v, BENCH_WARN, "gpu_memory",
-				 "Run the same test with host memory (drop --gpu): if it reaches the ceiling, look at the GPU "
-				 "side: ACS on the bridges between GPU and HCA (rdmak doctor, gpudirect.acs), nvidia_peermem "
-				 "against DMA-BUF, the GPU's own PCIe link.",
-				 "the run used GPU memory (GPUDirect%s%s%s): every byte crosses the GPU's PCIe path as well",
-				 c->gpu_rel != HW_TOPO_UNKNOWN ? ", " : "", c->gpu_rel != HW_TOPO_UNKNOWN ? hw_topo_name(c->gpu_rel) : "",
-				 c->gpu_rel != HW_TOPO_UNKNOWN ? " to the HCA" : "");
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "gpu_memory",
+			"Run the same test with host memory (drop --gpu): if it reaches the ceiling, look at the GPU "
+			"side: ACS on the bridges between GPU and HCA (rdmak doctor, gpudirect.acs), nvidia_peermem "
+			"against DMA-BUF, the GPU's own PCIe link.",
+			"the run used GPU memory (GPUDirect%s%s%s): every byte crosses the GPU's PCIe path as well",
+			c->gpu_rel != HW_TOPO_UNKNOWN ? ", " : "",
+			c->gpu_rel != HW_TOPO_UNKNOWN ? hw_topo_name(c->gpu_rel) : "",
+			c->gpu_rel != HW_TOPO_UNKNOWN ? " to the HCA" : "");
 	if (o->cuda && c->gpu_rel != HW_TOPO_SYS && r && r->bytes < 1048576)
-		e |= bench_verdict_add(v, BENCH_WARN, "gpu_small_messages", "Judge GPU memory with -s 1048576 or larger, or -a.",
-				 "GPU memory at %llu B messages: PCIe peer-to-peer reads favour larger messages",
-				 (unsigned long long)r->bytes);
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "gpu_small_messages",
+			"Judge GPU memory with -s 1048576 or larger, or -a.",
+			"GPU memory at %llu B messages: PCIe peer-to-peer reads favour larger messages",
+			(unsigned long long)r->bytes);
 	return e;
 }
 
-static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
-		    struct bench_verdict *v)
+static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c,
+		    const struct bench_thresholds *t, struct bench_verdict *v)
 {
 	bool small = false;
 	const struct pt_row *r = bench_perftest_judged_row(o, &small);
@@ -152,70 +166,93 @@ static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c, const
 	int e = 0;
 
 	if (!r)
-		return bench_verdict_add(v, BENCH_FAIL, "no_result", "Run the test to its end; the client prints the table.",
-				   "perftest printed no result row%s", o->server ? " (a server that was still waiting, or stopped)" : "");
+		return bench_verdict_add(
+			v, BENCH_FAIL, "no_result",
+			"Run the test to its end; the client prints the table.",
+			"perftest printed no result row%s",
+			o->server ? " (a server that was still waiting, or stopped)" : "");
 	v->bytes = r->bytes;
 	v->gbps = bench_perftest_gbps(r, r->avg);
 	if (small) {
 		v->percent = NAN;
-		return bench_verdict_add(v, BENCH_WARN, "small_messages", "Judge bandwidth with -s 65536 or larger, or -a.",
-				   "the largest message is %llu B: below 64 KiB perftest measures message rate "
-				   "(%.2f Mpps here), not what the link carries",
-				   (unsigned long long)r->bytes, r->msg_rate);
+		return bench_verdict_add(
+			v, BENCH_WARN, "small_messages",
+			"Judge bandwidth with -s 65536 or larger, or -a.",
+			"the largest message is %llu B: below 64 KiB perftest measures message rate "
+			"(%.2f Mpps here), not what the link carries",
+			(unsigned long long)r->bytes, r->msg_rate);
 	}
 	if (!c->known) {
 		v->percent = NAN;
 		st = bench_verdict_status_for(NAN, v->gbps, t);
 		if (t->min_gbps > 0)
-			return bench_verdict_add(v, st, "min_gbps", st == BENCH_FAIL ? "Find out why with the hardware model: give "
-					   "--root (a snapshot or the node) so the ceiling can be computed." : NULL,
-					   "%.2f Gb/s against --min-gbps %g; no ceiling: %s", v->gbps, t->min_gbps, c->why_unknown);
-		return bench_verdict_add(v, BENCH_WARN, "no_ceiling",
-				   "Judge where the test ran, or give --root with that node's snapshot (rdmak snapshot).",
-				   "%.2f Gb/s at %llu B, but no ceiling to judge it by: %s", v->gbps,
-				   (unsigned long long)r->bytes, c->why_unknown);
+			return bench_verdict_add(
+				v, st, "min_gbps",
+				st == BENCH_FAIL
+					? "Find out why with the hardware model: give "
+					  "--root (a snapshot or the node) so the ceiling can be computed."
+					: NULL,
+				"%.2f Gb/s against --min-gbps %g; no ceiling: %s", v->gbps,
+				t->min_gbps, c->why_unknown);
+		return bench_verdict_add(
+			v, BENCH_WARN, "no_ceiling",
+			"Judge where the test ran, or give --root with that node's snapshot (rdmak snapshot).",
+			"%.2f Gb/s at %llu B, but no ceiling to judge it by: %s", v->gbps,
+			(unsigned long long)r->bytes, c->why_unknown);
 	}
 	v->percent = v->gbps / c->gbps * 100;
 	if (bench_above_ceiling(v->gbps, c->gbps))
-		return bench_verdict_add(v, BENCH_INVALID, "above_ceiling",
-				   "Judge the output exactly as perftest printed it, on the node it ran on (--root with that "
-				   "node's snapshot); if it is, the model of this path is wrong: report it with the snapshot.",
-				   "%.2f Gb/s at %llu B (line %u) is %.0f %% of the %s Gb/s that %s: no such path carries it, "
-				   "so either the capture was altered or the ceiling's model of this node is wrong",
-				   v->gbps, (unsigned long long)r->bytes, r->line, floor(v->percent), num(c->gbps, a, sizeof(a)),
-				   c->terms[c->limit].phrase);
+		return bench_verdict_add(
+			v, BENCH_INVALID, "above_ceiling",
+			"Judge the output exactly as perftest printed it, on the node it ran on (--root with that "
+			"node's snapshot); if it is, the model of this path is wrong: report it with the snapshot.",
+			"%.2f Gb/s at %llu B (line %u) is %.0f %% of the %s Gb/s that %s: no such path carries it, "
+			"so either the capture was altered or the ceiling's model of this node is wrong",
+			v->gbps, (unsigned long long)r->bytes, r->line, floor(v->percent),
+			num(c->gbps, a, sizeof(a)), c->terms[c->limit].phrase);
 	st = bench_verdict_status_for(v->percent, v->gbps, t);
 	if (c->mtu4096_gbps > 0)
-		snprintf(m, sizeof(m), "; raising the interface MTU%s%s to 9000 (path MTU 4096) allows about %s Gb/s",
-			 c->netdev[0] ? " of " : "", c->netdev, num(c->mtu4096_gbps, b, sizeof(b)));
-	e |= bench_verdict_add(v, st, "measured",
-			 st == BENCH_PASS ? NULL : "See the other reasons; rdmak doctor checks the node and the pod.",
-			 "%.2f Gb/s is %.0f %% of the %s Gb/s that %s%s", v->gbps, floor(v->percent),
-			 num(c->gbps, a, sizeof(a)), c->terms[c->limit].phrase, m);
+		snprintf(
+			m, sizeof(m),
+			"; raising the interface MTU%s%s to 9000 (path MTU 4096) allows about %s Gb/s",
+			c->netdev[0] ? " of " : "", c->netdev, num(c->mtu4096_gbps, b, sizeof(b)));
+	e |= bench_verdict_add(
+		v, st, "measured",
+		st == BENCH_PASS
+			? NULL
+			: "See the other reasons; rdmak doctor checks the node and the pod.",
+		"%.2f Gb/s is %.0f %% of the %s Gb/s that %s%s", v->gbps, floor(v->percent),
+		num(c->gbps, a, sizeof(a)), c->terms[c->limit].phrase, m);
 	if (t->min_gbps > 0 && v->gbps < t->min_gbps)
-		e |= bench_verdict_add(v, BENCH_FAIL, "min_gbps", "Find out why from the other reasons.",
-				 "%.2f Gb/s is below --min-gbps %g", v->gbps, t->min_gbps);
+		e |= bench_verdict_add(v, BENCH_FAIL, "min_gbps",
+				       "Find out why from the other reasons.",
+				       "%.2f Gb/s is below --min-gbps %g", v->gbps, t->min_gbps);
 	if (c->mtu4096_gbps > 0)
-		e |= bench_verdict_add(v, BENCH_PASS, "mtu",
-				 "Set the MTU of the RDMA interface (and the switch ports) to 9000; RoCE then runs at path MTU 4096.",
-				 "RoCE's path MTU follows the interface MTU (%u gives %u)", c->netdev_mtu, c->path_mtu);
+		e |= bench_verdict_add(
+			v, BENCH_PASS, "mtu",
+			"Set the MTU of the RDMA interface (and the switch ports) to 9000; RoCE then runs at path MTU 4096.",
+			"RoCE's path MTU follows the interface MTU (%u gives %u)", c->netdev_mtu,
+			c->path_mtu);
 	for (size_t i = 0; i < c->n_terms; i++) {
 		const struct ceil_term *tm = &c->terms[i];
 
 		if (!tm->placement)
 			continue;
 		/* the path is wrong even where the number is all it allows */
-		e |= bench_verdict_add(v, BENCH_WARN, "pcie_degraded",
-				 "Move the card to a slot that matches its link (check the riser and the BIOS link settings) "
-				 "or reseat it.",
-				 "%s", tm->what);
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "pcie_degraded",
+			"Move the card to a slot that matches its link (check the riser and the BIOS link settings) "
+			"or reseat it.",
+			"%s", tm->what);
 	}
 	if (c->gpu_rel == HW_TOPO_SYS)
-		e |= bench_verdict_add(v, BENCH_WARN, "gpu_sys",
-				 "Use a GPU on the HCA's socket, ideally behind its PCIe switch (rdmak bench --gpu N picks "
-				 "the nearest HCA; nvidia-smi topo -m shows PIX/PXB).",
-				 "GPU memory at %s is on the other CPU socket from %s (SYS): GPUDirect crosses the "
-				 "inter-socket link, which carried half of the link in perftest#241", c->gpu_bdf, c->device);
+		e |= bench_verdict_add(
+			v, BENCH_WARN, "gpu_sys",
+			"Use a GPU on the HCA's socket, ideally behind its PCIe switch (rdmak bench --gpu N picks "
+			"the nearest HCA; nvidia-smi topo -m shows PIX/PXB).",
+			"GPU memory at %s is on the other CPU socket from %s (SYS): GPUDirect crosses the "
+			"inter-socket link, which carried half of the link in perftest#241",
+			c->gpu_bdf, c->device);
 	if (st != BENCH_PASS)
 		e |= hints(o, c, r, v);
 	return e ? -ENOMEM : 0;
@@ -230,17 +267,22 @@ static double latency_base(enum hw_link_layer ll, const char *verb)
 	return ll == HW_LINK_ETH ? (read ? 6.0 : 4.0) : (read ? 4.0 : 2.5);
 }
 
-static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
-		     struct bench_verdict *v)
+static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c,
+		     const struct bench_thresholds *t, struct bench_verdict *v)
 {
 	const struct pt_row *r = bench_perftest_judged_row(o, NULL);
-	enum hw_link_layer ll = c->known ? c->link : o->link == PT_LINK_ETH ? HW_LINK_ETH : HW_LINK_IB;
+	enum hw_link_layer ll = c->known		 ? c->link
+				: o->link == PT_LINK_ETH ? HW_LINK_ETH
+							 : HW_LINK_IB;
 	double us, budget;
 	enum bench_status st;
 
 	if (!r)
-		return bench_verdict_add(v, BENCH_FAIL, "no_result", "Run the test to its end; the client prints the table.",
-				   "perftest printed no result row%s", o->server ? " (a server that was still waiting, or stopped)" : "");
+		return bench_verdict_add(
+			v, BENCH_FAIL, "no_result",
+			"Run the test to its end; the client prints the table.",
+			"perftest printed no result row%s",
+			o->server ? " (a server that was still waiting, or stopped)" : "");
 	us = !isnan(r->t_typical) ? r->t_typical : r->t_avg;
 	v->bytes = r->bytes;
 	v->usec = us;
@@ -250,29 +292,36 @@ static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c, cons
 	v->budget_usec = budget;
 	v->gbps = v->percent = NAN;
 	if (isnan(us))
-		return bench_verdict_add(v, BENCH_WARN, "no_latency", "Use a perftest that prints t_typical or t_avg.",
-				   "no latency column in the result");
+		return bench_verdict_add(v, BENCH_WARN, "no_latency",
+					 "Use a perftest that prints t_typical or t_avg.",
+					 "no latency column in the result");
 	st = us <= budget ? BENCH_PASS : us <= 3 * budget ? BENCH_WARN : BENCH_FAIL;
-	return bench_verdict_add(v, st, "latency",
-			   st == BENCH_PASS ? NULL : "Check the hops between the two hosts, the CPU frequency governor and "
-						    "interrupt moderation; compare with both pods on one switch.",
-			   "%.2f us typical at %llu B against a budget of %.2f us for %s %s%s", us,
-			   (unsigned long long)r->bytes, budget, o->verb[0] ? o->verb : "RDMA",
-			   ll == HW_LINK_ETH ? "RoCE" : "InfiniBand", t->max_usec > 0 ? " (--max-usec)" : "");
+	return bench_verdict_add(
+		v, st, "latency",
+		st == BENCH_PASS
+			? NULL
+			: "Check the hops between the two hosts, the CPU frequency governor and "
+			  "interrupt moderation; compare with both pods on one switch.",
+		"%.2f us typical at %llu B against a budget of %.2f us for %s %s%s", us,
+		(unsigned long long)r->bytes, budget, o->verb[0] ? o->verb : "RDMA",
+		ll == HW_LINK_ETH ? "RoCE" : "InfiniBand", t->max_usec > 0 ? " (--max-usec)" : "");
 }
 
-int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, const struct bench_thresholds *t,
-		  struct bench_verdict *ret)
+int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
+			const struct bench_thresholds *t, struct bench_verdict *ret)
 {
-	struct bench_verdict v = { .status = BENCH_PASS, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN };
+	struct bench_verdict v = {
+		.status = BENCH_PASS, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN
+	};
 	const struct pt_event *cpu = bench_perftest_event_find(o, PT_EV_CPU_FREQ);
 	int r = 0;
 
 	if (o->bad_table_line) {
 		/* no figure of that table is perftest's: judging one would print nan or nonsense */
-		r = bench_verdict_add(&v, BENCH_INVALID, "table_mismatch",
-				"Give perftest's output as it printed it: header and table of the same run.",
-				"line %u: %s", o->bad_table_line, o->bad_table);
+		r = bench_verdict_add(
+			&v, BENCH_INVALID, "table_mismatch",
+			"Give perftest's output as it printed it: header and table of the same run.",
+			"line %u: %s", o->bad_table_line, o->bad_table);
 		if (r < 0)
 			return r;
 		*ret = v;
@@ -289,16 +338,21 @@ int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c, c
 	else if (o->kind == PT_KIND_BW || o->n_rows)
 		r = judge_bw(o, c, t, &v);
 	else if (!o->zero_gid)
-		r = bench_verdict_add(&v, BENCH_FAIL, "no_result", "Give the whole output of perftest (stdout and stderr).",
-				"not a perftest output: no test header, result table or known message");
+		r = bench_verdict_add(
+			&v, BENCH_FAIL, "no_result",
+			"Give the whole output of perftest (stdout and stderr).",
+			"not a perftest output: no test header, result table or known message");
 	if (r >= 0 && cpu)
-		r = bench_verdict_add(&v, BENCH_PASS, "cpu_frequency",
-				"Set the CPU frequency governor to performance (cpupower frequency-set -g performance) for "
-				"stable figures.",
-				"perftest saw the CPU clock below its maximum (%.0f vs %.0f MHz): it times with the cycle "
-				"counter, so %s", cpu->val, cpu->val2,
-				o->kind == PT_KIND_LAT ? "latencies converted at the wrong frequency can be off" :
-							 "bandwidth stands, but the run may have been slowed");
+		r = bench_verdict_add(
+			&v, BENCH_PASS, "cpu_frequency",
+			"Set the CPU frequency governor to performance (cpupower frequency-set -g performance) for "
+			"stable figures.",
+			"perftest saw the CPU clock below its maximum (%.0f vs %.0f MHz): it times with the cycle "
+			"counter, so %s",
+			cpu->val, cpu->val2,
+			o->kind == PT_KIND_LAT
+				? "latencies converted at the wrong frequency can be off"
+				: "bandwidth stands, but the run may have been slowed");
 	if (r < 0) {
 		bench_verdict_free(&v);
 		return r;

@@ -40,19 +40,20 @@ int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request 
 	case CNISPEC_CMD_CHECK:
 		/* libcni passes the list's final result to every plugin on DEL and CHECK: only the
 		 * record says which role ADD took. One that cannot be read is still the rdma link's. */
-		r = cni_state_load_rdma(c->state_dir, req->conf->name, req->env->container_id, req->env->ifname, &st);
+		r = cni_state_load_rdma(c->state_dir, req->conf->name, req->env->container_id,
+					req->env->ifname, &st);
 		if (r != 0)
 			c->link = CNI_LINK_RDMA;
 		return 0;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
 /* Links whose RDMA device is their parent's, shared with every other child of it. */
 static bool is_child(const struct nl_link *l)
 {
-	static const char *const kinds[] = { "macvlan", "macvtap", "ipvlan", "ipvtap", "ipoib", "vlan" };
+	static const char *const kinds[] = { "macvlan", "macvtap", "ipvlan",
+					     "ipvtap",	"ipoib",   "vlan" };
 
 	if (l->link_ifindex <= 0)
 		return false; /* an IPoIB netdev of its own port reports no IFLA_LINK */
@@ -77,51 +78,67 @@ static int find_device(struct cni_ctx *c, struct cni_state *st, struct cnispec_e
 		listed = prev->interfaces[i].name && !strcmp(prev->interfaces[i].name, c->ifname) &&
 			 prev->interfaces[i].sandbox && prev->interfaces[i].sandbox[0];
 	if (!listed)
-		return cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "no interface to take the RDMA device of",
-				    "prevResult lists no interface %s in a sandbox: the rdma link follows the plugin that "
-				    "makes CNI_IFNAME in the pod (sriov, host-device, rdmak-cni hostdev)", c->ifname);
+		return cnispec_fail(
+			err, -ENODEV, CNI_E_DEVICE, "no interface to take the RDMA device of",
+			"prevResult lists no interface %s in a sandbox: the rdma link follows the plugin that "
+			"makes CNI_IFNAME in the pod (sriov, host-device, rdmak-cni hostdev)",
+			c->ifname);
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod", c->ifname);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod",
+				   c->ifname);
 	if (r == 0)
-		return cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "the previous plugin's interface is not in the pod",
-				    "prevResult lists %s in the sandbox, the pod's namespace has no such link", c->ifname);
-	log_debug("%s in the pod: kind %s, parent device %s, deviceID %s", c->ifname, l.kind[0] ? l.kind : "-",
-		  l.parent_dev[0] ? l.parent_dev : "-", bdf ? bdf : "-");
+		return cnispec_fail(
+			err, -ENODEV, CNI_E_DEVICE,
+			"the previous plugin's interface is not in the pod",
+			"prevResult lists %s in the sandbox, the pod's namespace has no such link",
+			c->ifname);
+	log_debug("%s in the pod: kind %s, parent device %s, deviceID %s", c->ifname,
+		  l.kind[0] ? l.kind : "-", l.parent_dev[0] ? l.parent_dev : "-", bdf ? bdf : "-");
 	if (is_child(&l))
-		return cnispec_fail(err, -EINVAL, CNI_E_RDMA, "rdma: the interface is a child of another netdev",
-				    "%s is a %s link: it shares its parent's RDMA device with every other child, and that "
-				    "device cannot move into one pod; give the pod a whole netdev (sriov, host-device, "
-				    "rdmak-cni hostdev) before the rdma link, or leave the rdma link out (RDMA shared mode)",
-				    c->ifname, l.kind);
+		return cnispec_fail(
+			err, -EINVAL, CNI_E_RDMA,
+			"rdma: the interface is a child of another netdev",
+			"%s is a %s link: it shares its parent's RDMA device with every other child, and that "
+			"device cannot move into one pod; give the pod a whole netdev (sriov, host-device, "
+			"rdmak-cni hostdev) before the rdma link, or leave the rdma link out (RDMA shared mode)",
+			c->ifname, l.kind);
 	if (l.parent_dev[0] && !strcmp(l.parent_bus, "pci")) {
 		/* Multus writes the device plugin's allocation as deviceID: it must be this netdev */
 		if (bdf && strcmp(bdf, l.parent_dev))
-			return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, "deviceID is not the interface's PCI function",
-					    "%s in the pod is PCI function %s, deviceID says %s", c->ifname, l.parent_dev, bdf);
+			return cnispec_fail(err, -EINVAL, CNI_E_DEVICE,
+					    "deviceID is not the interface's PCI function",
+					    "%s in the pod is PCI function %s, deviceID says %s",
+					    c->ifname, l.parent_dev, bdf);
 		bdf = l.parent_dev;
 	}
 	if (bdf && !hw_is_bdf(bdf))
-		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, "rdma: not a PCI address", "%s's parent device is %s",
-				    c->ifname, bdf);
+		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, "rdma: not a PCI address",
+				    "%s's parent device is %s", c->ifname, bdf);
 	if (!bdf)
-		return cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "rdma: no PCI function",
-				    "the kernel names no PCI function for %s in the pod (a virtual netdev, or a kernel "
-				    "before 5.16 without IFLA_PARENT_DEV_NAME) and the configuration has no deviceID "
-				    "(Multus writes the device plugin's allocation there)", c->ifname);
+		return cnispec_fail(
+			err, -ENODEV, CNI_E_DEVICE, "rdma: no PCI function",
+			"the kernel names no PCI function for %s in the pod (a virtual netdev, or a kernel "
+			"before 5.16 without IFLA_PARENT_DEV_NAME) and the configuration has no deviceID "
+			"(Multus writes the device plugin's allocation there)",
+			c->ifname);
 	r = hw_pci_read_function(c->hw, bdf, &f);
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_DEVICE, "reading the PCI function failed", "%s/bus/pci/devices/%s: %s",
-				    hw_ctx_sysfs(c->hw), bdf, strerror(-r));
+		return cnispec_fail(err, r, CNI_E_DEVICE, "reading the PCI function failed",
+				    "%s/bus/pci/devices/%s: %s", hw_ctx_sysfs(c->hw), bdf,
+				    strerror(-r));
 	if (f.n_rdma != 1) {
 		r = f.n_rdma == 0
-			? cnispec_fail(err, -ENODEV, CNI_E_RDMA, "rdma: no RDMA device",
-				       "%s (PCI %s) has no RDMA device under %s/bus/pci/devices/%s/infiniband", c->ifname,
-				       bdf, hw_ctx_sysfs(c->hw), bdf)
-			: cnispec_fail(err, -EINVAL, CNI_E_RDMA, "rdma: more than one RDMA device",
-				       "PCI %s has %zu RDMA devices (%s, %s%s): which one to move is not known (rdma-cni: "
-				       "\"discovered more than one RDMA device\")", bdf, f.n_rdma, f.rdma[0], f.rdma[1],
-				       f.n_rdma > 2 ? ", ..." : "");
+			    ? cnispec_fail(
+				      err, -ENODEV, CNI_E_RDMA, "rdma: no RDMA device",
+				      "%s (PCI %s) has no RDMA device under %s/bus/pci/devices/%s/infiniband",
+				      c->ifname, bdf, hw_ctx_sysfs(c->hw), bdf)
+			    : cnispec_fail(
+				      err, -EINVAL, CNI_E_RDMA, "rdma: more than one RDMA device",
+				      "PCI %s has %zu RDMA devices (%s, %s%s): which one to move is not known (rdma-cni: "
+				      "\"discovered more than one RDMA device\")",
+				      bdf, f.n_rdma, f.rdma[0], f.rdma[1],
+				      f.n_rdma > 2 ? ", ..." : "");
 		hw_pci_function_clear(&f);
 		return r;
 	}
@@ -137,17 +154,20 @@ static int find_device(struct cni_ctx *c, struct cni_state *st, struct cnispec_e
 static int save(struct cni_ctx *c, const struct cni_state *st, struct cnispec_error *err)
 {
 	const struct cnispec_request *req = c->req;
-	int r = cni_state_save_rdma(c->cfg->state_dir, req->conf->name, req->env->container_id, c->ifname, st);
+	int r = cni_state_save_rdma(c->cfg->state_dir, req->conf->name, req->env->container_id,
+				    c->ifname, st);
 
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed", "%s/%s/%s:%s:rdma: %s",
-				    c->cfg->state_dir, req->conf->name, req->env->container_id, c->ifname, strerror(-r));
+		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed",
+				    "%s/%s/%s:%s:rdma: %s", c->cfg->state_dir, req->conf->name,
+				    req->env->container_id, c->ifname, strerror(-r));
 	return 0;
 }
 
 static void forget(struct cni_ctx *c)
 {
-	(void)cni_state_remove_rdma(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname);
+	(void)cni_state_remove_rdma(c->cfg->state_dir, c->req->conf->name,
+				    c->req->env->container_id, c->ifname);
 }
 
 /* After a failure, what it was about, so that the message names the device: " (moving ...)". */
@@ -155,22 +175,24 @@ static void add_context(struct cnispec_error *err, const struct cni_state *st)
 {
 	size_t n = strlen(err->details);
 
-	snprintf(err->details + n, sizeof(err->details) - n, " (moving %s, the RDMA device of %s, PCI %s, into the pod)",
-		 st->rdma_dev, st->host_name, st->pci);
+	snprintf(err->details + n, sizeof(err->details) - n,
+		 " (moving %s, the RDMA device of %s, PCI %s, into the pod)", st->rdma_dev,
+		 st->host_name, st->pci);
 }
 
-int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_result **ret,
-		  struct cnispec_error *err)
+int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req,
+		  struct cnispec_result **ret, struct cnispec_error *err)
 {
 	struct cni_state st = { .vf_index = -1 };
 	struct cni_ctx c;
 	int r;
 
 	if (!req->conf->prev_result)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
-				    "missing: the rdma link runs after the plugin that makes the interface, in a conflist, "
-				    "and takes that plugin's result (rdma-cni: \"RDMA-CNI is expected to be called as part "
-				    "of a plugin chain\")");
+		return cnispec_fail(
+			err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
+			"missing: the rdma link runs after the plugin that makes the interface, in a conflist, "
+			"and takes that plugin's result (rdma-cni: \"RDMA-CNI is expected to be called as part "
+			"of a plugin chain\")");
 	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 ||
 	    (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
@@ -198,7 +220,8 @@ int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *re
 		struct cnispec_error e = { 0 };
 
 		if (cni_rdma_move(st.rdma_dev, c.pod_ns, c.host_ns, &e) < 0)
-			log_warning("rollback: moving %s back failed: %s (%s)", st.rdma_dev, e.msg, e.details);
+			log_warning("rollback: moving %s back failed: %s (%s)", st.rdma_dev, e.msg,
+				    e.details);
 		else
 			forget(&c);
 		goto out;
@@ -219,7 +242,8 @@ static int give_back(const struct cni_state *st, int pod_ns, int host_ns, struct
 	return r;
 }
 
-int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err)
+int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req,
+		  struct cnispec_error *err)
 {
 	struct cni_state st = { .vf_index = -1 };
 	struct cni_ctx c;
@@ -228,13 +252,16 @@ int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *re
 	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 ||
 	    (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
-	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
+				&st);
 	if (r <= 0) {
 		if (r < 0)
-			log_warning("record of %s:%s unreadable (%s): the RDMA device cannot be given back",
-				    req->env->container_id, c.ifname, strerror(-r));
+			log_warning(
+				"record of %s:%s unreadable (%s): the RDMA device cannot be given back",
+				req->env->container_id, c.ifname, strerror(-r));
 		else
-			log_debug("no record of %s:%s: no RDMA device was moved", req->env->container_id, c.ifname);
+			log_debug("no record of %s:%s: no RDMA device was moved",
+				  req->env->container_id, c.ifname);
 		r = 0;
 		goto out;
 	}
@@ -248,7 +275,8 @@ out:
 	return r;
 }
 
-int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err)
+int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req,
+		    struct cnispec_error *err)
 {
 	struct cni_state st = { .vf_index = -1 };
 	struct cni_ctx c;
@@ -261,16 +289,21 @@ int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *
 		r = cni_pod_missing(req->env->netns, err);
 		goto out;
 	}
-	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
+				&st);
 	if (r <= 0) {
-		r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE, "reading the attachment record failed", "%s", strerror(-r))
-			  : cni_check_fail(err, "no record of attachment %s:%s: the rdma link moved no RDMA device",
-					   req->env->container_id, c.ifname);
+		r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE,
+					 "reading the attachment record failed", "%s", strerror(-r))
+			  : cni_check_fail(
+				    err,
+				    "no record of attachment %s:%s: the rdma link moved no RDMA device",
+				    req->env->container_id, c.ifname);
 		goto out;
 	}
 	r = cni_rdma_visible(st.rdma_dev, c.pod_ns, err);
 	if (r == 0)
-		r = cni_check_fail(err, "RDMA device %s is not in the pod's namespace", st.rdma_dev);
+		r = cni_check_fail(err, "RDMA device %s is not in the pod's namespace",
+				   st.rdma_dev);
 	if (r > 0)
 		r = 0;
 out:
@@ -278,7 +311,8 @@ out:
 	return r;
 }
 
-int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err)
+int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req,
+		 struct cnispec_error *err)
 {
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
 	size_t n = 0;
@@ -286,18 +320,19 @@ int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req
 
 	r = cni_state_list_rdma(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed", "%s/%s: %s", cfg->state_dir,
-				    req->conf->name, strerror(-r));
+		return cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed",
+				    "%s/%s: %s", cfg->state_dir, req->conf->name, strerror(-r));
 	for (size_t i = 0; i < n; i++) {
 		struct cni_state st = { .vf_index = -1 };
 		struct cnispec_error e = { 0 };
 		struct cni_ctx c;
 
 		if (cnispec_conf_attachment_valid(req->conf, ids[i], ifnames[i]) ||
-		    cni_state_load_rdma(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st) <= 0)
+		    cni_state_load_rdma(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st) <=
+			    0)
 			continue;
-		if ((r = cni_ctx_open(&c, cfg, req, ifnames[i], &e)) == 0 && (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0 &&
-		    c.pod)
+		if ((r = cni_ctx_open(&c, cfg, req, ifnames[i], &e)) == 0 &&
+		    (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0 && c.pod)
 			r = give_back(&st, c.pod_ns, c.host_ns, &e);
 		cni_ctx_close(&c);
 		if (r < 0) {

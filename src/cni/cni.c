@@ -62,9 +62,10 @@ static int resolve_link(struct cni_config *cfg, struct cnispec_error *err)
 		r = cni_config_resolve_link(cfg, rt);
 	nl_rt_free(rt);
 	if (r < 0)
-		return cni_fail_nl(err, r, NULL, "looking up master %s for its link type", cfg->master);
-	log_debug("link %s, by master %s's link type (the configuration has no link)", cni_link_kind_name(cfg->link),
-		  cfg->master);
+		return cni_fail_nl(err, r, NULL, "looking up master %s for its link type",
+				   cfg->master);
+	log_debug("link %s, by master %s's link type (the configuration has no link)",
+		  cni_link_kind_name(cfg->link), cfg->master);
 	return 0;
 }
 
@@ -104,11 +105,13 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 
 int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err)
 {
-	int r = cni_state_save(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname, c->st);
+	int r = cni_state_save(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id,
+			       c->ifname, c->st);
 
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed", "%s/%s/%s:%s: %s",
-				    c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname, strerror(-r));
+		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed",
+				    "%s/%s/%s:%s: %s", c->cfg->state_dir, c->req->conf->name,
+				    c->req->env->container_id, c->ifname, strerror(-r));
 	return 0;
 }
 
@@ -138,12 +141,15 @@ int cni_ctx_open_pod(struct cni_ctx *c, const char *netns, struct cnispec_error 
 	if (r == -ENOENT || r == -EINVAL)
 		return 0; /* gone, or a file left where it was mounted */
 	if (r < 0)
-		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the pod's network namespace failed", "%s: %s", netns,
+		return cnispec_fail(err, r, CNISPEC_E_IO,
+				    "opening the pod's network namespace failed", "%s: %s", netns,
 				    strerror(-r));
 	r = nl_netns_same(c->pod_ns, c->host_ns);
 	if (r != 0)
-		return cnispec_fail(err, r < 0 ? r : -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
-				    "CNI_NETNS %s is the plugin's own network namespace, not a pod's", netns);
+		return cnispec_fail(
+			err, r < 0 ? r : -EINVAL, CNISPEC_E_ENV,
+			"invalid environment variables: CNI_NETNS",
+			"CNI_NETNS %s is the plugin's own network namespace, not a pod's", netns);
 	/* bound to the host handle's port id: it hears the echo of the link ADD makes in the pod */
 	r = nl_rt_open_peer(c->pod_ns, c->host, &c->pod);
 	if (r < 0)
@@ -160,37 +166,48 @@ int cni_pod_missing(const char *netns, struct cnispec_error *err)
 	int r = nl_netns_describe(netns, &what);
 
 	if (r == 1)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
-				    "CNI_NETNS %s is %s, not a network namespace (nsfs)", netns, what);
-	return cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER, "the pod's network namespace does not exist",
+		return cnispec_fail(
+			err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_NETNS",
+			"CNI_NETNS %s is %s, not a network namespace (nsfs)", netns, what);
+	return cnispec_fail(err, -ENOENT, CNISPEC_E_UNKNOWN_CONTAINER,
+			    "the pod's network namespace does not exist",
 			    "CNI_NETNS %s: no such network namespace", netns);
 }
 
 int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
-		    const char *ifname, struct cnispec_error *err)
+		 const char *ifname, struct cnispec_error *err)
 {
 	int r;
 
-	*c = (struct cni_ctx){ .req = req, .cfg = cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1 };
+	*c = (struct cni_ctx){
+		.req = req, .cfg = cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1
+	};
 	if (cfg->link == CNI_LINK_HOSTDEV || cfg->link == CNI_LINK_RDMA) {
 		r = hw_ctx_new(cfg->sysfs, NULL, &c->hw);
 		if (r < 0)
-			return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration: sysfs", "sysfs: %s: %s",
+			return cnispec_fail(err, r, CNISPEC_E_CONFIG,
+					    "invalid network configuration: sysfs", "sysfs: %s: %s",
 					    cfg->sysfs ? cfg->sysfs : "/sys", strerror(-r));
 	}
 	if ((r = nl_netns_open_self(&c->host_ns)) < 0)
-		return cnispec_fail(err, r, CNISPEC_E_IO, "opening the plugin's network namespace failed", "%s", strerror(-r));
+		return cnispec_fail(err, r, CNISPEC_E_IO,
+				    "opening the plugin's network namespace failed", "%s",
+				    strerror(-r));
 	if ((r = nl_rt_open(-1, &c->host)) < 0)
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
 	if (cfg->policy_routing && ifname && cfg->link != CNI_LINK_RDMA) {
 		c->table = cni_route_table(cfg->table_base, ifname);
 		/* ADD refused it, so DEL and GC have no table to clean: they go on without one */
-		if (!c->table && (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC))
+		if (!c->table &&
+		    (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC))
 			return 0;
 		if (!c->table)
-			return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: tableBase",
-					    "tableBase %u gives interface %s a reserved or too large table number (0, 253-255 "
-					    "or past 2^31)", cfg->table_base, ifname);
+			return cnispec_fail(
+				err, -EINVAL, CNISPEC_E_CONFIG,
+				"invalid network configuration: tableBase",
+				"tableBase %u gives interface %s a reserved or too large table number (0, 253-255 "
+				"or past 2^31)",
+				cfg->table_base, ifname);
 	}
 	return 0;
 }
@@ -211,10 +228,12 @@ static int table_free(struct cni_ctx *c, struct cnispec_error *err)
 		struct nl_link l;
 		if (v[i].ifindex > 0 && nl_link_get_by_index(c->pod, v[i].ifindex, &l) > 0) {
 			free(v);
-			return cnispec_fail(err, -EEXIST, CNI_E_TABLE, "routing table in use",
-					    "table %u (from interface name %s and tableBase %u) already routes through %s: give "
-					    "the pod's interfaces names that end in different numbers, or networks different "
-					    "tableBase values", c->table, c->ifname, c->cfg->table_base, l.name);
+			return cnispec_fail(
+				err, -EEXIST, CNI_E_TABLE, "routing table in use",
+				"table %u (from interface name %s and tableBase %u) already routes through %s: give "
+				"the pod's interfaces names that end in different numbers, or networks different "
+				"tableBase values",
+				c->table, c->ifname, c->cfg->table_base, l.name);
 		}
 	}
 	free(v);
@@ -236,8 +255,9 @@ int cni_link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error
 	if ((r = nl_link_change(c->pod, l->ifindex, &ch)) < 0 && !ch.mtu && !ch.addr)
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s up", c->ifname);
 	if (r < 0) /* the flags come last: a refusal is the MTU's or the address's */
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s%s%s of %s", ch.mtu ? "the MTU" : "",
-				   ch.mtu && ch.addr ? " and " : "", ch.addr ? "the MAC address" : "", c->ifname);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting %s%s%s of %s",
+				   ch.mtu ? "the MTU" : "", ch.mtu && ch.addr ? " and " : "",
+				   ch.addr ? "the MAC address" : "", c->ifname);
 	if (ch.mtu)
 		l->mtu = ch.mtu;
 	if (ch.addr) {
@@ -251,17 +271,18 @@ int cni_link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error
 /* The IPAM plugin, as the spec delegates it: exec'd from CNI_PATH. When the rdmak-ipam found
  * there is this binary (the links `make install` and the DaemonSet make), it runs in this
  * process instead: the same code on the same request, two execs fewer per ADD+DEL. */
-static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd, struct cnispec_result **ret,
-		     struct cnispec_error *err)
+static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd,
+		     struct cnispec_result **ret, struct cnispec_error *err)
 {
 	if (strcmp(req->conf->ipam_type, ipam_plugin_ops.name) == 0 &&
-	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type) && ipam_plugin_runs_here(req)) {
-		log_debug("%s %s in this process (CNI_PATH's %s is this binary)", ipam_plugin_ops.name,
-			    cnispec_cmd_name(cmd), ipam_plugin_ops.name);
+	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type) &&
+	    ipam_plugin_runs_here(req)) {
+		log_debug("%s %s in this process (CNI_PATH's %s is this binary)",
+			  ipam_plugin_ops.name, cnispec_cmd_name(cmd), ipam_plugin_ops.name);
 		return cnispec_delegate_in_process(&ipam_plugin_ops, req, cmd, ret, err);
 	}
-	return cnispec_delegate(req->conf->ipam_type, cmd, req->env->path, req->envp, req->buf, req->len,
-				req->conf->version, ret, err);
+	return cnispec_delegate(req->conf->ipam_type, cmd, req->env->path, req->envp, req->buf,
+				req->len, req->conf->version, ret, err);
 }
 
 static void log_undo(const char *what, const struct cnispec_error *e)
@@ -270,7 +291,8 @@ static void log_undo(const char *what, const struct cnispec_error *e)
 }
 
 /* Undo what ADD did, in reverse, after a failure (logged, never replacing ADD's error). */
-static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool attached, bool ipam_done)
+static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool attached,
+			 bool ipam_done)
 {
 	struct cnispec_error e = { 0 };
 	int r;
@@ -284,7 +306,8 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 	}
 	e = (struct cnispec_error){ 0 };
 	/* the partition first: the GUID leaves while the VF is still this attachment's */
-	if (c->st && cni_partition_leave(c, c->req->conf->name, c->req->env->container_id, c->ifname, &e) < 0) {
+	if (c->st && cni_partition_leave(c, c->req->conf->name, c->req->env->container_id,
+					 c->ifname, &e) < 0) {
 		log_undo("leaving the partition", &e);
 		return; /* the record stays, naming the GUID */
 	}
@@ -296,10 +319,12 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 		return; /* the record stays: DEL or GC will finish the job */
 	}
 	if (c->st)
-		(void)cni_state_remove(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id, c->ifname);
+		(void)cni_state_remove(c->cfg->state_dir, c->req->conf->name,
+				       c->req->env->container_id, c->ifname);
 }
 
-static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
+		  struct cnispec_error *err)
 {
 	const struct cni_config *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
@@ -320,8 +345,10 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	/* IP= is for the IPAM plugin, which gets CNI_ARGS as they are; without one, the address
 	 * asked for would silently not be given */
 	if (req->env->ip && !req->conf->ipam_type)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_ARGS",
-				    "IP=%s: network %s has no ipam to give an address", req->env->ip, req->conf->name);
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV,
+				    "invalid environment variables: CNI_ARGS",
+				    "IP=%s: network %s has no ipam to give an address",
+				    req->env->ip, req->conf->name);
 	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
@@ -331,7 +358,8 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		goto out;
 	}
 	if (!ops->creates_by_name && (r = nl_link_get(c.pod, c.ifname, &l)) != 0) {
-		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s in the pod", c.ifname)
+		r = r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c.pod), "looking up %s in the pod",
+					c.ifname)
 			  : cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
 					 "%s already exists in the pod", c.ifname);
 		goto out;
@@ -339,7 +367,8 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	if ((r = table_free(&c, err)) < 0) {
 		/* the table is most often taken by an interface of the same name: say so (a GETLINK
 		 * on this path only, where ADD asked none before making the link) */
-		if (ops->creates_by_name && err->code == CNI_E_TABLE && nl_link_get(c.pod, c.ifname, &l) > 0)
+		if (ops->creates_by_name && err->code == CNI_E_TABLE &&
+		    nl_link_get(c.pod, c.ifname, &l) > 0)
 			r = cnispec_fail(err, -EEXIST, CNI_E_IFNAME_TAKEN, "interface name taken",
 					 "%s already exists in the pod", c.ifname);
 		goto out;
@@ -398,8 +427,8 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto fail;
 	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
-		    cni_link_kind_name(cfg->link), c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
-		    c.table ? ", with its own routing table" : "");
+		 cni_link_kind_name(cfg->link), c.st ? " " : "", c.st ? st.host_name : "",
+		 ipam->n_ips, c.table ? ", with its own routing table" : "");
 	*ret = TAKE_PTR(res);
 	r = 0;
 	goto out;
@@ -414,7 +443,8 @@ out:
 
 /* Give one attachment back: routing in the pod, the link, and the record. keep: the record
  * must stay (the device is not back on the host yet). */
-static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *keep, struct cnispec_error *err)
+static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *keep,
+		    struct cnispec_error *err)
 {
 	struct cnispec_error e = { 0 };
 	int r, first = 0;
@@ -471,21 +501,26 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (cfg->link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id,
+				   c.ifname, &st);
 		if (r < 0)
-			log_warning("record of %s:%s unreadable (%s): the device cannot be given back",
-				    req->env->container_id, c.ifname, strerror(-r));
+			log_warning(
+				"record of %s:%s unreadable (%s): the device cannot be given back",
+				req->env->container_id, c.ifname, strerror(-r));
 		else if (r == 0)
-			log_debug("no record of %s:%s: nothing was moved", req->env->container_id, c.ifname);
+			log_debug("no record of %s:%s: nothing was moved", req->env->container_id,
+				  c.ifname);
 		else
 			c.st = &st;
 	}
 	/* the partition first, while the VF is still this attachment's: a fabric manager that does
 	 * not answer gets the removal journaled; only a journal that cannot be written fails DEL */
 	if (c.st && st.fabric) {
-		if ((r = cni_partition_leave(&c, req->conf->name, req->env->container_id, c.ifname, err)) < 0)
+		if ((r = cni_partition_leave(&c, req->conf->name, req->env->container_id, c.ifname,
+					     err)) < 0)
 			goto out;
-		(void)cni_state_save(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+		(void)cni_state_save(cfg->state_dir, req->conf->name, req->env->container_id,
+				     c.ifname, &st);
 	} else if (cni_partition_wanted(cfg) && (r = cni_partition_gc(cfg)) < 0) {
 		log_warning("retrying journaled partition removals: %s", strerror(-r));
 	}
@@ -498,11 +533,14 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 		*err = e;
 	}
 	if (c.st && !keep)
-		(void)cni_state_remove(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname);
+		(void)cni_state_remove(cfg->state_dir, req->conf->name, req->env->container_id,
+				       c.ifname);
 	/* what an ADD killed while writing the record left, with or without a record */
 	if (cfg->link == CNI_LINK_HOSTDEV &&
-	    (r = cni_state_tidy(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, NULL)) < 0)
-		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id, c.ifname, strerror(-r));
+	    (r = cni_state_tidy(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
+				NULL)) < 0)
+		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id,
+			    c.ifname, strerror(-r));
 	r = first;
 out:
 	cni_ctx_close(&c);
@@ -525,28 +563,35 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 		return cni_chain_check(cfg, req, err);
 
 	if (!prev)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration: prevResult",
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG,
+				    "invalid network configuration: prevResult",
 				    "CHECK needs prevResult: the result of the ADD it checks");
-	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 || (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
+	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 ||
+	    (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (!c.pod) {
 		r = cni_pod_missing(req->env->netns, err);
 		goto out;
 	}
 	for (size_t i = 0; i < prev->n_interfaces && !pi; i++)
-		if (prev->interfaces[i].name && !strcmp(prev->interfaces[i].name, c.ifname) && prev->interfaces[i].sandbox &&
-		    prev->interfaces[i].sandbox[0])
+		if (prev->interfaces[i].name && !strcmp(prev->interfaces[i].name, c.ifname) &&
+		    prev->interfaces[i].sandbox && prev->interfaces[i].sandbox[0])
 			pi = &prev->interfaces[i];
 	if (!pi) {
 		r = cni_check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
 		goto out;
 	}
 	if (cfg->link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname, &st);
+		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id,
+				   c.ifname, &st);
 		if (r <= 0) {
-			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE, "reading the attachment record failed", "%s", strerror(-r))
-				  : cni_check_fail(err, "no record of attachment %s:%s: the device was not moved by this plugin",
-					       req->env->container_id, c.ifname);
+			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE,
+						 "reading the attachment record failed", "%s",
+						 strerror(-r))
+				  : cni_check_fail(
+					    err,
+					    "no record of attachment %s:%s: the device was not moved by this plugin",
+					    req->env->container_id, c.ifname);
 			goto out;
 		}
 		c.st = &st;
@@ -561,7 +606,8 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 		goto out;
 	cni_format_hwaddr(l.addr, l.addr_len, mac);
 	if (pi->mac && *pi->mac && strcasecmp(pi->mac, mac)) {
-		r = cni_check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac, pi->mac);
+		r = cni_check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac,
+				   pi->mac);
 		goto out;
 	}
 	if (!(l.flags & IFF_UP)) {
@@ -569,7 +615,8 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 		goto out;
 	}
 	if (cfg->mtu && l.mtu != cfg->mtu) {
-		r = cni_check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu, cfg->mtu);
+		r = cni_check_fail(err, "%s has MTU %u, the configuration says %u", c.ifname, l.mtu,
+				   cfg->mtu);
 		goto out;
 	}
 	if ((r = cni_routing_check(&c, l.ifindex, prev, err)) < 0)
@@ -598,7 +645,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 	if (cfg->link == CNI_LINK_HOSTDEV) {
 		r = cni_state_list(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 		if (r < 0)
-			first = cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed", "%s/%s: %s",
+			first = cnispec_fail(err, r, CNI_E_STATE,
+					     "listing attachment records failed", "%s/%s: %s",
 					     cfg->state_dir, req->conf->name, strerror(-r));
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -616,13 +664,17 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 		r = cni_state_load(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
 		if (r <= 0) {
 			if (r < 0)
-				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i], strerror(-r));
+				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i],
+					    strerror(-r));
 			continue;
 		}
-		if ((r = cni_ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 && (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0) {
+		if ((r = cni_ctx_open(&c, cfg, &one, ifnames[i], &e)) == 0 &&
+		    (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0) {
 			c.st = &st;
-			if (st.fabric && (r = cni_partition_leave(&c, req->conf->name, ids[i], ifnames[i], &e)) == 0)
-				(void)cni_state_save(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
+			if (st.fabric && (r = cni_partition_leave(&c, req->conf->name, ids[i],
+								  ifnames[i], &e)) == 0)
+				(void)cni_state_save(cfg->state_dir, req->conf->name, ids[i],
+						     ifnames[i], &st);
 			if (r == 0)
 				r = teardown(&c, ops, &keep, &e);
 		}
@@ -648,8 +700,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 		/* records half-written by killed ADDs (cni_state_list skips their names) */
 		r = cni_state_tidy(cfg->state_dir, req->conf->name, NULL, NULL, &tidied);
 		if (r < 0)
-			log_warning("GC: removing stale temp files in %s/%s: %s", cfg->state_dir, req->conf->name,
-				    strerror(-r));
+			log_warning("GC: removing stale temp files in %s/%s: %s", cfg->state_dir,
+				    req->conf->name, strerror(-r));
 		if (tidied)
 			log_info("GC: removed %zu temp file(s) of killed writers", tidied);
 	}
@@ -673,7 +725,8 @@ static int op_status(void *ctx, const struct cnispec_request *req, struct cnispe
 	if (cfg->link == CNI_LINK_RDMA)
 		return cni_chain_status(cfg, err);
 
-	if ((r = cni_ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 && req->conf->ipam_type)
+	if ((r = cni_ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 &&
+	    req->conf->ipam_type)
 		r = ipam_call(req, CNISPEC_CMD_STATUS, NULL, err);
 	cni_ctx_close(&c);
 	return r;
@@ -704,7 +757,8 @@ static void usage(FILE *f)
 	      "for a VF sriov-cni's vlan, vlanQoS, vlanProto, min_tx_rate, max_tx_rate, spoofchk, trust and\n"
 	      "link_state (set through the PF, put back on DEL),\n"
 	      "stateDir, logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0,\n"
-	      "0.4.0, 0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n", f);
+	      "0.4.0, 0.3.1, 0.3.0. Result or error JSON on stdout, logs on stderr. See docs/cni.md.\n",
+	      f);
 }
 
 int cni_main(int argc, char **argv)

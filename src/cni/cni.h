@@ -26,14 +26,15 @@
 
 /* Plugin error codes (the spec leaves 100 and up to plugins; docs/cni.md lists them). */
 enum {
-	CNI_E_KERNEL = 100,      /* the kernel refused a change (its reason in details) */
-	CNI_E_DEVICE = 101,      /* a device the configuration names is absent or unusable */
-	CNI_E_RDMA = 102,        /* RDMA isolation impossible here (no subsystem, shared mode, no device) */
-	CNI_E_IFNAME_TAKEN = 103,/* CNI_IFNAME already exists in the pod */
-	CNI_E_TABLE = 104,       /* the interface's routing table is used by another interface */
-	CNI_E_STATE = 105,       /* the attachment record could not be read or written */
-	CNI_E_FABRIC = 106,      /* the fabric manager did not put the VF's GUID into the partition */
-	CNI_E_CHECK = 110,       /* CHECK: the live state differs from prevResult */
+	CNI_E_KERNEL = 100, /* the kernel refused a change (its reason in details) */
+	CNI_E_DEVICE = 101, /* a device the configuration names is absent or unusable */
+	CNI_E_RDMA =
+		102, /* RDMA isolation impossible here (no subsystem, shared mode, no device) */
+	CNI_E_IFNAME_TAKEN = 103, /* CNI_IFNAME already exists in the pod */
+	CNI_E_TABLE = 104,	  /* the interface's routing table is used by another interface */
+	CNI_E_STATE = 105,	  /* the attachment record could not be read or written */
+	CNI_E_FABRIC = 106, /* the fabric manager did not put the VF's GUID into the partition */
+	CNI_E_CHECK = 110,  /* CHECK: the live state differs from prevResult */
 };
 
 /* CNI_LINK_RDMA makes no interface: after another plugin in a chain (rdma-cni's role) it moves
@@ -54,9 +55,9 @@ enum {
 /* The configuration key of one CNI_VF_* bit, for messages ("vlan", "mac", "min_tx_rate/max_tx_rate"). */
 const char *cni_vf_key_name(unsigned bit);
 
-#define CNI_DEFAULT_TABLE_BASE 100
+#define CNI_DEFAULT_TABLE_BASE	  100
 #define CNI_DEFAULT_RULE_PRIORITY 30000
-#define CNI_DEFAULT_STATE_DIR "/var/lib/cni/rdmak-cni"
+#define CNI_DEFAULT_STATE_DIR	  "/var/lib/cni/rdmak-cni"
 
 struct cni_config {
 	enum cni_link_kind link;
@@ -67,26 +68,26 @@ struct cni_config {
 	 * shows a chain (cni_config_resolve_chain). Multus writes deviceID into every plugin of a
 	 * chain, so rdma-cni's {"type": "rdma"} reaches the plugin with it */
 	bool link_by_chain;
-	char master[NL_IFNAMSIZ];      /* macvlan, ipoib */
-	uint32_t macvlan_mode;         /* MACVLAN_MODE_* */
+	char master[NL_IFNAMSIZ]; /* macvlan, ipoib */
+	uint32_t macvlan_mode;	  /* MACVLAN_MODE_* */
 	bool has_pkey;
-	uint16_t pkey;                 /* ipoib: the child's partition; hostdev: recorded */
-	char device[NL_IFNAMSIZ];      /* hostdev by name */
-	char device_id[HW_BDF_MAX];    /* hostdev by PCI function */
+	uint16_t pkey;		    /* ipoib: the child's partition; hostdev: recorded */
+	char device[NL_IFNAMSIZ];   /* hostdev by name */
+	char device_id[HW_BDF_MAX]; /* hostdev by PCI function */
 	bool has_guid;
-	uint64_t guid;                 /* hostdev IB VF: node and port GUID */
-	char *sysfs;                   /* NULL: /sys */
-	unsigned mtu;                  /* 0: leave */
+	uint64_t guid; /* hostdev IB VF: node and port GUID */
+	char *sysfs;   /* NULL: /sys */
+	unsigned mtu;  /* 0: leave */
 	bool has_mac;
 	uint8_t mac[6];
 	/* sriov-cni's VF settings, applied through the PF (CNI_VF_* bits of the keys given; mac is
 	 * applied through the PF too when the device is a VF, decided at ADD) */
 	unsigned vf_keys;
 	uint32_t vlan, vlan_qos;
-	uint16_t vlan_proto;           /* ETH_P_8021Q, ETH_P_8021AD */
+	uint16_t vlan_proto; /* ETH_P_8021Q, ETH_P_8021AD */
 	uint32_t min_tx_rate, max_tx_rate;
 	bool spoofchk, trust;
-	uint32_t link_state;           /* IFLA_VF_LINK_STATE_* */
+	uint32_t link_state; /* IFLA_VF_LINK_STATE_* */
 	bool rdma_isolation;
 	bool policy_routing;
 	uint32_t table_base;
@@ -95,18 +96,19 @@ struct cni_config {
 	char *log_file;
 	bool has_log_level;
 	enum log_level log_level;
-	struct fabric_config fabric;   /* hostdev with pkey: the partition's fabric manager */
+	struct fabric_config fabric; /* hostdev with pkey: the partition's fabric manager */
 };
 
 /* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
  * not know is code 2 (naming it and its value), a bad value code 7 naming the JSON path.
  * Lookups in the kernel or sysfs come later: this is the part a fuzzer can reach. */
-int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err);
+int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
+		     struct cnispec_error *err);
 /* The same with each key accepted but not applied (an anchor's key, docs/cni.md) named through
  * warn(userdata, path, why). */
 int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
-			  void (*warn)(void *userdata, const char *path, const char *why), void *userdata,
-			  struct cnispec_error *err);
+			  void (*warn)(void *userdata, const char *path, const char *why),
+			  void *userdata, struct cnispec_error *err);
 void cni_config_clear(struct cni_config *c);
 /* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
  * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
@@ -126,12 +128,12 @@ struct cni_ctx {
 	const struct cnispec_request *req;
 	const struct cni_config *cfg;
 	const char *ifname;
-	int host_ns, pod_ns;         /* fds; pod_ns -1 without a (live) pod namespace */
-	struct nl_rt *host, *pod;    /* pod NULL without one */
-	struct hw_ctx *hw;           /* the sysfs root */
-	uint32_t table;              /* policy routing table; 0 without policy routing */
-	int master_ifindex;          /* macvlan, ipoib: master in the host's namespace */
-	struct cni_state *st;        /* hostdev's record */
+	int host_ns, pod_ns;	  /* fds; pod_ns -1 without a (live) pod namespace */
+	struct nl_rt *host, *pod; /* pod NULL without one */
+	struct hw_ctx *hw;	  /* the sysfs root */
+	uint32_t table;		  /* policy routing table; 0 without policy routing */
+	int master_ifindex;	  /* macvlan, ipoib: master in the host's namespace */
+	struct cni_state *st;	  /* hostdev's record */
 };
 
 /* Open what a command works with: the plugin's own namespace and rtnetlink there, the sysfs
@@ -180,7 +182,8 @@ extern const struct cni_link_ops cni_link_macvlan, cni_link_ipoib, cni_link_host
 const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
 
 /* CHECK's failure: code 110, what differs in details. Returns -EINVAL. */
-int cni_check_fail(struct cnispec_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* A hardware address as "aa:bb:..." into out (3 * n bytes at least). */
 void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out);
 
@@ -215,11 +218,14 @@ int cni_rdma_visible(const char *name, int ns, struct cnispec_error *err);
 int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request *req);
 /* The commands of the rdma link, for cni.c's ops (the link ops table is for links that make
  * an interface). ADD's result is prevResult's. */
-int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_result **ret,
+int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req,
+		  struct cnispec_result **ret, struct cnispec_error *err);
+int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req,
 		  struct cnispec_error *err);
-int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
-int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
-int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req, struct cnispec_error *err);
+int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req,
+		    struct cnispec_error *err);
+int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req,
+		 struct cnispec_error *err);
 int cni_chain_status(const struct cni_config *cfg, struct cnispec_error *err);
 
 /* ---- routing --------------------------------------------------------------------------- */
@@ -228,14 +234,15 @@ int cni_chain_status(const struct cni_config *cfg, struct cnispec_error *err);
  * default via each gateway, IPAM's routes), a rule per address and the multi-rail sysctls,
  * else IPAM's routes in main. What was installed goes into res (ips for interface index
  * `iface`, routes; with a table only for cniVersion 1.1.0, the first that can say so). */
-int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, struct cnispec_result *res,
-		      size_t iface, struct cnispec_error *err);
+int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam,
+		      struct cnispec_result *res, size_t iface, struct cnispec_error *err);
 /* Remove this interface's rules (by table and priority: no prevResult needed) and, unless
  * link_gone (the link was deleted or left the pod, and its routes with it), its table's routes.
  * Best effort, idempotent. */
 int cni_routing_teardown(struct cni_ctx *c, bool link_gone, struct cnispec_error *err);
 /* CHECK: prevResult's addresses of this interface, its routes, the rules and sysctls. */
-int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev, struct cnispec_error *err);
+int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev,
+		      struct cnispec_error *err);
 
 /* ---- InfiniBand partitions at the fabric manager (partition.c) ------------------------ */
 
@@ -256,38 +263,41 @@ int cni_partition_gc(const struct cni_config *cfg);
 
 struct cni_state {
 	char netns[4096];
-	char host_name[NL_IFNAMSIZ];   /* the device's name on the host before ADD */
+	char host_name[NL_IFNAMSIZ]; /* the device's name on the host before ADD */
 	int host_ifindex;
 	uint8_t host_mac[32];
 	unsigned host_mac_len;
 	unsigned host_mtu;
-	bool host_up;                  /* administratively up before ADD: up again after DEL */
-	char pci[HW_BDF_MAX];          /* "" for a netdev without a PCI function */
+	bool host_up;		       /* administratively up before ADD: up again after DEL */
+	char pci[HW_BDF_MAX];	       /* "" for a netdev without a PCI function */
 	char rdma_dev[NL_RDMA_NAMSIZ]; /* "" when none */
 	bool rdma_moved;
-	char pf[NL_IFNAMSIZ];          /* GUID set through this PF */
+	char pf[NL_IFNAMSIZ]; /* GUID set through this PF */
 	int vf_index;
 	bool guid_set;
 	uint64_t guid_orig;
 	bool has_pkey;
 	uint16_t pkey;
-	bool fabric;                   /* fabric_guid may be in pkey at the fabric manager */
+	bool fabric; /* fabric_guid may be in pkey at the fabric manager */
 	uint64_t fabric_guid;
-	unsigned vf_set;               /* CNI_VF_* set through the PF: put back from vf_orig */
-	struct nl_vf_info vf_orig;     /* the VF's settings before ADD */
+	unsigned vf_set;	   /* CNI_VF_* set through the PF: put back from vf_orig */
+	struct nl_vf_info vf_orig; /* the VF's settings before ADD */
 };
 
 /* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.
  * load: 1 found, 0 none. save is atomic (fileio_write_atomic_at). */
 int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
 		   const struct cni_state *st);
-int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret);
+int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname,
+		   struct cni_state *ret);
 int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname);
 /* Remove the temp files that writers killed in cni_state_save() left (of one attachment, or
  * with id NULL of the whole network), never one a live writer holds. *ret_removed may be NULL. */
-int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname, size_t *ret_removed);
+int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname,
+		   size_t *ret_removed);
 /* The records of a network: parallel arrays of container IDs and ifnames (strv). */
-int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
+int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
+		   size_t *ret_n);
 /* The same for the rdma link's records, beside hostdev's under another name
  * (<id>:<ifname>:rdma, which cni_state_list skips): a chain of hostdev then rdma keeps both. */
 int cni_state_save_rdma(const char *dir, const char *network, const char *id, const char *ifname,
@@ -295,7 +305,8 @@ int cni_state_save_rdma(const char *dir, const char *network, const char *id, co
 int cni_state_load_rdma(const char *dir, const char *network, const char *id, const char *ifname,
 			struct cni_state *ret);
 int cni_state_remove_rdma(const char *dir, const char *network, const char *id, const char *ifname);
-int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n);
+int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
+			size_t *ret_n);
 /* Parse a record's text (the fuzzer's other entry). */
 int cni_state_parse(const char *buf, size_t len, struct cni_state *ret);
 

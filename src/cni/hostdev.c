@@ -21,16 +21,20 @@
 /* ib-sriov-cni's "unset" GUID: what a VF gets back when it had none (a zero GUID is refused). */
 #define GUID_UNSET UINT64_MAX
 
-static int read_function(struct cni_ctx *c, const char *bdf, struct hw_pci_function *f, struct cnispec_error *err)
+static int read_function(struct cni_ctx *c, const char *bdf, struct hw_pci_function *f,
+			 struct cnispec_error *err)
 {
 	int r = hw_pci_read_function(c->hw, bdf, f);
 
 	if (r == -ENOENT)
-		return cnispec_fail(err, r, CNI_E_DEVICE, "PCI function not found", "deviceID %s: no such function under "
-				    "%s/bus/pci/devices", bdf, hw_ctx_sysfs(c->hw));
+		return cnispec_fail(err, r, CNI_E_DEVICE, "PCI function not found",
+				    "deviceID %s: no such function under "
+				    "%s/bus/pci/devices",
+				    bdf, hw_ctx_sysfs(c->hw));
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_DEVICE, "reading the PCI function failed", "%s/bus/pci/devices/%s: %s",
-				    hw_ctx_sysfs(c->hw), bdf, strerror(-r));
+		return cnispec_fail(err, r, CNI_E_DEVICE, "reading the PCI function failed",
+				    "%s/bus/pci/devices/%s: %s", hw_ctx_sysfs(c->hw), bdf,
+				    strerror(-r));
 	return 0;
 }
 
@@ -50,8 +54,10 @@ static int host_guard(struct cni_ctx *c, const struct nl_link *l, struct cnispec
 	for (size_t i = 0; i < n; i++)
 		if (v[i].dst_len == 0 && v[i].ifindex == l->ifindex) {
 			free(v);
-			return cnispec_fail(err, -EBUSY, CNI_E_DEVICE, "device is in use on the host",
-					    "%s carries the host's default route: moving it would cut the node off", l->name);
+			return cnispec_fail(
+				err, -EBUSY, CNI_E_DEVICE, "device is in use on the host",
+				"%s carries the host's default route: moving it would cut the node off",
+				l->name);
 		}
 	free(v);
 	return 0;
@@ -76,7 +82,8 @@ static int vf_pf_index(struct cni_ctx *c, int *ret, struct cnispec_error *err)
 	int r = nl_link_get(c->host, c->st->pf, &pf);
 
 	if (r <= 0)
-		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s", c->st->pf);
+		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s",
+				   c->st->pf);
 	*ret = pf.ifindex;
 	return 0;
 }
@@ -89,7 +96,8 @@ static void vf_names(unsigned bits, char *buf, size_t len)
 	buf[0] = '\0';
 	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
 		if ((bits & bit) && n < len)
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", cni_vf_key_name(bit));
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+					      cni_vf_key_name(bit));
 }
 
 /* The VF's settings before ADD, kept in the record for DEL (sriov-cni's OrigVfState). A device
@@ -106,21 +114,28 @@ static int vf_prepare(struct cni_ctx *c, const char *bdf, struct cnispec_error *
 	if (c->st->vf_index < 0 || !c->st->pf[0]) {
 		unsigned first = want & -want;
 		char msg[64];
-		snprintf(msg, sizeof(msg), "%s: not an SR-IOV VF", first == CNI_VF_RATE ? (c->cfg->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
-											  : cni_vf_key_name(first));
-		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, msg, "%s%s%s is not a VF with a PF netdev (physfn, virtfnN): %s "
-				    "is set through a VF's PF", c->st->host_name, bdf[0] ? " of " : "", bdf, names);
+		snprintf(msg, sizeof(msg), "%s: not an SR-IOV VF",
+			 first == CNI_VF_RATE
+				 ? (c->cfg->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
+				 : cni_vf_key_name(first));
+		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, msg,
+				    "%s%s%s is not a VF with a PF netdev (physfn, virtfnN): %s "
+				    "is set through a VF's PF",
+				    c->st->host_name, bdf[0] ? " of " : "", bdf, names);
 	}
 	if ((r = vf_pf_index(c, &pf, err)) < 0)
 		return r;
 	r = nl_link_get_vf(c->host, pf, (uint32_t)c->st->vf_index, &c->st->vf_orig);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "reading VF %d's settings through PF %s (for %s)",
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host),
+				   "reading VF %d's settings through PF %s (for %s)",
 				   c->st->vf_index, c->st->pf, names);
 	if (r == 0)
-		return cnispec_fail(err, -EOPNOTSUPP, CNI_E_DEVICE, "the PF lists no such VF",
-				    "PF %s lists no VF %d in the kernel (its driver has no SR-IOV VFs here), so %s cannot be "
-				    "set through it", c->st->pf, c->st->vf_index, names);
+		return cnispec_fail(
+			err, -EOPNOTSUPP, CNI_E_DEVICE, "the PF lists no such VF",
+			"PF %s lists no VF %d in the kernel (its driver has no SR-IOV VFs here), so %s cannot be "
+			"set through it",
+			c->st->pf, c->st->vf_index, names);
 	return 0;
 }
 
@@ -132,21 +147,26 @@ static int vf_set_one(struct cni_ctx *c, int pf, unsigned bit, const struct nl_v
 
 	switch (bit) {
 	case CNI_VF_VLAN:
-		return orig ? nl_link_set_vf_vlan(c->host, pf, vf, orig->vlan, orig->qos, orig->vlan_proto)
-			    : nl_link_set_vf_vlan(c->host, pf, vf, cfg->vlan, cfg->vlan_qos, cfg->vlan_proto);
-	case CNI_VF_MAC:
-		return nl_link_set_vf_mac(c->host, pf, vf, orig ? orig->mac : cfg->mac);
+		return orig ? nl_link_set_vf_vlan(c->host, pf, vf, orig->vlan, orig->qos,
+						  orig->vlan_proto)
+			    : nl_link_set_vf_vlan(c->host, pf, vf, cfg->vlan, cfg->vlan_qos,
+						  cfg->vlan_proto);
+	case CNI_VF_MAC: return nl_link_set_vf_mac(c->host, pf, vf, orig ? orig->mac : cfg->mac);
 	case CNI_VF_RATE:
-		return orig ? nl_link_set_vf_rate(c->host, pf, vf, orig->min_tx_rate, orig->max_tx_rate)
-			    : nl_link_set_vf_rate(c->host, pf, vf, cfg->min_tx_rate, cfg->max_tx_rate);
+		return orig ? nl_link_set_vf_rate(c->host, pf, vf, orig->min_tx_rate,
+						  orig->max_tx_rate)
+			    : nl_link_set_vf_rate(c->host, pf, vf, cfg->min_tx_rate,
+						  cfg->max_tx_rate);
 	/* a flag the driver did not report (-1) goes back to the kernel's default: spoofchk on,
 	 * trust off */
 	case CNI_VF_SPOOFCHK:
-		return nl_link_set_vf_spoofchk(c->host, pf, vf, orig ? orig->spoofchk != 0 : cfg->spoofchk);
+		return nl_link_set_vf_spoofchk(c->host, pf, vf,
+					       orig ? orig->spoofchk != 0 : cfg->spoofchk);
 	case CNI_VF_TRUST:
 		return nl_link_set_vf_trust(c->host, pf, vf, orig ? orig->trust == 1 : cfg->trust);
 	case CNI_VF_LINK_STATE:
-		return nl_link_set_vf_link_state(c->host, pf, vf, orig ? orig->link_state : cfg->link_state);
+		return nl_link_set_vf_link_state(c->host, pf, vf,
+						 orig ? orig->link_state : cfg->link_state);
 	}
 	return -EINVAL;
 }
@@ -170,7 +190,8 @@ static int vf_restore(struct cni_ctx *c, struct cnispec_error *err)
 			continue;
 		}
 		if (!first)
-			first = cni_fail_nl(err, r, nl_rt_errmsg(c->host), "putting back %s of VF %d through PF %s",
+			first = cni_fail_nl(err, r, nl_rt_errmsg(c->host),
+					    "putting back %s of VF %d through PF %s",
 					    cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
 	}
 	return first;
@@ -199,12 +220,15 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 			if (vf_restore(c, &e) < 0)
 				log_warning("rollback: %s (%s)", e.msg, e.details);
 			if (r == -EOPNOTSUPP)
-				return cnispec_fail(err, r, CNI_E_KERNEL, "setting a VF setting through the PF failed",
-						    "PF %s refused %s of VF %d: operation not supported (its driver cannot set "
-						    "it)%s%s", c->st->pf, cni_vf_key_name(bit), c->st->vf_index,
-						    kmsg[0] ? "; kernel: " : "", kmsg);
-			return cni_fail_nl(err, r, kmsg, "setting %s of VF %d through PF %s", cni_vf_key_name(bit),
-					   c->st->vf_index, c->st->pf);
+				return cnispec_fail(
+					err, r, CNI_E_KERNEL,
+					"setting a VF setting through the PF failed",
+					"PF %s refused %s of VF %d: operation not supported (its driver cannot set "
+					"it)%s%s",
+					c->st->pf, cni_vf_key_name(bit), c->st->vf_index,
+					kmsg[0] ? "; kernel: " : "", kmsg);
+			return cni_fail_nl(err, r, kmsg, "setting %s of VF %d through PF %s",
+					   cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
 		}
 		c->st->vf_set |= bit;
 	}
@@ -224,13 +248,15 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 		if ((r = read_function(c, c->cfg->device_id, &f, err)) < 0)
 			return r;
 		if (f.n_netdevs == 0) {
-			r = cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "PCI function has no netdev",
-					 "deviceID %s has no netdev under %s/bus/pci/devices/%s/net (driver: %s)", f.bdf,
-					 hw_ctx_sysfs(c->hw), f.bdf, f.driver[0] ? f.driver : "none");
+			r = cnispec_fail(
+				err, -ENODEV, CNI_E_DEVICE, "PCI function has no netdev",
+				"deviceID %s has no netdev under %s/bus/pci/devices/%s/net (driver: %s)",
+				f.bdf, hw_ctx_sysfs(c->hw), f.bdf, f.driver[0] ? f.driver : "none");
 			goto out;
 		}
 		if (f.n_netdevs > 1)
-			log_info("%s has %zu netdevs, moving the first: %s", f.bdf, f.n_netdevs, f.netdevs[0]);
+			log_info("%s has %zu netdevs, moving the first: %s", f.bdf, f.n_netdevs,
+				 f.netdevs[0]);
 		name = f.netdevs[0];
 	} else {
 		r = hw_netdev_read_pci(c->hw, name, bdf);
@@ -244,9 +270,10 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 		goto out;
 	}
 	if (r == 0) {
-		r = cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "device not found on the host",
-				 "%s%s%s is not in the host's network namespace (in another pod already?)", name,
-				 f.bdf[0] ? " of " : "", f.bdf);
+		r = cnispec_fail(
+			err, -ENODEV, CNI_E_DEVICE, "device not found on the host",
+			"%s%s%s is not in the host's network namespace (in another pod already?)",
+			name, f.bdf[0] ? " of " : "", f.bdf);
 		goto out;
 	}
 	if ((r = host_guard(c, &l, err)) < 0)
@@ -271,19 +298,23 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 			st->guid_orig = st->guid_orig << 8 | l.addr[i];
 	if (c->cfg->rdma_isolation && !st->rdma_dev[0]) {
 		r = cnispec_fail(err, -ENODEV, CNI_E_RDMA, "rdmaIsolation: no RDMA device",
-				 "%s%s%s has no RDMA device under %s/bus/pci/devices/%s/infiniband", l.name,
-				 f.bdf[0] ? " (PCI " : "", f.bdf[0] ? f.bdf : "", hw_ctx_sysfs(c->hw), f.bdf[0] ? f.bdf : "?");
+				 "%s%s%s has no RDMA device under %s/bus/pci/devices/%s/infiniband",
+				 l.name, f.bdf[0] ? " (PCI " : "", f.bdf[0] ? f.bdf : "",
+				 hw_ctx_sysfs(c->hw), f.bdf[0] ? f.bdf : "?");
 		goto out;
 	}
 	if (c->cfg->has_guid && (f.vf_index < 0 || !st->pf[0])) {
-		r = cnispec_fail(err, -EINVAL, CNI_E_DEVICE, "guid: not an SR-IOV VF",
-				 "%s is not a VF with a PF netdev (physfn, virtfnN): its GUID cannot be set", f.bdf);
+		r = cnispec_fail(
+			err, -EINVAL, CNI_E_DEVICE, "guid: not an SR-IOV VF",
+			"%s is not a VF with a PF netdev (physfn, virtfnN): its GUID cannot be set",
+			f.bdf);
 		goto out;
 	}
 	if ((r = vf_prepare(c, f.bdf, err)) < 0)
 		goto out;
-	log_debug("hostdev %s: pci %s, rdma %s, pf %s vf %d", st->host_name, st->pci[0] ? st->pci : "-",
-		    st->rdma_dev[0] ? st->rdma_dev : "-", st->pf[0] ? st->pf : "-", st->vf_index);
+	log_debug("hostdev %s: pci %s, rdma %s, pf %s vf %d", st->host_name,
+		  st->pci[0] ? st->pci : "-", st->rdma_dev[0] ? st->rdma_dev : "-",
+		  st->pf[0] ? st->pf : "-", st->vf_index);
 	r = 0;
 out:
 	hw_pci_function_clear(&f);
@@ -296,15 +327,19 @@ static int set_guid(struct cni_ctx *c, uint64_t guid, struct cnispec_error *err)
 	int r = nl_link_get(c->host, c->st->pf, &pf);
 
 	if (r <= 0)
-		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s", c->st->pf);
+		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s",
+				   c->st->pf);
 	r = nl_link_set_vf_guid(c->host, pf.ifindex, (uint32_t)c->st->vf_index, guid, guid);
 	if (r == -EOPNOTSUPP)
-		return cnispec_fail(err, r, CNI_E_KERNEL, "setting the VF GUID failed",
-				    "PF %s refused the GUID of VF %d: operation not supported (its driver cannot set VF "
-				    "GUIDs: an InfiniBand PF in SR-IOV mode, such as mlx5 on an IB port, is needed)%s%s",
-				    c->st->pf, c->st->vf_index, nl_rt_errmsg(c->host)[0] ? "; kernel: " : "", nl_rt_errmsg(c->host));
+		return cnispec_fail(
+			err, r, CNI_E_KERNEL, "setting the VF GUID failed",
+			"PF %s refused the GUID of VF %d: operation not supported (its driver cannot set VF "
+			"GUIDs: an InfiniBand PF in SR-IOV mode, such as mlx5 on an IB port, is needed)%s%s",
+			c->st->pf, c->st->vf_index, nl_rt_errmsg(c->host)[0] ? "; kernel: " : "",
+			nl_rt_errmsg(c->host));
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "setting the GUID of VF %d through PF %s", c->st->vf_index,
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host),
+				   "setting the GUID of VF %d through PF %s", c->st->vf_index,
 				   c->st->pf);
 	return 0;
 }
@@ -331,22 +366,25 @@ static int rebind(struct cni_ctx *c, struct cnispec_error *err)
 	 * of that directory, never links */
 	dfd = hw_ctx_open(c->hw, HW_ROOT_SYSFS, rel, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
-		return cnispec_fail(err, dfd, CNI_E_DEVICE, "rebinding the VF failed", "%s: %s", path, strerror(-dfd));
+		return cnispec_fail(err, dfd, CNI_E_DEVICE, "rebinding the VF failed", "%s: %s",
+				    path, strerror(-dfd));
 	for (int i = 0; i < 2; i++) {
 		const char *op = i == 0 ? "unbind" : "bind";
 		_cleanup_close_ int fd = openat(dfd, op, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || fileio_write_all(fd, c->st->pci, strlen(c->st->pci)) < 0)
-			return cnispec_fail(err, -errno, CNI_E_DEVICE, "rebinding the VF failed", "%s/%s %s: %s", path, op,
-					    c->st->pci, strerror(errno));
+			return cnispec_fail(err, -errno, CNI_E_DEVICE, "rebinding the VF failed",
+					    "%s/%s %s: %s", path, op, c->st->pci, strerror(errno));
 	}
 	for (int tries = 0; tries < 200; tries++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		if (hw_pci_read_function(c->hw, c->st->pci, &f) == 0) {
 			bool back = f.n_netdevs > 0;
 			if (back) {
-				snprintf(c->st->host_name, sizeof(c->st->host_name), "%s", f.netdevs[0]);
+				snprintf(c->st->host_name, sizeof(c->st->host_name), "%s",
+					 f.netdevs[0]);
 				if (f.n_rdma > 0)
-					snprintf(c->st->rdma_dev, sizeof(c->st->rdma_dev), "%s", f.rdma[0]);
+					snprintf(c->st->rdma_dev, sizeof(c->st->rdma_dev), "%s",
+						 f.rdma[0]);
 			}
 			hw_pci_function_clear(&f);
 			if (back)
@@ -354,7 +392,8 @@ static int rebind(struct cni_ctx *c, struct cnispec_error *err)
 		}
 		nanosleep(&ts, NULL);
 	}
-	return cnispec_fail(err, -ETIMEDOUT, CNI_E_DEVICE, "the VF did not come back after its rebind",
+	return cnispec_fail(err, -ETIMEDOUT, CNI_E_DEVICE,
+			    "the VF did not come back after its rebind",
 			    "%s has no netdev 10 s after bind", c->st->pci);
 }
 
@@ -366,13 +405,16 @@ static int find_on_host(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 	int r = nl_link_get(c->host, c->st->host_name, ret);
 
 	if (r != 0)
-		return r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c->host), "looking up %s", c->st->host_name) : 0;
+		return r < 0 ? cni_fail_nl(err, r, nl_rt_errmsg(c->host), "looking up %s",
+					   c->st->host_name)
+			     : 0;
 	if (c->st->pci[0] && hw_pci_read_function(c->hw, c->st->pci, &f) == 0 && f.n_netdevs > 0)
 		r = nl_link_get(c->host, f.netdevs[0], ret);
 	hw_pci_function_clear(&f);
 	if (r <= 0)
-		return cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "device not found on the host", "%s%s%s is gone",
-				    c->st->host_name, c->st->pci[0] ? " of " : "", c->st->pci);
+		return cnispec_fail(err, -ENODEV, CNI_E_DEVICE, "device not found on the host",
+				    "%s%s%s is gone", c->st->host_name, c->st->pci[0] ? " of " : "",
+				    c->st->pci);
 	return 0;
 }
 
@@ -396,7 +438,7 @@ static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec
 	}
 	if (c->cfg->has_pkey)
 		log_info("%s: partition key 0x%04x recorded (the subnet manager applies it)",
-			    st->host_name, c->cfg->pkey);
+			 st->host_name, c->cfg->pkey);
 	/* the RDMA device first: its move re-creates an IPoIB netdev in the host's namespace,
 	 * which is then the one to move (ib-sriov-cni's order) */
 	if (c->cfg->rdma_isolation) {
@@ -418,13 +460,15 @@ static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec
 	ch.name = c->ifname;
 	r = nl_link_change(c->host, l.ifindex, &ch);
 	if (r == -EEXIST)
-		return cnispec_fail(err, r, CNI_E_IFNAME_TAKEN, "interface name taken", "%s already exists in the pod",
-				    c->ifname);
+		return cnispec_fail(err, r, CNI_E_IFNAME_TAKEN, "interface name taken",
+				    "%s already exists in the pod", c->ifname);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "moving %s into the pod as %s", l.name, c->ifname);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "moving %s into the pod as %s",
+				   l.name, c->ifname);
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r <= 0)
-		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
+		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod),
+				   "finding %s in the pod", c->ifname);
 	if ((r = cni_link_settings(c, &l, err)) < 0)
 		return r;
 	*ret = l;
@@ -450,7 +494,8 @@ static int restore_on_host(struct cni_ctx *c, const struct nl_link *l, struct cn
 	}
 	r = nl_link_change(c->host, l->ifindex, &ch);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "restoring %s as %s", l->name, st->host_name);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "restoring %s as %s", l->name,
+				   st->host_name);
 	return 0;
 }
 
@@ -486,7 +531,8 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 	first = vf_restore(c, err);
 	r = nl_link_get(c->pod, c->ifname, &l);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod", c->ifname);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod",
+				   c->ifname);
 	if (r > 0 && is_ours(st, &l)) {
 		nl_link_change_init(&ch);
 		ch.up = 0;
@@ -496,7 +542,8 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 		ch.name = st->host_name;
 		r = nl_link_change(c->pod, l.ifindex, &ch);
 		if (r < 0)
-			return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "moving %s back to the host as %s", c->ifname,
+			return cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+					   "moving %s back to the host as %s", c->ifname,
 					   st->host_name);
 		if ((r = nl_link_get(c->host, st->host_name, &h)) > 0)
 			r = restore_on_host(c, &h, err);
@@ -573,13 +620,15 @@ static int hostdev_check(struct cni_ctx *c, const struct nl_link *l, struct cnis
 	int r;
 
 	if (!is_ours(c->st, l))
-		return cni_check_fail(err, "%s is PCI function %s, the attachment moved %s", c->ifname, l->parent_dev, c->st->pci);
+		return cni_check_fail(err, "%s is PCI function %s, the attachment moved %s",
+				      c->ifname, l->parent_dev, c->st->pci);
 	if (c->cfg->rdma_isolation && c->st->rdma_dev[0]) {
 		r = cni_rdma_visible(c->st->rdma_dev, c->pod_ns, err);
 		if (r < 0)
 			return r;
 		if (r == 0)
-			return cni_check_fail(err, "RDMA device %s is not in the pod's namespace", c->st->rdma_dev);
+			return cni_check_fail(err, "RDMA device %s is not in the pod's namespace",
+					      c->st->rdma_dev);
 	}
 	return 0;
 }

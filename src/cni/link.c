@@ -21,7 +21,8 @@ int cni_fail_nl(struct cnispec_error *err, int r, const char *kernel_msg, const 
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", "%s", what);
 	return cnispec_fail(err, r, CNI_E_KERNEL, what, "%s: %s%s%s", what, strerror(-r),
-			    kernel_msg && *kernel_msg ? " (kernel: " : "", kernel_msg && *kernel_msg ? kernel_msg : "");
+			    kernel_msg && *kernel_msg ? " (kernel: " : "",
+			    kernel_msg && *kernel_msg ? kernel_msg : "");
 }
 
 int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
@@ -32,7 +33,8 @@ int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(details, sizeof(details), fmt, ap);
 	va_end(ap);
-	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult", "%s", details);
+	return cnispec_fail(err, -EINVAL, CNI_E_CHECK, "the interface differs from prevResult",
+			    "%s", details);
 }
 
 void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out)
@@ -45,14 +47,10 @@ void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out)
 const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
 {
 	switch (k) {
-	case CNI_LINK_MACVLAN:
-		return &cni_link_macvlan;
-	case CNI_LINK_IPOIB:
-		return &cni_link_ipoib;
-	case CNI_LINK_HOSTDEV:
-		return &cni_link_hostdev;
-	case CNI_LINK_RDMA:
-		break; /* makes no interface: cni.c runs chain.c's commands instead */
+	case CNI_LINK_MACVLAN: return &cni_link_macvlan;
+	case CNI_LINK_IPOIB: return &cni_link_ipoib;
+	case CNI_LINK_HOSTDEV: return &cni_link_hostdev;
+	case CNI_LINK_RDMA: break; /* makes no interface: cni.c runs chain.c's commands instead */
 	}
 	return NULL;
 }
@@ -79,18 +77,24 @@ static int find_master(struct cni_ctx *c, unsigned code, struct cnispec_error *e
 	int r = nl_link_get(c->host, c->cfg->master, &m);
 
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "looking up master %s", c->cfg->master);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "looking up master %s",
+				   c->cfg->master);
 	if (r == 0)
 		return cnispec_fail(err, -ENODEV, code, "master not found",
-				    "master %s: no such netdev in the host's network namespace", c->cfg->master);
+				    "master %s: no such netdev in the host's network namespace",
+				    c->cfg->master);
 	if (c->cfg->link == CNI_LINK_IPOIB && m.type != ARPHRD_INFINIBAND)
-		return cnispec_fail(err, -EINVAL, code, "master is not an IPoIB netdev",
-				    "master %s is link type %u, not InfiniBand (32): an IPoIB child needs an IPoIB parent "
-				    "(ib0, ibp70s0)", c->cfg->master, m.type);
+		return cnispec_fail(
+			err, -EINVAL, code, "master is not an IPoIB netdev",
+			"master %s is link type %u, not InfiniBand (32): an IPoIB child needs an IPoIB parent "
+			"(ib0, ibp70s0)",
+			c->cfg->master, m.type);
 	if (c->cfg->link == CNI_LINK_MACVLAN && m.type != ARPHRD_ETHER)
-		return cnispec_fail(err, -EINVAL, code, "master is not an Ethernet netdev",
-				    "master %s is link type %u: macvlan needs an Ethernet (RoCE) netdev or bond; use link "
-				    "ipoib on InfiniBand", c->cfg->master, m.type);
+		return cnispec_fail(
+			err, -EINVAL, code, "master is not an Ethernet netdev",
+			"master %s is link type %u: macvlan needs an Ethernet (RoCE) netdev or bond; use link "
+			"ipoib on InfiniBand",
+			c->cfg->master, m.type);
 	c->master_ifindex = m.ifindex;
 	return 0;
 }
@@ -115,19 +119,22 @@ static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 		set.addr_len = 6;
 	}
 	if (c->cfg->link == CNI_LINK_MACVLAN)
-		r = nl_link_add_macvlan(c->host, c->ifname, c->master_ifindex, c->cfg->macvlan_mode, c->pod_ns, &set, &l);
+		r = nl_link_add_macvlan(c->host, c->ifname, c->master_ifindex, c->cfg->macvlan_mode,
+					c->pod_ns, &set, &l);
 	else
-		r = nl_link_add_ipoib(c->host, c->ifname, c->master_ifindex, c->cfg->has_pkey ? c->cfg->pkey : 0, c->pod_ns,
-				      &set, &l);
+		r = nl_link_add_ipoib(c->host, c->ifname, c->master_ifindex,
+				      c->cfg->has_pkey ? c->cfg->pkey : 0, c->pod_ns, &set, &l);
 	if (r == -EEXIST)
-		return cnispec_fail(err, r, CNI_E_IFNAME_TAKEN, "interface name taken", "%s already exists in the pod",
-				    c->ifname);
+		return cnispec_fail(err, r, CNI_E_IFNAME_TAKEN, "interface name taken",
+				    "%s already exists in the pod", c->ifname);
 	if (r < 0)
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "creating %s %s on %s%s%s%s",
-				   cni_link_kind_name(c->cfg->link), c->ifname, c->cfg->master, c->cfg->mtu ? " with MTU " : "",
-				   c->cfg->mtu ? mtu : "", c->cfg->has_mac ? " with the MAC address asked" : "");
+				   cni_link_kind_name(c->cfg->link), c->ifname, c->cfg->master,
+				   c->cfg->mtu ? " with MTU " : "", c->cfg->mtu ? mtu : "",
+				   c->cfg->has_mac ? " with the MAC address asked" : "");
 	if (r == 0 && (r = nl_link_get(c->pod, c->ifname, &l)) <= 0)
-		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod), "finding %s in the pod", c->ifname);
+		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->pod),
+				   "finding %s in the pod", c->ifname);
 	*ret = l;
 	return 0;
 }
@@ -139,7 +146,8 @@ static int child_detach(struct cni_ctx *c, struct cnispec_error *err)
 	int r = nl_link_get(c->pod, c->ifname, &l);
 
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod", c->ifname);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "looking up %s in the pod",
+				   c->ifname);
 	if (r == 0)
 		return 0; /* gone already: DEL twice, or ADD failed before creating it */
 	if (strcmp(l.kind, kind)) {
@@ -168,18 +176,21 @@ static int child_check(struct cni_ctx *c, const struct nl_link *l, struct cnispe
 	if (r < 0)
 		return r;
 	if (strcmp(l->kind, kind))
-		return cni_check_fail(err, "%s is a %s link, not %s", c->ifname, l->kind[0] ? l->kind : "physical", kind);
+		return cni_check_fail(err, "%s is a %s link, not %s", c->ifname,
+				      l->kind[0] ? l->kind : "physical", kind);
 	/* IFLA_LINK of a child whose master is in another namespace is the master's index there */
 	if (l->link_ifindex != c->master_ifindex || l->link_netnsid < 0)
-		return cni_check_fail(err, "%s is not on master %s (its lower device has index %d)", c->ifname, c->cfg->master,
-				      l->link_ifindex);
+		return cni_check_fail(err, "%s is not on master %s (its lower device has index %d)",
+				      c->ifname, c->cfg->master, l->link_ifindex);
 	if (c->cfg->link == CNI_LINK_MACVLAN && l->macvlan_mode != c->cfg->macvlan_mode)
-		return cni_check_fail(err, "%s is in macvlan mode %s, the configuration says %s", c->ifname,
-				      cni_macvlan_mode_name(l->macvlan_mode), cni_macvlan_mode_name(c->cfg->macvlan_mode));
+		return cni_check_fail(err, "%s is in macvlan mode %s, the configuration says %s",
+				      c->ifname, cni_macvlan_mode_name(l->macvlan_mode),
+				      cni_macvlan_mode_name(c->cfg->macvlan_mode));
 	if (c->cfg->link == CNI_LINK_IPOIB && c->cfg->has_pkey && l->ipoib_pkey >= 0 &&
 	    (l->ipoib_pkey | 0x8000) != (c->cfg->pkey | 0x8000))
-		return cni_check_fail(err, "%s has partition key 0x%04x, the configuration says 0x%04x", c->ifname,
-				      (unsigned)l->ipoib_pkey, c->cfg->pkey);
+		return cni_check_fail(err,
+				      "%s has partition key 0x%04x, the configuration says 0x%04x",
+				      c->ifname, (unsigned)l->ipoib_pkey, c->cfg->pkey);
 	return 0;
 }
 

@@ -106,7 +106,8 @@ static int read_vlan_proto(struct dispatch_ctx *d, const char *path, json_t *v, 
 	else if (!strcasecmp(s, "802.1ad"))
 		rd->c.vlan_proto = ETH_P_8021AD;
 	else
-		return dispatch_fail(d, path, "\"%.32s\" is not a VLAN protocol (802.1Q or 802.1ad)", s);
+		return dispatch_fail(d, path,
+				     "\"%.32s\" is not a VLAN protocol (802.1Q or 802.1ad)", s);
 	rd->vlan_proto = true;
 	return 0;
 }
@@ -190,9 +191,12 @@ static int read_link_in_container(struct dispatch_ctx *d, const char *path, json
 	if (r < 0)
 		return r;
 	if (b)
-		return dispatch_refuse(d, path, v, "rdmak-cni makes the child on a master in the host's network "
-				       "namespace, not on one inside the pod");
-	dispatch_warn(d, path, "accepted: false is what rdmak-cni always does (the master is the host's)");
+		return dispatch_refuse(
+			d, path, v,
+			"rdmak-cni makes the child on a master in the host's network "
+			"namespace, not on one inside the pod");
+	dispatch_warn(d, path,
+		      "accepted: false is what rdmak-cni always does (the master is the host's)");
 	return 0;
 }
 
@@ -207,9 +211,12 @@ static int read_ib_kubernetes(struct dispatch_ctx *d, const char *path, json_t *
 	if (r < 0)
 		return r;
 	if (b)
-		return dispatch_refuse(d, path, v, "rdmak-cni does not wait for ib-kubernetes: pass the GUID as "
-				       "runtimeConfig.infinibandGUID (capability infinibandGUID) or guid");
-	dispatch_warn(d, path, "accepted: false is what rdmak-cni always does (no ib-kubernetes handshake)");
+		return dispatch_refuse(
+			d, path, v,
+			"rdmak-cni does not wait for ib-kubernetes: pass the GUID as "
+			"runtimeConfig.infinibandGUID (capability infinibandGUID) or guid");
+	dispatch_warn(d, path,
+		      "accepted: false is what rdmak-cni always does (no ib-kubernetes handshake)");
 	return 0;
 }
 
@@ -225,7 +232,8 @@ static int read_link(struct dispatch_ctx *d, const char *path, json_t *v, void *
 			*(int *)t = (int)i;
 			return 0;
 		}
-	return dispatch_fail(d, path, "\"%.32s\" is not a link kind (macvlan, ipoib, hostdev or rdma)", s);
+	return dispatch_fail(d, path,
+			     "\"%.32s\" is not a link kind (macvlan, ipoib, hostdev or rdma)", s);
 }
 
 static int read_mode(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -240,7 +248,8 @@ static int read_mode(struct dispatch_ctx *d, const char *path, json_t *v, void *
 			*(int *)t = (int)i;
 			return 0;
 		}
-	return dispatch_fail(d, path, "\"%.32s\" is not a macvlan mode (bridge, private, vepa or passthru)", s);
+	return dispatch_fail(
+		d, path, "\"%.32s\" is not a macvlan mode (bridge, private, vepa or passthru)", s);
 }
 
 static int read_ifname(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -251,7 +260,8 @@ static int read_ifname(struct dispatch_ctx *d, const char *path, json_t *v, void
 	if (r < 0)
 		return r;
 	if (!cnispec_ifname_valid(s, &why))
-		return dispatch_fail(d, path, "\"%.64s\" is not a network interface name (%s)", s, why ? why : "invalid");
+		return dispatch_fail(d, path, "\"%.64s\" is not a network interface name (%s)", s,
+				     why ? why : "invalid");
 	snprintf(t, NL_IFNAMSIZ, "%s", s);
 	return 0;
 }
@@ -272,7 +282,8 @@ static int read_abs_path(struct dispatch_ctx *d, const char *path, json_t *v, vo
 	if (r < 0)
 		return r;
 	if (s[0] != '/' || strlen(s) >= 4096 || has_dotdot(s))
-		return dispatch_fail(d, path, "\"%.64s\" is not an absolute path without \"..\"", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not an absolute path without \"..\"",
+				     s);
 	return dispatch_strdup(d, path, v, false, t);
 }
 
@@ -295,7 +306,10 @@ static int read_bdf(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 		}
 	}
 	if (!hw_is_bdf(s))
-		return dispatch_fail(d, path, "\"%.64s\" is not a PCI address (expected domain:bus:device.function, 0000:1b:00.2)", s);
+		return dispatch_fail(
+			d, path,
+			"\"%.64s\" is not a PCI address (expected domain:bus:device.function, 0000:1b:00.2)",
+			s);
 	snprintf(t, HW_BDF_MAX, "%s", s);
 	return 0;
 }
@@ -309,7 +323,8 @@ static int read_device_id(struct dispatch_ctx *d, const char *path, json_t *v, v
 	if (r < 0)
 		return r;
 	if (device_id[0] && strcmp(bdf, device_id))
-		return dispatch_fail(d, path, "%s differs from the other PCI address given (%s)", bdf, device_id);
+		return dispatch_fail(d, path, "%s differs from the other PCI address given (%s)",
+				     bdf, device_id);
 	memcpy(device_id, bdf, sizeof(bdf));
 	return 0;
 }
@@ -339,7 +354,8 @@ static int read_mac(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 	if (r < 0)
 		return r;
 	if (!parse_hex_bytes(s, c->mac, 6))
-		return dispatch_fail(d, path, "\"%.64s\" is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
+		return dispatch_fail(d, path, "\"%.64s\" is not a MAC address (aa:bb:cc:dd:ee:ff)",
+				     s);
 	if (c->mac[0] & 1)
 		return dispatch_fail(d, path, "%s is a multicast address", s);
 	if (!(c->mac[0] | c->mac[1] | c->mac[2] | c->mac[3] | c->mac[4] | c->mac[5]))
@@ -359,7 +375,9 @@ static int read_guid(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if (r < 0)
 		return r;
 	if (!parse_hex_bytes(s, b, 8))
-		return dispatch_fail(d, path, "\"%.64s\" is not a GUID (eight bytes: 00:02:c9:03:00:21:6e:70)", s);
+		return dispatch_fail(
+			d, path, "\"%.64s\" is not a GUID (eight bytes: 00:02:c9:03:00:21:6e:70)",
+			s);
 	for (int i = 0; i < 8; i++)
 		g = g << 8 | b[i];
 	/* ib-sriov-cni#66: a zero GUID is what an unconfigured VF has, and all ones is the
@@ -379,10 +397,13 @@ static int read_pkey(struct dispatch_ctx *d, const char *path, json_t *v, void *
 
 	if (json_is_string(v)) {
 		if (str_to_u64(json_string_value(v), 0, &k) < 0 || k > 0xffff)
-			return dispatch_fail(d, path, "\"%.32s\" is not a partition key (0x0001 to 0xffff)", json_string_value(v));
+			return dispatch_fail(d, path,
+					     "\"%.32s\" is not a partition key (0x0001 to 0xffff)",
+					     json_string_value(v));
 	} else if (json_is_integer(v)) {
 		if (json_integer_value(v) < 0 || json_integer_value(v) > 0xffff)
-			return dispatch_fail(d, path, "%lld is not a partition key (0x0001 to 0xffff)",
+			return dispatch_fail(d, path,
+					     "%lld is not a partition key (0x0001 to 0xffff)",
 					     (long long)json_integer_value(v));
 		k = (unsigned long long)json_integer_value(v);
 	} else {
@@ -405,12 +426,14 @@ static int read_log_level(struct dispatch_ctx *d, const char *path, json_t *v, v
 	if (r < 0)
 		return r;
 	if (log_level_from_string(s, &c->log_level) < 0)
-		return dispatch_fail(d, path, "\"%.32s\" is not a level (error, warning, info or debug)", s);
+		return dispatch_fail(d, path,
+				     "\"%.32s\" is not a level (error, warning, info or debug)", s);
 	c->has_log_level = true;
 	return 0;
 }
 
-static int read_u32(struct dispatch_ctx *d, const char *path, json_t *v, long long lo, long long hi, uint32_t *ret)
+static int read_u32(struct dispatch_ctx *d, const char *path, json_t *v, long long lo, long long hi,
+		    uint32_t *ret)
 {
 	long long u;
 	int r = dispatch_int_range(d, path, v, lo, hi, &u);
@@ -471,9 +494,11 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("link_state", DISPATCH_ANY, read_link_state, offsetof(struct reader, c), 0),
 	DISPATCH_FIELD("linkInContainer", DISPATCH_ANY, read_link_in_container, 0, 0),
 	DISPATCH_FIELD("ibKubernetesEnabled", DISPATCH_ANY, read_ib_kubernetes, 0, 0),
-	DISPATCH_REFUSE("hwaddr", "rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
+	DISPATCH_REFUSE("hwaddr",
+			"rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
 			"(its PCI address), not by MAC address"),
-	DISPATCH_REFUSE("kernelpath", "rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
+	DISPATCH_REFUSE("kernelpath",
+			"rdmak-cni finds the device by device (its name) or deviceID/pciBusID "
 			"(its PCI address), not by sysfs path"),
 	{},
 };
@@ -505,14 +530,20 @@ static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cn
 	bool master = c->master[0], mac_sign = rd->mode >= 0 || c->has_mac;
 
 	if (master && c->device[0])
-		return dispatch_fail(d, "link", "missing, and master (macvlan or ipoib) and device (hostdev) name "
-				     "different kinds: set link to macvlan, ipoib or hostdev");
+		return dispatch_fail(
+			d, "link",
+			"missing, and master (macvlan or ipoib) and device (hostdev) name "
+			"different kinds: set link to macvlan, ipoib or hostdev");
 	if (master && rd->mode >= 0 && c->has_pkey)
-		return dispatch_fail(d, "link", "missing, and mode (macvlan) and pkey (ipoib) name different kinds: "
-				     "set link to macvlan or ipoib");
+		return dispatch_fail(
+			d, "link",
+			"missing, and mode (macvlan) and pkey (ipoib) name different kinds: "
+			"set link to macvlan or ipoib");
 	if (master && c->has_guid)
-		return dispatch_fail(d, "link", "missing, and master (macvlan or ipoib) and guid (hostdev) name "
-				     "different kinds: set link to macvlan, ipoib or hostdev");
+		return dispatch_fail(
+			d, "link",
+			"missing, and master (macvlan or ipoib) and guid (hostdev) name "
+			"different kinds: set link to macvlan, ipoib or hostdev");
 	if (master) {
 		if (mac_sign)
 			rd->link = CNI_LINK_MACVLAN;
@@ -533,8 +564,10 @@ static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cn
 	} else if (!mac_sign && !c->has_pkey && !c->mtu) {
 		rd->link = CNI_LINK_RDMA;
 	} else {
-		return dispatch_fail(d, "link", "missing, and nothing names one: set link (macvlan, ipoib, hostdev or "
-				     "rdma), or give master (macvlan, ipoib) or deviceID or device (hostdev)");
+		return dispatch_fail(
+			d, "link",
+			"missing, and nothing names one: set link (macvlan, ipoib, hostdev or "
+			"rdma), or give master (macvlan, ipoib) or deviceID or device (hostdev)");
 	}
 	return 0;
 }
@@ -543,7 +576,8 @@ static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cn
  * shape one are refused naming what to do instead. */
 static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
-	static const char *const other = "a key of a link that makes an interface: the rdma link moves the "
+	static const char *const other =
+		"a key of a link that makes an interface: the rdma link moves the "
 		"RDMA device of the interface the plugin before it made, and changes nothing else";
 	const struct cni_config *c = &rd->c;
 
@@ -562,10 +596,13 @@ static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cn
 	if (c->mtu)
 		return dispatch_fail(d, "mtu", "%s", other);
 	if (conf->ipam)
-		return dispatch_fail(d, "ipam", "the rdma link adds no interface to address: give ipam to the plugin "
-				     "before it in the chain");
+		return dispatch_fail(
+			d, "ipam",
+			"the rdma link adds no interface to address: give ipam to the plugin "
+			"before it in the chain");
 	if (rd->isolation_given && !c->rdma_isolation)
-		return dispatch_fail(d, "rdmaIsolation", "false leaves the rdma link nothing to do: remove the plugin "
+		return dispatch_fail(d, "rdmaIsolation",
+				     "false leaves the rdma link nothing to do: remove the plugin "
 				     "from the chain instead");
 	return 0;
 }
@@ -579,21 +616,26 @@ static int vf_check(struct dispatch_ctx *d, struct reader *rd)
 		if (rd->vlan_qos)
 			return dispatch_fail(d, "vlanQoS", "needs vlan: the priority is of a VLAN");
 		if (rd->vlan_proto)
-			return dispatch_fail(d, "vlanProto", "needs vlan: the protocol is of a VLAN");
+			return dispatch_fail(d, "vlanProto",
+					     "needs vlan: the protocol is of a VLAN");
 	} else {
 		if (!rd->vlan_proto)
 			c->vlan_proto = ETH_P_8021Q;
 		if (c->vlan_qos && !c->vlan)
-			return dispatch_fail(d, "vlanQoS", "%u needs a VLAN other than 0", c->vlan_qos);
+			return dispatch_fail(d, "vlanQoS", "%u needs a VLAN other than 0",
+					     c->vlan_qos);
 		if (c->vlan_proto == ETH_P_8021AD && !c->vlan)
 			return dispatch_fail(d, "vlanProto", "802.1ad needs a VLAN other than 0");
 	}
 	if (c->vf_keys && rd->link != CNI_LINK_HOSTDEV) {
 		for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
 			if (c->vf_keys & bit)
-				return dispatch_fail(d, bit == CNI_VF_RATE ? (c->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
-								       : cni_vf_key_name(bit),
-						     "only for link hostdev: a setting of an SR-IOV VF, set through its PF");
+				return dispatch_fail(
+					d,
+					bit == CNI_VF_RATE
+						? (c->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
+						: cni_vf_key_name(bit),
+					"only for link hostdev: a setting of an SR-IOV VF, set through its PF");
 	}
 	return 0;
 }
@@ -601,7 +643,8 @@ static int vf_check(struct dispatch_ctx *d, struct reader *rd)
 static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
 	const struct cni_config *c = &rd->c;
-	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0], mode = rd->mode >= 0;
+	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0],
+	     mode = rd->mode >= 0;
 	const char *kind;
 	int r;
 
@@ -610,51 +653,70 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 		return r;
 	if ((r = vf_check(d, rd)) < 0)
 		return r;
-	kind = c->link_by_master ? "macvlan or ipoib" : cni_link_kind_name((enum cni_link_kind)rd->link);
+	kind = c->link_by_master ? "macvlan or ipoib"
+				 : cni_link_kind_name((enum cni_link_kind)rd->link);
 	switch ((enum cni_link_kind)rd->link) {
 	case CNI_LINK_MACVLAN:
 	case CNI_LINK_IPOIB:
 		if (!master)
-			return dispatch_fail(d, "master", "missing: the %s link needs the netdev it is made on", kind);
+			return dispatch_fail(d, "master",
+					     "missing: the %s link needs the netdev it is made on",
+					     kind);
 		if (device)
-			return dispatch_fail(d, "device", "only for link hostdev (a %s link is made on master)", kind);
+			return dispatch_fail(d, "device",
+					     "only for link hostdev (a %s link is made on master)",
+					     kind);
 		if (c->has_guid)
 			return dispatch_fail(d, "guid", "only for link hostdev (an InfiniBand VF)");
 		if (c->fabric.set)
-			return dispatch_fail(d, "fabric", "only for link hostdev: the fabric manager adds a VF's GUID to the "
-					     "partition (an IPoIB child's partition is its master port's)");
+			return dispatch_fail(
+				d, "fabric",
+				"only for link hostdev: the fabric manager adds a VF's GUID to the "
+				"partition (an IPoIB child's partition is its master port's)");
 		/* deviceID is tolerated: Multus writes it into every plugin of a network whose
 		 * resource has device IDs, shared ones included */
 		if (c->rdma_isolation)
-			return dispatch_fail(d, "rdmaIsolation", "only for link hostdev: a %s child shares its master's "
-					     "RDMA device, which cannot move into one pod", kind);
+			return dispatch_fail(
+				d, "rdmaIsolation",
+				"only for link hostdev: a %s child shares its master's "
+				"RDMA device, which cannot move into one pod",
+				kind);
 		if (rd->link == CNI_LINK_IPOIB) {
 			if (mode)
 				return dispatch_fail(d, "mode", "only for link macvlan");
 			if (c->has_mac)
-				return dispatch_fail(d, "mac", "an IPoIB address is the port's GID, not something to set");
+				return dispatch_fail(
+					d, "mac",
+					"an IPoIB address is the port's GID, not something to set");
 		} else if (c->has_pkey) {
 			return dispatch_fail(d, "pkey", "only for links ipoib and hostdev");
 		}
 		break;
 	case CNI_LINK_HOSTDEV:
 		if (master)
-			return dispatch_fail(d, "master", "only for links macvlan and ipoib (hostdev moves device or deviceID)");
+			return dispatch_fail(
+				d, "master",
+				"only for links macvlan and ipoib (hostdev moves device or deviceID)");
 		if (mode)
 			return dispatch_fail(d, "mode", "only for link macvlan");
 		if (device && device_id)
-			return dispatch_fail(d, "device", "give device or deviceID, not both (deviceID %s is also set)",
-					     c->device_id);
+			return dispatch_fail(
+				d, "device",
+				"give device or deviceID, not both (deviceID %s is also set)",
+				c->device_id);
 		if (!device && !device_id)
-			return dispatch_fail(d, "deviceID", "missing: hostdev needs deviceID (or runtimeConfig.deviceID, as "
-					     "Multus passes the device plugin's allocation) or device");
+			return dispatch_fail(
+				d, "deviceID",
+				"missing: hostdev needs deviceID (or runtimeConfig.deviceID, as "
+				"Multus passes the device plugin's allocation) or device");
 		if (c->has_guid && !device_id)
-			return dispatch_fail(d, "guid", "needs deviceID: the GUID is set through the VF's PF");
+			return dispatch_fail(d, "guid",
+					     "needs deviceID: the GUID is set through the VF's PF");
 		if (c->fabric.set && !c->has_pkey)
-			return dispatch_fail(d, "fabric", "needs pkey: the partition the VF's GUID joins");
+			return dispatch_fail(d, "fabric",
+					     "needs pkey: the partition the VF's GUID joins");
 		break;
-	case CNI_LINK_RDMA:
-		return check_rdma(d, rd, conf);
+	case CNI_LINK_RDMA: return check_rdma(d, rd, conf);
 	}
 	return 0;
 }
@@ -668,20 +730,22 @@ static int cni_error(const struct dispatch_ctx *d, int r, struct cnispec_error *
 	if (r != -EINVAL)
 		return r;
 	if (d->error == DISPATCH_ERR_UNKNOWN)
-		return cnispec_fail_unsupported(err, d->path, d->value,
-						d->why ? d->why : "docs/cni.md lists the keys rdmak-cni accepts");
+		return cnispec_fail_unsupported(
+			err, d->path, d->value,
+			d->why ? d->why : "docs/cni.md lists the keys rdmak-cni accepts");
 	snprintf(msg, sizeof(msg), "invalid network configuration: %.200s", d->path);
 	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s", d->err);
 }
 
-int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret, struct cnispec_error *err)
+int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
+		     struct cnispec_error *err)
 {
 	return cni_config_parse_warn(conf, ret, NULL, NULL, err);
 }
 
 int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
-			  void (*warn)(void *userdata, const char *path, const char *why), void *userdata,
-			  struct cnispec_error *err)
+			  void (*warn)(void *userdata, const char *path, const char *why),
+			  void *userdata, struct cnispec_error *err)
 {
 	struct reader rd = {
 		.c = {
@@ -694,12 +758,15 @@ int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *re
 		.mode = -1,
 	};
 	char why[CNISPEC_DETAILS_MAX];
-	struct dispatch_ctx d = { .err = why, .errlen = sizeof(why), .warn = warn, .userdata = userdata };
+	struct dispatch_ctx d = {
+		.err = why, .errlen = sizeof(why), .warn = warn, .userdata = userdata
+	};
 	int r;
 
 	r = dispatch_run(&d, "", conf->plugin, plugin_fields, DISPATCH_UNKNOWN_REFUSE, &rd);
 	if (r == 0 && conf->runtime_config)
-		r = dispatch_run(&d, "runtimeConfig", conf->runtime_config, runtime_fields, DISPATCH_UNKNOWN_ALLOW, &rd);
+		r = dispatch_run(&d, "runtimeConfig", conf->runtime_config, runtime_fields,
+				 DISPATCH_UNKNOWN_ALLOW, &rd);
 	if (r == 0)
 		r = cross_check(&d, &rd, conf);
 	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNI_DEFAULT_STATE_DIR)))

@@ -40,7 +40,8 @@ static uint64_t sysfs_port_guid(struct cni_ctx *c)
 	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
 		return 0;
 	buf[n] = '\0';
-	if (sscanf(buf, "%4x:%4x:%4x:%4x:%4x:%4x:%4x:%4x", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7]) != 8)
+	if (sscanf(buf, "%4x:%4x:%4x:%4x:%4x:%4x:%4x:%4x", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5],
+		   &g[6], &g[7]) != 8)
 		return 0;
 	return (uint64_t)g[4] << 48 | (uint64_t)g[5] << 32 | (uint64_t)g[6] << 16 | g[7];
 }
@@ -57,20 +58,23 @@ static uint64_t vf_guid(struct cni_ctx *c)
 	return g ? g : c->st->guid_orig;
 }
 
-static int client_open(const struct cni_config *cfg, struct fabric_client **ret, struct cnispec_error *err)
+static int client_open(const struct cni_config *cfg, struct fabric_client **ret,
+		       struct cnispec_error *err)
 {
 	char why[FABRIC_ERR_MAX];
 	int r = fabric_client_new(&cfg->fabric, ret, why, sizeof(why));
 
 	if (r < 0)
-		return cnispec_fail(err, r, CNI_E_FABRIC, "the fabric manager's settings are unusable", "fabric: %s", why);
+		return cnispec_fail(err, r, CNI_E_FABRIC,
+				    "the fabric manager's settings are unusable", "fabric: %s",
+				    why);
 	return 0;
 }
 
 /* Whether another attachment's record (any network of this state dir) holds guid in pkey:
  * then its removal is that attachment's to make. self_* name the attachment asking. */
-static bool held_elsewhere(const char *state_dir, uint16_t pkey, uint64_t guid, const char *self_net, const char *self_id,
-			   const char *self_if)
+static bool held_elsewhere(const char *state_dir, uint16_t pkey, uint64_t guid,
+			   const char *self_net, const char *self_id, const char *self_if)
 {
 	_cleanup_closedir_ DIR *d = opendir(state_dir);
 	struct dirent *de;
@@ -85,10 +89,12 @@ static bool held_elsewhere(const char *state_dir, uint16_t pkey, uint64_t guid, 
 		for (size_t i = 0; i < n; i++) {
 			struct cni_state st = { .vf_index = -1 };
 
-			if (self_net && !strcmp(de->d_name, self_net) && !strcmp(ids[i], self_id) && !strcmp(ifs[i], self_if))
+			if (self_net && !strcmp(de->d_name, self_net) && !strcmp(ids[i], self_id) &&
+			    !strcmp(ifs[i], self_if))
 				continue;
-			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &st) > 0 && st.fabric &&
-			    st.fabric_guid == guid && (st.pkey & 0x7fff) == (pkey & 0x7fff))
+			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &st) > 0 &&
+			    st.fabric && st.fabric_guid == guid &&
+			    (st.pkey & 0x7fff) == (pkey & 0x7fff))
 				return true;
 		}
 	}
@@ -133,16 +139,18 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 		return 0;
 	c->st->fabric_guid = vf_guid(c);
 	if (!c->st->fabric_guid)
-		return cnispec_fail(err, -ENODATA, CNI_E_FABRIC, "no GUID to add to the partition",
-				    "%s: no guid configured and no port GUID readable (RDMA device %s): the fabric manager "
-				    "needs the VF's GUID", c->st->host_name, c->st->rdma_dev[0] ? c->st->rdma_dev : "none");
+		return cnispec_fail(
+			err, -ENODATA, CNI_E_FABRIC, "no GUID to add to the partition",
+			"%s: no guid configured and no port GUID readable (RDMA device %s): the fabric manager "
+			"needs the VF's GUID",
+			c->st->host_name, c->st->rdma_dev[0] ? c->st->rdma_dev : "none");
 	fabric_guid_format(c->st->fabric_guid, g);
 	if ((r = client_open(c->cfg, &fc, err)) < 0)
 		return r;
 	if ((lock = fabric_lock(c->cfg->state_dir)) < 0) {
 		fabric_client_free(fc);
-		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed", "%s/fabric.lock: %s",
-				    c->cfg->state_dir, strerror(-lock));
+		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed",
+				    "%s/fabric.lock: %s", c->cfg->state_dir, strerror(-lock));
 	}
 	/* written down first: a plugin killed during the call leaves the GUID named */
 	c->st->fabric = true;
@@ -150,15 +158,17 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 		goto out;
 	r = fabric_ufm_add(fc, c->cfg->pkey, &c->st->fabric_guid, 1);
 	if (r < 0) {
-		r = cnispec_fail(err, r, CNI_E_FABRIC, "the fabric manager did not add the VF to the partition",
-				 "adding GUID %s to pkey 0x%04x: %s (the pod cannot use the partition without it)", g,
-				 c->cfg->pkey & 0x7fff, fabric_client_error(fc));
+		r = cnispec_fail(
+			err, r, CNI_E_FABRIC,
+			"the fabric manager did not add the VF to the partition",
+			"adding GUID %s to pkey 0x%04x: %s (the pod cannot use the partition without it)",
+			g, c->cfg->pkey & 0x7fff, fabric_client_error(fc));
 		goto out;
 	}
 	/* the fabric manager answers: journaled removals of earlier DELs can go now */
 	(void)retry_journal(c->cfg, fc, NULL);
-	log_info("%s: GUID %s joined partition 0x%04x (%s)", c->st->host_name, g, c->cfg->pkey & 0x7fff,
-		 c->cfg->fabric.limited ? "limited" : "full");
+	log_info("%s: GUID %s joined partition 0x%04x (%s)", c->st->host_name, g,
+		 c->cfg->pkey & 0x7fff, c->cfg->fabric.limited ? "limited" : "full");
 out:
 	fabric_client_free(fc);
 	return r;
@@ -178,10 +188,11 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 		return 0;
 	fabric_guid_format(c->st->fabric_guid, g);
 	if ((lock = fabric_lock(state_dir)) < 0)
-		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed", "%s/fabric.lock: %s",
-				    state_dir, strerror(-lock));
+		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed",
+				    "%s/fabric.lock: %s", state_dir, strerror(-lock));
 	if (held_elsewhere(state_dir, pkey, c->st->fabric_guid, network, id, ifname)) {
-		log_info("GUID %s stays in partition 0x%04x: another attachment holds it", g, pkey & 0x7fff);
+		log_info("GUID %s stays in partition 0x%04x: another attachment holds it", g,
+			 pkey & 0x7fff);
 		r = 0;
 	} else if (!c->cfg->fabric.set || client_open(c->cfg, &fc, err) < 0) {
 		/* the network lost its fabric settings: the journal keeps it for `rdmak fabric gc` */
@@ -191,14 +202,16 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 		if (r == 0)
 			(void)retry_journal(c->cfg, fc, NULL);
 		else
-			log_warning("GUID %s, partition 0x%04x: %s; the removal is journaled for the next DEL or GC", g,
-				    pkey & 0x7fff, fabric_client_error(fc));
+			log_warning(
+				"GUID %s, partition 0x%04x: %s; the removal is journaled for the next DEL or GC",
+				g, pkey & 0x7fff, fabric_client_error(fc));
 	}
 	if (r < 0) {
 		int j = fabric_journal_add(state_dir, pkey, c->st->fabric_guid);
 		if (j < 0) {
 			fabric_client_free(fc);
-			return cnispec_fail(err, j, CNI_E_STATE, "journaling the partition removal failed", "%s: %s",
+			return cnispec_fail(err, j, CNI_E_STATE,
+					    "journaling the partition removal failed", "%s: %s",
 					    state_dir, strerror(-j));
 		}
 	} else {

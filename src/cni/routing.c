@@ -21,7 +21,8 @@
 #include "cni/cni.h"
 #include "log/log.h"
 
-static const int rail_ids[] = { IPV4_DEVCONF_ARP_IGNORE, IPV4_DEVCONF_ARP_ANNOUNCE, IPV4_DEVCONF_RP_FILTER };
+static const int rail_ids[] = { IPV4_DEVCONF_ARP_IGNORE, IPV4_DEVCONF_ARP_ANNOUNCE,
+				IPV4_DEVCONF_RP_FILTER };
 static const uint32_t rail_values[] = { 1, 2, 2 };
 static const char *const rail_names[] = { "arp_ignore", "arp_announce", "rp_filter" };
 
@@ -36,7 +37,7 @@ static void network_of(const uint8_t *a, unsigned len, int family, uint8_t *out)
 	memset(out, 0, 16);
 	memcpy(out, a, (size_t)alen(family));
 	for (unsigned bit = len; bit < (unsigned)alen(family) * 8; bit++)
-		out[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+		out[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
 }
 
 static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned len, int family)
@@ -57,7 +58,8 @@ static const struct cnispec_addr *gateway_for(const struct cnispec_result *ipam,
 	return NULL;
 }
 
-static int route_install(struct cni_ctx *c, const struct nl_route *r, bool exist_ok, struct cnispec_error *err)
+static int route_install(struct cni_ctx *c, const struct nl_route *r, bool exist_ok,
+			 struct cnispec_error *err)
 {
 	char dst[CNISPEC_PREFIX_STRLEN];
 	struct cnispec_prefix p = { .addr = { .family = r->family }, .len = r->dst_len };
@@ -68,8 +70,10 @@ static int route_install(struct cni_ctx *c, const struct nl_route *r, bool exist
 	if (e == -EEXIST && exist_ok)
 		return 0;
 	if (e < 0)
-		return cni_fail_nl(err, e, nl_rt_errmsg(c->pod), "adding route %s%s to table %u of %s",
-				   cnispec_prefix_str(&p, dst), r->has_gw ? " via a gateway" : "", r->table, c->ifname);
+		return cni_fail_nl(err, e, nl_rt_errmsg(c->pod),
+				   "adding route %s%s to table %u of %s",
+				   cnispec_prefix_str(&p, dst), r->has_gw ? " via a gateway" : "",
+				   r->table, c->ifname);
 	return 0;
 }
 
@@ -103,11 +107,15 @@ static int result_route(struct cnispec_result *res, const struct nl_route *r, bo
 }
 
 /* One route from IPAM (into the table, or main without policy routing). */
-static int ipam_route(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, const struct cnispec_route *ir,
-		      struct nl_route *ret, struct cnispec_error *err)
+static int ipam_route(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam,
+		      const struct cnispec_route *ir, struct nl_route *ret,
+		      struct cnispec_error *err)
 {
-	const struct cnispec_addr *gw = ir->has_gw ? &ir->gw : gateway_for(ipam, ir->dst.addr.family);
-	struct nl_route r = { .family = ir->dst.addr.family, .dst_len = ir->dst.len, .ifindex = ifindex,
+	const struct cnispec_addr *gw =
+		ir->has_gw ? &ir->gw : gateway_for(ipam, ir->dst.addr.family);
+	struct nl_route r = { .family = ir->dst.addr.family,
+			      .dst_len = ir->dst.len,
+			      .ifindex = ifindex,
 			      .table = c->table ? c->table : RT_TABLE_MAIN };
 
 	memcpy(r.dst, ir->dst.addr.a, (size_t)alen(r.family));
@@ -127,7 +135,8 @@ static int ipam_route(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 }
 
 /* Interfaces other than ours with an IPv4 address in one of our subnets. */
-static int rail_peers(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, int **ret, size_t *ret_n)
+static int rail_peers(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, int **ret,
+		      size_t *ret_n)
 {
 	struct nl_ipaddr *v = NULL;
 	size_t n = 0, np = 0;
@@ -167,7 +176,8 @@ static int rail_peers(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 	return 0;
 }
 
-static int set_rail_sysctls(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, struct cnispec_error *err)
+static int set_rail_sysctls(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam,
+			    struct cnispec_error *err)
 {
 	int *peers = NULL, r;
 	size_t n = 0;
@@ -183,14 +193,16 @@ static int set_rail_sysctls(struct cni_ctx *c, int ifindex, const struct cnispec
 		r = nl_link_set_ipv4_conf(c->pod, peers[i], rail_ids, rail_values, 3);
 	free(peers);
 	if (r < 0)
-		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "setting arp_ignore/arp_announce/rp_filter for %s", c->ifname);
-	log_info("%s shares a subnet with %zu other interface(s): arp_ignore=1 arp_announce=2 rp_filter=2",
-		    c->ifname, n);
+		return cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+				   "setting arp_ignore/arp_announce/rp_filter for %s", c->ifname);
+	log_info(
+		"%s shares a subnet with %zu other interface(s): arp_ignore=1 arp_announce=2 rp_filter=2",
+		c->ifname, n);
 	return 0;
 }
 
-int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam, struct cnispec_result *res,
-		      size_t iface, struct cnispec_error *err)
+int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_result *ipam,
+		      struct cnispec_result *res, size_t iface, struct cnispec_error *err)
 {
 	bool with_table = c->req->conf->version >= CNISPEC_V1_1_0;
 	bool default_done[2] = { false, false };
@@ -198,7 +210,9 @@ int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 
 	for (size_t i = 0; i < ipam->n_ips; i++) {
 		const struct cnispec_ip *ip = &ipam->ips[i];
-		struct nl_ipaddr a = { .family = ip->address.addr.family, .prefixlen = ip->address.len, .ifindex = ifindex };
+		struct nl_ipaddr a = { .family = ip->address.addr.family,
+				       .prefixlen = ip->address.len,
+				       .ifindex = ifindex };
 		struct cnispec_ip out = *ip;
 		char text[CNISPEC_PREFIX_STRLEN];
 
@@ -231,9 +245,15 @@ int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		int fam = ip->address.addr.family;
 		/* the connected route's copy, as the kernel writes it in main (proto kernel): the
 		 * table then routes the subnet on-link like main does */
-		struct nl_route sub = { .family = fam, .dst_len = ip->address.len, .ifindex = ifindex, .table = c->table,
-					.scope = RT_SCOPE_LINK, .protocol = RTPROT_KERNEL };
-		struct nl_rule rule = { .family = fam, .priority = c->cfg->rule_priority, .table = c->table,
+		struct nl_route sub = { .family = fam,
+					.dst_len = ip->address.len,
+					.ifindex = ifindex,
+					.table = c->table,
+					.scope = RT_SCOPE_LINK,
+					.protocol = RTPROT_KERNEL };
+		struct nl_rule rule = { .family = fam,
+					.priority = c->cfg->rule_priority,
+					.table = c->table,
 					.src_len = (unsigned)alen(fam) * 8 };
 
 		network_of(ip->address.addr.a, ip->address.len, fam, sub.dst);
@@ -246,7 +266,9 @@ int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		if (with_table && (r = result_route(res, &sub, true)) < 0)
 			return r;
 		if (ip->has_gateway && !default_done[fam == AF_INET6]) {
-			struct nl_route def = { .family = fam, .ifindex = ifindex, .table = c->table, .has_gw = true };
+			struct nl_route def = {
+				.family = fam, .ifindex = ifindex, .table = c->table, .has_gw = true
+			};
 			memcpy(def.gw, ip->gateway.a, (size_t)alen(fam));
 			if ((r = route_install(c, &def, false, err)) < 0)
 				return r;
@@ -258,8 +280,10 @@ int cni_routing_setup(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		r = nl_rule_add(c->pod, &rule);
 		if (r < 0 && r != -EEXIST) {
 			char text[CNISPEC_PREFIX_STRLEN];
-			return cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "adding rule from %s lookup %u priority %u",
-					   cnispec_addr_str(&ip->address.addr, text), c->table, c->cfg->rule_priority);
+			return cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+					   "adding rule from %s lookup %u priority %u",
+					   cnispec_addr_str(&ip->address.addr, text), c->table,
+					   c->cfg->rule_priority);
 		}
 	}
 	for (size_t i = 0; i < ipam->n_routes; i++) {
@@ -289,7 +313,8 @@ int cni_routing_teardown(struct cni_ctx *c, bool link_gone, struct cnispec_error
 		if (rules[i].table == c->table && rules[i].priority == c->cfg->rule_priority) {
 			r = nl_rule_del(c->pod, &rules[i]);
 			if (r < 0 && r != -ENOENT && !first)
-				first = cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "removing a rule of table %u", c->table);
+				first = cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+						    "removing a rule of table %u", c->table);
 		}
 	free(rules);
 	/* the table's routes go with the interface (the kernel flushes a link's routes when it is
@@ -299,27 +324,32 @@ int cni_routing_teardown(struct cni_ctx *c, bool link_gone, struct cnispec_error
 		return first;
 	r = nl_route_list(c->pod, AF_UNSPEC, c->table, &routes, &n);
 	if (r < 0)
-		return first ? first : cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "listing table %u", c->table);
+		return first ? first
+			     : cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "listing table %u",
+					   c->table);
 	for (size_t i = 0; i < n; i++) {
 		r = nl_route_del(c->pod, &routes[i]);
 		if (r < 0 && r != -ESRCH && !first)
-			first = cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "removing a route of table %u", c->table);
+			first = cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+					    "removing a route of table %u", c->table);
 	}
 	free(routes);
 	return first;
 }
 
-static bool has_route(const struct nl_route *v, size_t n, int fam, const uint8_t *dst, unsigned dst_len,
-		      const struct cnispec_addr *gw)
+static bool has_route(const struct nl_route *v, size_t n, int fam, const uint8_t *dst,
+		      unsigned dst_len, const struct cnispec_addr *gw)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i].family == fam && v[i].dst_len == dst_len && !memcmp(v[i].dst, dst, (size_t)alen(fam)) &&
+		if (v[i].family == fam && v[i].dst_len == dst_len &&
+		    !memcmp(v[i].dst, dst, (size_t)alen(fam)) &&
 		    (!gw || (v[i].has_gw && !memcmp(v[i].gw, gw->a, (size_t)alen(fam)))))
 			return true;
 	return false;
 }
 
-int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev, struct cnispec_error *err)
+int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_result *prev,
+		      struct cnispec_error *err)
 {
 	struct nl_ipaddr *addrs = NULL;
 	struct nl_route *routes = NULL;
@@ -334,9 +364,11 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		    prev->interfaces[i].sandbox && prev->interfaces[i].sandbox[0])
 			iface = (long)i;
 	if ((r = nl_ipaddr_list(c->pod, ifindex, AF_UNSPEC, &addrs, &na)) < 0 ||
-	    (r = nl_route_list(c->pod, AF_UNSPEC, c->table ? c->table : RT_TABLE_MAIN, &routes, &nr)) < 0 ||
+	    (r = nl_route_list(c->pod, AF_UNSPEC, c->table ? c->table : RT_TABLE_MAIN, &routes,
+			       &nr)) < 0 ||
 	    (c->table && (r = nl_rule_list(c->pod, AF_UNSPEC, &rules, &nu)) < 0)) {
-		r = cni_fail_nl(err, r, nl_rt_errmsg(c->pod), "reading the pod's addresses and routes");
+		r = cni_fail_nl(err, r, nl_rt_errmsg(c->pod),
+				"reading the pod's addresses and routes");
 		goto out;
 	}
 	for (size_t i = 0; i < prev->n_ips; i++) {
@@ -350,7 +382,8 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 			found = addrs[k].family == fam && addrs[k].prefixlen == ip->address.len &&
 				!memcmp(addrs[k].addr, ip->address.addr.a, (size_t)alen(fam));
 		if (!found) {
-			r = cni_check_fail(err, "%s: address %s is missing", c->ifname, cnispec_prefix_str(&ip->address, text));
+			r = cni_check_fail(err, "%s: address %s is missing", c->ifname,
+					   cnispec_prefix_str(&ip->address, text));
 			goto out;
 		}
 		if (!c->table)
@@ -358,16 +391,20 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		found = false;
 		for (size_t k = 0; k < nu && !found; k++)
 			found = rules[k].family == fam && rules[k].table == c->table &&
-				rules[k].priority == c->cfg->rule_priority && rules[k].src_len == (unsigned)alen(fam) * 8 &&
+				rules[k].priority == c->cfg->rule_priority &&
+				rules[k].src_len == (unsigned)alen(fam) * 8 &&
 				!memcmp(rules[k].src, ip->address.addr.a, (size_t)alen(fam));
 		if (!found) {
-			r = cni_check_fail(err, "rule \"from %s lookup %u\" at priority %u is missing",
-				       cnispec_addr_str(&ip->address.addr, text), c->table, c->cfg->rule_priority);
+			r = cni_check_fail(err,
+					   "rule \"from %s lookup %u\" at priority %u is missing",
+					   cnispec_addr_str(&ip->address.addr, text), c->table,
+					   c->cfg->rule_priority);
 			goto out;
 		}
-		if (ip->has_gateway && !has_route(routes, nr, fam, (const uint8_t[16]){ 0 }, 0, &ip->gateway)) {
-			r = cni_check_fail(err, "table %u: the default route via %s is missing", c->table,
-				       cnispec_addr_str(&ip->gateway, text));
+		if (ip->has_gateway &&
+		    !has_route(routes, nr, fam, (const uint8_t[16]){ 0 }, 0, &ip->gateway)) {
+			r = cni_check_fail(err, "table %u: the default route via %s is missing",
+					   c->table, cnispec_addr_str(&ip->gateway, text));
 			goto out;
 		}
 	}
@@ -378,9 +415,11 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		/* routes of other tables belong to other interfaces or plugins of the chain */
 		if (want != (c->table ? c->table : RT_TABLE_MAIN))
 			continue;
-		if (!has_route(routes, nr, rt->dst.addr.family, rt->dst.addr.a, rt->dst.len, rt->has_gw ? &rt->gw : NULL)) {
-			r = cni_check_fail(err, "table %u: route %s%s is missing", want, cnispec_prefix_str(&rt->dst, text),
-				       rt->has_gw ? " via its gateway" : "");
+		if (!has_route(routes, nr, rt->dst.addr.family, rt->dst.addr.a, rt->dst.len,
+			       rt->has_gw ? &rt->gw : NULL)) {
+			r = cni_check_fail(err, "table %u: route %s%s is missing", want,
+					   cnispec_prefix_str(&rt->dst, text),
+					   rt->has_gw ? " via its gateway" : "");
 			goto out;
 		}
 	}
@@ -394,9 +433,12 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 		if (rail_peers(c, ifindex, &mine, &peers, &np) == 0 && np > 0) {
 			for (size_t k = 0; k < 3 && r == 0; k++) {
 				uint32_t v;
-				if (nl_link_get_ipv4_conf(c->pod, ifindex, rail_ids[k], &v) == 0 && v != rail_values[k])
-					r = cni_check_fail(err, "%s shares a subnet with another interface but %s is %u, not %u",
-						       c->ifname, rail_names[k], v, rail_values[k]);
+				if (nl_link_get_ipv4_conf(c->pod, ifindex, rail_ids[k], &v) == 0 &&
+				    v != rail_values[k])
+					r = cni_check_fail(
+						err,
+						"%s shares a subnet with another interface but %s is %u, not %u",
+						c->ifname, rail_names[k], v, rail_values[k]);
 			}
 		}
 		free(peers);

@@ -64,10 +64,11 @@ static int vf_pack(json_t *o, const struct cni_state *st)
 	json_t *vo;
 
 	cni_format_hwaddr(v->mac, 6, mac);
-	vo = json_pack("{s:i, s:s, s:I, s:I, s:i, s:I, s:I, s:i, s:i, s:I}", "set", (int)st->vf_set, "mac", mac,
-		       "vlan", (json_int_t)v->vlan, "qos", (json_int_t)v->qos, "proto", (int)v->vlan_proto,
-		       "minTxRate", (json_int_t)v->min_tx_rate, "maxTxRate", (json_int_t)v->max_tx_rate,
-		       "spoofchk", v->spoofchk, "trust", v->trust, "linkState", (json_int_t)v->link_state);
+	vo = json_pack("{s:i, s:s, s:I, s:I, s:i, s:I, s:I, s:i, s:i, s:I}", "set", (int)st->vf_set,
+		       "mac", mac, "vlan", (json_int_t)v->vlan, "qos", (json_int_t)v->qos, "proto",
+		       (int)v->vlan_proto, "minTxRate", (json_int_t)v->min_tx_rate, "maxTxRate",
+		       (json_int_t)v->max_tx_rate, "spoofchk", v->spoofchk, "trust", v->trust,
+		       "linkState", (json_int_t)v->link_state);
 	if (!vo)
 		return -ENOMEM;
 	return json_object_set_new(o, "vfOrig", vo) < 0 ? -ENOMEM : 0;
@@ -77,19 +78,25 @@ static int vf_unpack(const json_t *o, struct cni_state *st)
 {
 	const json_t *vo = json_object_get(o, "vfOrig");
 	struct nl_vf_info v = { .vf = (uint32_t)st->vf_index };
-	long long set = 0, vlan = 0, qos = 0, proto = 0, min = 0, max = 0, spoof = -1, trust = -1, state = 0;
+	long long set = 0, vlan = 0, qos = 0, proto = 0, min = 0, max = 0, spoof = -1, trust = -1,
+		  state = 0;
 	char mac[3 * 6 + 1] = "";
 	unsigned b[6];
 
 	if (!vo)
 		return 0;
-	if (!json_is_object(vo) || int_field(vo, "set", 0, CNI_VF_ALL, &set) < 0 || str_field(vo, "mac", mac, sizeof(mac), true) < 0 ||
+	if (!json_is_object(vo) || int_field(vo, "set", 0, CNI_VF_ALL, &set) < 0 ||
+	    str_field(vo, "mac", mac, sizeof(mac), true) < 0 ||
 	    int_field(vo, "vlan", 0, 4095, &vlan) < 0 || int_field(vo, "qos", 0, 7, &qos) < 0 ||
-	    int_field(vo, "proto", 0, 0xffff, &proto) < 0 || int_field(vo, "minTxRate", 0, UINT32_MAX, &min) < 0 ||
-	    int_field(vo, "maxTxRate", 0, UINT32_MAX, &max) < 0 || int_field(vo, "spoofchk", -1, 1, &spoof) < 0 ||
-	    int_field(vo, "trust", -1, 1, &trust) < 0 || int_field(vo, "linkState", 0, 2, &state) < 0 ||
+	    int_field(vo, "proto", 0, 0xffff, &proto) < 0 ||
+	    int_field(vo, "minTxRate", 0, UINT32_MAX, &min) < 0 ||
+	    int_field(vo, "maxTxRate", 0, UINT32_MAX, &max) < 0 ||
+	    int_field(vo, "spoofchk", -1, 1, &spoof) < 0 ||
+	    int_field(vo, "trust", -1, 1, &trust) < 0 ||
+	    int_field(vo, "linkState", 0, 2, &state) < 0 ||
 	    (proto != ETH_P_8021Q && proto != ETH_P_8021AD) || st->vf_index < 0 ||
-	    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6 || strlen(mac) != 17)
+	    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6 ||
+	    strlen(mac) != 17)
 		return -EBADMSG;
 	for (int i = 0; i < 6; i++)
 		v.mac[i] = (uint8_t)b[i];
@@ -106,8 +113,8 @@ static int vf_unpack(const json_t *o, struct cni_state *st)
 	return 0;
 }
 
-static int state_save(const char *dir, const char *network, const char *id, const char *ifname, bool rdma,
-		      const struct cni_state *st)
+static int state_save(const char *dir, const char *network, const char *id, const char *ifname,
+		      bool rdma, const struct cni_state *st)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20], mac[3 * 32 + 1], guid[20];
 	_cleanup_close_ int dfd = -1;
@@ -119,11 +126,11 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 		return r;
 	cni_format_hwaddr(st->host_mac, st->host_mac_len, mac);
 	snprintf(guid, sizeof(guid), "%016" PRIx64, st->guid_orig);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:s, s:s, s:b, s:s, s:i, s:b, s:s}",
-		      "netns", st->netns, "hostName", st->host_name, "hostIfindex", st->host_ifindex, "hostUp", st->host_up,
-		      "hostMac", mac, "hostMtu", (int)st->host_mtu, "pci", st->pci, "rdmaDevice", st->rdma_dev,
-		      "rdmaMoved", st->rdma_moved, "pf", st->pf, "vfIndex", st->vf_index, "guidSet", st->guid_set,
-		      "guidOrig", guid);
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:s, s:s, s:b, s:s, s:i, s:b, s:s}", "netns",
+		      st->netns, "hostName", st->host_name, "hostIfindex", st->host_ifindex,
+		      "hostUp", st->host_up, "hostMac", mac, "hostMtu", (int)st->host_mtu, "pci",
+		      st->pci, "rdmaDevice", st->rdma_dev, "rdmaMoved", st->rdma_moved, "pf",
+		      st->pf, "vfIndex", st->vf_index, "guidSet", st->guid_set, "guidOrig", guid);
 	if (!o)
 		return -ENOMEM;
 	if (st->has_pkey && json_object_set_new(o, "pkey", json_integer(st->pkey)) < 0) {
@@ -157,7 +164,8 @@ static int str_field(const json_t *o, const char *k, char *out, size_t len, bool
 
 	if (!v)
 		return required ? -EBADMSG : 0;
-	if (!json_is_string(v) || json_string_length(v) >= len || strlen(json_string_value(v)) != json_string_length(v))
+	if (!json_is_string(v) || json_string_length(v) >= len ||
+	    strlen(json_string_value(v)) != json_string_length(v))
 		return -EBADMSG;
 	memcpy(out, json_string_value(v), json_string_length(v) + 1);
 	return 0;
@@ -193,12 +201,15 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	    str_field(o, "pf", st.pf, sizeof(st.pf), false) < 0 ||
 	    str_field(o, "guidOrig", guid, sizeof(guid), false) < 0 ||
 	    str_field(o, "fabricGuid", fguid, sizeof(fguid), false) < 0 ||
-	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 || int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
-	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 || int_field(o, "pkey", -1, 0xffff, &pkey) < 0)
+	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 ||
+	    int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
+	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 ||
+	    int_field(o, "pkey", -1, 0xffff, &pkey) < 0)
 		goto out;
 	/* the names go back into netlink requests and sysfs paths: checked like any input */
-	if (!cnispec_ifname_valid(st.host_name, NULL) || (st.pf[0] && !cnispec_ifname_valid(st.pf, NULL)) ||
-	    (st.pci[0] && !hw_is_bdf(st.pci)) || strchr(st.rdma_dev, '/'))
+	if (!cnispec_ifname_valid(st.host_name, NULL) ||
+	    (st.pf[0] && !cnispec_ifname_valid(st.pf, NULL)) || (st.pci[0] && !hw_is_bdf(st.pci)) ||
+	    strchr(st.rdma_dev, '/'))
 		goto out;
 	st.rdma_moved = json_is_true(json_object_get(o, "rdmaMoved"));
 	st.host_up = json_is_true(json_object_get(o, "hostUp"));
@@ -212,7 +223,8 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	}
 	/* the GUID this attachment may have put into pkey: a record that names one needs its pkey */
 	if (fguid[0]) {
-		if (fabric_guid_parse(fguid, &st.fabric_guid) < 0 || strlen(fguid) != 16 || !st.has_pkey)
+		if (fabric_guid_parse(fguid, &st.fabric_guid) < 0 || strlen(fguid) != 16 ||
+		    !st.has_pkey)
 			goto out;
 		st.fabric = true;
 	}
@@ -224,10 +236,11 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 		if (*end || strlen(guid) != 16)
 			goto out;
 	}
-	for (const char *p = mac; *p; ) {
+	for (const char *p = mac; *p;) {
 		unsigned b;
 		int n = 0;
-		if (st.host_mac_len >= sizeof(st.host_mac) || sscanf(p, "%2x%n", &b, &n) != 1 || n != 2)
+		if (st.host_mac_len >= sizeof(st.host_mac) || sscanf(p, "%2x%n", &b, &n) != 1 ||
+		    n != 2)
 			goto out;
 		st.host_mac[st.host_mac_len++] = (uint8_t)b;
 		p += 2;
@@ -243,8 +256,8 @@ out:
 	return r;
 }
 
-static int state_load(const char *dir, const char *network, const char *id, const char *ifname, bool rdma,
-		      struct cni_state *ret)
+static int state_load(const char *dir, const char *network, const char *id, const char *ifname,
+		      bool rdma, struct cni_state *ret)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -268,7 +281,8 @@ static int state_load(const char *dir, const char *network, const char *id, cons
 	return r < 0 ? r : 1;
 }
 
-static int state_remove(const char *dir, const char *network, const char *id, const char *ifname, bool rdma)
+static int state_remove(const char *dir, const char *network, const char *id, const char *ifname,
+			bool rdma)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -288,7 +302,8 @@ static int state_remove(const char *dir, const char *network, const char *id, co
 	return 0;
 }
 
-int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname, size_t *ret_removed)
+int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname,
+		   size_t *ret_removed)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -320,7 +335,8 @@ int cni_state_save_rdma(const char *dir, const char *network, const char *id, co
 	return state_save(dir, network, id, ifname, true, st);
 }
 
-int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname, struct cni_state *ret)
+int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname,
+		   struct cni_state *ret)
 {
 	return state_load(dir, network, id, ifname, false, ret);
 }
@@ -341,8 +357,8 @@ int cni_state_remove_rdma(const char *dir, const char *network, const char *id, 
 	return state_remove(dir, network, id, ifname, true);
 }
 
-static int state_list(const char *dir, const char *network, bool rdma, char ***ret_ids, char ***ret_ifnames,
-		      size_t *ret_n)
+static int state_list(const char *dir, const char *network, bool rdma, char ***ret_ids,
+		      char ***ret_ifnames, size_t *ret_n)
 {
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
 	_cleanup_closedir_ DIR *d = NULL;
@@ -379,7 +395,8 @@ static int state_list(const char *dir, const char *network, bool rdma, char ***r
 			return -ENOMEM;
 		if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
 			continue;
-		if ((r = strv_push(&ids, &n, TAKE_PTR(id))) < 0 || (r = strv_push(&ifnames, &m, TAKE_PTR(ifname))) < 0)
+		if ((r = strv_push(&ids, &n, TAKE_PTR(id))) < 0 ||
+		    (r = strv_push(&ifnames, &m, TAKE_PTR(ifname))) < 0)
 			return r;
 	}
 	*ret_ids = TAKE_PTR(ids);
@@ -388,12 +405,14 @@ static int state_list(const char *dir, const char *network, bool rdma, char ***r
 	return 0;
 }
 
-int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
+		   size_t *ret_n)
 {
 	return state_list(dir, network, false, ret_ids, ret_ifnames, ret_n);
 }
 
-int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames, size_t *ret_n)
+int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
+			size_t *ret_n)
 {
 	return state_list(dir, network, true, ret_ids, ret_ifnames, ret_n);
 }

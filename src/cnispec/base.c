@@ -13,8 +13,9 @@
 #include "util/cleanup.h"
 
 static const char *const cmd_names[] = {
-	[CNISPEC_CMD_NONE] = "",          [CNISPEC_CMD_ADD] = "ADD", [CNISPEC_CMD_DEL] = "DEL",
-	[CNISPEC_CMD_CHECK] = "CHECK",    [CNISPEC_CMD_GC] = "GC",   [CNISPEC_CMD_STATUS] = "STATUS",
+	[CNISPEC_CMD_NONE] = "",	   [CNISPEC_CMD_ADD] = "ADD",
+	[CNISPEC_CMD_DEL] = "DEL",	   [CNISPEC_CMD_CHECK] = "CHECK",
+	[CNISPEC_CMD_GC] = "GC",	   [CNISPEC_CMD_STATUS] = "STATUS",
 	[CNISPEC_CMD_VERSION] = "VERSION",
 };
 
@@ -56,17 +57,15 @@ int cnispec_version_parse(const char *s, enum cnispec_version *ret)
 bool cnispec_cmd_allowed(enum cnispec_cmd cmd, enum cnispec_version v)
 {
 	switch (cmd) {
-	case CNISPEC_CMD_CHECK:
-		return v >= CNISPEC_V0_4_0;
+	case CNISPEC_CMD_CHECK: return v >= CNISPEC_V0_4_0;
 	case CNISPEC_CMD_GC:
-	case CNISPEC_CMD_STATUS:
-		return v >= CNISPEC_V1_1_0;
-	default:
-		return true;
+	case CNISPEC_CMD_STATUS: return v >= CNISPEC_V1_1_0;
+	default: return true;
 	}
 }
 
-int cnispec_fail(struct cnispec_error *err, int ret, unsigned code, const char *msg, const char *fmt, ...)
+int cnispec_fail(struct cnispec_error *err, int ret, unsigned code, const char *msg,
+		 const char *fmt, ...)
 {
 	va_list ap;
 
@@ -101,8 +100,9 @@ static int print_line(FILE *f, json_t *o)
 
 int cnispec_error_print(FILE *f, const char *version, const struct cnispec_error *err)
 {
-	json_t *o = json_pack("{s:s, s:I, s:s}", "cniVersion", version ? version : cnispec_version_str(CNISPEC_V_LATEST),
-			      "code", (json_int_t)(err->code ? err->code : CNISPEC_E_INTERNAL), "msg",
+	json_t *o = json_pack("{s:s, s:I, s:s}", "cniVersion",
+			      version ? version : cnispec_version_str(CNISPEC_V_LATEST), "code",
+			      (json_int_t)(err->code ? err->code : CNISPEC_E_INTERNAL), "msg",
 			      err->msg[0] ? err->msg : "error");
 
 	if (o && err->details[0])
@@ -117,7 +117,8 @@ int cnispec_version_print(FILE *f, const char *version)
 	for (int i = 0; list && i < CNISPEC_V_COUNT; i++)
 		json_array_append_new(list, json_string(version_names[i]));
 	return print_line(f, json_pack("{s:s, s:o}", "cniVersion",
-				       version ? version : cnispec_version_str(CNISPEC_V_LATEST), "supportedVersions", list));
+				       version ? version : cnispec_version_str(CNISPEC_V_LATEST),
+				       "supportedVersions", list));
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -150,7 +151,8 @@ bool cnispec_container_id_valid(const char *s, const char **why)
 {
 	const char *dummy;
 
-	return id_like(s, CNISPEC_CONTAINER_ID_MAX, "is longer than 239 characters", why ? why : &dummy);
+	return id_like(s, CNISPEC_CONTAINER_ID_MAX, "is longer than 239 characters",
+		       why ? why : &dummy);
 }
 
 bool cnispec_network_name_valid(const char *s, const char **why)

@@ -70,20 +70,20 @@ bool cnispec_cmd_allowed(enum cnispec_cmd cmd, enum cnispec_version v);
 
 /* The spec's reserved codes. 100 and up are the plugin's own (documented by each plugin). */
 enum cnispec_code {
-	CNISPEC_E_VERSION = 1,           /* incompatible CNI version */
+	CNISPEC_E_VERSION = 1,		 /* incompatible CNI version */
 	CNISPEC_E_UNSUPPORTED_FIELD = 2, /* unsupported field; msg names key and value */
 	CNISPEC_E_UNKNOWN_CONTAINER = 3, /* container unknown: no cleanup needed */
-	CNISPEC_E_ENV = 4,               /* invalid environment; msg names the variables */
-	CNISPEC_E_IO = 5,                /* I/O failure */
-	CNISPEC_E_DECODE = 6,            /* failed to decode content */
-	CNISPEC_E_CONFIG = 7,            /* invalid network config */
-	CNISPEC_E_TRY_AGAIN = 11,        /* transient; the runtime may retry later */
-	CNISPEC_E_UNAVAILABLE = 50,      /* STATUS: cannot service ADD */
+	CNISPEC_E_ENV = 4,		 /* invalid environment; msg names the variables */
+	CNISPEC_E_IO = 5,		 /* I/O failure */
+	CNISPEC_E_DECODE = 6,		 /* failed to decode content */
+	CNISPEC_E_CONFIG = 7,		 /* invalid network config */
+	CNISPEC_E_TRY_AGAIN = 11,	 /* transient; the runtime may retry later */
+	CNISPEC_E_UNAVAILABLE = 50,	 /* STATUS: cannot service ADD */
 	CNISPEC_E_UNAVAILABLE_DEGRADED = 51,
-	CNISPEC_E_INTERNAL = 999,        /* libcni's code for an error that carries none */
+	CNISPEC_E_INTERNAL = 999, /* libcni's code for an error that carries none */
 };
 
-#define CNISPEC_MSG_MAX 256
+#define CNISPEC_MSG_MAX	    256
 #define CNISPEC_DETAILS_MAX 2048
 
 struct cnispec_error {
@@ -95,8 +95,9 @@ struct cnispec_error {
 /* Fill err (may be NULL) with code, a short msg and printf-style details; returns ret (a
  * negative errno), so that `return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, ...)` reads
  * as one step. Text longer than the buffers is cut. */
-__attribute__((format(printf, 5, 6)))
-int cnispec_fail(struct cnispec_error *err, int ret, unsigned code, const char *msg, const char *fmt, ...);
+__attribute__((format(printf, 5, 6))) int cnispec_fail(struct cnispec_error *err, int ret,
+						       unsigned code, const char *msg,
+						       const char *fmt, ...);
 /* The error object as JSON text on f, one line: {"cniVersion","code","msg"[,"details"]}.
  * version: the request's cniVersion string, or NULL for the latest. */
 int cnispec_error_print(FILE *f, const char *version, const struct cnispec_error *err);
@@ -135,8 +136,8 @@ struct cnispec_env {
 	char *container_id; /* NULL when not set (or set but empty, for optional ones) */
 	char *netns;
 	char *ifname;
-	char *args; /* CNI_ARGS as given */
-	char *path; /* CNI_PATH as given */
+	char *args;		 /* CNI_ARGS as given */
+	char *path;		 /* CNI_PATH as given */
 	struct cnispec_arg *arg; /* CNI_ARGS split "K=V;K=V" */
 	size_t n_arg;
 	/* From CNI_ARGS (pointers into arg[]), NULL when absent; each validated as Kubernetes
@@ -163,8 +164,8 @@ const char *cnispec_env_arg(const struct cnispec_env *env, const char *key);
 /* ---- addresses ------------------------------------------------------------------------ */
 
 struct cnispec_addr {
-	int family;     /* AF_INET or AF_INET6 */
-	uint8_t a[16];  /* network order; IPv4 in a[0..3], the rest zero */
+	int family;    /* AF_INET or AF_INET6 */
+	uint8_t a[16]; /* network order; IPv4 in a[0..3], the rest zero */
 };
 
 struct cnispec_prefix {
@@ -188,11 +189,11 @@ bool cnispec_addr_equal(const struct cnispec_addr *a, const struct cnispec_addr 
 
 struct cnispec_interface {
 	char *name;
-	char *mac;         /* NULL: none */
-	unsigned mtu;      /* 0: not set (1.1.0) */
-	char *sandbox;     /* NULL or "": on the host */
+	char *mac;	   /* NULL: none */
+	unsigned mtu;	   /* 0: not set (1.1.0) */
+	char *sandbox;	   /* NULL or "": on the host */
 	char *socket_path; /* 1.1.0 */
-	char *pci_id;      /* 1.1.0 */
+	char *pci_id;	   /* 1.1.0 */
 };
 
 struct cnispec_ip {
@@ -239,7 +240,8 @@ struct cnispec_result {
 struct cnispec_result *cnispec_result_new(void);
 void cnispec_result_free(struct cnispec_result *r);
 /* Append copies (strings duplicated). *ret_index (may be NULL): the new interface's index. */
-int cnispec_result_add_interface(struct cnispec_result *r, const struct cnispec_interface *i, size_t *ret_index);
+int cnispec_result_add_interface(struct cnispec_result *r, const struct cnispec_interface *i,
+				 size_t *ret_index);
 int cnispec_result_add_ip(struct cnispec_result *r, const struct cnispec_ip *ip);
 int cnispec_result_add_route(struct cnispec_result *r, const struct cnispec_route *rt);
 /* Replace r's DNS with a copy of d. */
@@ -257,7 +259,8 @@ json_t *cnispec_result_to_json(const struct cnispec_result *r, enum cnispec_vers
 /* The result on f as one JSON document with a trailing newline. */
 int cnispec_result_print(FILE *f, const struct cnispec_result *r, enum cnispec_version v);
 /* Parse a DNS object ({nameservers, domain, search, options}) as a config's "dns" holds it. */
-int cnispec_dns_from_json(const json_t *obj, const char *path, struct cnispec_dns *ret, char *why, size_t whylen);
+int cnispec_dns_from_json(const json_t *obj, const char *path, struct cnispec_dns *ret, char *why,
+			  size_t whylen);
 void cnispec_dns_clear(struct cnispec_dns *d);
 
 /* ---- the request on stdin ------------------------------------------------------------- */
@@ -269,18 +272,18 @@ struct cnispec_attachment {
 
 struct cnispec_conf {
 	enum cnispec_version version;
-	const char *cni_version;  /* the text, in root */
-	const char *name;         /* validated network name */
-	const char *type;         /* validated plugin type */
-	json_t *root;             /* owned: the whole document */
+	const char *cni_version; /* the text, in root */
+	const char *name;	 /* validated network name */
+	const char *type;	 /* validated plugin type */
+	json_t *root;		 /* owned: the whole document */
 	/* Borrowed from root; NULL when absent. */
-	json_t *args;             /* "args" */
-	json_t *runtime_config;   /* "runtimeConfig" */
-	json_t *capabilities;     /* "capabilities" (runtimes should not pass it; tolerated) */
-	json_t *dns;              /* "dns" */
+	json_t *args;		  /* "args" */
+	json_t *runtime_config;	  /* "runtimeConfig" */
+	json_t *capabilities;	  /* "capabilities" (runtimes should not pass it; tolerated) */
+	json_t *dns;		  /* "dns" */
 	json_t *prev_result_json; /* "prevResult" */
-	json_t *ipam;             /* "ipam" */
-	const char *ipam_type;    /* ipam.type, validated, or NULL */
+	json_t *ipam;		  /* "ipam" */
+	const char *ipam_type;	  /* ipam.type, validated, or NULL */
 	struct cnispec_result *prev_result; /* parsed prevResult, or NULL */
 	/* "cni.dev/valid-attachments" (GC), each name validated. */
 	bool has_valid_attachments;
@@ -298,11 +301,13 @@ int cnispec_conf_parse(const char *buf, size_t len, enum cnispec_cmd cmd, struct
 		       struct cnispec_error *err);
 void cnispec_conf_free(struct cnispec_conf *c);
 /* Whether (container_id, ifname) is in cni.dev/valid-attachments. */
-bool cnispec_conf_attachment_valid(const struct cnispec_conf *c, const char *container_id, const char *ifname);
+bool cnispec_conf_attachment_valid(const struct cnispec_conf *c, const char *container_id,
+				   const char *ifname);
 
 /* Code 2 for a key the plugin does not support: msg "unsupported field", details
  * "<path>: unsupported key (value: <compact JSON, cut at 200 bytes>)[; hint]". */
-int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const json_t *value, const char *hint);
+int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const json_t *value,
+			     const char *hint);
 
 /* ---- delegation ----------------------------------------------------------------------- */
 
@@ -322,9 +327,9 @@ int cnispec_plugin_is_self(const char *cni_path, const char *type);
  *             or code 999 naming its exit status when it printed none;
  *   -EBADMSG  ADD succeeded but printed no valid result (code 6);
  *   other     -errno of the exec machinery (code 5). */
-int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_path, char *const *envp,
-		     const char *buf, size_t len, enum cnispec_version v, struct cnispec_result **ret,
-		     struct cnispec_error *err);
+int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_path,
+		     char *const *envp, const char *buf, size_t len, enum cnispec_version v,
+		     struct cnispec_result **ret, struct cnispec_error *err);
 
 /* ---- logging -------------------------------------------------------------------------- */
 
@@ -357,9 +362,10 @@ struct cnispec_request {
  * strerror); add's result is printed in the request's version. done(ctx) follows every operation
  * whose setup succeeded, whatever the operation returned, and releases the context. */
 struct cnispec_plugin_ops {
-	const char *name;  /* "rdmak-ipam" */
+	const char *name; /* "rdmak-ipam" */
 	int (*setup)(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err);
-	int (*add)(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err);
+	int (*add)(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
+		   struct cnispec_error *err);
 	int (*del)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
 	int (*check)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
 	int (*gc)(void *ctx, const struct cnispec_request *req, struct cnispec_error *err);
@@ -373,7 +379,8 @@ void cnispec_plugin_done_none(void *ctx);
 /* The whole exchange: environment, stdin (at most 4 MiB), VERSION, the request, the
  * version check for the command (CHECK needs 0.4.0, GC and STATUS 1.1.0: code 1), the
  * operation, and the result or the error object on out. Returns the exit code: 0 or 1. */
-int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd, FILE *out);
+int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd,
+			FILE *out);
 
 /* Delegation without an exec, for a delegated plugin that is this very program (rdmak-cni's
  * ipam.type rdmak-ipam when CNI_PATH's rdmak-ipam is a link to the running binary): ops run on
@@ -382,7 +389,8 @@ int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp,
  * (logFile, logLevel), the caller's logger is back afterwards; ADD's result goes through its
  * JSON form in req's version, as if printed and read back. Returns as cnispec_delegate: 0, or
  * -EPROTO with err the plugin's error (-EBADMSG for an ADD without a valid result). */
-int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
-				enum cnispec_cmd cmd, struct cnispec_result **ret, struct cnispec_error *err);
+int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops,
+				const struct cnispec_request *req, enum cnispec_cmd cmd,
+				struct cnispec_result **ret, struct cnispec_error *err);
 
 #endif

@@ -41,7 +41,8 @@ static int read_plugin_type(struct dispatch_ctx *d, const char *path, json_t *v,
 
 /* Of "ipam", the protocol reads only the type; the rest is the IPAM plugin's. */
 static const struct dispatch_field ipam_fields[] = {
-	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type, offsetof(struct cnispec_conf, ipam_type), 0),
+	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type,
+		       offsetof(struct cnispec_conf, ipam_type), 0),
 	{},
 };
 
@@ -60,15 +61,23 @@ static int read_ipam(struct dispatch_ctx *d, const char *path, json_t *v, void *
  * parse_version (its refusals are code 1 and come before any other), prevResult once the
  * version is known. */
 static const struct dispatch_field envelope_fields[] = {
-	DISPATCH_FIELD("cniVersion", JSON_STRING, NULL, offsetof(struct cnispec_conf, cni_version), 0),
-	DISPATCH_FIELD("name", JSON_STRING, read_network_name, offsetof(struct cnispec_conf, name), DISPATCH_MANDATORY),
-	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type, offsetof(struct cnispec_conf, type), DISPATCH_MANDATORY),
-	DISPATCH_FIELD("args", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, args), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("runtimeConfig", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, runtime_config), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("capabilities", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, capabilities), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("dns", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, dns), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("cniVersion", JSON_STRING, NULL, offsetof(struct cnispec_conf, cni_version),
+		       0),
+	DISPATCH_FIELD("name", JSON_STRING, read_network_name, offsetof(struct cnispec_conf, name),
+		       DISPATCH_MANDATORY),
+	DISPATCH_FIELD("type", JSON_STRING, read_plugin_type, offsetof(struct cnispec_conf, type),
+		       DISPATCH_MANDATORY),
+	DISPATCH_FIELD("args", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, args),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("runtimeConfig", JSON_OBJECT, NULL,
+		       offsetof(struct cnispec_conf, runtime_config), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("capabilities", JSON_OBJECT, NULL,
+		       offsetof(struct cnispec_conf, capabilities), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("dns", JSON_OBJECT, NULL, offsetof(struct cnispec_conf, dns),
+		       DISPATCH_NULLABLE),
 	DISPATCH_FIELD("ipam", JSON_OBJECT, read_ipam, 0, DISPATCH_NULLABLE),
-	DISPATCH_FIELD("prevResult", DISPATCH_ANY, NULL, offsetof(struct cnispec_conf, prev_result_json), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("prevResult", DISPATCH_ANY, NULL,
+		       offsetof(struct cnispec_conf, prev_result_json), DISPATCH_NULLABLE),
 	/* the runtime's, not a plugin's */
 	DISPATCH_IGNORE("cniVersions", NULL),
 	DISPATCH_IGNORE("disableCheck", NULL),
@@ -106,7 +115,8 @@ static int config_error(const struct dispatch_ctx *d, int r, struct cnispec_erro
 {
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration", "%s", d->err);
+	return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration", "%s",
+			    d->err);
 }
 
 /* cniVersion as text, NULL when absent; code 7 when it is not a string. */
@@ -127,15 +137,17 @@ static int parse_version(struct cnispec_conf *c, struct cnispec_error *err)
 	if (r < 0)
 		return r;
 	if (!c->cni_version)
-		return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
-				    "cniVersion: missing, which libcni reads as 0.1.0, older than this plugin supports "
-				    "(1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest "
-				    "your runtime takes)");
+		return cnispec_fail(
+			err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
+			"cniVersion: missing, which libcni reads as 0.1.0, older than this plugin supports "
+			"(1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest "
+			"your runtime takes)");
 	if (cnispec_version_parse(c->cni_version, &c->version) < 0)
-		return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
-				    "cniVersion: \"%s\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, "
-				    "0.3.1 and 0.3.0",
-				    c->cni_version);
+		return cnispec_fail(
+			err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
+			"cniVersion: \"%s\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, "
+			"0.3.1 and 0.3.0",
+			c->cni_version);
 	return 0;
 }
 
@@ -146,7 +158,8 @@ static int parse_prev_result(struct cnispec_conf *c, struct cnispec_error *err)
 
 	if (!c->prev_result_json)
 		return 0;
-	r = cnispec_result_from_json(c->prev_result_json, c->version, "prevResult", &c->prev_result, why, sizeof(why));
+	r = cnispec_result_from_json(c->prev_result_json, c->version, "prevResult", &c->prev_result,
+				     why, sizeof(why));
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	if (r < 0)
@@ -171,13 +184,15 @@ static int read_ifname(struct dispatch_ctx *d, const char *path, json_t *v, void
 }
 
 static const struct dispatch_field attachment_fields[] = {
-	DISPATCH_FIELD("containerID", JSON_STRING, read_container_id, offsetof(struct cnispec_attachment, container_id),
-		       DISPATCH_MANDATORY),
-	DISPATCH_FIELD("ifname", JSON_STRING, read_ifname, offsetof(struct cnispec_attachment, ifname), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("containerID", JSON_STRING, read_container_id,
+		       offsetof(struct cnispec_attachment, container_id), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("ifname", JSON_STRING, read_ifname,
+		       offsetof(struct cnispec_attachment, ifname), DISPATCH_MANDATORY),
 	{},
 };
 
-static int read_attachment(struct dispatch_ctx *d, const char *path, json_t *it, size_t i, void *userdata)
+static int read_attachment(struct dispatch_ctx *d, const char *path, json_t *it, size_t i,
+			   void *userdata)
 {
 	struct cnispec_conf *c = userdata;
 
@@ -215,9 +230,11 @@ static int split_plugin_keys(struct cnispec_conf *c, struct cnispec_error *err)
 	c->plugin = json_object();
 	if (!c->plugin)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	json_object_foreach(c->root, k, v)
-		if (!is_envelope_key(k) && json_object_set(c->plugin, k, v) < 0)
-			return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	json_object_foreach(c->root, k,
+			    v) if (!is_envelope_key(k) &&
+				   json_object_set(c->plugin, k, v) <
+					   0) return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL,
+								  "out of memory", NULL);
 	return 0;
 }
 
@@ -251,18 +268,21 @@ int cnispec_conf_parse(const char *buf, size_t len, enum cnispec_cmd cmd, struct
 	c->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!c->root) {
 		cnispec_conf_free(c);
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE, "failed to decode the network configuration",
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE,
+				    "failed to decode the network configuration",
 				    "line %d column %d: %s", je.line, je.column, je.text);
 	}
 	if (!json_is_object(c->root)) {
 		cnispec_conf_free(c);
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE, "failed to decode the network configuration",
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE,
+				    "failed to decode the network configuration",
 				    "expected a JSON object");
 	}
 	if (cmd == CNISPEC_CMD_VERSION) {
 		/* VERSION reads only cniVersion, and answers even when it is not one we know */
 		r = read_version_text(c, err);
-		if (r == 0 && c->cni_version && cnispec_version_parse(c->cni_version, &c->version) < 0)
+		if (r == 0 && c->cni_version &&
+		    cnispec_version_parse(c->cni_version, &c->version) < 0)
 			c->version = CNISPEC_V_LATEST;
 		else if (r == 0 && !c->cni_version)
 			c->version = CNISPEC_V_LATEST;
@@ -279,7 +299,8 @@ int cnispec_conf_parse(const char *buf, size_t len, enum cnispec_cmd cmd, struct
 	return 0;
 }
 
-bool cnispec_conf_attachment_valid(const struct cnispec_conf *c, const char *container_id, const char *ifname)
+bool cnispec_conf_attachment_valid(const struct cnispec_conf *c, const char *container_id,
+				   const char *ifname)
 {
 	for (size_t i = 0; i < c->n_valid_attachments; i++)
 		if (!strcmp(c->valid_attachments[i].container_id, container_id) &&
@@ -288,15 +309,18 @@ bool cnispec_conf_attachment_valid(const struct cnispec_conf *c, const char *con
 	return false;
 }
 
-int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const json_t *value, const char *hint)
+int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const json_t *value,
+			     const char *hint)
 {
-	_cleanup_free_ char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	_cleanup_free_ char *text =
+		value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	char msg[CNISPEC_MSG_MAX];
 
 	if (text && strlen(text) > 200)
 		strcpy(text + 197, "...");
 	/* the spec: "The error message must contain the key and value of the unsupported field" */
 	snprintf(msg, sizeof(msg), "unsupported field %s", path);
-	return cnispec_fail(err, -EINVAL, CNISPEC_E_UNSUPPORTED_FIELD, msg, "%s: unsupported key (value: %s)%s%s", path,
-			    text ? text : "null", hint ? "; " : "", hint ? hint : "");
+	return cnispec_fail(err, -EINVAL, CNISPEC_E_UNSUPPORTED_FIELD, msg,
+			    "%s: unsupported key (value: %s)%s%s", path, text ? text : "null",
+			    hint ? "; " : "", hint ? hint : "");
 }

@@ -131,8 +131,8 @@ static int slurp(int fd, char **ret, size_t *ret_len, bool *truncated)
 
 /* Run path with stdin from a sealed memory file holding buf (no deadlock between writing its
  * stdin and reading its stdout), stdout into *out. */
-static int run(const char *path, char **envv, const char *buf, size_t len, char **out, size_t *out_len,
-	       bool *truncated, int *status)
+static int run(const char *path, char **envv, const char *buf, size_t len, char **out,
+	       size_t *out_len, bool *truncated, int *status)
 {
 	_cleanup_close_ int in = memfd_create("cni-stdin", MFD_CLOEXEC);
 	int pipefd[2] = { -1, -1 };
@@ -168,30 +168,34 @@ static int run(const char *path, char **envv, const char *buf, size_t len, char 
 }
 
 /* The delegated plugin's error object, passed on as it wrote it. */
-static int pass_error(const char *type, const char *out, size_t len, int status, struct cnispec_error *err)
+static int pass_error(const char *type, const char *out, size_t len, int status,
+		      struct cnispec_error *err)
 {
 	json_t *o = json_loadb(out, len, 0, NULL);
 	const json_t *code = json_object_get(o, "code"), *msg = json_object_get(o, "msg"),
 		     *details = json_object_get(o, "details");
 
-	if (json_is_integer(code) && json_integer_value(code) > 0 && json_integer_value(code) <= UINT32_MAX) {
+	if (json_is_integer(code) && json_integer_value(code) > 0 &&
+	    json_integer_value(code) <= UINT32_MAX) {
 		cnispec_fail(err, -EPROTO, (unsigned)json_integer_value(code),
 			     json_is_string(msg) ? json_string_value(msg) : "error", "%s",
 			     json_is_string(details) ? json_string_value(details) : "");
 	} else if (WIFEXITED(status)) {
 		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed",
-			     "%s exited with status %d and printed no error object: %.200s", type, WEXITSTATUS(status), out);
+			     "%s exited with status %d and printed no error object: %.200s", type,
+			     WEXITSTATUS(status), out);
 	} else {
-		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed", "%s was killed by signal %d", type,
+		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed",
+			     "%s was killed by signal %d", type,
 			     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	}
 	json_decref(o);
 	return -EPROTO;
 }
 
-int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_path, char *const *envp,
-		     const char *buf, size_t len, enum cnispec_version v, struct cnispec_result **ret,
-		     struct cnispec_error *err)
+int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_path,
+		     char *const *envp, const char *buf, size_t len, enum cnispec_version v,
+		     struct cnispec_result **ret, struct cnispec_error *err)
 {
 	_cleanup_free_ char *path = NULL, *out = NULL;
 	_cleanup_free_ char **envv = NULL;
@@ -200,23 +204,26 @@ int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_pat
 	int status = 0, r;
 
 	if (!cni_path)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_PATH",
-				    "CNI_PATH: not set, so the IPAM plugin %s cannot be found", type);
+		return cnispec_fail(
+			err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_PATH",
+			"CNI_PATH: not set, so the IPAM plugin %s cannot be found", type);
 	r = cnispec_find_plugin(cni_path, type, &path);
 	if (r < 0)
-		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration", "ipam.type: \"%s\" %s",
-				    type, r == -EINVAL ? "is not a plugin name" : strerror(-r));
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid network configuration",
+				    "ipam.type: \"%s\" %s", type,
+				    r == -EINVAL ? "is not a plugin name" : strerror(-r));
 	if (r == 0)
 		return cnispec_fail(err, -ENOENT, CNISPEC_E_CONFIG, "failed to find plugin",
-				    "ipam.type: no executable \"%s\" in CNI_PATH %s", type, cni_path);
+				    "ipam.type: no executable \"%s\" in CNI_PATH %s", type,
+				    cni_path);
 	envv = env_with_command(envp, cmd);
 	if (!envv)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	r = run(path, envv, buf, len, &out, &out_len, &truncated, &status);
 	free(envv[0]); /* the CNI_COMMAND string; the rest are envp's */
 	if (r < 0)
-		return cnispec_fail(err, r, CNISPEC_E_IO, "failed to run the delegated plugin", "%s: %s", path,
-				    strerror(-r));
+		return cnispec_fail(err, r, CNISPEC_E_IO, "failed to run the delegated plugin",
+				    "%s: %s", path, strerror(-r));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return pass_error(type, out, out_len, status, err);
 	if (cmd == CNISPEC_CMD_ADD && ret) {
@@ -224,19 +231,22 @@ int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_pat
 		json_t *o;
 
 		if (truncated)
-			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE,
+					    "invalid result from the delegated plugin",
 					    "%s printed more than %u bytes", type, OUTPUT_MAX);
 		o = json_loadb(out, out_len, 0, NULL);
 		if (!o)
-			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE,
+					    "invalid result from the delegated plugin",
 					    "%s printed no JSON result: %.200s", type, out);
 		r = cnispec_result_from_json(o, v, "result", ret, why, sizeof(why));
 		json_decref(o);
 		if (r == -ENOMEM)
 			return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 		if (r < 0)
-			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin",
-					    "%s: %s", type, why);
+			return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE,
+					    "invalid result from the delegated plugin", "%s: %s",
+					    type, why);
 	}
 	return 0;
 }

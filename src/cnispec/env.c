@@ -20,14 +20,10 @@ static unsigned required(enum cnispec_cmd cmd)
 {
 	switch (cmd) {
 	case CNISPEC_CMD_ADD:
-	case CNISPEC_CMD_CHECK:
-		return REQ_CONTAINERID | REQ_NETNS | REQ_IFNAME;
-	case CNISPEC_CMD_DEL:
-		return REQ_CONTAINERID | REQ_IFNAME;
-	case CNISPEC_CMD_GC:
-		return REQ_PATH;
-	default:
-		return 0;
+	case CNISPEC_CMD_CHECK: return REQ_CONTAINERID | REQ_NETNS | REQ_IFNAME;
+	case CNISPEC_CMD_DEL: return REQ_CONTAINERID | REQ_IFNAME;
+	case CNISPEC_CMD_GC: return REQ_PATH;
+	default: return 0;
 	}
 }
 
@@ -48,8 +44,8 @@ struct problems {
 	size_t n;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void problem(struct problems *p, const char *name, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void problem(struct problems *p, const char *name,
+							  const char *fmt, ...)
 {
 	size_t l = strlen(p->text), ln = strlen(p->names);
 	va_list ap;
@@ -158,8 +154,10 @@ static void pod_args(struct cnispec_env *env, struct problems *p)
 			env->pod_name, why);
 	if (env->pod_uid && !uid_like(env->pod_uid))
 		problem(p, "CNI_ARGS", "K8S_POD_UID \"%s\" is not a UID", env->pod_uid);
-	if (env->pod_infra_container_id && !cnispec_container_id_valid(env->pod_infra_container_id, NULL))
-		problem(p, "CNI_ARGS", "K8S_POD_INFRA_CONTAINER_ID \"%s\" is not a container ID", env->pod_infra_container_id);
+	if (env->pod_infra_container_id &&
+	    !cnispec_container_id_valid(env->pod_infra_container_id, NULL))
+		problem(p, "CNI_ARGS", "K8S_POD_INFRA_CONTAINER_ID \"%s\" is not a container ID",
+			env->pod_infra_container_id);
 }
 
 /* The CNI_ARGS keys rdmak's plugins read: the pod's identity (what CRI runtimes and Multus
@@ -168,7 +166,8 @@ static void pod_args(struct cnispec_env *env, struct problems *p)
  * plugins, any other key is refused unless IgnoreUnknown is 1 or true: a key the plugin does
  * not read is a request it would silently not honour. Keys match exactly, as Go's field names. */
 static const char *const known_args[] = {
-	"IgnoreUnknown", "IP", "K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_INFRA_CONTAINER_ID", "K8S_POD_UID",
+	"IgnoreUnknown", "IP", "K8S_POD_NAMESPACE", "K8S_POD_NAME", "K8S_POD_INFRA_CONTAINER_ID",
+	"K8S_POD_UID",
 };
 
 static bool arg_known(const char *key)
@@ -217,12 +216,14 @@ static void args_check(struct cnispec_env *env, struct problems *p)
 		if (arg_known(env->arg[i].key))
 			continue;
 		if (n++ < 8)
-			snprintf(unknown + l, sizeof(unknown) - l, "%s%s", l ? ", " : "", env->arg[i].key);
+			snprintf(unknown + l, sizeof(unknown) - l, "%s%s", l ? ", " : "",
+				 env->arg[i].key);
 	}
 	if (n)
-		problem(p, "CNI_ARGS", "unknown key%s %s%s (known: IP, K8S_POD_NAMESPACE, K8S_POD_NAME, "
-			"K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID; IgnoreUnknown=1 lets others pass)", n > 1 ? "s" : "",
-			unknown, n > 8 ? ", ..." : "");
+		problem(p, "CNI_ARGS",
+			"unknown key%s %s%s (known: IP, K8S_POD_NAMESPACE, K8S_POD_NAME, "
+			"K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID; IgnoreUnknown=1 lets others pass)",
+			n > 1 ? "s" : "", unknown, n > 8 ? ", ..." : "");
 }
 
 /* Copy a variable; "" counts as unset (the spec makes all of them non-empty when given). */
@@ -249,7 +250,8 @@ static int parse_into(char *const *envp, struct cnispec_env *env, struct problem
 		return 0;
 	}
 	if (cnispec_cmd_parse(cmd, &env->cmd) < 0) {
-		problem(p, "CNI_COMMAND", "\"%s\" is not ADD, DEL, CHECK, GC, STATUS or VERSION", cmd);
+		problem(p, "CNI_COMMAND", "\"%s\" is not ADD, DEL, CHECK, GC, STATUS or VERSION",
+			cmd);
 		return 0;
 	}
 	/* VERSION needs CNI_COMMAND alone, and libcni's GetVersionInfo (which CRI-O runs on every
@@ -258,8 +260,10 @@ static int parse_into(char *const *envp, struct cnispec_env *env, struct problem
 		return 0;
 	req = required(env->cmd);
 	if ((r = take(envp, "CNI_CONTAINERID", &env->container_id)) < 0 ||
-	    (r = take(envp, "CNI_NETNS", &env->netns)) < 0 || (r = take(envp, "CNI_IFNAME", &env->ifname)) < 0 ||
-	    (r = take(envp, "CNI_ARGS", &env->args)) < 0 || (r = take(envp, "CNI_PATH", &env->path)) < 0)
+	    (r = take(envp, "CNI_NETNS", &env->netns)) < 0 ||
+	    (r = take(envp, "CNI_IFNAME", &env->ifname)) < 0 ||
+	    (r = take(envp, "CNI_ARGS", &env->args)) < 0 ||
+	    (r = take(envp, "CNI_PATH", &env->path)) < 0)
 		return r;
 
 	if (env->container_id && !cnispec_container_id_valid(env->container_id, &why))

@@ -19,8 +19,8 @@ static void log_name(const char *prog, const struct cnispec_env *env)
 	char name[LOG_PROGRAM_MAX];
 
 	if (env && env->cmd != CNISPEC_CMD_NONE && env->container_id && env->ifname)
-		snprintf(name, sizeof(name), "%s %s %.12s/%s", prog, cnispec_cmd_name(env->cmd), env->container_id,
-			 env->ifname);
+		snprintf(name, sizeof(name), "%s %s %.12s/%s", prog, cnispec_cmd_name(env->cmd),
+			 env->container_id, env->ifname);
 	else if (env && env->cmd != CNISPEC_CMD_NONE)
 		snprintf(name, sizeof(name), "%s %s", prog, cnispec_cmd_name(env->cmd));
 	else
@@ -43,13 +43,15 @@ static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error 
 
 			if (cap > STDIN_MAX) {
 				free(buf);
-				return cnispec_fail(err, -EFBIG, CNISPEC_E_IO, "failed to read the network configuration",
+				return cnispec_fail(err, -EFBIG, CNISPEC_E_IO,
+						    "failed to read the network configuration",
 						    "stdin holds more than %u bytes", STDIN_MAX);
 			}
 			nb = realloc(buf, cap * 2);
 			if (!nb) {
 				free(buf);
-				return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+				return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL,
+						    "out of memory", NULL);
 			}
 			buf = nb;
 			cap *= 2;
@@ -61,8 +63,9 @@ static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error 
 			int e = -errno;
 
 			free(buf);
-			return cnispec_fail(err, e, CNISPEC_E_IO, "failed to read the network configuration",
-					    "stdin: %s", strerror(-e));
+			return cnispec_fail(err, e, CNISPEC_E_IO,
+					    "failed to read the network configuration", "stdin: %s",
+					    strerror(-e));
 		}
 		if (k == 0)
 			break;
@@ -89,23 +92,14 @@ static int dispatch(const struct cnispec_plugin_ops *ops, const struct cnispec_r
 	if (r < 0)
 		return r;
 	switch (req->env->cmd) {
-	case CNISPEC_CMD_ADD:
-		r = ops->add(ctx, req, result, err);
-		break;
-	case CNISPEC_CMD_DEL:
-		r = ops->del(ctx, req, err);
-		break;
-	case CNISPEC_CMD_CHECK:
-		r = ops->check(ctx, req, err);
-		break;
-	case CNISPEC_CMD_GC:
-		r = ops->gc(ctx, req, err);
-		break;
-	case CNISPEC_CMD_STATUS:
-		r = ops->status(ctx, req, err);
-		break;
+	case CNISPEC_CMD_ADD: r = ops->add(ctx, req, result, err); break;
+	case CNISPEC_CMD_DEL: r = ops->del(ctx, req, err); break;
+	case CNISPEC_CMD_CHECK: r = ops->check(ctx, req, err); break;
+	case CNISPEC_CMD_GC: r = ops->gc(ctx, req, err); break;
+	case CNISPEC_CMD_STATUS: r = ops->status(ctx, req, err); break;
 	default:
-		r = cnispec_fail(err, -EINVAL, CNISPEC_E_ENV, "invalid environment variables: CNI_COMMAND",
+		r = cnispec_fail(err, -EINVAL, CNISPEC_E_ENV,
+				 "invalid environment variables: CNI_COMMAND",
 				 "CNI_COMMAND: not handled");
 		break;
 	}
@@ -113,14 +107,17 @@ static int dispatch(const struct cnispec_plugin_ops *ops, const struct cnispec_r
 	return r;
 }
 
-static int version_refused(enum cnispec_cmd cmd, const struct cnispec_conf *conf, struct cnispec_error *err)
+static int version_refused(enum cnispec_cmd cmd, const struct cnispec_conf *conf,
+			   struct cnispec_error *err)
 {
 	return cnispec_fail(err, -ENOTSUP, CNISPEC_E_VERSION, "incompatible CNI version",
-			    "%s needs cniVersion %s or later; the configuration says %s", cnispec_cmd_name(cmd),
-			    cmd == CNISPEC_CMD_CHECK ? "0.4.0" : "1.1.0", conf->cni_version);
+			    "%s needs cniVersion %s or later; the configuration says %s",
+			    cnispec_cmd_name(cmd), cmd == CNISPEC_CMD_CHECK ? "0.4.0" : "1.1.0",
+			    conf->cni_version);
 }
 
-int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd, FILE *out)
+int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp, int in_fd,
+			FILE *out)
 {
 	struct cnispec_env env = { 0 };
 	struct cnispec_error err = { 0 };
@@ -137,7 +134,8 @@ int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp,
 		r = read_stdin(in_fd, &buf, &len, &err);
 	if (r == 0 && env.cmd == CNISPEC_CMD_VERSION) {
 		/* a VERSION probe with nothing on stdin still deserves an answer */
-		if (len == 0 || cnispec_conf_parse(buf, len, CNISPEC_CMD_VERSION, &conf, &err) == 0) {
+		if (len == 0 ||
+		    cnispec_conf_parse(buf, len, CNISPEC_CMD_VERSION, &conf, &err) == 0) {
 			r = cnispec_version_print(out, conf ? conf->cni_version : NULL);
 			goto done;
 		}
@@ -151,17 +149,21 @@ int cnispec_plugin_main(const struct cnispec_plugin_ops *ops, char *const *envp,
 			r = version_refused(env.cmd, conf, &err);
 	}
 	if (r == 0) {
-		struct cnispec_request req = { .env = &env, .conf = conf, .buf = buf, .len = len, .envp = envp };
+		struct cnispec_request req = {
+			.env = &env, .conf = conf, .buf = buf, .len = len, .envp = envp
+		};
 
 		r = dispatch(ops, &req, &result, &err);
 		if (r == 0 && env.cmd == CNISPEC_CMD_ADD)
 			r = result ? cnispec_result_print(out, result, conf->version)
-				   : cnispec_fail(&err, -EINVAL, CNISPEC_E_INTERNAL, "no result", NULL);
+				   : cnispec_fail(&err, -EINVAL, CNISPEC_E_INTERNAL, "no result",
+						  NULL);
 	}
 done:
 	if (r < 0) {
 		if (!err.code)
-			cnispec_fail(&err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
+			cnispec_fail(&err, r, CNISPEC_E_INTERNAL, "internal error", "%s",
+				     strerror(-r));
 		log_error("%s: %s (code %u)", err.msg, err.details, err.code);
 		cnispec_error_print(out, version, &err);
 	}
@@ -173,7 +175,8 @@ done:
 
 /* The result as the plugin's process would have printed it and the caller read it back. */
 static int result_round_trip(const struct cnispec_plugin_ops *ops, const struct cnispec_result *res,
-			     enum cnispec_version v, struct cnispec_result **ret, struct cnispec_error *err)
+			     enum cnispec_version v, struct cnispec_result **ret,
+			     struct cnispec_error *err)
 {
 	char why[512];
 	json_t *o = cnispec_result_to_json(res, v);
@@ -186,13 +189,15 @@ static int result_round_trip(const struct cnispec_plugin_ops *ops, const struct 
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	if (r < 0)
-		return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE, "invalid result from the delegated plugin", "%s: %s",
-				    ops->name, why);
+		return cnispec_fail(err, -EBADMSG, CNISPEC_E_DECODE,
+				    "invalid result from the delegated plugin", "%s: %s", ops->name,
+				    why);
 	return 0;
 }
 
-int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const struct cnispec_request *req,
-				enum cnispec_cmd cmd, struct cnispec_result **ret, struct cnispec_error *err)
+int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops,
+				const struct cnispec_request *req, enum cnispec_cmd cmd,
+				struct cnispec_result **ret, struct cnispec_error *err)
 {
 	struct cnispec_env env = *req->env;
 	struct cnispec_request sub = *req;
@@ -215,7 +220,8 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops, const stru
 	}
 	if (r < 0) {
 		if (!err->code)
-			cnispec_fail(err, r, CNISPEC_E_INTERNAL, "internal error", "%s", strerror(-r));
+			cnispec_fail(err, r, CNISPEC_E_INTERNAL, "internal error", "%s",
+				     strerror(-r));
 		log_error("%s: %s (code %u)", err->msg, err->details, err->code);
 		if (r != -EBADMSG)
 			r = -EPROTO;

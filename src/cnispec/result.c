@@ -97,7 +97,8 @@ static int grow(void **arr, size_t n, size_t size)
 	return 0;
 }
 
-int cnispec_result_add_interface(struct cnispec_result *r, const struct cnispec_interface *i, size_t *ret_index)
+int cnispec_result_add_interface(struct cnispec_result *r, const struct cnispec_interface *i,
+				 size_t *ret_index)
 {
 	struct cnispec_interface c = { .mtu = i->mtu };
 	int e;
@@ -106,8 +107,9 @@ int cnispec_result_add_interface(struct cnispec_result *r, const struct cnispec_
 		return -EINVAL;
 	if ((e = grow((void **)&r->interfaces, r->n_interfaces, sizeof(*r->interfaces))) < 0)
 		return e;
-	if (dup_opt(i->name, &c.name) < 0 || dup_opt(i->mac, &c.mac) < 0 || dup_opt(i->sandbox, &c.sandbox) < 0 ||
-	    dup_opt(i->socket_path, &c.socket_path) < 0 || dup_opt(i->pci_id, &c.pci_id) < 0) {
+	if (dup_opt(i->name, &c.name) < 0 || dup_opt(i->mac, &c.mac) < 0 ||
+	    dup_opt(i->sandbox, &c.sandbox) < 0 || dup_opt(i->socket_path, &c.socket_path) < 0 ||
+	    dup_opt(i->pci_id, &c.pci_id) < 0) {
 		iface_clear(&c);
 		return -ENOMEM;
 	}
@@ -230,8 +232,8 @@ static json_t *strv_json(char *const *v)
 
 static bool dns_empty(const struct cnispec_dns *d)
 {
-	return !(d->nameservers && d->nameservers[0]) && !d->domain && !(d->search && d->search[0]) &&
-	       !(d->options && d->options[0]);
+	return !(d->nameservers && d->nameservers[0]) && !d->domain &&
+	       !(d->search && d->search[0]) && !(d->options && d->options[0]);
 }
 
 static json_t *dns_json(const struct cnispec_dns *d)
@@ -284,7 +286,8 @@ static json_t *ip_json(const struct cnispec_ip *ip, enum cnispec_version v)
 	int e = o ? 0 : -1;
 
 	if (e == 0 && v < CNISPEC_V1_0_0)
-		e = json_object_set_new(o, "version", json_string(ip->address.addr.family == AF_INET ? "4" : "6"));
+		e = json_object_set_new(
+			o, "version", json_string(ip->address.addr.family == AF_INET ? "4" : "6"));
 	if (e == 0 && ip->interface >= 0)
 		e = json_object_set_new(o, "interface", json_integer(ip->interface));
 	if (e == 0)
@@ -309,8 +312,10 @@ static json_t *route_json(const struct cnispec_route *rt, enum cnispec_version v
 		e = set_addr(o, "gw", &rt->gw);
 	for (size_t i = 0; e == 0 && v >= CNISPEC_V1_1_0 && i < ELEMENTSOF(route_attrs); i++)
 		if (rt->set & route_attrs[i].bit)
-			e = json_object_set_new(o, route_attrs[i].key,
-						json_integer(*(const uint32_t *)((const char *)rt + route_attrs[i].off)));
+			e = json_object_set_new(
+				o, route_attrs[i].key,
+				json_integer(*(const uint32_t *)((const char *)rt +
+								 route_attrs[i].off)));
 	if (e < 0) {
 		json_decref(o);
 		return NULL;
@@ -341,7 +346,8 @@ json_t *cnispec_result_to_json(const struct cnispec_result *r, enum cnispec_vers
 			e = json_array_append_new(a, route_json(&r->routes[i], v));
 	}
 	if (e == 0)
-		e = json_object_set_new(o, "dns", dns_empty(&r->dns) ? json_object() : dns_json(&r->dns));
+		e = json_object_set_new(o, "dns",
+					dns_empty(&r->dns) ? json_object() : dns_json(&r->dns));
 	if (e < 0) {
 		json_decref(o);
 		return NULL;
@@ -385,7 +391,8 @@ static int read_u32(struct dispatch_ctx *c, const char *path, json_t *v, void *t
 	return e;
 }
 
-static int read_addr(struct dispatch_ctx *c, const char *path, const json_t *v, struct cnispec_addr *ret)
+static int read_addr(struct dispatch_ctx *c, const char *path, const json_t *v,
+		     struct cnispec_addr *ret)
 {
 	if (!json_is_string(v))
 		return dispatch_fail(c, path, "expected an IP address string");
@@ -399,22 +406,29 @@ static int read_prefix(struct dispatch_ctx *c, const char *path, json_t *v, void
 	if (!json_is_string(v))
 		return dispatch_fail(c, path, "expected an address in CIDR notation");
 	if (cnispec_prefix_parse(json_string_value(v), t) < 0)
-		return dispatch_fail(c, path, "\"%s\" is not an address in CIDR notation", json_string_value(v));
+		return dispatch_fail(c, path, "\"%s\" is not an address in CIDR notation",
+				     json_string_value(v));
 	return 0;
 }
 
 static const struct dispatch_field iface_fields[] = {
-	DISPATCH_FIELD("name", JSON_STRING, read_str, offsetof(struct cnispec_interface, name), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("mac", JSON_STRING, read_str, offsetof(struct cnispec_interface, mac), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("sandbox", JSON_STRING, read_str, offsetof(struct cnispec_interface, sandbox), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("socketPath", JSON_STRING, read_str, offsetof(struct cnispec_interface, socket_path),
+	DISPATCH_FIELD("name", JSON_STRING, read_str, offsetof(struct cnispec_interface, name),
 		       DISPATCH_NULLABLE),
-	DISPATCH_FIELD("pciID", JSON_STRING, read_str, offsetof(struct cnispec_interface, pci_id), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_u32, offsetof(struct cnispec_interface, mtu), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("mac", JSON_STRING, read_str, offsetof(struct cnispec_interface, mac),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("sandbox", JSON_STRING, read_str,
+		       offsetof(struct cnispec_interface, sandbox), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("socketPath", JSON_STRING, read_str,
+		       offsetof(struct cnispec_interface, socket_path), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("pciID", JSON_STRING, read_str, offsetof(struct cnispec_interface, pci_id),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_u32, offsetof(struct cnispec_interface, mtu),
+		       DISPATCH_NULLABLE),
 	{},
 };
 
-static int read_iface(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx, void *userdata)
+static int read_iface(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx,
+		      void *userdata)
 {
 	struct cnispec_interface i = { 0 };
 	int e = dispatch_run(c, path, it, iface_fields, DISPATCH_UNKNOWN_ALLOW, &i);
@@ -451,7 +465,8 @@ static int read_ip_interface(struct dispatch_ctx *c, const char *path, json_t *v
 {
 	struct ip_item *it = t;
 
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)it->n_interfaces)
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) >= (json_int_t)it->n_interfaces)
 		return dispatch_fail(c, path, "is not the index of an entry of \"interfaces\"");
 	it->ip.interface = (int)json_integer_value(v);
 	return 0;
@@ -469,7 +484,8 @@ static int read_ip_version(struct dispatch_ctx *c, const char *path, json_t *v, 
 
 /* address first: the rows below it check against it */
 static const struct dispatch_field ip_fields[] = {
-	DISPATCH_FIELD("address", DISPATCH_ANY, read_prefix, offsetof(struct ip_item, ip.address), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("address", DISPATCH_ANY, read_prefix, offsetof(struct ip_item, ip.address),
+		       DISPATCH_MANDATORY),
 	DISPATCH_FIELD("gateway", DISPATCH_ANY, read_ip_gateway, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("interface", DISPATCH_ANY, read_ip_interface, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("version", DISPATCH_ANY, read_ip_version, 0, DISPATCH_NULLABLE),
@@ -515,13 +531,14 @@ static int read_route_gw(struct dispatch_ctx *c, const char *path, json_t *v, vo
 }
 
 /* 1.1.0's route attributes: a uint32 each, and its bit in rt->set. */
-#define ROUTE_ATTR(member, bit)                                                                      \
-	static int read_route_##member(struct dispatch_ctx *c, const char *path, json_t *v, void *t) \
-	{                                                                                            \
-		struct cnispec_route *rt = t;                                                        \
-                                                                                                     \
-		rt->set |= (bit);                                                                    \
-		return read_u32(c, path, v, &rt->member);                                            \
+#define ROUTE_ATTR(member, bit)                                                                    \
+	static int read_route_##member(struct dispatch_ctx *c, const char *path, json_t *v,        \
+				       void *t)                                                    \
+	{                                                                                          \
+		struct cnispec_route *rt = t;                                                      \
+                                                                                                   \
+		rt->set |= (bit);                                                                  \
+		return read_u32(c, path, v, &rt->member);                                          \
 	}
 ROUTE_ATTR(mtu, CNISPEC_ROUTE_MTU)
 ROUTE_ATTR(advmss, CNISPEC_ROUTE_ADVMSS)
@@ -531,7 +548,8 @@ ROUTE_ATTR(scope, CNISPEC_ROUTE_SCOPE)
 
 /* dst first: gw checks against it */
 static const struct dispatch_field route_fields[] = {
-	DISPATCH_FIELD("dst", DISPATCH_ANY, read_route_dst, offsetof(struct cnispec_route, dst), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("dst", DISPATCH_ANY, read_route_dst, offsetof(struct cnispec_route, dst),
+		       DISPATCH_MANDATORY),
 	DISPATCH_FIELD("gw", DISPATCH_ANY, read_route_gw, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_route_mtu, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("advmss", DISPATCH_ANY, read_route_advmss, 0, DISPATCH_NULLABLE),
@@ -541,7 +559,8 @@ static const struct dispatch_field route_fields[] = {
 	{},
 };
 
-static int read_route(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx, void *userdata)
+static int read_route(struct dispatch_ctx *c, const char *path, json_t *it, size_t idx,
+		      void *userdata)
 {
 	struct cnispec_route rt = { 0 };
 	int e = dispatch_run(c, path, it, route_fields, DISPATCH_UNKNOWN_ALLOW, &rt);
@@ -578,11 +597,14 @@ static int read_nameservers(struct dispatch_ctx *c, const char *path, json_t *v,
 }
 
 static const struct dispatch_field dns_fields[] = {
-	DISPATCH_FIELD("nameservers", JSON_ARRAY, read_nameservers, offsetof(struct cnispec_dns, nameservers),
+	DISPATCH_FIELD("nameservers", JSON_ARRAY, read_nameservers,
+		       offsetof(struct cnispec_dns, nameservers), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("domain", JSON_STRING, read_str, offsetof(struct cnispec_dns, domain),
 		       DISPATCH_NULLABLE),
-	DISPATCH_FIELD("domain", JSON_STRING, read_str, offsetof(struct cnispec_dns, domain), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("search", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, search), DISPATCH_NULLABLE),
-	DISPATCH_FIELD("options", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, options), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("search", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, search),
+		       DISPATCH_NULLABLE),
+	DISPATCH_FIELD("options", JSON_ARRAY, read_strv, offsetof(struct cnispec_dns, options),
+		       DISPATCH_NULLABLE),
 	{},
 };
 
@@ -599,7 +621,8 @@ static int read_dns(struct dispatch_ctx *c, const char *path, json_t *v, void *t
 	return 0;
 }
 
-int cnispec_dns_from_json(const json_t *obj, const char *path, struct cnispec_dns *ret, char *why, size_t whylen)
+int cnispec_dns_from_json(const json_t *obj, const char *path, struct cnispec_dns *ret, char *why,
+			  size_t whylen)
 {
 	struct dispatch_ctx c = { .err = why, .errlen = whylen };
 
@@ -627,12 +650,13 @@ static const struct dispatch_field result_fields[] = {
 	DISPATCH_FIELD("interfaces", JSON_ARRAY, read_interfaces, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("ips", JSON_ARRAY, read_ips, 0, DISPATCH_NULLABLE),
 	DISPATCH_FIELD("routes", JSON_ARRAY, read_routes, 0, DISPATCH_NULLABLE),
-	DISPATCH_FIELD("dns", JSON_OBJECT, read_dns, offsetof(struct cnispec_result, dns), DISPATCH_NULLABLE),
+	DISPATCH_FIELD("dns", JSON_OBJECT, read_dns, offsetof(struct cnispec_result, dns),
+		       DISPATCH_NULLABLE),
 	{},
 };
 
-int cnispec_result_from_json(const json_t *obj, enum cnispec_version v, const char *path, struct cnispec_result **ret,
-			     char *why, size_t whylen)
+int cnispec_result_from_json(const json_t *obj, enum cnispec_version v, const char *path,
+			     struct cnispec_result **ret, char *why, size_t whylen)
 {
 	struct dispatch_ctx c = { .err = why, .errlen = whylen };
 	struct cnispec_result *r;
@@ -642,7 +666,8 @@ int cnispec_result_from_json(const json_t *obj, enum cnispec_version v, const ch
 	if (whylen)
 		why[0] = '\0';
 	if (!json_is_object(obj))
-		return dispatch_fail(&c, path, "expected an object, got %s", dispatch_type_name(obj));
+		return dispatch_fail(&c, path, "expected an object, got %s",
+				     dispatch_type_name(obj));
 	r = cnispec_result_new();
 	if (!r)
 		return -ENOMEM;

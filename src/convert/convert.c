@@ -54,16 +54,20 @@ static int read_inputs(int n, char **files, json_t *inputs)
 		size_t len, k;
 		int r;
 
-		r = fileio_read_at(AT_FDCWD, strcmp(files[i], "-") ? files[i] : "/dev/stdin", INPUT_MAX, &buf, &len);
+		r = fileio_read_at(AT_FDCWD, strcmp(files[i], "-") ? files[i] : "/dev/stdin",
+				   INPUT_MAX, &buf, &len);
 		if (r < 0) {
-			fprintf(stderr, "rdmak convert: cannot read %s: %s\n", files[i], strerror(-r));
+			fprintf(stderr, "rdmak convert: cannot read %s: %s\n", files[i],
+				strerror(-r));
 			return r;
 		}
 		if ((r = doc_parse_all(buf, len, &docs, err, sizeof(err))) < 0) {
-			fprintf(stderr, "rdmak convert: %s: %s\n", files[i], r == -EINVAL ? err : strerror(-r));
+			fprintf(stderr, "rdmak convert: %s: %s\n", files[i],
+				r == -EINVAL ? err : strerror(-r));
 			return r;
 		}
-		json_array_foreach(docs, k, d) {
+		json_array_foreach(docs, k, d)
+		{
 			/* a List (kubectl get -o yaml) holds its objects in items */
 			const json_t *items = json_object_get(d, "items");
 			size_t m, cnt = json_is_array(items) ? json_array_size(items) : 1;
@@ -71,7 +75,9 @@ static int read_inputs(int n, char **files, json_t *inputs)
 			for (m = 0; m < cnt; m++) {
 				json_t *o = json_is_array(items) ? json_array_get(items, m) : d;
 
-				if (json_array_append_new(inputs, json_pack("{s:s,s:O}", "file", files[i], "object", o)) < 0) {
+				if (json_array_append_new(inputs,
+							  json_pack("{s:s,s:O}", "file", files[i],
+								    "object", o)) < 0) {
 					json_decref(docs);
 					return -ENOMEM;
 				}
@@ -92,35 +98,43 @@ static int write_yaml(FILE *f, const json_t *model, int nfiles, char **files)
 	fprintf(f, "# rdmak convert");
 	for (int k = 0; k < nfiles; k++)
 		fprintf(f, " %s", files[k]);
-	fprintf(f, "\n# %" JSON_INTEGER_FORMAT " FIX note%s: the output needs editing where one says so.\n", fixes,
-		fixes == 1 ? "" : "s");
-	json_array_foreach(json_object_get(model, "documents"), i, d) {
+	fprintf(f,
+		"\n# %" JSON_INTEGER_FORMAT
+		" FIX note%s: the output needs editing where one says so.\n",
+		fixes, fixes == 1 ? "" : "s");
+	json_array_foreach(json_object_get(model, "documents"), i, d)
+	{
 		const json_t *from = json_object_get(d, "from");
 		const char *kind = json_string_value(json_object_get(from, "kind"));
 		const char *name = json_string_value(json_object_get(from, "name"));
 		char head[512];
 		json_t *n;
 
-		snprintf(head, sizeof(head), "\nFrom %s %s (%s):", kind ? kind : "(no kind)", name ? name : "(no name)",
+		snprintf(head, sizeof(head), "\nFrom %s %s (%s):", kind ? kind : "(no kind)",
+			 name ? name : "(no name)",
 			 json_string_value(json_object_get(from, "file")));
 		if (doc_write_yaml_comment(f, head) < 0)
 			return -EIO;
-		json_array_foreach(json_object_get(d, "notes"), j, n) {
+		json_array_foreach(json_object_get(d, "notes"), j, n)
+		{
 			const char *path = json_string_value(json_object_get(n, "path"));
 			char line[1400];
 
-			snprintf(line, sizeof(line), "  %s%s%s%s", json_is_true(json_object_get(n, "fix")) ? "FIX " : "", path,
+			snprintf(line, sizeof(line), "  %s%s%s%s",
+				 json_is_true(json_object_get(n, "fix")) ? "FIX " : "", path,
 				 *path ? ": " : "", json_string_value(json_object_get(n, "text")));
 			if (doc_write_yaml_comment(f, line) < 0)
 				return -EIO;
 		}
-		json_array_foreach(json_object_get(d, "objects"), j, x)
-			if (fputs("---\n", f) < 0 || doc_write_yaml(f, x) < 0)
-				return -EIO;
+		json_array_foreach(json_object_get(d, "objects"), j,
+				   x) if (fputs("---\n", f) < 0 ||
+					  doc_write_yaml(f, x) < 0) return -EIO;
 	}
 	if (values) {
-		if (doc_write_yaml_comment(f, "\nThe chart's values: helm install rdmak deploy/chart/rdmak -n rdmak "
-					   "--create-namespace -f <this document>") < 0 ||
+		if (doc_write_yaml_comment(
+			    f,
+			    "\nThe chart's values: helm install rdmak deploy/chart/rdmak -n rdmak "
+			    "--create-namespace -f <this document>") < 0 ||
 		    fputs("---\n", f) < 0 || doc_write_yaml(f, values) < 0)
 			return -EIO;
 	}
@@ -130,7 +144,9 @@ static int write_yaml(FILE *f, const json_t *model, int nfiles, char **files)
 int convert_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {},
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
 	};
 	json_t *inputs = NULL, *model = NULL;
 	bool json = false;
@@ -157,14 +173,18 @@ int convert_main(int argc, char **argv)
 		fprintf(stderr, "rdmak convert: %s\n", strerror(-r));
 		goto out;
 	}
-	r = json ? (json_dumpf(model, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', stdout) == EOF
-			    ? -EIO : 0)
+	r = json ? (json_dumpf(model, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+				    fputc('\n', stdout) == EOF
+			    ? -EIO
+			    : 0)
 		 : write_yaml(stdout, model, argc - optind, argv + optind);
 	if (r < 0 || fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "rdmak convert: cannot write the output: %s\n", strerror(r < 0 ? -r : errno));
+		fprintf(stderr, "rdmak convert: cannot write the output: %s\n",
+			strerror(r < 0 ? -r : errno));
 		goto out;
 	}
-	rc = json_integer_value(json_object_get(model, "fixes")) > 0 ? CONVERT_EXIT_FIX : CONVERT_EXIT_OK;
+	rc = json_integer_value(json_object_get(model, "fixes")) > 0 ? CONVERT_EXIT_FIX
+								     : CONVERT_EXIT_OK;
 out:
 	json_decref(inputs);
 	json_decref(model);

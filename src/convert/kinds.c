@@ -20,12 +20,12 @@
 /* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
  * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
 #define ETCD_ENDPOINT "https://rdmak-etcd.rdmak.svc:2379"
-#define ETCD_TLS_DIR "/etc/rdmak/etcd"
+#define ETCD_TLS_DIR  "/etc/rdmak/etcd"
 
 struct conv {
 	const json_t *inputs;
 	json_t *values; /* the chart's values, built up by NicClusterPolicy and SriovNetworkNodePolicy */
-	json_t *doc;    /* the document being made: {from, notes, objects} */
+	json_t *doc; /* the document being made: {from, notes, objects} */
 	int fixes;
 	int oom;
 };
@@ -35,8 +35,8 @@ static const char *str_or(const char *s)
 	return s ? s : "";
 }
 
-__attribute__((format(printf, 4, 5)))
-static void note(struct conv *cv, bool fix, const char *path, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void note(struct conv *cv, bool fix, const char *path,
+						       const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -161,8 +161,11 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 	if (sent && !strcmp(str_or(json_string_value(json_object_get(sent, "link"))), "hostdev") &&
 	    !json_object_get(sent, "deviceID") && !json_object_get(sent, "device"))
 		json_object_set_new(sent, "deviceID", json_string("0000:00:00.0"));
-	if (sent && json_is_true(json_object_get(json_object_get(sent, "capabilities"), "infinibandGUID")))
-		json_object_set_new(sent, "runtimeConfig", json_pack("{s:s}", "infinibandGUID", "02:00:00:00:00:00:00:01"));
+	if (sent &&
+	    json_is_true(json_object_get(json_object_get(sent, "capabilities"), "infinibandGUID")))
+		json_object_set_new(
+			sent, "runtimeConfig",
+			json_pack("{s:s}", "infinibandGUID", "02:00:00:00:00:00:00:01"));
 	if (sent)
 		text = json_dumps(sent, JSON_COMPACT);
 	json_decref(sent);
@@ -180,15 +183,17 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 		}
 	}
 	if (r < 0)
-		note(cv, true, path, "rdmak-cni refuses this config (code %u: %s: %s): edit it before use", err.code,
-		     err.msg, err.details);
+		note(cv, true, path,
+		     "rdmak-cni refuses this config (code %u: %s: %s): edit it before use",
+		     err.code, err.msg, err.details);
 	ipam_config_free(ic);
 	cnispec_conf_free(conf);
 	free(text);
 }
 
 /* A NetworkAttachmentDefinition for rdmak-cni named like the anchor's object. */
-static json_t *nad_new(struct conv *cv, const char *name, const char *ns, const char *resource, json_t *config)
+static json_t *nad_new(struct conv *cv, const char *name, const char *ns, const char *resource,
+		       json_t *config)
 {
 	json_t *nad, *md, *text;
 	char *s;
@@ -201,9 +206,12 @@ static json_t *nad_new(struct conv *cv, const char *name, const char *ns, const 
 	if (md && ns)
 		json_object_set_new(md, "namespace", json_string(ns));
 	if (md && resource)
-		json_object_set_new(md, "annotations", json_pack("{s:s}", "k8s.v1.cni.cncf.io/resourceName", resource));
-	nad = md && text ? json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "k8s.cni.cncf.io/v1", "kind",
-				     "NetworkAttachmentDefinition", "metadata", md, "spec", "config", text)
+		json_object_set_new(
+			md, "annotations",
+			json_pack("{s:s}", "k8s.v1.cni.cncf.io/resourceName", resource));
+	nad = md && text ? json_pack("{s:s,s:s,s:o,s:{s:o}}", "apiVersion", "k8s.cni.cncf.io/v1",
+				     "kind", "NetworkAttachmentDefinition", "metadata", md, "spec",
+				     "config", text)
 			 : NULL;
 	if (!nad) {
 		json_decref(md);
@@ -218,13 +226,15 @@ static json_t *nad_new(struct conv *cv, const char *name, const char *ns, const 
 
 static json_t *cni_config_new(const char *name, const char *link)
 {
-	return json_pack("{s:s,s:s,s:s,s:s}", "cniVersion", "1.0.0", "name", name, "type", "rdmak-cni", "link", link);
+	return json_pack("{s:s,s:s,s:s,s:s}", "cniVersion", "1.0.0", "name", name, "type",
+			 "rdmak-cni", "link", link);
 }
 
 static json_t *etcd_store(void)
 {
-	return json_pack("{s:[s],s:s,s:{s:s,s:s,s:s}}", "endpoints", ETCD_ENDPOINT, "prefix", "/rdmak/ipam", "tls", "ca",
-			 ETCD_TLS_DIR "/ca.crt", "cert", ETCD_TLS_DIR "/client.crt", "key", ETCD_TLS_DIR "/client.key");
+	return json_pack("{s:[s],s:s,s:{s:s,s:s,s:s}}", "endpoints", ETCD_ENDPOINT, "prefix",
+			 "/rdmak/ipam", "tls", "ca", ETCD_TLS_DIR "/ca.crt", "cert",
+			 ETCD_TLS_DIR "/client.crt", "key", ETCD_TLS_DIR "/client.key");
 }
 
 /* ---- Network Operator's ipam string ------------------------------------------------------- */
@@ -238,7 +248,8 @@ static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 
 	if (!text || !*text)
 		return NULL;
-	if (doc_parse(text, strlen(text), &ipam, NULL, err, sizeof(err)) < 0 || !json_is_object(ipam)) {
+	if (doc_parse(text, strlen(text), &ipam, NULL, err, sizeof(err)) < 0 ||
+	    !json_is_object(ipam)) {
 		note(cv, true, path, "not a JSON object (%s): no IPAM carried", err);
 		json_decref(ipam);
 		return NULL;
@@ -253,25 +264,31 @@ static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 		if (!ds || !strcmp(ds, "kubernetes")) {
 			json_object_del(ipam, "datastore");
 			if (json_object_get(ipam, "kubernetes"))
-				note(cv, false, path, "whereabouts' \"kubernetes\" block (its kubeconfig) is not carried: "
+				note(cv, false, path,
+				     "whereabouts' \"kubernetes\" block (its kubeconfig) is not carried: "
 				     "rdmak-ipam keeps no state in Kubernetes objects");
 			json_object_del(ipam, "kubernetes");
 			json_object_set_new(ipam, "store", json_string("etcd"));
 			json_object_set_new(ipam, "etcd", etcd_store());
-			note(cv, false, path, "whereabouts' Kubernetes datastore becomes rdmak-ipam's etcd store: the chart's "
-			     "etcd (etcd.enabled) for release rdmak in namespace rdmak, client certificate under "
-			     ETCD_TLS_DIR " on every node; change them if yours differ");
+			note(cv, false, path,
+			     "whereabouts' Kubernetes datastore becomes rdmak-ipam's etcd store: the chart's "
+			     "etcd (etcd.enabled) for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR
+			     " on every node; change them if yours differ");
 			values_set(cv, "etcd", "enabled", json_true());
 		}
 	} else if (type && !strcmp(type, "host-local")) {
 		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
 		if (json_object_get(ipam, "dataDir"))
-			note(cv, false, path, "host-local's dataDir is not carried: rdmak-ipam's file store keeps its own "
+			note(cv, false, path,
+			     "host-local's dataDir is not carried: rdmak-ipam's file store keeps its own "
 			     "directory (/var/lib/cni/rdmak-ipam)");
 		json_object_del(ipam, "dataDir");
-		note(cv, false, path, "host-local becomes rdmak-ipam with its node-local file store (the same ranges)");
+		note(cv, false, path,
+		     "host-local becomes rdmak-ipam with its node-local file store (the same ranges)");
 	} else if (type) {
-		note(cv, false, path, "IPAM type \"%s\" kept: rdmak-cni hands the \"ipam\" block to it unchanged", type);
+		note(cv, false, path,
+		     "IPAM type \"%s\" kept: rdmak-cni hands the \"ipam\" block to it unchanged",
+		     type);
 	}
 	return ipam;
 }
@@ -286,8 +303,10 @@ struct netop_spec {
 static int netop_network(struct conv *cv, const json_t *obj, const char *name, const char *kind)
 {
 	static const struct dispatch_field fields[] = {
-		DISPATCH_FIELD("networkNamespace", JSON_STRING, NULL, offsetof(struct netop_spec, ns), 0),
-		DISPATCH_FIELD("resourceName", JSON_STRING, NULL, offsetof(struct netop_spec, resource), 0),
+		DISPATCH_FIELD("networkNamespace", JSON_STRING, NULL,
+			       offsetof(struct netop_spec, ns), 0),
+		DISPATCH_FIELD("resourceName", JSON_STRING, NULL,
+			       offsetof(struct netop_spec, resource), 0),
 		DISPATCH_FIELD("ipam", JSON_STRING, NULL, offsetof(struct netop_spec, ipam), 0),
 		DISPATCH_FIELD("master", JSON_STRING, NULL, offsetof(struct netop_spec, master), 0),
 		DISPATCH_FIELD("mode", JSON_STRING, NULL, offsetof(struct netop_spec, mode), 0),
@@ -296,9 +315,12 @@ static int netop_network(struct conv *cv, const json_t *obj, const char *name, c
 	};
 	struct netop_spec s = { 0 };
 	char err[512], res[256];
-	struct dispatch_ctx d = { .err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv };
-	const char *link = !strcmp(kind, "HostDeviceNetwork") ? "hostdev" :
-			   !strcmp(kind, "MacvlanNetwork")    ? "macvlan" : "ipoib";
+	struct dispatch_ctx d = {
+		.err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv
+	};
+	const char *link = !strcmp(kind, "HostDeviceNetwork") ? "hostdev"
+			   : !strcmp(kind, "MacvlanNetwork")  ? "macvlan"
+							      : "ipoib";
 	json_t *spec = json_object_get(obj, "spec"), *config, *ipam;
 
 	if (dispatch_run(&d, "spec", spec, fields, DISPATCH_UNKNOWN_WARN, &s) < 0) {
@@ -311,9 +333,11 @@ static int netop_network(struct conv *cv, const json_t *obj, const char *name, c
 	if (strcmp(link, "hostdev") && s.master)
 		json_object_set_new(config, "master", json_string(s.master));
 	else if (!strcmp(link, "hostdev") && s.master)
-		note(cv, false, "spec.master", "not carried: hostdev moves the function Multus names (deviceID)");
+		note(cv, false, "spec.master",
+		     "not carried: hostdev moves the function Multus names (deviceID)");
 	if (strcmp(link, "hostdev") && !s.master)
-		note(cv, true, "spec.master", "missing: rdmak-cni's %s needs the parent netdev", link);
+		note(cv, true, "spec.master", "missing: rdmak-cni's %s needs the parent netdev",
+		     link);
 	if (!strcmp(link, "macvlan") && s.mode)
 		json_object_set_new(config, "mode", json_string(s.mode));
 	if (s.mtu)
@@ -325,14 +349,18 @@ static int netop_network(struct conv *cv, const json_t *obj, const char *name, c
 	if (s.resource) {
 		/* the operator's device plugins publish under nvidia.com (its sriovDevicePlugin's
 		 * resourcePrefix, and what its HostDeviceNetwork template writes) */
-		snprintf(res, sizeof(res), "%s%s", strchr(s.resource, '/') ? "" : "nvidia.com/", s.resource);
+		snprintf(res, sizeof(res), "%s%s", strchr(s.resource, '/') ? "" : "nvidia.com/",
+			 s.resource);
 		if (!strchr(s.resource, '/'))
-			note(cv, false, "spec.resourceName", "\"%s\" read as %s, the Network Operator's prefix", s.resource, res);
+			note(cv, false, "spec.resourceName",
+			     "\"%s\" read as %s, the Network Operator's prefix", s.resource, res);
 	} else if (!strcmp(link, "hostdev")) {
-		note(cv, true, "spec.resourceName", "missing: a hostdev network needs the resource the function comes from");
+		note(cv, true, "spec.resourceName",
+		     "missing: a hostdev network needs the resource the function comes from");
 	}
 	if (!s.ns)
-		note(cv, false, "spec.networkNamespace", "absent: the NetworkAttachmentDefinition goes to \"default\", "
+		note(cv, false, "spec.networkNamespace",
+		     "absent: the NetworkAttachmentDefinition goes to \"default\", "
 		     "as the operator's does");
 	nad_new(cv, name, s.ns ? s.ns : "default", res[0] ? res : NULL, config);
 	json_decref(config);
@@ -355,19 +383,21 @@ static void ncp_plugin(struct conv *cv, const char *path, const json_t *part, co
 
 	if (!json_is_object(part))
 		return;
-	json_object_foreach((json_t *)part, k, v)
-		if (strcmp(k, "config")) {
-			snprintf(p, sizeof(p), "%s.%s", path, k);
-			note(cv, false, p, "not carried: the anchor's own image and its settings (the chart's image values "
-			     "and plugin.* replace them)");
-		}
+	json_object_foreach((json_t *)part, k, v) if (strcmp(k, "config"))
+	{
+		snprintf(p, sizeof(p), "%s.%s", path, k);
+		note(cv, false, p,
+		     "not carried: the anchor's own image and its settings (the chart's image values "
+		     "and plugin.* replace them)");
+	}
 	snprintf(p, sizeof(p), "%s.config", path);
 	text = json_string_value(json_object_get(part, "config"));
 	if (!text) {
 		note(cv, false, p, "absent: the plugin keeps the chart's default config");
 		return;
 	}
-	if (doc_parse(text, strlen(text), &cfg, NULL, err, sizeof(err)) < 0 || !json_is_object(cfg)) {
+	if (doc_parse(text, strlen(text), &cfg, NULL, err, sizeof(err)) < 0 ||
+	    !json_is_object(cfg)) {
 		note(cv, true, p, "not a JSON object (%s): not carried", err);
 		json_decref(cfg);
 		return;
@@ -376,13 +406,13 @@ static void ncp_plugin(struct conv *cv, const char *path, const json_t *part, co
 	list = json_object_get(cfg, key);
 	if (json_is_array(list))
 		plugin_config_add(cv, key, list);
-	json_object_foreach(cfg, k, v)
-		if (strcmp(k, key)) {
-			json_t *c = values_at(cv, "plugin", "config");
+	json_object_foreach(cfg, k, v) if (strcmp(k, key))
+	{
+		json_t *c = values_at(cv, "plugin", "config");
 
-			if (c)
-				json_object_set(c, k, v);
-		}
+		if (c)
+			json_object_set(c, k, v);
+	}
 	values_set(cv, "plugin", "enabled", json_true());
 	json_decref(cfg);
 }
@@ -390,21 +420,31 @@ static void ncp_plugin(struct conv *cv, const char *path, const json_t *part, co
 static int nic_cluster_policy(struct conv *cv, const json_t *obj)
 {
 	static const struct dispatch_field fields[] = {
-		DISPATCH_FIELD("rdmaSharedDevicePlugin", JSON_OBJECT, NULL, offsetof(struct ncp_spec, shared), 0),
-		DISPATCH_FIELD("sriovDevicePlugin", JSON_OBJECT, NULL, offsetof(struct ncp_spec, sriov), 0),
-		DISPATCH_FIELD("secondaryNetwork", JSON_OBJECT, NULL, offsetof(struct ncp_spec, secondary), 0),
-		DISPATCH_IGNORE("ofedDriver", "rdmak never installs drivers: `rdmak doctor` checks the node's (docs/doctor.md)"),
-		DISPATCH_IGNORE("nvPeerDriver", "rdmak never installs drivers: `rdmak doctor` checks that GPUDirect's peer "
-				"memory module is loaded (docs/doctor.md)"),
+		DISPATCH_FIELD("rdmaSharedDevicePlugin", JSON_OBJECT, NULL,
+			       offsetof(struct ncp_spec, shared), 0),
+		DISPATCH_FIELD("sriovDevicePlugin", JSON_OBJECT, NULL,
+			       offsetof(struct ncp_spec, sriov), 0),
+		DISPATCH_FIELD("secondaryNetwork", JSON_OBJECT, NULL,
+			       offsetof(struct ncp_spec, secondary), 0),
+		DISPATCH_IGNORE(
+			"ofedDriver",
+			"rdmak never installs drivers: `rdmak doctor` checks the node's (docs/doctor.md)"),
+		DISPATCH_IGNORE(
+			"nvPeerDriver",
+			"rdmak never installs drivers: `rdmak doctor` checks that GPUDirect's peer "
+			"memory module is loaded (docs/doctor.md)"),
 		{},
 	};
 	struct ncp_spec s = { 0 };
 	char err[512];
-	struct dispatch_ctx d = { .err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv };
+	struct dispatch_ctx d = {
+		.err = err, .errlen = sizeof(err), .warn = warn_cb, .userdata = cv
+	};
 	const char *k;
 	json_t *v;
 
-	if (dispatch_run(&d, "spec", json_object_get(obj, "spec"), fields, DISPATCH_UNKNOWN_WARN, &s) < 0) {
+	if (dispatch_run(&d, "spec", json_object_get(obj, "spec"), fields, DISPATCH_UNKNOWN_WARN,
+			 &s) < 0) {
 		note(cv, true, d.path, "%s: not converted", err);
 		return 0;
 	}
@@ -412,17 +452,21 @@ static int nic_cluster_policy(struct conv *cv, const json_t *obj)
 	ncp_plugin(cv, "spec.sriovDevicePlugin", s.sriov, "resourceList");
 	if (s.secondary) {
 		values_set(cv, "cni", "enabled", json_true());
-		json_object_foreach(s.secondary, k, v) {
+		json_object_foreach(s.secondary, k, v)
+		{
 			char p[128];
 
 			snprintf(p, sizeof(p), "spec.secondaryNetwork.%s", k);
 			if (!strcmp(k, "multus"))
-				note(cv, false, p, "not carried: rdmak does not install Multus; keep it (rdmak-cni is a "
+				note(cv, false, p,
+				     "not carried: rdmak does not install Multus; keep it (rdmak-cni is a "
 				     "plugin Multus calls)");
 			else if (!strcmp(k, "ipamPlugin"))
-				note(cv, false, p, "the chart's CNI part (cni.enabled) installs rdmak-ipam in its place");
+				note(cv, false, p,
+				     "the chart's CNI part (cni.enabled) installs rdmak-ipam in its place");
 			else if (!strcmp(k, "cniPlugins"))
-				note(cv, false, p, "the chart's CNI part (cni.enabled) installs rdmak-cni, which does the "
+				note(cv, false, p,
+				     "the chart's CNI part (cni.enabled) installs rdmak-cni, which does the "
 				     "host-device, macvlan, ipoib and RDMA CNIs' work; the reference plugins are not needed for it");
 			else
 				note(cv, false, p, "not carried: rdmak has no counterpart");
@@ -451,17 +495,20 @@ static const char *vf_device_id(const char *pf)
 }
 
 /* The prefix a SpiderMultusConfig in the input gives this resource ("spidernet.io/gpu1sriov"). */
-static const char *prefix_from_networks(const json_t *inputs, const char *resource, char *buf, size_t len)
+static const char *prefix_from_networks(const json_t *inputs, const char *resource, char *buf,
+					size_t len)
 {
 	size_t i;
 	json_t *in;
 
-	json_array_foreach(inputs, i, in) {
+	json_array_foreach(inputs, i, in)
+	{
 		const json_t *spec = json_object_get(json_object_get(in, "object"), "spec");
 		const char *k;
 		json_t *blk;
 
-		json_object_foreach((json_t *)spec, k, blk) {
+		json_object_foreach((json_t *)spec, k, blk)
+		{
 			const char *r = json_string_value(json_object_get(blk, "resourceName"));
 			const char *slash = r ? strchr(r, '/') : NULL;
 
@@ -494,7 +541,8 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 	sel = json_object();
 	if (!sel)
 		return -ENOMEM;
-	json_object_foreach((json_t *)nic, k, v) {
+	json_object_foreach((json_t *)nic, k, v)
+	{
 		char p[128];
 
 		snprintf(p, sizeof(p), "spec.nicSelector.%s", k);
@@ -506,41 +554,55 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 			if (vf)
 				json_object_set_new(sel, "devices", json_pack("[s]", vf));
 			else
-				note(cv, true, p, "\"%s\" is a PF's device ID with no VF ID known here: give the VFs' in "
-				     "selectors.devices", json_string_value(v));
-		} else if ((!strcmp(k, "rootDevices") || !strcmp(k, "pfNames")) && json_is_array(v)) {
+				note(cv, true, p,
+				     "\"%s\" is a PF's device ID with no VF ID known here: give the VFs' in "
+				     "selectors.devices",
+				     json_string_value(v));
+		} else if ((!strcmp(k, "rootDevices") || !strcmp(k, "pfNames")) &&
+			   json_is_array(v)) {
 			json_object_set(sel, k, v);
 			if (!strcmp(k, "pfNames"))
-				note(cv, false, p, "a \"#first-last\" VF range in a name is not read by the plugin: it takes "
+				note(cv, false, p,
+				     "a \"#first-last\" VF range in a name is not read by the plugin: it takes "
 				     "every VF of the PF");
 		} else {
 			note(cv, false, p, "not carried: the plugin has no such selector");
 		}
 	}
 	if (link && (!strcasecmp(link, "eth") || !strcasecmp(link, "ib")))
-		json_object_set_new(sel, "linkTypes", json_pack("[s]", !strcasecmp(link, "eth") ? "ether" : "infiniband"));
+		json_object_set_new(
+			sel, "linkTypes",
+			json_pack("[s]", !strcasecmp(link, "eth") ? "ether" : "infiniband"));
 	else if (link)
-		note(cv, true, "spec.linkType", "\"%s\" is neither eth nor ib (a shell variable left unexpanded?): no "
-		     "linkTypes selector", link);
+		note(cv, true, "spec.linkType",
+		     "\"%s\" is neither eth nor ib (a shell variable left unexpanded?): no "
+		     "linkTypes selector",
+		     link);
 	if (json_is_true(json_object_get(spec, "isRdma")))
 		json_object_set_new(sel, "isRdma", json_true());
 	else
-		note(cv, false, "spec.isRdma", "not true: the resource's VFs are not required to have an RDMA device, "
+		note(cv, false, "spec.isRdma",
+		     "not true: the resource's VFs are not required to have an RDMA device, "
 		     "as the anchor's policy says");
 	if (dtype && strcmp(dtype, "netdevice"))
-		note(cv, true, "spec.deviceType", "\"%s\": rdmak hands out netdevice VFs only", dtype);
-	json_object_foreach((json_t *)spec, k, v) {
+		note(cv, true, "spec.deviceType", "\"%s\": rdmak hands out netdevice VFs only",
+		     dtype);
+	json_object_foreach((json_t *)spec, k, v)
+	{
 		char p[128];
 
-		if (!strcmp(k, "nicSelector") || !strcmp(k, "resourceName") || !strcmp(k, "linkType") ||
-		    !strcmp(k, "isRdma") || !strcmp(k, "deviceType"))
+		if (!strcmp(k, "nicSelector") || !strcmp(k, "resourceName") ||
+		    !strcmp(k, "linkType") || !strcmp(k, "isRdma") || !strcmp(k, "deviceType"))
 			continue;
 		snprintf(p, sizeof(p), "spec.%s", k);
 		if (!strcmp(k, "numVfs"))
-			note(cv, false, p, "not carried here: `rdmak vf plan --policy` reads this policy unchanged and "
-			     "makes the %" JSON_INTEGER_FORMAT " VFs (docs/vf.md)", json_integer_value(v));
+			note(cv, false, p,
+			     "not carried here: `rdmak vf plan --policy` reads this policy unchanged and "
+			     "makes the %" JSON_INTEGER_FORMAT " VFs (docs/vf.md)",
+			     json_integer_value(v));
 		else if (!strcmp(k, "nodeSelector"))
-			note(cv, false, p, "not carried: the plugin runs where the chart's plugin.nodeSelector says, and a "
+			note(cv, false, p,
+			     "not carried: the plugin runs where the chart's plugin.nodeSelector says, and a "
 			     "resource whose selectors match nothing on a node advertises 0 there");
 		else
 			note(cv, false, p, "not carried: rdmak has no counterpart");
@@ -548,10 +610,13 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 	prefix = prefix_from_networks(cv->inputs, resource, pbuf, sizeof(pbuf));
 	if (!prefix) {
 		prefix = "openshift.io";
-		note(cv, false, "spec.resourceName", "published as openshift.io/%s, the SR-IOV operator's default prefix "
-		     "(no network in the input names another)", resource);
+		note(cv, false, "spec.resourceName",
+		     "published as openshift.io/%s, the SR-IOV operator's default prefix "
+		     "(no network in the input names another)",
+		     resource);
 	}
-	entry = json_pack("{s:s,s:s,s:o}", "resourcePrefix", prefix, "resourceName", resource, "selectors", sel);
+	entry = json_pack("{s:s,s:s,s:o}", "resourcePrefix", prefix, "resourceName", resource,
+			  "selectors", sel);
 	one = entry ? json_pack("[o]", entry) : NULL;
 	if (!one) {
 		json_decref(sel);
@@ -569,23 +634,29 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
  * Seed 004 names 0000:86:00.0 in both of its policies (a copy of the first). */
 static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t self)
 {
-	const json_t *mine = json_object_get(json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
+	const json_t *mine = json_object_get(
+		json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
 	size_t i, j, k;
 	json_t *in, *a, *b;
 
-	json_array_foreach(cv->inputs, i, in) {
+	json_array_foreach(cv->inputs, i, in)
+	{
 		const json_t *o = json_object_get(in, "object");
 		const json_t *theirs;
 
-		if (i == self || strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SriovNetworkNodePolicy"))
+		if (i == self || strcmp(str_or(json_string_value(json_object_get(o, "kind"))),
+					"SriovNetworkNodePolicy"))
 			continue;
-		theirs = json_object_get(json_object_get(json_object_get(o, "spec"), "nicSelector"), "rootDevices");
-		json_array_foreach(mine, j, a)
-			json_array_foreach(theirs, k, b)
-				if (json_equal(a, b))
-					note(cv, true, "spec.nicSelector.rootDevices", "PF %s is also selected by policy %s: "
-					     "its VFs would be in two resources; give each policy its own PF",
-					     json_string_value(a), json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+		theirs = json_object_get(json_object_get(json_object_get(o, "spec"), "nicSelector"),
+					 "rootDevices");
+		json_array_foreach(mine, j, a) json_array_foreach(theirs, k,
+								  b) if (json_equal(a, b))
+			note(cv, true, "spec.nicSelector.rootDevices",
+			     "PF %s is also selected by policy %s: "
+			     "its VFs would be in two resources; give each policy its own PF",
+			     json_string_value(a),
+			     json_string_value(
+				     json_object_get(json_object_get(o, "metadata"), "name")));
 	}
 }
 
@@ -596,23 +667,28 @@ static const json_t *find_pool(const json_t *inputs, const char *name)
 	size_t i;
 	json_t *in;
 
-	json_array_foreach(inputs, i, in) {
+	json_array_foreach(inputs, i, in)
+	{
 		const json_t *o = json_object_get(in, "object");
-		const char *n = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+		const char *n =
+			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
 
-		if (n && !strcmp(n, name) && !strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SpiderIPPool"))
+		if (n && !strcmp(n, name) &&
+		    !strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SpiderIPPool"))
 			return o;
 	}
 	return NULL;
 }
 
 /* A SpiderIPPool's ips ("a-b" or "a") as host-local ranges in set; its routes into routes. */
-static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, json_t *set, json_t *routes)
+static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, json_t *set,
+		       json_t *routes)
 {
 	const json_t *spec = json_object_get(pool, "spec");
 	const char *subnet = json_string_value(json_object_get(spec, "subnet"));
 	const char *gw = json_string_value(json_object_get(spec, "gateway"));
-	const char *pname = json_string_value(json_object_get(json_object_get(pool, "metadata"), "name"));
+	const char *pname =
+		json_string_value(json_object_get(json_object_get(pool, "metadata"), "name"));
 	char net[64];
 	const char *k;
 	size_t i;
@@ -620,12 +696,16 @@ static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, js
 	int r;
 
 	if (!subnet || (r = prefix_network(subnet, net, sizeof(net))) < 0) {
-		note(cv, true, path, "SpiderIPPool %s: subnet %s is not a prefix: not carried", pname, subnet ? subnet : "(none)");
+		note(cv, true, path, "SpiderIPPool %s: subnet %s is not a prefix: not carried",
+		     pname, subnet ? subnet : "(none)");
 		return 0;
 	}
 	if (r > 0)
-		note(cv, false, path, "SpiderIPPool %s: subnet %s has host bits set; its network %s is used", pname, subnet, net);
-	json_array_foreach(json_object_get(spec, "ips"), i, v) {
+		note(cv, false, path,
+		     "SpiderIPPool %s: subnet %s has host bits set; its network %s is used", pname,
+		     subnet, net);
+	json_array_foreach(json_object_get(spec, "ips"), i, v)
+	{
 		const char *s = json_string_value(v);
 		const char *dash = s ? strchr(s, '-') : NULL;
 		char first[64];
@@ -634,19 +714,21 @@ static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, js
 		if (!s || (dash && (size_t)(dash - s) >= sizeof(first)))
 			continue;
 		snprintf(first, sizeof(first), "%.*s", dash ? (int)(dash - s) : (int)strlen(s), s);
-		range = json_pack("{s:s,s:s,s:s}", "subnet", net, "rangeStart", first, "rangeEnd", dash ? dash + 1 : s);
+		range = json_pack("{s:s,s:s,s:s}", "subnet", net, "rangeStart", first, "rangeEnd",
+				  dash ? dash + 1 : s);
 		if (!range)
 			return -ENOMEM;
 		if (gw)
 			json_object_set_new(range, "gateway", json_string(gw));
 		json_array_append_new(set, range);
 	}
-	json_array_foreach(json_object_get(spec, "routes"), i, v)
-		json_array_append(routes, v);
-	json_object_foreach((json_t *)spec, k, v)
-		if (strcmp(k, "subnet") && strcmp(k, "gateway") && strcmp(k, "ips") && strcmp(k, "routes") &&
-		    strcmp(k, "ipVersion"))
-			note(cv, false, path, "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no counterpart", pname, k);
+	json_array_foreach(json_object_get(spec, "routes"), i, v) json_array_append(routes, v);
+	json_object_foreach((json_t *)spec, k, v) if (strcmp(k, "subnet") && strcmp(k, "gateway") &&
+						      strcmp(k, "ips") && strcmp(k, "routes") &&
+						      strcmp(k, "ipVersion"))
+		note(cv, false, path,
+		     "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no counterpart", pname,
+		     k);
 	return 0;
 }
 
@@ -665,11 +747,15 @@ static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippo
 		if (!set)
 			goto out;
 		snprintf(p, sizeof(p), "%s.%s", path, families[f]);
-		json_array_foreach(json_object_get(ippools, families[f]), i, v) {
-			const json_t *pool = json_is_string(v) ? find_pool(cv->inputs, json_string_value(v)) : NULL;
+		json_array_foreach(json_object_get(ippools, families[f]), i, v)
+		{
+			const json_t *pool = json_is_string(v)
+						     ? find_pool(cv->inputs, json_string_value(v))
+						     : NULL;
 
 			if (!pool)
-				note(cv, true, p, "names SpiderIPPool %s, which no input defines: no addresses from it",
+				note(cv, true, p,
+				     "names SpiderIPPool %s, which no input defines: no addresses from it",
 				     json_string_value(v) ? json_string_value(v) : "?");
 			else if (pool_ranges(cv, p, pool, set, routes) < 0)
 				cv->oom = 1;
@@ -680,14 +766,18 @@ static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippo
 			json_decref(set);
 	}
 	if (!json_array_size(ranges)) {
-		note(cv, true, path, "no address range left: the network is written without \"ipam\"");
+		note(cv, true, path,
+		     "no address range left: the network is written without \"ipam\"");
 		goto out;
 	}
-	ipam = json_pack("{s:s,s:O,s:s,s:o}", "type", "rdmak-ipam", "ranges", ranges, "store", "etcd", "etcd", etcd_store());
+	ipam = json_pack("{s:s,s:O,s:s,s:o}", "type", "rdmak-ipam", "ranges", ranges, "store",
+			 "etcd", "etcd", etcd_store());
 	if (ipam && json_array_size(routes))
 		json_object_set(ipam, "routes", routes);
-	note(cv, false, path, "the SpiderIPPools' ranges go to rdmak-ipam's etcd store: the chart's etcd (etcd.enabled) "
-	     "for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR " on every node");
+	note(cv, false, path,
+	     "the SpiderIPPools' ranges go to rdmak-ipam's etcd store: the chart's etcd (etcd.enabled) "
+	     "for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR
+	     " on every node");
 	values_set(cv, "etcd", "enabled", json_true());
 out:
 	json_decref(ranges);
@@ -695,12 +785,15 @@ out:
 	return ipam;
 }
 
-static int spider_multus_config(struct conv *cv, const json_t *obj, const char *name, const char *ns)
+static int spider_multus_config(struct conv *cv, const json_t *obj, const char *name,
+				const char *ns)
 {
 	static const char *const blocks[][3] = {
 		/* cniType, its block, rdmak-cni's link */
-		{ "macvlan", "macvlan", "macvlan" }, { "sriov", "sriov", "hostdev" },
-		{ "ib-sriov", "ibsriov", "hostdev" }, { "ipoib", "ipoib", "ipoib" },
+		{ "macvlan", "macvlan", "macvlan" },
+		{ "sriov", "sriov", "hostdev" },
+		{ "ib-sriov", "ibsriov", "hostdev" },
+		{ "ipoib", "ipoib", "ipoib" },
 	};
 	const json_t *spec = json_object_get(obj, "spec");
 	const char *type = json_string_value(json_object_get(spec, "cniType"));
@@ -713,8 +806,10 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 		if (!strcmp(type, blocks[i][0]))
 			block = blocks[i][1], link = blocks[i][2];
 	if (!block) {
-		note(cv, true, "spec.cniType", "\"%s\": rdmak-cni has no such link (macvlan, sriov, ib-sriov, ipoib are "
-		     "converted): not converted", type ? type : "(none)");
+		note(cv, true, "spec.cniType",
+		     "\"%s\": rdmak-cni has no such link (macvlan, sriov, ib-sriov, ipoib are "
+		     "converted): not converted",
+		     type ? type : "(none)");
 		return 0;
 	}
 	blk = json_object_get(spec, block);
@@ -722,16 +817,18 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 	config = cni_config_new(name, link);
 	if (!config)
 		return -ENOMEM;
-	json_object_foreach((json_t *)spec, k, v)
-		if (strcmp(k, "cniType") && strcmp(k, block)) {
-			char p[128];
+	json_object_foreach((json_t *)spec, k, v) if (strcmp(k, "cniType") && strcmp(k, block))
+	{
+		char p[128];
 
-			snprintf(p, sizeof(p), "spec.%s", k);
-			note(cv, false, p, !strcmp(k, "enableCoordinator") || !strcmp(k, "coordinator")
-					   ? "not carried: rdmak-cni does the coordinator's policy routing itself (policyRouting)"
-					   : "not carried: rdmak has no counterpart");
-		}
-	json_object_foreach(blk, k, v) {
+		snprintf(p, sizeof(p), "spec.%s", k);
+		note(cv, false, p,
+		     !strcmp(k, "enableCoordinator") || !strcmp(k, "coordinator")
+			     ? "not carried: rdmak-cni does the coordinator's policy routing itself (policyRouting)"
+			     : "not carried: rdmak has no counterpart");
+	}
+	json_object_foreach(blk, k, v)
+	{
 		char p[128];
 
 		snprintf(p, sizeof(p), "%s.%s", bpath, k);
@@ -742,11 +839,13 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 		} else if (!strcmp(k, "master") && json_is_array(v) && json_array_size(v) >= 1) {
 			json_object_set(config, "master", json_array_get(v, 0));
 			if (json_array_size(v) > 1)
-				note(cv, true, p, "several masters (a bond the anchor makes): rdmak-cni takes one; make the "
+				note(cv, true, p,
+				     "several masters (a bond the anchor makes): rdmak-cni takes one; make the "
 				     "bond on the node and name it");
 		} else if (!strcmp(k, "master") && json_is_string(v)) {
 			json_object_set(config, "master", v);
-		} else if ((!strcmp(k, "rdmaIsolation") || !strcmp(k, "enableRdma")) && json_is_boolean(v)) {
+		} else if ((!strcmp(k, "rdmaIsolation") || !strcmp(k, "enableRdma")) &&
+			   json_is_boolean(v)) {
 			json_object_set(config, "rdmaIsolation", v);
 		} else if (!strcmp(k, "mtu") && json_is_integer(v)) {
 			json_object_set(config, "mtu", v);
@@ -755,22 +854,29 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 			char hex[32];
 
 			if (json_is_integer(v))
-				snprintf(hex, sizeof(hex), "0x%" JSON_INTEGER_FORMAT, json_integer_value(v));
+				snprintf(hex, sizeof(hex), "0x%" JSON_INTEGER_FORMAT,
+					 json_integer_value(v));
 			else
-				snprintf(hex, sizeof(hex), "%s%s", strncmp(str_or(json_string_value(v)), "0x", 2) ? "0x" : "",
+				snprintf(hex, sizeof(hex), "%s%s",
+					 strncmp(str_or(json_string_value(v)), "0x", 2) ? "0x" : "",
 					 str_or(json_string_value(v)));
 			json_object_set_new(config, "pkey", json_string(hex));
 			if (json_is_integer(v))
-				note(cv, false, p, "the number %" JSON_INTEGER_FORMAT " read as hex %s, as ib-sriov-cni reads "
-				     "its string", json_integer_value(v), hex);
+				note(cv, false, p,
+				     "the number %" JSON_INTEGER_FORMAT
+				     " read as hex %s, as ib-sriov-cni reads "
+				     "its string",
+				     json_integer_value(v), hex);
 		} else {
 			note(cv, false, p, "not carried: rdmak-cni has no counterpart");
 		}
 	}
 	if (!strcmp(type, "ib-sriov"))
-		json_object_set_new(config, "capabilities", json_pack("{s:b}", "infinibandGUID", 1));
+		json_object_set_new(config, "capabilities",
+				    json_pack("{s:b}", "infinibandGUID", 1));
 	if (!strcmp(link, "hostdev") && !resource)
-		note(cv, true, bpath, "no resourceName: a hostdev network needs the resource its VF comes from");
+		note(cv, true, bpath,
+		     "no resourceName: a hostdev network needs the resource its VF comes from");
 	ipam = spider_ipam(cv, "spec.ippools", json_object_get(blk, "ippools"));
 	if (ipam)
 		json_object_set_new(config, "ipam", ipam);
@@ -779,7 +885,8 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 	if (nad && labels) {
 		json_object_set(json_object_get(nad, "metadata"), "labels", (json_t *)labels);
 		if (json_object_get(labels, "cni.spidernet.io/rdma-resource-inject"))
-			note(cv, false, "metadata.labels", "kept: `rdmak webhook` reads Spiderpool's rdma-resource-inject "
+			note(cv, false, "metadata.labels",
+			     "kept: `rdmak webhook` reads Spiderpool's rdma-resource-inject "
 			     "label (docs/webhook.md)");
 	}
 	return 0;
@@ -789,22 +896,26 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
  * the last, and a network reads whichever pool comes first, so neither is what the user meant.
  * Seed 004 defines SpiderMultusConfig gpu1-sriov twice (ib-sriov and sriov); its pool
  * gpu1-net11, given twice the same, is no conflict. */
-static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind, const char *name,
-				const char *ns, size_t self)
+static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind,
+				const char *name, const char *ns, size_t self)
 {
 	size_t i;
 	json_t *in;
 
-	json_array_foreach(cv->inputs, i, in) {
+	json_array_foreach(cv->inputs, i, in)
+	{
 		const json_t *o = json_object_get(in, "object");
 		const json_t *md = json_object_get(o, "metadata");
 
-		if (i == self || json_equal(o, obj) || strcmp(str_or(json_string_value(json_object_get(o, "kind"))), kind) ||
+		if (i == self || json_equal(o, obj) ||
+		    strcmp(str_or(json_string_value(json_object_get(o, "kind"))), kind) ||
 		    strcmp(str_or(json_string_value(json_object_get(md, "name"))), name) ||
 		    strcmp(str_or(json_string_value(json_object_get(md, "namespace"))), str_or(ns)))
 			continue;
-		note(cv, true, "metadata.name", "%s %s is also defined, differently, in %s (object %zu of the input): "
-		     "give each its own name", kind, name, str_or(json_string_value(json_object_get(in, "file"))), i + 1);
+		note(cv, true, "metadata.name",
+		     "%s %s is also defined, differently, in %s (object %zu of the input): "
+		     "give each its own name",
+		     kind, name, str_or(json_string_value(json_object_get(in, "file"))), i + 1);
 	}
 }
 
@@ -818,8 +929,9 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 	const char *name = json_string_value(json_object_get(md, "name"));
 	const char *ns = json_string_value(json_object_get(md, "namespace"));
 
-	cv->doc = json_pack("{s:{s:s?,s:s?,s:s?,s:O?},s:[],s:[]}", "from", "kind", kind, "name", name, "namespace", ns,
-			    "file", json_object_get(in, "file"), "notes", "objects");
+	cv->doc =
+		json_pack("{s:{s:s?,s:s?,s:s?,s:O?},s:[],s:[]}", "from", "kind", kind, "name", name,
+			  "namespace", ns, "file", json_object_get(in, "file"), "notes", "objects");
 	if (!cv->doc)
 		return -ENOMEM;
 	if (!json_is_object(obj) || !kind) {
@@ -833,7 +945,8 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 	same_name_elsewhere(cv, obj, kind, name, ns, idx);
 	if (!strcmp(kind, "NicClusterPolicy"))
 		return nic_cluster_policy(cv, obj);
-	if (!strcmp(kind, "HostDeviceNetwork") || !strcmp(kind, "MacvlanNetwork") || !strcmp(kind, "IPoIBNetwork"))
+	if (!strcmp(kind, "HostDeviceNetwork") || !strcmp(kind, "MacvlanNetwork") ||
+	    !strcmp(kind, "IPoIBNetwork"))
 		return netop_network(cv, obj, name, kind);
 	if (!strcmp(kind, "SpiderMultusConfig"))
 		return spider_multus_config(cv, obj, name, ns ? ns : "default");
@@ -842,7 +955,8 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 		return sriov_policy(cv, obj, name);
 	}
 	if (!strcmp(kind, "SpiderIPPool")) {
-		note(cv, false, "", "read through the SpiderMultusConfigs that name it (its ranges are in their "
+		note(cv, false, "",
+		     "read through the SpiderMultusConfigs that name it (its ranges are in their "
 		     "networks' ipam)");
 		return 0;
 	}
@@ -863,7 +977,8 @@ int convert_run(const json_t *inputs, json_t **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
-	json_array_foreach(inputs, i, in) {
+	json_array_foreach(inputs, i, in)
+	{
 		r = convert_one(&cv, in, i);
 		if (cv.doc && json_array_append_new(docs, cv.doc) < 0)
 			r = -ENOMEM;
@@ -875,7 +990,8 @@ int convert_run(const json_t *inputs, json_t **ret)
 	}
 	out = json_pack("{s:o,s:i}", "documents", docs, "fixes", cv.fixes);
 	docs = NULL;
-	if (!out || (json_object_size(cv.values) && json_object_set(out, "values", cv.values) < 0)) {
+	if (!out ||
+	    (json_object_size(cv.values) && json_object_set(out, "values", cv.values) < 0)) {
 		json_decref(out);
 		r = -ENOMEM;
 		goto fail;

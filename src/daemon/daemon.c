@@ -31,7 +31,7 @@ struct daemon_loop {
 	const struct daemon_ops *ops;
 	void *ud;
 	int sfd, ifd, efd; /* signalfd, inotify (or -1), eventfd (daemon_loop_notify_changed) */
-	char **names; /* the file names watched (and "..data") */
+	char **names;	   /* the file names watched (and "..data") */
 	size_t n_names;
 	struct extra_fd *fds;
 	size_t n_fds;
@@ -117,7 +117,8 @@ int daemon_loop_watch(struct daemon_loop *l, const char *path)
 	if (l->ifd < 0 && (l->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
 		return -errno;
 	/* IN_ATTRIB: a chmod that makes an unreadable file readable is a change worth a read */
-	if (inotify_add_watch(l->ifd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0)
+	if (inotify_add_watch(l->ifd, dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0)
 		return -errno;
 	return 0;
 }
@@ -242,7 +243,8 @@ int daemon_loop_run(struct daemon_loop *l)
 		if (changed || now_ms() - last_check >= CHECK_MS) {
 			last_check = now_ms();
 			if (l->ops->reload)
-				l->ops->reload(l->ud, changed ? DAEMON_RELOAD_CHANGED : DAEMON_RELOAD_PERIODIC);
+				l->ops->reload(l->ud, changed ? DAEMON_RELOAD_CHANGED
+							      : DAEMON_RELOAD_PERIODIC);
 		}
 		if (l->ops->tick) {
 			int ms = l->ops->tick(l->ud);
@@ -259,7 +261,8 @@ bool daemon_refusal_is_new(struct daemon_refusal *r, const char *msg, const char
 	if (!same) {
 		snprintf(r->msg, sizeof(r->msg), "%s", msg);
 		free(r->text);
-		r->text = text ? strdup(text) : NULL; /* NULL on ENOMEM: the next one is said again */
+		r->text =
+			text ? strdup(text) : NULL; /* NULL on ENOMEM: the next one is said again */
 	}
 	return !same;
 }

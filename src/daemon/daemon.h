@@ -19,8 +19,8 @@
 #include <stddef.h>
 
 enum daemon_reload_reason {
-	DAEMON_RELOAD_SIGNAL,   /* SIGHUP */
-	DAEMON_RELOAD_CHANGED,  /* a watched file (or its folder's ..data) changed */
+	DAEMON_RELOAD_SIGNAL,	/* SIGHUP */
+	DAEMON_RELOAD_CHANGED,	/* a watched file (or its folder's ..data) changed */
 	DAEMON_RELOAD_PERIODIC, /* the check every second */
 };
 

@@ -10,10 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
-	__attribute__((format(printf, 4, 0)));
+static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
-static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, va_list ap)
+static int vfail(struct dispatch_ctx *c, enum dispatch_error kind, const char *path,
+		 const char *fmt, va_list ap)
 {
 	int n = 0;
 
@@ -42,7 +43,8 @@ int dispatch_fail(struct dispatch_ctx *c, const char *path, const char *fmt, ...
 	return r;
 }
 
-int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, ...)
+int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path,
+		       const char *fmt, ...)
 {
 	va_list ap;
 	int r;
@@ -93,7 +95,8 @@ void dispatch_path_key(char *dst, size_t n, const char *base, const char *key)
 	int l;
 
 	if (plain_key(key))
-		l = base && *base ? snprintf(dst, n, "%s.%s", base, key) : snprintf(dst, n, "%s", key);
+		l = base && *base ? snprintf(dst, n, "%s.%s", base, key)
+				  : snprintf(dst, n, "%s", key);
 	else
 		l = snprintf(dst, n, "%s[\"%s\"]", base ? base : "", key);
 	sanitize(dst, n, l);
@@ -147,24 +150,17 @@ static bool type_ok(int type, const json_t *v)
 	return (int)json_typeof(v) == type;
 }
 
-static int store_default(struct dispatch_ctx *c, const char *path, const struct dispatch_field *f, json_t *v,
-			 void *target)
+static int store_default(struct dispatch_ctx *c, const char *path, const struct dispatch_field *f,
+			 json_t *v, void *target)
 {
 	switch (f->type) {
 	case JSON_STRING:
-		return dispatch_string(c, path, v, f->flags & DISPATCH_NONEMPTY, (const char **)target);
-	case DISPATCH_BOOL:
-		*(bool *)target = json_is_true(v);
-		return 0;
-	case JSON_INTEGER:
-		*(json_int_t *)target = json_integer_value(v);
-		return 0;
-	case DISPATCH_NUMBER:
-		*(double *)target = json_number_value(v);
-		return 0;
-	default:
-		*(json_t **)target = v;
-		return 0;
+		return dispatch_string(c, path, v, f->flags & DISPATCH_NONEMPTY,
+				       (const char **)target);
+	case DISPATCH_BOOL: *(bool *)target = json_is_true(v); return 0;
+	case JSON_INTEGER: *(json_int_t *)target = json_integer_value(v); return 0;
+	case DISPATCH_NUMBER: *(double *)target = json_number_value(v); return 0;
+	default: *(json_t **)target = v; return 0;
 	}
 }
 
@@ -188,11 +184,11 @@ static json_t *lookup(json_t *obj, const struct dispatch_field *f, const char **
 	*written = f->name;
 	if (v || !(f->flags & DISPATCH_CASEFOLD))
 		return v;
-	json_object_foreach(obj, key, v)
-		if (!strcasecmp(key, f->name)) {
-			*written = key;
-			return v;
-		}
+	json_object_foreach(obj, key, v) if (!strcasecmp(key, f->name))
+	{
+		*written = key;
+		return v;
+	}
 	return NULL;
 }
 
@@ -212,15 +208,18 @@ static size_t distance(const char *a, const char *b)
 		d[0][j] = (unsigned char)j;
 	for (size_t i = 1; i <= la; i++)
 		for (size_t j = 1; j <= lb; j++) {
-			unsigned cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			unsigned cost = tolower((unsigned char)a[i - 1]) !=
+					tolower((unsigned char)b[j - 1]);
 			unsigned m = d[i - 1][j - 1] + cost;
 
 			if (d[i - 1][j] + 1u < m)
 				m = d[i - 1][j] + 1u;
 			if (d[i][j - 1] + 1u < m)
 				m = d[i][j - 1] + 1u;
-			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
-			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1u < m)
+			if (i > 1 && j > 1 &&
+			    tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+			    d[i - 2][j - 2] + 1u < m)
 				m = d[i - 2][j - 2] + 1u;
 			d[i][j] = (unsigned char)m;
 		}
@@ -229,10 +228,12 @@ static size_t distance(const char *a, const char *b)
 
 /* The DISPATCH_TYPO_GUARD row that key is a near miss of: one letter off for short names,
  * two for names of five letters or more. */
-static const struct dispatch_field *near_guarded(const struct dispatch_field *fields, const char *key)
+static const struct dispatch_field *near_guarded(const struct dispatch_field *fields,
+						 const char *key)
 {
 	for (const struct dispatch_field *f = fields; f->name; f++)
-		if ((f->flags & DISPATCH_TYPO_GUARD) && distance(key, f->name) <= (strlen(f->name) > 4 ? 2u : 1u))
+		if ((f->flags & DISPATCH_TYPO_GUARD) &&
+		    distance(key, f->name) <= (strlen(f->name) > 4 ? 2u : 1u))
 			return f;
 	return NULL;
 }
@@ -247,13 +248,14 @@ static const char *other_case(const struct dispatch_field *fields, const char *k
 }
 
 /* A key for a DISPATCH_CASEFOLD row that an earlier key of obj already took. */
-static const char *earlier_same_row(json_t *obj, const struct dispatch_field *fields, const char *key,
-				    const struct dispatch_field *f)
+static const char *earlier_same_row(json_t *obj, const struct dispatch_field *fields,
+				    const char *key, const struct dispatch_field *f)
 {
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(obj, k, v) {
+	json_object_foreach(obj, k, v)
+	{
 		if (k == key || !strcmp(k, key))
 			break;
 		if (find(fields, k) == f)
@@ -262,21 +264,24 @@ static const char *earlier_same_row(json_t *obj, const struct dispatch_field *fi
 	return NULL;
 }
 
-int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const struct dispatch_field *fields,
-		 enum dispatch_unknown unknown, void *base)
+int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj,
+		 const struct dispatch_field *fields, enum dispatch_unknown unknown, void *base)
 {
 	const char *key;
 	json_t *v;
 
 	if (!json_is_object(obj))
-		return dispatch_fail(c, path, "expected an object, got %s", dispatch_type_name(obj));
-	json_object_foreach(obj, key, v) {
+		return dispatch_fail(c, path, "expected an object, got %s",
+				     dispatch_type_name(obj));
+	json_object_foreach(obj, key, v)
+	{
 		const struct dispatch_field *f = find(fields, key);
 		const char *other;
 		char sub[DISPATCH_PATH_MAX];
 		int r;
 
-		if (f && (f->flags & DISPATCH_CASEFOLD) && (other = earlier_same_row(obj, fields, key, f))) {
+		if (f && (f->flags & DISPATCH_CASEFOLD) &&
+		    (other = earlier_same_row(obj, fields, key, f))) {
 			dispatch_path_key(sub, sizeof(sub), path, key);
 			return dispatch_fail(c, sub, "duplicate of key \"%s\"", other);
 		}
@@ -288,7 +293,8 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 			continue;
 		}
 		if (f || unknown == DISPATCH_UNKNOWN_REFUSE) {
-			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "%s", f && f->why ? f->why : "unknown key");
+			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "%s",
+					       f && f->why ? f->why : "unknown key");
 			c->value = v;
 			c->why = f ? f->why : NULL;
 			c->suggest = f ? NULL : other_case(fields, key);
@@ -298,7 +304,8 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 			continue;
 		f = near_guarded(fields, key);
 		if (f) {
-			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub, "unknown key (did you mean \"%s\"?)", f->name);
+			r = dispatch_fail_kind(c, DISPATCH_ERR_UNKNOWN, sub,
+					       "unknown key (did you mean \"%s\"?)", f->name);
 			c->value = v;
 			return r;
 		}
@@ -317,13 +324,15 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 			v = NULL;
 		if (!v) {
 			if ((f->flags & DISPATCH_MANDATORY) && f->why)
-				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing (%s)", f->why);
+				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub,
+							  "missing (%s)", f->why);
 			if (f->flags & DISPATCH_MANDATORY)
 				return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing");
 			continue;
 		}
 		if (!type_ok(f->type, v))
-			return dispatch_fail(c, sub, "expected %s, got %s", want_name(f->type), dispatch_type_name(v));
+			return dispatch_fail(c, sub, "expected %s, got %s", want_name(f->type),
+					     dispatch_type_name(v));
 		r = f->fn ? f->fn(c, sub, v, (char *)base + f->offset)
 			  : store_default(c, sub, f, v, (char *)base + f->offset);
 		if (r < 0)
@@ -332,7 +341,8 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const st
 	return 0;
 }
 
-int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, const char **ret)
+int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty,
+		    const char **ret)
 {
 	if (!json_is_string(v))
 		return dispatch_fail(c, path, "expected a string, got %s", dispatch_type_name(v));
@@ -344,7 +354,8 @@ int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, b
 	return 0;
 }
 
-int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, char **ret)
+int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty,
+		    char **ret)
 {
 	const char *s;
 	char *d;
@@ -360,17 +371,18 @@ int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, b
 	return 0;
 }
 
-int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v, long long lo, long long hi,
-		       long long *ret)
+int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v, long long lo,
+		       long long hi, long long *ret)
 {
 	json_int_t i;
 
 	if (!json_is_integer(v))
-		return dispatch_fail(c, path, "expected an integer from %lld to %lld, got %s", lo, hi,
-				     dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected an integer from %lld to %lld, got %s", lo,
+				     hi, dispatch_type_name(v));
 	i = json_integer_value(v);
 	if (i < lo || i > hi)
-		return dispatch_fail(c, path, "%lld is out of range (%lld to %lld)", (long long)i, lo, hi);
+		return dispatch_fail(c, path, "%lld is out of range (%lld to %lld)", (long long)i,
+				     lo, hi);
 	*ret = i;
 	return 0;
 }
@@ -378,12 +390,14 @@ int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v
 int dispatch_bool(struct dispatch_ctx *c, const char *path, const json_t *v, bool *ret)
 {
 	if (!json_is_boolean(v))
-		return dispatch_fail(c, path, "expected true or false, got %s", dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected true or false, got %s",
+				     dispatch_type_name(v));
 	*ret = json_is_true(v);
 	return 0;
 }
 
-int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, const char *const *names, int *ret)
+int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v,
+		  const char *const *names, int *ret)
 {
 	char list[256];
 	size_t off = 0;
@@ -399,7 +413,8 @@ int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, con
 		}
 	list[0] = '\0';
 	for (int i = 0; names[i] && off < sizeof(list); i++) {
-		int l = snprintf(list + off, sizeof(list) - off, "%s\"%s\"", i ? ", " : "", names[i]);
+		int l = snprintf(list + off, sizeof(list) - off, "%s\"%s\"", i ? ", " : "",
+				 names[i]);
 		if (l < 0)
 			break;
 		off += (size_t)l;
@@ -424,7 +439,8 @@ static int strv_elem(struct dispatch_ctx *c, const char *path, json_t *e, size_t
 	return f->strv[i] ? 0 : -ENOMEM;
 }
 
-int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max, bool nonempty, char ***ret)
+int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
+		  bool nonempty, char ***ret)
 {
 	struct strv_fill f = { .nonempty = nonempty };
 	int r;
@@ -446,7 +462,8 @@ int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, siz
 }
 
 int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
-		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i, void *userdata),
+		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i,
+			     void *userdata),
 		   void *userdata)
 {
 	json_t *e;
@@ -456,7 +473,8 @@ int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, si
 		return dispatch_fail(c, path, "expected an array, got %s", dispatch_type_name(v));
 	if (max && json_array_size(v) > max)
 		return dispatch_fail(c, path, "more than %zu entries", max);
-	json_array_foreach(v, i, e) {
+	json_array_foreach(v, i, e)
+	{
 		char sub[DISPATCH_PATH_MAX];
 		int r;
 

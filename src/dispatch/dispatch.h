@@ -37,7 +37,7 @@ enum dispatch_error {
 #define DISPATCH_PATH_MAX 256
 
 struct dispatch_ctx {
-	char *err;     /* "<path>: <reason>" of the first refusal */
+	char *err; /* "<path>: <reason>" of the first refusal */
 	size_t errlen;
 	enum dispatch_error error; /* its kind, set with err */
 	/* The refused field's path (err without the reason) and, for DISPATCH_ERR_UNKNOWN, the
@@ -78,16 +78,16 @@ enum {
 /* What the walker does with a key the table does not name. */
 enum dispatch_unknown {
 	DISPATCH_UNKNOWN_REFUSE = 0,
-	DISPATCH_UNKNOWN_WARN,  /* accepted and named through ctx->warn */
+	DISPATCH_UNKNOWN_WARN,	/* accepted and named through ctx->warn */
 	DISPATCH_UNKNOWN_ALLOW, /* accepted silently */
 };
 
 /* The type a field must have: a jansson type (JSON_STRING, JSON_OBJECT, JSON_ARRAY,
  * JSON_INTEGER), or DISPATCH_BOOL (true or false), DISPATCH_NUMBER (integer or real), or
  * DISPATCH_ANY. */
-#define DISPATCH_BOOL ((int)JSON_TRUE)
+#define DISPATCH_BOOL	((int)JSON_TRUE)
 #define DISPATCH_NUMBER ((int)JSON_REAL)
-#define DISPATCH_ANY (-1)
+#define DISPATCH_ANY	(-1)
 
 struct dispatch_field;
 /* Store v (already type-checked) into the target; path names the field for messages.
@@ -98,7 +98,7 @@ struct dispatch_field {
 	const char *name;
 	int type;
 	dispatch_fn fn; /* NULL: the default for the type, see below */
-	size_t offset;  /* into the base pointer handed to dispatch_run */
+	size_t offset;	/* into the base pointer handed to dispatch_run */
 	unsigned flags;
 	const char *why; /* DISPATCH_IGNORED: the warning's reason ("sriov-cni ignores it too");
 			  * DISPATCH_MANDATORY: said after "missing" ("missing (<why>)") */
@@ -106,26 +106,38 @@ struct dispatch_field {
 
 /* Table rows: DISPATCH_FIELD("key", type, fn, offsetof(...), flags), DISPATCH_IGNORE("key",
  * "why"), DISPATCH_REFUSE("key", "why"), and {} last. */
-#define DISPATCH_FIELD(n, t, f, off, fl) { .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl) }
-#define DISPATCH_IGNORE(n, w) { .name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED, .why = (w) }
-#define DISPATCH_REFUSE(n, w) { .name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_REFUSED, .why = (w) }
+#define DISPATCH_FIELD(n, t, f, off, fl)                                                           \
+	{                                                                                          \
+		.name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl)                \
+	}
+#define DISPATCH_IGNORE(n, w)                                                                      \
+	{                                                                                          \
+		.name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED, .why = (w)           \
+	}
+#define DISPATCH_REFUSE(n, w)                                                                      \
+	{                                                                                          \
+		.name = (n), .type = DISPATCH_ANY, .flags = DISPATCH_REFUSED, .why = (w)           \
+	}
 /* A mandatory field whose absence deserves a reason ("how many containers may share it"). */
-#define DISPATCH_FIELD_WHY(n, t, f, off, fl, w) \
-	{ .name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl), .why = (w) }
+#define DISPATCH_FIELD_WHY(n, t, f, off, fl, w)                                                    \
+	{                                                                                          \
+		.name = (n), .type = (t), .fn = (f), .offset = (off), .flags = (fl), .why = (w)    \
+	}
 
 /* Defaults without fn: a string is stored as `const char *` (borrowed from the JSON, valid
  * while it lives), an object, array or DISPATCH_ANY as `json_t *` (borrowed), DISPATCH_BOOL as
  * `bool`, an integer as `json_int_t`, DISPATCH_NUMBER as `double`. The table ends with a row
  * whose name is NULL. Returns 0 or -EINVAL (ctx->err says why) / -ENOMEM. */
-int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj, const struct dispatch_field *fields,
-		 enum dispatch_unknown unknown, void *base);
+int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj,
+		 const struct dispatch_field *fields, enum dispatch_unknown unknown, void *base);
 
 /* Fills ctx->err with "<path>: <reason>" (ctx->error = DISPATCH_ERR_VALUE) and returns
  * -EINVAL, so that `return dispatch_fail(...)` is one step. */
-int dispatch_fail(struct dispatch_ctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int dispatch_fail(struct dispatch_ctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* The same with the error's kind. */
-int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+int dispatch_fail_kind(struct dispatch_ctx *c, enum dispatch_error kind, const char *path,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Refuses a key (or one of its values) that the reader knows and does not support, as a
  * DISPATCH_REFUSED row does: "<path>: <why>", DISPATCH_ERR_UNKNOWN, ctx->value = v and
  * ctx->why = why (a string that outlives ctx). For a value that only a row's fn can judge
@@ -145,24 +157,29 @@ const char *dispatch_type_name(const json_t *v);
 /* ---- value readers a table's fn can call (each names path in its refusal) ------------------- */
 
 /* A string without NUL bytes (and, with nonempty, not ""). */
-int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, const char **ret);
+int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty,
+		    const char **ret);
 /* The same, copied with strdup into *ret (the previous *ret freed). */
-int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty, char **ret);
+int dispatch_strdup(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty,
+		    char **ret);
 /* An integer within [lo, hi]: "expected an integer from lo to hi" / "N is out of range". */
-int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v, long long lo, long long hi,
-		       long long *ret);
+int dispatch_int_range(struct dispatch_ctx *c, const char *path, const json_t *v, long long lo,
+		       long long hi, long long *ret);
 /* true or false. */
 int dispatch_bool(struct dispatch_ctx *c, const char *path, const json_t *v, bool *ret);
 /* One of the strings of names[] (NULL-terminated): its index. "expected one of a, b, c". */
-int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v, const char *const *names, int *ret);
+int dispatch_enum(struct dispatch_ctx *c, const char *path, const json_t *v,
+		  const char *const *names, int *ret);
 /* An array of strings (each without NUL bytes, and with nonempty not "") as a NULL-terminated
  * malloc'd vector in *ret (util/strv.h's strv_free frees it), written only on success. max > 0
  * refuses longer arrays, as dispatch_array does. */
-int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max, bool nonempty, char ***ret);
+int dispatch_strv(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
+		  bool nonempty, char ***ret);
 /* Calls fn(c, "path[i]", element, userdata) for each element of an array; stops at the first
  * failure. max > 0 refuses longer arrays ("more than max entries"). */
 int dispatch_array(struct dispatch_ctx *c, const char *path, const json_t *v, size_t max,
-		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i, void *userdata),
+		   int (*fn)(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i,
+			     void *userdata),
 		   void *userdata);
 
 #endif

@@ -77,18 +77,19 @@ int doc_table(FILE *f, const json_t *rows, const struct doc_column *cols, size_t
 		return -ENOMEM;
 	for (c = 0; c < n_cols; c++)
 		width[c] = strlen(cols[c].header);
-	json_array_foreach(rows, i, row)
-		for (c = 0; c < n_cols; c++) {
-			size_t l = strlen(doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)));
-			if (l > width[c])
-				width[c] = l;
-		}
+	json_array_foreach(rows, i, row) for (c = 0; c < n_cols; c++)
+	{
+		size_t l = strlen(doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)));
+		if (l > width[c])
+			width[c] = l;
+	}
 	for (c = 0; c < n_cols; c++)
-		fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0, cols[c].header, c + 1 < n_cols ? "  " : "\n");
-	json_array_foreach(rows, i, row)
-		for (c = 0; c < n_cols; c++)
-			fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0,
-				doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)), c + 1 < n_cols ? "  " : "\n");
+		fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0, cols[c].header,
+			c + 1 < n_cols ? "  " : "\n");
+	json_array_foreach(rows, i, row) for (c = 0; c < n_cols; c++)
+		fprintf(f, "%-*s%s", c + 1 < n_cols ? (int)width[c] : 0,
+			doc_cell(doc_get(row, cols[c].key), buf, sizeof(buf)),
+			c + 1 < n_cols ? "  " : "\n");
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -28,14 +28,15 @@ struct yreader {
 	size_t errlen;
 };
 
-__attribute__((format(printf, 3, 4)))
-static int yfail(struct yreader *y, const yaml_mark_t *m, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int yfail(struct yreader *y, const yaml_mark_t *m,
+						       const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;
 
 	if (m)
-		n = snprintf(y->err, y->errlen, "line %zu column %zu: ", m->line + 1, m->column + 1);
+		n = snprintf(y->err, y->errlen, "line %zu column %zu: ", m->line + 1,
+			     m->column + 1);
 	if (n >= 0 && (size_t)n < y->errlen) {
 		va_start(ap, fmt);
 		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
@@ -60,7 +61,8 @@ static json_t *resolve_plain(const char *s)
 	const char *d = s + (*s == '-' || *s == '+');
 	char *end;
 
-	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
+	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+	    !strcmp(s, "NULL"))
 		return json_null();
 	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
 		return json_true();
@@ -131,7 +133,8 @@ static json_t *scalar_value(const yaml_event_t *e)
 
 	if (tag && !strcmp(tag, YAML_STR_TAG))
 		return json_stringn(s, len);
-	if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(s) == len && (v = resolve_plain(s)))
+	if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(s) == len &&
+	    (v = resolve_plain(s)))
 		return v;
 	return json_stringn(s, len);
 }
@@ -174,7 +177,8 @@ static int on_event(struct yreader *y, const yaml_event_t *e, int *docs)
 			return yfail(y, m, "more than one YAML document; give one");
 		return 0;
 	case YAML_ALIAS_EVENT:
-		return yfail(y, m, "YAML aliases (*%s) are not supported", (const char *)e->data.alias.anchor);
+		return yfail(y, m, "YAML aliases (*%s) are not supported",
+			     (const char *)e->data.alias.anchor);
 	case YAML_SCALAR_EVENT:
 		if (want_key) {
 			const char *s = (const char *)e->data.scalar.value;
@@ -194,7 +198,8 @@ static int on_event(struct yreader *y, const yaml_event_t *e, int *docs)
 				     e->type == YAML_MAPPING_START_EVENT ? "mapping" : "sequence");
 		if (y->depth == DEPTH_MAX)
 			return yfail(y, m, "nested deeper than %d levels", DEPTH_MAX);
-		y->st[y->depth].v = e->type == YAML_MAPPING_START_EVENT ? json_object() : json_array();
+		y->st[y->depth].v =
+			e->type == YAML_MAPPING_START_EVENT ? json_object() : json_array();
 		y->st[y->depth].key = NULL;
 		if (!y->st[y->depth].v)
 			return -ENOMEM;
@@ -208,12 +213,12 @@ static int on_event(struct yreader *y, const yaml_event_t *e, int *docs)
 		y->st[y->depth].key = NULL;
 		return attach(y, m, v);
 	}
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
-static int yaml_read(const char *buf, size_t len, json_t *docs, json_t **ret, char *err, size_t errlen)
+static int yaml_read(const char *buf, size_t len, json_t *docs, json_t **ret, char *err,
+		     size_t errlen)
 {
 	struct yreader y = { .err = err, .errlen = errlen, .docs = docs };
 	yaml_parser_t parser;
@@ -227,7 +232,8 @@ static int yaml_read(const char *buf, size_t len, json_t *docs, json_t **ret, ch
 		yaml_event_t e;
 
 		if (!yaml_parser_parse(&parser, &e)) {
-			r = yfail(&y, &parser.problem_mark, "%s%s%s", parser.problem ? parser.problem : "invalid YAML",
+			r = yfail(&y, &parser.problem_mark, "%s%s%s",
+				  parser.problem ? parser.problem : "invalid YAML",
 				  parser.context ? " " : "", parser.context ? parser.context : "");
 			break;
 		}
@@ -252,7 +258,8 @@ static int yaml_read(const char *buf, size_t len, json_t *docs, json_t **ret, ch
 	return 0;
 }
 
-int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format, char *err, size_t errlen)
+int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format, char *err,
+	      size_t errlen)
 {
 	size_t i = 0;
 
@@ -320,8 +327,8 @@ static int emit_scalar(yaml_emitter_t *em, const char *s, size_t len, yaml_scala
  * numbers. The documents rdmak writes go to those readers. */
 static bool yaml11_not_string(const char *s)
 {
-	static const char *const words[] = { "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-					     "on", "On", "ON", "off", "Off", "OFF" };
+	static const char *const words[] = { "y",  "Y",	 "yes", "Yes", "YES", "n",   "N",   "no",
+					     "No", "NO", "on",	"On",  "ON",  "off", "Off", "OFF" };
 	const char *d = s + (*s == '-' || *s == '+');
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -357,10 +364,12 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
 		const char *k;
 		json_t *x;
 
-		if (!yaml_mapping_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+		if (!yaml_mapping_start_event_initialize(&e, NULL, NULL, 1,
+							 YAML_BLOCK_MAPPING_STYLE) ||
 		    !yaml_emitter_emit(em, &e))
 			return -EIO;
-		json_object_foreach((json_t *)v, k, x) {
+		json_object_foreach((json_t *)v, k, x)
+		{
 			int r = emit_string(em, k, strlen(k));
 
 			if (r < 0 || (r = emit_value(em, x)) < 0)
@@ -374,10 +383,12 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
 		size_t i;
 		json_t *x;
 
-		if (!yaml_sequence_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+		if (!yaml_sequence_start_event_initialize(&e, NULL, NULL, 1,
+							  YAML_BLOCK_SEQUENCE_STYLE) ||
 		    !yaml_emitter_emit(em, &e))
 			return -EIO;
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			int r = emit_value(em, x);
 
 			if (r < 0)
@@ -387,8 +398,7 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
 			return -EIO;
 		return 0;
 	}
-	case JSON_STRING:
-		return emit_string(em, json_string_value(v), json_string_length(v));
+	case JSON_STRING: return emit_string(em, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
 		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return emit_scalar(em, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
@@ -398,12 +408,9 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
 		if (!strpbrk(num, ".eEn"))
 			n += snprintf(num + n, sizeof(num) - (size_t)n, ".0");
 		return emit_scalar(em, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
-	case JSON_TRUE:
-		return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);
-	case JSON_FALSE:
-		return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE);
-	case JSON_NULL:
-		return emit_scalar(em, "null", 4, YAML_PLAIN_SCALAR_STYLE);
+	case JSON_TRUE: return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);
+	case JSON_FALSE: return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+	case JSON_NULL: return emit_scalar(em, "null", 4, YAML_PLAIN_SCALAR_STYLE);
 	}
 	return -EINVAL;
 }
@@ -420,9 +427,11 @@ int doc_write_yaml(FILE *f, const json_t *v)
 	yaml_emitter_set_unicode(&em, 1);
 	yaml_emitter_set_width(&em, -1);
 	yaml_emitter_set_indent(&em, 2);
-	if (!yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&em, &e))
+	if (!yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING) ||
+	    !yaml_emitter_emit(&em, &e))
 		goto out;
-	if (!yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&em, &e))
+	if (!yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1) ||
+	    !yaml_emitter_emit(&em, &e))
 		goto out;
 	if ((r = emit_value(&em, v)) < 0)
 		goto out;

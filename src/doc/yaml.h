@@ -16,7 +16,8 @@ enum doc_format { DOC_JSON, DOC_YAML };
  * aliases, duplicate keys and keys that are not strings are refused (an alias bomb or a key
  * given twice is never what a config means). Errors come back as -EINVAL with "line L column
  * C: reason" in err. *format says which it was (may be NULL). */
-int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format, char *err, size_t errlen);
+int doc_parse(const char *buf, size_t len, json_t **ret, enum doc_format *format, char *err,
+	      size_t errlen);
 
 /* Every document of a YAML stream ("---" between them), each the way doc_parse reads one, as a
  * JSON array in *ret (empty documents left out; an empty stream is an empty array). JSON text is

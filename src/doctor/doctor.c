@@ -26,32 +26,57 @@ enum { EXIT_ALL_OK = 0, EXIT_WORST_WARN = 1, EXIT_SOME_FAIL = 2, EXIT_USAGE = 3 
 
 const struct doctor_check doctor_checks[] = {
 	/* node: hardware, kernel, fabric */
-	{ "rdma.devices",       DOCTOR_BOTH, doctor_check_rdma_devices,       DOCTOR_CAUSE_NO_DEVICE,        "RDMA devices present and their PCI functions bound to a driver" },
-	{ "kernel.modules",     DOCTOR_NODE, doctor_check_kernel_modules,     DOCTOR_CAUSE_KERNEL_MODULE,    "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
-	{ "port.state",         DOCTOR_BOTH, doctor_check_port_state,         DOCTOR_CAUSE_PORT_DOWN,        "each port ACTIVE / LinkUp, else the likely cause" },
-	{ "port.sm",            DOCTOR_BOTH, doctor_check_port_sm,            DOCTOR_CAUSE_SUBNET_MANAGER,   "InfiniBand ports have a subnet manager (sm_lid, lid)" },
-	{ "port.ipoib",         DOCTOR_NODE, doctor_check_port_ipoib,         DOCTOR_CAUSE_IPOIB,            "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
-	{ "roce.gids",          DOCTOR_NODE, doctor_check_roce_gids,          DOCTOR_CAUSE_GID,              "RoCE ports have a RoCE v2 IPv4 GID" },
-	{ "bond.lag",           DOCTOR_NODE, doctor_check_bond_lag,           DOCTOR_CAUSE_BOND,             "bonds: mode, slaves up, RoCE LAG device present" },
-	{ "netdev.mtu",         DOCTOR_NODE, doctor_check_netdev_mtu,         DOCTOR_CAUSE_MTU,              "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
-	{ "sriov.vfs",          DOCTOR_NODE, doctor_check_sriov,              DOCTOR_CAUSE_SRIOV,            "SR-IOV numvfs vs totalvfs, VFs created and bound" },
-	{ "chardev.nodes",      DOCTOR_NODE, doctor_check_chardevs,           DOCTOR_CAUSE_DEVICE_NODE,      "/dev/infiniband nodes present, matching sysfs, sane permissions" },
-	{ "gpudirect.driver",   DOCTOR_BOTH, doctor_check_gpudirect_driver,   DOCTOR_CAUSE_GPU_MEMORY,       "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
-	{ "gpudirect.topology", DOCTOR_NODE, doctor_check_gpudirect_topology, DOCTOR_CAUSE_GPU_TOPOLOGY,     "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
-	{ "gpudirect.acs",      DOCTOR_NODE, doctor_check_gpudirect_acs,      DOCTOR_CAUSE_PCIE_ACS,         "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
-	{ "netns.mode",         DOCTOR_NODE, doctor_check_netns_mode,         DOCTOR_CAUSE_RDMA_NETNS,       "RDMA netns mode vs what the device plugin configuration expects" },
+	{ "rdma.devices", DOCTOR_BOTH, doctor_check_rdma_devices, DOCTOR_CAUSE_NO_DEVICE,
+	  "RDMA devices present and their PCI functions bound to a driver" },
+	{ "kernel.modules", DOCTOR_NODE, doctor_check_kernel_modules, DOCTOR_CAUSE_KERNEL_MODULE,
+	  "ib_uverbs, ib_umad, rdma_ucm and the HCA's RDMA driver (mlx5_ib) loaded" },
+	{ "port.state", DOCTOR_BOTH, doctor_check_port_state, DOCTOR_CAUSE_PORT_DOWN,
+	  "each port ACTIVE / LinkUp, else the likely cause" },
+	{ "port.sm", DOCTOR_BOTH, doctor_check_port_sm, DOCTOR_CAUSE_SUBNET_MANAGER,
+	  "InfiniBand ports have a subnet manager (sm_lid, lid)" },
+	{ "port.ipoib", DOCTOR_NODE, doctor_check_port_ipoib, DOCTOR_CAUSE_IPOIB,
+	  "IPoIB netdev carrier vs the IB port state (what ibdev2netdev's Up/Down means)" },
+	{ "roce.gids", DOCTOR_NODE, doctor_check_roce_gids, DOCTOR_CAUSE_GID,
+	  "RoCE ports have a RoCE v2 IPv4 GID" },
+	{ "bond.lag", DOCTOR_NODE, doctor_check_bond_lag, DOCTOR_CAUSE_BOND,
+	  "bonds: mode, slaves up, RoCE LAG device present" },
+	{ "netdev.mtu", DOCTOR_NODE, doctor_check_netdev_mtu, DOCTOR_CAUSE_MTU,
+	  "IPoIB MTU 2044/4092/65520, RoCE MTU 1500/9000, bond and rail MTUs consistent" },
+	{ "sriov.vfs", DOCTOR_NODE, doctor_check_sriov, DOCTOR_CAUSE_SRIOV,
+	  "SR-IOV numvfs vs totalvfs, VFs created and bound" },
+	{ "chardev.nodes", DOCTOR_NODE, doctor_check_chardevs, DOCTOR_CAUSE_DEVICE_NODE,
+	  "/dev/infiniband nodes present, matching sysfs, sane permissions" },
+	{ "gpudirect.driver", DOCTOR_BOTH, doctor_check_gpudirect_driver, DOCTOR_CAUSE_GPU_MEMORY,
+	  "GPU memory registration possible: nvidia_peermem loaded or dma-buf capable" },
+	{ "gpudirect.topology", DOCTOR_NODE, doctor_check_gpudirect_topology,
+	  DOCTOR_CAUSE_GPU_TOPOLOGY, "each GPU has an HCA behind the same PCIe switch (PIX/PXB)" },
+	{ "gpudirect.acs", DOCTOR_NODE, doctor_check_gpudirect_acs, DOCTOR_CAUSE_PCIE_ACS,
+	  "no ACS peer-to-peer redirect on the bridges between a GPU and its HCA" },
+	{ "netns.mode", DOCTOR_NODE, doctor_check_netns_mode, DOCTOR_CAUSE_RDMA_NETNS,
+	  "RDMA netns mode vs what the device plugin configuration expects" },
 	/* pod: what the container was given */
-	{ "pod.devnodes",       DOCTOR_POD,  doctor_check_pod_devnodes,       DOCTOR_CAUSE_DEVICE_NODE,      "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
-	{ "pod.netns",          DOCTOR_POD,  doctor_check_pod_netns,          DOCTOR_CAUSE_RDMA_NETNS,       "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
-	{ "pod.memlock",        DOCTOR_POD,  doctor_check_pod_memlock,        DOCTOR_CAUSE_MEMLOCK,          "RLIMIT_MEMLOCK vs what memory registration needs" },
-	{ "pod.ipc_lock",       DOCTOR_POD,  doctor_check_pod_ipc_lock,       DOCTOR_CAUSE_IPC_LOCK,         "CAP_IPC_LOCK effective (not for a non-root user)" },
-	{ "pod.memory",         DOCTOR_POD,  doctor_check_pod_memory,         DOCTOR_CAUSE_CGROUP_MEMORY,    "cgroup memory limit leaves room for pinned memory" },
-	{ "pod.shm",            DOCTOR_POD,  doctor_check_pod_shm,            DOCTOR_CAUSE_SHM,              "/dev/shm large enough for NCCL" },
-	{ "pod.gids",           DOCTOR_POD,  doctor_check_pod_gids,           DOCTOR_CAUSE_GID,              "RoCE GIDs visible in the pod and owned by one of its netdevs" },
-	{ "pod.provider",       DOCTOR_POD,  doctor_check_pod_provider,       DOCTOR_CAUSE_PROVIDER,         "libibverbs and the HCA's provider library installed in the image" },
-	{ "nccl.ib_hca",        DOCTOR_POD,  doctor_check_nccl_ib_hca,        DOCTOR_CAUSE_NCCL_ENV,         "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
-	{ "nccl.socket_ifname", DOCTOR_POD,  doctor_check_nccl_socket_ifname, DOCTOR_CAUSE_NCCL_ENV,         "NCCL_SOCKET_IFNAME matches an interface of the pod" },
-	{ "nccl.env",           DOCTOR_POD,  doctor_check_nccl_misc,          DOCTOR_CAUSE_NCCL_ENV,         "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
+	{ "pod.devnodes", DOCTOR_POD, doctor_check_pod_devnodes, DOCTOR_CAUSE_DEVICE_NODE,
+	  "a /dev/infiniband/uverbsN node, openable, for each HCA visible in /sys" },
+	{ "pod.netns", DOCTOR_POD, doctor_check_pod_netns, DOCTOR_CAUSE_RDMA_NETNS,
+	  "exclusive RDMA netns mode: an RDMA device was moved into this pod" },
+	{ "pod.memlock", DOCTOR_POD, doctor_check_pod_memlock, DOCTOR_CAUSE_MEMLOCK,
+	  "RLIMIT_MEMLOCK vs what memory registration needs" },
+	{ "pod.ipc_lock", DOCTOR_POD, doctor_check_pod_ipc_lock, DOCTOR_CAUSE_IPC_LOCK,
+	  "CAP_IPC_LOCK effective (not for a non-root user)" },
+	{ "pod.memory", DOCTOR_POD, doctor_check_pod_memory, DOCTOR_CAUSE_CGROUP_MEMORY,
+	  "cgroup memory limit leaves room for pinned memory" },
+	{ "pod.shm", DOCTOR_POD, doctor_check_pod_shm, DOCTOR_CAUSE_SHM,
+	  "/dev/shm large enough for NCCL" },
+	{ "pod.gids", DOCTOR_POD, doctor_check_pod_gids, DOCTOR_CAUSE_GID,
+	  "RoCE GIDs visible in the pod and owned by one of its netdevs" },
+	{ "pod.provider", DOCTOR_POD, doctor_check_pod_provider, DOCTOR_CAUSE_PROVIDER,
+	  "libibverbs and the HCA's provider library installed in the image" },
+	{ "nccl.ib_hca", DOCTOR_POD, doctor_check_nccl_ib_hca, DOCTOR_CAUSE_NCCL_ENV,
+	  "NCCL_IB_HCA names usable HCAs and ports, prefix-match pitfall" },
+	{ "nccl.socket_ifname", DOCTOR_POD, doctor_check_nccl_socket_ifname, DOCTOR_CAUSE_NCCL_ENV,
+	  "NCCL_SOCKET_IFNAME matches an interface of the pod" },
+	{ "nccl.env", DOCTOR_POD, doctor_check_nccl_misc, DOCTOR_CAUSE_NCCL_ENV,
+	  "NCCL_IB_DISABLE, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL sane" },
 };
 const size_t doctor_n_checks = ELEMENTSOF(doctor_checks);
 
@@ -95,7 +120,8 @@ static int record_cause(struct doctor *d, enum doctor_cause cause)
 	return 0;
 }
 
-json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
+json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object,
+		   const char *title_fmt, ...)
 {
 	json_t *f, *title;
 	va_list ap;
@@ -104,13 +130,9 @@ json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, 
 	title = vstr(title_fmt, ap);
 	va_end(ap);
 	/* the key order is the documented one; setters below replace values in place */
-	f = json_pack("{s:s, s:s, s:o?, s:o, s:[], s:n}",
-		      "id", d->check->id,
-		      "status", doctor_status_name(st),
-		      "object", object ? doc_string(object) : NULL,
-		      "title", title ? title : json_string(""),
-		      "evidence",
-		      "fix");
+	f = json_pack("{s:s, s:s, s:o?, s:o, s:[], s:n}", "id", d->check->id, "status",
+		      doctor_status_name(st), "object", object ? doc_string(object) : NULL, "title",
+		      title ? title : json_string(""), "evidence", "fix");
 	if (!f || record_cause(d, st >= DOCTOR_WARN ? d->check->cause : DOCTOR_CAUSE_NONE) < 0) {
 		json_decref(f);
 		return NULL;
@@ -141,7 +163,9 @@ void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
 	v = vstr(value_fmt, ap);
 	va_end(ap);
 	if (v)
-		json_array_append_new(json_object_get(f, "evidence"), json_pack("{s:o, s:o}", "path", doc_string(path), "value", v));
+		json_array_append_new(
+			json_object_get(f, "evidence"),
+			json_pack("{s:o, s:o}", "path", doc_string(path), "value", v));
 }
 
 void doctor_fix(json_t *f, const char *fmt, ...)
@@ -178,14 +202,14 @@ static const char *vpath(char *buf, size_t n, const char *root, const char *fmt,
 	return buf;
 }
 
-#define DEFINE_PATH(fn, root)                                                                   \
-	const char *fn(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)       \
-	{                                                                                       \
-		va_list ap;                                                                     \
-		va_start(ap, fmt);                                                              \
-		vpath(buf, n, root_prefix(d, root), fmt, ap);                                   \
-		va_end(ap);                                                                     \
-		return buf;                                                                     \
+#define DEFINE_PATH(fn, root)                                                                      \
+	const char *fn(const struct doctor *d, char *buf, size_t n, const char *fmt, ...)          \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		va_start(ap, fmt);                                                                 \
+		vpath(buf, n, root_prefix(d, root), fmt, ap);                                      \
+		va_end(ap);                                                                        \
+		return buf;                                                                        \
 	}
 DEFINE_PATH(doctor_sys, HW_ROOT_SYSFS)
 DEFINE_PATH(doctor_dev, HW_ROOT_DEVFS)
@@ -214,7 +238,8 @@ int doctor_open(const struct doctor *d, enum hw_root root, const char *path, int
 	return rel ? hw_ctx_open(d->ctx, root, rel, flags) : -EINVAL;
 }
 
-ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf, size_t n)
+ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf,
+		    size_t n)
 {
 	const char *rel = root_rel(d, root, path);
 	ssize_t l;
@@ -310,11 +335,13 @@ static int plugin_config_load(struct doctor *d, const char *path, char *err, siz
 			 cfg->rdma_netns_mode ? "shared" : "exclusive");
 	} else if (shared) {
 		d->plugin_netns = 1;
-		snprintf(d->plugin_why, sizeof(d->plugin_why), "configList (k8s-rdma-shared-dev-plugin format: shared HCAs)");
+		snprintf(d->plugin_why, sizeof(d->plugin_why),
+			 "configList (k8s-rdma-shared-dev-plugin format: shared HCAs)");
 	} else {
 		d->plugin_netns = -1;
-		snprintf(d->plugin_why, sizeof(d->plugin_why),
-			 "resourceList (sriov-network-device-plugin format: works in either mode; exclusive only with RDMA CNI)");
+		snprintf(
+			d->plugin_why, sizeof(d->plugin_why),
+			"resourceList (sriov-network-device-plugin format: works in either mode; exclusive only with RDMA CNI)");
 	}
 	plugin_config_free(cfg);
 	return 0;
@@ -328,13 +355,19 @@ static enum doctor_status status_of(const json_t *f)
 
 	if (!s)
 		return DOCTOR_SKIP;
-	return !strcmp(s, "fail") ? DOCTOR_FAIL : !strcmp(s, "warn") ? DOCTOR_WARN : !strcmp(s, "ok") ? DOCTOR_OK : DOCTOR_SKIP;
+	return !strcmp(s, "fail")   ? DOCTOR_FAIL
+	       : !strcmp(s, "warn") ? DOCTOR_WARN
+	       : !strcmp(s, "ok")   ? DOCTOR_OK
+				    : DOCTOR_SKIP;
 }
 
 static int print_text(FILE *f, const json_t *findings)
 {
 	static const struct doc_column cols[] = {
-		{ "STATUS", "status" }, { "CHECK", "id" }, { "OBJECT", "object" }, { "FINDING", "title" },
+		{ "STATUS", "status" },
+		{ "CHECK", "id" },
+		{ "OBJECT", "object" },
+		{ "FINDING", "title" },
 	};
 	unsigned count[4] = { 0 };
 	size_t i, j;
@@ -343,24 +376,28 @@ static int print_text(FILE *f, const json_t *findings)
 
 	if (r < 0)
 		return r;
-	json_array_foreach(findings, i, x) {
+	json_array_foreach(findings, i, x)
+	{
 		enum doctor_status st = status_of(x);
 
 		count[st]++;
 		if (st < DOCTOR_WARN)
 			continue;
-		fprintf(f, "\n%s %s%s%s: %s\n", doctor_status_name(st), json_string_value(json_object_get(x, "id")),
+		fprintf(f, "\n%s %s%s%s: %s\n", doctor_status_name(st),
+			json_string_value(json_object_get(x, "id")),
 			json_is_string(json_object_get(x, "object")) ? " " : "",
-			json_is_string(json_object_get(x, "object")) ? json_string_value(json_object_get(x, "object")) : "",
+			json_is_string(json_object_get(x, "object"))
+				? json_string_value(json_object_get(x, "object"))
+				: "",
 			json_string_value(json_object_get(x, "title")));
-		json_array_foreach(json_object_get(x, "evidence"), j, ev)
-			fprintf(f, "  evidence: %s: %s\n", json_string_value(json_object_get(ev, "path")),
-				json_string_value(json_object_get(ev, "value")));
+		json_array_foreach(json_object_get(x, "evidence"), j, ev) fprintf(
+			f, "  evidence: %s: %s\n", json_string_value(json_object_get(ev, "path")),
+			json_string_value(json_object_get(ev, "value")));
 		if (json_is_string(json_object_get(x, "fix")))
 			fprintf(f, "  fix: %s\n", json_string_value(json_object_get(x, "fix")));
 	}
-	fprintf(f, "\n%u ok, %u warn, %u fail, %u skip\n", count[DOCTOR_OK], count[DOCTOR_WARN], count[DOCTOR_FAIL],
-		count[DOCTOR_SKIP]);
+	fprintf(f, "\n%u ok, %u warn, %u fail, %u skip\n", count[DOCTOR_OK], count[DOCTOR_WARN],
+		count[DOCTOR_FAIL], count[DOCTOR_SKIP]);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -376,8 +413,8 @@ static void doctor_clear(struct doctor *d)
 	d->causes_cap = 0;
 }
 
-int doctor_new(struct hw_ctx *ctx, const struct hw_node *node, enum doctor_scope scope, char *const *envp,
-	       struct doctor **ret)
+int doctor_new(struct hw_ctx *ctx, const struct hw_node *node, enum doctor_scope scope,
+	       char *const *envp, struct doctor **ret)
 {
 	struct doctor *d = calloc(1, sizeof(*d));
 	int fd;
@@ -427,7 +464,8 @@ static void finding_view(const struct doctor *d, size_t i, struct doctor_finding
 	};
 }
 
-int doctor_run_check(struct doctor *d, const char *id, const char *object, struct doctor_finding *ret)
+int doctor_run_check(struct doctor *d, const char *id, const char *object,
+		     struct doctor_finding *ret)
 {
 	const struct doctor_check *c = NULL;
 	size_t before, worst = SIZE_MAX;
@@ -449,7 +487,8 @@ int doctor_run_check(struct doctor *d, const char *id, const char *object, struc
 
 		if (object && obj && strcmp(obj, object))
 			continue;
-		if (worst == SIZE_MAX || status_of(f) > status_of(json_array_get(d->findings, worst)))
+		if (worst == SIZE_MAX ||
+		    status_of(f) > status_of(json_array_get(d->findings, worst)))
 			worst = i;
 	}
 	if (worst == SIZE_MAX)
@@ -458,8 +497,8 @@ int doctor_run_check(struct doctor *d, const char *id, const char *object, struc
 	return 1;
 }
 
-int doctor_run_check_each(struct doctor *d, const char *id, void (*fn)(void *ud, const struct doctor_finding *f),
-			  void *ud)
+int doctor_run_check_each(struct doctor *d, const char *id,
+			  void (*fn)(void *ud, const struct doctor_finding *f), void *ud)
 {
 	const struct doctor_check *c = NULL;
 	size_t before;
@@ -539,19 +578,17 @@ struct doctor_opts {
 /* 0 to go on, or the exit code to leave with (-1: --help, exit 0). */
 static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opts *o)
 {
-	static const struct option opts[] = {
-		{ "pod", no_argument, NULL, 'P' },
-		HW_ROOT_LONGOPTS_POD,
-		{ "pid", required_argument, NULL, 'I' },
-		{ "env", required_argument, NULL, 'e' },
-		{ "plugin-config", required_argument, NULL, 'c' },
-		{ "nfd", required_argument, NULL, 'n' },
-		{ "check", required_argument, NULL, 'C' },
-		{ "list-checks", no_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	static const struct option opts[] = { { "pod", no_argument, NULL, 'P' },
+					      HW_ROOT_LONGOPTS_POD,
+					      { "pid", required_argument, NULL, 'I' },
+					      { "env", required_argument, NULL, 'e' },
+					      { "plugin-config", required_argument, NULL, 'c' },
+					      { "nfd", required_argument, NULL, 'n' },
+					      { "check", required_argument, NULL, 'C' },
+					      { "list-checks", no_argument, NULL, 'L' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      {} };
 	int c;
 
 	optind = 1;
@@ -562,8 +599,11 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 		case 'P': d->scope = DOCTOR_POD; break;
 		case 'I':
 			/* it becomes a path component under procfs */
-			if (!*optarg || strlen(optarg) >= sizeof(d->pid) || strspn(optarg, "0123456789") != strlen(optarg)) {
-				fprintf(stderr, "rdmak doctor: --pid wants a process id, got '%s'\n", optarg);
+			if (!*optarg || strlen(optarg) >= sizeof(d->pid) ||
+			    strspn(optarg, "0123456789") != strlen(optarg)) {
+				fprintf(stderr,
+					"rdmak doctor: --pid wants a process id, got '%s'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			str_copy(d->pid, sizeof(d->pid), optarg);
@@ -603,13 +643,15 @@ static int validate_checks(const struct doctor *d, const struct doctor_opts *o)
 			if (str_startswith(doctor_checks[i].id, o->only[k]))
 				scopes |= doctor_checks[i].scope;
 		if (!scopes) {
-			fprintf(stderr, "rdmak doctor: --check %s: no such check (rdmak doctor --list-checks lists them)\n",
+			fprintf(stderr,
+				"rdmak doctor: --check %s: no such check (rdmak doctor --list-checks lists them)\n",
 				o->only[k]);
 			return -EINVAL;
 		}
 		if (!(scopes & d->scope)) {
 			fprintf(stderr, "rdmak doctor: --check %s: %s\n", o->only[k],
-				d->scope == DOCTOR_POD ? "a node check, not run with --pod" : "a pod check, run only with --pod");
+				d->scope == DOCTOR_POD ? "a node check, not run with --pod"
+						       : "a pod check, run only with --pod");
 			return -EINVAL;
 		}
 	}
@@ -623,7 +665,9 @@ static int validate_inputs(const struct doctor *d, const struct doctor_opts *o)
 	char path[PATH_MAX];
 
 	if (strcmp(d->pid, "self")) {
-		int fd = doctor_open(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s", d->pid), O_PATH | O_DIRECTORY);
+		int fd = doctor_open(d, HW_ROOT_PROCFS,
+				     doctor_proc(d, path, sizeof(path), "/%s", d->pid),
+				     O_PATH | O_DIRECTORY);
 
 		if (fd < 0) {
 			fprintf(stderr, "rdmak doctor: --pid %s: %s (%s)\n", d->pid,
@@ -633,7 +677,8 @@ static int validate_inputs(const struct doctor *d, const struct doctor_opts *o)
 		close(fd);
 	}
 	if (o->roots.dir[HW_ROOT_IMAGE] && hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE) < 0) {
-		fprintf(stderr, "rdmak doctor: --image %s: no such image root (%s)\n", o->roots.dir[HW_ROOT_IMAGE],
+		fprintf(stderr, "rdmak doctor: --image %s: no such image root (%s)\n",
+			o->roots.dir[HW_ROOT_IMAGE],
 			strerror(-hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE)));
 		return hw_ctx_root_fd(d->ctx, HW_ROOT_IMAGE);
 	}
@@ -644,7 +689,9 @@ static void list_checks(void)
 {
 	for (size_t i = 0; i < doctor_n_checks; i++)
 		printf("%-20s %-4s %s\n", doctor_checks[i].id,
-		       doctor_checks[i].scope == DOCTOR_BOTH ? "both" : doctor_checks[i].scope == DOCTOR_POD ? "pod" : "node",
+		       doctor_checks[i].scope == DOCTOR_BOTH  ? "both"
+		       : doctor_checks[i].scope == DOCTOR_POD ? "pod"
+							      : "node",
 		       doctor_checks[i].summary);
 }
 
@@ -669,9 +716,11 @@ static int load_env(struct doctor *d, const char *env_file)
 		base = base ? base + 1 : env_file;
 		environ_fmt = !strcmp(base, "environ") || (l > 0 && buf[l - 1] == '\0');
 	}
-	r = l < 0 ? (int)l : doctor_env_parse(buf, (size_t)l, environ_fmt, &d->env, why, sizeof(why));
+	r = l < 0 ? (int)l
+		  : doctor_env_parse(buf, (size_t)l, environ_fmt, &d->env, why, sizeof(why));
 	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file, r == -EINVAL && why[0] ? why : strerror(-r));
+		fprintf(stderr, "rdmak doctor: --env %s: %s\n", env_file,
+			r == -EINVAL && why[0] ? why : strerror(-r));
 		return r;
 	}
 	d->env_source = env_file;
@@ -688,16 +737,15 @@ static enum doctor_status run_checks(struct doctor *d, const struct doctor_opts 
 	for (i = 0; i < doctor_n_checks; i++) {
 		size_t before = json_array_size(d->findings);
 
-		if (!(doctor_checks[i].scope & d->scope) || !check_selected(&doctor_checks[i], o->only, o->n_only))
+		if (!(doctor_checks[i].scope & d->scope) ||
+		    !check_selected(&doctor_checks[i], o->only, o->n_only))
 			continue;
 		d->check = &doctor_checks[i];
 		d->check->run(d);
 		if (json_array_size(d->findings) == before)
 			doctor_add(d, DOCTOR_SKIP, NULL, "not applicable here");
 	}
-	json_array_foreach(d->findings, i, x)
-		if (status_of(x) > worst)
-			worst = status_of(x);
+	json_array_foreach(d->findings, i, x) if (status_of(x) > worst) worst = status_of(x);
 	return worst;
 }
 
@@ -723,13 +771,15 @@ int doctor_main(int argc, char **argv)
 		goto out;
 	r = hw_ctx_new_roots(&o.roots, &ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		fprintf(stderr, "rdmak doctor: cannot open sysfs root %s: %s\n", missing,
+			strerror(-r));
 		goto out;
 	}
 	d.ctx = ctx;
 	if (validate_inputs(&d, &o) < 0 || load_env(&d, o.env_file) < 0)
 		goto out;
-	if (d.plugin_config && (r = plugin_config_load(&d, d.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
+	if (d.plugin_config &&
+	    (r = plugin_config_load(&d, d.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
 		fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", d.plugin_config,
 			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));
@@ -738,7 +788,8 @@ int doctor_main(int argc, char **argv)
 	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
 	r = hw_load(ctx, HW_LOAD_GIDS, &node, &herr);
 	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: reading %s: %s\n", herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
+		fprintf(stderr, "rdmak doctor: reading %s: %s\n",
+			herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
 			hw_strerror(herr.err ? herr.err : -r));
 		goto out;
 	}
@@ -756,7 +807,9 @@ int doctor_main(int argc, char **argv)
 		fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", o.nfd, strerror(-r));
 		goto out;
 	}
-	ret = worst == DOCTOR_FAIL ? EXIT_SOME_FAIL : worst == DOCTOR_WARN ? EXIT_WORST_WARN : EXIT_ALL_OK;
+	ret = worst == DOCTOR_FAIL   ? EXIT_SOME_FAIL
+	      : worst == DOCTOR_WARN ? EXIT_WORST_WARN
+				     : EXIT_ALL_OK;
 out:
 	doctor_clear(&d);
 	hw_node_free(node);

@@ -17,10 +17,11 @@
 #include "hw/hw.h"
 
 struct doctor_check {
-	const char *id;      /* "port.state" */
-	unsigned scope;      /* enum doctor_scope */
+	const char *id; /* "port.state" */
+	unsigned scope; /* enum doctor_scope */
 	void (*run)(struct doctor *d);
-	enum doctor_cause cause; /* of its warn and fail findings, unless doctor_cause() says otherwise */
+	enum doctor_cause
+		cause; /* of its warn and fail findings, unless doctor_cause() says otherwise */
 	const char *summary; /* one line, for --list-checks and the docs */
 };
 
@@ -32,24 +33,25 @@ struct doctor_pod {
 	bool status_known;
 	struct proc_status status;
 	char status_path[PATH_MAX];
-	char devcg_path[PATH_MAX];  /* cgroup v1 devices.list */
+	char devcg_path[PATH_MAX]; /* cgroup v1 devices.list */
 };
 
 struct doctor {
-	unsigned scope;                 /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
+	unsigned scope;			  /* DOCTOR_NODE or DOCTOR_POD: which table rows run */
 	const struct doctor_check *check; /* the row running now: its id goes into each finding */
 	const struct hw_node *node;
-	struct hw_ctx *ctx;             /* the roots (sysfs, devfs, procfs, image): every read goes through it */
-	char pid[16];                   /* "self", or the --pid given */
+	struct hw_ctx
+		*ctx; /* the roots (sysfs, devfs, procfs, image): every read goes through it */
+	char pid[16]; /* "self", or the --pid given */
 	struct doctor_env env;
-	const char *env_source;         /* "--env FILE" path or "environment" */
-	int plugin_netns;               /* what --plugin-config expects: 1 shared, 0 exclusive, -1 either/unknown */
-	char plugin_why[160];           /* why: "configList (k8s-rdma-shared-dev-plugin format)" */
+	const char *env_source; /* "--env FILE" path or "environment" */
+	int plugin_netns; /* what --plugin-config expects: 1 shared, 0 exclusive, -1 either/unknown */
+	char plugin_why[160]; /* why: "configList (k8s-rdma-shared-dev-plugin format)" */
 	const char *plugin_config;
-	json_t *findings;               /* array */
-	enum doctor_cause *causes;      /* the cause of findings[i] (not printed: for other roles) */
+	json_t *findings;	   /* array */
+	enum doctor_cause *causes; /* the cause of findings[i] (not printed: for other roles) */
 	size_t causes_cap;
-	bool pod_files;                 /* procfs holds the process: doctor_run_check runs DOCTOR_POD-only rows */
+	bool pod_files; /* procfs holds the process: doctor_run_check runs DOCTOR_POD-only rows */
 	struct doctor_pod pod;
 };
 
@@ -60,9 +62,10 @@ extern const size_t doctor_n_checks;
 /* Append a finding of the running check. object names what it is about ("mlx5_0/1", "bond0",
  * NULL for the node or pod as a whole). Returns the finding (owned by d->findings) or NULL on
  * allocation failure; every setter below accepts NULL. */
-json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object, const char *title_fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...) __attribute__((format(printf, 3, 4)));
+json_t *doctor_add(struct doctor *d, enum doctor_status st, const char *object,
+		   const char *title_fmt, ...) __attribute__((format(printf, 4, 5)));
+void doctor_evidence(json_t *f, const char *path, const char *value_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void doctor_fix(json_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Set the cause of finding f (one doctor_add returned) where it is not its check's: an ok
  * finding that names something that can still bite, or a more precise cause. */
@@ -83,7 +86,8 @@ const char *doctor_img(const struct doctor *d, char *buf, size_t n, const char *
  * or a "../" in a cgroup path cannot lead out of it), without blocking, refused unless a
  * regular file (-HW_ENOTREG), recorded when of sysfs. Up to n - 1 bytes, NUL-terminated
  * (binary-safe in the count; trailing whitespace kept). The length or -errno. */
-ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf, size_t n);
+ssize_t doctor_read(const struct doctor *d, enum hw_root root, const char *path, char *buf,
+		    size_t n);
 /* The same, allocating (up to 1 MiB). */
 ssize_t doctor_read_alloc(const struct doctor *d, enum hw_root root, const char *path, char **ret);
 /* Open that file or directory inside its root (O_PATH to test that it exists, O_DIRECTORY to

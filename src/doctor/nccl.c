@@ -10,10 +10,12 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *var, const char *val, const char *fmt, ...)
+static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *var,
+			   const char *val, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *var, const char *val, const char *fmt, ...)
+static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *var,
+			   const char *val, const char *fmt, ...)
 {
 	_cleanup_free_ char *title = NULL;
 	va_list ap;
@@ -30,15 +32,16 @@ static json_t *env_finding(struct doctor *d, enum doctor_status st, const char *
 
 /* Devices the entry selects by name (ports aside), in the node's order: how many, and the
  * first six as "a, b, c" in *list (malloc'd; NULL when out of memory). */
-static size_t entry_matches(const struct doctor *d, const struct nccl_list *l, const struct nccl_entry *e,
-			    bool others_only, char **list)
+static size_t entry_matches(const struct doctor *d, const struct nccl_list *l,
+			    const struct nccl_entry *e, bool others_only, char **list)
 {
 	size_t count = 0;
 
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const char *name = d->node->rdma[i].name;
 
-		if (!doctor_nccl_entry_match(l, e, name, -1) || (others_only && !strcmp(name, e->name)))
+		if (!doctor_nccl_entry_match(l, e, name, -1) ||
+		    (others_only && !strcmp(name, e->name)))
 			continue;
 		if (count++ < 6)
 			str_append_sep(list, ", ", "%s", name);
@@ -59,9 +62,12 @@ void doctor_check_nccl_ib_hca(struct doctor *d)
 	if (!val || !*val)
 		return;
 	if (doctor_nccl_list_parse(val, &l) < 0) {
-		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "cannot be parsed as [^][=]name[:port],...");
-		doctor_fix(f, "Write it as NCCL does: an optional ^ (exclude), an optional = (exact names), then "
-			      "name[:port] items separated by commas, e.g. =mlx5_0:1,mlx5_1:1.");
+		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val,
+				"cannot be parsed as [^][=]name[:port],...");
+		doctor_fix(
+			f,
+			"Write it as NCCL does: an optional ^ (exclude), an optional = (exact names), then "
+			"name[:port] items separated by commas, e.g. =mlx5_0:1,mlx5_1:1.");
 		return;
 	}
 	for (size_t i = 0; i < l.n; i++) {
@@ -71,63 +77,89 @@ void doctor_check_nccl_ib_hca(struct doctor *d)
 		size_t n = entry_matches(d, &l, e, false, &names);
 
 		if (n == 0) {
-			f = env_finding(d, l.exclude ? DOCTOR_WARN : DOCTOR_FAIL, "NCCL_IB_HCA", val, "\"%s\" names no HCA here%s", e->name,
-					l.exclude ? " (the exclusion does nothing)" : ": NCCL finds no device by that name");
-			doctor_fix(f, "Use the names in /sys/class/infiniband (rdmak list); udev may have renamed them "
-				      "(ibp*, rocep*) and RoCE LAG replaces mlx5_N with mlx5_bond_N.");
+			f = env_finding(d, l.exclude ? DOCTOR_WARN : DOCTOR_FAIL, "NCCL_IB_HCA",
+					val, "\"%s\" names no HCA here%s", e->name,
+					l.exclude ? " (the exclusion does nothing)"
+						  : ": NCCL finds no device by that name");
+			doctor_fix(
+				f,
+				"Use the names in /sys/class/infiniband (rdmak list); udev may have renamed them "
+				"(ibp*, rocep*) and RoCE LAG replaces mlx5_N with mlx5_bond_N.");
 			continue;
 		}
 		if (!l.exact && entry_matches(d, &l, e, true, &others) > 0) {
-			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_HCA", val, "\"%s\" is a prefix: it also %s %s", e->name,
+			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_HCA", val,
+					"\"%s\" is a prefix: it also %s %s", e->name,
 					l.exclude ? "excludes" : "selects", others ? others : "");
-			doctor_fix(f, "Prefix the list with = to match exact names: NCCL_IB_HCA=%s=%s.", l.exclude ? "^" : "", val + (l.exclude ? 1 : 0));
+			doctor_fix(
+				f,
+				"Prefix the list with = to match exact names: NCCL_IB_HCA=%s=%s.",
+				l.exclude ? "^" : "", val + (l.exclude ? 1 : 0));
 		}
 		if (l.exclude || !dev)
 			continue;
 		if (e->port > 0 && !hw_rdma_port(dev, (unsigned)e->port)) {
-			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s has no port %d (it has %zu)", dev->name, e->port,
+			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val,
+					"%s has no port %d (it has %zu)", dev->name, e->port,
 					dev->n_ports);
 			doctor_fix(f, "Name an existing port (%s:1) or drop the port.", dev->name);
 			continue;
 		}
 		if (d->scope == DOCTOR_POD && !doctor_dev_usable(dev)) {
-			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s is named but not usable in this pod (no %s): NCCL "
-					"\"NET/IB : Unable to open device %s\" or skips it", dev->name,
-					dev->uverbs ? dev->uverbs->node.path : "uverbs device", dev->name);
-			doctor_fix(f, "Name only the HCAs the pod was given (pod.devnodes lists them), or request the resource "
-				      "that includes %s.", dev->name);
+			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val,
+					"%s is named but not usable in this pod (no %s): NCCL "
+					"\"NET/IB : Unable to open device %s\" or skips it",
+					dev->name,
+					dev->uverbs ? dev->uverbs->node.path : "uverbs device",
+					dev->name);
+			doctor_fix(
+				f,
+				"Name only the HCAs the pod was given (pod.devnodes lists them), or request the resource "
+				"that includes %s.",
+				dev->name);
 			continue;
 		}
-		HW_DEV_FOREACH_PORT(dev, p) {
+		HW_DEV_FOREACH_PORT(dev, p)
+		{
 			_cleanup_free_ char *act = NULL;
 
-			if ((e->port > 0 && p->num != (unsigned)e->port) || hw_port_state_is_active(p->state))
+			if ((e->port > 0 && p->num != (unsigned)e->port) ||
+			    hw_port_state_is_active(p->state))
 				continue;
 			act = doctor_active_hcas(d->node, p->link_layer);
-			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "%s port %u is %s: NCCL skips non-ACTIVE ports", dev->name,
+			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val,
+					"%s port %u is %s: NCCL skips non-ACTIVE ports", dev->name,
 					p->num, p->state_name);
-			doctor_fix(f, "Drop %s from NCCL_IB_HCA until the port is fixed (see port.state): NCCL_IB_HCA==%s.",
-				   dev->name, act ? act : "<an ACTIVE HCA>");
+			doctor_fix(
+				f,
+				"Drop %s from NCCL_IB_HCA until the port is fixed (see port.state): NCCL_IB_HCA==%s.",
+				dev->name, act ? act : "<an ACTIVE HCA>");
 		}
 	}
 	/* What NCCL ends up with. */
-	HW_NODE_FOREACH_PORT(d->node, p) {
+	HW_NODE_FOREACH_PORT(d->node, p)
+	{
 		const struct hw_rdma_dev *dev = p->dev;
 
 		if (d->scope == DOCTOR_POD && !doctor_dev_usable(dev))
 			continue;
-		if (!hw_port_state_is_active(p->state) || !doctor_nccl_list_selects(&l, dev->name, (int)p->num))
+		if (!hw_port_state_is_active(p->state) ||
+		    !doctor_nccl_list_selects(&l, dev->name, (int)p->num))
 			continue;
 		if (n_sel++ < 8)
 			str_append_sep(&sel, ", ", "%s:%u", dev->name, p->num);
 	}
 	if (n_sel == 0) {
-		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val, "selects no usable ACTIVE port: NCCL prints \"NET/IB : No "
+		f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_HCA", val,
+				"selects no usable ACTIVE port: NCCL prints \"NET/IB : No "
 				"device found.\" and silently uses sockets");
-		doctor_fix(f, "Name ACTIVE ports of HCAs this pod can open (=mlx5_1:1,...), or unset NCCL_IB_HCA.");
+		doctor_fix(
+			f,
+			"Name ACTIVE ports of HCAs this pod can open (=mlx5_1:1,...), or unset NCCL_IB_HCA.");
 		return;
 	}
-	env_finding(d, DOCTOR_OK, "NCCL_IB_HCA", val, "selects %zu ACTIVE port%s: %s", n_sel, n_sel == 1 ? "" : "s", sel ? sel : "");
+	env_finding(d, DOCTOR_OK, "NCCL_IB_HCA", val, "selects %zu ACTIVE port%s: %s", n_sel,
+		    n_sel == 1 ? "" : "s", sel ? sel : "");
 }
 
 void doctor_check_nccl_socket_ifname(struct doctor *d)
@@ -142,8 +174,11 @@ void doctor_check_nccl_socket_ifname(struct doctor *d)
 	if (!val || !*val)
 		return;
 	if (doctor_nccl_list_parse(val, &l) < 0) {
-		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val, "cannot be parsed as [^][=]name,...");
-		doctor_fix(f, "Write interface names or prefixes separated by commas, e.g. =net1 or ^lo,docker.");
+		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val,
+				"cannot be parsed as [^][=]name,...");
+		doctor_fix(
+			f,
+			"Write interface names or prefixes separated by commas, e.g. =net1 or ^lo,docker.");
 		return;
 	}
 	for (size_t i = 0; i < d->node->n_netdevs; i++) {
@@ -155,11 +190,15 @@ void doctor_check_nccl_socket_ifname(struct doctor *d)
 			str_append_sep(&sel, ", ", "%s", name);
 	}
 	if (n_sel == 0) {
-		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val, "matches no interface here: NCCL bootstrap fails "
+		f = env_finding(d, DOCTOR_FAIL, "NCCL_SOCKET_IFNAME", val,
+				"matches no interface here: NCCL bootstrap fails "
 				"(\"Bootstrap : no socket interface found\")");
-		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"), "%zu interfaces", d->node->n_netdevs);
-		doctor_fix(f, "Name an interface of the pod (ip -br link: eth0 for the pod network, net1 for a Multus "
-			      "attachment); prefixes work unless the list starts with =.");
+		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"),
+				"%zu interfaces", d->node->n_netdevs);
+		doctor_fix(
+			f,
+			"Name an interface of the pod (ip -br link: eth0 for the pod network, net1 for a Multus "
+			"attachment); prefixes work unless the list starts with =.");
 		return;
 	}
 	for (size_t i = 0; i < l.n && !l.exclude; i++) {
@@ -168,9 +207,13 @@ void doctor_check_nccl_socket_ifname(struct doctor *d)
 		for (size_t k = 0; k < d->node->n_netdevs && !any; k++)
 			any = doctor_nccl_entry_match(&l, &l.e[i], d->node->netdevs[k].name, -1);
 		if (!any) {
-			f = env_finding(d, DOCTOR_WARN, "NCCL_SOCKET_IFNAME", val, "\"%s\" matches no interface here (the others do)",
+			f = env_finding(d, DOCTOR_WARN, "NCCL_SOCKET_IFNAME", val,
+					"\"%s\" matches no interface here (the others do)",
 					l.e[i].name);
-			doctor_fix(f, "Drop \"%s\" or fix its name; ranks on other nodes may pick a different interface.", l.e[i].name);
+			doctor_fix(
+				f,
+				"Drop \"%s\" or fix its name; ranks on other nodes may pick a different interface.",
+				l.e[i].name);
 		}
 	}
 	env_finding(d, DOCTOR_OK, "NCCL_SOCKET_IFNAME", val, "selects %s", sel ? sel : "");
@@ -178,20 +221,27 @@ void doctor_check_nccl_socket_ifname(struct doctor *d)
 
 void doctor_check_nccl_misc(struct doctor *d)
 {
-	const char *dis = doctor_env_get(&d->env, "NCCL_IB_DISABLE"), *gid = doctor_env_get(&d->env, "NCCL_IB_GID_INDEX");
+	const char *dis = doctor_env_get(&d->env, "NCCL_IB_DISABLE"),
+		   *gid = doctor_env_get(&d->env, "NCCL_IB_GID_INDEX");
 	const char *gdr = doctor_env_get(&d->env, "NCCL_NET_GDR_LEVEL");
 	size_t before, roce = 0;
 	long long idx;
 	json_t *f;
 
 	if (dis && strcmp(dis, "0") != 0 && *dis) {
-		f = env_finding(d, DOCTOR_WARN, "NCCL_IB_DISABLE", dis, "NCCL will not use IB/RoCE: all traffic goes over sockets");
-		doctor_fix(f, "Unset NCCL_IB_DISABLE (or set it to 0) once the pod's RDMA checks pass.");
+		f = env_finding(d, DOCTOR_WARN, "NCCL_IB_DISABLE", dis,
+				"NCCL will not use IB/RoCE: all traffic goes over sockets");
+		doctor_fix(
+			f,
+			"Unset NCCL_IB_DISABLE (or set it to 0) once the pod's RDMA checks pass.");
 	}
 	if (gdr && (!strcmp(gdr, "LOC") || !strcmp(gdr, "0"))) {
-		f = env_finding(d, DOCTOR_WARN, "NCCL_NET_GDR_LEVEL", gdr, "GPUDirect RDMA disabled: GPU buffers are staged "
+		f = env_finding(d, DOCTOR_WARN, "NCCL_NET_GDR_LEVEL", gdr,
+				"GPUDirect RDMA disabled: GPU buffers are staged "
 				"through host memory");
-		doctor_fix(f, "Unset it to let NCCL decide from the PCIe topology, or raise it (PXB, PHB).");
+		doctor_fix(
+			f,
+			"Unset it to let NCCL decide from the PCIe topology, or raise it (PXB, PHB).");
 	}
 	if (!gid || !*gid)
 		return;
@@ -205,7 +255,8 @@ void doctor_check_nccl_misc(struct doctor *d)
 		return;
 	}
 	before = json_array_size(d->findings);
-	HW_NODE_FOREACH_PORT(d->node, p) {
+	HW_NODE_FOREACH_PORT(d->node, p)
+	{
 		const struct hw_rdma_dev *dev = p->dev;
 		const struct hw_gid *g = NULL;
 
@@ -217,18 +268,28 @@ void doctor_check_nccl_misc(struct doctor *d)
 		for (size_t k = 0; k < p->n_gids; k++)
 			if (p->gids[k].index == (unsigned)idx)
 				g = &p->gids[k];
-		if (!g || (d->scope == DOCTOR_POD && (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev)))) {
-			f = env_finding(d, DOCTOR_FAIL, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s: ibv_modify_qp fails with "
-					"EINVAL (NCCL's hint: \"the incorrect GID index is forced\")", dev->name, p->num, idx,
-					g ? "owned by a netdev outside this pod" : "empty");
-			doctor_fix(f, "Set NCCL_IB_GID_INDEX=-1 so NCCL picks the RoCE v2 IPv4 GID itself; GID indexes are "
-				      "not stable across pods (macvlan adds entries).");
+		if (!g || (d->scope == DOCTOR_POD &&
+			   (!g->ndev[0] || !hw_node_netdev(d->node, g->ndev)))) {
+			f = env_finding(
+				d, DOCTOR_FAIL, "NCCL_IB_GID_INDEX", gid,
+				"%s/%u GID %lld is %s: ibv_modify_qp fails with "
+				"EINVAL (NCCL's hint: \"the incorrect GID index is forced\")",
+				dev->name, p->num, idx,
+				g ? "owned by a netdev outside this pod" : "empty");
+			doctor_fix(
+				f,
+				"Set NCCL_IB_GID_INDEX=-1 so NCCL picks the RoCE v2 IPv4 GID itself; GID indexes are "
+				"not stable across pods (macvlan adds entries).");
 		} else if (strcmp(g->type, "RoCE v2") != 0) {
-			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_GID_INDEX", gid, "%s/%u GID %lld is %s, not RoCE v2", dev->name,
-					p->num, idx, g->type[0] ? g->type : "of unknown type");
-			doctor_fix(f, "Use the RoCE v2 entry for the same address (usually the next index) or -1.");
+			f = env_finding(d, DOCTOR_WARN, "NCCL_IB_GID_INDEX", gid,
+					"%s/%u GID %lld is %s, not RoCE v2", dev->name, p->num, idx,
+					g->type[0] ? g->type : "of unknown type");
+			doctor_fix(
+				f,
+				"Use the RoCE v2 entry for the same address (usually the next index) or -1.");
 		}
 	}
 	if (json_array_size(d->findings) == before && roce)
-		env_finding(d, DOCTOR_OK, "NCCL_IB_GID_INDEX", gid, "GID %lld is a RoCE v2 GID of every usable RoCE port", idx);
+		env_finding(d, DOCTOR_OK, "NCCL_IB_GID_INDEX", gid,
+			    "GID %lld is a RoCE v2 GID of every usable RoCE port", idx);
 }

@@ -23,10 +23,11 @@ static bool gpudirect_ready(const struct doctor *d)
 	if (d->node->n_gpus == 0 || d->node->n_rdma == 0)
 		return false;
 	/* the verdict of gpudirect.driver, so the label and the report never disagree */
-	json_array_foreach(d->findings, i, f)
-		if (!strcmp(json_string_value(json_object_get(f, "id")), "gpudirect.driver") &&
-		    strcmp(json_string_value(json_object_get(f, "status")), "ok") != 0)
-			return false;
+	json_array_foreach(
+		d->findings, i,
+		f) if (!strcmp(json_string_value(json_object_get(f, "id")), "gpudirect.driver") &&
+		       strcmp(json_string_value(json_object_get(f, "status")), "ok") !=
+			       0) return false;
 	for (i = 0; i < d->node->n_gpus; i++)
 		if (d->node->gpus[i].nearest)
 			return true;
@@ -39,7 +40,8 @@ static const char *worst_status(const struct doctor *d)
 	size_t i;
 	json_t *f;
 
-	json_array_foreach(d->findings, i, f) {
+	json_array_foreach(d->findings, i, f)
+	{
 		const char *s = json_string_value(json_object_get(f, "status"));
 
 		if (!strcmp(s, "fail"))
@@ -62,7 +64,8 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 		vfs += n->rdma[i].pci && n->rdma[i].pci->physfn;
 		lag |= n->rdma[i].lag != NULL;
 	}
-	HW_NODE_FOREACH_PORT(n, p) {
+	HW_NODE_FOREACH_PORT(n, p)
+	{
 		ib += p->link_layer == HW_LINK_IB;
 		eth += p->link_layer == HW_LINK_ETH;
 		active += hw_port_state_is_active(p->state);
@@ -78,7 +81,8 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 	fprintf(f, "rdmak.io/rdma.roce=%s\n", eth ? "true" : "false");
 	fprintf(f, "rdmak.io/rdma.sriov-vfs=%zu\n", vfs);
 	if (n->kernel.netns_mode >= 0)
-		fprintf(f, "rdmak.io/rdma.netns-mode=%s\n", n->kernel.netns_mode ? "shared" : "exclusive");
+		fprintf(f, "rdmak.io/rdma.netns-mode=%s\n",
+			n->kernel.netns_mode ? "shared" : "exclusive");
 	if (lag)
 		fprintf(f, "rdmak.io/rdma.roce-lag=true\n");
 	fprintf(f, "rdmak.io/gpu.count=%zu\n", n->n_gpus);

@@ -65,7 +65,8 @@ static int limit_value(const char *tok, uint64_t *ret)
 
 /* /proc/<pid>/limits (fs/proc/base.c proc_pid_limits): "%-25s %-20s %-20s %-10s\n", the name
  * padded to 25 columns, so names with spaces are found by prefix and the values follow. */
-int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard)
+int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft,
+			uint64_t *hard)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -82,7 +83,8 @@ int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t 
 		p = line + nl;
 		tok_soft = strtok_r(p, " \t", &save);
 		/* "Max locked" must not match "Max locked memory": the next word has to be a value */
-		if (!tok_soft || (!isdigit((unsigned char)tok_soft[0]) && tok_soft[0] != '-' && strcmp(tok_soft, "unlimited")))
+		if (!tok_soft || (!isdigit((unsigned char)tok_soft[0]) && tok_soft[0] != '-' &&
+				  strcmp(tok_soft, "unlimited")))
 			continue;
 		tok_hard = strtok_r(NULL, " \t", &save);
 		if (!tok_hard || limit_value(tok_soft, &s) < 0 || limit_value(tok_hard, &h) < 0)
@@ -126,7 +128,8 @@ int doctor_proc_status_parse(const char *buf, size_t len, struct proc_status *re
 			unsigned long u[4];
 			int n;
 
-			if (sscanf(val, "%lu %lu %lu %lu%n", &u[0], &u[1], &u[2], &u[3], &n) != 4 || val[n])
+			if (sscanf(val, "%lu %lu %lu %lu%n", &u[0], &u[1], &u[2], &u[3], &n) != 4 ||
+			    val[n])
 				return -EINVAL;
 			for (int i = 0; i < 4; i++) {
 				if (u[i] > UINT32_MAX)
@@ -168,7 +171,8 @@ static int unescape(const char *s, char *out, size_t n)
 	for (; *s; s++) {
 		char c = *s;
 
-		if (c == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (c == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
 			c = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
 			s += 3;
 		}
@@ -189,7 +193,8 @@ static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype,
 	    unescape(source, e->source, sizeof(e->source)) < 0 ||
 	    str_copy(e->fstype, sizeof(e->fstype), fstype) < 0)
 		return -EINVAL;
-	n = snprintf(e->options, sizeof(e->options), "%s%s%s", opt1, opt2 && *opt2 ? "," : "", opt2 ? opt2 : "");
+	n = snprintf(e->options, sizeof(e->options), "%s%s%s", opt1, opt2 && *opt2 ? "," : "",
+		     opt2 ? opt2 : "");
 	if (n < 0 || (size_t)n >= sizeof(e->options))
 		return -EINVAL;
 	return 0;
@@ -197,7 +202,8 @@ static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype,
 
 /* mountinfo (Documentation/filesystems/proc.rst 3.5):
  * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
-int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint,
+			  struct mount_entry *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -299,10 +305,26 @@ int doctor_mount_option_size(const char *options, uint64_t *bytes)
 			switch (*e) {
 			case '\0': break;
 			case '%': return 0;
-			case 'k': case 'K': mul = 1ull << 10; e++; break;
-			case 'm': case 'M': mul = 1ull << 20; e++; break;
-			case 'g': case 'G': mul = 1ull << 30; e++; break;
-			case 't': case 'T': mul = 1ull << 40; e++; break;
+			case 'k':
+			case 'K':
+				mul = 1ull << 10;
+				e++;
+				break;
+			case 'm':
+			case 'M':
+				mul = 1ull << 20;
+				e++;
+				break;
+			case 'g':
+			case 'G':
+				mul = 1ull << 30;
+				e++;
+				break;
+			case 't':
+			case 'T':
+				mul = 1ull << 40;
+				e++;
+				break;
 			default: return -EINVAL;
 			}
 			if (*e || (v && mul > UINT64_MAX / v))
@@ -391,10 +413,11 @@ int doctor_devices_list_allows(const char *buf, size_t len, unsigned major, unsi
 
 		if (!*line)
 			continue;
-		if (sscanf(line, "%1s %15[^:]:%15s %7s%n", type, maj, min, acc, &n) != 4 || line[n] ||
-		    !strchr("acb", type[0]) || strspn(acc, "rwm") != strlen(acc))
+		if (sscanf(line, "%1s %15[^:]:%15s %7s%n", type, maj, min, acc, &n) != 4 ||
+		    line[n] || !strchr("acb", type[0]) || strspn(acc, "rwm") != strlen(acc))
 			return -EINVAL;
-		if (type[0] == 'a' || (type[0] == 'c' && dev_num_matches(maj, major) && dev_num_matches(min, minor)))
+		if (type[0] == 'a' ||
+		    (type[0] == 'c' && dev_num_matches(maj, major) && dev_num_matches(min, minor)))
 			if (strchr(acc, 'r') && strchr(acc, 'w'))
 				return 1;
 	}
@@ -454,7 +477,8 @@ int doctor_nccl_list_parse(const char *s, struct nccl_list *ret)
 	return 0;
 }
 
-bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port)
+bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e,
+			     const char *name, int port)
 {
 	if (e->port >= 0 && port >= 0 && e->port != port)
 		return false;
@@ -492,10 +516,12 @@ static int env_push(struct doctor_env *env, const char *kv)
 
 static bool env_key_char(char c, bool first)
 {
-	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (!first && c >= '0' && c <= '9');
 }
 
-#define ENV_NOT_ASSIGNMENT "not an assignment: KEY=VALUE with KEY a shell name ([A-Za-z_][A-Za-z0-9_]*)"
+#define ENV_NOT_ASSIGNMENT                                                                         \
+	"not an assignment: KEY=VALUE with KEY a shell name ([A-Za-z_][A-Za-z0-9_]*)"
 
 /* One line of an --env file, as `set -a; . FILE` would take it, or -EINVAL with the reason in
  * *why. What a shell would expand or run ($, `, \, ;, |, &, <, >, parentheses, words after
@@ -566,7 +592,8 @@ static int env_push_line(struct doctor_env *env, char *line, const char **why)
 	return env_push(env, kv);
 }
 
-int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen)
+int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret,
+		     char *err, size_t errlen)
 {
 	struct doctor_env env = { 0 };
 	int r = 0;
@@ -592,8 +619,11 @@ int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct docto
 			/* never a silent switch to the environ format: the caller decides on that */
 			for (const char *c = buf; c < nul; c++)
 				lineno += *c == '\n';
-			snprintf(err, errlen, "line %u: a NUL byte (read as /proc/PID/environ only when the file is named "
-				 "environ or ends in a NUL byte)", lineno + 1);
+			snprintf(
+				err, errlen,
+				"line %u: a NUL byte (read as /proc/PID/environ only when the file is named "
+				"environ or ends in a NUL byte)",
+				lineno + 1);
 			return -EINVAL;
 		}
 		if (!(copy = buf_dup(buf, len)))

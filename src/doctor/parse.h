@@ -15,12 +15,13 @@
 
 /* One row of /proc/<pid>/limits, e.g. "Max locked memory  8388608  8388608  bytes": the soft
  * and hard values, "unlimited" as DOCTOR_UNLIMITED. name is the row's first column. */
-int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard);
+int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft,
+			uint64_t *hard);
 
 /* The lines of /proc/<pid>/status the doctor needs. */
 struct proc_status {
 	bool has_uid, has_caps;
-	uint32_t uid[4];  /* real, effective, saved, filesystem */
+	uint32_t uid[4]; /* real, effective, saved, filesystem */
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 };
 int doctor_proc_status_parse(const char *buf, size_t len, struct proc_status *ret);
@@ -34,9 +35,11 @@ struct mount_entry {
 	char options[512]; /* mountinfo: per-mount options then super options, comma-joined */
 };
 /* The last entry (the one on top) mounted at mountpoint; octal escapes (\040) are decoded. */
-int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
+int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint,
+			  struct mount_entry *ret);
 /* Same for the /proc/mounts (fstab) format. */
-int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret);
+int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint,
+		       struct mount_entry *ret);
 /* "size=65536k" among comma-separated options -> bytes. 0 when no absolute size is given
  * (tmpfs then defaults to half of RAM; "size=50%" is relative). */
 int doctor_mount_option_size(const char *options, uint64_t *bytes);
@@ -71,7 +74,8 @@ struct nccl_list {
 /* -EINVAL for an empty name, a bad port or more than NCCL_LIST_MAX entries. */
 int doctor_nccl_list_parse(const char *s, struct nccl_list *ret);
 /* Whether the entry matches name (and port when the entry names one; port < 0: any). */
-bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e, const char *name, int port);
+bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e,
+			     const char *name, int port);
 /* What NCCL decides for one device port: selected or not (the '^' applied). */
 bool doctor_nccl_list_selects(const struct nccl_list *l, const char *name, int port);
 
@@ -84,7 +88,8 @@ struct doctor_env {
 	char **kv; /* "KEY=VALUE" */
 	size_t n;
 };
-int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret, char *err, size_t errlen);
+int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret,
+		     char *err, size_t errlen);
 /* From a NULL-terminated environ array. */
 int doctor_env_from_environ(char *const *environ, struct doctor_env *ret);
 const char *doctor_env_get(const struct doctor_env *env, const char *key);

@@ -16,7 +16,7 @@
 #include "util/strutil.h"
 
 /* libibverbs (init.c, check_memlock_limit) warns when a non-root RLIMIT_MEMLOCK is this or less. */
-#define VERBS_MEMLOCK_WARN (32u * 1024)
+#define VERBS_MEMLOCK_WARN    (32u * 1024)
 #define NCCL_BUFFSIZE_DEFAULT (4u << 20)
 
 /* What NCCL pins at least without GPUDirect: each IB connection registers its Simple buffer
@@ -43,12 +43,14 @@ static void pod_load(struct doctor *d)
 		return;
 	doctor_proc(d, p->limits_path, sizeof(p->limits_path), "/%s/limits", d->pid);
 	l = doctor_read_alloc(d, HW_ROOT_PROCFS, p->limits_path, &buf);
-	if (l >= 0 && doctor_limits_parse(buf, (size_t)l, "Max locked memory", &p->memlock_soft, &p->memlock_hard) > 0)
+	if (l >= 0 && doctor_limits_parse(buf, (size_t)l, "Max locked memory", &p->memlock_soft,
+					  &p->memlock_hard) > 0)
 		p->memlock_known = true;
 	free(TAKE_PTR(buf));
 	doctor_proc(d, p->status_path, sizeof(p->status_path), "/%s/status", d->pid);
 	l = doctor_read_alloc(d, HW_ROOT_PROCFS, p->status_path, &buf);
-	if (l >= 0 && doctor_proc_status_parse(buf, (size_t)l, &p->status) > 0 && p->status.has_caps && p->status.has_uid)
+	if (l >= 0 && doctor_proc_status_parse(buf, (size_t)l, &p->status) > 0 &&
+	    p->status.has_caps && p->status.has_uid)
 		p->status_known = true;
 }
 
@@ -70,7 +72,8 @@ static bool node_openable(const struct hw_devnode *n, const struct doctor_pod *p
 		return true; /* root in the container: DAC does not stop it (the device cgroup may) */
 	if (n->uid == uid)
 		return (n->mode & 0600) == 0600;
-	return (n->mode & 0006) == 0006 || (n->mode & 0060) == 0060; /* group: assumed member; supplementary groups aside */
+	return (n->mode & 0006) == 0006 ||
+	       (n->mode & 0060) == 0060; /* group: assumed member; supplementary groups aside */
 }
 
 /* cgroup v1 only: the container's own devices.list (Docker and containerd mount the
@@ -80,12 +83,14 @@ static bool devcg_denies(struct doctor *d, const struct hw_devnode *n)
 	ssize_t l;
 
 	if (!d->pod.devcg_path[0])
-		doctor_sys(d, d->pod.devcg_path, sizeof(d->pod.devcg_path), "/fs/cgroup/devices/devices.list");
+		doctor_sys(d, d->pod.devcg_path, sizeof(d->pod.devcg_path),
+			   "/fs/cgroup/devices/devices.list");
 	{
 		char list[65536];
 
 		l = doctor_sys_read(d, d->pod.devcg_path, list, sizeof(list));
-		return l >= 0 && doctor_devices_list_allows(list, (size_t)l, n->major, n->minor) == 0;
+		return l >= 0 &&
+		       doctor_devices_list_allows(list, (size_t)l, n->major, n->minor) == 0;
 	}
 }
 
@@ -104,64 +109,101 @@ void doctor_check_pod_devnodes(struct doctor *d)
 		const struct hw_chardev *u = dev->uverbs;
 
 		if (!u) {
-			f = doctor_add(d, DOCTOR_FAIL, dev->name, "%s has no uverbs device in sysfs: libibverbs cannot list it", dev->name);
-			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/device/infiniband_verbs", dev->name),
+			f = doctor_add(
+				d, DOCTOR_FAIL, dev->name,
+				"%s has no uverbs device in sysfs: libibverbs cannot list it",
+				dev->name);
+			doctor_evidence(f,
+					doctor_sys(d, path, sizeof(path),
+						   "/class/infiniband/%s/device/infiniband_verbs",
+						   dev->name),
 					"(absent)");
-			doctor_fix(f, "The node lacks ib_uverbs or the driver did not register user verbs: run rdmak doctor on the node.");
+			doctor_fix(
+				f,
+				"The node lacks ib_uverbs or the driver did not register user verbs: run rdmak doctor on the node.");
 			continue;
 		}
 		doctor_dev(d, path, sizeof(path), "/%s", u->node.path);
 		if (doctor_dev_usable(dev)) {
 			if (!node_openable(&u->node, &d->pod)) {
-				f = doctor_add(d, DOCTOR_FAIL, dev->name, "%s mode %04o: not openable by uid %u", u->node.path, u->node.mode,
-					       d->pod.status.uid[1]);
-				doctor_evidence(f, path, "mode %04o uid %u gid %u", u->node.mode, (unsigned)u->node.uid,
-						(unsigned)u->node.gid);
-				doctor_evidence(f, d->pod.status_path, "Uid %u", d->pod.status.uid[1]);
-				doctor_fix(f, "Make the node 0666 on the host (rdma-core udev rules) or run the container as root; the "
-					      "device plugin passes the host node's permissions through.");
+				f = doctor_add(d, DOCTOR_FAIL, dev->name,
+					       "%s mode %04o: not openable by uid %u", u->node.path,
+					       u->node.mode, d->pod.status.uid[1]);
+				doctor_evidence(f, path, "mode %04o uid %u gid %u", u->node.mode,
+						(unsigned)u->node.uid, (unsigned)u->node.gid);
+				doctor_evidence(f, d->pod.status_path, "Uid %u",
+						d->pod.status.uid[1]);
+				doctor_fix(
+					f,
+					"Make the node 0666 on the host (rdma-core udev rules) or run the container as root; the "
+					"device plugin passes the host node's permissions through.");
 				continue;
 			}
 			if (devcg_denies(d, &u->node)) {
-				f = doctor_add(d, DOCTOR_FAIL, dev->name, "the device cgroup denies %s (c %u:%u): open() fails with "
-					       "EPERM, libibverbs lists 0 devices", u->node.path, u->node.major, u->node.minor);
-				doctor_evidence(f, d->pod.devcg_path, "no \"c %u:%u rw\" rule", u->node.major, u->node.minor);
-				doctor_fix(f, "Get the node through the device plugin (request its resource) instead of a hostPath "
-					      "mount of /dev/infiniband: only allocated devices are added to the container's cgroup.");
+				f = doctor_add(
+					d, DOCTOR_FAIL, dev->name,
+					"the device cgroup denies %s (c %u:%u): open() fails with "
+					"EPERM, libibverbs lists 0 devices",
+					u->node.path, u->node.major, u->node.minor);
+				doctor_evidence(f, d->pod.devcg_path, "no \"c %u:%u rw\" rule",
+						u->node.major, u->node.minor);
+				doctor_fix(
+					f,
+					"Get the node through the device plugin (request its resource) instead of a hostPath "
+					"mount of /dev/infiniband: only allocated devices are added to the container's cgroup.");
 				continue;
 			}
 			usable++;
-			f = doctor_add(d, DOCTOR_OK, dev->name, "%s present (%u:%u, mode %04o)", u->node.path, u->node.major,
-				       u->node.minor, u->node.mode);
+			f = doctor_add(d, DOCTOR_OK, dev->name, "%s present (%u:%u, mode %04o)",
+				       u->node.path, u->node.major, u->node.minor, u->node.mode);
 			doctor_evidence(f, path, "char %u:%u", u->node.major, u->node.minor);
 			continue;
 		}
 		/* A RoCE LAG device left out is the seed-003 case: "IB device mlx5_bond_0 not found". */
 		if (dev->lag) {
-			f = doctor_add(d, DOCTOR_WARN, dev->name, "RoCE LAG device %s (bond %s) is visible in /sys but %s is not in "
-				       "this pod: `ib_write_bw -d %s` says \"IB device %s not found\"", dev->name, dev->lag->name,
-				       u->node.path, dev->name, dev->name);
-			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband_verbs/%s/ibdev", u->name), "%s", dev->name);
-			doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/%s", u->node.path), "(absent)");
-			doctor_fix(f, "Select the LAG device in the device plugin (rdmak/rdma-shared-dev-plugin: ifNames [\"%s\"]; "
-				      "the PF names select the per-port devices, which no longer exist for bonded ports) and request "
-				      "that resource in the pod spec.", dev->lag->name);
+			f = doctor_add(
+				d, DOCTOR_WARN, dev->name,
+				"RoCE LAG device %s (bond %s) is visible in /sys but %s is not in "
+				"this pod: `ib_write_bw -d %s` says \"IB device %s not found\"",
+				dev->name, dev->lag->name, u->node.path, dev->name, dev->name);
+			doctor_evidence(f,
+					doctor_sys(d, path, sizeof(path),
+						   "/class/infiniband_verbs/%s/ibdev", u->name),
+					"%s", dev->name);
+			doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/%s", u->node.path),
+					"(absent)");
+			doctor_fix(
+				f,
+				"Select the LAG device in the device plugin (rdmak/rdma-shared-dev-plugin: ifNames [\"%s\"]; "
+				"the PF names select the per-port devices, which no longer exist for bonded ports) and request "
+				"that resource in the pod spec.",
+				dev->lag->name);
 			continue;
 		}
 		if (!missing++)
 			snprintf(first, sizeof(first), "%s (%s)", dev->name, u->node.path);
 	}
 	if (usable == 0) {
-		f = doctor_add(d, DOCTOR_FAIL, NULL, "no /dev/infiniband/uverbsN node for any of the %zu HCAs in /sys: libibverbs "
-			       "lists 0 devices (perftest \"Did not detect devices\", NCCL \"NET/IB : No device found.\")", n->n_rdma);
-		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"), "no uverbs node (first missing: %s)", first);
-		doctor_fix(f, "Request the RDMA resource in the container (resources.limits: rdma/<resource>: 1, or the "
-			      "SR-IOV resource), so the device plugin passes the uverbs nodes in; a hostPath /dev/infiniband "
-			      "mount without privileged is blocked by the device cgroup.");
+		f = doctor_add(
+			d, DOCTOR_FAIL, NULL,
+			"no /dev/infiniband/uverbsN node for any of the %zu HCAs in /sys: libibverbs "
+			"lists 0 devices (perftest \"Did not detect devices\", NCCL \"NET/IB : No device found.\")",
+			n->n_rdma);
+		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"),
+				"no uverbs node (first missing: %s)", first);
+		doctor_fix(
+			f,
+			"Request the RDMA resource in the container (resources.limits: rdma/<resource>: 1, or the "
+			"SR-IOV resource), so the device plugin passes the uverbs nodes in; a hostPath /dev/infiniband "
+			"mount without privileged is blocked by the device cgroup.");
 	} else if (missing) {
-		f = doctor_add(d, DOCTOR_OK, NULL, "%zu other HCA%s in /sys not passed into this pod (normal: the device plugin "
-			       "passes only the allocated ones), e.g. %s", missing, missing == 1 ? "" : "s", first);
-		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"), "%zu usable uverbs nodes", usable);
+		f = doctor_add(
+			d, DOCTOR_OK, NULL,
+			"%zu other HCA%s in /sys not passed into this pod (normal: the device plugin "
+			"passes only the allocated ones), e.g. %s",
+			missing, missing == 1 ? "" : "s", first);
+		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"),
+				"%zu usable uverbs nodes", usable);
 	}
 }
 
@@ -180,27 +222,35 @@ void doctor_check_pod_netns(struct doctor *d)
 	if (mode < 0)
 		return;
 	if (mode == 1) {
-		f = doctor_add(d, DOCTOR_OK, NULL, "shared RDMA netns mode: every HCA is visible in /sys, isolation is by "
-			       "/dev/infiniband nodes only");
+		f = doctor_add(
+			d, DOCTOR_OK, NULL,
+			"shared RDMA netns mode: every HCA is visible in /sys, isolation is by "
+			"/dev/infiniband nodes only");
 		doctor_evidence(f, path, "Y");
 		return;
 	}
 	if (d->node->n_rdma) {
-		f = doctor_add(d, DOCTOR_OK, NULL, "exclusive RDMA netns mode: %zu device%s moved into this pod", d->node->n_rdma,
-			       d->node->n_rdma == 1 ? "" : "s");
+		f = doctor_add(d, DOCTOR_OK, NULL,
+			       "exclusive RDMA netns mode: %zu device%s moved into this pod",
+			       d->node->n_rdma, d->node->n_rdma == 1 ? "" : "s");
 		doctor_evidence(f, path, "N");
 		return;
 	}
 	dir = doctor_opendir(d, HW_ROOT_DEVFS, doctor_dev(d, dpath, sizeof(dpath), "/infiniband"));
 	while (dir && (e = readdir(dir)))
 		nodes += str_startswith(e->d_name, "uverbs");
-	f = doctor_add(d, DOCTOR_FAIL, NULL, "exclusive RDMA netns mode but no RDMA device in this pod's namespace%s: the "
-		       "isolation step (RDMA CNI) did not run", nodes ? " although uverbs nodes were passed in" : "");
+	f = doctor_add(
+		d, DOCTOR_FAIL, NULL,
+		"exclusive RDMA netns mode but no RDMA device in this pod's namespace%s: the "
+		"isolation step (RDMA CNI) did not run",
+		nodes ? " although uverbs nodes were passed in" : "");
 	doctor_evidence(f, path, "N");
 	doctor_evidence(f, doctor_sys(d, dpath, sizeof(dpath), "/class/infiniband"), "(empty)");
-	doctor_fix(f, "Chain the rdma CNI after sriov/ib-sriov in the NetworkAttachmentDefinition ({\"type\": \"rdma\"}) so the "
-		      "VF's RDMA device is moved in (rdma dev set <dev> netns <pod>), or switch the node to shared mode if "
-		      "pods share HCAs.");
+	doctor_fix(
+		f,
+		"Chain the rdma CNI after sriov/ib-sriov in the NetworkAttachmentDefinition ({\"type\": \"rdma\"}) so the "
+		"VF's RDMA device is moved in (rdma dev set <dev> netns <pod>), or switch the node to shared mode if "
+		"pods share HCAs.");
 }
 
 /* ---- pod.memlock ----------------------------------------------------------------------------- */
@@ -216,18 +266,23 @@ void doctor_check_pod_memlock(struct doctor *d)
 	if (!p->memlock_known) {
 		f = doctor_add(d, DOCTOR_WARN, "RLIMIT_MEMLOCK", "cannot read the memlock limit");
 		doctor_evidence(f, p->limits_path, "(unreadable or no \"Max locked memory\" row)");
-		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
+		doctor_fix(
+			f,
+			"Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (p->memlock_soft == DOCTOR_UNLIMITED) {
 		f = doctor_add(d, DOCTOR_OK, "RLIMIT_MEMLOCK", "unlimited");
-		doctor_evidence(f, p->limits_path, "Max locked memory unlimited %s", doctor_bytes(p->memlock_hard, a, sizeof(a)));
+		doctor_evidence(f, p->limits_path, "Max locked memory unlimited %s",
+				doctor_bytes(p->memlock_hard, a, sizeof(a)));
 		return;
 	}
 	if (p->status_known && cap_ipc_lock(&p->status)) {
-		f = doctor_add(d, DOCTOR_OK, "RLIMIT_MEMLOCK", "%s, but CAP_IPC_LOCK is effective so registration ignores it",
+		f = doctor_add(d, DOCTOR_OK, "RLIMIT_MEMLOCK",
+			       "%s, but CAP_IPC_LOCK is effective so registration ignores it",
 			       doctor_bytes(p->memlock_soft, a, sizeof(a)));
-		doctor_evidence(f, p->limits_path, "Max locked memory %" PRIu64 " %" PRIu64 " bytes", p->memlock_soft,
+		doctor_evidence(f, p->limits_path,
+				"Max locked memory %" PRIu64 " %" PRIu64 " bytes", p->memlock_soft,
 				p->memlock_hard);
 		doctor_evidence(f, p->status_path, "CapEff %016" PRIx64, p->status.cap_eff);
 		return;
@@ -235,20 +290,33 @@ void doctor_check_pod_memlock(struct doctor *d)
 	doctor_bytes(p->memlock_soft, a, sizeof(a));
 	doctor_bytes(need, b, sizeof(b));
 	if (p->memlock_soft <= VERBS_MEMLOCK_WARN || p->memlock_soft < need)
-		f = doctor_add(d, DOCTOR_FAIL, "RLIMIT_MEMLOCK", "%s%s: ibv_reg_mr fails with ENOMEM (\"Couldn't allocate MR\"), "
-			       "NCCL needs at least %s pinned", a,
-			       p->memlock_soft <= VERBS_MEMLOCK_WARN ? " (libibverbs warns \"RLIMIT_MEMLOCK is ... bytes. This will "
-								       "severely limit memory registrations.\")" : "",
-			       b);
+		f = doctor_add(
+			d, DOCTOR_FAIL, "RLIMIT_MEMLOCK",
+			"%s%s: ibv_reg_mr fails with ENOMEM (\"Couldn't allocate MR\"), "
+			"NCCL needs at least %s pinned",
+			a,
+			p->memlock_soft <= VERBS_MEMLOCK_WARN
+				? " (libibverbs warns \"RLIMIT_MEMLOCK is ... bytes. This will "
+				  "severely limit memory registrations.\")"
+				: "",
+			b);
 	else
-		f = doctor_add(d, DOCTOR_WARN, "RLIMIT_MEMLOCK", "%s: enough for a minimal NCCL ring (%s) but not for more "
-			       "channels/peers or ib_write_bw -a", a, b);
-	doctor_evidence(f, p->limits_path, "Max locked memory %" PRIu64 " %" PRIu64 " bytes", p->memlock_soft, p->memlock_hard);
+		f = doctor_add(d, DOCTOR_WARN, "RLIMIT_MEMLOCK",
+			       "%s: enough for a minimal NCCL ring (%s) but not for more "
+			       "channels/peers or ib_write_bw -a",
+			       a, b);
+	doctor_evidence(f, p->limits_path, "Max locked memory %" PRIu64 " %" PRIu64 " bytes",
+			p->memlock_soft, p->memlock_hard);
 	if (p->status_known)
-		doctor_evidence(f, p->status_path, "CapEff %016" PRIx64 " (CAP_IPC_LOCK not effective)", p->status.cap_eff);
-	doctor_fix(f, "Kubernetes has no rlimit field: raise it in the runtime (LimitMEMLOCK=infinity in containerd.service "
-		      "or docker --ulimit memlock=-1, then restart it) or run the container as root with "
-		      "capabilities.add [\"IPC_LOCK\"] (hard limit now %s).", doctor_bytes(p->memlock_hard, c, sizeof(c)));
+		doctor_evidence(f, p->status_path,
+				"CapEff %016" PRIx64 " (CAP_IPC_LOCK not effective)",
+				p->status.cap_eff);
+	doctor_fix(
+		f,
+		"Kubernetes has no rlimit field: raise it in the runtime (LimitMEMLOCK=infinity in containerd.service "
+		"or docker --ulimit memlock=-1, then restart it) or run the container as root with "
+		"capabilities.add [\"IPC_LOCK\"] (hard limit now %s).",
+		doctor_bytes(p->memlock_hard, c, sizeof(c)));
 }
 
 /* ---- pod.ipc_lock ---------------------------------------------------------------------------- */
@@ -264,7 +332,9 @@ void doctor_check_pod_ipc_lock(struct doctor *d)
 	if (!p->status_known) {
 		f = doctor_add(d, DOCTOR_WARN, "CAP_IPC_LOCK", "cannot read Uid/CapEff");
 		doctor_evidence(f, p->status_path, "(unreadable)");
-		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
+		doctor_fix(
+			f,
+			"Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (cap_ipc_lock(st)) {
@@ -274,28 +344,43 @@ void doctor_check_pod_ipc_lock(struct doctor *d)
 	}
 	limited = !(p->memlock_known && p->memlock_soft == DOCTOR_UNLIMITED);
 	if (st->uid[1] != 0 && (st->cap_bnd & (1ull << CAP_IPC_LOCK_BIT))) {
-		f = doctor_add(d, limited ? DOCTOR_FAIL : DOCTOR_WARN, "CAP_IPC_LOCK",
-			       "IPC_LOCK was added but is not effective: the container runs as uid %u, and Kubernetes "
-			       "capabilities only become effective for uid 0%s", st->uid[1],
-			       limited ? "; registrations are bound by RLIMIT_MEMLOCK" : " (harmless while RLIMIT_MEMLOCK is unlimited)");
+		f = doctor_add(
+			d, limited ? DOCTOR_FAIL : DOCTOR_WARN, "CAP_IPC_LOCK",
+			"IPC_LOCK was added but is not effective: the container runs as uid %u, and Kubernetes "
+			"capabilities only become effective for uid 0%s",
+			st->uid[1],
+			limited ? "; registrations are bound by RLIMIT_MEMLOCK"
+				: " (harmless while RLIMIT_MEMLOCK is unlimited)");
 		doctor_cause(d, f, DOCTOR_CAUSE_IPC_LOCK_NON_ROOT);
-		doctor_evidence(f, p->status_path, "Uid %u %u %u %u", st->uid[0], st->uid[1], st->uid[2], st->uid[3]);
-		doctor_evidence(f, p->status_path, "CapBnd %016" PRIx64 " (has IPC_LOCK), CapEff %016" PRIx64, st->cap_bnd,
-				st->cap_eff);
-		doctor_fix(f, "Run the container as root (securityContext.runAsUser: 0) with capabilities.add [\"IPC_LOCK\"], or "
-			      "make the capability unnecessary: LimitMEMLOCK=infinity for containerd/docker on the node.");
+		doctor_evidence(f, p->status_path, "Uid %u %u %u %u", st->uid[0], st->uid[1],
+				st->uid[2], st->uid[3]);
+		doctor_evidence(f, p->status_path,
+				"CapBnd %016" PRIx64 " (has IPC_LOCK), CapEff %016" PRIx64,
+				st->cap_bnd, st->cap_eff);
+		doctor_fix(
+			f,
+			"Run the container as root (securityContext.runAsUser: 0) with capabilities.add [\"IPC_LOCK\"], or "
+			"make the capability unnecessary: LimitMEMLOCK=infinity for containerd/docker on the node.");
 		return;
 	}
 	if (!limited) {
-		f = doctor_add(d, DOCTOR_OK, "CAP_IPC_LOCK", "not effective, not needed: RLIMIT_MEMLOCK is unlimited");
+		f = doctor_add(d, DOCTOR_OK, "CAP_IPC_LOCK",
+			       "not effective, not needed: RLIMIT_MEMLOCK is unlimited");
 		doctor_evidence(f, p->status_path, "CapEff %016" PRIx64, st->cap_eff);
 		return;
 	}
-	f = doctor_add(d, DOCTOR_FAIL, "CAP_IPC_LOCK", "not granted and RLIMIT_MEMLOCK is finite: registrations beyond the "
-		       "limit fail, and NCCL has been seen to crash (SIGSEGV in ncclProxyServiceUDS) without it");
-	doctor_evidence(f, p->status_path, "CapEff %016" PRIx64 ", CapBnd %016" PRIx64 " (no IPC_LOCK)", st->cap_eff, st->cap_bnd);
-	doctor_fix(f, "Add securityContext.capabilities.add: [\"IPC_LOCK\"] to the container%s.",
-		   st->uid[1] ? " and run it as root (runAsUser: 0): the capability is dropped for non-root users" : "");
+	f = doctor_add(
+		d, DOCTOR_FAIL, "CAP_IPC_LOCK",
+		"not granted and RLIMIT_MEMLOCK is finite: registrations beyond the "
+		"limit fail, and NCCL has been seen to crash (SIGSEGV in ncclProxyServiceUDS) without it");
+	doctor_evidence(f, p->status_path,
+			"CapEff %016" PRIx64 ", CapBnd %016" PRIx64 " (no IPC_LOCK)", st->cap_eff,
+			st->cap_bnd);
+	doctor_fix(
+		f, "Add securityContext.capabilities.add: [\"IPC_LOCK\"] to the container%s.",
+		st->uid[1]
+			? " and run it as root (runAsUser: 0): the capability is dropped for non-root users"
+			: "");
 }
 
 /* ---- pod.memory ------------------------------------------------------------------------------- */
@@ -315,27 +400,30 @@ static bool find_memcg(struct doctor *d, char *limit, char *usage, size_t n, boo
 {
 	char cg[PATH_MAX], rel[PATH_MAX] = "", p[PATH_MAX];
 	_cleanup_free_ char *buf = NULL;
-	ssize_t l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, cg, sizeof(cg), "/%s/cgroup", d->pid), &buf);
+	ssize_t l = doctor_read_alloc(d, HW_ROOT_PROCFS,
+				      doctor_proc(d, cg, sizeof(cg), "/%s/cgroup", d->pid), &buf);
 
 	for (int pass = 0; pass < 2; pass++) {
 		bool is_v2 = pass == 0;
 
 		rel[0] = '\0';
-		if (l >= 0 && doctor_cgroup_path_parse(buf, (size_t)l, is_v2, rel, sizeof(rel)) > 0 && strcmp(rel, "/") == 0)
+		if (l >= 0 &&
+		    doctor_cgroup_path_parse(buf, (size_t)l, is_v2, rel, sizeof(rel)) > 0 &&
+		    strcmp(rel, "/") == 0)
 			rel[0] = '\0';
 		for (int try = 0; try < 2; try++) {
 			const char *sub = try == 0 ? rel : "";
 
 			if (try == 1 && !rel[0])
 				break;
-			doctor_sys(d, p, sizeof(p), "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory", sub,
-				   is_v2 ? "memory.max" : "memory.limit_in_bytes");
+			doctor_sys(d, p, sizeof(p), "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory",
+				   sub, is_v2 ? "memory.max" : "memory.limit_in_bytes");
 			/* `sub` comes from the process's cgroup file ("0::/../x" outside its cgroup
 			 * namespace): resolved inside the root like every sysfs path */
 			if (doctor_sys_exists(d, p)) {
 				snprintf(limit, n, "%s", p);
-				doctor_sys(d, usage, n, "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory", sub,
-					   is_v2 ? "memory.current" : "memory.usage_in_bytes");
+				doctor_sys(d, usage, n, "/fs/cgroup%s%s/%s", is_v2 ? "" : "/memory",
+					   sub, is_v2 ? "memory.current" : "memory.usage_in_bytes");
 				*v2 = is_v2;
 				return true;
 			}
@@ -356,11 +444,14 @@ void doctor_check_pod_memory(struct doctor *d)
 	if (read_value(d, lpath, &limit) < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup", "cannot parse the memory limit");
 		doctor_evidence(f, lpath, "(unparsable)");
-		doctor_fix(f, "Check the file by hand: cgroup v2 memory.max holds \"max\" or a byte count.");
+		doctor_fix(
+			f,
+			"Check the file by hand: cgroup v2 memory.max holds \"max\" or a byte count.");
 		return;
 	}
 	if (limit == DOCTOR_UNLIMITED) {
-		f = doctor_add(d, DOCTOR_OK, "memory.cgroup", "no memory limit (cgroup %s)", v2 ? "v2" : "v1");
+		f = doctor_add(d, DOCTOR_OK, "memory.cgroup", "no memory limit (cgroup %s)",
+			       v2 ? "v2" : "v1");
 		doctor_evidence(f, lpath, v2 ? "max" : "no limit");
 		return;
 	}
@@ -370,30 +461,39 @@ void doctor_check_pod_memory(struct doctor *d)
 	snprintf(b, sizeof(b), "%.1f MiB", room / 1048576.0);
 	doctor_bytes(need, c, sizeof(c));
 	if (room < need)
-		f = doctor_add(d, DOCTOR_FAIL, "memory.cgroup", "memory limit %s leaves %s: pinned (registered) pages are charged "
-			       "to the pod and cannot be reclaimed, so registration fails (\"Couldn't allocate MR\") or the pod is "
-			       "OOM-killed; NCCL needs about %s", a, b, c);
+		f = doctor_add(
+			d, DOCTOR_FAIL, "memory.cgroup",
+			"memory limit %s leaves %s: pinned (registered) pages are charged "
+			"to the pod and cannot be reclaimed, so registration fails (\"Couldn't allocate MR\") or the pod is "
+			"OOM-killed; NCCL needs about %s",
+			a, b, c);
 	else if (room < 4 * need)
-		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup", "memory limit %s leaves %s: tight for registered buffers "
-			       "(NCCL needs about %s, more with more channels)", a, b, c);
+		f = doctor_add(d, DOCTOR_WARN, "memory.cgroup",
+			       "memory limit %s leaves %s: tight for registered buffers "
+			       "(NCCL needs about %s, more with more channels)",
+			       a, b, c);
 	else {
 		/* room today, but the limit is there: seed 003's "Couldn't allocate MR" went away when
 		 * it was removed (bench names it when registration fails) */
-		f = doctor_add(d, DOCTOR_OK, "memory.cgroup", "memory limit %s, %s free for the application and pinned buffers", a, b);
+		f = doctor_add(d, DOCTOR_OK, "memory.cgroup",
+			       "memory limit %s, %s free for the application and pinned buffers", a,
+			       b);
 		doctor_cause(d, f, DOCTOR_CAUSE_CGROUP_MEMORY);
 	}
 	doctor_evidence(f, lpath, "%" PRIu64, limit);
 	if (have_usage)
 		doctor_evidence(f, upath, "%" PRIu64, usage);
 	if (room < 4 * need)
-		doctor_fix(f, "Raise or remove resources.limits.memory for this container (registered buffers count against it "
-			      "on top of the application's own memory).");
+		doctor_fix(
+			f,
+			"Raise or remove resources.limits.memory for this container (registered buffers count against it "
+			"on top of the application's own memory).");
 }
 
 /* ---- pod.shm ---------------------------------------------------------------------------------- */
 
 #define SHM_FAIL (64ull << 20) /* Docker's and containerd's default */
-#define SHM_OK (1ull << 30)    /* NCCL's documentation: --shm-size=1g */
+#define SHM_OK	 (1ull << 30)  /* NCCL's documentation: --shm-size=1g */
 
 void doctor_check_pod_shm(struct doctor *d)
 {
@@ -405,20 +505,26 @@ void doctor_check_pod_shm(struct doctor *d)
 	ssize_t l;
 	json_t *f;
 
-	l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s/mountinfo", d->pid), &buf);
+	l = doctor_read_alloc(d, HW_ROOT_PROCFS,
+			      doctor_proc(d, path, sizeof(path), "/%s/mountinfo", d->pid), &buf);
 	if (l >= 0)
 		r = doctor_mountinfo_find(buf, (size_t)l, "/dev/shm", &m);
 	else {
-		l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/%s/mounts", d->pid), &buf);
+		l = doctor_read_alloc(d, HW_ROOT_PROCFS,
+				      doctor_proc(d, path, sizeof(path), "/%s/mounts", d->pid),
+				      &buf);
 		if (l < 0)
-			l = doctor_read_alloc(d, HW_ROOT_PROCFS, doctor_proc(d, path, sizeof(path), "/mounts"), &buf);
+			l = doctor_read_alloc(d, HW_ROOT_PROCFS,
+					      doctor_proc(d, path, sizeof(path), "/mounts"), &buf);
 		if (l >= 0)
 			r = doctor_mounts_find(buf, (size_t)l, "/dev/shm", &m);
 	}
 	if (l < 0) {
 		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "cannot read the mount table");
 		doctor_evidence(f, path, "(unreadable)");
-		doctor_fix(f, "Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
+		doctor_fix(
+			f,
+			"Run doctor inside the container, or point it at the container's /proc (--procfs, --pid).");
 		return;
 	}
 	if (r < 0) {
@@ -428,7 +534,8 @@ void doctor_check_pod_shm(struct doctor *d)
 		return;
 	}
 	if (r == 0) {
-		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "nothing mounted on /dev/shm: NCCL's shared-memory transport and "
+		f = doctor_add(d, DOCTOR_WARN, "/dev/shm",
+			       "nothing mounted on /dev/shm: NCCL's shared-memory transport and "
 			       "proxy need it");
 		doctor_evidence(f, path, "no /dev/shm entry");
 		doctor_fix(f, "Mount an emptyDir {medium: Memory, sizeLimit: 1Gi} at /dev/shm.");
@@ -436,21 +543,29 @@ void doctor_check_pod_shm(struct doctor *d)
 	}
 	has_size = doctor_mount_option_size(m.options, &size);
 	if (has_size <= 0) {
-		f = doctor_add(d, DOCTOR_OK, "/dev/shm", "%s without an absolute size (tmpfs default: half of RAM)", m.fstype);
+		f = doctor_add(d, DOCTOR_OK, "/dev/shm",
+			       "%s without an absolute size (tmpfs default: half of RAM)",
+			       m.fstype);
 		doctor_evidence(f, path, "/dev/shm %s %s", m.fstype, m.options);
 		return;
 	}
 	doctor_bytes(size, a, sizeof(a));
 	if (size <= SHM_FAIL)
-		f = doctor_add(d, DOCTOR_FAIL, "/dev/shm", "/dev/shm is %s: NCCL fails with \"failed to extend /dev/shm/nccl-XXXXXX "
-			       "to 4194660 bytes\" (or a bus error) as soon as a few peers share the node", a);
+		f = doctor_add(
+			d, DOCTOR_FAIL, "/dev/shm",
+			"/dev/shm is %s: NCCL fails with \"failed to extend /dev/shm/nccl-XXXXXX "
+			"to 4194660 bytes\" (or a bus error) as soon as a few peers share the node",
+			a);
 	else if (size < SHM_OK)
-		f = doctor_add(d, DOCTOR_WARN, "/dev/shm", "/dev/shm is %s: NCCL recommends at least 1 GiB", a);
+		f = doctor_add(d, DOCTOR_WARN, "/dev/shm",
+			       "/dev/shm is %s: NCCL recommends at least 1 GiB", a);
 	else
 		f = doctor_add(d, DOCTOR_OK, "/dev/shm", "/dev/shm is %s", a);
 	doctor_evidence(f, path, "/dev/shm %s %s", m.fstype, m.options);
 	if (size < SHM_OK)
-		doctor_fix(f, "Mount an emptyDir {medium: Memory, sizeLimit: 1Gi} at /dev/shm in the pod spec (docker: --shm-size=1g).");
+		doctor_fix(
+			f,
+			"Mount an emptyDir {medium: Memory, sizeLimit: 1Gi} at /dev/shm in the pod spec (docker: --shm-size=1g).");
 }
 
 /* ---- pod.gids --------------------------------------------------------------------------------- */
@@ -459,7 +574,8 @@ void doctor_check_pod_gids(struct doctor *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
-	HW_NODE_FOREACH_PORT(d->node, p) {
+	HW_NODE_FOREACH_PORT(d->node, p)
+	{
 		const struct hw_rdma_dev *dev = p->dev;
 		const struct hw_gid *own = NULL, *own_v2 = NULL;
 		json_t *f;
@@ -469,14 +585,19 @@ void doctor_check_pod_gids(struct doctor *d)
 		if (p->link_layer != HW_LINK_ETH)
 			continue;
 		snprintf(obj, sizeof(obj), "%s/%u", dev->name, p->num);
-		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name, p->num);
+		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name,
+			   p->num);
 		if (p->n_gids == 0) {
-			f = doctor_add(d, DOCTOR_FAIL, obj, "RoCE GID table empty in this pod (show_gids: n_gids_found=0): QPs "
-				       "cannot reach RTR, rdma_cm says \"No such device\"");
+			f = doctor_add(
+				d, DOCTOR_FAIL, obj,
+				"RoCE GID table empty in this pod (show_gids: n_gids_found=0): QPs "
+				"cannot reach RTR, rdma_cm says \"No such device\"");
 			doctor_evidence(f, path, "all %zu entries zero", p->gid_tbl_len);
-			doctor_fix(f, "The GIDs belong to the netdev of this HCA, which must be in the pod's network namespace "
-				      "with an IP: attach it with the SR-IOV/macvlan NetworkAttachmentDefinition (net1) and "
-				      "give it an address (IPAM).");
+			doctor_fix(
+				f,
+				"The GIDs belong to the netdev of this HCA, which must be in the pod's network namespace "
+				"with an IP: attach it with the SR-IOV/macvlan NetworkAttachmentDefinition (net1) and "
+				"give it an address (IPAM).");
 			continue;
 		}
 		for (size_t k = 0; k < p->n_gids; k++) {
@@ -490,29 +611,45 @@ void doctor_check_pod_gids(struct doctor *d)
 				own_v2 = g;
 		}
 		if (!own) {
-			f = doctor_add(d, DOCTOR_FAIL, obj, "none of the %zu GIDs belongs to a netdev of this pod (GID 0 %s): "
-				       "perftest shows GID 00:00:...:00 and \"Unable to Connect the HCA's through the link\"",
-				       p->n_gids, p->gids[0].index == 0 ? "owned elsewhere" : "all-zero");
-			doctor_evidence(f, path, "index %u %s on %s", p->gids[0].index, p->gids[0].gid,
-					p->gids[0].ndev[0] ? p->gids[0].ndev : "(no netdev readable)");
-			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"), "%zu netdevs, none owning a GID",
-					d->node->n_netdevs);
-			doctor_fix(f, "Give the pod the HCA's own netdev (SR-IOV VF or macvlan on the PF via a "
-				      "NetworkAttachmentDefinition) with an IP, and use the GID index of that IP "
-				      "(NCCL_IB_GID_INDEX=-1 picks it).");
+			f = doctor_add(
+				d, DOCTOR_FAIL, obj,
+				"none of the %zu GIDs belongs to a netdev of this pod (GID 0 %s): "
+				"perftest shows GID 00:00:...:00 and \"Unable to Connect the HCA's through the link\"",
+				p->n_gids, p->gids[0].index == 0 ? "owned elsewhere" : "all-zero");
+			doctor_evidence(
+				f, path, "index %u %s on %s", p->gids[0].index, p->gids[0].gid,
+				p->gids[0].ndev[0] ? p->gids[0].ndev : "(no netdev readable)");
+			doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/net"),
+					"%zu netdevs, none owning a GID", d->node->n_netdevs);
+			doctor_fix(
+				f,
+				"Give the pod the HCA's own netdev (SR-IOV VF or macvlan on the PF via a "
+				"NetworkAttachmentDefinition) with an IP, and use the GID index of that IP "
+				"(NCCL_IB_GID_INDEX=-1 picks it).");
 			continue;
 		}
 		if (!own_v2) {
-			f = doctor_add(d, DOCTOR_WARN, obj, "GIDs on %s but none RoCE v2 IPv4: NCCL's automatic GID choice "
-				       "finds nothing", own->ndev);
+			f = doctor_add(
+				d, DOCTOR_WARN, obj,
+				"GIDs on %s but none RoCE v2 IPv4: NCCL's automatic GID choice "
+				"finds nothing",
+				own->ndev);
 			doctor_evidence(f, path, "index %u %s %s", own->index, own->gid, own->type);
-			doctor_fix(f, "Give %s an IPv4 address, or set NCCL_IB_GID_INDEX to the GID you want.", own->ndev);
+			doctor_fix(
+				f,
+				"Give %s an IPv4 address, or set NCCL_IB_GID_INDEX to the GID you want.",
+				own->ndev);
 			continue;
 		}
-		f = doctor_add(d, DOCTOR_OK, obj, "RoCE v2 IPv4 GID index %u on %s%s", own_v2->index, own_v2->ndev,
-			       p->gids[0].index != 0 ? " (GID 0 is empty: pass -x to perftest)" : "");
-		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids/%u", dev->name, p->num,
-					      own_v2->index), "%s", own_v2->gid);
+		f = doctor_add(d, DOCTOR_OK, obj, "RoCE v2 IPv4 GID index %u on %s%s",
+			       own_v2->index, own_v2->ndev,
+			       p->gids[0].index != 0 ? " (GID 0 is empty: pass -x to perftest)"
+						     : "");
+		doctor_evidence(f,
+				doctor_sys(d, path, sizeof(path),
+					   "/class/infiniband/%s/ports/%u/gids/%u", dev->name,
+					   p->num, own_v2->index),
+				"%s", own_v2->gid);
 	}
 }
 
@@ -520,10 +657,14 @@ void doctor_check_pod_gids(struct doctor *d)
 
 const char *doctor_provider_name(const struct hw_rdma_dev *dev)
 {
-	static const struct { const char *driver, *provider; } map[] = {
-		{ "mlx5_core", "mlx5" }, { "mlx4_core", "mlx4" }, { "bnxt_en", "bnxt_re" }, { "ice", "irdma" },
-		{ "i40e", "irdma" }, { "efa", "efa" }, { "qede", "qedr" }, { "hns3", "hns" }, { "erdma", "erdma" },
-		{ "mana", "mana" }, { "hfi1", "hfi1verbs" }, { "vmw_pvrdma", "vmw_pvrdma" }, { "cxgb4", "cxgb4" },
+	static const struct {
+		const char *driver, *provider;
+	} map[] = {
+		{ "mlx5_core", "mlx5" }, { "mlx4_core", "mlx4" }, { "bnxt_en", "bnxt_re" },
+		{ "ice", "irdma" },	 { "i40e", "irdma" },	  { "efa", "efa" },
+		{ "qede", "qedr" },	 { "hns3", "hns" },	  { "erdma", "erdma" },
+		{ "mana", "mana" },	 { "hfi1", "hfi1verbs" }, { "vmw_pvrdma", "vmw_pvrdma" },
+		{ "cxgb4", "cxgb4" },
 	};
 
 	if (dev->pci && dev->pci->driver[0]) {
@@ -544,21 +685,24 @@ const char *doctor_provider_name(const struct hw_rdma_dev *dev)
 /* Where Debian/Ubuntu (multiarch), Fedora/RHEL (lib64) and source builds put libibverbs. */
 static const char *const lib_dirs[] = {
 	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-	"/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64", "/usr/local/lib",
+	"/lib/x86_64-linux-gnu",     "/lib/aarch64-linux-gnu",	   "/lib64",	 "/usr/local/lib",
 };
 
 /* 1 and the path when a file in dir (under the image) starts with prefix and ends with suffix. */
-static int find_file(const struct doctor *d, const char *dir, const char *prefix, const char *suffix, char *found, size_t n)
+static int find_file(const struct doctor *d, const char *dir, const char *prefix,
+		     const char *suffix, char *found, size_t n)
 {
 	char p[PATH_MAX];
-	_cleanup_closedir_ DIR *dd = doctor_opendir(d, HW_ROOT_IMAGE, doctor_img(d, p, sizeof(p), "%s", dir));
+	_cleanup_closedir_ DIR *dd =
+		doctor_opendir(d, HW_ROOT_IMAGE, doctor_img(d, p, sizeof(p), "%s", dir));
 	struct dirent *e;
 	size_t pl = strlen(prefix), sl = strlen(suffix);
 
 	while (dd && (e = readdir(dd))) {
 		size_t l = strlen(e->d_name);
 
-		if (l >= pl + sl && !strncmp(e->d_name, prefix, pl) && !strcmp(e->d_name + l - sl, suffix)) {
+		if (l >= pl + sl && !strncmp(e->d_name, prefix, pl) &&
+		    !strcmp(e->d_name + l - sl, suffix)) {
 			int w = snprintf(found, n, "%s/%s", p, e->d_name);
 
 			return w > 0 && (size_t)w < n;
@@ -576,7 +720,8 @@ void doctor_check_pod_provider(struct doctor *d)
 	json_t *f;
 
 	for (size_t i = 0; i < ELEMENTSOF(lib_dirs) && !have_verbs; i++)
-		have_verbs = find_file(d, lib_dirs[i], "libibverbs.so.1", "", verbs, sizeof(verbs)) > 0;
+		have_verbs =
+			find_file(d, lib_dirs[i], "libibverbs.so.1", "", verbs, sizeof(verbs)) > 0;
 	for (size_t i = 0; i < d->node->n_rdma; i++) {
 		const struct hw_rdma_dev *dev = &d->node->rdma[i];
 		const char *prov = doctor_provider_name(dev);
@@ -590,11 +735,18 @@ void doctor_check_pod_provider(struct doctor *d)
 			continue;
 		done[n_done++] = prov;
 		if (!have_verbs) {
-			f = doctor_add(d, DOCTOR_FAIL, prov, "libibverbs is not installed in the image: no verbs application can run");
-			doctor_evidence(f, doctor_img(d, dir, sizeof(dir), "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"), "(absent; also "
+			f = doctor_add(
+				d, DOCTOR_FAIL, prov,
+				"libibverbs is not installed in the image: no verbs application can run");
+			doctor_evidence(f,
+					doctor_img(d, dir, sizeof(dir),
+						   "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"),
+					"(absent; also "
 					"looked in lib64, lib, aarch64)");
-			doctor_fix(f, "Install rdma-core's libraries in the image: apt-get install libibverbs1 ibverbs-providers "
-				      "(Debian/Ubuntu) or dnf install libibverbs (RHEL/Fedora).");
+			doctor_fix(
+				f,
+				"Install rdma-core's libraries in the image: apt-get install libibverbs1 ibverbs-providers "
+				"(Debian/Ubuntu) or dnf install libibverbs (RHEL/Fedora).");
 			continue;
 		}
 		snprintf(pfx, sizeof(pfx), "lib%s-rdmav", prov);
@@ -605,16 +757,24 @@ void doctor_check_pod_provider(struct doctor *d)
 		doctor_img(d, cfg, sizeof(cfg), "/etc/libibverbs.d/%s.driver", prov);
 		have_cfg = doctor_exists(d, HW_ROOT_IMAGE, cfg);
 		if (!have_lib || !have_cfg) {
-			f = doctor_add(d, DOCTOR_FAIL, prov, "verbs provider for %s (%s) missing in the image: libibverbs prints \"no "
-				       "userspace device-specific driver found for %s/class/infiniband_verbs/%s\" and lists 0 HCAs",
-				       dev->name, prov, "/sys", dev->uverbs->name);
+			f = doctor_add(
+				d, DOCTOR_FAIL, prov,
+				"verbs provider for %s (%s) missing in the image: libibverbs prints \"no "
+				"userspace device-specific driver found for %s/class/infiniband_verbs/%s\" and lists 0 HCAs",
+				dev->name, prov, "/sys", dev->uverbs->name);
 			if (!have_lib)
-				doctor_evidence(f, doctor_img(d, dir, sizeof(dir), "%s/libibverbs/%s*.so", lib_dirs[0], pfx), "(absent)");
+				doctor_evidence(f,
+						doctor_img(d, dir, sizeof(dir),
+							   "%s/libibverbs/%s*.so", lib_dirs[0],
+							   pfx),
+						"(absent)");
 			else
 				doctor_evidence(f, lib, "present");
 			doctor_evidence(f, cfg, have_cfg ? "present" : "(absent)");
-			doctor_fix(f, "Install the providers in the image: apt-get install ibverbs-providers (Debian/Ubuntu) or dnf "
-				      "install libibverbs (RHEL), from an rdma-core no older than the node's kernel.");
+			doctor_fix(
+				f,
+				"Install the providers in the image: apt-get install ibverbs-providers (Debian/Ubuntu) or dnf "
+				"install libibverbs (RHEL), from an rdma-core no older than the node's kernel.");
 			continue;
 		}
 		f = doctor_add(d, DOCTOR_OK, prov, "provider %s installed", prov);

@@ -41,8 +41,8 @@ static const char *const method_path[ETCD_M__MAX] = {
 };
 
 struct etcd_endpoint {
-	char *given;  /* as configured, for messages */
-	char *target; /* host:port, for gRPC */
+	char *given;	  /* as configured, for messages */
+	char *target;	  /* host:port, for gRPC */
 	grpc_channel *ch; /* created on first use */
 };
 
@@ -54,7 +54,7 @@ struct etcd_client {
 	bool tls;
 	grpc_channel_credentials *creds;
 	grpc_completion_queue *cq;
-	char *err; /* NULL: "" */
+	char *err;			  /* NULL: "" */
 	unsigned long calls[ETCD_M__MAX]; /* requests made, per method (failover counts once) */
 };
 
@@ -157,24 +157,17 @@ static bool status_retryable(grpc_status_code code)
 static int errno_from_status(grpc_status_code code)
 {
 	switch (code) {
-	case GRPC_STATUS_INVALID_ARGUMENT:
-		return -EINVAL;
+	case GRPC_STATUS_INVALID_ARGUMENT: return -EINVAL;
 	case GRPC_STATUS_OUT_OF_RANGE: /* "mvcc: required revision has been compacted" */
 		return -ERANGE;
-	case GRPC_STATUS_RESOURCE_EXHAUSTED: /* "mvcc: database space exceeded" */
-		return -ENOSPC;
+	case GRPC_STATUS_RESOURCE_EXHAUSTED: /* "mvcc: database space exceeded" */ return -ENOSPC;
 	case GRPC_STATUS_PERMISSION_DENIED:
-	case GRPC_STATUS_UNAUTHENTICATED:
-		return -EACCES;
-	case GRPC_STATUS_UNIMPLEMENTED:
-		return -EOPNOTSUPP;
-	case GRPC_STATUS_NOT_FOUND:
-		return -ENOENT;
+	case GRPC_STATUS_UNAUTHENTICATED: return -EACCES;
+	case GRPC_STATUS_UNIMPLEMENTED: return -EOPNOTSUPP;
+	case GRPC_STATUS_NOT_FOUND: return -ENOENT;
 	case GRPC_STATUS_UNAVAILABLE:
-	case GRPC_STATUS_DEADLINE_EXCEEDED:
-		return -EHOSTUNREACH;
-	default:
-		return -EIO;
+	case GRPC_STATUS_DEADLINE_EXCEEDED: return -EHOSTUNREACH;
+	default: return -EIO;
 	}
 }
 
@@ -261,7 +254,8 @@ static int parse_endpoint(const char *s, enum scheme *ret_scheme, char **ret_tar
 	return 0;
 }
 
-static int fail_new(char **ret_error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_new(char **ret_error, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static int fail_new(char **ret_error, int r, const char *fmt, ...)
 {
 	va_list ap;
@@ -275,32 +269,40 @@ static int fail_new(char **ret_error, int r, const char *fmt, ...)
 	return r;
 }
 
-static int make_tls_creds(const struct etcd_config *cfg, grpc_channel_credentials **ret, char **ret_error)
+static int make_tls_creds(const struct etcd_config *cfg, grpc_channel_credentials **ret,
+			  char **ret_error)
 {
 	_cleanup_free_ char *ca = NULL, *cert = NULL, *key = NULL;
 	grpc_ssl_pem_key_cert_pair pair;
 	int r;
 
 	if (!!cfg->cert_file != !!cfg->key_file)
-		return fail_new(ret_error, -EINVAL, "etcd tls: a client certificate needs its key and a key its certificate (%s given)",
-				cfg->cert_file ? "cert only" : "key only");
+		return fail_new(
+			ret_error, -EINVAL,
+			"etcd tls: a client certificate needs its key and a key its certificate (%s given)",
+			cfg->cert_file ? "cert only" : "key only");
 	if (cfg->ca_file && (r = read_pem(cfg->ca_file, &ca)) < 0)
 		return fail_new(ret_error, r, "etcd tls: ca %s: %s", cfg->ca_file, strerror(-r));
 	if (cfg->cert_file && (r = read_pem(cfg->cert_file, &cert)) < 0)
-		return fail_new(ret_error, r, "etcd tls: cert %s: %s", cfg->cert_file, strerror(-r));
+		return fail_new(ret_error, r, "etcd tls: cert %s: %s", cfg->cert_file,
+				strerror(-r));
 	if (cfg->key_file && (r = read_pem(cfg->key_file, &key)) < 0)
 		return fail_new(ret_error, r, "etcd tls: key %s: %s", cfg->key_file, strerror(-r));
 	if (ca && !strstr(ca, "-----BEGIN CERTIFICATE-----"))
-		return fail_new(ret_error, -EINVAL, "etcd tls: ca %s: no PEM certificate in it", cfg->ca_file);
+		return fail_new(ret_error, -EINVAL, "etcd tls: ca %s: no PEM certificate in it",
+				cfg->ca_file);
 	if (cert && !strstr(cert, "-----BEGIN CERTIFICATE-----"))
-		return fail_new(ret_error, -EINVAL, "etcd tls: cert %s: no PEM certificate in it", cfg->cert_file);
+		return fail_new(ret_error, -EINVAL, "etcd tls: cert %s: no PEM certificate in it",
+				cfg->cert_file);
 	if (key && !strstr(key, "PRIVATE KEY-----"))
-		return fail_new(ret_error, -EINVAL, "etcd tls: key %s: no PEM private key in it", cfg->key_file);
+		return fail_new(ret_error, -EINVAL, "etcd tls: key %s: no PEM private key in it",
+				cfg->key_file);
 	pair.private_key = key;
 	pair.cert_chain = cert;
 	*ret = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
 	if (!*ret)
-		return fail_new(ret_error, -EINVAL, "etcd tls: gRPC refused the CA, certificate or key");
+		return fail_new(ret_error, -EINVAL,
+				"etcd tls: gRPC refused the CA, certificate or key");
 	return 0;
 }
 
@@ -333,9 +335,10 @@ int etcd_client_new(const struct etcd_config *cfg, struct etcd_client **ret, cha
 		if (r == -ENOMEM)
 			goto fail;
 		if (r < 0) {
-			r = fail_new(ret_error, -EINVAL, "etcd endpoint \"%s\": %s", e ? e : "(null)",
-				     r == -EPROTONOSUPPORT ? "scheme is not http:// or https://"
-							   : "not host:port (port 1-65535, no path)");
+			r = fail_new(
+				ret_error, -EINVAL, "etcd endpoint \"%s\": %s", e ? e : "(null)",
+				r == -EPROTONOSUPPORT ? "scheme is not http:// or https://"
+						      : "not host:port (port 1-65535, no path)");
 			goto fail;
 		}
 		c->eps[i].given = strdup(e);
@@ -344,11 +347,16 @@ int etcd_client_new(const struct etcd_config *cfg, struct etcd_client **ret, cha
 			goto fail;
 		}
 		if (sch == SCHEME_HTTP && want_tls) {
-			r = fail_new(ret_error, -EINVAL, "etcd endpoint \"%s\": http:// with TLS files given (use https://)", e);
+			r = fail_new(
+				ret_error, -EINVAL,
+				"etcd endpoint \"%s\": http:// with TLS files given (use https://)",
+				e);
 			goto fail;
 		}
 		if (sch != SCHEME_NONE && first != SCHEME_NONE && sch != first) {
-			r = fail_new(ret_error, -EINVAL, "etcd endpoint \"%s\": mixes http:// and https:// endpoints", e);
+			r = fail_new(ret_error, -EINVAL,
+				     "etcd endpoint \"%s\": mixes http:// and https:// endpoints",
+				     e);
 			goto fail;
 		}
 		if (sch != SCHEME_NONE)
@@ -391,8 +399,9 @@ static void calls_report(const struct etcd_client *c)
 
 	if (!path || !*path)
 		return;
-	n = snprintf(line, sizeof(line), "range %lu put %lu delete %lu txn %lu\n", c->calls[ETCD_M_RANGE],
-		     c->calls[ETCD_M_PUT], c->calls[ETCD_M_DELETE_RANGE], c->calls[ETCD_M_TXN]);
+	n = snprintf(line, sizeof(line), "range %lu put %lu delete %lu txn %lu\n",
+		     c->calls[ETCD_M_RANGE], c->calls[ETCD_M_PUT], c->calls[ETCD_M_DELETE_RANGE],
+		     c->calls[ETCD_M_TXN]);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
@@ -415,8 +424,8 @@ void etcd_client_free(struct etcd_client *c)
 	}
 	free(c->eps);
 	grpc_completion_queue_shutdown(c->cq);
-	while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-	       GRPC_QUEUE_SHUTDOWN)
+	while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL)
+		       .type != GRPC_QUEUE_SHUTDOWN)
 		;
 	grpc_completion_queue_destroy(c->cq);
 	grpc_channel_credentials_release(c->creds);
@@ -446,21 +455,29 @@ static grpc_channel *endpoint_channel(struct etcd_client *c, struct etcd_endpoin
 {
 	grpc_arg args[] = {
 		/* A restarted member must be tried again soon, not after gRPC's 1 s..120 s back-off. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = 100},
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+		  .value.integer = 100 },
 		/* Despite its name, gRPC's minimum time a connection attempt (TCP, TLS, HTTP/2
 		 * SETTINGS) may take: at 100 ms a member slowed by a busy node failed every call at
 		 * once ("timed out before receiving SETTINGS frame"). The call's deadline bounds it. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = (int)c->timeout_ms},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+		  .value.integer = (int)c->timeout_ms },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+		  .value.integer = 1000 },
 		/* We fail over ourselves, to another member; gRPC's retries would stay on this one. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0},
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0 },
 		/* A whole pool's reservations in one Range can pass gRPC's 4 MiB default; etcd itself
 		 * sends up to 2 GiB. Pages of etcd_range_prefix_all keep each answer far smaller. */
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 64 << 20},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		  .value.integer = 64 << 20 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0 },
 	};
-	grpc_channel_args ca = {.num_args = ELEMENTSOF(args), .args = args};
+	grpc_channel_args ca = { .num_args = ELEMENTSOF(args), .args = args };
 
 	if (!ep->ch)
 		ep->ch = grpc_channel_create(ep->target, c->creds, &ca);
@@ -497,8 +514,8 @@ static int reply_take(grpc_byte_buffer *bb, struct etcd_reply *ret)
 
 /* One attempt on one endpoint: 0 with *ret filled, or <0 with *at saying what gRPC or etcd
  * answered. */
-static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_method m, grpc_slice req,
-		   struct etcd_reply *ret, struct attempt *at)
+static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_method m,
+		   grpc_slice req, struct etcd_reply *ret, struct attempt *at)
 {
 	grpc_channel *ch = endpoint_channel(c, ep);
 	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
@@ -506,7 +523,7 @@ static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_me
 	grpc_byte_buffer *out = NULL, *in = NULL;
 	grpc_metadata_array init_md, trailing_md;
 	grpc_slice details = grpc_empty_slice();
-	grpc_op ops[6] = {0};
+	grpc_op ops[6] = { 0 };
 	grpc_call *call;
 	grpc_event ev;
 	unsigned mark;
@@ -519,7 +536,8 @@ static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_me
 	if (!ch)
 		return -ENOMEM;
 	call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
-					grpc_slice_from_static_string(method_path[m]), NULL, deadline, NULL);
+					grpc_slice_from_static_string(method_path[m]), NULL,
+					deadline, NULL);
 	if (!call)
 		return -ENOMEM;
 	grpc_metadata_array_init(&init_md);
@@ -545,7 +563,8 @@ static int attempt(struct etcd_client *c, struct etcd_endpoint *ep, enum etcd_me
 	at->details = grpc_slice_to_c_string(details);
 	/* etcd answers a request whose deadline (ours, sent along) passed inside the server with
 	 * its context's error as status UNKNOWN: it is our deadline, and another member may do. */
-	if (at->status == GRPC_STATUS_UNKNOWN && at->details && strstr(at->details, "context deadline exceeded"))
+	if (at->status == GRPC_STATUS_UNKNOWN && at->details &&
+	    strstr(at->details, "context deadline exceeded"))
 		at->status = GRPC_STATUS_DEADLINE_EXCEEDED;
 	if (at->status != GRPC_STATUS_OK)
 		r = errno_from_status(at->status);
@@ -588,7 +607,8 @@ static const char *tidy_details(const char *d)
 		p += 9;
 	else if (strncmp(p, "UNAVAILABLE: ", 13) == 0)
 		p += 13;
-	if (strncmp(p, "ipv4:", 5) == 0 || strncmp(p, "ipv6:", 5) == 0 || strncmp(p, "unix:", 5) == 0) {
+	if (strncmp(p, "ipv4:", 5) == 0 || strncmp(p, "ipv6:", 5) == 0 ||
+	    strncmp(p, "unix:", 5) == 0) {
 		const char *q = strstr(p, ": ");
 
 		if (q)
@@ -598,7 +618,8 @@ static const char *tidy_details(const char *d)
 }
 
 /* "<endpoint>: <what>" for one failed attempt, appended to *buf. */
-static void describe(char **buf, const struct etcd_endpoint *ep, int r, struct attempt *at, unsigned timeout_ms)
+static void describe(char **buf, const struct etcd_endpoint *ep, int r, struct attempt *at,
+		     unsigned timeout_ms)
 {
 	char *old = *buf, *line = NULL;
 	const char *what;
@@ -620,11 +641,12 @@ static void describe(char **buf, const struct etcd_endpoint *ep, int r, struct a
 		while (n > 0 && (l[n - 1] == '.' || l[n - 1] == ' ' || l[n - 1] == '\n'))
 			l[--n] = '\0';
 		if (n > 0 && !strstr(what, l) &&
-		    asprintf(&line, "%s%s%s: %.*s (%.*s)", old ? old : "", old ? "; " : "", ep->given, ETCD_DETAIL_MAX,
-			     what, ETCD_DETAIL_MAX, l) < 0)
+		    asprintf(&line, "%s%s%s: %.*s (%.*s)", old ? old : "", old ? "; " : "",
+			     ep->given, ETCD_DETAIL_MAX, what, ETCD_DETAIL_MAX, l) < 0)
 			line = NULL;
 	}
-	if (!line && asprintf(&line, "%s%s%s: %.*s", old ? old : "", old ? "; " : "", ep->given, ETCD_DETAIL_MAX, what) < 0)
+	if (!line && asprintf(&line, "%s%s%s: %.*s", old ? old : "", old ? "; " : "", ep->given,
+			      ETCD_DETAIL_MAX, what) < 0)
 		line = NULL;
 	if (line) {
 		free(old);
@@ -632,8 +654,8 @@ static void describe(char **buf, const struct etcd_endpoint *ep, int r, struct a
 	}
 }
 
-static int call_one(struct etcd_client *c, size_t i, enum etcd_method m, grpc_slice req, struct etcd_reply *ret,
-		    char **tried, bool *retryable)
+static int call_one(struct etcd_client *c, size_t i, enum etcd_method m, grpc_slice req,
+		    struct etcd_reply *ret, char **tried, bool *retryable)
 {
 	struct attempt at;
 	int r = attempt(c, &c->eps[i], m, req, ret, &at);
@@ -646,7 +668,8 @@ static int call_one(struct etcd_client *c, size_t i, enum etcd_method m, grpc_sl
 	return r;
 }
 
-int etcd_call(struct etcd_client *c, enum etcd_method m, const ProtobufCMessage *req, struct etcd_reply *ret)
+int etcd_call(struct etcd_client *c, enum etcd_method m, const ProtobufCMessage *req,
+	      struct etcd_reply *ret)
 {
 	grpc_slice s = pack(req);
 	_cleanup_free_ char *tried = NULL;
@@ -672,7 +695,8 @@ int etcd_call(struct etcd_client *c, enum etcd_method m, const ProtobufCMessage 
 	grpc_slice_unref(s);
 	if (r < 0 && retryable) {
 		r = -EHOSTUNREACH;
-		etcd_fail(c, r, "no etcd endpoint answered (%zu tried): %s", c->n_eps, tried ? tried : "");
+		etcd_fail(c, r, "no etcd endpoint answered (%zu tried): %s", c->n_eps,
+			  tried ? tried : "");
 	}
 	return r;
 }

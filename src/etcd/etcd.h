@@ -74,44 +74,57 @@ void etcd_kv_clear(struct etcd_kv *kv);
 struct etcd_kvs {
 	struct etcd_kv *kvs;
 	size_t n;
-	bool more;        /* Range stopped at `limit` with keys left */
-	int64_t count;    /* keys in the range (all of them, not only the returned ones) */
+	bool more;	  /* Range stopped at `limit` with keys left */
+	int64_t count;	  /* keys in the range (all of them, not only the returned ones) */
 	int64_t revision; /* the store revision the answer was read at */
 };
 void etcd_kvs_clear(struct etcd_kvs *r);
 
 struct etcd_range_opts {
-	bool prefix;         /* every key that starts with `key` */
+	bool prefix;	       /* every key that starts with `key` */
 	const char *range_end; /* [key, range_end); ignored with prefix; NULL: the key only */
-	int64_t limit;       /* 0: no limit */
-	int64_t revision;    /* 0: the newest */
+	int64_t limit;	       /* 0: no limit */
+	int64_t revision;      /* 0: the newest */
 	bool keys_only;
 	bool count_only;
-	bool serializable;   /* a member-local read, no quorum round (may be stale) */
+	bool serializable; /* a member-local read, no quorum round (may be stale) */
 };
 
 /* Range: sorted by key (etcd's order). opts may be NULL (the one key, linearizable). */
-int etcd_range(struct etcd_client *c, const char *key, const struct etcd_range_opts *opts, struct etcd_kvs *ret);
+int etcd_range(struct etcd_client *c, const char *key, const struct etcd_range_opts *opts,
+	       struct etcd_kvs *ret);
 /* Every key under prefix, read in pages at one revision so that the listing is a consistent
  * snapshot however large it is. */
-int etcd_range_prefix_all(struct etcd_client *c, const char *prefix, bool keys_only, struct etcd_kvs *ret);
+int etcd_range_prefix_all(struct etcd_client *c, const char *prefix, bool keys_only,
+			  struct etcd_kvs *ret);
 /* One key: <0 error, 0 absent, 1 found (*ret filled). */
 int etcd_get(struct etcd_client *c, const char *key, struct etcd_kv *ret);
 /* ret_revision may be NULL. */
-int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t value_len, int64_t *ret_revision);
+int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t value_len,
+	     int64_t *ret_revision);
 /* Deletes the key, or every key under it with prefix; ret_deleted (may be NULL) gets the count. */
 int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *ret_deleted);
 
 /* Txn. The enums carry etcd's own values. */
-enum etcd_cmp_target { ETCD_CMP_VERSION = 0, ETCD_CMP_CREATE = 1, ETCD_CMP_MOD = 2, ETCD_CMP_VALUE = 3 };
-enum etcd_cmp_result { ETCD_CMP_EQUAL = 0, ETCD_CMP_GREATER = 1, ETCD_CMP_LESS = 2, ETCD_CMP_NOT_EQUAL = 3 };
+enum etcd_cmp_target {
+	ETCD_CMP_VERSION = 0,
+	ETCD_CMP_CREATE = 1,
+	ETCD_CMP_MOD = 2,
+	ETCD_CMP_VALUE = 3
+};
+enum etcd_cmp_result {
+	ETCD_CMP_EQUAL = 0,
+	ETCD_CMP_GREATER = 1,
+	ETCD_CMP_LESS = 2,
+	ETCD_CMP_NOT_EQUAL = 3
+};
 
 struct etcd_compare {
 	const char *key;
 	enum etcd_cmp_target target;
 	enum etcd_cmp_result result;
-	int64_t number;     /* VERSION, CREATE (a revision; 0: the key does not exist), MOD */
-	const void *value;  /* VALUE */
+	int64_t number;	   /* VERSION, CREATE (a revision; 0: the key does not exist), MOD */
+	const void *value; /* VALUE */
 	size_t value_len;
 };
 
@@ -122,9 +135,9 @@ struct etcd_op {
 	const char *key;
 	const void *value; /* PUT */
 	size_t value_len;
-	bool prefix;       /* RANGE, DELETE */
-	int64_t limit;     /* RANGE */
-	bool keys_only;    /* RANGE */
+	bool prefix;	/* RANGE, DELETE */
+	int64_t limit;	/* RANGE */
+	bool keys_only; /* RANGE */
 };
 
 struct etcd_op_result {
@@ -143,8 +156,9 @@ void etcd_txn_result_clear(struct etcd_txn_result *r);
 
 /* If every compare holds, run `then`, else `otherwise`, atomically. <0 error, 1 the compares
  * held, 0 they did not (the `otherwise` branch ran). ret may be NULL. */
-int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp, const struct etcd_op *then,
-	     size_t n_then, const struct etcd_op *otherwise, size_t n_otherwise, struct etcd_txn_result *ret);
+int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp,
+	     const struct etcd_op *then, size_t n_then, const struct etcd_op *otherwise,
+	     size_t n_otherwise, struct etcd_txn_result *ret);
 
 struct etcd_member_status {
 	char version[32];

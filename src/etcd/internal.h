@@ -26,11 +26,13 @@ void etcd_reply_clear(struct etcd_reply *r);
 
 /* One unary call with failover (see etcd.h). On success *ret holds the reply message; on
  * failure the client's error message says what happened. */
-int etcd_call(struct etcd_client *c, enum etcd_method m, const ProtobufCMessage *req, struct etcd_reply *ret);
+int etcd_call(struct etcd_client *c, enum etcd_method m, const ProtobufCMessage *req,
+	      struct etcd_reply *ret);
 /* The same on endpoint i only. */
 int etcd_call_at(struct etcd_client *c, size_t i, enum etcd_method m, const ProtobufCMessage *req,
 		 struct etcd_reply *ret);
 /* Record a failure that is not a transport one (a reply we cannot decode). Returns r. */
-int etcd_fail(struct etcd_client *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int etcd_fail(struct etcd_client *c, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -15,7 +15,7 @@
 
 static ProtobufCBinaryData bin(const void *p, size_t len)
 {
-	return (ProtobufCBinaryData){.len = len, .data = (uint8_t *)p};
+	return (ProtobufCBinaryData){ .len = len, .data = (uint8_t *)p };
 }
 
 static ProtobufCBinaryData bin_str(const char *s)
@@ -50,7 +50,7 @@ void etcd_kv_clear(struct etcd_kv *kv)
 		return;
 	free(kv->key);
 	free(kv->value);
-	*kv = (struct etcd_kv){0};
+	*kv = (struct etcd_kv){ 0 };
 }
 
 void etcd_kvs_clear(struct etcd_kvs *r)
@@ -60,7 +60,7 @@ void etcd_kvs_clear(struct etcd_kvs *r)
 	for (size_t i = 0; i < r->n; i++)
 		etcd_kv_clear(&r->kvs[i]);
 	free(r->kvs);
-	*r = (struct etcd_kvs){0};
+	*r = (struct etcd_kvs){ 0 };
 }
 
 void etcd_txn_result_clear(struct etcd_txn_result *r)
@@ -70,7 +70,7 @@ void etcd_txn_result_clear(struct etcd_txn_result *r)
 	for (size_t i = 0; i < r->n_ops; i++)
 		etcd_kvs_clear(&r->ops[i].range);
 	free(r->ops);
-	*r = (struct etcd_txn_result){0};
+	*r = (struct etcd_txn_result){ 0 };
 }
 
 static char *dup_bytes(ProtobufCBinaryData b)
@@ -128,10 +128,11 @@ static int kvs_append(const Etcdserverpb__RangeResponse *m, struct etcd_kvs *r)
 
 /* --- Range -------------------------------------------------------------------------------- */
 
-static int range_call(struct etcd_client *c, const Etcdserverpb__RangeRequest *rq, struct etcd_kvs *r)
+static int range_call(struct etcd_client *c, const Etcdserverpb__RangeRequest *rq,
+		      struct etcd_kvs *r)
 {
 	Etcdserverpb__RangeResponse *m;
-	struct etcd_reply rep = {0};
+	struct etcd_reply rep = { 0 };
 	int k = etcd_call(c, ETCD_M_RANGE, &rq->base, &rep);
 
 	if (k < 0)
@@ -146,11 +147,12 @@ static int range_call(struct etcd_client *c, const Etcdserverpb__RangeRequest *r
 	return k;
 }
 
-int etcd_range(struct etcd_client *c, const char *key, const struct etcd_range_opts *o, struct etcd_kvs *ret)
+int etcd_range(struct etcd_client *c, const char *key, const struct etcd_range_opts *o,
+	       struct etcd_kvs *ret)
 {
 	Etcdserverpb__RangeRequest rq = ETCDSERVERPB__RANGE_REQUEST__INIT;
 	_cleanup_free_ uint8_t *endbuf = NULL;
-	struct etcd_kvs r = {0};
+	struct etcd_kvs r = { 0 };
 	int k;
 
 	if (!key || !key[0])
@@ -180,11 +182,12 @@ int etcd_range(struct etcd_client *c, const char *key, const struct etcd_range_o
 	return 0;
 }
 
-int etcd_range_prefix_all(struct etcd_client *c, const char *prefix, bool keys_only, struct etcd_kvs *ret)
+int etcd_range_prefix_all(struct etcd_client *c, const char *prefix, bool keys_only,
+			  struct etcd_kvs *ret)
 {
 	Etcdserverpb__RangeRequest rq = ETCDSERVERPB__RANGE_REQUEST__INIT;
 	_cleanup_free_ uint8_t *endbuf = NULL, *from = NULL;
-	struct etcd_kvs r = {0};
+	struct etcd_kvs r = { 0 };
 	int k;
 
 	if (!prefix || !prefix[0])
@@ -231,7 +234,7 @@ fail:
 
 int etcd_get(struct etcd_client *c, const char *key, struct etcd_kv *ret)
 {
-	struct etcd_kvs r = {0};
+	struct etcd_kvs r = { 0 };
 	int k = etcd_range(c, key, NULL, &r);
 
 	if (k < 0)
@@ -241,18 +244,19 @@ int etcd_get(struct etcd_client *c, const char *key, struct etcd_kv *ret)
 		return 0;
 	}
 	*ret = r.kvs[0];
-	r.kvs[0] = (struct etcd_kv){0};
+	r.kvs[0] = (struct etcd_kv){ 0 };
 	etcd_kvs_clear(&r);
 	return 1;
 }
 
 /* --- Put, DeleteRange --------------------------------------------------------------------- */
 
-int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t value_len, int64_t *ret_revision)
+int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t value_len,
+	     int64_t *ret_revision)
 {
 	Etcdserverpb__PutRequest rq = ETCDSERVERPB__PUT_REQUEST__INIT;
 	Etcdserverpb__PutResponse *m;
-	struct etcd_reply rep = {0};
+	struct etcd_reply rep = { 0 };
 	int k;
 
 	if (!key || !key[0])
@@ -267,7 +271,8 @@ int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t v
 	if (!m || !m->header) {
 		if (m)
 			etcdserverpb__put_response__free_unpacked(m, NULL);
-		return etcd_fail(c, -EPROTO, "etcd %s: malformed PutResponse", etcd_client_endpoint(c, etcd_client_current(c)));
+		return etcd_fail(c, -EPROTO, "etcd %s: malformed PutResponse",
+				 etcd_client_endpoint(c, etcd_client_current(c)));
 	}
 	if (ret_revision)
 		*ret_revision = m->header->revision;
@@ -280,7 +285,7 @@ int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *re
 	Etcdserverpb__DeleteRangeRequest rq = ETCDSERVERPB__DELETE_RANGE_REQUEST__INIT;
 	Etcdserverpb__DeleteRangeResponse *m;
 	_cleanup_free_ uint8_t *endbuf = NULL;
-	struct etcd_reply rep = {0};
+	struct etcd_reply rep = { 0 };
 	int k;
 
 	if (!key || !key[0])
@@ -360,8 +365,7 @@ static int txn_compare(const struct etcd_compare *in, Etcdserverpb__Compare *m)
 		m->target_union_case = ETCDSERVERPB__COMPARE__TARGET_UNION_VALUE;
 		m->value = bin(in->value, in->value_len);
 		break;
-	default:
-		return -EINVAL;
+	default: return -EINVAL;
 	}
 	if (in->result > ETCD_CMP_NOT_EQUAL)
 		return -EINVAL;
@@ -371,7 +375,7 @@ static int txn_compare(const struct etcd_compare *in, Etcdserverpb__Compare *m)
 static int txn_op(const struct etcd_op *in, struct txn_msgs *t, size_t i)
 {
 	Etcdserverpb__RequestOp *m = &t->ops[i];
-	ProtobufCBinaryData end = {0};
+	ProtobufCBinaryData end = { 0 };
 
 	*m = (Etcdserverpb__RequestOp)ETCDSERVERPB__REQUEST_OP__INIT;
 	t->opsp[i] = m;
@@ -401,7 +405,8 @@ static int txn_op(const struct etcd_op *in, struct txn_msgs *t, size_t i)
 		m->request_put = &t->puts[i];
 		return 0;
 	case ETCD_OP_DELETE:
-		t->dels[i] = (Etcdserverpb__DeleteRangeRequest)ETCDSERVERPB__DELETE_RANGE_REQUEST__INIT;
+		t->dels[i] =
+			(Etcdserverpb__DeleteRangeRequest)ETCDSERVERPB__DELETE_RANGE_REQUEST__INIT;
 		t->dels[i].key = bin_str(in->key);
 		t->dels[i].range_end = end;
 		m->request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_DELETE_RANGE;
@@ -411,9 +416,9 @@ static int txn_op(const struct etcd_op *in, struct txn_msgs *t, size_t i)
 	return -EINVAL;
 }
 
-static int txn_build(const struct etcd_compare *cmp, size_t n_cmp, const struct etcd_op *then, size_t n_then,
-		     const struct etcd_op *otherwise, size_t n_otherwise, struct txn_msgs *t,
-		     Etcdserverpb__TxnRequest *rq)
+static int txn_build(const struct etcd_compare *cmp, size_t n_cmp, const struct etcd_op *then,
+		     size_t n_then, const struct etcd_op *otherwise, size_t n_otherwise,
+		     struct txn_msgs *t, Etcdserverpb__TxnRequest *rq)
 {
 	size_t n = n_then + n_otherwise;
 	int r;
@@ -427,7 +432,8 @@ static int txn_build(const struct etcd_compare *cmp, size_t n_cmp, const struct 
 	t->puts = calloc(n + 1, sizeof(*t->puts));
 	t->dels = calloc(n + 1, sizeof(*t->dels));
 	t->ends = calloc(n + 1, sizeof(*t->ends));
-	if (!t->cmp || !t->cmpp || !t->ops || !t->opsp || !t->ranges || !t->puts || !t->dels || !t->ends)
+	if (!t->cmp || !t->cmpp || !t->ops || !t->opsp || !t->ranges || !t->puts || !t->dels ||
+	    !t->ends)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_cmp; i++) {
 		r = txn_compare(&cmp[i], &t->cmp[i]);
@@ -470,34 +476,36 @@ static int txn_result_from(const Etcdserverpb__TxnResponse *m, struct etcd_txn_r
 				return k;
 			break;
 		}
-		case ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_PUT:
-			x->type = ETCD_OP_PUT;
-			break;
+		case ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_PUT: x->type = ETCD_OP_PUT; break;
 		case ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_DELETE_RANGE:
 			x->type = ETCD_OP_DELETE;
 			x->deleted = o->response_delete_range->deleted;
 			break;
-		default:
-			return -EPROTO;
+		default: return -EPROTO;
 		}
 	}
 	return 0;
 }
 
-int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp, const struct etcd_op *then,
-	     size_t n_then, const struct etcd_op *otherwise, size_t n_otherwise, struct etcd_txn_result *ret)
+int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp,
+	     const struct etcd_op *then, size_t n_then, const struct etcd_op *otherwise,
+	     size_t n_otherwise, struct etcd_txn_result *ret)
 {
 	Etcdserverpb__TxnRequest rq = ETCDSERVERPB__TXN_REQUEST__INIT;
 	Etcdserverpb__TxnResponse *m;
-	struct txn_msgs t = {0};
-	struct etcd_txn_result res = {0};
-	struct etcd_reply rep = {0};
+	struct txn_msgs t = { 0 };
+	struct etcd_txn_result res = { 0 };
+	struct etcd_reply rep = { 0 };
 	int k;
 
 	k = txn_build(cmp, n_cmp, then, n_then, otherwise, n_otherwise, &t, &rq);
 	if (k < 0) {
 		txn_msgs_free(&t);
-		return k == -ENOMEM ? k : etcd_fail(c, k, "etcd txn: a compare or op without a key, or an unknown kind");
+		return k == -ENOMEM
+			       ? k
+			       : etcd_fail(
+					 c, k,
+					 "etcd txn: a compare or op without a key, or an unknown kind");
 	}
 	k = etcd_call(c, ETCD_M_TXN, &rq.base, &rep);
 	txn_msgs_free(&t);
@@ -506,7 +514,8 @@ int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp
 	m = etcdserverpb__txn_response__unpack(NULL, rep.len, rep.data);
 	etcd_reply_clear(&rep);
 	if (!m)
-		return etcd_fail(c, -EPROTO, "etcd %s: malformed TxnResponse", etcd_client_endpoint(c, etcd_client_current(c)));
+		return etcd_fail(c, -EPROTO, "etcd %s: malformed TxnResponse",
+				 etcd_client_endpoint(c, etcd_client_current(c)));
 	k = txn_result_from(m, &res);
 	etcdserverpb__txn_response__free_unpacked(m, NULL);
 	if (k < 0) {
@@ -527,8 +536,8 @@ int etcd_member_status(struct etcd_client *c, size_t endpoint, struct etcd_membe
 {
 	Etcdserverpb__StatusRequest rq = ETCDSERVERPB__STATUS_REQUEST__INIT;
 	Etcdserverpb__StatusResponse *m;
-	struct etcd_member_status st = {0};
-	struct etcd_reply rep = {0};
+	struct etcd_member_status st = { 0 };
+	struct etcd_reply rep = { 0 };
 	int k;
 
 	k = etcd_call_at(c, endpoint, ETCD_M_STATUS, &rq.base, &rep);
@@ -537,7 +546,8 @@ int etcd_member_status(struct etcd_client *c, size_t endpoint, struct etcd_membe
 	m = etcdserverpb__status_response__unpack(NULL, rep.len, rep.data);
 	etcd_reply_clear(&rep);
 	if (!m)
-		return etcd_fail(c, -EPROTO, "etcd %s: malformed StatusResponse", etcd_client_endpoint(c, endpoint));
+		return etcd_fail(c, -EPROTO, "etcd %s: malformed StatusResponse",
+				 etcd_client_endpoint(c, endpoint));
 	snprintf(st.version, sizeof(st.version), "%s", m->version ? m->version : "");
 	if (m->header) {
 		st.cluster_id = m->header->cluster_id;

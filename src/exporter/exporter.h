@@ -67,7 +67,8 @@ struct exporter_pods_config {
 
 /* Label the series of devices that pods hold, from the kubelet's PodResources API. -EINVAL (a bad
  * plugin config, said in err), -ENAMETOOLONG, -ENOMEM. Nothing is called before a scrape. */
-int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err, size_t errlen);
+int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err,
+			 size_t errlen);
 /* The attribution now: 0 not enabled or not tried yet, 1 the last List answered, -errno its
  * failure (the reason in why); *failures counts the failed calls (for logging a change once). */
 int exporter_pods_status(struct exporter *e, unsigned long *failures, char *why, size_t len);

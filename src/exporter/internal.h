@@ -86,7 +86,7 @@ struct exporter {
 	struct exp_topo *topo;
 	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
 	atomic_ulong loads, load_errors;
-	struct exp_pods *pods; /* NULL: no pod attribution */
+	struct exp_pods *pods;	  /* NULL: no pod attribution */
 	atomic_bool rdma_netlink; /* exporter_rdma_enable() found RDMA netlink (rdma.c) */
 	atomic_ulong rdma_errors;
 };
@@ -110,10 +110,12 @@ struct exp_podmap *exporter_podmap_get(struct exporter *e, const struct exp_topo
 void exporter_podmap_unref(struct exporter *e, struct exp_podmap *m);
 /* Append namespace, pod, container to the label list l[0..n) when one container holds dev alone;
  * l must have room for 7 more. Returns the new n; l[n] is NULL. m may be NULL. */
-size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const char **l, size_t n);
+size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const char **l,
+			      size_t n);
 /* The i-th holder of dev as rdmak_device_pod_info's labels in l[0..11) (NULL-ended); returns how
  * many holders dev has (0: none, l untouched). */
-size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i, const char **l);
+size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i,
+			       const char **l);
 /* The formatters of scrape.c, for the families written elsewhere (rdma.c). labels: a NULL-ended
  * list of key, value pairs. */
 void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,

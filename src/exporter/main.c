@@ -180,8 +180,8 @@ static int on_healthz(void *ud, const struct http_request *req, struct http_resp
 }
 
 static const struct http_route routes[] = {
-	{"/metrics", "GET", on_metrics},
-	{"/healthz", "GET", on_healthz},
+	{ "/metrics", "GET", on_metrics },
+	{ "/healthz", "GET", on_healthz },
 };
 
 /* ---- the loop ----------------------------------------------------------------------------------
@@ -197,9 +197,10 @@ static void log_pods(struct exporter *exp, int *logged)
 	if (st == 0 || st == *logged)
 		return;
 	if (st < 0)
-		log_warning("pod attribution off: %s (retried at the next scrapes; the counters are served "
-			    "without pod labels)",
-			    why);
+		log_warning(
+			"pod attribution off: %s (retried at the next scrapes; the counters are served "
+			"without pod labels)",
+			why);
 	else
 		log_info("pod attribution on: the kubelet's PodResources List answered");
 	*logged = st;
@@ -207,7 +208,7 @@ static void log_pods(struct exporter *exp, int *logged)
 
 static void refresh(struct daemon *d, const char *why)
 {
-	struct hw_error err = {0};
+	struct hw_error err = { 0 };
 	int r = exporter_refresh(d->exp, &err);
 
 	if (r < 0)
@@ -259,7 +260,7 @@ static int on_tick(void *ud)
 	return (int)(left > 1000 ? 1000 : left);
 }
 
-static const struct daemon_ops loop_ops = {.reload = on_reload, .tick = on_tick};
+static const struct daemon_ops loop_ops = { .reload = on_reload, .tick = on_tick };
 
 /* One directory fd per port folder: a node with 8 PFs and 1016 VFs holds ~3000. */
 static void raise_nofile(void)
@@ -274,7 +275,7 @@ static void raise_nofile(void)
 
 static int serve(const struct opts *o, struct exporter *exp)
 {
-	struct daemon d = {.o = o, .exp = exp};
+	struct daemon d = { .o = o, .exp = exp };
 	struct http_limits lim = HTTP_DEFAULT_LIMITS;
 	struct http_server_config hc = {
 		.listen = o->listen,
@@ -321,9 +322,10 @@ static int serve(const struct opts *o, struct exporter *exp)
 			    "every second",
 			    strerror(-r));
 	if (o->client_ca && (r = daemon_loop_watch(loop, o->client_ca)) < 0)
-		log_warning("watching the client CA's folder: %s; changes are noticed by a check every "
-			    "second",
-			    strerror(-r));
+		log_warning(
+			"watching the client CA's folder: %s; changes are noticed by a check every "
+			"second",
+			strerror(-r));
 	if (o->token_file && (r = daemon_loop_watch(loop, o->token_file)) < 0)
 		log_warning("watching the token folder: %s; changes are noticed by a check every "
 			    "second",
@@ -340,8 +342,7 @@ static int serve(const struct opts *o, struct exporter *exp)
 			 colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv),
 			 http_server_tls_summary(d.srv),
 			 o->client_ca ? ", client certificate required" : "",
-			 d.token ? ", bearer token" : "",
-			 o->max_scrapes, o->refresh_s);
+			 d.token ? ", bearer token" : "", o->max_scrapes, o->refresh_s);
 	}
 	r = daemon_loop_run(loop);
 	if (r < 0) {
@@ -401,7 +402,7 @@ static void usage(FILE *f)
 	      "See docs/exporter.md.\n\n"
 	      "      --listen ADDR:PORT     default :9436 (every address); port 0 picks a free "
 	      "one\n" HW_ROOT_USAGE "      --tls-cert FILE        serve HTTPS with this PEM "
-				    "certificate (reloaded when it changes)\n"
+	      "certificate (reloaded when it changes)\n"
 	      "      --tls-key FILE         its PEM private key\n"
 	      "      --client-ca FILE       require a client certificate signed by a CA of this PEM "
 	      "file (reloaded when it\n"
@@ -451,26 +452,39 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min,
 /* 1: --help printed; 0: go on; -EINVAL: usage printed. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_LISTEN = 256, O_CERT, O_KEY, O_TOKEN, O_MAX, O_REFRESH, O_ONCE, O_OM, O_PODRES, O_NO_PODRES,
-	       O_PLUGIN_CONFIG, O_PODS_AGE, O_CLIENT_CA };
+	enum {
+		O_LISTEN = 256,
+		O_CERT,
+		O_KEY,
+		O_TOKEN,
+		O_MAX,
+		O_REFRESH,
+		O_ONCE,
+		O_OM,
+		O_PODRES,
+		O_NO_PODRES,
+		O_PLUGIN_CONFIG,
+		O_PODS_AGE,
+		O_CLIENT_CA
+	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
-		{"listen", required_argument, NULL, O_LISTEN},
-		{"tls-cert", required_argument, NULL, O_CERT},
-		{"tls-key", required_argument, NULL, O_KEY},
-		{"client-ca", required_argument, NULL, O_CLIENT_CA},
-		{"bearer-token-file", required_argument, NULL, O_TOKEN},
-		{"max-scrapes", required_argument, NULL, O_MAX},
-		{"refresh", required_argument, NULL, O_REFRESH},
-		{"once", no_argument, NULL, O_ONCE},
-		{"pod-resources", required_argument, NULL, O_PODRES},
-		{"no-pod-resources", no_argument, NULL, O_NO_PODRES},
-		{"plugin-config", required_argument, NULL, O_PLUGIN_CONFIG},
-		{"pod-resources-max-age", required_argument, NULL, O_PODS_AGE},
-		{"openmetrics", no_argument, NULL, O_OM},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "tls-cert", required_argument, NULL, O_CERT },
+		{ "tls-key", required_argument, NULL, O_KEY },
+		{ "client-ca", required_argument, NULL, O_CLIENT_CA },
+		{ "bearer-token-file", required_argument, NULL, O_TOKEN },
+		{ "max-scrapes", required_argument, NULL, O_MAX },
+		{ "refresh", required_argument, NULL, O_REFRESH },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "pod-resources", required_argument, NULL, O_PODRES },
+		{ "no-pod-resources", no_argument, NULL, O_NO_PODRES },
+		{ "plugin-config", required_argument, NULL, O_PLUGIN_CONFIG },
+		{ "pod-resources-max-age", required_argument, NULL, O_PODS_AGE },
+		{ "openmetrics", no_argument, NULL, O_OM },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	int c;
 
@@ -508,7 +522,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_NO_PODRES: o->no_pod_resources = true; break;
 		case O_PLUGIN_CONFIG: o->plugin_config = optarg; break;
 		case O_PODS_AGE:
-			if (parse_uint("--pod-resources-max-age", optarg, 1, 3600000, &o->pods_max_age_ms) < 0)
+			if (parse_uint("--pod-resources-max-age", optarg, 1, 3600000,
+				       &o->pods_max_age_ms) < 0)
 				return -EINVAL;
 			break;
 		case O_OM: o->openmetrics = true; break;
@@ -527,13 +542,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return -EINVAL;
 	}
 	if (o->no_pod_resources && (o->pod_resources || o->plugin_config)) {
-		fprintf(stderr, "rdmak exporter: --no-pod-resources goes with neither --pod-resources nor "
-				"--plugin-config\n");
+		fprintf(stderr,
+			"rdmak exporter: --no-pod-resources goes with neither --pod-resources nor "
+			"--plugin-config\n");
 		return -EINVAL;
 	}
 	if (o->client_ca && !o->cert) {
-		fprintf(stderr, "rdmak exporter: --client-ca needs --tls-cert and --tls-key (client "
-				"certificates are TLS's)\n");
+		fprintf(stderr,
+			"rdmak exporter: --client-ca needs --tls-cert and --tls-key (client "
+			"certificates are TLS's)\n");
 		return -EINVAL;
 	}
 	if (o->openmetrics && !o->once) {
@@ -553,7 +570,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
  * and logged once, at the first scrape). */
 static int pods_enable(const struct opts *o, struct exporter *exp)
 {
-	struct exporter_pods_config pc = {.max_age_ms = o->pods_max_age_ms};
+	struct exporter_pods_config pc = { .max_age_ms = o->pods_max_age_ms };
 	_cleanup_free_ char *cfg = NULL;
 	char sock[PATH_MAX], err[768];
 	size_t len = 0;
@@ -570,7 +587,8 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 	if (o->plugin_config) {
 		r = fileio_read_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
 		if (r < 0) {
-			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n", o->plugin_config, strerror(-r));
+			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n",
+				o->plugin_config, strerror(-r));
 			return -EINVAL;
 		}
 		pc.plugin_config = cfg;
@@ -578,8 +596,8 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 	}
 	r = exporter_pods_enable(exp, &pc, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "rdmak exporter: %s%s\n", o->plugin_config ? "--plugin-config " : "--pod-resources ",
-			err);
+		fprintf(stderr, "rdmak exporter: %s%s\n",
+			o->plugin_config ? "--plugin-config " : "--pod-resources ", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -587,10 +605,10 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 
 int exporter_main(int argc, char **argv)
 {
-	struct opts o = {.listen = ":9436", .max_scrapes = 2, .refresh_s = 60};
+	struct opts o = { .listen = ":9436", .max_scrapes = 2, .refresh_s = 60 };
 	struct exporter *exp = NULL;
 	struct hw_ctx *ctx = NULL;
-	struct hw_error herr = {0};
+	struct hw_error herr = { 0 };
 	char missing[PATH_MAX];
 	int r, ret;
 
@@ -623,8 +641,9 @@ int exporter_main(int argc, char **argv)
 	}
 	r = exporter_rdma_enable(exp);
 	if (r < 0) /* once: the scrapes then go without these series, never failing for them */
-		log_info("RDMA netlink: %s; no rdmak_rdma_counter_* series (counter objects bound to QPs)",
-			 r == -EPROTONOSUPPORT ? "no RDMA subsystem in this kernel" : strerror(-r));
+		log_info(
+			"RDMA netlink: %s; no rdmak_rdma_counter_* series (counter objects bound to QPs)",
+			r == -EPROTONOSUPPORT ? "no RDMA subsystem in this kernel" : strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);

@@ -112,7 +112,8 @@ void exporter_podmap_unref(struct exporter *e, struct exp_podmap *m)
 		podmap_free(m);
 }
 
-int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err, size_t errlen)
+int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err,
+			 size_t errlen)
 {
 	struct exp_pods *p;
 	int r;
@@ -127,13 +128,15 @@ int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *
 	pthread_mutex_init(&p->lock, NULL);
 	r = kubelet_pod_resources_new(c->socket, &p->client);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", c->socket ? c->socket : KUBELET_POD_RESOURCES_SOCKET, strerror(-r));
+		snprintf(err, errlen, "%s: %s",
+			 c->socket ? c->socket : KUBELET_POD_RESOURCES_SOCKET, strerror(-r));
 		goto fail;
 	}
 	if (c->plugin_config) {
 		char why[512];
 
-		r = plugin_config_parse(c->plugin_config, c->plugin_config_len, &p->cfg, why, sizeof(why));
+		r = plugin_config_parse(c->plugin_config, c->plugin_config_len, &p->cfg, why,
+					sizeof(why));
 		if (r < 0) {
 			snprintf(err, errlen, "the plugin's config: %s", why);
 			goto fail;
@@ -182,11 +185,12 @@ int exporter_pods_status(struct exporter *e, unsigned long *failures, char *why,
 
 /* The shared pools the plugin's config builds on this node now: one more load of the model,
  * done only when the topology was reloaded. */
-static int shared_build(struct exporter *e, const struct plugin_config *cfg, struct shared_res **ret, size_t *ret_n)
+static int shared_build(struct exporter *e, const struct plugin_config *cfg,
+			struct shared_res **ret, size_t *ret_n)
 {
 	struct hw_node *node = NULL;
 	struct pool_set *ps = NULL;
-	struct pool_opts opts = {0};
+	struct pool_opts opts = { 0 };
 	struct shared_res *v = NULL;
 	size_t n = 0;
 	struct hw_error err;
@@ -222,7 +226,8 @@ static int shared_build(struct exporter *e, const struct plugin_config *cfg, str
 				r = -ENOMEM;
 				goto out;
 			}
-			for (char *tok = strtok_r(list, ",", &save); tok && r >= 0; tok = strtok_r(NULL, ",", &save))
+			for (char *tok = strtok_r(list, ",", &save); tok && r >= 0;
+			     tok = strtok_r(NULL, ",", &save))
 				r = strv_extend(&v[n - 1].hcas.v, &v[n - 1].hcas.n, tok);
 			free(list);
 			if (r < 0)
@@ -247,7 +252,7 @@ void exporter_pods_refresh(struct exporter *e)
 {
 	struct exp_pods *p = e->pods;
 	unsigned long loads = atomic_load(&e->loads);
-	struct kubelet_pod_devices rows = {0};
+	struct kubelet_pod_devices rows = { 0 };
 	struct shared_res *sh = NULL;
 	size_t n_sh = 0;
 	bool list, shared;
@@ -257,7 +262,8 @@ void exporter_pods_refresh(struct exporter *e)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	list = !p->fetching && (!p->have_rows && !p->status ? true : mono_ms() - p->fetched_ms >= p->max_age_ms);
+	list = !p->fetching &&
+	       (!p->have_rows && !p->status ? true : mono_ms() - p->fetched_ms >= p->max_age_ms);
 	shared = !p->fetching && p->cfg && p->shared_loads != loads;
 	if (list || shared)
 		p->fetching = true;
@@ -309,10 +315,12 @@ static bool is_bdf(const char *s)
 	unsigned dom, bus, dev, fn;
 	int n = -1;
 
-	return sscanf(s, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && n == (int)strlen(s) && n == 12;
+	return sscanf(s, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 &&
+	       n == (int)strlen(s) && n == 12;
 }
 
-static int hold_add(struct exp_podmap *m, size_t *cap, const char *dev, size_t owner, bool exclusive)
+static int hold_add(struct exp_podmap *m, size_t *cap, const char *dev, size_t owner,
+		    bool exclusive)
 {
 	for (size_t i = 0; i < m->n_holds; i++)
 		if (m->holds[i].owner == owner && !strcmp(m->holds[i].dev, dev))
@@ -387,8 +395,8 @@ static int podmap_build(const struct exp_pods *p, const struct exp_topo *t, unsi
 		const struct kubelet_pod_device *row = &p->rows.v[i];
 		const struct shared_res *sh = NULL;
 
-		m->owners[i] = (struct exp_owner){m->rows.v[i].namespace_, m->rows.v[i].pod, m->rows.v[i].container,
-						  m->rows.v[i].resource};
+		m->owners[i] = (struct exp_owner){ m->rows.v[i].namespace_, m->rows.v[i].pod,
+						   m->rows.v[i].container, m->rows.v[i].resource };
 		for (size_t k = 0; k < p->n_shared && !sh; k++)
 			if (!strcmp(p->shared[k].resource, row->resource))
 				sh = &p->shared[k];
@@ -483,7 +491,8 @@ size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const
 	return n;
 }
 
-size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i, const char **l)
+size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i,
+			       const char **l)
 {
 	size_t first, k = holds_of(m, dev, &first);
 	const struct exp_owner *o;

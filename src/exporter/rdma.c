@@ -103,7 +103,9 @@ static void metric_tail(const char *name, char *buf, size_t len)
 	for (i = 0; name[i] && i + 1 < len; i++) {
 		char c = name[i];
 
-		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+				 ? c
+				 : '_';
 	}
 	buf[i] = '\0';
 }
@@ -123,7 +125,8 @@ static int hw_names(const struct exp_rdma_dev *d, size_t n, const char ***ret, s
 		for (size_t j = 0; j < d[i].n; j++)
 			for (size_t h = 0; h < d[i].v[j].n_hw; h++) {
 				if (nv == cap) {
-					const char **nb = realloc(v, (cap ? cap * 2 : 32) * sizeof(*v));
+					const char **nb =
+						realloc(v, (cap ? cap * 2 : 32) * sizeof(*v));
 
 					if (!nb) {
 						free(v);
@@ -156,17 +159,23 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 	r = hw_names(d, n, &names, &n_names);
 	if (r < 0)
 		return r;
-	exporter_out_family(f, fmt, "rdmak_rdma_counter_info", EXP_GAUGE,
-			    "A counter object bound to QPs (rdma statistic qp): its mode, and in auto mode the QP "
-			    "type and the process it counts for; value is always 1.");
+	exporter_out_family(
+		f, fmt, "rdmak_rdma_counter_info", EXP_GAUGE,
+		"A counter object bound to QPs (rdma statistic qp): its mode, and in auto mode the QP "
+		"type and the process it counts for; value is always 1.");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
 			const char *qpt = c->qp_type >= 0 ? nl_rdma_qp_type_name(c->qp_type) : "";
 			char qpt_num[8];
-			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id,
-					    "mode", mode_name(c->mode, mode, sizeof(mode)), "qp_type", qpt,
-					    "pid", pid, "comm", c->comm, NULL };
+			const char *l[] = { "device",	  d[i].name,
+					    "port",	  port,
+					    "counter_id", id,
+					    "mode",	  mode_name(c->mode, mode, sizeof(mode)),
+					    "qp_type",	  qpt,
+					    "pid",	  pid,
+					    "comm",	  c->comm,
+					    NULL };
 
 			if (!qpt) {
 				snprintf(qpt_num, sizeof(qpt_num), "%d", c->qp_type);
@@ -180,22 +189,26 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 				pid[0] = '\0';
 			exporter_out_sample(f, "rdmak_rdma_counter_info", l, 1);
 		}
-	exporter_out_family(f, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE, "QPs bound to the counter object now");
+	exporter_out_family(f, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE,
+			    "QPs bound to the counter object now");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
-			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, NULL };
+			const char *l[] = { "device",	  d[i].name, "port", port,
+					    "counter_id", id,	     NULL };
 
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			exporter_out_sample(f, "rdmak_rdma_counter_qps", l, c->n_qpns);
 		}
-	exporter_out_family(f, fmt, "rdmak_rdma_counter_qp_info", EXP_GAUGE,
-			    "A QP (its local number, lqpn) bound to the counter object; value is always 1.");
+	exporter_out_family(
+		f, fmt, "rdmak_rdma_counter_qp_info", EXP_GAUGE,
+		"A QP (its local number, lqpn) bound to the counter object; value is always 1.");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
-			const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, "lqpn", qpn, NULL };
+			const char *l[] = { "device", d[i].name, "port", port, "counter_id",
+					    id,	      "lqpn",	 qpn,	 NULL };
 
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
@@ -207,13 +220,15 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 	for (size_t k = 0; k < n_names; k++) {
 		metric_tail(names[k], tail, sizeof(tail));
 		snprintf(metric, sizeof(metric), "rdmak_rdma_counter_%s_total", tail);
-		exporter_out_family(f, fmt, metric, EXP_COUNTER,
-				    "The hardware counter of the same name, counted for the QPs bound to the counter "
-				    "object only (RDMA netlink)");
+		exporter_out_family(
+			f, fmt, metric, EXP_COUNTER,
+			"The hardware counter of the same name, counted for the QPs bound to the counter "
+			"object only (RDMA netlink)");
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = 0; j < d[i].n; j++) {
 				const struct nl_rdma_counter *c = &d[i].v[j];
-				const char *l[] = { "device", d[i].name, "port", port, "counter_id", id, NULL };
+				const char *l[] = { "device",	  d[i].name, "port", port,
+						    "counter_id", id,	     NULL };
 
 				snprintf(port, sizeof(port), "%" PRIu32, c->port);
 				snprintf(id, sizeof(id), "%" PRIu32, c->id);
@@ -237,7 +252,9 @@ void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt)
 	if (exporter_rdma_read(e, &d, &n) == 0)
 		exporter_rdma_write(f, fmt, d, n);
 	exporter_rdma_devs_free(d, n);
-	exporter_out_family(f, fmt, "rdmak_exporter_rdma_netlink_errors_total", EXP_COUNTER,
-			    "RDMA netlink requests for counter objects that failed (their series were left out)");
-	exporter_out_sample(f, "rdmak_exporter_rdma_netlink_errors_total", none, atomic_load(&e->rdma_errors));
+	exporter_out_family(
+		f, fmt, "rdmak_exporter_rdma_netlink_errors_total", EXP_COUNTER,
+		"RDMA netlink requests for counter objects that failed (their series were left out)");
+	exporter_out_sample(f, "rdmak_exporter_rdma_netlink_errors_total", none,
+			    atomic_load(&e->rdma_errors));
 }

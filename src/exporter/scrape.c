@@ -176,7 +176,7 @@ static int parse_rate(const char *s, uint64_t *ret)
 static void read_port_state(struct exporter *e, struct exp_port *p, uint64_t st[3],
 			    unsigned char ok[3])
 {
-	static const char *const files[] = {"state", "phys_state", "rate"};
+	static const char *const files[] = { "state", "phys_state", "rate" };
 	char buf[64];
 
 	for (int i = 0; i < 3; i++) {
@@ -242,7 +242,7 @@ static int read_all(struct exporter *e, const struct exp_topo *t, struct values 
 	}
 	for (size_t i = 0; i < t->n_devs; i++) {
 		struct exp_device *d = &t->devs[i];
-		int fds[EXP_DIR_N] = {-1, -1, -1, d->hw_fd};
+		int fds[EXP_DIR_N] = { -1, -1, -1, d->hw_fd };
 
 		read_slots(t, fds, d->slots, val->v + (t->n_ports + i) * val->stride,
 			   val->ok + (t->n_ports + i) * val->stride);
@@ -261,12 +261,13 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 	static const struct {
 		const char *name, *help;
 	} st[3] = {
-		{"node_infiniband_state_id", "State of the InfiniBand port (0: no change, 1: down, "
-					     "2: init, 3: armed, 4: active, 5: act defer)"},
-		{"node_infiniband_physical_state_id",
-		 "Physical state of the InfiniBand port (0: no change, 1: sleep, 2: polling, 3: "
-		 "disable, 4: shift, 5: link up, 6: link error recover, 7: phytest)"},
-		{"node_infiniband_rate_bytes_per_second", "Maximum signal transfer rate"},
+		{ "node_infiniband_state_id",
+		  "State of the InfiniBand port (0: no change, 1: down, "
+		  "2: init, 3: armed, 4: active, 5: act defer)" },
+		{ "node_infiniband_physical_state_id",
+		  "Physical state of the InfiniBand port (0: no change, 1: sleep, 2: polling, 3: "
+		  "disable, 4: shift, 5: link up, 6: link error recover, 7: phytest)" },
+		{ "node_infiniband_rate_bytes_per_second", "Maximum signal transfer rate" },
 	};
 
 	family(o, "node_infiniband_info", EXP_GAUGE,
@@ -275,7 +276,8 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 		const struct exp_device *d = &t->devs[i];
 		const char *l[16] = {
 			"device",  d->name,    "board_id",  d->board_id, "firmware_version",
-			d->fw_ver, "hca_type", d->hca_type, NULL};
+			d->fw_ver, "hca_type", d->hca_type, NULL
+		};
 
 		exporter_podmap_labels(o->pods, d->name, l, 8);
 		sample_u64(o, "node_infiniband_info", l, 1);
@@ -283,8 +285,8 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 	for (int k = 0; k < 3; k++) {
 		family(o, st[k].name, EXP_GAUGE, st[k].help);
 		for (size_t i = 0; i < t->n_ports; i++) {
-			const char *l[12] = {"device", t->ports[i].dev, "port", t->ports[i].num_s,
-					     NULL};
+			const char *l[12] = { "device", t->ports[i].dev, "port", t->ports[i].num_s,
+					      NULL };
 
 			exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
 			if (val->st_ok[i][k])
@@ -310,13 +312,13 @@ static void write_families(struct out *o, const struct exp_topo *t, const struct
 				family(o, fam->name, EXP_COUNTER, fam->help);
 			any = true;
 			if (devices) {
-				const char *l[12] = {"device", t->devs[i].name, NULL};
+				const char *l[12] = { "device", t->devs[i].name, NULL };
 
 				exporter_podmap_labels(o->pods, t->devs[i].name, l, 2);
 				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
 			} else {
-				const char *l[12] = {"device", t->ports[i].dev, "port",
-						     t->ports[i].num_s, NULL};
+				const char *l[12] = { "device", t->ports[i].dev, "port",
+						      t->ports[i].num_s, NULL };
 
 				exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
 				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
@@ -332,9 +334,10 @@ static void write_info(struct out *o, const struct exp_topo *t)
 	       "1.");
 	for (size_t i = 0; i < t->n_ports; i++) {
 		const struct exp_port *p = &t->ports[i];
-		const char *l[20] = {"device",	    p->dev,	  "port",    p->num_s, "link_layer",
-				     p->link_layer, "netdev",	  p->netdev, "gid",    p->gid,
-				     "port_guid",   p->port_guid, NULL};
+		const char *l[20] = { "device",	    p->dev,	   "port",	p->num_s,
+				      "link_layer", p->link_layer, "netdev",	p->netdev,
+				      "gid",	    p->gid,	   "port_guid", p->port_guid,
+				      NULL };
 
 		exporter_podmap_labels(o->pods, p->dev, l, 12);
 		sample_u64(o, "rdmak_port_info", l, 1);
@@ -357,13 +360,13 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 	static const struct {
 		const char *name, *help;
 	} fams[4] = {
-		{"rdmak_pcie_link_speed_gigatransfers_per_second",
-		 "PCIe link speed now (current_link_speed)"},
-		{"rdmak_pcie_link_max_speed_gigatransfers_per_second",
-		 "PCIe link speed the function can train at (max_link_speed)"},
-		{"rdmak_pcie_link_width_lanes", "PCIe link width now (current_link_width)"},
-		{"rdmak_pcie_link_max_width_lanes",
-		 "PCIe link width the function can train at (max_link_width)"},
+		{ "rdmak_pcie_link_speed_gigatransfers_per_second",
+		  "PCIe link speed now (current_link_speed)" },
+		{ "rdmak_pcie_link_max_speed_gigatransfers_per_second",
+		  "PCIe link speed the function can train at (max_link_speed)" },
+		{ "rdmak_pcie_link_width_lanes", "PCIe link width now (current_link_width)" },
+		{ "rdmak_pcie_link_max_width_lanes",
+		  "PCIe link width the function can train at (max_link_width)" },
 	};
 
 	for (int k = 0; k < 4; k++) {
@@ -371,7 +374,8 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 		for (size_t i = 0; i < t->n_devs; i++) {
 			const struct hw_pci_link *ln = &val->links[i];
-			const char *l[12] = {"device", t->devs[i].name, "pci", t->devs[i].bdf, NULL};
+			const char *l[12] = { "device", t->devs[i].name, "pci", t->devs[i].bdf,
+					      NULL };
 			double v = k == 0   ? ln->cur_gts
 				   : k == 1 ? ln->max_gts
 				   : k == 2 ? ln->cur_width
@@ -395,9 +399,9 @@ static void write_doctor(struct out *o, const struct exp_topo *t)
 	       "is always 1.");
 	for (size_t i = 0; i < t->n_findings; i++) {
 		const struct exp_finding *f = &t->findings[i];
-		const char *l[] = {"check",   f->check, "object",
-				   f->object, "status", doctor_status_name(f->status),
-				   NULL};
+		const char *l[] = { "check",   f->check, "object",
+				    f->object, "status", doctor_status_name(f->status),
+				    NULL };
 
 		sample_u64(o, "rdmak_doctor_check", l, 1);
 	}
@@ -407,7 +411,7 @@ static void write_doctor(struct out *o, const struct exp_topo *t)
  * per sharing container), and whether the kubelet answered. */
 static void write_pods(struct out *o, struct exporter *e, const struct exp_topo *t)
 {
-	const char *none[] = {NULL};
+	const char *none[] = { NULL };
 	unsigned long failures = 0;
 	int st;
 
@@ -436,8 +440,8 @@ static void write_pods(struct out *o, struct exporter *e, const struct exp_topo 
 
 static void write_errors(struct out *o, const struct exp_topo *t)
 {
-	static const char *const dirs[EXP_DIR_N] = {"", "counters/", "counters_ext/",
-						    "hw_counters/"};
+	static const char *const dirs[EXP_DIR_N] = { "", "counters/", "counters_ext/",
+						     "hw_counters/" };
 	const char *name = "rdmak_exporter_read_errors_total";
 	char file[PATH_MAX];
 
@@ -446,7 +450,7 @@ static void write_errors(struct out *o, const struct exp_topo *t)
 	for (size_t i = 0; i < t->n_ports; i++) {
 		const struct exp_port *p = &t->ports[i];
 		uint64_t n = atomic_load(&p->state_errors);
-		const char *l[] = {"file", file, NULL};
+		const char *l[] = { "file", file, NULL };
 
 		if (n) {
 			snprintf(file, sizeof(file),
@@ -466,7 +470,7 @@ static void write_errors(struct out *o, const struct exp_topo *t)
 		for (size_t f = 0; f < t->n_families; f++) {
 			const struct exp_device *d = &t->devs[i];
 			uint64_t n = atomic_load(&d->slots[f].errors);
-			const char *l[] = {"file", file, NULL};
+			const char *l[] = { "file", file, NULL };
 
 			if (!n)
 				continue;
@@ -511,8 +515,8 @@ static void reload_if_needed(struct exporter *e)
 
 int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, size_t *ret_len)
 {
-	struct values val = {0};
-	struct out o = {.fmt = fmt};
+	struct values val = { 0 };
+	struct out o = { .fmt = fmt };
 	struct exp_podmap *pm = NULL;
 	struct timespec t0;
 	char *buf = NULL;
@@ -536,7 +540,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 	r = read_all(e, e->topo, &val);
 	if (r == 0) {
 		const struct exp_topo *t = e->topo;
-		const char *none[] = {NULL};
+		const char *none[] = { NULL };
 
 		write_state(&o, t, &val);
 		write_families(&o, t, &val, 0, exporter_n_node_families, false);
@@ -645,14 +649,14 @@ void exporter_free(struct exporter *e)
 void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,
 			 const char *help)
 {
-	struct out o = {.f = f, .fmt = fmt};
+	struct out o = { .f = f, .fmt = fmt };
 
 	family(&o, name, type, help);
 }
 
 void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v)
 {
-	struct out o = {.f = f};
+	struct out o = { .f = f };
 
 	sample_u64(&o, name, labels, v);
 }

@@ -101,7 +101,7 @@ const struct exp_family exporter_node_families[] = {
 };
 const size_t exporter_n_node_families = ELEMENTSOF(exporter_node_families);
 
-static const char *const dir_names[EXP_DIR_N] = {"", "counters", "counters_ext", "hw_counters"};
+static const char *const dir_names[EXP_DIR_N] = { "", "counters", "counters_ext", "hw_counters" };
 
 /* ---- the device set --------------------------------------------------------------------- */
 
@@ -120,7 +120,8 @@ static int list_dir(int dirfd, bool regular_only, char ***ret, size_t *ret_n)
 
 	if (fd < 0)
 		return -errno;
-	return fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | (regular_only ? FILEIO_LIST_REGULAR : 0), ret, ret_n);
+	return fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | (regular_only ? FILEIO_LIST_REGULAR : 0),
+			       ret, ret_n);
 }
 
 int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)
@@ -210,7 +211,7 @@ static int family_add_hw(struct exp_topo *t, size_t from, const char *prefix, co
 		*cap = ncap;
 	}
 	f = &t->families[t->n_families];
-	*f = (struct exp_family){.help = help, .dir = EXP_DIR_HW, .scale = 1};
+	*f = (struct exp_family){ .help = help, .dir = EXP_DIR_HW, .scale = 1 };
 	if (own(t, metric_name(prefix, file)) < 0)
 		return -ENOMEM;
 	f->name = t->owned[t->n_owned - 1];
@@ -386,8 +387,8 @@ static void on_finding(void *ud, const struct doctor_finding *f)
 
 static int doctor_findings(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t)
 {
-	static char *const no_env[] = {NULL};
-	struct finding_sink k = {.t = t};
+	static char *const no_env[] = { NULL };
+	struct finding_sink k = { .t = t };
 	struct doctor *d = NULL;
 	enum doctor_scope scope;
 	const char *id;
@@ -526,7 +527,7 @@ static int ports_grow_slots(struct exp_topo *t)
 		if (!s)
 			return -ENOMEM;
 		for (size_t f = t->n_port_families; f < t->n_families; f++)
-			s[f] = (struct exp_slot){0};
+			s[f] = (struct exp_slot){ 0 };
 		t->ports[i].slots = s;
 	}
 	return 0;

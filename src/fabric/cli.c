@@ -40,7 +40,8 @@ static void usage(FILE *f)
 	      "Options: --config FILE, --json (list and check), -h/--help.\n"
 	      "Exit: 0 done (gc), listed (list) or consistent (check), 1 error (the fabric manager unreachable\n"
 	      "or refusing, the ledger unreadable; gc left something in the journal), 2 usage (a bad option\n"
-	      "or config), 3 check found a difference.\n", f);
+	      "or config), 3 check found a difference.\n",
+	      f);
 }
 
 struct entry {
@@ -108,7 +109,8 @@ static int ledger_load(const char *state_dir, struct ledger *ret)
 		for (size_t i = 0; i < n && r == 0; i++) {
 			struct entry e = { .st = { .vf_index = -1 } };
 
-			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &e.st) <= 0 || !e.st.fabric)
+			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &e.st) <= 0 ||
+			    !e.st.fabric)
 				continue;
 			e.pkey = e.st.pkey & 0x7fff;
 			e.guid = e.st.fabric_guid;
@@ -165,9 +167,9 @@ static int load_config(const char *file, struct cni_config *ret)
 	if (json_is_array(plugins)) {
 		size_t i;
 		json_t *p;
-		json_array_foreach(plugins, i, p)
-			if (json_is_object(p) && json_object_get(p, "fabric") && !pick)
-				pick = json_deep_copy(p);
+		json_array_foreach(plugins, i, p) if (json_is_object(p) &&
+						      json_object_get(p, "fabric") && !pick) pick =
+			json_deep_copy(p);
 		if (pick) {
 			json_object_set(pick, "name", json_object_get(doc, "name"));
 			json_object_set(pick, "cniVersion", json_object_get(doc, "cniVersion"));
@@ -177,7 +179,9 @@ static int load_config(const char *file, struct cni_config *ret)
 	}
 	json_decref(doc);
 	if (!pick) {
-		fprintf(stderr, "rdmak fabric: %s: no plugin with a \"fabric\" object in its plugins\n", file);
+		fprintf(stderr,
+			"rdmak fabric: %s: no plugin with a \"fabric\" object in its plugins\n",
+			file);
 		return -EINVAL;
 	}
 	one = json_dumps(pick, JSON_COMPACT);
@@ -189,11 +193,14 @@ static int load_config(const char *file, struct cni_config *ret)
 		r = cni_config_parse(conf, ret, &err);
 	cnispec_conf_free(conf);
 	if (r < 0) {
-		fprintf(stderr, "rdmak fabric: %s: %s%s%s\n", file, err.msg, err.details[0] ? ": " : "", err.details);
+		fprintf(stderr, "rdmak fabric: %s: %s%s%s\n", file, err.msg,
+			err.details[0] ? ": " : "", err.details);
 		return r;
 	}
 	if (!cni_partition_wanted(ret)) {
-		fprintf(stderr, "rdmak fabric: %s: no partition to manage (needs link hostdev, a pkey and a fabric)\n", file);
+		fprintf(stderr,
+			"rdmak fabric: %s: no partition to manage (needs link hostdev, a pkey and a fabric)\n",
+			file);
 		cni_config_clear(ret);
 		return -EINVAL;
 	}
@@ -220,8 +227,8 @@ static void print_entry(const struct entry *e, const char *verdict, json_t *arr)
 		return;
 	}
 	if (e->network)
-		printf("0x%04x\t%s\t%s\t%s/%s:%s (%s)\n", e->pkey, g, verdict, e->network, e->id, e->ifname,
-		       e->live ? "live" : "pod gone");
+		printf("0x%04x\t%s\t%s\t%s/%s:%s (%s)\n", e->pkey, g, verdict, e->network, e->id,
+		       e->ifname, e->live ? "live" : "pod gone");
 	else
 		printf("0x%04x\t%s\t%s\tjournal\n", e->pkey, g, verdict);
 }
@@ -250,13 +257,15 @@ static int cmd_gc(const struct cni_config *cfg, struct fabric_client *fc, const 
 		}
 		if (e->network) {
 			struct cni_state st = e->st;
-			st.fabric = false; /* the device itself is CNI GC's (or DEL's) to give back */
+			st.fabric =
+				false; /* the device itself is CNI GC's (or DEL's) to give back */
 			(void)cni_state_save(cfg->state_dir, e->network, e->id, e->ifname, &st);
 		} else {
 			(void)fabric_journal_remove(cfg->state_dir, e->pkey, e->guid);
 		}
 	}
-	fprintf(stderr, "rdmak fabric gc: %zu GUID(s) removed, %zu left for the next gc\n", removed, left);
+	fprintf(stderr, "rdmak fabric gc: %zu GUID(s) removed, %zu left for the next gc\n", removed,
+		left);
 	return ret;
 }
 
@@ -265,7 +274,11 @@ static int cmd_list(const struct ledger *l, bool json)
 	json_t *arr = json ? json_array() : NULL;
 
 	for (size_t i = 0; i < l->n; i++)
-		print_entry(&l->v[i], l->v[i].live ? "held" : held_live(l, l->v[i].pkey, l->v[i].guid) ? "held elsewhere" : "to remove", arr);
+		print_entry(&l->v[i],
+			    l->v[i].live			       ? "held"
+			    : held_live(l, l->v[i].pkey, l->v[i].guid) ? "held elsewhere"
+								       : "to remove",
+			    arr);
 	if (arr) {
 		json_dumpf(arr, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -274,7 +287,8 @@ static int cmd_list(const struct ledger *l, bool json)
 	return fflush(stdout) == 0 ? FABRIC_EXIT_OK : FABRIC_EXIT_ERROR;
 }
 
-static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l, bool json)
+static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l,
+		     bool json)
 {
 	_cleanup_free_ struct fabric_member *m = NULL;
 	uint16_t pkey = cfg->pkey & 0x7fff;
@@ -283,7 +297,8 @@ static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, con
 	size_t n = 0, differ = 0, ok = 0;
 	int r;
 
-	if ((r = fabric_ufm_version(fc, version, sizeof(version))) < 0 || (r = fabric_ufm_members(fc, pkey, &m, &n)) < 0) {
+	if ((r = fabric_ufm_version(fc, version, sizeof(version))) < 0 ||
+	    (r = fabric_ufm_members(fc, pkey, &m, &n)) < 0) {
 		fprintf(stderr, "rdmak fabric check: %s\n", fabric_client_error(fc));
 		json_decref(arr);
 		return FABRIC_EXIT_ERROR;
@@ -307,14 +322,15 @@ static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, con
 		}
 	}
 	if (arr) {
-		json_t *o = json_pack("{s:s, s:I, s:I, s:o}", "ufmVersion", version, "members", (json_int_t)n, "present",
-				      (json_int_t)ok, "differences", arr);
+		json_t *o = json_pack("{s:s, s:I, s:I, s:o}", "ufmVersion", version, "members",
+				      (json_int_t)n, "present", (json_int_t)ok, "differences", arr);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
 	} else {
 		printf("UFM %s: pkey 0x%04x has %zu member(s); %zu live attachment(s) of this node present, %zu "
-		       "difference(s)%s\n", version, pkey, n, ok, differ, differ ? " (gc removes leaked ones)" : "");
+		       "difference(s)%s\n",
+		       version, pkey, n, ok, differ, differ ? " (gc removes leaked ones)" : "");
 	}
 	return differ ? FABRIC_EXIT_DIFFERS : FABRIC_EXIT_OK;
 }
@@ -345,7 +361,8 @@ int fabric_main(int argc, char **argv)
 		default: usage(stderr); return FABRIC_EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc || (strcmp(argv[optind], "gc") && strcmp(argv[optind], "list") && strcmp(argv[optind], "check"))) {
+	if (optind + 1 != argc || (strcmp(argv[optind], "gc") && strcmp(argv[optind], "list") &&
+				   strcmp(argv[optind], "check"))) {
 		if (optind < argc)
 			fprintf(stderr, "rdmak fabric: unknown command '%s'\n\n", argv[optind]);
 		usage(stderr);
@@ -362,20 +379,25 @@ int fabric_main(int argc, char **argv)
 	}
 	if (load_config(config, &cfg) < 0)
 		return FABRIC_EXIT_USAGE;
-	if (strcmp(cmd, "list") && (r = fabric_client_new(&cfg.fabric, &fc, why, sizeof(why))) < 0) {
+	if (strcmp(cmd, "list") &&
+	    (r = fabric_client_new(&cfg.fabric, &fc, why, sizeof(why))) < 0) {
 		fprintf(stderr, "rdmak fabric %s: %s\n", cmd, why);
 		goto out;
 	}
 	/* gc changes the ledger: under the lock every rdmak-cni of this node takes */
 	if (!strcmp(cmd, "gc") && (lock = fabric_lock(cfg.state_dir)) < 0) {
-		fprintf(stderr, "rdmak fabric gc: %s/fabric.lock: %s\n", cfg.state_dir, strerror(-lock));
+		fprintf(stderr, "rdmak fabric gc: %s/fabric.lock: %s\n", cfg.state_dir,
+			strerror(-lock));
 		goto out;
 	}
 	if ((r = ledger_load(cfg.state_dir, &l)) < 0) {
-		fprintf(stderr, "rdmak fabric %s: reading %s: %s\n", cmd, cfg.state_dir, strerror(-r));
+		fprintf(stderr, "rdmak fabric %s: reading %s: %s\n", cmd, cfg.state_dir,
+			strerror(-r));
 		goto out;
 	}
-	ret = !strcmp(cmd, "gc") ? cmd_gc(&cfg, fc, &l) : !strcmp(cmd, "list") ? cmd_list(&l, json) : cmd_check(&cfg, fc, &l, json);
+	ret = !strcmp(cmd, "gc")     ? cmd_gc(&cfg, fc, &l)
+	      : !strcmp(cmd, "list") ? cmd_list(&l, json)
+				     : cmd_check(&cfg, fc, &l, json);
 out:
 	ledger_clear(&l);
 	fabric_client_free(fc);

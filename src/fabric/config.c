@@ -27,9 +27,13 @@ static int read_url(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 	if (r < 0)
 		return r;
 	/* the credentials travel in every request: never in the clear */
-	if (strncmp(s, "https://", 8) != 0 || !s[8] || s[8] == '/' || strlen(s) > 1024 || strpbrk(s, " \t\r\n?#@"))
-		return dispatch_fail(d, path, "\"%.64s\" is not an https:// URL of the UFM (host[:port][/prefix], no "
-				     "user, query or fragment)", s);
+	if (strncmp(s, "https://", 8) != 0 || !s[8] || s[8] == '/' || strlen(s) > 1024 ||
+	    strpbrk(s, " \t\r\n?#@"))
+		return dispatch_fail(
+			d, path,
+			"\"%.64s\" is not an https:// URL of the UFM (host[:port][/prefix], no "
+			"user, query or fragment)",
+			s);
 	return dispatch_strdup(d, path, v, true, &rd->c->ufm);
 }
 
@@ -40,8 +44,10 @@ static int read_path(struct dispatch_ctx *d, const char *path, json_t *v, char *
 
 	if (r < 0)
 		return r;
-	if (s[0] != '/' || strlen(s) >= 4096 || strstr(s, "/../") || !strcmp(s + strlen(s) - (strlen(s) >= 3 ? 3 : 0), "/.."))
-		return dispatch_fail(d, path, "\"%.64s\" is not an absolute path without \"..\"", s);
+	if (s[0] != '/' || strlen(s) >= 4096 || strstr(s, "/../") ||
+	    !strcmp(s + strlen(s) - (strlen(s) >= 3 ? 3 : 0), "/.."))
+		return dispatch_fail(d, path, "\"%.64s\" is not an absolute path without \"..\"",
+				     s);
 	return dispatch_strdup(d, path, v, true, ret);
 }
 
@@ -91,9 +97,11 @@ static int read_ipoib(struct dispatch_ctx *d, const char *path, json_t *v, void 
 }
 
 static const struct dispatch_field fabric_fields[] = {
-	DISPATCH_FIELD_WHY("ufm", JSON_STRING, read_url, 0, DISPATCH_MANDATORY, "the fabric manager's https:// URL"),
-	DISPATCH_FIELD_WHY("credentials", JSON_STRING, read_credentials, 0, DISPATCH_MANDATORY,
-			   "the directory of a mounted Secret with username and password, or token"),
+	DISPATCH_FIELD_WHY("ufm", JSON_STRING, read_url, 0, DISPATCH_MANDATORY,
+			   "the fabric manager's https:// URL"),
+	DISPATCH_FIELD_WHY(
+		"credentials", JSON_STRING, read_credentials, 0, DISPATCH_MANDATORY,
+		"the directory of a mounted Secret with username and password, or token"),
 	DISPATCH_FIELD("ca", JSON_STRING, read_ca, 0, 0),
 	DISPATCH_FIELD("timeoutSeconds", DISPATCH_NUMBER, read_timeout, 0, 0),
 	DISPATCH_FIELD("membership", JSON_STRING, read_membership, 0, 0),
@@ -104,7 +112,9 @@ static const struct dispatch_field fabric_fields[] = {
 
 int fabric_config_dispatch(struct dispatch_ctx *d, const char *path, json_t *v, void *target)
 {
-	struct fabric_config c = { .set = true, .ip_over_ib = true, .timeout_ms = FABRIC_DEFAULT_TIMEOUT_MS };
+	struct fabric_config c = { .set = true,
+				   .ip_over_ib = true,
+				   .timeout_ms = FABRIC_DEFAULT_TIMEOUT_MS };
 	struct reader rd = { .c = &c };
 	int r;
 

@@ -19,16 +19,16 @@
 #include "dispatch/dispatch.h"
 
 #define FABRIC_DEFAULT_TIMEOUT_MS 5000
-#define FABRIC_ERR_MAX 512
+#define FABRIC_ERR_MAX		  512
 
 struct fabric_config {
-	bool set;            /* a "fabric" object was given */
-	char *ufm;           /* "https://host[:port][/prefix]" */
-	char *credentials;   /* a mounted Secret's directory: username + password, or token */
-	char *ca_file;       /* PEM bundle the UFM's certificate must chain to; NULL: the system's */
+	bool set;	   /* a "fabric" object was given */
+	char *ufm;	   /* "https://host[:port][/prefix]" */
+	char *credentials; /* a mounted Secret's directory: username + password, or token */
+	char *ca_file;	   /* PEM bundle the UFM's certificate must chain to; NULL: the system's */
 	unsigned timeout_ms; /* each call's deadline, connect to last byte */
-	bool limited;        /* membership "limited" (default full) */
-	bool index0;         /* UFM's index0 (default false) */
+	bool limited;	     /* membership "limited" (default full) */
+	bool index0;	     /* UFM's index0 (default false) */
 	bool ip_over_ib;     /* UFM's ip_over_ib (default true) */
 };
 
@@ -42,7 +42,8 @@ struct fabric_client;
 
 /* Reads the credentials (the Secret's files) and checks the URL; connects nothing yet.
  * -EINVAL / -errno with a sentence in err. */
-int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err, size_t errlen);
+int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err,
+		      size_t errlen);
 void fabric_client_free(struct fabric_client *c);
 /* The last failure's sentence ("UFM https://...: connection refused"). */
 const char *fabric_client_error(const struct fabric_client *c);
@@ -64,7 +65,8 @@ struct fabric_member {
 };
 /* GET /resources/pkeys/<pkey>?guids_data=true: 1 and the members (malloc'd), 0 when UFM has no
  * such pkey. */
-int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret, size_t *ret_n);
+int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret,
+		       size_t *ret_n);
 
 /* ---- the node's ledger ------------------------------------------------------------------------ */
 

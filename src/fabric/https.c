@@ -29,6 +29,8 @@
 /* an answer larger than this is not a pkey's GUID list */
 #define HTTPS_ANSWER_MAX (16u << 20)
 
+/* an X-macro list, which clang-format 14 breaks inside X() */
+/* clang-format off */
 #define HTTPS_FUNCS(X)                                                                                     \
 	X(gnutls_certificate_allocate_credentials) X(gnutls_certificate_free_credentials)                  \
 	X(gnutls_certificate_set_x509_trust_file) X(gnutls_certificate_set_x509_system_trust)              \
@@ -38,6 +40,7 @@
 	X(gnutls_record_send) X(gnutls_record_recv) X(gnutls_bye) X(gnutls_strerror)                      \
 	X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)                                 \
 	X(gnutls_certificate_verification_status_print)
+/* clang-format on */
 
 #define HTTPS_FIELD(f) __typeof__(f) *f;
 static struct {
@@ -61,19 +64,20 @@ static int tls_load(char *err, size_t errlen)
 	h = dlopen(HTTPS_GNUTLS, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *why = dlerror();
-		snprintf(err, errlen, "cannot load %s (Debian package libgnutls30): %s", HTTPS_GNUTLS, why ? why : "?");
+		snprintf(err, errlen, "cannot load %s (Debian package libgnutls30): %s",
+			 HTTPS_GNUTLS, why ? why : "?");
 		r = -ENOENT;
 		goto out;
 	}
-#define HTTPS_LOAD(f)                                                                                      \
-	if (r == 0) {                                                                                      \
-		p = dlsym(h, #f);                                                                          \
-		if (p)                                                                                     \
-			memcpy(&tls.f, &p, sizeof(p));                                                     \
-		else {                                                                                     \
-			snprintf(err, errlen, "%s has no %s", HTTPS_GNUTLS, #f);                           \
-			r = -ENOENT;                                                                       \
-		}                                                                                          \
+#define HTTPS_LOAD(f)                                                                              \
+	if (r == 0) {                                                                              \
+		p = dlsym(h, #f);                                                                  \
+		if (p)                                                                             \
+			memcpy(&tls.f, &p, sizeof(p));                                             \
+		else {                                                                             \
+			snprintf(err, errlen, "%s has no %s", HTTPS_GNUTLS, #f);                   \
+			r = -ENOENT;                                                               \
+		}                                                                                  \
 	}
 	HTTPS_FUNCS(HTTPS_LOAD)
 #undef HTTPS_LOAD
@@ -111,7 +115,8 @@ static int left_ms(long long deadline)
 /* A TCP connection to host:port within the deadline, trying each address getaddrinfo gives. */
 static int tcp_connect(const struct https_target *t, long long deadline, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *ai = NULL;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV },
+			*ai = NULL;
 	int r, last = -ECONNREFUSED;
 
 	r = getaddrinfo(t->host, t->port, &hints, &ai);
@@ -120,7 +125,8 @@ static int tcp_connect(const struct https_target *t, long long deadline, char *e
 		return r == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	}
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
-		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				a->ai_protocol);
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 		socklen_t sl = sizeof(r);
 
@@ -169,8 +175,10 @@ static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size
 		gnutls_datum_t out = { 0 };
 		unsigned status = tls.gnutls_session_get_verify_cert_status(s);
 
-		if (tls.gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out, 0) == 0) {
-			snprintf(err, errlen, "%s: the server's certificate did not verify: %s", what, (char *)out.data);
+		if (tls.gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out,
+								     0) == 0) {
+			snprintf(err, errlen, "%s: the server's certificate did not verify: %s",
+				 what, (char *)out.data);
 			(*tls.free)(out.data);
 			return -EPROTO;
 		}
@@ -180,8 +188,10 @@ static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size
 		return -ETIMEDOUT;
 	}
 	snprintf(err, errlen, "%s: %s", what, tls.gnutls_strerror(e));
-	return e == GNUTLS_E_PREMATURE_TERMINATION || e == GNUTLS_E_PUSH_ERROR || e == GNUTLS_E_PULL_ERROR ? -ECONNRESET
-												      : -EPROTO;
+	return e == GNUTLS_E_PREMATURE_TERMINATION || e == GNUTLS_E_PUSH_ERROR ||
+			       e == GNUTLS_E_PULL_ERROR
+		       ? -ECONNRESET
+		       : -EPROTO;
 }
 
 static int send_all(gnutls_session_t s, const char *buf, size_t len, char *err, size_t errlen)
@@ -254,13 +264,15 @@ static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *e
 	cl = header_value(buf, "Content-Length");
 	if (te && !strncasecmp(te, "chunked", 7)) {
 		if (dechunk(body, blen, &blen) < 0) {
-			snprintf(err, errlen, "the answer's chunked body is cut short or malformed");
+			snprintf(err, errlen,
+				 "the answer's chunked body is cut short or malformed");
 			return -EPROTO;
 		}
 	} else if (cl) {
 		unsigned long n = strtoul(cl, NULL, 10);
 		if (n > blen) {
-			snprintf(err, errlen, "the answer is cut short (%zu of %lu bytes)", blen, n);
+			snprintf(err, errlen, "the answer is cut short (%zu of %lu bytes)", blen,
+				 n);
 			return -EPROTO;
 		}
 		blen = n;
@@ -271,8 +283,9 @@ static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *e
 	return ret->body ? 0 : -ENOMEM;
 }
 
-int fabric_https_request(const struct https_target *t, const char *method, const char *path, const char *headers,
-		  const char *body, size_t body_len, struct https_answer *ret, char *err, size_t errlen)
+int fabric_https_request(const struct https_target *t, const char *method, const char *path,
+			 const char *headers, const char *body, size_t body_len,
+			 struct https_answer *ret, char *err, size_t errlen)
 {
 	long long deadline = now_ms() + t->timeout_ms;
 	gnutls_certificate_credentials_t cred = NULL;
@@ -286,7 +299,8 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		return r;
 	if (tls.gnutls_certificate_allocate_credentials(&cred) < 0)
 		return -ENOMEM;
-	e = t->ca_file ? tls.gnutls_certificate_set_x509_trust_file(cred, t->ca_file, GNUTLS_X509_FMT_PEM)
+	e = t->ca_file ? tls.gnutls_certificate_set_x509_trust_file(cred, t->ca_file,
+								    GNUTLS_X509_FMT_PEM)
 		       : tls.gnutls_certificate_set_x509_system_trust(cred);
 	if (e <= 0) {
 		snprintf(err, errlen, "CA %s: %s", t->ca_file ? t->ca_file : "(the system's)",
@@ -300,7 +314,8 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 	}
 	/* GNUTLS_NO_SIGNAL: a UFM that resets the connection while the request goes out must fail the
 	 * call (EPIPE), not kill rdmak-cni with SIGPIPE */
-	if (tls.gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL) < 0 || tls.gnutls_set_default_priority(s) < 0 ||
+	if (tls.gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL) < 0 ||
+	    tls.gnutls_set_default_priority(s) < 0 ||
 	    tls.gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred) < 0) {
 		r = -ENOMEM;
 		goto out;
@@ -318,14 +333,18 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		r = tls_fail(s, e, "TLS handshake", err, errlen);
 		goto out;
 	}
-	if (asprintf(&req, "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\nConnection: close\r\n%s"
-		     "Content-Length: %zu\r\n%s\r\n", method, path, t->host, strcmp(t->port, "443") ? ":" : "",
-		     strcmp(t->port, "443") ? t->port : "", headers ? headers : "", body_len,
-		     body ? "Content-Type: application/json\r\n" : "") < 0) {
+	if (asprintf(
+		    &req,
+		    "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\nConnection: close\r\n%s"
+		    "Content-Length: %zu\r\n%s\r\n",
+		    method, path, t->host, strcmp(t->port, "443") ? ":" : "",
+		    strcmp(t->port, "443") ? t->port : "", headers ? headers : "", body_len,
+		    body ? "Content-Type: application/json\r\n" : "") < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = send_all(s, req, strlen(req), err, errlen)) < 0 || (body && (r = send_all(s, body, body_len, err, errlen)) < 0))
+	if ((r = send_all(s, req, strlen(req), err, errlen)) < 0 ||
+	    (body && (r = send_all(s, body, body_len, err, errlen)) < 0))
 		goto out;
 	for (;;) {
 		ssize_t n;
@@ -333,7 +352,8 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		if (cap - len < 4096) {
 			char *nb;
 			if (cap >= HTTPS_ANSWER_MAX) {
-				snprintf(err, errlen, "the answer is larger than %u bytes", HTTPS_ANSWER_MAX);
+				snprintf(err, errlen, "the answer is larger than %u bytes",
+					 HTTPS_ANSWER_MAX);
 				r = -EPROTO;
 				goto out;
 			}

@@ -6,15 +6,15 @@
 #include <stddef.h>
 
 struct https_target {
-	const char *host;       /* name or IP literal, as in the URL (no brackets) */
-	const char *port;       /* "443" when the URL names none */
-	const char *ca_file;    /* NULL: the system's trust store */
-	unsigned timeout_ms;    /* the whole request: connect, handshake, send, receive */
+	const char *host;    /* name or IP literal, as in the URL (no brackets) */
+	const char *port;    /* "443" when the URL names none */
+	const char *ca_file; /* NULL: the system's trust store */
+	unsigned timeout_ms; /* the whole request: connect, handshake, send, receive */
 };
 
 struct https_answer {
-	int status;             /* HTTP status */
-	char *body;             /* NUL-terminated, malloc'd */
+	int status; /* HTTP status */
+	char *body; /* NUL-terminated, malloc'd */
 	size_t len;
 };
 
@@ -22,8 +22,9 @@ struct https_answer {
  * t->ca_file and name t->host; nothing can turn that off. headers: extra "Name: value\r\n"
  * lines. 0 with *ret filled (any status), else -ETIMEDOUT, -ECONNREFUSED and other connect
  * errors, -EPROTO (TLS or HTTP), -ENOENT (GnuTLS cannot be loaded), with a sentence in err. */
-int fabric_https_request(const struct https_target *t, const char *method, const char *path, const char *headers,
-		  const char *body, size_t body_len, struct https_answer *ret, char *err, size_t errlen);
+int fabric_https_request(const struct https_target *t, const char *method, const char *path,
+			 const char *headers, const char *body, size_t body_len,
+			 struct https_answer *ret, char *err, size_t errlen);
 void fabric_https_answer_clear(struct https_answer *a);
 
 #endif

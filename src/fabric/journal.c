@@ -71,7 +71,8 @@ int fabric_journal_add(const char *state_dir, uint16_t pkey, uint64_t guid)
 	char name[32];
 	int r;
 
-	if ((r = entry_name(pkey, guid, name, sizeof(name))) < 0 || (r = journal_dir(state_dir, true, &dfd)) < 0)
+	if ((r = entry_name(pkey, guid, name, sizeof(name))) < 0 ||
+	    (r = journal_dir(state_dir, true, &dfd)) < 0)
 		return r;
 	/* the name is the entry; the content only helps a reader */
 	return fileio_write_atomic_at(dfd, name, "remove\n", 7, 0600);
@@ -122,11 +123,12 @@ int fabric_journal_list(const char *state_dir, struct fabric_entry **ret, size_t
 		uint64_t guid;
 
 		/* fileio's temp files start with a dot; anything else not ours is skipped */
-		if (sscanf(de->d_name, "%4x-%16[0-9a-f]%c", &pk, g, &tail) != 2 || strlen(de->d_name) != 21 ||
-		    fabric_guid_parse(g, &guid) < 0)
+		if (sscanf(de->d_name, "%4x-%16[0-9a-f]%c", &pk, g, &tail) != 2 ||
+		    strlen(de->d_name) != 21 || fabric_guid_parse(g, &guid) < 0)
 			continue;
 		if (n == cap) {
-			struct fabric_entry *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			struct fabric_entry *nv =
+				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			if (!nv)
 				return -ENOMEM;
 			v = nv;

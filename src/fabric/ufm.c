@@ -27,18 +27,20 @@ struct fabric_client {
 	struct https_target t;
 	char *host, *port, *path; /* path: the URL's own prefix ("" or "/ufm"), then /ufmRest[V3] */
 	const char *api;
-	char *auth;               /* "Authorization: Basic ...\r\n" */
+	char *auth; /* "Authorization: Basic ...\r\n" */
 	bool limited, index0, ip_over_ib;
 	char err[FABRIC_ERR_MAX];
 };
 
 static void b64(const unsigned char *in, size_t n, char *out)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t o = 0;
 
 	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
 		out[o++] = tab[v >> 18 & 63];
 		out[o++] = tab[v >> 12 & 63];
 		out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
@@ -89,7 +91,9 @@ static int load_auth(struct fabric_client *c, const char *dir, char *err, size_t
 	    (r > 0 && (r = secret_file(dir, "password", &pass, err, errlen)) < 0))
 		return r;
 	if (!user || !pass) {
-		snprintf(err, errlen, "credentials %s: neither a token file nor username and password files", dir);
+		snprintf(err, errlen,
+			 "credentials %s: neither a token file nor username and password files",
+			 dir);
 		return -ENOENT;
 	}
 	if (asprintf(&pair, "%s:%s", user, pass) < 0 || !(enc = malloc(strlen(pair) / 3 * 4 + 5)))
@@ -122,7 +126,8 @@ static int parse_url(struct fabric_client *c, const char *url, char *err, size_t
 		c->port = strndup(end + 1, n);
 		if (!c->port)
 			return -ENOMEM;
-		if (n == 0 || n > 5 || strspn(c->port, "0123456789") != n || atoi(c->port) == 0 || atoi(c->port) > 65535)
+		if (n == 0 || n > 5 || strspn(c->port, "0123456789") != n || atoi(c->port) == 0 ||
+		    atoi(c->port) > 65535)
 			goto bad;
 	} else if (*end && *end != '/') {
 		goto bad;
@@ -140,19 +145,24 @@ bad:
 	return -EINVAL;
 }
 
-int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err, size_t errlen)
+int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err,
+		      size_t errlen)
 {
 	struct fabric_client *c = calloc(1, sizeof(*c));
 	int r;
 
 	if (!c)
 		return -ENOMEM;
-	if ((r = parse_url(c, cfg->ufm, err, errlen)) < 0 || (r = load_auth(c, cfg->credentials, err, errlen)) < 0) {
+	if ((r = parse_url(c, cfg->ufm, err, errlen)) < 0 ||
+	    (r = load_auth(c, cfg->credentials, err, errlen)) < 0) {
 		fabric_client_free(c);
 		return r;
 	}
-	c->t = (struct https_target){ .host = c->host, .port = c->port, .ca_file = cfg->ca_file,
-				      .timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : FABRIC_DEFAULT_TIMEOUT_MS };
+	c->t = (struct https_target){ .host = c->host,
+				      .port = c->port,
+				      .ca_file = cfg->ca_file,
+				      .timeout_ms = cfg->timeout_ms ? cfg->timeout_ms
+								    : FABRIC_DEFAULT_TIMEOUT_MS };
 	c->limited = cfg->limited;
 	c->index0 = cfg->index0;
 	c->ip_over_ib = cfg->ip_over_ib;
@@ -177,7 +187,8 @@ const char *fabric_client_error(const struct fabric_client *c)
 }
 
 /* One call; 2xx is 0, the rest an -errno with c->err saying what UFM answered. 404 is -ENOENT. */
-static int call(struct fabric_client *c, const char *method, const char *rel, const char *body, struct https_answer *ret)
+static int call(struct fabric_client *c, const char *method, const char *rel, const char *body,
+		struct https_answer *ret)
 {
 	_cleanup_free_ char *path = NULL;
 	char why[FABRIC_ERR_MAX - 128];
@@ -186,7 +197,8 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 
 	if (asprintf(&path, "%s%s%s", c->path, c->api, rel) < 0)
 		return -ENOMEM;
-	r = fabric_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why, sizeof(why));
+	r = fabric_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a,
+				 why, sizeof(why));
 	if (r < 0) {
 		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s", c->host, c->port, why);
 		return r;
@@ -198,9 +210,12 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 			fabric_https_answer_clear(&a);
 		return 0;
 	}
-	snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s %s: HTTP %d%s%.160s", c->host, c->port, method, path,
-		 a.status, a.len ? ": " : "", a.len ? a.body : "");
-	r = a.status == 401 || a.status == 403 ? -EACCES : a.status == 404 ? -ENOENT : a.status >= 500 ? -EIO : -EINVAL;
+	snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s %s: HTTP %d%s%.160s", c->host,
+		 c->port, method, path, a.status, a.len ? ": " : "", a.len ? a.body : "");
+	r = a.status == 401 || a.status == 403 ? -EACCES
+	    : a.status == 404		       ? -ENOENT
+	    : a.status >= 500		       ? -EIO
+					       : -EINVAL;
 	fabric_https_answer_clear(&a);
 	return r;
 }
@@ -218,8 +233,9 @@ int fabric_ufm_version(struct fabric_client *c, char *out, size_t n)
 	if (json_is_string(v))
 		snprintf(out, n, "%s", json_string_value(v));
 	else
-		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: version: no ufm_release_version in the answer", c->host,
-			 c->port);
+		snprintf(c->err, sizeof(c->err),
+			 "UFM https://%s:%s: version: no ufm_release_version in the answer",
+			 c->host, c->port);
 	r = json_is_string(v) ? 0 : -EPROTO;
 	json_decref(o);
 	fabric_https_answer_clear(&a);
@@ -239,7 +255,10 @@ int fabric_guid_parse(const char *s, uint64_t *ret)
 	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
 		s += 2;
 	for (; *s; s++) {
-		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		int d = *s >= '0' && *s <= '9'	 ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+						 : -1;
 		if (*s == ':')
 			continue;
 		if (d < 0 || ++digits > 16)
@@ -252,7 +271,8 @@ int fabric_guid_parse(const char *s, uint64_t *ret)
 	return 0;
 }
 
-static int guid_list(const uint64_t *guids, size_t n, const char *sep, const char *quote, char **ret)
+static int guid_list(const uint64_t *guids, size_t n, const char *sep, const char *quote,
+		     char **ret)
 {
 	size_t cap = n * 24 + 1, o = 0;
 	char *s = malloc(cap);
@@ -278,9 +298,11 @@ int fabric_ufm_add(struct fabric_client *c, uint16_t pkey, const uint64_t *guids
 		return -EINVAL;
 	if ((r = guid_list(guids, n, ",", "\"", &list)) < 0)
 		return r;
-	if (asprintf(&body, "{\"pkey\":\"0x%04x\",\"guids\":[%s],\"membership\":\"%s\",\"index0\":%s,\"ip_over_ib\":%s}",
-		     pkey & 0x7fff, list, c->limited ? "limited" : "full", c->index0 ? "true" : "false",
-		     c->ip_over_ib ? "true" : "false") < 0)
+	if (asprintf(
+		    &body,
+		    "{\"pkey\":\"0x%04x\",\"guids\":[%s],\"membership\":\"%s\",\"index0\":%s,\"ip_over_ib\":%s}",
+		    pkey & 0x7fff, list, c->limited ? "limited" : "full",
+		    c->index0 ? "true" : "false", c->ip_over_ib ? "true" : "false") < 0)
 		return -ENOMEM;
 	return call(c, "POST", "/resources/pkeys", body, NULL);
 }
@@ -301,7 +323,8 @@ int fabric_ufm_remove(struct fabric_client *c, uint16_t pkey, const uint64_t *gu
 	return r == -ENOENT ? 0 : r;
 }
 
-int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret, size_t *ret_n)
+int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret,
+		       size_t *ret_n)
 {
 	_cleanup_free_ struct fabric_member *v = NULL;
 	char rel[64];
@@ -331,12 +354,14 @@ int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_mem
 	}
 	if (!json_is_array(guids) || !(v = calloc(json_array_size(guids) + 1, sizeof(*v)))) {
 		json_decref(o);
-		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: pkey 0x%04x: no guids list in the answer", c->host,
+		snprintf(c->err, sizeof(c->err),
+			 "UFM https://%s:%s: pkey 0x%04x: no guids list in the answer", c->host,
 			 c->port, pkey & 0x7fff);
 		return -EPROTO;
 	}
 	for (size_t i = 0; i < json_array_size(guids); i++) {
-		json_t *e = json_array_get(guids, i), *g = json_is_object(e) ? json_object_get(e, "guid") : e;
+		json_t *e = json_array_get(guids, i),
+		       *g = json_is_object(e) ? json_object_get(e, "guid") : e;
 		const char *m = json_string_value(json_object_get(e, "membership"));
 
 		if (!json_is_string(g) || fabric_guid_parse(json_string_value(g), &v[n].guid) < 0)

@@ -33,8 +33,9 @@ static void *open_lib(const char *name, const char *package, char *err, size_t e
 	if (!h) {
 		const char *why = dlerror();
 
-		snprintf(err, errlen, "cannot load %s%s%s%s: %s", name, package ? " (Debian package " : "",
-			 package ? package : "", package ? ")" : "", why ? why : "unknown error");
+		snprintf(err, errlen, "cannot load %s%s%s%s: %s", name,
+			 package ? " (Debian package " : "", package ? package : "",
+			 package ? ")" : "", why ? why : "unknown error");
 	}
 	return h;
 }
@@ -53,18 +54,19 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 	hm = open_lib(mhd, strcmp(mhd, HTTP_DL_MHD) == 0 ? "libmicrohttpd12" : NULL, err, errlen);
 	if (!hm)
 		goto out;
-	hg = open_lib(gnutls, strcmp(gnutls, HTTP_DL_GNUTLS) == 0 ? "libgnutls30" : NULL, err, errlen);
+	hg = open_lib(gnutls, strcmp(gnutls, HTTP_DL_GNUTLS) == 0 ? "libgnutls30" : NULL, err,
+		      errlen);
 	if (!hg)
 		goto fail;
-#define HTTP_DL_LOAD_MHD(f)                                                                                \
-	if (!missing && !load_sym(hm, #f, &t.f)) {                                                         \
-		missing = #f;                                                                              \
-		from = mhd;                                                                                \
+#define HTTP_DL_LOAD_MHD(f)                                                                        \
+	if (!missing && !load_sym(hm, #f, &t.f)) {                                                 \
+		missing = #f;                                                                      \
+		from = mhd;                                                                        \
 	}
-#define HTTP_DL_LOAD_GNUTLS(f)                                                                             \
-	if (!missing && !load_sym(hg, #f, &t.f)) {                                                         \
-		missing = #f;                                                                              \
-		from = gnutls;                                                                             \
+#define HTTP_DL_LOAD_GNUTLS(f)                                                                     \
+	if (!missing && !load_sym(hg, #f, &t.f)) {                                                 \
+		missing = #f;                                                                      \
+		from = gnutls;                                                                     \
 	}
 	HTTP_DL_MHD_FUNCS(HTTP_DL_LOAD_MHD)
 	HTTP_DL_GNUTLS_FUNCS(HTTP_DL_LOAD_GNUTLS)
@@ -72,7 +74,8 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #undef HTTP_DL_LOAD_MHD
 #undef HTTP_DL_LOAD_GNUTLS
 	if (missing) {
-		snprintf(err, errlen, "%s has no %s (a version older than rdmak was built for?)", from, missing);
+		snprintf(err, errlen, "%s has no %s (a version older than rdmak was built for?)",
+			 from, missing);
 		goto fail;
 	}
 	http_dl = t;

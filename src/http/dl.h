@@ -14,10 +14,12 @@
 #include <microhttpd.h>
 #include <stddef.h>
 
-#define HTTP_DL_MHD "libmicrohttpd.so.12"
+#define HTTP_DL_MHD    "libmicrohttpd.so.12"
 #define HTTP_DL_GNUTLS "libgnutls.so.30"
 
 /* every function of the two libraries that src/http calls */
+/* an X-macro list, which clang-format 14 breaks inside X() */
+/* clang-format off */
 #define HTTP_DL_MHD_FUNCS(X)                                                                              \
 	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
 	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
@@ -36,6 +38,7 @@
 	X(gnutls_certificate_get_peers) X(gnutls_x509_trust_list_init) X(gnutls_x509_trust_list_deinit)   \
 	X(gnutls_x509_trust_list_add_trust_mem) X(gnutls_x509_trust_list_verify_crt2)                     \
 	X(gnutls_certificate_verification_status_print)
+/* clang-format on */
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
 struct http_dl {
@@ -54,48 +57,50 @@ int http_dl_load(char *err, size_t errlen);
 int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen);
 
 #ifndef HTTP_DL_IMPL
-#define HTTP_DL_CALL(f) (*http_dl.f)
-#define MHD_add_response_header HTTP_DL_CALL(MHD_add_response_header)
-#define MHD_create_response_from_buffer HTTP_DL_CALL(MHD_create_response_from_buffer)
-#define MHD_destroy_response HTTP_DL_CALL(MHD_destroy_response)
-#define MHD_get_connection_info HTTP_DL_CALL(MHD_get_connection_info)
-#define MHD_get_daemon_info HTTP_DL_CALL(MHD_get_daemon_info)
-#define MHD_lookup_connection_value HTTP_DL_CALL(MHD_lookup_connection_value)
-#define MHD_queue_response HTTP_DL_CALL(MHD_queue_response)
-#define MHD_quiesce_daemon HTTP_DL_CALL(MHD_quiesce_daemon)
-#define MHD_start_daemon HTTP_DL_CALL(MHD_start_daemon)
-#define MHD_stop_daemon HTTP_DL_CALL(MHD_stop_daemon)
-#define MHD_get_connection_values HTTP_DL_CALL(MHD_get_connection_values)
-#define gnutls_pcert_deinit HTTP_DL_CALL(gnutls_pcert_deinit)
-#define gnutls_pcert_list_import_x509_raw HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
-#define gnutls_privkey_deinit HTTP_DL_CALL(gnutls_privkey_deinit)
-#define gnutls_privkey_import_x509_raw HTTP_DL_CALL(gnutls_privkey_import_x509_raw)
-#define gnutls_privkey_init HTTP_DL_CALL(gnutls_privkey_init)
-#define gnutls_pubkey_deinit HTTP_DL_CALL(gnutls_pubkey_deinit)
-#define gnutls_pubkey_export2 HTTP_DL_CALL(gnutls_pubkey_export2)
-#define gnutls_pubkey_import_privkey HTTP_DL_CALL(gnutls_pubkey_import_privkey)
-#define gnutls_pubkey_init HTTP_DL_CALL(gnutls_pubkey_init)
-#define gnutls_strerror HTTP_DL_CALL(gnutls_strerror)
-#define gnutls_x509_crt_deinit HTTP_DL_CALL(gnutls_x509_crt_deinit)
-#define gnutls_x509_crt_get_dn3 HTTP_DL_CALL(gnutls_x509_crt_get_dn3)
-#define gnutls_x509_crt_get_expiration_time HTTP_DL_CALL(gnutls_x509_crt_get_expiration_time)
+#define HTTP_DL_CALL(f)			     (*http_dl.f)
+#define MHD_add_response_header		     HTTP_DL_CALL(MHD_add_response_header)
+#define MHD_create_response_from_buffer	     HTTP_DL_CALL(MHD_create_response_from_buffer)
+#define MHD_destroy_response		     HTTP_DL_CALL(MHD_destroy_response)
+#define MHD_get_connection_info		     HTTP_DL_CALL(MHD_get_connection_info)
+#define MHD_get_daemon_info		     HTTP_DL_CALL(MHD_get_daemon_info)
+#define MHD_lookup_connection_value	     HTTP_DL_CALL(MHD_lookup_connection_value)
+#define MHD_queue_response		     HTTP_DL_CALL(MHD_queue_response)
+#define MHD_quiesce_daemon		     HTTP_DL_CALL(MHD_quiesce_daemon)
+#define MHD_start_daemon		     HTTP_DL_CALL(MHD_start_daemon)
+#define MHD_stop_daemon			     HTTP_DL_CALL(MHD_stop_daemon)
+#define MHD_get_connection_values	     HTTP_DL_CALL(MHD_get_connection_values)
+#define gnutls_pcert_deinit		     HTTP_DL_CALL(gnutls_pcert_deinit)
+#define gnutls_pcert_list_import_x509_raw    HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
+#define gnutls_privkey_deinit		     HTTP_DL_CALL(gnutls_privkey_deinit)
+#define gnutls_privkey_import_x509_raw	     HTTP_DL_CALL(gnutls_privkey_import_x509_raw)
+#define gnutls_privkey_init		     HTTP_DL_CALL(gnutls_privkey_init)
+#define gnutls_pubkey_deinit		     HTTP_DL_CALL(gnutls_pubkey_deinit)
+#define gnutls_pubkey_export2		     HTTP_DL_CALL(gnutls_pubkey_export2)
+#define gnutls_pubkey_import_privkey	     HTTP_DL_CALL(gnutls_pubkey_import_privkey)
+#define gnutls_pubkey_init		     HTTP_DL_CALL(gnutls_pubkey_init)
+#define gnutls_strerror			     HTTP_DL_CALL(gnutls_strerror)
+#define gnutls_x509_crt_deinit		     HTTP_DL_CALL(gnutls_x509_crt_deinit)
+#define gnutls_x509_crt_get_dn3		     HTTP_DL_CALL(gnutls_x509_crt_get_dn3)
+#define gnutls_x509_crt_get_expiration_time  HTTP_DL_CALL(gnutls_x509_crt_get_expiration_time)
 #define gnutls_x509_crt_get_subject_alt_name HTTP_DL_CALL(gnutls_x509_crt_get_subject_alt_name)
-#define gnutls_x509_crt_import HTTP_DL_CALL(gnutls_x509_crt_import)
-#define gnutls_x509_crt_init HTTP_DL_CALL(gnutls_x509_crt_init)
-#define gnutls_handshake_set_hook_function HTTP_DL_CALL(gnutls_handshake_set_hook_function)
-#define gnutls_system_recv_timeout HTTP_DL_CALL(gnutls_system_recv_timeout)
-#define gnutls_transport_get_ptr HTTP_DL_CALL(gnutls_transport_get_ptr)
-#define gnutls_transport_set_ptr2 HTTP_DL_CALL(gnutls_transport_set_ptr2)
-#define gnutls_transport_set_pull_function HTTP_DL_CALL(gnutls_transport_set_pull_function)
-#define gnutls_transport_set_pull_timeout_function HTTP_DL_CALL(gnutls_transport_set_pull_timeout_function)
+#define gnutls_x509_crt_import		     HTTP_DL_CALL(gnutls_x509_crt_import)
+#define gnutls_x509_crt_init		     HTTP_DL_CALL(gnutls_x509_crt_init)
+#define gnutls_handshake_set_hook_function   HTTP_DL_CALL(gnutls_handshake_set_hook_function)
+#define gnutls_system_recv_timeout	     HTTP_DL_CALL(gnutls_system_recv_timeout)
+#define gnutls_transport_get_ptr	     HTTP_DL_CALL(gnutls_transport_get_ptr)
+#define gnutls_transport_set_ptr2	     HTTP_DL_CALL(gnutls_transport_set_ptr2)
+#define gnutls_transport_set_pull_function   HTTP_DL_CALL(gnutls_transport_set_pull_function)
+#define gnutls_transport_set_pull_timeout_function                                                 \
+	HTTP_DL_CALL(gnutls_transport_set_pull_timeout_function)
 #define gnutls_certificate_server_set_request HTTP_DL_CALL(gnutls_certificate_server_set_request)
-#define gnutls_session_set_verify_function HTTP_DL_CALL(gnutls_session_set_verify_function)
-#define gnutls_certificate_get_peers HTTP_DL_CALL(gnutls_certificate_get_peers)
-#define gnutls_x509_trust_list_init HTTP_DL_CALL(gnutls_x509_trust_list_init)
-#define gnutls_x509_trust_list_deinit HTTP_DL_CALL(gnutls_x509_trust_list_deinit)
-#define gnutls_x509_trust_list_add_trust_mem HTTP_DL_CALL(gnutls_x509_trust_list_add_trust_mem)
-#define gnutls_x509_trust_list_verify_crt2 HTTP_DL_CALL(gnutls_x509_trust_list_verify_crt2)
-#define gnutls_certificate_verification_status_print HTTP_DL_CALL(gnutls_certificate_verification_status_print)
+#define gnutls_session_set_verify_function    HTTP_DL_CALL(gnutls_session_set_verify_function)
+#define gnutls_certificate_get_peers	      HTTP_DL_CALL(gnutls_certificate_get_peers)
+#define gnutls_x509_trust_list_init	      HTTP_DL_CALL(gnutls_x509_trust_list_init)
+#define gnutls_x509_trust_list_deinit	      HTTP_DL_CALL(gnutls_x509_trust_list_deinit)
+#define gnutls_x509_trust_list_add_trust_mem  HTTP_DL_CALL(gnutls_x509_trust_list_add_trust_mem)
+#define gnutls_x509_trust_list_verify_crt2    HTTP_DL_CALL(gnutls_x509_trust_list_verify_crt2)
+#define gnutls_certificate_verification_status_print                                               \
+	HTTP_DL_CALL(gnutls_certificate_verification_status_print)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

@@ -31,24 +31,25 @@ struct http_server;
 
 struct http_request {
 	const char *method;
-	const char *path;         /* without the query string */
-	const char *content_type; /* NULL when absent */
-	const char *accept;       /* the Accept header; NULL when absent */
+	const char *path;	   /* without the query string */
+	const char *content_type;  /* NULL when absent */
+	const char *accept;	   /* the Accept header; NULL when absent */
 	const char *authorization; /* the Authorization header; NULL when absent */
-	const char *body;         /* NUL-terminated (the NUL is not counted in body_len) */
+	const char *body;	   /* NUL-terminated (the NUL is not counted in body_len) */
 	size_t body_len;
 };
 
 struct http_response {
 	unsigned status;
 	const char *content_type; /* static text; NULL: "text/plain; charset=utf-8" */
-	char *body;               /* malloc'd; the server frees it */
+	char *body;		  /* malloc'd; the server frees it */
 	size_t body_len;
 };
 
 /* Fills resp (status 0 counts as 200) and returns 0; a negative errno is answered with 500.
  * Runs on a worker thread, concurrently with other calls of the same handler. */
-typedef int (*http_handler_fn)(void *userdata, const struct http_request *req, struct http_response *resp);
+typedef int (*http_handler_fn)(void *userdata, const struct http_request *req,
+			       struct http_response *resp);
 
 struct http_route {
 	const char *path;
@@ -57,21 +58,22 @@ struct http_route {
 };
 
 struct http_limits {
-	unsigned workers;            /* threads; 1..64 */
-	size_t body_max;             /* bytes of request body */
-	size_t header_max;           /* bytes of request line + headers (per connection memory) */
-	unsigned idle_timeout_s;     /* a keep-alive connection idle this long is closed */
-	unsigned request_timeout_ms; /* see above */
+	unsigned workers;	       /* threads; 1..64 */
+	size_t body_max;	       /* bytes of request body */
+	size_t header_max;	       /* bytes of request line + headers (per connection memory) */
+	unsigned idle_timeout_s;       /* a keep-alive connection idle this long is closed */
+	unsigned request_timeout_ms;   /* see above */
 	unsigned handshake_timeout_ms; /* from accept to the end of the TLS handshake; 100..60000 */
 	unsigned max_connections;
-	unsigned max_per_ip;         /* 0: no limit */
+	unsigned max_per_ip; /* 0: no limit */
 };
 
 enum http_log_level { HTTP_LOG_ERROR, HTTP_LOG_WARNING, HTTP_LOG_INFO, HTTP_LOG_DEBUG };
 typedef void (*http_log_fn)(void *userdata, enum http_log_level level, const char *msg);
 
 struct http_server_config {
-	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address); port 0: any */
+	const char
+		*listen; /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address); port 0: any */
 	const char *cert_file; /* PEM: the certificate, then its chain; NULL: plain HTTP (no TLS) */
 	const char *key_file;  /* PEM: the private key, unencrypted; NULL with cert_file */
 	/* PEM: one or more CA certificates. With it every TLS client must present a certificate
@@ -82,15 +84,20 @@ struct http_server_config {
 	struct http_limits limits;
 	const struct http_route *routes;
 	size_t n_routes;
-	void *userdata;        /* handed to the handlers and to log */
-	http_log_fn log;       /* may be NULL; called from any thread */
+	void *userdata;	 /* handed to the handlers and to log */
+	http_log_fn log; /* may be NULL; called from any thread */
 };
 
 /* Defaults a caller starts from. */
-#define HTTP_DEFAULT_LIMITS                                                                              \
-	((struct http_limits){ .workers = 4, .body_max = 3u << 20, .header_max = 32u << 10,               \
-			       .idle_timeout_s = 60, .request_timeout_ms = 10000, .max_connections = 256, \
-			       .max_per_ip = 0, .handshake_timeout_ms = 5000 })
+#define HTTP_DEFAULT_LIMITS                                                                        \
+	((struct http_limits){ .workers = 4,                                                       \
+			       .body_max = 3u << 20,                                               \
+			       .header_max = 32u << 10,                                            \
+			       .idle_timeout_s = 60,                                               \
+			       .request_timeout_ms = 10000,                                        \
+			       .max_connections = 256,                                             \
+			       .max_per_ip = 0,                                                    \
+			       .handshake_timeout_ms = 5000 })
 
 /* Parse "ADDR:PORT" as http_server_config.listen takes it; -EINVAL with a reason in why. */
 int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, const char **why);
@@ -98,7 +105,8 @@ int http_listen_parse(const char *s, void *sockaddr_storage, unsigned *ret_len, 
 /* Load the key pair and listen. Errors come back with a sentence in err: -EINVAL for a bad address,
  * limits or key pair (unreadable, missing, not PEM, key not the certificate's), another -errno when
  * it cannot listen (-EADDRINUSE). The server serves until http_server_free(). */
-int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen);
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err,
+		      size_t errlen);
 
 /* Re-read cert_file and key_file, and client_ca_file. 0: unchanged (same bytes, or a plain HTTP
  * server), 1: swapped (new handshakes use the new pair or CAs), <0: refused, err says why, and
@@ -113,13 +121,14 @@ uint16_t http_server_port(const struct http_server *s);
 const char *http_server_tls_summary(const struct http_server *s);
 
 struct http_stats {
-	uint64_t connections;   /* accepted since start */
-	uint64_t requests;      /* answered */
-	uint64_t cut;           /* connections closed for being too slow (a handshake past its
+	uint64_t connections; /* accepted since start */
+	uint64_t requests;    /* answered */
+	uint64_t cut;	      /* connections closed for being too slow (a handshake past its
 				 * timeout, or still in it when a new client needed the slot) */
-	uint64_t refused;       /* closed at accept: every slot taken by a connection past its handshake */
-	unsigned open;          /* connections now */
-	unsigned tls_retired;   /* superseded key pairs still held by their connections */
+	uint64_t
+		refused; /* closed at accept: every slot taken by a connection past its handshake */
+	unsigned open;	 /* connections now */
+	unsigned tls_retired; /* superseded key pairs still held by their connections */
 };
 void http_server_stats(struct http_server *s, struct http_stats *ret);
 

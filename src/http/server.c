@@ -67,14 +67,14 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-#define PEM_MAX (1u << 20)
+#define PEM_MAX	       (1u << 20)
 #define REAPER_TICK_MS 100
-#define LIMIT_LOG_MS 1000 /* at most one line a second about the connection limit */
+#define LIMIT_LOG_MS   1000 /* at most one line a second about the connection limit */
 
 struct conn {
 	struct conn *prev, *next;
 	int fd;
-	struct tls_pair *pair; /* pinned */
+	struct tls_pair *pair;		 /* pinned */
 	int64_t started_ms, deadline_ms; /* CLOCK_MONOTONIC */
 	bool cut;
 	bool in_request;
@@ -92,7 +92,7 @@ struct req {
 	const struct http_route *route;
 	char *body;
 	size_t len, cap;
-	size_t hint;           /* Content-Length, when given */
+	size_t hint;	       /* Content-Length, when given */
 	unsigned early_status; /* an answer decided before the body was read (404, 405, 413) */
 	bool headers_done;
 };
@@ -105,10 +105,10 @@ struct http_server {
 	void *userdata;
 	http_log_fn log;
 	char *cert_file, *key_file;
-	char *ca_file;                  /* client certificates: NULL when none are asked for */
-	pthread_rwlock_t ca_lock;       /* ca: verifications read, a reload swaps */
+	char *ca_file;		  /* client certificates: NULL when none are asked for */
+	pthread_rwlock_t ca_lock; /* ca: verifications read, a reload swaps */
 	gnutls_x509_trust_list_t ca;
-	char *ca_pem;                   /* the bytes loaded, to tell an unchanged file */
+	char *ca_pem; /* the bytes loaded, to tell an unchanged file */
 	size_t ca_len;
 	uint16_t port;
 
@@ -117,9 +117,9 @@ struct http_server {
 	struct tls_pair *oldest, *current;
 	uint64_t gen;
 	unsigned open;
-	unsigned open_cut;       /* of them, shut down by us and not yet closed by MHD */
+	unsigned open_cut;	 /* of them, shut down by us and not yet closed by MHD */
 	int64_t limit_logged_ms; /* the last line about the connection limit */
-	unsigned limit_quiet;    /* events since that line, not logged */
+	unsigned limit_quiet;	 /* events since that line, not logged */
 
 	pthread_t reaper;
 	pthread_cond_t wake;
@@ -141,8 +141,8 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void slog(struct http_server *s, enum http_log_level level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+slog(struct http_server *s, enum http_log_level level, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -155,8 +155,7 @@ static void slog(struct http_server *s, enum http_log_level level, const char *f
 	s->log(s->userdata, level, msg);
 }
 
-__attribute__((format(printf, 2, 0)))
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *s = cls;
 	char msg[512];
@@ -302,7 +301,8 @@ static int verify_client(gnutls_session_t session)
 		if (gnutls_x509_crt_init(&crts[n_crts]) < 0)
 			goto out;
 		if (gnutls_x509_crt_import(crts[n_crts], &peers[n_crts], GNUTLS_X509_FMT_DER) < 0) {
-			snprintf(k->refused, sizeof(k->refused), "a client certificate that does not parse");
+			snprintf(k->refused, sizeof(k->refused),
+				 "a client certificate that does not parse");
 			n_crts++;
 			goto out;
 		}
@@ -311,7 +311,8 @@ static int verify_client(gnutls_session_t session)
 	g = gnutls_x509_trust_list_verify_crt2(s->ca, crts, n_crts, &purpose, 1, 0, &status, NULL);
 	pthread_rwlock_unlock(&s->ca_lock);
 	if (g < 0)
-		snprintf(k->refused, sizeof(k->refused), "client certificate: %s", gnutls_strerror(g));
+		snprintf(k->refused, sizeof(k->refused), "client certificate: %s",
+			 gnutls_strerror(g));
 	else if (status) {
 		gnutls_datum_t why = { 0 };
 
@@ -342,8 +343,9 @@ static void pairs_collect(struct http_server *s)
 }
 
 static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
-			 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
-			 unsigned int *pcert_length, gnutls_privkey_t *pkey)
+			 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			 gnutls_pcert_st **pcert, unsigned int *pcert_length,
+			 gnutls_privkey_t *pkey)
 {
 	struct http_server *s = the_server;
 	struct tls_pair *p;
@@ -359,7 +361,8 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	return 0;
 }
 
-static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchanged, char *err, size_t errlen)
+static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchanged, char *err,
+		     size_t errlen)
 {
 	_cleanup_free_ char *cert = NULL, *key = NULL;
 	size_t cl = 0, kl = 0;
@@ -384,7 +387,8 @@ static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchang
 	if (r < 0) {
 		_cleanup_free_ char *why = strdup(err);
 
-		snprintf(err, errlen, "%s, %s: %s", s->cert_file, s->key_file, why ? why : "invalid");
+		snprintf(err, errlen, "%s, %s: %s", s->cert_file, s->key_file,
+			 why ? why : "invalid");
 	}
 	return r;
 }
@@ -463,8 +467,8 @@ static int conn_pull_timeout(gnutls_transport_ptr_t ptr, unsigned ms)
 
 /* The client's Finished message: the handshake is over (TLS 1.2 and 1.3 alike, the server
  * receives it last); the connection now has the idle + request timeout for its first request. */
-static int on_handshake_message(gnutls_session_t session, unsigned htype, unsigned when, unsigned incoming,
-				const gnutls_datum_t *msg)
+static int on_handshake_message(gnutls_session_t session, unsigned htype, unsigned when,
+				unsigned incoming, const gnutls_datum_t *msg)
 {
 	struct http_server *s = the_server;
 	struct conn *k = gnutls_transport_get_ptr(session);
@@ -473,7 +477,8 @@ static int on_handshake_message(gnutls_session_t session, unsigned htype, unsign
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	if (!k->handshake_done && !k->in_request)
-		k->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+		k->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 +
+				 s->lim.request_timeout_ms;
 	k->handshake_done = true;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -481,7 +486,8 @@ static int on_handshake_message(gnutls_session_t session, unsigned htype, unsign
 
 static void conn_watch_tls(struct MHD_Connection *c, struct conn *k)
 {
-	const union MHD_ConnectionInfo *ti = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const union MHD_ConnectionInfo *ti =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	gnutls_session_t session = ti ? ti->tls_session : NULL;
 
 	if (!session || k->fd < 0) {
@@ -491,15 +497,16 @@ static void conn_watch_tls(struct MHD_Connection *c, struct conn *k)
 	gnutls_transport_set_ptr2(session, k, (gnutls_transport_ptr_t)(intptr_t)k->fd);
 	gnutls_transport_set_pull_function(session, conn_pull);
 	gnutls_transport_set_pull_timeout_function(session, conn_pull_timeout);
-	gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST, on_handshake_message);
+	gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
+					   on_handshake_message);
 	if (the_server && the_server->ca_file) {
 		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
 		gnutls_session_set_verify_function(session, verify_client);
 	}
 }
 
-__attribute__((format(printf, 2, 3)))
-static void log_limit(struct http_server *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void log_limit(struct http_server *s, const char *fmt,
+							    ...)
 {
 	int64_t now = now_ms();
 	char msg[384];
@@ -514,10 +521,12 @@ static void log_limit(struct http_server *s, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (s->limit_quiet)
-		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s (and %u more since the last line)",
+		slog(s, HTTP_LOG_WARNING,
+		     "connection limit (%u) reached: %s (and %u more since the last line)",
 		     s->lim.max_connections, msg, s->limit_quiet);
 	else
-		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s", s->lim.max_connections, msg);
+		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s",
+		     s->lim.max_connections, msg);
 	s->limit_logged_ms = now;
 	s->limit_quiet = 0;
 }
@@ -537,13 +546,17 @@ static void make_room(struct http_server *s, struct conn *k)
 	if (oldest) {
 		conn_cut(s, oldest);
 		atomic_fetch_add(&s->n_cut, 1);
-		log_limit(s, "closed a connection from %s still in its TLS handshake after %lld ms, for one from %s",
-			  conn_peer(oldest), (long long)(now_ms() - oldest->started_ms), conn_peer(k));
+		log_limit(
+			s,
+			"closed a connection from %s still in its TLS handshake after %lld ms, for one from %s",
+			conn_peer(oldest), (long long)(now_ms() - oldest->started_ms),
+			conn_peer(k));
 		return;
 	}
 	conn_cut(s, k);
 	atomic_fetch_add(&s->n_refused, 1);
-	log_limit(s, "refused a connection from %s: every connection is past its TLS handshake", conn_peer(k));
+	log_limit(s, "refused a connection from %s: every connection is past its TLS handshake",
+		  conn_peer(k));
 }
 
 /* MHD closes a connection whose handshake failed with one sentence and neither the client nor
@@ -562,7 +575,8 @@ static void log_failed_handshake(struct http_server *s, const struct conn *k)
 	}
 	if (k->n_first == 0) {
 		/* a TCP probe (kubelet's tcpSocket, a load balancer's check) */
-		slog(s, HTTP_LOG_DEBUG, "a connection from %s closed before its TLS handshake began", conn_peer(k));
+		slog(s, HTTP_LOG_DEBUG,
+		     "a connection from %s closed before its TLS handshake began", conn_peer(k));
 		return;
 	}
 	if (b[0] != 0x16) { /* not a TLS handshake record */
@@ -572,22 +586,27 @@ static void log_failed_handshake(struct http_server *s, const struct conn *k)
 		}
 		text[k->n_first] = '\0';
 		if (printable)
-			slog(s, HTTP_LOG_INFO, "closed a connection from %s: plain HTTP on the HTTPS port (it began \"%s\")",
+			slog(s, HTTP_LOG_INFO,
+			     "closed a connection from %s: plain HTTP on the HTTPS port (it began \"%s\")",
 			     conn_peer(k), text);
 		else
-			slog(s, HTTP_LOG_INFO, "closed a connection from %s: not TLS (its first byte is 0x%02x)", conn_peer(k),
-			     b[0]);
+			slog(s, HTTP_LOG_INFO,
+			     "closed a connection from %s: not TLS (its first byte is 0x%02x)",
+			     conn_peer(k), b[0]);
 		return;
 	}
 	/* record header (5 bytes), handshake type 1 ClientHello, length (3), client_version */
 	version = k->n_first >= 11 && b[5] == 1 ? (unsigned)b[9] << 8 | b[10] : 0;
 	if (version >= 0x0300 && version < 0x0303)
-		slog(s, HTTP_LOG_INFO, "closed a connection from %s: its client offers %s at most; this server speaks "
-				       "TLS 1.2 and 1.3", conn_peer(k), old[version - 0x0300]);
+		slog(s, HTTP_LOG_INFO,
+		     "closed a connection from %s: its client offers %s at most; this server speaks "
+		     "TLS 1.2 and 1.3",
+		     conn_peer(k), old[version - 0x0300]);
 	else
-		slog(s, HTTP_LOG_INFO, "closed a connection from %s: TLS handshake failed (a client that does not trust "
-				       "this certificate, a wrong caBundle, %sends here too)", conn_peer(k),
-		     s->ca_file ? "a client without a certificate " : "");
+		slog(s, HTTP_LOG_INFO,
+		     "closed a connection from %s: TLS handshake failed (a client that does not trust "
+		     "this certificate, a wrong caBundle, %sends here too)",
+		     conn_peer(k), s->ca_file ? "a client without a certificate " : "");
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -597,8 +616,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	struct conn *k;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *fd =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 		k = calloc(1, sizeof(*k));
 		if (!k) {
@@ -614,9 +635,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			char ip[INET6_ADDRSTRLEN] = "?";
 
 			if (sa->sa_family == AF_INET)
-				inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip,
+					  sizeof(ip));
 			else if (sa->sa_family == AF_INET6)
-				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+					  ip, sizeof(ip));
 			snprintf(k->peer, sizeof(k->peer), "%s", ip);
 		}
 		conn_watch_tls(c, k);
@@ -625,9 +648,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		if (k->pair)
 			k->pair->refs++;
 		k->started_ms = now_ms();
-		k->deadline_ms = k->started_ms + (k->handshake_done ? (int64_t)s->lim.idle_timeout_s * 1000 +
-									    s->lim.request_timeout_ms
-								  : (int64_t)s->lim.handshake_timeout_ms);
+		k->deadline_ms =
+			k->started_ms + (k->handshake_done ? (int64_t)s->lim.idle_timeout_s * 1000 +
+								     s->lim.request_timeout_ms
+							   : (int64_t)s->lim.handshake_timeout_ms);
 		make_room(s, k);
 		k->next = s->conns;
 		if (s->conns)
@@ -678,9 +702,10 @@ static void *reaper_main(void *arg)
 			conn_cut(s, k);
 			atomic_fetch_add(&s->n_cut, 1);
 			slog(s, HTTP_LOG_INFO, "closed a connection from %s: %s", conn_peer(k),
-			     k->in_request	   ? "its request took longer than the request timeout"
-			     : !k->handshake_done ? "no TLS handshake within the handshake timeout"
-						   : "no request line within the idle + request timeout");
+			     k->in_request ? "its request took longer than the request timeout"
+			     : !k->handshake_done
+				     ? "no TLS handshake within the handshake timeout"
+				     : "no request line within the idle + request timeout");
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += REAPER_TICK_MS * 1000000L;
@@ -700,7 +725,8 @@ static void *reaper_main(void *arg)
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	struct http_server *s = cls;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *k = ci ? ci->socket_context : NULL;
 	struct req *rq = calloc(1, sizeof(*rq));
 
@@ -717,7 +743,8 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
 	return rq;
 }
 
-static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
+			    enum MHD_RequestTerminationCode toe)
 {
 	struct http_server *s = cls;
 	struct req *rq = *con_cls;
@@ -729,7 +756,8 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (rq->conn) {
 		pthread_mutex_lock(&s->lock);
-		rq->conn->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 + s->lim.request_timeout_ms;
+		rq->conn->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 +
+					s->lim.request_timeout_ms;
 		rq->conn->in_request = false;
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -738,8 +766,8 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type, char *body,
-			     size_t len, const char *allow, bool close)
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type,
+			     char *body, size_t len, const char *allow, bool close)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -766,15 +794,17 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
 	return ret;
 }
 
-static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *text, const char *allow)
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *text,
+				  const char *allow)
 {
 	char *b = strdup(text);
 
-	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST) : MHD_NO;
+	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST)
+		 : MHD_NO;
 }
 
-static const struct http_route *route_find(struct http_server *s, const char *path, const char *method,
-					   const char **allow)
+static const struct http_route *route_find(struct http_server *s, const char *path,
+					   const char *method, const char **allow)
 {
 	*allow = NULL;
 	for (size_t i = 0; i < s->n_routes; i++) {
@@ -783,13 +813,15 @@ static const struct http_route *route_find(struct http_server *s, const char *pa
 		if (strcmp(r->path, path) != 0)
 			continue;
 		*allow = r->method;
-		if (!strcmp(r->method, method) || (!strcmp(r->method, "GET") && !strcmp(method, "HEAD")))
+		if (!strcmp(r->method, method) ||
+		    (!strcmp(r->method, "GET") && !strcmp(method, "HEAD")))
 			return r;
 	}
 	return NULL;
 }
 
-static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key,
+					    const char *value)
 {
 	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
 		(*(unsigned *)cls)++;
@@ -798,8 +830,8 @@ static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, 
 
 /* First call for a request (its headers are in): check its framing, route it and check the
  * announced length. */
-static void request_begin(struct http_server *s, struct MHD_Connection *c, const char *url, const char *method,
-			  struct req *rq, const char **allow)
+static void request_begin(struct http_server *s, struct MHD_Connection *c, const char *url,
+			  const char *method, struct req *rq, const char **allow)
 {
 	unsigned n_cl = 0;
 	const char *cl;
@@ -810,8 +842,9 @@ static void request_begin(struct http_server *s, struct MHD_Connection *c, const
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
 	if (n_cl > 1) {
 		rq->early_status = MHD_HTTP_BAD_REQUEST;
-		slog(s, HTTP_LOG_INFO, "%s %s from %s: %u Content-Length headers; answered 400 and closed", method, url,
-		     rq->conn ? conn_peer(rq->conn) : "?", n_cl);
+		slog(s, HTTP_LOG_INFO,
+		     "%s %s from %s: %u Content-Length headers; answered 400 and closed", method,
+		     url, rq->conn ? conn_peer(rq->conn) : "?", n_cl);
 		return;
 	}
 	rq->route = route_find(s, url, method, allow);
@@ -863,15 +896,17 @@ static int body_append(struct http_server *s, struct req *rq, const char *data, 
 	return 0;
 }
 
-static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connection *c, const char *url,
-				      const char *method, struct req *rq)
+static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connection *c,
+				      const char *url, const char *method, struct req *rq)
 {
 	struct http_request hr = {
 		.method = method,
 		.path = url,
-		.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+		.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_CONTENT_TYPE),
 		.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
-		.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+		.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_AUTHORIZATION),
 		.body = rq->body ? rq->body : "",
 		.body_len = rq->len,
 	};
@@ -886,11 +921,13 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
 		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
 	}
-	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body, resp.body_len, NULL, false);
+	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body,
+		     resp.body_len, NULL, false);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *s = cls;
 	struct req *rq = *con_cls;
@@ -901,13 +938,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!rq->headers_done) {
 		request_begin(s, c, url, method, rq, &allow);
 		if (rq->early_status == MHD_HTTP_BAD_REQUEST)
-			return queue_text(c, MHD_HTTP_BAD_REQUEST, "two Content-Length headers\n", NULL);
+			return queue_text(c, MHD_HTTP_BAD_REQUEST, "two Content-Length headers\n",
+					  NULL);
 		if (rq->early_status == MHD_HTTP_NOT_FOUND)
 			return queue_text(c, MHD_HTTP_NOT_FOUND, "no such path\n", NULL);
 		if (rq->early_status == MHD_HTTP_METHOD_NOT_ALLOWED)
-			return queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n", allow);
+			return queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
+					  allow);
 		if (rq->early_status == MHD_HTTP_CONTENT_TOO_LARGE)
-			return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n", NULL);
+			return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n",
+					  NULL);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -918,8 +958,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			/* no Content-Length (chunked) and past the limit. MHD cannot answer in the
 			 * middle of a body, and reading the rest to answer 413 at its end would let a
 			 * client keep us busy: close now */
-			slog(s, HTTP_LOG_WARNING, "%s %s from %s: body over %zu bytes without Content-Length; connection closed",
-			     method, url, rq->conn && rq->conn->peer[0] ? rq->conn->peer : "?", s->lim.body_max);
+			slog(s, HTTP_LOG_WARNING,
+			     "%s %s from %s: body over %zu bytes without Content-Length; connection closed",
+			     method, url, rq->conn && rq->conn->peer[0] ? rq->conn->peer : "?",
+			     s->lim.body_max);
 			return MHD_NO;
 		}
 		return r < 0 ? MHD_NO : MHD_YES;
@@ -957,17 +999,23 @@ static int limits_check(const struct http_limits *l, char *err, size_t errlen)
 	if (l->workers < 1 || l->workers > 64)
 		snprintf(err, errlen, "workers: expected 1 to 64, got %u", l->workers);
 	else if (l->body_max < 1024 || l->body_max > (64u << 20))
-		snprintf(err, errlen, "body limit: expected 1 KiB to 64 MiB, got %zu bytes", l->body_max);
+		snprintf(err, errlen, "body limit: expected 1 KiB to 64 MiB, got %zu bytes",
+			 l->body_max);
 	else if (l->header_max < 4096 || l->header_max > (1u << 20))
-		snprintf(err, errlen, "header limit: expected 4 KiB to 1 MiB, got %zu bytes", l->header_max);
+		snprintf(err, errlen, "header limit: expected 4 KiB to 1 MiB, got %zu bytes",
+			 l->header_max);
 	else if (l->idle_timeout_s < 1 || l->idle_timeout_s > 3600)
-		snprintf(err, errlen, "idle timeout: expected 1 to 3600 s, got %u", l->idle_timeout_s);
+		snprintf(err, errlen, "idle timeout: expected 1 to 3600 s, got %u",
+			 l->idle_timeout_s);
 	else if (l->request_timeout_ms < 100 || l->request_timeout_ms > 600000)
-		snprintf(err, errlen, "request timeout: expected 0.1 to 600 s, got %u ms", l->request_timeout_ms);
+		snprintf(err, errlen, "request timeout: expected 0.1 to 600 s, got %u ms",
+			 l->request_timeout_ms);
 	else if (l->handshake_timeout_ms < 100 || l->handshake_timeout_ms > 60000)
-		snprintf(err, errlen, "handshake timeout: expected 0.1 to 60 s, got %u ms", l->handshake_timeout_ms);
+		snprintf(err, errlen, "handshake timeout: expected 0.1 to 60 s, got %u ms",
+			 l->handshake_timeout_ms);
 	else if (l->max_connections < 1 || l->max_connections > 65536)
-		snprintf(err, errlen, "connection limit: expected 1 to 65536, got %u", l->max_connections);
+		snprintf(err, errlen, "connection limit: expected 1 to 65536, got %u",
+			 l->max_connections);
 	else
 		return 0;
 	return -EINVAL;
@@ -993,7 +1041,8 @@ static void server_release(struct http_server *s)
 	free(s);
 }
 
-int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err, size_t errlen)
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret, char *err,
+		      size_t errlen)
 {
 	struct sockaddr_storage ss;
 	struct http_server *s;
@@ -1028,7 +1077,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	s->userdata = cfg->userdata;
 	s->log = cfg->log;
 	if (cfg->client_ca_file && !cfg->cert_file) {
-		snprintf(err, errlen, "client certificates need TLS: a client CA without a certificate");
+		snprintf(err, errlen,
+			 "client certificates need TLS: a client CA without a certificate");
 		server_release(s);
 		return -EINVAL;
 	}
@@ -1071,8 +1121,10 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 		(s->cert_file ? MHD_USE_TLS : 0);
 	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6 | (IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr)
-						 ? MHD_USE_DUAL_STACK : 0);
+		flags |= MHD_USE_IPv6 |
+			 (IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr)
+				  ? MHD_USE_DUAL_STACK
+				  : 0);
 	{
 		struct MHD_OptionItem opts[] = {
 			/* first, or MHD says so on stderr past us */
@@ -1080,14 +1132,16 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
 			/* ours is kept in make_room(); MHD's, above it, only bounds the sockets
 			 * shut down and not yet freed (each worker thread gets its share) */
-			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->lim.max_connections * 2 + s->lim.workers, NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT,
+			  (intptr_t)s->lim.max_connections * 2 + s->lim.workers, NULL },
 			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->lim.max_per_ip, NULL },
 			{ MHD_OPTION_CONNECTION_TIMEOUT, s->lim.idle_timeout_s, NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->lim.header_max, NULL },
 			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s },
 			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, s },
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, s },
-			{ s->lim.workers > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->lim.workers, NULL },
+			{ s->lim.workers > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+			  s->lim.workers, NULL },
 			{ MHD_OPTION_END, 0, NULL },
 			{ MHD_OPTION_END, 0, NULL },
 			{ MHD_OPTION_END, 0, NULL },
@@ -1097,14 +1151,18 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		if (s->lim.workers <= 1)
 			n--; /* the pool's row ends the list: the TLS rows go in its place */
 		if (s->cert_file) {
-			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cert_callback };
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0,
+							     (void *)cert_callback };
 			/* TLS 1.2 and 1.3 only: the API server speaks both */
-			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
-							     (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" };
+			opts[n++] = (struct MHD_OptionItem){
+				MHD_OPTION_HTTPS_PRIORITIES, 0,
+				(void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+			};
 		}
 		opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
-		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
+					  opts, MHD_OPTION_END);
 	}
 	if (!s->mhd) {
 		r = errno ? -errno : -EIO;
@@ -1119,7 +1177,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	if (pthread_create(&s->reaper, NULL, reaper_main, s) == 0)
 		s->reaper_running = true;
 	else
-		slog(s, HTTP_LOG_WARNING, "no reaper thread: slow clients are held to the idle timeout only");
+		slog(s, HTTP_LOG_WARNING,
+		     "no reaper thread: slow clients are held to the idle timeout only");
 	*ret = s;
 	return 0;
 }

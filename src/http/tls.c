@@ -25,10 +25,11 @@ void http_tls_pair_free(struct tls_pair *p)
 	free(p);
 }
 
-bool http_tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len, const char *key_pem,
-			 size_t key_len)
+bool http_tls_pair_same_bytes(const struct tls_pair *p, const char *cert_pem, size_t cert_len,
+			      const char *key_pem, size_t key_len)
 {
-	return p->cert_len == cert_len && p->key_len == key_len && memcmp(p->cert_pem, cert_pem, cert_len) == 0 &&
+	return p->cert_len == cert_len && p->key_len == key_len &&
+	       memcmp(p->cert_pem, cert_pem, cert_len) == 0 &&
 	       memcmp(p->key_pem, key_pem, key_len) == 0;
 }
 
@@ -96,13 +97,14 @@ static void describe(struct tls_pair *p)
 	p->expired = exp != (time_t)-1 && exp < time(NULL);
 	snprintf(p->summary, sizeof(p->summary), "%s%s%s, %s %s, %u certificate%s in the chain",
 		 dn.data ? (const char *)dn.data : "(no subject)", used ? ", DNS " : "", names,
-		 p->expired ? "EXPIRED" : "expires", when, p->n_pcerts, p->n_pcerts == 1 ? "" : "s");
+		 p->expired ? "EXPIRED" : "expires", when, p->n_pcerts,
+		 p->n_pcerts == 1 ? "" : "s");
 	gnutls_free(dn.data);
 	gnutls_x509_crt_deinit(crt);
 }
 
 int http_tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-		  struct tls_pair **ret, char *err, size_t errlen)
+		       struct tls_pair **ret, char *err, size_t errlen)
 {
 	struct tls_pair *p;
 	gnutls_datum_t cd = { (unsigned char *)cert_pem, (unsigned)cert_len };
@@ -122,7 +124,8 @@ int http_tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pe
 	g = gnutls_pcert_list_import_x509_raw(p->pcerts, &n, &cd, GNUTLS_X509_FMT_PEM,
 					      GNUTLS_X509_CRT_LIST_IMPORT_FAIL_IF_EXCEED);
 	if (g < 0 || n == 0) {
-		snprintf(err, errlen, "certificate: %s", g < 0 ? gnutls_strerror(g) : "no PEM certificate in the file");
+		snprintf(err, errlen, "certificate: %s",
+			 g < 0 ? gnutls_strerror(g) : "no PEM certificate in the file");
 		r = -EINVAL;
 		goto fail;
 	}
@@ -135,7 +138,8 @@ int http_tls_pair_load(const char *cert_pem, size_t cert_len, const char *key_pe
 	}
 	r = key_matches(p);
 	if (r < 0) {
-		snprintf(err, errlen, "the key is not the certificate's key (a rotation half done?)");
+		snprintf(err, errlen,
+			 "the key is not the certificate's key (a rotation half done?)");
 		goto fail;
 	}
 	p->cert_pem = malloc(cert_len + 1);

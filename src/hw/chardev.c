@@ -46,8 +46,8 @@ static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
 	c->matches = c->node.is_char && c->node.major == c->major && c->node.minor == c->minor;
 }
 
-static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *entry, const char *attr,
-		      char *buf, size_t len)
+static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *entry,
+		      const char *attr, char *buf, size_t len)
 {
 	char path[96];
 
@@ -55,8 +55,8 @@ static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *
 	return hw_dir_read(b->ctx, cls, path, buf, len);
 }
 
-static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_dir *cls, const char *name,
-		    enum hw_chardev_kind kind)
+static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_dir *cls,
+		    const char *name, enum hw_chardev_kind kind)
 {
 	struct hw_node *node = b->node;
 	char buf[HW_NAME_MAX];
@@ -72,7 +72,8 @@ static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_di
 		return hw_fail(b->err, cls, path, r);
 	}
 	c->dev = hw_node_rdma(node, buf);
-	if (kind != HW_CHR_UVERBS && read_entry(b, cls, name, "port", buf, sizeof(buf)) >= 0 && str_to_u64(buf, 10, &port) >= 0)
+	if (kind != HW_CHR_UVERBS && read_entry(b, cls, name, "port", buf, sizeof(buf)) >= 0 &&
+	    str_to_u64(buf, 10, &port) >= 0)
 		c->port = (unsigned)port;
 	if (read_entry(b, cls, name, "dev", buf, sizeof(buf)) >= 0)
 		hw_parse_devnum(buf, &c->major, &c->minor);
@@ -89,7 +90,8 @@ static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_di
 	return 0;
 }
 
-static int load_class(struct hw_build *b, const char *class_path, char ***names, size_t *n, struct hw_dir *d)
+static int load_class(struct hw_build *b, const char *class_path, char ***names, size_t *n,
+		      struct hw_dir *d)
 {
 	int r = hw_dir_open_links(b->ctx, class_path, d);
 

@@ -47,7 +47,8 @@ static void name_missing(const struct hw_roots *r, const char *sysfs, char *miss
 		snprintf(missing, n, "%s", sysfs);
 }
 
-int hw_ctx_new_roots(const struct hw_roots *r, struct hw_ctx **ret, char *missing, size_t missing_len)
+int hw_ctx_new_roots(const struct hw_roots *r, struct hw_ctx **ret, char *missing,
+		     size_t missing_len)
 {
 	struct hw_ctx *ctx = calloc(1, sizeof(*ctx));
 	int e;
@@ -103,16 +104,23 @@ void hw_ctx_free(struct hw_ctx *ctx)
 	free(ctx);
 }
 
-const char *hw_ctx_root(const struct hw_ctx *ctx, enum hw_root root) { return ctx->path[root]; }
-int hw_ctx_root_fd(const struct hw_ctx *ctx, enum hw_root root) { return ctx->fd[root]; }
+const char *hw_ctx_root(const struct hw_ctx *ctx, enum hw_root root)
+{
+	return ctx->path[root];
+}
+int hw_ctx_root_fd(const struct hw_ctx *ctx, enum hw_root root)
+{
+	return ctx->fd[root];
+}
 
 const char *hw_strerror(int err)
 {
 	if (err < 0)
 		err = -err;
-	return err == HW_ENOTREG ? "not a regular file (a FIFO, device or socket: refused, sysfs holds none)" : strerror(err);
+	return err == HW_ENOTREG
+		       ? "not a regular file (a FIFO, device or socket: refused, sysfs holds none)"
+		       : strerror(err);
 }
-
 
 void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata)
 {
@@ -151,10 +159,12 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 		return -ENAMETOOLONG;
 	if (d->links_out && name && *name && strcmp(name, "."))
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
-	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, name && *name ? name : ".", full, flags);
+	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, name && *name ? name : ".", full,
+				  flags);
 }
 
-int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret)
+int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
+		struct hw_dir *ret)
 {
 	int fd, n;
 
@@ -223,7 +233,8 @@ static int ctx_open_regular(struct hw_ctx *ctx, enum hw_root root, const char *r
 	return hw_ctx_open(ctx, root, relpath, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 }
 
-ssize_t hw_ctx_read(struct hw_ctx *ctx, enum hw_root root, const char *relpath, void *buf, size_t len)
+ssize_t hw_ctx_read(struct hw_ctx *ctx, enum hw_root root, const char *relpath, void *buf,
+		    size_t len)
 {
 	_cleanup_close_ int fd = ctx_open_regular(ctx, root, relpath);
 
@@ -232,8 +243,8 @@ ssize_t hw_ctx_read(struct hw_ctx *ctx, enum hw_root root, const char *relpath, 
 	return fileio_read_regular(fd, buf, len);
 }
 
-int hw_ctx_read_alloc(struct hw_ctx *ctx, enum hw_root root, const char *relpath, size_t max, char **ret,
-		      size_t *ret_len)
+int hw_ctx_read_alloc(struct hw_ctx *ctx, enum hw_root root, const char *relpath, size_t max,
+		      char **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = ctx_open_regular(ctx, root, relpath);
 	int r;
@@ -245,7 +256,8 @@ int hw_ctx_read_alloc(struct hw_ctx *ctx, enum hw_root root, const char *relpath
 	return fileio_read_fd(fd, max, ret, ret_len);
 }
 
-int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
+int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,
+		    size_t len)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -256,7 +268,8 @@ int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 	 * is no other component to resolve, so nothing can lead out of the root, and it costs one
 	 * syscall instead of open, fstat, readlinkat and close. */
 	if (name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..")) {
-		n = readlinkat(d && d->path[0] ? d->fd : ctx->fd[HW_ROOT_SYSFS], name, buf, len - 1);
+		n = readlinkat(d && d->path[0] ? d->fd : ctx->fd[HW_ROOT_SYSFS], name, buf,
+			       len - 1);
 		if (n < 0)
 			return -errno;
 		buf[n] = '\0';
@@ -286,7 +299,8 @@ bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name)
 	return fd >= 0;
 }
 
-int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
+int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret,
+		size_t *n)
 {
 	_cleanup_close_ int fd = -1;
 
@@ -312,7 +326,8 @@ int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int er
 		if (d && d->path[0] && name && *name)
 			n = snprintf(e->path, sizeof(e->path), "%s/%s", d->path, name);
 		else
-			n = snprintf(e->path, sizeof(e->path), "%s", name && *name ? name : (d ? d->path : ""));
+			n = snprintf(e->path, sizeof(e->path), "%s",
+				     name && *name ? name : (d ? d->path : ""));
 		if (n < 0 || (size_t)n >= sizeof(e->path))
 			e->path[sizeof(e->path) - 1] = '\0';
 	}
@@ -331,7 +346,8 @@ int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	return r;
 }
 
-int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base, long long *ret)
+int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base,
+		long long *ret)
 {
 	char buf[64];
 	int r = hw_dir_read(ctx, d, name, buf, sizeof(buf));

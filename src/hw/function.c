@@ -19,7 +19,8 @@ static const char *base_name(const char *path)
 }
 
 /* Entries of an optional subdirectory: none when absent. */
-static int list_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n)
+static int list_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret,
+		    size_t *n)
 {
 	int r = hw_dir_list(ctx, d, name, ret, n);
 
@@ -43,7 +44,8 @@ static int vf_index(struct hw_ctx *ctx, const struct hw_dir *pf, const char *bdf
 		return -1;
 	for (size_t i = 0; i < n && found < 0; i++)
 		if (str_startswith(v[i], "virtfn") && str_to_u64(v[i] + 6, 10, &idx) == 0 &&
-		    hw_dir_readlink(ctx, pf, v[i], link, sizeof(link)) > 0 && !strcmp(base_name(link), bdf))
+		    hw_dir_readlink(ctx, pf, v[i], link, sizeof(link)) > 0 &&
+		    !strcmp(base_name(link), bdf))
 			found = (int)idx;
 	strv_free(v);
 	return found;
@@ -68,7 +70,8 @@ int hw_pci_read_function(struct hw_ctx *ctx, const char *bdf, struct hw_pci_func
 	    (r = list_opt(ctx, &d, "infiniband", &f.rdma, &f.n_rdma)) < 0)
 		goto fail;
 	/* a VF: physfn points at its PF, whose virtfnN links give its index */
-	if (hw_dir_readlink(ctx, &d, "physfn", link, sizeof(link)) > 0 && hw_is_bdf(base_name(link))) {
+	if (hw_dir_readlink(ctx, &d, "physfn", link, sizeof(link)) > 0 &&
+	    hw_is_bdf(base_name(link))) {
 		str_copy(f.physfn, sizeof(f.physfn), base_name(link));
 		if (hw_dir_open(ctx, &d, "physfn", &pf) == 0) {
 			f.vf_index = vf_index(ctx, &pf, bdf);

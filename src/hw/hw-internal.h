@@ -6,7 +6,7 @@
 #include "hw/hw.h"
 
 struct hw_ctx {
-	int fd[HW_ROOT_N];    /* O_PATH directory fds of the roots; -errno where absent (not sysfs) */
+	int fd[HW_ROOT_N]; /* O_PATH directory fds of the roots; -errno where absent (not sysfs) */
 	char *path[HW_ROOT_N]; /* as given, for messages */
 	hw_recorder_fn recorder;
 	void *recorder_ud;
@@ -24,17 +24,21 @@ struct hw_dir {
 };
 
 /* Open `name` (relative to `parent`, or to the sysfs root when parent is NULL). */
-int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name, struct hw_dir *ret);
+int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
+		struct hw_dir *ret);
 /* The same for a directory of links out of it (a class or bus directory). */
 int hw_dir_open_links(struct hw_ctx *ctx, const char *path, struct hw_dir *ret);
 void hw_dir_close(struct hw_dir *d);
 /* Read a sysfs attribute into buf (trailing newline stripped). Returns its length or -errno. */
-int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
+int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,
+		size_t len);
 /* Read a symlink's text. Returns its length or -errno (-EINVAL: not a symlink). */
-int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
+int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,
+		    size_t len);
 /* Entries of a directory (no "." / ".."), sorted by strcmp: a strv (util/strv.h; NULL when
  * empty) and its length. */
-int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret, size_t *n);
+int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret,
+		size_t *n);
 bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name);
 
 /* What devfs holds at relpath (relative to the devfs root), through the recorder. */
@@ -44,8 +48,10 @@ void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode 
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err);
 /* Read an optional attribute: "" when absent or unreadable with EINVAL/ENODATA/EOPNOTSUPP
  * (the kernel's answer for attributes that have no value now); other errors are returned. */
-int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len);
-int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base, long long *ret);
+int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,
+		size_t len);
+int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base,
+		long long *ret);
 
 /* State of one hw_load(): names read early are resolved to pointers once every array exists. */
 struct hw_build {
@@ -53,24 +59,26 @@ struct hw_build {
 	unsigned flags;
 	struct hw_node *node;
 	struct hw_error *err;
-	char (*netdev_bdf)[HW_BDF_MAX];     /* per netdev: its PCI function, "" if virtual */
+	char (*netdev_bdf)[HW_BDF_MAX]; /* per netdev: its PCI function, "" if virtual */
 	char (*netdev_master)[HW_IFNAME_MAX];
-	char **bond_slaves;                 /* per netdev: bonding/slaves text, NULL if not a bond */
+	char **bond_slaves; /* per netdev: bonding/slaves text, NULL if not a bond */
 	char (*bond_active)[HW_IFNAME_MAX];
-	char (*rdma_bdf)[HW_BDF_MAX];       /* per RDMA device: its parent PCI function */
-	bool *gone;                         /* per item of the loop running: vanished while read */
+	char (*rdma_bdf)[HW_BDF_MAX]; /* per RDMA device: its parent PCI function */
+	bool *gone;		      /* per item of the loop running: vanished while read */
 };
 
 /* Run fn(b, i, ud) for i in [0, n) on up to 8 threads; the first error (by time) is returned.
  * fn must only write item i's own slots, and report failures through hw_fail(). */
-int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud), void *ud);
+int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
+		    void *ud);
 
 /* Run one item's loader with its own error record. Devices and netdevs come and go while we
  * read (hot-unplug, a pod's veth): when the loader fails and `class_dir/name` no longer
  * exists, the item is marked in b->gone and the load goes on; any other failure is the
  * load's failure. */
 int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name,
-		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name));
+		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir,
+			     const char *name));
 
 /* Loaders, each filling its part of the node; called in this order by hw_load(). */
 int hw_load_netdevs(struct hw_build *b);

@@ -10,9 +10,9 @@
 
 /* The modules an RDMA/GPU node's answers depend on. */
 static const char *const tracked[] = {
-	"ib_core", "ib_uverbs", "ib_umad", "ib_ipoib", "rdma_cm", "rdma_ucm", "mlx5_core", "mlx5_ib",
-	"mlx4_core", "mlx4_ib", "bnxt_re", "irdma", "rdma_rxe", "siw", "bonding",
-	"nvidia", "nvidia_peermem", "nv_peer_mem", "gdrdrv",
+	"ib_core", "ib_uverbs", "ib_umad",	  "ib_ipoib",	 "rdma_cm", "rdma_ucm", "mlx5_core",
+	"mlx5_ib", "mlx4_core", "mlx4_ib",	  "bnxt_re",	 "irdma",   "rdma_rxe", "siw",
+	"bonding", "nvidia",	"nvidia_peermem", "nv_peer_mem", "gdrdrv",
 };
 
 int hw_load_kernel(struct hw_build *b)
@@ -34,13 +34,17 @@ int hw_load_kernel(struct hw_build *b)
 			m->state = strcmp(buf, "live") == 0 ? HW_MOD_LOADED : HW_MOD_ABSENT;
 		else {
 			snprintf(path, sizeof(path), "module/%s", tracked[i]);
-			m->state = hw_dir_exists(b->ctx, NULL, path) ? HW_MOD_BUILTIN : HW_MOD_ABSENT;
+			m->state =
+				hw_dir_exists(b->ctx, NULL, path) ? HW_MOD_BUILTIN : HW_MOD_ABSENT;
 		}
 	}
 	/* ib_core's netns_mode is the same switch `rdma system set netns` flips */
 	k->netns_mode = -1;
-	if (hw_dir_read(b->ctx, NULL, "module/ib_core/parameters/netns_mode", buf, sizeof(buf)) >= 0)
-		k->netns_mode = buf[0] == 'Y' || buf[0] == '1' ? 1 : buf[0] == 'N' || buf[0] == '0' ? 0 : -1;
+	if (hw_dir_read(b->ctx, NULL, "module/ib_core/parameters/netns_mode", buf, sizeof(buf)) >=
+	    0)
+		k->netns_mode = buf[0] == 'Y' || buf[0] == '1'	 ? 1
+				: buf[0] == 'N' || buf[0] == '0' ? 0
+								 : -1;
 	return 0;
 }
 

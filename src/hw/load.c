@@ -28,7 +28,8 @@ int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_
 
 	if (!node)
 		return -ENOMEM;
-	if ((r = hw_load_netdevs(&b)) < 0 || (r = hw_load_rdma(&b)) < 0 || (r = hw_load_pci(&b)) < 0)
+	if ((r = hw_load_netdevs(&b)) < 0 || (r = hw_load_rdma(&b)) < 0 ||
+	    (r = hw_load_pci(&b)) < 0)
 		goto fail;
 	hw_link_netdevs(&b);
 	if ((r = hw_load_chardevs(&b)) < 0 || (r = hw_load_kernel(&b)) < 0)
@@ -48,7 +49,8 @@ void hw_node_free(struct hw_node *node)
 {
 	if (!node)
 		return;
-	HW_NODE_FOREACH_PORT(node, p) {
+	HW_NODE_FOREACH_PORT(node, p)
+	{
 		free(p->gids);
 		free(p->pkeys);
 	}
@@ -75,31 +77,46 @@ void hw_node_free(struct hw_node *node)
 }
 
 /* The arrays are sorted by name (strcmp), as read from sorted directory listings. */
-static int cmp_rdma(const void *key, const void *el) { return strcmp(key, ((const struct hw_rdma_dev *)el)->name); }
-static int cmp_netdev(const void *key, const void *el) { return strcmp(key, ((const struct hw_netdev *)el)->name); }
-static int cmp_pci(const void *key, const void *el) { return strcmp(key, ((const struct hw_pci *)el)->bdf); }
+static int cmp_rdma(const void *key, const void *el)
+{
+	return strcmp(key, ((const struct hw_rdma_dev *)el)->name);
+}
+static int cmp_netdev(const void *key, const void *el)
+{
+	return strcmp(key, ((const struct hw_netdev *)el)->name);
+}
+static int cmp_pci(const void *key, const void *el)
+{
+	return strcmp(key, ((const struct hw_pci *)el)->bdf);
+}
 
 struct hw_rdma_dev *hw_node_rdma(const struct hw_node *node, const char *name)
 {
-	return name && node->n_rdma ? bsearch(name, node->rdma, node->n_rdma, sizeof(*node->rdma), cmp_rdma) : NULL;
+	return name && node->n_rdma
+		       ? bsearch(name, node->rdma, node->n_rdma, sizeof(*node->rdma), cmp_rdma)
+		       : NULL;
 }
 
 struct hw_netdev *hw_node_netdev(const struct hw_node *node, const char *name)
 {
-	return name && node->n_netdevs ? bsearch(name, node->netdevs, node->n_netdevs, sizeof(*node->netdevs), cmp_netdev) : NULL;
+	return name && node->n_netdevs ? bsearch(name, node->netdevs, node->n_netdevs,
+						 sizeof(*node->netdevs), cmp_netdev)
+				       : NULL;
 }
 
 struct hw_pci *hw_node_pci(const struct hw_node *node, const char *bdf)
 {
-	return bdf && node->n_pci ? bsearch(bdf, node->pci, node->n_pci, sizeof(*node->pci), cmp_pci) : NULL;
+	return bdf && node->n_pci
+		       ? bsearch(bdf, node->pci, node->n_pci, sizeof(*node->pci), cmp_pci)
+		       : NULL;
 }
 
 struct hw_port *hw_rdma_port(const struct hw_rdma_dev *dev, unsigned num)
 {
 	if (dev)
 		HW_DEV_FOREACH_PORT(dev, p)
-			if (p->num == num)
-				return p;
+	if (p->num == num)
+		return p;
 	return NULL;
 }
 

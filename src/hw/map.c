@@ -73,7 +73,8 @@ static struct hw_netdev *by_pci_function(const struct hw_port *p)
 	}
 	if (pci->n_netdevs > 1) {
 		for (size_t i = 0; i < pci->n_netdevs; i++)
-			if (pci->netdevs[i]->dev_id >= 0 && (unsigned)pci->netdevs[i]->dev_id + 1 == p->num)
+			if (pci->netdevs[i]->dev_id >= 0 &&
+			    (unsigned)pci->netdevs[i]->dev_id + 1 == p->num)
 				return pci->netdevs[i];
 	}
 	return first;
@@ -83,7 +84,8 @@ void hw_map_ports(struct hw_build *b)
 {
 	struct hw_node *node = b->node;
 
-	HW_NODE_FOREACH_PORT(node, p) {
+	HW_NODE_FOREACH_PORT(node, p)
+	{
 		struct hw_netdev *n = NULL;
 
 		if (p->link_layer == HW_LINK_IB) {

@@ -9,7 +9,7 @@
 #include "util/strutil.h"
 #include "util/strv.h"
 
-#define ARPHRD_ETHER_ 1
+#define ARPHRD_ETHER_	   1
 #define ARPHRD_INFINIBAND_ 32
 
 static const char *basename_of(const char *p)
@@ -60,7 +60,8 @@ static int load_bond(struct hw_build *b, size_t i, const struct hw_dir *nd)
 		return -ENOMEM;
 	}
 	r = hw_dir_read(b->ctx, &bd, "mode", buf, sizeof(buf));
-	if (r >= 0 && hw_parse_bond_mode(buf, n->bond->mode, sizeof(n->bond->mode), &n->bond->mode_id) < 0)
+	if (r >= 0 &&
+	    hw_parse_bond_mode(buf, n->bond->mode, sizeof(n->bond->mode), &n->bond->mode_id) < 0)
 		str_copy(n->bond->mode, sizeof(n->bond->mode), buf);
 	r = hw_read_opt(b->ctx, &bd, "slaves", buf, sizeof(buf));
 	if (r >= 0 && !(b->bond_slaves[i] = strdup(buf)))
@@ -71,7 +72,8 @@ static int load_bond(struct hw_build *b, size_t i, const struct hw_dir *nd)
 	return r < 0 ? hw_fail(b->err, &bd, "slaves", r) : 0;
 }
 
-static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_net, const char *name)
+static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_net,
+		       const char *name)
 {
 	struct hw_netdev *n = &b->node->netdevs[i];
 	struct hw_dir nd;
@@ -89,7 +91,9 @@ static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_
 	n->ifindex = (int)v;
 	if (hw_read_int(b->ctx, &nd, "type", 10, &v) >= 0)
 		n->type = (unsigned)v;
-	n->kind = n->type == ARPHRD_INFINIBAND_ ? HW_NETDEV_IPOIB : n->type == ARPHRD_ETHER_ ? HW_NETDEV_ETHER : HW_NETDEV_OTHER;
+	n->kind = n->type == ARPHRD_INFINIBAND_ ? HW_NETDEV_IPOIB
+		  : n->type == ARPHRD_ETHER_	? HW_NETDEV_ETHER
+						: HW_NETDEV_OTHER;
 	hw_read_opt(b->ctx, &nd, "operstate", n->operstate, sizeof(n->operstate));
 	/* carrier reads EINVAL while the link is administratively down: unknown, not an error */
 	if (hw_read_int(b->ctx, &nd, "carrier", 10, &v) >= 0)
@@ -146,7 +150,8 @@ static void compact_netdevs(struct hw_build *b)
 		if (k != i) {
 			b->node->netdevs[k] = b->node->netdevs[i];
 			memcpy(b->netdev_bdf[k], b->netdev_bdf[i], sizeof(b->netdev_bdf[k]));
-			memcpy(b->netdev_master[k], b->netdev_master[i], sizeof(b->netdev_master[k]));
+			memcpy(b->netdev_master[k], b->netdev_master[i],
+			       sizeof(b->netdev_master[k]));
 			memcpy(b->bond_active[k], b->bond_active[i], sizeof(b->bond_active[k]));
 			b->bond_slaves[k] = b->bond_slaves[i];
 		}
@@ -177,7 +182,8 @@ int hw_load_netdevs(struct hw_build *b)
 	b->netdev_master = calloc(n ? n : 1, sizeof(*b->netdev_master));
 	b->bond_slaves = calloc(n ? n : 1, sizeof(*b->bond_slaves));
 	b->bond_active = calloc(n ? n : 1, sizeof(*b->bond_active));
-	if (!b->node->netdevs || !b->netdev_bdf || !b->netdev_master || !b->bond_slaves || !b->bond_active)
+	if (!b->node->netdevs || !b->netdev_bdf || !b->netdev_master || !b->bond_slaves ||
+	    !b->bond_active)
 		r = -ENOMEM;
 	if (r >= 0) {
 		struct netdev_job job = { &class_net, names };
@@ -223,8 +229,9 @@ void hw_link_netdevs(struct hw_build *b)
 			continue;
 		if (b->bond_active[i][0])
 			n->bond->active = hw_node_netdev(node, b->bond_active[i]);
-		for (char *save = NULL, *tok = b->bond_slaves[i] ? strtok_r(b->bond_slaves[i], " ", &save) : NULL; tok;
-		     tok = strtok_r(NULL, " ", &save)) {
+		for (char *save = NULL,
+			  *tok = b->bond_slaves[i] ? strtok_r(b->bond_slaves[i], " ", &save) : NULL;
+		     tok; tok = strtok_r(NULL, " ", &save)) {
 			struct hw_netdev *s = hw_node_netdev(node, tok), **ns;
 
 			if (!s)

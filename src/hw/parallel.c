@@ -38,7 +38,8 @@ static void *worker(void *arg)
 	}
 }
 
-int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud), void *ud)
+int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
+		    void *ud)
 {
 	struct par p = { .b = b, .n = n, .fn = fn, .ud = ud };
 	pthread_t tid[8];
@@ -62,7 +63,8 @@ int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, 
 }
 
 int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name,
-		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name))
+		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir,
+			     const char *name))
 {
 	struct hw_error e = { 0 };
 	struct hw_build mine = *b; /* same node and arrays; only the error record is private */

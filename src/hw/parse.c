@@ -55,7 +55,8 @@ int hw_parse_rate(const char *s, struct hw_rate *ret)
 
 	if (!s || str_copy(r.raw, sizeof(r.raw), s) < 0)
 		return -EINVAL;
-	if (sscanf(s, "%lf %15s (%uX %15[^)])%n", &gbps, unit, &width, speed, &n) != 4 || s[n] != '\0')
+	if (sscanf(s, "%lf %15s (%uX %15[^)])%n", &gbps, unit, &width, speed, &n) != 4 ||
+	    s[n] != '\0')
 		return -EINVAL;
 	if (strcmp(unit, "Gb/sec") || gbps < 0 || gbps > 1e6 || width == 0 || width > 32)
 		return -EINVAL;
@@ -83,7 +84,10 @@ int hw_parse_gid(const char *s, uint8_t gid[16])
 		for (int k = 0; k < 4; k++) {
 			if (!isxdigit((unsigned char)p[k]))
 				return -EINVAL;
-			v = v * 16 + (unsigned)(isdigit((unsigned char)p[k]) ? p[k] - '0' : (tolower((unsigned char)p[k]) - 'a' + 10));
+			v = v * 16 +
+			    (unsigned)(isdigit((unsigned char)p[k])
+					       ? p[k] - '0'
+					       : (tolower((unsigned char)p[k]) - 'a' + 10));
 		}
 		if (i < 7 && p[4] != ':')
 			return -EINVAL;
@@ -112,7 +116,8 @@ int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor)
 	unsigned ma, mi;
 	int n = 0;
 
-	if (!s || !isdigit((unsigned char)*s) || sscanf(s, "%u:%u%n", &ma, &mi, &n) != 2 || s[n] != '\0')
+	if (!s || !isdigit((unsigned char)*s) || sscanf(s, "%u:%u%n", &ma, &mi, &n) != 2 ||
+	    s[n] != '\0')
 		return -EINVAL;
 	*major = ma;
 	*minor = mi;
@@ -157,7 +162,8 @@ bool hw_is_bdf(const char *s)
 	if (!s || strlen(s) != sizeof(shape) - 1)
 		return false;
 	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]) : s[i] != shape[i])
+		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i])
+				    : s[i] != shape[i])
 			return false;
 	}
 	return true;
@@ -180,15 +186,22 @@ bool hw_port_state_is_active(enum hw_port_state s)
 const char *hw_port_state_name(enum hw_port_state s)
 {
 	/* the kernel's state_show() names, which `rdma link` prints too */
-	static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER" };
+	static const char *const names[] = { "NOP",   "DOWN",	"INIT",
+					     "ARMED", "ACTIVE", "ACTIVE_DEFER" };
 	return (unsigned)s < ELEMENTSOF(names) ? names[s] : "UNKNOWN";
 }
 
 const char *hw_phys_state_name(enum hw_phys_state s)
 {
 	/* the kernel's phys_state_show() names */
-	static const char *const names[] = { "<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
-					     "LinkUp", "LinkErrorRecovery", "Phy Test" };
+	static const char *const names[] = { "<unknown>",
+					     "Sleep",
+					     "Polling",
+					     "Disabled",
+					     "PortConfigurationTraining",
+					     "LinkUp",
+					     "LinkErrorRecovery",
+					     "Phy Test" };
 	return (unsigned)s < ELEMENTSOF(names) ? names[s] : "<unknown>";
 }
 

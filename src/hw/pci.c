@@ -26,7 +26,8 @@ static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf
 	char buf[32], path[64];
 	unsigned long long cls, vendor;
 
-	if (in_list(b->rdma_bdf, b->node->n_rdma, bdf) || in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
+	if (in_list(b->rdma_bdf, b->node->n_rdma, bdf) ||
+	    in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
 		return true;
 	snprintf(path, sizeof(path), "%s/class", bdf);
 	if (hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) < 0 || str_to_u64(buf, 16, &cls) < 0)
@@ -36,8 +37,8 @@ static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf
 	if ((cls >> 16) != 0x03)
 		return false;
 	snprintf(path, sizeof(path), "%s/vendor", bdf);
-	return hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) >= 0 && str_to_u64(buf, 16, &vendor) >= 0 &&
-	       vendor == PCI_VENDOR_NVIDIA;
+	return hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) >= 0 &&
+	       str_to_u64(buf, 16, &vendor) >= 0 && vendor == PCI_VENDOR_NVIDIA;
 }
 
 static uint32_t read_hex(struct hw_build *b, const struct hw_dir *d, const char *name)
@@ -79,7 +80,8 @@ static int parse_path(struct hw_pci *p, const char *link)
 	return 0;
 }
 
-static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_dir *bus, const char *bdf)
+static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_dir *bus,
+			 const char *bdf)
 {
 	struct hw_dir d;
 	char buf[PATH_MAX];
@@ -88,7 +90,8 @@ static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_d
 
 	str_copy(p->bdf, sizeof(p->bdf), bdf);
 	p->numa_node = p->sriov_totalvfs = p->sriov_numvfs = p->vf_index = -1;
-	if ((r = hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf))) >= 0 && (r = parse_path(p, buf)) < 0)
+	if ((r = hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf))) >= 0 &&
+	    (r = parse_path(p, buf)) < 0)
 		return r;
 	if ((r = hw_dir_open(b->ctx, bus, bdf, &d)) < 0)
 		return hw_fail(b->err, bus, bdf, r);
@@ -134,7 +137,8 @@ static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
 			struct hw_pci *vf;
 
 			snprintf(name, sizeof(name), "%s/virtfn%d", pf->bdf, k);
-			if (hw_dir_readlink(b->ctx, bus, name, buf, sizeof(buf)) < 0 || hw_path_parent_bdf(buf, bdf) < 0)
+			if (hw_dir_readlink(b->ctx, bus, name, buf, sizeof(buf)) < 0 ||
+			    hw_path_parent_bdf(buf, bdf) < 0)
 				continue;
 			vf = hw_node_pci(node, bdf);
 			if (!vf)
@@ -228,8 +232,8 @@ int hw_load_pci(struct hw_build *b)
 
 int hw_pci_read_link(struct hw_ctx *ctx, const char *bdf, struct hw_pci_link *ret)
 {
-	static const char *const attr[4] = { "current_link_speed", "max_link_speed", "current_link_width",
-					     "max_link_width" };
+	static const char *const attr[4] = { "current_link_speed", "max_link_speed",
+					     "current_link_width", "max_link_width" };
 	struct hw_pci_link l = { 0 };
 	struct hw_dir d;
 	char path[64], buf[64];
@@ -263,8 +267,8 @@ int hw_pci_acs_control(const uint8_t *cfg, size_t len)
 	/* each header: capability id (15:0), version (19:16), next offset (31:20, dword aligned);
 	 * a next offset below 0x100 ends the list, and the hop count bounds a looping one */
 	for (int hops = 0; off >= 0x100 && off + 8 <= len && hops < 64; hops++) {
-		uint32_t hdr = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
-			       (uint32_t)cfg[off + 3] << 24;
+		uint32_t hdr = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 |
+			       (uint32_t)cfg[off + 2] << 16 | (uint32_t)cfg[off + 3] << 24;
 
 		if (hdr == 0 || hdr == 0xffffffffu)
 			return -1;

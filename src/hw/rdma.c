@@ -117,7 +117,8 @@ static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir
 	return 0;
 }
 
-static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *name, int base, uint32_t *ret)
+static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *name, int base,
+		    uint32_t *ret)
 {
 	long long v;
 	int r = hw_read_int(b->ctx, pd, name, base, &v);
@@ -133,8 +134,9 @@ static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *nam
 /* Read a required port attribute. 1: read, in buf; 0: unreadable or rejected by parse, recorded
  * in p->errors for the caller to leave the field unknown; <0: a failure of the load (the
  * file is gone: the device may be going away, which hw_load_item decides). */
-static int read_required(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, const char *name, char *buf,
-			 size_t len, bool (*valid)(const char *buf, struct hw_port *p))
+static int read_required(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd,
+			 const char *name, char *buf, size_t len,
+			 bool (*valid)(const char *buf, struct hw_port *p))
 {
 	struct hw_attr_error *e = &p->errors[p->n_errors];
 	int r = hw_dir_read(b->ctx, pd, name, buf, len);
@@ -157,8 +159,11 @@ static int read_required(struct hw_build *b, struct hw_port *p, const struct hw_
 		/* quote the content as printable text, cut short */
 		size_t o = 0;
 
-		for (const unsigned char *c = (const unsigned char *)buf; *c && o + 5 < sizeof(e->content); c++)
-			o += (size_t)snprintf(e->content + o, sizeof(e->content) - o, *c >= 0x20 && *c < 0x7f && *c != '"' ? "%c" : "\\x%02x", *c);
+		for (const unsigned char *c = (const unsigned char *)buf;
+		     *c && o + 5 < sizeof(e->content); c++)
+			o += (size_t)snprintf(
+				e->content + o, sizeof(e->content) - o,
+				*c >= 0x20 && *c < 0x7f && *c != '"' ? "%c" : "\\x%02x", *c);
 	}
 	p->n_errors++;
 	return 0;
@@ -186,17 +191,20 @@ static bool valid_phys_state(const char *buf, struct hw_port *p)
 
 static bool valid_link_layer(const char *buf, struct hw_port *p)
 {
-	p->link_layer = !strcmp(buf, "InfiniBand") ? HW_LINK_IB : !strcmp(buf, "Ethernet") ? HW_LINK_ETH : HW_LINK_UNKNOWN;
-	return p->link_layer != HW_LINK_UNKNOWN || !strcmp(buf, "Unknown"); /* the kernel's word for neither */
+	p->link_layer = !strcmp(buf, "InfiniBand") ? HW_LINK_IB
+			: !strcmp(buf, "Ethernet") ? HW_LINK_ETH
+						   : HW_LINK_UNKNOWN;
+	return p->link_layer != HW_LINK_UNKNOWN ||
+	       !strcmp(buf, "Unknown"); /* the kernel's word for neither */
 }
 
-const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_error *e, const char *root, char *buf,
-			      size_t n)
+const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_error *e,
+			      const char *root, char *buf, size_t n)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s%sclass/infiniband/%s/ports/%u/%s", root ? root : "", root && *root ? "/" : "",
-		 p->dev->name, p->num, e->name);
+	snprintf(path, sizeof(path), "%s%sclass/infiniband/%s/ports/%u/%s", root ? root : "",
+		 root && *root ? "/" : "", p->dev->name, p->num, e->name);
 	if (e->err)
 		snprintf(buf, n, "%s: %s", path, hw_strerror(e->err));
 	else if (!e->content[0])
@@ -207,8 +215,8 @@ const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_erro
 }
 
 /* Port num of d, under d's directory dd ("ports/num": the ports directory needs no fd of its own) */
-static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p, const struct hw_dir *dd,
-		     const char *num)
+static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p,
+		     const struct hw_dir *dd, const char *num)
 {
 	struct hw_dir pd;
 	char buf[64], sub[32];
@@ -233,10 +241,13 @@ static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *
 	    (r = read_required(b, p, &pd, "link_layer", buf, sizeof(buf), valid_link_layer)) < 0)
 		goto out;
 	/* rate is optional: a driver whose query fails makes the read fail */
-	if (hw_read_opt(b->ctx, &pd, "rate", buf, sizeof(buf)) >= 0 && buf[0] && hw_parse_rate(buf, &p->rate) < 0)
+	if (hw_read_opt(b->ctx, &pd, "rate", buf, sizeof(buf)) >= 0 && buf[0] &&
+	    hw_parse_rate(buf, &p->rate) < 0)
 		str_copy(p->rate.raw, sizeof(p->rate.raw), buf);
-	if ((r = read_u32(b, &pd, "lid", 16, &p->lid)) < 0 || (r = read_u32(b, &pd, "sm_lid", 16, &p->sm_lid)) < 0 ||
-	    (r = read_u32(b, &pd, "lid_mask_count", 10, &p->lmc)) < 0 || (r = read_u32(b, &pd, "sm_sl", 10, &p->sm_sl)) < 0 ||
+	if ((r = read_u32(b, &pd, "lid", 16, &p->lid)) < 0 ||
+	    (r = read_u32(b, &pd, "sm_lid", 16, &p->sm_lid)) < 0 ||
+	    (r = read_u32(b, &pd, "lid_mask_count", 10, &p->lmc)) < 0 ||
+	    (r = read_u32(b, &pd, "sm_sl", 10, &p->sm_sl)) < 0 ||
 	    (r = read_u32(b, &pd, "cap_mask", 16, &p->cap_mask)) < 0)
 		goto out;
 	snprintf(p->port_guid, sizeof(p->port_guid), "0000:0000:0000:0000");
@@ -262,7 +273,8 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	if ((r = hw_dir_open(b->ctx, cls, name, &dd)) < 0)
 		return hw_fail(b->err, cls, name, r);
 	if (hw_read_opt(b->ctx, &dd, "node_type", buf, 64) >= 0 && buf[0])
-		hw_parse_node_type(buf, &d->node_type, d->node_type_name, sizeof(d->node_type_name));
+		hw_parse_node_type(buf, &d->node_type, d->node_type_name,
+				   sizeof(d->node_type_name));
 	hw_read_opt(b->ctx, &dd, "node_guid", d->node_guid, sizeof(d->node_guid));
 	hw_read_opt(b->ctx, &dd, "sys_image_guid", d->sys_image_guid, sizeof(d->sys_image_guid));
 	hw_read_opt(b->ctx, &dd, "fw_ver", d->fw_ver, sizeof(d->fw_ver));
@@ -308,7 +320,8 @@ static int rdma_job(struct hw_build *b, size_t i, void *ud)
 
 	/* ports list as "1", "2", ...: sort numerically, not as strings */
 	if (r >= 0 && !b->gone[i])
-		qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port), cmp_port);
+		qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port),
+		      cmp_port);
 	return r;
 }
 
@@ -321,7 +334,8 @@ static void compact_rdma(struct hw_build *b)
 
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		if (b->gone[i]) {
-			HW_DEV_FOREACH_PORT(&node->rdma[i], p) {
+			HW_DEV_FOREACH_PORT(&node->rdma[i], p)
+			{
 				free(p->gids);
 				free(p->pkeys);
 			}
@@ -333,7 +347,7 @@ static void compact_rdma(struct hw_build *b)
 			memcpy(b->rdma_bdf[k], b->rdma_bdf[i], sizeof(b->rdma_bdf[k]));
 		}
 		HW_DEV_FOREACH_PORT(&node->rdma[k], p)
-			p->dev = &node->rdma[k];
+		p->dev = &node->rdma[k];
 		k++;
 	}
 	node->n_rdma = k;
@@ -377,8 +391,8 @@ int hw_load_rdma(struct hw_build *b)
 	return r < 0 ? r : 0;
 }
 
-int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port, enum hw_port_state *state,
-		       enum hw_phys_state *phys_state)
+int hw_port_read_state(struct hw_ctx *ctx, const char *ibdev, unsigned port,
+		       enum hw_port_state *state, enum hw_phys_state *phys_state)
 {
 	char path[160], buf[64];
 	int r, s, ps;

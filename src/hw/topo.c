@@ -23,7 +23,8 @@ size_t hw_pci_common_path(const struct hw_pci *a, const struct hw_pci *b)
 
 	if (strcmp(a->root, b->root))
 		return 0;
-	while (common < a->path_len && common < b->path_len && !strcmp(a->path[common], b->path[common]))
+	while (common < a->path_len && common < b->path_len &&
+	       !strcmp(a->path[common], b->path[common]))
 		common++;
 	return common;
 }
@@ -44,7 +45,8 @@ enum hw_topo hw_topo_relation(const struct hw_pci *a, const struct hw_pci *b)
 	return side_a <= 1 && side_b <= 1 ? HW_TOPO_PIX : HW_TOPO_PXB;
 }
 
-static bool better(const struct hw_rdma_dev *cand, enum hw_topo rel, const struct hw_rdma_dev *best, enum hw_topo best_rel)
+static bool better(const struct hw_rdma_dev *cand, enum hw_topo rel, const struct hw_rdma_dev *best,
+		   enum hw_topo best_rel)
 {
 	if (!best)
 		return true;

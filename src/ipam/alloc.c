@@ -29,20 +29,21 @@
 #include "util/cleanup.h"
 
 #define FAST_TRIES 64 /* claims tried after the cursor before reading the whole pool */
-#define SPREAD 16
+#define SPREAD	   16
 
 static unsigned spread_seed;
 
 int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec_error *err)
 {
 	if (ipam_store_unreachable(r))
-		return cnispec_fail(err, r, for_status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
-				    "the IPAM store cannot be reached", "%s store: %s", s->driver->name,
-				    s->error[0] ? s->error : strerror(-r));
+		return cnispec_fail(err, r,
+				    for_status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
+				    "the IPAM store cannot be reached", "%s store: %s",
+				    s->driver->name, s->error[0] ? s->error : strerror(-r));
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s", s->driver->name,
-			    s->error[0] ? s->error : strerror(-r));
+	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s",
+			    s->driver->name, s->error[0] ? s->error : strerror(-r));
 }
 
 /* ---- owners and records ------------------------------------------------------------------- */
@@ -62,7 +63,8 @@ static char *owner_value(const struct ipam_config *c, const struct ipam_owner *o
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id, "ifname", o->ifname);
+	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id,
+		      "ifname", o->ifname);
 	if (!v)
 		return NULL;
 	if (o->pod_namespace)
@@ -86,13 +88,15 @@ static char *owner_value(const struct ipam_config *c, const struct ipam_owner *o
 }
 
 /* Whether a claim's value names (network, containerID, ifname); ifname NULL: any. */
-static bool owned_by(const char *value, const char *network, const char *container_id, const char *ifname)
+static bool owned_by(const char *value, const char *network, const char *container_id,
+		     const char *ifname)
 {
 	json_t *v = json_loads(value, 0, NULL);
 	const char *n = json_string_value(json_object_get(v, "network"));
 	const char *c = json_string_value(json_object_get(v, "containerID"));
 	const char *i = json_string_value(json_object_get(v, "ifname"));
-	bool ok = n && c && i && !strcmp(n, network) && !strcmp(c, container_id) && (!ifname || !strcmp(i, ifname));
+	bool ok = n && c && i && !strcmp(n, network) && !strcmp(c, container_id) &&
+		  (!ifname || !strcmp(i, ifname));
 
 	json_decref(v);
 	return ok;
@@ -115,7 +119,8 @@ static void record_clear(struct record *r)
 
 /* 1 and *ret, 0 when there is none; a record we cannot read is treated as pending, so that its
  * claims are searched for rather than trusted or forgotten. */
-static int record_read(struct ipam_store *s, const char *network, const char *key, struct record *ret)
+static int record_read(struct ipam_store *s, const char *network, const char *key,
+		       struct record *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	const json_t *ips, *it;
@@ -136,9 +141,9 @@ static int record_read(struct ipam_store *s, const char *network, const char *ke
 			json_decref(v);
 			return -ENOMEM;
 		}
-		json_array_foreach(ips, i, it)
-			if (json_is_string(it) && strchr(json_string_value(it), '/'))
-				rec.claims[rec.n++] = strdup(json_string_value(it));
+		json_array_foreach(ips, i,
+				   it) if (json_is_string(it) && strchr(json_string_value(it), '/'))
+			rec.claims[rec.n++] = strdup(json_string_value(it));
 	}
 	json_decref(v);
 	*ret = rec;
@@ -161,7 +166,8 @@ static char *record_text(char *const *claims, size_t n)
 	return text;
 }
 
-static int record_write(struct ipam_store *s, const char *network, const char *key, char *const *claims, size_t n)
+static int record_write(struct ipam_store *s, const char *network, const char *key,
+			char *const *claims, size_t n)
 {
 	_cleanup_free_ char *text = record_text(claims, n);
 
@@ -182,8 +188,8 @@ static bool split_claim(const char *claim, char *pool, size_t pn, const char **a
 }
 
 /* Release pool/addr if its claim is (network, container_id, ifname)'s. 1 released, 0 not ours. */
-static int release_if_ours(struct ipam_store *s, const char *pool, const char *addr, const char *network,
-			   const char *container_id, const char *ifname)
+static int release_if_ours(struct ipam_store *s, const char *pool, const char *addr,
+			   const char *network, const char *container_id, const char *ifname)
 {
 	_cleanup_free_ char *v = NULL;
 	int r = s->ops.get(s, pool, addr, &v);
@@ -263,7 +269,8 @@ static void pool_names_clear(struct pool_names *p)
 }
 
 /* The config's pools, and with all_pools every pool the store knows. */
-static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_pools, struct pool_names *ret)
+static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_pools,
+		    struct pool_names *ret)
 {
 	int r = 0;
 
@@ -277,8 +284,8 @@ static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_
 
 /* Every claim in (network, container_id, ifname)'s name in the config's pools (all pools:
  * every pool in the store). */
-static int scan_claims(struct ipam_store *s, const struct ipam_config *c, bool all_pools, const char *container_id,
-		       const char *ifname, struct scan *ret)
+static int scan_claims(struct ipam_store *s, const struct ipam_config *c, bool all_pools,
+		       const char *container_id, const char *ifname, struct scan *ret)
 {
 	struct pool_names pools = { 0 };
 	int r = pools_of(s, c, all_pools, &pools);
@@ -368,7 +375,8 @@ static ipam_u128 search_from(struct ipam_store *s, const struct ipam_range *r)
 	struct cnispec_addr a;
 	ipam_u128 from = r->start, c;
 
-	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 && a.family == r->family) {
+	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 &&
+	    a.family == r->family) {
 		c = ipam_u128_from_addr(&a);
 		if (c >= r->start && c <= r->end && !next_wrap(r, c, &from))
 			from = r->start;
@@ -407,7 +415,7 @@ static bool pool_subnet(const char *pool, struct cnispec_prefix *ret, size_t *re
 struct rival {
 	struct ipam_store *s;
 	const struct ipam_range *r; /* the range whose pool was just claimed in */
-	size_t prefix;              /* the length of its pool name's network_name part */
+	size_t prefix;		    /* the length of its pool name's network_name part */
 	struct cnispec_addr addr;
 	const char *text;
 	char *owner; /* the rival claim's value, malloc'd */
@@ -424,7 +432,8 @@ static int rival_one(void *ud, const char *name, const char *value)
 	if (!strcmp(name, rv->r->pool) || !pool_subnet(name, &sub, &prefix))
 		return 0;
 	/* another network_name is another tenant: its pools may hold the same addresses */
-	if (prefix != rv->prefix || strncmp(name, rv->r->pool, prefix) || !ipam_prefix_contains(&sub, &rv->addr))
+	if (prefix != rv->prefix || strncmp(name, rv->r->pool, prefix) ||
+	    !ipam_prefix_contains(&sub, &rv->addr))
 		return 0;
 	r = rv->s->ops.get(rv->s, name, rv->text, &rv->owner);
 	if (r == 1)
@@ -441,8 +450,8 @@ static int rival_one(void *ud, const char *name, const char *value)
  * the claim, so that a pool created by a racing claim is seen. 1 ours, 0 taken (rv->owner
  * and rv->pool name a rival claim, if that was it), <0 error (the claim may stay: the ADD's
  * rollback releases what is in its name). */
-static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const char *text, const char *value,
-			struct rival *rv)
+static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const char *text,
+			const char *value, struct rival *rv)
 {
 	struct cnispec_prefix own;
 	int e = s->ops.claim(s, r->pool, text, value);
@@ -468,8 +477,8 @@ struct commit {
 	const char *key;
 };
 
-static int try_commit(struct ipam_store *s, const struct ipam_range *r, const char *text, const char *value,
-		      const struct commit *cm)
+static int try_commit(struct ipam_store *s, const struct ipam_range *r, const char *text,
+		      const char *value, const struct commit *cm)
 {
 	struct rival rv = { .s = s, .r = r, .text = text };
 	struct cnispec_prefix own;
@@ -480,13 +489,14 @@ static int try_commit(struct ipam_store *s, const struct ipam_range *r, const ch
 		return -EINVAL;
 	if (asprintf(&claim, "%s/%s", r->pool, text) < 0 || !(record = record_text(&claim, 1)))
 		return -ENOMEM;
-	e = s->ops.claim_commit(s, r->pool, text, value, cm->network, cm->key, record, rival_one, &rv);
+	e = s->ops.claim_commit(s, r->pool, text, value, cm->network, cm->key, record, rival_one,
+				&rv);
 	free(rv.owner);
 	return e;
 }
 
-static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a, const char *value,
-		     const struct commit *cm)
+static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a,
+		     const char *value, const struct commit *cm)
 {
 	char text[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
@@ -499,7 +509,8 @@ static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128
 
 	free(rv.owner);
 	if (e == 1)
-		s->ops.cursor_put(s, r->pool, text); /* a hint: its failure costs a few claims later */
+		s->ops.cursor_put(s, r->pool,
+				  text); /* a hint: its failure costs a few claims later */
 	return e;
 }
 
@@ -620,7 +631,8 @@ static bool block_first(const struct blocks *b, const char *name, ipam_u128 *ret
 	if (cnispec_addr_parse(name, &a) < 0 || a.family != b->r->family)
 		return false;
 	x = ipam_u128_from_addr(&a);
-	if (x < b->r->net || (x - b->r->net) % b->size || x > b->r->end || x + (b->size - 1) < b->r->start)
+	if (x < b->r->net || (x - b->r->net) % b->size || x > b->r->end ||
+	    x + (b->size - 1) < b->r->start)
 		return false;
 	*ret = x;
 	return true;
@@ -669,7 +681,8 @@ static void blocks_sort(struct blocks *b)
 }
 
 /* r clipped to [lo, hi]: its exclusions too (ipam_range_size() counts every one). */
-static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi, struct ipam_range *ret)
+static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi,
+		      struct ipam_range *ret)
 {
 	*ret = *r;
 	ret->start = lo > r->start ? lo : r->start;
@@ -691,8 +704,8 @@ static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi, st
 }
 
 /* Allocate in one block: 1, 0 full, <0. */
-static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam_u128 first, ipam_u128 size,
-			  const char *value, ipam_u128 *ret)
+static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam_u128 first,
+			  ipam_u128 size, const char *value, ipam_u128 *ret)
 {
 	struct ipam_range sub;
 	ipam_u128 used;
@@ -710,8 +723,8 @@ static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam
 
 /* Allocate in this node's blocks, starting with the one holding the cursor (so that the order
  * after the cursor holds across blocks). */
-static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struct blocks *mine, const char *value,
-			 ipam_u128 *ret)
+static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struct blocks *mine,
+			 const char *value, ipam_u128 *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	struct cnispec_addr a;
@@ -723,7 +736,8 @@ static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struc
 	if (e < 0)
 		return e;
 	blocks_sort(mine);
-	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 && a.family == r->family) {
+	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 &&
+	    a.family == r->family) {
 		ipam_u128 c = ipam_u128_from_addr(&a);
 
 		while (start < mine->n && mine->first[start] + (mine->size - 1) < c)
@@ -732,7 +746,8 @@ static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struc
 			start = 0;
 	}
 	for (size_t k = 0; k < mine->n; k++) {
-		e = alloc_in_block(s, r, mine->first[(start + k) % mine->n], mine->size, value, ret);
+		e = alloc_in_block(s, r, mine->first[(start + k) % mine->n], mine->size, value,
+				   ret);
 		if (e != 0)
 			return e;
 	}
@@ -749,8 +764,8 @@ static bool blocks_has(const struct blocks *b, ipam_u128 first)
  * room, a new block from the cluster (one compare-and-put), taken under the pool's lock held
  * exclusively, so that the node's racing ADDs take one block, not one each. 1, 0 no block with
  * room and none free (*ret_blocks: how many the pool has), <0. */
-static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, const char *value, ipam_u128 *ret,
-			   size_t *ret_blocks)
+static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, const char *value,
+			   ipam_u128 *ret, size_t *ret_blocks)
 {
 	struct blocks mine = { .r = r, .size = ipam_store_blocks(s) }, all = mine;
 	char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
@@ -784,11 +799,16 @@ static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, con
 	if (e != 0)
 		goto unlock;
 	/* the first free cell of the grid that holds an address of the range */
-	for (k = r->net + (r->start - r->net) / mine.size * mine.size; k <= r->end; k += mine.size) {
+	for (k = r->net + (r->start - r->net) / mine.size * mine.size; k <= r->end;
+	     k += mine.size) {
 		if (blocks_has(&all, k))
 			continue;
 		ipam_range_addr_str(r, k, first);
-		ipam_range_addr_str(r, k + (mine.size - 1) < k || k + (mine.size - 1) > r->end ? r->end : k + (mine.size - 1), last);
+		ipam_range_addr_str(r,
+				    k + (mine.size - 1) < k || k + (mine.size - 1) > r->end
+					    ? r->end
+					    : k + (mine.size - 1),
+				    last);
 		e = ipam_blocks_claim(s, r->pool, first, last);
 		if (e < 0)
 			goto unlock;
@@ -810,21 +830,25 @@ out:
 	return e;
 }
 
-static int blocks_full(struct ipam_store *s, const struct ipam_range *r, size_t n, struct cnispec_error *err)
+static int blocks_full(struct ipam_store *s, const struct ipam_range *r, size_t n,
+		       struct cnispec_error *err)
 {
 	char sz[40];
 
-	cnispec_fail(err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address",
-		     "pool %s (%s): no block of node %s has room and no free block of %u addresses is left (%s addresses, "
-		     "%zu blocks taken)", r->pool, r->text, ipam_blocks_node(s), ipam_store_blocks(s),
-		     ipam_u128_str(ipam_range_size(r), sz), n);
+	cnispec_fail(
+		err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address",
+		"pool %s (%s): no block of node %s has room and no free block of %u addresses is left (%s addresses, "
+		"%zu blocks taken)",
+		r->pool, r->text, ipam_blocks_node(s), ipam_store_blocks(s),
+		ipam_u128_str(ipam_range_size(r), sz), n);
 	return 0;
 }
 
 /* ---- ADD ------------------------------------------------------------------------------------ */
 
 /* The range of set that holds addr (a usable address of it), or -1. */
-static int range_of(const struct ipam_rangeset *set, const char *pool, const char *addr, ipam_u128 *ret)
+static int range_of(const struct ipam_rangeset *set, const char *pool, const char *addr,
+		    ipam_u128 *ret)
 {
 	struct cnispec_addr a;
 
@@ -864,7 +888,8 @@ static int adopt(struct ipam_store *s, const struct ipam_config *c, const struct
 			}
 		}
 		if (!placed) {
-			int r = release_if_ours(s, f[k].pool, f[k].addr, c->network, o->container_id, o->ifname);
+			int r = release_if_ours(s, f[k].pool, f[k].addr, c->network,
+						o->container_id, o->ifname);
 
 			if (r < 0)
 				return r;
@@ -875,8 +900,8 @@ static int adopt(struct ipam_store *s, const struct ipam_config *c, const struct
 
 /* The attachment's claims now: from its complete record (each checked to be still ours), or
  * by a scan of the pools when the record is pending. */
-static int current_claims(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
-			  const struct record *rec, struct scan *sc)
+static int current_claims(struct ipam_store *s, const struct ipam_config *c,
+			  const struct ipam_owner *o, const struct record *rec, struct scan *sc)
 {
 	if (rec->pending)
 		return scan_claims(s, c, true, o->container_id, o->ifname, sc);
@@ -904,7 +929,8 @@ static int current_claims(struct ipam_store *s, const struct ipam_config *c, con
 	return 0;
 }
 
-static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used, struct cnispec_error *err)
+static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used,
+		      struct cnispec_error *err)
 {
 	char details[CNISPEC_DETAILS_MAX] = "";
 	size_t l = 0;
@@ -914,14 +940,19 @@ static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used, st
 		ipam_u128 size = ipam_range_size(&set->r[j]);
 
 		if (size == 0)
-			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: no address to hand out (all excluded)",
+			l += (size_t)snprintf(details + l, sizeof(details) - l,
+					      "%s%s: no address to hand out (all excluded)",
 					      j ? "; " : "", set->r[j].text);
 		else if (used[j] >= size)
-			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: all %s addresses in use", j ? "; " : "",
+			l += (size_t)snprintf(details + l, sizeof(details) - l,
+					      "%s%s: all %s addresses in use", j ? "; " : "",
 					      set->r[j].text, ipam_u128_str(size, n));
 		else
-			l += (size_t)snprintf(details + l, sizeof(details) - l, "%s%s: %s of %s addresses in use, none could be claimed",
-					      j ? "; " : "", set->r[j].text, ipam_u128_str(used[j], m), ipam_u128_str(size, n));
+			l += (size_t)snprintf(
+				details + l, sizeof(details) - l,
+				"%s%s: %s of %s addresses in use, none could be claimed",
+				j ? "; " : "", set->r[j].text, ipam_u128_str(used[j], m),
+				ipam_u128_str(size, n));
 	}
 	cnispec_fail(err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address", "%s", details);
 	return 0;
@@ -935,8 +966,10 @@ static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, cons
 	size_t blocks = 0;
 
 	for (size_t j = 0; j < set->n; j++) {
-		int r = ipam_store_blocks(s) ? alloc_in_blocks(s, &set->r[j], value, &h->addr, &blocks)
-					     : alloc_in_range(s, &set->r[j], value, cm, &h->addr, &used[j < 64 ? j : 63]);
+		int r = ipam_store_blocks(s)
+				? alloc_in_blocks(s, &set->r[j], value, &h->addr, &blocks)
+				: alloc_in_range(s, &set->r[j], value, cm, &h->addr,
+						 &used[j < 64 ? j : 63]);
 
 		if (r < 0)
 			return r;
@@ -954,8 +987,9 @@ static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, cons
 /* Where o->requested comes from: the set and range that can hand it out (ipam_range_usable:
  * within its bounds, not excluded, not its gateway, network or broadcast address). Refused
  * before the store is touched when there is none. */
-static int requested_range(const struct ipam_config *c, const struct cnispec_addr *want, size_t *ret_set,
-			   int *ret_range, ipam_u128 *ret_addr, struct cnispec_error *err)
+static int requested_range(const struct ipam_config *c, const struct cnispec_addr *want,
+			   size_t *ret_set, int *ret_range, ipam_u128 *ret_addr,
+			   struct cnispec_error *err)
 {
 	char a[CNISPEC_PREFIX_STRLEN];
 	ipam_u128 v = ipam_u128_from_addr(want);
@@ -978,9 +1012,11 @@ static int requested_range(const struct ipam_config *c, const struct cnispec_add
 		}
 	cnispec_addr_str(want, a);
 	if (in)
-		return cnispec_fail(err, -EINVAL, IPAM_E_REQUESTED, "the requested address cannot be given",
-				    "IP=%s in CNI_ARGS: %s does not hand it out (outside its bounds, excluded, its gateway, "
-				    "or its network or broadcast address)", a, in);
+		return cnispec_fail(
+			err, -EINVAL, IPAM_E_REQUESTED, "the requested address cannot be given",
+			"IP=%s in CNI_ARGS: %s does not hand it out (outside its bounds, excluded, its gateway, "
+			"or its network or broadcast address)",
+			a, in);
 	return cnispec_fail(err, -EINVAL, IPAM_E_REQUESTED, "the requested address cannot be given",
 			    "IP=%s in CNI_ARGS lies in no range of network %s", a, c->network);
 }
@@ -988,8 +1024,9 @@ static int requested_range(const struct ipam_config *c, const struct cnispec_add
 /* Claim the requested address (want in set's range j): 1 held, 0 someone else holds it (err
  * says who), <0 store error. The same claim primitive as any allocation, so the address is
  * unique whichever the store; the cursor stays where it was. */
-static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set, int j, ipam_u128 want,
-			   const char *value, struct held *h, struct cnispec_error *err)
+static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set, int j,
+			   ipam_u128 want, const char *value, struct held *h,
+			   struct cnispec_error *err)
 {
 	const struct ipam_range *rg = &set->r[j];
 	_cleanup_free_ char *owner = NULL;
@@ -1001,15 +1038,19 @@ static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set
 	owner = rv.owner;
 	if (r != 0) {
 		if (r == 1)
-			*h = (struct held){ .have = true, .range = j, .addr = want, .made_now = true };
+			*h = (struct held){
+				.have = true, .range = j, .addr = want, .made_now = true
+			};
 		return r;
 	}
-	if ((owner || s->ops.get(s, rg->pool, a, &owner) == 1) && (v = json_loads(owner, 0, NULL))) {
+	if ((owner || s->ops.get(s, rg->pool, a, &owner) == 1) &&
+	    (v = json_loads(owner, 0, NULL))) {
 		const char *cid = json_string_value(json_object_get(v, "containerID"));
 		const char *ifn = json_string_value(json_object_get(v, "ifname"));
 
-		cnispec_fail(err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
-			     "IP=%s in CNI_ARGS: claimed by %s:%s", a, cid ? cid : "?", ifn ? ifn : "?");
+		cnispec_fail(
+			err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
+			"IP=%s in CNI_ARGS: claimed by %s:%s", a, cid ? cid : "?", ifn ? ifn : "?");
 		json_decref(v);
 		return 0;
 	}
@@ -1018,7 +1059,8 @@ static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set
 	return 0;
 }
 
-static int build_result(const struct ipam_config *c, const struct held *held, struct cnispec_result **ret)
+static int build_result(const struct ipam_config *c, const struct held *held,
+			struct cnispec_result **ret)
 {
 	struct cnispec_result *res = NULL;
 	int r = cnispec_result_dup(c->routes_dns, &res);
@@ -1042,7 +1084,8 @@ static int build_result(const struct ipam_config *c, const struct held *held, st
 	return 0;
 }
 
-static int write_complete(struct ipam_store *s, const struct ipam_config *c, const char *key, const struct held *held)
+static int write_complete(struct ipam_store *s, const struct ipam_config *c, const char *key,
+			  const struct held *held)
 {
 	char *claims[IPAM_MAX_RANGESETS] = { 0 };
 	size_t n = 0;
@@ -1052,7 +1095,8 @@ static int write_complete(struct ipam_store *s, const struct ipam_config *c, con
 		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
 		char a[CNISPEC_PREFIX_STRLEN];
 
-		if (asprintf(&claims[n], "%s/%s", rg->pool, ipam_range_addr_str(rg, held[i].addr, a)) < 0)
+		if (asprintf(&claims[n], "%s/%s", rg->pool,
+			     ipam_range_addr_str(rg, held[i].addr, a)) < 0)
 			r = -ENOMEM;
 		else
 			n++;
@@ -1065,8 +1109,8 @@ static int write_complete(struct ipam_store *s, const struct ipam_config *c, con
 }
 
 /* Undo a failed ADD: every claim in K's name, then K's record. */
-static void rollback(struct ipam_store *s, const struct ipam_config *c, const char *key, const struct ipam_owner *o,
-		     const struct held *held)
+static void rollback(struct ipam_store *s, const struct ipam_config *c, const char *key,
+		     const struct ipam_owner *o, const struct held *held)
 {
 	for (size_t i = 0; i < c->n_sets; i++) {
 		const struct ipam_range *rg;
@@ -1075,8 +1119,8 @@ static void rollback(struct ipam_store *s, const struct ipam_config *c, const ch
 		if (!held[i].have)
 			continue;
 		rg = &c->sets[i].r[held[i].range];
-		release_if_ours(s, rg->pool, ipam_range_addr_str(rg, held[i].addr, a), c->network, o->container_id,
-				o->ifname);
+		release_if_ours(s, rg->pool, ipam_range_addr_str(rg, held[i].addr, a), c->network,
+				o->container_id, o->ifname);
 	}
 	s->ops.record_del(s, c->network, key);
 }
@@ -1098,7 +1142,8 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 
 	if (!value)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	if (o->requested && (r = requested_range(c, o->requested, &want_set, &want_range, &want, err)) < 0)
+	if (o->requested &&
+	    (r = requested_range(c, o->requested, &want_set, &want_range, &want, err)) < 0)
 		return r;
 	make_key(key, sizeof(key), o->container_id, o->ifname);
 	r = record_read(s, c->network, key, &rec);
@@ -1126,7 +1171,8 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 		char a[CNISPEC_PREFIX_STRLEN], h[CNISPEC_PREFIX_STRLEN];
 
 		ipam_range_addr_str(&c->sets[want_set].r[want_range], want, a);
-		return cnispec_fail(err, -EEXIST, IPAM_E_REQUESTED, "the requested address cannot be given",
+		return cnispec_fail(err, -EEXIST, IPAM_E_REQUESTED,
+				    "the requested address cannot be given",
 				    "IP=%s in CNI_ARGS: attachment %s already holds %s", a, key,
 				    ipam_range_addr_str(rg, held[want_set].addr, h));
 	}
@@ -1159,7 +1205,8 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 /* ---- DEL, CHECK ----------------------------------------------------------------------------- */
 
 /* Release every claim of (container_id, ifname) and its record. 1 if it had one, 0 if not. */
-static int del_key(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname)
+static int del_key(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+		   const char *ifname)
 {
 	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
 	struct record rec = { 0 };
@@ -1173,7 +1220,8 @@ static int del_key(struct ipam_store *s, const struct ipam_config *c, const char
 		return r;
 	r = current_claims(s, c, &o, &rec, &sc);
 	for (size_t k = 0; r >= 0 && k < sc.n; k++)
-		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id, ifname);
+		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id,
+				    ifname);
 	record_clear(&rec);
 	free(sc.f);
 	/* the record goes last: until then a retried DEL still finds what is left */
@@ -1182,8 +1230,8 @@ static int del_key(struct ipam_store *s, const struct ipam_config *c, const char
 	return r < 0 ? r : 1;
 }
 
-int ipam_del(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
-	     struct cnispec_error *err)
+int ipam_del(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+	     const char *ifname, struct cnispec_error *err)
 {
 	int r = del_key(s, c, container_id, ifname);
 
@@ -1196,13 +1244,14 @@ static bool prev_has(const struct cnispec_result *prev, const struct ipam_range 
 
 	ipam_addr_from_u128(rg->family, a, &want);
 	for (size_t i = 0; i < prev->n_ips; i++)
-		if (cnispec_addr_equal(&prev->ips[i].address.addr, &want) && prev->ips[i].address.len == rg->subnet.len)
+		if (cnispec_addr_equal(&prev->ips[i].address.addr, &want) &&
+		    prev->ips[i].address.len == rg->subnet.len)
 			return true;
 	return false;
 }
 
-int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
-	       const struct cnispec_result *prev, struct cnispec_error *err)
+int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+	       const char *ifname, const struct cnispec_result *prev, struct cnispec_error *err)
 {
 	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
 	struct held held[IPAM_MAX_RANGESETS] = { 0 };
@@ -1215,20 +1264,22 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 	r = record_read(s, c->network, key, &rec);
 	if (r == 0)
 		return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "no reservation",
-				    "%s: no address is reserved for container %s interface %s", c->network, container_id,
-				    ifname);
+				    "%s: no address is reserved for container %s interface %s",
+				    c->network, container_id, ifname);
 	if (r == 1 && rec.pending) {
 		record_clear(&rec);
 		return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "no reservation",
-				    "%s: the ADD of container %s interface %s did not finish", c->network, container_id,
-				    ifname);
+				    "%s: the ADD of container %s interface %s did not finish",
+				    c->network, container_id, ifname);
 	}
 	if (r == 1)
 		r = current_claims(s, c, &o, &rec, &sc);
 	for (size_t k = 0; r == 0 && k < sc.n; k++)
 		for (size_t i = 0; i < c->n_sets; i++) {
 			ipam_u128 a;
-			int j = held[i].have ? -1 : range_of(&c->sets[i], sc.f[k].pool, sc.f[k].addr, &a);
+			int j = held[i].have
+					? -1
+					: range_of(&c->sets[i], sc.f[k].pool, sc.f[k].addr, &a);
 
 			if (j >= 0) {
 				held[i] = (struct held){ .have = true, .range = j, .addr = a };
@@ -1245,13 +1296,14 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 
 		if (!held[i].have)
 			return cnispec_fail(err, -ENOENT, IPAM_E_CHECK, "reservation missing",
-					    "%s: container %s interface %s holds no address of %s", c->network,
-					    container_id, ifname, c->sets[i].r[0].text);
+					    "%s: container %s interface %s holds no address of %s",
+					    c->network, container_id, ifname, c->sets[i].r[0].text);
 		if (prev && !prev_has(prev, rg, held[i].addr))
-			return cnispec_fail(err, -EINVAL, IPAM_E_CHECK, "reservation differs",
-					    "%s: %s/%u is reserved for container %s interface %s but prevResult does not hold it",
-					    c->network, ipam_range_addr_str(rg, held[i].addr, a), rg->subnet.len, container_id,
-					    ifname);
+			return cnispec_fail(
+				err, -EINVAL, IPAM_E_CHECK, "reservation differs",
+				"%s: %s/%u is reserved for container %s interface %s but prevResult does not hold it",
+				c->network, ipam_range_addr_str(rg, held[i].addr, a),
+				rg->subnet.len, container_id, ifname);
 	}
 	return 0;
 }
@@ -1293,8 +1345,10 @@ static void gc_junk(void *ud, const char *path, const char *what, int removed)
 		return;
 	}
 	g->st->junk++;
-	snprintf(g->s->error, sizeof(g->s->error), "%s is %s, not written by rdmak-ipam: skipped; "
-		 "`rdmak ipam gc --repair` removes it", path, what);
+	snprintf(g->s->error, sizeof(g->s->error),
+		 "%s is %s, not written by rdmak-ipam: skipped; "
+		 "`rdmak ipam gc --repair` removes it",
+		 path, what);
 	gc_error(g, -EBADMSG);
 }
 
@@ -1372,7 +1426,13 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 	    struct ipam_gc_stats *stats, struct cnispec_error *err)
 {
 	struct ipam_gc_stats st = { 0 };
-	struct gc g = { .s = s, .c = c, .valid = valid, .ud = ud, .st = &st, .junk = s->junk, .junk_ud = s->junk_ud };
+	struct gc g = { .s = s,
+			.c = c,
+			.valid = valid,
+			.ud = ud,
+			.st = &st,
+			.junk = s->junk,
+			.junk_ud = s->junk_ud };
 	struct pool_names pools = { 0 };
 	int r;
 
@@ -1443,7 +1503,8 @@ int ipam_status(struct ipam_store *s, const struct ipam_config *c, struct cnispe
 	int r = s->ops.ping(s);
 
 	if (r < 0)
-		return cnispec_fail(err, r, CNISPEC_E_UNAVAILABLE, "the IPAM store cannot be reached", "%s store: %s",
+		return cnispec_fail(err, r, CNISPEC_E_UNAVAILABLE,
+				    "the IPAM store cannot be reached", "%s store: %s",
 				    s->driver->name, s->error[0] ? s->error : strerror(-r));
 	for (size_t i = 0; i < c->n_sets; i++) {
 		r = set_has_room(s, &c->sets[i]);
@@ -1451,7 +1512,8 @@ int ipam_status(struct ipam_store *s, const struct ipam_config *c, struct cnispe
 			return ipam_store_fail(s, r, true, err);
 		if (r == 0)
 			return cnispec_fail(err, -ENOSPC, CNISPEC_E_UNAVAILABLE, "no free address",
-					    "%s: every address of %s is in use", c->network, c->sets[i].r[0].text);
+					    "%s: every address of %s is in use", c->network,
+					    c->sets[i].r[0].text);
 	}
 	return 0;
 }
@@ -1507,7 +1569,9 @@ static size_t used_in(const struct used *u, ipam_u128 lo, ipam_u128 hi)
  * again by the next GC or block claim). */
 static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ipam_gc_stats *st)
 {
-	struct block_gc g = { .owned = { .r = r, .size = ipam_store_blocks(s) }, .st = st, .node = ipam_blocks_node(s) };
+	struct block_gc g = { .owned = { .r = r, .size = ipam_store_blocks(s) },
+			      .st = st,
+			      .node = ipam_blocks_node(s) };
 	struct blocks mine = g.owned;
 	struct used u = { 0 };
 	int fd, e;
@@ -1526,7 +1590,8 @@ static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ip
 
 		if (blocks_has(&mine, g.owned.first[i]))
 			continue;
-		e = ipam_blocks_adopt(s, r->pool, ipam_range_addr_str(r, g.owned.first[i], first), g.values[i]);
+		e = ipam_blocks_adopt(s, r->pool, ipam_range_addr_str(r, g.owned.first[i], first),
+				      g.values[i]);
 		st->blocks_adopted += e >= 0;
 	}
 	for (size_t i = 0; e >= 0 && i < mine.n; i++) {
@@ -1604,17 +1669,18 @@ static int reclaim_claim(void *ud, const char *addr, const char *value)
 		if (x < rc->b.first[i] || x > rc->b.first[i] + (rc->b.size - 1))
 			continue;
 		v = json_loads(value, 0, NULL);
-		row = json_pack("{s:s, s:s, s:s, s:s}", "pool", rc->r->pool, "address", addr, "containerID",
-				json_string_value(json_object_get(v, "containerID")) ?: "?", "ifname",
-				json_string_value(json_object_get(v, "ifname")) ?: "?");
+		row = json_pack("{s:s, s:s, s:s, s:s}", "pool", rc->r->pool, "address", addr,
+				"containerID",
+				json_string_value(json_object_get(v, "containerID")) ?: "?",
+				"ifname", json_string_value(json_object_get(v, "ifname")) ?: "?");
 		json_decref(v);
 		return row ? json_array_append_new(rc->overridden, row) : -ENOMEM;
 	}
 	return 0;
 }
 
-int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force, json_t **ret_report,
-		 struct cnispec_error *err)
+int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force,
+		 json_t **ret_report, struct cnispec_error *err)
 {
 	json_t *report = json_pack("{s:s, s:[], s:[]}", "node", node, "blocks", "overridden");
 	bool self = !strcmp(node, ipam_blocks_node(s));
@@ -1627,40 +1693,52 @@ int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *
 		for (size_t i = 0; e >= 0 && i < c->n_sets; i++)
 			for (size_t j = 0; e >= 0 && j < c->sets[i].n; j++) {
 				const struct ipam_range *r = &c->sets[i].r[j];
-				struct reclaim rc = { .b = { .r = r, .size = ipam_store_blocks(s) }, .node = node, .r = r,
+				struct reclaim rc = { .b = { .r = r, .size = ipam_store_blocks(s) },
+						      .node = node,
+						      .r = r,
 						      .blocks = json_object_get(report, "blocks"),
-						      .overridden = json_object_get(report, "overridden") };
+						      .overridden = json_object_get(report,
+										    "overridden") };
 
 				e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
 				if (e >= 0 && pass == 0)
 					e = s->ops.list(s, r->pool, reclaim_claim, &rc);
 				for (size_t k = 0; e >= 0 && pass == 1 && k < rc.b.n; k++) {
-					char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
+					char first[CNISPEC_PREFIX_STRLEN],
+						last[CNISPEC_PREFIX_STRLEN];
 
 					ipam_range_addr_str(r, rc.b.first[k], first);
-					ipam_range_addr_str(r, rc.b.first[k] + (rc.b.size - 1), last);
+					ipam_range_addr_str(r, rc.b.first[k] + (rc.b.size - 1),
+							    last);
 					if (self)
 						ipam_blocks_forget(s, r->pool, first);
 					e = ipam_blocks_release(s, r->pool, first, rc.values[k]);
 					if (e == 1)
-						json_array_append_new(rc.blocks, json_pack("{s:s, s:s, s:s}", "pool", r->pool,
-											   "first", first, "last", last));
+						json_array_append_new(rc.blocks,
+								      json_pack("{s:s, s:s, s:s}",
+										"pool", r->pool,
+										"first", first,
+										"last", last));
 				}
 				for (size_t k = 0; k < rc.nv; k++)
 					free(rc.values[k]);
 				free(rc.values);
 				free(rc.b.first);
-				if (e >= 0 && pass == 0 && !force && json_array_size(rc.overridden)) {
+				if (e >= 0 && pass == 0 && !force &&
+				    json_array_size(rc.overridden)) {
 					json_t *o = json_array_get(rc.overridden, 0);
 
-					e = cnispec_fail(err, -EBUSY, CNISPEC_E_CONFIG, "the node still holds addresses",
-							 "node %s holds %zu claims in its blocks that this store shows (%s %s of "
-							 "%s:%s first); --force gives its blocks back anyway",
-							 node, json_array_size(rc.overridden),
-							 json_string_value(json_object_get(o, "pool")),
-							 json_string_value(json_object_get(o, "address")),
-							 json_string_value(json_object_get(o, "containerID")),
-							 json_string_value(json_object_get(o, "ifname")));
+					e = cnispec_fail(
+						err, -EBUSY, CNISPEC_E_CONFIG,
+						"the node still holds addresses",
+						"node %s holds %zu claims in its blocks that this store shows (%s %s of "
+						"%s:%s first); --force gives its blocks back anyway",
+						node, json_array_size(rc.overridden),
+						json_string_value(json_object_get(o, "pool")),
+						json_string_value(json_object_get(o, "address")),
+						json_string_value(
+							json_object_get(o, "containerID")),
+						json_string_value(json_object_get(o, "ifname")));
 					*ret_report = report;
 					return e;
 				}
@@ -1680,7 +1758,8 @@ static json_t *u128_json(ipam_u128 v)
 	char buf[40];
 
 	/* past 2^53 a JSON number loses digits in most readers: a string then */
-	return v <= ((ipam_u128)1 << 53) ? json_integer((json_int_t)v) : json_string(ipam_u128_str(v, buf));
+	return v <= ((ipam_u128)1 << 53) ? json_integer((json_int_t)v)
+					 : json_string(ipam_u128_str(v, buf));
 }
 
 struct listing {
@@ -1763,7 +1842,8 @@ static int block_row(void *ud, const char *name, const char *value)
 /* A blocks store: every block of the range's pool in the cluster, with its owner. */
 static int list_blocks(struct ipam_store *s, const struct ipam_range *rg, json_t *o)
 {
-	struct block_rows br = { .b = { .r = rg, .size = ipam_store_blocks(s) }, .rows = json_array() };
+	struct block_rows br = { .b = { .r = rg, .size = ipam_store_blocks(s) },
+				 .rows = json_array() };
 	int r = br.rows ? ipam_blocks_owners(s, rg->pool, block_row, &br) : -ENOMEM;
 
 	free(br.b.first);
@@ -1774,9 +1854,11 @@ static int list_blocks(struct ipam_store *s, const struct ipam_range *rg, json_t
 	return json_object_set_new(o, "blocks", br.rows);
 }
 
-int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **ret, struct cnispec_error *err)
+int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **ret,
+		   struct cnispec_error *err)
 {
-	json_t *doc = json_pack("{s:s, s:s, s:[]}", "network", c->network, "store", s->driver->name, "ranges");
+	json_t *doc = json_pack("{s:s, s:s, s:[]}", "network", c->network, "store", s->driver->name,
+				"ranges");
 	json_t *ranges = json_object_get(doc, "ranges");
 	int r = 0;
 
@@ -1799,11 +1881,14 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
 				json_decref(l.rows);
 				break;
 			}
-			o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "range", rg->text, "config", rg->path, "pool",
-				      rg->pool, "size", u128_json(size), "used", json_integer((json_int_t)l.used), "free",
+			o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "range", rg->text, "config",
+				      rg->path, "pool", rg->pool, "size", u128_json(size), "used",
+				      json_integer((json_int_t)l.used), "free",
 				      u128_json(size - (ipam_u128)l.used));
 			if (o && rg->has_gateway)
-				json_object_set_new(o, "gateway", json_string(ipam_range_addr_str(rg, rg->gateway, gw)));
+				json_object_set_new(
+					o, "gateway",
+					json_string(ipam_range_addr_str(rg, rg->gateway, gw)));
 			if (o)
 				json_object_set_new(o, "reservations", sorted_rows(l.rows));
 			else
@@ -1834,7 +1919,8 @@ static int rel_match(void *ud, const char *key, const char *value)
 	const char *colon = strrchr(key, ':');
 
 	if (!colon || strlen(rl->container_id) != (size_t)(colon - key) ||
-	    strncmp(key, rl->container_id, (size_t)(colon - key)) != 0 || (rl->ifname && strcmp(colon + 1, rl->ifname)))
+	    strncmp(key, rl->container_id, (size_t)(colon - key)) != 0 ||
+	    (rl->ifname && strcmp(colon + 1, rl->ifname)))
 		return 0;
 	if (rl->n == rl->cap) {
 		size_t cap = rl->cap ? rl->cap * 2 : 8;
@@ -1849,8 +1935,8 @@ static int rel_match(void *ud, const char *key, const char *value)
 	return 0;
 }
 
-int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *container_id, const char *ifname,
-		 size_t *ret_released, struct cnispec_error *err)
+int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+		 const char *ifname, size_t *ret_released, struct cnispec_error *err)
 {
 	struct rel rl = { .container_id = container_id, .ifname = ifname };
 	struct scan sc = { 0 };
@@ -1869,7 +1955,8 @@ int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *
 	if (r >= 0)
 		r = scan_claims(s, c, true, container_id, ifname, &sc);
 	for (size_t k = 0; r >= 0 && k < sc.n; k++) {
-		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id, ifname);
+		r = release_if_ours(s, sc.f[k].pool, sc.f[k].addr, c->network, container_id,
+				    ifname);
 		released += r == 1;
 	}
 	free(sc.f);

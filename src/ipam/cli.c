@@ -17,7 +17,7 @@
 #include "util/fileio.h"
 
 #define CONFIG_MAX (4u << 20)
-#define VALID_MAX (256u << 20) /* a million attachments fit */
+#define VALID_MAX  (256u << 20) /* a million attachments fit */
 
 enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2, EXIT_NOTHING = 3, EXIT_REFUSED = 4 };
 
@@ -98,13 +98,17 @@ static int open_store(const struct ipam_config *c, struct ipam_store **ret)
 static void print_junk(void *ud, const char *path, const char *what, int removed)
 {
 	if (removed == 1)
-		fprintf(stderr, "rdmak ipam: removed %s: %s, not written by rdmak-ipam\n", path, what);
+		fprintf(stderr, "rdmak ipam: removed %s: %s, not written by rdmak-ipam\n", path,
+			what);
 	else if (removed < 0)
-		fprintf(stderr, "rdmak ipam: %s: %s, not written by rdmak-ipam: cannot remove it: %s\n", path, what,
-			strerror(-removed));
+		fprintf(stderr,
+			"rdmak ipam: %s: %s, not written by rdmak-ipam: cannot remove it: %s\n",
+			path, what, strerror(-removed));
 	else
-		fprintf(stderr, "rdmak ipam: warning: skipped %s: %s, not written by rdmak-ipam "
-				"(`rdmak ipam gc --repair` removes it)\n", path, what);
+		fprintf(stderr,
+			"rdmak ipam: warning: skipped %s: %s, not written by rdmak-ipam "
+			"(`rdmak ipam gc --repair` removes it)\n",
+			path, what);
 }
 
 static int fail(const struct cnispec_error *err)
@@ -120,7 +124,8 @@ static void add_pod_column(json_t *rows)
 	json_t *row;
 	size_t i;
 
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(rows, i, row)
+	{
 		const char *ns = json_string_value(json_object_get(row, "podNamespace"));
 		const char *name = json_string_value(json_object_get(row, "podName"));
 		char pod[400];
@@ -138,7 +143,7 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 	};
 	static const struct doc_column res_cols[] = {
 		{ "ADDRESS", "address" }, { "CONTAINER", "containerID" }, { "IFNAME", "ifname" },
-		{ "POD", "pod" },         { "NETWORK", "network" },       { "SINCE", "created" },
+		{ "POD", "pod" },	  { "NETWORK", "network" },	  { "SINCE", "created" },
 	};
 	struct cnispec_error err = { 0 };
 	json_t *doc = NULL, *rows, *r;
@@ -160,7 +165,10 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 		json_array_extend(rows, json_object_get(r, "blocks"));
 	if (json_array_size(rows)) {
 		static const struct doc_column block_cols[] = {
-			{ "BLOCK", "first" }, { "LAST", "last" }, { "NODE", "node" }, { "SINCE", "created" },
+			{ "BLOCK", "first" },
+			{ "LAST", "last" },
+			{ "NODE", "node" },
+			{ "SINCE", "created" },
 		};
 
 		printf("\nblocks of %lld addresses (this node: %s)\n",
@@ -182,7 +190,8 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 
 /* ---- release ------------------------------------------------------------------------------------ */
 
-static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const char *cid, const char *ifname)
+static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const char *cid,
+		       const char *ifname)
 {
 	struct cnispec_error err = { 0 };
 	size_t n = 0;
@@ -190,12 +199,12 @@ static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const 
 	if (ipam_release(s, c, cid, ifname, &n, &err) < 0)
 		return fail(&err);
 	if (n == 0) {
-		fprintf(stderr, "rdmak ipam: %s: container %s%s%s holds no address\n", c->network, cid,
-			ifname ? " interface " : "", ifname ? ifname : "");
+		fprintf(stderr, "rdmak ipam: %s: container %s%s%s holds no address\n", c->network,
+			cid, ifname ? " interface " : "", ifname ? ifname : "");
 		return EXIT_NOTHING;
 	}
-	printf("%s: released %zu reservation%s of container %s%s%s\n", c->network, n, n == 1 ? "" : "s", cid,
-	       ifname ? " interface " : "", ifname ? ifname : "");
+	printf("%s: released %zu reservation%s of container %s%s%s\n", c->network, n,
+	       n == 1 ? "" : "s", cid, ifname ? " interface " : "", ifname ? ifname : "");
 	return EXIT_OK;
 }
 
@@ -222,12 +231,14 @@ static int load_valid(const char *path, struct cnispec_conf **ret)
 	doc = json_loadb(buf, len, 0, NULL);
 	list = json_is_array(doc) ? doc : json_object_get(doc, "cni.dev/valid-attachments");
 	if (!json_is_array(list)) {
-		fprintf(stderr, "rdmak ipam: %s: expected a JSON array of {\"containerID\", \"ifname\"}\n", path);
+		fprintf(stderr,
+			"rdmak ipam: %s: expected a JSON array of {\"containerID\", \"ifname\"}\n",
+			path);
 		json_decref(doc);
 		return -EXIT_USAGE;
 	}
-	wrap = json_pack("{s:s, s:s, s:s, s:O}", "cniVersion", "1.1.0", "name", "gc", "type", "rdmak-ipam",
-			 "cni.dev/valid-attachments", list);
+	wrap = json_pack("{s:s, s:s, s:s, s:O}", "cniVersion", "1.1.0", "name", "gc", "type",
+			 "rdmak-ipam", "cni.dev/valid-attachments", list);
 	json_decref(doc);
 	wrapped = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
 	json_decref(wrap);
@@ -241,7 +252,8 @@ static int load_valid(const char *path, struct cnispec_conf **ret)
 	return 0;
 }
 
-static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char *valid_path, bool json)
+static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char *valid_path,
+		  bool json)
 {
 	struct cnispec_conf *valid = NULL;
 	struct cnispec_error err = { 0 };
@@ -253,17 +265,21 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 	r = ipam_gc(s, c, valid_attachment, valid, &st, &err);
 	cnispec_conf_free(valid);
 	if (json) {
-		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "network", c->network, "kept",
-				      (json_int_t)st.kept, "released", (json_int_t)st.released, "orphans",
-				      (json_int_t)st.orphans, "tidied", (json_int_t)st.tidied, "junk", (json_int_t)st.junk,
-				      "repaired", (json_int_t)st.repaired, "errors", (json_int_t)st.errors);
+		json_t *o =
+			json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "network", c->network,
+				  "kept", (json_int_t)st.kept, "released", (json_int_t)st.released,
+				  "orphans", (json_int_t)st.orphans, "tidied",
+				  (json_int_t)st.tidied, "junk", (json_int_t)st.junk, "repaired",
+				  (json_int_t)st.repaired, "errors", (json_int_t)st.errors);
 
 		if (o && ipam_store_blocks(s))
-			json_object_set_new(o, "blocks", json_pack("{s:s, s:I, s:I, s:I, s:I}", "node", ipam_blocks_node(s),
-								   "kept", (json_int_t)st.blocks_kept, "freed",
-								   (json_int_t)st.blocks_freed, "adopted",
-								   (json_int_t)st.blocks_adopted, "dropped",
-								   (json_int_t)st.blocks_dropped));
+			json_object_set_new(o, "blocks",
+					    json_pack("{s:s, s:I, s:I, s:I, s:I}", "node",
+						      ipam_blocks_node(s), "kept",
+						      (json_int_t)st.blocks_kept, "freed",
+						      (json_int_t)st.blocks_freed, "adopted",
+						      (json_int_t)st.blocks_adopted, "dropped",
+						      (json_int_t)st.blocks_dropped));
 
 		doc_json(stdout, o);
 		json_decref(o);
@@ -271,10 +287,12 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 		printf("%s: kept %zu attachments, released %zu, freed %zu orphan claims, removed %zu leftover files",
 		       c->network, st.kept, st.released, st.orphans, st.tidied);
 		if (st.junk || st.repaired)
-			printf(", skipped %zu and removed %zu entries not written by rdmak-ipam", st.junk, st.repaired);
+			printf(", skipped %zu and removed %zu entries not written by rdmak-ipam",
+			       st.junk, st.repaired);
 		if (ipam_store_blocks(s))
-			printf("; node %s: kept %zu blocks, gave back %zu, adopted %zu, dropped %zu", ipam_blocks_node(s),
-			       st.blocks_kept, st.blocks_freed, st.blocks_adopted, st.blocks_dropped);
+			printf("; node %s: kept %zu blocks, gave back %zu, adopted %zu, dropped %zu",
+			       ipam_blocks_node(s), st.blocks_kept, st.blocks_freed,
+			       st.blocks_adopted, st.blocks_dropped);
 		printf("\n");
 	}
 	return r < 0 ? fail(&err) : EXIT_OK;
@@ -282,7 +300,8 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 
 /* ---- reclaim ------------------------------------------------------------------------------------ */
 
-static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force, bool json)
+static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node,
+		       bool force, bool json)
 {
 	struct cnispec_error err = { 0 };
 	json_t *report = NULL, *row;
@@ -290,18 +309,19 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const 
 	int r;
 
 	if (!ipam_store_blocks(s)) {
-		fprintf(stderr, "rdmak ipam reclaim: %s has no perNodeBlockSize: there are no blocks to give back\n",
+		fprintf(stderr,
+			"rdmak ipam reclaim: %s has no perNodeBlockSize: there are no blocks to give back\n",
 			c->network);
 		return EXIT_USAGE;
 	}
 	r = ipam_reclaim(s, c, node, force, &report, &err);
-	json_array_foreach(json_object_get(report, "overridden"), i, row)
-		if (force)
-			fprintf(stderr, "rdmak ipam reclaim: --force overrides %s %s of %s:%s in node %s's blocks\n",
-				json_string_value(json_object_get(row, "pool")),
-				json_string_value(json_object_get(row, "address")),
-				json_string_value(json_object_get(row, "containerID")),
-				json_string_value(json_object_get(row, "ifname")), node);
+	json_array_foreach(json_object_get(report, "overridden"), i, row) if (force) fprintf(
+		stderr,
+		"rdmak ipam reclaim: --force overrides %s %s of %s:%s in node %s's blocks\n",
+		json_string_value(json_object_get(row, "pool")),
+		json_string_value(json_object_get(row, "address")),
+		json_string_value(json_object_get(row, "containerID")),
+		json_string_value(json_object_get(row, "ifname")), node);
 	if (r < 0) {
 		json_decref(report);
 		if (r == -EBUSY) {
@@ -314,7 +334,8 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const 
 		doc_json(stdout, report);
 	} else {
 		json_array_foreach(json_object_get(report, "blocks"), i, row)
-			printf("%s: gave back block %s-%s of node %s\n", json_string_value(json_object_get(row, "pool")),
+			printf("%s: gave back block %s-%s of node %s\n",
+			       json_string_value(json_object_get(row, "pool")),
 			       json_string_value(json_object_get(row, "first")),
 			       json_string_value(json_object_get(row, "last")), node);
 		printf("%s: node %s: %zu blocks given back\n", c->network, node,
@@ -327,14 +348,19 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const 
 int ipam_cli_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
-		{ "container", required_argument, NULL, 'C' }, { "ifname", required_argument, NULL, 'i' },
-		{ "valid", required_argument, NULL, 'v' },   { "help", no_argument, NULL, 'h' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "container", required_argument, NULL, 'C' },
+		{ "ifname", required_argument, NULL, 'i' },
+		{ "valid", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "repair", no_argument, NULL, 'R' },
-		{ "node", required_argument, NULL, 'N' },   { "force", no_argument, NULL, 'F' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "force", no_argument, NULL, 'F' },
 		{},
 	};
-	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd, *why;
+	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd,
+		   *why;
 	struct ipam_config *c = NULL;
 	struct ipam_store *s = NULL;
 	bool json = false, repair = false, force = false;
@@ -356,19 +382,23 @@ int ipam_cli_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "rdmak ipam: %s\n\n", optind >= argc ? "which command: list, release, gc or reclaim?"
-									 : "one command at a time");
+		fprintf(stderr, "rdmak ipam: %s\n\n",
+			optind >= argc ? "which command: list, release, gc or reclaim?"
+				       : "one command at a time");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	cmd = argv[optind];
-	if (strcmp(cmd, "list") && strcmp(cmd, "release") && strcmp(cmd, "gc") && strcmp(cmd, "reclaim")) {
-		fprintf(stderr, "rdmak ipam: unknown command '%s' (list, release, gc, reclaim)\n", cmd);
+	if (strcmp(cmd, "list") && strcmp(cmd, "release") && strcmp(cmd, "gc") &&
+	    strcmp(cmd, "reclaim")) {
+		fprintf(stderr, "rdmak ipam: unknown command '%s' (list, release, gc, reclaim)\n",
+			cmd);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(cmd, "reclaim") != !!node || (force && strcmp(cmd, "reclaim"))) {
 		fprintf(stderr, "rdmak ipam %s: %s\n", cmd,
-			!strcmp(cmd, "reclaim") ? "--node NAME is required" : "--node and --force go with reclaim");
+			!strcmp(cmd, "reclaim") ? "--node NAME is required"
+						: "--node and --force go with reclaim");
 		return EXIT_USAGE;
 	}
 	if (node && !ipam_node_name_valid(node)) {
@@ -376,12 +406,15 @@ int ipam_cli_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!config) {
-		fprintf(stderr, "rdmak ipam %s: --config FILE is required (the network configuration)\n", cmd);
+		fprintf(stderr,
+			"rdmak ipam %s: --config FILE is required (the network configuration)\n",
+			cmd);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(cmd, "release")) {
 		if (!cid || !cnispec_container_id_valid(cid, &why)) {
-			fprintf(stderr, "rdmak ipam release: --container: %s\n", cid ? why : "required");
+			fprintf(stderr, "rdmak ipam release: --container: %s\n",
+				cid ? why : "required");
 			return EXIT_USAGE;
 		}
 		if (ifname && !cnispec_ifname_valid(ifname, &why)) {
@@ -393,7 +426,8 @@ int ipam_cli_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(cmd, "gc") != !!valid) {
-		fprintf(stderr, "rdmak ipam %s: %s\n", cmd, valid ? "--valid goes with gc" : "--valid FILE is required");
+		fprintf(stderr, "rdmak ipam %s: %s\n", cmd,
+			valid ? "--valid goes with gc" : "--valid FILE is required");
 		return EXIT_USAGE;
 	}
 	if (repair && strcmp(cmd, "gc")) {

@@ -56,7 +56,8 @@ static int exec_full(const struct cnispec_request *req, struct cnispec_error *er
 	int fd = memfd_create("cni-stdin", MFD_CLOEXEC);
 
 	if (fd < 0)
-		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "memfd: %m");
+		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on",
+				    "memfd: %m");
 	for (size_t off = 0; off < req->len;) {
 		ssize_t k = write(fd, req->buf + off, req->len - off);
 
@@ -64,13 +65,15 @@ static int exec_full(const struct cnispec_request *req, struct cnispec_error *er
 			continue;
 		if (k < 0) {
 			close(fd);
-			return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "memfd: %m");
+			return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL,
+					    "cannot pass the request on", "memfd: %m");
 		}
 		off += (size_t)k;
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, STDIN_FILENO) < 0) {
 		close(fd);
-		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on", "stdin: %m");
+		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on",
+				    "stdin: %m");
 	}
 	close(fd);
 	fflush(NULL);
@@ -88,9 +91,10 @@ static int exec_full(const struct cnispec_request *req, struct cnispec_error *er
 	}
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		execve(fixed[i], argv, req->envp);
-	return cnispec_fail(err, -ENOPKG, CNISPEC_E_CONFIG, "the etcd store needs the full rdmak",
-			    "this rdmak-ipam has the file store only; none of <its directory>/../rdmak, %s, %s runs: %m",
-			    fixed[0], fixed[1]);
+	return cnispec_fail(
+		err, -ENOPKG, CNISPEC_E_CONFIG, "the etcd store needs the full rdmak",
+		"this rdmak-ipam has the file store only; none of <its directory>/../rdmak, %s, %s runs: %m",
+		fixed[0], fixed[1]);
 }
 
 bool ipam_plugin_runs_here(const struct cnispec_request *req)
@@ -117,8 +121,9 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 	int r;
 
 	if (!req->conf->ipam)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-				    "ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
+		return cnispec_fail(
+			err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
+			"ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
 	if (!(p = calloc(1, sizeof(*p))))
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	r = ipam_config_parse(req->conf->ipam, req->conf->name, &p->cfg, err);
@@ -141,21 +146,26 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 		bool status = req->env->cmd == CNISPEC_CMD_STATUS;
 
 		if (ipam_store_unreachable(r) || status)
-			return cnispec_fail(err, r, status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
+			return cnispec_fail(err, r,
+					    status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
 					    "the IPAM store cannot be reached", "%s", why);
-		return cnispec_fail(err, r, r == -EOPNOTSUPP ? CNISPEC_E_CONFIG : CNISPEC_E_IO, "cannot open the IPAM store",
-				    "%s", why);
+		return cnispec_fail(err, r, r == -EOPNOTSUPP ? CNISPEC_E_CONFIG : CNISPEC_E_IO,
+				    "cannot open the IPAM store", "%s", why);
 	}
 	*ret_ctx = TAKE_PTR(p);
 	return 0;
 }
 
-static int add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static int add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
+	       struct cnispec_error *err)
 {
 	struct call *p = ctx;
 	const struct cnispec_env *e = req->env;
-	struct ipam_owner o = { .container_id = e->container_id, .ifname = e->ifname, .pod_namespace = e->pod_namespace,
-				.pod_name = e->pod_name, .pod_uid = e->pod_uid };
+	struct ipam_owner o = { .container_id = e->container_id,
+				.ifname = e->ifname,
+				.pod_namespace = e->pod_namespace,
+				.pod_name = e->pod_name,
+				.pod_uid = e->pod_uid };
 	struct cnispec_addr want;
 	int r;
 
@@ -173,8 +183,9 @@ static int add(void *ctx, const struct cnispec_request *req, struct cnispec_resu
 
 		for (size_t i = 0; i < (*ret)->n_ips; i++)
 			log_info("%s: %s for pod %s/%s", p->cfg->network,
-				    cnispec_prefix_str(&(*ret)->ips[i].address, a), e->pod_namespace ? e->pod_namespace : "-",
-				    e->pod_name ? e->pod_name : "-");
+				 cnispec_prefix_str(&(*ret)->ips[i].address, a),
+				 e->pod_namespace ? e->pod_namespace : "-",
+				 e->pod_name ? e->pod_name : "-");
 	}
 	return r;
 }
@@ -193,7 +204,8 @@ static int check(void *ctx, const struct cnispec_request *req, struct cnispec_er
 {
 	struct call *p = ctx;
 
-	return ipam_check(p->store, p->cfg, req->env->container_id, req->env->ifname, req->conf->prev_result, err);
+	return ipam_check(p->store, p->cfg, req->env->container_id, req->env->ifname,
+			  req->conf->prev_result, err);
 }
 
 static bool valid_attachment(void *ud, const char *container_id, const char *ifname)
@@ -209,11 +221,12 @@ static int gc(void *ctx, const struct cnispec_request *req, struct cnispec_error
 
 	/* without the list, "not valid" would mean every reservation of the network */
 	if (!req->conf->has_valid_attachments)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-				    "cni.dev/valid-attachments: missing; GC without it would release every reservation");
+		return cnispec_fail(
+			err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
+			"cni.dev/valid-attachments: missing; GC without it would release every reservation");
 	r = ipam_gc(p->store, p->cfg, valid_attachment, (void *)req->conf, &st, err);
 	log_info("%s: GC kept %zu, released %zu attachments and %zu orphan claims (%zu errors)",
-		    p->cfg->network, st.kept, st.released, st.orphans, st.errors);
+		 p->cfg->network, st.kept, st.released, st.orphans, st.errors);
 	return r;
 }
 

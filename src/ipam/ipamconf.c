@@ -50,7 +50,8 @@ static void warn(struct cp *p, const char *fmt, ...)
 
 /* ---- values -------------------------------------------------------------------------------- */
 
-static int get_addr(struct dispatch_ctx *d, const char *path, const json_t *v, struct cnispec_addr *ret)
+static int get_addr(struct dispatch_ctx *d, const char *path, const json_t *v,
+		    struct cnispec_addr *ret)
 {
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
@@ -100,11 +101,15 @@ struct range_in {
 /* A /0 "range" is the whole family: its addresses would go out as 0.0.0.1/0, a prefix that
  * puts every destination on the link. host-local refuses /31, /32, /127 and /128 as too
  * small; rdmak-ipam hands those out (RFC 3021, RFC 6164, a single address), docs/ipam.md. */
-static int subnet_ok(struct dispatch_ctx *d, const char *path, const char *s, const struct cnispec_prefix *p)
+static int subnet_ok(struct dispatch_ctx *d, const char *path, const char *s,
+		     const struct cnispec_prefix *p)
 {
 	if (p->len == 0)
-		return dispatch_fail(d, path, "\"%s\" is the whole address family: give a subnet (a /0 would hand out "
-					   "addresses that put every destination on the link)", s);
+		return dispatch_fail(
+			d, path,
+			"\"%s\" is the whole address family: give a subnet (a /0 would hand out "
+			"addresses that put every destination on the link)",
+			s);
 	return 0;
 }
 
@@ -124,7 +129,8 @@ static const char *wb_unzero(const char *s, size_t n, char *buf, size_t len)
 			digits = 0;
 		} else if (s[i] >= '0' && s[i] <= '9') {
 			/* a zero that starts a part and is not its last digit goes */
-			if (s[i] == '0' && !digits && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')
+			if (s[i] == '0' && !digits && i + 1 < n && s[i + 1] >= '0' &&
+			    s[i + 1] <= '9')
 				continue;
 			digits++;
 		} else {
@@ -142,7 +148,8 @@ static const char *wb_unzero(const char *s, size_t n, char *buf, size_t len)
 	return buf;
 }
 
-static int wb_addr(struct dispatch_ctx *d, const char *path, const json_t *v, struct cnispec_addr *ret)
+static int wb_addr(struct dispatch_ctx *d, const char *path, const json_t *v,
+		   struct cnispec_addr *ret)
 {
 	char buf[CNISPEC_PREFIX_STRLEN];
 	const char *s;
@@ -174,15 +181,22 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN", s);
 		wb_unzero(s, n, first, sizeof(first));
 		if (cnispec_addr_parse(first, &in->start) < 0 ||
-		    cnispec_prefix_parse(wb_unzero(dash + 1, strlen(dash + 1), net, sizeof(net)), &in->subnet) < 0)
-			return dispatch_fail(d, path, "\"%s\" is not FIRST-LAST/LEN (like 192.168.2.225-192.168.2.230/28)", s);
+		    cnispec_prefix_parse(wb_unzero(dash + 1, strlen(dash + 1), net, sizeof(net)),
+					 &in->subnet) < 0)
+			return dispatch_fail(
+				d, path,
+				"\"%s\" is not FIRST-LAST/LEN (like 192.168.2.225-192.168.2.230/28)",
+				s);
 		in->end = in->subnet.addr;
 		in->has_subnet = in->has_start = in->has_end = true;
 		in->k_start = in->k_end = "range";
 		return subnet_ok(d, path, s, &in->subnet);
 	}
 	if (cnispec_prefix_parse(wb_unzero(s, strlen(s), net, sizeof(net)), &in->subnet) < 0)
-		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN", s);
+		return dispatch_fail(
+			d, path,
+			"\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN",
+			s);
 	in->has_subnet = true;
 	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
 		return r;
@@ -190,10 +204,14 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
 		return -ENOMEM;
 	if (!cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr))
-		warn(CP(d), "%s: %s has host bits set; like whereabouts, rdmak-ipam uses all of %s "
-			    "(write %s-%s/%u for a range that starts there)",
-		     path, s, cnispec_prefix_str(&tmp.subnet, net), cnispec_addr_str(&in->subnet.addr, first),
-		     ipam_range_addr_str(&tmp, tmp.net | (~(ipam_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))), last),
+		warn(CP(d),
+		     "%s: %s has host bits set; like whereabouts, rdmak-ipam uses all of %s "
+		     "(write %s-%s/%u for a range that starts there)",
+		     path, s, cnispec_prefix_str(&tmp.subnet, net),
+		     cnispec_addr_str(&in->subnet.addr, first),
+		     ipam_range_addr_str(
+			     &tmp, tmp.net | (~(ipam_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))),
+			     last),
 		     tmp.subnet.len);
 	ipam_range_clear(&tmp);
 	return 0;
@@ -207,7 +225,8 @@ static int wb_start(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 	if (!in->has_subnet)
 		return dispatch_fail(d, path, "only with \"range\"");
 	if (in->has_start)
-		return dispatch_fail(d, path, "the range already gives its first address (FIRST-LAST/LEN)");
+		return dispatch_fail(d, path,
+				     "the range already gives its first address (FIRST-LAST/LEN)");
 	if ((r = wb_addr(d, path, v, &in->start)) < 0)
 		return r;
 	in->has_start = true;
@@ -223,7 +242,8 @@ static int wb_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 	if (!in->has_subnet)
 		return dispatch_fail(d, path, "only with \"range\"");
 	if (in->has_end)
-		return dispatch_fail(d, path, "the range already gives its last address (FIRST-LAST/LEN)");
+		return dispatch_fail(d, path,
+				     "the range already gives its last address (FIRST-LAST/LEN)");
 	if ((r = wb_addr(d, path, v, &in->end)) < 0)
 		return r;
 	in->has_end = true;
@@ -232,7 +252,8 @@ static int wb_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 }
 
 /* exclude: CIDRs or bare addresses (a bare address is /32 or /128, as whereabouts has it). */
-static int exclude_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i, void *userdata)
+static int exclude_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i,
+		       void *userdata)
 {
 	struct range_in *in = userdata;
 	struct cnispec_prefix *x = &in->excl[i];
@@ -285,7 +306,8 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if (r < 0)
 		return r;
 	if (cnispec_prefix_parse(s, &in->subnet) < 0)
-		return dispatch_fail(d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", s);
+		return dispatch_fail(
+			d, path, "\"%s\" is not a subnet in CIDR notation (like 10.56.0.0/24)", s);
 	in->has_subnet = true;
 	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
 		return r;
@@ -296,9 +318,11 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	cnispec_addr_str(&tmp.subnet.addr, net);
 	ipam_range_clear(&tmp);
 	if (host_bits)
-		return dispatch_fail(d, path, "\"%s\" has host bits set: for a subnet mask of length %u the network address "
-					   "is %s (write %s/%u, and \"rangeStart\" for where to start)",
-				     s, in->subnet.len, net, net, in->subnet.len);
+		return dispatch_fail(
+			d, path,
+			"\"%s\" has host bits set: for a subnet mask of length %u the network address "
+			"is %s (write %s/%u, and \"rangeStart\" for where to start)",
+			s, in->subnet.len, net, net, in->subnet.len);
 	return 0;
 }
 
@@ -321,11 +345,11 @@ static int hl_end(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 }
 
 /* whereabouts' range keys, at the top of the block and in each ipRanges element */
-#define WB_RANGE_ROWS(off, range_flags)                                                  \
-	DISPATCH_FIELD("range", JSON_STRING, wb_range, (off), (range_flags)),            \
-	DISPATCH_FIELD("range_start", JSON_STRING, wb_start, (off), 0),                  \
-	DISPATCH_FIELD("range_end", JSON_STRING, wb_end, (off), 0),                      \
-	DISPATCH_FIELD("exclude", JSON_ARRAY, wb_exclude, (off), 0)
+#define WB_RANGE_ROWS(off, range_flags)                                                            \
+	DISPATCH_FIELD("range", JSON_STRING, wb_range, (off), (range_flags)),                      \
+		DISPATCH_FIELD("range_start", JSON_STRING, wb_start, (off), 0),                    \
+		DISPATCH_FIELD("range_end", JSON_STRING, wb_end, (off), 0),                        \
+		DISPATCH_FIELD("exclude", JSON_ARRAY, wb_exclude, (off), 0)
 
 static const struct dispatch_field ip_range_fields[] = {
 	WB_RANGE_ROWS(0, DISPATCH_MANDATORY),
@@ -361,40 +385,47 @@ static int check_bounds(struct cp *p, struct range_in *in)
 
 	if (in->has_start && !ipam_prefix_contains(&in->subnet, &in->start)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
-		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->start, a), subnet_str(&in->subnet, b));
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->start, a),
+			    subnet_str(&in->subnet, b));
 	}
 	if (in->has_end && !ipam_prefix_contains(&in->subnet, &in->end)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_end);
-		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->end, a), subnet_str(&in->subnet, b));
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->end, a),
+			    subnet_str(&in->subnet, b));
 	}
-	if (in->has_start && in->has_end && ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end)) {
+	if (in->has_start && in->has_end &&
+	    ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
-		return FAIL(p, path, "%s comes after the last address %s", cnispec_addr_str(&in->start, a),
-			    cnispec_addr_str(&in->end, b));
+		return FAIL(p, path, "%s comes after the last address %s",
+			    cnispec_addr_str(&in->start, a), cnispec_addr_str(&in->end, b));
 	}
 	if (in->has_gw && !ipam_prefix_contains(&in->subnet, &in->gw)) {
 		dispatch_path_key(path, sizeof(path), in->path, "gateway");
-		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->gw, a), subnet_str(&in->subnet, b));
+		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->gw, a),
+			    subnet_str(&in->subnet, b));
 	}
 	return 0;
 }
 
 /* An exclusion that holds no address of [start, end] excludes nothing: most likely a typo or a
  * range edited without its exclusions; accepted (whereabouts accepts it), and said. */
-static void warn_idle_excludes(struct cp *p, const struct range_in *in, const struct ipam_range *out)
+static void warn_idle_excludes(struct cp *p, const struct range_in *in,
+			       const struct ipam_range *out)
 {
 	for (size_t i = 0; i < in->n_excl; i++) {
 		const struct cnispec_prefix *x = &in->excl[i];
 		unsigned host = out->bits - x->len;
 		ipam_u128 m = host >= 128 ? ~(ipam_u128)0 : (((ipam_u128)1 << host) - 1);
 		ipam_u128 lo = ipam_u128_from_addr(&x->addr) & ~m, hi = lo | m;
-		char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], e[CNISPEC_PREFIX_STRLEN], path[96];
+		char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], e[CNISPEC_PREFIX_STRLEN],
+			path[96];
 
 		if (hi >= out->start && lo <= out->end)
 			continue;
 		dispatch_path_key(path, sizeof(path), in->path, "exclude");
-		warn(p, "%s[%zu]: %s is outside the range %s-%s: it excludes nothing", path, i, cnispec_prefix_str(x, a),
-		     ipam_range_addr_str(out, out->start, b), ipam_range_addr_str(out, out->end, e));
+		warn(p, "%s[%zu]: %s is outside the range %s-%s: it excludes nothing", path, i,
+		     cnispec_prefix_str(x, a), ipam_range_addr_str(out, out->start, b),
+		     ipam_range_addr_str(out, out->end, e));
 	}
 }
 
@@ -404,8 +435,9 @@ static int range_from(struct cp *p, struct range_in *in, struct ipam_range *out)
 
 	if (r < 0)
 		return r;
-	r = ipam_range_build(out, &in->subnet, in->has_start ? &in->start : NULL, in->has_end ? &in->end : NULL,
-			     in->has_gw ? &in->gw : NULL, in->excl, in->n_excl, p->network_name);
+	r = ipam_range_build(out, &in->subnet, in->has_start ? &in->start : NULL,
+			     in->has_end ? &in->end : NULL, in->has_gw ? &in->gw : NULL, in->excl,
+			     in->n_excl, p->network_name);
 	if (r < 0)
 		return r;
 	snprintf(out->path, sizeof(out->path), "%s", in->path);
@@ -424,7 +456,8 @@ static int add_set(struct cp *p, const char *path, size_t n)
 	struct ipam_rangeset *sets;
 
 	if (p->c->n_sets >= IPAM_MAX_RANGESETS)
-		return FAIL(p, path, "more than %d ranges to take an address from", IPAM_MAX_RANGESETS);
+		return FAIL(p, path, "more than %d ranges to take an address from",
+			    IPAM_MAX_RANGESETS);
 	sets = realloc(p->c->sets, (p->c->n_sets + 1) * sizeof(*sets));
 	if (!sets)
 		return -ENOMEM;
@@ -470,8 +503,10 @@ static int read_network_name(struct dispatch_ctx *d, const char *path, json_t *v
 static int read_overlapping(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	if (json_is_false(v))
-		return dispatch_refuse(d, path, v, "rdmak-ipam never hands out an address twice, whichever networks "
-						   "share its subnet; give each tenant its own \"network_name\" to keep them apart");
+		return dispatch_refuse(
+			d, path, v,
+			"rdmak-ipam never hands out an address twice, whichever networks "
+			"share its subnet; give each tenant its own \"network_name\" to keep them apart");
 	return 0;
 }
 
@@ -493,9 +528,9 @@ static int read_store(struct dispatch_ctx *d, const char *path, json_t *v, void 
 }
 
 /* whereabouts' cluster-wide store is Kubernetes objects; rdmak-ipam's is etcd. */
-#define KUBE_STORE                                                                                            \
-	"rdmak-ipam keeps no state in Kubernetes objects: replace \"datastore\" and \"kubernetes\" with "          \
-	"\"store\": \"etcd\", \"etcd\": {\"endpoints\": [\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", "   \
+#define KUBE_STORE                                                                                               \
+	"rdmak-ipam keeps no state in Kubernetes objects: replace \"datastore\" and \"kubernetes\" with "        \
+	"\"store\": \"etcd\", \"etcd\": {\"endpoints\": [\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", " \
 	"\"key\"}} for a cluster-wide range (or \"store\": \"file\" for a range of this node only)"
 
 static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
@@ -508,7 +543,8 @@ static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, v
 	if (!strcmp(s, "kubernetes"))
 		return dispatch_refuse(d, path, v, KUBE_STORE);
 	if (strcmp(s, "etcd"))
-		return dispatch_fail(d, path, "\"%s\" is not \"etcd\" (or use \"store\": \"file\")", s);
+		return dispatch_fail(d, path, "\"%s\" is not \"etcd\" (or use \"store\": \"file\")",
+				     s);
 	*(const char **)t = s;
 	return 0;
 }
@@ -532,12 +568,16 @@ static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, v
 	int r = dispatch_string(d, path, v, true, ret);
 
 	if (r == 0 && !ipam_node_name_valid(*ret))
-		return dispatch_fail(d, path, "\"%s\" is not a node name (lower-case letters, digits, '-' and '.', "
-					      "at most 253)", *ret);
+		return dispatch_fail(
+			d, path,
+			"\"%s\" is not a node name (lower-case letters, digits, '-' and '.', "
+			"at most 253)",
+			*ret);
 	return r;
 }
 
-#define ETCD_AUTH "rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
+#define ETCD_AUTH                                                                                  \
+	"rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
 #define TOP(m) offsetof(struct top, m)
 
 static const struct dispatch_field ipam_fields[] = {
@@ -566,18 +606,25 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("logLevel", JSON_STRING, NULL, TOP(log_level), 0),
 	DISPATCH_FIELD("log_level", JSON_STRING, NULL, TOP(log_level2), 0),
 	/* whereabouts' keys rdmak-ipam does not act on, each with what to do instead */
-	DISPATCH_REFUSE("kubernetes", "rdmak-ipam keeps no state in Kubernetes objects: remove it and use \"store\": "
-				      "\"file\" (a node-local range) or \"store\": \"etcd\" (cluster-wide)"),
-	DISPATCH_REFUSE("configuration_path", "rdmak-ipam reads no flat file: put its keys in this ipam block"),
+	DISPATCH_REFUSE(
+		"kubernetes",
+		"rdmak-ipam keeps no state in Kubernetes objects: remove it and use \"store\": "
+		"\"file\" (a node-local range) or \"store\": \"etcd\" (cluster-wide)"),
+	DISPATCH_REFUSE("configuration_path",
+			"rdmak-ipam reads no flat file: put its keys in this ipam block"),
 	DISPATCH_REFUSE("leader_lease_duration", LEADER),
 	DISPATCH_REFUSE("leader_renew_deadline", LEADER),
 	DISPATCH_REFUSE("leader_retry_period", LEADER),
-	DISPATCH_REFUSE("reconciler_cron_expression", "garbage collection comes from the runtime (CNI GC) or "
-						      "`rdmak ipam gc`"),
+	DISPATCH_REFUSE("reconciler_cron_expression",
+			"garbage collection comes from the runtime (CNI GC) or "
+			"`rdmak ipam gc`"),
 	DISPATCH_REFUSE("sleep_for_race", "a whereabouts test knob; remove it"),
-	DISPATCH_REFUSE("node_slice_size", "for per-node ranges give each node its own range with \"store\": \"file\"; "
-					   "the etcd store needs no slicing to be fast"),
-	DISPATCH_REFUSE("addresses", "static addresses are not allocated: use the static IPAM plugin for them"),
+	DISPATCH_REFUSE(
+		"node_slice_size",
+		"for per-node ranges give each node its own range with \"store\": \"file\"; "
+		"the etcd store needs no slicing to be fast"),
+	DISPATCH_REFUSE("addresses",
+			"static addresses are not allocated: use the static IPAM plugin for them"),
 	DISPATCH_REFUSE("resolvConf", "put the resolver settings in \"dns\""),
 	DISPATCH_REFUSE("etcd_username", ETCD_AUTH),
 	DISPATCH_REFUSE("etcd_password", ETCD_AUTH),
@@ -596,7 +643,8 @@ static int wb_set(struct cp *p, struct range_in *in, const struct cnispec_addr *
 		in->gw = *gw;
 		in->has_gw = *gw_used = true;
 	}
-	if ((r = add_set(p, in->path, 1)) < 0 || (r = range_from(p, in, &p->c->sets[p->c->n_sets - 1].r[0])) < 0)
+	if ((r = add_set(p, in->path, 1)) < 0 ||
+	    (r = range_from(p, in, &p->c->sets[p->c->n_sets - 1].r[0])) < 0)
 		return r;
 	p->c->sets[p->c->n_sets - 1].n = 1;
 	return 0;
@@ -616,7 +664,8 @@ static int wb_ranges(struct cp *p, struct top *t)
 			return r;
 		total++;
 	}
-	json_array_foreach(t->ip_ranges, i, it) {
+	json_array_foreach(t->ip_ranges, i, it)
+	{
 		struct range_in in = { .k_start = "range_start", .k_end = "range_end" };
 
 		dispatch_path_idx(in.path, sizeof(in.path), "ipam.ipRanges", i);
@@ -631,7 +680,8 @@ static int wb_ranges(struct cp *p, struct top *t)
 	if (t->gw.family && total && !gw_used) {
 		char a[CNISPEC_PREFIX_STRLEN];
 
-		return FAIL(p, "ipam.gateway", "%s is in none of the ranges' subnets", cnispec_addr_str(&t->gw, a));
+		return FAIL(p, "ipam.gateway", "%s is in none of the ranges' subnets",
+			    cnispec_addr_str(&t->gw, a));
 	}
 	return 0;
 }
@@ -671,7 +721,8 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 	size_t i, j;
 	int r;
 
-	json_array_foreach(sets, i, set) {
+	json_array_foreach(sets, i, set)
+	{
 		char path[64];
 		struct ipam_rangeset *rs;
 
@@ -683,7 +734,8 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 		if ((r = add_set(p, path, json_array_size(set))) < 0)
 			return r;
 		rs = &p->c->sets[p->c->n_sets - 1];
-		json_array_foreach(set, j, it) {
+		json_array_foreach(set, j, it)
+		{
 			char ep[64];
 
 			dispatch_path_idx(ep, sizeof(ep), path, j);
@@ -691,7 +743,8 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 				return r;
 			rs->n++;
 			if (rs->r[j].family != rs->r[0].family)
-				return FAIL(p, ep, "not of the address family of %s", rs->r[0].path);
+				return FAIL(p, ep, "not of the address family of %s",
+					    rs->r[0].path);
 			for (size_t k = 0; k < j; k++)
 				if (overlap(&rs->r[k], &rs->r[j]))
 					return FAIL(p, ep, "overlaps %s", rs->r[k].path);
@@ -700,7 +753,8 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 	return 0;
 }
 
-static bool sets_overlap(const struct ipam_rangeset *a, const struct ipam_rangeset *b, size_t *ra, size_t *rb)
+static bool sets_overlap(const struct ipam_rangeset *a, const struct ipam_rangeset *b, size_t *ra,
+			 size_t *rb)
 {
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < b->n; j++)
@@ -727,11 +781,16 @@ static int check_sets(struct cp *p, size_t hl)
 			if (!sets_overlap(a, b, &x, &y))
 				continue;
 			if (i >= hl)
-				return FAIL(p, "ipam.ranges", "range set %zu overlaps with %zu (%s %s and %s %s)", i - hl, j - hl,
-					    a->r[x].path, a->r[x].text, b->r[y].path, b->r[y].text);
+				return FAIL(p, "ipam.ranges",
+					    "range set %zu overlaps with %zu (%s %s and %s %s)",
+					    i - hl, j - hl, a->r[x].path, a->r[x].text,
+					    b->r[y].path, b->r[y].text);
 			if (!strcmp(a->r[x].pool, b->r[y].pool))
-				return FAIL(p, b->r[y].path, "%s overlaps %s %s in the same subnet: one attachment would get "
-							     "one address twice", b->r[y].text, a->r[x].path, a->r[x].text);
+				return FAIL(
+					p, b->r[y].path,
+					"%s overlaps %s %s in the same subnet: one attachment would get "
+					"one address twice",
+					b->r[y].text, a->r[x].path, a->r[x].text);
 		}
 	return 0;
 }
@@ -739,10 +798,14 @@ static int check_sets(struct cp *p, size_t hl)
 /* ---- routes, dns ----------------------------------------------------------------------------- */
 
 static const struct dispatch_field route_fields[] = {
-	DISPATCH_FIELD("dst", DISPATCH_ANY, read_later, 0, 0),      DISPATCH_FIELD("gw", DISPATCH_ANY, read_later, 0, 0),
-	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_later, 0, 0),      DISPATCH_FIELD("advmss", DISPATCH_ANY, read_later, 0, 0),
-	DISPATCH_FIELD("priority", DISPATCH_ANY, read_later, 0, 0), DISPATCH_FIELD("table", DISPATCH_ANY, read_later, 0, 0),
-	DISPATCH_FIELD("scope", DISPATCH_ANY, read_later, 0, 0),    {},
+	DISPATCH_FIELD("dst", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("gw", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("mtu", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("advmss", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("priority", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("table", DISPATCH_ANY, read_later, 0, 0),
+	DISPATCH_FIELD("scope", DISPATCH_ANY, read_later, 0, 0),
+	{},
 };
 
 static const struct dispatch_field dns_fields[] = {
@@ -764,15 +827,18 @@ static int routes_dns(struct cp *p, const struct top *t)
 	json_t *wrap;
 	int r;
 
-	if (t->routes && (r = dispatch_array(&p->d, "ipam.routes", t->routes, 0, route_keys, p)) < 0)
+	if (t->routes &&
+	    (r = dispatch_array(&p->d, "ipam.routes", t->routes, 0, route_keys, p)) < 0)
 		return r;
-	if (t->dns && (r = dispatch_run(&p->d, "ipam.dns", t->dns, dns_fields, DISPATCH_UNKNOWN_REFUSE, p)) < 0)
+	if (t->dns && (r = dispatch_run(&p->d, "ipam.dns", t->dns, dns_fields,
+					DISPATCH_UNKNOWN_REFUSE, p)) < 0)
 		return r;
 	/* the result parser reads routes and dns exactly as a result carries them */
 	wrap = json_pack("{s:O?, s:O?}", "routes", t->routes, "dns", t->dns);
 	if (!wrap)
 		return -ENOMEM;
-	r = cnispec_result_from_json(wrap, CNISPEC_V_LATEST, "ipam", &p->c->routes_dns, why, sizeof(why));
+	r = cnispec_result_from_json(wrap, CNISPEC_V_LATEST, "ipam", &p->c->routes_dns, why,
+				     sizeof(why));
 	json_decref(wrap);
 	if (r == -EINVAL)
 		return FAIL(p, NULL, "%s", why);
@@ -782,14 +848,16 @@ static int routes_dns(struct cp *p, const struct top *t)
 	 * read it with CNI's types.ParseCIDR, which keeps the address it was given
 	 * ("3ffe:ffff:0:01ff::1/64" comes back as 3ffe:ffff:0:1ff::1/64) */
 	for (size_t i = 0; i < p->c->routes_dns->n_routes; i++)
-		cnispec_prefix_parse(json_string_value(json_object_get(json_array_get(t->routes, i), "dst")),
-				     &p->c->routes_dns->routes[i].dst);
+		cnispec_prefix_parse(
+			json_string_value(json_object_get(json_array_get(t->routes, i), "dst")),
+			&p->c->routes_dns->routes[i].dst);
 	return 0;
 }
 
 /* ---- store --------------------------------------------------------------------------------- */
 
-static int endpoint_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i, void *userdata)
+static int endpoint_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i,
+			void *userdata)
 {
 	struct ipam_store_config *st = userdata;
 	int r = dispatch_strdup(d, path, v, true, &st->endpoints[i]);
@@ -854,8 +922,9 @@ static int etcd_legacy(struct cp *p, const struct top *t)
 	char *save = NULL;
 
 	if (!t->etcd_host)
-		return FAIL(p, "ipam.datastore", "\"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with "
-						 "\"etcd\": {\"endpoints\": [...]})");
+		return FAIL(p, "ipam.datastore",
+			    "\"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with "
+			    "\"etcd\": {\"endpoints\": [...]})");
 	hosts = strdup(t->etcd_host);
 	st->endpoints = calloc(strlen(t->etcd_host) / 2 + 2, sizeof(char *));
 	if (!hosts || !st->endpoints)
@@ -865,11 +934,13 @@ static int etcd_legacy(struct cp *p, const struct top *t)
 			return -ENOMEM;
 	if (!st->n_endpoints)
 		return FAIL(p, "ipam.etcd_host", "no endpoint in \"%s\"", t->etcd_host);
-	if ((t->etcd_ca && !(st->tls_ca = strdup(t->etcd_ca))) || (t->etcd_cert && !(st->tls_cert = strdup(t->etcd_cert))) ||
+	if ((t->etcd_ca && !(st->tls_ca = strdup(t->etcd_ca))) ||
+	    (t->etcd_cert && !(st->tls_cert = strdup(t->etcd_cert))) ||
 	    (t->etcd_key && !(st->tls_key = strdup(t->etcd_key))))
 		return -ENOMEM;
 	if (!st->tls_cert != !st->tls_key)
-		return FAIL(p, "ipam.etcd_cert_file", "\"etcd_cert_file\" and \"etcd_key_file\" go together");
+		return FAIL(p, "ipam.etcd_cert_file",
+			    "\"etcd_cert_file\" and \"etcd_key_file\" go together");
 	return 0;
 }
 
@@ -878,33 +949,43 @@ static int store(struct cp *p, struct top *t)
 	bool legacy = t->etcd_host || t->etcd_ca || t->etcd_cert || t->etcd_key;
 
 	if (t->store && t->datastore)
-		return FAIL(p, "ipam.datastore", "give \"store\" or whereabouts' \"datastore\", not both");
+		return FAIL(p, "ipam.datastore",
+			    "give \"store\" or whereabouts' \"datastore\", not both");
 	/* whereabouts' datastore defaults to etcd: its etcd keys alone name the etcd store */
 	if (t->datastore || (legacy && !t->store)) {
 		if (t->etcd)
-			return FAIL(p, "ipam.etcd", "with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
+			return FAIL(
+				p, "ipam.etcd",
+				"with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
 		p->c->store.kind = IPAM_STORE_ETCD;
 		return etcd_legacy(p, t);
 	}
 	if (legacy)
-		return FAIL(p, "ipam.etcd_host", "whereabouts' etcd keys go with \"datastore\": \"etcd\" (or alone); with \"store\" "
-						 "use \"etcd\": {\"endpoints\", \"tls\"}");
+		return FAIL(
+			p, "ipam.etcd_host",
+			"whereabouts' etcd keys go with \"datastore\": \"etcd\" (or alone); with \"store\" "
+			"use \"etcd\": {\"endpoints\", \"tls\"}");
 	if (!t->store || !strcmp(t->store, "file")) {
 		p->c->store.kind = IPAM_STORE_FILE;
 		if (t->etcd)
 			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
 		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0)
-			return FAIL(p, t->block_size >= 0 ? "ipam.perNodeBlockSize" : t->node_name ? "ipam.nodeName"
-										      : "ipam.blockReleaseAfter",
-				    "only with \"store\": \"etcd\" (the file store is one node's already)");
+			return FAIL(
+				p,
+				t->block_size >= 0 ? "ipam.perNodeBlockSize"
+				: t->node_name	   ? "ipam.nodeName"
+						   : "ipam.blockReleaseAfter",
+				"only with \"store\": \"etcd\" (the file store is one node's already)");
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
 		return 0;
 	}
 	p->c->store.kind = IPAM_STORE_ETCD;
 	/* per-node blocks (docs/ipam.md): perNodeBlockSize or nodeName turns them on */
 	if (t->block_size >= 0 || t->node_name) {
-		p->c->store.block_size = t->block_size >= 0 ? (unsigned)t->block_size : IPAM_BLOCK_DEFAULT_SIZE;
-		p->c->store.block_grace_s = t->block_grace >= 0 ? (unsigned)t->block_grace : IPAM_BLOCK_DEFAULT_GRACE;
+		p->c->store.block_size =
+			t->block_size >= 0 ? (unsigned)t->block_size : IPAM_BLOCK_DEFAULT_SIZE;
+		p->c->store.block_grace_s =
+			t->block_grace >= 0 ? (unsigned)t->block_grace : IPAM_BLOCK_DEFAULT_GRACE;
 		if (t->node_name && !(p->c->store.node_name = strdup(t->node_name)))
 			return -ENOMEM;
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
@@ -912,10 +993,13 @@ static int store(struct cp *p, struct top *t)
 		return FAIL(p, "ipam.blockReleaseAfter", "only with \"perNodeBlockSize\"");
 	}
 	if (t->data_dir)
-		return FAIL(p, "ipam.dataDir", "only with \"store\": \"file\" or with \"perNodeBlockSize\"");
+		return FAIL(p, "ipam.dataDir",
+			    "only with \"store\": \"file\" or with \"perNodeBlockSize\"");
 	if (!t->etcd)
-		return FAIL(p, "ipam.etcd", "missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
-	return dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE, &p->c->store);
+		return FAIL(p, "ipam.etcd",
+			    "missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
+	return dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE,
+			    &p->c->store);
 }
 
 /* ---- the rest ----------------------------------------------------------------------------------- */
@@ -923,14 +1007,16 @@ static int store(struct cp *p, struct top *t)
 /* logFile or log_file, logLevel or log_level (rdmak-cni's and whereabouts' spellings). */
 static int logging(struct cp *p, const struct top *t)
 {
-	const char *file = t->log_file ? t->log_file : t->log_file2, *level = t->log_level ? t->log_level : t->log_level2;
+	const char *file = t->log_file ? t->log_file : t->log_file2,
+		   *level = t->log_level ? t->log_level : t->log_level2;
 
 	if (t->log_file && t->log_file2)
 		return FAIL(p, "ipam.log_file", "give \"logFile\" or \"log_file\", not both");
 	if (t->log_level && t->log_level2)
 		return FAIL(p, "ipam.log_level", "give \"logLevel\" or \"log_level\", not both");
 	if (file && file[0] != '/')
-		return FAIL(p, t->log_file ? "ipam.logFile" : "ipam.log_file", "\"%s\" is not an absolute path", file);
+		return FAIL(p, t->log_file ? "ipam.logFile" : "ipam.log_file",
+			    "\"%s\" is not an absolute path", file);
 	if (file && !(p->c->log_file = strdup(file)))
 		return -ENOMEM;
 	if (level && log_level_from_string(level, &p->c->log_level) < 0)
@@ -942,7 +1028,9 @@ static int logging(struct cp *p, const struct top *t)
 
 static int parse(struct cp *p, json_t *ipam, const char *network)
 {
-	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" }, .block_size = -1, .block_grace = -1 };
+	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" },
+			 .block_size = -1,
+			 .block_grace = -1 };
 	const json_t *ds;
 	size_t hl;
 	int r;
@@ -982,14 +1070,18 @@ static int refusal(const struct cp *p, struct cnispec_error *err)
 	char hint[128];
 
 	if (p->d.error != DISPATCH_ERR_UNKNOWN)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s", p->msg);
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid IPAM configuration",
+				    "%s", p->msg);
 	if (!p->d.why && p->d.suggest)
 		snprintf(hint, sizeof(hint), "did you mean \"%s\"?", p->d.suggest);
 	return cnispec_fail_unsupported(err, p->d.path, p->d.value,
-					p->d.why ? p->d.why : p->d.suggest ? hint : NULL);
+					p->d.why       ? p->d.why
+					: p->d.suggest ? hint
+						       : NULL);
 }
 
-int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_config **ret, struct cnispec_error *err)
+int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_config **ret,
+		      struct cnispec_error *err)
 {
 	struct cp p = { 0 };
 	int r;
@@ -1036,7 +1128,8 @@ static const json_t *find_in_list(const json_t *plugins)
 	const json_t *it;
 	size_t i;
 
-	json_array_foreach(plugins, i, it) {
+	json_array_foreach(plugins, i, it)
+	{
 		const json_t *t = json_object_get(json_object_get(it, "ipam"), "type");
 
 		if (json_is_string(t) && !strcmp(json_string_value(t), "rdmak-ipam"))
@@ -1045,7 +1138,8 @@ static const json_t *find_in_list(const json_t *plugins)
 	return NULL;
 }
 
-int ipam_config_load(const char *buf, size_t len, struct ipam_config **ret, struct cnispec_error *err)
+int ipam_config_load(const char *buf, size_t len, struct ipam_config **ret,
+		     struct cnispec_error *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -1054,17 +1148,23 @@ int ipam_config_load(const char *buf, size_t len, struct ipam_config **ret, stru
 	int r;
 
 	if (!root)
-		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE, "failed to decode the configuration",
-				    "line %d column %d: %s", je.line, je.column, je.text);
+		return cnispec_fail(err, -EINVAL, CNISPEC_E_DECODE,
+				    "failed to decode the configuration", "line %d column %d: %s",
+				    je.line, je.column, je.text);
 	name = json_object_get(root, "name");
-	plugin = json_is_array(json_object_get(root, "plugins")) ? find_in_list(json_object_get(root, "plugins")) : root;
+	plugin = json_is_array(json_object_get(root, "plugins"))
+			 ? find_in_list(json_object_get(root, "plugins"))
+			 : root;
 	ipam = plugin ? json_object_get(plugin, "ipam") : NULL;
 	if (!json_is_string(name) || !cnispec_network_name_valid(json_string_value(name), &why))
 		r = cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-				 "name: %s", json_is_string(name) ? why : "missing (the network's name)");
+				 "name: %s",
+				 json_is_string(name) ? why : "missing (the network's name)");
 	else if (!ipam)
 		r = cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid network configuration",
-				 "%s", plugin ? "ipam: missing" : "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
+				 "%s",
+				 plugin ? "ipam: missing"
+					: "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
 	else
 		r = ipam_config_parse(ipam, json_string_value(name), ret, err);
 	json_decref(root);

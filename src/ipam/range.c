@@ -71,7 +71,8 @@ bool ipam_prefix_contains(const struct cnispec_prefix *p, const struct cnispec_a
 	unsigned bits = p->addr.family == AF_INET ? 32 : 128;
 	ipam_u128 m = ~host_mask(bits, p->len);
 
-	return a->family == p->addr.family && (ipam_u128_from_addr(a) & m) == (ipam_u128_from_addr(&p->addr) & m);
+	return a->family == p->addr.family &&
+	       (ipam_u128_from_addr(a) & m) == (ipam_u128_from_addr(&p->addr) & m);
 }
 
 ipam_u128 ipam_range_size(const struct ipam_range *r)
@@ -182,7 +183,8 @@ static void spans_merge(struct ipam_range *r)
 
 		/* overlapping or adjacent: one span (hi + 1 cannot wrap: hi <= end < max, or the
 		 * span reaches end and absorbs every later one) */
-		if (r->excl[i].lo <= last->hi || (last->hi != ~(ipam_u128)0 && r->excl[i].lo == last->hi + 1)) {
+		if (r->excl[i].lo <= last->hi ||
+		    (last->hi != ~(ipam_u128)0 && r->excl[i].lo == last->hi + 1)) {
 			if (r->excl[i].hi > last->hi)
 				last->hi = r->excl[i].hi;
 		} else {
@@ -211,9 +213,10 @@ static void defaults(struct ipam_range *r, ipam_u128 last)
 	}
 }
 
-int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet, const struct cnispec_addr *start,
-		     const struct cnispec_addr *end, const struct cnispec_addr *gateway,
-		     const struct cnispec_prefix *excl, size_t n_excl, const char *network_name)
+int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet,
+		     const struct cnispec_addr *start, const struct cnispec_addr *end,
+		     const struct cnispec_addr *gateway, const struct cnispec_prefix *excl,
+		     size_t n_excl, const char *network_name)
 {
 	char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], c[CNISPEC_PREFIX_STRLEN];
 	ipam_u128 hm, last, def_start, def_end;
@@ -249,7 +252,8 @@ int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet, 
 	}
 	for (size_t i = 0; i < n_excl; i++) {
 		unsigned ebits = excl[i].addr.family == AF_INET ? 32 : 128;
-		ipam_u128 em = host_mask(ebits, excl[i].len), lo = ipam_u128_from_addr(&excl[i].addr) & ~em;
+		ipam_u128 em = host_mask(ebits, excl[i].len),
+			  lo = ipam_u128_from_addr(&excl[i].addr) & ~em;
 
 		if (excl[i].addr.family == r->family)
 			span_add(r, lo, lo | em);
@@ -257,13 +261,14 @@ int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet, 
 	spans_merge(r);
 
 	cnispec_prefix_str(&r->subnet, a);
-	snprintf(r->pool, sizeof(r->pool), "%s%s%s", network_name ? network_name : "", network_name ? "_" : "", a);
+	snprintf(r->pool, sizeof(r->pool), "%s%s%s", network_name ? network_name : "",
+		 network_name ? "_" : "", a);
 	*strchr(r->pool, '/') = '_';
 	if (r->start == def_start && r->end == def_end)
 		snprintf(r->text, sizeof(r->text), "%s", a);
 	else
-		snprintf(r->text, sizeof(r->text), "%s (%s-%s)", a, ipam_range_addr_str(r, r->start, b),
-			 ipam_range_addr_str(r, r->end, c));
+		snprintf(r->text, sizeof(r->text), "%s (%s-%s)", a,
+			 ipam_range_addr_str(r, r->start, b), ipam_range_addr_str(r, r->end, c));
 	return 0;
 }
 

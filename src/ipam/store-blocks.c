@@ -40,9 +40,9 @@ extern const struct ipam_store_driver ipam_store_etcd_driver __attribute__((weak
 
 struct blocks_store {
 	struct ipam_store *local;
-	struct ipam_store *cluster; /* NULL until a block is needed */
+	struct ipam_store *cluster;    /* NULL until a block is needed */
 	struct ipam_store_config ccfg; /* the cluster's config, for the lazy open */
-	char *dir;                  /* dataDir/blocks */
+	char *dir;		       /* dataDir/blocks */
 	char node[254];
 	unsigned size, grace;
 };
@@ -61,10 +61,12 @@ bool ipam_node_name_valid(const char *n)
 {
 	size_t len = n ? strlen(n) : 0;
 
-	if (len == 0 || len > 253 || n[0] == '.' || n[0] == '-' || n[len - 1] == '.' || n[len - 1] == '-')
+	if (len == 0 || len > 253 || n[0] == '.' || n[0] == '-' || n[len - 1] == '.' ||
+	    n[len - 1] == '-')
 		return false;
 	for (const char *p = n; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      *p == '.'))
 			return false;
 	return true;
 }
@@ -113,35 +115,80 @@ static void take_error(struct ipam_store *s, const struct ipam_store *from)
 }
 
 #define L(s) (BS(s)->local)
-#define LOCAL(call)                                                                                                    \
-	do {                                                                                                           \
-		struct ipam_store *l = L(s);                                                                           \
-		int r_;                                                                                                \
-                                                                                                                       \
-		l->junk = s->junk;                                                                                     \
-		l->junk_ud = s->junk_ud;                                                                               \
-		l->repair = s->repair;                                                                                 \
-		r_ = l->ops.call;                                                                                      \
-		if (r_ < 0)                                                                                            \
-			take_error(s, l);                                                                              \
-		return r_;                                                                                             \
+#define LOCAL(call)                                                                                \
+	do {                                                                                       \
+		struct ipam_store *l = L(s);                                                       \
+		int r_;                                                                            \
+                                                                                                   \
+		l->junk = s->junk;                                                                 \
+		l->junk_ud = s->junk_ud;                                                           \
+		l->repair = s->repair;                                                             \
+		r_ = l->ops.call;                                                                  \
+		if (r_ < 0)                                                                        \
+			take_error(s, l);                                                          \
+		return r_;                                                                         \
 	} while (0)
 
-static int b_ping(struct ipam_store *s) { LOCAL(ping(l)); }
-static int b_claim(struct ipam_store *s, const char *p, const char *a, const char *v) { LOCAL(claim(l, p, a, v)); }
-static int b_get(struct ipam_store *s, const char *p, const char *a, char **ret) { LOCAL(get(l, p, a, ret)); }
-static int b_release(struct ipam_store *s, const char *p, const char *a, const char *e) { LOCAL(release(l, p, a, e)); }
-static int b_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud) { LOCAL(list(l, p, fn, ud)); }
-static int b_count(struct ipam_store *s, const char *p, size_t *ret) { LOCAL(count(l, p, ret)); }
-static int b_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud) { LOCAL(pools(l, fn, ud)); }
-static int b_record_get(struct ipam_store *s, const char *n, const char *k, char **ret) { LOCAL(record_get(l, n, k, ret)); }
-static int b_record_put(struct ipam_store *s, const char *n, const char *k, const char *v) { LOCAL(record_put(l, n, k, v)); }
-static int b_record_del(struct ipam_store *s, const char *n, const char *k) { LOCAL(record_del(l, n, k)); }
-static int b_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud) { LOCAL(record_list(l, n, fn, ud)); }
-static int b_record_pending(struct ipam_store *s, const char *n, const char *k) { LOCAL(record_pending(l, n, k)); }
-static int b_cursor_get(struct ipam_store *s, const char *p, char **ret) { LOCAL(cursor_get(l, p, ret)); }
-static int b_cursor_put(struct ipam_store *s, const char *p, const char *a) { LOCAL(cursor_put(l, p, a)); }
-static int b_tidy(struct ipam_store *s, size_t *ret) { LOCAL(tidy(l, ret)); }
+static int b_ping(struct ipam_store *s)
+{
+	LOCAL(ping(l));
+}
+static int b_claim(struct ipam_store *s, const char *p, const char *a, const char *v)
+{
+	LOCAL(claim(l, p, a, v));
+}
+static int b_get(struct ipam_store *s, const char *p, const char *a, char **ret)
+{
+	LOCAL(get(l, p, a, ret));
+}
+static int b_release(struct ipam_store *s, const char *p, const char *a, const char *e)
+{
+	LOCAL(release(l, p, a, e));
+}
+static int b_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud)
+{
+	LOCAL(list(l, p, fn, ud));
+}
+static int b_count(struct ipam_store *s, const char *p, size_t *ret)
+{
+	LOCAL(count(l, p, ret));
+}
+static int b_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
+{
+	LOCAL(pools(l, fn, ud));
+}
+static int b_record_get(struct ipam_store *s, const char *n, const char *k, char **ret)
+{
+	LOCAL(record_get(l, n, k, ret));
+}
+static int b_record_put(struct ipam_store *s, const char *n, const char *k, const char *v)
+{
+	LOCAL(record_put(l, n, k, v));
+}
+static int b_record_del(struct ipam_store *s, const char *n, const char *k)
+{
+	LOCAL(record_del(l, n, k));
+}
+static int b_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud)
+{
+	LOCAL(record_list(l, n, fn, ud));
+}
+static int b_record_pending(struct ipam_store *s, const char *n, const char *k)
+{
+	LOCAL(record_pending(l, n, k));
+}
+static int b_cursor_get(struct ipam_store *s, const char *p, char **ret)
+{
+	LOCAL(cursor_get(l, p, ret));
+}
+static int b_cursor_put(struct ipam_store *s, const char *p, const char *a)
+{
+	LOCAL(cursor_put(l, p, a));
+}
+static int b_tidy(struct ipam_store *s, size_t *ret)
+{
+	LOCAL(tidy(l, ret));
+}
 
 /* ---- the cluster ------------------------------------------------------------------------------ */
 
@@ -153,10 +200,12 @@ static int cluster(struct ipam_store *s, struct ipam_store **ret)
 
 	if (!bs->cluster) {
 		if (&ipam_store_etcd_driver == NULL) {
-			snprintf(s->error, sizeof(s->error), "a new block needs the etcd store, not in this binary");
+			snprintf(s->error, sizeof(s->error),
+				 "a new block needs the etcd store, not in this binary");
 			return -ENOPKG;
 		}
-		r = ipam_store_open_driver(&ipam_store_etcd_driver, &bs->ccfg, &bs->cluster, why, sizeof(why));
+		r = ipam_store_open_driver(&ipam_store_etcd_driver, &bs->ccfg, &bs->cluster, why,
+					   sizeof(why));
 		if (r < 0) {
 			snprintf(s->error, sizeof(s->error), "%s", why);
 			return r;
@@ -176,7 +225,8 @@ static int pool_dir(struct ipam_store *s, const char *pool, bool create, char **
 		return -EINVAL;
 	if (asprintf(&d, "%s/%s", BS(s)->dir, pool) < 0)
 		return -ENOMEM;
-	if (create && ((mkdir(BS(s)->dir, 0755) < 0 && errno != EEXIST) || (mkdir(d, 0755) < 0 && errno != EEXIST))) {
+	if (create && ((mkdir(BS(s)->dir, 0755) < 0 && errno != EEXIST) ||
+		       (mkdir(d, 0755) < 0 && errno != EEXIST))) {
 		int r = -errno;
 
 		snprintf(s->error, sizeof(s->error), "%s: %s", d, strerror(errno));
@@ -267,7 +317,8 @@ int ipam_blocks_forget(struct ipam_store *s, const char *pool, const char *first
 
 /* How long the block has been found empty: a marker file's age, the marker made now when
  * there is none; empty false removes it. 0 or -errno. */
-int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty, long long *ret)
+int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty,
+			  long long *ret)
 {
 	_cleanup_free_ char *d = NULL, *mark = NULL;
 	struct stat st;
@@ -314,7 +365,8 @@ static char *block_value(const char *node, const char *last)
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%s\"}", node, last, stamp) < 0)
+	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%s\"}", node, last,
+		     stamp) < 0)
 		return NULL;
 	return v;
 }
@@ -347,7 +399,8 @@ int ipam_blocks_adopt(struct ipam_store *s, const char *pool, const char *first,
 }
 
 /* Give a block back in the cluster: only if its value there is still expect. 1, 0, <0. */
-int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first, const char *expect)
+int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first,
+			const char *expect)
 {
 	struct ipam_store *c;
 	int r = cluster(s, &c);
@@ -402,7 +455,8 @@ static int copy_config(const struct ipam_store_config *cfg, struct ipam_store_co
 			return -ENOMEM;
 		c->n_endpoints++;
 	}
-	if ((cfg->prefix && !(c->prefix = strdup(cfg->prefix))) || (cfg->tls_ca && !(c->tls_ca = strdup(cfg->tls_ca))) ||
+	if ((cfg->prefix && !(c->prefix = strdup(cfg->prefix))) ||
+	    (cfg->tls_ca && !(c->tls_ca = strdup(cfg->tls_ca))) ||
 	    (cfg->tls_cert && !(c->tls_cert = strdup(cfg->tls_cert))) ||
 	    (cfg->tls_key && !(c->tls_key = strdup(cfg->tls_key))))
 		return -ENOMEM;
@@ -424,15 +478,18 @@ static int b_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 	bs->grace = cfg->block_grace_s;
 	r = ipam_node_name(cfg->node_name, bs->node, sizeof(bs->node), &source);
 	if (r < 0) {
-		snprintf(s->error, sizeof(s->error), "the node's name (from %s) \"%s\" is not a node name: give \"nodeName\"",
+		snprintf(s->error, sizeof(s->error),
+			 "the node's name (from %s) \"%s\" is not a node name: give \"nodeName\"",
 			 source, bs->node);
 		b_close(s);
 		return r;
 	}
 	r = copy_config(cfg, &bs->ccfg);
-	if (r >= 0 && asprintf(&bs->dir, "%s/blocks", cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR) < 0)
+	if (r >= 0 && asprintf(&bs->dir, "%s/blocks",
+			       cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR) < 0)
 		r = -ENOMEM;
-	if (r >= 0 && (r = ipam_store_open_driver(&ipam_store_file_driver, &lcfg, &bs->local, why, sizeof(why))) < 0)
+	if (r >= 0 && (r = ipam_store_open_driver(&ipam_store_file_driver, &lcfg, &bs->local, why,
+						  sizeof(why))) < 0)
 		snprintf(s->error, sizeof(s->error), "%s", why);
 	if (r < 0)
 		b_close(s);

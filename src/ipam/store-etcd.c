@@ -41,8 +41,8 @@ static struct etcd_store *ES(struct ipam_store *s)
 	return s->priv;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct ipam_store *s, int r, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct ipam_store *s, int r, const char *fmt,
+						      ...)
 {
 	va_list ap;
 
@@ -97,14 +97,15 @@ static char *key_of(struct ipam_store *s, const char *kind, const char *a, const
 
 /* --- claims ------------------------------------------------------------------------------- */
 
-static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address, const char *value)
+static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address,
+			    const char *value)
 {
 	_cleanup_free_ char *key = NULL, *pkey = NULL;
-	struct etcd_txn_result res = {0};
+	struct etcd_txn_result res = { 0 };
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
-	    (r = check_value(s, value)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, value)) < 0)
 		return r;
 	key = key_of(s, "claims", pool, address);
 	pkey = key_of(s, "pools", pool, NULL);
@@ -112,11 +113,18 @@ static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *
 		return -ENOMEM;
 	/* The pool's key is put without a compare: it never makes two claims conflict. */
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     &(struct etcd_compare){ .key = key,
+					     .target = ETCD_CMP_CREATE,
+					     .result = ETCD_CMP_EQUAL,
+					     .number = 0 },
 		     1,
-		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
-					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0}},
-		     2, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+		     (struct etcd_op[]){
+			     { .type = ETCD_OP_PUT,
+			       .key = key,
+			       .value = value,
+			       .value_len = strlen(value) },
+			     { .type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0 } },
+		     2, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
 	if (r == 0) {
@@ -124,7 +132,8 @@ static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *
 		 * applied it and died before answering. */
 		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
 
-		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) && memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
+		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
 	}
 	etcd_txn_result_clear(&res);
 	return r;
@@ -139,17 +148,18 @@ static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *u
  * No pending record is needed: the claim and the record naming it appear together, so no kill
  * can leave one without the other. The pools' folder read in the same Txn is the overlap look
  * at the claim's own revision (claim first, look second, as claim_unique() in alloc.c). */
-static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const char *address, const char *value,
-				   const char *network, const char *rkey, const char *record, ipam_store_each_fn look,
-				   void *ud)
+static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const char *address,
+				   const char *value, const char *network, const char *rkey,
+				   const char *record, ipam_store_each_fn look, void *ud)
 {
 	_cleanup_free_ char *key = NULL, *pkey = NULL, *ckey = NULL, *reckey = NULL, *folder = NULL;
-	struct etcd_txn_result res = {0};
+	struct etcd_txn_result res = { 0 };
 	bool undo = false;
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
-	    (r = check_value(s, value)) < 0 || (r = check_name(s, "a network name", network)) < 0 ||
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, value)) < 0 ||
+	    (r = check_name(s, "a network name", network)) < 0 ||
 	    (r = check_name(s, "an attachment key", rkey)) < 0 || (r = check_value(s, record)) < 0)
 		return r;
 	key = key_of(s, "claims", pool, address);
@@ -160,14 +170,30 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 	if (!key || !pkey || !ckey || !reckey || !folder)
 		return -ENOMEM;
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     &(struct etcd_compare){ .key = key,
+					     .target = ETCD_CMP_CREATE,
+					     .result = ETCD_CMP_EQUAL,
+					     .number = 0 },
 		     1,
-		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
-					{.type = ETCD_OP_PUT, .key = reckey, .value = record, .value_len = strlen(record)},
-					{.type = ETCD_OP_PUT, .key = ckey, .value = address, .value_len = strlen(address)},
-					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0},
-					{.type = ETCD_OP_RANGE, .key = folder, .prefix = true, .keys_only = true}},
-		     5, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+		     (struct etcd_op[]){
+			     { .type = ETCD_OP_PUT,
+			       .key = key,
+			       .value = value,
+			       .value_len = strlen(value) },
+			     { .type = ETCD_OP_PUT,
+			       .key = reckey,
+			       .value = record,
+			       .value_len = strlen(record) },
+			     { .type = ETCD_OP_PUT,
+			       .key = ckey,
+			       .value = address,
+			       .value_len = strlen(address) },
+			     { .type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0 },
+			     { .type = ETCD_OP_RANGE,
+			       .key = folder,
+			       .prefix = true,
+			       .keys_only = true } },
+		     5, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
 	if (r == 1) {
@@ -175,7 +201,8 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 		size_t skip = strlen(folder);
 
 		for (size_t i = 0; pools && i < pools->n && !undo; i++)
-			if (name_ok(pools->kvs[i].key + skip) && look(ud, pools->kvs[i].key + skip, NULL) != 0)
+			if (name_ok(pools->kvs[i].key + skip) &&
+			    look(ud, pools->kvs[i].key + skip, NULL) != 0)
 				undo = true;
 	} else {
 		/* taken, or this very Txn applied by a member that died before answering: then the
@@ -193,12 +220,17 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 		/* a look found the address in another pool: give it back if it is still ours, and
 		 * the record to pending in the same Txn, so that no record names a released claim */
 		int u = etcd_txn(ES(s)->c,
-				 &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
-							.value = value, .value_len = strlen(value)},
+				 &(struct etcd_compare){ .key = key,
+							 .target = ETCD_CMP_VALUE,
+							 .result = ETCD_CMP_EQUAL,
+							 .value = value,
+							 .value_len = strlen(value) },
 				 1,
-				 (struct etcd_op[]){{.type = ETCD_OP_DELETE, .key = key},
-						    {.type = ETCD_OP_PUT, .key = reckey, .value = IPAM_RECORD_PENDING,
-						     .value_len = strlen(IPAM_RECORD_PENDING)}},
+				 (struct etcd_op[]){ { .type = ETCD_OP_DELETE, .key = key },
+						     { .type = ETCD_OP_PUT,
+						       .key = reckey,
+						       .value = IPAM_RECORD_PENDING,
+						       .value_len = strlen(IPAM_RECORD_PENDING) } },
 				 2, NULL, 0, NULL);
 
 		if (u < 0)
@@ -210,7 +242,7 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 
 static int get_value(struct ipam_store *s, const char *key, char **ret)
 {
-	struct etcd_kv kv = {0};
+	struct etcd_kv kv = { 0 };
 	int r = etcd_get(ES(s)->c, key, &kv);
 
 	if (r < 0)
@@ -227,19 +259,21 @@ static int etcd_store_get(struct ipam_store *s, const char *pool, const char *ad
 	_cleanup_free_ char *key = NULL;
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", address)) < 0)
 		return r;
 	key = key_of(s, "claims", pool, address);
 	return key ? get_value(s, key, ret) : -ENOMEM;
 }
 
-static int etcd_store_release(struct ipam_store *s, const char *pool, const char *address, const char *expect)
+static int etcd_store_release(struct ipam_store *s, const char *pool, const char *address,
+			      const char *expect)
 {
 	_cleanup_free_ char *key = NULL;
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0 ||
-	    (r = check_value(s, expect)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, expect)) < 0)
 		return r;
 	key = key_of(s, "claims", pool, address);
 	if (!key)
@@ -247,16 +281,19 @@ static int etcd_store_release(struct ipam_store *s, const char *pool, const char
 	/* etcd fails a value compare on an absent key, so "absent" and "another owner" both
 	 * leave the store as it was and answer 0. */
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
-					    .value = expect, .value_len = strlen(expect)},
-		     1, &(struct etcd_op){.type = ETCD_OP_DELETE, .key = key}, 1, NULL, 0, NULL);
+		     &(struct etcd_compare){ .key = key,
+					     .target = ETCD_CMP_VALUE,
+					     .result = ETCD_CMP_EQUAL,
+					     .value = expect,
+					     .value_len = strlen(expect) },
+		     1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL, 0, NULL);
 	return r < 0 ? fail_etcd(s, r) : r;
 }
 
 /* Calls fn(name, value) for every key under folder, name being the key less the folder. */
 static int list_folder(struct ipam_store *s, const char *folder, ipam_store_each_fn fn, void *ud)
 {
-	struct etcd_kvs all = {0};
+	struct etcd_kvs all = { 0 };
 	size_t skip = strlen(folder);
 	int r = etcd_range_prefix_all(ES(s)->c, folder, false, &all);
 
@@ -287,7 +324,7 @@ static int etcd_store_list(struct ipam_store *s, const char *pool, ipam_store_ea
 static int etcd_store_count(struct ipam_store *s, const char *pool, size_t *ret)
 {
 	_cleanup_free_ char *folder = NULL;
-	struct etcd_kvs res = {0};
+	struct etcd_kvs res = { 0 };
 	int r = check_name(s, "a pool name", pool);
 
 	if (r < 0)
@@ -295,7 +332,8 @@ static int etcd_store_count(struct ipam_store *s, const char *pool, size_t *ret)
 	folder = key_of(s, "claims", pool, "");
 	if (!folder)
 		return -ENOMEM;
-	r = etcd_range(ES(s)->c, folder, &(struct etcd_range_opts){.prefix = true, .count_only = true}, &res);
+	r = etcd_range(ES(s)->c, folder,
+		       &(struct etcd_range_opts){ .prefix = true, .count_only = true }, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
 	*ret = (size_t)res.count;
@@ -334,8 +372,9 @@ static int cmp_name(const void *a, const void *b)
  * cursor (an allocator searched them), as the file store lists them, are added. */
 static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
 {
-	_cleanup_free_ char *pools = key_of(s, "pools", NULL, NULL), *cursors = key_of(s, "cursors", NULL, NULL);
-	struct names n = {0};
+	_cleanup_free_ char *pools = key_of(s, "pools", NULL, NULL),
+			    *cursors = key_of(s, "cursors", NULL, NULL);
+	struct names n = { 0 };
 	int r;
 
 	if (!pools || !cursors)
@@ -360,13 +399,15 @@ static int record_key(struct ipam_store *s, const char *network, const char *key
 {
 	int r;
 
-	if ((r = check_name(s, "a network name", network)) < 0 || (r = check_name(s, "an attachment key", key)) < 0)
+	if ((r = check_name(s, "a network name", network)) < 0 ||
+	    (r = check_name(s, "an attachment key", key)) < 0)
 		return r;
 	*ret = key_of(s, "records", network, key);
 	return *ret ? 0 : -ENOMEM;
 }
 
-static int etcd_store_record_get(struct ipam_store *s, const char *network, const char *key, char **ret)
+static int etcd_store_record_get(struct ipam_store *s, const char *network, const char *key,
+				 char **ret)
 {
 	_cleanup_free_ char *k = NULL;
 	int r = record_key(s, network, key, &k);
@@ -374,7 +415,8 @@ static int etcd_store_record_get(struct ipam_store *s, const char *network, cons
 	return r < 0 ? r : get_value(s, k, ret);
 }
 
-static int etcd_store_record_put(struct ipam_store *s, const char *network, const char *key, const char *value)
+static int etcd_store_record_put(struct ipam_store *s, const char *network, const char *key,
+				 const char *value)
 {
 	_cleanup_free_ char *k = NULL;
 	int r = record_key(s, network, key, &k);
@@ -397,7 +439,8 @@ static int etcd_store_record_del(struct ipam_store *s, const char *network, cons
 	return r < 0 ? fail_etcd(s, r) : n > 0;
 }
 
-static int etcd_store_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+static int etcd_store_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn,
+				  void *ud)
 {
 	_cleanup_free_ char *folder = NULL;
 	int r = check_name(s, "a network name", network);
@@ -428,7 +471,8 @@ static int etcd_store_cursor_put(struct ipam_store *s, const char *pool, const c
 	_cleanup_free_ char *key = NULL;
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", address)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", address)) < 0)
 		return r;
 	key = key_of(s, "cursors", pool, NULL);
 	if (!key)
@@ -439,7 +483,8 @@ static int etcd_store_cursor_put(struct ipam_store *s, const char *pool, const c
 
 /* --- per-node blocks (store-blocks.c) ---------------------------------------------------------- */
 
-static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
+static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_store_each_fn fn,
+				 void *ud)
 {
 	_cleanup_free_ char *folder = NULL;
 	int r = check_name(s, "a pool name", pool);
@@ -452,51 +497,64 @@ static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_st
 
 /* One owner per block: the claim's own Txn, "if create_revision == 0 then put" (and the pool's
  * key, so that pools() lists it). */
-static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first, const char *value)
+static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first,
+				  const char *value)
 {
 	_cleanup_free_ char *key = NULL, *pkey = NULL;
-	struct etcd_txn_result res = {0};
+	struct etcd_txn_result res = { 0 };
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
-	    (r = check_value(s, value)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, value)) < 0)
 		return r;
 	key = key_of(s, "blocks", pool, first);
 	pkey = key_of(s, "pools", pool, NULL);
 	if (!key || !pkey)
 		return -ENOMEM;
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0},
+		     &(struct etcd_compare){ .key = key,
+					     .target = ETCD_CMP_CREATE,
+					     .result = ETCD_CMP_EQUAL,
+					     .number = 0 },
 		     1,
-		     (struct etcd_op[]){{.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)},
-					{.type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0}},
-		     2, &(struct etcd_op){.type = ETCD_OP_RANGE, .key = key}, 1, &res);
+		     (struct etcd_op[]){
+			     { .type = ETCD_OP_PUT,
+			       .key = key,
+			       .value = value,
+			       .value_len = strlen(value) },
+			     { .type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0 } },
+		     2, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
 	if (r == 0) {
 		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
 
-		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) && memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
+		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
 	}
 	etcd_txn_result_clear(&res);
 	return r;
 }
 
-static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first, const char *expect)
+static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first,
+				    const char *expect)
 {
 	_cleanup_free_ char *key = NULL;
 	int r;
 
-	if ((r = check_name(s, "a pool name", pool)) < 0 || (r = check_name(s, "an address", first)) < 0 ||
-	    (r = check_value(s, expect)) < 0)
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, expect)) < 0)
 		return r;
 	key = key_of(s, "blocks", pool, first);
 	if (!key)
 		return -ENOMEM;
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL,
-					    .value = expect, .value_len = strlen(expect)},
-		     1, &(struct etcd_op){.type = ETCD_OP_DELETE, .key = key}, 1, NULL, 0, NULL);
+		     &(struct etcd_compare){ .key = key,
+					     .target = ETCD_CMP_VALUE,
+					     .result = ETCD_CMP_EQUAL,
+					     .value = expect,
+					     .value_len = strlen(expect) },
+		     1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL, 0, NULL);
 	return r < 0 ? fail_etcd(s, r) : r;
 }
 
@@ -506,8 +564,9 @@ static int etcd_store_block_release(struct ipam_store *s, const char *pool, cons
  * means what ADD needs (a reachable member that lost its quorum counts as down). */
 static int etcd_store_ping(struct ipam_store *s)
 {
-	struct etcd_kvs res = {0};
-	int r = etcd_range(ES(s)->c, ES(s)->prefix, &(struct etcd_range_opts){.count_only = true}, &res);
+	struct etcd_kvs res = { 0 };
+	int r = etcd_range(ES(s)->c, ES(s)->prefix, &(struct etcd_range_opts){ .count_only = true },
+			   &res);
 
 	if (r < 0)
 		return fail_etcd(s, r);
@@ -545,8 +604,8 @@ static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config 
 	while (len > 1 && prefix[len - 1] == '/')
 		len--;
 	if (len == 0 || (len == 1 && prefix[0] == '/'))
-		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s", prefix,
-			    IPAM_ETCD_DEFAULT_PREFIX);
+		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s",
+			    prefix, IPAM_ETCD_DEFAULT_PREFIX);
 	es = calloc(1, sizeof(*es));
 	if (!es)
 		return -ENOMEM;

@@ -44,7 +44,7 @@ struct file_store {
 	int pools;    /* dataDir/pools */
 	int networks; /* dataDir/networks */
 	unsigned long tmp_seq;
-	char *path;   /* dataDir, for messages */
+	char *path; /* dataDir, for messages */
 };
 
 static struct file_store *FS(struct ipam_store *s)
@@ -52,8 +52,8 @@ static struct file_store *FS(struct ipam_store *s)
 	return s->priv;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct ipam_store *s, int r, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct ipam_store *s, int r, const char *fmt,
+						      ...)
 {
 	va_list ap;
 
@@ -101,7 +101,8 @@ static const char *junk_kind(int dir, const char *name, bool *is_dir)
 /* The target of dir/name (in "pools/<pool>" or "networks/<network>", the where): 1 and *ret,
  * 0 when absent. Something else than our link there fails with -EBADMSG, naming the pool or
  * network, the path, and the repair: it would otherwise stop every ADD that reaches it. */
-static int read_link(struct ipam_store *s, int dir, const char *where, const char *what, const char *name, char **ret)
+static int read_link(struct ipam_store *s, int dir, const char *where, const char *what,
+		     const char *name, char **ret)
 {
 	char buf[IPAM_STORE_VALUE_MAX + 2];
 	ssize_t n = readlinkat(dir, name, buf, sizeof(buf));
@@ -110,10 +111,13 @@ static int read_link(struct ipam_store *s, int dir, const char *where, const cha
 	if (n < 0 && errno == ENOENT)
 		return 0;
 	if ((n < 0 && errno == EINVAL) || (n >= 0 && (size_t)n >= sizeof(buf) - 1))
-		return fail(s, -EBADMSG, "%s %s: %s/%s/%s is %s where a %s should be, not written by rdmak-ipam; "
-					 "`rdmak ipam gc --repair` removes it", strcmp(what, "claim") ? "network" : "pool",
-			    strchr(where, '/') ? strchr(where, '/') + 1 : where, FS(s)->path, where, name,
-			    junk_kind(dir, name, &is_dir), what);
+		return fail(
+			s, -EBADMSG,
+			"%s %s: %s/%s/%s is %s where a %s should be, not written by rdmak-ipam; "
+			"`rdmak ipam gc --repair` removes it",
+			strcmp(what, "claim") ? "network" : "pool",
+			strchr(where, '/') ? strchr(where, '/') + 1 : where, FS(s)->path, where,
+			name, junk_kind(dir, name, &is_dir), what);
 	if (n < 0)
 		return fail(s, -errno, "%s/%s: %s", where, name, strerror(errno));
 	buf[n] = '\0';
@@ -141,7 +145,8 @@ static int replace_link(struct ipam_store *s, int dir, const char *name, const c
 {
 	char tmp[64];
 
-	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%lu.%lx", (int)getpid(), FS(s)->tmp_seq++, (unsigned long)random());
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%lu.%lx", (int)getpid(), FS(s)->tmp_seq++,
+		 (unsigned long)random());
 	if (symlinkat(value, dir, tmp) < 0)
 		return fail(s, -errno, "%s: %s", name, strerror(errno));
 	if (renameat(dir, tmp, dir, name) < 0) {
@@ -174,7 +179,8 @@ static int pool_dir(struct ipam_store *s, const char *pool, bool create)
 	return fd;
 }
 
-static int file_claim(struct ipam_store *s, const char *pool, const char *address, const char *value)
+static int file_claim(struct ipam_store *s, const char *pool, const char *address,
+		      const char *value)
 {
 	_cleanup_close_ int dir = -1;
 	_cleanup_free_ char *cur = NULL;
@@ -216,7 +222,8 @@ static int file_get(struct ipam_store *s, const char *pool, const char *address,
 	return read_link(s, dir, where, "claim", address, ret);
 }
 
-static int file_release(struct ipam_store *s, const char *pool, const char *address, const char *expect)
+static int file_release(struct ipam_store *s, const char *pool, const char *address,
+			const char *expect)
 {
 	_cleanup_close_ int dir = pool_dir(s, pool, false), lock = -1;
 	_cleanup_free_ char *cur = NULL;
@@ -249,8 +256,8 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 /* Each entry of dir (where: "pools/<pool>", ...) not starting with '.', with its link target
  * (a what) when with_values. Junk is skipped and named (junk()): one stray file must not stop
  * a GC pass half-way. */
-static int each_link(struct ipam_store *s, int dir, const char *where, const char *what, bool with_values,
-		     ipam_store_each_fn fn, void *ud)
+static int each_link(struct ipam_store *s, int dir, const char *where, const char *what,
+		     bool with_values, ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	/* a description of its own: a dup() shares the offset, and a second listing of a
@@ -362,7 +369,8 @@ static int file_record_get(struct ipam_store *s, const char *network, const char
 	return read_link(s, dir, where, "record", key, ret);
 }
 
-static int file_record_put(struct ipam_store *s, const char *network, const char *key, const char *value)
+static int file_record_put(struct ipam_store *s, const char *network, const char *key,
+			   const char *value)
 {
 	_cleanup_close_ int dir = network_dir(s, network, true);
 	int r;
@@ -393,7 +401,8 @@ static int file_record_del(struct ipam_store *s, const char *network, const char
 	return fail(s, -errno, "networks/%s/%s: %s", network, key, strerror(errno));
 }
 
-static int file_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+static int file_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn,
+			    void *ud)
 {
 	_cleanup_close_ int dir = network_dir(s, network, false);
 	char where[300];
@@ -454,7 +463,9 @@ static int file_cursor_get(struct ipam_store *s, const char *pool, char **ret)
 		return dir;
 	fd = openat(dir, ".cursor", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
+		return errno == ENOENT
+			       ? 0
+			       : fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
 	n = pread(fd, buf, CURSOR_SIZE, 0);
 	if (n < 0)
 		return fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
@@ -503,8 +514,8 @@ static size_t tidy_dir(int dir, time_t now)
 
 		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
-		if (fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && now - st.st_mtime > TIDY_AGE_S &&
-		    unlinkat(dir, de->d_name, 0) == 0)
+		if (fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now - st.st_mtime > TIDY_AGE_S && unlinkat(dir, de->d_name, 0) == 0)
 			n++;
 	}
 	return n;

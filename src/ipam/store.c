@@ -9,37 +9,85 @@
 #include "ipam/store.h"
 #include "util/cleanup.h"
 
-static int no_ping(struct ipam_store *s) { return -EOPNOTSUPP; }
-static int no_claim(struct ipam_store *s, const char *p, const char *a, const char *v) { return -EOPNOTSUPP; }
-static int no_get(struct ipam_store *s, const char *p, const char *a, char **ret) { return -EOPNOTSUPP; }
-static int no_release(struct ipam_store *s, const char *p, const char *a, const char *e) { return -EOPNOTSUPP; }
-static int no_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
-static int no_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
-static int no_record_get(struct ipam_store *s, const char *n, const char *k, char **ret) { return -EOPNOTSUPP; }
-static int no_record_put(struct ipam_store *s, const char *n, const char *k, const char *v) { return -EOPNOTSUPP; }
-static int no_record_del(struct ipam_store *s, const char *n, const char *k) { return -EOPNOTSUPP; }
-static int no_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
+static int no_ping(struct ipam_store *s)
+{
+	return -EOPNOTSUPP;
+}
+static int no_claim(struct ipam_store *s, const char *p, const char *a, const char *v)
+{
+	return -EOPNOTSUPP;
+}
+static int no_get(struct ipam_store *s, const char *p, const char *a, char **ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_release(struct ipam_store *s, const char *p, const char *a, const char *e)
+{
+	return -EOPNOTSUPP;
+}
+static int no_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud)
+{
+	return -EOPNOTSUPP;
+}
+static int no_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud)
+{
+	return -EOPNOTSUPP;
+}
+static int no_record_get(struct ipam_store *s, const char *n, const char *k, char **ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_record_put(struct ipam_store *s, const char *n, const char *k, const char *v)
+{
+	return -EOPNOTSUPP;
+}
+static int no_record_del(struct ipam_store *s, const char *n, const char *k)
+{
+	return -EOPNOTSUPP;
+}
+static int no_record_list(struct ipam_store *s, const char *n, ipam_store_each_fn fn, void *ud)
+{
+	return -EOPNOTSUPP;
+}
 static int pending_by_put(struct ipam_store *s, const char *n, const char *k)
 {
 	return s->ops.record_put(s, n, k, IPAM_RECORD_PENDING);
 }
-static int no_claim_commit(struct ipam_store *s, const char *p, const char *a, const char *v, const char *n,
-			   const char *k, const char *rec, ipam_store_each_fn look, void *ud)
+static int no_claim_commit(struct ipam_store *s, const char *p, const char *a, const char *v,
+			   const char *n, const char *k, const char *rec, ipam_store_each_fn look,
+			   void *ud)
 {
 	return -EOPNOTSUPP;
 }
-static int no_block_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud) { return -EOPNOTSUPP; }
-static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v) { return -EOPNOTSUPP; }
-static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e) { return -EOPNOTSUPP; }
-static int no_cursor_get(struct ipam_store *s, const char *p, char **ret) { return -EOPNOTSUPP; }
-static int no_cursor_put(struct ipam_store *s, const char *p, const char *a) { return -EOPNOTSUPP; }
+static int no_block_list(struct ipam_store *s, const char *p, ipam_store_each_fn fn, void *ud)
+{
+	return -EOPNOTSUPP;
+}
+static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v)
+{
+	return -EOPNOTSUPP;
+}
+static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e)
+{
+	return -EOPNOTSUPP;
+}
+static int no_cursor_get(struct ipam_store *s, const char *p, char **ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_cursor_put(struct ipam_store *s, const char *p, const char *a)
+{
+	return -EOPNOTSUPP;
+}
 static int nothing_to_tidy(struct ipam_store *s, size_t *ret)
 {
 	if (ret)
 		*ret = 0;
 	return 0;
 }
-static void nothing_to_close(struct ipam_store *s) {}
+static void nothing_to_close(struct ipam_store *s)
+{
+}
 
 static int count_one(void *ud, const char *name, const char *value)
 {
@@ -118,17 +166,19 @@ bool ipam_store_etcd_linked(void)
 	return &ipam_store_etcd_driver != NULL;
 }
 
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen)
+int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+		    size_t whylen)
 {
 	/* with blocks, the etcd module is needed only when the node takes a new block */
 	if (cfg->kind == IPAM_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
 		if (whylen)
-			snprintf(why, whylen, "etcd store: not in this binary (run the full rdmak)");
+			snprintf(why, whylen,
+				 "etcd store: not in this binary (run the full rdmak)");
 		return -ENOPKG;
 	}
 	return ipam_store_open_driver(cfg->kind == IPAM_STORE_FILE ? &ipam_store_file_driver
-				      : cfg->block_size ? &ipam_store_blocks_driver
-							: &ipam_store_etcd_driver,
+				      : cfg->block_size		   ? &ipam_store_blocks_driver
+								   : &ipam_store_etcd_driver,
 				      cfg, ret, why, whylen);
 }
 
@@ -145,7 +195,8 @@ int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipa
 	r = drv->open(s, cfg);
 	if (r < 0) {
 		if (whylen)
-			snprintf(why, whylen, "%s store: %s", drv->name, s->error[0] ? s->error : strerror(-r));
+			snprintf(why, whylen, "%s store: %s", drv->name,
+				 s->error[0] ? s->error : strerror(-r));
 		free(s);
 		return r;
 	}

@@ -47,11 +47,11 @@ enum ipam_store_kind {
 
 struct ipam_store_config {
 	enum ipam_store_kind kind;
-	char *data_dir;     /* file: default IPAM_FILE_DEFAULT_DIR */
-	char **endpoints;   /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
+	char *data_dir;	  /* file: default IPAM_FILE_DEFAULT_DIR */
+	char **endpoints; /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
 	size_t n_endpoints;
-	char *prefix;       /* etcd: key prefix, default IPAM_ETCD_DEFAULT_PREFIX */
-	char *tls_ca;       /* etcd: PEM files, NULL when not given */
+	char *prefix; /* etcd: key prefix, default IPAM_ETCD_DEFAULT_PREFIX */
+	char *tls_ca; /* etcd: PEM files, NULL when not given */
 	char *tls_cert;
 	char *tls_key;
 	/* etcd with per-node blocks (store-blocks.c): block_size > 0. The node's own blocks and
@@ -62,10 +62,10 @@ struct ipam_store_config {
 	char *node_name;
 };
 
-#define IPAM_BLOCK_DEFAULT_SIZE 32   /* nv-ipam's perNodeBlockSize default */
+#define IPAM_BLOCK_DEFAULT_SIZE	 32  /* nv-ipam's perNodeBlockSize default */
 #define IPAM_BLOCK_DEFAULT_GRACE 600 /* seconds */
 
-#define IPAM_FILE_DEFAULT_DIR "/var/lib/cni/rdmak-ipam"
+#define IPAM_FILE_DEFAULT_DIR	 "/var/lib/cni/rdmak-ipam"
 #define IPAM_ETCD_DEFAULT_PREFIX "/rdmak/ipam"
 
 struct ipam_store;
@@ -81,11 +81,13 @@ struct ipam_store_ops {
 	/* Claim address in pool for value. 1: the claim is ours (made now, or already there with
 	 * exactly this value, as after a retried write); 0: the address is claimed with another
 	 * value; <0 error. */
-	int (*claim)(struct ipam_store *s, const char *pool, const char *address, const char *value);
+	int (*claim)(struct ipam_store *s, const char *pool, const char *address,
+		     const char *value);
 	/* The value of a claim: 1 and *ret, or 0 when the address is free. */
 	int (*get)(struct ipam_store *s, const char *pool, const char *address, char **ret);
 	/* Remove the claim if its value is exactly expect. 1 removed, 0 absent or another value. */
-	int (*release)(struct ipam_store *s, const char *pool, const char *address, const char *expect);
+	int (*release)(struct ipam_store *s, const char *pool, const char *address,
+		       const char *expect);
 	/* Every claim of a pool, in no particular order. A pool with no claims lists nothing. */
 	int (*list)(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
 	/* How many claims a pool holds (a count may be cheaper than a listing). */
@@ -95,9 +97,11 @@ struct ipam_store_ops {
 
 	/* Attachment records of a network. put creates or replaces, del returns 1 or 0. */
 	int (*record_get)(struct ipam_store *s, const char *network, const char *key, char **ret);
-	int (*record_put)(struct ipam_store *s, const char *network, const char *key, const char *value);
+	int (*record_put)(struct ipam_store *s, const char *network, const char *key,
+			  const char *value);
 	int (*record_del)(struct ipam_store *s, const char *network, const char *key);
-	int (*record_list)(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud);
+	int (*record_list)(struct ipam_store *s, const char *network, ipam_store_each_fn fn,
+			   void *ud);
 	/* Create or replace the record with IPAM_RECORD_PENDING (an ADD has begun; claims may
 	 * follow). The default is record_put(IPAM_RECORD_PENDING); a store may do it cheaper. */
 	int (*record_pending)(struct ipam_store *s, const char *network, const char *key);
@@ -111,17 +115,19 @@ struct ipam_store_ops {
 	 * write), 0 taken or undone, <0 error. The default says -EOPNOTSUPP, and
 	 * ipam_store_commits() tells the allocator to write pending, claim, cursor and record one
 	 * by one instead. */
-	int (*claim_commit)(struct ipam_store *s, const char *pool, const char *address, const char *value,
-			    const char *network, const char *key, const char *record, ipam_store_each_fn look,
-			    void *ud);
+	int (*claim_commit)(struct ipam_store *s, const char *pool, const char *address,
+			    const char *value, const char *network, const char *key,
+			    const char *record, ipam_store_each_fn look, void *ud);
 
 	/* Per-node blocks in the cluster (etcd; store-blocks.c): <prefix>/blocks/<pool>/<first>
 	 * -> its owner. list: every block of pool, fn(ud, first, value); claim: create the key
 	 * with value only if absent (1 ours, also when it already holds exactly value; 0 another
 	 * owner's); release: delete it only if its value is still expect (1, 0). */
 	int (*block_list)(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
-	int (*block_claim)(struct ipam_store *s, const char *pool, const char *first, const char *value);
-	int (*block_release)(struct ipam_store *s, const char *pool, const char *first, const char *expect);
+	int (*block_claim)(struct ipam_store *s, const char *pool, const char *first,
+			   const char *value);
+	int (*block_release)(struct ipam_store *s, const char *pool, const char *first,
+			     const char *expect);
 
 	/* The pool's cursor (an address). get: 1/0; put replaces. */
 	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
@@ -156,7 +162,8 @@ struct ipam_store {
 	struct ipam_store_ops ops; /* every slot filled */
 	const struct ipam_store_driver *driver;
 	void *priv;
-	char error[512]; /* the last failure, in words ("etcd: 10.0.0.1:2379: connection refused") */
+	char error
+		[512]; /* the last failure, in words ("etcd: 10.0.0.1:2379: connection refused") */
 	/* Junk: an entry a listing meets where a claim or record should be that rdmak-ipam did
 	 * not write (file store: a regular file or a directory in pools/<pool>/ or
 	 * networks/<network>/). A listing skips it, so that one stray file never stops a pass,
@@ -169,7 +176,8 @@ struct ipam_store {
 };
 
 /* Open the store cfg names. On failure -errno with the reason in why. */
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why, size_t whylen);
+int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+		    size_t whylen);
 /* The same with a given driver (tests: a store that fails on demand). */
 int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen);
@@ -208,8 +216,10 @@ int ipam_blocks_adopt(struct ipam_store *s, const char *pool, const char *first,
 /* Remove a block from the local list (1 removed, 0 none). */
 int ipam_blocks_forget(struct ipam_store *s, const char *pool, const char *first);
 /* Give a block back in the cluster if its value is still expect: 1, 0, <0. */
-int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first, const char *expect);
+int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first,
+			const char *expect);
 /* How long the block has been found empty (a marker made the first time); empty false clears. */
-int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty, long long *ret);
+int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty,
+			  long long *ret);
 
 #endif

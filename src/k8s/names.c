@@ -181,10 +181,10 @@ struct suffix {
 };
 
 static const struct suffix suffixes[] = {
-	{ "", 0, 0 },	 { "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },  { "k", 3, 0 },
-	{ "M", 6, 0 },	 { "G", 9, 0 },	  { "T", 12, 0 },  { "P", 15, 0 },  { "E", 18, 0 },
-	{ "Ki", 0, 10 }, { "Mi", 0, 20 }, { "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 },
-	{ "Ei", 0, 60 },
+	{ "", 0, 0 },	 { "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },
+	{ "k", 3, 0 },	 { "M", 6, 0 },	  { "G", 9, 0 },   { "T", 12, 0 },
+	{ "P", 15, 0 },	 { "E", 18, 0 },  { "Ki", 0, 10 }, { "Mi", 0, 20 },
+	{ "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 }, { "Ei", 0, 60 },
 };
 
 /* e<signed integer> or E<signed integer>, the integer within int32 as Kubernetes now requires

@@ -17,14 +17,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define K8S_DNS1123_LABEL_MAX     63
+#define K8S_DNS1123_LABEL_MAX	  63
 #define K8S_DNS1123_SUBDOMAIN_MAX 253
-#define K8S_DNS1035_LABEL_MAX     63
-#define K8S_QUALIFIED_NAME_MAX    63 /* the name part, after an optional "prefix/" */
-#define K8S_LABEL_VALUE_MAX       63
+#define K8S_DNS1035_LABEL_MAX	  63
+#define K8S_QUALIFIED_NAME_MAX	  63 /* the name part, after an optional "prefix/" */
+#define K8S_LABEL_VALUE_MAX	  63
 /* an extended resource's domain: quota names the resource "requests.<domain>/<name>", and
  * that prefix must still be a DNS-1123 subdomain */
-#define K8S_EXTENDED_DOMAIN_MAX   (K8S_DNS1123_SUBDOMAIN_MAX - 9)
+#define K8S_EXTENDED_DOMAIN_MAX (K8S_DNS1123_SUBDOMAIN_MAX - 9)
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63: a namespace, a node name's part. */
 bool k8s_dns1123_label(const char *s, const char **why);

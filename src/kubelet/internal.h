@@ -15,11 +15,11 @@
 
 #include "kubelet/kubelet.h"
 
-#define KL_API_VERSION "v1beta1"
+#define KL_API_VERSION	"v1beta1"
 #define KL_KUBELET_SOCK "kubelet.sock"
 /* Register retry back-off: first and longest wait after a failed attempt. */
 #define KL_RETRY_FIRST_MS 20
-#define KL_RETRY_MAX_MS 5000
+#define KL_RETRY_MAX_MS	  5000
 
 /* Every batch started on the hub's completion queue carries one of these as its tag; the
  * completion-queue thread calls done() with the batch's success bit. */
@@ -28,7 +28,7 @@ struct kubelet_tag {
 	struct kubelet_server *srv;
 };
 
-#define kubelet_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define kubelet_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 struct kubelet_rpc;
 struct kubelet_reg;
@@ -47,7 +47,7 @@ struct kubelet {
 	kubelet_log_fn log;
 	void *log_ud;
 	struct kubelet *next_live; /* under kubelet.c's grpc_log_lock */
-	bool grpc_up;              /* grpc_init() done: free() owes a grpc_shutdown() */
+	bool grpc_up;		   /* grpc_init() done: free() owes a grpc_shutdown() */
 	grpc_server_credentials *server_creds;
 	grpc_channel_credentials *chan_creds;
 	/* Every server's batches complete here, drained by one thread: an event is handled by the
@@ -61,7 +61,8 @@ struct kubelet {
 	int wake_fd;
 	int plugin_wd; /* watch on plugin_dir, -1 none yet */
 
-	pthread_mutex_t lock; /* the server list, the folder watches, stopping; before any srv->lock */
+	pthread_mutex_t
+		lock; /* the server list, the folder watches, stopping; before any srv->lock */
 	struct kubelet_server *servers;
 	uint64_t next_id;
 	struct kubelet_dir_watch *watches;
@@ -83,10 +84,10 @@ enum kubelet_state { KL_NEW, KL_RUNNING, KL_STOPPED };
 
 struct kubelet_server {
 	struct kubelet *k;
-	uint64_t id;                  /* epoll's key for our listening socket */
-	struct kubelet_server *next;  /* in k->servers, under k->lock */
+	uint64_t id;		     /* epoll's key for our listening socket */
+	struct kubelet_server *next; /* in k->servers, under k->lock */
 	/* Configuration, copied at new(). */
-	char *sock_path;    /* <plugin_dir>/<socket_name> */
+	char *sock_path; /* <plugin_dir>/<socket_name> */
 	char *socket_name;
 	char *resource_name;
 	bool preferred_allocation;
@@ -99,18 +100,18 @@ struct kubelet_server {
 	/* Everything below `lock` is shared by the caller's thread, the watch thread and the
 	 * completion-queue thread. */
 	pthread_mutex_t lock;
-	pthread_cond_t idle;  /* signalled when pending drops to 0 while stopping */
+	pthread_cond_t idle; /* signalled when pending drops to 0 while stopping */
 	enum kubelet_state state;
 	bool stopping;
 	struct kubelet_device *devs;
 	size_t n_devs;
-	unsigned dev_gen;     /* bumped by set_devices */
-	grpc_slice list_msg;  /* ListAndWatchResponse for dev_gen, packed once */
+	unsigned dev_gen;	     /* bumped by set_devices */
+	grpc_slice list_msg;	     /* ListAndWatchResponse for dev_gen, packed once */
 	struct kubelet_rpc *streams; /* open ListAndWatch streams */
-	unsigned pending;     /* tags started on the queue and not yet completed */
-	struct kubelet_reg *reg;   /* Register call in flight, NULL if none */
-	unsigned retry_ms;    /* next back-off for a failed Register */
-	int64_t retry_at;     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
+	unsigned pending;	     /* tags started on the queue and not yet completed */
+	struct kubelet_reg *reg;     /* Register call in flight, NULL if none */
+	unsigned retry_ms;	     /* next back-off for a failed Register */
+	int64_t retry_at;	     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
 	unsigned registrations;
 
 	/* The plugin's callbacks run on the completion-queue thread (allocate, prestart) and on the
@@ -125,17 +126,19 @@ struct kubelet_server {
 	int listen_fd;
 	dev_t sock_dev;
 	ino_t sock_ino;
-	bool ev_ours_gone;    /* inotify: a file of our socket's name went away */
-	bool registering;     /* start() was called: register now and after every kubelet restart */
+	bool ev_ours_gone; /* inotify: a file of our socket's name went away */
+	bool registering;  /* start() was called: register now and after every kubelet restart */
 };
 
-void kubelet_logf(struct kubelet_server *srv, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void kubelet_hub_logf(struct kubelet *k, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kubelet_logf(struct kubelet_server *srv, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void kubelet_hub_logf(struct kubelet *k, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Start a batch on a call bound to the hub's queue, counting it in srv->pending. Caller holds
  * srv->lock. */
-grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
-				      size_t n, struct kubelet_tag *tag);
+grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call,
+					   const grpc_op *ops, size_t n, struct kubelet_tag *tag);
 /* Queue w for the worker thread. */
 void kubelet_work_push(struct kubelet *k, struct kubelet_work *w);
 /* Wake the watch thread (a Register retry was scheduled, or stop). */

@@ -44,8 +44,8 @@
 
 #define KL_LISTEN_BACKLOG 16
 /* epoll keys below the first server id */
-#define KL_KEY_WAKE 1
-#define KL_KEY_INOTIFY 2
+#define KL_KEY_WAKE	   1
+#define KL_KEY_INOTIFY	   2
 #define KL_FIRST_SERVER_ID 16
 
 /* A folder of the caller's watched on the hub's inotify instance. */
@@ -67,7 +67,8 @@ static void grpc_log_forward(gpr_log_func_args *args)
 {
 	pthread_mutex_lock(&grpc_log_lock);
 	if (live_hubs)
-		kubelet_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, "grpc: %s", args->message);
+		kubelet_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3,
+				 "grpc: %s", args->message);
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
@@ -79,7 +80,8 @@ static void live_add(struct kubelet *k)
 	if (!live_hubs) {
 		if (!getenv("GRPC_VERBOSITY")) /* an operator debugging gRPC keeps the level asked for */
 			gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
-		gpr_set_log_function(grpc_log_forward); /* stays installed; drops lines while no hub lives */
+		gpr_set_log_function(
+			grpc_log_forward); /* stays installed; drops lines while no hub lives */
 	}
 	for (pp = &live_hubs; *pp; pp = &(*pp)->next_live)
 		;
@@ -98,8 +100,8 @@ static void live_remove(struct kubelet *k)
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-__attribute__((format(printf, 4, 0)))
-static void vlog(kubelet_log_fn log, void *ud, int level, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void vlog(kubelet_log_fn log, void *ud, int level,
+						       const char *fmt, va_list ap)
 {
 	char buf[512];
 
@@ -144,8 +146,8 @@ void kubelet_hub_wake(struct kubelet *k)
 		return;
 }
 
-grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call, const grpc_op *ops,
-				      size_t n, struct kubelet_tag *tag)
+grpc_call_error kubelet_start_batch_locked(struct kubelet_server *srv, grpc_call *call,
+					   const grpc_op *ops, size_t n, struct kubelet_tag *tag)
 {
 	grpc_call_error e;
 
@@ -183,12 +185,13 @@ void kubelet_container_alloc_clear(struct kubelet_container_alloc *a)
 	free(a->devices);
 	free(a->annotations);
 	free(a->cdi_devices);
-	*a = (struct kubelet_container_alloc){0};
+	*a = (struct kubelet_container_alloc){ 0 };
 }
 
 /* --- defaults for the optional callbacks -------------------------------------------- */
 
-static int default_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
+static int default_allocate(void *ud, const char *const *ids, size_t n,
+			    struct kubelet_container_alloc *out, char **msg)
 {
 	return -EOPNOTSUPP;
 }
@@ -211,7 +214,7 @@ static int id_pos_cmp(const void *a, const void *b)
 static void first_occurrences(const char *const *v, size_t n, bool *first, struct id_pos *sorted)
 {
 	for (size_t i = 0; i < n; i++)
-		sorted[i] = (struct id_pos){v[i], i};
+		sorted[i] = (struct id_pos){ v[i], i };
 	qsort(sorted, n, sizeof(*sorted), id_pos_cmp);
 	for (size_t i = 0; i < n; i++)
 		first[sorted[i].pos] = i == 0 || strcmp(sorted[i - 1].id, sorted[i].id) != 0;
@@ -219,7 +222,7 @@ static void first_occurrences(const char *const *v, size_t n, bool *first, struc
 
 static bool sorted_has(const struct id_pos *v, size_t n, const char *id)
 {
-	struct id_pos key = {id, 0};
+	struct id_pos key = { id, 0 };
 	size_t lo = 0, hi = n;
 
 	/* the lowest position of id, if any: binary search on (id, pos) with pos 0 */
@@ -236,7 +239,8 @@ static bool sorted_has(const struct id_pos *v, size_t n, const char *id)
 
 /* must_include first (each once), then the first available ones not chosen yet, up to size. */
 static int default_preferred(void *ud, const char *const *available, size_t n_available,
-			     const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
+			     const char *const *must_include, size_t n_must, size_t size,
+			     char ***out, size_t *n_out)
 {
 	size_t cap = size > n_must ? size : n_must, n = 0;
 	_cleanup_free_ struct id_pos *must_sorted = calloc(n_must + 1, sizeof(*must_sorted));
@@ -255,7 +259,8 @@ static int default_preferred(void *ud, const char *const *available, size_t n_av
 		if (must_first[i] && !(ids[n++] = strdup(must_include[i])))
 			goto oom;
 	for (size_t i = 0; i < n_available && n < size; i++)
-		if (avail_first[i] && !sorted_has(must_sorted, n_must, available[i]) && !(ids[n++] = strdup(available[i])))
+		if (avail_first[i] && !sorted_has(must_sorted, n_must, available[i]) &&
+		    !(ids[n++] = strdup(available[i])))
 			goto oom;
 	*out = ids;
 	*n_out = n;
@@ -321,7 +326,7 @@ static void *worker_thread(void *arg)
 
 static int epoll_add(struct kubelet *k, int fd, uint64_t key)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = key};
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = key };
 
 	return epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -375,7 +380,8 @@ int kubelet_new(const char *kubelet_dir, kubelet_log_fn log, void *log_ud, struc
 		kubelet_free(k);
 		return r;
 	}
-	if ((r = epoll_add(k, k->wake_fd, KL_KEY_WAKE)) < 0 || (r = epoll_add(k, k->inotify_fd, KL_KEY_INOTIFY)) < 0) {
+	if ((r = epoll_add(k, k->wake_fd, KL_KEY_WAKE)) < 0 ||
+	    (r = epoll_add(k, k->inotify_fd, KL_KEY_INOTIFY)) < 0) {
 		kubelet_free(k);
 		return r;
 	}
@@ -411,8 +417,9 @@ int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), 
 	if (!w)
 		return -ENOMEM;
 	/* IN_MASK_ADD: the same folder watched twice keeps both masks under one descriptor */
-	w->wd = inotify_add_watch(k->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
-				  IN_ONLYDIR | IN_MASK_ADD);
+	w->wd = inotify_add_watch(k->inotify_fd, dir,
+				  IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
+					  IN_ONLYDIR | IN_MASK_ADD);
 	if (w->wd < 0) {
 		int r = -errno;
 
@@ -437,7 +444,8 @@ void kubelet_free(struct kubelet *k)
 		pthread_mutex_lock(&k->lock);
 		k->stopping = true;
 		if (k->servers)
-			kubelet_hub_logf(k, 0, "kubelet_free() with servers left: %s", k->servers->resource_name);
+			kubelet_hub_logf(k, 0, "kubelet_free() with servers left: %s",
+					 k->servers->resource_name);
 		pthread_mutex_unlock(&k->lock);
 		kubelet_hub_wake(k);
 		pthread_join(k->watch_thread, NULL);
@@ -477,17 +485,19 @@ void kubelet_free(struct kubelet *k)
 /* A name that becomes a path component: no '/', not "." or "..", and not the kubelet's own. */
 static bool socket_name_valid(const char *name)
 {
-	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
-	       strcmp(name, KL_KUBELET_SOCK) != 0 && strlen(name) < NAME_MAX;
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0 && strcmp(name, KL_KUBELET_SOCK) != 0 &&
+	       strlen(name) < NAME_MAX;
 }
 
-int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kubelet_log_fn log, void *log_ud,
-		       struct kubelet_server **ret)
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg,
+		       kubelet_log_fn log, void *log_ud, struct kubelet_server **ret)
 {
 	struct kubelet_server *srv;
 	struct sockaddr_un sun;
 
-	if (!k || !socket_name_valid(cfg->socket_name) || !cfg->resource_name || !cfg->resource_name[0] || !cfg->ops)
+	if (!k || !socket_name_valid(cfg->socket_name) || !cfg->resource_name ||
+	    !cfg->resource_name[0] || !cfg->ops)
 		return -EINVAL;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
@@ -530,7 +540,7 @@ int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cf
  * (no file, or a stale socket left by a process that died), <0 error. */
 static int socket_owner(const char *path, pid_t *pid)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -554,7 +564,7 @@ static int socket_owner(const char *path, pid_t *pid)
  * socket in the watch thread's set. Caller holds k->lock. */
 static int socket_bind(struct kubelet_server *srv)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	pid_t owner = 0;
@@ -574,7 +584,8 @@ static int socket_bind(struct kubelet_server *srv)
 	if (r < 0)
 		return r;
 	if (r > 0) {
-		kubelet_logf(srv, 0, "another process (pid %d) is serving %s: not taking it over", (int)owner, srv->sock_path);
+		kubelet_logf(srv, 0, "another process (pid %d) is serving %s: not taking it over",
+			     (int)owner, srv->sock_path);
 		return -EADDRINUSE;
 	}
 	if (unlink(srv->sock_path) < 0 && errno != ENOENT) /* a stale socket from an earlier run */
@@ -600,8 +611,8 @@ static bool socket_present(struct kubelet_server *srv)
 {
 	struct stat st;
 
-	return srv->listen_fd >= 0 && stat(srv->sock_path, &st) == 0 && st.st_dev == srv->sock_dev &&
-	       st.st_ino == srv->sock_ino;
+	return srv->listen_fd >= 0 && stat(srv->sock_path, &st) == 0 &&
+	       st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino;
 }
 
 static void socket_remove(struct kubelet_server *srv)
@@ -623,7 +634,8 @@ static void accept_all(struct kubelet_server *srv)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				kubelet_logf(srv, 0, "accept on %s: %s", srv->sock_path, strerror(errno));
+				kubelet_logf(srv, 0, "accept on %s: %s", srv->sock_path,
+					     strerror(errno));
 			return;
 		}
 		kubelet_logf(srv, 3, "connection on %s", srv->socket_name);
@@ -672,10 +684,12 @@ static void kubelet_folder_changed_locked(struct kubelet *k, bool kubelet_new)
 			int r = socket_bind(srv);
 
 			if (r < 0) {
-				kubelet_logf(srv, 0, "%s was removed and cannot be re-created: %s", srv->sock_path, strerror(-r));
+				kubelet_logf(srv, 0, "%s was removed and cannot be re-created: %s",
+					     srv->sock_path, strerror(-r));
 				continue; /* nothing to register: the kubelet would dial a socket that is not ours */
 			}
-			kubelet_logf(srv, 1, "%s was removed (kubelet restart?): re-created it", srv->sock_path);
+			kubelet_logf(srv, 1, "%s was removed (kubelet restart?): re-created it",
+				     srv->sock_path);
 			kubelet_register_request(srv);
 		} else if (kubelet_new && socket_present(srv)) {
 			kubelet_register_request(srv);
@@ -711,9 +725,13 @@ static void handle_inotify(struct kubelet *k)
 			if (ev->wd != k->plugin_wd || k->plugin_wd < 0)
 				continue;
 			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-				kubelet_hub_logf(k, 0, "%s went away; no longer watching for kubelet restarts", k->plugin_dir);
+				kubelet_hub_logf(
+					k, 0,
+					"%s went away; no longer watching for kubelet restarts",
+					k->plugin_dir);
 				if (ev->mask & IN_IGNORED)
-					k->plugin_wd = -1; /* the next server started watches again */
+					k->plugin_wd =
+						-1; /* the next server started watches again */
 				continue;
 			}
 			if (!ev->len)
@@ -724,7 +742,8 @@ static void handle_inotify(struct kubelet *k)
 
 				if (srv)
 					srv->ev_ours_gone = true;
-			} else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(ev->name, KL_KUBELET_SOCK) == 0) {
+			} else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
+				   strcmp(ev->name, KL_KUBELET_SOCK) == 0) {
 				kubelet_new = true;
 			}
 		}
@@ -737,7 +756,8 @@ static void handle_inotify(struct kubelet *k)
 			w->fired = true;
 	}
 	if (kubelet_new)
-		kubelet_hub_logf(k, 2, "%s appeared (kubelet (re)started): registering", k->kubelet_sock);
+		kubelet_hub_logf(k, 2, "%s appeared (kubelet (re)started): registering",
+				 k->kubelet_sock);
 	if (folder)
 		kubelet_folder_changed_locked(k, kubelet_new);
 	pthread_mutex_unlock(&k->lock);
@@ -755,7 +775,8 @@ static void handle_inotify(struct kubelet *k)
 		pthread_mutex_unlock(&k->lock);
 		if (!fired)
 			break;
-		fired->fn(fired->ud); /* watches live until kubelet_free(), which joins this thread */
+		fired->fn(
+			fired->ud); /* watches live until kubelet_free(), which joins this thread */
 	}
 }
 
@@ -810,7 +831,8 @@ static void *watch_thread(void *arg)
 
 			if (key == KL_KEY_WAKE) {
 				if (read(k->wake_fd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-					kubelet_hub_logf(k, 0, "reading the wake eventfd: %s", strerror(errno));
+					kubelet_hub_logf(k, 0, "reading the wake eventfd: %s",
+							 strerror(errno));
 			} else if (key == KL_KEY_INOTIFY) {
 				handle_inotify(k);
 			} else {
@@ -845,7 +867,8 @@ static void *cq_thread(void *arg)
 	struct kubelet *k = arg;
 
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(k->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+		grpc_event ev = grpc_completion_queue_next(
+			k->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
 		struct kubelet_server *srv;
 		struct kubelet_tag *tag;
 
@@ -872,15 +895,25 @@ static grpc_server *server_create(void)
 	/* Keep per-connection buffers modest: the only peer is the local kubelet, messages are a
 	 * few KiB, and the plugin should idle in a few MiB. */
 	grpc_arg args[] = {
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 32},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 4 << 20},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, .value.integer = 16384},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_WRITE_BUFFER_SIZE, .value.integer = 16384},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, .value.integer = 65536},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
+		  .value.integer = 32 },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		  .value.integer = 4 << 20 },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES,
+		  .value.integer = 16384 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_HTTP2_WRITE_BUFFER_SIZE,
+		  .value.integer = 16384 },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE,
+		  .value.integer = 65536 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0 },
 	};
-	grpc_channel_args ca = {.num_args = ELEMENTSOF(args), .args = args};
+	grpc_channel_args ca = { .num_args = ELEMENTSOF(args), .args = args };
 
 	return grpc_server_create(&ca, NULL);
 }
@@ -894,7 +927,7 @@ static void server_teardown(struct kubelet_server *srv)
 	srv->retry_at = 0;
 	kubelet_register_cancel_locked(srv);
 	if (srv->server) {
-		srv->shutdown_tag = (struct kubelet_tag){.done = shutdown_done, .srv = srv};
+		srv->shutdown_tag = (struct kubelet_tag){ .done = shutdown_done, .srv = srv };
 		grpc_server_shutdown_and_notify(srv->server, srv->k->cq, &srv->shutdown_tag);
 		srv->pending++;
 		grpc_server_cancel_all_calls(srv->server);
@@ -943,7 +976,8 @@ int kubelet_server_listen(struct kubelet_server *srv)
 		/* Watch before binding and before looking for kubelet.sock, so that no event can
 		 * fall between the look and the watch. */
 		k->plugin_wd = inotify_add_watch(k->inotify_fd, k->plugin_dir,
-						 IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+						 IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+							 IN_MOVED_TO | IN_DELETE_SELF |
 							 IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD);
 		if (k->plugin_wd < 0) {
 			r = -errno;
@@ -990,7 +1024,8 @@ int kubelet_server_start(struct kubelet_server *srv)
 	return 0;
 }
 
-int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs, size_t n)
+int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs,
+			       size_t n)
 {
 	struct kubelet_device *copy = NULL;
 	int r;

@@ -66,12 +66,14 @@ void kubelet_container_alloc_clear(struct kubelet_container_alloc *a);
 struct kubelet_ops {
 	/* Fill *out for one container that asked for ids[0..n). -errno refuses the call
 	 * (the kubelet then fails the pod with the message in *msg, a malloc'd string). */
-	int (*allocate)(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg);
+	int (*allocate)(void *ud, const char *const *ids, size_t n,
+			struct kubelet_container_alloc *out, char **msg);
 	/* Choose `size` ids from available, keeping every must_include; *out is a strv
 	 * (util/strv.h: malloc'd, NULL-terminated, freed with strv_free) of *n_out ids.
 	 * NULL: the server answers with the first `size` available. */
 	int (*preferred)(void *ud, const char *const *available, size_t n_available,
-			 const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
+			 const char *const *must_include, size_t n_must, size_t size, char ***out,
+			 size_t *n_out);
 	/* PreStartContainer; NULL: nothing to do. */
 	int (*prestart)(void *ud, const char *const *ids, size_t n);
 };
@@ -90,7 +92,8 @@ struct kubelet_server_config {
  * It is called from the transport's threads (gRPC's own lines too, at level 3, or 1 for its
  * errors), possibly at once for several servers: it must be thread-safe and must not call
  * back into kubelet_server_*(). */
-typedef void (*kubelet_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg, void *ud);
+typedef void (*kubelet_log_fn)(int level /* 0 err, 1 warn, 2 info, 3 debug */, const char *msg,
+			       void *ud);
 
 /* The transport for kubelet_dir (default "/var/lib/kubelet"): starts gRPC and the threads.
  * log gets the events that belong to no server (gRPC's own lines, the folder watch). */
@@ -102,8 +105,8 @@ int kubelet_watch_dir(struct kubelet *k, const char *dir, void (*fn)(void *ud), 
 /* Free every server first. */
 void kubelet_free(struct kubelet *k);
 
-int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg, kubelet_log_fn log, void *log_ud,
-		       struct kubelet_server **ret);
+int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cfg,
+		       kubelet_log_fn log, void *log_ud, struct kubelet_server **ret);
 /* Create the socket and serve, without registering yet (so that files the kubelet's Allocate
  * answers point at can be written first). From then on a removed socket is re-created.
  * -EADDRINUSE: another live process serves the socket (logged with its pid); it is left alone.
@@ -114,7 +117,8 @@ int kubelet_server_listen(struct kubelet_server *srv);
  * socket and re-register within 1 s. -EALREADY when started before. */
 int kubelet_server_start(struct kubelet_server *srv);
 /* Replace the device list; every open ListAndWatch stream gets the new full list. */
-int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs, size_t n);
+int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_device *devs,
+			       size_t n);
 /* Stop serving and remove our socket. */
 void kubelet_server_stop(struct kubelet_server *srv);
 void kubelet_server_free(struct kubelet_server *srv);
@@ -126,7 +130,7 @@ unsigned kubelet_server_registrations(const struct kubelet_server *srv);
  * GPU exporters read for the same purpose. Independent of the device plugin transport above (no
  * struct kubelet needed). */
 
-#define KUBELET_POD_RESOURCES_SOCKET "/var/lib/kubelet/pod-resources/kubelet.sock"
+#define KUBELET_POD_RESOURCES_SOCKET	 "/var/lib/kubelet/pod-resources/kubelet.sock"
 #define KUBELET_POD_RESOURCES_TIMEOUT_MS 2000
 
 /* One container's devices of one resource. */
@@ -160,7 +164,7 @@ const char *kubelet_pod_resources_socket(const struct kubelet_pod_resources *c);
  * kubelet does not serve v1 List (before 1.20, or its feature gate off); -EPROTO: another gRPC
  * failure; -EBADMSG: the answer does not parse. A one-line reason, for the caller's log, in
  * why (may be NULL). *ret written only on success. */
-int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms, struct kubelet_pod_devices *ret,
-			       char *why, size_t why_len);
+int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms,
+			       struct kubelet_pod_devices *ret, char *why, size_t why_len);
 
 #endif

@@ -52,7 +52,7 @@ void kubelet_pod_devices_clear(struct kubelet_pod_devices *d)
 	for (size_t i = 0; i < d->n; i++)
 		row_clear(&d->v[i]);
 	free(d->v);
-	*d = (struct kubelet_pod_devices){0};
+	*d = (struct kubelet_pod_devices){ 0 };
 }
 
 static int row_add(struct kubelet_pod_devices *out, size_t *cap, const V1__PodResources *p,
@@ -90,7 +90,7 @@ static int row_add(struct kubelet_pod_devices *out, size_t *cap, const V1__PodRe
 int kubelet_pod_resources_parse(const void *buf, size_t len, struct kubelet_pod_devices *ret)
 {
 	V1__ListPodResourcesResponse *m = v1__list_pod_resources_response__unpack(NULL, len, buf);
-	struct kubelet_pod_devices out = {0};
+	struct kubelet_pod_devices out = { 0 };
 	size_t cap = 0;
 	int r = 0;
 
@@ -169,7 +169,7 @@ static void whyf(char *why, size_t len, const char *fmt, ...)
 
 static int connect_unix(const char *path)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -209,15 +209,17 @@ static grpc_slice message_slice(grpc_byte_buffer *bb)
 	return s;
 }
 
-int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms, struct kubelet_pod_devices *ret,
-			       char *why, size_t why_len)
+int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms,
+			       struct kubelet_pod_devices *ret, char *why, size_t why_len)
 {
 	grpc_arg args[] = {
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = PODRES_MAX_MSG},
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		  .value.integer = PODRES_MAX_MSG },
 	};
-	grpc_channel_args ca = {.num_args = ELEMENTSOF(args), .args = args};
+	grpc_channel_args ca = { .num_args = ELEMENTSOF(args), .args = args };
 	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
 					     gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
 	grpc_metadata_array init_md, trailing_md;
@@ -227,7 +229,7 @@ int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout
 	grpc_completion_queue *cq = NULL;
 	grpc_channel *ch = NULL;
 	grpc_call *call = NULL;
-	grpc_op ops[6] = {0};
+	grpc_op ops[6] = { 0 };
 	grpc_event ev;
 	int fd, r;
 
@@ -261,7 +263,8 @@ int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout
 		goto out;
 	}
 	call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-					grpc_slice_from_static_string(PODRES_LIST_PATH), NULL, deadline, NULL);
+					grpc_slice_from_static_string(PODRES_LIST_PATH), NULL,
+					deadline, NULL);
 	if (!call) {
 		r = -ENOMEM;
 		whyf(why, why_len, "%s", strerror(ENOMEM));
@@ -296,8 +299,8 @@ int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout
 	if (r < 0) {
 		_cleanup_free_ char *d = grpc_slice_to_c_string(details);
 
-		whyf(why, why_len, "%s: List: gRPC status %d%s%s", c->socket, (int)status, d && d[0] ? ": " : "",
-		     d ? d : "");
+		whyf(why, why_len, "%s: List: gRPC status %d%s%s", c->socket, (int)status,
+		     d && d[0] ? ": " : "", d ? d : "");
 		goto out;
 	}
 	body = message_slice(resp);

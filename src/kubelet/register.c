@@ -92,10 +92,11 @@ static void reg_done(struct kubelet_server *srv, struct kubelet_tag *tag, bool o
 	pthread_mutex_unlock(&srv->lock);
 
 	if (success)
-		kubelet_logf(srv, 2, "registered %s with the kubelet (endpoint %s)", srv->resource_name, srv->socket_name);
+		kubelet_logf(srv, 2, "registered %s with the kubelet (endpoint %s)",
+			     srv->resource_name, srv->socket_name);
 	else if (delay)
-		kubelet_logf(srv, 1, "Register %s: status %d: %s; retrying in %u ms", srv->resource_name, reg->status,
-			details ? details : "", delay);
+		kubelet_logf(srv, 1, "Register %s: status %d: %s; retrying in %u ms",
+			     srv->resource_name, reg->status, details ? details : "", delay);
 	else
 		kubelet_logf(srv, 3, "Register %s: attempt superseded", srv->resource_name);
 	reg_free(reg);
@@ -129,13 +130,13 @@ static grpc_byte_buffer *register_request_message(struct kubelet_server *srv)
  * -ECONNREFUSED / -ENOENT: nobody listens on kubelet.sock (a stale file, a kubelet restarting). */
 static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	grpc_arg args[] = {
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
-		{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0 },
 	};
-	grpc_channel_args ca = {.num_args = ELEMENTSOF(args), .args = args};
+	grpc_channel_args ca = { .num_args = ELEMENTSOF(args), .args = args };
 	int fd;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -158,8 +159,9 @@ static int reg_new(struct kubelet_server *srv, struct kubelet_reg **ret)
 {
 	struct kubelet_reg *reg = calloc(1, sizeof(*reg));
 	int r;
-	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					     gpr_time_from_seconds(KL_REGISTER_DEADLINE_S, GPR_TIMESPAN));
+	gpr_timespec deadline =
+		gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+			     gpr_time_from_seconds(KL_REGISTER_DEADLINE_S, GPR_TIMESPAN));
 
 	if (!reg)
 		return -ENOMEM;
@@ -173,8 +175,8 @@ static int reg_new(struct kubelet_server *srv, struct kubelet_reg **ret)
 		return r;
 	}
 	reg->call = grpc_channel_create_call(reg->ch, NULL, GRPC_PROPAGATE_DEFAULTS, srv->k->cq,
-						     grpc_slice_from_static_string(KL_REGISTER_PATH), NULL, deadline,
-						     NULL);
+					     grpc_slice_from_static_string(KL_REGISTER_PATH), NULL,
+					     deadline, NULL);
 	reg->req = register_request_message(srv);
 	if (!reg->call || !reg->req) {
 		reg_free(reg);
@@ -195,7 +197,7 @@ void kubelet_register_cancel_locked(struct kubelet_server *srv)
 void kubelet_register_request(struct kubelet_server *srv)
 {
 	struct kubelet_reg *reg = NULL;
-	grpc_op ops[6] = {0};
+	grpc_op ops[6] = { 0 };
 	grpc_call_error e;
 	int r;
 
@@ -222,8 +224,8 @@ void kubelet_register_request(struct kubelet_server *srv)
 		}
 		pthread_mutex_unlock(&srv->lock);
 		if (delay)
-			kubelet_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms", srv->resource_name, srv->k->kubelet_sock,
-				strerror(-r), delay);
+			kubelet_logf(srv, 1, "Register %s: %s: %s; retrying in %u ms",
+				     srv->resource_name, srv->k->kubelet_sock, strerror(-r), delay);
 		return;
 	}
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -252,7 +254,8 @@ void kubelet_register_request(struct kubelet_server *srv)
 		srv->reg = reg;
 	pthread_mutex_unlock(&srv->lock);
 	if (e != GRPC_CALL_OK) {
-		kubelet_logf(srv, 0, "Register %s: %s", srv->resource_name, grpc_call_error_to_string(e));
+		kubelet_logf(srv, 0, "Register %s: %s", srv->resource_name,
+			     grpc_call_error_to_string(e));
 		reg_free(reg);
 	}
 }

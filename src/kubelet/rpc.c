@@ -17,12 +17,13 @@
 
 struct kubelet_answer {
 	grpc_status_code code;
-	char *msg;                /* malloc'd, NULL for none */
-	grpc_byte_buffer *reply;  /* NULL with an error code */
+	char *msg;		 /* malloc'd, NULL for none */
+	grpc_byte_buffer *reply; /* NULL with an error code */
 };
 
 struct kubelet_rpc {
-	struct kubelet_tag tag;      /* the call arrived; then: the answer went out / the stream closed */
+	struct kubelet_tag
+		tag; /* the call arrived; then: the answer went out / the stream closed */
 	struct kubelet_work work;    /* answered on the worker thread (GetPreferredAllocation) */
 	struct kubelet_tag send_tag; /* ListAndWatch: one message went out */
 	const struct kubelet_method *method;
@@ -45,7 +46,8 @@ struct kubelet_rpc {
 struct kubelet_method {
 	const char *path; /* NULL: the catch-all for methods we do not serve */
 	void (*arrived)(struct kubelet_server *srv, struct kubelet_rpc *rpc);
-	void (*answer)(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans);
+	void (*answer)(struct kubelet_server *srv, const uint8_t *req, size_t len,
+		       struct kubelet_answer *ans);
 };
 
 /* --- helpers ------------------------------------------------------------------------------ */
@@ -54,22 +56,16 @@ static grpc_status_code status_from_errno(int r)
 {
 	switch (-r) {
 	case EINVAL:
-	case ERANGE:
-		return GRPC_STATUS_INVALID_ARGUMENT;
+	case ERANGE: return GRPC_STATUS_INVALID_ARGUMENT;
 	case ENOENT:
-	case ENODEV:
-		return GRPC_STATUS_NOT_FOUND;
+	case ENODEV: return GRPC_STATUS_NOT_FOUND;
 	case EBUSY:
 	case ENOSPC:
-	case ENOMEM:
-		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	case ENOMEM: return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	case EPERM:
-	case EACCES:
-		return GRPC_STATUS_PERMISSION_DENIED;
-	case EOPNOTSUPP:
-		return GRPC_STATUS_UNIMPLEMENTED;
-	default:
-		return GRPC_STATUS_UNKNOWN;
+	case EACCES: return GRPC_STATUS_PERMISSION_DENIED;
+	case EOPNOTSUPP: return GRPC_STATUS_UNIMPLEMENTED;
+	default: return GRPC_STATUS_UNKNOWN;
 	}
 }
 
@@ -142,7 +138,8 @@ static void arena_free(struct arena *a)
 
 /* --- GetDevicePluginOptions --------------------------------------------------------------- */
 
-static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
+static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_t len,
+			   struct kubelet_answer *ans)
 {
 	V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
 
@@ -153,7 +150,8 @@ static void answer_options(struct kubelet_server *srv, const uint8_t *req, size_
 
 /* --- Allocate ----------------------------------------------------------------------------- */
 
-static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena *a, const struct kubelet_kv *kv, size_t n)
+static V1beta1__ContainerAllocateResponse__EnvsEntry **
+pack_kvs_env(struct arena *a, const struct kubelet_kv *kv, size_t n)
 {
 	V1beta1__ContainerAllocateResponse__EnvsEntry **pp = arena_new(a, n, sizeof(*pp));
 	V1beta1__ContainerAllocateResponse__EnvsEntry *e = arena_new(a, n, sizeof(*e));
@@ -161,7 +159,8 @@ static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena
 	if (!pp || !e)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		e[i] = (V1beta1__ContainerAllocateResponse__EnvsEntry)V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
+		e[i] = (V1beta1__ContainerAllocateResponse__EnvsEntry)
+			V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
 		e[i].key = kv[i].key;
 		e[i].value = kv[i].value;
 		pp[i] = &e[i];
@@ -169,8 +168,8 @@ static V1beta1__ContainerAllocateResponse__EnvsEntry **pack_kvs_env(struct arena
 	return pp;
 }
 
-static V1beta1__ContainerAllocateResponse__AnnotationsEntry **pack_kvs_annotation(struct arena *a,
-										  const struct kubelet_kv *kv, size_t n)
+static V1beta1__ContainerAllocateResponse__AnnotationsEntry **
+pack_kvs_annotation(struct arena *a, const struct kubelet_kv *kv, size_t n)
 {
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry **pp = arena_new(a, n, sizeof(*pp));
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry *e = arena_new(a, n, sizeof(*e));
@@ -188,7 +187,8 @@ static V1beta1__ContainerAllocateResponse__AnnotationsEntry **pack_kvs_annotatio
 }
 
 /* One ContainerAllocateResponse; its strings stay in *c until the response is packed. */
-static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a, struct kubelet_container_alloc *c)
+static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a,
+							  struct kubelet_container_alloc *c)
 {
 	V1beta1__ContainerAllocateResponse *r = arena_new(a, 1, sizeof(*r));
 	V1beta1__Mount *m = arena_new(a, c->n_mounts, sizeof(*m));
@@ -252,12 +252,13 @@ static V1beta1__ContainerAllocateResponse *pack_container(struct arena *a, struc
 	return r;
 }
 
-static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
+static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size_t len,
+			    struct kubelet_answer *ans)
 {
 	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(NULL, len, req);
 	V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
 	struct kubelet_container_alloc *allocs = NULL;
-	struct arena a = {0};
+	struct arena a = { 0 };
 	size_t n;
 
 	if (!rq) {
@@ -273,8 +274,8 @@ static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size
 	for (size_t i = 0; i < n; i++) {
 		const V1beta1__ContainerAllocateRequest *cr = rq->container_requests[i];
 		char *msg = NULL;
-		int r = srv->ops.allocate(srv->ud, (const char *const *)cr->devices_ids, cr->n_devices_ids, &allocs[i],
-					  &msg);
+		int r = srv->ops.allocate(srv->ud, (const char *const *)cr->devices_ids,
+					  cr->n_devices_ids, &allocs[i], &msg);
 
 		if (r < 0) {
 			answer_errno(ans, r, msg);
@@ -283,7 +284,8 @@ static void answer_allocate(struct kubelet_server *srv, const uint8_t *req, size
 		free(msg);
 		resp.container_responses[i] = pack_container(&a, &allocs[i]);
 		if (!resp.container_responses[i]) {
-			answer_error(ans, GRPC_STATUS_INTERNAL, "allocate: incomplete or unpackable container response");
+			answer_error(ans, GRPC_STATUS_INTERNAL,
+				     "allocate: incomplete or unpackable container response");
 			goto out;
 		}
 	}
@@ -301,15 +303,18 @@ out:
 
 /* --- GetPreferredAllocation --------------------------------------------------------------- */
 
-static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
+static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, size_t len,
+			     struct kubelet_answer *ans)
 {
-	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
+	V1beta1__PreferredAllocationRequest *rq =
+		v1beta1__preferred_allocation_request__unpack(NULL, len, req);
 	V1beta1__PreferredAllocationResponse resp = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
 	V1beta1__ContainerPreferredAllocationResponse *cr = NULL;
 	size_t n = 0;
 
 	if (!rq) {
-		answer_error(ans, GRPC_STATUS_INVALID_ARGUMENT, "malformed PreferredAllocationRequest");
+		answer_error(ans, GRPC_STATUS_INVALID_ARGUMENT,
+			     "malformed PreferredAllocationRequest");
 		return;
 	}
 	n = rq->n_container_requests;
@@ -324,15 +329,18 @@ static void answer_preferred(struct kubelet_server *srv, const uint8_t *req, siz
 		const V1beta1__ContainerPreferredAllocationRequest *q = rq->container_requests[i];
 		int r;
 
-		cr[i] = (V1beta1__ContainerPreferredAllocationResponse)V1BETA1__CONTAINER_PREFERRED_ALLOCATION_RESPONSE__INIT;
+		cr[i] = (V1beta1__ContainerPreferredAllocationResponse)
+			V1BETA1__CONTAINER_PREFERRED_ALLOCATION_RESPONSE__INIT;
 		resp.container_responses[i] = &cr[i];
 		if (q->allocation_size < 0) {
 			answer_error(ans, GRPC_STATUS_INVALID_ARGUMENT, "negative allocation_size");
 			goto out;
 		}
-		r = srv->ops.preferred(srv->ud, (const char *const *)q->available_deviceids, q->n_available_deviceids,
-				       (const char *const *)q->must_include_deviceids, q->n_must_include_deviceids,
-				       (size_t)q->allocation_size, &cr[i].deviceids, &cr[i].n_deviceids);
+		r = srv->ops.preferred(srv->ud, (const char *const *)q->available_deviceids,
+				       q->n_available_deviceids,
+				       (const char *const *)q->must_include_deviceids,
+				       q->n_must_include_deviceids, (size_t)q->allocation_size,
+				       &cr[i].deviceids, &cr[i].n_deviceids);
 		if (r < 0) {
 			answer_errno(ans, r, NULL);
 			goto out;
@@ -349,14 +357,17 @@ out:
 
 /* --- PreStartContainer -------------------------------------------------------------------- */
 
-static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
+static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size_t len,
+			    struct kubelet_answer *ans)
 {
-	V1beta1__PreStartContainerRequest *rq = v1beta1__pre_start_container_request__unpack(NULL, len, req);
+	V1beta1__PreStartContainerRequest *rq =
+		v1beta1__pre_start_container_request__unpack(NULL, len, req);
 	V1beta1__PreStartContainerResponse resp = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
 	int r;
 
 	if (!rq) {
-		answer_error(ans, GRPC_STATUS_INVALID_ARGUMENT, "malformed PreStartContainerRequest");
+		answer_error(ans, GRPC_STATUS_INVALID_ARGUMENT,
+			     "malformed PreStartContainerRequest");
 		return;
 	}
 	r = srv->ops.prestart(srv->ud, (const char *const *)rq->devices_ids, rq->n_devices_ids);
@@ -367,7 +378,8 @@ static void answer_prestart(struct kubelet_server *srv, const uint8_t *req, size
 	v1beta1__pre_start_container_request__free_unpacked(rq, NULL);
 }
 
-static void answer_unimplemented(struct kubelet_server *srv, const uint8_t *req, size_t len, struct kubelet_answer *ans)
+static void answer_unimplemented(struct kubelet_server *srv, const uint8_t *req, size_t len,
+				 struct kubelet_answer *ans)
 {
 	answer_error(ans, GRPC_STATUS_UNIMPLEMENTED, "method not served by this device plugin");
 }
@@ -381,12 +393,16 @@ static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc);
 enum { M_OPTIONS, M_LIST_AND_WATCH, M_PREFERRED, M_ALLOCATE, M_PRESTART, M_OTHER, M__MAX };
 
 static const struct kubelet_method methods[M__MAX] = {
-	[M_OPTIONS] = {"/v1beta1.DevicePlugin/GetDevicePluginOptions", unary_arrived, answer_options},
-	[M_LIST_AND_WATCH] = {"/v1beta1.DevicePlugin/ListAndWatch", stream_arrived, answer_unimplemented},
-	[M_PREFERRED] = {"/v1beta1.DevicePlugin/GetPreferredAllocation", offload_arrived, answer_preferred},
-	[M_ALLOCATE] = {"/v1beta1.DevicePlugin/Allocate", unary_arrived, answer_allocate},
-	[M_PRESTART] = {"/v1beta1.DevicePlugin/PreStartContainer", unary_arrived, answer_prestart},
-	[M_OTHER] = {NULL, unary_arrived, answer_unimplemented},
+	[M_OPTIONS] = { "/v1beta1.DevicePlugin/GetDevicePluginOptions", unary_arrived,
+			answer_options },
+	[M_LIST_AND_WATCH] = { "/v1beta1.DevicePlugin/ListAndWatch", stream_arrived,
+			       answer_unimplemented },
+	[M_PREFERRED] = { "/v1beta1.DevicePlugin/GetPreferredAllocation", offload_arrived,
+			  answer_preferred },
+	[M_ALLOCATE] = { "/v1beta1.DevicePlugin/Allocate", unary_arrived, answer_allocate },
+	[M_PRESTART] = { "/v1beta1.DevicePlugin/PreStartContainer", unary_arrived,
+			 answer_prestart },
+	[M_OTHER] = { NULL, unary_arrived, answer_unimplemented },
 };
 
 static void rpc_free(struct kubelet_rpc *rpc)
@@ -418,12 +434,12 @@ static int rpc_request_locked(struct kubelet_server *srv, const struct kubelet_m
 	grpc_metadata_array_init(&rpc->md);
 	grpc_call_details_init(&rpc->details);
 	if (m->path)
-		e = grpc_server_request_registered_call(srv->server, srv->methods[m - methods], &rpc->call,
-							&rpc->deadline, &rpc->md, &rpc->payload, srv->k->cq, srv->k->cq,
-							&rpc->tag);
+		e = grpc_server_request_registered_call(
+			srv->server, srv->methods[m - methods], &rpc->call, &rpc->deadline,
+			&rpc->md, &rpc->payload, srv->k->cq, srv->k->cq, &rpc->tag);
 	else
-		e = grpc_server_request_call(srv->server, &rpc->call, &rpc->details, &rpc->md, srv->k->cq, srv->k->cq,
-					     &rpc->tag);
+		e = grpc_server_request_call(srv->server, &rpc->call, &rpc->details, &rpc->md,
+					     srv->k->cq, srv->k->cq, &rpc->tag);
 	if (e != GRPC_CALL_OK) {
 		rpc_free(rpc);
 		return -EIO;
@@ -437,8 +453,9 @@ int kubelet_rpc_register_methods(struct kubelet_server *srv)
 	for (size_t i = 0; i < M__MAX; i++) {
 		if (!methods[i].path)
 			continue;
-		srv->methods[i] = grpc_server_register_method(srv->server, methods[i].path, NULL,
-							      GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+		srv->methods[i] =
+			grpc_server_register_method(srv->server, methods[i].path, NULL,
+						    GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 		if (!srv->methods[i])
 			return -EINVAL;
 	}
@@ -470,8 +487,8 @@ static void rpc_arrived(struct kubelet_server *srv, struct kubelet_tag *tag, boo
 		r = rpc_request_locked(srv, rpc->method);
 	pthread_mutex_unlock(&srv->lock);
 	if (r < 0)
-		kubelet_logf(srv, 0, "cannot wait for the next %s call: %s", rpc->method->path ? rpc->method->path : "other",
-			strerror(-r));
+		kubelet_logf(srv, 0, "cannot wait for the next %s call: %s",
+			     rpc->method->path ? rpc->method->path : "other", strerror(-r));
 	rpc->method->arrived(srv, rpc);
 }
 
@@ -495,18 +512,19 @@ static grpc_slice payload_slice(grpc_byte_buffer *bb)
 
 static void unary_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
-	struct kubelet_answer ans = {.code = GRPC_STATUS_OK};
+	struct kubelet_answer ans = { .code = GRPC_STATUS_OK };
 	grpc_slice req = payload_slice(rpc->payload);
 	grpc_slice details;
-	grpc_op ops[4] = {0};
+	grpc_op ops[4] = { 0 };
 	size_t n = 0;
 	grpc_call_error e;
 
 	rpc->method->answer(srv, GRPC_SLICE_START_PTR(req), GRPC_SLICE_LENGTH(req), &ans);
 	grpc_slice_unref(req);
 	if (ans.code != GRPC_STATUS_OK)
-		kubelet_logf(srv, 1, "%s: %s", rpc->method->path ? rpc->method->path : "unknown method",
-			ans.msg ? ans.msg : "error");
+		kubelet_logf(srv, 1, "%s: %s",
+			     rpc->method->path ? rpc->method->path : "unknown method",
+			     ans.msg ? ans.msg : "error");
 	details = ans.msg ? grpc_slice_from_copied_string(ans.msg) : grpc_empty_slice();
 	free(ans.msg);
 	rpc->out = ans.reply;
@@ -570,10 +588,11 @@ static void stream_unlink_locked(struct kubelet_server *srv, struct kubelet_rpc 
  * send's completion calls us again). */
 static void stream_kick_locked(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
-	grpc_op ops[2] = {0};
+	grpc_op ops[2] = { 0 };
 	size_t n = 0;
 
-	if (rpc->sending || rpc->dead || rpc->closed || srv->stopping || rpc->sent_gen == srv->dev_gen)
+	if (rpc->sending || rpc->dead || rpc->closed || srv->stopping ||
+	    rpc->sent_gen == srv->dev_gen)
 		return;
 	rpc->out = grpc_raw_byte_buffer_create(&srv->list_msg, 1);
 	if (!rpc->md_sent)
@@ -629,7 +648,7 @@ static void stream_closed(struct kubelet_server *srv, struct kubelet_tag *tag, b
 
 static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 {
-	grpc_op op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
+	grpc_op op = { .op = GRPC_OP_RECV_CLOSE_ON_SERVER };
 	grpc_call_error e;
 
 	op.data.recv_close_on_server.cancelled = &rpc->cancelled;
@@ -655,7 +674,7 @@ static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 static int pack_device_list(const struct kubelet_device *devs, size_t n, grpc_slice *ret)
 {
 	V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
-	struct arena a = {0};
+	struct arena a = { 0 };
 	V1beta1__Device *d = arena_new(&a, n, sizeof(*d));
 	V1beta1__Device **dp = arena_new(&a, n, sizeof(*dp));
 	V1beta1__TopologyInfo *t = arena_new(&a, n, sizeof(*t));

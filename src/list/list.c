@@ -27,8 +27,11 @@ static const struct {
 	const char *name;
 	enum list_format fmt;
 } formats[] = {
-	{ "table", FMT_TABLE },           { "json", FMT_JSON },     { "ibdev2netdev", FMT_IBDEV2NETDEV },
-	{ "ibstat", FMT_IBSTAT },         { "rdma-link", FMT_RDMA_LINK },
+	{ "table", FMT_TABLE },
+	{ "json", FMT_JSON },
+	{ "ibdev2netdev", FMT_IBDEV2NETDEV },
+	{ "ibstat", FMT_IBSTAT },
+	{ "rdma-link", FMT_RDMA_LINK },
 };
 
 static void usage(FILE *f)
@@ -37,8 +40,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Show this node's RDMA hardware: one row per port with its state, rate, link layer, netdev,\n"
 	      "PCI function, NUMA node and nearest GPU.\n"
-	      "\n"
-	      HW_ROOT_USAGE
+	      "\n" HW_ROOT_USAGE
 	      "  --json         the whole model as JSON (shape: docs/list-json.md)\n"
 	      "  --pkeys        with --json, also read every port's pkey table (128 reads per IB port);\n"
 	      "                 refused without --json\n"
@@ -90,27 +92,42 @@ static json_t *table_rows(const struct hw_node *node)
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		json_t *gpu = nearest_gpus(node, d);
 
-		HW_DEV_FOREACH_PORT(d, p) {
+		HW_DEV_FOREACH_PORT(d, p)
+		{
 			char rate[64], nd[48];
 
 			if (p->rate.gbps > 0)
-				snprintf(rate, sizeof(rate), "%g Gb/s %uX %s", p->rate.gbps, p->rate.width, p->rate.speed);
+				snprintf(rate, sizeof(rate), "%g Gb/s %uX %s", p->rate.gbps,
+					 p->rate.width, p->rate.speed);
 			else
-				snprintf(rate, sizeof(rate), "%s", p->rate.raw[0] ? p->rate.raw : "-");
+				snprintf(rate, sizeof(rate), "%s",
+					 p->rate.raw[0] ? p->rate.raw : "-");
 			if (p->netdev)
-				snprintf(nd, sizeof(nd), "%s (%s)", p->netdev->name, carrier_word(p->netdev));
+				snprintf(nd, sizeof(nd), "%s (%s)", p->netdev->name,
+					 carrier_word(p->netdev));
 			else
 				snprintf(nd, sizeof(nd), "-");
 			/* every string from sysfs through doc_string(): a name that is not UTF-8 is
 			 * escaped, and a row that cannot be built fails the table instead of vanishing */
-			if (!gpu || doc_append(rows, json_pack("{s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:O, s:o}",
-				"ibdev", doc_string(d->name), "port", (json_int_t)p->num, "state", doc_string(p->state_name),
-				"phys", doc_string(p->phys_state_name), "rate", doc_string(rate), "link", hw_link_layer_name(p->link_layer),
-				"netdev", doc_string(nd),
-				"pci", d->pci ? doc_string(d->pci->bdf) : json_null(),
-				"numa", d->pci && d->pci->numa_node >= 0 ? json_integer(d->pci->numa_node) : json_null(),
-				"gpu", gpu,
-				"kind", d->lag ? json_string("LAG") : d->pci && d->pci->physfn ? json_string("VF") : json_null())) < 0) {
+			if (!gpu ||
+			    doc_append(
+				    rows,
+				    json_pack(
+					    "{s:o, s:I, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:O, s:o}",
+					    "ibdev", doc_string(d->name), "port",
+					    (json_int_t)p->num, "state", doc_string(p->state_name),
+					    "phys", doc_string(p->phys_state_name), "rate",
+					    doc_string(rate), "link",
+					    hw_link_layer_name(p->link_layer), "netdev",
+					    doc_string(nd), "pci",
+					    d->pci ? doc_string(d->pci->bdf) : json_null(), "numa",
+					    d->pci && d->pci->numa_node >= 0
+						    ? json_integer(d->pci->numa_node)
+						    : json_null(),
+					    "gpu", gpu, "kind",
+					    d->lag		       ? json_string("LAG")
+					    : d->pci && d->pci->physfn ? json_string("VF")
+								       : json_null())) < 0) {
 				json_decref(gpu);
 				return NULL;
 			}
@@ -121,9 +138,9 @@ static json_t *table_rows(const struct hw_node *node)
 }
 
 static const struct doc_column table_cols[] = {
-	{ "IBDEV", "ibdev" },   { "PORT", "port" }, { "STATE", "state" }, { "PHYS", "phys" },
-	{ "RATE", "rate" },     { "LINK", "link" }, { "NETDEV", "netdev" }, { "PCI", "pci" },
-	{ "NUMA", "numa" },     { "NEAREST GPU", "gpu" }, { "KIND", "kind" },
+	{ "IBDEV", "ibdev" }, { "PORT", "port" },	{ "STATE", "state" },	{ "PHYS", "phys" },
+	{ "RATE", "rate" },   { "LINK", "link" },	{ "NETDEV", "netdev" }, { "PCI", "pci" },
+	{ "NUMA", "numa" },   { "NEAREST GPU", "gpu" }, { "KIND", "kind" },
 };
 
 static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx *ctx)
@@ -131,8 +148,10 @@ static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx 
 	_cleanup_(json_decrefp) json_t *rows = NULL;
 
 	if (!node->n_rdma) {
-		fprintf(f, "no RDMA devices on this node (%s/class/infiniband %s)\n", hw_ctx_sysfs(ctx),
-			node->has_rdma_class ? "is empty" : "does not exist: no RDMA driver is loaded");
+		fprintf(f, "no RDMA devices on this node (%s/class/infiniband %s)\n",
+			hw_ctx_sysfs(ctx),
+			node->has_rdma_class ? "is empty"
+					     : "does not exist: no RDMA driver is loaded");
 		return 0;
 	}
 	rows = table_rows(node);
@@ -143,12 +162,14 @@ static int print_table(FILE *f, const struct hw_node *node, const struct hw_ctx 
 
 static int print_ibdev2netdev(FILE *f, const struct hw_node *node)
 {
-	HW_NODE_FOREACH_PORT(node, p) {
+	HW_NODE_FOREACH_PORT(node, p)
+	{
 		/* mlnx-tools' ibdev2netdev ("new style") prints nothing for a port whose netdev it
 		 * did not find, and scripts that parse it count on that: the table and JSON say "-"
 		 * and null instead. */
 		if (p->netdev)
-			fprintf(f, "%s port %u ==> %s (%s)\n", p->dev->name, p->num, p->netdev->name, carrier_word(p->netdev));
+			fprintf(f, "%s port %u ==> %s (%s)\n", p->dev->name, p->num,
+				p->netdev->name, carrier_word(p->netdev));
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -176,8 +197,10 @@ static const char *ibstat_state(enum hw_port_state s)
 
 static const char *ibstat_phys(enum hw_phys_state s)
 {
-	static const char *const n[] = { "No state change", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
-					 "LinkUp", "LinkErrorRecovery", "PhyTest" };
+	static const char *const n[] = {
+		"No state change",	     "Sleep",  "Polling",	    "Disabled",
+		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest"
+	};
 	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "???";
 }
 
@@ -190,22 +213,27 @@ static int print_ibstat(FILE *f, const struct hw_node *node)
 
 		hex64(d->node_guid, g1);
 		hex64(d->sys_image_guid, g2);
-		fprintf(f, "CA '%s'\n\tCA type: %s\n\tNumber of ports: %zu\n\tFirmware version: %s\n"
-			   "\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n",
+		fprintf(f,
+			"CA '%s'\n\tCA type: %s\n\tNumber of ports: %zu\n\tFirmware version: %s\n"
+			"\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n",
 			d->name, d->hca_type, d->n_ports, d->fw_ver, d->hw_rev, g1, g2);
-		HW_DEV_FOREACH_PORT(d, p) {
+		HW_DEV_FOREACH_PORT(d, p)
+		{
 			char rate[32];
 
 			/* libibumad keeps the integer part; 2.5 (1X SDR) and FDR10 are special-cased */
 			if (strstr(p->rate.raw, ".5 "))
 				snprintf(rate, sizeof(rate), "%.1f", p->rate.gbps);
 			else
-				snprintf(rate, sizeof(rate), "%d%s", (int)p->rate.gbps, !strcmp(p->rate.speed, "FDR10") ? " (FDR10)" : "");
+				snprintf(rate, sizeof(rate), "%d%s", (int)p->rate.gbps,
+					 !strcmp(p->rate.speed, "FDR10") ? " (FDR10)" : "");
 			hex64(p->port_guid, g1);
-			fprintf(f, "\tPort %u:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %s\n\t\tBase lid: %u\n"
-				   "\t\tLMC: %u\n\t\tSM lid: %u\n\t\tCapability mask: 0x%08x\n\t\tPort GUID: %s\n\t\tLink layer: %s\n",
-				p->num, ibstat_state(p->state), ibstat_phys(p->phys_state), rate, p->lid, p->lmc, p->sm_lid,
-				p->cap_mask, g1, hw_link_layer_name(p->link_layer));
+			fprintf(f,
+				"\tPort %u:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %s\n\t\tBase lid: %u\n"
+				"\t\tLMC: %u\n\t\tSM lid: %u\n\t\tCapability mask: 0x%08x\n\t\tPort GUID: %s\n\t\tLink layer: %s\n",
+				p->num, ibstat_state(p->state), ibstat_phys(p->phys_state), rate,
+				p->lid, p->lmc, p->sm_lid, p->cap_mask, g1,
+				hw_link_layer_name(p->link_layer));
 		}
 	}
 	return ferror(f) ? -EIO : 0;
@@ -214,7 +242,10 @@ static int print_ibstat(FILE *f, const struct hw_node *node)
 static const char *rdma_phys(enum hw_phys_state s)
 {
 	/* iproute2 names phys_state 4 "ARMED" where the kernel says PortConfigurationTraining */
-	static const char *const n[] = { "NOP", "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP", "LINK_ERROR_RECOVER", "PHY_TEST" };
+	static const char *const n[] = {
+		"NOP",	   "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP", "LINK_ERROR_RECOVER",
+		"PHY_TEST"
+	};
 	return s >= 0 && s < (int)ELEMENTSOF(n) ? n[s] : "UNKNOWN";
 }
 
@@ -238,13 +269,16 @@ static const struct hw_netdev *nldev_netdev(const struct hw_port *p)
 
 static int print_rdma_link(FILE *f, const struct hw_node *node)
 {
-	HW_NODE_FOREACH_PORT(node, p) {
+	HW_NODE_FOREACH_PORT(node, p)
+	{
 		const struct hw_netdev *n = nldev_netdev(p);
 
 		fprintf(f, "link %s/%u ", p->dev->name, p->num);
 		if (p->link_layer == HW_LINK_IB && p->n_gids && p->gids[0].index == 0)
-			fprintf(f, "subnet_prefix %.19s lid %u sm_lid %u lmc %u ", p->gids[0].gid, p->lid, p->sm_lid, p->lmc);
-		fprintf(f, "state %s physical_state %s ", hw_port_state_name(p->state), rdma_phys(p->phys_state));
+			fprintf(f, "subnet_prefix %.19s lid %u sm_lid %u lmc %u ", p->gids[0].gid,
+				p->lid, p->sm_lid, p->lmc);
+		fprintf(f, "state %s physical_state %s ", hw_port_state_name(p->state),
+			rdma_phys(p->phys_state));
 		if (n)
 			fprintf(f, "netdev %s ", n->name);
 		fputc('\n', f);
@@ -262,18 +296,21 @@ static size_t report_attr_errors(const struct hw_node *node, const struct hw_ctx
 	size_t n = 0;
 
 	HW_NODE_FOREACH_PORT(node, p)
-		for (size_t i = 0; i < p->n_errors; i++, n++)
-			fprintf(stderr, "rdmak list: %s (shown as unknown)\n",
-				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+	for (size_t i = 0; i < p->n_errors; i++, n++)
+		fprintf(stderr, "rdmak list: %s (shown as unknown)\n",
+			hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
 	return n;
 }
 
 int list_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' },
-		{ "format", required_argument, NULL, 'f' }, { "pkeys", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' }, {},
+		HW_ROOT_LONGOPTS,
+		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "pkeys", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
 	};
 	struct hw_roots roots = { 0 };
 	enum list_format fmt = FMT_TABLE;
@@ -295,7 +332,9 @@ int list_main(int argc, char **argv)
 			for (i = 0; i < ELEMENTSOF(formats) && strcmp(formats[i].name, optarg); i++)
 				;
 			if (i == ELEMENTSOF(formats)) {
-				fprintf(stderr, "rdmak list: --format: unknown format '%s' (table, json, ibdev2netdev, ibstat, rdma-link)\n", optarg);
+				fprintf(stderr,
+					"rdmak list: --format: unknown format '%s' (table, json, ibdev2netdev, ibstat, rdma-link)\n",
+					optarg);
 				return LIST_EXIT_USAGE;
 			}
 			fmt = formats[i].fmt;
@@ -313,7 +352,8 @@ int list_main(int argc, char **argv)
 	/* options that would be ignored are refused: a script asking for two outputs, or for
 	 * pkeys that only the JSON shows, gets told instead of silently getting something else */
 	if (json && format && fmt != FMT_JSON) {
-		fprintf(stderr, "rdmak list: --json and --format %s: choose one\n", formats[fmt].name);
+		fprintf(stderr, "rdmak list: --json and --format %s: choose one\n",
+			formats[fmt].name);
 		return LIST_EXIT_USAGE;
 	}
 	if (json)
@@ -326,12 +366,15 @@ int list_main(int argc, char **argv)
 
 	r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		fprintf(stderr, "rdmak list: cannot open sysfs root %s: %s\n", missing,
+			strerror(-r));
 		return LIST_EXIT_READ;
 	}
-	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node, &err);
+	r = hw_load(ctx, fmt == FMT_JSON ? HW_LOAD_GIDS | (pkeys ? HW_LOAD_PKEYS : 0) : 0, &node,
+		    &err);
 	if (r < 0) {
-		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
+		fprintf(stderr, "rdmak list: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path,
+			hw_strerror(err.err ? err.err : -r));
 		hw_ctx_free(ctx);
 		return LIST_EXIT_READ;
 	}

@@ -18,7 +18,7 @@
 
 static struct {
 	char program[LOG_PROGRAM_MAX];
-	int fd;         /* the log file, or -1 */
+	int fd;		/* the log file, or -1 */
 	int console_fd; /* -1: stderr */
 	enum log_level level;
 	enum log_format format;
@@ -68,8 +68,9 @@ int log_level_from_string(const char *s, enum log_level *ret)
 		const char *name;
 		enum log_level level;
 	} names[] = {
-		{ "error", LOG_LEVEL_ERROR }, { "panic", LOG_LEVEL_ERROR }, { "warning", LOG_LEVEL_WARNING },
-		{ "warn", LOG_LEVEL_WARNING }, { "info", LOG_LEVEL_INFO }, { "debug", LOG_LEVEL_DEBUG },
+		{ "error", LOG_LEVEL_ERROR },	  { "panic", LOG_LEVEL_ERROR },
+		{ "warning", LOG_LEVEL_WARNING }, { "warn", LOG_LEVEL_WARNING },
+		{ "info", LOG_LEVEL_INFO },	  { "debug", LOG_LEVEL_DEBUG },
 		{ "verbose", LOG_LEVEL_DEBUG },
 	};
 
@@ -113,11 +114,13 @@ int log_parse_environment(void)
 int log_open_file(const char *path)
 {
 	/* O_NONBLOCK: opening a FIFO without a reader would wait for one forever */
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
+	_cleanup_close_ int fd =
+		open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
 	int r, flags;
 
 	if (fd < 0)
-		return errno == ENXIO ? -FILEIO_ENOTREG : -errno; /* ENXIO: a FIFO or socket nobody reads */
+		return errno == ENXIO ? -FILEIO_ENOTREG
+				      : -errno; /* ENXIO: a FIFO or socket nobody reads */
 	r = fileio_check_regular(fd);
 	if (r < 0)
 		return r;
@@ -181,7 +184,8 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 /* Copy src[0..len) to dst (room for cap bytes) escaped for text or a JSON string, never
  * splitting an escape or a UTF-8 sequence. Returns the bytes written; *consumed the bytes of
  * src they stand for. */
-static size_t escape(char *dst, size_t cap, const char *src, size_t len, bool json, size_t *consumed)
+static size_t escape(char *dst, size_t cap, const char *src, size_t len, bool json,
+		     size_t *consumed)
 {
 	size_t o = 0, i = 0;
 
@@ -198,12 +202,17 @@ static size_t escape(char *dst, size_t cap, const char *src, size_t len, bool js
 				pl = step;
 			} else {
 				step = 1;
-				pl = json ? (size_t)snprintf(e, sizeof(e), "\\ufffd") : (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+				pl = json ? (size_t)snprintf(e, sizeof(e), "\\ufffd")
+					  : (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
 			}
 		} else if (c == '\n' || c == '\t' || c == '\r') {
-			pl = (size_t)snprintf(e, sizeof(e), "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+			pl = (size_t)snprintf(e, sizeof(e), "\\%c",
+					      c == '\n'	  ? 'n'
+					      : c == '\t' ? 't'
+							  : 'r');
 		} else if (c < 0x20 || c == 0x7f) {
-			pl = json ? (size_t)snprintf(e, sizeof(e), "\\u%04x", c) : (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+			pl = json ? (size_t)snprintf(e, sizeof(e), "\\u%04x", c)
+				  : (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
 		} else if (json && (c == '"' || c == '\\')) {
 			pl = (size_t)snprintf(e, sizeof(e), "\\%c", c);
 		} else {
@@ -225,8 +234,7 @@ struct line {
 	size_t n;
 };
 
-__attribute__((format(printf, 2, 3)))
-static void put(struct line *l, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(struct line *l, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -240,7 +248,8 @@ static void put(struct line *l, const char *fmt, ...)
 
 /* The message, escaped, then "…[cut N bytes]" when it did not fit; total is the message's
  * whole length (have, the bytes in msg, may be fewer: vsnprintf's buffer was full). */
-static void put_msg(struct line *l, const char *msg, size_t have, size_t total, bool json, size_t tail)
+static void put_msg(struct line *l, const char *msg, size_t have, size_t total, bool json,
+		    size_t tail)
 {
 	size_t room = sizeof(l->buf) - l->n - 1 - tail, used;
 	size_t k = escape(l->buf + l->n, room, msg, have, json, &used);
@@ -254,8 +263,8 @@ static void put_msg(struct line *l, const char *msg, size_t have, size_t total, 
 	put(l, "\xe2\x80\xa6[cut %zu bytes]", total - used);
 }
 
-static void build(struct line *l, enum log_level level, bool file, const struct timespec *ts, const char *msg,
-		  size_t have, size_t total)
+static void build(struct line *l, enum log_level level, bool file, const struct timespec *ts,
+		  const char *msg, size_t have, size_t total)
 {
 	char stamp[40];
 	struct tm tm;
@@ -265,18 +274,20 @@ static void build(struct line *l, enum log_level level, bool file, const struct 
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	l->n = 0;
 	if (st.format == LOG_FORMAT_JSON) {
-		put(l, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"program\":\"", stamp, ts->tv_nsec / 1000000,
-		    level_names[level]);
-		l->n += escape(l->buf + l->n, LOG_PROGRAM_MAX * 2, st.program, strlen(st.program), true, &used);
+		put(l, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"program\":\"", stamp,
+		    ts->tv_nsec / 1000000, level_names[level]);
+		l->n += escape(l->buf + l->n, LOG_PROGRAM_MAX * 2, st.program, strlen(st.program),
+			       true, &used);
 		put(l, "\",\"pid\":%d,\"msg\":\"", (int)getpid());
 		put_msg(l, msg, have, total, true, 2);
 		put(l, "\"}");
 	} else if (file) {
-		put(l, "%s.%03ldZ [%d] %s: %s: ", stamp, ts->tv_nsec / 1000000, (int)getpid(), st.program,
-		    level_names[level]);
+		put(l, "%s.%03ldZ [%d] %s: %s: ", stamp, ts->tv_nsec / 1000000, (int)getpid(),
+		    st.program, level_names[level]);
 		put_msg(l, msg, have, total, false, 0);
 	} else if (st.time) {
-		put(l, "%s.%03ldZ %s %s: ", stamp, ts->tv_nsec / 1000000, st.program, level_names[level]);
+		put(l, "%s.%03ldZ %s %s: ", stamp, ts->tv_nsec / 1000000, st.program,
+		    level_names[level]);
 		put_msg(l, msg, have, total, false, 0);
 	} else {
 		put(l, "%s: %s: ", st.program, level_names[level]);

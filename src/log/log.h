@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#define LOG_LINE_MAX 4096
+#define LOG_LINE_MAX	4096
 #define LOG_PROGRAM_MAX 320
 
 /* The numbers are the kubelet transport's and the HTTP server's hook levels (0 to 3). */
@@ -82,19 +82,19 @@ void log_push(struct log_saved *saved);
 void log_pop(const struct log_saved *saved);
 
 /* The line; returns -abs(err) (0 when err is 0), errno set to abs(err) for %m meanwhile. */
-__attribute__((format(printf, 3, 4)))
-int log_full_errno(enum log_level level, int err, const char *fmt, ...);
-__attribute__((format(printf, 3, 0)))
-int log_full_errnov(enum log_level level, int err, const char *fmt, va_list ap);
+__attribute__((format(printf, 3, 4))) int log_full_errno(enum log_level level, int err,
+							 const char *fmt, ...);
+__attribute__((format(printf, 3, 0))) int log_full_errnov(enum log_level level, int err,
+							  const char *fmt, va_list ap);
 
-#define log_full(level, ...) ((void)log_full_errno((level), 0, __VA_ARGS__))
-#define log_error(...) log_full(LOG_LEVEL_ERROR, __VA_ARGS__)
-#define log_warning(...) log_full(LOG_LEVEL_WARNING, __VA_ARGS__)
-#define log_info(...) log_full(LOG_LEVEL_INFO, __VA_ARGS__)
-#define log_debug(...) log_full(LOG_LEVEL_DEBUG, __VA_ARGS__)
-#define log_error_errno(err, ...) log_full_errno(LOG_LEVEL_ERROR, (err), __VA_ARGS__)
+#define log_full(level, ...)	    ((void)log_full_errno((level), 0, __VA_ARGS__))
+#define log_error(...)		    log_full(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warning(...)	    log_full(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_info(...)		    log_full(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...)		    log_full(LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define log_error_errno(err, ...)   log_full_errno(LOG_LEVEL_ERROR, (err), __VA_ARGS__)
 #define log_warning_errno(err, ...) log_full_errno(LOG_LEVEL_WARNING, (err), __VA_ARGS__)
-#define log_info_errno(err, ...) log_full_errno(LOG_LEVEL_INFO, (err), __VA_ARGS__)
-#define log_debug_errno(err, ...) log_full_errno(LOG_LEVEL_DEBUG, (err), __VA_ARGS__)
+#define log_info_errno(err, ...)    log_full_errno(LOG_LEVEL_INFO, (err), __VA_ARGS__)
+#define log_debug_errno(err, ...)   log_full_errno(LOG_LEVEL_DEBUG, (err), __VA_ARGS__)
 
 #endif

@@ -39,7 +39,8 @@ static int ipaddr_build(const struct nl_ipaddr *a, bool add, struct nl_msg **ret
 	if (r >= 0 && a->flags)
 		rtnl_addr_set_flags(ra, a->flags);
 	if (r >= 0)
-		r = add ? rtnl_addr_build_add_request(ra, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, ret)
+		r = add ? rtnl_addr_build_add_request(ra, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
+						      ret)
 			: rtnl_addr_build_delete_request(ra, NLM_F_ACK, ret);
 	nl_addr_put(local);
 	rtnl_addr_put(ra);
@@ -98,7 +99,8 @@ static int parse_addr(struct nlmsghdr *h, void *ud)
 	slot->prefixlen = ifa->ifa_prefixlen;
 	slot->ifindex = (int)ifa->ifa_index;
 	slot->scope = ifa->ifa_scope;
-	slot->flags = tb[IFA_FLAGS] && nla_len(tb[IFA_FLAGS]) >= 4 ? nla_get_u32(tb[IFA_FLAGS]) : ifa->ifa_flags;
+	slot->flags = tb[IFA_FLAGS] && nla_len(tb[IFA_FLAGS]) >= 4 ? nla_get_u32(tb[IFA_FLAGS])
+								   : ifa->ifa_flags;
 	return 0;
 }
 

@@ -27,7 +27,9 @@ static void copy_str(char *dst, size_t len, const struct nlattr *a)
 
 static void link_parse_info(const struct nlattr *linkinfo, struct nl_link *l)
 {
-	struct nlattr *info[IFLA_INFO_MAX + 1], *data[IFLA_MACVLAN_MAX > IFLA_IPOIB_MAX ? IFLA_MACVLAN_MAX + 1 : IFLA_IPOIB_MAX + 1];
+	struct nlattr *info[IFLA_INFO_MAX + 1],
+		*data[IFLA_MACVLAN_MAX > IFLA_IPOIB_MAX ? IFLA_MACVLAN_MAX + 1
+							: IFLA_IPOIB_MAX + 1];
 
 	if (nla_parse_nested(info, IFLA_INFO_MAX, (struct nlattr *)linkinfo, NULL) < 0)
 		return;
@@ -189,8 +191,9 @@ int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n)
 
 /* One builder for both kinds of child: the kind's data (macvlan mode, IPoIB pkey) and what the
  * request that creates it also sets (MTU, MAC, up: no second request to change the new link). */
-static int build_child_add(const char *kind, const char *name, int parent_ifindex, int netns_fd, uint32_t mode,
-			   uint16_t pkey, const struct nl_link_new *set, struct nl_msg **ret)
+static int build_child_add(const char *kind, const char *name, int parent_ifindex, int netns_fd,
+			   uint32_t mode, uint16_t pkey, const struct nl_link_new *set,
+			   struct nl_msg **ret)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nlattr *info, *data;
@@ -205,7 +208,8 @@ static int build_child_add(const char *kind, const char *name, int parent_ifinde
 		ifi.ifi_flags = IFF_UP;
 		ifi.ifi_change = IFF_UP;
 	}
-	msg = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK | (set && set->echo ? NLM_F_ECHO : 0));
+	msg = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK |
+						      (set && set->echo ? NLM_F_ECHO : 0));
 	if (!msg)
 		return -ENOMEM;
 	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
@@ -244,7 +248,8 @@ static int read_echo(struct nl_rt *echo, const char *name, struct nl_link *ret)
 
 	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
 		size_t left = (size_t)n;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left);
+		     h = NLMSG_NEXT(h, left)) {
 			struct nl_link l;
 			if (!found && link_parse(h, &l) > 0 && !strcmp(l.name, name)) {
 				*ret = l;
@@ -274,8 +279,8 @@ static int child_add(struct nl_rt *rt, struct nl_msg *msg, const char *name, int
 	return 1;
 }
 
-int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd,
-			const struct nl_link_new *set, struct nl_link *ret)
+int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode,
+			int netns_fd, const struct nl_link_new *set, struct nl_link *ret)
 {
 	struct nl_msg *msg;
 	int r = build_child_add("macvlan", name, master_ifindex, netns_fd, mode, 0, set, &msg);
@@ -287,14 +292,14 @@ int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, 
 	return child_add(rt, msg, name, netns_fd, set, ret);
 }
 
-int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, const struct nl_link_new *set,
-		       struct nl_msg **ret)
+int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
+		       const struct nl_link_new *set, struct nl_msg **ret)
 {
 	return build_child_add("ipoib", name, parent_ifindex, netns_fd, 0, pkey, set, ret);
 }
 
-int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
-		      const struct nl_link_new *set, struct nl_link *ret)
+int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey,
+		      int netns_fd, const struct nl_link_new *set, struct nl_link *ret)
 {
 	struct nl_msg *msg;
 	int r = nl_build_ipoib_add(name, parent_ifindex, pkey, netns_fd, set, &msg);
@@ -382,7 +387,8 @@ out:
 	return r;
 }
 
-int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values, size_t n)
+int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values,
+			  size_t n)
 {
 	struct rtnl_link *l;
 	int r = 0;
@@ -413,16 +419,20 @@ static int parse_conf(struct nlmsghdr *h, void *ud)
 	struct nlattr *tb[IFLA_MAX + 1], *af, *inet[IFLA_INET_MAX + 1];
 	int rem;
 
-	if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
+	if (h->nlmsg_type != RTM_NEWLINK ||
+	    nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
 		return 0;
 	if (!tb[IFLA_AF_SPEC])
 		return 0;
-	nla_for_each_nested(af, tb[IFLA_AF_SPEC], rem) {
+	nla_for_each_nested(af, tb[IFLA_AF_SPEC], rem)
+	{
 		if (nla_type(af) != AF_INET || nla_parse_nested(inet, IFLA_INET_MAX, af, NULL) < 0)
 			continue;
 		/* IFLA_INET_CONF is a plain u32 array; entry i holds IPV4_DEVCONF id i + 1 */
-		if (inet[IFLA_INET_CONF] && (size_t)nla_len(inet[IFLA_INET_CONF]) >= (size_t)g->id * 4) {
-			memcpy(&g->value, (const char *)nla_data(inet[IFLA_INET_CONF]) + (g->id - 1) * 4, 4);
+		if (inet[IFLA_INET_CONF] &&
+		    (size_t)nla_len(inet[IFLA_INET_CONF]) >= (size_t)g->id * 4) {
+			memcpy(&g->value,
+			       (const char *)nla_data(inet[IFLA_INET_CONF]) + (g->id - 1) * 4, 4);
 			g->found = true;
 		}
 	}
@@ -468,8 +478,7 @@ int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struc
 		return -ENOMEM;
 	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
 	    !(list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
-	    !(info = nla_nest_start(msg, IFLA_VF_INFO)) ||
-	    nla_put(msg, type, sizeof(g), &g) < 0) {
+	    !(info = nla_nest_start(msg, IFLA_VF_INFO)) || nla_put(msg, type, sizeof(g), &g) < 0) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -479,7 +488,8 @@ int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struc
 	return 0;
 }
 
-int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid, uint64_t port_guid)
+int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid,
+			uint64_t port_guid)
 {
 	static const int types[] = { IFLA_VF_IB_NODE_GUID, IFLA_VF_IB_PORT_GUID };
 	const uint64_t guids[] = { node_guid, port_guid };
@@ -521,8 +531,10 @@ static int parse_vf_guids(struct nlmsghdr *h, void *ud)
 		return -EBADMSG;
 	if (!tb[IFLA_VFINFO_LIST])
 		return 0;
-	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
-		if (nla_type(info) != IFLA_VF_INFO || nla_parse_nested(vf, IFLA_VF_MAX, info, NULL) < 0)
+	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem)
+	{
+		if (nla_type(info) != IFLA_VF_INFO ||
+		    nla_parse_nested(vf, IFLA_VF_MAX, info, NULL) < 0)
 			return -EBADMSG;
 		/* rtnl_fill_vfinfo() puts both only when the PF's driver has ndo_get_vf_guid (IPoIB's
 		 * since 5.2); a VF without them is left out, so the caller knows it cannot restore it */
@@ -535,7 +547,9 @@ static int parse_vf_guids(struct nlmsghdr *h, void *ud)
 		slot = nl_array_add((void **)&g->v, &g->n, sizeof(*slot));
 		if (!slot)
 			return -ENOMEM;
-		*slot = (struct nl_vf_guid){ .vf = node.vf, .node_guid = node.guid, .port_guid = port.guid };
+		*slot = (struct nl_vf_guid){ .vf = node.vf,
+					     .node_guid = node.guid,
+					     .port_guid = port.guid };
 	}
 	return 0;
 }

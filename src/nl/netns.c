@@ -18,20 +18,13 @@
 static const char *kind_of(const struct stat *st, const struct statfs *sfs)
 {
 	switch (st->st_mode & S_IFMT) {
-	case S_IFREG:
-		return sfs->f_type == NSFS_MAGIC ? NULL : "a regular file";
-	case S_IFDIR:
-		return "a directory";
-	case S_IFIFO:
-		return "a FIFO";
-	case S_IFSOCK:
-		return "a socket";
-	case S_IFCHR:
-		return "a character device";
-	case S_IFBLK:
-		return "a block device";
-	default:
-		return "not a regular file";
+	case S_IFREG: return sfs->f_type == NSFS_MAGIC ? NULL : "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "not a regular file";
 	}
 }
 

@@ -20,7 +20,8 @@ struct nl_rt {
  * of a dump; each data message goes to parse (may be NULL). Returns 0 or the kernel's -errno,
  * with its extended-ack text in rt->errmsg. A dump the kernel marked interrupted (the set
  * changed while it was read: NLM_F_DUMP_INTR) returns -EINTR after the whole answer is read. */
-int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud);
+int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
+	       void *ud);
 /* nl_rt_talk() for dumps: retried while the kernel reports it interrupted (3 tries; the last
  * one's partial answer is kept, as a set that keeps changing cannot be read whole). reset is
  * called before each try to drop what the previous one collected. */
@@ -31,15 +32,17 @@ int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
 void *nl_array_add(void **array, size_t *n, size_t size);
 
 /* Builders (the message is the caller's; nlmsg_free() it). */
-int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd, const struct nl_link_new *set,
-		       struct nl_msg **ret);
+int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
+		       const struct nl_link_new *set, struct nl_msg **ret);
 int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret);
 int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret);
 /* src/nl/vf.c: one RTM_SETLINK on the PF per VF setting; the VF table's GETLINK and its parser
  * (1: *ret is VF vf, 0: the answer has no such VF, -EBADMSG). type: IFLA_VF_SPOOFCHK, IFLA_VF_TRUST. */
 int nl_build_vf_mac(int pf_ifindex, uint32_t vf, const uint8_t *mac, struct nl_msg **ret);
-int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto, struct nl_msg **ret);
-int nl_build_vf_rate(int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate, struct nl_msg **ret);
+int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto,
+		     struct nl_msg **ret);
+int nl_build_vf_rate(int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate,
+		     struct nl_msg **ret);
 int nl_build_vf_flag(int pf_ifindex, int type, uint32_t vf, bool on, struct nl_msg **ret);
 int nl_build_vf_link_state(int pf_ifindex, uint32_t vf, uint32_t state, struct nl_msg **ret);
 int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret);
@@ -52,7 +55,8 @@ struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq);
 /* `rdma statistic show link DEV/PORT`: the port's default counters. */
 struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port);
 /* `rdma statistic qp show`: a dump of the device's counter objects; port 0: every port. */
-struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port);
+struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index,
+					    uint32_t port);
 
 /* The parsers of the answers, over one message's bytes (len: what is left of the buffer). A
  * message of another command, or one that breaks the layout nldev.c writes (a counter entry

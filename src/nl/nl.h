@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NL_IFNAMSIZ 16     /* IFNAMSIZ, NUL included */
-#define NL_RDMA_NAMSIZ 64  /* IB_DEVICE_NAME_MAX */
+#define NL_IFNAMSIZ    16 /* IFNAMSIZ, NUL included */
+#define NL_RDMA_NAMSIZ 64 /* IB_DEVICE_NAME_MAX */
 
 /* ---- network namespaces --------------------------------------------------------------- */
 
@@ -59,18 +59,19 @@ const char *nl_rt_errmsg(const struct nl_rt *rt);
 struct nl_link {
 	int ifindex;
 	char name[NL_IFNAMSIZ];
-	char kind[16];         /* IFLA_INFO_KIND: "macvlan", "ipoib", "veth"; "" for a device without one */
-	int link_ifindex;      /* IFLA_LINK: a macvlan's master, an IPoIB child's parent; 0 when none */
-	int link_netnsid;      /* IFLA_LINK_NETNSID: the master lives in another namespace; -1 when not */
-	unsigned type;         /* ARPHRD_*: 1 Ethernet, 32 InfiniBand */
+	char kind[16]; /* IFLA_INFO_KIND: "macvlan", "ipoib", "veth"; "" for a device without one */
+	int link_ifindex; /* IFLA_LINK: a macvlan's master, an IPoIB child's parent; 0 when none */
+	int link_netnsid; /* IFLA_LINK_NETNSID: the master lives in another namespace; -1 when not */
+	unsigned type;	  /* ARPHRD_*: 1 Ethernet, 32 InfiniBand */
 	unsigned mtu;
-	unsigned flags;        /* IFF_* */
-	uint8_t addr[32];      /* hardware address: 6 bytes on Ethernet, 20 on IPoIB */
+	unsigned flags;	  /* IFF_* */
+	uint8_t addr[32]; /* hardware address: 6 bytes on Ethernet, 20 on IPoIB */
 	unsigned addr_len;
 	uint32_t macvlan_mode; /* MACVLAN_MODE_* for kind "macvlan", else 0 */
-	int ipoib_pkey;        /* IFLA_IPOIB_PKEY for kind "ipoib", else -1 */
-	char parent_dev[32];   /* IFLA_PARENT_DEV_NAME: "0000:1b:00.2" for a PCI function; "" when none */
-	char parent_bus[16];   /* IFLA_PARENT_DEV_BUS_NAME: "pci" */
+	int ipoib_pkey;	       /* IFLA_IPOIB_PKEY for kind "ipoib", else -1 */
+	char parent_dev
+		[32]; /* IFLA_PARENT_DEV_NAME: "0000:1b:00.2" for a PCI function; "" when none */
+	char parent_bus[16]; /* IFLA_PARENT_DEV_BUS_NAME: "pci" */
 };
 
 int nl_link_get(struct nl_rt *rt, const char *name, struct nl_link *ret);
@@ -81,8 +82,8 @@ int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n);
 /* What the request that creates a child link also does, so that no second request changes
  * the new link and no GETLINK reads it back (each field's zero value: the kernel's default). */
 struct nl_link_new {
-	unsigned mtu;          /* 0: the master's */
-	const uint8_t *addr;   /* hardware address, addr_len bytes; NULL: the kernel picks one */
+	unsigned mtu;	     /* 0: the master's */
+	const uint8_t *addr; /* hardware address, addr_len bytes; NULL: the kernel picks one */
 	unsigned addr_len;
 	bool up;
 	/* ask for the kernel's echo of the new link (NLM_F_ECHO, kernel 6.3 and later); made in
@@ -95,23 +96,23 @@ struct nl_link_new {
  * mode: MACVLAN_MODE_BRIDGE, _PRIVATE, _VEPA, _PASSTHRU. set may be NULL. -EEXIST when the name
  * is taken there. 1 with *ret (may be NULL) the new link as the kernel echoed it, 0 when
  * created but not echoed (set->echo NULL, or an older kernel). */
-int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode, int netns_fd,
-			const struct nl_link_new *set, struct nl_link *ret);
+int nl_link_add_macvlan(struct nl_rt *rt, const char *name, int master_ifindex, uint32_t mode,
+			int netns_fd, const struct nl_link_new *set, struct nl_link *ret);
 /* Create an IPoIB child of parent_ifindex with a partition key (0: the parent's default) the
  * same way. libnl-route 3.7 has no ipoib kind, so the IFLA_INFO_DATA is written here. */
-int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
-		      const struct nl_link_new *set, struct nl_link *ret);
+int nl_link_add_ipoib(struct nl_rt *rt, const char *name, int parent_ifindex, uint16_t pkey,
+		      int netns_fd, const struct nl_link_new *set, struct nl_link *ret);
 int nl_link_del(struct nl_rt *rt, int ifindex);
 
 /* What nl_link_change() changes; the zero value of each field (after nl_link_change_init)
  * means "leave as is". */
 struct nl_link_change {
-	const char *name;      /* rename (in the target namespace when moving) */
-	int netns_fd;          /* move to this namespace; -1: stay */
+	const char *name; /* rename (in the target namespace when moving) */
+	int netns_fd;	  /* move to this namespace; -1: stay */
 	unsigned mtu;
-	const uint8_t *addr;   /* hardware address, addr_len bytes */
+	const uint8_t *addr; /* hardware address, addr_len bytes */
 	unsigned addr_len;
-	int up;                /* 1 up, 0 down, -1 keep */
+	int up; /* 1 up, 0 down, -1 keep */
 };
 void nl_link_change_init(struct nl_link_change *c);
 int nl_link_change(struct nl_rt *rt, int ifindex, const struct nl_link_change *c);
@@ -119,13 +120,15 @@ int nl_link_change(struct nl_rt *rt, int ifindex, const struct nl_link_change *c
 /* Per-interface IPv4 settings (IPV4_DEVCONF_* ids: ARP_IGNORE, ARP_ANNOUNCE, RP_FILTER, ...),
  * set over rtnetlink (IFLA_AF_SPEC/AF_INET/IFLA_INET_CONF), so no /proc of the other namespace
  * is needed. */
-int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values, size_t n);
+int nl_link_set_ipv4_conf(struct nl_rt *rt, int ifindex, const int *ids, const uint32_t *values,
+			  size_t n);
 int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret);
 
 /* Set an InfiniBand VF's node and port GUIDs through its PF: two RTM_SETLINK on pf_ifindex,
  * IFLA_VF_IB_NODE_GUID then IFLA_VF_IB_PORT_GUID, each in IFLA_VFINFO_LIST/IFLA_VF_INFO.
  * -EOPNOTSUPP from a PF whose driver cannot (every non-IB device). */
-int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid, uint64_t port_guid);
+int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid,
+			uint64_t port_guid);
 
 /* The VFs' GUIDs as the PF reports them (RTM_GETLINK with RTEXT_FILTER_VF: IFLA_VF_IB_NODE_GUID
  * and IFLA_VF_IB_PORT_GUID in IFLA_VFINFO_LIST, filled by the PF driver's ndo_get_vf_guid). A VF
@@ -139,12 +142,12 @@ int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **r
 /* A VF's settings as its PF holds them (src/nl/vf.c), read from the PF's VF table. */
 struct nl_vf_info {
 	uint32_t vf;
-	uint8_t mac[6];           /* administrative MAC (IFLA_VF_MAC); zeros: none set */
+	uint8_t mac[6]; /* administrative MAC (IFLA_VF_MAC); zeros: none set */
 	uint32_t vlan, qos;
-	uint16_t vlan_proto;      /* ETH_P_8021Q or ETH_P_8021AD, host byte order */
+	uint16_t vlan_proto;		   /* ETH_P_8021Q or ETH_P_8021AD, host byte order */
 	uint32_t min_tx_rate, max_tx_rate; /* Mb/s; 0: no limit */
-	int spoofchk, trust;      /* 1 on, 0 off, -1 the driver does not say */
-	uint32_t link_state;      /* IFLA_VF_LINK_STATE_AUTO, _ENABLE, _DISABLE */
+	int spoofchk, trust;		   /* 1 on, 0 off, -1 the driver does not say */
+	uint32_t link_state;		   /* IFLA_VF_LINK_STATE_AUTO, _ENABLE, _DISABLE */
 };
 
 /* VF number vf of the PF pf_ifindex: 1 and *ret, or 0 when the PF lists no such VF (a netdev
@@ -154,18 +157,20 @@ int nl_link_get_vf(struct nl_rt *rt, int pf_ifindex, uint32_t vf, struct nl_vf_i
  * driver lacks the setting answers -EOPNOTSUPP. proto: ETH_P_8021Q or ETH_P_8021AD; rates in
  * Mb/s, set together; state: IFLA_VF_LINK_STATE_*. */
 int nl_link_set_vf_mac(struct nl_rt *rt, int pf_ifindex, uint32_t vf, const uint8_t *mac);
-int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto);
-int nl_link_set_vf_rate(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate);
+int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos,
+			uint16_t proto);
+int nl_link_set_vf_rate(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t min_tx_rate,
+			uint32_t max_tx_rate);
 int nl_link_set_vf_spoofchk(struct nl_rt *rt, int pf_ifindex, uint32_t vf, bool on);
 int nl_link_set_vf_trust(struct nl_rt *rt, int pf_ifindex, uint32_t vf, bool on);
 int nl_link_set_vf_link_state(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t state);
 
 struct nl_ipaddr {
-	int family;            /* AF_INET, AF_INET6 */
+	int family; /* AF_INET, AF_INET6 */
 	uint8_t addr[16];
 	unsigned prefixlen;
 	int ifindex;
-	unsigned flags;        /* IFA_F_* */
+	unsigned flags; /* IFA_F_* */
 	unsigned char scope;
 };
 
@@ -173,37 +178,39 @@ struct nl_ipaddr {
 int nl_ipaddr_add(struct nl_rt *rt, const struct nl_ipaddr *a);
 int nl_ipaddr_del(struct nl_rt *rt, const struct nl_ipaddr *a);
 /* Addresses of one link (ifindex 0: all) of one family (AF_UNSPEC: both). */
-int nl_ipaddr_list(struct nl_rt *rt, int ifindex, int family, struct nl_ipaddr **ret, size_t *ret_n);
+int nl_ipaddr_list(struct nl_rt *rt, int ifindex, int family, struct nl_ipaddr **ret,
+		   size_t *ret_n);
 
 struct nl_route {
 	int family;
 	uint8_t dst[16];
-	unsigned dst_len;      /* 0: default route */
+	unsigned dst_len; /* 0: default route */
 	uint8_t gw[16];
 	bool has_gw;
-	uint8_t src[16];       /* preferred source (RTA_PREFSRC) */
+	uint8_t src[16]; /* preferred source (RTA_PREFSRC) */
 	bool has_src;
-	int ifindex;           /* output device; 0: none */
-	uint32_t table;        /* RT_TABLE_MAIN (254) when 0 at creation */
-	unsigned char scope;   /* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK */
-	unsigned char protocol;/* RTPROT_*; RTPROT_STATIC when 0 at creation */
-	unsigned char type;    /* RTN_UNICAST when 0 at creation */
-	uint32_t priority;     /* metric */
-	unsigned mtu;          /* RTAX_MTU; 0: none */
+	int ifindex;		/* output device; 0: none */
+	uint32_t table;		/* RT_TABLE_MAIN (254) when 0 at creation */
+	unsigned char scope;	/* RT_SCOPE_UNIVERSE, RT_SCOPE_LINK */
+	unsigned char protocol; /* RTPROT_*; RTPROT_STATIC when 0 at creation */
+	unsigned char type;	/* RTN_UNICAST when 0 at creation */
+	uint32_t priority;	/* metric */
+	unsigned mtu;		/* RTAX_MTU; 0: none */
 };
 
 /* -EEXIST when an identical route is there. */
 int nl_route_add(struct nl_rt *rt, const struct nl_route *r);
 int nl_route_del(struct nl_rt *rt, const struct nl_route *r);
 /* Routes of one family (AF_UNSPEC: both) in one table (0: every table). */
-int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route **ret, size_t *ret_n);
+int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route **ret,
+		  size_t *ret_n);
 
 struct nl_rule {
 	int family;
 	uint32_t priority;
 	uint32_t table;
 	uint8_t src[16];
-	unsigned src_len;      /* 0: from all */
+	unsigned src_len; /* 0: from all */
 };
 
 /* "from src/src_len lookup table" at an explicit priority. -EEXIST when an identical rule is there. */
@@ -228,7 +235,8 @@ int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared);
 struct nl_rdma_dev {
 	uint32_t index;
 	char name[NL_RDMA_NAMSIZ];
-	uint32_t ports; /* its last port's number (RDMA_NLDEV_ATTR_PORT_INDEX of the dump); ports start at 1 */
+	uint32_t
+		ports; /* its last port's number (RDMA_NLDEV_ATTR_PORT_INDEX of the dump); ports start at 1 */
 };
 
 /* The devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump). */
@@ -240,7 +248,8 @@ int nl_rdma_dev_set_netns(struct nl_rdma *r, uint32_t index, int netns_fd);
 
 /* ---- RDMA counters (RDMA_NLDEV_CMD_STAT_GET: what `rdma statistic` reads) -------------------- */
 
-#define NL_RDMA_STAT_NAMSIZ 64 /* a hardware counter's name: "out_of_sequence", "rx_write_requests" */
+#define NL_RDMA_STAT_NAMSIZ                                                                        \
+	64 /* a hardware counter's name: "out_of_sequence", "rx_write_requests" */
 
 struct nl_rdma_hwcounter {
 	char name[NL_RDMA_STAT_NAMSIZ];
@@ -261,12 +270,12 @@ struct nl_rdma_stat {
  * the port's auto mode, which gives each QP type and/or each process its own counter. */
 struct nl_rdma_counter {
 	uint32_t port;
-	uint32_t id;      /* the counter's number on its device (RDMA_NLDEV_ATTR_STAT_COUNTER_ID) */
-	uint32_t mode;    /* enum rdma_nl_counter_mode: RDMA_COUNTER_MODE_AUTO or _MANUAL */
-	int qp_type;      /* auto mode by QP type: the IB_QPT_* it binds (2 RC, 4 UD...); -1 none */
-	int64_t pid;      /* auto mode per process: its pid in the reader's pid namespace; -1 none */
-	char comm[32];    /* auto mode per process, for a kernel consumer: its name; "" none */
-	uint32_t *qpns;   /* the local QP numbers bound to it */
+	uint32_t id;	/* the counter's number on its device (RDMA_NLDEV_ATTR_STAT_COUNTER_ID) */
+	uint32_t mode;	/* enum rdma_nl_counter_mode: RDMA_COUNTER_MODE_AUTO or _MANUAL */
+	int qp_type;	/* auto mode by QP type: the IB_QPT_* it binds (2 RC, 4 UD...); -1 none */
+	int64_t pid;	/* auto mode per process: its pid in the reader's pid namespace; -1 none */
+	char comm[32];	/* auto mode per process, for a kernel consumer: its name; "" none */
+	uint32_t *qpns; /* the local QP numbers bound to it */
 	size_t n_qpns;
 	struct nl_rdma_hwcounter *hw;
 	size_t n_hw;
@@ -274,10 +283,12 @@ struct nl_rdma_counter {
 
 /* The default counters of one port (a request per port: the kernel's answer is not a dump).
  * -EINVAL from a device or port the kernel does not know, or whose driver has no counters. */
-int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port, struct nl_rdma_stat *ret);
+int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port,
+		      struct nl_rdma_stat *ret);
 void nl_rdma_stat_clear(struct nl_rdma_stat *s);
 /* Every counter object of every port of one device (a dump: the kernel wants the device). */
-int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret, size_t *ret_n);
+int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret,
+		     size_t *ret_n);
 void nl_rdma_counters_free(struct nl_rdma_counter *v, size_t n);
 /* "RC", "UD", ... as rdma(8) names an IB_QPT_* number; NULL for one it does not name. */
 const char *nl_rdma_qp_type_name(int qp_type);

@@ -160,7 +160,8 @@ static int rdma_talk(struct nl_rdma *r, struct nlmsghdr *req, mnl_cb_t parse, vo
 		n = (int)mnl_socket_recvfrom(r->nl, buf, MNL_SOCKET_BUFFER_SIZE);
 		if (n < 0)
 			return -errno;
-		ret = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, r->portid, cb_data, &t, ctl, NLMSG_MIN_TYPE);
+		ret = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, r->portid, cb_data, &t, ctl,
+				  NLMSG_MIN_TYPE);
 	} while (ret > 0);
 	if (ret < 0)
 		return t.err < 0 ? t.err : (errno ? -errno : -EIO);
@@ -172,9 +173,9 @@ static int parse_sys(const struct nlmsghdr *h, void *data)
 	struct nlattr *a;
 	int *mode = data;
 
-	mnl_attr_for_each(a, h, 0)
-		if (mnl_attr_get_type(a) == RDMA_NLDEV_SYS_ATTR_NETNS_MODE && mnl_attr_validate(a, MNL_TYPE_U8) == 0)
-			*mode = mnl_attr_get_u8(a);
+	mnl_attr_for_each(a, h, 0) if (mnl_attr_get_type(a) == RDMA_NLDEV_SYS_ATTR_NETNS_MODE &&
+				       mnl_attr_validate(a, MNL_TYPE_U8) == 0) *mode =
+		mnl_attr_get_u8(a);
 	return MNL_CB_OK;
 }
 
@@ -205,15 +206,18 @@ static int parse_dev(const struct nlmsghdr *h, void *data)
 	bool has_index = false, has_name = false;
 	struct nlattr *a;
 
-	mnl_attr_for_each(a, h, 0) {
+	mnl_attr_for_each(a, h, 0)
+	{
 		int type = mnl_attr_get_type(a);
 		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
 			d.index = mnl_attr_get_u32(a);
 			has_index = true;
-		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
+		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
+			   mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
 			snprintf(d.name, sizeof(d.name), "%s", mnl_attr_get_str(a));
 			has_name = true;
-		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
+		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX &&
+			   mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
 			d.ports = mnl_attr_get_u32(a); /* fill_dev_info: rdma_end_port() */
 		}
 	}
@@ -288,7 +292,8 @@ struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_in
 	return h;
 }
 
-struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port)
+struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index,
+					    uint32_t port)
 {
 	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP);
 
@@ -318,14 +323,16 @@ static int parse_hwcounters(const struct nlattr *table, struct nl_rdma_hwcounter
 {
 	const struct nlattr *entry;
 
-	mnl_attr_for_each_nested(entry, table) {
+	mnl_attr_for_each_nested(entry, table)
+	{
 		struct nl_rdma_hwcounter c = { 0 }, *slot;
 		bool has_name = false, has_value = false;
 		const struct nlattr *a;
 
 		if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
 			continue;
-		mnl_attr_for_each_nested(a, entry) {
+		mnl_attr_for_each_nested(a, entry)
+		{
 			int type = mnl_attr_get_type(a);
 
 			if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) {
@@ -369,15 +376,18 @@ int nl_rdma_stat_parse(const void *buf, size_t len, struct nl_rdma_stat *ret)
 
 	if (!h)
 		return -EBADMSG;
-	mnl_attr_for_each(a, h, 0) {
+	mnl_attr_for_each(a, h, 0)
+	{
 		int type = mnl_attr_get_type(a);
 
 		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
 			s.dev_index = mnl_attr_get_u32(a);
 			has_dev = true;
-		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
+		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
+			   mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
 			snprintf(s.dev, sizeof(s.dev), "%s", mnl_attr_get_str(a));
-		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
+		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX &&
+			   mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
 			s.port = mnl_attr_get_u32(a);
 			has_port = true;
 		} else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTERS) {
@@ -415,10 +425,12 @@ static int parse_counter_qps(const struct nlattr *table, struct nl_rdma_counter 
 {
 	const struct nlattr *entry, *a;
 
-	mnl_attr_for_each_nested(entry, table) {
+	mnl_attr_for_each_nested(entry, table)
+	{
 		if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_RES_QP_ENTRY)
 			continue;
-		mnl_attr_for_each_nested(a, entry) {
+		mnl_attr_for_each_nested(a, entry)
+		{
 			uint32_t *slot;
 
 			if (mnl_attr_get_type(a) != RDMA_NLDEV_ATTR_RES_LQPN)
@@ -444,7 +456,8 @@ static int parse_counter(const struct nlattr *entry, struct nl_rdma_counter *c)
 
 	c->qp_type = -1;
 	c->pid = -1;
-	mnl_attr_for_each_nested(a, entry) {
+	mnl_attr_for_each_nested(a, entry)
+	{
 		switch (mnl_attr_get_type(a)) {
 		case RDMA_NLDEV_ATTR_PORT_INDEX:
 			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
@@ -477,14 +490,11 @@ static int parse_counter(const struct nlattr *entry, struct nl_rdma_counter *c)
 				return -EBADMSG;
 			snprintf(c->comm, sizeof(c->comm), "%s", mnl_attr_get_str(a));
 			break;
-		case RDMA_NLDEV_ATTR_RES_QP:
-			e = parse_counter_qps(a, c);
-			break;
+		case RDMA_NLDEV_ATTR_RES_QP: e = parse_counter_qps(a, c); break;
 		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
 			e = parse_hwcounters(a, &c->hw, &c->n_hw);
 			break;
-		default:
-			break;
+		default: break;
 		}
 		if (e < 0)
 			return e;
@@ -502,11 +512,13 @@ int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter *
 
 	if (!h)
 		return -EBADMSG;
-	mnl_attr_for_each(a, h, 0) {
+	mnl_attr_for_each(a, h, 0)
+	{
 		/* res_get_common_dumpit: the device's handle, then one table of counters */
 		if (mnl_attr_get_type(a) != RDMA_NLDEV_ATTR_STAT_COUNTER)
 			continue;
-		mnl_attr_for_each_nested(entry, a) {
+		mnl_attr_for_each_nested(entry, a)
+		{
 			struct nl_rdma_counter *c;
 
 			if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
@@ -558,7 +570,8 @@ static int on_stat(const struct nlmsghdr *h, void *data)
 	return sr->err < 0 ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port, struct nl_rdma_stat *ret)
+int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port,
+		      struct nl_rdma_stat *ret)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nl_rdma_stat s = { 0 };
@@ -586,7 +599,8 @@ static int on_counters(const struct nlmsghdr *h, void *data)
 	return sr->err < 0 ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
-int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret, size_t *ret_n)
+int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret,
+		     size_t *ret_n)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct stat_reply sr = { 0 };
@@ -608,8 +622,16 @@ const char *nl_rdma_qp_type_name(int qp_type)
 {
 	/* enum ib_qp_type, named as iproute2's qp_types_to_str */
 	static const char *const names[] = {
-		[0] = "SMI", [1] = "GSI", [2] = "RC", [3] = "UC", [4] = "UD", [5] = "RAW_IPV6",
-		[6] = "RAW_ETHERTYPE", [8] = "RAW_PACKET", [9] = "XRC_INI", [10] = "XRC_TGT",
+		[0] = "SMI",
+		[1] = "GSI",
+		[2] = "RC",
+		[3] = "UC",
+		[4] = "UD",
+		[5] = "RAW_IPV6",
+		[6] = "RAW_ETHERTYPE",
+		[8] = "RAW_PACKET",
+		[9] = "XRC_INI",
+		[10] = "XRC_TGT",
 	};
 
 	if (qp_type == 0xff)

@@ -138,9 +138,11 @@ static int parse_route(struct nlmsghdr *h, void *ud)
 	if (nlmsg_parse(h, sizeof(*rtm), tb, RTA_MAX, NULL) < 0)
 		return -EBADMSG;
 	rtm = nlmsg_data(h);
-	table = tb[RTA_TABLE] && nla_len(tb[RTA_TABLE]) >= 4 ? nla_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+	table = tb[RTA_TABLE] && nla_len(tb[RTA_TABLE]) >= 4 ? nla_get_u32(tb[RTA_TABLE])
+							     : rtm->rtm_table;
 	alen = family_len(rtm->rtm_family);
-	if (alen < 0 || (rl->family != AF_UNSPEC && rtm->rtm_family != rl->family) || (rl->table && table != rl->table))
+	if (alen < 0 || (rl->family != AF_UNSPEC && rtm->rtm_family != rl->family) ||
+	    (rl->table && table != rl->table))
 		return 0;
 	slot = nl_array_add((void **)&rl->v, &rl->n, sizeof(*slot));
 	if (!slot)
@@ -160,7 +162,8 @@ static int parse_route(struct nlmsghdr *h, void *ud)
 		slot->priority = nla_get_u32(tb[RTA_PRIORITY]);
 	if (tb[RTA_METRICS]) {
 		struct nlattr *mx[RTAX_MAX + 1];
-		if (nla_parse_nested(mx, RTAX_MAX, tb[RTA_METRICS], NULL) == 0 && mx[RTAX_MTU] && nla_len(mx[RTAX_MTU]) >= 4)
+		if (nla_parse_nested(mx, RTAX_MAX, tb[RTA_METRICS], NULL) == 0 && mx[RTAX_MTU] &&
+		    nla_len(mx[RTAX_MTU]) >= 4)
 			slot->mtu = nla_get_u32(mx[RTAX_MTU]);
 	}
 	return 0;
@@ -171,7 +174,8 @@ static void reset_route(void *ud)
 	((struct route_list *)ud)->n = 0;
 }
 
-int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route **ret, size_t *ret_n)
+int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route **ret,
+		  size_t *ret_n)
 {
 	struct rtmsg rtm = { .rtm_family = (unsigned char)family };
 	struct route_list rl = { .family = family, .table = table };
@@ -208,7 +212,8 @@ static int rule_build(const struct nl_rule *r, bool add, struct nl_msg **ret)
 			err = -EINVAL;
 	}
 	if (err >= 0) {
-		err = add ? rtnl_rule_build_add_request(rr, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, ret)
+		err = add ? rtnl_rule_build_add_request(rr, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK,
+							ret)
 			  : rtnl_rule_build_delete_request(rr, NLM_F_ACK, ret);
 		if (err < 0)
 			err = nle_to_errno(err);
@@ -261,7 +266,8 @@ static int parse_rule(struct nlmsghdr *h, void *ud)
 		return -ENOMEM;
 	slot->family = frh->family;
 	slot->src_len = frh->src_len;
-	slot->table = tb[FRA_TABLE] && nla_len(tb[FRA_TABLE]) >= 4 ? nla_get_u32(tb[FRA_TABLE]) : frh->table;
+	slot->table = tb[FRA_TABLE] && nla_len(tb[FRA_TABLE]) >= 4 ? nla_get_u32(tb[FRA_TABLE])
+								   : frh->table;
 	if (tb[FRA_PRIORITY] && nla_len(tb[FRA_PRIORITY]) >= 4)
 		slot->priority = nla_get_u32(tb[FRA_PRIORITY]);
 	attr_copy(slot->src, tb[FRA_SRC], alen, NULL);

@@ -106,11 +106,13 @@ void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len)
 		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
 	if (off >= h->nlmsg_len)
 		return;
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)h + off), (int)(h->nlmsg_len - off), NULL) < 0)
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)h + off),
+		      (int)(h->nlmsg_len - off), NULL) < 0)
 		return;
 	if (tb[NLMSGERR_ATTR_MSG]) {
 		const char *s = nla_data(tb[NLMSGERR_ATTR_MSG]);
-		snprintf(buf, len, "%.*s", (int)strnlen(s, (size_t)nla_len(tb[NLMSGERR_ATTR_MSG])), s);
+		snprintf(buf, len, "%.*s", (int)strnlen(s, (size_t)nla_len(tb[NLMSGERR_ATTR_MSG])),
+			 s);
 	}
 }
 
@@ -118,7 +120,7 @@ struct talk {
 	struct nl_rt *rt;
 	int (*parse)(struct nlmsghdr *h, void *ud);
 	void *ud;
-	int err;      /* the kernel's -errno, or the parser's */
+	int err; /* the kernel's -errno, or the parser's */
 	bool done;
 	bool intr;
 };
@@ -187,7 +189,8 @@ static int on_intr(struct nl_msg *msg, void *arg)
 	return NL_OK; /* read on: the rest of the dump still has to be drained */
 }
 
-int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
+	       void *ud)
 {
 	struct talk t = { .rt = rt, .parse = parse, .ud = ud };
 	struct nl_cb *cb;

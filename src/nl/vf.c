@@ -26,7 +26,8 @@
 
 /* RTM_SETLINK on the PF with IFLA_VFINFO_LIST and one IFLA_VF_INFO open; *ret_info is the
  * VF_INFO nest to put the setting in, closed by vf_msg_end(). */
-static int vf_msg_start(int pf_ifindex, struct nl_msg **ret, struct nlattr **ret_list, struct nlattr **ret_info)
+static int vf_msg_start(int pf_ifindex, struct nl_msg **ret, struct nlattr **ret_list,
+			struct nlattr **ret_info)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
 	struct nl_msg *msg;
@@ -36,7 +37,8 @@ static int vf_msg_start(int pf_ifindex, struct nl_msg **ret, struct nlattr **ret
 	msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_ACK);
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || !(*ret_list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
+	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+	    !(*ret_list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
 	    !(*ret_info = nla_nest_start(msg, IFLA_VF_INFO))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
@@ -77,7 +79,8 @@ int nl_build_vf_mac(int pf_ifindex, uint32_t vf, const uint8_t *mac, struct nl_m
 	return vf_build_one(pf_ifindex, IFLA_VF_MAC, &m, sizeof(m), ret);
 }
 
-int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto, struct nl_msg **ret)
+int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto,
+		     struct nl_msg **ret)
 {
 	struct ifla_vf_vlan_info vi;
 	struct ifla_vf_vlan v = { .vf = vf, .vlan = vlan, .qos = qos };
@@ -100,7 +103,8 @@ int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, u
 		return vf_build_one(pf_ifindex, IFLA_VF_VLAN, &v, sizeof(v), ret);
 	if ((r = vf_msg_start(pf_ifindex, &msg, &list, &info)) < 0)
 		return r;
-	if (!(vlist = nla_nest_start(msg, IFLA_VF_VLAN_LIST)) || nla_put(msg, IFLA_VF_VLAN_INFO, sizeof(vi), &vi) < 0) {
+	if (!(vlist = nla_nest_start(msg, IFLA_VF_VLAN_LIST)) ||
+	    nla_put(msg, IFLA_VF_VLAN_INFO, sizeof(vi), &vi) < 0) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -110,9 +114,12 @@ int nl_build_vf_vlan(int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, u
 	return 0;
 }
 
-int nl_build_vf_rate(int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate, struct nl_msg **ret)
+int nl_build_vf_rate(int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate,
+		     struct nl_msg **ret)
 {
-	struct ifla_vf_rate rt = { .vf = vf, .min_tx_rate = min_tx_rate, .max_tx_rate = max_tx_rate };
+	struct ifla_vf_rate rt = { .vf = vf,
+				   .min_tx_rate = min_tx_rate,
+				   .max_tx_rate = max_tx_rate };
 
 	/* both at once: the older IFLA_VF_TX_RATE sets the maximum and keeps the minimum */
 	return vf_build_one(pf_ifindex, IFLA_VF_RATE, &rt, sizeof(rt), ret);
@@ -184,7 +191,8 @@ static int vf_info_parse(struct nlattr *vfinfo, uint32_t want, struct nl_vf_info
 	}
 	/* the list says the protocol too (4.9 and later) */
 	if (tb[IFLA_VF_VLAN_LIST])
-		nla_for_each_nested(a, tb[IFLA_VF_VLAN_LIST], rem) {
+		nla_for_each_nested(a, tb[IFLA_VF_VLAN_LIST], rem)
+		{
 			const struct ifla_vf_vlan_info *vi = nla_data(a);
 			if (nla_type(a) != IFLA_VF_VLAN_INFO || nla_len(a) < (int)sizeof(*vi))
 				continue;
@@ -199,16 +207,20 @@ static int vf_info_parse(struct nlattr *vfinfo, uint32_t want, struct nl_vf_info
 		v.max_tx_rate = rt->max_tx_rate;
 	}
 	/* -1 (a driver that does not report it) stays -1 */
-	if (tb[IFLA_VF_SPOOFCHK] && nla_len(tb[IFLA_VF_SPOOFCHK]) >= (int)sizeof(struct ifla_vf_spoofchk))
-		v.spoofchk = (int)((const struct ifla_vf_spoofchk *)nla_data(tb[IFLA_VF_SPOOFCHK]))->setting;
+	if (tb[IFLA_VF_SPOOFCHK] &&
+	    nla_len(tb[IFLA_VF_SPOOFCHK]) >= (int)sizeof(struct ifla_vf_spoofchk))
+		v.spoofchk = (int)((const struct ifla_vf_spoofchk *)nla_data(tb[IFLA_VF_SPOOFCHK]))
+				     ->setting;
 	if (tb[IFLA_VF_TRUST] && nla_len(tb[IFLA_VF_TRUST]) >= (int)sizeof(struct ifla_vf_trust))
 		v.trust = (int)((const struct ifla_vf_trust *)nla_data(tb[IFLA_VF_TRUST]))->setting;
 	if (v.spoofchk > 1)
 		v.spoofchk = -1;
 	if (v.trust > 1)
 		v.trust = -1;
-	if (tb[IFLA_VF_LINK_STATE] && nla_len(tb[IFLA_VF_LINK_STATE]) >= (int)sizeof(struct ifla_vf_link_state))
-		v.link_state = ((const struct ifla_vf_link_state *)nla_data(tb[IFLA_VF_LINK_STATE]))->link_state;
+	if (tb[IFLA_VF_LINK_STATE] &&
+	    nla_len(tb[IFLA_VF_LINK_STATE]) >= (int)sizeof(struct ifla_vf_link_state))
+		v.link_state = ((const struct ifla_vf_link_state *)nla_data(tb[IFLA_VF_LINK_STATE]))
+				       ->link_state;
 	*ret = v;
 	return 1;
 }
@@ -225,7 +237,8 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
 	/* no list: a device without SR-IOV (or none enabled) */
 	if (!tb[IFLA_VFINFO_LIST])
 		return 0;
-	nla_for_each_nested(a, tb[IFLA_VFINFO_LIST], rem) {
+	nla_for_each_nested(a, tb[IFLA_VFINFO_LIST], rem)
+	{
 		if (nla_type(a) != IFLA_VF_INFO)
 			continue;
 		r = vf_info_parse(a, vf, ret);
@@ -243,11 +256,13 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
  * number N in DIR/fail makes the Nth request (counting the lines of DIR/requests) fail with
  * EOPNOTSUPP, as a driver without that setting answers. No kernel here has SR-IOV on a veth,
  * so this is how the tests see the requests a configuration makes and their undo order. */
-static int standin_talk(const char *dir, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+static int standin_talk(const char *dir, struct nl_msg *msg,
+			int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
 {
 	const struct nlmsghdr *h = nlmsg_hdr(msg);
 	_cleanup_close_ int dfd = -1;
-	_cleanup_free_ char *line = malloc(2 * (size_t)h->nlmsg_len + 2), *old = NULL, *fail = NULL, *reply = NULL;
+	_cleanup_free_ char *line = malloc(2 * (size_t)h->nlmsg_len + 2), *old = NULL, *fail = NULL,
+			    *reply = NULL;
 	size_t oldlen = 0, faillen = 0, replylen = 0, n = 1;
 	int r;
 
@@ -268,7 +283,8 @@ static int standin_talk(const char *dir, struct nl_msg *msg, int (*parse)(struct
 	for (size_t i = 0; i < oldlen; i++)
 		n += old[i] == '\n';
 	{
-		_cleanup_close_ int fd = openat(dfd, "requests", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		_cleanup_close_ int fd =
+			openat(dfd, "requests", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return -errno;
 		if ((r = fileio_write_all(fd, line, strlen(line))) < 0)
@@ -286,7 +302,8 @@ static int standin_talk(const char *dir, struct nl_msg *msg, int (*parse)(struct
 	return parse((struct nlmsghdr *)reply, ud);
 }
 
-static int vf_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+static int vf_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
+		   void *ud)
 {
 	const char *dir = getenv("RDMAK_TEST_VF_STANDIN");
 
@@ -311,7 +328,8 @@ int nl_link_set_vf_mac(struct nl_rt *rt, int pf_ifindex, uint32_t vf, const uint
 	return vf_send(rt, r, msg);
 }
 
-int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos, uint16_t proto)
+int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t vlan, uint32_t qos,
+			uint16_t proto)
 {
 	struct nl_msg *msg = NULL;
 	int r = nl_build_vf_vlan(pf_ifindex, vf, vlan, qos, proto, &msg);
@@ -319,7 +337,8 @@ int nl_link_set_vf_vlan(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t 
 	return vf_send(rt, r, msg);
 }
 
-int nl_link_set_vf_rate(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate)
+int nl_link_set_vf_rate(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint32_t min_tx_rate,
+			uint32_t max_tx_rate)
 {
 	struct nl_msg *msg = NULL;
 	int r = nl_build_vf_rate(pf_ifindex, vf, min_tx_rate, max_tx_rate, &msg);

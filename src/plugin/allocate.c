@@ -63,7 +63,8 @@ static int kv_push(struct kubelet_kv **v, size_t *n, const char *k, char *val /*
 	return 0;
 }
 
-static int specs_push(struct kubelet_container_alloc *a, const struct kubelet_device_spec *s, size_t n)
+static int specs_push(struct kubelet_container_alloc *a, const struct kubelet_device_spec *s,
+		      size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct kubelet_device_spec *nd;
@@ -77,8 +78,9 @@ static int specs_push(struct kubelet_container_alloc *a, const struct kubelet_de
 		if (!nd)
 			return -ENOMEM;
 		a->devices = nd;
-		nd[a->n_devices] = (struct kubelet_device_spec){ .container_path = strdup(s[i].container_path),
-							    .host_path = strdup(s[i].host_path) };
+		nd[a->n_devices] =
+			(struct kubelet_device_spec){ .container_path = strdup(s[i].container_path),
+						      .host_path = strdup(s[i].host_path) };
 		memcpy(nd[a->n_devices].permissions, s[i].permissions, sizeof(s[i].permissions));
 		a->n_devices++;
 		if (!nd[a->n_devices - 1].container_path || !nd[a->n_devices - 1].host_path)
@@ -100,11 +102,12 @@ static int cdi_push(struct kubelet_container_alloc *a, const char *kind, const c
 	return 0;
 }
 
-static int envs_push(struct kubelet_container_alloc *a, const struct plugin_resource *res, const char *hcas,
-		     const char *netdevs)
+static int envs_push(struct kubelet_container_alloc *a, const struct plugin_resource *res,
+		     const char *hcas, const char *netdevs)
 {
 	for (size_t i = 0; i < res->n_envs; i++) {
-		int r = kv_push(&a->envs, &a->n_envs, res->envs[i].name, expand(res->envs[i].value, hcas, netdevs));
+		int r = kv_push(&a->envs, &a->n_envs, res->envs[i].name,
+				expand(res->envs[i].value, hcas, netdevs));
 
 		if (r < 0)
 			return r;
@@ -129,7 +132,8 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 				plugin_health_member_reason(ps, m, why, sizeof(why));
 			continue;
 		}
-		if ((r = plugin_pool_list_add(&hcas, m->id)) < 0 || (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = plugin_pool_list_add(&hcas, m->id)) < 0 ||
+		    (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (ps->opts.cdi) {
 			if ((r = cdi_push(&p->shared, p->res->full_name, m->id)) < 0)
@@ -140,11 +144,11 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 	}
 	if (!hcas) {
 		if (why[0])
-			snprintf(p->shared_refusal, sizeof(p->shared_refusal), "%s: no healthy RDMA device (%s)",
-				 p->res->full_name, why);
+			snprintf(p->shared_refusal, sizeof(p->shared_refusal),
+				 "%s: no healthy RDMA device (%s)", p->res->full_name, why);
 		else
-			snprintf(p->shared_refusal, sizeof(p->shared_refusal), "%s: no RDMA device matches the selectors",
-				 p->res->full_name);
+			snprintf(p->shared_refusal, sizeof(p->shared_refusal),
+				 "%s: no RDMA device matches the selectors", p->res->full_name);
 		return 0;
 	}
 	if ((r = envs_push(&p->shared, p->res, hcas, netdevs ? netdevs : "")) < 0)
@@ -172,7 +176,9 @@ static int shared_numa(const struct pool *p)
 
 static int prepare_devs(struct pool *p, bool *changed)
 {
-	size_t n = p->res->kind == PLUGIN_SHARED ? (p->n_healthy_members || p->n_m ? p->res->rdma_hca_max : 0) : p->n_m;
+	size_t n = p->res->kind == PLUGIN_SHARED
+			   ? (p->n_healthy_members || p->n_m ? p->res->rdma_hca_max : 0)
+			   : p->n_m;
 	struct kubelet_device *d = calloc(n + 1, sizeof(*d));
 
 	if (!d)
@@ -212,14 +218,16 @@ int plugin_allocate_prepare(const struct pool_set *ps, struct pool *p, bool *cha
 
 /* ---- Allocate ------------------------------------------------------------------------ */
 
-static int copy_alloc(const struct kubelet_container_alloc *src, struct kubelet_container_alloc *out)
+static int copy_alloc(const struct kubelet_container_alloc *src,
+		      struct kubelet_container_alloc *out)
 {
 	int r;
 
 	if ((r = specs_push(out, src->devices, src->n_devices)) < 0)
 		return r;
 	for (size_t i = 0; i < src->n_envs; i++)
-		if ((r = kv_push(&out->envs, &out->n_envs, src->envs[i].key, strdup(src->envs[i].value))) < 0)
+		if ((r = kv_push(&out->envs, &out->n_envs, src->envs[i].key,
+				 strdup(src->envs[i].value))) < 0)
 			return r;
 	for (size_t i = 0; i < src->n_cdi_devices; i++) {
 		char **n = realloc(out->cdi_devices, (out->n_cdi_devices + 1) * sizeof(*n));
@@ -236,7 +244,8 @@ static int copy_alloc(const struct kubelet_container_alloc *src, struct kubelet_
 
 static int member_ptr_cmp(const void *a, const void *b)
 {
-	return strcmp((*(const struct pool_member *const *)a)->id, (*(const struct pool_member *const *)b)->id);
+	return strcmp((*(const struct pool_member *const *)a)->id,
+		      (*(const struct pool_member *const *)b)->id);
 }
 
 /* _INFO: the members' prepared entries, by id (as JSON_SORT_KEYS would), each once. */
@@ -291,7 +300,8 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 		}
 		ms[i] = m;
 		ll += (size_t)snprintf(list + ll, cap - ll, "%s%s", i ? "," : "", m->id);
-		if ((r = plugin_pool_list_add(&hcas, m->rdma)) < 0 || (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = plugin_pool_list_add(&hcas, m->rdma)) < 0 ||
+		    (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (cdi) {
 			if ((r = cdi_push(out, p->res->full_name, m->id)) < 0)
@@ -308,8 +318,8 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 	return envs_push(out, p->res, hcas ? hcas : "", netdevs ? netdevs : "");
 }
 
-int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n, struct kubelet_container_alloc *out,
-		       char **msg)
+int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n,
+			      struct kubelet_container_alloc *out, char **msg)
 {
 	int r;
 
@@ -339,9 +349,9 @@ int plugin_allocate_container(const struct pool *p, const char *const *ids, size
 struct cand {
 	const char *id;
 	const struct pool_member *m;
-	size_t pos;       /* in available: of duplicates, the first one counts */
-	bool numa_miss;   /* not on the target NUMA node */
-	size_t pf_rank;   /* 0: a PF must_include already uses; then by free functions, most first */
+	size_t pos;	/* in available: of duplicates, the first one counts */
+	bool numa_miss; /* not on the target NUMA node */
+	size_t pf_rank; /* 0: a PF must_include already uses; then by free functions, most first */
 };
 
 static int str_cmp(const void *a, const void *b)
@@ -391,7 +401,8 @@ static int int_cmp(const void *a, const void *b)
 }
 
 /* must_include in order, each once, up to size. */
-static int preferred_must(const char *const *must_include, size_t n_must, size_t size, char **res, size_t *nres)
+static int preferred_must(const char *const *must_include, size_t n_must, size_t size, char **res,
+			  size_t *nres)
 {
 	_cleanup_free_ struct cand *c = calloc(n_must + 1, sizeof(*c));
 	_cleanup_free_ bool *first = calloc(n_must + 1, sizeof(bool));
@@ -434,8 +445,8 @@ static int preferred_numa(const struct cand *c, size_t nc)
 }
 
 /* Rank each candidate's PF: one must_include uses, else by how many candidates share it. */
-static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc, const char *const *must_include,
-			     size_t n_must, size_t n_available)
+static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc,
+			     const char *const *must_include, size_t n_must, size_t n_available)
 {
 	_cleanup_free_ const char **used = calloc(n_must + 1, sizeof(*used));
 	_cleanup_free_ struct cand **by_pf = calloc(nc + 1, sizeof(*by_pf));
@@ -472,8 +483,9 @@ static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc, co
  * devices); then pack PFs: those must_include already uses, then the fullest ones, so that
  * one pod's VFs share a PF and the other PFs stay whole for the next pod (the anchors leave
  * the choice to the kubelet, which picks at random: sriov-network-device-plugin #255). */
-int plugin_allocate_preferred(const struct pool *p, const char *const *available, size_t n_available,
-		       const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
+int plugin_allocate_preferred(const struct pool *p, const char *const *available,
+			      size_t n_available, const char *const *must_include, size_t n_must,
+			      size_t size, char ***out, size_t *n_out)
 {
 	_cleanup_free_ struct cand *c = NULL;
 	_cleanup_free_ const char **must_sorted = NULL;
@@ -535,4 +547,3 @@ fail:
 	strv_free(res);
 	return r;
 }
-

@@ -17,12 +17,13 @@ int plugin_allocate_prepare(const struct pool_set *ps, struct pool *p, bool *cha
 
 /* Fill *out for one container that asked for ids[0..n). -errno with *msg (malloc'd, may be
  * NULL) refuses the call: -ENOENT an unknown id, -ENODEV a shared pool with no healthy HCA. */
-int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n, struct kubelet_container_alloc *out,
-		       char **msg);
+int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n,
+			      struct kubelet_container_alloc *out, char **msg);
 
 /* GetPreferredAllocation: `size` ids of available, every must_include first (docs/plugin.md
  * says the order). *out is a strv. O(n log n) in the ids offered. */
-int plugin_allocate_preferred(const struct pool *p, const char *const *available, size_t n_available,
-		       const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out);
+int plugin_allocate_preferred(const struct pool *p, const char *const *available,
+			      size_t n_available, const char *const *must_include, size_t n_must,
+			      size_t size, char ***out, size_t *n_out);
 
 #endif

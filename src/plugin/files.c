@@ -30,8 +30,9 @@ static json_t *device_nodes(const struct kubelet_device_spec *s, size_t n, bool 
 
 		if (is_cm != rdma_cm)
 			continue;
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "path", s[i].container_path, "hostPath",
-						   s[i].host_path, "permissions", s[i].permissions));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "path", s[i].container_path,
+						   "hostPath", s[i].host_path, "permissions",
+						   s[i].permissions));
 	}
 	return a;
 }
@@ -50,7 +51,8 @@ json_t *plugin_files_cdi_spec(const struct pool *p)
 	for (size_t i = 0; i < p->n_m; i++) {
 		const struct pool_member *m = &p->m[i];
 
-		json_array_append_new(devs, json_pack("{s:s, s:{s:o}}", "name", m->id, "containerEdits", "deviceNodes",
+		json_array_append_new(devs, json_pack("{s:s, s:{s:o}}", "name", m->id,
+						      "containerEdits", "deviceNodes",
 						      device_nodes(m->specs, m->n_specs, false)));
 		/* rdma_cm is one node for the whole host: spec-wide edits add it once */
 		if (!common) {
@@ -64,7 +66,8 @@ json_t *plugin_files_cdi_spec(const struct pool *p)
 	}
 	json_object_set_new(spec, "devices", devs);
 	if (common)
-		json_object_set_new(spec, "containerEdits", json_pack("{s:o}", "deviceNodes", common));
+		json_object_set_new(spec, "containerEdits",
+				    json_pack("{s:o}", "deviceNodes", common));
 	return spec;
 }
 
@@ -89,11 +92,13 @@ char *plugin_files_devinfo_json(const struct pool *p, const struct pool_member *
 	json_t *doc;
 	char *s;
 
-	doc = json_pack("{s:s, s:s, s:{s:s}}", "type", "pci", "version", "1.1.0", "pci", "pci-address", m->id);
+	doc = json_pack("{s:s, s:s, s:{s:s}}", "type", "pci", "version", "1.1.0", "pci",
+			"pci-address", m->id);
 	if (!doc)
 		return NULL;
 	if (m->rdma[0])
-		json_object_set_new(json_object_get(doc, "pci"), "rdma-device", json_string(m->rdma));
+		json_object_set_new(json_object_get(doc, "pci"), "rdma-device",
+				    json_string(m->rdma));
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	return s;
@@ -147,7 +152,9 @@ static int write_one(int dfd, const char *dir, const char *name, const char *tex
 		     struct files_written *w, files_fail_fn fail, void *ud)
 {
 	size_t len = strlen(text);
-	int r = file_holds(dfd, name, text, len, mode) ? 0 : fileio_write_atomic_at(dfd, name, text, len, mode);
+	int r = file_holds(dfd, name, text, len, mode)
+			? 0
+			: fileio_write_atomic_at(dfd, name, text, len, mode);
 
 	if (r >= 0)
 		r = strv_extend(&w->names, &w->n, name);
@@ -161,8 +168,8 @@ static int write_one(int dfd, const char *dir, const char *name, const char *tex
 	return 1;
 }
 
-int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-			files_fail_fn fail, void *ud)
+int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			       struct files_written *w, files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = -1;
 	int written = 0;
@@ -178,15 +185,16 @@ int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, co
 			_cleanup_free_ char *json = plugin_files_devinfo_json(p, &p->m[j]);
 			char name[256];
 
-			if (json && plugin_files_devinfo_name(p, p->m[j].id, name, sizeof(name)) >= 0)
+			if (json &&
+			    plugin_files_devinfo_name(p, p->m[j].id, name, sizeof(name)) >= 0)
 				written += write_one(dfd, dir, name, json, 0444, w, fail, ud);
 		}
 	}
 	return written;
 }
 
-int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-		    files_fail_fn fail, void *ud)
+int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			   struct files_written *w, files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = open_dir(dir);
 	int written = 0;
@@ -212,8 +220,8 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* Remove the files of *w that nw does not name, then make *w what nw was (nw emptied). */
-static void files_replace(const char *dir, struct files_written *w, struct files_written *nw, files_fail_fn fail,
-			  void *ud)
+static void files_replace(const char *dir, struct files_written *w, struct files_written *nw,
+			  files_fail_fn fail, void *ud)
 {
 	struct files_written stale = { 0 };
 
@@ -233,8 +241,9 @@ static void files_replace(const char *dir, struct files_written *w, struct files
 	*nw = (struct files_written){ 0 };
 }
 
-int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-			 files_fail_fn fail, files_fail_fn fail_rm, void *ud)
+int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+				struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
+				void *ud)
 {
 	struct files_written nw = { 0 };
 	int r = plugin_files_devinfo_write(ps, keep, dir, &nw, fail, ud);
@@ -243,8 +252,9 @@ int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, c
 	return r;
 }
 
-int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-		     files_fail_fn fail, files_fail_fn fail_rm, void *ud)
+int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			    struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
+			    void *ud)
 {
 	struct files_written nw = { 0 };
 	int r = plugin_files_cdi_write(ps, keep, dir, &nw, fail, ud);

@@ -27,21 +27,23 @@ void plugin_files_remove(const char *dir, struct files_written *w, files_fail_fn
  * accepts, made in dir (created if need be). Multus reads them after Allocate: writing them per
  * load keeps Allocate free of I/O. A file that fails goes to fail. Returns how many were
  * written, or -errno when dir cannot be made (nothing written). */
-int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-			files_fail_fn fail, void *ud);
+int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			       struct files_written *w, files_fail_fn fail, void *ud);
 /* The same for the CDI specs, one per pool keep() accepts (mode 0644). */
-int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-		    files_fail_fn fail, void *ud);
+int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			   struct files_written *w, files_fail_fn fail, void *ud);
 
 /* What a load does: write the files of ps as the two functions above do, then remove those of
  * *w (the previous load's) that were not written again, and make *w the new list. A file that
  * stays is replaced by rename, never removed first: Multus reads a device-info file whenever a
  * pod starts, and every rescan (periodicUpdateInterval, 60 s) rewrites them all. Write failures
  * go to fail, removal failures to fail_rm. Returns what the write function returned. */
-int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-			 files_fail_fn fail, files_fail_fn fail_rm, void *ud);
-int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir, struct files_written *w,
-		     files_fail_fn fail, files_fail_fn fail_rm, void *ud);
+int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+				struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
+				void *ud);
+int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
+			    struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
+			    void *ud);
 
 /* The CDI spec of one pool (cdiVersion 0.6.0, kind = the resource name). */
 json_t *plugin_files_cdi_spec(const struct pool *p);

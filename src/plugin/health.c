@@ -38,7 +38,8 @@ void plugin_health_input_describe(const struct health_input *in, char *buf, size
 	else if (in->kind == HEALTH_PORT)
 		snprintf(buf, n, "%s port %u %s", in->name, in->port,
 			 in->value >= HW_PORT_NOP && in->value <= HW_PORT_ACTIVE_DEFER
-				 ? hw_port_state_name((enum hw_port_state)in->value) : "unknown");
+				 ? hw_port_state_name((enum hw_port_state)in->value)
+				 : "unknown");
 	else
 		snprintf(buf, n, "%s %s", in->name, in->value == 0 ? "no carrier" : "carrier");
 }
@@ -53,7 +54,8 @@ void plugin_health_member_judge(const struct pool_set *ps, struct pool_member *m
 		}
 }
 
-void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n)
+void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf,
+				 size_t n)
 {
 	if (m->healthy)
 		snprintf(buf, n, "%s", "");
@@ -65,7 +67,6 @@ void plugin_health_member_reason(const struct pool_set *ps, const struct pool_me
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-
 /* The hardware model's hw_port_read_state()/hw_netdev_read_carrier() walk the path on every
  * call. On cx7-rail-1016vf (about 3000 inputs) that was 14% of a core at 4 Hz; holding each
  * attribute open and re-reading it with pread(fd, 0) re-runs only the attribute's show()
@@ -76,7 +77,8 @@ static int attr_open(struct hw_ctx *ctx, const struct health_input *in)
 	char path[HW_NAME_MAX + 64];
 
 	if (in->kind == HEALTH_PORT)
-		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", in->name, in->port);
+		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", in->name,
+			 in->port);
 	else
 		snprintf(path, sizeof(path), "class/net/%s/carrier", in->name);
 	/* inside the root as every read of it; a FIFO must not block the poll */
@@ -95,7 +97,8 @@ static size_t fd_budget(void)
 
 /* 0 with *value, -ENOENT when gone, other -errno for a transient failure. Past the fd budget
  * an attribute is opened, read and closed each time. */
-static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, size_t *held, size_t budget)
+static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, size_t *held,
+		     size_t budget)
 {
 	char buf[64];
 	ssize_t n;
@@ -206,7 +209,8 @@ int plugin_health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
 	uint64_t acc = 0;
 	int r;
 
-	if ((r = dir_fingerprint(ctx, "class/infiniband", &acc)) < 0 || (r = dir_fingerprint(ctx, "class/net", &acc)) < 0 ||
+	if ((r = dir_fingerprint(ctx, "class/infiniband", &acc)) < 0 ||
+	    (r = dir_fingerprint(ctx, "class/net", &acc)) < 0 ||
 	    (r = dir_fingerprint(ctx, "class/infiniband_verbs", &acc)) < 0)
 		return r;
 	*ret = acc;

@@ -20,9 +20,9 @@ struct health_input {
 	enum health_kind kind;
 	char name[HW_NAME_MAX]; /* RDMA device or netdev */
 	unsigned port;
-	int value;              /* port state (enum hw_port_state) or carrier (1, 0, -1 unreadable) */
-	bool gone;              /* the last read said ENOENT */
-	int fd;                 /* the poll's held sysfs attribute, -1 when not open */
+	int value; /* port state (enum hw_port_state) or carrier (1, 0, -1 unreadable) */
+	bool gone; /* the last read said ENOENT */
+	int fd;	   /* the poll's held sysfs attribute, -1 when not open */
 };
 bool plugin_health_input_ok(const struct health_input *in);
 /* "mlx5_0 port 1 DOWN", "ens1f0 no carrier", "mlx5_3 gone" */
@@ -31,7 +31,8 @@ void plugin_health_input_describe(const struct health_input *in, char *buf, size
 /* Judge m from its inputs and its static fault: m->healthy, and which input fails it. */
 void plugin_health_member_judge(const struct pool_set *ps, struct pool_member *m);
 /* Why m is not healthy ("mlx5_0 port 1 DOWN"); "" when it is. */
-void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf, size_t n);
+void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf,
+				 size_t n);
 
 /* Re-read every input (port state, netdev carrier). Returns how many changed. */
 int plugin_health_poll(struct pool_set *ps, struct hw_ctx *ctx);

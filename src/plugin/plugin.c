@@ -59,49 +59,49 @@ struct slot {
 	struct kubelet_server *srv;
 	const struct pool *pool; /* in d->ps; NULL while the resource is gone (under d->lock) */
 	bool seen;
-	bool quiet;              /* a retry in progress: its failure was logged the first time */
+	bool quiet; /* a retry in progress: its failure was logged the first time */
 };
 
 /* A pool build on the builder thread (rescan or reload): a full hardware load of a
  * 1016-VF node takes seconds, and the loop keeps polling health meanwhile. */
 struct build_job {
 	struct plugin_config *cfg; /* reload: the new config, owned until applied; rescan: d->cfg */
-	char *text;                /* reload: its text */
+	char *text;		   /* reload: its text */
 	const struct pool_set *prev; /* d->ps, which stays until the result is applied */
 	char why[64];
 	bool reload;
-	struct pool_set *ps;       /* the result, when r >= 0 */
+	struct pool_set *ps; /* the result, when r >= 0 */
 	int r;
 };
 
 struct daemon {
 	struct opts *o;
 	struct hw_ctx *ctx;
-	struct kubelet *k;      /* the transport every slot's server shares */
-	pthread_rwlock_t lock;  /* d->ps and slot->pool, read by the transport's threads */
+	struct kubelet *k;     /* the transport every slot's server shares */
+	pthread_rwlock_t lock; /* d->ps and slot->pool, read by the transport's threads */
 	struct plugin_config *cfg;
 	char *cfg_text;
 	struct pool_set *ps;
 	struct slot **slots;
 	size_t n_slots;
 	uint64_t fingerprint;
-	struct files_written devinfo;   /* device-info files we wrote in o->devinfo_dir */
+	struct files_written devinfo;	/* device-info files we wrote in o->devinfo_dir */
 	struct files_written cdi_files; /* CDI specs we wrote in o->cdi_dir */
-	struct daemon_refusal refusal; /* the last config refusal logged, and its content */
-	double last_rescan, last_fp;   /* when the last rescan and topology check ran */
-	bool netns_warned;       /* the rdmaNetnsMode mismatch was logged */
+	struct daemon_refusal refusal;	/* the last config refusal logged, and its content */
+	double last_rescan, last_fp;	/* when the last rescan and topology check ran */
+	bool netns_warned;		/* the rdmaNetnsMode mismatch was logged */
 	struct strv_list attr_errors; /* the port files the last build could not read, as logged */
 	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
 	 * applies it; the builder writes only job and build()'s own fields above. */
 	pthread_t builder;
 	bool building;
-	int build_done_fd;       /* eventfd: the builder finished */
+	int build_done_fd; /* eventfd: the builder finished */
 	struct build_job job;
-	bool rescan_pending;     /* a rescan was asked for while building */
+	bool rescan_pending; /* a rescan was asked for while building */
 	char rescan_why[64];
-	bool sighup_pending;     /* a SIGHUP came while building */
-	const char *test_gate;   /* RDMAK_TEST_RESCAN_GATE (docs/plugin.md: tests only) */
-	atomic_bool stopping;    /* build_discard: the test hook stops waiting */
+	bool sighup_pending;   /* a SIGHUP came while building */
+	const char *test_gate; /* RDMAK_TEST_RESCAN_GATE (docs/plugin.md: tests only) */
+	atomic_bool stopping;  /* build_discard: the test hook stops waiting */
 };
 
 /* ---- logging: the transport's events, through the one logger ---------------------------- */
@@ -122,7 +122,8 @@ static void transport_log(int level, const char *msg, void *ud)
 /* ---- config --------------------------------------------------------------------------- */
 
 /* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
-static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err, size_t errlen)
+static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err,
+		       size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -169,24 +170,25 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 	char msg[PATH_MAX + 128];
 
 	HW_NODE_FOREACH_PORT(node, p)
-		for (size_t i = 0; i < p->n_errors; i++) {
-			hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(d->ctx), msg, sizeof(msg));
-			if (d->o->dry_run) {
-				fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n", msg);
-				continue;
-			}
-			if (!strv_contains(d->attr_errors.v, msg))
-				log_warning("%s (shown as unknown)", msg);
-			/* out of memory: it may be logged again at the next build */
-			(void)strv_extend(&now.v, &now.n, msg);
+	for (size_t i = 0; i < p->n_errors; i++) {
+		hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(d->ctx), msg, sizeof(msg));
+		if (d->o->dry_run) {
+			fprintf(stderr, "rdmak plugin: %s (shown as unknown)\n", msg);
+			continue;
 		}
+		if (!strv_contains(d->attr_errors.v, msg))
+			log_warning("%s (shown as unknown)", msg);
+		/* out of memory: it may be logged again at the next build */
+		(void)strv_extend(&now.v, &now.n, msg);
+	}
 	strv_free(d->attr_errors.v);
 	d->attr_errors = now;
 }
 
 /* prev: the set the result replaces (in-pod VFs keep their answers), NULL at start-up. Runs
  * on the builder thread, after start-up: it touches no field the loop's thread writes. */
-static int build(struct daemon *d, const struct plugin_config *cfg, const struct pool_set *prev, struct pool_set **ret)
+static int build(struct daemon *d, const struct plugin_config *cfg, const struct pool_set *prev,
+		 struct pool_set **ret)
 {
 	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev };
 	struct hw_node *node = NULL;
@@ -195,17 +197,22 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 
 	r = hw_load(d->ctx, 0, &node, &herr);
 	if (r < 0) {
-		log_error("reading the hardware: %s: %s", herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx), hw_strerror(herr.err ? herr.err : -r));
+		log_error("reading the hardware: %s: %s",
+			  herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx),
+			  hw_strerror(herr.err ? herr.err : -r));
 		return r;
 	}
 	attr_errors(d, node);
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
 	 * once (every rescan comes here) */
-	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 && cfg->rdma_netns_mode != node->kernel.netns_mode) {
+	if (cfg->rdma_netns_mode >= 0 && node->kernel.netns_mode >= 0 &&
+	    cfg->rdma_netns_mode != node->kernel.netns_mode) {
 		if (!d->netns_warned)
-			log_warning("the config's rdmaNetnsMode is %s but the node's RDMA netns mode is %s (rdmak doctor "
-			     "--check netns.mode says what to do)", cfg->rdma_netns_mode ? "shared" : "exclusive",
-			     node->kernel.netns_mode ? "shared" : "exclusive");
+			log_warning(
+				"the config's rdmaNetnsMode is %s but the node's RDMA netns mode is %s (rdmak doctor "
+				"--check netns.mode says what to do)",
+				cfg->rdma_netns_mode ? "shared" : "exclusive",
+				node->kernel.netns_mode ? "shared" : "exclusive");
 		d->netns_warned = true;
 	} else {
 		d->netns_warned = false;
@@ -219,7 +226,8 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 
 /* ---- transport callbacks (any server's thread) ------------------------------------------ */
 
-static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
+static int cb_allocate(void *ud, const char *const *ids, size_t n,
+		       struct kubelet_container_alloc *out, char **msg)
 {
 	struct slot *s = ud;
 	int r;
@@ -234,21 +242,25 @@ static int cb_allocate(void *ud, const char *const *ids, size_t n, struct kubele
 	}
 	pthread_rwlock_unlock(&s->d->lock);
 	if (r < 0)
-		log_warning("%s: Allocate(%zu) refused: %s", s->full_name, n, *msg ? *msg : strerror(-r));
+		log_warning("%s: Allocate(%zu) refused: %s", s->full_name, n,
+			    *msg ? *msg : strerror(-r));
 	else
-		log_debug("%s: Allocate(%zu): %zu device nodes, %zu envs", s->full_name, n, out->n_devices, out->n_envs);
+		log_debug("%s: Allocate(%zu): %zu device nodes, %zu envs", s->full_name, n,
+			  out->n_devices, out->n_envs);
 	return r;
 }
 
-static int cb_preferred(void *ud, const char *const *available, size_t n_available, const char *const *must_include,
-			size_t n_must, size_t size, char ***out, size_t *n_out)
+static int cb_preferred(void *ud, const char *const *available, size_t n_available,
+			const char *const *must_include, size_t n_must, size_t size, char ***out,
+			size_t *n_out)
 {
 	struct slot *s = ud;
 	int r = -ENODEV;
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool)
-		r = plugin_allocate_preferred(s->pool, available, n_available, must_include, n_must, size, out, n_out);
+		r = plugin_allocate_preferred(s->pool, available, n_available, must_include, n_must,
+					      size, out, n_out);
 	pthread_rwlock_unlock(&s->d->lock);
 	return r;
 }
@@ -289,7 +301,8 @@ static void write_devinfo(struct daemon *d)
 {
 	int r;
 
-	r = plugin_files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo, devinfo_failed, removing_failed, d);
+	r = plugin_files_devinfo_update(d->ps, served, d->o->devinfo_dir, &d->devinfo,
+					devinfo_failed, removing_failed, d);
 	if (r < 0)
 		log_warning("device-info folder %s: %s", d->o->devinfo_dir, strerror(-r));
 	else if (r > 0)
@@ -302,7 +315,8 @@ static void write_cdi(struct daemon *d)
 
 	if (!d->o->cdi)
 		return;
-	r = plugin_files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed, removing_failed, d);
+	r = plugin_files_cdi_update(d->ps, served, d->o->cdi_dir, &d->cdi_files, cdi_failed,
+				    removing_failed, d);
 	if (r < 0)
 		log_error("CDI folder %s: %s", d->o->cdi_dir, strerror(-r));
 }
@@ -315,8 +329,9 @@ static void log_pool(const struct pool *p, const char *what)
 
 	for (size_t i = 0; i < p->n_devs; i++)
 		healthy += p->devs[i].healthy;
-	log_info("%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name, p->n_devs, healthy,
-	     p->n_m, p->res->kind == PLUGIN_SHARED ? "RDMA devices" : "PCI functions");
+	log_info("%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name,
+		 p->n_devs, healthy, p->n_m,
+		 p->res->kind == PLUGIN_SHARED ? "RDMA devices" : "PCI functions");
 }
 
 static struct slot *slot_find(struct daemon *d, const char *name)
@@ -367,7 +382,8 @@ static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 	}
 	r = kubelet_server_set_devices(s->srv, p->devs, p->n_devs);
 	if (r >= 0)
-		r = kubelet_server_listen(s->srv); /* registered by register_all(), after the files */
+		r = kubelet_server_listen(
+			s->srv); /* registered by register_all(), after the files */
 	if (r < 0) {
 		if (!quiet)
 			log_error("%s: starting its server: %s", p->res->full_name, strerror(-r));
@@ -557,7 +573,9 @@ static int build_start(struct daemon *d, const char *why, struct plugin_config *
 {
 	int r;
 
-	d->job = (struct build_job){ .cfg = cfg ? cfg : d->cfg, .text = text, .prev = d->ps, .reload = cfg != NULL };
+	d->job = (struct build_job){
+		.cfg = cfg ? cfg : d->cfg, .text = text, .prev = d->ps, .reload = cfg != NULL
+	};
 	snprintf(d->job.why, sizeof(d->job.why), "%s", why);
 	r = -pthread_create(&d->builder, NULL, builder_main, d);
 	if (r < 0) {
@@ -652,7 +670,8 @@ static void build_finished(struct daemon *d)
 		if (plugin_health_poll(job.ps, d->ctx) > 0)
 			plugin_pool_set_refresh(job.ps, NULL);
 		if (job.reload) {
-			log_info("%s: config %s reloaded (%zu resources)", job.why, d->o->config, job.cfg->n_res);
+			log_info("%s: config %s reloaded (%zu resources)", job.why, d->o->config,
+				 job.cfg->n_res);
 			apply(d, job.ps, job.cfg, job.text);
 		} else {
 			log_info("rescan done: %s", job.why);
@@ -769,12 +788,14 @@ static int on_tick(void *ud)
 
 	/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
 	 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
-	if (now_s() - d->last_fp >= 2.0 && (d->last_fp = now_s(), plugin_health_topology_fingerprint(d->ctx, &fp) >= 0) &&
+	if (now_s() - d->last_fp >= 2.0 &&
+	    (d->last_fp = now_s(), plugin_health_topology_fingerprint(d->ctx, &fp) >= 0) &&
 	    fp != d->fingerprint) {
 		d->fingerprint = fp;
 		rescan(d, "RDMA devices or netdevs appeared or disappeared");
 		d->last_rescan = now_s();
-	} else if (d->cfg->periodic_update_s > 0 && now_s() - d->last_rescan >= d->cfg->periodic_update_s) {
+	} else if (d->cfg->periodic_update_s > 0 &&
+		   now_s() - d->last_rescan >= d->cfg->periodic_update_s) {
 		d->last_rescan = now_s();
 		rescan(d, "periodic update");
 	}
@@ -797,18 +818,21 @@ static int run_daemon(struct daemon *d)
 	}
 	d->last_rescan = d->last_fp = now_s();
 	d->build_done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d->build_done_fd < 0 || daemon_loop_add_fd(loop, d->build_done_fd, on_build_done, d) < 0) {
+	if (d->build_done_fd < 0 ||
+	    daemon_loop_add_fd(loop, d->build_done_fd, on_build_done, d) < 0) {
 		log_error("eventfd: %m");
 		goto out;
 	}
 	r = kubelet_new(d->o->kubelet_dir, hub_log, NULL, &d->k);
 	if (r < 0) {
-		log_error("starting the kubelet transport for %s: %s", d->o->kubelet_dir, strerror(-r));
+		log_error("starting the kubelet transport for %s: %s", d->o->kubelet_dir,
+			  strerror(-r));
 		goto out;
 	}
 	r = watch_config(d, loop);
 	if (r < 0)
-		log_warning("watching %s: %s; changes are noticed by a check every second", d->o->config, strerror(-r));
+		log_warning("watching %s: %s; changes are noticed by a check every second",
+			    d->o->config, strerror(-r));
 	if (plugin_health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
 	if (wait_for_kubelet_dir(d, loop) < 0) {
@@ -819,8 +843,8 @@ static int run_daemon(struct daemon *d)
 	if (r < 0)
 		log_warning("some resources are not served yet; retrying every second");
 	log_info("running: health every %d ms, rescan every %d s, kubelet %s",
-		 d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms, d->cfg->periodic_update_s,
-		 d->o->kubelet_dir);
+		 d->o->health_ms ? d->o->health_ms : d->cfg->health_interval_ms,
+		 d->cfg->periodic_update_s, d->o->kubelet_dir);
 	r = daemon_loop_run(loop);
 	if (r < 0) {
 		log_error_errno(r, "poll: %m");
@@ -863,8 +887,7 @@ static void usage(FILE *f)
 	      "Serve RDMA devices to the kubelet: shared HCAs (k8s-rdma-shared-dev-plugin's configList)\n"
 	      "and exclusive PCI functions (sriov-network-device-plugin's resourceList). See docs/plugin.md.\n\n"
 	      "  -c, --config FILE         config file (default /etc/rdmak/plugin/config.json)\n"
-	      "      --kubelet-dir DIR     kubelet root (default /var/lib/kubelet)\n"
-	      HW_ROOT_USAGE
+	      "      --kubelet-dir DIR     kubelet root (default /var/lib/kubelet)\n" HW_ROOT_USAGE
 	      "      --device-info-dir DIR Multus device-info folder\n"
 	      "                            (default /var/run/k8s.cni.cncf.io/devinfo/dp)\n"
 	      "      --cdi                 write CDI specs and answer Allocate with cdi_devices\n"
@@ -885,15 +908,30 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_KUBELET = 256, O_DEVINFO, O_CDI, O_CDIDIR, O_HEALTH, O_DRY, O_WAIT, O_WAIT_TIMEOUT };
+	enum {
+		O_KUBELET = 256,
+		O_DEVINFO,
+		O_CDI,
+		O_CDIDIR,
+		O_HEALTH,
+		O_DRY,
+		O_WAIT,
+		O_WAIT_TIMEOUT
+	};
 	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },    { "kubelet-dir", required_argument, NULL, O_KUBELET },
-		HW_ROOT_LONGOPTS, { "device-info-dir", required_argument, NULL, O_DEVINFO },
-		{ "cdi", no_argument, NULL, O_CDI },           { "cdi-dir", required_argument, NULL, O_CDIDIR },
+		{ "config", required_argument, NULL, 'c' },
+		{ "kubelet-dir", required_argument, NULL, O_KUBELET },
+		HW_ROOT_LONGOPTS,
+		{ "device-info-dir", required_argument, NULL, O_DEVINFO },
+		{ "cdi", no_argument, NULL, O_CDI },
+		{ "cdi-dir", required_argument, NULL, O_CDIDIR },
 		{ "health-interval", required_argument, NULL, O_HEALTH },
-		{ "wait-for", required_argument, NULL, O_WAIT }, { "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
-		{ "dry-run", no_argument, NULL, O_DRY },       { "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },         { "help", no_argument, NULL, 'h' },
+		{ "wait-for", required_argument, NULL, O_WAIT },
+		{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
+		{ "dry-run", no_argument, NULL, O_DRY },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c;
@@ -913,7 +951,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			long v = strtol(optarg, &end, 10);
 
 			if (*end || v < 10 || v > 60000) {
-				fprintf(stderr, "rdmak plugin: --health-interval: expected 10 to 60000 ms, got '%s'\n", optarg);
+				fprintf(stderr,
+					"rdmak plugin: --health-interval: expected 10 to 60000 ms, got '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			o->health_ms = (int)v;
@@ -925,7 +965,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			long v = strtol(optarg, &end, 10);
 
 			if (*end || !*optarg || v < 1 || v > 86400) {
-				fprintf(stderr, "rdmak plugin: --wait-timeout: expected 1 to 86400 s, got '%s'\n", optarg);
+				fprintf(stderr,
+					"rdmak plugin: --wait-timeout: expected 1 to 86400 s, got '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			o->wait_timeout_s = (int)v;
@@ -965,15 +1007,18 @@ static int wait_for_file(const char *path, int timeout_s)
 
 	if (access(path, F_OK) == 0)
 		return 0;
-	log_info("waiting for %s (the vf ready marker: rdmak vf apply writes it once this node's VFs "
-		 "are made) before advertising anything, up to %d s", path, timeout_s);
+	log_info(
+		"waiting for %s (the vf ready marker: rdmak vf apply writes it once this node's VFs "
+		"are made) before advertising anything, up to %d s",
+		path, timeout_s);
 	while (access(path, F_OK) != 0) {
 		if (waited_ms >= timeout_s * 1000)
 			return -ETIMEDOUT;
 		nanosleep(&tick, NULL);
 		waited_ms += 100;
 	}
-	log_info("%s is there after %d.%d s: reading the node", path, waited_ms / 1000, waited_ms % 1000 / 100);
+	log_info("%s is there after %d.%d s: reading the node", path, waited_ms / 1000,
+		 waited_ms % 1000 / 100);
 	return 0;
 }
 
@@ -981,16 +1026,19 @@ static int check_paths(const struct opts *o, const struct plugin_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_res; i++) {
 		char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 512];
-		int l = snprintf(path, sizeof(path), "%s/device-plugins/rdmak-%s_%s.sock", o->kubelet_dir,
-				 cfg->res[i].prefix, cfg->res[i].name);
+		int l = snprintf(path, sizeof(path), "%s/device-plugins/rdmak-%s_%s.sock",
+				 o->kubelet_dir, cfg->res[i].prefix, cfg->res[i].name);
 
 		if (l >= (int)sizeof(((struct sockaddr_un *)0)->sun_path)) {
-			fprintf(stderr, "rdmak plugin: %s: socket path %s is longer than a unix socket allows\n",
+			fprintf(stderr,
+				"rdmak plugin: %s: socket path %s is longer than a unix socket allows\n",
 				cfg->res[i].path, path);
 			return -ENAMETOOLONG;
 		}
 		if (o->cdi && strchr(cfg->res[i].name, '.')) {
-			fprintf(stderr, "rdmak plugin: %s.resourceName: a CDI class may not contain '.'\n", cfg->res[i].path);
+			fprintf(stderr,
+				"rdmak plugin: %s.resourceName: a CDI class may not contain '.'\n",
+				cfg->res[i].path);
 			return -EINVAL;
 		}
 	}
@@ -1012,7 +1060,8 @@ static int dry_run(struct daemon *d)
 	json_decref(doc);
 	/* stdout is a pipe or a file here: the write (and its ENOSPC, EPIPE) may come at the flush */
 	if (fflush(stdout) != 0 || r < 0 || ferror(stdout)) {
-		fprintf(stderr, "rdmak plugin: writing the report to stdout: %s\n", strerror(errno ? errno : EIO));
+		fprintf(stderr, "rdmak plugin: writing the report to stdout: %s\n",
+			strerror(errno ? errno : EIO));
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	return PLUGIN_EXIT_OK;
@@ -1060,14 +1109,17 @@ int plugin_main(int argc, char **argv)
 	}
 	r = hw_ctx_new_roots(&o.roots, &d.ctx, missing, sizeof(missing));
 	if (r < 0) {
-		fprintf(stderr, "rdmak plugin: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		fprintf(stderr, "rdmak plugin: cannot open sysfs root %s: %s\n", missing,
+			strerror(-r));
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	if (o.wait_for && wait_for_file(o.wait_for, o.wait_timeout_s) < 0) {
-		log_error("%s did not appear within %d s: exiting without advertising (VFs may be half "
-			  "made; the pod restarts and waits again)", o.wait_for, o.wait_timeout_s);
+		log_error(
+			"%s did not appear within %d s: exiting without advertising (VFs may be half "
+			"made; the pod restarts and waits again)",
+			o.wait_for, o.wait_timeout_s);
 		plugin_config_free(d.cfg);
 		free(d.cfg_text);
 		hw_ctx_free(d.ctx);
@@ -1083,7 +1135,8 @@ int plugin_main(int argc, char **argv)
 		ret = dry_run(&d);
 		goto out;
 	}
-	log_info("rdmak plugin starting: config %s, %zu resources, sysfs %s", o.config, d.cfg->n_res, hw_ctx_sysfs(d.ctx));
+	log_info("rdmak plugin starting: config %s, %zu resources, sysfs %s", o.config,
+		 d.cfg->n_res, hw_ctx_sysfs(d.ctx));
 	ret = run_daemon(&d);
 out:
 	daemon_done(&d);

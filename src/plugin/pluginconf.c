@@ -28,7 +28,7 @@
 #define MAX_ENTRIES 4096
 
 /* A row whose fn reads into the whole struct (the resource, the selector, the config). */
-#define WHOLE 0
+#define WHOLE  0
 
 #define ANCHOR (DISPATCH_CASEFOLD | DISPATCH_NULLABLE) /* Go reads null as the zero value */
 
@@ -62,10 +62,12 @@ static int check_hex_id(struct dispatch_ctx *c, const char *path, char *s)
 	size_t l = strlen(s);
 
 	if (l == 0 || l > 4)
-		return dispatch_fail(c, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
+		return dispatch_fail(c, path,
+				     "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
 	for (char *ch = s; *ch; ch++) {
 		if (!isxdigit((unsigned char)*ch))
-			return dispatch_fail(c, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
+			return dispatch_fail(
+				c, path, "\"%s\" is not a PCI ID (4 hex digits, e.g. \"15b3\")", s);
 		/* sysfs prints lowercase; the anchors compare exactly, so "15B3" never matched there */
 		*ch = (char)tolower((unsigned char)*ch);
 	}
@@ -118,16 +120,20 @@ static int check_link_type(struct dispatch_ctx *c, const char *path, char *s)
 		strcpy(s, "ib");
 		return 0;
 	}
-	if (strcasecmp(s, "ether") == 0 || strcasecmp(s, "ethernet") == 0 || strcasecmp(s, "eth") == 0) {
+	if (strcasecmp(s, "ether") == 0 || strcasecmp(s, "ethernet") == 0 ||
+	    strcasecmp(s, "eth") == 0) {
 		strcpy(s, "eth");
 		return 0;
 	}
-	return dispatch_fail(c, path, "unknown link type \"%s\" (expected \"infiniband\", \"ether\" or \"ethernet\")", s);
+	return dispatch_fail(
+		c, path,
+		"unknown link type \"%s\" (expected \"infiniband\", \"ether\" or \"ethernet\")", s);
 }
 
 static int check_name(struct dispatch_ctx *c, const char *path, char *s)
 {
-	if (!*s || strlen(s) >= 16 || strchr(s, '/') || strchr(s, ' ') || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!*s || strlen(s) >= 16 || strchr(s, '/') || strchr(s, ' ') || !strcmp(s, ".") ||
+	    !strcmp(s, ".."))
 		return dispatch_fail(c, path, "\"%s\" is not an interface name", s);
 	return 0;
 }
@@ -159,12 +165,14 @@ static int strv_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t
 }
 
 /* An array of strings into *ret (freed with the config, whatever is read before a refusal). */
-static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, item_check_fn check, struct strv_list *ret)
+static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, item_check_fn check,
+		     struct strv_list *ret)
 {
 	struct strv_read sr = { check, ret };
 
 	if (!json_is_array(v))
-		return dispatch_fail(c, path, "expected an array of strings, got %s", dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected an array of strings, got %s",
+				     dispatch_type_name(v));
 	ret->v = calloc(json_array_size(v) + 1, sizeof(char *));
 	if (!ret->v)
 		return -ENOMEM;
@@ -264,7 +272,7 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 			}
 		}
 		if (p.n_ranges == cap) {
-			unsigned (*n)[2];
+			unsigned(*n)[2];
 
 			cap = cap ? cap * 2 : 4;
 			n = realloc(p.ranges, cap * sizeof(*n));
@@ -334,9 +342,15 @@ static int pf_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i
 	pr->out->n++;
 	if (pr->by_address) {
 		if (!is_bdf(sel->pf))
-			return sel->all ? dispatch_fail(c, path, "\"%s\" is not a PCI address (\"0000:37:00.0\")", s)
-					: dispatch_fail(c, path, "\"%s\": \"%s\" is not a PCI address (expected %s)", s,
-							sel->pf, pr->example);
+			return sel->all
+				       ? dispatch_fail(
+						 c, path,
+						 "\"%s\" is not a PCI address (\"0000:37:00.0\")",
+						 s)
+				       : dispatch_fail(
+						 c, path,
+						 "\"%s\": \"%s\" is not a PCI address (expected %s)",
+						 s, sel->pf, pr->example);
 		lowercase(sel->pf);
 	}
 	/* sriov-network-device-plugin's getItem() takes the first entry naming the PF and never
@@ -345,8 +359,11 @@ static int pf_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i
 		if (!strcasecmp(pr->out->v[j].pf, sel->pf)) {
 			char msg[160];
 
-			snprintf(msg, sizeof(msg), "names the same PF as entry %zu: sriov-network-device-plugin reads only "
-				 "the first entry for a PF, rdmak selects what any of them names", j);
+			snprintf(
+				msg, sizeof(msg),
+				"names the same PF as entry %zu: sriov-network-device-plugin reads only "
+				"the first entry for a PF, rdmak selects what any of them names",
+				j);
 			dispatch_warn(c, path, msg);
 			break;
 		}
@@ -356,7 +373,8 @@ static int pf_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i
 static int read_pf_list(struct dispatch_ctx *c, const char *path, json_t *v, struct pf_read *pr)
 {
 	if (!json_is_array(v))
-		return dispatch_fail(c, path, "expected an array of strings, got %s", dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected an array of strings, got %s",
+				     dispatch_type_name(v));
 	pr->out->v = calloc(json_array_size(v) + 1, sizeof(*pr->out->v));
 	if (!pr->out->v)
 		return -ENOMEM;
@@ -380,7 +398,8 @@ static int read_root_devices(struct dispatch_ctx *c, const char *path, json_t *v
 /* ---- resource names ------------------------------------------------------------------ */
 
 /* The anchors' own patterns: ^[a-zA-Z0-9_]+$ (shared) and ^[a-zA-Z0-9_-]+$ (sriov). */
-static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, char **ret, bool allow_hyphen)
+static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, char **ret,
+		     bool allow_hyphen)
 {
 	int r = dispatch_strdup(c, path, v, false, ret);
 
@@ -388,7 +407,8 @@ static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, char *
 		return r;
 	for (const char *ch = *ret; *ch; ch++)
 		if (!(isalnum((unsigned char)*ch) || *ch == '_' || (allow_hyphen && *ch == '-')))
-			return dispatch_fail(c, path, "\"%s\" may only contain letters, digits, '_'%s", *ret,
+			return dispatch_fail(c, path,
+					     "\"%s\" may only contain letters, digits, '_'%s", *ret,
 					     allow_hyphen ? " and '-'" : "");
 	return 0;
 }
@@ -424,8 +444,10 @@ static int set_names(struct dispatch_ctx *c, struct plugin_resource *r, const ch
 	 * name's when the name alone is not a valid name part, else the prefix's */
 	if (!k8s_extended_resource_name(r->full_name, &why)) {
 		dispatch_path_key(sub, sizeof(sub), r->path,
-				  k8s_qualified_name(r->name, NULL) ? "resourcePrefix" : "resourceName");
-		return dispatch_fail(c, sub, "the kubelet would reject \"%s\": %s", r->full_name, why);
+				  k8s_qualified_name(r->name, NULL) ? "resourcePrefix"
+								    : "resourceName");
+		return dispatch_fail(c, sub, "the kubelet would reject \"%s\": %s", r->full_name,
+				     why);
 	}
 	return 0;
 }
@@ -439,11 +461,13 @@ static int read_envs(struct dispatch_ctx *c, const char *path, json_t *v, void *
 	json_t *val;
 
 	if (!json_is_object(v))
-		return dispatch_fail(c, path, "expected an object of NAME: \"value\", got %s", dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected an object of NAME: \"value\", got %s",
+				     dispatch_type_name(v));
 	r->envs = calloc(json_object_size(v) + 1, sizeof(*r->envs));
 	if (!r->envs)
 		return -ENOMEM;
-	json_object_foreach(v, key, val) {
+	json_object_foreach(v, key, val)
+	{
 		struct plugin_env *e = &r->envs[r->n_envs];
 		char sub[256];
 		const char *ch;
@@ -466,8 +490,10 @@ static int read_envs(struct dispatch_ctx *c, const char *path, json_t *v, void *
 			return ret;
 		for (ch = e->value; (ch = strstr(ch, "${")); ch++)
 			if (strncmp(ch, "${hcas}", 7) && strncmp(ch, "${netdevs}", 10))
-				return dispatch_fail(c, sub, "unknown placeholder in \"%s\" (known: ${hcas}, ${netdevs})",
-						     e->value);
+				return dispatch_fail(
+					c, sub,
+					"unknown placeholder in \"%s\" (known: ${hcas}, ${netdevs})",
+					e->value);
 	}
 	return 0;
 }
@@ -479,23 +505,28 @@ static int read_additional_info(struct dispatch_ctx *c, const char *path, json_t
 	json_t *val, *v2;
 
 	if (!json_is_object(v))
-		return dispatch_fail(c, path, "expected an object of \"*\" or PCI address to {key: value}, got %s",
-				     dispatch_type_name(v));
-	json_object_foreach(v, key, val) {
+		return dispatch_fail(
+			c, path,
+			"expected an object of \"*\" or PCI address to {key: value}, got %s",
+			dispatch_type_name(v));
+	json_object_foreach(v, key, val)
+	{
 		char sub[256];
 
 		dispatch_path_key(sub, sizeof(sub), path, key);
 		if (strcmp(key, "*") && !is_bdf(key))
 			return dispatch_fail(c, sub, "expected \"*\" or a PCI address");
 		if (!json_is_object(val))
-			return dispatch_fail(c, sub, "expected an object of strings, got %s", dispatch_type_name(val));
-		json_object_foreach(val, k2, v2)
-			if (!json_is_string(v2)) {
-				char sub2[300];
+			return dispatch_fail(c, sub, "expected an object of strings, got %s",
+					     dispatch_type_name(val));
+		json_object_foreach(val, k2, v2) if (!json_is_string(v2))
+		{
+			char sub2[300];
 
-				dispatch_path_key(sub2, sizeof(sub2), sub, k2);
-				return dispatch_fail(c, sub2, "expected a string, got %s", dispatch_type_name(v2));
-			}
+			dispatch_path_key(sub2, sizeof(sub2), sub, k2);
+			return dispatch_fail(c, sub2, "expected a string, got %s",
+					     dispatch_type_name(v2));
+		}
 	}
 	*ret = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 	return *ret ? 0 : -ENOMEM;
@@ -526,11 +557,12 @@ static int read_unsupported(struct dispatch_ctx *c, const char *path, json_t *v,
 {
 	(void)t;
 	if (!json_empty(v))
-		return dispatch_fail(c, path, "not supported by rdmak (netDevice pools of RDMA functions only)");
+		return dispatch_fail(
+			c, path, "not supported by rdmak (netDevice pools of RDMA functions only)");
 	return 0;
 }
 
-#define SEL(name, fn, member) \
+#define SEL(name, fn, member)                                                                      \
 	DISPATCH_FIELD(name, DISPATCH_ANY, fn, offsetof(struct plugin_selector, member), ANCHOR)
 
 #define UNSUPPORTED(name) DISPATCH_FIELD(name, DISPATCH_ANY, read_unsupported, WHOLE, ANCHOR)
@@ -555,7 +587,8 @@ static const struct dispatch_field sriov_sel_fields[] = {
 	SEL("pciAddresses", read_bdfs, pci_addresses),
 	SEL("linkTypes", read_link_types, link_types),
 	SEL("isRdma", read_is_rdma, is_rdma),
-	DISPATCH_FIELD("needVhostNet", DISPATCH_BOOL, NULL, offsetof(struct plugin_selector, need_vhost_net), ANCHOR),
+	DISPATCH_FIELD("needVhostNet", DISPATCH_BOOL, NULL,
+		       offsetof(struct plugin_selector, need_vhost_net), ANCHOR),
 	UNSUPPORTED("acpiIndexes"),
 	UNSUPPORTED("ddpProfiles"),
 	UNSUPPORTED("pKeys"),
@@ -592,14 +625,17 @@ static int read_legacy_devices(struct dispatch_ctx *c, const char *path, json_t 
 	struct plugin_selector *s;
 
 	if (r->n_sels)
-		return dispatch_fail(c, path, "give either \"selectors\" or the deprecated \"devices\", not both");
+		return dispatch_fail(
+			c, path,
+			"give either \"selectors\" or the deprecated \"devices\", not both");
 	s = add_selector(r);
 	if (!s)
 		return -ENOMEM;
 	return read_strv(c, path, v, check_name, &s->if_names);
 }
 
-static int sriov_selector(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+static int sriov_selector(struct dispatch_ctx *c, const char *path, json_t *e, size_t i,
+			  void *userdata)
 {
 	struct plugin_selector *s = add_selector(userdata);
 
@@ -641,11 +677,12 @@ static int read_device_type(struct dispatch_ctx *c, const char *path, json_t *v,
 	if (r < 0)
 		return r;
 	if (strcmp(s, "netDevice"))
-		return dispatch_fail(c, path, "\"%s\" is not supported by rdmak (only \"netDevice\")", s);
+		return dispatch_fail(c, path,
+				     "\"%s\" is not supported by rdmak (only \"netDevice\")", s);
 	return 0;
 }
 
-#define RES(name, type, fn, member, flags) \
+#define RES(name, type, fn, member, flags)                                                         \
 	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_resource, member), flags)
 
 /* configList[]: k8s-rdma-shared-dev-plugin's keys, and rdmak's (exact, typos refused) */
@@ -653,7 +690,8 @@ static const struct dispatch_field shared_fields[] = {
 	RES("resourceName", JSON_STRING, read_shared_name, name, ANCHOR | DISPATCH_MANDATORY),
 	RES("resourcePrefix", JSON_STRING, read_prefix, prefix, ANCHOR),
 	/* the anchor reads a missing one as 0 and advertises nothing: refused instead */
-	DISPATCH_FIELD_WHY("rdmaHcaMax", DISPATCH_ANY, read_hca_max, offsetof(struct plugin_resource, rdma_hca_max),
+	DISPATCH_FIELD_WHY("rdmaHcaMax", DISPATCH_ANY, read_hca_max,
+			   offsetof(struct plugin_resource, rdma_hca_max),
 			   ANCHOR | DISPATCH_MANDATORY, "how many containers may share the pool"),
 	DISPATCH_FIELD("selectors", JSON_OBJECT, read_shared_selectors, WHOLE, ANCHOR),
 	DISPATCH_FIELD("devices", DISPATCH_ANY, read_legacy_devices, WHOLE, ANCHOR),
@@ -662,20 +700,26 @@ static const struct dispatch_field shared_fields[] = {
 	{},
 };
 
-#define SELECTOR_OBJ_WHY "sriov-network-device-plugin's own field (its docs print it as null); ignored, as it is there"
+#define SELECTOR_OBJ_WHY                                                                           \
+	"sriov-network-device-plugin's own field (its docs print it as null); ignored, as it is there"
 
 /* resourceList[]: sriov-network-device-plugin's keys, and rdmak's */
 static const struct dispatch_field sriov_fields[] = {
 	RES("resourceName", JSON_STRING, read_sriov_name, name, ANCHOR | DISPATCH_MANDATORY),
 	RES("resourcePrefix", JSON_STRING, read_prefix, prefix, ANCHOR),
 	DISPATCH_FIELD("deviceType", DISPATCH_ANY, read_device_type, WHOLE, ANCHOR),
-	DISPATCH_FIELD("selectors", DISPATCH_ANY, read_sriov_selectors, WHOLE, ANCHOR | DISPATCH_MANDATORY),
+	DISPATCH_FIELD("selectors", DISPATCH_ANY, read_sriov_selectors, WHOLE,
+		       ANCHOR | DISPATCH_MANDATORY),
 	RES("excludeTopology", DISPATCH_BOOL, NULL, exclude_topology, ANCHOR),
 	RES("additionalInfo", DISPATCH_ANY, read_additional_info, additional_info, ANCHOR),
 	DISPATCH_FIELD("envs", DISPATCH_ANY, read_envs, WHOLE, DISPATCH_TYPO_GUARD),
-	{ .name = "SelectorObj", .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
+	{ .name = "SelectorObj",
+	  .type = DISPATCH_ANY,
+	  .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
 	  .why = SELECTOR_OBJ_WHY },
-	{ .name = "SelectorObjs", .type = DISPATCH_ANY, .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
+	{ .name = "SelectorObjs",
+	  .type = DISPATCH_ANY,
+	  .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,
 	  .why = SELECTOR_OBJ_WHY },
 	{},
 };
@@ -688,14 +732,16 @@ static int resource(struct dispatch_ctx *c, const char *path, json_t *e, bool sh
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->kind = shared ? PLUGIN_SHARED : PLUGIN_EXCLUSIVE;
-	ret = dispatch_run(c, path, e, shared ? shared_fields : sriov_fields, DISPATCH_UNKNOWN_WARN, r);
+	ret = dispatch_run(c, path, e, shared ? shared_fields : sriov_fields, DISPATCH_UNKNOWN_WARN,
+			   r);
 	if (ret < 0)
 		return ret;
 	if (shared && !r->n_sels) {
 		char sub[64];
 
 		dispatch_path_key(sub, sizeof(sub), path, "selectors");
-		return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub, "missing (or the deprecated \"devices\" list)");
+		return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub,
+					  "missing (or the deprecated \"devices\" list)");
 	}
 	ret = set_names(c, r, shared ? PLUGIN_DEFAULT_SHARED_PREFIX : PLUGIN_DEFAULT_SRIOV_PREFIX);
 	if (ret < 0)
@@ -706,18 +752,21 @@ static int resource(struct dispatch_ctx *c, const char *path, json_t *e, bool sh
 		if (strcmp(cfg->res[j].full_name, r->full_name))
 			continue;
 		dispatch_path_key(sub, sizeof(sub), r->path, "resourceName");
-		return dispatch_fail(c, sub, "duplicate resource \"%s\" (also %s)", r->full_name, cfg->res[j].path);
+		return dispatch_fail(c, sub, "duplicate resource \"%s\" (also %s)", r->full_name,
+				     cfg->res[j].path);
 	}
 	return 0;
 }
 
-static int shared_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+static int shared_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i,
+			   void *userdata)
 {
 	(void)i, (void)userdata;
 	return resource(c, path, e, true);
 }
 
-static int sriov_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
+static int sriov_resource(struct dispatch_ctx *c, const char *path, json_t *e, size_t i,
+			  void *userdata)
 {
 	(void)i, (void)userdata;
 	return resource(c, path, e, false);
@@ -731,7 +780,8 @@ static int read_list(struct dispatch_ctx *c, const char *path, json_t *v, bool s
 	struct plugin_resource *n;
 
 	if (!json_is_array(v))
-		return dispatch_fail(c, path, "expected an array of objects, got %s", dispatch_type_name(v));
+		return dispatch_fail(c, path, "expected an array of objects, got %s",
+				     dispatch_type_name(v));
 	if (!p->first_list[0])
 		snprintf(p->first_list, sizeof(p->first_list), "%s", path);
 	if (cfg->n_res + json_array_size(v) > MAX_ENTRIES)
@@ -787,13 +837,14 @@ static int read_netns_mode(struct dispatch_ctx *c, const char *path, json_t *v, 
 	return dispatch_enum(c, path, v, modes, t); /* 1 shared, 0 exclusive */
 }
 
-#define TOP(name, type, fn, member, flags) \
+#define TOP(name, type, fn, member, flags)                                                         \
 	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_config, member), flags)
 
 /* The numbers first, so that their refusal comes before the resources'. */
 static const struct dispatch_field top_fields[] = {
 	TOP("periodicUpdateInterval", DISPATCH_ANY, read_interval, periodic_update_s, ANCHOR),
-	TOP("healthIntervalMs", DISPATCH_ANY, read_health_ms, health_interval_ms, DISPATCH_TYPO_GUARD),
+	TOP("healthIntervalMs", DISPATCH_ANY, read_health_ms, health_interval_ms,
+	    DISPATCH_TYPO_GUARD),
 	TOP("rdmaNetnsMode", DISPATCH_ANY, read_netns_mode, rdma_netns_mode, DISPATCH_TYPO_GUARD),
 	DISPATCH_FIELD("configList", DISPATCH_ANY, read_config_list, WHOLE, ANCHOR),
 	DISPATCH_FIELD("resourceList", DISPATCH_ANY, read_resource_list, WHOLE, ANCHOR),
@@ -842,7 +893,8 @@ void plugin_config_free(struct plugin_config *cfg)
 	free(cfg);
 }
 
-int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen)
+int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err,
+			size_t errlen)
 {
 	struct plugin_config *cfg = NULL;
 	struct cp p = { 0 };
@@ -855,9 +907,11 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 		err[0] = '\0';
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return dispatch_fail(&c, NULL, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		return dispatch_fail(&c, NULL, "line %d column %d: %s", jerr.line, jerr.column,
+				     jerr.text);
 	if (!json_is_object(root)) {
-		r = dispatch_fail(&c, NULL, "expected a JSON object with \"configList\" or \"resourceList\"");
+		r = dispatch_fail(&c, NULL,
+				  "expected a JSON object with \"configList\" or \"resourceList\"");
 		goto out;
 	}
 	cfg = calloc(1, sizeof(*cfg));
@@ -875,8 +929,9 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 	if (r < 0)
 		goto out;
 	if (!p.first_list[0]) {
-		r = dispatch_fail_kind(&c, DISPATCH_ERR_MISSING, NULL,
-				       "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
+		r = dispatch_fail_kind(
+			&c, DISPATCH_ERR_MISSING, NULL,
+			"expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 		goto out;
 	}
 	if (cfg->n_res == 0) {

@@ -13,9 +13,9 @@
 
 /* One pfNames entry: "ens1f0" (every function of the PF) or "ens1f0#0-3,7" (those VFs). */
 struct plugin_pf_sel {
-	char *pf;             /* netdev name or PF BDF */
-	bool all;             /* no '#': the PF and all its VFs */
-	unsigned (*ranges)[2];/* inclusive [lo, hi] */
+	char *pf;	       /* netdev name or PF BDF */
+	bool all;	       /* no '#': the PF and all its VFs */
+	unsigned (*ranges)[2]; /* inclusive [lo, hi] */
 	size_t n_ranges;
 };
 
@@ -36,7 +36,7 @@ struct plugin_selector {
 	/* shared-dev-plugin */
 	struct strv_list if_names;
 	/* sriov-network-device-plugin */
-	struct plugin_pf_list pf_names;     /* by the PF's netdev name (or its address) */
+	struct plugin_pf_list pf_names;	    /* by the PF's netdev name (or its address) */
 	struct plugin_pf_list root_devices; /* by the PF's PCI address */
 	struct strv_list pci_addresses;
 	int is_rdma; /* -1 unset */
@@ -44,7 +44,7 @@ struct plugin_selector {
 };
 
 enum plugin_kind {
-	PLUGIN_SHARED,    /* configList: rdmaHcaMax ids share every selected HCA */
+	PLUGIN_SHARED,	  /* configList: rdmaHcaMax ids share every selected HCA */
 	PLUGIN_EXCLUSIVE, /* resourceList: one id per PCI function */
 };
 
@@ -54,11 +54,11 @@ struct plugin_env {
 };
 
 struct plugin_resource {
-	char path[32];        /* "configList[1]", for messages */
+	char path[32]; /* "configList[1]", for messages */
 	enum plugin_kind kind;
-	char *prefix;         /* "rdma", "nvidia.com" */
-	char *name;           /* "rdma_a100" */
-	char *full_name;      /* "rdma/rdma_a100" */
+	char *prefix;	 /* "rdma", "nvidia.com" */
+	char *name;	 /* "rdma_a100" */
+	char *full_name; /* "rdma/rdma_a100" */
 	unsigned rdma_hca_max;
 	struct plugin_selector *sels; /* OR of these */
 	size_t n_sels;
@@ -69,9 +69,9 @@ struct plugin_resource {
 };
 
 struct plugin_config {
-	int periodic_update_s;   /* full rescan interval; 0 disables */
-	int health_interval_ms;  /* rdmak: port/carrier poll period */
-	int rdma_netns_mode;     /* rdmak: the RDMA netns mode the node must be in: 1 shared,
+	int periodic_update_s;	/* full rescan interval; 0 disables */
+	int health_interval_ms; /* rdmak: port/carrier poll period */
+	int rdma_netns_mode;	/* rdmak: the RDMA netns mode the node must be in: 1 shared,
 				  * 0 exclusive, -1 not said ("rdmaNetnsMode") */
 	struct plugin_resource *res;
 	size_t n_res;
@@ -81,14 +81,16 @@ struct plugin_config {
 };
 
 /* Defaults when the config does not say. */
-#define PLUGIN_DEFAULT_RESCAN_S 60   /* k8s-rdma-shared-dev-plugin's default */
-#define PLUGIN_DEFAULT_HEALTH_MS 250
+#define PLUGIN_DEFAULT_RESCAN_S	     60 /* k8s-rdma-shared-dev-plugin's default */
+#define PLUGIN_DEFAULT_HEALTH_MS     250
 #define PLUGIN_DEFAULT_SHARED_PREFIX "rdma"
-#define PLUGIN_DEFAULT_SRIOV_PREFIX "intel.com" /* sriov-network-device-plugin's -resource-prefix */
+/* sriov-network-device-plugin's -resource-prefix */
+#define PLUGIN_DEFAULT_SRIOV_PREFIX "intel.com"
 
 /* Parse buf[0..len). On failure returns -EINVAL and writes "<json path>: <reason>" to err.
  * Keys the anchors ignore are accepted and named in (*ret)->warnings. */
-int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err, size_t errlen);
+int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err,
+			size_t errlen);
 void plugin_config_free(struct plugin_config *cfg);
 
 #endif

@@ -26,11 +26,12 @@ struct builder {
 
 /* Index of an input, added if new. Linear search over a hash would matter only beyond a few
  * thousand inputs; cx7-rail-1016vf has ~3000 and the build runs at load time only. */
-static int input_add(struct builder *b, enum health_kind kind, const char *name, unsigned port, int value,
-		     size_t *ret)
+static int input_add(struct builder *b, enum health_kind kind, const char *name, unsigned port,
+		     int value, size_t *ret)
 {
 	for (size_t i = b->n; i-- > 0;)
-		if (b->in[i].kind == kind && b->in[i].port == port && strcmp(b->in[i].name, name) == 0) {
+		if (b->in[i].kind == kind && b->in[i].port == port &&
+		    strcmp(b->in[i].name, name) == 0) {
 			*ret = i;
 			return 0;
 		}
@@ -49,8 +50,8 @@ static int input_add(struct builder *b, enum health_kind kind, const char *name,
 	return 0;
 }
 
-static int member_input(struct builder *b, struct pool_member *m, enum health_kind kind, const char *name,
-			unsigned port, int value)
+static int member_input(struct builder *b, struct pool_member *m, enum health_kind kind,
+			const char *name, unsigned port, int value)
 {
 	size_t idx, *n;
 	int r;
@@ -90,7 +91,8 @@ static int spec_add(struct pool_member *m, const char *rel)
 	}
 	m->specs = n;
 	/* one string for both (host path == container path): a 1016-VF pool's three nodes each */
-	m->specs[m->n_specs] = (struct kubelet_device_spec){ .container_path = path, .host_path = path };
+	m->specs[m->n_specs] =
+		(struct kubelet_device_spec){ .container_path = path, .host_path = path };
 	strcpy(m->specs[m->n_specs].permissions, "rw");
 	m->n_specs++;
 	return 0;
@@ -152,15 +154,18 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 	}
 	if ((r = chardev_add(m, dev->uverbs, info)) < 0)
 		return r;
-	HW_DEV_FOREACH_PORT(dev, p) {
-		if ((r = chardev_add(m, p->umad, info)) < 0 || (r = chardev_add(m, p->issm, info)) < 0)
+	HW_DEV_FOREACH_PORT(dev, p)
+	{
+		if ((r = chardev_add(m, p->umad, info)) < 0 ||
+		    (r = chardev_add(m, p->issm, info)) < 0)
 			return r;
 		if ((r = member_input(b, m, HEALTH_PORT, dev->name, p->num, p->state)) < 0)
 			return r;
 		if (p->netdev) {
 			if ((r = plugin_pool_list_add(&m->netdevs, p->netdev->name)) < 0)
 				return r;
-			if ((r = member_input(b, m, HEALTH_CARRIER, p->netdev->name, 0, p->netdev->carrier)) < 0)
+			if ((r = member_input(b, m, HEALTH_CARRIER, p->netdev->name, 0,
+					      p->netdev->carrier)) < 0)
 				return r;
 		}
 	}
@@ -201,7 +206,8 @@ static int build_shared(struct builder *b, struct pool *p, const struct hw_node 
 /* ---- exclusive pools ----------------------------------------------------------------- */
 
 /* The member a previous set had for id in the resource of the same name, or NULL. */
-static const struct pool_member *prev_member(const struct pool_set *prev, const char *resource, const char *id)
+static const struct pool_member *prev_member(const struct pool_set *prev, const char *resource,
+					     const char *id)
 {
 	for (size_t i = 0; prev && i < prev->n; i++)
 		if (!strcmp(prev->pools[i].res->full_name, resource))
@@ -249,9 +255,11 @@ static int member_carry(struct pool_member *m, const struct pool_member *old, js
 
 /* The member's entry of PCIDEVICE_<..>_INFO as sriov-network-device-plugin writes it:
  * "<id>":{"extraInfo":{...},"generic":{"deviceID":"<id>"},"rdma":{...}}, keys sorted. */
-static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m, json_t *rdma)
+static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m,
+			       json_t *rdma)
 {
-	json_t *dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id), *key = json_string(m->id);
+	json_t *dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id),
+	       *key = json_string(m->id);
 	_cleanup_free_ char *k = NULL, *v = NULL;
 
 	if (!dev || !key)
@@ -285,8 +293,8 @@ oom:
 	return -ENOMEM;
 }
 
-static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node, bool *claimed,
-			   const struct pool_set *ps)
+static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node,
+			   bool *claimed, const struct pool_set *ps)
 {
 	const struct plugin_resource *res = p->res;
 
@@ -308,7 +316,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 			continue;
 		in_pod = plugin_select_vf_in_pod(pci, ps->exclusive_netns);
 		for (size_t s = 0; s < res->n_sels; s++)
-			if (in_pod ? plugin_select_pci_assume_rdma(&res->sels[s], pci) : plugin_select_pci(&res->sels[s], pci)) {
+			if (in_pod ? plugin_select_pci_assume_rdma(&res->sels[s], pci)
+				   : plugin_select_pci(&res->sels[s], pci)) {
 				sel = true;
 				vhost |= res->sels[s].need_vhost_net;
 			}
@@ -334,7 +343,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				json_decref(info);
 				return r;
 			}
-			if ((r = member_input(b, m, HEALTH_CARRIER, pci->netdevs[j]->name, 0, pci->netdevs[j]->carrier)) < 0) {
+			if ((r = member_input(b, m, HEALTH_CARRIER, pci->netdevs[j]->name, 0,
+					      pci->netdevs[j]->carrier)) < 0) {
 				json_decref(info);
 				return r;
 			}
@@ -344,7 +354,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		if (pci->physfn && pci->physfn->n_netdevs) {
 			const struct hw_netdev *pfnd = pci->physfn->netdevs[0];
 
-			if ((r = member_input(b, m, HEALTH_CARRIER, pfnd->name, 0, pfnd->carrier)) < 0) {
+			if ((r = member_input(b, m, HEALTH_CARRIER, pfnd->name, 0, pfnd->carrier)) <
+			    0) {
 				json_decref(info);
 				return r;
 			}
@@ -353,12 +364,14 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 			const struct hw_rdma_dev *pfdev = pci->physfn->rdma[j];
 
 			HW_DEV_FOREACH_PORT(pfdev, pfp)
-				if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfp->num, pfp->state)) < 0) {
-					json_decref(info);
-					return r;
-				}
+			if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfp->num,
+					      pfp->state)) < 0) {
+				json_decref(info);
+				return r;
+			}
 		}
-		if (vhost && ((r = spec_add(m, "vhost-net")) < 0 || (r = spec_add(m, "net/tun")) < 0)) {
+		if (vhost &&
+		    ((r = spec_add(m, "vhost-net")) < 0 || (r = spec_add(m, "net/tun")) < 0)) {
 			json_decref(info);
 			return r;
 		}
@@ -366,7 +379,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		if (in_pod) {
 			json_t *carried = NULL;
 
-			r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id), &carried);
+			r = member_carry(m, prev_member(ps->opts.prev, res->full_name, m->id),
+					 &carried);
 			if (r > 0) {
 				json_decref(info);
 				info = carried;
@@ -434,8 +448,8 @@ static void env_key(const struct plugin_resource *res, char *buf, size_t n)
 		*c = *c == '.' ? '_' : (char)toupper((unsigned char)*c);
 }
 
-int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node, const struct pool_opts *opts,
-		   struct pool_set **ret)
+int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
+			  const struct pool_opts *opts, struct pool_set **ret)
 {
 	struct pool_set *ps;
 	struct builder b = { 0 };
@@ -456,9 +470,11 @@ int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node 
 
 		p->res = &cfg->res[i];
 		p->cdi = ps->opts.cdi;
-		snprintf(p->socket_name, sizeof(p->socket_name), "rdmak-%s_%s.sock", p->res->prefix, p->res->name);
+		snprintf(p->socket_name, sizeof(p->socket_name), "rdmak-%s_%s.sock", p->res->prefix,
+			 p->res->name);
 		env_key(p->res, p->env_key, sizeof(p->env_key));
-		r = p->res->kind == PLUGIN_SHARED ? build_shared(&b, p, node) : build_exclusive(&b, p, node, claimed, ps);
+		r = p->res->kind == PLUGIN_SHARED ? build_shared(&b, p, node)
+						  : build_exclusive(&b, p, node, claimed, ps);
 		if (r < 0)
 			goto fail;
 		qsort(p->m, p->n_m, sizeof(*p->m), member_cmp);
@@ -509,4 +525,3 @@ const struct pool_member *plugin_pool_member_find(const struct pool *p, const ch
 		return NULL;
 	return bsearch(&key, p->m, p->n_m, sizeof(*p->m), member_cmp);
 }
-

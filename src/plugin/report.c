@@ -9,32 +9,37 @@
 #include "plugin/allocate.h"
 #include "util/strv.h"
 
-static const char *const kind_names[] = { [PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive" };
+static const char *const kind_names[] = {
+	[PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive"
+};
 
 json_t *plugin_report_container_response(const struct kubelet_container_alloc *a)
 {
-	json_t *envs = json_object(), *devs = json_array(), *mounts = json_array(), *ann = json_object(),
-	       *cdi = json_array();
+	json_t *envs = json_object(), *devs = json_array(), *mounts = json_array(),
+	       *ann = json_object(), *cdi = json_array();
 
 	for (size_t i = 0; i < a->n_envs; i++)
 		json_object_set_new(envs, a->envs[i].key, doc_string(a->envs[i].value));
 	for (size_t i = 0; i < a->n_devices; i++)
-		if (doc_append(devs, json_pack("{s:o, s:o, s:s}", "container_path", doc_string(a->devices[i].container_path),
-					       "host_path", doc_string(a->devices[i].host_path), "permissions",
-					       a->devices[i].permissions)) < 0)
+		if (doc_append(devs, json_pack("{s:o, s:o, s:s}", "container_path",
+					       doc_string(a->devices[i].container_path),
+					       "host_path", doc_string(a->devices[i].host_path),
+					       "permissions", a->devices[i].permissions)) < 0)
 			goto fail;
 	for (size_t i = 0; i < a->n_mounts; i++)
-		if (doc_append(mounts, json_pack("{s:o, s:o, s:b}", "container_path", doc_string(a->mounts[i].container_path),
-						 "host_path", doc_string(a->mounts[i].host_path), "read_only",
-						 a->mounts[i].read_only)) < 0)
+		if (doc_append(mounts, json_pack("{s:o, s:o, s:b}", "container_path",
+						 doc_string(a->mounts[i].container_path),
+						 "host_path", doc_string(a->mounts[i].host_path),
+						 "read_only", a->mounts[i].read_only)) < 0)
 			goto fail;
 	for (size_t i = 0; i < a->n_annotations; i++)
-		json_object_set_new(ann, a->annotations[i].key, doc_string(a->annotations[i].value));
+		json_object_set_new(ann, a->annotations[i].key,
+				    doc_string(a->annotations[i].value));
 	for (size_t i = 0; i < a->n_cdi_devices; i++)
 		if (doc_append(cdi, json_pack("{s:o}", "name", doc_string(a->cdi_devices[i]))) < 0)
 			goto fail;
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "envs", envs, "mounts", mounts, "devices", devs, "annotations", ann,
-			 "cdi_devices", cdi);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "envs", envs, "mounts", mounts, "devices",
+			 devs, "annotations", ann, "cdi_devices", cdi);
 fail:
 	json_decref(envs);
 	json_decref(devs);
@@ -44,11 +49,13 @@ fail:
 	return NULL;
 }
 
-static json_t *member_json(const struct pool_set *ps, const struct pool_member *m, enum plugin_kind kind)
+static json_t *member_json(const struct pool_set *ps, const struct pool_member *m,
+			   enum plugin_kind kind)
 {
 	/* ids, device and netdev names come from sysfs: escaped when not UTF-8, never dropped */
-	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", doc_string(m->id), "rdma", doc_string(m->rdma), "netdevs",
-			      doc_string(m->netdevs), "healthy", m->healthy);
+	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", doc_string(m->id), "rdma",
+			      doc_string(m->rdma), "netdevs", doc_string(m->netdevs), "healthy",
+			      m->healthy);
 	char reason[160];
 
 	if (!o)
@@ -58,7 +65,8 @@ static json_t *member_json(const struct pool_set *ps, const struct pool_member *
 	json_object_set_new(o, "reason", reason[0] ? doc_string(reason) : json_null());
 	if (kind == PLUGIN_EXCLUSIVE) {
 		json_object_set_new(o, "pf", doc_string(m->pf));
-		json_object_set_new(o, "vf", m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
+		json_object_set_new(o, "vf",
+				    m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
 		json_object_set_new(o, "in_pod", json_boolean(m->in_pod));
 	}
 	return o;
@@ -103,7 +111,8 @@ static json_t *allocate_json(const struct pool *p)
 			json_object_set_new(o, "error", doc_string(msg ? msg : strerror(-r)));
 		else
 			json_object_set_new(o, "response",
-					    json_pack("{s:[o]}", "container_responses", plugin_report_container_response(&a)));
+					    json_pack("{s:[o]}", "container_responses",
+						      plugin_report_container_response(&a)));
 	} else {
 		json_object_set_new(o, "error", json_string("no devices advertised"));
 	}
@@ -130,9 +139,10 @@ json_t *plugin_report_build(const struct pool_set *ps)
 			}
 		for (size_t j = 0; j < p->n_devs; j++)
 			healthy += p->devs[j].healthy;
-		o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "resource", p->res->full_name, "kind",
-			      kind_names[p->res->kind], "config", p->res->path, "socket", p->socket_name, "advertised",
-			      (json_int_t)p->n_devs, "healthy", (json_int_t)healthy, "members", members);
+		o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "resource", p->res->full_name,
+			      "kind", kind_names[p->res->kind], "config", p->res->path, "socket",
+			      p->socket_name, "advertised", (json_int_t)p->n_devs, "healthy",
+			      (json_int_t)healthy, "members", members);
 		if (p->res->kind == PLUGIN_EXCLUSIVE && o)
 			json_object_set_new(o, "env", json_string(p->env_key));
 		/* a resource that cannot be shown fails the report; it is never left out quietly */
@@ -150,8 +160,8 @@ json_t *plugin_report_build(const struct pool_set *ps)
 }
 
 static const struct doc_column member_cols[] = {
-	{ "DEVICE", "id" }, { "RDMA", "rdma" }, { "NETDEVS", "netdevs" }, { "NUMA", "numa" },
-	{ "HEALTHY", "healthy" }, { "REASON", "reason" },
+	{ "DEVICE", "id" }, { "RDMA", "rdma" },	      { "NETDEVS", "netdevs" },
+	{ "NUMA", "numa" }, { "HEALTHY", "healthy" }, { "REASON", "reason" },
 };
 
 int plugin_report_print_text(FILE *f, const json_t *doc)
@@ -159,32 +169,38 @@ int plugin_report_print_text(FILE *f, const json_t *doc)
 	const json_t *res = json_object_get(doc, "resources"), *r;
 	size_t i;
 
-	json_array_foreach(res, i, r) {
+	json_array_foreach(res, i, r)
+	{
 		const json_t *alloc = json_object_get(r, "allocate"), *resp, *c;
 		size_t j;
 
-		fprintf(f, "%s%s: %s, %lld advertised, %lld healthy (%s, socket %s)\n", i ? "\n" : "",
-			json_string_value(json_object_get(r, "resource")), json_string_value(json_object_get(r, "kind")),
+		fprintf(f, "%s%s: %s, %lld advertised, %lld healthy (%s, socket %s)\n",
+			i ? "\n" : "", json_string_value(json_object_get(r, "resource")),
+			json_string_value(json_object_get(r, "kind")),
 			(long long)json_integer_value(json_object_get(r, "advertised")),
 			(long long)json_integer_value(json_object_get(r, "healthy")),
-			json_string_value(json_object_get(r, "config")), json_string_value(json_object_get(r, "socket")));
+			json_string_value(json_object_get(r, "config")),
+			json_string_value(json_object_get(r, "socket")));
 		if (json_array_size(json_object_get(r, "members")) == 0)
 			fprintf(f, "  no device matches the selectors\n");
 		else
-			doc_table(f, json_object_get(r, "members"), member_cols, sizeof(member_cols) / sizeof(member_cols[0]));
+			doc_table(f, json_object_get(r, "members"), member_cols,
+				  sizeof(member_cols) / sizeof(member_cols[0]));
 		if (!alloc)
 			continue;
 		fprintf(f, "Allocate(");
 		json_array_foreach(doc_get(alloc, "request.container_requests.0.devices_ids"), j, c)
 			fprintf(f, "%s\"%s\"", j ? ", " : "", json_string_value(c));
 		if (json_object_get(alloc, "error")) {
-			fprintf(f, ") refused: %s\n", json_string_value(json_object_get(alloc, "error")));
+			fprintf(f, ") refused: %s\n",
+				json_string_value(json_object_get(alloc, "error")));
 			continue;
 		}
 		fprintf(f, "):\n");
 		resp = doc_get(alloc, "response.container_responses.0");
 		json_array_foreach(json_object_get(resp, "devices"), j, c)
-			fprintf(f, "  device  %s (%s)\n", json_string_value(json_object_get(c, "host_path")),
+			fprintf(f, "  device  %s (%s)\n",
+				json_string_value(json_object_get(c, "host_path")),
 				json_string_value(json_object_get(c, "permissions")));
 		{
 			const char *k;

@@ -23,7 +23,8 @@ static bool str_match(const struct strv_list *list, const char *v)
 /* A netdev is named by ifNames directly, or through the bond it is enslaved to. */
 static bool netdev_named(const struct strv_list *names, const struct hw_netdev *nd)
 {
-	return nd && (strv_contains(names->v, nd->name) || (nd->master && strv_contains(names->v, nd->master->name)));
+	return nd && (strv_contains(names->v, nd->name) ||
+		      (nd->master && strv_contains(names->v, nd->master->name)));
 }
 
 static bool rdma_dev_if_match(const struct strv_list *names, const struct hw_rdma_dev *dev)
@@ -40,8 +41,8 @@ static bool rdma_dev_if_match(const struct strv_list *names, const struct hw_rdm
 			if (strv_contains(names->v, dev->lag->bond->slaves[i]->name))
 				return true;
 	HW_DEV_FOREACH_PORT(dev, p)
-		if (netdev_named(names, p->netdev))
-			return true;
+	if (netdev_named(names, p->netdev))
+		return true;
 	if (dev->pci)
 		for (size_t i = 0; i < dev->pci->n_netdevs; i++)
 			if (netdev_named(names, dev->pci->netdevs[i]))
@@ -59,8 +60,8 @@ static bool rdma_dev_link_match(const struct strv_list *types, const struct hw_r
 	if (types->n == 0)
 		return true;
 	HW_DEV_FOREACH_PORT(dev, p)
-		if (strv_contains(types->v, link_code(p->link_layer)))
-			return true;
+	if (strv_contains(types->v, link_code(p->link_layer)))
+		return true;
 	return false;
 }
 
@@ -106,7 +107,8 @@ static bool pf_list_match(const struct plugin_pf_list *list, const struct hw_pci
 		return true;
 	for (size_t i = 0; i < list->n; i++) {
 		const struct plugin_pf_sel *p = &list->v[i];
-		bool named = (pfname && strcasecmp(p->pf, pfname) == 0) || strcasecmp(p->pf, pf->bdf) == 0;
+		bool named = (pfname && strcasecmp(p->pf, pfname) == 0) ||
+			     strcasecmp(p->pf, pf->bdf) == 0;
 
 		if (!named)
 			continue;
@@ -165,6 +167,7 @@ bool plugin_select_pci_assume_rdma(const struct plugin_selector *s, const struct
 
 bool plugin_select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
 {
-	return exclusive_netns && pci->physfn && pci->n_rdma == 0 && pci->n_netdevs == 0 && pci->driver[0] &&
-	       pci->physfn->n_rdma > 0 && strcmp(pci->driver, pci->physfn->driver) == 0;
+	return exclusive_netns && pci->physfn && pci->n_rdma == 0 && pci->n_netdevs == 0 &&
+	       pci->driver[0] && pci->physfn->n_rdma > 0 &&
+	       strcmp(pci->driver, pci->physfn->driver) == 0;
 }

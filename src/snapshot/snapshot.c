@@ -26,8 +26,8 @@
 #include "util/strutil.h"
 
 struct snap_entry {
-	char *path;   /* "sys/..." or "dev/..." */
-	char type;    /* tar type */
+	char *path; /* "sys/..." or "dev/..." */
+	char type;  /* tar type */
 	unsigned mode, uid, gid, major, minor;
 	char *link;
 	char *data;
@@ -35,15 +35,15 @@ struct snap_entry {
 };
 
 struct snap {
-	int roots[2];               /* sysfs fd, devfs fd */
+	int roots[2]; /* sysfs fd, devfs fd */
 	struct snap_entry *e;
 	size_t n, cap;
-	size_t *table;              /* open addressing: index + 1, 0 = empty */
+	size_t *table; /* open addressing: index + 1, 0 = empty */
 	size_t table_cap;
 	struct snap_rec {
 		enum hw_access how;
 		char *path;
-	} *recorded[2];
+	} * recorded[2];
 	size_t n_recorded[2], cap_recorded[2];
 	int err;
 };
@@ -88,7 +88,8 @@ static struct snap_entry *snap_add(struct snap *s, const char *path, char type)
 		if (!strcmp(s->e[s->table[h] - 1].path, path))
 			return &s->e[s->table[h] - 1];
 	if (s->n == s->cap) {
-		struct snap_entry *ne = realloc(s->e, (s->cap = s->cap ? s->cap * 2 : 1024) * sizeof(*ne));
+		struct snap_entry *ne =
+			realloc(s->e, (s->cap = s->cap ? s->cap * 2 : 1024) * sizeof(*ne));
 		if (!ne)
 			return NULL;
 		s->e = ne;
@@ -218,7 +219,8 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 			p++;
 			continue;
 		}
-		if (snprintf(next, sizeof(next), "%s%s%.*s", cur, cur[0] ? "/" : "", (int)l, p) >= (int)sizeof(next))
+		if (snprintf(next, sizeof(next), "%s%s%.*s", cur, cur[0] ? "/" : "", (int)l, p) >=
+		    (int)sizeof(next))
 			return -ENAMETOOLONG;
 		p += l + (slash ? 1 : 0);
 		if (fstatat(s->roots[root], next, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -231,7 +233,8 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 			if (n < 0)
 				return 0;
 			link[n] = '\0';
-			if (snprintf(full, sizeof(full), "%s/%s", root_prefix[root], next) >= (int)sizeof(full))
+			if (snprintf(full, sizeof(full), "%s/%s", root_prefix[root], next) >=
+			    (int)sizeof(full))
 				return -ENAMETOOLONG;
 			if (!(e = snap_add(s, full, '2')))
 				return -ENOMEM;
@@ -244,13 +247,15 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 				return 0; /* absolute links point outside any snapshot: keep the link only */
 			{
 				char *dir = strrchr(next, '/');
-				if (snprintf(full, sizeof(full), "%.*s%s%s", dir ? (int)(dir - next) : 0, next, dir ? "/" : "",
+				if (snprintf(full, sizeof(full), "%.*s%s%s",
+					     dir ? (int)(dir - next) : 0, next, dir ? "/" : "",
 					     link) >= (int)sizeof(full))
 					return 0;
 			}
 			if (normalize(full, target, sizeof(target)) < 0)
 				return 0;
-			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >= (int)sizeof(rest))
+			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >=
+			    (int)sizeof(rest))
 				return 0;
 			return capture_path(s, root, rest, depth + 1, follow_last);
 		}
@@ -281,7 +286,8 @@ static int capture_listing(struct snap *s, int root, const char *rel)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= (int)sizeof(child))
+		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >=
+		    (int)sizeof(child))
 			continue;
 		if ((r = capture_path(s, root, child, 0, true)) < 0)
 			return r;
@@ -302,9 +308,17 @@ static int write_archive(struct snap *s, FILE *f)
 	qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
 	for (size_t i = 0; i < s->n; i++) {
 		struct tar_entry t = {
-			.path = s->e[i].path, .type = s->e[i].type, .mode = s->e[i].mode, .uid = s->e[i].uid,
-			.gid = s->e[i].gid, .linkname = s->e[i].link, .devmajor = s->e[i].major,
-			.devminor = s->e[i].minor, .data = s->e[i].data, .size = s->e[i].size, .mtime = now,
+			.path = s->e[i].path,
+			.type = s->e[i].type,
+			.mode = s->e[i].mode,
+			.uid = s->e[i].uid,
+			.gid = s->e[i].gid,
+			.linkname = s->e[i].link,
+			.devmajor = s->e[i].major,
+			.devminor = s->e[i].minor,
+			.data = s->e[i].data,
+			.size = s->e[i].size,
+			.mtime = now,
 		};
 		if ((r = snapshot_tar_write(f, &t)) < 0)
 			return r;
@@ -391,7 +405,8 @@ static int write_to_fd(struct snap *s, int fd, bool gzip)
 	FILE *f;
 	int r;
 
-	if (gzip && deflateInit2(&k.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (gzip && deflateInit2(&k.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	f = fopencookie(&k, "w", io);
 	if (!f) {
@@ -490,8 +505,7 @@ static void usage(FILE *f)
 	      "On another machine: mkdir n && tar -xzf FILE -C n && rdmak list --root n\n"
 	      "(extract as root to recreate the char device nodes; without root tar skips them).\n"
 	      "\n"
-	      "  -o, --output FILE  where to write the archive\n"
-	      HW_ROOT_USAGE
+	      "  -o, --output FILE  where to write the archive\n" HW_ROOT_USAGE
 	      "  -h, --help         this text\n"
 	      "\n"
 	      "Exit: 0 written, 1 a read or write failed (named, e.g. \"No space left on device\";\n"
@@ -502,7 +516,10 @@ static void usage(FILE *f)
 int snapshot_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' }, HW_ROOT_LONGOPTS, { "help", no_argument, NULL, 'h' }, {},
+		{ "output", required_argument, NULL, 'o' },
+		HW_ROOT_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{},
 	};
 	const char *out = NULL;
 	struct hw_roots roots = { 0 };
@@ -527,27 +544,30 @@ int snapshot_main(int argc, char **argv)
 		}
 	}
 	if (!out || optind < argc) {
-		fprintf(stderr, "rdmak snapshot: %s\n", out ? "unexpected argument" : "-o FILE is required");
+		fprintf(stderr, "rdmak snapshot: %s\n",
+			out ? "unexpected argument" : "-o FILE is required");
 		return SNAPSHOT_EXIT_USAGE;
 	}
 	if ((r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing))) < 0) {
-		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", missing, strerror(-r));
+		fprintf(stderr, "rdmak snapshot: cannot open sysfs root %s: %s\n", missing,
+			strerror(-r));
 		return SNAPSHOT_EXIT_IO;
 	}
 	hw_ctx_set_recorder(ctx, recorder, &s);
 	if ((r = hw_load(ctx, HW_LOAD_ALL, &node, &err)) < 0) {
-		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx), err.path, hw_strerror(err.err ? err.err : -r));
+		fprintf(stderr, "rdmak snapshot: cannot read %s/%s: %s\n", hw_ctx_sysfs(ctx),
+			err.path, hw_strerror(err.err ? err.err : -r));
 		goto out;
 	}
 	/* a port file that could not be read or parsed is what a bug report needs: captured as it
 	 * is (rdmak list on the snapshot names it the same way), said here */
 	HW_NODE_FOREACH_PORT(node, p)
-		for (size_t i = 0; i < p->n_errors; i++) {
-			char msg[PATH_MAX + 128];
+	for (size_t i = 0; i < p->n_errors; i++) {
+		char msg[PATH_MAX + 128];
 
-			fprintf(stderr, "rdmak snapshot: warning: %s (captured as it is)\n",
-				hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
-		}
+		fprintf(stderr, "rdmak snapshot: warning: %s (captured as it is)\n",
+			hw_attr_error_str(p, &p->errors[i], hw_ctx_sysfs(ctx), msg, sizeof(msg)));
+	}
 	/* what bench's ceiling model reads on demand, so `rdmak bench judge --root` works on the
 	 * snapshot: each function's PCIe link and its bridges', and which GPUs have a device node */
 	for (size_t i = 0; i < node->n_pci; i++) {
@@ -560,7 +580,8 @@ int snapshot_main(int argc, char **argv)
 
 			(void)hw_pci_read_link(ctx, node->pci[i].path[k], &l);
 			/* the bridges' config space, where the doctor's gpudirect.acs reads ACS control */
-			snprintf(cfg_path, sizeof(cfg_path), "bus/pci/devices/%s/config", node->pci[i].path[k]);
+			snprintf(cfg_path, sizeof(cfg_path), "bus/pci/devices/%s/config",
+				 node->pci[i].path[k]);
 			(void)hw_ctx_read(ctx, HW_ROOT_SYSFS, cfg_path, cfg, sizeof(cfg));
 		}
 	}
@@ -594,7 +615,8 @@ int snapshot_main(int argc, char **argv)
 		fprintf(stderr, "rdmak snapshot: writing %s: %s\n", out, why ? why : strerror(-r));
 		goto out;
 	}
-	fprintf(stderr, "rdmak snapshot: wrote %s: %zu entries (%zu RDMA devices, %zu netdevs, %zu PCI functions)\n",
+	fprintf(stderr,
+		"rdmak snapshot: wrote %s: %zu entries (%zu RDMA devices, %zu netdevs, %zu PCI functions)\n",
 		out, s.n, node->n_rdma, node->n_netdevs, node->n_pci);
 	rc = SNAPSHOT_EXIT_OK;
 out:

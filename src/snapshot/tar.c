@@ -7,8 +7,10 @@
 #include <string.h>
 
 struct ustar {
-	char name[100], mode[8], uid[8], gid[8], size[12], mtime[12], chksum[8], typeflag, linkname[100];
-	char magic[6], version[2], uname[32], gname[32], devmajor[8], devminor[8], prefix[155], pad[12];
+	char name[100], mode[8], uid[8], gid[8], size[12], mtime[12], chksum[8], typeflag,
+		linkname[100];
+	char magic[6], version[2], uname[32], gname[32], devmajor[8], devminor[8], prefix[155],
+		pad[12];
 };
 _Static_assert(sizeof(struct ustar) == 512, "ustar header is one block");
 
@@ -117,11 +119,14 @@ int snapshot_tar_write(FILE *f, const struct tar_entry *e)
 		if (long_name) {
 			memset(h.name, 0, sizeof(h.name));
 			memset(h.prefix, 0, sizeof(h.prefix));
-			memcpy(h.name, e->path, sizeof(h.name) - 1); /* readers that ignore pax see a truncated name */
+			memcpy(h.name, e->path,
+			       sizeof(h.name) -
+				       1); /* readers that ignore pax see a truncated name */
 		}
 	}
 	if (e->linkname)
-		memcpy(h.linkname, e->linkname, long_link ? sizeof(h.linkname) - 1 : strlen(e->linkname));
+		memcpy(h.linkname, e->linkname,
+		       long_link ? sizeof(h.linkname) - 1 : strlen(e->linkname));
 	checksum(&h);
 	if ((r = write_padded(f, &h, sizeof(h))) < 0)
 		return r;

@@ -8,13 +8,13 @@
 #include <stdio.h>
 
 struct tar_entry {
-	const char *path;     /* relative, no leading '/' */
-	char type;            /* '0' file, '2' symlink, '3' char device, '5' directory */
-	unsigned mode;        /* permission bits */
+	const char *path; /* relative, no leading '/' */
+	char type;	  /* '0' file, '2' symlink, '3' char device, '5' directory */
+	unsigned mode;	  /* permission bits */
 	unsigned uid, gid;
 	const char *linkname; /* symlinks */
 	unsigned devmajor, devminor;
-	const void *data;     /* files */
+	const void *data; /* files */
 	size_t size;
 	long long mtime;
 };

@@ -252,7 +252,8 @@ static int create_temp(int dfd, const char *base, mode_t mode, char *tmp, size_t
 			rnd = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
 		if (snprintf(tmp, n, ".%s.%08x.tmp", base, rnd) >= (int)n)
 			return -ENAMETOOLONG;
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			    mode & 07777);
 		if (fd < 0) {
 			if (errno != EEXIST)
 				return -errno;
@@ -277,7 +278,8 @@ static bool temp_name(const char *name, const char *base)
 {
 	size_t l = strlen(name), bl;
 
-	if (l < 1 + 1 + 1 + 8 + 4 || name[0] != '.' || strcmp(name + l - 4, ".tmp") || name[l - 13] != '.')
+	if (l < 1 + 1 + 1 + 8 + 4 || name[0] != '.' || strcmp(name + l - 4, ".tmp") ||
+	    name[l - 13] != '.')
 		return false;
 	for (size_t i = l - 12; i < l - 4; i++)
 		if (!strchr("0123456789abcdef", name[i]))
@@ -289,7 +291,8 @@ static bool temp_name(const char *name, const char *base)
 /* Remove the temp file name of dfd if no writer holds it: 1 removed, 0 kept, -errno. */
 static int remove_if_stale(int dfd, const char *name)
 {
-	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	_cleanup_close_ int fd =
+		openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	struct stat st, now;
 
 	if (fd < 0)

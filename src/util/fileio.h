@@ -31,7 +31,8 @@ int fileio_check_regular(int fd);
 /* fileio_list_dir() flags */
 enum {
 	FILEIO_LIST_NO_HIDDEN = 1 << 0, /* leave out every name that starts with '.' */
-	FILEIO_LIST_REGULAR = 1 << 1,   /* regular files only (d_type; fstatat where it says nothing) */
+	FILEIO_LIST_REGULAR =
+		1 << 1, /* regular files only (d_type; fstatat where it says nothing) */
 };
 /* The names in the open directory fd (readable, not O_PATH; read from its current position,
  * not closed), "." and ".." left out, sorted by strcmp: a strv (util/strv.h) and its length.

@@ -36,7 +36,8 @@ static bool openat2_usable(void)
 /* fd, -errno, or -ENOSYS when openat2 cannot be used here */
 static int try_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)
 {
-	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve };
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
+				.resolve = resolve };
 
 	if (!openat2_usable())
 		return -ENOSYS;

@@ -78,8 +78,8 @@ int spawn_start(const struct spawn_opts *o, pid_t *pid)
 	if (!r)
 		r = posix_spawnattr_setflags(&at, flags);
 	if (!r)
-		r = (o->search_path ? posix_spawnp : posix_spawn)(pid, o->path ? o->path : o->argv[0],
-								  &fa, &at, o->argv, envp);
+		r = (o->search_path ? posix_spawnp : posix_spawn)(
+			pid, o->path ? o->path : o->argv[0], &fa, &at, o->argv, envp);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	return -r;

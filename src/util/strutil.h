@@ -20,7 +20,8 @@ int str_natcmp(const char *a, const char *b);
 bool str_is_safe_name(const char *s, size_t max);
 /* Append a printf-formatted item to the malloc'd string *s (NULL: empty), with sep before it
  * unless *s is empty: the one way to build "a, b, c" lists. 0 or -ENOMEM (*s unchanged). */
-int str_append_sep(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int str_append_sep(char **s, const char *sep, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Whether s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
 bool str_is_utf8(const char *s);
 /* A malloc'd copy of s in which every byte that is not part of a valid UTF-8 sequence is

@@ -10,7 +10,10 @@
 
 /* Free each string and the array. NULL is fine. */
 void strv_free(char **v);
-static inline void strv_freep(char ***v) { strv_free(*v); }
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
 #define _cleanup_strv_free_ __attribute__((cleanup(strv_freep)))
 
 size_t strv_length(char *const *v);

@@ -20,10 +20,10 @@ enum undo_kind { UNDO_NUMVFS, UNDO_MTU, UNDO_DOWN, UNDO_GUID, UNDO_UNBIND };
 struct undo {
 	enum undo_kind kind;
 	const char *bdf, *netdev;
-	long long value;            /* UNDO_GUID: the VF index */
+	long long value;	       /* UNDO_GUID: the VF index */
 	uint64_t node_guid, port_guid; /* UNDO_GUID: what the PF reported before the change */
-	char vf[32];                /* UNDO_UNBIND: the VF's PCI address */
-	uint64_t had_driver[4];     /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
+	char vf[32];		       /* UNDO_UNBIND: the VF's PCI address */
+	uint64_t had_driver[4];	       /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
 };
 
 struct run {
@@ -31,13 +31,14 @@ struct run {
 	struct nl_rt *rt;
 	const struct vf_apply_opts *o;
 	struct vf_apply_report *rep;
-	struct undo *undo;          /* grows: a GUID step pushes one per VF (up to 127 on mlx5) */
+	struct undo *undo; /* grows: a GUID step pushes one per VF (up to 127 on mlx5) */
 	size_t n_undo;
-	const char *guids_of;       /* the PF whose VFs' GUIDs this run changed (their drivers must
+	const char *guids_of; /* the PF whose VFs' GUIDs this run changed (their drivers must
 	                             * probe them again); steps run PF by PF */
 };
 
-static int report(struct vf_apply_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int report(struct vf_apply_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static int report(struct vf_apply_report *rep, const char *fmt, ...)
 {
 	va_list ap;
@@ -108,14 +109,17 @@ static int wait_vfs(struct run *x, const char *bdf, long long n)
 			snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld", bdf, i);
 			bool ok = exists(x->ctx, path);
 			if (ok && probe) {
-				snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld/net", bdf, i);
+				snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld/net",
+					 bdf, i);
 				ok = exists(x->ctx, path);
 			}
 			if (ok)
 				break;
 			if (now_ms() > deadline)
-				return report(x->rep, "%s: VF %lld did not appear (%s) within %d ms", bdf, i,
-					      probe ? "virtfn link and netdev" : "virtfn link", x->o->timeout_ms) < 0
+				return report(x->rep,
+					      "%s: VF %lld did not appear (%s) within %d ms", bdf,
+					      i, probe ? "virtfn link and netdev" : "virtfn link",
+					      x->o->timeout_ms) < 0
 					       ? -ENOMEM
 					       : -ETIMEDOUT;
 			usleep(20 * 1000);
@@ -134,7 +138,8 @@ static int push(struct run *x, const struct undo *u)
 	return 0;
 }
 
-static int push_undo(struct run *x, enum undo_kind k, const char *bdf, const char *netdev, long long v)
+static int push_undo(struct run *x, enum undo_kind k, const char *bdf, const char *netdev,
+		     long long v)
 {
 	return push(x, &(struct undo){ .kind = k, .bdf = bdf, .netdev = netdev, .value = v });
 }
@@ -182,13 +187,19 @@ static int set_guids(struct run *x, const json_t *pf, long long vfs)
 		while (k < n_old && old[k].vf != (uint32_t)i)
 			k++;
 		if (k == n_old)
-			r = report(x->rep, "%s: VF %lld: the PF does not report its GUIDs: undo cannot restore them",
-				   netdev, i);
+			r = report(
+				x->rep,
+				"%s: VF %lld: the PF does not report its GUIDs: undo cannot restore them",
+				netdev, i);
 		else
 			/* saved before the change: a VF whose node GUID is set and port GUID fails
 			 * still gets both back */
-			r = push(x, &(struct undo){ .kind = UNDO_GUID, .bdf = bdf, .netdev = netdev, .value = i,
-						   .node_guid = old[k].node_guid, .port_guid = old[k].port_guid });
+			r = push(x, &(struct undo){ .kind = UNDO_GUID,
+						    .bdf = bdf,
+						    .netdev = netdev,
+						    .value = i,
+						    .node_guid = old[k].node_guid,
+						    .port_guid = old[k].port_guid });
 		if (r >= 0)
 			r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)i, v, v);
 	}
@@ -205,7 +216,8 @@ static int restore_guid(struct run *x, const struct undo *u)
 	if (r == 0)
 		r = -ENODEV;
 	if (r >= 0)
-		r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)u->value, u->node_guid, u->port_guid);
+		r = nl_link_set_vf_guid(x->rt, l.ifindex, (uint32_t)u->value, u->node_guid,
+					u->port_guid);
 	return r;
 }
 
@@ -214,7 +226,8 @@ static int vf_address(struct run *x, const char *pf, long long i, char *ret, siz
 {
 	char path[96], target[256];
 	snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld", pf, i);
-	ssize_t n = readlinkat(hw_ctx_root_fd(x->ctx, HW_ROOT_SYSFS), path, target, sizeof(target) - 1);
+	ssize_t n =
+		readlinkat(hw_ctx_root_fd(x->ctx, HW_ROOT_SYSFS), path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return n < 0 ? -errno : -ENOENT;
 	target[n] = '\0';
@@ -233,7 +246,8 @@ static int wait_bound(struct run *x, const char *vf)
 	char drv[96], net[96];
 	snprintf(drv, sizeof(drv), "bus/pci/devices/%s/driver", vf);
 	snprintf(net, sizeof(net), "bus/pci/devices/%s/net", vf);
-	for (long long deadline = now_ms() + x->o->timeout_ms; !exists(x->ctx, drv) || !exists(x->ctx, net);) {
+	for (long long deadline = now_ms() + x->o->timeout_ms;
+	     !exists(x->ctx, drv) || !exists(x->ctx, net);) {
 		if (now_ms() > deadline)
 			return -ETIMEDOUT;
 		usleep(20 * 1000);
@@ -278,14 +292,17 @@ static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, 
 		if (!exists(x->ctx, path)) {
 			struct undo u = { .kind = UNDO_UNBIND, .bdf = pf };
 			snprintf(u.vf, sizeof(u.vf), "%s", vf);
-			if ((r = bind_vf(x, vf)) >= 0 && (r = push(x, &u)) >= 0 && (r = wait_bound(x, vf)) >= 0)
+			if ((r = bind_vf(x, vf)) >= 0 && (r = push(x, &u)) >= 0 &&
+			    (r = wait_bound(x, vf)) >= 0)
 				(*ret_bound)++;
 		} else if (x->guids_of && !strcmp(x->guids_of, pf)) {
-			if ((r = unbind_vf(x, vf)) >= 0 && (r = bind_vf(x, vf)) >= 0 && (r = wait_bound(x, vf)) >= 0)
+			if ((r = unbind_vf(x, vf)) >= 0 && (r = bind_vf(x, vf)) >= 0 &&
+			    (r = wait_bound(x, vf)) >= 0)
 				(*ret_rebound)++;
 		}
 		if (r < 0)
-			report(x->rep, "%s: VF %lld (%s): %s: %s", pf, i, vf, r == -ETIMEDOUT ? "no driver and netdev after the bind" : "bind",
+			report(x->rep, "%s: VF %lld (%s): %s: %s", pf, i, vf,
+			       r == -ETIMEDOUT ? "no driver and netdev after the bind" : "bind",
 			       strerror(-r));
 	}
 	return r;
@@ -296,7 +313,8 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 	const char *bdf = json_string_value(json_object_get(pf, "pf"));
 	const char *netdev = json_string_value(json_object_get(pf, "netdev"));
 	const char *action = json_string_value(json_object_get(s, "action"));
-	long long from = json_integer_value(json_object_get(s, "from")), to = json_integer_value(json_object_get(s, "to"));
+	long long from = json_integer_value(json_object_get(s, "from")),
+		  to = json_integer_value(json_object_get(s, "to"));
 	int r;
 	if (!strcmp(action, "sriov_numvfs")) {
 		/* undo of a write to 0 is the number it had, and the VFs bound then bound again (with
@@ -304,12 +322,16 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 		struct undo u = { .kind = UNDO_NUMVFS, .bdf = bdf, .value = from };
 		for (long long i = 0; i < from && i < 256; i++) {
 			char vf[32], path[96];
-			snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld/driver", bdf, i);
+			snprintf(path, sizeof(path), "bus/pci/devices/%s/virtfn%lld/driver", bdf,
+				 i);
 			if (vf_address(x, bdf, i, vf, sizeof(vf)) >= 0 && exists(x->ctx, path))
 				u.had_driver[i / 64] |= UINT64_C(1) << (i % 64);
 		}
 		if ((r = write_numvfs(x, bdf, to)) < 0)
-			return report(x->rep, "%s: sriov_numvfs %lld -> %lld: %s", bdf, from, to, strerror(-r)) < 0 ? -ENOMEM : r;
+			return report(x->rep, "%s: sriov_numvfs %lld -> %lld: %s", bdf, from, to,
+				      strerror(-r)) < 0
+				       ? -ENOMEM
+				       : r;
 		if ((r = push(x, &u)) < 0)
 			return r;
 		if (to > 0 && (r = wait_vfs(x, bdf, to)) < 0)
@@ -318,14 +340,18 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 	}
 	if (!strcmp(action, "mtu")) {
 		if ((r = link_change(x, netdev, (unsigned)to, -1)) < 0)
-			return report(x->rep, "%s: mtu %lld -> %lld: %s", netdev, from, to, strerror(-r)) < 0 ? -ENOMEM : r;
+			return report(x->rep, "%s: mtu %lld -> %lld: %s", netdev, from, to,
+				      strerror(-r)) < 0
+				       ? -ENOMEM
+				       : r;
 		if ((r = push_undo(x, UNDO_MTU, bdf, netdev, from)) < 0)
 			return r;
 		return report(x->rep, "%s: mtu %lld -> %lld", netdev, from, to);
 	}
 	if (!strcmp(action, "link-up")) {
 		if ((r = link_change(x, netdev, 0, 1)) < 0)
-			return report(x->rep, "%s: link up: %s", netdev, strerror(-r)) < 0 ? -ENOMEM : r;
+			return report(x->rep, "%s: link up: %s", netdev, strerror(-r)) < 0 ? -ENOMEM
+											   : r;
 		if ((r = push_undo(x, UNDO_DOWN, bdf, netdev, 0)) < 0)
 			return r;
 		return report(x->rep, "%s: link up", netdev);
@@ -334,7 +360,10 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 		long long n = json_integer_value(json_object_get(pf, "want_numvfs"));
 		x->guids_of = bdf;
 		if ((r = set_guids(x, pf, n)) < 0)
-			return report(x->rep, "%s: GUIDs of %lld VFs: %s", netdev, n, strerror(-r)) < 0 ? -ENOMEM : r;
+			return report(x->rep, "%s: GUIDs of %lld VFs: %s", netdev, n,
+				      strerror(-r)) < 0
+				       ? -ENOMEM
+				       : r;
 		return report(x->rep, "%s: GUIDs of %lld VFs set", netdev, n);
 	}
 	if (!strcmp(action, "vf-bind")) {
@@ -342,8 +371,9 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 		int bound, rebound;
 		if ((r = bind_vfs(x, bdf, n, &bound, &rebound)) < 0)
 			return r;
-		return report(x->rep, "%s: %d VFs bound to their driver, %d bound again after their GUIDs", bdf, bound,
-			      rebound);
+		return report(x->rep,
+			      "%s: %d VFs bound to their driver, %d bound again after their GUIDs",
+			      bdf, bound, rebound);
 	}
 	return -EINVAL;
 }
@@ -368,26 +398,29 @@ static void undo_all(struct run *x)
 				if (!exists(x->ctx, path) && (r = bind_vf(x, vf)) >= 0)
 					r = wait_bound(x, vf);
 			}
-			report(x->rep, "undo: %s: sriov_numvfs back to %lld%s%s", u->bdf, u->value, r < 0 ? ": " : "",
-			       r < 0 ? strerror(-r) : "");
+			report(x->rep, "undo: %s: sriov_numvfs back to %lld%s%s", u->bdf, u->value,
+			       r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 			break;
 		case UNDO_MTU:
 			r = link_change(x, u->netdev, (unsigned)u->value, -1);
-			report(x->rep, "undo: %s: mtu back to %lld%s%s", u->netdev, u->value, r < 0 ? ": " : "",
-			       r < 0 ? strerror(-r) : "");
+			report(x->rep, "undo: %s: mtu back to %lld%s%s", u->netdev, u->value,
+			       r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 			break;
 		case UNDO_DOWN:
 			r = link_change(x, u->netdev, 0, 0);
-			report(x->rep, "undo: %s: link down%s%s", u->netdev, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+			report(x->rep, "undo: %s: link down%s%s", u->netdev, r < 0 ? ": " : "",
+			       r < 0 ? strerror(-r) : "");
 			break;
 		case UNDO_UNBIND:
 			r = unbind_vf(x, u->vf);
-			report(x->rep, "undo: %s: VF %s unbound%s%s", u->bdf, u->vf, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+			report(x->rep, "undo: %s: VF %s unbound%s%s", u->bdf, u->vf,
+			       r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 			break;
 		case UNDO_GUID:
 			r = restore_guid(x, u);
-			report(x->rep, "undo: %s: VF %lld GUIDs back to %016llx/%016llx%s%s", u->netdev, u->value,
-			       (unsigned long long)u->node_guid, (unsigned long long)u->port_guid, r < 0 ? ": " : "",
+			report(x->rep, "undo: %s: VF %lld GUIDs back to %016llx/%016llx%s%s",
+			       u->netdev, u->value, (unsigned long long)u->node_guid,
+			       (unsigned long long)u->port_guid, r < 0 ? ": " : "",
 			       r < 0 ? strerror(-r) : "");
 			break;
 		}
@@ -395,7 +428,8 @@ static void undo_all(struct run *x)
 	}
 }
 
-int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *o, struct vf_apply_report *rep)
+int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *o,
+	     struct vf_apply_report *rep)
 {
 	struct run x = { .ctx = ctx, .o = o, .rep = rep };
 	size_t i, k;
@@ -403,22 +437,27 @@ int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts 
 	int r = 0;
 	*rep = (struct vf_apply_report){ .result = VF_APPLY_NOTHING };
 	/* refuse before touching anything: a sriov_numvfs change removes every VF of the PF */
-	json_array_foreach(json_object_get(plan, "pfs"), i, pf) {
+	json_array_foreach(json_object_get(plan, "pfs"), i, pf)
+	{
 		bool numvfs = false;
-		json_array_foreach(json_object_get(pf, "steps"), k, s)
-			numvfs |= !strcmp(json_string_value(json_object_get(s, "action")), "sriov_numvfs") &&
-				  !strcmp(json_string_value(json_object_get(s, "when")), "live");
+		json_array_foreach(json_object_get(pf, "steps"), k, s) numvfs |=
+			!strcmp(json_string_value(json_object_get(s, "action")), "sriov_numvfs") &&
+			!strcmp(json_string_value(json_object_get(s, "when")), "live");
 		json_t *h;
-		json_array_foreach(json_object_get(pf, "holders"), k, h) {
+		json_array_foreach(json_object_get(pf, "holders"), k, h)
+		{
 			if (!numvfs)
 				break;
 			const char *pod = json_string_value(json_object_get(h, "pod"));
 			r = report(rep, "%s: VF %lld (%s) is held by pod %s%s%s container %s%s",
-				   json_string_value(json_object_get(pf, "pf")), json_integer_value(json_object_get(h, "vf_index")),
+				   json_string_value(json_object_get(pf, "pf")),
+				   json_integer_value(json_object_get(h, "vf_index")),
 				   json_string_value(json_object_get(h, "vf")),
-				   pod ? json_string_value(json_object_get(h, "namespace")) : "", pod ? "/" : "",
+				   pod ? json_string_value(json_object_get(h, "namespace")) : "",
+				   pod ? "/" : "",
 				   pod ? pod : json_string_value(json_object_get(h, "pod_uid")),
-				   json_string_value(json_object_get(h, "container")), o->force ? " (--force: removed)" : "");
+				   json_string_value(json_object_get(h, "container")),
+				   o->force ? " (--force: removed)" : "");
 			if (r < 0)
 				return r;
 			if (!o->force)
@@ -427,13 +466,19 @@ int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts 
 	}
 	if (rep->result == VF_APPLY_REFUSED)
 		return 0;
-	json_array_foreach(json_object_get(plan, "pfs"), i, pf) {
-		json_array_foreach(json_object_get(pf, "steps"), k, s) {
+	json_array_foreach(json_object_get(plan, "pfs"), i, pf)
+	{
+		json_array_foreach(json_object_get(pf, "steps"), k, s)
+		{
 			const char *when = json_string_value(json_object_get(s, "when"));
 			if (strcmp(when, "live")) {
 				if (!strcmp(when, "reboot") &&
-				    (r = report(rep, "%s: reboot needed: %s", json_string_value(json_object_get(pf, "pf")),
-						json_string_value(json_object_get(s, json_object_get(s, "command") ? "command" : "note")))) < 0)
+				    (r = report(rep, "%s: reboot needed: %s",
+						json_string_value(json_object_get(pf, "pf")),
+						json_string_value(json_object_get(
+							s, json_object_get(s, "command")
+								   ? "command"
+								   : "note")))) < 0)
 					goto fail;
 				rep->reboot = true;
 				continue;

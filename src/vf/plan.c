@@ -19,7 +19,8 @@ static bool node_selected(const struct vf_policy *p, const json_t *labels)
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach(p->node_selector, k, v) {
+	json_object_foreach(p->node_selector, k, v)
+	{
 		json_t *have = labels ? json_object_get(labels, k) : NULL;
 		if (!have || strcmp(json_string_value(have), json_string_value(v)))
 			return false;
@@ -78,9 +79,12 @@ static bool nic_selected(const struct vf_policy *p, const struct hw_pci *pf)
 
 static int cmp_policy(const void *a, const void *b)
 {
-	const struct vf_policy *x = *(const struct vf_policy *const *)a, *y = *(const struct vf_policy *const *)b;
+	const struct vf_policy *x = *(const struct vf_policy *const *)a,
+			       *y = *(const struct vf_policy *const *)b;
 	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1; /* the lowest priority first: the last one wins */
+		return x->priority > y->priority
+			       ? -1
+			       : 1; /* the lowest priority first: the last one wins */
 	return strcmp(x->name, y->name);
 }
 
@@ -93,17 +97,22 @@ static bool overlaps(const struct vf_group *a, const struct vf_group *b)
 static void merge(const struct vf_target *old, struct vf_target *t, bool equal_priority)
 {
 	bool merged = false;
-	for (size_t i = 0; i < old->n_groups && t->n_groups < sizeof(t->groups) / sizeof(t->groups[0]); i++) {
+	for (size_t i = 0;
+	     i < old->n_groups && t->n_groups < sizeof(t->groups) / sizeof(t->groups[0]); i++) {
 		const struct vf_group *g = &old->groups[i];
-		if (!strcmp(g->resource_name, t->groups[0].resource_name) || overlaps(g, &t->groups[0])) {
-			if (strcmp(g->policy, t->groups[0].policy) && t->n_overridden < sizeof(t->overridden) / sizeof(t->overridden[0]))
+		if (!strcmp(g->resource_name, t->groups[0].resource_name) ||
+		    overlaps(g, &t->groups[0])) {
+			if (strcmp(g->policy, t->groups[0].policy) &&
+			    t->n_overridden < sizeof(t->overridden) / sizeof(t->overridden[0]))
 				t->overridden[t->n_overridden++] = g->policy;
 			continue;
 		}
 		t->groups[t->n_groups++] = *g;
 		merged = true;
 	}
-	for (size_t i = 0; i < old->n_overridden && t->n_overridden < sizeof(t->overridden) / sizeof(t->overridden[0]); i++)
+	for (size_t i = 0; i < old->n_overridden &&
+			   t->n_overridden < sizeof(t->overridden) / sizeof(t->overridden[0]);
+	     i++)
 		t->overridden[t->n_overridden++] = old->overridden[i];
 	if (!equal_priority && !merged)
 		return;
@@ -133,18 +142,26 @@ int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const 
 		bool equal = i > 0 && sorted[i - 1]->priority == p->priority;
 		for (size_t k = 0; k < node->n_pci; k++) {
 			const struct hw_pci *pf = &node->pci[k];
-			if (pf->sriov_totalvfs < 0 || pf->physfn || !nic_selected(p, pf) || p->num_vfs <= 0)
+			if (pf->sriov_totalvfs < 0 || pf->physfn || !nic_selected(p, pf) ||
+			    p->num_vfs <= 0)
 				continue;
-			struct vf_target nt = { .pf = pf, .pf_name = pf_name(pf), .policy = p->name,
-						.num_vfs = p->num_vfs, .mtu = p->mtu, .link_type = p->link_type,
+			struct vf_target nt = { .pf = pf,
+						.pf_name = pf_name(pf),
+						.policy = p->name,
+						.num_vfs = p->num_vfs,
+						.mtu = p->mtu,
+						.link_type = p->link_type,
 						.n_groups = 1 };
 			int first = 0, last = (int)p->num_vfs - 1;
 			if (pf_name_entry(p, nt.pf_name, &first, &last) && first < 0) {
 				first = 0;
 				last = (int)p->num_vfs - 1;
 			}
-			nt.groups[0] = (struct vf_group){ .policy = p->name, .resource_name = p->resource_name,
-							  .first = first, .last = last, .is_rdma = p->is_rdma };
+			nt.groups[0] = (struct vf_group){ .policy = p->name,
+							  .resource_name = p->resource_name,
+							  .first = first,
+							  .last = last,
+							  .is_rdma = p->is_rdma };
 			size_t j;
 			for (j = 0; j < n && t[j].pf != pf; j++)
 				;
@@ -169,7 +186,8 @@ struct entry {
 };
 
 static const struct dispatch_field entry_fields[] = {
-	DISPATCH_FIELD("PodUID", JSON_STRING, NULL, offsetof(struct entry, pod), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("PodUID", JSON_STRING, NULL, offsetof(struct entry, pod),
+		       DISPATCH_MANDATORY),
 	DISPATCH_FIELD("ContainerName", JSON_STRING, NULL, offsetof(struct entry, container), 0),
 	DISPATCH_FIELD("ResourceName", JSON_STRING, NULL, offsetof(struct entry, resource), 0),
 	DISPATCH_FIELD("DeviceIDs", DISPATCH_ANY, NULL, offsetof(struct entry, ids), 0),
@@ -196,7 +214,8 @@ static int add_ids(struct vf_holders *h, const struct entry *e, json_t *ids)
 {
 	json_t *v;
 	size_t i;
-	json_array_foreach(ids, i, v) {
+	json_array_foreach(ids, i, v)
+	{
 		if (json_is_string(v)) {
 			int r = add_holder(h, e, json_string_value(v));
 			if (r < 0)
@@ -206,7 +225,8 @@ static int add_ids(struct vf_holders *h, const struct entry *e, json_t *ids)
 	return 0;
 }
 
-static int read_entry(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i, void *userdata)
+static int read_entry(struct dispatch_ctx *c, const char *path, json_t *elem, size_t i,
+		      void *userdata)
 {
 	struct entry e = {};
 	int r = dispatch_run(c, path, elem, entry_fields, DISPATCH_UNKNOWN_ALLOW, &e);
@@ -217,8 +237,7 @@ static int read_entry(struct dispatch_ctx *c, const char *path, json_t *elem, si
 	const char *numa;
 	json_t *list;
 	json_object_foreach(e.ids, numa, list) /* since 1.20: by NUMA node */
-		if ((r = add_ids(userdata, &e, list)) < 0)
-			return r;
+		if ((r = add_ids(userdata, &e, list)) < 0) return r;
 	return 0;
 }
 
@@ -234,9 +253,11 @@ int vf_holders_from_pod_resources(const struct kubelet_pod_devices *d, struct vf
 			}
 			h.h = g;
 			struct vf_holder *x = &h.h[h.n++];
-			*x = (struct vf_holder){ .ns = strdup(d->v[i].namespace_), .pod = strdup(d->v[i].pod),
+			*x = (struct vf_holder){ .ns = strdup(d->v[i].namespace_),
+						 .pod = strdup(d->v[i].pod),
 						 .container = strdup(d->v[i].container),
-						 .resource = strdup(d->v[i].resource), .device = strdup(d->v[i].ids[k]) };
+						 .resource = strdup(d->v[i].resource),
+						 .device = strdup(d->v[i].ids[k]) };
 			if (!x->ns || !x->pod || !x->container || !x->resource || !x->device) {
 				vf_holders_clear(&h);
 				return -ENOMEM;
@@ -288,7 +309,8 @@ void vf_holders_clear(struct vf_holders *h)
 
 uint64_t vf_guid(uint64_t pf_guid, unsigned index)
 {
-	return (UINT64_C(0x02) << 56) | ((uint64_t)((index + 1) & 0xffff) << 40) | (pf_guid & UINT64_C(0xffffffffff));
+	return (UINT64_C(0x02) << 56) | ((uint64_t)((index + 1) & 0xffff) << 40) |
+	       (pf_guid & UINT64_C(0xffffffffff));
 }
 
 int vf_guid_parse(const char *s, uint64_t *ret)
@@ -313,7 +335,8 @@ static int guids_to_set(const struct hw_pci *pf, long long want)
 		const struct hw_pci *v = pf->vfs[k];
 		if (v->vf_index < 0 || v->vf_index >= want)
 			continue;
-		if (!v->n_rdma || vf_guid_parse(v->rdma[0]->node_guid, &g) < 0 || g != vf_guid(pg, (unsigned)v->vf_index))
+		if (!v->n_rdma || vf_guid_parse(v->rdma[0]->node_guid, &g) < 0 ||
+		    g != vf_guid(pg, (unsigned)v->vf_index))
 			n++;
 	}
 	return n;
@@ -324,7 +347,8 @@ static int unbound_vfs(const struct hw_pci *pf, long long want)
 {
 	int n = 0;
 	for (size_t k = 0; k < pf->n_vfs; k++)
-		n += pf->vfs[k]->vf_index >= 0 && pf->vfs[k]->vf_index < want && !pf->vfs[k]->driver[0];
+		n += pf->vfs[k]->vf_index >= 0 && pf->vfs[k]->vf_index < want &&
+		     !pf->vfs[k]->driver[0];
 	return n;
 }
 
@@ -339,11 +363,13 @@ static enum vf_link_type current_link(const struct hw_pci *pf)
 				return ll == HW_LINK_IB ? VF_LINK_IB : VF_LINK_ETH;
 		}
 	if (pf->n_netdevs)
-		return pf->netdevs[0]->type == 32 ? VF_LINK_IB : VF_LINK_ETH; /* ARPHRD_INFINIBAND */
+		return pf->netdevs[0]->type == 32 ? VF_LINK_IB
+						  : VF_LINK_ETH; /* ARPHRD_INFINIBAND */
 	return VF_LINK_UNSET;
 }
 
-int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf, size_t len)
+int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf,
+			 size_t len)
 {
 	int n = snprintf(buf, len, "mlxconfig -d %s set", t->pf->bdf);
 	if (need_vfs)
@@ -351,14 +377,16 @@ int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_lin
 	if (need_link) {
 		/* a dual-port ConnectX has one PF per port: function 0 is port 1 */
 		unsigned fn = (unsigned)(t->pf->bdf[strlen(t->pf->bdf) - 1] - '0');
-		n += snprintf(buf + n, len - (size_t)n, " LINK_TYPE_P%u=%d", fn + 1, t->link_type == VF_LINK_IB ? 1 : 2);
+		n += snprintf(buf + n, len - (size_t)n, " LINK_TYPE_P%u=%d", fn + 1,
+			      t->link_type == VF_LINK_IB ? 1 : 2);
 	}
 	if (!need_vfs && !need_link)
 		buf[0] = '\0';
 	return n < 0 || (size_t)n >= len ? -ENOBUFS : 0;
 }
 
-static int step(json_t *steps, const char *when, const char *action, const char *reason, json_t *extra)
+static int step(json_t *steps, const char *when, const char *action, const char *reason,
+		json_t *extra)
 {
 	json_t *s = json_pack("{s:s, s:s, s:s}", "when", when, "action", action, "reason", reason);
 	if (s && extra && json_object_update(s, extra) < 0) {
@@ -378,12 +406,13 @@ static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_
 		for (size_t k = 0; k < pf->n_vfs; k++) {
 			if (strcmp(h->h[i].device, pf->vfs[k]->bdf))
 				continue;
-			int r = doc_append(a, json_pack("{s:o?, s:o?, s:o?, s:o, s:o, s:s, s:i}", "pod_uid",
-							doc_string(h->h[i].pod_uid), "namespace", doc_string(h->h[i].ns),
-							"pod", doc_string(h->h[i].pod), "container",
-							doc_string(h->h[i].container), "resource",
-							doc_string(h->h[i].resource), "vf", pf->vfs[k]->bdf, "vf_index",
-							pf->vfs[k]->vf_index));
+			int r = doc_append(
+				a, json_pack("{s:o?, s:o?, s:o?, s:o, s:o, s:s, s:i}", "pod_uid",
+					     doc_string(h->h[i].pod_uid), "namespace",
+					     doc_string(h->h[i].ns), "pod", doc_string(h->h[i].pod),
+					     "container", doc_string(h->h[i].container), "resource",
+					     doc_string(h->h[i].resource), "vf", pf->vfs[k]->bdf,
+					     "vf_index", pf->vfs[k]->vf_index));
 			if (r < 0) {
 				json_decref(a);
 				return r;
@@ -393,14 +422,15 @@ static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_
 	return 0;
 }
 
-static int target_json(const struct vf_target *t, const struct vf_holders *holders, json_t **ret, int *live,
-		       int *reboot)
+static int target_json(const struct vf_target *t, const struct vf_holders *holders, json_t **ret,
+		       int *live, int *reboot)
 {
 	const struct hw_pci *pf = t->pf;
 	const struct hw_netdev *nd = pf->n_netdevs ? pf->netdevs[0] : NULL;
 	enum vf_link_type cur_link = current_link(pf);
 	bool need_vfs = t->num_vfs > pf->sriov_totalvfs;
-	bool need_link = t->link_type != VF_LINK_UNSET && cur_link != VF_LINK_UNSET && t->link_type != cur_link;
+	bool need_link = t->link_type != VF_LINK_UNSET && cur_link != VF_LINK_UNSET &&
+			 t->link_type != cur_link;
 	bool is_mlx = pf->vendor == 0x15b3;
 	const char *after = need_vfs || need_link ? "after-reboot" : "live";
 	char cmd[160], reason[256];
@@ -411,26 +441,32 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	if (need_vfs || need_link) {
 		vf_mlxconfig_command(t, need_vfs, need_link, cmd, sizeof(cmd));
 		if (need_vfs)
-			snprintf(reason, sizeof(reason),
-				 "numVfs %lld is above sriov_totalvfs %d, the most the firmware allows now; a "
-				 "firmware setting, read at boot",
-				 t->num_vfs, pf->sriov_totalvfs);
+			snprintf(
+				reason, sizeof(reason),
+				"numVfs %lld is above sriov_totalvfs %d, the most the firmware allows now; a "
+				"firmware setting, read at boot",
+				t->num_vfs, pf->sriov_totalvfs);
 		else
-			snprintf(reason, sizeof(reason), "the port is %s, the policy asks for %s; the link type is a "
+			snprintf(reason, sizeof(reason),
+				 "the port is %s, the policy asks for %s; the link type is a "
 				 "firmware setting, read at boot",
-				 cur_link == VF_LINK_IB ? "ib" : "eth", t->link_type == VF_LINK_IB ? "ib" : "eth");
+				 cur_link == VF_LINK_IB ? "ib" : "eth",
+				 t->link_type == VF_LINK_IB ? "ib" : "eth");
 		r = step(steps, "reboot", "firmware", reason,
 			 is_mlx ? json_pack("{s:s}", "command", cmd)
-				: json_pack("{s:s}", "note", "not a Mellanox/NVIDIA NIC: see its vendor's tool"));
+				: json_pack("{s:s}", "note",
+					    "not a Mellanox/NVIDIA NIC: see its vendor's tool"));
 		(*reboot)++;
 		if (r < 0)
 			goto fail;
 	}
 	if (t->num_vfs != pf->sriov_numvfs) {
 		if (pf->sriov_numvfs > 0) {
-			snprintf(reason, sizeof(reason),
-				 "the kernel refuses a new number while %d VFs are enabled (EBUSY): 0 first%s",
-				 pf->sriov_numvfs, json_array_size(held) ? "; removes VFs that pods hold" : "");
+			snprintf(
+				reason, sizeof(reason),
+				"the kernel refuses a new number while %d VFs are enabled (EBUSY): 0 first%s",
+				pf->sriov_numvfs,
+				json_array_size(held) ? "; removes VFs that pods hold" : "");
 			r = step(steps, after, "sriov_numvfs", reason,
 				 json_pack("{s:i, s:i}", "from", pf->sriov_numvfs, "to", 0));
 			(*live)++;
@@ -438,7 +474,8 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 				goto fail;
 		}
 		if (t->num_vfs > 0) {
-			snprintf(reason, sizeof(reason), "policy %s asks for %lld VFs", t->policy, t->num_vfs);
+			snprintf(reason, sizeof(reason), "policy %s asks for %lld VFs", t->policy,
+				 t->num_vfs);
 			r = step(steps, after, "sriov_numvfs", reason,
 				 json_pack("{s:i, s:I}", "from", 0, "to", (json_int_t)t->num_vfs));
 			(*live)++;
@@ -446,7 +483,8 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 				goto fail;
 		}
 	}
-	if (nd && t->num_vfs > 0 && strcmp(nd->operstate, "up") && strcmp(nd->operstate, "unknown")) {
+	if (nd && t->num_vfs > 0 && strcmp(nd->operstate, "up") &&
+	    strcmp(nd->operstate, "unknown")) {
 		r = step(steps, after, "link-up", "a VF passes no traffic while its PF is down",
 			 json_pack("{s:o}", "netdev", doc_string(nd->name)));
 		(*live)++;
@@ -456,19 +494,24 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	if (nd && t->mtu > 0 && (unsigned)t->mtu != nd->mtu) {
 		snprintf(reason, sizeof(reason), "policy MTU %lld, the PF has %u", t->mtu, nd->mtu);
 		r = step(steps, after, "mtu", reason,
-			 json_pack("{s:o, s:i, s:I}", "netdev", doc_string(nd->name), "from", nd->mtu, "to",
-				   (json_int_t)t->mtu));
+			 json_pack("{s:o, s:i, s:I}", "netdev", doc_string(nd->name), "from",
+				   nd->mtu, "to", (json_int_t)t->mtu));
 		(*live)++;
 		if (r < 0)
 			goto fail;
 	}
-	int stale = t->num_vfs != pf->sriov_numvfs || need_link ? (int)t->num_vfs : guids_to_set(pf, t->num_vfs);
-	bool guids = (t->link_type == VF_LINK_IB || (t->link_type == VF_LINK_UNSET && cur_link == VF_LINK_IB)) && stale;
+	int stale = t->num_vfs != pf->sriov_numvfs || need_link ? (int)t->num_vfs
+								: guids_to_set(pf, t->num_vfs);
+	bool guids = (t->link_type == VF_LINK_IB ||
+		      (t->link_type == VF_LINK_UNSET && cur_link == VF_LINK_IB)) &&
+		     stale;
 	if (guids) {
-		r = step(steps, after, "vf-guids",
-			 stale < 0 ? "the PF's GUID is unreadable: the VFs' GUIDs cannot be derived"
-				   : "InfiniBand VFs without the GUID derived from the PF's GUID and their index (0 until set)",
-			 json_pack("{s:I}", "vfs", (json_int_t)(stale < 0 ? t->num_vfs : stale)));
+		r = step(
+			steps, after, "vf-guids",
+			stale < 0
+				? "the PF's GUID is unreadable: the VFs' GUIDs cannot be derived"
+				: "InfiniBand VFs without the GUID derived from the PF's GUID and their index (0 until set)",
+			json_pack("{s:I}", "vfs", (json_int_t)(stale < 0 ? t->num_vfs : stale)));
 		(*live)++;
 		if (r < 0)
 			goto fail;
@@ -476,11 +519,12 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	/* last, so that a VF's driver probes it with its GUIDs set (mlx5 reads them at probe) */
 	int unbound = t->num_vfs == pf->sriov_numvfs ? unbound_vfs(pf, t->num_vfs) : 0;
 	if (t->num_vfs > 0 && (t->num_vfs != pf->sriov_numvfs || guids || unbound)) {
-		snprintf(reason, sizeof(reason), "%s",
-			 unbound ? "VFs without a driver: bound to it, as sriov_drivers_autoprobe 1 would"
-			 : guids ? "each VF's driver probes it again, after its GUIDs are set (it reads them at probe); a "
-				   "VF without a driver (sriov_drivers_autoprobe 0) is bound"
-				 : "a new VF without a driver (sriov_drivers_autoprobe 0) is bound to it");
+		snprintf(
+			reason, sizeof(reason), "%s",
+			unbound ? "VFs without a driver: bound to it, as sriov_drivers_autoprobe 1 would"
+			: guids ? "each VF's driver probes it again, after its GUIDs are set (it reads them at probe); a "
+				  "VF without a driver (sriov_drivers_autoprobe 0) is bound"
+				: "a new VF without a driver (sriov_drivers_autoprobe 0) is bound to it");
 		r = step(steps, after, "vf-bind", reason,
 			 json_pack("{s:I}", "vfs", (json_int_t)(unbound ? unbound : t->num_vfs)));
 		(*live)++;
@@ -490,8 +534,9 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 	json_t *groups = json_array();
 	for (size_t i = 0; groups && i < t->n_groups; i++) {
 		const struct vf_group *g = &t->groups[i];
-		if (doc_append(groups, json_pack("{s:o, s:o, s:i, s:i, s:b}", "policy", doc_string(g->policy),
-						 "resourceName", doc_string(g->resource_name), "first", g->first,
+		if (doc_append(groups, json_pack("{s:o, s:o, s:i, s:i, s:b}", "policy",
+						 doc_string(g->policy), "resourceName",
+						 doc_string(g->resource_name), "first", g->first,
 						 "last", g->last, "isRdma", g->is_rdma)) < 0) {
 			json_decref(groups);
 			groups = NULL;
@@ -505,14 +550,17 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 		}
 	char dev[10];
 	snprintf(dev, sizeof(dev), "%04x:%04x", pf->vendor, pf->device);
-	json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:o}", "pf", pf->bdf, "netdev",
-			      doc_string(t->pf_name), "policy", doc_string(t->policy), "device", dev, "totalvfs",
-			      pf->sriov_totalvfs, "numvfs", pf->sriov_numvfs, "want_numvfs", (json_int_t)t->num_vfs,
-			      "want_mtu", (json_int_t)t->mtu, "groups", groups ? groups : json_null(), "steps", steps,
-			      "holders", held, "overridden", lost ? lost : json_null());
+	json_t *o =
+		json_pack("{s:s, s:o, s:o, s:s, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:o}", "pf",
+			  pf->bdf, "netdev", doc_string(t->pf_name), "policy",
+			  doc_string(t->policy), "device", dev, "totalvfs", pf->sriov_totalvfs,
+			  "numvfs", pf->sriov_numvfs, "want_numvfs", (json_int_t)t->num_vfs,
+			  "want_mtu", (json_int_t)t->mtu, "groups", groups ? groups : json_null(),
+			  "steps", steps, "holders", held, "overridden", lost ? lost : json_null());
 	if (!o)
 		return -ENOMEM;
-	if (pf->n_rdma && json_object_set_new(o, "pf_guid", json_string(pf->rdma[0]->node_guid)) < 0) {
+	if (pf->n_rdma &&
+	    json_object_set_new(o, "pf_guid", json_string(pf->rdma[0]->node_guid)) < 0) {
 		json_decref(o);
 		return -ENOMEM;
 	}
@@ -524,8 +572,8 @@ fail:
 	return r;
 }
 
-int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n, const struct vf_holders *holders,
-		  json_t **ret)
+int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n,
+		  const struct vf_holders *holders, json_t **ret)
 {
 	json_t *pfs = json_array();
 	int live = 0, reboot = 0;

@@ -32,9 +32,10 @@ static int read_device_type(struct dispatch_ctx *c, const char *path, json_t *v,
 	if (r < 0)
 		return r;
 	if (i != 0)
-		return dispatch_refuse(c, path, v,
-				       "vfio-pci is not supported: rdmak vf makes RDMA netdevice VFs; a VF bound "
-				       "to vfio-pci has no RDMA device on the host");
+		return dispatch_refuse(
+			c, path, v,
+			"vfio-pci is not supported: rdmak vf makes RDMA netdevice VFs; a VF bound "
+			"to vfio-pci has no RDMA device on the host");
 	return 0;
 }
 
@@ -45,7 +46,9 @@ static int read_eswitch(struct dispatch_ctx *c, const char *path, json_t *v, voi
 	if (r < 0)
 		return r;
 	if (i != 0)
-		return dispatch_refuse(c, path, v, "switchdev is not supported: rdmak vf keeps the legacy eSwitch");
+		return dispatch_refuse(
+			c, path, v,
+			"switchdev is not supported: rdmak vf keeps the legacy eSwitch");
 	return 0;
 }
 
@@ -56,7 +59,8 @@ static int read_priority(struct dispatch_ctx *c, const char *path, json_t *v, vo
 
 static int read_num_vfs(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
 {
-	return dispatch_int_range(c, path, v, 0, 65535, target); /* kstrtou16 in sriov_numvfs_store */
+	return dispatch_int_range(c, path, v, 0, 65535,
+				  target); /* kstrtou16 in sriov_numvfs_store */
 }
 
 static int read_mtu(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
@@ -69,10 +73,12 @@ static int read_node_selector(struct dispatch_ctx *c, const char *path, json_t *
 	const char *k;
 	json_t *val;
 	char p[DISPATCH_PATH_MAX];
-	json_object_foreach(v, k, val) {
+	json_object_foreach(v, k, val)
+	{
 		if (!json_is_string(val)) {
 			dispatch_path_key(p, sizeof(p), path, k);
-			return dispatch_fail(c, p, "expected a string, got %s", dispatch_type_name(val));
+			return dispatch_fail(c, p, "expected a string, got %s",
+					     dispatch_type_name(val));
 		}
 	}
 	*(json_t **)target = v;
@@ -96,7 +102,8 @@ static int read_pf_names(struct dispatch_ctx *c, const char *path, json_t *v, vo
 		if (sscanf(hash + 1, "%u-%u%c", &a, &b, &end) != 2 || a > b || hash == names[i]) {
 			dispatch_path_idx(p, sizeof(p), path, i);
 			strv_free(names);
-			return dispatch_fail(c, p, "expected \"<pf>#<first>-<last>\" with first <= last");
+			return dispatch_fail(c, p,
+					     "expected \"<pf>#<first>-<last>\" with first <= last");
 		}
 	}
 	*(char ***)target = names;
@@ -109,12 +116,18 @@ static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, void *
 }
 
 static const struct dispatch_field nic_fields[] = {
-	DISPATCH_FIELD("vendor", JSON_STRING, NULL, offsetof(struct vf_policy, vendor), DISPATCH_NONEMPTY),
-	DISPATCH_FIELD("deviceID", JSON_STRING, NULL, offsetof(struct vf_policy, device_id), DISPATCH_NONEMPTY),
-	DISPATCH_FIELD("rootDevices", JSON_ARRAY, read_strv, offsetof(struct vf_policy, root_devices), 0),
-	DISPATCH_FIELD("pfNames", JSON_ARRAY, read_pf_names, offsetof(struct vf_policy, pf_names), 0),
-	DISPATCH_REFUSE("pfName", "the CRD has no pfName (write pfNames): the API server drops the key, and the policy "
-				  "then selects every PF its vendor and deviceID match"),
+	DISPATCH_FIELD("vendor", JSON_STRING, NULL, offsetof(struct vf_policy, vendor),
+		       DISPATCH_NONEMPTY),
+	DISPATCH_FIELD("deviceID", JSON_STRING, NULL, offsetof(struct vf_policy, device_id),
+		       DISPATCH_NONEMPTY),
+	DISPATCH_FIELD("rootDevices", JSON_ARRAY, read_strv,
+		       offsetof(struct vf_policy, root_devices), 0),
+	DISPATCH_FIELD("pfNames", JSON_ARRAY, read_pf_names, offsetof(struct vf_policy, pf_names),
+		       0),
+	DISPATCH_REFUSE(
+		"pfName",
+		"the CRD has no pfName (write pfNames): the API server drops the key, and the policy "
+		"then selects every PF its vendor and deviceID match"),
 	DISPATCH_REFUSE("netFilter", "netFilter (OpenStack networks) is not supported"),
 	{}
 };
@@ -127,21 +140,25 @@ static int read_nic(struct dispatch_ctx *c, const char *path, json_t *v, void *t
 static const struct dispatch_field spec_fields[] = {
 	DISPATCH_FIELD("resourceName", JSON_STRING, NULL, offsetof(struct vf_policy, resource_name),
 		       DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
-	DISPATCH_FIELD("nodeSelector", JSON_OBJECT, read_node_selector, offsetof(struct vf_policy, node_selector),
-		       DISPATCH_MANDATORY),
-	DISPATCH_FIELD("priority", JSON_INTEGER, read_priority, offsetof(struct vf_policy, priority), 0),
+	DISPATCH_FIELD("nodeSelector", JSON_OBJECT, read_node_selector,
+		       offsetof(struct vf_policy, node_selector), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("priority", JSON_INTEGER, read_priority,
+		       offsetof(struct vf_policy, priority), 0),
 	DISPATCH_FIELD("mtu", JSON_INTEGER, read_mtu, offsetof(struct vf_policy, mtu), 0),
-	DISPATCH_FIELD("numVfs", JSON_INTEGER, read_num_vfs, offsetof(struct vf_policy, num_vfs), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("numVfs", JSON_INTEGER, read_num_vfs, offsetof(struct vf_policy, num_vfs),
+		       DISPATCH_MANDATORY),
 	DISPATCH_FIELD("nicSelector", JSON_OBJECT, read_nic, 0, DISPATCH_MANDATORY),
 	DISPATCH_FIELD("deviceType", JSON_STRING, read_device_type, 0, 0),
 	DISPATCH_FIELD("isRdma", DISPATCH_BOOL, NULL, offsetof(struct vf_policy, is_rdma), 0),
-	DISPATCH_FIELD("linkType", JSON_STRING, read_link_type, offsetof(struct vf_policy, link_type), 0),
+	DISPATCH_FIELD("linkType", JSON_STRING, read_link_type,
+		       offsetof(struct vf_policy, link_type), 0),
 	DISPATCH_FIELD("eSwitchMode", JSON_STRING, read_eswitch, 0, 0),
 	DISPATCH_IGNORE("excludeTopology", "a device plugin setting; rdmak vf makes the VFs only"),
 	DISPATCH_REFUSE("needVhostNet", "needVhostNet (DPDK with vfio-pci) is not supported"),
 	DISPATCH_REFUSE("vdpaType", "vDPA is not supported"),
 	DISPATCH_REFUSE("bridge", "bridge (switchdev OVS) is not supported"),
-	DISPATCH_REFUSE("externallyManaged", "externallyManaged is not supported: rdmak vf makes the VFs itself"),
+	DISPATCH_REFUSE("externallyManaged",
+			"externallyManaged is not supported: rdmak vf makes the VFs itself"),
 	{}
 };
 
@@ -152,14 +169,16 @@ struct envelope {
 
 static const struct dispatch_field envelope_fields[] = {
 	DISPATCH_FIELD("apiVersion", JSON_STRING, NULL, offsetof(struct envelope, api_version), 0),
-	DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct envelope, kind), DISPATCH_MANDATORY),
+	DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct envelope, kind),
+		       DISPATCH_MANDATORY),
 	DISPATCH_FIELD("metadata", JSON_OBJECT, NULL, offsetof(struct envelope, metadata), 0),
 	DISPATCH_FIELD("spec", JSON_OBJECT, NULL, offsetof(struct envelope, spec), 0),
 	DISPATCH_FIELD("items", JSON_ARRAY, NULL, offsetof(struct envelope, items), 0),
 	{}
 };
 
-static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const char *path, json_t *obj)
+static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const char *path,
+		      json_t *obj)
 {
 	struct envelope e = {};
 	char p[DISPATCH_PATH_MAX];
@@ -169,10 +188,12 @@ static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const cha
 	if (e.items && (!strcmp(e.kind, "List") || !strcmp(e.kind, "SriovNetworkNodePolicyList"))) {
 		json_t *it;
 		size_t i;
-		json_array_foreach(e.items, i, it) {
+		json_array_foreach(e.items, i, it)
+		{
 			dispatch_path_idx(p, sizeof(p), path, i);
 			if (!json_is_object(it))
-				return dispatch_fail(c, p, "expected an object, got %s", dispatch_type_name(it));
+				return dispatch_fail(c, p, "expected an object, got %s",
+						     dispatch_type_name(it));
 			if ((r = add_policy(set, c, p, it)) < 0)
 				return r;
 		}
@@ -180,7 +201,9 @@ static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const cha
 	}
 	dispatch_path_key(p, sizeof(p), path, "kind");
 	if (strcmp(e.kind, "SriovNetworkNodePolicy"))
-		return dispatch_fail(c, p, "expected SriovNetworkNodePolicy (or a List of them), got \"%s\"", e.kind);
+		return dispatch_fail(
+			c, p, "expected SriovNetworkNodePolicy (or a List of them), got \"%s\"",
+			e.kind);
 	if (e.api_version && strcmp(e.api_version, "sriovnetwork.openshift.io/v1")) {
 		dispatch_path_key(p, sizeof(p), path, "apiVersion");
 		return dispatch_fail(c, p, "expected sriovnetwork.openshift.io/v1");
@@ -188,7 +211,8 @@ static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const cha
 	json_t *name = e.metadata ? json_object_get(e.metadata, "name") : NULL;
 	if (!json_is_string(name) || !*json_string_value(name)) {
 		dispatch_path_key(p, sizeof(p), path, "metadata.name");
-		return dispatch_fail(c, p, "missing (the operator orders equal priorities by name)");
+		return dispatch_fail(c, p,
+				     "missing (the operator orders equal priorities by name)");
 	}
 	if (!e.spec) {
 		dispatch_path_key(p, sizeof(p), path, "spec");
@@ -221,8 +245,8 @@ static int add_doc(struct vf_policies *set, json_t *doc)
 	return 0;
 }
 
-int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len, char *err,
-		      size_t errlen)
+int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len,
+		      char *err, size_t errlen)
 {
 	char why[512], perr[256];
 	struct dispatch_ctx c = { .err = why, .errlen = sizeof(why) };
@@ -254,7 +278,8 @@ int vf_policies_parse(struct vf_policies *set, const char *source, const char *b
 			break;
 		}
 		if (!json_is_object(doc)) {
-			snprintf(err, errlen, "%s: document %zu: expected an object", source, doc_no);
+			snprintf(err, errlen, "%s: document %zu: expected an object", source,
+				 doc_no);
 			r = -EINVAL;
 			break;
 		}

@@ -16,40 +16,48 @@
 #include "vf/vf.h"
 
 /* Exit codes: --help's "Exit:" sentence and docs/vf.md name the same (tests/cmd/exit_codes.sh). */
-enum { VF_EXIT_OK = 0, VF_EXIT_ERROR = 1, VF_EXIT_USAGE = 2, VF_EXIT_LIVE = 3, VF_EXIT_REBOOT = 4, VF_EXIT_REFUSED = 5 };
+enum {
+	VF_EXIT_OK = 0,
+	VF_EXIT_ERROR = 1,
+	VF_EXIT_USAGE = 2,
+	VF_EXIT_LIVE = 3,
+	VF_EXIT_REBOOT = 4,
+	VF_EXIT_REFUSED = 5
+};
 
 #define CHECKPOINT "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"
 #define POLICY_MAX (4u << 20)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rdmak vf plan  --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
-		   "                      [--pod-resources SOCKET] [--json]\n"
-		   "       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
-		   "                      [--pod-resources SOCKET] [--force] [--timeout MS]\n"
-		   "\n"
-		   "plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
-		   "unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
-		   "or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
-		   "rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
-		   "kubelet's PodResources API when it answers, else its device-manager checkpoint). apply does the live steps in the kernel's order\n"
-		   "(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
-		   "them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
-		   "\n"
-		   "  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
-		   "  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
-		   "  --pod-resources SOCKET  the kubelet's PodResources socket (default\n"
-		   "                       ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
-		   "  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT "); named, it\n"
-		   "                       is read instead of asking the kubelet\n"
-		   "  --json               plan: the plan as JSON (docs/vf.md)\n"
-		   "  --force              apply: remove VFs that pods hold\n"
-		   "  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n"
-		   HW_ROOT_USAGE
-		   "\n"
-		   "Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
-		   "unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
-		   "step is needed, 5 refused (apply: a pod holds a VF to remove).\n");
+	fprintf(f,
+		"Usage: rdmak vf plan  --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		"                      [--pod-resources SOCKET] [--json]\n"
+		"       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
+		"                      [--pod-resources SOCKET] [--force] [--timeout MS]\n"
+		"\n"
+		"plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
+		"unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
+		"or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
+		"rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
+		"kubelet's PodResources API when it answers, else its device-manager checkpoint). apply does the live steps in the kernel's order\n"
+		"(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
+		"them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
+		"\n"
+		"  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
+		"  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
+		"  --pod-resources SOCKET  the kubelet's PodResources socket (default\n"
+		"                       ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+		"  --checkpoint FILE    the kubelet checkpoint (default ROOT/" CHECKPOINT
+		"); named, it\n"
+		"                       is read instead of asking the kubelet\n"
+		"  --json               plan: the plan as JSON (docs/vf.md)\n"
+		"  --force              apply: remove VFs that pods hold\n"
+		"  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n" HW_ROOT_USAGE
+		"\n"
+		"Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
+		"unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
+		"step is needed, 5 refused (apply: a pod holds a VF to remove).\n");
 }
 
 static int read_policies(char **files, size_t n, struct vf_policies *set)
@@ -75,7 +83,8 @@ static int read_policies(char **files, size_t n, struct vf_policies *set)
 
 /* Who holds what, from the kubelet's PodResources API: 1 it answered, 0 it did not (said on
  * stderr when the socket was named or is there: the checkpoint is read instead). */
-static int pod_resources_holders(const struct hw_roots *roots, const char *socket, struct vf_holders *h)
+static int pod_resources_holders(const struct hw_roots *roots, const char *socket,
+				 struct vf_holders *h)
 {
 	struct kubelet_pod_resources *c = NULL;
 	struct kubelet_pod_devices d = {};
@@ -83,10 +92,12 @@ static int pod_resources_holders(const struct hw_roots *roots, const char *socke
 	if (socket)
 		snprintf(path, sizeof(path), "%s", socket);
 	else
-		snprintf(path, sizeof(path), "%s%s", roots->root ? roots->root : "", KUBELET_POD_RESOURCES_SOCKET);
+		snprintf(path, sizeof(path), "%s%s", roots->root ? roots->root : "",
+			 KUBELET_POD_RESOURCES_SOCKET);
 	int r = kubelet_pod_resources_new(path, &c);
 	if (r >= 0)
-		r = kubelet_pod_resources_list(c, KUBELET_POD_RESOURCES_TIMEOUT_MS, &d, why, sizeof(why));
+		r = kubelet_pod_resources_list(c, KUBELET_POD_RESOURCES_TIMEOUT_MS, &d, why,
+					       sizeof(why));
 	kubelet_pod_resources_free(c);
 	if (r >= 0) {
 		r = vf_holders_from_pod_resources(&d, h);
@@ -94,7 +105,8 @@ static int pod_resources_holders(const struct hw_roots *roots, const char *socke
 		return r < 0 ? r : 1;
 	}
 	if (socket || r != -ENOENT)
-		fprintf(stderr, "rdmak vf: the kubelet's PodResources API: %s; reading its checkpoint instead\n",
+		fprintf(stderr,
+			"rdmak vf: the kubelet's PodResources API: %s; reading its checkpoint instead\n",
 			why[0] ? why : strerror(-r));
 	return 0;
 }
@@ -129,25 +141,31 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 {
 	size_t i, k;
 	json_t *pf, *s, *h;
-	json_array_foreach(json_object_get(plan, "pfs"), i, pf) {
+	json_array_foreach(json_object_get(plan, "pfs"), i, pf)
+	{
 		printf("PF %s (%s, %s), policy %s: %lld VFs wanted, %lld now, the firmware allows %lld\n",
-		       json_string_value(json_object_get(pf, "pf")), json_string_value(json_object_get(pf, "netdev")),
-		       json_string_value(json_object_get(pf, "device")), json_string_value(json_object_get(pf, "policy")),
+		       json_string_value(json_object_get(pf, "pf")),
+		       json_string_value(json_object_get(pf, "netdev")),
+		       json_string_value(json_object_get(pf, "device")),
+		       json_string_value(json_object_get(pf, "policy")),
 		       json_integer_value(json_object_get(pf, "want_numvfs")),
 		       json_integer_value(json_object_get(pf, "numvfs")),
 		       json_integer_value(json_object_get(pf, "totalvfs")));
-		json_array_foreach(json_object_get(pf, "overridden"), k, h)
-			printf("  overrides policy %s (same resource or overlapping VFs: the operator drops it)\n",
-			       json_string_value(h));
+		json_array_foreach(json_object_get(pf, "overridden"), k, h) printf(
+			"  overrides policy %s (same resource or overlapping VFs: the operator drops it)\n",
+			json_string_value(h));
 		json_t *steps = json_object_get(pf, "steps");
 		if (!json_array_size(steps))
 			printf("  nothing to do\n");
-		json_array_foreach(steps, k, s) {
+		json_array_foreach(steps, k, s)
+		{
 			const char *action = json_string_value(json_object_get(s, "action"));
 			char what[256];
 			if (!strcmp(action, "firmware"))
 				snprintf(what, sizeof(what), "%s",
-					 json_string_value(json_object_get(s, json_object_get(s, "command") ? "command" : "note")));
+					 json_string_value(json_object_get(
+						 s, json_object_get(s, "command") ? "command"
+										  : "note")));
 			else if (!strcmp(action, "sriov_numvfs"))
 				snprintf(what, sizeof(what), "sriov_numvfs %lld -> %lld",
 					 json_integer_value(json_object_get(s, "from")),
@@ -161,19 +179,24 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 				snprintf(what, sizeof(what), "bind %lld VFs to their driver",
 					 json_integer_value(json_object_get(s, "vfs")));
 			else if (!strcmp(action, "link-up"))
-				snprintf(what, sizeof(what), "link %s up", json_string_value(json_object_get(s, "netdev")));
+				snprintf(what, sizeof(what), "link %s up",
+					 json_string_value(json_object_get(s, "netdev")));
 			else
 				snprintf(what, sizeof(what), "node and port GUIDs of %lld VFs",
 					 json_integer_value(json_object_get(s, "vfs")));
-			printf("  %zu. %-12s %s\n     (%s)\n", k + 1, json_string_value(json_object_get(s, "when")), what,
+			printf("  %zu. %-12s %s\n     (%s)\n", k + 1,
+			       json_string_value(json_object_get(s, "when")), what,
 			       json_string_value(json_object_get(s, "reason")));
 		}
 		json_t *held = json_object_get(pf, "holders");
-		json_array_foreach(held, k, h) {
+		json_array_foreach(held, k, h)
+		{
 			const char *pod = json_string_value(json_object_get(h, "pod"));
 			printf("  held: VF %lld (%s) by pod %s%s%s container %s (%s)\n",
-			       json_integer_value(json_object_get(h, "vf_index")), json_string_value(json_object_get(h, "vf")),
-			       pod ? json_string_value(json_object_get(h, "namespace")) : "", pod ? "/" : "",
+			       json_integer_value(json_object_get(h, "vf_index")),
+			       json_string_value(json_object_get(h, "vf")),
+			       pod ? json_string_value(json_object_get(h, "namespace")) : "",
+			       pod ? "/" : "",
 			       pod ? pod : json_string_value(json_object_get(h, "pod_uid")),
 			       json_string_value(json_object_get(h, "container")),
 			       json_string_value(json_object_get(h, "resource")));
@@ -188,11 +211,16 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 static int vf_run(int argc, char **argv, bool apply)
 {
 	static const struct option opts[] = {
-		HW_ROOT_LONGOPTS, { "json", no_argument, NULL, 'j' }, { "policy", required_argument, NULL, 'p' },
-		{ "node-labels", required_argument, NULL, 'l' }, { "checkpoint", required_argument, NULL, 'c' },
+		HW_ROOT_LONGOPTS,
+		{ "json", no_argument, NULL, 'j' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "node-labels", required_argument, NULL, 'l' },
+		{ "checkpoint", required_argument, NULL, 'c' },
 		{ "pod-resources", required_argument, NULL, 'r' },
-		{ "force", no_argument, NULL, 'f' }, { "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' }, {},
+		{ "force", no_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
 	};
 	struct vf_apply_opts aopts = { .timeout_ms = 10000 };
 	struct hw_roots roots = { 0 };
@@ -216,7 +244,8 @@ static int vf_run(int argc, char **argv, bool apply)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 3600000) {
-				fprintf(stderr, "rdmak vf: --timeout: expected milliseconds, 0 to 3600000\n");
+				fprintf(stderr,
+					"rdmak vf: --timeout: expected milliseconds, 0 to 3600000\n");
 				free(files);
 				return VF_EXIT_USAGE;
 			}
@@ -233,18 +262,28 @@ static int vf_run(int argc, char **argv, bool apply)
 			files[n_files++] = optarg;
 			break;
 		}
-		case 'h': usage(stdout); free(files); return VF_EXIT_OK;
-		default: usage(stderr); free(files); return VF_EXIT_USAGE;
-		}
-	}
-	if (optind < argc || !n_files || (apply && json) || (!apply && (aopts.force || aopts.timeout_ms != 10000))) {
-		if (optind >= argc && n_files) {
-			fprintf(stderr, "rdmak vf %s: %s is not an option of %s\n", apply ? "apply" : "plan",
-				apply ? "--json" : "--force/--timeout", apply ? "apply" : "plan");
+		case 'h':
+			usage(stdout);
+			free(files);
+			return VF_EXIT_OK;
+		default:
+			usage(stderr);
 			free(files);
 			return VF_EXIT_USAGE;
 		}
-		fprintf(stderr, optind < argc ? "rdmak vf plan: unexpected argument '%s'\n" : "rdmak vf plan: --policy is required%s\n",
+	}
+	if (optind < argc || !n_files || (apply && json) ||
+	    (!apply && (aopts.force || aopts.timeout_ms != 10000))) {
+		if (optind >= argc && n_files) {
+			fprintf(stderr, "rdmak vf %s: %s is not an option of %s\n",
+				apply ? "apply" : "plan", apply ? "--json" : "--force/--timeout",
+				apply ? "apply" : "plan");
+			free(files);
+			return VF_EXIT_USAGE;
+		}
+		fprintf(stderr,
+			optind < argc ? "rdmak vf plan: unexpected argument '%s'\n"
+				      : "rdmak vf plan: --policy is required%s\n",
 			optind < argc ? argv[optind] : "");
 		free(files);
 		return VF_EXIT_USAGE;
@@ -270,7 +309,8 @@ static int vf_run(int argc, char **argv, bool apply)
 		goto out;
 	}
 	if ((r = hw_load(ctx, 0, &node, &herr)) < 0) {
-		fprintf(stderr, "rdmak vf: %s: %s\n", herr.path, strerror(herr.err ? herr.err : -r));
+		fprintf(stderr, "rdmak vf: %s: %s\n", herr.path,
+			strerror(herr.err ? herr.err : -r));
 		goto out;
 	}
 	/* a checkpoint named on the command line wins; else the kubelet's answer when it gives one */
@@ -279,7 +319,8 @@ static int vf_run(int argc, char **argv, bool apply)
 		have = read_holders(&roots, checkpoint, &holders);
 	if (have < 0)
 		goto out;
-	if (vf_resolve(node, &set, labels, &t, &n) < 0 || vf_plan_build(node, t, n, have ? &holders : NULL, &plan) < 0) {
+	if (vf_resolve(node, &set, labels, &t, &n) < 0 ||
+	    vf_plan_build(node, t, n, have ? &holders : NULL, &plan) < 0) {
 		fprintf(stderr, "rdmak vf: out of memory\n");
 		goto out;
 	}
@@ -289,13 +330,18 @@ static int vf_run(int argc, char **argv, bool apply)
 		for (size_t i = 0; i < rep.n_lines; i++)
 			printf("%s\n", rep.lines[i]);
 		if (r < 0) {
-			fprintf(stderr, "rdmak vf apply: a step failed (%s); the steps done were undone\n", strerror(-r));
+			fprintf(stderr,
+				"rdmak vf apply: a step failed (%s); the steps done were undone\n",
+				strerror(-r));
 			vf_apply_report_clear(&rep);
 			goto out;
 		}
-		ret = rep.result == VF_APPLY_REFUSED ? VF_EXIT_REFUSED : rep.reboot ? VF_EXIT_REBOOT : VF_EXIT_OK;
+		ret = rep.result == VF_APPLY_REFUSED ? VF_EXIT_REFUSED
+		      : rep.reboot		     ? VF_EXIT_REBOOT
+						     : VF_EXIT_OK;
 		if (rep.result == VF_APPLY_REFUSED)
-			fprintf(stderr, "rdmak vf apply: refused: pods hold VFs that sriov_numvfs would remove (--force to remove them)\n");
+			fprintf(stderr,
+				"rdmak vf apply: refused: pods hold VFs that sriov_numvfs would remove (--force to remove them)\n");
 		vf_apply_report_clear(&rep);
 		if (fflush(stdout) || ferror(stdout))
 			ret = VF_EXIT_ERROR;
@@ -311,7 +357,7 @@ static int vf_run(int argc, char **argv, bool apply)
 	}
 	ret = json_integer_value(json_object_get(plan, "reboot")) ? VF_EXIT_REBOOT
 	      : json_integer_value(json_object_get(plan, "live")) ? VF_EXIT_LIVE
-								   : VF_EXIT_OK;
+								  : VF_EXIT_OK;
 out:
 	json_decref(plan);
 	json_decref(labels);

@@ -20,19 +20,19 @@
 enum vf_link_type { VF_LINK_UNSET = 0, VF_LINK_ETH, VF_LINK_IB };
 
 struct vf_policy {
-	const char *name;          /* metadata.name (borrowed from the document) */
-	long long priority;        /* 0..99, 0 the highest; absent: 0, as the CRD's Go zero value */
-	json_t *node_selector;     /* object of strings, borrowed; NULL: none */
+	const char *name;      /* metadata.name (borrowed from the document) */
+	long long priority;    /* 0..99, 0 the highest; absent: 0, as the CRD's Go zero value */
+	json_t *node_selector; /* object of strings, borrowed; NULL: none */
 	const char *resource_name;
-	long long num_vfs, mtu;    /* mtu 0: unset */
+	long long num_vfs, mtu; /* mtu 0: unset */
 	enum vf_link_type link_type;
 	bool is_rdma;
-	const char *vendor, *device_id; /* nicSelector; NULL: any */
+	const char *vendor, *device_id;	 /* nicSelector; NULL: any */
 	char **root_devices, **pf_names; /* NULL-terminated; NULL: any */
 };
 
 struct vf_policies {
-	json_t **docs;             /* the documents the policies borrow from */
+	json_t **docs; /* the documents the policies borrow from */
 	size_t n_docs;
 	struct vf_policy *p;
 	size_t n;
@@ -42,8 +42,8 @@ struct vf_policies {
  * documents separated by `---` lines, each a policy or a List of them (`items`). Appends to
  * *set. -EINVAL with "<source>: <path>: <reason>" in err for a policy rdmak cannot honour
  * (deviceType vfio-pci, eSwitchMode switchdev, ... are refused by name). */
-int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len, char *err,
-		      size_t errlen);
+int vf_policies_parse(struct vf_policies *set, const char *source, const char *buf, size_t len,
+		      char *err, size_t errlen);
 void vf_policies_clear(struct vf_policies *set);
 
 /* "k=v,k2=v2" into an object of strings (*ret); -EINVAL for an entry without '='. */
@@ -58,8 +58,8 @@ struct vf_group {
 
 struct vf_target {
 	const struct hw_pci *pf;
-	const char *pf_name;        /* the PF's netdev ("" when none) */
-	const char *policy;         /* the policy that won it */
+	const char *pf_name; /* the PF's netdev ("" when none) */
+	const char *policy;  /* the policy that won it */
 	long long num_vfs, mtu;
 	enum vf_link_type link_type;
 	struct vf_group groups[16];
@@ -94,8 +94,8 @@ int vf_holders_from_pod_resources(const struct kubelet_pod_devices *d, struct vf
 
 /* The plan as JSON (docs/vf.md describes it): {"pfs":[{...,"steps":[...],"holders":[...]}],
  * "live":N,"reboot":N}. holders may be NULL (no checkpoint). */
-int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n, const struct vf_holders *holders,
-		  json_t **ret);
+int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n,
+		  const struct vf_holders *holders, json_t **ret);
 
 /* An InfiniBand VF's node and port GUID: 0x02 in the top byte (EUI-64's locally administered
  * bit, which no vendor-assigned GUID has), the VF index + 1 in the next 16 bits, and the PF GUID's
@@ -109,21 +109,22 @@ int vf_guid_parse(const char *s, uint64_t *ret);
 
 /* The mlxconfig command that sets the firmware for a target ("" when none is needed), from the
  * PF's function number (LINK_TYPE_P1 for function 0, P2 for function 1 of a dual-port card). */
-int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf, size_t len);
+int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf,
+			 size_t len);
 
 /* ---- apply ---------------------------------------------------------------------------------- */
 
 struct vf_apply_opts {
-	bool force;      /* remove VFs that pods hold */
-	int timeout_ms;  /* for each VF's virtfn link and netdev to appear */
+	bool force;	/* remove VFs that pods hold */
+	int timeout_ms; /* for each VF's virtfn link and netdev to appear */
 };
 
 enum vf_apply_result { VF_APPLY_NOTHING, VF_APPLY_DONE, VF_APPLY_REFUSED };
 
 struct vf_apply_report {
 	enum vf_apply_result result;
-	bool reboot;     /* a reboot step remains (its PF's later steps were not done) */
-	char **lines;    /* what was done, refused or undone, one line each */
+	bool reboot;  /* a reboot step remains (its PF's later steps were not done) */
+	char **lines; /* what was done, refused or undone, one line each */
 	size_t n_lines;
 };
 
@@ -135,7 +136,8 @@ struct vf_apply_report {
  * (VF_APPLY_REFUSED) when a sriov_numvfs step would remove a VF a pod holds, unless opts->force.
  * Steps after a reboot step are skipped. When a step fails, the ones done are undone in reverse
  * and its -errno is returned; the report says what happened either way. */
-int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *opts, struct vf_apply_report *rep);
+int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *opts,
+	     struct vf_apply_report *rep);
 void vf_apply_report_clear(struct vf_apply_report *rep);
 
 #endif

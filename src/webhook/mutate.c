@@ -33,9 +33,9 @@ struct mctx {
 	const struct wh_group *groups[WH_MAX_GROUPS];
 	size_t n_groups;
 	enum wh_on_error on_error;
-	json_t *pod;      /* the copy being edited */
+	json_t *pod; /* the copy being edited */
 	json_t *container;
-	size_t ci;        /* its index in spec.containers */
+	size_t ci; /* its index in spec.containers */
 	struct need needs[WH_MAX_GROUPS * 4];
 	size_t n_needs;
 };
@@ -57,7 +57,8 @@ static int deny(struct mctx *m, const char *fmt, ...)
 	return -EPERM;
 }
 
-static int push(struct mctx *m, bool warning, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int push(struct mctx *m, bool warning, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static int push(struct mctx *m, bool warning, const char *fmt, ...)
 {
 	va_list ap;
@@ -77,7 +78,8 @@ static int push(struct mctx *m, bool warning, const char *fmt, ...)
 
 /* obj[key] as an object (or an array), created when absent or null. -EPERM (denied, naming path)
  * when it is something else. */
-static int child_of(struct mctx *m, json_t *obj, const char *key, const char *path, json_type type, json_t **ret)
+static int child_of(struct mctx *m, json_t *obj, const char *key, const char *path, json_type type,
+		    json_t **ret)
 {
 	json_t *v = json_object_get(obj, key);
 
@@ -86,14 +88,15 @@ static int child_of(struct mctx *m, json_t *obj, const char *key, const char *pa
 		if (!v || json_object_set_new(obj, key, v) < 0)
 			return -ENOMEM;
 	} else if (json_typeof(v) != type) {
-		return deny(m, "%s: expected %s, got %s", path, type == JSON_ARRAY ? "an array" : "an object",
-			    dispatch_type_name(v));
+		return deny(m, "%s: expected %s, got %s", path,
+			    type == JSON_ARRAY ? "an array" : "an object", dispatch_type_name(v));
 	}
 	*ret = v;
 	return 0;
 }
 
-static int child_object(struct mctx *m, json_t *obj, const char *key, const char *path, json_t **ret)
+static int child_object(struct mctx *m, json_t *obj, const char *key, const char *path,
+			json_t **ret)
 {
 	return child_of(m, obj, key, path, JSON_OBJECT, ret);
 }
@@ -109,15 +112,16 @@ int webhook_mutate_quantity_count(const json_t *v, unsigned long long *ret)
 		const char *suffix;
 		unsigned long long mult;
 	} units[] = {
-		{ "", 1ULL },
-		{ "k", 1000ULL },  { "M", 1000000ULL },  { "G", 1000000000ULL },  { "T", 1000000000000ULL },
-		{ "Ki", 1ULL << 10 }, { "Mi", 1ULL << 20 }, { "Gi", 1ULL << 30 }, { "Ti", 1ULL << 40 },
+		{ "", 1ULL },		{ "k", 1000ULL },	   { "M", 1000000ULL },
+		{ "G", 1000000000ULL }, { "T", 1000000000000ULL }, { "Ki", 1ULL << 10 },
+		{ "Mi", 1ULL << 20 },	{ "Gi", 1ULL << 30 },	   { "Ti", 1ULL << 40 },
 	};
 	unsigned long long n = 0;
 	const char *p;
 
 	if (json_is_integer(v)) {
-		if (json_integer_value(v) < 0 || (unsigned long long)json_integer_value(v) > COUNT_MAX)
+		if (json_integer_value(v) < 0 ||
+		    (unsigned long long)json_integer_value(v) > COUNT_MAX)
 			return -EINVAL;
 		*ret = (unsigned long long)json_integer_value(v);
 		return 0;
@@ -154,7 +158,8 @@ static int annotation_string(struct mctx *m, const json_t *ann, const char *key,
 	if (!v)
 		return 0;
 	if (!json_is_string(v))
-		return deny(m, "metadata.annotations[\"%s\"]: expected a string, got %s", key, dispatch_type_name(v));
+		return deny(m, "metadata.annotations[\"%s\"]: expected a string, got %s", key,
+			    dispatch_type_name(v));
 	*ret = json_string_value(v);
 	return 0;
 }
@@ -189,8 +194,10 @@ static int resolve_groups(struct mctx *m, const char *value, const char *key)
 			for (size_t i = 0; i < m->cfg->n_groups; i++)
 				if (str_append_sep(&known, ", ", "%s", m->cfg->groups[i].name) < 0)
 					return -ENOMEM;
-			return deny(m, "annotation %s: no group \"%.64s\" in the webhook's config (it has: %s)", key, name,
-				    known ? known : "none");
+			return deny(
+				m,
+				"annotation %s: no group \"%.64s\" in the webhook's config (it has: %s)",
+				key, name, known ? known : "none");
 		}
 		for (size_t i = 0; i < m->n_groups; i++)
 			dup |= m->groups[i] == g;
@@ -230,9 +237,8 @@ static bool container_has_gpu(const struct mctx *m, const json_t *c)
 
 		if (!json_is_object(o))
 			continue;
-		json_object_foreach((json_t *)o, key, v)
-			if (webhook_config_is_gpu(m->cfg, key))
-				return true;
+		json_object_foreach((json_t *)o, key,
+				    v) if (webhook_config_is_gpu(m->cfg, key)) return true;
 	}
 	return false;
 }
@@ -257,14 +263,15 @@ static int pick_container(struct mctx *m, const json_t *ann)
 		return deny(m, "spec: %s", spec ? "expected an object" : "missing");
 	cs = json_object_get(spec, "containers");
 	if (!json_is_array(cs) || json_array_size(cs) == 0)
-		return deny(m, "spec.containers: %s", cs ? "expected a non-empty array" : "missing");
-	json_array_foreach(cs, i, c)
-		if (!json_is_object(c))
-			return deny(m, "spec.containers[%zu]: expected an object, got %s", i, dispatch_type_name(c));
+		return deny(m, "spec.containers: %s",
+			    cs ? "expected a non-empty array" : "missing");
+	json_array_foreach(cs, i, c) if (!json_is_object(c)) return deny(
+		m, "spec.containers[%zu]: expected an object, got %s", i, dispatch_type_name(c));
 	r = annotation_string(m, ann, ANNOTATION_CONTAINER, &want);
 	if (r < 0)
 		return r;
-	json_array_foreach(cs, i, c) {
+	json_array_foreach(cs, i, c)
+	{
 		if (want) {
 			if (str_append_sep(&names, ", ", "%s", container_name(c)) < 0)
 				return -ENOMEM;
@@ -282,14 +289,15 @@ static int pick_container(struct mctx *m, const json_t *ann)
 		}
 	}
 	if (want && !found)
-		return deny(m, "annotation %s: no container named \"%.64s\" (the pod has: %s)", ANNOTATION_CONTAINER,
-			    want, names);
+		return deny(m, "annotation %s: no container named \"%.64s\" (the pod has: %s)",
+			    ANNOTATION_CONTAINER, want, names);
 	if (!want && n_gpu == 0)
 		m->ci = 0;
 	m->container = json_array_get(cs, m->ci);
 	if (n_gpu > 1)
-		r = push(m, true, "containers %s all ask for GPUs; RDMA went to \"%s\" (set %s to choose)", gpus,
-			 container_name(m->container), ANNOTATION_CONTAINER);
+		r = push(m, true,
+			 "containers %s all ask for GPUs; RDMA went to \"%s\" (set %s to choose)",
+			 gpus, container_name(m->container), ANNOTATION_CONTAINER);
 	if (r < 0)
 		return r;
 	m->res->container = strdup(container_name(m->container));
@@ -332,19 +340,23 @@ static int merge_networks(struct mctx *m)
 			if (webhook_networks_contains(list, m->pod_ns, n->namespace, n->name))
 				continue;
 			if (json_array_size(list) >= NETWORKS_MAX) {
-				r = deny(m, "annotation %s: more than %d networks", NETWORKS_ANNOTATION, NETWORKS_MAX);
+				r = deny(m, "annotation %s: more than %d networks",
+					 NETWORKS_ANNOTATION, NETWORKS_MAX);
 				break;
 			}
 			r = webhook_networks_append(list, n->namespace, n->name, n->interface);
 			if (r >= 0)
-				r = push(m, false, "network %s%s%s%s%s", n->namespace, *n->namespace ? "/" : "", n->name,
-					 n->interface ? "@" : "", n->interface ? n->interface : "");
+				r = push(m, false, "network %s%s%s%s%s", n->namespace,
+					 *n->namespace ? "/" : "", n->name, n->interface ? "@" : "",
+					 n->interface ? n->interface : "");
 			added++;
 		}
 	if (r >= 0 && added) {
 		char *text = webhook_networks_format(list);
 
-		r = text && json_object_set_new(ann, NETWORKS_ANNOTATION, json_string(text)) == 0 ? 0 : -ENOMEM;
+		r = text && json_object_set_new(ann, NETWORKS_ANNOTATION, json_string(text)) == 0
+			    ? 0
+			    : -ENOMEM;
 		free(text);
 	}
 	json_decref(list);
@@ -380,7 +392,8 @@ static int collect_needs(struct mctx *m)
 			for (size_t h = 0; h < g && !seen; h++)
 				for (size_t j = 0; j < m->groups[h]->n_networks && !seen; j++)
 					seen = !strcmp(m->groups[h]->networks[j].name, n->name) &&
-					       !strcmp(m->groups[h]->networks[j].namespace, n->namespace);
+					       !strcmp(m->groups[h]->networks[j].namespace,
+						       n->namespace);
 			if (!n->resource || seen)
 				continue;
 			if (!(nd = need_find(m, n->resource)))
@@ -408,7 +421,8 @@ static bool elsewhere(const struct mctx *m, const char *name)
 	const json_t *cs = json_object_get(json_object_get(m->pod, "spec"), "containers"), *c;
 	size_t i;
 
-	json_array_foreach(cs, i, c) {
+	json_array_foreach(cs, i, c)
+	{
 		const json_t *res = json_object_get(c, "resources");
 
 		if (i == m->ci)
@@ -420,7 +434,8 @@ static bool elsewhere(const struct mctx *m, const char *name)
 	return false;
 }
 
-static int read_count(struct mctx *m, const json_t *obj, const char *kind, const char *name, unsigned long long *ret)
+static int read_count(struct mctx *m, const json_t *obj, const char *kind, const char *name,
+		      unsigned long long *ret)
 {
 	const json_t *v = json_object_get(obj, name);
 
@@ -428,8 +443,10 @@ static int read_count(struct mctx *m, const json_t *obj, const char *kind, const
 	if (!v)
 		return 0;
 	if (webhook_mutate_quantity_count(v, ret) < 0)
-		return deny(m, "spec.containers[%zu].resources.%s[\"%s\"]: not a whole number of devices", m->ci, kind,
-			    name);
+		return deny(
+			m,
+			"spec.containers[%zu].resources.%s[\"%s\"]: not a whole number of devices",
+			m->ci, kind, name);
 	return 0;
 }
 
@@ -481,7 +498,8 @@ static int merge_resources(struct mctx *m)
 			v = l;
 		if (q > v)
 			v = q;
-		if ((r = set_count(lim, nd->name, v, &changed)) < 0 || (r = set_count(req, nd->name, v, &changed)) < 0)
+		if ((r = set_count(lim, nd->name, v, &changed)) < 0 ||
+		    (r = set_count(req, nd->name, v, &changed)) < 0)
 			return r;
 		if (changed && (r = push(m, false, "resource %s: %llu", nd->name, v)) < 0)
 			return r;
@@ -514,9 +532,7 @@ static bool array_has_ipc_lock(const json_t *a)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(a, i, v)
-		if (is_ipc_lock(v))
-			return true;
+	json_array_foreach(a, i, v) if (is_ipc_lock(v)) return true;
 	return false;
 }
 
@@ -532,15 +548,19 @@ static int add_ipc_lock(struct mctx *m)
 	if (json_is_object(caps) && array_has_ipc_lock(json_object_get(caps, "add")))
 		return 0;
 	if (json_is_object(caps) && array_has_ipc_lock(json_object_get(caps, "drop")))
-		return push(m, true, "container \"%s\" drops IPC_LOCK; left as is, but RDMA memory registration "
-				     "(NCCL, perftest) needs it", container_name(m->container));
+		return push(
+			m, true,
+			"container \"%s\" drops IPC_LOCK; left as is, but RDMA memory registration "
+			"(NCCL, perftest) needs it",
+			container_name(m->container));
 	snprintf(path, sizeof(path), "spec.containers[%zu].securityContext", m->ci);
 	if ((r = child_object(m, m->container, "securityContext", path, &sc)) < 0)
 		return r;
 	snprintf(path, sizeof(path), "spec.containers[%zu].securityContext.capabilities", m->ci);
 	if ((r = child_object(m, sc, "capabilities", path, &caps)) < 0)
 		return r;
-	snprintf(path, sizeof(path), "spec.containers[%zu].securityContext.capabilities.add", m->ci);
+	snprintf(path, sizeof(path), "spec.containers[%zu].securityContext.capabilities.add",
+		 m->ci);
 	if ((r = child_array(m, caps, "add", path, &add)) < 0)
 		return r;
 	if (json_array_append_new(add, json_string("IPC_LOCK")) < 0)
@@ -565,9 +585,10 @@ static const json_t *volume_named(const json_t *vols, const char *name)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(vols, i, v)
-		if (json_is_object(v) && name && !strcmp(str_or_empty(json_string_value(json_object_get(v, "name"))), name))
-			return v;
+	json_array_foreach(
+		vols, i, v) if (json_is_object(v) && name &&
+				!strcmp(str_or_empty(json_string_value(json_object_get(v, "name"))),
+					name)) return v;
 	return NULL;
 }
 
@@ -575,7 +596,8 @@ static bool memory_empty_dir(const json_t *vol)
 {
 	const json_t *ed = json_object_get(vol, "emptyDir");
 
-	return json_is_object(ed) && !strcmp(str_or_empty(json_string_value(json_object_get(ed, "medium"))), "Memory");
+	return json_is_object(ed) &&
+	       !strcmp(str_or_empty(json_string_value(json_object_get(ed, "medium"))), "Memory");
 }
 
 static int add_shm(struct mctx *m)
@@ -590,21 +612,26 @@ static int add_shm(struct mctx *m)
 	mounts = json_object_get(m->container, "volumeMounts");
 	if (mounts && !json_is_array(mounts) && !json_is_null(mounts))
 		return deny(m, "spec.containers[%zu].volumeMounts: expected an array", m->ci);
-	json_array_foreach(mounts, i, x)
-		if (json_is_object(x) && is_shm_path(json_string_value(json_object_get(x, "mountPath")))) {
-			const json_t *v = volume_named(json_object_get(spec, "volumes"),
-						       json_string_value(json_object_get(x, "name")));
+	json_array_foreach(mounts, i,
+			   x) if (json_is_object(x) &&
+				  is_shm_path(json_string_value(json_object_get(x, "mountPath"))))
+	{
+		const json_t *v = volume_named(json_object_get(spec, "volumes"),
+					       json_string_value(json_object_get(x, "name")));
 
-			if (v && json_object_get(v, "emptyDir") && !memory_empty_dir(v))
-				return push(m, true, "container \"%s\": /dev/shm is a disk-backed emptyDir; NCCL "
-						     "is faster with medium: Memory", container_name(m->container));
-			return 0; /* the user's own /dev/shm */
-		}
+		if (v && json_object_get(v, "emptyDir") && !memory_empty_dir(v))
+			return push(m, true,
+				    "container \"%s\": /dev/shm is a disk-backed emptyDir; NCCL "
+				    "is faster with medium: Memory",
+				    container_name(m->container));
+		return 0; /* the user's own /dev/shm */
+	}
 	if ((r = child_array(m, spec, "volumes", "spec.volumes", &vols)) < 0)
 		return r;
 	/* our volume from an earlier pass (another container's), or a free name */
 	snprintf(name, sizeof(name), "%s", SHM_VOLUME);
-	for (unsigned k = 1; (mine = volume_named(vols, name)) && !memory_empty_dir(mine) && k < 100; k++)
+	for (unsigned k = 1;
+	     (mine = volume_named(vols, name)) && !memory_empty_dir(mine) && k < 100; k++)
 		snprintf(name, sizeof(name), "%s-%u", SHM_VOLUME, k);
 	if (!mine) {
 		json_t *ed = json_object();
@@ -618,14 +645,17 @@ static int add_shm(struct mctx *m)
 		}
 		for (size_t g = 0; g < m->n_groups; g++)
 			if (m->groups[g]->shm && m->groups[g]->shm_size_limit) {
-				if (json_object_set_new(ed, "sizeLimit", json_string(m->groups[g]->shm_size_limit)) < 0) {
+				if (json_object_set_new(ed, "sizeLimit",
+							json_string(m->groups[g]->shm_size_limit)) <
+				    0) {
 					json_decref(vol);
 					json_decref(ed);
 					return -ENOMEM;
 				}
 				break;
 			}
-		if (json_object_set_new(vol, "emptyDir", ed) < 0 || json_array_append_new(vols, vol) < 0)
+		if (json_object_set_new(vol, "emptyDir", ed) < 0 ||
+		    json_array_append_new(vols, vol) < 0)
 			return -ENOMEM;
 	}
 	snprintf(path, sizeof(path), "spec.containers[%zu].volumeMounts", m->ci);
@@ -641,8 +671,8 @@ static int add_shm(struct mctx *m)
 
 static int warn_memory_limit(struct mctx *m)
 {
-	const json_t *mem = json_object_get(json_object_get(json_object_get(m->container, "resources"), "limits"),
-					    "memory");
+	const json_t *mem = json_object_get(
+		json_object_get(json_object_get(m->container, "resources"), "limits"), "memory");
 	char val[32];
 
 	if (!mem)
@@ -654,8 +684,11 @@ static int warn_memory_limit(struct mctx *m)
 	else
 		snprintf(val, sizeof(val), "?");
 	/* seed 003: ib_read_bw in a pod with a memory limit failed with "Couldn't allocate MR" */
-	return push(m, true, "container \"%.40s\" has memory limit %s: RDMA-pinned memory and /dev/shm count "
-			     "against it (\"Couldn't allocate MR\")", container_name(m->container), val);
+	return push(
+		m, true,
+		"container \"%.40s\" has memory limit %s: RDMA-pinned memory and /dev/shm count "
+		"against it (\"Couldn't allocate MR\")",
+		container_name(m->container), val);
 }
 
 /* ---- the whole ------------------------------------------------------------------------------- */
@@ -673,32 +706,39 @@ static int run(struct mctx *m, const json_t *pod)
 		return deny(m, "metadata: expected an object, got %s", dispatch_type_name(meta));
 	ann = meta ? json_object_get(meta, "annotations") : NULL;
 	if (ann && !json_is_object(ann) && !json_is_null(ann))
-		return deny(m, "metadata.annotations: expected an object, got %s", dispatch_type_name(ann));
+		return deny(m, "metadata.annotations: expected an object, got %s",
+			    dispatch_type_name(ann));
 	if ((r = annotation_string(m, ann, ANNOTATION_GROUPS, &mine)) < 0 ||
 	    (r = annotation_string(m, ann, ANNOTATION_GROUPS_SPIDERPOOL, &theirs)) < 0)
 		return r;
 	if (!mine && !theirs)
 		return 0; /* not ours */
 	if (mine && theirs && strcmp(mine, theirs))
-		return deny(m, "annotations %s (\"%.64s\") and %s (\"%.64s\") name different groups; keep one",
-			    ANNOTATION_GROUPS, mine, ANNOTATION_GROUPS_SPIDERPOOL, theirs);
+		return deny(
+			m,
+			"annotations %s (\"%.64s\") and %s (\"%.64s\") name different groups; keep one",
+			ANNOTATION_GROUPS, mine, ANNOTATION_GROUPS_SPIDERPOOL, theirs);
 	value = mine ? mine : theirs;
 	if (!(m->res->groups = strdup(value)))
 		return -ENOMEM;
-	if ((r = resolve_groups(m, value, mine ? ANNOTATION_GROUPS : ANNOTATION_GROUPS_SPIDERPOOL)) < 0)
+	if ((r = resolve_groups(m, value,
+				mine ? ANNOTATION_GROUPS : ANNOTATION_GROUPS_SPIDERPOOL)) < 0)
 		return r;
-	if ((r = pick_container(m, ann)) < 0 || (r = merge_networks(m)) < 0 || (r = merge_resources(m)) < 0)
+	if ((r = pick_container(m, ann)) < 0 || (r = merge_networks(m)) < 0 ||
+	    (r = merge_resources(m)) < 0)
 		return r;
 	if (any_group(m, offsetof(struct wh_group, ipc_lock)) && (r = add_ipc_lock(m)) < 0)
 		return r;
 	if (any_group(m, offsetof(struct wh_group, shm)) && (r = add_shm(m)) < 0)
 		return r;
-	if (any_group(m, offsetof(struct wh_group, memory_warning)) && (r = warn_memory_limit(m)) < 0)
+	if (any_group(m, offsetof(struct wh_group, memory_warning)) &&
+	    (r = warn_memory_limit(m)) < 0)
 		return r;
 	return 0;
 }
 
-int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns, struct mutate_result *ret)
+int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns,
+		       struct mutate_result *ret)
 {
 	struct mctx *m;
 	int r;

@@ -58,12 +58,14 @@ static int parse_item(const char *s, size_t len, size_t idx, json_t *out, char *
 	if (!item)
 		return -ENOMEM;
 	if (!len) {
-		snprintf(err, errlen, "element %zu is empty: Multus would look up a network with no name", idx);
+		snprintf(err, errlen,
+			 "element %zu is empty: Multus would look up a network with no name", idx);
 		return -EINVAL;
 	}
 	slash = strchr(item, '/');
 	if (slash && strchr(slash + 1, '/')) {
-		snprintf(err, errlen, "\"%s\": more than one '/': expected [namespace/]name[@interface]", item);
+		snprintf(err, errlen,
+			 "\"%s\": more than one '/': expected [namespace/]name[@interface]", item);
 		return -EINVAL;
 	}
 	rest = slash ? slash + 1 : item;
@@ -82,7 +84,8 @@ static int parse_item(const char *s, size_t len, size_t idx, json_t *out, char *
 		return -EINVAL;
 	}
 	if ((*ns && !k8s_dns1123_label(ns, &why)) || !k8s_dns1123_label(name, &why)) {
-		snprintf(err, errlen, "\"%s\": \"%s\" is not a namespace or network name Multus reads: %s", item,
+		snprintf(err, errlen,
+			 "\"%s\": \"%s\" is not a namespace or network name Multus reads: %s", item,
 			 *ns && !k8s_dns1123_label(ns, NULL) ? ns : name, why);
 		return -EINVAL;
 	}
@@ -101,7 +104,8 @@ static int parse_item(const char *s, size_t len, size_t idx, json_t *out, char *
 		snprintf(err, errlen, "\"%.*s\": not valid UTF-8", (int)len, s);
 		return -EINVAL;
 	}
-	return json_array_append_new(out, o) < 0 ? -ENOMEM : 0; /* _new: o is freed on failure too */
+	return json_array_append_new(out, o) < 0 ? -ENOMEM
+						 : 0; /* _new: o is freed on failure too */
 }
 
 static int parse_comma(const char *value, json_t *out, char *err, size_t errlen)
@@ -191,8 +195,8 @@ static bool ip_ok(const char *s)
 	return !*end && len <= (strchr(buf, ':') ? 128 : 32) && strlen(slash + 1) <= 3;
 }
 
-static int item_fail(char *err, size_t errlen, size_t i, const json_t *o, const char *key, const char *val,
-		     const char *why)
+static int item_fail(char *err, size_t errlen, size_t i, const json_t *o, const char *key,
+		     const char *val, const char *why)
 {
 	const char *name = json_string_value(json_object_get(o, "name"));
 	char head[128];
@@ -210,8 +214,9 @@ static int item_fail(char *err, size_t errlen, size_t i, const json_t *o, const 
  * addresses or CIDRs; and an interface name the kernel refuses. */
 static int check_json_item(const json_t *o, size_t i, char *err, size_t errlen)
 {
-	static const char *const strings[] = { "name", "namespace", "interface", "interfaceRequest", "mac",
-					       "infiniband-guid" };
+	static const char *const strings[] = { "name",	    "namespace",
+					       "interface", "interfaceRequest",
+					       "mac",	    "infiniband-guid" };
 	const json_t *ips, *it;
 	const char *why;
 	size_t k;
@@ -242,15 +247,17 @@ static int check_json_item(const json_t *o, size_t i, char *err, size_t errlen)
 		const char *mac = json_string_value(json_object_get(o, strings[k]));
 
 		if (mac && !mac_ok(mac))
-			return item_fail(err, errlen, i, o, strings[k], mac,
-					 "is not a MAC address (6, 8 or 20 octets, as Go's net.ParseMAC reads them)");
+			return item_fail(
+				err, errlen, i, o, strings[k], mac,
+				"is not a MAC address (6, 8 or 20 octets, as Go's net.ParseMAC reads them)");
 	}
 	ips = json_object_get(o, "ips");
 	if (ips && !json_is_array(ips)) {
 		snprintf(err, errlen, "element %zu: \"ips\" must be a list of strings", i);
 		return -EINVAL;
 	}
-	json_array_foreach(ips, k, it) {
+	json_array_foreach(ips, k, it)
+	{
 		if (!json_is_string(it)) {
 			snprintf(err, errlen, "element %zu: \"ips\" must be a list of strings", i);
 			return -EINVAL;
@@ -297,7 +304,8 @@ int webhook_networks_parse(const char *value, json_t **ret, char *err, size_t er
 			snprintf(err, errlen, "more than %d networks", NETWORKS_MAX);
 			return -EINVAL;
 		}
-		json_array_foreach(list, i, o) {
+		json_array_foreach(list, i, o)
+		{
 			r = check_json_item(o, i, err, errlen);
 			if (r < 0) {
 				json_decref(list);
@@ -319,13 +327,15 @@ int webhook_networks_parse(const char *value, json_t **ret, char *err, size_t er
 	return 0;
 }
 
-bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name)
+bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns,
+			       const char *name)
 {
 	const char *want_ns = ns && *ns ? ns : pod_ns;
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(list, i, o) {
+	json_array_foreach(list, i, o)
+	{
 		const char *n = json_string_value(json_object_get(o, "name"));
 		const char *s = json_string_value(json_object_get(o, "namespace"));
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #define NETWORKS_ANNOTATION "k8s.v1.cni.cncf.io/networks"
-#define NETWORKS_MAX 256
+#define NETWORKS_MAX	    256
 
 /* Parse the annotation's value into a JSON array of objects with at least "name" (and, when given,
  * "namespace", "interface"): JSON-form elements are kept as they are, with every field the user
@@ -20,7 +20,8 @@ int webhook_networks_parse(const char *value, json_t **ret, char *err, size_t er
 
 /* Whether list already attaches namespace/name. A missing namespace is the pod's (pod_ns), as
  * Multus resolves it. */
-bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns, const char *name);
+bool webhook_networks_contains(const json_t *list, const char *pod_ns, const char *ns,
+			       const char *name);
 
 /* Append {"name", "namespace", "interface"} (namespace and interface left out when empty/NULL). */
 int webhook_networks_append(json_t *list, const char *ns, const char *name, const char *interface);

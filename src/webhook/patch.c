@@ -40,7 +40,8 @@ static int op(json_t *ops, const char *what, const char *path, const json_t *val
 
 	if (!o || json_object_set_new(o, "op", json_string(what)) < 0 ||
 	    json_object_set_new(o, "path", json_string(path)) < 0 ||
-	    (value && json_object_set_new(o, "value", json_deep_copy(value)) < 0) || json_array_append_new(ops, o) < 0) {
+	    (value && json_object_set_new(o, "value", json_deep_copy(value)) < 0) ||
+	    json_array_append_new(ops, o) < 0) {
 		json_decref(o);
 		return -ENOMEM;
 	}
@@ -72,14 +73,15 @@ static int diff(json_t *ops, const char *path, const json_t *a, const json_t *b)
 		const char *k;
 		json_t *va, *vb;
 
-		json_object_foreach((json_t *)a, k, va)
-			if (!json_object_get(b, k)) {
-				_cleanup_free_ char *p = child_key(path, k);
+		json_object_foreach((json_t *)a, k, va) if (!json_object_get(b, k))
+		{
+			_cleanup_free_ char *p = child_key(path, k);
 
-				if (!p || op(ops, "remove", p, NULL) < 0)
-					return -ENOMEM;
-			}
-		json_object_foreach((json_t *)b, k, vb) {
+			if (!p || op(ops, "remove", p, NULL) < 0)
+				return -ENOMEM;
+		}
+		json_object_foreach((json_t *)b, k, vb)
+		{
 			_cleanup_free_ char *p = child_key(path, k);
 			int r;
 

@@ -38,22 +38,23 @@ struct review {
 /* What the handler decided, before it becomes HTTP and JSON. */
 enum verdict {
 	VERDICT_BAD_REQUEST, /* 400: not a usable AdmissionReview */
-	VERDICT_ALLOW,       /* allowed, with the patch (if any) and warnings */
-	VERDICT_DENY,        /* allowed: false, with the message */
+	VERDICT_ALLOW,	     /* allowed, with the patch (if any) and warnings */
+	VERDICT_DENY,	     /* allowed: false, with the message */
 };
 
 struct outcome {
 	enum verdict verdict;
-	char *message;     /* BAD_REQUEST, DENY: why; malloc'd */
-	json_t *patch;     /* ALLOW: the operations, NULL or empty for none */
-	char **warnings;   /* borrowed */
-	char *summary;     /* for the log */
+	char *message;	 /* BAD_REQUEST, DENY: why; malloc'd */
+	json_t *patch;	 /* ALLOW: the operations, NULL or empty for none */
+	char **warnings; /* borrowed */
+	char *summary;	 /* for the log */
 	enum review_log level;
 };
 
 char *webhook_review_base64_encode(const void *buf, size_t len)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *in = buf;
 	char *out, *o;
 
@@ -84,9 +85,12 @@ char *webhook_review_base64_encode(const void *buf, size_t len)
 static int read_gvk(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
 	static const struct dispatch_field fields[] = {
-		DISPATCH_FIELD("group", JSON_STRING, NULL, offsetof(struct gvk, group), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("version", JSON_STRING, NULL, offsetof(struct gvk, version), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct gvk, kind), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("group", JSON_STRING, NULL, offsetof(struct gvk, group),
+			       DISPATCH_NULLABLE),
+		DISPATCH_FIELD("version", JSON_STRING, NULL, offsetof(struct gvk, version),
+			       DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct gvk, kind),
+			       DISPATCH_MANDATORY),
 		{},
 	};
 
@@ -119,24 +123,37 @@ static int read_uid(struct dispatch_ctx *c, const char *path, json_t *v, void *t
 	return 0;
 }
 
-static int review_parse(const char *body, size_t len, json_t **doc, struct review *rv, char *err, size_t errlen)
+static int review_parse(const char *body, size_t len, json_t **doc, struct review *rv, char *err,
+			size_t errlen)
 {
 	static const struct dispatch_field top[] = {
-		DISPATCH_FIELD("apiVersion", JSON_STRING, NULL, offsetof(struct review, api_version), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct review, kind), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("request", JSON_OBJECT, NULL, offsetof(struct review, request), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("apiVersion", JSON_STRING, NULL,
+			       offsetof(struct review, api_version), DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_STRING, NULL, offsetof(struct review, kind),
+			       DISPATCH_MANDATORY),
+		DISPATCH_FIELD("request", JSON_OBJECT, NULL, offsetof(struct review, request),
+			       DISPATCH_MANDATORY),
 		{},
 	};
 	static const struct dispatch_field request[] = {
-		DISPATCH_FIELD("uid", JSON_STRING, read_uid, offsetof(struct review, uid), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("kind", JSON_OBJECT, read_gvk, offsetof(struct review, gvk), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("resource", JSON_OBJECT, read_resource, offsetof(struct review, resource), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("subResource", JSON_STRING, NULL, offsetof(struct review, sub_resource), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("operation", JSON_STRING, NULL, offsetof(struct review, operation), DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
-		DISPATCH_FIELD("namespace", JSON_STRING, NULL, offsetof(struct review, namespace), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct review, name), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("object", JSON_OBJECT, NULL, offsetof(struct review, object), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("dryRun", DISPATCH_BOOL, NULL, offsetof(struct review, dry_run), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("uid", JSON_STRING, read_uid, offsetof(struct review, uid),
+			       DISPATCH_MANDATORY),
+		DISPATCH_FIELD("kind", JSON_OBJECT, read_gvk, offsetof(struct review, gvk),
+			       DISPATCH_MANDATORY),
+		DISPATCH_FIELD("resource", JSON_OBJECT, read_resource,
+			       offsetof(struct review, resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("subResource", JSON_STRING, NULL,
+			       offsetof(struct review, sub_resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("operation", JSON_STRING, NULL, offsetof(struct review, operation),
+			       DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
+		DISPATCH_FIELD("namespace", JSON_STRING, NULL, offsetof(struct review, namespace),
+			       DISPATCH_NULLABLE),
+		DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct review, name),
+			       DISPATCH_NULLABLE),
+		DISPATCH_FIELD("object", JSON_OBJECT, NULL, offsetof(struct review, object),
+			       DISPATCH_NULLABLE),
+		DISPATCH_FIELD("dryRun", DISPATCH_BOOL, NULL, offsetof(struct review, dry_run),
+			       DISPATCH_NULLABLE),
 		{},
 	};
 	struct dispatch_ctx c = { .err = err, .errlen = errlen };
@@ -146,7 +163,8 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 	/* jansson stops at 2048 levels and refuses invalid UTF-8, NUL in strings and duplicate keys */
 	*doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!*doc) {
-		snprintf(err, errlen, "not JSON: line %d column %d: %s", je.line, je.column, je.text);
+		snprintf(err, errlen, "not JSON: line %d column %d: %s", je.line, je.column,
+			 je.text);
 		return -EBADMSG;
 	}
 	r = dispatch_run(&c, "", *doc, top, DISPATCH_UNKNOWN_ALLOW, rv);
@@ -156,8 +174,10 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 		snprintf(err, errlen, "kind: expected AdmissionReview, got \"%.64s\"", rv->kind);
 		return -EBADMSG;
 	}
-	if (strcmp(rv->api_version, "admission.k8s.io/v1") != 0 && strcmp(rv->api_version, "admission.k8s.io/v1beta1") != 0) {
-		snprintf(err, errlen, "apiVersion: expected admission.k8s.io/v1, got \"%.64s\"", rv->api_version);
+	if (strcmp(rv->api_version, "admission.k8s.io/v1") != 0 &&
+	    strcmp(rv->api_version, "admission.k8s.io/v1beta1") != 0) {
+		snprintf(err, errlen, "apiVersion: expected admission.k8s.io/v1, got \"%.64s\"",
+			 rv->api_version);
 		return -EBADMSG;
 	}
 	r = dispatch_run(&c, "request", rv->request, request, DISPATCH_UNKNOWN_ALLOW, rv);
@@ -185,15 +205,18 @@ static int respond(const struct review *rv, struct outcome *o, struct review_ans
 	if (!resp)
 		return -ENOMEM;
 	if (o->verdict == VERDICT_DENY) {
-		json_t *st = json_pack("{s:i, s:s, s:s}", "code", 403, "reason", "Forbidden", "message", o->message);
+		json_t *st = json_pack("{s:i, s:s, s:s}", "code", 403, "reason", "Forbidden",
+				       "message", o->message);
 
 		if (!st || json_object_set_new(resp, "status", st) < 0)
 			return -ENOMEM;
 	}
 	if (o->patch && json_array_size(o->patch) > 0) {
 		patch_text = json_dumps(o->patch, JSON_COMPACT);
-		patch64 = patch_text ? webhook_review_base64_encode(patch_text, strlen(patch_text)) : NULL;
-		if (!patch64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) < 0 ||
+		patch64 = patch_text ? webhook_review_base64_encode(patch_text, strlen(patch_text))
+				     : NULL;
+		if (!patch64 ||
+		    json_object_set_new(resp, "patchType", json_string("JSONPatch")) < 0 ||
 		    json_object_set_new(resp, "patch", json_string(patch64)) < 0)
 			return -ENOMEM;
 	}
@@ -206,7 +229,8 @@ static int respond(const struct review *rv, struct outcome *o, struct review_ans
 			if (json_array_append_new(w, json_string(*p)) < 0)
 				return -ENOMEM;
 	}
-	doc = json_pack("{s:s, s:s, s:O}", "apiVersion", rv->api_version, "kind", "AdmissionReview", "response", resp);
+	doc = json_pack("{s:s, s:s, s:O}", "apiVersion", rv->api_version, "kind", "AdmissionReview",
+			"response", resp);
 	if (!doc)
 		return -ENOMEM;
 	ret->body = json_dumps(doc, JSON_COMPACT);
@@ -223,12 +247,18 @@ static int respond(const struct review *rv, struct outcome *o, struct review_ans
 static char *pod_label(const struct review *rv)
 {
 	const json_t *meta = json_object_get(rv->object, "metadata");
-	const char *name = rv->name && *rv->name ? rv->name : json_string_value(json_object_get(meta, "name"));
+	const char *name =
+		rv->name && *rv->name ? rv->name : json_string_value(json_object_get(meta, "name"));
 	const char *gen = json_string_value(json_object_get(meta, "generateName"));
 	char *s;
 
 	if (asprintf(&s, "%.63s/%.253s%s%s", rv->namespace && *rv->namespace ? rv->namespace : "-",
-		     name && *name ? name : gen ? gen : "(no name)", name && *name ? "" : gen ? "*" : "",
+		     name && *name ? name
+		     : gen	   ? gen
+				   : "(no name)",
+		     name && *name ? ""
+		     : gen	   ? "*"
+				   : "",
 		     rv->dry_run ? " (dry run)" : "") < 0)
 		return NULL;
 	/* names come from the request: no control characters into the log */
@@ -238,8 +268,8 @@ static char *pod_label(const struct review *rv)
 	return s;
 }
 
-static int decide_pod(const struct webhook_config *cfg, const struct review *rv, struct mutate_result *mr,
-		      struct outcome *o)
+static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
+		      struct mutate_result *mr, struct outcome *o)
 {
 	_cleanup_free_ char *label = pod_label(rv), *what = NULL;
 	int r;
@@ -258,51 +288,68 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 		o->level = REVIEW_LOG_WARNING;
 		if (asprintf(&o->message, "rdmak webhook: %s", mr->denied) < 0)
 			return -ENOMEM;
-		return asprintf(&o->summary, "%s: refused%s%s%s: %s", label, mr->groups ? " (groups " : "",
-				mr->groups ? mr->groups : "", mr->groups ? ")" : "", mr->denied) < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "%s: refused%s%s%s: %s", label,
+				mr->groups ? " (groups " : "", mr->groups ? mr->groups : "",
+				mr->groups ? ")" : "", mr->denied) < 0
+			       ? -ENOMEM
+			       : 0;
 	}
 	o->verdict = VERDICT_ALLOW;
 	o->level = REVIEW_LOG_INFO;
 	if (mr->denied) {
 		char *w;
 
-		if (asprintf(&w, "rdmak webhook: %s; admitted unchanged (onError: allow)", mr->denied) < 0 ||
+		if (asprintf(&w, "rdmak webhook: %s; admitted unchanged (onError: allow)",
+			     mr->denied) < 0 ||
 		    strv_push(&mr->warnings, &mr->n_warnings, w) < 0)
 			return -ENOMEM;
 		o->warnings = mr->warnings;
-		return asprintf(&o->summary, "%s: admitted unchanged (%s%s%sonError allow): %s", label,
-				mr->groups ? "groups " : "", mr->groups ? mr->groups : "", mr->groups ? ", " : "",
-				mr->denied) < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "%s: admitted unchanged (%s%s%sonError allow): %s",
+				label, mr->groups ? "groups " : "", mr->groups ? mr->groups : "",
+				mr->groups ? ", " : "", mr->denied) < 0
+			       ? -ENOMEM
+			       : 0;
 	}
 	if (!mr->groups) {
 		o->level = REVIEW_LOG_DEBUG;
-		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label, ANNOTATION_GROUPS) < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label,
+				ANNOTATION_GROUPS) < 0
+			       ? -ENOMEM
+			       : 0;
 	}
 	o->patch = webhook_patch_diff(rv->object, mr->pod);
 	if (!o->patch)
 		return -ENOMEM;
-	what = mr->n_changes ? strv_join(mr->changes, ", ") : strdup("nothing to add (already there)");
+	what = mr->n_changes ? strv_join(mr->changes, ", ")
+			     : strdup("nothing to add (already there)");
 	if (!what)
 		return -ENOMEM;
-	return asprintf(&o->summary, "%s: groups %s, container \"%s\": %s; %zu patch operations, %zu warnings", label,
-			mr->groups, mr->container ? mr->container : "?", what, json_array_size(o->patch),
-			mr->n_warnings) < 0 ? -ENOMEM : 0;
+	return asprintf(&o->summary,
+			"%s: groups %s, container \"%s\": %s; %zu patch operations, %zu warnings",
+			label, mr->groups, mr->container ? mr->container : "?", what,
+			json_array_size(o->patch), mr->n_warnings) < 0
+		       ? -ENOMEM
+		       : 0;
 }
 
-static int decide(const struct webhook_config *cfg, const struct review *rv, struct mutate_result *mr,
-		  struct outcome *o)
+static int decide(const struct webhook_config *cfg, const struct review *rv,
+		  struct mutate_result *mr, struct outcome *o)
 {
-	bool pod = (!rv->gvk.group || !*rv->gvk.group) && !strcmp(rv->gvk.version, "v1") && !strcmp(rv->gvk.kind, "Pod");
+	bool pod = (!rv->gvk.group || !*rv->gvk.group) && !strcmp(rv->gvk.version, "v1") &&
+		   !strcmp(rv->gvk.kind, "Pod");
 	char *w;
 
 	if (!pod) {
 		/* not ours to change, and refusing it would block whatever the misrouting sends */
 		o->verdict = VERDICT_ALLOW;
 		o->level = REVIEW_LOG_WARNING;
-		if (asprintf(&w, "rdmak webhook mutates v1 Pods only, not %.64s%s%.64s %.64s: check its "
-				 "MutatingWebhookConfiguration rules",
-			     rv->gvk.group ? rv->gvk.group : "", rv->gvk.group && *rv->gvk.group ? "/" : "",
-			     rv->gvk.version, rv->gvk.kind) < 0)
+		if (asprintf(
+			    &w,
+			    "rdmak webhook mutates v1 Pods only, not %.64s%s%.64s %.64s: check its "
+			    "MutatingWebhookConfiguration rules",
+			    rv->gvk.group ? rv->gvk.group : "",
+			    rv->gvk.group && *rv->gvk.group ? "/" : "", rv->gvk.version,
+			    rv->gvk.kind) < 0)
 			return -ENOMEM;
 		if (!(o->summary = strdup(w))) {
 			free(w);
@@ -318,9 +365,11 @@ static int decide(const struct webhook_config *cfg, const struct review *rv, str
 	    (rv->resource && strcmp(rv->resource, "pods") != 0)) {
 		o->verdict = VERDICT_ALLOW;
 		o->level = REVIEW_LOG_DEBUG;
-		return asprintf(&o->summary, "uid %s: %.16s of pods%s%.32s: nothing to do", rv->uid, rv->operation,
-				rv->sub_resource && *rv->sub_resource ? "/" : "", rv->sub_resource ? rv->sub_resource : "")
-			       < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "uid %s: %.16s of pods%s%.32s: nothing to do", rv->uid,
+				rv->operation, rv->sub_resource && *rv->sub_resource ? "/" : "",
+				rv->sub_resource ? rv->sub_resource : "") < 0
+			       ? -ENOMEM
+			       : 0;
 	}
 	if (!rv->object) {
 		/* a bad request like review_parse's, with its log line (the summary was left unset) */
@@ -328,12 +377,16 @@ static int decide(const struct webhook_config *cfg, const struct review *rv, str
 		o->level = REVIEW_LOG_WARNING;
 		if (!(o->message = strdup("request.object: missing for a CREATE")))
 			return -ENOMEM;
-		return asprintf(&o->summary, "uid %.64s: bad AdmissionReview: %s", rv->uid, o->message) < 0 ? -ENOMEM : 0;
+		return asprintf(&o->summary, "uid %.64s: bad AdmissionReview: %s", rv->uid,
+				o->message) < 0
+			       ? -ENOMEM
+			       : 0;
 	}
 	return decide_pod(cfg, rv, mr, o);
 }
 
-int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len, struct review_answer *ret)
+int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len,
+			  struct review_answer *ret)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	struct review rv = { 0 };

@@ -35,10 +35,10 @@
 #include "webhook/review.h"
 
 #define EXIT_RUNTIME 1
-#define EXIT_DENIED 1
-#define EXIT_USAGE 2
-#define CONFIG_MAX (4u << 20)
-#define POD_MAX (16u << 20)
+#define EXIT_DENIED  1
+#define EXIT_USAGE   2
+#define CONFIG_MAX   (4u << 20)
+#define POD_MAX	     (16u << 20)
 
 struct opts {
 	const char *config, *cert, *key, *listen;
@@ -69,7 +69,8 @@ static void http_log(void *ud, enum http_log_level level, const char *msg)
 
 /* ---- config ------------------------------------------------------------------------------- */
 
-static int load_config(const char *path, struct webhook_config **cfg, char **text, char *err, size_t errlen)
+static int load_config(const char *path, struct webhook_config **cfg, char **text, char *err,
+		       size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -77,7 +78,8 @@ static int load_config(const char *path, struct webhook_config **cfg, char **tex
 
 	r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path, r == -EFBIG ? "larger than 4 MiB" : strerror(-r));
+		snprintf(err, errlen, "%s: %s", path,
+			 r == -EFBIG ? "larger than 4 MiB" : strerror(-r));
 		return r;
 	}
 	r = webhook_config_parse(buf, len, cfg, err, errlen);
@@ -127,7 +129,8 @@ static void reload_config(struct daemon *d, const char *why)
 	d->cfg_text = TAKE_PTR(text);
 	pthread_rwlock_unlock(&d->lock);
 	webhook_config_free(old);
-	log_info("%s: config %s reloaded: %zu groups (%s)", why, d->o->config, cfg->n_groups, names ? names : "");
+	log_info("%s: config %s reloaded: %zu groups (%s)", why, d->o->config, cfg->n_groups,
+		 names ? names : "");
 }
 
 static void reload_tls(struct daemon *d, const char *why)
@@ -137,7 +140,8 @@ static void reload_tls(struct daemon *d, const char *why)
 
 	if (r < 0) {
 		if (daemon_refusal_is_new(&d->tls_refusal, err, NULL) || !strcmp(why, "SIGHUP"))
-			log_error("%s: new certificate refused, serving the previous one: %s", why, err);
+			log_error("%s: new certificate refused, serving the previous one: %s", why,
+				  err);
 		return;
 	}
 	daemon_refusal_clear(&d->tls_refusal);
@@ -164,7 +168,8 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 	/* the API server sends application/json; anything else is not one of its reviews */
 	if (!req->content_type || strncasecmp(req->content_type, "application/json", 16) != 0) {
 		atomic_fetch_add(&d->n_bad, 1);
-		log_warning("POST /mutate with Content-Type %s: refused (415)", req->content_type ? req->content_type : "(none)");
+		log_warning("POST /mutate with Content-Type %s: refused (415)",
+			    req->content_type ? req->content_type : "(none)");
 		return text_response(resp, 415, "expected Content-Type: application/json\n");
 	}
 	pthread_rwlock_rdlock(&d->lock);
@@ -216,10 +221,12 @@ static void log_stats(struct daemon *d)
 	struct http_stats st;
 
 	http_server_stats(d->srv, &st);
-	log_info("served %" PRIu64 " requests on %" PRIu64 " connections: %" PRIu64 " patched, %" PRIu64
-		" unchanged, %" PRIu64 " refused, %" PRIu64 " bad requests; %" PRIu64 " slow connections cut",
-	     st.requests, st.connections, (uint64_t)atomic_load(&d->n_patched), (uint64_t)atomic_load(&d->n_unchanged),
-	     (uint64_t)atomic_load(&d->n_denied), (uint64_t)atomic_load(&d->n_bad), st.cut);
+	log_info("served %" PRIu64 " requests on %" PRIu64 " connections: %" PRIu64
+		 " patched, %" PRIu64 " unchanged, %" PRIu64 " refused, %" PRIu64
+		 " bad requests; %" PRIu64 " slow connections cut",
+		 st.requests, st.connections, (uint64_t)atomic_load(&d->n_patched),
+		 (uint64_t)atomic_load(&d->n_unchanged), (uint64_t)atomic_load(&d->n_denied),
+		 (uint64_t)atomic_load(&d->n_bad), st.cut);
 }
 
 static void on_reload(void *ud, enum daemon_reload_reason why)
@@ -234,16 +241,19 @@ static int run_loop(struct daemon *d, struct daemon_loop *loop)
 {
 	int r;
 
-	if ((r = daemon_loop_watch(loop, d->o->config)) < 0 || (r = daemon_loop_watch(loop, d->o->cert)) < 0 ||
+	if ((r = daemon_loop_watch(loop, d->o->config)) < 0 ||
+	    (r = daemon_loop_watch(loop, d->o->cert)) < 0 ||
 	    (r = daemon_loop_watch(loop, d->o->key)) < 0)
-		log_warning("watching the config and certificate folders: %s; changes are noticed by a check every second",
-			    strerror(-r));
+		log_warning(
+			"watching the config and certificate folders: %s; changes are noticed by a check every second",
+			strerror(-r));
 	r = daemon_loop_run(loop);
 	if (r < 0) {
 		log_error_errno(r, "poll: %m");
 		return EXIT_RUNTIME;
 	}
-	log_info("%s: shutting down (readyz now fails; %u ms for requests in progress)", strsignal(r), d->o->grace_ms);
+	log_info("%s: shutting down (readyz now fails; %u ms for requests in progress)",
+		 strsignal(r), d->o->grace_ms);
 	return 0;
 }
 
@@ -285,16 +295,20 @@ static int serve(const struct opts *o)
 	}
 	atomic_store(&d.ready, true);
 	names = group_names(d.cfg);
-	log_info("rdmak webhook: config %s: %zu groups (%s)", o->config, d.cfg->n_groups, names ? names : "");
+	log_info("rdmak webhook: config %s: %zu groups (%s)", o->config, d.cfg->n_groups,
+		 names ? names : "");
 	log_info("certificate %s: %s", o->cert, http_server_tls_summary(d.srv));
-	log_info("%u workers, body limit %zu bytes, request timeout %u ms, idle timeout %u s, %u connections",
-	     o->lim.workers, o->lim.body_max, o->lim.request_timeout_ms, o->lim.idle_timeout_s, o->lim.max_connections);
+	log_info(
+		"%u workers, body limit %zu bytes, request timeout %u ms, idle timeout %u s, %u connections",
+		o->lim.workers, o->lim.body_max, o->lim.request_timeout_ms, o->lim.idle_timeout_s,
+		o->lim.max_connections);
 	{
 		/* the line tests and operators look for; the port is the kernel's choice for :0 */
 		const char *colon = strrchr(o->listen, ':');
 
-		log_info("listening on https://%.*s:%u", colon == o->listen ? 4 : (int)(colon - o->listen),
-		     colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv));
+		log_info("listening on https://%.*s:%u",
+			 colon == o->listen ? 4 : (int)(colon - o->listen),
+			 colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv));
 	}
 	ret = run_loop(&d, loop);
 	atomic_store(&d.ready, false);
@@ -326,17 +340,22 @@ static json_t *config_json(const struct webhook_config *cfg)
 		for (size_t j = 0; j < g->n_networks; j++) {
 			const struct wh_network *n = &g->networks[j];
 
-			json_array_append_new(nets, json_pack("{s:s, s:s, s:s?, s:s?, s:i}", "namespace", n->namespace, "name",
-							      n->name, "interface", n->interface, "resource", n->resource,
-							      "count", (int)n->count));
+			json_array_append_new(nets,
+					      json_pack("{s:s, s:s, s:s?, s:s?, s:i}", "namespace",
+							n->namespace, "name", n->name, "interface",
+							n->interface, "resource", n->resource,
+							"count", (int)n->count));
 		}
 		for (size_t j = 0; j < g->n_resources; j++)
-			json_object_set_new(res, g->resources[j].name, json_integer(g->resources[j].count));
+			json_object_set_new(res, g->resources[j].name,
+					    json_integer(g->resources[j].count));
 		json_array_append_new(groups,
-				      json_pack("{s:s, s:o, s:o, s:b, s:b, s:s?, s:b, s:s}", "name", g->name, "networks", nets,
-						"resources", res, "ipcLock", g->ipc_lock, "shm", g->shm, "shmSizeLimit",
-						g->shm_size_limit, "memoryLimitWarning", g->memory_warning, "onError",
-						g->on_error == WH_ON_ERROR_ALLOW	 ? "allow"
+				      json_pack("{s:s, s:o, s:o, s:b, s:b, s:s?, s:b, s:s}", "name",
+						g->name, "networks", nets, "resources", res,
+						"ipcLock", g->ipc_lock, "shm", g->shm,
+						"shmSizeLimit", g->shm_size_limit,
+						"memoryLimitWarning", g->memory_warning, "onError",
+						g->on_error == WH_ON_ERROR_ALLOW  ? "allow"
 						: g->on_error == WH_ON_ERROR_DENY ? "deny"
 										  : "inherit"));
 	}
@@ -369,21 +388,26 @@ static int check(const struct opts *o)
 			const struct wh_group *g = &cfg->groups[i];
 
 			printf("%s: %zu networks, IPC_LOCK %s, /dev/shm %s%s%s, memory-limit warning %s, on error %s\n",
-			       g->name, g->n_networks, g->ipc_lock ? "on" : "off", g->shm ? "on" : "off",
-			       g->shm_size_limit ? " sizeLimit " : "", g->shm_size_limit ? g->shm_size_limit : "",
+			       g->name, g->n_networks, g->ipc_lock ? "on" : "off",
+			       g->shm ? "on" : "off", g->shm_size_limit ? " sizeLimit " : "",
+			       g->shm_size_limit ? g->shm_size_limit : "",
 			       g->memory_warning ? "on" : "off",
-			       (g->on_error ? g->on_error : cfg->on_error) == WH_ON_ERROR_ALLOW ? "allow" : "deny");
+			       (g->on_error ? g->on_error : cfg->on_error) == WH_ON_ERROR_ALLOW
+				       ? "allow"
+				       : "deny");
 			for (size_t j = 0; j < g->n_networks; j++) {
 				const struct wh_network *n = &g->networks[j];
 
-				printf("  network %s%s%s%s%s", n->namespace, *n->namespace ? "/" : "", n->name,
-				       n->interface ? "@" : "", n->interface ? n->interface : "");
+				printf("  network %s%s%s%s%s", n->namespace,
+				       *n->namespace ? "/" : "", n->name, n->interface ? "@" : "",
+				       n->interface ? n->interface : "");
 				if (n->resource)
 					printf("  %s: %u", n->resource, n->count);
 				putchar('\n');
 			}
 			for (size_t j = 0; j < g->n_resources; j++)
-				printf("  resource %s: %u\n", g->resources[j].name, g->resources[j].count);
+				printf("  resource %s: %u\n", g->resources[j].name,
+				       g->resources[j].count);
 		}
 	}
 	webhook_config_free(cfg);
@@ -416,16 +440,19 @@ static size_t find_templates(json_t *obj, json_t **tpl, char (*where)[64], size_
 		tpl[n] = t;
 		snprintf(where[n++], 64, "spec.template");
 	}
-	if (json_is_object(t = json_object_get(json_object_get(json_object_get(spec, "jobTemplate"), "spec"), "template"))) {
+	if (json_is_object(t = json_object_get(
+				   json_object_get(json_object_get(spec, "jobTemplate"), "spec"),
+				   "template"))) {
 		tpl[n] = t;
 		snprintf(where[n++], 64, "spec.jobTemplate.spec.template");
 	}
 	tasks = json_object_get(spec, "tasks");
-	json_array_foreach(tasks, i, task)
-		if (n < max && json_is_object(t = json_object_get(task, "template"))) {
-			tpl[n] = t;
-			snprintf(where[n++], 64, "spec.tasks[%zu].template", i);
-		}
+	json_array_foreach(tasks, i, task) if (n < max && json_is_object(t = json_object_get(
+										 task, "template")))
+	{
+		tpl[n] = t;
+		snprintf(where[n++], 64, "spec.tasks[%zu].template", i);
+	}
 	if (n == 0) {
 		tpl[0] = obj;
 		where[0][0] = '\0';
@@ -434,7 +461,8 @@ static size_t find_templates(json_t *obj, json_t **tpl, char (*where)[64], size_
 	return n;
 }
 
-static int explain_print_text(const char *file, enum doc_format fmt, json_t *out, struct explained *ex, size_t n)
+static int explain_print_text(const char *file, enum doc_format fmt, json_t *out,
+			      struct explained *ex, size_t n)
 {
 	bool denied = false;
 
@@ -446,14 +474,18 @@ static int explain_print_text(const char *file, enum doc_format fmt, json_t *out
 		if (mr->denied && !mr->allow_anyway)
 			fprintf(stderr, "%s: refused: %s\n", at, mr->denied);
 		else if (mr->denied)
-			fprintf(stderr, "%s: admitted unchanged (onError: allow): %s\n", at, mr->denied);
+			fprintf(stderr, "%s: admitted unchanged (onError: allow): %s\n", at,
+				mr->denied);
 		else if (!mr->groups)
-			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at, ANNOTATION_GROUPS,
-				ANNOTATION_GROUPS_SPIDERPOOL);
+			fprintf(stderr, "%s: no %s or %s annotation: unchanged\n", at,
+				ANNOTATION_GROUPS, ANNOTATION_GROUPS_SPIDERPOOL);
 		else if (mr->n_changes == 0)
-			fprintf(stderr, "%s: groups %s: nothing to add, it has everything already\n", at, mr->groups);
+			fprintf(stderr,
+				"%s: groups %s: nothing to add, it has everything already\n", at,
+				mr->groups);
 		else
-			fprintf(stderr, "%s: groups %s, container \"%s\":\n", at, mr->groups, mr->container);
+			fprintf(stderr, "%s: groups %s, container \"%s\":\n", at, mr->groups,
+				mr->container);
 		for (size_t j = 0; j < mr->n_changes && !mr->denied; j++)
 			fprintf(stderr, "  + %s\n", mr->changes[j]);
 		for (size_t j = 0; j < mr->n_warnings; j++)
@@ -488,10 +520,13 @@ static int explain_print_json(json_t *out, struct explained *ex, size_t n)
 
 		denied |= refused;
 		json_array_append_new(results,
-				      json_pack("{s:s, s:b, s:s?, s:s?, s:o, s:o, s:s?, s:O?}", "template", ex[i].where,
-						"allowed", !refused, "groups", mr->groups, "container", mr->denied ? NULL : mr->container,
-						"changes", strv_json(mr->denied ? NULL : mr->changes), "warnings",
-						strv_json(mr->warnings), "message", mr->denied, "patch", ex[i].patch));
+				      json_pack("{s:s, s:b, s:s?, s:s?, s:o, s:o, s:s?, s:O?}",
+						"template", ex[i].where, "allowed", !refused,
+						"groups", mr->groups, "container",
+						mr->denied ? NULL : mr->container, "changes",
+						strv_json(mr->denied ? NULL : mr->changes),
+						"warnings", strv_json(mr->warnings), "message",
+						mr->denied, "patch", ex[i].patch));
 	}
 	doc = json_pack("{s:b, s:o, s:O}", "allowed", !denied, "results", results, "object", out);
 	r = doc ? doc_json(stdout, doc) : -ENOMEM;
@@ -529,7 +564,9 @@ static int explain(const struct opts *o)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	ns = o->ns ? o->ns : json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+	ns = o->ns ? o->ns
+		   : json_string_value(
+			     json_object_get(json_object_get(obj, "metadata"), "namespace"));
 	out = json_deep_copy(obj);
 	if (!out)
 		goto out;
@@ -552,12 +589,14 @@ static int explain(const struct opts *o)
 			json_t *v;
 			void *tmp;
 
-			json_object_foreach_safe(tpl[i], tmp, k, v)
-				if (!ex[i].mr.denied && !json_object_get(ex[i].mr.pod, k))
-					json_object_del(tpl[i], k);
+			json_object_foreach_safe(tpl[i], tmp, k,
+						 v) if (!ex[i].mr.denied &&
+							!json_object_get(ex[i].mr.pod, k))
+				json_object_del(tpl[i], k);
 		}
 	}
-	ret = o->json ? explain_print_json(out, ex, n) : explain_print_text(o->pod_file, fmt, out, ex, n);
+	ret = o->json ? explain_print_json(out, ex, n)
+		      : explain_print_text(o->pod_file, fmt, out, ex, n);
 	if (fflush(stdout) != 0)
 		ret = EXIT_RUNTIME;
 out:
@@ -606,13 +645,14 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned long long min, unsigned long long max,
-		      unsigned long long *ret)
+static int parse_uint(const char *opt, const char *s, unsigned long long min,
+		      unsigned long long max, unsigned long long *ret)
 {
 	unsigned long long v;
 
 	if (str_to_u64(s, 10, &v) < 0 || v < min || v > max) {
-		fprintf(stderr, "rdmak webhook: %s: expected %llu to %llu, got '%s'\n", opt, min, max, s);
+		fprintf(stderr, "rdmak webhook: %s: expected %llu to %llu, got '%s'\n", opt, min,
+			max, s);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -622,7 +662,8 @@ static int parse_uint(const char *opt, const char *s, unsigned long long min, un
 /* Seconds as digits with up to three decimals: "10", "0.5". Read digit by digit, not with
  * strtod, which takes "nan" (compared false with both bounds, then 0 ms), "inf", "1e1", "0x10"
  * and leading blanks. */
-static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, unsigned max_ms, unsigned *ret)
+static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, unsigned max_ms,
+			    unsigned *ret)
 {
 	unsigned long long ms = 0;
 	const char *p = s;
@@ -638,8 +679,9 @@ static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, uns
 			ms += (unsigned)(*p - '0') * scale;
 	}
 	if (p == s || *p || ms < min_ms || ms > max_ms) {
-		fprintf(stderr, "rdmak webhook: %s: expected %g to %g seconds (up to three decimals), got '%s'\n", opt,
-			min_ms / 1000.0, max_ms / 1000.0, s);
+		fprintf(stderr,
+			"rdmak webhook: %s: expected %g to %g seconds (up to three decimals), got '%s'\n",
+			opt, min_ms / 1000.0, max_ms / 1000.0, s);
 		return -EINVAL;
 	}
 	*ret = (unsigned)ms;
@@ -648,8 +690,22 @@ static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, uns
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_CERT = 256, O_KEY, O_LISTEN, O_WORKERS, O_BODY, O_REQ, O_IDLE, O_HANDSHAKE, O_CONNS, O_PERIP, O_GRACE,
-	       O_EXPLAIN, O_NS, O_CHECK };
+	enum {
+		O_CERT = 256,
+		O_KEY,
+		O_LISTEN,
+		O_WORKERS,
+		O_BODY,
+		O_REQ,
+		O_IDLE,
+		O_HANDSHAKE,
+		O_CONNS,
+		O_PERIP,
+		O_GRACE,
+		O_EXPLAIN,
+		O_NS,
+		O_CHECK
+	};
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "tls-cert", required_argument, NULL, O_CERT },
@@ -714,7 +770,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->lim.idle_timeout_s = (unsigned)v;
 			break;
 		case O_HANDSHAKE:
-			if (parse_seconds_ms("--tls-handshake-timeout", optarg, 100, 60000, &ms) < 0)
+			if (parse_seconds_ms("--tls-handshake-timeout", optarg, 100, 60000, &ms) <
+			    0)
 				return -EINVAL;
 			o->lim.handshake_timeout_ms = ms;
 			break;

@@ -82,8 +82,10 @@ static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, void *
 	const char *s = json_string_value(v), *why;
 
 	if (!k8s_dns1123_subdomain(s, &why))
-		return dispatch_fail(c, path, "\"%s\" is not a NetworkAttachmentDefinition "
-				     "name: %s", s, why);
+		return dispatch_fail(c, path,
+				     "\"%s\" is not a NetworkAttachmentDefinition "
+				     "name: %s",
+				     s, why);
 	return dup_string(c, path, v, t);
 }
 
@@ -94,7 +96,10 @@ static int read_interface(struct dispatch_ctx *c, const char *path, json_t *v, v
 
 	/* what the kernel takes as an interface name (IFNAMSIZ 16, no '/', ':' or blanks) */
 	if (n == 0 || n > 15 || !strcmp(s, ".") || !strcmp(s, "..") || strpbrk(s, "/: \t\n"))
-		return dispatch_fail(c, path, "\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)", s);
+		return dispatch_fail(
+			c, path,
+			"\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)",
+			s);
 	return dup_string(c, path, v, t);
 }
 
@@ -112,7 +117,8 @@ static int read_count(struct dispatch_ctx *c, const char *path, json_t *v, void 
 	json_int_t n = json_integer_value(v);
 
 	if (n < 1 || n > WH_MAX_COUNT)
-		return dispatch_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT, WH_MAX_COUNT, n);
+		return dispatch_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT,
+				     WH_MAX_COUNT, n);
 	*(unsigned *)t = (unsigned)n;
 	return 0;
 }
@@ -148,11 +154,16 @@ static int read_on_error(struct dispatch_ctx *c, const char *path, json_t *v, vo
 static int read_network(struct dispatch_ctx *c, const char *path, json_t *v, struct wh_network *n)
 {
 	static const struct dispatch_field fields[] = {
-		DISPATCH_FIELD("namespace", JSON_STRING, read_namespace, offsetof(struct wh_network, namespace), 0),
-		DISPATCH_FIELD("name", JSON_STRING, read_name, offsetof(struct wh_network, name), DISPATCH_MANDATORY),
-		DISPATCH_FIELD("interface", JSON_STRING, read_interface, offsetof(struct wh_network, interface), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("resource", JSON_STRING, read_resource_name, offsetof(struct wh_network, resource), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("count", JSON_INTEGER, read_count, offsetof(struct wh_network, count), 0),
+		DISPATCH_FIELD("namespace", JSON_STRING, read_namespace,
+			       offsetof(struct wh_network, namespace), 0),
+		DISPATCH_FIELD("name", JSON_STRING, read_name, offsetof(struct wh_network, name),
+			       DISPATCH_MANDATORY),
+		DISPATCH_FIELD("interface", JSON_STRING, read_interface,
+			       offsetof(struct wh_network, interface), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("resource", JSON_STRING, read_resource_name,
+			       offsetof(struct wh_network, resource), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("count", JSON_INTEGER, read_count,
+			       offsetof(struct wh_network, count), 0),
 		{},
 	};
 	int r;
@@ -177,7 +188,8 @@ static int read_networks(struct dispatch_ctx *c, const char *path, json_t *v, vo
 	g->networks = calloc(json_array_size(v) + 1, sizeof(*g->networks));
 	if (!g->networks)
 		return -ENOMEM;
-	json_array_foreach(v, i, x) {
+	json_array_foreach(v, i, x)
+	{
 		char sub[256];
 		int r;
 
@@ -189,8 +201,10 @@ static int read_networks(struct dispatch_ctx *c, const char *path, json_t *v, vo
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(g->networks[j].namespace, g->networks[i].namespace) &&
 			    !strcmp(g->networks[j].name, g->networks[i].name))
-				return dispatch_fail(c, sub, "%s%s%s is listed twice in this group", g->networks[i].namespace,
-					       *g->networks[i].namespace ? "/" : "", g->networks[i].name);
+				return dispatch_fail(c, sub, "%s%s%s is listed twice in this group",
+						     g->networks[i].namespace,
+						     *g->networks[i].namespace ? "/" : "",
+						     g->networks[i].name);
 	}
 	return 0;
 }
@@ -204,7 +218,8 @@ static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, v
 	g->resources = calloc(json_object_size(v) + 1, sizeof(*g->resources));
 	if (!g->resources)
 		return -ENOMEM;
-	json_object_foreach(v, key, x) {
+	json_object_foreach(v, key, x)
+	{
 		struct wh_resource *res = &g->resources[g->n_resources];
 		char sub[256];
 		const char *why;
@@ -214,7 +229,8 @@ static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, v
 		if (!k8s_extended_resource_name(key, &why))
 			return dispatch_fail(c, sub, "%s", why);
 		if (!json_is_integer(x))
-			return dispatch_fail(c, sub, "expected a count (an integer), got %s", dispatch_type_name(x));
+			return dispatch_fail(c, sub, "expected a count (an integer), got %s",
+					     dispatch_type_name(x));
 		if ((r = read_count(c, sub, x, &res->count)) < 0)
 			return r;
 		if (!(res->name = strdup(key)))
@@ -230,11 +246,15 @@ static int read_group(struct dispatch_ctx *c, const char *path, json_t *v, struc
 	static const struct dispatch_field fields[] = {
 		DISPATCH_FIELD("networks", JSON_ARRAY, read_networks, 0, 0),
 		DISPATCH_FIELD("resources", JSON_OBJECT, read_resources, 0, 0),
-		DISPATCH_FIELD("ipcLock", DISPATCH_BOOL, NULL, offsetof(struct wh_group, ipc_lock), 0),
+		DISPATCH_FIELD("ipcLock", DISPATCH_BOOL, NULL, offsetof(struct wh_group, ipc_lock),
+			       0),
 		DISPATCH_FIELD("shm", DISPATCH_BOOL, NULL, offsetof(struct wh_group, shm), 0),
-		DISPATCH_FIELD("shmSizeLimit", JSON_STRING, read_quantity, offsetof(struct wh_group, shm_size_limit), DISPATCH_NULLABLE),
-		DISPATCH_FIELD("memoryLimitWarning", DISPATCH_BOOL, NULL, offsetof(struct wh_group, memory_warning), 0),
-		DISPATCH_FIELD("onError", JSON_STRING, read_on_error, offsetof(struct wh_group, on_error), 0),
+		DISPATCH_FIELD("shmSizeLimit", JSON_STRING, read_quantity,
+			       offsetof(struct wh_group, shm_size_limit), DISPATCH_NULLABLE),
+		DISPATCH_FIELD("memoryLimitWarning", DISPATCH_BOOL, NULL,
+			       offsetof(struct wh_group, memory_warning), 0),
+		DISPATCH_FIELD("onError", JSON_STRING, read_on_error,
+			       offsetof(struct wh_group, on_error), 0),
 		{},
 	};
 	int r;
@@ -261,7 +281,8 @@ static int read_groups(struct dispatch_ctx *c, const char *path, json_t *v, void
 	cfg->groups = calloc(json_object_size(v), sizeof(*cfg->groups));
 	if (!cfg->groups)
 		return -ENOMEM;
-	json_object_foreach(v, key, x) {
+	json_object_foreach(v, key, x)
+	{
 		struct wh_group *g = &cfg->groups[cfg->n_groups];
 		char sub[256];
 		int r;
@@ -269,7 +290,9 @@ static int read_groups(struct dispatch_ctx *c, const char *path, json_t *v, void
 		dispatch_path_key(sub, sizeof(sub), path, key);
 		/* the value of an annotation, and one element of a comma list of them */
 		if (!*key || strlen(key) > 63 || strpbrk(key, ", \t\n\r"))
-			return dispatch_fail(c, sub, "a group name is 1 to 63 characters without commas or blanks");
+			return dispatch_fail(
+				c, sub,
+				"a group name is 1 to 63 characters without commas or blanks");
 		if (!(g->name = strdup(key)))
 			return -ENOMEM;
 		cfg->n_groups++;
@@ -286,13 +309,15 @@ static int read_gpu_resources(struct dispatch_ctx *c, const char *path, json_t *
 	size_t n = strv_length(cfg->gpu_resources), i;
 	json_t *x;
 
-	json_array_foreach(v, i, x) {
+	json_array_foreach(v, i, x)
+	{
 		char sub[256];
 		const char *why;
 
 		dispatch_path_idx(sub, sizeof(sub), path, i);
 		if (!json_is_string(x))
-			return dispatch_fail(c, sub, "expected a string, got %s", dispatch_type_name(x));
+			return dispatch_fail(c, sub, "expected a string, got %s",
+					     dispatch_type_name(x));
 		if (!k8s_extended_resource_name(json_string_value(x), &why))
 			return dispatch_fail(c, sub, "\"%s\": %s", json_string_value(x), why);
 		if (webhook_config_is_gpu(cfg, json_string_value(x)))
@@ -312,27 +337,33 @@ static int check_cross(struct dispatch_ctx *c, const struct webhook_config *cfg)
 		char path[256];
 
 		for (size_t j = 0; j < g->n_networks; j++)
-			if (g->networks[j].resource && webhook_config_is_gpu(cfg, g->networks[j].resource)) {
+			if (g->networks[j].resource &&
+			    webhook_config_is_gpu(cfg, g->networks[j].resource)) {
 				dispatch_path_key(path, sizeof(path), "groups", g->name);
-				return dispatch_fail(c, path, "network %s uses %s, which gpuResources names as a GPU",
-					       g->networks[j].name, g->networks[j].resource);
+				return dispatch_fail(
+					c, path,
+					"network %s uses %s, which gpuResources names as a GPU",
+					g->networks[j].name, g->networks[j].resource);
 			}
 		for (size_t j = 0; j < g->n_resources; j++)
 			if (webhook_config_is_gpu(cfg, g->resources[j].name)) {
 				dispatch_path_key(path, sizeof(path), "groups", g->name);
-				return dispatch_fail(c, path, "resources: %s is named in gpuResources as a GPU",
-					       g->resources[j].name);
+				return dispatch_fail(
+					c, path, "resources: %s is named in gpuResources as a GPU",
+					g->resources[j].name);
 			}
 	}
 	return 0;
 }
 
-int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err, size_t errlen)
+int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err,
+			 size_t errlen)
 {
 	static const struct dispatch_field fields[] = {
 		DISPATCH_FIELD("groups", JSON_OBJECT, read_groups, 0, DISPATCH_MANDATORY),
 		DISPATCH_FIELD("gpuResources", JSON_ARRAY, read_gpu_resources, 0, 0),
-		DISPATCH_FIELD("onError", JSON_STRING, read_on_error, offsetof(struct webhook_config, on_error), 0),
+		DISPATCH_FIELD("onError", JSON_STRING, read_on_error,
+			       offsetof(struct webhook_config, on_error), 0),
 		{},
 	};
 	struct dispatch_ctx c = { .err = err, .errlen = errlen };

@@ -11,15 +11,15 @@
 #include <stddef.h>
 
 /* Limits that keep a config (and what one pod can ask for) small. */
-#define WH_MAX_GROUPS 256
+#define WH_MAX_GROUPS	256
 #define WH_MAX_NETWORKS 64   /* per group */
-#define WH_MAX_COUNT 1024    /* of one resource */
+#define WH_MAX_COUNT	1024 /* of one resource */
 
 struct wh_network {
 	char *namespace; /* NetworkAttachmentDefinition's namespace ("" in the config: the pod's) */
 	char *name;
 	char *interface; /* NULL: Multus names it (net1, net2, ...) */
-	char *resource;  /* extended resource the network needs; NULL: none */
+	char *resource;	 /* extended resource the network needs; NULL: none */
 	unsigned count;
 };
 
@@ -40,21 +40,22 @@ struct wh_group {
 	size_t n_networks;
 	struct wh_resource *resources; /* needed without a network (a shared HCA) */
 	size_t n_resources;
-	bool ipc_lock;           /* add IPC_LOCK to the container (default true) */
-	bool shm;                /* mount a memory emptyDir at /dev/shm unless one is mounted (default true) */
-	char *shm_size_limit;    /* its sizeLimit (a quantity), NULL: none */
-	bool memory_warning;     /* warn when the container has a memory limit (default true) */
+	bool ipc_lock; /* add IPC_LOCK to the container (default true) */
+	bool shm; /* mount a memory emptyDir at /dev/shm unless one is mounted (default true) */
+	char *shm_size_limit; /* its sizeLimit (a quantity), NULL: none */
+	bool memory_warning;  /* warn when the container has a memory limit (default true) */
 	enum wh_on_error on_error;
 };
 
 struct webhook_config {
 	struct wh_group *groups;
 	size_t n_groups;
-	char **gpu_resources;    /* strv: resources that mark the GPU container; nvidia.com/gpu first */
+	char **gpu_resources; /* strv: resources that mark the GPU container; nvidia.com/gpu first */
 	enum wh_on_error on_error; /* never UNSET here: DENY by default */
 };
 
-int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err, size_t errlen);
+int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err,
+			 size_t errlen);
 void webhook_config_free(struct webhook_config *cfg);
 
 /* The group of that name, or NULL. */
