@@ -554,31 +554,11 @@ static int parse_vf_guids(struct nlmsghdr *h, void *ud)
 	return 0;
 }
 
-int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret)
-{
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
-	struct nl_msg *msg;
-
-	if (pf_ifindex <= 0)
-		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
-	if (!msg)
-		return -ENOMEM;
-	/* RTEXT_FILTER_VF: the VFs' IFLA_VFINFO_LIST; SKIP_STATS drops each VF's statistics too */
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS) < 0) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	*ret = msg;
-	return 0;
-}
-
 int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **ret, size_t *ret_n)
 {
 	struct vf_guid_read g = { .ifindex = pf_ifindex };
 	struct nl_msg *msg;
-	int r = nl_build_vf_guids_get(pf_ifindex, &msg);
+	int r = nl_build_vf_get(pf_ifindex, &msg); /* the VF table request of vf.c */
 
 	if (r < 0)
 		return r;

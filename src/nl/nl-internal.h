@@ -35,7 +35,6 @@ void *nl_array_add(void **array, size_t *n, size_t size);
 int nl_build_ipoib_add(const char *name, int parent_ifindex, uint16_t pkey, int netns_fd,
 		       const struct nl_link_new *set, struct nl_msg **ret);
 int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret);
-int nl_build_vf_guids_get(int pf_ifindex, struct nl_msg **ret);
 /* src/nl/vf.c: one RTM_SETLINK on the PF per VF setting; the VF table's GETLINK and its parser
  * (1: *ret is VF vf, 0: the answer has no such VF, -EBADMSG). type: IFLA_VF_SPOOFCHK, IFLA_VF_TRUST. */
 int nl_build_vf_mac(int pf_ifindex, uint32_t vf, const uint8_t *mac, struct nl_msg **ret);

@@ -164,7 +164,7 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 				'rdmak-plugin': ['/var/lib/kubelet/device-plugins', '/sys', '/dev/infiniband', '/var/run/k8s.cni.cncf.io/devinfo/dp'],
 				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak'],
 				'rdmak-doctor': ['/sys', '/dev', '/proc', '/etc/kubernetes/node-feature-discovery/features.d'],
-				'rdmak-exporter': ['/sys', '/dev/infiniband'],
+				'rdmak-exporter': ['/sys', '/dev/infiniband', '/var/lib/kubelet/pod-resources'],
 			}[d.metadata.name] ?? [];
 			assert.deepEqual(hostPaths, allowed, `${who}: hostPath`);
 			// every hostPath but the folders the part writes is mounted read-only
@@ -179,7 +179,7 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 	}
 });
 
-test('exporter: off by default; on, its own DaemonSet, non-root, /sys and /dev/infiniband read-only, scrape annotations; the PrometheusRule is rdmak-rules.yaml', async () => {
+test('exporter: off by default; on, its own DaemonSet, /sys and /dev/infiniband read-only, scrape annotations; root only for the kubelet\'s pod-resources socket; the PrometheusRule is rdmak-rules.yaml', async () => {
 	const defaults = render();
 	assert.deepEqual(defaults.filter((d) => /exporter/.test(d.metadata.name) || d.kind === 'PrometheusRule'), [], 'defaults render no exporter');
 	// the DaemonSet alone: no PrometheusRule unless asked
@@ -191,20 +191,34 @@ test('exporter: off by default; on, its own DaemonSet, non-root, /sys and /dev/i
 	assert.equal(spec.containers.length, 1, 'its own pod: one container');
 	const c = spec.containers[0];
 	assert.deepEqual(c.command, ['rdmak', 'exporter']);
-	assert.deepEqual(c.args, ['--listen=:9555', '--root=/host']);
+	// pod labels (exporter.podResources, the default): the socket under --root, the plugin's config
+	assert.deepEqual(c.args, ['--listen=:9555', '--root=/host', '--plugin-config=/etc/rdmak/plugin/config.json']);
 	assert.equal(c.ports[0].containerPort, 9555);
 	assert.deepEqual(ds.spec.template.metadata.annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9555', 'prometheus.io/path': '/metrics' });
 	assert.equal(c.readinessProbe.httpGet.path, '/healthz');
-	// non-root: sysfs counters are world-readable
-	assert.equal(spec.securityContext.runAsNonRoot, true);
-	assert.notEqual(spec.securityContext.runAsUser, 0);
-	assert.equal(c.securityContext.runAsNonRoot, true);
-	assert.equal(c.securityContext.runAsUser, undefined, 'the pod\'s uid, not root');
-	// the model under --root=/host: sysfs and the device nodes (stat only), both read-only
+	// uid 0 for the kubelet's root-owned socket, still with no capability
+	assert.equal(spec.securityContext.runAsUser, 0);
+	assert.equal(c.securityContext.runAsNonRoot, false);
+	assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'] });
 	assert.deepEqual(c.volumeMounts, [{ name: 'sys', mountPath: '/host/sys', readOnly: true },
-		{ name: 'dev-infiniband', mountPath: '/host/dev/infiniband', readOnly: true }]);
-	assert.deepEqual(spec.volumes.map((v) => v.hostPath.path), ['/sys', '/dev/infiniband']);
+		{ name: 'dev-infiniband', mountPath: '/host/dev/infiniband', readOnly: true },
+		{ name: 'pod-resources', mountPath: '/host/var/lib/kubelet/pod-resources', readOnly: true },
+		{ name: 'plugin-config', mountPath: '/etc/rdmak/plugin', readOnly: true }]);
+	assert.deepEqual(spec.volumes.filter((v) => v.hostPath).map((v) => v.hostPath.path), ['/sys', '/dev/infiniband', '/var/lib/kubelet/pod-resources']);
+	assert.equal(spec.volumes.find((v) => v.name === 'plugin-config').configMap.name, 'rdmak-plugin');
 	assert.deepEqual(spec.nodeSelector, { 'feature.node.kubernetes.io/pci-15b3.present': 'true' });
+	// the plugin off: labels for VFs still, no ConfigMap to read
+	const noPlugin = one(render([], ['--set', 'exporter.enabled=true', '--set', 'plugin.enabled=false']), 'DaemonSet', 'rdmak-exporter').spec.template.spec;
+	assert.deepEqual(noPlugin.containers[0].args, ['--listen=:9436', '--root=/host']);
+	assert.ok(!noPlugin.volumes.some((v) => v.name === 'plugin-config'));
+	// podResources false: non-root, as sysfs's counters are world-readable, and no labels
+	const plain = one(render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.podResources=false']), 'DaemonSet', 'rdmak-exporter').spec.template.spec;
+	assert.deepEqual(plain.containers[0].args, ['--listen=:9436', '--root=/host', '--no-pod-resources']);
+	assert.equal(plain.securityContext.runAsNonRoot, true);
+	assert.equal(plain.securityContext.runAsUser, 65534);
+	assert.equal(plain.containers[0].securityContext.runAsNonRoot, true);
+	assert.equal(plain.containers[0].securityContext.runAsUser, undefined, 'the pod\'s uid, not root');
+	assert.deepEqual(plain.volumes.map((v) => v.hostPath.path), ['/sys', '/dev/infiniband']);
 	// the plugin's pods do not change when the exporter is turned on
 	assert.deepEqual(one(only, 'DaemonSet', 'rdmak-plugin'), one(defaults, 'DaemonSet', 'rdmak-plugin'));
 
