@@ -185,7 +185,9 @@ static int vf_restore(struct cni_ctx *c, struct cnispec_error *err)
 		if (!(c->st->vf_set & bit))
 			continue;
 		r = vf_set_one(c, pf, bit, &c->st->vf_orig);
-		if (r == 0) {
+		/* EOPNOTSUPP: the PF's driver cannot set it, so an ADD killed between recording
+		 * it and setting it never changed it: nothing to put back */
+		if (r == 0 || r == -EOPNOTSUPP) {
 			c->st->vf_set &= ~bit;
 			continue;
 		}
@@ -211,12 +213,24 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1) {
 		if (!(want & bit))
 			continue;
+		/* recorded before it is set: an ADD killed from here on leaves a record that DEL
+		 * and GC put back (putting back one not yet set writes the value it has) */
+		c->st->vf_set |= bit;
+		if ((r = cni_ctx_save_state(c, err)) < 0) {
+			struct cnispec_error e = { 0 };
+
+			c->st->vf_set &= ~bit;
+			if (vf_restore(c, &e) < 0)
+				log_warning("rollback: %s (%s)", e.msg, e.details);
+			return r;
+		}
 		r = vf_set_one(c, pf, bit, NULL);
 		if (r < 0) {
 			struct cnispec_error e = { 0 };
 			char kmsg[256];
 
 			snprintf(kmsg, sizeof(kmsg), "%s", nl_rt_errmsg(c->host));
+			c->st->vf_set &= ~bit; /* refused: not changed */
 			if (vf_restore(c, &e) < 0)
 				log_warning("rollback: %s (%s)", e.msg, e.details);
 			if (r == -EOPNOTSUPP)
@@ -230,9 +244,8 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 			return cni_fail_nl(err, r, kmsg, "setting %s of VF %d through PF %s",
 					   cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
 		}
-		c->st->vf_set |= bit;
 	}
-	return cni_ctx_save_state(c, err);
+	return 0;
 }
 
 static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)

@@ -254,7 +254,8 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
  * one line of hex (the message as built, sequence number 0); the answer to the VF table's
  * GETLINK is DIR/vfinfo (the bytes of an RTM_NEWLINK, as the kernel would send them); a
  * number N in DIR/fail makes the Nth request (counting the lines of DIR/requests) fail with
- * EOPNOTSUPP, as a driver without that setting answers. No kernel here has SR-IOV on a veth,
+ * EOPNOTSUPP, as a driver without that setting answers (N in DIR/hang: it never returns). No
+ * kernel here has SR-IOV on a veth,
  * so this is how the tests see the requests a configuration makes and their undo order. */
 static int standin_talk(const char *dir, struct nl_msg *msg,
 			int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
@@ -292,6 +293,13 @@ static int standin_talk(const char *dir, struct nl_msg *msg,
 	}
 	if (fileio_read_at(dfd, "fail", 64, &fail, &faillen) == 0 && strtoul(fail, NULL, 10) == n)
 		return -EOPNOTSUPP;
+	/* N in DIR/hang: the Nth request never returns, so that a test can kill -9 the plugin
+	 * inside it (a request recorded, its answer not yet read) */
+	free(fail);
+	fail = NULL;
+	if (fileio_read_at(dfd, "hang", 64, &fail, &faillen) == 0 && strtoul(fail, NULL, 10) == n)
+		for (;;)
+			pause();
 	if (!parse)
 		return 0;
 	r = fileio_read_at(dfd, "vfinfo", 1 << 20, &reply, &replylen);

@@ -120,6 +120,30 @@ SETLINK vf=0 vlan=0 qos=0" "the refused trust, then spoofchk, rates, vlan put ba
 is "$(snap_all "$POD")" "$before" "nothing left: host, pod, records"
 rm -f "$SD/fail"
 
+# --- kill -9 inside a setting: it was recorded first, so DEL puts back what may have changed --
+rm -f "$SD/requests"
+echo 3 >"$SD/hang" # GETLINK, vlan, then the rate request never returns
+before=$(snap_all "$POD")
+C=$(conf kill '"deviceID":"0000:3b:00.2","vlan":1000,"max_tx_rate":100,"spoofchk":"off"')
+printf '%s' "$C" >"$TMP/kill.json"
+ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND=ADD CNI_CONTAINERID=k1 CNI_IFNAME=net1 \
+	CNI_NETNS="$POD" CNI_PATH="$CNIP" "$SI" "$PLUGIN" <"$TMP/kill.json" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do [ "$(nreq)" -ge 3 ] && break; sleep 0.1; done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+rm -f "$SD/hang"
+is "$(requests)" "GETLINK ext_mask=0x9
+SETLINK vf=0 vlan=1000 qos=0
+SETLINK vf=0 rate min=0 max=100" "ADD killed inside its second setting"
+like "$(cat "$TMP"/state/kill/*)" '"vfOrig":\{[^}]*"set":5' "the record holds vlan and the rate in flight (set 1|4)"
+n=$(nreq)
+cni DEL k1 net1 "$POD" "$C" "$SI"
+is "$rc" 0 "DEL after the kill"
+is "$(requests $((n + 1)))" "SETLINK vf=0 rate min=0 max=0
+SETLINK vf=0 vlan=0 qos=0" "DEL puts back the rate and the VLAN, last first; spoofchk was never sent"
+is "$(snap_all "$POD")" "$before" "nothing left: host, pod, records"
+
 # --- a late failure after the VF moved (IPAM) ---------------------------------------------------
 rm -f "$SD/requests"
 cni ADD l1 net1 "$POD" "$(conf late '"deviceID":"0000:3b:00.2","vlan":9' '{"type":"no-such-ipam"}')" "$SI"
