@@ -192,10 +192,10 @@ test("every NAD's config passes rdmak-cni's and rdmak-ipam's own validation", ()
 	assert.equal(r.status, 0, r.stdout + r.stderr);
 	assert.equal(r.stdout.split('\n').filter((l) => l.endsWith(': ok')).length, 17);
 	// and the check does refuse: a hostdev network Multus gave no device, a key rdmak-cni lacks
-	const bad = confCheck([JSON.parse(deploy(NAD_FILES[0])[0].spec.config), { ...confs[0], vlan: 7 }]);
+	const bad = confCheck([JSON.parse(deploy(NAD_FILES[0])[0].spec.config), { ...confs[0], vlanTag: 7 }]);
 	assert.equal(bad.status, 1);
 	assert.match(bad.stdout, /code 7: .*deviceID/);
-	assert.match(bad.stdout, /code 2: .*vlan/);
+	assert.match(bad.stdout, /code 2: .*vlanTag/);
 });
 
 test('the NAD check refuses a broken object', () => {
