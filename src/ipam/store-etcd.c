@@ -97,8 +97,10 @@ static char *key_of(struct ipam_store *s, const char *kind, const char *a, const
 
 /* --- claims ------------------------------------------------------------------------------- */
 
-static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address,
-			    const char *value)
+/* "if create_revision(folder/pool/address) == 0 then put it and the pool's key": 1 made (or
+ * made by this very value before), 0 taken, <0. Claims and per-node blocks alike. */
+static int claim_key(struct ipam_store *s, const char *folder, const char *pool,
+		     const char *address, const char *value)
 {
 	_cleanup_free_ char *key = NULL, *pkey = NULL;
 	struct etcd_txn_result res = { 0 };
@@ -107,7 +109,7 @@ static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *
 	if ((r = check_name(s, "a pool name", pool)) < 0 ||
 	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, value)) < 0)
 		return r;
-	key = key_of(s, "claims", pool, address);
+	key = key_of(s, folder, pool, address);
 	pkey = key_of(s, "pools", pool, NULL);
 	if (!key || !pkey)
 		return -ENOMEM;
@@ -137,6 +139,12 @@ static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *
 	}
 	etcd_txn_result_clear(&res);
 	return r;
+}
+
+static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address,
+			    const char *value)
+{
+	return claim_key(s, "claims", pool, address, value);
 }
 
 static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud);
@@ -500,40 +508,7 @@ static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_st
 static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first,
 				  const char *value)
 {
-	_cleanup_free_ char *key = NULL, *pkey = NULL;
-	struct etcd_txn_result res = { 0 };
-	int r;
-
-	if ((r = check_name(s, "a pool name", pool)) < 0 ||
-	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, value)) < 0)
-		return r;
-	key = key_of(s, "blocks", pool, first);
-	pkey = key_of(s, "pools", pool, NULL);
-	if (!key || !pkey)
-		return -ENOMEM;
-	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){ .key = key,
-					     .target = ETCD_CMP_CREATE,
-					     .result = ETCD_CMP_EQUAL,
-					     .number = 0 },
-		     1,
-		     (struct etcd_op[]){
-			     { .type = ETCD_OP_PUT,
-			       .key = key,
-			       .value = value,
-			       .value_len = strlen(value) },
-			     { .type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0 } },
-		     2, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
-	if (r < 0)
-		return fail_etcd(s, r);
-	if (r == 0) {
-		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
-
-		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
-		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
-	}
-	etcd_txn_result_clear(&res);
-	return r;
+	return claim_key(s, "blocks", pool, first, value);
 }
 
 static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first,
