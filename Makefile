@@ -222,7 +222,14 @@ $(BUILD)/tools/read_floor: tools/read_floor.c
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
-bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor $(BUILD)/tools/read_floor
+# The runtime's side of the exec'd IPAM benchmark (tools/bench-ipam-etcd.sh): spawn, pipe, wait.
+$(BUILD)/tools/exec_loop: tools/exec_loop.c
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
+
+bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor $(BUILD)/tools/read_floor \
+       $(BUILD)/tools/exec_loop
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local
