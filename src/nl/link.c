@@ -516,42 +516,33 @@ struct vf_guid_read {
 	int ifindex;
 };
 
+static int add_vf_guid(const struct nl_vf_info *v, void *ud)
+{
+	struct vf_guid_read *g = ud;
+	struct nl_vf_guid *slot;
+
+	/* a VF whose GUIDs the PF does not report is left out, so the caller knows it cannot
+	 * restore them */
+	if (!v->has_ib_guids)
+		return 0;
+	slot = nl_array_add((void **)&g->v, &g->n, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct nl_vf_guid){ .vf = v->vf,
+				     .node_guid = v->node_guid,
+				     .port_guid = v->port_guid };
+	return 0;
+}
+
+/* the PF's VF table, read by vf.c's one reader */
 static int parse_vf_guids(struct nlmsghdr *h, void *ud)
 {
 	struct vf_guid_read *g = ud;
-	struct nlattr *tb[IFLA_MAX + 1], *info, *vf[IFLA_VF_MAX + 1];
-	struct ifla_vf_guid node, port;
-	struct nl_vf_guid *slot;
-	int rem;
 
 	if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg)) ||
 	    ((struct ifinfomsg *)nlmsg_data(h))->ifi_index != g->ifindex)
 		return 0;
-	if (nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
-		return -EBADMSG;
-	if (!tb[IFLA_VFINFO_LIST])
-		return 0;
-	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem)
-	{
-		if (nla_type(info) != IFLA_VF_INFO ||
-		    nla_parse_nested(vf, IFLA_VF_MAX, info, NULL) < 0)
-			return -EBADMSG;
-		/* rtnl_fill_vfinfo() puts both only when the PF's driver has ndo_get_vf_guid (IPoIB's
-		 * since 5.2); a VF without them is left out, so the caller knows it cannot restore it */
-		if (!vf[IFLA_VF_IB_NODE_GUID] || !vf[IFLA_VF_IB_PORT_GUID] ||
-		    nla_len(vf[IFLA_VF_IB_NODE_GUID]) < (int)sizeof(node) ||
-		    nla_len(vf[IFLA_VF_IB_PORT_GUID]) < (int)sizeof(port))
-			continue;
-		memcpy(&node, nla_data(vf[IFLA_VF_IB_NODE_GUID]), sizeof(node));
-		memcpy(&port, nla_data(vf[IFLA_VF_IB_PORT_GUID]), sizeof(port));
-		slot = nl_array_add((void **)&g->v, &g->n, sizeof(*slot));
-		if (!slot)
-			return -ENOMEM;
-		*slot = (struct nl_vf_guid){ .vf = node.vf,
-					     .node_guid = node.guid,
-					     .port_guid = port.guid };
-	}
-	return 0;
+	return nl_parse_vf_table(h, add_vf_guid, g);
 }
 
 int nl_link_get_vf_guids(struct nl_rt *rt, int pf_ifindex, struct nl_vf_guid **ret, size_t *ret_n)

@@ -46,6 +46,11 @@ int nl_build_vf_flag(int pf_ifindex, int type, uint32_t vf, bool on, struct nl_m
 int nl_build_vf_link_state(int pf_ifindex, uint32_t vf, uint32_t state, struct nl_msg **ret);
 int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret);
 int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *ret);
+/* The one reader of a PF's VF table (IFLA_VFINFO_LIST of an RTM_NEWLINK): each VF in turn to
+ * each(), which returns 0 to go on, > 0 to stop (returned), < 0 an error (returned). 0 when the
+ * message is no RTM_NEWLINK or lists no VF; -EBADMSG for a malformed list. */
+int nl_parse_vf_table(const struct nlmsghdr *h, int (*each)(const struct nl_vf_info *v, void *ud),
+		      void *ud);
 
 /* RDMA netlink requests are built into a caller's buffer (libmnl). */
 struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);

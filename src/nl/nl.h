@@ -148,6 +148,10 @@ struct nl_vf_info {
 	uint32_t min_tx_rate, max_tx_rate; /* Mb/s; 0: no limit */
 	int spoofchk, trust;		   /* 1 on, 0 off, -1 the driver does not say */
 	uint32_t link_state;		   /* IFLA_VF_LINK_STATE_AUTO, _ENABLE, _DISABLE */
+	/* IFLA_VF_IB_NODE_GUID and _PORT_GUID: the kernel puts both only when the PF's driver has
+	 * ndo_get_vf_guid (IPoIB's since 5.2) */
+	bool has_ib_guids;
+	uint64_t node_guid, port_guid;
 };
 
 /* VF number vf of the PF pf_ifindex: 1 and *ret, or 0 when the PF lists no such VF (a netdev

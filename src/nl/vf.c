@@ -167,7 +167,7 @@ int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret)
 
 /* Each attribute of one IFLA_VF_INFO carries the VF's number first; the kernel's structs say
  * so for every one of them, so the number is read from whichever comes. */
-static int vf_info_parse(struct nlattr *vfinfo, uint32_t want, struct nl_vf_info *ret)
+static int vf_info_parse(struct nlattr *vfinfo, struct nl_vf_info *ret)
 {
 	struct nlattr *tb[IFLA_VF_MAX + 1], *a;
 	struct nl_vf_info v = { .spoofchk = -1, .trust = -1, .vlan_proto = ETH_P_8021Q };
@@ -179,8 +179,6 @@ static int vf_info_parse(struct nlattr *vfinfo, uint32_t want, struct nl_vf_info
 		return -EBADMSG; /* rtnl_fill_vfinfo() always puts it */
 	{
 		const struct ifla_vf_mac *m = nla_data(tb[IFLA_VF_MAC]);
-		if (m->vf != want)
-			return 0;
 		v.vf = m->vf;
 		memcpy(v.mac, m->mac, sizeof(v.mac));
 	}
@@ -221,11 +219,21 @@ static int vf_info_parse(struct nlattr *vfinfo, uint32_t want, struct nl_vf_info
 	    nla_len(tb[IFLA_VF_LINK_STATE]) >= (int)sizeof(struct ifla_vf_link_state))
 		v.link_state = ((const struct ifla_vf_link_state *)nla_data(tb[IFLA_VF_LINK_STATE]))
 				       ->link_state;
+	if (tb[IFLA_VF_IB_NODE_GUID] && tb[IFLA_VF_IB_PORT_GUID] &&
+	    nla_len(tb[IFLA_VF_IB_NODE_GUID]) >= (int)sizeof(struct ifla_vf_guid) &&
+	    nla_len(tb[IFLA_VF_IB_PORT_GUID]) >= (int)sizeof(struct ifla_vf_guid)) {
+		v.has_ib_guids = true;
+		v.node_guid =
+			((const struct ifla_vf_guid *)nla_data(tb[IFLA_VF_IB_NODE_GUID]))->guid;
+		v.port_guid =
+			((const struct ifla_vf_guid *)nla_data(tb[IFLA_VF_IB_PORT_GUID]))->guid;
+	}
 	*ret = v;
-	return 1;
+	return 0;
 }
 
-int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *ret)
+int nl_parse_vf_table(const struct nlmsghdr *h, int (*each)(const struct nl_vf_info *v, void *ud),
+		      void *ud)
 {
 	struct nlattr *tb[IFLA_MAX + 1], *a;
 	int rem, r;
@@ -239,13 +247,36 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
 		return 0;
 	nla_for_each_nested(a, tb[IFLA_VFINFO_LIST], rem)
 	{
+		struct nl_vf_info v;
+
 		if (nla_type(a) != IFLA_VF_INFO)
 			continue;
-		r = vf_info_parse(a, vf, ret);
-		if (r != 0)
+		if ((r = vf_info_parse(a, &v)) < 0 || (r = each(&v, ud)) != 0)
 			return r;
 	}
 	return 0;
+}
+
+struct vf_match {
+	uint32_t vf;
+	struct nl_vf_info *ret;
+};
+
+static int vf_match(const struct nl_vf_info *v, void *ud)
+{
+	struct vf_match *m = ud;
+
+	if (v->vf != m->vf)
+		return 0;
+	*m->ret = *v;
+	return 1;
+}
+
+int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *ret)
+{
+	struct vf_match m = { .vf = vf, .ret = ret };
+
+	return nl_parse_vf_table(h, vf_match, &m);
 }
 
 /* ---- the test stand-in -------------------------------------------------------------------

@@ -223,7 +223,11 @@ static void test_parse(void **st)
 	assert_int_equal(v.spoofchk, 0);
 	assert_int_equal(v.trust, 1);
 	assert_int_equal(v.link_state, IFLA_VF_LINK_STATE_ENABLE);
+	/* the IB GUIDs, read by the same reader (rdmak vf apply saves them through it) */
+	assert_true(v.has_ib_guids);
+	assert_true(v.node_guid == 0x0002c90300000001ull && v.port_guid == 0x0002c90300000001ull);
 	assert_int_equal(nl_parse_vf_info(nlmsg_hdr(m), 0, &v), 1);
+	assert_false(v.has_ib_guids);
 	assert_int_equal(v.vf, 0);
 	assert_int_equal(v.vlan, 0);
 	assert_int_equal(v.vlan_proto, ETH_P_8021Q);
