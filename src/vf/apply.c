@@ -22,8 +22,9 @@ struct undo {
 	const char *bdf, *netdev;
 	long long value;	       /* UNDO_GUID: the VF index */
 	uint64_t node_guid, port_guid; /* UNDO_GUID: what the PF reported before the change */
-	char vf[32];		       /* UNDO_UNBIND: the VF's PCI address */
-	uint64_t had_driver[4];	       /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
+	char vf[32]; /* UNDO_UNBIND: the VF's PCI address; UNDO_GUID: the VF's, when this run bound
+		      * it again to read the new GUIDs (undo binds it again after the old ones) */
+	uint64_t had_driver[4]; /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
 };
 
 struct run {
@@ -277,6 +278,33 @@ static int unbind_vf(struct run *x, const char *vf)
 	return write_attr(x, path, text);
 }
 
+/* VF i of pf is about to be bound again for its new GUIDs: its GUID undo entry learns the VF's
+ * address, so that undo binds it again once more after putting the old GUIDs back (its driver
+ * reads them at probe). */
+static void mark_rebound(struct run *x, const char *pf, long long i, const char *vf)
+{
+	for (size_t k = 0; k < x->n_undo; k++) {
+		struct undo *u = &x->undo[k];
+
+		if (u->kind == UNDO_GUID && u->value == i && !strcmp(u->bdf, pf))
+			snprintf(u->vf, sizeof(u->vf), "%s", vf);
+	}
+}
+
+/* undo of a rebind: the VF unbound if a driver holds it, bound, and waited for */
+static int rebind_vf(struct run *x, const char *vf)
+{
+	char path[96];
+	int r = 0;
+
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/driver", vf);
+	if (exists(x->ctx, path))
+		r = unbind_vf(x, vf);
+	if (r >= 0 && (r = bind_vf(x, vf)) >= 0)
+		r = wait_bound(x, vf);
+	return r;
+}
+
 /* Every VF below n: one without a driver is bound (and unbound on undo); one whose GUIDs this
  * run set while it was bound is unbound and bound again, so that its driver reads them, as
  * sriov-network-operator (configSriovVFDevices) and ib-sriov-cni (RebindVf) do. */
@@ -296,6 +324,7 @@ static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, 
 			    (r = wait_bound(x, vf)) >= 0)
 				(*ret_bound)++;
 		} else if (x->guids_of && !strcmp(x->guids_of, pf)) {
+			mark_rebound(x, pf, i, vf);
 			if ((r = unbind_vf(x, vf)) >= 0 && (r = bind_vf(x, vf)) >= 0 &&
 			    (r = wait_bound(x, vf)) >= 0)
 				(*ret_rebound)++;
@@ -422,6 +451,13 @@ static void undo_all(struct run *x)
 			       u->netdev, u->value, (unsigned long long)u->node_guid,
 			       (unsigned long long)u->port_guid, r < 0 ? ": " : "",
 			       r < 0 ? strerror(-r) : "");
+			if (r >= 0 && u->vf[0]) {
+				r = rebind_vf(x, u->vf);
+				report(x->rep,
+				       "undo: %s: VF %lld (%s) bound again after its old GUIDs%s%s",
+				       u->netdev, u->value, u->vf, r < 0 ? ": " : "",
+				       r < 0 ? strerror(-r) : "");
+			}
 			break;
 		}
 		/* an undo step that fails is reported and the rest still run */

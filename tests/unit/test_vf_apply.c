@@ -336,6 +336,37 @@ static void test_guid_undo(void **state)
 	vf_apply_report_clear(&rep);
 }
 
+static size_t line_of(const struct vf_apply_report *rep, const char *text)
+{
+	for (size_t i = 0; i < rep->n_lines; i++)
+		if (strstr(rep->lines[i], text))
+			return i;
+	fail_msg("no report line with \"%s\"", text);
+	return 0;
+}
+
+/* A rebind that fails (VF 1 cannot be unbound): undo puts both VFs' old GUIDs back and binds
+ * VF 0, which this run had bound again for its new GUIDs, once more after its old ones, so that
+ * its driver shows them; VF 1's unbind fails again and is reported. */
+static void test_rebind_undo(void **state)
+{
+	struct vf_apply_report rep;
+	char path[160];
+	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "2\n");
+	k.node[0] = 0x11, k.port[0] = 0x12, k.node[1] = 0x21, k.port[1] = 0x22;
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.2/driver/unbind", k.root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(run_apply(plan(2, 2, false), &rep), -ENOENT);
+	assert_true(k.node[0] == 0x11 && k.port[0] == 0x12 && k.node[1] == 0x21 && k.port[1] == 0x22);
+	size_t back0 = line_of(&rep, "undo: ib0: VF 0 GUIDs back to 0000000000000011/0000000000000012");
+	size_t again0 = line_of(&rep, "undo: ib0: VF 0 (0000:03:00.1) bound again after its old GUIDs");
+	assert_true(back0 < again0);
+	assert_false(strstr(rep.lines[again0], ": No such"));
+	assert_true(strstr(rep.lines[line_of(&rep, "undo: ib0: VF 1 (0000:03:00.2) bound again")],
+			   "No such file"));
+	vf_apply_report_clear(&rep);
+}
+
 /* A PF driver without ndo_get_vf_guid: the GUIDs are still set, and the report says that undo
  * could not restore them. */
 static void test_guid_unreported(void **state)
@@ -377,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_guid_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guid_undo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebind_undo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guid_unreported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_back, setup, teardown),
 	};
