@@ -167,11 +167,13 @@ if [ -z "$RK_WHY" ] && [ -s "$TMP/series-floor-1" ] && ${CC:-cc} -O2 -static -o 
 	for ((r = 0; r < rounds; r++)); do loop noop 1 "$r" || break; done
 	if [ -s "$TMP/series-noop-1" ]; then
 		printf '    %-30s %8s ms per ADD+DEL (ADD %s, DEL %s)\n' "exec'd no-op static plugin" "$(med noop 1 3)" "$(med noop 1 1)" "$(med noop 1 2)"
-		"$PY" - "$(med rdmak 1 3)" "$(med floor 1 3)" "$(med noop 1 3)" <<-'EOF'
+		"$PY" - "$(med rdmak 1 3)" "$(med floor 1 3)" "$(med noop 1 3)" "$(med ref 1 3)" <<-'EOF'
 		import sys
-		mine, floor, noop = map(float, sys.argv[1:])
+		mine, floor, noop, ref = map(float, sys.argv[1:])
 		print("    beyond the kernel floor: %.2f ms per ADD+DEL = %.2f ms the driver's two execs of a no-op"
 		      " + %.2f ms rdmak's own start and work" % (mine - floor, noop, mine - floor - noop))
+		print("    exec'd floor (kernel floor + no-op execs): %.2f ms = %.3f of the reference;"
+		      " rdmak-cni + rdmak-ipam / exec'd floor: %.3f" % (floor + noop, (floor + noop) / ref, mine / (floor + noop)))
 		EOF
 	fi
 fi
