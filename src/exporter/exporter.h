@@ -49,6 +49,10 @@ int exporter_scrape(struct exporter *e, enum exporter_format f, char **ret, size
  * -EPROTONOSUPPORT where the kernel has no RDMA subsystem, and the scrapes then have none of
  * those series (never a failed scrape). */
 int exporter_rdma_enable(struct exporter *e);
+/* Where the pids of per-process counter objects are looked up (the exporter's own pid
+ * namespace's procfs: /proc, or a host /proc under hostPID), so that each gets the pod that owns
+ * it (rdmak_rdma_counter_pod_info). -errno when dir cannot be opened. */
+int exporter_rdma_procfs(struct exporter *e, const char *dir);
 
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);

@@ -88,6 +88,8 @@ struct exporter {
 	atomic_ulong loads, load_errors;
 	struct exp_pods *pods;	  /* NULL: no pod attribution */
 	atomic_bool rdma_netlink; /* exporter_rdma_enable() found RDMA netlink (rdma.c) */
+	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
+	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
 };
 
@@ -123,11 +125,20 @@ void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, en
 void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v);
 
 /* rdma.c: the counter objects of RDMA netlink, per device that has any. */
+/* The pod a per-process counter object counts for (its pid's cgroup, kubelet/cgroup.h). */
+struct exp_rdma_owner {
+	char pod_uid[37], container_id[65]; /* "": not a pod's process, or not seen */
+};
 struct exp_rdma_dev {
 	char name[NL_RDMA_NAMSIZ];
 	struct nl_rdma_counter *v;
 	size_t n;
+	struct exp_rdma_owner *owner; /* by counter, as v; NULL: none looked up */
 };
+/* Each counter's owner, for the counters bound per process: <procfs>/<pid>/cgroup read (the
+ * pid as the exporter's pid namespace sees it). No procfs set (exporter_rdma_procfs): none.
+ * -ENOMEM; a pid gone or unreadable leaves that owner "". */
+int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n);
 /* Every device's counter objects now (one socket for the scrape). -errno when netlink fails
  * before any device was read; a device that fails is counted in rdma_errors and left out. */
 int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n);

@@ -41,6 +41,7 @@ struct opts {
 	/* which pod: the kubelet's pod-resources socket (NULL: <root>/var/lib/kubelet/...),
 	 * rdmak plugin's config for shared pools */
 	const char *pod_resources, *plugin_config;
+	const char *procfs; /* the pids of counter objects (NULL: /proc) */
 	bool no_pod_resources;
 	unsigned pods_max_age_ms;
 	int verbose;
@@ -425,6 +426,10 @@ static void usage(FILE *f)
 	      "cover\n"
 	      "      --pod-resources-max-age MS  a scrape asks the kubelet again when its answer is "
 	      "older (default 5000)\n"
+	      "      --procfs DIR           where the pid of a per-process RDMA counter object is "
+	      "looked up for its pod\n"
+	      "                             (default /proc, this process's pid namespace: not under "
+	      "--root)\n"
 	      "      --once                 write one scrape to stdout and exit\n"
 	      "      --openmetrics          with --once: the OpenMetrics format\n"
 	      "  -v, --verbose              log debug lines too\n"
@@ -465,7 +470,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_NO_PODRES,
 		O_PLUGIN_CONFIG,
 		O_PODS_AGE,
-		O_CLIENT_CA
+		O_CLIENT_CA,
+		O_PROCFS
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -481,6 +487,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-pod-resources", no_argument, NULL, O_NO_PODRES },
 		{ "plugin-config", required_argument, NULL, O_PLUGIN_CONFIG },
 		{ "pod-resources-max-age", required_argument, NULL, O_PODS_AGE },
+		{ "procfs", required_argument, NULL, O_PROCFS },
 		{ "openmetrics", no_argument, NULL, O_OM },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -521,6 +528,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_PODRES: o->pod_resources = optarg; break;
 		case O_NO_PODRES: o->no_pod_resources = true; break;
 		case O_PLUGIN_CONFIG: o->plugin_config = optarg; break;
+		case O_PROCFS: o->procfs = optarg; break;
 		case O_PODS_AGE:
 			if (parse_uint("--pod-resources-max-age", optarg, 1, 3600000,
 				       &o->pods_max_age_ms) < 0)
@@ -644,6 +652,11 @@ int exporter_main(int argc, char **argv)
 		log_info(
 			"RDMA netlink: %s; no rdmak_rdma_counter_* series (counter objects bound to QPs)",
 			r == -EPROTONOSUPPORT ? "no RDMA subsystem in this kernel" : strerror(-r));
+	else if ((r = exporter_rdma_procfs(exp, o.procfs ? o.procfs : "/proc")) < 0)
+		log_warning(
+			"--procfs %s: %s; no rdmak_rdma_counter_pod_info (the pods of per-process "
+			"counter objects)",
+			o.procfs ? o.procfs : "/proc", strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);

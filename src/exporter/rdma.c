@@ -12,8 +12,13 @@
 #include <string.h>
 #include <rdma/rdma_netlink.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "exporter/internal.h"
+#include "kubelet/cgroup.h"
 #include "nl/nl.h"
+#include "util/fileio.h"
 
 int exporter_rdma_enable(struct exporter *e)
 {
@@ -29,10 +34,51 @@ int exporter_rdma_enable(struct exporter *e)
 	return 0;
 }
 
+int exporter_rdma_procfs(struct exporter *e, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (e->rdma_procfs)
+		close(e->rdma_procfs_fd);
+	e->rdma_procfs_fd = fd;
+	e->rdma_procfs = true;
+	return 0;
+}
+
+int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n)
+{
+	if (!e->rdma_procfs)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].owner);
+		d[i].owner = calloc(d[i].n ? d[i].n : 1, sizeof(*d[i].owner));
+		if (!d[i].owner)
+			return -ENOMEM;
+		for (size_t j = 0; j < d[i].n; j++) {
+			struct exp_rdma_owner *o = &d[i].owner[j];
+			char path[32], *text = NULL;
+			size_t len = 0;
+
+			if (d[i].v[j].pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "%" PRId64 "/cgroup", d[i].v[j].pid);
+			/* a process gone since the dump: no owner, not an error */
+			if (fileio_read_at(e->rdma_procfs_fd, path, 1 << 16, &text, &len) == 0)
+				kubelet_cgroup_pod(text, len, o->pod_uid, o->container_id);
+			free(text);
+		}
+	}
+	return 0;
+}
+
 void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		nl_rdma_counters_free(d[i].v, d[i].n);
+		free(d[i].owner);
+	}
 	free(d);
 }
 
@@ -152,6 +198,7 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 	const char **names = NULL;
 	size_t n_names = 0;
 	char port[12], id[12], pid[24], qpn[12], mode[12], metric[128], tail[NL_RDMA_STAT_NAMSIZ];
+	bool any_owner = false;
 	int r;
 
 	if (!n)
@@ -188,6 +235,33 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 			else
 				pid[0] = '\0';
 			exporter_out_sample(f, "rdmak_rdma_counter_info", l, 1);
+		}
+	for (size_t i = 0; i < n && !any_owner; i++)
+		for (size_t j = 0; d[i].owner && j < d[i].n; j++)
+			any_owner |= d[i].owner[j].pod_uid[0] != '\0';
+	if (any_owner)
+		exporter_out_family(
+			f, fmt, "rdmak_rdma_counter_pod_info", EXP_GAUGE,
+			"The pod (its UID, as kube_pod_info's uid) and container whose process a "
+			"per-process counter object counts for, from the process's cgroup; value is "
+			"always 1.");
+	for (size_t i = 0; i < n && any_owner; i++)
+		for (size_t j = 0; d[i].owner && j < d[i].n; j++) {
+			const struct nl_rdma_counter *c = &d[i].v[j];
+			const struct exp_rdma_owner *o = &d[i].owner[j];
+			const char *l[] = {
+				"device",     d[i].name,  "port",	  port,
+				"counter_id", id,	  "pid",	  pid,
+				"pod_uid",    o->pod_uid, "container_id", o->container_id,
+				NULL
+			};
+
+			if (!o->pod_uid[0])
+				continue;
+			snprintf(port, sizeof(port), "%" PRIu32, c->port);
+			snprintf(id, sizeof(id), "%" PRIu32, c->id);
+			snprintf(pid, sizeof(pid), "%" PRId64, c->pid);
+			exporter_out_sample(f, "rdmak_rdma_counter_pod_info", l, 1);
 		}
 	exporter_out_family(f, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE,
 			    "QPs bound to the counter object now");
@@ -249,7 +323,7 @@ void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt)
 
 	if (!atomic_load(&e->rdma_netlink))
 		return; /* absent at start: nothing from it, said once by the role */
-	if (exporter_rdma_read(e, &d, &n) == 0)
+	if (exporter_rdma_read(e, &d, &n) == 0 && exporter_rdma_owners(e, d, n) == 0)
 		exporter_rdma_write(f, fmt, d, n);
 	exporter_rdma_devs_free(d, n);
 	exporter_out_family(

@@ -639,6 +639,8 @@ void exporter_free(struct exporter *e)
 		return;
 	exporter_topo_free(e->topo);
 	exporter_pods_free(e->pods);
+	if (e->rdma_procfs)
+		close(e->rdma_procfs_fd);
 	pthread_rwlock_destroy(&e->lock);
 	free(e);
 }

@@ -219,6 +219,11 @@ test('exporter: off by default; on, its own DaemonSet, /sys and /dev/infiniband 
 	assert.equal(plain.containers[0].securityContext.runAsNonRoot, true);
 	assert.equal(plain.containers[0].securityContext.runAsUser, undefined, 'the pod\'s uid, not root');
 	assert.deepEqual(plain.volumes.map((v) => v.hostPath.path), ['/sys', '/dev/infiniband']);
+	// hostPID: off by default; on, the pod shares the host's PID namespace (counter objects' pods)
+	assert.equal(plain.hostPID, undefined);
+	const hostPid = one(render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.hostPID=true']), 'DaemonSet', 'rdmak-exporter');
+	await validateAll([hostPid]);
+	assert.equal(hostPid.spec.template.spec.hostPID, true);
 	// the plugin's pods do not change when the exporter is turned on
 	assert.deepEqual(one(only, 'DaemonSet', 'rdmak-plugin'), one(defaults, 'DaemonSet', 'rdmak-plugin'));
 

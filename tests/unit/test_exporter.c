@@ -119,6 +119,75 @@ static void test_rdma_counters(void **st)
 	nl_rdma_counters_free(d.v, d.n);
 }
 
+/* A per-process counter object gets its process's pod from <procfs>/<pid>/cgroup: the UID and
+ * container ID as the kubelet's systemd cgroup driver names them. A process outside any pod,
+ * or gone since the dump, gets no rdmak_rdma_counter_pod_info series, and the scrape goes on. */
+static void test_rdma_owners(void **st)
+{
+	static const uint32_t qps[] = { 178 };
+	static const struct nldev_hw hw[] = { { "rx_write_requests", 7 } };
+	static const struct nldev_counter c[] = {
+		{ .port = 1, .id = 3, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 4242,
+		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
+		{ .port = 1, .id = 5, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 77,
+		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
+		{ .port = 1, .id = 6, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 99,
+		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
+	};
+	char dir[] = "/tmp/rdmak-proc.XXXXXX", path[96], msg[MNL_SOCKET_BUFFER_SIZE];
+	struct exp_rdma_dev *d = calloc(1, sizeof(*d));
+	struct exporter e;
+	struct nlmsghdr *h = nldev_counter_dump(msg, 1, 0, "mlx5_0", c, 3);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(d);
+	snprintf(d->name, sizeof(d->name), "mlx5_0");
+	memset(&e, 0, sizeof(e));
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/4242", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/4242/cgroup", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0::/kubepods.slice/kubepods-besteffort.slice/"
+	      "kubepods-besteffort-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8.slice/"
+	      "cri-containerd-2cf7b0992492cfc7b4c473e2d022758ee09be9dd3761b3ee2d87598eec9a045a.scope\n",
+	      f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/77", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/77/cgroup", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0::/system.slice/rdma-ndd.service\n", f);
+	fclose(f);
+	/* pid 99: no folder (the process has exited) */
+	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &d->v, &d->n), 0);
+	/* no procfs: nothing looked up */
+	assert_int_equal(exporter_rdma_owners(&e, d, 1), 0);
+	assert_null(d->owner);
+	assert_int_equal(exporter_rdma_procfs(&e, "/nonexistent/proc"), -ENOENT);
+	assert_int_equal(exporter_rdma_procfs(&e, dir), 0);
+	assert_int_equal(exporter_rdma_owners(&e, d, 1), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(exporter_rdma_write(f, EXPORTER_TEXT, d, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_pod_info gauge\n"
+				    "rdmak_rdma_counter_pod_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",pid=\"4242\","
+				    "pod_uid=\"5759a1ae-36ca-48a8-b20a-b0b5c8a90fb8\",container_id=\"2cf7b0992492cfc7b4c473e2d022758ee"
+				    "09be9dd3761b3ee2d87598eec9a045a\"} 1\n# HELP rdmak_rdma_counter_qps "));
+	assert_null(strstr(buf, "counter_id=\"5\",pid"));
+	assert_null(strstr(buf, "counter_id=\"6\",pid"));
+	free(buf);
+	exporter_rdma_devs_free(d, 1);
+	close(e.rdma_procfs_fd);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* Where the kernel has no RDMA netlink, enabling it says so and a scrape has none of its
  * series; the scrape is not failed. */
 static void test_rdma_absent(void **st)
@@ -162,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_accept),
 		cmocka_unit_test(test_busy),
 		cmocka_unit_test(test_rdma_counters),
+		cmocka_unit_test(test_rdma_owners),
 		cmocka_unit_test(test_rdma_absent),
 	};
 
