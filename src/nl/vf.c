@@ -222,11 +222,14 @@ static int vf_info_parse(struct nlattr *vfinfo, struct nl_vf_info *ret)
 	if (tb[IFLA_VF_IB_NODE_GUID] && tb[IFLA_VF_IB_PORT_GUID] &&
 	    nla_len(tb[IFLA_VF_IB_NODE_GUID]) >= (int)sizeof(struct ifla_vf_guid) &&
 	    nla_len(tb[IFLA_VF_IB_PORT_GUID]) >= (int)sizeof(struct ifla_vf_guid)) {
+		struct ifla_vf_guid node, port;
+
+		/* copied: an attribute is 4-byte aligned, the struct's __u64 wants 8 */
+		memcpy(&node, nla_data(tb[IFLA_VF_IB_NODE_GUID]), sizeof(node));
+		memcpy(&port, nla_data(tb[IFLA_VF_IB_PORT_GUID]), sizeof(port));
 		v.has_ib_guids = true;
-		v.node_guid =
-			((const struct ifla_vf_guid *)nla_data(tb[IFLA_VF_IB_NODE_GUID]))->guid;
-		v.port_guid =
-			((const struct ifla_vf_guid *)nla_data(tb[IFLA_VF_IB_PORT_GUID]))->guid;
+		v.node_guid = node.guid;
+		v.port_guid = port.guid;
 	}
 	*ret = v;
 	return 0;
