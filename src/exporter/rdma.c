@@ -6,14 +6,13 @@
  * one dump of counters per device, no process spawned. A device without counter objects
  * answers an empty dump and adds no series. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <rdma/rdma_netlink.h>
-
-#include <fcntl.h>
 #include <unistd.h>
+#include <rdma/rdma_netlink.h>
 
 #include "exporter/internal.h"
 #include "kubelet/cgroup.h"
