@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <gnutls/gnutls.h>
 
@@ -152,6 +154,9 @@ static int tcp_connect(const struct https_target *t, long long deadline, char *e
 		}
 		/* blocking from here: GnuTLS's timeouts bound the handshake and each receive */
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		/* Nagle would hold the request back until the server ACKs the handshake's last
+		 * flight, and servers delay that ACK (40 ms on Linux): each call took 40 ms more */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		freeaddrinfo(ai);
 		return fd;
 	}
@@ -293,7 +298,7 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *req = NULL, *buf = NULL;
 	size_t len = 0, cap = 0;
-	int e, r;
+	int e, r, n_req;
 
 	if ((r = tls_load(err, errlen)) < 0)
 		return r;
@@ -333,18 +338,28 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		r = tls_fail(s, e, "TLS handshake", err, errlen);
 		goto out;
 	}
-	if (asprintf(
-		    &req,
-		    "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\nConnection: close\r\n%s"
-		    "Content-Length: %zu\r\n%s\r\n",
-		    method, path, t->host, strcmp(t->port, "443") ? ":" : "",
-		    strcmp(t->port, "443") ? t->port : "", headers ? headers : "", body_len,
-		    body ? "Content-Type: application/json\r\n" : "") < 0) {
+	if ((n_req = asprintf(
+		     &req,
+		     "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\nConnection: close\r\n%s"
+		     "Content-Length: %zu\r\n%s\r\n",
+		     method, path, t->host, strcmp(t->port, "443") ? ":" : "",
+		     strcmp(t->port, "443") ? t->port : "", headers ? headers : "", body_len,
+		     body ? "Content-Type: application/json\r\n" : "")) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = send_all(s, req, strlen(req), err, errlen)) < 0 ||
-	    (body && (r = send_all(s, body, body_len, err, errlen)) < 0))
+	/* the head and the body in one record, so in one segment */
+	if (body && body_len > 0) {
+		char *nr = realloc(req, (size_t)n_req + body_len);
+
+		if (!nr) {
+			r = -ENOMEM;
+			goto out;
+		}
+		req = nr;
+		memcpy(req + n_req, body, body_len);
+	}
+	if ((r = send_all(s, req, (size_t)n_req + (body ? body_len : 0), err, errlen)) < 0)
 		goto out;
 	for (;;) {
 		ssize_t n;

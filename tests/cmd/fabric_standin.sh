@@ -40,6 +40,8 @@ is "$(api GET /ufmRestV3/app/ufm_version '' -u admin:123456 | cut -c1-3)" 401 "u
 is "$(api GET /ufmRest/app/ufm_version '' -H 'Authorization: Basic tok-123' | cut -c1-3)" 401 "nor the token user and password under /ufmRest"
 curl -s --cacert "$TMP/pki/other-ca.pem" "$UFM_URL/ufmRest/app/ufm_version" >/dev/null
 is "$?" 60 "curl with another CA refuses the stand-in's certificate"
+is "$(ufm_ctl dump | "$PY" -c 'import json,sys; w=json.load(sys.stdin)["request_wait_ms"]; print(len(w), all(0 < x < 10000 for x in w))')" "12 True" \
+	"the dump times each authorized API request (12 so far) from its connection's accept to its last byte"
 ufm_ctl 'down?mode=503' POST >/dev/null
 is "$(api GET /ufmRest/app/ufm_version | cut -c1-3)" 503 "down (503)"
 ufm_ctl 'down?mode=reset' POST >/dev/null

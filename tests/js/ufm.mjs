@@ -21,8 +21,11 @@
 // (an unknown pkey), this stand-in answers 404, which a client must treat as "nothing to remove".
 //
 // Test-only control, no authentication, under /_standin/: GET dump (pkeys, the calls counted
-// by kind), POST down?mode=reset|503|hang (the API then resets every connection, answers 503,
-// or never answers), POST up, POST reset (forget everything).
+// by kind, and request_wait_ms: for each of the last 1000 API requests, the milliseconds from
+// accepting its connection to the request's last byte, the TLS handshake included: what shows a
+// client's own delays, such as Nagle holding its last handshake flight back for an ACK),
+// POST down?mode=reset|503|hang (the API then resets every connection, answers 503, or never
+// answers), POST up, POST reset (forget everything).
 //
 // node ufm.mjs --cert F --key F [--port N] [--user U --password P] [--token T] [--port-file F]
 // prints "listening <port>" on stdout once it listens on 127.0.0.1.
@@ -41,6 +44,7 @@ const { values: opt } = parseArgs({
 const pkeys = new Map(); // "0x8001" -> { ip_over_ib, partition_name, guids: Map(guid -> {membership, index0}) }
 const calls = { add: 0, remove: 0, remove_deprecated: 0, get: 0, list: 0, version: 0, unauthorized: 0, bad: 0, refused: 0 };
 let down = null; // null, 'reset', '503', 'hang'
+const waits = []; // request_wait_ms, the last 1000
 
 const GUID_RE = /^(0x)?[0-9a-fA-F]{16,20}$/;
 // The pkey as the API keys it: "0x" and lower-case hex without leading zeros
@@ -121,7 +125,7 @@ async function control(req, res, url) {
 	if (what === 'dump') {
 		const o = {};
 		for (const [k, p] of pkeys) o[k] = pkeyView(p, true);
-		return send(res, 200, { pkeys: o, calls, down });
+		return send(res, 200, { pkeys: o, calls, down, request_wait_ms: waits });
 	}
 	if (what === 'down') {
 		down = url.searchParams.get('mode') || 'reset';
@@ -134,6 +138,7 @@ async function control(req, res, url) {
 	if (what === 'reset') {
 		pkeys.clear();
 		for (const k of Object.keys(calls)) calls[k] = 0;
+		waits.length = 0;
 		return send(res, 200, {});
 	}
 	send(res, 404, { error: 'no such control' });
@@ -185,6 +190,11 @@ async function api(req, res, url) {
 		r = [404, { error: `no ${req.method} ${rest}` }];
 	}
 	if (r[0] === 400) calls.bad++;
+	const acceptedAt = req.socket._parent?.acceptedAt; // the TLS socket's TCP one
+	if (acceptedAt !== undefined) {
+		waits.push(Number(process.hrtime.bigint() - acceptedAt) / 1e6);
+		if (waits.length > 1000) waits.shift();
+	}
 	send(res, r[0], r[1]);
 }
 
@@ -193,6 +203,9 @@ const server = https.createServer({ cert: fs.readFileSync(opt.cert), key: fs.rea
 	(url.pathname.startsWith('/_standin/') ? control(req, res, url) : api(req, res, url)).catch((e) =>
 		send(res, 500, { error: String(e) }),
 	);
+});
+server.on('connection', (sock) => {
+	sock.acceptedAt = process.hrtime.bigint();
 });
 server.keepAliveTimeout = 1000;
 server.listen(Number(opt.port), '127.0.0.1', () => {
