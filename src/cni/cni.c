@@ -381,8 +381,10 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		goto out;
 	if (cfg->rdma_isolation && (r = cni_rdma_check_mode(err)) < 0)
 		goto out;
-	/* the record first: a plugin killed from here on still tells DEL what to give back */
-	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
+	/* the record first: a plugin killed from here on still tells DEL what to give back; with a
+	 * partition, cni_partition_join writes it, the GUID in it, before the fabric manager hears
+	 * of it (one write less: two fsyncs) */
+	if (c.st && !cni_partition_wanted(cfg) && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto out;
 	/* before the device moves: a fabric manager that is down fails ADD with the least to undo */
 	if (c.st && (r = cni_partition_join(&c, err)) < 0) {

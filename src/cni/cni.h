@@ -248,8 +248,9 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 
 /* hostdev, a pkey and a fabric configured. */
 bool cni_partition_wanted(const struct cni_config *cfg);
-/* ADD: the VF's GUID into the pkey (record saved first); code 106 when the fabric manager
- * does not take it. */
+/* ADD: the VF's GUID into the pkey. Writes the attachment's record, the GUID in it, before the
+ * fabric manager hears of it: ADD's first write of the record when a partition is wanted (nothing
+ * is changed before it). Code 106 when the fabric manager does not take it. */
 int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err);
 /* DEL, GC, ADD's rollback: the GUID out of the pkey unless another attachment holds it; a
  * fabric manager that does not answer gets the removal journaled (then 0 too). <0 only when

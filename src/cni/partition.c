@@ -152,7 +152,8 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed",
 				    "%s/fabric.lock: %s", c->cfg->state_dir, strerror(-lock));
 	}
-	/* written down first: a plugin killed during the call leaves the GUID named */
+	/* written down first: a plugin killed during the call leaves the GUID named (ADD's first
+	 * write of the record: the device is untouched until this returns) */
 	c->st->fabric = true;
 	if ((r = cni_ctx_save_state(c, err)) < 0)
 		goto out;
