@@ -202,6 +202,13 @@ soak: examples/nodes/.stamp
 	$(MAKE) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
 	CNI_CYCLES=10000 PLAIN_BUILD=$(abspath $(BUILD)) tests/run.sh build/san-$(notdir $(CC)) cmd/cni_reliability
 
+# Issue 21's 1000 partition churns (ADD/DEL with kill -9 and a UFM outage, tests/cmd/cni_fabric_churn.sh)
+# on the plain build: make check runs the same test on the sanitizer build for 35 s (docs/fabric.md).
+soak-fabric: examples/nodes/.stamp
+	$(MAKE) all
+	CHURN_MAX=1000 CHURN_MIN=1000 CHURN_SECONDS=3600 tests/run.sh $(BUILD) cmd/cni_fabric_churn
+.PHONY: soak-fabric
+
 # The README's first command ends here: the main job on the bundled A100 sample node.
 demo: all
 	@echo '$$ rdmak list --root examples/nodes/a100-ib-bond'

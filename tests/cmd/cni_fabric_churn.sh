@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # Partition churn (issue 21 §2): rdmak-cni ADD and DEL of hostdev VFs on a network with a pkey
 # and a fabric, against the UFM stand-in (tests/js/ufm.mjs), with kill -9 of a third of the
-# plugins at a random point of their run (0-60 ms in) and a UFM outage (connections reset) for
-# the middle fifth of the run. A killed or failed ADD is followed by DEL, a killed DEL is
-# retried, as a runtime does; the runtime's GC comes last. Then the partition must hold exactly
-# the live attachments' GUIDs, no record or journal entry may be left of a dead attachment, and
-# `rdmak fabric check` must agree. The run stops after CHURN_MAX churns (1000) or CHURN_SECONDS
-# (35) of churning, whichever comes first, and prints how many it did (one churn: an ADD and
-# the DEL of one attachment). VFs are veth stand-ins (no SR-IOV here), as in cni_hostdev.sh.
+# ADDs and half the DELs at a random point of their run (0-60 ms in) and a UFM outage
+# (connections reset) for the middle fifth of the run. A killed or failed ADD is followed by
+# DEL, a killed DEL is retried, as a runtime does; the runtime's GC comes last. Then the
+# partition must hold exactly the live attachments' GUIDs, no record or journal entry may be
+# left of a dead attachment, and `rdmak fabric check` must agree. The run stops after CHURN_MAX
+# churns (1000) or CHURN_SECONDS (35) of churning, whichever comes first, and prints how many it
+# did (one churn: an ADD and the DEL of one attachment); "the middle fifth" is of whichever
+# limit the run is nearer to. With CHURN_MIN set, fewer churns than that fail the test: `make
+# soak-fabric` runs 1000 of them with CHURN_MIN=1000 (docs/fabric.md). VFs are veth stand-ins
+# (no SR-IOV here), as in cni_hostdev.sh.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/lib-cni-direct.sh"
 . "$TOP/tests/lib-ufm.sh"
@@ -22,6 +25,7 @@ if [ -n "$why" ]; then
 fi
 MAX=${CHURN_MAX:-1000}
 SECONDS_BUDGET=${CHURN_SECONDS:-35}
+MIN=${CHURN_MIN:-0}
 NVF=6
 cni_topology 0
 cni_vfs "$NVF"
@@ -55,9 +59,10 @@ for ((k = 0; k < NVF; k++)); do conf "$k" >/dev/null; done
 
 # plugin CMD K ID [KILL]: rdmak-cni for VF K's attachment ID (ifname net<K>); with KILL, killed
 # with -9 after 0-60 ms if still running; sets rc (137 when killed)
-KILLED=0
+KILLED=0 RUNS=0
 plugin() {
 	local cmd=$1 k=$2 id=$3 kill=${4:-} pid
+	RUNS=$((RUNS + 1))
 	ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="net$k" \
 		CNI_NETNS="$POD" CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/conf$k.json" >"$TMP/p.out" 2>>"$TMP/p.err" &
 	pid=$!
@@ -81,15 +86,18 @@ del() {
 
 declare -A LIVE # VF index -> container ID
 start=$(date +%s%N)
-churns=0 adds_ok=0 adds_failed=0 down_phase=0 dels=0 fail=0 outage_adds=0
+churns=0 adds_ok=0 adds_failed=0 down_phase=0 dels=0 fail=0 outage_adds=0 outage_tries=0
+down_at=- down_ms=- up_at=- up_ms=-
 while [ "$churns" -lt "$MAX" ]; do
 	el=$((($(date +%s%N) - start) / 1000000))
 	[ "$el" -ge $((SECONDS_BUDGET * 1000)) ] && break
-	# the outage: the middle fifth of the time budget
-	if [ "$down_phase" -eq 0 ] && [ "$el" -ge $((SECONDS_BUDGET * 400)) ]; then
-		ufm_ctl 'down?mode=reset' POST >/dev/null; down_phase=1
-	elif [ "$down_phase" -eq 1 ] && [ "$el" -ge $((SECONDS_BUDGET * 600)) ]; then
-		ufm_ctl up POST >/dev/null; down_phase=2
+	# the outage: the middle fifth of the run, in per mille of the time budget or of the churns,
+	# whichever is further on
+	done_pm=$((el / SECONDS_BUDGET)) && [ $((churns * 1000 / MAX)) -gt "$done_pm" ] && done_pm=$((churns * 1000 / MAX))
+	if [ "$down_phase" -eq 0 ] && [ "$done_pm" -ge 400 ]; then
+		ufm_ctl 'down?mode=reset' POST >/dev/null; down_phase=1 down_at=$churns down_ms=$el
+	elif [ "$down_phase" -eq 1 ] && [ "$done_pm" -ge 600 ]; then
+		ufm_ctl up POST >/dev/null; down_phase=2 up_at=$churns up_ms=$el
 	fi
 	k=$((RANDOM % NVF))
 	if [ -n "${LIVE[$k]:-}" ]; then
@@ -100,6 +108,7 @@ while [ "$churns" -lt "$MAX" ]; do
 		continue
 	fi
 	id="c$RANDOM$churns"
+	[ "$down_phase" -eq 1 ] && outage_tries=$((outage_tries + 1))
 	plugin ADD "$k" "$id" $([ $((RANDOM % 3)) -eq 0 ] && echo kill)
 	if [ "$rc" -eq 0 ]; then
 		LIVE[$k]=$id
@@ -111,12 +120,15 @@ while [ "$churns" -lt "$MAX" ]; do
 		churns=$((churns + 1))
 	fi
 done
-[ "$down_phase" -eq 1 ] && ufm_ctl up POST >/dev/null
 elapsed=$((($(date +%s%N) - start) / 1000000))
-echo "# $churns churns in $elapsed ms: $adds_ok ADDs succeeded, $adds_failed failed or killed (then DEL), $dels DELs of live attachments, $KILLED plugins killed with -9; ${#LIVE[@]} attachments live at the end"
+[ "$down_phase" -eq 1 ] && ufm_ctl up POST >/dev/null && up_at=$churns up_ms=$elapsed
+echo "# $churns churns in $elapsed ms ($((elapsed / (churns > 0 ? churns : 1))) ms each): $adds_ok ADDs succeeded, $adds_failed failed or killed (then DEL), $dels DELs of live attachments, $RUNS plugin runs of which $KILLED killed with -9; ${#LIVE[@]} attachments live at the end"
+echo "# UFM down from churn $down_at ($down_ms ms) to churn $up_at ($up_ms ms): $outage_tries ADDs tried then"
 ok "$fail" "every DEL succeeded within 20 tries"
 ok $([ "$down_phase" -ge 1 ] && echo 0 || echo 1) "the outage happened during the run"
+ok $([ "$outage_tries" -gt 0 ] && echo 0 || echo 1) "ADDs were tried while UFM was down ($outage_tries)"
 is "$outage_adds" 0 "no ADD succeeded while UFM was down"
+ok $([ "$churns" -ge "$MIN" ] && echo 0 || echo 1) "at least CHURN_MIN ($MIN) churns done ($churns)"
 # the runtime's GC, with the live attachments as valid ones
 valid=$(for k in "${!LIVE[@]}"; do printf '{"containerID":"%s","ifname":"net%s"},' "${LIVE[$k]}" "$k"; done | sed 's/,$//')
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["cni.dev/valid-attachments"]=json.loads(sys.argv[2]); print(json.dumps(c))' \
