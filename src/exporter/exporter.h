@@ -54,6 +54,13 @@ int exporter_rdma_enable(struct exporter *e);
  * it (rdmak_rdma_counter_pod_info). -errno when dir cannot be opened. */
 int exporter_rdma_procfs(struct exporter *e, const char *dir);
 
+/* How a scrape reads the counter files: through io_uring, a batch of files in one system call
+ * (the default, where the kernel offers it: Linux 5.18 and later, refused neither by
+ * kernel.io_uring_disabled nor by a seccomp profile), or with an openat, a read and a close each
+ * (on false). The values are the same either way. 1: io_uring; 0: off, as asked; -errno: io_uring
+ * refused (why), the files are read one at a time. */
+int exporter_set_io_uring(struct exporter *e, bool on);
+
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);
 

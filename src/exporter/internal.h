@@ -8,7 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <sys/types.h>
+#include <string.h>
 
 #include "doctor/doctor.h"
 #include "exporter/exporter.h"
@@ -86,12 +87,38 @@ struct exporter {
 	struct exp_topo *topo;
 	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
 	atomic_ulong loads, load_errors;
+	atomic_size_t last_len; /* the previous answer's length: the next one's first buffer */
+	atomic_bool io_uring;	/* read the counter files through io_uring (reader.c) */
 	struct exp_pods *pods;	  /* NULL: no pod attribution */
 	atomic_bool rdma_netlink; /* exporter_rdma_enable() found RDMA netlink (rdma.c) */
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
 	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
 };
+
+/* reader.c: small files read in batches, through io_uring where the kernel offers it, else one
+ * openat, read and close each (the same results). */
+#define EXPORTER_READER_BATCH 128
+struct exporter_file {
+	int dirfd;	  /* in: the folder (O_PATH is enough); < 0: -EBADF */
+	const char *name; /* in: one path component, never followed if a link */
+	ssize_t n;	  /* out: the bytes read (trailing newlines and spaces cut), or -errno */
+	char buf[64];	  /* out: NUL-terminated */
+};
+struct exporter_reader;
+/* A reader, through io_uring when ring is true and the kernel offers it (5.18 and later, not
+ * refused). *ring_status (may be NULL): 1 through io_uring, 0 one file at a time as asked, -errno
+ * io_uring refused (why), one file at a time. NULL: no memory. */
+struct exporter_reader *exporter_reader_new(bool ring, int *ring_status);
+void exporter_reader_free(struct exporter_reader *r);
+/* The reader's EXPORTER_READER_BATCH files: fill dirfd and name of the first n, then read. */
+struct exporter_file *exporter_reader_files(struct exporter_reader *r);
+void exporter_reader_read(struct exporter_reader *r, size_t n);
+
+/* A counter file's text, its trailing newline gone: 1 a value (decimal digits, one '+' before
+ * them allowed as strtoull allows it, nothing after), 0 "N/A..." (a port without a performance
+ * management agent: no value and no error), -EINVAL not a number, -ERANGE past 2^64-1. */
+int exporter_counter_parse(const char *s, uint64_t *ret);
 
 int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err);
 void exporter_topo_free(struct exp_topo *t);
@@ -118,11 +145,53 @@ size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const
  * many holders dev has (0: none, l untouched). */
 size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i,
 			       const char **l);
-/* The formatters of scrape.c, for the families written elsewhere (rdma.c). labels: a NULL-ended
- * list of key, value pairs. */
-void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,
-			 const char *help);
-void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v);
+/* text.c: a scrape's answer being written, in one malloc'd buffer. A growth that fails sets oom
+ * and drops what follows (the scrape then answers -ENOMEM), so that writers never check. */
+struct exporter_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+/* An empty buffer of cap bytes (at least 4096). -ENOMEM (oom set). */
+int exporter_buf_init(struct exporter_buf *b, size_t cap);
+void exporter_buf_free(struct exporter_buf *b);
+/* Room for n more bytes: false (oom set) when there is no memory for them. */
+bool exporter_buf_grow(struct exporter_buf *b, size_t n);
+
+static inline void exporter_buf_put(struct exporter_buf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len < n && !exporter_buf_grow(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static inline void exporter_buf_puts(struct exporter_buf *b, const char *s)
+{
+	exporter_buf_put(b, s, strlen(s));
+}
+
+static inline void exporter_buf_putc(struct exporter_buf *b, char c)
+{
+	exporter_buf_put(b, &c, 1);
+}
+
+/* v in decimal, exactly (a 64-bit counter is no float) */
+void exporter_buf_u64(struct exporter_buf *b, uint64_t v);
+/* {k="v",...} for labels, a NULL-ended list of key, value pairs (nothing for an empty list), the
+ * values escaped as both formats want (backslash, double quote, newline). */
+void exporter_buf_labels(struct exporter_buf *b, const char *const *labels);
+
+/* A family's # HELP and # TYPE lines (OpenMetrics names a counter's family without _total). */
+void exporter_out_family(struct exporter_buf *b, enum exporter_format fmt, const char *name,
+			 enum exp_type type, const char *help);
+/* name{labels} v */
+void exporter_out_sample(struct exporter_buf *b, const char *name, const char *const *labels,
+			 uint64_t v);
+/* The same with the label set already rendered by exporter_buf_labels (labels_len bytes, "" for
+ * none): the many samples of one port or device share it. */
+void exporter_out_sample_pre(struct exporter_buf *b, const char *name, size_t name_len,
+			     const char *labels, size_t labels_len, uint64_t v);
 
 /* rdma.c: the counter objects of RDMA netlink, per device that has any. */
 /* The pod a per-process counter object counts for (its pid's cgroup, kubelet/cgroup.h). */
@@ -144,8 +213,9 @@ int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n);
 int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n);
 void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n);
 /* The rdmak_rdma_counter_* families of d (docs/exporter.md). -ENOMEM. */
-int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma_dev *d, size_t n);
+int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
+			const struct exp_rdma_dev *d, size_t n);
 /* Both, into a scrape, when exporter_rdma_enable() found RDMA netlink; else nothing. */
-void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt);
+void exporter_rdma_scrape(struct exporter *e, struct exporter_buf *b, enum exporter_format fmt);
 
 #endif

@@ -43,6 +43,7 @@ struct opts {
 	const char *pod_resources, *plugin_config;
 	const char *procfs; /* the pids of counter objects (NULL: /proc) */
 	bool no_pod_resources;
+	bool no_io_uring;
 	unsigned pods_max_age_ms;
 	int verbose;
 };
@@ -430,6 +431,10 @@ static void usage(FILE *f)
 	      "looked up for its pod\n"
 	      "                             (default /proc, this process's pid namespace: not under "
 	      "--root)\n"
+	      "      --no-io-uring          read the counter files with an openat, read and close "
+	      "each, not in batches\n"
+	      "                             through io_uring (the same values; io_uring is used "
+	      "where the kernel offers it)\n"
 	      "      --once                 write one scrape to stdout and exit\n"
 	      "      --openmetrics          with --once: the OpenMetrics format\n"
 	      "  -v, --verbose              log debug lines too\n"
@@ -471,7 +476,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_PLUGIN_CONFIG,
 		O_PODS_AGE,
 		O_CLIENT_CA,
-		O_PROCFS
+		O_PROCFS,
+		O_NO_IO_URING
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -489,6 +495,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "pod-resources-max-age", required_argument, NULL, O_PODS_AGE },
 		{ "procfs", required_argument, NULL, O_PROCFS },
 		{ "openmetrics", no_argument, NULL, O_OM },
+		{ "no-io-uring", no_argument, NULL, O_NO_IO_URING },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -535,6 +542,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			break;
 		case O_OM: o->openmetrics = true; break;
+		case O_NO_IO_URING: o->no_io_uring = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
@@ -657,6 +665,10 @@ int exporter_main(int argc, char **argv)
 			"--procfs %s: %s; no rdmak_rdma_counter_pod_info (the pods of per-process "
 			"counter objects)",
 			o.procfs ? o.procfs : "/proc", strerror(-r));
+	r = exporter_set_io_uring(exp, !o.no_io_uring);
+	if (r < 0)
+		log_info("io_uring: %s; each counter file is read with an openat, a read and a close",
+			 strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);

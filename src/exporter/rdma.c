@@ -192,7 +192,8 @@ static int hw_names(const struct exp_rdma_dev *d, size_t n, const char ***ret, s
 	return 0;
 }
 
-int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma_dev *d, size_t n)
+int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
+			const struct exp_rdma_dev *d, size_t n)
 {
 	const char **names = NULL;
 	size_t n_names = 0;
@@ -206,7 +207,7 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 	if (r < 0)
 		return r;
 	exporter_out_family(
-		f, fmt, "rdmak_rdma_counter_info", EXP_GAUGE,
+		b, fmt, "rdmak_rdma_counter_info", EXP_GAUGE,
 		"A counter object bound to QPs (rdma statistic qp): its mode, and in auto mode the QP "
 		"type and the process it counts for; value is always 1.");
 	for (size_t i = 0; i < n; i++)
@@ -233,14 +234,14 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 				snprintf(pid, sizeof(pid), "%" PRId64, c->pid);
 			else
 				pid[0] = '\0';
-			exporter_out_sample(f, "rdmak_rdma_counter_info", l, 1);
+			exporter_out_sample(b, "rdmak_rdma_counter_info", l, 1);
 		}
 	for (size_t i = 0; i < n && !any_owner; i++)
 		for (size_t j = 0; d[i].owner && j < d[i].n; j++)
 			any_owner |= d[i].owner[j].pod_uid[0] != '\0';
 	if (any_owner)
 		exporter_out_family(
-			f, fmt, "rdmak_rdma_counter_pod_info", EXP_GAUGE,
+			b, fmt, "rdmak_rdma_counter_pod_info", EXP_GAUGE,
 			"The pod (its UID, as kube_pod_info's uid) and container whose process a "
 			"per-process counter object counts for, from the process's cgroup; value is "
 			"always 1.");
@@ -260,9 +261,9 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			snprintf(pid, sizeof(pid), "%" PRId64, c->pid);
-			exporter_out_sample(f, "rdmak_rdma_counter_pod_info", l, 1);
+			exporter_out_sample(b, "rdmak_rdma_counter_pod_info", l, 1);
 		}
-	exporter_out_family(f, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE,
+	exporter_out_family(b, fmt, "rdmak_rdma_counter_qps", EXP_GAUGE,
 			    "QPs bound to the counter object now");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
@@ -272,10 +273,10 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
-			exporter_out_sample(f, "rdmak_rdma_counter_qps", l, c->n_qpns);
+			exporter_out_sample(b, "rdmak_rdma_counter_qps", l, c->n_qpns);
 		}
 	exporter_out_family(
-		f, fmt, "rdmak_rdma_counter_qp_info", EXP_GAUGE,
+		b, fmt, "rdmak_rdma_counter_qp_info", EXP_GAUGE,
 		"A QP (its local number, lqpn) bound to the counter object; value is always 1.");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
@@ -287,14 +288,14 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			for (size_t q = 0; q < c->n_qpns; q++) {
 				snprintf(qpn, sizeof(qpn), "%" PRIu32, c->qpns[q]);
-				exporter_out_sample(f, "rdmak_rdma_counter_qp_info", l, 1);
+				exporter_out_sample(b, "rdmak_rdma_counter_qp_info", l, 1);
 			}
 		}
 	for (size_t k = 0; k < n_names; k++) {
 		metric_tail(names[k], tail, sizeof(tail));
 		snprintf(metric, sizeof(metric), "rdmak_rdma_counter_%s_total", tail);
 		exporter_out_family(
-			f, fmt, metric, EXP_COUNTER,
+			b, fmt, metric, EXP_COUNTER,
 			"The hardware counter of the same name, counted for the QPs bound to the counter "
 			"object only (RDMA netlink)");
 		for (size_t i = 0; i < n; i++)
@@ -307,14 +308,14 @@ int exporter_rdma_write(FILE *f, enum exporter_format fmt, const struct exp_rdma
 				snprintf(id, sizeof(id), "%" PRIu32, c->id);
 				for (size_t h = 0; h < c->n_hw; h++)
 					if (!strcmp(c->hw[h].name, names[k]))
-						exporter_out_sample(f, metric, l, c->hw[h].value);
+						exporter_out_sample(b, metric, l, c->hw[h].value);
 			}
 	}
 	free(names);
 	return 0;
 }
 
-void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt)
+void exporter_rdma_scrape(struct exporter *e, struct exporter_buf *b, enum exporter_format fmt)
 {
 	struct exp_rdma_dev *d = NULL;
 	size_t n = 0;
@@ -323,11 +324,11 @@ void exporter_rdma_scrape(struct exporter *e, FILE *f, enum exporter_format fmt)
 	if (!atomic_load(&e->rdma_netlink))
 		return; /* absent at start: nothing from it, said once by the role */
 	if (exporter_rdma_read(e, &d, &n) == 0 && exporter_rdma_owners(e, d, n) == 0)
-		exporter_rdma_write(f, fmt, d, n);
+		exporter_rdma_write(b, fmt, d, n);
 	exporter_rdma_devs_free(d, n);
 	exporter_out_family(
-		f, fmt, "rdmak_exporter_rdma_netlink_errors_total", EXP_COUNTER,
+		b, fmt, "rdmak_exporter_rdma_netlink_errors_total", EXP_COUNTER,
 		"RDMA netlink requests for counter objects that failed (their series were left out)");
-	exporter_out_sample(f, "rdmak_exporter_rdma_netlink_errors_total", none,
+	exporter_out_sample(b, "rdmak_exporter_rdma_netlink_errors_total", none,
 			    atomic_load(&e->rdma_errors));
 }

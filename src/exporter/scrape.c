@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One scrape: read every counter of the cached topology, then write the families one after the
  * other (the text format wants a family's samples together), in the Prometheus text format
- * 0.0.4 or OpenMetrics 1.0.0. Values are printed as exact integers: the kernel's counters are
- * 64-bit, and a float's 17 digits would round them past 2^53. */
+ * 0.0.4 or OpenMetrics 1.0.0 (text.c writes them). Values are printed as exact integers: the
+ * kernel's counters are 64-bit, and a float's 17 digits would round them past 2^53. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -51,86 +51,52 @@ const char *exporter_content_type(enum exporter_format f)
 }
 
 struct out {
-	FILE *f;
+	struct exporter_buf *b;
 	enum exporter_format fmt;
 	const struct exp_podmap *pods; /* which pod holds a device (pods.c); NULL none */
+	/* each row's label set (the ports', then the devices'), rendered once per scrape:
+	 * row r's is lab.p[off[r] .. off[r + 1]) */
+	struct exporter_buf lab;
+	size_t *off;
 };
 
-/* A label value: backslash, double quote and newline escaped (both formats). */
-static void put_value(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f), fputc(*s, f);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-/* The family's header. OpenMetrics names a counter's family without its _total. */
 static void family(struct out *o, const char *name, enum exp_type type, const char *help)
 {
-	size_t n = strlen(name);
-	int base = (int)n;
-
-	if (o->fmt == EXPORTER_OPENMETRICS && type == EXP_COUNTER && n > 6 &&
-	    !strcmp(name + n - 6, "_total"))
-		base -= 6;
-	fprintf(o->f, "# HELP %.*s %s\n# TYPE %.*s %s\n", base, name, help, base, name,
-		type == EXP_COUNTER ? "counter" : "gauge");
+	exporter_out_family(o->b, o->fmt, name, type, help);
 }
 
-/* name{k="v",...} value: labels as a NULL-ended list of key, value pairs */
 static void sample_u64(struct out *o, const char *name, const char *const *labels, uint64_t v)
 {
-	fputs(name, o->f);
-	for (size_t i = 0; labels[i]; i += 2) {
-		fprintf(o->f, "%c%s=\"", i ? ',' : '{', labels[i]);
-		put_value(o->f, labels[i + 1]);
-		fputc('"', o->f);
-	}
-	fprintf(o->f, "%s %" PRIu64 "\n", labels[0] ? "}" : "", v);
+	exporter_out_sample(o->b, name, labels, v);
+}
+
+/* A sample of row r (a port, or n_ports + a device) with the row's label set. */
+static void row_sample(struct out *o, const char *name, size_t name_len, size_t r, uint64_t v)
+{
+	exporter_out_sample_pre(o->b, name, name_len, o->lab.p + o->off[r],
+				o->off[r + 1] - o->off[r], v);
 }
 
 /* ---- reading ------------------------------------------------------------------------------------
  */
 
-/* One sysfs attribute under a folder fd: one path component, never followed if a link, never
- * blocking (a FIFO planted in a test tree reads as an error). The bytes, or -errno. */
-static ssize_t read_attr(int dirfd, const char *name, char *buf, size_t len)
+int exporter_counter_parse(const char *s, uint64_t *ret)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
+	uint64_t v = 0;
+	const char *p = s + (*s == '+');
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n >= 0) {
-		buf[n] = '\0';
-		while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-			buf[--n] = '\0';
-	}
-	return n;
-}
-
-/* 1: a value; 0: "N/A (no PMA)" (a port without a performance management agent: no value, and
- * no error, as node_exporter skips it); -errno: unreadable or not a number. */
-static int read_counter(int dirfd, const char *name, uint64_t *ret)
-{
-	char buf[64];
-	unsigned long long v;
-	ssize_t n = read_attr(dirfd, name, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	if (!strncmp(buf, "N/A", 3))
+	if (!strncmp(s, "N/A", 3))
 		return 0;
-	if (str_to_u64(buf, 10, &v) < 0)
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (*p)
 		return -EINVAL;
 	*ret = v;
 	return 1;
@@ -144,6 +110,7 @@ struct values {
 	/* state_id, physical_state_id, rate_bytes_per_second per port */
 	uint64_t (*st)[3];
 	unsigned char (*st_ok)[3];
+	unsigned char *gone;	   /* per port: its state files said ENOENT */
 	struct hw_pci_link *links; /* per device */
 	unsigned char *link_ok;
 };
@@ -154,6 +121,7 @@ static void values_free(struct values *v)
 	free(v->ok);
 	free(v->st);
 	free(v->st_ok);
+	free(v->gone);
 	free(v->links);
 	free(v->link_ok);
 }
@@ -173,79 +141,149 @@ static int parse_rate(const char *s, uint64_t *ret)
 	return 0;
 }
 
-static void read_port_state(struct exporter *e, struct exp_port *p, uint64_t st[3],
-			    unsigned char ok[3])
+/* Where a file's value goes: the row (a port, or n_ports + a device) and the family, or
+ * FILE_STATE + k for the port's state (0), phys_state (1) or rate (2). */
+#define FILE_STATE (-3)
+struct job {
+	size_t row;
+	int what;
+};
+
+/* A batch of files being queued for the reader, and what to do with each once read. */
+struct batch {
+	struct exporter *e;
+	const struct exp_topo *t;
+	struct values *val;
+	struct exporter_reader *rd;
+	struct exporter_file *files;
+	struct job job[EXPORTER_READER_BATCH];
+	size_t n;
+	size_t first_gone; /* the first port whose state files said ENOENT; SIZE_MAX none */
+};
+
+static void take_state(struct batch *b, const struct job *j, const struct exporter_file *f)
 {
-	static const char *const files[] = { "state", "phys_state", "rate" };
-	char buf[64];
+	struct exp_port *p = &b->t->ports[j->row];
+	int k = j->what - FILE_STATE, num;
 
-	for (int i = 0; i < 3; i++) {
-		ssize_t n = read_attr(p->fd[EXP_DIR_NONE], files[i], buf, sizeof(buf));
-		int num;
-
-		if (n == -ENOENT) {
-			/* the port's folder is gone with its device: drop its series, reload */
-			atomic_store(&e->stale, true);
-			return;
-		}
-		if (n >= 0 && i < 2 && (num = hw_parse_attr_num(buf)) >= 0) {
-			st[i] = (uint64_t)num;
-			ok[i] = 1;
-		} else if (n >= 0 && i == 2 && parse_rate(buf, &st[i]) == 0) {
-			ok[i] = 1;
-		} else {
-			atomic_fetch_add(&p->state_errors, 1);
-		}
+	if (b->val->gone[j->row])
+		return;
+	if (f->n == -ENOENT) {
+		/* the port's folder is gone with its device: drop its series, reload */
+		atomic_store(&b->e->stale, true);
+		b->val->gone[j->row] = 1; /* its other state files are not looked at */
+		if (j->row < b->first_gone)
+			b->first_gone = j->row;
+		return;
+	}
+	if (f->n >= 0 && k < 2 && (num = hw_parse_attr_num(f->buf)) >= 0) {
+		b->val->st[j->row][k] = (uint64_t)num;
+		b->val->st_ok[j->row][k] = 1;
+	} else if (f->n >= 0 && k == 2 && parse_rate(f->buf, &b->val->st[j->row][k]) == 0) {
+		b->val->st_ok[j->row][k] = 1;
+	} else {
+		atomic_fetch_add(&p->state_errors, 1);
 	}
 }
 
-static void read_slots(const struct exp_topo *t, const int *fds, struct exp_slot *slots,
-		       uint64_t *v, unsigned char *ok)
+static void take_counter(struct batch *b, const struct job *j, const struct exporter_file *f)
 {
-	for (size_t f = 0; f < t->n_families; f++) {
-		const struct exp_family *fam = &t->families[f];
-		int r;
+	const struct exp_family *fam = &b->t->families[j->what];
+	bool port = j->row < b->t->n_ports;
+	struct exp_slot *slot = port ? &b->t->ports[j->row].slots[j->what]
+				     : &b->t->devs[j->row - b->t->n_ports].slots[j->what];
+	size_t at = j->row * b->val->stride + (size_t)j->what;
+	int r = f->n < 0 ? (int)f->n : exporter_counter_parse(f->buf, &b->val->v[at]);
 
-		if (slots[f].dir == EXP_DIR_NONE || fds[slots[f].dir] < 0)
-			continue;
-		r = read_counter(fds[slots[f].dir], fam->file, &v[f]);
-		if (r < 0)
-			atomic_fetch_add(&slots[f].errors, 1);
-		else if (r > 0) {
-			v[f] *= fam->scale;
-			ok[f] = 1;
-		}
+	if (r < 0)
+		atomic_fetch_add(&slot->errors, 1);
+	else if (r > 0) {
+		b->val->v[at] *= fam->scale;
+		b->val->ok[at] = 1;
 	}
 }
 
+static void batch_flush(struct batch *b)
+{
+	exporter_reader_read(b->rd, b->n);
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->job[i].what < 0)
+			take_state(b, &b->job[i], &b->files[i]);
+		else
+			take_counter(b, &b->job[i], &b->files[i]);
+	}
+	b->n = 0;
+}
+
+static void batch_add(struct batch *b, int dirfd, const char *name, size_t row, int what)
+{
+	b->files[b->n].dirfd = dirfd;
+	b->files[b->n].name = name;
+	b->job[b->n] = (struct job){ .row = row, .what = what };
+	if (++b->n == EXPORTER_READER_BATCH)
+		batch_flush(b);
+}
+
+static void batch_slots(struct batch *b, size_t row, const int *fds, const struct exp_slot *slots)
+{
+	for (size_t f = 0; f < b->t->n_families; f++)
+		if (slots[f].dir != EXP_DIR_NONE && fds[slots[f].dir] >= 0)
+			batch_add(b, fds[slots[f].dir], b->t->families[f].file, row, (int)f);
+}
+
+/* Every file of the scrape, in two passes: the ports' state files first, so that a port whose
+ * folder is gone (its state ENOENT) has its counters neither read nor counted as errors; then
+ * the counters of the ports there are and of the devices. */
 static int read_all(struct exporter *e, const struct exp_topo *t, struct values *val)
 {
+	static const char *const state_files[3] = { "state", "phys_state", "rate" };
 	size_t rows = t->n_ports + t->n_devs;
+	struct batch *b = calloc(1, sizeof(*b));
+	bool stale = atomic_load(&e->stale);
 
 	val->stride = t->n_families ? t->n_families : 1;
 	val->v = calloc(rows ? rows * val->stride : 1, sizeof(*val->v));
 	val->ok = calloc(rows ? rows * val->stride : 1, 1);
 	val->st = calloc(t->n_ports ? t->n_ports : 1, sizeof(*val->st));
 	val->st_ok = calloc(t->n_ports ? t->n_ports : 1, sizeof(*val->st_ok));
+	val->gone = calloc(t->n_ports ? t->n_ports : 1, 1);
 	val->links = calloc(t->n_devs ? t->n_devs : 1, sizeof(*val->links));
 	val->link_ok = calloc(t->n_devs ? t->n_devs : 1, 1);
-	if (!val->v || !val->ok || !val->st || !val->st_ok || !val->links || !val->link_ok)
+	if (!b || !val->v || !val->ok || !val->st || !val->st_ok || !val->gone || !val->links ||
+	    !val->link_ok || !(b->rd = exporter_reader_new(atomic_load(&e->io_uring), NULL))) {
+		free(b);
 		return -ENOMEM;
+	}
+	b->e = e;
+	b->t = t;
+	b->first_gone = SIZE_MAX;
+	b->val = val;
+	b->files = exporter_reader_files(b->rd);
+	for (size_t i = 0; i < t->n_ports; i++)
+		for (int k = 0; k < 3; k++)
+			batch_add(b, t->ports[i].fd[EXP_DIR_NONE], state_files[k], i, FILE_STATE + k);
+	batch_flush(b);
 	for (size_t i = 0; i < t->n_ports; i++) {
-		struct exp_port *p = &t->ports[i];
-
-		read_port_state(e, p, val->st[i], val->st_ok[i]);
+		/* a port none of whose state could be read, once this port or one before it was
+		 * seen gone (or the topology was stale already), is taken for gone: as when each
+		 * port's files were read in turn */
 		if (!val->st_ok[i][0] && !val->st_ok[i][1] && !val->st_ok[i][2] &&
-		    atomic_load(&e->stale))
-			continue; /* gone */
-		read_slots(t, p->fd, p->slots, val->v + i * val->stride, val->ok + i * val->stride);
+		    (stale || b->first_gone <= i))
+			continue;
+		batch_slots(b, i, t->ports[i].fd, t->ports[i].slots);
 	}
 	for (size_t i = 0; i < t->n_devs; i++) {
-		struct exp_device *d = &t->devs[i];
+		const struct exp_device *d = &t->devs[i];
 		int fds[EXP_DIR_N] = { -1, -1, -1, d->hw_fd };
 
-		read_slots(t, fds, d->slots, val->v + (t->n_ports + i) * val->stride,
-			   val->ok + (t->n_ports + i) * val->stride);
+		batch_slots(b, t->n_ports + i, fds, d->slots);
+	}
+	batch_flush(b);
+	exporter_reader_free(b->rd);
+	free(b);
+	for (size_t i = 0; i < t->n_devs; i++) {
+		const struct exp_device *d = &t->devs[i];
+
 		if (d->pcie_link && hw_pci_read_link(e->ctx, d->bdf, &val->links[i]) == 0 &&
 		    val->links[i].max_gts > 0)
 			val->link_ok[i] = 1;
@@ -283,48 +321,65 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 		sample_u64(o, "node_infiniband_info", l, 1);
 	}
 	for (int k = 0; k < 3; k++) {
-		family(o, st[k].name, EXP_GAUGE, st[k].help);
-		for (size_t i = 0; i < t->n_ports; i++) {
-			const char *l[12] = { "device", t->ports[i].dev, "port", t->ports[i].num_s,
-					      NULL };
+		size_t len = strlen(st[k].name);
 
-			exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
+		family(o, st[k].name, EXP_GAUGE, st[k].help);
+		for (size_t i = 0; i < t->n_ports; i++)
 			if (val->st_ok[i][k])
-				sample_u64(o, st[k].name, l, val->st[i][k]);
-		}
+				row_sample(o, st[k].name, len, i, val->st[i][k]);
 	}
 }
 
 static void write_families(struct out *o, const struct exp_topo *t, const struct values *val,
 			   size_t from, size_t to, bool devices)
 {
+	size_t first = devices ? t->n_ports : 0, end = devices ? t->n_ports + t->n_devs : t->n_ports;
+
 	for (size_t f = from; f < to; f++) {
 		const struct exp_family *fam = &t->families[f];
+		size_t len = strlen(fam->name);
 		bool any = false;
-		size_t n = devices ? t->n_devs : t->n_ports;
 
-		for (size_t i = 0; i < n; i++) {
-			size_t row = devices ? t->n_ports + i : i;
-
+		for (size_t row = first; row < end; row++) {
 			if (!val->ok[row * val->stride + f])
 				continue;
 			if (!any)
 				family(o, fam->name, EXP_COUNTER, fam->help);
 			any = true;
-			if (devices) {
-				const char *l[12] = { "device", t->devs[i].name, NULL };
-
-				exporter_podmap_labels(o->pods, t->devs[i].name, l, 2);
-				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
-			} else {
-				const char *l[12] = { "device", t->ports[i].dev, "port",
-						      t->ports[i].num_s, NULL };
-
-				exporter_podmap_labels(o->pods, t->ports[i].dev, l, 4);
-				sample_u64(o, fam->name, l, val->v[row * val->stride + f]);
-			}
+			row_sample(o, fam->name, len, row, val->v[row * val->stride + f]);
 		}
 	}
+}
+
+/* The label sets of the rows: a port's device and port, a device's device, each with the pod
+ * that holds the device. Rendered once, they are copied into every family's sample of the row
+ * (~45 per port). -ENOMEM. */
+static int row_labels(struct out *o, const struct exp_topo *t)
+{
+	size_t rows = t->n_ports + t->n_devs;
+
+	o->off = malloc((rows + 1) * sizeof(*o->off));
+	if (!o->off || exporter_buf_init(&o->lab, rows * 32) < 0)
+		return -ENOMEM;
+	for (size_t r = 0; r < rows; r++) {
+		const char *l[12] = { "device", NULL };
+
+		o->off[r] = o->lab.len;
+		if (r < t->n_ports) {
+			l[1] = t->ports[r].dev;
+			l[2] = "port";
+			l[3] = t->ports[r].num_s;
+			l[4] = NULL;
+			exporter_podmap_labels(o->pods, l[1], l, 4);
+		} else {
+			l[1] = t->devs[r - t->n_ports].name;
+			l[2] = NULL;
+			exporter_podmap_labels(o->pods, l[1], l, 2);
+		}
+		exporter_buf_labels(&o->lab, l);
+	}
+	o->off[rows] = o->lab.len;
+	return o->lab.oom ? -ENOMEM : 0;
 }
 
 static void write_info(struct out *o, const struct exp_topo *t)
@@ -346,13 +401,12 @@ static void write_info(struct out *o, const struct exp_topo *t)
 
 static void write_double(struct out *o, const char *name, const char *const *labels, double v)
 {
-	fputs(name, o->f);
-	for (size_t i = 0; labels[i]; i += 2) {
-		fprintf(o->f, "%c%s=\"", i ? ',' : '{', labels[i]);
-		put_value(o->f, labels[i + 1]);
-		fputc('"', o->f);
-	}
-	fprintf(o->f, "%s %.9g\n", labels[0] ? "}" : "", v);
+	char num[32];
+	int n = snprintf(num, sizeof(num), " %.9g\n", v);
+
+	exporter_buf_puts(o->b, name);
+	exporter_buf_labels(o->b, labels);
+	exporter_buf_put(o->b, num, (size_t)n);
 }
 
 static void write_pcie(struct out *o, const struct exp_topo *t, const struct values *val)
@@ -516,11 +570,10 @@ static void reload_if_needed(struct exporter *e)
 int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, size_t *ret_len)
 {
 	struct values val = { 0 };
-	struct out o = { .fmt = fmt };
+	struct exporter_buf b = { 0 };
+	struct out o = { .b = &b, .fmt = fmt };
 	struct exp_podmap *pm = NULL;
 	struct timespec t0;
-	char *buf = NULL;
-	size_t len = 0;
 	int r;
 
 	if (atomic_fetch_add(&e->inflight, 1) >= e->max_scrapes) {
@@ -530,14 +583,15 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	reload_if_needed(e);
 	exporter_pods_refresh(e);
-	o.f = open_memstream(&buf, &len);
-	if (!o.f) {
-		r = -ENOMEM;
+	/* the previous answer's size and a margin: the buffer rarely grows */
+	r = exporter_buf_init(&b, atomic_load(&e->last_len) / 8 * 9);
+	if (r < 0)
 		goto out;
-	}
 	pthread_rwlock_rdlock(&e->lock);
 	o.pods = pm = exporter_podmap_get(e, e->topo);
 	r = read_all(e, e->topo, &val);
+	if (r == 0)
+		r = row_labels(&o, e->topo);
 	if (r == 0) {
 		const struct exp_topo *t = e->topo;
 		const char *none[] = { NULL };
@@ -550,7 +604,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
-		exporter_rdma_scrape(e, o.f, fmt);
+		exporter_rdma_scrape(e, &b, fmt);
 		write_errors(&o, t);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,
 		       "Loads of the hardware model: at start, when the set of RDMA devices "
@@ -564,19 +618,23 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		       "How long this scrape took to read and format, up to this line");
 		write_double(&o, "rdmak_exporter_scrape_duration_seconds", none, elapsed_s(&t0));
 		if (fmt == EXPORTER_OPENMETRICS)
-			fputs("# EOF\n", o.f);
+			exporter_buf_puts(&b, "# EOF\n");
+		exporter_buf_putc(&b, '\0'); /* not counted: a string for whoever wants one */
 	}
 	pthread_rwlock_unlock(&e->lock);
 	exporter_podmap_unref(e, pm);
-	if (fclose(o.f) != 0 && r == 0)
+	if (r == 0 && b.oom)
 		r = -ENOMEM;
 	if (r == 0) {
-		*ret = buf;
-		*ret_len = len;
-		buf = NULL;
+		atomic_store(&e->last_len, b.len);
+		*ret = b.p;
+		*ret_len = b.len - 1;
+		b.p = NULL;
 	}
 out:
-	free(buf);
+	exporter_buf_free(&b);
+	exporter_buf_free(&o.lab);
+	free(o.off);
 	values_free(&val);
 	atomic_fetch_sub(&e->inflight, 1);
 	return r;
@@ -603,8 +661,21 @@ int exporter_new(struct hw_ctx *ctx, unsigned max_scrapes, struct exporter **ret
 		return r;
 	}
 	atomic_store(&e->loads, 1);
+	exporter_set_io_uring(e, true);
 	*ret = e;
 	return 0;
+}
+
+int exporter_set_io_uring(struct exporter *e, bool on)
+{
+	int st = 0;
+	struct exporter_reader *r = on ? exporter_reader_new(true, &st) : NULL;
+
+	if (on && !r)
+		return -ENOMEM;
+	exporter_reader_free(r);
+	atomic_store(&e->io_uring, st > 0);
+	return st;
 }
 
 int exporter_refresh(struct exporter *e, struct hw_error *err)
@@ -643,22 +714,4 @@ void exporter_free(struct exporter *e)
 		close(e->rdma_procfs_fd);
 	pthread_rwlock_destroy(&e->lock);
 	free(e);
-}
-
-/* ---- for the families written in other files ---------------------------------------------------
- */
-
-void exporter_out_family(FILE *f, enum exporter_format fmt, const char *name, enum exp_type type,
-			 const char *help)
-{
-	struct out o = { .f = f, .fmt = fmt };
-
-	family(&o, name, type, help);
-}
-
-void exporter_out_sample(FILE *f, const char *name, const char *const *labels, uint64_t v)
-{
-	struct out o = { .f = f };
-
-	sample_u64(&o, name, labels, v);
 }

@@ -138,6 +138,14 @@ printf '%s' "$out" >"$TMP/doctor.json"
 want=$(jget "$TMP/doctor.json" "len({(f['object'] or '') for f in d if f['id'] == 'port.state'})")
 is "$(grep -c '^rdmak_doctor_check{check="port.state"' "$TMP/rdmak.txt")" "$want" "one rdmak_doctor_check series per port.state object the doctor names"
 
+# the counter files read one at a time (--no-io-uring, as where io_uring is refused): the same
+# series and values as in batches through io_uring
+nodur() { grep -v '^rdmak_exporter_scrape_duration_seconds ' "$1"; }
+run "$RDMAK" exporter --once --no-io-uring --root "$TMP/node"
+printf '%s\n' "$out" >"$TMP/one.txt"
+is "$rc" 0 "--no-io-uring: exits 0"
+is "$(nodur "$TMP/one.txt")" "$(nodur "$TMP/rdmak.txt")" "--no-io-uring: the same series and values as through io_uring"
+
 "$RDMAK" exporter --once --openmetrics --root "$TMP/node" >"$TMP/om.txt"
 like "$(cat "$TMP/om.txt")" "# TYPE node_infiniband_port_data_received_bytes counter" "OpenMetrics: a counter's family is named without _total"
 is "$(tail -1 "$TMP/om.txt")" "# EOF" "OpenMetrics: ends with # EOF"
@@ -181,6 +189,17 @@ unlike "$(cat "$TMP/m.txt")" "node_infiniband_symbol_error_total\{device=\"mlx5_
 like "$(cat "$TMP/m.txt")" "rdmak_exporter_read_errors_total\{file=\"class/infiniband/mlx5_0/ports/1/counters/symbol_error\"\} 1" \
 	"... and counted in rdmak_exporter_read_errors_total{file}"
 like "$(cat "$TMP/m.txt")" "node_infiniband_symbol_error_total\{device=\"mlx5_1\",port=\"1\"\}" "... the other ports' are there"
+# a counter file that is no number, seen by a scrape of a topology loaded with it (--once):
+# left out and counted, through io_uring as one file at a time
+ld="$hw/ports/1/counters/link_downed"
+cp "$ld" "$TMP/link_downed" && echo garbage >"$ld"
+for how in "" --no-io-uring; do
+	"$RDMAK" exporter --once $how --root "$TMP/node" >"$TMP/m1.txt" 2>/dev/null
+	like "$(cat "$TMP/m1.txt")" "rdmak_exporter_read_errors_total\{file=\"class/infiniband/mlx5_0/ports/1/counters/link_downed\"\} 1" \
+		"--once ${how:-(io_uring where offered)}: a counter that is no number is counted once"
+	unlike "$(cat "$TMP/m1.txt")" "node_infiniband_link_downed_total\{device=\"mlx5_0\",port=\"1\"\}" "... and left out"
+done
+cp "$TMP/link_downed" "$ld"
 
 # a device that goes away: its series are dropped, the topology reloaded once
 gone=$(ls "$TMP/node/sys/class/infiniband" | tail -1)
