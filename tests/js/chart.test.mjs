@@ -93,12 +93,37 @@ function checkMonitor(d) {
 	assert.equal(s[d.kind === 'PodMonitor' ? 'endpoints' : 'podMetricsEndpoints'], undefined, 'the other kind\'s list is not there');
 	assert.ok(Array.isArray(list) && list.length > 0);
 	for (const e of list) {
-		assert.deepEqual(Object.keys(e).filter((k) => !['port', 'path', 'scheme', 'interval'].includes(k)), []);
+		assert.deepEqual(Object.keys(e).filter((k) => !['port', 'path', 'scheme', 'interval', 'tlsConfig'].includes(k)), []);
+		if (e.tlsConfig !== undefined) checkSafeTLSConfig(e.tlsConfig);
 		assert.equal(typeof e.port, 'string');
 		assert.match(e.path, /^\//);
 		assert.ok(['http', 'https', 'HTTP', 'HTTPS'].includes(e.scheme));
 		assert.match(e.interval, /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/);
 	}
+}
+
+// the Prometheus Operator's SafeTLSConfig (the CRDs' tlsConfig of a PodMonitor endpoint; a
+// ServiceMonitor's takes these too): ca and cert each a Secret's or a ConfigMap's key, keySecret a
+// Secret's key, serverName a string, insecureSkipVerify a boolean; nothing else
+function checkSafeTLSConfig(t) {
+	const keyRef = (r, what) => {
+		assert.equal(typeof r, 'object', what);
+		assert.equal(typeof r.name, 'string', `${what}.name`);
+		assert.match(r.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, `${what}.name`);
+		assert.equal(typeof r.key, 'string', `${what}.key`);
+		assert.deepEqual(Object.keys(r).filter((k) => !['name', 'key', 'optional'].includes(k)), [], what);
+	};
+	assert.deepEqual(Object.keys(t).filter((k) => !['ca', 'cert', 'keySecret', 'serverName', 'insecureSkipVerify'].includes(k)), [], 'known tlsConfig fields');
+	for (const k of ['ca', 'cert']) {
+		if (t[k] === undefined) continue;
+		const src = Object.keys(t[k]);
+		assert.equal(src.length, 1, `tlsConfig.${k}: one of secret, configMap`);
+		assert.ok(['secret', 'configMap'].includes(src[0]), `tlsConfig.${k}.${src[0]}`);
+		keyRef(t[k][src[0]], `tlsConfig.${k}.${src[0]}`);
+	}
+	if (t.keySecret !== undefined) keyRef(t.keySecret, 'tlsConfig.keySecret');
+	if (t.serverName !== undefined) assert.equal(typeof t.serverName, 'string');
+	if (t.insecureSkipVerify !== undefined) assert.equal(typeof t.insecureSkipVerify, 'boolean');
 }
 
 async function validateAll(docs) {
@@ -276,6 +301,83 @@ test('exporter.monitor: off by default; a PodMonitor (no Service) or a ServiceMo
 		assert.notEqual(r.status, 0, bad[0]);
 		assert.match(r.stderr, bad[1]);
 	}
+});
+
+test('exporter.tls: off by default (plain HTTP, as before); on, the Secret mounted and served, HTTPS probes, the monitor scrapes https with a tlsConfig; a client CA: --client-ca, tcpSocket probes, and the monitor must present a certificate', async () => {
+	const on = ['--set', 'exporter.enabled=true', '--set', 'exporter.monitor.enabled=true'];
+	const mon = (docs, kind = 'PodMonitor') => one(docs, kind, 'rdmak-exporter');
+	const ep = (m) => (m.kind === 'PodMonitor' ? m.spec.podMetricsEndpoints : m.spec.endpoints)[0];
+	const help = spawnSync(RDMAK, ['exporter', '--help'], { encoding: 'utf8' }).stdout;
+
+	// off: no TLS argument, volume or annotation; HTTP probes and scrape
+	const off = render([], on);
+	const offDs = one(off, 'DaemonSet', 'rdmak-exporter');
+	const offC = offDs.spec.template.spec.containers[0];
+	assert.ok(!offC.args.some((a) => /tls|client-ca/.test(a)));
+	assert.ok(!offDs.spec.template.spec.volumes.some((v) => v.secret));
+	assert.equal(offDs.spec.template.metadata.annotations['prometheus.io/scheme'], undefined);
+	assert.deepEqual(offC.readinessProbe.httpGet, { path: '/healthz', port: 'metrics' });
+	assert.deepEqual(ep(mon(off)), { port: 'metrics', path: '/metrics', scheme: 'http', interval: '30s' });
+	// an explicit "" is the default
+	assert.deepEqual(render([], [...on, '--set', 'exporter.tls.secretName=']), off);
+
+	// on: the Secret's pair, read-only, passed as the flags the exporter takes
+	const tls = render([], [...on, '--set', 'exporter.tls.secretName=exporter-tls']);
+	const ds = one(tls, 'DaemonSet', 'rdmak-exporter');
+	await validateAll([ds, mon(tls)]);
+	const c = ds.spec.template.spec.containers[0];
+	assert.deepEqual(c.args.slice(-2), ['--tls-cert=/etc/rdmak/exporter-tls/tls.crt', '--tls-key=/etc/rdmak/exporter-tls/tls.key']);
+	for (const flag of ['--tls-cert', '--tls-key', '--client-ca']) assert.ok(help.includes(flag), `rdmak exporter takes ${flag}`);
+	assert.deepEqual(c.volumeMounts.find((m) => m.name === 'tls'), { name: 'tls', mountPath: '/etc/rdmak/exporter-tls', readOnly: true });
+	assert.deepEqual(ds.spec.template.spec.volumes.find((v) => v.name === 'tls').secret,
+		{ secretName: 'exporter-tls', items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }] });
+	assert.equal(ds.spec.template.metadata.annotations['prometheus.io/scheme'], 'https');
+	assert.deepEqual(c.readinessProbe.httpGet, { path: '/healthz', port: 'metrics', scheme: 'HTTPS' });
+	assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'metrics', scheme: 'HTTPS' });
+	// everything else of the DaemonSet is as without TLS
+	const strip = (d) => {
+		const x = structuredClone(d);
+		const k = x.spec.template.spec.containers[0];
+		k.args = k.args.filter((a) => !/^--tls-/.test(a));
+		k.volumeMounts = k.volumeMounts.filter((m) => m.name !== 'tls');
+		delete k.readinessProbe.httpGet.scheme;
+		delete k.livenessProbe.httpGet.scheme;
+		x.spec.template.spec.volumes = x.spec.template.spec.volumes.filter((v) => v.name !== 'tls');
+		delete x.spec.template.metadata.annotations['prometheus.io/scheme'];
+		return x;
+	};
+	assert.deepEqual(strip(ds), offDs);
+	// the monitor: https, trusting the Secret's ca.crt for the Service's name
+	assert.deepEqual(ep(mon(tls)), { port: 'metrics', path: '/metrics', interval: '30s', scheme: 'https',
+		tlsConfig: { ca: { secret: { name: 'exporter-tls', key: 'ca.crt' } }, serverName: 'rdmak-exporter.kube-system.svc' } });
+	const sm = render([], [...on, '--set', 'exporter.monitor.kind=ServiceMonitor', '--set', 'exporter.tls.secretName=exporter-tls',
+		'--set-json', 'exporter.monitor.tlsConfig={"ca":{"configMap":{"name":"scrape-ca","key":"ca.pem"}},"serverName":"exporter.example"}']);
+	await validateAll([mon(sm, 'ServiceMonitor')]);
+	assert.deepEqual(ep(mon(sm, 'ServiceMonitor')).tlsConfig, { ca: { configMap: { name: 'scrape-ca', key: 'ca.pem' } }, serverName: 'exporter.example' }, 'monitor.tlsConfig as given');
+	assert.equal(ep(mon(sm, 'ServiceMonitor')).scheme, 'https');
+
+	// a client CA: its key of its Secret as --client-ca, probes that only connect
+	const client = ['--set', 'exporter.tls.secretName=exporter-tls', '--set', 'exporter.tls.clientCA.secretName=scrapers', '--set', 'exporter.tls.clientCA.key=bundle.pem'];
+	const promCert = ['--set-json', 'exporter.monitor.tlsConfig={"ca":{"secret":{"name":"exporter-tls","key":"ca.crt"}},"cert":{"secret":{"name":"prometheus-client","key":"tls.crt"}},"keySecret":{"name":"prometheus-client","key":"tls.key"},"serverName":"rdmak-exporter.kube-system.svc"}'];
+	const ca = render([], [...on, ...client, ...promCert]);
+	const cds = one(ca, 'DaemonSet', 'rdmak-exporter');
+	await validateAll([cds, mon(ca)]);
+	const cc = cds.spec.template.spec.containers[0];
+	assert.equal(cc.args.at(-1), '--client-ca=/etc/rdmak/exporter-client-ca/bundle.pem');
+	assert.deepEqual(cds.spec.template.spec.volumes.find((v) => v.name === 'client-ca').secret, { secretName: 'scrapers', items: [{ key: 'bundle.pem', path: 'bundle.pem' }] });
+	assert.deepEqual(cc.volumeMounts.find((m) => m.name === 'client-ca'), { name: 'client-ca', mountPath: '/etc/rdmak/exporter-client-ca', readOnly: true });
+	assert.deepEqual(cc.readinessProbe, { tcpSocket: { port: 'metrics' }, periodSeconds: 10 }, 'the kubelet has no client certificate');
+	assert.deepEqual(cc.livenessProbe.tcpSocket, { port: 'metrics' });
+	assert.equal(ep(mon(ca)).tlsConfig.keySecret.name, 'prometheus-client');
+	// refused: a monitor that would present no certificate, a client CA without TLS, a bad Secret name
+	for (const [args, why] of [[[...on, ...client], /client certificate/], [['--set', 'exporter.enabled=true', '--set', 'exporter.tls.clientCA.secretName=scrapers'], /needs exporter.tls.secretName/],
+		[['--set', 'exporter.enabled=true', '--set', 'exporter.tls.secretName=Bad_Name'], /secretName/]]) {
+		const r = helmRun(['template', 'x', CHART, ...args]);
+		assert.notEqual(r.status, 0, args.join(' '));
+		assert.match(r.stderr, why);
+	}
+	// without a monitor a client CA needs nothing more
+	assert.doesNotThrow(() => render([], ['--set', 'exporter.enabled=true', ...client]));
 });
 
 test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reach the pods', () => {
