@@ -87,8 +87,8 @@ struct exporter {
 	struct exp_topo *topo;
 	atomic_bool stale; /* a port's folder vanished: reload at the next scrape */
 	atomic_ulong loads, load_errors;
-	atomic_size_t last_len; /* the previous answer's length: the next one's first buffer */
-	atomic_bool io_uring;	/* read the counter files through io_uring (reader.c) */
+	atomic_size_t last_len;	  /* the previous answer's length: the next one's first buffer */
+	atomic_bool io_uring;	  /* read the counter files through io_uring (reader.c) */
 	struct exp_pods *pods;	  /* NULL: no pod attribution */
 	atomic_bool rdma_netlink; /* exporter_rdma_enable() found RDMA netlink (rdma.c) */
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */

@@ -667,8 +667,9 @@ int exporter_main(int argc, char **argv)
 			o.procfs ? o.procfs : "/proc", strerror(-r));
 	r = exporter_set_io_uring(exp, !o.no_io_uring);
 	if (r < 0)
-		log_info("io_uring: %s; each counter file is read with an openat, a read and a close",
-			 strerror(-r));
+		log_info(
+			"io_uring: %s; each counter file is read with an openat, a read and a close",
+			strerror(-r));
 	ret = o.once ? once(&o, exp) : serve(&o, exp);
 	exporter_free(exp);
 	hw_ctx_free(ctx);

@@ -131,7 +131,7 @@ static int ring_open(struct exporter_reader *r)
 		    EXPORTER_READER_BATCH) < 0)
 		goto fail;
 	return 0;
-fail: {
+fail : {
 	int err = -errno;
 
 	ring_close(r);

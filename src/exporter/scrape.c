@@ -261,7 +261,8 @@ static int read_all(struct exporter *e, const struct exp_topo *t, struct values 
 	b->files = exporter_reader_files(b->rd);
 	for (size_t i = 0; i < t->n_ports; i++)
 		for (int k = 0; k < 3; k++)
-			batch_add(b, t->ports[i].fd[EXP_DIR_NONE], state_files[k], i, FILE_STATE + k);
+			batch_add(b, t->ports[i].fd[EXP_DIR_NONE], state_files[k], i,
+				  FILE_STATE + k);
 	batch_flush(b);
 	for (size_t i = 0; i < t->n_ports; i++) {
 		/* a port none of whose state could be read, once this port or one before it was
@@ -333,7 +334,8 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 static void write_families(struct out *o, const struct exp_topo *t, const struct values *val,
 			   size_t from, size_t to, bool devices)
 {
-	size_t first = devices ? t->n_ports : 0, end = devices ? t->n_ports + t->n_devs : t->n_ports;
+	size_t first = devices ? t->n_ports : 0,
+	       end = devices ? t->n_ports + t->n_devs : t->n_ports;
 
 	for (size_t f = from; f < to; f++) {
 		const struct exp_family *fam = &t->families[f];
