@@ -4,7 +4,8 @@
 # `rdmak exporter` against node_exporter's infiniband collector alone (Debian's
 # prometheus-node-exporter, --collector.disable-defaults --collector.infiniband) on the same tree,
 # in the same run: the median of 7 scrapes each after a first one, and each server's resident
-# memory after them (VmHWM, its peak).
+# memory after them (VmHWM, its peak); and rdmak again with --no-io-uring (the path of a pod
+# whose seccomp profile refuses io_uring).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -40,7 +41,15 @@ p2=$(port)
 	--web.listen-address="127.0.0.1:$p2" 2>"$tmp/ne.log" &
 pids+=($!)
 n=$(measure node_exporter $! "http://127.0.0.1:$p2/metrics")
+# the path of a pod whose seccomp profile refuses io_uring (RuntimeDefault on containerd 2.0+)
+p3=$(port)
+"$build/rdmak" exporter --root "$tree" --listen "127.0.0.1:$p3" --no-io-uring 2>"$tmp/rdmak-plain.log" &
+pids+=($!)
+q=$(measure rdmak-plain $! "http://127.0.0.1:$p3/metrics")
 read -r _ rt rm rs <<<"$r"
 read -r _ nt nm ns <<<"$n"
+read -r _ qt qm qs <<<"$q"
 printf 'bench-exporter: one scrape of %s: rdmak %s ms (%s series, %s MiB peak RSS), node_exporter %s ms (%s series, %s MiB); rdmak/node_exporter time %.2fx\n' \
 	"$(basename "$tree")" "$rt" "$rs" "$rm" "$nt" "$ns" "$nm" "$(echo "$rt / $nt" | bc -l)"
+printf 'bench-exporter: with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): rdmak %s ms (%s series, %s MiB); rdmak/node_exporter time %.2fx\n' \
+	"$qt" "$qs" "$qm" "$(echo "$qt / $nt" | bc -l)"
