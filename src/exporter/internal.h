@@ -14,6 +14,7 @@
 #include "doctor/doctor.h"
 #include "exporter/exporter.h"
 #include "hw/hw.h"
+#include "kubelet/cgroup.h"
 #include "nl/nl.h"
 
 /* The folders of a port a counter can live in. */
@@ -196,7 +197,7 @@ void exporter_out_sample_pre(struct exporter_buf *b, const char *name, size_t na
 /* rdma.c: the counter objects of RDMA netlink, per device that has any. */
 /* The pod a per-process counter object counts for (its pid's cgroup, kubelet/cgroup.h). */
 struct exp_rdma_owner {
-	char pod_uid[37], container_id[65]; /* "": not a pod's process, or not seen */
+	char pod_uid[KUBELET_UID_LEN], container_id[KUBELET_CONTAINER_LEN]; /* "": none seen */
 };
 struct exp_rdma_dev {
 	char name[NL_RDMA_NAMSIZ];

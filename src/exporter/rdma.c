@@ -15,7 +15,6 @@
 #include <rdma/rdma_netlink.h>
 
 #include "exporter/internal.h"
-#include "kubelet/cgroup.h"
 #include "nl/nl.h"
 #include "util/fileio.h"
 

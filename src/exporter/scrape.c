@@ -82,21 +82,11 @@ static void row_sample(struct out *o, const char *name, size_t name_len, size_t 
 
 int exporter_counter_parse(const char *s, uint64_t *ret)
 {
-	uint64_t v = 0;
-	const char *p = s + (*s == '+');
+	unsigned long long v;
 
 	if (!strncmp(s, "N/A", 3))
 		return 0;
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	if (*p)
+	if (str_to_u64(s, 10, &v) < 0)
 		return -EINVAL;
 	*ret = v;
 	return 1;
