@@ -291,7 +291,8 @@ static void mark_rebound(struct run *x, const char *pf, long long i, const char 
 	}
 }
 
-/* undo of a rebind: the VF unbound if a driver holds it, bound, and waited for */
+/* the VF unbound if a driver holds it, bound, and waited for: for its new GUIDs, and on undo
+ * for its old ones */
 static int rebind_vf(struct run *x, const char *vf)
 {
 	char path[96];
@@ -325,8 +326,7 @@ static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, 
 				(*ret_bound)++;
 		} else if (x->guids_of && !strcmp(x->guids_of, pf)) {
 			mark_rebound(x, pf, i, vf);
-			if ((r = unbind_vf(x, vf)) >= 0 && (r = bind_vf(x, vf)) >= 0 &&
-			    (r = wait_bound(x, vf)) >= 0)
+			if ((r = rebind_vf(x, vf)) >= 0)
 				(*ret_rebound)++;
 		}
 		if (r < 0)
