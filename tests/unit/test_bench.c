@@ -630,8 +630,8 @@ static void test_verdicts(void **st)
 		judge_case(&vcases[i]);
 }
 
-/* perftest's failure messages that no capture here holds, as its source prints them
- * (../shared/reference/anchors/perftest-nccl-limits.md §1.7, §5): each mapped to its cause. The
+/* perftest's failure messages that no capture here holds, as its source prints them (quoted
+ * in the project's reference notes on perftest's limits, §1.7 and §5): each mapped to its cause. The
  * RoCE header lines make the QP failure a GID index one; on the A6 node the fix names the GID. */
 struct mcase {
 	const char *text;

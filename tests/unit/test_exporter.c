@@ -77,6 +77,18 @@ static void test_busy(void **st)
 	rmdir(dir);
 }
 
+/* The rdmak_rdma_counter_* text of n devices, NUL-ended (the caller frees it). */
+static char *rdma_text(const struct exp_rdma_dev *d, size_t n)
+{
+	struct exporter_buf b;
+
+	assert_int_equal(exporter_buf_init(&b, 0), 0);
+	assert_int_equal(exporter_rdma_write(&b, EXPORTER_TEXT, d, n), 0);
+	exporter_buf_putc(&b, '\0');
+	assert_false(b.oom);
+	return b.p;
+}
+
 /* The counter objects of RDMA netlink: parsed from a dump built as nldev.c builds it (this
  * kernel has no RDMA), then written as rdmak_rdma_counter_* series. */
 static void test_rdma_counters(void **st)
@@ -93,15 +105,10 @@ static void test_rdma_counters(void **st)
 	char msg[MNL_SOCKET_BUFFER_SIZE];
 	struct exp_rdma_dev d = { .name = "mlx5_0" };
 	struct nlmsghdr *h = nldev_counter_dump(msg, 1, 0, "mlx5_0", c, 2);
-	struct exporter_buf b;
 	char *buf;
 
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &d.v, &d.n), 0);
-	assert_int_equal(exporter_buf_init(&b, 0), 0);
-	assert_int_equal(exporter_rdma_write(&b, EXPORTER_TEXT, &d, 1), 0);
-	exporter_buf_putc(&b, '\0');
-	assert_false(b.oom);
-	buf = b.p;
+	buf = rdma_text(&d, 1);
 	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_info gauge\n"
 				    "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",mode=\"auto\","
 				    "qp_type=\"RC\",pid=\"4242\",comm=\"\"} 1\n"
@@ -142,7 +149,6 @@ static void test_rdma_owners(void **st)
 	struct exp_rdma_dev *d = calloc(1, sizeof(*d));
 	struct exporter e;
 	struct nlmsghdr *h = nldev_counter_dump(msg, 1, 0, "mlx5_0", c, 3);
-	struct exporter_buf out;
 	char *buf;
 	FILE *f;
 
@@ -175,11 +181,7 @@ static void test_rdma_owners(void **st)
 	assert_int_equal(exporter_rdma_procfs(&e, "/nonexistent/proc"), -ENOENT);
 	assert_int_equal(exporter_rdma_procfs(&e, dir), 0);
 	assert_int_equal(exporter_rdma_owners(&e, d, 1), 0);
-	assert_int_equal(exporter_buf_init(&out, 0), 0);
-	assert_int_equal(exporter_rdma_write(&out, EXPORTER_TEXT, d, 1), 0);
-	exporter_buf_putc(&out, '\0');
-	assert_false(out.oom);
-	buf = out.p;
+	buf = rdma_text(d, 1);
 	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_pod_info gauge\n"
 				    "rdmak_rdma_counter_pod_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",pid=\"4242\","
 				    "pod_uid=\"5759a1ae-36ca-48a8-b20a-b0b5c8a90fb8\",container_id=\"2cf7b0992492cfc7b4c473e2d022758ee"
