@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -123,5 +124,42 @@ int nl_netns_leave(int saved_fd)
 	if (setns(saved_fd, CLONE_NEWNET) < 0)
 		r = -errno;
 	close(saved_fd);
+	return r;
+}
+
+/* fsopen, fsconfig and fsmount in the namespace: the sysfs instance takes the network namespace
+ * of the task that creates it as its tag, and shows what that namespace sees. */
+static int sysfs_here(int *ret_fd)
+{
+	_cleanup_close_ int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+	int mnt;
+
+	if (fs < 0)
+		return -errno;
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -errno;
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+		      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return -errno;
+	*ret_fd = mnt;
+	return 0;
+}
+
+int nl_netns_sysfs(int netns_fd, int *ret_fd)
+{
+	int saved = -1, r, l;
+
+	r = nl_netns_enter(netns_fd, &saved);
+	if (r < 0)
+		return r;
+	r = sysfs_here(ret_fd);
+	l = nl_netns_leave(saved);
+	if (l < 0) {
+		/* this thread would stay in the other namespace: nothing of it may be used */
+		if (r == 0)
+			close(*ret_fd);
+		return l;
+	}
 	return r;
 }

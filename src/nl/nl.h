@@ -41,6 +41,13 @@ int nl_netns_same(int a, int b);
  * Only for what netlink cannot do from outside (none of the functions below need it). */
 int nl_netns_enter(int netns_fd, int *ret_saved);
 int nl_netns_leave(int saved_fd);
+/* A sysfs of the namespace netns_fd as it sees it (its own class/net, class/infiniband in the RDMA
+ * exclusive mode): mounted read-only, detached (fsopen/fsmount: in no mount table, gone when the
+ * fd is closed), entered from the calling thread, which is back in its own namespace on return.
+ * *ret_fd is the mount's root, O_PATH; "/proc/self/fd/N" names it as a path. It holds the
+ * namespace alive while open: close it soon. Needs CAP_SYS_ADMIN (setns, mounting sysfs);
+ * -ENOSYS on a kernel before 5.2. */
+int nl_netns_sysfs(int netns_fd, int *ret_fd);
 
 /* ---- rtnetlink -------------------------------------------------------------------------- */
 

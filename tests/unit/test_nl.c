@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <libmnl/libmnl.h>
@@ -118,6 +119,48 @@ static void test_macvlan_in_pod(void **st)
 	assert_int_equal(nl_link_get(pod, "net1", &l), 0);
 	nl_rt_free(host);
 	nl_rt_free(pod);
+}
+
+/* A sysfs mounted in the pod's namespace shows the pod's interfaces and not the host's, one
+ * mounted in the host's the reverse; the thread is back in its namespace after each. */
+static void test_netns_sysfs(void **st)
+{
+	struct nl_rt *host;
+	struct nl_link master;
+	struct stat sb;
+	int pod_sys = -1, host_sys = -1, self = -1, r;
+
+	need_netns();
+	assert_int_equal(nl_rt_open(-1, &host), 0);
+	assert_int_equal(nl_link_get(host, "h0", &master), 1);
+	assert_int_equal(nl_link_add_macvlan(host, "net7", master.ifindex, MACVLAN_MODE_PRIVATE, pod_fd, NULL, NULL), 0);
+	r = nl_netns_sysfs(pod_fd, &pod_sys);
+	if (r == -ENOSYS || r == -EPERM) {
+		nl_rt_free(host);
+		skip(); /* a kernel before 5.2, or no CAP_SYS_ADMIN */
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(nl_netns_open_self(&self), 0);
+	assert_int_equal(nl_netns_same(self, host_fd), 1);
+	close(self);
+	assert_int_equal(nl_netns_sysfs(host_fd, &host_sys), 0);
+	assert_int_equal(fstatat(pod_sys, "class/net/net7", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(pod_sys, "class/net/h0", &sb, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(fstatat(host_sys, "class/net/h0", &sb, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(host_sys, "class/net/net7", &sb, AT_SYMLINK_NOFOLLOW), -1);
+	/* read-only */
+	assert_int_equal(openat(pod_sys, "class/net/net7/mtu", O_WRONLY), -1);
+	assert_int_equal(errno, EROFS);
+	/* not a namespace (an O_PATH mount root): refused by setns, nothing entered */
+	r = nl_netns_sysfs(host_sys, &self);
+	assert_true(r == -EBADF || r == -EINVAL);
+	assert_int_equal(nl_netns_open_self(&self), 0);
+	assert_int_equal(nl_netns_same(self, host_fd), 1);
+	close(self);
+	close(pod_sys);
+	close(host_sys);
+	nl_rt_free(host);
 }
 
 /* MTU, MAC and up in the creating request, and the kernel's echo of the new link heard in the
@@ -682,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_netns_files),
 		cmocka_unit_test(test_link_get_list),
 		cmocka_unit_test(test_macvlan_in_pod),
+		cmocka_unit_test(test_netns_sysfs),
 		cmocka_unit_test(test_macvlan_settings_echo),
 		cmocka_unit_test(test_move_rename_settings),
 		cmocka_unit_test(test_addr_route_rule),
