@@ -61,6 +61,16 @@ int exporter_rdma_procfs(struct exporter *e, const char *dir);
  * refused (why), the files are read one at a time. */
 int exporter_set_io_uring(struct exporter *e, bool on);
 
+/* Read the devices of pods' network namespaces too (the RDMA subsystem's exclusive mode, where
+ * the host's sysfs does not show them): dir is a folder of network namespace files (the
+ * runtime's /var/run/netns), each entered at every scrape to mount a sysfs of its own, read and
+ * closed; with sysfs_folders, dir's entries are such sysfs trees already (a capture, a test).
+ * Their series get the label netns. Checks at once that this process may enter a namespace and
+ * mount a sysfs there (-EPERM without CAP_SYS_ADMIN, -ENOSYS before Linux 5.2); -errno when dir
+ * cannot be opened. 1: on; 0: on, but the host's RDMA netns mode is not exclusive now (every
+ * device is in the host's view: nothing to add until it is). */
+int exporter_netns_enable(struct exporter *e, const char *dir, bool sysfs_folders);
+
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);
 

@@ -49,6 +49,7 @@ struct exp_port {
 	struct exp_slot *slots;		   /* by family: topo->families */
 	atomic_uint_fast64_t state_errors; /* state, phys_state, rate unreadable */
 	char link_layer[16], netdev[HW_IFNAME_MAX], gid[40], port_guid[20];
+	const char *netns; /* the pod's namespace it is in (exp_topo.ns_names); NULL: the host's */
 };
 
 struct exp_device {
@@ -58,6 +59,7 @@ struct exp_device {
 	bool pcie_link;		/* a PF: its PCIe link attributes are read (VFs have none) */
 	int hw_fd;		/* O_PATH hw_counters/ of the device; -1 when none */
 	struct exp_slot *slots; /* by family */
+	const char *netns;	/* as exp_port's */
 };
 
 struct exp_finding {
@@ -78,7 +80,33 @@ struct exp_topo {
 	size_t n_ports;
 	struct exp_finding *findings;
 	size_t n_findings;
+	/* the devices in pods' namespaces (netns.c): "<namespace>/<device>", sorted as listed; the
+	 * namespaces' names. Their rows' folder fds are -1 here: a scrape opens them in its own
+	 * views, so that no namespace is held between scrapes. */
+	char **ns_devset, **ns_names;
+	size_t n_ns_devset, n_ns;
 };
+
+/* netns.c: one pod namespace's sysfs as the namespace sees it (nl_netns_sysfs, or a folder of
+ * --netns-sysfs), when it holds RDMA devices. */
+struct exp_view {
+	char *name;	    /* the namespace file's name under the folder */
+	struct hw_ctx *ctx; /* over its sysfs */
+	char **devset;	    /* its class/infiniband, sorted */
+	size_t n_devset;
+};
+struct exp_views {
+	struct exp_view *v;
+	size_t n, scanned; /* scanned: the namespaces looked at (with devices or not) */
+};
+/* The namespaces that hold RDMA devices now: none unless enabled, nor where the host's RDMA
+ * netns mode is not exclusive. A namespace that cannot be entered is counted in
+ * e->netns_errors and left out (gone meanwhile: not counted). -ENOMEM only. */
+int exporter_views_open(struct exporter *e, struct exp_views *ret);
+void exporter_views_close(struct exp_views *v);
+const struct exp_view *exporter_views_find(const struct exp_views *v, const char *name);
+/* Whether views' devices are those of topology t. */
+bool exporter_views_match(const struct exp_views *v, const struct exp_topo *t);
 
 struct exporter {
 	struct hw_ctx *ctx;
@@ -95,6 +123,9 @@ struct exporter {
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
 	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
+	char *netns_dir;   /* exporter_netns_enable(); NULL: off */
+	bool netns_sysfs;  /* netns_dir's entries are sysfs folders, not namespaces */
+	atomic_ulong netns_errors, netns_scanned;
 };
 
 /* reader.c: small files read in batches, through io_uring where the kernel offers it, else one
@@ -121,8 +152,12 @@ void exporter_reader_read(struct exporter_reader *r, size_t n);
  * management agent: no value and no error), -EINVAL not a number, -ERANGE past 2^64-1. */
 int exporter_counter_parse(const char *s, uint64_t *ret);
 
-int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err);
+/* The host's devices (ctx) and those of views (may be NULL). */
+int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct exp_topo **ret,
+		       struct hw_error *err);
 void exporter_topo_free(struct exp_topo *t);
+/* A row's folder, O_PATH: port d's (port >= 1), or the device's hw_counters (port 0). -errno. */
+int exporter_row_open(struct hw_ctx *ctx, const char *dev, unsigned port, enum exp_dir d);
 /* class/infiniband's names now, sorted (an absent folder: none). -errno. */
 int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n);
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);

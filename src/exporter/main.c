@@ -42,6 +42,8 @@ struct opts {
 	 * rdmak plugin's config for shared pools */
 	const char *pod_resources, *plugin_config;
 	const char *procfs; /* the pids of counter objects (NULL: /proc) */
+	const char *netns_dir;	 /* --netns-dir: pods' network namespace files */
+	const char *netns_sysfs; /* --netns-sysfs: their sysfs trees, already there */
 	bool no_pod_resources;
 	bool no_io_uring;
 	unsigned pods_max_age_ms;
@@ -431,6 +433,14 @@ static void usage(FILE *f)
 	      "looked up for its pod\n"
 	      "                             (default /proc, this process's pid namespace: not under "
 	      "--root)\n"
+	      "      --netns-dir DIR        also the RDMA devices moved into pods' network "
+	      "namespaces (exclusive RDMA\n"
+	      "                             netns mode): DIR holds the namespace files "
+	      "(/var/run/netns); each is entered\n"
+	      "                             at every scrape to mount its own sysfs (needs "
+	      "CAP_SYS_ADMIN)\n"
+	      "      --netns-sysfs DIR      the same from sysfs trees already there, one folder "
+	      "per namespace (a capture)\n"
 	      "      --no-io-uring          read the counter files with an openat, read and close "
 	      "each, not in batches\n"
 	      "                             through io_uring (the same values; io_uring is used "
@@ -477,7 +487,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_PODS_AGE,
 		O_CLIENT_CA,
 		O_PROCFS,
-		O_NO_IO_URING
+		O_NO_IO_URING,
+		O_NETNS_DIR,
+		O_NETNS_SYSFS
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -496,6 +508,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "procfs", required_argument, NULL, O_PROCFS },
 		{ "openmetrics", no_argument, NULL, O_OM },
 		{ "no-io-uring", no_argument, NULL, O_NO_IO_URING },
+		{ "netns-dir", required_argument, NULL, O_NETNS_DIR },
+		{ "netns-sysfs", required_argument, NULL, O_NETNS_SYSFS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -543,6 +557,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_OM: o->openmetrics = true; break;
 		case O_NO_IO_URING: o->no_io_uring = true; break;
+		case O_NETNS_DIR: o->netns_dir = optarg; break;
+		case O_NETNS_SYSFS: o->netns_sysfs = optarg; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
@@ -567,6 +583,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr,
 			"rdmak exporter: --client-ca needs --tls-cert and --tls-key (client "
 			"certificates are TLS's)\n");
+		return -EINVAL;
+	}
+	if (o->netns_dir && o->netns_sysfs) {
+		fprintf(stderr, "rdmak exporter: --netns-dir and --netns-sysfs: one or the other "
+				"(namespaces to enter, or their sysfs trees)\n");
 		return -EINVAL;
 	}
 	if (o->openmetrics && !o->once) {
@@ -619,6 +640,42 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 	return 0;
 }
 
+/* --netns-dir / --netns-sysfs. -EINVAL: the folder is not there (usage); -EPERM, -ENOSYS: this
+ * process cannot enter a namespace and mount a sysfs there (runtime). */
+static int netns_enable(const struct opts *o, struct exporter *exp)
+{
+	const char *dir = o->netns_dir ? o->netns_dir : o->netns_sysfs;
+	const char *opt = o->netns_dir ? "--netns-dir" : "--netns-sysfs";
+	int r;
+
+	if (!dir)
+		return 0;
+	r = exporter_netns_enable(exp, dir, !o->netns_dir);
+	if (r == -EPERM || r == -ENOSYS) {
+		fprintf(stderr,
+			"rdmak exporter: %s %s: cannot enter a network namespace and mount its "
+			"sysfs: %s (%s)\n",
+			opt, dir, strerror(-r),
+			r == -EPERM ? "needs CAP_SYS_ADMIN: the chart's exporter.netns.enabled"
+				    : "needs Linux 5.2 or later");
+		return r;
+	}
+	if (r < 0) {
+		fprintf(stderr, "rdmak exporter: %s %s: %s\n", opt, dir, strerror(-r));
+		return -EINVAL;
+	}
+	if (r == 0)
+		log_info("%s %s: the RDMA netns mode is not exclusive (ib_core netns_mode), so "
+			 "every RDMA device is in the host's view; the namespaces are looked at "
+			 "only while the mode is exclusive",
+			 opt, dir);
+	else
+		log_info("%s %s: RDMA devices in pods' network namespaces are read at every "
+			 "scrape",
+			 opt, dir);
+	return 0;
+}
+
 int exporter_main(int argc, char **argv)
 {
 	struct opts o = { .listen = ":9436", .max_scrapes = 2, .refresh_s = 60 };
@@ -650,6 +707,12 @@ int exporter_main(int argc, char **argv)
 		return EXPORTER_EXIT_RUNTIME;
 	}
 	r = pods_enable(&o, exp);
+	if (r < 0) {
+		exporter_free(exp);
+		hw_ctx_free(ctx);
+		return r == -EINVAL ? EXPORTER_EXIT_USAGE : EXPORTER_EXIT_RUNTIME;
+	}
+	r = netns_enable(&o, exp);
 	if (r < 0) {
 		exporter_free(exp);
 		hw_ctx_free(ctx);

@@ -224,12 +224,60 @@ static void batch_slots(struct batch *b, size_t row, const int *fds, const struc
 /* Every file of the scrape, in two passes: the ports' state files first, so that a port whose
  * folder is gone (its state ENOENT) has its counters neither read nor counted as errors; then
  * the counters of the ports there are and of the devices. */
-static int read_all(struct exporter *e, const struct exp_topo *t, struct values *val)
+/* The folder fds of the rows: the topology's for the host's, opened in this scrape's views for
+ * those in pods' namespaces (-1 when the namespace is gone: reload). rows * EXP_DIR_N of them. */
+static int *row_fds(struct exporter *e, const struct exp_topo *t, const struct exp_views *views)
+{
+	size_t rows = t->n_ports + t->n_devs;
+	int *fds = malloc((rows ? rows : 1) * EXP_DIR_N * sizeof(*fds));
+
+	if (!fds)
+		return NULL;
+	for (size_t r = 0; r < rows; r++) {
+		const struct exp_port *p = r < t->n_ports ? &t->ports[r] : NULL;
+		const struct exp_device *d = p ? NULL : &t->devs[r - t->n_ports];
+		const char *netns = p ? p->netns : d->netns;
+		const struct exp_view *v = netns ? exporter_views_find(views, netns) : NULL;
+		int *f = &fds[r * EXP_DIR_N];
+
+		for (int k = 0; k < EXP_DIR_N; k++)
+			f[k] = !netns ? (p ? p->fd[k] : k == EXP_DIR_HW ? d->hw_fd : -1) : -1;
+		if (!netns)
+			continue;
+		if (!v) {
+			atomic_store(&e->stale, true);
+			continue;
+		}
+		for (int k = p ? 0 : EXP_DIR_HW; k < EXP_DIR_N; k++) {
+			f[k] = exporter_row_open(v->ctx, p ? p->dev : d->name, p ? p->num : 0,
+						 (enum exp_dir)k);
+			if (f[k] < 0)
+				f[k] = -1;
+		}
+	}
+	return fds;
+}
+
+static void row_fds_free(const struct exp_topo *t, int *fds)
+{
+	for (size_t r = 0; fds && r < t->n_ports + t->n_devs; r++) {
+		const char *netns = r < t->n_ports ? t->ports[r].netns : t->devs[r - t->n_ports].netns;
+
+		for (int k = 0; netns && k < EXP_DIR_N; k++)
+			if (fds[r * EXP_DIR_N + k] >= 0)
+				close(fds[r * EXP_DIR_N + k]);
+	}
+	free(fds);
+}
+
+static int read_all(struct exporter *e, const struct exp_topo *t, const struct exp_views *views,
+		    struct values *val)
 {
 	static const char *const state_files[3] = { "state", "phys_state", "rate" };
 	size_t rows = t->n_ports + t->n_devs;
 	struct batch *b = calloc(1, sizeof(*b));
 	bool stale = atomic_load(&e->stale);
+	int *fds = row_fds(e, t, views);
 
 	val->stride = t->n_families ? t->n_families : 1;
 	val->v = calloc(rows ? rows * val->stride : 1, sizeof(*val->v));
@@ -239,8 +287,10 @@ static int read_all(struct exporter *e, const struct exp_topo *t, struct values 
 	val->gone = calloc(t->n_ports ? t->n_ports : 1, 1);
 	val->links = calloc(t->n_devs ? t->n_devs : 1, sizeof(*val->links));
 	val->link_ok = calloc(t->n_devs ? t->n_devs : 1, 1);
-	if (!b || !val->v || !val->ok || !val->st || !val->st_ok || !val->gone || !val->links ||
-	    !val->link_ok || !(b->rd = exporter_reader_new(atomic_load(&e->io_uring), NULL))) {
+	if (!fds || !b || !val->v || !val->ok || !val->st || !val->st_ok || !val->gone ||
+	    !val->links || !val->link_ok ||
+	    !(b->rd = exporter_reader_new(atomic_load(&e->io_uring), NULL))) {
+		row_fds_free(t, fds);
 		free(b);
 		return -ENOMEM;
 	}
@@ -249,29 +299,32 @@ static int read_all(struct exporter *e, const struct exp_topo *t, struct values 
 	b->first_gone = SIZE_MAX;
 	b->val = val;
 	b->files = exporter_reader_files(b->rd);
-	for (size_t i = 0; i < t->n_ports; i++)
+	for (size_t i = 0; i < t->n_ports; i++) {
+		/* a port of a namespace gone since the views were taken: nothing to read */
+		if (fds[i * EXP_DIR_N + EXP_DIR_NONE] < 0 && t->ports[i].netns) {
+			val->gone[i] = 1;
+			continue;
+		}
 		for (int k = 0; k < 3; k++)
-			batch_add(b, t->ports[i].fd[EXP_DIR_NONE], state_files[k], i,
+			batch_add(b, fds[i * EXP_DIR_N + EXP_DIR_NONE], state_files[k], i,
 				  FILE_STATE + k);
+	}
 	batch_flush(b);
 	for (size_t i = 0; i < t->n_ports; i++) {
 		/* a port none of whose state could be read, once this port or one before it was
 		 * seen gone (or the topology was stale already), is taken for gone: as when each
 		 * port's files were read in turn */
-		if (!val->st_ok[i][0] && !val->st_ok[i][1] && !val->st_ok[i][2] &&
-		    (stale || b->first_gone <= i))
+		if (val->gone[i] || (!val->st_ok[i][0] && !val->st_ok[i][1] && !val->st_ok[i][2] &&
+				     (stale || b->first_gone <= i)))
 			continue;
-		batch_slots(b, i, t->ports[i].fd, t->ports[i].slots);
+		batch_slots(b, i, &fds[i * EXP_DIR_N], t->ports[i].slots);
 	}
-	for (size_t i = 0; i < t->n_devs; i++) {
-		const struct exp_device *d = &t->devs[i];
-		int fds[EXP_DIR_N] = { -1, -1, -1, d->hw_fd };
-
-		batch_slots(b, t->n_ports + i, fds, d->slots);
-	}
+	for (size_t i = 0; i < t->n_devs; i++)
+		batch_slots(b, t->n_ports + i, &fds[(t->n_ports + i) * EXP_DIR_N], t->devs[i].slots);
 	batch_flush(b);
 	exporter_reader_free(b->rd);
 	free(b);
+	row_fds_free(t, fds);
 	for (size_t i = 0; i < t->n_devs; i++) {
 		const struct exp_device *d = &t->devs[i];
 
@@ -284,6 +337,18 @@ static int read_all(struct exporter *e, const struct exp_topo *t, struct values 
 
 /* ---- writing
  * ------------------------------------------------------------------------------------- */
+
+/* netns="<the namespace file's name>" on the series of a device in a pod's namespace: appended
+ * to l[0..n), the new n returned. */
+static size_t netns_label(const char *netns, const char **l, size_t n)
+{
+	if (netns) {
+		l[n++] = "netns";
+		l[n++] = netns;
+	}
+	l[n] = NULL;
+	return n;
+}
 
 static void write_state(struct out *o, const struct exp_topo *t, const struct values *val)
 {
@@ -303,12 +368,12 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 	       "Non-numeric data from /sys/class/infiniband/<device>, value is always 1.");
 	for (size_t i = 0; i < t->n_devs; i++) {
 		const struct exp_device *d = &t->devs[i];
-		const char *l[16] = {
+		const char *l[18] = {
 			"device",  d->name,    "board_id",  d->board_id, "firmware_version",
 			d->fw_ver, "hca_type", d->hca_type, NULL
 		};
 
-		exporter_podmap_labels(o->pods, d->name, l, 8);
+		exporter_podmap_labels(o->pods, d->name, l, netns_label(d->netns, l, 8));
 		sample_u64(o, "node_infiniband_info", l, 1);
 	}
 	for (int k = 0; k < 3; k++) {
@@ -354,19 +419,19 @@ static int row_labels(struct out *o, const struct exp_topo *t)
 	if (!o->off || exporter_buf_init(&o->lab, rows * 32) < 0)
 		return -ENOMEM;
 	for (size_t r = 0; r < rows; r++) {
-		const char *l[12] = { "device", NULL };
+		const char *l[14] = { "device", NULL };
 
 		o->off[r] = o->lab.len;
 		if (r < t->n_ports) {
 			l[1] = t->ports[r].dev;
 			l[2] = "port";
 			l[3] = t->ports[r].num_s;
-			l[4] = NULL;
-			exporter_podmap_labels(o->pods, l[1], l, 4);
+			exporter_podmap_labels(o->pods, l[1], l,
+					       netns_label(t->ports[r].netns, l, 4));
 		} else {
 			l[1] = t->devs[r - t->n_ports].name;
-			l[2] = NULL;
-			exporter_podmap_labels(o->pods, l[1], l, 2);
+			exporter_podmap_labels(o->pods, l[1], l,
+					       netns_label(t->devs[r - t->n_ports].netns, l, 2));
 		}
 		exporter_buf_labels(&o->lab, l);
 	}
@@ -381,12 +446,12 @@ static void write_info(struct out *o, const struct exp_topo *t)
 	       "1.");
 	for (size_t i = 0; i < t->n_ports; i++) {
 		const struct exp_port *p = &t->ports[i];
-		const char *l[20] = { "device",	    p->dev,	   "port",	p->num_s,
+		const char *l[22] = { "device",	    p->dev,	   "port",	p->num_s,
 				      "link_layer", p->link_layer, "netdev",	p->netdev,
 				      "gid",	    p->gid,	   "port_guid", p->port_guid,
 				      NULL };
 
-		exporter_podmap_labels(o->pods, p->dev, l, 12);
+		exporter_podmap_labels(o->pods, p->dev, l, netns_label(p->netns, l, 12));
 		sample_u64(o, "rdmak_port_info", l, 1);
 	}
 }
@@ -420,7 +485,7 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 		for (size_t i = 0; i < t->n_devs; i++) {
 			const struct hw_pci_link *ln = &val->links[i];
-			const char *l[12] = { "device", t->devs[i].name, "pci", t->devs[i].bdf,
+			const char *l[14] = { "device", t->devs[i].name, "pci", t->devs[i].bdf,
 					      NULL };
 			double v = k == 0   ? ln->cur_gts
 				   : k == 1 ? ln->max_gts
@@ -432,7 +497,8 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 			if (!any)
 				family(o, fams[k].name, EXP_GAUGE, fams[k].help);
 			any = true;
-			exporter_podmap_labels(o->pods, t->devs[i].name, l, 4);
+			exporter_podmap_labels(o->pods, t->devs[i].name, l,
+					       netns_label(t->devs[i].netns, l, 4));
 			write_double(o, fams[k].name, l, v);
 		}
 	}
@@ -537,8 +603,11 @@ static double elapsed_s(const struct timespec *t0)
 /* ---- the scrape --------------------------------------------------------------------------------
  */
 
-/* The device set changed or a port vanished: load the topology again (write lock). */
-static void reload_if_needed(struct exporter *e)
+static int refresh_with(struct exporter *e, const struct exp_views *views, struct hw_error *err);
+
+/* The device set changed (the host's, or that of the pods' namespaces) or a port vanished: load
+ * the topology again (write lock). */
+static void reload_if_needed(struct exporter *e, const struct exp_views *views)
 {
 	char **set = NULL;
 	size_t n = 0;
@@ -547,7 +616,8 @@ static void reload_if_needed(struct exporter *e)
 	pthread_rwlock_rdlock(&e->lock);
 	changed = atomic_load(&e->stale) ||
 		  (exporter_devset_read(e->ctx, &set, &n) == 0 &&
-		   !exporter_devset_equal(set, n, e->topo->devset, e->topo->n_devset));
+		   !exporter_devset_equal(set, n, e->topo->devset, e->topo->n_devset)) ||
+		  !exporter_views_match(views, e->topo);
 	pthread_rwlock_unlock(&e->lock);
 	exporter_devset_free(set, n);
 	if (changed) {
@@ -555,8 +625,24 @@ static void reload_if_needed(struct exporter *e)
 
 		/* a failed load keeps the topology there was; rdmak_exporter_topology_errors_total
 		 * says so */
-		exporter_refresh(e, &err);
+		refresh_with(e, views, &err);
 	}
+}
+
+static void write_netns(struct out *o, struct exporter *e)
+{
+	const char *none[] = { NULL };
+
+	if (!e->netns_dir)
+		return;
+	family(o, "rdmak_exporter_netns_scanned", EXP_GAUGE,
+	       "Network namespaces looked at by this scrape for RDMA devices (--netns-dir; 0 "
+	       "unless the RDMA netns mode is exclusive)");
+	sample_u64(o, "rdmak_exporter_netns_scanned", none, atomic_load(&e->netns_scanned));
+	family(o, "rdmak_exporter_netns_errors_total", EXP_COUNTER,
+	       "Network namespaces that could not be entered, mounted or listed (left out of "
+	       "that scrape)");
+	sample_u64(o, "rdmak_exporter_netns_errors_total", none, atomic_load(&e->netns_errors));
 }
 
 int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, size_t *ret_len)
@@ -565,6 +651,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 	struct exporter_buf b = { 0 };
 	struct out o = { .b = &b, .fmt = fmt };
 	struct exp_podmap *pm = NULL;
+	struct exp_views views = { 0 };
 	struct timespec t0;
 	int r;
 
@@ -573,7 +660,10 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		return -EBUSY;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	reload_if_needed(e);
+	r = exporter_views_open(e, &views);
+	if (r < 0)
+		goto out;
+	reload_if_needed(e, &views);
 	exporter_pods_refresh(e);
 	/* the previous answer's size and a margin: the buffer rarely grows */
 	r = exporter_buf_init(&b, atomic_load(&e->last_len) / 8 * 9);
@@ -581,7 +671,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		goto out;
 	pthread_rwlock_rdlock(&e->lock);
 	o.pods = pm = exporter_podmap_get(e, e->topo);
-	r = read_all(e, e->topo, &val);
+	r = read_all(e, e->topo, &views, &val);
 	if (r == 0)
 		r = row_labels(&o, e->topo);
 	if (r == 0) {
@@ -597,6 +687,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
 		exporter_rdma_scrape(e, &b, fmt);
+		write_netns(&o, e);
 		write_errors(&o, t);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,
 		       "Loads of the hardware model: at start, when the set of RDMA devices "
@@ -624,6 +715,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		b.p = NULL;
 	}
 out:
+	exporter_views_close(&views);
 	exporter_buf_free(&b);
 	exporter_buf_free(&o.lab);
 	free(o.off);
@@ -646,7 +738,7 @@ int exporter_new(struct hw_ctx *ctx, unsigned max_scrapes, struct exporter **ret
 	e->ctx = ctx;
 	e->max_scrapes = max_scrapes ? max_scrapes : 1;
 	pthread_rwlock_init(&e->lock, NULL);
-	r = exporter_topo_load(ctx, &e->topo, err);
+	r = exporter_topo_load(ctx, NULL, &e->topo, err);
 	if (r < 0) {
 		pthread_rwlock_destroy(&e->lock);
 		free(e);
@@ -672,11 +764,25 @@ int exporter_set_io_uring(struct exporter *e, bool on)
 
 int exporter_refresh(struct exporter *e, struct hw_error *err)
 {
+	struct exp_views views;
+	int r = exporter_views_open(e, &views);
+
+	if (r < 0) {
+		atomic_fetch_add(&e->load_errors, 1);
+		return r;
+	}
+	r = refresh_with(e, &views, err);
+	exporter_views_close(&views);
+	return r;
+}
+
+static int refresh_with(struct exporter *e, const struct exp_views *views, struct hw_error *err)
+{
 	struct exp_topo *t = NULL, *old;
 	int r;
 
 	/* loaded outside the lock: scrapes go on with the old topology meanwhile */
-	r = exporter_topo_load(e->ctx, &t, err);
+	r = exporter_topo_load(e->ctx, views, &t, err);
 	if (r < 0) {
 		atomic_fetch_add(&e->load_errors, 1);
 		return r;
@@ -702,6 +808,7 @@ void exporter_free(struct exporter *e)
 		return;
 	exporter_topo_free(e->topo);
 	exporter_pods_free(e->pods);
+	free(e->netns_dir);
 	if (e->rdma_procfs)
 		close(e->rdma_procfs_fd);
 	pthread_rwlock_destroy(&e->lock);

@@ -266,6 +266,8 @@ void exporter_topo_free(struct exp_topo *t)
 	for (size_t i = 0; i < t->n_owned; i++)
 		free(t->owned[i]);
 	exporter_devset_free(t->devset, t->n_devset);
+	exporter_devset_free(t->ns_devset, t->n_ns_devset);
+	exporter_devset_free(t->ns_names, t->n_ns);
 	free(t->findings);
 	free(t->owned);
 	free(t->families);
@@ -286,17 +288,26 @@ static void port_from_model(struct exp_port *p, const struct hw_port *hp)
 	str_copy(p->port_guid, sizeof(p->port_guid), hp->port_guid);
 }
 
+int exporter_row_open(struct hw_ctx *ctx, const char *dev, unsigned port, enum exp_dir d)
+{
+	char rel[PATH_MAX];
+
+	if (port)
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u%s%s", dev, port,
+			 d ? "/" : "", dir_names[d]);
+	else
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/hw_counters", dev);
+	return open_dir(ctx, rel);
+}
+
 /* Open a port's folders and list their counter files. A folder that is absent (counters_ext on
  * any kernel since 4.5, hw_counters on most drivers but mlx5) has no files. */
 static int port_open(struct hw_ctx *ctx, struct exp_port *p, struct pending *pend)
 {
-	char rel[PATH_MAX];
 	int r;
 
 	for (int d = 0; d < EXP_DIR_N; d++) {
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u%s%s", p->dev, p->num,
-			 d ? "/" : "", dir_names[d]);
-		p->fd[d] = open_dir(ctx, rel);
+		p->fd[d] = exporter_row_open(ctx, p->dev, p->num, (enum exp_dir)d);
 		if (p->fd[d] == -ENOENT || p->fd[d] == -ENOTDIR) {
 			p->fd[d] = -1;
 			continue;
@@ -410,14 +421,31 @@ static int doctor_findings(struct hw_ctx *ctx, const struct hw_node *node, struc
 	return k.err;
 }
 
-static int load_ports(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t,
-		      size_t *fcap)
+/* Where the topology's devices come from: the host's model, then each pod namespace's view. */
+struct source {
+	struct hw_ctx *ctx;
+	struct hw_node *node;
+	const char *netns; /* NULL: the host */
+};
+
+/* A device of src already loaded from an earlier source: its name was taken there (kernels with
+ * per-namespace device names). Left out: two series sets with one device label would clash. */
+static bool dev_taken(const struct source *src, size_t k, const char *name)
+{
+	for (size_t i = 0; i < k; i++)
+		if (hw_node_rdma(src[i].node, name))
+			return true;
+	return false;
+}
+
+static int load_ports(const struct source *src, size_t n_src, struct exp_topo *t, size_t *fcap)
 {
 	struct pending *pend;
 	size_t n = 0;
 	int r = 0;
 
-	HW_NODE_FOREACH_PORT(node, hp)
+	for (size_t k = 0; k < n_src; k++)
+		HW_NODE_FOREACH_PORT(src[k].node, hp)
 	n++;
 	t->ports = calloc(n ? n : 1, sizeof(*t->ports));
 	pend = calloc(n ? n : 1, sizeof(*pend));
@@ -426,18 +454,22 @@ static int load_ports(struct hw_ctx *ctx, const struct hw_node *node, struct exp
 		return -ENOMEM;
 	}
 	/* first every port's files, so that the families are known before any slot table */
-	HW_NODE_FOREACH_PORT(node, hp)
-	{
-		struct exp_port *p = &t->ports[t->n_ports];
+	for (size_t k = 0; k < n_src; k++)
+		HW_NODE_FOREACH_PORT(src[k].node, hp)
+		{
+			struct exp_port *p = &t->ports[t->n_ports];
 
-		for (int d = 0; d < EXP_DIR_N; d++)
-			p->fd[d] = -1;
-		t->n_ports++;
-		port_from_model(p, hp);
-		r = port_open(ctx, p, &pend[t->n_ports - 1]);
-		if (r < 0)
-			goto out;
-	}
+			if (dev_taken(src, k, hp->dev->name))
+				continue;
+			for (int d = 0; d < EXP_DIR_N; d++)
+				p->fd[d] = -1;
+			t->n_ports++;
+			port_from_model(p, hp);
+			p->netns = src[k].netns;
+			r = port_open(src[k].ctx, p, &pend[t->n_ports - 1]);
+			if (r < 0)
+				goto out;
+		}
 	for (size_t i = 0; i < t->n_ports; i++)
 		for (size_t j = 0; j < pend[i].n_files[EXP_DIR_HW]; j++) {
 			if (!hw_counter_is_counter(pend[i].files[EXP_DIR_HW][j]))
@@ -459,46 +491,50 @@ out:
 	return r < 0 ? r : 0;
 }
 
-static int load_devices(struct hw_ctx *ctx, const struct hw_node *node, struct exp_topo *t,
-			size_t *fcap)
+static int load_devices(const struct source *src, size_t n_src, struct exp_topo *t, size_t *fcap)
 {
 	struct pending *pend;
-	char rel[PATH_MAX];
+	size_t n = 0;
 	int r = 0;
 
-	t->devs = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*t->devs));
-	pend = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*pend));
+	for (size_t k = 0; k < n_src; k++)
+		n += src[k].node->n_rdma;
+	t->devs = calloc(n ? n : 1, sizeof(*t->devs));
+	pend = calloc(n ? n : 1, sizeof(*pend));
 	if (!t->devs || !pend) {
 		free(pend);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < node->n_rdma; i++) {
-		const struct hw_rdma_dev *hd = &node->rdma[i];
-		struct exp_device *d = &t->devs[i];
+	for (size_t k = 0; k < n_src; k++)
+		for (size_t i = 0; i < src[k].node->n_rdma; i++) {
+			const struct hw_rdma_dev *hd = &src[k].node->rdma[i];
+			struct exp_device *d = &t->devs[t->n_devs];
+			struct pending *pd = &pend[t->n_devs];
 
-		t->n_devs++;
-		str_copy(d->name, sizeof(d->name), hd->name);
-		str_copy(d->board_id, sizeof(d->board_id), hd->board_id);
-		str_copy(d->fw_ver, sizeof(d->fw_ver), hd->fw_ver);
-		str_copy(d->hca_type, sizeof(d->hca_type), hd->hca_type);
-		str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
-		d->pcie_link = hd->pci && !hd->pci->physfn;
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/hw_counters", hd->name);
-		d->hw_fd = open_dir(ctx, rel);
-		if (d->hw_fd == -ENOENT || d->hw_fd == -ENOTDIR) {
-			d->hw_fd = -1;
-			continue;
+			if (dev_taken(src, k, hd->name))
+				continue;
+			t->n_devs++;
+			str_copy(d->name, sizeof(d->name), hd->name);
+			str_copy(d->board_id, sizeof(d->board_id), hd->board_id);
+			str_copy(d->fw_ver, sizeof(d->fw_ver), hd->fw_ver);
+			str_copy(d->hca_type, sizeof(d->hca_type), hd->hca_type);
+			str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
+			d->pcie_link = hd->pci && !hd->pci->physfn;
+			d->netns = src[k].netns;
+			d->hw_fd = exporter_row_open(src[k].ctx, hd->name, 0, EXP_DIR_HW);
+			if (d->hw_fd == -ENOENT || d->hw_fd == -ENOTDIR) {
+				d->hw_fd = -1;
+				continue;
+			}
+			if (d->hw_fd < 0) {
+				r = d->hw_fd;
+				d->hw_fd = -1;
+				goto out;
+			}
+			r = list_dir(d->hw_fd, true, &pd->files[EXP_DIR_HW], &pd->n_files[EXP_DIR_HW]);
+			if (r < 0)
+				goto out;
 		}
-		if (d->hw_fd < 0) {
-			r = d->hw_fd;
-			d->hw_fd = -1;
-			goto out;
-		}
-		r = list_dir(d->hw_fd, true, &pend[i].files[EXP_DIR_HW],
-			     &pend[i].n_files[EXP_DIR_HW]);
-		if (r < 0)
-			goto out;
-	}
 	for (size_t i = 0; i < t->n_devs; i++)
 		for (size_t j = 0; j < pend[i].n_files[EXP_DIR_HW]; j++) {
 			if (!hw_counter_is_counter(pend[i].files[EXP_DIR_HW][j]))
@@ -512,7 +548,7 @@ static int load_devices(struct hw_ctx *ctx, const struct hw_node *node, struct e
 	for (size_t i = 0; i < t->n_devs && r >= 0; i++)
 		r = slots_fill(t, &t->devs[i].slots, &pend[i], t->n_port_families, t->n_families);
 out:
-	for (size_t i = 0; i < node->n_rdma; i++)
+	for (size_t i = 0; i < n; i++)
 		pending_clear(&pend[i]);
 	free(pend);
 	return r < 0 ? r : 0;
@@ -533,22 +569,94 @@ static int ports_grow_slots(struct exp_topo *t)
 	return 0;
 }
 
-int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_error *err)
+/* The pod namespaces' names and devices, as exporter_views_match() compares them; the folder
+ * fds of their rows closed (a scrape opens its own: the views go away after the load). */
+static int keep_views(const struct exp_views *views, struct exp_topo *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < views->n; i++)
+		n += views->v[i].n_devset;
+	t->ns_names = calloc(views->n + 1, sizeof(*t->ns_names));
+	t->ns_devset = calloc(n + 1, sizeof(*t->ns_devset));
+	if (!t->ns_names || !t->ns_devset)
+		return -ENOMEM;
+	for (size_t i = 0; i < views->n; i++) {
+		if (!(t->ns_names[t->n_ns++] = strdup(views->v[i].name)))
+			return -ENOMEM;
+		for (size_t j = 0; j < views->v[i].n_devset; j++)
+			if (asprintf(&t->ns_devset[t->n_ns_devset++], "%s/%s", views->v[i].name,
+				     views->v[i].devset[j]) < 0) {
+				t->ns_devset[--t->n_ns_devset] = NULL;
+				return -ENOMEM;
+			}
+	}
+	return 0;
+}
+
+/* Point the rows' netns at the topology's own copy of the name, and close their folders. */
+static void rows_detach(struct exp_topo *t)
+{
+	for (size_t i = 0; i < t->n_ports; i++) {
+		struct exp_port *p = &t->ports[i];
+
+		if (!p->netns)
+			continue;
+		for (size_t k = 0; k < t->n_ns; k++)
+			if (!strcmp(t->ns_names[k], p->netns))
+				p->netns = t->ns_names[k];
+		for (int d = 0; d < EXP_DIR_N; d++)
+			if (p->fd[d] >= 0) {
+				close(p->fd[d]);
+				p->fd[d] = -1;
+			}
+	}
+	for (size_t i = 0; i < t->n_devs; i++) {
+		struct exp_device *d = &t->devs[i];
+
+		if (!d->netns)
+			continue;
+		for (size_t k = 0; k < t->n_ns; k++)
+			if (!strcmp(t->ns_names[k], d->netns))
+				d->netns = t->ns_names[k];
+		if (d->hw_fd >= 0) {
+			close(d->hw_fd);
+			d->hw_fd = -1;
+		}
+	}
+}
+
+int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct exp_topo **ret,
+		       struct hw_error *err)
 {
 	struct exp_topo *t = calloc(1, sizeof(*t));
-	struct hw_node *node = NULL;
+	size_t n_views = views ? views->n : 0, n_src = 0;
+	struct source *src = calloc(n_views + 1, sizeof(*src));
 	size_t fcap = exporter_n_node_families + 64;
 	int r;
 
-	if (!t)
-		return -ENOMEM;
+	if (!t || !src) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	/* the device set first: a device that comes meanwhile makes the next scrape reload again */
 	r = exporter_devset_read(ctx, &t->devset, &t->n_devset);
 	if (r < 0)
 		goto fail;
-	r = hw_load(ctx, 0, &node, err);
+	src[0].ctx = ctx;
+	r = hw_load(ctx, 0, &src[0].node, err);
 	if (r < 0)
 		goto fail;
+	n_src = 1;
+	for (size_t i = 0; i < n_views; i++) {
+		/* a namespace whose view cannot be loaded now is left out, as if it had no device;
+		 * its devices stay in ns_devset, so that the next scrape tries again */
+		if (hw_load(views->v[i].ctx, HW_LOAD_NETNS, &src[n_src].node, NULL) < 0)
+			continue;
+		src[n_src].ctx = views->v[i].ctx;
+		src[n_src].netns = views->v[i].name;
+		n_src++;
+	}
 	t->families = malloc(fcap * sizeof(*t->families));
 	t->owned = malloc(2 * fcap * sizeof(*t->owned));
 	if (!t->families || !t->owned) {
@@ -558,15 +666,21 @@ int exporter_topo_load(struct hw_ctx *ctx, struct exp_topo **ret, struct hw_erro
 	memcpy(t->families, exporter_node_families,
 	       exporter_n_node_families * sizeof(*t->families));
 	t->n_families = exporter_n_node_families;
-	if ((r = load_ports(ctx, node, t, &fcap)) < 0 ||
-	    (r = load_devices(ctx, node, t, &fcap)) < 0 || (r = ports_grow_slots(t)) < 0 ||
-	    (r = doctor_findings(ctx, node, t)) < 0)
+	if ((r = load_ports(src, n_src, t, &fcap)) < 0 ||
+	    (r = load_devices(src, n_src, t, &fcap)) < 0 || (r = ports_grow_slots(t)) < 0 ||
+	    (r = doctor_findings(ctx, src[0].node, t)) < 0 ||
+	    (views && (r = keep_views(views, t)) < 0))
 		goto fail;
-	hw_node_free(node);
+	rows_detach(t);
+	for (size_t i = 0; i < n_src; i++)
+		hw_node_free(src[i].node);
+	free(src);
 	*ret = t;
 	return 0;
 fail:
-	hw_node_free(node);
+	for (size_t i = 0; src && i < n_views + 1; i++)
+		hw_node_free(src[i].node);
+	free(src);
 	exporter_topo_free(t);
 	return r;
 }

@@ -337,6 +337,10 @@ enum {
 	HW_LOAD_GIDS = 1u << 0,
 	HW_LOAD_PKEYS = 1u << 1,
 	HW_LOAD_ALL = HW_LOAD_GIDS | HW_LOAD_PKEYS,
+	/* One network namespace's view (a sysfs mounted in it, nl_netns_sysfs): its RDMA devices
+	 * and netdevs, and of the PCI tree (which every namespace sees whole) only their functions
+	 * and a VF's PF; no char devices, kernel modules or GPUs (the host's, already known). */
+	HW_LOAD_NETNS = 1u << 2,
 };
 
 int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_error *err);

@@ -32,10 +32,12 @@ int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_
 	    (r = hw_load_pci(&b)) < 0)
 		goto fail;
 	hw_link_netdevs(&b);
-	if ((r = hw_load_chardevs(&b)) < 0 || (r = hw_load_kernel(&b)) < 0)
+	if (!(flags & HW_LOAD_NETNS) &&
+	    ((r = hw_load_chardevs(&b)) < 0 || (r = hw_load_kernel(&b)) < 0))
 		goto fail;
 	hw_map_ports(&b);
-	hw_load_gpus_topology(node);
+	if (!(flags & HW_LOAD_NETNS))
+		hw_load_gpus_topology(node);
 	hw_build_free(&b);
 	*ret = node;
 	return 0;

@@ -21,6 +21,23 @@ static bool in_list(char (*v)[HW_BDF_MAX], size_t n, const char *bdf)
 	return false;
 }
 
+/* Whether bdf is the PF of one of the namespace's functions (HW_LOAD_NETNS). */
+static bool is_pf_of(struct hw_build *b, const struct hw_dir *bus, char (*v)[HW_BDF_MAX], size_t n,
+		     const char *bdf)
+{
+	char buf[PATH_MAX], path[64], pf[HW_BDF_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/physfn", v[i]);
+		if (hw_dir_readlink(b->ctx, bus, path, buf, sizeof(buf)) >= 0 &&
+		    hw_path_parent_bdf(buf, pf) >= 0 && !strcmp(pf, bdf))
+			return true;
+	}
+	return false;
+}
+
 static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf)
 {
 	char buf[32], path[64];
@@ -29,6 +46,9 @@ static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf
 	if (in_list(b->rdma_bdf, b->node->n_rdma, bdf) ||
 	    in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
 		return true;
+	if (b->flags & HW_LOAD_NETNS)
+		return is_pf_of(b, bus, b->rdma_bdf, b->node->n_rdma, bdf) ||
+		       is_pf_of(b, bus, b->netdev_bdf, b->node->n_netdevs, bdf);
 	snprintf(path, sizeof(path), "%s/class", bdf);
 	if (hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) < 0 || str_to_u64(buf, 16, &cls) < 0)
 		return false;
