@@ -293,4 +293,84 @@ is "$rc" 2 "a bad --listen: exit 2"
 run "$RDMAK" exporter --once --root "$TMP/nowhere"
 is "$rc" 1 "a missing root: exit 1"
 
+# ---- devices in pods' network namespaces (exclusive RDMA netns mode) ----
+# cx5-roce-sriov (netns_mode N) split as the kernel shows it once the RDMA CNI moved the VFs
+# mlx5_2 and mlx5_3 into a pod with their netdevs renamed net1, net2: the host's view without
+# them, the pod namespace's sysfs with only them (tests/helpers/netns_view.py)
+rm -rf "$TMP/node" "$TMP/ns" && cp -a "$NODES/cx5-roce-sriov" "$TMP/node" && mkdir "$TMP/ns"
+counters "$TMP/node" >/dev/null
+"$PY" "$TOP/tests/helpers/netns_view.py" "$TMP/node" "$TMP/ns/cni-trainer0" mlx5_2=net1 mlx5_3=net2
+ok $? "netns_view.py splits the node into the host's and the pod's views"
+"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/host.txt"
+unlike "$(cat "$TMP/host.txt")" 'device="mlx5_2"' "without --netns-sysfs: the moved VF is not seen (the host's sysfs has it not)"
+run "$RDMAK" exporter --once --root "$TMP/node" --netns-sysfs "$TMP/ns"
+is "$rc" 0 "--netns-sysfs: exit 0"
+printf '%s\n' "$out" >"$TMP/ns.txt"
+v=$(cat "$(readlink -f "$TMP/ns/cni-trainer0/class/infiniband/mlx5_2")/ports/1/counters/port_rcv_data")
+like "$out" "node_infiniband_port_data_received_bytes_total\{device=\"mlx5_2\",port=\"1\",netns=\"cni-trainer0\"\} $((v * 4))" "the moved VF's port counter, with netns (4 x port_rcv_data)"
+like "$out" "rdmak_port_info\{device=\"mlx5_2\",port=\"1\",link_layer=\"Ethernet\",netdev=\"net1\",[^}]*netns=\"cni-trainer0\"\} 1" "rdmak_port_info names the netdev the pod sees (net1)"
+like "$out" "rdmak_port_hw_np_cnp_sent_total\{device=\"mlx5_3\",port=\"1\",netns=\"cni-trainer0\"\} [0-9]+" "the moved VF's hw_counters"
+like "$out" "node_infiniband_info\{device=\"mlx5_3\",[^}]*netns=\"cni-trainer0\"\} 1" "node_infiniband_info of a moved VF"
+like "$out" "rdmak_exporter_netns_scanned 1" "rdmak_exporter_netns_scanned counts the namespace"
+is "$(grep -c '^node_infiniband_state_id{' "$TMP/ns.txt")" "$(grep -c '^node_infiniband_state_id{' "$TMP/host.txt" | awk '{print $1 + 2}')" "every host port and the two moved ones, once each"
+if [ -n "$PROMTOOL" ]; then
+	run "$PROMTOOL" check metrics <"$TMP/ns.txt"
+	is "$rc" 0 "promtool check metrics passes with the netns series ($out$err)"
+fi
+# node_exporter run inside the pod's namespace would read that namespace's sysfs: the same
+# series, but for the netns label
+grep -v '^node_infiniband_' "$TMP/ns.txt" >"$TMP/ns-pod.txt"
+grep '^node_infiniband_.*netns="cni-trainer0"' "$TMP/ns.txt" | sed 's/,netns="cni-trainer0"//' >>"$TMP/ns-pod.txt"
+mkdir -p "$TMP/podroot" && rm -f "$TMP/podroot/sys" && ln -s "$TMP/ns/cni-trainer0" "$TMP/podroot/sys"
+if [ -z "$NE" ]; then
+	skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "the pod's view: same series as node_exporter"
+elif ! node_exporter "$TMP/podroot" "$TMP/ne.txt"; then
+	ok 1 "node_exporter's infiniband collector answered on the pod's view ($(tail -2 "$TMP/ne.log"))"
+else
+	run compare "$TMP/ns-pod.txt" "$TMP/ne.txt"
+	is "$rc" 0 "the moved VFs' node_infiniband_* series are node_exporter's in the pod's view ($out)"
+fi
+# shared mode: every device is in every namespace already; the namespaces are not read
+echo Y >"$TMP/node/sys/module/ib_core/parameters/netns_mode"
+run "$RDMAK" exporter --once --root "$TMP/node" --netns-sysfs "$TMP/ns"
+unlike "$out" 'netns="' "shared RDMA netns mode: no namespace is read"
+like "$out" "rdmak_exporter_netns_scanned 0" "... rdmak_exporter_netns_scanned 0"
+like "$err" "not exclusive" "... and the log says why"
+echo N >"$TMP/node/sys/module/ib_core/parameters/netns_mode"
+# the pod goes away while the exporter runs: its namespace's series go with it
+start_exporter --root "$TMP/node" --netns-sysfs "$TMP/ns" --no-pod-resources
+ok $? "exporter with --netns-sysfs serves"
+like "$(curl -s "http://127.0.0.1:$EPORT/metrics")" 'device="mlx5_2",port="1",netns="cni-trainer0"' "... the moved VF's series"
+mv "$TMP/ns/cni-trainer0" "$TMP/gone"
+out=$(curl -s "http://127.0.0.1:$EPORT/metrics")
+unlike "$out" 'netns="' "the pod's namespace gone: its series are dropped at the next scrape"
+like "$out" 'node_infiniband_state_id\{device="mlx5_0",port="1"\}' "... the host's stay"
+mv "$TMP/gone" "$TMP/ns/cni-trainer0"
+like "$(curl -s "http://127.0.0.1:$EPORT/metrics")" 'device="mlx5_3",port="1",netns="cni-trainer0"' "a namespace that comes (back) is read at the next scrape"
+stop_exporter
+run "$RDMAK" exporter --once --root "$TMP/node" --netns-sysfs "$TMP/nowhere"
+is "$rc" 2 "--netns-sysfs of a missing folder: exit 2"
+like "$err" "--netns-sysfs $TMP/nowhere: No such file or directory" "... naming it"
+run "$RDMAK" exporter --once --root "$TMP/node" --netns-sysfs "$TMP/ns" --netns-dir "$TMP/ns"
+is "$rc" 2 "--netns-dir with --netns-sysfs: exit 2"
+
+# real namespaces: entered and mounted (this kernel has no RDMA, so no device in them: the
+# mechanism, end to end; tests/unit/test_nl.c checks what the mount shows)
+mkdir -p "$TMP/netns" && touch "$TMP/netns/pod1" "$TMP/netns/stale"
+if ! unshare --net="$TMP/netns/pod1" true 2>/dev/null; then
+	skip "unshare --net=FILE not possible here" "--netns-dir on real namespaces"
+else
+	run "$RDMAK" exporter --once --root "$TMP/node" --netns-dir "$TMP/netns"
+	is "$rc" 0 "--netns-dir of real namespace files: exit 0 ($err)"
+	like "$out" "rdmak_exporter_netns_scanned 2" "... both entries looked at"
+	like "$out" "rdmak_exporter_netns_errors_total 0" "... the namespace entered and mounted, the plain file left (no error)"
+	unlike "$out" 'netns="' "... no RDMA device in it (none in this kernel)"
+	if command -v setpriv >/dev/null; then
+		run setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin "$RDMAK" exporter --once --root "$TMP/node" --netns-dir "$TMP/netns"
+		is "$rc" 1 "--netns-dir without CAP_SYS_ADMIN: exit 1"
+		like "$err" "cannot enter a network namespace and mount its sysfs: Operation not permitted \(needs CAP_SYS_ADMIN" "... saying what it needs"
+	fi
+	umount "$TMP/netns/pod1"
+fi
+
 done_testing

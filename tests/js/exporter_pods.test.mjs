@@ -43,9 +43,9 @@ function parse(text) {
 const find = (series, name, labels) =>
 	series.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 
-function once(args) {
+function once(args, node = NODE) {
 	return new Promise((resolve) => {
-		const p = spawn(RDMAK, ['exporter', '--once', '--root', NODE, ...args]);
+		const p = spawn(RDMAK, ['exporter', '--once', '--root', node, ...args]);
 		let out = '', err = '';
 		p.stdout.on('data', (d) => (out += d));
 		p.stderr.on('data', (d) => (err += d));
@@ -107,6 +107,37 @@ test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_devic
 		const bare = parse((await once(['--pod-resources', sock])).out);
 		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'rdma/shared_cx5' }).length, 0);
 		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'nvidia.com/cx5_vf' }).length, 3);
+	} finally {
+		await s.stop();
+	}
+});
+
+test('exclusive RDMA netns mode: VFs moved into the pod are read in its namespace and carry its labels', async () => {
+	// the node as the kernel shows it once the RDMA CNI moved trainer-0's VFs into its pod
+	const split = path.join(root, 'split');
+	const cp = spawnSync('cp', ['-a', NODE, split], { encoding: 'utf8' }); // device nodes too
+	assert.equal(cp.status, 0, cp.stderr);
+	fs.mkdirSync(path.join(root, 'ns'));
+	const py = spawnSync('python3', [path.join(TOP, 'tests', 'helpers', 'netns_view.py'), split,
+		path.join(root, 'ns', 'cni-trainer0'), 'mlx5_2=net1', 'mlx5_3=net2'], { encoding: 'utf8' });
+	assert.equal(py.status, 0, py.stderr);
+	const s = new PodResources(sock);
+	s.pods = samplePods();
+	await s.start();
+	try {
+		// (not spawnSync: the stand-in kubelet answers from this process's event loop)
+		const r = await once(['--pod-resources', sock, '--netns-sysfs', path.join(root, 'ns')], split);
+		assert.equal(r.code, 0, r.err);
+		const m = parse(r.out);
+		const rx = 'node_infiniband_port_data_received_bytes_total';
+		for (const dev of ['mlx5_2', 'mlx5_3']) {
+			assert.equal(find(m, rx, { device: dev, port: '1', netns: 'cni-trainer0', namespace: 'ml', pod: 'trainer-0', container: 'trainer' }).length, 1, `${dev}: the pod's labels and its namespace`);
+			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, pod: 'trainer-0', resource: 'nvidia.com/cx5_vf' }).length, 1, `${dev}: rdmak_device_pod_info`);
+		}
+		// trainer-1's VF was not moved (the host still sees it): labels as before, no netns
+		const vf = find(m, rx, { device: 'mlx5_14', pod: 'trainer-1' });
+		assert.equal(vf.length, 1);
+		assert.equal(vf[0].labels.netns, undefined);
 	} finally {
 		await s.stop();
 	}
