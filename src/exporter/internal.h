@@ -123,8 +123,8 @@ struct exporter {
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
 	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
-	char *netns_dir;   /* exporter_netns_enable(); NULL: off */
-	bool netns_sysfs;  /* netns_dir's entries are sysfs folders, not namespaces */
+	char *netns_dir;  /* exporter_netns_enable(); NULL: off */
+	bool netns_sysfs; /* netns_dir's entries are sysfs folders, not namespaces */
 	atomic_ulong netns_errors, netns_scanned;
 };
 

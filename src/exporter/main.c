@@ -41,7 +41,7 @@ struct opts {
 	/* which pod: the kubelet's pod-resources socket (NULL: <root>/var/lib/kubelet/...),
 	 * rdmak plugin's config for shared pools */
 	const char *pod_resources, *plugin_config;
-	const char *procfs; /* the pids of counter objects (NULL: /proc) */
+	const char *procfs;	 /* the pids of counter objects (NULL: /proc) */
 	const char *netns_dir;	 /* --netns-dir: pods' network namespace files */
 	const char *netns_sysfs; /* --netns-sysfs: their sysfs trees, already there */
 	bool no_pod_resources;
@@ -451,7 +451,9 @@ static void usage(FILE *f)
 	      "  -h, --help                 this text\n\n"
 	      "Exit: 0 stopped by SIGTERM or SIGINT (--once: written), 1 runtime failure (the "
 	      "sysfs root missing, the\n"
-	      "address in use, stdout unwritable), 2 bad usage, certificate or token file.\n",
+	      "address in use, stdout unwritable, --netns-dir without CAP_SYS_ADMIN), 2 bad usage, "
+	      "certificate or token\n"
+	      "file, a --netns-dir or --netns-sysfs folder that is not there.\n",
 	      f);
 }
 

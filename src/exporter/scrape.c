@@ -261,7 +261,8 @@ static int *row_fds(struct exporter *e, const struct exp_topo *t, const struct e
 static void row_fds_free(const struct exp_topo *t, int *fds)
 {
 	for (size_t r = 0; fds && r < t->n_ports + t->n_devs; r++) {
-		const char *netns = r < t->n_ports ? t->ports[r].netns : t->devs[r - t->n_ports].netns;
+		const char *netns =
+			r < t->n_ports ? t->ports[r].netns : t->devs[r - t->n_ports].netns;
 
 		for (int k = 0; netns && k < EXP_DIR_N; k++)
 			if (fds[r * EXP_DIR_N + k] >= 0)
@@ -320,7 +321,8 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 		batch_slots(b, i, &fds[i * EXP_DIR_N], t->ports[i].slots);
 	}
 	for (size_t i = 0; i < t->n_devs; i++)
-		batch_slots(b, t->n_ports + i, &fds[(t->n_ports + i) * EXP_DIR_N], t->devs[i].slots);
+		batch_slots(b, t->n_ports + i, &fds[(t->n_ports + i) * EXP_DIR_N],
+			    t->devs[i].slots);
 	batch_flush(b);
 	exporter_reader_free(b->rd);
 	free(b);

@@ -531,7 +531,8 @@ static int load_devices(const struct source *src, size_t n_src, struct exp_topo 
 				d->hw_fd = -1;
 				goto out;
 			}
-			r = list_dir(d->hw_fd, true, &pd->files[EXP_DIR_HW], &pd->n_files[EXP_DIR_HW]);
+			r = list_dir(d->hw_fd, true, &pd->files[EXP_DIR_HW],
+				     &pd->n_files[EXP_DIR_HW]);
 			if (r < 0)
 				goto out;
 		}
