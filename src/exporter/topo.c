@@ -595,7 +595,24 @@ static int keep_views(const struct exp_views *views, struct exp_topo *t)
 	return 0;
 }
 
-/* Point the rows' netns at the topology's own copy of the name, and close their folders. */
+/* The topology's own copy of a namespace's name (the views' go after the load). */
+static const char *ns_name(const struct exp_topo *t, const char *name)
+{
+	for (size_t k = 0; k < t->n_ns; k++)
+		if (!strcmp(t->ns_names[k], name))
+			return t->ns_names[k];
+	return name;
+}
+
+static void fd_drop(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The rows of pods' namespaces: their netns the topology's, their folders closed (a scrape opens
+ * them in its own views). */
 static void rows_detach(struct exp_topo *t)
 {
 	for (size_t i = 0; i < t->n_ports; i++) {
@@ -603,27 +620,17 @@ static void rows_detach(struct exp_topo *t)
 
 		if (!p->netns)
 			continue;
-		for (size_t k = 0; k < t->n_ns; k++)
-			if (!strcmp(t->ns_names[k], p->netns))
-				p->netns = t->ns_names[k];
+		p->netns = ns_name(t, p->netns);
 		for (int d = 0; d < EXP_DIR_N; d++)
-			if (p->fd[d] >= 0) {
-				close(p->fd[d]);
-				p->fd[d] = -1;
-			}
+			fd_drop(&p->fd[d]);
 	}
 	for (size_t i = 0; i < t->n_devs; i++) {
 		struct exp_device *d = &t->devs[i];
 
 		if (!d->netns)
 			continue;
-		for (size_t k = 0; k < t->n_ns; k++)
-			if (!strcmp(t->ns_names[k], d->netns))
-				d->netns = t->ns_names[k];
-		if (d->hw_fd >= 0) {
-			close(d->hw_fd);
-			d->hw_fd = -1;
-		}
+		d->netns = ns_name(t, d->netns);
+		fd_drop(&d->hw_fd);
 	}
 }
 

@@ -93,6 +93,19 @@ node_exporter() {
 	grep -q '^node_scrape_collector_success{collector="infiniband"} 1' "$2"
 }
 
+# same_as_ne ROOT RDMAK.txt WHAT: node_exporter over ROOT/sys has the node_infiniband_* series
+# of RDMAK.txt, no more, no fewer, same types and values
+same_as_ne() {
+	if [ -z "$NE" ]; then
+		skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "$3: same series as node_exporter"
+	elif ! node_exporter "$1" "$TMP/ne.txt"; then
+		ok 1 "$3: node_exporter's infiniband collector answered ($(tail -2 "$TMP/ne.log"))"
+	else
+		run compare "$2" "$TMP/ne.txt"
+		is "$rc" 0 "$3: every node_infiniband_* series of either is the other's, same type and value ($out)"
+	fi
+}
+
 for node in a100-ib-bond a6-sriov-client b1-gb10-roce b2-cx6dx-roce b4-cx3-ib c1-mixed-cx7-cx6 \
 	cx5-roce-sriov d4-cx6-hdr e1-cx7-lag e2-bf3-lag f3-roce-lag s002-a101 s002-a31 v100-ib; do
 	rm -rf "$TMP/node"
@@ -100,14 +113,7 @@ for node in a100-ib-bond a6-sriov-client b1-gb10-roce b2-cx6dx-roce b4-cx3-ib c1
 	n=$(counters "$TMP/node")
 	"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/rdmak.txt"
 	is "$?" 0 "$node: exporter --once exits 0 ($n counter files set)"
-	if [ -z "$NE" ]; then
-		skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "$node: same series as node_exporter"
-	elif ! node_exporter "$TMP/node" "$TMP/ne.txt"; then
-		ok 1 "$node: node_exporter's infiniband collector answered ($(tail -2 "$TMP/ne.log"))"
-	else
-		run compare "$TMP/rdmak.txt" "$TMP/ne.txt"
-		is "$rc" 0 "$node: every node_infiniband_* series of either is the other's, same type and value ($out)"
-	fi
+	same_as_ne "$TMP/node" "$TMP/rdmak.txt" "$node"
 	if [ -n "$PROMTOOL" ]; then
 		run "$PROMTOOL" check metrics <"$TMP/rdmak.txt"
 		is "$rc" 0 "$node: promtool check metrics passes ($out$err)"
@@ -322,14 +328,7 @@ fi
 grep -v '^node_infiniband_' "$TMP/ns.txt" >"$TMP/ns-pod.txt"
 grep '^node_infiniband_.*netns="cni-trainer0"' "$TMP/ns.txt" | sed 's/,netns="cni-trainer0"//' >>"$TMP/ns-pod.txt"
 mkdir -p "$TMP/podroot" && rm -f "$TMP/podroot/sys" && ln -s "$TMP/ns/cni-trainer0" "$TMP/podroot/sys"
-if [ -z "$NE" ]; then
-	skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "the pod's view: same series as node_exporter"
-elif ! node_exporter "$TMP/podroot" "$TMP/ne.txt"; then
-	ok 1 "node_exporter's infiniband collector answered on the pod's view ($(tail -2 "$TMP/ne.log"))"
-else
-	run compare "$TMP/ns-pod.txt" "$TMP/ne.txt"
-	is "$rc" 0 "the moved VFs' node_infiniband_* series are node_exporter's in the pod's view ($out)"
-fi
+same_as_ne "$TMP/podroot" "$TMP/ns-pod.txt" "the pod's view of the moved VFs"
 # shared mode: every device is in every namespace already; the namespaces are not read
 echo Y >"$TMP/node/sys/module/ib_core/parameters/netns_mode"
 run "$RDMAK" exporter --once --root "$TMP/node" --netns-sysfs "$TMP/ns"
