@@ -91,6 +91,7 @@ struct exp_topo {
  * --netns-sysfs), when it holds RDMA devices. */
 struct exp_view {
 	char *name;	    /* the namespace file's name under the folder */
+	int netns_fd;	    /* the namespace, for RDMA netlink there; -1: a --netns-sysfs folder */
 	struct hw_ctx *ctx; /* over its sysfs */
 	char **devset;	    /* its class/infiniband, sorted */
 	size_t n_devset;
@@ -236,6 +237,7 @@ struct exp_rdma_owner {
 };
 struct exp_rdma_dev {
 	char name[NL_RDMA_NAMSIZ];
+	const char *netns; /* the pod namespace it is in (a view's name); NULL: the host's */
 	struct nl_rdma_counter *v;
 	size_t n;
 	struct exp_rdma_owner *owner; /* by counter, as v; NULL: none looked up */
@@ -244,14 +246,29 @@ struct exp_rdma_dev {
  * pid as the exporter's pid namespace sees it). No procfs set (exporter_rdma_procfs): none.
  * -ENOMEM; a pid gone or unreadable leaves that owner "". */
 int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n);
-/* Every device's counter objects now (one socket for the scrape). -errno when netlink fails
- * before any device was read; a device that fails is counted in rdma_errors and left out. */
-int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n);
+/* Every device's counter objects now: one socket for the host's devices, one in each pod
+ * namespace of views (may be NULL) that holds devices. -errno when netlink fails before any
+ * device was read; a device or namespace that fails is counted in rdma_errors and left out. */
+int exporter_rdma_read(struct exporter *e, const struct exp_views *views, struct exp_rdma_dev **ret,
+		       size_t *ret_n);
 void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n);
 /* The rdmak_rdma_counter_* families of d (docs/exporter.md). -ENOMEM. */
 int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 			const struct exp_rdma_dev *d, size_t n);
 /* Both, into a scrape, when exporter_rdma_enable() found RDMA netlink; else nothing. */
-void exporter_rdma_scrape(struct exporter *e, struct exporter_buf *b, enum exporter_format fmt);
+void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, struct exporter_buf *b,
+			  enum exporter_format fmt);
+
+/* netns="<the namespace file's name>" on the series of a device in a pod's namespace: appended
+ * to the label list l[0..n) (room for 3 more), the new n returned; l[n] is NULL. */
+static inline size_t exporter_labels_netns(const char *netns, const char **l, size_t n)
+{
+	if (netns) {
+		l[n++] = "netns";
+		l[n++] = netns;
+	}
+	l[n] = NULL;
+	return n;
+}
 
 #endif

@@ -62,10 +62,13 @@ int exporter_netns_enable(struct exporter *e, const char *dir, bool sysfs_folder
 
 static void view_clear(struct exp_view *v)
 {
+	if (v->netns_fd >= 0)
+		close(v->netns_fd);
 	free(v->name);
 	hw_ctx_free(v->ctx);
 	exporter_devset_free(v->devset, v->n_devset);
 	memset(v, 0, sizeof(*v));
+	v->netns_fd = -1;
 }
 
 void exporter_views_close(struct exp_views *v)
@@ -76,9 +79,10 @@ void exporter_views_close(struct exp_views *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* The sysfs of namespace `name`: 1 opened (in ctx), 0 gone meanwhile or not a namespace (a file
- * left behind), -errno it could not be entered or mounted. */
-static int view_ctx(struct exporter *e, const char *name, struct hw_ctx **ret)
+/* The sysfs of namespace `name`: 1 opened (in ctx, the namespace in *ret_ns: -1 for a folder),
+ * 0 gone meanwhile or not a namespace (a file left behind), -errno it could not be entered or
+ * mounted. */
+static int view_ctx(struct exporter *e, const char *name, struct hw_ctx **ret, int *ret_ns)
 {
 	_cleanup_close_ int ns = -1;
 	char path[PATH_MAX];
@@ -102,7 +106,10 @@ static int view_ctx(struct exporter *e, const char *name, struct hw_ctx **ret)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", mnt);
 	r = hw_ctx_new(path, NULL, ret);
 	close(mnt);
-	return r < 0 ? r : 1;
+	if (r < 0)
+		return r;
+	*ret_ns = TAKE_FD(ns);
+	return 1;
 }
 
 int exporter_views_open(struct exporter *e, struct exp_views *ret)
@@ -129,7 +136,8 @@ int exporter_views_open(struct exporter *e, struct exp_views *ret)
 		struct exp_view *v = &ret->v[ret->n];
 
 		ret->scanned++;
-		r = view_ctx(e, names[i], &v->ctx);
+		v->netns_fd = -1;
+		r = view_ctx(e, names[i], &v->ctx, &v->netns_fd);
 		if (r <= 0) {
 			if (r < 0 && r != -ENOMEM)
 				atomic_fetch_add(&e->netns_errors, 1);

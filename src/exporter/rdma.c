@@ -80,31 +80,34 @@ void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n)
 	free(d);
 }
 
-int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *ret_n)
+/* The counter objects of the devices one socket sees (netns_fd: -1 the exporter's namespace),
+ * appended to out[*n_out..). -errno when the socket or its device dump fails. */
+static int read_ns(struct exporter *e, int netns_fd, const char *netns, struct exp_rdma_dev **out,
+		   size_t *n_out)
 {
 	struct nl_rdma_dev *devs = NULL;
-	struct exp_rdma_dev *out = NULL;
+	struct exp_rdma_dev *o = NULL;
 	struct nl_rdma *r = NULL;
-	size_t n_devs = 0, n_out = 0;
+	size_t n_devs = 0;
 	int x;
 
-	x = nl_rdma_open(-1, &r);
+	x = nl_rdma_open(netns_fd, &r);
 	if (x == 0)
 		x = nl_rdma_dev_list(r, &devs, &n_devs);
+	if (x == 0 && !(o = realloc(*out, (*n_out + n_devs + 1) * sizeof(*o))))
+		x = -ENOMEM;
 	if (x < 0) {
-		atomic_fetch_add(&e->rdma_errors, 1);
+		if (x != -ENOMEM)
+			atomic_fetch_add(&e->rdma_errors, 1);
+		free(devs);
 		nl_rdma_free(r);
 		return x;
 	}
-	out = calloc(n_devs ? n_devs : 1, sizeof(*out));
-	if (!out) {
-		free(devs);
-		nl_rdma_free(r);
-		return -ENOMEM;
-	}
+	*out = o;
 	for (size_t i = 0; i < n_devs; i++) {
-		struct exp_rdma_dev *d = &out[n_out];
+		struct exp_rdma_dev *d = &o[*n_out];
 
+		memset(d, 0, sizeof(*d));
 		x = nl_rdma_counters(r, devs[i].index, &d->v, &d->n);
 		if (x < 0) {
 			/* a device gone between the two dumps, a kernel before 5.3 (no counter
@@ -113,17 +116,40 @@ int exporter_rdma_read(struct exporter *e, struct exp_rdma_dev **ret, size_t *re
 			atomic_fetch_add(&e->rdma_errors, 1);
 			nl_rdma_free(r);
 			r = NULL;
-			if (nl_rdma_open(-1, &r) < 0)
+			if (nl_rdma_open(netns_fd, &r) < 0)
 				break;
 			continue;
 		}
 		if (!d->n)
 			continue;
 		snprintf(d->name, sizeof(d->name), "%s", devs[i].name);
-		n_out++;
+		d->netns = netns;
+		(*n_out)++;
 	}
 	nl_rdma_free(r);
 	free(devs);
+	return 0;
+}
+
+int exporter_rdma_read(struct exporter *e, const struct exp_views *views, struct exp_rdma_dev **ret,
+		       size_t *ret_n)
+{
+	struct exp_rdma_dev *out = calloc(1, sizeof(*out));
+	size_t n_out = 0;
+	int x;
+
+	if (!out)
+		return -ENOMEM;
+	x = read_ns(e, -1, NULL, &out, &n_out);
+	/* each pod namespace that holds devices (exclusive mode): a socket opened in it */
+	for (size_t i = 0; x >= 0 && views && i < views->n; i++)
+		if (views->v[i].netns_fd >= 0 &&
+		    read_ns(e, views->v[i].netns_fd, views->v[i].name, &out, &n_out) == -ENOMEM)
+			x = -ENOMEM;
+	if (x < 0) {
+		exporter_rdma_devs_free(out, n_out);
+		return x;
+	}
 	*ret = out;
 	*ret_n = n_out;
 	return 0;
@@ -214,19 +240,20 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 			const struct nl_rdma_counter *c = &d[i].v[j];
 			const char *qpt = c->qp_type >= 0 ? nl_rdma_qp_type_name(c->qp_type) : "";
 			char qpt_num[8];
-			const char *l[] = { "device",	  d[i].name,
-					    "port",	  port,
-					    "counter_id", id,
-					    "mode",	  mode_name(c->mode, mode, sizeof(mode)),
-					    "qp_type",	  qpt,
-					    "pid",	  pid,
-					    "comm",	  c->comm,
-					    NULL };
+			const char *l[17] = { "device",	    d[i].name,
+					      "port",	    port,
+					      "counter_id", id,
+					      "mode",	    mode_name(c->mode, mode, sizeof(mode)),
+					      "qp_type",    qpt,
+					      "pid",	    pid,
+					      "comm",	    c->comm,
+					      NULL };
 
 			if (!qpt) {
 				snprintf(qpt_num, sizeof(qpt_num), "%d", c->qp_type);
 				l[9] = qpt_num;
 			}
+			exporter_labels_netns(d[i].netns, l, 14);
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			if (c->pid >= 0)
@@ -248,7 +275,7 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 		for (size_t j = 0; d[i].owner && j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
 			const struct exp_rdma_owner *o = &d[i].owner[j];
-			const char *l[] = {
+			const char *l[15] = {
 				"device",     d[i].name,  "port",	  port,
 				"counter_id", id,	  "pid",	  pid,
 				"pod_uid",    o->pod_uid, "container_id", o->container_id,
@@ -257,6 +284,7 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 
 			if (!o->pod_uid[0])
 				continue;
+			exporter_labels_netns(d[i].netns, l, 12);
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			snprintf(pid, sizeof(pid), "%" PRId64, c->pid);
@@ -267,9 +295,10 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
-			const char *l[] = { "device",	  d[i].name, "port", port,
-					    "counter_id", id,	     NULL };
+			const char *l[9] = { "device",	   d[i].name, "port", port,
+					     "counter_id", id,	      NULL };
 
+			exporter_labels_netns(d[i].netns, l, 6);
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			exporter_out_sample(b, "rdmak_rdma_counter_qps", l, c->n_qpns);
@@ -280,9 +309,10 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < d[i].n; j++) {
 			const struct nl_rdma_counter *c = &d[i].v[j];
-			const char *l[] = { "device", d[i].name, "port", port, "counter_id",
-					    id,	      "lqpn",	 qpn,	 NULL };
+			const char *l[11] = { "device", d[i].name, "port", port, "counter_id",
+					      id,	"lqpn",	   qpn,	   NULL };
 
+			exporter_labels_netns(d[i].netns, l, 8);
 			snprintf(port, sizeof(port), "%" PRIu32, c->port);
 			snprintf(id, sizeof(id), "%" PRIu32, c->id);
 			for (size_t q = 0; q < c->n_qpns; q++) {
@@ -300,9 +330,10 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = 0; j < d[i].n; j++) {
 				const struct nl_rdma_counter *c = &d[i].v[j];
-				const char *l[] = { "device",	  d[i].name, "port", port,
-						    "counter_id", id,	     NULL };
+				const char *l[9] = { "device",	   d[i].name, "port", port,
+						     "counter_id", id,	      NULL };
 
+				exporter_labels_netns(d[i].netns, l, 6);
 				snprintf(port, sizeof(port), "%" PRIu32, c->port);
 				snprintf(id, sizeof(id), "%" PRIu32, c->id);
 				for (size_t h = 0; h < c->n_hw; h++)
@@ -314,7 +345,8 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 	return 0;
 }
 
-void exporter_rdma_scrape(struct exporter *e, struct exporter_buf *b, enum exporter_format fmt)
+void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, struct exporter_buf *b,
+			  enum exporter_format fmt)
 {
 	struct exp_rdma_dev *d = NULL;
 	size_t n = 0;
@@ -322,7 +354,7 @@ void exporter_rdma_scrape(struct exporter *e, struct exporter_buf *b, enum expor
 
 	if (!atomic_load(&e->rdma_netlink))
 		return; /* absent at start: nothing from it, said once by the role */
-	if (exporter_rdma_read(e, &d, &n) == 0 && exporter_rdma_owners(e, d, n) == 0)
+	if (exporter_rdma_read(e, views, &d, &n) == 0 && exporter_rdma_owners(e, d, n) == 0)
 		exporter_rdma_write(b, fmt, d, n);
 	exporter_rdma_devs_free(d, n);
 	exporter_out_family(

@@ -340,18 +340,6 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 /* ---- writing
  * ------------------------------------------------------------------------------------- */
 
-/* netns="<the namespace file's name>" on the series of a device in a pod's namespace: appended
- * to l[0..n), the new n returned. */
-static size_t netns_label(const char *netns, const char **l, size_t n)
-{
-	if (netns) {
-		l[n++] = "netns";
-		l[n++] = netns;
-	}
-	l[n] = NULL;
-	return n;
-}
-
 static void write_state(struct out *o, const struct exp_topo *t, const struct values *val)
 {
 	static const struct {
@@ -375,7 +363,7 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 			d->fw_ver, "hca_type", d->hca_type, NULL
 		};
 
-		exporter_podmap_labels(o->pods, d->name, l, netns_label(d->netns, l, 8));
+		exporter_podmap_labels(o->pods, d->name, l, exporter_labels_netns(d->netns, l, 8));
 		sample_u64(o, "node_infiniband_info", l, 1);
 	}
 	for (int k = 0; k < 3; k++) {
@@ -429,11 +417,12 @@ static int row_labels(struct out *o, const struct exp_topo *t)
 			l[2] = "port";
 			l[3] = t->ports[r].num_s;
 			exporter_podmap_labels(o->pods, l[1], l,
-					       netns_label(t->ports[r].netns, l, 4));
+					       exporter_labels_netns(t->ports[r].netns, l, 4));
 		} else {
 			l[1] = t->devs[r - t->n_ports].name;
-			exporter_podmap_labels(o->pods, l[1], l,
-					       netns_label(t->devs[r - t->n_ports].netns, l, 2));
+			exporter_podmap_labels(
+				o->pods, l[1], l,
+				exporter_labels_netns(t->devs[r - t->n_ports].netns, l, 2));
 		}
 		exporter_buf_labels(&o->lab, l);
 	}
@@ -453,7 +442,7 @@ static void write_info(struct out *o, const struct exp_topo *t)
 				      "gid",	    p->gid,	   "port_guid", p->port_guid,
 				      NULL };
 
-		exporter_podmap_labels(o->pods, p->dev, l, netns_label(p->netns, l, 12));
+		exporter_podmap_labels(o->pods, p->dev, l, exporter_labels_netns(p->netns, l, 12));
 		sample_u64(o, "rdmak_port_info", l, 1);
 	}
 }
@@ -500,7 +489,7 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 				family(o, fams[k].name, EXP_GAUGE, fams[k].help);
 			any = true;
 			exporter_podmap_labels(o->pods, t->devs[i].name, l,
-					       netns_label(t->devs[i].netns, l, 4));
+					       exporter_labels_netns(t->devs[i].netns, l, 4));
 			write_double(o, fams[k].name, l, v);
 		}
 	}
@@ -688,7 +677,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
-		exporter_rdma_scrape(e, &b, fmt);
+		exporter_rdma_scrape(e, &views, &b, fmt);
 		write_netns(&o, e);
 		write_errors(&o, t);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,

@@ -127,6 +127,16 @@ static void test_rdma_counters(void **st)
 				    "rdmak_rdma_counter_rx_write_requests_total{device=\"mlx5_0\",port=\"2\",counter_id=\"4\"} "
 				    "18446744073709551615\n"));
 	free(buf);
+	/* the same device read in a pod's namespace (exclusive mode): every series says which */
+	d.netns = "cni-trainer0";
+	buf = rdma_text(&d, 1);
+	assert_non_null(strstr(buf, "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",mode=\"auto\","));
+	assert_non_null(strstr(buf, ",netns=\"cni-trainer0\"} 1\n"));
+	assert_non_null(strstr(buf, "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",netns=\"cni-trainer0\"} 2\n"));
+	assert_non_null(strstr(buf, "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",lqpn=\"178\",netns=\"cni-trainer0\"} 1\n"));
+	assert_non_null(strstr(buf, "rdmak_rdma_counter_out_of_sequence_total{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",netns=\"cni-trainer0\"} 2\n"));
+	assert_null(strstr(buf, "counter_id=\"3\"} "));
+	free(buf);
 	nl_rdma_counters_free(d.v, d.n);
 }
 
