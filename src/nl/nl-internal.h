@@ -71,5 +71,8 @@ int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter *
 
 /* The NLMSGERR_ATTR_MSG text of an error or ACK message, "" when it carries none. */
 void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len);
+/* The error an NLMSG_DONE carries when the kernel could not finish the dump (a dump callback's
+ * -errno, e.g. an unknown device index), 0 when it finished. */
+int nl_done_error(const struct nlmsghdr *h);
 
 #endif

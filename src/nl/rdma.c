@@ -130,6 +130,16 @@ static int cb_error(const struct nlmsghdr *h, void *data)
 
 static int cb_done(const struct nlmsghdr *h, void *data)
 {
+	struct rdma_talk *t = data;
+	int e = nl_done_error(h);
+
+	/* a dump the kernel could not do (an unknown device index: res_get_common_dumpit's
+	 * -EINVAL) ends in an NLMSG_DONE carrying the error, not in an NLMSG_ERROR */
+	if (e < 0) {
+		t->err = e;
+		nl_extack_msg(h, t->r->errmsg, sizeof(t->r->errmsg));
+		return MNL_CB_ERROR;
+	}
 	return MNL_CB_STOP;
 }
 

@@ -89,6 +89,15 @@ const char *nl_rt_errmsg(const struct nl_rt *rt)
 	return rt->errmsg;
 }
 
+int nl_done_error(const struct nlmsghdr *h)
+{
+	int e = 0;
+
+	if (h->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
+		memcpy(&e, (const char *)h + NLMSG_HDRLEN, sizeof(e));
+	return e < 0 ? e : 0;
+}
+
 void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len)
 {
 	const struct nlmsgerr *e;
@@ -96,14 +105,21 @@ void nl_extack_msg(const struct nlmsghdr *h, char *buf, size_t len)
 	size_t off;
 
 	buf[0] = '\0';
-	if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*e) || !(h->nlmsg_flags & NLM_F_ACK_TLVS))
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
 		return;
-	e = (const struct nlmsgerr *)((const char *)h + NLMSG_HDRLEN);
-	/* The TLVs follow the echoed request: its header only when capped (NETLINK_CAP_ACK,
-	 * or any ACK of a success), the whole request otherwise. */
-	off = NLMSG_HDRLEN + sizeof(*e);
-	if (!(h->nlmsg_flags & NLM_F_CAPPED) && e->error != 0)
-		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	if (h->nlmsg_type == NLMSG_DONE) {
+		/* a dump's end: the TLVs follow its int error */
+		off = NLMSG_HDRLEN + sizeof(int);
+	} else {
+		if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*e))
+			return;
+		e = (const struct nlmsgerr *)((const char *)h + NLMSG_HDRLEN);
+		/* The TLVs follow the echoed request: its header only when capped
+		 * (NETLINK_CAP_ACK, or any ACK of a success), the whole request otherwise. */
+		off = NLMSG_HDRLEN + sizeof(*e);
+		if (!(h->nlmsg_flags & NLM_F_CAPPED) && e->error != 0)
+			off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	}
 	if (off >= h->nlmsg_len)
 		return;
 	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)h + off),
@@ -146,14 +162,11 @@ static int on_finish(struct nl_msg *msg, void *arg)
 	struct talk *t = arg;
 	struct nlmsghdr *h = nlmsg_hdr(msg);
 
-	/* NLMSG_DONE carries the dump's own error when the kernel could not finish it */
-	if (h->nlmsg_len >= NLMSG_HDRLEN + sizeof(int)) {
-		int e;
-		memcpy(&e, nlmsg_data(h), sizeof(e));
-		if (e < 0 && t->err == 0) {
-			t->err = e;
-			nl_extack_msg(h, t->rt->errmsg, sizeof(t->rt->errmsg));
-		}
+	int e = nl_done_error(h);
+
+	if (e < 0 && t->err == 0) {
+		t->err = e;
+		nl_extack_msg(h, t->rt->errmsg, sizeof(t->rt->errmsg));
 	}
 	if (h->nlmsg_flags & NLM_F_DUMP_INTR)
 		t->intr = true;

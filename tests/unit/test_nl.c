@@ -539,6 +539,30 @@ static void test_rdma_stat_requests(void **st)
 	assert_int_equal(t[2], RDMA_NLDEV_ATTR_STAT_RES);
 }
 
+/* A dump the kernel could not do ends in an NLMSG_DONE carrying its -errno and, with extended
+ * ACKs, the reason after it (what RDMA_NLDEV_CMD_STAT_GET of an unknown device answers). */
+static void test_done_error(void **st)
+{
+	char buf[256] = { 0 };
+	char msg[64];
+	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
+	int *e;
+
+	h->nlmsg_type = NLMSG_DONE;
+	h->nlmsg_flags = NLM_F_MULTI;
+	e = mnl_nlmsg_put_extra_header(h, sizeof(int));
+	*e = 0;
+	assert_int_equal(nl_done_error(h), 0);
+	*e = -EINVAL;
+	assert_int_equal(nl_done_error(h), -EINVAL);
+	nl_extack_msg(h, msg, sizeof(msg));
+	assert_string_equal(msg, "");
+	h->nlmsg_flags |= NLM_F_ACK_TLVS;
+	mnl_attr_put_strz(h, NLMSGERR_ATTR_MSG, "no such device");
+	nl_extack_msg(h, msg, sizeof(msg));
+	assert_string_equal(msg, "no such device");
+}
+
 static void test_rdma_stat_parse(void **st)
 {
 	static const struct nldev_hw hw[] = {
@@ -734,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_vf_guid_request),
 		cmocka_unit_test(test_rdma_requests),
 		cmocka_unit_test(test_rdma_stat_requests),
+		cmocka_unit_test(test_done_error),
 		cmocka_unit_test(test_rdma_stat_parse),
 		cmocka_unit_test(test_rdma_counters_parse),
 		cmocka_unit_test(test_rdma_live),
