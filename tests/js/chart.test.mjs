@@ -404,6 +404,7 @@ test('exporter.netns: off renders byte for byte what it did; on, the runtime\'s 
 	assert.deepEqual(spec.volumes.find((v) => v.name === 'netns'), { name: 'netns', hostPath: { path: '/var/run/netns', type: 'Directory' } });
 	assert.deepEqual(c.volumeMounts.find((m) => m.name === 'netns'), { name: 'netns', mountPath: '/run/rdmak-netns', readOnly: true, mountPropagation: 'HostToContainer' });
 	assert.deepEqual(c.args.filter((a) => a.startsWith('--netns-dir')), ['--netns-dir=/run/rdmak-netns']);
+	assert.ok(spawnSync(RDMAK, ['exporter', '--help'], { encoding: 'utf8' }).stdout.includes('--netns-dir DIR'), 'rdmak exporter takes --netns-dir');
 	assert.deepEqual(sec(ds).capabilities, { drop: ['ALL'], add: ['SYS_ADMIN'] });
 	for (const k of ['privileged', 'allowPrivilegeEscalation']) assert.equal(sec(ds)[k], false, k);
 	assert.equal(sec(ds).readOnlyRootFilesystem, true);
