@@ -380,6 +380,66 @@ test('exporter.tls: off by default (plain HTTP, as before); on, the Secret mount
 	assert.doesNotThrow(() => render([], ['--set', 'exporter.enabled=true', ...client]));
 });
 
+test('exporter.netns: off renders byte for byte what it did; on, the runtime\'s netns folder read-only with HostToContainer, --netns-dir, uid 0 and SYS_ADMIN and nothing else; a relative dir is refused', async () => {
+	const on = ['--set', 'exporter.enabled=true'];
+	const sec = (d) => d.spec.template.spec.containers[0].securityContext;
+
+	// off (the default): the same bytes, whatever dir says
+	const plain = helmRun(['template', 'rdmak', CHART, '-n', 'kube-system', ...on]);
+	assert.equal(plain.status, 0, plain.stderr);
+	for (const extra of [['--set', 'exporter.netns.enabled=false'], ['--set', 'exporter.netns.dir=/run/netns'], ['--set', 'exporter.netns.dir=run/netns']]) {
+		const r = helmRun(['template', 'rdmak', CHART, '-n', 'kube-system', ...on, ...extra]);
+		assert.equal(r.status, 0, r.stderr);
+		assert.equal(r.stdout, plain.stdout, extra.join(' '));
+	}
+	const off = one(render([], on), 'DaemonSet', 'rdmak-exporter');
+	assert.ok(!off.spec.template.spec.volumes.some((v) => v.name === 'netns'));
+
+	// on: the folder, the mount, the flag, the capability
+	const docs = render([], [...on, '--set', 'exporter.netns.enabled=true']);
+	const ds = one(docs, 'DaemonSet', 'rdmak-exporter');
+	await validateAll([ds, one(docs, 'ServiceAccount', 'rdmak-exporter')]);
+	const spec = ds.spec.template.spec;
+	const c = spec.containers[0];
+	assert.deepEqual(spec.volumes.find((v) => v.name === 'netns'), { name: 'netns', hostPath: { path: '/var/run/netns', type: 'Directory' } });
+	assert.deepEqual(c.volumeMounts.find((m) => m.name === 'netns'), { name: 'netns', mountPath: '/run/rdmak-netns', readOnly: true, mountPropagation: 'HostToContainer' });
+	assert.deepEqual(c.args.filter((a) => a.startsWith('--netns-dir')), ['--netns-dir=/run/rdmak-netns']);
+	assert.ok(spawnSync(RDMAK, ['exporter', '--help'], { encoding: 'utf8' }).stdout.includes('--netns-dir DIR'), 'rdmak exporter takes --netns-dir');
+	assert.deepEqual(sec(ds).capabilities, { drop: ['ALL'], add: ['SYS_ADMIN'] });
+	for (const k of ['privileged', 'allowPrivilegeEscalation']) assert.equal(sec(ds)[k], false, k);
+	assert.equal(sec(ds).readOnlyRootFilesystem, true);
+	// everything else of the DaemonSet is as without it (podResources on: uid 0 already)
+	const strip = (d) => {
+		const x = structuredClone(d);
+		const k = x.spec.template.spec.containers[0];
+		k.args = k.args.filter((a) => !a.startsWith('--netns-dir'));
+		k.volumeMounts = k.volumeMounts.filter((m) => m.name !== 'netns');
+		delete k.securityContext.capabilities.add;
+		x.spec.template.spec.volumes = x.spec.template.spec.volumes.filter((v) => v.name !== 'netns');
+		return x;
+	};
+	assert.deepEqual(strip(ds), off);
+
+	// without pod labels it still needs uid 0: only uid 0 holds the capability effective
+	const noLabels = one(render([], [...on, '--set', 'exporter.netns.enabled=true', '--set', 'exporter.podResources=false', '--set', 'exporter.netns.dir=/run/netns']), 'DaemonSet', 'rdmak-exporter');
+	await validateAll([noLabels]);
+	const nl = noLabels.spec.template.spec;
+	assert.deepEqual([nl.securityContext.runAsNonRoot, nl.securityContext.runAsUser, nl.securityContext.runAsGroup], [false, 0, 0]);
+	assert.equal(sec(noLabels).runAsNonRoot, false);
+	assert.deepEqual(nl.containers[0].args, ['--listen=:9436', '--root=/host', '--no-pod-resources', '--netns-dir=/run/rdmak-netns']);
+	assert.equal(nl.volumes.find((v) => v.name === 'netns').hostPath.path, '/run/netns');
+	assert.deepEqual(sec(noLabels).capabilities, { drop: ['ALL'], add: ['SYS_ADMIN'] });
+
+	// refused: a dir that is no absolute hostPath
+	for (const dir of ['run/netns', '', '/var/run/../../netns']) {
+		const r = helmRun(['template', 'x', CHART, ...on, '--set', 'exporter.netns.enabled=true', '--set', `exporter.netns.dir=${dir}`]);
+		assert.notEqual(r.status, 0, dir);
+		assert.match(r.stderr, /exporter\.netns\.dir .*must be an absolute path/, r.stderr);
+	}
+	const bad = helmRun(['template', 'x', CHART, '--set', 'exporter.netns.enabled=yes']);
+	assert.match(bad.stderr, /- exporter\.netns\.enabled: Invalid type\. Expected: boolean/);
+});
+
 test('node parts: the default nodeSelector is NFD\'s Mellanox label; values reach the pods', () => {
 	const docs = render();
 	for (const name of ['rdmak-plugin', 'rdmak-cni', 'rdmak-doctor']) {
