@@ -235,8 +235,14 @@ $(BUILD)/tools/exec_loop: tools/exec_loop.c
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
 
+# The floor of the exporter's per-namespace work (tools/bench-exporter.sh): the same system calls.
+$(BUILD)/tools/netns_floor: tools/netns_floor.c
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
 bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor $(BUILD)/tools/read_floor \
-       $(BUILD)/tools/exec_loop
+       $(BUILD)/tools/exec_loop $(BUILD)/tools/netns_floor
 	tools/bench.sh $(BUILD)
 
 PREFIX  ?= /usr/local

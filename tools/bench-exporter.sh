@@ -5,7 +5,10 @@
 # prometheus-node-exporter, --collector.disable-defaults --collector.infiniband) on the same tree,
 # in the same run: the median of 7 scrapes each after a first one, and each server's resident
 # memory after them (VmHWM, its peak); and rdmak again with --no-io-uring (the path of a pod
-# whose seccomp profile refuses io_uring).
+# whose seccomp profile refuses io_uring). Then what --netns-dir adds to a scrape on a node in
+# the exclusive RDMA netns mode (cx5-roce-sriov) with 64 pod namespaces of this kernel (made with
+# unshare --net=FILE; none holds an RDMA device here), per namespace, against the floor of the
+# same system calls in one C process (tools/netns_floor.c). Goal: 2x the floor.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -17,7 +20,11 @@ if [ -z "$ne" ] || ! command -v curl >/dev/null || [ ! -d "$tree" ]; then
 fi
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for f in "$tmp"/netns/*; do umount "$f" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -53,3 +60,31 @@ printf 'bench-exporter: one scrape of %s: rdmak %s ms (%s series, %s MiB peak RS
 	"$(basename "$tree")" "$rt" "$rs" "$rm" "$nt" "$ns" "$nm" "$(echo "$rt / $nt" | bc -l)"
 printf 'bench-exporter: with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): rdmak %s ms (%s series, %s MiB); rdmak/node_exporter time %.2fx\n' \
 	"$qt" "$qs" "$qm" "$(echo "$qt / $nt" | bc -l)"
+
+# --netns-dir: the scrape's cost per pod namespace
+ex=examples/nodes/cx5-roce-sriov
+mkdir "$tmp/netns"
+nsn=64
+for i in $(seq "$nsn"); do
+	touch "$tmp/netns/cni-$i"
+	unshare --net="$tmp/netns/cni-$i" true 2>/dev/null || { nsn=0; break; }
+done
+if [ "$nsn" = 0 ] || [ ! -x "$build/tools/netns_floor" ]; then
+	echo "bench-exporter: --netns-dir skipped (needs unshare --net=FILE as root and $build/tools/netns_floor)"
+	exit 0
+fi
+p4=$(port)
+"$build/rdmak" exporter --root "$ex" --listen "127.0.0.1:$p4" --no-pod-resources 2>"$tmp/base.log" &
+pids+=($!)
+b=$(measure base $! "http://127.0.0.1:$p4/metrics")
+p5=$(port)
+"$build/rdmak" exporter --root "$ex" --listen "127.0.0.1:$p5" --no-pod-resources --netns-dir "$tmp/netns" 2>"$tmp/ns.log" &
+pids+=($!)
+w=$(measure netns $! "http://127.0.0.1:$p5/metrics")
+grep -q "^rdmak_exporter_netns_scanned $nsn$" "$tmp/netns.txt" || { echo "bench-exporter: --netns-dir did not scan $nsn namespaces"; exit 1; }
+fl=$("$build/tools/netns_floor" "$tmp/netns" 7)
+read -r _ bt _ _ <<<"$b"
+read -r _ wt _ _ <<<"$w"
+printf 'bench-exporter: --netns-dir, %d namespaces on %s: scrape %s ms against %s ms without, %.1f us per namespace; floor (netns_floor: open, setns, fsopen/fsconfig/fsmount, setns back, list class/infiniband) %.1f us per namespace; %.2fx the floor (goal 2)\n' \
+	"$nsn" "$(basename "$ex")" "$wt" "$bt" "$(echo "($wt - $bt) * 1000 / $nsn" | bc -l)" \
+	"$(echo "$fl * 1000 / $nsn" | bc -l)" "$(echo "($wt - $bt) / $fl" | bc -l)"

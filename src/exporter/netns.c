@@ -79,36 +79,54 @@ void exporter_views_close(struct exp_views *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* The sysfs of namespace `name`: 1 opened (in ctx, the namespace in *ret_ns: -1 for a folder),
- * 0 gone meanwhile or not a namespace (a file left behind), -errno it could not be entered or
- * mounted. */
-static int view_ctx(struct exporter *e, const char *name, struct hw_ctx **ret, int *ret_ns)
+/* The RDMA devices of the sysfs at root (a mount's root, a folder), sorted; none: *n 0. */
+static int list_devices(int root, char ***ret, size_t *n)
 {
-	_cleanup_close_ int ns = -1;
+	_cleanup_close_ int ib =
+		openat(root, "class/infiniband", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*ret = NULL;
+	*n = 0;
+	if (ib < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return fileio_list_dir(ib, FILEIO_LIST_NO_HIDDEN, ret, n);
+}
+
+/* Namespace `name` into v: 1 when it holds RDMA devices (v->ctx over its sysfs, v->devset, and
+ * v->netns_fd the namespace: -1 for a folder), 0 when it holds none, is gone meanwhile or is no
+ * namespace (a file left behind), -errno when it could not be entered, mounted or listed. A
+ * namespace without devices costs its mount and one listing: no context is made for it. */
+static int view_open(struct exporter *e, const char *name, struct exp_view *v)
+{
+	_cleanup_close_ int ns = -1, root = -1;
 	char path[PATH_MAX];
-	int mnt = -1, r;
+	int r;
 
 	if (snprintf(path, sizeof(path), "%s/%s", e->netns_dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if (e->netns_sysfs) {
-		r = hw_ctx_new(path, NULL, ret);
-		return r == -ENOENT || r == -ENOTDIR ? 0 : r < 0 ? r : 1;
+		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	} else {
+		r = nl_netns_open(path, &ns);
+		if (r == -ENOENT || r == -EINVAL)
+			return 0;
+		if (r < 0)
+			return r;
+		r = nl_netns_sysfs(ns, &root);
+		if (r < 0)
+			return r;
 	}
-	r = nl_netns_open(path, &ns);
-	if (r == -ENOENT || r == -EINVAL)
-		return 0;
+	r = list_devices(root, &v->devset, &v->n_devset);
+	if (r < 0 || v->n_devset == 0)
+		return r;
+	/* the context opens its own fd on the root: ours can go */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", root);
+	r = hw_ctx_new(path, NULL, &v->ctx);
 	if (r < 0)
 		return r;
-	r = nl_netns_sysfs(ns, &mnt);
-	if (r < 0)
-		return r;
-	/* the context opens its own fd on the mount's root: ours can go */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", mnt);
-	r = hw_ctx_new(path, NULL, ret);
-	close(mnt);
-	if (r < 0)
-		return r;
-	*ret_ns = TAKE_FD(ns);
+	v->netns_fd = TAKE_FD(ns);
 	return 1;
 }
 
@@ -137,15 +155,8 @@ int exporter_views_open(struct exporter *e, struct exp_views *ret)
 
 		ret->scanned++;
 		v->netns_fd = -1;
-		r = view_ctx(e, names[i], &v->ctx, &v->netns_fd);
+		r = view_open(e, names[i], v);
 		if (r <= 0) {
-			if (r < 0 && r != -ENOMEM)
-				atomic_fetch_add(&e->netns_errors, 1);
-			r = r == -ENOMEM ? r : 0;
-			continue;
-		}
-		r = exporter_devset_read(v->ctx, &v->devset, &v->n_devset);
-		if (r < 0 || v->n_devset == 0) {
 			if (r < 0 && r != -ENOMEM)
 				atomic_fetch_add(&e->netns_errors, 1);
 			r = r == -ENOMEM ? r : 0;
