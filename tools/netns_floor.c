@@ -17,20 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "floor_time.h"
 
 /* One namespace: 0, or -1 (said on stderr). */
 static int one(int dirfd, const char *name, int self)
@@ -77,7 +64,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < runs; r++) {
 		DIR *d = opendir(argv[1]);
 		struct dirent *e;
-		double t0 = now_ms();
+		double t0 = floor_now_ms();
 
 		if (!d) {
 			perror(argv[1]);
@@ -87,10 +74,9 @@ int main(int argc, char **argv)
 			if (e->d_name[0] != '.' && one(dirfd(d), e->d_name, self) < 0)
 				return 1;
 		closedir(d);
-		t[r] = now_ms() - t0;
+		t[r] = floor_now_ms() - t0;
 	}
-	qsort(t, (size_t)runs, sizeof(*t), cmp);
-	printf("%.3f\n", t[runs / 2]);
+	printf("%.3f\n", floor_median(t, runs));
 	free(t);
 	return 0;
 }

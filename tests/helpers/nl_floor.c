@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../tools/floor_time.h"
+
 #define TABLE 101
 
 struct req {
@@ -234,27 +236,6 @@ static int del(int pod)
 	return rule(pod, RTM_DELRULE, &a);
 }
 
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	int host, pod, podns, self, n, r;
@@ -282,22 +263,22 @@ int main(int argc, char **argv)
 	if (!ta || !td)
 		return 1;
 	for (int i = 0; i < n; i++) {
-		double t0 = now_ms(), t1;
+		double t0 = floor_now_ms(), t1;
 
 		if ((r = add(host, pod, podns, argv[1])) < 0) {
 			fprintf(stderr, "nl_floor: ADD: %s\n", strerror(-r));
 			return 1;
 		}
-		t1 = now_ms();
+		t1 = floor_now_ms();
 		if ((r = del(pod)) < 0) {
 			fprintf(stderr, "nl_floor: DEL: %s\n", strerror(-r));
 			return 1;
 		}
 		ta[i] = t1 - t0;
-		td[i] = now_ms() - t1;
+		td[i] = floor_now_ms() - t1;
 	}
 	{
-		double a = median(ta, n), d = median(td, n);
+		double a = floor_median(ta, n), d = floor_median(td, n);
 
 		printf("{\"add\": {\"median_ms\": %.3f}, \"del\": {\"median_ms\": %.3f}, \"cycle\": {\"median_ms\": %.3f}}\n", a,
 		       d, a + d);
