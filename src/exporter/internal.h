@@ -161,6 +161,8 @@ void exporter_topo_free(struct exp_topo *t);
 int exporter_row_open(struct hw_ctx *ctx, const char *dev, unsigned port, enum exp_dir d);
 /* class/infiniband's names now, sorted (an absent folder: none). -errno. */
 int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n);
+/* The same of the sysfs whose root is the fd sysfs_fd (O_PATH is enough). */
+int exporter_devset_read_at(int sysfs_fd, char ***ret, size_t *ret_n);
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);
 void exporter_devset_free(char **v, size_t n);
 

@@ -79,19 +79,6 @@ void exporter_views_close(struct exp_views *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* The RDMA devices of the sysfs at root (a mount's root, a folder), sorted; none: *n 0. */
-static int list_devices(int root, char ***ret, size_t *n)
-{
-	_cleanup_close_ int ib =
-		openat(root, "class/infiniband", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	*ret = NULL;
-	*n = 0;
-	if (ib < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return fileio_list_dir(ib, FILEIO_LIST_NO_HIDDEN, ret, n);
-}
-
 /* Namespace `name` into v: 1 when it holds RDMA devices (v->ctx over its sysfs, v->devset, and
  * v->netns_fd the namespace: -1 for a folder), 0 when it holds none, is gone meanwhile or is no
  * namespace (a file left behind), -errno when it could not be entered, mounted or listed. A
@@ -118,7 +105,7 @@ static int view_open(struct exporter *e, const char *name, struct exp_view *v)
 		if (r < 0)
 			return r;
 	}
-	r = list_devices(root, &v->devset, &v->n_devset);
+	r = exporter_devset_read_at(root, &v->devset, &v->n_devset);
 	if (r < 0 || v->n_devset == 0)
 		return r;
 	/* the context opens its own fd on the root: ours can go */

@@ -221,9 +221,6 @@ static void batch_slots(struct batch *b, size_t row, const int *fds, const struc
 			batch_add(b, fds[slots[f].dir], b->t->families[f].file, row, (int)f);
 }
 
-/* Every file of the scrape, in two passes: the ports' state files first, so that a port whose
- * folder is gone (its state ENOENT) has its counters neither read nor counted as errors; then
- * the counters of the ports there are and of the devices. */
 /* The folder fds of the rows: the topology's for the host's, opened in this scrape's views for
  * those in pods' namespaces (-1 when the namespace is gone: reload). rows * EXP_DIR_N of them. */
 static int *row_fds(struct exporter *e, const struct exp_topo *t, const struct exp_views *views)
@@ -271,6 +268,9 @@ static void row_fds_free(const struct exp_topo *t, int *fds)
 	free(fds);
 }
 
+/* Every file of the scrape, in two passes: the ports' state files first, so that a port whose
+ * folder is gone (its state ENOENT) has its counters neither read nor counted as errors; then
+ * the counters of the ports there are and of the devices. */
 static int read_all(struct exporter *e, const struct exp_topo *t, const struct exp_views *views,
 		    struct values *val)
 {

@@ -16,6 +16,7 @@
 #include "exporter/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/inroot.h"
 #include "util/strutil.h"
 
 #define C(file, name, help)                                                                        \
@@ -124,10 +125,9 @@ static int list_dir(int dirfd, bool regular_only, char ***ret, size_t *ret_n)
 			       ret, ret_n);
 }
 
-int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)
+int exporter_devset_read_at(int sysfs_fd, char ***ret, size_t *ret_n)
 {
-	_cleanup_close_ int fd =
-		hw_ctx_open(ctx, HW_ROOT_SYSFS, "class/infiniband", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int fd = inroot_openat(sysfs_fd, "class/infiniband", O_PATH | O_DIRECTORY);
 
 	if (fd == -ENOENT) {
 		*ret = NULL;
@@ -137,6 +137,11 @@ int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)
 	if (fd < 0)
 		return fd;
 	return list_dir(fd, false, ret, ret_n);
+}
+
+int exporter_devset_read(struct hw_ctx *ctx, char ***ret, size_t *ret_n)
+{
+	return exporter_devset_read_at(hw_ctx_root_fd(ctx, HW_ROOT_SYSFS), ret, ret_n);
 }
 
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb)
@@ -570,8 +575,7 @@ static int ports_grow_slots(struct exp_topo *t)
 	return 0;
 }
 
-/* The pod namespaces' names and devices, as exporter_views_match() compares them; the folder
- * fds of their rows closed (a scrape opens its own: the views go away after the load). */
+/* The pod namespaces' names and devices, as exporter_views_match() compares them. */
 static int keep_views(const struct exp_views *views, struct exp_topo *t)
 {
 	size_t n = 0;
