@@ -21,24 +21,33 @@ static bool in_list(char (*v)[HW_BDF_MAX], size_t n, const char *bdf)
 	return false;
 }
 
-/* Whether bdf is the PF of one of the namespace's functions (HW_LOAD_NETNS). */
-static bool is_pf_of(struct hw_build *b, const struct hw_dir *bus, char (*v)[HW_BDF_MAX], size_t n,
-		     const char *bdf)
+/* HW_LOAD_NETNS: the PFs of the namespace's functions (its RDMA devices' and netdevs' VFs), read
+ * once: *ret_n of them in *ret. */
+static int netns_pfs(struct hw_build *b, const struct hw_dir *bus, char (**ret)[HW_BDF_MAX],
+		     size_t *ret_n)
 {
-	char buf[PATH_MAX], path[64], pf[HW_BDF_MAX];
+	size_t n_rdma = b->node->n_rdma, n = 0;
+	char(*pfs)[HW_BDF_MAX] = calloc(n_rdma + b->node->n_netdevs + 1, sizeof(*pfs));
+	char buf[PATH_MAX], path[64];
 
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i][0])
-			continue;
-		snprintf(path, sizeof(path), "%s/physfn", v[i]);
-		if (hw_dir_readlink(b->ctx, bus, path, buf, sizeof(buf)) >= 0 &&
-		    hw_path_parent_bdf(buf, pf) >= 0 && !strcmp(pf, bdf))
-			return true;
+	if (!pfs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_rdma + b->node->n_netdevs; i++) {
+		const char *fn = i < n_rdma ? b->rdma_bdf[i] : b->netdev_bdf[i - n_rdma];
+
+		snprintf(path, sizeof(path), "%s/physfn", fn);
+		if (fn[0] && hw_dir_readlink(b->ctx, bus, path, buf, sizeof(buf)) >= 0 &&
+		    hw_path_parent_bdf(buf, pfs[n]) >= 0)
+			n++;
 	}
-	return false;
+	*ret = pfs;
+	*ret_n = n;
+	return 0;
 }
 
-static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf)
+/* pfs (HW_LOAD_NETNS only; else NULL): the only functions wanted beside the namespace's own. */
+static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf,
+		   char (*pfs)[HW_BDF_MAX], size_t n_pfs)
 {
 	char buf[32], path[64];
 	unsigned long long cls, vendor;
@@ -47,8 +56,7 @@ static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf
 	    in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
 		return true;
 	if (b->flags & HW_LOAD_NETNS)
-		return is_pf_of(b, bus, b->rdma_bdf, b->node->n_rdma, bdf) ||
-		       is_pf_of(b, bus, b->netdev_bdf, b->node->n_netdevs, bdf);
+		return in_list(pfs, n_pfs, bdf);
 	snprintf(path, sizeof(path), "%s/class", bdf);
 	if (hw_dir_read(b->ctx, bus, path, buf, sizeof(buf)) < 0 || str_to_u64(buf, 16, &cls) < 0)
 		return false;
@@ -199,7 +207,8 @@ int hw_load_pci(struct hw_build *b)
 	struct hw_node *node = b->node;
 	struct hw_dir bus;
 	char **names = NULL;
-	size_t n = 0, kept = 0;
+	_cleanup_free_ char(*pfs)[HW_BDF_MAX] = NULL;
+	size_t n = 0, kept = 0, n_pfs = 0;
 	int r;
 
 	r = hw_dir_open_links(b->ctx, "bus/pci/devices", &bus);
@@ -214,9 +223,11 @@ int hw_load_pci(struct hw_build *b)
 	node->pci = calloc(n ? n : 1, sizeof(*node->pci));
 	if (!node->pci)
 		r = -ENOMEM;
+	if (r >= 0 && (b->flags & HW_LOAD_NETNS))
+		r = netns_pfs(b, &bus, &pfs, &n_pfs);
 	/* which functions, in BDF order (sequential: cheap), then their details (parallel) */
 	for (size_t i = 0; i < n; i++) {
-		if (r < 0 || !hw_is_bdf(names[i]) || !wanted(b, &bus, names[i])) {
+		if (r < 0 || !hw_is_bdf(names[i]) || !wanted(b, &bus, names[i], pfs, n_pfs)) {
 			free(names[i]);
 			continue;
 		}
