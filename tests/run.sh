@@ -4,10 +4,20 @@
 # "N passed, N failed". Unit tests (cmocka) and command tests (shell, node) all speak TAP;
 # this script only counts top-level "ok"/"not ok" lines. A test that needs something this
 # machine lacks prints "ok N - ... # SKIP reason" and is counted as skipped, never as passed.
-#   tests/run.sh BUILD_DIR [pattern]
+#   tests/run.sh BUILD_DIR [PATTERN...]
+# Runs the suites whose name (unit/test_nl, cmd/list, js/chart) contains one of the PATTERNs;
+# every suite without one.
 set -u
-build=${1:?usage: tests/run.sh BUILD_DIR [pattern]}
-pattern=${2:-}
+build=${1:?usage: tests/run.sh BUILD_DIR [PATTERN...]}
+shift
+patterns=("$@")
+# matches NAME: does one of the patterns (or the lack of any) select this suite?
+matches() {
+	local p
+	[ ${#patterns[@]} -eq 0 ] && return 0
+	for p in "${patterns[@]}"; do case "$1" in *"$p"*) return 0 ;; esac; done
+	return 1
+}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 # A single test must find what it needs: bring the build directory up to date as it was made
@@ -22,8 +32,8 @@ if ! make -s -C "$top" $vars BUILD="$build" tests >"$mlog" 2>&1; then
 	echo "tests/run.sh: building $build failed (make $vars BUILD=$build tests)" >&2; exit 1
 fi
 rm -f "$mlog"
-case "js/" in *"$pattern"*) need_js=1 ;; *) need_js=0 ;; esac
-for t in tests/js/*.test.mjs; do case "js/$(basename "$t" .test.mjs)" in *"$pattern"*) need_js=1 ;; esac; done
+need_js=0
+for t in tests/js/*.test.mjs; do matches "js/$(basename "$t" .test.mjs)" && need_js=1; done
 if [ "$need_js" = 1 ] && [ -f tests/js/package-lock.json ] && [ ! -d tests/js/node_modules ]; then
 	echo "tests/run.sh: installing tests/js's modules from its lock file (npm ci)" >&2
 	(cd tests/js && npm ci --no-audit --no-fund --silent) || { echo "tests/run.sh: npm ci in tests/js failed" >&2; exit 1; }
@@ -36,13 +46,46 @@ pass=0 fail=0 skip=0
 failed_names=()
 log_dir="$top/$build/test-logs"
 mkdir -p "$log_dir"
+# Suites run side by side, JOBS at a time (default: the number of CPUs): most of a suite's time
+# is spent waiting (on processes it starts, on sockets, on the kernel), not computing. A suite
+# whose file has a line "# run.sh: alone" runs with no other beside it (it measures, or it
+# loads the machine on purpose). The slowest suites of the last run start first (its times are
+# in BUILD/test-times.tsv), which shortens the whole run; each suite's time is printed beside it.
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+times_file="$top/$build/test-times.tsv"
+declare -A last_time=()
+if [ -f "$times_file" ]; then
+	while IFS=$'\t' read -r n t; do last_time[$n]=$t; done <"$times_file"
+fi
 
-run_one() { # name, command...
-	local name=$1; shift
-	case "$name" in *"$pattern"*) ;; *) return ;; esac
-	local log="$log_dir/$(echo "$name" | tr '/' '_').log" rc p f
-	"$@" >"$log" 2>&1
-	rc=$?
+names=() cmds=() alone=()
+add_suite() { # name, file the suite is in, command...
+	local name=$1 file=$2; shift 2
+	matches "$name" || return 0
+	names+=("$name"); cmds+=("$(printf '%q ' "$@")")
+	if grep -q '^# run.sh: alone' "$file" 2>/dev/null; then alone+=(1); else alone+=(0); fi
+}
+for t in "$build"/tests/test_*; do
+	[ -x "$t" ] || continue
+	add_suite "unit/$(basename "$t")" "tests/unit/$(basename "$t").c" "$t"
+done
+for t in tests/cmd/*.sh; do
+	[ -f "$t" ] || continue
+	add_suite "cmd/$(basename "$t" .sh)" "$t" bash "$t"
+done
+for t in tests/js/*.test.mjs; do
+	[ -f "$t" ] || continue
+	add_suite "js/$(basename "$t" .test.mjs)" "$t" node --test --test-reporter=tap "$t"
+done
+
+log_of() { echo "$log_dir/$(echo "$1" | tr '/' '_').log"; }
+tally() { # index: counts the suite's TAP lines and prints its result
+	local i=$1 name=${names[$1]} log rc p s f ns secs
+	log=$(log_of "$name")
+	rc=$(cat "$log.rc" 2>/dev/null || echo 125)
+	secs=$(cat "$log.secs" 2>/dev/null || echo 0)
+	rm -f "$log.rc" "$log.secs"
+	times+=("$name"$'\t'"$secs")
 	p=$(grep -cE '^ok [0-9]+' "$log")
 	s=$(grep -ciE '^ok [0-9]+[^#]*#[[:space:]]*skip' "$log")
 	p=$((p - s))
@@ -54,26 +97,51 @@ run_one() { # name, command...
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	if [ "$f" -gt 0 ]; then
 		failed_names+=("$name")
-		echo "FAIL $name ($p passed, $f failed, exit $rc; log $log)"
+		echo "FAIL $name ($p passed, $f failed, exit $rc, ${secs}s; log $log)"
 		grep -E '^not ok|^# ' "$log" | head -20 | sed 's/^/    /'
 		grep -E 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' "$log" | head -5 | sed 's/^/    /'
 	else
-		echo "ok   $name ($p passed$([ "$s" -eq 0 ] || echo ", $s skipped"))"
+		echo "ok   $name ($p passed$([ "$s" -eq 0 ] || echo ", $s skipped"), ${secs}s)"
 	fi
 }
+start() { # index: runs the suite in the background, its exit code and seconds beside its log
+	local name=${names[$1]} log
+	log=$(log_of "$name")
+	(
+		t0=$(date +%s.%N)
+		eval "${cmds[$1]}" >"$log" 2>&1 </dev/null
+		echo $? >"$log.rc"
+		awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }' >"$log.secs"
+	) &
+	running[$!]=$1
+}
 
-for t in "$build"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run_one "unit/$(basename "$t")" "$t"
+# the order: the last run's slowest first; suites never timed before first of all
+order=()
+while IFS=$'\t' read -r _ i; do order+=("$i"); done < <(
+	for i in "${!names[@]}"; do printf '%s\t%s\n' "${last_time[${names[$i]}]:-1e9}" "$i"; done | sort -t$'\t' -k1,1gr -k2,2n)
+declare -A running=()
+times=()
+reap() { # waits for one running suite and tallies it
+	local pid
+	wait -n -p pid "${!running[@]}" || true
+	tally "${running[$pid]}"
+	unset "running[$pid]"
+}
+for i in "${order[@]}"; do
+	if [ "${alone[$i]}" = 1 ]; then continue; fi
+	while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
+	start "$i"
 done
-for t in tests/cmd/*.sh; do
-	[ -f "$t" ] || continue
-	run_one "cmd/$(basename "$t" .sh)" bash "$t"
+while [ "${#running[@]}" -gt 0 ]; do reap; done
+for i in "${order[@]}"; do
+	if [ "${alone[$i]}" = 1 ]; then start "$i"; reap; fi
 done
-for t in tests/js/*.test.mjs; do
-	[ -f "$t" ] || continue
-	run_one "js/$(basename "$t" .test.mjs)" node --test --test-reporter=tap "$t"
-done
+if [ "${#names[@]}" -eq 0 ]; then :; elif [ ${#patterns[@]} -eq 0 ]; then printf '%s\n' "${times[@]}" | sort -t$'\t' -k2,2gr >"$times_file"; else
+	# one suite's run updates its own line only
+	{ [ -f "$times_file" ] && grep -vFf <(printf '%s\t\n' "${names[@]}") "$times_file"; printf '%s\n' "${times[@]}"; } |
+		sort -t$'\t' -k2,2gr >"$times_file.new" && mv "$times_file.new" "$times_file"
+fi
 
 echo
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
