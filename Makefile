@@ -192,9 +192,13 @@ FORCE:
 # sanitizers' start-up of four processes per cycle would take tens of minutes (tests/cmd/cni_reliability.sh).
 # make check runs 2 000 of them (~3 min of two cores); make soak runs that test alone with the
 # 10 000 cycles of issue 7 (~13 min), which would put each make check past 30 minutes.
+# The builds use every CPU unless make was given -j itself (its jobserver then serves them); the
+# suites run side by side, JOBS at a time (tests/run.sh: default the number of CPUs).
+NPROC    := $(shell nproc 2>/dev/null || echo 2)
+SUBJ     := $(if $(findstring -j,$(MAKEFLAGS))$(findstring --jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 check: examples/nodes/.stamp
-	$(MAKE) all
-	$(MAKE) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
+	$(MAKE) $(SUBJ) all
+	$(MAKE) $(SUBJ) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
 	PLAIN_BUILD=$(abspath $(BUILD)) tests/run.sh build/san-$(notdir $(CC))
 
 soak: examples/nodes/.stamp
