@@ -20,6 +20,7 @@
 
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/strv.h"
@@ -375,6 +376,30 @@ static void read_all(int fd, char *buf, size_t n)
 	buf[len] = '\0';
 }
 
+/* One parser for every number on a command line: digits only, the range checked, nothing
+ * that strtoul would let through (blanks, signs, bases, an empty string). */
+static void test_opt_uint(void **st)
+{
+	unsigned long long v = 7;
+
+	(void)st;
+	assert_int_equal(opt_parse_uint("100", 10, 60000, &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(opt_parse_uint("010", 0, 100, &v), 0);
+	assert_int_equal(v, 10); /* not octal */
+	v = 7;
+	const char *bad[] = { "", " 100", "100 ", "+1", "-1", "0x10", "1e3", "1.5", "nan" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(opt_parse_uint(bad[i], 0, ~0ULL, &v), -EINVAL);
+	assert_int_equal(v, 7); /* untouched on failure */
+	assert_int_equal(opt_parse_uint("9", 10, 20, &v), -ERANGE);
+	assert_int_equal(opt_parse_uint("21", 10, 20, &v), -ERANGE);
+	assert_int_equal(opt_parse_uint("18446744073709551615", 0, ~0ULL, &v), 0);
+	assert_true(v == ~0ULL);
+	assert_int_equal(opt_parse_uint("18446744073709551616", 0, ~0ULL, &v), -ERANGE);
+	assert_int_equal(opt_parse_uint("99999999999999999999999", 0, ~0ULL, &v), -ERANGE);
+}
+
 static void test_spawn(void **st)
 {
 	char *argv[] = { "sh", "-c", "read x; echo \"$x $A $B\"; echo err >&2; kill -INT $$; echo alive",
@@ -464,6 +489,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remove_stale_temps, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
+		cmocka_unit_test(test_opt_uint),
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_spawn_group_and_errors),
 	};
