@@ -33,6 +33,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/strv.h"
 
 /* Exit codes (usage text and docs/plugin.md). */
@@ -48,7 +49,8 @@ struct opts {
 	bool cdi, dry_run, json;
 	int health_ms; /* 0: from the config */
 	int verbose;
-	const char *wait_for; /* read the node only once this file exists (the vf ready marker) */
+	const char *wait_for;	/* read the node only once this file exists (the vf ready marker) */
+	const char *alive_file; /* touched by the daemon loop for the liveness probe */
 	int wait_timeout_s;
 };
 
@@ -816,6 +818,10 @@ static int run_daemon(struct daemon *d)
 		log_error_errno(r, "the daemon loop: %m");
 		return PLUGIN_EXIT_RUNTIME;
 	}
+	if (d->o->alive_file && (r = daemon_loop_alive_file(loop, d->o->alive_file)) < 0) {
+		log_error_errno(r, "--alive-file %s: %m", d->o->alive_file);
+		goto out;
+	}
 	d->last_rescan = d->last_fp = now_s();
 	d->build_done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->build_done_fd < 0 ||
@@ -896,6 +902,8 @@ static void usage(FILE *f)
 	      "      --wait-for FILE       read the node and advertise only once FILE exists (the\n"
 	      "                            chart's vf DaemonSet writes it when its VFs are made)\n"
 	      "      --wait-timeout S      give up (exit 1) after S seconds of --wait-for (default 600)\n"
+	      "      --alive-file FILE     touch FILE every second while the loop runs (the container's\n"
+	      "                            livenessProbe: `rdmak probe FILE`)\n"
 	      "      --dry-run             print the resources and the AllocateResponse a container\n"
 	      "                            would get, then exit\n"
 	      "  -j, --json                with --dry-run: JSON (docs/plugin.md)\n"
@@ -916,7 +924,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_HEALTH,
 		O_DRY,
 		O_WAIT,
-		O_WAIT_TIMEOUT
+		O_WAIT_TIMEOUT,
+		O_ALIVE
 	};
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -928,12 +937,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "health-interval", required_argument, NULL, O_HEALTH },
 		{ "wait-for", required_argument, NULL, O_WAIT },
 		{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
+		{ "alive-file", required_argument, NULL, O_ALIVE },
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	unsigned long long v;
 	int c;
 
 	optind = 1;
@@ -946,33 +957,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_DEVINFO: o->devinfo_dir = optarg; break;
 		case O_CDI: o->cdi = true; break;
 		case O_CDIDIR: o->cdi_dir = optarg; break;
-		case O_HEALTH: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 10 || v > 60000) {
-				fprintf(stderr,
-					"rdmak plugin: --health-interval: expected 10 to 60000 ms, got '%s'\n",
-					optarg);
+		case O_HEALTH:
+			if (opt_uint("plugin", "--health-interval", optarg, 10, 60000, "ms", &v) <
+			    0)
 				return -EINVAL;
-			}
 			o->health_ms = (int)v;
 			break;
-		}
 		case O_WAIT: o->wait_for = optarg; break;
-		case O_WAIT_TIMEOUT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || !*optarg || v < 1 || v > 86400) {
-				fprintf(stderr,
-					"rdmak plugin: --wait-timeout: expected 1 to 86400 s, got '%s'\n",
-					optarg);
+		case O_WAIT_TIMEOUT:
+			if (opt_uint("plugin", "--wait-timeout", optarg, 1, 86400, "s", &v) < 0)
 				return -EINVAL;
-			}
 			o->wait_timeout_s = (int)v;
 			break;
-		}
+		case O_ALIVE: o->alive_file = optarg; break;
 		case O_DRY: o->dry_run = true; break;
 		case 'j': o->json = true; break;
 		case 'v': o->verbose++; break;
@@ -986,6 +983,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->json && !o->dry_run) {
 		fprintf(stderr, "rdmak plugin: --json goes with --dry-run\n");
+		return -EINVAL;
+	}
+	if (o->alive_file && o->dry_run) {
+		fprintf(stderr, "rdmak plugin: --alive-file goes without --dry-run\n");
 		return -EINVAL;
 	}
 	if (o->wait_for && (o->dry_run || !*o->wait_for)) {
