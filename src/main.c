@@ -29,7 +29,7 @@ static const struct role roles[] = {
 	  doctor_main },
 	{ "cni",
 	  "CNI plugin (run as rdmak-cni): secondary RDMA interfaces, RDMA netns isolation, policy routing",
-	  cni_main },
+	  cni_cli_main },
 	{ "ipam", "CNI IPAM plugin (run as rdmak-ipam) and its operator CLI: list, release, gc",
 	  ipam_main },
 	{ "webhook",
@@ -50,6 +50,8 @@ static const struct role roles[] = {
 	{ "fabric",
 	  "InfiniBand partitions of rdmak-cni's VFs at the fabric manager (UFM): gc, list, check",
 	  fabric_main },
+	{ "probe", "a container's liveness probe: is a daemon's loop still turning (--alive-file)",
+	  probe_main },
 };
 
 static void usage(FILE *f)

@@ -17,6 +17,9 @@ int snapshot_main(int argc, char **argv);
 int plugin_main(int argc, char **argv);
 int doctor_main(int argc, char **argv);
 int cni_main(int argc, char **argv);
+/* rdmak cni: `install` (src/cni/install.c), else the CNI plugin (cni_main) */
+int cni_cli_main(int argc, char **argv);
+int cni_install_main(int argc, char **argv);
 int ipam_main(int argc, char **argv);
 int webhook_main(int argc, char **argv);
 int bench_main(int argc, char **argv);
@@ -24,5 +27,6 @@ int vf_main(int argc, char **argv);
 int exporter_main(int argc, char **argv);
 int convert_main(int argc, char **argv);
 int fabric_main(int argc, char **argv);
+int probe_main(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum daemon_reload_reason {
 	DAEMON_RELOAD_SIGNAL,	/* SIGHUP */
@@ -54,6 +55,16 @@ int daemon_loop_watch(struct daemon_loop *l, const char *path);
 void daemon_loop_notify_changed(struct daemon_loop *l);
 /* Call fn(ud) when fd is readable (fn reads it). -ENOMEM. */
 int daemon_loop_add_fd(struct daemon_loop *l, int fd, void (*fn)(void *ud), void *ud);
+
+/* Touch path (created mode 0644 if missing) now and at every pass of the loop, at least once a
+ * second: a liveness probe (`rdmak probe FILE`) sees from its age that the loop still turns.
+ * Opened O_NOFOLLOW and refused unless a regular file (-ELOOP, -FILEIO_ENOTREG): the folder may
+ * be shared with other containers of the pod. -errno. */
+int daemon_loop_alive_file(struct daemon_loop *l, const char *path);
+/* 0 when path (a daemon_loop_alive_file) was touched at most max_age_ms ago, -ESTALE when
+ * longer, -errno when it cannot be looked at (-ENOENT: the daemon has not started its loop).
+ * *ret_age_ms (may be NULL): the age, written when the file was found. */
+int daemon_alive_check(const char *path, int64_t max_age_ms, int64_t *ret_age_ms);
 
 /* Run until a stopping signal: its number (> 0), or -errno when poll failed. */
 int daemon_loop_run(struct daemon_loop *l);

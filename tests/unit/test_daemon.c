@@ -214,6 +214,42 @@ static void test_refusal(void **st)
 	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_PERIODIC), "periodic check");
 }
 
+/* The liveness file: made and touched by the loop, refused through a link or as a FIFO (its
+ * folder may be shared with another container), and judged by its age. */
+static void test_alive_file(void **st)
+{
+	static const struct daemon_ops none = { 0 };
+	struct daemon_loop *l = NULL;
+	char tmp[] = "/tmp/rdmak-alive-XXXXXX", f[64], link[64], fifo[64];
+	struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	int64_t age = -1;
+
+	(void)st;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(f, sizeof(f), "%s/alive", tmp);
+	snprintf(link, sizeof(link), "%s/link", tmp);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	assert_int_equal(daemon_alive_check(f, 5000, &age), -ENOENT);
+	assert_int_equal(daemon_loop_new(&none, NULL, &l), 0);
+	assert_int_equal(daemon_loop_alive_file(l, f), 0);
+	assert_int_equal(daemon_alive_check(f, 5000, &age), 0);
+	assert_true(age >= 0 && age < 5000);
+	/* a stuck loop: the file ages */
+	assert_int_equal(utimensat(AT_FDCWD, f, old, 0), 0);
+	assert_int_equal(daemon_alive_check(f, 5000, &age), -ESTALE);
+	assert_true(age > 5000);
+	assert_int_equal(symlink(f, link), 0);
+	assert_int_equal(daemon_loop_alive_file(l, link), -ELOOP);
+	assert_int_equal(daemon_alive_check(link, 5000, NULL), -FILEIO_ENOTREG);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(daemon_loop_alive_file(l, fifo), -FILEIO_ENOTREG);
+	daemon_loop_free(l);
+	unlink(f);
+	unlink(link);
+	unlink(fifo);
+	rmdir(tmp);
+}
+
 static void test_config_dir(void **st)
 {
 	static const char *const cases[][2] = {
@@ -242,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_notify),
 		cmocka_unit_test(test_refusal),
+		cmocka_unit_test(test_alive_file),
 		cmocka_unit_test(test_config_dir),
 	};
 
