@@ -10,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "doc/doc.h"
+#include "log/log.h"
 #include "plugin/pluginconf.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/strutil.h"
 
 extern char **environ;
@@ -552,6 +556,10 @@ static void usage(FILE *f)
 		"  --check ID            run only the checks whose id starts with ID (repeatable)\n"
 		"  --list-checks         print the check table and exit\n"
 		"  -j, --json            print the findings as a JSON array (docs/doctor.md)\n"
+		"  --warnings-ok         exit 0 when the worst finding is a warning (a gate that only fails)\n"
+		"  --interval SECONDS    node mode: check again every SECONDS (1 to 86400) until SIGTERM,\n"
+		"                        each round's findings (and --nfd file) as one output; exit 0\n"
+		"  --alive-file FILE     with --interval: touch FILE every second (for `rdmak probe FILE`)\n"
 		"  -h, --help\n\n"
 		"Exit: 0 all ok, 1 the worst is a warning, 2 something fails, 3 usage or unreadable input.\n");
 }
@@ -572,7 +580,9 @@ struct doctor_opts {
 	const char *env_file, *nfd;
 	char *only[16];
 	size_t n_only;
-	bool json, list;
+	bool json, list, warnings_ok;
+	unsigned interval; /* seconds between rounds; 0: one round */
+	const char *alive_file;
 };
 
 /* 0 to go on, or the exit code to leave with (-1: --help, exit 0). */
@@ -587,8 +597,12 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 					      { "check", required_argument, NULL, 'C' },
 					      { "list-checks", no_argument, NULL, 'L' },
 					      { "json", no_argument, NULL, 'j' },
+					      { "warnings-ok", no_argument, NULL, 'W' },
+					      { "interval", required_argument, NULL, 'i' },
+					      { "alive-file", required_argument, NULL, 'a' },
 					      { "help", no_argument, NULL, 'h' },
 					      {} };
+	unsigned long long v;
 	int c;
 
 	optind = 1;
@@ -620,6 +634,13 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 			break;
 		case 'L': o->list = true; break;
 		case 'j': o->json = true; break;
+		case 'W': o->warnings_ok = true; break;
+		case 'i':
+			if (opt_uint("doctor", "--interval", optarg, 1, 86400, "s", &v) < 0)
+				return EXIT_USAGE;
+			o->interval = (unsigned)v;
+			break;
+		case 'a': o->alive_file = optarg; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -627,6 +648,16 @@ static int parse_args(int argc, char **argv, struct doctor *d, struct doctor_opt
 	if (optind < argc) {
 		fprintf(stderr, "rdmak doctor: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (o->interval && d->scope == DOCTOR_POD) {
+		fprintf(stderr,
+			"rdmak doctor: --interval is for node mode: a pod is checked once, when it starts\n");
+		return EXIT_USAGE;
+	}
+	if (o->alive_file && !o->interval) {
+		fprintf(stderr,
+			"rdmak doctor: --alive-file goes with --interval (one round has no loop to prove alive)\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -749,14 +780,121 @@ static enum doctor_status run_checks(struct doctor *d, const struct doctor_opts 
 	return worst;
 }
 
+/* One round: read the node, run the checks, print them (and the NFD file). The exit code. */
+static int doctor_round(struct doctor *d, const struct doctor_opts *o)
+{
+	struct hw_node *node = NULL;
+	struct hw_error herr = { 0 };
+	enum doctor_status worst;
+	int r, ret = EXIT_USAGE;
+
+	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
+	r = hw_load(d->ctx, HW_LOAD_GIDS, &node, &herr);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: reading %s: %s\n",
+			herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx),
+			hw_strerror(herr.err ? herr.err : -r));
+		return EXIT_USAGE;
+	}
+	d->node = node;
+	d->findings = json_array();
+	if (!d->findings)
+		goto out;
+	worst = run_checks(d, o);
+	r = o->json ? doc_json(stdout, d->findings) : print_text(stdout, d->findings);
+	if (r == 0 && fflush(stdout) == EOF)
+		r = -errno;
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: writing the result: %s\n", strerror(-r));
+		goto out;
+	}
+	if (o->nfd && (r = doctor_write_nfd(d, o->nfd)) < 0) {
+		fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", o->nfd, strerror(-r));
+		goto out;
+	}
+	ret = worst == DOCTOR_FAIL			? EXIT_SOME_FAIL
+	      : worst == DOCTOR_WARN && !o->warnings_ok ? EXIT_WORST_WARN
+							: EXIT_ALL_OK;
+out:
+	json_decref(d->findings);
+	d->findings = NULL;
+	free(d->causes);
+	d->causes = NULL;
+	d->causes_cap = 0;
+	d->node = NULL;
+	hw_node_free(node);
+	return ret;
+}
+
+struct doctor_daemon {
+	struct doctor *d;
+	const struct doctor_opts *o;
+	int64_t next_ms; /* CLOCK_MONOTONIC of the next round */
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The daemon loop's tick: a round when it is due, then the time until the next. A round that
+ * fails is said on stderr and tried again at the next interval, as a node's state changes. */
+static int doctor_tick(void *ud)
+{
+	struct doctor_daemon *dd = ud;
+	int64_t now = mono_ms();
+
+	if (now >= dd->next_ms) {
+		int r = doctor_round(dd->d, dd->o);
+
+		if (r == EXIT_USAGE)
+			log_warning("this round failed (said above); again in %u s",
+				    dd->o->interval);
+		dd->next_ms = mono_ms() + (int64_t)dd->o->interval * 1000;
+		now = mono_ms();
+	}
+	return (int)(dd->next_ms - now);
+}
+
+static int doctor_every(struct doctor *d, const struct doctor_opts *o)
+{
+	static const struct daemon_ops ops = { .tick = doctor_tick };
+	struct doctor_daemon dd = { .d = d, .o = o };
+	struct daemon_loop *l = NULL;
+	int r;
+
+	log_set_program("doctor");
+	log_set_time(true);
+	r = daemon_loop_new(&ops, &dd, &l);
+	if (r < 0) {
+		fprintf(stderr, "rdmak doctor: starting the loop: %s\n", strerror(-r));
+		return EXIT_USAGE;
+	}
+	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {
+		fprintf(stderr, "rdmak doctor: --alive-file %s: %s\n", o->alive_file,
+			r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
+		daemon_loop_free(l);
+		return EXIT_USAGE;
+	}
+	log_info("checking the node every %u s", o->interval);
+	r = daemon_loop_run(l);
+	daemon_loop_free(l);
+	if (r < 0) {
+		log_error_errno(r, "the loop failed: %m");
+		return EXIT_USAGE;
+	}
+	log_info("stopping on %s", strsignal(r));
+	return EXIT_ALL_OK;
+}
+
 int doctor_main(int argc, char **argv)
 {
 	struct doctor d = { .scope = DOCTOR_NODE, .plugin_netns = -1, .pid = "self" };
 	struct doctor_opts o = { 0 };
-	struct hw_node *node = NULL;
 	struct hw_ctx *ctx = NULL;
-	struct hw_error herr = { 0 };
-	enum doctor_status worst;
 	char cfg_err[512] = "", missing[PATH_MAX];
 	int r, ret = EXIT_USAGE;
 
@@ -785,34 +923,9 @@ int doctor_main(int argc, char **argv)
 			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));
 		goto out;
 	}
-	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
-	r = hw_load(ctx, HW_LOAD_GIDS, &node, &herr);
-	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: reading %s: %s\n",
-			herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
-			hw_strerror(herr.err ? herr.err : -r));
-		goto out;
-	}
-	d.node = node;
-	d.findings = json_array();
-	if (!d.findings)
-		goto out;
-	worst = run_checks(&d, &o);
-	r = o.json ? doc_json(stdout, d.findings) : print_text(stdout, d.findings);
-	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: writing the result: %s\n", strerror(-r));
-		goto out;
-	}
-	if (o.nfd && (r = doctor_write_nfd(&d, o.nfd)) < 0) {
-		fprintf(stderr, "rdmak doctor: --nfd %s: %s\n", o.nfd, strerror(-r));
-		goto out;
-	}
-	ret = worst == DOCTOR_FAIL   ? EXIT_SOME_FAIL
-	      : worst == DOCTOR_WARN ? EXIT_WORST_WARN
-				     : EXIT_ALL_OK;
+	ret = o.interval ? doctor_every(&d, &o) : doctor_round(&d, &o);
 out:
 	doctor_clear(&d);
-	hw_node_free(node);
 	hw_ctx_free(ctx);
 	return ret;
 }

@@ -61,4 +61,55 @@ printf 'PATH=/bin\0NCCL_IB_HCA==mlx5_0:1\0' >"$TMP/proc1/environ"
 run "$RDMAK" doctor --pod --root "$p" --env "$TMP/proc1/environ" --check nccl.ib_hca --json
 is "$rc" 0 "--env .../environ: read as NUL-separated records"
 like "$out" '=mlx5_0:1' "its value is taken"
+# ---- --interval, --alive-file, --warnings-ok: the chart's DaemonSet and helm test Job ----------
+run "$RDMAK" doctor --root "$V100" --interval 0
+is "$rc" 3 "--interval 0: exit 3"
+like "$err" "--interval: expected 1 to 86400 s, got '0'" "names the range"
+run "$RDMAK" doctor --root "$V100" --interval ' 5'
+is "$rc" 3 "--interval ' 5' (a blank): exit 3, as every number of every role"
+run "$RDMAK" doctor --pod --root "$p" --interval 5
+is "$rc" 3 "--interval with --pod: exit 3"
+like "$err" "--interval is for node mode" "says why"
+run "$RDMAK" doctor --root "$V100" --alive-file "$TMP/alive"
+is "$rc" 3 "--alive-file without --interval: exit 3"
+# /dev/shm of 512 MiB is a warning (doctor_pod.sh): exit 1, or 0 with --warnings-ok; a failure
+# stays 2 either way
+sed -i 's/size=1048576k/size=524288k/' "$p/proc/self/mountinfo"
+run "$RDMAK" doctor --pod --root "$p" --check pod.shm --json
+w=$rc
+like "$out" '"status": "warn"' "the pod tree with a 512 MiB /dev/shm: a warning"
+run "$RDMAK" doctor --pod --root "$p" --check pod.shm --json --warnings-ok
+is "$w:$rc" "1:0" "a warning: exit 1, and 0 with --warnings-ok"
+run "$RDMAK" doctor --root "$NODES/a100-ib-bond" --check port.state --warnings-ok
+is "$rc" 2 "--warnings-ok leaves a failure at exit 2"
+
+# node mode as a daemon: a round at once and every interval, each its own JSON array, the alive
+# file touched, SIGTERM ends it with exit 0 (PID 1 of a container gets no default action)
+"$RDMAK" doctor --root "$V100" --json --interval 1 --alive-file "$TMP/alive" --nfd "$TMP/nfd" \
+	>"$TMP/rounds" 2>"$TMP/rounds.err" &
+pid=$!
+n=0
+while [ "$(grep -c '^\[' "$TMP/rounds" 2>/dev/null)" -lt 2 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+run "$RDMAK" probe "$TMP/alive"
+is "$rc" 0 "rdmak probe on the running doctor's alive file: exit 0"
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 0 "SIGTERM: the doctor stops with exit 0"
+ok "$([ "$(grep -c '^\[' "$TMP/rounds")" -ge 2 ]; echo $?)" "two rounds or more were printed"
+"$PY" -c 'import json,sys; t=open(sys.argv[1]).read(); d=json.JSONDecoder(); i=0; n=0
+while i < len(t):
+	o, i = d.raw_decode(t, i); n += 1
+	while i < len(t) and t[i].isspace(): i += 1
+	assert isinstance(o, list) and o
+print(n)' "$TMP/rounds" >"$TMP/n"
+ok $? "each round is one whole JSON array of findings"
+like "$(cat "$TMP/rounds.err")" "checking the node every 1 s" "the log says what it does"
+like "$(cat "$TMP/rounds.err")" "stopping on" "and why it stopped"
+[ -s "$TMP/nfd" ]
+ok $? "the NFD feature file was written"
+touch -d '2 minutes ago' "$TMP/alive"
+run "$RDMAK" probe --max-age 60 "$TMP/alive"
+is "$rc" 1 "rdmak probe on a file older than --max-age: exit 1"
+like "$err" "last touched 1[0-9][0-9] s ago" "saying how old"
+
 done_testing
