@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The rdmak-cni DaemonSet's installer on a fake host: deploy/bundle.sh packs build/reloc/rdmak with
-# its libraries and loader, deploy/cni-install.sh puts it on the "host" ($TMP/host), and the
+# its libraries and loader, `rdmak cni install` puts it on the "host" ($TMP/host), and the
 # installed plugins then run in a chroot holding nothing but what the installer wrote (no /lib,
 # no /usr): proof that a node without Debian 12's libraries can exec them. Re-install is
 # idempotent, an upgrade switches the library directory, and no temporary file is left behind.
 . "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
-	skip "needs root and unshare (a chroot with its own /proc)" "cni-install.sh on a fake host"
+	skip "needs root and unshare (a chroot with its own /proc)" "rdmak cni install on a fake host"
 	done_testing
 	exit
 fi
@@ -64,9 +64,13 @@ is "$( (ldd "$RELOC_BIN"; ldd "$RELOC_POD") | awk '$2 == "=>" && $3 ~ /^\// { n 
 	"$(ls "$IMG/lib" | sort | tr '\n' ' ')" "the bundle holds exactly the libraries and loader ldd lists"
 
 mkdir -p "$HOSTR"
-run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
-is "$rc" 0 "cni-install.sh exits 0"
-like "$out" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "it says what it installed"
+RDMAK_NODE_NAME=node-7 run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 0 "rdmak cni install exits 0"
+like "$err" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "it says what it installed"
+# where rdmak-ipam reads its node name for per-node blocks (the runtime execs it without the
+# DaemonSet's environment)
+nodefile=$(grep -rhoE '#define IPAM_NODE_NAME_FILE "[^"]+"' "$TOP/src" | sed 's/.* "\(.*\)"/\1/')
+is "$(cat "$HOSTR$nodefile" 2>&1)" node-7 "RDMAK_NODE_NAME goes to $nodefile, where rdmak-ipam reads it"
 is "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c '%i %a' "$HOSTR/opt/cni/bin/rdmak-ipam")" \
 	"rdmak-ipam is a hard link of rdmak-cni (one copy, mode 755)"
 is "$(stat -c %a "$HOSTR/opt/cni/bin/rdmak-cni")" 755 "mode 755"
@@ -108,12 +112,12 @@ ok $? "control: the ordinary build (loader in /lib64) does not run in the bare t
 rm -f "$HOSTR/rdmak-plain"
 
 # again: nothing changes; a new bundle: a new library directory, the old one gone
-run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
 is "$rc" 0 "a second install exits 0"
 is "$(ls "$HOSTR/opt/rdmak" | grep -c '^lib-')" 1 "one library directory after a re-install"
 old=$(readlink "$HOSTR/opt/rdmak/lib")
 cp "$IMG/bin/rdmak-cni" "$TMP/r" && printf '\0' >>"$TMP/r" && cp "$TMP/r" "$IMG/bin/rdmak-cni"
-run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
 is "$rc" 0 "an upgrade exits 0"
 new=$(readlink "$HOSTR/opt/rdmak/lib")
 [ "$old" != "$new" ] && [ ! -e "$HOSTR/opt/rdmak/$old" ] && [ -d "$HOSTR/opt/rdmak/$new" ]
@@ -121,10 +125,31 @@ ok $? "an upgrade switches lib to a new directory and removes the old one"
 cmp -s "$TMP/r" "$HOSTR/opt/cni/bin/rdmak-cni"
 ok $? "and replaces the plugin"
 
-run "$TOP/deploy/cni-install.sh" --src "$TMP/none" --host-root "$HOSTR"
+run "$RDMAK" cni install --src "$TMP/none" --host-root "$HOSTR"
 is "$rc" 1 "a missing bundle exits 1"
 like "$err" "is not a bundle" "naming the problem"
-run "$TOP/deploy/cni-install.sh" --cni-dir opt/cni/bin
+run "$RDMAK" cni install --cni-dir opt/cni/bin
 is "$rc" 2 "a relative --cni-dir exits 2"
+mkfifo "$IMG/lib/fifo"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 1 "a bundle with a FIFO in lib/: exit 1"
+like "$err" "lib/fifo: not a regular file" "naming it, never reading it"
+rm -f "$IMG/lib/fifo"
+RDMAK_NODE_NAME='a/b' run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
+is "$rc" 1 "RDMAK_NODE_NAME that is no node name: exit 1"
+like "$err" "RDMAK_NODE_NAME 'a/b': not a node name" "naming it"
 
+# the DaemonSet's container: installed, then alive until SIGTERM, which removes nothing
+"$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --wait \
+	--alive-file "$TMP/alive" 2>"$TMP/wait.err" &
+pid=$!
+n=0
+while ! grep -q installed "$TMP/wait.err" && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+run "$RDMAK" probe "$TMP/alive"
+is "$rc" 0 "--wait: rdmak probe finds its loop alive"
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 0 "SIGTERM: exit 0"
+[ -x "$HOSTR/opt/cni/bin/rdmak-cni" ] && [ -x "$HOSTR/opt/rdmak/bin/rdmak" ]
+ok $? "and the installed files stay, for the DEL of pods still attached"
 done_testing

@@ -60,7 +60,7 @@ test('the NAD CRD fixture is itself a valid CustomResourceDefinition', () => {
 	assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`);
 });
 
-test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the installer, the Dockerfile and the Makefile', () => {
+test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the Dockerfile and the Makefile', () => {
 	const docs = render();
 	const ds = new DaemonSet(one(docs, 'DaemonSet', 'rdmak-cni'));
 	ds.validate();
@@ -77,18 +77,13 @@ test('the chart\'s rdmak-cni DaemonSet is valid and agrees with the installer, t
 	// writes where the plugin reads it (src/ipam/store.h IPAM_NODE_NAME_FILE)
 	const nodeEnv = c.env.find((e) => e.name === 'RDMAK_NODE_NAME');
 	assert.equal(nodeEnv?.valueFrom?.fieldRef?.fieldPath, 'spec.nodeName');
-	const storeH = fs.readFileSync(path.join(TOP, 'src', 'ipam', 'store.h'), 'utf8');
-	const nodeFile = storeH.match(/#define IPAM_NODE_NAME_FILE "([^"]+)"/)[1];
-	const installer = fs.readFileSync(path.join(TOP, 'deploy', 'cni-install.sh'), 'utf8');
-	assert.ok(nodeFile.startsWith('/opt/rdmak/') && installer.includes(`mv -f "$dest/.node-name.tmp" "$dest/${path.basename(nodeFile)}"`),
-		'cni-install.sh writes the node name where rdmak-ipam reads it');
 	// the bundle's place on the host is the one the relocated binary was linked for
 	const reloc = fs.readFileSync(path.join(TOP, 'Makefile'), 'utf8').match(/^RELOC\s*\?=\s*(\S+)/m)[1];
 	assert.equal(vols['rdmak-opt'].hostPath.path, reloc);
 	assert.equal(mounts['rdmak-opt'].mountPath, path.join(arg('host-root'), reloc));
-	// the image holds the installer where the DaemonSet runs it
+	// the installer is rdmak's own (the image has no shell), and the Dockerfile's image has the bundle
+	assert.deepEqual(c.command, ['rdmak', 'cni', 'install']);
 	const dockerfile = fs.readFileSync(path.join(TOP, 'deploy', 'Dockerfile'), 'utf8');
-	assert.ok(dockerfile.includes(`COPY deploy/cni-install.sh ${c.command[0]}`), 'Dockerfile copies cni-install.sh to the command path');
 	assert.match(dockerfile, /deploy\/bundle\.sh build\/reloc\/rdmak \/opt\/rdmak --cni build\/reloc\/rdmak-cni/);
 	// unprivileged, as the comments say; on the nodes where the device plugin runs
 	assert.equal(c.securityContext.privileged, false);
