@@ -71,7 +71,7 @@ check bench docs/bench.md '`0` pass' \
 	"4:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/edited-above-ceiling.txt'" \
 	"4:'$RDMAK' bench judge '$CAP/edited-bw-header-lat-table.txt'"
 check vf docs/vf.md 'Exit codes: `0` nothing' \
-	"0:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"0:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":12,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/same.json'; '$RDMAK' vf plan --policy '$TMP/same.json' --root '$NODES/cx5-roce-sriov'" \
 	"0:'$RDMAK' vf --help" \
 	"1:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/operator-basic-dpdk-vfio.yaml' --root '$NODES/cx5-roce-sriov'" \
 	"1:'$RDMAK' vf plan --policy '$TMP/none.yaml' --root '$NODES/cx5-roce-sriov'" \
@@ -80,7 +80,9 @@ check vf docs/vf.md 'Exit codes: `0` nothing' \
 	"3:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":4,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/p.json'; '$RDMAK' vf plan --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov'" \
 	"4:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":40,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/q.json'; '$RDMAK' vf plan --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
 	"4:'$RDMAK' vf apply --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
-	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'"
+	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'" \
+	"6:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"6:'$RDMAK' vf apply --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'"
 check exporter docs/exporter.md '(?m)^Exit: 0 stopped' \
 	"0:'$RDMAK' exporter --once --root '$A100' >/dev/null" \
 	"0:'$RDMAK' exporter --help" \
