@@ -471,7 +471,7 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("pciBusID", JSON_STRING, read_device_id, CFG(device_id), 0),
 	DISPATCH_FIELD("guid", JSON_STRING, read_guid, offsetof(struct reader, c), 0),
 	DISPATCH_FIELD("pkey", DISPATCH_ANY, read_pkey, offsetof(struct reader, c), 0),
-	DISPATCH_FIELD("fabric", JSON_OBJECT, fabric_config_dispatch, CFG(fabric), 0),
+	DISPATCH_FIELD("fabric", JSON_OBJECT, ufm_config_dispatch, CFG(fabric), 0),
 	DISPATCH_FIELD("sysfs", JSON_STRING, read_abs_path, CFG(sysfs), 0),
 	DISPATCH_FIELD("stateDir", JSON_STRING, read_abs_path, CFG(state_dir), 0),
 	DISPATCH_FIELD("logFile", JSON_STRING, read_abs_path, CFG(log_file), 0),
@@ -788,7 +788,7 @@ void cni_config_clear(struct cni_config *c)
 	free(c->state_dir);
 	free(c->log_file);
 	c->sysfs = c->state_dir = c->log_file = NULL;
-	fabric_config_clear(&c->fabric);
+	ufm_config_clear(&c->fabric);
 }
 
 static uint32_t fnv1a(const char *s)

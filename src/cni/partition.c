@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
-#include "fabric/fabric.h"
+#include "ufm/ufm.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -58,11 +58,11 @@ static uint64_t vf_guid(struct cni_ctx *c)
 	return g ? g : c->st->guid_orig;
 }
 
-static int client_open(const struct cni_config *cfg, struct fabric_client **ret,
+static int client_open(const struct cni_config *cfg, struct ufm_client **ret,
 		       struct cnispec_error *err)
 {
-	char why[FABRIC_ERR_MAX];
-	int r = fabric_client_new(&cfg->fabric, ret, why, sizeof(why));
+	char why[UFM_ERR_MAX];
+	int r = ufm_client_new(&cfg->fabric, ret, why, sizeof(why));
 
 	if (r < 0)
 		return cnispec_fail(err, r, CNI_E_FABRIC,
@@ -71,56 +71,53 @@ static int client_open(const struct cni_config *cfg, struct fabric_client **ret,
 	return 0;
 }
 
+struct holder {
+	uint16_t pkey;
+	uint64_t guid;
+	const char *net, *id, *ifname; /* the attachment asking; NULL: none */
+};
+
+static int holds(void *userdata, const char *network, const char *id, const char *ifname,
+		 const struct attach_record *rec)
+{
+	const struct holder *h = userdata;
+
+	if (h->net && !strcmp(network, h->net) && !strcmp(id, h->id) && !strcmp(ifname, h->ifname))
+		return 0;
+	return rec->fabric && rec->fabric_guid == h->guid &&
+	       (rec->pkey & 0x7fff) == (h->pkey & 0x7fff);
+}
+
 /* Whether another attachment's record (any network of this state dir) holds guid in pkey:
  * then its removal is that attachment's to make. self_* name the attachment asking. */
 static bool held_elsewhere(const char *state_dir, uint16_t pkey, uint64_t guid,
 			   const char *self_net, const char *self_id, const char *self_if)
 {
-	_cleanup_closedir_ DIR *d = opendir(state_dir);
-	struct dirent *de;
+	struct holder h = { pkey, guid, self_net, self_id, self_if };
 
-	while (d && (de = readdir(d))) {
-		_cleanup_strv_free_ char **ids = NULL, **ifs = NULL;
-		size_t n = 0;
-
-		if (de->d_name[0] == '.' || !cnispec_network_name_valid(de->d_name, NULL) ||
-		    cni_state_list(state_dir, de->d_name, &ids, &ifs, &n) < 0)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			struct cni_state st = { .vf_index = -1 };
-
-			if (self_net && !strcmp(de->d_name, self_net) && !strcmp(ids[i], self_id) &&
-			    !strcmp(ifs[i], self_if))
-				continue;
-			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &st) > 0 &&
-			    st.fabric && st.fabric_guid == guid &&
-			    (st.pkey & 0x7fff) == (pkey & 0x7fff))
-				return true;
-		}
-	}
-	return false;
+	return attach_walk(state_dir, holds, &h) > 0;
 }
 
 /* Journaled removals of this fabric manager that nothing holds any more, retried: 0 when the
  * journal is empty after, 1 when some stay (the fabric manager still refuses), <0 on error.
  * Called with the lock held. */
-static int retry_journal(const struct cni_config *cfg, struct fabric_client *fc, size_t *ret_done)
+static int retry_journal(const struct cni_config *cfg, struct ufm_client *fc, size_t *ret_done)
 {
-	_cleanup_free_ struct fabric_entry *v = NULL;
+	_cleanup_free_ struct ufm_journal_entry *v = NULL;
 	size_t n = 0, done = 0;
 	int r, left = 0;
 
-	if ((r = fabric_journal_list(cfg->state_dir, &v, &n)) < 0)
+	if ((r = ufm_journal_list(cfg->state_dir, &v, &n)) < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
 		if (!held_elsewhere(cfg->state_dir, v[i].pkey, v[i].guid, NULL, NULL, NULL)) {
-			r = fabric_ufm_remove(fc, v[i].pkey, &v[i].guid, 1);
+			r = ufm_remove(fc, v[i].pkey, &v[i].guid, 1);
 			if (r < 0) {
 				left = 1;
 				break; /* down still: the rest waits for the next DEL or GC */
 			}
 		}
-		(void)fabric_journal_remove(cfg->state_dir, v[i].pkey, v[i].guid);
+		(void)ufm_journal_remove(cfg->state_dir, v[i].pkey, v[i].guid);
 		done++;
 	}
 	if (ret_done)
@@ -130,7 +127,7 @@ static int retry_journal(const struct cni_config *cfg, struct fabric_client *fc,
 
 int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 {
-	struct fabric_client *fc = NULL;
+	struct ufm_client *fc = NULL;
 	_cleanup_close_ int lock = -1;
 	char g[17];
 	int r;
@@ -144,11 +141,11 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 			"%s: no guid configured and no port GUID readable (RDMA device %s): the fabric manager "
 			"needs the VF's GUID",
 			c->st->host_name, c->st->rdma_dev[0] ? c->st->rdma_dev : "none");
-	fabric_guid_format(c->st->fabric_guid, g);
+	ufm_guid_format(c->st->fabric_guid, g);
 	if ((r = client_open(c->cfg, &fc, err)) < 0)
 		return r;
-	if ((lock = fabric_lock(c->cfg->state_dir)) < 0) {
-		fabric_client_free(fc);
+	if ((lock = ufm_lock(c->cfg->state_dir)) < 0) {
+		ufm_client_free(fc);
 		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed",
 				    "%s/fabric.lock: %s", c->cfg->state_dir, strerror(-lock));
 	}
@@ -157,13 +154,13 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 	c->st->fabric = true;
 	if ((r = cni_ctx_save_state(c, err)) < 0)
 		goto out;
-	r = fabric_ufm_add(fc, c->cfg->pkey, &c->st->fabric_guid, 1);
+	r = ufm_add(fc, c->cfg->pkey, &c->st->fabric_guid, 1);
 	if (r < 0) {
 		r = cnispec_fail(
 			err, r, CNI_E_FABRIC,
 			"the fabric manager did not add the VF to the partition",
 			"adding GUID %s to pkey 0x%04x: %s (the pod cannot use the partition without it)",
-			g, c->cfg->pkey & 0x7fff, fabric_client_error(fc));
+			g, c->cfg->pkey & 0x7fff, ufm_client_error(fc));
 		goto out;
 	}
 	/* the fabric manager answers: journaled removals of earlier DELs can go now */
@@ -171,14 +168,14 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 	log_info("%s: GUID %s joined partition 0x%04x (%s)", c->st->host_name, g,
 		 c->cfg->pkey & 0x7fff, c->cfg->fabric.limited ? "limited" : "full");
 out:
-	fabric_client_free(fc);
+	ufm_client_free(fc);
 	return r;
 }
 
 int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
 			struct cnispec_error *err)
 {
-	struct fabric_client *fc = NULL;
+	struct ufm_client *fc = NULL;
 	_cleanup_close_ int lock = -1;
 	const char *state_dir = c->cfg->state_dir;
 	uint16_t pkey = c->st->pkey;
@@ -187,8 +184,8 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 
 	if (!c->st->fabric)
 		return 0;
-	fabric_guid_format(c->st->fabric_guid, g);
-	if ((lock = fabric_lock(state_dir)) < 0)
+	ufm_guid_format(c->st->fabric_guid, g);
+	if ((lock = ufm_lock(state_dir)) < 0)
 		return cnispec_fail(err, lock, CNI_E_STATE, "locking the fabric ledger failed",
 				    "%s/fabric.lock: %s", state_dir, strerror(-lock));
 	if (held_elsewhere(state_dir, pkey, c->st->fabric_guid, network, id, ifname)) {
@@ -199,18 +196,18 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 		/* the network lost its fabric settings: the journal keeps it for `rdmak fabric gc` */
 		r = -EAGAIN;
 	} else {
-		r = fabric_ufm_remove(fc, pkey, &c->st->fabric_guid, 1);
+		r = ufm_remove(fc, pkey, &c->st->fabric_guid, 1);
 		if (r == 0)
 			(void)retry_journal(c->cfg, fc, NULL);
 		else
 			log_warning(
 				"GUID %s, partition 0x%04x: %s; the removal is journaled for the next DEL or GC",
-				g, pkey & 0x7fff, fabric_client_error(fc));
+				g, pkey & 0x7fff, ufm_client_error(fc));
 	}
 	if (r < 0) {
-		int j = fabric_journal_add(state_dir, pkey, c->st->fabric_guid);
+		int j = ufm_journal_add(state_dir, pkey, c->st->fabric_guid);
 		if (j < 0) {
-			fabric_client_free(fc);
+			ufm_client_free(fc);
 			return cnispec_fail(err, j, CNI_E_STATE,
 					    "journaling the partition removal failed", "%s: %s",
 					    state_dir, strerror(-j));
@@ -218,14 +215,14 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 	} else {
 		log_info("GUID %s left partition 0x%04x", g, pkey & 0x7fff);
 	}
-	fabric_client_free(fc);
+	ufm_client_free(fc);
 	c->st->fabric = false;
 	return 0;
 }
 
 int cni_partition_gc(const struct cni_config *cfg)
 {
-	struct fabric_client *fc = NULL;
+	struct ufm_client *fc = NULL;
 	struct cnispec_error e = { 0 };
 	_cleanup_close_ int lock = -1;
 	size_t done = 0;
@@ -233,15 +230,15 @@ int cni_partition_gc(const struct cni_config *cfg)
 
 	if (!cni_partition_wanted(cfg) || client_open(cfg, &fc, &e) < 0)
 		return 0;
-	if ((lock = fabric_lock(cfg->state_dir)) < 0) {
-		fabric_client_free(fc);
+	if ((lock = ufm_lock(cfg->state_dir)) < 0) {
+		ufm_client_free(fc);
 		return lock;
 	}
 	r = retry_journal(cfg, fc, &done);
 	if (done)
 		log_info("GC: %zu journaled partition removal(s) done", done);
 	if (r > 0)
-		log_warning("GC: the fabric manager still refuses: %s", fabric_client_error(fc));
-	fabric_client_free(fc);
+		log_warning("GC: the fabric manager still refuses: %s", ufm_client_error(fc));
+	ufm_client_free(fc);
 	return r < 0 ? r : 0;
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
-#include "fabric/fabric.h"
+#include "ufm/ufm.h"
 #include "nl/nl.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -46,7 +46,7 @@ static void usage(FILE *f)
 
 struct entry {
 	char *network, *id, *ifname; /* NULL for a journal entry */
-	struct cni_state st;
+	struct attach_record st;
 	uint16_t pkey;
 	uint64_t guid;
 	bool live;
@@ -87,45 +87,38 @@ static bool netns_live(const char *path)
 	return path[0] && nl_netns_describe(path, &what) == 0;
 }
 
+static int ledger_add(void *userdata, const char *network, const char *id, const char *ifname,
+		      const struct attach_record *rec)
+{
+	struct ledger *l = userdata;
+	struct entry e = { .st = *rec };
+
+	if (!rec->fabric)
+		return 0;
+	e.pkey = rec->pkey & 0x7fff;
+	e.guid = rec->fabric_guid;
+	e.live = netns_live(rec->netns);
+	e.network = strdup(network);
+	e.id = strdup(id);
+	e.ifname = strdup(ifname);
+	if (!e.network || !e.id || !e.ifname || ledger_push(l, &e) < 0) {
+		free(e.network), free(e.id), free(e.ifname);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Every record of every network under state_dir that names a fabric GUID, and the journal. */
 static int ledger_load(const char *state_dir, struct ledger *ret)
 {
-	_cleanup_closedir_ DIR *d = opendir(state_dir);
-	_cleanup_free_ struct fabric_entry *j = NULL;
+	_cleanup_free_ struct ufm_journal_entry *j = NULL;
 	struct ledger l = { 0 };
-	struct dirent *de;
 	size_t nj = 0;
-	int r = 0;
+	int r;
 
-	if (!d && errno != ENOENT)
-		return -errno;
-	while (d && (de = readdir(d)) && r == 0) {
-		_cleanup_strv_free_ char **ids = NULL, **ifs = NULL;
-		size_t n = 0;
-
-		if (de->d_name[0] == '.' || !cnispec_network_name_valid(de->d_name, NULL) ||
-		    cni_state_list(state_dir, de->d_name, &ids, &ifs, &n) < 0)
-			continue;
-		for (size_t i = 0; i < n && r == 0; i++) {
-			struct entry e = { .st = { .vf_index = -1 } };
-
-			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &e.st) <= 0 ||
-			    !e.st.fabric)
-				continue;
-			e.pkey = e.st.pkey & 0x7fff;
-			e.guid = e.st.fabric_guid;
-			e.live = netns_live(e.st.netns);
-			e.network = strdup(de->d_name);
-			e.id = strdup(ids[i]);
-			e.ifname = strdup(ifs[i]);
-			if (!e.network || !e.id || !e.ifname || (r = ledger_push(&l, &e)) < 0) {
-				free(e.network), free(e.id), free(e.ifname);
-				r = -ENOMEM;
-			}
-		}
-	}
+	r = attach_walk(state_dir, ledger_add, &l);
 	if (r == 0)
-		r = fabric_journal_list(state_dir, &j, &nj);
+		r = ufm_journal_list(state_dir, &j, &nj);
 	for (size_t i = 0; i < nj && r == 0; i++)
 		r = ledger_push(&l, &(struct entry){ .pkey = j[i].pkey, .guid = j[i].guid });
 	if (r < 0) {
@@ -211,7 +204,7 @@ static void print_entry(const struct entry *e, const char *verdict, json_t *arr)
 {
 	char g[17];
 
-	fabric_guid_format(e->guid, g);
+	ufm_guid_format(e->guid, g);
 	if (arr) {
 		json_t *o = json_pack("{s:s, s:s, s:s}", "pkey", "", "guid", g, "state", verdict);
 		char pk[8];
@@ -233,7 +226,7 @@ static void print_entry(const struct entry *e, const char *verdict, json_t *arr)
 		printf("0x%04x\t%s\t%s\tjournal\n", e->pkey, g, verdict);
 }
 
-static int cmd_gc(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l)
+static int cmd_gc(const struct cni_config *cfg, struct ufm_client *fc, const struct ledger *l)
 {
 	size_t removed = 0, left = 0;
 	int ret = FABRIC_EXIT_OK;
@@ -245,9 +238,9 @@ static int cmd_gc(const struct cni_config *cfg, struct fabric_client *fc, const 
 		if (e->live)
 			continue;
 		if (!held_live(l, e->pkey, e->guid)) {
-			r = fabric_ufm_remove(fc, e->pkey, &e->guid, 1);
+			r = ufm_remove(fc, e->pkey, &e->guid, 1);
 			if (r < 0) {
-				fprintf(stderr, "rdmak fabric gc: %s\n", fabric_client_error(fc));
+				fprintf(stderr, "rdmak fabric gc: %s\n", ufm_client_error(fc));
 				left++;
 				ret = FABRIC_EXIT_ERROR;
 				continue;
@@ -256,12 +249,12 @@ static int cmd_gc(const struct cni_config *cfg, struct fabric_client *fc, const 
 			print_entry(e, "removed", NULL);
 		}
 		if (e->network) {
-			struct cni_state st = e->st;
+			struct attach_record st = e->st;
 			st.fabric =
 				false; /* the device itself is CNI GC's (or DEL's) to give back */
-			(void)cni_state_save(cfg->state_dir, e->network, e->id, e->ifname, &st);
+			(void)attach_record_save(cfg->state_dir, e->network, e->id, e->ifname, &st);
 		} else {
-			(void)fabric_journal_remove(cfg->state_dir, e->pkey, e->guid);
+			(void)ufm_journal_remove(cfg->state_dir, e->pkey, e->guid);
 		}
 	}
 	fprintf(stderr, "rdmak fabric gc: %zu GUID(s) removed, %zu left for the next gc\n", removed,
@@ -287,19 +280,19 @@ static int cmd_list(const struct ledger *l, bool json)
 	return fflush(stdout) == 0 ? FABRIC_EXIT_OK : FABRIC_EXIT_ERROR;
 }
 
-static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l,
+static int cmd_check(const struct cni_config *cfg, struct ufm_client *fc, const struct ledger *l,
 		     bool json)
 {
-	_cleanup_free_ struct fabric_member *m = NULL;
+	_cleanup_free_ struct ufm_member *m = NULL;
 	uint16_t pkey = cfg->pkey & 0x7fff;
 	json_t *arr = json ? json_array() : NULL;
 	char version[64] = "";
 	size_t n = 0, differ = 0, ok = 0;
 	int r;
 
-	if ((r = fabric_ufm_version(fc, version, sizeof(version))) < 0 ||
-	    (r = fabric_ufm_members(fc, pkey, &m, &n)) < 0) {
-		fprintf(stderr, "rdmak fabric check: %s\n", fabric_client_error(fc));
+	if ((r = ufm_version(fc, version, sizeof(version))) < 0 ||
+	    (r = ufm_members(fc, pkey, &m, &n)) < 0) {
+		fprintf(stderr, "rdmak fabric check: %s\n", ufm_client_error(fc));
 		json_decref(arr);
 		return FABRIC_EXIT_ERROR;
 	}
@@ -344,10 +337,10 @@ int fabric_main(int argc, char **argv)
 		{ 0 },
 	};
 	struct cni_config cfg = { 0 };
-	struct fabric_client *fc = NULL;
+	struct ufm_client *fc = NULL;
 	struct ledger l = { 0 };
 	const char *config = NULL, *cmd;
-	char why[FABRIC_ERR_MAX];
+	char why[UFM_ERR_MAX];
 	_cleanup_close_ int lock = -1;
 	bool json = false;
 	int c, r, ret = FABRIC_EXIT_ERROR;
@@ -379,13 +372,12 @@ int fabric_main(int argc, char **argv)
 	}
 	if (load_config(config, &cfg) < 0)
 		return FABRIC_EXIT_USAGE;
-	if (strcmp(cmd, "list") &&
-	    (r = fabric_client_new(&cfg.fabric, &fc, why, sizeof(why))) < 0) {
+	if (strcmp(cmd, "list") && (r = ufm_client_new(&cfg.fabric, &fc, why, sizeof(why))) < 0) {
 		fprintf(stderr, "rdmak fabric %s: %s\n", cmd, why);
 		goto out;
 	}
 	/* gc changes the ledger: under the lock every rdmak-cni of this node takes */
-	if (!strcmp(cmd, "gc") && (lock = fabric_lock(cfg.state_dir)) < 0) {
+	if (!strcmp(cmd, "gc") && (lock = ufm_lock(cfg.state_dir)) < 0) {
 		fprintf(stderr, "rdmak fabric gc: %s/fabric.lock: %s\n", cfg.state_dir,
 			strerror(-lock));
 		goto out;
@@ -400,7 +392,7 @@ int fabric_main(int argc, char **argv)
 				     : cmd_check(&cfg, fc, &l, json);
 out:
 	ledger_clear(&l);
-	fabric_client_free(fc);
+	ufm_client_free(fc);
 	cni_config_clear(&cfg);
 	return ret;
 }

@@ -334,9 +334,9 @@ static void test_config_vf_keys(void **st)
 static void test_state(void **st)
 {
 	char dir[] = "/tmp/rdmak-cni-state.XXXXXX", path[256];
-	struct cni_state s = { .host_ifindex = 12, .host_mtu = 1500, .host_up = true, .vf_index = 3, .rdma_moved = true,
+	struct attach_record s = { .host_ifindex = 12, .host_mtu = 1500, .host_up = true, .vf_index = 3, .rdma_moved = true,
 			       .guid_set = true, .guid_orig = 0x0002c90300216e70ull, .has_pkey = true, .pkey = 0x8001 };
-	struct cni_state back;
+	struct attach_record back;
 	char **ids = NULL, **ifs = NULL;
 	size_t n = 0;
 	int fd;
@@ -349,10 +349,10 @@ static void test_state(void **st)
 	strcpy(s.pf, "enp27s0f0np0");
 	memcpy(s.host_mac, "\x02\x00\x00\x00\x00\x05", 6);
 	s.host_mac_len = 6;
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_save(dir, "net", "c1", "net1", &s), 0);
-	assert_int_equal(cni_state_save(dir, "net", "c2", "net3", &s), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_save(dir, "net", "c1", "net1", &s), 0);
+	assert_int_equal(attach_record_save(dir, "net", "c2", "net3", &s), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.netns, s.netns);
 	assert_string_equal(back.host_name, s.host_name);
 	assert_string_equal(back.pci, s.pci);
@@ -371,8 +371,8 @@ static void test_state(void **st)
 	s.vf_set = CNI_VF_VLAN | CNI_VF_TRUST;
 	s.vf_orig = (struct nl_vf_info){ .vf = 3, .mac = { 0x02, 0, 0, 0, 0, 0x33 }, .vlan = 7, .qos = 2, .vlan_proto = 0x88a8,
 					 .min_tx_rate = 10, .max_tx_rate = 4000000000u, .spoofchk = -1, .trust = 0, .link_state = 2 };
-	assert_int_equal(cni_state_save(dir, "net", "c4", "net1", &s), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c4", "net1", &back), 1);
+	assert_int_equal(attach_record_save(dir, "net", "c4", "net1", &s), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c4", "net1", &back), 1);
 	assert_int_equal(back.vf_set, CNI_VF_VLAN | CNI_VF_TRUST);
 	assert_memory_equal(back.vf_orig.mac, s.vf_orig.mac, 6);
 	assert_int_equal(back.vf_orig.vf, 3);
@@ -384,13 +384,13 @@ static void test_state(void **st)
 	assert_int_equal(back.vf_orig.spoofchk, -1);
 	assert_int_equal(back.vf_orig.trust, 0);
 	assert_int_equal(back.vf_orig.link_state, 2);
-	assert_int_equal(cni_state_remove(dir, "net", "c4", "net1"), 0);
+	assert_int_equal(attach_record_remove(dir, "net", "c4", "net1"), 0);
 	s.vf_set = 0;
 	/* a damaged VF part is refused, not read as "nothing to put back" */
 	{
 		static const char bad[] = "{\"hostName\":\"vf0\",\"vfIndex\":1,\"vfOrig\":{\"set\":1,\"mac\":\"02:00:00:00:00:01\","
 					  "\"vlan\":5000,\"proto\":33024}}";
-		assert_int_equal(cni_state_parse(bad, sizeof(bad) - 1, &back), -EBADMSG);
+		assert_int_equal(attach_record_parse(bad, sizeof(bad) - 1, &back), -EBADMSG);
 	}
 	/* a temp file a killed writer left, and a foreign file: not records */
 	snprintf(path, sizeof(path), "%s/net/.c3:net1.0badf00d.tmp", dir);
@@ -400,7 +400,7 @@ static void test_state(void **st)
 	snprintf(path, sizeof(path), "%s/net/README", dir);
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
 	close(fd);
-	assert_int_equal(cni_state_list(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_list(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 2);
 	strv_sort(ids);
 	assert_string_equal(ids[0], "c1");
@@ -410,35 +410,35 @@ static void test_state(void **st)
 	/* the rdma link's record of the same attachment (a chain of hostdev then rdma keeps both):
 	 * its own name, listed apart */
 	strcpy(s.host_name, "net1");
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_save_rdma(dir, "net", "c1", "net1", &s), 0);
-	assert_int_equal(cni_state_list(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_save_rdma(dir, "net", "c1", "net1", &s), 0);
+	assert_int_equal(attach_record_list(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 2);
 	strv_free(ids);
 	strv_free(ifs);
-	assert_int_equal(cni_state_list_rdma(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_list_rdma(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(ids[0], "c1");
 	assert_string_equal(ifs[0], "net1");
 	strv_free(ids);
 	strv_free(ifs);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.host_name, "enp27s0f0v3");
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.host_name, "net1");
-	assert_int_equal(cni_state_remove_rdma(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
-	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_remove_rdma(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_remove(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_remove(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 0);
 	/* names from outside never become paths unchecked */
-	assert_int_equal(cni_state_save(dir, "../net", "c1", "net1", &s), -EINVAL);
-	assert_int_equal(cni_state_save(dir, "net", "c1/..", "net1", &s), -EINVAL);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "a/b", &back), -EINVAL);
+	assert_int_equal(attach_record_save(dir, "../net", "c1", "net1", &s), -EINVAL);
+	assert_int_equal(attach_record_save(dir, "net", "c1/..", "net1", &s), -EINVAL);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "a/b", &back), -EINVAL);
 	/* a record naming a host interface with a slash is refused when read */
-	assert_int_equal(cni_state_parse("{\"hostName\":\"../x\"}", 19, &back), -EBADMSG);
-	assert_int_equal(cni_state_parse("{\"hostName\":\"vf0\",\"hostMac\":\"02:0\"}", 35, &back), -EBADMSG);
+	assert_int_equal(attach_record_parse("{\"hostName\":\"../x\"}", 19, &back), -EBADMSG);
+	assert_int_equal(attach_record_parse("{\"hostName\":\"vf0\",\"hostMac\":\"02:0\"}", 35, &back), -EBADMSG);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
 }
@@ -449,7 +449,7 @@ static void test_fabric(void **st)
 #define HD "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"deviceID\":\"0000:1b:00.2\","
 	struct cnispec_error err = { 0 };
 	struct cni_config c;
-	struct cni_state s;
+	struct attach_record s;
 	uint64_t g;
 
 	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":{\"ufm\":\"https://ufm.example:8443/x\",\"credentials\":\"/s\"}}",
@@ -485,20 +485,20 @@ static void test_fabric(void **st)
 	assert_non_null(strstr(err.details, "fabric: only for link hostdev"));
 	/* the record: fabricGuid needs its pkey */
 	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), 0);
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
 	assert_true(s.fabric);
 	assert_true(s.fabric_guid == 0x0002c90300216e70ull);
 	rec = "{\"hostName\":\"vf1\",\"fabricGuid\":\"0002c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
 	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"02c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
 	/* GUIDs as UFM and ib-kubernetes write them */
-	assert_int_equal(fabric_guid_parse("0x0002C90300216E70", &g), 0);
+	assert_int_equal(ufm_guid_parse("0x0002C90300216E70", &g), 0);
 	assert_true(g == 0x0002c90300216e70ull);
-	assert_int_equal(fabric_guid_parse("00:02:c9:03:00:21:6e:70", &g), 0);
+	assert_int_equal(ufm_guid_parse("00:02:c9:03:00:21:6e:70", &g), 0);
 	assert_true(g == 0x0002c90300216e70ull);
-	assert_int_equal(fabric_guid_parse("0002c90300216e7", &g), -EINVAL);
-	assert_int_equal(fabric_guid_parse("0002c90300216e7g", &g), -EINVAL);
+	assert_int_equal(ufm_guid_parse("0002c90300216e7", &g), -EINVAL);
+	assert_int_equal(ufm_guid_parse("0002c90300216e7g", &g), -EINVAL);
 #undef HD
 }
 

@@ -16,13 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fabric/fabric.h"
+#include "ufm/ufm.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
 #define JOURNAL_DIR "fabric-journal"
 
-int fabric_lock(const char *state_dir)
+int ufm_lock(const char *state_dir)
 {
 	_cleanup_free_ char *p = NULL;
 	int fd, r;
@@ -65,7 +65,7 @@ static int journal_dir(const char *state_dir, bool create, int *ret)
 	return 0;
 }
 
-int fabric_journal_add(const char *state_dir, uint16_t pkey, uint64_t guid)
+int ufm_journal_add(const char *state_dir, uint16_t pkey, uint64_t guid)
 {
 	_cleanup_close_ int dfd = -1;
 	char name[32];
@@ -78,7 +78,7 @@ int fabric_journal_add(const char *state_dir, uint16_t pkey, uint64_t guid)
 	return fileio_write_atomic_at(dfd, name, "remove\n", 7, 0600);
 }
 
-int fabric_journal_remove(const char *state_dir, uint16_t pkey, uint64_t guid)
+int ufm_journal_remove(const char *state_dir, uint16_t pkey, uint64_t guid)
 {
 	_cleanup_close_ int dfd = -1;
 	char name[32];
@@ -97,9 +97,9 @@ int fabric_journal_remove(const char *state_dir, uint16_t pkey, uint64_t guid)
 	return 0;
 }
 
-int fabric_journal_list(const char *state_dir, struct fabric_entry **ret, size_t *ret_n)
+int ufm_journal_list(const char *state_dir, struct ufm_journal_entry **ret, size_t *ret_n)
 {
-	_cleanup_free_ struct fabric_entry *v = NULL;
+	_cleanup_free_ struct ufm_journal_entry *v = NULL;
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	size_t n = 0, cap = 0;
@@ -124,16 +124,16 @@ int fabric_journal_list(const char *state_dir, struct fabric_entry **ret, size_t
 
 		/* fileio's temp files start with a dot; anything else not ours is skipped */
 		if (sscanf(de->d_name, "%4x-%16[0-9a-f]%c", &pk, g, &tail) != 2 ||
-		    strlen(de->d_name) != 21 || fabric_guid_parse(g, &guid) < 0)
+		    strlen(de->d_name) != 21 || ufm_guid_parse(g, &guid) < 0)
 			continue;
 		if (n == cap) {
-			struct fabric_entry *nv =
+			struct ufm_journal_entry *nv =
 				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			if (!nv)
 				return -ENOMEM;
 			v = nv;
 		}
-		v[n++] = (struct fabric_entry){ .pkey = (uint16_t)pk, .guid = guid };
+		v[n++] = (struct ufm_journal_entry){ .pkey = (uint16_t)pk, .guid = guid };
 	}
 	*ret = TAKE_PTR(v);
 	*ret_n = n;

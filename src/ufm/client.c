@@ -16,20 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric/fabric.h"
-#include "fabric/internal.h"
+#include "ufm/ufm.h"
+#include "ufm/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
 #define SECRET_MAX 4096
 
-struct fabric_client {
+struct ufm_client {
 	struct https_target t;
 	char *host, *port, *path; /* path: the URL's own prefix ("" or "/ufm"), then /ufmRest[V3] */
 	const char *api;
 	char *auth; /* "Authorization: Basic ...\r\n" */
 	bool limited, index0, ip_over_ib;
-	char err[FABRIC_ERR_MAX];
+	char err[UFM_ERR_MAX];
 };
 
 static void b64(const unsigned char *in, size_t n, char *out)
@@ -76,7 +76,7 @@ static int secret_file(const char *dir, const char *name, char **ret, char *err,
 	return 1;
 }
 
-static int load_auth(struct fabric_client *c, const char *dir, char *err, size_t errlen)
+static int load_auth(struct ufm_client *c, const char *dir, char *err, size_t errlen)
 {
 	_cleanup_free_ char *token = NULL, *user = NULL, *pass = NULL, *pair = NULL, *enc = NULL;
 	int r;
@@ -104,7 +104,7 @@ static int load_auth(struct fabric_client *c, const char *dir, char *err, size_t
 }
 
 /* https://host[:port][/path], host possibly [v6] */
-static int parse_url(struct fabric_client *c, const char *url, char *err, size_t errlen)
+static int parse_url(struct ufm_client *c, const char *url, char *err, size_t errlen)
 {
 	const char *h = url + strlen("https://"), *end, *slash;
 
@@ -145,24 +145,23 @@ bad:
 	return -EINVAL;
 }
 
-int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err,
-		      size_t errlen)
+int ufm_client_new(const struct ufm_config *cfg, struct ufm_client **ret, char *err, size_t errlen)
 {
-	struct fabric_client *c = calloc(1, sizeof(*c));
+	struct ufm_client *c = calloc(1, sizeof(*c));
 	int r;
 
 	if (!c)
 		return -ENOMEM;
 	if ((r = parse_url(c, cfg->ufm, err, errlen)) < 0 ||
 	    (r = load_auth(c, cfg->credentials, err, errlen)) < 0) {
-		fabric_client_free(c);
+		ufm_client_free(c);
 		return r;
 	}
 	c->t = (struct https_target){ .host = c->host,
 				      .port = c->port,
 				      .ca_file = cfg->ca_file,
 				      .timeout_ms = cfg->timeout_ms ? cfg->timeout_ms
-								    : FABRIC_DEFAULT_TIMEOUT_MS };
+								    : UFM_DEFAULT_TIMEOUT_MS };
 	c->limited = cfg->limited;
 	c->index0 = cfg->index0;
 	c->ip_over_ib = cfg->ip_over_ib;
@@ -170,7 +169,7 @@ int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **re
 	return 0;
 }
 
-void fabric_client_free(struct fabric_client *c)
+void ufm_client_free(struct ufm_client *c)
 {
 	if (!c)
 		return;
@@ -181,24 +180,24 @@ void fabric_client_free(struct fabric_client *c)
 	free(c);
 }
 
-const char *fabric_client_error(const struct fabric_client *c)
+const char *ufm_client_error(const struct ufm_client *c)
 {
 	return c->err;
 }
 
 /* One call; 2xx is 0, the rest an -errno with c->err saying what UFM answered. 404 is -ENOENT. */
-static int call(struct fabric_client *c, const char *method, const char *rel, const char *body,
+static int call(struct ufm_client *c, const char *method, const char *rel, const char *body,
 		struct https_answer *ret)
 {
 	_cleanup_free_ char *path = NULL;
-	char why[FABRIC_ERR_MAX - 128];
+	char why[UFM_ERR_MAX - 128];
 	struct https_answer a = { 0 };
 	int r;
 
 	if (asprintf(&path, "%s%s%s", c->path, c->api, rel) < 0)
 		return -ENOMEM;
-	r = fabric_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a,
-				 why, sizeof(why));
+	r = ufm_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why,
+			      sizeof(why));
 	if (r < 0) {
 		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s", c->host, c->port, why);
 		return r;
@@ -207,7 +206,7 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 		if (ret)
 			*ret = a;
 		else
-			fabric_https_answer_clear(&a);
+			ufm_https_answer_clear(&a);
 		return 0;
 	}
 	snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s %s: HTTP %d%s%.160s", c->host,
@@ -216,11 +215,11 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 	    : a.status == 404		       ? -ENOENT
 	    : a.status >= 500		       ? -EIO
 					       : -EINVAL;
-	fabric_https_answer_clear(&a);
+	ufm_https_answer_clear(&a);
 	return r;
 }
 
-int fabric_ufm_version(struct fabric_client *c, char *out, size_t n)
+int ufm_version(struct ufm_client *c, char *out, size_t n)
 {
 	struct https_answer a = { 0 };
 	json_t *o, *v;
@@ -238,16 +237,16 @@ int fabric_ufm_version(struct fabric_client *c, char *out, size_t n)
 			 c->host, c->port);
 	r = json_is_string(v) ? 0 : -EPROTO;
 	json_decref(o);
-	fabric_https_answer_clear(&a);
+	ufm_https_answer_clear(&a);
 	return r;
 }
 
-void fabric_guid_format(uint64_t guid, char out[17])
+void ufm_guid_format(uint64_t guid, char out[17])
 {
 	snprintf(out, 17, "%016" PRIx64, guid);
 }
 
-int fabric_guid_parse(const char *s, uint64_t *ret)
+int ufm_guid_parse(const char *s, uint64_t *ret)
 {
 	uint64_t v = 0;
 	int digits = 0;
@@ -282,14 +281,14 @@ static int guid_list(const uint64_t *guids, size_t n, const char *sep, const cha
 	s[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		char g[17];
-		fabric_guid_format(guids[i], g);
+		ufm_guid_format(guids[i], g);
 		o += (size_t)snprintf(s + o, cap - o, "%s%s%s%s", i ? sep : "", quote, g, quote);
 	}
 	*ret = s;
 	return 0;
 }
 
-int fabric_ufm_add(struct fabric_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
+int ufm_add(struct ufm_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
 {
 	_cleanup_free_ char *list = NULL, *body = NULL;
 	int r;
@@ -307,7 +306,7 @@ int fabric_ufm_add(struct fabric_client *c, uint16_t pkey, const uint64_t *guids
 	return call(c, "POST", "/resources/pkeys", body, NULL);
 }
 
-int fabric_ufm_remove(struct fabric_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
+int ufm_remove(struct ufm_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
 {
 	_cleanup_free_ char *list = NULL, *rel = NULL;
 	int r;
@@ -323,10 +322,9 @@ int fabric_ufm_remove(struct fabric_client *c, uint16_t pkey, const uint64_t *gu
 	return r == -ENOENT ? 0 : r;
 }
 
-int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret,
-		       size_t *ret_n)
+int ufm_members(struct ufm_client *c, uint16_t pkey, struct ufm_member **ret, size_t *ret_n)
 {
-	_cleanup_free_ struct fabric_member *v = NULL;
+	_cleanup_free_ struct ufm_member *v = NULL;
 	char rel[64];
 	struct https_answer a = { 0 };
 	json_t *o, *guids;
@@ -343,7 +341,7 @@ int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_mem
 	if (r < 0)
 		return r;
 	o = json_loadb(a.body, a.len, 0, NULL);
-	fabric_https_answer_clear(&a);
+	ufm_https_answer_clear(&a);
 	guids = json_object_get(o, "guids");
 	/* an empty object is what some UFM versions answer for a pkey they do not know */
 	if (json_is_object(o) && !guids) {
@@ -364,7 +362,7 @@ int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_mem
 		       *g = json_is_object(e) ? json_object_get(e, "guid") : e;
 		const char *m = json_string_value(json_object_get(e, "membership"));
 
-		if (!json_is_string(g) || fabric_guid_parse(json_string_value(g), &v[n].guid) < 0)
+		if (!json_is_string(g) || ufm_guid_parse(json_string_value(g), &v[n].guid) < 0)
 			continue;
 		v[n].limited = m && !strcmp(m, "limited");
 		v[n].index0 = json_is_true(json_object_get(e, "index0"));

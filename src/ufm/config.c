@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric/fabric.h"
+#include "ufm/ufm.h"
 
 struct reader {
-	struct fabric_config *c;
+	struct ufm_config *c;
 	int membership;
 	double timeout;
 	bool has_timeout;
@@ -110,11 +110,11 @@ static const struct dispatch_field fabric_fields[] = {
 	{ 0 },
 };
 
-int fabric_config_dispatch(struct dispatch_ctx *d, const char *path, json_t *v, void *target)
+int ufm_config_dispatch(struct dispatch_ctx *d, const char *path, json_t *v, void *target)
 {
-	struct fabric_config c = { .set = true,
-				   .ip_over_ib = true,
-				   .timeout_ms = FABRIC_DEFAULT_TIMEOUT_MS };
+	struct ufm_config c = { .set = true,
+				.ip_over_ib = true,
+				.timeout_ms = UFM_DEFAULT_TIMEOUT_MS };
 	struct reader rd = { .c = &c };
 	int r;
 
@@ -122,21 +122,21 @@ int fabric_config_dispatch(struct dispatch_ctx *d, const char *path, json_t *v, 
 		return dispatch_fail(d, path, "expected an object, got %s", dispatch_type_name(v));
 	r = dispatch_run(d, path, v, fabric_fields, DISPATCH_UNKNOWN_REFUSE, &rd);
 	if (r < 0) {
-		fabric_config_clear(&c);
+		ufm_config_clear(&c);
 		return r;
 	}
 	c.limited = rd.membership == 1;
 	if (rd.has_timeout)
 		c.timeout_ms = (unsigned)(rd.timeout * 1000 + 0.5);
-	fabric_config_clear(target);
-	*(struct fabric_config *)target = c;
+	ufm_config_clear(target);
+	*(struct ufm_config *)target = c;
 	return 0;
 }
 
-void fabric_config_clear(struct fabric_config *c)
+void ufm_config_clear(struct ufm_config *c)
 {
 	free(c->ufm);
 	free(c->credentials);
 	free(c->ca_file);
-	*c = (struct fabric_config){ 0 };
+	*c = (struct ufm_config){ 0 };
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Inside of the fabric module: the HTTPS request ufm.c makes. */
-#ifndef RDMAK_FABRIC_INTERNAL_H
-#define RDMAK_FABRIC_INTERNAL_H
+/* Inside of the ufm module: the HTTPS request client.c makes. */
+#ifndef RDMAK_UFM_INTERNAL_H
+#define RDMAK_UFM_INTERNAL_H
 
 #include <stddef.h>
 
@@ -22,9 +22,9 @@ struct https_answer {
  * t->ca_file and name t->host; nothing can turn that off. headers: extra "Name: value\r\n"
  * lines. 0 with *ret filled (any status), else -ETIMEDOUT, -ECONNREFUSED and other connect
  * errors, -EPROTO (TLS or HTTP), -ENOENT (GnuTLS cannot be loaded), with a sentence in err. */
-int fabric_https_request(const struct https_target *t, const char *method, const char *path,
-			 const char *headers, const char *body, size_t body_len,
-			 struct https_answer *ret, char *err, size_t errlen);
-void fabric_https_answer_clear(struct https_answer *a);
+int ufm_https_request(const struct https_target *t, const char *method, const char *path,
+		      const char *headers, const char *body, size_t body_len,
+		      struct https_answer *ret, char *err, size_t errlen);
+void ufm_https_answer_clear(struct https_answer *a);
 
 #endif
