@@ -19,7 +19,8 @@
 #define ATTACH_DEFAULT_DIR "/var/lib/cni/rdmak-cni"
 /* The bits a record's vf_set may hold: cni.h's CNI_VF_* (the settings rdmak-cni sets through a
  * VF's PF), of which the record is only the store. */
-#define ATTACH_VF_BITS ((1u << 6) - 1)
+#define ATTACH_VF_BITS	       ((1u << 6) - 1)
+#define ATTACH_FABRIC_NAME_MAX 63
 
 struct attach_record {
 	char netns[4096];
@@ -40,6 +41,12 @@ struct attach_record {
 	uint16_t pkey;
 	bool fabric; /* fabric_guid may be in pkey at the fabric manager */
 	uint64_t fabric_guid;
+	/* the node's fabric (a DNS-1123 label) it was added through; "": a record written before
+	 * fabrics were named */
+	char fabric_name[ATTACH_FABRIC_NAME_MAX + 1];
+	/* this attachment (or another of this node before it) put fabric_guid into pkey: false
+	 * for a GUID that was a member already, which is never this node's to remove */
+	bool fabric_added;
 	unsigned
 		vf_set; /* the cni role's CNI_VF_* bits set through the PF: put back from vf_orig */
 	struct nl_vf_info vf_orig; /* the VF's settings before ADD */
@@ -71,6 +78,14 @@ int attach_record_list_rdma(const char *dir, const char *network, char ***ret_id
 			    char ***ret_ifnames, size_t *ret_n);
 /* Parse a record's text (the fuzzer's other entry). */
 int attach_record_parse(const char *buf, size_t len, struct attach_record *ret);
+
+/* Whether the pod of a record is still there, by its network namespace's path: 1 while the path
+ * is a network namespace (the runtime removes it with the pod), 0 when it is gone from a folder
+ * this process can see, <0 when this process cannot tell (why, at most n bytes, names what it
+ * lacks): the path's folder missing or unreadable here (a container without the host's
+ * /run/netns), or a /proc/PID path outside the host's PID namespace. A caller that removes
+ * something for a gone pod must refuse to decide on <0, never take it for gone. */
+int attach_netns_alive(const char *netns, char *why, size_t n);
 
 /* Every hostdev record of every network under dir, in no particular order:
  * fn(userdata, network, id, ifname, record) for each one that reads (an unreadable record is

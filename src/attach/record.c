@@ -14,6 +14,7 @@
 
 #include "attach/attach.h"
 #include "cnispec/cnispec.h"
+#include "k8s/names.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -140,7 +141,10 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 	if (st->fabric) {
 		char fg[17];
 		snprintf(fg, sizeof(fg), "%016" PRIx64, st->fabric_guid);
-		if (json_object_set_new(o, "fabricGuid", json_string(fg)) < 0) {
+		if (json_object_set_new(o, "fabricGuid", json_string(fg)) < 0 ||
+		    json_object_set_new(o, "fabricAdded", json_boolean(st->fabric_added)) < 0 ||
+		    (st->fabric_name[0] &&
+		     json_object_set_new(o, "fabric", json_string(st->fabric_name)) < 0)) {
 			json_decref(o);
 			return -ENOMEM;
 		}
@@ -213,6 +217,7 @@ int attach_record_parse(const char *buf, size_t len, struct attach_record *ret)
 	    str_field(o, "pf", st.pf, sizeof(st.pf), false) < 0 ||
 	    str_field(o, "guidOrig", guid, sizeof(guid), false) < 0 ||
 	    str_field(o, "fabricGuid", fguid, sizeof(fguid), false) < 0 ||
+	    str_field(o, "fabric", st.fabric_name, sizeof(st.fabric_name), false) < 0 ||
 	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 ||
 	    int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
 	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 ||
@@ -235,9 +240,15 @@ int attach_record_parse(const char *buf, size_t len, struct attach_record *ret)
 	}
 	/* the GUID this attachment may have put into pkey: a record that names one needs its pkey */
 	if (fguid[0]) {
-		if (hex16(fguid, &st.fabric_guid) < 0 || !st.has_pkey)
+		const json_t *added = json_object_get(o, "fabricAdded");
+
+		if (hex16(fguid, &st.fabric_guid) < 0 || !st.has_pkey ||
+		    (st.fabric_name[0] && !k8s_dns1123_label(st.fabric_name, NULL)) ||
+		    (added && !json_is_boolean(added)))
 			goto out;
 		st.fabric = true;
+		/* a record from before "fabricAdded": that version added every GUID it named */
+		st.fabric_added = !added || json_is_true(added);
 	}
 	if (vf_unpack(o, &st) < 0)
 		goto out;
@@ -454,4 +465,51 @@ int attach_walk(const char *dir, attach_walk_fn fn, void *userdata)
 		}
 	}
 	return 0;
+}
+
+/* the initial PID namespace's inode (the kernel's PROC_PID_INIT_INO) */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+int attach_netns_alive(const char *netns, char *why, size_t n)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *what = NULL, *slash;
+	struct stat st;
+	int r;
+
+	if (!netns[0])
+		return 0;
+	if (!strncmp(netns, "/proc/", 6)) {
+		/* /proc/PID/ns/net: another PID namespace's /proc has no such PID, live or not */
+		if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino != PID_NS_INIT_INO) {
+			snprintf(why, n, "%s: /proc here is not the host's PID namespace's", netns);
+			return -EXDEV;
+		}
+	} else {
+		slash = strrchr(netns, '/');
+		if (!slash) {
+			snprintf(why, n, "%s: not an absolute path", netns);
+			return -EINVAL;
+		}
+		if (!(dir = slash == netns ? strdup("/") : strndup(netns, (size_t)(slash - netns))))
+			return -ENOMEM;
+		if (stat(dir, &st) < 0)
+			r = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			r = -ENOTDIR;
+		else
+			r = access(dir, R_OK | X_OK) < 0 ? -errno : 0;
+		if (r < 0) {
+			snprintf(why, n, "folder %s: %s", dir,
+				 r == -ENOENT ? "missing here (mount the host's)" : strerror(-r));
+			return r;
+		}
+	}
+	r = nl_netns_describe(netns, &what);
+	if (r == 0)
+		return 1;
+	if (r == -ENOENT || r > 0)
+		return 0;
+	snprintf(why, n, "%s: %s", netns, strerror(-r));
+	return r;
 }

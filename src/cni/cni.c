@@ -78,11 +78,16 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 
 	if (!cfg)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = cni_config_parse_warn(req->conf, cfg, keep_warning, &w, err);
+	r = cni_config_parse_cmd(req->conf, req->env->cmd, cfg, keep_warning, &w, err);
 	if (r < 0) {
 		strv_free(w.v);
 		free(cfg);
 		return r;
+	}
+	if ((r = cni_partition_setup(cfg)) < 0) {
+		strv_free(w.v);
+		op_done(cfg);
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	}
 	if (cfg->has_log_level)
 		log_set_max_level(cfg->log_level);
@@ -756,8 +761,9 @@ static void usage(FILE *f)
 	      "netdev of PCI function \"deviceID\" or named \"device\" moves in, with its RDMA device when\n"
 	      "\"rdmaIsolation\" is true); after another plugin in a conflist, \"rdma\" moves the RDMA device of\n"
 	      "the interface that plugin made (rdma-cni's role). Keys: sysfs, mtu, mac, guid, pkey, fabric\n"
-	      "(hostdev: the fabric manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation,\n"
-	      "policyRouting (default true: a table per interface), tableBase (100), rulePriority (30000),\n"
+	      "(hostdev: one of the node's fabrics, whose manager puts the VF's GUID into pkey; docs/fabric.md),\n"
+	      "rdmaIsolation, policyRouting (default true: a table per interface), tableBase (100),\n"
+	      "rulePriority (30000),\n"
 	      "for a VF sriov-cni's vlan, vlanQoS, vlanProto, min_tx_rate, max_tx_rate, spoofchk, trust and\n"
 	      "link_state (set through the PF, put back on DEL),\n"
 	      "stateDir, logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0,\n"

@@ -62,6 +62,17 @@ const char *cni_vf_key_name(unsigned bit);
 #define CNI_DEFAULT_RULE_PRIORITY 30000
 #define CNI_DEFAULT_STATE_DIR	  ATTACH_DEFAULT_DIR
 
+/* A network's "fabric": one of the node's fabrics by name (its address, credentials, CA and
+ * timeout are the node's: ufm.h) and how the VF's GUID joins the partition. */
+struct cni_fabric {
+	bool set;
+	char name[UFM_NAME_MAX + 1];
+	struct ufm_join join;
+	/* DEL and GC of an attachment made before fabrics were the node's: the config's old "ufm",
+	 * only to find the node's fabric of that address by (never contacted as given) */
+	char *legacy_url;
+};
+
 struct cni_config {
 	enum cni_link_kind link;
 	/* link was absent and only master named the kind: macvlan or ipoib by the master's link
@@ -99,7 +110,13 @@ struct cni_config {
 	char *log_file;
 	bool has_log_level;
 	enum log_level log_level;
-	struct ufm_config fabric; /* hostdev with pkey: the partition's fabric manager */
+	bool state_dir_set; /* given: else the default, or for a fabric the node's (partition.c) */
+	const char *guid_key; /* the key guid came from: "guid" or "runtimeConfig.infinibandGUID" */
+	struct cni_fabric fabric; /* hostdev with pkey: the partition's fabric */
+	/* the node's fabrics file, read at setup for a network with a fabric (cni_partition_setup):
+	 * NULL with fabrics_err saying why when it cannot be read */
+	struct ufm_fabrics *fabrics;
+	char *fabrics_err;
 };
 
 /* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
@@ -112,6 +129,13 @@ int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
 int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
 			  void (*warn)(void *userdata, const char *path, const char *why),
 			  void *userdata, struct cnispec_error *err);
+/* The same for one command: DEL and GC also take a "fabric" of the shape before fabrics were the
+ * node's (an attachment made then is deleted with the config of its ADD); the others refuse it
+ * naming what to write instead. */
+int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
+			 struct cni_config *ret,
+			 void (*warn)(void *userdata, const char *path, const char *why),
+			 void *userdata, struct cnispec_error *err);
 void cni_config_clear(struct cni_config *c);
 /* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
  * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
@@ -136,6 +160,9 @@ struct cni_ctx {
 	uint32_t table;		  /* policy routing table; 0 without policy routing */
 	int master_ifindex;	  /* macvlan, ipoib: master in the host's namespace */
 	struct attach_record *st; /* hostdev's record */
+	/* ADD's call to the fabric manager went unanswered (timed out, reset): its rollback
+	 * journals the removal instead of waiting as long again */
+	bool fabric_unanswered;
 };
 
 /* Open what a command works with: the plugin's own namespace and rtnetlink there, the sysfs
@@ -248,13 +275,18 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 
 /* hostdev, a pkey and a fabric configured. */
 bool cni_partition_wanted(const struct cni_config *cfg);
+/* At setup, for a network with a fabric: the node's fabrics file into cfg->fabrics (or why not
+ * into cfg->fabrics_err: only ADD needs it, DEL journals without), and without a stateDir of its
+ * own the network's records go to the node's. <0 only without memory. */
+int cni_partition_setup(struct cni_config *cfg);
 /* ADD: the VF's GUID into the pkey. Writes the attachment's record, the GUID in it, before the
  * fabric manager hears of it: ADD's first write of the record when a partition is wanted (nothing
  * is changed before it). Code 106 when the fabric manager does not take it. */
 int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err);
-/* DEL, GC, ADD's rollback: the GUID out of the pkey unless another attachment holds it; a
- * fabric manager that does not answer gets the removal journaled (then 0 too). <0 only when
- * the journal cannot be written. */
+/* DEL, GC, ADD's rollback: the GUID out of the pkey if this node added it and no other
+ * attachment holds it; a fabric manager that does not answer (or a fabric the node's file does
+ * not name now) gets the removal journaled under its fabric (then 0 too). <0 only when the
+ * journal cannot be written. */
 int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
 			struct cnispec_error *err);
 /* GC: retry the journaled removals. */

@@ -40,7 +40,7 @@
 	X(gnutls_certificate_get_peers) X(gnutls_x509_trust_list_init) X(gnutls_x509_trust_list_deinit)   \
 	X(gnutls_x509_trust_list_add_trust_mem) X(gnutls_x509_trust_list_verify_crt2)                     \
 	X(gnutls_certificate_verification_status_print) X(gnutls_certificate_allocate_credentials)         \
-	X(gnutls_certificate_free_credentials) X(gnutls_certificate_set_x509_trust_file)                  \
+	X(gnutls_certificate_free_credentials) X(gnutls_certificate_set_x509_trust_mem)                   \
 	X(gnutls_certificate_set_x509_system_trust) X(gnutls_init) X(gnutls_deinit)                       \
 	X(gnutls_set_default_priority) X(gnutls_credentials_set) X(gnutls_server_name_set)                \
 	X(gnutls_session_set_verify_cert) X(gnutls_transport_set_int2) X(gnutls_handshake)                \
@@ -114,8 +114,8 @@ int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen);
 	HTTP_DL_CALL(gnutls_certificate_verification_status_print)
 #define gnutls_certificate_allocate_credentials                                                    \
 	HTTP_DL_CALL(gnutls_certificate_allocate_credentials)
-#define gnutls_certificate_free_credentials    HTTP_DL_CALL(gnutls_certificate_free_credentials)
-#define gnutls_certificate_set_x509_trust_file HTTP_DL_CALL(gnutls_certificate_set_x509_trust_file)
+#define gnutls_certificate_free_credentials   HTTP_DL_CALL(gnutls_certificate_free_credentials)
+#define gnutls_certificate_set_x509_trust_mem HTTP_DL_CALL(gnutls_certificate_set_x509_trust_mem)
 #define gnutls_certificate_set_x509_system_trust                                                   \
 	HTTP_DL_CALL(gnutls_certificate_set_x509_system_trust)
 #define gnutls_init			      HTTP_DL_CALL(gnutls_init)

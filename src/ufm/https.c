@@ -4,6 +4,7 @@
  * docs/cni.md): a network with a fabric manager pays GnuTLS's loading, the others nothing. The
  * certificate is always verified (gnutls_session_set_verify_cert): there is no
  * option to skip it, and a failure says what GnuTLS found wrong. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -25,6 +26,7 @@
 #include "http/dl.h"
 #include "ufm/internal.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 /* an answer larger than this is not a pkey's GUID list */
 #define HTTPS_ANSWER_MAX (16u << 20)
@@ -143,30 +145,58 @@ static int send_all(gnutls_session_t s, const char *buf, size_t len, char *err, 
 	return 0;
 }
 
-/* The body of a "Transfer-Encoding: chunked" answer, decoded in place. */
-static int dechunk(char *b, size_t len, size_t *ret_len)
+/* A chunk's size line: hex digits (at most 8: no chunk of ours is 4 GiB), an extension after ';'
+ * ignored, CRLF. The size, and *next past the CRLF; -1 when malformed or cut short. */
+static long long chunk_size(const char *b, size_t len, size_t *next)
+{
+	unsigned long long n = 0;
+	size_t i = 0;
+	const char *eol;
+
+	for (; i < len && i < 9 && isxdigit((unsigned char)b[i]); i++)
+		n = n << 4 | (unsigned)(isdigit((unsigned char)b[i]) ? b[i] - '0'
+								     : (b[i] | 0x20) - 'a' + 10);
+	if (i == 0 || i > 8 || (i < len && b[i] != ';' && b[i] != '\r'))
+		return -1;
+	eol = memmem(b + i, len - i, "\r\n", 2);
+	if (!eol)
+		return -1;
+	*next = (size_t)(eol - b) + 2;
+	return (long long)n;
+}
+
+/* The body of a "Transfer-Encoding: chunked" answer, decoded in place (the decoded bytes never
+ * overtake the ones still to read). Trailers after the last chunk are ignored. */
+static int dechunk(char *b, size_t len, size_t max, size_t *ret_len, char *err, size_t errlen)
 {
 	size_t in = 0, out = 0;
 
 	for (;;) {
-		char *end;
-		unsigned long n = strtoul(b + in, &end, 16);
-		char *eol = memmem(b + in, len - in, "\r\n", 2);
+		size_t next = 0;
+		long long n = chunk_size(b + in, len - in, &next);
 
-		if (!eol || end == b + in)
+		if (n < 0) {
+			snprintf(err, errlen,
+				 "the answer's chunked body is cut short or malformed");
 			return -EPROTO;
-		in = (size_t)(eol - b) + 2;
+		}
+		in += next;
 		if (n == 0)
 			break;
-		if (n > len - in)
+		if ((size_t)n > max - out) {
+			snprintf(err, errlen, "the answer is larger than %zu bytes", max);
 			return -EPROTO;
-		memmove(b + out, b + in, n);
-		out += n;
-		in += n + 2;
-		if (in > len)
+		}
+		if ((size_t)n > len - in || len - in - (size_t)n < 2 ||
+		    memcmp(b + in + n, "\r\n", 2)) {
+			snprintf(err, errlen,
+				 "the answer's chunked body is cut short or malformed");
 			return -EPROTO;
+		}
+		memmove(b + out, b + in, (size_t)n);
+		out += (size_t)n;
+		in += (size_t)n + 2;
 	}
-	b[out] = '\0';
 	*ret_len = out;
 	return 0;
 }
@@ -181,15 +211,23 @@ static const char *header_value(const char *head, const char *name)
 	return NULL;
 }
 
-static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *err, size_t errlen)
+int ufm_https_parse_answer(char *buf, size_t len, size_t max, struct https_answer *ret, char *err,
+			   size_t errlen)
 {
-	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body;
+	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body, *copy;
 	const char *te, *cl;
 	size_t blen;
-	int status = 0;
+	int status = 0, r;
 
-	if (!sep || sscanf(buf, "HTTP/1.%*[01] %3d", &status) != 1 || status < 100) {
+	if (!sep || len < 12 || memcmp(buf, "HTTP/1.", 7) || (buf[7] != '0' && buf[7] != '1') ||
+	    buf[8] != ' ' || !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) ||
+	    !isdigit((unsigned char)buf[11]) || (len > 12 && buf[12] != ' ' && buf[12] != '\r')) {
 		snprintf(err, errlen, "the answer is not HTTP/1.x");
+		return -EPROTO;
+	}
+	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	if (status < 100) {
+		snprintf(err, errlen, "the answer is not HTTP/1.x (status %d)", status);
 		return -EPROTO;
 	}
 	*sep = '\0';
@@ -198,24 +236,40 @@ static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *e
 	te = header_value(buf, "Transfer-Encoding");
 	cl = header_value(buf, "Content-Length");
 	if (te && !strncasecmp(te, "chunked", 7)) {
-		if (dechunk(body, blen, &blen) < 0) {
-			snprintf(err, errlen,
-				 "the answer's chunked body is cut short or malformed");
+		if ((r = dechunk(body, blen, max, &blen, err, errlen)) < 0)
+			return r;
+	} else if (cl) {
+		size_t digits = strspn(cl, "0123456789");
+		unsigned long long n;
+
+		if (digits == 0 || digits > 12 || (cl[digits] && !strchr(" \t\r", cl[digits])) ||
+		    str_to_u64(strndupa(cl, digits), 10, &n) < 0) {
+			snprintf(err, errlen, "the answer's Content-Length is not a number");
 			return -EPROTO;
 		}
-	} else if (cl) {
-		unsigned long n = strtoul(cl, NULL, 10);
+		if (n > max) {
+			snprintf(err, errlen, "the answer is larger than %zu bytes (%llu)", max, n);
+			return -EPROTO;
+		}
 		if (n > blen) {
-			snprintf(err, errlen, "the answer is cut short (%zu of %lu bytes)", blen,
+			snprintf(err, errlen, "the answer is cut short (%zu of %llu bytes)", blen,
 				 n);
 			return -EPROTO;
 		}
-		blen = n;
+		blen = (size_t)n;
+	} else if (blen > max) {
+		snprintf(err, errlen, "the answer is larger than %zu bytes", max);
+		return -EPROTO;
 	}
+	/* the body may hold NUL bytes: its length is len, never strlen */
+	if (!(copy = malloc(blen + 1)))
+		return -ENOMEM;
+	memcpy(copy, body, blen);
+	copy[blen] = '\0';
 	ret->status = status;
-	ret->body = strndup(body, blen);
+	ret->body = copy;
 	ret->len = blen;
-	return ret->body ? 0 : -ENOMEM;
+	return 0;
 }
 
 int ufm_https_request(const struct https_target *t, const char *method, const char *path,
@@ -234,11 +288,14 @@ int ufm_https_request(const struct https_target *t, const char *method, const ch
 		return r;
 	if (gnutls_certificate_allocate_credentials(&cred) < 0)
 		return -ENOMEM;
-	e = t->ca_file
-		    ? gnutls_certificate_set_x509_trust_file(cred, t->ca_file, GNUTLS_X509_FMT_PEM)
-		    : gnutls_certificate_set_x509_system_trust(cred);
+	e = t->ca_pem ? gnutls_certificate_set_x509_trust_mem(
+				cred,
+				&(gnutls_datum_t){ .data = (unsigned char *)t->ca_pem,
+						   .size = (unsigned)t->ca_len },
+				GNUTLS_X509_FMT_PEM)
+		      : gnutls_certificate_set_x509_system_trust(cred);
 	if (e <= 0) {
-		snprintf(err, errlen, "CA %s: %s", t->ca_file ? t->ca_file : "(the system's)",
+		snprintf(err, errlen, "CA %s: %s", t->ca_pem ? t->ca_name : "(the system's)",
 			 e == 0 ? "no certificate in it" : gnutls_strerror(e));
 		r = -EINVAL;
 		goto out;
@@ -330,7 +387,7 @@ int ufm_https_request(const struct https_target *t, const char *method, const ch
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
-	r = parse_answer(buf, len, ret, err, errlen);
+	r = ufm_https_parse_answer(buf, len, HTTPS_ANSWER_MAX, ret, err, errlen);
 out:
 	if (s)
 		gnutls_deinit(s);

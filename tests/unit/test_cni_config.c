@@ -443,7 +443,21 @@ static void test_state(void **st)
 	assert_int_equal(system(path), 0);
 }
 
-/* The "fabric" object: its defaults, its refusals by path, and a record naming a GUID. */
+static int parse_cmd(const char *json, enum cnispec_cmd cmd, struct cni_config *cfg,
+		     struct cnispec_error *err)
+{
+	struct cnispec_conf *conf = NULL;
+	int r = cnispec_conf_parse(json, strlen(json), cmd, &conf, err);
+
+	if (r == 0)
+		r = cni_config_parse_cmd(conf, cmd, cfg, NULL, NULL, err);
+	cnispec_conf_free(conf);
+	return r;
+}
+
+/* "fabric": one of the node's fabrics by name, how the GUID joins; the keys that named a fabric
+ * manager from the network config refused by path, saying what to write instead (DEL and GC take
+ * them, for attachments made before); a record naming a GUID, its fabric and who added it. */
 static void test_fabric(void **st)
 {
 #define HD "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"deviceID\":\"0000:1b:00.2\","
@@ -452,41 +466,81 @@ static void test_fabric(void **st)
 	struct attach_record s;
 	uint64_t g;
 
-	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":{\"ufm\":\"https://ufm.example:8443/x\",\"credentials\":\"/s\"}}",
-			       &c, &err), 0);
+	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":\"rail0\"}", &c, &err), 0);
 	assert_true(c.fabric.set && cni_partition_wanted(&c));
-	assert_string_equal(c.fabric.ufm, "https://ufm.example:8443/x");
-	assert_int_equal(c.fabric.timeout_ms, 5000);
-	assert_true(c.fabric.ip_over_ib && !c.fabric.limited && !c.fabric.index0 && !c.fabric.ca_file);
+	assert_string_equal(c.fabric.name, "rail0");
+	assert_true(c.fabric.join.ip_over_ib && !c.fabric.join.limited && !c.fabric.join.index0);
+	assert_null(c.fabric.legacy_url);
 	cni_config_clear(&c);
-	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"ca\":\"/c.pem\","
-			       "\"timeoutSeconds\":0.25,\"membership\":\"limited\",\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
-	assert_int_equal(c.fabric.timeout_ms, 250);
-	assert_true(c.fabric.limited && c.fabric.index0 && !c.fabric.ip_over_ib);
-	assert_string_equal(c.fabric.ca_file, "/c.pem");
+	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"name\":\"rail-1\",\"membership\":\"limited\","
+			       "\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
+	assert_string_equal(c.fabric.name, "rail-1");
+	assert_true(c.fabric.join.limited && c.fabric.join.index0 && !c.fabric.join.ip_over_ib);
 	cni_config_clear(&c);
-	/* refusals, each naming its path */
-	assert_int_equal(parse(HD "\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+	/* the fabric manager's address, credentials, CA and timeout are the node's: refused by
+	 * path, with what to write instead */
+	static const char *const node_keys[] = { "ufm\":\"https://evil.example\"",
+						 "credentials\":\"/var/run/secrets\"",
+						 "ca\":\"/etc/ssl/c.pem\"", "timeoutSeconds\":60" };
+	static const char *const node_paths[] = { "fabric.ufm", "fabric.credentials", "fabric.ca",
+						  "fabric.timeoutSeconds" };
+	for (size_t i = 0; i < 4; i++) {
+		char conf[512];
+
+		snprintf(conf, sizeof(conf), HD "\"pkey\":1,\"fabric\":{\"name\":\"rail0\",\"%s}}", node_keys[i]);
+		err = (struct cnispec_error){ 0 };
+		assert_int_equal(parse(conf, &c, &err), -EINVAL);
+		assert_int_equal(err.code, 2);
+		assert_non_null(strstr(err.details, node_paths[i]));
+		assert_non_null(strstr(err.details, "belongs to the node"));
+		assert_non_null(strstr(err.details, "write \"fabric\": \"NAME\""));
+	}
+	/* the old shape, whole: refused on ADD, taken on DEL and GC (the URL only kept) */
+	const char *old = HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"ca\":\"/c\",\"timeoutSeconds\":1}}";
+	assert_int_equal(parse(old, &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.ufm"));
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_CHECK, &c, &err), -EINVAL);
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_DEL, &c, &err), 0);
+	assert_true(c.fabric.set && !c.fabric.name[0]);
+	assert_string_equal(c.fabric.legacy_url, "https://u");
+	cni_config_clear(&c);
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_GC, &c, &err), 0);
+	cni_config_clear(&c);
+	/* other refusals, each naming its path */
+	assert_int_equal(parse(HD "\"fabric\":\"rail0\"}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric: needs pkey"));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"http://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.ufm: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.credentials: missing"));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"s\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.credentials: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"timeoutSeconds\":0}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.timeoutSeconds: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"membership\":\"half\"}}", &c, &err), -EINVAL);
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":\"Rail_0\"}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: \"Rail_0\" is not a fabric name"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"membership\":\"full\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.name: missing"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":7}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: expected the name of one of the node's fabrics"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"name\":\"r\",\"membership\":\"half\"}}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric.membership: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"verify\":false}}", &c, &err), -EINVAL);
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"name\":\"r\",\"verify\":false}}", &c, &err), -EINVAL);
 	assert_int_equal(err.code, 2); /* no key turns verification off: unknown */
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"master\":\"ib0\",\"link\":\"ipoib\","
-			       "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+			       "\"pkey\":1,\"fabric\":\"rail0\"}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric: only for link hostdev"));
-	/* the record: fabricGuid needs its pkey */
-	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
+	/* where a guid came from, for the refusal of one that is not the VF's own */
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":\"r\",\"runtimeConfig\":{\"infinibandGUID\":\"00:02:c9:03:00:aa:bb:cc\"}}",
+			       &c, &err), 0);
+	assert_string_equal(c.guid_key, "runtimeConfig.infinibandGUID");
+	cni_config_clear(&c);
+	/* the record: the GUID's fabric and whether this node added it */
+	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\",\"fabric\":\"rail0\",\"fabricAdded\":false}";
 	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
-	assert_true(s.fabric);
+	assert_true(s.fabric && !s.fabric_added);
+	assert_string_equal(s.fabric_name, "rail0");
+	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"0002c90300216e70\",\"fabric\":\"../x\"}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
+	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"0002c90300216e70\",\"fabricAdded\":1}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
+	/* the record: fabricGuid needs its pkey */
+	rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
+	/* a record of the version before: it added every GUID it named, of no named fabric */
+	assert_true(s.fabric && s.fabric_added && !s.fabric_name[0]);
 	assert_true(s.fabric_guid == 0x0002c90300216e70ull);
 	rec = "{\"hostName\":\"vf1\",\"fabricGuid\":\"0002c90300216e70\"}";
 	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
