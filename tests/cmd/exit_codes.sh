@@ -106,19 +106,20 @@ if command -v node >/dev/null && command -v openssl >/dev/null; then
 	ufm_certs "$TMP/pki" && ufm_start "$TMP/pki" ""
 	trap 'ufm_stop; rm -rf "$TMP"' EXIT
 	mkdir -p "$TMP/sec" "$TMP/fst/fab" && printf admin >"$TMP/sec/username" && printf 123456 >"$TMP/sec/password"
-	fconf() { printf '{"cniVersion":"1.0.0","name":"fab","type":"rdmak-cni","link":"hostdev","deviceID":"0000:3b:00.2","stateDir":"%s","pkey":"0x8101","fabric":{"ufm":"%s","credentials":"%s/sec","ca":"%s/pki/ca.pem"}}' "$TMP/$2" "$3" "$TMP" "$TMP" >"$TMP/$1"; }
-	fconf ok.conf est "$UFM_URL"; fconf live.conf fst "$UFM_URL"; fconf down.conf est https://127.0.0.1:1
-	printf '{"netns":"/proc/self/ns/net","hostName":"vf10","pkey":33025,"fabricGuid":"0002c90300216e70"}' >"$TMP/fst/fab/c1:net1"
+	# ffile FILE STATEDIR URL: a node's fabrics file naming fabric "fab"
+	ffile() { printf '{"stateDir":"%s","fabrics":{"fab":{"ufm":"%s","credentials":"%s/sec","ca":"%s/pki/ca.pem"}}}' "$TMP/$2" "$3" "$TMP" "$TMP" >"$TMP/$1"; }
+	ffile ok.json est "$UFM_URL"; ffile live.json fst "$UFM_URL"; ffile down.json est https://127.0.0.1:1
+	printf '{"netns":"/proc/self/ns/net","hostName":"vf10","pkey":33025,"fabricGuid":"0002c90300216e70","fabric":"fab"}' >"$TMP/fst/fab/c1:net1"
 	check fabric docs/fabric.md 'Exit codes: `0` done' \
 		"0:'$RDMAK' fabric --help" \
-		"0:'$RDMAK' fabric check --config '$TMP/ok.conf'" \
-		"0:'$RDMAK' fabric list --config '$TMP/live.conf'" \
-		"1:'$RDMAK' fabric check --config '$TMP/down.conf'" \
-		"1:'$RDMAK' fabric list --config '$TMP/live.conf' >/dev/full" \
+		"0:'$RDMAK' fabric check --fabrics '$TMP/ok.json'" \
+		"0:'$RDMAK' fabric list --fabrics '$TMP/live.json'" \
+		"1:'$RDMAK' fabric check --fabrics '$TMP/down.json'" \
+		"1:'$RDMAK' fabric list --fabrics '$TMP/live.json' >/dev/full" \
 		"2:'$RDMAK' fabric frobnicate" \
-		"2:'$RDMAK' fabric gc" \
-		"2:'$RDMAK' fabric gc --config '$TMP/none.conf'" \
-		"3:'$RDMAK' fabric check --config '$TMP/live.conf'"
+		"2:'$RDMAK' fabric gc --fabrics '$TMP/none.json'" \
+		"2:'$RDMAK' fabric gc --config '$TMP/ok.json'" \
+		"3:'$RDMAK' fabric check --fabrics '$TMP/live.json'"
 else
 	skip "needs node and openssl (the UFM stand-in)" "fabric exit codes"
 fi
