@@ -116,10 +116,38 @@ $(BUILD)/cni/rdmak-ipam: $(BUILD)/cni/rdmak-cni
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 # apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
 $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
+
+# The test build: rdmak and the per-pod binary linked with tests/seams/, link-time seams
+# (-Wl,--wrap=SYMBOL) through which the tests stand in for what no machine here has (an SR-IOV
+# PF's VF table), hold a plugin's rescan open, or count an exec'd plugin's etcd requests. Its
+# rdmak-ipam execs the rdmak beside its cni/ folder, this one. Never installed: what `make install`
+# and the image ship reads none of the seams' variables (tests/cmd/environment.sh checks, and
+# docs/environment.md lists what they do read).
+SEAMS    := $(BUILD)/tests/seams
+SEAM_WRAP_vf_standin  := -Wl,--wrap=nl_rt_talk_vf
+SEAM_WRAP_rescan_gate := -Wl,--wrap=plugin_pool_set_build
+SEAM_WRAP_etcd_calls  := -Wl,--wrap=etcd_client_free
+SEAM_ALL := vf_standin rescan_gate etcd_calls
+$(SEAMS)/obj/%.o: tests/seams/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests -c -o $@ $<
+$(SEAMS)/rdmak: $(BUILD)/obj/main.o $(patsubst %,$(SEAMS)/obj/%.o,$(SEAM_ALL)) $(BUILD)/librdmak.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(foreach s,$(SEAM_ALL),$(SEAM_WRAP_$(s))) -o $@ $^ $(LDLIBS)
+$(SEAMS)/cni/rdmak-cni: $(BUILD)/obj/pod.o $(SEAMS)/obj/vf_standin.o $(BUILD)/librdmak.a
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(POD_LINK) $(SEAM_WRAP_vf_standin) -o $@ $^ $(POD_LIBS)
+$(SEAMS)/cni/rdmak-ipam: $(SEAMS)/cni/rdmak-cni
+	$(Q)ln -sf rdmak-cni $@
+# the VF table's requests go to the PF stand-in, which the test checks too
+$(BUILD)/tests/test_nl_vf: LDFLAGS += $(SEAM_WRAP_vf_standin)
+$(BUILD)/tests/test_nl_vf: $(SEAMS)/obj/vf_standin.o
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
@@ -178,6 +206,7 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
 tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
+         $(SEAMS)/rdmak $(SEAMS)/cni/rdmak-cni $(SEAMS)/cni/rdmak-ipam \
          $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni $(BUILD)/make.vars examples/nodes/.stamp
 
 # How this build directory was made, so that tests/run.sh can bring it up to date with the same

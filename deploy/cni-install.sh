@@ -1,11 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # deploy/cni-install.sh: puts rdmak-cni and rdmak-ipam on a node (the rdmak-cni DaemonSet runs it).
-#   cni-install.sh [--src DIR] [--host-root DIR] [--cni-dir DIR] [--wait]
+#   cni-install.sh [--src DIR] [--host-root DIR] [--cni-dir DIR] [--fabric-src DIR] [--wait]
 # --src        the bundle from deploy/bundle.sh (default /opt/rdmak, where the image holds it)
 # --host-root  where the host's / is mounted (default /host)
 # --cni-dir    the runtime's CNI_PATH directory on the host (default /opt/cni/bin)
-# --wait       after installing, sleep until SIGTERM (the DaemonSet's container)
+# --fabric-src the node's fabrics (the chart's fabric part): DIR/fabrics.json and DIR/fabric/NAME/
+#              (each fabric's Secret: username and password, or token; ca.crt), installed as the
+#              host's /etc/rdmak/fabrics.json and /etc/rdmak/fabric/NAME/ (docs/fabric.md)
+# --wait       after installing, sleep until SIGTERM (the DaemonSet's container); with
+#              --fabric-src, install the fabrics again every minute when they changed (a Secret
+#              rotated)
 #
 # On the host: /opt/rdmak/lib -> lib-<hash> (the libraries, the loader), /opt/rdmak/bin/rdmak (the
 # operator CLI: rdmak ipam list ...; rdmak-ipam hands an etcd store's requests to it), and
@@ -17,13 +22,14 @@
 # renaming a symlink, so an old binary never meets a half-copied library. Nothing is removed on
 # SIGTERM: pods attached with rdmak-cni still need it for their DEL.
 set -eu
-src=/opt/rdmak host=/host cnidir=/opt/cni/bin wait=0
+src=/opt/rdmak host=/host cnidir=/opt/cni/bin fabricsrc= wait=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--src=*) src=${1#*=} ;;
 	--host-root=*) host=${1#*=} ;;
 	--cni-dir=*) cnidir=${1#*=} ;;
-	--src | --host-root | --cni-dir)
+	--fabric-src=*) fabricsrc=${1#*=} ;;
+	--src | --host-root | --cni-dir | --fabric-src)
 		[ $# -ge 2 ] || { echo "cni-install.sh: $1 needs a value" >&2; exit 2; }
 		opt=$1 val=$2
 		shift 2
@@ -37,6 +43,46 @@ done
 case $cnidir in /*) ;; *) echo "cni-install.sh: --cni-dir must be absolute (a path on the host)" >&2; exit 2 ;; esac
 log() { echo "cni-install: $*"; }
 die() { echo "cni-install: $*" >&2; exit 1; }
+
+# put_file SRC DEST MODE: SRC's content (a Secret volume's files are symbolic links into ..data:
+# followed) as the regular file DEST, root's, MODE, by rename; nothing when DEST holds it already.
+# 0: unchanged, 1: written.
+put_file() {
+	cmp -s "$1" "$2" 2>/dev/null && [ ! -L "$2" ] && return 0
+	cp -L "$1" "$(dirname "$2")/.$(basename "$2").tmp"
+	chmod "$3" "$(dirname "$2")/.$(basename "$2").tmp"
+	mv -f "$(dirname "$2")/.$(basename "$2").tmp" "$2"
+	return 1
+}
+
+# The node's fabrics (docs/fabric.md, "What it trusts"): rdmak-cni reads the fabrics file and the
+# credentials it names only as regular files owned by root that neither group nor others may
+# write, never through a symbolic link: so each is copied, mode 0600 in folders of mode 0700. A
+# fabric no longer in DIR loses its folder. The fabrics file goes last, once what it names is there.
+install_fabric() {
+	local d name f changed=0
+	[ -f "$fabricsrc/fabrics.json" ] || die "--fabric-src $fabricsrc has no fabrics.json"
+	mkdir -p "$host/etc/rdmak/fabric"
+	chmod 0700 "$host/etc/rdmak/fabric"
+	for d in "$fabricsrc"/fabric/*/; do
+		[ -d "$d" ] || continue
+		name=$(basename "$d")
+		mkdir -p "$host/etc/rdmak/fabric/$name"
+		chmod 0700 "$host/etc/rdmak/fabric/$name"
+		for f in username password token ca.crt; do
+			if [ -e "$d/$f" ]; then
+				put_file "$d/$f" "$host/etc/rdmak/fabric/$name/$f" 0600 || changed=1
+			elif [ -e "$host/etc/rdmak/fabric/$name/$f" ]; then
+				rm -f "$host/etc/rdmak/fabric/$name/$f" && changed=1
+			fi
+		done
+	done
+	for d in "$host"/etc/rdmak/fabric/*/; do
+		[ -d "$d" ] && [ ! -d "$fabricsrc/fabric/$(basename "$d")" ] && rm -rf "$d" && changed=1
+	done
+	put_file "$fabricsrc/fabrics.json" "$host/etc/rdmak/fabrics.json" 0600 || changed=1
+	[ "$changed" -eq 0 ] || log "installed the node's fabrics: /etc/rdmak/fabrics.json ($(ls "$fabricsrc/fabric" | tr '\n' ' ' | sed 's/ $//'))"
+}
 
 [ -x "$src/bin/rdmak" ] && [ -d "$src/lib" ] || die "$src is not a bundle (bin/rdmak, lib/): see deploy/bundle.sh"
 [ -d "$host" ] || die "--host-root $host does not exist (mount the host's / there)"
@@ -83,8 +129,12 @@ for d in "$dest"/lib-*; do
 	[ "$d" = "$dest/lib-$hash" ] || rm -rf "$d"
 done
 log "installed $cnidir/rdmak-cni, $cnidir/rdmak-ipam and /opt/rdmak (libraries lib-$hash)"
+[ -z "$fabricsrc" ] || install_fabric
 
 if [ "$wait" -eq 1 ]; then
 	trap 'exit 0' TERM INT
-	while :; do sleep 3600 & wait $!; done
+	while :; do
+		sleep "$([ -n "$fabricsrc" ] && echo 60 || echo 3600)" & wait $!
+		[ -z "$fabricsrc" ] || install_fabric
+	done
 fi

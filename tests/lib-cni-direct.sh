@@ -7,6 +7,9 @@
 
 CNIP="$BUILD/cni:/usr/lib/cni"
 PLUGIN="$BUILD/cni/rdmak-cni"
+# the test build (Makefile, tests/seams/): the same plugin with the SR-IOV PF stand-in, which
+# answers the VF table's requests when RDMAK_TEST_VF_STANDIN=DIR is in its environment
+SEAMS_PLUGIN="$BUILD/tests/seams/cni/rdmak-cni"
 
 # direct_requirements: why these tests cannot run here (nothing when they can)
 direct_requirements() {
@@ -18,14 +21,16 @@ direct_requirements() {
 }
 
 # cni CMD ID IFNAME NETNS CONF [VAR=VALUE...]: the plugin in the host netns, the configuration
-# (a file or a JSON string) on stdin, a clean environment; $out $err $rc as lib.sh's run.
+# (a file or a JSON string) on stdin, a clean environment; $out $err $rc as lib.sh's run. With
+# RDMAK_TEST_VF_STANDIN=DIR among the variables, the test build's plugin (SEAMS_PLUGIN) runs.
 # With CNI_TIMEOUT=SECONDS set, a plugin still running then is killed (rc 124): for the
 # cases that once hung.
 cni() {
-	local cmd=$1 id=$2 ifname=$3 netns=$4 conf=$5; shift 5
+	local cmd=$1 id=$2 ifname=$3 netns=$4 conf=$5 plugin=$PLUGIN v; shift 5
 	[ -f "$conf" ] || { printf '%s' "$conf" >"$TMP/conf.json"; conf="$TMP/conf.json"; }
+	for v in "$@"; do case $v in RDMAK_TEST_VF_STANDIN=*) plugin=$SEAMS_PLUGIN ;; esac; done
 	run ${CNI_TIMEOUT:+timeout "$CNI_TIMEOUT"} ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="$ifname" \
-		CNI_NETNS="$netns" CNI_PATH="$CNIP" "$@" "$PLUGIN" <"$conf"
+		CNI_NETNS="$netns" CNI_PATH="$CNIP" "$@" "$plugin" <"$conf"
 }
 
 # jout EXPR: a Python expression on the JSON document in $out (`d`)

@@ -37,6 +37,22 @@ ufm_start() {
 
 ufm_stop() { [ -n "${UFM_PID:-}" ] && kill "$UFM_PID" 2>/dev/null; wait "$UFM_PID" 2>/dev/null; UFM_PID=; }
 
+# More than one stand-in (one UFM per rail): ufm_keep NAME remembers the one ufm_start just
+# started under NAME, ufm_use NAME makes it the one ufm_ctl and ufm_guids talk to, ufm_stop_all
+# stops every one kept.
+_ufm_kept=()
+ufm_keep() {
+	eval "_ufm_$1=(\"\$UFM_PID\" \"\$UFM_PORT\" \"\$UFM_URL\" \"\$UFM_NS\" \"\$UFM_DIR\")"
+	_ufm_kept+=("$1")
+}
+ufm_use() {
+	eval "UFM_PID=\${_ufm_$1[0]} UFM_PORT=\${_ufm_$1[1]} UFM_URL=\${_ufm_$1[2]} UFM_NS=\${_ufm_$1[3]} UFM_DIR=\${_ufm_$1[4]}"
+}
+ufm_stop_all() {
+	local k
+	for k in "${_ufm_kept[@]}"; do ufm_use "$k"; ufm_stop; done
+}
+
 # ufm_ctl WHAT [METHOD]: a control call (dump, down?mode=..., up, reset); the answer on stdout
 ufm_ctl() {
 	${UFM_NS:+ip netns exec "$UFM_NS"} curl -s --cacert "$UFM_DIR/ca.pem" -X "${2:-GET}" "$UFM_URL/_standin/$1"

@@ -24,7 +24,7 @@
 
 int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request *req)
 {
-	struct cni_state st;
+	struct attach_record st;
 	int r;
 
 	if (!c->link_by_chain)
@@ -40,8 +40,8 @@ int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request 
 	case CNISPEC_CMD_CHECK:
 		/* libcni passes the list's final result to every plugin on DEL and CHECK: only the
 		 * record says which role ADD took. One that cannot be read is still the rdma link's. */
-		r = cni_state_load_rdma(c->state_dir, req->conf->name, req->env->container_id,
-					req->env->ifname, &st);
+		r = attach_record_load_rdma(c->state_dir, req->conf->name, req->env->container_id,
+					    req->env->ifname, &st);
 		if (r != 0)
 			c->link = CNI_LINK_RDMA;
 		return 0;
@@ -65,7 +65,7 @@ static bool is_child(const struct nl_link *l)
 
 /* The pod's interface that prevResult names CNI_IFNAME, its PCI function and that function's
  * one RDMA device, into st. Changes nothing. */
-static int find_device(struct cni_ctx *c, struct cni_state *st, struct cnispec_error *err)
+static int find_device(struct cni_ctx *c, struct attach_record *st, struct cnispec_error *err)
 {
 	const struct cnispec_result *prev = c->req->conf->prev_result;
 	const char *bdf = c->cfg->device_id[0] ? c->cfg->device_id : NULL;
@@ -151,11 +151,11 @@ static int find_device(struct cni_ctx *c, struct cni_state *st, struct cnispec_e
 	return 0;
 }
 
-static int save(struct cni_ctx *c, const struct cni_state *st, struct cnispec_error *err)
+static int save(struct cni_ctx *c, const struct attach_record *st, struct cnispec_error *err)
 {
 	const struct cnispec_request *req = c->req;
-	int r = cni_state_save_rdma(c->cfg->state_dir, req->conf->name, req->env->container_id,
-				    c->ifname, st);
+	int r = attach_record_save_rdma(c->cfg->state_dir, req->conf->name, req->env->container_id,
+					c->ifname, st);
 
 	if (r < 0)
 		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed",
@@ -166,12 +166,12 @@ static int save(struct cni_ctx *c, const struct cni_state *st, struct cnispec_er
 
 static void forget(struct cni_ctx *c)
 {
-	(void)cni_state_remove_rdma(c->cfg->state_dir, c->req->conf->name,
-				    c->req->env->container_id, c->ifname);
+	(void)attach_record_remove_rdma(c->cfg->state_dir, c->req->conf->name,
+					c->req->env->container_id, c->ifname);
 }
 
 /* After a failure, what it was about, so that the message names the device: " (moving ...)". */
-static void add_context(struct cnispec_error *err, const struct cni_state *st)
+static void add_context(struct cnispec_error *err, const struct attach_record *st)
 {
 	size_t n = strlen(err->details);
 
@@ -183,7 +183,7 @@ static void add_context(struct cnispec_error *err, const struct cni_state *st)
 int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req,
 		  struct cnispec_result **ret, struct cnispec_error *err)
 {
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cni_ctx c;
 	int r;
 
@@ -233,7 +233,8 @@ out:
 }
 
 /* Give the record's device back from the namespace pod_ns: 0 when it is on the host. */
-static int give_back(const struct cni_state *st, int pod_ns, int host_ns, struct cnispec_error *err)
+static int give_back(const struct attach_record *st, int pod_ns, int host_ns,
+		     struct cnispec_error *err)
 {
 	int r = cni_rdma_move(st->rdma_dev, pod_ns, host_ns, err);
 
@@ -245,15 +246,15 @@ static int give_back(const struct cni_state *st, int pod_ns, int host_ns, struct
 int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req,
 		  struct cnispec_error *err)
 {
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cni_ctx c;
 	int r;
 
 	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0 ||
 	    (r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
-	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
-				&st);
+	r = attach_record_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id,
+				    c.ifname, &st);
 	if (r <= 0) {
 		if (r < 0)
 			log_warning(
@@ -278,7 +279,7 @@ out:
 int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req,
 		    struct cnispec_error *err)
 {
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cni_ctx c;
 	int r;
 
@@ -289,8 +290,8 @@ int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *
 		r = cni_pod_missing(req->env->netns, err);
 		goto out;
 	}
-	r = cni_state_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
-				&st);
+	r = attach_record_load_rdma(cfg->state_dir, req->conf->name, req->env->container_id,
+				    c.ifname, &st);
 	if (r <= 0) {
 		r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE,
 					 "reading the attachment record failed", "%s", strerror(-r))
@@ -318,18 +319,18 @@ int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req
 	size_t n = 0;
 	int r, first = 0;
 
-	r = cni_state_list_rdma(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
+	r = attach_record_list_rdma(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 	if (r < 0)
 		return cnispec_fail(err, r, CNI_E_STATE, "listing attachment records failed",
 				    "%s/%s: %s", cfg->state_dir, req->conf->name, strerror(-r));
 	for (size_t i = 0; i < n; i++) {
-		struct cni_state st = { .vf_index = -1 };
+		struct attach_record st = { .vf_index = -1 };
 		struct cnispec_error e = { 0 };
 		struct cni_ctx c;
 
 		if (cnispec_conf_attachment_valid(req->conf, ids[i], ifnames[i]) ||
-		    cni_state_load_rdma(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st) <=
-			    0)
+		    attach_record_load_rdma(cfg->state_dir, req->conf->name, ids[i], ifnames[i],
+					    &st) <= 0)
 			continue;
 		if ((r = cni_ctx_open(&c, cfg, req, ifnames[i], &e)) == 0 &&
 		    (r = cni_ctx_open_pod(&c, st.netns, &e)) == 0 && c.pod)
@@ -343,7 +344,8 @@ int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req
 			}
 			continue;
 		}
-		(void)cni_state_remove_rdma(cfg->state_dir, req->conf->name, ids[i], ifnames[i]);
+		(void)attach_record_remove_rdma(cfg->state_dir, req->conf->name, ids[i],
+						ifnames[i]);
 	}
 	return first;
 }

@@ -17,6 +17,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 extern char **environ;
@@ -77,11 +78,16 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 
 	if (!cfg)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = cni_config_parse_warn(req->conf, cfg, keep_warning, &w, err);
+	r = cni_config_parse_cmd(req->conf, req->env->cmd, cfg, keep_warning, &w, err);
 	if (r < 0) {
 		strv_free(w.v);
 		free(cfg);
 		return r;
+	}
+	if ((r = cni_partition_setup(cfg)) < 0) {
+		strv_free(w.v);
+		op_done(cfg);
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	}
 	if (cfg->has_log_level)
 		log_set_max_level(cfg->log_level);
@@ -105,8 +111,8 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 
 int cni_ctx_save_state(struct cni_ctx *c, struct cnispec_error *err)
 {
-	int r = cni_state_save(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id,
-			       c->ifname, c->st);
+	int r = attach_record_save(c->cfg->state_dir, c->req->conf->name, c->req->env->container_id,
+				   c->ifname, c->st);
 
 	if (r < 0)
 		return cnispec_fail(err, r, CNI_E_STATE, "writing the attachment record failed",
@@ -319,8 +325,8 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 		return; /* the record stays: DEL or GC will finish the job */
 	}
 	if (c->st)
-		(void)cni_state_remove(c->cfg->state_dir, c->req->conf->name,
-				       c->req->env->container_id, c->ifname);
+		(void)attach_record_remove(c->cfg->state_dir, c->req->conf->name,
+					   c->req->env->container_id, c->ifname);
 }
 
 static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
@@ -328,7 +334,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 {
 	const struct cni_config *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cnispec_result *ipam = NULL, *res = NULL;
 	struct cnispec_interface iface = { 0 };
 	struct cni_ctx c;
@@ -414,7 +420,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		goto fail;
 	}
 	/* the link as attach made it, configured and up: no GETLINK to read it back */
-	cni_format_hwaddr(l.addr, l.addr_len, mac);
+	str_hwaddr(l.addr, l.addr_len, mac);
 	iface.name = (char *)c.ifname;
 	iface.mac = mac;
 	iface.mtu = l.mtu;
@@ -489,7 +495,7 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 {
 	const struct cni_config *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cnispec_error e = { 0 };
 	struct cni_ctx c;
 	bool keep = false;
@@ -503,8 +509,8 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
 	if (cfg->link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id,
-				   c.ifname, &st);
+		r = attach_record_load(cfg->state_dir, req->conf->name, req->env->container_id,
+				       c.ifname, &st);
 		if (r < 0)
 			log_warning(
 				"record of %s:%s unreadable (%s): the device cannot be given back",
@@ -521,8 +527,8 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 		if ((r = cni_partition_leave(&c, req->conf->name, req->env->container_id, c.ifname,
 					     err)) < 0)
 			goto out;
-		(void)cni_state_save(cfg->state_dir, req->conf->name, req->env->container_id,
-				     c.ifname, &st);
+		(void)attach_record_save(cfg->state_dir, req->conf->name, req->env->container_id,
+					 c.ifname, &st);
 	} else if (cni_partition_wanted(cfg) && (r = cni_partition_gc(cfg)) < 0) {
 		log_warning("retrying journaled partition removals: %s", strerror(-r));
 	}
@@ -535,12 +541,12 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 		*err = e;
 	}
 	if (c.st && !keep)
-		(void)cni_state_remove(cfg->state_dir, req->conf->name, req->env->container_id,
-				       c.ifname);
+		(void)attach_record_remove(cfg->state_dir, req->conf->name, req->env->container_id,
+					   c.ifname);
 	/* what an ADD killed while writing the record left, with or without a record */
 	if (cfg->link == CNI_LINK_HOSTDEV &&
-	    (r = cni_state_tidy(cfg->state_dir, req->conf->name, req->env->container_id, c.ifname,
-				NULL)) < 0)
+	    (r = attach_record_tidy(cfg->state_dir, req->conf->name, req->env->container_id,
+				    c.ifname, NULL)) < 0)
 		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id,
 			    c.ifname, strerror(-r));
 	r = first;
@@ -555,7 +561,7 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	const struct cnispec_result *prev = req->conf->prev_result;
 	const struct cnispec_interface *pi = NULL;
-	struct cni_state st = { .vf_index = -1 };
+	struct attach_record st = { .vf_index = -1 };
 	struct cni_ctx c;
 	struct nl_link l;
 	char mac[3 * 32 + 1];
@@ -584,8 +590,8 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 		goto out;
 	}
 	if (cfg->link == CNI_LINK_HOSTDEV) {
-		r = cni_state_load(cfg->state_dir, req->conf->name, req->env->container_id,
-				   c.ifname, &st);
+		r = attach_record_load(cfg->state_dir, req->conf->name, req->env->container_id,
+				       c.ifname, &st);
 		if (r <= 0) {
 			r = r < 0 ? cnispec_fail(err, r, CNI_E_STATE,
 						 "reading the attachment record failed", "%s",
@@ -606,7 +612,7 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 	}
 	if ((r = ops->check(&c, &l, err)) < 0)
 		goto out;
-	cni_format_hwaddr(l.addr, l.addr_len, mac);
+	str_hwaddr(l.addr, l.addr_len, mac);
 	if (pi->mac && *pi->mac && strcasecmp(pi->mac, mac)) {
 		r = cni_check_fail(err, "%s has MAC %s, prevResult says %s", c.ifname, mac,
 				   pi->mac);
@@ -645,14 +651,14 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 	/* only hostdev leaves something on the host (its record and a device the kernel gave
 	 * back under another name); macvlan and IPoIB children die with their namespace */
 	if (cfg->link == CNI_LINK_HOSTDEV) {
-		r = cni_state_list(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
+		r = attach_record_list(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 		if (r < 0)
 			first = cnispec_fail(err, r, CNI_E_STATE,
 					     "listing attachment records failed", "%s/%s: %s",
 					     cfg->state_dir, req->conf->name, strerror(-r));
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct cni_state st = { .vf_index = -1 };
+		struct attach_record st = { .vf_index = -1 };
 		struct cnispec_request one = *req;
 		struct cnispec_env env = *req->env;
 		struct cni_ctx c;
@@ -663,7 +669,7 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 		env.container_id = ids[i];
 		env.ifname = ifnames[i];
 		one.env = &env;
-		r = cni_state_load(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
+		r = attach_record_load(cfg->state_dir, req->conf->name, ids[i], ifnames[i], &st);
 		if (r <= 0) {
 			if (r < 0)
 				log_warning("GC: record %s:%s unreadable: %s", ids[i], ifnames[i],
@@ -675,8 +681,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 			c.st = &st;
 			if (st.fabric && (r = cni_partition_leave(&c, req->conf->name, ids[i],
 								  ifnames[i], &e)) == 0)
-				(void)cni_state_save(cfg->state_dir, req->conf->name, ids[i],
-						     ifnames[i], &st);
+				(void)attach_record_save(cfg->state_dir, req->conf->name, ids[i],
+							 ifnames[i], &st);
 			if (r == 0)
 				r = teardown(&c, ops, &keep, &e);
 		}
@@ -690,7 +696,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 			continue;
 		}
 		if (!keep) {
-			(void)cni_state_remove(cfg->state_dir, req->conf->name, ids[i], ifnames[i]);
+			(void)attach_record_remove(cfg->state_dir, req->conf->name, ids[i],
+						   ifnames[i]);
 			done++;
 		}
 	}
@@ -699,8 +706,8 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 	if (cfg->link == CNI_LINK_HOSTDEV) {
 		size_t tidied = 0;
 
-		/* records half-written by killed ADDs (cni_state_list skips their names) */
-		r = cni_state_tidy(cfg->state_dir, req->conf->name, NULL, NULL, &tidied);
+		/* records half-written by killed ADDs (attach_record_list skips their names) */
+		r = attach_record_tidy(cfg->state_dir, req->conf->name, NULL, NULL, &tidied);
 		if (r < 0)
 			log_warning("GC: removing stale temp files in %s/%s: %s", cfg->state_dir,
 				    req->conf->name, strerror(-r));
@@ -754,8 +761,9 @@ static void usage(FILE *f)
 	      "netdev of PCI function \"deviceID\" or named \"device\" moves in, with its RDMA device when\n"
 	      "\"rdmaIsolation\" is true); after another plugin in a conflist, \"rdma\" moves the RDMA device of\n"
 	      "the interface that plugin made (rdma-cni's role). Keys: sysfs, mtu, mac, guid, pkey, fabric\n"
-	      "(hostdev: the fabric manager that puts the VF's GUID into pkey, docs/fabric.md), rdmaIsolation,\n"
-	      "policyRouting (default true: a table per interface), tableBase (100), rulePriority (30000),\n"
+	      "(hostdev: one of the node's fabrics, whose manager puts the VF's GUID into pkey; docs/fabric.md),\n"
+	      "rdmaIsolation, policyRouting (default true: a table per interface), tableBase (100),\n"
+	      "rulePriority (30000),\n"
 	      "for a VF sriov-cni's vlan, vlanQoS, vlanProto, min_tx_rate, max_tx_rate, spoofchk, trust and\n"
 	      "link_state (set through the PF, put back on DEL),\n"
 	      "stateDir, logFile, logLevel, ipam. CNI 1.1.0 (ADD DEL CHECK GC STATUS VERSION) and 1.0.0,\n"

@@ -3,12 +3,13 @@
  * SR-IOV VF), RDMA netns isolation and per-interface policy routing, as one CNI plugin.
  *
  * The CNI exchange (environment, stdin, versions, result and error JSON, IPAM delegation) is
- * cnispec's; netlink is src/nl's; sysfs is read through hw's root context. What lives here:
+ * cnispec's; netlink is src/nl's; sysfs is read through hw's root context; the record a hostdev
+ * attachment leaves, so DEL and GC can give the device back, is src/attach's; the fabric
+ * manager's client is src/ufm's. What lives here:
  *   netconf.c  the plugin's own keys, validated (the JSON path of a bad one in the error)
  *   link*.c    the link kinds behind one ops table (macvlan, ipoib, hostdev)
  *   rdma.c     the RDMA subsystem's netns mode and moving a function's RDMA device
  *   routing.c  addresses, the per-interface table, its rule and the multi-rail sysctls
- *   state.c    the record a hostdev attachment leaves, so DEL and GC can give the device back
  *   chain.c    the rdma link: rdma-cni's role after another plugin, the RDMA device only
  *   cni.c      the commands (ADD with rollback, DEL, CHECK, GC, STATUS) and cni_main
  */
@@ -18,11 +19,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attach/attach.h"
 #include "cnispec/cnispec.h"
-#include "fabric/fabric.h"
 #include "hw/hw.h"
 #include "log/log.h"
 #include "nl/nl.h"
+#include "ufm/ufm.h"
 
 /* Plugin error codes (the spec leaves 100 and up to plugins; docs/cni.md lists them). */
 enum {
@@ -52,12 +54,24 @@ enum {
 	CNI_VF_LINK_STATE = 1 << 5,
 	CNI_VF_ALL = (1 << 6) - 1,
 };
+_Static_assert(CNI_VF_ALL == ATTACH_VF_BITS, "the attachment record stores every CNI_VF_* bit");
 /* The configuration key of one CNI_VF_* bit, for messages ("vlan", "mac", "min_tx_rate/max_tx_rate"). */
 const char *cni_vf_key_name(unsigned bit);
 
 #define CNI_DEFAULT_TABLE_BASE	  100
 #define CNI_DEFAULT_RULE_PRIORITY 30000
-#define CNI_DEFAULT_STATE_DIR	  "/var/lib/cni/rdmak-cni"
+#define CNI_DEFAULT_STATE_DIR	  ATTACH_DEFAULT_DIR
+
+/* A network's "fabric": one of the node's fabrics by name (its address, credentials, CA and
+ * timeout are the node's: ufm.h) and how the VF's GUID joins the partition. */
+struct cni_fabric {
+	bool set;
+	char name[UFM_NAME_MAX + 1];
+	struct ufm_join join;
+	/* DEL and GC of an attachment made before fabrics were the node's: the config's old "ufm",
+	 * only to find the node's fabric of that address by (never contacted as given) */
+	char *legacy_url;
+};
 
 struct cni_config {
 	enum cni_link_kind link;
@@ -96,7 +110,13 @@ struct cni_config {
 	char *log_file;
 	bool has_log_level;
 	enum log_level log_level;
-	struct fabric_config fabric; /* hostdev with pkey: the partition's fabric manager */
+	bool state_dir_set; /* given: else the default, or for a fabric the node's (partition.c) */
+	const char *guid_key; /* the key guid came from: "guid" or "runtimeConfig.infinibandGUID" */
+	struct cni_fabric fabric; /* hostdev with pkey: the partition's fabric */
+	/* the node's fabrics file, read at setup for a network with a fabric (cni_partition_setup):
+	 * NULL with fabrics_err saying why when it cannot be read */
+	struct ufm_fabrics *fabrics;
+	char *fabrics_err;
 };
 
 /* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
@@ -109,6 +129,13 @@ int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
 int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
 			  void (*warn)(void *userdata, const char *path, const char *why),
 			  void *userdata, struct cnispec_error *err);
+/* The same for one command: DEL and GC also take a "fabric" of the shape before fabrics were the
+ * node's (an attachment made then is deleted with the config of its ADD); the others refuse it
+ * naming what to write instead. */
+int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
+			 struct cni_config *ret,
+			 void (*warn)(void *userdata, const char *path, const char *why),
+			 void *userdata, struct cnispec_error *err);
 void cni_config_clear(struct cni_config *c);
 /* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
  * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
@@ -123,7 +150,6 @@ const char *cni_macvlan_mode_name(uint32_t mode);
 uint32_t cni_route_table(uint32_t table_base, const char *ifname);
 
 /* What one command works with. */
-struct cni_state;
 struct cni_ctx {
 	const struct cnispec_request *req;
 	const struct cni_config *cfg;
@@ -133,7 +159,10 @@ struct cni_ctx {
 	struct hw_ctx *hw;	  /* the sysfs root */
 	uint32_t table;		  /* policy routing table; 0 without policy routing */
 	int master_ifindex;	  /* macvlan, ipoib: master in the host's namespace */
-	struct cni_state *st;	  /* hostdev's record */
+	struct attach_record *st; /* hostdev's record */
+	/* ADD's call to the fabric manager went unanswered (timed out, reset): its rollback
+	 * journals the removal instead of waiting as long again */
+	bool fabric_unanswered;
 };
 
 /* Open what a command works with: the plugin's own namespace and rtnetlink there, the sysfs
@@ -184,8 +213,6 @@ const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
 /* CHECK's failure: code 110, what differs in details. Returns -EINVAL. */
 int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* A hardware address as "aa:bb:..." into out (3 * n bytes at least). */
-void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out);
 
 /* Set MTU and MAC as configured and the link up, in one request (the kernel applies the address
  * and the MTU before the flags, so a refused MTU leaves the link down); *l then says what was
@@ -248,67 +275,21 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 
 /* hostdev, a pkey and a fabric configured. */
 bool cni_partition_wanted(const struct cni_config *cfg);
+/* At setup, for a network with a fabric: the node's fabrics file into cfg->fabrics (or why not
+ * into cfg->fabrics_err: only ADD needs it, DEL journals without), and without a stateDir of its
+ * own the network's records go to the node's. <0 only without memory. */
+int cni_partition_setup(struct cni_config *cfg);
 /* ADD: the VF's GUID into the pkey. Writes the attachment's record, the GUID in it, before the
  * fabric manager hears of it: ADD's first write of the record when a partition is wanted (nothing
  * is changed before it). Code 106 when the fabric manager does not take it. */
 int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err);
-/* DEL, GC, ADD's rollback: the GUID out of the pkey unless another attachment holds it; a
- * fabric manager that does not answer gets the removal journaled (then 0 too). <0 only when
- * the journal cannot be written. */
+/* DEL, GC, ADD's rollback: the GUID out of the pkey if this node added it and no other
+ * attachment holds it; a fabric manager that does not answer (or a fabric the node's file does
+ * not name now) gets the removal journaled under its fabric (then 0 too). <0 only when the
+ * journal cannot be written. */
 int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
 			struct cnispec_error *err);
 /* GC: retry the journaled removals. */
 int cni_partition_gc(const struct cni_config *cfg);
-
-/* ---- hostdev attachment records ---------------------------------------------------------- */
-
-struct cni_state {
-	char netns[4096];
-	char host_name[NL_IFNAMSIZ]; /* the device's name on the host before ADD */
-	int host_ifindex;
-	uint8_t host_mac[32];
-	unsigned host_mac_len;
-	unsigned host_mtu;
-	bool host_up;		       /* administratively up before ADD: up again after DEL */
-	char pci[HW_BDF_MAX];	       /* "" for a netdev without a PCI function */
-	char rdma_dev[NL_RDMA_NAMSIZ]; /* "" when none */
-	bool rdma_moved;
-	char pf[NL_IFNAMSIZ]; /* GUID set through this PF */
-	int vf_index;
-	bool guid_set;
-	uint64_t guid_orig;
-	bool has_pkey;
-	uint16_t pkey;
-	bool fabric; /* fabric_guid may be in pkey at the fabric manager */
-	uint64_t fabric_guid;
-	unsigned vf_set;	   /* CNI_VF_* set through the PF: put back from vf_orig */
-	struct nl_vf_info vf_orig; /* the VF's settings before ADD */
-};
-
-/* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.
- * load: 1 found, 0 none. save is atomic (fileio_write_atomic_at). */
-int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
-		   const struct cni_state *st);
-int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname,
-		   struct cni_state *ret);
-int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname);
-/* Remove the temp files that writers killed in cni_state_save() left (of one attachment, or
- * with id NULL of the whole network), never one a live writer holds. *ret_removed may be NULL. */
-int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname,
-		   size_t *ret_removed);
-/* The records of a network: parallel arrays of container IDs and ifnames (strv). */
-int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
-		   size_t *ret_n);
-/* The same for the rdma link's records, beside hostdev's under another name
- * (<id>:<ifname>:rdma, which cni_state_list skips): a chain of hostdev then rdma keeps both. */
-int cni_state_save_rdma(const char *dir, const char *network, const char *id, const char *ifname,
-			const struct cni_state *st);
-int cni_state_load_rdma(const char *dir, const char *network, const char *id, const char *ifname,
-			struct cni_state *ret);
-int cni_state_remove_rdma(const char *dir, const char *network, const char *id, const char *ifname);
-int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
-			size_t *ret_n);
-/* Parse a record's text (the fuzzer's other entry). */
-int cni_state_parse(const char *buf, size_t len, struct cni_state *ret);
 
 #endif

@@ -250,7 +250,7 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 
 static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 {
-	struct cni_state *st = c->st;
+	struct attach_record *st = c->st;
 	struct hw_pci_function f = { .vf_index = -1 };
 	const char *name = c->cfg->device;
 	struct nl_link l;
@@ -433,7 +433,7 @@ static int find_on_host(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 
 static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_error *err)
 {
-	struct cni_state *st = c->st;
+	struct attach_record *st = c->st;
 	struct nl_link_change ch;
 	struct nl_link l;
 	int r;
@@ -491,7 +491,7 @@ static int hostdev_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec
 /* Name, MAC, MTU and up/down as they were, on the host. */
 static int restore_on_host(struct cni_ctx *c, const struct nl_link *l, struct cnispec_error *err)
 {
-	struct cni_state *st = c->st;
+	struct attach_record *st = c->st;
 	struct nl_link_change ch;
 	int r;
 
@@ -525,7 +525,7 @@ static int guid_back(struct cni_ctx *c, struct cnispec_error *err)
 }
 
 /* The pod's netdev is this record's device: same PCI function when both say. */
-static bool is_ours(const struct cni_state *st, const struct nl_link *l)
+static bool is_ours(const struct attach_record *st, const struct nl_link *l)
 {
 	return !st->pci[0] || !l->parent_dev[0] || !strcmp(st->pci, l->parent_dev);
 }
@@ -534,7 +534,7 @@ static int hostdev_reclaim(struct cni_ctx *c, struct cnispec_error *err);
 
 static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 {
-	struct cni_state *st = c->st;
+	struct attach_record *st = c->st;
 	struct nl_link_change ch;
 	struct nl_link l, h;
 	int r, first;
@@ -586,7 +586,7 @@ static int hostdev_detach(struct cni_ctx *c, struct cnispec_error *err)
 
 static int hostdev_reclaim(struct cni_ctx *c, struct cnispec_error *err)
 {
-	struct cni_state *st = c->st;
+	struct attach_record *st = c->st;
 	struct hw_pci_function f = { .vf_index = -1 };
 	struct nl_link l;
 	int r;

@@ -37,13 +37,6 @@ int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
 			    "%s", details);
 }
 
-void cni_format_hwaddr(const uint8_t *a, unsigned n, char *out)
-{
-	out[0] = '\0';
-	for (unsigned i = 0; i < n; i++)
-		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
-}
-
 const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
 {
 	switch (k) {

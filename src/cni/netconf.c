@@ -14,6 +14,7 @@
 
 #include "cni/cni.h"
 #include "dispatch/dispatch.h"
+#include "k8s/names.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
@@ -53,6 +54,7 @@ const char *cni_macvlan_mode_name(uint32_t mode)
  * questions the cross-check asks are answered by the config itself (a name set, has_guid...). */
 struct reader {
 	struct cni_config c;
+	bool legacy_fabric_ok; /* DEL, GC: a "fabric" of the shape before fabrics were the node's */
 	int link, mode;
 	bool isolation_given;
 	bool vlan_qos, vlan_proto; /* given: they need vlan */
@@ -386,6 +388,112 @@ static int read_guid(struct dispatch_ctx *d, const char *path, json_t *v, void *
 		return dispatch_fail(d, path, "%s cannot be a port's GUID", s);
 	c->guid = g;
 	c->has_guid = true;
+	c->guid_key = strncmp(path, "runtimeConfig", 13) ? "guid" : "runtimeConfig.infinibandGUID";
+	return 0;
+}
+
+/* ---- "fabric": a fabric of the node's fabrics file, by name (docs/fabric.md) ------------------
+ * Its address, credentials, CA and timeout are the node's: a network config is a namespace
+ * user's, and a root process on every node must not send the node's credentials where such a
+ * user says, nor read a file such a user names as credentials. The keys that did, before fabrics
+ * were the node's, are refused naming what to write instead; DEL and GC of an attachment made
+ * then still take them (a runtime keeps the config of ADD for DEL), the URL only to find the
+ * node's fabric of that address. */
+#define FABRIC_NODE_KEY                                                                            \
+	"belongs to the node, not to a network: the node's fabrics file (" UFM_FABRICS_FILE        \
+	", docs/fabric.md) holds it; write \"fabric\": \"NAME\" naming one of the node's fabrics"
+
+static int read_fabric_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct cni_fabric *f = &((struct reader *)t)->c.fabric;
+	const char *s, *why = NULL;
+	int r = dispatch_string(d, path, v, true, &s);
+
+	if (r < 0)
+		return r;
+	if (!k8s_dns1123_label(s, &why))
+		return dispatch_fail(d, path, "\"%.64s\" is not a fabric name: %s", s, why);
+	snprintf(f->name, sizeof(f->name), "%s", s);
+	return 0;
+}
+
+static int read_membership(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	static const char *const names[] = { "full", "limited", NULL };
+	int i, r = dispatch_enum(d, path, v, names, &i);
+
+	if (r == 0)
+		((struct reader *)t)->c.fabric.join.limited = i == 1;
+	return r;
+}
+
+static int read_index0(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_bool(d, path, v, &((struct reader *)t)->c.fabric.join.index0);
+}
+
+static int read_ipoib(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_bool(d, path, v, &((struct reader *)t)->c.fabric.join.ip_over_ib);
+}
+
+static int read_legacy_url(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_strdup(d, path, v, true, &((struct reader *)t)->c.fabric.legacy_url);
+}
+
+#define FABRIC_JOIN_FIELDS                                                                         \
+	DISPATCH_FIELD("membership", JSON_STRING, read_membership, 0, 0),                          \
+		DISPATCH_FIELD("index0", DISPATCH_BOOL, read_index0, 0, 0),                        \
+		DISPATCH_FIELD("ipOverIb", DISPATCH_BOOL, read_ipoib, 0, 0)
+
+static const struct dispatch_field fabric_fields[] = {
+	DISPATCH_FIELD_WHY("name", JSON_STRING, read_fabric_name, 0, DISPATCH_MANDATORY,
+			   "one of the node's fabrics"),
+	FABRIC_JOIN_FIELDS,
+	DISPATCH_REFUSE("ufm", "the fabric manager's address " FABRIC_NODE_KEY),
+	DISPATCH_REFUSE("credentials", "the fabric manager's credentials " FABRIC_NODE_KEY),
+	DISPATCH_REFUSE("ca", "the fabric manager's CA " FABRIC_NODE_KEY),
+	DISPATCH_REFUSE("timeoutSeconds", "the fabric manager's timeout " FABRIC_NODE_KEY),
+	{},
+};
+
+/* DEL and GC: the same, and the old keys taken (the URL kept, the rest ignored) */
+static const struct dispatch_field fabric_legacy_fields[] = {
+	DISPATCH_FIELD("name", JSON_STRING, read_fabric_name, 0, 0),
+	FABRIC_JOIN_FIELDS,
+	DISPATCH_FIELD("ufm", JSON_STRING, read_legacy_url, 0, 0),
+	DISPATCH_IGNORE("credentials", "the node's fabrics file names the credentials"),
+	DISPATCH_IGNORE("ca", "the node's fabrics file names the CA"),
+	DISPATCH_IGNORE("timeoutSeconds", "the node's fabrics file sets the timeout"),
+	{},
+};
+
+/* "fabric": "NAME", or {"name": "NAME", "membership", "index0", "ipOverIb"} */
+static int read_fabric(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct reader *rd = t;
+	struct cni_fabric *f = &rd->c.fabric;
+	int r;
+
+	f->join = (struct ufm_join){ .ip_over_ib = true };
+	if (json_is_string(v))
+		r = read_fabric_name(d, path, v, t);
+	else if (json_is_object(v))
+		r = dispatch_run(d, path, v,
+				 rd->legacy_fabric_ok ? fabric_legacy_fields : fabric_fields,
+				 DISPATCH_UNKNOWN_REFUSE, rd);
+	else
+		return dispatch_fail(d, path,
+				     "expected the name of one of the node's fabrics, or an object "
+				     "with it as \"name\", got %s",
+				     dispatch_type_name(v));
+	if (r < 0)
+		return r;
+	if (!f->name[0] && !f->legacy_url)
+		return dispatch_fail_kind(d, DISPATCH_ERR_MISSING, path,
+					  "missing name (one of the node's fabrics)");
+	f->set = true;
 	return 0;
 }
 
@@ -471,7 +579,7 @@ static const struct dispatch_field plugin_fields[] = {
 	DISPATCH_FIELD("pciBusID", JSON_STRING, read_device_id, CFG(device_id), 0),
 	DISPATCH_FIELD("guid", JSON_STRING, read_guid, offsetof(struct reader, c), 0),
 	DISPATCH_FIELD("pkey", DISPATCH_ANY, read_pkey, offsetof(struct reader, c), 0),
-	DISPATCH_FIELD("fabric", JSON_OBJECT, fabric_config_dispatch, CFG(fabric), 0),
+	DISPATCH_FIELD("fabric", DISPATCH_ANY, read_fabric, 0, 0),
 	DISPATCH_FIELD("sysfs", JSON_STRING, read_abs_path, CFG(sysfs), 0),
 	DISPATCH_FIELD("stateDir", JSON_STRING, read_abs_path, CFG(state_dir), 0),
 	DISPATCH_FIELD("logFile", JSON_STRING, read_abs_path, CFG(log_file), 0),
@@ -747,6 +855,14 @@ int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *re
 			  void (*warn)(void *userdata, const char *path, const char *why),
 			  void *userdata, struct cnispec_error *err)
 {
+	return cni_config_parse_cmd(conf, CNISPEC_CMD_ADD, ret, warn, userdata, err);
+}
+
+int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
+			 struct cni_config *ret,
+			 void (*warn)(void *userdata, const char *path, const char *why),
+			 void *userdata, struct cnispec_error *err)
+{
 	struct reader rd = {
 		.c = {
 			.macvlan_mode = MACVLAN_MODE_BRIDGE,
@@ -754,6 +870,7 @@ int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *re
 			.table_base = CNI_DEFAULT_TABLE_BASE,
 			.rule_priority = CNI_DEFAULT_RULE_PRIORITY,
 		},
+		.legacy_fabric_ok = cmd == CNISPEC_CMD_DEL || cmd == CNISPEC_CMD_GC,
 		.link = -1,
 		.mode = -1,
 	};
@@ -769,6 +886,7 @@ int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *re
 				 DISPATCH_UNKNOWN_ALLOW, &rd);
 	if (r == 0)
 		r = cross_check(&d, &rd, conf);
+	rd.c.state_dir_set = rd.c.state_dir != NULL;
 	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNI_DEFAULT_STATE_DIR)))
 		r = -ENOMEM;
 	if (r < 0) {
@@ -788,7 +906,14 @@ void cni_config_clear(struct cni_config *c)
 	free(c->state_dir);
 	free(c->log_file);
 	c->sysfs = c->state_dir = c->log_file = NULL;
-	fabric_config_clear(&c->fabric);
+	free(c->fabric.legacy_url);
+	c->fabric.legacy_url = NULL;
+	if (c->fabrics)
+		ufm_fabrics_clear(c->fabrics);
+	free(c->fabrics);
+	free(c->fabrics_err);
+	c->fabrics = NULL;
+	c->fabrics_err = NULL;
 }
 
 static uint32_t fnv1a(const char *s)

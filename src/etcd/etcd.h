@@ -55,9 +55,12 @@ size_t etcd_client_n_endpoints(const struct etcd_client *c);
 /* The endpoint as given (i < n_endpoints), and the index of the one calls go to now. */
 const char *etcd_client_endpoint(const struct etcd_client *c, size_t i);
 size_t etcd_client_current(const struct etcd_client *c);
-/* With RDMAK_ETCD_CALLS=FILE in the environment, etcd_client_free() appends to FILE the
- * requests the client made, "range N put N delete N txn N" (a failed-over call counts once):
- * tests and the bench count what one exec'd plugin asked of etcd. */
+/* The requests the client made so far, by method (a failed-over call counts once): what one
+ * attachment costs etcd (the test build's seam, tests/seams/etcd_calls.c, writes them out). */
+struct etcd_calls {
+	unsigned long range, put, delete_range, txn;
+};
+void etcd_client_calls(const struct etcd_client *c, struct etcd_calls *ret);
 
 struct etcd_kv {
 	char *key; /* NUL-terminated */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* `rdmak fabric gc|list|check --config FILE`: the node's partition ledger (the attachment
- * records and the journal in rdmak-cni's state dir) for the network FILE configures, and what
- * the fabric manager holds. gc removes from the pkey every GUID of this node that no live
- * attachment holds (a record whose pod namespace is gone, a journaled removal); list shows the
- * ledger; check compares it with the pkey's members at the fabric manager. */
+/* `rdmak fabric gc|list|check`: the node's partition ledger (the attachment records and each
+ * fabric's journal in the node's state dir, the fabrics file's stateDir) and what each fabric's
+ * manager holds. gc removes from the pkeys every GUID this node added that no live attachment
+ * holds (a record whose pod namespace is gone, a journaled removal), each against its own
+ * fabric; list shows the ledger; check compares it with the pkeys' members at each fabric's
+ * manager, pending removals included. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,45 +12,53 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <jansson.h>
 
-#include "cni/cni.h"
-#include "fabric/fabric.h"
-#include "nl/nl.h"
+#include "attach/attach.h"
 #include "roles.h"
+#include "ufm/ufm.h"
 #include "util/cleanup.h"
-#include "util/fileio.h"
-#include "util/strv.h"
 
 /* Exit codes: --help's "Exit:" sentence and docs/fabric.md name the same (tests/cmd/exit_codes.sh). */
 enum { FABRIC_EXIT_OK = 0, FABRIC_EXIT_ERROR = 1, FABRIC_EXIT_USAGE = 2, FABRIC_EXIT_DIFFERS = 3 };
 
-#define CONFIG_MAX (1u << 20)
-
 static void usage(FILE *f)
 {
-	fputs("Usage: rdmak fabric gc|list|check --config FILE [--json]\n\n"
-	      "InfiniBand partitions of the VFs rdmak-cni gives pods (docs/fabric.md). FILE is the CNI network\n"
-	      "config (.conf, or a .conflist whose rdmak-cni plugin has \"fabric\" and \"pkey\"); the ledger is\n"
-	      "its stateDir: the attachment records and the journal of removals the fabric manager could\n"
-	      "not take yet.\n"
-	      "  gc     remove from the pkey every GUID of this node that no live attachment holds (records\n"
-	      "         whose pod namespace is gone, journaled removals)\n"
-	      "  list   the ledger: each GUID, its pkey, and the attachment holding it (live or dead) or\n"
-	      "         the journal\n"
-	      "  check  the ledger against the pkey's members at the fabric manager\n"
-	      "Options: --config FILE, --json (list and check), -h/--help.\n"
-	      "Exit: 0 done (gc), listed (list) or consistent (check), 1 error (the fabric manager unreachable\n"
-	      "or refusing, the ledger unreadable; gc left something in the journal), 2 usage (a bad option\n"
-	      "or config), 3 check found a difference.\n",
+	fputs("Usage: rdmak fabric gc|list|check [--fabric NAME] [--fabrics FILE] [--json]\n\n"
+	      "InfiniBand partitions of the VFs rdmak-cni gives pods (docs/fabric.md). FILE is the node's\n"
+	      "fabrics file (default $" UFM_FABRICS_ENV ", else " UFM_FABRICS_FILE
+	      "): the fabric managers by\n"
+	      "name and the state dir whose ledger this reads: the attachment records and each fabric's\n"
+	      "journal of removals its manager could not take yet.\n"
+	      "  gc     remove from the pkeys every GUID this node added that no live attachment holds\n"
+	      "         (records whose pod namespace is gone, journaled removals), each at its own fabric;\n"
+	      "         a pod whose liveness cannot be told here (its netns folder missing) is never\n"
+	      "         taken for gone\n"
+	      "  list   the ledger: each GUID, its fabric and pkey, and the attachment holding it (live or\n"
+	      "         not) or the journal\n"
+	      "  check  the ledger against the pkeys' members at each fabric's manager, pending removals\n"
+	      "         included\n"
+	      "Options: --fabric NAME (one fabric; default every fabric of the file), --fabrics FILE,\n"
+	      "--json (list and check), -h/--help.\n"
+	      "Exit: 0 done (gc), listed (list) or consistent (check), 1 error (a fabric manager unreachable\n"
+	      "or refusing, the ledger unreadable, a pod's liveness unknown; gc left something in the\n"
+	      "journal), 2 usage (a bad option, or the fabrics file missing or refused), 3 check found a\n"
+	      "difference.\n",
 	      f);
 }
 
+enum live { LIVE_GONE, LIVE_YES, LIVE_UNKNOWN };
+
 struct entry {
 	char *network, *id, *ifname; /* NULL for a journal entry */
-	struct cni_state st;
+	struct attach_record st;
+	char fabric[UFM_NAME_MAX + 1]; /* "": written before fabrics were named */
+	char url[UFM_URL_MAX + 1];     /* a journal entry's */
 	uint16_t pkey;
 	uint64_t guid;
-	bool live;
+	bool added; /* a record's: this node put the GUID there */
+	enum live live;
+	char why[300]; /* LIVE_UNKNOWN: what this process lacks to tell */
 };
 
 struct ledger {
@@ -79,55 +88,49 @@ static int ledger_push(struct ledger *l, const struct entry *e)
 	return 0;
 }
 
-/* A pod's namespace is live while its path is one (the runtime removes it with the pod). */
-static bool netns_live(const char *path)
+static int ledger_add(void *userdata, const char *network, const char *id, const char *ifname,
+		      const struct attach_record *rec)
 {
-	const char *what = NULL;
+	struct ledger *l = userdata;
+	struct entry e = { .st = *rec };
+	int r;
 
-	return path[0] && nl_netns_describe(path, &what) == 0;
+	if (!rec->fabric)
+		return 0;
+	snprintf(e.fabric, sizeof(e.fabric), "%s", rec->fabric_name);
+	e.pkey = rec->pkey & 0x7fff;
+	e.guid = rec->fabric_guid;
+	e.added = rec->fabric_added;
+	r = attach_netns_alive(rec->netns, e.why, sizeof(e.why));
+	e.live = r > 0 ? LIVE_YES : r == 0 ? LIVE_GONE : LIVE_UNKNOWN;
+	e.network = strdup(network);
+	e.id = strdup(id);
+	e.ifname = strdup(ifname);
+	if (!e.network || !e.id || !e.ifname || ledger_push(l, &e) < 0) {
+		free(e.network), free(e.id), free(e.ifname);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-/* Every record of every network under state_dir that names a fabric GUID, and the journal. */
+/* Every record of the state dir that names a fabric GUID, and every journal entry. */
 static int ledger_load(const char *state_dir, struct ledger *ret)
 {
-	_cleanup_closedir_ DIR *d = opendir(state_dir);
-	_cleanup_free_ struct fabric_entry *j = NULL;
+	_cleanup_free_ struct ufm_journal_entry *j = NULL;
 	struct ledger l = { 0 };
-	struct dirent *de;
 	size_t nj = 0;
-	int r = 0;
+	int r;
 
-	if (!d && errno != ENOENT)
-		return -errno;
-	while (d && (de = readdir(d)) && r == 0) {
-		_cleanup_strv_free_ char **ids = NULL, **ifs = NULL;
-		size_t n = 0;
-
-		if (de->d_name[0] == '.' || !cnispec_network_name_valid(de->d_name, NULL) ||
-		    cni_state_list(state_dir, de->d_name, &ids, &ifs, &n) < 0)
-			continue;
-		for (size_t i = 0; i < n && r == 0; i++) {
-			struct entry e = { .st = { .vf_index = -1 } };
-
-			if (cni_state_load(state_dir, de->d_name, ids[i], ifs[i], &e.st) <= 0 ||
-			    !e.st.fabric)
-				continue;
-			e.pkey = e.st.pkey & 0x7fff;
-			e.guid = e.st.fabric_guid;
-			e.live = netns_live(e.st.netns);
-			e.network = strdup(de->d_name);
-			e.id = strdup(ids[i]);
-			e.ifname = strdup(ifs[i]);
-			if (!e.network || !e.id || !e.ifname || (r = ledger_push(&l, &e)) < 0) {
-				free(e.network), free(e.id), free(e.ifname);
-				r = -ENOMEM;
-			}
-		}
-	}
+	r = attach_walk(state_dir, ledger_add, &l);
 	if (r == 0)
-		r = fabric_journal_list(state_dir, &j, &nj);
-	for (size_t i = 0; i < nj && r == 0; i++)
-		r = ledger_push(&l, &(struct entry){ .pkey = j[i].pkey, .guid = j[i].guid });
+		r = ufm_journal_list(state_dir, NULL, &j, &nj);
+	for (size_t i = 0; i < nj && r == 0; i++) {
+		struct entry e = { .pkey = j[i].pkey, .guid = j[i].guid, .added = true };
+
+		snprintf(e.fabric, sizeof(e.fabric), "%s", j[i].fabric);
+		snprintf(e.url, sizeof(e.url), "%s", j[i].url);
+		r = ledger_push(&l, &e);
+	}
 	if (r < 0) {
 		ledger_clear(&l);
 		return r;
@@ -136,149 +139,82 @@ static int ledger_load(const char *state_dir, struct ledger *ret)
 	return 0;
 }
 
-static bool held_live(const struct ledger *l, uint16_t pkey, uint64_t guid)
+/* A record of fabric (or of none named, which may be of any) that holds guid in pkey and whose
+ * pod is live (want LIVE_YES) or may be (LIVE_UNKNOWN). */
+static bool held(const struct ledger *l, const char *fabric, uint16_t pkey, uint64_t guid,
+		 enum live want)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].live && l->v[i].pkey == pkey && l->v[i].guid == guid)
+	for (size_t i = 0; i < l->n; i++) {
+		const struct entry *e = &l->v[i];
+
+		if (e->network && e->live == want && e->pkey == pkey && e->guid == guid &&
+		    (!e->fabric[0] || !strcmp(e->fabric, fabric)))
 			return true;
+	}
 	return false;
 }
 
-/* The rdmak-cni plugin's config out of a .conf or .conflist, parsed as rdmak-cni parses it. */
-static int load_config(const char *file, struct cni_config *ret)
+static const char *verdict(const struct ledger *l, const struct entry *e)
 {
-	_cleanup_free_ char *buf = NULL, *one = NULL;
-	struct cnispec_conf *conf = NULL;
-	struct cnispec_error err = { 0 };
-	json_t *doc, *plugins, *pick = NULL;
-	size_t len;
-	int r;
-
-	if ((r = fileio_read_at(AT_FDCWD, file, CONFIG_MAX, &buf, &len)) < 0) {
-		fprintf(stderr, "rdmak fabric: %s: %s\n", file, strerror(-r));
-		return r;
-	}
-	if (!(doc = json_loadb(buf, len, 0, NULL)) || !json_is_object(doc)) {
-		json_decref(doc);
-		fprintf(stderr, "rdmak fabric: %s: not a JSON object\n", file);
-		return -EINVAL;
-	}
-	plugins = json_object_get(doc, "plugins");
-	if (json_is_array(plugins)) {
-		size_t i;
-		json_t *p;
-		json_array_foreach(plugins, i, p) if (json_is_object(p) &&
-						      json_object_get(p, "fabric") && !pick) pick =
-			json_deep_copy(p);
-		if (pick) {
-			json_object_set(pick, "name", json_object_get(doc, "name"));
-			json_object_set(pick, "cniVersion", json_object_get(doc, "cniVersion"));
-		}
-	} else {
-		pick = json_incref(doc);
-	}
-	json_decref(doc);
-	if (!pick) {
-		fprintf(stderr,
-			"rdmak fabric: %s: no plugin with a \"fabric\" object in its plugins\n",
-			file);
-		return -EINVAL;
-	}
-	one = json_dumps(pick, JSON_COMPACT);
-	json_decref(pick);
-	if (!one)
-		return -ENOMEM;
-	r = cnispec_conf_parse(one, strlen(one), CNISPEC_CMD_DEL, &conf, &err);
-	if (r == 0)
-		r = cni_config_parse(conf, ret, &err);
-	cnispec_conf_free(conf);
-	if (r < 0) {
-		fprintf(stderr, "rdmak fabric: %s: %s%s%s\n", file, err.msg,
-			err.details[0] ? ": " : "", err.details);
-		return r;
-	}
-	if (!cni_partition_wanted(ret)) {
-		fprintf(stderr,
-			"rdmak fabric: %s: no partition to manage (needs link hostdev, a pkey and a fabric)\n",
-			file);
-		cni_config_clear(ret);
-		return -EINVAL;
-	}
-	return 0;
+	if (!e->network)
+		return e->fabric[0] ? "to remove" : "to remove (fabric unknown)";
+	if (!e->added)
+		return "not this node's";
+	if (e->live == LIVE_YES)
+		return "held";
+	if (e->live == LIVE_UNKNOWN)
+		return "liveness unknown";
+	return held(l, e->fabric, e->pkey, e->guid, LIVE_YES) ? "held elsewhere" : "to remove";
 }
 
-static void print_entry(const struct entry *e, const char *verdict, json_t *arr)
+static void print_entry(const struct entry *e, const char *state, json_t *arr)
 {
-	char g[17];
+	char g[17], pk[8], att[600] = "";
 
-	fabric_guid_format(e->guid, g);
+	ufm_guid_format(e->guid, g);
+	snprintf(pk, sizeof(pk), "0x%04x", e->pkey);
+	if (e->network)
+		snprintf(att, sizeof(att), "%s/%s:%s", e->network, e->id, e->ifname);
 	if (arr) {
-		json_t *o = json_pack("{s:s, s:s, s:s}", "pkey", "", "guid", g, "state", verdict);
-		char pk[8];
-		snprintf(pk, sizeof(pk), "0x%04x", e->pkey);
-		json_object_set_new(o, "pkey", json_string(pk));
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "fabric", e->fabric, "pkey", pk,
+				      "guid", g, "state", state);
+
 		if (e->network) {
-			char att[600];
-			snprintf(att, sizeof(att), "%s/%s:%s", e->network, e->id, e->ifname);
 			json_object_set_new(o, "attachment", json_string(att));
-			json_object_set_new(o, "live", json_boolean(e->live));
+			json_object_set_new(o, "live",
+					    e->live == LIVE_UNKNOWN
+						    ? json_null()
+						    : json_boolean(e->live == LIVE_YES));
+			json_object_set_new(o, "added", json_boolean(e->added));
+		} else {
+			json_object_set_new(o, "journal", json_string(e->url));
 		}
 		json_array_append_new(arr, o);
 		return;
 	}
 	if (e->network)
-		printf("0x%04x\t%s\t%s\t%s/%s:%s (%s)\n", e->pkey, g, verdict, e->network, e->id,
-		       e->ifname, e->live ? "live" : "pod gone");
+		printf("%s\t%s\t%s\t%s\t%s (%s)\n", e->fabric[0] ? e->fabric : "-", pk, g, state,
+		       att,
+		       e->live == LIVE_YES    ? "live"
+		       : e->live == LIVE_GONE ? "pod gone"
+					      : e->why);
 	else
-		printf("0x%04x\t%s\t%s\tjournal\n", e->pkey, g, verdict);
+		printf("%s\t%s\t%s\t%s\tjournal%s%s\n", e->fabric[0] ? e->fabric : "-", pk, g,
+		       state, e->url[0] ? " for " : "", e->url);
 }
 
-static int cmd_gc(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l)
+static bool selected(const struct entry *e, const char *fabric)
 {
-	size_t removed = 0, left = 0;
-	int ret = FABRIC_EXIT_OK;
-
-	for (size_t i = 0; i < l->n; i++) {
-		const struct entry *e = &l->v[i];
-		int r = 0;
-
-		if (e->live)
-			continue;
-		if (!held_live(l, e->pkey, e->guid)) {
-			r = fabric_ufm_remove(fc, e->pkey, &e->guid, 1);
-			if (r < 0) {
-				fprintf(stderr, "rdmak fabric gc: %s\n", fabric_client_error(fc));
-				left++;
-				ret = FABRIC_EXIT_ERROR;
-				continue;
-			}
-			removed++;
-			print_entry(e, "removed", NULL);
-		}
-		if (e->network) {
-			struct cni_state st = e->st;
-			st.fabric =
-				false; /* the device itself is CNI GC's (or DEL's) to give back */
-			(void)cni_state_save(cfg->state_dir, e->network, e->id, e->ifname, &st);
-		} else {
-			(void)fabric_journal_remove(cfg->state_dir, e->pkey, e->guid);
-		}
-	}
-	fprintf(stderr, "rdmak fabric gc: %zu GUID(s) removed, %zu left for the next gc\n", removed,
-		left);
-	return ret;
+	return !fabric || !strcmp(e->fabric, fabric);
 }
 
-static int cmd_list(const struct ledger *l, bool json)
+static int cmd_list(const struct ledger *l, const char *fabric, bool json)
 {
 	json_t *arr = json ? json_array() : NULL;
 
 	for (size_t i = 0; i < l->n; i++)
-		print_entry(&l->v[i],
-			    l->v[i].live			       ? "held"
-			    : held_live(l, l->v[i].pkey, l->v[i].guid) ? "held elsewhere"
-								       : "to remove",
-			    arr);
+		if (selected(&l->v[i], fabric))
+			print_entry(&l->v[i], verdict(l, &l->v[i]), arr);
 	if (arr) {
 		json_dumpf(arr, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -287,75 +223,265 @@ static int cmd_list(const struct ledger *l, bool json)
 	return fflush(stdout) == 0 ? FABRIC_EXIT_OK : FABRIC_EXIT_ERROR;
 }
 
-static int cmd_check(const struct cni_config *cfg, struct fabric_client *fc, const struct ledger *l,
-		     bool json)
+/* gc of one fabric, with its lock held. */
+static int gc_fabric(const struct ufm_fabrics *fs, const struct ufm_fabric *f,
+		     struct ufm_client *fc, const struct ledger *l, size_t *removed, size_t *left)
 {
-	_cleanup_free_ struct fabric_member *m = NULL;
-	uint16_t pkey = cfg->pkey & 0x7fff;
-	json_t *arr = json ? json_array() : NULL;
-	char version[64] = "";
-	size_t n = 0, differ = 0, ok = 0;
-	int r;
+	int ret = FABRIC_EXIT_OK;
 
-	if ((r = fabric_ufm_version(fc, version, sizeof(version))) < 0 ||
-	    (r = fabric_ufm_members(fc, pkey, &m, &n)) < 0) {
-		fprintf(stderr, "rdmak fabric check: %s\n", fabric_client_error(fc));
-		json_decref(arr);
-		return FABRIC_EXIT_ERROR;
-	}
 	for (size_t i = 0; i < l->n; i++) {
 		const struct entry *e = &l->v[i];
-		bool in = false;
+		char g[17];
+		int r;
 
-		if (e->pkey != pkey)
+		if (strcmp(e->fabric, f->name) || e->live == LIVE_YES)
 			continue;
-		for (size_t k = 0; k < n; k++)
-			in |= m[k].guid == e->guid;
-		if (e->live && !in) {
-			print_entry(e, "missing", arr);
-			differ++;
-		} else if (!e->live && in && !held_live(l, e->pkey, e->guid)) {
-			print_entry(e, "leaked", arr);
-			differ++;
-		} else if (e->live) {
-			ok++;
+		ufm_guid_format(e->guid, g);
+		if (e->live == LIVE_UNKNOWN) {
+			fprintf(stderr,
+				"rdmak fabric gc: %s/%s:%s (GUID %s): cannot tell whether its pod is "
+				"alive (%s): left\n",
+				e->network, e->id, e->ifname, g, e->why);
+			(*left)++;
+			ret = FABRIC_EXIT_ERROR;
+			continue;
+		}
+		if (e->network && !e->added) {
+			struct attach_record st = e->st;
+
+			/* a member before this node's attachment: never this node's to remove */
+			st.fabric = false;
+			(void)attach_record_save(fs->state_dir, e->network, e->id, e->ifname, &st);
+			continue;
+		}
+		if (held(l, f->name, e->pkey, e->guid, LIVE_UNKNOWN)) {
+			fprintf(stderr,
+				"rdmak fabric gc: GUID %s, pkey 0x%04x: an attachment holding it may "
+				"be alive: left\n",
+				g, e->pkey);
+			(*left)++;
+			ret = FABRIC_EXIT_ERROR;
+			continue;
+		}
+		if (!e->network && e->url[0] && strcmp(e->url, f->ufm)) {
+			fprintf(stderr,
+				"rdmak fabric gc: GUID %s, pkey 0x%04x: journaled for %s, fabric %s is "
+				"%s now: left\n",
+				g, e->pkey, e->url, f->name, f->ufm);
+			(*left)++;
+			ret = FABRIC_EXIT_ERROR;
+			continue;
+		}
+		if (!held(l, f->name, e->pkey, e->guid, LIVE_YES)) {
+			if ((r = ufm_remove(fc, e->pkey, &e->guid, 1)) < 0) {
+				fprintf(stderr, "rdmak fabric gc: %s\n", ufm_client_error(fc));
+				(*left)++;
+				ret = FABRIC_EXIT_ERROR;
+				continue;
+			}
+			(*removed)++;
+			print_entry(e, "removed", NULL);
+		}
+		if (e->network) {
+			struct attach_record st = e->st;
+
+			/* the device itself is CNI GC's (or DEL's) to give back */
+			st.fabric = false;
+			(void)attach_record_save(fs->state_dir, e->network, e->id, e->ifname, &st);
+		} else {
+			(void)ufm_journal_remove(fs->state_dir, f->name, e->pkey, e->guid);
 		}
 	}
+	return ret;
+}
+
+static int cmd_gc(const struct ufm_fabrics *fs, const char *only)
+{
+	size_t removed = 0, left = 0, unnamed = 0;
+	int ret = FABRIC_EXIT_OK;
+
+	for (size_t k = 0; k < fs->n; k++) {
+		const struct ufm_fabric *f = &fs->v[k];
+		struct ufm_client *fc = NULL;
+		struct ledger l = { 0 };
+		char why[UFM_ERR_MAX];
+		_cleanup_close_ int lock = -1;
+		int r;
+
+		if (only && strcmp(only, f->name))
+			continue;
+		if ((r = ufm_client_new(f, &fc, why, sizeof(why))) < 0) {
+			fprintf(stderr, "rdmak fabric gc: fabric %s: %s\n", f->name, why);
+			ret = FABRIC_EXIT_ERROR;
+			continue;
+		}
+		/* gc changes the ledger: under the lock every rdmak-cni of this fabric takes, the
+		 * ledger read under it */
+		if ((lock = ufm_lock(fs->state_dir, f->name)) < 0) {
+			fprintf(stderr, "rdmak fabric gc: %s/.fabric/%s/lock: %s\n", fs->state_dir,
+				f->name, strerror(-lock));
+			ret = FABRIC_EXIT_ERROR;
+		} else if ((r = ledger_load(fs->state_dir, &l)) < 0) {
+			fprintf(stderr, "rdmak fabric gc: reading %s: %s\n", fs->state_dir,
+				strerror(-r));
+			ret = FABRIC_EXIT_ERROR;
+		} else {
+			r = gc_fabric(fs, f, fc, &l, &removed, &left);
+			if (r != FABRIC_EXIT_OK)
+				ret = r;
+			for (size_t i = 0; i < l.n && !unnamed; i++)
+				unnamed += !l.v[i].fabric[0];
+		}
+		ledger_clear(&l);
+		ufm_client_free(fc);
+	}
+	if (unnamed)
+		fprintf(stderr,
+			"rdmak fabric gc: the ledger has entries of no named fabric (from before "
+			"fabrics were the node's): their DEL or CNI GC removes a record's GUID; a "
+			"journaled one is listed by rdmak fabric list (docs/fabric.md)\n");
+	fprintf(stderr, "rdmak fabric gc: %zu GUID(s) removed, %zu left for the next gc\n", removed,
+		left);
+	return ret;
+}
+
+static bool member(const struct ufm_member *m, size_t n, uint64_t guid)
+{
+	for (size_t k = 0; k < n; k++)
+		if (m[k].guid == guid)
+			return true;
+	return false;
+}
+
+/* check of one fabric: each pkey its entries name against its members. */
+static int check_fabric(const struct ufm_fabric *f, const struct ledger *l, json_t *out,
+			size_t *ret_differ)
+{
+	struct ufm_client *fc = NULL;
+	json_t *diffs = out ? json_array() : NULL;
+	char version[64] = "", why[UFM_ERR_MAX];
+	size_t differ = 0, ok = 0, members = 0;
+	int r = ufm_client_new(f, &fc, why, sizeof(why));
+
+	if (r < 0) {
+		fprintf(stderr, "rdmak fabric check: fabric %s: %s\n", f->name, why);
+		json_decref(diffs);
+		return FABRIC_EXIT_ERROR;
+	}
+	if ((r = ufm_version(fc, version, sizeof(version))) < 0)
+		goto fail;
+	for (size_t i = 0; i < l->n; i++) {
+		_cleanup_free_ struct ufm_member *m = NULL;
+		uint16_t pkey = l->v[i].pkey;
+		bool first = true;
+		size_t n = 0;
+
+		if (strcmp(l->v[i].fabric, f->name))
+			continue;
+		/* each pkey once: at its first entry */
+		for (size_t k = 0; k < i && first; k++)
+			first = !(l->v[k].pkey == pkey && !strcmp(l->v[k].fabric, f->name));
+		if (!first)
+			continue;
+		if ((r = ufm_members(fc, pkey, &m, &n)) < 0)
+			goto fail;
+		members += n;
+		for (size_t k = i; k < l->n; k++) {
+			const struct entry *e = &l->v[k];
+			bool in = member(m, n, e->guid);
+
+			if (e->pkey != pkey || strcmp(e->fabric, f->name))
+				continue;
+			if (!e->network) {
+				print_entry(e, in ? "pending (still a member)" : "pending (gone)",
+					    diffs);
+				differ++;
+			} else if (e->live == LIVE_UNKNOWN) {
+				print_entry(e, "liveness unknown", diffs);
+				differ++;
+			} else if (e->live == LIVE_YES && !in) {
+				print_entry(e, "missing", diffs);
+				differ++;
+			} else if (e->live == LIVE_GONE && e->added && in &&
+				   !held(l, f->name, pkey, e->guid, LIVE_YES)) {
+				print_entry(e, "leaked", diffs);
+				differ++;
+			} else if (e->live == LIVE_YES) {
+				ok++;
+			}
+		}
+	}
+	if (out) {
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I, s:o}", "fabric", f->name,
+						     "ufmVersion", version, "members",
+						     (json_int_t)members, "present", (json_int_t)ok,
+						     "differences", diffs));
+	} else {
+		printf("fabric %s (UFM %s): %zu member(s) in this node's pkeys; %zu live attachment(s) "
+		       "of this node present, %zu difference(s)%s\n",
+		       f->name, version, members, ok, differ,
+		       differ ? " (gc removes leaked and pending ones)" : "");
+	}
+	ufm_client_free(fc);
+	*ret_differ += differ;
+	return FABRIC_EXIT_OK;
+fail:
+	fprintf(stderr, "rdmak fabric check: fabric %s: %s\n", f->name, ufm_client_error(fc));
+	json_decref(diffs);
+	ufm_client_free(fc);
+	return FABRIC_EXIT_ERROR;
+}
+
+static int cmd_check(const struct ufm_fabrics *fs, const char *only, const struct ledger *l,
+		     bool json)
+{
+	json_t *arr = json ? json_array() : NULL;
+	size_t differ = 0;
+	int ret = FABRIC_EXIT_OK;
+
+	for (size_t k = 0; k < fs->n; k++)
+		if ((!only || !strcmp(only, fs->v[k].name)) &&
+		    check_fabric(&fs->v[k], l, arr, &differ) != FABRIC_EXIT_OK)
+			ret = FABRIC_EXIT_ERROR;
 	if (arr) {
-		json_t *o = json_pack("{s:s, s:I, s:I, s:o}", "ufmVersion", version, "members",
-				      (json_int_t)n, "present", (json_int_t)ok, "differences", arr);
+		json_t *o = json_pack("{s:o}", "fabrics", arr);
+
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
-	} else {
-		printf("UFM %s: pkey 0x%04x has %zu member(s); %zu live attachment(s) of this node present, %zu "
-		       "difference(s)%s\n",
-		       version, pkey, n, ok, differ, differ ? " (gc removes leaked ones)" : "");
 	}
-	return differ ? FABRIC_EXIT_DIFFERS : FABRIC_EXIT_OK;
+	return ret != FABRIC_EXIT_OK ? ret : differ ? FABRIC_EXIT_DIFFERS : FABRIC_EXIT_OK;
 }
 
 int fabric_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "fabric", required_argument, NULL, 'f' },
+		{ "fabrics", required_argument, NULL, 'F' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct cni_config cfg = { 0 };
-	struct fabric_client *fc = NULL;
+	struct ufm_fabrics fs = { 0 };
 	struct ledger l = { 0 };
-	const char *config = NULL, *cmd;
-	char why[FABRIC_ERR_MAX];
-	_cleanup_close_ int lock = -1;
+	const char *file = NULL, *only = NULL, *cmd;
+	char why[UFM_ERR_MAX], names[256];
 	bool json = false;
 	int c, r, ret = FABRIC_EXIT_ERROR;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
+		case 'f': only = optarg; break;
+		case 'F': file = optarg; break;
+		case 'c':
+			fprintf(stderr,
+				"rdmak fabric: --config is gone: a fabric's manager, credentials and "
+				"state dir are the node's, in its fabrics file (--fabrics FILE, default "
+				"$" UFM_FABRICS_ENV " or " UFM_FABRICS_FILE
+				"); name one fabric with --fabric NAME, or none for all (docs/fabric.md)\n");
+			return FABRIC_EXIT_USAGE;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return FABRIC_EXIT_OK;
 		default: usage(stderr); return FABRIC_EXIT_USAGE;
@@ -369,38 +495,34 @@ int fabric_main(int argc, char **argv)
 		return FABRIC_EXIT_USAGE;
 	}
 	cmd = argv[optind];
-	if (!config) {
-		fprintf(stderr, "rdmak fabric %s: --config FILE is required\n", cmd);
-		return FABRIC_EXIT_USAGE;
-	}
 	if (json && !strcmp(cmd, "gc")) {
 		fprintf(stderr, "rdmak fabric gc: --json is for list and check\n");
 		return FABRIC_EXIT_USAGE;
 	}
-	if (load_config(config, &cfg) < 0)
+	if ((r = ufm_fabrics_load(file, &fs, why, sizeof(why))) < 0) {
+		fprintf(stderr, "rdmak fabric %s: %s%s\n", cmd, why,
+			r == -ENOENT ? " (the node's fabrics file: docs/fabric.md)" : "");
 		return FABRIC_EXIT_USAGE;
-	if (strcmp(cmd, "list") &&
-	    (r = fabric_client_new(&cfg.fabric, &fc, why, sizeof(why))) < 0) {
-		fprintf(stderr, "rdmak fabric %s: %s\n", cmd, why);
+	}
+	if (only && !ufm_fabrics_find(&fs, only) && strcmp(cmd, "list")) {
+		ufm_fabrics_names(&fs, names, sizeof(names));
+		fprintf(stderr, "rdmak fabric %s: --fabric %s: not a fabric of %s (it names: %s)\n",
+			cmd, only, fs.path, names);
+		ret = FABRIC_EXIT_USAGE;
 		goto out;
 	}
-	/* gc changes the ledger: under the lock every rdmak-cni of this node takes */
-	if (!strcmp(cmd, "gc") && (lock = fabric_lock(cfg.state_dir)) < 0) {
-		fprintf(stderr, "rdmak fabric gc: %s/fabric.lock: %s\n", cfg.state_dir,
-			strerror(-lock));
+	if (!strcmp(cmd, "gc")) {
+		ret = cmd_gc(&fs, only);
 		goto out;
 	}
-	if ((r = ledger_load(cfg.state_dir, &l)) < 0) {
-		fprintf(stderr, "rdmak fabric %s: reading %s: %s\n", cmd, cfg.state_dir,
+	if ((r = ledger_load(fs.state_dir, &l)) < 0) {
+		fprintf(stderr, "rdmak fabric %s: reading %s: %s\n", cmd, fs.state_dir,
 			strerror(-r));
 		goto out;
 	}
-	ret = !strcmp(cmd, "gc")     ? cmd_gc(&cfg, fc, &l)
-	      : !strcmp(cmd, "list") ? cmd_list(&l, json)
-				     : cmd_check(&cfg, fc, &l, json);
+	ret = !strcmp(cmd, "list") ? cmd_list(&l, only, json) : cmd_check(&fs, only, &l, json);
 out:
 	ledger_clear(&l);
-	fabric_client_free(fc);
-	cni_config_clear(&cfg);
+	ufm_fabrics_clear(&fs);
 	return ret;
 }

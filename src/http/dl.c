@@ -13,7 +13,8 @@
 struct http_dl http_dl;
 
 static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool dl_loaded;
+/* each library once per process; a loaded one stays */
+static bool mhd_loaded, gnutls_loaded;
 
 /* sym from h into *slot (a function or data pointer of any type); false when absent */
 static bool load_sym(void *h, const char *sym, void *slot)
@@ -40,31 +41,29 @@ static void *open_lib(const char *name, const char *package, char *err, size_t e
 	return h;
 }
 
-int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen)
+/* The libraries not loaded yet (mhd NULL: GnuTLS alone), all of them or none: a failure closes
+ * what this call opened and leaves the table as it was. Called with dl_lock held. */
+static int load_locked(const char *mhd, const char *gnutls, char *err, size_t errlen)
 {
-	struct http_dl t = { 0 };
+	struct http_dl t = http_dl;
 	void *hm = NULL, *hg = NULL;
 	const char *missing = NULL, *from = NULL;
-	int r = 0;
 
-	pthread_mutex_lock(&dl_lock);
-	if (dl_loaded)
-		goto out;
-	r = -ENOENT;
-	hm = open_lib(mhd, strcmp(mhd, HTTP_DL_MHD) == 0 ? "libmicrohttpd12" : NULL, err, errlen);
-	if (!hm)
-		goto out;
-	hg = open_lib(gnutls, strcmp(gnutls, HTTP_DL_GNUTLS) == 0 ? "libgnutls30" : NULL, err,
-		      errlen);
-	if (!hg)
+	if (mhd && !mhd_loaded &&
+	    !(hm = open_lib(mhd, strcmp(mhd, HTTP_DL_MHD) == 0 ? "libmicrohttpd12" : NULL, err,
+			    errlen)))
+		return -ENOENT;
+	if (!gnutls_loaded &&
+	    !(hg = open_lib(gnutls, strcmp(gnutls, HTTP_DL_GNUTLS) == 0 ? "libgnutls30" : NULL, err,
+			    errlen)))
 		goto fail;
 #define HTTP_DL_LOAD_MHD(f)                                                                        \
-	if (!missing && !load_sym(hm, #f, &t.f)) {                                                 \
+	if (hm && !missing && !load_sym(hm, #f, &t.f)) {                                           \
 		missing = #f;                                                                      \
 		from = mhd;                                                                        \
 	}
 #define HTTP_DL_LOAD_GNUTLS(f)                                                                     \
-	if (!missing && !load_sym(hg, #f, &t.f)) {                                                 \
+	if (hg && !missing && !load_sym(hg, #f, &t.f)) {                                           \
 		missing = #f;                                                                      \
 		from = gnutls;                                                                     \
 	}
@@ -79,19 +78,38 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 		goto fail;
 	}
 	http_dl = t;
-	dl_loaded = true;
-	r = 0;
-	goto out;
+	mhd_loaded |= hm != NULL;
+	gnutls_loaded |= hg != NULL;
+	return 0;
 fail:
 	if (hg)
 		dlclose(hg);
-	dlclose(hm);
-out:
+	if (hm)
+		dlclose(hm);
+	return -ENOENT;
+}
+
+int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen)
+{
+	int r;
+
+	pthread_mutex_lock(&dl_lock);
+	r = load_locked(mhd, gnutls, err, errlen);
 	pthread_mutex_unlock(&dl_lock);
 	return r;
+}
+
+int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen)
+{
+	return http_dl_load_from(NULL, gnutls, err, errlen);
 }
 
 int http_dl_load(char *err, size_t errlen)
 {
 	return http_dl_load_from(HTTP_DL_MHD, HTTP_DL_GNUTLS, err, errlen);
+}
+
+int http_dl_load_gnutls(char *err, size_t errlen)
+{
+	return http_dl_load_gnutls_from(HTTP_DL_GNUTLS, err, errlen);
 }

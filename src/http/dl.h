@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libmicrohttpd and GnuTLS, loaded when the HTTPS server starts instead of at every exec of the
- * rdmak binary. Only the webhook serves HTTPS, while rdmak-cni and rdmak-ipam are exec'd for
- * every CNI command: with these two libraries (and GnuTLS's p11-kit, nettle, hogweed, gmp,
- * tasn1, idn2, unistring, ffi) linked, each exec spent ~7 ms of its ~21 ms in the dynamic loader
- * on them (docs/cni.md, "IPAM delegation"). Internal to src/http: server.c and tls.c include it
- * after the libraries' headers, and their calls go through the table loaded here. */
+/* libmicrohttpd and GnuTLS, loaded on first use instead of at every exec of the rdmak binary.
+ * rdmak-cni and rdmak-ipam are exec'd for every CNI command: with these two libraries (and
+ * GnuTLS's p11-kit, nettle, hogweed, gmp, tasn1, idn2, unistring, ffi) linked, each exec spent
+ * ~7 ms of its ~21 ms in the dynamic loader on them (docs/cni.md, "IPAM delegation"). The
+ * webhook's HTTPS server loads both (http_dl_load); the fabric manager's client (src/ufm) only
+ * GnuTLS (http_dl_load_gnutls), and only for a network with a fabric. One table, one loader:
+ * server.c, tls.c and ufm/https.c include this after the libraries' headers, and their calls go
+ * through the table loaded here. */
 #ifndef RDMAK_HTTP_DL_H
 #define RDMAK_HTTP_DL_H
 
@@ -37,7 +39,13 @@
 	X(gnutls_certificate_server_set_request) X(gnutls_session_set_verify_function)                    \
 	X(gnutls_certificate_get_peers) X(gnutls_x509_trust_list_init) X(gnutls_x509_trust_list_deinit)   \
 	X(gnutls_x509_trust_list_add_trust_mem) X(gnutls_x509_trust_list_verify_crt2)                     \
-	X(gnutls_certificate_verification_status_print)
+	X(gnutls_certificate_verification_status_print) X(gnutls_certificate_allocate_credentials)         \
+	X(gnutls_certificate_free_credentials) X(gnutls_certificate_set_x509_trust_mem)                   \
+	X(gnutls_certificate_set_x509_system_trust) X(gnutls_init) X(gnutls_deinit)                       \
+	X(gnutls_set_default_priority) X(gnutls_credentials_set) X(gnutls_server_name_set)                \
+	X(gnutls_session_set_verify_cert) X(gnutls_transport_set_int2) X(gnutls_handshake)                \
+	X(gnutls_handshake_set_timeout) X(gnutls_record_set_timeout) X(gnutls_record_send)                \
+	X(gnutls_record_recv) X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)
 /* clang-format on */
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
@@ -51,10 +59,13 @@ extern struct http_dl http_dl;
 
 /* Load both libraries and every function above, once per process (later calls return 0 at
  * once). -ENOENT with err naming the library, its Debian package and dlerror()'s words, or the
- * missing function; nothing stays loaded then. */
+ * missing function; nothing of this call stays loaded then. */
 int http_dl_load(char *err, size_t errlen);
+/* GnuTLS alone (its functions above), for a TLS client; the same errors. */
+int http_dl_load_gnutls(char *err, size_t errlen);
 /* The same with other file names, for tests. */
 int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen);
+int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen);
 
 #ifndef HTTP_DL_IMPL
 #define HTTP_DL_CALL(f)			     (*http_dl.f)
@@ -101,6 +112,26 @@ int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t err
 #define gnutls_x509_trust_list_verify_crt2    HTTP_DL_CALL(gnutls_x509_trust_list_verify_crt2)
 #define gnutls_certificate_verification_status_print                                               \
 	HTTP_DL_CALL(gnutls_certificate_verification_status_print)
+#define gnutls_certificate_allocate_credentials                                                    \
+	HTTP_DL_CALL(gnutls_certificate_allocate_credentials)
+#define gnutls_certificate_free_credentials   HTTP_DL_CALL(gnutls_certificate_free_credentials)
+#define gnutls_certificate_set_x509_trust_mem HTTP_DL_CALL(gnutls_certificate_set_x509_trust_mem)
+#define gnutls_certificate_set_x509_system_trust                                                   \
+	HTTP_DL_CALL(gnutls_certificate_set_x509_system_trust)
+#define gnutls_init			      HTTP_DL_CALL(gnutls_init)
+#define gnutls_deinit			      HTTP_DL_CALL(gnutls_deinit)
+#define gnutls_set_default_priority	      HTTP_DL_CALL(gnutls_set_default_priority)
+#define gnutls_credentials_set		      HTTP_DL_CALL(gnutls_credentials_set)
+#define gnutls_server_name_set		      HTTP_DL_CALL(gnutls_server_name_set)
+#define gnutls_session_set_verify_cert	      HTTP_DL_CALL(gnutls_session_set_verify_cert)
+#define gnutls_transport_set_int2	      HTTP_DL_CALL(gnutls_transport_set_int2)
+#define gnutls_handshake		      HTTP_DL_CALL(gnutls_handshake)
+#define gnutls_handshake_set_timeout	      HTTP_DL_CALL(gnutls_handshake_set_timeout)
+#define gnutls_record_set_timeout	      HTTP_DL_CALL(gnutls_record_set_timeout)
+#define gnutls_record_send		      HTTP_DL_CALL(gnutls_record_send)
+#define gnutls_record_recv		      HTTP_DL_CALL(gnutls_record_recv)
+#define gnutls_error_is_fatal		      HTTP_DL_CALL(gnutls_error_is_fatal)
+#define gnutls_session_get_verify_cert_status HTTP_DL_CALL(gnutls_session_get_verify_cert_status)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

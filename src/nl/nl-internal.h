@@ -22,6 +22,11 @@ struct nl_rt {
  * changed while it was read: NLM_F_DUMP_INTR) returns -EINTR after the whole answer is read. */
 int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
 	       void *ud);
+/* nl_rt_talk() for the requests about a PF's VF table (src/nl/vf.c): its own symbol, so that a
+ * test build links -Wl,--wrap=nl_rt_talk_vf and answers them as an SR-IOV PF would (no kernel
+ * here has one; tests/seams/vf_standin.c). The shipped programs send them to the kernel. */
+int nl_rt_talk_vf(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
+		  void *ud);
 /* nl_rt_talk() for dumps: retried while the kernel reports it interrupted (3 tries; the last
  * one's partial answer is kept, as a set that keeps changing cannot be read whole). reset is
  * called before each try to drop what the previous one collected. */

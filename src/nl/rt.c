@@ -240,6 +240,12 @@ int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghd
 	return t.intr ? -EINTR : 0;
 }
 
+int nl_rt_talk_vf(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
+		  void *ud)
+{
+	return nl_rt_talk(rt, msg, parse, ud);
+}
+
 int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
 	       int (*parse)(struct nlmsghdr *h, void *ud), void (*reset)(void *ud), void *ud)
 {

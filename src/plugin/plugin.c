@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +100,7 @@ struct daemon {
 	struct build_job job;
 	bool rescan_pending; /* a rescan was asked for while building */
 	char rescan_why[64];
-	bool sighup_pending;   /* a SIGHUP came while building */
-	const char *test_gate; /* RDMAK_TEST_RESCAN_GATE (docs/plugin.md: tests only) */
-	atomic_bool stopping;  /* build_discard: the test hook stops waiting */
+	bool sighup_pending; /* a SIGHUP came while building */
 };
 
 /* ---- logging: the transport's events, through the one logger ---------------------------- */
@@ -560,10 +557,6 @@ static void *builder_main(void *ud)
 	uint64_t one = 1;
 
 	d->job.r = build(d, d->job.cfg, d->job.prev, &d->job.ps);
-	/* the test hook: hold the finished build until the file exists, so that a test can act
-	 * while a rescan is in progress without depending on how long one takes */
-	while (d->test_gate && !atomic_load(&d->stopping) && access(d->test_gate, F_OK) < 0)
-		usleep(10000);
 	/* cannot fail: the loop reads the counter before the next build */
 	(void)!write(d->build_done_fd, &one, sizeof(one));
 	return NULL;
@@ -638,7 +631,7 @@ static void reload(struct daemon *d, const char *why)
 	build_start(d, why, cfg, text);
 }
 
-/* Wait for the builder (it is done, or the daemon is stopping) and take its job. */
+/* Wait for the builder and take its job. */
 static struct build_job build_join(struct daemon *d)
 {
 	struct build_job job;
@@ -698,7 +691,6 @@ static void build_discard(struct daemon *d)
 
 	if (!d->building)
 		return;
-	atomic_store(&d->stopping, true);
 	log_info("waiting for the build in progress (%s) to finish", d->job.why);
 	job = build_join(d);
 	if (job.r >= 0)
@@ -1127,7 +1119,6 @@ int plugin_main(int argc, char **argv)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
-	d.test_gate = getenv("RDMAK_TEST_RESCAN_GATE");
 	if (build(&d, d.cfg, NULL, &d.ps) < 0) {
 		ret = PLUGIN_EXIT_RUNTIME;
 		goto out;

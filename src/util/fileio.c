@@ -228,8 +228,7 @@ static int check_replaceable(int dfd, const char *base)
 	return -EEXIST;
 }
 
-/* flock() through signals */
-static int lock_fd(int fd, int how)
+int fileio_flock(int fd, int how)
 {
 	while (flock(fd, how) < 0)
 		if (errno != EINTR)
@@ -259,7 +258,7 @@ static int create_temp(int dfd, const char *base, mode_t mode, char *tmp, size_t
 				return -errno;
 			continue;
 		}
-		if ((r = lock_fd(fd, LOCK_EX)) < 0 || fstat(fd, &st) < 0) {
+		if ((r = fileio_flock(fd, LOCK_EX)) < 0 || fstat(fd, &st) < 0) {
 			r = r < 0 ? r : -errno;
 			unlinkat(dfd, tmp, 0);
 			return r;

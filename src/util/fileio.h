@@ -71,6 +71,10 @@ int fileio_remove_stale_temps_at(int dirfd, const char *base, size_t *ret_remove
  * applies to both, as with mkdir(1)); an existing directory is fine. */
 int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
 
+/* flock(fd, how), retried when a signal interrupts it. 0 or -errno (-EWOULDBLOCK with
+ * LOCK_NB while another holds it). */
+int fileio_flock(int fd, int how);
+
 /* write() all of buf, retrying short writes and EINTR. 0 or -errno. */
 int fileio_write_all(int fd, const void *buf, size_t len);
 

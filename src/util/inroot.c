@@ -17,21 +17,8 @@
 #define MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
 #define MAX_DEPTH 256
 
-/* 1 openat2 works, -1 it does not (or is disabled), 0 not known yet */
+/* 0 openat2 is tried, -1 the kernel or a seccomp profile refused it once: the walk from then on */
 static atomic_int have_openat2;
-
-static bool openat2_usable(void)
-{
-	int v = atomic_load(&have_openat2);
-
-	if (v == 0) {
-		const char *e = getenv("RDMAK_NO_OPENAT2");
-
-		v = e && *e && strcmp(e, "0") ? -1 : 1;
-		atomic_store(&have_openat2, v);
-	}
-	return v > 0;
-}
 
 /* fd, -errno, or -ENOSYS when openat2 cannot be used here */
 static int try_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)
@@ -39,7 +26,7 @@ static int try_openat2(int dirfd, const char *path, int flags, unsigned long lon
 	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
 				.resolve = resolve };
 
-	if (!openat2_usable())
+	if (atomic_load(&have_openat2) < 0)
 		return -ENOSYS;
 	for (int tries = 0; tries < 16; tries++) {
 		long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));

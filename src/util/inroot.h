@@ -24,6 +24,7 @@ int inroot_openat(int rootfd, const char *path, int flags);
 int inroot_openat_from(int rootfd, int dirfd, const char *name, const char *full, int flags);
 
 /* The user-space walk is used where openat2 is missing (kernels before 5.6, some seccomp
- * profiles). RDMAK_NO_OPENAT2=1 in the environment forces it, for its tests. */
+ * profiles): the first ENOSYS or EPERM switches to it. Its tests run rdmak under a seccomp
+ * filter that answers openat2 with ENOSYS (tests/helpers/no_openat2.c). */
 
 #endif

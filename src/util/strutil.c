@@ -188,3 +188,10 @@ char *str_utf8_escape(const char *s)
 	*o = '\0';
 	return ret;
 }
+
+void str_hwaddr(const uint8_t *a, unsigned n, char *out)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Copy src into dst (size n), always NUL-terminated. Returns -ENAMETOOLONG if truncated. */
 int str_copy(char *dst, size_t n, const char *src);
@@ -27,5 +28,7 @@ bool str_is_utf8(const char *s);
 /* A malloc'd copy of s in which every byte that is not part of a valid UTF-8 sequence is
  * written "\xHH" (lower-case hex); valid sequences are copied as they are. NULL: no memory. */
 char *str_utf8_escape(const char *s);
+/* A hardware address as "aa:bb:..." into out (3 * n bytes at least; "" for n 0). */
+void str_hwaddr(const uint8_t *a, unsigned n, char *out);
 
 #endif

@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nl/nl.h"
+#include "util/fileio.h"
+#include "util/strv.h"
 
-enum undo_kind { UNDO_NUMVFS, UNDO_MTU, UNDO_DOWN, UNDO_GUID, UNDO_UNBIND };
+enum undo_kind { UNDO_NUMVFS, UNDO_MTU, UNDO_DOWN, UNDO_GUID, UNDO_UNBIND, UNDO_VF_MTU };
 
 struct undo {
 	enum undo_kind kind;
@@ -23,7 +26,8 @@ struct undo {
 	long long value;	       /* UNDO_GUID: the VF index */
 	uint64_t node_guid, port_guid; /* UNDO_GUID: what the PF reported before the change */
 	char vf[32]; /* UNDO_UNBIND: the VF's PCI address; UNDO_GUID: the VF's, when this run bound
-		      * it again to read the new GUIDs (undo binds it again after the old ones) */
+		      * it again to read the new GUIDs (undo binds it again after the old ones);
+		      * UNDO_VF_MTU: the VF's netdev */
 	uint64_t had_driver[4]; /* UNDO_NUMVFS: the VFs (by index < 256) bound before */
 };
 
@@ -34,9 +38,25 @@ struct run {
 	struct vf_apply_report *rep;
 	struct undo *undo; /* grows: a GUID step pushes one per VF (up to 127 on mlx5) */
 	size_t n_undo;
-	const char *guids_of; /* the PF whose VFs' GUIDs this run changed (their drivers must
-	                             * probe them again); steps run PF by PF */
+	/* the PF whose VFs' GUIDs this run changed, and which VFs (their drivers must probe them
+	 * again); steps run PF by PF */
+	const char *guids_of;
+	const json_t *guid_vfs;
 };
+
+/* Whether index i is in a step's vf_indices. */
+static bool listed(const json_t *indices, long long i)
+{
+	size_t k;
+	json_t *v;
+
+	json_array_foreach(indices, k, v)
+	{
+		if (json_integer_value(v) == i)
+			return true;
+	}
+	return false;
+}
 
 static int report(struct vf_apply_report *rep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -164,7 +184,7 @@ static int link_change(struct run *x, const char *netdev, unsigned mtu, int up)
  * undo puts it back. The VFs exist by now (wait_vfs); the driver reads a VF's GUID when it
  * probes the VF (mlx5), so the GUIDs go before the VFs are bound (or a bound VF is bound again
  * after, as sriov-network-operator and ib-sriov-cni do). */
-static int set_guids(struct run *x, const json_t *pf, long long vfs)
+static int set_guids(struct run *x, const json_t *pf, const json_t *indices)
 {
 	const char *bdf = json_string_value(json_object_get(pf, "pf"));
 	const char *netdev = json_string_value(json_object_get(pf, "netdev"));
@@ -182,7 +202,8 @@ static int set_guids(struct run *x, const json_t *pf, long long vfs)
 		r = -ENODEV;
 	if (r >= 0)
 		r = nl_link_get_vf_guids(x->rt, l.ifindex, &old, &n_old);
-	for (long long i = 0; r >= 0 && i < vfs; i++) {
+	for (size_t n = 0; r >= 0 && n < json_array_size(indices); n++) {
+		long long i = json_integer_value(json_array_get(indices, n));
 		uint64_t v = vf_guid(pg, (unsigned)i);
 		size_t k = 0;
 		while (k < n_old && old[k].vf != (uint32_t)i)
@@ -306,15 +327,18 @@ static int rebind_vf(struct run *x, const char *vf)
 	return r;
 }
 
-/* Every VF below n: one without a driver is bound (and unbound on undo); one whose GUIDs this
- * run set while it was bound is unbound and bound again, so that its driver reads them, as
- * sriov-network-operator (configSriovVFDevices) and ib-sriov-cni (RebindVf) do. */
-static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, int *ret_rebound)
+/* The listed VFs: one without a driver is bound (and unbound on undo); one whose GUIDs this run
+ * set while it was bound is unbound and bound again, so that its driver reads them, as
+ * sriov-network-operator (configSriovVFDevices) and ib-sriov-cni (RebindVf) do. No other VF is
+ * touched. */
+static int bind_vfs(struct run *x, const char *pf, const json_t *indices, int *ret_bound,
+		    int *ret_rebound)
 {
 	char vf[32], path[96];
 	int r = 0;
 	*ret_bound = *ret_rebound = 0;
-	for (long long i = 0; r >= 0 && i < n; i++) {
+	for (size_t n = 0; r >= 0 && n < json_array_size(indices); n++) {
+		long long i = json_integer_value(json_array_get(indices, n));
 		if ((r = vf_address(x, pf, i, vf, sizeof(vf))) < 0)
 			break;
 		snprintf(path, sizeof(path), "bus/pci/devices/%s/driver", vf);
@@ -324,7 +348,7 @@ static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, 
 			if ((r = bind_vf(x, vf)) >= 0 && (r = push(x, &u)) >= 0 &&
 			    (r = wait_bound(x, vf)) >= 0)
 				(*ret_bound)++;
-		} else if (x->guids_of && !strcmp(x->guids_of, pf)) {
+		} else if (x->guids_of && !strcmp(x->guids_of, pf) && listed(x->guid_vfs, i)) {
 			mark_rebound(x, pf, i, vf);
 			if ((r = rebind_vf(x, vf)) >= 0)
 				(*ret_rebound)++;
@@ -333,6 +357,67 @@ static int bind_vfs(struct run *x, const char *pf, long long n, int *ret_bound, 
 			report(x->rep, "%s: VF %lld (%s): %s: %s", pf, i, vf,
 			       r == -ETIMEDOUT ? "no driver and netdev after the bind" : "bind",
 			       strerror(-r));
+	}
+	return r;
+}
+
+/* The netdev of VF vf (its driver made one: deviceType netdevice, the only one rdmak takes). */
+static int vf_netdev(struct run *x, const char *vf, char *ret, size_t len)
+{
+	char path[96];
+	char **names = NULL;
+	size_t n = 0;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/net", vf);
+	fd = hw_ctx_open(x->ctx, HW_ROOT_SYSFS, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	r = fileio_list_dir(fd, 0, &names, &n);
+	close(fd);
+	if (r >= 0 && n == 0)
+		r = -ENODEV;
+	if (r >= 0 && strlen(names[0]) >= len)
+		r = -ENAMETOOLONG;
+	if (r >= 0)
+		snprintf(ret, len, "%s", names[0]);
+	strv_free(names);
+	return r < 0 ? r : 0;
+}
+
+/* The listed VFs' netdevs to mtu, each one's old MTU kept for undo; *ret_set counts the changed. */
+static int set_vf_mtus(struct run *x, const char *pf, const json_t *indices, long long mtu,
+		       int *ret_set)
+{
+	char vf[32] = "", name[32] = "";
+	struct nl_link l;
+	struct nl_link_change c;
+	int r = x->rt ? 0 : nl_rt_open(-1, &x->rt);
+
+	*ret_set = 0;
+	for (size_t n = 0; r >= 0 && n < json_array_size(indices); n++) {
+		long long i = json_integer_value(json_array_get(indices, n));
+		if ((r = vf_address(x, pf, i, vf, sizeof(vf))) < 0 ||
+		    (r = vf_netdev(x, vf, name, sizeof(name))) < 0 ||
+		    (r = nl_link_get(x->rt, name, &l)) <= 0) {
+			r = r < 0 ? r : -ENODEV;
+			report(x->rep, "%s: VF %lld (%s): its netdev: %s", pf, i, vf, strerror(-r));
+			break;
+		}
+		if (l.mtu == (unsigned)mtu)
+			continue;
+		nl_link_change_init(&c);
+		c.mtu = (unsigned)mtu;
+		if ((r = nl_link_change(x->rt, l.ifindex, &c)) < 0) {
+			report(x->rep, "%s: VF %lld (%s): mtu %u -> %lld: %s", pf, i, name, l.mtu,
+			       mtu, strerror(-r));
+			break;
+		}
+		struct undo u = { .kind = UNDO_VF_MTU, .bdf = pf, .value = l.mtu };
+		snprintf(u.vf, sizeof(u.vf), "%s", name);
+		if ((r = push(x, &u)) < 0)
+			break;
+		(*ret_set)++;
 	}
 	return r;
 }
@@ -385,20 +470,29 @@ static int do_step(struct run *x, const json_t *pf, const json_t *s)
 			return r;
 		return report(x->rep, "%s: link up", netdev);
 	}
+	/* a step on single VFs names them: apply touches no other */
+	const json_t *vfs = json_object_get(s, "vf_indices");
+	size_t n = json_array_size(vfs);
+	if (!strncmp(action, "vf-", 3) && !json_is_array(vfs))
+		return -EINVAL;
 	if (!strcmp(action, "vf-guids")) {
-		long long n = json_integer_value(json_object_get(pf, "want_numvfs"));
 		x->guids_of = bdf;
-		if ((r = set_guids(x, pf, n)) < 0)
-			return report(x->rep, "%s: GUIDs of %lld VFs: %s", netdev, n,
-				      strerror(-r)) < 0
-				       ? -ENOMEM
-				       : r;
-		return report(x->rep, "%s: GUIDs of %lld VFs set", netdev, n);
+		x->guid_vfs = vfs;
+		if ((r = set_guids(x, pf, vfs)) < 0) {
+			int q = report(x->rep, "%s: GUIDs of %zu VFs: %s", netdev, n, strerror(-r));
+			return q < 0 ? q : r;
+		}
+		return report(x->rep, "%s: GUIDs of %zu VFs set", netdev, n);
+	}
+	if (!strcmp(action, "vf-mtu")) {
+		int set;
+		if ((r = set_vf_mtus(x, bdf, vfs, to, &set)) < 0)
+			return r;
+		return report(x->rep, "%s: MTU %lld on %zu VFs (%d changed)", bdf, to, n, set);
 	}
 	if (!strcmp(action, "vf-bind")) {
-		long long n = json_integer_value(json_object_get(pf, "want_numvfs"));
 		int bound, rebound;
-		if ((r = bind_vfs(x, bdf, n, &bound, &rebound)) < 0)
+		if ((r = bind_vfs(x, bdf, vfs, &bound, &rebound)) < 0)
 			return r;
 		return report(x->rep,
 			      "%s: %d VFs bound to their driver, %d bound again after their GUIDs",
@@ -440,6 +534,11 @@ static void undo_all(struct run *x)
 			report(x->rep, "undo: %s: link down%s%s", u->netdev, r < 0 ? ": " : "",
 			       r < 0 ? strerror(-r) : "");
 			break;
+		case UNDO_VF_MTU:
+			r = link_change(x, u->vf, (unsigned)u->value, -1);
+			report(x->rep, "undo: %s: VF netdev %s: mtu back to %lld%s%s", u->bdf,
+			       u->vf, u->value, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+			break;
 		case UNDO_UNBIND:
 			r = unbind_vf(x, u->vf);
 			report(x->rep, "undo: %s: VF %s unbound%s%s", u->bdf, u->vf,
@@ -464,6 +563,47 @@ static void undo_all(struct run *x)
 	}
 }
 
+/* The first live step of pf that would remove or change VF i, in words; NULL: none. */
+static const char *held_step(const json_t *pf, long long i)
+{
+	size_t k;
+	json_t *s;
+
+	json_array_foreach(json_object_get(pf, "steps"), k, s)
+	{
+		const char *action = json_string_value(json_object_get(s, "action"));
+		if (strcmp(json_string_value(json_object_get(s, "when")), "live"))
+			continue;
+		if (!strcmp(action, "sriov_numvfs"))
+			return "sriov_numvfs would remove it (every VF of the PF goes)";
+		if (!listed(json_object_get(s, "vf_indices"), i))
+			continue;
+		if (!strcmp(action, "vf-guids"))
+			return "vf-guids would change its GUIDs (and bind it again)";
+		if (!strcmp(action, "vf-bind"))
+			return "vf-bind would bind it";
+		if (!strcmp(action, "vf-mtu"))
+			return "vf-mtu would change its netdev's MTU";
+	}
+	return NULL;
+}
+
+int vf_lock(struct hw_ctx *ctx, bool wait)
+{
+	int fd = hw_ctx_open(ctx, HW_ROOT_SYSFS, "bus/pci/devices",
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	/* a holder killed with -9 releases it with its fd */
+	if ((r = fileio_flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts *o,
 	     struct vf_apply_report *rep)
 {
@@ -472,28 +612,27 @@ int vf_apply(struct hw_ctx *ctx, const json_t *plan, const struct vf_apply_opts 
 	json_t *pf, *s;
 	int r = 0;
 	*rep = (struct vf_apply_report){ .result = VF_APPLY_NOTHING };
-	/* refuse before touching anything: a sriov_numvfs change removes every VF of the PF */
+	/* refuse before touching anything: a sriov_numvfs change removes every VF of the PF, the
+	 * other live steps touch the VFs they list */
 	json_array_foreach(json_object_get(plan, "pfs"), i, pf)
 	{
-		bool numvfs = false;
-		json_array_foreach(json_object_get(pf, "steps"), k, s) numvfs |=
-			!strcmp(json_string_value(json_object_get(s, "action")), "sriov_numvfs") &&
-			!strcmp(json_string_value(json_object_get(s, "when")), "live");
 		json_t *h;
 		json_array_foreach(json_object_get(pf, "holders"), k, h)
 		{
-			if (!numvfs)
-				break;
+			const char *why =
+				held_step(pf, json_integer_value(json_object_get(h, "vf_index")));
+			if (!why)
+				continue;
 			const char *pod = json_string_value(json_object_get(h, "pod"));
-			r = report(rep, "%s: VF %lld (%s) is held by pod %s%s%s container %s%s",
+			r = report(rep, "%s: VF %lld (%s) is held by pod %s%s%s container %s: %s%s",
 				   json_string_value(json_object_get(pf, "pf")),
 				   json_integer_value(json_object_get(h, "vf_index")),
 				   json_string_value(json_object_get(h, "vf")),
 				   pod ? json_string_value(json_object_get(h, "namespace")) : "",
 				   pod ? "/" : "",
 				   pod ? pod : json_string_value(json_object_get(h, "pod_uid")),
-				   json_string_value(json_object_get(h, "container")),
-				   o->force ? " (--force: removed)" : "");
+				   json_string_value(json_object_get(h, "container")), why,
+				   o->force ? " (--force: done)" : "");
 			if (r < 0)
 				return r;
 			if (!o->force)

@@ -11,6 +11,7 @@
 #include "dispatch/dispatch.h"
 #include "doc/doc.h"
 #include "kubelet/kubelet.h"
+#include "nl/nl.h"
 #include "util/strv.h"
 
 /* ---- selection (api/v1/helper.go: Selected, SriovNetworkNicSelector.Selected) --------------- */
@@ -123,13 +124,15 @@ static void merge(const struct vf_target *old, struct vf_target *t, bool equal_p
 }
 
 int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const json_t *labels,
-	       struct vf_target **ret, size_t *n_ret)
+	       struct vf_resolved *ret, char *err, size_t errlen)
 {
 	const struct vf_policy **sorted = calloc(set->n ? set->n : 1, sizeof(*sorted));
+	const char **unselected = calloc(set->n ? set->n : 1, sizeof(*unselected));
 	struct vf_target *t = calloc(node->n_pci ? node->n_pci : 1, sizeof(*t));
-	size_t n = 0, ns = 0;
-	if (!sorted || !t) {
+	size_t n = 0, ns = 0, nu = 0;
+	if (!sorted || !t || !unselected) {
 		free(sorted);
+		free(unselected);
 		free(t);
 		return -ENOMEM;
 	}
@@ -139,19 +142,34 @@ int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const 
 	qsort(sorted, ns, sizeof(*sorted), cmp_policy);
 	for (size_t i = 0; i < ns; i++) {
 		const struct vf_policy *p = sorted[i];
-		bool equal = i > 0 && sorted[i - 1]->priority == p->priority;
+		bool equal = i > 0 && sorted[i - 1]->priority == p->priority, any = false;
 		for (size_t k = 0; k < node->n_pci; k++) {
 			const struct hw_pci *pf = &node->pci[k];
-			if (pf->sriov_totalvfs < 0 || pf->physfn || !nic_selected(p, pf) ||
-			    p->num_vfs <= 0)
+			if (pf->sriov_totalvfs < 0 || pf->physfn || !nic_selected(p, pf))
 				continue;
+			any = true;
+			/* the webhook's check against the PF it selects (validatePolicyForNodeState) */
+			if (pf->vendor == 0x15b3 && p->num_vfs > VF_MLX_MAX_VFS) {
+				snprintf(
+					err, errlen,
+					"policy %s: spec.numVfs: %lld is above %d, the most "
+					"sriov-network-operator's webhook allows on a Mellanox/NVIDIA "
+					"PF (%s): write %d or fewer",
+					p->name, p->num_vfs, VF_MLX_MAX_VFS, pf->bdf,
+					VF_MLX_MAX_VFS);
+				free(sorted);
+				free(unselected);
+				free(t);
+				return -EINVAL;
+			}
 			struct vf_target nt = { .pf = pf,
 						.pf_name = pf_name(pf),
 						.policy = p->name,
 						.num_vfs = p->num_vfs,
 						.mtu = p->mtu,
 						.link_type = p->link_type,
-						.n_groups = 1 };
+						.n_groups = 1,
+						.autoprobe = -1 };
 			int first = 0, last = (int)p->num_vfs - 1;
 			if (pf_name_entry(p, nt.pf_name, &first, &last) && first < 0) {
 				first = 0;
@@ -161,7 +179,8 @@ int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const 
 							  .resource_name = p->resource_name,
 							  .first = first,
 							  .last = last,
-							  .is_rdma = p->is_rdma };
+							  .is_rdma = p->is_rdma,
+							  .mtu = p->mtu };
 			size_t j;
 			for (j = 0; j < n && t[j].pf != pf; j++)
 				;
@@ -171,11 +190,63 @@ int vf_resolve(const struct hw_node *node, const struct vf_policies *set, const 
 				n++;
 			t[j] = nt;
 		}
+		if (!any)
+			unselected[nu++] = p->name;
 	}
 	free(sorted);
-	*ret = t;
-	*n_ret = n;
+	*ret = (struct vf_resolved){ .t = t, .n = n, .unselected = unselected, .n_unselected = nu };
 	return 0;
+}
+
+void vf_resolved_clear(struct vf_resolved *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->t[i].reported);
+	free(r->t);
+	free(r->unselected);
+	*r = (struct vf_resolved){};
+}
+
+enum vf_link_type vf_pf_link(const struct hw_pci *pf)
+{
+	for (size_t i = 0; i < pf->n_rdma; i++)
+		for (size_t k = 0; k < pf->rdma[i]->n_ports; k++) {
+			enum hw_link_layer ll = pf->rdma[i]->ports[k].link_layer;
+			if (ll != HW_LINK_UNKNOWN)
+				return ll == HW_LINK_IB ? VF_LINK_IB : VF_LINK_ETH;
+		}
+	if (pf->n_netdevs)
+		return pf->netdevs[0]->type == 32 ? VF_LINK_IB
+						  : VF_LINK_ETH; /* ARPHRD_INFINIBAND */
+	return VF_LINK_UNSET;
+}
+
+int vf_observe(struct hw_ctx *ctx, struct vf_resolved *r)
+{
+	struct nl_rt *rt = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct vf_target *t = &r->t[i];
+		char path[96], text[8] = "";
+		struct nl_link l;
+
+		snprintf(path, sizeof(path), "bus/pci/devices/%s/sriov_drivers_autoprobe",
+			 t->pf->bdf);
+		if (hw_ctx_read(ctx, HW_ROOT_SYSFS, path, text, sizeof(text) - 1) > 0 &&
+		    (text[0] == '0' || text[0] == '1'))
+			t->autoprobe = text[0] - '0';
+		/* only an InfiniBand PF's VFs have GUIDs to compare; the PF's netdev must be in
+		 * this namespace (a --root of another node's tree names none here) */
+		if ((t->link_type == VF_LINK_IB ||
+		     (t->link_type == VF_LINK_UNSET && vf_pf_link(t->pf) == VF_LINK_IB)) &&
+		    t->pf_name[0] && (rt || nl_rt_open(-1, &rt) >= 0) &&
+		    nl_link_get(rt, t->pf_name, &l) > 0 &&
+		    nl_link_get_vf_guids(rt, l.ifindex, &t->reported, &t->n_reported) == -ENOMEM)
+			ret = -ENOMEM;
+	}
+	nl_rt_free(rt);
+	return ret;
 }
 
 /* ---- the kubelet's device-manager checkpoint ------------------------------------------------ */
@@ -323,50 +394,70 @@ int vf_guid_parse(const char *s, uint64_t *ret)
 	return 0;
 }
 
-/* How many of the PF's present VFs (index < want) lack their derived GUID; -1 when the PF's
- * GUID is unknown. */
-static int guids_to_set(const struct hw_pci *pf, long long want)
+/* The VFs one step touches, by index below the target's numVfs. */
+struct vfset {
+	bool *in;
+	long long n;
+	size_t count;
+};
+
+static int vfset_new(struct vfset *v, long long n)
 {
-	uint64_t pg, g;
-	int n = 0;
-	if (!pf->n_rdma || vf_guid_parse(pf->rdma[0]->node_guid, &pg) < 0)
-		return -1;
-	for (size_t k = 0; k < pf->n_vfs; k++) {
-		const struct hw_pci *v = pf->vfs[k];
-		if (v->vf_index < 0 || v->vf_index >= want)
-			continue;
-		if (!v->n_rdma || vf_guid_parse(v->rdma[0]->node_guid, &g) < 0 ||
-		    g != vf_guid(pg, (unsigned)v->vf_index))
-			n++;
-	}
-	return n;
+	*v = (struct vfset){ .in = calloc(n > 0 ? (size_t)n : 1, sizeof(bool)), .n = n };
+	return v->in ? 0 : -ENOMEM;
 }
 
-/* How many of the PF's present VFs (index < want) have no driver. */
-static int unbound_vfs(const struct hw_pci *pf, long long want)
+static void vfset_add(struct vfset *v, long long i)
 {
-	int n = 0;
+	if (i >= 0 && i < v->n && !v->in[i]) {
+		v->in[i] = true;
+		v->count++;
+	}
+}
+
+/* {"vfs": count, "vf_indices": [...]} plus extra's members (consumed) */
+static json_t *vfset_json(const struct vfset *v, json_t *extra)
+{
+	json_t *a = json_array(), *o = extra ? extra : json_object();
+	for (long long i = 0; a && i < v->n; i++)
+		if (v->in[i] && json_array_append_new(a, json_integer(i)) < 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	if (!a || !o || json_object_set_new(o, "vf_indices", a) < 0 ||
+	    json_object_set_new(o, "vfs", json_integer((json_int_t)v->count)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const struct hw_pci *vf_at(const struct hw_pci *pf, long long i)
+{
 	for (size_t k = 0; k < pf->n_vfs; k++)
-		n += pf->vfs[k]->vf_index >= 0 && pf->vfs[k]->vf_index < want &&
-		     !pf->vfs[k]->driver[0];
-	return n;
+		if (pf->vfs[k]->vf_index == i)
+			return pf->vfs[k];
+	return NULL;
+}
+
+/* Whether VF i lacks its derived GUIDs: from its RDMA device where the host shows one (what its
+ * driver read at probe), else from what the PF reports (vf_observe), else not known: set them. */
+static bool guid_stale(const struct vf_target *t, uint64_t pf_guid, long long i)
+{
+	const struct hw_pci *v = vf_at(t->pf, i);
+	uint64_t want = vf_guid(pf_guid, (unsigned)i), g;
+
+	if (!v)
+		return true;
+	if (v->n_rdma)
+		return vf_guid_parse(v->rdma[0]->node_guid, &g) < 0 || g != want;
+	for (size_t k = 0; k < t->n_reported; k++)
+		if (t->reported[k].vf == (uint32_t)i)
+			return t->reported[k].node_guid != want || t->reported[k].port_guid != want;
+	return true;
 }
 
 /* ---- steps ----------------------------------------------------------------------------------- */
-
-static enum vf_link_type current_link(const struct hw_pci *pf)
-{
-	for (size_t i = 0; i < pf->n_rdma; i++)
-		for (size_t k = 0; k < pf->rdma[i]->n_ports; k++) {
-			enum hw_link_layer ll = pf->rdma[i]->ports[k].link_layer;
-			if (ll != HW_LINK_UNKNOWN)
-				return ll == HW_LINK_IB ? VF_LINK_IB : VF_LINK_ETH;
-		}
-	if (pf->n_netdevs)
-		return pf->netdevs[0]->type == 32 ? VF_LINK_IB
-						  : VF_LINK_ETH; /* ARPHRD_INFINIBAND */
-	return VF_LINK_UNSET;
-}
 
 int vf_mlxconfig_command(const struct vf_target *t, bool need_vfs, bool need_link, char *buf,
 			 size_t len)
@@ -422,12 +513,160 @@ static int holders_of(const struct hw_pci *pf, const struct vf_holders *h, json_
 	return 0;
 }
 
+static const char *autoprobe_text(const struct vf_target *t)
+{
+	return t->autoprobe == 1 ? "1" : t->autoprobe == 0 ? "0" : "unreadable";
+}
+
+/* vf-bind's reason, with the PF's real sriov_drivers_autoprobe: bind VFs without a driver,
+ * rebind bound VFs whose GUIDs change */
+static void bind_reason(const struct vf_target *t, bool renew, size_t bind, size_t rebind,
+			char *buf, size_t len)
+{
+	int n = 0;
+
+	if (renew) {
+		snprintf(buf, len, "sriov_drivers_autoprobe is %s on this PF: %s%s",
+			 autoprobe_text(t),
+			 t->autoprobe == 1   ? "the kernel binds each new VF"
+			 : t->autoprobe == 0 ? "the kernel binds no new VF, each is bound here"
+					     : "a new VF left without a driver is bound here",
+			 rebind ? "; each is bound again once its GUIDs are set (its driver reads "
+				  "them at probe)"
+				: "");
+		return;
+	}
+	buf[0] = '\0';
+	if (bind)
+		n = snprintf(
+			buf, len,
+			"%zu VFs without a driver (sriov_drivers_autoprobe is %s): bound to it",
+			bind, autoprobe_text(t));
+	if (rebind && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "%s%zu VFs whose GUIDs change: bound again after them (the driver reads "
+			 "them at probe)",
+			 n ? "; " : "", rebind);
+}
+
+/* The steps on single VFs, in the order the driver needs them: their GUIDs, their driver (which
+ * reads the GUIDs at probe and makes the netdev anew), their netdevs' MTU. Each lists only the VFs
+ * whose state differs from what the policy wants; every VF when the VFs are made anew. */
+static int vf_steps(const struct vf_target *t, const char *after, json_t *steps, int *live)
+{
+	const struct hw_pci *pf = t->pf;
+	enum vf_link_type cur = vf_pf_link(pf);
+	long long n = t->num_vfs;
+	bool renew = n != pf->sriov_numvfs ||
+		     (t->link_type != VF_LINK_UNSET && cur != VF_LINK_UNSET && t->link_type != cur);
+	bool ib =
+		t->link_type == VF_LINK_IB || (t->link_type == VF_LINK_UNSET && cur == VF_LINK_IB);
+	uint64_t pg = 0;
+	bool pg_known = pf->n_rdma && vf_guid_parse(pf->rdma[0]->node_guid, &pg) >= 0;
+	struct vfset gs = {}, bs = {}, ms = {};
+	char reason[320];
+	json_t *x;
+	int r;
+
+	if ((r = vfset_new(&gs, n)) < 0 || (r = vfset_new(&bs, n)) < 0 ||
+	    (r = vfset_new(&ms, n)) < 0)
+		goto out;
+	for (long long i = 0; ib && i < n; i++)
+		if (renew || !pg_known || guid_stale(t, pg, i))
+			vfset_add(&gs, i);
+	if (gs.count) {
+		if (!(x = vfset_json(&gs, NULL))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = step(
+			steps, after, "vf-guids",
+			!pg_known ? "the PF's GUID is unreadable: the VFs' GUIDs cannot be derived"
+			: renew	  ? "new InfiniBand VFs: their GUIDs are 0 until set"
+				: "InfiniBand VFs without the GUIDs derived from the PF's GUID and "
+				  "their index",
+			x);
+		(*live)++;
+		if (r < 0)
+			goto out;
+	}
+	size_t bind = 0, rebind = 0;
+	for (long long i = 0; i < n; i++) {
+		const struct hw_pci *v = renew ? NULL : vf_at(pf, i);
+		bool unbound = renew ? t->autoprobe != 1 : v && !v->driver[0];
+		if (!unbound && !gs.in[i])
+			continue;
+		vfset_add(&bs, i);
+		if (unbound)
+			bind++;
+		else
+			rebind++;
+	}
+	if (bs.count) {
+		bind_reason(t, renew, bind, rebind, reason, sizeof(reason));
+		if (!(x = vfset_json(&bs, NULL))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = step(steps, after, "vf-bind", reason, x);
+		(*live)++;
+		if (r < 0)
+			goto out;
+	}
+	/* the operator sets each VF group's MTU on its VFs' netdevs, with their kernel driver
+	 * (configSriovVFDevices); one step per MTU */
+	for (size_t g = 0; g < t->n_groups; g++) {
+		long long mtu = t->groups[g].mtu;
+		bool seen = mtu <= 0;
+		for (size_t e = 0; e < g && !seen; e++)
+			seen = t->groups[e].mtu == mtu;
+		if (seen)
+			continue;
+		memset(ms.in, 0, (size_t)(n > 0 ? n : 1) * sizeof(bool));
+		ms.count = 0;
+		for (size_t e = g; e < t->n_groups; e++) {
+			if (t->groups[e].mtu != mtu)
+				continue;
+			for (long long i = t->groups[e].first; i <= t->groups[e].last && i < n;
+			     i++) {
+				const struct hw_pci *v = renew ? NULL : vf_at(pf, i);
+				const struct hw_netdev *nd =
+					v && v->n_netdevs ? v->netdevs[0] : NULL;
+				if (renew || bs.in[i] || (nd && nd->mtu != (unsigned)mtu))
+					vfset_add(&ms, i);
+			}
+		}
+		if (!ms.count)
+			continue;
+		snprintf(reason, sizeof(reason),
+			 "policy %s's MTU on its VFs' netdevs, as sriov-network-operator sets it%s",
+			 t->groups[g].policy,
+			 bs.count ? " (a VF bound here gets a new netdev, with the driver's MTU)"
+				  : "");
+		x = json_pack("{s:I}", "to", (json_int_t)mtu);
+		if (!x || !(x = vfset_json(&ms, x))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = step(steps, after, "vf-mtu", reason, x);
+		(*live)++;
+		if (r < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	free(gs.in);
+	free(bs.in);
+	free(ms.in);
+	return r;
+}
+
 static int target_json(const struct vf_target *t, const struct vf_holders *holders, json_t **ret,
 		       int *live, int *reboot)
 {
 	const struct hw_pci *pf = t->pf;
 	const struct hw_netdev *nd = pf->n_netdevs ? pf->netdevs[0] : NULL;
-	enum vf_link_type cur_link = current_link(pf);
+	enum vf_link_type cur_link = vf_pf_link(pf);
 	bool need_vfs = t->num_vfs > pf->sriov_totalvfs;
 	bool need_link = t->link_type != VF_LINK_UNSET && cur_link != VF_LINK_UNSET &&
 			 t->link_type != cur_link;
@@ -500,37 +739,8 @@ static int target_json(const struct vf_target *t, const struct vf_holders *holde
 		if (r < 0)
 			goto fail;
 	}
-	int stale = t->num_vfs != pf->sriov_numvfs || need_link ? (int)t->num_vfs
-								: guids_to_set(pf, t->num_vfs);
-	bool guids = (t->link_type == VF_LINK_IB ||
-		      (t->link_type == VF_LINK_UNSET && cur_link == VF_LINK_IB)) &&
-		     stale;
-	if (guids) {
-		r = step(
-			steps, after, "vf-guids",
-			stale < 0
-				? "the PF's GUID is unreadable: the VFs' GUIDs cannot be derived"
-				: "InfiniBand VFs without the GUID derived from the PF's GUID and their index (0 until set)",
-			json_pack("{s:I}", "vfs", (json_int_t)(stale < 0 ? t->num_vfs : stale)));
-		(*live)++;
-		if (r < 0)
-			goto fail;
-	}
-	/* last, so that a VF's driver probes it with its GUIDs set (mlx5 reads them at probe) */
-	int unbound = t->num_vfs == pf->sriov_numvfs ? unbound_vfs(pf, t->num_vfs) : 0;
-	if (t->num_vfs > 0 && (t->num_vfs != pf->sriov_numvfs || guids || unbound)) {
-		snprintf(
-			reason, sizeof(reason), "%s",
-			unbound ? "VFs without a driver: bound to it, as sriov_drivers_autoprobe 1 would"
-			: guids ? "each VF's driver probes it again, after its GUIDs are set (it reads them at probe); a "
-				  "VF without a driver (sriov_drivers_autoprobe 0) is bound"
-				: "a new VF without a driver (sriov_drivers_autoprobe 0) is bound to it");
-		r = step(steps, after, "vf-bind", reason,
-			 json_pack("{s:I}", "vfs", (json_int_t)(unbound ? unbound : t->num_vfs)));
-		(*live)++;
-		if (r < 0)
-			goto fail;
-	}
+	if ((r = vf_steps(t, after, steps, live)) < 0)
+		goto fail;
 	json_t *groups = json_array();
 	for (size_t i = 0; groups && i < t->n_groups; i++) {
 		const struct vf_group *g = &t->groups[i];
@@ -572,22 +782,33 @@ fail:
 	return r;
 }
 
-int vf_plan_build(const struct hw_node *node, const struct vf_target *t, size_t n,
+int vf_plan_build(const struct hw_node *node, const struct vf_resolved *res,
 		  const struct vf_holders *holders, json_t **ret)
 {
-	json_t *pfs = json_array();
+	json_t *pfs = json_array(), *unsel = json_array();
 	int live = 0, reboot = 0;
-	if (!pfs)
+	if (!pfs || !unsel) {
+		json_decref(pfs);
+		json_decref(unsel);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	}
+	for (size_t i = 0; i < res->n; i++) {
 		json_t *o;
-		int r = target_json(&t[i], holders, &o, &live, &reboot);
+		int r = target_json(&res->t[i], holders, &o, &live, &reboot);
 		if (r < 0 || (r = doc_append(pfs, o)) < 0) {
 			json_decref(pfs);
+			json_decref(unsel);
 			return r;
 		}
 	}
-	json_t *doc = json_pack("{s:o, s:i, s:i}", "pfs", pfs, "live", live, "reboot", reboot);
+	for (size_t i = 0; i < res->n_unselected; i++)
+		if (doc_append(unsel, doc_string(res->unselected[i])) < 0) {
+			json_decref(pfs);
+			json_decref(unsel);
+			return -ENOMEM;
+		}
+	json_t *doc = json_pack("{s:o, s:o, s:i, s:i}", "pfs", pfs, "unselected", unsel, "live",
+				live, "reboot", reboot);
 	if (!doc)
 		return -ENOMEM;
 	*ret = doc;

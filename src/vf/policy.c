@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* SriovNetworkNodePolicy objects (sriovnetwork.openshift.io/v1) read unchanged, through the
  * shared document reader and dispatch tables. The keys and their ranges are the operator's CRD's
- * (api/v1/sriovnetworknodepolicy_types.go); what rdmak vf cannot do is refused by name. */
+ * (api/v1/sriovnetworknodepolicy_types.go); on top of them, what the operator's admission webhook
+ * refuses (pkg/webhook/validate.go, staticValidateSriovNetworkNodePolicy and the numVfs checks of
+ * validatePolicyForNodeState) is refused here too, by the field's path, so that a policy rdmak
+ * takes is one the operator's cluster would have taken. What rdmak vf cannot do is refused by
+ * name. */
 #include "vf/vf.h"
 
 #include <errno.h>
@@ -57,10 +61,81 @@ static int read_priority(struct dispatch_ctx *c, const char *path, json_t *v, vo
 	return dispatch_int_range(c, path, v, 0, 99, target);
 }
 
+/* 0 is refused as the webhook refuses it ("numVfs(0) ... is not allowed"); the top is
+ * sriov_numvfs_store's kstrtou16 */
 static int read_num_vfs(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
 {
-	return dispatch_int_range(c, path, v, 0, 65535,
-				  target); /* kstrtou16 in sriov_numvfs_store */
+	if (json_is_integer(v) && json_integer_value(v) == 0)
+		return dispatch_fail(
+			c, path,
+			"0 is refused by sriov-network-operator's webhook; to leave a PF as it is, "
+			"write no policy for it (rdmak vf changes only the PFs a policy selects)");
+	return dispatch_int_range(c, path, v, 1, 65535, target);
+}
+
+/* the webhook's ^[a-zA-Z0-9_]+$: the name becomes part of an extended resource name */
+static int read_resource_name(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
+{
+	const char *s = json_string_value(v);
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	if (!*s || s[n])
+		return dispatch_fail(c, path,
+				     "\"%s\" has a character other than a letter, a digit or _ "
+				     "(sriov-network-operator's webhook takes ^[a-zA-Z0-9_]+$): "
+				     "write it with those only",
+				     s);
+	*(const char **)target = s;
+	return 0;
+}
+
+/* A PCI vendor or device ID as sysfs and the operator's supported-NIC list write it: 4 lower-case
+ * hex digits. The webhook refuses "15B3" and "0x15b3" (not in that list); a policy that wrote
+ * them would select no PF. */
+static int read_pci_id(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
+{
+	const char *s = json_string_value(v), *hex = s;
+	char want[5];
+	size_t n;
+
+	if (!strncmp(hex, "0x", 2) || !strncmp(hex, "0X", 2))
+		hex += 2;
+	n = strspn(hex, "0123456789abcdefABCDEF");
+	if (n == 4 && !hex[n]) {
+		for (size_t i = 0; i < 4; i++)
+			want[i] = (char)(hex[i] >= 'A' && hex[i] <= 'F' ? hex[i] - 'A' + 'a'
+									: hex[i]);
+		want[4] = '\0';
+		if (strcmp(s, want))
+			return dispatch_fail(
+				c, path,
+				"\"%s\": write \"%s\" (4 lower-case hex digits, as sysfs "
+				"and sriov-network-operator write it; its webhook refuses "
+				"\"%s\")",
+				s, want, s);
+		*(const char **)target = s;
+		return 0;
+	}
+	return dispatch_fail(c, path, "\"%s\" is not a PCI ID: expected 4 hex digits (\"15b3\")",
+			     s);
+}
+
+/* externallyManaged: false is the CRD's default and asks nothing; true asks rdmak to leave the
+ * VFs to someone else, which it does not do */
+static int read_externally_managed(struct dispatch_ctx *c, const char *path, json_t *v,
+				   void *target)
+{
+	bool b;
+	int r = dispatch_bool(c, path, v, &b);
+
+	if (r < 0)
+		return r;
+	if (b)
+		return dispatch_refuse(
+			c, path, v,
+			"externallyManaged: true is not supported: rdmak vf makes the "
+			"VFs itself; remove the key (or write false)");
+	return 0;
 }
 
 static int read_mtu(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
@@ -85,13 +160,18 @@ static int read_node_selector(struct dispatch_ctx *c, const char *path, json_t *
 	return 0;
 }
 
-/* "name" or "name#first-last" with 0 <= first <= last */
+/* "name" or "name#first-last" with 0 <= first <= last (last < numVfs: checked with the spec);
+ * [] is no selector, as for the operator (len() == 0) */
 static int read_pf_names(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
 {
 	char **names = NULL;
 	int r = dispatch_strv(c, path, v, 0, true, &names);
 	if (r < 0)
 		return r;
+	if (!names[0]) {
+		strv_free(names);
+		return 0;
+	}
 	for (size_t i = 0; names[i]; i++) {
 		const char *hash = strchr(names[i], '#');
 		unsigned a, b;
@@ -110,15 +190,26 @@ static int read_pf_names(struct dispatch_ctx *c, const char *path, json_t *v, vo
 	return 0;
 }
 
+/* [] is no selector, as for the operator (len() == 0) */
 static int read_strv(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
 {
-	return dispatch_strv(c, path, v, 0, true, target);
+	char **names = NULL;
+	int r = dispatch_strv(c, path, v, 0, true, &names);
+
+	if (r < 0)
+		return r;
+	if (!names[0]) {
+		strv_free(names);
+		names = NULL;
+	}
+	*(char ***)target = names;
+	return 0;
 }
 
 static const struct dispatch_field nic_fields[] = {
-	DISPATCH_FIELD("vendor", JSON_STRING, NULL, offsetof(struct vf_policy, vendor),
+	DISPATCH_FIELD("vendor", JSON_STRING, read_pci_id, offsetof(struct vf_policy, vendor),
 		       DISPATCH_NONEMPTY),
-	DISPATCH_FIELD("deviceID", JSON_STRING, NULL, offsetof(struct vf_policy, device_id),
+	DISPATCH_FIELD("deviceID", JSON_STRING, read_pci_id, offsetof(struct vf_policy, device_id),
 		       DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("rootDevices", JSON_ARRAY, read_strv,
 		       offsetof(struct vf_policy, root_devices), 0),
@@ -132,13 +223,26 @@ static const struct dispatch_field nic_fields[] = {
 	{}
 };
 
+/* An empty nicSelector selects no PF (the operator's Apply returns early), and its webhook
+ * refuses it: so is it here. */
 static int read_nic(struct dispatch_ctx *c, const char *path, json_t *v, void *target)
 {
-	return dispatch_run(c, path, v, nic_fields, DISPATCH_UNKNOWN_REFUSE, target);
+	struct vf_policy *p = target;
+	int r = dispatch_run(c, path, v, nic_fields, DISPATCH_UNKNOWN_REFUSE, target);
+
+	if (r < 0)
+		return r;
+	if (!p->vendor && !p->device_id && !p->root_devices && !p->pf_names)
+		return dispatch_fail(
+			c, path,
+			"selects no PF: name at least one of vendor, deviceID, pfNames "
+			"or rootDevices (sriov-network-operator's webhook refuses it too)");
+	return 0;
 }
 
 static const struct dispatch_field spec_fields[] = {
-	DISPATCH_FIELD("resourceName", JSON_STRING, NULL, offsetof(struct vf_policy, resource_name),
+	DISPATCH_FIELD("resourceName", JSON_STRING, read_resource_name,
+		       offsetof(struct vf_policy, resource_name),
 		       DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("nodeSelector", JSON_OBJECT, read_node_selector,
 		       offsetof(struct vf_policy, node_selector), DISPATCH_MANDATORY),
@@ -157,10 +261,53 @@ static const struct dispatch_field spec_fields[] = {
 	DISPATCH_REFUSE("needVhostNet", "needVhostNet (DPDK with vfio-pci) is not supported"),
 	DISPATCH_REFUSE("vdpaType", "vDPA is not supported"),
 	DISPATCH_REFUSE("bridge", "bridge (switchdev OVS) is not supported"),
-	DISPATCH_REFUSE("externallyManaged",
-			"externallyManaged is not supported: rdmak vf makes the VFs itself"),
+	DISPATCH_FIELD("externallyManaged", DISPATCH_BOOL, read_externally_managed, 0, 0),
 	{}
 };
+
+/* What the webhook checks across keys, once the spec is read. */
+static int check_spec(struct dispatch_ctx *c, const char *spec, const struct vf_policy *pol)
+{
+	char p[DISPATCH_PATH_MAX], q[DISPATCH_PATH_MAX], nic[DISPATCH_PATH_MAX];
+
+	for (size_t i = 0; pol->pf_names && pol->pf_names[i]; i++) {
+		const char *hash = strchr(pol->pf_names[i], '#');
+		unsigned first, last;
+
+		if (!hash || sscanf(hash + 1, "%u-%u", &first, &last) != 2 ||
+		    (long long)last < pol->num_vfs)
+			continue;
+		dispatch_path_key(nic, sizeof(nic), spec, "nicSelector");
+		dispatch_path_key(q, sizeof(q), nic, "pfNames");
+		dispatch_path_idx(p, sizeof(p), q, i);
+		if ((long long)first >= pol->num_vfs)
+			return dispatch_fail(
+				c, p,
+				"VF %u is not below numVfs %lld (VFs are numbered from "
+				"0): write a range below it, or a larger numVfs",
+				last, pol->num_vfs);
+		return dispatch_fail(c, p,
+				     "VF %u is not below numVfs %lld (VFs are numbered from 0): "
+				     "write \"%.*s#%u-%lld\" or a larger numVfs",
+				     last, pol->num_vfs, (int)(hash - pol->pf_names[i]),
+				     pol->pf_names[i], first, pol->num_vfs - 1);
+	}
+	if (pol->link_type == VF_LINK_IB && !pol->is_rdma) {
+		dispatch_path_key(p, sizeof(p), spec, "isRdma");
+		return dispatch_fail(
+			c, p,
+			"linkType ib needs isRdma: true (sriov-network-operator's webhook "
+			"refuses it without): add isRdma: true");
+	}
+	if (pol->vendor && !strcmp(pol->vendor, "15b3") && pol->num_vfs > VF_MLX_MAX_VFS) {
+		dispatch_path_key(p, sizeof(p), spec, "numVfs");
+		return dispatch_fail(c, p,
+				     "%lld is above %d, the most sriov-network-operator's webhook "
+				     "allows on a Mellanox/NVIDIA PF: write %d or fewer",
+				     pol->num_vfs, VF_MLX_MAX_VFS, VF_MLX_MAX_VFS);
+	}
+	return 0;
+}
 
 struct envelope {
 	const char *api_version, *kind;
@@ -226,6 +373,8 @@ static int add_policy(struct vf_policies *set, struct dispatch_ctx *c, const cha
 	*pol = (struct vf_policy){ .name = json_string_value(name) };
 	dispatch_path_key(p, sizeof(p), path, "spec");
 	r = dispatch_run(c, p, e.spec, spec_fields, DISPATCH_UNKNOWN_REFUSE, pol);
+	if (r >= 0)
+		r = check_spec(c, p, pol);
 	if (r < 0) {
 		strv_free(pol->root_devices);
 		strv_free(pol->pf_names);

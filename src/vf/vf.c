@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
@@ -22,7 +23,8 @@ enum {
 	VF_EXIT_USAGE = 2,
 	VF_EXIT_LIVE = 3,
 	VF_EXIT_REBOOT = 4,
-	VF_EXIT_REFUSED = 5
+	VF_EXIT_REFUSED = 5,
+	VF_EXIT_UNSELECTED = 6
 };
 
 #define CHECKPOINT "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"
@@ -41,8 +43,9 @@ static void usage(FILE *f)
 		"or rtnetlink, no reboot) or reboot (a firmware setting: the mlxconfig command to run;\n"
 		"rdmak never runs it), and the pods that hold VFs a live step would remove (from the\n"
 		"kubelet's PodResources API when it answers, else its device-manager checkpoint). apply does the live steps in the kernel's order\n"
-		"(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs), undoing\n"
-		"them in reverse if one fails; it refuses to remove a VF a pod holds unless --force.\n"
+		"(sriov_numvfs 0 then N, waiting for each VF; link up; MTU; InfiniBand VF GUIDs; the VFs'\n"
+		"driver; their MTU), undoing them in reverse if one fails; it refuses to remove or change a\n"
+		"VF a pod holds unless --force. One apply of a node runs at a time: another waits.\n"
 		"\n"
 		"  --policy FILE        a policy file (repeatable; `---` separated documents, Lists)\n"
 		"  --node-labels LIST   this node's labels, for the policies' nodeSelector\n"
@@ -52,12 +55,13 @@ static void usage(FILE *f)
 		"); named, it\n"
 		"                       is read instead of asking the kubelet\n"
 		"  --json               plan: the plan as JSON (docs/vf.md)\n"
-		"  --force              apply: remove VFs that pods hold\n"
+		"  --force              apply: remove or change VFs that pods hold\n"
 		"  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n" HW_ROOT_USAGE
 		"\n"
 		"Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
 		"unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
-		"step is needed, 5 refused (apply: a pod holds a VF to remove).\n");
+		"step is needed, 5 refused (apply: a pod holds a VF a step would remove or change), 6 the\n"
+		"policies select no PF of this node.\n");
 }
 
 static int read_policies(char **files, size_t n, struct vf_policies *set)
@@ -137,6 +141,40 @@ static int read_holders(const struct hw_roots *roots, const char *file, struct v
 	return 1;
 }
 
+/* A step's VF indices as "0-3,7" (cut with "..." where long). */
+static const char *ranges(const json_t *indices, char *buf, size_t len)
+{
+	size_t n = json_array_size(indices), o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n;) {
+		long long a = json_integer_value(json_array_get(indices, i)), b = a;
+		while (i + 1 < n && json_integer_value(json_array_get(indices, i + 1)) == b + 1)
+			b = json_integer_value(json_array_get(indices, ++i));
+		i++;
+		int w = a == b ? snprintf(buf + o, len - o, "%s%lld", o ? "," : "", a)
+			       : snprintf(buf + o, len - o, "%s%lld-%lld", o ? "," : "", a, b);
+		if (w < 0 || (size_t)w >= len - o) {
+			snprintf(buf + (len > 4 ? len - 4 : 0), len > 4 ? 4 : len, "...");
+			break;
+		}
+		o += (size_t)w;
+	}
+	return buf;
+}
+
+/* The policies for this node that select none of its PFs; then, if no PF at all, that. */
+static void print_unselected(const json_t *plan)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(plan, "unselected"), i, p)
+		printf("policy %s selects no PF of this node\n", json_string_value(p));
+	if (!json_array_size(json_object_get(plan, "pfs")))
+		printf("no PF of this node is selected by the policies\n");
+}
+
 static void print_plan(const json_t *plan, bool have_checkpoint)
 {
 	size_t i, k;
@@ -160,7 +198,7 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 		json_array_foreach(steps, k, s)
 		{
 			const char *action = json_string_value(json_object_get(s, "action"));
-			char what[256];
+			char what[256], list[160];
 			if (!strcmp(action, "firmware"))
 				snprintf(what, sizeof(what), "%s",
 					 json_string_value(json_object_get(
@@ -176,14 +214,24 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 					 json_integer_value(json_object_get(s, "from")),
 					 json_integer_value(json_object_get(s, "to")));
 			else if (!strcmp(action, "vf-bind"))
-				snprintf(what, sizeof(what), "bind %lld VFs to their driver",
-					 json_integer_value(json_object_get(s, "vfs")));
+				snprintf(what, sizeof(what), "bind %lld VFs to their driver (%s)",
+					 json_integer_value(json_object_get(s, "vfs")),
+					 ranges(json_object_get(s, "vf_indices"), list,
+						sizeof(list)));
+			else if (!strcmp(action, "vf-mtu"))
+				snprintf(what, sizeof(what), "mtu %lld on %lld VF netdevs (%s)",
+					 json_integer_value(json_object_get(s, "to")),
+					 json_integer_value(json_object_get(s, "vfs")),
+					 ranges(json_object_get(s, "vf_indices"), list,
+						sizeof(list)));
 			else if (!strcmp(action, "link-up"))
 				snprintf(what, sizeof(what), "link %s up",
 					 json_string_value(json_object_get(s, "netdev")));
 			else
-				snprintf(what, sizeof(what), "node and port GUIDs of %lld VFs",
-					 json_integer_value(json_object_get(s, "vfs")));
+				snprintf(what, sizeof(what), "node and port GUIDs of %lld VFs (%s)",
+					 json_integer_value(json_object_get(s, "vfs")),
+					 ranges(json_object_get(s, "vf_indices"), list,
+						sizeof(list)));
 			printf("  %zu. %-12s %s\n     (%s)\n", k + 1,
 			       json_string_value(json_object_get(s, "when")), what,
 			       json_string_value(json_object_get(s, "reason")));
@@ -204,8 +252,7 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 		if (!have_checkpoint)
 			printf("  held: unknown (no PodResources answer, no kubelet checkpoint)\n");
 	}
-	if (!json_array_size(json_object_get(plan, "pfs")))
-		printf("no PF of this node is selected by the policies\n");
+	print_unselected(plan);
 }
 
 static int vf_run(int argc, char **argv, bool apply)
@@ -291,12 +338,12 @@ static int vf_run(int argc, char **argv, bool apply)
 	json_t *labels = NULL, *plan = NULL;
 	struct vf_policies set = {};
 	struct vf_holders holders = {};
-	struct vf_target *t = NULL;
-	size_t n = 0;
+	struct vf_resolved res = {};
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	struct hw_error herr = { 0 };
-	char missing[PATH_MAX];
+	char missing[PATH_MAX], why[512];
+	int lock = -1;
 	if (vf_labels_parse(labels_arg, &labels) < 0) {
 		fprintf(stderr, "rdmak vf plan: --node-labels: expected k=v,k2=v2\n");
 		free(files);
@@ -306,6 +353,20 @@ static int vf_run(int argc, char **argv, bool apply)
 		goto out;
 	if ((r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing))) < 0) {
 		fprintf(stderr, "rdmak vf: %s: %s\n", missing, strerror(-r));
+		goto out;
+	}
+	/* from the first read of the node to the last write or undo: what apply plans from is
+	 * what it changes, and its undo goes back to what it found */
+	if (apply && (lock = vf_lock(ctx, false)) == -EWOULDBLOCK) {
+		fprintf(stderr,
+			"rdmak vf apply: another apply of this node holds %s/bus/pci/devices; waiting "
+			"for it\n",
+			hw_ctx_sysfs(ctx));
+		lock = vf_lock(ctx, true);
+	}
+	if (lock < 0 && apply) {
+		fprintf(stderr, "rdmak vf apply: locking %s/bus/pci/devices: %s\n",
+			hw_ctx_sysfs(ctx), strerror(-lock));
 		goto out;
 	}
 	if ((r = hw_load(ctx, 0, &node, &herr)) < 0) {
@@ -319,14 +380,29 @@ static int vf_run(int argc, char **argv, bool apply)
 		have = read_holders(&roots, checkpoint, &holders);
 	if (have < 0)
 		goto out;
-	if (vf_resolve(node, &set, labels, &t, &n) < 0 ||
-	    vf_plan_build(node, t, n, have ? &holders : NULL, &plan) < 0) {
+	if ((r = vf_resolve(node, &set, labels, &res, why, sizeof(why))) == -EINVAL) {
+		fprintf(stderr, "rdmak vf: %s\n", why);
+		goto out;
+	}
+	if (r < 0 || vf_observe(ctx, &res) < 0 ||
+	    vf_plan_build(node, &res, have ? &holders : NULL, &plan) < 0) {
 		fprintf(stderr, "rdmak vf: out of memory\n");
+		goto out;
+	}
+	/* nothing selected is not "nothing to do": a policy that names no PF here (a typo, another
+	 * node's PCI address) must not let the node look ready */
+	if (!json_array_size(json_object_get(plan, "pfs"))) {
+		if (json)
+			r = doc_json(stdout, plan);
+		else
+			print_unselected(plan);
+		ret = fflush(stdout) || ferror(stdout) ? VF_EXIT_ERROR : VF_EXIT_UNSELECTED;
 		goto out;
 	}
 	if (apply) {
 		struct vf_apply_report rep;
 		r = vf_apply(ctx, plan, &aopts, &rep);
+		print_unselected(plan);
 		for (size_t i = 0; i < rep.n_lines; i++)
 			printf("%s\n", rep.lines[i]);
 		if (r < 0) {
@@ -341,7 +417,7 @@ static int vf_run(int argc, char **argv, bool apply)
 						     : VF_EXIT_OK;
 		if (rep.result == VF_APPLY_REFUSED)
 			fprintf(stderr,
-				"rdmak vf apply: refused: pods hold VFs that sriov_numvfs would remove (--force to remove them)\n");
+				"rdmak vf apply: refused: pods hold VFs that these steps would remove or change (--force to do them anyway)\n");
 		vf_apply_report_clear(&rep);
 		if (fflush(stdout) || ferror(stdout))
 			ret = VF_EXIT_ERROR;
@@ -359,9 +435,11 @@ static int vf_run(int argc, char **argv, bool apply)
 	      : json_integer_value(json_object_get(plan, "live")) ? VF_EXIT_LIVE
 								  : VF_EXIT_OK;
 out:
+	if (lock >= 0)
+		close(lock);
 	json_decref(plan);
 	json_decref(labels);
-	free(t);
+	vf_resolved_clear(&res);
 	vf_holders_clear(&holders);
 	vf_policies_clear(&set);
 	hw_node_free(node);

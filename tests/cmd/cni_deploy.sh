@@ -111,6 +111,31 @@ run in_host /rdmak-plain --version
 ok $? "control: the ordinary build (loader in /lib64) does not run in the bare tree"
 rm -f "$HOSTR/rdmak-plain"
 
+# the node's fabrics (the chart's fabric part, docs/fabric.md): a Secret volume's files are
+# symbolic links into ..data; they arrive as root's regular files, mode 0600, in folders of mode
+# 0700, which the installed rdmak reads (it refuses a symbolic link or a file others may write); a
+# fabric no longer given loses its folder
+FS="$TMP/fabric-src"
+mkdir -p "$FS/fabric/rail0/..2026_11_28" "$HOSTR/etc/rdmak/fabric/gone"
+printf 'admin\n' >"$FS/fabric/rail0/..2026_11_28/username" && printf '123456\n' >"$FS/fabric/rail0/..2026_11_28/password"
+ln -s ..2026_11_28 "$FS/fabric/rail0/..data"
+ln -s ..data/username "$FS/fabric/rail0/username" && ln -s ..data/password "$FS/fabric/rail0/password"
+printf '{"stateDir":"/var/lib/cni/rdmak-cni","fabrics":{"rail0":{"ufm":"https://127.0.0.1:1","credentials":"/etc/rdmak/fabric/rail0","timeoutSeconds":1}}}' >"$FS/fabrics.json"
+run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
+is "$rc" 0 "cni-install.sh --fabric-src exits 0"
+like "$out" "installed the node's fabrics: /etc/rdmak/fabrics.json \(rail0\)" "and says it installed the node's fabrics"
+is "$(stat -c '%F %a %u' "$HOSTR/etc/rdmak/fabrics.json" "$HOSTR/etc/rdmak/fabric/rail0/username" "$HOSTR/etc/rdmak/fabric/rail0/password" | sort -u)" \
+	"regular file 600 0" "the fabrics file and the credentials are root's regular files, mode 0600"
+is "$(stat -c '%a' "$HOSTR/etc/rdmak/fabric" "$HOSTR/etc/rdmak/fabric/rail0" | sort -u)" 700 "in folders of mode 0700"
+ok "$([ ! -e "$HOSTR/etc/rdmak/fabric/gone" ] && echo 0 || echo 1)" "a fabric no longer given loses its folder"
+run in_host /opt/rdmak/bin/rdmak fabric gc --fabrics /etc/rdmak/fabrics.json
+is "$rc" 0 "the installed rdmak takes the fabrics file and its credentials (fabric gc, nothing to do)"
+[ "$rc" -eq 0 ] || echo "#   $err"
+run in_host /opt/rdmak/bin/rdmak fabric check --fabrics /etc/rdmak/fabrics.json
+like "$rc $err" "^1 rdmak fabric check: fabric rail0: UFM https://127.0.0.1:1: " "and check gets as far as calling the fabric manager"
+run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
+unlike "$out" "fabrics" "installed again unchanged: nothing rewritten"
+
 # again: nothing changes; a new bundle: a new library directory, the old one gone
 run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin
 is "$rc" 0 "a second install exits 0"

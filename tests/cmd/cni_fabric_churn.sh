@@ -50,9 +50,12 @@ done
 ufm_certs "$TMP/pki"
 mkdir -p "$TMP/secret" && printf admin >"$TMP/secret/username" && printf 123456 >"$TMP/secret/password"
 ufm_start "$TMP/pki" "$HOST_NS"
+FABRICS="$TMP/fabrics.json"
+printf '{"stateDir":"%s/state","fabrics":{"rail0":{"ufm":"%s","credentials":"%s/secret","ca":"%s/pki/ca.pem","timeoutSeconds":1}}}' \
+	"$TMP" "$UFM_URL" "$TMP" "$TMP" >"$FABRICS"
 conf() { # conf K VERSION
-	printf '{"cniVersion":"%s","name":"churn","type":"rdmak-cni","link":"hostdev","sysfs":"%s","stateDir":"%s/state","policyRouting":false,"deviceID":"%s","pkey":"0x8101","fabric":{"ufm":"%s","credentials":"%s/secret","ca":"%s/pki/ca.pem","timeoutSeconds":1}}' \
-		"${2:-1.0.0}" "$S" "$TMP" "${BDF[$1]}" "$UFM_URL" "$TMP" "$TMP" >"$TMP/conf$1.json"
+	printf '{"cniVersion":"%s","name":"churn","type":"rdmak-cni","link":"hostdev","sysfs":"%s","policyRouting":false,"deviceID":"%s","pkey":"0x8101","fabric":"rail0"}' \
+		"${2:-1.0.0}" "$S" "${BDF[$1]}" >"$TMP/conf$1.json"
 	echo "$TMP/conf$1.json"
 }
 for ((k = 0; k < NVF; k++)); do conf "$k" >/dev/null; done
@@ -63,7 +66,7 @@ KILLED=0 RUNS=0
 plugin() {
 	local cmd=$1 k=$2 id=$3 kill=${4:-} pid
 	RUNS=$((RUNS + 1))
-	ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="net$k" \
+	ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_FABRICS="$FABRICS" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="net$k" \
 		CNI_NETNS="$POD" CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/conf$k.json" >"$TMP/p.out" 2>>"$TMP/p.err" &
 	pid=$!
 	if [ -n "$kill" ]; then
@@ -133,13 +136,13 @@ ok $([ "$churns" -ge "$MIN" ] && echo 0 || echo 1) "at least CHURN_MIN ($MIN) ch
 valid=$(for k in "${!LIVE[@]}"; do printf '{"containerID":"%s","ifname":"net%s"},' "${LIVE[$k]}" "$k"; done | sed 's/,$//')
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["cni.dev/valid-attachments"]=json.loads(sys.argv[2]); print(json.dumps(c))' \
 	"$(conf 0 1.1.0)" "[$valid]" >"$TMP/gc.json"
-ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND=GC CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/gc.json" >"$TMP/gc.out" 2>&1
+ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_FABRICS="$FABRICS" CNI_COMMAND=GC CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/gc.json" >"$TMP/gc.out" 2>&1
 is "$?" 0 "CNI GC"
 want=$(for k in "${!LIVE[@]}"; do echo "${GUID[$k]}"; done | sort | tr '\n' ' ' | sed 's/ *$//')
 is "$(ufm_guids 0x101 | tr '\n' ' ' | sed 's/ *$//')" "$want" "the partition holds exactly the ${#LIVE[@]} live attachments' GUIDs"
 is "$(find "$TMP/state/churn" -name '*:*' -type f | wc -l)" "${#LIVE[@]}" "one record per live attachment, none of a dead one"
-is "$(ls "$TMP/state/fabric-journal" 2>/dev/null | grep -vc '^\.')" 0 "the journal is empty"
-run ip netns exec "$HOST_NS" "$RDMAK" fabric check --config "$(conf 0)"
+is "$(ls "$TMP/state/.fabric/rail0/journal" 2>/dev/null | grep -vc '^\.')" 0 "the journal is empty"
+run ip netns exec "$HOST_NS" "$RDMAK" fabric check --fabrics "$FABRICS"
 is "$rc" 0 "rdmak fabric check agrees"
 [ "$rc" -eq 0 ] || echo "#   $out $err"
 is "$(ufm_ctl dump | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["calls"]["remove_deprecated"])')" 0 "no removal through the deprecated endpoint"

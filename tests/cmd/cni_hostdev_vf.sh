@@ -4,8 +4,8 @@
 # trust, link_state) through rdmak-cni hostdev: the exact netlink requests a config makes on
 # the VF's PF and their undo order, on ADD, DEL, a failed ADD (a setting the PF refuses, a late
 # IPAM failure, a GUID the PF refuses) and GC. No kernel here has an SR-IOV PF, so the requests
-# go to the test stand-in (RDMAK_TEST_VF_STANDIN, test-only: docs/cni.md "Testing without
-# SR-IOV"), which records each one and answers the VF table's GETLINK with bytes built here as
+# go to the test stand-in (RDMAK_TEST_VF_STANDIN, read by the test build only: docs/cni.md
+# "Testing without SR-IOV"), which records each one and answers the VF table's GETLINK with bytes built here as
 # the kernel's rtnl_fill_vfinfo() builds them; this script decodes every recorded request
 # from <linux/if_link.h>'s layouts itself. The VF stand-in's netdev (a veth end) moves for
 # real. Without the stand-in, a veth PF is refused naming the PF and the setting.
@@ -127,7 +127,7 @@ before=$(snap_all "$POD")
 C=$(conf kill '"deviceID":"0000:3b:00.2","vlan":1000,"max_tx_rate":100,"spoofchk":"off"')
 printf '%s' "$C" >"$TMP/kill.json"
 ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND=ADD CNI_CONTAINERID=k1 CNI_IFNAME=net1 \
-	CNI_NETNS="$POD" CNI_PATH="$CNIP" "$SI" "$PLUGIN" <"$TMP/kill.json" >/dev/null 2>&1 &
+	CNI_NETNS="$POD" CNI_PATH="$CNIP" "$SI" "$SEAMS_PLUGIN" <"$TMP/kill.json" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 600); do [ "$(nreq)" -ge 3 ] && break; sleep 0.1; done
 kill -9 "$pid"

@@ -71,7 +71,7 @@ check bench docs/bench.md '`0` pass' \
 	"4:'$RDMAK' bench judge --root '$NODES/a6-sriov-client' '$CAP/edited-above-ceiling.txt'" \
 	"4:'$RDMAK' bench judge '$CAP/edited-bw-header-lat-table.txt'"
 check vf docs/vf.md 'Exit codes: `0` nothing' \
-	"0:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"0:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":12,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/same.json'; '$RDMAK' vf plan --policy '$TMP/same.json' --root '$NODES/cx5-roce-sriov'" \
 	"0:'$RDMAK' vf --help" \
 	"1:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/operator-basic-dpdk-vfio.yaml' --root '$NODES/cx5-roce-sriov'" \
 	"1:'$RDMAK' vf plan --policy '$TMP/none.yaml' --root '$NODES/cx5-roce-sriov'" \
@@ -80,7 +80,9 @@ check vf docs/vf.md 'Exit codes: `0` nothing' \
 	"3:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":4,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/p.json'; '$RDMAK' vf plan --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov'" \
 	"4:printf '{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelector\":{},\"resourceName\":\"r\",\"numVfs\":40,\"nicSelector\":{\"rootDevices\":[\"0000:1b:00.0\"]}}}' >'$TMP/q.json'; '$RDMAK' vf plan --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
 	"4:'$RDMAK' vf apply --policy '$TMP/q.json' --root '$NODES/cx5-roce-sriov'" \
-	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'"
+	"5:'$RDMAK' vf apply --policy '$TMP/p.json' --root '$NODES/cx5-roce-sriov' --checkpoint '$TOP/tests/fixtures/vf/kubelet_internal_checkpoint'" \
+	"6:'$RDMAK' vf plan --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'" \
+	"6:'$RDMAK' vf apply --policy '$TOP/tests/fixtures/vf/seed004-gpu-nic-policies.yaml' --root '$NODES/cx5-roce-sriov'"
 check exporter docs/exporter.md '(?m)^Exit: 0 stopped' \
 	"0:'$RDMAK' exporter --once --root '$A100' >/dev/null" \
 	"0:'$RDMAK' exporter --help" \
@@ -104,19 +106,20 @@ if command -v node >/dev/null && command -v openssl >/dev/null; then
 	ufm_certs "$TMP/pki" && ufm_start "$TMP/pki" ""
 	trap 'ufm_stop; rm -rf "$TMP"' EXIT
 	mkdir -p "$TMP/sec" "$TMP/fst/fab" && printf admin >"$TMP/sec/username" && printf 123456 >"$TMP/sec/password"
-	fconf() { printf '{"cniVersion":"1.0.0","name":"fab","type":"rdmak-cni","link":"hostdev","deviceID":"0000:3b:00.2","stateDir":"%s","pkey":"0x8101","fabric":{"ufm":"%s","credentials":"%s/sec","ca":"%s/pki/ca.pem"}}' "$TMP/$2" "$3" "$TMP" "$TMP" >"$TMP/$1"; }
-	fconf ok.conf est "$UFM_URL"; fconf live.conf fst "$UFM_URL"; fconf down.conf est https://127.0.0.1:1
-	printf '{"netns":"/proc/self/ns/net","hostName":"vf10","pkey":33025,"fabricGuid":"0002c90300216e70"}' >"$TMP/fst/fab/c1:net1"
+	# ffile FILE STATEDIR URL: a node's fabrics file naming fabric "fab"
+	ffile() { printf '{"stateDir":"%s","fabrics":{"fab":{"ufm":"%s","credentials":"%s/sec","ca":"%s/pki/ca.pem"}}}' "$TMP/$2" "$3" "$TMP" "$TMP" >"$TMP/$1"; }
+	ffile ok.json est "$UFM_URL"; ffile live.json fst "$UFM_URL"; ffile down.json est https://127.0.0.1:1
+	printf '{"netns":"/proc/self/ns/net","hostName":"vf10","pkey":33025,"fabricGuid":"0002c90300216e70","fabric":"fab"}' >"$TMP/fst/fab/c1:net1"
 	check fabric docs/fabric.md 'Exit codes: `0` done' \
 		"0:'$RDMAK' fabric --help" \
-		"0:'$RDMAK' fabric check --config '$TMP/ok.conf'" \
-		"0:'$RDMAK' fabric list --config '$TMP/live.conf'" \
-		"1:'$RDMAK' fabric check --config '$TMP/down.conf'" \
-		"1:'$RDMAK' fabric list --config '$TMP/live.conf' >/dev/full" \
+		"0:'$RDMAK' fabric check --fabrics '$TMP/ok.json'" \
+		"0:'$RDMAK' fabric list --fabrics '$TMP/live.json'" \
+		"1:'$RDMAK' fabric check --fabrics '$TMP/down.json'" \
+		"1:'$RDMAK' fabric list --fabrics '$TMP/live.json' >/dev/full" \
 		"2:'$RDMAK' fabric frobnicate" \
-		"2:'$RDMAK' fabric gc" \
-		"2:'$RDMAK' fabric gc --config '$TMP/none.conf'" \
-		"3:'$RDMAK' fabric check --config '$TMP/live.conf'"
+		"2:'$RDMAK' fabric gc --fabrics '$TMP/none.json'" \
+		"2:'$RDMAK' fabric gc --config '$TMP/ok.json'" \
+		"3:'$RDMAK' fabric check --fabrics '$TMP/live.json'"
 else
 	skip "needs node and openssl (the UFM stand-in)" "fabric exit codes"
 fi

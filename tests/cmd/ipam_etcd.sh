@@ -26,9 +26,12 @@ cfg() {
 # cni COMMAND CONTAINERID CONF-FILE: the plugin with the CNI environment; stdout in $out (ARGS=...
 # set replaces the CNI_ARGS made of the container ID)
 cni() {
+	# counting etcd calls (CALLS=FILE) takes the test build, whose seam writes them out
+	local dir=$BUILD/cni
+	[ -z "${CALLS:-}" ] || dir=$BUILD/tests/seams/cni
 	run env -i PATH="$PATH" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
-		CNI_PATH="$BUILD/cni" CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
-		"$IPAM" <"$3"
+		CNI_PATH="$dir" CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
+		"$dir/rdmak-ipam" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
 }
 q() { jget "$TMP/out.json" "$1"; }
@@ -78,7 +81,7 @@ cni STATUS "" "$TMP/a.json"
 is "$rc" 0 "STATUS with the cluster up exits 0"
 
 # --- what one attachment asks of etcd ------------------------------------------------------------
-# Each exec'd plugin appends its requests (RDMAK_ETCD_CALLS, src/etcd/client.c). A new attachment:
+# Each exec'd plugin appends its requests (RDMAK_ETCD_CALLS, read by the test build: tests/seams/etcd_calls.c). A new attachment:
 # one write (the claim's Txn, which also writes its record, the cursor and the pool's key) and
 # two reads (its record, the cursor); before, 3 Puts (record pending, cursor, record) and 4 Ranges.
 cfg "$TMP/n.json" calls 10.71.0.0/24

@@ -29,8 +29,11 @@ cfg() {
 }
 # cni COMMAND CONTAINERID CONF-FILE
 cni() {
+	# counting etcd calls (CALLS=FILE) takes the test build, whose seam writes them out
+	local dir=$BUILD/cni
+	[ -z "${CALLS:-}" ] || dir=$BUILD/tests/seams/cni
 	run env -i PATH="$PATH" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
-		CNI_IFNAME=net1 CNI_PATH="$BUILD/cni" CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=p-$2" "$IPAM" <"$3"
+		CNI_IFNAME=net1 CNI_PATH="$dir" CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=p-$2" "$dir/rdmak-ipam" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
 }
 q() { jget "$TMP/out.json" "$1"; }

@@ -2,13 +2,28 @@
 # SPDX-License-Identifier: Apache-2.0
 # rdmak vf apply against the SR-IOV sysfs stand-in (tests/helpers/sysfs_fuse.c, the kernel's
 # sriov_numvfs rules and its driver bind/unbind): the writes in kernel order, idempotence,
-# refusal under held VFs, undo, VFs bound by apply when sriov_drivers_autoprobe is 0.
+# refusal under held VFs, undo, VFs bound by apply when sriov_drivers_autoprobe is 0, one apply
+# of a node at a time (concurrent applies, and undo to what was found under the lock). First,
+# on a sample node read as it is: a pod's VF whose GUIDs a step would change stops apply.
 # There is no SR-IOV NIC here: the rtnetlink steps (MTU, link up, IB VF GUIDs) are not run by
 # these tests; apply's GUID requests, their order and their undo are checked attribute by
 # attribute in tests/unit/test_vf_apply.c and the derivation in tests/unit/test_vf.c.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib-vf.sh"
 FX=$TOP/tests/fixtures/vf
+
+# cx7-rail-1016vf: 127 InfiniBand VFs per PF, bound, with GUIDs another tool set (as after
+# sriov-network-operator or ib-kubernetes); a pod holds VF 0 of 0000:18:00.0. Every VF needs its
+# GUIDs, and a GUID change binds the VF again: the pod's VF would be unbound under it
+CX7=$NODES/cx7-rail-1016vf
+printf '{"kind":"SriovNetworkNodePolicy","metadata":{"name":"ib"},"spec":{"nodeSelector":{},"resourceName":"ibvf","numVfs":127,"linkType":"ib","isRdma":true,"nicSelector":{"rootDevices":["0000:18:00.0"]}}}\n' >"$TMP/ib.json"
+printf '{"Data":{"PodDeviceEntries":[{"PodUID":"9b2e6a51-44c0-4b8e-8f0e-3d6f0c1a7e22","ContainerName":"train","ResourceName":"rdmak/ibvf","DeviceIDs":{"0":["0000:18:00.1"]}}]},"Checksum":1}\n' >"$TMP/cp"
+run "$RDMAK" vf apply --policy "$TMP/ib.json" --root "$CX7" --checkpoint "$TMP/cp"
+is "$rc" 5 "a pod's VF whose GUIDs are not rdmak's: refused, exit 5"
+like "$out" '0000:18:00.0: VF 0 \(0000:18:00.1\) is held by pod 9b2e6a51-44c0-4b8e-8f0e-3d6f0c1a7e22 container train: vf-guids would change its GUIDs' \
+	"names the pod and the step"
+like "$err" 'refused: pods hold VFs that these steps would remove or change \(--force' "says how to go on"
+unlike "$out" 'GUIDs of|bound' "nothing done"
 
 why=$(fuse_why)
 if [ -n "$why" ]; then skip "$why" "rdmak vf apply against the SR-IOV stand-in"; done_testing; exit; fi
@@ -102,4 +117,77 @@ like "$out" 'undo: 0000:1b:00.0: VF 0000:1b:00.2 unbound' "says it unbound them"
 
 # the other PF is not touched by a policy for PF 0
 is "$(cat "$R/sys/bus/pci/devices/0000:1b:00.1/sriov_numvfs")" 12 "PF 1 still has its 12 VFs"
+
+# --- one apply of a node at a time -----------------------------------------------------------
+# The lock is flock on the sysfs root's bus/pci/devices; flock(1) takes it here as an apply would
+# (hold_lock), and the applies started meanwhile wait, each saying so, until it is released.
+echo 1 >"$PF/sriov_drivers_autoprobe"
+LOCKED="$R/sys/bus/pci/devices"
+hold_lock() {
+	rm -f "$TMP/held" "$TMP/release"
+	flock "$LOCKED" sh -c 'touch "$1/held"; while [ ! -e "$1/release" ]; do sleep 0.05; done' _ "$TMP" &
+	holder=$!
+	until [ -e "$TMP/held" ]; do sleep 0.05; done
+}
+release_lock() { touch "$TMP/release"; wait "$holder"; }
+waits() { # NAME PID: until apply NAME says it waits for the lock, or has ended; then whether it said so
+	while kill -0 "$2" 2>/dev/null && ! grep -q 'waiting for it' "$TMP/$1.err"; do sleep 0.05; done
+	grep -q "another apply of this node holds $LOCKED; waiting for it" "$TMP/$1.err"
+}
+# three applies at once, 4, 6 and 8 VFs (PF 0 has 2): while the lock is held they write nothing
+: >"$R/numvfs.log"
+hold_lock
+pids=()
+for n in 4 6 8; do
+	"$RDMAK" vf apply --policy "$(policy $n)" --root "$R" >"$TMP/a$n.out" 2>"$TMP/a$n.err" &
+	pids+=($!)
+done
+for i in 0 1 2; do n=$((4 + 2 * i)); waits "a$n" "${pids[$i]}"; ok $? "apply of $n VFs waits for the node's lock"; done
+is "$(log)" "" "nothing written while another apply holds the lock"
+release_lock
+for i in 0 1 2; do wait "${pids[$i]}"; is "$?" 0 "apply of $((4 + 2 * i)) VFs: done"; done
+# then one after the other: the writes are whole applies (0, then its N), each apply planned from
+# what the one before it left (its "from"), and the node has the N of the last
+"$PY" - "$R/numvfs.log" "$TMP" "$(cat "$PF/sriov_numvfs")" >"$TMP/order" <<'EOF'
+import sys
+writes = [l.split() for l in open(sys.argv[1]) if l.startswith("0000:1b:00.0 ")]
+problems, prev = [], "2"
+for k in range(0, len(writes), 2):
+    pair = writes[k:k + 2]
+    if len(pair) != 2 or pair[0][1:] != ["0", "ok"] or pair[1][2] != "ok":
+        problems.append("writes %d..: %s, not 0 then N" % (k, pair))
+        break
+    n = pair[1][1]
+    try:
+        out = open("%s/a%s.out" % (sys.argv[2], n)).read()
+    except OSError:
+        problems.append("a write of %s VFs, which no apply asked for" % n)
+        break
+    if "0000:1b:00.0: sriov_numvfs %s -> 0\n" % prev not in out:
+        problems.append("apply of %s did not start from %s: %r" % (n, prev, out))
+    prev = n
+if len(writes) != 6:
+    problems.append("%d writes, not 6" % len(writes))
+if sys.argv[3] != prev:
+    problems.append("sriov_numvfs reads %s, the last apply asked %s" % (sys.argv[3], prev))
+print("\n".join(problems) or "consistent")
+EOF
+is "$(cat "$TMP/order")" consistent "three applies: one after the other, each from the last one's VFs, the node with the last one's"
+
+# an apply that fails undoes to what it found under the lock: here the VFs change (to 6, as an
+# apply that held the lock would leave them) while it waits, and its undo goes back to 6, not to
+# the number the node had when it started
+last=$(cat "$PF/sriov_numvfs")
+hold_lock
+"$RDMAK" vf apply --policy "$(policy 14)" --root "$R" >"$TMP/a14.out" 2>"$TMP/a14.err" &
+pid=$!
+waits a14 "$pid"; ok $? "apply of 14 VFs waits for the lock"
+echo 0 >"$PF/sriov_numvfs" && echo 6 >"$PF/sriov_numvfs"
+: >"$R/numvfs.log"
+release_lock
+wait "$pid"; is "$?" 1 "14 VFs (the stand-in has the shape of 12): the step fails, exit 1"
+like "$(cat "$TMP/a14.out")" "undo: 0000:1b:00.0: sriov_numvfs back to 6" "undone to the 6 it found under the lock (it started with $last)"
+is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 14 ENOSPC;0000:1b:00.0 0 ok;0000:1b:00.0 6 ok;" "its writes: 0, 14 refused, then back to 0 and 6"
+is "$(cat "$PF/sriov_numvfs")" 6 "the node has 6 VFs"
 done_testing
+

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for rdmak-cni's configuration: the request parser (cnispec) and then the
  * plugin's own keys (cni_config_parse), the whole path stdin takes before anything touches
- * the kernel; and the hostdev attachment record parser (cni_state_parse), which reads what a
+ * the kernel; and the hostdev attachment record parser (attach_record_parse), which reads what a
  * crashed plugin or another version may have left. The first byte picks which. A refusal must
  * carry a code and a message naming something; an accepted configuration must be coherent.
  *   build/fuzz/fuzz_cni_config -max_total_time=60 tests/fuzz/corpus/cni_config */
@@ -41,13 +41,13 @@ static void config(const char *buf, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cni_state st;
+	struct attach_record st;
 
 	if (size < 1)
 		return 0;
 	if (data[0] & 1) {
 		config((const char *)data + 1, size - 1);
-	} else if (cni_state_parse((const char *)data + 1, size - 1, &st) == 0) {
+	} else if (attach_record_parse((const char *)data + 1, size - 1, &st) == 0) {
 		if (!st.host_name[0] || st.host_mac_len > sizeof(st.host_mac))
 			__builtin_trap();
 	}

@@ -690,9 +690,10 @@ test('vf: off by default; on, a DaemonSet on the plugin\'s nodes runs `rdmak vf 
 	const plan = spawnSync(RDMAK, ['vf', 'plan', '--policy', f, '--root', path.join(NODES, 'cx5-roce-sriov'), '--node-labels', m[2], '--json'], { encoding: 'utf8' });
 	assert.equal(plan.status, 3, plan.stderr);
 	assert.deepEqual(JSON.parse(plan.stdout).pfs.map((p) => [p.pf, p.policy, p.want_numvfs]), [['0000:1b:00.0', 'cx5', 8]]);
-	// without vf.nodeLabels, the policies' nodeSelector (kubernetes.io/os) selects nothing
+	// without vf.nodeLabels, the policies' nodeSelector (kubernetes.io/os) selects nothing: exit 6,
+	// which the script does not take for ready
 	const bare = spawnSync(RDMAK, ['vf', 'plan', '--policy', f, '--root', path.join(NODES, 'cx5-roce-sriov'), '--node-labels', 'feature.node.kubernetes.io/pci-15b3.present=true'], { encoding: 'utf8' });
-	assert.equal(bare.status, 0, bare.stderr);
+	assert.equal(bare.status, 6, bare.stderr);
 	assert.match(bare.stdout, /no PF of this node is selected/);
 
 	// values.schema.json: a policy must look like one
@@ -701,4 +702,109 @@ test('vf: off by default; on, a DaemonSet on the plugin\'s nodes runs `rdmak vf 
 	assert.match(bad.stderr, /vf\.policies\.0\.kind/);
 	const badInterval = helmRun(['template', 'rdmak', CHART, '--set', 'vf.interval=0']);
 	assert.match(badInterval.stderr, /- vf\.interval: Must be greater than or equal to 1/);
+});
+
+test('fabric: off by default (the cni DaemonSet as before); on, the node\'s fabrics file and each fabric\'s Secret installed by the cni part into /etc/rdmak, rdmak takes the file; gc reads the host\'s netns folder; the schema refuses bad fabrics by name', async () => {
+	const defaults = render();
+	assert.deepEqual(defaults.filter((d) => /fabric/.test(d.metadata.name)), [], 'defaults render no fabric object');
+	const plainCni = one(defaults, 'DaemonSet', 'rdmak-cni');
+	assert.ok(!plainCni.spec.template.spec.volumes.some((v) => v.hostPath?.path === '/etc/rdmak'), 'nor mount /etc/rdmak');
+
+	const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+	const values = { fabric: { fabrics: {
+		rail0: { ufm: 'https://ufm-a.example.com', secretName: 'ufm-rail0', ca: true, timeoutSeconds: 5 },
+		rail1: { ufm: 'https://10.0.0.2:8443/ufm', credentials: { token: 'tok-123', ca } },
+		rail2: { ufm: 'https://ufm-c.example.com', credentials: { username: 'admin', password: 'pw' } },
+	}, gc: { interval: 300 } } };
+	const vals = path.join(dir, 'fabric.yaml');
+	fs.writeFileSync(vals, YAML.stringify(values));
+	const lint = helmRun(['lint', '--strict', CHART, '-f', vals]);
+	assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+	const docs = render([], ['-f', vals]);
+	await validateAll(docs);
+
+	// the fabrics file: host paths under /etc/rdmak, no secret in it; rdmak takes it
+	const cm = one(docs, 'ConfigMap', 'rdmak-fabric');
+	const file = JSON.parse(cm.data['fabrics.json']);
+	assert.deepEqual(file, { stateDir: '/var/lib/cni/rdmak-cni', fabrics: {
+		rail0: { ufm: 'https://ufm-a.example.com', credentials: '/etc/rdmak/fabric/rail0', ca: '/etc/rdmak/fabric/rail0/ca.crt', timeoutSeconds: 5 },
+		rail1: { ufm: 'https://10.0.0.2:8443/ufm', credentials: '/etc/rdmak/fabric/rail1', ca: '/etc/rdmak/fabric/rail1/ca.crt' },
+		rail2: { ufm: 'https://ufm-c.example.com', credentials: '/etc/rdmak/fabric/rail2' },
+	} });
+	assert.doesNotMatch(cm.data['fabrics.json'], /tok-123|pw/);
+	const f = path.join(dir, 'fabrics.json');
+	fs.writeFileSync(f, cm.data['fabrics.json'], { mode: 0o600 });
+	if (process.getuid() === 0) {
+		// rdmak reads the node's file only as root's: as the installer writes it
+		const list = spawnSync(RDMAK, ['fabric', 'list', '--fabrics', f, '--fabric', 'rail1'], { encoding: 'utf8' });
+		assert.equal(list.status, 0, list.stderr);
+	}
+	assert.match(spawnSync(RDMAK, ['fabric', '--help'], { encoding: 'utf8' }).stdout, /--fabrics FILE/);
+
+	// the chart's own Secrets for credentials given in the values; none for a Secret named
+	assert.deepEqual(byKind(docs, 'Secret').map((s) => s.metadata.name).sort(), ['rdmak-fabric-rail1', 'rdmak-fabric-rail2']);
+	const s1 = one(docs, 'Secret', 'rdmak-fabric-rail1').data;
+	assert.deepEqual(Object.keys(s1).sort(), ['ca.crt', 'token']);
+	assert.equal(Buffer.from(s1.token, 'base64').toString(), 'tok-123');
+	assert.equal(Buffer.from(s1['ca.crt'], 'base64').toString(), ca);
+	assert.deepEqual(Object.keys(one(docs, 'Secret', 'rdmak-fabric-rail2').data).sort(), ['password', 'username']);
+
+	// the cni DaemonSet: the installer copies them to the host's /etc/rdmak
+	const ds = one(docs, 'DaemonSet', 'rdmak-cni');
+	const spec = ds.spec.template.spec;
+	const [install, gc] = spec.containers;
+	assert.ok(install.args.includes('--fabric-src=/fabric-src'), install.args.join(' '));
+	const vol = (n) => spec.volumes.find((v) => v.name === n);
+	const mount = (c, n) => c.volumeMounts.find((m) => m.name === n);
+	assert.deepEqual(vol('etc-rdmak').hostPath, { path: '/etc/rdmak', type: 'DirectoryOrCreate' });
+	assert.deepEqual(mount(install, 'etc-rdmak'), { name: 'etc-rdmak', mountPath: '/host/etc/rdmak' });
+	assert.deepEqual(mount(install, 'fabric-conf'), { name: 'fabric-conf', mountPath: '/fabric-src/fabrics.json', subPath: 'fabrics.json', readOnly: true });
+	assert.deepEqual(vol('fabric-conf').configMap, { name: 'rdmak-fabric' });
+	for (const [n, secret] of [['rail0', 'ufm-rail0'], ['rail1', 'rdmak-fabric-rail1'], ['rail2', 'rdmak-fabric-rail2']]) {
+		assert.deepEqual(vol(`fabric-${n}`).secret, { secretName: secret, defaultMode: 0o400 }, n);
+		assert.deepEqual(mount(install, `fabric-${n}`), { name: `fabric-${n}`, mountPath: `/fabric-src/fabric/${n}`, readOnly: true }, n);
+	}
+	// a changed fabrics file rolls the pods
+	const sum = ds.spec.template.metadata.annotations['checksum/fabrics'];
+	values.fabric.fabrics.rail0.ufm = 'https://ufm-a2.example.com';
+	fs.writeFileSync(vals, YAML.stringify(values));
+	assert.notEqual(one(render([], ['-f', vals]), 'DaemonSet', 'rdmak-cni').spec.template.metadata.annotations['checksum/fabrics'], sum);
+
+	// gc: the host's ledger and netns folder at their own paths, the netns folder read-only and
+	// following new mounts; least privilege as every rdmak container
+	assert.equal(gc.name, 'fabric-gc');
+	assert.deepEqual(gc.command, ['/bin/sh', '-c']);
+	assert.match(gc.args[0], /rdmak fabric gc --fabrics \/etc\/rdmak\/fabrics\.json; sleep 300 /);
+	assert.equal(spawnSync('sh', ['-n', '-c', gc.args[0]]).status, 0);
+	assert.deepEqual(mount(gc, 'etc-rdmak'), { name: 'etc-rdmak', mountPath: '/etc/rdmak', readOnly: true });
+	assert.deepEqual(mount(gc, 'fabric-state'), { name: 'fabric-state', mountPath: '/var/lib/cni/rdmak-cni' });
+	assert.deepEqual(mount(gc, 'netns'), { name: 'netns', mountPath: '/run/netns', readOnly: true, mountPropagation: 'HostToContainer' });
+	assert.deepEqual(vol('netns').hostPath, { path: '/run/netns', type: 'Directory' });
+	assert.deepEqual(gc.securityContext.capabilities, { drop: ['ALL'] });
+	assert.equal(gc.securityContext.readOnlyRootFilesystem, true);
+	assert.equal(gc.securityContext.privileged, false);
+	assert.ok(gc.resources.requests.cpu && gc.resources.requests.memory && gc.resources.limits.memory);
+	assert.deepEqual(spec.volumes.filter((v) => v.hostPath).map((v) => v.hostPath.path), ['/opt/cni/bin', '/opt/rdmak', '/etc/rdmak', '/var/lib/cni/rdmak-cni', '/run/netns']);
+	assert.ok(!spec.hostNetwork && !spec.hostPID);
+	// without gc.interval: the installer alone
+	const noGc = one(render([], ['-f', vals, '--set', 'fabric.gc.interval=0']), 'DaemonSet', 'rdmak-cni').spec.template.spec;
+	assert.deepEqual(noGc.containers.map((c) => c.name), ['install']);
+	assert.deepEqual(noGc.volumes.filter((v) => v.hostPath).map((v) => v.hostPath.path), ['/opt/cni/bin', '/opt/rdmak', '/etc/rdmak']);
+
+	// values.schema.json: a fabric as rdmak-cni would refuse it, refused by name
+	const refuse = (extra, re) => {
+		const r = helmRun(['template', 'rdmak', CHART, ...extra]);
+		assert.notEqual(r.status, 0, extra.join(' '));
+		assert.match(r.stderr, re, r.stderr);
+	};
+	refuse(['--set', 'fabric.fabrics.Rail_0.ufm=https://u', '--set', 'fabric.fabrics.Rail_0.secretName=s'], /fabric\.fabrics: .*Rail_0|Does not match pattern/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=http://u', '--set', 'fabric.fabrics.r.secretName=s'], /- fabric\.fabrics\.r\.ufm: Does not match pattern/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://user@u', '--set', 'fabric.fabrics.r.secretName=s'], /- fabric\.fabrics\.r\.ufm: Does not match pattern/);
+	refuse(['--set', 'fabric.fabrics.r.secretName=s'], /- fabric\.fabrics\.r: ufm is required/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://u'], /fabric\.fabrics\.r: Must validate one and only one schema/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.secretName=s', '--set', 'fabric.fabrics.r.credentials.token=t'], /fabric\.fabrics\.r: Must validate one and only one schema/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.credentials.username=a'], /fabric\.fabrics\.r\.credentials: Must validate one and only one schema/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.secretName=s', '--set', 'fabric.fabrics.r.timeoutSeconds=61'], /- fabric\.fabrics\.r\.timeoutSeconds: Must be less than or equal to 60/);
+	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.secretName=s', '--set', 'fabric.fabrics.r.credentialsDir=/x'], /Additional property credentialsDir is not allowed/);
+	refuse(['--set', 'fabric.gc.netnsDir=run/netns'], /- fabric\.gc\.netnsDir: Does not match pattern/);
 });

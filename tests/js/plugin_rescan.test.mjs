@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `rdmak plugin` while it rebuilds its pools (issue 11): a rescan (a full hardware load, seconds
 // on a 1016-VF node) runs beside the health poll, so a port that goes Down during one is reported
-// before it ends. The test holds each rescan open with RDMAK_TEST_RESCAN_GATE (docs/plugin.md: a
-// file the finished build waits for) instead of depending on how long a load takes: before the
-// builder thread, the loop did the build itself and could poll nothing until it ended.
+// before it ends. The test holds each rescan open with RDMAK_TEST_RESCAN_GATE (a file the finished
+// build waits for; read by the test build only, tests/seams/rescan_gate.c) instead of depending
+// on how long a load takes: before the builder thread, the loop did the build itself and could
+// poll nothing until it ended.
 // Then: the daemon names a port file it cannot parse once per build that first meets it (start,
 // rescan, reload), as --dry-run does, and not again at every periodic rescan.
 import assert from 'node:assert/strict';
@@ -15,6 +16,8 @@ import { after, test } from 'node:test';
 import { Kubelet, TOP, withTimeout } from './kubelet.mjs';
 
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+// the test build (Makefile: tests/seams/), the same rdmak with the rescan gate
+const SEAMED = path.join(process.env.BUILD || path.join(TOP, 'build'), 'tests', 'seams', 'rdmak');
 const NODES = process.env.NODES || path.join(TOP, 'examples', 'nodes');
 const EXCL = 'nvidia.com/hostdev';
 const cleanup = [];
@@ -24,7 +27,7 @@ after(async () => {
 });
 
 // A private copy of a100-ib-bond's sysfs, a kubelet and a plugin over them.
-async function setUp(cfg, env = {}, prepare = () => {}) {
+async function setUp(cfg, env = {}, prepare = () => {}, bin = RDMAK) {
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-rescan-'));
 	const sys = path.join(root, 'sys');
 	fs.cpSync(path.join(NODES, 'a100-ib-bond', 'sys'), sys, { recursive: true, verbatimSymlinks: true });
@@ -34,7 +37,7 @@ async function setUp(cfg, env = {}, prepare = () => {}) {
 	const kubelet = new Kubelet(path.join(root, 'kubelet'));
 	await kubelet.start();
 	const proc = spawn(
-		RDMAK,
+		bin,
 		['plugin', '--kubelet-dir', path.join(root, 'kubelet'), '--sysfs', sys, '--devfs', path.join(NODES, 'a100-ib-bond', 'dev'),
 			'--config', path.join(root, 'config.json'), '--device-info-dir', path.join(root, 'devinfo'), '--health-interval', '50'],
 		{ stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } },
@@ -75,7 +78,7 @@ test('a port Down during a rescan is reported before the rescan ends, and the re
 	const gate = path.join(os.tmpdir(), `rdmak-rescan-gate-${process.pid}`);
 	fs.rmSync(gate, { force: true });
 	cleanup.push(() => fs.rmSync(gate, { force: true }));
-	const s = await setUp({ periodicUpdateInterval: 1, resourceList: [hostdev] }, { RDMAK_TEST_RESCAN_GATE: gate });
+	const s = await setUp({ periodicUpdateInterval: 1, resourceList: [hostdev] }, { RDMAK_TEST_RESCAN_GATE: gate }, () => {}, SEAMED);
 	await s.kubelet.waitRegistration(1, 10000);
 	const ex = s.kubelet.registrations[0].plugin;
 	await ex.waitList((l) => healthOf(l, '0000:c6:00.0') === 'Healthy', 5000);
@@ -95,15 +98,17 @@ test('a port Down during a rescan is reported before the rescan ends, and the re
 	await s.waitLog(/rescanning the hardware: periodic update\n(.|\n)*rescan done/, 10000, at + 1);
 	assert.ok(ex.lists.slice(applied).every((l) => healthOf(l, '0000:c6:00.0') === 'Unhealthy'), 'never Healthy again');
 
-	// SIGTERM while a build waits at the gate: the builder is joined, the daemon exits 0 (under
-	// ASan, with nothing leaked)
+	// SIGTERM while a build waits at the gate: the daemon waits for the builder (it is still
+	// there while the gate is shut), then joins it and exits 0 (under ASan, with nothing leaked)
 	fs.rmSync(gate);
 	const n = s.stderr().length;
 	await s.waitLog(/rescanning the hardware: periodic update\n/, 10000, n);
 	s.proc.kill('SIGTERM');
+	await s.waitLog(/waiting for the build in progress \(periodic update\) to finish/, 10000, n);
+	assert.equal(s.proc.exitCode, null, 'still waiting for the build held at the gate');
+	fs.writeFileSync(gate, '');
 	const { code } = await withTimeout(s.exited, 10000, 'the plugin to exit');
 	assert.equal(code, 0, s.stderr().split('\n').slice(-10).join('\n'));
-	assert.match(s.stderr().slice(n), /waiting for the build in progress \(periodic update\) to finish/);
 	assert.doesNotMatch(s.stderr(), /runtime error|AddressSanitizer|LeakSanitizer/);
 });
 

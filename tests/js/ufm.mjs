@@ -23,9 +23,11 @@
 // Test-only control, no authentication, under /_standin/: GET dump (pkeys, the calls counted
 // by kind, and request_wait_ms: for each of the last 1000 API requests, the milliseconds from
 // accepting its connection to the request's last byte, the TLS handshake included: what shows a
-// client's own delays, such as Nagle holding its last handshake flight back for an ACK),
-// POST down?mode=reset|503|hang (the API then resets every connection, answers 503, or never
-// answers), POST up, POST reset (forget everything).
+// client's own delays, such as Nagle holding its last handshake flight back for an ACK; and
+// auth_seen: the Authorization headers of the last 20 API requests, answered or not, so that a
+// test can tell whether credentials reached a server), POST down?mode=reset|503|hang[&method=M]
+// (the API then resets every connection, answers 503, or never answers; with method, only
+// requests of that method), POST up, POST reset (forget everything).
 //
 // node ufm.mjs --cert F --key F [--port N] [--user U --password P] [--token T] [--port-file F]
 // prints "listening <port>" on stdout once it listens on 127.0.0.1.
@@ -44,6 +46,8 @@ const { values: opt } = parseArgs({
 const pkeys = new Map(); // "0x8001" -> { ip_over_ib, partition_name, guids: Map(guid -> {membership, index0}) }
 const calls = { add: 0, remove: 0, remove_deprecated: 0, get: 0, list: 0, version: 0, unauthorized: 0, bad: 0, refused: 0 };
 let down = null; // null, 'reset', '503', 'hang'
+let downMethod = null; // with down: only requests of this method (null: every one)
+const authSeen = []; // the Authorization headers of the last 20 API requests, answered or not
 const waits = []; // request_wait_ms, the last 1000
 
 const GUID_RE = /^(0x)?[0-9a-fA-F]{16,20}$/;
@@ -125,20 +129,23 @@ async function control(req, res, url) {
 	if (what === 'dump') {
 		const o = {};
 		for (const [k, p] of pkeys) o[k] = pkeyView(p, true);
-		return send(res, 200, { pkeys: o, calls, down, request_wait_ms: waits });
+		return send(res, 200, { pkeys: o, calls, down, request_wait_ms: waits, auth_seen: authSeen });
 	}
 	if (what === 'down') {
 		down = url.searchParams.get('mode') || 'reset';
+		downMethod = url.searchParams.get('method');
 		return send(res, 200, { down });
 	}
 	if (what === 'up') {
 		down = null;
+		downMethod = null;
 		return send(res, 200, { down });
 	}
 	if (what === 'reset') {
 		pkeys.clear();
 		for (const k of Object.keys(calls)) calls[k] = 0;
 		waits.length = 0;
+		authSeen.length = 0;
 		return send(res, 200, {});
 	}
 	send(res, 404, { error: 'no such control' });
@@ -148,7 +155,11 @@ async function api(req, res, url) {
 	const m = url.pathname.match(/^(\/ufmRest|\/ufmRestV3)(\/.*)$/);
 	if (!m) return send(res, 404, { error: 'not found' });
 	const [, prefix, rest] = m;
-	if (down) {
+	if (req.headers.authorization !== undefined) {
+		authSeen.push(req.headers.authorization);
+		if (authSeen.length > 20) authSeen.shift();
+	}
+	if (down && (!downMethod || downMethod === req.method)) {
 		calls.refused++;
 		if (down === 'reset') return req.socket.destroy();
 		if (down === '503') return send(res, 503, { error: 'UFM is down' });

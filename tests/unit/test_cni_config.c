@@ -334,9 +334,9 @@ static void test_config_vf_keys(void **st)
 static void test_state(void **st)
 {
 	char dir[] = "/tmp/rdmak-cni-state.XXXXXX", path[256];
-	struct cni_state s = { .host_ifindex = 12, .host_mtu = 1500, .host_up = true, .vf_index = 3, .rdma_moved = true,
+	struct attach_record s = { .host_ifindex = 12, .host_mtu = 1500, .host_up = true, .vf_index = 3, .rdma_moved = true,
 			       .guid_set = true, .guid_orig = 0x0002c90300216e70ull, .has_pkey = true, .pkey = 0x8001 };
-	struct cni_state back;
+	struct attach_record back;
 	char **ids = NULL, **ifs = NULL;
 	size_t n = 0;
 	int fd;
@@ -349,10 +349,10 @@ static void test_state(void **st)
 	strcpy(s.pf, "enp27s0f0np0");
 	memcpy(s.host_mac, "\x02\x00\x00\x00\x00\x05", 6);
 	s.host_mac_len = 6;
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_save(dir, "net", "c1", "net1", &s), 0);
-	assert_int_equal(cni_state_save(dir, "net", "c2", "net3", &s), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_save(dir, "net", "c1", "net1", &s), 0);
+	assert_int_equal(attach_record_save(dir, "net", "c2", "net3", &s), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.netns, s.netns);
 	assert_string_equal(back.host_name, s.host_name);
 	assert_string_equal(back.pci, s.pci);
@@ -371,8 +371,8 @@ static void test_state(void **st)
 	s.vf_set = CNI_VF_VLAN | CNI_VF_TRUST;
 	s.vf_orig = (struct nl_vf_info){ .vf = 3, .mac = { 0x02, 0, 0, 0, 0, 0x33 }, .vlan = 7, .qos = 2, .vlan_proto = 0x88a8,
 					 .min_tx_rate = 10, .max_tx_rate = 4000000000u, .spoofchk = -1, .trust = 0, .link_state = 2 };
-	assert_int_equal(cni_state_save(dir, "net", "c4", "net1", &s), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c4", "net1", &back), 1);
+	assert_int_equal(attach_record_save(dir, "net", "c4", "net1", &s), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c4", "net1", &back), 1);
 	assert_int_equal(back.vf_set, CNI_VF_VLAN | CNI_VF_TRUST);
 	assert_memory_equal(back.vf_orig.mac, s.vf_orig.mac, 6);
 	assert_int_equal(back.vf_orig.vf, 3);
@@ -384,13 +384,13 @@ static void test_state(void **st)
 	assert_int_equal(back.vf_orig.spoofchk, -1);
 	assert_int_equal(back.vf_orig.trust, 0);
 	assert_int_equal(back.vf_orig.link_state, 2);
-	assert_int_equal(cni_state_remove(dir, "net", "c4", "net1"), 0);
+	assert_int_equal(attach_record_remove(dir, "net", "c4", "net1"), 0);
 	s.vf_set = 0;
 	/* a damaged VF part is refused, not read as "nothing to put back" */
 	{
 		static const char bad[] = "{\"hostName\":\"vf0\",\"vfIndex\":1,\"vfOrig\":{\"set\":1,\"mac\":\"02:00:00:00:00:01\","
 					  "\"vlan\":5000,\"proto\":33024}}";
-		assert_int_equal(cni_state_parse(bad, sizeof(bad) - 1, &back), -EBADMSG);
+		assert_int_equal(attach_record_parse(bad, sizeof(bad) - 1, &back), -EBADMSG);
 	}
 	/* a temp file a killed writer left, and a foreign file: not records */
 	snprintf(path, sizeof(path), "%s/net/.c3:net1.0badf00d.tmp", dir);
@@ -400,7 +400,7 @@ static void test_state(void **st)
 	snprintf(path, sizeof(path), "%s/net/README", dir);
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
 	close(fd);
-	assert_int_equal(cni_state_list(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_list(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 2);
 	strv_sort(ids);
 	assert_string_equal(ids[0], "c1");
@@ -410,95 +410,149 @@ static void test_state(void **st)
 	/* the rdma link's record of the same attachment (a chain of hostdev then rdma keeps both):
 	 * its own name, listed apart */
 	strcpy(s.host_name, "net1");
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_save_rdma(dir, "net", "c1", "net1", &s), 0);
-	assert_int_equal(cni_state_list(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_save_rdma(dir, "net", "c1", "net1", &s), 0);
+	assert_int_equal(attach_record_list(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 2);
 	strv_free(ids);
 	strv_free(ifs);
-	assert_int_equal(cni_state_list_rdma(dir, "net", &ids, &ifs, &n), 0);
+	assert_int_equal(attach_record_list_rdma(dir, "net", &ids, &ifs, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(ids[0], "c1");
 	assert_string_equal(ifs[0], "net1");
 	strv_free(ids);
 	strv_free(ifs);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.host_name, "enp27s0f0v3");
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 1);
 	assert_string_equal(back.host_name, "net1");
-	assert_int_equal(cni_state_remove_rdma(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_load_rdma(dir, "net", "c1", "net1", &back), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 1);
-	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_remove(dir, "net", "c1", "net1"), 0);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_remove_rdma(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_load_rdma(dir, "net", "c1", "net1", &back), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 1);
+	assert_int_equal(attach_record_remove(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_remove(dir, "net", "c1", "net1"), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "net1", &back), 0);
 	/* names from outside never become paths unchecked */
-	assert_int_equal(cni_state_save(dir, "../net", "c1", "net1", &s), -EINVAL);
-	assert_int_equal(cni_state_save(dir, "net", "c1/..", "net1", &s), -EINVAL);
-	assert_int_equal(cni_state_load(dir, "net", "c1", "a/b", &back), -EINVAL);
+	assert_int_equal(attach_record_save(dir, "../net", "c1", "net1", &s), -EINVAL);
+	assert_int_equal(attach_record_save(dir, "net", "c1/..", "net1", &s), -EINVAL);
+	assert_int_equal(attach_record_load(dir, "net", "c1", "a/b", &back), -EINVAL);
 	/* a record naming a host interface with a slash is refused when read */
-	assert_int_equal(cni_state_parse("{\"hostName\":\"../x\"}", 19, &back), -EBADMSG);
-	assert_int_equal(cni_state_parse("{\"hostName\":\"vf0\",\"hostMac\":\"02:0\"}", 35, &back), -EBADMSG);
+	assert_int_equal(attach_record_parse("{\"hostName\":\"../x\"}", 19, &back), -EBADMSG);
+	assert_int_equal(attach_record_parse("{\"hostName\":\"vf0\",\"hostMac\":\"02:0\"}", 35, &back), -EBADMSG);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
 }
 
-/* The "fabric" object: its defaults, its refusals by path, and a record naming a GUID. */
+static int parse_cmd(const char *json, enum cnispec_cmd cmd, struct cni_config *cfg,
+		     struct cnispec_error *err)
+{
+	struct cnispec_conf *conf = NULL;
+	int r = cnispec_conf_parse(json, strlen(json), cmd, &conf, err);
+
+	if (r == 0)
+		r = cni_config_parse_cmd(conf, cmd, cfg, NULL, NULL, err);
+	cnispec_conf_free(conf);
+	return r;
+}
+
+/* "fabric": one of the node's fabrics by name, how the GUID joins; the keys that named a fabric
+ * manager from the network config refused by path, saying what to write instead (DEL and GC take
+ * them, for attachments made before); a record naming a GUID, its fabric and who added it. */
 static void test_fabric(void **st)
 {
 #define HD "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"deviceID\":\"0000:1b:00.2\","
 	struct cnispec_error err = { 0 };
 	struct cni_config c;
-	struct cni_state s;
+	struct attach_record s;
 	uint64_t g;
 
-	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":{\"ufm\":\"https://ufm.example:8443/x\",\"credentials\":\"/s\"}}",
-			       &c, &err), 0);
+	assert_int_equal(parse(HD "\"pkey\":\"0x8101\",\"fabric\":\"rail0\"}", &c, &err), 0);
 	assert_true(c.fabric.set && cni_partition_wanted(&c));
-	assert_string_equal(c.fabric.ufm, "https://ufm.example:8443/x");
-	assert_int_equal(c.fabric.timeout_ms, 5000);
-	assert_true(c.fabric.ip_over_ib && !c.fabric.limited && !c.fabric.index0 && !c.fabric.ca_file);
+	assert_string_equal(c.fabric.name, "rail0");
+	assert_true(c.fabric.join.ip_over_ib && !c.fabric.join.limited && !c.fabric.join.index0);
+	assert_null(c.fabric.legacy_url);
 	cni_config_clear(&c);
-	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"ca\":\"/c.pem\","
-			       "\"timeoutSeconds\":0.25,\"membership\":\"limited\",\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
-	assert_int_equal(c.fabric.timeout_ms, 250);
-	assert_true(c.fabric.limited && c.fabric.index0 && !c.fabric.ip_over_ib);
-	assert_string_equal(c.fabric.ca_file, "/c.pem");
+	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"name\":\"rail-1\",\"membership\":\"limited\","
+			       "\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
+	assert_string_equal(c.fabric.name, "rail-1");
+	assert_true(c.fabric.join.limited && c.fabric.join.index0 && !c.fabric.join.ip_over_ib);
 	cni_config_clear(&c);
-	/* refusals, each naming its path */
-	assert_int_equal(parse(HD "\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+	/* the fabric manager's address, credentials, CA and timeout are the node's: refused by
+	 * path, with what to write instead */
+	static const char *const node_keys[] = { "ufm\":\"https://evil.example\"",
+						 "credentials\":\"/var/run/secrets\"",
+						 "ca\":\"/etc/ssl/c.pem\"", "timeoutSeconds\":60" };
+	static const char *const node_paths[] = { "fabric.ufm", "fabric.credentials", "fabric.ca",
+						  "fabric.timeoutSeconds" };
+	for (size_t i = 0; i < 4; i++) {
+		char conf[512];
+
+		snprintf(conf, sizeof(conf), HD "\"pkey\":1,\"fabric\":{\"name\":\"rail0\",\"%s}}", node_keys[i]);
+		err = (struct cnispec_error){ 0 };
+		assert_int_equal(parse(conf, &c, &err), -EINVAL);
+		assert_int_equal(err.code, 2);
+		assert_non_null(strstr(err.details, node_paths[i]));
+		assert_non_null(strstr(err.details, "belongs to the node"));
+		assert_non_null(strstr(err.details, "write \"fabric\": \"NAME\""));
+	}
+	/* the old shape, whole: refused on ADD, taken on DEL and GC (the URL only kept) */
+	const char *old = HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"ca\":\"/c\",\"timeoutSeconds\":1}}";
+	assert_int_equal(parse(old, &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.ufm"));
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_CHECK, &c, &err), -EINVAL);
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_DEL, &c, &err), 0);
+	assert_true(c.fabric.set && !c.fabric.name[0]);
+	assert_string_equal(c.fabric.legacy_url, "https://u");
+	cni_config_clear(&c);
+	assert_int_equal(parse_cmd(old, CNISPEC_CMD_GC, &c, &err), 0);
+	cni_config_clear(&c);
+	/* other refusals, each naming its path */
+	assert_int_equal(parse(HD "\"fabric\":\"rail0\"}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric: needs pkey"));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"http://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.ufm: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.credentials: missing"));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"s\"}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.credentials: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"timeoutSeconds\":0}}", &c, &err), -EINVAL);
-	assert_non_null(strstr(err.details, "fabric.timeoutSeconds: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"membership\":\"half\"}}", &c, &err), -EINVAL);
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":\"Rail_0\"}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: \"Rail_0\" is not a fabric name"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"membership\":\"full\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric.name: missing"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":7}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "fabric: expected the name of one of the node's fabrics"));
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"name\":\"r\",\"membership\":\"half\"}}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric.membership: "));
-	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\",\"verify\":false}}", &c, &err), -EINVAL);
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":{\"name\":\"r\",\"verify\":false}}", &c, &err), -EINVAL);
 	assert_int_equal(err.code, 2); /* no key turns verification off: unknown */
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"master\":\"ib0\",\"link\":\"ipoib\","
-			       "\"pkey\":1,\"fabric\":{\"ufm\":\"https://u\",\"credentials\":\"/s\"}}", &c, &err), -EINVAL);
+			       "\"pkey\":1,\"fabric\":\"rail0\"}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric: only for link hostdev"));
+	/* where a guid came from, for the refusal of one that is not the VF's own */
+	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":\"r\",\"runtimeConfig\":{\"infinibandGUID\":\"00:02:c9:03:00:aa:bb:cc\"}}",
+			       &c, &err), 0);
+	assert_string_equal(c.guid_key, "runtimeConfig.infinibandGUID");
+	cni_config_clear(&c);
+	/* the record: the GUID's fabric and whether this node added it */
+	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\",\"fabric\":\"rail0\",\"fabricAdded\":false}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
+	assert_true(s.fabric && !s.fabric_added);
+	assert_string_equal(s.fabric_name, "rail0");
+	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"0002c90300216e70\",\"fabric\":\"../x\"}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
+	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"0002c90300216e70\",\"fabricAdded\":1}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
 	/* the record: fabricGuid needs its pkey */
-	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), 0);
-	assert_true(s.fabric);
+	rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\"}";
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
+	/* a record of the version before: it added every GUID it named, of no named fabric */
+	assert_true(s.fabric && s.fabric_added && !s.fabric_name[0]);
 	assert_true(s.fabric_guid == 0x0002c90300216e70ull);
 	rec = "{\"hostName\":\"vf1\",\"fabricGuid\":\"0002c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
 	rec = "{\"hostName\":\"vf1\",\"pkey\":1,\"fabricGuid\":\"02c90300216e70\"}";
-	assert_int_equal(cni_state_parse(rec, strlen(rec), &s), -EBADMSG);
+	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), -EBADMSG);
 	/* GUIDs as UFM and ib-kubernetes write them */
-	assert_int_equal(fabric_guid_parse("0x0002C90300216E70", &g), 0);
+	assert_int_equal(ufm_guid_parse("0x0002C90300216E70", &g), 0);
 	assert_true(g == 0x0002c90300216e70ull);
-	assert_int_equal(fabric_guid_parse("00:02:c9:03:00:21:6e:70", &g), 0);
+	assert_int_equal(ufm_guid_parse("00:02:c9:03:00:21:6e:70", &g), 0);
 	assert_true(g == 0x0002c90300216e70ull);
-	assert_int_equal(fabric_guid_parse("0002c90300216e7", &g), -EINVAL);
-	assert_int_equal(fabric_guid_parse("0002c90300216e7g", &g), -EINVAL);
+	assert_int_equal(ufm_guid_parse("0002c90300216e7", &g), -EINVAL);
+	assert_int_equal(ufm_guid_parse("0002c90300216e7g", &g), -EINVAL);
 #undef HD
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* src/http/dl.c: libmicrohttpd and GnuTLS loaded when the HTTPS server starts. A missing
- * library or function is named, with the Debian package for the real names, and leaves nothing
- * loaded; the real libraries then load, every function resolved; a second load is a no-op. */
+/* src/http/dl.c: libmicrohttpd and GnuTLS loaded when the HTTPS server starts, GnuTLS alone for
+ * the fabric manager's client. A missing library or function is named, with the Debian package
+ * for the real names, and leaves nothing loaded; GnuTLS then loads alone, then both, every
+ * function resolved; a second load is a no-op. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +38,24 @@ static void test_missing(void **st)
 	assert_null(http_dl.gnutls_strerror);
 }
 
+/* The TLS client (src/ufm) loads GnuTLS alone: libmicrohttpd stays out of rdmak-cni. */
+static void test_gnutls_alone(void **st)
+{
+	char err[512] = "";
+
+	(void)st;
+	assert_int_equal(http_dl_load_gnutls_from("libnosuch-rdmak.so.2", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "cannot load libnosuch-rdmak.so.2: "));
+	assert_null(http_dl.gnutls_init);
+	err[0] = '\0';
+	assert_int_equal(http_dl_load_gnutls(err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+#define CHECK_GNUTLS(f) assert_non_null(http_dl.f);
+	HTTP_DL_GNUTLS_FUNCS(CHECK_GNUTLS)
+	assert_null(http_dl.MHD_start_daemon);
+	assert_null(http_dl.MHD_add_response_header);
+}
+
 static void test_load(void **st)
 {
 	char err[512] = "";
@@ -60,6 +79,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_gnutls_alone),
 		cmocka_unit_test(test_load),
 	};
 

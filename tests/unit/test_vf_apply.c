@@ -12,7 +12,9 @@
  * with IFLA_VFINFO_LIST sets the GUID it names (do_setvfinfo: one GUID per IFLA_VF_INFO, -EINVAL
  * for a VF index at or above sriov_numvfs). The sysfs side is a plain directory: only the order of
  * the writes against the requests is checked here (tests/cmd/vf_apply.sh runs apply against the
- * FUSE stand-in of the kernel's sriov_numvfs semantics). */
+ * FUSE stand-in of the kernel's sriov_numvfs semantics). Each VF i has an IPoIB netdev ib0v<i>
+ * (ifindex 20 + i) whose MTU RTM_SETLINK's IFLA_MTU sets; the steps on single VFs touch only the
+ * VFs they list, and a pod's VF stops them all. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -47,7 +49,10 @@ static struct {
 	bool reports;                   /* ndo_get_vf_guid */
 	int fail_set;                   /* the Nth RTM_SETLINK (1-based) fails with EIO; 0: none */
 	int n_set;
+	unsigned vfmtu[NVF];            /* VF i's netdev ib0v<i>, ifindex VF_INDEX + i */
 } k;
+
+#define VF_INDEX 20
 
 static unsigned numvfs(void)
 {
@@ -70,11 +75,30 @@ static bool probed(void)
 	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* a VF's IPoIB netdev, ib0v<vf>, with its MTU */
+static int answer_vf_netdev(int vf, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+{
+	struct nl_msg *a = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = VF_INDEX + vf, .ifi_type = ARPHRD_INFINIBAND };
+	char name[16];
+	assert_non_null(a);
+	snprintf(name, sizeof(name), "ib0v%d", vf);
+	assert_int_equal(nlmsg_append(a, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+	assert_int_equal(nla_put_string(a, IFLA_IFNAME, name), 0);
+	assert_int_equal(nla_put_u32(a, IFLA_MTU, k.vfmtu[vf]), 0);
+	int r = parse ? parse(nlmsg_hdr(a), ud) : 0;
+	nlmsg_free(a);
+	return r;
+}
+
 static int answer_getlink(const struct nlmsghdr *h, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
 {
 	struct nlattr *tb[IFLA_MAX + 1];
 	const struct ifinfomsg *q = nlmsg_data(h);
 	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, sizeof(*q), tb, IFLA_MAX, NULL), 0);
+	int vf = -1;
+	if (tb[IFLA_IFNAME] && sscanf(nla_get_string(tb[IFLA_IFNAME]), "ib0v%d", &vf) == 1 && vf >= 0 && vf < NVF)
+		return answer_vf_netdev(vf, parse, ud);
 	if (tb[IFLA_IFNAME] ? strcmp(nla_get_string(tb[IFLA_IFNAME]), "ib0") : q->ifi_index != PF_INDEX)
 		return -ENODEV;
 	uint32_t mask = tb[IFLA_EXT_MASK] ? nla_get_u32(tb[IFLA_EXT_MASK]) : 0;
@@ -111,6 +135,9 @@ static int answer_setlink(const struct nlmsghdr *h)
 	if (++k.n_set == k.fail_set)
 		return -EIO;
 	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+	int ifindex = ((const struct ifinfomsg *)nlmsg_data(h))->ifi_index;
+	if (tb[IFLA_MTU] && ifindex >= VF_INDEX && ifindex < VF_INDEX + NVF)
+		k.vfmtu[ifindex - VF_INDEX] = nla_get_u32(tb[IFLA_MTU]);
 	if (!tb[IFLA_VFINFO_LIST])
 		return 0; /* link up, MTU */
 	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
@@ -178,11 +205,13 @@ static int setup(void **state)
 		snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/virtfn%d", k.root, i);
 		snprintf(target, sizeof(target), "../0000:03:00.%d", i + 1);
 		assert_int_equal(symlink(target, path), 0);
-		static const char *const dirs[] = { "", "/driver", "/net" };
-		for (size_t d = 0; d < 3; d++) {
-			snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.%d%s", k.root, i + 1, dirs[d]);
+		static const char *const dirs[] = { "", "/driver", "/net", "/net/ib0v" };
+		for (size_t d = 0; d < 4; d++) {
+			snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.%d%s%s", k.root, i + 1, dirs[d],
+				 d == 3 ? (const char *[]){ "0", "1", "2", "3" }[i] : "");
 			assert_int_equal(mkdir(path, 0755), 0);
 		}
+		k.vfmtu[i] = 4092;
 		snprintf(rel, sizeof(rel), "bus/pci/devices/0000:03:00.%d/driver_override", i + 1);
 		mkfile(rel, "(null)\n");
 		snprintf(rel, sizeof(rel), "bus/pci/devices/0000:03:00.%d/driver/unbind", i + 1);
@@ -201,19 +230,36 @@ static int teardown(void **state)
 	return 0;
 }
 
-static json_t *plan(int from, int to, bool numvfs_step)
+/* steps: a JSON array of the VF steps, as vf_plan_build writes them; holders: of the PF */
+static json_t *plan_of(int from, int to, bool numvfs_step, const char *steps_json, const char *holders_json)
 {
-	json_t *steps = json_array();
+	json_t *steps = json_array(), *vfsteps = json_loads(steps_json, 0, NULL);
+	assert_non_null(vfsteps);
 	if (numvfs_step && from)
 		json_array_append_new(steps, json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action", "sriov_numvfs",
 							"from", from, "to", 0));
 	if (numvfs_step)
 		json_array_append_new(steps, json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action", "sriov_numvfs",
 							"from", 0, "to", to));
-	json_array_append_new(steps, json_pack("{s:s,s:s,s:i}", "when", "live", "action", "vf-guids", "vfs", to));
-	json_array_append_new(steps, json_pack("{s:s,s:s,s:i}", "when", "live", "action", "vf-bind", "vfs", to));
-	return json_pack("{s:[{s:s,s:s,s:s,s:i,s:o,s:[]}]}", "pfs", "pf", "0000:03:00.0", "netdev", "ib0", "pf_guid",
-			 "e8eb:d303:0072:09f4", "want_numvfs", to, "steps", steps, "holders");
+	json_array_extend(steps, vfsteps);
+	json_decref(vfsteps);
+	json_t *holders = json_loads(holders_json ? holders_json : "[]", 0, NULL);
+	assert_non_null(holders);
+	return json_pack("{s:[{s:s,s:s,s:s,s:i,s:o,s:o}]}", "pfs", "pf", "0000:03:00.0", "netdev", "ib0", "pf_guid",
+			 "e8eb:d303:0072:09f4", "want_numvfs", to, "steps", steps, "holders", holders);
+}
+
+/* every VF below `to` gets its GUIDs, and is bound (again) */
+static json_t *plan(int from, int to, bool numvfs_step)
+{
+	char steps[256], list[64] = "";
+	for (int i = 0; i < to; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "", i);
+	snprintf(steps, sizeof(steps),
+		 "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":%d,\"vf_indices\":[%s]},"
+		 "{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":%d,\"vf_indices\":[%s]}]",
+		 to, list, to, list);
+	return plan_of(from, to, numvfs_step, steps, NULL);
 }
 
 static int run_apply(json_t *p, struct vf_apply_report *rep)
@@ -403,6 +449,106 @@ static void test_read_back(void **state)
 	nl_rt_free(rt);
 }
 
+static size_t file_size(const char *rel)
+{
+	char path[160];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", k.root, rel);
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* A vf-guids step names its VFs: only VF 1's GUIDs are set and only VF 1 is bound again; VF 0,
+ * which already has its GUIDs, is not touched (its driver is not unbound under a pod). */
+static void test_guids_listed_only(void **state)
+{
+	struct vf_apply_report rep;
+	uint64_t pg = UINT64_C(0xe8ebd303007209f4);
+	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "2\n");
+	k.node[0] = k.port[0] = vf_guid(pg, 0), k.node[1] = 0x21, k.port[1] = 0x22;
+	assert_int_equal(run_apply(plan_of(2, 2, false,
+					   "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":1,\"vf_indices\":[1]},"
+					   "{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":1,\"vf_indices\":[1]}]",
+					   NULL),
+				   &rep),
+			 0);
+	assert_int_equal(k.n, 2 + 2);
+	check_guid_request(k.req[2], IFLA_VF_IB_NODE_GUID, 1, vf_guid(pg, 1));
+	check_guid_request(k.req[3], IFLA_VF_IB_PORT_GUID, 1, vf_guid(pg, 1));
+	assert_int_equal(file_size("bus/pci/devices/0000:03:00.1/driver/unbind"), 0);
+	assert_int_equal(file_size("bus/pci/devices/0000:03:00.2/driver/unbind"), strlen("0000:03:00.2\n"));
+	assert_int_equal(file_size("bus/pci/drivers_probe"), strlen("0000:03:00.2\n"));
+	assert_true(has_line(&rep, "ib0: GUIDs of 1 VFs set"));
+	assert_true(has_line(&rep, "0000:03:00.0: 0 VFs bound to their driver, 1 bound again after their GUIDs"));
+	vf_apply_report_clear(&rep);
+}
+
+/* A pod holds VF 0, whose GUIDs a step would change: refused before any request or write; with
+ * --force, done. A holder of a VF no step lists is no reason to refuse. */
+static void test_held_vf(void **state)
+{
+	struct vf_apply_report rep;
+	struct hw_ctx *ctx;
+	static const char steps[] = "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":2,\"vf_indices\":[0,1]},"
+				    "{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":2,\"vf_indices\":[0,1]}]";
+	static const char held[] = "[{\"namespace\":\"ai\",\"pod\":\"trainer\",\"pod_uid\":null,\"container\":\"c\","
+				   "\"resource\":\"r\",\"vf\":\"0000:03:00.1\",\"vf_index\":0}]";
+	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "2\n");
+	assert_int_equal(run_apply(plan_of(2, 2, false, steps, held), &rep), 0);
+	assert_int_equal(rep.result, VF_APPLY_REFUSED);
+	assert_true(has_line(&rep, "0000:03:00.0: VF 0 (0000:03:00.1) is held by pod ai/trainer container c: vf-guids "
+				   "would change its GUIDs"));
+	assert_int_equal(k.n, 0);
+	assert_int_equal(file_size("bus/pci/drivers_probe"), 0);
+	vf_apply_report_clear(&rep);
+
+	struct vf_apply_opts o = { .timeout_ms = 200, .force = true };
+	json_t *p = plan_of(2, 2, false, steps, held);
+	assert_int_equal(hw_ctx_new(k.root, "/dev", &ctx), 0);
+	assert_int_equal(vf_apply(ctx, p, &o, &rep), 0);
+	hw_ctx_free(ctx);
+	json_decref(p);
+	assert_int_equal(rep.result, VF_APPLY_DONE);
+	assert_true(has_line(&rep, "(--force: done)"));
+	vf_apply_report_clear(&rep);
+
+	/* the same pod, and steps that list only VF 1 */
+	assert_int_equal(run_apply(plan_of(2, 2, false,
+					   "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":1,\"vf_indices\":[1]}]", held),
+				   &rep),
+			 0);
+	assert_int_equal(rep.result, VF_APPLY_DONE);
+	assert_false(has_line(&rep, "is held by"));
+	vf_apply_report_clear(&rep);
+}
+
+/* vf-mtu: each listed VF's netdev to the policy's MTU over rtnetlink (one whose MTU is already
+ * that is left alone); when a later one fails, the ones set go back. */
+static void test_vf_mtu(void **state)
+{
+	struct vf_apply_report rep;
+	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "3\n");
+	k.vfmtu[1] = 2044;
+	assert_int_equal(run_apply(plan_of(3, 3, false,
+					   "[{\"when\":\"live\",\"action\":\"vf-mtu\",\"to\":2044,\"vfs\":2,\"vf_indices\":[0,1]}]",
+					   NULL),
+				   &rep),
+			 0);
+	assert_true(k.vfmtu[0] == 2044 && k.vfmtu[1] == 2044 && k.vfmtu[2] == 4092);
+	assert_int_equal(k.n_set, 1);
+	assert_true(has_line(&rep, "0000:03:00.0: MTU 2044 on 2 VFs (1 changed)"));
+	vf_apply_report_clear(&rep);
+
+	k.vfmtu[0] = 4092, k.n_set = 0, k.fail_set = 2;
+	assert_int_equal(run_apply(plan_of(3, 3, false,
+					   "[{\"when\":\"live\",\"action\":\"vf-mtu\",\"to\":2044,\"vfs\":3,\"vf_indices\":[0,1,2]}]",
+					   NULL),
+				   &rep),
+			 -EIO);
+	assert_true(k.vfmtu[0] == 4092 && k.vfmtu[2] == 4092);
+	assert_true(has_line(&rep, "undo: 0000:03:00.0: VF netdev ib0v0: mtu back to 4092"));
+	vf_apply_report_clear(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +557,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rebind_undo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guid_unreported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guids_listed_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_vf, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vf_mtu, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

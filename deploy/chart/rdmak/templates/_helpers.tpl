@@ -114,3 +114,29 @@ them: the vf pod runs only there) and vf.nodeLabels, as k=v,k2=v2 ("" when none)
 {{- end }}
 {{- join "," $out }}
 {{- end -}}
+
+{{/* the node's fabrics file (docs/fabric.md) as the cni part installs it: each fabric's
+credentials and CA under /etc/rdmak/fabric/<name>/ on the host, where cni-install.sh copies them */}}
+{{- define "rdmak.fabricsJson" -}}
+{{- $fabrics := dict }}
+{{- range $name, $f := .Values.fabric.fabrics }}
+{{- $one := dict "ufm" $f.ufm "credentials" (printf "/etc/rdmak/fabric/%s" $name) }}
+{{- if or $f.ca (and $f.credentials $f.credentials.ca) }}
+{{- $_ := set $one "ca" (printf "/etc/rdmak/fabric/%s/ca.crt" $name) }}
+{{- end }}
+{{- if $f.timeoutSeconds }}
+{{- $_ := set $one "timeoutSeconds" $f.timeoutSeconds }}
+{{- end }}
+{{- $_ := set $fabrics $name $one }}
+{{- end }}
+{{- dict "stateDir" .Values.fabric.stateDir "fabrics" $fabrics | toPrettyJson }}
+{{- end -}}
+
+{{/* a fabric's Secret: the one it names, or the chart's own for credentials given in the values */}}
+{{- define "rdmak.fabricSecret" -}}
+{{- if .fabric.secretName -}}
+{{- .fabric.secretName -}}
+{{- else -}}
+{{- printf "%s-fabric-%s" (include "rdmak.fullname" .root) .name -}}
+{{- end -}}
+{{- end -}}

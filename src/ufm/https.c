@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One HTTPS request with a deadline, over GnuTLS loaded on first use. rdmak-cni is exec'd for
- * every CNI command and links no TLS library (Makefile, POD_LIBS; docs/cni.md): a network with a
- * fabric manager pays GnuTLS's loading, the others nothing, as src/http/dl.c does for the
- * webhook. The certificate is always verified (gnutls_session_set_verify_cert): there is no
+/* One HTTPS request with a deadline, over GnuTLS loaded on first use through src/http/dl.c.
+ * rdmak-cni is exec'd for every CNI command and links no TLS library (Makefile, POD_LIBS;
+ * docs/cni.md): a network with a fabric manager pays GnuTLS's loading, the others nothing. The
+ * certificate is always verified (gnutls_session_set_verify_cert): there is no
  * option to skip it, and a failure says what GnuTLS found wrong. */
-#include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,80 +23,13 @@
 
 #include <gnutls/gnutls.h>
 
-#include "fabric/internal.h"
+#include "http/dl.h"
+#include "ufm/internal.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
-#define HTTPS_GNUTLS "libgnutls.so.30"
 /* an answer larger than this is not a pkey's GUID list */
 #define HTTPS_ANSWER_MAX (16u << 20)
-
-/* an X-macro list, which clang-format 14 breaks inside X() */
-/* clang-format off */
-#define HTTPS_FUNCS(X)                                                                                     \
-	X(gnutls_certificate_allocate_credentials) X(gnutls_certificate_free_credentials)                  \
-	X(gnutls_certificate_set_x509_trust_file) X(gnutls_certificate_set_x509_system_trust)              \
-	X(gnutls_init) X(gnutls_deinit) X(gnutls_set_default_priority) X(gnutls_credentials_set)           \
-	X(gnutls_server_name_set) X(gnutls_session_set_verify_cert) X(gnutls_transport_set_int2)          \
-	X(gnutls_handshake) X(gnutls_handshake_set_timeout) X(gnutls_record_set_timeout)                  \
-	X(gnutls_record_send) X(gnutls_record_recv) X(gnutls_bye) X(gnutls_strerror)                      \
-	X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)                                 \
-	X(gnutls_certificate_verification_status_print)
-/* clang-format on */
-
-#define HTTPS_FIELD(f) __typeof__(f) *f;
-static struct {
-	HTTPS_FUNCS(HTTPS_FIELD)
-	gnutls_free_function *free;
-} tls;
-#undef HTTPS_FIELD
-
-static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool tls_loaded;
-
-static int tls_load(char *err, size_t errlen)
-{
-	void *h;
-	void *p;
-	int r = 0;
-
-	pthread_mutex_lock(&tls_lock);
-	if (tls_loaded)
-		goto out;
-	h = dlopen(HTTPS_GNUTLS, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(err, errlen, "cannot load %s (Debian package libgnutls30): %s",
-			 HTTPS_GNUTLS, why ? why : "?");
-		r = -ENOENT;
-		goto out;
-	}
-#define HTTPS_LOAD(f)                                                                              \
-	if (r == 0) {                                                                              \
-		p = dlsym(h, #f);                                                                  \
-		if (p)                                                                             \
-			memcpy(&tls.f, &p, sizeof(p));                                             \
-		else {                                                                             \
-			snprintf(err, errlen, "%s has no %s", HTTPS_GNUTLS, #f);                   \
-			r = -ENOENT;                                                               \
-		}                                                                                  \
-	}
-	HTTPS_FUNCS(HTTPS_LOAD)
-#undef HTTPS_LOAD
-	if (r == 0 && !(p = dlsym(h, "gnutls_free"))) {
-		snprintf(err, errlen, "%s has no gnutls_free", HTTPS_GNUTLS);
-		r = -ENOENT;
-	} else if (r == 0) {
-		memcpy(&tls.free, &p, sizeof(p));
-	}
-	if (r < 0) {
-		dlclose(h);
-		goto out;
-	}
-	tls_loaded = true;
-out:
-	pthread_mutex_unlock(&tls_lock);
-	return r;
-}
 
 static long long now_ms(void)
 {
@@ -178,13 +110,13 @@ static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size
 {
 	if (e == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
 		gnutls_datum_t out = { 0 };
-		unsigned status = tls.gnutls_session_get_verify_cert_status(s);
+		unsigned status = gnutls_session_get_verify_cert_status(s);
 
-		if (tls.gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out,
-								     0) == 0) {
+		if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out,
+								 0) == 0) {
 			snprintf(err, errlen, "%s: the server's certificate did not verify: %s",
 				 what, (char *)out.data);
-			(*tls.free)(out.data);
+			gnutls_free(out.data);
 			return -EPROTO;
 		}
 	}
@@ -192,7 +124,7 @@ static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size
 		snprintf(err, errlen, "%s: timed out", what);
 		return -ETIMEDOUT;
 	}
-	snprintf(err, errlen, "%s: %s", what, tls.gnutls_strerror(e));
+	snprintf(err, errlen, "%s: %s", what, gnutls_strerror(e));
 	return e == GNUTLS_E_PREMATURE_TERMINATION || e == GNUTLS_E_PUSH_ERROR ||
 			       e == GNUTLS_E_PULL_ERROR
 		       ? -ECONNRESET
@@ -202,7 +134,7 @@ static int tls_fail(gnutls_session_t s, int e, const char *what, char *err, size
 static int send_all(gnutls_session_t s, const char *buf, size_t len, char *err, size_t errlen)
 {
 	while (len > 0) {
-		ssize_t n = tls.gnutls_record_send(s, buf, len);
+		ssize_t n = gnutls_record_send(s, buf, len);
 		if (n == GNUTLS_E_INTERRUPTED || n == GNUTLS_E_AGAIN)
 			continue;
 		if (n < 0)
@@ -213,30 +145,58 @@ static int send_all(gnutls_session_t s, const char *buf, size_t len, char *err, 
 	return 0;
 }
 
-/* The body of a "Transfer-Encoding: chunked" answer, decoded in place. */
-static int dechunk(char *b, size_t len, size_t *ret_len)
+/* A chunk's size line: hex digits (at most 8: no chunk of ours is 4 GiB), an extension after ';'
+ * ignored, CRLF. The size, and *next past the CRLF; -1 when malformed or cut short. */
+static long long chunk_size(const char *b, size_t len, size_t *next)
+{
+	unsigned long long n = 0;
+	size_t i = 0;
+	const char *eol;
+
+	for (; i < len && i < 9 && isxdigit((unsigned char)b[i]); i++)
+		n = n << 4 | (unsigned)(isdigit((unsigned char)b[i]) ? b[i] - '0'
+								     : (b[i] | 0x20) - 'a' + 10);
+	if (i == 0 || i > 8 || (i < len && b[i] != ';' && b[i] != '\r'))
+		return -1;
+	eol = memmem(b + i, len - i, "\r\n", 2);
+	if (!eol)
+		return -1;
+	*next = (size_t)(eol - b) + 2;
+	return (long long)n;
+}
+
+/* The body of a "Transfer-Encoding: chunked" answer, decoded in place (the decoded bytes never
+ * overtake the ones still to read). Trailers after the last chunk are ignored. */
+static int dechunk(char *b, size_t len, size_t max, size_t *ret_len, char *err, size_t errlen)
 {
 	size_t in = 0, out = 0;
 
 	for (;;) {
-		char *end;
-		unsigned long n = strtoul(b + in, &end, 16);
-		char *eol = memmem(b + in, len - in, "\r\n", 2);
+		size_t next = 0;
+		long long n = chunk_size(b + in, len - in, &next);
 
-		if (!eol || end == b + in)
+		if (n < 0) {
+			snprintf(err, errlen,
+				 "the answer's chunked body is cut short or malformed");
 			return -EPROTO;
-		in = (size_t)(eol - b) + 2;
+		}
+		in += next;
 		if (n == 0)
 			break;
-		if (n > len - in)
+		if ((size_t)n > max - out) {
+			snprintf(err, errlen, "the answer is larger than %zu bytes", max);
 			return -EPROTO;
-		memmove(b + out, b + in, n);
-		out += n;
-		in += n + 2;
-		if (in > len)
+		}
+		if ((size_t)n > len - in || len - in - (size_t)n < 2 ||
+		    memcmp(b + in + n, "\r\n", 2)) {
+			snprintf(err, errlen,
+				 "the answer's chunked body is cut short or malformed");
 			return -EPROTO;
+		}
+		memmove(b + out, b + in, (size_t)n);
+		out += (size_t)n;
+		in += (size_t)n + 2;
 	}
-	b[out] = '\0';
 	*ret_len = out;
 	return 0;
 }
@@ -251,15 +211,23 @@ static const char *header_value(const char *head, const char *name)
 	return NULL;
 }
 
-static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *err, size_t errlen)
+int ufm_https_parse_answer(char *buf, size_t len, size_t max, struct https_answer *ret, char *err,
+			   size_t errlen)
 {
-	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body;
+	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body, *copy;
 	const char *te, *cl;
 	size_t blen;
-	int status = 0;
+	int status = 0, r;
 
-	if (!sep || sscanf(buf, "HTTP/1.%*[01] %3d", &status) != 1 || status < 100) {
+	if (!sep || len < 12 || memcmp(buf, "HTTP/1.", 7) || (buf[7] != '0' && buf[7] != '1') ||
+	    buf[8] != ' ' || !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) ||
+	    !isdigit((unsigned char)buf[11]) || (len > 12 && buf[12] != ' ' && buf[12] != '\r')) {
 		snprintf(err, errlen, "the answer is not HTTP/1.x");
+		return -EPROTO;
+	}
+	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	if (status < 100) {
+		snprintf(err, errlen, "the answer is not HTTP/1.x (status %d)", status);
 		return -EPROTO;
 	}
 	*sep = '\0';
@@ -268,29 +236,45 @@ static int parse_answer(char *buf, size_t len, struct https_answer *ret, char *e
 	te = header_value(buf, "Transfer-Encoding");
 	cl = header_value(buf, "Content-Length");
 	if (te && !strncasecmp(te, "chunked", 7)) {
-		if (dechunk(body, blen, &blen) < 0) {
-			snprintf(err, errlen,
-				 "the answer's chunked body is cut short or malformed");
+		if ((r = dechunk(body, blen, max, &blen, err, errlen)) < 0)
+			return r;
+	} else if (cl) {
+		size_t digits = strspn(cl, "0123456789");
+		unsigned long long n;
+
+		if (digits == 0 || digits > 12 || (cl[digits] && !strchr(" \t\r", cl[digits])) ||
+		    str_to_u64(strndupa(cl, digits), 10, &n) < 0) {
+			snprintf(err, errlen, "the answer's Content-Length is not a number");
 			return -EPROTO;
 		}
-	} else if (cl) {
-		unsigned long n = strtoul(cl, NULL, 10);
+		if (n > max) {
+			snprintf(err, errlen, "the answer is larger than %zu bytes (%llu)", max, n);
+			return -EPROTO;
+		}
 		if (n > blen) {
-			snprintf(err, errlen, "the answer is cut short (%zu of %lu bytes)", blen,
+			snprintf(err, errlen, "the answer is cut short (%zu of %llu bytes)", blen,
 				 n);
 			return -EPROTO;
 		}
-		blen = n;
+		blen = (size_t)n;
+	} else if (blen > max) {
+		snprintf(err, errlen, "the answer is larger than %zu bytes", max);
+		return -EPROTO;
 	}
+	/* the body may hold NUL bytes: its length is len, never strlen */
+	if (!(copy = malloc(blen + 1)))
+		return -ENOMEM;
+	memcpy(copy, body, blen);
+	copy[blen] = '\0';
 	ret->status = status;
-	ret->body = strndup(body, blen);
+	ret->body = copy;
 	ret->len = blen;
-	return ret->body ? 0 : -ENOMEM;
+	return 0;
 }
 
-int fabric_https_request(const struct https_target *t, const char *method, const char *path,
-			 const char *headers, const char *body, size_t body_len,
-			 struct https_answer *ret, char *err, size_t errlen)
+int ufm_https_request(const struct https_target *t, const char *method, const char *path,
+		      const char *headers, const char *body, size_t body_len,
+		      struct https_answer *ret, char *err, size_t errlen)
 {
 	long long deadline = now_ms() + t->timeout_ms;
 	gnutls_certificate_credentials_t cred = NULL;
@@ -300,16 +284,19 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 	size_t len = 0, cap = 0;
 	int e, r, n_req;
 
-	if ((r = tls_load(err, errlen)) < 0)
+	if ((r = http_dl_load_gnutls(err, errlen)) < 0)
 		return r;
-	if (tls.gnutls_certificate_allocate_credentials(&cred) < 0)
+	if (gnutls_certificate_allocate_credentials(&cred) < 0)
 		return -ENOMEM;
-	e = t->ca_file ? tls.gnutls_certificate_set_x509_trust_file(cred, t->ca_file,
-								    GNUTLS_X509_FMT_PEM)
-		       : tls.gnutls_certificate_set_x509_system_trust(cred);
+	e = t->ca_pem ? gnutls_certificate_set_x509_trust_mem(
+				cred,
+				&(gnutls_datum_t){ .data = (unsigned char *)t->ca_pem,
+						   .size = (unsigned)t->ca_len },
+				GNUTLS_X509_FMT_PEM)
+		      : gnutls_certificate_set_x509_system_trust(cred);
 	if (e <= 0) {
-		snprintf(err, errlen, "CA %s: %s", t->ca_file ? t->ca_file : "(the system's)",
-			 e == 0 ? "no certificate in it" : tls.gnutls_strerror(e));
+		snprintf(err, errlen, "CA %s: %s", t->ca_pem ? t->ca_name : "(the system's)",
+			 e == 0 ? "no certificate in it" : gnutls_strerror(e));
 		r = -EINVAL;
 		goto out;
 	}
@@ -319,21 +306,21 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 	}
 	/* GNUTLS_NO_SIGNAL: a UFM that resets the connection while the request goes out must fail the
 	 * call (EPIPE), not kill rdmak-cni with SIGPIPE */
-	if (tls.gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL) < 0 ||
-	    tls.gnutls_set_default_priority(s) < 0 ||
-	    tls.gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred) < 0) {
+	if (gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL) < 0 ||
+	    gnutls_set_default_priority(s) < 0 ||
+	    gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
 	/* SNI carries names only (RFC 6066); the certificate check takes both */
 	if (!is_ip_literal(t->host))
-		(void)tls.gnutls_server_name_set(s, GNUTLS_NAME_DNS, t->host, strlen(t->host));
-	tls.gnutls_session_set_verify_cert(s, t->host, 0);
-	tls.gnutls_transport_set_int2(s, fd, fd);
-	tls.gnutls_handshake_set_timeout(s, (unsigned)left_ms(deadline) + 1);
+		(void)gnutls_server_name_set(s, GNUTLS_NAME_DNS, t->host, strlen(t->host));
+	gnutls_session_set_verify_cert(s, t->host, 0);
+	gnutls_transport_set_int2(s, fd, fd);
+	gnutls_handshake_set_timeout(s, (unsigned)left_ms(deadline) + 1);
 	do
-		e = tls.gnutls_handshake(s);
-	while (e < 0 && !tls.gnutls_error_is_fatal(e) && left_ms(deadline) > 0);
+		e = gnutls_handshake(s);
+	while (e < 0 && !gnutls_error_is_fatal(e) && left_ms(deadline) > 0);
 	if (e < 0) {
 		r = tls_fail(s, e, "TLS handshake", err, errlen);
 		goto out;
@@ -384,8 +371,8 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 			r = -ETIMEDOUT;
 			goto out;
 		}
-		tls.gnutls_record_set_timeout(s, (unsigned)left_ms(deadline));
-		n = tls.gnutls_record_recv(s, buf + len, cap - len);
+		gnutls_record_set_timeout(s, (unsigned)left_ms(deadline));
+		n = gnutls_record_recv(s, buf + len, cap - len);
 		/* AGAIN also comes after a TLS 1.3 post-handshake message (a session ticket) was
 		 * consumed: try again, the deadline above still bounds it */
 		if (n == GNUTLS_E_INTERRUPTED || n == GNUTLS_E_AGAIN)
@@ -400,16 +387,16 @@ int fabric_https_request(const struct https_target *t, const char *method, const
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
-	r = parse_answer(buf, len, ret, err, errlen);
+	r = ufm_https_parse_answer(buf, len, HTTPS_ANSWER_MAX, ret, err, errlen);
 out:
 	if (s)
-		tls.gnutls_deinit(s);
+		gnutls_deinit(s);
 	if (cred)
-		tls.gnutls_certificate_free_credentials(cred);
+		gnutls_certificate_free_credentials(cred);
 	return r;
 }
 
-void fabric_https_answer_clear(struct https_answer *a)
+void ufm_https_answer_clear(struct https_answer *a)
 {
 	free(a->body);
 	*a = (struct https_answer){ 0 };

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The record a hostdev attachment leaves: what the device was called on the host, its MAC and
- * MTU, its PCI function and RDMA device, the GUID it had. Written before the first change
- * (so a plugin killed half-way still tells DEL and GC what to give back), updated as ADD goes,
- * removed by DEL. One small JSON file per attachment, replaced atomically. */
+/* The record a hostdev attachment leaves (attach.h): written before the first change, updated as
+ * ADD goes, removed by DEL; and the walk over every record of a state dir. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,9 +12,12 @@
 #include <jansson.h>
 #include <linux/if_ether.h>
 
-#include "cni/cni.h"
+#include "attach/attach.h"
+#include "cnispec/cnispec.h"
+#include "k8s/names.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 #define STATE_MAX 16384
@@ -47,7 +48,7 @@ static int net_dir(const char *dir, const char *network, bool create, int *ret_f
 }
 
 /* The record's file name: <id>:<ifname>, and <id>:<ifname>:rdma for the rdma link's (neither an
- * ID nor an ifname holds ':', so cni_state_list never reads the one for the other). */
+ * ID nor an ifname holds ':', so attach_record_list never reads the one for the other). */
 static int key_name(const char *id, const char *ifname, bool rdma, char *buf, size_t len)
 {
 	if (!cnispec_container_id_valid(id, NULL) || !cnispec_ifname_valid(ifname, NULL))
@@ -57,13 +58,13 @@ static int key_name(const char *id, const char *ifname, bool rdma, char *buf, si
 }
 
 /* The VF's settings before ADD, as the PF reported them, and which ADD changed. */
-static int vf_pack(json_t *o, const struct cni_state *st)
+static int vf_pack(json_t *o, const struct attach_record *st)
 {
 	const struct nl_vf_info *v = &st->vf_orig;
 	char mac[3 * 6 + 1];
 	json_t *vo;
 
-	cni_format_hwaddr(v->mac, 6, mac);
+	str_hwaddr(v->mac, 6, mac);
 	vo = json_pack("{s:i, s:s, s:I, s:I, s:i, s:I, s:I, s:i, s:i, s:I}", "set", (int)st->vf_set,
 		       "mac", mac, "vlan", (json_int_t)v->vlan, "qos", (json_int_t)v->qos, "proto",
 		       (int)v->vlan_proto, "minTxRate", (json_int_t)v->min_tx_rate, "maxTxRate",
@@ -74,7 +75,7 @@ static int vf_pack(json_t *o, const struct cni_state *st)
 	return json_object_set_new(o, "vfOrig", vo) < 0 ? -ENOMEM : 0;
 }
 
-static int vf_unpack(const json_t *o, struct cni_state *st)
+static int vf_unpack(const json_t *o, struct attach_record *st)
 {
 	const json_t *vo = json_object_get(o, "vfOrig");
 	struct nl_vf_info v = { .vf = (uint32_t)st->vf_index };
@@ -85,7 +86,7 @@ static int vf_unpack(const json_t *o, struct cni_state *st)
 
 	if (!vo)
 		return 0;
-	if (!json_is_object(vo) || int_field(vo, "set", 0, CNI_VF_ALL, &set) < 0 ||
+	if (!json_is_object(vo) || int_field(vo, "set", 0, ATTACH_VF_BITS, &set) < 0 ||
 	    str_field(vo, "mac", mac, sizeof(mac), true) < 0 ||
 	    int_field(vo, "vlan", 0, 4095, &vlan) < 0 || int_field(vo, "qos", 0, 7, &qos) < 0 ||
 	    int_field(vo, "proto", 0, 0xffff, &proto) < 0 ||
@@ -114,7 +115,7 @@ static int vf_unpack(const json_t *o, struct cni_state *st)
 }
 
 static int state_save(const char *dir, const char *network, const char *id, const char *ifname,
-		      bool rdma, const struct cni_state *st)
+		      bool rdma, const struct attach_record *st)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20], mac[3 * 32 + 1], guid[20];
 	_cleanup_close_ int dfd = -1;
@@ -124,7 +125,7 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 
 	if ((r = key_name(id, ifname, rdma, key, sizeof(key))) < 0)
 		return r;
-	cni_format_hwaddr(st->host_mac, st->host_mac_len, mac);
+	str_hwaddr(st->host_mac, st->host_mac_len, mac);
 	snprintf(guid, sizeof(guid), "%016" PRIx64, st->guid_orig);
 	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:s, s:s, s:b, s:s, s:i, s:b, s:s}", "netns",
 		      st->netns, "hostName", st->host_name, "hostIfindex", st->host_ifindex,
@@ -139,8 +140,11 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 	}
 	if (st->fabric) {
 		char fg[17];
-		fabric_guid_format(st->fabric_guid, fg);
-		if (json_object_set_new(o, "fabricGuid", json_string(fg)) < 0) {
+		snprintf(fg, sizeof(fg), "%016" PRIx64, st->fabric_guid);
+		if (json_object_set_new(o, "fabricGuid", json_string(fg)) < 0 ||
+		    json_object_set_new(o, "fabricAdded", json_boolean(st->fabric_added)) < 0 ||
+		    (st->fabric_name[0] &&
+		     json_object_set_new(o, "fabric", json_string(st->fabric_name)) < 0)) {
 			json_decref(o);
 			return -ENOMEM;
 		}
@@ -183,9 +187,21 @@ static int int_field(const json_t *o, const char *k, long long lo, long long hi,
 	return 0;
 }
 
-int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
+/* A GUID as the record writes it: 16 hex digits, nothing else. */
+static int hex16(const char *s, uint64_t *ret)
 {
-	struct cni_state st = { .vf_index = -1 };
+	unsigned long long v;
+
+	if (strlen(s) != 16 || strspn(s, "0123456789abcdefABCDEF") != 16 ||
+	    str_to_u64(s, 16, &v) < 0)
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+int attach_record_parse(const char *buf, size_t len, struct attach_record *ret)
+{
+	struct attach_record st = { .vf_index = -1 };
 	char mac[3 * 32 + 1] = "", guid[20] = "", fguid[20] = "";
 	long long ifindex = 0, mtu = 0, vf = -1, pkey = -1;
 	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
@@ -201,6 +217,7 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	    str_field(o, "pf", st.pf, sizeof(st.pf), false) < 0 ||
 	    str_field(o, "guidOrig", guid, sizeof(guid), false) < 0 ||
 	    str_field(o, "fabricGuid", fguid, sizeof(fguid), false) < 0 ||
+	    str_field(o, "fabric", st.fabric_name, sizeof(st.fabric_name), false) < 0 ||
 	    int_field(o, "hostIfindex", 0, INT32_MAX, &ifindex) < 0 ||
 	    int_field(o, "hostMtu", 0, 65535 * 4, &mtu) < 0 ||
 	    int_field(o, "vfIndex", -1, INT32_MAX, &vf) < 0 ||
@@ -223,19 +240,20 @@ int cni_state_parse(const char *buf, size_t len, struct cni_state *ret)
 	}
 	/* the GUID this attachment may have put into pkey: a record that names one needs its pkey */
 	if (fguid[0]) {
-		if (fabric_guid_parse(fguid, &st.fabric_guid) < 0 || strlen(fguid) != 16 ||
-		    !st.has_pkey)
+		const json_t *added = json_object_get(o, "fabricAdded");
+
+		if (hex16(fguid, &st.fabric_guid) < 0 || !st.has_pkey ||
+		    (st.fabric_name[0] && !k8s_dns1123_label(st.fabric_name, NULL)) ||
+		    (added && !json_is_boolean(added)))
 			goto out;
 		st.fabric = true;
+		/* a record from before "fabricAdded": that version added every GUID it named */
+		st.fabric_added = !added || json_is_true(added);
 	}
 	if (vf_unpack(o, &st) < 0)
 		goto out;
-	if (guid[0]) {
-		char *end;
-		st.guid_orig = strtoull(guid, &end, 16);
-		if (*end || strlen(guid) != 16)
-			goto out;
-	}
+	if (guid[0] && hex16(guid, &st.guid_orig) < 0)
+		goto out;
 	for (const char *p = mac; *p;) {
 		unsigned b;
 		int n = 0;
@@ -257,7 +275,7 @@ out:
 }
 
 static int state_load(const char *dir, const char *network, const char *id, const char *ifname,
-		      bool rdma, struct cni_state *ret)
+		      bool rdma, struct attach_record *ret)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -277,7 +295,7 @@ static int state_load(const char *dir, const char *network, const char *id, cons
 		return 0;
 	if (r < 0)
 		return r;
-	r = cni_state_parse(buf, len, ret);
+	r = attach_record_parse(buf, len, ret);
 	return r < 0 ? r : 1;
 }
 
@@ -302,8 +320,8 @@ static int state_remove(const char *dir, const char *network, const char *id, co
 	return 0;
 }
 
-int cni_state_tidy(const char *dir, const char *network, const char *id, const char *ifname,
-		   size_t *ret_removed)
+int attach_record_tidy(const char *dir, const char *network, const char *id, const char *ifname,
+		       size_t *ret_removed)
 {
 	char key[CNISPEC_CONTAINER_ID_MAX + 20];
 	_cleanup_close_ int dfd = -1;
@@ -318,41 +336,42 @@ int cni_state_tidy(const char *dir, const char *network, const char *id, const c
 		return 0;
 	if (r < 0)
 		return r;
-	/* an ADD killed inside cni_state_save leaves its temp file; one still being written is
+	/* an ADD killed inside attach_record_save leaves its temp file; one still being written is
 	 * locked by its live writer and stays (util/fileio.h says how) */
 	return fileio_remove_stale_temps_at(dfd, id ? key : NULL, ret_removed);
 }
 
-int cni_state_save(const char *dir, const char *network, const char *id, const char *ifname,
-		   const struct cni_state *st)
+int attach_record_save(const char *dir, const char *network, const char *id, const char *ifname,
+		       const struct attach_record *st)
 {
 	return state_save(dir, network, id, ifname, false, st);
 }
 
-int cni_state_save_rdma(const char *dir, const char *network, const char *id, const char *ifname,
-			const struct cni_state *st)
+int attach_record_save_rdma(const char *dir, const char *network, const char *id,
+			    const char *ifname, const struct attach_record *st)
 {
 	return state_save(dir, network, id, ifname, true, st);
 }
 
-int cni_state_load(const char *dir, const char *network, const char *id, const char *ifname,
-		   struct cni_state *ret)
+int attach_record_load(const char *dir, const char *network, const char *id, const char *ifname,
+		       struct attach_record *ret)
 {
 	return state_load(dir, network, id, ifname, false, ret);
 }
 
-int cni_state_load_rdma(const char *dir, const char *network, const char *id, const char *ifname,
-			struct cni_state *ret)
+int attach_record_load_rdma(const char *dir, const char *network, const char *id,
+			    const char *ifname, struct attach_record *ret)
 {
 	return state_load(dir, network, id, ifname, true, ret);
 }
 
-int cni_state_remove(const char *dir, const char *network, const char *id, const char *ifname)
+int attach_record_remove(const char *dir, const char *network, const char *id, const char *ifname)
 {
 	return state_remove(dir, network, id, ifname, false);
 }
 
-int cni_state_remove_rdma(const char *dir, const char *network, const char *id, const char *ifname)
+int attach_record_remove_rdma(const char *dir, const char *network, const char *id,
+			      const char *ifname)
 {
 	return state_remove(dir, network, id, ifname, true);
 }
@@ -405,14 +424,92 @@ static int state_list(const char *dir, const char *network, bool rdma, char ***r
 	return 0;
 }
 
-int cni_state_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
-		   size_t *ret_n)
+int attach_record_list(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
+		       size_t *ret_n)
 {
 	return state_list(dir, network, false, ret_ids, ret_ifnames, ret_n);
 }
 
-int cni_state_list_rdma(const char *dir, const char *network, char ***ret_ids, char ***ret_ifnames,
-			size_t *ret_n)
+int attach_record_list_rdma(const char *dir, const char *network, char ***ret_ids,
+			    char ***ret_ifnames, size_t *ret_n)
 {
 	return state_list(dir, network, true, ret_ids, ret_ifnames, ret_n);
+}
+
+int attach_walk(const char *dir, attach_walk_fn fn, void *userdata)
+{
+	_cleanup_strv_free_ char **nets = NULL;
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t n_nets = 0;
+	int r;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((r = fileio_list_dir(dfd, FILEIO_LIST_NO_HIDDEN, &nets, &n_nets)) < 0)
+		return r;
+	for (size_t k = 0; k < n_nets; k++) {
+		_cleanup_strv_free_ char **ids = NULL, **ifs = NULL;
+		size_t n = 0;
+
+		/* the state dir also holds the fabric journal and lock files: not networks */
+		if (!cnispec_network_name_valid(nets[k], NULL) ||
+		    attach_record_list(dir, nets[k], &ids, &ifs, &n) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			struct attach_record rec = { .vf_index = -1 };
+
+			if (attach_record_load(dir, nets[k], ids[i], ifs[i], &rec) <= 0)
+				continue;
+			if ((r = fn(userdata, nets[k], ids[i], ifs[i], &rec)) != 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* the initial PID namespace's inode (the kernel's PROC_PID_INIT_INO) */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+int attach_netns_alive(const char *netns, char *why, size_t n)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *what = NULL, *slash;
+	struct stat st;
+	int r;
+
+	if (!netns[0])
+		return 0;
+	if (!strncmp(netns, "/proc/", 6)) {
+		/* /proc/PID/ns/net: another PID namespace's /proc has no such PID, live or not */
+		if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino != PID_NS_INIT_INO) {
+			snprintf(why, n, "%s: /proc here is not the host's PID namespace's", netns);
+			return -EXDEV;
+		}
+	} else {
+		slash = strrchr(netns, '/');
+		if (!slash) {
+			snprintf(why, n, "%s: not an absolute path", netns);
+			return -EINVAL;
+		}
+		if (!(dir = slash == netns ? strdup("/") : strndup(netns, (size_t)(slash - netns))))
+			return -ENOMEM;
+		if (stat(dir, &st) < 0)
+			r = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			r = -ENOTDIR;
+		else
+			r = access(dir, R_OK | X_OK) < 0 ? -errno : 0;
+		if (r < 0) {
+			snprintf(why, n, "folder %s: %s", dir,
+				 r == -ENOENT ? "missing here (mount the host's)" : strerror(-r));
+			return r;
+		}
+	}
+	r = nl_netns_describe(netns, &what);
+	if (r == 0)
+		return 1;
+	if (r == -ENOENT || r > 0)
+		return 0;
+	snprintf(why, n, "%s: %s", netns, strerror(-r));
+	return r;
 }

@@ -15,21 +15,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
-#include "fabric/fabric.h"
-#include "fabric/internal.h"
+#include "ufm/ufm.h"
+#include "ufm/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
 #define SECRET_MAX 4096
+/* a CA bundle: the system's whole trust store is about 200 KiB */
+#define CA_MAX (1u << 20)
 
-struct fabric_client {
+struct ufm_client {
 	struct https_target t;
 	char *host, *port, *path; /* path: the URL's own prefix ("" or "/ufm"), then /ufmRest[V3] */
 	const char *api;
-	char *auth; /* "Authorization: Basic ...\r\n" */
-	bool limited, index0, ip_over_ib;
-	char err[FABRIC_ERR_MAX];
+	char *auth;   /* "Authorization: Basic ...\r\n" */
+	char *ca_pem; /* the fabric's CA bundle, read as the credentials are; NULL: the system's */
+	size_t ca_len;
+	char err[UFM_ERR_MAX];
 };
 
 static void b64(const unsigned char *in, size_t n, char *out)
@@ -49,46 +53,53 @@ static void b64(const unsigned char *in, size_t n, char *out)
 	out[o] = '\0';
 }
 
-/* One file of the Secret's directory, its trailing newline dropped (kubectl create secret
- * --from-file keeps the file's). 0 when absent. */
-static int secret_file(const char *dir, const char *name, char **ret, char *err, size_t errlen)
+/* One file of the credentials directory, its trailing newline dropped (kubectl create secret
+ * --from-file keeps the file's). 0 when absent. A symbolic link, a FIFO (which would block ADD
+ * forever), a device, or a file another user owns or may write is refused by name. */
+static int secret_file(int dfd, const char *dir, const char *name, char **ret, char *err,
+		       size_t errlen)
 {
-	_cleanup_free_ char *p = NULL, *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
+	char why[UFM_ERR_MAX - 64];
 	size_t len;
 	int r;
 
-	if (asprintf(&p, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	r = fileio_read_at(AT_FDCWD, p, SECRET_MAX, &buf, &len);
+	r = ufm_read_owned(dfd, name, SECRET_MAX, &buf, &len, why, sizeof(why));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		snprintf(err, errlen, "credentials %s: %s", p, strerror(-r));
+		snprintf(err, errlen, "credentials %s: %s", dir, why);
 		return r;
 	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
 		buf[--len] = '\0';
 	if (len == 0 || memchr(buf, '\0', len) || strpbrk(buf, "\r\n")) {
-		snprintf(err, errlen, "credentials %s: empty, or more than one line", p);
+		snprintf(err, errlen, "credentials %s/%s: empty, or more than one line", dir, name);
 		return -EINVAL;
 	}
 	*ret = TAKE_PTR(buf);
 	return 1;
 }
 
-static int load_auth(struct fabric_client *c, const char *dir, char *err, size_t errlen)
+static int load_auth(struct ufm_client *c, const char *dir, char *err, size_t errlen)
 {
 	_cleanup_free_ char *token = NULL, *user = NULL, *pass = NULL, *pair = NULL, *enc = NULL;
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 
-	if ((r = secret_file(dir, "token", &token, err, errlen)) < 0)
+	if (dfd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "credentials %s: %s", dir, strerror(-r));
+		return r;
+	}
+	if ((r = secret_file(dfd, dir, "token", &token, err, errlen)) < 0)
 		return r;
 	if (r > 0) {
 		c->api = "/ufmRestV3";
 		return asprintf(&c->auth, "Authorization: Basic %s\r\n", token) < 0 ? -ENOMEM : 0;
 	}
-	if ((r = secret_file(dir, "username", &user, err, errlen)) < 0 ||
-	    (r > 0 && (r = secret_file(dir, "password", &pass, err, errlen)) < 0))
+	if ((r = secret_file(dfd, dir, "username", &user, err, errlen)) < 0 ||
+	    (r > 0 && (r = secret_file(dfd, dir, "password", &pass, err, errlen)) < 0))
 		return r;
 	if (!user || !pass) {
 		snprintf(err, errlen,
@@ -103,8 +114,21 @@ static int load_auth(struct fabric_client *c, const char *dir, char *err, size_t
 	return asprintf(&c->auth, "Authorization: Basic %s\r\n", enc) < 0 ? -ENOMEM : 0;
 }
 
+static int load_ca(struct ufm_client *c, const char *path, char *err, size_t errlen)
+{
+	char why[UFM_ERR_MAX - 16];
+	int r;
+
+	if (!path)
+		return 0;
+	r = ufm_read_owned(AT_FDCWD, path, CA_MAX, &c->ca_pem, &c->ca_len, why, sizeof(why));
+	if (r < 0)
+		snprintf(err, errlen, "ca %s", why);
+	return r;
+}
+
 /* https://host[:port][/path], host possibly [v6] */
-static int parse_url(struct fabric_client *c, const char *url, char *err, size_t errlen)
+static int parse_url(struct ufm_client *c, const char *url, char *err, size_t errlen)
 {
 	const char *h = url + strlen("https://"), *end, *slash;
 
@@ -145,32 +169,31 @@ bad:
 	return -EINVAL;
 }
 
-int fabric_client_new(const struct fabric_config *cfg, struct fabric_client **ret, char *err,
-		      size_t errlen)
+int ufm_client_new(const struct ufm_fabric *f, struct ufm_client **ret, char *err, size_t errlen)
 {
-	struct fabric_client *c = calloc(1, sizeof(*c));
+	struct ufm_client *c = calloc(1, sizeof(*c));
 	int r;
 
 	if (!c)
 		return -ENOMEM;
-	if ((r = parse_url(c, cfg->ufm, err, errlen)) < 0 ||
-	    (r = load_auth(c, cfg->credentials, err, errlen)) < 0) {
-		fabric_client_free(c);
+	if ((r = parse_url(c, f->ufm, err, errlen)) < 0 ||
+	    (r = load_auth(c, f->credentials, err, errlen)) < 0 ||
+	    (r = load_ca(c, f->ca_file, err, errlen)) < 0) {
+		ufm_client_free(c);
 		return r;
 	}
 	c->t = (struct https_target){ .host = c->host,
 				      .port = c->port,
-				      .ca_file = cfg->ca_file,
-				      .timeout_ms = cfg->timeout_ms ? cfg->timeout_ms
-								    : FABRIC_DEFAULT_TIMEOUT_MS };
-	c->limited = cfg->limited;
-	c->index0 = cfg->index0;
-	c->ip_over_ib = cfg->ip_over_ib;
+				      .ca_pem = c->ca_pem,
+				      .ca_len = c->ca_len,
+				      .ca_name = f->ca_file,
+				      .timeout_ms = f->timeout_ms ? f->timeout_ms
+								  : UFM_DEFAULT_TIMEOUT_MS };
 	*ret = c;
 	return 0;
 }
 
-void fabric_client_free(struct fabric_client *c)
+void ufm_client_free(struct ufm_client *c)
 {
 	if (!c)
 		return;
@@ -178,27 +201,28 @@ void fabric_client_free(struct fabric_client *c)
 	free(c->port);
 	free(c->path);
 	free(c->auth);
+	free(c->ca_pem);
 	free(c);
 }
 
-const char *fabric_client_error(const struct fabric_client *c)
+const char *ufm_client_error(const struct ufm_client *c)
 {
 	return c->err;
 }
 
 /* One call; 2xx is 0, the rest an -errno with c->err saying what UFM answered. 404 is -ENOENT. */
-static int call(struct fabric_client *c, const char *method, const char *rel, const char *body,
+static int call(struct ufm_client *c, const char *method, const char *rel, const char *body,
 		struct https_answer *ret)
 {
 	_cleanup_free_ char *path = NULL;
-	char why[FABRIC_ERR_MAX - 128];
+	char why[UFM_ERR_MAX - 128];
 	struct https_answer a = { 0 };
 	int r;
 
 	if (asprintf(&path, "%s%s%s", c->path, c->api, rel) < 0)
 		return -ENOMEM;
-	r = fabric_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a,
-				 why, sizeof(why));
+	r = ufm_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why,
+			      sizeof(why));
 	if (r < 0) {
 		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s", c->host, c->port, why);
 		return r;
@@ -207,7 +231,7 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 		if (ret)
 			*ret = a;
 		else
-			fabric_https_answer_clear(&a);
+			ufm_https_answer_clear(&a);
 		return 0;
 	}
 	snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s %s: HTTP %d%s%.160s", c->host,
@@ -216,11 +240,11 @@ static int call(struct fabric_client *c, const char *method, const char *rel, co
 	    : a.status == 404		       ? -ENOENT
 	    : a.status >= 500		       ? -EIO
 					       : -EINVAL;
-	fabric_https_answer_clear(&a);
+	ufm_https_answer_clear(&a);
 	return r;
 }
 
-int fabric_ufm_version(struct fabric_client *c, char *out, size_t n)
+int ufm_version(struct ufm_client *c, char *out, size_t n)
 {
 	struct https_answer a = { 0 };
 	json_t *o, *v;
@@ -238,16 +262,16 @@ int fabric_ufm_version(struct fabric_client *c, char *out, size_t n)
 			 c->host, c->port);
 	r = json_is_string(v) ? 0 : -EPROTO;
 	json_decref(o);
-	fabric_https_answer_clear(&a);
+	ufm_https_answer_clear(&a);
 	return r;
 }
 
-void fabric_guid_format(uint64_t guid, char out[17])
+void ufm_guid_format(uint64_t guid, char out[17])
 {
 	snprintf(out, 17, "%016" PRIx64, guid);
 }
 
-int fabric_guid_parse(const char *s, uint64_t *ret)
+int ufm_guid_parse(const char *s, uint64_t *ret)
 {
 	uint64_t v = 0;
 	int digits = 0;
@@ -282,14 +306,15 @@ static int guid_list(const uint64_t *guids, size_t n, const char *sep, const cha
 	s[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		char g[17];
-		fabric_guid_format(guids[i], g);
+		ufm_guid_format(guids[i], g);
 		o += (size_t)snprintf(s + o, cap - o, "%s%s%s%s", i ? sep : "", quote, g, quote);
 	}
 	*ret = s;
 	return 0;
 }
 
-int fabric_ufm_add(struct fabric_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
+int ufm_add(struct ufm_client *c, uint16_t pkey, const uint64_t *guids, size_t n,
+	    const struct ufm_join *j)
 {
 	_cleanup_free_ char *list = NULL, *body = NULL;
 	int r;
@@ -301,13 +326,13 @@ int fabric_ufm_add(struct fabric_client *c, uint16_t pkey, const uint64_t *guids
 	if (asprintf(
 		    &body,
 		    "{\"pkey\":\"0x%04x\",\"guids\":[%s],\"membership\":\"%s\",\"index0\":%s,\"ip_over_ib\":%s}",
-		    pkey & 0x7fff, list, c->limited ? "limited" : "full",
-		    c->index0 ? "true" : "false", c->ip_over_ib ? "true" : "false") < 0)
+		    pkey & 0x7fff, list, j->limited ? "limited" : "full",
+		    j->index0 ? "true" : "false", j->ip_over_ib ? "true" : "false") < 0)
 		return -ENOMEM;
 	return call(c, "POST", "/resources/pkeys", body, NULL);
 }
 
-int fabric_ufm_remove(struct fabric_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
+int ufm_remove(struct ufm_client *c, uint16_t pkey, const uint64_t *guids, size_t n)
 {
 	_cleanup_free_ char *list = NULL, *rel = NULL;
 	int r;
@@ -323,14 +348,49 @@ int fabric_ufm_remove(struct fabric_client *c, uint16_t pkey, const uint64_t *gu
 	return r == -ENOENT ? 0 : r;
 }
 
-int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_member **ret,
-		       size_t *ret_n)
+int ufm_members_parse(const char *body, size_t len, struct ufm_member **ret, size_t *ret_n)
 {
-	_cleanup_free_ struct fabric_member *v = NULL;
+	_cleanup_free_ struct ufm_member *v = NULL;
+	json_t *o = json_loadb(body, len, 0, NULL), *guids = json_object_get(o, "guids");
+	size_t n = 0;
+
+	/* an empty object is what some UFM versions answer for a pkey they do not know */
+	if (json_is_object(o) && !guids) {
+		json_decref(o);
+		*ret = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	if (!json_is_array(guids)) {
+		json_decref(o);
+		return -EPROTO;
+	}
+	if (!(v = calloc(json_array_size(guids) + 1, sizeof(*v)))) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < json_array_size(guids); i++) {
+		json_t *e = json_array_get(guids, i),
+		       *g = json_is_object(e) ? json_object_get(e, "guid") : e;
+		const char *m = json_string_value(json_object_get(e, "membership"));
+
+		/* an entry that names no GUID this client could have sent is not one of ours */
+		if (!json_is_string(g) || ufm_guid_parse(json_string_value(g), &v[n].guid) < 0)
+			continue;
+		v[n].limited = m && !strcmp(m, "limited");
+		v[n].index0 = json_is_true(json_object_get(e, "index0"));
+		n++;
+	}
+	json_decref(o);
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 1;
+}
+
+int ufm_members(struct ufm_client *c, uint16_t pkey, struct ufm_member **ret, size_t *ret_n)
+{
 	char rel[64];
 	struct https_answer a = { 0 };
-	json_t *o, *guids;
-	size_t n = 0;
 	int r;
 
 	snprintf(rel, sizeof(rel), "/resources/pkeys/0x%04x?guids_data=true", pkey & 0x7fff);
@@ -342,36 +402,24 @@ int fabric_ufm_members(struct fabric_client *c, uint16_t pkey, struct fabric_mem
 	}
 	if (r < 0)
 		return r;
-	o = json_loadb(a.body, a.len, 0, NULL);
-	fabric_https_answer_clear(&a);
-	guids = json_object_get(o, "guids");
-	/* an empty object is what some UFM versions answer for a pkey they do not know */
-	if (json_is_object(o) && !guids) {
-		json_decref(o);
-		*ret = NULL;
-		*ret_n = 0;
-		return 0;
-	}
-	if (!json_is_array(guids) || !(v = calloc(json_array_size(guids) + 1, sizeof(*v)))) {
-		json_decref(o);
+	r = ufm_members_parse(a.body, a.len, ret, ret_n);
+	ufm_https_answer_clear(&a);
+	if (r == -EPROTO)
 		snprintf(c->err, sizeof(c->err),
 			 "UFM https://%s:%s: pkey 0x%04x: no guids list in the answer", c->host,
 			 c->port, pkey & 0x7fff);
-		return -EPROTO;
-	}
-	for (size_t i = 0; i < json_array_size(guids); i++) {
-		json_t *e = json_array_get(guids, i),
-		       *g = json_is_object(e) ? json_object_get(e, "guid") : e;
-		const char *m = json_string_value(json_object_get(e, "membership"));
+	return r;
+}
 
-		if (!json_is_string(g) || fabric_guid_parse(json_string_value(g), &v[n].guid) < 0)
-			continue;
-		v[n].limited = m && !strcmp(m, "limited");
-		v[n].index0 = json_is_true(json_object_get(e, "index0"));
-		n++;
+bool ufm_error_unanswered(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ETIMEDOUT:
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EPIPE: return true;
+	default: return false;
 	}
-	json_decref(o);
-	*ret = TAKE_PTR(v);
-	*ret_n = n;
-	return 1;
 }
