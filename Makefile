@@ -36,7 +36,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(GRPC_PKGS) $(DL_PKGS),$(P
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
             -Wno-unused-parameter -Werror
 CFLAGS   ?= -O2 -g
+# -ffile-prefix-map: no absolute path of this clone in the objects (their debug information,
+# __FILE__, and so the build ID), so that two clones of one commit build the same binaries.
 override CFLAGS += -std=gnu17 -D_GNU_SOURCE -fno-strict-aliasing -pthread $(WARN) \
+            -ffile-prefix-map=$(CURDIR)=. \
             -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -pthread -lm
 # Every program but the per-pod binary links the etcd store, which src/ipam/store.c names weakly.
@@ -191,8 +194,15 @@ $(BUILD)/reloc/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
 VERSION  := $(shell sed -n 's/^\#define RDMAK_VERSION "\(.*\)"/\1/p' src/main.c)
 IMAGE    ?= rdmak:$(VERSION)
 PODMAN   ?= podman
+# Reproducible: one commit gives one image digest (deploy/image.sh; SOURCE_DATE_EPOCH defaults to
+# the commit's time), which needs binaries that do not name the folder they were built in
+# (-ffile-prefix-map, in CFLAGS).
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_SOURCE   ?= $(shell git config --get remote.origin.url 2>/dev/null)
 image: $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni
-	PODMAN='$(PODMAN)' deploy/image.sh $(BUILD)/reloc/rdmak $(BUILD)/image $(IMAGE) $(BUILD)/reloc/rdmak-cni
+	PODMAN='$(PODMAN)' IMAGE_VERSION='$(VERSION)' IMAGE_REVISION='$(IMAGE_REVISION)' \
+		IMAGE_SOURCE='$(IMAGE_SOURCE)' \
+		deploy/image.sh $(BUILD)/reloc/rdmak $(BUILD)/image $(IMAGE) $(BUILD)/reloc/rdmak-cni
 .PHONY: image
 
 # The libcni driver of the CNI tests and benchmarks (tests/cni-driver): Debian's Go and libcni

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -35,19 +37,25 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 #define BUNDLE_FILE_MAX (256u << 20)
 
 struct install_opts {
-	const char *src, *host, *cni_dir, *alive_file;
+	const char *src, *host, *cni_dir, *fabric_src, *alive_file;
 	bool wait;
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: rdmak cni install [--src DIR] [--host-root DIR] [--cni-dir DIR] [--wait [--alive-file FILE]]\n"
+	fputs("Usage: rdmak cni install [--src DIR] [--host-root DIR] [--cni-dir DIR] [--fabric-src DIR]\n"
+	      "                         [--wait [--alive-file FILE]]\n"
 	      "Put rdmak-cni and rdmak-ipam (and rdmak with its libraries, in /opt/rdmak) on the host whose\n"
 	      "root is mounted at --host-root: what the chart's cni DaemonSet runs (docs/deploy.md).\n\n"
 	      "  --src DIR         the bundle (bin/rdmak, bin/rdmak-cni, lib/) (default /opt/rdmak)\n"
 	      "  --host-root DIR   where the host's / is mounted (default /host)\n"
 	      "  --cni-dir DIR     the runtime's CNI_PATH folder on the host, absolute (default /opt/cni/bin)\n"
-	      "  --wait            then wait for SIGTERM (the DaemonSet's container), removing nothing\n"
+	      "  --fabric-src DIR  the node's fabrics (the chart's fabric part): DIR/fabrics.json and\n"
+	      "                    DIR/fabric/NAME/ (a fabric's Secret: username and password, or token;\n"
+	      "                    ca.crt) become the host's /etc/rdmak/fabrics.json and /etc/rdmak/fabric/NAME/,\n"
+	      "                    root's files of mode 0600 in folders of mode 0700 (docs/fabric.md)\n"
+	      "  --wait            then wait for SIGTERM (the DaemonSet's container), removing nothing;\n"
+	      "                    with --fabric-src, install the fabrics again when they change\n"
 	      "  --alive-file FILE with --wait: touch FILE every second (for `rdmak probe FILE`)\n"
 	      "  -h, --help\n\n"
 	      "RDMAK_NODE_NAME, when set (the downward API's spec.nodeName), is written to the host's\n"
@@ -62,6 +70,7 @@ static int parse_args(int argc, char **argv, struct install_opts *o)
 	static const struct option opts[] = { { "src", required_argument, NULL, 's' },
 					      { "host-root", required_argument, NULL, 'H' },
 					      { "cni-dir", required_argument, NULL, 'c' },
+					      { "fabric-src", required_argument, NULL, 'f' },
 					      { "wait", no_argument, NULL, 'w' },
 					      { "alive-file", required_argument, NULL, 'a' },
 					      { "help", no_argument, NULL, 'h' },
@@ -74,6 +83,7 @@ static int parse_args(int argc, char **argv, struct install_opts *o)
 		case 's': o->src = optarg; break;
 		case 'H': o->host = optarg; break;
 		case 'c': o->cni_dir = optarg; break;
+		case 'f': o->fabric_src = optarg; break;
 		case 'w': o->wait = true; break;
 		case 'a': o->alive_file = optarg; break;
 		case 'h': usage(stdout); return -1;
@@ -179,8 +189,8 @@ static int place(int from, const char *name, int to, const char *as, mode_t mode
 	return 0;
 }
 
-/* Remove the folder name of dirfd and the files in it (a library folder: flat). */
-static int remove_lib_dir(int dirfd, const char *name)
+/* Remove the folder name of dirfd and the files in it (a library or fabric folder: flat). */
+static int remove_flat_dir(int dirfd, const char *name)
 {
 	_cleanup_close_ int fd =
 		openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -215,7 +225,7 @@ static int install_libs(int lib, int dest, const char *hash)
 		_cleanup_close_ int t = -1;
 
 		/* a copy killed half-way left its folder: start it again */
-		if ((r = remove_lib_dir(dest, tmp)) < 0)
+		if ((r = remove_flat_dir(dest, tmp)) < 0)
 			return log_error_errno(r, "removing /opt/rdmak/%s: %m", tmp);
 		if (mkdirat(dest, tmp, 0755) < 0)
 			return log_error_errno(errno, "creating /opt/rdmak/%s: %m", tmp);
@@ -252,7 +262,7 @@ static void remove_old_libs(int dest, const char *hash)
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (!strncmp(names[i], "lib-", 4) && strcmp(names[i], keep) &&
-		    (r = remove_lib_dir(dest, names[i])) < 0)
+		    (r = remove_flat_dir(dest, names[i])) < 0)
 			log_warning_errno(r, "removing the old /opt/rdmak/%s: %m", names[i]);
 }
 
@@ -268,11 +278,147 @@ static int open_dir(const char *path, bool create)
 	return fd;
 }
 
+/* File name of folder from (a Secret volume's file: a link into ..data, followed) as the regular
+ * file `as` of folder to, mode 0600, by rename: 1 written, 0 already there as it is, -errno. */
+static int put_secret(int from, const char *name, int to, const char *as)
+{
+	_cleanup_free_ char *want = NULL, *have = NULL;
+	size_t wlen = 0, hlen = 0;
+	struct stat st;
+	int r;
+
+	r = fileio_read_at(from, name, 1u << 20, &want, &wlen);
+	if (r < 0)
+		return r;
+	if (fstatat(to, as, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 07777) == 0600 && st.st_uid == geteuid() &&
+	    fileio_read_at(to, as, 1u << 20, &have, &hlen) == 0 && hlen == wlen &&
+	    !memcmp(have, want, wlen))
+		return 0;
+	r = fileio_write_atomic_at(to, as, want, wlen, 0600);
+	return r < 0 ? r : 1;
+}
+
+static int open_private_dir(int at, const char *name)
+{
+	int fd;
+
+	if (mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0700) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* The message of a failure to install the fabrics, for the caller to log (once, while it lasts). */
+static int __attribute__((format(printf, 4, 5)))
+fabric_fail(char *why, size_t n, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	err = err < 0 ? -err : err;
+	errno = err;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+/* The node's fabrics (docs/fabric.md, "What it trusts"): rdmak-cni reads the fabrics file and
+ * the credentials it names only as regular files owned by root that neither group nor others may
+ * write, never through a symbolic link, so each is copied. A fabric no longer in the source loses
+ * its folder; the fabrics file goes last, once what it names is there. 1 something changed, 0
+ * nothing did, -errno with why (its message). */
+static int install_fabrics(const struct install_opts *o, char *why, size_t why_len)
+{
+	static const char *const files[] = { "username", "password", "token", "ca.crt" };
+	_cleanup_close_ int src = -1, srcf = -1, etc = -1, dst = -1;
+	_cleanup_strv_free_ char **names = NULL, **installed = NULL;
+	_cleanup_free_ char *etc_path = NULL, *list = NULL;
+	size_t n = 0, n_installed = 0;
+	bool changed = false;
+	int r;
+
+	src = open(o->fabric_src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src < 0 || faccessat(src, "fabrics.json", R_OK, 0) < 0)
+		return fabric_fail(why, why_len, src < 0 ? errno : ENOENT,
+				   "--fabric-src %s has no fabrics.json: %m", o->fabric_src);
+	if (asprintf(&etc_path, "%s/etc/rdmak", o->host) < 0)
+		return -ENOMEM;
+	if (fileio_mkdir_p(etc_path, 0755, 0755) < 0 ||
+	    (etc = open(etc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return fabric_fail(why, why_len, errno, "%s: %m", etc_path);
+	if ((dst = open_private_dir(etc, "fabric")) < 0)
+		return fabric_fail(why, why_len, dst, "/etc/rdmak/fabric: %m");
+	srcf = openat(src, "fabric", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (srcf >= 0 && (r = fileio_list_dir(srcf, FILEIO_LIST_NO_HIDDEN, &names, &n)) < 0)
+		return fabric_fail(why, why_len, r, "listing %s/fabric: %m", o->fabric_src);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int from = -1, to = -1;
+
+		/* a fabric's name becomes a folder of the host: the names rdmak-cni takes */
+		if (!str_is_safe_name(names[i], 63))
+			return fabric_fail(why, why_len, EINVAL, "%s/fabric/%s: not a fabric name",
+					   o->fabric_src, names[i]);
+		from = openat(srcf, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (from < 0)
+			continue; /* not a folder */
+		if ((to = open_private_dir(dst, names[i])) < 0)
+			return fabric_fail(why, why_len, to, "/etc/rdmak/fabric/%s: %m", names[i]);
+		for (size_t k = 0; k < ELEMENTSOF(files); k++) {
+			if (faccessat(from, files[k], F_OK, 0) == 0) {
+				r = put_secret(from, files[k], to, files[k]);
+				if (r < 0)
+					return fabric_fail(why, why_len, r,
+							   "installing /etc/rdmak/fabric/%s/%s: %m",
+							   names[i], files[k]);
+				changed |= r > 0;
+			} else if (unlinkat(to, files[k], 0) == 0) {
+				changed = true;
+			}
+		}
+		if (strv_extend(&installed, &n_installed, names[i]) < 0 ||
+		    str_append_sep(&list, " ", "%s", names[i]) < 0)
+			return -ENOMEM;
+	}
+	{
+		_cleanup_strv_free_ char **have = NULL;
+		size_t n_have = 0;
+
+		if (lseek(dst, 0, SEEK_SET) == 0 && fileio_list_dir(dst, 0, &have, &n_have) == 0)
+			for (size_t i = 0; i < n_have; i++)
+				if (!strv_contains(installed, have[i])) {
+					if ((r = remove_flat_dir(dst, have[i])) < 0)
+						return fabric_fail(
+							why, why_len, r,
+							"removing /etc/rdmak/fabric/%s: %m",
+							have[i]);
+					changed = true;
+				}
+	}
+	r = put_secret(src, "fabrics.json", etc, "fabrics.json");
+	if (r < 0)
+		return fabric_fail(why, why_len, r, "installing /etc/rdmak/fabrics.json: %m");
+	changed |= r > 0;
+	if (changed)
+		log_info("installed the node's fabrics: /etc/rdmak/fabrics.json (%s)",
+			 list ? list : "");
+	return changed;
+}
+
 static int install(const struct install_opts *o)
 {
 	_cleanup_close_ int src = -1, bin = -1, lib = -1, dest = -1, dest_bin = -1, cni = -1;
 	_cleanup_free_ char *dest_path = NULL, *cni_path = NULL;
 	const char *node = getenv("RDMAK_NODE_NAME"), *why = NULL, *plugin = "rdmak-cni";
+	char why_buf[512];
 	char hash[13];
 	int r;
 
@@ -323,16 +469,32 @@ static int install(const struct install_opts *o)
 	remove_old_libs(dest, hash);
 	log_info("installed %s/rdmak-cni, %s/rdmak-ipam and /opt/rdmak (libraries lib-%s)",
 		 o->cni_dir, o->cni_dir, hash);
+	if (o->fabric_src && (r = install_fabrics(o, why_buf, sizeof(why_buf))) < 0)
+		return log_error_errno(r, "%s", why_buf);
 	return 0;
+}
+
+/* The daemon loop's reload (a watched file changed, SIGHUP, every second): a rotated Secret's
+ * files are installed again; a failure is logged and tried again. */
+static void fabrics_again(void *ud, enum daemon_reload_reason reason)
+{
+	static struct daemon_refusal last;
+	char why[512];
+
+	(void)reason;
+	if (install_fabrics(ud, why, sizeof(why)) >= 0)
+		daemon_refusal_clear(&last);
+	else if (daemon_refusal_is_new(&last, why, NULL))
+		log_error("installing the node's fabrics: %s (trying again every second)", why);
 }
 
 static int wait_stop(const struct install_opts *o)
 {
-	static const struct daemon_ops ops = { 0 };
+	static const struct daemon_ops none = { 0 }, fabrics = { .reload = fabrics_again };
 	struct daemon_loop *l = NULL;
 	int r;
 
-	r = daemon_loop_new(&ops, NULL, &l);
+	r = daemon_loop_new(o->fabric_src ? &fabrics : &none, (void *)o, &l);
 	if (r < 0)
 		return log_error_errno(r, "starting the loop: %m");
 	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {

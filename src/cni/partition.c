@@ -46,8 +46,7 @@ int cni_partition_setup(struct cni_config *cfg)
 			snprintf(why, sizeof(why),
 				 "this node has no fabrics file (%s): its owner names the fabric "
 				 "managers there (docs/fabric.md)",
-				 getenv(UFM_FABRICS_ENV) ? getenv(UFM_FABRICS_ENV)
-							 : UFM_FABRICS_FILE);
+				 ufm_fabrics_default_path());
 		return (cfg->fabrics_err = strdup(why)) ? 0 : -ENOMEM;
 	}
 	cfg->fabrics = f;

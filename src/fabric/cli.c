@@ -11,20 +11,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 
 #include "attach/attach.h"
+#include "daemon/daemon.h"
+#include "log/log.h"
 #include "roles.h"
 #include "ufm/ufm.h"
 #include "util/cleanup.h"
+#include "util/opt.h"
 
 /* Exit codes: --help's "Exit:" sentence and docs/fabric.md name the same (tests/cmd/exit_codes.sh). */
 enum { FABRIC_EXIT_OK = 0, FABRIC_EXIT_ERROR = 1, FABRIC_EXIT_USAGE = 2, FABRIC_EXIT_DIFFERS = 3 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: rdmak fabric gc|list|check [--fabric NAME] [--fabrics FILE] [--json]\n\n"
+	fputs("Usage: rdmak fabric gc|list|check [--fabric NAME] [--fabrics FILE] [--json]\n"
+	      "       rdmak fabric gc --interval SECONDS [--alive-file FILE] [--fabric NAME] [--fabrics FILE]\n\n"
 	      "InfiniBand partitions of the VFs rdmak-cni gives pods (docs/fabric.md). FILE is the node's\n"
 	      "fabrics file (default $" UFM_FABRICS_ENV ", else " UFM_FABRICS_FILE
 	      "): the fabric managers by\n"
@@ -39,7 +44,9 @@ static void usage(FILE *f)
 	      "  check  the ledger against the pkeys' members at each fabric's manager, pending removals\n"
 	      "         included\n"
 	      "Options: --fabric NAME (one fabric; default every fabric of the file), --fabrics FILE,\n"
-	      "--json (list and check), -h/--help.\n"
+	      "--json (list and check), -h/--help; gc --interval SECONDS (1 to 86400): again every\n"
+	      "SECONDS, reading the fabrics file each time, until SIGTERM (exit 0; a round's failure is\n"
+	      "logged and tried again), --alive-file FILE: touched every second (`rdmak probe FILE`).\n"
 	      "Exit: 0 done (gc), listed (list) or consistent (check), 1 error (a fabric manager unreachable\n"
 	      "or refusing, the ledger unreadable, a pod's liveness unknown; gc left something in the\n"
 	      "journal), 2 usage (a bad option, or the fabrics file missing or refused), 3 check found a\n"
@@ -453,6 +460,70 @@ static int cmd_check(const struct ufm_fabrics *fs, const char *only, const struc
 	return ret != FABRIC_EXIT_OK ? ret : differ ? FABRIC_EXIT_DIFFERS : FABRIC_EXIT_OK;
 }
 
+/* gc every interval: the fabrics file read again each round (a fabric added, a Secret rotated). */
+struct gc_daemon {
+	const char *file, *only, *alive_file;
+	unsigned interval;
+	int64_t next_ms;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int gc_tick(void *ud)
+{
+	struct gc_daemon *gd = ud;
+
+	if (mono_ms() >= gd->next_ms) {
+		struct ufm_fabrics fs = { 0 };
+		char why[UFM_ERR_MAX];
+		int r = ufm_fabrics_load(gd->file, &fs, why, sizeof(why));
+
+		if (r < 0)
+			log_error("the fabrics file: %s; again in %u s", why, gd->interval);
+		else if (cmd_gc(&fs, gd->only) != FABRIC_EXIT_OK)
+			log_warning("this gc left something (said above); again in %u s",
+				    gd->interval);
+		ufm_fabrics_clear(&fs);
+		gd->next_ms = mono_ms() + (int64_t)gd->interval * 1000;
+	}
+	return (int)(gd->next_ms - mono_ms());
+}
+
+static int gc_every(struct gc_daemon *gd)
+{
+	static const struct daemon_ops ops = { .tick = gc_tick };
+	struct daemon_loop *l = NULL;
+	int r;
+
+	log_set_program("fabric gc");
+	log_set_time(true);
+	r = daemon_loop_new(&ops, gd, &l);
+	if (r < 0) {
+		log_error_errno(r, "starting the loop: %m");
+		return FABRIC_EXIT_ERROR;
+	}
+	if (gd->alive_file && (r = daemon_loop_alive_file(l, gd->alive_file)) < 0) {
+		log_error_errno(r, "--alive-file %s: %m", gd->alive_file);
+		daemon_loop_free(l);
+		return FABRIC_EXIT_USAGE;
+	}
+	log_info("gc every %u s", gd->interval);
+	r = daemon_loop_run(l);
+	daemon_loop_free(l);
+	if (r < 0) {
+		log_error_errno(r, "the loop failed: %m");
+		return FABRIC_EXIT_ERROR;
+	}
+	log_info("stopping on %s", strsignal(r));
+	return FABRIC_EXIT_OK;
+}
+
 int fabric_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -460,9 +531,13 @@ int fabric_main(int argc, char **argv)
 		{ "fabrics", required_argument, NULL, 'F' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "alive-file", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct gc_daemon gd = { 0 };
+	unsigned long long v;
 	struct ufm_fabrics fs = { 0 };
 	struct ledger l = { 0 };
 	const char *file = NULL, *only = NULL, *cmd;
@@ -483,6 +558,12 @@ int fabric_main(int argc, char **argv)
 				"); name one fabric with --fabric NAME, or none for all (docs/fabric.md)\n");
 			return FABRIC_EXIT_USAGE;
 		case 'j': json = true; break;
+		case 'i':
+			if (opt_uint("fabric", "--interval", optarg, 1, 86400, "s", &v) < 0)
+				return FABRIC_EXIT_USAGE;
+			gd.interval = (unsigned)v;
+			break;
+		case 'a': gd.alive_file = optarg; break;
 		case 'h': usage(stdout); return FABRIC_EXIT_OK;
 		default: usage(stderr); return FABRIC_EXIT_USAGE;
 		}
@@ -498,6 +579,19 @@ int fabric_main(int argc, char **argv)
 	if (json && !strcmp(cmd, "gc")) {
 		fprintf(stderr, "rdmak fabric gc: --json is for list and check\n");
 		return FABRIC_EXIT_USAGE;
+	}
+	if ((gd.interval || gd.alive_file) && strcmp(cmd, "gc")) {
+		fprintf(stderr, "rdmak fabric %s: --interval and --alive-file are for gc\n", cmd);
+		return FABRIC_EXIT_USAGE;
+	}
+	if (gd.alive_file && !gd.interval) {
+		fprintf(stderr, "rdmak fabric gc: --alive-file goes with --interval\n");
+		return FABRIC_EXIT_USAGE;
+	}
+	if (gd.interval) {
+		gd.file = file;
+		gd.only = only;
+		return gc_every(&gd);
 	}
 	if ((r = ufm_fabrics_load(file, &fs, why, sizeof(why))) < 0) {
 		fprintf(stderr, "rdmak fabric %s: %s%s\n", cmd, why,

@@ -45,7 +45,7 @@ static void donep(struct call **p)
 /* The per-pod binary holds no etcd store (ipam_store_etcd_linked): its rdmak-ipam becomes the
  * full rdmak, argv[0] "rdmak-ipam", with the same environment and the request it read as stdin
  * (a sealed memory file). Where the full rdmak is, in order: beside the build tree's
- * build/cni/ (build/rdmak), the DaemonSet's bundle on the host (deploy/cni-install.sh), `make
+ * build/cni/ (build/rdmak), the DaemonSet's bundle on the host (`rdmak cni install`), `make
  * install`'s. Returns only on failure. */
 static int exec_full(const struct cnispec_request *req, struct cnispec_error *err)
 {

@@ -190,7 +190,7 @@ void ipam_store_config_clear(struct ipam_store_config *c);
 
 /* ---- per-node blocks (store-blocks.c) ------------------------------------------------------ */
 
-/* Where the CNI installer (deploy/cni-install.sh) writes the node's name; RDMAK_NODE_NAME_FILE
+/* Where the CNI installer (`rdmak cni install`, src/cni/install.c) writes the node's name; RDMAK_NODE_NAME_FILE
  * overrides it. */
 #define IPAM_NODE_NAME_FILE "/opt/rdmak/node-name"
 bool ipam_node_name_valid(const char *n);

@@ -223,6 +223,13 @@ int ufm_fabrics_parse(const char *buf, size_t len, struct ufm_fabrics *ret, char
 	return 0;
 }
 
+const char *ufm_fabrics_default_path(void)
+{
+	const char *path = getenv("RDMAK_FABRICS"); /* UFM_FABRICS_ENV */
+
+	return path && *path ? path : UFM_FABRICS_FILE;
+}
+
 int ufm_fabrics_load(const char *path, struct ufm_fabrics *ret, char *err, size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -231,9 +238,7 @@ int ufm_fabrics_load(const char *path, struct ufm_fabrics *ret, char *err, size_
 	int r;
 
 	if (!path)
-		path = getenv(UFM_FABRICS_ENV);
-	if (!path || !*path)
-		path = UFM_FABRICS_FILE;
+		path = ufm_fabrics_default_path();
 	if ((r = ufm_read_owned(AT_FDCWD, path, FABRICS_MAX, &buf, &len, err, errlen)) < 0)
 		return r;
 	if ((r = ufm_fabrics_parse(buf, len, ret, why, sizeof(why))) < 0) {

@@ -55,7 +55,9 @@ struct ufm_fabrics {
  * absolute. 0, or -EINVAL with "<json path>: <reason>" in err. */
 int ufm_fabrics_parse(const char *buf, size_t len, struct ufm_fabrics *ret, char *err,
 		      size_t errlen);
-/* path (NULL: $RDMAK_FABRICS, else UFM_FABRICS_FILE) read as ufm_read_owned() reads, then
+/* $RDMAK_FABRICS when set and not empty, else UFM_FABRICS_FILE. */
+const char *ufm_fabrics_default_path(void);
+/* path (NULL: ufm_fabrics_default_path()) read as ufm_read_owned() reads, then
  * parsed. -ENOENT when there is none; err says what is wrong with it. */
 int ufm_fabrics_load(const char *path, struct ufm_fabrics *ret, char *err, size_t errlen);
 void ufm_fabrics_clear(struct ufm_fabrics *f);

@@ -121,9 +121,9 @@ printf 'admin\n' >"$FS/fabric/rail0/..2026_11_28/username" && printf '123456\n' 
 ln -s ..2026_11_28 "$FS/fabric/rail0/..data"
 ln -s ..data/username "$FS/fabric/rail0/username" && ln -s ..data/password "$FS/fabric/rail0/password"
 printf '{"stateDir":"/var/lib/cni/rdmak-cni","fabrics":{"rail0":{"ufm":"https://127.0.0.1:1","credentials":"/etc/rdmak/fabric/rail0","timeoutSeconds":1}}}' >"$FS/fabrics.json"
-run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
-is "$rc" 0 "cni-install.sh --fabric-src exits 0"
-like "$out" "installed the node's fabrics: /etc/rdmak/fabrics.json \(rail0\)" "and says it installed the node's fabrics"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
+is "$rc" 0 "rdmak cni install --fabric-src exits 0"
+like "$err" "installed the node's fabrics: /etc/rdmak/fabrics.json \(rail0\)" "and says it installed the node's fabrics"
 is "$(stat -c '%F %a %u' "$HOSTR/etc/rdmak/fabrics.json" "$HOSTR/etc/rdmak/fabric/rail0/username" "$HOSTR/etc/rdmak/fabric/rail0/password" | sort -u)" \
 	"regular file 600 0" "the fabrics file and the credentials are root's regular files, mode 0600"
 is "$(stat -c '%a' "$HOSTR/etc/rdmak/fabric" "$HOSTR/etc/rdmak/fabric/rail0" | sort -u)" 700 "in folders of mode 0700"
@@ -131,10 +131,43 @@ ok "$([ ! -e "$HOSTR/etc/rdmak/fabric/gone" ] && echo 0 || echo 1)" "a fabric no
 run in_host /opt/rdmak/bin/rdmak fabric gc --fabrics /etc/rdmak/fabrics.json
 is "$rc" 0 "the installed rdmak takes the fabrics file and its credentials (fabric gc, nothing to do)"
 [ "$rc" -eq 0 ] || echo "#   $err"
+# the chart's gc container: a round at once and every --interval, SIGTERM ends it with exit 0
+# (in_host's exec chain without the function, so that $! is the process that ends up as rdmak)
+unshare --mount sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$HOSTR" \
+	/opt/rdmak/bin/rdmak fabric gc --fabrics /etc/rdmak/fabrics.json --interval 1 \
+	--alive-file /gc-alive 2>"$TMP/gc.err" &
+pid=$!
+n=0
+while [ "$(grep -c 'fabric gc' "$TMP/gc.err")" -lt 1 ] || [ ! -f "$HOSTR/gc-alive" ]; do
+	[ $n -lt 600 ] || break; sleep 0.1; n=$((n + 1))
+done
+run "$RDMAK" probe "$HOSTR/gc-alive"
+is "$rc" 0 "fabric gc --interval: its loop is alive"
+kill -TERM "$pid"; wait "$pid"
+is "$?" 0 "and SIGTERM stops it with exit 0"
+like "$(cat "$TMP/gc.err")" "gc every 1 s" "saying what it does"
+rm -f "$HOSTR/gc-alive"
 run in_host /opt/rdmak/bin/rdmak fabric check --fabrics /etc/rdmak/fabrics.json
 like "$rc $err" "^1 rdmak fabric check: fabric rail0: UFM https://127.0.0.1:1: " "and check gets as far as calling the fabric manager"
-run "$TOP/deploy/cni-install.sh" --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
-unlike "$out" "fabrics" "installed again unchanged: nothing rewritten"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
+unlike "$err" "fabrics" "installed again unchanged: nothing rewritten"
+# a rotated Secret while the DaemonSet's container waits: installed again, said once
+"$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS" \
+	--wait 2>"$TMP/rot.err" &
+pid=$!
+mkdir -p "$FS/fabric/rail0/..2026_11_29"
+printf 'admin\n' >"$FS/fabric/rail0/..2026_11_29/username" && printf 'rotated\n' >"$FS/fabric/rail0/..2026_11_29/password"
+ln -sfn ..2026_11_29 "$FS/fabric/rail0/..data.tmp" && mv -T "$FS/fabric/rail0/..data.tmp" "$FS/fabric/rail0/..data"
+n=0
+while [ "$(cat "$HOSTR/etc/rdmak/fabric/rail0/password")" != rotated ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+is "$(cat "$HOSTR/etc/rdmak/fabric/rail0/password")" rotated "--wait: a rotated Secret is installed again"
+rm "$FS/fabrics.json"
+n=0
+while ! grep -q "has no fabrics.json" "$TMP/rot.err" && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+sleep 2.2
+is "$(grep -c "has no fabrics.json" "$TMP/rot.err")" 1 "a source gone bad is said once, not every second"
+kill -TERM "$pid"; wait "$pid"
+is "$?" 0 "and SIGTERM stops it"
 
 # again: nothing changes; a new bundle: a new library directory, the old one gone
 run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin

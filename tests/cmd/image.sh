@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # The image that `make image` builds with podman, FROM scratch, without any registry: rdmak runs in
 # it on a sample node mounted in, the webhook finds the libraries it dlopen()s, the CNI installer
-# (a shell script, on the image's busybox) puts rdmak-cni into a mounted host directory, and that
-# rdmak-cni then runs on the host, outside any container, as the runtime execs it. Prints the
-# image's size. Podman's store is private to this test (its $TMP), so nothing is left behind.
+# (`rdmak cni install`) puts rdmak-cni into a mounted host directory, and that rdmak-cni then runs
+# on the host, outside any container, as the runtime execs it. The image as a security review
+# reads it: no shell, uid 65532 by default, OCI labels, a link per role, and one commit built
+# twice gives one digest. Prints the image's size. Podman's stores are private to this test (its
+# $TMP), so nothing is left behind.
 . "$(dirname "$0")/../lib.sh"
 
 name="make image, and rdmak, the webhook's libraries and the CNI installer in it"
@@ -92,13 +94,13 @@ run R -v "$TOP/tests/fixtures/webhook:/cfg:ro" -v "$TMP/bad.pem:/tls/bad.pem:ro"
 like "$err" "certificate: " "the webhook loads GnuTLS in the image (a bad certificate refused by GnuTLS)"
 unlike "$err" "dlopen|cannot open shared|No such file" "no library missing"
 
-# the CNI installer as the chart's DaemonSet runs it, into a host directory mounted in
+# the CNI installer as the chart's DaemonSet runs it (as uid 0, as the chart asks), into a host
+# directory mounted in
 HOSTR=$TMP/host
 mkdir -p "$HOSTR"
-run R -v "$HOSTR:/host" --entrypoint /opt/rdmak/cni-install.sh "$TAG" --host-root=/host --cni-dir=/opt/cni/bin
-is "$rc" 0 "the CNI installer runs in the image (busybox sh)"
-like "$out" "installing rdmak 0.1.0" "it checks the bundled rdmak first"
-like "$out" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "and says what it installed"
+run R --user 0 -v "$HOSTR:/host" "$TAG" cni install --host-root=/host --cni-dir=/opt/cni/bin
+is "$rc" 0 "the CNI installer (rdmak cni install) runs in the image"
+like "$err" "installed /opt/cni/bin/rdmak-cni, /opt/cni/bin/rdmak-ipam" "and says what it installed"
 is "$(stat -c %i "$HOSTR/opt/cni/bin/rdmak-cni")" "$(stat -c %i "$HOSTR/opt/cni/bin/rdmak-ipam")" \
 	"rdmak-ipam is a hard link of rdmak-cni"
 cmp -s "$HOSTR/opt/cni/bin/rdmak-cni" "$plain/image/rootfs/opt/rdmak/bin/rdmak-cni"
@@ -117,6 +119,40 @@ CNI_COMMAND=VERSION run on_host /opt/cni/bin/rdmak-ipam
 like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-ipam too"
 like "$(readelf -lW "$HOSTR/opt/cni/bin/rdmak-cni")" "interpreter: /opt/rdmak/lib/ld-linux" \
 	"with the bundle's loader, not the host's"
+
+# what the image holds, as a security review reads it (the image's config and its files)
+cfg=$(P image inspect --format '{{json .Config}}' "$TAG")
+printf '%s' "$cfg" >"$TMP/config.json"
+is "$(jget "$TMP/config.json" 'd["User"]')" "65532:65532" "the image runs as uid 65532 unless a pod asks for root"
+is "$(jget "$TMP/config.json" 'd["Labels"]["org.opencontainers.image.version"]')" "$("$RDMAK" --version | cut -d' ' -f2)" \
+	"label org.opencontainers.image.version: rdmak's version"
+is "$(jget "$TMP/config.json" 'd["Labels"]["org.opencontainers.image.revision"]')" "$(git -C "$TOP" rev-parse HEAD 2>/dev/null || echo unknown)" \
+	"label org.opencontainers.image.revision: the commit"
+is "$(jget "$TMP/config.json" 'd["Labels"]["org.opencontainers.image.licenses"]')" "Apache-2.0" "label org.opencontainers.image.licenses"
+like "$(jget "$TMP/config.json" 'd["Labels"]["org.opencontainers.image.created"]')" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T' "label org.opencontainers.image.created"
+rootfs=$plain/image/rootfs
+is "$(find "$rootfs" -name sh -o -name busybox -o -name bash -o -name dash | wc -l)" 0 "no shell in the image"
+run R --entrypoint /bin/sh "$TAG" -c true
+[ "$rc" -ne 0 ]
+ok $? "podman run --entrypoint /bin/sh fails: there is none"
+is "$(ls "$rootfs/usr/local/bin" | sort | tr '\n' ' ')" \
+	"$( (echo rdmak; "$RDMAK" --help | awk '/^Roles:/ { on = 1; next } on && NF == 0 { exit } on { print "rdmak-" $1 }') | sort | tr '\n' ' ')" \
+	"a link rdmak-<role> for every role of rdmak --help"
+run R --entrypoint rdmak-probe "$TAG" --help
+is "$rc" 0 "and each runs its role (rdmak-probe --help)"
+ok "$(for p in "$rootfs"/var/lib/dpkg/status.d/*; do [ -f "$rootfs/usr/share/doc/$(basename "$p")/copyright" ] || echo "$p"; done | wc -l)" \
+	"each bundled Debian package's copyright file is shipped beside it"
+
+# one commit, one digest: the same image again into a second, empty store
+S2=$TMP/podman2
+mkdir -p "$S2/tmp"
+PODMAN2="podman --root $S2/root --runroot $S2/run --tmpdir $S2/tmp --storage-driver vfs --events-backend none --cgroup-manager cgroupfs"
+# shellcheck disable=SC2086
+run make -s -C "$TOP" $vars BUILD="$plain" PODMAN="$PODMAN2" IMAGE=$TAG image
+id1=$(P image inspect --format '{{.Id}}' "$TAG")
+id2=$($PODMAN2 image inspect --format '{{.Id}}' "$TAG" </dev/null)
+$PODMAN2 rmi -af >/dev/null 2>&1 </dev/null
+is "$id2" "$id1" "built again from the same commit into another store: the same image ID"
 
 # the OCI archive loads into an empty store and runs
 P rmi -f "$TAG" >/dev/null 2>&1

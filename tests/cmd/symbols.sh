@@ -12,8 +12,8 @@
 if ! command -v nm >/dev/null; then skip "no nm" "exported symbols carry their module prefix"; done_testing; exit; fi
 
 # prefixes a module may use beyond its own name: util's files are its sub-modules, each a small
-# library of its own (str_ in strutil.c, strv_, fileio_, inroot_, spawn_)
-declare -A extra=( [util]='str_|strv_|fileio_|inroot_|spawn_' )
+# library of its own (str_ in strutil.c, strv_, fileio_, inroot_, spawn_, opt_)
+declare -A extra=( [util]='str_|strv_|fileio_|inroot_|spawn_|opt_' )
 
 mods=()
 for d in "$BUILD"/obj/*/; do [ -n "$(ls "$d"*.o 2>/dev/null)" ] && mods+=("$(basename "$d")"); done

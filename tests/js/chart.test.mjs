@@ -773,9 +773,14 @@ test('fabric: off by default (the cni DaemonSet as before); on, the node\'s fabr
 	// gc: the host's ledger and netns folder at their own paths, the netns folder read-only and
 	// following new mounts; least privilege as every rdmak container
 	assert.equal(gc.name, 'fabric-gc');
-	assert.deepEqual(gc.command, ['/bin/sh', '-c']);
-	assert.match(gc.args[0], /rdmak fabric gc --fabrics \/etc\/rdmak\/fabrics\.json; sleep 300 /);
-	assert.equal(spawnSync('sh', ['-n', '-c', gc.args[0]]).status, 0);
+	assert.deepEqual(gc.command, ['rdmak', 'fabric', 'gc']);
+	assert.deepEqual(gc.args, ['--fabrics=/etc/rdmak/fabrics.json', '--interval=300', '--alive-file=/run/rdmak-alive/gc']);
+	assert.deepEqual(gc.livenessProbe.exec.command, ['rdmak', 'probe', '--max-age', '600', '/run/rdmak-alive/gc']);
+	// the command line is one rdmak takes
+	const args = gc.args.map((a) => a.replace(/^--fabrics=.*/, '--fabrics=/nonexistent').replace(/^--alive-file=.*/, `--alive-file=${path.join(dir, 'gc-alive')}`));
+	const daemon = spawnSync(RDMAK, ['fabric', 'gc', ...args], { encoding: 'utf8', timeout: 3000, killSignal: 'SIGTERM' });
+	assert.match(daemon.stderr, /gc every 300 s(.|\n)*\/nonexistent/, 'gc --interval --alive-file runs; the missing file is named');
+	assert.equal(daemon.status, 0, 'SIGTERM stops it with exit 0');
 	assert.deepEqual(mount(gc, 'etc-rdmak'), { name: 'etc-rdmak', mountPath: '/etc/rdmak', readOnly: true });
 	assert.deepEqual(mount(gc, 'fabric-state'), { name: 'fabric-state', mountPath: '/var/lib/cni/rdmak-cni' });
 	assert.deepEqual(mount(gc, 'netns'), { name: 'netns', mountPath: '/run/netns', readOnly: true, mountPropagation: 'HostToContainer' });

@@ -116,7 +116,7 @@ them: the vf pod runs only there) and vf.nodeLabels, as k=v,k2=v2 ("" when none)
 {{- end -}}
 
 {{/* the node's fabrics file (docs/fabric.md) as the cni part installs it: each fabric's
-credentials and CA under /etc/rdmak/fabric/<name>/ on the host, where cni-install.sh copies them */}}
+credentials and CA under /etc/rdmak/fabric/<name>/ on the host, where `rdmak cni install` copies them */}}
 {{- define "rdmak.fabricsJson" -}}
 {{- $fabrics := dict }}
 {{- range $name, $f := .Values.fabric.fabrics }}
@@ -139,4 +139,33 @@ credentials and CA under /etc/rdmak/fabric/<name>/ on the host, where cni-instal
 {{- else -}}
 {{- printf "%s-fabric-%s" (include "rdmak.fullname" .root) .name -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+Liveness of a daemon that serves no HTTP (plugin, cni, doctor, vf): the daemon touches
+/run/rdmak-alive/alive at every pass of its loop (--alive-file, at least once a second), and
+`rdmak probe` fails when the file is older than 60 s or missing. The startup probe holds the
+liveness probe back until the loop first runs (the plugin may wait up to vf.waitTimeout for the
+vf marker before it starts its loop): .startup is how many seconds that may take.
+*/}}
+{{- define "rdmak.aliveProbes" -}}
+startupProbe:
+  exec: {command: ["rdmak", "probe", "--max-age", "60", "/run/rdmak-alive/alive"]}
+  periodSeconds: 10
+  timeoutSeconds: 10
+  failureThreshold: {{ add1 (div (add .startup 9) 10) }}
+livenessProbe:
+  exec: {command: ["rdmak", "probe", "--max-age", "60", "/run/rdmak-alive/alive"]}
+  periodSeconds: 30
+  timeoutSeconds: 10
+  failureThreshold: 3
+{{- end -}}
+
+{{- define "rdmak.aliveMount" -}}
+- {name: alive, mountPath: /run/rdmak-alive}
+{{- end -}}
+
+{{- define "rdmak.aliveVolume" -}}
+- name: alive
+  emptyDir: {medium: Memory, sizeLimit: 1Mi}
 {{- end -}}
