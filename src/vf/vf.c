@@ -7,13 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
+#include "doc/doc.h"
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
-#include "doc/doc.h"
+#include "log/log.h"
 #include "roles.h"
+#include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
+#include "util/strutil.h"
 #include "vf/vf.h"
 
 /* Exit codes: --help's "Exit:" sentence and docs/vf.md name the same (tests/cmd/exit_codes.sh). */
@@ -37,6 +43,7 @@ static void usage(FILE *f)
 		"                      [--pod-resources SOCKET] [--json]\n"
 		"       rdmak vf apply --policy FILE... [--node-labels k=v,...] [--root DIR] [--checkpoint FILE]\n"
 		"                      [--pod-resources SOCKET] [--force] [--timeout MS]\n"
+		"                      [--interval S --ready-file FILE [--alive-file FILE]]\n"
 		"\n"
 		"plan reads sriov-network-operator's SriovNetworkNodePolicy objects (YAML or JSON,\n"
 		"unchanged) and prints what this node needs, PF by PF, step by step: each step live (sysfs\n"
@@ -56,7 +63,12 @@ static void usage(FILE *f)
 		"                       is read instead of asking the kubelet\n"
 		"  --json               plan: the plan as JSON (docs/vf.md)\n"
 		"  --force              apply: remove or change VFs that pods hold\n"
-		"  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n" HW_ROOT_USAGE
+		"  --timeout MS         apply: wait this long for each PF's VFs (default 10000)\n"
+		"  --interval S         apply as a daemon (the chart's vf DaemonSet): at once and whenever\n"
+		"                       the policies change (looked at every S seconds, and when a watched\n"
+		"                       ConfigMap swaps them) until SIGTERM (exit 0); exit 0 or 4 writes\n"
+		"  --ready-file FILE    the marker the plugin waits for (--wait-for), else it is tried again\n"
+		"  --alive-file FILE    touched every second (`rdmak probe FILE`)\n" HW_ROOT_USAGE
 		"\n"
 		"Exit: 0 nothing to do (plan) or done (apply), 1 error (a policy refused, the node\n"
 		"unreadable, a step failed and was undone), 2 usage, 3 live steps to do (plan), 4 a reboot\n"
@@ -255,7 +267,19 @@ static void print_plan(const json_t *plan, bool have_checkpoint)
 	print_unselected(plan);
 }
 
-static int vf_run(int argc, char **argv, bool apply)
+/* What the command line asked for. */
+struct vf_cli {
+	bool apply, json;
+	struct vf_apply_opts aopts;
+	struct hw_roots roots;
+	char **files, *checkpoint, *pod_resources;
+	const char *labels_arg, *ready_file, *alive_file;
+	size_t n_files;
+	unsigned interval; /* apply --interval: seconds between looks at the policies; 0 once */
+};
+
+/* 0 to go on, -1 for --help (exit 0), else the exit code. */
+static int vf_parse(int argc, char **argv, struct vf_cli *o)
 {
 	static const struct option opts[] = {
 		HW_ROOT_LONGOPTS,
@@ -266,75 +290,80 @@ static int vf_run(int argc, char **argv, bool apply)
 		{ "pod-resources", required_argument, NULL, 'r' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "ready-file", required_argument, NULL, 'R' },
+		{ "alive-file", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct vf_apply_opts aopts = { .timeout_ms = 10000 };
-	struct hw_roots roots = { 0 };
-	char **files = NULL, *checkpoint = NULL, *pod_resources = NULL;
-	const char *labels_arg = NULL;
-	size_t n_files = 0;
-	bool json = false;
-	int c, r, ret = VF_EXIT_ERROR;
+	const char *cmd = o->apply ? "apply" : "plan";
+	unsigned long long v;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		if (hw_roots_option(&roots, c, optarg))
+		if (hw_roots_option(&o->roots, c, optarg))
 			continue;
 		switch (c) {
-		case 'j': json = true; break;
-		case 'l': labels_arg = optarg; break;
-		case 'c': checkpoint = optarg; break;
-		case 'r': pod_resources = optarg; break;
-		case 'f': aopts.force = true; break;
-		case 't': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 3600000) {
-				fprintf(stderr,
-					"rdmak vf: --timeout: expected milliseconds, 0 to 3600000\n");
-				free(files);
+		case 'j': o->json = true; break;
+		case 'l': o->labels_arg = optarg; break;
+		case 'c': o->checkpoint = optarg; break;
+		case 'r': o->pod_resources = optarg; break;
+		case 'f': o->aopts.force = true; break;
+		case 't':
+			if (opt_uint("vf", "--timeout", optarg, 0, 3600000, "ms", &v) < 0)
 				return VF_EXIT_USAGE;
-			}
-			aopts.timeout_ms = (int)v;
+			o->aopts.timeout_ms = (int)v;
 			break;
-		}
+		case 'i':
+			if (opt_uint("vf", "--interval", optarg, 1, 86400, "s", &v) < 0)
+				return VF_EXIT_USAGE;
+			o->interval = (unsigned)v;
+			break;
+		case 'R': o->ready_file = optarg; break;
+		case 'a': o->alive_file = optarg; break;
 		case 'p': {
-			char **g = realloc(files, (n_files + 1) * sizeof(*files));
-			if (!g) {
-				free(files);
+			char **g = realloc(o->files, (o->n_files + 1) * sizeof(*o->files));
+			if (!g)
 				return VF_EXIT_ERROR;
-			}
-			files = g;
-			files[n_files++] = optarg;
+			o->files = g;
+			o->files[o->n_files++] = optarg;
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			free(files);
-			return VF_EXIT_OK;
-		default:
-			usage(stderr);
-			free(files);
-			return VF_EXIT_USAGE;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return VF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc || !n_files || (apply && json) ||
-	    (!apply && (aopts.force || aopts.timeout_ms != 10000))) {
-		if (optind >= argc && n_files) {
-			fprintf(stderr, "rdmak vf %s: %s is not an option of %s\n",
-				apply ? "apply" : "plan", apply ? "--json" : "--force/--timeout",
-				apply ? "apply" : "plan");
-			free(files);
-			return VF_EXIT_USAGE;
-		}
-		fprintf(stderr,
-			optind < argc ? "rdmak vf plan: unexpected argument '%s'\n"
-				      : "rdmak vf plan: --policy is required%s\n",
-			optind < argc ? argv[optind] : "");
-		free(files);
+	if (optind < argc) {
+		fprintf(stderr, "rdmak vf %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return VF_EXIT_USAGE;
 	}
+	if (!o->n_files) {
+		fprintf(stderr, "rdmak vf %s: --policy is required\n", cmd);
+		return VF_EXIT_USAGE;
+	}
+	if (o->apply && o->json) {
+		fprintf(stderr, "rdmak vf apply: --json is not an option of apply\n");
+		return VF_EXIT_USAGE;
+	}
+	if (!o->apply && (o->aopts.force || o->aopts.timeout_ms != 10000 || o->interval ||
+			  o->ready_file || o->alive_file)) {
+		fprintf(stderr, "rdmak vf plan: --force, --timeout, --interval, --ready-file and "
+				"--alive-file are options of apply\n");
+		return VF_EXIT_USAGE;
+	}
+	if ((o->ready_file || o->alive_file) && !o->interval) {
+		fprintf(stderr,
+			"rdmak vf apply: --ready-file and --alive-file go with --interval\n");
+		return VF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* One plan or apply: the exit code. */
+static int vf_once(const struct vf_cli *o)
+{
+	const bool apply = o->apply, json = o->json;
 	json_t *labels = NULL, *plan = NULL;
 	struct vf_policies set = {};
 	struct vf_holders holders = {};
@@ -343,15 +372,15 @@ static int vf_run(int argc, char **argv, bool apply)
 	struct hw_node *node = NULL;
 	struct hw_error herr = { 0 };
 	char missing[PATH_MAX], why[512];
-	int lock = -1;
-	if (vf_labels_parse(labels_arg, &labels) < 0) {
+	int lock = -1, r, ret = VF_EXIT_ERROR;
+
+	if (vf_labels_parse(o->labels_arg, &labels) < 0) {
 		fprintf(stderr, "rdmak vf plan: --node-labels: expected k=v,k2=v2\n");
-		free(files);
 		return VF_EXIT_USAGE;
 	}
-	if (read_policies(files, n_files, &set) < 0)
+	if (read_policies(o->files, o->n_files, &set) < 0)
 		goto out;
-	if ((r = hw_ctx_new_roots(&roots, &ctx, missing, sizeof(missing))) < 0) {
+	if ((r = hw_ctx_new_roots(&o->roots, &ctx, missing, sizeof(missing))) < 0) {
 		fprintf(stderr, "rdmak vf: %s: %s\n", missing, strerror(-r));
 		goto out;
 	}
@@ -375,9 +404,9 @@ static int vf_run(int argc, char **argv, bool apply)
 		goto out;
 	}
 	/* a checkpoint named on the command line wins; else the kubelet's answer when it gives one */
-	int have = checkpoint ? 0 : pod_resources_holders(&roots, pod_resources, &holders);
+	int have = o->checkpoint ? 0 : pod_resources_holders(&o->roots, o->pod_resources, &holders);
 	if (have == 0)
-		have = read_holders(&roots, checkpoint, &holders);
+		have = read_holders(&o->roots, o->checkpoint, &holders);
 	if (have < 0)
 		goto out;
 	if ((r = vf_resolve(node, &set, labels, &res, why, sizeof(why))) == -EINVAL) {
@@ -401,7 +430,7 @@ static int vf_run(int argc, char **argv, bool apply)
 	}
 	if (apply) {
 		struct vf_apply_report rep;
-		r = vf_apply(ctx, plan, &aopts, &rep);
+		r = vf_apply(ctx, plan, &o->aopts, &rep);
 		print_unselected(plan);
 		for (size_t i = 0; i < rep.n_lines; i++)
 			printf("%s\n", rep.lines[i]);
@@ -444,8 +473,137 @@ out:
 	vf_policies_clear(&set);
 	hw_node_free(node);
 	hw_ctx_free(ctx);
-	free(files);
 	return ret;
+}
+
+/* apply --interval: the chart's vf DaemonSet. At once and whenever the policies' text differs from
+ * the last text applied (looked at every interval, and at once when a ConfigMap update swaps
+ * them), one apply; done (0) or needing only a reboot step (4), the ready marker is written
+ * (the plugin waits for it); anything else is said and tried again at the next interval. */
+struct vf_watch {
+	const struct vf_cli *o;
+	char *applied; /* the policies' text of the last apply that made the node ready */
+	bool due;
+	int64_t next_ms;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static char *policies_text(const struct vf_cli *o)
+{
+	char *all = NULL;
+
+	for (size_t i = 0; i < o->n_files; i++) {
+		_cleanup_free_ char *buf = NULL;
+
+		if (fileio_read_at(AT_FDCWD, o->files[i], POLICY_MAX, &buf, NULL) < 0 ||
+		    str_append_sep(&all, "\n---\n", "%s", buf) < 0) {
+			free(all);
+			return NULL;
+		}
+	}
+	return all ? all : strdup("");
+}
+
+static void watch_round(struct vf_watch *w)
+{
+	_cleanup_free_ char *text = policies_text(w->o);
+	int r;
+
+	if (text && w->applied && !strcmp(text, w->applied))
+		return;
+	r = vf_once(w->o);
+	fflush(stdout);
+	if (r == VF_EXIT_OK || r == VF_EXIT_REBOOT) {
+		int k = w->o->ready_file
+				? fileio_write_atomic_at(AT_FDCWD, w->o->ready_file, "", 0, 0644)
+				: 0;
+
+		if (k < 0) {
+			log_error_errno(k, "writing the ready marker %s: %m; again in %u s",
+					w->o->ready_file, w->o->interval);
+			return;
+		}
+		log_info("applied; ready marker %s%s",
+			 w->o->ready_file ? w->o->ready_file : "(none)",
+			 r == VF_EXIT_REBOOT ? " (a reboot step is left: see above)" : "");
+		free(w->applied);
+		w->applied = TAKE_PTR(text);
+	} else {
+		log_warning("rdmak vf apply exited %d: not ready; again in %u s", r,
+			    w->o->interval);
+	}
+}
+
+static void watch_changed(void *ud, enum daemon_reload_reason why)
+{
+	struct vf_watch *w = ud;
+
+	if (why != DAEMON_RELOAD_PERIODIC)
+		w->due = true;
+}
+
+static int watch_tick(void *ud)
+{
+	struct vf_watch *w = ud;
+
+	if (w->due || mono_ms() >= w->next_ms) {
+		w->due = false;
+		watch_round(w);
+		w->next_ms = mono_ms() + (int64_t)w->o->interval * 1000;
+	}
+	return (int)(w->next_ms - mono_ms());
+}
+
+static int vf_watch(const struct vf_cli *o)
+{
+	static const struct daemon_ops ops = { .reload = watch_changed, .tick = watch_tick };
+	struct vf_watch w = { .o = o };
+	struct daemon_loop *l = NULL;
+	int r;
+
+	log_set_program("vf");
+	log_set_time(true);
+	r = daemon_loop_new(&ops, &w, &l);
+	if (r < 0)
+		return log_error_errno(r, "starting the loop: %m"), VF_EXIT_ERROR;
+	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {
+		log_error_errno(r, "--alive-file %s: %m", o->alive_file);
+		daemon_loop_free(l);
+		return VF_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < o->n_files; i++)
+		if ((r = daemon_loop_watch(l, o->files[i])) < 0)
+			log_warning_errno(r, "watching %s: %m (looked at every %u s instead)",
+					  o->files[i], o->interval);
+	log_info("applying %s when it changes, looking every %u s; ready marker %s", o->files[0],
+		 o->interval, o->ready_file ? o->ready_file : "(none)");
+	r = daemon_loop_run(l);
+	daemon_loop_free(l);
+	free(w.applied);
+	if (r < 0)
+		return log_error_errno(r, "the loop failed: %m"), VF_EXIT_ERROR;
+	log_info("stopping on %s", strsignal(r));
+	return VF_EXIT_OK;
+}
+
+static int vf_run(int argc, char **argv, bool apply)
+{
+	struct vf_cli o = { .apply = apply, .aopts = { .timeout_ms = 10000 } };
+	int r = vf_parse(argc, argv, &o);
+
+	if (r == 0)
+		r = o.interval ? vf_watch(&o) : vf_once(&o);
+	else if (r < 0)
+		r = VF_EXIT_OK;
+	free(o.files);
+	return r;
 }
 
 int vf_main(int argc, char **argv)

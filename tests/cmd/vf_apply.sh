@@ -189,5 +189,37 @@ wait "$pid"; is "$?" 1 "14 VFs (the stand-in has the shape of 12): the step fail
 like "$(cat "$TMP/a14.out")" "undo: 0000:1b:00.0: sriov_numvfs back to 6" "undone to the 6 it found under the lock (it started with $last)"
 is "$(log)" "0000:1b:00.0 0 ok;0000:1b:00.0 14 ENOSPC;0000:1b:00.0 0 ok;0000:1b:00.0 6 ok;" "its writes: 0, 14 refused, then back to 0 and 6"
 is "$(cat "$PF/sriov_numvfs")" 6 "the node has 6 VFs"
+# the chart's vf DaemonSet: apply --interval at once, the ready marker on success; a changed
+# policy (a ConfigMap swaps its ..data link) applied without waiting for the interval; a policy
+# that selects no PF of this node (exit 6) leaves the marker as it is and says so; SIGTERM exit 0
+rm -f "$R/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"
+CM=$TMP/cm
+mkdir -p "$CM/..v1" && cp "$(policy 4)" "$CM/..v1/policies.json"
+ln -s ..v1 "$CM/..data" && ln -s ..data/policies.json "$CM/policies.json"
+"$RDMAK" vf apply --policy "$CM/policies.json" --root "$R" --interval 3600 --ready-file "$TMP/ready" \
+	--alive-file "$TMP/vf-alive" >"$TMP/w.out" 2>"$TMP/w.err" &
+pid=$!
+n=0; while [ ! -e "$TMP/ready" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+is "$(cat "$PF/sriov_numvfs")" 4 "--interval: applied at once (4 VFs)"
+ok "$([ -e "$TMP/ready" ]; echo $?)" "and the ready marker written"
+run "$RDMAK" probe "$TMP/vf-alive"
+is "$rc" 0 "its loop is alive (rdmak probe)"
+rm -f "$TMP/ready"
+mkdir -p "$CM/..v2" && cp "$(policy 2)" "$CM/..v2/policies.json"
+ln -s ..v2 "$CM/..data.tmp" && mv -T "$CM/..data.tmp" "$CM/..data"
+n=0; while [ ! -e "$TMP/ready" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+is "$(cat "$PF/sriov_numvfs")" 2 "a swapped ConfigMap is applied at once, not at the next interval (an hour)"
+rm -f "$TMP/ready"
+mkdir -p "$CM/..v3" && cp "$(policy 2 0000:99:00.0)" "$CM/..v3/policies.json"
+ln -s ..v3 "$CM/..data.tmp" && mv -T "$CM/..data.tmp" "$CM/..data"
+n=0; while ! grep -q 'exited 6' "$TMP/w.err" && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+like "$(cat "$TMP/w.err")" "rdmak vf apply exited 6: not ready; again in 3600 s" "a policy that selects no PF: exit 6 said, not taken for ready"
+ok "$([ ! -e "$TMP/ready" ]; echo $?)" "no ready marker for it"
+kill -TERM "$pid"; wait "$pid"
+is "$?" 0 "SIGTERM: exit 0"
+run "$RDMAK" vf apply --policy "$CM/policies.json" --root "$R" --ready-file "$TMP/ready"
+is "$rc" 2 "--ready-file without --interval: exit 2"
+run "$RDMAK" vf plan --policy "$CM/policies.json" --root "$R" --interval 5
+is "$rc" 2 "--interval is apply's: exit 2"
 done_testing
 

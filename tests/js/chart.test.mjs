@@ -665,17 +665,18 @@ test('vf: off by default; on, a DaemonSet on the plugin\'s nodes runs `rdmak vf 
 	assert.notEqual(mount('sys').readOnly, true, 'sriov_numvfs and drivers_probe are written');
 	assert.equal(mount('ready').mountPath, '/run/rdmak/vf');
 
-	// the script: apply on the mounted policies, the marker on done or reboot-needed, again on a change
-	const script = c.args[0];
-	assert.deepEqual(c.command, ['/bin/sh', '-c']);
-	const m = script.match(/rdmak vf apply --policy "\$policies" --root \/host --timeout (\d+) --node-labels "([^"]*)"\n/);
-	assert.ok(m, script);
-	assert.equal(m[1], '10000');
-	assert.equal(m[2], 'feature.node.kubernetes.io/pci-15b3.present=true,kubernetes.io/os=linux', 'the plugin\'s nodeSelector and vf.nodeLabels');
-	assert.match(script, /0\|4\) touch \/run\/rdmak\/vf\/ready; last=\$sum ;;/);
-	assert.match(script, /sleep 30\n/);
-	const sh = spawnSync('sh', ['-n', '-c', script]);
-	assert.equal(sh.status, 0, `sh -n: ${sh.stderr}`);
+	// rdmak's own loop: apply on the mounted policies, the marker on done or reboot-needed, again on
+	// a change; alive for its probe
+	assert.deepEqual(c.command, ['rdmak', 'vf', 'apply']);
+	const arg = (n) => c.args.find((a) => a.startsWith(`--${n}=`))?.slice(n.length + 3);
+	assert.equal(arg('policy'), '/etc/rdmak/vf/policies.json');
+	assert.equal(arg('root'), '/host');
+	assert.equal(arg('timeout'), '10000');
+	assert.equal(arg('node-labels'), 'feature.node.kubernetes.io/pci-15b3.present=true,kubernetes.io/os=linux', 'the plugin\'s nodeSelector and vf.nodeLabels');
+	assert.equal(arg('interval'), '30');
+	assert.equal(arg('ready-file'), '/run/rdmak/vf/ready');
+	assert.deepEqual(c.livenessProbe.exec.command, ['rdmak', 'probe', '--max-age', '60', '/run/rdmak-alive/alive']);
+	const m = [null, arg('timeout'), arg('node-labels')];
 
 	// the plugin waits for that marker, read-only
 	const pc = plugin.containers[0];
@@ -691,7 +692,7 @@ test('vf: off by default; on, a DaemonSet on the plugin\'s nodes runs `rdmak vf 
 	assert.equal(plan.status, 3, plan.stderr);
 	assert.deepEqual(JSON.parse(plan.stdout).pfs.map((p) => [p.pf, p.policy, p.want_numvfs]), [['0000:1b:00.0', 'cx5', 8]]);
 	// without vf.nodeLabels, the policies' nodeSelector (kubernetes.io/os) selects nothing: exit 6,
-	// which the script does not take for ready
+	// which the loop does not take for ready
 	const bare = spawnSync(RDMAK, ['vf', 'plan', '--policy', f, '--root', path.join(NODES, 'cx5-roce-sriov'), '--node-labels', 'feature.node.kubernetes.io/pci-15b3.present=true'], { encoding: 'utf8' });
 	assert.equal(bare.status, 6, bare.stderr);
 	assert.match(bare.stdout, /no PF of this node is selected/);
