@@ -15,7 +15,7 @@
 #include "cnispec/cnispec.h"
 #include "dispatch/dispatch.h"
 #include "doc/yaml.h"
-#include "ipam/ipam.h"
+#include "ipamconf/ipamconf.h"
 
 /* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
  * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
@@ -151,7 +151,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 	struct cnispec_error err = { 0 };
 	struct cnispec_conf *conf = NULL;
 	struct cni_config cfg = { 0 };
-	struct ipam_config *ic = NULL;
+	struct ipamconf *ic = NULL;
 	json_t *sent = json_deep_copy(config);
 	char *text = NULL;
 	int r;
@@ -178,7 +178,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 		r = cni_config_parse(conf, &cfg, &err);
 		if (r >= 0) {
 			if (conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
-				r = ipam_config_parse(conf->ipam, conf->name, &ic, &err);
+				r = ipamconf_parse(conf->ipam, conf->name, &ic, &err);
 			cni_config_clear(&cfg);
 		}
 	}
@@ -186,7 +186,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 		note(cv, true, path,
 		     "rdmak-cni refuses this config (code %u: %s: %s): edit it before use",
 		     err.code, err.msg, err.details);
-	ipam_config_free(ic);
+	ipamconf_free(ic);
 	cnispec_conf_free(conf);
 	free(text);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipam/internal.h"
+#include "ipam/ipam.h"
 #include "ipam/cni.h"
 #include "doc/doc.h"
 #include "util/cleanup.h"
@@ -63,7 +63,7 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int load_config(const char *path, struct ipam_config **ret)
+static int load_config(const char *path, struct ipamconf **ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
@@ -74,7 +74,7 @@ static int load_config(const char *path, struct ipam_config **ret)
 		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
 		return -EXIT_USAGE;
 	}
-	if (ipam_config_load(buf, len, ret, &err) < 0) {
+	if (ipamconf_load(buf, len, ret, &err) < 0) {
 		fprintf(stderr, "rdmak ipam: %s: %s: %s\n", path, err.msg, err.details);
 		return -EXIT_USAGE;
 	}
@@ -83,7 +83,7 @@ static int load_config(const char *path, struct ipam_config **ret)
 	return 0;
 }
 
-static int open_store(const struct ipam_config *c, struct ipam_store **ret)
+static int open_store(const struct ipamconf *c, struct ipam_store **ret)
 {
 	char why[600];
 
@@ -135,7 +135,7 @@ static void add_pod_column(json_t *rows)
 	}
 }
 
-static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json)
+static int cmd_list(struct ipam_store *s, const struct ipamconf *c, bool json)
 {
 	static const struct doc_column range_cols[] = {
 		{ "RANGE", "range" }, { "POOL", "pool" }, { "SIZE", "size" },
@@ -190,7 +190,7 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 
 /* ---- release ------------------------------------------------------------------------------------ */
 
-static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const char *cid,
+static int cmd_release(struct ipam_store *s, const struct ipamconf *c, const char *cid,
 		       const char *ifname)
 {
 	struct cnispec_error err = { 0 };
@@ -252,8 +252,7 @@ static int load_valid(const char *path, struct cnispec_conf **ret)
 	return 0;
 }
 
-static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char *valid_path,
-		  bool json)
+static int cmd_gc(struct ipam_store *s, const struct ipamconf *c, const char *valid_path, bool json)
 {
 	struct cnispec_conf *valid = NULL;
 	struct cnispec_error err = { 0 };
@@ -300,8 +299,8 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 
 /* ---- reclaim ------------------------------------------------------------------------------------ */
 
-static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node,
-		       bool force, bool json)
+static int cmd_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *node, bool force,
+		       bool json)
 {
 	struct cnispec_error err = { 0 };
 	json_t *report = NULL, *row;
@@ -361,7 +360,7 @@ int ipam_cli_main(int argc, char **argv)
 	};
 	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd,
 		   *why;
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	struct ipam_store *s = NULL;
 	bool json = false, repair = false, force = false;
 	int ch, r;
@@ -401,7 +400,7 @@ int ipam_cli_main(int argc, char **argv)
 						: "--node and --force go with reclaim");
 		return EXIT_USAGE;
 	}
-	if (node && !ipam_node_name_valid(node)) {
+	if (node && !ipamconf_node_name_valid(node)) {
 		fprintf(stderr, "rdmak ipam reclaim: --node \"%s\" is not a node name\n", node);
 		return EXIT_USAGE;
 	}
@@ -435,7 +434,7 @@ int ipam_cli_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((r = load_config(config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
-		ipam_config_free(c);
+		ipamconf_free(c);
 		return -r;
 	}
 	s->junk = print_junk;
@@ -449,6 +448,6 @@ int ipam_cli_main(int argc, char **argv)
 	else
 		r = cmd_gc(s, c, valid, json);
 	ipam_store_close(s);
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return r;
 }

@@ -40,9 +40,9 @@ extern const struct ipam_store_driver ipam_store_etcd_driver __attribute__((weak
 
 struct blocks_store {
 	struct ipam_store *local;
-	struct ipam_store *cluster;    /* NULL until a block is needed */
-	struct ipam_store_config ccfg; /* the cluster's config, for the lazy open */
-	char *dir;		       /* dataDir/blocks */
+	struct ipam_store *cluster; /* NULL until a block is needed */
+	struct ipamconf_store ccfg; /* the cluster's config, for the lazy open */
+	char *dir;		    /* dataDir/blocks */
 	char node[254];
 	unsigned size, grace;
 };
@@ -55,20 +55,6 @@ static struct blocks_store *BS(struct ipam_store *s)
 static const struct blocks_store *BSC(const struct ipam_store *s)
 {
 	return s->priv;
-}
-
-bool ipam_node_name_valid(const char *n)
-{
-	size_t len = n ? strlen(n) : 0;
-
-	if (len == 0 || len > 253 || n[0] == '.' || n[0] == '-' || n[len - 1] == '.' ||
-	    n[len - 1] == '-')
-		return false;
-	for (const char *p = n; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
-		      *p == '.'))
-			return false;
-	return true;
 }
 
 /* The node's name, in order: nodeName, RDMAK_NODE_NAME, the file the installer writes
@@ -104,7 +90,7 @@ int ipam_node_name(const char *given, char *buf, size_t n, const char **ret_sour
 		*ret_source = "the host name";
 		snprintf(buf, n, "%s", text);
 	}
-	return ipam_node_name_valid(buf) ? 0 : -EINVAL;
+	return ipamconf_node_name_valid(buf) ? 0 : -EINVAL;
 }
 
 /* ---- delegation to the local store ---------------------------------------------------------- */
@@ -438,15 +424,15 @@ static void b_close(struct ipam_store *s)
 		return;
 	ipam_store_close(bs->local);
 	ipam_store_close(bs->cluster);
-	ipam_store_config_clear(&bs->ccfg);
+	ipamconf_store_clear(&bs->ccfg);
 	free(bs->dir);
 	free(bs);
 	s->priv = NULL;
 }
 
-static int copy_config(const struct ipam_store_config *cfg, struct ipam_store_config *c)
+static int copy_config(const struct ipamconf_store *cfg, struct ipamconf_store *c)
 {
-	c->kind = IPAM_STORE_ETCD;
+	c->kind = IPAMCONF_STORE_ETCD;
 	c->endpoints = calloc(cfg->n_endpoints + 1, sizeof(char *));
 	if (!c->endpoints)
 		return -ENOMEM;
@@ -463,9 +449,9 @@ static int copy_config(const struct ipam_store_config *cfg, struct ipam_store_co
 	return 0;
 }
 
-static int b_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int b_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
-	struct ipam_store_config lcfg = { .kind = IPAM_STORE_FILE, .data_dir = cfg->data_dir };
+	struct ipamconf_store lcfg = { .kind = IPAMCONF_STORE_FILE, .data_dir = cfg->data_dir };
 	struct blocks_store *bs = calloc(1, sizeof(*bs));
 	const char *source = "";
 	char why[sizeof(s->error)];
@@ -486,7 +472,7 @@ static int b_open(struct ipam_store *s, const struct ipam_store_config *cfg)
 	}
 	r = copy_config(cfg, &bs->ccfg);
 	if (r >= 0 && asprintf(&bs->dir, "%s/blocks",
-			       cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR) < 0)
+			       cfg->data_dir ? cfg->data_dir : IPAMCONF_FILE_DEFAULT_DIR) < 0)
 		r = -ENOMEM;
 	if (r >= 0 && (r = ipam_store_open_driver(&ipam_store_file_driver, &lcfg, &bs->local, why,
 						  sizeof(why))) < 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The etcd store: rdmak-ipam's reservations cluster-wide, on etcd v3 (src/etcd).
  *
- * Keys, under the configured prefix P (default IPAM_ETCD_DEFAULT_PREFIX):
+ * Keys, under the configured prefix P (default IPAMCONF_ETCD_DEFAULT_PREFIX):
  *   P/claims/<pool>/<address>   the owner of one handed-out address
  *   P/records/<network>/<key>   one attachment's state (<containerID>:<ifname>)
  *   P/cursors/<pool>            the address handed out last in the pool
@@ -561,7 +561,7 @@ static void etcd_store_close(struct ipam_store *s)
 	s->priv = NULL;
 }
 
-static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int etcd_store_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
 	struct etcd_config ec = {
 		.endpoints = (const char *const *)cfg->endpoints,
@@ -570,7 +570,8 @@ static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config 
 		.cert_file = cfg->tls_cert,
 		.key_file = cfg->tls_key,
 	};
-	const char *prefix = cfg->prefix && cfg->prefix[0] ? cfg->prefix : IPAM_ETCD_DEFAULT_PREFIX;
+	const char *prefix =
+		cfg->prefix && cfg->prefix[0] ? cfg->prefix : IPAMCONF_ETCD_DEFAULT_PREFIX;
 	_cleanup_free_ char *why = NULL;
 	struct etcd_store *es;
 	size_t len = strlen(prefix);
@@ -580,7 +581,7 @@ static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config 
 		len--;
 	if (len == 0 || (len == 1 && prefix[0] == '/'))
 		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s",
-			    prefix, IPAM_ETCD_DEFAULT_PREFIX);
+			    prefix, IPAMCONF_ETCD_DEFAULT_PREFIX);
 	es = calloc(1, sizeof(*es));
 	if (!es)
 		return -ENOMEM;

@@ -166,23 +166,23 @@ bool ipam_store_etcd_linked(void)
 	return &ipam_store_etcd_driver != NULL;
 }
 
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+int ipam_store_open(const struct ipamconf_store *cfg, struct ipam_store **ret, char *why,
 		    size_t whylen)
 {
 	/* with blocks, the etcd module is needed only when the node takes a new block */
-	if (cfg->kind == IPAM_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
+	if (cfg->kind == IPAMCONF_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
 		if (whylen)
 			snprintf(why, whylen,
 				 "etcd store: not in this binary (run the full rdmak)");
 		return -ENOPKG;
 	}
-	return ipam_store_open_driver(cfg->kind == IPAM_STORE_FILE ? &ipam_store_file_driver
-				      : cfg->block_size		   ? &ipam_store_blocks_driver
-								   : &ipam_store_etcd_driver,
+	return ipam_store_open_driver(cfg->kind == IPAMCONF_STORE_FILE ? &ipam_store_file_driver
+				      : cfg->block_size		       ? &ipam_store_blocks_driver
+								       : &ipam_store_etcd_driver,
 				      cfg, ret, why, whylen);
 }
 
-int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipamconf_store *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen)
 {
 	struct ipam_store *s = calloc(1, sizeof(*s));
@@ -220,18 +220,4 @@ bool ipam_store_commits(const struct ipam_store *s)
 bool ipam_store_unreachable(int r)
 {
 	return r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ENOTCONN;
-}
-
-void ipam_store_config_clear(struct ipam_store_config *c)
-{
-	for (size_t i = 0; i < c->n_endpoints; i++)
-		free(c->endpoints[i]);
-	free(c->endpoints);
-	free(c->data_dir);
-	free(c->prefix);
-	free(c->tls_ca);
-	free(c->tls_cert);
-	free(c->tls_key);
-	free(c->node_name);
-	memset(c, 0, sizeof(*c));
 }

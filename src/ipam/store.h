@@ -34,39 +34,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ipamconf/ipamconf.h"
+
 /* The value of a record whose ADD has begun and not finished. */
 #define IPAM_RECORD_PENDING "{\"state\":\"pending\"}"
 
 /* Owner and record values stay below this (XFS keeps symlink targets up to 1024 bytes). */
 #define IPAM_STORE_VALUE_MAX 1000
-
-enum ipam_store_kind {
-	IPAM_STORE_FILE,
-	IPAM_STORE_ETCD,
-};
-
-struct ipam_store_config {
-	enum ipam_store_kind kind;
-	char *data_dir;	  /* file: default IPAM_FILE_DEFAULT_DIR */
-	char **endpoints; /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
-	size_t n_endpoints;
-	char *prefix; /* etcd: key prefix, default IPAM_ETCD_DEFAULT_PREFIX */
-	char *tls_ca; /* etcd: PEM files, NULL when not given */
-	char *tls_cert;
-	char *tls_key;
-	/* etcd with per-node blocks (store-blocks.c): block_size > 0. The node's own blocks and
-	 * claims live in data_dir (a file store); node_name NULL: RDMAK_NODE_NAME, else the
-	 * installer's file, else the host name (ipam_node_name()). */
-	unsigned block_size;
-	unsigned block_grace_s; /* an empty block is given back after this long */
-	char *node_name;
-};
-
-#define IPAM_BLOCK_DEFAULT_SIZE	 32  /* nv-ipam's perNodeBlockSize default */
-#define IPAM_BLOCK_DEFAULT_GRACE 600 /* seconds */
-
-#define IPAM_FILE_DEFAULT_DIR	 "/var/lib/cni/rdmak-ipam"
-#define IPAM_ETCD_DEFAULT_PREFIX "/rdmak/ipam"
 
 struct ipam_store;
 
@@ -145,7 +119,7 @@ struct ipam_store_ops {
  * slots NULL, which ipam_store_open() fills with the defaults. */
 struct ipam_store_driver {
 	const char *name; /* "file", "etcd" */
-	int (*open)(struct ipam_store *s, const struct ipam_store_config *cfg);
+	int (*open)(struct ipam_store *s, const struct ipamconf_store *cfg);
 	const struct ipam_store_ops *ops;
 };
 
@@ -176,24 +150,22 @@ struct ipam_store {
 };
 
 /* Open the store cfg names. On failure -errno with the reason in why. */
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+int ipam_store_open(const struct ipamconf_store *cfg, struct ipam_store **ret, char *why,
 		    size_t whylen);
 /* The same with a given driver (tests: a store that fails on demand). */
-int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipamconf_store *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen);
 void ipam_store_close(struct ipam_store *s);
 /* Whether the store's driver has its own claim_commit (one write per new attachment). */
 bool ipam_store_commits(const struct ipam_store *s);
 /* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
 bool ipam_store_unreachable(int r);
-void ipam_store_config_clear(struct ipam_store_config *c);
 
 /* ---- per-node blocks (store-blocks.c) ------------------------------------------------------ */
 
 /* Where the CNI installer (deploy/cni-install.sh) writes the node's name; RDMAK_NODE_NAME_FILE
  * overrides it. */
 #define IPAM_NODE_NAME_FILE "/opt/rdmak/node-name"
-bool ipam_node_name_valid(const char *n);
 /* The node's name: given (nodeName), else RDMAK_NODE_NAME, else the installer's file, else the
  * host name; *ret_source says which. -EINVAL when what it found is not a node name. */
 int ipam_node_name(const char *given, char *buf, size_t n, const char **ret_source);
