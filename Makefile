@@ -120,6 +120,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 
 # apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
 $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
+# convert's lookups and comparisons counted, to show they grow linearly with the input
+$(BUILD)/tests/test_convert_scale: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_equal
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)

@@ -16,16 +16,23 @@
 #include "dispatch/dispatch.h"
 #include "doc/yaml.h"
 #include "ipamconf/ipamconf.h"
+#include "util/cleanup.h"
 
 /* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
  * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
 #define ETCD_ENDPOINT "https://rdmak-etcd.rdmak.svc:2379"
 #define ETCD_TLS_DIR  "/etc/rdmak/etcd"
 
+/* What one object's conversion looks up across the whole input is indexed once (conv_index), so
+ * that a run costs what its objects do, not their number squared. */
 struct conv {
 	const json_t *inputs;
 	json_t *values; /* the chart's values, built up by NicClusterPolicy and SriovNetworkNodePolicy */
-	json_t *doc; /* the document being made: {from, notes, objects} */
+	json_t *doc;	  /* the document being made: {from, notes, objects} */
+	json_t *names;	  /* "kind/namespace/name" -> [index of each input so named] */
+	json_t *pools;	  /* SpiderIPPool name -> the first one so named */
+	json_t *pf_users; /* a rootDevices entry -> [index of each SriovNetworkNodePolicy naming it] */
+	json_t *prefixes; /* a resource name -> the prefix the first network naming it gives it */
 	int fixes;
 	int oom;
 };
@@ -107,6 +114,93 @@ static void plugin_config_add(struct conv *cv, const char *key, json_t *elems)
 	}
 	if (json_array_extend(list, elems) < 0)
 		cv->oom = 1;
+}
+
+/* ---- the index ---------------------------------------------------------------------------- */
+
+static const char *kind_of(const json_t *o)
+{
+	return str_or(json_string_value(json_object_get(o, "kind")));
+}
+
+static const char *name_of(const json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+}
+
+static void name_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+	/* '/' is in no kind, namespace or name */
+	snprintf(buf, len, "%s/%s/%s", kind, str_or(ns), str_or(name));
+}
+
+/* Append i to the array map[key], made on first use. */
+static int index_add(json_t *map, const char *key, size_t i)
+{
+	json_t *list = json_object_get(map, key);
+
+	if (!list && (!(list = json_array()) || json_object_set_new(map, key, list) < 0))
+		return -ENOMEM;
+	return json_array_append_new(list, json_integer((json_int_t)i));
+}
+
+static int index_one(struct conv *cv, const json_t *o, size_t i)
+{
+	const json_t *md = json_object_get(o, "metadata"), *spec = json_object_get(o, "spec");
+	const char *kind = kind_of(o), *name = name_of(o), *k;
+	char key[768];
+	size_t j;
+	json_t *v;
+
+	if (name) {
+		name_key(key, sizeof(key), kind,
+			 json_string_value(json_object_get(md, "namespace")), name);
+		if (index_add(cv->names, key, i) < 0)
+			return -ENOMEM;
+	}
+	if (name && !strcmp(kind, "SpiderIPPool") && !json_object_get(cv->pools, name) &&
+	    json_object_set(cv->pools, name, (json_t *)o) < 0)
+		return -ENOMEM;
+	if (!strcmp(kind, "SriovNetworkNodePolicy"))
+		json_array_foreach(
+			json_object_get(json_object_get(spec, "nicSelector"), "rootDevices"), j,
+			v) if (json_is_string(v) &&
+			       index_add(cv->pf_users, json_string_value(v), i) < 0) return -ENOMEM;
+	/* a network's resourceName ("spidernet.io/gpu1sriov") gives its resource a prefix */
+	json_object_foreach((json_t *)spec, k, v)
+	{
+		const char *r = json_string_value(json_object_get(v, "resourceName"));
+		const char *slash = r ? strchr(r, '/') : NULL;
+		json_t *prefix;
+
+		if (!slash || json_object_get(cv->prefixes, slash + 1))
+			continue;
+		prefix = json_stringn(r, (size_t)(slash - r));
+		if (!prefix || json_object_set_new(cv->prefixes, slash + 1, prefix) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int conv_index(struct conv *cv)
+{
+	size_t i;
+	json_t *in;
+
+	cv->names = json_object();
+	cv->pools = json_object();
+	cv->pf_users = json_object();
+	cv->prefixes = json_object();
+	if (!cv->names || !cv->pools || !cv->pf_users || !cv->prefixes)
+		return -ENOMEM;
+	json_array_foreach(cv->inputs, i, in)
+	{
+		const json_t *o = json_object_get(in, "object");
+
+		if (json_is_object(o) && index_one(cv, o, i) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- addresses -------------------------------------------------------------------------- */
@@ -494,32 +588,10 @@ static const char *vf_device_id(const char *pf)
 	return NULL;
 }
 
-/* The prefix a SpiderMultusConfig in the input gives this resource ("spidernet.io/gpu1sriov"). */
-static const char *prefix_from_networks(const json_t *inputs, const char *resource, char *buf,
-					size_t len)
+/* The prefix a network in the input gives this resource ("spidernet.io/gpu1sriov"), or NULL. */
+static const char *prefix_from_networks(const struct conv *cv, const char *resource)
 {
-	size_t i;
-	json_t *in;
-
-	json_array_foreach(inputs, i, in)
-	{
-		const json_t *spec = json_object_get(json_object_get(in, "object"), "spec");
-		const char *k;
-		json_t *blk;
-
-		json_object_foreach((json_t *)spec, k, blk)
-		{
-			const char *r = json_string_value(json_object_get(blk, "resourceName"));
-			const char *slash = r ? strchr(r, '/') : NULL;
-
-			if (slash && !strcmp(slash + 1, resource) && (size_t)(slash - r) < len) {
-				memcpy(buf, r, (size_t)(slash - r));
-				buf[slash - r] = '\0';
-				return buf;
-			}
-		}
-	}
-	return NULL;
+	return json_string_value(json_object_get(cv->prefixes, resource));
 }
 
 static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
@@ -530,7 +602,6 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 	const char *link = json_string_value(json_object_get(spec, "linkType"));
 	const char *dtype = json_string_value(json_object_get(spec, "deviceType"));
 	const char *k;
-	char pbuf[128];
 	const char *prefix;
 	json_t *v, *sel, *entry, *one;
 
@@ -607,7 +678,7 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 		else
 			note(cv, false, p, "not carried: rdmak has no counterpart");
 	}
-	prefix = prefix_from_networks(cv->inputs, resource, pbuf, sizeof(pbuf));
+	prefix = prefix_from_networks(cv, resource);
 	if (!prefix) {
 		prefix = "openshift.io";
 		note(cv, false, "spec.resourceName",
@@ -632,20 +703,48 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 /* Two policies on the same PF: the SR-IOV operator's priority decides which one configures it,
  * but in the plugin's resourceList both entries select the same VFs, counted in two resources.
  * Seed 004 names 0000:86:00.0 in both of its policies (a copy of the first). */
+static int index_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t self)
 {
 	const json_t *mine = json_object_get(
 		json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
-	size_t i, j, k;
-	json_t *in, *a, *b;
+	_cleanup_free_ size_t *other = NULL;
+	size_t i, j, k, n = 0, cap = 0;
+	json_t *a, *b, *x;
 
-	json_array_foreach(cv->inputs, i, in)
+	/* the policies naming one of its PFs, in input order (the notes' order) */
+	json_array_foreach(mine, j, a)
 	{
-		const json_t *o = json_object_get(in, "object");
+		const json_t *users = json_object_get(cv->pf_users, str_or(json_string_value(a)));
+
+		json_array_foreach(users, k, x)
+		{
+			if (n == cap) {
+				size_t *v = realloc(other, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+
+				if (!v) {
+					cv->oom = 1;
+					return;
+				}
+				other = v;
+			}
+			other[n++] = (size_t)json_integer_value(x);
+		}
+	}
+	if (n)
+		qsort(other, n, sizeof(*other), index_cmp);
+	for (size_t m = 0; m < n; m++) {
+		const json_t *o = json_object_get(json_array_get(cv->inputs, other[m]), "object");
 		const json_t *theirs;
 
-		if (i == self || strcmp(str_or(json_string_value(json_object_get(o, "kind"))),
-					"SriovNetworkNodePolicy"))
+		i = other[m];
+		if (i == self || (m && other[m - 1] == i))
 			continue;
 		theirs = json_object_get(json_object_get(json_object_get(o, "spec"), "nicSelector"),
 					 "rootDevices");
@@ -654,30 +753,15 @@ static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t sel
 			note(cv, true, "spec.nicSelector.rootDevices",
 			     "PF %s is also selected by policy %s: "
 			     "its VFs would be in two resources; give each policy its own PF",
-			     json_string_value(a),
-			     json_string_value(
-				     json_object_get(json_object_get(o, "metadata"), "name")));
+			     json_string_value(a), str_or(name_of(o)));
 	}
 }
 
 /* ---- SpiderMultusConfig and SpiderIPPool -------------------------------------------------- */
 
-static const json_t *find_pool(const json_t *inputs, const char *name)
+static const json_t *find_pool(const struct conv *cv, const char *name)
 {
-	size_t i;
-	json_t *in;
-
-	json_array_foreach(inputs, i, in)
-	{
-		const json_t *o = json_object_get(in, "object");
-		const char *n =
-			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
-
-		if (n && !strcmp(n, name) &&
-		    !strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SpiderIPPool"))
-			return o;
-	}
-	return NULL;
+	return json_object_get(cv->pools, name);
 }
 
 /* A SpiderIPPool's ips ("a-b" or "a") as host-local ranges in set; its routes into routes. */
@@ -749,9 +833,8 @@ static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippo
 		snprintf(p, sizeof(p), "%s.%s", path, families[f]);
 		json_array_foreach(json_object_get(ippools, families[f]), i, v)
 		{
-			const json_t *pool = json_is_string(v)
-						     ? find_pool(cv->inputs, json_string_value(v))
-						     : NULL;
+			const json_t *pool =
+				json_is_string(v) ? find_pool(cv, json_string_value(v)) : NULL;
 
 			if (!pool)
 				note(cv, true, p,
@@ -899,18 +982,17 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind,
 				const char *name, const char *ns, size_t self)
 {
-	size_t i;
-	json_t *in;
+	char key[768];
+	size_t j;
+	json_t *x;
 
-	json_array_foreach(cv->inputs, i, in)
+	name_key(key, sizeof(key), kind, ns, name);
+	json_array_foreach(json_object_get(cv->names, key), j, x)
 	{
-		const json_t *o = json_object_get(in, "object");
-		const json_t *md = json_object_get(o, "metadata");
+		size_t i = (size_t)json_integer_value(x);
+		const json_t *in = json_array_get(cv->inputs, i);
 
-		if (i == self || json_equal(o, obj) ||
-		    strcmp(str_or(json_string_value(json_object_get(o, "kind"))), kind) ||
-		    strcmp(str_or(json_string_value(json_object_get(md, "name"))), name) ||
-		    strcmp(str_or(json_string_value(json_object_get(md, "namespace"))), str_or(ns)))
+		if (i == self || json_equal(json_object_get(in, "object"), obj))
 			continue;
 		note(cv, true, "metadata.name",
 		     "%s %s is also defined, differently, in %s (object %zu of the input): "
@@ -964,6 +1046,15 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 	return 0;
 }
 
+static void conv_clear(struct conv *cv)
+{
+	json_decref(cv->values);
+	json_decref(cv->names);
+	json_decref(cv->pools);
+	json_decref(cv->pf_users);
+	json_decref(cv->prefixes);
+}
+
 int convert_run(const json_t *inputs, json_t **ret)
 {
 	struct conv cv = { .inputs = inputs };
@@ -973,7 +1064,7 @@ int convert_run(const json_t *inputs, json_t **ret)
 	int r = 0;
 
 	cv.values = json_object();
-	if (!docs || !cv.values) {
+	if (!docs || !cv.values || conv_index(&cv) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -996,11 +1087,11 @@ int convert_run(const json_t *inputs, json_t **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
-	json_decref(cv.values);
+	conv_clear(&cv);
 	*ret = out;
 	return 0;
 fail:
 	json_decref(docs);
-	json_decref(cv.values);
+	conv_clear(&cv);
 	return r;
 }
