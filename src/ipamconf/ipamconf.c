@@ -363,6 +363,9 @@ static const struct dispatch_field hl_range_fields[] = {
 	DISPATCH_FIELD("rangeStart", JSON_STRING, hl_start, 0, 0),
 	DISPATCH_FIELD("rangeEnd", JSON_STRING, hl_end, 0, 0),
 	DISPATCH_FIELD("gateway", JSON_STRING, range_gateway, 0, 0),
+	/* rdmak's (whereabouts' key, in host-local's shape): what `rdmak convert` carries a
+	 * Spiderpool pool's excludeIPs and its addresses in use into */
+	DISPATCH_FIELD("exclude", JSON_ARRAY, wb_exclude, 0, 0),
 	{},
 };
 
@@ -581,6 +584,9 @@ static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, v
 #define ETCD_AUTH                                                                                  \
 	"rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
 #define TOP(m) offsetof(struct top, m)
+#define HL_LEGACY                                                                                  \
+	"host-local's legacy top-level range: write it as \"ranges\": [[{\"subnet\", "             \
+	"\"rangeStart\", \"rangeEnd\", \"gateway\"}]] (whereabouts' \"range\" also works)"
 
 static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("type", JSON_STRING, NULL, TOP(type), 0),
@@ -628,6 +634,10 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_REFUSE("addresses",
 			"static addresses are not allocated: use the static IPAM plugin for them"),
 	DISPATCH_REFUSE("resolvConf", "put the resolver settings in \"dns\""),
+	/* host-local's legacy form (its range keys at the top of the block) */
+	DISPATCH_REFUSE("subnet", HL_LEGACY),
+	DISPATCH_REFUSE("rangeStart", HL_LEGACY),
+	DISPATCH_REFUSE("rangeEnd", HL_LEGACY),
 	DISPATCH_REFUSE("etcd_username", ETCD_AUTH),
 	DISPATCH_REFUSE("etcd_password", ETCD_AUTH),
 	{},

@@ -269,6 +269,16 @@ static void test_host_local(void **state)
 	assert_int_equal(c->routes_dns->routes[1].table, 107);
 	assert_string_equal(c->routes_dns->dns.nameservers[0], "10.56.0.1");
 	ipamconf_free(c);
+	/* exclude in a host-local range (rdmak's: what `rdmak convert` writes a SpiderIPPool's
+	 * excludeIPs and held addresses into): 10.57.0.10-20 less .12/31 and .20 */
+	c = parse_ok("{\"ranges\":[[{\"subnet\":\"10.57.0.0/24\",\"rangeStart\":\"10.57.0.10\","
+		     "\"rangeEnd\":\"10.57.0.20\",\"exclude\":[\"10.57.0.12/31\",\"10.57.0.20\"]}]]}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "8");
+	assert_string_equal(str(&c->sets[0].r[0], next(&c->sets[0].r[0], "10.57.0.12")), "10.57.0.14");
+	assert_int_equal(next(&c->sets[0].r[0], "10.57.0.20"), 0);
+	ipamconf_free(c);
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.57.0.0/24\",\"exclude\":[\"fd00::1\"]}]]}", 7,
+		  "ipam.ranges[0][0].exclude[0]: \"fd00::1\" is not of the range's address family");
 }
 
 /* issue 17 §2: host-local's refusals, whereabouts' acceptances. */
@@ -405,6 +415,11 @@ static void test_refusals(void **state)
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"leader_lease_duration\":1500}", 2,
 		  "ipam.leader_lease_duration: unsupported key (value: 1500); whereabouts' leader election: rdmak-ipam "
 		  "takes no cluster-wide lock; remove it");
+	/* host-local's legacy form: refused naming what to write instead */
+	parse_bad("{\"subnet\":\"10.10.0.0/16\",\"rangeStart\":\"10.10.1.20\"}", 2,
+		  "ipam.subnet: unsupported key (value: \"10.10.0.0/16\"); host-local's legacy top-level range: "
+		  "write it as \"ranges\": [[{\"subnet\", \"rangeStart\", \"rangeEnd\", \"gateway\"}]] "
+		  "(whereabouts' \"range\" also works)");
 	parse_bad("{}", 7, "ipam: no range: give \"range\", \"ipRanges\" or \"ranges\"");
 	/* a /0 handed out 0.0.0.1/0: every destination on the link */
 	parse_bad("{\"range\":\"10.9.0.0/0\"}", 7,
