@@ -38,6 +38,8 @@ static const char *const method_path[ETCD_M__MAX] = {
 	[ETCD_M_DELETE_RANGE] = "/etcdserverpb.KV/DeleteRange",
 	[ETCD_M_TXN] = "/etcdserverpb.KV/Txn",
 	[ETCD_M_STATUS] = "/etcdserverpb.Maintenance/Status",
+	[ETCD_M_LEASE_GRANT] = "/etcdserverpb.Lease/LeaseGrant",
+	[ETCD_M_LEASE_TTL] = "/etcdserverpb.Lease/LeaseTimeToLive",
 };
 
 struct etcd_endpoint {
@@ -399,9 +401,14 @@ static void calls_report(const struct etcd_client *c)
 
 	if (!path || !*path)
 		return;
-	n = snprintf(line, sizeof(line), "range %lu put %lu delete %lu txn %lu\n",
+	/* leases only when there were any: the per-address store's lines stay as they were */
+	n = snprintf(line, sizeof(line), "range %lu put %lu delete %lu txn %lu",
 		     c->calls[ETCD_M_RANGE], c->calls[ETCD_M_PUT], c->calls[ETCD_M_DELETE_RANGE],
 		     c->calls[ETCD_M_TXN]);
+	if (c->calls[ETCD_M_LEASE_GRANT] + c->calls[ETCD_M_LEASE_TTL])
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " lease %lu",
+			      c->calls[ETCD_M_LEASE_GRANT] + c->calls[ETCD_M_LEASE_TTL]);
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "\n");
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
