@@ -42,6 +42,10 @@ int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec
 				    s->driver->name, s->error[0] ? s->error : strerror(-r));
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* the pool's way (single addresses, or blocks of a size) is not this configuration's */
+	if (r == -EXDEV)
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s",
+				    s->error);
 	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s",
 			    s->driver->name, s->error[0] ? s->error : strerror(-r));
 }
@@ -659,12 +663,52 @@ static bool value_is_node(const char *value, const char *node)
 
 /* Every block of the cluster (the taken ones); this node's that its local list lacks (an ADD
  * killed between the block's Txn and the local link) are adopted on the way. */
+/* A block of the pool that is no cell of this configuration's grid: one of another size, taken
+ * before the pool stored its size, by a configuration that disagreed. -EXDEV naming it. */
+static int block_misfit(struct blocks *b, const char *name, const char *value)
+{
+	json_t *v = json_loads(value, 0, NULL);
+	const char *last = json_string_value(json_object_get(v, "last"));
+	const char *node = json_string_value(json_object_get(v, "node"));
+	struct cnispec_addr a, l;
+	ipamconf_u128 x, y;
+	int r = 0;
+
+	if (cnispec_addr_parse(name, &a) == 0 && a.family == b->r->family && last &&
+	    cnispec_addr_parse(last, &l) == 0 && l.family == a.family) {
+		x = ipamconf_u128_from_addr(&a);
+		y = ipamconf_u128_from_addr(&l);
+		if (x >= b->r->net && ((x - b->r->net) % b->size || y < x || y - x >= b->size)) {
+			char sz[40];
+
+			/* the pool's stored size says it best, when it has one */
+			if ((r = ipam_blocks_size_check(b->s, b->pool)) < 0) {
+				json_decref(v);
+				return r;
+			}
+
+			snprintf(
+				b->s->error, sizeof(b->s->error),
+				"pool %s holds block %s-%s (node %s), which is no block of %s addresses: "
+				"its configurations disagreed on perNodeBlockSize before the pool "
+				"stored its size; give them all the size of its blocks",
+				b->pool, name, last, node ? node : "?",
+				ipamconf_u128_str(b->size, sz));
+			r = -EXDEV;
+		}
+	}
+	json_decref(v);
+	return r;
+}
+
 static int owner_one(void *ud, const char *name, const char *value)
 {
 	struct blocks *b = ud;
 	ipamconf_u128 x;
 	int r;
 
+	if ((r = block_misfit(b, name, value)) < 0)
+		return r;
 	if (!block_first(b, name, &x))
 		return 0;
 	if (value_is_node(value, ipam_blocks_node(b->s))) {
@@ -761,6 +805,24 @@ static bool blocks_has(const struct blocks *b, ipamconf_u128 first)
 	return b->n && bsearch(&first, b->first, b->n, sizeof(*b->first), u128_cmp) != NULL;
 }
 
+/* A claim made while the lease held is only good if it still holds after it: a process stalled
+ * between the two (past the lease, while a reclaim gave the block away) gives it back. */
+static int lease_still_held(struct ipam_store *s, const struct ipamconf_range *r, const char *value,
+			    ipamconf_u128 a)
+{
+	char addr[CNISPEC_PREFIX_STRLEN];
+
+	if (ipam_blocks_lease_holds(s))
+		return 1;
+	ipamconf_range_addr_str(r, a, addr);
+	s->ops.release(s, r->pool, addr, value);
+	snprintf(s->error, sizeof(s->error),
+		 "node %s's lease lapsed while this ADD claimed %s in pool %s: the claim is given "
+		 "back; try again",
+		 ipam_blocks_node(s), addr, r->pool);
+	return -ETIMEDOUT;
+}
+
 /* ADD on a blocks store: the node's own blocks first, with no network round trip; when none has
  * room, a new block from the cluster (one compare-and-put), taken under the pool's lock held
  * exclusively, so that the node's racing ADDs take one block, not one each. 1, 0 no block with
@@ -773,6 +835,10 @@ static int alloc_in_blocks(struct ipam_store *s, const struct ipamconf_range *r,
 	ipamconf_u128 k;
 	int fd, e;
 
+	/* the node hands out addresses from its blocks only while it holds its lease */
+	e = ipam_blocks_lease(s, IPAM_LEASE_ADD);
+	if (e < 0)
+		return e;
 	fd = ipam_blocks_lock(s, r->pool, false);
 	if (fd < 0)
 		return fd;
@@ -828,7 +894,7 @@ unlock:
 out:
 	free(mine.first);
 	free(all.first);
-	return e;
+	return e == 1 ? lease_still_held(s, r, value, *ret) : e;
 }
 
 static int blocks_full(struct ipam_store *s, const struct ipamconf_range *r, size_t n,
@@ -1236,6 +1302,9 @@ int ipam_del(struct ipam_store *s, const struct ipamconf *c, const char *contain
 {
 	int r = del_key(s, c, container_id, ifname);
 
+	/* renewed when due, never needed: a DEL works with etcd down */
+	if (r >= 0 && ipam_store_blocks(s))
+		ipam_blocks_lease(s, IPAM_LEASE_DEL);
 	return r < 0 ? ipam_store_fail(s, r, false, err) : 0;
 }
 
@@ -1464,6 +1533,9 @@ int ipam_gc(struct ipam_store *s, const struct ipamconf *c, ipam_valid_fn valid,
 	r = s->ops.tidy(s, &st.tidied);
 	if (r < 0)
 		gc_error(&g, r);
+	/* the node's lease, with the claims GC left */
+	if (ipam_store_blocks(s) && (r = ipam_blocks_lease(s, IPAM_LEASE_GC)) < 0)
+		gc_error(&g, r);
 	s->junk = g.junk;
 	s->junk_ud = g.junk_ud;
 	if (stats)
@@ -1579,6 +1651,9 @@ static int gc_blocks(struct ipam_store *s, const struct ipamconf_range *r, struc
 	struct used u = { 0 };
 	int fd, e;
 
+	e = ipam_blocks_size_check(s, r->pool);
+	if (e < 0)
+		return e;
 	fd = ipam_blocks_lock(s, r->pool, true);
 	if (fd < 0)
 		return fd;
@@ -1619,7 +1694,7 @@ static int gc_blocks(struct ipam_store *s, const struct ipamconf_range *r, struc
 		}
 		e = ipam_blocks_forget(s, r->pool, first);
 		if (e >= 0)
-			e = ipam_blocks_release(s, r->pool, first, value);
+			e = ipam_blocks_release(s, r->pool, first, value, NULL);
 		st->blocks_freed += e == 1;
 	}
 	close(fd);
@@ -1683,16 +1758,78 @@ static int reclaim_claim(void *ud, const char *addr, const char *value)
 	return 0;
 }
 
+static const char *const node_states[] = {
+	[IPAM_NODE_LIVE] = "live",
+	[IPAM_NODE_EXPIRED] = "expired",
+	[IPAM_NODE_NEVER] = "never",
+};
+
+/* What reclaim asks before it gives anything back: that the node's lease is gone. A live lease
+ * is refused whatever --force says (the node renewed it by an ADD, DEL or GC within its TTL);
+ * a node that never held one, or whose last renewal said it held claims, only with --force. */
+static int reclaim_lease(struct ipam_store *s, const char *node, bool force, json_t *checked,
+			 struct cnispec_error *err)
+{
+	struct ipam_node_lease nl;
+	json_t *l;
+	int r = ipam_blocks_node_lease(s, node, &nl);
+
+	if (r < 0)
+		return ipam_store_fail(s, r, false, err);
+	l = json_pack("{s:s, s:s}", "key", nl.key, "state", node_states[nl.state]);
+	if (!l || json_object_set_new(checked, "lease", l) < 0)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (nl.state != IPAM_NODE_NEVER) {
+		json_object_set_new(l, "renewed", json_string(nl.renewed));
+		json_object_set_new(l, "ttl", json_integer(nl.ttl));
+		json_object_set_new(l, "claims", json_integer(nl.claims));
+	}
+	if (nl.state == IPAM_NODE_LIVE) {
+		json_object_set_new(l, "expiresIn", json_integer(nl.left));
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "the node is alive",
+			"node %s renewed its lease %s at %s (its ADD, DEL or GC do), and it expires in "
+			"%lld s unless renewed again: reclaim gives back only the blocks of a node whose "
+			"lease has expired, --force or not",
+			node, nl.key, nl.renewed, nl.left);
+	}
+	if (force)
+		return 0;
+	if (nl.state == IPAM_NODE_NEVER)
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "nothing proves the node is gone",
+			"node %s never renewed a lease in this store (%s: its rdmak-ipam predates "
+			"leases, or it never took a block here); --force gives its blocks back on your "
+			"word",
+			node, nl.key);
+	if (nl.claims > 0)
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "the node's pods may hold addresses",
+			"node %s's lease %s expired; its last renewal, at %s, said it held %lld claims, "
+			"and nothing shows its pods are gone; --force gives its blocks back anyway",
+			node, nl.key, nl.renewed, nl.claims);
+	return 0;
+}
+
 int ipam_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *node, bool force,
 		 json_t **ret_report, struct cnispec_error *err)
 {
-	json_t *report = json_pack("{s:s, s:[], s:[]}", "node", node, "blocks", "overridden");
+	json_t *report = json_pack("{s:s, s:{}, s:[], s:[]}", "node", node, "checked", "blocks",
+				   "overridden");
+	json_t *checked = json_object_get(report, "checked");
 	bool self = !strcmp(node, ipam_blocks_node(s));
+	size_t kept = 0;
 	int e = 0;
 
 	if (!report)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	/* first what the node holds, in every pool: refuse before anything is given back */
+	e = reclaim_lease(s, node, force, checked, err);
+	if (e < 0) {
+		*ret_report = report;
+		return e;
+	}
+	/* then what this store (its dataDir) shows in the node's blocks, in every pool: refuse
+	 * before anything is given back */
 	for (int pass = 0; pass < 2 && e >= 0; pass++)
 		for (size_t i = 0; e >= 0 && i < c->n_sets; i++)
 			for (size_t j = 0; e >= 0 && j < c->sets[i].n; j++) {
@@ -1704,7 +1841,9 @@ int ipam_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *nod
 						      .overridden = json_object_get(report,
 										    "overridden") };
 
-				e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
+				e = pass == 0 ? ipam_blocks_size_check(s, r->pool) : 0;
+				if (e >= 0)
+					e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
 				if (e >= 0 && pass == 0)
 					e = s->ops.list(s, r->pool, reclaim_claim, &rc);
 				for (size_t k = 0; e >= 0 && pass == 1 && k < rc.b.n; k++) {
@@ -1716,7 +1855,10 @@ int ipam_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *nod
 								last);
 					if (self)
 						ipam_blocks_forget(s, r->pool, first);
-					e = ipam_blocks_release(s, r->pool, first, rc.values[k]);
+					/* only while the node still holds no lease */
+					e = ipam_blocks_release(s, r->pool, first, rc.values[k],
+								node);
+					kept += e == 0;
 					if (e == 1)
 						json_array_append_new(rc.blocks,
 								      json_pack("{s:s, s:s, s:s}",
@@ -1750,6 +1892,26 @@ int ipam_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *nod
 	if (e < 0) {
 		json_decref(report);
 		return ipam_store_fail(s, e, false, err);
+	}
+	json_object_set_new(
+		checked, "localClaims",
+		json_pack("{s:s, s:b, s:I}", "dataDir",
+			  c->store.data_dir ? c->store.data_dir : IPAMCONF_FILE_DEFAULT_DIR,
+			  "thisNode", self, "found",
+			  (json_int_t)json_array_size(json_object_get(report, "overridden"))));
+	/* a block left: the node came back (renewed its lease) while reclaim ran, or another
+	 * reclaim took it first */
+	if (kept) {
+		struct ipam_node_lease nl;
+
+		if (ipam_blocks_node_lease(s, node, &nl) == 0 && nl.state == IPAM_NODE_LIVE) {
+			*ret_report = report;
+			return cnispec_fail(
+				err, -EBUSY, CNISPEC_E_CONFIG, "the node is alive",
+				"node %s renewed its lease %s while reclaim ran: %zu of its "
+				"blocks stay its",
+				node, nl.key, kept);
+		}
 	}
 	*ret_report = report;
 	return 0;

@@ -44,9 +44,11 @@ static void usage(FILE *f)
 	      "               with --repair it is removed (a directory only when empty).\n"
 	      "               With perNodeBlockSize it also gives back this node's blocks that have\n"
 	      "               been empty for blockReleaseAfter seconds.\n"
-	      "  reclaim      give back every block (perNodeBlockSize) node NAME owns, once the node\n"
-	      "               is known gone; refused while this store shows claims in those blocks,\n"
-	      "               unless --force, which names each claim it overrides\n"
+	      "  reclaim      give back every block (perNodeBlockSize) node NAME owns, once its lease\n"
+	      "               in etcd (which its ADD, DEL and GC renew) has expired: refused while\n"
+	      "               it is live, --force or not; refused without --force when the node\n"
+	      "               never held one, when its last renewal said it held claims, or while\n"
+	      "               this store shows claims in those blocks (--force names each)\n"
 	      "\n"
 	      "  -c, --config FILE   the network configuration\n"
 	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
@@ -55,11 +57,12 @@ static void usage(FILE *f)
 	      "      --valid FILE    gc: the attachments that still exist\n"
 	      "      --repair        gc: remove what the store holds that rdmak-ipam did not write\n"
 	      "      --node NAME     reclaim: the node whose blocks to give back\n"
-	      "      --force         reclaim: even while claims in its blocks are seen\n"
+	      "      --force         reclaim: a node with no lease, or with claims, on your word\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "Exit: 0 done, 1 the store failed or cannot be reached, 2 usage or a bad configuration,\n"
-	      "3 release found nothing to release, 4 reclaim refused (the node still holds claims).\n",
+	      "3 release found nothing to release, 4 reclaim refused (the node is alive, or may hold\n"
+	      "claims).\n",
 	      f);
 }
 
@@ -299,6 +302,36 @@ static int cmd_gc(struct ipam_store *s, const struct ipamconf *c, const char *va
 
 /* ---- reclaim ------------------------------------------------------------------------------------ */
 
+/* What reclaim checked, on stderr (stdout carries the result): the node's lease, and what this
+ * store shows. */
+static void print_checked(const json_t *report, bool json)
+{
+	const json_t *l = json_object_get(json_object_get(report, "checked"), "lease");
+	const json_t *local = json_object_get(json_object_get(report, "checked"), "localClaims");
+	const char *state = json_string_value(json_object_get(l, "state"));
+
+	if (json || !state)
+		return;
+	if (!strcmp(state, "never"))
+		fprintf(stderr, "rdmak ipam reclaim: checked %s: no lease, never renewed\n",
+			json_string_value(json_object_get(l, "key")));
+	else
+		fprintf(stderr,
+			"rdmak ipam reclaim: checked %s: %s (last renewed %s, TTL %lld s, %lld claims "
+			"then%s)\n",
+			json_string_value(json_object_get(l, "key")), state,
+			json_string_value(json_object_get(l, "renewed")),
+			(long long)json_integer_value(json_object_get(l, "ttl")),
+			(long long)json_integer_value(json_object_get(l, "claims")),
+			!strcmp(state, "live") ? "; expires unless renewed" : "");
+	if (local)
+		fprintf(stderr, "rdmak ipam reclaim: checked %s (%s): %lld claims in its blocks\n",
+			json_string_value(json_object_get(local, "dataDir")),
+			json_is_true(json_object_get(local, "thisNode")) ? "this is that node"
+									 : "another node's store",
+			(long long)json_integer_value(json_object_get(local, "found")));
+}
+
 static int cmd_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *node, bool force,
 		       bool json)
 {
@@ -314,6 +347,7 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipamconf *c, const cha
 		return EXIT_USAGE;
 	}
 	r = ipam_reclaim(s, c, node, force, &report, &err);
+	print_checked(report, json);
 	json_array_foreach(json_object_get(report, "overridden"), i, row) if (force) fprintf(
 		stderr,
 		"rdmak ipam reclaim: --force overrides %s %s of %s:%s in node %s's blocks\n",
@@ -322,6 +356,12 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipamconf *c, const cha
 		json_string_value(json_object_get(row, "containerID")),
 		json_string_value(json_object_get(row, "ifname")), node);
 	if (r < 0) {
+		if (r == -EBUSY && json && report) {
+			json_object_set_new(
+				report, "refused",
+				json_pack("{s:s, s:s}", "msg", err.msg, "details", err.details));
+			doc_json(stdout, report);
+		}
 		json_decref(report);
 		if (r == -EBUSY) {
 			fprintf(stderr, "rdmak ipam reclaim: %s: %s\n", err.msg, err.details);

@@ -63,11 +63,27 @@ static int no_block_list(struct ipam_store *s, const char *p, ipam_store_each_fn
 {
 	return -EOPNOTSUPP;
 }
-static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v)
+static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v,
+			  unsigned size)
 {
 	return -EOPNOTSUPP;
 }
-static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e)
+static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e,
+			    const char *node)
+{
+	return -EOPNOTSUPP;
+}
+static int no_block_size(struct ipam_store *s, const char *p, unsigned *ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_lease_renew(struct ipam_store *s, const char *n, const char *v, unsigned ttl,
+			  long long *ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_lease_read(struct ipam_store *s, const char *n, char **live, long long *left,
+			 char **last)
 {
 	return -EOPNOTSUPP;
 }
@@ -124,6 +140,9 @@ static const struct ipam_store_ops defaults = {
 	.block_list = no_block_list,
 	.block_claim = no_block_claim,
 	.block_release = no_block_release,
+	.block_size = no_block_size,
+	.lease_renew = no_lease_renew,
+	.lease_read = no_lease_read,
 	.cursor_get = no_cursor_get,
 	.cursor_put = no_cursor_put,
 	.tidy = nothing_to_tidy,
@@ -149,6 +168,9 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 	SET(block_list);
 	SET(block_claim);
 	SET(block_release);
+	SET(block_size);
+	SET(lease_renew);
+	SET(lease_read);
 	SET(cursor_get);
 	SET(cursor_put);
 	SET(tidy);

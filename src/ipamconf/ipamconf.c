@@ -484,7 +484,7 @@ struct top {
 	json_t *ip_ranges, *ranges, *routes, *dns, *etcd;
 	const char *type, *store, *datastore, *etcd_host, *etcd_ca, *etcd_cert, *etcd_key;
 	char *data_dir; /* moved into the store config when the store is the file */
-	long long block_size, block_grace; /* -1: not given */
+	long long block_size, block_grace, lease_ttl; /* -1: not given */
 	const char *node_name;
 	const char *log_file, *log_file2, *log_level, *log_level2;
 };
@@ -566,6 +566,12 @@ static int read_block_grace(struct dispatch_ctx *d, const char *path, json_t *v,
 	return dispatch_int_range(d, path, v, 0, 7 * 24 * 3600, t);
 }
 
+/* etcd raises a TTL below its minimum (1.5 election timeouts, 1.5 s by default) to it */
+static int read_lease_ttl(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_int_range(d, path, v, 2, 7 * 24 * 3600, t);
+}
+
 /* A Kubernetes node name (a DNS subdomain): it becomes part of etcd keys' values and of paths. */
 static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
@@ -603,6 +609,7 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("dataDir", JSON_STRING, read_abs_path, TOP(data_dir), 0),
 	DISPATCH_FIELD("perNodeBlockSize", JSON_INTEGER, read_block_size, TOP(block_size), 0),
 	DISPATCH_FIELD("blockReleaseAfter", JSON_INTEGER, read_block_grace, TOP(block_grace), 0),
+	DISPATCH_FIELD("nodeLeaseTTL", JSON_INTEGER, read_lease_ttl, TOP(lease_ttl), 0),
 	DISPATCH_FIELD("nodeName", JSON_STRING, read_node_name, TOP(node_name), 0),
 	DISPATCH_FIELD("etcd", JSON_OBJECT, NULL, TOP(etcd), 0),
 	DISPATCH_FIELD("etcd_host", JSON_STRING, NULL, TOP(etcd_host), 0),
@@ -1009,12 +1016,13 @@ static int store(struct cp *p, struct top *t)
 		p->c->store.kind = IPAMCONF_STORE_FILE;
 		if (t->etcd)
 			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
-		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0)
+		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0 || t->lease_ttl >= 0)
 			return FAIL(
 				p,
-				t->block_size >= 0 ? "ipam.perNodeBlockSize"
-				: t->node_name	   ? "ipam.nodeName"
-						   : "ipam.blockReleaseAfter",
+				t->block_size >= 0    ? "ipam.perNodeBlockSize"
+				: t->node_name	      ? "ipam.nodeName"
+				: t->block_grace >= 0 ? "ipam.blockReleaseAfter"
+						      : "ipam.nodeLeaseTTL",
 				"only with \"store\": \"etcd\" (the file store is one node's already)");
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
 		return 0;
@@ -1026,11 +1034,14 @@ static int store(struct cp *p, struct top *t)
 			t->block_size >= 0 ? (unsigned)t->block_size : IPAMCONF_BLOCK_DEFAULT_SIZE;
 		p->c->store.block_grace_s = t->block_grace >= 0 ? (unsigned)t->block_grace
 								: IPAMCONF_BLOCK_DEFAULT_GRACE;
+		p->c->store.lease_ttl_s =
+			t->lease_ttl >= 0 ? (unsigned)t->lease_ttl : IPAMCONF_LEASE_DEFAULT_TTL;
 		if (t->node_name && !(p->c->store.node_name = strdup(t->node_name)))
 			return -ENOMEM;
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
-	} else if (t->block_grace >= 0) {
-		return FAIL(p, "ipam.blockReleaseAfter", "only with \"perNodeBlockSize\"");
+	} else if (t->block_grace >= 0 || t->lease_ttl >= 0) {
+		return FAIL(p, t->block_grace >= 0 ? "ipam.blockReleaseAfter" : "ipam.nodeLeaseTTL",
+			    "only with \"perNodeBlockSize\"");
 	}
 	if (t->data_dir)
 		return FAIL(p, "ipam.dataDir",
@@ -1070,7 +1081,8 @@ static int parse(struct cp *p, json_t *ipam, const char *network)
 {
 	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" },
 			 .block_size = -1,
-			 .block_grace = -1 };
+			 .block_grace = -1,
+			 .lease_ttl = -1 };
 	const json_t *ds;
 	size_t hl;
 	int r;

@@ -32,15 +32,17 @@ struct ipamconf_store {
 	char *tls_cert;
 	char *tls_key;
 	/* etcd with per-node blocks (store-blocks.c): block_size > 0. The node's own blocks and
-	 * claims live in data_dir (a file store); node_name NULL: RDMAK_NODE_NAME, else the
-	 * installer's file, else the host name (ipam_node_name()). */
+	 * claims live in data_dir (a file store); node_name: the network's nodeName, which the
+	 * owner's RDMAK_NODE_NAME or installer's file overrules (ipam_node_name()). */
 	unsigned block_size;
 	unsigned block_grace_s; /* an empty block is given back after this long */
+	unsigned lease_ttl_s;	/* the node's lease, which its ADD, DEL and GC renew */
 	char *node_name;
 };
 
 #define IPAMCONF_BLOCK_DEFAULT_SIZE  32	 /* nv-ipam's perNodeBlockSize default */
 #define IPAMCONF_BLOCK_DEFAULT_GRACE 600 /* seconds */
+#define IPAMCONF_LEASE_DEFAULT_TTL   600 /* seconds */
 
 #define IPAMCONF_FILE_DEFAULT_DIR    "/var/lib/cni/rdmak-ipam"
 #define IPAMCONF_ETCD_DEFAULT_PREFIX "/rdmak/ipam"

@@ -514,8 +514,19 @@ static void test_blocks(void **state)
 		     "\"blockReleaseAfter\":0}");
 	assert_int_equal(c->store.block_size, 8);
 	assert_int_equal(c->store.block_grace_s, 0);
+	assert_int_equal(c->store.lease_ttl_s, IPAMCONF_LEASE_DEFAULT_TTL);
 	assert_null(c->store.node_name);
 	ipamconf_free(c);
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+		     "\"nodeLeaseTTL\":30}");
+	assert_int_equal(c->store.lease_ttl_s, 30);
+	ipamconf_free(c);
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"nodeLeaseTTL\":30}", 7,
+		  "ipam.nodeLeaseTTL: only with \"perNodeBlockSize\"");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"nodeLeaseTTL\":30}", 7,
+		  "ipam.nodeLeaseTTL: only with \"store\": \"etcd\" (the file store is one node's already)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+		  "\"nodeLeaseTTL\":1}", 7, "ipam.nodeLeaseTTL: 1 is out of range (2 to 604800)");
 	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]}}");
 	assert_int_equal(c->store.block_size, 0); /* per-address claims, as before */
 	ipamconf_free(c);
