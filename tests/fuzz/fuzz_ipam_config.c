@@ -3,7 +3,7 @@
  * stores, routes): the input is a network configuration as the plugin and `rdmak ipam
  * --config` read it. Every accepted config's ranges are then walked: size, the first usable
  * address, a jump ahead, so that the range arithmetic sees whatever the parser lets through.
- *   build/fuzz/fuzz_ipam_config -max_total_time=60 tests/fuzz/corpus/ipamconf */
+ *   build/fuzz/fuzz_ipam_config -max_total_time=60 tests/fuzz/corpus/ipam_config */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
