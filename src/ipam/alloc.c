@@ -1088,6 +1088,65 @@ static int requested_range(const struct ipamconf *c, const struct cnispec_addr *
 			    "IP=%s in CNI_ARGS lies in no range of network %s", a, c->network);
 }
 
+/* With per-node blocks an address is given only from a block of this node (its claims are in
+ * this node's dataDir, where no other node looks): the cell holding want is this node's, or free
+ * and taken now; another node's is refused (code 112, err filled). 1 with the pool's lock held
+ * shared in *ret_fd (GC gives no block back under the claim that follows), 0 refused, <0. */
+static int requested_block(struct ipam_store *s, const struct ipamconf_range *r, ipamconf_u128 want,
+			   int *ret_fd, struct cnispec_error *err)
+{
+	struct blocks mine = { .r = r, .size = ipam_store_blocks(s) }, all = mine;
+	ipamconf_u128 cell = r->net + (want - r->net) / mine.size * mine.size;
+	char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN], a[CNISPEC_PREFIX_STRLEN];
+	int fd, e = ipam_blocks_lease(s, IPAM_LEASE_ADD);
+
+	ipamconf_range_addr_str(r, cell, first);
+	ipamconf_range_addr_str(
+		r, cell + (mine.size - 1) > r->end ? r->end : cell + (mine.size - 1), last);
+	for (int pass = 0; e >= 0 && pass < 2; pass++) {
+		fd = ipam_blocks_lock(s, r->pool, false);
+		if (fd < 0) {
+			e = fd;
+			break;
+		}
+		mine.n = 0;
+		e = ipam_blocks_mine(s, r->pool, mine_one, &mine);
+		blocks_sort(&mine);
+		if (e >= 0 && blocks_has(&mine, cell)) {
+			*ret_fd = fd;
+			e = 1;
+			break;
+		}
+		close(fd);
+		if (e < 0 || pass == 1)
+			break;
+		/* free: this node takes it, as an ADD takes its next block */
+		fd = ipam_blocks_lock(s, r->pool, true);
+		if (fd < 0) {
+			e = fd;
+			break;
+		}
+		all.n = 0;
+		all.s = s;
+		all.pool = r->pool;
+		e = ipam_blocks_owners(s, r->pool, owner_one, &all);
+		blocks_sort(&all);
+		if (e >= 0 && !blocks_has(&all, cell))
+			e = ipam_blocks_claim(s, r->pool, first, last);
+		close(fd);
+	}
+	free(mine.first);
+	free(all.first);
+	if (e != 0)
+		return e;
+	cnispec_fail(
+		err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
+		"IP=%s in CNI_ARGS: it lies in block %s-%s of pool %s, which is another node's "
+		"than %s (`rdmak ipam list` names it)",
+		ipamconf_range_addr_str(r, want, a), first, last, r->pool, ipam_blocks_node(s));
+	return 0;
+}
+
 /* Claim the requested address (want in set's range j): 1 held, 0 someone else holds it (err
  * says who), <0 store error. The same claim primitive as any allocation, so the address is
  * unique whichever the store; the cursor stays where it was. */
@@ -1100,8 +1159,15 @@ static int claim_requested(struct ipam_store *s, const struct ipamconf_rangeset 
 	char a[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
 	json_t *v;
-	int r = claim_unique(s, rg, ipamconf_range_addr_str(rg, want, a), value, &rv);
+	int fd = -1, r;
 
+	if (ipam_store_blocks(s) && (r = requested_block(s, rg, want, &fd, err)) <= 0)
+		return r;
+	r = claim_unique(s, rg, ipamconf_range_addr_str(rg, want, a), value, &rv);
+	if (fd >= 0)
+		close(fd);
+	if (r == 1 && fd >= 0)
+		r = lease_still_held(s, rg, value, want);
 	owner = rv.owner;
 	if (r != 0) {
 		if (r == 1)

@@ -603,7 +603,13 @@ static int lease_reconcile(struct ipam_store *s, struct ipam_store *c)
 		void *ud[3] = { s, &o, de->d_name };
 		int fd;
 
-		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+		struct stat st;
+
+		if (de->d_name[0] == '.' ||
+		    (de->d_type != DT_DIR &&
+		     (de->d_type != DT_UNKNOWN ||
+		      fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		      !S_ISDIR(st.st_mode))))
 			continue;
 		fd = ipam_blocks_lock(s, de->d_name, true);
 		if (fd < 0)

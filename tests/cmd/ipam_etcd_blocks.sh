@@ -116,6 +116,26 @@ run "$RDMAK" ipam list --config "$TMP/n1.json"
 like "$out" "blocks of 4 addresses \(this node: n1\)" "rdmak ipam list (text) has a blocks table"
 like "$out" "10\.90\.0\.8 +10\.90\.0\.11 +n2" "... naming each block's owner"
 
+# --- IP= (host-local's CNI_ARGS key): only from a block of this node ------------------------------
+# ipreq NODE-CONF CONTAINERID ADDRESS: an ADD asking for ADDRESS
+ipreq() {
+	run env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
+		CNI_IFNAME=net1 CNI_PATH="$BUILD/cni" CNI_ARGS="IP=$3" "$IPAM" <"$1"
+	printf '%s' "$out" >"$TMP/out.json"
+}
+cfg "$TMP/r1.json" ipreq 10.88.0.0/24 r1 4
+cfg "$TMP/r2.json" ipreq 10.88.0.0/24 r2 4
+cni ADD r2a "$TMP/r2.json"
+is "$rc:$(q "d['ips'][0]['address']"):$(owner 10.88.0.0_24/10.88.0.0)" "0:10.88.0.1/24:r2" "node r2 holds block 10.88.0.0"
+ipreq "$TMP/r1.json" r1a 10.88.0.2
+is "$rc:$(q "d['code']")" "1:112" "node r1 asking for 10.88.0.2 (IP=), in r2's block: refused (code 112), not claimed in r1's dataDir beside r2's"
+like "$(q "d['details']")" "IP=10.88.0.2 in CNI_ARGS: it lies in block 10.88.0.0-10.88.0.3 of pool 10.88.0.0_24, which is another node's than r1" "... naming the block"
+ipreq "$TMP/r1.json" r1b 10.88.0.21
+is "$rc:$(q "d['ips'][0]['address']"):$(owner 10.88.0.0_24/10.88.0.20)" "0:10.88.0.21/24:r1" "IP= in a free cell: r1 takes that block and the address"
+ipreq "$TMP/r1.json" r1c 10.88.0.22
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.88.0.22/24" "IP= in a block of r1's own"
+is "$(verify 10.88.0.0_24 r1 r2 | sed 's/ ([0-9]* blocks, / (/')" "ok (3 claims)" "... every address in a block its node owns"
+
 # --- the node's name ----------------------------------------------------------------------------
 sed 's/"nodeName":"n1",//' "$TMP/n1.json" >"$TMP/noname.json"
 run env -i PATH="$PATH" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=a5 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname.json"
