@@ -711,20 +711,25 @@ static int hl_range(struct cp *p, const char *path, json_t *obj, struct ipamconf
 	int r;
 
 	snprintf(in.path, sizeof(in.path), "%s", path);
-	if ((r = dispatch_run(&p->d, path, obj, hl_range_fields, DISPATCH_UNKNOWN_REFUSE, &in)) < 0)
-		return r;
-	if (!in.has_gw && ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
-			   (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126))) {
+	r = dispatch_run(&p->d, path, obj, hl_range_fields, DISPATCH_UNKNOWN_REFUSE, &in);
+	if (r == 0 && !in.has_gw &&
+	    ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
+	     (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126))) {
 		/* host-local's default gateway: the first address after the network's */
 		struct ipamconf_range tmp;
 
-		if (ipamconf_range_build(&tmp, &in.subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
-			return -ENOMEM;
-		ipamconf_addr_from_u128(tmp.family, tmp.net + 1, &in.gw);
-		in.has_gw = true;
+		r = ipamconf_range_build(&tmp, &in.subnet, NULL, NULL, NULL, NULL, 0, NULL);
+		if (r == 0) {
+			ipamconf_addr_from_u128(tmp.family, tmp.net + 1, &in.gw);
+			in.has_gw = true;
+		}
 		ipamconf_range_clear(&tmp);
 	}
-	return range_from(p, &in, out);
+	if (r == 0)
+		r = range_from(p, &in, out);
+	/* exclude (rdmak's, in a host-local range) is allocated like whereabouts' */
+	range_in_clear(&in);
+	return r;
 }
 
 static bool overlap(const struct ipamconf_range *a, const struct ipamconf_range *b)
