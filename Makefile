@@ -123,6 +123,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 
 # apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
 $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
+# convert's lookups and comparisons counted, to show they grow linearly with the input
+$(BUILD)/tests/test_convert_scale: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_equal
 
 # The test build: rdmak and the per-pod binary linked with tests/seams/, link-time seams
 # (-Wl,--wrap=SYMBOL) through which the tests stand in for what no machine here has (an SR-IOV

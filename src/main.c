@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnispec/cnispec.h"
+#include "ipam/cni.h"
 #include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
 	if (log_parse_environment() < 0)
 		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text",
 			    getenv("RDMAK_LOG_FORMAT"));
+	/* rdmak-cni runs rdmak-ipam in its own process where it can (src/cnispec) */
+	cnispec_plugin_register(&ipam_plugin_ops, ipam_plugin_runs_here);
 	if (strncmp(self, "rdmak-", 6) == 0) {
 		r = role_find(self + 6);
 		if (!r) {

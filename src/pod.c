@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cnispec/cnispec.h"
 #include "ipam/cni.h"
 #include "log/log.h"
 #include "roles.h"
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 	if (log_parse_environment() < 0)
 		log_warning("RDMAK_LOG_FORMAT=%s: expected text or json; writing text",
 			    getenv("RDMAK_LOG_FORMAT"));
+	/* rdmak-cni runs rdmak-ipam in its own process where it can */
+	cnispec_plugin_register(&ipam_plugin_ops, ipam_plugin_runs_here);
 	if (!strcmp(self, "rdmak-ipam"))
 		return ipam_exec_main(argc, argv);
 	if (!strcmp(self, "rdmak-cni"))

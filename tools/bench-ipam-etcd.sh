@@ -95,6 +95,9 @@ exec_loops e "$tmp/e" 1 "exec'd rdmak-ipam (one process per ADD):"
 ;; esac
 case $runs in *" blocks "*)
 
+# the simulated nodes are their nodeName: no owner's name of this machine may overrule it
+unset RDMAK_NODE_NAME
+export RDMAK_NODE_NAME_FILE="$tmp/no-node-name"
 for ((k = 0; k < 8; k++)); do
 	cfg "$tmp/b$k.json" bench-blocks 10.84.0.0/16 ",\"nodeName\":\"node$k\",\"dataDir\":\"$tmp/node$k\",\"perNodeBlockSize\":32"
 done

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
-#include "ipam/cni.h"
 #include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -274,18 +273,19 @@ int cni_link_settings(struct cni_ctx *c, struct nl_link *l, struct cnispec_error
 	return 0;
 }
 
-/* The IPAM plugin, as the spec delegates it: exec'd from CNI_PATH. When the rdmak-ipam found
- * there is this binary (the links `make install` and the DaemonSet make), it runs in this
- * process instead: the same code on the same request, two execs fewer per ADD+DEL. */
+/* The IPAM plugin, as the spec delegates it: exec'd from CNI_PATH. When the plugin found there
+ * is this binary (rdmak-ipam: the links `make install` and the DaemonSet make) and this process
+ * can serve the request, it runs here instead (a plugin main() registered): the same code on the
+ * same request, two execs fewer per ADD+DEL. */
 static int ipam_call(const struct cnispec_request *req, enum cnispec_cmd cmd,
 		     struct cnispec_result **ret, struct cnispec_error *err)
 {
-	if (strcmp(req->conf->ipam_type, ipam_plugin_ops.name) == 0 &&
-	    cnispec_plugin_is_self(req->env->path, req->conf->ipam_type) &&
-	    ipam_plugin_runs_here(req)) {
-		log_debug("%s %s in this process (CNI_PATH's %s is this binary)",
-			  ipam_plugin_ops.name, cnispec_cmd_name(cmd), ipam_plugin_ops.name);
-		return cnispec_delegate_in_process(&ipam_plugin_ops, req, cmd, ret, err);
+	const struct cnispec_plugin_ops *ops = cnispec_plugin_in_process(req, req->conf->ipam_type);
+
+	if (ops) {
+		log_debug("%s %s in this process (CNI_PATH's %s is this binary)", ops->name,
+			  cnispec_cmd_name(cmd), ops->name);
+		return cnispec_delegate_in_process(ops, req, cmd, ret, err);
 	}
 	return cnispec_delegate(req->conf->ipam_type, cmd, req->env->path, req->envp, req->buf,
 				req->len, req->conf->version, ret, err);

@@ -393,4 +393,17 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops,
 				const struct cnispec_request *req, enum cnispec_cmd cmd,
 				struct cnispec_result **ret, struct cnispec_error *err);
 
+/* The plugins this program holds, which a main plugin runs in its own process instead of
+ * exec'ing them: the program's main() registers them before it dispatches (src/main.c,
+ * src/pod.c), so that no role names another (rdmak-cni never includes rdmak-ipam's header).
+ * here(req) says whether this process can serve req itself (NULL: always). Process-wide, set
+ * before any thread starts, as the logger is. -ENOSPC past 4. */
+int cnispec_plugin_register(const struct cnispec_plugin_ops *ops,
+			    bool (*here)(const struct cnispec_request *req));
+/* The registered plugin to run in process for delegated plugin `type` of req: registered under
+ * that name, CNI_PATH's `type` is this very program (cnispec_plugin_is_self) and it can serve
+ * req here; NULL: exec it (cnispec_delegate). */
+const struct cnispec_plugin_ops *cnispec_plugin_in_process(const struct cnispec_request *req,
+							   const char *type);
+
 #endif

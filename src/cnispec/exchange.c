@@ -195,6 +195,33 @@ static int result_round_trip(const struct cnispec_plugin_ops *ops, const struct 
 	return 0;
 }
 
+static struct {
+	const struct cnispec_plugin_ops *ops;
+	bool (*here)(const struct cnispec_request *req);
+} registered[4];
+static size_t n_registered;
+
+int cnispec_plugin_register(const struct cnispec_plugin_ops *ops,
+			    bool (*here)(const struct cnispec_request *req))
+{
+	if (n_registered == ELEMENTSOF(registered))
+		return -ENOSPC;
+	registered[n_registered].ops = ops;
+	registered[n_registered++].here = here;
+	return 0;
+}
+
+const struct cnispec_plugin_ops *cnispec_plugin_in_process(const struct cnispec_request *req,
+							   const char *type)
+{
+	for (size_t i = 0; type && i < n_registered; i++)
+		if (!strcmp(registered[i].ops->name, type) &&
+		    cnispec_plugin_is_self(req->env->path, type) == 1 &&
+		    (!registered[i].here || registered[i].here(req)))
+			return registered[i].ops;
+	return NULL;
+}
+
 int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops,
 				const struct cnispec_request *req, enum cnispec_cmd cmd,
 				struct cnispec_result **ret, struct cnispec_error *err)

@@ -15,17 +15,24 @@
 #include "cnispec/cnispec.h"
 #include "dispatch/dispatch.h"
 #include "doc/yaml.h"
-#include "ipam/ipam.h"
+#include "ipamconf/ipamconf.h"
+#include "util/cleanup.h"
 
 /* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
  * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
 #define ETCD_ENDPOINT "https://rdmak-etcd.rdmak.svc:2379"
 #define ETCD_TLS_DIR  "/etc/rdmak/etcd"
 
+/* What one object's conversion looks up across the whole input is indexed once (conv_index), so
+ * that a run costs what its objects do, not their number squared. */
 struct conv {
 	const json_t *inputs;
 	json_t *values; /* the chart's values, built up by NicClusterPolicy and SriovNetworkNodePolicy */
-	json_t *doc; /* the document being made: {from, notes, objects} */
+	json_t *doc;	  /* the document being made: {from, notes, objects} */
+	json_t *names;	  /* "kind/namespace/name" -> [index of each input so named] */
+	json_t *pools;	  /* SpiderIPPool name -> the first one so named */
+	json_t *pf_users; /* a rootDevices entry -> [index of each SriovNetworkNodePolicy naming it] */
+	json_t *prefixes; /* a resource name -> the prefix the first network naming it gives it */
 	int fixes;
 	int oom;
 };
@@ -109,6 +116,93 @@ static void plugin_config_add(struct conv *cv, const char *key, json_t *elems)
 		cv->oom = 1;
 }
 
+/* ---- the index ---------------------------------------------------------------------------- */
+
+static const char *kind_of(const json_t *o)
+{
+	return str_or(json_string_value(json_object_get(o, "kind")));
+}
+
+static const char *name_of(const json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+}
+
+static void name_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+	/* '/' is in no kind, namespace or name */
+	snprintf(buf, len, "%s/%s/%s", kind, str_or(ns), str_or(name));
+}
+
+/* Append i to the array map[key], made on first use. */
+static int index_add(json_t *map, const char *key, size_t i)
+{
+	json_t *list = json_object_get(map, key);
+
+	if (!list && (!(list = json_array()) || json_object_set_new(map, key, list) < 0))
+		return -ENOMEM;
+	return json_array_append_new(list, json_integer((json_int_t)i));
+}
+
+static int index_one(struct conv *cv, const json_t *o, size_t i)
+{
+	const json_t *md = json_object_get(o, "metadata"), *spec = json_object_get(o, "spec");
+	const char *kind = kind_of(o), *name = name_of(o), *k;
+	char key[768];
+	size_t j;
+	json_t *v;
+
+	if (name) {
+		name_key(key, sizeof(key), kind,
+			 json_string_value(json_object_get(md, "namespace")), name);
+		if (index_add(cv->names, key, i) < 0)
+			return -ENOMEM;
+	}
+	if (name && !strcmp(kind, "SpiderIPPool") && !json_object_get(cv->pools, name) &&
+	    json_object_set(cv->pools, name, (json_t *)o) < 0)
+		return -ENOMEM;
+	if (!strcmp(kind, "SriovNetworkNodePolicy"))
+		json_array_foreach(
+			json_object_get(json_object_get(spec, "nicSelector"), "rootDevices"), j,
+			v) if (json_is_string(v) &&
+			       index_add(cv->pf_users, json_string_value(v), i) < 0) return -ENOMEM;
+	/* a network's resourceName ("spidernet.io/gpu1sriov") gives its resource a prefix */
+	json_object_foreach((json_t *)spec, k, v)
+	{
+		const char *r = json_string_value(json_object_get(v, "resourceName"));
+		const char *slash = r ? strchr(r, '/') : NULL;
+		json_t *prefix;
+
+		if (!slash || json_object_get(cv->prefixes, slash + 1))
+			continue;
+		prefix = json_stringn(r, (size_t)(slash - r));
+		if (!prefix || json_object_set_new(cv->prefixes, slash + 1, prefix) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int conv_index(struct conv *cv)
+{
+	size_t i;
+	json_t *in;
+
+	cv->names = json_object();
+	cv->pools = json_object();
+	cv->pf_users = json_object();
+	cv->prefixes = json_object();
+	if (!cv->names || !cv->pools || !cv->pf_users || !cv->prefixes)
+		return -ENOMEM;
+	json_array_foreach(cv->inputs, i, in)
+	{
+		const json_t *o = json_object_get(in, "object");
+
+		if (json_is_object(o) && index_one(cv, o, i) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* ---- addresses -------------------------------------------------------------------------- */
 
 /* "a.b.c.d/n" (or IPv6) with its host bits cleared into out; 1 when they were set, 0 when not,
@@ -151,7 +245,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 	struct cnispec_error err = { 0 };
 	struct cnispec_conf *conf = NULL;
 	struct cni_config cfg = { 0 };
-	struct ipam_config *ic = NULL;
+	struct ipamconf *ic = NULL;
 	json_t *sent = json_deep_copy(config);
 	char *text = NULL;
 	int r;
@@ -178,7 +272,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 		r = cni_config_parse(conf, &cfg, &err);
 		if (r >= 0) {
 			if (conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
-				r = ipam_config_parse(conf->ipam, conf->name, &ic, &err);
+				r = ipamconf_parse(conf->ipam, conf->name, &ic, &err);
 			cni_config_clear(&cfg);
 		}
 	}
@@ -186,7 +280,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 		note(cv, true, path,
 		     "rdmak-cni refuses this config (code %u: %s: %s): edit it before use",
 		     err.code, err.msg, err.details);
-	ipam_config_free(ic);
+	ipamconf_free(ic);
 	cnispec_conf_free(conf);
 	free(text);
 }
@@ -239,6 +333,35 @@ static json_t *etcd_store(void)
 
 /* ---- Network Operator's ipam string ------------------------------------------------------- */
 
+/* host-local's legacy form: its range keys at the top of the block (subnet, rangeStart,
+ * rangeEnd, gateway), which host-local reads as one range set of one range; rdmak-ipam reads
+ * only "ranges" (or whereabouts' "range"), so they become ranges: [[{...}]]. */
+static void host_local_legacy(struct conv *cv, const char *path, json_t *ipam)
+{
+	static const char *const keys[] = { "subnet", "rangeStart", "rangeEnd", "gateway" };
+	json_t *range;
+
+	if (!json_object_get(ipam, "subnet") || json_object_get(ipam, "ranges"))
+		return;
+	range = json_object();
+	if (!range) {
+		cv->oom = 1;
+		return;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		json_t *v = json_object_get(ipam, keys[i]);
+
+		if (v)
+			json_object_set(range, keys[i], v);
+		json_object_del(ipam, keys[i]);
+	}
+	if (json_object_set_new(ipam, "ranges", json_pack("[[o]]", range)) < 0)
+		cv->oom = 1;
+	note(cv, false, path,
+	     "host-local's legacy top-level subnet (and its rangeStart, rangeEnd, gateway) "
+	     "becomes ranges: [[{...}]], the one range set host-local makes of it");
+}
+
 /* The network's "ipam" (a JSON string in the CR) for rdmak-ipam; NULL when there is none. */
 static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 {
@@ -278,6 +401,7 @@ static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 		}
 	} else if (type && !strcmp(type, "host-local")) {
 		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
+		host_local_legacy(cv, path, ipam);
 		if (json_object_get(ipam, "dataDir"))
 			note(cv, false, path,
 			     "host-local's dataDir is not carried: rdmak-ipam's file store keeps its own "
@@ -430,6 +554,16 @@ static int nic_cluster_policy(struct conv *cv, const json_t *obj)
 			"ofedDriver",
 			"rdmak never installs drivers: `rdmak doctor` checks the node's (docs/doctor.md)"),
 		DISPATCH_IGNORE(
+			"nvIpam",
+			"rdmak-ipam replaces nv-ipam: \"perNodeBlockSize\" on its etcd store hands "
+			"a pool out to nodes in blocks as nv-ipam does; nv-ipam's IPPool objects "
+			"are not read here: write their ranges in the networks' ipam (docs/ipam.md)"),
+		DISPATCH_IGNORE(
+			"ibKubernetes",
+			"rdmak-cni adds a VF's GUID to its partition itself, through the fabric "
+			"manager its \"fabric\" key names (docs/cni.md), where ib-kubernetes "
+			"did"),
+		DISPATCH_IGNORE(
 			"nvPeerDriver",
 			"rdmak never installs drivers: `rdmak doctor` checks that GPUDirect's peer "
 			"memory module is loaded (docs/doctor.md)"),
@@ -494,32 +628,10 @@ static const char *vf_device_id(const char *pf)
 	return NULL;
 }
 
-/* The prefix a SpiderMultusConfig in the input gives this resource ("spidernet.io/gpu1sriov"). */
-static const char *prefix_from_networks(const json_t *inputs, const char *resource, char *buf,
-					size_t len)
+/* The prefix a network in the input gives this resource ("spidernet.io/gpu1sriov"), or NULL. */
+static const char *prefix_from_networks(const struct conv *cv, const char *resource)
 {
-	size_t i;
-	json_t *in;
-
-	json_array_foreach(inputs, i, in)
-	{
-		const json_t *spec = json_object_get(json_object_get(in, "object"), "spec");
-		const char *k;
-		json_t *blk;
-
-		json_object_foreach((json_t *)spec, k, blk)
-		{
-			const char *r = json_string_value(json_object_get(blk, "resourceName"));
-			const char *slash = r ? strchr(r, '/') : NULL;
-
-			if (slash && !strcmp(slash + 1, resource) && (size_t)(slash - r) < len) {
-				memcpy(buf, r, (size_t)(slash - r));
-				buf[slash - r] = '\0';
-				return buf;
-			}
-		}
-	}
-	return NULL;
+	return json_string_value(json_object_get(cv->prefixes, resource));
 }
 
 static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
@@ -530,7 +642,6 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 	const char *link = json_string_value(json_object_get(spec, "linkType"));
 	const char *dtype = json_string_value(json_object_get(spec, "deviceType"));
 	const char *k;
-	char pbuf[128];
 	const char *prefix;
 	json_t *v, *sel, *entry, *one;
 
@@ -561,10 +672,6 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 		} else if ((!strcmp(k, "rootDevices") || !strcmp(k, "pfNames")) &&
 			   json_is_array(v)) {
 			json_object_set(sel, k, v);
-			if (!strcmp(k, "pfNames"))
-				note(cv, false, p,
-				     "a \"#first-last\" VF range in a name is not read by the plugin: it takes "
-				     "every VF of the PF");
 		} else {
 			note(cv, false, p, "not carried: the plugin has no such selector");
 		}
@@ -607,7 +714,7 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 		else
 			note(cv, false, p, "not carried: rdmak has no counterpart");
 	}
-	prefix = prefix_from_networks(cv->inputs, resource, pbuf, sizeof(pbuf));
+	prefix = prefix_from_networks(cv, resource);
 	if (!prefix) {
 		prefix = "openshift.io";
 		note(cv, false, "spec.resourceName",
@@ -632,20 +739,48 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 /* Two policies on the same PF: the SR-IOV operator's priority decides which one configures it,
  * but in the plugin's resourceList both entries select the same VFs, counted in two resources.
  * Seed 004 names 0000:86:00.0 in both of its policies (a copy of the first). */
+static int index_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t self)
 {
 	const json_t *mine = json_object_get(
 		json_object_get(json_object_get(obj, "spec"), "nicSelector"), "rootDevices");
-	size_t i, j, k;
-	json_t *in, *a, *b;
+	_cleanup_free_ size_t *other = NULL;
+	size_t i, j, k, n = 0, cap = 0;
+	json_t *a, *b, *x;
 
-	json_array_foreach(cv->inputs, i, in)
+	/* the policies naming one of its PFs, in input order (the notes' order) */
+	json_array_foreach(mine, j, a)
 	{
-		const json_t *o = json_object_get(in, "object");
+		const json_t *users = json_object_get(cv->pf_users, str_or(json_string_value(a)));
+
+		json_array_foreach(users, k, x)
+		{
+			if (n == cap) {
+				size_t *v = realloc(other, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+
+				if (!v) {
+					cv->oom = 1;
+					return;
+				}
+				other = v;
+			}
+			other[n++] = (size_t)json_integer_value(x);
+		}
+	}
+	if (n)
+		qsort(other, n, sizeof(*other), index_cmp);
+	for (size_t m = 0; m < n; m++) {
+		const json_t *o = json_object_get(json_array_get(cv->inputs, other[m]), "object");
 		const json_t *theirs;
 
-		if (i == self || strcmp(str_or(json_string_value(json_object_get(o, "kind"))),
-					"SriovNetworkNodePolicy"))
+		i = other[m];
+		if (i == self || (m && other[m - 1] == i))
 			continue;
 		theirs = json_object_get(json_object_get(json_object_get(o, "spec"), "nicSelector"),
 					 "rootDevices");
@@ -654,48 +789,269 @@ static void sriov_policy_overlaps(struct conv *cv, const json_t *obj, size_t sel
 			note(cv, true, "spec.nicSelector.rootDevices",
 			     "PF %s is also selected by policy %s: "
 			     "its VFs would be in two resources; give each policy its own PF",
-			     json_string_value(a),
-			     json_string_value(
-				     json_object_get(json_object_get(o, "metadata"), "name")));
+			     json_string_value(a), str_or(name_of(o)));
 	}
 }
 
 /* ---- SpiderMultusConfig and SpiderIPPool -------------------------------------------------- */
 
-static const json_t *find_pool(const json_t *inputs, const char *name)
+static const json_t *find_pool(const struct conv *cv, const char *name)
 {
-	size_t i;
-	json_t *in;
-
-	json_array_foreach(inputs, i, in)
-	{
-		const json_t *o = json_object_get(in, "object");
-		const char *n =
-			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
-
-		if (n && !strcmp(n, name) &&
-		    !strcmp(str_or(json_string_value(json_object_get(o, "kind"))), "SpiderIPPool"))
-			return o;
-	}
-	return NULL;
+	return json_object_get(cv->pools, name);
 }
 
-/* A SpiderIPPool's ips ("a-b" or "a") as host-local ranges in set; its routes into routes. */
+/* ---- a SpiderIPPool's addresses ----------------------------------------------------------- */
+
+/* Addresses as spans of 128-bit integers (ipamconf's arithmetic), one family. */
+struct spans {
+	struct ipamconf_span *v;
+	size_t n, cap;
+};
+
+static int spans_add(struct spans *s, ipamconf_u128 lo, ipamconf_u128 hi)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct ipamconf_span *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct ipamconf_span){ lo, hi };
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct ipamconf_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorted, overlapping and adjacent spans joined. */
+static void spans_merge(struct spans *s)
+{
+	size_t n = 0;
+
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+	for (size_t i = 1; i < s->n; i++) {
+		if (s->v[i].lo <= s->v[n].hi || s->v[i].lo - 1 == s->v[n].hi) {
+			if (s->v[i].hi > s->v[n].hi)
+				s->v[n].hi = s->v[i].hi;
+		} else {
+			s->v[++n] = s->v[i];
+		}
+	}
+	s->n = n + 1;
+}
+
+/* Spiderpool's address or range text ("10.0.0.5", "10.0.0.5-10.0.0.9"): 0 and its bounds, or
+ * -EINVAL. */
+static int addr_span(const char *s, int *family, ipamconf_u128 *lo, ipamconf_u128 *hi)
+{
+	const char *dash = strchr(s, '-');
+	char first[CNISPEC_PREFIX_STRLEN];
+	struct cnispec_addr a, b;
+
+	if (dash && (size_t)(dash - s) >= sizeof(first))
+		return -EINVAL;
+	snprintf(first, sizeof(first), "%.*s", dash ? (int)(dash - s) : (int)strlen(s), s);
+	if (cnispec_addr_parse(first, &a) < 0 || cnispec_addr_parse(dash ? dash + 1 : s, &b) < 0 ||
+	    a.family != b.family || ipamconf_u128_from_addr(&a) > ipamconf_u128_from_addr(&b))
+		return -EINVAL;
+	*family = a.family;
+	*lo = ipamconf_u128_from_addr(&a);
+	*hi = ipamconf_u128_from_addr(&b);
+	return 0;
+}
+
+/* The excluded addresses of s that lie in [lo, hi], as rdmak-ipam's exclude writes them: the
+ * fewest CIDRs that cover them exactly, a single address bare. */
+static int exclude_in(const struct spans *s, int family, ipamconf_u128 lo, ipamconf_u128 hi,
+		      json_t *out)
+{
+	unsigned bits = family == AF_INET ? 32 : 128;
+
+	for (size_t i = 0; i < s->n; i++) {
+		ipamconf_u128 a = s->v[i].lo > lo ? s->v[i].lo : lo;
+		ipamconf_u128 b = s->v[i].hi < hi ? s->v[i].hi : hi;
+
+		while (a <= b) {
+			char text[CNISPEC_PREFIX_STRLEN], cidr[CNISPEC_PREFIX_STRLEN + 8];
+			struct cnispec_addr x;
+			unsigned k = 0;
+
+			/* the largest aligned block at a that ends by b */
+			while (k < bits) {
+				ipamconf_u128 m = k + 1 >= 128 ? ~(ipamconf_u128)0
+							       : ((ipamconf_u128)1 << (k + 1)) - 1;
+
+				if ((a & m) || b - a < m)
+					break;
+				k++;
+			}
+			ipamconf_addr_from_u128(family, a, &x);
+			cnispec_addr_str(&x, text);
+			if (k)
+				snprintf(cidr, sizeof(cidr), "%s/%u", text, bits - k);
+			if (json_array_append_new(out, json_string(k ? cidr : text)) < 0)
+				return -ENOMEM;
+			if (k >= 128 || b - a < ((ipamconf_u128)1 << k))
+				break;
+			a += (ipamconf_u128)1 << k;
+		}
+	}
+	return 0;
+}
+
+/* What a SpiderIPPool keeps from its ranges: spec.excludeIPs, and status.allocatedIPs (the
+ * addresses its running pods hold: Spiderpool's JSON map, address -> {interface, pod, podUid}).
+ * Both are excluded from every range they fall in, so that rdmak-ipam never hands out an
+ * address a pod migrating from Spiderpool still has; each held one is named. */
+static int pool_excluded(struct conv *cv, const char *path, const json_t *pool, int family,
+			 struct spans *ret)
+{
+	const json_t *spec = json_object_get(pool, "spec");
+	const char *pname = str_or(name_of(pool)), *k;
+	const char *held =
+		json_string_value(json_object_get(json_object_get(pool, "status"), "allocatedIPs"));
+	json_t *map = NULL, *v;
+	size_t i;
+	int f;
+
+	json_array_foreach(json_object_get(spec, "excludeIPs"), i, v)
+	{
+		ipamconf_u128 lo, hi;
+
+		if (!json_is_string(v) || addr_span(json_string_value(v), &f, &lo, &hi) < 0) {
+			note(cv, true, path,
+			     "SpiderIPPool %s: spec.excludeIPs[%zu] is not an address or a range "
+			     "(FIRST-LAST): not excluded; exclude it by hand",
+			     pname, i);
+			continue;
+		}
+		if (f == family && spans_add(ret, lo, hi) < 0)
+			return -ENOMEM;
+	}
+	if (json_array_size(json_object_get(spec, "excludeIPs")))
+		note(cv, false, path, "SpiderIPPool %s: spec.excludeIPs carried into exclude",
+		     pname);
+	if (!held)
+		return 0;
+	map = json_loads(held, 0, NULL);
+	if (!json_is_object(map)) {
+		note(cv, true, path,
+		     "SpiderIPPool %s: status.allocatedIPs is not Spiderpool's map of the addresses "
+		     "in use: none is excluded; exclude the addresses its pods hold by hand",
+		     pname);
+		json_decref(map);
+		return 0;
+	}
+	json_object_foreach(map, k, v)
+	{
+		ipamconf_u128 lo, hi;
+
+		if (addr_span(k, &f, &lo, &hi) < 0 || lo != hi) {
+			note(cv, true, path,
+			     "SpiderIPPool %s: status.allocatedIPs names \"%s\", not an address: "
+			     "exclude what it means by hand",
+			     pname, k);
+			continue;
+		}
+		if (f != family)
+			continue;
+		if (spans_add(ret, lo, hi) < 0) {
+			json_decref(map);
+			return -ENOMEM;
+		}
+		note(cv, false, path,
+		     "SpiderIPPool %s: %s is held by pod %s (interface %s) under Spiderpool: "
+		     "excluded, so that rdmak-ipam never hands it out; remove it from exclude once "
+		     "that pod is gone",
+		     pname, k, str_or(json_string_value(json_object_get(v, "pod"))),
+		     str_or(json_string_value(json_object_get(v, "interface"))));
+	}
+	json_decref(map);
+	return 0;
+}
+
+/* The pool keys that say who may take its addresses: rdmak-ipam's ranges serve every pod that
+ * attaches the network, so a pool meant for some nodes or pods only needs the user's hand. */
+static void pool_keys(struct conv *cv, const char *path, const json_t *pool)
+{
+	const json_t *spec = json_object_get(pool, "spec");
+	const char *pname = str_or(name_of(pool)), *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)spec, k, v)
+	{
+		if (!strcmp(k, "subnet") || !strcmp(k, "gateway") || !strcmp(k, "ips") ||
+		    !strcmp(k, "routes") || !strcmp(k, "ipVersion") || !strcmp(k, "excludeIPs"))
+			continue;
+		if (!strcmp(k, "nodeName") || !strcmp(k, "nodeAffinity"))
+			note(cv, true, path,
+			     "SpiderIPPool %s: spec.%s: the pool serves only some nodes, and rdmak-ipam "
+			     "has no per-node pools: every node that attaches this network takes "
+			     "addresses from it; give those nodes a network of their own",
+			     pname, k);
+		else if (!strcmp(k, "podAffinity"))
+			note(cv, true, path,
+			     "SpiderIPPool %s: spec.podAffinity: the pool serves only the pods it "
+			     "selects, and rdmak-ipam selects no pool per pod: every pod that attaches "
+			     "this network takes addresses from it; give those pods a network of their "
+			     "own",
+			     pname);
+		else if (!strcmp(k, "namespaceAffinity") || !strcmp(k, "namespaceName"))
+			note(cv, true, path,
+			     "SpiderIPPool %s: spec.%s: the pool serves only some namespaces; a "
+			     "NetworkAttachmentDefinition serves the pods of its own namespace: put "
+			     "this network in the namespace the pool is for",
+			     pname, k);
+		else if (!strcmp(k, "disable") && json_is_true(v))
+			note(cv, true, path,
+			     "SpiderIPPool %s: spec.disable: the pool hands out nothing new under "
+			     "Spiderpool, and its ranges here would: remove them if it is to stay "
+			     "closed",
+			     pname);
+		else if (!strcmp(k, "multusName"))
+			note(cv, false, path,
+			     "SpiderIPPool %s: spec.multusName: the pool is in the ipam of the networks "
+			     "that name it, and of no other",
+			     pname);
+		else if (!strcmp(k, "default") || !strcmp(k, "disable"))
+			note(cv, false, path,
+			     "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no default pool, "
+			     "the ranges serve the networks that name the pool",
+			     pname, k);
+		else
+			note(cv, false, path,
+			     "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no counterpart",
+			     pname, k);
+	}
+}
+
+/* A SpiderIPPool's ips ("a-b" or "a") as host-local ranges in set, each with the pool's
+ * excluded and held addresses that fall in it; its routes into routes. */
 static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, json_t *set,
 		       json_t *routes)
 {
 	const json_t *spec = json_object_get(pool, "spec");
 	const char *subnet = json_string_value(json_object_get(spec, "subnet"));
 	const char *gw = json_string_value(json_object_get(spec, "gateway"));
-	const char *pname =
-		json_string_value(json_object_get(json_object_get(pool, "metadata"), "name"));
+	const char *pname = str_or(name_of(pool));
+	struct spans excl = { 0 };
+	struct cnispec_prefix sp;
 	char net[64];
-	const char *k;
 	size_t i;
 	json_t *v;
 	int r;
 
-	if (!subnet || (r = prefix_network(subnet, net, sizeof(net))) < 0) {
+	if (!subnet || (r = prefix_network(subnet, net, sizeof(net))) < 0 ||
+	    cnispec_prefix_parse(net, &sp) < 0) {
 		note(cv, true, path, "SpiderIPPool %s: subnet %s is not a prefix: not carried",
 		     pname, subnet ? subnet : "(none)");
 		return 0;
@@ -704,32 +1060,49 @@ static int pool_ranges(struct conv *cv, const char *path, const json_t *pool, js
 		note(cv, false, path,
 		     "SpiderIPPool %s: subnet %s has host bits set; its network %s is used", pname,
 		     subnet, net);
+	if ((r = pool_excluded(cv, path, pool, sp.addr.family, &excl)) < 0)
+		goto out;
+	spans_merge(&excl);
 	json_array_foreach(json_object_get(spec, "ips"), i, v)
 	{
 		const char *s = json_string_value(v);
 		const char *dash = s ? strchr(s, '-') : NULL;
 		char first[64];
-		json_t *range;
+		ipamconf_u128 lo, hi;
+		json_t *range, *x;
+		int f;
 
 		if (!s || (dash && (size_t)(dash - s) >= sizeof(first)))
 			continue;
 		snprintf(first, sizeof(first), "%.*s", dash ? (int)(dash - s) : (int)strlen(s), s);
 		range = json_pack("{s:s,s:s,s:s}", "subnet", net, "rangeStart", first, "rangeEnd",
 				  dash ? dash + 1 : s);
-		if (!range)
-			return -ENOMEM;
+		x = json_array();
+		if (!range || !x) {
+			json_decref(range);
+			json_decref(x);
+			r = -ENOMEM;
+			goto out;
+		}
 		if (gw)
 			json_object_set_new(range, "gateway", json_string(gw));
+		if (addr_span(s, &f, &lo, &hi) == 0 && f == sp.addr.family &&
+		    (r = exclude_in(&excl, f, lo, hi, x)) < 0) {
+			json_decref(range);
+			json_decref(x);
+			goto out;
+		}
+		if (json_array_size(x))
+			json_object_set(range, "exclude", x);
+		json_decref(x);
 		json_array_append_new(set, range);
 	}
 	json_array_foreach(json_object_get(spec, "routes"), i, v) json_array_append(routes, v);
-	json_object_foreach((json_t *)spec, k, v) if (strcmp(k, "subnet") && strcmp(k, "gateway") &&
-						      strcmp(k, "ips") && strcmp(k, "routes") &&
-						      strcmp(k, "ipVersion"))
-		note(cv, false, path,
-		     "SpiderIPPool %s: spec.%s not carried: rdmak-ipam has no counterpart", pname,
-		     k);
-	return 0;
+	pool_keys(cv, path, pool);
+	r = 0;
+out:
+	free(excl.v);
+	return r;
 }
 
 static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippools)
@@ -749,9 +1122,8 @@ static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippo
 		snprintf(p, sizeof(p), "%s.%s", path, families[f]);
 		json_array_foreach(json_object_get(ippools, families[f]), i, v)
 		{
-			const json_t *pool = json_is_string(v)
-						     ? find_pool(cv->inputs, json_string_value(v))
-						     : NULL;
+			const json_t *pool =
+				json_is_string(v) ? find_pool(cv, json_string_value(v)) : NULL;
 
 			if (!pool)
 				note(cv, true, p,
@@ -785,6 +1157,154 @@ out:
 	return ipam;
 }
 
+/* What one SpiderMultusConfig gives its network, read key by key. */
+struct smc {
+	const char *link;
+	const char *resource;
+	const json_t *ippools;
+	json_int_t vlan;
+	bool has_vlan, shared_rdma, no_ipam;
+};
+
+/* The keys beside cniType and the CNI's block. */
+static void smc_spec_key(struct conv *cv, struct smc *m, const char *block, const char *k,
+			 const json_t *v)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "spec.%s", k);
+	if (!strcmp(k, "enableCoordinator") || !strcmp(k, "coordinator")) {
+		note(cv, false, p,
+		     "not carried: rdmak-cni does the coordinator's policy routing itself "
+		     "(policyRouting)");
+	} else if (!strcmp(k, "rdmaResourceName") && json_is_string(v)) {
+		/* where Spiderpool's RoCE guide writes it (its CRD has it in the macvlan block) */
+		if (!m->resource)
+			m->resource = json_string_value(v);
+		note(cv, false, p, "the network's resource (k8s.v1.cni.cncf.io/resourceName)");
+	} else if (!strcmp(k, "disableIPAM") && json_is_true(v)) {
+		m->no_ipam = true;
+		note(cv, false, p, "true: the network is written without \"ipam\"");
+	} else if (!strcmp(k, "disableIPAM")) {
+		return;
+	} else if (!strcmp(k, "ippools")) {
+		note(cv, true, p,
+		     "Spiderpool reads ippools in spec.%s, not here (its API drops this one, and "
+		     "the network took the cluster's default pools): move it there, or give the "
+		     "network an \"ipam\"",
+		     block);
+	} else {
+		note(cv, false, p, "not carried: rdmak has no counterpart");
+	}
+}
+
+/* ib-sriov-cni's pkey is a hex string; Spiderpool's examples write it bare. */
+static void smc_pkey(struct conv *cv, json_t *config, const char *p, const json_t *v)
+{
+	char hex[32];
+
+	if (json_is_integer(v))
+		snprintf(hex, sizeof(hex), "0x%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else
+		snprintf(hex, sizeof(hex), "%s%s",
+			 strncmp(str_or(json_string_value(v)), "0x", 2) ? "0x" : "",
+			 str_or(json_string_value(v)));
+	json_object_set_new(config, "pkey", json_string(hex));
+	if (json_is_integer(v))
+		note(cv, false, p,
+		     "the number %" JSON_INTEGER_FORMAT " read as hex %s, as ib-sriov-cni reads "
+		     "its string",
+		     json_integer_value(v), hex);
+}
+
+/* One key of the CNI's block (spec.macvlan, spec.sriov, ...) into rdmak-cni's config. */
+static void smc_block_key(struct conv *cv, struct smc *m, json_t *config, const char *p,
+			  const char *k, json_t *v)
+{
+	bool hostdev = !strcmp(m->link, "hostdev"), macvlan = !strcmp(m->link, "macvlan");
+
+	if (!strcmp(k, "ippools")) {
+		m->ippools = v;
+	} else if (!strcmp(k, "resourceName") || !strcmp(k, "rdmaResourceName")) {
+		m->resource = json_string_value(v);
+	} else if (!strcmp(k, "master") && json_is_array(v) && json_array_size(v) >= 1) {
+		json_object_set(config, "master", json_array_get(v, 0));
+		if (json_array_size(v) > 1)
+			note(cv, true, p,
+			     "several masters (a bond the anchor makes): rdmak-cni takes one; make the "
+			     "bond on the node and name it");
+	} else if (!strcmp(k, "master") && json_is_string(v)) {
+		json_object_set(config, "master", v);
+	} else if (!strcmp(k, "enableRdma") && macvlan && json_is_boolean(v)) {
+		/* macvlan's RDMA is the master's device, shared (Spiderpool's RoCE guide: the
+		 * shared device plugin's resource in rdmaResourceName) */
+		m->shared_rdma = json_is_true(v);
+		if (m->shared_rdma)
+			note(cv, false, p,
+			     "true: the pods use the master's RDMA device, shared (the RDMA subsystem in "
+			     "shared mode), through the resource in rdmaResourceName; nothing to isolate");
+	} else if ((!strcmp(k, "rdmaIsolation") || !strcmp(k, "enableRdma")) &&
+		   json_is_boolean(v)) {
+		/* sriov's enableRdma (before rdmaIsolation) chained rdma-cni: the VF's RDMA
+		 * device moves into the pod */
+		json_object_set(config, "rdmaIsolation", v);
+	} else if (!strcmp(k, "mtu") && json_is_integer(v)) {
+		json_object_set(config, "mtu", v);
+	} else if (!strcmp(k, "vlanID") && json_is_integer(v)) {
+		m->vlan = json_integer_value(v);
+		m->has_vlan = true;
+	} else if (hostdev && !strcmp(k, "minTxRateMbps") && json_is_integer(v)) {
+		json_object_set(config, "min_tx_rate", v); /* sriov-cni's key, Mb/s both */
+	} else if (hostdev && !strcmp(k, "maxTxRateMbps") && json_is_integer(v)) {
+		json_object_set(config, "max_tx_rate", v);
+	} else if (hostdev && !strcmp(k, "linkState") && json_is_string(v)) {
+		json_object_set(config, "link_state", v);
+	} else if (!strcmp(k, "enableIbKubernetes") || !strcmp(k, "ibKubernetesEnabled")) {
+		if (json_is_true(v))
+			note(cv, true, p,
+			     "true: rdmak-cni does not wait for ib-kubernetes; it sets the VF's GUID "
+			     "from the pod's (capability infinibandGUID) and adds it to the partition "
+			     "through the fabric manager when \"fabric\" is given (docs/cni.md)");
+	} else if (!strcmp(k, "pkey")) {
+		smc_pkey(cv, config, p, v);
+	} else {
+		note(cv, false, p, "not carried: rdmak-cni has no counterpart");
+	}
+}
+
+/* vlanID: sriov-cni's vlan on a VF; on macvlan the VLAN interface Spiderpool's ifacer makes on
+ * the master, which rdmak-cni does not make. */
+static void smc_vlan(struct conv *cv, struct smc *m, json_t *config, const char *bpath)
+{
+	const char *master = json_string_value(json_object_get(config, "master"));
+	char p[96], sub[64];
+
+	snprintf(p, sizeof(p), "%s.vlanID", bpath);
+	if (!m->has_vlan)
+		return;
+	if (!strcmp(m->link, "hostdev")) {
+		json_object_set_new(config, "vlan", json_integer(m->vlan));
+		return;
+	}
+	if (m->vlan == 0)
+		return;
+	if (!master || snprintf(sub, sizeof(sub), "%s.%" JSON_INTEGER_FORMAT, master, m->vlan) >=
+			       16 /* IFNAMSIZ */) {
+		note(cv, true, p,
+		     "%" JSON_INTEGER_FORMAT
+		     ": rdmak-cni makes no VLAN interface; make one for VLAN "
+		     "%" JSON_INTEGER_FORMAT " on each node and name it as master",
+		     m->vlan, m->vlan);
+		return;
+	}
+	json_object_set_new(config, "master", json_string(sub));
+	note(cv, true, p,
+	     "%" JSON_INTEGER_FORMAT ": master is the VLAN interface %s, which Spiderpool's ifacer "
+	     "made and rdmak-cni does not: create it on each node (ip link add link %s name %s "
+	     "type vlan id %" JSON_INTEGER_FORMAT ")",
+	     m->vlan, sub, master, sub, m->vlan);
+}
+
 static int spider_multus_config(struct conv *cv, const json_t *obj, const char *name,
 				const char *ns)
 {
@@ -798,13 +1318,14 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 	const json_t *spec = json_object_get(obj, "spec");
 	const char *type = json_string_value(json_object_get(spec, "cniType"));
 	const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-	const char *block = NULL, *link = NULL, *resource = NULL, *k;
+	const char *block = NULL, *k;
+	struct smc m = { 0 };
 	char bpath[64];
 	json_t *blk, *config, *ipam, *v, *nad;
 
 	for (size_t i = 0; type && i < sizeof(blocks) / sizeof(blocks[0]); i++)
 		if (!strcmp(type, blocks[i][0]))
-			block = blocks[i][1], link = blocks[i][2];
+			block = blocks[i][1], m.link = blocks[i][2];
 	if (!block) {
 		note(cv, true, "spec.cniType",
 		     "\"%s\": rdmak-cni has no such link (macvlan, sriov, ib-sriov, ipoib are "
@@ -814,73 +1335,33 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 	}
 	blk = json_object_get(spec, block);
 	snprintf(bpath, sizeof(bpath), "spec.%s", block);
-	config = cni_config_new(name, link);
+	config = cni_config_new(name, m.link);
 	if (!config)
 		return -ENOMEM;
-	json_object_foreach((json_t *)spec, k, v) if (strcmp(k, "cniType") && strcmp(k, block))
-	{
-		char p[128];
-
-		snprintf(p, sizeof(p), "spec.%s", k);
-		note(cv, false, p,
-		     !strcmp(k, "enableCoordinator") || !strcmp(k, "coordinator")
-			     ? "not carried: rdmak-cni does the coordinator's policy routing itself (policyRouting)"
-			     : "not carried: rdmak has no counterpart");
-	}
 	json_object_foreach(blk, k, v)
 	{
 		char p[128];
 
 		snprintf(p, sizeof(p), "%s.%s", bpath, k);
-		if (!strcmp(k, "ippools")) {
-			continue;
-		} else if (!strcmp(k, "resourceName") || !strcmp(k, "rdmaResourceName")) {
-			resource = json_string_value(v);
-		} else if (!strcmp(k, "master") && json_is_array(v) && json_array_size(v) >= 1) {
-			json_object_set(config, "master", json_array_get(v, 0));
-			if (json_array_size(v) > 1)
-				note(cv, true, p,
-				     "several masters (a bond the anchor makes): rdmak-cni takes one; make the "
-				     "bond on the node and name it");
-		} else if (!strcmp(k, "master") && json_is_string(v)) {
-			json_object_set(config, "master", v);
-		} else if ((!strcmp(k, "rdmaIsolation") || !strcmp(k, "enableRdma")) &&
-			   json_is_boolean(v)) {
-			json_object_set(config, "rdmaIsolation", v);
-		} else if (!strcmp(k, "mtu") && json_is_integer(v)) {
-			json_object_set(config, "mtu", v);
-		} else if (!strcmp(k, "pkey")) {
-			/* ib-sriov-cni's pkey is a hex string; Spiderpool's examples write it bare */
-			char hex[32];
-
-			if (json_is_integer(v))
-				snprintf(hex, sizeof(hex), "0x%" JSON_INTEGER_FORMAT,
-					 json_integer_value(v));
-			else
-				snprintf(hex, sizeof(hex), "%s%s",
-					 strncmp(str_or(json_string_value(v)), "0x", 2) ? "0x" : "",
-					 str_or(json_string_value(v)));
-			json_object_set_new(config, "pkey", json_string(hex));
-			if (json_is_integer(v))
-				note(cv, false, p,
-				     "the number %" JSON_INTEGER_FORMAT
-				     " read as hex %s, as ib-sriov-cni reads "
-				     "its string",
-				     json_integer_value(v), hex);
-		} else {
-			note(cv, false, p, "not carried: rdmak-cni has no counterpart");
-		}
+		smc_block_key(cv, &m, config, p, k, v);
 	}
+	json_object_foreach((json_t *)spec, k, v) if (strcmp(k, "cniType") && strcmp(k, block))
+		smc_spec_key(cv, &m, block, k, v);
+	smc_vlan(cv, &m, config, bpath);
 	if (!strcmp(type, "ib-sriov"))
 		json_object_set_new(config, "capabilities",
 				    json_pack("{s:b}", "infinibandGUID", 1));
-	if (!strcmp(link, "hostdev") && !resource)
+	if (!strcmp(m.link, "hostdev") && !m.resource)
 		note(cv, true, bpath,
 		     "no resourceName: a hostdev network needs the resource its VF comes from");
-	ipam = spider_ipam(cv, "spec.ippools", json_object_get(blk, "ippools"));
+	if (m.shared_rdma && !m.resource)
+		note(cv, true, bpath,
+		     "enableRdma without rdmaResourceName: name the shared device plugin's resource, "
+		     "or the pods get no RDMA device");
+	ipam = m.no_ipam ? NULL : spider_ipam(cv, "spec.ippools", m.ippools);
 	if (ipam)
 		json_object_set_new(config, "ipam", ipam);
-	nad = nad_new(cv, name, ns, resource, config);
+	nad = nad_new(cv, name, ns, m.resource, config);
 	json_decref(config);
 	if (nad && labels) {
 		json_object_set(json_object_get(nad, "metadata"), "labels", (json_t *)labels);
@@ -899,18 +1380,17 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind,
 				const char *name, const char *ns, size_t self)
 {
-	size_t i;
-	json_t *in;
+	char key[768];
+	size_t j;
+	json_t *x;
 
-	json_array_foreach(cv->inputs, i, in)
+	name_key(key, sizeof(key), kind, ns, name);
+	json_array_foreach(json_object_get(cv->names, key), j, x)
 	{
-		const json_t *o = json_object_get(in, "object");
-		const json_t *md = json_object_get(o, "metadata");
+		size_t i = (size_t)json_integer_value(x);
+		const json_t *in = json_array_get(cv->inputs, i);
 
-		if (i == self || json_equal(o, obj) ||
-		    strcmp(str_or(json_string_value(json_object_get(o, "kind"))), kind) ||
-		    strcmp(str_or(json_string_value(json_object_get(md, "name"))), name) ||
-		    strcmp(str_or(json_string_value(json_object_get(md, "namespace"))), str_or(ns)))
+		if (i == self || json_equal(json_object_get(in, "object"), obj))
 			continue;
 		note(cv, true, "metadata.name",
 		     "%s %s is also defined, differently, in %s (object %zu of the input): "
@@ -964,6 +1444,15 @@ static int convert_one(struct conv *cv, const json_t *in, size_t idx)
 	return 0;
 }
 
+static void conv_clear(struct conv *cv)
+{
+	json_decref(cv->values);
+	json_decref(cv->names);
+	json_decref(cv->pools);
+	json_decref(cv->pf_users);
+	json_decref(cv->prefixes);
+}
+
 int convert_run(const json_t *inputs, json_t **ret)
 {
 	struct conv cv = { .inputs = inputs };
@@ -973,7 +1462,7 @@ int convert_run(const json_t *inputs, json_t **ret)
 	int r = 0;
 
 	cv.values = json_object();
-	if (!docs || !cv.values) {
+	if (!docs || !cv.values || conv_index(&cv) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -996,11 +1485,11 @@ int convert_run(const json_t *inputs, json_t **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
-	json_decref(cv.values);
+	conv_clear(&cv);
 	*ret = out;
 	return 0;
 fail:
 	json_decref(docs);
-	json_decref(cv.values);
+	conv_clear(&cv);
 	return r;
 }

@@ -38,6 +38,8 @@ static const char *const method_path[ETCD_M__MAX] = {
 	[ETCD_M_DELETE_RANGE] = "/etcdserverpb.KV/DeleteRange",
 	[ETCD_M_TXN] = "/etcdserverpb.KV/Txn",
 	[ETCD_M_STATUS] = "/etcdserverpb.Maintenance/Status",
+	[ETCD_M_LEASE_GRANT] = "/etcdserverpb.Lease/LeaseGrant",
+	[ETCD_M_LEASE_TTL] = "/etcdserverpb.Lease/LeaseTimeToLive",
 };
 
 struct etcd_endpoint {
@@ -393,7 +395,8 @@ void etcd_client_calls(const struct etcd_client *c, struct etcd_calls *ret)
 	*ret = (struct etcd_calls){ .range = c->calls[ETCD_M_RANGE],
 				    .put = c->calls[ETCD_M_PUT],
 				    .delete_range = c->calls[ETCD_M_DELETE_RANGE],
-				    .txn = c->calls[ETCD_M_TXN] };
+				    .txn = c->calls[ETCD_M_TXN],
+				    .lease = c->calls[ETCD_M_LEASE_GRANT] + c->calls[ETCD_M_LEASE_TTL] };
 }
 
 void etcd_client_free(struct etcd_client *c)

@@ -3,6 +3,8 @@
  * gRPC API, spoken through the gRPC C core with protobuf-c (src/etcd/etcd.proto). Callers deal
  * in the plain structs below and never see gRPC or protobuf-c types.
  *
+ * Leases (LeaseGrant, LeaseTimeToLive) too.
+ *
  * Endpoints and failover. A client holds one gRPC channel per endpoint and sends each call to
  * the endpoint that answered last. When that endpoint cannot answer (connection refused or
  * reset, no leader, the per-attempt deadline passed) the call is sent again to the next
@@ -59,6 +61,7 @@ size_t etcd_client_current(const struct etcd_client *c);
  * attachment costs etcd (the test build's seam, tests/seams/etcd_calls.c, writes them out). */
 struct etcd_calls {
 	unsigned long range, put, delete_range, txn;
+	unsigned long lease; /* LeaseGrant and LeaseTimeToLive */
 };
 void etcd_client_calls(const struct etcd_client *c, struct etcd_calls *ret);
 
@@ -138,6 +141,7 @@ struct etcd_op {
 	const char *key;
 	const void *value; /* PUT */
 	size_t value_len;
+	int64_t lease;	/* PUT: the lease the key goes with (0: none; the key stays) */
 	bool prefix;	/* RANGE, DELETE */
 	int64_t limit;	/* RANGE */
 	bool keys_only; /* RANGE */
@@ -162,6 +166,15 @@ void etcd_txn_result_clear(struct etcd_txn_result *r);
 int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp,
 	     const struct etcd_op *then, size_t n_then, const struct etcd_op *otherwise,
 	     size_t n_otherwise, struct etcd_txn_result *ret);
+
+/* Leases: a key put with a lease is deleted by etcd when the lease expires, timed by the
+ * cluster's leader (no member's clock against another's). Grant a lease of ttl seconds:
+ * *ret_id, and *ret_ttl the TTL granted (etcd raises one below its minimum). A retried grant
+ * may leave a second lease that nothing uses: it expires by itself. */
+int etcd_lease_grant(struct etcd_client *c, int64_t ttl, int64_t *ret_id, int64_t *ret_ttl);
+/* The seconds left to lease id: 1 and *ret_left (and *ret_granted, may be NULL), 0 when it
+ * has expired or never was. */
+int etcd_lease_ttl(struct etcd_client *c, int64_t id, int64_t *ret_left, int64_t *ret_granted);
 
 struct etcd_member_status {
 	char version[32];

@@ -14,6 +14,8 @@ enum etcd_method {
 	ETCD_M_DELETE_RANGE,
 	ETCD_M_TXN,
 	ETCD_M_STATUS,
+	ETCD_M_LEASE_GRANT,
+	ETCD_M_LEASE_TTL,
 	ETCD_M__MAX,
 };
 

@@ -401,6 +401,7 @@ static int txn_op(const struct etcd_op *in, struct txn_msgs *t, size_t i)
 		t->puts[i] = (Etcdserverpb__PutRequest)ETCDSERVERPB__PUT_REQUEST__INIT;
 		t->puts[i].key = bin_str(in->key);
 		t->puts[i].value = bin(in->value, in->value_len);
+		t->puts[i].lease = in->lease;
 		m->request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT;
 		m->request_put = &t->puts[i];
 		return 0;
@@ -527,6 +528,65 @@ int etcd_txn(struct etcd_client *c, const struct etcd_compare *cmp, size_t n_cmp
 		*ret = res;
 	else
 		etcd_txn_result_clear(&res);
+	return k;
+}
+
+/* --- Lease ------------------------------------------------------------------------------- */
+
+int etcd_lease_grant(struct etcd_client *c, int64_t ttl, int64_t *ret_id, int64_t *ret_ttl)
+{
+	Etcdserverpb__LeaseGrantRequest rq = ETCDSERVERPB__LEASE_GRANT_REQUEST__INIT;
+	Etcdserverpb__LeaseGrantResponse *m;
+	struct etcd_reply rep = { 0 };
+	int k;
+
+	if (ttl <= 0)
+		return etcd_fail(c, -EINVAL, "etcd lease: a TTL of %lld seconds", (long long)ttl);
+	rq.ttl = ttl;
+	k = etcd_call(c, ETCD_M_LEASE_GRANT, &rq.base, &rep);
+	if (k < 0)
+		return k;
+	m = etcdserverpb__lease_grant_response__unpack(NULL, rep.len, rep.data);
+	etcd_reply_clear(&rep);
+	if (!m || m->id == 0 || (m->error && m->error[0])) {
+		k = etcd_fail(c, -EPROTO, "etcd %s: lease not granted%s%s",
+			      etcd_client_endpoint(c, etcd_client_current(c)),
+			      m && m->error && m->error[0] ? ": " : "",
+			      m && m->error ? m->error : "");
+		if (m)
+			etcdserverpb__lease_grant_response__free_unpacked(m, NULL);
+		return k;
+	}
+	*ret_id = m->id;
+	*ret_ttl = m->ttl;
+	etcdserverpb__lease_grant_response__free_unpacked(m, NULL);
+	return 0;
+}
+
+int etcd_lease_ttl(struct etcd_client *c, int64_t id, int64_t *ret_left, int64_t *ret_granted)
+{
+	Etcdserverpb__LeaseTimeToLiveRequest rq = ETCDSERVERPB__LEASE_TIME_TO_LIVE_REQUEST__INIT;
+	Etcdserverpb__LeaseTimeToLiveResponse *m;
+	struct etcd_reply rep = { 0 };
+	int k;
+
+	rq.id = id;
+	k = etcd_call(c, ETCD_M_LEASE_TTL, &rq.base, &rep);
+	if (k < 0)
+		return k;
+	m = etcdserverpb__lease_time_to_live_response__unpack(NULL, rep.len, rep.data);
+	etcd_reply_clear(&rep);
+	if (!m)
+		return etcd_fail(c, -EPROTO, "etcd %s: malformed LeaseTimeToLiveResponse",
+				 etcd_client_endpoint(c, etcd_client_current(c)));
+	/* etcd answers -1 for a lease that expired or never was */
+	k = m->ttl >= 0;
+	if (k) {
+		*ret_left = m->ttl;
+		if (ret_granted)
+			*ret_granted = m->granted_ttl;
+	}
+	etcdserverpb__lease_time_to_live_response__free_unpacked(m, NULL);
 	return k;
 }
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam/internal.h"
+#include "ipam/ipam.h"
 #include "util/cleanup.h"
 
 #define FAST_TRIES 64 /* claims tried after the cursor before reading the whole pool */
@@ -42,6 +42,10 @@ int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec
 				    s->driver->name, s->error[0] ? s->error : strerror(-r));
 	if (r == -ENOMEM)
 		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* the pool's way (single addresses, or blocks of a size) is not this configuration's */
+	if (r == -EXDEV)
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s",
+				    s->error);
 	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s",
 			    s->driver->name, s->error[0] ? s->error : strerror(-r));
 }
@@ -53,7 +57,7 @@ static void make_key(char *buf, size_t n, const char *container_id, const char *
 	snprintf(buf, n, "%s:%s", container_id, ifname);
 }
 
-static char *owner_value(const struct ipam_config *c, const struct ipam_owner *o)
+static char *owner_value(const struct ipamconf *c, const struct ipam_owner *o)
 {
 	char stamp[32];
 	time_t now = time(NULL);
@@ -269,7 +273,7 @@ static void pool_names_clear(struct pool_names *p)
 }
 
 /* The config's pools, and with all_pools every pool the store knows. */
-static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_pools,
+static int pools_of(struct ipam_store *s, const struct ipamconf *c, bool all_pools,
 		    struct pool_names *ret)
 {
 	int r = 0;
@@ -284,7 +288,7 @@ static int pools_of(struct ipam_store *s, const struct ipam_config *c, bool all_
 
 /* Every claim in (network, container_id, ifname)'s name in the config's pools (all pools:
  * every pool in the store). */
-static int scan_claims(struct ipam_store *s, const struct ipam_config *c, bool all_pools,
+static int scan_claims(struct ipam_store *s, const struct ipamconf *c, bool all_pools,
 		       const char *container_id, const char *ifname, struct scan *ret)
 {
 	struct pool_names pools = { 0 };
@@ -304,8 +308,8 @@ static int scan_claims(struct ipam_store *s, const struct ipam_config *c, bool a
 /* ---- allocation in one range ------------------------------------------------------------ */
 
 struct used {
-	const struct ipam_range *r;
-	ipam_u128 *v;
+	const struct ipamconf_range *r;
+	ipamconf_u128 *v;
 	size_t n, cap;
 };
 
@@ -313,16 +317,16 @@ static int used_one(void *ud, const char *name, const char *value)
 {
 	struct used *u = ud;
 	struct cnispec_addr a;
-	ipam_u128 x;
+	ipamconf_u128 x;
 
 	if (cnispec_addr_parse(name, &a) < 0 || a.family != u->r->family)
 		return 0;
-	x = ipam_u128_from_addr(&a);
-	if (!ipam_range_usable(u->r, x))
+	x = ipamconf_u128_from_addr(&a);
+	if (!ipamconf_range_usable(u->r, x))
 		return 0; /* another range over the same subnet */
 	if (u->n == u->cap) {
 		size_t cap = u->cap ? u->cap * 2 : 256;
-		ipam_u128 *v = realloc(u->v, cap * sizeof(*v));
+		ipamconf_u128 *v = realloc(u->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -335,19 +339,19 @@ static int used_one(void *ud, const char *name, const char *value)
 
 static int u128_cmp(const void *a, const void *b)
 {
-	ipam_u128 x = *(const ipam_u128 *)a, y = *(const ipam_u128 *)b;
+	ipamconf_u128 x = *(const ipamconf_u128 *)a, y = *(const ipamconf_u128 *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static bool is_used(const struct used *u, ipam_u128 a)
+static bool is_used(const struct used *u, ipamconf_u128 a)
 {
 	/* no claims: v is NULL, which bsearch may not be given (glibc declares it nonnull) */
 	return u->n && bsearch(&a, u->v, u->n, sizeof(*u->v), u128_cmp) != NULL;
 }
 
 /* The claims of r's pool that lie in r, sorted. */
-static int read_used(struct ipam_store *s, const struct ipam_range *r, struct used *u)
+static int read_used(struct ipam_store *s, const struct ipamconf_range *r, struct used *u)
 {
 	int e;
 
@@ -361,28 +365,28 @@ static int read_used(struct ipam_store *s, const struct ipam_range *r, struct us
 }
 
 /* The next usable address after a, wrapping from end to start. */
-static bool next_wrap(const struct ipam_range *r, ipam_u128 a, ipam_u128 *ret)
+static bool next_wrap(const struct ipamconf_range *r, ipamconf_u128 a, ipamconf_u128 *ret)
 {
-	if (a < r->end && ipam_range_next(r, a + 1, ret))
+	if (a < r->end && ipamconf_range_next(r, a + 1, ret))
 		return true;
-	return ipam_range_next(r, r->start, ret) == 1;
+	return ipamconf_range_next(r, r->start, ret) == 1;
 }
 
 /* Where the search starts: after the cursor when it lies in r. */
-static ipam_u128 search_from(struct ipam_store *s, const struct ipam_range *r)
+static ipamconf_u128 search_from(struct ipam_store *s, const struct ipamconf_range *r)
 {
 	_cleanup_free_ char *text = NULL;
 	struct cnispec_addr a;
-	ipam_u128 from = r->start, c;
+	ipamconf_u128 from = r->start, c;
 
 	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 &&
 	    a.family == r->family) {
-		c = ipam_u128_from_addr(&a);
+		c = ipamconf_u128_from_addr(&a);
 		if (c >= r->start && c <= r->end && !next_wrap(r, c, &from))
 			from = r->start;
 	}
-	if (!ipam_range_next(r, from, &c))
-		ipam_range_next(r, r->start, &c);
+	if (!ipamconf_range_next(r, from, &c))
+		ipamconf_range_next(r, r->start, &c);
 	return c;
 }
 
@@ -414,8 +418,8 @@ static bool pool_subnet(const char *pool, struct cnispec_prefix *ret, size_t *re
 /* A claim of the same address in another pool. */
 struct rival {
 	struct ipam_store *s;
-	const struct ipam_range *r; /* the range whose pool was just claimed in */
-	size_t prefix;		    /* the length of its pool name's network_name part */
+	const struct ipamconf_range *r; /* the range whose pool was just claimed in */
+	size_t prefix;			/* the length of its pool name's network_name part */
 	struct cnispec_addr addr;
 	const char *text;
 	char *owner; /* the rival claim's value, malloc'd */
@@ -433,7 +437,7 @@ static int rival_one(void *ud, const char *name, const char *value)
 		return 0;
 	/* another network_name is another tenant: its pools may hold the same addresses */
 	if (prefix != rv->prefix || strncmp(name, rv->r->pool, prefix) ||
-	    !ipam_prefix_contains(&sub, &rv->addr))
+	    !ipamconf_prefix_contains(&sub, &rv->addr))
 		return 0;
 	r = rv->s->ops.get(rv->s, name, rv->text, &rv->owner);
 	if (r == 1)
@@ -450,7 +454,7 @@ static int rival_one(void *ud, const char *name, const char *value)
  * the claim, so that a pool created by a racing claim is seen. 1 ours, 0 taken (rv->owner
  * and rv->pool name a rival claim, if that was it), <0 error (the claim may stay: the ADD's
  * rollback releases what is in its name). */
-static int claim_unique(struct ipam_store *s, const struct ipam_range *r, const char *text,
+static int claim_unique(struct ipam_store *s, const struct ipamconf_range *r, const char *text,
 			const char *value, struct rival *rv)
 {
 	struct cnispec_prefix own;
@@ -477,7 +481,7 @@ struct commit {
 	const char *key;
 };
 
-static int try_commit(struct ipam_store *s, const struct ipam_range *r, const char *text,
+static int try_commit(struct ipam_store *s, const struct ipamconf_range *r, const char *text,
 		      const char *value, const struct commit *cm)
 {
 	struct rival rv = { .s = s, .r = r, .text = text };
@@ -495,14 +499,14 @@ static int try_commit(struct ipam_store *s, const struct ipam_range *r, const ch
 	return e;
 }
 
-static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128 a,
+static int try_claim(struct ipam_store *s, const struct ipamconf_range *r, ipamconf_u128 a,
 		     const char *value, const struct commit *cm)
 {
 	char text[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
 	int e;
 
-	ipam_range_addr_str(r, a, text);
+	ipamconf_range_addr_str(r, a, text);
 	if (cm)
 		return try_commit(s, r, text, value, cm);
 	e = claim_unique(s, r, text, value, &rv);
@@ -515,13 +519,13 @@ static int try_claim(struct ipam_store *s, const struct ipam_range *r, ipam_u128
 }
 
 /* 1 and *ret: claimed; 0: r is full; <0 error. *ret_used: the count when full. */
-static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, const char *value,
-			  const struct commit *cm, ipam_u128 *ret, ipam_u128 *ret_used)
+static int alloc_in_range(struct ipam_store *s, const struct ipamconf_range *r, const char *value,
+			  const struct commit *cm, ipamconf_u128 *ret, ipamconf_u128 *ret_used)
 {
-	ipam_u128 size = ipam_range_size(r), a, first;
+	ipamconf_u128 size = ipamconf_range_size(r), a, first;
 	struct used u = { 0 };
 	size_t tries = 0;
-	ipam_u128 step = 1;
+	ipamconf_u128 step = 1;
 	bool wrapped = false;
 	int e;
 
@@ -557,22 +561,23 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 		 * instead of queueing), which finds the end of the taken run in a logarithmic number
 		 * of claims. The order holds but for what a jump passes, which is used when the
 		 * range wraps. */
-		if (!ipam_range_advance(r, a, step + (unsigned)rand_r(&spread_seed) % SPREAD, &a)) {
+		if (!ipamconf_range_advance(r, a, step + (unsigned)rand_r(&spread_seed) % SPREAD,
+					    &a)) {
 			if (wrapped)
 				break;
 			wrapped = true;
-			ipam_range_next(r, r->start, &a);
+			ipamconf_range_next(r, r->start, &a);
 			step = 1;
 			continue;
 		}
-		if (step < ((ipam_u128)1 << 100))
+		if (step < ((ipamconf_u128)1 << 100))
 			step *= 2;
 	}
 	/* slow path: read the pool once and walk its free addresses in order */
 	e = read_used(s, r, &u);
 	if (e < 0)
 		goto out;
-	if ((ipam_u128)u.n >= size)
+	if ((ipamconf_u128)u.n >= size)
 		goto full;
 	first = a;
 	do {
@@ -587,7 +592,7 @@ static int alloc_in_range(struct ipam_store *s, const struct ipam_range *r, cons
 			break;
 	} while (a != first);
 full:
-	*ret_used = u.n ? (ipam_u128)u.n : size;
+	*ret_used = u.n ? (ipamconf_u128)u.n : size;
 	e = 0;
 out:
 	free(u.v);
@@ -598,20 +603,20 @@ out:
 
 /* A block: the grid cell [first, first + size - 1] of the subnet, clipped to a range. */
 struct blocks {
-	const struct ipam_range *r;
-	ipam_u128 size;
-	ipam_u128 *first; /* sorted */
+	const struct ipamconf_range *r;
+	ipamconf_u128 size;
+	ipamconf_u128 *first; /* sorted */
 	size_t n, cap;
 	struct ipam_store *s;
 	const char *pool;
 	size_t adopted;
 };
 
-static int blocks_add(struct blocks *b, ipam_u128 first)
+static int blocks_add(struct blocks *b, ipamconf_u128 first)
 {
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 16;
-		ipam_u128 *v = realloc(b->first, cap * sizeof(*v));
+		ipamconf_u128 *v = realloc(b->first, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -623,14 +628,14 @@ static int blocks_add(struct blocks *b, ipam_u128 first)
 }
 
 /* A block's first address from its name, when it is a block of this range's grid. */
-static bool block_first(const struct blocks *b, const char *name, ipam_u128 *ret)
+static bool block_first(const struct blocks *b, const char *name, ipamconf_u128 *ret)
 {
 	struct cnispec_addr a;
-	ipam_u128 x;
+	ipamconf_u128 x;
 
 	if (cnispec_addr_parse(name, &a) < 0 || a.family != b->r->family)
 		return false;
-	x = ipam_u128_from_addr(&a);
+	x = ipamconf_u128_from_addr(&a);
 	if (x < b->r->net || (x - b->r->net) % b->size || x > b->r->end ||
 	    x + (b->size - 1) < b->r->start)
 		return false;
@@ -641,7 +646,7 @@ static bool block_first(const struct blocks *b, const char *name, ipam_u128 *ret
 static int mine_one(void *ud, const char *name, const char *value)
 {
 	struct blocks *b = ud;
-	ipam_u128 x;
+	ipamconf_u128 x;
 
 	return block_first(b, name, &x) ? blocks_add(b, x) : 0;
 }
@@ -658,12 +663,52 @@ static bool value_is_node(const char *value, const char *node)
 
 /* Every block of the cluster (the taken ones); this node's that its local list lacks (an ADD
  * killed between the block's Txn and the local link) are adopted on the way. */
+/* A block of the pool that is no cell of this configuration's grid: one of another size, taken
+ * before the pool stored its size, by a configuration that disagreed. -EXDEV naming it. */
+static int block_misfit(struct blocks *b, const char *name, const char *value)
+{
+	json_t *v = json_loads(value, 0, NULL);
+	const char *last = json_string_value(json_object_get(v, "last"));
+	const char *node = json_string_value(json_object_get(v, "node"));
+	struct cnispec_addr a, l;
+	ipamconf_u128 x, y;
+	int r = 0;
+
+	if (cnispec_addr_parse(name, &a) == 0 && a.family == b->r->family && last &&
+	    cnispec_addr_parse(last, &l) == 0 && l.family == a.family) {
+		x = ipamconf_u128_from_addr(&a);
+		y = ipamconf_u128_from_addr(&l);
+		if (x >= b->r->net && ((x - b->r->net) % b->size || y < x || y - x >= b->size)) {
+			char sz[40];
+
+			/* the pool's stored size says it best, when it has one */
+			if ((r = ipam_blocks_size_check(b->s, b->pool)) < 0) {
+				json_decref(v);
+				return r;
+			}
+
+			snprintf(
+				b->s->error, sizeof(b->s->error),
+				"pool %s holds block %s-%s (node %s), which is no block of %s addresses: "
+				"its configurations disagreed on perNodeBlockSize before the pool "
+				"stored its size; give them all the size of its blocks",
+				b->pool, name, last, node ? node : "?",
+				ipamconf_u128_str(b->size, sz));
+			r = -EXDEV;
+		}
+	}
+	json_decref(v);
+	return r;
+}
+
 static int owner_one(void *ud, const char *name, const char *value)
 {
 	struct blocks *b = ud;
-	ipam_u128 x;
+	ipamconf_u128 x;
 	int r;
 
+	if ((r = block_misfit(b, name, value)) < 0)
+		return r;
 	if (!block_first(b, name, &x))
 		return 0;
 	if (value_is_node(value, ipam_blocks_node(b->s))) {
@@ -680,9 +725,9 @@ static void blocks_sort(struct blocks *b)
 		qsort(b->first, b->n, sizeof(*b->first), u128_cmp);
 }
 
-/* r clipped to [lo, hi]: its exclusions too (ipam_range_size() counts every one). */
-static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi,
-		      struct ipam_range *ret)
+/* r clipped to [lo, hi]: its exclusions too (ipamconf_range_size() counts every one). */
+static int clip_range(const struct ipamconf_range *r, ipamconf_u128 lo, ipamconf_u128 hi,
+		      struct ipamconf_range *ret)
 {
 	*ret = *r;
 	ret->start = lo > r->start ? lo : r->start;
@@ -692,7 +737,7 @@ static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi,
 	if (!ret->excl)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->n_excl; i++) {
-		struct ipam_span sp = r->excl[i];
+		struct ipamconf_span sp = r->excl[i];
 
 		if (sp.hi < ret->start || sp.lo > ret->end)
 			continue;
@@ -704,11 +749,11 @@ static int clip_range(const struct ipam_range *r, ipam_u128 lo, ipam_u128 hi,
 }
 
 /* Allocate in one block: 1, 0 full, <0. */
-static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam_u128 first,
-			  ipam_u128 size, const char *value, ipam_u128 *ret)
+static int alloc_in_block(struct ipam_store *s, const struct ipamconf_range *r, ipamconf_u128 first,
+			  ipamconf_u128 size, const char *value, ipamconf_u128 *ret)
 {
-	struct ipam_range sub;
-	ipam_u128 used;
+	struct ipamconf_range sub;
+	ipamconf_u128 used;
 	int e;
 
 	if (first > r->end || first + (size - 1) < r->start)
@@ -716,15 +761,15 @@ static int alloc_in_block(struct ipam_store *s, const struct ipam_range *r, ipam
 	e = clip_range(r, first, first + (size - 1), &sub);
 	if (e < 0)
 		return e;
-	e = ipam_range_size(&sub) ? alloc_in_range(s, &sub, value, NULL, ret, &used) : 0;
+	e = ipamconf_range_size(&sub) ? alloc_in_range(s, &sub, value, NULL, ret, &used) : 0;
 	free(sub.excl);
 	return e;
 }
 
 /* Allocate in this node's blocks, starting with the one holding the cursor (so that the order
  * after the cursor holds across blocks). */
-static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struct blocks *mine,
-			 const char *value, ipam_u128 *ret)
+static int alloc_in_mine(struct ipam_store *s, const struct ipamconf_range *r, struct blocks *mine,
+			 const char *value, ipamconf_u128 *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	struct cnispec_addr a;
@@ -738,7 +783,7 @@ static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struc
 	blocks_sort(mine);
 	if (s->ops.cursor_get(s, r->pool, &text) == 1 && cnispec_addr_parse(text, &a) == 0 &&
 	    a.family == r->family) {
-		ipam_u128 c = ipam_u128_from_addr(&a);
+		ipamconf_u128 c = ipamconf_u128_from_addr(&a);
 
 		while (start < mine->n && mine->first[start] + (mine->size - 1) < c)
 			start++;
@@ -754,24 +799,46 @@ static int alloc_in_mine(struct ipam_store *s, const struct ipam_range *r, struc
 	return 0;
 }
 
-static bool blocks_has(const struct blocks *b, ipam_u128 first)
+static bool blocks_has(const struct blocks *b, ipamconf_u128 first)
 {
 	/* a node with no block yet: first is NULL, which bsearch may not be given */
 	return b->n && bsearch(&first, b->first, b->n, sizeof(*b->first), u128_cmp) != NULL;
+}
+
+/* A claim made while the lease held is only good if it still holds after it: a process stalled
+ * between the two (past the lease, while a reclaim gave the block away) gives it back. */
+static int lease_still_held(struct ipam_store *s, const struct ipamconf_range *r, const char *value,
+			    ipamconf_u128 a)
+{
+	char addr[CNISPEC_PREFIX_STRLEN];
+
+	if (ipam_blocks_lease_holds(s))
+		return 1;
+	ipamconf_range_addr_str(r, a, addr);
+	s->ops.release(s, r->pool, addr, value);
+	snprintf(s->error, sizeof(s->error),
+		 "node %s's lease lapsed while this ADD claimed %s in pool %s: the claim is given "
+		 "back; try again",
+		 ipam_blocks_node(s), addr, r->pool);
+	return -ETIMEDOUT;
 }
 
 /* ADD on a blocks store: the node's own blocks first, with no network round trip; when none has
  * room, a new block from the cluster (one compare-and-put), taken under the pool's lock held
  * exclusively, so that the node's racing ADDs take one block, not one each. 1, 0 no block with
  * room and none free (*ret_blocks: how many the pool has), <0. */
-static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, const char *value,
-			   ipam_u128 *ret, size_t *ret_blocks)
+static int alloc_in_blocks(struct ipam_store *s, const struct ipamconf_range *r, const char *value,
+			   ipamconf_u128 *ret, size_t *ret_blocks)
 {
 	struct blocks mine = { .r = r, .size = ipam_store_blocks(s) }, all = mine;
 	char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
-	ipam_u128 k;
+	ipamconf_u128 k;
 	int fd, e;
 
+	/* the node hands out addresses from its blocks only while it holds its lease */
+	e = ipam_blocks_lease(s, IPAM_LEASE_ADD);
+	if (e < 0)
+		return e;
 	fd = ipam_blocks_lock(s, r->pool, false);
 	if (fd < 0)
 		return fd;
@@ -803,12 +870,12 @@ static int alloc_in_blocks(struct ipam_store *s, const struct ipam_range *r, con
 	     k += mine.size) {
 		if (blocks_has(&all, k))
 			continue;
-		ipam_range_addr_str(r, k, first);
-		ipam_range_addr_str(r,
-				    k + (mine.size - 1) < k || k + (mine.size - 1) > r->end
-					    ? r->end
-					    : k + (mine.size - 1),
-				    last);
+		ipamconf_range_addr_str(r, k, first);
+		ipamconf_range_addr_str(r,
+					k + (mine.size - 1) < k || k + (mine.size - 1) > r->end
+						? r->end
+						: k + (mine.size - 1),
+					last);
 		e = ipam_blocks_claim(s, r->pool, first, last);
 		if (e < 0)
 			goto unlock;
@@ -827,10 +894,10 @@ unlock:
 out:
 	free(mine.first);
 	free(all.first);
-	return e;
+	return e == 1 ? lease_still_held(s, r, value, *ret) : e;
 }
 
-static int blocks_full(struct ipam_store *s, const struct ipam_range *r, size_t n,
+static int blocks_full(struct ipam_store *s, const struct ipamconf_range *r, size_t n,
 		       struct cnispec_error *err)
 {
 	char sz[40];
@@ -840,15 +907,15 @@ static int blocks_full(struct ipam_store *s, const struct ipam_range *r, size_t 
 		"pool %s (%s): no block of node %s has room and no free block of %u addresses is left (%s addresses, "
 		"%zu blocks taken)",
 		r->pool, r->text, ipam_blocks_node(s), ipam_store_blocks(s),
-		ipam_u128_str(ipam_range_size(r), sz), n);
+		ipamconf_u128_str(ipamconf_range_size(r), sz), n);
 	return 0;
 }
 
 /* ---- ADD ------------------------------------------------------------------------------------ */
 
 /* The range of set that holds addr (a usable address of it), or -1. */
-static int range_of(const struct ipam_rangeset *set, const char *pool, const char *addr,
-		    ipam_u128 *ret)
+static int range_of(const struct ipamconf_rangeset *set, const char *pool, const char *addr,
+		    ipamconf_u128 *ret)
 {
 	struct cnispec_addr a;
 
@@ -856,8 +923,8 @@ static int range_of(const struct ipam_rangeset *set, const char *pool, const cha
 		return -1;
 	for (size_t j = 0; j < set->n; j++)
 		if (!strcmp(set->r[j].pool, pool) && a.family == set->r[j].family &&
-		    ipam_range_usable(&set->r[j], ipam_u128_from_addr(&a))) {
-			*ret = ipam_u128_from_addr(&a);
+		    ipamconf_range_usable(&set->r[j], ipamconf_u128_from_addr(&a))) {
+			*ret = ipamconf_u128_from_addr(&a);
 			return (int)j;
 		}
 	return -1;
@@ -866,20 +933,20 @@ static int range_of(const struct ipam_rangeset *set, const char *pool, const cha
 struct held {
 	bool have;
 	int range;
-	ipam_u128 addr;
+	ipamconf_u128 addr;
 	bool made_now;
 };
 
 /* Sort the attachment's current claims (list) into held[] per set; what fits no set (the
  * config changed) or doubles a set (an interrupted ADD) is released. */
-static int adopt(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
+static int adopt(struct ipam_store *s, const struct ipamconf *c, const struct ipam_owner *o,
 		 const struct found *f, size_t n, struct held *held)
 {
 	for (size_t k = 0; k < n; k++) {
 		bool placed = false;
 
 		for (size_t i = 0; i < c->n_sets && !placed; i++) {
-			ipam_u128 a;
+			ipamconf_u128 a;
 			int j = held[i].have ? -1 : range_of(&c->sets[i], f[k].pool, f[k].addr, &a);
 
 			if (j >= 0) {
@@ -900,7 +967,7 @@ static int adopt(struct ipam_store *s, const struct ipam_config *c, const struct
 
 /* The attachment's claims now: from its complete record (each checked to be still ours), or
  * by a scan of the pools when the record is pending. */
-static int current_claims(struct ipam_store *s, const struct ipam_config *c,
+static int current_claims(struct ipam_store *s, const struct ipamconf *c,
 			  const struct ipam_owner *o, const struct record *rec, struct scan *sc)
 {
 	if (rec->pending)
@@ -929,7 +996,7 @@ static int current_claims(struct ipam_store *s, const struct ipam_config *c,
 	return 0;
 }
 
-static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used,
+static int full_error(const struct ipamconf_rangeset *set, const ipamconf_u128 *used,
 		      struct cnispec_error *err)
 {
 	char details[CNISPEC_DETAILS_MAX] = "";
@@ -937,7 +1004,7 @@ static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used,
 
 	for (size_t j = 0; j < set->n && l < sizeof(details); j++) {
 		char n[40], m[40];
-		ipam_u128 size = ipam_range_size(&set->r[j]);
+		ipamconf_u128 size = ipamconf_range_size(&set->r[j]);
 
 		if (size == 0)
 			l += (size_t)snprintf(details + l, sizeof(details) - l,
@@ -946,23 +1013,23 @@ static int full_error(const struct ipam_rangeset *set, const ipam_u128 *used,
 		else if (used[j] >= size)
 			l += (size_t)snprintf(details + l, sizeof(details) - l,
 					      "%s%s: all %s addresses in use", j ? "; " : "",
-					      set->r[j].text, ipam_u128_str(size, n));
+					      set->r[j].text, ipamconf_u128_str(size, n));
 		else
 			l += (size_t)snprintf(
 				details + l, sizeof(details) - l,
 				"%s%s: %s of %s addresses in use, none could be claimed",
-				j ? "; " : "", set->r[j].text, ipam_u128_str(used[j], m),
-				ipam_u128_str(size, n));
+				j ? "; " : "", set->r[j].text, ipamconf_u128_str(used[j], m),
+				ipamconf_u128_str(size, n));
 	}
 	cnispec_fail(err, -ENOSPC, IPAM_E_EXHAUSTED, "no free address", "%s", details);
 	return 0;
 }
 
 /* One address for the set: 1 (held filled), 0 when every range is full (err says so), <0. */
-static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, const char *value,
+static int alloc_set(struct ipam_store *s, const struct ipamconf_rangeset *set, const char *value,
 		     const struct commit *cm, struct held *h, struct cnispec_error *err)
 {
-	ipam_u128 used[64] = { 0 };
+	ipamconf_u128 used[64] = { 0 };
 	size_t blocks = 0;
 
 	for (size_t j = 0; j < set->n; j++) {
@@ -984,30 +1051,30 @@ static int alloc_set(struct ipam_store *s, const struct ipam_rangeset *set, cons
 	return full_error(set, used, err);
 }
 
-/* Where o->requested comes from: the set and range that can hand it out (ipam_range_usable:
+/* Where o->requested comes from: the set and range that can hand it out (ipamconf_range_usable:
  * within its bounds, not excluded, not its gateway, network or broadcast address). Refused
  * before the store is touched when there is none. */
-static int requested_range(const struct ipam_config *c, const struct cnispec_addr *want,
-			   size_t *ret_set, int *ret_range, ipam_u128 *ret_addr,
+static int requested_range(const struct ipamconf *c, const struct cnispec_addr *want,
+			   size_t *ret_set, int *ret_range, ipamconf_u128 *ret_addr,
 			   struct cnispec_error *err)
 {
 	char a[CNISPEC_PREFIX_STRLEN];
-	ipam_u128 v = ipam_u128_from_addr(want);
+	ipamconf_u128 v = ipamconf_u128_from_addr(want);
 	const char *in = NULL;
 
 	for (size_t i = 0; i < c->n_sets; i++)
 		for (size_t j = 0; j < c->sets[i].n; j++) {
-			const struct ipam_range *rg = &c->sets[i].r[j];
+			const struct ipamconf_range *rg = &c->sets[i].r[j];
 
 			if (rg->family != want->family)
 				continue;
-			if (ipam_range_usable(rg, v)) {
+			if (ipamconf_range_usable(rg, v)) {
 				*ret_set = i;
 				*ret_range = (int)j;
 				*ret_addr = v;
 				return 0;
 			}
-			if (!in && ipam_prefix_contains(&rg->subnet, want))
+			if (!in && ipamconf_prefix_contains(&rg->subnet, want))
 				in = rg->text;
 		}
 	cnispec_addr_str(want, a);
@@ -1021,20 +1088,86 @@ static int requested_range(const struct ipam_config *c, const struct cnispec_add
 			    "IP=%s in CNI_ARGS lies in no range of network %s", a, c->network);
 }
 
+/* With per-node blocks an address is given only from a block of this node (its claims are in
+ * this node's dataDir, where no other node looks): the cell holding want is this node's, or free
+ * and taken now; another node's is refused (code 112, err filled). 1 with the pool's lock held
+ * shared in *ret_fd (GC gives no block back under the claim that follows), 0 refused, <0. */
+static int requested_block(struct ipam_store *s, const struct ipamconf_range *r, ipamconf_u128 want,
+			   int *ret_fd, struct cnispec_error *err)
+{
+	struct blocks mine = { .r = r, .size = ipam_store_blocks(s) }, all = mine;
+	ipamconf_u128 cell = r->net + (want - r->net) / mine.size * mine.size;
+	char first[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN], a[CNISPEC_PREFIX_STRLEN];
+	int fd, e = ipam_blocks_lease(s, IPAM_LEASE_ADD);
+
+	ipamconf_range_addr_str(r, cell, first);
+	ipamconf_range_addr_str(
+		r, cell + (mine.size - 1) > r->end ? r->end : cell + (mine.size - 1), last);
+	for (int pass = 0; e >= 0 && pass < 2; pass++) {
+		fd = ipam_blocks_lock(s, r->pool, false);
+		if (fd < 0) {
+			e = fd;
+			break;
+		}
+		mine.n = 0;
+		e = ipam_blocks_mine(s, r->pool, mine_one, &mine);
+		blocks_sort(&mine);
+		if (e >= 0 && blocks_has(&mine, cell)) {
+			*ret_fd = fd;
+			e = 1;
+			break;
+		}
+		close(fd);
+		if (e < 0 || pass == 1)
+			break;
+		/* free: this node takes it, as an ADD takes its next block */
+		fd = ipam_blocks_lock(s, r->pool, true);
+		if (fd < 0) {
+			e = fd;
+			break;
+		}
+		all.n = 0;
+		all.s = s;
+		all.pool = r->pool;
+		e = ipam_blocks_owners(s, r->pool, owner_one, &all);
+		blocks_sort(&all);
+		if (e >= 0 && !blocks_has(&all, cell))
+			e = ipam_blocks_claim(s, r->pool, first, last);
+		close(fd);
+	}
+	free(mine.first);
+	free(all.first);
+	if (e != 0)
+		return e;
+	cnispec_fail(
+		err, -EADDRINUSE, IPAM_E_REQUESTED, "the requested address cannot be given",
+		"IP=%s in CNI_ARGS: it lies in block %s-%s of pool %s, which is another node's "
+		"than %s (`rdmak ipam list` names it)",
+		ipamconf_range_addr_str(r, want, a), first, last, r->pool, ipam_blocks_node(s));
+	return 0;
+}
+
 /* Claim the requested address (want in set's range j): 1 held, 0 someone else holds it (err
  * says who), <0 store error. The same claim primitive as any allocation, so the address is
  * unique whichever the store; the cursor stays where it was. */
-static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set, int j,
-			   ipam_u128 want, const char *value, struct held *h,
+static int claim_requested(struct ipam_store *s, const struct ipamconf_rangeset *set, int j,
+			   ipamconf_u128 want, const char *value, struct held *h,
 			   struct cnispec_error *err)
 {
-	const struct ipam_range *rg = &set->r[j];
+	const struct ipamconf_range *rg = &set->r[j];
 	_cleanup_free_ char *owner = NULL;
 	char a[CNISPEC_PREFIX_STRLEN];
 	struct rival rv;
 	json_t *v;
-	int r = claim_unique(s, rg, ipam_range_addr_str(rg, want, a), value, &rv);
+	int fd = -1, r;
 
+	if (ipam_store_blocks(s) && (r = requested_block(s, rg, want, &fd, err)) <= 0)
+		return r;
+	r = claim_unique(s, rg, ipamconf_range_addr_str(rg, want, a), value, &rv);
+	if (fd >= 0)
+		close(fd);
+	if (r == 1 && fd >= 0)
+		r = lease_still_held(s, rg, value, want);
 	owner = rv.owner;
 	if (r != 0) {
 		if (r == 1)
@@ -1059,20 +1192,20 @@ static int claim_requested(struct ipam_store *s, const struct ipam_rangeset *set
 	return 0;
 }
 
-static int build_result(const struct ipam_config *c, const struct held *held,
+static int build_result(const struct ipamconf *c, const struct held *held,
 			struct cnispec_result **ret)
 {
 	struct cnispec_result *res = NULL;
 	int r = cnispec_result_dup(c->routes_dns, &res);
 
 	for (size_t i = 0; r == 0 && i < c->n_sets; i++) {
-		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		const struct ipamconf_range *rg = &c->sets[i].r[held[i].range];
 		struct cnispec_ip ip = { .interface = -1, .has_gateway = rg->has_gateway };
 
-		ipam_addr_from_u128(rg->family, held[i].addr, &ip.address.addr);
+		ipamconf_addr_from_u128(rg->family, held[i].addr, &ip.address.addr);
 		ip.address.len = rg->subnet.len;
 		if (rg->has_gateway)
-			ipam_addr_from_u128(rg->family, rg->gateway, &ip.gateway);
+			ipamconf_addr_from_u128(rg->family, rg->gateway, &ip.gateway);
 		r = cnispec_result_add_ip(res, &ip);
 	}
 	/* the result lists ips first in the order of the sets; routes and dns as configured */
@@ -1084,19 +1217,19 @@ static int build_result(const struct ipam_config *c, const struct held *held,
 	return 0;
 }
 
-static int write_complete(struct ipam_store *s, const struct ipam_config *c, const char *key,
+static int write_complete(struct ipam_store *s, const struct ipamconf *c, const char *key,
 			  const struct held *held)
 {
-	char *claims[IPAM_MAX_RANGESETS] = { 0 };
+	char *claims[IPAMCONF_MAX_RANGESETS] = { 0 };
 	size_t n = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < c->n_sets && r == 0; i++) {
-		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		const struct ipamconf_range *rg = &c->sets[i].r[held[i].range];
 		char a[CNISPEC_PREFIX_STRLEN];
 
 		if (asprintf(&claims[n], "%s/%s", rg->pool,
-			     ipam_range_addr_str(rg, held[i].addr, a)) < 0)
+			     ipamconf_range_addr_str(rg, held[i].addr, a)) < 0)
 			r = -ENOMEM;
 		else
 			n++;
@@ -1109,27 +1242,27 @@ static int write_complete(struct ipam_store *s, const struct ipam_config *c, con
 }
 
 /* Undo a failed ADD: every claim in K's name, then K's record. */
-static void rollback(struct ipam_store *s, const struct ipam_config *c, const char *key,
+static void rollback(struct ipam_store *s, const struct ipamconf *c, const char *key,
 		     const struct ipam_owner *o, const struct held *held)
 {
 	for (size_t i = 0; i < c->n_sets; i++) {
-		const struct ipam_range *rg;
+		const struct ipamconf_range *rg;
 		char a[CNISPEC_PREFIX_STRLEN];
 
 		if (!held[i].have)
 			continue;
 		rg = &c->sets[i].r[held[i].range];
-		release_if_ours(s, rg->pool, ipam_range_addr_str(rg, held[i].addr, a), c->network,
-				o->container_id, o->ifname);
+		release_if_ours(s, rg->pool, ipamconf_range_addr_str(rg, held[i].addr, a),
+				c->network, o->container_id, o->ifname);
 	}
 	s->ops.record_del(s, c->network, key);
 }
 
-int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipam_owner *o,
+int ipam_add(struct ipam_store *s, const struct ipamconf *c, const struct ipam_owner *o,
 	     struct cnispec_result **ret, struct cnispec_error *err)
 {
 	_cleanup_free_ char *value = owner_value(c, o);
-	struct held held[IPAM_MAX_RANGESETS] = { 0 };
+	struct held held[IPAMCONF_MAX_RANGESETS] = { 0 };
 	struct record rec = { 0 };
 	struct scan sc = { 0 };
 	char key[300];
@@ -1137,7 +1270,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	bool complete = true, commit = false;
 	size_t want_set = SIZE_MAX;
 	int want_range = -1;
-	ipam_u128 want = 0;
+	ipamconf_u128 want = 0;
 	int r;
 
 	if (!value)
@@ -1167,14 +1300,14 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 	 * asked for keeps it (DEL gives it back): refused, nothing released */
 	if (want_set < c->n_sets && held[want_set].have &&
 	    (held[want_set].range != want_range || held[want_set].addr != want)) {
-		const struct ipam_range *rg = &c->sets[want_set].r[held[want_set].range];
+		const struct ipamconf_range *rg = &c->sets[want_set].r[held[want_set].range];
 		char a[CNISPEC_PREFIX_STRLEN], h[CNISPEC_PREFIX_STRLEN];
 
-		ipam_range_addr_str(&c->sets[want_set].r[want_range], want, a);
+		ipamconf_range_addr_str(&c->sets[want_set].r[want_range], want, a);
 		return cnispec_fail(err, -EEXIST, IPAM_E_REQUESTED,
 				    "the requested address cannot be given",
 				    "IP=%s in CNI_ARGS: attachment %s already holds %s", a, key,
-				    ipam_range_addr_str(rg, held[want_set].addr, h));
+				    ipamconf_range_addr_str(rg, held[want_set].addr, h));
 	}
 	for (size_t i = 0; i < c->n_sets; i++) {
 		if (held[i].have)
@@ -1205,7 +1338,7 @@ int ipam_add(struct ipam_store *s, const struct ipam_config *c, const struct ipa
 /* ---- DEL, CHECK ----------------------------------------------------------------------------- */
 
 /* Release every claim of (container_id, ifname) and its record. 1 if it had one, 0 if not. */
-static int del_key(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+static int del_key(struct ipam_store *s, const struct ipamconf *c, const char *container_id,
 		   const char *ifname)
 {
 	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
@@ -1230,19 +1363,23 @@ static int del_key(struct ipam_store *s, const struct ipam_config *c, const char
 	return r < 0 ? r : 1;
 }
 
-int ipam_del(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+int ipam_del(struct ipam_store *s, const struct ipamconf *c, const char *container_id,
 	     const char *ifname, struct cnispec_error *err)
 {
 	int r = del_key(s, c, container_id, ifname);
 
+	/* renewed when due, never needed: a DEL works with etcd down */
+	if (r >= 0 && ipam_store_blocks(s))
+		ipam_blocks_lease(s, IPAM_LEASE_DEL);
 	return r < 0 ? ipam_store_fail(s, r, false, err) : 0;
 }
 
-static bool prev_has(const struct cnispec_result *prev, const struct ipam_range *rg, ipam_u128 a)
+static bool prev_has(const struct cnispec_result *prev, const struct ipamconf_range *rg,
+		     ipamconf_u128 a)
 {
 	struct cnispec_addr want;
 
-	ipam_addr_from_u128(rg->family, a, &want);
+	ipamconf_addr_from_u128(rg->family, a, &want);
 	for (size_t i = 0; i < prev->n_ips; i++)
 		if (cnispec_addr_equal(&prev->ips[i].address.addr, &want) &&
 		    prev->ips[i].address.len == rg->subnet.len)
@@ -1250,11 +1387,11 @@ static bool prev_has(const struct cnispec_result *prev, const struct ipam_range 
 	return false;
 }
 
-int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+int ipam_check(struct ipam_store *s, const struct ipamconf *c, const char *container_id,
 	       const char *ifname, const struct cnispec_result *prev, struct cnispec_error *err)
 {
 	struct ipam_owner o = { .container_id = container_id, .ifname = ifname };
-	struct held held[IPAM_MAX_RANGESETS] = { 0 };
+	struct held held[IPAMCONF_MAX_RANGESETS] = { 0 };
 	struct record rec = { 0 };
 	struct scan sc = { 0 };
 	char key[300];
@@ -1276,7 +1413,7 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 		r = current_claims(s, c, &o, &rec, &sc);
 	for (size_t k = 0; r == 0 && k < sc.n; k++)
 		for (size_t i = 0; i < c->n_sets; i++) {
-			ipam_u128 a;
+			ipamconf_u128 a;
 			int j = held[i].have
 					? -1
 					: range_of(&c->sets[i], sc.f[k].pool, sc.f[k].addr, &a);
@@ -1291,7 +1428,7 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 	if (r < 0)
 		return ipam_store_fail(s, r, false, err);
 	for (size_t i = 0; i < c->n_sets; i++) {
-		const struct ipam_range *rg = &c->sets[i].r[held[i].range];
+		const struct ipamconf_range *rg = &c->sets[i].r[held[i].range];
 		char a[CNISPEC_PREFIX_STRLEN];
 
 		if (!held[i].have)
@@ -1302,7 +1439,7 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 			return cnispec_fail(
 				err, -EINVAL, IPAM_E_CHECK, "reservation differs",
 				"%s: %s/%u is reserved for container %s interface %s but prevResult does not hold it",
-				c->network, ipam_range_addr_str(rg, held[i].addr, a),
+				c->network, ipamconf_range_addr_str(rg, held[i].addr, a),
 				rg->subnet.len, container_id, ifname);
 	}
 	return 0;
@@ -1312,7 +1449,7 @@ int ipam_check(struct ipam_store *s, const struct ipam_config *c, const char *co
 
 struct gc {
 	struct ipam_store *s;
-	const struct ipam_config *c;
+	const struct ipamconf *c;
 	ipam_valid_fn valid;
 	void *ud;
 	struct ipam_gc_stats *st;
@@ -1420,9 +1557,10 @@ static int gc_claim(void *ud, const char *addr, const char *value)
 	return 0;
 }
 
-static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ipam_gc_stats *st);
+static int gc_blocks(struct ipam_store *s, const struct ipamconf_range *r,
+		     struct ipam_gc_stats *st);
 
-int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn valid, void *ud,
+int ipam_gc(struct ipam_store *s, const struct ipamconf *c, ipam_valid_fn valid, void *ud,
 	    struct ipam_gc_stats *stats, struct cnispec_error *err)
 {
 	struct ipam_gc_stats st = { 0 };
@@ -1461,6 +1599,9 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 	r = s->ops.tidy(s, &st.tidied);
 	if (r < 0)
 		gc_error(&g, r);
+	/* the node's lease, with the claims GC left */
+	if (ipam_store_blocks(s) && (r = ipam_blocks_lease(s, IPAM_LEASE_GC)) < 0)
+		gc_error(&g, r);
 	s->junk = g.junk;
 	s->junk_ud = g.junk_ud;
 	if (stats)
@@ -1473,10 +1614,10 @@ int ipam_gc(struct ipam_store *s, const struct ipam_config *c, ipam_valid_fn val
 
 /* Whether set has a free address: a count first (cheap), the precise listing only when the
  * count says the pool may be full. */
-static int set_has_room(struct ipam_store *s, const struct ipam_rangeset *set)
+static int set_has_room(struct ipam_store *s, const struct ipamconf_rangeset *set)
 {
 	for (size_t j = 0; j < set->n; j++) {
-		ipam_u128 size = ipam_range_size(&set->r[j]);
+		ipamconf_u128 size = ipamconf_range_size(&set->r[j]);
 		struct used u = { 0 };
 		size_t n = 0;
 		int r;
@@ -1486,19 +1627,19 @@ static int set_has_room(struct ipam_store *s, const struct ipam_rangeset *set)
 		r = s->ops.count(s, set->r[j].pool, &n);
 		if (r < 0)
 			return r;
-		if ((ipam_u128)n < size)
+		if ((ipamconf_u128)n < size)
 			return 1;
 		r = read_used(s, &set->r[j], &u);
 		free(u.v);
 		if (r < 0)
 			return r;
-		if ((ipam_u128)u.n < size)
+		if ((ipamconf_u128)u.n < size)
 			return 1;
 	}
 	return 0;
 }
 
-int ipam_status(struct ipam_store *s, const struct ipam_config *c, struct cnispec_error *err)
+int ipam_status(struct ipam_store *s, const struct ipamconf *c, struct cnispec_error *err)
 {
 	int r = s->ops.ping(s);
 
@@ -1530,7 +1671,7 @@ struct block_gc {
 static int owned_one(void *ud, const char *name, const char *value)
 {
 	struct block_gc *g = ud;
-	ipam_u128 x;
+	ipamconf_u128 x;
 	char **v;
 
 	if (!block_first(&g->owned, name, &x) || !value_is_node(value, g->node))
@@ -1545,7 +1686,7 @@ static int owned_one(void *ud, const char *name, const char *value)
 }
 
 /* The value etcd holds for this node's block first (NULL: not this node's). */
-static const char *owned_value(const struct block_gc *g, ipam_u128 first)
+static const char *owned_value(const struct block_gc *g, ipamconf_u128 first)
 {
 	for (size_t i = 0; i < g->owned.n; i++)
 		if (g->owned.first[i] == first)
@@ -1553,7 +1694,7 @@ static const char *owned_value(const struct block_gc *g, ipam_u128 first)
 	return NULL;
 }
 
-static size_t used_in(const struct used *u, ipam_u128 lo, ipam_u128 hi)
+static size_t used_in(const struct used *u, ipamconf_u128 lo, ipamconf_u128 hi)
 {
 	size_t n = 0;
 
@@ -1567,7 +1708,7 @@ static size_t used_in(const struct used *u, ipam_u128 lo, ipam_u128 hi)
  * found empty for the grace period, given back: the local link first (from then on no ADD
  * here uses it), the etcd key second (a kill between leaves a block etcd says is ours, adopted
  * again by the next GC or block claim). */
-static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ipam_gc_stats *st)
+static int gc_blocks(struct ipam_store *s, const struct ipamconf_range *r, struct ipam_gc_stats *st)
 {
 	struct block_gc g = { .owned = { .r = r, .size = ipam_store_blocks(s) },
 			      .st = st,
@@ -1576,6 +1717,9 @@ static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ip
 	struct used u = { 0 };
 	int fd, e;
 
+	e = ipam_blocks_size_check(s, r->pool);
+	if (e < 0)
+		return e;
 	fd = ipam_blocks_lock(s, r->pool, true);
 	if (fd < 0)
 		return fd;
@@ -1590,18 +1734,19 @@ static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ip
 
 		if (blocks_has(&mine, g.owned.first[i]))
 			continue;
-		e = ipam_blocks_adopt(s, r->pool, ipam_range_addr_str(r, g.owned.first[i], first),
+		e = ipam_blocks_adopt(s, r->pool,
+				      ipamconf_range_addr_str(r, g.owned.first[i], first),
 				      g.values[i]);
 		st->blocks_adopted += e >= 0;
 	}
 	for (size_t i = 0; e >= 0 && i < mine.n; i++) {
-		ipam_u128 lo = mine.first[i], hi = lo + (mine.size - 1);
+		ipamconf_u128 lo = mine.first[i], hi = lo + (mine.size - 1);
 		const char *value = owned_value(&g, lo);
 		char first[CNISPEC_PREFIX_STRLEN];
 		long long age = 0;
 		size_t n = used_in(&u, lo, hi);
 
-		ipam_range_addr_str(r, lo, first);
+		ipamconf_range_addr_str(r, lo, first);
 		if (!value) {
 			/* etcd does not say this node owns it (reclaimed by force): stop using it */
 			e = ipam_blocks_forget(s, r->pool, first);
@@ -1615,7 +1760,7 @@ static int gc_blocks(struct ipam_store *s, const struct ipam_range *r, struct ip
 		}
 		e = ipam_blocks_forget(s, r->pool, first);
 		if (e >= 0)
-			e = ipam_blocks_release(s, r->pool, first, value);
+			e = ipam_blocks_release(s, r->pool, first, value, NULL);
 		st->blocks_freed += e == 1;
 	}
 	close(fd);
@@ -1633,14 +1778,14 @@ struct reclaim {
 	char **values;
 	const char *node;
 	json_t *blocks, *overridden;
-	const struct ipam_range *r;
+	const struct ipamconf_range *r;
 	size_t nv;
 };
 
 static int reclaim_block(void *ud, const char *name, const char *value)
 {
 	struct reclaim *rc = ud;
-	ipam_u128 x;
+	ipamconf_u128 x;
 	char **v;
 
 	if (!block_first(&rc->b, name, &x) || !value_is_node(value, rc->node))
@@ -1659,12 +1804,12 @@ static int reclaim_claim(void *ud, const char *addr, const char *value)
 {
 	struct reclaim *rc = ud;
 	struct cnispec_addr a;
-	ipam_u128 x;
+	ipamconf_u128 x;
 	json_t *v, *row;
 
 	if (cnispec_addr_parse(addr, &a) < 0 || a.family != rc->r->family)
 		return 0;
-	x = ipam_u128_from_addr(&a);
+	x = ipamconf_u128_from_addr(&a);
 	for (size_t i = 0; i < rc->b.n; i++) {
 		if (x < rc->b.first[i] || x > rc->b.first[i] + (rc->b.size - 1))
 			continue;
@@ -1679,20 +1824,82 @@ static int reclaim_claim(void *ud, const char *addr, const char *value)
 	return 0;
 }
 
-int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node, bool force,
+static const char *const node_states[] = {
+	[IPAM_NODE_LIVE] = "live",
+	[IPAM_NODE_EXPIRED] = "expired",
+	[IPAM_NODE_NEVER] = "never",
+};
+
+/* What reclaim asks before it gives anything back: that the node's lease is gone. A live lease
+ * is refused whatever --force says (the node renewed it by an ADD, DEL or GC within its TTL);
+ * a node that never held one, or whose last renewal said it held claims, only with --force. */
+static int reclaim_lease(struct ipam_store *s, const char *node, bool force, json_t *checked,
+			 struct cnispec_error *err)
+{
+	struct ipam_node_lease nl;
+	json_t *l;
+	int r = ipam_blocks_node_lease(s, node, &nl);
+
+	if (r < 0)
+		return ipam_store_fail(s, r, false, err);
+	l = json_pack("{s:s, s:s}", "key", nl.key, "state", node_states[nl.state]);
+	if (!l || json_object_set_new(checked, "lease", l) < 0)
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (nl.state != IPAM_NODE_NEVER) {
+		json_object_set_new(l, "renewed", json_string(nl.renewed));
+		json_object_set_new(l, "ttl", json_integer(nl.ttl));
+		json_object_set_new(l, "claims", json_integer(nl.claims));
+	}
+	if (nl.state == IPAM_NODE_LIVE) {
+		json_object_set_new(l, "expiresIn", json_integer(nl.left));
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "the node is alive",
+			"node %s renewed its lease %s at %s (its ADD, DEL or GC do), and it expires in "
+			"%lld s unless renewed again: reclaim gives back only the blocks of a node whose "
+			"lease has expired, --force or not",
+			node, nl.key, nl.renewed, nl.left);
+	}
+	if (force)
+		return 0;
+	if (nl.state == IPAM_NODE_NEVER)
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "nothing proves the node is gone",
+			"node %s never renewed a lease in this store (%s: its rdmak-ipam predates "
+			"leases, or it never took a block here); --force gives its blocks back on your "
+			"word",
+			node, nl.key);
+	if (nl.claims > 0)
+		return cnispec_fail(
+			err, -EBUSY, CNISPEC_E_CONFIG, "the node's pods may hold addresses",
+			"node %s's lease %s expired; its last renewal, at %s, said it held %lld claims, "
+			"and nothing shows its pods are gone; --force gives its blocks back anyway",
+			node, nl.key, nl.renewed, nl.claims);
+	return 0;
+}
+
+int ipam_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *node, bool force,
 		 json_t **ret_report, struct cnispec_error *err)
 {
-	json_t *report = json_pack("{s:s, s:[], s:[]}", "node", node, "blocks", "overridden");
+	json_t *report = json_pack("{s:s, s:{}, s:[], s:[]}", "node", node, "checked", "blocks",
+				   "overridden");
+	json_t *checked = json_object_get(report, "checked");
 	bool self = !strcmp(node, ipam_blocks_node(s));
+	size_t kept = 0;
 	int e = 0;
 
 	if (!report)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	/* first what the node holds, in every pool: refuse before anything is given back */
+	e = reclaim_lease(s, node, force, checked, err);
+	if (e < 0) {
+		*ret_report = report;
+		return e;
+	}
+	/* then what this store (its dataDir) shows in the node's blocks, in every pool: refuse
+	 * before anything is given back */
 	for (int pass = 0; pass < 2 && e >= 0; pass++)
 		for (size_t i = 0; e >= 0 && i < c->n_sets; i++)
 			for (size_t j = 0; e >= 0 && j < c->sets[i].n; j++) {
-				const struct ipam_range *r = &c->sets[i].r[j];
+				const struct ipamconf_range *r = &c->sets[i].r[j];
 				struct reclaim rc = { .b = { .r = r, .size = ipam_store_blocks(s) },
 						      .node = node,
 						      .r = r,
@@ -1700,19 +1907,24 @@ int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *
 						      .overridden = json_object_get(report,
 										    "overridden") };
 
-				e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
+				e = pass == 0 ? ipam_blocks_size_check(s, r->pool) : 0;
+				if (e >= 0)
+					e = ipam_blocks_owners(s, r->pool, reclaim_block, &rc);
 				if (e >= 0 && pass == 0)
 					e = s->ops.list(s, r->pool, reclaim_claim, &rc);
 				for (size_t k = 0; e >= 0 && pass == 1 && k < rc.b.n; k++) {
 					char first[CNISPEC_PREFIX_STRLEN],
 						last[CNISPEC_PREFIX_STRLEN];
 
-					ipam_range_addr_str(r, rc.b.first[k], first);
-					ipam_range_addr_str(r, rc.b.first[k] + (rc.b.size - 1),
-							    last);
+					ipamconf_range_addr_str(r, rc.b.first[k], first);
+					ipamconf_range_addr_str(r, rc.b.first[k] + (rc.b.size - 1),
+								last);
 					if (self)
 						ipam_blocks_forget(s, r->pool, first);
-					e = ipam_blocks_release(s, r->pool, first, rc.values[k]);
+					/* only while the node still holds no lease */
+					e = ipam_blocks_release(s, r->pool, first, rc.values[k],
+								node);
+					kept += e == 0;
 					if (e == 1)
 						json_array_append_new(rc.blocks,
 								      json_pack("{s:s, s:s, s:s}",
@@ -1747,23 +1959,43 @@ int ipam_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *
 		json_decref(report);
 		return ipam_store_fail(s, e, false, err);
 	}
+	json_object_set_new(
+		checked, "localClaims",
+		json_pack("{s:s, s:b, s:I}", "dataDir",
+			  c->store.data_dir ? c->store.data_dir : IPAMCONF_FILE_DEFAULT_DIR,
+			  "thisNode", self, "found",
+			  (json_int_t)json_array_size(json_object_get(report, "overridden"))));
+	/* a block left: the node came back (renewed its lease) while reclaim ran, or another
+	 * reclaim took it first */
+	if (kept) {
+		struct ipam_node_lease nl;
+
+		if (ipam_blocks_node_lease(s, node, &nl) == 0 && nl.state == IPAM_NODE_LIVE) {
+			*ret_report = report;
+			return cnispec_fail(
+				err, -EBUSY, CNISPEC_E_CONFIG, "the node is alive",
+				"node %s renewed its lease %s while reclaim ran: %zu of its "
+				"blocks stay its",
+				node, nl.key, kept);
+		}
+	}
 	*ret_report = report;
 	return 0;
 }
 
 /* ---- the operator's views ------------------------------------------------------------------- */
 
-static json_t *u128_json(ipam_u128 v)
+static json_t *u128_json(ipamconf_u128 v)
 {
 	char buf[40];
 
 	/* past 2^53 a JSON number loses digits in most readers: a string then */
-	return v <= ((ipam_u128)1 << 53) ? json_integer((json_int_t)v)
-					 : json_string(ipam_u128_str(v, buf));
+	return v <= ((ipamconf_u128)1 << 53) ? json_integer((json_int_t)v)
+					     : json_string(ipamconf_u128_str(v, buf));
 }
 
 struct listing {
-	const struct ipam_range *r;
+	const struct ipamconf_range *r;
 	json_t *rows;
 	size_t used;
 };
@@ -1775,7 +2007,7 @@ static int list_one(void *ud, const char *addr, const char *value)
 	json_t *row, *v;
 
 	if (cnispec_addr_parse(addr, &a) < 0 || a.family != l->r->family ||
-	    !ipam_range_usable(l->r, ipam_u128_from_addr(&a)))
+	    !ipamconf_range_usable(l->r, ipamconf_u128_from_addr(&a)))
 		return 0;
 	v = json_loads(value, 0, NULL);
 	row = json_is_object(v) ? v : json_object();
@@ -1791,12 +2023,12 @@ static int addr_order(const void *a, const void *b)
 	struct cnispec_addr x, y;
 	const char *sx = json_string_value(json_object_get(*(json_t *const *)a, "address"));
 	const char *sy = json_string_value(json_object_get(*(json_t *const *)b, "address"));
-	ipam_u128 ux, uy;
+	ipamconf_u128 ux, uy;
 
 	cnispec_addr_parse(sx, &x);
 	cnispec_addr_parse(sy, &y);
-	ux = ipam_u128_from_addr(&x);
-	uy = ipam_u128_from_addr(&y);
+	ux = ipamconf_u128_from_addr(&x);
+	uy = ipamconf_u128_from_addr(&y);
 	return ux < uy ? -1 : ux > uy;
 }
 
@@ -1825,7 +2057,7 @@ struct block_rows {
 static int block_row(void *ud, const char *name, const char *value)
 {
 	struct block_rows *br = ud;
-	ipam_u128 x;
+	ipamconf_u128 x;
 	json_t *v;
 
 	if (!block_first(&br->b, name, &x))
@@ -1840,7 +2072,7 @@ static int block_row(void *ud, const char *name, const char *value)
 }
 
 /* A blocks store: every block of the range's pool in the cluster, with its owner. */
-static int list_blocks(struct ipam_store *s, const struct ipam_range *rg, json_t *o)
+static int list_blocks(struct ipam_store *s, const struct ipamconf_range *rg, json_t *o)
 {
 	struct block_rows br = { .b = { .r = rg, .size = ipam_store_blocks(s) },
 				 .rows = json_array() };
@@ -1854,7 +2086,7 @@ static int list_blocks(struct ipam_store *s, const struct ipam_range *rg, json_t
 	return json_object_set_new(o, "blocks", br.rows);
 }
 
-int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **ret,
+int ipam_list_json(struct ipam_store *s, const struct ipamconf *c, json_t **ret,
 		   struct cnispec_error *err)
 {
 	json_t *doc = json_pack("{s:s, s:s, s:[]}", "network", c->network, "store", s->driver->name,
@@ -1870,9 +2102,9 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
 	}
 	for (size_t i = 0; r == 0 && i < c->n_sets; i++)
 		for (size_t j = 0; r == 0 && j < c->sets[i].n; j++) {
-			const struct ipam_range *rg = &c->sets[i].r[j];
+			const struct ipamconf_range *rg = &c->sets[i].r[j];
 			struct listing l = { .r = rg, .rows = json_array() };
-			ipam_u128 size = ipam_range_size(rg);
+			ipamconf_u128 size = ipamconf_range_size(rg);
 			char gw[CNISPEC_PREFIX_STRLEN];
 			json_t *o;
 
@@ -1884,11 +2116,11 @@ int ipam_list_json(struct ipam_store *s, const struct ipam_config *c, json_t **r
 			o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "range", rg->text, "config",
 				      rg->path, "pool", rg->pool, "size", u128_json(size), "used",
 				      json_integer((json_int_t)l.used), "free",
-				      u128_json(size - (ipam_u128)l.used));
+				      u128_json(size - (ipamconf_u128)l.used));
 			if (o && rg->has_gateway)
 				json_object_set_new(
 					o, "gateway",
-					json_string(ipam_range_addr_str(rg, rg->gateway, gw)));
+					json_string(ipamconf_range_addr_str(rg, rg->gateway, gw)));
 			if (o)
 				json_object_set_new(o, "reservations", sorted_rows(l.rows));
 			else
@@ -1935,7 +2167,7 @@ static int rel_match(void *ud, const char *key, const char *value)
 	return 0;
 }
 
-int ipam_release(struct ipam_store *s, const struct ipam_config *c, const char *container_id,
+int ipam_release(struct ipam_store *s, const struct ipamconf *c, const char *container_id,
 		 const char *ifname, size_t *ret_released, struct cnispec_error *err)
 {
 	struct rel rl = { .container_id = container_id, .ifname = ifname };

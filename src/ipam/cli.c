@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipam/internal.h"
+#include "ipam/ipam.h"
 #include "ipam/cni.h"
 #include "doc/doc.h"
 #include "util/cleanup.h"
@@ -44,9 +44,11 @@ static void usage(FILE *f)
 	      "               with --repair it is removed (a directory only when empty).\n"
 	      "               With perNodeBlockSize it also gives back this node's blocks that have\n"
 	      "               been empty for blockReleaseAfter seconds.\n"
-	      "  reclaim      give back every block (perNodeBlockSize) node NAME owns, once the node\n"
-	      "               is known gone; refused while this store shows claims in those blocks,\n"
-	      "               unless --force, which names each claim it overrides\n"
+	      "  reclaim      give back every block (perNodeBlockSize) node NAME owns, once its lease\n"
+	      "               in etcd (which its ADD, DEL and GC renew) has expired: refused while\n"
+	      "               it is live, --force or not; refused without --force when the node\n"
+	      "               never held one, when its last renewal said it held claims, or while\n"
+	      "               this store shows claims in those blocks (--force names each)\n"
 	      "\n"
 	      "  -c, --config FILE   the network configuration\n"
 	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
@@ -55,15 +57,16 @@ static void usage(FILE *f)
 	      "      --valid FILE    gc: the attachments that still exist\n"
 	      "      --repair        gc: remove what the store holds that rdmak-ipam did not write\n"
 	      "      --node NAME     reclaim: the node whose blocks to give back\n"
-	      "      --force         reclaim: even while claims in its blocks are seen\n"
+	      "      --force         reclaim: a node with no lease, or with claims, on your word\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "Exit: 0 done, 1 the store failed or cannot be reached, 2 usage or a bad configuration,\n"
-	      "3 release found nothing to release, 4 reclaim refused (the node still holds claims).\n",
+	      "3 release found nothing to release, 4 reclaim refused (the node is alive, or may hold\n"
+	      "claims).\n",
 	      f);
 }
 
-static int load_config(const char *path, struct ipam_config **ret)
+static int load_config(const char *path, struct ipamconf **ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
@@ -74,7 +77,7 @@ static int load_config(const char *path, struct ipam_config **ret)
 		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
 		return -EXIT_USAGE;
 	}
-	if (ipam_config_load(buf, len, ret, &err) < 0) {
+	if (ipamconf_load(buf, len, ret, &err) < 0) {
 		fprintf(stderr, "rdmak ipam: %s: %s: %s\n", path, err.msg, err.details);
 		return -EXIT_USAGE;
 	}
@@ -83,7 +86,7 @@ static int load_config(const char *path, struct ipam_config **ret)
 	return 0;
 }
 
-static int open_store(const struct ipam_config *c, struct ipam_store **ret)
+static int open_store(const struct ipamconf *c, struct ipam_store **ret)
 {
 	char why[600];
 
@@ -135,7 +138,7 @@ static void add_pod_column(json_t *rows)
 	}
 }
 
-static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json)
+static int cmd_list(struct ipam_store *s, const struct ipamconf *c, bool json)
 {
 	static const struct doc_column range_cols[] = {
 		{ "RANGE", "range" }, { "POOL", "pool" }, { "SIZE", "size" },
@@ -190,7 +193,7 @@ static int cmd_list(struct ipam_store *s, const struct ipam_config *c, bool json
 
 /* ---- release ------------------------------------------------------------------------------------ */
 
-static int cmd_release(struct ipam_store *s, const struct ipam_config *c, const char *cid,
+static int cmd_release(struct ipam_store *s, const struct ipamconf *c, const char *cid,
 		       const char *ifname)
 {
 	struct cnispec_error err = { 0 };
@@ -252,8 +255,7 @@ static int load_valid(const char *path, struct cnispec_conf **ret)
 	return 0;
 }
 
-static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char *valid_path,
-		  bool json)
+static int cmd_gc(struct ipam_store *s, const struct ipamconf *c, const char *valid_path, bool json)
 {
 	struct cnispec_conf *valid = NULL;
 	struct cnispec_error err = { 0 };
@@ -300,8 +302,38 @@ static int cmd_gc(struct ipam_store *s, const struct ipam_config *c, const char 
 
 /* ---- reclaim ------------------------------------------------------------------------------------ */
 
-static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const char *node,
-		       bool force, bool json)
+/* What reclaim checked, on stderr (stdout carries the result): the node's lease, and what this
+ * store shows. */
+static void print_checked(const json_t *report, bool json)
+{
+	const json_t *l = json_object_get(json_object_get(report, "checked"), "lease");
+	const json_t *local = json_object_get(json_object_get(report, "checked"), "localClaims");
+	const char *state = json_string_value(json_object_get(l, "state"));
+
+	if (json || !state)
+		return;
+	if (!strcmp(state, "never"))
+		fprintf(stderr, "rdmak ipam reclaim: checked %s: no lease, never renewed\n",
+			json_string_value(json_object_get(l, "key")));
+	else
+		fprintf(stderr,
+			"rdmak ipam reclaim: checked %s: %s (last renewed %s, TTL %lld s, %lld claims "
+			"then%s)\n",
+			json_string_value(json_object_get(l, "key")), state,
+			json_string_value(json_object_get(l, "renewed")),
+			(long long)json_integer_value(json_object_get(l, "ttl")),
+			(long long)json_integer_value(json_object_get(l, "claims")),
+			!strcmp(state, "live") ? "; expires unless renewed" : "");
+	if (local)
+		fprintf(stderr, "rdmak ipam reclaim: checked %s (%s): %lld claims in its blocks\n",
+			json_string_value(json_object_get(local, "dataDir")),
+			json_is_true(json_object_get(local, "thisNode")) ? "this is that node"
+									 : "another node's store",
+			(long long)json_integer_value(json_object_get(local, "found")));
+}
+
+static int cmd_reclaim(struct ipam_store *s, const struct ipamconf *c, const char *node, bool force,
+		       bool json)
 {
 	struct cnispec_error err = { 0 };
 	json_t *report = NULL, *row;
@@ -315,6 +347,7 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const 
 		return EXIT_USAGE;
 	}
 	r = ipam_reclaim(s, c, node, force, &report, &err);
+	print_checked(report, json);
 	json_array_foreach(json_object_get(report, "overridden"), i, row) if (force) fprintf(
 		stderr,
 		"rdmak ipam reclaim: --force overrides %s %s of %s:%s in node %s's blocks\n",
@@ -323,6 +356,12 @@ static int cmd_reclaim(struct ipam_store *s, const struct ipam_config *c, const 
 		json_string_value(json_object_get(row, "containerID")),
 		json_string_value(json_object_get(row, "ifname")), node);
 	if (r < 0) {
+		if (r == -EBUSY && json && report) {
+			json_object_set_new(
+				report, "refused",
+				json_pack("{s:s, s:s}", "msg", err.msg, "details", err.details));
+			doc_json(stdout, report);
+		}
 		json_decref(report);
 		if (r == -EBUSY) {
 			fprintf(stderr, "rdmak ipam reclaim: %s: %s\n", err.msg, err.details);
@@ -361,7 +400,7 @@ int ipam_cli_main(int argc, char **argv)
 	};
 	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd,
 		   *why;
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	struct ipam_store *s = NULL;
 	bool json = false, repair = false, force = false;
 	int ch, r;
@@ -401,7 +440,7 @@ int ipam_cli_main(int argc, char **argv)
 						: "--node and --force go with reclaim");
 		return EXIT_USAGE;
 	}
-	if (node && !ipam_node_name_valid(node)) {
+	if (node && !ipamconf_node_name_valid(node)) {
 		fprintf(stderr, "rdmak ipam reclaim: --node \"%s\" is not a node name\n", node);
 		return EXIT_USAGE;
 	}
@@ -435,7 +474,7 @@ int ipam_cli_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((r = load_config(config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
-		ipam_config_free(c);
+		ipamconf_free(c);
 		return -r;
 	}
 	s->junk = print_junk;
@@ -449,6 +488,6 @@ int ipam_cli_main(int argc, char **argv)
 	else
 		r = cmd_gc(s, c, valid, json);
 	ipam_store_close(s);
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return r;
 }

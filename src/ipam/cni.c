@@ -11,14 +11,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ipam/internal.h"
+#include "ipam/ipam.h"
 #include "ipam/cni.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
 struct call {
-	struct ipam_config *cfg;
+	struct ipamconf *cfg;
 	struct ipam_store *store;
 };
 
@@ -29,7 +29,7 @@ static void done(void *ctx)
 	if (!p)
 		return;
 	ipam_store_close(p->store);
-	ipam_config_free(p->cfg);
+	ipamconf_free(p->cfg);
 	free(p);
 }
 
@@ -100,16 +100,16 @@ static int exec_full(const struct cnispec_request *req, struct cnispec_error *er
 bool ipam_plugin_runs_here(const struct cnispec_request *req)
 {
 	struct cnispec_error e = { 0 };
-	struct ipam_config *cfg = NULL;
+	struct ipamconf *cfg = NULL;
 	bool here;
 
 	if (ipam_store_etcd_linked() || !req->conf->ipam)
 		return true;
 	/* a config that does not parse is refused in process, as anywhere */
-	if (ipam_config_parse(req->conf->ipam, req->conf->name, &cfg, &e) < 0)
+	if (ipamconf_parse(req->conf->ipam, req->conf->name, &cfg, &e) < 0)
 		return true;
-	here = cfg->store.kind != IPAM_STORE_ETCD;
-	ipam_config_free(cfg);
+	here = cfg->store.kind != IPAMCONF_STORE_ETCD;
+	ipamconf_free(cfg);
 	return here;
 }
 
@@ -126,7 +126,7 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 			"ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
 	if (!(p = calloc(1, sizeof(*p))))
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = ipam_config_parse(req->conf->ipam, req->conf->name, &p->cfg, err);
+	r = ipamconf_parse(req->conf->ipam, req->conf->name, &p->cfg, err);
 	if (r < 0)
 		return r;
 	if (p->cfg->log_file && (r = log_open_file(p->cfg->log_file)) < 0)
@@ -138,7 +138,7 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 		log_warning("%s", p->cfg->warnings[i]);
 	/* with per-node blocks the etcd module is needed only for a new block (add() below) and GC,
 	 * which gives empty blocks back */
-	if (p->cfg->store.kind == IPAM_STORE_ETCD && !ipam_store_etcd_linked() &&
+	if (p->cfg->store.kind == IPAMCONF_STORE_ETCD && !ipam_store_etcd_linked() &&
 	    (!p->cfg->store.block_size || req->env->cmd == CNISPEC_CMD_GC))
 		return exec_full(req, err);
 	r = ipam_store_open(&p->cfg->store, &p->store, why, sizeof(why));

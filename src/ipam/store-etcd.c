@@ -1,12 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The etcd store: rdmak-ipam's reservations cluster-wide, on etcd v3 (src/etcd).
  *
- * Keys, under the configured prefix P (default IPAM_ETCD_DEFAULT_PREFIX):
+ * Keys, under the configured prefix P (default IPAMCONF_ETCD_DEFAULT_PREFIX):
  *   P/claims/<pool>/<address>   the owner of one handed-out address
  *   P/records/<network>/<key>   one attachment's state (<containerID>:<ifname>)
  *   P/cursors/<pool>            the address handed out last in the pool
  *   P/pools/<pool>              "" once the pool has held a claim (for pools())
+ * and with per-node blocks (store-blocks.c):
+ *   P/blocks/<pool>/<first>     the node that owns the block [first, last]
+ *   P/blocksizes/<pool>         the pool's block size, stored with its first block
+ *   P/leases/<node>             the node's last renewal, bound to an etcd lease: gone once the
+ *                               lease expires unrenewed (the proof `rdmak ipam reclaim` asks for)
+ *   P/nodes/<node>              the node's last renewal, kept
  * One small key per address: no global lock, no pool object rewritten per allocation.
+ *
+ * A pool is handed out one way: single-address claims, or blocks of one size. A claim's Txn
+ * holds only while P/blocksizes/<pool> is absent; a block's only while it holds the block's
+ * size, stored by the pool's first block while P/claims/<pool>/ is empty and P/pools/<pool>
+ * (which every claim puts again) has not moved since that was read. A configuration that
+ * disagrees gets -EXDEV, s->error naming both ways.
  *
  * Uniqueness rests on one Txn per claim: "if create_revision(P/claims/<pool>/<address>) == 0
  * then put it, else read it". etcd applies Txns one at a time in its raft log, so of any
@@ -97,54 +109,73 @@ static char *key_of(struct ipam_store *s, const char *kind, const char *a, const
 
 /* --- claims ------------------------------------------------------------------------------- */
 
-/* "if create_revision(folder/pool/address) == 0 then put it and the pool's key": 1 made (or
- * made by this very value before), 0 taken, <0. Claims and per-node blocks alike. */
-static int claim_key(struct ipam_store *s, const char *folder, const char *pool,
-		     const char *address, const char *value)
+static bool kv_is(const struct etcd_kvs *kv, const char *value)
 {
-	_cleanup_free_ char *key = NULL, *pkey = NULL;
+	return kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
+	       memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
+}
+
+/* A single-address claim in a pool handed out in blocks (its size key, read in the Txn that
+ * failed): -EXDEV naming both ways. */
+static int block_pool(struct ipam_store *s, const char *pool, const struct etcd_kvs *size)
+{
+	return fail(
+		s, -EXDEV,
+		"pool %s is handed out to nodes in blocks of %.*s addresses (perNodeBlockSize, "
+		"stored with the pool at its first block), and this configuration claims single "
+		"addresses (no perNodeBlockSize): give it \"perNodeBlockSize\": %.*s",
+		pool, (int)size->kvs[0].value_len, size->kvs[0].value, (int)size->kvs[0].value_len,
+		size->kvs[0].value);
+}
+
+/* "if create_revision(claim) == 0 and the pool has no block size then put it and the pool's
+ * key": 1 made (or made by this very value before), 0 taken, <0. */
+static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address,
+			    const char *value)
+{
+	_cleanup_free_ char *key = NULL, *pkey = NULL, *skey = NULL;
 	struct etcd_txn_result res = { 0 };
 	int r;
 
 	if ((r = check_name(s, "a pool name", pool)) < 0 ||
 	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, value)) < 0)
 		return r;
-	key = key_of(s, folder, pool, address);
+	key = key_of(s, "claims", pool, address);
 	pkey = key_of(s, "pools", pool, NULL);
-	if (!key || !pkey)
+	skey = key_of(s, "blocksizes", pool, NULL);
+	if (!key || !pkey || !skey)
 		return -ENOMEM;
 	/* The pool's key is put without a compare: it never makes two claims conflict. */
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){ .key = key,
-					     .target = ETCD_CMP_CREATE,
-					     .result = ETCD_CMP_EQUAL,
-					     .number = 0 },
-		     1,
+		     (struct etcd_compare[]){ { .key = key,
+						.target = ETCD_CMP_CREATE,
+						.result = ETCD_CMP_EQUAL,
+						.number = 0 },
+					      { .key = skey,
+						.target = ETCD_CMP_CREATE,
+						.result = ETCD_CMP_EQUAL,
+						.number = 0 } },
+		     2,
 		     (struct etcd_op[]){
 			     { .type = ETCD_OP_PUT,
 			       .key = key,
 			       .value = value,
 			       .value_len = strlen(value) },
 			     { .type = ETCD_OP_PUT, .key = pkey, .value = "", .value_len = 0 } },
-		     2, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
+		     2,
+		     (struct etcd_op[]){ { .type = ETCD_OP_RANGE, .key = key },
+					 { .type = ETCD_OP_RANGE, .key = skey } },
+		     2, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
-	if (r == 0) {
+	if (r == 0 && res.n_ops == 2 && res.ops[1].range.n == 1)
+		r = block_pool(s, pool, &res.ops[1].range);
+	else if (r == 0)
 		/* Taken: by someone else, or by this very claim sent earlier to a member that
 		 * applied it and died before answering. */
-		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
-
-		r = kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
-		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0;
-	}
+		r = kv_is(res.n_ops == 2 ? &res.ops[0].range : NULL, value);
 	etcd_txn_result_clear(&res);
 	return r;
-}
-
-static int etcd_store_claim(struct ipam_store *s, const char *pool, const char *address,
-			    const char *value)
-{
-	return claim_key(s, "claims", pool, address, value);
 }
 
 static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *ud);
@@ -160,7 +191,8 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 				   const char *value, const char *network, const char *rkey,
 				   const char *record, ipam_store_each_fn look, void *ud)
 {
-	_cleanup_free_ char *key = NULL, *pkey = NULL, *ckey = NULL, *reckey = NULL, *folder = NULL;
+	_cleanup_free_ char *key = NULL, *pkey = NULL, *ckey = NULL, *reckey = NULL, *folder = NULL,
+			    *skey = NULL;
 	struct etcd_txn_result res = { 0 };
 	bool undo = false;
 	int r;
@@ -175,14 +207,19 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 	ckey = key_of(s, "cursors", pool, NULL);
 	reckey = key_of(s, "records", network, rkey);
 	folder = key_of(s, "pools", NULL, NULL);
-	if (!key || !pkey || !ckey || !reckey || !folder)
+	skey = key_of(s, "blocksizes", pool, NULL);
+	if (!key || !pkey || !ckey || !reckey || !folder || !skey)
 		return -ENOMEM;
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){ .key = key,
-					     .target = ETCD_CMP_CREATE,
-					     .result = ETCD_CMP_EQUAL,
-					     .number = 0 },
-		     1,
+		     (struct etcd_compare[]){ { .key = key,
+						.target = ETCD_CMP_CREATE,
+						.result = ETCD_CMP_EQUAL,
+						.number = 0 },
+					      { .key = skey,
+						.target = ETCD_CMP_CREATE,
+						.result = ETCD_CMP_EQUAL,
+						.number = 0 } },
+		     2,
 		     (struct etcd_op[]){
 			     { .type = ETCD_OP_PUT,
 			       .key = key,
@@ -201,9 +238,17 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 			       .key = folder,
 			       .prefix = true,
 			       .keys_only = true } },
-		     5, &(struct etcd_op){ .type = ETCD_OP_RANGE, .key = key }, 1, &res);
+		     5,
+		     (struct etcd_op[]){ { .type = ETCD_OP_RANGE, .key = key },
+					 { .type = ETCD_OP_RANGE, .key = skey } },
+		     2, &res);
 	if (r < 0)
 		return fail_etcd(s, r);
+	if (r == 0 && res.n_ops == 2 && res.ops[1].range.n == 1) {
+		r = block_pool(s, pool, &res.ops[1].range);
+		etcd_txn_result_clear(&res);
+		return r;
+	}
 	if (r == 1) {
 		const struct etcd_kvs *pools = res.n_ops == 5 ? &res.ops[4].range : NULL;
 		size_t skip = strlen(folder);
@@ -215,10 +260,7 @@ static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const
 	} else {
 		/* taken, or this very Txn applied by a member that died before answering: then the
 		 * record and cursor are written too, and the look is made now */
-		const struct etcd_kvs *kv = res.n_ops == 1 ? &res.ops[0].range : NULL;
-
-		if (kv && kv->n == 1 && kv->kvs[0].value_len == strlen(value) &&
-		    memcmp(kv->kvs[0].value, value, kv->kvs[0].value_len) == 0) {
+		if (kv_is(res.n_ops == 2 ? &res.ops[0].range : NULL, value)) {
 			r = 1;
 			undo = etcd_store_pools(s, look, ud) != 0;
 		}
@@ -503,34 +545,250 @@ static int etcd_store_block_list(struct ipam_store *s, const char *pool, ipam_st
 	return folder ? list_folder(s, folder, fn, ud) : -ENOMEM;
 }
 
-/* One owner per block: the claim's own Txn, "if create_revision == 0 then put" (and the pool's
- * key, so that pools() lists it). */
+/* One owner per block, one size per pool: "if create_revision(block) == 0 and the pool's size is
+ * ours then put the block, else read the block, the size, the pool's key and whether the pool
+ * holds a single-address claim". A pool with no size yet gets ours with its first block: "if
+ * the size key is absent, the pool's key is as read (absent, or at the revision read with no
+ * claim under P/claims/<pool>/) and the block is free, then put both" (every single-address
+ * claim puts the pool's key again, so one made in between fails it, and the first Txn is read
+ * again). */
 static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const char *first,
-				  const char *value)
+				  const char *value, unsigned size)
 {
-	return claim_key(s, "blocks", pool, first, value);
-}
-
-static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first,
-				    const char *expect)
-{
-	_cleanup_free_ char *key = NULL;
+	_cleanup_free_ char *key = NULL, *skey = NULL, *pkey = NULL, *claims = NULL;
+	char sz[16];
 	int r;
 
 	if ((r = check_name(s, "a pool name", pool)) < 0 ||
-	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, expect)) < 0)
+	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, value)) < 0)
 		return r;
 	key = key_of(s, "blocks", pool, first);
-	if (!key)
+	skey = key_of(s, "blocksizes", pool, NULL);
+	pkey = key_of(s, "pools", pool, NULL);
+	claims = key_of(s, "claims", pool, "");
+	if (!key || !skey || !pkey || !claims)
+		return -ENOMEM;
+	snprintf(sz, sizeof(sz), "%u", size);
+	for (int tries = 0; tries < 8; tries++) {
+		struct etcd_compare first_block[3] = {
+			{ .key = skey, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL },
+			{ .key = pkey, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL },
+			{ .key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL },
+		};
+		struct etcd_txn_result res = { 0 };
+		const struct etcd_kvs *have, *pk, *cl;
+
+		r = etcd_txn(ES(s)->c,
+			     (struct etcd_compare[]){ { .key = key,
+							.target = ETCD_CMP_CREATE,
+							.result = ETCD_CMP_EQUAL,
+							.number = 0 },
+						      { .key = skey,
+							.target = ETCD_CMP_VALUE,
+							.result = ETCD_CMP_EQUAL,
+							.value = sz,
+							.value_len = strlen(sz) } },
+			     2,
+			     &(struct etcd_op){ .type = ETCD_OP_PUT,
+						.key = key,
+						.value = value,
+						.value_len = strlen(value) },
+			     1,
+			     (struct etcd_op[]){ { .type = ETCD_OP_RANGE, .key = key },
+						 { .type = ETCD_OP_RANGE, .key = skey },
+						 { .type = ETCD_OP_RANGE, .key = pkey },
+						 { .type = ETCD_OP_RANGE,
+						   .key = claims,
+						   .prefix = true,
+						   .limit = 1,
+						   .keys_only = true } },
+			     4, &res);
+		if (r < 0)
+			return fail_etcd(s, r);
+		if (r == 1 || res.n_ops != 4) {
+			etcd_txn_result_clear(&res);
+			return r == 1 ? 1
+				      : fail(s, -EPROTO, "etcd: a Txn answered without its reads");
+		}
+		have = &res.ops[1].range;
+		pk = &res.ops[2].range;
+		cl = &res.ops[3].range;
+		if (have->n == 1 && !kv_is(have, sz))
+			r = fail(
+				s, -EXDEV,
+				"pool %s is handed out to nodes in blocks of %.*s addresses "
+				"(perNodeBlockSize, stored with the pool at its first block), and this "
+				"configuration says %s: write \"perNodeBlockSize\": %.*s",
+				pool, (int)have->kvs[0].value_len, have->kvs[0].value, sz,
+				(int)have->kvs[0].value_len, have->kvs[0].value);
+		else if (have->n == 1)
+			/* taken: by another node, or by this very claim retried */
+			r = kv_is(&res.ops[0].range, value);
+		else if (cl->n)
+			r = fail(
+				s, -EXDEV,
+				"pool %s holds single-address claims (of a configuration without "
+				"perNodeBlockSize), and this configuration hands it out in blocks of %s: "
+				"remove \"perNodeBlockSize\" (or give this network a pool of its own)",
+				pool, sz);
+		else if (res.ops[0].range.n == 1)
+			/* a block from before the pool stored its size, taken */
+			r = kv_is(&res.ops[0].range, value);
+		else
+			r = -EAGAIN;
+		if (r == -EAGAIN && pk->n == 1)
+			first_block[1] = (struct etcd_compare){ .key = pkey,
+								.target = ETCD_CMP_MOD,
+								.result = ETCD_CMP_EQUAL,
+								.number = pk->kvs[0].mod_revision };
+		etcd_txn_result_clear(&res);
+		if (r != -EAGAIN)
+			return r;
+		r = etcd_txn(ES(s)->c, first_block, 3,
+			     (struct etcd_op[]){ { .type = ETCD_OP_PUT,
+						   .key = skey,
+						   .value = sz,
+						   .value_len = strlen(sz) },
+						 { .type = ETCD_OP_PUT,
+						   .key = key,
+						   .value = value,
+						   .value_len = strlen(value) } },
+			     2, NULL, 0, NULL);
+		if (r != 0)
+			return r < 0 ? fail_etcd(s, r) : 1;
+	}
+	return fail(s, -EBUSY,
+		    "pool %s: its block size could not be stored (the pool kept changing)", pool);
+}
+
+static int etcd_store_block_size(struct ipam_store *s, const char *pool, unsigned *ret)
+{
+	_cleanup_free_ char *skey = NULL, *v = NULL;
+	char *end;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0)
+		return r;
+	if (!(skey = key_of(s, "blocksizes", pool, NULL)))
+		return -ENOMEM;
+	r = get_value(s, skey, &v);
+	if (r == 1) {
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*end || !n || n > UINT32_MAX)
+			return fail(s, -EBADMSG, "%s: \"%s\" is not a block size", skey, v);
+		*ret = (unsigned)n;
+	}
+	return r;
+}
+
+/* A release that must not race the node coming back: with unless_alive, the Txn also asks that
+ * the node's lease key be absent, so a node that renewed since its lease was read keeps its
+ * blocks. */
+static int etcd_store_block_release(struct ipam_store *s, const char *pool, const char *first,
+				    const char *expect, const char *unless_alive)
+{
+	_cleanup_free_ char *key = NULL, *lkey = NULL;
+	int r;
+
+	if ((r = check_name(s, "a pool name", pool)) < 0 ||
+	    (r = check_name(s, "an address", first)) < 0 || (r = check_value(s, expect)) < 0 ||
+	    (unless_alive && (r = check_name(s, "a node name", unless_alive)) < 0))
+		return r;
+	key = key_of(s, "blocks", pool, first);
+	lkey = unless_alive ? key_of(s, "leases", unless_alive, NULL) : NULL;
+	if (!key || (unless_alive && !lkey))
 		return -ENOMEM;
 	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){ .key = key,
-					     .target = ETCD_CMP_VALUE,
-					     .result = ETCD_CMP_EQUAL,
-					     .value = expect,
-					     .value_len = strlen(expect) },
-		     1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL, 0, NULL);
+		     (struct etcd_compare[]){ { .key = key,
+						.target = ETCD_CMP_VALUE,
+						.result = ETCD_CMP_EQUAL,
+						.value = expect,
+						.value_len = strlen(expect) },
+					      { .key = lkey,
+						.target = ETCD_CMP_CREATE,
+						.result = ETCD_CMP_EQUAL,
+						.number = 0 } },
+		     lkey ? 2 : 1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL,
+		     0, NULL);
 	return r < 0 ? fail_etcd(s, r) : r;
+}
+
+/* --- per-node leases -------------------------------------------------------------------------- */
+
+static int etcd_store_lease_renew(struct ipam_store *s, const char *node, const char *value,
+				  unsigned ttl, long long *ret_ttl)
+{
+	_cleanup_free_ char *lkey = NULL, *nkey = NULL;
+	int64_t id, granted;
+	int r;
+
+	if ((r = check_name(s, "a node name", node)) < 0 || (r = check_value(s, value)) < 0)
+		return r;
+	lkey = key_of(s, "leases", node, NULL);
+	nkey = key_of(s, "nodes", node, NULL);
+	if (!lkey || !nkey)
+		return -ENOMEM;
+	r = etcd_lease_grant(ES(s)->c, ttl, &id, &granted);
+	if (r < 0)
+		return fail_etcd(s, r);
+	/* both in one step: the kept key never says more than the live one did */
+	r = etcd_txn(ES(s)->c, NULL, 0,
+		     (struct etcd_op[]){ { .type = ETCD_OP_PUT,
+					   .key = lkey,
+					   .value = value,
+					   .value_len = strlen(value),
+					   .lease = id },
+					 { .type = ETCD_OP_PUT,
+					   .key = nkey,
+					   .value = value,
+					   .value_len = strlen(value) } },
+		     2, NULL, 0, NULL);
+	if (r < 0)
+		return fail_etcd(s, r);
+	*ret_ttl = granted;
+	return 0;
+}
+
+static int etcd_store_lease_read(struct ipam_store *s, const char *node, char **ret_live,
+				 long long *ret_left, char **ret_last)
+{
+	_cleanup_free_ char *lkey = NULL, *nkey = NULL;
+	struct etcd_txn_result res = { 0 };
+	int64_t left = 0;
+	int r;
+
+	if ((r = check_name(s, "a node name", node)) < 0)
+		return r;
+	lkey = key_of(s, "leases", node, NULL);
+	nkey = key_of(s, "nodes", node, NULL);
+	if (!lkey || !nkey)
+		return -ENOMEM;
+	/* one read of both, at one revision */
+	r = etcd_txn(ES(s)->c, NULL, 0,
+		     (struct etcd_op[]){ { .type = ETCD_OP_RANGE, .key = lkey },
+					 { .type = ETCD_OP_RANGE, .key = nkey } },
+		     2, NULL, 0, &res);
+	if (r < 0)
+		return fail_etcd(s, r);
+	*ret_live = *ret_last = NULL;
+	*ret_left = 0;
+	if (res.n_ops == 2 && res.ops[0].range.n == 1) {
+		const struct etcd_kv *kv = &res.ops[0].range.kvs[0];
+
+		/* the time left is the lease's: 0 when it expired between the two reads */
+		r = kv->lease ? etcd_lease_ttl(ES(s)->c, kv->lease, &left, NULL) : 0;
+		if (r < 0) {
+			etcd_txn_result_clear(&res);
+			return fail_etcd(s, r);
+		}
+		*ret_live = TAKE_PTR(res.ops[0].range.kvs[0].value);
+		*ret_left = left;
+	}
+	if (res.n_ops == 2 && res.ops[1].range.n == 1)
+		*ret_last = TAKE_PTR(res.ops[1].range.kvs[0].value);
+	etcd_txn_result_clear(&res);
+	return 0;
 }
 
 /* --- the store ---------------------------------------------------------------------------- */
@@ -561,7 +819,7 @@ static void etcd_store_close(struct ipam_store *s)
 	s->priv = NULL;
 }
 
-static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int etcd_store_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
 	struct etcd_config ec = {
 		.endpoints = (const char *const *)cfg->endpoints,
@@ -570,7 +828,8 @@ static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config 
 		.cert_file = cfg->tls_cert,
 		.key_file = cfg->tls_key,
 	};
-	const char *prefix = cfg->prefix && cfg->prefix[0] ? cfg->prefix : IPAM_ETCD_DEFAULT_PREFIX;
+	const char *prefix =
+		cfg->prefix && cfg->prefix[0] ? cfg->prefix : IPAMCONF_ETCD_DEFAULT_PREFIX;
 	_cleanup_free_ char *why = NULL;
 	struct etcd_store *es;
 	size_t len = strlen(prefix);
@@ -580,7 +839,7 @@ static int etcd_store_open(struct ipam_store *s, const struct ipam_store_config 
 		len--;
 	if (len == 0 || (len == 1 && prefix[0] == '/'))
 		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s",
-			    prefix, IPAM_ETCD_DEFAULT_PREFIX);
+			    prefix, IPAMCONF_ETCD_DEFAULT_PREFIX);
 	es = calloc(1, sizeof(*es));
 	if (!es)
 		return -ENOMEM;
@@ -615,6 +874,9 @@ static const struct ipam_store_ops etcd_store_ops = {
 	.block_list = etcd_store_block_list,
 	.block_claim = etcd_store_block_claim,
 	.block_release = etcd_store_block_release,
+	.block_size = etcd_store_block_size,
+	.lease_renew = etcd_store_lease_renew,
+	.lease_read = etcd_store_lease_read,
 	.cursor_get = etcd_store_cursor_get,
 	.cursor_put = etcd_store_cursor_put,
 	.close = etcd_store_close,

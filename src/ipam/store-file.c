@@ -575,9 +575,9 @@ static void file_close(struct ipam_store *s)
 	s->priv = NULL;
 }
 
-static int file_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int file_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
-	const char *dir = cfg->data_dir ? cfg->data_dir : IPAM_FILE_DEFAULT_DIR;
+	const char *dir = cfg->data_dir ? cfg->data_dir : IPAMCONF_FILE_DEFAULT_DIR;
 	struct file_store *f;
 	int r;
 

@@ -63,11 +63,27 @@ static int no_block_list(struct ipam_store *s, const char *p, ipam_store_each_fn
 {
 	return -EOPNOTSUPP;
 }
-static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v)
+static int no_block_claim(struct ipam_store *s, const char *p, const char *f, const char *v,
+			  unsigned size)
 {
 	return -EOPNOTSUPP;
 }
-static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e)
+static int no_block_release(struct ipam_store *s, const char *p, const char *f, const char *e,
+			    const char *node)
+{
+	return -EOPNOTSUPP;
+}
+static int no_block_size(struct ipam_store *s, const char *p, unsigned *ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_lease_renew(struct ipam_store *s, const char *n, const char *v, unsigned ttl,
+			  long long *ret)
+{
+	return -EOPNOTSUPP;
+}
+static int no_lease_read(struct ipam_store *s, const char *n, char **live, long long *left,
+			 char **last)
 {
 	return -EOPNOTSUPP;
 }
@@ -124,6 +140,9 @@ static const struct ipam_store_ops defaults = {
 	.block_list = no_block_list,
 	.block_claim = no_block_claim,
 	.block_release = no_block_release,
+	.block_size = no_block_size,
+	.lease_renew = no_lease_renew,
+	.lease_read = no_lease_read,
 	.cursor_get = no_cursor_get,
 	.cursor_put = no_cursor_put,
 	.tidy = nothing_to_tidy,
@@ -149,6 +168,9 @@ static void set_ops(struct ipam_store_ops *ops, const struct ipam_store_ops *drv
 	SET(block_list);
 	SET(block_claim);
 	SET(block_release);
+	SET(block_size);
+	SET(lease_renew);
+	SET(lease_read);
 	SET(cursor_get);
 	SET(cursor_put);
 	SET(tidy);
@@ -166,23 +188,23 @@ bool ipam_store_etcd_linked(void)
 	return &ipam_store_etcd_driver != NULL;
 }
 
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+int ipam_store_open(const struct ipamconf_store *cfg, struct ipam_store **ret, char *why,
 		    size_t whylen)
 {
 	/* with blocks, the etcd module is needed only when the node takes a new block */
-	if (cfg->kind == IPAM_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
+	if (cfg->kind == IPAMCONF_STORE_ETCD && !cfg->block_size && !ipam_store_etcd_linked()) {
 		if (whylen)
 			snprintf(why, whylen,
 				 "etcd store: not in this binary (run the full rdmak)");
 		return -ENOPKG;
 	}
-	return ipam_store_open_driver(cfg->kind == IPAM_STORE_FILE ? &ipam_store_file_driver
-				      : cfg->block_size		   ? &ipam_store_blocks_driver
-								   : &ipam_store_etcd_driver,
+	return ipam_store_open_driver(cfg->kind == IPAMCONF_STORE_FILE ? &ipam_store_file_driver
+				      : cfg->block_size		       ? &ipam_store_blocks_driver
+								       : &ipam_store_etcd_driver,
 				      cfg, ret, why, whylen);
 }
 
-int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipamconf_store *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen)
 {
 	struct ipam_store *s = calloc(1, sizeof(*s));
@@ -220,18 +242,4 @@ bool ipam_store_commits(const struct ipam_store *s)
 bool ipam_store_unreachable(int r)
 {
 	return r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ENOTCONN;
-}
-
-void ipam_store_config_clear(struct ipam_store_config *c)
-{
-	for (size_t i = 0; i < c->n_endpoints; i++)
-		free(c->endpoints[i]);
-	free(c->endpoints);
-	free(c->data_dir);
-	free(c->prefix);
-	free(c->tls_ca);
-	free(c->tls_cert);
-	free(c->tls_key);
-	free(c->node_name);
-	memset(c, 0, sizeof(*c));
 }

@@ -34,39 +34,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ipamconf/ipamconf.h"
+
 /* The value of a record whose ADD has begun and not finished. */
 #define IPAM_RECORD_PENDING "{\"state\":\"pending\"}"
 
 /* Owner and record values stay below this (XFS keeps symlink targets up to 1024 bytes). */
 #define IPAM_STORE_VALUE_MAX 1000
-
-enum ipam_store_kind {
-	IPAM_STORE_FILE,
-	IPAM_STORE_ETCD,
-};
-
-struct ipam_store_config {
-	enum ipam_store_kind kind;
-	char *data_dir;	  /* file: default IPAM_FILE_DEFAULT_DIR */
-	char **endpoints; /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
-	size_t n_endpoints;
-	char *prefix; /* etcd: key prefix, default IPAM_ETCD_DEFAULT_PREFIX */
-	char *tls_ca; /* etcd: PEM files, NULL when not given */
-	char *tls_cert;
-	char *tls_key;
-	/* etcd with per-node blocks (store-blocks.c): block_size > 0. The node's own blocks and
-	 * claims live in data_dir (a file store); node_name NULL: RDMAK_NODE_NAME, else the
-	 * installer's file, else the host name (ipam_node_name()). */
-	unsigned block_size;
-	unsigned block_grace_s; /* an empty block is given back after this long */
-	char *node_name;
-};
-
-#define IPAM_BLOCK_DEFAULT_SIZE	 32  /* nv-ipam's perNodeBlockSize default */
-#define IPAM_BLOCK_DEFAULT_GRACE 600 /* seconds */
-
-#define IPAM_FILE_DEFAULT_DIR	 "/var/lib/cni/rdmak-ipam"
-#define IPAM_ETCD_DEFAULT_PREFIX "/rdmak/ipam"
 
 struct ipam_store;
 
@@ -120,14 +94,28 @@ struct ipam_store_ops {
 			    const char *record, ipam_store_each_fn look, void *ud);
 
 	/* Per-node blocks in the cluster (etcd; store-blocks.c): <prefix>/blocks/<pool>/<first>
-	 * -> its owner. list: every block of pool, fn(ud, first, value); claim: create the key
-	 * with value only if absent (1 ours, also when it already holds exactly value; 0 another
-	 * owner's); release: delete it only if its value is still expect (1, 0). */
+	 * -> its owner, and the pool's block size, stored with its first block. list: every block
+	 * of pool, fn(ud, first, value); claim: create the key with value only if absent and the
+	 * pool's block size is size (stored now if the pool has none and no single-address
+	 * claim): 1 ours, also when it already holds exactly value; 0 another owner's; -EXDEV the
+	 * pool is handed out another way (s->error names both). release: delete it only if its
+	 * value is still expect and, with unless_alive, that node holds no lease (1, 0). size: the
+	 * pool's stored block size (1 and *ret, 0 none stored). A single-address claim in a pool
+	 * with a block size is -EXDEV too (claim, claim_commit). */
 	int (*block_list)(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud);
 	int (*block_claim)(struct ipam_store *s, const char *pool, const char *first,
-			   const char *value);
+			   const char *value, unsigned size);
 	int (*block_release)(struct ipam_store *s, const char *pool, const char *first,
-			     const char *expect);
+			     const char *expect, const char *unless_alive);
+	int (*block_size)(struct ipam_store *s, const char *pool, unsigned *ret);
+	/* Per-node leases (etcd; store-blocks.c): renew puts <prefix>/leases/<node> -> value, bound
+	 * to a new lease of ttl seconds (*ret_ttl: what etcd granted), and <prefix>/nodes/<node>
+	 * -> value, kept. read: the live value (*ret_live NULL once the lease expired) with the
+	 * seconds left, and the kept one (*ret_last NULL if the node never renewed one). */
+	int (*lease_renew)(struct ipam_store *s, const char *node, const char *value, unsigned ttl,
+			   long long *ret_ttl);
+	int (*lease_read)(struct ipam_store *s, const char *node, char **ret_live,
+			  long long *ret_left, char **ret_last);
 
 	/* The pool's cursor (an address). get: 1/0; put replaces. */
 	int (*cursor_get)(struct ipam_store *s, const char *pool, char **ret);
@@ -145,7 +133,7 @@ struct ipam_store_ops {
  * slots NULL, which ipam_store_open() fills with the defaults. */
 struct ipam_store_driver {
 	const char *name; /* "file", "etcd" */
-	int (*open)(struct ipam_store *s, const struct ipam_store_config *cfg);
+	int (*open)(struct ipam_store *s, const struct ipamconf_store *cfg);
 	const struct ipam_store_ops *ops;
 };
 
@@ -176,26 +164,25 @@ struct ipam_store {
 };
 
 /* Open the store cfg names. On failure -errno with the reason in why. */
-int ipam_store_open(const struct ipam_store_config *cfg, struct ipam_store **ret, char *why,
+int ipam_store_open(const struct ipamconf_store *cfg, struct ipam_store **ret, char *why,
 		    size_t whylen);
 /* The same with a given driver (tests: a store that fails on demand). */
-int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipam_store_config *cfg,
+int ipam_store_open_driver(const struct ipam_store_driver *drv, const struct ipamconf_store *cfg,
 			   struct ipam_store **ret, char *why, size_t whylen);
 void ipam_store_close(struct ipam_store *s);
 /* Whether the store's driver has its own claim_commit (one write per new attachment). */
 bool ipam_store_commits(const struct ipam_store *s);
 /* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
 bool ipam_store_unreachable(int r);
-void ipam_store_config_clear(struct ipam_store_config *c);
 
 /* ---- per-node blocks (store-blocks.c) ------------------------------------------------------ */
 
 /* Where the CNI installer (`rdmak cni install`, src/cni/install.c) writes the node's name; RDMAK_NODE_NAME_FILE
  * overrides it. */
 #define IPAM_NODE_NAME_FILE "/opt/rdmak/node-name"
-bool ipam_node_name_valid(const char *n);
-/* The node's name: given (nodeName), else RDMAK_NODE_NAME, else the installer's file, else the
- * host name; *ret_source says which. -EINVAL when what it found is not a node name. */
+/* The node's name: the owner's (RDMAK_NODE_NAME, else the installer's file), else given
+ * (nodeName), else the host name; *ret_source says which. -EINVAL when what it found is not a
+ * node name, -EPERM when given names another node than the owner's (buf: the owner's). */
 int ipam_node_name(const char *given, char *buf, size_t n, const char **ret_source);
 /* The block size of a blocks store, 0 for any other store. */
 unsigned ipam_store_blocks(const struct ipam_store *s);
@@ -215,9 +202,46 @@ int ipam_blocks_claim(struct ipam_store *s, const char *pool, const char *first,
 int ipam_blocks_adopt(struct ipam_store *s, const char *pool, const char *first, const char *value);
 /* Remove a block from the local list (1 removed, 0 none). */
 int ipam_blocks_forget(struct ipam_store *s, const char *pool, const char *first);
-/* Give a block back in the cluster if its value is still expect: 1, 0, <0. */
+/* Give a block back in the cluster if its value is still expect and, with unless_alive, that
+ * node holds no lease: 1, 0, <0. */
 int ipam_blocks_release(struct ipam_store *s, const char *pool, const char *first,
-			const char *expect);
+			const char *expect, const char *unless_alive);
+/* The pool's block size as the cluster stores it: 0 when it agrees with this configuration's or
+ * none is stored yet, -EXDEV (s->error naming both sizes) when it does not. */
+int ipam_blocks_size_check(struct ipam_store *s, const char *pool);
+
+/* ---- the node's lease (store-blocks.c) ----------------------------------------------------------
+ * A node proves it is alive by renewing <prefix>/leases/<node>, a key etcd deletes when its lease
+ * expires (etcd's leader times it, so no two machines' clocks are compared). Its ADD, DEL and
+ * GC renew it, with the claims the node holds; `rdmak ipam reclaim` gives a node's blocks back
+ * only once that key is gone (docs/ipam.md, "Per-node blocks"). The node keeps when it sent its
+ * last renewal (CLOCK_BOOTTIME, with the boot's id) in dataDir/blocks/.lease.<prefix>, and hands
+ * out addresses from its blocks only while that renewal is younger than 9/10 of the TTL etcd
+ * granted: etcd's lease outlives it, so no reclaim can take a block the node still uses. */
+enum ipam_lease_for {
+	IPAM_LEASE_ADD, /* renewed when a third of the TTL is gone; must be when the lease lapsed or
+			 * the last renewal said no claims (the ADD is about to make one) */
+	IPAM_LEASE_DEL, /* renewed when due, never must: a DEL works with etcd down */
+	IPAM_LEASE_GC,	/* renewed every time, with the claims left after GC */
+};
+/* 0: the lease holds (fresh, or renewed now); <0: it had to be renewed and could not
+ * (-EHOSTUNREACH...: s->error says why; -ENOPKG in the per-pod binary: the full rdmak must). */
+int ipam_blocks_lease(struct ipam_store *s, enum ipam_lease_for why);
+/* Whether the lease ipam_blocks_lease() found or made still holds now (an ADD asks again after
+ * its claim, so that a process stalled past the lease gives its claim back). */
+bool ipam_blocks_lease_holds(struct ipam_store *s);
+
+/* What `rdmak ipam reclaim` reads of a node's lease. */
+enum ipam_node_state { IPAM_NODE_LIVE, IPAM_NODE_EXPIRED, IPAM_NODE_NEVER };
+struct ipam_node_lease {
+	enum ipam_node_state state;
+	char key[300];	  /* <prefix>/leases/<node> */
+	char renewed[32]; /* the last renewal's time (UTC), "" for NEVER */
+	long long ttl;	  /* the TTL of the last renewal */
+	long long left;	  /* LIVE: seconds until it expires unrenewed */
+	long long claims; /* the claims the node held (or was about to make) at its last renewal */
+};
+int ipam_blocks_node_lease(struct ipam_store *s, const char *node, struct ipam_node_lease *ret);
 /* How long the block has been found empty (a marker made the first time); empty false clears. */
 int ipam_blocks_empty_for(struct ipam_store *s, const char *pool, const char *first, bool empty,
 			  long long *ret);

@@ -123,6 +123,135 @@ is "$rc" 0 "a List with an empty document before it converts"
 like "$out" '"rangeStart": "10.0.0.5"' "the List's pool is found by its network"
 like "$out" '"master": "ens1f0"' "the macvlan master is carried"
 
+# --- what keeps a migration safe (issue 28 §5) ---------------------------------------------------
+# nadcfg FILE...: the config of the first NAD (JSON) into $TMP/nad.json
+nadcfg() { "$RDMAK" convert --json "$@" | "$PY" -c 'import json,sys
+m = json.load(sys.stdin)
+print([o["spec"]["config"] for d in m["documents"] for o in d["objects"] if o["kind"] == "NetworkAttachmentDefinition"][0])' >"$TMP/nad.json"; }
+# Spiderpool's own SpiderIPPool example (excludeIPs as ranges and addresses), with two addresses
+# its running pods hold (status.allocatedIPs, Spiderpool's JSON map)
+cat >"$TMP/held.yaml" <<-'EOF2'
+	apiVersion: spiderpool.spidernet.io/v2beta1
+	kind: SpiderIPPool
+	metadata: {name: master-172}
+	spec:
+	  ipVersion: 4
+	  subnet: 172.31.192.0/20
+	  ips: [172.31.199.180-172.31.199.189, 172.31.199.205-172.31.199.209]
+	  excludeIPs: [172.31.199.186-172.31.199.188, 172.31.199.207]
+	  gateway: 172.31.207.253
+	status:
+	  allocatedIPs: '{"172.31.199.180":{"interface":"net1","pod":"ai/train-0","podUid":"u0"},"172.31.199.208":{"interface":"net1","pod":"ai/train-1","podUid":"u1"}}'
+	  allocatedIPCount: 2
+	---
+	apiVersion: spiderpool.spidernet.io/v2beta1
+	kind: SpiderMultusConfig
+	metadata: {name: held, namespace: ai}
+	spec:
+	  cniType: sriov
+	  sriov:
+	    resourceName: spidernet.io/gpu1sriov
+	    vlanID: 100
+	    minTxRateMbps: 100
+	    maxTxRateMbps: 2000
+	    ippools: {ipv4: [master-172]}
+	EOF2
+run "$RDMAK" convert "$TMP/held.yaml"
+is "$rc" 0 "a pool with excludeIPs and addresses in use converts without a FIX"
+like "$out" "SpiderIPPool master-172: 172.31.199.180 is held by pod ai/train-0 \(interface net1\) under Spiderpool: excluded" "each address a running pod holds is named, with its pod"
+like "$out" "172.31.199.208 is held by pod ai/train-1" "... every one of them"
+unlike "$out" "excludeIPs not carried|vlanID: not carried|TxRateMbps: not carried" "excludeIPs, vlanID and the rates are not dropped"
+nadcfg "$TMP/held.yaml"
+is "$(jget "$TMP/nad.json" "[d['vlan'], d['min_tx_rate'], d['max_tx_rate']]")" "[100, 100, 2000]" \
+	"sriov's vlanID, minTxRateMbps, maxTxRateMbps become rdmak-cni's vlan, min_tx_rate, max_tx_rate"
+is "$(jget "$TMP/nad.json" "[r.get('exclude') for r in d['ipam']['ranges'][0]]")" \
+	'[["172.31.199.180", "172.31.199.186/31", "172.31.199.188"], ["172.31.199.207", "172.31.199.208"]]' \
+	"excludeIPs and the held addresses become each range's exclude"
+# the NAD as rdmak-ipam runs it (on a file store here): every address it hands out, until the
+# pool is full, is one Spiderpool would not give (not excluded, not held)
+"$PY" - "$TMP/nad.json" "$TMP/held-ipam" >"$TMP/held-conf.json" <<-'EOF2'
+	import json, sys
+	c = json.load(open(sys.argv[1]))
+	for k in ("etcd",): c["ipam"].pop(k)
+	c["ipam"]["store"] = "file"; c["ipam"]["dataDir"] = sys.argv[2]
+	print(json.dumps(c))
+	EOF2
+got=
+for i in $(seq 1 12); do
+	a=$(env -i PATH="$PATH" CNI_COMMAND=ADD CNI_CONTAINERID="held$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+		"$BUILD/cni/rdmak-ipam" <"$TMP/held-conf.json" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["ips"][0]["address"].split("/")[0] if "ips" in d else "code %d" % d["code"])')
+	got+="$a "
+done
+is "$got" "172.31.199.181 172.31.199.182 172.31.199.183 172.31.199.184 172.31.199.185 172.31.199.189 172.31.199.205 172.31.199.206 172.31.199.209 code 110 code 110 code 110 " \
+	"rdmak-ipam on the converted NAD hands out only what Spiderpool would: never an excluded or held address"
+printf 'kind: SpiderIPPool\nmetadata: {name: p}\nspec: {subnet: 10.0.0.0/24, ips: [10.0.0.5-10.0.0.9]}\nstatus: {allocatedIPs: "not json"}\n---\nkind: SpiderMultusConfig\nmetadata: {name: m, namespace: n}\nspec: {cniType: macvlan, macvlan: {master: [ens1f0], ippools: {ipv4: [p]}}}\n' >"$TMP/badheld.yaml"
+run "$RDMAK" convert "$TMP/badheld.yaml"
+is "$rc" 1 "allocatedIPs that cannot be read: exit 1"
+like "$out" "FIX spec.ippools.ipv4: SpiderIPPool p: status.allocatedIPs is not Spiderpool's map" "... a FIX saying the addresses in use were not carried"
+
+# Spiderpool's RoCE shared-mode macvlan (its webhook guide): enableRdma is the shared RDMA device
+cat >"$TMP/roce.yaml" <<-'EOF2'
+	apiVersion: spiderpool.spidernet.io/v2beta1
+	kind: SpiderMultusConfig
+	metadata:
+	  name: gpu1-macvlan
+	  namespace: spiderpool
+	  annotations: {cni.spidernet.io/rdma-resource-inject: rdma-network}
+	spec:
+	  cniType: macvlan
+	  macvlan:
+	    master: ["enp11s0f0np0"]
+	    enableRdma: true
+	    rdmaResourceName: spidernet.io/gpu1rdma
+	    ippools: {ipv4: [gpu1-net11]}
+	---
+	apiVersion: spiderpool.spidernet.io/v2beta1
+	kind: SpiderIPPool
+	metadata: {name: gpu1-net11}
+	spec: {gateway: 172.16.11.254, subnet: 172.16.0.0/16, ips: [172.16.11.1-172.16.11.200]}
+	EOF2
+run "$RDMAK" convert "$TMP/roce.yaml"
+is "$rc" 0 "Spiderpool's RoCE shared-mode macvlan converts without a FIX"
+like "$out" "k8s.v1.cni.cncf.io/resourceName: spidernet.io/gpu1rdma" "... its rdmaResourceName is the network's resource"
+unlike "$out" "rdmaIsolation" "... and enableRdma is not rdmaIsolation (a macvlan shares its master's RDMA device)"
+nadcfg "$TMP/roce.yaml"
+run "$CHECK" "$TMP/nad.json"
+is "$rc" 0 "... rdmak-cni's parsers take it"
+# its guide's other spelling: spec.rdmaResourceName; a macvlan vlanID is the VLAN interface ifacer made
+printf 'kind: SpiderMultusConfig\nmetadata: {name: m, namespace: n}\nspec:\n  cniType: macvlan\n  rdmaResourceName: spidernet.io/shared_cx5_gpu1\n  macvlan: {master: [ens1f0], vlanID: 12}\n' >"$TMP/roce2.yaml"
+run "$RDMAK" convert "$TMP/roce2.yaml"
+like "$out" "k8s.v1.cni.cncf.io/resourceName: spidernet.io/shared_cx5_gpu1" "spec.rdmaResourceName is the network's resource too"
+like "$out" '"master": "ens1f0.12"' "a macvlan's vlanID: master is the VLAN interface"
+like "$out" "FIX spec.macvlan.vlanID: 12: master is the VLAN interface ens1f0.12, which Spiderpool's ifacer made and rdmak-cni does not" "... with a FIX to make it on each node"
+
+printf 'kind: SpiderMultusConfig\nmetadata: {name: m, namespace: n}\nspec:\n  cniType: macvlan\n  macvlan: {master: [ens1f0]}\n  ippools: {ipv4: [p]}\n' >"$TMP/outside.yaml"
+run "$RDMAK" convert "$TMP/outside.yaml"
+like "$out" "FIX spec.ippools: Spiderpool reads ippools in spec.macvlan, not here" "ippools outside the CNI's block (as a Spiderpool guide writes it) is a FIX, not dropped unsaid"
+
+# who may take a pool's addresses: nodeName, podAffinity
+printf 'kind: SpiderIPPool\nmetadata: {name: p}\nspec: {subnet: 10.0.0.0/24, ips: [10.0.0.5-10.0.0.9], nodeName: [worker1], podAffinity: {matchLabels: {app: a}}}\n---\nkind: SpiderMultusConfig\nmetadata: {name: m, namespace: n}\nspec: {cniType: macvlan, macvlan: {master: [ens1f0], ippools: {ipv4: [p]}}}\n' >"$TMP/affinity.yaml"
+run "$RDMAK" convert "$TMP/affinity.yaml"
+is "$rc" 1 "a pool for some nodes or pods only: exit 1"
+like "$out" "FIX spec.ippools.ipv4: SpiderIPPool p: spec.nodeName: the pool serves only some nodes" "nodeName is a FIX"
+like "$out" "FIX spec.ippools.ipv4: SpiderIPPool p: spec.podAffinity: the pool serves only the pods it selects" "podAffinity is a FIX"
+
+# host-local's legacy top-level subnet; NicClusterPolicy's nvIpam; pfNames with a VF range
+printf 'kind: MacvlanNetwork\nmetadata: {name: legacy}\nspec:\n  networkNamespace: default\n  master: ens2f0\n  mode: bridge\n  ipam: |\n    {"type": "host-local", "subnet": "10.10.0.0/16", "rangeStart": "10.10.1.20", "rangeEnd": "10.10.3.50", "gateway": "10.10.0.254"}\n' >"$TMP/legacy.yaml"
+run "$RDMAK" convert "$TMP/legacy.yaml"
+is "$rc" 0 "host-local's legacy top-level subnet converts without a FIX"
+nadcfg "$TMP/legacy.yaml"
+is "$(jget "$TMP/nad.json" "d['ipam']['ranges']")" '[[{"subnet": "10.10.0.0/16", "rangeStart": "10.10.1.20", "rangeEnd": "10.10.3.50", "gateway": "10.10.0.254"}]]' \
+	"... into ranges: [[{subnet, rangeStart, rangeEnd, gateway}]]"
+run "$CHECK" "$TMP/nad.json"
+is "$rc" 0 "... which rdmak-ipam's parser takes"
+printf 'kind: NicClusterPolicy\nmetadata: {name: p}\nspec:\n  nvIpam: {image: nvidia-k8s-ipam, repository: ghcr.io/mellanox, version: v0.1.2}\n---\nkind: SriovNetworkNodePolicy\nmetadata: {name: p}\nspec: {resourceName: r, numVfs: 8, nicSelector: {pfNames: ["ens1f0#0-3"]}, deviceType: netdevice, isRdma: true}\n' >"$TMP/ncp.yaml"
+run "$RDMAK" convert "$TMP/ncp.yaml"
+like "$out" "spec.nvIpam: not carried: rdmak-ipam replaces nv-ipam: \"perNodeBlockSize\"" "nvIpam is named for what replaces it, not as an unknown key"
+unlike "$out" "rdmak has no counterpart" "... no key of the policy is said to have no counterpart"
+unlike "$out" "is not read by the plugin" "pfNames' #first-last VF range: no note saying the plugin ignores it (it honours it)"
+pcfg "$TMP/ncp.yaml"
+is "$(jget "$TMP/plugin.json" "d['resourceList'][0]['selectors']['pfNames']")" '["ens1f0#0-3"]' "... the range is kept for the plugin"
+
 # sriov-network-operator's supported-nic-ids, row by row: a policy naming the PF's device ID
 # gives a plugin entry selecting the VFs' (supported-nic-ids.yaml, SOURCES.md)
 while read -r name pf vf; do

@@ -8,16 +8,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ipam/ipam.h"
+#include "ipamconf/ipamconf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 
-	if (ipam_config_load((const char *)data, size, &c, &err) < 0) {
+	if (ipamconf_load((const char *)data, size, &c, &err) < 0) {
 		/* a refusal always carries a code and says something */
 		if (!err.code || !err.details[0])
 			__builtin_trap();
@@ -25,21 +25,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i < c->n_sets; i++)
 		for (size_t j = 0; j < c->sets[i].n; j++) {
-			const struct ipam_range *r = &c->sets[i].r[j];
-			ipam_u128 n = ipam_range_size(r), a, b;
+			const struct ipamconf_range *r = &c->sets[i].r[j];
+			ipamconf_u128 n = ipamconf_range_size(r), a, b;
 
-			if (ipam_range_next(r, r->start, &a) == 1) {
+			if (ipamconf_range_next(r, r->start, &a) == 1) {
 				/* a usable address, and a range with one has a size */
-				if (!ipam_range_usable(r, a) || n == 0)
+				if (!ipamconf_range_usable(r, a) || n == 0)
 					__builtin_trap();
-				if (ipam_range_advance(r, a, n - 1, &b) == 1 && !ipam_range_usable(r, b))
+				if (ipamconf_range_advance(r, a, n - 1, &b) == 1 && !ipamconf_range_usable(r, b))
 					__builtin_trap();
-				if (ipam_range_advance(r, a, n, &b) == 1)
+				if (ipamconf_range_advance(r, a, n, &b) == 1)
 					__builtin_trap(); /* n usable addresses: a + n is past the last */
 			} else if (n != 0) {
 				__builtin_trap();
 			}
 		}
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return 0;
 }

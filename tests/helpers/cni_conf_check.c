@@ -3,7 +3,7 @@
  * spec.config, as Multus hands it to the plugin), checked by the parsers an ADD runs first, and
  * nothing else, so that deploy/'s examples are validated without touching a host:
  * cnispec_conf_parse (the protocol's keys), cni_config_parse (rdmak-cni's own keys: an unknown
- * key is code 2, a bad value code 7 naming its JSON path) and ipam_config_parse (rdmak-ipam's
+ * key is code 2, a bad value code 7 naming its JSON path) and ipamconf_parse (rdmak-ipam's
  * "ipam" object). One line per file on stdout, "FILE: ok" or "FILE: code N: msg: details".
  * Exit 0 when every file passes, 1 when one does not, 2 on bad usage or an unreadable file. */
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 
 #include "cni/cni.h"
 #include "cnispec/cnispec.h"
-#include "ipam/ipam.h"
+#include "ipamconf/ipamconf.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -21,7 +21,7 @@ static int check(const char *buf, size_t len, struct cnispec_error *err)
 {
 	struct cnispec_conf *conf = NULL;
 	struct cni_config cfg = { 0 };
-	struct ipam_config *ic = NULL;
+	struct ipamconf *ic = NULL;
 	int r;
 
 	r = cnispec_conf_parse(buf, len, CNISPEC_CMD_ADD, &conf, err);
@@ -29,10 +29,10 @@ static int check(const char *buf, size_t len, struct cnispec_error *err)
 		return r;
 	r = cni_config_parse(conf, &cfg, err);
 	if (r >= 0 && conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
-		r = ipam_config_parse(conf->ipam, conf->name, &ic, err);
+		r = ipamconf_parse(conf->ipam, conf->name, &ic, err);
 	if (r >= 0)
 		cni_config_clear(&cfg);
-	ipam_config_free(ic);
+	ipamconf_free(ic);
 	cnispec_conf_free(conf);
 	return r;
 }

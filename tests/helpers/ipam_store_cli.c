@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 		{"key", required_argument, NULL, 'k'},       {"data-dir", required_argument, NULL, 'd'},
 		{0},
 	};
-	struct ipam_store_config cfg = {.kind = IPAM_STORE_FILE};
+	struct ipamconf_store cfg = {.kind = IPAMCONF_STORE_FILE};
 	struct ipam_store *s = NULL;
 	char why[600];
 	int o, r, rc = 0;
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 		case 'e': {
 			_cleanup_free_ char *list = strdup(optarg);
 
-			cfg.kind = IPAM_STORE_ETCD;
+			cfg.kind = IPAMCONF_STORE_ETCD;
 			cfg.endpoints = calloc(strlen(optarg) + 1, sizeof(*cfg.endpoints));
 			if (!list || !cfg.endpoints)
 				return 2;
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 		}
 	}
 	r = ipam_store_open(&cfg, &s, why, sizeof(why));
-	ipam_store_config_clear(&cfg);
+	ipamconf_store_clear(&cfg);
 	if (r < 0) {
 		fprintf(stderr, "error: open: %s\n", why);
 		return 2;

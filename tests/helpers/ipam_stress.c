@@ -31,21 +31,21 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-static struct ipam_config *load(const char *path)
+static struct ipamconf *load(const char *path)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	size_t len;
 
-	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipam_config_load(buf, len, &c, &err) < 0) {
+	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipamconf_load(buf, len, &c, &err) < 0) {
 		fprintf(stderr, "ipam_stress: %s: %s\n", path, err.details);
 		exit(2);
 	}
 	return c;
 }
 
-static struct ipam_store *open_store(const struct ipam_config *c)
+static struct ipam_store *open_store(const struct ipamconf *c)
 {
 	struct ipam_store *s = NULL;
 	char why[512];
@@ -58,7 +58,7 @@ static struct ipam_store *open_store(const struct ipam_config *c)
 }
 
 /* One ADD; the first address as text into buf. */
-static int add_one(struct ipam_store *s, const struct ipam_config *c, const char *cid, char *buf, size_t n)
+static int add_one(struct ipam_store *s, const struct ipamconf *c, const char *cid, char *buf, size_t n)
 {
 	struct ipam_owner o = { .container_id = cid, .ifname = "net1", .pod_namespace = "stress", .pod_name = cid };
 	struct cnispec_result *r = NULL;
@@ -91,7 +91,7 @@ static double now_s(void)
 
 static int stress(const char *cfg_path, int procs, int total)
 {
-	struct ipam_config *c = load(cfg_path);
+	struct ipamconf *c = load(cfg_path);
 	char tmpl[] = "/tmp/ipam-stress.XXXXXX";
 	int fd = mkstemp(tmpl), bad = 0;
 	double t0;
@@ -160,7 +160,7 @@ static int stress(const char *cfg_path, int procs, int total)
 	free(addrs);
 	if (f)
 		fclose(f);
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return bad || n != (size_t)total ? 1 : 0;
 }
 
@@ -168,7 +168,7 @@ static int stress(const char *cfg_path, int procs, int total)
 
 static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 {
-	struct ipam_config *c = load(cfg_path);
+	struct ipamconf *c = load(cfg_path);
 	int answered = 0;
 
 	srand(seed);
@@ -207,7 +207,7 @@ static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 	}
 	printf("]\n");
 	fprintf(stderr, "ipam_stress: %d of %d ADDs answered before the kill\n", answered, n);
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return 0;
 }
 
@@ -215,7 +215,7 @@ static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 
 struct v {
 	struct ipam_store *s;
-	const struct ipam_config *c;
+	const struct ipamconf *c;
 	const char *pool;
 	struct cnispec_conf *valid; /* NULL: no exactness check */
 	size_t claims, bad;
@@ -284,7 +284,7 @@ static int check_record(void *ud, const char *key, const char *value)
 
 static int verify(const char *cfg_path, const char *valid_path)
 {
-	struct ipam_config *c = load(cfg_path);
+	struct ipamconf *c = load(cfg_path);
 	struct v v = { .c = c };
 	int r;
 
@@ -322,7 +322,7 @@ static int verify(const char *cfg_path, const char *valid_path)
 	printf("%zu claims, %zu violations\n", v.claims, v.bad);
 	cnispec_conf_free(v.valid);
 	ipam_store_close(v.s);
-	ipam_config_free(c);
+	ipamconf_free(c);
 	return v.bad ? 1 : 0;
 }
 

@@ -18,20 +18,20 @@ static char dir[64];
 
 struct fx {
 	struct ipam_store *s;
-	struct ipam_config *c;
+	struct ipamconf *c;
 };
 
-static struct ipam_config *config(const char *ipam)
+static struct ipamconf *config(const char *ipam)
 {
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	char full[2048];
 	json_t *o;
 
 	snprintf(full, sizeof(full), "%.*s,\"dataDir\":\"%s/data\"}", (int)strlen(ipam) - 1, ipam, dir);
 	o = json_loads(full, 0, NULL);
 	assert_non_null(o);
-	if (ipam_config_parse(o, "rdma-net", &c, &err) < 0)
+	if (ipamconf_parse(o, "rdma-net", &c, &err) < 0)
 		fail_msg("%s: %s", err.msg, err.details);
 	json_decref(o);
 	return c;
@@ -54,7 +54,7 @@ static int teardown(void **state)
 	char cmd[128];
 
 	ipam_store_close(f->s);
-	ipam_config_free(f->c);
+	ipamconf_free(f->c);
 	free(f);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd);
@@ -65,7 +65,7 @@ static void use(struct fx *f, const char *ipam)
 	char why[256];
 
 	ipam_store_close(f->s);
-	ipam_config_free(f->c);
+	ipamconf_free(f->c);
 	f->c = config(ipam);
 	assert_int_equal(ipam_store_open(&f->c->store, &f->s, why, sizeof(why)), 0);
 }
@@ -393,7 +393,7 @@ static int down_get(struct ipam_store *s, const char *n, const char *k, char **r
 	return down(s);
 }
 
-static int down_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int down_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
 	return 0;
 }

@@ -13,19 +13,18 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "ipam/internal.h"
-#include "ipam/ipam.h"
+#include "ipamconf/ipamconf.h"
 
-static struct ipam_config *parse_ok(const char *ipam)
+static struct ipamconf *parse_ok(const char *ipam)
 {
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	json_error_t je;
 	json_t *o = json_loads(ipam, 0, &je);
 
 	if (!o)
 		fail_msg("test JSON: %s: %s", je.text, ipam);
-	if (ipam_config_parse(o, "rdma-net", &c, &err) < 0)
+	if (ipamconf_parse(o, "rdma-net", &c, &err) < 0)
 		fail_msg("refused: %s: %s\n%s", err.msg, err.details, ipam);
 	json_decref(o);
 	return c;
@@ -34,40 +33,40 @@ static struct ipam_config *parse_ok(const char *ipam)
 static void parse_bad(const char *ipam, unsigned code, const char *details)
 {
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 	json_t *o = json_loads(ipam, 0, NULL);
 
 	assert_non_null(o);
-	assert_true(ipam_config_parse(o, "rdma-net", &c, &err) < 0);
+	assert_true(ipamconf_parse(o, "rdma-net", &c, &err) < 0);
 	assert_null(c);
 	if (err.code != code || strcmp(err.details, details))
 		fail_msg("for %s\n  got:  %u %s\n  want: %u %s", ipam, err.code, err.details, code, details);
 	json_decref(o);
 }
 
-static const char *str(const struct ipam_range *r, ipam_u128 v)
+static const char *str(const struct ipamconf_range *r, ipamconf_u128 v)
 {
 	static char buf[4][CNISPEC_PREFIX_STRLEN];
 	static int i;
 
 	i = (i + 1) % 4;
-	return ipam_range_addr_str(r, v, buf[i]);
+	return ipamconf_range_addr_str(r, v, buf[i]);
 }
 
-static const char *size_str(const struct ipam_range *r)
+static const char *size_str(const struct ipamconf_range *r)
 {
 	static char buf[40];
 
-	return ipam_u128_str(ipam_range_size(r), buf);
+	return ipamconf_u128_str(ipamconf_range_size(r), buf);
 }
 
-static ipam_u128 next(const struct ipam_range *r, const char *from)
+static ipamconf_u128 next(const struct ipamconf_range *r, const char *from)
 {
 	struct cnispec_addr a;
-	ipam_u128 v = 0;
+	ipamconf_u128 v = 0;
 
 	assert_int_equal(cnispec_addr_parse(from, &a), 0);
-	if (ipam_range_next(r, ipam_u128_from_addr(&a), &v) != 1)
+	if (ipamconf_range_next(r, ipamconf_u128_from_addr(&a), &v) != 1)
 		return 0;
 	return v;
 }
@@ -76,8 +75,8 @@ static ipam_u128 next(const struct ipam_range *r, const char *from)
 
 static void test_ipv4_subnet(void **state)
 {
-	struct ipam_config *c = parse_ok("{\"type\":\"rdmak-ipam\",\"range\":\"10.56.0.0/27\"}");
-	const struct ipam_range *r = &c->sets[0].r[0];
+	struct ipamconf *c = parse_ok("{\"type\":\"rdmak-ipam\",\"range\":\"10.56.0.0/27\"}");
+	const struct ipamconf_range *r = &c->sets[0].r[0];
 
 	assert_int_equal(c->n_sets, 1);
 	assert_string_equal(str(r, r->start), "10.56.0.1");
@@ -86,21 +85,21 @@ static void test_ipv4_subnet(void **state)
 	assert_string_equal(r->pool, "10.56.0.0_27");
 	assert_string_equal(r->text, "10.56.0.0/27");
 	assert_false(r->has_gateway);
-	ipam_config_free(c);
+	ipamconf_free(c);
 
 	/* a gateway is never handed out */
 	c = parse_ok("{\"range\":\"10.56.0.0/27\",\"gateway\":\"10.56.0.1\"}");
 	r = &c->sets[0].r[0];
 	assert_string_equal(size_str(r), "29");
 	assert_string_equal(str(r, next(r, "10.56.0.0")), "10.56.0.2");
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_first_last_form(void **state)
 {
 	/* whereabouts' FIRST-IP-CIDR form: the bounds from the text, the subnet from /len */
-	struct ipam_config *c = parse_ok("{\"range\":\"192.168.2.225-192.168.2.230/28\"}");
-	const struct ipam_range *r = &c->sets[0].r[0];
+	struct ipamconf *c = parse_ok("{\"range\":\"192.168.2.225-192.168.2.230/28\"}");
+	const struct ipamconf_range *r = &c->sets[0].r[0];
 
 	assert_string_equal(str(r, r->start), "192.168.2.225");
 	assert_string_equal(str(r, r->end), "192.168.2.230");
@@ -108,14 +107,14 @@ static void test_first_last_form(void **state)
 	assert_string_equal(r->text, "192.168.2.224/28 (192.168.2.225-192.168.2.230)");
 	assert_string_equal(r->pool, "192.168.2.224_28");
 	assert_int_equal(c->n_warnings, 0);
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_host_bits(void **state)
 {
 	/* seed 003's "192.168.x.152/27": whereabouts uses the whole /27; so do we, and say so */
-	struct ipam_config *c = parse_ok("{\"range\":\"192.168.7.152/27\",\"exclude\":[\"192.168.7.151/32\"]}");
-	const struct ipam_range *r = &c->sets[0].r[0];
+	struct ipamconf *c = parse_ok("{\"range\":\"192.168.7.152/27\",\"exclude\":[\"192.168.7.151/32\"]}");
+	const struct ipamconf_range *r = &c->sets[0].r[0];
 
 	assert_string_equal(str(r, r->start), "192.168.7.129");
 	assert_string_equal(str(r, r->end), "192.168.7.158");
@@ -124,15 +123,15 @@ static void test_host_bits(void **state)
 	assert_string_equal(c->warnings[0], "ipam.range: 192.168.7.152/27 has host bits set; like whereabouts, rdmak-ipam "
 					    "uses all of 192.168.7.128/27 (write 192.168.7.152-192.168.7.159/27 for a range "
 					    "that starts there)");
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_exclude(void **state)
 {
-	struct ipam_config *c =
+	struct ipamconf *c =
 		parse_ok("{\"range\":\"10.0.0.0/24\",\"exclude\":[\"10.0.0.0/28\",\"10.0.0.100\",\"10.0.0.96/30\","
 			 "\"10.0.1.0/24\"],\"range_end\":\"10.0.0.200\"}");
-	const struct ipam_range *r = &c->sets[0].r[0];
+	const struct ipamconf_range *r = &c->sets[0].r[0];
 
 	/* .1-.200 = 200, minus .1-.15 (15), .96-.99 (4), .100 (1, merged with the /30) */
 	assert_string_equal(size_str(r), "180");
@@ -141,31 +140,31 @@ static void test_exclude(void **state)
 	assert_string_equal(str(r, next(r, "10.0.0.200")), "10.0.0.200");
 	assert_true(next(r, "10.0.0.201") == 0);
 	assert_int_equal(r->n_excl, 2);
-	assert_false(ipam_range_usable(r, r->start + 98));
+	assert_false(ipamconf_range_usable(r, r->start + 98));
 	/* an exclusion outside the range excludes nothing: accepted, and said */
 	assert_int_equal(c->n_warnings, 1);
 	assert_string_equal(c->warnings[0], "ipam.exclude[3]: 10.0.1.0/24 is outside the range 10.0.0.1-10.0.0.200: "
 					    "it excludes nothing");
 	/* jumps count usable addresses: from .16, 80 ahead skips .96-.100 */
 	{
-		ipam_u128 a = next(r, "10.0.0.16"), b;
+		ipamconf_u128 a = next(r, "10.0.0.16"), b;
 
-		assert_int_equal(ipam_range_advance(r, a, 79, &b), 1);
+		assert_int_equal(ipamconf_range_advance(r, a, 79, &b), 1);
 		assert_string_equal(str(r, b), "10.0.0.95");
-		assert_int_equal(ipam_range_advance(r, a, 80, &b), 1);
+		assert_int_equal(ipamconf_range_advance(r, a, 80, &b), 1);
 		assert_string_equal(str(r, b), "10.0.0.101");
-		assert_int_equal(ipam_range_advance(r, a, 179, &b), 1);
+		assert_int_equal(ipamconf_range_advance(r, a, 179, &b), 1);
 		assert_string_equal(str(r, b), "10.0.0.200");
-		assert_int_equal(ipam_range_advance(r, a, 180, &b), 0);
+		assert_int_equal(ipamconf_range_advance(r, a, 180, &b), 0);
 	}
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_idle_excludes(void **state)
 {
 	/* in the subnet but past range_end, in another subnet, and (host-local form has none) in
 	 * an ipRanges element; one that overlaps the range's edge is no warning */
-	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\",\"range_end\":\"10.0.0.99\","
+	struct ipamconf *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\",\"range_end\":\"10.0.0.99\","
 					 "\"exclude\":[\"10.0.0.200\",\"10.0.0.96/27\",\"192.168.0.0/16\"]},"
 					 "{\"range\":\"fd00::/120\",\"exclude\":[\"fd00::1:0/112\"]}]}");
 
@@ -176,12 +175,12 @@ static void test_idle_excludes(void **state)
 					    "10.0.0.1-10.0.0.99: it excludes nothing");
 	assert_string_equal(c->warnings[2], "ipam.ipRanges[1].exclude[0]: fd00::1:0/112 is outside the range "
 					    "fd00::1-fd00::ff: it excludes nothing");
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_tiny_subnets(void **state)
 {
-	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.9.0.4/31\"},{\"range\":\"10.9.0.7/32\"},"
+	struct ipamconf *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.9.0.4/31\"},{\"range\":\"10.9.0.7/32\"},"
 					 "{\"range\":\"fd00::a/127\"},{\"range\":\"fd00::1:1/128\"}]}");
 
 	assert_int_equal(c->n_sets, 4);
@@ -194,27 +193,27 @@ static void test_tiny_subnets(void **state)
 	assert_string_equal(str(&c->sets[2].r[0], c->sets[2].r[0].end), "fd00::b");
 	assert_string_equal(size_str(&c->sets[3].r[0]), "1");
 	assert_string_equal(c->sets[3].r[0].pool, "fd00::1:1_128");
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_ipv6(void **state)
 {
-	struct ipam_config *c = parse_ok("{\"range\":\"fd00:10::/64\",\"exclude\":[\"fd00:10::/120\"]}");
-	const struct ipam_range *r = &c->sets[0].r[0];
+	struct ipamconf *c = parse_ok("{\"range\":\"fd00:10::/64\",\"exclude\":[\"fd00:10::/120\"]}");
+	const struct ipamconf_range *r = &c->sets[0].r[0];
 
 	/* 2^64 addresses, minus the first 256 (the subnet-router anycast address among them) */
 	assert_string_equal(size_str(r), "18446744073709551360");
 	assert_string_equal(str(r, next(r, "fd00:10::")), "fd00:10::100");
 	assert_string_equal(str(r, r->end), "fd00:10::ffff:ffff:ffff:ffff");
-	ipam_config_free(c);
+	ipamconf_free(c);
 
 	/* the widest ranges a configuration may give */
 	c = parse_ok("{\"range\":\"::/1\"}");
 	assert_string_equal(size_str(&c->sets[0].r[0]), "170141183460469231731687303715884105727");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	c = parse_ok("{\"range\":\"0.0.0.0/1\"}");
 	assert_string_equal(size_str(&c->sets[0].r[0]), "2147483646");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	/* the whole family (refused as a configuration): no step of the arithmetic overflows */
 	{
 		static const char *const whole[] = { "::/0", "0.0.0.0/0" };
@@ -222,35 +221,35 @@ static void test_ipv6(void **state)
 
 		for (size_t i = 0; i < 2; i++) {
 			struct cnispec_prefix p;
-			struct ipam_range w;
+			struct ipamconf_range w;
 
 			assert_int_equal(cnispec_prefix_parse(whole[i], &p), 0);
-			assert_int_equal(ipam_range_build(&w, &p, NULL, NULL, NULL, NULL, 0, NULL), 0);
+			assert_int_equal(ipamconf_range_build(&w, &p, NULL, NULL, NULL, NULL, 0, NULL), 0);
 			assert_string_equal(size_str(&w), sizes[i]);
-			ipam_range_clear(&w);
+			ipamconf_range_clear(&w);
 		}
 	}
 }
 
 static void test_all_excluded(void **state)
 {
-	struct ipam_config *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/30\",\"exclude\":[\"10.0.0.0/30\"]},"
+	struct ipamconf *c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/30\",\"exclude\":[\"10.0.0.0/30\"]},"
 					 "{\"range\":\"fd00::/126\",\"exclude\":[\"fd00::1\",\"fd00::2\",\"fd00::3\"]},"
 					 "{\"range\":\"10.1.0.0/32\",\"exclude\":[\"10.1.0.0\"]}]}");
 
 	for (size_t i = 0; i < 3; i++) {
-		const struct ipam_range *r = &c->sets[i].r[0];
-		ipam_u128 v;
+		const struct ipamconf_range *r = &c->sets[i].r[0];
+		ipamconf_u128 v;
 
 		assert_string_equal(size_str(r), "0");
-		assert_int_equal(ipam_range_next(r, r->start, &v), 0);
+		assert_int_equal(ipamconf_range_next(r, r->start, &v), 0);
 	}
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 static void test_host_local(void **state)
 {
-	struct ipam_config *c =
+	struct ipamconf *c =
 		parse_ok("{\"type\":\"rdmak-ipam\",\"ranges\":[[{\"subnet\":\"10.56.0.0/27\"},{\"subnet\":\"10.57.0.0/24\","
 			 "\"rangeStart\":\"10.57.0.10\",\"rangeEnd\":\"10.57.0.20\",\"gateway\":\"10.57.0.254\"}],"
 			 "[{\"subnet\":\"fd00::/64\"}]],\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":\"192.168.0.0/16\","
@@ -269,14 +268,24 @@ static void test_host_local(void **state)
 	assert_int_equal(c->routes_dns->n_routes, 2);
 	assert_int_equal(c->routes_dns->routes[1].table, 107);
 	assert_string_equal(c->routes_dns->dns.nameservers[0], "10.56.0.1");
-	ipam_config_free(c);
+	ipamconf_free(c);
+	/* exclude in a host-local range (rdmak's: what `rdmak convert` writes a SpiderIPPool's
+	 * excludeIPs and held addresses into): 10.57.0.10-20 less .12/31 and .20 */
+	c = parse_ok("{\"ranges\":[[{\"subnet\":\"10.57.0.0/24\",\"rangeStart\":\"10.57.0.10\","
+		     "\"rangeEnd\":\"10.57.0.20\",\"exclude\":[\"10.57.0.12/31\",\"10.57.0.20\"]}]]}");
+	assert_string_equal(size_str(&c->sets[0].r[0]), "8");
+	assert_string_equal(str(&c->sets[0].r[0], next(&c->sets[0].r[0], "10.57.0.12")), "10.57.0.14");
+	assert_int_equal(next(&c->sets[0].r[0], "10.57.0.20"), 0);
+	ipamconf_free(c);
+	parse_bad("{\"ranges\":[[{\"subnet\":\"10.57.0.0/24\",\"exclude\":[\"fd00::1\"]}]]}", 7,
+		  "ipam.ranges[0][0].exclude[0]: \"fd00::1\" is not of the range's address family");
 }
 
 /* issue 17 §2: host-local's refusals, whereabouts' acceptances. */
 static void test_anchor_parsing(void **state)
 {
-	struct ipam_config *c;
-	const struct ipam_range *r;
+	struct ipamconf *c;
+	const struct ipamconf_range *r;
 
 	/* host-local's range.go: a subnet with host bits set is refused, naming the network */
 	parse_bad("{\"ranges\":[[{\"subnet\":\"192.0.2.12/24\"}]]}", 7,
@@ -301,32 +310,32 @@ static void test_anchor_parsing(void **state)
 	/* ... across subnets the allocator keeps them apart */
 	c = parse_ok("{\"ipRanges\":[{\"range\":\"10.0.0.0/24\"},{\"range\":\"10.0.0.0/28\"}]}");
 	assert_int_equal(c->n_sets, 2);
-	ipam_config_free(c);
+	ipamconf_free(c);
 
 	/* whereabouts' config tests: leading zeros are decimal, in range, range_start, range_end */
 	c = parse_ok("{\"range\":\"00192.00168.1.5-000000192.168.1.25/24\"}");
 	r = &c->sets[0].r[0];
 	assert_string_equal(c->sets[0].r[0].text, "192.168.1.0/24 (192.168.1.5-192.168.1.25)");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	c = parse_ok("{\"range\":\"00192.00168.1.0/24\",\"range_start\":\"00192.00168.1.44\","
 		     "\"range_end\":\"00192.00168.01.209\"}");
 	r = &c->sets[0].r[0];
 	assert_string_equal(str(r, r->start), "192.168.1.44");
 	assert_string_equal(str(r, r->end), "192.168.1.209");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	/* 0 alone, and a zero part, stay */
 	c = parse_ok("{\"range\":\"010.0.00.0/16\"}");
 	assert_string_equal(c->sets[0].r[0].text, "10.0.0.0/16");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	/* never octal, never past 255 */
 	parse_bad("{\"range\":\"00256.0.0.0/24\"}", 7,
 		  "ipam.range: \"00256.0.0.0/24\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN");
 	/* whereabouts' datastore defaults to etcd: etcd_host alone names the etcd store */
 	c = parse_ok("{\"range\":\"192.168.1.5-192.168.1.25/24\",\"etcd_host\":\"foo\"}");
-	assert_int_equal(c->store.kind, IPAM_STORE_ETCD);
+	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
 	assert_int_equal(c->store.n_endpoints, 1);
 	assert_string_equal(c->store.endpoints[0], "foo");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	/* whereabouts' and host-local's routes go out as given (CNI's types.ParseCIDR) */
 	c = parse_ok("{\"range\":\"192.168.1.44/28\",\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":"
 		     "\"192.168.0.0/16\",\"gw\":\"10.10.5.1\"},{\"dst\":\"3ffe:ffff:0:01ff::1/64\"}]}");
@@ -337,7 +346,7 @@ static void test_anchor_parsing(void **state)
 		assert_string_equal(cnispec_prefix_str(&c->routes_dns->routes[2].dst, a), "3ffe:ffff:0:1ff::1/64");
 		assert_string_equal(cnispec_prefix_str(&c->routes_dns->routes[1].dst, a), "192.168.0.0/16");
 	}
-	ipam_config_free(c);
+	ipamconf_free(c);
 	/* host-local reads addresses as Go's net.ParseIP: no leading zeros there */
 	parse_bad("{\"ranges\":[[{\"subnet\":\"010.0.0.0/24\"}]]}", 7,
 		  "ipam.ranges[0][0].subnet: \"010.0.0.0/24\" is not a subnet in CIDR notation (like 10.56.0.0/24)");
@@ -348,29 +357,29 @@ static void test_anchor_parsing(void **state)
 static void test_stores(void **state)
 {
 	/* seed 003's block with only the store changed (and its Kubernetes settings gone) */
-	struct ipam_config *c = parse_ok("{\"type\":\"rdmak-ipam\",\"store\":\"file\",\"range\":\"192.168.7.152/27\","
+	struct ipamconf *c = parse_ok("{\"type\":\"rdmak-ipam\",\"store\":\"file\",\"range\":\"192.168.7.152/27\","
 					 "\"exclude\":[\"192.168.7.151/32\"],\"log_file\":\"/var/log/whereabouts.log\","
 					 "\"log_level\":\"info\"}");
 
-	assert_int_equal(c->store.kind, IPAM_STORE_FILE);
+	assert_int_equal(c->store.kind, IPAMCONF_STORE_FILE);
 	assert_null(c->store.data_dir);
 	assert_string_equal(c->log_file, "/var/log/whereabouts.log");
 	assert_true(c->has_log_level);
-	ipam_config_free(c);
+	ipamconf_free(c);
 
 	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd_host\":\"10.0.0.1:2379, 10.0.0.2:2379\","
 		     "\"etcd_ca_cert_file\":\"/ca.pem\",\"etcd_cert_file\":\"/c.pem\",\"etcd_key_file\":\"/k.pem\"}");
-	assert_int_equal(c->store.kind, IPAM_STORE_ETCD);
+	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
 	assert_int_equal(c->store.n_endpoints, 2);
 	assert_string_equal(c->store.endpoints[1], "10.0.0.2:2379");
 	assert_string_equal(c->store.tls_key, "/k.pem");
-	ipam_config_free(c);
+	ipamconf_free(c);
 
 	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://e1:2379\"],"
 		     "\"prefix\":\"/x\",\"tls\":{\"ca\":\"/ca\",\"cert\":\"/c\",\"key\":\"/k\"}},\"network_name\":\"tenant-a\"}");
 	assert_string_equal(c->store.prefix, "/x");
 	assert_string_equal(c->sets[0].r[0].pool, "tenant-a_10.0.0.0_24");
-	ipam_config_free(c);
+	ipamconf_free(c);
 }
 
 /* ---- refusals -------------------------------------------------------------------------------- */
@@ -406,6 +415,11 @@ static void test_refusals(void **state)
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"leader_lease_duration\":1500}", 2,
 		  "ipam.leader_lease_duration: unsupported key (value: 1500); whereabouts' leader election: rdmak-ipam "
 		  "takes no cluster-wide lock; remove it");
+	/* host-local's legacy form: refused naming what to write instead */
+	parse_bad("{\"subnet\":\"10.10.0.0/16\",\"rangeStart\":\"10.10.1.20\"}", 2,
+		  "ipam.subnet: unsupported key (value: \"10.10.0.0/16\"); host-local's legacy top-level range: "
+		  "write it as \"ranges\": [[{\"subnet\", \"rangeStart\", \"rangeEnd\", \"gateway\"}]] "
+		  "(whereabouts' \"range\" also works)");
 	parse_bad("{}", 7, "ipam: no range: give \"range\", \"ipRanges\" or \"ranges\"");
 	/* a /0 handed out 0.0.0.1/0: every destination on the link */
 	parse_bad("{\"range\":\"10.9.0.0/0\"}", 7,
@@ -487,28 +501,39 @@ static void test_refusals(void **state)
 
 static void test_blocks(void **state)
 {
-	struct ipam_config *c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},"
+	struct ipamconf *c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},"
 					 "\"nodeName\":\"node-1.rack2\",\"dataDir\":\"/var/lib/x\"}");
 
 	/* nodeName alone turns blocks on, with nv-ipam's default size and the default grace */
-	assert_int_equal(c->store.block_size, IPAM_BLOCK_DEFAULT_SIZE);
-	assert_int_equal(c->store.block_grace_s, IPAM_BLOCK_DEFAULT_GRACE);
+	assert_int_equal(c->store.block_size, IPAMCONF_BLOCK_DEFAULT_SIZE);
+	assert_int_equal(c->store.block_grace_s, IPAMCONF_BLOCK_DEFAULT_GRACE);
 	assert_string_equal(c->store.node_name, "node-1.rack2");
 	assert_string_equal(c->store.data_dir, "/var/lib/x");
-	ipam_config_free(c);
+	ipamconf_free(c);
 	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
 		     "\"blockReleaseAfter\":0}");
 	assert_int_equal(c->store.block_size, 8);
 	assert_int_equal(c->store.block_grace_s, 0);
+	assert_int_equal(c->store.lease_ttl_s, IPAMCONF_LEASE_DEFAULT_TTL);
 	assert_null(c->store.node_name);
-	ipam_config_free(c);
+	ipamconf_free(c);
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+		     "\"nodeLeaseTTL\":30}");
+	assert_int_equal(c->store.lease_ttl_s, 30);
+	ipamconf_free(c);
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"nodeLeaseTTL\":30}", 7,
+		  "ipam.nodeLeaseTTL: only with \"perNodeBlockSize\"");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"nodeLeaseTTL\":30}", 7,
+		  "ipam.nodeLeaseTTL: only with \"store\": \"etcd\" (the file store is one node's already)");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+		  "\"nodeLeaseTTL\":1}", 7, "ipam.nodeLeaseTTL: 1 is out of range (2 to 604800)");
 	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]}}");
 	assert_int_equal(c->store.block_size, 0); /* per-address claims, as before */
-	ipam_config_free(c);
-	assert_true(ipam_node_name_valid("a"));
-	assert_false(ipam_node_name_valid("-a"));
-	assert_false(ipam_node_name_valid("a."));
-	assert_false(ipam_node_name_valid(""));
+	ipamconf_free(c);
+	assert_true(ipamconf_node_name_valid("a"));
+	assert_false(ipamconf_node_name_valid("-a"));
+	assert_false(ipamconf_node_name_valid("a."));
+	assert_false(ipamconf_node_name_valid(""));
 }
 
 static void test_load(void **state)
@@ -517,14 +542,14 @@ static void test_load(void **state)
 				   "\"ipam\":{\"type\":\"rdmak-ipam\",\"range\":\"10.0.0.0/24\"}},{\"type\":\"tuning\"}]}";
 	static const char none[] = "{\"name\":\"n\",\"plugins\":[{\"type\":\"macvlan\",\"ipam\":{\"type\":\"host-local\"}}]}";
 	struct cnispec_error err = { 0 };
-	struct ipam_config *c = NULL;
+	struct ipamconf *c = NULL;
 
-	assert_int_equal(ipam_config_load(list, strlen(list), &c, &err), 0);
+	assert_int_equal(ipamconf_load(list, strlen(list), &c, &err), 0);
 	assert_string_equal(c->network, "rdma-net");
-	ipam_config_free(c);
-	assert_true(ipam_config_load(none, strlen(none), &c, &err) < 0);
+	ipamconf_free(c);
+	assert_true(ipamconf_load(none, strlen(none), &c, &err) < 0);
 	assert_string_equal(err.details, "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
-	assert_true(ipam_config_load("{\"ipam\":{}}", 11, &c, &err) < 0);
+	assert_true(ipamconf_load("{\"ipam\":{}}", 11, &c, &err) < 0);
 	assert_string_equal(err.details, "name: missing (the network's name)");
 }
 

@@ -21,7 +21,7 @@ static char dir[64];
 
 static int setup(void **state)
 {
-	struct ipam_store_config cfg = { .kind = IPAM_STORE_FILE };
+	struct ipamconf_store cfg = { .kind = IPAMCONF_STORE_FILE };
 	struct ipam_store *s = NULL;
 	char why[256], sub[128];
 
@@ -209,7 +209,7 @@ static void test_tidy_and_foreign(void **state)
 
 static const struct ipam_store_ops empty_ops = { 0 };
 
-static int empty_open(struct ipam_store *s, const struct ipam_store_config *cfg)
+static int empty_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
 	return 0;
 }
@@ -218,7 +218,7 @@ static void test_defaults(void **state)
 {
 	/* a driver that fills no slot: every op answers "not supported", none crashes */
 	struct ipam_store_driver drv = { .name = "empty", .open = empty_open, .ops = &empty_ops };
-	struct ipam_store_config cfg = { .kind = IPAM_STORE_FILE };
+	struct ipamconf_store cfg = { .kind = IPAMCONF_STORE_FILE };
 	struct ipam_store *s = NULL;
 	char why[128], *v = NULL;
 	size_t n = 7, removed = 7;

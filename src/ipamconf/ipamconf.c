@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 
 #include "dispatch/dispatch.h"
-#include "ipam/internal.h"
+#include "ipamconf/ipamconf.h"
 #include "log/log.h"
 #include "util/cleanup.h"
 
@@ -22,7 +22,7 @@
 struct cp {
 	struct dispatch_ctx d;
 	char msg[CNISPEC_DETAILS_MAX];
-	struct ipam_config *c;
+	struct ipamconf *c;
 	const char *network_name;
 };
 
@@ -87,7 +87,7 @@ static int read_later(struct dispatch_ctx *d, const char *path, json_t *v, void 
 
 /* ---- one range ----------------------------------------------------------------------------- */
 
-/* What a range element says, before it becomes a struct ipam_range. */
+/* What a range element says, before it becomes a struct ipamconf_range. */
 struct range_in {
 	char path[64];
 	struct cnispec_prefix subnet;
@@ -167,7 +167,7 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 {
 	char first[CNISPEC_PREFIX_STRLEN], net[CNISPEC_PREFIX_STRLEN], last[CNISPEC_PREFIX_STRLEN];
 	struct range_in *in = t;
-	struct ipam_range tmp;
+	struct ipamconf_range tmp;
 	const char *s, *dash;
 	int r = dispatch_string(d, path, v, false, &s);
 
@@ -201,7 +201,7 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
 		return r;
 	/* host bits set: whereabouts uses the whole subnet; say so, and how to start there */
-	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
+	if (ipamconf_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
 		return -ENOMEM;
 	if (!cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr))
 		warn(CP(d),
@@ -209,11 +209,12 @@ static int wb_range(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 		     "(write %s-%s/%u for a range that starts there)",
 		     path, s, cnispec_prefix_str(&tmp.subnet, net),
 		     cnispec_addr_str(&in->subnet.addr, first),
-		     ipam_range_addr_str(
-			     &tmp, tmp.net | (~(ipam_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))),
+		     ipamconf_range_addr_str(
+			     &tmp,
+			     tmp.net | (~(ipamconf_u128)0 >> (128 - (tmp.bits - tmp.subnet.len))),
 			     last),
 		     tmp.subnet.len);
-	ipam_range_clear(&tmp);
+	ipamconf_range_clear(&tmp);
 	return 0;
 }
 
@@ -298,7 +299,7 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 {
 	char net[CNISPEC_PREFIX_STRLEN];
 	struct range_in *in = t;
-	struct ipam_range tmp;
+	struct ipamconf_range tmp;
 	bool host_bits;
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
@@ -312,11 +313,11 @@ static int hl_subnet(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if ((r = subnet_ok(d, path, s, &in->subnet)) < 0)
 		return r;
 	/* host-local refuses it (range.go's Canonicalize): its rangeStart says where to start */
-	if (ipam_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
+	if (ipamconf_range_build(&tmp, &in->subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
 		return -ENOMEM;
 	host_bits = !cnispec_addr_equal(&tmp.subnet.addr, &in->subnet.addr);
 	cnispec_addr_str(&tmp.subnet.addr, net);
-	ipam_range_clear(&tmp);
+	ipamconf_range_clear(&tmp);
 	if (host_bits)
 		return dispatch_fail(
 			d, path,
@@ -362,6 +363,9 @@ static const struct dispatch_field hl_range_fields[] = {
 	DISPATCH_FIELD("rangeStart", JSON_STRING, hl_start, 0, 0),
 	DISPATCH_FIELD("rangeEnd", JSON_STRING, hl_end, 0, 0),
 	DISPATCH_FIELD("gateway", JSON_STRING, range_gateway, 0, 0),
+	/* rdmak's (whereabouts' key, in host-local's shape): what `rdmak convert` carries a
+	 * Spiderpool pool's excludeIPs and its addresses in use into */
+	DISPATCH_FIELD("exclude", JSON_ARRAY, wb_exclude, 0, 0),
 	{},
 };
 
@@ -370,11 +374,11 @@ static const char *subnet_str(const struct cnispec_prefix *p, char *buf)
 {
 	unsigned bits = p->addr.family == AF_INET ? 32 : 128, host = bits - p->len;
 	struct cnispec_prefix m = *p;
-	ipam_u128 v = ipam_u128_from_addr(&p->addr);
+	ipamconf_u128 v = ipamconf_u128_from_addr(&p->addr);
 
 	if (host)
-		v &= host >= 128 ? 0 : ~((((ipam_u128)1) << host) - 1);
-	ipam_addr_from_u128(p->addr.family, v, &m.addr);
+		v &= host >= 128 ? 0 : ~((((ipamconf_u128)1) << host) - 1);
+	ipamconf_addr_from_u128(p->addr.family, v, &m.addr);
 	return cnispec_prefix_str(&m, buf);
 }
 
@@ -383,23 +387,23 @@ static int check_bounds(struct cp *p, struct range_in *in)
 {
 	char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], path[96];
 
-	if (in->has_start && !ipam_prefix_contains(&in->subnet, &in->start)) {
+	if (in->has_start && !ipamconf_prefix_contains(&in->subnet, &in->start)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
 		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->start, a),
 			    subnet_str(&in->subnet, b));
 	}
-	if (in->has_end && !ipam_prefix_contains(&in->subnet, &in->end)) {
+	if (in->has_end && !ipamconf_prefix_contains(&in->subnet, &in->end)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_end);
 		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->end, a),
 			    subnet_str(&in->subnet, b));
 	}
 	if (in->has_start && in->has_end &&
-	    ipam_u128_from_addr(&in->start) > ipam_u128_from_addr(&in->end)) {
+	    ipamconf_u128_from_addr(&in->start) > ipamconf_u128_from_addr(&in->end)) {
 		dispatch_path_key(path, sizeof(path), in->path, in->k_start);
 		return FAIL(p, path, "%s comes after the last address %s",
 			    cnispec_addr_str(&in->start, a), cnispec_addr_str(&in->end, b));
 	}
-	if (in->has_gw && !ipam_prefix_contains(&in->subnet, &in->gw)) {
+	if (in->has_gw && !ipamconf_prefix_contains(&in->subnet, &in->gw)) {
 		dispatch_path_key(path, sizeof(path), in->path, "gateway");
 		return FAIL(p, path, "%s is not in %s", cnispec_addr_str(&in->gw, a),
 			    subnet_str(&in->subnet, b));
@@ -410,13 +414,14 @@ static int check_bounds(struct cp *p, struct range_in *in)
 /* An exclusion that holds no address of [start, end] excludes nothing: most likely a typo or a
  * range edited without its exclusions; accepted (whereabouts accepts it), and said. */
 static void warn_idle_excludes(struct cp *p, const struct range_in *in,
-			       const struct ipam_range *out)
+			       const struct ipamconf_range *out)
 {
 	for (size_t i = 0; i < in->n_excl; i++) {
 		const struct cnispec_prefix *x = &in->excl[i];
 		unsigned host = out->bits - x->len;
-		ipam_u128 m = host >= 128 ? ~(ipam_u128)0 : (((ipam_u128)1 << host) - 1);
-		ipam_u128 lo = ipam_u128_from_addr(&x->addr) & ~m, hi = lo | m;
+		ipamconf_u128 m =
+			host >= 128 ? ~(ipamconf_u128)0 : (((ipamconf_u128)1 << host) - 1);
+		ipamconf_u128 lo = ipamconf_u128_from_addr(&x->addr) & ~m, hi = lo | m;
 		char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], e[CNISPEC_PREFIX_STRLEN],
 			path[96];
 
@@ -424,20 +429,20 @@ static void warn_idle_excludes(struct cp *p, const struct range_in *in,
 			continue;
 		dispatch_path_key(path, sizeof(path), in->path, "exclude");
 		warn(p, "%s[%zu]: %s is outside the range %s-%s: it excludes nothing", path, i,
-		     cnispec_prefix_str(x, a), ipam_range_addr_str(out, out->start, b),
-		     ipam_range_addr_str(out, out->end, e));
+		     cnispec_prefix_str(x, a), ipamconf_range_addr_str(out, out->start, b),
+		     ipamconf_range_addr_str(out, out->end, e));
 	}
 }
 
-static int range_from(struct cp *p, struct range_in *in, struct ipam_range *out)
+static int range_from(struct cp *p, struct range_in *in, struct ipamconf_range *out)
 {
 	int r = check_bounds(p, in);
 
 	if (r < 0)
 		return r;
-	r = ipam_range_build(out, &in->subnet, in->has_start ? &in->start : NULL,
-			     in->has_end ? &in->end : NULL, in->has_gw ? &in->gw : NULL, in->excl,
-			     in->n_excl, p->network_name);
+	r = ipamconf_range_build(out, &in->subnet, in->has_start ? &in->start : NULL,
+				 in->has_end ? &in->end : NULL, in->has_gw ? &in->gw : NULL,
+				 in->excl, in->n_excl, p->network_name);
 	if (r < 0)
 		return r;
 	snprintf(out->path, sizeof(out->path), "%s", in->path);
@@ -453,16 +458,16 @@ static void range_in_clear(struct range_in *in)
 
 static int add_set(struct cp *p, const char *path, size_t n)
 {
-	struct ipam_rangeset *sets;
+	struct ipamconf_rangeset *sets;
 
-	if (p->c->n_sets >= IPAM_MAX_RANGESETS)
+	if (p->c->n_sets >= IPAMCONF_MAX_RANGESETS)
 		return FAIL(p, path, "more than %d ranges to take an address from",
-			    IPAM_MAX_RANGESETS);
+			    IPAMCONF_MAX_RANGESETS);
 	sets = realloc(p->c->sets, (p->c->n_sets + 1) * sizeof(*sets));
 	if (!sets)
 		return -ENOMEM;
 	p->c->sets = sets;
-	sets[p->c->n_sets].r = calloc(n, sizeof(struct ipam_range));
+	sets[p->c->n_sets].r = calloc(n, sizeof(struct ipamconf_range));
 	sets[p->c->n_sets].n = 0;
 	if (!sets[p->c->n_sets].r)
 		return -ENOMEM;
@@ -479,7 +484,7 @@ struct top {
 	json_t *ip_ranges, *ranges, *routes, *dns, *etcd;
 	const char *type, *store, *datastore, *etcd_host, *etcd_ca, *etcd_cert, *etcd_key;
 	char *data_dir; /* moved into the store config when the store is the file */
-	long long block_size, block_grace; /* -1: not given */
+	long long block_size, block_grace, lease_ttl; /* -1: not given */
 	const char *node_name;
 	const char *log_file, *log_file2, *log_level, *log_level2;
 };
@@ -561,13 +566,19 @@ static int read_block_grace(struct dispatch_ctx *d, const char *path, json_t *v,
 	return dispatch_int_range(d, path, v, 0, 7 * 24 * 3600, t);
 }
 
+/* etcd raises a TTL below its minimum (1.5 election timeouts, 1.5 s by default) to it */
+static int read_lease_ttl(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	return dispatch_int_range(d, path, v, 2, 7 * 24 * 3600, t);
+}
+
 /* A Kubernetes node name (a DNS subdomain): it becomes part of etcd keys' values and of paths. */
 static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	const char **ret = t;
 	int r = dispatch_string(d, path, v, true, ret);
 
-	if (r == 0 && !ipam_node_name_valid(*ret))
+	if (r == 0 && !ipamconf_node_name_valid(*ret))
 		return dispatch_fail(
 			d, path,
 			"\"%s\" is not a node name (lower-case letters, digits, '-' and '.', "
@@ -579,6 +590,9 @@ static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, v
 #define ETCD_AUTH                                                                                  \
 	"rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
 #define TOP(m) offsetof(struct top, m)
+#define HL_LEGACY                                                                                  \
+	"host-local's legacy top-level range: write it as \"ranges\": [[{\"subnet\", "             \
+	"\"rangeStart\", \"rangeEnd\", \"gateway\"}]] (whereabouts' \"range\" also works)"
 
 static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("type", JSON_STRING, NULL, TOP(type), 0),
@@ -595,6 +609,7 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("dataDir", JSON_STRING, read_abs_path, TOP(data_dir), 0),
 	DISPATCH_FIELD("perNodeBlockSize", JSON_INTEGER, read_block_size, TOP(block_size), 0),
 	DISPATCH_FIELD("blockReleaseAfter", JSON_INTEGER, read_block_grace, TOP(block_grace), 0),
+	DISPATCH_FIELD("nodeLeaseTTL", JSON_INTEGER, read_lease_ttl, TOP(lease_ttl), 0),
 	DISPATCH_FIELD("nodeName", JSON_STRING, read_node_name, TOP(node_name), 0),
 	DISPATCH_FIELD("etcd", JSON_OBJECT, NULL, TOP(etcd), 0),
 	DISPATCH_FIELD("etcd_host", JSON_STRING, NULL, TOP(etcd_host), 0),
@@ -626,6 +641,10 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_REFUSE("addresses",
 			"static addresses are not allocated: use the static IPAM plugin for them"),
 	DISPATCH_REFUSE("resolvConf", "put the resolver settings in \"dns\""),
+	/* host-local's legacy form (its range keys at the top of the block) */
+	DISPATCH_REFUSE("subnet", HL_LEGACY),
+	DISPATCH_REFUSE("rangeStart", HL_LEGACY),
+	DISPATCH_REFUSE("rangeEnd", HL_LEGACY),
 	DISPATCH_REFUSE("etcd_username", ETCD_AUTH),
 	DISPATCH_REFUSE("etcd_password", ETCD_AUTH),
 	{},
@@ -639,7 +658,7 @@ static int wb_set(struct cp *p, struct range_in *in, const struct cnispec_addr *
 {
 	int r;
 
-	if (!in->has_gw && gw->family && ipam_prefix_contains(&in->subnet, gw)) {
+	if (!in->has_gw && gw->family && ipamconf_prefix_contains(&in->subnet, gw)) {
 		in->gw = *gw;
 		in->has_gw = *gw_used = true;
 	}
@@ -686,29 +705,34 @@ static int wb_ranges(struct cp *p, struct top *t)
 	return 0;
 }
 
-static int hl_range(struct cp *p, const char *path, json_t *obj, struct ipam_range *out)
+static int hl_range(struct cp *p, const char *path, json_t *obj, struct ipamconf_range *out)
 {
 	struct range_in in = { .k_start = "rangeStart", .k_end = "rangeEnd" };
 	int r;
 
 	snprintf(in.path, sizeof(in.path), "%s", path);
-	if ((r = dispatch_run(&p->d, path, obj, hl_range_fields, DISPATCH_UNKNOWN_REFUSE, &in)) < 0)
-		return r;
-	if (!in.has_gw && ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
-			   (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126))) {
+	r = dispatch_run(&p->d, path, obj, hl_range_fields, DISPATCH_UNKNOWN_REFUSE, &in);
+	if (r == 0 && !in.has_gw &&
+	    ((in.subnet.addr.family == AF_INET && in.subnet.len <= 30) ||
+	     (in.subnet.addr.family == AF_INET6 && in.subnet.len <= 126))) {
 		/* host-local's default gateway: the first address after the network's */
-		struct ipam_range tmp;
+		struct ipamconf_range tmp;
 
-		if (ipam_range_build(&tmp, &in.subnet, NULL, NULL, NULL, NULL, 0, NULL) < 0)
-			return -ENOMEM;
-		ipam_addr_from_u128(tmp.family, tmp.net + 1, &in.gw);
-		in.has_gw = true;
-		ipam_range_clear(&tmp);
+		r = ipamconf_range_build(&tmp, &in.subnet, NULL, NULL, NULL, NULL, 0, NULL);
+		if (r == 0) {
+			ipamconf_addr_from_u128(tmp.family, tmp.net + 1, &in.gw);
+			in.has_gw = true;
+		}
+		ipamconf_range_clear(&tmp);
 	}
-	return range_from(p, &in, out);
+	if (r == 0)
+		r = range_from(p, &in, out);
+	/* exclude (rdmak's, in a host-local range) is allocated like whereabouts' */
+	range_in_clear(&in);
+	return r;
 }
 
-static bool overlap(const struct ipam_range *a, const struct ipam_range *b)
+static bool overlap(const struct ipamconf_range *a, const struct ipamconf_range *b)
 {
 	return a->family == b->family && a->start <= b->end && b->start <= a->end;
 }
@@ -724,7 +748,7 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 	json_array_foreach(sets, i, set)
 	{
 		char path[64];
-		struct ipam_rangeset *rs;
+		struct ipamconf_rangeset *rs;
 
 		dispatch_path_idx(path, sizeof(path), "ipam.ranges", i);
 		if (!json_is_array(set) || json_array_size(set) == 0)
@@ -753,8 +777,8 @@ static int hl_ranges(struct cp *p, const json_t *sets)
 	return 0;
 }
 
-static bool sets_overlap(const struct ipam_rangeset *a, const struct ipam_rangeset *b, size_t *ra,
-			 size_t *rb)
+static bool sets_overlap(const struct ipamconf_rangeset *a, const struct ipamconf_rangeset *b,
+			 size_t *ra, size_t *rb)
 {
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < b->n; j++)
@@ -775,7 +799,7 @@ static int check_sets(struct cp *p, size_t hl)
 {
 	for (size_t j = 1; j < p->c->n_sets; j++)
 		for (size_t i = 0; i < j; i++) {
-			const struct ipam_rangeset *a = &p->c->sets[i], *b = &p->c->sets[j];
+			const struct ipamconf_rangeset *a = &p->c->sets[i], *b = &p->c->sets[j];
 			size_t x, y;
 
 			if (!sets_overlap(a, b, &x, &y))
@@ -856,10 +880,38 @@ static int routes_dns(struct cp *p, const struct top *t)
 
 /* ---- store --------------------------------------------------------------------------------- */
 
+bool ipamconf_node_name_valid(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+
+	if (len == 0 || len > 253 || n[0] == '.' || n[0] == '-' || n[len - 1] == '.' ||
+	    n[len - 1] == '-')
+		return false;
+	for (const char *p = n; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      *p == '.'))
+			return false;
+	return true;
+}
+
+void ipamconf_store_clear(struct ipamconf_store *c)
+{
+	for (size_t i = 0; i < c->n_endpoints; i++)
+		free(c->endpoints[i]);
+	free(c->endpoints);
+	free(c->data_dir);
+	free(c->prefix);
+	free(c->tls_ca);
+	free(c->tls_cert);
+	free(c->tls_key);
+	free(c->node_name);
+	memset(c, 0, sizeof(*c));
+}
+
 static int endpoint_one(struct dispatch_ctx *d, const char *path, json_t *v, size_t i,
 			void *userdata)
 {
-	struct ipam_store_config *st = userdata;
+	struct ipamconf_store *st = userdata;
 	int r = dispatch_strdup(d, path, v, true, &st->endpoints[i]);
 
 	st->n_endpoints += r == 0;
@@ -868,7 +920,7 @@ static int endpoint_one(struct dispatch_ctx *d, const char *path, json_t *v, siz
 
 static int read_endpoints(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct ipam_store_config *st = t;
+	struct ipamconf_store *st = t;
 
 	if (json_array_size(v) == 0 || json_array_size(v) > 64)
 		return dispatch_fail(d, path, "expected 1 to 64 strings");
@@ -888,7 +940,7 @@ static int read_prefix(struct dispatch_ctx *d, const char *path, json_t *v, void
 	return r;
 }
 
-#define STORE(m) offsetof(struct ipam_store_config, m)
+#define STORE(m) offsetof(struct ipamconf_store, m)
 
 static const struct dispatch_field tls_fields[] = {
 	DISPATCH_FIELD("ca", JSON_STRING, read_strdup, STORE(tls_ca), 0),
@@ -900,7 +952,7 @@ static const struct dispatch_field tls_fields[] = {
 static int read_tls(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	int r = dispatch_run(d, path, v, tls_fields, DISPATCH_UNKNOWN_REFUSE, t);
-	struct ipam_store_config *st = t;
+	struct ipamconf_store *st = t;
 
 	if (r == 0 && !st->tls_cert != !st->tls_key)
 		return dispatch_fail(d, path, "\"cert\" and \"key\" go together");
@@ -917,7 +969,7 @@ static const struct dispatch_field etcd_fields[] = {
 /* whereabouts' old etcd keys: etcd_host ("host:port" or a comma list) and the three files. */
 static int etcd_legacy(struct cp *p, const struct top *t)
 {
-	struct ipam_store_config *st = &p->c->store;
+	struct ipamconf_store *st = &p->c->store;
 	_cleanup_free_ char *hosts = NULL;
 	char *save = NULL;
 
@@ -957,7 +1009,7 @@ static int store(struct cp *p, struct top *t)
 			return FAIL(
 				p, "ipam.etcd",
 				"with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
-		p->c->store.kind = IPAM_STORE_ETCD;
+		p->c->store.kind = IPAMCONF_STORE_ETCD;
 		return etcd_legacy(p, t);
 	}
 	if (legacy)
@@ -966,31 +1018,35 @@ static int store(struct cp *p, struct top *t)
 			"whereabouts' etcd keys go with \"datastore\": \"etcd\" (or alone); with \"store\" "
 			"use \"etcd\": {\"endpoints\", \"tls\"}");
 	if (!t->store || !strcmp(t->store, "file")) {
-		p->c->store.kind = IPAM_STORE_FILE;
+		p->c->store.kind = IPAMCONF_STORE_FILE;
 		if (t->etcd)
 			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
-		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0)
+		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0 || t->lease_ttl >= 0)
 			return FAIL(
 				p,
-				t->block_size >= 0 ? "ipam.perNodeBlockSize"
-				: t->node_name	   ? "ipam.nodeName"
-						   : "ipam.blockReleaseAfter",
+				t->block_size >= 0    ? "ipam.perNodeBlockSize"
+				: t->node_name	      ? "ipam.nodeName"
+				: t->block_grace >= 0 ? "ipam.blockReleaseAfter"
+						      : "ipam.nodeLeaseTTL",
 				"only with \"store\": \"etcd\" (the file store is one node's already)");
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
 		return 0;
 	}
-	p->c->store.kind = IPAM_STORE_ETCD;
+	p->c->store.kind = IPAMCONF_STORE_ETCD;
 	/* per-node blocks (docs/ipam.md): perNodeBlockSize or nodeName turns them on */
 	if (t->block_size >= 0 || t->node_name) {
 		p->c->store.block_size =
-			t->block_size >= 0 ? (unsigned)t->block_size : IPAM_BLOCK_DEFAULT_SIZE;
-		p->c->store.block_grace_s =
-			t->block_grace >= 0 ? (unsigned)t->block_grace : IPAM_BLOCK_DEFAULT_GRACE;
+			t->block_size >= 0 ? (unsigned)t->block_size : IPAMCONF_BLOCK_DEFAULT_SIZE;
+		p->c->store.block_grace_s = t->block_grace >= 0 ? (unsigned)t->block_grace
+								: IPAMCONF_BLOCK_DEFAULT_GRACE;
+		p->c->store.lease_ttl_s =
+			t->lease_ttl >= 0 ? (unsigned)t->lease_ttl : IPAMCONF_LEASE_DEFAULT_TTL;
 		if (t->node_name && !(p->c->store.node_name = strdup(t->node_name)))
 			return -ENOMEM;
 		p->c->store.data_dir = TAKE_PTR(t->data_dir);
-	} else if (t->block_grace >= 0) {
-		return FAIL(p, "ipam.blockReleaseAfter", "only with \"perNodeBlockSize\"");
+	} else if (t->block_grace >= 0 || t->lease_ttl >= 0) {
+		return FAIL(p, t->block_grace >= 0 ? "ipam.blockReleaseAfter" : "ipam.nodeLeaseTTL",
+			    "only with \"perNodeBlockSize\"");
 	}
 	if (t->data_dir)
 		return FAIL(p, "ipam.dataDir",
@@ -1030,7 +1086,8 @@ static int parse(struct cp *p, json_t *ipam, const char *network)
 {
 	struct top t = { .wb = { .k_start = "range_start", .k_end = "range_end" },
 			 .block_size = -1,
-			 .block_grace = -1 };
+			 .block_grace = -1,
+			 .lease_ttl = -1 };
 	const json_t *ds;
 	size_t hl;
 	int r;
@@ -1080,8 +1137,8 @@ static int refusal(const struct cp *p, struct cnispec_error *err)
 						       : NULL);
 }
 
-int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_config **ret,
-		      struct cnispec_error *err)
+int ipamconf_parse(const json_t *ipam, const char *network, struct ipamconf **ret,
+		   struct cnispec_error *err)
 {
 	struct cp p = { 0 };
 	int r;
@@ -1093,7 +1150,7 @@ int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_confi
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	r = parse(&p, (json_t *)ipam, network);
 	if (r < 0) {
-		ipam_config_free(p.c);
+		ipamconf_free(p.c);
 		if (r == -ENOMEM)
 			return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 		return refusal(&p, err);
@@ -1102,13 +1159,13 @@ int ipam_config_parse(const json_t *ipam, const char *network, struct ipam_confi
 	return 0;
 }
 
-void ipam_config_free(struct ipam_config *c)
+void ipamconf_free(struct ipamconf *c)
 {
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n_sets; i++) {
 		for (size_t j = 0; j < c->sets[i].n; j++)
-			ipam_range_clear(&c->sets[i].r[j]);
+			ipamconf_range_clear(&c->sets[i].r[j]);
 		free(c->sets[i].r);
 	}
 	free(c->sets);
@@ -1116,7 +1173,7 @@ void ipam_config_free(struct ipam_config *c)
 		free(c->warnings[i]);
 	free(c->warnings);
 	cnispec_result_free(c->routes_dns);
-	ipam_store_config_clear(&c->store);
+	ipamconf_store_clear(&c->store);
 	free(c->network);
 	free(c->log_file);
 	free(c);
@@ -1138,8 +1195,7 @@ static const json_t *find_in_list(const json_t *plugins)
 	return NULL;
 }
 
-int ipam_config_load(const char *buf, size_t len, struct ipam_config **ret,
-		     struct cnispec_error *err)
+int ipamconf_load(const char *buf, size_t len, struct ipamconf **ret, struct cnispec_error *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -1166,7 +1222,7 @@ int ipam_config_load(const char *buf, size_t len, struct ipam_config **ret,
 				 plugin ? "ipam: missing"
 					: "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
 	else
-		r = ipam_config_parse(ipam, json_string_value(name), ret, err);
+		r = ipamconf_parse(ipam, json_string_value(name), ret, err);
 	json_decref(root);
 	return r;
 }

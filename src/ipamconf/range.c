@@ -10,20 +10,20 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ipam/internal.h"
+#include "ipamconf/ipamconf.h"
 #include "util/cleanup.h"
 
-ipam_u128 ipam_u128_from_addr(const struct cnispec_addr *a)
+ipamconf_u128 ipamconf_u128_from_addr(const struct cnispec_addr *a)
 {
 	size_t n = a->family == AF_INET ? 4 : 16;
-	ipam_u128 v = 0;
+	ipamconf_u128 v = 0;
 
 	for (size_t i = 0; i < n; i++)
 		v = (v << 8) | a->a[i];
 	return v;
 }
 
-void ipam_addr_from_u128(int family, ipam_u128 v, struct cnispec_addr *ret)
+void ipamconf_addr_from_u128(int family, ipamconf_u128 v, struct cnispec_addr *ret)
 {
 	size_t n = family == AF_INET ? 4 : 16;
 
@@ -35,7 +35,7 @@ void ipam_addr_from_u128(int family, ipam_u128 v, struct cnispec_addr *ret)
 	}
 }
 
-const char *ipam_u128_str(ipam_u128 v, char *buf)
+const char *ipamconf_u128_str(ipamconf_u128 v, char *buf)
 {
 	char tmp[40];
 	size_t n = 0;
@@ -50,34 +50,34 @@ const char *ipam_u128_str(ipam_u128 v, char *buf)
 	return buf;
 }
 
-const char *ipam_range_addr_str(const struct ipam_range *r, ipam_u128 v, char *buf)
+const char *ipamconf_range_addr_str(const struct ipamconf_range *r, ipamconf_u128 v, char *buf)
 {
 	struct cnispec_addr a;
 
-	ipam_addr_from_u128(r->family, v, &a);
+	ipamconf_addr_from_u128(r->family, v, &a);
 	return cnispec_addr_str(&a, buf);
 }
 
 /* The mask of the host part of a prefix of len bits in a family of bits. */
-static ipam_u128 host_mask(unsigned bits, unsigned len)
+static ipamconf_u128 host_mask(unsigned bits, unsigned len)
 {
 	unsigned host = bits - len;
 
-	return host >= 128 ? ~(ipam_u128)0 : (((ipam_u128)1 << host) - 1);
+	return host >= 128 ? ~(ipamconf_u128)0 : (((ipamconf_u128)1 << host) - 1);
 }
 
-bool ipam_prefix_contains(const struct cnispec_prefix *p, const struct cnispec_addr *a)
+bool ipamconf_prefix_contains(const struct cnispec_prefix *p, const struct cnispec_addr *a)
 {
 	unsigned bits = p->addr.family == AF_INET ? 32 : 128;
-	ipam_u128 m = ~host_mask(bits, p->len);
+	ipamconf_u128 m = ~host_mask(bits, p->len);
 
 	return a->family == p->addr.family &&
-	       (ipam_u128_from_addr(a) & m) == (ipam_u128_from_addr(&p->addr) & m);
+	       (ipamconf_u128_from_addr(a) & m) == (ipamconf_u128_from_addr(&p->addr) & m);
 }
 
-ipam_u128 ipam_range_size(const struct ipam_range *r)
+ipamconf_u128 ipamconf_range_size(const struct ipamconf_range *r)
 {
-	ipam_u128 excluded = 0;
+	ipamconf_u128 excluded = 0;
 
 	for (size_t i = 0; i < r->n_excl; i++)
 		excluded += r->excl[i].hi - r->excl[i].lo + 1;
@@ -87,7 +87,7 @@ ipam_u128 ipam_range_size(const struct ipam_range *r)
 }
 
 /* The excluded span holding a, or NULL (binary search: spans are sorted and disjoint). */
-static const struct ipam_span *span_of(const struct ipam_range *r, ipam_u128 a)
+static const struct ipamconf_span *span_of(const struct ipamconf_range *r, ipamconf_u128 a)
 {
 	size_t lo = 0, hi = r->n_excl;
 
@@ -104,14 +104,14 @@ static const struct ipam_span *span_of(const struct ipam_range *r, ipam_u128 a)
 	return NULL;
 }
 
-bool ipam_range_usable(const struct ipam_range *r, ipam_u128 a)
+bool ipamconf_range_usable(const struct ipamconf_range *r, ipamconf_u128 a)
 {
 	return a >= r->start && a <= r->end && !span_of(r, a);
 }
 
-int ipam_range_next(const struct ipam_range *r, ipam_u128 from, ipam_u128 *ret)
+int ipamconf_range_next(const struct ipamconf_range *r, ipamconf_u128 from, ipamconf_u128 *ret)
 {
-	const struct ipam_span *sp;
+	const struct ipamconf_span *sp;
 
 	if (from < r->start)
 		from = r->start;
@@ -128,9 +128,10 @@ int ipam_range_next(const struct ipam_range *r, ipam_u128 from, ipam_u128 *ret)
 	return 1;
 }
 
-int ipam_range_advance(const struct ipam_range *r, ipam_u128 a, ipam_u128 k, ipam_u128 *ret)
+int ipamconf_range_advance(const struct ipamconf_range *r, ipamconf_u128 a, ipamconf_u128 k,
+			   ipamconf_u128 *ret)
 {
-	ipam_u128 target;
+	ipamconf_u128 target;
 
 	if (k > r->end - a)
 		return 0;
@@ -138,7 +139,7 @@ int ipam_range_advance(const struct ipam_range *r, ipam_u128 a, ipam_u128 k, ipa
 	/* every excluded span after a that starts at or before the target pushes it on by its
 	 * length; spans are sorted, so one pass */
 	for (size_t i = 0; i < r->n_excl; i++) {
-		ipam_u128 len = r->excl[i].hi - r->excl[i].lo + 1;
+		ipamconf_u128 len = r->excl[i].hi - r->excl[i].lo + 1;
 
 		if (r->excl[i].hi <= a)
 			continue;
@@ -156,13 +157,13 @@ int ipam_range_advance(const struct ipam_range *r, ipam_u128 a, ipam_u128 k, ipa
 
 static int span_cmp(const void *a, const void *b)
 {
-	const struct ipam_span *x = a, *y = b;
+	const struct ipamconf_span *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* Add [lo, hi] clipped to [start, end]. */
-static void span_add(struct ipam_range *r, ipam_u128 lo, ipam_u128 hi)
+static void span_add(struct ipamconf_range *r, ipamconf_u128 lo, ipamconf_u128 hi)
 {
 	if (hi < r->start || lo > r->end)
 		return;
@@ -171,7 +172,7 @@ static void span_add(struct ipam_range *r, ipam_u128 lo, ipam_u128 hi)
 	r->n_excl++;
 }
 
-static void spans_merge(struct ipam_range *r)
+static void spans_merge(struct ipamconf_range *r)
 {
 	size_t out = 0;
 
@@ -179,12 +180,12 @@ static void spans_merge(struct ipam_range *r)
 		return;
 	qsort(r->excl, r->n_excl, sizeof(*r->excl), span_cmp);
 	for (size_t i = 1; i < r->n_excl; i++) {
-		struct ipam_span *last = &r->excl[out];
+		struct ipamconf_span *last = &r->excl[out];
 
 		/* overlapping or adjacent: one span (hi + 1 cannot wrap: hi <= end < max, or the
 		 * span reaches end and absorbs every later one) */
 		if (r->excl[i].lo <= last->hi ||
-		    (last->hi != ~(ipam_u128)0 && r->excl[i].lo == last->hi + 1)) {
+		    (last->hi != ~(ipamconf_u128)0 && r->excl[i].lo == last->hi + 1)) {
 			if (r->excl[i].hi > last->hi)
 				last->hi = r->excl[i].hi;
 		} else {
@@ -194,7 +195,7 @@ static void spans_merge(struct ipam_range *r)
 	r->n_excl = out + 1;
 }
 
-static void defaults(struct ipam_range *r, ipam_u128 last)
+static void defaults(struct ipamconf_range *r, ipamconf_u128 last)
 {
 	unsigned len = r->subnet.len;
 
@@ -213,29 +214,29 @@ static void defaults(struct ipam_range *r, ipam_u128 last)
 	}
 }
 
-int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet,
-		     const struct cnispec_addr *start, const struct cnispec_addr *end,
-		     const struct cnispec_addr *gateway, const struct cnispec_prefix *excl,
-		     size_t n_excl, const char *network_name)
+int ipamconf_range_build(struct ipamconf_range *r, const struct cnispec_prefix *subnet,
+			 const struct cnispec_addr *start, const struct cnispec_addr *end,
+			 const struct cnispec_addr *gateway, const struct cnispec_prefix *excl,
+			 size_t n_excl, const char *network_name)
 {
 	char a[CNISPEC_PREFIX_STRLEN], b[CNISPEC_PREFIX_STRLEN], c[CNISPEC_PREFIX_STRLEN];
-	ipam_u128 hm, last, def_start, def_end;
+	ipamconf_u128 hm, last, def_start, def_end;
 
 	memset(r, 0, sizeof(*r));
 	r->family = subnet->addr.family;
 	r->bits = r->family == AF_INET ? 32 : 128;
 	hm = host_mask(r->bits, subnet->len);
-	r->net = ipam_u128_from_addr(&subnet->addr) & ~hm;
+	r->net = ipamconf_u128_from_addr(&subnet->addr) & ~hm;
 	last = r->net | hm;
 	r->subnet.len = subnet->len;
-	ipam_addr_from_u128(r->family, r->net, &r->subnet.addr);
+	ipamconf_addr_from_u128(r->family, r->net, &r->subnet.addr);
 	defaults(r, last);
 	def_start = r->start;
 	def_end = r->end;
 	if (start)
-		r->start = ipam_u128_from_addr(start);
+		r->start = ipamconf_u128_from_addr(start);
 	if (end)
-		r->end = ipam_u128_from_addr(end);
+		r->end = ipamconf_u128_from_addr(end);
 	r->excl = calloc(n_excl + 3, sizeof(*r->excl));
 	if (!r->excl)
 		return -ENOMEM;
@@ -247,13 +248,13 @@ int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet,
 	}
 	if (gateway) {
 		r->has_gateway = true;
-		r->gateway = ipam_u128_from_addr(gateway);
+		r->gateway = ipamconf_u128_from_addr(gateway);
 		span_add(r, r->gateway, r->gateway);
 	}
 	for (size_t i = 0; i < n_excl; i++) {
 		unsigned ebits = excl[i].addr.family == AF_INET ? 32 : 128;
-		ipam_u128 em = host_mask(ebits, excl[i].len),
-			  lo = ipam_u128_from_addr(&excl[i].addr) & ~em;
+		ipamconf_u128 em = host_mask(ebits, excl[i].len),
+			      lo = ipamconf_u128_from_addr(&excl[i].addr) & ~em;
 
 		if (excl[i].addr.family == r->family)
 			span_add(r, lo, lo | em);
@@ -268,11 +269,12 @@ int ipam_range_build(struct ipam_range *r, const struct cnispec_prefix *subnet,
 		snprintf(r->text, sizeof(r->text), "%s", a);
 	else
 		snprintf(r->text, sizeof(r->text), "%s (%s-%s)", a,
-			 ipam_range_addr_str(r, r->start, b), ipam_range_addr_str(r, r->end, c));
+			 ipamconf_range_addr_str(r, r->start, b),
+			 ipamconf_range_addr_str(r, r->end, c));
 	return 0;
 }
 
-void ipam_range_clear(struct ipam_range *r)
+void ipamconf_range_clear(struct ipamconf_range *r)
 {
 	free(r->excl);
 	r->excl = NULL;
