@@ -396,7 +396,8 @@ void etcd_client_calls(const struct etcd_client *c, struct etcd_calls *ret)
 				    .put = c->calls[ETCD_M_PUT],
 				    .delete_range = c->calls[ETCD_M_DELETE_RANGE],
 				    .txn = c->calls[ETCD_M_TXN],
-				    .lease = c->calls[ETCD_M_LEASE_GRANT] + c->calls[ETCD_M_LEASE_TTL] };
+				    .lease = c->calls[ETCD_M_LEASE_GRANT] +
+					     c->calls[ETCD_M_LEASE_TTL] };
 }
 
 void etcd_client_free(struct etcd_client *c)
