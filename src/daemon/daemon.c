@@ -265,6 +265,56 @@ int daemon_loop_run(struct daemon_loop *l)
 	}
 }
 
+struct rounds {
+	unsigned interval_s;
+	void (*round)(void *ud);
+	void *ud;
+	bool due;
+	int64_t next_ms;
+};
+
+static void rounds_changed(void *ud, enum daemon_reload_reason why)
+{
+	struct rounds *r = ud;
+
+	if (why != DAEMON_RELOAD_PERIODIC)
+		r->due = true;
+}
+
+static int rounds_tick(void *ud)
+{
+	struct rounds *r = ud;
+
+	if (r->due || now_ms() >= r->next_ms) {
+		r->due = false;
+		r->round(r->ud);
+		r->next_ms = now_ms() + (int64_t)r->interval_s * 1000;
+	}
+	return (int)(r->next_ms - now_ms());
+}
+
+int daemon_run_rounds(unsigned interval_s, const char *alive_file, char *const *watch,
+		      size_t n_watch, void (*round)(void *ud), void *ud, const char **ret_what)
+{
+	static const struct daemon_ops ops = { .reload = rounds_changed, .tick = rounds_tick };
+	struct rounds rs = { .interval_s = interval_s, .round = round, .ud = ud };
+	struct daemon_loop *l = NULL;
+	const char *what = "the loop";
+	int r;
+
+	r = daemon_loop_new(&ops, &rs, &l);
+	if (r == 0 && alive_file && (r = daemon_loop_alive_file(l, alive_file)) < 0)
+		what = "--alive-file";
+	for (size_t i = 0; r == 0 && i < n_watch; i++)
+		(void)daemon_loop_watch(l, watch[i]); /* else the interval still comes */
+	if (r == 0)
+		r = daemon_loop_run(l);
+	daemon_loop_free(l);
+	if (r < 0 && ret_what)
+		*ret_what = what;
+	return r;
+}
+
 int daemon_loop_alive_file(struct daemon_loop *l, const char *path)
 {
 	int fd, r;

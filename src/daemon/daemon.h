@@ -73,6 +73,15 @@ int daemon_loop_run(struct daemon_loop *l);
  * when the loop starts), -errno. */
 int daemon_loop_wait_stop(struct daemon_loop *l, int timeout_ms);
 
+/* The loop of a role that works in rounds (the doctor's checks, fabric gc, vf apply): round(ud)
+ * at once, then every interval_s seconds, and at once after a change of one of watch[] (each
+ * watched as daemon_loop_watch; one that cannot be is looked at by the interval only), until a
+ * stopping signal: its number. alive_file (may be NULL) as daemon_loop_alive_file. -errno when
+ * the loop cannot start; *ret_what (may be NULL) then names what failed ("the loop",
+ * "--alive-file"). A failed round is the round's to say; the next comes at the interval. */
+int daemon_run_rounds(unsigned interval_s, const char *alive_file, char *const *watch,
+		      size_t n_watch, void (*round)(void *ud), void *ud, const char **ret_what);
+
 /* "SIGHUP", "file changed", "periodic check". */
 const char *daemon_reload_reason_to_string(enum daemon_reload_reason why);
 

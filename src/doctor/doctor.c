@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -829,61 +828,33 @@ out:
 struct doctor_daemon {
 	struct doctor *d;
 	const struct doctor_opts *o;
-	int64_t next_ms; /* CLOCK_MONOTONIC of the next round */
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* The daemon loop's tick: a round when it is due, then the time until the next. A round that
- * fails is said on stderr and tried again at the next interval, as a node's state changes. */
-static int doctor_tick(void *ud)
+/* A round of --interval: a failure is said on stderr and tried again at the next interval, as
+ * a node's state changes. */
+static void doctor_again(void *ud)
 {
 	struct doctor_daemon *dd = ud;
-	int64_t now = mono_ms();
 
-	if (now >= dd->next_ms) {
-		int r = doctor_round(dd->d, dd->o);
-
-		if (r == EXIT_USAGE)
-			log_warning("this round failed (said above); again in %u s",
-				    dd->o->interval);
-		dd->next_ms = mono_ms() + (int64_t)dd->o->interval * 1000;
-		now = mono_ms();
-	}
-	return (int)(dd->next_ms - now);
+	if (doctor_round(dd->d, dd->o) == EXIT_USAGE)
+		log_warning("this round failed (said above); again in %u s", dd->o->interval);
 }
 
 static int doctor_every(struct doctor *d, const struct doctor_opts *o)
 {
-	static const struct daemon_ops ops = { .tick = doctor_tick };
 	struct doctor_daemon dd = { .d = d, .o = o };
-	struct daemon_loop *l = NULL;
+	const char *what = NULL;
 	int r;
 
 	log_set_program("doctor");
 	log_set_time(true);
-	r = daemon_loop_new(&ops, &dd, &l);
-	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: starting the loop: %s\n", strerror(-r));
-		return EXIT_USAGE;
-	}
-	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {
-		fprintf(stderr, "rdmak doctor: --alive-file %s: %s\n", o->alive_file,
-			r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
-		daemon_loop_free(l);
-		return EXIT_USAGE;
-	}
 	log_info("checking the node every %u s", o->interval);
-	r = daemon_loop_run(l);
-	daemon_loop_free(l);
+	r = daemon_run_rounds(o->interval, o->alive_file, NULL, 0, doctor_again, &dd, &what);
 	if (r < 0) {
-		log_error_errno(r, "the loop failed: %m");
+		log_error("%s%s%s: %s", what,
+			  o->alive_file && !strcmp(what, "--alive-file") ? " " : "",
+			  o->alive_file && !strcmp(what, "--alive-file") ? o->alive_file : "",
+			  r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));
 		return EXIT_USAGE;
 	}
 	log_info("stopping on %s", strsignal(r));

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -464,61 +463,33 @@ static int cmd_check(const struct ufm_fabrics *fs, const char *only, const struc
 struct gc_daemon {
 	const char *file, *only, *alive_file;
 	unsigned interval;
-	int64_t next_ms;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int gc_tick(void *ud)
+static void gc_again(void *ud)
 {
 	struct gc_daemon *gd = ud;
+	struct ufm_fabrics fs = { 0 };
+	char why[UFM_ERR_MAX];
 
-	if (mono_ms() >= gd->next_ms) {
-		struct ufm_fabrics fs = { 0 };
-		char why[UFM_ERR_MAX];
-		int r = ufm_fabrics_load(gd->file, &fs, why, sizeof(why));
-
-		if (r < 0)
-			log_error("the fabrics file: %s; again in %u s", why, gd->interval);
-		else if (cmd_gc(&fs, gd->only) != FABRIC_EXIT_OK)
-			log_warning("this gc left something (said above); again in %u s",
-				    gd->interval);
-		ufm_fabrics_clear(&fs);
-		gd->next_ms = mono_ms() + (int64_t)gd->interval * 1000;
-	}
-	return (int)(gd->next_ms - mono_ms());
+	if (ufm_fabrics_load(gd->file, &fs, why, sizeof(why)) < 0)
+		log_error("the fabrics file: %s; again in %u s", why, gd->interval);
+	else if (cmd_gc(&fs, gd->only) != FABRIC_EXIT_OK)
+		log_warning("this gc left something (said above); again in %u s", gd->interval);
+	ufm_fabrics_clear(&fs);
 }
 
 static int gc_every(struct gc_daemon *gd)
 {
-	static const struct daemon_ops ops = { .tick = gc_tick };
-	struct daemon_loop *l = NULL;
+	const char *what = NULL;
 	int r;
 
 	log_set_program("fabric gc");
 	log_set_time(true);
-	r = daemon_loop_new(&ops, gd, &l);
-	if (r < 0) {
-		log_error_errno(r, "starting the loop: %m");
-		return FABRIC_EXIT_ERROR;
-	}
-	if (gd->alive_file && (r = daemon_loop_alive_file(l, gd->alive_file)) < 0) {
-		log_error_errno(r, "--alive-file %s: %m", gd->alive_file);
-		daemon_loop_free(l);
-		return FABRIC_EXIT_USAGE;
-	}
 	log_info("gc every %u s", gd->interval);
-	r = daemon_loop_run(l);
-	daemon_loop_free(l);
+	r = daemon_run_rounds(gd->interval, gd->alive_file, NULL, 0, gc_again, gd, &what);
 	if (r < 0) {
-		log_error_errno(r, "the loop failed: %m");
-		return FABRIC_EXIT_ERROR;
+		log_error_errno(r, "%s: %m", what);
+		return strcmp(what, "--alive-file") ? FABRIC_EXIT_ERROR : FABRIC_EXIT_USAGE;
 	}
 	log_info("stopping on %s", strsignal(r));
 	return FABRIC_EXIT_OK;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -483,17 +482,7 @@ out:
 struct vf_watch {
 	const struct vf_cli *o;
 	char *applied; /* the policies' text of the last apply that made the node ready */
-	bool due;
-	int64_t next_ms;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static char *policies_text(const struct vf_cli *o)
 {
@@ -511,8 +500,9 @@ static char *policies_text(const struct vf_cli *o)
 	return all ? all : strdup("");
 }
 
-static void watch_round(struct vf_watch *w)
+static void watch_round(void *ud)
 {
+	struct vf_watch *w = ud;
 	_cleanup_free_ char *text = policies_text(w->o);
 	int r;
 
@@ -541,54 +531,23 @@ static void watch_round(struct vf_watch *w)
 	}
 }
 
-static void watch_changed(void *ud, enum daemon_reload_reason why)
-{
-	struct vf_watch *w = ud;
-
-	if (why != DAEMON_RELOAD_PERIODIC)
-		w->due = true;
-}
-
-static int watch_tick(void *ud)
-{
-	struct vf_watch *w = ud;
-
-	if (w->due || mono_ms() >= w->next_ms) {
-		w->due = false;
-		watch_round(w);
-		w->next_ms = mono_ms() + (int64_t)w->o->interval * 1000;
-	}
-	return (int)(w->next_ms - mono_ms());
-}
-
 static int vf_watch(const struct vf_cli *o)
 {
-	static const struct daemon_ops ops = { .reload = watch_changed, .tick = watch_tick };
 	struct vf_watch w = { .o = o };
-	struct daemon_loop *l = NULL;
+	const char *what = NULL;
 	int r;
 
 	log_set_program("vf");
 	log_set_time(true);
-	r = daemon_loop_new(&ops, &w, &l);
-	if (r < 0)
-		return log_error_errno(r, "starting the loop: %m"), VF_EXIT_ERROR;
-	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {
-		log_error_errno(r, "--alive-file %s: %m", o->alive_file);
-		daemon_loop_free(l);
-		return VF_EXIT_USAGE;
-	}
-	for (size_t i = 0; i < o->n_files; i++)
-		if ((r = daemon_loop_watch(l, o->files[i])) < 0)
-			log_warning_errno(r, "watching %s: %m (looked at every %u s instead)",
-					  o->files[i], o->interval);
 	log_info("applying %s when it changes, looking every %u s; ready marker %s", o->files[0],
 		 o->interval, o->ready_file ? o->ready_file : "(none)");
-	r = daemon_loop_run(l);
-	daemon_loop_free(l);
+	r = daemon_run_rounds(o->interval, o->alive_file, o->files, o->n_files, watch_round, &w,
+			      &what);
 	free(w.applied);
-	if (r < 0)
-		return log_error_errno(r, "the loop failed: %m"), VF_EXIT_ERROR;
+	if (r < 0) {
+		log_error_errno(r, "%s: %m", what);
+		return strcmp(what, "--alive-file") ? VF_EXIT_ERROR : VF_EXIT_USAGE;
+	}
 	log_info("stopping on %s", strsignal(r));
 	return VF_EXIT_OK;
 }
