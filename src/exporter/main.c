@@ -81,7 +81,7 @@ static int token_read(const char *path, char **ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	int r = fileio_read_at(AT_FDCWD, path, TOKEN_MAX, &buf, &len);
+	int r = fileio_read_regular_at(AT_FDCWD, path, TOKEN_MAX, &buf, &len);
 
 	if (r < 0)
 		return r;
@@ -126,7 +126,7 @@ static void reload_token(struct daemon *d, const char *why)
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s: %s", d->o->token_file,
-			 r == -EINVAL ? "not one token" : strerror(-r));
+			 r == -EINVAL ? "not one token" : fileio_strerror(r));
 		if (daemon_refusal_is_new(&d->token_refusal, msg, NULL))
 			log_error("%s: bearer token refused, keeping the previous one: %s", why,
 				  msg);
@@ -304,7 +304,7 @@ static int serve(const struct opts *o, struct exporter *exp)
 		r = token_read(o->token_file, &d.token);
 		if (r < 0) {
 			fprintf(stderr, "rdmak exporter: --bearer-token-file %s: %s\n",
-				o->token_file, r == -EINVAL ? "not one token" : strerror(-r));
+				o->token_file, r == -EINVAL ? "not one token" : fileio_strerror(r));
 			ret = EXPORTER_EXIT_USAGE;
 			goto out;
 		}
@@ -624,10 +624,10 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 			 KUBELET_POD_RESOURCES_SOCKET);
 	pc.socket = sock;
 	if (o->plugin_config) {
-		r = fileio_read_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
+		r = fileio_read_regular_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
 		if (r < 0) {
 			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n",
-				o->plugin_config, strerror(-r));
+				o->plugin_config, fileio_strerror(r));
 			return -EINVAL;
 		}
 		pc.plugin_config = cfg;

@@ -248,9 +248,9 @@ static int ca_reload(struct http_server *s, char *err, size_t errlen)
 
 	if (!s->ca_file)
 		return 0;
-	r = fileio_read_at(AT_FDCWD, s->ca_file, PEM_MAX, &pem, &len);
+	r = fileio_read_regular_at(AT_FDCWD, s->ca_file, PEM_MAX, &pem, &len);
 	if (r < 0) {
-		snprintf(err, errlen, "client CA %s: %s", s->ca_file, strerror(-r));
+		snprintf(err, errlen, "client CA %s: %s", s->ca_file, fileio_strerror(r));
 		return r;
 	}
 	if (s->ca && s->ca_len == len && memcmp(s->ca_pem, pem, len) == 0)
@@ -368,14 +368,14 @@ static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchang
 	size_t cl = 0, kl = 0;
 	int r;
 
-	r = fileio_read_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
+	r = fileio_read_regular_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", s->cert_file, strerror(-r));
+		snprintf(err, errlen, "%s: %s", s->cert_file, fileio_strerror(r));
 		return r;
 	}
-	r = fileio_read_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
+	r = fileio_read_regular_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", s->key_file, strerror(-r));
+		snprintf(err, errlen, "%s: %s", s->key_file, fileio_strerror(r));
 		return r;
 	}
 	if (s->current && http_tls_pair_same_bytes(s->current, cert, cl, key, kl)) {
