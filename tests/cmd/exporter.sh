@@ -7,6 +7,7 @@
 # both formats, /healthz, the bearer token, TLS), an unreadable counter file (left out and counted,
 # the scrape still answers) and a device that goes away (its series dropped).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib-exporter.sh"
 NE=$(command -v prometheus-node-exporter || true)
 PROMTOOL=$(command -v promtool || true)
 
@@ -75,7 +76,6 @@ compare() {
 	EOF2
 }
 
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # node_exporter NODE-COPY OUT: one scrape of its infiniband collector
 node_exporter() {
@@ -159,19 +159,6 @@ is "$(tail -1 "$TMP/om.txt")" "# EOF" "OpenMetrics: ends with # EOF"
 # name, without _total, for another metric; the Prometheus scrape reads both)
 
 # ---- HTTP ----
-# start_exporter ARGS...: in the background, its port from its "listening on" line
-start_exporter() {
-	local i
-	"$RDMAK" exporter --listen 127.0.0.1:0 "$@" >"$TMP/exp.log" 2>&1 &
-	EPID=$!
-	for i in $(seq 100); do
-		EPORT=$(sed -n 's/.*listening on https\{0,1\}:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/exp.log")
-		[ -n "$EPORT" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-stop_exporter() { kill "$EPID"; wait "$EPID"; }
 
 start_exporter --root "$TMP/node"
 ok $? "exporter serves plain HTTP on a port the kernel picks"
