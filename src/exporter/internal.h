@@ -183,7 +183,14 @@ int exporter_devset_read_at(int sysfs_fd, char ***ret, size_t *ret_n);
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);
 void exporter_devset_free(char **v, size_t n);
 
-/* pods.c: which pod holds which device. */
+/* pods.c: which pod holds which device. Its labels are OpenTelemetry's names for Kubernetes'
+ * attributes (k8s.namespace.name, k8s.pod.name, k8s.container.name, as its Prometheus exporter
+ * writes them): namespace, pod and container are the target labels the Prometheus Operator
+ * gives every series for the exporter's own pod, and through a PodMonitor ours came out as
+ * exported_namespace, exported_pod, exported_container (docs/exporter.md "Which pod"). */
+#define EXPORTER_LABEL_NAMESPACE "k8s_namespace_name"
+#define EXPORTER_LABEL_POD	 "k8s_pod_name"
+#define EXPORTER_LABEL_CONTAINER "k8s_container_name"
 struct exp_pods;
 struct exp_podmap;
 void exporter_pods_free(struct exp_pods *p);
