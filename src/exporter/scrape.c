@@ -517,16 +517,25 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 static void write_doctor(struct out *o, const struct exp_topo *t)
 {
+	static const enum doctor_status states[] = { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL,
+						     DOCTOR_SKIP };
+
+	/* one series per state, 1 for the finding's and 0 for the others (kube-state-metrics'
+	 * kube_pod_status_phase): a change of state changes values, never which series exist, so
+	 * that a rule or a graph follows one series through it */
 	family(o, "rdmak_doctor_check", EXP_GAUGE,
-	       "A finding of `rdmak doctor` (node checks), the worst per check and object; value "
-	       "is always 1.");
+	       "A finding of `rdmak doctor` (node checks), the worst per check and object: 1 for "
+	       "its status, 0 for the others.");
 	for (size_t i = 0; i < t->n_findings; i++) {
 		const struct exp_finding *f = &t->findings[i];
-		const char *l[] = { "check",   f->check, "object",
-				    f->object, "status", doctor_status_name(f->status),
-				    NULL };
 
-		sample_u64(o, "rdmak_doctor_check", l, 1);
+		for (size_t k = 0; k < ELEMENTSOF(states); k++) {
+			const char *l[] = { "check",   f->check, "object",
+					    f->object, "status", doctor_status_name(states[k]),
+					    NULL };
+
+			sample_u64(o, "rdmak_doctor_check", l, f->status == states[k]);
+		}
 	}
 }
 
