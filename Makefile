@@ -162,6 +162,8 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/librdmak.a
 # The sysfs stand-in with the kernel's SR-IOV behaviour is a FUSE file system (libfuse3).
 $(BUILD)/tests/helpers/sysfs_fuse: override CFLAGS += $(shell pkg-config --cflags fuse3)
 $(BUILD)/tests/helpers/sysfs_fuse: LDLIBS += $(shell pkg-config --libs fuse3)
+$(BUILD)/tests/helpers/hold_fuse: override CFLAGS += $(shell pkg-config --cflags fuse3)
+$(BUILD)/tests/helpers/hold_fuse: LDLIBS += $(shell pkg-config --libs fuse3)
 
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)

@@ -46,6 +46,8 @@ struct exp_port {
 	unsigned num;
 	char num_s[12];
 	int fd[EXP_DIR_N];		   /* O_PATH folders: [EXP_DIR_NONE] is the port's own */
+	bool fds_held;			   /* fd[] is open; else a scrape opens the folders */
+	unsigned char dirs;		   /* the folders there are, 1 << enum exp_dir */
 	struct exp_slot *slots;		   /* by family: topo->families */
 	atomic_uint_fast64_t state_errors; /* state, phys_state, rate unreadable */
 	char link_layer[16], netdev[HW_IFNAME_MAX], gid[40], port_guid[20];
@@ -57,7 +59,9 @@ struct exp_device {
 	char board_id[64], fw_ver[64], hca_type[32];
 	char bdf[HW_BDF_MAX];	/* "" for a virtual device */
 	bool pcie_link;		/* a PF: its PCIe link attributes are read (VFs have none) */
-	int hw_fd;		/* O_PATH hw_counters/ of the device; -1 when none */
+	int hw_fd;		/* O_PATH hw_counters/ of the device; -1 when none or not held */
+	bool hw_held;		/* hw_fd is open; else a scrape opens it */
+	bool has_hw;		/* the device has a hw_counters folder */
 	struct exp_slot *slots; /* by family */
 	const char *netns;	/* as exp_port's */
 };
@@ -65,6 +69,14 @@ struct exp_device {
 struct exp_finding {
 	char *check, *object;	   /* object "" for the node as a whole */
 	enum doctor_status status; /* the worst of the check's findings about object */
+};
+
+/* A device, port or folder the topology's load could not read (HW_LOAD_PARTIAL, or a counter
+ * folder that would not open or list): its path under the sysfs root, and the namespace whose
+ * view it is in (NULL: the host's). */
+struct exp_skipped {
+	char *path;
+	const char *netns;
 };
 
 struct exp_topo {
@@ -76,10 +88,15 @@ struct exp_topo {
 	size_t n_families, n_port_families, n_owned;
 	struct exp_device *devs;
 	size_t n_devs;
+	/* the folder descriptors the topology may hold, and holds: rows past them are opened by
+	 * each scrape, as those of pods' namespaces are */
+	size_t fd_budget, n_fds;
 	struct exp_port *ports;
 	size_t n_ports;
 	struct exp_finding *findings;
 	size_t n_findings;
+	struct exp_skipped *skipped; /* what the load left out, unreadable */
+	size_t n_skipped;
 	/* the devices in pods' namespaces (netns.c): "<namespace>/<device>", sorted as listed; the
 	 * namespaces' names. Their rows' folder fds are -1 here: a scrape opens them in its own
 	 * views, so that no namespace is held between scrapes. */
@@ -166,7 +183,14 @@ int exporter_devset_read_at(int sysfs_fd, char ***ret, size_t *ret_n);
 bool exporter_devset_equal(char **a, size_t na, char **b, size_t nb);
 void exporter_devset_free(char **v, size_t n);
 
-/* pods.c: which pod holds which device. */
+/* pods.c: which pod holds which device. Its labels are OpenTelemetry's names for Kubernetes'
+ * attributes (k8s.namespace.name, k8s.pod.name, k8s.container.name, as its Prometheus exporter
+ * writes them): namespace, pod and container are the target labels the Prometheus Operator
+ * gives every series for the exporter's own pod, and through a PodMonitor ours came out as
+ * exported_namespace, exported_pod, exported_container (docs/exporter.md "Which pod"). */
+#define EXPORTER_LABEL_NAMESPACE "k8s_namespace_name"
+#define EXPORTER_LABEL_POD	 "k8s_pod_name"
+#define EXPORTER_LABEL_CONTAINER "k8s_container_name"
 struct exp_pods;
 struct exp_podmap;
 void exporter_pods_free(struct exp_pods *p);
@@ -176,7 +200,7 @@ void exporter_pods_refresh(struct exporter *e);
 /* The map for topology t (held under e->lock), a reference; NULL: no attribution now. */
 struct exp_podmap *exporter_podmap_get(struct exporter *e, const struct exp_topo *t);
 void exporter_podmap_unref(struct exporter *e, struct exp_podmap *m);
-/* Append namespace, pod, container to the label list l[0..n) when one container holds dev alone;
+/* Append the pod's labels (above) to the label list l[0..n) when one container holds dev alone;
  * l must have room for 7 more. Returns the new n; l[n] is NULL. m may be NULL. */
 size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const char **l,
 			      size_t n);

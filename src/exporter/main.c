@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct opts {
 	struct hw_roots roots;
 	const char *listen, *cert, *key, *token_file, *client_ca;
 	unsigned max_scrapes, refresh_s;
+	unsigned max_buffered_mib; /* answers held at once (http_limits.answers_max) */
 	bool once, openmetrics;
 	/* which pod: the kubelet's pod-resources socket (NULL: <root>/var/lib/kubelet/...),
 	 * rdmak plugin's config for shared pools */
@@ -81,7 +83,7 @@ static int token_read(const char *path, char **ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	int r = fileio_read_at(AT_FDCWD, path, TOKEN_MAX, &buf, &len);
+	int r = fileio_read_regular_at(AT_FDCWD, path, TOKEN_MAX, &buf, &len);
 
 	if (r < 0)
 		return r;
@@ -126,7 +128,7 @@ static void reload_token(struct daemon *d, const char *why)
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s: %s", d->o->token_file,
-			 r == -EINVAL ? "not one token" : strerror(-r));
+			 r == -EINVAL ? "not one token" : fileio_strerror(r));
 		if (daemon_refusal_is_new(&d->token_refusal, msg, NULL))
 			log_error("%s: bearer token refused, keeping the previous one: %s", why,
 				  msg);
@@ -169,6 +171,7 @@ static int on_metrics(void *ud, const struct http_request *req, struct http_resp
 	r = exporter_scrape(d->exp, f, &resp->body, &resp->body_len);
 	if (r == -EBUSY) {
 		atomic_fetch_add(&d->n_busy, 1);
+		resp->retry_after_s = 1;
 		return text_response(resp, 503, "too many scrapes in progress\n");
 	}
 	if (r < 0)
@@ -295,16 +298,19 @@ static int serve(const struct opts *o, struct exporter *exp)
 	char err[512];
 	int r, ret = EXPORTER_EXIT_RUNTIME;
 
-	/* a scrape is small and GET only: a small body limit, a few workers */
+	/* GET only: a small body and header limit. A worker per scrape that may run at once, and
+	 * one for /healthz; what the answers hold is bounded by --max-buffered, not by their number */
 	lim.body_max = 4096;
+	lim.header_max = 16u << 10;
 	lim.workers = o->max_scrapes + 1;
+	lim.answers_max = (size_t)o->max_buffered_mib << 20;
 	hc.limits = lim;
 	pthread_mutex_init(&d.token_lock, NULL);
 	if (o->token_file) {
 		r = token_read(o->token_file, &d.token);
 		if (r < 0) {
 			fprintf(stderr, "rdmak exporter: --bearer-token-file %s: %s\n",
-				o->token_file, r == -EINVAL ? "not one token" : strerror(-r));
+				o->token_file, r == -EINVAL ? "not one token" : fileio_strerror(r));
 			ret = EXPORTER_EXIT_USAGE;
 			goto out;
 		}
@@ -339,14 +345,15 @@ static int serve(const struct opts *o, struct exporter *exp)
 		/* the line tests and operators look for; the port is the kernel's choice for :0 */
 		const char *colon = strrchr(o->listen, ':');
 
-		log_info("listening on %s://%.*s:%u (%s%s%s), at most %u scrapes at once, topology "
-			 "refreshed every %u s",
+		log_info("listening on %s://%.*s:%u (%s%s%s), at most %u scrapes and %u MiB of "
+			 "answers at once, topology refreshed every %u s",
 			 o->cert ? "https" : "http",
 			 colon == o->listen ? 4 : (int)(colon - o->listen),
 			 colon == o->listen ? "[::]" : o->listen, http_server_port(d.srv),
 			 http_server_tls_summary(d.srv),
 			 o->client_ca ? ", client certificate required" : "",
-			 d.token ? ", bearer token" : "", o->max_scrapes, o->refresh_s);
+			 d.token ? ", bearer token" : "", o->max_scrapes, o->max_buffered_mib,
+			 o->refresh_s);
 	}
 	r = daemon_loop_run(loop);
 	if (r < 0) {
@@ -414,16 +421,21 @@ static void usage(FILE *f)
 	      "handshake\n"
 	      "      --bearer-token-file FILE  /metrics answers 401 without \"Authorization: "
 	      "Bearer <the file's token>\"\n"
-	      "      --max-scrapes N        scrapes served at once; more are answered 503 (default "
-	      "2)\n"
+	      "      --max-scrapes N        scrapes built at once; more are answered 503 with "
+	      "Retry-After (default 40)\n"
+	      "      --max-buffered MIB     answers held at once, built or being sent, in MiB "
+	      "(default 24); past it the\n"
+	      "                             connections whose clients read slowest are closed, "
+	      "or the scrape is answered 503\n"
 	      "      --refresh S            reload the topology and the doctor's findings every S "
 	      "seconds (default 60;\n"
 	      "                             a change of the device set reloads at the next scrape "
 	      "anyway)\n"
-	      "      --pod-resources SOCKET the kubelet's PodResources socket: namespace, pod and "
-	      "container labels on\n"
-	      "                             the series of a device a pod holds (default "
-	      "ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+	      "      --pod-resources SOCKET the kubelet's PodResources socket: k8s_namespace_name, "
+	      "k8s_pod_name and\n"
+	      "                             k8s_container_name on the series of a device a pod "
+	      "holds (default\n"
+	      "                             ROOT/var/lib/kubelet/pod-resources/kubelet.sock)\n"
 	      "      --no-pod-resources     no pod attribution\n"
 	      "      --plugin-config FILE   rdmak plugin's config: which HCAs its shared resources "
 	      "cover\n"
@@ -491,7 +503,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_PROCFS,
 		O_NO_IO_URING,
 		O_NETNS_DIR,
-		O_NETNS_SYSFS
+		O_NETNS_SYSFS,
+		O_MAX_BUFFERED
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -501,6 +514,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "client-ca", required_argument, NULL, O_CLIENT_CA },
 		{ "bearer-token-file", required_argument, NULL, O_TOKEN },
 		{ "max-scrapes", required_argument, NULL, O_MAX },
+		{ "max-buffered", required_argument, NULL, O_MAX_BUFFERED },
 		{ "refresh", required_argument, NULL, O_REFRESH },
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "pod-resources", required_argument, NULL, O_PODRES },
@@ -540,7 +554,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_CLIENT_CA: o->client_ca = optarg; break;
 		case O_TOKEN: o->token_file = optarg; break;
 		case O_MAX:
-			if (parse_uint("--max-scrapes", optarg, 1, 16, &o->max_scrapes) < 0)
+			if (parse_uint("--max-scrapes", optarg, 1, 63, &o->max_scrapes) < 0)
+				return -EINVAL;
+			break;
+		case O_MAX_BUFFERED:
+			if (parse_uint("--max-buffered", optarg, 1, 4096, &o->max_buffered_mib) < 0)
 				return -EINVAL;
 			break;
 		case O_REFRESH:
@@ -624,10 +642,10 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 			 KUBELET_POD_RESOURCES_SOCKET);
 	pc.socket = sock;
 	if (o->plugin_config) {
-		r = fileio_read_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
+		r = fileio_read_regular_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
 		if (r < 0) {
 			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n",
-				o->plugin_config, strerror(-r));
+				o->plugin_config, fileio_strerror(r));
 			return -EINVAL;
 		}
 		pc.plugin_config = cfg;
@@ -680,7 +698,9 @@ static int netns_enable(const struct opts *o, struct exporter *exp)
 
 int exporter_main(int argc, char **argv)
 {
-	struct opts o = { .listen = ":9436", .max_scrapes = 2, .refresh_s = 60 };
+	struct opts o = {
+		.listen = ":9436", .max_scrapes = 40, .max_buffered_mib = 24, .refresh_s = 60
+	};
 	struct exporter *exp = NULL;
 	struct hw_ctx *ctx = NULL;
 	struct hw_error herr = { 0 };
@@ -696,6 +716,12 @@ int exporter_main(int argc, char **argv)
 	if (log_parse_environment() < 0)
 		log_warning("RDMAK_LOG_FORMAT: expected text or json; keeping text");
 	raise_nofile();
+	/* A scrape's answer is megabytes. With glibc's default, the mmap threshold rises to the size
+	 * of the first such block freed, and later answers come from the threads' arenas, which keep
+	 * the memory after free: the process grew with every answer held at once and never gave it
+	 * back. A fixed threshold (which also stops it moving) maps every large block, and a freed
+	 * one goes back to the kernel at once: what --max-buffered bounds is what stays resident. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	r = hw_ctx_new_roots(&o.roots, &ctx, missing, sizeof(missing));
 	if (r < 0) {
 		fprintf(stderr, "rdmak exporter: %s: %s\n", missing, strerror(-r));

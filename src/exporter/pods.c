@@ -4,7 +4,7 @@
  *
  * A device ID that is a PCI address (how rdmak plugin and sriov-network-device-plugin name an
  * exclusive VF or PF) is the RDMA device(s) of that function: the container holds it alone, and
- * its series carry namespace, pod and container. A shared resource's IDs ("0".."N-1") name no
+ * its series carry the pod's labels (internal.h). A shared resource's IDs ("0".."N-1") name no
  * HCA: with the plugin's config (rdmak plugin's --config), the pool that config builds on this
  * node says which HCAs every holder of the resource shares; each such holder is a
  * rdmak_device_pod_info series. Without it shared resources are not attributed.
@@ -480,11 +480,11 @@ size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const
 	if (k == 1 && m->holds[first].exclusive) {
 		const struct exp_owner *o = &m->owners[m->holds[first].owner];
 
-		l[n++] = "namespace";
+		l[n++] = EXPORTER_LABEL_NAMESPACE;
 		l[n++] = o->ns;
-		l[n++] = "pod";
+		l[n++] = EXPORTER_LABEL_POD;
 		l[n++] = o->pod;
-		l[n++] = "container";
+		l[n++] = EXPORTER_LABEL_CONTAINER;
 		l[n++] = o->container;
 	}
 	l[n] = NULL;
@@ -502,11 +502,11 @@ size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size
 	o = &m->owners[m->holds[first + i].owner];
 	l[0] = "device";
 	l[1] = dev;
-	l[2] = "namespace";
+	l[2] = EXPORTER_LABEL_NAMESPACE;
 	l[3] = o->ns;
-	l[4] = "pod";
+	l[4] = EXPORTER_LABEL_POD;
 	l[5] = o->pod;
-	l[6] = "container";
+	l[6] = EXPORTER_LABEL_CONTAINER;
 	l[7] = o->container;
 	l[8] = "resource";
 	l[9] = o->resource;

@@ -139,16 +139,26 @@ struct job {
 	int what;
 };
 
+/* The folders a batch may keep open: those of every row it holds files of, and a few rows
+ * without files (flushed past it) */
+#define BATCH_FDS (EXPORTER_READER_BATCH * EXP_DIR_N + 64)
+
 /* A batch of files being queued for the reader, and what to do with each once read. */
 struct batch {
 	struct exporter *e;
 	const struct exp_topo *t;
+	const struct exp_views *views;
 	struct values *val;
 	struct exporter_reader *rd;
 	struct exporter_file *files;
 	struct job job[EXPORTER_READER_BATCH];
 	size_t n;
 	size_t first_gone; /* the first port whose state files said ENOENT; SIZE_MAX none */
+	/* the folders this scrape opened (rows of pods' namespaces, rows the topology holds no
+	 * descriptors for): the row's being queued, and those of rows queued whole, closed once
+	 * their batch is read */
+	int cur[EXP_DIR_N], done[BATCH_FDS];
+	size_t n_cur, n_done;
 };
 
 static void take_state(struct batch *b, const struct job *j, const struct exporter_file *f)
@@ -203,6 +213,9 @@ static void batch_flush(struct batch *b)
 			take_counter(b, &b->job[i], &b->files[i]);
 	}
 	b->n = 0;
+	for (size_t i = 0; i < b->n_done; i++)
+		close(b->done[i]);
+	b->n_done = 0;
 }
 
 static void batch_add(struct batch *b, int dirfd, const char *name, size_t row, int what)
@@ -221,51 +234,55 @@ static void batch_slots(struct batch *b, size_t row, const int *fds, const struc
 			batch_add(b, fds[slots[f].dir], b->t->families[f].file, row, (int)f);
 }
 
-/* The folder fds of the rows: the topology's for the host's, opened in this scrape's views for
- * those in pods' namespaces (-1 when the namespace is gone: reload). rows * EXP_DIR_N of them. */
-static int *row_fds(struct exporter *e, const struct exp_topo *t, const struct exp_views *views)
+/* Row r's folders (a port, or n_ports + a device) into f, -1 where there is none: the
+ * port's own (counters false: its state files) or its counter folders (true). The topology's
+ * where it holds them; else opened now, in the row's view for a pod's namespace, and closed
+ * once the row's files are read (row_done). false: the row's namespace is gone (reload). */
+static bool row_dirs(struct batch *b, size_t r, bool counters, int f[EXP_DIR_N])
 {
-	size_t rows = t->n_ports + t->n_devs;
-	int *fds = malloc((rows ? rows : 1) * EXP_DIR_N * sizeof(*fds));
+	const struct exp_topo *t = b->t;
+	const struct exp_port *p = r < t->n_ports ? &t->ports[r] : NULL;
+	const struct exp_device *d = p ? NULL : &t->devs[r - t->n_ports];
+	const char *netns = p ? p->netns : d->netns;
+	unsigned dirs = p ? p->dirs : d->has_hw ? 1u << EXP_DIR_HW : 0;
+	struct hw_ctx *ctx = b->e->ctx;
 
-	if (!fds)
-		return NULL;
-	for (size_t r = 0; r < rows; r++) {
-		const struct exp_port *p = r < t->n_ports ? &t->ports[r] : NULL;
-		const struct exp_device *d = p ? NULL : &t->devs[r - t->n_ports];
-		const char *netns = p ? p->netns : d->netns;
-		const struct exp_view *v = netns ? exporter_views_find(views, netns) : NULL;
-		int *f = &fds[r * EXP_DIR_N];
+	for (int k = 0; k < EXP_DIR_N; k++)
+		f[k] = p && p->fds_held ? p->fd[k] : -1;
+	if (d && d->hw_held)
+		f[EXP_DIR_HW] = d->hw_fd;
+	if ((p && p->fds_held) || (d && d->hw_held))
+		return true;
+	if (netns) {
+		const struct exp_view *v = exporter_views_find(b->views, netns);
 
-		for (int k = 0; k < EXP_DIR_N; k++)
-			f[k] = !netns ? (p ? p->fd[k] : k == EXP_DIR_HW ? d->hw_fd : -1) : -1;
-		if (!netns)
-			continue;
 		if (!v) {
-			atomic_store(&e->stale, true);
-			continue;
+			atomic_store(&b->e->stale, true);
+			return false;
 		}
-		for (int k = p ? 0 : EXP_DIR_HW; k < EXP_DIR_N; k++) {
-			f[k] = exporter_row_open(v->ctx, p ? p->dev : d->name, p ? p->num : 0,
-						 (enum exp_dir)k);
-			if (f[k] < 0)
-				f[k] = -1;
-		}
+		ctx = v->ctx;
 	}
-	return fds;
+	for (int k = 0; k < EXP_DIR_N; k++) {
+		if (!(dirs & (1u << k)) || (k != EXP_DIR_NONE) != counters)
+			continue;
+		f[k] = exporter_row_open(ctx, p ? p->dev : d->name, p ? p->num : 0,
+					 (enum exp_dir)k);
+		if (f[k] < 0)
+			f[k] = -1;
+		else
+			b->cur[b->n_cur++] = f[k];
+	}
+	return true;
 }
 
-static void row_fds_free(const struct exp_topo *t, int *fds)
+/* The row's files are queued: its folders close once their batch is read. */
+static void row_done(struct batch *b)
 {
-	for (size_t r = 0; fds && r < t->n_ports + t->n_devs; r++) {
-		const char *netns =
-			r < t->n_ports ? t->ports[r].netns : t->devs[r - t->n_ports].netns;
-
-		for (int k = 0; netns && k < EXP_DIR_N; k++)
-			if (fds[r * EXP_DIR_N + k] >= 0)
-				close(fds[r * EXP_DIR_N + k]);
-	}
-	free(fds);
+	memcpy(b->done + b->n_done, b->cur, b->n_cur * sizeof(*b->cur));
+	b->n_done += b->n_cur;
+	b->n_cur = 0;
+	if (b->n_done > BATCH_FDS - EXP_DIR_N)
+		batch_flush(b);
 }
 
 /* Every file of the scrape, in two passes: the ports' state files first, so that a port whose
@@ -278,7 +295,7 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 	size_t rows = t->n_ports + t->n_devs;
 	struct batch *b = calloc(1, sizeof(*b));
 	bool stale = atomic_load(&e->stale);
-	int *fds = row_fds(e, t, views);
+	int f[EXP_DIR_N];
 
 	val->stride = t->n_families ? t->n_families : 1;
 	val->v = calloc(rows ? rows * val->stride : 1, sizeof(*val->v));
@@ -288,27 +305,27 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 	val->gone = calloc(t->n_ports ? t->n_ports : 1, 1);
 	val->links = calloc(t->n_devs ? t->n_devs : 1, sizeof(*val->links));
 	val->link_ok = calloc(t->n_devs ? t->n_devs : 1, 1);
-	if (!fds || !b || !val->v || !val->ok || !val->st || !val->st_ok || !val->gone ||
-	    !val->links || !val->link_ok ||
-	    !(b->rd = exporter_reader_new(atomic_load(&e->io_uring), NULL))) {
-		row_fds_free(t, fds);
+	if (!b || !val->v || !val->ok || !val->st || !val->st_ok || !val->gone || !val->links ||
+	    !val->link_ok || !(b->rd = exporter_reader_new(atomic_load(&e->io_uring), NULL))) {
 		free(b);
 		return -ENOMEM;
 	}
 	b->e = e;
 	b->t = t;
+	b->views = views;
 	b->first_gone = SIZE_MAX;
 	b->val = val;
 	b->files = exporter_reader_files(b->rd);
 	for (size_t i = 0; i < t->n_ports; i++) {
 		/* a port of a namespace gone since the views were taken: nothing to read */
-		if (fds[i * EXP_DIR_N + EXP_DIR_NONE] < 0 && t->ports[i].netns) {
+		if (!row_dirs(b, i, false, f) || (f[EXP_DIR_NONE] < 0 && t->ports[i].netns)) {
 			val->gone[i] = 1;
+			row_done(b);
 			continue;
 		}
 		for (int k = 0; k < 3; k++)
-			batch_add(b, fds[i * EXP_DIR_N + EXP_DIR_NONE], state_files[k], i,
-				  FILE_STATE + k);
+			batch_add(b, f[EXP_DIR_NONE], state_files[k], i, FILE_STATE + k);
+		row_done(b);
 	}
 	batch_flush(b);
 	for (size_t i = 0; i < t->n_ports; i++) {
@@ -318,15 +335,18 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 		if (val->gone[i] || (!val->st_ok[i][0] && !val->st_ok[i][1] && !val->st_ok[i][2] &&
 				     (stale || b->first_gone <= i)))
 			continue;
-		batch_slots(b, i, &fds[i * EXP_DIR_N], t->ports[i].slots);
+		if (row_dirs(b, i, true, f))
+			batch_slots(b, i, f, t->ports[i].slots);
+		row_done(b);
 	}
-	for (size_t i = 0; i < t->n_devs; i++)
-		batch_slots(b, t->n_ports + i, &fds[(t->n_ports + i) * EXP_DIR_N],
-			    t->devs[i].slots);
+	for (size_t i = 0; i < t->n_devs; i++) {
+		if (row_dirs(b, t->n_ports + i, true, f))
+			batch_slots(b, t->n_ports + i, f, t->devs[i].slots);
+		row_done(b);
+	}
 	batch_flush(b);
 	exporter_reader_free(b->rd);
 	free(b);
-	row_fds_free(t, fds);
 	for (size_t i = 0; i < t->n_devs; i++) {
 		const struct exp_device *d = &t->devs[i];
 
@@ -497,16 +517,25 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 static void write_doctor(struct out *o, const struct exp_topo *t)
 {
+	static const enum doctor_status states[] = { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL,
+						     DOCTOR_SKIP };
+
+	/* one series per state, 1 for the finding's and 0 for the others (kube-state-metrics'
+	 * kube_pod_status_phase): a change of state changes values, never which series exist, so
+	 * that a rule or a graph follows one series through it */
 	family(o, "rdmak_doctor_check", EXP_GAUGE,
-	       "A finding of `rdmak doctor` (node checks), the worst per check and object; value "
-	       "is always 1.");
+	       "A finding of `rdmak doctor` (node checks), the worst per check and object: 1 for "
+	       "its status, 0 for the others.");
 	for (size_t i = 0; i < t->n_findings; i++) {
 		const struct exp_finding *f = &t->findings[i];
-		const char *l[] = { "check",   f->check, "object",
-				    f->object, "status", doctor_status_name(f->status),
-				    NULL };
 
-		sample_u64(o, "rdmak_doctor_check", l, 1);
+		for (size_t k = 0; k < ELEMENTSOF(states); k++) {
+			const char *l[] = { "check",   f->check, "object",
+					    f->object, "status", doctor_status_name(states[k]),
+					    NULL };
+
+			sample_u64(o, "rdmak_doctor_check", l, f->status == states[k]);
+		}
 	}
 }
 
@@ -568,6 +597,13 @@ static void write_errors(struct out *o, const struct exp_topo *t)
 				 p->num_s, dirs[p->slots[f].dir], t->families[f].file);
 			sample_u64(o, name, l, n);
 		}
+	}
+	/* a device or port the load left out: once per topology, as the load read it once */
+	for (size_t i = 0; i < t->n_skipped; i++) {
+		const char *l[6] = { "file", t->skipped[i].path, NULL };
+
+		exporter_labels_netns(t->skipped[i].netns, l, 2);
+		sample_u64(o, name, l, 1);
 	}
 	for (size_t i = 0; i < t->n_devs; i++)
 		for (size_t f = 0; f < t->n_families; f++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exporter/internal.h"
+#include "util/strutil.h"
 
 int exporter_buf_init(struct exporter_buf *b, size_t cap)
 {
@@ -64,10 +65,32 @@ void exporter_buf_u64(struct exporter_buf *b, uint64_t v)
 	exporter_buf_put(b, tmp + i, sizeof(tmp) - i);
 }
 
+static bool is_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
 /* A label value: backslash, double quote and newline escaped (both formats); the runs between
- * them copied whole. */
+ * them copied whole. Both formats want UTF-8, and Prometheus refuses a whole scrape for one
+ * label that is not: a byte that is not part of a UTF-8 sequence (a netdev's name is bytes, and
+ * Linux takes any but '/', ':' and whitespace) is written \xHH as `rdmak list` writes it
+ * (str_utf8_escape), its backslash then escaped as any other. */
 static void put_value(struct exporter_buf *b, const char *s)
 {
+	if (!is_ascii(s) && !str_is_utf8(s)) {
+		char *e = str_utf8_escape(s);
+
+		if (!e) {
+			b->oom = true;
+			return;
+		}
+		put_value(b, e);
+		free(e);
+		return;
+	}
 	for (;;) {
 		size_t n = strcspn(s, "\\\"\n");
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -268,6 +269,9 @@ void exporter_topo_free(struct exp_topo *t)
 		free(t->findings[i].check);
 		free(t->findings[i].object);
 	}
+	for (size_t i = 0; i < t->n_skipped; i++)
+		free(t->skipped[i].path);
+	free(t->skipped);
 	for (size_t i = 0; i < t->n_owned; i++)
 		free(t->owned[i]);
 	exporter_devset_free(t->devset, t->n_devset);
@@ -305,25 +309,94 @@ int exporter_row_open(struct hw_ctx *ctx, const char *dev, unsigned port, enum e
 	return open_dir(ctx, rel);
 }
 
-/* Open a port's folders and list their counter files. A folder that is absent (counters_ext on
- * any kernel since 4.5, hw_counters on most drivers but mlx5) has no files. */
-static int port_open(struct hw_ctx *ctx, struct exp_port *p, struct pending *pend)
+/* Descriptors kept for the process beyond the topology's: connections (256), the HTTP workers'
+ * epoll sets, a scrape's io_uring and the folders it opens, a load's own. */
+#define FD_RESERVE 2048
+
+/* How many folder descriptors a topology may hold: half of what is left past FD_RESERVE, since
+ * a reload holds the old topology's until the new one is in. A node with 1024 ports holds ~3000
+ * (every one, under the usual limits); one with 10 000 would have run out of descriptors, and
+ * then had none for a connection either. */
+static size_t fd_budget(void)
 {
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX / 2;
+	return rl.rlim_cur > FD_RESERVE ? (size_t)(rl.rlim_cur - FD_RESERVE) / 2 : 0;
+}
+
+/* A folder the load could not open or list (but absent, or out of memory): left out, counted in
+ * rdmak_exporter_read_errors_total by its path. */
+static int skip(struct exp_topo *t, const char *path, const char *netns)
+{
+	struct exp_skipped *v = realloc(t->skipped, (t->n_skipped + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	t->skipped = v;
+	v[t->n_skipped].netns = netns;
+	if (!(v[t->n_skipped].path = strdup(path)))
+		return -ENOMEM;
+	t->n_skipped++;
+	return 0;
+}
+
+/* A row's folder opened and, for a counter folder, listed. 1: there, in *fd; 0: absent (counters_ext on any
+ * kernel since 4.5, hw_counters on most drivers but mlx5) or unreadable (counted); -ENOMEM. */
+static int row_folder(struct exp_topo *t, struct hw_ctx *ctx, const char *dev, unsigned port,
+		      enum exp_dir d, const char *netns, struct pending *pend, int *fd)
+{
+	char rel[PATH_MAX];
 	int r;
 
+	*fd = exporter_row_open(ctx, dev, port, d);
+	if (*fd == -ENOENT || *fd == -ENOTDIR)
+		return 0;
+	if (*fd == -ENOMEM)
+		return -ENOMEM;
+	if (*fd >= 0 && d != EXP_DIR_NONE) {
+		r = list_dir(*fd, true, &pend->files[d], &pend->n_files[d]);
+		if (r >= 0)
+			return 1;
+		close(*fd);
+		*fd = r;
+		if (r == -ENOMEM)
+			return r;
+	}
+	if (*fd >= 0)
+		return 1;
+	if (port)
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u%s%s", dev, port,
+			 d ? "/" : "", dir_names[d]);
+	else
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/hw_counters", dev);
+	return skip(t, rel, netns);
+}
+
+/* Open a port's folders and list their counter files; the folders stay open while the topology
+ * has descriptors to spare. */
+static int port_open(struct exp_topo *t, struct hw_ctx *ctx, struct exp_port *p,
+		     struct pending *pend)
+{
+	p->fds_held = t->n_fds + EXP_DIR_N <= t->fd_budget;
 	for (int d = 0; d < EXP_DIR_N; d++) {
-		p->fd[d] = exporter_row_open(ctx, p->dev, p->num, (enum exp_dir)d);
-		if (p->fd[d] == -ENOENT || p->fd[d] == -ENOTDIR) {
-			p->fd[d] = -1;
-			continue;
-		}
-		if (p->fd[d] < 0)
-			return p->fd[d];
-		if (d == EXP_DIR_NONE)
-			continue;
-		r = list_dir(p->fd[d], true, &pend->files[d], &pend->n_files[d]);
+		int fd, r = row_folder(t, ctx, p->dev, p->num, (enum exp_dir)d, p->netns, pend,
+				       &fd);
+
 		if (r < 0)
 			return r;
+		if (r == 0)
+			continue;
+		p->dirs |= 1u << d;
+		if (p->fds_held) {
+			p->fd[d] = fd;
+			t->n_fds++;
+		} else {
+			close(fd);
+		}
 	}
 	return 0;
 }
@@ -471,7 +544,7 @@ static int load_ports(const struct source *src, size_t n_src, struct exp_topo *t
 			t->n_ports++;
 			port_from_model(p, hp);
 			p->netns = src[k].netns;
-			r = port_open(src[k].ctx, p, &pend[t->n_ports - 1]);
+			r = port_open(t, src[k].ctx, p, &pend[t->n_ports - 1]);
 			if (r < 0)
 				goto out;
 		}
@@ -515,6 +588,7 @@ static int load_devices(const struct source *src, size_t n_src, struct exp_topo 
 			const struct hw_rdma_dev *hd = &src[k].node->rdma[i];
 			struct exp_device *d = &t->devs[t->n_devs];
 			struct pending *pd = &pend[t->n_devs];
+			int fd;
 
 			if (dev_taken(src, k, hd->name))
 				continue;
@@ -526,20 +600,18 @@ static int load_devices(const struct source *src, size_t n_src, struct exp_topo 
 			str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
 			d->pcie_link = hd->pci && !hd->pci->physfn;
 			d->netns = src[k].netns;
-			d->hw_fd = exporter_row_open(src[k].ctx, hd->name, 0, EXP_DIR_HW);
-			if (d->hw_fd == -ENOENT || d->hw_fd == -ENOTDIR) {
-				d->hw_fd = -1;
-				continue;
-			}
-			if (d->hw_fd < 0) {
-				r = d->hw_fd;
-				d->hw_fd = -1;
-				goto out;
-			}
-			r = list_dir(d->hw_fd, true, &pd->files[EXP_DIR_HW],
-				     &pd->n_files[EXP_DIR_HW]);
+			d->hw_fd = -1;
+			r = row_folder(t, src[k].ctx, hd->name, 0, EXP_DIR_HW, d->netns, pd, &fd);
 			if (r < 0)
 				goto out;
+			d->has_hw = r > 0;
+			d->hw_held = d->has_hw && t->n_fds < t->fd_budget;
+			if (d->hw_held) {
+				d->hw_fd = fd;
+				t->n_fds++;
+			} else if (d->has_hw) {
+				close(fd);
+			}
 		}
 	for (size_t i = 0; i < t->n_devs; i++)
 		for (size_t j = 0; j < pend[i].n_files[EXP_DIR_HW]; j++) {
@@ -608,6 +680,26 @@ static const char *ns_name(const struct exp_topo *t, const char *name)
 	return name;
 }
 
+/* What the sources' loads left out, after what the folders' did. */
+static int keep_skipped(const struct source *src, size_t n_src, struct exp_topo *t)
+{
+	int r;
+
+	for (size_t k = 0; k < n_src; k++)
+		for (size_t i = 0; i < src[k].node->n_skipped; i++)
+			if ((r = skip(t, src[k].node->skipped[i].path, src[k].netns)) < 0)
+				return r;
+	return 0;
+}
+
+/* The skipped rows' namespaces, the topology's own copies (after keep_views). */
+static void skipped_detach(struct exp_topo *t)
+{
+	for (size_t i = 0; i < t->n_skipped; i++)
+		if (t->skipped[i].netns)
+			t->skipped[i].netns = ns_name(t, t->skipped[i].netns);
+}
+
 static void fd_drop(int *fd)
 {
 	if (*fd >= 0)
@@ -627,6 +719,7 @@ static void rows_detach(struct exp_topo *t)
 		p->netns = ns_name(t, p->netns);
 		for (int d = 0; d < EXP_DIR_N; d++)
 			fd_drop(&p->fd[d]);
+		p->fds_held = false;
 	}
 	for (size_t i = 0; i < t->n_devs; i++) {
 		struct exp_device *d = &t->devs[i];
@@ -635,6 +728,7 @@ static void rows_detach(struct exp_topo *t)
 			continue;
 		d->netns = ns_name(t, d->netns);
 		fd_drop(&d->hw_fd);
+		d->hw_held = false;
 	}
 }
 
@@ -656,14 +750,17 @@ int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct
 	if (r < 0)
 		goto fail;
 	src[0].ctx = ctx;
-	r = hw_load(ctx, 0, &src[0].node, err);
+	/* a device or port that cannot be read is left out, and counted (write_errors), rather than
+	 * costing every other one its series */
+	r = hw_load(ctx, HW_LOAD_PARTIAL, &src[0].node, err);
 	if (r < 0)
 		goto fail;
 	n_src = 1;
 	for (size_t i = 0; i < n_views; i++) {
 		/* a namespace whose view cannot be loaded now is left out, as if it had no device;
 		 * its devices stay in ns_devset, so that the next scrape tries again */
-		if (hw_load(views->v[i].ctx, HW_LOAD_NETNS, &src[n_src].node, NULL) < 0)
+		if (hw_load(views->v[i].ctx, HW_LOAD_NETNS | HW_LOAD_PARTIAL, &src[n_src].node,
+			    NULL) < 0)
 			continue;
 		src[n_src].ctx = views->v[i].ctx;
 		src[n_src].netns = views->v[i].name;
@@ -677,13 +774,15 @@ int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct
 	}
 	memcpy(t->families, exporter_node_families,
 	       exporter_n_node_families * sizeof(*t->families));
+	t->fd_budget = fd_budget();
 	t->n_families = exporter_n_node_families;
 	if ((r = load_ports(src, n_src, t, &fcap)) < 0 ||
 	    (r = load_devices(src, n_src, t, &fcap)) < 0 || (r = ports_grow_slots(t)) < 0 ||
 	    (r = doctor_findings(ctx, src[0].node, t)) < 0 ||
-	    (views && (r = keep_views(views, t)) < 0))
+	    (views && (r = keep_views(views, t)) < 0) || (r = keep_skipped(src, n_src, t)) < 0)
 		goto fail;
 	rows_detach(t);
+	skipped_detach(t);
 	for (size_t i = 0; i < n_src; i++)
 		hw_node_free(src[i].node);
 	free(src);

@@ -26,7 +26,7 @@
 	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
 	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
 	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)                \
-	X(MHD_get_connection_values)
+	X(MHD_get_connection_values) X(MHD_create_response_from_callback)
 #define HTTP_DL_GNUTLS_FUNCS(X)                                                                           \
 	X(gnutls_pcert_deinit) X(gnutls_pcert_list_import_x509_raw) X(gnutls_privkey_deinit)               \
 	X(gnutls_privkey_import_x509_raw) X(gnutls_privkey_init) X(gnutls_pubkey_deinit)                   \
@@ -80,6 +80,7 @@ int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen);
 #define MHD_start_daemon		     HTTP_DL_CALL(MHD_start_daemon)
 #define MHD_stop_daemon			     HTTP_DL_CALL(MHD_stop_daemon)
 #define MHD_get_connection_values	     HTTP_DL_CALL(MHD_get_connection_values)
+#define MHD_create_response_from_callback    HTTP_DL_CALL(MHD_create_response_from_callback)
 #define gnutls_pcert_deinit		     HTTP_DL_CALL(gnutls_pcert_deinit)
 #define gnutls_pcert_list_import_x509_raw    HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
 #define gnutls_privkey_deinit		     HTTP_DL_CALL(gnutls_privkey_deinit)

@@ -6,9 +6,19 @@
  * What it promises, whatever the clients do:
  *   - a fixed number of worker threads, each serving its share of the connections;
  *   - at most limits.max_connections connections (and max_per_ip from one address); when they
- *     are all taken, a new connection closes the oldest one still in its TLS handshake, or is
- *     closed at once when none is: never left waiting in the listen queue, where one client
- *     holding every slot with sockets that never start TLS would block all the others;
+ *     are all taken, a new connection closes the oldest one that is not being served: first
+ *     one still in its TLS handshake, then one idle between requests (or, on plain HTTP, one
+ *     that never sent a byte), then one whose request's headers are still coming; it is closed
+ *     at once only when every connection has a request being answered. Never left waiting in
+ *     the listen queue, where clients holding every slot with idle sockets would block all the
+ *     others;
+ *   - at most limits.answers_max bytes of answers at once, over all connections: an answer
+ *     being built counts its route's previous answer's size, one built or being sent its own.
+ *     A new answer that would pass the bound closes the connections whose answers have waited
+ *     longest on their clients (a client that asks and never reads), oldest first; when the
+ *     answers in the way are all still being built, the request is answered 503 with
+ *     Retry-After. One answer alone always goes, whatever its size. Per connection, MHD reads
+ *     the next request only once an answer is sent: one answer and header_max bytes each;
  *   - request line and headers within limits.header_max bytes, bodies within limits.body_max
  *     (413 past it, before the handler runs);
  *   - every connection makes progress or is closed: limits.handshake_timeout_ms from accept to
@@ -41,6 +51,7 @@ struct http_request {
 
 struct http_response {
 	unsigned status;
+	unsigned retry_after_s;	  /* a Retry-After header (with 503, 429); 0: none */
 	const char *content_type; /* static text; NULL: "text/plain; charset=utf-8" */
 	char *body;		  /* malloc'd; the server frees it */
 	size_t body_len;
@@ -66,6 +77,7 @@ struct http_limits {
 	unsigned handshake_timeout_ms; /* from accept to the end of the TLS handshake; 100..60000 */
 	unsigned max_connections;
 	unsigned max_per_ip; /* 0: no limit */
+	size_t answers_max;  /* bytes of answers held at once (see above); 64 KiB..4 GiB */
 };
 
 enum http_log_level { HTTP_LOG_ERROR, HTTP_LOG_WARNING, HTTP_LOG_INFO, HTTP_LOG_DEBUG };
@@ -97,6 +109,7 @@ struct http_server_config {
 			       .request_timeout_ms = 10000,                                        \
 			       .max_connections = 256,                                             \
 			       .max_per_ip = 0,                                                    \
+			       .answers_max = 64u << 20,                                           \
 			       .handshake_timeout_ms = 5000 })
 
 /* Parse "ADDR:PORT" as http_server_config.listen takes it; -EINVAL with a reason in why. */
@@ -125,10 +138,14 @@ struct http_stats {
 	uint64_t requests;    /* answered */
 	uint64_t cut;	      /* connections closed for being too slow (a handshake past its
 				 * timeout, or still in it when a new client needed the slot) */
+	uint64_t refused;     /* closed at accept: every slot taken by a request being answered */
+	uint64_t idle_cut;    /* idle connections closed to make room for a new one */
+	uint64_t answers_cut; /* connections closed mid-answer to make room for a new answer */
 	uint64_t
-		refused; /* closed at accept: every slot taken by a connection past its handshake */
-	unsigned open;	 /* connections now */
-	unsigned tls_retired; /* superseded key pairs still held by their connections */
+		answers_refused; /* requests answered 503: answers_max held by answers being built */
+	size_t answers_held;	 /* bytes of answers now */
+	unsigned open;		 /* connections now */
+	unsigned tls_retired;	 /* superseded key pairs still held by their connections */
 };
 void http_server_stats(struct http_server *s, struct http_stats *ret);
 

@@ -22,8 +22,22 @@
  * wait in the kernel's queue, neither served nor refused: a client holding every slot with
  * sockets that never start TLS blocked all admission for the idle timeout. MHD's own limit is
  * set well above ours, and ours is kept when MHD announces a connection: the oldest connection
- * still in its handshake is closed to make room, or, when every one is past it, the new one
- * is. Either way MHD sees a socket shut down and frees it on its next turn.
+ * that is not being served is closed to make room (one in its handshake first, then one idle
+ * between requests, then one whose headers are still coming), or, when every one has a
+ * request being answered, the new one is. Either way MHD sees a socket shut down and frees it
+ * on its next turn. Idle ones must go too: on plain HTTP there is no handshake, and 256
+ * sockets that never send a byte held every slot until the idle timeout, again and again.
+ *
+ * Answers. MHD keeps each answer until its client has read it, so clients that ask and never
+ * read held one answer each until the request timeout: a scrape of a big node is megabytes.
+ * Answers are counted against answers_max from the moment a handler is called (its route's
+ * previous answer's size, the best guess before it is built) until MHD is done with them; a new
+ * one that would pass the bound takes the room of the answers that have waited longest on
+ * their clients, whose connections are shut down. Answers still being built cannot be taken
+ * back: past them the request is answered 503. MHD reads an answer through our callback rather
+ * than from a buffer it owns, so that one taken back is freed at once: a buffer of MHD's went
+ * only when the connection's worker thread got to the closed socket, and a worker building a
+ * scrape meanwhile let the freed room fill again while the memory was still held.
  *
  * Failed handshakes. MHD logs them as one sentence without the client or the reason. GnuTLS
  * reads each connection through our pull function, which keeps the first bytes the client
@@ -79,12 +93,24 @@ struct conn {
 	bool cut;
 	bool in_request;
 	bool handshake_done;
+	bool answering;	   /* its request's headers are in: a handler runs or its answer is sent */
+	struct answer *a;  /* its answer, queued: MHD sends it as the client reads (lock) */
+	size_t held;	   /* bytes of answers_max this connection holds (lock) */
+	int64_t queued_ms; /* when a was queued */
 	char peer[64];
 	char refused[200]; /* why its client certificate was refused; "" when it was not */
 	/* the client's first bytes (the TLS record header and the ClientHello's version): the
 	 * connection's worker thread alone writes and reads them */
 	unsigned char first[11];
 	size_t n_first;
+};
+
+/* An answer MHD sends through answer_read(); body NULL once taken back (lock). */
+struct answer {
+	struct http_server *s;
+	struct conn *k; /* NULL once the request is over */
+	char *body;
+	size_t len;
 };
 
 struct req {
@@ -118,6 +144,8 @@ struct http_server {
 	uint64_t gen;
 	unsigned open;
 	unsigned open_cut;	 /* of them, shut down by us and not yet closed by MHD */
+	size_t held;		 /* bytes of answers, built or being sent */
+	size_t *route_len;	 /* per route, its previous answer's size */
 	int64_t limit_logged_ms; /* the last line about the connection limit */
 	unsigned limit_quiet;	 /* events since that line, not logged */
 
@@ -125,7 +153,8 @@ struct http_server {
 	pthread_cond_t wake;
 	bool reaper_running, stopping;
 
-	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused;
+	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused, n_idle_cut;
+	atomic_uint_fast64_t n_answers_cut, n_answers_refused;
 	atomic_uint inflight;
 	atomic_bool closing; /* MHD_stop_daemon closes the connections left: no reasons to log */
 };
@@ -248,9 +277,9 @@ static int ca_reload(struct http_server *s, char *err, size_t errlen)
 
 	if (!s->ca_file)
 		return 0;
-	r = fileio_read_at(AT_FDCWD, s->ca_file, PEM_MAX, &pem, &len);
+	r = fileio_read_regular_at(AT_FDCWD, s->ca_file, PEM_MAX, &pem, &len);
 	if (r < 0) {
-		snprintf(err, errlen, "client CA %s: %s", s->ca_file, strerror(-r));
+		snprintf(err, errlen, "client CA %s: %s", s->ca_file, fileio_strerror(r));
 		return r;
 	}
 	if (s->ca && s->ca_len == len && memcmp(s->ca_pem, pem, len) == 0)
@@ -368,14 +397,14 @@ static int load_pair(struct http_server *s, struct tls_pair **ret, bool *unchang
 	size_t cl = 0, kl = 0;
 	int r;
 
-	r = fileio_read_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
+	r = fileio_read_regular_at(AT_FDCWD, s->cert_file, PEM_MAX, &cert, &cl);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", s->cert_file, strerror(-r));
+		snprintf(err, errlen, "%s: %s", s->cert_file, fileio_strerror(r));
 		return r;
 	}
-	r = fileio_read_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
+	r = fileio_read_regular_at(AT_FDCWD, s->key_file, PEM_MAX, &key, &kl);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", s->key_file, strerror(-r));
+		snprintf(err, errlen, "%s: %s", s->key_file, fileio_strerror(r));
 		return r;
 	}
 	if (s->current && http_tls_pair_same_bytes(s->current, cert, cl, key, kl)) {
@@ -426,11 +455,27 @@ const char *http_server_tls_summary(const struct http_server *s)
 
 /* ---- connections ------------------------------------------------------------------------- */
 
-/* Shut a connection's socket down (lock held): MHD sees the peer gone and closes it. */
+static void conn_hold(struct http_server *s, struct conn *k, size_t n);
+
+/* Free the answer k is sending (lock held): MHD's next read of it ends the connection. */
+static void answer_take_back(struct http_server *s, struct conn *k)
+{
+	if (!k->a)
+		return;
+	free(k->a->body);
+	k->a->body = NULL;
+	k->a->k = NULL;
+	k->a = NULL;
+	conn_hold(s, k, 0);
+}
+
+/* Shut a connection's socket down (lock held): MHD sees the peer gone and closes it; its answer
+ * goes at once. */
 static void conn_cut(struct http_server *s, struct conn *k)
 {
 	k->cut = true;
 	s->open_cut++;
+	answer_take_back(s, k);
 	if (k->fd >= 0)
 		shutdown(k->fd, SHUT_RDWR);
 }
@@ -505,14 +550,15 @@ static void conn_watch_tls(struct MHD_Connection *c, struct conn *k)
 	}
 }
 
-__attribute__((format(printf, 2, 3))) static void log_limit(struct http_server *s, const char *fmt,
-							    ...)
+/* A line about a limit (lock held): a flood of connections or requests is one line a second,
+ * not one each. what: "connection limit (256) reached" and the like. */
+__attribute__((format(printf, 3, 4))) static void log_limit(struct http_server *s, const char *what,
+							    const char *fmt, ...)
 {
 	int64_t now = now_ms();
 	char msg[384];
 	va_list ap;
 
-	/* a flood of connections is one line a second, not one per connection */
 	if (s->limit_logged_ms && now - s->limit_logged_ms < LIMIT_LOG_MS) {
 		s->limit_quiet++;
 		return;
@@ -521,42 +567,184 @@ __attribute__((format(printf, 2, 3))) static void log_limit(struct http_server *
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (s->limit_quiet)
-		slog(s, HTTP_LOG_WARNING,
-		     "connection limit (%u) reached: %s (and %u more since the last line)",
-		     s->lim.max_connections, msg, s->limit_quiet);
+		slog(s, HTTP_LOG_WARNING, "%s: %s (and %u more since the last line)", what, msg,
+		     s->limit_quiet);
 	else
-		slog(s, HTTP_LOG_WARNING, "connection limit (%u) reached: %s",
-		     s->lim.max_connections, msg);
+		slog(s, HTTP_LOG_WARNING, "%s: %s", what, msg);
 	s->limit_logged_ms = now;
 	s->limit_quiet = 0;
 }
 
-/* A new connection k, not yet in the list (lock held): keep the limit. A slot goes to a client
- * that has done its handshake before one that has not: the oldest connection still in its
- * handshake makes room, else the new one is closed at once. */
+/* What a connection is doing, in the order a full server takes slots back: the first that is
+ * not serving a request goes before a newer one, a handshake before an idle connection. */
+enum conn_phase {
+	PHASE_HANDSHAKE, /* TLS not done yet */
+	PHASE_IDLE,	 /* between requests (plain HTTP: maybe not a byte sent yet) */
+	PHASE_HEADERS,	 /* its request line is in, its headers are still coming */
+	PHASE_SERVED,	 /* a handler runs, its body comes, or its answer is being sent */
+};
+
+static enum conn_phase conn_phase(const struct conn *k)
+{
+	return !k->handshake_done ? PHASE_HANDSHAKE
+	       : !k->in_request	  ? PHASE_IDLE
+	       : !k->answering	  ? PHASE_HEADERS
+				  : PHASE_SERVED;
+}
+
+/* A new connection k, not yet in the list (lock held): keep the limit. The oldest connection
+ * that is not being served makes room, a handshake first, then an idle one, then one whose
+ * headers are still coming; when every one is being served, the new one is closed at once. */
 static void make_room(struct http_server *s, struct conn *k)
 {
-	struct conn *oldest = NULL;
+	static const char *const why[] = {
+		[PHASE_HANDSHAKE] = "still in its TLS handshake",
+		[PHASE_IDLE] = "idle",
+		[PHASE_HEADERS] = "still sending its request's headers",
+	};
+	char what[64];
 
 	if (s->open - s->open_cut < s->lim.max_connections)
 		return;
-	for (struct conn *o = s->conns; o; o = o->next)
-		if (!o->cut && !o->handshake_done)
-			oldest = o; /* newest first: the last one found is the oldest */
-	if (oldest) {
+	snprintf(what, sizeof(what), "connection limit (%u) reached", s->lim.max_connections);
+	for (enum conn_phase ph = PHASE_HANDSHAKE; ph < PHASE_SERVED; ph++) {
+		struct conn *oldest = NULL;
+
+		for (struct conn *o = s->conns; o; o = o->next)
+			if (!o->cut && conn_phase(o) == ph)
+				oldest = o; /* newest first: the last one found is the oldest */
+		if (!oldest)
+			continue;
 		conn_cut(s, oldest);
-		atomic_fetch_add(&s->n_cut, 1);
-		log_limit(
-			s,
-			"closed a connection from %s still in its TLS handshake after %lld ms, for one from %s",
-			conn_peer(oldest), (long long)(now_ms() - oldest->started_ms),
-			conn_peer(k));
+		atomic_fetch_add(ph == PHASE_HANDSHAKE ? &s->n_cut : &s->n_idle_cut, 1);
+		log_limit(s, what, "closed a connection from %s %s after %lld ms, for one from %s",
+			  conn_peer(oldest), why[ph], (long long)(now_ms() - oldest->started_ms),
+			  conn_peer(k));
 		return;
 	}
 	conn_cut(s, k);
 	atomic_fetch_add(&s->n_refused, 1);
-	log_limit(s, "refused a connection from %s: every connection is past its TLS handshake",
+	log_limit(s, what,
+		  "refused a connection from %s: every connection has a request being answered",
 		  conn_peer(k));
+}
+
+/* ---- answers_max --------------------------------------------------------------------------- */
+
+/* k holds n bytes of answers from now on (lock held). */
+static void conn_hold(struct http_server *s, struct conn *k, size_t n)
+{
+	s->held = s->held - k->held + n;
+	k->held = n;
+}
+
+/* Room for n more bytes of answers (lock held): the connections whose answers have waited
+ * longest on their clients are shut down until there is (their bytes go when MHD frees them).
+ * One answer alone always fits. false: the answers in the way are being built. */
+static bool answers_room(struct http_server *s, const struct conn *k, size_t n)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "answer limit (%zu bytes) reached", s->lim.answers_max);
+	while (s->held > 0 && s->held + n > s->lim.answers_max) {
+		struct conn *oldest = NULL;
+		size_t len;
+
+		for (struct conn *o = s->conns; o; o = o->next)
+			if (o->a && (!oldest || o->queued_ms <= oldest->queued_ms))
+				oldest = o;
+		if (!oldest) {
+			atomic_fetch_add(&s->n_answers_refused, 1);
+			log_limit(s, what,
+				  "answered 503 to %s: %zu bytes of answers are being built",
+				  conn_peer(k), s->held);
+			return false;
+		}
+		len = oldest->held;
+		answer_take_back(s, oldest);
+		if (!oldest->cut)
+			conn_cut(s, oldest);
+		atomic_fetch_add(&s->n_answers_cut, 1);
+		log_limit(s, what,
+			  "closed a connection from %s whose client had not read its answer of "
+			  "%zu bytes after %lld ms, for %s",
+			  conn_peer(oldest), len, (long long)(now_ms() - oldest->queued_ms),
+			  conn_peer(k));
+	}
+	return true;
+}
+
+/* Before a handler runs: room for its route's previous answer. false: answer 503. */
+static bool answer_reserve(struct http_server *s, struct conn *k, size_t route)
+{
+	bool ok;
+
+	if (!k)
+		return true;
+	pthread_mutex_lock(&s->lock);
+	ok = answers_room(s, k, s->route_len[route]);
+	if (ok)
+		conn_hold(s, k, k->held + s->route_len[route]);
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+/* The handler failed: nothing held. */
+static void answer_drop(struct http_server *s, struct conn *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->lock);
+	conn_hold(s, k, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The answer a is built: held in place of the guess until MHD is done with it. false: no room
+ * for it (answer 503; a is the caller's still). */
+static bool answer_settle(struct http_server *s, struct conn *k, size_t route, struct answer *a)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&s->lock);
+	s->route_len[route] = a->len;
+	if (k) {
+		conn_hold(s, k, 0);
+		ok = answers_room(s, k, a->len);
+	}
+	if (k && ok) {
+		conn_hold(s, k, a->len);
+		k->a = a;
+		a->k = k;
+		k->queued_ms = now_ms();
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static ssize_t answer_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct answer *a = cls;
+	ssize_t n = MHD_CONTENT_READER_END_WITH_ERROR;
+
+	pthread_mutex_lock(&a->s->lock);
+	if (a->body && pos <= a->len) {
+		n = (ssize_t)(a->len - pos < max ? a->len - pos : max);
+		memcpy(buf, a->body + pos, (size_t)n);
+	}
+	pthread_mutex_unlock(&a->s->lock);
+	return n;
+}
+
+static void answer_free(void *cls)
+{
+	struct answer *a = cls;
+
+	pthread_mutex_lock(&a->s->lock);
+	if (a->k)
+		answer_take_back(a->s, a->k);
+	pthread_mutex_unlock(&a->s->lock);
+	free(a->body);
+	free(a);
 }
 
 /* MHD closes a connection whose handshake failed with one sentence and neither the client nor
@@ -759,6 +947,9 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 		rq->conn->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 +
 					s->lim.request_timeout_ms;
 		rq->conn->in_request = false;
+		rq->conn->answering = false;
+		answer_take_back(s, rq->conn);
+		conn_hold(s, rq->conn, 0);
 		pthread_mutex_unlock(&s->lock);
 	}
 	free(rq->body);
@@ -767,7 +958,8 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *content_type,
-			     char *body, size_t len, const char *allow, bool close)
+			     char *body, size_t len, const char *allow, bool close,
+			     unsigned retry_after_s)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -789,6 +981,12 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (close)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (retry_after_s) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%u", retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+	}
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -799,7 +997,8 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, con
 {
 	char *b = strdup(text);
 
-	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST)
+	return b ? queue(c, status, NULL, b, strlen(b), allow, status == MHD_HTTP_BAD_REQUEST,
+			 status == MHD_HTTP_SERVICE_UNAVAILABLE ? 1 : 0)
 		 : MHD_NO;
 }
 
@@ -837,6 +1036,11 @@ static void request_begin(struct http_server *s, struct MHD_Connection *c, const
 	const char *cl;
 
 	rq->headers_done = true;
+	if (rq->conn) {
+		pthread_mutex_lock(&s->lock);
+		rq->conn->answering = true;
+		pthread_mutex_unlock(&s->lock);
+	}
 	/* RFC 9112 6.3: with two lengths the body's end is ambiguous (MHD reads the first, a proxy
 	 * in front may have read the other: request smuggling); 400, and the connection closes */
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
@@ -896,6 +1100,46 @@ static int body_append(struct http_server *s, struct req *rq, const char *data, 
 	return 0;
 }
 
+/* Hand a handler's answer to MHD, read through answer_read() (see the top of this file). */
+static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection *c, struct req *rq,
+				    size_t route, struct http_response *resp)
+{
+	struct answer *a = calloc(1, sizeof(*a));
+	struct MHD_Response *m;
+	enum MHD_Result ret;
+
+	if (!a) {
+		free(resp->body);
+		answer_drop(s, rq->conn);
+		return MHD_NO;
+	}
+	*a = (struct answer){ .s = s, .body = resp->body, .len = resp->body ? resp->body_len : 0 };
+	if (!answer_settle(s, rq->conn, route, a)) {
+		free(a->body);
+		free(a);
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "too many answers held at once; try again\n", NULL);
+	}
+	/* MHD copies 64 KiB at a time into a buffer of the response's and sends from there */
+	m = MHD_create_response_from_callback(a->len, 64u << 10, answer_read, a, answer_free);
+	if (!m) {
+		answer_free(a);
+		return MHD_NO;
+	}
+	MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE,
+				resp->content_type ? resp->content_type
+						   : "text/plain; charset=utf-8");
+	if (resp->retry_after_s) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%u", resp->retry_after_s);
+		MHD_add_response_header(m, MHD_HTTP_HEADER_RETRY_AFTER, v);
+	}
+	ret = MHD_queue_response(c, resp->status ? resp->status : MHD_HTTP_OK, m);
+	MHD_destroy_response(m);
+	return ret;
+}
+
 static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connection *c,
 				      const char *url, const char *method, struct req *rq)
 {
@@ -911,18 +1155,22 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		.body_len = rq->len,
 	};
 	struct http_response resp = { 0 };
+	size_t route = (size_t)(rq->route - s->routes);
 	int r;
 
 	if (rq->body)
 		rq->body[rq->len] = '\0';
+	if (!answer_reserve(s, rq->conn, route))
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "too many answers held at once; try again\n", NULL);
 	r = rq->route->handler(s->userdata, &hr, &resp);
 	if (r < 0) {
 		free(resp.body);
+		answer_drop(s, rq->conn);
 		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
 		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
 	}
-	return queue(c, resp.status ? resp.status : MHD_HTTP_OK, resp.content_type, resp.body,
-		     resp.body_len, NULL, false);
+	return queue_answer(s, c, rq, route, &resp);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -986,12 +1234,16 @@ void http_server_stats(struct http_server *s, struct http_stats *ret)
 	for (struct tls_pair *p = s->oldest; p && p != s->current; p = p->newer)
 		retired++;
 	ret->open = s->open;
+	ret->answers_held = s->held;
 	pthread_mutex_unlock(&s->lock);
 	ret->tls_retired = retired;
 	ret->connections = atomic_load(&s->n_connections);
 	ret->requests = atomic_load(&s->n_requests);
 	ret->cut = atomic_load(&s->n_cut);
 	ret->refused = atomic_load(&s->n_refused);
+	ret->idle_cut = atomic_load(&s->n_idle_cut);
+	ret->answers_cut = atomic_load(&s->n_answers_cut);
+	ret->answers_refused = atomic_load(&s->n_answers_refused);
 }
 
 static int limits_check(const struct http_limits *l, char *err, size_t errlen)
@@ -1016,6 +1268,9 @@ static int limits_check(const struct http_limits *l, char *err, size_t errlen)
 	else if (l->max_connections < 1 || l->max_connections > 65536)
 		snprintf(err, errlen, "connection limit: expected 1 to 65536, got %u",
 			 l->max_connections);
+	else if (l->answers_max < (64u << 10) || l->answers_max > ((size_t)4 << 30))
+		snprintf(err, errlen, "answer limit: expected 64 KiB to 4 GiB, got %zu bytes",
+			 l->answers_max);
 	else
 		return 0;
 	return -EINVAL;
@@ -1034,6 +1289,7 @@ static void server_release(struct http_server *s)
 	if (s->ca)
 		gnutls_x509_trust_list_deinit(s->ca, 1);
 	pthread_rwlock_destroy(&s->ca_lock);
+	free(s->route_len);
 	free(s->ca_pem);
 	free(s->ca_file);
 	free(s->cert_file);
@@ -1074,6 +1330,11 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	s->lim = cfg->limits;
 	s->routes = cfg->routes;
 	s->n_routes = cfg->n_routes;
+	s->route_len = calloc(cfg->n_routes ? cfg->n_routes : 1, sizeof(*s->route_len));
+	if (!s->route_len) {
+		server_release(s);
+		return -ENOMEM;
+	}
 	s->userdata = cfg->userdata;
 	s->log = cfg->log;
 	if (cfg->client_ca_file && !cfg->cert_file) {

@@ -328,6 +328,10 @@ struct hw_node {
 	size_t n_gpus;
 	struct hw_kernel kernel;
 	bool has_rdma_class; /* sys/class/infiniband exists */
+	/* HW_LOAD_PARTIAL: what was left out because it could not be read, each by the path that
+	 * failed (relative to the sysfs root) and its errno, devices and netdevs in name order */
+	struct hw_error *skipped;
+	size_t n_skipped;
 };
 
 /* What to read beyond the always-read core (devices, ports with GID 0, netdevs, PCI, char
@@ -341,6 +345,12 @@ enum {
 	 * and netdevs, and of the PCI tree (which every namespace sees whole) only their functions
 	 * and a VF's PF; no char devices, kernel modules or GPUs (the host's, already known). */
 	HW_LOAD_NETNS = 1u << 2,
+	/* A device or netdev of class/infiniband or class/net that cannot be read (its folder a
+	 * symbolic link loop, an attribute a FIFO: nothing a kernel makes, but a tree someone could
+	 * hand over), or one port of a device, is left out and listed in node->skipped, rather than
+	 * failing the load: a role that serves what it can (the exporter). Out of memory still
+	 * fails it. */
+	HW_LOAD_PARTIAL = 1u << 3,
 };
 
 int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_error *err);

@@ -75,6 +75,7 @@ void hw_node_free(struct hw_node *node)
 	free(node->chardevs);
 	free(node->gpus);
 	free(node->kernel.modules);
+	free(node->skipped);
 	free(node);
 }
 

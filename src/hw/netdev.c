@@ -201,12 +201,12 @@ int hw_load_netdevs(struct hw_build *b)
 			names[k] = NULL;
 		n = k;
 		b->node->n_netdevs = n; /* every slot is zeroed: a partial load frees cleanly */
-		b->gone = calloc(n ? n : 1, sizeof(*b->gone));
-		r = b->gone ? hw_parallel_for(b, n, netdev_job, &job) : -ENOMEM;
+		r = hw_items_begin(b, n);
+		if (r >= 0)
+			r = hw_parallel_for(b, n, netdev_job, &job);
 		if (r >= 0)
 			compact_netdevs(b);
-		free(b->gone);
-		b->gone = NULL;
+		r = hw_items_end(b, n, r);
 	}
 	strv_free(names);
 	hw_dir_close(&class_net);

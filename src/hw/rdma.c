@@ -227,7 +227,8 @@ static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *
 	p->state = HW_PORT_STATE_UNKNOWN;
 	p->phys_state = HW_PHYS_UNKNOWN;
 	snprintf(sub, sizeof(sub), "ports/%.20s", num);
-	if (str_to_u64(num, 10, &n) < 0 || n > 255)
+	/* the kernel numbers ports with a u32 since Linux 5.13 (rdma_end_port) */
+	if (str_to_u64(num, 10, &n) < 0 || n > UINT32_MAX)
 		return hw_fail(b->err, dd, sub, EINVAL);
 	p->num = (unsigned)n;
 	if ((r = hw_dir_open(b->ctx, dd, sub, &pd)) < 0)
@@ -292,8 +293,28 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		goto out_names;
 	}
 	for (size_t k = 0; k < np && r >= 0; k++) {
-		d->n_ports = k + 1;
-		r = load_port(b, d, &d->ports[k], &dd, pnames[k]);
+		struct hw_port *p = &d->ports[d->n_ports++];
+		struct hw_error pe = { 0 };
+		struct hw_build mine = *b; /* the port's own error record, for a skip */
+
+		mine.err = &pe;
+		r = load_port(&mine, d, p, &dd, pnames[k]);
+		if (r >= 0)
+			continue;
+		/* HW_LOAD_PARTIAL: a port that cannot be read is left out, the device kept; one that
+		 * is gone is its device's going (hw_load_item) */
+		if (!(b->flags & HW_LOAD_PARTIAL) || r == -ENOMEM || r == -ENOENT || r == -ENODEV) {
+			if (pe.err)
+				hw_fail(b->err, NULL, pe.path, pe.err);
+			break;
+		}
+		free(p->gids);
+		free(p->pkeys);
+		memset(p, 0, sizeof(*p));
+		d->n_ports--;
+		if (!pe.err)
+			hw_fail(&pe, &dd, "ports", r);
+		r = hw_skip(b, i, &pe);
 	}
 out_names:
 	strv_free(pnames);
@@ -379,12 +400,12 @@ int hw_load_rdma(struct hw_build *b)
 		struct rdma_job job = { &cls, names };
 
 		b->node->n_rdma = n;
-		b->gone = calloc(n ? n : 1, sizeof(*b->gone));
-		r = b->gone ? hw_parallel_for(b, n, rdma_job, &job) : -ENOMEM;
+		r = hw_items_begin(b, n);
+		if (r >= 0)
+			r = hw_parallel_for(b, n, rdma_job, &job);
 		if (r >= 0)
 			compact_rdma(b);
-		free(b->gone);
-		b->gone = NULL;
+		r = hw_items_end(b, n, r);
 	}
 	strv_free(names);
 	hw_dir_close(&cls);

@@ -169,6 +169,25 @@ int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *
 	return fileio_read_fd(fd, max, ret, ret_len);
 }
 
+int fileio_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if ((r = fileio_check_regular(fd)) < 0)
+		return r;
+	return fileio_read_fd(fd, max, ret, ret_len);
+}
+
+const char *fileio_strerror(int err)
+{
+	err = err < 0 ? -err : err;
+	return err == FILEIO_ENOTREG ? "not a regular file (a FIFO, device or socket)"
+				     : strerror(err);
+}
+
 int fileio_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -20,11 +20,18 @@
 int fileio_read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 /* The same from an open fd (read from its current offset; the fd is not closed). */
 int fileio_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
+/* The same for a file that must be a regular one (a certificate, a key, a token: what is
+ * re-read when it changes, and where a FIFO would block the open until a writer comes): opened
+ * O_NONBLOCK, and anything else than a regular file refused before any read, -EISDIR or
+ * -FILEIO_ENOTREG (fileio_strerror() says which). */
+int fileio_read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 
 /* A file of a root that should be a regular file (a sysfs attribute, a /proc file) is a FIFO,
  * a device or a socket, which those trees never hold: it is refused, since a blocking read of a
  * FIFO would wait forever and a device's stream never ends. */
 #define FILEIO_ENOTREG EMEDIUMTYPE
+/* strerror(), and for -FILEIO_ENOTREG "not a regular file (a FIFO, device or socket)"; either sign. */
+const char *fileio_strerror(int err);
 /* 0 when fd (opened with O_NONBLOCK, so that opening a FIFO did not wait for a writer) is a
  * regular file; -EISDIR for a directory, -FILEIO_ENOTREG for a FIFO, device or socket. */
 int fileio_check_regular(int fd);

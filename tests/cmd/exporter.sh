@@ -7,6 +7,7 @@
 # both formats, /healthz, the bearer token, TLS), an unreadable counter file (left out and counted,
 # the scrape still answers) and a device that goes away (its series dropped).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib-exporter.sh"
 NE=$(command -v prometheus-node-exporter || true)
 PROMTOOL=$(command -v promtool || true)
 
@@ -75,8 +76,6 @@ compare() {
 	EOF2
 }
 
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 # node_exporter NODE-COPY OUT: one scrape of its infiniband collector
 node_exporter() {
 	local port pid i
@@ -137,12 +136,25 @@ like "$out" "rdmak_port_info\{device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet
 like "$out" "rdmak_pcie_link_speed_gigatransfers_per_second\{device=\"mlx5_0\",pci=\"[0-9a-f:.]+\"\} [0-9.]+" "PCIe link speed of a PF"
 like "$out" "rdmak_pcie_link_max_width_lanes\{device=\"mlx5_0\",pci=" "PCIe max link width of a PF"
 like "$out" "rdmak_doctor_check\{check=\"port.state\",object=\"[^\"]*\",status=\"(ok|warn|fail)\"\} 1" "the doctor's findings as rdmak_doctor_check"
+is "$(grep -c '^rdmak_doctor_check{check="port.state",object="mlx5_0/1",' "$TMP/rdmak.txt") $(grep -c '^rdmak_doctor_check{check="port.state",object="mlx5_0/1",.*} 1$' "$TMP/rdmak.txt")" "4 1" \
+	"one series per state (ok, warn, fail, skip), 1 for the finding's"
 like "$out" "rdmak_exporter_scrape_duration_seconds [0-9.e-]+" "the scrape's own duration"
 # the doctor's own word, through its JSON: each port.state finding of the node is a series
 run "$RDMAK" doctor --root "$TMP/node" --check port.state --json
 printf '%s' "$out" >"$TMP/doctor.json"
 want=$(jget "$TMP/doctor.json" "len({(f['object'] or '') for f in d if f['id'] == 'port.state'})")
-is "$(grep -c '^rdmak_doctor_check{check="port.state"' "$TMP/rdmak.txt")" "$want" "one rdmak_doctor_check series per port.state object the doctor names"
+is "$(grep -c '^rdmak_doctor_check{check="port.state".*} 1$' "$TMP/rdmak.txt")" "$want" "one rdmak_doctor_check series at 1 per port.state object the doctor names"
+# a port that goes down changes the values, never which series there are (Prometheus' enum
+# convention): a rule or a graph follows one series through the change
+series() { grep '^rdmak_doctor_check{' "$1" | sed 's/ [0-9]*$//' | sort; }
+cp "$hw/ports/1/state" "$TMP/state.keep"
+echo "1: DOWN" >"$hw/ports/1/state"
+"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/down.txt"
+same_file <(series "$TMP/down.txt") <(series "$TMP/rdmak.txt") "mlx5_0/1 down: the same rdmak_doctor_check series as before"
+isnt_state=$(grep '^rdmak_doctor_check{check="port.state",object="mlx5_0/1",.*} 1$' "$TMP/down.txt" | sed 's/.*status="\([a-z]*\)".*/\1/')
+was_state=$(grep '^rdmak_doctor_check{check="port.state",object="mlx5_0/1",.*} 1$' "$TMP/rdmak.txt" | sed 's/.*status="\([a-z]*\)".*/\1/')
+ok "$([ -n "$isnt_state" ] && [ "$isnt_state" != "$was_state" ]; echo $?)" "... with another one at 1 ($was_state, then $isnt_state)"
+cp "$TMP/state.keep" "$hw/ports/1/state"
 
 # the counter files read one at a time (--no-io-uring, as where io_uring is refused): the same
 # series and values as in batches through io_uring
@@ -159,19 +171,6 @@ is "$(tail -1 "$TMP/om.txt")" "# EOF" "OpenMetrics: ends with # EOF"
 # name, without _total, for another metric; the Prometheus scrape reads both)
 
 # ---- HTTP ----
-# start_exporter ARGS...: in the background, its port from its "listening on" line
-start_exporter() {
-	local i
-	"$RDMAK" exporter --listen 127.0.0.1:0 "$@" >"$TMP/exp.log" 2>&1 &
-	EPID=$!
-	for i in $(seq 100); do
-		EPORT=$(sed -n 's/.*listening on https\{0,1\}:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/exp.log")
-		[ -n "$EPORT" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-stop_exporter() { kill "$EPID"; wait "$EPID"; }
 
 start_exporter --root "$TMP/node"
 ok $? "exporter serves plain HTTP on a port the kernel picks"

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # `rdmak exporter` scraped by its real peer: Debian's prometheus, with a scrape config on
-# loopback and a short interval, over the cx5-roce-sriov sample node while a stand-in kubelet
-# (tests/js/podresources.mjs, @grpc/grpc-js with the published PodResources v1 proto) says which
-# pods hold its VFs and share its PFs. Prometheus' HTTP API must return the series with the pod
-# labels; promtool check metrics must pass on the same output. No timed assertions: the API is
-# polled until the series appear, up to a generous limit.
+# loopback and a short interval, over two "nodes" (two exporters on the cx5-roce-sriov sample
+# node, so that every device name is on both), each with its stand-in kubelet
+# (tests/js/podresources.mjs, @grpc/grpc-js with the published PodResources v1 proto) saying
+# which pods hold its VFs and which two pods share each PF. Each target carries the labels the
+# Prometheus Operator's PodMonitor gives one (namespace, pod, container, endpoint: the exporter's
+# own pod), as static labels with honor_labels left false, as the Operator leaves it: the stand-in
+# for the Operator, which is not here. Prometheus' HTTP API must return the series with the pod
+# labels and none renamed exported_*, and the join docs/exporter.md gives must attribute every
+# device to each of its holders on each node; promtool check metrics must pass on the same
+# output. No timed assertions: the API is polled until the series appear, up to a generous limit.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib-exporter.sh"
 PROM=$(command -v prometheus || true)
 PROMTOOL=$(command -v promtool || true)
 NODEJS=$(command -v node || true)
@@ -17,40 +23,37 @@ if [ -z "$PROM" ] || [ -z "$NODEJS" ] || [ ! -d "$TOP/tests/js/node_modules/@grp
 	exit
 fi
 
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PIDS=()
 cleanup() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+trap 'cleanup; rm -rf "$TMP"' EXIT
 
-# the stand-in kubelet, until killed
-SOCK=$TMP/pod-resources/kubelet.sock
+# a stand-in kubelet per node, until killed: node b's pods are node a's with "-b" added to their
+# names (the same devices, other pods)
 cat >"$TMP/kubelet.mjs" <<EOF
 import { PodResources, samplePods } from '$TOP/tests/js/podresources.mjs';
 const s = new PodResources(process.argv[2]);
-s.pods = samplePods();
+s.pods = samplePods().map((p) => ({ ...p, name: p.name + process.argv[3] }));
 await s.start();
 console.log('serving');
 setInterval(() => {}, 1000);
 EOF
-"$NODEJS" "$TMP/kubelet.mjs" "$SOCK" >"$TMP/kubelet.log" 2>&1 &
-PIDS+=($!)
-for i in $(seq 200); do grep -q serving "$TMP/kubelet.log" && break; sleep 0.1; done
-ok "$(grep -q serving "$TMP/kubelet.log"; echo $?)" "the stand-in kubelet serves PodResources ($(tail -1 "$TMP/kubelet.log"))"
-
 printf '{"configList":[{"resourceName":"shared_cx5","rdmaHcaMax":100,"selectors":{"ifNames":["enp27s0f0np0","enp27s0f1np1"]}}]}\n' >"$TMP/plugin.json"
-"$RDMAK" exporter --listen 127.0.0.1:0 --root "$CX5" --pod-resources "$SOCK" --plugin-config "$TMP/plugin.json" \
-	--pod-resources-max-age 1000 >"$TMP/exp.log" 2>&1 &
-PIDS+=($!)
-EPORT=
-for i in $(seq 100); do
-	EPORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/exp.log")
-	[ -n "$EPORT" ] && break
-	sleep 0.1
+for node in a b; do
+	suffix=$([ $node = b ] && echo -b)
+	"$NODEJS" "$TMP/kubelet.mjs" "$TMP/pod-resources-$node/kubelet.sock" "$suffix" >"$TMP/kubelet-$node.log" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 200); do grep -q serving "$TMP/kubelet-$node.log" && break; sleep 0.1; done
+	ok "$(grep -q serving "$TMP/kubelet-$node.log"; echo $?)" "node $node: the stand-in kubelet serves PodResources ($(tail -1 "$TMP/kubelet-$node.log"))"
+	start_exporter --root "$CX5" --pod-resources "$TMP/pod-resources-$node/kubelet.sock" \
+		--plugin-config "$TMP/plugin.json" --pod-resources-max-age 1000
+	ok $? "node $node: rdmak exporter listens on loopback"
+	PIDS+=("$EPID")
+	cp "$TMP/exp.log" "$TMP/exp-$node.log"
+	eval "EPORT_$node=$EPORT"
 done
-ok "$([ -n "$EPORT" ]; echo $?)" "rdmak exporter listens on loopback"
 
-curl -s "http://127.0.0.1:$EPORT/metrics" >"$TMP/m.txt"
-like "$(cat "$TMP/m.txt")" 'node_infiniband_port_data_received_bytes_total\{device="mlx5_2",port="1",namespace="ml",pod="trainer-0",container="trainer"\}' \
+curl -s "http://127.0.0.1:$EPORT_a/metrics" >"$TMP/m.txt"
+like "$(cat "$TMP/m.txt")" 'node_infiniband_port_data_received_bytes_total\{device="mlx5_2",port="1",k8s_namespace_name="ml",k8s_pod_name="trainer-0",k8s_container_name="trainer"\}' \
 	"the exporter's own answer has the pod labels"
 if [ -n "$PROMTOOL" ]; then
 	run "$PROMTOOL" check metrics <"$TMP/m.txt"
@@ -67,7 +70,10 @@ global:
 scrape_configs:
   - job_name: rdmak
     static_configs:
-      - targets: ["127.0.0.1:$EPORT"]
+      - targets: ["127.0.0.1:$EPORT_a"]
+        labels: {namespace: rdmak-system, pod: rdmak-exporter-node-a, container: exporter, endpoint: metrics}
+      - targets: ["127.0.0.1:$EPORT_b"]
+        labels: {namespace: rdmak-system, pod: rdmak-exporter-node-b, container: exporter, endpoint: metrics}
 EOF
 if [ -n "$PROMTOOL" ]; then
 	run "$PROMTOOL" check config "$TMP/prometheus.yml"
@@ -91,22 +97,42 @@ wait_series() {
 	return 1
 }
 
-wait_series 'up{job="rdmak"} == 1' 1
-ok $? "prometheus scrapes rdmak exporter: up == 1 ($(tail -1 "$TMP/prom.log" | cut -c1-200))"
-wait_series 'node_infiniband_port_data_received_bytes_total{pod="trainer-0"}' 2
-ok $? "the API returns the VFs' counters with the pod's labels"
-is "$(jget "$TMP/q.json" 'sorted((r["metric"]["device"], r["metric"]["namespace"], r["metric"]["pod"], r["metric"]["container"], r["metric"]["job"]) for r in d["data"]["result"])')" \
-	'[["mlx5_2", "ml", "trainer-0", "trainer", "rdmak"], ["mlx5_3", "ml", "trainer-0", "trainer", "rdmak"]]' \
-	"... mlx5_2 and mlx5_3 (0000:1b:00.2 and .3) held by ml/trainer-0/trainer"
-wait_series 'rdmak_device_pod_info{resource="rdma/shared_cx5"}' 4
-is "$(jget "$TMP/q.json" 'sorted((r["metric"]["device"], r["metric"]["pod"]) for r in d["data"]["result"])')" \
-	'[["mlx5_0", "bench"], ["mlx5_0", "bench2"], ["mlx5_1", "bench"], ["mlx5_1", "bench2"]]' \
-	"the pods sharing the PFs are rdmak_device_pod_info series in Prometheus"
+wait_series 'up{job="rdmak"} == 1' 2
+ok $? "prometheus scrapes both exporters: up == 1 ($(tail -1 "$TMP/prom.log" | cut -c1-200))"
+wait_series 'node_infiniband_port_data_received_bytes_total{k8s_pod_name=~"trainer-0.*"}' 4
+ok $? "the API returns the VFs' counters with the pods' labels"
+is "$(jget "$TMP/q.json" 'sorted((r["metric"]["pod"], r["metric"]["device"], r["metric"]["k8s_namespace_name"], r["metric"]["k8s_pod_name"], r["metric"]["k8s_container_name"], r["metric"]["namespace"]) for r in d["data"]["result"])')" \
+	'[["rdmak-exporter-node-a", "mlx5_2", "ml", "trainer-0", "trainer", "rdmak-system"], ["rdmak-exporter-node-a", "mlx5_3", "ml", "trainer-0", "trainer", "rdmak-system"], ["rdmak-exporter-node-b", "mlx5_2", "ml", "trainer-0-b", "trainer", "rdmak-system"], ["rdmak-exporter-node-b", "mlx5_3", "ml", "trainer-0-b", "trainer", "rdmak-system"]]' \
+	"... the holder's pod beside the exporter's own pod, namespace and container (the target's)"
+for l in exported_namespace exported_pod exported_container; do
+	query "count({$l=~\".+\"})"
+	is "$(jget "$TMP/q.json" 'len(d["data"]["result"])')" 0 "no series has $l: no label of the exporter's clashes with a target label"
+done
+wait_series 'rdmak_device_pod_info{resource="rdma/shared_cx5"}' 8
+is "$(jget "$TMP/q.json" 'sorted((r["metric"]["pod"][-6:], r["metric"]["device"], r["metric"]["k8s_pod_name"]) for r in d["data"]["result"])')" \
+	'[["node-a", "mlx5_0", "bench"], ["node-a", "mlx5_0", "bench2"], ["node-a", "mlx5_1", "bench"], ["node-a", "mlx5_1", "bench2"], ["node-b", "mlx5_0", "bench-b"], ["node-b", "mlx5_0", "bench2-b"], ["node-b", "mlx5_1", "bench-b"], ["node-b", "mlx5_1", "bench2-b"]]' \
+	"the pods sharing the PFs are rdmak_device_pod_info series, per node"
 query 'node_infiniband_port_data_received_bytes_total{device="mlx5_0"}'
-is "$(jget "$TMP/q.json" '[sorted(r["metric"]) for r in d["data"]["result"]]')" \
-	'[["__name__", "device", "instance", "job", "port"]]' "a shared PF's counters carry no pod labels"
-wait_series 'rdmak_exporter_pod_resources_up == 1' 1
+is "$(jget "$TMP/q.json" 'sorted(sorted(r["metric"]) for r in d["data"]["result"])')" \
+	'[["__name__", "container", "device", "endpoint", "instance", "job", "namespace", "pod", "port"], ["__name__", "container", "device", "endpoint", "instance", "job", "namespace", "pod", "port"]]' \
+	"a shared PF's counters carry no holder's labels"
+wait_series 'rdmak_exporter_pod_resources_up == 1' 2
 ok $? "rdmak_exporter_pod_resources_up is 1 in Prometheus"
+
+# the join of docs/exporter.md, word for word: a device's traffic, once per holder, per node
+JOIN=$(sed -n '/^<!-- join: tests\/cmd\/exporter_prometheus.sh -->$/,/^```$/p' "$TOP/docs/exporter.md" | sed '1,2d;$d')
+like "$JOIN" 'group_right' "docs/exporter.md gives the join ($(printf '%s' "$JOIN" | tr '\n' ' '))"
+# 7 holders a node (bench and bench2 on each PF, trainer-0 on two VFs, trainer-1 on one), 2 nodes
+wait_series "$JOIN" 14
+ok $? "the join answers one series per node, device and holder: 14"
+is "$(jget "$TMP/q.json" 'sorted((r["metric"]["instance"] == "127.0.0.1:'"$EPORT_a"'" and "a" or "b", r["metric"]["device"], r["metric"]["k8s_pod_name"]) for r in d["data"]["result"])')" \
+	'[["a", "mlx5_0", "bench"], ["a", "mlx5_0", "bench2"], ["a", "mlx5_1", "bench"], ["a", "mlx5_1", "bench2"], ["a", "mlx5_14", "trainer-1"], ["a", "mlx5_2", "trainer-0"], ["a", "mlx5_3", "trainer-0"], ["b", "mlx5_0", "bench-b"], ["b", "mlx5_0", "bench2-b"], ["b", "mlx5_1", "bench-b"], ["b", "mlx5_1", "bench2-b"], ["b", "mlx5_14", "trainer-1-b"], ["b", "mlx5_2", "trainer-0-b"], ["b", "mlx5_3", "trainer-0-b"]]' \
+	"... each device's holders on its own node, the sharing pods each once"
+# what the docs said before: on(device) alone matches one node's devices with the other's and
+# two sharers with one device: Prometheus refuses it
+query 'node_infiniband_port_data_received_bytes_total * on(device) group_left(k8s_namespace_name, k8s_pod_name, k8s_container_name) rdmak_device_pod_info'
+like "$(jget "$TMP/q.json" 'd.get("status") + ": " + d.get("error", "")')" '^error: .*(many-to-many|duplicate)' \
+	"the join on(device) alone is refused by Prometheus (shared devices, many nodes)"
 # the scrapes were also read as OpenMetrics (Prometheus asks for it first): nothing failed
 query 'scrape_samples_scraped{job="rdmak"}'
 like "$(jget "$TMP/q.json" 'd["data"]["result"][0]["value"][1]')" '^[0-9]{3,}$' "every sample of a scrape was taken"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `rdmak exporter`'s pod attribution against a stand-in kubelet serving the published
 // PodResources v1 proto (podresources.mjs) on the cx5-roce-sriov sample node: pods that hold
-// VFs (PCI addresses) get namespace/pod/container labels on their devices' series, the pods
-// sharing the PFs through a shared resource (rdmak plugin's config) are rdmak_device_pod_info
-// series, the answer is cached (no List per scrape), a kubelet that goes away or hangs never
+// VFs (PCI addresses) get k8s_namespace_name, k8s_pod_name and k8s_container_name labels on
+// their devices' series, the pods sharing the PFs through a shared resource (rdmak plugin's
+// config) are rdmak_device_pod_info series, the answer is cached (no List per scrape), a kubelet that goes away or hangs never
 // fails a scrape and is logged once.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -82,20 +82,20 @@ test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_devic
 		const rx = 'node_infiniband_port_data_received_bytes_total';
 		// 0000:1b:00.2 and .3 are mlx5_2 and mlx5_3 (VFs 0 and 1 of PF 0), 0000:1b:02.2 is mlx5_14
 		for (const [dev, pod] of [['mlx5_2', 'trainer-0'], ['mlx5_3', 'trainer-0'], ['mlx5_14', 'trainer-1']]) {
-			assert.equal(find(m, rx, { device: dev, port: '1', namespace: 'ml', pod, container: 'trainer' }).length, 1, `${dev}: ${pod}'s labels`);
-			assert.equal(find(m, 'rdmak_port_info', { device: dev, pod }).length, 1, `${dev}: on rdmak_port_info too`);
-			assert.equal(find(m, 'node_infiniband_state_id', { device: dev, pod }).length, 1, `${dev}: on the port state too`);
-			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, namespace: 'ml', pod, container: 'trainer', resource: 'nvidia.com/cx5_vf' }).length, 1);
+			assert.equal(find(m, rx, { device: dev, port: '1', k8s_namespace_name: 'ml', k8s_pod_name: pod, k8s_container_name: 'trainer' }).length, 1, `${dev}: ${pod}'s labels`);
+			assert.equal(find(m, 'rdmak_port_info', { device: dev, k8s_pod_name: pod }).length, 1, `${dev}: on rdmak_port_info too`);
+			assert.equal(find(m, 'node_infiniband_state_id', { device: dev, k8s_pod_name: pod }).length, 1, `${dev}: on the port state too`);
+			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, k8s_namespace_name: 'ml', k8s_pod_name: pod, k8s_container_name: 'trainer', resource: 'nvidia.com/cx5_vf' }).length, 1);
 		}
 		// a VF nobody holds, and the PFs (shared): no pod labels on their counters
 		for (const dev of ['mlx5_4', 'mlx5_0', 'mlx5_1']) {
 			const ser = find(m, rx, { device: dev });
 			assert.equal(ser.length, 1, dev);
-			assert.equal(ser[0].labels.pod, undefined, `${dev}: no pod label`);
+			assert.equal(ser[0].labels.k8s_pod_name, undefined, `${dev}: no pod label`);
 		}
 		for (const dev of ['mlx5_0', 'mlx5_1'])
 			for (const pod of ['bench', 'bench2'])
-				assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, namespace: 'perf', pod, container: 'ib', resource: 'rdma/shared_cx5' }).length, 1, `${dev} shared by ${pod}`);
+				assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, k8s_namespace_name: 'perf', k8s_pod_name: pod, k8s_container_name: 'ib', resource: 'rdma/shared_cx5' }).length, 1, `${dev} shared by ${pod}`);
 		assert.equal(find(m, 'rdmak_device_pod_info', {}).length, 3 + 4, 'one series per (device, holder), none for the GPU pod');
 		assert.equal(find(m, 'rdmak_exporter_pod_resources_up', {})[0].value, '1');
 		assert.equal(s.calls, 1);
@@ -131,11 +131,11 @@ test('exclusive RDMA netns mode: VFs moved into the pod are read in its namespac
 		const m = parse(r.out);
 		const rx = 'node_infiniband_port_data_received_bytes_total';
 		for (const dev of ['mlx5_2', 'mlx5_3']) {
-			assert.equal(find(m, rx, { device: dev, port: '1', netns: 'cni-trainer0', namespace: 'ml', pod: 'trainer-0', container: 'trainer' }).length, 1, `${dev}: the pod's labels and its namespace`);
-			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, pod: 'trainer-0', resource: 'nvidia.com/cx5_vf' }).length, 1, `${dev}: rdmak_device_pod_info`);
+			assert.equal(find(m, rx, { device: dev, port: '1', netns: 'cni-trainer0', k8s_namespace_name: 'ml', k8s_pod_name: 'trainer-0', k8s_container_name: 'trainer' }).length, 1, `${dev}: the pod's labels and its namespace`);
+			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, k8s_pod_name: 'trainer-0', resource: 'nvidia.com/cx5_vf' }).length, 1, `${dev}: rdmak_device_pod_info`);
 		}
 		// trainer-1's VF was not moved (the host still sees it): labels as before, no netns
-		const vf = find(m, rx, { device: 'mlx5_14', pod: 'trainer-1' });
+		const vf = find(m, rx, { device: 'mlx5_14', k8s_pod_name: 'trainer-1' });
 		assert.equal(vf.length, 1);
 		assert.equal(vf[0].labels.netns, undefined);
 	} finally {
@@ -151,7 +151,7 @@ test('cached: no List per scrape; a changed answer shows after the max age; a ku
 	try {
 		let r = await scrape(e.port);
 		assert.equal(r.status, 200);
-		assert.equal(find(r.series, 'rdmak_device_pod_info', { device: 'mlx5_14', pod: 'trainer-1' }).length, 1);
+		assert.equal(find(r.series, 'rdmak_device_pod_info', { device: 'mlx5_14', k8s_pod_name: 'trainer-1' }).length, 1);
 		const calls = s.calls;
 		assert.equal(calls, 1);
 		// three scrapes at once, within the max age: the cached answer
@@ -163,8 +163,8 @@ test('cached: no List per scrape; a changed answer shows after the max age; a ku
 		await new Promise((res) => setTimeout(res, 600));
 		r = await scrape(e.port);
 		assert.equal(find(r.series, 'rdmak_device_pod_info', { device: 'mlx5_14' }).length, 0, 'trainer-1 dropped');
-		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_14' })[0].labels.pod, undefined);
-		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.pod, 'trainer-0');
+		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_14' })[0].labels.k8s_pod_name, undefined);
+		assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.k8s_pod_name, 'trainer-0');
 
 		// the kubelet goes away: scrapes answer, without pod labels, said once in the log
 		await s.stop();
@@ -173,7 +173,7 @@ test('cached: no List per scrape; a changed answer shows after the max age; a ku
 			r = await scrape(e.port);
 			assert.equal(r.status, 200);
 			assert.equal(find(r.series, 'rdmak_exporter_pod_resources_up', {})[0].value, '0');
-			assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.pod, undefined, 'no stale labels');
+			assert.equal(find(r.series, 'node_infiniband_port_data_received_bytes_total', { device: 'mlx5_2' })[0].labels.k8s_pod_name, undefined, 'no stale labels');
 		}
 		assert.ok(Number(find(r.series, 'rdmak_exporter_pod_resources_failures_total', {})[0].value) >= 2);
 		await new Promise((res) => setTimeout(res, 1200)); // the loop looks every second

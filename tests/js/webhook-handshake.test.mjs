@@ -122,10 +122,16 @@ test('--tls-handshake-timeout: new clients take the slots of the oldest idle soc
 	assert.match(s.logs.at(-1), /; (1[7-9]|[2-9]\d) slow connections cut$/);
 });
 
-test('--max-connections full of clients past their handshake: a new one is refused at once, not left waiting', async () => {
+test('--max-connections full of requests being served: a new client is refused at once, not left waiting', async () => {
 	const s = await start(['--max-connections', '3']);
 	const held = [];
-	for (let k = 0; k < 3; k++) held.push(await tlsConnect(s.port));
+	// past their handshake and inside a request (headers in, the body still coming): a slot
+	// that is serving nobody (a handshake, an idle connection) would be taken back instead
+	for (let k = 0; k < 3; k++) {
+		const sock = await tlsConnect(s.port);
+		sock.write('POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+		held.push(sock);
+	}
 	await sleep(200);
 	const t0 = Date.now();
 	const err = await post(s.port, pki.ca, seedReview(), { timeout: 10000 }).then(() => null, (e) => e);
@@ -133,7 +139,7 @@ test('--max-connections full of clients past their handshake: a new one is refus
 	console.log(`# refused after ${took} ms: ${err?.code ?? err?.message}`);
 	assert.ok(err, 'refused');
 	assert.doesNotMatch(err.message, /no answer within/, 'closed, not left without an answer');
-	await s.waitLog(/connection limit \(3\) reached: refused a connection from 127\.0\.0\.1: every connection is past its TLS handshake/);
+	await s.waitLog(/connection limit \(3\) reached: refused a connection from 127\.0\.0\.1: every connection has a request being answered/);
 	held.pop().destroy();
 	await sleep(300);
 	const ok = await post(s.port, pki.ca, seedReview());

@@ -139,14 +139,28 @@ test('slow clients are cut at the request timeout while others are served', asyn
 	assert.match(s.logs.at(-1), /; [2-9]\d* slow connections cut$/);
 });
 
-test('--max-connections: one more connection is refused, served again once one closes', async () => {
-	const s = await start(['--max-connections', '3']);
+test('--max-connections: a new client takes the oldest idle connection\'s slot; with every one serving a request it is refused, and served again once one closes', async () => {
+	let s = await start(['--max-connections', '3']);
 	const held = [];
 	for (let k = 0; k < 3; k++) held.push(await rawTls(s.port));
-	// the server's handshake ends when it reads the client's Finished, a moment after the
-	// client's secureConnect; until then the connection is one a new client may replace
+	await sleep(300);
+	// idle connections (past their handshake, no request) never keep a client out
+	const first = readUntilClose(held[0], 10000);
+	assert.equal((await post(s.port, pki.ca, seedReview())).status, 200, 'served in place of an idle connection');
+	assert.equal((await first).closed, true, 'the oldest idle connection made room');
+	for (const h of held) h.destroy();
+	await stopClean(s);
+	// three requests in progress (headers in, the body still coming): nothing to take back
+	s = await start(['--max-connections', '3']);
+	held.length = 0;
+	for (let k = 0; k < 3; k++) {
+		const sock = await rawTls(s.port);
+		sock.write('POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+		held.push(sock);
+	}
 	await sleep(300);
 	await assert.rejects(post(s.port, pki.ca, seedReview(), { timeout: 5000 }));
+	await s.waitLog(/connection limit \(3\) reached: refused a connection from 127\.0\.0\.1: every connection has a request being answered/);
 	held.pop().destroy();
 	await sleep(200);
 	const ok = await post(s.port, pki.ca, seedReview());
