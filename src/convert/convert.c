@@ -137,7 +137,8 @@ static int write_yaml(FILE *f, const json_t *model, int nfiles, char **files)
 			    "admission lets run privileged pods (hostPath: docs/deploy.md):\n"
 			    "  kubectl create namespace rdmak\n"
 			    "  kubectl label namespace rdmak pod-security.kubernetes.io/enforce=privileged\n"
-			    "  helm install rdmak deploy/chart/rdmak -n rdmak -f <this document>") < 0 ||
+			    "  helm install rdmak deploy/chart/rdmak -n rdmak -f <this document>") <
+			    0 ||
 		    fputs("---\n", f) < 0 || doc_write_yaml(f, values) < 0)
 			return -EIO;
 	}
