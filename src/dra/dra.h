@@ -4,6 +4,10 @@
  *
  * - inventory.c: the node model (src/hw) as DRA devices: a name, a pool, the attributes.
  * - slices.c: the devices as ResourceSlice objects (resource.k8s.io/v1), pool by pool.
+ * - ncclxml.c: NCCL's topology file for a claim's NICs and GPUs.
+ * - publish.c: the slices at the API server, written where a pool changed.
+ * - prepare.c: NodePrepareResources / NodeUnprepareResources of one claim: the CDI spec, the
+ *   topology file, the state that lets Unprepare work after a restart.
  * - main.c: options, --dry-run, the daemon. */
 #ifndef RDMAK_DRA_H
 #define RDMAK_DRA_H
@@ -13,7 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "hw/hw.h"
+#include "kubelet/kubelet.h"
 
 #define DRA_DRIVER_DEFAULT "rdma.rdmak.io"
 /* The API's limits (k8s.io/api/resource/v1): devices per ResourceSlice, attributes and
@@ -64,5 +71,59 @@ struct dra_slice_meta {
 int dra_slices_build(const struct dra_inventory *inv, const struct dra_slice_meta *m,
 		     int64_t (*generation)(void *ud, const char *pool), void *ud, json_t **ret,
 		     char *err, size_t errlen);
+
+struct k8s_client;
+
+/* The daemon's state that the kubelet's calls use. */
+struct dra_driver {
+	const char *driver, *node_name;
+	const char *cdi_dir;   /* CDI specs: k8s.<driver>-claim_<uid>.json */
+	const char *state_dir; /* claims/<uid>.json, topology/<uid>.xml */
+	struct k8s_client *api;
+	struct hw_ctx *ctx;
+	/* the model, replaced by the daemon's loop under lock */
+	pthread_mutex_t lock;
+	struct hw_node *node;
+	struct dra_inventory inv;
+};
+
+/* One claim, as the kubelet asks (kubelet_dra_ops). Errors go into the answer's error. */
+void dra_prepare(struct dra_driver *d, const struct kubelet_dra_claim *c,
+		 struct kubelet_dra_result *out);
+void dra_unprepare(struct dra_driver *d, const struct kubelet_dra_claim *c, char **error);
+
+/* ---- the slices at the API server ---- */
+
+struct dra_publisher;
+
+/* What the publisher put on the API server (docs/dra.md's figures come from these). */
+struct dra_publish_stats {
+	unsigned long long requests, bytes_sent, creates, updates, deletes, syncs;
+};
+
+int dra_publisher_new(struct k8s_client *api, const char *driver, const char *node_name,
+		      struct dra_publisher **ret);
+void dra_publisher_free(struct dra_publisher *p);
+/* Make the server's slices of this node and driver those of inv: a pool that changed is
+ * written at its generation + 1, slices no pool wants deleted. The number of pools written,
+ * or -errno with err (-ESTALE: a write lost a race, -EACCES: RBAC; the next call lists
+ * again). */
+int dra_publisher_sync(struct dra_publisher *p, const struct dra_inventory *inv, char *err,
+		       size_t errlen);
+/* Delete every slice of this node and driver (uninstall). */
+int dra_publisher_delete_all(struct dra_publisher *p, char *err, size_t errlen);
+/* Forget what the server has: the next sync lists first. */
+void dra_publisher_invalidate(struct dra_publisher *p);
+/* The resourceVersion of the last list ("" before one), where a watch starts. */
+const char *dra_publisher_list_rv(const struct dra_publisher *p);
+/* Whether a slice (a watch event's object) is exactly what this publisher last wrote. */
+bool dra_publisher_owns(struct dra_publisher *p, const json_t *slice);
+const struct dra_publish_stats *dra_publisher_stats(const struct dra_publisher *p);
+
+/* The NCCL topology XML (NCCL_TOPO_FILE) of a claim holding nics and gpus (PCI functions of
+ * node), bridges' attributes read through ctx: malloc'd text in *ret. -ENOMEM. */
+int dra_nccl_topology(struct hw_ctx *ctx, const struct hw_node *node,
+		      const struct hw_rdma_dev *const *nics, size_t n_nics,
+		      const struct hw_pci *const *gpus, size_t n_gpus, char **ret, size_t *ret_len);
 
 #endif

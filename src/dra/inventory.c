@@ -99,24 +99,30 @@ static int bdf_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The rails: the PFs that carry RDMA devices (theirs or their VFs'), by PCI address. */
+/* The rails: the node's physical functions of the same vendor and PCI class as an RDMA
+ * device's PF, by PCI address. Counted over PCI functions rather than RDMA devices, so that a
+ * device that goes away (its driver unbound, a VF destroyed) renumbers no other rail. */
 static int rails(const struct hw_node *node, const char ***ret, size_t *ret_n)
 {
-	const char **v = calloc(node->n_rdma + 1, sizeof(*v));
+	const char **v = calloc(node->n_pci + 1, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < node->n_rdma; i++) {
-		const struct hw_pci *p = node->rdma[i].pci;
-		bool seen = false;
+	for (size_t i = 0; i < node->n_pci; i++) {
+		const struct hw_pci *p = &node->pci[i];
+		bool kin = false;
 
-		if (!p)
+		if (p->physfn || p->is_gpu)
 			continue;
-		for (size_t k = 0; k < n && !seen; k++)
-			seen = !strcmp(v[k], pf_of(p)->bdf);
-		if (!seen)
-			v[n++] = pf_of(p)->bdf;
+		for (size_t k = 0; k < node->n_rdma && !kin; k++) {
+			const struct hw_pci *q = node->rdma[k].pci;
+
+			kin = q && pf_of(q)->vendor == p->vendor &&
+			      pf_of(q)->class_code == p->class_code;
+		}
+		if (kin)
+			v[n++] = p->bdf;
 	}
 	qsort(v, n, sizeof(*v), bdf_cmp);
 	*ret = v;

@@ -212,7 +212,7 @@ static const char *header_value(const char *head, const char *name)
 }
 
 int httpc_parse_answer(char *buf, size_t len, size_t max, struct httpc_answer *ret, char *err,
-			   size_t errlen)
+		       size_t errlen)
 {
 	char *sep = memmem(buf, len, "\r\n\r\n", 4), *body, *copy;
 	const char *te, *cl;
@@ -446,7 +446,8 @@ int httpc_request(const struct httpc_target *t, const char *method, const char *
 			}
 			buf = nb;
 		}
-		n = recv_some(&c, buf + len, cap - len, left_ms(deadline), -1, len > 0, err, errlen);
+		n = recv_some(&c, buf + len, cap - len, left_ms(deadline), -1, len > 0, err,
+			      errlen);
 		if (n < 0)
 			r = (int)n;
 		else if (n == 0)
@@ -557,10 +558,10 @@ int httpc_stream(const struct httpc_target *t, const char *method, const char *p
 	r = conn_open(&c, t, deadline, method, path, headers, NULL, 0, err, errlen);
 	/* the head: within the deadline, at most one buffer */
 	while (r >= 0 && !sep) {
-		ssize_t n = len + 1 >= sizeof(buf) ? -E2BIG
-						   : recv_some(&c, buf + len, sizeof(buf) - 1 - len,
-							       left_ms(deadline), stop_fd, len > 0,
-							       err, errlen);
+		ssize_t n = len + 1 >= sizeof(buf)
+				    ? -E2BIG
+				    : recv_some(&c, buf + len, sizeof(buf) - 1 - len,
+						left_ms(deadline), stop_fd, len > 0, err, errlen);
 
 		if (n == -E2BIG)
 			snprintf(err, errlen, "the answer's head is larger than %zu bytes",
@@ -595,7 +596,8 @@ int httpc_stream(const struct httpc_target *t, const char *method, const char *p
 			unsigned long long v;
 
 			if (str_to_u64(strndupa(cl, strspn(cl, "0123456789")), 10, &v) < 0) {
-				snprintf(err, errlen, "the answer's Content-Length is not a number");
+				snprintf(err, errlen,
+					 "the answer's Content-Length is not a number");
 				r = -EPROTO;
 				goto out;
 			}

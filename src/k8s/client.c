@@ -17,9 +17,9 @@
 #include "util/fileio.h"
 #include "util/strutil.h"
 
-#define KUBECONFIG_MAX (1u << 20)
-#define TOKEN_MAX      (64u << 10)
-#define PEM_MAX	       (1u << 20)
+#define KUBECONFIG_MAX	   (1u << 20)
+#define TOKEN_MAX	   (64u << 10)
+#define PEM_MAX		   (1u << 20)
 #define DEFAULT_TIMEOUT_MS 10000
 /* the events of a watch: an object of ours is a ResourceClaim or a ResourceSlice */
 #define EVENT_MAX (8u << 20)
@@ -119,8 +119,8 @@ static const struct dispatch_field user_fields[] = {
 		       DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("tokenFile", JSON_STRING, NULL, offsetof(struct kc_user, token_file),
 		       DISPATCH_NONEMPTY),
-	DISPATCH_FIELD("client-certificate", JSON_STRING, NULL,
-		       offsetof(struct kc_user, cert_file), DISPATCH_NONEMPTY),
+	DISPATCH_FIELD("client-certificate", JSON_STRING, NULL, offsetof(struct kc_user, cert_file),
+		       DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("client-certificate-data", JSON_STRING, NULL,
 		       offsetof(struct kc_user, cert_data), DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("client-key", JSON_STRING, NULL, offsetof(struct kc_user, key_file),
@@ -143,7 +143,8 @@ static json_t *named(struct dispatch_ctx *dc, json_t *doc, const char *list, con
 	json_t *a = json_object_get(doc, list), *e;
 	size_t i;
 
-	json_array_foreach (a, i, e) {
+	json_array_foreach(a, i, e)
+	{
 		const char *n = json_string_value(json_object_get(e, "name"));
 
 		if (n && !strcmp(n, name) && json_is_object(json_object_get(e, key))) {
@@ -156,8 +157,8 @@ static json_t *named(struct dispatch_ctx *dc, json_t *doc, const char *list, con
 }
 
 /* PEM from a -data field (base64) or a file. */
-static int pem(const char *data, const char *file, const char *dir, const char *path,
-	       char **ret, size_t *len, char *err, size_t errlen)
+static int pem(const char *data, const char *file, const char *dir, const char *path, char **ret,
+	       size_t *len, char *err, size_t errlen)
 {
 	if (data) {
 		if (str_base64_decode(data, ret, len) < 0) {
@@ -252,13 +253,15 @@ out:
 
 static int in_cluster(struct k8s_client *c, char *err, size_t errlen)
 {
-	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
+		   *port = getenv("KUBERNETES_SERVICE_PORT");
 	char url[300];
 	int r;
 
 	if (!host || !host[0]) {
-		snprintf(err, errlen, "not in a pod (KUBERNETES_SERVICE_HOST is unset): give "
-				      "--kubeconfig");
+		snprintf(err, errlen,
+			 "not in a pod (KUBERNETES_SERVICE_HOST is unset): give "
+			 "--kubeconfig");
 		return -ENOENT;
 	}
 	snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
@@ -335,7 +338,8 @@ static int auth_header(struct k8s_client *c, char **ret, char *err, size_t errle
 	int r;
 
 	if (c->token_file) {
-		r = read_file(NULL, c->token_file, TOKEN_MAX, &tok, &len, "token file", err, errlen);
+		r = read_file(NULL, c->token_file, TOKEN_MAX, &tok, &len, "token file", err,
+			      errlen);
 		if (r < 0)
 			return r;
 		str_rstrip(tok);
@@ -351,8 +355,8 @@ static int auth_header(struct k8s_client *c, char **ret, char *err, size_t errle
 	return 0;
 }
 
-int k8s_client_call(struct k8s_client *c, const char *method, const char *path,
-		    const json_t *body, int *status, json_t **ret, char *err, size_t errlen)
+int k8s_client_call(struct k8s_client *c, const char *method, const char *path, const json_t *body,
+		    int *status, json_t **ret, char *err, size_t errlen)
 {
 	_cleanup_free_ char *auth = NULL, *full = NULL, *text = NULL;
 	struct httpc_answer a = { 0 };

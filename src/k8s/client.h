@@ -31,8 +31,8 @@ void k8s_client_set_timeout(struct k8s_client *c, unsigned ms);
 /* One request: path from the server's root ("/api/v1/nodes/n1"), body sent as JSON (NULL:
  * none). 0 with *status and *ret (the answer parsed as JSON; NULL when it is not, or ret is
  * NULL) for any HTTP status, else the transport's -errno with a sentence in err. */
-int k8s_client_call(struct k8s_client *c, const char *method, const char *path,
-		    const json_t *body, int *status, json_t **ret, char *err, size_t errlen);
+int k8s_client_call(struct k8s_client *c, const char *method, const char *path, const json_t *body,
+		    int *status, json_t **ret, char *err, size_t errlen);
 
 /* A watch (path with "watch=1"): fn(ud, type, object) for each event ("ADDED", "MODIFIED",
  * "DELETED", "BOOKMARK", "ERROR") as it comes; a negative return stops it. Returns as

@@ -117,7 +117,7 @@ static const char *const method_paths[M__MAX] = {
 };
 
 __attribute__((format(printf, 3, 4))) static void logf_(struct kubelet_dra *d, int level,
-							 const char *fmt, ...)
+							const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -160,8 +160,7 @@ static void answer_message(struct dra_answer *a, const ProtobufCMessage *m)
 	a->has_reply = true;
 }
 
-static void answer_info(struct kubelet_dra *d, const uint8_t *req, size_t len,
-			struct dra_answer *a)
+static void answer_info(struct kubelet_dra *d, const uint8_t *req, size_t len, struct dra_answer *a)
 {
 	Pluginregistration__PluginInfo info = PLUGINREGISTRATION__PLUGIN_INFO__INIT;
 	char *versions[] = { "v1.DRAPlugin", "v1beta1.DRAPlugin" };
@@ -203,9 +202,11 @@ static bool claim_valid(const Claim *c)
 static void answer_prepare(struct kubelet_dra *d, const uint8_t *req, size_t len,
 			   struct dra_answer *a)
 {
-	PrepareReq *rq = k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__unpack(
-		NULL, len, req);
-	PrepareResp resp = K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
+	PrepareReq *rq =
+		k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__unpack(
+			NULL, len, req);
+	PrepareResp resp =
+		K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
 	struct kubelet_dra_result *res = NULL;
 	PrepareEntry *entries = NULL, **ep = NULL;
 	PrepareOne *ones = NULL;
@@ -213,7 +214,8 @@ static void answer_prepare(struct kubelet_dra *d, const uint8_t *req, size_t len
 	size_t n, n_devs = 0, k = 0;
 
 	if (!rq) {
-		answer_error(a, GRPC_STATUS_INVALID_ARGUMENT, "malformed NodePrepareResourcesRequest");
+		answer_error(a, GRPC_STATUS_INVALID_ARGUMENT,
+			     "malformed NodePrepareResourcesRequest");
 		return;
 	}
 	n = rq->n_claims;
@@ -243,7 +245,8 @@ static void answer_prepare(struct kubelet_dra *d, const uint8_t *req, size_t len
 	for (size_t i = 0; i < n; i++) {
 		PrepareOne *o = &ones[i];
 
-		*o = (PrepareOne)K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCE_RESPONSE__INIT;
+		*o = (PrepareOne)
+			K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCE_RESPONSE__INIT;
 		if (res[i].error) {
 			o->error = res[i].error;
 		} else {
@@ -252,7 +255,8 @@ static void answer_prepare(struct kubelet_dra *d, const uint8_t *req, size_t len
 			for (size_t j = 0; j < res[i].n; j++, k++) {
 				const struct kubelet_dra_device *dv = &res[i].v[j];
 
-				devs[k] = (Device)K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE__INIT;
+				devs[k] =
+					(Device)K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE__INIT;
 				devs[k].pool_name = dv->pool;
 				devs[k].device_name = dv->device;
 				devs[k].request_names = dv->requests;
@@ -284,7 +288,7 @@ out:
 	free(devs);
 	free(devp);
 	k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__free_unpacked(rq,
-											     NULL);
+											    NULL);
 }
 
 static void answer_unprepare(struct kubelet_dra *d, const uint8_t *req, size_t len,
@@ -345,8 +349,8 @@ out:
 	free(entries);
 	free(ep);
 	free(ones);
-	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__free_unpacked(
-		rq, NULL);
+	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__free_unpacked(rq,
+											      NULL);
 }
 
 static void answer(struct kubelet_dra *d, int method, const uint8_t *req, size_t len,
@@ -359,8 +363,7 @@ static void answer(struct kubelet_dra *d, int method, const uint8_t *req, size_t
 	case M_PREPARE_B: answer_prepare(d, req, len, a); break;
 	case M_UNPREPARE:
 	case M_UNPREPARE_B: answer_unprepare(d, req, len, a); break;
-	default:
-		answer_error(a, GRPC_STATUS_UNIMPLEMENTED, "method not served by this DRA plugin");
+	default: answer_error(a, GRPC_STATUS_UNIMPLEMENTED, "method not served by this DRA plugin");
 	}
 }
 
@@ -481,8 +484,8 @@ static void *cq_thread(void *arg)
 	struct kubelet_dra *d = arg;
 
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(d->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
-							   NULL);
+		grpc_event ev = grpc_completion_queue_next(
+			d->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
 
 		if (ev.type == GRPC_QUEUE_SHUTDOWN)
 			break;
@@ -517,8 +520,8 @@ static int sock_bind(struct kubelet_dra *d, struct dra_sock *s)
 	if (r < 0)
 		return r;
 	if (r > 0) {
-		logf_(d, 0, "another process (pid %d) is serving %s: not taking it over", (int)owner,
-		      s->path);
+		logf_(d, 0, "another process (pid %d) is serving %s: not taking it over",
+		      (int)owner, s->path);
 		return -EADDRINUSE;
 	}
 	if (unlink(s->path) < 0 && errno != ENOENT)
@@ -538,8 +541,7 @@ static bool sock_present(const struct dra_sock *s)
 {
 	struct stat st;
 
-	return s->fd >= 0 && stat(s->path, &st) == 0 && st.st_dev == s->dev &&
-	       st.st_ino == s->ino;
+	return s->fd >= 0 && stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
 }
 
 static void *accept_thread(void *arg)
@@ -578,7 +580,8 @@ static void *accept_thread(void *arg)
 			/* the fd polled is still the socket's (a swap wakes us first) */
 			if (!(p[i].revents & POLLIN) || p[i].fd != d->socks[i].fd)
 				continue;
-			while ((fd = accept4(p[i].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+			while ((fd = accept4(p[i].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >=
+			       0)
 				/* gRPC owns fd from here and closes it with the transport */
 				grpc_server_add_channel_from_fd(d->server, fd, d->creds);
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
@@ -655,10 +658,9 @@ int kubelet_dra_start(const struct kubelet_dra_config *cfg, struct kubelet_dra *
 	}
 	grpc_server_register_completion_queue(d->server, d->cq, NULL);
 	for (int i = 0; i < M__MAX; i++)
-		if (method_paths[i] &&
-		    !(d->methods[i] = grpc_server_register_method(
-			      d->server, method_paths[i], NULL,
-			      GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0))) {
+		if (method_paths[i] && !(d->methods[i] = grpc_server_register_method(
+						 d->server, method_paths[i], NULL,
+						 GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0))) {
 			kubelet_dra_free(d);
 			return -EINVAL;
 		}

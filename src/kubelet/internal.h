@@ -61,7 +61,7 @@ struct kubelet {
 	kubelet_log_fn log;
 	void *log_ud;
 	struct kubelet_log_sink sink; /* gRPC's log lines, under kubelet.c's grpc_log_lock */
-	bool grpc_up;		   /* grpc_init() done: free() owes a grpc_shutdown() */
+	bool grpc_up;		      /* grpc_init() done: free() owes a grpc_shutdown() */
 	grpc_server_credentials *server_creds;
 	grpc_channel_credentials *chan_creds;
 	/* Every server's batches complete here, drained by one thread: an event is handled by the

@@ -198,7 +198,8 @@ void kubelet_dra_result_clear(struct kubelet_dra_result *r);
 /* The driver's callbacks, on the transport's thread, one call at a time (the kubelet's own
  * plugin helper serializes them too): a claim is prepared or unprepared while no other is. */
 struct kubelet_dra_ops {
-	void (*prepare)(void *ud, const struct kubelet_dra_claim *c, struct kubelet_dra_result *out);
+	void (*prepare)(void *ud, const struct kubelet_dra_claim *c,
+			struct kubelet_dra_result *out);
 	/* *error: malloc'd, NULL when done */
 	void (*unprepare)(void *ud, const struct kubelet_dra_claim *c, char **error);
 	/* NotifyRegistrationStatus: whether the kubelet took the registration; may be NULL */

@@ -223,7 +223,7 @@ static int call(struct ufm_client *c, const char *method, const char *rel, const
 	if (asprintf(&path, "%s%s%s", c->path, c->api, rel) < 0)
 		return -ENOMEM;
 	r = httpc_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why,
-			      sizeof(why));
+			  sizeof(why));
 	if (r < 0) {
 		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s", c->host, c->port, why);
 		return r;
