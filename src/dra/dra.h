@@ -30,6 +30,8 @@
 #define DRA_DEVICE_ATTRS_MAX  32
 #define DRA_ATTR_STRING_MAX   64
 #define DRA_ATTR_NAME_MAX     32
+/* The taint of a device whose port is down. */
+#define DRA_TAINT_PORT_DOWN "rdma.rdmak.io/port-down"
 /* A pool's name is the node's and its PF's, "<node>/pci-0000-18-00-0": at most 253 in all. */
 #define DRA_POOL_NAME_MAX 253
 

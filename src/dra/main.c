@@ -654,7 +654,7 @@ static int dra_daemon(const struct opts *o)
 	r = k8s_client_new(o->kubeconfig, &d.drv.api, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "rdmak dra: %s%s\n", o->kubeconfig ? "--kubeconfig: " : "", err);
-		ret = o->kubeconfig && r != -ENOENT ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
+		ret = o->kubeconfig ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
 		goto out;
 	}
 	if ((r = dra_publisher_new(d.drv.api, o->driver, o->node_name, &d.pub)) < 0)

@@ -64,9 +64,23 @@ static json_t *slice_new(const struct dra_slice_meta *m, const char *name, const
 	return s;
 }
 
+/* A device whose port does not pass traffic is tainted NoSchedule (KEP-5055, the API server's
+ * DRADeviceTaints gate): no new claim gets it, claims that hold it keep it. A cluster without the
+ * gate drops the field; its portState attribute says the same to a DeviceClass's selector. */
 static json_t *device_json(const struct dra_device *d)
 {
-	return json_pack("{s:s, s:O}", "name", d->name, "attributes", d->attrs);
+	json_t *j = json_pack("{s:s, s:O}", "name", d->name, "attributes", d->attrs);
+	const char *state = json_string_value(
+		json_object_get(json_object_get(d->attrs, "portState"), "string"));
+
+	if (j && !d->healthy &&
+	    json_object_set_new(j, "taints",
+				json_pack("[{s:s, s:s, s:s}]", "key", DRA_TAINT_PORT_DOWN, "value",
+					  state ? state : "UNKNOWN", "effect", "NoSchedule")) < 0) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
 }
 
 /* The slices of the pool inv->v[first..first+n). */

@@ -12,7 +12,7 @@
 //
 // The API server's side (apiserver.mjs) validates every ResourceSlice written against the
 // resource.k8s.io/v1 schema and the API's limits; the tests then flap a port (one slice
-// rewritten, its pool's generation + 1), edit and delete a slice behind the driver's back (the
+// rewritten, its pool's generation + 1, the device tainted), edit and delete a slice behind the driver's back (the
 // watch sees it, the driver writes its own again), make an update go stale (409), forbid writes
 // (403), take the server away and back, and uninstall (the node's slices deleted).
 import assert from 'node:assert/strict';
@@ -308,10 +308,13 @@ test('a port flap rewrites one slice, its pool\'s generation + 1', async () => {
 	fs.writeFileSync(portState('mlx5_1'), '1: DOWN\n');
 	await until('the update', () => sliceOf('0000:c6:00.0').spec.devices[0].attributes.portState.string === 'DOWN');
 	assert.equal(sliceOf('0000:c6:00.0').spec.pool.generation, gen + 1);
+	assert.deepEqual(sliceOf('0000:c6:00.0').spec.devices[0].taints, [{ key: 'rdma.rdmak.io/port-down', value: 'DOWN', effect: 'NoSchedule' }],
+		'the device tainted NoSchedule while its port is down');
 	assert.deepEqual(api.writes.slice(before).map((w) => [w.verb, w.name, w.status]), [['update', `${NODE}-${DRIVER}-pci-0000-c6-00-0-0`, 200]]);
 	assert.equal(sliceOf('0000:e1:00.0').spec.pool.generation, 1, 'the other pool untouched');
 	fs.writeFileSync(portState('mlx5_1'), '4: ACTIVE\n');
 	await until('back up', () => sliceOf('0000:c6:00.0').spec.devices[0].attributes.portState.string === 'ACTIVE');
+	assert.equal(sliceOf('0000:c6:00.0').spec.devices[0].taints, undefined, 'and no taint once it is up');
 	assert.deepEqual(api.invalid, []);
 });
 
