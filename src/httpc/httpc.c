@@ -542,107 +542,153 @@ bad:
 	return -EPROTO;
 }
 
+/* A long answer taken apart as its bytes come: the head (at most HEAD_MAX bytes), then the body,
+ * its chunks taken off or up to its Content-Length. */
+#define HEAD_MAX 16384
+
+struct httpc_reader {
+	char head[HEAD_MAX + 1];
+	size_t head_len;
+	bool in_body, chunked, ended;
+	long long left; /* Content-Length: the body's bytes still to come; -1 none */
+	struct unchunk u;
+};
+
+int httpc_reader_new(struct httpc_reader **ret)
+{
+	struct httpc_reader *rd = calloc(1, sizeof(*rd));
+
+	if (!rd)
+		return -ENOMEM;
+	rd->left = -1;
+	*ret = rd;
+	return 0;
+}
+
+void httpc_reader_free(struct httpc_reader *rd)
+{
+	free(rd);
+}
+
+bool httpc_reader_complete(const struct httpc_reader *rd)
+{
+	return rd->ended || (rd->in_body && !rd->chunked && rd->left < 0);
+}
+
+/* The head is in: its status and how its body comes. */
+static int reader_head(struct httpc_reader *rd, const struct httpc_stream_ops *ops, void *ud,
+		       char *err, size_t errlen)
+{
+	const char *te, *cl;
+	int status;
+
+	if (rd->head_len < 12 || memcmp(rd->head, "HTTP/1.", 7) || rd->head[8] != ' ' ||
+	    sscanf(rd->head + 9, "%3d", &status) != 1 || status < 100) {
+		snprintf(err, errlen, "the answer is not HTTP/1.x");
+		return -EPROTO;
+	}
+	te = header_value(rd->head, "Transfer-Encoding");
+	cl = header_value(rd->head, "Content-Length");
+	rd->chunked = te && !strncasecmp(te, "chunked", 7);
+	if (!rd->chunked && cl) {
+		size_t digits = strspn(cl, "0123456789");
+		unsigned long long v;
+
+		if (digits == 0 || digits > 12 || str_to_u64(strndupa(cl, digits), 10, &v) < 0) {
+			snprintf(err, errlen, "the answer's Content-Length is not a number");
+			return -EPROTO;
+		}
+		rd->left = (long long)v;
+	}
+	rd->in_body = true;
+	rd->ended = !rd->chunked && rd->left == 0;
+	return ops->head(ud, status);
+}
+
+int httpc_reader_feed(struct httpc_reader *rd, const char *buf, size_t len,
+		      const struct httpc_stream_ops *ops, void *ud, char *err, size_t errlen)
+{
+	int r;
+
+	if (rd->ended)
+		return 1;
+	if (!rd->in_body) {
+		size_t from = rd->head_len > 3 ? rd->head_len - 3 : 0, take;
+		char *sep;
+
+		take = len < HEAD_MAX - rd->head_len ? len : HEAD_MAX - rd->head_len;
+		memcpy(rd->head + rd->head_len, buf, take);
+		rd->head_len += take;
+		rd->head[rd->head_len] = '\0';
+		sep = memmem(rd->head + from, rd->head_len - from, "\r\n\r\n", 4);
+		if (!sep) {
+			if (rd->head_len < HEAD_MAX)
+				return 0;
+			snprintf(err, errlen, "the answer's head is larger than %d bytes",
+				 HEAD_MAX);
+			return -EPROTO;
+		}
+		/* what came after the head in this buffer is the body's */
+		{
+			size_t used = (size_t)(sep + 4 - rd->head) - (rd->head_len - take);
+
+			*sep = '\0';
+			rd->head_len = (size_t)(sep - rd->head);
+			if ((r = reader_head(rd, ops, ud, err, errlen)) < 0)
+				return r;
+			buf += used;
+			len -= used;
+		}
+	}
+	if (rd->ended || !len)
+		return rd->ended;
+	if (rd->chunked) {
+		r = unchunk_feed(&rd->u, buf, len, ops, ud, err, errlen);
+		if (r > 0)
+			rd->ended = true;
+		return r;
+	}
+	if (rd->left >= 0 && (long long)len > rd->left)
+		len = (size_t)rd->left;
+	if ((r = ops->data(ud, buf, len)) < 0)
+		return r;
+	if (rd->left >= 0 && (rd->left -= (long long)len) == 0)
+		rd->ended = true;
+	return rd->ended;
+}
+
 int httpc_stream(const struct httpc_target *t, const char *method, const char *path,
 		 const char *headers, int stop_fd, unsigned idle_ms,
 		 const struct httpc_stream_ops *ops, void *ud, char *err, size_t errlen)
 {
 	long long deadline = now_ms() + t->timeout_ms;
-	struct unchunk u = { 0 };
+	struct httpc_reader *rd = NULL;
 	struct conn c;
-	char buf[16384 + 1], *sep = NULL;
-	size_t len = 0;
-	long long left = -1; /* Content-Length: the body's bytes still to come; -1 none */
-	bool chunked = false;
+	char buf[16384];
 	int r;
 
+	if ((r = httpc_reader_new(&rd)) < 0)
+		return r;
 	r = conn_open(&c, t, deadline, method, path, headers, NULL, 0, err, errlen);
-	/* the head: within the deadline, at most one buffer */
-	while (r >= 0 && !sep) {
-		ssize_t n = len + 1 >= sizeof(buf)
-				    ? -E2BIG
-				    : recv_some(&c, buf + len, sizeof(buf) - 1 - len,
-						left_ms(deadline), stop_fd, len > 0, err, errlen);
+	while (r == 0) {
+		/* the head within the deadline, the body as it comes */
+		int ms = !rd->in_body ? left_ms(deadline) : idle_ms ? (int)idle_ms : -1;
+		ssize_t n = recv_some(&c, buf, sizeof(buf), ms, stop_fd, true, err, errlen);
 
-		if (n == -E2BIG)
-			snprintf(err, errlen, "the answer's head is larger than %zu bytes",
-				 sizeof(buf) - 1);
-		if (n == 0)
-			snprintf(err, errlen, "the answer is cut short before its head ended");
-		if (n <= 0) {
-			r = n == 0 || n == -E2BIG ? -EPROTO : (int)n;
-			break;
-		}
-		len += (size_t)n;
-		buf[len] = '\0';
-		sep = memmem(buf, len, "\r\n\r\n", 4);
-	}
-	if (r >= 0) {
-		char *body = sep + 4;
-		size_t blen = len - (size_t)(body - buf);
-		int status;
-		const char *te, *cl;
-
-		*sep = '\0';
-		if (len < 12 || memcmp(buf, "HTTP/1.", 7) || buf[8] != ' ' ||
-		    sscanf(buf + 9, "%3d", &status) != 1 || status < 100) {
-			snprintf(err, errlen, "the answer is not HTTP/1.x");
-			r = -EPROTO;
-			goto out;
-		}
-		te = header_value(buf, "Transfer-Encoding");
-		cl = header_value(buf, "Content-Length");
-		chunked = te && !strncasecmp(te, "chunked", 7);
-		if (!chunked && cl) {
-			unsigned long long v;
-
-			if (str_to_u64(strndupa(cl, strspn(cl, "0123456789")), 10, &v) < 0) {
-				snprintf(err, errlen,
-					 "the answer's Content-Length is not a number");
-				r = -EPROTO;
-				goto out;
-			}
-			left = (long long)v;
-		}
-		if ((r = ops->head(ud, status)) < 0)
-			goto out;
-		memmove(buf, body, blen);
-		len = blen;
-	}
-	/* the body, as it comes */
-	while (r >= 0) {
-		ssize_t n;
-
-		if (len) {
-			if (chunked)
-				r = unchunk_feed(&u, buf, len, ops, ud, err, errlen);
-			else {
-				size_t k = left >= 0 && (long long)len > left ? (size_t)left : len;
-
-				r = ops->data(ud, buf, k);
-				if (left >= 0)
-					left -= (long long)k;
-			}
-			len = 0;
-			if (r != 0)
-				break;
-		}
-		if (!chunked && left == 0)
-			break;
-		n = recv_some(&c, buf, sizeof(buf) - 1, idle_ms ? (int)idle_ms : -1, stop_fd, true,
-			      err, errlen);
-		if (n == 0 && (chunked || left > 0)) {
+		if (n == 0 && !httpc_reader_complete(rd)) {
 			snprintf(err, errlen, "the answer was cut short");
 			r = -ECONNRESET;
 		} else if (n <= 0) {
 			r = (int)n;
 			break;
+		} else {
+			r = httpc_reader_feed(rd, buf, (size_t)n, ops, ud, err, errlen);
 		}
-		len = (size_t)n;
 	}
 	if (r > 0)
 		r = 0;
-out:
 	conn_close(&c);
+	httpc_reader_free(rd);
 	return r;
 }
 

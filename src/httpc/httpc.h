@@ -6,6 +6,7 @@
 #ifndef RDMAK_HTTPC_H
 #define RDMAK_HTTPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct httpc_target {
@@ -57,5 +58,17 @@ struct httpc_stream_ops {
 int httpc_stream(const struct httpc_target *t, const char *method, const char *path,
 		 const char *headers, int stop_fd, unsigned idle_ms,
 		 const struct httpc_stream_ops *ops, void *ud, char *err, size_t errlen);
+
+/* How httpc_stream takes an answer apart, bytes in as they came (for the fuzzer as for the
+ * stream): feed returns 1 once the answer's body ended (its last chunk, or its Content-Length),
+ * 0 for more, or a callback's -errno, or -EPROTO with a sentence in err (not HTTP, a head past
+ * 16 KiB, a malformed chunk). complete: whether the bytes so far are a whole answer if the
+ * connection ends now. */
+struct httpc_reader;
+int httpc_reader_new(struct httpc_reader **ret);
+void httpc_reader_free(struct httpc_reader *rd);
+int httpc_reader_feed(struct httpc_reader *rd, const char *buf, size_t len,
+		      const struct httpc_stream_ops *ops, void *ud, char *err, size_t errlen);
+bool httpc_reader_complete(const struct httpc_reader *rd);
 
 #endif
