@@ -223,9 +223,11 @@ static json_t *node_json(const struct hw_chardev *c)
 	return json_pack("{s:s, s:s, s:s}", "path", path, "hostPath", path, "permissions", "rw");
 }
 
-/* The CDI spec (0.6.0) of a claim: a device per allocated device with its char devices, and the
- * claim's edits once (CDI applies a spec's containerEdits once for all of its devices a
- * container gets): rdma_cm, NCCL's environment, the topology file read-only. */
+/* The CDI spec of a claim: a device per allocated device with its char devices, and the claim's
+ * edits once (CDI applies a spec's containerEdits once for all of its devices a container gets):
+ * rdma_cm, NCCL's environment, the topology file read-only. cdiVersion is the lowest that has
+ * what the spec uses, 0.5.0: a reader refuses a version newer than it knows (podman 4.3's CDI
+ * library stops at 0.5.0) and every newer one reads the older. */
 static json_t *cdi_spec(const struct dra_driver *d, const char *uid, const struct dra_device **v,
 			size_t n, const struct paths *p)
 {
@@ -235,7 +237,7 @@ static json_t *cdi_spec(const struct dra_driver *d, const char *uid, const struc
 	int r = 0;
 
 	snprintf(kind, sizeof(kind), "k8s.%s/claim", d->driver);
-	spec = json_pack("{s:s, s:s}", "cdiVersion", "0.6.0", "kind", kind);
+	spec = json_pack("{s:s, s:s}", "cdiVersion", "0.5.0", "kind", kind);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		const struct hw_rdma_dev *dev = v[i]->dev;
 		json_t *dn = json_array();

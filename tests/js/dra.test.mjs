@@ -213,6 +213,56 @@ test('prepare (v1): the NIC and the GPU of one claim: CDI spec with its nodes, N
 	assert.doesNotMatch(xml, /0000:45:00.0|mlx5_0/, 'nothing of other claims');
 });
 
+// podman 4.3 reads CDI specs from /etc/cdi and /var/run/cdi only: the claim's spec goes there
+// under a name of this run, its host paths moved to the sample node's device nodes (this machine
+// has no RDMA device), and a busybox container asks for the claim's CDI device by name.
+test('podman runs a container with the claim\'s CDI device: exactly its device nodes, its env, the topology file', async (t) => {
+	const busybox = '/bin/busybox';
+	if (process.getuid() !== 0 || spawnSync('podman', ['--version']).status !== 0 || !fs.existsSync(busybox))
+		return t.skip('needs root, podman and busybox-static');
+	const S = path.join(root, 'podman');
+	const P = ['--root', `${S}/root`, '--runroot', `${S}/run`, '--tmpdir', `${S}/tmp`, '--storage-driver', 'vfs', '--cgroup-manager', 'cgroupfs', '--events-backend', 'none'];
+	const img = path.join(S, 'img');
+	fs.mkdirSync(path.join(img, 'bin'), { recursive: true });
+	fs.copyFileSync(busybox, path.join(img, 'bin', 'busybox'));
+	fs.chmodSync(path.join(img, 'bin', 'busybox'), 0o755);
+	const tar = path.join(S, 'img.tar');
+	assert.equal(spawnSync('tar', ['-C', img, '-cf', tar, '.']).status, 0);
+	const imp = spawnSync('podman', [...P, 'import', tar, 'localhost/rdmak-dra-busybox:test'], { encoding: 'utf8' });
+	assert.equal(imp.status, 0, imp.stderr);
+	const spec = JSON.parse(fs.readFileSync(cdiFile(UID_A), 'utf8'));
+	assert.equal(spec.cdiVersion, '0.5.0', 'the version podman 4.3 reads');
+	const dev = path.join(node, 'dev');
+	for (const d of [...spec.devices.map((x) => x.containerEdits), spec.containerEdits])
+		for (const n of d.deviceNodes || []) n.hostPath = n.hostPath.replace(/^\/dev\//, `${dev}/`);
+	const kind = `k8s.rdmak-test-${process.pid}.io/claim`;
+	spec.kind = kind;
+	const file = `/var/run/cdi/rdmak-test-${process.pid}.json`;
+	fs.mkdirSync('/var/run/cdi', { recursive: true });
+	fs.writeFileSync(file, JSON.stringify(spec));
+	try {
+		const r = await new Promise((resolve) => {
+			const p = spawn('podman', [...P, 'run', '--rm', '--network', 'none', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=4096:4096', '--device', `${kind}=${UID_A}-pci-0000-c6-00-0`,
+				'localhost/rdmak-dra-busybox:test', '/bin/busybox', 'sh', '-c',
+				'ls /dev/infiniband; echo "$NCCL_IB_HCA $NCCL_SOCKET_IFNAME $NCCL_TOPO_FILE"; /bin/busybox grep -c "<pci" "$NCCL_TOPO_FILE"; echo x > "$NCCL_TOPO_FILE" || echo read-only'],
+			{ stdio: ['ignore', 'pipe', 'pipe'] });
+			let out = '', err = '';
+			p.stdout.on('data', (d) => (out += d));
+			p.stderr.on('data', (d) => (err += d));
+			p.on('exit', (status) => resolve({ status, out, err }));
+		});
+		assert.equal(r.status, 0, r.err);
+		const lines = r.out.trim().split('\n');
+		assert.deepEqual(lines.slice(0, 4), ['issm1', 'rdma_cm', 'umad1', 'uverbs1'], 'the claim\'s device nodes and no other');
+		assert.equal(lines[4], '=mlx5_1:1 =ibp198s0 /var/run/rdmak/nccl-topo.xml');
+		assert.ok(Number(lines[5]) >= 2, 'the topology file is there');
+		assert.equal(lines[6], 'read-only');
+	} finally {
+		fs.rmSync(file, { force: true });
+		spawnSync('podman', [...P, 'rmi', '-a', '-f']);
+	}
+});
+
 test('prepare again (the kubelet retries): the same answer, the files as they were', async () => {
 	const before = fs.readFileSync(cdiFile(UID_A), 'utf8');
 	const writes = api.writes.length;
