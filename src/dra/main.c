@@ -28,6 +28,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/opt.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 /* Exit codes, as --help and docs/dra.md name them. */
@@ -38,6 +39,7 @@ struct opts {
 	const char *node_name, *driver;
 	const char *topology; /* --nccl-topology LIST */
 	const char *kubeconfig, *registry_dir, *plugin_dir, *cdi_dir, *state_dir, *alive_file;
+	const char *device_plugins_dir;
 	unsigned interval_s;
 	bool dry_run, json, once, uninstall;
 	int verbose;
@@ -67,6 +69,9 @@ static void usage(FILE *f)
 	      "/var/lib/rdmak/dra)\n"
 	      "      --interval S       look at the ports and devices every S seconds (default "
 	      "10)\n"
+	      "      --device-plugins-dir DIR  refuse to start while rdmak plugin serves a socket "
+	      "there (default\n"
+	      "                         /var/lib/kubelet/device-plugins): one or the other per node\n"
 	      "      --alive-file FILE  touched every second (`rdmak probe FILE`)\n"
 	      "      --once             publish the slices and exit\n"
 	      "      --uninstall        delete this node's slices of the driver and exit\n"
@@ -105,7 +110,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_INTERVAL,
 		O_ALIVE,
 		O_ONCE,
-		O_UNINSTALL
+		O_UNINSTALL,
+		O_DEVICE_PLUGINS
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -123,6 +129,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "alive-file", required_argument, NULL, O_ALIVE },
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "uninstall", no_argument, NULL, O_UNINSTALL },
+		{ "device-plugins-dir", required_argument, NULL, O_DEVICE_PLUGINS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -147,6 +154,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_ALIVE: o->alive_file = optarg; break;
 		case O_ONCE: o->once = true; break;
 		case O_UNINSTALL: o->uninstall = true; break;
+		case O_DEVICE_PLUGINS: o->device_plugins_dir = optarg; break;
 		case O_INTERVAL: {
 			unsigned long long v;
 
@@ -624,6 +632,38 @@ static int on_tick(void *ud)
 
 static const struct daemon_ops loop_ops = { .tick = on_tick };
 
+/* A node's devices are handed out by the device plugin or by the DRA driver: both would give one
+ * device to two pods. 1 (said) when a live rdmak plugin serves a socket in the kubelet's
+ * device-plugins folder, 0 when none does. */
+static int plugin_serves(const struct opts *o)
+{
+	_cleanup_close_ int fd = open(o->device_plugins_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char **names = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (fd < 0 || fileio_list_dir(fd, 0, &names, &n) < 0)
+		return 0; /* no folder: no device plugin on this node */
+	for (size_t i = 0; i < n && !found; i++) {
+		char path[PATH_MAX];
+		int pid = 0;
+
+		if (!str_startswith(names[i], "rdmak-") || !strstr(names[i], ".sock"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o->device_plugins_dir, names[i]);
+		if (kubelet_socket_live(path, &pid) > 0) {
+			fprintf(stderr,
+				"rdmak dra: rdmak plugin serves this node (%s, pid %d): a node's RDMA "
+				"devices are handed out by the device plugin or by the DRA driver, never "
+				"both (docs/dra.md)\n",
+				path, pid);
+			found = 1;
+		}
+	}
+	strv_free(names);
+	return found;
+}
+
 static int dra_daemon(const struct opts *o)
 {
 	struct daemon d = { .o = o, .stop_fd = -1, .event_fd = -1 };
@@ -669,6 +709,8 @@ static int dra_daemon(const struct opts *o)
 		ret = r < 0 ? DRA_EXIT_RUNTIME : DRA_EXIT_OK;
 		goto out;
 	}
+	if (plugin_serves(o))
+		goto out;
 	if (load(o, &d.drv.ctx, &d.drv.node) < 0)
 		goto out;
 	if ((r = dra_inventory_build(d.drv.node, &d.drv.inv)) < 0)
@@ -757,6 +799,7 @@ int dra_main(int argc, char **argv)
 		.cdi_dir = "/var/run/cdi",
 		.state_dir = "/var/lib/rdmak/dra",
 		.interval_s = 10,
+		.device_plugins_dir = "/var/lib/kubelet/device-plugins",
 	};
 	int r;
 

@@ -564,6 +564,20 @@ int kubelet_socket_owner(const char *path, pid_t *pid)
 	return 1;
 }
 
+int kubelet_socket_live(const char *path, int *pid)
+{
+	struct sockaddr_un sun;
+	pid_t p = 0;
+	int r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	r = kubelet_socket_owner(path, &p);
+	if (r > 0)
+		*pid = (int)p;
+	return r;
+}
+
 /* Bind and listen on sock_path (replacing a stale file, never a live one) and put the new
  * socket in the watch thread's set. Caller holds k->lock. */
 static int socket_bind(struct kubelet_server *srv)

@@ -167,6 +167,10 @@ const char *kubelet_pod_resources_socket(const struct kubelet_pod_resources *c);
 int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms,
 			       struct kubelet_pod_devices *ret, char *why, size_t why_len);
 
+/* Does a live process listen on the unix socket at path? 1 (its pid in *pid, 0 if unknown), 0
+ * when nobody does (no file, or a socket its process left), -errno. */
+int kubelet_socket_live(const char *path, int *pid);
+
 /* ---- DRA: the kubelet plugin registration and the DRAPlugin service -------------------------
  * A DRA driver's side of the kubelet (Kubernetes 1.32+): the Registration service on
  * <registry_dir>/<driver>-reg.sock, where the kubelet's plugin watcher finds it, answering type

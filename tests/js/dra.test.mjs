@@ -76,8 +76,11 @@ let api;
 let driver; // { proc, err(), exited }
 const started = [];
 
+const devicePlugins = path.join(root, 'device-plugins');
+
 function startDriver(args = []) {
 	const proc = spawn(RDMAK, ['dra', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE,
+		'--device-plugins-dir', devicePlugins,
 		'--registry-dir', registry, '--plugin-dir', plugins, '--cdi-dir', cdiDir, '--state-dir', stateDir,
 		'--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev'), '--interval', '1', ...args],
 	{ stdio: ['ignore', 'ignore', 'pipe'] });
@@ -410,7 +413,7 @@ test('403 (RBAC) and the server going away: said, retried, published once allowe
 	assert.deepEqual(api.invalid, []);
 });
 
-test('SIGTERM leaves the slices; --uninstall deletes this node\'s and no other\'s', async () => {
+test('SIGTERM leaves the slices; --uninstall deletes this node\'s and no other\'s; the device plugin on the node refuses the driver', async () => {
 	await stopDriver();
 	assert.equal(fs.existsSync(path.join(registry, `${DRIVER}-reg.sock`)), false, 'the registration socket removed');
 	const n = [...api.slices.values()].filter((s) => s.spec.driver === DRIVER).length;
@@ -420,8 +423,18 @@ test('SIGTERM leaves the slices; --uninstall deletes this node\'s and no other\'
 	const u = await run(['dra', '--uninstall', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE]);
 	assert.equal(u.status, 0, u.stderr);
 	assert.deepEqual([...api.slices.keys()].sort(), ['node-a-gpu', 'other-node-slice']);
+	// the device plugin serving this node: the driver refuses to start
+	const net = await import('node:net');
+	fs.mkdirSync(devicePlugins, { recursive: true });
+	const fake = net.createServer().listen(path.join(devicePlugins, 'rdmak-rdma_a100.sock'));
+	await new Promise((r) => fake.once('listening', r));
+	const refused = await run(['dra', '--once', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE, '--device-plugins-dir', devicePlugins,
+		'--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev')]);
+	assert.equal(refused.status, 1);
+	assert.match(refused.stderr, /rdmak plugin serves this node .*rdmak-rdma_a100.sock.*never both/);
+	await new Promise((r) => fake.close(r));
 	// --once publishes and exits
-	const o = await run(['dra', '--once', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE, '--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev')]);
+	const o = await run(['dra', '--once', '--device-plugins-dir', devicePlugins, '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE, '--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev')]);
 	assert.equal(o.status, 0, o.stderr);
 	assert.equal([...api.slices.values()].filter((s) => s.spec.nodeName === NODE && s.spec.driver === DRIVER).length, 2);
 	assert.deepEqual(api.invalid, []);
