@@ -22,8 +22,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import grpc from '@grpc/grpc-js';
-import protoLoader from '@grpc/proto-loader';
 import { startApiServer } from './apiserver.mjs';
+import { loadDra } from './drakubelet.mjs';
 
 const TOP = process.env.TOP || path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
@@ -36,41 +36,6 @@ const cdiDir = path.join(root, 'cdi');
 const stateDir = path.join(root, 'state');
 const DRIVER = 'rdma.rdmak.io';
 const NODE = 'node-a';
-
-// The kubelet's messages, by the published numbers; v1 and v1beta1 are the same but for the
-// package (part of the method path).
-const draProto = (pkg) => `syntax = "proto3";
-package ${pkg};
-service DRAPlugin {
-	rpc NodePrepareResources (NodePrepareResourcesRequest) returns (NodePrepareResourcesResponse) {}
-	rpc NodeUnprepareResources (NodeUnprepareResourcesRequest) returns (NodeUnprepareResourcesResponse) {}
-}
-message NodePrepareResourcesRequest { repeated Claim claims = 1; }
-message NodePrepareResourcesResponse { map<string, NodePrepareResourceResponse> claims = 1; }
-message NodePrepareResourceResponse { repeated Device devices = 1; string error = 2; }
-message Device { repeated string request_names = 1; string pool_name = 2; string device_name = 3; repeated string cdi_device_ids = 4; }
-message NodeUnprepareResourcesRequest { repeated Claim claims = 1; }
-message NodeUnprepareResourcesResponse { map<string, NodeUnprepareResourceResponse> claims = 1; }
-message NodeUnprepareResourceResponse { string error = 1; }
-message Claim { string namespace = 1; string uid = 2; string name = 3; }
-`;
-const regProto = `syntax = "proto3";
-package pluginregistration;
-message PluginInfo { string type = 1; string name = 2; string endpoint = 3; repeated string supported_versions = 4; }
-message RegistrationStatus { bool plugin_registered = 1; string error = 2; }
-message RegistrationStatusResponse {}
-message InfoRequest {}
-service Registration {
-	rpc GetInfo(InfoRequest) returns (PluginInfo) {}
-	rpc NotifyRegistrationStatus(RegistrationStatus) returns (RegistrationStatusResponse) {}
-}
-`;
-
-function load(text, name) {
-	const f = path.join(root, name);
-	fs.writeFileSync(f, text);
-	return grpc.loadPackageDefinition(protoLoader.loadSync(f, { keepCase: true, defaults: true }));
-}
 
 let api;
 let driver; // { proc, err(), exited }
@@ -150,9 +115,7 @@ before(async () => {
 				{ name: 'gpu-2', attributes: { pciBusID: { string: '0000:45:00.0' } } },
 			] },
 	});
-	v1 = load(draProto('k8s.io.kubelet.pkg.apis.dra.v1'), 'v1.proto').k8s.io.kubelet.pkg.apis.dra.v1;
-	v1beta1 = load(draProto('k8s.io.kubelet.pkg.apis.dra.v1beta1'), 'v1beta1.proto').k8s.io.kubelet.pkg.apis.dra.v1beta1;
-	reg = load(regProto, 'reg.proto').pluginregistration;
+	({ v1, v1beta1, reg } = loadDra(root));
 	driver = startDriver();
 	await until('the registration socket', () => fs.existsSync(path.join(registry, `${DRIVER}-reg.sock`)));
 });
