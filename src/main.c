@@ -52,6 +52,9 @@ static const struct role roles[] = {
 	{ "fabric",
 	  "InfiniBand partitions of rdmak-cni's VFs at the fabric manager (UFM): gc, list, check",
 	  fabric_main },
+	{ "dra",
+	  "kubelet DRA plugin: RDMA devices as ResourceSlices, claims prepared with NCCL's topology",
+	  dra_main },
 	{ "probe", "a container's liveness probe: is a daemon's loop still turning (--alive-file)",
 	  probe_main },
 };

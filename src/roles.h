@@ -28,5 +28,6 @@ int exporter_main(int argc, char **argv);
 int convert_main(int argc, char **argv);
 int fabric_main(int argc, char **argv);
 int probe_main(int argc, char **argv);
+int dra_main(int argc, char **argv);
 
 #endif

@@ -3,9 +3,9 @@
  * rdmak-cni and rdmak-ipam are exec'd for every CNI command: with these two libraries (and
  * GnuTLS's p11-kit, nettle, hogweed, gmp, tasn1, idn2, unistring, ffi) linked, each exec spent
  * ~7 ms of its ~21 ms in the dynamic loader on them (docs/cni.md, "IPAM delegation"). The
- * webhook's HTTPS server loads both (http_dl_load); the fabric manager's client (src/ufm) only
- * GnuTLS (http_dl_load_gnutls), and only for a network with a fabric. One table, one loader:
- * server.c, tls.c and ufm/https.c include this after the libraries' headers, and their calls go
+ * webhook's HTTPS server loads both (http_dl_load); the HTTPS client (src/httpc: the fabric
+ * manager's, the API server's) only GnuTLS (http_dl_load_gnutls), and only when it is used. One table, one loader:
+ * server.c, tls.c and httpc/httpc.c include this after the libraries' headers, and their calls go
  * through the table loaded here. */
 #ifndef RDMAK_HTTP_DL_H
 #define RDMAK_HTTP_DL_H
@@ -45,7 +45,8 @@
 	X(gnutls_set_default_priority) X(gnutls_credentials_set) X(gnutls_server_name_set)                \
 	X(gnutls_session_set_verify_cert) X(gnutls_transport_set_int2) X(gnutls_handshake)                \
 	X(gnutls_handshake_set_timeout) X(gnutls_record_set_timeout) X(gnutls_record_send)                \
-	X(gnutls_record_recv) X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)
+	X(gnutls_record_recv) X(gnutls_error_is_fatal) X(gnutls_session_get_verify_cert_status)        \
+	X(gnutls_record_check_pending) X(gnutls_certificate_set_x509_key_mem)
 /* clang-format on */
 
 #define HTTP_DL_FIELD(f) __typeof__(f) *f;
@@ -133,6 +134,8 @@ int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen);
 #define gnutls_record_recv		      HTTP_DL_CALL(gnutls_record_recv)
 #define gnutls_error_is_fatal		      HTTP_DL_CALL(gnutls_error_is_fatal)
 #define gnutls_session_get_verify_cert_status HTTP_DL_CALL(gnutls_session_get_verify_cert_status)
+#define gnutls_record_check_pending	      HTTP_DL_CALL(gnutls_record_check_pending)
+#define gnutls_certificate_set_x509_key_mem   HTTP_DL_CALL(gnutls_certificate_set_x509_key_mem)
 #undef gnutls_free
 #define gnutls_free(a) ((*http_dl.gnutls_free)((void *)(a)), (a) = NULL)
 #endif

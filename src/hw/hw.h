@@ -281,7 +281,12 @@ struct hw_pci {
 	char driver[32];     /* "" when unbound */
 	int numa_node;	     /* -1 when the platform does not say */
 	char local_cpulist[128];
-	char root[24];		  /* host bridge: "pci0000:36" */
+	char root[24]; /* host bridge: "pci0000:36" */
+	/* The root complex as k8s.io/dynamic-resource-allocation's deviceattribute derives the
+	 * standard attribute resource.kubernetes.io/pcieRoot: the first component of the
+	 * function's path under devices/, when that path starts with devices/pci and ends with
+	 * the BDF; "" otherwise (deviceattribute then publishes no attribute). */
+	char pcie_root[24];
 	char (*path)[HW_BDF_MAX]; /* bridges from the root port down, excluding this function */
 	size_t path_len;
 	int sriov_totalvfs, sriov_numvfs; /* -1: not SR-IOV capable */

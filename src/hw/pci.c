@@ -75,6 +75,46 @@ static uint32_t read_hex(struct hw_build *b, const struct hw_dir *d, const char 
 	return hw_read_int(b->ctx, d, name, 16, &v) >= 0 ? (uint32_t)v : 0;
 }
 
+/* deviceattribute's rule (resolveSysDevicesPath), on the link as read: bus/pci/devices/<bdf>
+ * joined with its target and cleaned (filepath.Join), then devices/pci... ending in the BDF. */
+static void pcie_root(struct hw_pci *p, const char *link)
+{
+	const char *stack[64];
+	size_t n = 0;
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	if (link[0] == '/') { /* absolute: under the sysfs root itself ("/sys/devices/...") */
+		if (!str_startswith(link, "/sys/"))
+			return;
+		link += strlen("/sys/");
+	} else {
+		stack[n++] = "bus";
+		stack[n++] = "pci";
+		stack[n++] = "devices";
+	}
+	copy = strdup(link);
+	if (!copy)
+		return;
+	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (n == 0)
+				return; /* above the sysfs root: not under devices/ */
+			n--;
+			continue;
+		}
+		if (n == ELEMENTSOF(stack))
+			return;
+		stack[n++] = tok;
+	}
+	if (n < 3 || strcmp(stack[0], "devices") || !str_startswith(stack[1], "pci") ||
+	    strcmp(stack[n - 1], p->bdf))
+		return;
+	str_copy(p->pcie_root, sizeof(p->pcie_root), stack[1]);
+}
+
 /* "../../../devices/pci0000:36/0000:36:02.0/0000:37:00.0" -> root and bridges. */
 static int parse_path(struct hw_pci *p, const char *link)
 {
@@ -82,6 +122,7 @@ static int parse_path(struct hw_pci *p, const char *link)
 	char *copy, *save = NULL;
 	size_t cap = 0;
 
+	pcie_root(p, link);
 	if (!s)
 		return 0;
 	copy = strdup(s + strlen("devices/"));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Inside of the kubelet transport: shared by kubelet.c (the hub: the folder watch, the threads,
- * our sockets), rpc.c (the DevicePlugin service) and register.c (the Registration client).
+ * our sockets), rpc.c (the DevicePlugin service), register.c (the Registration client) and
+ * dra.c (the DRA plugin's services).
  * Nobody outside src/kubelet/ includes this. */
 #ifndef RDMAK_KUBELET_INTERNAL_H
 #define RDMAK_KUBELET_INTERNAL_H
@@ -40,14 +41,27 @@ struct kubelet_work {
 	struct kubelet_work *next;
 };
 
+/* Where gRPC core's log lines go: the oldest sink added and not removed. */
+struct kubelet_log_sink {
+	kubelet_log_fn log;
+	void *ud;
+	struct kubelet_log_sink *next;
+};
+void kubelet_log_sink_add(struct kubelet_log_sink *s);
+void kubelet_log_sink_remove(struct kubelet_log_sink *s);
+
+/* Does a live process listen on the unix socket at path? 1 (with its pid, 0 if unknown), 0 when
+ * nobody does (no file, or a stale socket left by a process that died), <0 error. */
+int kubelet_socket_owner(const char *path, pid_t *pid);
+
 /* One per process: what every server shares. */
 struct kubelet {
 	char *plugin_dir;   /* <kubelet_dir>/device-plugins */
 	char *kubelet_sock; /* <plugin_dir>/kubelet.sock */
 	kubelet_log_fn log;
 	void *log_ud;
-	struct kubelet *next_live; /* under kubelet.c's grpc_log_lock */
-	bool grpc_up;		   /* grpc_init() done: free() owes a grpc_shutdown() */
+	struct kubelet_log_sink sink; /* gRPC's log lines, under kubelet.c's grpc_log_lock */
+	bool grpc_up;		      /* grpc_init() done: free() owes a grpc_shutdown() */
 	grpc_server_credentials *server_creds;
 	grpc_channel_credentials *chan_creds;
 	/* Every server's batches complete here, drained by one thread: an event is handled by the

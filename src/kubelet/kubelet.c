@@ -58,43 +58,48 @@ struct kubelet_dir_watch {
 };
 
 /* gRPC core logs through one process-wide hook with no user data. Route it to the oldest live
- * hub's log callback (debug level, warnings for gRPC errors) so that the library never writes
- * to stderr on its own. */
+ * sink's log callback (a hub's, or the DRA transport's; debug level, warnings for gRPC errors)
+ * so that the library never writes to stderr on its own. */
 static pthread_mutex_t grpc_log_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kubelet *live_hubs; /* oldest first */
+static struct kubelet_log_sink *live_sinks; /* oldest first */
 
 static void grpc_log_forward(gpr_log_func_args *args)
 {
 	pthread_mutex_lock(&grpc_log_lock);
-	if (live_hubs)
-		kubelet_hub_logf(live_hubs, args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3,
-				 "grpc: %s", args->message);
+	if (live_sinks && live_sinks->log) {
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "grpc: %s", args->message);
+		live_sinks->log(args->severity == GPR_LOG_SEVERITY_ERROR ? 1 : 3, buf,
+				live_sinks->ud);
+	}
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-static void live_add(struct kubelet *k)
+void kubelet_log_sink_add(struct kubelet_log_sink *s)
 {
-	struct kubelet **pp;
+	struct kubelet_log_sink **pp;
 
 	pthread_mutex_lock(&grpc_log_lock);
-	if (!live_hubs) {
+	if (!live_sinks) {
 		if (!getenv("GRPC_VERBOSITY")) /* an operator debugging gRPC keeps the level asked for */
 			gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);
 		gpr_set_log_function(
-			grpc_log_forward); /* stays installed; drops lines while no hub lives */
+			grpc_log_forward); /* stays installed; drops lines while no sink lives */
 	}
-	for (pp = &live_hubs; *pp; pp = &(*pp)->next_live)
+	s->next = NULL;
+	for (pp = &live_sinks; *pp; pp = &(*pp)->next)
 		;
-	*pp = k;
+	*pp = s;
 	pthread_mutex_unlock(&grpc_log_lock);
 }
 
-static void live_remove(struct kubelet *k)
+void kubelet_log_sink_remove(struct kubelet_log_sink *s)
 {
 	pthread_mutex_lock(&grpc_log_lock);
-	for (struct kubelet **pp = &live_hubs; *pp; pp = &(*pp)->next_live)
-		if (*pp == k) {
-			*pp = k->next_live;
+	for (struct kubelet_log_sink **pp = &live_sinks; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
 			break;
 		}
 	pthread_mutex_unlock(&grpc_log_lock);
@@ -362,7 +367,8 @@ int kubelet_new(const char *kubelet_dir, kubelet_log_fn log, void *log_ud, struc
 		return -ENAMETOOLONG;
 	}
 
-	live_add(k); /* first, so that gRPC's start-up lines are routed too */
+	k->sink = (struct kubelet_log_sink){ .log = log, .ud = log_ud };
+	kubelet_log_sink_add(&k->sink); /* first, so that gRPC's start-up lines are routed too */
 	grpc_init();
 	k->grpc_up = true;
 	k->server_creds = grpc_insecure_server_credentials_create();
@@ -470,7 +476,7 @@ void kubelet_free(struct kubelet *k)
 		if (k->chan_creds)
 			grpc_channel_credentials_release(k->chan_creds);
 		grpc_shutdown();
-		live_remove(k);
+		kubelet_log_sink_remove(&k->sink);
 	}
 	pthread_mutex_destroy(&k->lock);
 	pthread_mutex_destroy(&k->work_lock);
@@ -536,9 +542,7 @@ int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cf
 
 /* --- our socket ----------------------------------------------------------------------- */
 
-/* Does a live process listen on path? 1 (with its pid, 0 if unknown), 0 when nobody does
- * (no file, or a stale socket left by a process that died), <0 error. */
-static int socket_owner(const char *path, pid_t *pid)
+int kubelet_socket_owner(const char *path, pid_t *pid)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
@@ -558,6 +562,20 @@ static int socket_owner(const char *path, pid_t *pid)
 	/* the listener's credentials as of its listen() */
 	*pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
 	return 1;
+}
+
+int kubelet_socket_live(const char *path, int *pid)
+{
+	struct sockaddr_un sun;
+	pid_t p = 0;
+	int r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	r = kubelet_socket_owner(path, &p);
+	if (r > 0)
+		*pid = (int)p;
+	return r;
 }
 
 /* Bind and listen on sock_path (replacing a stale file, never a live one) and put the new
@@ -580,7 +598,7 @@ static int socket_bind(struct kubelet_server *srv)
 	strcpy(sun.sun_path, srv->sock_path);
 	/* Never take over a socket that another process serves (a second plugin on this kubelet
 	 * folder): each would delete the other's file in turn and register again, for ever. */
-	r = socket_owner(srv->sock_path, &owner);
+	r = kubelet_socket_owner(srv->sock_path, &owner);
 	if (r < 0)
 		return r;
 	if (r > 0) {

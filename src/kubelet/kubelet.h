@@ -167,4 +167,69 @@ const char *kubelet_pod_resources_socket(const struct kubelet_pod_resources *c);
 int kubelet_pod_resources_list(struct kubelet_pod_resources *c, unsigned timeout_ms,
 			       struct kubelet_pod_devices *ret, char *why, size_t why_len);
 
+/* Does a live process listen on the unix socket at path? 1 (its pid in *pid, 0 if unknown), 0
+ * when nobody does (no file, or a socket its process left), -errno. */
+int kubelet_socket_live(const char *path, int *pid);
+
+/* ---- DRA: the kubelet plugin registration and the DRAPlugin service -------------------------
+ * A DRA driver's side of the kubelet (Kubernetes 1.32+): the Registration service on
+ * <registry_dir>/<driver>-reg.sock, where the kubelet's plugin watcher finds it, answering type
+ * "DRAPlugin", the driver's name, the endpoint <plugin_dir>/<driver>/dra.sock and the versions
+ * "v1.DRAPlugin" and "v1beta1.DRAPlugin"; and on that endpoint NodePrepareResources and
+ * NodeUnprepareResources of both versions. Independent of the device plugin transport above. */
+
+struct kubelet_dra;
+
+struct kubelet_dra_claim {
+	const char *namespace_, *uid, *name;
+};
+
+/* One device of a prepared claim (every string malloc'd). */
+struct kubelet_dra_device {
+	char **requests; /* strv (util/strv.h); NULL: every request of the claim */
+	char *pool, *device;
+	char **cdi_ids; /* strv of fully qualified CDI device names */
+};
+
+/* One claim's answer: devices, or error (malloc'd; non-NULL: the claim failed). */
+struct kubelet_dra_result {
+	struct kubelet_dra_device *v;
+	size_t n;
+	char *error;
+};
+void kubelet_dra_result_clear(struct kubelet_dra_result *r);
+
+/* The driver's callbacks, on the transport's thread, one call at a time (the kubelet's own
+ * plugin helper serializes them too): a claim is prepared or unprepared while no other is. */
+struct kubelet_dra_ops {
+	void (*prepare)(void *ud, const struct kubelet_dra_claim *c,
+			struct kubelet_dra_result *out);
+	/* *error: malloc'd, NULL when done */
+	void (*unprepare)(void *ud, const struct kubelet_dra_claim *c, char **error);
+	/* NotifyRegistrationStatus: whether the kubelet took the registration; may be NULL */
+	void (*registered)(void *ud, bool ok, const char *error);
+};
+
+struct kubelet_dra_config {
+	const char *driver;	  /* "rdma.rdmak.io" */
+	const char *registry_dir; /* "/var/lib/kubelet/plugins_registry" */
+	const char *plugin_dir;	  /* "/var/lib/kubelet/plugins" */
+	const struct kubelet_dra_ops *ops;
+	void *userdata;
+	kubelet_log_fn log; /* as for the device plugin transport; gRPC's own lines too */
+	void *log_ud;
+};
+
+/* Make both sockets (mode 0600; a stale file replaced, a live process's left alone:
+ * -EADDRINUSE) and serve. Returns once both listen. */
+int kubelet_dra_start(const struct kubelet_dra_config *cfg, struct kubelet_dra **ret);
+/* Re-create a socket whose file went away (call it now and then: the kubelet finds plugins by
+ * their registration socket). 1 when one was re-created, 0 when both are there, -errno. */
+int kubelet_dra_check(struct kubelet_dra *d);
+/* Stop serving, remove both sockets. */
+void kubelet_dra_free(struct kubelet_dra *d);
+/* The two sockets' paths. */
+const char *kubelet_dra_registration_socket(const struct kubelet_dra *d);
+const char *kubelet_dra_endpoint(const struct kubelet_dra *d);
+
 #endif

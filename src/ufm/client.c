@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "ufm/ufm.h"
+#include "httpc/httpc.h"
 #include "ufm/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -27,7 +28,7 @@
 #define CA_MAX (1u << 20)
 
 struct ufm_client {
-	struct https_target t;
+	struct httpc_target t;
 	char *host, *port, *path; /* path: the URL's own prefix ("" or "/ufm"), then /ufmRest[V3] */
 	const char *api;
 	char *auth;   /* "Authorization: Basic ...\r\n" */
@@ -182,7 +183,7 @@ int ufm_client_new(const struct ufm_fabric *f, struct ufm_client **ret, char *er
 		ufm_client_free(c);
 		return r;
 	}
-	c->t = (struct https_target){ .host = c->host,
+	c->t = (struct httpc_target){ .host = c->host,
 				      .port = c->port,
 				      .ca_pem = c->ca_pem,
 				      .ca_len = c->ca_len,
@@ -212,17 +213,17 @@ const char *ufm_client_error(const struct ufm_client *c)
 
 /* One call; 2xx is 0, the rest an -errno with c->err saying what UFM answered. 404 is -ENOENT. */
 static int call(struct ufm_client *c, const char *method, const char *rel, const char *body,
-		struct https_answer *ret)
+		struct httpc_answer *ret)
 {
 	_cleanup_free_ char *path = NULL;
 	char why[UFM_ERR_MAX - 128];
-	struct https_answer a = { 0 };
+	struct httpc_answer a = { 0 };
 	int r;
 
 	if (asprintf(&path, "%s%s%s", c->path, c->api, rel) < 0)
 		return -ENOMEM;
-	r = ufm_https_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why,
-			      sizeof(why));
+	r = httpc_request(&c->t, method, path, c->auth, body, body ? strlen(body) : 0, &a, why,
+			  sizeof(why));
 	if (r < 0) {
 		snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s", c->host, c->port, why);
 		return r;
@@ -231,7 +232,7 @@ static int call(struct ufm_client *c, const char *method, const char *rel, const
 		if (ret)
 			*ret = a;
 		else
-			ufm_https_answer_clear(&a);
+			httpc_answer_clear(&a);
 		return 0;
 	}
 	snprintf(c->err, sizeof(c->err), "UFM https://%s:%s: %s %s: HTTP %d%s%.160s", c->host,
@@ -240,13 +241,13 @@ static int call(struct ufm_client *c, const char *method, const char *rel, const
 	    : a.status == 404		       ? -ENOENT
 	    : a.status >= 500		       ? -EIO
 					       : -EINVAL;
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	return r;
 }
 
 int ufm_version(struct ufm_client *c, char *out, size_t n)
 {
-	struct https_answer a = { 0 };
+	struct httpc_answer a = { 0 };
 	json_t *o, *v;
 	int r = call(c, "GET", "/app/ufm_version", NULL, &a);
 
@@ -262,7 +263,7 @@ int ufm_version(struct ufm_client *c, char *out, size_t n)
 			 c->host, c->port);
 	r = json_is_string(v) ? 0 : -EPROTO;
 	json_decref(o);
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	return r;
 }
 
@@ -390,7 +391,7 @@ int ufm_members_parse(const char *body, size_t len, struct ufm_member **ret, siz
 int ufm_members(struct ufm_client *c, uint16_t pkey, struct ufm_member **ret, size_t *ret_n)
 {
 	char rel[64];
-	struct https_answer a = { 0 };
+	struct httpc_answer a = { 0 };
 	int r;
 
 	snprintf(rel, sizeof(rel), "/resources/pkeys/0x%04x?guids_data=true", pkey & 0x7fff);
@@ -403,7 +404,7 @@ int ufm_members(struct ufm_client *c, uint16_t pkey, struct ufm_member **ret, si
 	if (r < 0)
 		return r;
 	r = ufm_members_parse(a.body, a.len, ret, ret_n);
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	if (r == -EPROTO)
 		snprintf(c->err, sizeof(c->err),
 			 "UFM https://%s:%s: pkey 0x%04x: no guids list in the answer", c->host,

@@ -195,3 +195,47 @@ void str_hwaddr(const uint8_t *a, unsigned n, char *out)
 	for (unsigned i = 0; i < n; i++)
 		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
 }
+
+static int b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+int str_base64_decode(const char *s, char **ret, size_t *ret_len)
+{
+	size_t n = strlen(s), o = 0;
+	unsigned acc = 0, bits = 0;
+	char *out;
+
+	while (n > 0 && s[n - 1] == '=')
+		n--;
+	if (strlen(s) - n > 2 || n % 4 == 1)
+		return -EINVAL;
+	out = malloc(n / 4 * 3 + 3);
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_value(s[i]);
+
+		if (v < 0) {
+			free(out);
+			return -EINVAL;
+		}
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)(acc >> bits & 0xff);
+		}
+	}
+	out[o] = '\0';
+	*ret = out;
+	*ret_len = o;
+	return 0;
+}

@@ -28,6 +28,9 @@ bool str_is_utf8(const char *s);
 /* A malloc'd copy of s in which every byte that is not part of a valid UTF-8 sequence is
  * written "\xHH" (lower-case hex); valid sequences are copied as they are. NULL: no memory. */
 char *str_utf8_escape(const char *s);
+/* RFC 4648 base64 (the standard alphabet, padding optional, no line breaks) of s into a malloc'd
+ * buffer, NUL-terminated past its *ret_len bytes. -EINVAL for any other byte, -ENOMEM. */
+int str_base64_decode(const char *s, char **ret, size_t *ret_len);
 /* A hardware address as "aa:bb:..." into out (3 * n bytes at least; "" for n 0). */
 void str_hwaddr(const uint8_t *a, unsigned n, char *out);
 

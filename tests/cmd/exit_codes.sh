@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exit codes of snapshot, plugin, bench, vf, exporter, convert and fabric (their *_EXIT_* constants) as
+# The exit codes of snapshot, plugin, bench, vf, exporter, convert, fabric and dra (their *_EXIT_* constants) as
 # their users see them: the codes each role's --help "Exit:" sentence names are the codes its page
 # names (README's snapshot section, docs/plugin.md, docs/bench.md, docs/convert.md), and each of
 # them is what a real invocation returns. A code added, dropped or renumbered in one place and not
@@ -52,6 +52,16 @@ check snapshot README.md 'Exit 0 written' \
 	"2:'$RDMAK' snapshot --root '$A100'" \
 	"2:'$RDMAK' snapshot --bogus -o '$TMP/c.tar'" \
 	"2:'$RDMAK' snapshot -o '$TMP/d.tar' extra"
+check dra docs/dra.md 'Exit codes: `0` done' \
+	"0:'$RDMAK' dra --dry-run --root '$A100' --node-name a" \
+	"0:'$RDMAK' dra --help" \
+	"1:'$RDMAK' dra --dry-run --root '$TMP/nowhere' --node-name a" \
+	"1:'$RDMAK' dra --dry-run --root '$A100' --node-name a >/dev/full" \
+	"1:env -u KUBERNETES_SERVICE_HOST '$RDMAK' dra --once --node-name a --root '$A100'" \
+	"2:'$RDMAK' dra --bogus" \
+	"2:'$RDMAK' dra --root '$A100'" \
+	"2:'$RDMAK' dra --once --node-name a --kubeconfig '$TMP/none.yaml'" \
+	"2:'$RDMAK' dra --dry-run --root '$A100' --node-name Node_A"
 check plugin docs/plugin.md 'Exit codes: `0`' \
 	"0:'$RDMAK' plugin --dry-run --root '$A100' --config '$PCFG'" \
 	"0:'$RDMAK' plugin --help" \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "httpc/httpc.h"
 #include "ufm/internal.h"
 #include "ufm/ufm.h"
 
@@ -31,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the request loop's buffer: exactly the bytes received and a NUL, so that ASan sees a
 	 * read past them */
 	char *buf = malloc(size + 1), *raw = malloc(size ? size : 1), err[256];
-	struct https_answer a = { 0 };
+	struct httpc_answer a = { 0 };
 
 	if (!buf || !raw) {
 		free(buf);
@@ -41,12 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	memcpy(raw, data, size);
-	if (ufm_https_parse_answer(buf, size, 4096, &a, err, sizeof(err)) == 0) {
+	if (httpc_parse_answer(buf, size, 4096, &a, err, sizeof(err)) == 0) {
 		if (!a.body || a.len > 4096 || a.len > size || a.body[a.len] != '\0' ||
 		    a.status < 100 || a.status > 999)
 			abort();
 		members(a.body, a.len);
-		ufm_https_answer_clear(&a);
+		httpc_answer_clear(&a);
 	} else if (a.body || a.len || !memchr(err, '\0', sizeof(err))) {
 		abort();
 	}

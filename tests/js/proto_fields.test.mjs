@@ -95,3 +95,50 @@ test('the stand-in kubelet loads from a clone alone (nothing beside the reposito
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+// The DRA plugin's protos (src/kubelet/dra.proto, pluginregistration.proto): the kubelet's
+// k8s.io/kubelet pkg/apis/dra/v1 and v1beta1 api.proto (the same messages, field for field) and
+// pkg/apis/pluginregistration/v1/api.proto, written out here as they publish them.
+const DRA = {
+	NodePrepareResourcesRequest: { claims: [1, 'Claim', 'repeated'] },
+	NodePrepareResourcesResponse: { claims: [1, 'NodePrepareResourceResponse', 'map<string>'] },
+	NodePrepareResourceResponse: { devices: [1, 'Device', 'repeated'], error: [2, 'string', ''] },
+	Device: {
+		request_names: [1, 'string', 'repeated'], pool_name: [2, 'string', ''], device_name: [3, 'string', ''],
+		cdi_device_ids: [4, 'string', 'repeated'],
+	},
+	NodeUnprepareResourcesRequest: { claims: [1, 'Claim', 'repeated'] },
+	NodeUnprepareResourcesResponse: { claims: [1, 'NodeUnprepareResourceResponse', 'map<string>'] },
+	NodeUnprepareResourceResponse: { error: [1, 'string', ''] },
+	Claim: { namespace: [1, 'string', ''], uid: [2, 'string', ''], name: [3, 'string', ''] },
+};
+const REGISTRATION = {
+	PluginInfo: { type: [1, 'string', ''], name: [2, 'string', ''], endpoint: [3, 'string', ''], supported_versions: [4, 'string', 'repeated'] },
+	RegistrationStatus: { plugin_registered: [1, 'bool', ''], error: [2, 'string', ''] },
+	RegistrationStatusResponse: {},
+	InfoRequest: {},
+};
+
+function describePkg(text, pkgName) {
+	const { root, package: pkg } = protobuf.parse(text, { keepCase: true });
+	assert.equal(pkg, pkgName, `package ${pkgName} (part of every method path)`);
+	const out = {};
+	for (const t of root.lookup(pkgName).nestedArray.filter((x) => x instanceof protobuf.Type)) {
+		out[t.name] = {};
+		for (const f of t.fieldsArray) out[t.name][f.name] = [f.id, f.type, f.map ? `map<${f.keyType}>` : f.repeated ? 'repeated' : ''];
+	}
+	return out;
+}
+
+test('dra.proto: every message and field of the kubelet\'s DRA API v1 (= v1beta1), by number, type and label', () => {
+	const text = fs.readFileSync(path.join(TOP, 'src', 'kubelet', 'dra.proto'), 'utf8');
+	assert.deepEqual(describePkg(text, 'k8s.io.kubelet.pkg.apis.dra.v1'), DRA);
+	const renumbered = text.replace(/string device_name = 3;/, 'string device_name = 5;');
+	assert.notEqual(renumbered, text);
+	assert.throws(() => assert.deepEqual(describePkg(renumbered, 'k8s.io.kubelet.pkg.apis.dra.v1'), DRA));
+});
+
+test('pluginregistration.proto: the kubelet\'s plugin registration API, by number, type and label', () => {
+	const text = fs.readFileSync(path.join(TOP, 'src', 'kubelet', 'pluginregistration.proto'), 'utf8');
+	assert.deepEqual(describePkg(text, 'pluginregistration'), REGISTRATION);
+});

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "httpc/httpc.h"
 #include "ufm/internal.h"
 #include "ufm/ufm.h"
 #include "util/fileio.h"
@@ -41,7 +42,7 @@ static int teardown(void **st)
 }
 
 /* parse(TEXT, max): the answer as the request loop hands it over, NUL after the bytes */
-static int parse_n(const char *text, size_t len, size_t max, struct https_answer *a, char *err)
+static int parse_n(const char *text, size_t len, size_t max, struct httpc_answer *a, char *err)
 {
 	char *buf = malloc(len + 1);
 	int r;
@@ -50,8 +51,8 @@ static int parse_n(const char *text, size_t len, size_t max, struct https_answer
 	memcpy(buf, text, len);
 	buf[len] = '\0';
 	err[0] = '\0';
-	*a = (struct https_answer){ 0 };
-	r = ufm_https_parse_answer(buf, len, max, a, err, 256);
+	*a = (struct httpc_answer){ 0 };
+	r = httpc_parse_answer(buf, len, max, a, err, 256);
 	free(buf);
 	return r;
 }
@@ -59,7 +60,7 @@ static int parse_n(const char *text, size_t len, size_t max, struct https_answer
 
 static void test_answer(void **st)
 {
-	struct https_answer a;
+	struct httpc_answer a;
 	char err[256];
 
 	(void)st;
@@ -67,22 +68,22 @@ static void test_answer(void **st)
 	assert_int_equal(a.status, 200);
 	assert_int_equal(a.len, 5);
 	assert_string_equal(a.body, "hello");
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	/* until the connection closed, without a length */
 	assert_int_equal(parse("HTTP/1.0 404 Not Found\r\nServer: x\r\n\r\n{}", 64, &a, err), 0);
 	assert_int_equal(a.status, 404);
 	assert_string_equal(a.body, "{}");
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	/* the body's length is its bytes, NUL bytes included */
 	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\na\0b", 64, &a, err), 0);
 	assert_int_equal(a.len, 3);
 	assert_memory_equal(a.body, "a\0b", 3);
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 }
 
 static void test_answer_chunked(void **st)
 {
-	struct https_answer a;
+	struct httpc_answer a;
 	char err[256];
 
 	(void)st;
@@ -92,10 +93,10 @@ static void test_answer_chunked(void **st)
 			 0);
 	assert_string_equal(a.body, "hello world, chunked.");
 	assert_int_equal(a.len, 21);
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 64, &a, err), 0);
 	assert_int_equal(a.len, 0);
-	ufm_https_answer_clear(&a);
+	httpc_answer_clear(&a);
 	/* cut short: in a size line, in a chunk, before the last chunk */
 	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5", 64, &a, err), -EPROTO);
 	assert_string_equal(err, "the answer's chunked body is cut short or malformed");
@@ -112,7 +113,7 @@ static void test_answer_chunked(void **st)
 
 static void test_answer_refused(void **st)
 {
-	struct https_answer a;
+	struct httpc_answer a;
 	char err[256];
 
 	(void)st;
