@@ -351,6 +351,9 @@ enum {
 	 * failing the load: a role that serves what it can (the exporter). Out of memory still
 	 * fails it. */
 	HW_LOAD_PARTIAL = 1u << 3,
+	/* The GID tables of Ethernet (RoCE) ports only: what the doctor's node checks read
+	 * (roce.gids, bond.lag) without an IB node's VFs' tables. */
+	HW_LOAD_ROCE_GIDS = 1u << 4,
 };
 
 int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_error *err);
