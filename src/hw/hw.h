@@ -409,6 +409,9 @@ void hw_pci_function_clear(struct hw_pci_function *f);
 /* The PCI function behind a netdev (class/net/<ifname>/device): 1 and bdf, 0 for a virtual
  * netdev, -ENOENT when there is no such netdev under the sysfs root. */
 int hw_netdev_read_pci(struct hw_ctx *ctx, const char *ifname, char bdf[HW_BDF_MAX]);
+/* The software RDMA device (rxe, siw) made on a netdev: the one whose class/infiniband/<dev>/parent
+ * names it. 1 and name, 0 none, -errno. */
+int hw_netdev_read_soft_rdma(struct hw_ctx *ctx, const char *ifname, char name[HW_NAME_MAX]);
 
 /* Re-read the live state of one port / netdev (for health polling without a full reload).
  * Return 0, or -errno (-ENOENT: the device or port is gone). */
