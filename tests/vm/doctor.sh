@@ -5,7 +5,6 @@
 # named with its fix, and what the doctor says is what the kernel's tools show.
 . "$TOP/tests/vm/harness/lib.sh"
 vm_node
-modprobe rdma_ucm && modprobe ib_umad
 
 # ---- healthy ---------------------------------------------------------------------------------
 doctor

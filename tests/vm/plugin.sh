@@ -33,9 +33,12 @@ check(len(a["devices"]) == 8 and all(d["health"] == "Healthy" for d in a["device
       "ListAndWatch: rdmaHcaMax (8) ids, Healthy", a["devices"])
 c = a["allocate"]["container_responses"][0]
 got = sorted((d["host_path"], d["container_path"], d["permissions"]) for d in c["devices"])
-want = sorted([(f"/dev/infiniband/{u}", f"/dev/infiniband/{u}", "rw") for u in uv] +
-              ([("/dev/infiniband/rdma_cm", "/dev/infiniband/rdma_cm", "rw")] if os.path.exists("/dev/infiniband/rdma_cm") else []))
-check(got == want, "Allocate: the uverbs nodes of rxea and rxeb (and rdma_cm) from the live /dev/infiniband", f"got {got}\nwant {want}")
+mad = sorted(u for u in os.listdir("/sys/class/infiniband_mad") if u.startswith(("umad", "issm"))
+             and rd(f"/sys/class/infiniband_mad/{u}/ibdev") in ("rxea", "rxeb"))
+nodes = uv + mad + ["rdma_cm"]
+want = sorted((f"/dev/infiniband/{u}", f"/dev/infiniband/{u}", "rw") for u in nodes)
+check(got == want, f"Allocate: {' '.join(nodes)} of rxea and rxeb, as sysfs names them (docs/plugin.md)",
+      f"got {got}\nwant {want}")
 with open(sys.argv[1] + ".args", "w") as f:
     for h, cp, p in got:
         f.write(f"--device={h}:{cp}:{p}\n")
@@ -70,7 +73,7 @@ a = load(sys.argv[2])
 c = a["allocate"]["container_responses"][0]
 devs = sorted(os.path.basename(d["container_path"]) for d in c["devices"])
 check(len(text) == 3, "the container's three answers", text)
-check(sorted(text[0].split()) == devs, f"/dev/infiniband in the container holds exactly {devs}", text[0])
+check(sorted(text[0].split()) == devs, f"/dev/infiniband in the container holds exactly those", (devs, text[0]))
 found = sorted(l.strip() for l in text[1].splitlines()[1:] if l.strip())
 check(found == ["rxea", "rxeb"], "ibv_devinfo -l in the container finds rxea and rxeb", text[1])
 d = json.loads(text[2])

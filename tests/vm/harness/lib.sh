@@ -45,11 +45,11 @@ kernel_says() {
 	why=$(printf '%s\n' "$err" | tail -1)
 }
 
-# vm_node: rdma_rxe loaded; the veth pair va (10.77.0.1/24) / vb (10.77.0.2/24), both up; the
+# vm_node: rdma_rxe, rdma_ucm and ib_umad loaded (a typical RDMA node's modules); the veth pair va (10.77.0.1/24) / vb (10.77.0.2/24), both up; the
 # soft-RoCE device rxea on va. Idempotent: a test calls it first, whatever ran before.
 vm_node() {
 	local e=0
-	modprobe rdma_rxe || e=1
+	modprobe -a rdma_rxe rdma_ucm ib_umad || e=1
 	if ! ip link show va >/dev/null 2>&1; then
 		ip link add va type veth peer name vb || e=1
 		ip addr add 10.77.0.1/24 dev va && ip addr add 10.77.0.2/24 dev vb || e=1
@@ -57,7 +57,7 @@ vm_node() {
 	ip link set va up && ip link set vb up || e=1
 	[ -e /sys/class/infiniband/rxea ] || rdma link add rxea type rxe netdev va || e=1
 	if [ "$e" -ne 0 ]; then
-		echo "Bail out! the soft-RoCE node could not be made (modprobe rdma_rxe, veth va/vb, rxea)"
+		echo "Bail out! the soft-RoCE node could not be made (modprobe, veth va/vb, rxea)"
 		exit 1
 	fi
 	# RoCE GIDs appear when the kernel's GID cache sees the address: wait for va's IPv4 one
