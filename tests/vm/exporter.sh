@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # rdmak exporter on a live soft-RoCE node: every counter `rdma statistic show` lists and every
 # hw_counters file is served with the kernel's value; served while perftest runs, the packet
-# counters rise; per-QP counter objects, which rxe does not have, are said so by the kernel.
+# counters rise; per-QP counter objects, which rxe does not bind, are said so by the kernel's
+# own tools (its answer to rdma statistic qp set, or an empty rdma statistic qp show).
 . "$TOP/tests/vm/harness/lib.sh"
 vm_node
 
@@ -37,15 +38,9 @@ check(re.search(r'^rdmak_exporter_rdma_netlink_errors_total 0$', prom, re.M) is 
 check(re.search(r'^rdmak_rdma_counter_', prom, re.M) is None, "no counter object series while the kernel has none")
 PY
 
-# ---- per-QP counter objects: rxe has none to bind ---------------------------------------------------
+# ---- per-QP counter objects: auto mode binds each new RC QP to a counter of its own --------------
 kernel_says rdma statistic qp set link rxea/1 auto type on
-if [ "$rc" -ne 0 ]; then
-	like "$why" 'Operation not supported' "rdma statistic qp set link rxea/1 auto type on: rxe refuses: $why"
-	skip "rxe: the kernel answers '$why' to rdma statistic qp set link rxea/1 auto type on" \
-		"rdmak_rdma_counter_* series of counter objects bound to perftest's QPs, rising"
-else
-	ok 0 "rdma statistic qp set link rxea/1 auto type on"
-fi
+auto_rc=$rc auto_why=$why
 
 # ---- while perftest runs -------------------------------------------------------------------------------
 ib_write_bw -d rxea -x 1 -D 1 --run_infinitely >"$TMP/srv.log" 2>&1 &
@@ -67,6 +62,26 @@ for i in $(seq 60); do
 done
 # (the loop scrapes only while the client runs: both scrapes saw it running)
 is "$rose" yes "served while ib_write_bw runs, sent_pkts rises between two scrapes ($a, then $b)"
+rdma -j statistic qp show link rxea/1 >"$TMP/qp.json"
+if [ "$auto_rc" -ne 0 ]; then
+	like "$auto_why" 'Operation not supported' "rdma statistic qp set link rxea/1 auto type on: rxe refuses: $auto_why"
+	skip "rxe: the kernel answers '$auto_why' to rdma statistic qp set link rxea/1 auto type on" \
+		"rdmak_rdma_counter_* series of the counter objects bound to perftest's QPs"
+elif [ "$(<"$TMP/qp.json")" = "[]" ]; then
+	ok 0 "rdma statistic qp set link rxea/1 auto type on: accepted"
+	skip "rxe: auto mode accepted, but rdma statistic qp show lists no counter object while ib_write_bw runs (rxe binds no QP to a counter)" \
+		"rdmak_rdma_counter_* series of the counter objects bound to perftest's QPs"
+	unlike "$(<"$TMP/b.prom")" '^rdmak_rdma_counter_' "  and the exporter serves none"
+else
+	checks "$TMP/qp.json" "$TMP/b.prom" <<'PY'
+qp = load(sys.argv[1]); prom = open(sys.argv[2]).read()
+ids = sorted({str(c.get("cntn")) for c in qp})
+served = sorted(set(re.findall(r'^rdmak_rdma_counter_info\{device="rxea",port="1",counter_id="(\d+)"', prom, re.M)))
+check(ids and set(ids) <= set(served), "every counter object rdma statistic qp show lists is served (rdmak_rdma_counter_info)",
+      f"kernel {ids}\nserved {served}")
+PY
+fi
+rdma statistic qp set link rxea/1 auto off
 if [ "$rose" = yes ]; then
 	checks "$TMP/a.prom" "$TMP/b.prom" <<'PY'
 def vals(p):

@@ -104,16 +104,16 @@ limit=${RDMAK_VM_TIMEOUT:-900}
 start=$(date +%s)
 timeout -k 10 "$limit" "${qemu[@]}" -serial "file:$out/console.log" 2>"$out/qemu.err"
 rc=$?
-echo "$me: $pkg booted, ran $# guest test(s) in $(($(date +%s) - start)) s" >&2
 tail_console() { tail -n "${1:-40}" "$out/console.log" 2>/dev/null | sed 's/^/    console: /' >&2; }
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "$me: the guest did not finish within $limit s (RDMAK_VM_TIMEOUT); its console's last lines:" >&2
+	echo "$me: $pkg: the guest did not finish within $limit s (RDMAK_VM_TIMEOUT); its console's last lines:" >&2
 	tail_console 60
 	exit 1
 fi
 if [ ! -f "$out/status" ]; then
-	echo "$me: qemu exited $rc before the guest runner finished: $(head -c 500 "$out/qemu.err")" >&2
+	echo "$me: $pkg: qemu exited $rc before the guest runner finished: $(head -c 500 "$out/qemu.err")" >&2
 	tail_console 60
 	exit 1
 fi
+echo "$me: $pkg booted, ran $# guest test(s) in $(($(date +%s) - start)) s" >&2
 exit 0
