@@ -245,7 +245,7 @@ check: examples/nodes/.stamp
 	PLAIN_BUILD=$(abspath $(BUILD)) tests/run.sh build/san-$(notdir $(CC))
 
 # The live-kernel tests alone (tests/vm: Debian's kernel under qemu with soft-RoCE, one boot for
-# all of them, on the plain build); make check runs them too, with the other suites.
+# all of them), on the plain build; make check runs them too, on the sanitized one.
 check-vm: all $(BUILD)/tests/helpers/nl_rdma_cli
 	tests/run.sh $(BUILD) vm/
 

@@ -10,16 +10,17 @@
 # anything else the VM failed (the reason and the console's tail on stderr).
 # Environment: RDMAK_VM_TIMEOUT (seconds for the whole boot, default 900), RDMAK_VM_TEST_TIMEOUT
 # (seconds for one guest test, default 300), RDMAK_VM_CACHE (where the kernel and initramfs are
-# kept, default BUILD/vm), RDMAK_VM_KERNEL_PKG (default linux-image-amd64), RDMAK_VM_TRACE=1
-# (each test's commands with the guest's clock in OUT/NAME.trace), RDMAK_VM_SHELL=1 (no tests:
-# an interactive shell on the console, for a person).
+# kept: default the clone's build/vm, else BUILD/vm), RDMAK_VM_KERNEL_PKG (default
+# linux-image-amd64), RDMAK_VM_TRACE=1 (each test's commands with the guest's clock in
+# OUT/NAME.trace), RDMAK_VM_SHELL=1 (no tests: an interactive shell on the console, for a person).
 set -u
 build=${1:?usage: boot.sh BUILD OUT NAME...}
 out=${2:?usage: boot.sh BUILD OUT NAME...}
 shift 2
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 build=$(cd "$build" && pwd)
-cache=${RDMAK_VM_CACHE:-$build/vm}
+# one kernel for every build folder of the clone (build/, build/san-gcc, build/san-clang)
+case "$build/" in "$top/build/"*) cache=${RDMAK_VM_CACHE:-$top/build/vm} ;; *) cache=${RDMAK_VM_CACHE:-$build/vm} ;; esac
 meta=${RDMAK_VM_KERNEL_PKG:-linux-image-amd64}
 me="vm"
 mkdir -p "$out" "$cache"
@@ -88,6 +89,8 @@ fi
 	printf 'VM_TEST_TIMEOUT=%q\nVM_SHELL=%q\nVM_TRACE=%q\n' "${RDMAK_VM_TEST_TIMEOUT:-300}" \
 		"${RDMAK_VM_SHELL:-0}" "${RDMAK_VM_TRACE:-0}"
 	printf 'VM_TESTS=%q\n' "$*"
+	# the sanitizers' settings of tests/run.sh, for a sanitized build
+	printf 'export ASAN_OPTIONS=%q UBSAN_OPTIONS=%q\n' "${ASAN_OPTIONS:-}" "${UBSAN_OPTIONS:-}"
 } >"$out/job"
 
 # ---- the boot ----------------------------------------------------------------------------------
