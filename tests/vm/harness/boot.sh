@@ -4,10 +4,11 @@
 # apt-get download) under qemu, with this machine's / shared read-only over 9p under a tmpfs
 # overlay, and runs the named guest tests (tests/vm/NAME.sh) in it, one boot for all of them.
 #   tests/vm/harness/boot.sh BUILD OUT NAME...
-# OUT receives, per test, NAME.log (its TAP output) and NAME.rc (its exit status), and
-# console.log (the guest's serial console). Exit status: 0 the guest ran every test (each one's
-# own verdict is in its files), 77 the VM cannot be had here (OUT/skip says why, by name),
-# anything else the VM failed (the reason and the console's tail on stderr).
+# OUT receives, per test, NAME.log (its TAP output), NAME.rc (its exit status) and NAME.secs
+# (its seconds in the guest), and console.log (the guest's serial console). Exit status: 0 the
+# guest ran every test (each one's own verdict is in its files), 77 the VM cannot be had here
+# (OUT/skip says why, by name), anything else the VM failed (the reason and the console's tail
+# on stderr).
 # Environment: RDMAK_VM_TIMEOUT (seconds for the whole boot, default 900), RDMAK_VM_TEST_TIMEOUT
 # (seconds for one guest test, default 300), RDMAK_VM_CACHE (where the kernel and initramfs are
 # kept: default the clone's build/vm, else BUILD/vm), RDMAK_VM_KERNEL_PKG (default
@@ -25,7 +26,7 @@ meta=${RDMAK_VM_KERNEL_PKG:-linux-image-amd64}
 me="vm"
 mkdir -p "$out" "$cache"
 out=$(cd "$out" && pwd)
-rm -rf "$out"/*.log "$out"/*.rc "$out"/*.trace "$out"/*.files "$out"/skip "$out"/status "$out"/job
+rm -rf "$out"/*.log "$out"/*.rc "$out"/*.secs "$out"/*.trace "$out"/*.files "$out"/skip "$out"/status "$out"/job
 
 skip() { echo "$*" >"$out/skip"; echo "$me: skipped: $*" >&2; exit 77; }
 die() { echo "$me: $*" >&2; exit 1; }

@@ -51,6 +51,7 @@ for t in $VM_TESTS; do
 		echo "not ok $n - $t did not finish within $VM_TEST_TIMEOUT s (RDMAK_VM_TEST_TIMEOUT)" >>"/run/vm/$t.log"
 	fi
 	echo "$rc" >"/run/vm/$t.rc"
+	awk -v a="$s" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f\n", b - a }' >"/run/vm/$t.secs"
 	echo "vm: $t exit $rc, $(grep -c '^ok' "/run/vm/$t.log") ok, $(grep -c '^not ok' "/run/vm/$t.log") not ok, from $s s to $(cut -d' ' -f1 /proc/uptime) s"
 done
 echo done >/run/vm/status
