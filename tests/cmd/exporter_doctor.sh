@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The exporter's rdmak_doctor_check series say what `rdmak doctor` says on the same node: the
-# worst status per check and object (a check that does not apply to the node is not served). Its model is read with fewer tables than
-# the doctor's own, so a check that needs a table the exporter did not read would differ here
-# (roce.gids on every RoCE port whose IPv4 GID is not GID 0, which is every real one).
+# The exporter's rdmak_doctor_check series (those at 1) say what `rdmak doctor` says on the same
+# node: the worst status per check and object (a check that does not apply to the node is not
+# served). Its model is read with fewer tables than the doctor's own, so a check that needs a
+# table the exporter did not read would differ here (roce.gids on every RoCE port whose IPv4 GID
+# is not GID 0, which is every real one).
 . "$(dirname "$0")/../lib.sh"
 
 for n in cx5-roce-sriov b2-cx6dx-roce f3-roce-lag e1-cx7-lag a100-ib-bond v100-ib; do
@@ -13,7 +14,7 @@ for n in cx5-roce-sriov b2-cx6dx-roce f3-roce-lag e1-cx7-lag a100-ib-bond v100-i
 	diff=$("$PY" - "$TMP/d.json" "$TMP/s" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-got = set(re.findall(r'check="([^"]*)",object="([^"]*)",status="([^"]*)"', open(sys.argv[2]).read()))
+got = set(re.findall(r'check="([^"]*)",object="([^"]*)",status="([^"]*)"\} 1$', open(sys.argv[2]).read(), re.M))
 rank = {"skip": 0, "ok": 1, "warn": 2, "fail": 3}
 worst = {}
 for f in d:

@@ -21,7 +21,7 @@ cp "$TMP/doctor.json" "$TMP/healthy.json"
 checks "$TMP/healthy.json" "$TMP/served" <<'PY'
 import re
 d = load(sys.argv[1]); served = open(sys.argv[2]).read()
-got = sorted(re.findall(r'check="([^"]*)",object="([^"]*)",status="([^"]*)"', served))
+got = sorted(re.findall(r'check="([^"]*)",object="([^"]*)",status="([^"]*)"\} 1$', served, re.M))
 worst = {}
 rank = {"skip": 0, "ok": 1, "warn": 2, "fail": 3}
 for f in d:
