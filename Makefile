@@ -244,6 +244,11 @@ check: examples/nodes/.stamp
 	$(MAKE) $(SUBJ) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
 	PLAIN_BUILD=$(abspath $(BUILD)) tests/run.sh build/san-$(notdir $(CC))
 
+# The live-kernel tests alone (tests/vm: Debian's kernel under qemu with soft-RoCE, one boot for
+# all of them), on the plain build; make check runs them too, on the sanitized one.
+check-vm: all $(BUILD)/tests/helpers/nl_rdma_cli
+	tests/run.sh $(BUILD) vm/
+
 soak: examples/nodes/.stamp
 	$(MAKE) all
 	$(MAKE) SAN=1 BUILD=build/san-$(notdir $(CC)) tests
@@ -308,7 +313,7 @@ fuzz:
 clean:
 	rm -rf build examples/nodes
 
-.PHONY: all tests check soak demo bench fuzz clean install FORCE
+.PHONY: all tests check check-vm soak demo bench fuzz clean install FORCE
 # generated sources are not intermediates to delete: every object depends on their headers
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -34,6 +34,7 @@ fi
 rm -f "$mlog"
 need_js=0
 for t in tests/js/*.test.mjs; do matches "js/$(basename "$t" .test.mjs)" && need_js=1; done
+matches "vm/plugin" && need_js=1 # its kubelet is tests/js's
 if [ "$need_js" = 1 ] && [ -f tests/js/package-lock.json ] && [ ! -d tests/js/node_modules ]; then
 	echo "tests/run.sh: installing tests/js's modules from its lock file (npm ci)" >&2
 	(cd tests/js && npm ci --no-audit --no-fund --silent) || { echo "tests/run.sh: npm ci in tests/js failed" >&2; exit 1; }
@@ -137,6 +138,30 @@ while [ "${#running[@]}" -gt 0 ]; do reap; done
 for i in "${order[@]}"; do
 	if [ "${alone[$i]}" = 1 ]; then start "$i"; reap; fi
 done
+# The live-kernel tests (tests/vm/*.sh) run inside one boot of Debian's kernel under qemu, all
+# of them in turn (a boot costs ~10 s of TCG), after every other suite and alone (TCG takes both
+# CPUs); each one's TAP is then counted as its own suite, with its seconds in the guest. They run
+# BUILD's binaries: under make check the sanitized ones, which cost the guest no more than the
+# plain build's (its time goes to TCG's process starts and 9p, not to ASan).
+vm_names=()
+for t in tests/vm/*.sh; do
+	[ -f "$t" ] || continue
+	matches "vm/$(basename "$t" .sh)" && vm_names+=("$(basename "$t" .sh)")
+done
+if [ ${#vm_names[@]} -gt 0 ]; then
+	vm_out="$log_dir/vm"
+	echo "vm: booting Debian's kernel under qemu (TCG) for ${#vm_names[@]} test(s); console: $vm_out/console.log"
+	nice -n "${RDMAK_VM_NICE:-10}" tests/vm/harness/boot.sh "$build" "$vm_out" "${vm_names[@]}" 2>"$log_dir/vm-boot.log"
+	vm_rc=$?
+	for n in "${vm_names[@]}"; do
+		names+=("vm/$n")
+		log=$(log_of "vm/$n")
+		tests/vm/harness/result.sh "$vm_out" "$n" "$vm_rc" "$log_dir/vm-boot.log" >"$log" 2>&1
+		echo $? >"$log.rc"
+		cp "$vm_out/$n.secs" "$log.secs" 2>/dev/null || echo 0 >"$log.secs"
+		tally $((${#names[@]} - 1))
+	done
+fi
 if [ "${#names[@]}" -eq 0 ]; then :; elif [ ${#patterns[@]} -eq 0 ]; then printf '%s\n' "${times[@]}" | sort -t$'\t' -k2,2gr >"$times_file"; else
 	# one suite's run updates its own line only
 	{ [ -f "$times_file" ] && grep -vFf <(printf '%s\t\n' "${names[@]}") "$times_file"; printf '%s\n' "${times[@]}"; } |

@@ -25,10 +25,17 @@ if [ "${1:-}" = --system ]; then
 		etcd-server etcd-client \
 		golang-go golang-github-appc-cni-dev containernetworking-plugins \
 		podman runc busybox-static \
-		prometheus-node-exporter prometheus >/dev/null
+		prometheus-node-exporter prometheus \
+		qemu-system-x86 kmod cpio rdma-core ibverbs-utils perftest >/dev/null
 	# podman builds the image (make image, tests/cmd/image.sh); runc runs it where crun cannot
 	# (cgroup v1 + v2 "hybrid" hosts); busybox-static is the image's /bin/sh. node_exporter and
 	# prometheus are the exporter's peers (tests/cmd/exporter.sh, tools/bench-exporter.sh).
+	# The live-kernel tests (tests/vm) boot Debian's kernel under qemu-system-x86 with an
+	# initramfs made with kmod's depmod/modprobe, cpio and busybox-static; in the guest,
+	# rdma-core's rdma(8), ibverbs-utils' ibv_devinfo and perftest are the kernel's own tools
+	# that rdmak is compared with. The kernel itself is not installed on this machine:
+	# tests/vm/harness/boot.sh fetches linux-image-amd64's package with apt-get download into
+	# the build folder.
 	# Node.js runs the stand-in kubelet in the tests (an independent gRPC implementation);
 	# keep the one that is there if any.
 	command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null

@@ -302,10 +302,13 @@ int bench_runner_plan(struct hw_ctx *ctx, const struct hw_node *node, const stru
 		      bool client, struct bench_run **ret, char *why, size_t why_len);
 /* Start every run at once, pass their output through to `tee` (NULL: keep only), wait for all.
  * SIGINT/SIGTERM are forwarded to the children. on_ready (may be NULL) is called once every
- * run printed perftest's "Waiting for client to connect". Returns 0 or -errno. */
+ * run listens: its TCP port in LISTEN in /proc/net/tcp or tcp6, or perftest's "Waiting for
+ * client to connect" in its output. Returns 0 or -errno. */
 int bench_runner_exec(struct bench_run *runs, size_t n, FILE *tee, void (*on_ready)(void *ud),
 		      void *ud);
 void bench_runner_free(struct bench_run *runs, size_t n);
+/* A LISTEN socket on TCP port `port` in a /proc/net/tcp or tcp6 table (the text in buf). */
+bool bench_tcp_listening(const char *buf, size_t len, unsigned port);
 /* The rails of this node/pod: usable devices with an ACTIVE port (and, on RoCE, a RoCE v2
  * IPv4 GID on a netdev visible here), ordered by netdev then device name. */
 int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***ret, size_t *n);

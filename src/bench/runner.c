@@ -21,6 +21,7 @@
 #include "bench/bench.h"
 #include "doctor/doctor.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/spawn.h"
 #include "util/strv.h"
@@ -444,11 +445,60 @@ static pid_t start(struct bench_run *run, int *fd)
 	return pid;
 }
 
+bool bench_tcp_listening(const char *buf, size_t len, unsigned port)
+{
+	const char *end = buf + len, *nl;
+
+	/* "  sl  local_address rem_address   st ...", then per socket
+	 * "   0: 00000000:4853 00000000:0000 0A ..." (tcp6: 32 hex digits before the port) */
+	for (const char *l = buf; l < end; l = nl + 1) {
+		char local[80], remote[80], st[8];
+		const char *colon;
+		unsigned long long p;
+		char line[256];
+
+		nl = memchr(l, '\n', (size_t)(end - l));
+		if (!nl)
+			nl = end;
+		if ((size_t)(nl - l) >= sizeof(line))
+			continue;
+		memcpy(line, l, (size_t)(nl - l));
+		line[nl - l] = '\0';
+		if (sscanf(line, " %*u: %79s %79s %7s", local, remote, st) != 3)
+			continue;
+		colon = strrchr(local, ':');
+		if (!colon || strcmp(st, "0A") || str_to_u64(colon + 1, 16, &p) < 0)
+			continue;
+		if (p == port)
+			return true;
+	}
+	return false;
+}
+
+/* perftest prints "Waiting for client to connect" with printf and no fflush: into our pipe it
+ * comes only with the rest, after its client has come and gone. That it listens on its TCP port
+ * is in the kernel's socket tables right away. */
+static bool listening(const struct bench_run *run)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+
+	if (run->output && strstr(run->output, "Waiting for client to connect"))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(tables); i++) {
+		_cleanup_free_ char *buf = NULL;
+		size_t len;
+
+		if (fileio_read_at(AT_FDCWD, tables[i], 16u << 20, &buf, &len) == 0 &&
+		    bench_tcp_listening(buf, len, run->tcp_port))
+			return true;
+	}
+	return false;
+}
+
 static bool all_listening(const struct bench_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (runs[i].exit_status < 0 &&
-		    !(runs[i].output && strstr(runs[i].output, "Waiting for client to connect")))
+		if (runs[i].exit_status < 0 && !listening(&runs[i]))
 			return false;
 	return true;
 }

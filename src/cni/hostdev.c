@@ -300,6 +300,15 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 	snprintf(st->pci, sizeof(st->pci), "%s", f.bdf);
 	if (f.n_rdma > 0)
 		snprintf(st->rdma_dev, sizeof(st->rdma_dev), "%s", f.rdma[0]);
+	/* a virtual netdev's RDMA device is a software one made on it (rdma link add ... type rxe):
+	 * isolation is then the kernel's to refuse, in its words */
+	if (c->cfg->rdma_isolation && !f.bdf[0] &&
+	    (r = hw_netdev_read_soft_rdma(c->hw, l.name, st->rdma_dev)) < 0) {
+		r = cnispec_fail(err, r, CNI_E_RDMA,
+				 "rdmaIsolation: reading the RDMA devices failed",
+				 "%s/class/infiniband: %s", hw_ctx_sysfs(c->hw), strerror(-r));
+		goto out;
+	}
 	st->vf_index = f.vf_index;
 	if (f.n_pf_netdevs > 0)
 		snprintf(st->pf, sizeof(st->pf), "%s", f.pf_netdevs[0]);
@@ -310,10 +319,17 @@ static int hostdev_prepare(struct cni_ctx *c, struct cnispec_error *err)
 		for (int i = 12; i < 20; i++)
 			st->guid_orig = st->guid_orig << 8 | l.addr[i];
 	if (c->cfg->rdma_isolation && !st->rdma_dev[0]) {
-		r = cnispec_fail(err, -ENODEV, CNI_E_RDMA, "rdmaIsolation: no RDMA device",
-				 "%s%s%s has no RDMA device under %s/bus/pci/devices/%s/infiniband",
-				 l.name, f.bdf[0] ? " (PCI " : "", f.bdf[0] ? f.bdf : "",
-				 hw_ctx_sysfs(c->hw), f.bdf[0] ? f.bdf : "?");
+		if (f.bdf[0])
+			r = cnispec_fail(
+				err, -ENODEV, CNI_E_RDMA, "rdmaIsolation: no RDMA device",
+				"%s (PCI %s) has no RDMA device under %s/bus/pci/devices/%s/infiniband",
+				l.name, f.bdf, hw_ctx_sysfs(c->hw), f.bdf);
+		else
+			r = cnispec_fail(
+				err, -ENODEV, CNI_E_RDMA, "rdmaIsolation: no RDMA device",
+				"%s is a virtual netdev (no PCI function) and no software RDMA "
+				"device (rxe, siw) under %s/class/infiniband has it as parent",
+				l.name, hw_ctx_sysfs(c->hw));
 		goto out;
 	}
 	if (c->cfg->has_guid && (f.vf_index < 0 || !st->pf[0])) {

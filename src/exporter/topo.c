@@ -751,8 +751,9 @@ int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct
 		goto fail;
 	src[0].ctx = ctx;
 	/* a device or port that cannot be read is left out, and counted (write_errors), rather than
-	 * costing every other one its series */
-	r = hw_load(ctx, HW_LOAD_PARTIAL, &src[0].node, err);
+	 * costing every other one its series; the RoCE ports' GID tables: the doctor's roce.gids
+	 * and bond.lag read them */
+	r = hw_load(ctx, HW_LOAD_PARTIAL | HW_LOAD_ROCE_GIDS, &src[0].node, err);
 	if (r < 0)
 		goto fail;
 	n_src = 1;

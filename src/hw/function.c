@@ -121,3 +121,28 @@ int hw_netdev_read_pci(struct hw_ctx *ctx, const char *ifname, char bdf[HW_BDF_M
 	str_copy(bdf, HW_BDF_MAX, base_name(link));
 	return 1;
 }
+
+int hw_netdev_read_soft_rdma(struct hw_ctx *ctx, const char *ifname, char name[HW_NAME_MAX])
+{
+	char **devs = NULL, path[HW_NAME_MAX + 32], parent[HW_IFNAME_MAX + 2];
+	size_t n = 0;
+	int r;
+
+	if (!str_is_safe_name(ifname, HW_IFNAME_MAX - 1))
+		return -EINVAL;
+	r = list_opt(ctx, NULL, "class/infiniband", &devs, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "class/infiniband/%s/parent", devs[i]);
+		/* only rxe and siw publish "parent": a hardware device has none (-ENOENT) */
+		if (hw_read_opt(ctx, NULL, path, parent, sizeof(parent)) < 0 ||
+		    strcmp(parent, ifname))
+			continue;
+		str_copy(name, HW_NAME_MAX, devs[i]);
+		r = 1;
+		break;
+	}
+	strv_free(devs);
+	return r;
+}

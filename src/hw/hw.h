@@ -356,6 +356,9 @@ enum {
 	 * failing the load: a role that serves what it can (the exporter). Out of memory still
 	 * fails it. */
 	HW_LOAD_PARTIAL = 1u << 3,
+	/* The GID tables of Ethernet (RoCE) ports only: what the doctor's node checks read
+	 * (roce.gids, bond.lag) without an IB node's VFs' tables. */
+	HW_LOAD_ROCE_GIDS = 1u << 4,
 };
 
 int hw_load(struct hw_ctx *ctx, unsigned flags, struct hw_node **ret, struct hw_error *err);
@@ -411,6 +414,9 @@ void hw_pci_function_clear(struct hw_pci_function *f);
 /* The PCI function behind a netdev (class/net/<ifname>/device): 1 and bdf, 0 for a virtual
  * netdev, -ENOENT when there is no such netdev under the sysfs root. */
 int hw_netdev_read_pci(struct hw_ctx *ctx, const char *ifname, char bdf[HW_BDF_MAX]);
+/* The software RDMA device (rxe, siw) made on a netdev: the one whose class/infiniband/<dev>/parent
+ * names it. 1 and name, 0 none, -errno. */
+int hw_netdev_read_soft_rdma(struct hw_ctx *ctx, const char *ifname, char name[HW_NAME_MAX]);
 
 /* Re-read the live state of one port / netdev (for health polling without a full reload).
  * Return 0, or -errno (-ENOENT: the device or port is gone). */

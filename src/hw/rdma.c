@@ -28,6 +28,12 @@ static bool gid_is_v4mapped(const uint8_t g[16])
 
 /* One GID slot. Empty slots are normal (never an error); on IB ports the type and ndev
  * attributes carry nothing (ndevs reads EINVAL), so they are not read there. */
+static bool whole_gid_table(const struct hw_build *b, const struct hw_port *p)
+{
+	return (b->flags & HW_LOAD_GIDS) ||
+	       ((b->flags & HW_LOAD_ROCE_GIDS) && p->link_layer == HW_LINK_ETH);
+}
+
 static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, unsigned idx)
 {
 	char name[48], val[64];
@@ -43,7 +49,7 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 		return 0;
 	if (idx == 0)
 		snprintf(p->port_guid, sizeof(p->port_guid), "%.19s", val + 20);
-	if (!(b->flags & HW_LOAD_GIDS) && idx > 0)
+	if (!whole_gid_table(b, p) && idx > 0)
 		return 0;
 	g = &p->gids[p->n_gids];
 	g->index = idx;
@@ -67,7 +73,7 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 
 	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev), and the
 	 * table is not even listed: on a node with a thousand VFs that is the difference. */
-	if (b->flags & HW_LOAD_GIDS) {
+	if (whole_gid_table(b, p)) {
 		r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
 		strv_free(names);
 		if (r == -ENOENT)

@@ -158,6 +158,21 @@ out=$(cat "$TMP/srv.out")
 is "$(field 'd["sides"][0]["exit_status"]')" 143 "... after stopping perftest (SIGTERM, 128+15)"
 like "$(codes)" 'perftest_exit' "... and says it was killed"
 
+# a server whose perftest, as the real one into a pipe, prints nothing before its client came:
+# ready all the same, from its listening socket (waiting for the text never ended)
+rm -f "$TMP/hold" "$TMP/srv.err"
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+BENCH_CAPTURE=$CAP/s002-host-server.txt BENCH_HOLD=$TMP/hold BENCH_BUFFERED=1 "$RDMAK" bench server \
+	--root "$NODES/s002-a31" --tcp-port "$port" --json >"$TMP/srv.out" 2>"$TMP/srv.err" &
+srv=$!
+for _ in $(seq 1 200); do grep -q ready "$TMP/srv.err" && break; sleep 0.05; done
+like "$(cat "$TMP/srv.err")" "ready: perftest listening on TCP port $port" \
+	"server ready while perftest's output is still in its buffer (its port listens)"
+: >"$TMP/hold"
+wait "$srv"
+out=$(cat "$TMP/srv.out")
+is "$(field 'd["sides"][0]["exit_status"]')" 0 "... and judged once its client was done"
+
 # ---- --rails: one pair per interface, all at once ---------------------------------------------
 # seed 004's eight rails with ib_read_lat: c1's eight ConnectX-7, the pod given their uverbs only
 p=$TMP/rails; node_copy c1-mixed-cx7-cx6 "$p"

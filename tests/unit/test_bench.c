@@ -708,6 +708,27 @@ static void test_thresholds(void **st)
 	assert_int_equal(bench_verdict_status_for(99, 10, &t), BENCH_WARN);
 }
 
+/* /proc/net/tcp and tcp6 as the kernel writes them: the runner's sign that perftest listens */
+static void test_tcp_listening(void **st)
+{
+	static const char tcp[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 0100007F:0277 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1234 1 0000000000000000 100 0 0 10 0\n"
+		"   1: 0100004D:4853 0200004D:B0C2 01 00000000:00000000 00:00000000 00000000     0        0 1240 1 0000000000000000 20 4 30 10 -1\n";
+	static const char tcp6[] =
+		"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000000000000000000000000000:4853 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1241 1 0000000000000000 100 0 0 10 0\n";
+
+	(void)st;
+	assert_true(bench_tcp_listening(tcp, strlen(tcp), 631));
+	/* 18515 (0x4853) there is an established connection, not a listener */
+	assert_false(bench_tcp_listening(tcp, strlen(tcp), 18515));
+	assert_true(bench_tcp_listening(tcp6, strlen(tcp6), 18515));
+	assert_false(bench_tcp_listening(tcp6, strlen(tcp6), 18516));
+	assert_false(bench_tcp_listening("", 0, 18515));
+	assert_false(bench_tcp_listening("garbage\n   0: x:y z:w 0A\n", 24, 18515));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,7 +738,7 @@ int main(void)
 		cmocka_unit_test(test_parse_table_mismatch), cmocka_unit_test(test_roce_mtu_and_pcie),
 		cmocka_unit_test(test_ceiling_ib), cmocka_unit_test(test_ceiling_roce),
 		cmocka_unit_test(test_ceiling_pcie), cmocka_unit_test(test_verdicts), cmocka_unit_test(test_failure_messages),
-		cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_thresholds), cmocka_unit_test(test_tcp_listening),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
