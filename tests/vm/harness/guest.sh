@@ -19,8 +19,21 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 # before /tmp's tmpfs, which would hide a cache under the host's /tmp
 mkdir -p /lib/modules/"$(uname -r)"
 mount --bind "$VM_KMODULES" /lib/modules/"$(uname -r)"
+# a clone (or a build folder) under /tmp or /var/tmp, as CI's may be, would be hidden by their
+# fresh tmpfs as well: each is kept aside and bound back at its own path, so that every path of
+# the job stays true
+kept=()
+for d in "$TOP" "$BUILD"; do
+	case $d/ in /tmp/* | /var/tmp/*) ;; *) continue ;; esac
+	case $d/ in "$TOP"/*) [ "$d" = "$TOP" ] || continue ;; esac # inside the clone: kept with it
+	mkdir -p "/run/vm-keep/${#kept[@]}" && mount --bind "$d" "/run/vm-keep/${#kept[@]}" && kept+=("$d")
+done
 mount -t tmpfs tmp /tmp
 mount -t tmpfs vartmp /var/tmp
+for i in "${!kept[@]}"; do
+	mkdir -p "${kept[$i]}" && mount --bind "/run/vm-keep/$i" "${kept[$i]}" ||
+		echo "vm: binding ${kept[$i]} back failed"
+done
 hostname rdmak-vm
 ip link set lo up
 export TOP BUILD RDMAK NODES HOME=/root TMPDIR=/tmp
