@@ -29,7 +29,7 @@ cni() {
 	local cmd=$1 id=$2 ifname=$3 netns=$4 conf=$5 plugin=$PLUGIN v; shift 5
 	[ -f "$conf" ] || { printf '%s' "$conf" >"$TMP/conf.json"; conf="$TMP/conf.json"; }
 	for v in "$@"; do case $v in RDMAK_TEST_VF_STANDIN=*) plugin=$SEAMS_PLUGIN ;; esac; done
-	run ${CNI_TIMEOUT:+timeout "$CNI_TIMEOUT"} ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="$ifname" \
+	run ${CNI_TIMEOUT:+timeout "$CNI_TIMEOUT"} ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="$ifname" \
 		CNI_NETNS="$netns" CNI_PATH="$CNIP" "$@" "$plugin" <"$conf"
 }
 

@@ -7,6 +7,16 @@ _n=0
 _failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rdmak-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# node_conf [KEYS]: the node's CNI settings for the plugins this test runs (docs/cni.md, "What
+# it trusts"), in $RDMAK_CNI_CONFIG: the test's folder is the node's stateDir, logDir and dataDir,
+# so that a network naming a folder under $TMP names one of the node's; KEYS (JSON members,
+# "sysfs": "...", "etcd": {...}) are added. A file of root's that nobody else may write.
+node_conf() {
+	printf '{"stateDir":"%s","logDir":"%s","dataDirs":["%s"]%s}\n' "$TMP" "$TMP" "$TMP" "${1:+,$1}" >"$TMP/cni-node.json"
+	chmod 0644 "$TMP/cni-node.json"
+	export RDMAK_CNI_CONFIG="$TMP/cni-node.json"
+}
+node_conf
 
 ok() { # ok COND-EXIT-CODE description
 	_n=$((_n + 1))

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
+#include "nodeconf/nodeconf.h"
 #include "log/log.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -73,6 +74,8 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 {
 	struct cni_config *cfg = calloc(1, sizeof(*cfg));
 	struct warnings w = { 0 };
+	struct nodeconf node = { 0 };
+	char why[NODECONF_ERR_MAX];
 	int r;
 
 	if (!cfg)
@@ -83,10 +86,27 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 		free(cfg);
 		return r;
 	}
-	if ((r = cni_partition_setup(cfg)) < 0) {
+	/* what the network names of the node's: the node's CNI settings say what it may name */
+	if ((r = nodeconf_load(NULL, &node, why, sizeof(why))) < 0)
+		r = cnispec_fail(err, r, CNISPEC_E_CONFIG, "the node's CNI settings cannot be read",
+				 "%s", why);
+	else
+		r = cni_config_resolve(cfg, &node, req->env->cmd, keep_warning, &w, err);
+	nodeconf_clear(&node);
+	if (r == 0 && (r = cni_partition_setup(cfg)) < 0)
+		r = cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* DEL and GC go on without a log file they cannot have: stderr has every line */
+	if (r == 0 && (r = cni_config_open_dirs(cfg, false, err)) < 0 &&
+	    (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC)) {
+		keep_warning(&w, "not written", err->details);
+		free(cfg->log_file);
+		cfg->log_file = NULL;
+		r = 0;
+	}
+	if (r < 0) {
 		strv_free(w.v);
 		op_done(cfg);
-		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+		return r;
 	}
 	if (cfg->has_log_level)
 		log_set_max_level(cfg->log_level);
@@ -96,7 +116,9 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 	for (size_t i = 0; i < w.n; i++)
 		log_warning("%s", w.v[i]);
 	strv_free(w.v);
-	if ((r = resolve_link(cfg, err)) < 0 || (r = cni_config_resolve_chain(cfg, req)) < 0) {
+	if ((r = resolve_link(cfg, err)) < 0 || (r = cni_config_resolve_chain(cfg, req)) < 0 ||
+	    ((cfg->link == CNI_LINK_HOSTDEV || cfg->link == CNI_LINK_RDMA) &&
+	     (r = cni_config_open_dirs(cfg, true, err)) < 0)) {
 		op_done(cfg);
 		return r;
 	}

@@ -111,6 +111,10 @@ struct cni_config {
 	bool has_log_level;
 	enum log_level log_level;
 	bool state_dir_set; /* given: else the default, or for a fabric the node's (partition.c) */
+	/* the node's folder state_dir lies beneath (cni_config_resolve; partition.c: the fabrics
+	 * file's ledger), from which cni_config_open_dirs() reaches it */
+	char *state_base;
+	char *log_dir;	      /* the node's logDir, which log_file lies beneath */
 	const char *guid_key; /* the key guid came from: "guid" or "runtimeConfig.infinibandGUID" */
 	struct cni_fabric fabric; /* hostdev with pkey: the partition's fabric */
 	/* the node's fabrics file, read at setup for a network with a fabric (cni_partition_setup):
@@ -137,6 +141,20 @@ int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
 			 void (*warn)(void *userdata, const char *path, const char *why),
 			 void *userdata, struct cnispec_error *err);
 void cni_config_clear(struct cni_config *c);
+struct nodeconf;
+/* What a network names of the node's, from its CNI settings (src/nodeconf): the sysfs root is the
+ * node's (another is refused, code 7; DEL and GC warn and take the node's), stateDir lies beneath
+ * the node's (code 7 naming it, whatever the command: DEL acts on what the records say), logFile
+ * beneath its logDir (code 7; DEL and GC warn and log to stderr only). A network config is a
+ * namespace user's, and rdmak-cni acts as root through the sysfs root, on the records and in the
+ * log file. warn as for cni_config_parse_warn. */
+int cni_config_resolve(struct cni_config *c, const struct nodeconf *n, enum cnispec_cmd cmd,
+		       void (*warn)(void *userdata, const char *path, const char *why),
+		       void *userdata, struct cnispec_error *err);
+/* The state dir (created) and the log file's folder, reached beneath the node's folders without
+ * a symbolic link or a folder anyone but root may write (fileio_open_dir_beneath): after it,
+ * their paths name what root made. Code 7 naming the key and what is wrong. */
+int cni_config_open_dirs(const struct cni_config *c, bool state, struct cnispec_error *err);
 /* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
  * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
 int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt);

@@ -25,6 +25,7 @@
 #include "daemon/daemon.h"
 #include "k8s/names.h"
 #include "log/log.h"
+#include "nodeconf/nodeconf.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -37,25 +38,28 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 #define BUNDLE_FILE_MAX (256u << 20)
 
 struct install_opts {
-	const char *src, *host, *cni_dir, *fabric_src, *alive_file;
+	const char *src, *host, *cni_dir, *node_src, *alive_file;
 	bool wait;
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: rdmak cni install [--src DIR] [--host-root DIR] [--cni-dir DIR] [--fabric-src DIR]\n"
+	fputs("Usage: rdmak cni install [--src DIR] [--host-root DIR] [--cni-dir DIR] [--node-src DIR]\n"
 	      "                         [--wait [--alive-file FILE]]\n"
 	      "Put rdmak-cni and rdmak-ipam (and rdmak with its libraries, in /opt/rdmak) on the host whose\n"
 	      "root is mounted at --host-root: what the chart's cni DaemonSet runs (docs/deploy.md).\n\n"
 	      "  --src DIR         the bundle (bin/rdmak, bin/rdmak-cni, lib/) (default /opt/rdmak)\n"
 	      "  --host-root DIR   where the host's / is mounted (default /host)\n"
 	      "  --cni-dir DIR     the runtime's CNI_PATH folder on the host, absolute (default /opt/cni/bin)\n"
-	      "  --fabric-src DIR  the node's fabrics (the chart's fabric part): DIR/fabrics.json and\n"
-	      "                    DIR/fabric/NAME/ (a fabric's Secret: username and password, or token;\n"
-	      "                    ca.crt) become the host's /etc/rdmak/fabrics.json and /etc/rdmak/fabric/NAME/,\n"
-	      "                    root's files of mode 0600 in folders of mode 0700 (docs/fabric.md)\n"
+	      "  --node-src DIR    the node's settings (the chart's values): DIR/cni.json (checked first)\n"
+	      "                    with DIR/etcd/NAME/ (an etcd store's Secret: ca.crt, tls.crt, tls.key),\n"
+	      "                    DIR/fabrics.json with DIR/fabric/NAME/ (a fabric's Secret: username and\n"
+	      "                    password, or token; ca.crt) become the host's /etc/rdmak/cni.json,\n"
+	      "                    /etc/rdmak/etcd/NAME/, /etc/rdmak/fabrics.json and /etc/rdmak/fabric/NAME/,\n"
+	      "                    root's files of mode 0600 in folders of mode 0700 (docs/cni.md,\n"
+	      "                    docs/fabric.md)\n"
 	      "  --wait            then wait for SIGTERM (the DaemonSet's container), removing nothing;\n"
-	      "                    with --fabric-src, install the fabrics again when they change\n"
+	      "                    with --node-src, install the node's settings again when they change\n"
 	      "  --alive-file FILE with --wait: touch FILE every second (for `rdmak probe FILE`)\n"
 	      "  -h, --help\n\n"
 	      "RDMAK_NODE_NAME, when set (the downward API's spec.nodeName), is written to the host's\n"
@@ -70,7 +74,7 @@ static int parse_args(int argc, char **argv, struct install_opts *o)
 	static const struct option opts[] = { { "src", required_argument, NULL, 's' },
 					      { "host-root", required_argument, NULL, 'H' },
 					      { "cni-dir", required_argument, NULL, 'c' },
-					      { "fabric-src", required_argument, NULL, 'f' },
+					      { "node-src", required_argument, NULL, 'f' },
 					      { "wait", no_argument, NULL, 'w' },
 					      { "alive-file", required_argument, NULL, 'a' },
 					      { "help", no_argument, NULL, 'h' },
@@ -83,7 +87,7 @@ static int parse_args(int argc, char **argv, struct install_opts *o)
 		case 's': o->src = optarg; break;
 		case 'H': o->host = optarg; break;
 		case 'c': o->cni_dir = optarg; break;
-		case 'f': o->fabric_src = optarg; break;
+		case 'f': o->node_src = optarg; break;
 		case 'w': o->wait = true; break;
 		case 'a': o->alive_file = optarg; break;
 		case 'h': usage(stdout); return -1;
@@ -317,9 +321,9 @@ static int open_private_dir(int at, const char *name)
 	return fd;
 }
 
-/* The message of a failure to install the fabrics, for the caller to log (once, while it lasts). */
+/* The message of a failure to install the node's settings, for the caller to log (once, while it lasts). */
 static int __attribute__((format(printf, 4, 5)))
-fabric_fail(char *why, size_t n, int err, const char *fmt, ...)
+install_fail(char *why, size_t n, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -331,61 +335,52 @@ fabric_fail(char *why, size_t n, int err, const char *fmt, ...)
 	return -err;
 }
 
-/* The node's fabrics (docs/fabric.md, "What it trusts"): rdmak-cni reads the fabrics file and
- * the credentials it names only as regular files owned by root that neither group nor others may
- * write, never through a symbolic link, so each is copied. A fabric no longer in the source loses
- * its folder; the fabrics file goes last, once what it names is there. 1 something changed, 0
- * nothing did, -errno with why (its message). */
-static int install_fabrics(const struct install_opts *o, char *why, size_t why_len)
+/* The folders of src/sub (one per fabric or store, each a Secret's volume) into the host's
+ * /etc/rdmak/sub/NAME/, each of files copied as root's of mode 0600 (a file the Secret no longer
+ * has removed), in folders of mode 0700; a folder no longer in src/sub removed. Sets *changed.
+ * The names: *ret_list ("rail0 rail1"). */
+static int install_secret_dirs(int src, const char *src_path, const char *sub, int etc,
+			       const char *const *files, size_t n_files, bool *changed,
+			       char **ret_list, char *why, size_t why_len)
 {
-	static const char *const files[] = { "username", "password", "token", "ca.crt" };
-	_cleanup_close_ int src = -1, srcf = -1, etc = -1, dst = -1;
+	_cleanup_close_ int srcf = -1, dst = -1;
 	_cleanup_strv_free_ char **names = NULL, **installed = NULL;
-	_cleanup_free_ char *etc_path = NULL, *list = NULL;
 	size_t n = 0, n_installed = 0;
-	bool changed = false;
 	int r;
 
-	src = open(o->fabric_src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (src < 0 || faccessat(src, "fabrics.json", R_OK, 0) < 0)
-		return fabric_fail(why, why_len, src < 0 ? errno : ENOENT,
-				   "--fabric-src %s has no fabrics.json: %m", o->fabric_src);
-	if (asprintf(&etc_path, "%s/etc/rdmak", o->host) < 0)
-		return -ENOMEM;
-	if (fileio_mkdir_p(etc_path, 0755, 0755) < 0 ||
-	    (etc = open(etc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return fabric_fail(why, why_len, errno, "%s: %m", etc_path);
-	if ((dst = open_private_dir(etc, "fabric")) < 0)
-		return fabric_fail(why, why_len, dst, "/etc/rdmak/fabric: %m");
-	srcf = openat(src, "fabric", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((dst = open_private_dir(etc, sub)) < 0)
+		return install_fail(why, why_len, dst, "/etc/rdmak/%s: %m", sub);
+	srcf = openat(src, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (srcf >= 0 && (r = fileio_list_dir(srcf, FILEIO_LIST_NO_HIDDEN, &names, &n)) < 0)
-		return fabric_fail(why, why_len, r, "listing %s/fabric: %m", o->fabric_src);
+		return install_fail(why, why_len, r, "listing %s/%s: %m", src_path, sub);
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_close_ int from = -1, to = -1;
 
-		/* a fabric's name becomes a folder of the host: the names rdmak-cni takes */
+		/* a name becomes a folder of the host: the names rdmak-cni and rdmak-ipam take */
 		if (!str_is_safe_name(names[i], 63))
-			return fabric_fail(why, why_len, EINVAL, "%s/fabric/%s: not a fabric name",
-					   o->fabric_src, names[i]);
+			return install_fail(why, why_len, EINVAL,
+					    "%s/%s/%s: not a name of the node's", src_path, sub,
+					    names[i]);
 		from = openat(srcf, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (from < 0)
 			continue; /* not a folder */
 		if ((to = open_private_dir(dst, names[i])) < 0)
-			return fabric_fail(why, why_len, to, "/etc/rdmak/fabric/%s: %m", names[i]);
-		for (size_t k = 0; k < ELEMENTSOF(files); k++) {
+			return install_fail(why, why_len, to, "/etc/rdmak/%s/%s: %m", sub,
+					    names[i]);
+		for (size_t k = 0; k < n_files; k++) {
 			if (faccessat(from, files[k], F_OK, 0) == 0) {
 				r = put_secret(from, files[k], to, files[k]);
 				if (r < 0)
-					return fabric_fail(why, why_len, r,
-							   "installing /etc/rdmak/fabric/%s/%s: %m",
-							   names[i], files[k]);
-				changed |= r > 0;
+					return install_fail(why, why_len, r,
+							    "installing /etc/rdmak/%s/%s/%s: %m",
+							    sub, names[i], files[k]);
+				*changed |= r > 0;
 			} else if (unlinkat(to, files[k], 0) == 0) {
-				changed = true;
+				*changed = true;
 			}
 		}
 		if (strv_extend(&installed, &n_installed, names[i]) < 0 ||
-		    str_append_sep(&list, " ", "%s", names[i]) < 0)
+		    str_append_sep(ret_list, " ", "%s", names[i]) < 0)
 			return -ENOMEM;
 	}
 	{
@@ -396,20 +391,85 @@ static int install_fabrics(const struct install_opts *o, char *why, size_t why_l
 			for (size_t i = 0; i < n_have; i++)
 				if (!strv_contains(installed, have[i])) {
 					if ((r = remove_flat_dir(dst, have[i])) < 0)
-						return fabric_fail(
-							why, why_len, r,
-							"removing /etc/rdmak/fabric/%s: %m",
-							have[i]);
-					changed = true;
+						return install_fail(why, why_len, r,
+								    "removing /etc/rdmak/%s/%s: %m",
+								    sub, have[i]);
+					*changed = true;
 				}
 	}
-	r = put_secret(src, "fabrics.json", etc, "fabrics.json");
-	if (r < 0)
-		return fabric_fail(why, why_len, r, "installing /etc/rdmak/fabrics.json: %m");
-	changed |= r > 0;
+	return 0;
+}
+
+/* The node's settings (docs/fabric.md and docs/cni.md, "What it trusts"): rdmak-cni and
+ * rdmak-ipam read their node files and the secrets those name only as regular files owned by
+ * root that neither group nor others may write, never through a symbolic link, so each is
+ * copied. From --node-src: fabrics.json with fabric/NAME/ (the fabric managers' credentials),
+ * cni.json with etcd/NAME/ (each etcd store's client certificate, key and CA). What a file names
+ * goes first, the file last; a folder no longer in the source is removed. cni.json is checked as
+ * the plugins read it: a bad one is not installed. 1 something changed, 0 nothing did, -errno with
+ * why (its message). */
+static int install_node(const struct install_opts *o, char *why, size_t why_len)
+{
+	static const char *const fabric_files[] = { "username", "password", "token", "ca.crt" };
+	static const char *const etcd_files[] = { "ca.crt", "tls.crt", "tls.key" };
+	_cleanup_close_ int src = -1, etc = -1;
+	_cleanup_free_ char *etc_path = NULL, *fabrics = NULL, *stores = NULL;
+	bool changed = false, has_fabrics, has_cni;
+	int r;
+
+	src = open(o->node_src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src < 0)
+		return install_fail(why, why_len, errno, "--node-src %s: %m", o->node_src);
+	has_fabrics = faccessat(src, "fabrics.json", R_OK, 0) == 0;
+	has_cni = faccessat(src, "cni.json", R_OK, 0) == 0;
+	if (!has_fabrics && !has_cni)
+		return install_fail(why, why_len, ENOENT,
+				    "--node-src %s has neither fabrics.json nor cni.json",
+				    o->node_src);
+	if (asprintf(&etc_path, "%s/etc/rdmak", o->host) < 0)
+		return -ENOMEM;
+	if (fileio_mkdir_p(etc_path, 0755, 0755) < 0 ||
+	    (etc = open(etc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return install_fail(why, why_len, errno, "%s: %m", etc_path);
+	if (has_cni) {
+		_cleanup_free_ char *text = NULL;
+		struct nodeconf n = { 0 };
+		char bad[NODECONF_ERR_MAX];
+		size_t len = 0;
+
+		r = fileio_read_at(src, "cni.json", 1u << 20, &text, &len);
+		if (r < 0)
+			return install_fail(why, why_len, r, "%s/cni.json: %m", o->node_src);
+		if ((r = nodeconf_parse(text, len, &n, bad, sizeof(bad))) < 0)
+			return install_fail(why, why_len, r, "%s/cni.json: %s: not installed",
+					    o->node_src, bad);
+		nodeconf_clear(&n);
+		r = install_secret_dirs(src, o->node_src, "etcd", etc, etcd_files,
+					ELEMENTSOF(etcd_files), &changed, &stores, why, why_len);
+		if (r < 0)
+			return r;
+		r = put_secret(src, "cni.json", etc, "cni.json");
+		if (r < 0)
+			return install_fail(why, why_len, r, "installing /etc/rdmak/cni.json: %m");
+		changed |= r > 0;
+	}
+	if (has_fabrics) {
+		r = install_secret_dirs(src, o->node_src, "fabric", etc, fabric_files,
+					ELEMENTSOF(fabric_files), &changed, &fabrics, why, why_len);
+		if (r < 0)
+			return r;
+		r = put_secret(src, "fabrics.json", etc, "fabrics.json");
+		if (r < 0)
+			return install_fail(why, why_len, r,
+					    "installing /etc/rdmak/fabrics.json: %m");
+		changed |= r > 0;
+	}
 	if (changed)
-		log_info("installed the node's fabrics: /etc/rdmak/fabrics.json (%s)",
-			 list ? list : "");
+		log_info("installed the node's settings:%s%s%s%s%s%s",
+			 has_cni ? " /etc/rdmak/cni.json (etcd stores: " : "",
+			 has_cni ? (stores ? stores : "none") : "", has_cni ? ")" : "",
+			 has_fabrics ? " /etc/rdmak/fabrics.json (" : "",
+			 has_fabrics ? (fabrics ? fabrics : "") : "", has_fabrics ? ")" : "");
 	return changed;
 }
 
@@ -469,32 +529,32 @@ static int install(const struct install_opts *o)
 	remove_old_libs(dest, hash);
 	log_info("installed %s/rdmak-cni, %s/rdmak-ipam and /opt/rdmak (libraries lib-%s)",
 		 o->cni_dir, o->cni_dir, hash);
-	if (o->fabric_src && (r = install_fabrics(o, why_buf, sizeof(why_buf))) < 0)
+	if (o->node_src && (r = install_node(o, why_buf, sizeof(why_buf))) < 0)
 		return log_error_errno(r, "%s", why_buf);
 	return 0;
 }
 
 /* The daemon loop's reload (a watched file changed, SIGHUP, every second): a rotated Secret's
- * files are installed again; a failure is logged and tried again. */
-static void fabrics_again(void *ud, enum daemon_reload_reason reason)
+ * files, a changed ConfigMap, are installed again; a failure is logged and tried again. */
+static void node_again(void *ud, enum daemon_reload_reason reason)
 {
 	static struct daemon_refusal last;
 	char why[512];
 
 	(void)reason;
-	if (install_fabrics(ud, why, sizeof(why)) >= 0)
+	if (install_node(ud, why, sizeof(why)) >= 0)
 		daemon_refusal_clear(&last);
 	else if (daemon_refusal_is_new(&last, why, NULL))
-		log_error("installing the node's fabrics: %s (trying again every second)", why);
+		log_error("installing the node's settings: %s (trying again every second)", why);
 }
 
 static int wait_stop(const struct install_opts *o)
 {
-	static const struct daemon_ops none = { 0 }, fabrics = { .reload = fabrics_again };
+	static const struct daemon_ops none = { 0 }, node = { .reload = node_again };
 	struct daemon_loop *l = NULL;
 	int r;
 
-	r = daemon_loop_new(o->fabric_src ? &fabrics : &none, (void *)o, &l);
+	r = daemon_loop_new(o->node_src ? &node : &none, (void *)o, &l);
 	if (r < 0)
 		return log_error_errno(r, "starting the loop: %m");
 	if (o->alive_file && (r = daemon_loop_alive_file(l, o->alive_file)) < 0) {

@@ -4,6 +4,8 @@
  * the kernel or sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,9 @@
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "log/log.h"
+#include "nodeconf/nodeconf.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 
 static const char *const link_names[] = {
@@ -905,7 +909,9 @@ void cni_config_clear(struct cni_config *c)
 	free(c->sysfs);
 	free(c->state_dir);
 	free(c->log_file);
-	c->sysfs = c->state_dir = c->log_file = NULL;
+	free(c->state_base);
+	free(c->log_dir);
+	c->sysfs = c->state_dir = c->log_file = c->state_base = c->log_dir = NULL;
 	free(c->fabric.legacy_url);
 	c->fabric.legacy_url = NULL;
 	if (c->fabrics)
@@ -914,6 +920,130 @@ void cni_config_clear(struct cni_config *c)
 	free(c->fabrics_err);
 	c->fabrics = NULL;
 	c->fabrics_err = NULL;
+}
+
+/* ---- what the network names of the node's (nodeconf.h) -------------------------------------- */
+
+static bool same_path(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	while (na > 1 && a[na - 1] == '/')
+		na--;
+	while (nb > 1 && b[nb - 1] == '/')
+		nb--;
+	return na == nb && !strncmp(a, b, na);
+}
+
+/* A state dir beneath the node's, none of its folders a dot's (.fabric, the ledger's). */
+static bool state_dir_ok(const char *base, const char *dir)
+{
+	if (!fileio_path_beneath(base, dir))
+		return false;
+	for (const char *c = dir + strlen(base); *c; c++)
+		if (c[0] == '/' && c[1] == '.')
+			return false;
+	return true;
+}
+
+static int config_fail(struct cnispec_error *err, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int config_fail(struct cnispec_error *err, const char *key, const char *fmt, ...)
+{
+	char msg[CNISPEC_MSG_MAX], details[CNISPEC_DETAILS_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "invalid network configuration: %s", key);
+	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s: %s", key, details);
+}
+
+int cni_config_resolve(struct cni_config *c, const struct nodeconf *n, enum cnispec_cmd cmd,
+		       void (*warn)(void *userdata, const char *path, const char *why),
+		       void *userdata, struct cnispec_error *err)
+{
+	bool later = cmd == CNISPEC_CMD_DEL || cmd == CNISPEC_CMD_GC;
+	char why[CNISPEC_DETAILS_MAX];
+
+	/* the devices rdmak-cni moves, renames and rebinds are the ones the sysfs root lists:
+	 * a tree of a user's would name the host's own interface as a pod's VF */
+	if (c->sysfs && !same_path(c->sysfs, n->sysfs)) {
+		if (!later)
+			return config_fail(
+				err, "sysfs",
+				"%s is not the node's sysfs root (%s, %s \"sysfs\"): rdmak-cni moves, "
+				"renames and rebinds the devices it finds there, so the root is the "
+				"node's owner's: remove the key",
+				c->sysfs, n->sysfs, n->path);
+		snprintf(why, sizeof(why), "%s is not the node's sysfs root: %s is used", c->sysfs,
+			 n->sysfs);
+		if (warn)
+			warn(userdata, "sysfs", why);
+	}
+	free(c->sysfs);
+	if (!(c->sysfs = strdup(n->sysfs)))
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* DEL and GC give back what a record names: a record in a user's folder would name
+	 * another pod's device */
+	if (c->state_dir_set && !state_dir_ok(n->state_dir, c->state_dir))
+		return config_fail(
+			err, "stateDir",
+			"%s is not the node's stateDir nor a folder beneath it (%s, %s \"stateDir\"; "
+			"no folder starting with '.'): rdmak-cni writes its records there as root and "
+			"DEL acts on what they say: remove the key, or name a folder beneath %s",
+			c->state_dir, n->state_dir, n->path, n->state_dir);
+	if (!c->state_dir_set) {
+		free(c->state_dir);
+		if (!(c->state_dir = strdup(n->state_dir)))
+			return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory",
+					    NULL);
+	}
+	free(c->state_base);
+	free(c->log_dir);
+	if (!(c->state_base = strdup(n->state_dir)) || !(c->log_dir = strdup(n->log_dir)))
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* root appends to it: /etc/ld.so.preload or a cron file must not get lines */
+	if (c->log_file && !fileio_path_beneath(n->log_dir, c->log_file)) {
+		const char *base = strrchr(c->log_file, '/') + 1;
+
+		if (!later)
+			return config_fail(
+				err, "logFile",
+				"%s is not beneath the node's logDir (%s, %s \"logDir\"): rdmak-cni "
+				"appends to it as root, so only there: write \"%s/%s\", or leave the "
+				"key out (stderr has every line)",
+				c->log_file, n->log_dir, n->path, n->log_dir,
+				*base ? base : "rdmak-cni.log");
+		snprintf(why, sizeof(why),
+			 "%s is not beneath the node's logDir (%s): not written, lines go to "
+			 "stderr only",
+			 c->log_file, n->log_dir);
+		if (warn)
+			warn(userdata, "logFile", why);
+		free(c->log_file);
+		c->log_file = NULL;
+	}
+	return 0;
+}
+
+int cni_config_open_dirs(const struct cni_config *c, bool state, struct cnispec_error *err)
+{
+	char why[CNISPEC_DETAILS_MAX];
+	int fd;
+
+	if (state && c->state_dir) {
+		fd = fileio_open_dir_beneath(c->state_base ? c->state_base : c->state_dir,
+					     c->state_dir, true, 0700, why, sizeof(why));
+		if (fd < 0)
+			return config_fail(err, "stateDir", "%s", why);
+		close(fd);
+	}
+	if (c->log_file && c->log_dir &&
+	    nodeconf_log_folder(c->log_dir, c->log_file, why, sizeof(why)) < 0)
+		return config_fail(err, "logFile", "%s", why);
+	return 0;
 }
 
 static uint32_t fnv1a(const char *s)

@@ -52,12 +52,17 @@ int cni_partition_setup(struct cni_config *cfg)
 	cfg->fabrics = f;
 	/* the records of a network with a fabric are the node's ledger: in its state dir */
 	if (!cfg->state_dir_set) {
-		char *d = strdup(f->state_dir);
+		char *d = strdup(f->state_dir), *b = strdup(f->state_dir);
 
-		if (!d)
+		if (!d || !b) {
+			free(d);
+			free(b);
 			return -ENOMEM;
+		}
 		free(cfg->state_dir);
+		free(cfg->state_base);
 		cfg->state_dir = d;
+		cfg->state_base = b; /* the owner's, from the fabrics file */
 	}
 	return 0;
 }

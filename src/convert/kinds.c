@@ -19,9 +19,12 @@
 #include "util/cleanup.h"
 
 /* The chart's etcd (NOTES.txt: https://<release>-etcd.<namespace>.svc:2379) for release "rdmak"
- * in namespace "rdmak", and the client certificate where docs/ipam.md puts it on each node. */
+ * in namespace "rdmak", as the node's etcd store ETCD_STORE (the chart's cni.node.etcd), whose
+ * client certificate is cert-manager's Secret; the node's logDir (cni.node.logDir). */
 #define ETCD_ENDPOINT "https://rdmak-etcd.rdmak.svc:2379"
-#define ETCD_TLS_DIR  "/etc/rdmak/etcd"
+#define ETCD_STORE    "cluster"
+#define ETCD_SECRET   "rdmak-etcd-client"
+#define LOG_DIR	      "/var/log/rdmak"
 
 /* What one object's conversion looks up across the whole input is indexed once (conv_index), so
  * that a run costs what its objects do, not their number squared. */
@@ -324,11 +327,92 @@ static json_t *cni_config_new(const char *name, const char *link)
 			 "rdmak-cni", "link", link);
 }
 
-static json_t *etcd_store(void)
+/* The node's etcd store `name` in the chart's values (cni.node.etcd.NAME); the network names it,
+ * never an address or a file (docs/ipam.md, "What it trusts"). */
+static json_t *etcd_store(struct conv *cv, const char *name, json_t *store)
 {
-	return json_pack("{s:[s],s:s,s:{s:s,s:s,s:s}}", "endpoints", ETCD_ENDPOINT, "prefix",
-			 "/rdmak/ipam", "tls", "ca", ETCD_TLS_DIR "/ca.crt", "cert",
-			 ETCD_TLS_DIR "/client.crt", "key", ETCD_TLS_DIR "/client.key");
+	json_t *node = values_at(cv, "cni", "node"), *etcd;
+
+	if (!node || !store) {
+		json_decref(store);
+		cv->oom = 1;
+		return NULL;
+	}
+	etcd = json_object_get(node, "etcd");
+	if (!etcd && (!(etcd = json_object()) || json_object_set_new(node, "etcd", etcd) < 0)) {
+		json_decref(store);
+		cv->oom = 1;
+		return NULL;
+	}
+	if (json_object_set_new(etcd, name, store) < 0)
+		cv->oom = 1;
+	return json_string(name);
+}
+
+static json_t *chart_etcd_store(struct conv *cv)
+{
+	values_set(cv, "etcd", "enabled", json_true());
+	return etcd_store(
+		cv, ETCD_STORE,
+		json_pack("{s:[s],s:s}", "endpoints", ETCD_ENDPOINT, "secretName", ETCD_SECRET));
+}
+
+/* whereabouts' log_file (or logFile) lies beneath the node's logDir for rdmak-ipam, which appends
+ * to it as root: another folder moves there, by its file's name. */
+static void log_file_to_log_dir(struct conv *cv, const char *path, json_t *ipam)
+{
+	static const char *const keys[] = { "log_file", "logFile" };
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const char *f = json_string_value(json_object_get(ipam, keys[i])), *base;
+		char *moved = NULL;
+
+		if (!f || (!strncmp(f, LOG_DIR "/", sizeof(LOG_DIR)) && !strstr(f, "/../")))
+			continue;
+		base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+		if (asprintf(&moved, LOG_DIR "/%s", *base ? base : "rdmak-ipam.log") < 0) {
+			cv->oom = 1;
+			return;
+		}
+		note(cv, false, path,
+		     "%s %s becomes %s: rdmak-ipam writes its log only beneath the node's logDir "
+		     "(cni.node.logDir, " LOG_DIR ")",
+		     keys[i], f, moved);
+		json_object_set_new(ipam, keys[i], json_string(moved));
+		free(moved);
+	}
+}
+
+/* whereabouts' own etcd (datastore etcd, etcd_host and its files) becomes a node's store: its
+ * address and client certificate are the node's, in the chart's values. */
+static void whereabouts_etcd(struct conv *cv, const char *path, json_t *ipam)
+{
+	static const char *const files[] = { "etcd_ca_cert_file", "etcd_cert_file",
+					     "etcd_key_file" };
+	const char *h = json_string_value(json_object_get(ipam, "etcd_host"));
+	_cleanup_free_ char *hosts = strdup(h ? h : ""), *copy = strdup(h ? h : "");
+	json_t *eps = json_array(), *store;
+	char *save = NULL;
+
+	if (!eps || !hosts || !copy) {
+		json_decref(eps);
+		cv->oom = 1;
+		return;
+	}
+	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+		json_array_append_new(eps, json_string(t));
+	for (size_t i = 0; i < ELEMENTSOF(files); i++)
+		json_object_del(ipam, files[i]);
+	json_object_del(ipam, "etcd_host");
+	json_object_del(ipam, "datastore");
+	store = json_pack("{s:o,s:s}", "endpoints", eps, "secretName", "FIX");
+	json_object_set_new(ipam, "store", json_string("etcd"));
+	json_object_set_new(ipam, "etcd", etcd_store(cv, "whereabouts", store));
+	note(cv, true, path,
+	     "whereabouts' etcd (etcd_host %s) becomes the node's etcd store \"whereabouts\" "
+	     "(cni.node.etcd.whereabouts in the values): its address and client certificate are the "
+	     "node's, not a network's; put its Secret (ca.crt, tls.crt, tls.key) in secretName",
+	     *hosts ? hosts : "none");
 }
 
 /* ---- Network Operator's ipam string ------------------------------------------------------- */
@@ -382,9 +466,12 @@ static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 		const char *ds = json_string_value(json_object_get(ipam, "datastore"));
 
 		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
+		log_file_to_log_dir(cv, path, ipam);
 		/* whereabouts keeps its pools in Kubernetes objects by default; rdmak-ipam's
-		 * cluster-wide store is etcd (its old etcd keys it maps itself) */
-		if (!ds || !strcmp(ds, "kubernetes")) {
+		 * cluster-wide store is etcd, the node's by name */
+		if ((ds && !strcmp(ds, "etcd")) || (!ds && json_object_get(ipam, "etcd_host"))) {
+			whereabouts_etcd(cv, path, ipam);
+		} else if (!ds || !strcmp(ds, "kubernetes")) {
 			json_object_del(ipam, "datastore");
 			if (json_object_get(ipam, "kubernetes"))
 				note(cv, false, path,
@@ -392,12 +479,13 @@ static json_t *ipam_convert(struct conv *cv, const char *path, const char *text)
 				     "rdmak-ipam keeps no state in Kubernetes objects");
 			json_object_del(ipam, "kubernetes");
 			json_object_set_new(ipam, "store", json_string("etcd"));
-			json_object_set_new(ipam, "etcd", etcd_store());
+			json_object_set_new(ipam, "etcd", chart_etcd_store(cv));
 			note(cv, false, path,
-			     "whereabouts' Kubernetes datastore becomes rdmak-ipam's etcd store: the chart's "
-			     "etcd (etcd.enabled) for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR
-			     " on every node; change them if yours differ");
-			values_set(cv, "etcd", "enabled", json_true());
+			     "whereabouts' Kubernetes datastore becomes rdmak-ipam's etcd store \"" ETCD_STORE
+			     "\": the chart's etcd (etcd.enabled) for release rdmak in namespace rdmak, the "
+			     "node's store of that name (cni.node.etcd." ETCD_STORE
+			     ") with the client "
+			     "certificate Secret " ETCD_SECRET "; change them if yours differ");
 		}
 	} else if (type && !strcmp(type, "host-local")) {
 		json_object_set_new(ipam, "type", json_string("rdmak-ipam"));
@@ -1143,14 +1231,14 @@ static json_t *spider_ipam(struct conv *cv, const char *path, const json_t *ippo
 		goto out;
 	}
 	ipam = json_pack("{s:s,s:O,s:s,s:o}", "type", "rdmak-ipam", "ranges", ranges, "store",
-			 "etcd", "etcd", etcd_store());
+			 "etcd", "etcd", chart_etcd_store(cv));
 	if (ipam && json_array_size(routes))
 		json_object_set(ipam, "routes", routes);
 	note(cv, false, path,
-	     "the SpiderIPPools' ranges go to rdmak-ipam's etcd store: the chart's etcd (etcd.enabled) "
-	     "for release rdmak in namespace rdmak, client certificate under " ETCD_TLS_DIR
-	     " on every node");
-	values_set(cv, "etcd", "enabled", json_true());
+	     "the SpiderIPPools' ranges go to rdmak-ipam's etcd store \"" ETCD_STORE
+	     "\": the chart's etcd (etcd.enabled) for release rdmak in namespace rdmak, the node's "
+	     "store of that name (cni.node.etcd." ETCD_STORE
+	     ") with the client certificate Secret " ETCD_SECRET);
 out:
 	json_decref(ranges);
 	json_decref(routes);

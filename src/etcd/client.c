@@ -26,6 +26,7 @@
 #include "etcd/internal.h"
 #include "log/log.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 /* A PEM file larger than this is not a certificate bundle. */
 #define ETCD_PEM_MAX (1u << 20)
@@ -175,38 +176,6 @@ static int errno_from_status(grpc_status_code code)
 
 /* --- configuration ------------------------------------------------------------------------ */
 
-static int read_pem(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if ((size_t)st.st_size > ETCD_PEM_MAX)
-		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (len < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
 enum scheme { SCHEME_NONE, SCHEME_HTTP, SCHEME_HTTPS };
 
 /* "http://h:p", "https://h:p", "h:p", "[v6]:p"; a trailing "/" is allowed, a path is not. */
@@ -271,6 +240,19 @@ static int fail_new(char **ret_error, int r, const char *fmt, ...)
 	return r;
 }
 
+/* The node's client certificate, key and CA: a root process must not read a file someone else
+ * could have swapped or linked (a user's file taken for the node's key, a FIFO that never ends),
+ * so each is read as the node's secrets are. */
+static int read_pem(const char *what, const char *path, char **ret, char **ret_error)
+{
+	char why[512];
+	int r = fileio_read_owned(AT_FDCWD, path, ETCD_PEM_MAX, ret, NULL, why, sizeof(why));
+
+	if (r < 0)
+		return fail_new(ret_error, r, "etcd tls: %s %s", what, why);
+	return 0;
+}
+
 static int make_tls_creds(const struct etcd_config *cfg, grpc_channel_credentials **ret,
 			  char **ret_error)
 {
@@ -283,13 +265,10 @@ static int make_tls_creds(const struct etcd_config *cfg, grpc_channel_credential
 			ret_error, -EINVAL,
 			"etcd tls: a client certificate needs its key and a key its certificate (%s given)",
 			cfg->cert_file ? "cert only" : "key only");
-	if (cfg->ca_file && (r = read_pem(cfg->ca_file, &ca)) < 0)
-		return fail_new(ret_error, r, "etcd tls: ca %s: %s", cfg->ca_file, strerror(-r));
-	if (cfg->cert_file && (r = read_pem(cfg->cert_file, &cert)) < 0)
-		return fail_new(ret_error, r, "etcd tls: cert %s: %s", cfg->cert_file,
-				strerror(-r));
-	if (cfg->key_file && (r = read_pem(cfg->key_file, &key)) < 0)
-		return fail_new(ret_error, r, "etcd tls: key %s: %s", cfg->key_file, strerror(-r));
+	if ((cfg->ca_file && (r = read_pem("ca", cfg->ca_file, &ca, ret_error)) < 0) ||
+	    (cfg->cert_file && (r = read_pem("cert", cfg->cert_file, &cert, ret_error)) < 0) ||
+	    (cfg->key_file && (r = read_pem("key", cfg->key_file, &key, ret_error)) < 0))
+		return r;
 	if (ca && !strstr(ca, "-----BEGIN CERTIFICATE-----"))
 		return fail_new(ret_error, -EINVAL, "etcd tls: ca %s: no PEM certificate in it",
 				cfg->ca_file);

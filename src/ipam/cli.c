@@ -13,6 +13,7 @@
 #include "ipam/ipam.h"
 #include "ipam/cni.h"
 #include "doc/doc.h"
+#include "nodeconf/nodeconf.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	      "               this store shows claims in those blocks (--force names each)\n"
 	      "\n"
 	      "  -c, --config FILE   the network configuration\n"
+	      "      --cni-config F  the node's CNI settings (default $RDMAK_CNI_CONFIG, else\n"
+	      "                      /etc/rdmak/cni.json): the etcd stores a network names, the\n"
+	      "                      folders its dataDir may lie beneath (docs/ipam.md)\n"
 	      "  -j, --json          machine-readable output (shapes: docs/ipam.md)\n"
 	      "      --container ID  release: the container ID the runtime used (CNI_CONTAINERID)\n"
 	      "      --ifname IF     release: only this interface\n"
@@ -66,10 +70,15 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int load_config(const char *path, struct ipamconf **ret)
+/* The network's configuration, with what it names of the node's (the node's CNI settings at
+ * node_path, NULL: the plugins' own). Of the shape before stores were the node's too: the
+ * operator cleans up what such networks left (IPAMCONF_LEGACY). */
+static int load_config(const char *path, const char *node_path, struct ipamconf **ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
+	struct nodeconf node = { 0 };
+	char why[NODECONF_ERR_MAX];
 	size_t len = 0;
 	int r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
 
@@ -77,8 +86,22 @@ static int load_config(const char *path, struct ipamconf **ret)
 		fprintf(stderr, "rdmak ipam: %s: %s\n", path, strerror(-r));
 		return -EXIT_USAGE;
 	}
-	if (ipamconf_load(buf, len, ret, &err) < 0) {
+	if (ipamconf_load(buf, len, IPAMCONF_LEGACY, ret, &err) < 0) {
 		fprintf(stderr, "rdmak ipam: %s: %s: %s\n", path, err.msg, err.details);
+		return -EXIT_USAGE;
+	}
+	if (nodeconf_load(node_path, &node, why, sizeof(why)) < 0) {
+		fprintf(stderr, "rdmak ipam: the node's CNI settings: %s\n", why);
+		ipamconf_free(*ret);
+		*ret = NULL;
+		return -EXIT_USAGE;
+	}
+	r = ipamconf_resolve(*ret, &node, IPAMCONF_LEGACY, &err);
+	nodeconf_clear(&node);
+	if (r < 0) {
+		fprintf(stderr, "rdmak ipam: %s: %s: %s\n", path, err.msg, err.details);
+		ipamconf_free(*ret);
+		*ret = NULL;
 		return -EXIT_USAGE;
 	}
 	for (size_t i = 0; i < (*ret)->n_warnings; i++)
@@ -396,10 +419,11 @@ int ipam_cli_main(int argc, char **argv)
 		{ "repair", no_argument, NULL, 'R' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "cni-config", required_argument, NULL, 'n' },
 		{},
 	};
-	const char *config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL, *node = NULL, *cmd,
-		   *why;
+	const char *config = NULL, *node_config = NULL, *cid = NULL, *ifname = NULL, *valid = NULL,
+		   *node = NULL, *cmd, *why;
 	struct ipamconf *c = NULL;
 	struct ipam_store *s = NULL;
 	bool json = false, repair = false, force = false;
@@ -416,6 +440,7 @@ int ipam_cli_main(int argc, char **argv)
 		case 'R': repair = true; break;
 		case 'N': node = optarg; break;
 		case 'F': force = true; break;
+		case 'n': node_config = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -473,7 +498,7 @@ int ipam_cli_main(int argc, char **argv)
 		fprintf(stderr, "rdmak ipam %s: --repair goes with gc\n", cmd);
 		return EXIT_USAGE;
 	}
-	if ((r = load_config(config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
+	if ((r = load_config(config, node_config, &c)) < 0 || (r = open_store(c, &s)) < 0) {
 		ipamconf_free(c);
 		return -r;
 	}

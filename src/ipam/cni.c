@@ -14,6 +14,7 @@
 #include "ipam/ipam.h"
 #include "ipam/cni.h"
 #include "log/log.h"
+#include "nodeconf/nodeconf.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -97,6 +98,14 @@ static int exec_full(const struct cnispec_request *req, struct cnispec_error *er
 		fixed[0], fixed[1]);
 }
 
+/* DEL and GC delete what ADD made, with the config of its ADD (a runtime keeps it): they take
+ * the shape it may have had (IPAMCONF_LEGACY). */
+static unsigned ipam_parse_flags(const struct cnispec_request *req)
+{
+	return req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC ? IPAMCONF_LEGACY
+										   : 0;
+}
+
 bool ipam_plugin_runs_here(const struct cnispec_request *req)
 {
 	struct cnispec_error e = { 0 };
@@ -106,17 +115,21 @@ bool ipam_plugin_runs_here(const struct cnispec_request *req)
 	if (ipam_store_etcd_linked() || !req->conf->ipam)
 		return true;
 	/* a config that does not parse is refused in process, as anywhere */
-	if (ipamconf_parse(req->conf->ipam, req->conf->name, &cfg, &e) < 0)
+	if (ipamconf_parse_flags(req->conf->ipam, req->conf->name, ipam_parse_flags(req), &cfg,
+				 &e) < 0)
 		return true;
 	here = cfg->store.kind != IPAMCONF_STORE_ETCD;
 	ipamconf_free(cfg);
 	return here;
 }
 
-/* Parse the ipam block, set up logging, open the store. */
+/* Parse the ipam block, resolve what it names of the node's (its CNI settings: the etcd store,
+ * the dataDir, the log file), set up logging, open the store. */
 static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
 	_cleanup_(donep) struct call *p = NULL;
+	unsigned flags = ipam_parse_flags(req);
+	struct nodeconf node = { 0 };
 	char why[600];
 	int r;
 
@@ -126,9 +139,27 @@ static int setup(const struct cnispec_request *req, void **ret_ctx, struct cnisp
 			"ipam: missing (rdmak-ipam reads its ranges from the \"ipam\" object)");
 	if (!(p = calloc(1, sizeof(*p))))
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = ipamconf_parse(req->conf->ipam, req->conf->name, &p->cfg, err);
+	r = ipamconf_parse_flags(req->conf->ipam, req->conf->name, flags, &p->cfg, err);
 	if (r < 0)
 		return r;
+	if ((r = nodeconf_load(NULL, &node, why, sizeof(why))) < 0)
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG,
+				    "the node's CNI settings cannot be read", "%s", why);
+	r = ipamconf_resolve(p->cfg, &node, flags, err);
+	nodeconf_clear(&node);
+	if (r < 0)
+		return r;
+	/* the log file's folder beneath the node's logDir, never through a link: DEL and GC go on
+	 * without it (stderr has every line) */
+	if (p->cfg->log_file && p->cfg->log_dir &&
+	    (r = nodeconf_log_folder(p->cfg->log_dir, p->cfg->log_file, why, sizeof(why))) < 0) {
+		if (!(flags & IPAMCONF_LEGACY))
+			return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid IPAM configuration",
+					    "%s: %s", p->cfg->log_key, why);
+		log_warning("%s: %s: not written, lines go to stderr only", p->cfg->log_key, why);
+		free(p->cfg->log_file);
+		p->cfg->log_file = NULL;
+	}
 	if (p->cfg->log_file && (r = log_open_file(p->cfg->log_file)) < 0)
 		log_warning("cannot open log file %s: %s", p->cfg->log_file,
 			    r == -FILEIO_ENOTREG ? "not a regular file" : strerror(-r));

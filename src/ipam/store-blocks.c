@@ -829,7 +829,9 @@ static int lease_file(struct blocks_store *bs)
 
 static int b_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
-	struct ipamconf_store lcfg = { .kind = IPAMCONF_STORE_FILE, .data_dir = cfg->data_dir };
+	struct ipamconf_store lcfg = { .kind = IPAMCONF_STORE_FILE,
+				       .data_dir = cfg->data_dir,
+				       .data_base = cfg->data_base };
 	struct blocks_store *bs = calloc(1, sizeof(*bs));
 	const char *source = "";
 	char why[sizeof(s->error)];

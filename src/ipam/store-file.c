@@ -578,6 +578,10 @@ static void file_close(struct ipam_store *s)
 static int file_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 {
 	const char *dir = cfg->data_dir ? cfg->data_dir : IPAMCONF_FILE_DEFAULT_DIR;
+	/* beneath the node's dataDir it was resolved against (ipamconf_resolve), never through a
+	 * link nor a folder anyone but root may write: a store another could swap is not ours */
+	const char *base = cfg->data_base ? cfg->data_base : dir;
+	char why[sizeof(s->error)];
 	struct file_store *f;
 	int r;
 
@@ -593,16 +597,12 @@ static int file_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 		file_close(s);
 		return -ENOMEM;
 	}
-	r = fileio_mkdir_p(dir, 0755, 0700); /* 0700: reservations name pods */
-	if (r < 0) {
-		file_close(s);
-		return fail(s, r, "%s: %s", dir, strerror(-r));
-	}
-	f->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	f->dir = fileio_open_dir_beneath(base, dir, true, 0700 /* reservations name pods */, why,
+					 sizeof(why));
 	if (f->dir < 0) {
-		r = -errno;
+		r = f->dir;
 		file_close(s);
-		return fail(s, r, "%s: %s", dir, strerror(-r));
+		return fail(s, r, "dataDir: %s", why);
 	}
 	f->pools = subdir(f->dir, "pools", true);
 	f->networks = subdir(f->dir, "networks", true);

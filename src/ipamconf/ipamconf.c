@@ -15,8 +15,11 @@
 
 #include "dispatch/dispatch.h"
 #include "ipamconf/ipamconf.h"
+#include "k8s/names.h"
 #include "log/log.h"
+#include "nodeconf/nodeconf.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 /* The parse: the walker's context first, so that a row's function finds the rest. */
 struct cp {
@@ -24,6 +27,7 @@ struct cp {
 	char msg[CNISPEC_DETAILS_MAX];
 	struct ipamconf *c;
 	const char *network_name;
+	unsigned flags; /* IPAMCONF_* */
 };
 
 static struct cp *CP(struct dispatch_ctx *d)
@@ -33,18 +37,37 @@ static struct cp *CP(struct dispatch_ctx *d)
 
 #define FAIL(p, path, ...) dispatch_fail(&(p)->d, (path), __VA_ARGS__)
 
-static void warn(struct cp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct cp *p, const char *fmt, ...)
+static void add_warning(struct ipamconf *c, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+static void add_warning(struct ipamconf *c, const char *fmt, va_list ap)
 {
-	char **w = realloc(p->c->warnings, (p->c->n_warnings + 1) * sizeof(char *));
-	va_list ap;
+	char **w = realloc(c->warnings, (c->n_warnings + 1) * sizeof(char *));
 
 	if (!w)
 		return;
-	p->c->warnings = w;
+	c->warnings = w;
+	if (vasprintf(&w[c->n_warnings], fmt, ap) >= 0)
+		c->n_warnings++;
+}
+
+static void warn(struct cp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct cp *p, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	if (vasprintf(&w[p->c->n_warnings], fmt, ap) >= 0)
-		p->c->n_warnings++;
+	add_warning(p->c, fmt, ap);
+	va_end(ap);
+}
+
+static void warn_resolve(struct ipamconf *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warn_resolve(struct ipamconf *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_warning(c, fmt, ap);
 	va_end(ap);
 }
 
@@ -481,7 +504,9 @@ static int add_set(struct cp *p, const char *path, size_t n)
 struct top {
 	struct range_in wb; /* whereabouts' top-level range */
 	struct cnispec_addr gw;
-	json_t *ip_ranges, *ranges, *routes, *dns, *etcd;
+	json_t *ip_ranges, *ranges, *routes, *dns;
+	json_t *etcd;	       /* IPAMCONF_LEGACY: the object of the shape before */
+	const char *etcd_name; /* "etcd": "NAME" */
 	const char *type, *store, *datastore, *etcd_host, *etcd_ca, *etcd_cert, *etcd_key;
 	char *data_dir; /* moved into the store config when the store is the file */
 	long long block_size, block_grace, lease_ttl; /* -1: not given */
@@ -533,10 +558,69 @@ static int read_store(struct dispatch_ctx *d, const char *path, json_t *v, void 
 }
 
 /* whereabouts' cluster-wide store is Kubernetes objects; rdmak-ipam's is etcd. */
-#define KUBE_STORE                                                                                               \
-	"rdmak-ipam keeps no state in Kubernetes objects: replace \"datastore\" and \"kubernetes\" with "        \
-	"\"store\": \"etcd\", \"etcd\": {\"endpoints\": [\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", " \
-	"\"key\"}} for a cluster-wide range (or \"store\": \"file\" for a range of this node only)"
+#define KUBE_STORE                                                                                 \
+	"rdmak-ipam keeps no state in Kubernetes objects: replace \"datastore\" and "              \
+	"\"kubernetes\" with \"store\": \"etcd\", \"etcd\": \"NAME\" (one of the node's etcd "     \
+	"stores, " NODECONF_FILE                                                                   \
+	" \"etcd\") for a cluster-wide range (or \"store\": \"file\" for "                         \
+	"a range of this node only)"
+
+/* The etcd store's address, prefix and certificates are the node's (nodeconf.h): a network
+ * config is a namespace user's, and rdmak-ipam runs as root with the node's client certificate.
+ * A network names one of the node's stores; the keys of the shape before are refused saying so
+ * (taken by DEL and GC only, to find the node's store of those endpoints). */
+#define ETCD_NODE                                                                                   \
+	"belongs to the node, not to a network: the node's CNI settings (" NODECONF_FILE            \
+	" \"etcd\", docs/ipam.md) hold it; write \"etcd\": \"NAME\" naming one of the node's etcd " \
+	"stores"
+#define WB_ETCD                                                                                    \
+	"whereabouts' etcd address and certificate files are the node's, not a network's: the "    \
+	"node's CNI settings (" NODECONF_FILE " \"etcd\", docs/ipam.md) hold them; write "         \
+	"\"store\": \"etcd\", \"etcd\": \"NAME\" naming one of the node's etcd stores"
+
+static const struct dispatch_field etcd_refused_fields[] = {
+	DISPATCH_REFUSE("endpoints", "the etcd store's address " ETCD_NODE),
+	DISPATCH_REFUSE("prefix", "the etcd store's prefix " ETCD_NODE),
+	DISPATCH_REFUSE("tls", "the etcd store's certificate, key and CA " ETCD_NODE),
+	{},
+};
+
+/* "etcd": "NAME", one of the node's stores; the object of the shape before only where
+ * IPAMCONF_LEGACY takes it. */
+static int read_etcd(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	struct top *top = t;
+	const char *why = NULL;
+	int r;
+
+	if (json_is_string(v)) {
+		if ((r = dispatch_string(d, path, v, true, &top->etcd_name)) < 0)
+			return r;
+		if (!k8s_dns1123_label(top->etcd_name, &why))
+			return dispatch_fail(d, path, "\"%.64s\" is not a store's name: %s",
+					     top->etcd_name, why);
+		return 0;
+	}
+	if (!json_is_object(v))
+		return dispatch_fail(d, path,
+				     "expected the name of one of the node's etcd stores, got %s",
+				     dispatch_type_name(v));
+	if (CP(d)->flags & IPAMCONF_LEGACY) {
+		top->etcd = v;
+		return 0;
+	}
+	if ((r = dispatch_run(d, path, v, etcd_refused_fields, DISPATCH_UNKNOWN_REFUSE, t)) < 0)
+		return r;
+	return dispatch_fail(d, path, "expected the name of one of the node's etcd stores");
+}
+
+/* etcd_host, etcd_ca_cert_file, etcd_cert_file, etcd_key_file */
+static int read_wb_etcd(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
+{
+	if (!(CP(d)->flags & IPAMCONF_LEGACY))
+		return dispatch_refuse(d, path, v, WB_ETCD);
+	return dispatch_string(d, path, v, false, t);
+}
 
 static int read_datastore(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
@@ -588,7 +672,8 @@ static int read_node_name(struct dispatch_ctx *d, const char *path, json_t *v, v
 }
 
 #define ETCD_AUTH                                                                                  \
-	"rdmak-ipam authenticates to etcd with client certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}"
+	"rdmak-ipam authenticates to etcd with the node's client certificate: the node's etcd "    \
+	"store (" NODECONF_FILE " \"etcd\") names it"
 #define TOP(m) offsetof(struct top, m)
 #define HL_LEGACY                                                                                  \
 	"host-local's legacy top-level range: write it as \"ranges\": [[{\"subnet\", "             \
@@ -611,11 +696,7 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_FIELD("blockReleaseAfter", JSON_INTEGER, read_block_grace, TOP(block_grace), 0),
 	DISPATCH_FIELD("nodeLeaseTTL", JSON_INTEGER, read_lease_ttl, TOP(lease_ttl), 0),
 	DISPATCH_FIELD("nodeName", JSON_STRING, read_node_name, TOP(node_name), 0),
-	DISPATCH_FIELD("etcd", JSON_OBJECT, NULL, TOP(etcd), 0),
-	DISPATCH_FIELD("etcd_host", JSON_STRING, NULL, TOP(etcd_host), 0),
-	DISPATCH_FIELD("etcd_ca_cert_file", JSON_STRING, NULL, TOP(etcd_ca), 0),
-	DISPATCH_FIELD("etcd_cert_file", JSON_STRING, NULL, TOP(etcd_cert), 0),
-	DISPATCH_FIELD("etcd_key_file", JSON_STRING, NULL, TOP(etcd_key), 0),
+	DISPATCH_FIELD("etcd", DISPATCH_ANY, read_etcd, 0, 0),
 	DISPATCH_FIELD("logFile", JSON_STRING, NULL, TOP(log_file), 0),
 	DISPATCH_FIELD("log_file", JSON_STRING, NULL, TOP(log_file2), 0),
 	DISPATCH_FIELD("logLevel", JSON_STRING, NULL, TOP(log_level), 0),
@@ -624,7 +705,8 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_REFUSE(
 		"kubernetes",
 		"rdmak-ipam keeps no state in Kubernetes objects: remove it and use \"store\": "
-		"\"file\" (a node-local range) or \"store\": \"etcd\" (cluster-wide)"),
+		"\"file\" (a node-local range) or \"store\": \"etcd\", \"etcd\": \"NAME\" "
+		"(cluster-wide, one of the node's etcd stores)"),
 	DISPATCH_REFUSE("configuration_path",
 			"rdmak-ipam reads no flat file: put its keys in this ipam block"),
 	DISPATCH_REFUSE("leader_lease_duration", LEADER),
@@ -647,6 +729,12 @@ static const struct dispatch_field ipam_fields[] = {
 	DISPATCH_REFUSE("rangeEnd", HL_LEGACY),
 	DISPATCH_REFUSE("etcd_username", ETCD_AUTH),
 	DISPATCH_REFUSE("etcd_password", ETCD_AUTH),
+	/* whereabouts' etcd keys: refused but where IPAMCONF_LEGACY takes them (after the keys
+	 * refused whatever the command, so that a config has one refusal whichever it is) */
+	DISPATCH_FIELD("etcd_host", DISPATCH_ANY, read_wb_etcd, TOP(etcd_host), 0),
+	DISPATCH_FIELD("etcd_ca_cert_file", DISPATCH_ANY, read_wb_etcd, TOP(etcd_ca), 0),
+	DISPATCH_FIELD("etcd_cert_file", DISPATCH_ANY, read_wb_etcd, TOP(etcd_cert), 0),
+	DISPATCH_FIELD("etcd_key_file", DISPATCH_ANY, read_wb_etcd, TOP(etcd_key), 0),
 	{},
 };
 
@@ -900,6 +988,8 @@ void ipamconf_store_clear(struct ipamconf_store *c)
 		free(c->endpoints[i]);
 	free(c->endpoints);
 	free(c->data_dir);
+	free(c->data_base);
+	free(c->etcd_name);
 	free(c->prefix);
 	free(c->tls_ca);
 	free(c->tls_cert);
@@ -966,7 +1056,8 @@ static const struct dispatch_field etcd_fields[] = {
 	{},
 };
 
-/* whereabouts' old etcd keys: etcd_host ("host:port" or a comma list) and the three files. */
+/* whereabouts' old etcd keys (IPAMCONF_LEGACY): etcd_host ("host:port" or a comma list); its
+ * three files are never read (the node's store's are). */
 static int etcd_legacy(struct cp *p, const struct top *t)
 {
 	struct ipamconf_store *st = &p->c->store;
@@ -974,9 +1065,9 @@ static int etcd_legacy(struct cp *p, const struct top *t)
 	char *save = NULL;
 
 	if (!t->etcd_host)
-		return FAIL(p, "ipam.datastore",
-			    "\"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with "
-			    "\"etcd\": {\"endpoints\": [...]})");
+		return FAIL(p, "ipam.etcd_host",
+			    "missing: whereabouts' etcd files go with its \"etcd_host\"");
+	st->legacy = true;
 	hosts = strdup(t->etcd_host);
 	st->endpoints = calloc(strlen(t->etcd_host) / 2 + 2, sizeof(char *));
 	if (!hosts || !st->endpoints)
@@ -986,40 +1077,41 @@ static int etcd_legacy(struct cp *p, const struct top *t)
 			return -ENOMEM;
 	if (!st->n_endpoints)
 		return FAIL(p, "ipam.etcd_host", "no endpoint in \"%s\"", t->etcd_host);
-	if ((t->etcd_ca && !(st->tls_ca = strdup(t->etcd_ca))) ||
-	    (t->etcd_cert && !(st->tls_cert = strdup(t->etcd_cert))) ||
-	    (t->etcd_key && !(st->tls_key = strdup(t->etcd_key))))
-		return -ENOMEM;
-	if (!st->tls_cert != !st->tls_key)
-		return FAIL(p, "ipam.etcd_cert_file",
-			    "\"etcd_cert_file\" and \"etcd_key_file\" go together");
 	return 0;
+}
+
+/* "etcd": {"endpoints", "prefix", "tls"} (IPAMCONF_LEGACY): endpoints and prefix kept to find
+ * the node's store of them; the TLS files checked as before and dropped, never read. */
+static int etcd_legacy_object(struct cp *p, const struct top *t)
+{
+	struct ipamconf_store *st = &p->c->store;
+	int r = dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE, st);
+
+	free(st->tls_ca);
+	free(st->tls_cert);
+	free(st->tls_key);
+	st->tls_ca = st->tls_cert = st->tls_key = NULL;
+	st->legacy = true;
+	return r;
 }
 
 static int store(struct cp *p, struct top *t)
 {
-	bool legacy = t->etcd_host || t->etcd_ca || t->etcd_cert || t->etcd_key;
+	bool wb = t->etcd_host || t->etcd_ca || t->etcd_cert || t->etcd_key, etcd;
 
 	if (t->store && t->datastore)
 		return FAIL(p, "ipam.datastore",
 			    "give \"store\" or whereabouts' \"datastore\", not both");
-	/* whereabouts' datastore defaults to etcd: its etcd keys alone name the etcd store */
-	if (t->datastore || (legacy && !t->store)) {
-		if (t->etcd)
-			return FAIL(
-				p, "ipam.etcd",
-				"with whereabouts' \"datastore\" use \"etcd_host\"; or use \"store\": \"etcd\"");
-		p->c->store.kind = IPAMCONF_STORE_ETCD;
-		return etcd_legacy(p, t);
-	}
-	if (legacy)
+	if (wb && t->store)
 		return FAIL(
 			p, "ipam.etcd_host",
 			"whereabouts' etcd keys go with \"datastore\": \"etcd\" (or alone); with \"store\" "
-			"use \"etcd\": {\"endpoints\", \"tls\"}");
-	if (!t->store || !strcmp(t->store, "file")) {
+			"use \"etcd\": \"NAME\"");
+	/* whereabouts' datastore defaults to etcd: its etcd keys alone name the etcd store */
+	etcd = t->datastore || wb || (t->store && !strcmp(t->store, "etcd"));
+	if (!etcd) {
 		p->c->store.kind = IPAMCONF_STORE_FILE;
-		if (t->etcd)
+		if (t->etcd || t->etcd_name)
 			return FAIL(p, "ipam.etcd", "only with \"store\": \"etcd\"");
 		if (t->block_size >= 0 || t->node_name || t->block_grace >= 0 || t->lease_ttl >= 0)
 			return FAIL(
@@ -1051,11 +1143,21 @@ static int store(struct cp *p, struct top *t)
 	if (t->data_dir)
 		return FAIL(p, "ipam.dataDir",
 			    "only with \"store\": \"file\" or with \"perNodeBlockSize\"");
-	if (!t->etcd)
-		return FAIL(p, "ipam.etcd",
-			    "missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
-	return dispatch_run(&p->d, "ipam.etcd", t->etcd, etcd_fields, DISPATCH_UNKNOWN_REFUSE,
-			    &p->c->store);
+	if (wb) {
+		if (t->etcd || t->etcd_name)
+			return FAIL(p, "ipam.etcd",
+				    "with whereabouts' \"etcd_host\" give no \"etcd\"; or write "
+				    "\"store\": \"etcd\", \"etcd\": \"NAME\" alone");
+		return etcd_legacy(p, t);
+	}
+	if (t->etcd)
+		return etcd_legacy_object(p, t);
+	if (!t->etcd_name)
+		return FAIL(
+			p, "ipam.etcd",
+			"missing; \"store\": \"etcd\" needs \"etcd\": \"NAME\", one of the node's "
+			"etcd stores (" NODECONF_FILE " \"etcd\")");
+	return (p->c->store.etcd_name = strdup(t->etcd_name)) ? 0 : -ENOMEM;
 }
 
 /* ---- the rest ----------------------------------------------------------------------------------- */
@@ -1075,6 +1177,7 @@ static int logging(struct cp *p, const struct top *t)
 			    "\"%s\" is not an absolute path", file);
 	if (file && !(p->c->log_file = strdup(file)))
 		return -ENOMEM;
+	p->c->log_key = t->log_file ? "ipam.logFile" : "ipam.log_file";
 	if (level && log_level_from_string(level, &p->c->log_level) < 0)
 		return FAIL(p, t->log_level ? "ipam.logLevel" : "ipam.log_level",
 			    "\"%s\" is not error, warning, info or debug", level);
@@ -1140,7 +1243,13 @@ static int refusal(const struct cp *p, struct cnispec_error *err)
 int ipamconf_parse(const json_t *ipam, const char *network, struct ipamconf **ret,
 		   struct cnispec_error *err)
 {
-	struct cp p = { 0 };
+	return ipamconf_parse_flags(ipam, network, 0, ret, err);
+}
+
+int ipamconf_parse_flags(const json_t *ipam, const char *network, unsigned flags,
+			 struct ipamconf **ret, struct cnispec_error *err)
+{
+	struct cp p = { .flags = flags };
 	int r;
 
 	p.d.err = p.msg;
@@ -1176,6 +1285,7 @@ void ipamconf_free(struct ipamconf *c)
 	ipamconf_store_clear(&c->store);
 	free(c->network);
 	free(c->log_file);
+	free(c->log_dir);
 	free(c);
 }
 
@@ -1195,7 +1305,8 @@ static const json_t *find_in_list(const json_t *plugins)
 	return NULL;
 }
 
-int ipamconf_load(const char *buf, size_t len, struct ipamconf **ret, struct cnispec_error *err)
+int ipamconf_load(const char *buf, size_t len, unsigned flags, struct ipamconf **ret,
+		  struct cnispec_error *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -1222,7 +1333,191 @@ int ipamconf_load(const char *buf, size_t len, struct ipamconf **ret, struct cni
 				 plugin ? "ipam: missing"
 					: "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
 	else
-		r = ipamconf_parse(ipam, json_string_value(name), ret, err);
+		r = ipamconf_parse_flags(ipam, json_string_value(name), flags, ret, err);
 	json_decref(root);
 	return r;
+}
+
+/* ---- the node's side ------------------------------------------------------------------------ */
+
+static int resolve_fail(struct cnispec_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int resolve_fail(struct cnispec_error *err, const char *fmt, ...)
+{
+	char msg[CNISPEC_DETAILS_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s",
+			    msg);
+}
+
+static int copy_strv(char **v, size_t n, char ***ret, size_t *ret_n)
+{
+	char **c = calloc(n + 1, sizeof(char *));
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			while (i--)
+				free(c[i]);
+			free(c);
+			return -ENOMEM;
+		}
+	*ret = c;
+	*ret_n = n;
+	return 0;
+}
+
+static int dup_or_null(const char *s, char **ret)
+{
+	free(*ret);
+	*ret = NULL;
+	return !s || (*ret = strdup(s)) ? 0 : -ENOMEM;
+}
+
+/* The etcd store the network names, or of the shape before the node's store with its
+ * endpoints and prefix. */
+static int resolve_etcd(struct ipamconf_store *st, const struct nodeconf *n,
+			struct cnispec_error *err)
+{
+	const struct nodeconf_etcd *e;
+	char names[256], eps[512] = "";
+	int r;
+
+	if (st->legacy) {
+		e = nodeconf_etcd_find_endpoints(n, (const char *const *)st->endpoints,
+						 st->n_endpoints, st->prefix);
+		for (size_t i = 0, o = 0; i < st->n_endpoints && o < sizeof(eps); i++)
+			o += (size_t)snprintf(eps + o, sizeof(eps) - o, "%s%s", i ? ", " : "",
+					      st->endpoints[i]);
+		if (!e)
+			return resolve_fail(
+				err,
+				"ipam.etcd: this configuration names etcd by its endpoints (%s) and "
+				"prefix %s, the shape before etcd stores were the node's, and no etcd "
+				"store of this node (%s \"etcd\") has them: the node's owner adds one, "
+				"and the network writes \"etcd\": \"NAME\"",
+				eps, st->prefix ? st->prefix : IPAMCONF_ETCD_DEFAULT_PREFIX,
+				n->path);
+	} else if (!(e = nodeconf_etcd_find(n, st->etcd_name))) {
+		nodeconf_etcd_names(n, names, sizeof(names));
+		return resolve_fail(
+			err, "ipam.etcd: \"%s\" is not an etcd store of this node (%s names: %s)",
+			st->etcd_name, n->path, names);
+	}
+	for (size_t i = 0; i < st->n_endpoints; i++)
+		free(st->endpoints[i]);
+	free(st->endpoints);
+	st->endpoints = NULL;
+	st->n_endpoints = 0;
+	if ((r = copy_strv(e->endpoints, e->n_endpoints, &st->endpoints, &st->n_endpoints)) < 0 ||
+	    (r = dup_or_null(e->prefix, &st->prefix)) < 0 ||
+	    (r = dup_or_null(e->tls_ca, &st->tls_ca)) < 0 ||
+	    (r = dup_or_null(e->tls_cert, &st->tls_cert)) < 0 ||
+	    (r = dup_or_null(e->tls_key, &st->tls_key)) < 0 ||
+	    (r = dup_or_null(e->name, &st->etcd_name)) < 0)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	return 0;
+}
+
+/* A store's own folders: a dataDir inside another store's would mix two stores' claims. */
+static bool inside_a_store(const char *base, const char *path)
+{
+	static const char *const own[] = { "pools", "networks", "blocks" };
+	const char *rel = path + strlen(base);
+
+	for (const char *c = rel; *c;) {
+		size_t k;
+
+		while (*c == '/')
+			c++;
+		k = strcspn(c, "/");
+		if (k && c[0] == '.')
+			return true;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			if (k == strlen(own[i]) && !strncmp(c, own[i], k))
+				return true;
+		c += k;
+	}
+	return false;
+}
+
+static int resolve_data_dir(struct ipamconf_store *st, const struct nodeconf *n,
+			    struct cnispec_error *err)
+{
+	char list[1024];
+	size_t o = 0;
+
+	if (!st->data_dir) {
+		if (!(st->data_dir = strdup(n->data_dirs[0])) ||
+		    !(st->data_base = strdup(n->data_dirs[0])))
+			return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory",
+					    NULL);
+		return 0;
+	}
+	for (size_t i = 0; i < n->n_data_dirs; i++)
+		if (fileio_path_beneath(n->data_dirs[i], st->data_dir)) {
+			if (inside_a_store(n->data_dirs[i], st->data_dir))
+				return resolve_fail(
+					err,
+					"ipam.dataDir: %s lies inside the folders of the store at %s "
+					"(pools, networks, blocks or a name starting with '.'): name "
+					"%s itself, or another folder beneath it",
+					st->data_dir, n->data_dirs[i], n->data_dirs[i]);
+			free(st->data_base);
+			return (st->data_base = strdup(n->data_dirs[i]))
+				       ? 0
+				       : cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL,
+						      "out of memory", NULL);
+		}
+	for (size_t i = 0; i < n->n_data_dirs && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+				      n->data_dirs[i]);
+	return resolve_fail(
+		err,
+		"ipam.dataDir: %s is none of the node's dataDirs nor beneath one (%s \"dataDirs\": "
+		"%s): rdmak-ipam writes its store there as root, so only where the node's owner "
+		"allows: leave dataDir out (%s), or name one of them or a folder beneath one",
+		st->data_dir, n->path, list, n->data_dirs[0]);
+}
+
+int ipamconf_resolve(struct ipamconf *c, const struct nodeconf *n, unsigned flags,
+		     struct cnispec_error *err)
+{
+	struct ipamconf_store *st = &c->store;
+	int r;
+
+	if (st->kind == IPAMCONF_STORE_ETCD && (r = resolve_etcd(st, n, err)) < 0)
+		return r;
+	if ((st->kind == IPAMCONF_STORE_FILE || st->block_size) &&
+	    (r = resolve_data_dir(st, n, err)) < 0)
+		return r;
+	if (c->log_file && !fileio_path_beneath(n->log_dir, c->log_file)) {
+		const char *base = strrchr(c->log_file, '/') + 1;
+
+		/* a root process appends to it: one that names /etc/ld.so.preload or a cron file
+		 * must not get lines written there */
+		if (!(flags & IPAMCONF_LEGACY))
+			return resolve_fail(
+				err,
+				"%s: %s is not beneath the node's logDir (%s, %s \"logDir\"): "
+				"rdmak-ipam appends to it as root, so only there: write \"%s/%s\", or "
+				"leave the key out (stderr has every line)",
+				c->log_key, c->log_file, n->log_dir, n->path, n->log_dir,
+				*base ? base : "rdmak-ipam.log");
+		warn_resolve(c,
+			     "%s: %s is not beneath the node's logDir (%s): not written, lines "
+			     "go to stderr only",
+			     c->log_key, c->log_file, n->log_dir);
+		free(c->log_file);
+		c->log_file = NULL;
+	}
+	free(c->log_dir);
+	if (!(c->log_dir = strdup(n->log_dir)))
+		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	return 0;
 }

@@ -24,7 +24,20 @@ enum ipamconf_store_kind {
 
 struct ipamconf_store {
 	enum ipamconf_store_kind kind;
-	char *data_dir;	  /* file: default IPAMCONF_FILE_DEFAULT_DIR */
+	/* file, and etcd with blocks: the network's dataDir; ipamconf_resolve() sets it (the
+	 * node's first dataDir when the network gives none) and data_base, the node's dataDir it
+	 * lies beneath, which the store opens it from (fileio_open_dir_beneath). Without a base
+	 * (a caller's own path, never a network's) data_dir is its own; without either,
+	 * IPAMCONF_FILE_DEFAULT_DIR. */
+	char *data_dir;
+	char *data_base;
+	/* etcd: the node's store the network names ("etcd": "NAME"), whose endpoints, prefix and
+	 * TLS files ipamconf_resolve() copies below */
+	char *etcd_name;
+	/* etcd: endpoints and prefix came from a network config of the shape before stores were
+	 * the node's (IPAMCONF_LEGACY only): ipamconf_resolve() takes the node's store that has
+	 * them, or refuses; the config's TLS files are never read */
+	bool legacy;
 	char **endpoints; /* etcd: "host:port", "http(s)://host:port"; n_endpoints >= 1 */
 	size_t n_endpoints;
 	char *prefix; /* etcd: key prefix, default IPAMCONF_ETCD_DEFAULT_PREFIX */
@@ -103,7 +116,9 @@ const char *ipamconf_range_addr_str(const struct ipamconf_range *r, ipamconf_u12
 #define IPAMCONF_MAX_RANGESETS 8 /* one address each: dual stack and a few rails, not a pool list */
 
 struct ipamconf {
-	char *network; /* the network's name (the request's "name") */
+	char *network;	     /* the network's name (the request's "name") */
+	const char *log_key; /* "ipam.logFile" or "ipam.log_file": the key log_file came from */
+	char *log_dir; /* ipamconf_resolve(): the node's logDir, which log_file lies beneath */
 	struct ipamconf_rangeset *sets;
 	size_t n_sets;
 	struct cnispec_result *routes_dns; /* routes and dns the result carries */
@@ -116,15 +131,39 @@ struct ipamconf {
 	size_t n_warnings;
 };
 
-/* Parse the "ipam" object of the network called network. Refusals: code 2 for a key rdmak-ipam
- * does not support (naming it, its value and what to use instead), code 7 for a bad value
- * (naming its JSON path, "ipam.ipRanges[1].range_start: ..."). */
+enum {
+	/* DEL, GC and `rdmak ipam`: a runtime deletes an attachment with the config of its ADD,
+	 * which may be of the shape before the etcd stores were the node's ("etcd": {"endpoints",
+	 * "prefix", "tls"}, whereabouts' etcd_host and etcd_*_file): taken, the endpoints and
+	 * prefix only to find the node's store that has them, the files never read; and a log file
+	 * outside the node's logDir is left out with a warning, not refused. ADD, CHECK and STATUS
+	 * refuse them, saying what to write instead. */
+	IPAMCONF_LEGACY = 1 << 0,
+};
+
+/* Parse the "ipam" object of the network called network (flags: IPAMCONF_*). Refusals: code 2
+ * for a key rdmak-ipam does not support (naming it, its value and what to use instead), code 7
+ * for a bad value (naming its JSON path, "ipam.ipRanges[1].range_start: ..."). Nothing of the
+ * node is read: ipamconf_resolve() does that. */
 int ipamconf_parse(const json_t *ipam, const char *network, struct ipamconf **ret,
 		   struct cnispec_error *err);
+int ipamconf_parse_flags(const json_t *ipam, const char *network, unsigned flags,
+			 struct ipamconf **ret, struct cnispec_error *err);
 /* The same from a file's text: a network configuration with an "ipam" object, or a
  * configuration list whose plugins hold one whose ipam.type is "rdmak-ipam" (the first). */
-int ipamconf_load(const char *buf, size_t len, struct ipamconf **ret, struct cnispec_error *err);
+int ipamconf_load(const char *buf, size_t len, unsigned flags, struct ipamconf **ret,
+		  struct cnispec_error *err);
 void ipamconf_free(struct ipamconf *c);
+
+struct nodeconf;
+/* What the network names of the node's, from the node's CNI settings (src/nodeconf): the etcd
+ * store by its name (or, IPAMCONF_LEGACY, by its endpoints), the dataDir beneath one of the
+ * node's dataDirs (the first when none is given), the log file beneath its logDir. A network
+ * config is a namespace user's; the addresses a root process contacts with the node's client
+ * certificate and the folders it writes in are the node owner's. Code 7 naming the key, what
+ * the node has and what to write instead. */
+int ipamconf_resolve(struct ipamconf *c, const struct nodeconf *n, unsigned flags,
+		     struct cnispec_error *err);
 
 /* Fill r from a subnet (host bits are cleared here), optional bounds and gateway (NULL:
  * the defaults, docs/ipam.md "Which addresses") and exclusions. The caller has checked that

@@ -65,7 +65,7 @@ static int secret_file(int dfd, const char *dir, const char *name, char **ret, c
 	size_t len;
 	int r;
 
-	r = ufm_read_owned(dfd, name, SECRET_MAX, &buf, &len, why, sizeof(why));
+	r = fileio_read_owned(dfd, name, SECRET_MAX, &buf, &len, why, sizeof(why));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
@@ -122,7 +122,7 @@ static int load_ca(struct ufm_client *c, const char *path, char *err, size_t err
 
 	if (!path)
 		return 0;
-	r = ufm_read_owned(AT_FDCWD, path, CA_MAX, &c->ca_pem, &c->ca_len, why, sizeof(why));
+	r = fileio_read_owned(AT_FDCWD, path, CA_MAX, &c->ca_pem, &c->ca_len, why, sizeof(why));
 	if (r < 0)
 		snprintf(err, errlen, "ca %s", why);
 	return r;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The node's fabrics file (ufm.h): which fabric managers this node talks to, with what
  * credentials, and where its partition ledger lives. One table over src/dispatch; the file and
- * every secret it names are read by ufm_read_owned. */
+ * every secret it names are read by fileio_read_owned. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,61 +20,6 @@
 
 #define FABRICS_MAX	 (1u << 20)
 #define FABRICS_PER_NODE 64
-
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISCHR(m)  ? "a character device"
-	       : S_ISBLK(m)  ? "a block device"
-	       : S_ISSOCK(m) ? "a socket"
-			     : "not a regular file";
-}
-
-int ufm_read_owned(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len, char *err,
-		   size_t errlen)
-{
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	int r;
-
-	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ELOOP)
-			snprintf(err, errlen,
-				 "%s is a symbolic link: refused (write the file itself)", path);
-		else
-			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is %s: refused (a regular file only)", path,
-			 file_kind(st.st_mode));
-		return S_ISDIR(st.st_mode) ? -EISDIR : -FILEIO_ENOTREG;
-	}
-	/* anyone who may write it could redirect the node's credentials or read them back */
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, errlen,
-			 "%s is owned by uid %u with mode %04o: refused (root's, not writable by "
-			 "group or others)",
-			 path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	if ((size_t)st.st_size > max) {
-		snprintf(err, errlen, "%s is larger than %zu bytes", path, max);
-		return -EFBIG;
-	}
-	r = fileio_read_fd(fd, max, ret, ret_len);
-	if (r < 0)
-		snprintf(err, errlen, "%s: %s", path, r == -EFBIG ? "too large" : strerror(-r));
-	return r;
-}
 
 struct reader {
 	struct ufm_fabrics *f;
@@ -239,7 +184,7 @@ int ufm_fabrics_load(const char *path, struct ufm_fabrics *ret, char *err, size_
 
 	if (!path)
 		path = ufm_fabrics_default_path();
-	if ((r = ufm_read_owned(AT_FDCWD, path, FABRICS_MAX, &buf, &len, err, errlen)) < 0)
+	if ((r = fileio_read_owned(AT_FDCWD, path, FABRICS_MAX, &buf, &len, err, errlen)) < 0)
 		return r;
 	if ((r = ufm_fabrics_parse(buf, len, ret, why, sizeof(why))) < 0) {
 		snprintf(err, errlen, "%s: %s", path, why);

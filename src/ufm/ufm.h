@@ -39,7 +39,7 @@
 struct ufm_fabric {
 	char name[UFM_NAME_MAX + 1];
 	char *ufm;	   /* "https://host[:port][/prefix]" */
-	char *credentials; /* a directory: username + password, or token (ufm_read_owned) */
+	char *credentials; /* a directory: username + password, or token (fileio_read_owned) */
 	char *ca_file;	   /* PEM bundle the UFM's certificate must chain to; NULL: the system's */
 	unsigned timeout_ms; /* each call's deadline, connect to last byte */
 };
@@ -57,7 +57,7 @@ int ufm_fabrics_parse(const char *buf, size_t len, struct ufm_fabrics *ret, char
 		      size_t errlen);
 /* $RDMAK_FABRICS when set and not empty, else UFM_FABRICS_FILE. */
 const char *ufm_fabrics_default_path(void);
-/* path (NULL: ufm_fabrics_default_path()) read as ufm_read_owned() reads, then
+/* path (NULL: ufm_fabrics_default_path()) read as fileio_read_owned() reads, then
  * parsed. -ENOENT when there is none; err says what is wrong with it. */
 int ufm_fabrics_load(const char *path, struct ufm_fabrics *ret, char *err, size_t errlen);
 void ufm_fabrics_clear(struct ufm_fabrics *f);
@@ -68,19 +68,11 @@ const struct ufm_fabric *ufm_fabrics_find_url(const struct ufm_fabrics *f, const
 /* "rail0, rail1" (at most errlen bytes): for messages that say which names there are. */
 void ufm_fabrics_names(const struct ufm_fabrics *f, char *out, size_t n);
 
-/* A file that holds a secret or the node's settings, read as nothing else may swap it: opened
- * O_NOFOLLOW|O_NONBLOCK (a symbolic link is refused, a FIFO does not block the open), then it
- * must be a regular file owned by root that neither group nor others may write, at most max
- * bytes. -ELOOP (a symbolic link), -FILEIO_ENOTREG (a FIFO, device or socket), -EISDIR,
- * -EPERM (owner or mode), -EFBIG, -ENOENT, with a sentence naming path and what it is in err. */
-int ufm_read_owned(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len, char *err,
-		   size_t errlen);
-
 /* ---- UFM ----------------------------------------------------------------------------------- */
 
 struct ufm_client;
 
-/* Reads the fabric's credentials and CA (ufm_read_owned) and checks the URL; connects nothing
+/* Reads the fabric's credentials and CA (fileio_read_owned) and checks the URL; connects nothing
  * yet. -EINVAL / -errno with a sentence in err. */
 int ufm_client_new(const struct ufm_fabric *f, struct ufm_client **ret, char *err, size_t errlen);
 void ufm_client_free(struct ufm_client *c);

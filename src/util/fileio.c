@@ -424,3 +424,218 @@ int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
 		return -errno;
 	return 0;
 }
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISREG(m)  ? "a regular file"
+	       : S_ISLNK(m)  ? "a symbolic link"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+/* Anyone but root who may write it could swap what it holds (or, for a folder, what a name in
+ * it is): the node's settings and the folders a root process writes are root's alone. */
+static int check_owned(const struct stat *st, const char *path, char *err, size_t errlen)
+{
+	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	snprintf(err, errlen,
+		 "%s is owned by uid %u with mode %04o: refused (root's, not writable by group or "
+		 "others)",
+		 path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+	return -EPERM;
+}
+
+int fileio_read_owned(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
+		      char *err, size_t errlen)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ELOOP)
+			snprintf(err, errlen,
+				 "%s is a symbolic link: refused (write the file itself)", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is %s: refused (a regular file only)", path,
+			 file_kind(st.st_mode));
+		return S_ISDIR(st.st_mode) ? -EISDIR : -FILEIO_ENOTREG;
+	}
+	if ((r = check_owned(&st, path, err, errlen)) < 0)
+		return r;
+	if ((size_t)st.st_size > max) {
+		snprintf(err, errlen, "%s is larger than %zu bytes", path, max);
+		return -EFBIG;
+	}
+	r = fileio_read_fd(fd, max, ret, ret_len);
+	if (r < 0)
+		snprintf(err, errlen, "%s: %s", path, r == -EFBIG ? "too large" : strerror(-r));
+	return r;
+}
+
+/* base without its trailing slashes: its length ("/" is 1) */
+static size_t base_len(const char *base)
+{
+	size_t n = strlen(base);
+
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* The part of path beneath base ("" for base itself), or NULL when path is elsewhere or has a
+ * "." or ".." component or an empty one. */
+static const char *beneath(const char *base, const char *path)
+{
+	size_t n = base_len(base);
+	const char *rel;
+
+	if (base[0] != '/' || path[0] != '/' || strncmp(base, path, n))
+		return NULL;
+	rel = path + n;
+	if (n > 1) {
+		if (*rel && *rel != '/')
+			return NULL; /* "/var/lib/cni2" is not beneath "/var/lib/cni" */
+	}
+	while (*rel == '/')
+		rel++;
+	for (const char *c = rel; *c;) {
+		size_t k = strcspn(c, "/");
+
+		if (k == 0 && c[1])
+			return NULL; /* "a//b" */
+		if ((k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+			return NULL;
+		c += k;
+		if (*c)
+			c++;
+	}
+	return rel;
+}
+
+bool fileio_path_beneath(const char *base, const char *path)
+{
+	return beneath(base, path) != NULL;
+}
+
+/* The folder name of dir (shown as path), made with mode when missing and create: its fd. */
+static int open_one_dir(int dir, const char *name, bool create, mode_t mode, const char *path,
+			char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(dir, name, mode) < 0 && errno != EEXIST) {
+			r = -errno;
+			snprintf(err, errlen, "creating %s: %s", path, strerror(-r));
+			return r;
+		}
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		r = -errno;
+		if ((r == -ELOOP || r == -ENOTDIR) &&
+		    fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(err, errlen, "%s is %s: refused (a folder of root's only)", path,
+				 file_kind(st.st_mode));
+			return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+		}
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	if ((r = check_owned(&st, path, err, errlen)) < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int fileio_open_dir_beneath(const char *base, const char *path, bool create, mode_t mode, char *err,
+			    size_t errlen)
+{
+	_cleanup_free_ char *shown = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *rel = beneath(base, path);
+	struct stat st;
+	size_t n;
+	int r;
+
+	if (!rel) {
+		snprintf(err, errlen, "%s is not %s or a folder beneath it", path, base);
+		return -EXDEV;
+	}
+	if (create && (r = fileio_mkdir_p(base, 0755, *rel ? 0755 : mode)) < 0) {
+		snprintf(err, errlen, "creating %s: %s", base, strerror(-r));
+		return r;
+	}
+	/* the owner's path, followed as given (a distribution may link /var/lib/cni elsewhere) */
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", base, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", base, strerror(-r));
+		return r;
+	}
+	if ((r = check_owned(&st, base, err, errlen)) < 0)
+		return r;
+	if (!(shown = malloc(strlen(base) + strlen(rel) + 2)))
+		return -ENOMEM;
+	n = base_len(base);
+	memcpy(shown, base, n);
+	shown[n] = '\0';
+	for (const char *c = rel; *c;) {
+		size_t k = strcspn(c, "/");
+		char name[NAME_MAX + 1];
+		int next;
+
+		if (k == 0)
+			break; /* a trailing '/' */
+		if (k > NAME_MAX) {
+			snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
+			return -ENAMETOOLONG;
+		}
+		memcpy(name, c, k);
+		name[k] = '\0';
+		if (!(n == 1 && shown[0] == '/'))
+			shown[n++] = '/';
+		memcpy(shown + n, name, k + 1);
+		n += k;
+		c += k;
+		while (*c == '/')
+			c++;
+		next = open_one_dir(fd, name, create, *c ? 0755 : mode, shown, err, errlen);
+		if (next < 0)
+			return next;
+		close(fd);
+		fd = next;
+	}
+	return TAKE_FD(fd);
+}

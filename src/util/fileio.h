@@ -10,6 +10,7 @@
 #define RDMAK_UTIL_FILEIO_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -84,5 +85,32 @@ int fileio_flock(int fd, int how);
 
 /* write() all of buf, retrying short writes and EINTR. 0 or -errno. */
 int fileio_write_all(int fd, const void *buf, size_t len);
+
+/* ---- what the node's owner wrote, read or reached in a root process --------------------------
+ * A file or folder a namespace user or a pod could write, swap or link must never be taken for
+ * the owner's: each refusal below names the path and what it is, in err (a sentence). */
+
+/* A file that holds a secret or the node's settings, read as nothing else may swap it: opened
+ * O_NOFOLLOW|O_NONBLOCK (a symbolic link is refused, a FIFO does not block the open), then it
+ * must be a regular file owned by root that neither group nor others may write, at most max
+ * bytes. -ELOOP (a symbolic link), -FILEIO_ENOTREG (a FIFO, device or socket), -EISDIR,
+ * -EPERM (owner or mode), -EFBIG, -ENOENT. */
+int fileio_read_owned(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
+		      char *err, size_t errlen);
+
+/* Whether path (absolute, no "." or ".." component, no empty one but a trailing '/') is base
+ * or lies beneath it: a string test, for a parser's message; fileio_open_dir_beneath() is the
+ * one that holds. */
+bool fileio_path_beneath(const char *base, const char *path);
+
+/* The folder path, which must be base (an absolute path the owner gave: followed as it is) or
+ * lie beneath it, reached one component at a time without following a symbolic link, every
+ * folder from base down owned by root and writable by neither group nor others: so that once
+ * it is open, nothing but root can change what a path beneath it names. With create, base
+ * (mode 0755) and the missing folders (0755, path itself `mode`) are made. Returns the folder's
+ * fd (O_DIRECTORY) or -errno: -EXDEV (not beneath base, or a "." or ".." component), -ELOOP (a
+ * symbolic link), -ENOTDIR, -EPERM (owner or mode), -ENOENT. */
+int fileio_open_dir_beneath(const char *base, const char *path, bool create, mode_t mode, char *err,
+			    size_t errlen);
 
 #endif

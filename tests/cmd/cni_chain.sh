@@ -23,6 +23,8 @@ cni_vfs 2
 POD=$(cni_pod pod)
 P=$(pns "$POD")
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 RDMA_KERNEL=
 ip netns exec "$HOST_NS" rdma system >/dev/null 2>&1 && RDMA_KERNEL=1

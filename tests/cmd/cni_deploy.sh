@@ -93,14 +93,17 @@ like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-cni answers VERSION there"
 # an etcd store: the per-pod rdmak-ipam has none and hands the request to /opt/rdmak/bin/rdmak,
 # whose etcd client then finds nothing listening (code 11, naming the endpoint); without the
 # hand-off the answer would be "the etcd store needs the full rdmak"
-etcd_conf='{"cniVersion":"1.0.0","name":"e","type":"rdmak-ipam","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":["127.0.0.1:1"]},"ranges":[[{"subnet":"10.9.0.0/24"}]]}}'
+# (the node's store "e", in the host's CNI settings, names the endpoint)
+mkdir -p "$HOSTR/etc/rdmak"
+printf '{"etcd":{"e":{"endpoints":["127.0.0.1:1"]}}}' >"$HOSTR/etc/rdmak/cni.json"
+etcd_conf='{"cniVersion":"1.0.0","name":"e","type":"rdmak-ipam","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"e","ranges":[[{"subnet":"10.9.0.0/24"}]]}}'
 printf '%s' "$etcd_conf" >"$TMP/etcd.json"
-CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
+RDMAK_CNI_CONFIG= CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
 	run in_host /opt/cni/bin/rdmak-ipam <"$TMP/etcd.json"
 like "$out" '"code": *11' "rdmak-ipam with an etcd store: the full rdmak answers (code 11, the store cannot be reached)"
 like "$out" '127.0.0.1:1' "naming the endpoint"
 mv "$HOSTR/opt/rdmak/bin/rdmak" "$HOSTR/opt/rdmak/bin/rdmak.away"
-CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
+RDMAK_CNI_CONFIG= CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
 	run in_host /opt/cni/bin/rdmak-ipam <"$TMP/etcd.json"
 like "$out" 'the etcd store needs the full rdmak' "control: without /opt/rdmak/bin/rdmak it says what is missing"
 mv "$HOSTR/opt/rdmak/bin/rdmak.away" "$HOSTR/opt/rdmak/bin/rdmak"
@@ -111,23 +114,35 @@ run in_host /rdmak-plain --version
 ok $? "control: the ordinary build (loader in /lib64) does not run in the bare tree"
 rm -f "$HOSTR/rdmak-plain"
 
-# the node's fabrics (the chart's fabric part, docs/fabric.md): a Secret volume's files are
-# symbolic links into ..data; they arrive as root's regular files, mode 0600, in folders of mode
-# 0700, which the installed rdmak reads (it refuses a symbolic link or a file others may write); a
-# fabric no longer given loses its folder
-FS="$TMP/fabric-src"
-mkdir -p "$FS/fabric/rail0/..2026_11_28" "$HOSTR/etc/rdmak/fabric/gone"
+# the node's settings (the chart's cni values, docs/cni.md; its fabric part, docs/fabric.md): a
+# Secret volume's files are symbolic links into ..data; they arrive as root's regular files, mode
+# 0600, in folders of mode 0700, which the installed rdmak reads (it refuses a symbolic link or a
+# file others may write); a fabric or etcd store no longer given loses its folder
+FS="$TMP/node-src"
+mkdir -p "$FS/fabric/rail0/..2026_11_28" "$HOSTR/etc/rdmak/fabric/gone" "$FS/etcd/e/..2026_11_28" "$HOSTR/etc/rdmak/etcd/old"
+printf 'CA\n' >"$FS/etcd/e/..2026_11_28/ca.crt" && printf 'CERT\n' >"$FS/etcd/e/..2026_11_28/tls.crt" && printf 'KEY\n' >"$FS/etcd/e/..2026_11_28/tls.key"
+ln -s ..2026_11_28 "$FS/etcd/e/..data"
+for f in ca.crt tls.crt tls.key; do ln -s "..data/$f" "$FS/etcd/e/$f"; done
+printf '{"etcd":{"e":{"endpoints":["127.0.0.1:1"],"tls":{"ca":"/etc/rdmak/etcd/e/ca.crt","cert":"/etc/rdmak/etcd/e/tls.crt","key":"/etc/rdmak/etcd/e/tls.key"}}}}' >"$FS/cni.json"
 printf 'admin\n' >"$FS/fabric/rail0/..2026_11_28/username" && printf '123456\n' >"$FS/fabric/rail0/..2026_11_28/password"
 ln -s ..2026_11_28 "$FS/fabric/rail0/..data"
 ln -s ..data/username "$FS/fabric/rail0/username" && ln -s ..data/password "$FS/fabric/rail0/password"
 printf '{"stateDir":"/var/lib/cni/rdmak-cni","fabrics":{"rail0":{"ufm":"https://127.0.0.1:1","credentials":"/etc/rdmak/fabric/rail0","timeoutSeconds":1}}}' >"$FS/fabrics.json"
-run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
-is "$rc" 0 "rdmak cni install --fabric-src exits 0"
-like "$err" "installed the node's fabrics: /etc/rdmak/fabrics.json \(rail0\)" "and says it installed the node's fabrics"
-is "$(stat -c '%F %a %u' "$HOSTR/etc/rdmak/fabrics.json" "$HOSTR/etc/rdmak/fabric/rail0/username" "$HOSTR/etc/rdmak/fabric/rail0/password" | sort -u)" \
-	"regular file 600 0" "the fabrics file and the credentials are root's regular files, mode 0600"
-is "$(stat -c '%a' "$HOSTR/etc/rdmak/fabric" "$HOSTR/etc/rdmak/fabric/rail0" | sort -u)" 700 "in folders of mode 0700"
-ok "$([ ! -e "$HOSTR/etc/rdmak/fabric/gone" ] && echo 0 || echo 1)" "a fabric no longer given loses its folder"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --node-src "$FS"
+is "$rc" 0 "rdmak cni install --node-src exits 0"
+like "$err" "installed the node's settings: /etc/rdmak/cni.json \(etcd stores: e\) /etc/rdmak/fabrics.json \(rail0\)" \
+	"and says it installed the node's settings"
+is "$(stat -c '%F %a %u' "$HOSTR/etc/rdmak/fabrics.json" "$HOSTR/etc/rdmak/fabric/rail0/username" "$HOSTR/etc/rdmak/fabric/rail0/password" \
+	"$HOSTR/etc/rdmak/cni.json" "$HOSTR/etc/rdmak/etcd/e/ca.crt" "$HOSTR/etc/rdmak/etcd/e/tls.crt" "$HOSTR/etc/rdmak/etcd/e/tls.key" | sort -u)" \
+	"regular file 600 0" "the settings files, the credentials and the etcd client's files are root's regular files, mode 0600"
+is "$(cat "$HOSTR/etc/rdmak/etcd/e/tls.key")" KEY "the etcd store's key is the Secret's"
+is "$(stat -c '%a' "$HOSTR/etc/rdmak/fabric" "$HOSTR/etc/rdmak/fabric/rail0" "$HOSTR/etc/rdmak/etcd" "$HOSTR/etc/rdmak/etcd/e" | sort -u)" 700 "in folders of mode 0700"
+ok "$([ ! -e "$HOSTR/etc/rdmak/fabric/gone" ] && [ ! -e "$HOSTR/etc/rdmak/etcd/old" ] && echo 0 || echo 1)" \
+	"a fabric or etcd store no longer given loses its folder"
+# the installed rdmak-ipam reads them: the store's TLS files are read (they hold no PEM here)
+RDMAK_CNI_CONFIG= CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin \
+	run in_host /opt/cni/bin/rdmak-ipam <"$TMP/etcd.json"
+like "$out" "etcd tls: ca /etc/rdmak/etcd/e/ca.crt: no PEM certificate in it|no PEM" "rdmak-ipam takes the installed store and its files"
 run in_host /opt/rdmak/bin/rdmak fabric gc --fabrics /etc/rdmak/fabrics.json
 is "$rc" 0 "the installed rdmak takes the fabrics file and its credentials (fabric gc, nothing to do)"
 [ "$rc" -eq 0 ] || echo "#   $err"
@@ -149,10 +164,19 @@ like "$(cat "$TMP/gc.err")" "gc every 1 s" "saying what it does"
 rm -f "$HOSTR/gc-alive"
 run in_host /opt/rdmak/bin/rdmak fabric check --fabrics /etc/rdmak/fabrics.json
 like "$rc $err" "^1 rdmak fabric check: fabric rail0: UFM https://127.0.0.1:1: " "and check gets as far as calling the fabric manager"
-run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS"
-unlike "$err" "fabrics" "installed again unchanged: nothing rewritten"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --node-src "$FS"
+unlike "$err" "settings" "installed again unchanged: nothing rewritten"
+# a node settings file the plugins would refuse is not installed
+cp "$FS/cni.json" "$TMP/cni.good"
+printf '{"dataDirs":["var/lib"]}' >"$FS/cni.json"
+run "$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --node-src "$FS"
+is "$rc" 1 "a bad cni.json: exit 1"
+like "$err" "error: $FS/cni.json: dataDirs\[0\]: \"var/lib\" is not an absolute path without \"..\": not installed" \
+	"... not installed, naming the key"
+grep -q '"e"' "$HOSTR/etc/rdmak/cni.json"; ok $? "... the one installed before stays"
+cp "$TMP/cni.good" "$FS/cni.json"
 # a rotated Secret while the DaemonSet's container waits: installed again, said once
-"$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --fabric-src "$FS" \
+"$RDMAK" cni install --src "$IMG" --host-root "$HOSTR" --cni-dir /opt/cni/bin --node-src "$FS" \
 	--wait 2>"$TMP/rot.err" &
 pid=$!
 mkdir -p "$FS/fabric/rail0/..2026_11_29"
@@ -161,11 +185,11 @@ ln -sfn ..2026_11_29 "$FS/fabric/rail0/..data.tmp" && mv -T "$FS/fabric/rail0/..
 n=0
 while [ "$(cat "$HOSTR/etc/rdmak/fabric/rail0/password")" != rotated ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 is "$(cat "$HOSTR/etc/rdmak/fabric/rail0/password")" rotated "--wait: a rotated Secret is installed again"
-rm "$FS/fabrics.json"
+printf '{"stateDir": 1}' >"$FS/cni.json"
 n=0
-while ! grep -q "has no fabrics.json" "$TMP/rot.err" && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+while ! grep -q "not installed" "$TMP/rot.err" && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 sleep 2.2
-is "$(grep -c "has no fabrics.json" "$TMP/rot.err")" 1 "a source gone bad is said once, not every second"
+is "$(grep -c "not installed" "$TMP/rot.err")" 1 "a source gone bad is said once, not every second"
 kill -TERM "$pid"; wait "$pid"
 is "$?" 0 "and SIGTERM stops it"
 

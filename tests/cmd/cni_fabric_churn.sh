@@ -31,6 +31,8 @@ cni_topology 0
 cni_vfs "$NVF"
 POD=$(cni_pod pod)
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 trap 'ufm_stop; cni_cleanup' EXIT
 declare -A GUID BDF
@@ -66,7 +68,7 @@ KILLED=0 RUNS=0
 plugin() {
 	local cmd=$1 k=$2 id=$3 kill=${4:-} pid
 	RUNS=$((RUNS + 1))
-	ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_FABRICS="$FABRICS" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="net$k" \
+	ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_FABRICS="$FABRICS" CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_IFNAME="net$k" \
 		CNI_NETNS="$POD" CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/conf$k.json" >"$TMP/p.out" 2>>"$TMP/p.err" &
 	pid=$!
 	if [ -n "$kill" ]; then
@@ -136,7 +138,7 @@ ok $([ "$churns" -ge "$MIN" ] && echo 0 || echo 1) "at least CHURN_MIN ($MIN) ch
 valid=$(for k in "${!LIVE[@]}"; do printf '{"containerID":"%s","ifname":"net%s"},' "${LIVE[$k]}" "$k"; done | sed 's/,$//')
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["cni.dev/valid-attachments"]=json.loads(sys.argv[2]); print(json.dumps(c))' \
 	"$(conf 0 1.1.0)" "[$valid]" >"$TMP/gc.json"
-ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_FABRICS="$FABRICS" CNI_COMMAND=GC CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/gc.json" >"$TMP/gc.out" 2>&1
+ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_FABRICS="$FABRICS" CNI_COMMAND=GC CNI_PATH="$CNIP" "$PLUGIN" <"$TMP/gc.json" >"$TMP/gc.out" 2>&1
 is "$?" 0 "CNI GC"
 want=$(for k in "${!LIVE[@]}"; do echo "${GUID[$k]}"; done | sort | tr '\n' ' ' | sed 's/ *$//')
 is "$(ufm_guids 0x101 | tr '\n' ' ' | sed 's/ *$//')" "$want" "the partition holds exactly the ${#LIVE[@]} live attachments' GUIDs"

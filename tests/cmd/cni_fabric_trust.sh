@@ -33,6 +33,8 @@ cni_topology 0
 cni_vfs 4
 POD=$(cni_pod pod)
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 trap 'ufm_stop_all; cni_cleanup' EXIT
 
@@ -185,7 +187,7 @@ fcni DEL l1 net1 "$POD" "$(conf n4 0000:3b:00.2 '"rail-a"' 0x8103)"
 
 # --- 5. one fabric's outage does not hold another's ADD -----------------------------------------------
 ufm_use b; ufm_ctl 'down?mode=hang' POST >/dev/null
-ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_FABRICS="$FABRICS" CNI_COMMAND=ADD CNI_CONTAINERID=h1 CNI_IFNAME=net1 \
+ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_FABRICS="$FABRICS" CNI_COMMAND=ADD CNI_CONTAINERID=h1 CNI_IFNAME=net1 \
 	CNI_NETNS="$POD" CNI_PATH="$CNIP" "$PLUGIN" <<<"$(conf n5 0000:3b:00.4 '"hang"' 0x8104)" >"$TMP/hang.out" 2>&1 &
 hung=$!
 # until the hanging ADD holds its fabric's lock, inside its call to UFM B (bounded: 20 s)

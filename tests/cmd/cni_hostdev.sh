@@ -23,6 +23,8 @@ POD=$(cni_pod pod)
 P=$(pns "$POD")
 ip -n "$HOST_NS" link add pf0 type veth peer name pf0p
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 
 # mkfn BDF NETDEV [RDMA]: one PCI function with its netdev (and RDMA device), as sysfs shows it

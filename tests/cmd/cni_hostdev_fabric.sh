@@ -43,6 +43,8 @@ cni_topology 0
 cni_vfs 3
 POD=$(cni_pod pod)
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 trap 'ufm_stop; cni_cleanup' EXIT
 

@@ -25,6 +25,8 @@ P=$(pns "$POD")
 ip -n "$HOST_NS" link add pf0 type veth peer name pf0p
 PFIDX=$(ip -n "$HOST_NS" -o link show pf0 | cut -d: -f1)
 S="$TMP/sys"
+# the sysfs tree is the node's (its CNI settings): the networks below name the same root
+node_conf "\"sysfs\":\"$S\""
 DEV=devices/pci0000:3a/0000:3a:00.0
 SD="$TMP/standin"
 mkdir -p "$SD"
@@ -126,7 +128,7 @@ echo 3 >"$SD/hang" # GETLINK, vlan, then the rate request never returns
 before=$(snap_all "$POD")
 C=$(conf kill '"deviceID":"0000:3b:00.2","vlan":1000,"max_tx_rate":100,"spoofchk":"off"')
 printf '%s' "$C" >"$TMP/kill.json"
-ip netns exec "$HOST_NS" env -i PATH="$PATH" CNI_COMMAND=ADD CNI_CONTAINERID=k1 CNI_IFNAME=net1 \
+ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND=ADD CNI_CONTAINERID=k1 CNI_IFNAME=net1 \
 	CNI_NETNS="$POD" CNI_PATH="$CNIP" "$SI" "$SEAMS_PLUGIN" <"$TMP/kill.json" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 600); do [ "$(nreq)" -ge 3 ] && break; sleep 0.1; done

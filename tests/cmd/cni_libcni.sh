@@ -343,6 +343,8 @@ fi
 # plugin's allocation, found through a test sysfs tree (bus/pci/devices/<bdf>/net/<netdev>) -----
 BDF=0000:3b:00.2
 mkdir -p "$TMP/sys/bus/pci/devices/$BDF/net/vf11"
+# the tree is the node's sysfs root here (its CNI settings): the network names the same one
+node_conf "\"sysfs\":\"$TMP/sys\""
 f="$TMP/hd-pci.conf"
 echo "{\"cniVersion\":\"1.0.0\",\"name\":\"vf11\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"sysfs\":\"$TMP/sys\",
  \"stateDir\":\"$TMP/state-cni\",\"capabilities\":{\"deviceID\":true},\"ipam\":$(ipam_json rdmak-ipam 11 4)}" >"$f"
@@ -363,6 +365,7 @@ drv add --conf "$f" --ifname net1 --netns "$ppod" --id pci-2
 is "$rc" 1 "hostdev without deviceID (no device plugin allocation) fails ADD"
 like "$out" "deviceID" "naming deviceID"
 rm -rf "$TMP/store-rk"
+node_conf
 
 # --- GC: attachments whose pods are gone, named by cni.dev/valid-attachments ------------------
 f="$TMP/gc.conf"

@@ -23,7 +23,7 @@ printf '%s' "$C" >"$TMP/c.json"
 traced() {
 	# LeakSanitizer cannot run under ptrace (a sanitizer build would exit 1 at its end): off here,
 	# the other suites run the same code with it
-	run ip netns exec "$HOST_NS" env -i PATH="$PATH" ASAN_OPTIONS=detect_leaks=0 CNI_COMMAND="$1" CNI_CONTAINERID=c1 CNI_IFNAME=net1 \
+	run ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" ASAN_OPTIONS=detect_leaks=0 CNI_COMMAND="$1" CNI_CONTAINERID=c1 CNI_IFNAME=net1 \
 		CNI_NETNS="$POD" CNI_PATH="$CNIP" strace -f -qq -e trace=sendmsg,sendto -e signal=none -yy \
 		-o "$TMP/trace.$1" "$PLUGIN" <"$TMP/c.json"
 }

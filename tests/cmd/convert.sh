@@ -56,6 +56,23 @@ unlike "$out" "SpiderIPPool gpu1-net11 is also defined" "the pool given twice th
 run "$RDMAK" convert "$FX/seed004-sriov-policies.yaml" "$FX/seed004-sriov.yaml"
 like "$out" "resourcePrefix: spidernet.io" "a network naming spidernet.io/gpu1sriov gives the policy's resource its prefix"
 
+# whereabouts' own etcd: the node's store by name (the values), never an address or a file in the
+# network; its client certificate is a FIX
+cat >"$TMP/wb-etcd.yaml" <<-'EOF'
+	apiVersion: mellanox.com/v1alpha1
+	kind: MacvlanNetwork
+	metadata: {name: wb-etcd}
+	spec:
+	  master: ens2f0
+	  ipam: '{"type": "whereabouts", "datastore": "etcd", "etcd_host": "10.0.0.1:2379,10.0.0.2:2379", "etcd_key_file": "/etc/wb/key.pem", "range": "10.9.0.0/24", "log_file": "/tmp/whereabouts.log"}'
+	EOF
+run "$RDMAK" convert "$TMP/wb-etcd.yaml"
+is "$rc" 1 "whereabouts' own etcd: exit 1 (its certificate is the node's to give)"
+like "$out" '"etcd": "whereabouts"' "the network names the node's store whereabouts"
+unlike "$out" '"etcd_host"|"etcd_key_file"|/etc/wb/key.pem' "... no address or file of etcd in the network"
+like "$out" 'FIX spec.ipam: whereabouts. etcd \(etcd_host 10.0.0.1:2379,10.0.0.2:2379\) becomes the node.s etcd store "whereabouts"' "... a FIX saying so"
+like "$out" '"log_file": "/var/log/rdmak/whereabouts.log"' "its log file moves beneath the node's logDir"
+
 # NADs: every config through rdmak-cni's own parsers, as Multus sends it (deviceID from the
 # device plugin, a GUID when the network has the infinibandGUID capability)
 nads() { # nads FILE...: each NAD's config into $TMP/nad-N.json; prints the count
@@ -178,7 +195,7 @@ is "$(jget "$TMP/nad.json" "[r.get('exclude') for r in d['ipam']['ranges'][0]]")
 	EOF2
 got=
 for i in $(seq 1 12); do
-	a=$(env -i PATH="$PATH" CNI_COMMAND=ADD CNI_CONTAINERID="held$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+	a=$(env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND=ADD CNI_CONTAINERID="held$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
 		"$BUILD/cni/rdmak-ipam" <"$TMP/held-conf.json" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["ips"][0]["address"].split("/")[0] if "ips" in d else "code %d" % d["code"])')
 	got+="$a "
 done

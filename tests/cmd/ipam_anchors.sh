@@ -22,7 +22,8 @@ docs_text = open(docs).read()
 same = total = 0
 
 def add(conf, cid, ip=None, command="ADD"):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CNI_COMMAND": command, "CNI_CONTAINERID": cid,
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RDMAK_CNI_CONFIG": os.environ["RDMAK_CNI_CONFIG"],
+           "CNI_COMMAND": command, "CNI_CONTAINERID": cid,
            "CNI_NETNS": "/proc/self/ns/net", "CNI_IFNAME": "net1", "CNI_PATH": "/nonexistent",
            "CNI_ARGS": "IgnoreUnknown=1" + (";IP=" + ip if ip else "")}
     p = subprocess.run([ipam], input=json.dumps(conf).encode(), env=env, capture_output=True, timeout=60)

@@ -7,7 +7,7 @@ IPAM="$BUILD/cni/rdmak-ipam"
 CFG="$TMP/net.json"
 printf '{"cniVersion":"1.1.0","name":"rdma-net","type":"rdmak-cni","link":"macvlan","ipam":{"type":"rdmak-ipam","dataDir":"%s","range":"10.56.0.0/28","gateway":"10.56.0.1","ipRanges":[{"range":"fd00:56::/64"}]}}' "$TMP/data" >"$CFG"
 add() { # add CONTAINERID IFNAME
-	env -i CNI_COMMAND=ADD CNI_CONTAINERID="$1" CNI_IFNAME="$2" CNI_NETNS=/proc/self/ns/net CNI_PATH=/nonexistent \
+	env -i RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND=ADD CNI_CONTAINERID="$1" CNI_IFNAME="$2" CNI_NETNS=/proc/self/ns/net CNI_PATH=/nonexistent \
 		CNI_ARGS="K8S_POD_NAMESPACE=ai;K8S_POD_NAME=pod-$1;K8S_POD_UID=0a1b-$1" "$IPAM" <"$CFG" >/dev/null 2>&1
 }
 
@@ -108,7 +108,7 @@ printf '{"cniVersion":"1.1.0","name":"tiny","type":"macvlan","ipam":{"type":"rdm
 mkdir -p "$TMP/data/pools/10.57.0.0_30/10.57.0.1"
 printf 'x' >"$TMP/data/pools/10.57.0.0_30/10.57.0.2"
 tiny_add() {
-	run env -i CNI_COMMAND=ADD CNI_CONTAINERID=t1 CNI_IFNAME=net1 CNI_NETNS=/proc/self/ns/net CNI_PATH=/nonexistent \
+	run env -i RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND=ADD CNI_CONTAINERID=t1 CNI_IFNAME=net1 CNI_NETNS=/proc/self/ns/net CNI_PATH=/nonexistent \
 		"$IPAM" <"$TMP/tiny.json"
 }
 tiny_add
@@ -124,9 +124,20 @@ is "$(jget "$TMP/gc.json" "[d['junk'], d['repaired']]")" "[0, 2]" "counting them
 tiny_add
 is "$rc" 0 "ADD succeeds after the repair"
 
-# a store that cannot be opened: exit 1
+# a store that cannot be opened (a folder the node's settings allow, --cni-config): exit 1
 printf '{"name":"n","ipam":{"range":"10.0.0.0/24","dataDir":"/proc/rdmak-no-such-dir"}}' >"$TMP/ro.json"
-run "$RDMAK" ipam list --config "$TMP/ro.json"
+printf '{"dataDirs":["/proc/rdmak-no-such-dir"]}' >"$TMP/ro-node.json"
+run "$RDMAK" ipam list --config "$TMP/ro.json" --cni-config "$TMP/ro-node.json"
 is "$rc" 1 "an unusable data directory: exit 1"
-like "$err" "file store: /proc/rdmak-no-such-dir" "naming it"
+like "$err" "file store: dataDir: creating /proc/rdmak-no-such-dir" "naming it"
+# a dataDir the node's settings do not allow: a bad configuration, exit 2, saying what to write
+run "$RDMAK" ipam list --config "$TMP/ro.json"
+is "$rc" 2 "a dataDir beneath none of the node's dataDirs: exit 2"
+like "$err" "ipam.dataDir: /proc/rdmak-no-such-dir is none of the node's dataDirs nor beneath one \\($RDMAK_CNI_CONFIG \"dataDirs\": $TMP\\).*leave dataDir out" \
+	"naming the key, the node's folders and what to write instead"
+# the node's settings as the plugins read them: not a file of root's alone, refused by name
+chmod 0666 "$TMP/ro-node.json"
+run "$RDMAK" ipam list --config "$TMP/ro.json" --cni-config "$TMP/ro-node.json"
+like "$rc:$err" "^2:rdmak ipam: the node's CNI settings: $TMP/ro-node.json is owned by uid 0 with mode 0666: refused" \
+	"a node settings file others may write is refused"
 done_testing

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # rdmak-ipam on the etcd store, end to end, against a real three-member etcd cluster on loopback
 # (tests/lib/etcd-cluster.sh): the plugin exec'd as a main plugin execs it (ADD, idempotent ADD,
-# CHECK, DEL, STATUS, whereabouts' datastore/etcd_host keys), `rdmak ipam list` naming the pod,
+# CHECK, DEL, STATUS, whereabouts' datastore and its etcd_host on DEL), `rdmak ipam list` naming the pod,
 # 16 concurrent allocators sharing 1000 attachments with zero duplicates (and again with the
 # member every client talks to first killed part way), ADDs killed at random instants and then
 # GC, the same plugin over client TLS, and the codes when the cluster is down.
@@ -15,13 +15,24 @@ IPAM="$BUILD/cni/rdmak-ipam"
 
 etcd_test_cluster "rdmak-ipam on the etcd store" "$TMP/etcd"
 
-# cfg FILE NAME RANGE [MORE-IPAM-KEYS]: a macvlan network whose IPAM is rdmak-ipam on this cluster
+# node_etcd: the node's etcd stores (its CNI settings) on this cluster: "cluster" with the client
+# certificate when the cluster asks for one, "nocert" without it, "wb" the members as whereabouts'
+# etcd_host names them
+node_etcd() {
+	local eps wb tls="" catls=""
+	eps=$(printf '"%s",' "${ETCD_URL[@]}") wb=$(printf '"%s",' "${ETCD_EP[@]}")
+	if [ "$ETCD_TLS" = 1 ]; then
+		tls=",\"tls\":{\"ca\":\"$ETCD_CA\",\"cert\":\"$ETCD_CERT\",\"key\":\"$ETCD_KEY\"}"
+		catls=",\"tls\":{\"ca\":\"$ETCD_CA\"}"
+	fi
+	node_conf "\"etcd\":{\"cluster\":{\"endpoints\":[${eps%,}]$tls},\"nocert\":{\"endpoints\":[${eps%,}]$catls},\"wb\":{\"endpoints\":[${wb%,}]}}"
+}
+node_etcd
+# cfg FILE NAME RANGE [MORE-IPAM-KEYS]: a macvlan network whose IPAM is rdmak-ipam on the node's
+# store "cluster"
 cfg() {
-	local eps tls=""
-	eps=$(printf '"%s",' "${ETCD_URL[@]}")
-	[ "$ETCD_TLS" = 1 ] && tls=",\"tls\":{\"ca\":\"$ETCD_CA\",\"cert\":\"$ETCD_CERT\",\"key\":\"$ETCD_KEY\"}"
-	printf '{"cniVersion":"1.1.0","name":"%s","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":[%s]%s},"range":"%s"%s}}' \
-		"$2" "${eps%,}" "$tls" "$3" "${4:-}" >"$1"
+	printf '{"cniVersion":"1.1.0","name":"%s","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"cluster","range":"%s"%s}}' \
+		"$2" "$3" "${4:-}" >"$1"
 }
 # cni COMMAND CONTAINERID CONF-FILE: the plugin with the CNI environment; stdout in $out (ARGS=...
 # set replaces the CNI_ARGS made of the container ID)
@@ -29,7 +40,7 @@ cni() {
 	# counting etcd calls (CALLS=FILE) takes the test build, whose seam writes them out
 	local dir=$BUILD/cni
 	[ -z "${CALLS:-}" ] || dir=$BUILD/tests/seams/cni
-	run env -i PATH="$PATH" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+	run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
 		CNI_PATH="$dir" CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
 		"$dir/rdmak-ipam" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
@@ -62,12 +73,21 @@ ARGS="IP=10.70.0.77" cni ADD ip2 "$TMP/a.json"
 is "$rc:$(q "[d['code'], d['details']]")" '1:[112, "IP=10.70.0.77 in CNI_ARGS: claimed by ip1:net1"]' "IP= of a claimed address on etcd: code 112"
 ARGS="" cni DEL ip1 "$TMP/a.json"
 is "$rc:$(claims 10.70.0.0_24)" "0:1" "DEL gives it back"
-# whereabouts' old keys reach the same cluster and the same pool
+# whereabouts' datastore: "etcd" is the store; its etcd_host is the node's, refused on ADD and
+# taken by DEL (an attachment made with it) to find the node's store of those members
 cfg "$TMP/wb.json" rail1 10.70.0.0/24 ',"gateway":"10.70.0.1"'
-sed -i "s|\"store\":\"etcd\",\"etcd\":{[^}]*},|\"datastore\":\"etcd\",\"etcd_host\":\"$(printf '%s\n' "${ETCD_EP[@]}" | paste -sd,)\",|" "$TMP/wb.json"
-like "$(cat "$TMP/wb.json")" '"datastore":"etcd","etcd_host":"127.0.0.1:[0-9]+,' "(whereabouts' datastore and etcd_host)"
+sed -i 's|"store":"etcd",|"datastore":"etcd",|' "$TMP/wb.json"
 cni ADD c2 "$TMP/wb.json"
-is "$rc:$(q "d['ips'][0]['address']")" "0:10.70.0.3/24" "whereabouts' datastore: etcd with etcd_host: the next address of the same pool"
+is "$rc:$(q "d['ips'][0]['address']")" "0:10.70.0.3/24" "whereabouts' datastore: etcd with the node's store: the next address of the same pool"
+sed "s|\"etcd\":\"cluster\",|\"etcd_host\":\"$(printf '%s\n' "${ETCD_EP[@]}" | paste -sd,)\",|" "$TMP/wb.json" >"$TMP/wb-host.json"
+like "$(cat "$TMP/wb-host.json")" '"datastore":"etcd","etcd_host":"127.0.0.1:[0-9]+,' "(whereabouts' datastore and etcd_host)"
+cni ADD w1 "$TMP/wb-host.json"
+is "$rc:$(q "d['code']")" "1:2" "whereabouts' etcd_host on ADD: refused (the node names etcd)"
+ARGS="IP=10.70.0.90" cni ADD w1 "$TMP/wb.json"
+cni DEL w1 "$TMP/wb-host.json"
+is "$rc" 0 "DEL with etcd_host (the config of an earlier ADD): exits 0"
+is "$(ectl get /rdmak/ipam/claims/10.70.0.0_24/10.70.0.90 --keys-only 2>/dev/null | grep -c .)" 0 \
+	"... it found the node's store of those members and released the claim"
 run "$RDMAK" ipam list --config "$TMP/a.json" --json
 printf '%s' "$out" >"$TMP/list.json"
 is "$rc:$(jget "$TMP/list.json" "[d['store'], d['ranges'][0]['used'], d['ranges'][0]['free'], [r['pod'] for r in d['ranges'][0]['reservations']]]")" \
@@ -162,12 +182,14 @@ is "$rc:$(q "d['code']")" "1:11" "ADD with the cluster down: code 11"
 
 # --- client TLS ----------------------------------------------------------------------------
 etcd_test_cluster "rdmak-ipam on etcd with TLS" "$TMP/etcd-tls" tls
+node_etcd
 cfg "$TMP/t.json" rail-tls 10.78.0.0/24
-like "$(cat "$TMP/t.json")" '"endpoints":\["https://.*"tls":\{"ca":' "(https endpoints, ipam.etcd.tls)"
+like "$(cat "$RDMAK_CNI_CONFIG")" '"cluster":\{"endpoints":\["https://.*"tls":\{"ca":' "(https endpoints, the node's store's tls)"
 cni ADD t1 "$TMP/t.json"
 is "$rc:$(q "d['ips'][0]['address']")" "0:10.78.0.1/24" "ADD over TLS with a client certificate"
 is "$(claims 10.78.0.0_24)" 1 "etcdctl (TLS) sees the claim"
-sed 's|,"cert":"[^"]*","key":"[^"]*"||' "$TMP/t.json" >"$TMP/t-nocert.json"
+node_etcd
+sed 's|"etcd":"cluster"|"etcd":"nocert"|' "$TMP/t.json" >"$TMP/t-nocert.json"
 cni ADD t2 "$TMP/t-nocert.json"
 is "$rc:$(q "d['code']")" "1:11" "without a client certificate the members refuse the plugin: code 11"
 like "$(q "d['details']")" "bad certificate|certificate required" "... and the details say why"

@@ -30,19 +30,20 @@ export RDMAK_NODE_NAME_FILE="$TMP/no-node-name"
 
 etcd_test_cluster "rdmak-ipam with per-node blocks" "$TMP/etcd"
 
+# the node's etcd store "cluster" on this cluster (the simulated nodes share one CNI settings file)
+eps=$(printf '"%s",' "${ETCD_URL[@]}")
+node_conf "\"etcd\":{\"cluster\":{\"endpoints\":[${eps%,}]}}"
 # cfg FILE NAME RANGE NODE BLOCK [MORE-IPAM-KEYS]: the node's configuration; dataDir $TMP/node/NODE
 cfg() {
-	local eps
-	eps=$(printf '"%s",' "${ETCD_URL[@]}")
-	printf '{"cniVersion":"1.1.0","name":"%s","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":[%s]},"range":"%s","nodeName":"%s","dataDir":"%s","perNodeBlockSize":%s%s}}' \
-		"$2" "${eps%,}" "$3" "$4" "$TMP/node/$4" "$5" "${6:-}" >"$1"
+	printf '{"cniVersion":"1.1.0","name":"%s","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"cluster","range":"%s","nodeName":"%s","dataDir":"%s","perNodeBlockSize":%s%s}}' \
+		"$2" "$3" "$4" "$TMP/node/$4" "$5" "${6:-}" >"$1"
 }
 # cni COMMAND CONTAINERID CONF-FILE
 cni() {
 	# counting etcd calls (CALLS=FILE) takes the test build, whose seam writes them out
 	local dir=$BUILD/cni
 	[ -z "${CALLS:-}" ] || dir=$BUILD/tests/seams/cni
-	run env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
+	run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" ${CALLS:+RDMAK_ETCD_CALLS=$CALLS} CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
 		CNI_IFNAME=net1 CNI_PATH="$dir" CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=p-$2" "$dir/rdmak-ipam" <"$3"
 	printf '%s' "$out" >"$TMP/out.json"
 }
@@ -122,7 +123,7 @@ like "$out" "10\.90\.0\.8 +10\.90\.0\.11 +n2" "... naming each block's owner"
 # --- IP= (host-local's CNI_ARGS key): only from a block of this node ------------------------------
 # ipreq NODE-CONF CONTAINERID ADDRESS: an ADD asking for ADDRESS
 ipreq() {
-	run env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
+	run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
 		CNI_IFNAME=net1 CNI_PATH="$BUILD/cni" CNI_ARGS="IP=$3" "$IPAM" <"$1"
 	printf '%s' "$out" >"$TMP/out.json"
 }
@@ -141,26 +142,26 @@ is "$(verify 10.88.0.0_24 r1 r2 | sed 's/ ([0-9]* blocks, / (/')" "ok (3 claims)
 
 # --- the node's name ----------------------------------------------------------------------------
 sed 's/"nodeName":"n1",//' "$TMP/n1.json" >"$TMP/noname.json"
-run env -i PATH="$PATH" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=a5 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname.json"
+run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=a5 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname.json"
 printf '%s' "$out" >"$TMP/out.json"
 is "$rc:$(q "d['ips'][0]['address']")" "0:10.90.0.5/24" "without nodeName, RDMAK_NODE_NAME names the node (n1's block again)"
 echo n2 >"$TMP/node-name"
 sed 's/"nodeName":"n2",//' "$TMP/n2.json" >"$TMP/noname2.json"
-run env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$TMP/node-name" CNI_COMMAND=ADD CNI_CONTAINERID=b2 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname2.json"
+run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME_FILE="$TMP/node-name" CNI_COMMAND=ADD CNI_CONTAINERID=b2 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname2.json"
 printf '%s' "$out" >"$TMP/out.json"
 is "$rc:$(q "d['ips'][0]['address']")" "0:10.90.0.9/24" "... else the installer's file (n2's block)"
-run env -i PATH="$PATH" RDMAK_NODE_NAME=Bad_Name CNI_COMMAND=ADD CNI_CONTAINERID=x CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname.json"
+run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME=Bad_Name CNI_COMMAND=ADD CNI_CONTAINERID=x CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/noname.json"
 printf '%s' "$out" >"$TMP/out.json"
 like "$rc:$(q "d['details']")" '^1:.*from RDMAK_NODE_NAME\) "Bad_Name" is not a node name' "a name that is not a node name is refused, saying where it came from"
 # a network's nodeName that names another node than the owner's: it would take and renew that
 # node's blocks and lease
 cfg "$TMP/own2.json" own 10.89.0.0/24 n2 4
 cfg "$TMP/own1.json" own 10.89.0.0/24 n1 4
-run env -i PATH="$PATH" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=o1 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/own2.json"
+run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=o1 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/own2.json"
 printf '%s' "$out" >"$TMP/out.json"
 like "$rc:$(q "d['details']")" '^1:.*nodeName "n2" is not this node.s name "n1" \(from RDMAK_NODE_NAME\): remove nodeName' \
 	"a network's nodeName naming another node than the owner's RDMAK_NODE_NAME is refused"
-run env -i PATH="$PATH" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=o1 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/own1.json"
+run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME=n1 CNI_COMMAND=ADD CNI_CONTAINERID=o1 CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 "$IPAM" <"$TMP/own1.json"
 printf '%s' "$out" >"$TMP/out.json"
 is "$rc:$(q "d['ips'][0]['address']")" "0:10.89.0.1/24" "... one naming the owner's is fine"
 
@@ -171,7 +172,7 @@ pids=()
 for p in $(seq 0 $((N - 1))); do
 	(
 		for i in $(seq $PER); do
-			env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="c$p-$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+			env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="c$p-$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
 				"$IPAM" <"$TMP/c$((p % 8 + 1)).json" 2>>"$TMP/c.err" | grep -o '"address": "[^"]*"' || echo FAILED
 		done >"$TMP/c.out.$p"
 	) &
@@ -275,11 +276,11 @@ is "$(blocks 10.93.0.0_24)" 1 "... and etcd holds no second, overlapping block"
 run "$RDMAK" ipam gc --config "$TMP/s16.json" --valid "$TMP/none.json"
 like "$rc:$err" "^2:.*blocks of 32 addresses .* this configuration says 16" "GC with the other size: refused too, exit 2 (it would read the blocks on another grid)"
 eps=$(printf '"%s",' "${ETCD_URL[@]}")
-printf '{"cniVersion":"1.1.0","name":"single","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":[%s]},"range":"10.93.0.0/24"}}' "${eps%,}" >"$TMP/single.json"
+printf '{"cniVersion":"1.1.0","name":"single","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"cluster","range":"10.93.0.0/24"}}' >"$TMP/single.json"
 cni ADD ss1 "$TMP/single.json"
 is "$rc:$(q "d['code']")" "1:7" "single-address claims (no perNodeBlockSize) on a pool handed out in blocks: refused (code 7)"
 like "$(q "d['details']")" 'blocks of 32 addresses .* claims single addresses \(no perNodeBlockSize\): give it "perNodeBlockSize": 32' "... naming both ways"
-printf '{"cniVersion":"1.1.0","name":"single","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":[%s]},"range":"10.95.0.0/24"}}' "${eps%,}" >"$TMP/single2.json"
+printf '{"cniVersion":"1.1.0","name":"single","type":"macvlan","master":"eth9","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"cluster","range":"10.95.0.0/24"}}' >"$TMP/single2.json"
 cni ADD ss2 "$TMP/single2.json"
 is "$rc:$(q "d['ips'][0]['address']")" "0:10.95.0.1/24" "a pool of single-address claims"
 cfg "$TMP/sblk.json" single 10.95.0.0/24 sc 8
@@ -333,7 +334,7 @@ like "$err" "checked /rdmak/ipam/leases/x: expired \(last renewed .*, TTL 2 s, 1
 for n in 1 2 3 4; do cfg "$TMP/k$n.json" killed 10.96.0.0/24 k$n 4; done
 pids=()
 for i in $(seq 0 59); do
-	env -i PATH="$PATH" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="k$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
+	env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" RDMAK_NODE_NAME_FILE="$RDMAK_NODE_NAME_FILE" CNI_COMMAND=ADD CNI_CONTAINERID="k$i" CNI_NETNS=/proc/self/ns/net CNI_IFNAME=net1 \
 		"$IPAM" <"$TMP/k$((i % 4 + 1)).json" >"$TMP/k.out.$i" 2>/dev/null &
 	pid=$!
 	sleep "0.$(printf %03d $((RANDOM % 200)))"

@@ -16,7 +16,7 @@ conf() {
 # set replaces the CNI_ARGS made of the container ID
 cni() {
 	printf '%s' "$3" >"$TMP/stdin"
-	run env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
+	run env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS=/proc/self/ns/net \
 		CNI_IFNAME="${4:-net1}" CNI_PATH="$BUILD/cni" \
 		CNI_ARGS="${ARGS-${2:+IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=vllm-$2;K8S_POD_UID=uid-$2}}" \
 		"$IPAM" <"$TMP/stdin"
@@ -188,7 +188,7 @@ if [ -x /usr/lib/cni/macvlan ] && ip netns add "rdmak-t-$$-host" 2>/dev/null; th
 	macvlan() { # macvlan COMMAND [PREVRESULT-FILE]: the reference plugin, delegating to rdmak-ipam
 		conf 1.0.0 '"range":"10.80.0.0/24","gateway":"10.80.0.1"' >"$TMP/mv.json"
 		[ -z "${2:-}" ] || "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["prevResult"]=json.load(open(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' "$TMP/mv.json" "$2"
-		run ip netns exec "$host" env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID=mv1 CNI_NETNS="/run/netns/$pod" \
+		run ip netns exec "$host" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" CNI_COMMAND="$1" CNI_CONTAINERID=mv1 CNI_NETNS="/run/netns/$pod" \
 			CNI_IFNAME=net1 CNI_PATH="$TMP/cnipath" CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=mv" \
 			/usr/lib/cni/macvlan <"$TMP/mv.json"
 		printf '%s' "$out" >"$TMP/out.json"

@@ -3,21 +3,33 @@
  * stores, routes): the input is a network configuration as the plugin and `rdmak ipam
  * --config` read it. Every accepted config's ranges are then walked: size, the first usable
  * address, a jump ahead, so that the range arithmetic sees whatever the parser lets through.
+ * An accepted config is then resolved against a node's CNI settings with one etcd store, so
+ * that what the network names of the node's (the store, dataDir, the log file) is checked as
+ * the plugin checks it: a refusal carries a code and a reason.
  *   build/fuzz/fuzz_ipam_config -max_total_time=60 tests/fuzz/corpus/ipam_config */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ipamconf/ipamconf.h"
+#include "nodeconf/nodeconf.h"
+
+static const char node_text[] =
+	"{\"logDir\": \"/var/log/rdmak\", \"dataDirs\": [\"/var/lib/cni/rdmak-ipam\", \"/tmp/x\"],"
+	" \"etcd\": {\"cluster\": {\"endpoints\": [\"https://10.0.0.1:2379\", \"10.0.0.2:2379\"],"
+	" \"tls\": {\"ca\": \"/etc/rdmak/etcd/ca.crt\"}}}}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	unsigned flags = size % 2 ? IPAMCONF_LEGACY : 0;
 	struct cnispec_error err = { 0 };
 	struct ipamconf *c = NULL;
+	struct nodeconf node;
+	char why[NODECONF_ERR_MAX];
 
-	if (ipamconf_load((const char *)data, size, &c, &err) < 0) {
+	if (ipamconf_load((const char *)data, size, flags, &c, &err) < 0) {
 		/* a refusal always carries a code and says something */
 		if (!err.code || !err.details[0])
 			__builtin_trap();
@@ -40,6 +52,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			}
 		}
+	if (nodeconf_parse(node_text, sizeof(node_text) - 1, &node, why, sizeof(why)) < 0)
+		__builtin_trap();
+	if (ipamconf_resolve(c, &node, flags, &err) < 0) {
+		if (!err.code || !err.details[0])
+			__builtin_trap();
+	} else if ((c->store.kind == IPAMCONF_STORE_ETCD && !c->store.n_endpoints) ||
+		   ((c->store.kind == IPAMCONF_STORE_FILE || c->store.block_size) &&
+		    (!c->store.data_dir || !c->store.data_base))) {
+		__builtin_trap(); /* resolved: the store is the node's, whole */
+	}
+	nodeconf_clear(&node);
 	ipamconf_free(c);
 	return 0;
 }

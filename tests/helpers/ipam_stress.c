@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ipam/ipam.h"
+#include "nodeconf/nodeconf.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -36,12 +37,24 @@ static struct ipamconf *load(const char *path)
 	_cleanup_free_ char *buf = NULL;
 	struct cnispec_error err = { 0 };
 	struct ipamconf *c = NULL;
+	struct nodeconf node = { 0 };
+	char why[NODECONF_ERR_MAX];
 	size_t len;
 
-	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipamconf_load(buf, len, &c, &err) < 0) {
+	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipamconf_load(buf, len, 0, &c, &err) < 0) {
 		fprintf(stderr, "ipam_stress: %s: %s\n", path, err.details);
 		exit(2);
 	}
+	/* what the network names of the node's, as the plugin resolves it ($RDMAK_CNI_CONFIG) */
+	if (nodeconf_load(NULL, &node, why, sizeof(why)) < 0) {
+		fprintf(stderr, "ipam_stress: %s\n", why);
+		exit(2);
+	}
+	if (ipamconf_resolve(c, &node, 0, &err) < 0) {
+		fprintf(stderr, "ipam_stress: %s: %s\n", path, err.details);
+		exit(2);
+	}
+	nodeconf_clear(&node);
 	return c;
 }
 

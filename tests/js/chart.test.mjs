@@ -187,13 +187,13 @@ test('least privilege: no RBAC, no token, no privileged container, read-only roo
 			const hostPaths = (spec.volumes ?? []).filter((v) => v.hostPath).map((v) => v.hostPath.path);
 			const allowed = {
 				'rdmak-plugin': ['/var/lib/kubelet/device-plugins', '/sys', '/dev/infiniband', '/var/run/k8s.cni.cncf.io/devinfo/dp'],
-				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak'],
+				'rdmak-cni': ['/opt/cni/bin', '/opt/rdmak', '/etc/rdmak'],
 				'rdmak-doctor': ['/sys', '/dev', '/proc', '/etc/kubernetes/node-feature-discovery/features.d'],
 				'rdmak-exporter': ['/sys', '/dev/infiniband', '/var/lib/kubelet/pod-resources'],
 			}[d.metadata.name] ?? [];
 			assert.deepEqual(hostPaths, allowed, `${who}: hostPath`);
 			// every hostPath but the folders the part writes is mounted read-only
-			const writes = ['device-plugins', 'devinfo', 'cni-bin', 'rdmak-opt', 'features'];
+			const writes = ['device-plugins', 'devinfo', 'cni-bin', 'rdmak-opt', 'etc-rdmak', 'features'];
 			for (const m of spec.containers[0].volumeMounts ?? []) {
 				if (spec.volumes.find((v) => v.name === m.name)?.hostPath && !writes.includes(m.name)) assert.equal(m.readOnly, true, `${who}: ${m.name}`);
 			}
@@ -709,7 +709,7 @@ test('fabric: off by default (the cni DaemonSet as before); on, the node\'s fabr
 	const defaults = render();
 	assert.deepEqual(defaults.filter((d) => /fabric/.test(d.metadata.name)), [], 'defaults render no fabric object');
 	const plainCni = one(defaults, 'DaemonSet', 'rdmak-cni');
-	assert.ok(!plainCni.spec.template.spec.volumes.some((v) => v.hostPath?.path === '/etc/rdmak'), 'nor mount /etc/rdmak');
+	assert.ok(!plainCni.spec.template.spec.volumes.some((v) => /^fabric/.test(v.name)), 'nor mount a fabric');
 
 	const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 	const values = { fabric: { fabrics: {
@@ -754,16 +754,16 @@ test('fabric: off by default (the cni DaemonSet as before); on, the node\'s fabr
 	const ds = one(docs, 'DaemonSet', 'rdmak-cni');
 	const spec = ds.spec.template.spec;
 	const [install, gc] = spec.containers;
-	assert.ok(install.args.includes('--fabric-src=/fabric-src'), install.args.join(' '));
+	assert.ok(install.args.includes('--node-src=/node-src'), install.args.join(' '));
 	const vol = (n) => spec.volumes.find((v) => v.name === n);
 	const mount = (c, n) => c.volumeMounts.find((m) => m.name === n);
 	assert.deepEqual(vol('etc-rdmak').hostPath, { path: '/etc/rdmak', type: 'DirectoryOrCreate' });
 	assert.deepEqual(mount(install, 'etc-rdmak'), { name: 'etc-rdmak', mountPath: '/host/etc/rdmak' });
-	assert.deepEqual(mount(install, 'fabric-conf'), { name: 'fabric-conf', mountPath: '/fabric-src/fabrics.json', subPath: 'fabrics.json', readOnly: true });
+	assert.deepEqual(mount(install, 'fabric-conf'), { name: 'fabric-conf', mountPath: '/node-src/fabrics.json', subPath: 'fabrics.json', readOnly: true });
 	assert.deepEqual(vol('fabric-conf').configMap, { name: 'rdmak-fabric' });
 	for (const [n, secret] of [['rail0', 'ufm-rail0'], ['rail1', 'rdmak-fabric-rail1'], ['rail2', 'rdmak-fabric-rail2']]) {
 		assert.deepEqual(vol(`fabric-${n}`).secret, { secretName: secret, defaultMode: 0o400 }, n);
-		assert.deepEqual(mount(install, `fabric-${n}`), { name: `fabric-${n}`, mountPath: `/fabric-src/fabric/${n}`, readOnly: true }, n);
+		assert.deepEqual(mount(install, `fabric-${n}`), { name: `fabric-${n}`, mountPath: `/node-src/fabric/${n}`, readOnly: true }, n);
 	}
 	// a changed fabrics file rolls the pods
 	const sum = ds.spec.template.metadata.annotations['checksum/fabrics'];
@@ -813,4 +813,73 @@ test('fabric: off by default (the cni DaemonSet as before); on, the node\'s fabr
 	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.secretName=s', '--set', 'fabric.fabrics.r.timeoutSeconds=61'], /- fabric\.fabrics\.r\.timeoutSeconds: Must be less than or equal to 60/);
 	refuse(['--set', 'fabric.fabrics.r.ufm=https://u', '--set', 'fabric.fabrics.r.secretName=s', '--set', 'fabric.fabrics.r.credentialsDir=/x'], /Additional property credentialsDir is not allowed/);
 	refuse(['--set', 'fabric.gc.netnsDir=run/netns'], /- fabric\.gc\.netnsDir: Does not match pattern/);
+});
+
+test('cni.node: the node\'s CNI settings installed on every node by the cni part, each etcd store\'s client certificate with them; rdmak takes the file; the schema refuses what rdmak would', async () => {
+	// the defaults: the plugins' own, installed as they are
+	const defaults = render();
+	const plain = JSON.parse(one(defaults, 'ConfigMap', 'rdmak-cni').data['cni.json']);
+	assert.deepEqual(plain, { sysfs: '/sys', stateDir: '/var/lib/cni/rdmak-cni', logDir: '/var/log/rdmak',
+		dataDirs: ['/var/lib/cni/rdmak-ipam', '/var/lib/cni/networks'], etcd: {} });
+	const values = { cni: { node: { logDir: '/var/log/rdmak-cni', etcd: {
+		cluster: { endpoints: ['https://rdmak-etcd.kube-system.svc:2379'], secretName: 'rdmak-etcd-client' },
+		plain: { endpoints: ['http://10.0.0.9:2379'], prefix: '/other' },
+	} } }, etcd: { enabled: true } };
+	const vals = path.join(dir, 'cninode.yaml');
+	fs.writeFileSync(vals, YAML.stringify(values));
+	const lint = helmRun(['lint', '--strict', CHART, '-f', vals]);
+	assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+	const docs = render([], ['-f', vals]);
+	await validateAll(docs);
+	const text = one(docs, 'ConfigMap', 'rdmak-cni').data['cni.json'];
+	const file = JSON.parse(text);
+	assert.equal(file.logDir, '/var/log/rdmak-cni');
+	assert.deepEqual(file.etcd, {
+		cluster: { endpoints: ['https://rdmak-etcd.kube-system.svc:2379'], tls: { ca: '/etc/rdmak/etcd/cluster/ca.crt',
+			cert: '/etc/rdmak/etcd/cluster/tls.crt', key: '/etc/rdmak/etcd/cluster/tls.key' } },
+		plain: { endpoints: ['http://10.0.0.9:2379'], prefix: '/other' },
+	});
+	// the DaemonSet: the file and each store's Secret mounted for the installer, /etc/rdmak written
+	const ds = one(docs, 'DaemonSet', 'rdmak-cni');
+	const spec = ds.spec.template.spec;
+	const install = spec.containers[0];
+	const vol = (n) => spec.volumes.find((v) => v.name === n);
+	const mount = (n) => install.volumeMounts.find((m) => m.name === n);
+	assert.ok(install.args.includes('--node-src=/node-src'), install.args.join(' '));
+	assert.deepEqual(mount('cni-conf'), { name: 'cni-conf', mountPath: '/node-src/cni.json', subPath: 'cni.json', readOnly: true });
+	assert.deepEqual(vol('cni-conf').configMap, { name: 'rdmak-cni' });
+	assert.deepEqual(mount('etcd-cluster'), { name: 'etcd-cluster', mountPath: '/node-src/etcd/cluster', readOnly: true });
+	assert.deepEqual(vol('etcd-cluster').secret, { secretName: 'rdmak-etcd-client', defaultMode: 0o400 });
+	assert.equal(vol('etcd-plain'), undefined, 'a store without a Secret mounts none');
+	assert.deepEqual(mount('etc-rdmak'), { name: 'etc-rdmak', mountPath: '/host/etc/rdmak' });
+	// a changed settings file rolls the pods
+	const sum = ds.spec.template.metadata.annotations['checksum/cni'];
+	values.cni.node.logDir = '/var/log/other';
+	fs.writeFileSync(vals, YAML.stringify(values));
+	assert.notEqual(one(render([], ['-f', vals]), 'DaemonSet', 'rdmak-cni').spec.template.metadata.annotations['checksum/cni'], sum);
+	// rdmak takes the rendered file as the node's settings (a network naming a store it lacks is
+	// told the stores it has)
+	if (process.getuid() === 0) {
+		const f = path.join(dir, 'cni.json');
+		fs.writeFileSync(f, text, { mode: 0o600 });
+		const net = path.join(dir, 'net.json');
+		fs.writeFileSync(net, JSON.stringify({ name: 'n', ipam: { type: 'rdmak-ipam', range: '10.0.0.0/24', store: 'etcd', etcd: 'nope' } }));
+		const r = spawnSync(RDMAK, ['ipam', 'list', '--config', net, '--cni-config', f], { encoding: 'utf8' });
+		assert.equal(r.status, 2, r.stderr);
+		assert.match(r.stderr, /ipam\.etcd: "nope" is not an etcd store of this node \(.*cni\.json names: cluster, plain\)/);
+	}
+
+	// values.schema.json: what rdmak would refuse, refused by name
+	const refuse = (extra, re) => {
+		const r = helmRun(['template', 'rdmak', CHART, ...extra]);
+		assert.notEqual(r.status, 0, extra.join(' '));
+		assert.match(r.stderr, re, r.stderr);
+	};
+	refuse(['--set', 'cni.node.stateDir=var/lib/x'], /- cni\.node\.stateDir: Does not match pattern/);
+	refuse(['--set', 'cni.node.logDir=/var/log/../etc'], /- cni\.node\.logDir: Does not match pattern/);
+	refuse(['--set', 'cni.node.dataDirs={}'], /cni\.node\.dataDirs/);
+	refuse(['--set', 'cni.node.etcd.Cluster_1.endpoints={a:1}'], /cni\.node\.etcd: .*Cluster_1|Does not match pattern/);
+	refuse(['--set', 'cni.node.etcd.c.secretName=s'], /- cni\.node\.etcd\.c: endpoints is required/);
+	refuse(['--set', 'cni.node.etcd.c.endpoints={a:1\\,b:2}'], /- cni\.node\.etcd\.c\.endpoints\.0: Does not match pattern/);
+	refuse(['--set', 'cni.node.etcd.c.endpoints={a:1}', '--set', 'cni.node.etcd.c.tls.key=/k'], /Additional property tls is not allowed/);
 });

@@ -17,6 +17,7 @@
 #include <linux/if_link.h>
 
 #include "cni/cni.h"
+#include "nodeconf/nodeconf.h"
 #include "util/strv.h"
 
 static void test_route_table(void **st)
@@ -556,6 +557,105 @@ static void test_fabric(void **st)
 #undef HD
 }
 
+/* What a network names of the node's (its CNI settings, src/nodeconf): the node's sysfs root
+ * only, a stateDir beneath the node's, a logFile beneath its logDir; DEL and GC warn where ADD
+ * refuses, but for stateDir (DEL acts on what a record says). */
+static void warn_count(void *ud, const char *path, const char *why)
+{
+	(void)path;
+	(void)why;
+	(*(int *)ud)++;
+}
+
+static int resolved(const char *keys, enum cnispec_cmd cmd, const struct nodeconf *n,
+		    struct cni_config *c, struct cnispec_error *err, int *warned)
+{
+	char json[1024];
+	int r;
+
+	snprintf(json, sizeof(json),
+		 "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
+		 "\"master\":\"rdma0\"%s}",
+		 keys);
+	if ((r = parse_cmd(json, cmd, c, err)) < 0)
+		return r;
+	*warned = 0;
+	r = cni_config_resolve(c, n, cmd, warn_count, warned, err);
+	if (r < 0)
+		cni_config_clear(c);
+	return r;
+}
+
+static void test_resolve(void **st)
+{
+	static const char node_text[] = "{\"sysfs\":\"/host/sys\",\"stateDir\":\"/var/lib/rdmak\","
+					"\"logDir\":\"/var/log/rdmak\"}";
+	struct cnispec_error err = { 0 };
+	struct nodeconf n;
+	struct cni_config c;
+	char why[NODECONF_ERR_MAX];
+	int warned;
+
+	(void)st;
+	assert_int_equal(nodeconf_parse(node_text, strlen(node_text), &n, why, sizeof(why)), 0);
+	free(n.path);
+	n.path = strdup("/etc/rdmak/cni.json");
+	/* nothing named: the node's */
+	assert_int_equal(resolved("", CNISPEC_CMD_ADD, &n, &c, &err, &warned), 0);
+	assert_string_equal(c.sysfs, "/host/sys");
+	assert_string_equal(c.state_dir, "/var/lib/rdmak");
+	assert_string_equal(c.state_base, "/var/lib/rdmak");
+	assert_null(c.log_file);
+	cni_config_clear(&c);
+	/* the node's own root, and folders beneath the node's */
+	assert_int_equal(resolved(",\"sysfs\":\"/host/sys/\",\"stateDir\":\"/var/lib/rdmak/t\","
+				  "\"logFile\":\"/var/log/rdmak/a/n.log\"",
+				  CNISPEC_CMD_ADD, &n, &c, &err, &warned),
+			 0);
+	assert_string_equal(c.state_dir, "/var/lib/rdmak/t");
+	assert_string_equal(c.log_file, "/var/log/rdmak/a/n.log");
+	assert_int_equal(warned, 0);
+	cni_config_clear(&c);
+	/* another sysfs root: refused on ADD, warned about and the node's taken on DEL */
+	assert_true(resolved(",\"sysfs\":\"/tmp/sys\"", CNISPEC_CMD_ADD, &n, &c, &err, &warned) < 0);
+	assert_int_equal(err.code, 7);
+	assert_string_equal(err.msg, "invalid network configuration: sysfs");
+	assert_string_equal(err.details,
+			    "sysfs: /tmp/sys is not the node's sysfs root (/host/sys, /etc/rdmak/cni.json "
+			    "\"sysfs\"): rdmak-cni moves, renames and rebinds the devices it finds there, so "
+			    "the root is the node's owner's: remove the key");
+	assert_int_equal(resolved(",\"sysfs\":\"/tmp/sys\"", CNISPEC_CMD_DEL, &n, &c, &err, &warned), 0);
+	assert_string_equal(c.sysfs, "/host/sys");
+	assert_int_equal(warned, 1);
+	cni_config_clear(&c);
+	/* a stateDir elsewhere, or in the ledger's dot folders: refused whatever the command */
+	for (int cmd = CNISPEC_CMD_ADD; cmd <= CNISPEC_CMD_GC; cmd++) {
+		if (cmd == CNISPEC_CMD_CHECK || cmd == CNISPEC_CMD_STATUS)
+			continue;
+		assert_true(resolved(",\"stateDir\":\"/home/u/state\"", (enum cnispec_cmd)cmd, &n, &c,
+				     &err, &warned) < 0);
+		assert_int_equal(err.code, 7);
+		assert_non_null(strstr(err.details, "stateDir: /home/u/state is not the node's stateDir"));
+	}
+	assert_true(resolved(",\"stateDir\":\"/var/lib/rdmak/.fabric\"", CNISPEC_CMD_ADD, &n, &c, &err,
+			     &warned) < 0);
+	assert_true(resolved(",\"stateDir\":\"/var/lib/rdmak2\"", CNISPEC_CMD_ADD, &n, &c, &err, &warned) < 0);
+	/* a logFile elsewhere: refused on ADD, saying what to write; left out with a warning on GC */
+	assert_true(resolved(",\"logFile\":\"/etc/ld.so.preload\"", CNISPEC_CMD_ADD, &n, &c, &err,
+			     &warned) < 0);
+	assert_string_equal(err.details,
+			    "logFile: /etc/ld.so.preload is not beneath the node's logDir (/var/log/rdmak, "
+			    "/etc/rdmak/cni.json \"logDir\"): rdmak-cni appends to it as root, so only there: "
+			    "write \"/var/log/rdmak/ld.so.preload\", or leave the key out (stderr has every line)");
+	assert_int_equal(resolved(",\"logFile\":\"/etc/ld.so.preload\"", CNISPEC_CMD_GC, &n, &c, &err,
+				  &warned),
+			 0);
+	assert_null(c.log_file);
+	assert_int_equal(warned, 1);
+	cni_config_clear(&c);
+	nodeconf_clear(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_config_vf_keys),
 		cmocka_unit_test(test_state),
 		cmocka_unit_test(test_fabric),
+		cmocka_unit_test(test_resolve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

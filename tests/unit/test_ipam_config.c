@@ -14,8 +14,9 @@
 #include <cmocka.h>
 
 #include "ipamconf/ipamconf.h"
+#include "nodeconf/nodeconf.h"
 
-static struct ipamconf *parse_ok(const char *ipam)
+static struct ipamconf *parse_ok_flags(const char *ipam, unsigned flags)
 {
 	struct cnispec_error err = { 0 };
 	struct ipamconf *c = NULL;
@@ -24,24 +25,34 @@ static struct ipamconf *parse_ok(const char *ipam)
 
 	if (!o)
 		fail_msg("test JSON: %s: %s", je.text, ipam);
-	if (ipamconf_parse(o, "rdma-net", &c, &err) < 0)
+	if (ipamconf_parse_flags(o, "rdma-net", flags, &c, &err) < 0)
 		fail_msg("refused: %s: %s\n%s", err.msg, err.details, ipam);
 	json_decref(o);
 	return c;
 }
 
-static void parse_bad(const char *ipam, unsigned code, const char *details)
+static struct ipamconf *parse_ok(const char *ipam)
+{
+	return parse_ok_flags(ipam, 0);
+}
+
+static void parse_bad_flags(const char *ipam, unsigned flags, unsigned code, const char *details)
 {
 	struct cnispec_error err = { 0 };
 	struct ipamconf *c = NULL;
 	json_t *o = json_loads(ipam, 0, NULL);
 
 	assert_non_null(o);
-	assert_true(ipamconf_parse(o, "rdma-net", &c, &err) < 0);
+	assert_true(ipamconf_parse_flags(o, "rdma-net", flags, &c, &err) < 0);
 	assert_null(c);
 	if (err.code != code || strcmp(err.details, details))
 		fail_msg("for %s\n  got:  %u %s\n  want: %u %s", ipam, err.code, err.details, code, details);
 	json_decref(o);
+}
+
+static void parse_bad(const char *ipam, unsigned code, const char *details)
+{
+	parse_bad_flags(ipam, 0, code, details);
 }
 
 static const char *str(const struct ipamconf_range *r, ipamconf_u128 v)
@@ -330,11 +341,14 @@ static void test_anchor_parsing(void **state)
 	/* never octal, never past 255 */
 	parse_bad("{\"range\":\"00256.0.0.0/24\"}", 7,
 		  "ipam.range: \"00256.0.0.0/24\" is not a subnet in CIDR notation (like 10.56.0.0/24) or FIRST-LAST/LEN");
-	/* whereabouts' datastore defaults to etcd: etcd_host alone names the etcd store */
-	c = parse_ok("{\"range\":\"192.168.1.5-192.168.1.25/24\",\"etcd_host\":\"foo\"}");
+	/* whereabouts' datastore defaults to etcd: etcd_host alone names the etcd store, of the
+	 * shape DEL and GC still take (its endpoints find the node's store) */
+	c = parse_ok_flags("{\"range\":\"192.168.1.5-192.168.1.25/24\",\"etcd_host\":\"foo\"}",
+			   IPAMCONF_LEGACY);
 	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
 	assert_int_equal(c->store.n_endpoints, 1);
 	assert_string_equal(c->store.endpoints[0], "foo");
+	assert_true(c->store.legacy);
 	ipamconf_free(c);
 	/* whereabouts' and host-local's routes go out as given (CNI's types.ParseCIDR) */
 	c = parse_ok("{\"range\":\"192.168.1.44/28\",\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":"
@@ -367,28 +381,168 @@ static void test_stores(void **state)
 	assert_true(c->has_log_level);
 	ipamconf_free(c);
 
-	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd_host\":\"10.0.0.1:2379, 10.0.0.2:2379\","
-		     "\"etcd_ca_cert_file\":\"/ca.pem\",\"etcd_cert_file\":\"/c.pem\",\"etcd_key_file\":\"/k.pem\"}");
+	/* a store of the node's, by name */
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"network_name\":\"tenant-a\"}");
+	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
+	assert_string_equal(c->store.etcd_name, "cluster");
+	assert_int_equal(c->store.n_endpoints, 0);
+	assert_null(c->store.tls_key);
+	assert_string_equal(c->sets[0].r[0].pool, "tenant-a_10.0.0.0_24");
+	ipamconf_free(c);
+	/* whereabouts' "datastore": "etcd" is "store": "etcd" */
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd\":\"cluster\"}");
+	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
+	ipamconf_free(c);
+
+	/* the shapes before, as DEL and GC take them: endpoints and prefix kept to find the node's
+	 * store of them, the files never kept (nor read) */
+	c = parse_ok_flags("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd_host\":\"10.0.0.1:2379, 10.0.0.2:2379\","
+			   "\"etcd_ca_cert_file\":\"/ca.pem\",\"etcd_cert_file\":\"/c.pem\",\"etcd_key_file\":\"/k.pem\"}",
+			   IPAMCONF_LEGACY);
 	assert_int_equal(c->store.kind, IPAMCONF_STORE_ETCD);
 	assert_int_equal(c->store.n_endpoints, 2);
 	assert_string_equal(c->store.endpoints[1], "10.0.0.2:2379");
-	assert_string_equal(c->store.tls_key, "/k.pem");
+	assert_null(c->store.tls_key);
+	assert_true(c->store.legacy);
 	ipamconf_free(c);
-
-	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://e1:2379\"],"
-		     "\"prefix\":\"/x\",\"tls\":{\"ca\":\"/ca\",\"cert\":\"/c\",\"key\":\"/k\"}},\"network_name\":\"tenant-a\"}");
+	c = parse_ok_flags("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://e1:2379\"],"
+			   "\"prefix\":\"/x\",\"tls\":{\"ca\":\"/ca\",\"cert\":\"/c\",\"key\":\"/k\"}}}",
+			   IPAMCONF_LEGACY);
 	assert_string_equal(c->store.prefix, "/x");
-	assert_string_equal(c->sets[0].r[0].pool, "tenant-a_10.0.0.0_24");
+	assert_null(c->store.tls_ca);
+	assert_true(c->store.legacy);
 	ipamconf_free(c);
+	parse_bad_flags("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"],\"tls\":{\"cert\":\"/c\"}}}",
+			IPAMCONF_LEGACY, 7, "ipam.etcd.tls: \"cert\" and \"key\" go together");
+}
+
+/* ---- what a network names of the node's ------------------------------------------------------ */
+
+static void node_parse(const char *text, struct nodeconf *n)
+{
+	char why[NODECONF_ERR_MAX];
+
+	if (nodeconf_parse(text, strlen(text), n, why, sizeof(why)) < 0)
+		fail_msg("node settings refused: %s", why);
+	free(n->path);
+	n->path = strdup("/etc/rdmak/cni.json");
+}
+
+static struct ipamconf *resolved(const char *ipam, unsigned flags, const struct nodeconf *n)
+{
+	struct cnispec_error err = { 0 };
+	struct ipamconf *c = parse_ok_flags(ipam, flags);
+
+	if (ipamconf_resolve(c, n, flags, &err) < 0)
+		fail_msg("refused: %s: %s\n%s", err.msg, err.details, ipam);
+	return c;
+}
+
+static void resolve_bad(const char *ipam, unsigned flags, const struct nodeconf *n, const char *details)
+{
+	struct cnispec_error err = { 0 };
+	struct ipamconf *c = parse_ok_flags(ipam, flags);
+
+	assert_true(ipamconf_resolve(c, n, flags, &err) < 0);
+	if (err.code != 7 || strcmp(err.details, details))
+		fail_msg("for %s\n  got:  %u %s\n  want: 7 %s", ipam, err.code, err.details, details);
+	ipamconf_free(c);
+}
+
+static void test_resolve(void **state)
+{
+	struct nodeconf n = { 0 }, def = { 0 };
+	struct ipamconf *c;
+
+	node_parse("{\"logDir\":\"/var/log/rdmak\",\"dataDirs\":[\"/var/lib/cni/rdmak-ipam\",\"/var/lib/cni/networks\"],"
+		   "\"etcd\":{\"cluster\":{\"endpoints\":[\"https://10.0.0.1:2379\",\"https://10.0.0.2:2379\"],"
+		   "\"tls\":{\"ca\":\"/etc/rdmak/etcd/cluster/ca.crt\",\"cert\":\"/etc/rdmak/etcd/cluster/tls.crt\","
+		   "\"key\":\"/etc/rdmak/etcd/cluster/tls.key\"}}}}",
+		   &n);
+	/* the named store: the node's endpoints, prefix and files */
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\"}", 0, &n);
+	assert_int_equal(c->store.n_endpoints, 2);
+	assert_string_equal(c->store.endpoints[1], "https://10.0.0.2:2379");
+	assert_string_equal(c->store.prefix, "/rdmak/ipam");
+	assert_string_equal(c->store.tls_key, "/etc/rdmak/etcd/cluster/tls.key");
+	ipamconf_free(c);
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"rail9\"}", 0, &n,
+		    "ipam.etcd: \"rail9\" is not an etcd store of this node (/etc/rdmak/cni.json names: cluster)");
+	/* the shape before, on DEL: found by its endpoints (any order), its files never taken */
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://10.0.0.2:2379\","
+		     "\"https://10.0.0.1:2379\"],\"tls\":{\"key\":\"/home/u/k\",\"cert\":\"/home/u/c\"}}}",
+		     IPAMCONF_LEGACY, &n);
+	assert_string_equal(c->store.etcd_name, "cluster");
+	assert_string_equal(c->store.tls_key, "/etc/rdmak/etcd/cluster/tls.key");
+	ipamconf_free(c);
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"etcd_host\":\"evil.example.com:2379\"}", IPAMCONF_LEGACY, &n,
+		    "ipam.etcd: this configuration names etcd by its endpoints (evil.example.com:2379) and prefix "
+		    "/rdmak/ipam, the shape before etcd stores were the node's, and no etcd store of this node "
+		    "(/etc/rdmak/cni.json \"etcd\") has them: the node's owner adds one, and the network writes "
+		    "\"etcd\": \"NAME\"");
+	/* dataDir: the node's first without one; one of them or beneath one; host-local's default */
+	c = resolved("{\"range\":\"10.0.0.0/24\"}", 0, &n);
+	assert_string_equal(c->store.data_dir, "/var/lib/cni/rdmak-ipam");
+	assert_string_equal(c->store.data_base, "/var/lib/cni/rdmak-ipam");
+	ipamconf_free(c);
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/var/lib/cni/networks\"}", 0, &n);
+	assert_string_equal(c->store.data_base, "/var/lib/cni/networks");
+	ipamconf_free(c);
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/var/lib/cni/rdmak-ipam/tenant-a\"}", 0, &n);
+	assert_string_equal(c->store.data_base, "/var/lib/cni/rdmak-ipam");
+	ipamconf_free(c);
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/etc/cron.d\"}", 0, &n,
+		    "ipam.dataDir: /etc/cron.d is none of the node's dataDirs nor beneath one (/etc/rdmak/cni.json "
+		    "\"dataDirs\": /var/lib/cni/rdmak-ipam, /var/lib/cni/networks): rdmak-ipam writes its store there as "
+		    "root, so only where the node's owner allows: leave dataDir out (/var/lib/cni/rdmak-ipam), or name one "
+		    "of them or a folder beneath one");
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/var/lib/cni/rdmak-ipam/../../../etc\"}", 0, &n,
+		    "ipam.dataDir: /var/lib/cni/rdmak-ipam/../../../etc is none of the node's dataDirs nor beneath one "
+		    "(/etc/rdmak/cni.json \"dataDirs\": /var/lib/cni/rdmak-ipam, /var/lib/cni/networks): rdmak-ipam writes "
+		    "its store there as root, so only where the node's owner allows: leave dataDir out "
+		    "(/var/lib/cni/rdmak-ipam), or name one of them or a folder beneath one");
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/var/lib/cni/rdmak-ipam/networks/other\"}", 0, &n,
+		    "ipam.dataDir: /var/lib/cni/rdmak-ipam/networks/other lies inside the folders of the store at "
+		    "/var/lib/cni/rdmak-ipam (pools, networks, blocks or a name starting with '.'): name "
+		    "/var/lib/cni/rdmak-ipam itself, or another folder beneath it");
+	/* logFile: beneath the node's logDir; DEL and GC leave it out with a warning */
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"log_file\":\"/var/log/rdmak/wb.log\"}", 0, &n);
+	assert_string_equal(c->log_file, "/var/log/rdmak/wb.log");
+	ipamconf_free(c);
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"log_file\":\"/etc/ld.so.preload\"}", 0, &n,
+		    "ipam.log_file: /etc/ld.so.preload is not beneath the node's logDir (/var/log/rdmak, "
+		    "/etc/rdmak/cni.json \"logDir\"): rdmak-ipam appends to it as root, so only there: write "
+		    "\"/var/log/rdmak/ld.so.preload\", or leave the key out (stderr has every line)");
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"logFile\":\"/tmp/whereabouts.log\"}", IPAMCONF_LEGACY, &n);
+	assert_null(c->log_file);
+	assert_int_equal(c->n_warnings, 1);
+	assert_string_equal(c->warnings[0], "ipam.logFile: /tmp/whereabouts.log is not beneath the node's logDir "
+					    "(/var/log/rdmak): not written, lines go to stderr only");
+	ipamconf_free(c);
+	nodeconf_clear(&n);
+
+	/* a node without the file: the defaults, no etcd store */
+	assert_int_equal(nodeconf_defaults(&def), 0);
+	assert_false(def.found);
+	c = resolved("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"/var/lib/cni/networks\"}", 0, &def);
+	ipamconf_free(c);
+	resolve_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\"}", 0, &def,
+		    "ipam.etcd: \"cluster\" is not an etcd store of this node (/etc/rdmak/cni.json names: none)");
+	nodeconf_clear(&def);
 }
 
 /* ---- refusals -------------------------------------------------------------------------------- */
 
 #define KUBE_REFUSAL                                                                                         \
 	"ipam.datastore: unsupported key (value: \"kubernetes\"); rdmak-ipam keeps no state in Kubernetes objects: " \
-	"replace \"datastore\" and \"kubernetes\" with \"store\": \"etcd\", \"etcd\": {\"endpoints\": "                \
-	"[\"https://<etcd>:2379\"], \"tls\": {\"ca\", \"cert\", \"key\"}} for a cluster-wide range (or \"store\": "     \
-	"\"file\" for a range of this node only)"
+	"replace \"datastore\" and \"kubernetes\" with \"store\": \"etcd\", \"etcd\": \"NAME\" (one of the node's "     \
+	"etcd stores, /etc/rdmak/cni.json \"etcd\") for a cluster-wide range (or \"store\": \"file\" for a range "  \
+	"of this node only)"
+
+#define WB_ETCD_WHY                                                                                \
+	"whereabouts' etcd address and certificate files are the node's, not a network's: the node's CNI "  \
+	"settings (/etc/rdmak/cni.json \"etcd\", docs/ipam.md) hold them; write \"store\": \"etcd\", \"etcd\": "  \
+	"\"NAME\" naming one of the node's etcd stores"
 
 static void test_refusals(void **state)
 {
@@ -404,11 +558,34 @@ static void test_refusals(void **state)
 		  "\"log_file\":\"/var/log/whereabouts.log\",\"log_level\":\"info\"}", 2, KUBE_REFUSAL);
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"kubernetes\":{\"kubeconfig\":\"/x\"}}", 2,
 		  "ipam.kubernetes: unsupported key (value: {\"kubeconfig\":\"/x\"}); rdmak-ipam keeps no state in "
-		  "Kubernetes objects: remove it and use \"store\": \"file\" (a node-local range) or \"store\": \"etcd\" "
-		  "(cluster-wide)");
+		  "Kubernetes objects: remove it and use \"store\": \"file\" (a node-local range) or \"store\": \"etcd\", "
+		  "\"etcd\": \"NAME\" (cluster-wide, one of the node's etcd stores)");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"etcd_password\":\"x\"}", 2,
-		  "ipam.etcd_password: unsupported key (value: \"x\"); rdmak-ipam authenticates to etcd with client "
-		  "certificates: \"etcd\": {\"tls\": {\"ca\", \"cert\", \"key\"}}");
+		  "ipam.etcd_password: unsupported key (value: \"x\"); rdmak-ipam authenticates to etcd with the node's "
+		  "client certificate: the node's etcd store (/etc/rdmak/cni.json \"etcd\") names it");
+	/* the etcd store's address, prefix and certificates are the node's: a network config that
+	 * sends root's etcd client (with the node's certificate) elsewhere, or makes it read a host
+	 * file as a key, is refused naming the key and what to write instead */
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"https://evil:2379\"],"
+		  "\"tls\":{\"ca\":\"/ca\",\"cert\":\"/c\",\"key\":\"/k\"}}}", 2,
+		  "ipam.etcd.endpoints: unsupported key (value: [\"https://evil:2379\"]); the etcd store's address "
+		  "belongs to the node, not to a network: the node's CNI settings (/etc/rdmak/cni.json \"etcd\", "
+		  "docs/ipam.md) hold it; write \"etcd\": \"NAME\" naming one of the node's etcd stores");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"tls\":{\"key\":\"/etc/shadow\"}}}", 2,
+		  "ipam.etcd.tls: unsupported key (value: {\"key\":\"/etc/shadow\"}); the etcd store's certificate, key "
+		  "and CA belongs to the node, not to a network: the node's CNI settings (/etc/rdmak/cni.json \"etcd\", "
+		  "docs/ipam.md) hold it; write \"etcd\": \"NAME\" naming one of the node's etcd stores");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"prefix\":\"/registry\"}}", 2,
+		  "ipam.etcd.prefix: unsupported key (value: \"/registry\"); the etcd store's prefix belongs to the "
+		  "node, not to a network: the node's CNI settings (/etc/rdmak/cni.json \"etcd\", docs/ipam.md) hold "
+		  "it; write \"etcd\": \"NAME\" naming one of the node's etcd stores");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"etcd_host\":\"evil:2379\"}", 2,
+		  "ipam.etcd_host: unsupported key (value: \"evil:2379\"); " WB_ETCD_WHY);
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\",\"etcd_key_file\":\"/etc/shadow\"}", 2,
+		  "ipam.etcd_key_file: unsupported key (value: \"/etc/shadow\"); " WB_ETCD_WHY);
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"Not_A_Name\"}", 7,
+		  "ipam.etcd: \"Not_A_Name\" is not a store's name: a lowercase RFC 1123 label must consist of lower "
+		  "case alphanumeric characters or '-', and must start and end with an alphanumeric character");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"enable_overlapping_ranges\":false}", 2,
 		  "ipam.enable_overlapping_ranges: unsupported key (value: false); rdmak-ipam never hands out an address "
 		  "twice, whichever networks share its subnet; give each tenant its own \"network_name\" to keep them apart");
@@ -466,26 +643,28 @@ static void test_refusals(void **state)
 		  "ipam.routes[0].dst: \"0.0.0.0\" is not an address in CIDR notation");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"consul\"}", 7, "ipam.store: \"consul\" is not \"file\" or \"etcd\"");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\"}", 7,
-		  "ipam.etcd: missing; \"store\": \"etcd\" needs \"etcd\": {\"endpoints\": [...]}");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[]}}", 7,
-		  "ipam.etcd.endpoints: expected 1 to 64 strings");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"],\"tls\":{\"cert\":\"/c\"}}}", 7,
-		  "ipam.etcd.tls: \"cert\" and \"key\" go together");
+		  "ipam.etcd: missing; \"store\": \"etcd\" needs \"etcd\": \"NAME\", one of the node's etcd stores "
+		  "(/etc/rdmak/cni.json \"etcd\")");
+	parse_bad_flags("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[]}}", IPAMCONF_LEGACY, 7,
+			"ipam.etcd.endpoints: expected 1 to 64 strings");
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{}}", 7,
+		  "ipam.etcd: expected the name of one of the node's etcd stores");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"datastore\":\"etcd\"}", 7,
-		  "ipam.datastore: \"etcd\" needs \"etcd_host\" (or use \"store\": \"etcd\" with \"etcd\": {\"endpoints\": [...]})");
+		  "ipam.etcd: missing; \"store\": \"etcd\" needs \"etcd\": \"NAME\", one of the node's etcd stores "
+		  "(/etc/rdmak/cni.json \"etcd\")");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"file\",\"datastore\":\"etcd\"}", 7,
 		  "ipam.datastore: give \"store\" or whereabouts' \"datastore\", not both");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"dataDir\":\"var/lib\"}", 7, "ipam.dataDir: \"var/lib\" is not an absolute path");
 	/* per-node blocks */
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"perNodeBlockSize\":32}", 7,
 		  "ipam.perNodeBlockSize: only with \"store\": \"etcd\" (the file store is one node's already)");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":0}", 7,
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"perNodeBlockSize\":0}", 7,
 		  "ipam.perNodeBlockSize: 0 is out of range (1 to 1048576)");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"nodeName\":\"Node_1\"}", 7,
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"nodeName\":\"Node_1\"}", 7,
 		  "ipam.nodeName: \"Node_1\" is not a node name (lower-case letters, digits, '-' and '.', at most 253)");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"blockReleaseAfter\":5}", 7,
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"blockReleaseAfter\":5}", 7,
 		  "ipam.blockReleaseAfter: only with \"perNodeBlockSize\"");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"dataDir\":\"/d\"}", 7,
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"dataDir\":\"/d\"}", 7,
 		  "ipam.dataDir: only with \"store\": \"file\" or with \"perNodeBlockSize\"");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"log_level\":\"loud\"}", 7,
 		  "ipam.log_level: \"loud\" is not error, warning, info or debug");
@@ -501,7 +680,7 @@ static void test_refusals(void **state)
 
 static void test_blocks(void **state)
 {
-	struct ipamconf *c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},"
+	struct ipamconf *c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\","
 					 "\"nodeName\":\"node-1.rack2\",\"dataDir\":\"/var/lib/x\"}");
 
 	/* nodeName alone turns blocks on, with nv-ipam's default size and the default grace */
@@ -510,24 +689,24 @@ static void test_blocks(void **state)
 	assert_string_equal(c->store.node_name, "node-1.rack2");
 	assert_string_equal(c->store.data_dir, "/var/lib/x");
 	ipamconf_free(c);
-	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"perNodeBlockSize\":8,"
 		     "\"blockReleaseAfter\":0}");
 	assert_int_equal(c->store.block_size, 8);
 	assert_int_equal(c->store.block_grace_s, 0);
 	assert_int_equal(c->store.lease_ttl_s, IPAMCONF_LEASE_DEFAULT_TTL);
 	assert_null(c->store.node_name);
 	ipamconf_free(c);
-	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"perNodeBlockSize\":8,"
 		     "\"nodeLeaseTTL\":30}");
 	assert_int_equal(c->store.lease_ttl_s, 30);
 	ipamconf_free(c);
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"nodeLeaseTTL\":30}", 7,
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"nodeLeaseTTL\":30}", 7,
 		  "ipam.nodeLeaseTTL: only with \"perNodeBlockSize\"");
 	parse_bad("{\"range\":\"10.0.0.0/24\",\"nodeLeaseTTL\":30}", 7,
 		  "ipam.nodeLeaseTTL: only with \"store\": \"etcd\" (the file store is one node's already)");
-	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]},\"perNodeBlockSize\":8,"
+	parse_bad("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\",\"perNodeBlockSize\":8,"
 		  "\"nodeLeaseTTL\":1}", 7, "ipam.nodeLeaseTTL: 1 is out of range (2 to 604800)");
-	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":{\"endpoints\":[\"a\"]}}");
+	c = parse_ok("{\"range\":\"10.0.0.0/24\",\"store\":\"etcd\",\"etcd\":\"cluster\"}");
 	assert_int_equal(c->store.block_size, 0); /* per-address claims, as before */
 	ipamconf_free(c);
 	assert_true(ipamconf_node_name_valid("a"));
@@ -544,12 +723,12 @@ static void test_load(void **state)
 	struct cnispec_error err = { 0 };
 	struct ipamconf *c = NULL;
 
-	assert_int_equal(ipamconf_load(list, strlen(list), &c, &err), 0);
+	assert_int_equal(ipamconf_load(list, strlen(list), 0, &c, &err), 0);
 	assert_string_equal(c->network, "rdma-net");
 	ipamconf_free(c);
-	assert_true(ipamconf_load(none, strlen(none), &c, &err) < 0);
+	assert_true(ipamconf_load(none, strlen(none), 0, &c, &err) < 0);
 	assert_string_equal(err.details, "plugins: none has \"ipam\": {\"type\": \"rdmak-ipam\"}");
-	assert_true(ipamconf_load("{\"ipam\":{}}", 11, &c, &err) < 0);
+	assert_true(ipamconf_load("{\"ipam\":{}}", 11, 0, &c, &err) < 0);
 	assert_string_equal(err.details, "name: missing (the network's name)");
 }
 
@@ -558,6 +737,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipv4_subnet),  cmocka_unit_test(test_first_last_form),
 		cmocka_unit_test(test_host_bits),    cmocka_unit_test(test_exclude),
+		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_tiny_subnets), cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_all_excluded), cmocka_unit_test(test_host_local), cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_stores),       cmocka_unit_test(test_refusals),

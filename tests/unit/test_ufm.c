@@ -225,52 +225,6 @@ static void test_fabrics(void **st)
 	}
 }
 
-static void test_read_owned(void **st)
-{
-	char p[128], err[512], *buf = NULL;
-	size_t len = 0;
-	int fd;
-
-	(void)st;
-	snprintf(p, sizeof(p), "%s/token", dir);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "tok\n", 4), 4);
-	close(fd);
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), 0);
-	assert_int_equal(len, 4);
-	free(buf);
-	/* larger than allowed */
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 3, &buf, &len, err, sizeof(err)), -EFBIG);
-	/* writable by group: anyone in it could redirect the node's credentials */
-	assert_int_equal(chmod(p, 0620), 0);
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -EPERM);
-	assert_non_null(strstr(err, "with mode 0620: refused"));
-	assert_int_equal(chmod(p, 0600), 0);
-	if (geteuid() == 0) {
-		assert_int_equal(chown(p, 65534, 0), 0);
-		assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -EPERM);
-		assert_non_null(strstr(err, "is owned by uid 65534"));
-		assert_int_equal(chown(p, 0, 0), 0);
-	}
-	/* a FIFO: refused at once, no writer needed (a blocking open would wait forever) */
-	snprintf(p, sizeof(p), "%s/fifo", dir);
-	assert_int_equal(mkfifo(p, 0600), 0);
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
-	assert_non_null(strstr(err, "fifo is a FIFO: refused"));
-	/* a symbolic link, even to a good file */
-	snprintf(p, sizeof(p), "%s/link", dir);
-	assert_int_equal(symlink("token", p), 0);
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ELOOP);
-	assert_non_null(strstr(err, "link is a symbolic link: refused"));
-	/* a device, a directory, nothing */
-	assert_int_equal(ufm_read_owned(AT_FDCWD, "/dev/null", 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
-	assert_non_null(strstr(err, "/dev/null is a character device: refused"));
-	assert_int_equal(ufm_read_owned(AT_FDCWD, dir, 64, &buf, &len, err, sizeof(err)), -EISDIR);
-	snprintf(p, sizeof(p), "%s/none", dir);
-	assert_int_equal(ufm_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ENOENT);
-}
-
 static void test_journal(void **st)
 {
 	struct ufm_fabric a = { .name = "rail-a", .ufm = (char *)"https://a" },
@@ -340,7 +294,6 @@ int main(void)
 		cmocka_unit_test(test_answer_refused),
 		cmocka_unit_test(test_members),
 		cmocka_unit_test(test_fabrics),
-		cmocka_unit_test(test_read_owned),
 		cmocka_unit_test(test_journal),
 	};
 

@@ -477,6 +477,115 @@ static void test_spawn_group_and_errors(void **st)
 	}
 }
 
+static void test_read_owned(void **st)
+{
+	char p[128], err[512], *buf = NULL;
+	size_t len = 0;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/token", dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "tok\n", 4), 4);
+	close(fd);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), 0);
+	assert_int_equal(len, 4);
+	free(buf);
+	/* larger than allowed */
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 3, &buf, &len, err, sizeof(err)), -EFBIG);
+	/* writable by group: anyone in it could redirect the node's credentials */
+	assert_int_equal(chmod(p, 0620), 0);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "with mode 0620: refused"));
+	assert_int_equal(chmod(p, 0600), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(p, 65534, 0), 0);
+		assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "is owned by uid 65534"));
+		assert_int_equal(chown(p, 0, 0), 0);
+	}
+	/* a FIFO: refused at once, no writer needed (a blocking open would wait forever) */
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
+	assert_non_null(strstr(err, "fifo is a FIFO: refused"));
+	/* a symbolic link, even to a good file */
+	snprintf(p, sizeof(p), "%s/link", dir);
+	assert_int_equal(symlink("token", p), 0);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ELOOP);
+	assert_non_null(strstr(err, "link is a symbolic link: refused"));
+	/* a device, a directory, nothing */
+	assert_int_equal(fileio_read_owned(AT_FDCWD, "/dev/null", 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
+	assert_non_null(strstr(err, "/dev/null is a character device: refused"));
+	assert_int_equal(fileio_read_owned(AT_FDCWD, dir, 64, &buf, &len, err, sizeof(err)), -EISDIR);
+	snprintf(p, sizeof(p), "%s/none", dir);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ENOENT);
+}
+
+/* A folder a root process writes in, beneath a base the owner named: one component at a time,
+ * no link followed, each root's and writable by nobody else. */
+static void test_open_dir_beneath(void **st)
+{
+	char base[128], p[192], err[512];
+	int fd;
+
+	snprintf(base, sizeof(base), "%s/base", dir);
+	/* the base made (the owner's), and a folder beneath it */
+	snprintf(p, sizeof(p), "%s/a/b", base);
+	fd = fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	fd = fileio_open_dir_beneath(base, base, false, 0700, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	/* not beneath: elsewhere, a sibling whose name starts the same, "..", "." */
+	assert_int_equal(fileio_open_dir_beneath(base, "/etc", false, 0700, err, sizeof(err)), -EXDEV);
+	assert_non_null(strstr(err, "/etc is not "));
+	snprintf(p, sizeof(p), "%s2", base);
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EXDEV);
+	snprintf(p, sizeof(p), "%s/a/../../x", base);
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EXDEV);
+	snprintf(p, sizeof(p), "%s/./a", base);
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EXDEV);
+	assert_false(fileio_path_beneath(base, p));
+	snprintf(p, sizeof(p), "%s/a//b", base);
+	assert_false(fileio_path_beneath(base, p));
+	snprintf(p, sizeof(p), "%s/a/b/", base);
+	assert_true(fileio_path_beneath(base, p));
+	assert_true(fileio_path_beneath("/", "/var/lib"));
+	assert_true(fileio_path_beneath("/var/lib/", "/var/lib/x"));
+	assert_false(fileio_path_beneath("/var/lib", "/var/lib2"));
+	/* a link beneath the base, to a folder of root's: refused, never followed */
+	snprintf(p, sizeof(p), "%s/link", base);
+	assert_int_equal(symlink("/etc", p), 0);
+	snprintf(p, sizeof(p), "%s/link/cron.d", base);
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -ELOOP);
+	assert_non_null(strstr(err, "/base/link is a symbolic link: refused"));
+	assert_true(access("/etc/cron.d/cron.d", F_OK) < 0);
+	/* a file where a folder should be */
+	snprintf(p, sizeof(p), "%s/file", base);
+	close(open(p, O_WRONLY | O_CREAT, 0600));
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -ENOTDIR);
+	assert_non_null(strstr(err, "/base/file is a regular file: refused"));
+	/* a folder anyone may write: what a name in it is could be swapped */
+	snprintf(p, sizeof(p), "%s/open", base);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 01777), 0);
+	snprintf(p, sizeof(p), "%s/open/x", base);
+	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "/base/open is owned by uid 0 with mode 1777: refused"));
+	if (geteuid() == 0) {
+		/* a folder of another user's (a pod's volume on the host) */
+		snprintf(p, sizeof(p), "%s/user", base);
+		assert_int_equal(mkdir(p, 0755), 0);
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "is owned by uid 65534"));
+		/* the base itself */
+		assert_int_equal(fileio_open_dir_beneath(p, p, true, 0700, err, sizeof(err)), -EPERM);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +596,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale_temps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_owned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_dir_beneath, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
 		cmocka_unit_test(test_opt_uint),

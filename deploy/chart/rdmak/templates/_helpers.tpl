@@ -132,6 +132,28 @@ credentials and CA under /etc/rdmak/fabric/<name>/ on the host, where `rdmak cni
 {{- dict "stateDir" .Values.fabric.stateDir "fabrics" $fabrics | toPrettyJson }}
 {{- end -}}
 
+{{/*
+The node's CNI settings (/etc/rdmak/cni.json, docs/cni.md and docs/ipam.md "What it trusts"):
+host paths and the etcd stores by name, each store's client certificate where the cni part's
+installer puts its Secret (/etc/rdmak/etcd/<name>/). No secret in it.
+*/}}
+{{- define "rdmak.cniJson" -}}
+{{- $n := .Values.cni.node }}
+{{- $stores := dict }}
+{{- range $name, $e := $n.etcd }}
+{{- $one := dict "endpoints" $e.endpoints }}
+{{- if $e.prefix }}
+{{- $_ := set $one "prefix" $e.prefix }}
+{{- end }}
+{{- if $e.secretName }}
+{{- $dir := printf "/etc/rdmak/etcd/%s" $name }}
+{{- $_ := set $one "tls" (dict "ca" (printf "%s/ca.crt" $dir) "cert" (printf "%s/tls.crt" $dir) "key" (printf "%s/tls.key" $dir)) }}
+{{- end }}
+{{- $_ := set $stores $name $one }}
+{{- end }}
+{{- dict "sysfs" $n.sysfs "stateDir" $n.stateDir "logDir" $n.logDir "dataDirs" $n.dataDirs "etcd" $stores | toPrettyJson }}
+{{- end -}}
+
 {{/* a fabric's Secret: the one it names, or the chart's own for credentials given in the values */}}
 {{- define "rdmak.fabricSecret" -}}
 {{- if .fabric.secretName -}}
