@@ -35,7 +35,10 @@ rm -f "$mlog"
 need_js=0
 for t in tests/js/*.test.mjs; do matches "js/$(basename "$t" .test.mjs)" && need_js=1; done
 matches "vm/plugin" && need_js=1 # its kubelet is tests/js's
-if [ "$need_js" = 1 ] && [ -f tests/js/package-lock.json ] && [ ! -d tests/js/node_modules ]; then
+# npm ci writes node_modules/.package-lock.json: older than the lock file, a pull changed the
+# modules the tests need
+if [ "$need_js" = 1 ] && [ -f tests/js/package-lock.json ] &&
+	{ [ ! -d tests/js/node_modules ] || [ tests/js/package-lock.json -nt tests/js/node_modules/.package-lock.json ]; }; then
 	echo "tests/run.sh: installing tests/js's modules from its lock file (npm ci)" >&2
 	(cd tests/js && npm ci --no-audit --no-fund --silent) || { echo "tests/run.sh: npm ci in tests/js failed" >&2; exit 1; }
 fi
