@@ -3,6 +3,10 @@
 # whole suite under ASan+UBSan; `make bench` prints the benchmarks.
 CC       ?= cc
 BUILD    ?= build
+# Where `make install` puts rdmak, compiled in too: rdmak-ipam execs $(PREFIX)/bin/rdmak for an
+# etcd store. `make install PREFIX=/usr` after a plain `make` rebuilds what names it.
+PREFIX   ?= /usr/local
+CNIDIR   ?= /opt/cni/bin
 SAN      ?= 0
 PYTHON   ?= python3
 # `make V=1` prints whole command lines; by default one short line per step.
@@ -41,6 +45,10 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += -std=gnu17 -D_GNU_SOURCE -fno-strict-aliasing -pthread $(WARN) \
             -ffile-prefix-map=$(CURDIR)=. \
             -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
+# Build-time paths go to every object, as wireguard-tools passes its RUNSTATEDIR, so that no
+# rule names the file that uses one (a rename would orphan it). The objects whose source names
+# one are rebuilt when it changes ($(BUILD)/paths.vars, below).
+override CFLAGS += -DRDMAK_PREFIX='"$(PREFIX)"'
 LDLIBS   += $(PKG_LIBS) -pthread -lm
 # Every program but the per-pod binary links the etcd store, which src/ipam/store.c names weakly.
 ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
@@ -92,7 +100,13 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
-$(BUILD)/obj/ipam/plugin.o: override CFLAGS += -DRDMAK_PREFIX='"$(PREFIX)"'
+# The build-time paths this build was made with, rewritten only when they change: the objects
+# whose source names one depend on it (found by name, so a rename keeps the dependency).
+PATH_USERS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -rl --include='*.c' 'RDMAK_PREFIX' src))
+$(PATH_USERS): $(BUILD)/paths.vars
+$(BUILD)/paths.vars: FORCE
+	@mkdir -p $(dir $@)
+	@v='PREFIX=$(PREFIX)'; [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
 $(BUILD)/obj/%.o: src/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
@@ -297,11 +311,9 @@ bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/n
        $(BUILD)/tools/exec_loop $(BUILD)/tools/netns_floor
 	tools/bench.sh $(BUILD)
 
-PREFIX  ?= /usr/local
-CNIDIR  ?= /opt/cni/bin
 # rdmak in $(PREFIX)/bin; the CNI plugins (the per-pod binary) as hard links of one copy in
 # $(CNIDIR), which runtimes exec by name and which a DaemonSet copies as files (symlinks would
-# dangle there). Their rdmak-ipam execs $(PREFIX)/bin/rdmak for an etcd store (src/ipam/plugin.c).
+# dangle there). Their rdmak-ipam execs $(PREFIX)/bin/rdmak for an etcd store (tests/cmd/install.sh).
 install: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni
 	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(PREFIX)/bin/rdmak
 	install -D -m 0755 $(BUILD)/cni/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-cni
