@@ -148,7 +148,7 @@ $(BUILD)/tests/test_convert_scale: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--w
 # docs/environment.md lists what they do read).
 SEAMS    := $(BUILD)/tests/seams
 SEAM_WRAP_vf_standin  := -Wl,--wrap=nl_rt_talk_vf
-SEAM_WRAP_rescan_gate := -Wl,--wrap=plugin_pool_set_build
+SEAM_WRAP_rescan_gate := -Wl,--wrap=pool_set_build
 SEAM_WRAP_etcd_calls  := -Wl,--wrap=etcd_client_free
 SEAM_ALL := vf_standin rescan_gate etcd_calls
 $(SEAMS)/obj/%.o: tests/seams/%.c $(PROTO_H)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The plugin's own share of an Allocate: plugin_allocate_container() + kubelet_container_alloc_clear() on a
+/* The plugin's own share of an Allocate: pool_allocate_container() + kubelet_container_alloc_clear() on a
  * sample node, without gRPC (tools/bench-plugin.mjs measures the round trip).
  *   cc -O2 -Isrc -Ibuild/gen tools/bench_plugin_alloc.c build/librdmak.a $(pkg-config --libs ...)
  *   bench_plugin_alloc examples/nodes/cx7-rail-1016vf examples/plugin/rail-1016vf.json [N] */
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "plugin/allocate.h"
-#include "plugin/pluginconf.h"
-#include "plugin/pool.h"
+#include "pool/allocate.h"
+#include "pool/config.h"
+#include "pool/pool.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -22,7 +22,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	char sys[4096], dev[4096], err[512], *buf;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct hw_ctx *ctx;
 	struct hw_node *node;
 	struct hw_error herr;
@@ -50,8 +50,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fclose(f);
-	if (plugin_config_parse(buf, (size_t)len, &cfg, err, sizeof(err)) < 0 || hw_ctx_new(sys, dev, &ctx) < 0 ||
-	    hw_load(ctx, 0, &node, &herr) < 0 || plugin_pool_set_build(cfg, node, NULL, &ps) < 0) {
+	if (pool_config_parse(buf, (size_t)len, &cfg, err, sizeof(err)) < 0 || hw_ctx_new(sys, dev, &ctx) < 0 ||
+	    hw_load(ctx, 0, &node, &herr) < 0 || pool_set_build(cfg, node, NULL, &ps) < 0) {
 		fprintf(stderr, "setup failed: %s\n", err);
 		return 1;
 	}
@@ -68,21 +68,21 @@ int main(int argc, char **argv)
 			struct timespec t0, t1;
 
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-			plugin_allocate_container(pool, &id, 1, &a, &msg);
+			pool_allocate_container(pool, &id, 1, &a, &msg);
 			kubelet_container_alloc_clear(&a);
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			free(msg);
 			t[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 		}
 		qsort(t, (size_t)n, sizeof(double), cmp);
-		printf("%s (%zu devices): plugin_allocate_container of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		printf("%s (%zu devices): pool_allocate_container of 1 device over %d calls: p50 %.1f us, p99 %.1f us, max %.1f us\n",
 		       pool->res->full_name, pool->n_devs, n, t[n / 2], t[n * 99 / 100], t[n - 1]);
 	}
 	free(t);
-	plugin_pool_set_free(ps);
+	pool_set_free(ps);
 	hw_node_free(node);
 	hw_ctx_free(ctx);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 	free(buf);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * allocate MR", "ethernet_read_keys: Couldn't read remote address"); the cause is in the pod
  * (memlock, IPC_LOCK, a memory limit, a missing device node or provider library) or on the
  * node (a Down port, GPU memory without nvidia_peermem). Each symptom runs the doctor's checks
- * that bear on it through its API (doctor_new, doctor_run_check), on the spot (the roots this
+ * that bear on it through its API (diag_new, diag_run_check), on the spot (the roots this
  * run reads), and the worst finding becomes the reason, its code chosen by the finding's typed
  * cause. Without doctor roots (judging a capture from elsewhere) the reason says what the
  * message means and what to check. */
@@ -13,17 +13,17 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "doctor/doctor.h"
+#include "diag/diag.h"
 #include "util/cleanup.h"
 
 extern char **environ;
 
-struct diag {
+struct diagnosis {
 	const struct pt_out *o;
 	const struct hw_node *node;
 	const struct bench_ceiling *c;
 	struct bench_verdict *v;
-	struct doctor *d; /* NULL: no doctor (the hardware model is not the one this run read) */
+	struct diag *d; /* NULL: no doctor (the hardware model is not the one this run read) */
 	int err;
 };
 
@@ -31,28 +31,28 @@ struct diag {
 
 /* Run the doctor's check `id` on the spot: true and *f its worst finding (about `object` when
  * given) when that is at least `min`. */
-static bool doctor_says(struct diag *g, const char *id, const char *object, enum doctor_status min,
-			struct doctor_finding *f)
+static bool doctor_says(struct diagnosis *g, const char *id, const char *object,
+			enum diag_status min, struct diag_finding *f)
 {
 	int r;
 
 	if (!g->d)
 		return false;
-	r = doctor_run_check(g->d, id, object, f);
+	r = diag_run_check(g->d, id, object, f);
 	if (r < 0)
 		g->err = 1;
 	return r > 0 && f->status >= min;
 }
 
 /* A reason from a doctor finding: perftest's line, then what the doctor found. */
-static void from_finding(struct diag *g, const char *code, const struct pt_event *e,
-			 const struct doctor_finding *f)
+static void from_finding(struct diagnosis *g, const char *code, const struct pt_event *e,
+			 const struct diag_finding *f)
 {
 	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s",
 				    e->text, f->id, f->title);
 }
 
-static void plain(struct diag *g, const char *code, const struct pt_event *e, const char *fix,
+static void plain(struct diagnosis *g, const char *code, const struct pt_event *e, const char *fix,
 		  const char *cause)
 {
 	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text,
@@ -61,15 +61,15 @@ static void plain(struct diag *g, const char *code, const struct pt_event *e, co
 
 /* ---- one symptom each ---------------------------------------------------------------------- */
 
-static void no_device(struct diag *g, const struct pt_event *e)
+static void no_device(struct diagnosis *g, const struct pt_event *e)
 {
 	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns",
 					   "rdma.devices" };
 
-	struct doctor_finding f;
+	struct diag_finding f;
 
 	for (size_t i = 0; i < ELEMENTSOF(ids); i++)
-		if (doctor_says(g, ids[i], NULL, DOCTOR_FAIL, &f)) {
+		if (doctor_says(g, ids[i], NULL, DIAG_FAIL, &f)) {
 			from_finding(g, "no_device", e, &f);
 			return;
 		}
@@ -80,14 +80,14 @@ static void no_device(struct diag *g, const struct pt_event *e)
 	      "in the image, or the device is in another RDMA network namespace");
 }
 
-static void device_not_found(struct diag *g, const struct pt_event *e)
+static void device_not_found(struct diagnosis *g, const struct pt_event *e)
 {
 	const struct hw_rdma_dev *d = g->node ? hw_node_rdma(g->node, e->what) : NULL;
 	char list[256] = "";
-	struct doctor_finding f;
+	struct diag_finding f;
 
 	if (d) {
-		if (doctor_says(g, "pod.devnodes", d->name, DOCTOR_WARN, &f)) {
+		if (doctor_says(g, "pod.devnodes", d->name, DIAG_WARN, &f)) {
 			from_finding(g, "device_not_in_pod", e, &f);
 			return;
 		}
@@ -101,8 +101,8 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 				e->text, d->name);
 			return;
 		}
-		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f) ||
-		    doctor_says(g, "pod.netns", NULL, DOCTOR_WARN, &f)) {
+		if (doctor_says(g, "pod.provider", NULL, DIAG_WARN, &f) ||
+		    doctor_says(g, "pod.netns", NULL, DIAG_WARN, &f)) {
 			from_finding(g, "device_not_found", e, &f);
 			return;
 		}
@@ -132,15 +132,15 @@ static void device_not_found(struct diag *g, const struct pt_event *e)
 		list[0] ? "; usable ones: " : "", list);
 }
 
-static void port_state(struct diag *g, const struct pt_event *e)
+static void port_state(struct diagnosis *g, const struct pt_event *e)
 {
 	const char *dev = g->o->device[0] ? g->o->device : g->c ? g->c->device : "";
 	char obj[HW_NAME_MAX + 16];
 	_cleanup_free_ char *alt = NULL;
-	struct doctor_finding f;
+	struct diag_finding f;
 
 	snprintf(obj, sizeof(obj), "%s/%d", dev, e->arg > 0 ? e->arg : 1);
-	if (dev[0] && doctor_says(g, "port.state", obj, DOCTOR_WARN, &f)) {
+	if (dev[0] && doctor_says(g, "port.state", obj, DIAG_WARN, &f)) {
 		from_finding(g, "port_down", e, &f);
 		return;
 	}
@@ -148,7 +148,7 @@ static void port_state(struct diag *g, const struct pt_event *e)
 		const struct hw_rdma_dev *d = hw_node_rdma(g->node, dev);
 		enum hw_link_layer ll = d && d->n_ports ? d->ports[0].link_layer : HW_LINK_IB;
 
-		alt = doctor_active_hcas(g->node, ll);
+		alt = diag_active_hcas(g->node, ll);
 	}
 	g->err |= bench_verdict_add(
 		g->v, BENCH_FAIL, "port_down",
@@ -159,26 +159,26 @@ static void port_state(struct diag *g, const struct pt_event *e)
 }
 
 /* The reason code of a registration failure the doctor explained. */
-static const char *mr_code(enum doctor_cause cause)
+static const char *mr_code(enum diag_cause cause)
 {
 	switch (cause) {
-	case DOCTOR_CAUSE_GPU_MEMORY: return "mr_gpu";
-	case DOCTOR_CAUSE_CGROUP_MEMORY: return "mr_memory_limit";
-	case DOCTOR_CAUSE_IPC_LOCK:
-	case DOCTOR_CAUSE_IPC_LOCK_NON_ROOT: return "mr_ipc_lock";
+	case DIAG_CAUSE_GPU_MEMORY: return "mr_gpu";
+	case DIAG_CAUSE_CGROUP_MEMORY: return "mr_memory_limit";
+	case DIAG_CAUSE_IPC_LOCK:
+	case DIAG_CAUSE_IPC_LOCK_NON_ROOT: return "mr_ipc_lock";
 	default: return "mr_memlock";
 	}
 }
 
-static void mr(struct diag *g, const struct pt_event *e)
+static void mr(struct diagnosis *g, const struct pt_event *e)
 {
 	static const char *const pod_ids[] = { "pod.memlock", "pod.ipc_lock", "pod.memory" };
-	struct doctor_finding f, fi, limit = { 0 };
+	struct diag_finding f, fi, limit = { 0 };
 	bool pod_checked = false;
 
 	/* error=14 (EFAULT) is a GPU pointer no peer-memory client took */
 	if (g->o->cuda || e->arg == 14) {
-		if (doctor_says(g, "gpudirect.driver", NULL, DOCTOR_WARN, &f)) {
+		if (doctor_says(g, "gpudirect.driver", NULL, DIAG_WARN, &f)) {
 			from_finding(g, mr_code(f.cause), e, &f);
 			return;
 		}
@@ -191,21 +191,21 @@ static void mr(struct diag *g, const struct pt_event *e)
 		}
 	}
 	for (size_t i = 0; i < ELEMENTSOF(pod_ids); i++) {
-		if (!doctor_says(g, pod_ids[i], NULL, DOCTOR_SKIP, &f))
+		if (!doctor_says(g, pod_ids[i], NULL, DIAG_SKIP, &f))
 			continue;
 		pod_checked = true;
 		/* a memory limit, even one with room today: seed 003's "Couldn't allocate MR" went
 		 * away when the limit was removed */
-		if (f.cause == DOCTOR_CAUSE_CGROUP_MEMORY && f.status != DOCTOR_FAIL)
+		if (f.cause == DIAG_CAUSE_CGROUP_MEMORY && f.status != DIAG_FAIL)
 			limit = f;
-		if (f.status != DOCTOR_FAIL)
+		if (f.status != DIAG_FAIL)
 			continue;
 		/* The memlock limit is what bites, but a user who added IPC_LOCK to a container that
 		 * runs as another user than root (nvidia-container-toolkit#2037) has to hear why the
 		 * capability did nothing, or they will raise the wrong thing. */
-		if (f.cause == DOCTOR_CAUSE_MEMLOCK &&
-		    doctor_says(g, "pod.ipc_lock", NULL, DOCTOR_FAIL, &fi) &&
-		    fi.cause == DOCTOR_CAUSE_IPC_LOCK_NON_ROOT)
+		if (f.cause == DIAG_CAUSE_MEMLOCK &&
+		    doctor_says(g, "pod.ipc_lock", NULL, DIAG_FAIL, &fi) &&
+		    fi.cause == DIAG_CAUSE_IPC_LOCK_NON_ROOT)
 			f = fi;
 		from_finding(g, mr_code(f.cause), e, &f);
 		return;
@@ -229,7 +229,7 @@ static void mr(struct diag *g, const struct pt_event *e)
 			"IPC_LOCK, or a pod memory limit (seed 003)");
 }
 
-static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
+static void read_keys(struct diagnosis *g, const struct pt_event *e, const struct pt_out *peer)
 {
 	if (peer && bench_perftest_failed(peer)) {
 		const struct pt_event *pe = NULL;
@@ -252,7 +252,7 @@ static void read_keys(struct diag *g, const struct pt_event *e, const struct pt_
 }
 
 /* The GID a RoCE port should use, for fix texts. */
-static void good_gid(const struct diag *g, char *buf, size_t n)
+static void good_gid(const struct diagnosis *g, char *buf, size_t n)
 {
 	const struct hw_rdma_dev *d =
 		g->node && g->o->device[0] ? hw_node_rdma(g->node, g->o->device) : NULL;
@@ -272,16 +272,16 @@ static void good_gid(const struct diag *g, char *buf, size_t n)
 	}
 }
 
-static void qp_state(struct diag *g, const struct pt_event *e)
+static void qp_state(struct diagnosis *g, const struct pt_event *e)
 {
 	char gid[128];
-	struct doctor_finding f;
+	struct diag_finding f;
 	bool found;
 
 	good_gid(g, gid, sizeof(gid));
 	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
-		found = doctor_says(g, "pod.gids", NULL, DOCTOR_WARN, &f) ||
-			doctor_says(g, "roce.gids", NULL, DOCTOR_WARN, &f);
+		found = doctor_says(g, "pod.gids", NULL, DIAG_WARN, &f) ||
+			doctor_says(g, "roce.gids", NULL, DIAG_WARN, &f);
 		if (g->o->zero_gid) {
 			g->err |= bench_verdict_add(
 				g->v, BENCH_FAIL, "zero_gid",
@@ -305,7 +305,7 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 			e->text, g->o->gid_index, gid);
 		return;
 	}
-	if (doctor_says(g, "port.sm", NULL, DOCTOR_WARN, &f)) {
+	if (doctor_says(g, "port.sm", NULL, DIAG_WARN, &f)) {
 		from_finding(g, "qp_connect", e, &f);
 		return;
 	}
@@ -315,7 +315,7 @@ static void qp_state(struct diag *g, const struct pt_event *e)
 	      "given on one side only");
 }
 
-static void completion(struct diag *g, const struct pt_event *e)
+static void completion(struct diagnosis *g, const struct pt_event *e)
 {
 	if (e->arg == 12)
 		plain(g, "retry_exceeded", e,
@@ -329,7 +329,7 @@ static void completion(struct diag *g, const struct pt_event *e)
 		      "a work request completed with an error");
 }
 
-static void arguments(struct diag *g, const struct pt_event *e)
+static void arguments(struct diagnosis *g, const struct pt_event *e)
 {
 	if (strstr(e->what, "DMA-BUF cannot be used without CUDA"))
 		g->err |= bench_verdict_add(
@@ -347,14 +347,14 @@ static void arguments(struct diag *g, const struct pt_event *e)
 					    e->what[0] ? "\"" : "");
 }
 
-static void one_event(struct diag *g, const struct pt_event *e, const struct pt_out *peer)
+static void one_event(struct diagnosis *g, const struct pt_event *e, const struct pt_out *peer)
 {
-	struct doctor_finding f;
+	struct diag_finding f;
 
 	switch (e->kind) {
 	case PT_EV_NO_DEVICE: no_device(g, e); break;
 	case PT_EV_NO_PROVIDER:
-		if (doctor_says(g, "pod.provider", NULL, DOCTOR_WARN, &f))
+		if (doctor_says(g, "pod.provider", NULL, DIAG_WARN, &f))
 			from_finding(g, "no_provider", e, &f);
 		else
 			plain(g, "no_provider", e,
@@ -385,7 +385,7 @@ static void one_event(struct diag *g, const struct pt_event *e, const struct pt_
 		      "the two sides run perftest versions that cannot talk to each other");
 		break;
 	case PT_EV_DMABUF:
-		if (doctor_says(g, "gpudirect.driver", NULL, DOCTOR_WARN, &f))
+		if (doctor_says(g, "gpudirect.driver", NULL, DIAG_WARN, &f))
 			from_finding(g, "dmabuf", e, &f);
 		else
 			plain(g, "dmabuf", e,
@@ -410,12 +410,12 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 		   const struct hw_node *node, bool doctor, const struct bench_ceiling *c,
 		   struct bench_verdict *v)
 {
-	struct diag g = { .o = o, .node = node, .c = c, .v = v };
+	struct diagnosis g = { .o = o, .node = node, .c = c, .v = v };
 	bool seen[PT_EV__MAX] = { false };
 	size_t before = v->n_reasons;
 
 	/* the checks read this run's roots and hardware model, from inside the pod */
-	if (ctx && doctor && node && doctor_new(ctx, node, DOCTOR_POD, environ, &g.d) < 0)
+	if (ctx && doctor && node && diag_new(ctx, node, DIAG_POD, environ, &g.d) < 0)
 		return -ENOMEM;
 	/* the first failure of each kind; "If device exists" and its like follow the first */
 	for (size_t i = 0; i < o->n_events; i++) {
@@ -444,6 +444,6 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 	if (bench_perftest_failed(o) && v->n_reasons == before)
 		g.err |= bench_verdict_add(v, BENCH_FAIL, "bench_perftest_failed",
 					   "Read perftest's output above.", "perftest failed");
-	doctor_free(g.d);
+	diag_free(g.d);
 	return g.err ? -ENOMEM : 0;
 }

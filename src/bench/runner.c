@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "doctor/doctor.h"
+#include "diag/diag.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -92,7 +92,7 @@ int bench_runner_rails(const struct hw_node *node, const struct hw_rdma_dev ***r
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		const struct hw_port *p = bench_port(d, 0);
 
-		if (!doctor_dev_usable(d) || !p)
+		if (!diag_dev_usable(d) || !p)
 			continue;
 		if (p->link_layer == HW_LINK_ETH && bench_runner_roce_gid(p, node, NULL, NULL) < 0)
 			continue;
@@ -126,8 +126,8 @@ static const struct hw_rdma_dev *choose_device(const struct hw_node *node, const
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
 		const struct hw_port *p = bench_port(d, 0);
-		const char *no = !doctor_dev_usable(d) ? "no uverbs node here"
-				 : !p		       ? "no ACTIVE port"
+		const char *no = !diag_dev_usable(d) ? "no uverbs node here"
+				 : !p		     ? "no ACTIVE port"
 				 : p->link_layer == HW_LINK_ETH &&
 						 bench_runner_roce_gid(p, node, NULL, NULL) < 0
 					 ? "no RoCE v2 IPv4 GID"

@@ -11,51 +11,44 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "diag/diag.h"
+#include "doctor/nfd.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-static bool gpudirect_ready(const struct doctor *d)
+static bool gpudirect_ready(const struct hw_node *n, const json_t *findings)
 {
 	size_t i;
 	json_t *f;
 
-	if (d->node->n_gpus == 0 || d->node->n_rdma == 0)
+	if (n->n_gpus == 0 || n->n_rdma == 0)
 		return false;
 	/* the verdict of gpudirect.driver, so the label and the report never disagree */
-	json_array_foreach(
-		d->findings, i,
-		f) if (!strcmp(json_string_value(json_object_get(f, "id")), "gpudirect.driver") &&
-		       strcmp(json_string_value(json_object_get(f, "status")), "ok") !=
-			       0) return false;
-	for (i = 0; i < d->node->n_gpus; i++)
-		if (d->node->gpus[i].nearest)
+	json_array_foreach(findings, i, f)
+	{
+		if (!strcmp(json_string_value(json_object_get(f, "id")), "gpudirect.driver") &&
+		    diag_status_of(f) != DIAG_OK)
+			return false;
+	}
+	for (i = 0; i < n->n_gpus; i++)
+		if (n->gpus[i].nearest)
 			return true;
 	return false;
 }
 
-static const char *worst_status(const struct doctor *d)
+static const char *worst_status(const json_t *findings)
 {
-	const char *w = "ok";
+	enum diag_status w = DIAG_OK;
 	size_t i;
 	json_t *f;
 
-	json_array_foreach(d->findings, i, f)
-	{
-		const char *s = json_string_value(json_object_get(f, "status"));
-
-		if (!strcmp(s, "fail"))
-			return "fail";
-		if (!strcmp(s, "warn"))
-			w = "warn";
-	}
-	return w;
+	json_array_foreach(findings, i, f) if (diag_status_of(f) > w) w = diag_status_of(f);
+	return diag_status_name(w);
 }
 
-int doctor_write_nfd(const struct doctor *d, const char *path)
+int doctor_nfd_write(const struct hw_node *n, const json_t *findings, const char *path)
 {
 	_cleanup_free_ char *text = NULL;
-	const struct hw_node *n = d->node;
 	size_t active = 0, ib = 0, eth = 0, vfs = 0, len = 0;
 	bool lag = false;
 	FILE *f;
@@ -86,8 +79,9 @@ int doctor_write_nfd(const struct doctor *d, const char *path)
 	if (lag)
 		fprintf(f, "rdmak.io/rdma.roce-lag=true\n");
 	fprintf(f, "rdmak.io/gpu.count=%zu\n", n->n_gpus);
-	fprintf(f, "rdmak.io/gpudirect.ready=%s\n", gpudirect_ready(d) ? "true" : "false");
-	fprintf(f, "rdmak.io/doctor.status=%s\n", worst_status(d));
+	fprintf(f, "rdmak.io/gpudirect.ready=%s\n",
+		gpudirect_ready(n, findings) ? "true" : "false");
+	fprintf(f, "rdmak.io/doctor.status=%s\n", worst_status(findings));
 	if (fclose(f) != 0)
 		return -ENOMEM;
 	/* NFD may read at any moment: never let it see half a file */

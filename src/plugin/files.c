@@ -177,7 +177,7 @@ int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, co
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct pool *p = &ps->pools[i];
 
-		if (p->res->kind != PLUGIN_EXCLUSIVE || !p->n_m || !keep(ud, p))
+		if (p->res->kind != POOL_EXCLUSIVE || !p->n_m || !keep(ud, p))
 			continue;
 		if (dfd < 0 && (dfd = open_dir(dir)) < 0)
 			return dfd;

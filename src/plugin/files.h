@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "plugin/pool.h"
+#include "pool/pool.h"
 
 /* The files one writer left in a folder, so that it replaces or removes exactly those (never
  * another plugin's files of the same names). */

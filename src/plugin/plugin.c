@@ -23,11 +23,11 @@
 #include "kubelet/kubelet.h"
 #include "log/log.h"
 #include "doc/doc.h"
-#include "plugin/allocate.h"
-#include "plugin/pluginconf.h"
+#include "pool/allocate.h"
+#include "pool/config.h"
 #include "plugin/files.h"
-#include "plugin/health.h"
-#include "plugin/pool.h"
+#include "pool/health.h"
+#include "pool/pool.h"
 #include "plugin/report.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -66,8 +66,8 @@ struct slot {
 /* A pool build on the builder thread (rescan or reload): a full hardware load of a
  * 1016-VF node takes seconds, and the loop keeps polling health meanwhile. */
 struct build_job {
-	struct plugin_config *cfg; /* reload: the new config, owned until applied; rescan: d->cfg */
-	char *text;		   /* reload: its text */
+	struct pool_config *cfg; /* reload: the new config, owned until applied; rescan: d->cfg */
+	char *text;		 /* reload: its text */
 	const struct pool_set *prev; /* d->ps, which stays until the result is applied */
 	char why[64];
 	bool reload;
@@ -80,7 +80,7 @@ struct daemon {
 	struct hw_ctx *ctx;
 	struct kubelet *k;     /* the transport every slot's server shares */
 	pthread_rwlock_t lock; /* d->ps and slot->pool, read by the transport's threads */
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	char *cfg_text;
 	struct pool_set *ps;
 	struct slot **slots;
@@ -121,7 +121,7 @@ static void transport_log(int level, const char *msg, void *ud)
 /* ---- config --------------------------------------------------------------------------- */
 
 /* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
-static int load_config(const char *path, struct plugin_config **cfg, char **text, char *err,
+static int load_config(const char *path, struct pool_config **cfg, char **text, char *err,
 		       size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -133,7 +133,7 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	r = plugin_config_parse(buf, len, cfg, err, errlen);
+	r = pool_config_parse(buf, len, cfg, err, errlen);
 	if (r < 0) {
 		_cleanup_free_ char *msg = strdup(err);
 
@@ -146,7 +146,7 @@ static int load_config(const char *path, struct plugin_config **cfg, char **text
 
 /* The keys the config has that the anchors ignore, accepted: named once per loaded content,
  * on stderr for --dry-run, in the log for the daemon. */
-static void config_warnings(const struct opts *o, const struct plugin_config *cfg)
+static void config_warnings(const struct opts *o, const struct pool_config *cfg)
 {
 	for (size_t i = 0; i < cfg->warnings.n; i++) {
 		if (o->dry_run)
@@ -186,7 +186,7 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 
 /* prev: the set the result replaces (in-pod VFs keep their answers), NULL at start-up. Runs
  * on the builder thread, after start-up: it touches no field the loop's thread writes. */
-static int build(struct daemon *d, const struct plugin_config *cfg, const struct pool_set *prev,
+static int build(struct daemon *d, const struct pool_config *cfg, const struct pool_set *prev,
 		 struct pool_set **ret)
 {
 	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev };
@@ -216,7 +216,7 @@ static int build(struct daemon *d, const struct plugin_config *cfg, const struct
 	} else {
 		d->netns_warned = false;
 	}
-	r = plugin_pool_set_build(cfg, node, &po, ret);
+	r = pool_set_build(cfg, node, &po, ret);
 	hw_node_free(node);
 	if (r < 0)
 		log_error("building the pools: %s", strerror(-r));
@@ -233,7 +233,7 @@ static int cb_allocate(void *ud, const char *const *ids, size_t n,
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool) {
-		r = plugin_allocate_container(s->pool, ids, n, out, msg);
+		r = pool_allocate_container(s->pool, ids, n, out, msg);
 	} else {
 		r = -ENODEV;
 		if (asprintf(msg, "%s is no longer configured", s->full_name) < 0)
@@ -258,8 +258,8 @@ static int cb_preferred(void *ud, const char *const *available, size_t n_availab
 
 	pthread_rwlock_rdlock(&s->d->lock);
 	if (s->pool)
-		r = plugin_allocate_preferred(s->pool, available, n_available, must_include, n_must,
-					      size, out, n_out);
+		r = pool_allocate_preferred(s->pool, available, n_available, must_include, n_must,
+					    size, out, n_out);
 	pthread_rwlock_unlock(&s->d->lock);
 	return r;
 }
@@ -330,7 +330,7 @@ static void log_pool(const struct pool *p, const char *what)
 		healthy += p->devs[i].healthy;
 	log_info("%s %s: %zu devices advertised (%zu healthy) over %zu %s", what, p->res->full_name,
 		 p->n_devs, healthy, p->n_m,
-		 p->res->kind == PLUGIN_SHARED ? "RDMA devices" : "PCI functions");
+		 p->res->kind == POOL_SHARED ? "RDMA devices" : "PCI functions");
 }
 
 static struct slot *slot_find(struct daemon *d, const char *name)
@@ -429,10 +429,10 @@ static void register_all(struct daemon *d)
 
 /* Point every slot at the new set, start servers for new resources and stop the ones whose
  * resource left the config. Called with the write lock held only around pointer swaps. */
-static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cfg, char *text)
+static int apply(struct daemon *d, struct pool_set *ps, struct pool_config *cfg, char *text)
 {
 	struct pool_set *old_ps;
-	struct plugin_config *old_cfg;
+	struct pool_config *old_cfg;
 	size_t kept = 0;
 	int r = 0;
 
@@ -459,9 +459,9 @@ static int apply(struct daemon *d, struct pool_set *ps, struct plugin_config *cf
 	}
 	pthread_rwlock_unlock(&d->lock);
 	if (old_ps != ps)
-		plugin_pool_set_free(old_ps);
+		pool_set_free(old_ps);
 	if (cfg && old_cfg != cfg)
-		plugin_config_free(old_cfg);
+		pool_config_free(old_cfg);
 
 	for (size_t i = 0; i < d->n_slots;) {
 		struct slot *s = d->slots[i];
@@ -496,7 +496,7 @@ static void log_member_changes(const struct pool_set *ps, const struct pool *p, 
 
 		if (m->healthy == before[i])
 			continue;
-		plugin_health_member_reason(ps, m, reason, sizeof(reason));
+		pool_health_member_reason(ps, m, reason, sizeof(reason));
 		if (m->healthy)
 			log_info("%s: %s is Healthy again", p->res->full_name, m->id);
 		else
@@ -511,8 +511,8 @@ static void health_tick(struct daemon *d)
 	int n;
 
 	/* Only this thread writes inputs and refreshes; readers take the lock for the swap of
-	 * prepared answers inside plugin_pool_set_refresh. */
-	n = plugin_health_poll(ps, d->ctx);
+	 * prepared answers inside pool_set_refresh. */
+	n = pool_health_poll(ps, d->ctx);
 	if (n <= 0)
 		return;
 	changed = calloc(ps->n + 1, sizeof(bool));
@@ -531,7 +531,7 @@ static void health_tick(struct daemon *d)
 			for (size_t j = 0; j < ps->pools[i].n_m; j++)
 				before[k++] = ps->pools[i].m[j].healthy;
 		pthread_rwlock_wrlock(&d->lock);
-		plugin_pool_set_refresh(ps, changed);
+		pool_set_refresh(ps, changed);
 		pthread_rwlock_unlock(&d->lock);
 		k = 0;
 		for (size_t i = 0; i < ps->n; i++) {
@@ -564,7 +564,7 @@ static void *builder_main(void *ud)
 
 /* Start a build of cfg on the builder thread; the loop applies it (build_finished). cfg and
  * text (a reload's) are the job's from here on, whatever happens. */
-static int build_start(struct daemon *d, const char *why, struct plugin_config *cfg, char *text)
+static int build_start(struct daemon *d, const char *why, struct pool_config *cfg, char *text)
 {
 	int r;
 
@@ -576,7 +576,7 @@ static int build_start(struct daemon *d, const char *why, struct plugin_config *
 	if (r < 0) {
 		log_error("%s: starting the builder thread: %s", why, strerror(-r));
 		if (cfg) {
-			plugin_config_free(cfg);
+			pool_config_free(cfg);
 			free(text);
 		}
 		d->job = (struct build_job){ 0 };
@@ -602,7 +602,7 @@ static void rescan(struct daemon *d, const char *why)
 
 static void reload(struct daemon *d, const char *why)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char *text = NULL, err[512];
 
 	/* one build at a time: the config is checked again every second, a SIGHUP is kept */
@@ -623,7 +623,7 @@ static void reload(struct daemon *d, const char *why)
 	}
 	daemon_refusal_clear(&d->refusal);
 	if (d->cfg_text && !strcmp(text, d->cfg_text) && strcmp(why, "SIGHUP")) {
-		plugin_config_free(cfg);
+		pool_config_free(cfg);
 		free(text);
 		return;
 	}
@@ -656,14 +656,14 @@ static void build_finished(struct daemon *d)
 
 	if (job.r < 0) {
 		if (job.reload) {
-			plugin_config_free(job.cfg);
+			pool_config_free(job.cfg);
 			free(job.text);
 		} else {
 			d->fingerprint = 0; /* sysfs mid-change: try again at the next check */
 		}
 	} else {
-		if (plugin_health_poll(job.ps, d->ctx) > 0)
-			plugin_pool_set_refresh(job.ps, NULL);
+		if (pool_health_poll(job.ps, d->ctx) > 0)
+			pool_set_refresh(job.ps, NULL);
 		if (job.reload) {
 			log_info("%s: config %s reloaded (%zu resources)", job.why, d->o->config,
 				 job.cfg->n_res);
@@ -694,9 +694,9 @@ static void build_discard(struct daemon *d)
 	log_info("waiting for the build in progress (%s) to finish", d->job.why);
 	job = build_join(d);
 	if (job.r >= 0)
-		plugin_pool_set_free(job.ps);
+		pool_set_free(job.ps);
 	if (job.reload) {
-		plugin_config_free(job.cfg);
+		pool_config_free(job.cfg);
 		free(job.text);
 	}
 }
@@ -783,7 +783,7 @@ static int on_tick(void *ud)
 	/* Three directory listings: every 2 s is enough for hot-plug and driver reloads. The
 	 * rescan runs on the builder thread: this loop goes on polling health meanwhile. */
 	if (now_s() - d->last_fp >= 2.0 &&
-	    (d->last_fp = now_s(), plugin_health_topology_fingerprint(d->ctx, &fp) >= 0) &&
+	    (d->last_fp = now_s(), pool_health_topology_fingerprint(d->ctx, &fp) >= 0) &&
 	    fp != d->fingerprint) {
 		d->fingerprint = fp;
 		rescan(d, "RDMA devices or netdevs appeared or disappeared");
@@ -831,7 +831,7 @@ static int run_daemon(struct daemon *d)
 	if (r < 0)
 		log_warning("watching %s: %s; changes are noticed by a check every second",
 			    d->o->config, strerror(-r));
-	if (plugin_health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
+	if (pool_health_topology_fingerprint(d->ctx, &d->fingerprint) < 0)
 		d->fingerprint = 0;
 	if (wait_for_kubelet_dir(d, loop) < 0) {
 		ret = PLUGIN_EXIT_OK; /* SIGTERM while waiting */
@@ -869,8 +869,8 @@ static void daemon_done(struct daemon *d)
 	plugin_files_remove(d->o->devinfo_dir, &d->devinfo, removing_failed, d);
 	if (d->o->cdi)
 		plugin_files_remove(d->o->cdi_dir, &d->cdi_files, removing_failed, d);
-	plugin_pool_set_free(d->ps);
-	plugin_config_free(d->cfg);
+	pool_set_free(d->ps);
+	pool_config_free(d->cfg);
 	free(d->cfg_text);
 	daemon_refusal_clear(&d->refusal);
 	strv_free(d->attr_errors.v);
@@ -1015,7 +1015,7 @@ static int wait_for_file(const char *path, int timeout_s)
 	return 0;
 }
 
-static int check_paths(const struct opts *o, const struct plugin_config *cfg)
+static int check_paths(const struct opts *o, const struct pool_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_res; i++) {
 		char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 512];
@@ -1096,7 +1096,7 @@ int plugin_main(int argc, char **argv)
 	}
 	config_warnings(&o, d.cfg);
 	if (check_paths(&o, d.cfg) < 0) {
-		plugin_config_free(d.cfg);
+		pool_config_free(d.cfg);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;
 	}
@@ -1104,7 +1104,7 @@ int plugin_main(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "rdmak plugin: cannot open sysfs root %s: %s\n", missing,
 			strerror(-r));
-		plugin_config_free(d.cfg);
+		pool_config_free(d.cfg);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_RUNTIME;
 	}
@@ -1113,7 +1113,7 @@ int plugin_main(int argc, char **argv)
 			"%s did not appear within %d s: exiting without advertising (VFs may be half "
 			"made; the pod restarts and waits again)",
 			o.wait_for, o.wait_timeout_s);
-		plugin_config_free(d.cfg);
+		pool_config_free(d.cfg);
 		free(d.cfg_text);
 		hw_ctx_free(d.ctx);
 		return PLUGIN_EXIT_RUNTIME;

@@ -1,96 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The device plugin's configuration: k8s-rdma-shared-dev-plugin's `configList`,
- * sriov-network-device-plugin's `resourceList`, or both in one file plus rdmak's own keys
- * (docs/plugin.md). Parsed from a buffer so that the parser has a fuzz target; every
- * refusal names the JSON path of the offending field. */
-#ifndef RDMAK_PLUGIN_PLUGINCONF_H
-#define RDMAK_PLUGIN_PLUGINCONF_H
+/* The device plugin's config moved to src/pool (pool/config.h). This header keeps the names the
+ * exporter calls until its includes move there; tests/cmd/symbols.sh allows the exporter this
+ * one role header, and both go together. struct plugin_config is only ever a pointer to a
+ * struct pool_config. */
+#ifndef RDMAK_PLUGIN_PLUGINCONF_COMPAT_H
+#define RDMAK_PLUGIN_PLUGINCONF_COMPAT_H
 
-#include <stdbool.h>
-#include <stddef.h>
+#include "pool/config.h"
 
-#include "util/strv.h"
+#define PLUGIN_SHARED	 POOL_SHARED
+#define PLUGIN_EXCLUSIVE POOL_EXCLUSIVE
 
-/* One pfNames entry: "ens1f0" (every function of the PF) or "ens1f0#0-3,7" (those VFs). */
-struct plugin_pf_sel {
-	char *pf;	       /* netdev name or PF BDF */
-	bool all;	       /* no '#': the PF and all its VFs */
-	unsigned (*ranges)[2]; /* inclusive [lo, hi] */
-	size_t n_ranges;
-};
+struct plugin_config;
 
-/* Parse "ens1f0#0-3,7" into *ret. -EINVAL with a reason in why (static text). */
-int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **why);
-void plugin_pf_sel_clear(struct plugin_pf_sel *p);
-bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index);
+static inline int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
+				      char *err, size_t errlen)
+{
+	return pool_config_parse(buf, len, (struct pool_config **)ret, err, errlen);
+}
 
-/* A pfNames or rootDevices list: the functions of any of these PFs (OR). */
-struct plugin_pf_list {
-	struct plugin_pf_sel *v;
-	size_t n;
-};
-
-struct plugin_selector {
-	/* both formats */
-	struct strv_list vendors, devices, drivers, link_types;
-	/* shared-dev-plugin */
-	struct strv_list if_names;
-	/* sriov-network-device-plugin */
-	struct plugin_pf_list pf_names;	    /* by the PF's netdev name (or its address) */
-	struct plugin_pf_list root_devices; /* by the PF's PCI address */
-	struct strv_list pci_addresses;
-	int is_rdma; /* -1 unset */
-	bool need_vhost_net;
-};
-
-enum plugin_kind {
-	PLUGIN_SHARED,	  /* configList: rdmaHcaMax ids share every selected HCA */
-	PLUGIN_EXCLUSIVE, /* resourceList: one id per PCI function */
-};
-
-struct plugin_env {
-	char *name;
-	char *value; /* template: ${hcas} ${netdevs} are expanded (docs/plugin.md) */
-};
-
-struct plugin_resource {
-	char path[32]; /* "configList[1]", for messages */
-	enum plugin_kind kind;
-	char *prefix;	 /* "rdma", "nvidia.com" */
-	char *name;	 /* "rdma_a100" */
-	char *full_name; /* "rdma/rdma_a100" */
-	unsigned rdma_hca_max;
-	struct plugin_selector *sels; /* OR of these */
-	size_t n_sels;
-	struct plugin_env *envs;
-	size_t n_envs;
-	bool exclude_topology;
-	char *additional_info; /* sriov-dp additionalInfo as compact JSON text, or NULL */
-};
-
-struct plugin_config {
-	int periodic_update_s;	/* full rescan interval; 0 disables */
-	int health_interval_ms; /* rdmak: port/carrier poll period */
-	int rdma_netns_mode;	/* rdmak: the RDMA netns mode the node must be in: 1 shared,
-				  * 0 exclusive, -1 not said ("rdmaNetnsMode") */
-	struct plugin_resource *res;
-	size_t n_res;
-	/* "<json path>: <why>" of each key accepted and ignored, as the anchors ignore them: the
-	 * plugin logs them (stderr with --dry-run) */
-	struct strv_list warnings;
-};
-
-/* Defaults when the config does not say. */
-#define PLUGIN_DEFAULT_RESCAN_S	     60 /* k8s-rdma-shared-dev-plugin's default */
-#define PLUGIN_DEFAULT_HEALTH_MS     250
-#define PLUGIN_DEFAULT_SHARED_PREFIX "rdma"
-/* sriov-network-device-plugin's -resource-prefix */
-#define PLUGIN_DEFAULT_SRIOV_PREFIX "intel.com"
-
-/* Parse buf[0..len). On failure returns -EINVAL and writes "<json path>: <reason>" to err.
- * Keys the anchors ignore are accepted and named in (*ret)->warnings. */
-int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err,
-			size_t errlen);
-void plugin_config_free(struct plugin_config *cfg);
+static inline void plugin_config_free(struct plugin_config *cfg)
+{
+	pool_config_free((struct pool_config *)cfg);
+}
 
 #endif

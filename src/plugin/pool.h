@@ -1,83 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Resource pools: the configuration applied to one load of the hardware model: which members
- * each resource has, their char devices and health inputs. The answers the kubelet will ask for
- * are prepared from them by allocate.c at start-up, reload or health change, so that the
- * transport's callbacks only copy prepared data. */
-#ifndef RDMAK_PLUGIN_POOL_H
-#define RDMAK_PLUGIN_POOL_H
+/* The pool model moved to src/pool (pool/pool.h). This header keeps the names the exporter
+ * calls until its includes move there; tests/cmd/symbols.sh allows the exporter this one role
+ * header, and both go together. */
+#ifndef RDMAK_PLUGIN_POOL_COMPAT_H
+#define RDMAK_PLUGIN_POOL_COMPAT_H
 
-#include <stdbool.h>
-#include <stddef.h>
-
-#include "hw/hw.h"
-#include "kubelet/kubelet.h"
 #include "plugin/pluginconf.h"
-#include "plugin/health.h"
+#include "pool/pool.h"
 
-struct pool_member {
-	char id[HW_NAME_MAX]; /* shared: the RDMA device; exclusive: the PCI address (the kubelet id) */
-	char *rdma;	      /* RDMA devices, comma-separated ("mlx5_3"); never NULL once built */
-	char *netdevs;	      /* netdevs, comma-separated; never NULL once built */
-	char pf[HW_BDF_MAX]; /* exclusive: the PF (itself for a PF) */
-	int vf_index;	     /* exclusive: -1 for a PF */
-	int numa;
-	bool healthy;
-	bool in_pod; /* exclusive netns: its RDMA device is in a pod (plugin_select_vf_in_pod) */
-	/* Why not healthy: the static fault, else inputs[bad_input]'s state (plugin_health_member_reason).
-	 * Strings are allocated to size: a 1016-VF pool's members are most of the idle memory. */
-	char *static_fault; /* a fault found at load time (no uverbs node): never healthy; NULL none */
-	size_t bad_input; /* unhealthy without a static fault: index in m->inputs */
-	size_t *inputs;
-	size_t n_inputs;
-	struct kubelet_device_spec *specs; /* its char devices (and vhost-net/tun); host_path and
-				       * container_path are one string, freed once */
-	size_t n_specs;
-	char *info; /* exclusive: its "<id>":{...} entry of _INFO (compact, keys sorted),
-				* prepared at build time so that Allocate builds no JSON */
-};
+static inline int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
+					const struct pool_opts *opts, struct pool_set **ret)
+{
+	return pool_set_build((const struct pool_config *)cfg, node, opts, ret);
+}
 
-struct pool {
-	const struct plugin_resource *res;
-	char socket_name[128]; /* "rdmak-rdma_rdma_a100.sock" */
-	char env_key[160];     /* exclusive: PCIDEVICE_<PREFIX>_<NAME> */
-	struct pool_member *m; /* sorted by id */
-	size_t n_m;
-	struct kubelet_device *devs; /* what ListAndWatch sends */
-	size_t n_devs;
-	size_t n_healthy_members;
-	struct kubelet_container_alloc shared; /* shared pools: the answer for every container */
-	bool shared_ok;
-	bool cdi; /* answer with cdi_devices instead of device specs */
-	char shared_refusal[512];
-};
-
-struct pool_opts {
-	bool cdi;		     /* answer with cdi_devices instead of device specs */
-	const struct pool_set *prev; /* the set this one replaces: in-pod VFs keep their answers */
-};
-
-struct pool_set {
-	struct pool *pools;
-	size_t n;
-	struct health_input *inputs;
-	size_t n_inputs;
-	struct pool_opts opts;
-	bool exclusive_netns; /* RDMA netns mode exclusive: an in-use VF vanishes from the host */
-};
-
-/* Build the pools of cfg over node. cfg must outlive the set. */
-int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
-			  const struct pool_opts *opts, struct pool_set **ret);
-void plugin_pool_set_free(struct pool_set *ps);
-
-/* Judge every member's health from the inputs, then prepare the device lists and answers
- * (plugin_allocate_prepare). changed[i] (may be NULL) says whether pool i's device list changed. */
-int plugin_pool_set_refresh(struct pool_set *ps, bool *changed);
-
-/* The member of p with this id (members are sorted by id), or NULL. */
-const struct pool_member *plugin_pool_member_find(const struct pool *p, const char *id);
-
-/* Add item to the comma-separated list *list (malloc'd; NULL is empty) unless it is there. */
-int plugin_pool_list_add(char **list, const char *item);
+static inline void plugin_pool_set_free(struct pool_set *ps)
+{
+	pool_set_free(ps);
+}
 
 #endif

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "doc/doc.h"
-#include "plugin/allocate.h"
+#include "pool/allocate.h"
 #include "util/strv.h"
 
 static const char *const kind_names[] = {
-	[PLUGIN_SHARED] = "shared", [PLUGIN_EXCLUSIVE] = "exclusive"
+	[POOL_SHARED] = "shared", [POOL_EXCLUSIVE] = "exclusive"
 };
 
 json_t *plugin_report_container_response(const struct kubelet_container_alloc *a)
@@ -50,7 +50,7 @@ fail:
 }
 
 static json_t *member_json(const struct pool_set *ps, const struct pool_member *m,
-			   enum plugin_kind kind)
+			   enum pool_kind kind)
 {
 	/* ids, device and netdev names come from sysfs: escaped when not UTF-8, never dropped */
 	json_t *o = json_pack("{s:o, s:o, s:o, s:b}", "id", doc_string(m->id), "rdma",
@@ -60,10 +60,10 @@ static json_t *member_json(const struct pool_set *ps, const struct pool_member *
 
 	if (!o)
 		return NULL;
-	plugin_health_member_reason(ps, m, reason, sizeof(reason));
+	pool_health_member_reason(ps, m, reason, sizeof(reason));
 	json_object_set_new(o, "numa", m->numa >= 0 ? json_integer(m->numa) : json_null());
 	json_object_set_new(o, "reason", reason[0] ? doc_string(reason) : json_null());
-	if (kind == PLUGIN_EXCLUSIVE) {
+	if (kind == POOL_EXCLUSIVE) {
 		json_object_set_new(o, "pf", doc_string(m->pf));
 		json_object_set_new(o, "vf",
 				    m->vf_index >= 0 ? json_integer(m->vf_index) : json_null());
@@ -90,7 +90,7 @@ static json_t *allocate_json(const struct pool *p)
 	for (size_t i = 0, n = 0; i < p->n_devs; i++)
 		if (p->devs[i].healthy)
 			avail[n++] = p->devs[i].id, n_ids = n;
-	r = n_ids ? plugin_allocate_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
+	r = n_ids ? pool_allocate_preferred(p, avail, n_ids, NULL, 0, 1, &ids, &n_ids) : 0;
 	free(avail);
 	if (r < 0) {
 		json_decref(req);
@@ -106,7 +106,7 @@ static json_t *allocate_json(const struct pool *p)
 		json_array_append_new(req, doc_string(ids[i]));
 	o = json_pack("{s:{s:[{s:o}]}}", "request", "container_requests", "devices_ids", req);
 	if (n_ids) {
-		r = plugin_allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
+		r = pool_allocate_container(p, (const char *const *)ids, n_ids, &a, &msg);
 		if (r < 0)
 			json_object_set_new(o, "error", doc_string(msg ? msg : strerror(-r)));
 		else
@@ -143,7 +143,7 @@ json_t *plugin_report_build(const struct pool_set *ps)
 			      "kind", kind_names[p->res->kind], "config", p->res->path, "socket",
 			      p->socket_name, "advertised", (json_int_t)p->n_devs, "healthy",
 			      (json_int_t)healthy, "members", members);
-		if (p->res->kind == PLUGIN_EXCLUSIVE && o)
+		if (p->res->kind == POOL_EXCLUSIVE && o)
 			json_object_set_new(o, "env", json_string(p->env_key));
 		/* a resource that cannot be shown fails the report; it is never left out quietly */
 		if (!o || json_object_set_new(o, "allocate", allocate_json(p)) < 0) {

@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "plugin/pool.h"
+#include "pool/pool.h"
 
 json_t *plugin_report_build(const struct pool_set *ps);
 /* The AllocateResponse for one container, with the proto's field names. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # docs/environment.md against what the programs really read: the variables its first table names
 # are exactly those src/ looks up (getenv, secure_getenv, the CNI environment, the doctor's NCCL
-# checks); the shipped programs (what `make install` and the image take: build/rdmak,
+# checks, src/diag); the shipped programs (what `make install` and the image take: build/rdmak,
 # build/cni/rdmak-cni, build/reloc/*) hold no RDMAK_ name the page does not list, and none of
 # the test build's seams (tests/seams/), whose variables the page's last table names.
 . "$(dirname "$0")/../lib.sh"
@@ -25,7 +25,7 @@ doc_vars() {
 }
 # lookups DIR: the names DIR's C files look up, one per line
 lookups() {
-	grep -rhoE '(secure_getenv|getenv)\("[A-Za-z0-9_]+"\)|(env_get|take)\(envp, "[A-Za-z0-9_]+"|doctor_env_get\([^,]+, "[A-Za-z0-9_]+"' \
+	grep -rhoE '(secure_getenv|getenv)\("[A-Za-z0-9_]+"\)|(env_get|take)\(envp, "[A-Za-z0-9_]+"|diag_env_get\([^,]+, "[A-Za-z0-9_]+"' \
 		--include='*.c' "$1" | grep -oE '"[A-Za-z0-9_]+"' | tr -d '"' | sort -u
 }
 

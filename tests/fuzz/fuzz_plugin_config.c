@@ -7,19 +7,19 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "plugin/pluginconf.h"
-#include "plugin/pool.h"
+#include "pool/config.h"
+#include "pool/pool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	struct hw_node node;
 	struct pool_set *ps = NULL;
 	char err[256];
 
-	if (plugin_config_parse((const char *)data, size, &cfg, err, sizeof(err)) < 0) {
+	if (pool_config_parse((const char *)data, size, &cfg, err, sizeof(err)) < 0) {
 		/* a refusal always says something, and fits */
 		if (!err[0] || strlen(err) >= sizeof(err))
 			__builtin_trap();
@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(&node, 0, sizeof(node));
 	node.kernel.netns_mode = -1;
-	if (plugin_pool_set_build(cfg, &node, NULL, &ps) == 0)
-		plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	if (pool_set_build(cfg, &node, NULL, &ps) == 0)
+		pool_set_free(ps);
+	pool_config_free(cfg);
 	return 0;
 }

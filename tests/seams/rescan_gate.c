@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A link-time seam of the test build (Makefile: $(BUILD)/tests/seams/rdmak, never installed),
- * linked with -Wl,--wrap=plugin_pool_set_build: with RDMAK_TEST_RESCAN_GATE=FILE in the
+ * linked with -Wl,--wrap=pool_set_build: with RDMAK_TEST_RESCAN_GATE=FILE in the
  * environment, a build made on the plugin's builder thread (a rescan or a reload; not the first
  * build, which the main thread makes before the plugin serves) is held, once made, until FILE
  * exists (checked every 10 ms). A test can then act while a rescan is in progress without
@@ -8,18 +8,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "plugin/pool.h"
+#include "pool/pool.h"
 
-int __real_plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
-				 const struct pool_opts *o, struct pool_set **ret);
-int __wrap_plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
-				 const struct pool_opts *o, struct pool_set **ret);
+int __real_pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
+			  const struct pool_opts *o, struct pool_set **ret);
+int __wrap_pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
+			  const struct pool_opts *o, struct pool_set **ret);
 
-int __wrap_plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
-				 const struct pool_opts *o, struct pool_set **ret)
+int __wrap_pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
+			  const struct pool_opts *o, struct pool_set **ret)
 {
 	const char *gate = getenv("RDMAK_TEST_RESCAN_GATE");
-	int r = __real_plugin_pool_set_build(cfg, node, o, ret);
+	int r = __real_pool_set_build(cfg, node, o, ret);
 
 	if (gate && *gate && gettid() != getpid())
 		while (access(gate, F_OK) < 0)

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "k8s/names.h"
-#include "plugin/pluginconf.h"
+#include "pool/config.h"
 #include "webhook/webhookconf.h"
 
 struct name_case {
@@ -492,7 +492,7 @@ static void test_quantity_invalid(void **st)
 /* whether the plugin's config takes prefix/name as a resource it would advertise */
 static bool plugin_takes(const char *prefix, const char *name)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char buf[1024], err[512];
 	int r;
 
@@ -500,8 +500,8 @@ static bool plugin_takes(const char *prefix, const char *name)
 		 "{\"configList\":[{\"resourceName\":\"%s\",\"resourcePrefix\":\"%s\","
 		 "\"rdmaHcaMax\":1,\"devices\":[]}]}",
 		 name, prefix);
-	r = plugin_config_parse(buf, strlen(buf), &cfg, err, sizeof(err));
-	plugin_config_free(cfg);
+	r = pool_config_parse(buf, strlen(buf), &cfg, err, sizeof(err));
+	pool_config_free(cfg);
 	assert_true(r == 0 || r == -EINVAL);
 	return r == 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "doctor/parse.h"
+#include "diag/parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -54,7 +54,7 @@ static int limit_value(const char *tok, uint64_t *ret)
 	unsigned long long v;
 
 	if (strcmp(tok, "unlimited") == 0) {
-		*ret = DOCTOR_UNLIMITED;
+		*ret = DIAG_UNLIMITED;
 		return 0;
 	}
 	if (str_to_u64(tok, 10, &v) < 0)
@@ -65,8 +65,7 @@ static int limit_value(const char *tok, uint64_t *ret)
 
 /* /proc/<pid>/limits (fs/proc/base.c proc_pid_limits): "%-25s %-20s %-20s %-10s\n", the name
  * padded to 25 columns, so names with spaces are found by prefix and the values follow. */
-int doctor_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft,
-			uint64_t *hard)
+int diag_limits_parse(const char *buf, size_t len, const char *name, uint64_t *soft, uint64_t *hard)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -106,10 +105,10 @@ static int hex64(const char *s, uint64_t *ret)
 	return 0;
 }
 
-int doctor_proc_status_parse(const char *buf, size_t len, struct proc_status *ret)
+int diag_proc_status_parse(const char *buf, size_t len, struct diag_proc_status *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
-	struct proc_status st = { 0 };
+	struct diag_proc_status st = { 0 };
 	char *cur = copy, *line;
 	unsigned caps = 0;
 
@@ -184,8 +183,8 @@ static int unescape(const char *s, char *out, size_t n)
 	return 0;
 }
 
-static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype, const char *source,
-		      const char *opt1, const char *opt2)
+static int fill_entry(struct diag_mount_entry *e, const char *mp, const char *fstype,
+		      const char *source, const char *opt1, const char *opt2)
 {
 	int n;
 
@@ -202,12 +201,12 @@ static int fill_entry(struct mount_entry *e, const char *mp, const char *fstype,
 
 /* mountinfo (Documentation/filesystems/proc.rst 3.5):
  * "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
-int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint,
-			  struct mount_entry *ret)
+int diag_mountinfo_find(const char *buf, size_t len, const char *mountpoint,
+			struct diag_mount_entry *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
-	struct mount_entry e;
+	struct diag_mount_entry e;
 	int found = 0;
 
 	if (!copy)
@@ -248,11 +247,12 @@ int doctor_mountinfo_find(const char *buf, size_t len, const char *mountpoint,
 	return found;
 }
 
-int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint, struct mount_entry *ret)
+int diag_mounts_find(const char *buf, size_t len, const char *mountpoint,
+		     struct diag_mount_entry *ret)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
-	struct mount_entry e;
+	struct diag_mount_entry e;
 	int found = 0;
 
 	if (!copy)
@@ -280,7 +280,7 @@ int doctor_mounts_find(const char *buf, size_t len, const char *mountpoint, stru
 
 /* tmpfs prints "size=%luk" (mm/shmem.c shmem_show_options); a hand-written fstab may say
  * 1g or 64m, so every memparse() suffix is accepted. */
-int doctor_mount_option_size(const char *options, uint64_t *bytes)
+int diag_mount_option_size(const char *options, uint64_t *bytes)
 {
 	const char *p = options;
 
@@ -337,7 +337,7 @@ int doctor_mount_option_size(const char *options, uint64_t *bytes)
 	return 0;
 }
 
-int doctor_cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
+int diag_cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
 {
 	char tmp[32];
 	unsigned long long v;
@@ -348,18 +348,18 @@ int doctor_cgroup_value_parse(const char *buf, size_t len, uint64_t *bytes)
 	tmp[len] = '\0';
 	str_rstrip(tmp);
 	if (strcmp(tmp, "max") == 0) {
-		*bytes = DOCTOR_UNLIMITED;
+		*bytes = DIAG_UNLIMITED;
 		return 0;
 	}
 	if (str_to_u64(tmp, 10, &v) < 0)
 		return -EINVAL;
 	/* cgroup v1 reports "no limit" as PAGE_COUNTER_MAX * PAGE_SIZE, which depends on the page
 	 * size (9223372036854771712 with 4 KiB pages); anything from 2^62 up is no limit. */
-	*bytes = v >= (1ull << 62) ? DOCTOR_UNLIMITED : v;
+	*bytes = v >= (1ull << 62) ? DIAG_UNLIMITED : v;
 	return 0;
 }
 
-int doctor_cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n)
+int diag_cgroup_path_parse(const char *buf, size_t len, bool v2, char *path, size_t n)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -400,7 +400,7 @@ static bool dev_num_matches(const char *field, unsigned v)
 
 /* security/device_cgroup.c devcgroup_seq_show: "%c %s:%s %s" with type a/c/b, "*" for any
  * number, access a subset of "rwm". */
-int doctor_devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor)
+int diag_devices_list_allows(const char *buf, size_t len, unsigned major, unsigned minor)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *cur = copy, *line;
@@ -424,9 +424,9 @@ int doctor_devices_list_allows(const char *buf, size_t len, unsigned major, unsi
 	return 0;
 }
 
-int doctor_nccl_list_parse(const char *s, struct nccl_list *ret)
+int diag_nccl_list_parse(const char *s, struct diag_nccl_list *ret)
 {
-	struct nccl_list l = { 0 };
+	struct diag_nccl_list l = { 0 };
 	const char *p = s;
 
 	if (*p == '^') {
@@ -440,7 +440,7 @@ int doctor_nccl_list_parse(const char *s, struct nccl_list *ret)
 	while (*p) {
 		const char *end = strchr(p, ','), *colon;
 		size_t len = end ? (size_t)(end - p) : strlen(p), nlen;
-		struct nccl_entry *e;
+		struct diag_nccl_entry *e;
 
 		if (l.n == NCCL_LIST_MAX)
 			return -E2BIG;
@@ -477,8 +477,8 @@ int doctor_nccl_list_parse(const char *s, struct nccl_list *ret)
 	return 0;
 }
 
-bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry *e,
-			     const char *name, int port)
+bool diag_nccl_entry_match(const struct diag_nccl_list *l, const struct diag_nccl_entry *e,
+			   const char *name, int port)
 {
 	if (e->port >= 0 && port >= 0 && e->port != port)
 		return false;
@@ -486,18 +486,18 @@ bool doctor_nccl_entry_match(const struct nccl_list *l, const struct nccl_entry 
 	return l->exact ? strcmp(name, e->name) == 0 : strncmp(name, e->name, strlen(e->name)) == 0;
 }
 
-bool doctor_nccl_list_selects(const struct nccl_list *l, const char *name, int port)
+bool diag_nccl_list_selects(const struct diag_nccl_list *l, const char *name, int port)
 {
 	bool m = false;
 
 	if (l->n == 0) /* NCCL: an empty list matches nothing, so "^" alone keeps everything */
 		return l->exclude;
 	for (size_t i = 0; i < l->n && !m; i++)
-		m = doctor_nccl_entry_match(l, &l->e[i], name, port);
+		m = diag_nccl_entry_match(l, &l->e[i], name, port);
 	return m != l->exclude;
 }
 
-static int env_push(struct doctor_env *env, const char *kv)
+static int env_push(struct diag_env *env, const char *kv)
 {
 	char **v;
 
@@ -526,7 +526,7 @@ static bool env_key_char(char c, bool first)
 /* One line of an --env file, as `set -a; . FILE` would take it, or -EINVAL with the reason in
  * *why. What a shell would expand or run ($, `, \, ;, |, &, <, >, parentheses, words after
  * the value) is refused rather than guessed at (docs/doctor.md, "--env FILE"). */
-static int env_push_line(struct doctor_env *env, char *line, const char **why)
+static int env_push_line(struct diag_env *env, char *line, const char **why)
 {
 	_cleanup_free_ char *kv = NULL;
 	char *p = skip_ws(line), *key, *val, *o;
@@ -592,10 +592,10 @@ static int env_push_line(struct doctor_env *env, char *line, const char **why)
 	return env_push(env, kv);
 }
 
-int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct doctor_env *ret,
-		     char *err, size_t errlen)
+int diag_env_parse(const char *buf, size_t len, bool environ_fmt, struct diag_env *ret, char *err,
+		   size_t errlen)
 {
-	struct doctor_env env = { 0 };
+	struct diag_env env = { 0 };
 	int r = 0;
 
 	if (environ_fmt) { /* /proc/<pid>/environ: NUL-terminated KEY=VALUE records */
@@ -637,27 +637,27 @@ int doctor_env_parse(const char *buf, size_t len, bool environ_fmt, struct docto
 			snprintf(err, errlen, "line %u: %s", lineno, why);
 	}
 	if (r < 0) {
-		doctor_env_clear(&env);
+		diag_env_clear(&env);
 		return r;
 	}
 	*ret = env;
 	return 0;
 }
 
-int doctor_env_from_environ(char *const *environ_, struct doctor_env *ret)
+int diag_env_from_environ(char *const *environ_, struct diag_env *ret)
 {
-	struct doctor_env env = { 0 };
+	struct diag_env env = { 0 };
 
 	for (size_t i = 0; environ_ && environ_[i]; i++)
 		if (env_push(&env, environ_[i]) < 0) {
-			doctor_env_clear(&env);
+			diag_env_clear(&env);
 			return -ENOMEM;
 		}
 	*ret = env;
 	return 0;
 }
 
-const char *doctor_env_get(const struct doctor_env *env, const char *key)
+const char *diag_env_get(const struct diag_env *env, const char *key)
 {
 	size_t kl = strlen(key);
 	const char *found = NULL;
@@ -669,7 +669,7 @@ const char *doctor_env_get(const struct doctor_env *env, const char *key)
 	return found;
 }
 
-void doctor_env_clear(struct doctor_env *env)
+void diag_env_clear(struct diag_env *env)
 {
 	for (size_t i = 0; i < env->n; i++)
 		free(env->kv[i]);
@@ -678,7 +678,7 @@ void doctor_env_clear(struct doctor_env *env)
 	env->n = 0;
 }
 
-int doctor_nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module)
+int diag_nvidia_version_parse(const char *buf, size_t len, unsigned *major, bool *open_module)
 {
 	_cleanup_free_ char *copy = buf_dup(buf, len);
 	char *p;
@@ -702,7 +702,7 @@ int doctor_nvidia_version_parse(const char *buf, size_t len, unsigned *major, bo
 	return 0;
 }
 
-int doctor_kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor)
+int diag_kernel_release_parse(const char *buf, size_t len, unsigned *major, unsigned *minor)
 {
 	char tmp[64];
 	unsigned a, b;
@@ -718,12 +718,12 @@ int doctor_kernel_release_parse(const char *buf, size_t len, unsigned *major, un
 	return 0;
 }
 
-const char *doctor_bytes(uint64_t v, char *buf, size_t n)
+const char *diag_bytes(uint64_t v, char *buf, size_t n)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	unsigned u = 0;
 
-	if (v == DOCTOR_UNLIMITED) {
+	if (v == DIAG_UNLIMITED) {
 		snprintf(buf, n, "unlimited");
 		return buf;
 	}

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "diag/internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-bool doctor_dev_usable(const struct hw_rdma_dev *dev)
+bool diag_dev_usable(const struct hw_rdma_dev *dev)
 {
 	/* libibverbs stat()s /dev/infiniband/uverbsN and silently drops the device if absent */
 	return dev->uverbs && dev->uverbs->node.present && dev->uverbs->node.is_char;
@@ -26,9 +26,9 @@ static bool dev_is_vf(const struct hw_rdma_dev *dev)
 
 /* Node mode looks at PFs (a VF port mirrors its PF; sriov.vfs covers VFs as a whole); pod mode
  * looks at the devices this pod can open. */
-static bool dev_in_scope(const struct doctor *d, const struct hw_rdma_dev *dev)
+static bool dev_in_scope(const struct diag *d, const struct hw_rdma_dev *dev)
 {
-	return d->scope == DOCTOR_POD ? doctor_dev_usable(dev) : !dev_is_vf(dev);
+	return d->scope == DIAG_POD ? diag_dev_usable(dev) : !dev_is_vf(dev);
 }
 
 static const char *port_obj(const struct hw_port *p, char *buf, size_t n)
@@ -37,18 +37,18 @@ static const char *port_obj(const struct hw_port *p, char *buf, size_t n)
 	return buf;
 }
 
-static void ev_port(const struct doctor *d, json_t *f, const struct hw_port *p, const char *attr,
+static void ev_port(const struct diag *d, json_t *f, const struct hw_port *p, const char *attr,
 		    const char *fmt_val)
 {
 	char path[PATH_MAX];
 
-	doctor_evidence(f,
-			doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s",
-				   p->dev->name, p->num, attr),
-			"%s", fmt_val);
+	diag_evidence(f,
+		      diag_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s",
+			       p->dev->name, p->num, attr),
+		      "%s", fmt_val);
 }
 
-static void ev_state(const struct doctor *d, json_t *f, const struct hw_port *p)
+static void ev_state(const struct diag *d, json_t *f, const struct hw_port *p)
 {
 	char v[64];
 
@@ -58,22 +58,21 @@ static void ev_state(const struct doctor *d, json_t *f, const struct hw_port *p)
 	ev_port(d, f, p, "phys_state", v);
 }
 
-static void ev_netdev(const struct doctor *d, json_t *f, const struct hw_netdev *n,
-		      const char *attr)
+static void ev_netdev(const struct diag *d, json_t *f, const struct hw_netdev *n, const char *attr)
 {
 	char path[PATH_MAX];
 
-	doctor_sys(d, path, sizeof(path), "/class/net/%s/%s", n->name, attr);
+	diag_sys(d, path, sizeof(path), "/class/net/%s/%s", n->name, attr);
 	if (!strcmp(attr, "operstate"))
-		doctor_evidence(f, path, "%s", n->operstate);
+		diag_evidence(f, path, "%s", n->operstate);
 	else if (!strcmp(attr, "carrier"))
-		doctor_evidence(f, path, "%s",
-				n->carrier < 0
-					? "(unreadable: EINVAL, the link is administratively down)"
-				: n->carrier ? "1"
-					     : "0");
+		diag_evidence(f, path, "%s",
+			      n->carrier < 0
+				      ? "(unreadable: EINVAL, the link is administratively down)"
+			      : n->carrier ? "1"
+					   : "0");
 	else if (!strcmp(attr, "mtu"))
-		doctor_evidence(f, path, "%u", n->mtu);
+		diag_evidence(f, path, "%u", n->mtu);
 }
 
 /* ---- rdma.devices --------------------------------------------------------------------------- */
@@ -85,7 +84,7 @@ static bool pci_is_rdma_nic(const struct hw_pci *p)
 	       (p->vendor == 0x15b3 && (p->class_code >> 16) == 0x02);
 }
 
-void doctor_check_rdma_devices(struct doctor *d)
+void diag_check_rdma_devices(struct diag *d)
 {
 	const struct hw_node *n = d->node;
 	char path[PATH_MAX];
@@ -102,19 +101,19 @@ void doctor_check_rdma_devices(struct doctor *d)
 			if (p->physfn)
 				continue;
 			unbound++;
-			f = doctor_add(d, DOCTOR_FAIL, p->bdf,
-				       "PCI function %04x:%04x has no driver bound", p->vendor,
-				       p->device);
-			doctor_evidence(f,
-					doctor_sys(d, path, sizeof(path),
-						   "/bus/pci/devices/%s/driver", p->bdf),
-					"(no such link)");
-			doctor_fix(
+			f = diag_add(d, DIAG_FAIL, p->bdf,
+				     "PCI function %04x:%04x has no driver bound", p->vendor,
+				     p->device);
+			diag_evidence(f,
+				      diag_sys(d, path, sizeof(path), "/bus/pci/devices/%s/driver",
+					       p->bdf),
+				      "(no such link)");
+			diag_fix(
 				f,
 				"Load the NIC driver (modprobe mlx5_core) or bind it: echo %s > /sys/bus/pci/drivers/mlx5_core/bind; "
 				"check dmesg for a probe error.",
 				p->bdf);
-		} else if (p->n_rdma == 0 && !p->physfn && d->scope == DOCTOR_NODE &&
+		} else if (p->n_rdma == 0 && !p->physfn && d->scope == DIAG_NODE &&
 			   /* exclusive mode: the device may live in a pod's namespace */
 			   n->kernel.netns_mode != 0 &&
 			   (!strcmp(p->driver, "mlx5_core") || !strcmp(p->driver, "mlx4_core"))) {
@@ -129,13 +128,13 @@ void doctor_check_rdma_devices(struct doctor *d)
 			if (in_lag)
 				continue;
 			no_ib++;
-			f = doctor_add(d, DOCTOR_FAIL, p->bdf, "%s function without an RDMA device",
-				       p->driver);
-			doctor_evidence(f,
-					doctor_sys(d, path, sizeof(path),
-						   "/bus/pci/devices/%s/infiniband", p->bdf),
-					"(absent)");
-			doctor_fix(
+			f = diag_add(d, DIAG_FAIL, p->bdf, "%s function without an RDMA device",
+				     p->driver);
+			diag_evidence(f,
+				      diag_sys(d, path, sizeof(path),
+					       "/bus/pci/devices/%s/infiniband", p->bdf),
+				      "(absent)");
+			diag_fix(
 				f,
 				"Load the RDMA half of the driver: modprobe %s (and make it persistent in /etc/modules-load.d).",
 				!strcmp(p->driver, "mlx4_core") ? "mlx4_ib" : "mlx5_ib");
@@ -144,14 +143,14 @@ void doctor_check_rdma_devices(struct doctor *d)
 	if (n->n_rdma == 0) {
 		if (unbound || no_ib)
 			return;
-		f = doctor_add(d, DOCTOR_FAIL, NULL,
-			       d->scope == DOCTOR_POD ? "no RDMA device visible in this container"
-						      : "no RDMA device on this node");
-		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband"),
-				n->has_rdma_class ? "(empty)" : "(absent)");
-		doctor_fix(
+		f = diag_add(d, DIAG_FAIL, NULL,
+			     d->scope == DIAG_POD ? "no RDMA device visible in this container"
+						  : "no RDMA device on this node");
+		diag_evidence(f, diag_sys(d, path, sizeof(path), "/class/infiniband"),
+			      n->has_rdma_class ? "(empty)" : "(absent)");
+		diag_fix(
 			f,
-			d->scope == DOCTOR_POD
+			d->scope == DIAG_POD
 				? "Schedule the pod on an RDMA node (nodeSelector rdmak.io/rdma.capable: \"true\", see --nfd) and, in "
 				  "exclusive RDMA netns mode, chain the rdma CNI so a device is moved into the pod."
 				: "This node has no RDMA-capable NIC or its driver is not loaded (modprobe mlx5_ib); keep RDMA pods off it "
@@ -160,11 +159,11 @@ void doctor_check_rdma_devices(struct doctor *d)
 	}
 	for (size_t i = 0; i < n->n_rdma; i++)
 		vfs += dev_is_vf(&n->rdma[i]);
-	f = doctor_add(d, DOCTOR_OK, NULL, "%zu RDMA device%s (%zu PF/virtual, %zu VF): %s%s",
-		       n->n_rdma, n->n_rdma == 1 ? "" : "s", n->n_rdma - vfs, vfs, n->rdma[0].name,
-		       n->n_rdma > 1 ? ", ..." : "");
-	doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/class/infiniband"), "%zu entries",
-			n->n_rdma);
+	f = diag_add(d, DIAG_OK, NULL, "%zu RDMA device%s (%zu PF/virtual, %zu VF): %s%s",
+		     n->n_rdma, n->n_rdma == 1 ? "" : "s", n->n_rdma - vfs, vfs, n->rdma[0].name,
+		     n->n_rdma > 1 ? ", ..." : "");
+	diag_evidence(f, diag_sys(d, path, sizeof(path), "/class/infiniband"), "%zu entries",
+		      n->n_rdma);
 }
 
 /* ---- kernel.modules ------------------------------------------------------------------------- */
@@ -177,27 +176,27 @@ static bool node_has_driver(const struct hw_node *n, const char *drv)
 	return false;
 }
 
-void doctor_check_kernel_modules(struct doctor *d)
+void diag_check_kernel_modules(struct diag *d)
 {
 	static const struct {
 		const char *name, *why, *fix;
-		enum doctor_status missing;
+		enum diag_status missing;
 		const char *needs_driver; /* only when a function is bound to this driver */
 	} mods[] = {
 		{ "ib_uverbs",
 		  "user verbs: without it no /dev/infiniband/uverbsN exists and libibverbs finds no device",
-		  "modprobe ib_uverbs", DOCTOR_FAIL, NULL },
+		  "modprobe ib_uverbs", DIAG_FAIL, NULL },
 		{ "mlx5_ib",
 		  "the RDMA driver of ConnectX-4 and later: without it mlx5_core functions have no RDMA device",
-		  "modprobe mlx5_ib", DOCTOR_FAIL, "mlx5_core" },
-		{ "mlx4_ib", "the RDMA driver of ConnectX-3", "modprobe mlx4_ib", DOCTOR_FAIL,
+		  "modprobe mlx5_ib", DIAG_FAIL, "mlx5_core" },
+		{ "mlx4_ib", "the RDMA driver of ConnectX-3", "modprobe mlx4_ib", DIAG_FAIL,
 		  "mlx4_core" },
 		{ "ib_umad",
 		  "MAD access: ibstat, ibstatus, sminfo and the umadN/issmN nodes need it",
-		  "modprobe ib_umad", DOCTOR_WARN, NULL },
+		  "modprobe ib_umad", DIAG_WARN, NULL },
 		{ "rdma_ucm",
 		  "RDMA CM from user space: /dev/infiniband/rdma_cm, rdma_cm tools and perftest -R need it",
-		  "modprobe rdma_ucm", DOCTOR_WARN, NULL },
+		  "modprobe rdma_ucm", DIAG_WARN, NULL },
 	};
 	char path[PATH_MAX];
 
@@ -210,27 +209,25 @@ void doctor_check_kernel_modules(struct doctor *d)
 
 		if (!m || (mods[i].needs_driver && !node_has_driver(d->node, mods[i].needs_driver)))
 			continue;
-		doctor_sys(d, path, sizeof(path), "/module/%s", mods[i].name);
+		diag_sys(d, path, sizeof(path), "/module/%s", mods[i].name);
 		if (m->state != HW_MOD_ABSENT) {
-			f = doctor_add(d, DOCTOR_OK, mods[i].name, "%s %s", mods[i].name,
-				       hw_module_state_name(m->state));
-			doctor_evidence(f, path, "%s",
-					m->state == HW_MOD_LOADED ? "initstate: live"
-								  : "(built in)");
+			f = diag_add(d, DIAG_OK, mods[i].name, "%s %s", mods[i].name,
+				     hw_module_state_name(m->state));
+			diag_evidence(f, path, "%s",
+				      m->state == HW_MOD_LOADED ? "initstate: live" : "(built in)");
 			continue;
 		}
-		f = doctor_add(d, mods[i].missing, mods[i].name, "%s not loaded: %s", mods[i].name,
-			       mods[i].why);
-		doctor_evidence(f, path, "(absent)");
-		doctor_fix(f,
-			   "%s, and list it in /etc/modules-load.d/rdma.conf so it loads at boot.",
-			   mods[i].fix);
+		f = diag_add(d, mods[i].missing, mods[i].name, "%s not loaded: %s", mods[i].name,
+			     mods[i].why);
+		diag_evidence(f, path, "(absent)");
+		diag_fix(f, "%s, and list it in /etc/modules-load.d/rdma.conf so it loads at boot.",
+			 mods[i].fix);
 	}
 }
 
 /* ---- port.state ------------------------------------------------------------------------------ */
 
-static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_port *p)
+static void port_down_cause(const struct diag *d, json_t *f, const struct hw_port *p)
 {
 	const struct hw_netdev *nd = p->netdev;
 	bool eth = p->link_layer == HW_LINK_ETH;
@@ -242,19 +239,19 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 	switch (p->phys_state) {
 	case HW_PHYS_DISABLED:
 		if (eth && nd && nd->carrier < 0)
-			doctor_fix(
+			diag_fix(
 				f,
 				"The RoCE port follows its netdev, which is administratively down: ip link set %s up "
 				"(and persist it in the node's network config).",
 				nd->name);
 		else if (eth)
-			doctor_fix(
+			diag_fix(
 				f,
 				"The RoCE port follows its netdev%s%s, which has no carrier: check the cable/transceiver "
 				"and the switch port (ethtool %s).",
 				nd ? " " : "", nd ? nd->name : "", nd ? nd->name : "<netdev>");
 		else
-			doctor_fix(
+			diag_fix(
 				f,
 				"The port is disabled (phys_state Disabled): re-enable it (ibportstate -C %s %u enable, or "
 				"mlxlink -d %s --port_state UP), and check that a cable is seated; if it is unused, exclude "
@@ -262,7 +259,7 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 				p->dev->name, p->num, p->dev->name);
 		break;
 	case HW_PHYS_POLLING:
-		doctor_fix(
+		diag_fix(
 			f,
 			"No physical link (phys_state Polling: training never completes): check the cable or "
 			"transceiver and that the switch port is up and the same speed/type (%s).",
@@ -271,19 +268,19 @@ static void port_down_cause(const struct doctor *d, json_t *f, const struct hw_p
 		break;
 	case HW_PHYS_LINK_UP: /* but not ACTIVE */
 		if (!eth)
-			doctor_fix(
+			diag_fix(
 				f,
 				"The cable is fine (LinkUp) but no subnet manager has configured the port (state %s, "
 				"sm_lid 0x%x): run opensm on one node of the fabric or enable the managed switch's SM.",
 				p->state_name, p->sm_lid);
 		else
-			doctor_fix(
+			diag_fix(
 				f,
 				"Link is up but the port is %s: check the netdev (ip link show %s) and dmesg for mlx5 errors.",
 				p->state_name, nd ? nd->name : "<netdev>");
 		break;
 	default:
-		doctor_fix(
+		diag_fix(
 			f,
 			"Check the cable, the switch port and dmesg; `rdma link show %s/%u` shows the live state.",
 			p->dev->name, p->num);
@@ -316,7 +313,7 @@ static const char *down_title(const struct hw_port *p)
 
 /* A port whose state, phys_state or link_layer could not be read or parsed: one failing finding
  * per file, naming it and what it held; the other checks leave the port alone (port_unknown). */
-static void port_attr_errors(struct doctor *d, const struct hw_port *p)
+static void port_attr_errors(struct diag *d, const struct hw_port *p)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX], msg[PATH_MAX + 128];
 
@@ -324,17 +321,17 @@ static void port_attr_errors(struct doctor *d, const struct hw_port *p)
 		const struct hw_attr_error *e = &p->errors[i];
 		json_t *f;
 
-		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s", p->dev->name,
-			   p->num, e->name);
-		f = doctor_add(d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
-			       "%s %s, the port's state is unknown: %s",
-			       e->err ? "unreadable" : "unparsable", e->name,
-			       hw_attr_error_str(p, e, hw_ctx_sysfs(d->ctx), msg, sizeof(msg)));
-		doctor_evidence(f, path, "%s",
-				e->err		? hw_strerror(e->err)
-				: e->content[0] ? e->content
-						: "(empty)");
-		doctor_fix(
+		diag_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/%s", p->dev->name,
+			 p->num, e->name);
+		f = diag_add(d, DIAG_FAIL, port_obj(p, obj, sizeof(obj)),
+			     "%s %s, the port's state is unknown: %s",
+			     e->err ? "unreadable" : "unparsable", e->name,
+			     hw_attr_error_str(p, e, hw_ctx_sysfs(d->ctx), msg, sizeof(msg)));
+		diag_evidence(f, path, "%s",
+			      e->err	      ? hw_strerror(e->err)
+			      : e->content[0] ? e->content
+					      : "(empty)");
+		diag_fix(
 			f,
 			"The kernel always writes this file (\"4: ACTIVE\", \"5: LinkUp\", \"InfiniBand\"): on a live "
 			"node check dmesg for the driver (mlx5_core) and `rdma link show %s/%u`; in a snapshot or a copied "
@@ -348,7 +345,7 @@ static bool port_unknown(const struct hw_port *p)
 	return p->n_errors > 0;
 }
 
-void doctor_check_port_state(struct doctor *d)
+void diag_check_port_state(struct diag *d)
 {
 	char obj[HW_NAME_MAX + 8];
 
@@ -364,14 +361,14 @@ void doctor_check_port_state(struct doctor *d)
 			continue;
 		}
 		if (hw_port_state_is_active(p->state)) {
-			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s",
-				       p->state_name, p->phys_state_name,
-				       p->rate.raw[0] ? p->rate.raw : "rate unknown");
+			f = diag_add(d, DIAG_OK, port_obj(p, obj, sizeof(obj)), "%s %s, %s",
+				     p->state_name, p->phys_state_name,
+				     p->rate.raw[0] ? p->rate.raw : "rate unknown");
 			ev_state(d, f, p);
 			continue;
 		}
-		f = doctor_add(
-			d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+		f = diag_add(
+			d, DIAG_FAIL, port_obj(p, obj, sizeof(obj)),
 			"%s/%s (%s): %s; perftest says \"Port number %u state is %s\", NCCL skips the port",
 			p->state_name, p->phys_state_name, hw_link_layer_name(p->link_layer),
 			down_title(p), p->num, perftest_state(p->state));
@@ -382,7 +379,7 @@ void doctor_check_port_state(struct doctor *d)
 
 /* ---- port.sm --------------------------------------------------------------------------------- */
 
-void doctor_check_port_sm(struct doctor *d)
+void diag_check_port_sm(struct diag *d)
 {
 	char obj[HW_NAME_MAX + 8], v[32];
 
@@ -394,36 +391,36 @@ void doctor_check_port_sm(struct doctor *d)
 		if (!dev_in_scope(d, dev))
 			continue;
 		if (port_unknown(p)) {
-			doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
-				   "port attributes unreadable (see port.state)");
+			diag_add(d, DIAG_SKIP, port_obj(p, obj, sizeof(obj)),
+				 "port attributes unreadable (see port.state)");
 			continue;
 		}
 		if (p->link_layer != HW_LINK_IB)
 			continue;
 		if (p->phys_state != HW_PHYS_LINK_UP) {
-			doctor_add(
-				d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
+			diag_add(
+				d, DIAG_SKIP, port_obj(p, obj, sizeof(obj)),
 				"physical link not up (%s): the subnet manager cannot reach the port",
 				p->phys_state_name);
 			continue;
 		}
 		if (p->sm_lid == 0 || p->lid == 0 || p->lid == 0xffff) {
-			f = doctor_add(
-				d, DOCTOR_FAIL, port_obj(p, obj, sizeof(obj)),
+			f = diag_add(
+				d, DIAG_FAIL, port_obj(p, obj, sizeof(obj)),
 				"no subnet manager: sm_lid 0x%x, lid 0x%x (ibv_devinfo shows port_lid %u)",
 				p->sm_lid, p->lid, p->lid);
 			snprintf(v, sizeof(v), "0x%x", p->sm_lid);
 			ev_port(d, f, p, "sm_lid", v);
 			snprintf(v, sizeof(v), "0x%x", p->lid);
 			ev_port(d, f, p, "lid", v);
-			doctor_fix(
+			diag_fix(
 				f,
 				"Run a subnet manager on the fabric (systemctl enable --now opensm on one node, or the "
 				"managed switch's SM); `sminfo` from a node with ib_umad shows whether one answers.");
 			continue;
 		}
-		f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)),
-			       "subnet manager at lid %u, port lid %u", p->sm_lid, p->lid);
+		f = diag_add(d, DIAG_OK, port_obj(p, obj, sizeof(obj)),
+			     "subnet manager at lid %u, port lid %u", p->sm_lid, p->lid);
 		snprintf(v, sizeof(v), "0x%x", p->sm_lid);
 		ev_port(d, f, p, "sm_lid", v);
 	}
@@ -431,7 +428,7 @@ void doctor_check_port_sm(struct doctor *d)
 
 /* ---- port.ipoib ------------------------------------------------------------------------------ */
 
-char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll)
+char *diag_active_hcas(const struct hw_node *n, enum hw_link_layer ll)
 {
 	char *list = NULL;
 
@@ -449,7 +446,7 @@ char *doctor_active_hcas(const struct hw_node *n, enum hw_link_layer ll)
 	return list ? list : strdup("<an ACTIVE HCA>");
 }
 
-void doctor_check_port_ipoib(struct doctor *d)
+void diag_check_port_ipoib(struct diag *d)
 {
 	char obj[HW_NAME_MAX + 8];
 
@@ -465,39 +462,39 @@ void doctor_check_port_ipoib(struct doctor *d)
 			continue;
 		master = nd->master;
 		if (!hw_port_state_is_active(p->state) && master && master->carrier == 1) {
-			_cleanup_free_ char *list = doctor_active_hcas(d->node, HW_LINK_IB);
+			_cleanup_free_ char *list = diag_active_hcas(d->node, HW_LINK_IB);
 
-			f = doctor_add(
-				d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+			f = diag_add(
+				d, DIAG_WARN, port_obj(p, obj, sizeof(obj)),
 				"%s reports Up while %s port %u is %s: a bond's carrier hides a dead slave port",
 				master->name, dev->name, p->num, p->state_name);
 			ev_state(d, f, p);
 			ev_netdev(d, f, master, "carrier");
 			ev_netdev(d, f, nd, "carrier");
-			doctor_fix(
+			diag_fix(
 				f,
 				"Read the port state, not ibdev2netdev's (Up/Down), which is the netdev carrier: "
 				"rdma link show %s/%u. Until the port is fixed, name only ACTIVE HCAs in NCCL_IB_HCA "
 				"(=%s) and the device plugin selectors.",
 				dev->name, p->num, list ? list : "<an ACTIVE HCA>");
 		} else if (hw_port_state_is_active(p->state) && nd->carrier != 1) {
-			f = doctor_add(
-				d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+			f = diag_add(
+				d, DIAG_WARN, port_obj(p, obj, sizeof(obj)),
 				"IB port ACTIVE but IPoIB %s is %s: ibdev2netdev's \"(Down)\" is this netdev, not the port; "
 				"verbs work, IP over this port does not",
 				nd->name, nd->carrier < 0 ? "admin down" : "without carrier");
 			ev_state(d, f, p);
 			ev_netdev(d, f, nd, "operstate");
 			ev_netdev(d, f, nd, "carrier");
-			doctor_fix(
+			diag_fix(
 				f,
 				"Only IP over IB needs it (rdma_cm, perftest -R, NCCL bootstrap over %s): ip link set %s up "
 				"and give it an address; RDMA verbs (ib_write_bw, NCCL NET/IB) already work.",
 				nd->name, nd->name);
 		} else {
-			f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)),
-				       "IPoIB %s carrier %d follows the port (%s)", nd->name,
-				       nd->carrier, p->state_name);
+			f = diag_add(d, DIAG_OK, port_obj(p, obj, sizeof(obj)),
+				     "IPoIB %s carrier %d follows the port (%s)", nd->name,
+				     nd->carrier, p->state_name);
 			ev_netdev(d, f, nd, "carrier");
 		}
 	}
@@ -513,7 +510,7 @@ static const struct hw_gid *find_v2_ipv4(const struct hw_port *p)
 	return NULL;
 }
 
-void doctor_check_roce_gids(struct doctor *d)
+void diag_check_roce_gids(struct diag *d)
 {
 	char obj[HW_NAME_MAX + 8], path[PATH_MAX];
 
@@ -527,17 +524,17 @@ void doctor_check_roce_gids(struct doctor *d)
 			continue;
 		if (p->link_layer != HW_LINK_ETH)
 			continue;
-		doctor_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name,
-			   p->num);
+		diag_sys(d, path, sizeof(path), "/class/infiniband/%s/ports/%u/gids", dev->name,
+			 p->num);
 		if (p->n_gids == 0) {
-			f = doctor_add(
-				d, hw_port_state_is_active(p->state) ? DOCTOR_FAIL : DOCTOR_WARN,
+			f = diag_add(
+				d, hw_port_state_is_active(p->state) ? DIAG_FAIL : DIAG_WARN,
 				port_obj(p, obj, sizeof(obj)),
 				"RoCE GID table empty (ibstat shows Port GUID 0x0000000000000000): no QP can leave INIT");
-			doctor_evidence(f, path,
-					"all %zu entries 0000:0000:0000:0000:0000:0000:0000:0000",
-					p->gid_tbl_len);
-			doctor_fix(
+			diag_evidence(f, path,
+				      "all %zu entries 0000:0000:0000:0000:0000:0000:0000:0000",
+				      p->gid_tbl_len);
+			diag_fix(
 				f,
 				"GIDs come from the netdev's addresses: bring %s up with an IPv4 address (ip addr add "
 				"<ip>/<len> dev %s); for a VF, the VF netdev must be in this network namespace.",
@@ -547,32 +544,32 @@ void doctor_check_roce_gids(struct doctor *d)
 		}
 		g = find_v2_ipv4(p);
 		if (!g && !hw_port_state_is_active(p->state)) {
-			doctor_add(d, DOCTOR_SKIP, port_obj(p, obj, sizeof(obj)),
-				   "no RoCE v2 IPv4 GID, port not active");
+			diag_add(d, DIAG_SKIP, port_obj(p, obj, sizeof(obj)),
+				 "no RoCE v2 IPv4 GID, port not active");
 			continue;
 		}
 		if (!g) {
-			f = doctor_add(
-				d, DOCTOR_WARN, port_obj(p, obj, sizeof(obj)),
+			f = diag_add(
+				d, DIAG_WARN, port_obj(p, obj, sizeof(obj)),
 				"no RoCE v2 IPv4 GID: NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET, RoCE v2) finds no GID");
-			doctor_evidence(f, path,
-					"%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2",
-					p->n_gids);
-			doctor_fix(
+			diag_evidence(f, path,
+				      "%zu non-zero GIDs, none ::ffff:a.b.c.d with type RoCE v2",
+				      p->n_gids);
+			diag_fix(
 				f,
 				"Add an IPv4 address to %s (the kernel then adds a RoCE v2 GID), or point NCCL at the GID "
 				"you want with NCCL_IB_GID_INDEX.",
 				p->netdev ? p->netdev->name : "the port's netdev");
 			continue;
 		}
-		f = doctor_add(d, DOCTOR_OK, port_obj(p, obj, sizeof(obj)),
-			       "RoCE v2 IPv4 GID at index %u (%s%s%s)", g->index, g->gid,
-			       g->ndev[0] ? " on " : "", g->ndev);
-		doctor_evidence(f,
-				doctor_sys(d, path, sizeof(path),
-					   "/class/infiniband/%s/ports/%u/gid_attrs/types/%u",
-					   dev->name, p->num, g->index),
-				"%s", g->type);
+		f = diag_add(d, DIAG_OK, port_obj(p, obj, sizeof(obj)),
+			     "RoCE v2 IPv4 GID at index %u (%s%s%s)", g->index, g->gid,
+			     g->ndev[0] ? " on " : "", g->ndev);
+		diag_evidence(f,
+			      diag_sys(d, path, sizeof(path),
+				       "/class/infiniband/%s/ports/%u/gid_attrs/types/%u",
+				       dev->name, p->num, g->index),
+			      "%s", g->type);
 	}
 }
 
@@ -586,7 +583,7 @@ static const struct hw_rdma_dev *lag_dev_of(const struct hw_node *n, const struc
 	return NULL;
 }
 
-void doctor_check_bond_lag(struct doctor *d)
+void diag_check_bond_lag(struct diag *d)
 {
 	char path[PATH_MAX];
 
@@ -599,11 +596,11 @@ void doctor_check_bond_lag(struct doctor *d)
 
 		if (!bd)
 			continue;
-		doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/slaves", b->name);
+		diag_sys(d, path, sizeof(path), "/class/net/%s/bonding/slaves", b->name);
 		if (bd->n_slaves == 0) {
-			f = doctor_add(d, DOCTOR_WARN, b->name, "bond without slaves");
-			doctor_evidence(f, path, "(empty)");
-			doctor_fix(
+			f = diag_add(d, DIAG_WARN, b->name, "bond without slaves");
+			diag_evidence(f, path, "(empty)");
+			diag_fix(
 				f,
 				"Enslave the ports (ip link set <port> master %s) or remove the bond.",
 				b->name);
@@ -619,75 +616,71 @@ void doctor_check_bond_lag(struct doctor *d)
 		}
 		lag = lag_dev_of(d->node, b);
 		if (ipoib && bd->mode_id != 1) {
-			f = doctor_add(d, DOCTOR_FAIL, b->name,
-				       "IPoIB bond in mode %s: IPoIB supports only active-backup",
-				       bd->mode);
-			doctor_evidence(f,
-					doctor_sys(d, path, sizeof(path),
-						   "/class/net/%s/bonding/mode", b->name),
-					"%s %d", bd->mode, bd->mode_id);
-			doctor_fix(f,
-				   "Recreate %s with mode=active-backup (1) and fail_over_mac=1.",
-				   b->name);
+			f = diag_add(d, DIAG_FAIL, b->name,
+				     "IPoIB bond in mode %s: IPoIB supports only active-backup",
+				     bd->mode);
+			diag_evidence(f,
+				      diag_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode",
+					       b->name),
+				      "%s %d", bd->mode, bd->mode_id);
+			diag_fix(f, "Recreate %s with mode=active-backup (1) and fail_over_mac=1.",
+				 b->name);
 			continue;
 		}
 		if (lag && bd->mode_id != 1 && bd->mode_id != 2 && bd->mode_id != 4) {
-			f = doctor_add(
-				d, DOCTOR_FAIL, b->name,
-				"RoCE LAG %s over a %s bond: mlx5 LAG supports active-backup, "
-				"balance-xor and 802.3ad only",
-				lag->name, bd->mode);
-			doctor_evidence(f,
-					doctor_sys(d, path, sizeof(path),
-						   "/class/net/%s/bonding/mode", b->name),
-					"%s %d", bd->mode, bd->mode_id);
-			doctor_fix(f, "Set the bond mode to 802.3ad (4) or active-backup (1).");
+			f = diag_add(d, DIAG_FAIL, b->name,
+				     "RoCE LAG %s over a %s bond: mlx5 LAG supports active-backup, "
+				     "balance-xor and 802.3ad only",
+				     lag->name, bd->mode);
+			diag_evidence(f,
+				      diag_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode",
+					       b->name),
+				      "%s %d", bd->mode, bd->mode_id);
+			diag_fix(f, "Set the bond mode to 802.3ad (4) or active-backup (1).");
 			continue;
 		}
 		if (!lag && rdma_eth >= 2) {
-			f = doctor_add(
-				d, DOCTOR_WARN, b->name,
+			f = diag_add(
+				d, DIAG_WARN, b->name,
 				"bond of %zu ConnectX Ethernet ports but no mlx5_bond_N device: "
 				"RoCE LAG is not active, each port keeps its own RDMA device",
 				rdma_eth);
-			doctor_evidence(f, path, "%zu slaves", bd->n_slaves);
-			doctor_fix(
+			diag_evidence(f, path, "%zu slaves", bd->n_slaves);
+			diag_fix(
 				f,
 				"LAG needs both PFs of one card in the same bond (mode 1, 2 or 4) and no SR-IOV VFs in legacy "
 				"eswitch mode; re-create the bond after fixing, then check for mlx5_bond_0 in rdma link.");
 			continue;
 		}
 		if (up == 0) {
-			f = doctor_add(d, DOCTOR_FAIL, b->name, "no slave of %s has carrier",
-				       b->name);
-			doctor_evidence(f, path, "%zu slaves, 0 with carrier", bd->n_slaves);
-			doctor_fix(
+			f = diag_add(d, DIAG_FAIL, b->name, "no slave of %s has carrier", b->name);
+			diag_evidence(f, path, "%zu slaves, 0 with carrier", bd->n_slaves);
+			diag_fix(
 				f,
 				"Check the cables and switch ports of the slaves (ip link show master %s).",
 				b->name);
 			continue;
 		}
 		if (up < bd->n_slaves) {
-			f = doctor_add(d, DOCTOR_WARN, b->name,
-				       "%zu of %zu slaves of %s (%s%s%s) have carrier: %s", up,
-				       bd->n_slaves, b->name, bd->mode, lag ? ", RoCE LAG " : "",
-				       lag ? lag->name : "",
-				       bd->mode_id == 1 ? "no failover left"
-							: "half the bandwidth");
-			doctor_evidence(f, path, "%zu slaves", bd->n_slaves);
+			f = diag_add(d, DIAG_WARN, b->name,
+				     "%zu of %zu slaves of %s (%s%s%s) have carrier: %s", up,
+				     bd->n_slaves, b->name, bd->mode, lag ? ", RoCE LAG " : "",
+				     lag ? lag->name : "",
+				     bd->mode_id == 1 ? "no failover left" : "half the bandwidth");
+			diag_evidence(f, path, "%zu slaves", bd->n_slaves);
 			for (size_t k = 0; k < bd->n_slaves; k++)
 				if (bd->slaves[k]->carrier != 1)
 					ev_netdev(d, f, bd->slaves[k], "carrier");
-			doctor_fix(
+			diag_fix(
 				f,
 				"Bring the dead slave back (cable, switch port, ip link set <slave> up); ibdev2netdev still "
 				"shows the bond Up.");
 			continue;
 		}
-		f = doctor_add(d, DOCTOR_OK, b->name, "%s bond, %zu slaves up%s%s", bd->mode,
-			       bd->n_slaves, lag ? ", RoCE LAG device " : "", lag ? lag->name : "");
-		doctor_evidence(
-			f, doctor_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode", b->name),
+		f = diag_add(d, DIAG_OK, b->name, "%s bond, %zu slaves up%s%s", bd->mode,
+			     bd->n_slaves, lag ? ", RoCE LAG device " : "", lag ? lag->name : "");
+		diag_evidence(
+			f, diag_sys(d, path, sizeof(path), "/class/net/%s/bonding/mode", b->name),
 			"%s %d", bd->mode, bd->mode_id);
 	}
 }
@@ -702,7 +695,7 @@ static bool netdev_is_roce(const struct hw_node *n, const struct hw_netdev *nd)
 	return false;
 }
 
-void doctor_check_netdev_mtu(struct doctor *d)
+void diag_check_netdev_mtu(struct diag *d)
 {
 	const struct hw_node *n = d->node;
 	unsigned roce_mtu = 0;
@@ -714,12 +707,11 @@ void doctor_check_netdev_mtu(struct doctor *d)
 		json_t *f;
 
 		if (nd->master && nd->mtu != nd->master->mtu) {
-			f = doctor_add(d, DOCTOR_WARN, nd->name,
-				       "MTU %u differs from its bond %s (%u)", nd->mtu,
-				       nd->master->name, nd->master->mtu);
+			f = diag_add(d, DIAG_WARN, nd->name, "MTU %u differs from its bond %s (%u)",
+				     nd->mtu, nd->master->name, nd->master->mtu);
 			ev_netdev(d, f, nd, "mtu");
 			ev_netdev(d, f, nd->master, "mtu");
-			doctor_fix(
+			diag_fix(
 				f,
 				"Set the MTU on the bond only (ip link set %s mtu <mtu>); the bond propagates it to its slaves.",
 				nd->master->name);
@@ -727,25 +719,25 @@ void doctor_check_netdev_mtu(struct doctor *d)
 		if (nd->pci && nd->pci->physfn)
 			continue; /* a VF's netdev belongs to the pod that gets it; pod checks see it there */
 		if (nd->kind == HW_NETDEV_IPOIB && !nd->master) {
-			bool connected = doctor_sys_read(d,
-							 doctor_sys(d, path, sizeof(path),
-								    "/class/net/%s/mode", nd->name),
-							 mode, sizeof(mode)) > 0 &&
+			bool connected = diag_sys_read(d,
+						       diag_sys(d, path, sizeof(path),
+								"/class/net/%s/mode", nd->name),
+						       mode, sizeof(mode)) > 0 &&
 					 str_startswith(mode, "connected");
 
 			if (connected ? nd->mtu > 65520 : (nd->mtu != 2044 && nd->mtu != 4092)) {
-				f = doctor_add(d, DOCTOR_WARN, nd->name,
-					       "IPoIB %s mode MTU %u: expected %s",
-					       connected ? "connected" : "datagram", nd->mtu,
-					       connected ? "at most 65520"
-							 : "2044 (2K IB MTU) or 4092 (4K IB MTU)");
+				f = diag_add(d, DIAG_WARN, nd->name,
+					     "IPoIB %s mode MTU %u: expected %s",
+					     connected ? "connected" : "datagram", nd->mtu,
+					     connected ? "at most 65520"
+						       : "2044 (2K IB MTU) or 4092 (4K IB MTU)");
 				ev_netdev(d, f, nd, "mtu");
-				doctor_fix(f, "ip link set %s mtu %s", nd->name,
-					   connected ? "65520"
-						     : "4092 (with a 4K fabric MTU) or 2044");
+				diag_fix(f, "ip link set %s mtu %s", nd->name,
+					 connected ? "65520"
+						   : "4092 (with a 4K fabric MTU) or 2044");
 			} else {
-				f = doctor_add(d, DOCTOR_OK, nd->name, "IPoIB %s MTU %u",
-					       connected ? "connected" : "datagram", nd->mtu);
+				f = diag_add(d, DIAG_OK, nd->name, "IPoIB %s MTU %u",
+					     connected ? "connected" : "datagram", nd->mtu);
 				ev_netdev(d, f, nd, "mtu");
 			}
 			continue;
@@ -754,22 +746,22 @@ void doctor_check_netdev_mtu(struct doctor *d)
 		    !(netdev_is_roce(n, nd) || (nd->bond && lag_dev_of(n, nd))))
 			continue;
 		if (nd->mtu < 1500) {
-			f = doctor_add(
-				d, DOCTOR_WARN, nd->name,
+			f = diag_add(
+				d, DIAG_WARN, nd->name,
 				"RoCE netdev MTU %u below 1500: RoCE path MTU drops to 512 or 256",
 				nd->mtu);
 			ev_netdev(d, f, nd, "mtu");
-			doctor_fix(
+			diag_fix(
 				f,
 				"ip link set %s mtu 9000 (or 1500), the same on every node and switch port.",
 				nd->name);
 		} else {
-			f = doctor_add(d, DOCTOR_OK, nd->name,
-				       "RoCE netdev MTU %u: RoCE path MTU %s", nd->mtu,
-				       nd->mtu >= 4200 ? "4096"
-				       : nd->mtu >= 2200
-					       ? "2048"
-					       : "1024 (9000 gives 4096, ~5% more bandwidth)");
+			f = diag_add(d, DIAG_OK, nd->name, "RoCE netdev MTU %u: RoCE path MTU %s",
+				     nd->mtu,
+				     nd->mtu >= 4200 ? "4096"
+				     : nd->mtu >= 2200
+					     ? "2048"
+					     : "1024 (9000 gives 4096, ~5% more bandwidth)");
 			ev_netdev(d, f, nd, "mtu");
 		}
 		if (nd->master)
@@ -778,12 +770,12 @@ void doctor_check_netdev_mtu(struct doctor *d)
 			roce_first = nd;
 			roce_mtu = nd->mtu;
 		} else if (nd->mtu != roce_mtu) {
-			f = doctor_add(d, DOCTOR_WARN, nd->name,
-				       "RoCE rails disagree on MTU: %s %u, %s %u", roce_first->name,
-				       roce_mtu, nd->name, nd->mtu);
+			f = diag_add(d, DIAG_WARN, nd->name,
+				     "RoCE rails disagree on MTU: %s %u, %s %u", roce_first->name,
+				     roce_mtu, nd->name, nd->mtu);
 			ev_netdev(d, f, roce_first, "mtu");
 			ev_netdev(d, f, nd, "mtu");
-			doctor_fix(
+			diag_fix(
 				f,
 				"Use one MTU (1500 or 9000) on every RoCE netdev and switch port; the path MTU is the "
 				"smallest on the way.");
@@ -793,7 +785,7 @@ void doctor_check_netdev_mtu(struct doctor *d)
 
 /* ---- sriov.vfs ------------------------------------------------------------------------------- */
 
-void doctor_check_sriov(struct doctor *d)
+void diag_check_sriov(struct diag *d)
 {
 	char path[PATH_MAX];
 
@@ -804,29 +796,29 @@ void doctor_check_sriov(struct doctor *d)
 
 		if (p->sriov_totalvfs <= 0 || p->physfn)
 			continue;
-		doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/sriov_numvfs", p->bdf);
+		diag_sys(d, path, sizeof(path), "/bus/pci/devices/%s/sriov_numvfs", p->bdf);
 		if (p->sriov_numvfs > p->sriov_totalvfs) {
-			f = doctor_add(d, DOCTOR_FAIL, p->bdf,
-				       "sriov_numvfs %d above sriov_totalvfs %d", p->sriov_numvfs,
-				       p->sriov_totalvfs);
-			doctor_evidence(f, path, "%d", p->sriov_numvfs);
-			doctor_fix(f, "Reset it: echo 0 > %s, then write a count up to %d.", path,
-				   p->sriov_totalvfs);
+			f = diag_add(d, DIAG_FAIL, p->bdf,
+				     "sriov_numvfs %d above sriov_totalvfs %d", p->sriov_numvfs,
+				     p->sriov_totalvfs);
+			diag_evidence(f, path, "%d", p->sriov_numvfs);
+			diag_fix(f, "Reset it: echo 0 > %s, then write a count up to %d.", path,
+				 p->sriov_totalvfs);
 			continue;
 		}
 		if (p->sriov_numvfs == 0) {
-			f = doctor_add(d, DOCTOR_OK, p->bdf,
-				       "SR-IOV capable (sriov_totalvfs %d), no VFs enabled",
-				       p->sriov_totalvfs);
-			doctor_evidence(f, path, "0");
+			f = diag_add(d, DIAG_OK, p->bdf,
+				     "SR-IOV capable (sriov_totalvfs %d), no VFs enabled",
+				     p->sriov_totalvfs);
+			diag_evidence(f, path, "0");
 			continue;
 		}
 		if ((size_t)p->sriov_numvfs != p->n_vfs) {
-			f = doctor_add(d, DOCTOR_FAIL, p->bdf,
-				       "sriov_numvfs %d but %zu virtfn links: VF creation failed",
-				       p->sriov_numvfs, p->n_vfs);
-			doctor_evidence(f, path, "%d", p->sriov_numvfs);
-			doctor_fix(
+			f = diag_add(d, DIAG_FAIL, p->bdf,
+				     "sriov_numvfs %d but %zu virtfn links: VF creation failed",
+				     p->sriov_numvfs, p->n_vfs);
+			diag_evidence(f, path, "%d", p->sriov_numvfs);
+			diag_fix(
 				f,
 				"Check dmesg for the mlx5_core error; re-create them: echo 0 > %s; echo %d > %s "
 				"(firmware SRIOV_EN and NUM_OF_VFS via mlxconfig bound the total).",
@@ -839,30 +831,30 @@ void doctor_check_sriov(struct doctor *d)
 		}
 		/* In exclusive mode a VF's RDMA device leaves the host's namespace with its pod. */
 		if (d->node->kernel.netns_mode == 0 && no_rdma && !unbound) {
-			f = doctor_add(
-				d, DOCTOR_OK, p->bdf,
+			f = diag_add(
+				d, DIAG_OK, p->bdf,
 				"%d of %d VFs enabled and bound; %zu RDMA devices are in pod namespaces "
 				"(exclusive mode) or missing",
 				p->sriov_numvfs, p->sriov_totalvfs, no_rdma);
-			doctor_evidence(f, path, "%d", p->sriov_numvfs);
+			diag_evidence(f, path, "%d", p->sriov_numvfs);
 			continue;
 		}
 		if (unbound || no_rdma) {
-			f = doctor_add(d, DOCTOR_WARN, p->bdf,
-				       "%d VFs: %zu without a driver, %zu without an RDMA device",
-				       p->sriov_numvfs, unbound, no_rdma);
-			doctor_evidence(f, path, "%d", p->sriov_numvfs);
-			doctor_fix(
+			f = diag_add(d, DIAG_WARN, p->bdf,
+				     "%d VFs: %zu without a driver, %zu without an RDMA device",
+				     p->sriov_numvfs, unbound, no_rdma);
+			diag_evidence(f, path, "%d", p->sriov_numvfs);
+			diag_fix(
 				f,
 				"Unbound VFs are invisible to the device plugin: bind them (echo <vf-bdf> > "
 				"/sys/bus/pci/drivers/mlx5_core/bind) unless they are meant for VFIO; VFs without RDMA need "
 				"mlx5_ib.");
 			continue;
 		}
-		f = doctor_add(d, DOCTOR_OK, p->bdf,
-			       "%d of %d VFs enabled, all bound with an RDMA device",
-			       p->sriov_numvfs, p->sriov_totalvfs);
-		doctor_evidence(f, path, "%d", p->sriov_numvfs);
+		f = diag_add(d, DIAG_OK, p->bdf,
+			     "%d of %d VFs enabled, all bound with an RDMA device", p->sriov_numvfs,
+			     p->sriov_totalvfs);
+		diag_evidence(f, path, "%d", p->sriov_numvfs);
 	}
 }
 
@@ -870,10 +862,10 @@ void doctor_check_sriov(struct doctor *d)
 
 /* Whether a device node the model found absent is in fact hidden: stat says EACCES (a
  * directory on the way without search permission for this user). dir and its mode then. */
-static bool devnode_denied(const struct doctor *d, const char *path, char *dir, size_t n,
+static bool devnode_denied(const struct diag *d, const char *path, char *dir, size_t n,
 			   unsigned *mode)
 {
-	_cleanup_close_ int fd = doctor_open(d, HW_ROOT_DEVFS, path, O_PATH), dfd = -1;
+	_cleanup_close_ int fd = diag_open(d, HW_ROOT_DEVFS, path, O_PATH), dfd = -1;
 	struct stat st;
 	char *slash;
 
@@ -882,12 +874,12 @@ static bool devnode_denied(const struct doctor *d, const char *path, char *dir, 
 	snprintf(dir, n, "%s", path);
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
-	dfd = doctor_open(d, HW_ROOT_DEVFS, dir, O_PATH);
+	dfd = diag_open(d, HW_ROOT_DEVFS, dir, O_PATH);
 	*mode = dfd >= 0 && fstat(dfd, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
 	return true;
 }
 
-void doctor_check_chardevs(struct doctor *d)
+void diag_check_chardevs(struct diag *d)
 {
 	const struct hw_node *n = d->node;
 	size_t good = 0;
@@ -900,17 +892,16 @@ void doctor_check_chardevs(struct doctor *d)
 
 		if (dev->uverbs)
 			continue;
-		f = doctor_add(
-			d, DOCTOR_FAIL, dev->name,
+		f = diag_add(
+			d, DIAG_FAIL, dev->name,
 			"%s has no uverbs device: libibverbs cannot list it (\"IB device %s not "
 			"found\")",
 			dev->name, dev->name);
-		doctor_evidence(f,
-				doctor_sys(d, path, sizeof(path),
-					   "/class/infiniband/%s/device/infiniband_verbs",
-					   dev->name),
-				"(absent)");
-		doctor_fix(
+		diag_evidence(f,
+			      diag_sys(d, path, sizeof(path),
+				       "/class/infiniband/%s/device/infiniband_verbs", dev->name),
+			      "(absent)");
+		diag_fix(
 			f,
 			"Load ib_uverbs (modprobe ib_uverbs); if it is loaded, the driver did not register user verbs "
 			"for this device: check dmesg.");
@@ -920,35 +911,35 @@ void doctor_check_chardevs(struct doctor *d)
 		bool world = c->kind == HW_CHR_UVERBS || c->kind == HW_CHR_RDMA_CM;
 		const char *obj = c->dev ? c->dev->name : c->name;
 
-		doctor_dev(d, path, sizeof(path), "/%s", c->node.path);
-		doctor_sys(d, sysp, sizeof(sysp), "/class/%s/%s/dev",
-			   c->kind == HW_CHR_UVERBS    ? "infiniband_verbs"
-			   : c->kind == HW_CHR_RDMA_CM ? "misc"
-						       : "infiniband_mad",
-			   c->name);
+		diag_dev(d, path, sizeof(path), "/%s", c->node.path);
+		diag_sys(d, sysp, sizeof(sysp), "/class/%s/%s/dev",
+			 c->kind == HW_CHR_UVERBS    ? "infiniband_verbs"
+			 : c->kind == HW_CHR_RDMA_CM ? "misc"
+						     : "infiniband_mad",
+			 c->name);
 		if (!c->node.present && devnode_denied(d, path, dirp, sizeof(dirp), &dir_mode)) {
 			/* not missing: this user may not look into the directory (mode 000 /dev/infiniband) */
-			f = doctor_add(
-				d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj,
+			f = diag_add(
+				d, c->kind == HW_CHR_UVERBS ? DIAG_FAIL : DIAG_WARN, obj,
 				"%s: permission denied (its directory, mode %04o, cannot be searched by this user), not missing",
 				c->node.path, dir_mode);
-			doctor_evidence(f, dirp, "mode %04o", dir_mode);
-			doctor_evidence(f, path, "(stat: Permission denied)");
-			doctor_fix(
+			diag_evidence(f, dirp, "mode %04o", dir_mode);
+			diag_evidence(f, path, "(stat: Permission denied)");
+			diag_fix(
 				f,
 				"Give the directory its usual mode (chmod 0755 %s); in a pod, check what mounted it.",
 				dirp);
 			continue;
 		}
 		if (!c->node.present) {
-			f = doctor_add(d, c->kind == HW_CHR_UVERBS ? DOCTOR_FAIL : DOCTOR_WARN, obj,
-				       "%s missing from devfs%s", c->node.path,
-				       c->kind == HW_CHR_UVERBS
-					       ? ": libibverbs silently drops the device"
-					       : "");
-			doctor_evidence(f, sysp, "%u:%u", c->major, c->minor);
-			doctor_evidence(f, path, "(absent)");
-			doctor_fix(
+			f = diag_add(d, c->kind == HW_CHR_UVERBS ? DIAG_FAIL : DIAG_WARN, obj,
+				     "%s missing from devfs%s", c->node.path,
+				     c->kind == HW_CHR_UVERBS
+					     ? ": libibverbs silently drops the device"
+					     : "");
+			diag_evidence(f, sysp, "%u:%u", c->major, c->minor);
+			diag_evidence(f, path, "(absent)");
+			diag_fix(
 				f,
 				"udev did not create it: udevadm trigger --subsystem-match=infiniband_verbs "
 				"--subsystem-match=infiniband_mad --subsystem-match=misc, or mknod %s c %u %u.",
@@ -956,27 +947,27 @@ void doctor_check_chardevs(struct doctor *d)
 			continue;
 		}
 		if (!c->matches) {
-			f = doctor_add(d, DOCTOR_FAIL, obj,
-				       "%s is not the character device %u:%u the kernel registered",
-				       c->node.path, c->major, c->minor);
-			doctor_evidence(f, sysp, "%u:%u", c->major, c->minor);
-			doctor_evidence(f, path,
-					c->node.is_char ? "char %u:%u" : "not a character device",
-					c->node.major, c->node.minor);
-			doctor_fix(
+			f = diag_add(d, DIAG_FAIL, obj,
+				     "%s is not the character device %u:%u the kernel registered",
+				     c->node.path, c->major, c->minor);
+			diag_evidence(f, sysp, "%u:%u", c->major, c->minor);
+			diag_evidence(f, path,
+				      c->node.is_char ? "char %u:%u" : "not a character device",
+				      c->node.major, c->node.minor);
+			diag_fix(
 				f,
 				"A stale node (copied /dev or a reused minor after hot-plug): rm %s and udevadm trigger.",
 				path);
 			continue;
 		}
 		if (world && (c->node.mode & 0666) != 0666) {
-			f = doctor_add(
-				d, DOCTOR_WARN, obj,
+			f = diag_add(
+				d, DIAG_WARN, obj,
 				"%s mode %04o: non-root users (and pods running as non-root) cannot open it",
 				c->node.path, c->node.mode);
-			doctor_evidence(f, path, "mode %04o uid %u gid %u", c->node.mode,
-					(unsigned)c->node.uid, (unsigned)c->node.gid);
-			doctor_fix(
+			diag_evidence(f, path, "mode %04o uid %u gid %u", c->node.mode,
+				      (unsigned)c->node.uid, (unsigned)c->node.gid);
+			diag_fix(
 				f,
 				"rdma-core's udev rules make uverbs and rdma_cm 0666: chmod 0666 %s, and install rdma-core's "
 				"udev rules (90-rdma-umad/91-ib-permissions) so it survives a reboot.",
@@ -986,17 +977,17 @@ void doctor_check_chardevs(struct doctor *d)
 		good++;
 	}
 	if (good) {
-		f = doctor_add(d, DOCTOR_OK, NULL,
-			       "%zu of %zu character devices present with the kernel's numbers",
-			       good, n->n_chardevs);
-		doctor_evidence(f, doctor_dev(d, path, sizeof(path), "/infiniband"),
-				"%zu nodes checked", n->n_chardevs);
+		f = diag_add(d, DIAG_OK, NULL,
+			     "%zu of %zu character devices present with the kernel's numbers", good,
+			     n->n_chardevs);
+		diag_evidence(f, diag_dev(d, path, sizeof(path), "/infiniband"),
+			      "%zu nodes checked", n->n_chardevs);
 	}
 }
 
 /* ---- gpudirect.driver ------------------------------------------------------------------------- */
 
-void doctor_check_gpudirect_driver(struct doctor *d)
+void diag_check_gpudirect_driver(struct diag *d)
 {
 	const struct hw_module *peermem = hw_node_module(d->node, "nvidia_peermem");
 	const struct hw_module *legacy = hw_node_module(d->node, "nv_peer_mem");
@@ -1009,16 +1000,16 @@ void doctor_check_gpudirect_driver(struct doctor *d)
 	if (d->node->n_gpus == 0)
 		return;
 	if (d->node->n_rdma == 0) {
-		doctor_add(d, DOCTOR_SKIP, NULL,
-			   "%zu GPUs but no RDMA device: GPUDirect RDMA has nothing to pair with",
-			   d->node->n_gpus);
+		diag_add(d, DIAG_SKIP, NULL,
+			 "%zu GPUs but no RDMA device: GPUDirect RDMA has nothing to pair with",
+			 d->node->n_gpus);
 		return;
 	}
 	if (nv && nv->state == HW_MOD_ABSENT) {
-		f = doctor_add(d, DOCTOR_FAIL, "nvidia",
-			       "%zu GPUs but the nvidia driver is not loaded", d->node->n_gpus);
-		doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/module/nvidia"), "(absent)");
-		doctor_fix(
+		f = diag_add(d, DIAG_FAIL, "nvidia", "%zu GPUs but the nvidia driver is not loaded",
+			     d->node->n_gpus);
+		diag_evidence(f, diag_sys(d, path, sizeof(path), "/module/nvidia"), "(absent)");
+		diag_fix(
 			f,
 			"Install and load the NVIDIA driver (GPU Operator, or the distribution's package).");
 		return;
@@ -1028,55 +1019,53 @@ void doctor_check_gpudirect_driver(struct doctor *d)
 		const struct hw_module *m =
 			peermem && peermem->state != HW_MOD_ABSENT ? peermem : legacy;
 
-		f = doctor_add(
-			d, DOCTOR_OK, m->name,
+		f = diag_add(
+			d, DIAG_OK, m->name,
 			"%s loaded: GPU memory can be registered (ibv_reg_mr on cudaMalloc memory)",
 			m->name);
-		doctor_evidence(f,
-				doctor_sys(d, path, sizeof(path), "/module/%s/initstate", m->name),
-				"live");
+		diag_evidence(f, diag_sys(d, path, sizeof(path), "/module/%s/initstate", m->name),
+			      "live");
 		return;
 	}
 	/* dma-buf: ibv_reg_dmabuf_mr needs kernel >= 5.12 (ib_umem_dmabuf) and the NVIDIA open kernel
 	 * modules >= 515; the proprietary module does not export dma-buf for device memory. */
-	if (doctor_read(d, HW_ROOT_PROCFS,
-			doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), buf,
-			sizeof(buf)) > 0 &&
-	    doctor_kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
+	if (diag_read(d, HW_ROOT_PROCFS, diag_proc(d, path, sizeof(path), "/sys/kernel/osrelease"),
+		      buf, sizeof(buf)) > 0 &&
+	    diag_kernel_release_parse(buf, strlen(buf), &kmaj, &kmin) == 0)
 		have_kernel = true;
-	if (doctor_read(d, HW_ROOT_PROCFS,
-			doctor_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf,
-			sizeof(buf)) > 0 &&
-	    doctor_nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
+	if (diag_read(d, HW_ROOT_PROCFS,
+		      diag_proc(d, vpath, sizeof(vpath), "/driver/nvidia/version"), buf,
+		      sizeof(buf)) > 0 &&
+	    diag_nvidia_version_parse(buf, strlen(buf), &nvmaj, &open_mod) > 0)
 		have_nv = true;
 	if (have_kernel && have_nv && (kmaj > 5 || (kmaj == 5 && kmin >= 12)) && open_mod &&
 	    nvmaj >= 515) {
-		f = doctor_add(
-			d, DOCTOR_OK, "dma-buf",
+		f = diag_add(
+			d, DIAG_OK, "dma-buf",
 			"no nvidia_peermem, but dma-buf works: kernel %u.%u, NVIDIA open kernel "
 			"module %u (NCCL >= 2.13 and perftest --use_cuda_dmabuf use it)",
 			kmaj, kmin, nvmaj);
-		doctor_evidence(f, path, "%u.%u", kmaj, kmin);
-		doctor_evidence(f, vpath, "Open Kernel Module %u", nvmaj);
+		diag_evidence(f, path, "%u.%u", kmaj, kmin);
+		diag_evidence(f, vpath, "Open Kernel Module %u", nvmaj);
 		return;
 	}
-	f = doctor_add(
-		d, have_kernel && have_nv ? DOCTOR_FAIL : DOCTOR_WARN, "nvidia_peermem",
+	f = diag_add(
+		d, have_kernel && have_nv ? DIAG_FAIL : DIAG_WARN, "nvidia_peermem",
 		"%s: registering GPU memory fails (perftest \"Couldn't allocate MR with error=14\"; NCCL falls back "
 		"to staging through host memory)",
 		have_kernel && have_nv
 			? "neither nvidia_peermem nor dma-buf (needs kernel >= 5.12 and the open module >= 515)"
 			: "nvidia_peermem not loaded and dma-buf support unknown");
-	doctor_evidence(f, doctor_sys(d, path, sizeof(path), "/module/nvidia_peermem"), "(absent)");
+	diag_evidence(f, diag_sys(d, path, sizeof(path), "/module/nvidia_peermem"), "(absent)");
 	if (have_kernel)
-		doctor_evidence(f, doctor_proc(d, path, sizeof(path), "/sys/kernel/osrelease"),
-				"%u.%u", kmaj, kmin);
+		diag_evidence(f, diag_proc(d, path, sizeof(path), "/sys/kernel/osrelease"), "%u.%u",
+			      kmaj, kmin);
 	if (have_nv)
-		doctor_evidence(f, vpath, "%s kernel module %u", open_mod ? "open" : "proprietary",
-				nvmaj);
+		diag_evidence(f, vpath, "%s kernel module %u", open_mod ? "open" : "proprietary",
+			      nvmaj);
 	else
-		doctor_evidence(f, vpath, "(unreadable)");
-	doctor_fix(
+		diag_evidence(f, vpath, "(unreadable)");
+	diag_fix(
 		f,
 		"modprobe nvidia-peermem (GPU Operator: driver.rdma.enabled=true), or use the NVIDIA open kernel "
 		"modules >= 515 on a kernel >= 5.12 so NCCL can use dma-buf (NCCL_DMABUF_ENABLE=1).");
@@ -1092,7 +1081,7 @@ static bool dev_has_active_port(const struct hw_rdma_dev *dev)
 
 /* ---- gpudirect.topology ----------------------------------------------------------------------- */
 
-void doctor_check_gpudirect_topology(struct doctor *d)
+void diag_check_gpudirect_topology(struct diag *d)
 {
 	char obj[32], path[PATH_MAX];
 
@@ -1101,21 +1090,19 @@ void doctor_check_gpudirect_topology(struct doctor *d)
 		json_t *f;
 
 		snprintf(obj, sizeof(obj), "GPU%u", g->index);
-		doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s",
-			   g->pci ? g->pci->bdf : "?");
+		diag_sys(d, path, sizeof(path), "/bus/pci/devices/%s", g->pci ? g->pci->bdf : "?");
 		if (!g->nearest) {
 			if (d->node->n_rdma)
-				doctor_add(d, DOCTOR_SKIP, obj,
-					   "no HCA with a known PCIe relation");
+				diag_add(d, DIAG_SKIP, obj, "no HCA with a known PCIe relation");
 			continue;
 		}
 		if (!dev_has_active_port(g->nearest)) {
-			f = doctor_add(
-				d, DOCTOR_WARN, obj,
+			f = diag_add(
+				d, DIAG_WARN, obj,
 				"nearest HCA %s (%s) has no ACTIVE port: this GPU's traffic goes to a "
 				"farther HCA",
 				g->nearest->name, hw_topo_name(g->nearest_rel));
-			doctor_fix(
+			diag_fix(
 				f,
 				"Fix %s's port (see port.state); until then expect lower GPUDirect bandwidth for %s.",
 				g->nearest->name, obj);
@@ -1123,76 +1110,76 @@ void doctor_check_gpudirect_topology(struct doctor *d)
 			switch (g->nearest_rel) {
 			case HW_TOPO_PIX:
 			case HW_TOPO_PXB:
-				f = doctor_add(
-					d, DOCTOR_OK, obj,
+				f = diag_add(
+					d, DIAG_OK, obj,
 					"nearest HCA %s is %s (same PCIe switch): GPUDirect RDMA at full speed",
 					g->nearest->name, hw_topo_name(g->nearest_rel));
 				break;
 			case HW_TOPO_PHB:
 			case HW_TOPO_NODE:
-				f = doctor_add(
-					d, DOCTOR_OK, obj,
+				f = diag_add(
+					d, DIAG_OK, obj,
 					"nearest HCA %s is %s (through the CPU, same socket): NCCL's default "
 					"NCCL_NET_GDR_LEVEL (PXB) stages GPU buffers through host memory",
 					g->nearest->name, hw_topo_name(g->nearest_rel));
 				break;
 			case HW_TOPO_SYS:
-				f = doctor_add(
-					d, DOCTOR_WARN, obj,
+				f = diag_add(
+					d, DIAG_WARN, obj,
 					"nearest HCA %s is SYS (across sockets): GPU buffers may reach half "
 					"the host-memory bandwidth (perftest#241)",
 					g->nearest->name);
-				doctor_fix(
+				diag_fix(
 					f,
 					"Give the pod's GPUs HCAs on the same socket (device plugin topology hints with the kubelet "
 					"Topology Manager, policy single-numa-node); with no HCA on that socket, expect staging.");
 				break;
 			default:
-				f = doctor_add(d, DOCTOR_SKIP, obj, "PCIe relation to %s unknown",
-					       g->nearest->name);
+				f = diag_add(d, DIAG_SKIP, obj, "PCIe relation to %s unknown",
+					     g->nearest->name);
 			}
 		}
-		doctor_evidence(f, path, "%s -> %s: %s", g->pci ? g->pci->bdf : "?",
-				g->nearest->pci ? g->nearest->pci->bdf : g->nearest->name,
-				hw_topo_name(g->nearest_rel));
+		diag_evidence(f, path, "%s -> %s: %s", g->pci ? g->pci->bdf : "?",
+			      g->nearest->pci ? g->nearest->pci->bdf : g->nearest->name,
+			      hw_topo_name(g->nearest_rel));
 	}
 }
 
 /* ---- netns.mode ------------------------------------------------------------------------------ */
 
-void doctor_check_netns_mode(struct doctor *d)
+void diag_check_netns_mode(struct diag *d)
 {
 	int mode = d->node->kernel.netns_mode;
 	char path[PATH_MAX];
 	const char *name = mode == 1 ? "shared" : "exclusive";
 	json_t *f;
 
-	doctor_sys(d, path, sizeof(path), "/module/ib_core/parameters/netns_mode");
+	diag_sys(d, path, sizeof(path), "/module/ib_core/parameters/netns_mode");
 	if (mode < 0) {
 		if (d->node->n_rdma)
-			doctor_add(d, DOCTOR_SKIP, NULL,
-				   "RDMA netns mode unknown (no ib_core parameters in sysfs)");
+			diag_add(d, DIAG_SKIP, NULL,
+				 "RDMA netns mode unknown (no ib_core parameters in sysfs)");
 		return;
 	}
 	if (d->plugin_netns < 0 || d->plugin_netns == mode) {
-		f = doctor_add(d, DOCTOR_OK, NULL, "RDMA netns mode %s%s%s", name,
-			       d->plugin_config ? "; plugin config: " : "",
-			       d->plugin_config ? d->plugin_why : "");
-		doctor_evidence(f, path, "%s", mode ? "Y" : "N");
+		f = diag_add(d, DIAG_OK, NULL, "RDMA netns mode %s%s%s", name,
+			     d->plugin_config ? "; plugin config: " : "",
+			     d->plugin_config ? d->plugin_why : "");
+		diag_evidence(f, path, "%s", mode ? "Y" : "N");
 		if (d->plugin_config)
-			doctor_evidence(f, d->plugin_config, "%s", d->plugin_why);
+			diag_evidence(f, d->plugin_config, "%s", d->plugin_why);
 		return;
 	}
-	f = doctor_add(
-		d, DOCTOR_FAIL, NULL, "RDMA netns mode is %s but the plugin config expects %s%s",
+	f = diag_add(
+		d, DIAG_FAIL, NULL, "RDMA netns mode is %s but the plugin config expects %s%s",
 		name, d->plugin_netns ? "shared" : "exclusive",
 		mode == 0
 			? ": shared HCAs are not in the pods' network namespaces, so pods see no device "
 			  "(k8s-rdma-shared-dev-plugin refuses to start)"
 			: ": RDMA CNI refuses to move devices, per-VF pods are not isolated");
-	doctor_evidence(f, path, "%s", mode ? "Y" : "N");
-	doctor_evidence(f, d->plugin_config, "%s", d->plugin_why);
-	doctor_fix(
+	diag_evidence(f, path, "%s", mode ? "Y" : "N");
+	diag_evidence(f, d->plugin_config, "%s", d->plugin_why);
+	diag_fix(
 		f,
 		"rdma system set netns %s (only while no other network namespace exists), or persist it: echo "
 		"\"options ib_core netns_mode=%d\" > /etc/modprobe.d/ib_core.conf and reboot.",
@@ -1204,7 +1191,7 @@ void doctor_check_netns_mode(struct doctor *d)
 /* The downstream ports between a GPU and its HCA are where ACS redirects peer-to-peer
  * requests up to the root complex: GPUDirect RDMA then crosses the CPU (or fails under an
  * IOMMU), although nvidia-smi topo still says PIX. */
-void doctor_check_gpudirect_acs(struct doctor *d)
+void diag_check_gpudirect_acs(struct diag *d)
 {
 	char obj[32], path[PATH_MAX];
 
@@ -1228,9 +1215,9 @@ void doctor_check_gpudirect_acs(struct doctor *d)
 				int ctl;
 
 				/* through the context: a snapshot records it, and replays this check */
-				doctor_sys(d, path, sizeof(path), "/bus/pci/devices/%s/config",
-					   p->path[k]);
-				n = doctor_sys_read(d, path, (char *)cfg, sizeof(cfg));
+				diag_sys(d, path, sizeof(path), "/bus/pci/devices/%s/config",
+					 p->path[k]);
+				n = diag_sys_read(d, path, (char *)cfg, sizeof(cfg));
 				ctl = n < 0 ? -2 : hw_pci_acs_control(cfg, (size_t)n);
 				if (ctl == -2) {
 					/* why it is hidden: no file (a snapshot or copied tree), or a dump cut at
@@ -1248,18 +1235,18 @@ void doctor_check_gpudirect_acs(struct doctor *d)
 				if (ctl < 0 || !(ctl & (HW_PCI_ACS_P2P_REQUEST_REDIRECT |
 							HW_PCI_ACS_P2P_COMPLETION_REDIRECT)))
 					continue;
-				f = doctor_add(
-					d, DOCTOR_WARN, obj,
+				f = diag_add(
+					d, DIAG_WARN, obj,
 					"ACS on bridge %s redirects peer-to-peer traffic to the root complex: "
 					"GPUDirect RDMA between %s and %s crosses the CPU",
 					p->path[k], obj, g->nearest->name);
-				doctor_evidence(
+				diag_evidence(
 					f, path,
 					"ACS Control 0x%04x (P2P Request Redirect %s, Completion Redirect %s)",
 					(unsigned)ctl,
 					ctl & HW_PCI_ACS_P2P_REQUEST_REDIRECT ? "on" : "off",
 					ctl & HW_PCI_ACS_P2P_COMPLETION_REDIRECT ? "on" : "off");
-				doctor_fix(
+				diag_fix(
 					f,
 					"Disable ACS redirect on the switch ports between them (BIOS \"ACS\" setting, or "
 					"setpci -s %s ECAP_ACS+0x6.w=0000 at boot) and run the IOMMU in passthrough (iommu=pt).",
@@ -1269,28 +1256,28 @@ void doctor_check_gpudirect_acs(struct doctor *d)
 		if (f)
 			continue;
 		if (checked)
-			doctor_add(d, DOCTOR_OK, obj,
-				   "no ACS redirect on the %zu bridge(s) between %s and %s",
-				   checked, obj, g->nearest->name);
+			diag_add(d, DIAG_OK, obj,
+				 "no ACS redirect on the %zu bridge(s) between %s and %s", checked,
+				 obj, g->nearest->name);
 		else if (hidden && absent)
-			f = doctor_add(
-				d, DOCTOR_SKIP, obj,
+			f = diag_add(
+				d, DIAG_SKIP, obj,
 				"ACS not visible on the %zu bridge(s) to %s: %zu have no PCI config file "
 				"in this tree (a snapshot or copy without config space)",
 				hidden, g->nearest->name, absent);
 		else if (hidden && geteuid() != 0)
-			f = doctor_add(
-				d, DOCTOR_SKIP, obj,
+			f = diag_add(
+				d, DIAG_SKIP, obj,
 				"ACS not visible on the %zu bridge(s) to %s: PCI extended config space "
 				"needs root (run doctor as root)",
 				hidden, g->nearest->name);
 		else if (hidden)
-			f = doctor_add(
-				d, DOCTOR_SKIP, obj,
+			f = diag_add(
+				d, DIAG_SKIP, obj,
 				"ACS not visible on the %zu bridge(s) to %s: their config files hold "
 				"%zu bytes or fewer, not the extended space (4096) that root reads on a live node",
 				hidden, g->nearest->name, shortest);
 		if (hidden)
-			doctor_evidence(f, first_hidden, "%s", absent ? "(absent)" : "(short)");
+			diag_evidence(f, first_hidden, "%s", absent ? "(absent)" : "(short)");
 	}
 }

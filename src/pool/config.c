@@ -9,7 +9,7 @@
  * - a selector object: refused. Every selector narrows the pool; one that is not read leaves
  *   it wider than written, and a typo such as "ifname" silently selecting every HCA is
  *   exactly the failure an operator cannot see. */
-#include "plugin/pluginconf.h"
+#include "pool/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -34,7 +34,7 @@
 
 /* The parse's state, reached from a row's fn through dispatch_ctx.userdata. */
 struct cp {
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	char first_list[32]; /* the first resource list's key, as written */
 };
 
@@ -223,9 +223,9 @@ static int parse_uint(const char **s, unsigned *ret)
 	return 0;
 }
 
-int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **why)
+int pool_pf_sel_parse(const char *s, struct pool_pf_sel *ret, const char **why)
 {
-	struct plugin_pf_sel p = { 0 };
+	struct pool_pf_sel p = { 0 };
 	const char *hash = strchr(s, '#');
 	const char *ch;
 	size_t cap = 0;
@@ -277,7 +277,7 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 			cap = cap ? cap * 2 : 4;
 			n = realloc(p.ranges, cap * sizeof(*n));
 			if (!n) {
-				plugin_pf_sel_clear(&p);
+				pool_pf_sel_clear(&p);
 				return -ENOMEM;
 			}
 			p.ranges = n;
@@ -296,18 +296,18 @@ int plugin_pf_sel_parse(const char *s, struct plugin_pf_sel *ret, const char **w
 	*ret = p;
 	return 0;
 fail:
-	plugin_pf_sel_clear(&p);
+	pool_pf_sel_clear(&p);
 	return -EINVAL;
 }
 
-void plugin_pf_sel_clear(struct plugin_pf_sel *p)
+void pool_pf_sel_clear(struct pool_pf_sel *p)
 {
 	free(p->pf);
 	free(p->ranges);
-	*p = (struct plugin_pf_sel){ 0 };
+	*p = (struct pool_pf_sel){ 0 };
 }
 
-bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index)
+bool pool_pf_sel_has_vf(const struct pool_pf_sel *p, int vf_index)
 {
 	if (p->all)
 		return true;
@@ -320,7 +320,7 @@ bool plugin_pf_sel_has_vf(const struct plugin_pf_sel *p, int vf_index)
 }
 
 struct pf_read {
-	struct plugin_pf_list *out;
+	struct pool_pf_list *out;
 	bool by_address; /* rootDevices: the PF part is a PCI address */
 	const char *example;
 };
@@ -328,13 +328,13 @@ struct pf_read {
 static int pf_item(struct dispatch_ctx *c, const char *path, json_t *e, size_t i, void *userdata)
 {
 	struct pf_read *pr = userdata;
-	struct plugin_pf_sel *sel = &pr->out->v[pr->out->n];
+	struct pool_pf_sel *sel = &pr->out->v[pr->out->n];
 	const char *s, *why;
 	int r = dispatch_string(c, path, e, false, &s);
 
 	if (r < 0)
 		return r;
-	r = plugin_pf_sel_parse(s, sel, &why);
+	r = pool_pf_sel_parse(s, sel, &why);
 	if (r == -EINVAL)
 		return dispatch_fail(c, path, "\"%s\": %s (expected %s)", s, why, pr->example);
 	if (r < 0)
@@ -429,7 +429,7 @@ static int read_prefix(struct dispatch_ctx *c, const char *path, json_t *v, void
 }
 
 /* After the resource's keys: the default prefix, the kubelet's rules, the full name. */
-static int set_names(struct dispatch_ctx *c, struct plugin_resource *r, const char *def_prefix)
+static int set_names(struct dispatch_ctx *c, struct pool_resource *r, const char *def_prefix)
 {
 	char sub[64];
 	const char *why;
@@ -456,7 +456,7 @@ static int set_names(struct dispatch_ctx *c, struct plugin_resource *r, const ch
 
 static int read_envs(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct plugin_resource *r = t;
+	struct pool_resource *r = t;
 	const char *key;
 	json_t *val;
 
@@ -468,7 +468,7 @@ static int read_envs(struct dispatch_ctx *c, const char *path, json_t *v, void *
 		return -ENOMEM;
 	json_object_foreach(v, key, val)
 	{
-		struct plugin_env *e = &r->envs[r->n_envs];
+		struct pool_env *e = &r->envs[r->n_envs];
 		char sub[256];
 		const char *ch;
 		int ret;
@@ -563,7 +563,7 @@ static int read_unsupported(struct dispatch_ctx *c, const char *path, json_t *v,
 }
 
 #define SEL(name, fn, member)                                                                      \
-	DISPATCH_FIELD(name, DISPATCH_ANY, fn, offsetof(struct plugin_selector, member), ANCHOR)
+	DISPATCH_FIELD(name, DISPATCH_ANY, fn, offsetof(struct pool_selector, member), ANCHOR)
 
 #define UNSUPPORTED(name) DISPATCH_FIELD(name, DISPATCH_ANY, read_unsupported, WHOLE, ANCHOR)
 
@@ -588,7 +588,7 @@ static const struct dispatch_field sriov_sel_fields[] = {
 	SEL("linkTypes", read_link_types, link_types),
 	SEL("isRdma", read_is_rdma, is_rdma),
 	DISPATCH_FIELD("needVhostNet", DISPATCH_BOOL, NULL,
-		       offsetof(struct plugin_selector, need_vhost_net), ANCHOR),
+		       offsetof(struct pool_selector, need_vhost_net), ANCHOR),
 	UNSUPPORTED("acpiIndexes"),
 	UNSUPPORTED("ddpProfiles"),
 	UNSUPPORTED("pKeys"),
@@ -597,21 +597,21 @@ static const struct dispatch_field sriov_sel_fields[] = {
 	{},
 };
 
-static struct plugin_selector *add_selector(struct plugin_resource *r)
+static struct pool_selector *add_selector(struct pool_resource *r)
 {
-	struct plugin_selector *n = realloc(r->sels, (r->n_sels + 1) * sizeof(*n));
+	struct pool_selector *n = realloc(r->sels, (r->n_sels + 1) * sizeof(*n));
 
 	if (!n)
 		return NULL;
 	r->sels = n;
 	n = &r->sels[r->n_sels++];
-	*n = (struct plugin_selector){ .is_rdma = -1 };
+	*n = (struct pool_selector){ .is_rdma = -1 };
 	return n;
 }
 
 static int read_shared_selectors(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct plugin_selector *s = add_selector(t);
+	struct pool_selector *s = add_selector(t);
 
 	if (!s)
 		return -ENOMEM;
@@ -621,8 +621,8 @@ static int read_shared_selectors(struct dispatch_ctx *c, const char *path, json_
 /* The legacy "devices" list is the ifNames selector (the anchor copies it there). */
 static int read_legacy_devices(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct plugin_resource *r = t;
-	struct plugin_selector *s;
+	struct pool_resource *r = t;
+	struct pool_selector *s;
 
 	if (r->n_sels)
 		return dispatch_fail(
@@ -637,7 +637,7 @@ static int read_legacy_devices(struct dispatch_ctx *c, const char *path, json_t 
 static int sriov_selector(struct dispatch_ctx *c, const char *path, json_t *e, size_t i,
 			  void *userdata)
 {
-	struct plugin_selector *s = add_selector(userdata);
+	struct pool_selector *s = add_selector(userdata);
 
 	(void)i;
 	if (!s)
@@ -683,7 +683,7 @@ static int read_device_type(struct dispatch_ctx *c, const char *path, json_t *v,
 }
 
 #define RES(name, type, fn, member, flags)                                                         \
-	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_resource, member), flags)
+	DISPATCH_FIELD(name, type, fn, offsetof(struct pool_resource, member), flags)
 
 /* configList[]: k8s-rdma-shared-dev-plugin's keys, and rdmak's (exact, typos refused) */
 static const struct dispatch_field shared_fields[] = {
@@ -691,7 +691,7 @@ static const struct dispatch_field shared_fields[] = {
 	RES("resourcePrefix", JSON_STRING, read_prefix, prefix, ANCHOR),
 	/* the anchor reads a missing one as 0 and advertises nothing: refused instead */
 	DISPATCH_FIELD_WHY("rdmaHcaMax", DISPATCH_ANY, read_hca_max,
-			   offsetof(struct plugin_resource, rdma_hca_max),
+			   offsetof(struct pool_resource, rdma_hca_max),
 			   ANCHOR | DISPATCH_MANDATORY, "how many containers may share the pool"),
 	DISPATCH_FIELD("selectors", JSON_OBJECT, read_shared_selectors, WHOLE, ANCHOR),
 	DISPATCH_FIELD("devices", DISPATCH_ANY, read_legacy_devices, WHOLE, ANCHOR),
@@ -726,12 +726,12 @@ static const struct dispatch_field sriov_fields[] = {
 
 static int resource(struct dispatch_ctx *c, const char *path, json_t *e, bool shared)
 {
-	struct plugin_config *cfg = cp_of(c)->cfg;
-	struct plugin_resource *r = &cfg->res[cfg->n_res++];
+	struct pool_config *cfg = cp_of(c)->cfg;
+	struct pool_resource *r = &cfg->res[cfg->n_res++];
 	int ret;
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->kind = shared ? PLUGIN_SHARED : PLUGIN_EXCLUSIVE;
+	r->kind = shared ? POOL_SHARED : POOL_EXCLUSIVE;
 	ret = dispatch_run(c, path, e, shared ? shared_fields : sriov_fields, DISPATCH_UNKNOWN_WARN,
 			   r);
 	if (ret < 0)
@@ -743,7 +743,7 @@ static int resource(struct dispatch_ctx *c, const char *path, json_t *e, bool sh
 		return dispatch_fail_kind(c, DISPATCH_ERR_MISSING, sub,
 					  "missing (or the deprecated \"devices\" list)");
 	}
-	ret = set_names(c, r, shared ? PLUGIN_DEFAULT_SHARED_PREFIX : PLUGIN_DEFAULT_SRIOV_PREFIX);
+	ret = set_names(c, r, shared ? POOL_DEFAULT_SHARED_PREFIX : POOL_DEFAULT_SRIOV_PREFIX);
 	if (ret < 0)
 		return ret;
 	for (size_t j = 0; j + 1 < cfg->n_res; j++) {
@@ -776,8 +776,8 @@ static int sriov_resource(struct dispatch_ctx *c, const char *path, json_t *e, s
 static int read_list(struct dispatch_ctx *c, const char *path, json_t *v, bool shared)
 {
 	struct cp *p = cp_of(c);
-	struct plugin_config *cfg = p->cfg;
-	struct plugin_resource *n;
+	struct pool_config *cfg = p->cfg;
+	struct pool_resource *n;
 
 	if (!json_is_array(v))
 		return dispatch_fail(c, path, "expected an array of objects, got %s",
@@ -838,7 +838,7 @@ static int read_netns_mode(struct dispatch_ctx *c, const char *path, json_t *v, 
 }
 
 #define TOP(name, type, fn, member, flags)                                                         \
-	DISPATCH_FIELD(name, type, fn, offsetof(struct plugin_config, member), flags)
+	DISPATCH_FIELD(name, type, fn, offsetof(struct pool_config, member), flags)
 
 /* The numbers first, so that their refusal comes before the resources'. */
 static const struct dispatch_field top_fields[] = {
@@ -851,7 +851,7 @@ static const struct dispatch_field top_fields[] = {
 	{},
 };
 
-static void selector_clear(struct plugin_selector *s)
+static void selector_clear(struct pool_selector *s)
 {
 	strv_list_clear(&s->vendors);
 	strv_list_clear(&s->devices);
@@ -860,20 +860,20 @@ static void selector_clear(struct plugin_selector *s)
 	strv_list_clear(&s->if_names);
 	strv_list_clear(&s->pci_addresses);
 	for (size_t i = 0; i < s->pf_names.n; i++)
-		plugin_pf_sel_clear(&s->pf_names.v[i]);
+		pool_pf_sel_clear(&s->pf_names.v[i]);
 	free(s->pf_names.v);
 	for (size_t i = 0; i < s->root_devices.n; i++)
-		plugin_pf_sel_clear(&s->root_devices.v[i]);
+		pool_pf_sel_clear(&s->root_devices.v[i]);
 	free(s->root_devices.v);
 }
 
-void plugin_config_free(struct plugin_config *cfg)
+void pool_config_free(struct pool_config *cfg)
 {
 	if (!cfg)
 		return;
 	/* a refused parse leaves the resource it stopped in half read: clear it too */
 	for (size_t i = 0; i < cfg->n_res; i++) {
-		struct plugin_resource *r = &cfg->res[i];
+		struct pool_resource *r = &cfg->res[i];
 
 		free(r->prefix);
 		free(r->name);
@@ -893,10 +893,10 @@ void plugin_config_free(struct plugin_config *cfg)
 	free(cfg);
 }
 
-int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret, char *err,
-			size_t errlen)
+int pool_config_parse(const char *buf, size_t len, struct pool_config **ret, char *err,
+		      size_t errlen)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	struct cp p = { 0 };
 	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn_key, .userdata = &p };
 	json_error_t jerr;
@@ -919,9 +919,9 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 		r = -ENOMEM;
 		goto out;
 	}
-	*cfg = (struct plugin_config){
-		.periodic_update_s = PLUGIN_DEFAULT_RESCAN_S,
-		.health_interval_ms = PLUGIN_DEFAULT_HEALTH_MS,
+	*cfg = (struct pool_config){
+		.periodic_update_s = POOL_DEFAULT_RESCAN_S,
+		.health_interval_ms = POOL_DEFAULT_HEALTH_MS,
 		.rdma_netns_mode = -1,
 	};
 	p.cfg = cfg;
@@ -943,7 +943,7 @@ int plugin_config_parse(const char *buf, size_t len, struct plugin_config **ret,
 out:
 	if (r == -ENOMEM && errlen)
 		snprintf(err, errlen, "out of memory");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 	json_decref(root);
 	return r;
 }

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "plugin/pluginconf.h"
+#include "pool/config.h"
 
-static struct plugin_config *parse_ok(const char *text)
+static struct pool_config *parse_ok(const char *text)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char err[512];
-	int r = plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err));
+	int r = pool_config_parse(text, strlen(text), &cfg, err, sizeof(err));
 
 	if (r < 0)
 		fail_msg("refused: %s\n%s", err, text);
@@ -26,9 +26,9 @@ static struct plugin_config *parse_ok(const char *text)
 /* The message for text must be exactly want. */
 static void parse_bad(const char *text, const char *want)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char err[512];
-	int r = plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err));
+	int r = pool_config_parse(text, strlen(text), &cfg, err, sizeof(err));
 
 	if (r != -EINVAL)
 		fail_msg("accepted (r=%d): %s", r, text);
@@ -83,13 +83,13 @@ static const char seed003_hostdev[] =
 
 static void test_seed003_shared(void **st)
 {
-	struct plugin_config *cfg = parse_ok(seed003_shared);
+	struct pool_config *cfg = parse_ok(seed003_shared);
 
 	assert_int_equal(cfg->n_res, 2);
-	assert_int_equal(cfg->periodic_update_s, PLUGIN_DEFAULT_RESCAN_S);
+	assert_int_equal(cfg->periodic_update_s, POOL_DEFAULT_RESCAN_S);
 	assert_string_equal(cfg->res[0].full_name, "rdma/rdma_v100");
 	assert_string_equal(cfg->res[1].full_name, "rdma/rdma_a100");
-	assert_int_equal(cfg->res[1].kind, PLUGIN_SHARED);
+	assert_int_equal(cfg->res[1].kind, POOL_SHARED);
 	assert_int_equal(cfg->res[1].rdma_hca_max, 63);
 	assert_int_equal(cfg->res[1].n_sels, 1);
 	assert_int_equal(cfg->res[1].sels[0].if_names.n, 2);
@@ -97,27 +97,27 @@ static void test_seed003_shared(void **st)
 	/* normalised: "infiniband" and "ether"/"ethernet" compare as link codes */
 	assert_string_equal(cfg->res[1].sels[0].link_types.v[0], "ib");
 	assert_string_equal(cfg->res[1].path, "configList[1]");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 static void test_seed003_hostdev(void **st)
 {
-	struct plugin_config *cfg = parse_ok(seed003_hostdev);
-	const struct plugin_resource *r = &cfg->res[0];
+	struct pool_config *cfg = parse_ok(seed003_hostdev);
+	const struct pool_resource *r = &cfg->res[0];
 
 	assert_int_equal(cfg->n_res, 1);
-	assert_int_equal(r->kind, PLUGIN_EXCLUSIVE);
+	assert_int_equal(r->kind, POOL_EXCLUSIVE);
 	assert_string_equal(r->full_name, "nvidia.com/hostdev");
 	assert_int_equal(r->sels[0].is_rdma, 1);
 	assert_int_equal(r->sels[0].vendors.n, 1);
 	assert_int_equal(r->sels[0].pf_names.n, 0);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 static void test_legacy_devices_and_defaults(void **st)
 {
 	/* the anchor README's example: legacy "devices" and a selectors entry, periodicUpdateInterval */
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"periodicUpdateInterval\":300,\"configList\":[{\"resourceName\":\"hca_shared_devices_a\",\"rdmaHcaMax\":1000,"
 		"\"devices\":[\"ib0\",\"ib1\"]},{\"resourceName\":\"hca_shared_devices_b\",\"rdmaHcaMax\":500,\"selectors\":"
 		"{\"vendors\":[\"15B3\"],\"deviceIDs\":[\"1017\"],\"ifNames\":[\"ib3\",\"ib4\"]}}]}");
@@ -127,18 +127,18 @@ static void test_legacy_devices_and_defaults(void **st)
 	assert_string_equal(cfg->res[0].sels[0].if_names.v[0], "ib0");
 	assert_string_equal(cfg->res[1].sels[0].vendors.v[0], "15b3"); /* lowercased like sysfs */
 	assert_string_equal(cfg->res[1].prefix, "rdma");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 static void test_sriov_forms(void **st)
 {
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"resourceList\":[{\"resourceName\":\"gpu1sriov\",\"resourcePrefix\":\"spidernet.io\",\"deviceType\":\"netDevice\","
 		"\"excludeTopology\":true,\"selectors\":[{\"pfNames\":[\"ens1f0#0-3,7\",\"0000:86:00.0#1\"],\"IsRdma\":true},"
 		"{\"rootDevices\":[\"0000:86:00.1\"],\"linkTypes\":[\"ether\"],\"needVhostNet\":true}],"
 		"\"additionalInfo\":{\"*\":{\"k\":\"v\"}}},"
 		"{\"resourceName\":\"pfs\",\"selectors\":{\"pciAddresses\":[\"0000:37:00.0\"],\"acpiIndexes\":[],\"vdpaType\":\"\"}}]}");
-	const struct plugin_resource *r = &cfg->res[0];
+	const struct pool_resource *r = &cfg->res[0];
 
 	assert_int_equal(r->n_sels, 2);
 	assert_true(r->exclude_topology);
@@ -146,19 +146,19 @@ static void test_sriov_forms(void **st)
 	assert_int_equal(r->sels[0].is_rdma, 1);
 	assert_int_equal(r->sels[0].pf_names.n, 2);
 	assert_string_equal(r->sels[0].pf_names.v[0].pf, "ens1f0");
-	assert_true(plugin_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 7));
-	assert_false(plugin_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 4));
+	assert_true(pool_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 7));
+	assert_false(pool_pf_sel_has_vf(&r->sels[0].pf_names.v[0], 4));
 	assert_string_equal(r->sels[0].pf_names.v[1].pf, "0000:86:00.0");
 	assert_string_equal(r->sels[1].link_types.v[0], "eth");
 	assert_true(r->sels[1].need_vhost_net);
 	assert_string_equal(r->additional_info, "{\"*\":{\"k\":\"v\"}}");
 	assert_string_equal(cfg->res[1].full_name, "intel.com/pfs"); /* the anchor's default prefix */
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 static void test_rdmak_extras(void **st)
 {
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"healthIntervalMs\":100,\"configList\":[{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":8,"
 		"\"selectors\":{\"ifNames\":[\"bond0\"]},\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}}],"
 		"\"resourceList\":[{\"resourceName\":\"vf\",\"resourcePrefix\":\"rdma\",\"selectors\":{\"isRdma\":true}}]}");
@@ -170,21 +170,21 @@ static void test_rdmak_extras(void **st)
 	assert_string_equal(cfg->res[0].envs[0].name, "NCCL_IB_HCA");
 	assert_string_equal(cfg->res[0].envs[0].value, "=${hcas}");
 	assert_string_equal(cfg->res[1].path, "resourceList[0]");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 /* docs/doctor.md documents rdmaNetnsMode as rdmak's own key: the plugin used to refuse it as
  * unknown while `doctor --plugin-config` read it (issue 11). */
 static void test_rdma_netns_mode(void **st)
 {
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"rdmaNetnsMode\":\"exclusive\",\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 
 	assert_int_equal(cfg->rdma_netns_mode, 0);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 	cfg = parse_ok("{\"rdmaNetnsMode\":\"shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}");
 	assert_int_equal(cfg->rdma_netns_mode, 1);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 	parse_bad("{\"rdmaNetnsMode\":\"Shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
 		  "rdmaNetnsMode: \"Shared\" is not one of \"exclusive\", \"shared\"");
 	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
@@ -195,45 +195,45 @@ static void test_rdma_netns_mode(void **st)
 
 static void test_pf_ranges(void **st)
 {
-	struct plugin_pf_sel p;
+	struct pool_pf_sel p;
 	const char *why;
 
-	assert_int_equal(plugin_pf_sel_parse("ens1f0#0-3,7", &p, &why), 0);
+	assert_int_equal(pool_pf_sel_parse("ens1f0#0-3,7", &p, &why), 0);
 	assert_string_equal(p.pf, "ens1f0");
 	assert_false(p.all);
 	assert_int_equal(p.n_ranges, 2);
 	for (int i = 0; i < 4; i++)
-		assert_true(plugin_pf_sel_has_vf(&p, i));
-	assert_false(plugin_pf_sel_has_vf(&p, 4));
-	assert_true(plugin_pf_sel_has_vf(&p, 7));
-	assert_false(plugin_pf_sel_has_vf(&p, 8));
-	assert_false(plugin_pf_sel_has_vf(&p, -1)); /* the PF itself is not one of its VFs */
-	plugin_pf_sel_clear(&p);
+		assert_true(pool_pf_sel_has_vf(&p, i));
+	assert_false(pool_pf_sel_has_vf(&p, 4));
+	assert_true(pool_pf_sel_has_vf(&p, 7));
+	assert_false(pool_pf_sel_has_vf(&p, 8));
+	assert_false(pool_pf_sel_has_vf(&p, -1)); /* the PF itself is not one of its VFs */
+	pool_pf_sel_clear(&p);
 
-	assert_int_equal(plugin_pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
-	assert_true(plugin_pf_sel_has_vf(&p, 0) && !plugin_pf_sel_has_vf(&p, 1) && plugin_pf_sel_has_vf(&p, 5) && plugin_pf_sel_has_vf(&p, 9));
-	plugin_pf_sel_clear(&p);
+	assert_int_equal(pool_pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
+	assert_true(pool_pf_sel_has_vf(&p, 0) && !pool_pf_sel_has_vf(&p, 1) && pool_pf_sel_has_vf(&p, 5) && pool_pf_sel_has_vf(&p, 9));
+	pool_pf_sel_clear(&p);
 
-	assert_int_equal(plugin_pf_sel_parse("ens1f0", &p, &why), 0);
+	assert_int_equal(pool_pf_sel_parse("ens1f0", &p, &why), 0);
 	assert_true(p.all);
-	assert_true(plugin_pf_sel_has_vf(&p, -1) && plugin_pf_sel_has_vf(&p, 100));
-	plugin_pf_sel_clear(&p);
+	assert_true(pool_pf_sel_has_vf(&p, -1) && pool_pf_sel_has_vf(&p, 100));
+	pool_pf_sel_clear(&p);
 
-	assert_int_equal(plugin_pf_sel_parse("0000:86:00.0#0-1,3,4", &p, &why), 0);
+	assert_int_equal(pool_pf_sel_parse("0000:86:00.0#0-1,3,4", &p, &why), 0);
 	assert_string_equal(p.pf, "0000:86:00.0");
-	plugin_pf_sel_clear(&p);
+	pool_pf_sel_clear(&p);
 
 	static const char *const bad[] = { "ens1f0#", "#0-3", "ens1f0#3-1", "ens1f0#a", "ens1f0#1,", "ens1f0#1-",
 					   "ens1f0#1--2", "ens1f0#99999999", "", "averyveryverylongname#1", "ens1f0#1 ,2" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (plugin_pf_sel_parse(bad[i], &p, &why) != -EINVAL)
+		if (pool_pf_sel_parse(bad[i], &p, &why) != -EINVAL)
 			fail_msg("accepted \"%s\"", bad[i]);
 		assert_non_null(why);
 	}
 }
 
 /* The keys always joined with "; " */
-static char *warnings_of(const struct plugin_config *cfg, char *buf, size_t n)
+static char *warnings_of(const struct pool_config *cfg, char *buf, size_t n)
 {
 	buf[0] = '\0';
 	for (size_t i = 0; i < cfg->warnings.n; i++)
@@ -248,7 +248,7 @@ static void test_ignored_keys(void **st)
 {
 	char buf[1024];
 	/* docs/config-file/README.md of sriov-network-device-plugin, verbatim */
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"resourceList\":[{\"resourceName\":\"sriovnics\",\"selectors\":{\"pfNames\":[\"ens785f0#0-4\",\"ens785f1#0-9\"],"
 		"\"IsRdma\":false,\"NeedVhostNet\":false},\"SelectorObj\":null}]}");
 
@@ -257,23 +257,23 @@ static void test_ignored_keys(void **st)
 	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
 			    "resourceList[0].SelectorObj: sriov-network-device-plugin's own field (its docs print it as "
 			    "null); ignored, as it is there");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 
 	cfg = parse_ok("{\"junk\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
 		       "\"extra\":{}}],\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{},\"comment\":\"x\"}]}");
 	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
 			    "junk: unknown key, ignored; configList[0].extra: unknown key, ignored; "
 			    "resourceList[0].comment: unknown key, ignored");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 
 	/* Go reads null as the zero value */
 	cfg = parse_ok("{\"periodicUpdateInterval\":null,\"resourceList\":[{\"resourceName\":\"b\",\"resourcePrefix\":null,"
 		       "\"selectors\":{\"vendors\":null,\"isRdma\":null}}]}");
-	assert_int_equal(cfg->periodic_update_s, PLUGIN_DEFAULT_RESCAN_S);
+	assert_int_equal(cfg->periodic_update_s, POOL_DEFAULT_RESCAN_S);
 	assert_string_equal(cfg->res[0].full_name, "intel.com/b");
 	assert_int_equal(cfg->res[0].sels[0].is_rdma, -1);
 	assert_int_equal(cfg->warnings.n, 0);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 
 	/* rdmak's own keys: matched exactly, a near miss refused */
 	parse_bad("{\"HealthIntervalMs\":100,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
@@ -294,20 +294,20 @@ static void test_ignored_keys(void **st)
 /* rootDevices takes sriov-network-device-plugin's VF ranges (README: "0000:86:00.0#0-1,3,4") */
 static void test_root_devices(void **st)
 {
-	struct plugin_config *cfg = parse_ok(
+	struct pool_config *cfg = parse_ok(
 		"{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\",\"0000:AF:00.1\"]}}]}");
-	const struct plugin_pf_list *l = &cfg->res[0].sels[0].root_devices;
+	const struct pool_pf_list *l = &cfg->res[0].sels[0].root_devices;
 
 	(void)st;
 	assert_int_equal(l->n, 2);
 	assert_string_equal(l->v[0].pf, "0000:86:00.0");
 	assert_false(l->v[0].all);
 	for (int i = 0; i < 6; i++)
-		assert_true(plugin_pf_sel_has_vf(&l->v[0], i) == (i != 2 && i != 5));
-	assert_false(plugin_pf_sel_has_vf(&l->v[0], -1));
+		assert_true(pool_pf_sel_has_vf(&l->v[0], i) == (i != 2 && i != 5));
+	assert_false(pool_pf_sel_has_vf(&l->v[0], -1));
 	assert_string_equal(l->v[1].pf, "0000:af:00.1"); /* sysfs prints lowercase */
 	assert_true(l->v[1].all);
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#3-1\"]}}]}",
 		  "resourceList[0].selectors.rootDevices[0]: \"0000:86:00.0#3-1\": range end is before its start "
 		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
@@ -436,14 +436,14 @@ static void test_names(void **st)
 static void test_nul_and_garbage(void **st)
 {
 	static const char with_nul[] = "{\"configList\":[{\"resourceName\":\"a\\u0000b\",\"rdmaHcaMax\":1,\"devices\":[]}]}";
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char err[64];
 
 	parse_bad(with_nul, "line 1 column 41: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'");
 	/* a short error buffer truncates the message, never overflows */
-	assert_int_equal(plugin_config_parse(seed003_shared, 20, &cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(pool_config_parse(seed003_shared, 20, &cfg, err, sizeof(err)), -EINVAL);
 	assert_null(cfg);
-	assert_int_equal(plugin_config_parse("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":"
+	assert_int_equal(pool_config_parse("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":"
 					     "{\"ifNames\":[\"ib0\"],\"linkTypes\":[\"infiniband\",\"xx\"]}}]}",
 					     110, &cfg, err, 8), -EINVAL);
 	assert_int_equal(strlen(err), 7);

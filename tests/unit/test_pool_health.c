@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* plugin_health_poll() over a throwaway sysfs tree: port state and carrier changes are seen through
+/* pool_health_poll() over a throwaway sysfs tree: port state and carrier changes are seen through
  * the held attributes, an unreadable (empty) carrier is "unknown", and a device that appears
  * only after the first poll is picked up. */
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "plugin/health.h"
-#include "plugin/pool.h"
+#include "pool/health.h"
+#include "pool/pool.h"
 
 static char root[64];
 
@@ -35,10 +35,10 @@ static void put(const char *rel, const char *text)
 
 static void test_poll(void **st)
 {
-	struct health_input in[3] = {
-		{ .kind = HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 4, .fd = -1 },
-		{ .kind = HEALTH_CARRIER, .name = "ib0", .value = 1, .fd = -1 },
-		{ .kind = HEALTH_PORT, .name = "mlx5_9", .port = 1, .value = 4, .fd = -1 },
+	struct pool_health_input in[3] = {
+		{ .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 4, .fd = -1 },
+		{ .kind = POOL_HEALTH_CARRIER, .name = "ib0", .value = 1, .fd = -1 },
+		{ .kind = POOL_HEALTH_PORT, .name = "mlx5_9", .port = 1, .value = 4, .fd = -1 },
 	};
 	struct pool_set ps = { .inputs = in, .n_inputs = 3 };
 	struct hw_ctx *ctx;
@@ -52,39 +52,39 @@ static void test_poll(void **st)
 	assert_int_equal(hw_ctx_new(root, NULL, &ctx), 0);
 
 	/* mlx5_9 does not exist: gone */
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_true(in[2].gone);
-	assert_false(plugin_health_input_ok(&in[2]));
-	assert_int_equal(plugin_health_poll(&ps, ctx), 0);
+	assert_false(pool_health_input_ok(&in[2]));
+	assert_int_equal(pool_health_poll(&ps, ctx), 0);
 	assert_true(in[0].fd >= 0 && in[1].fd >= 0);
 
 	put("class/infiniband/mlx5_0/ports/1/state", "1: DOWN\n");
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_int_equal(in[0].value, 1);
-	assert_false(plugin_health_input_ok(&in[0]));
+	assert_false(pool_health_input_ok(&in[0]));
 
 	/* ACTIVE_DEFER passes traffic: healthy, as the doctor's port.state says (issue 11, item 18) */
 	put("class/infiniband/mlx5_0/ports/1/state", "5: ACTIVE_DEFER\n");
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_int_equal(in[0].value, HW_PORT_ACTIVE_DEFER);
-	assert_true(plugin_health_input_ok(&in[0]));
+	assert_true(pool_health_input_ok(&in[0]));
 
 	put("class/net/ib0/carrier", "0\n");
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
-	assert_false(plugin_health_input_ok(&in[1]));
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
+	assert_false(pool_health_input_ok(&in[1]));
 	put("class/net/ib0/carrier", ""); /* the kernel's EINVAL on an admin-down link */
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_int_equal(in[1].value, -1);
-	assert_true(plugin_health_input_ok(&in[1]));
+	assert_true(pool_health_input_ok(&in[1]));
 
 	/* the device appears: read and no longer gone */
-	assert_int_equal(plugin_health_topology_fingerprint(ctx, &fp1), 0);
+	assert_int_equal(pool_health_topology_fingerprint(ctx, &fp1), 0);
 	put("class/infiniband/mlx5_9/ports/1/state", "4: ACTIVE\n");
-	assert_int_equal(plugin_health_topology_fingerprint(ctx, &fp2), 0);
+	assert_int_equal(pool_health_topology_fingerprint(ctx, &fp2), 0);
 	assert_true(fp1 != fp2);
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_false(in[2].gone);
-	assert_true(plugin_health_input_ok(&in[2]));
+	assert_true(pool_health_input_ok(&in[2]));
 
 	for (int i = 0; i < 3; i++)
 		if (in[i].fd >= 0)
@@ -99,7 +99,7 @@ static void test_poll(void **st)
  * file outside is never read (before, openat() followed it to this machine's file). */
 static void test_poll_confined(void **st)
 {
-	struct health_input in[1] = { { .kind = HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 } };
+	struct pool_health_input in[1] = { { .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 } };
 	struct pool_set ps = { .inputs = in, .n_inputs = 1 };
 	struct hw_ctx *ctx;
 	char outside[96], cmd[1024], link[128];
@@ -115,7 +115,7 @@ static void test_poll_confined(void **st)
 	assert_int_equal(symlink(outside, link), 0);
 	assert_int_equal(hw_ctx_new(root, NULL, &ctx), 0);
 
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_true(in[0].gone);             /* <root><outside>/ports/1/state does not exist */
 	assert_int_equal(in[0].value, 1);    /* and the ACTIVE outside was not read */
 
@@ -123,7 +123,7 @@ static void test_poll_confined(void **st)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s/ports/1' && echo '4: ACTIVE' >'%s%s/ports/1/state'", root,
 		 outside, root, outside);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(plugin_health_poll(&ps, ctx), 1);
+	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_false(in[0].gone);
 	assert_int_equal(in[0].value, 4);
 
@@ -136,22 +136,22 @@ static void test_poll_confined(void **st)
 
 static void test_describe(void **st)
 {
-	struct health_input in = { .kind = HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 };
+	struct pool_health_input in = { .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 };
 	char buf[128];
 
-	plugin_health_input_describe(&in, buf, sizeof(buf));
+	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 port 1 DOWN");
 	in.value = 5;
-	plugin_health_input_describe(&in, buf, sizeof(buf));
+	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 port 1 ACTIVE_DEFER");
 	in.value = 9;
-	plugin_health_input_describe(&in, buf, sizeof(buf));
+	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 port 1 unknown");
 	in.gone = true;
-	plugin_health_input_describe(&in, buf, sizeof(buf));
+	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 gone");
-	in = (struct health_input){ .kind = HEALTH_CARRIER, .name = "ib0", .value = 0, .fd = -1 };
-	plugin_health_input_describe(&in, buf, sizeof(buf));
+	in = (struct pool_health_input){ .kind = POOL_HEALTH_CARRIER, .name = "ib0", .value = 0, .fd = -1 };
+	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "ib0 no carrier");
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/select.h"
+#include "pool/select.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static bool rdma_dev_link_match(const struct strv_list *types, const struct hw_r
 	return false;
 }
 
-bool plugin_select_rdma_dev(const struct plugin_selector *s, const struct hw_rdma_dev *dev)
+bool pool_select_rdma_dev(const struct pool_selector *s, const struct hw_rdma_dev *dev)
 {
 	const struct hw_pci *pci = dev->pci;
 
@@ -77,7 +77,7 @@ bool plugin_select_rdma_dev(const struct plugin_selector *s, const struct hw_rdm
 	return rdma_dev_if_match(&s->if_names, dev) && rdma_dev_link_match(&s->link_types, dev);
 }
 
-bool plugin_select_pci_candidate(const struct hw_pci *pci)
+bool pool_select_pci_candidate(const struct hw_pci *pci)
 {
 	if (pci->is_gpu || (pci->class_code >> 16) != 0x02)
 		return false;
@@ -98,7 +98,7 @@ static const char *first_netdev(const struct hw_pci *pci)
  * when it has no VFs: candidates never include a PF that has some), "<PF>#0-1,3" those VFs
  * (sriov-network-device-plugin's isSelected: inclusive ranges of VF indexes). The PF compares
  * case-insensitively, as its getItem (EqualFold) does; pfNames also takes the PF's address. */
-static bool pf_list_match(const struct plugin_pf_list *list, const struct hw_pci *pci, bool by_name)
+static bool pf_list_match(const struct pool_pf_list *list, const struct hw_pci *pci, bool by_name)
 {
 	const struct hw_pci *pf = pf_of(pci);
 	const char *pfname = by_name ? first_netdev(pf) : NULL;
@@ -106,13 +106,13 @@ static bool pf_list_match(const struct plugin_pf_list *list, const struct hw_pci
 	if (list->n == 0)
 		return true;
 	for (size_t i = 0; i < list->n; i++) {
-		const struct plugin_pf_sel *p = &list->v[i];
+		const struct pool_pf_sel *p = &list->v[i];
 		bool named = (pfname && strcasecmp(p->pf, pfname) == 0) ||
 			     strcasecmp(p->pf, pf->bdf) == 0;
 
 		if (!named)
 			continue;
-		if (p->all || (pci->physfn && plugin_pf_sel_has_vf(p, pci->vf_index)))
+		if (p->all || (pci->physfn && pool_pf_sel_has_vf(p, pci->vf_index)))
 			return true;
 	}
 	return false;
@@ -138,7 +138,7 @@ static const char *pci_link(const struct hw_pci *pci)
 	return "";
 }
 
-static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci, bool assume_rdma)
+static bool match_pci(const struct pool_selector *s, const struct hw_pci *pci, bool assume_rdma)
 {
 	if (!hex_match(&s->vendors, pci->vendor) || !hex_match(&s->devices, pci->device) ||
 	    !str_match(&s->drivers, pci->driver))
@@ -155,17 +155,17 @@ static bool match_pci(const struct plugin_selector *s, const struct hw_pci *pci,
 	return true;
 }
 
-bool plugin_select_pci(const struct plugin_selector *s, const struct hw_pci *pci)
+bool pool_select_pci(const struct pool_selector *s, const struct hw_pci *pci)
 {
 	return match_pci(s, pci, false);
 }
 
-bool plugin_select_pci_assume_rdma(const struct plugin_selector *s, const struct hw_pci *pci)
+bool pool_select_pci_assume_rdma(const struct pool_selector *s, const struct hw_pci *pci)
 {
 	return match_pci(s, pci, true);
 }
 
-bool plugin_select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
+bool pool_select_vf_in_pod(const struct hw_pci *pci, bool exclusive_netns)
 {
 	return exclusive_netns && pci->physfn && pci->n_rdma == 0 && pci->n_netdevs == 0 &&
 	       pci->driver[0] && pci->physfn->n_rdma > 0 &&

@@ -15,17 +15,17 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "plugin/allocate.h"
-#include "plugin/pluginconf.h"
-#include "plugin/pool.h"
+#include "pool/allocate.h"
+#include "pool/config.h"
+#include "pool/pool.h"
 #include "plugin/files.h"
-#include "plugin/select.h"
+#include "pool/select.h"
 
 static const char *reason_of(const struct pool_set *ps, const struct pool_member *m)
 {
 	static char buf[160];
 
-	plugin_health_member_reason(ps, m, buf, sizeof(buf));
+	pool_health_member_reason(ps, m, buf, sizeof(buf));
 	return buf;
 }
 
@@ -192,22 +192,22 @@ static void fx_sriov(struct fx *f)
 	chr(f, HW_CHR_RDMA_CM, "rdma_cm", NULL);
 }
 
-static struct plugin_config *cfg_of(const char *text)
+static struct pool_config *cfg_of(const char *text)
 {
-	struct plugin_config *cfg = NULL;
+	struct pool_config *cfg = NULL;
 	char err[512];
 
-	if (plugin_config_parse(text, strlen(text), &cfg, err, sizeof(err)) < 0)
+	if (pool_config_parse(text, strlen(text), &cfg, err, sizeof(err)) < 0)
 		fail_msg("config refused: %s", err);
 	return cfg;
 }
 
-static struct pool_set *build(struct fx *f, const struct plugin_config *cfg, bool cdi)
+static struct pool_set *build(struct fx *f, const struct pool_config *cfg, bool cdi)
 {
 	struct pool_opts o = { .cdi = cdi };
 	struct pool_set *ps = NULL;
 
-	assert_int_equal(plugin_pool_set_build(cfg, &f->node, &o, &ps), 0);
+	assert_int_equal(pool_set_build(cfg, &f->node, &o, &ps), 0);
 	return ps;
 }
 
@@ -232,7 +232,7 @@ static bool has_dev(const struct kubelet_container_alloc *a, const char *path)
 static void test_shared_seed003_on_a100(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct kubelet_container_alloc a = { 0 };
 	char *msg = NULL;
@@ -263,7 +263,7 @@ static void test_shared_seed003_on_a100(void **st)
 	assert_int_equal(p->devs[0].numa_node, 1); /* the one healthy HCA's node */
 	assert_string_equal(p->socket_name, "rdmak-rdma_rdma_a100.sock");
 
-	assert_int_equal(plugin_allocate_container(p, ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(p, ids, 1, &a, &msg), 0);
 	assert_null(msg);
 	/* only the healthy HCA's nodes, rdma_cm once, rw */
 	assert_int_equal(a.n_devices, 4);
@@ -279,50 +279,50 @@ static void test_shared_seed003_on_a100(void **st)
 
 	/* the Down port comes back: both HCAs, in the answer and in NCCL_IB_HCA */
 	for (size_t i = 0; i < ps->n_inputs; i++)
-		if (ps->inputs[i].kind == HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_0"))
+		if (ps->inputs[i].kind == POOL_HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_0"))
 			ps->inputs[i].value = 4;
-		else if (ps->inputs[i].kind == HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ibp12s0"))
+		else if (ps->inputs[i].kind == POOL_HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ibp12s0"))
 			ps->inputs[i].value = 1;
 	bool changed[2] = { 0 };
 
-	assert_int_equal(plugin_pool_set_refresh(ps, changed), 0);
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[1]); /* NUMA hint changed: HCAs on two nodes now */
 	assert_int_equal(p->devs[0].numa_node, -1);
-	assert_int_equal(plugin_allocate_container(p, ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(p, ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 7);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
 	kubelet_container_alloc_clear(&a);
 
 	/* both down: every id Unhealthy, Allocate refuses with the reason */
 	for (size_t i = 0; i < ps->n_inputs; i++)
-		if (ps->inputs[i].kind == HEALTH_PORT)
+		if (ps->inputs[i].kind == POOL_HEALTH_PORT)
 			ps->inputs[i].value = 1;
-	assert_int_equal(plugin_pool_set_refresh(ps, changed), 0);
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[1]);
 	assert_false(p->devs[5].healthy);
-	assert_int_equal(plugin_allocate_container(p, ids, 1, &a, &msg), -ENODEV);
+	assert_int_equal(pool_allocate_container(p, ids, 1, &a, &msg), -ENODEV);
 	assert_string_equal(msg, "rdma/rdma_a100: no healthy RDMA device (mlx5_0 port 1 DOWN)");
 	free(msg);
 	msg = NULL;
 
 	/* a device that vanished */
 	for (size_t i = 0; i < ps->n_inputs; i++)
-		if (ps->inputs[i].kind == HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_1"))
+		if (ps->inputs[i].kind == POOL_HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_1"))
 			ps->inputs[i].value = 4, ps->inputs[i].gone = true;
-	assert_int_equal(plugin_pool_set_refresh(ps, NULL), 0);
+	assert_int_equal(pool_set_refresh(ps, NULL), 0);
 	assert_string_equal(reason_of(ps, &p->m[1]), "mlx5_1 gone");
 
-	assert_int_equal(plugin_allocate_container(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
+	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), -ENODEV);
 	assert_string_equal(msg, "rdma/rdma_v100: no RDMA device matches the selectors");
 	free(msg);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 static void test_shared_bond_selects_lag(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct kubelet_container_alloc a = { 0 };
 	char *msg = NULL;
@@ -337,7 +337,7 @@ static void test_shared_bond_selects_lag(void **st)
 	ps = build(&f, cfg, false);
 	assert_int_equal(ps->pools[0].n_m, 1);
 	assert_string_equal(ps->pools[0].m[0].id, "mlx5_bond_0");
-	assert_int_equal(plugin_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "NCCL_IB_HCA"), "=mlx5_bond_0");
 	assert_string_equal(env_of(&a, "NCCL_SOCKET_IFNAME"), "bond0");
 	assert_false(has_dev(&a, "/dev/infiniband/issm2")); /* RoCE has no issm */
@@ -345,14 +345,14 @@ static void test_shared_bond_selects_lag(void **st)
 	assert_int_equal(ps->pools[1].n_m, 1);
 	assert_string_equal(ps->pools[1].m[0].id, "mlx5_bond_0");
 	assert_int_equal(ps->pools[2].n_m, 0);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 static void test_shared_missing_nodes(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct kubelet_container_alloc a = { 0 };
 	char *msg = NULL;
@@ -367,13 +367,13 @@ static void test_shared_missing_nodes(void **st)
 	assert_false(ps->pools[0].m[2].healthy);
 	assert_string_equal(reason_of(ps, &ps->pools[0].m[2]), "mlx5_bond_0 has no /dev/infiniband/uverbs2");
 	/* CDI: names of healthy HCAs instead of device nodes */
-	assert_int_equal(plugin_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "rdma/all=mlx5_1");
 	kubelet_container_alloc_clear(&a);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 /* ---- selectors ---------------------------------------------------------------------- */
@@ -381,7 +381,7 @@ static void test_shared_missing_nodes(void **st)
 static void test_select_pci(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 
 	fx_sriov(&f);
 	cfg = cfg_of("{\"resourceList\":["
@@ -395,25 +395,25 @@ static void test_select_pci(void **st)
 
 	assert_string_equal(vf2->bdf, "0000:37:00.4");
 	/* a PF with VFs configured is never a resource: its VFs are */
-	assert_false(plugin_select_pci_candidate(pf0));
-	assert_true(plugin_select_pci_candidate(vf0));
-	assert_true(plugin_select_pci(&cfg->res[0].sels[0], vf0));
-	assert_false(plugin_select_pci(&cfg->res[0].sels[0], vf2));
-	assert_true(plugin_select_pci(&cfg->res[0].sels[0], vf3));
-	assert_false(plugin_select_pci(&cfg->res[0].sels[0], vf1b));
-	assert_true(plugin_select_pci(&cfg->res[1].sels[0], vf1b)); /* case-insensitive, all VFs */
-	assert_false(plugin_select_pci(&cfg->res[1].sels[0], vf0));
-	assert_true(plugin_select_pci(&cfg->res[2].sels[0], vf1b));
-	assert_false(plugin_select_pci(&cfg->res[2].sels[0], vf0));
-	assert_true(plugin_select_pci(&cfg->res[3].sels[0], vf2));
-	assert_false(plugin_select_pci(&cfg->res[3].sels[0], vf3));
-	assert_false(plugin_select_pci(&cfg->res[4].sels[0], vf0));
-	assert_true(plugin_select_pci(&cfg->res[5].sels[0], vf2)); /* a PF address before '#' */
-	assert_false(plugin_select_pci(&cfg->res[5].sels[0], vf3));
+	assert_false(pool_select_pci_candidate(pf0));
+	assert_true(pool_select_pci_candidate(vf0));
+	assert_true(pool_select_pci(&cfg->res[0].sels[0], vf0));
+	assert_false(pool_select_pci(&cfg->res[0].sels[0], vf2));
+	assert_true(pool_select_pci(&cfg->res[0].sels[0], vf3));
+	assert_false(pool_select_pci(&cfg->res[0].sels[0], vf1b));
+	assert_true(pool_select_pci(&cfg->res[1].sels[0], vf1b)); /* case-insensitive, all VFs */
+	assert_false(pool_select_pci(&cfg->res[1].sels[0], vf0));
+	assert_true(pool_select_pci(&cfg->res[2].sels[0], vf1b));
+	assert_false(pool_select_pci(&cfg->res[2].sels[0], vf0));
+	assert_true(pool_select_pci(&cfg->res[3].sels[0], vf2));
+	assert_false(pool_select_pci(&cfg->res[3].sels[0], vf3));
+	assert_false(pool_select_pci(&cfg->res[4].sels[0], vf0));
+	assert_true(pool_select_pci(&cfg->res[5].sels[0], vf2)); /* a PF address before '#' */
+	assert_false(pool_select_pci(&cfg->res[5].sels[0], vf3));
 	/* isRdma: a VF without an RDMA device is left out */
 	f.pci[4].n_rdma = 0;
-	assert_false(plugin_select_pci(&cfg->res[3].sels[0], &f.pci[4]));
-	plugin_config_free(cfg);
+	assert_false(pool_select_pci(&cfg->res[3].sels[0], &f.pci[4]));
+	pool_config_free(cfg);
 }
 
 /* rootDevices with VF ranges, as sriov-network-device-plugin's README and selector tests write
@@ -423,7 +423,7 @@ static void test_select_pci(void **st)
 static void test_select_root_device_ranges(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 
 	fx_sriov(&f);
 	cfg = cfg_of("{\"resourceList\":["
@@ -437,26 +437,26 @@ static void test_select_root_device_ranges(void **st)
 		const struct hw_pci *a = &f.pci[1 + v], *b = &f.pci[6 + v];
 
 		assert_int_equal(b->vf_index, v);
-		assert_true(plugin_select_pci(&cfg->res[0].sels[0], b) == (v != 2));
-		assert_false(plugin_select_pci(&cfg->res[0].sels[0], a)); /* another PF's VFs */
-		assert_true(plugin_select_pci(&cfg->res[1].sels[0], a) == (v == 2));
-		assert_true(plugin_select_pci(&cfg->res[1].sels[0], b)); /* no '#': every VF */
-		assert_true(plugin_select_pci(&cfg->res[2].sels[0], a) == (v == 0 || v == 3));
+		assert_true(pool_select_pci(&cfg->res[0].sels[0], b) == (v != 2));
+		assert_false(pool_select_pci(&cfg->res[0].sels[0], a)); /* another PF's VFs */
+		assert_true(pool_select_pci(&cfg->res[1].sels[0], a) == (v == 2));
+		assert_true(pool_select_pci(&cfg->res[1].sels[0], b)); /* no '#': every VF */
+		assert_true(pool_select_pci(&cfg->res[2].sels[0], a) == (v == 0 || v == 3));
 	}
 	/* a range names VFs: never the PF itself */
-	assert_false(plugin_select_pci(&cfg->res[0].sels[0], pf1));
-	assert_false(plugin_select_pci(&cfg->res[1].sels[0], pf0));
+	assert_false(pool_select_pci(&cfg->res[0].sels[0], pf1));
+	assert_false(pool_select_pci(&cfg->res[1].sels[0], pf0));
 	assert_int_equal(cfg->warnings.n, 1);
 	assert_string_equal(cfg->warnings.v[0],
 			    "resourceList[2].selectors.rootDevices[1]: names the same PF as entry 0: sriov-network-device-plugin "
 			    "reads only the first entry for a PF, rdmak selects what any of them names");
-	plugin_config_free(cfg);
+	pool_config_free(cfg);
 }
 
 static void test_select_rdma_dev(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 
 	fx_a100(&f);
 	cfg = cfg_of("{\"configList\":["
@@ -464,16 +464,16 @@ static void test_select_rdma_dev(void **st)
 		     "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"deviceIDs\":[\"101B\"],\"linkTypes\":[\"ib\"]}},"
 		     "{\"resourceName\":\"c\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"8086\"]}}]}");
 	/* a slave of the bond selects the LAG device through its bond */
-	assert_true(plugin_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[2]));
-	assert_false(plugin_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[0]));
-	assert_true(plugin_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[0]));
-	assert_true(plugin_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
-	assert_false(plugin_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[2]));
-	assert_false(plugin_select_rdma_dev(&cfg->res[2].sels[0], &f.rdma[0]));
+	assert_true(pool_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[2]));
+	assert_false(pool_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[0]));
+	assert_true(pool_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[0]));
+	assert_true(pool_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
+	assert_false(pool_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[2]));
+	assert_false(pool_select_rdma_dev(&cfg->res[2].sels[0], &f.rdma[0]));
 	/* rxe has no PCI function: PCI selectors cannot match it, others can */
 	f.rdma[1].pci = NULL;
-	assert_false(plugin_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
-	plugin_config_free(cfg);
+	assert_false(pool_select_rdma_dev(&cfg->res[1].sels[0], &f.rdma[1]));
+	pool_config_free(cfg);
 }
 
 /* ---- exclusive --------------------------------------------------------------------- */
@@ -481,7 +481,7 @@ static void test_select_rdma_dev(void **st)
 static void test_exclusive_allocate(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct kubelet_container_alloc a = { 0 };
 	char *msg = NULL, name[128], *info;
@@ -504,7 +504,7 @@ static void test_exclusive_allocate(void **st)
 	/* claimed by the first resource: the second gets nothing (no VF handed out twice) */
 	assert_int_equal(ps->pools[1].n_m, 0);
 
-	assert_int_equal(plugin_allocate_container(p, ids, 2, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(p, ids, 2, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.2");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
 			    "{\"0000:86:00.2\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.2\"},"
@@ -522,7 +522,7 @@ static void test_exclusive_allocate(void **st)
 	/* an id asked twice: once in _INFO (an object), twice in the list as asked */
 	const char *twice[] = { "0000:86:00.3", "0000:86:00.3" };
 
-	assert_int_equal(plugin_allocate_container(p, twice, 2, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(p, twice, 2, &a, &msg), 0);
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.3");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
 			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
@@ -532,13 +532,13 @@ static void test_exclusive_allocate(void **st)
 
 	const char *unknown[] = { "0000:99:00.0" };
 
-	assert_int_equal(plugin_allocate_container(p, unknown, 1, &a, &msg), -ENOENT);
+	assert_int_equal(pool_allocate_container(p, unknown, 1, &a, &msg), -ENOENT);
 	assert_string_equal(msg, "nvidia.com/hostdev: unknown device 0000:99:00.0");
 	free(msg);
 
 	assert_int_equal(plugin_files_devinfo_name(p, "0000:86:00.2", name, sizeof(name)), 0);
 	assert_string_equal(name, "nvidia.com-hostdev-0000:86:00.2-device.json");
-	info = plugin_files_devinfo_json(p, plugin_pool_member_find(p, "0000:86:00.2"));
+	info = plugin_files_devinfo_json(p, pool_member_find(p, "0000:86:00.2"));
 	assert_string_equal(info, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":\"0000:86:00.2\","
 				  "\"rdma-device\":\"mlx5_6\"}}");
 	free(info);
@@ -547,22 +547,22 @@ static void test_exclusive_allocate(void **st)
 	bool changed[2];
 
 	for (size_t i = 0; i < ps->n_inputs; i++)
-		if (ps->inputs[i].kind == HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ens2f0"))
+		if (ps->inputs[i].kind == POOL_HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ens2f0"))
 			ps->inputs[i].value = 0;
-	assert_int_equal(plugin_pool_set_refresh(ps, changed), 0);
+	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[0]);
 	assert_false(changed[1]);
 	for (size_t i = 0; i < 8; i++)
 		assert_int_equal(p->devs[i].healthy, i < 4);
 	assert_string_equal(reason_of(ps, &p->m[5]), "ens2f0 no carrier");
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 static void test_exclusive_cdi_vhost_topology(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct kubelet_container_alloc a = { 0 };
 	char *msg = NULL;
@@ -574,21 +574,21 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 	ps = build(&f, cfg, true);
 	assert_int_equal(ps->pools[0].n_m, 4);
 	assert_int_equal(ps->pools[0].devs[0].numa_node, -1);
-	assert_int_equal(plugin_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
 	assert_int_equal(a.n_cdi_devices, 1);
 	assert_string_equal(a.cdi_devices[0], "intel.com/vf=0000:37:00.2");
 	assert_non_null(env_of(&a, "PCIDEVICE_INTEL_COM_VF"));
 	kubelet_container_alloc_clear(&a);
-	plugin_pool_set_free(ps);
+	pool_set_free(ps);
 	/* without CDI: vhost-net and tun join the device nodes */
 	ps = build(&f, cfg, false);
-	assert_int_equal(plugin_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
+	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_true(has_dev(&a, "/dev/vhost-net"));
 	assert_true(has_dev(&a, "/dev/net/tun"));
 	kubelet_container_alloc_clear(&a);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 /* Exclusive RDMA netns mode: rdma-cni moved an allocated VF's RDMA device and netdev into its
@@ -597,7 +597,7 @@ static void test_exclusive_cdi_vhost_topology(void **st)
 static void test_exclusive_vf_in_pod(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *before, *after;
 	struct pool_opts o = { 0 };
 	const struct pool_member *m;
@@ -611,9 +611,9 @@ static void test_exclusive_vf_in_pod(void **st)
 	f.pci[2].n_rdma = 0;
 	f.pci[2].n_netdevs = 0;
 	o.prev = before;
-	assert_int_equal(plugin_pool_set_build(cfg, &f.node, &o, &after), 0);
+	assert_int_equal(pool_set_build(cfg, &f.node, &o, &after), 0);
 	assert_int_equal(after->pools[0].n_m, 8);
-	m = plugin_pool_member_find(&after->pools[0], "0000:37:00.3");
+	m = pool_member_find(&after->pools[0], "0000:37:00.3");
 	assert_non_null(m);
 	assert_true(m->in_pod);
 	assert_true(m->healthy);
@@ -621,20 +621,20 @@ static void test_exclusive_vf_in_pod(void **st)
 	assert_int_equal(m->n_specs, 3);
 	/* and its _INFO entry, rdma object included */
 	assert_non_null(strstr(m->info, "\"rdma\":{"));
-	assert_string_equal(m->info, plugin_pool_member_find(&before->pools[0], "0000:37:00.3")->info);
-	plugin_pool_set_free(after);
+	assert_string_equal(m->info, pool_member_find(&before->pools[0], "0000:37:00.3")->info);
+	pool_set_free(after);
 	/* a plugin restart (no previous set) still counts it */
-	assert_int_equal(plugin_pool_set_build(cfg, &f.node, NULL, &after), 0);
+	assert_int_equal(pool_set_build(cfg, &f.node, NULL, &after), 0);
 	assert_int_equal(after->pools[0].n_m, 8);
-	assert_true(plugin_pool_member_find(&after->pools[0], "0000:37:00.3")->in_pod);
-	plugin_pool_set_free(after);
+	assert_true(pool_member_find(&after->pools[0], "0000:37:00.3")->in_pod);
+	pool_set_free(after);
 	/* in shared netns mode a VF without its RDMA device is not an RDMA VF */
 	f.node.kernel.netns_mode = 1;
-	assert_int_equal(plugin_pool_set_build(cfg, &f.node, NULL, &after), 0);
+	assert_int_equal(pool_set_build(cfg, &f.node, NULL, &after), 0);
 	assert_int_equal(after->pools[0].n_m, 7);
-	plugin_pool_set_free(after);
-	plugin_pool_set_free(before);
-	plugin_config_free(cfg);
+	pool_set_free(after);
+	pool_set_free(before);
+	pool_config_free(cfg);
 }
 
 /* ---- preferred allocation ----------------------------------------------------------- */
@@ -649,7 +649,7 @@ static void free_strs(char **v, size_t n)
 static void test_preferred(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	char **out;
 	size_t n;
@@ -663,7 +663,7 @@ static void test_preferred(void **st)
 				"0000:37:00.5", "0000:86:00.4" };
 
 	/* no must_include: the NUMA node with most free devices (node 1: four), packed on its PF */
-	assert_int_equal(plugin_allocate_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[0], "0000:86:00.2");
 	assert_string_equal(out[1], "0000:86:00.3");
@@ -672,7 +672,7 @@ static void test_preferred(void **st)
 	/* must_include first, then its NUMA node */
 	const char *must[] = { "0000:37:00.5" };
 
-	assert_int_equal(plugin_allocate_preferred(p, avail, 7, must, 1, 3, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(p, avail, 7, must, 1, 3, &out, &n), 0);
 	assert_int_equal(n, 3);
 	assert_string_equal(out[0], "0000:37:00.5");
 	assert_string_equal(out[1], "0000:37:00.2");
@@ -680,7 +680,7 @@ static void test_preferred(void **st)
 	free_strs(out, n);
 
 	/* more than one node holds: spill over to the other node only when needed */
-	assert_int_equal(plugin_allocate_preferred(p, avail, 7, must, 1, 5, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(p, avail, 7, must, 1, 5, &out, &n), 0);
 	assert_int_equal(n, 5);
 	assert_string_equal(out[3], "0000:86:00.2");
 	free_strs(out, n);
@@ -688,25 +688,25 @@ static void test_preferred(void **st)
 	/* size larger than available: everything, no duplicates */
 	const char *dup[] = { "0000:37:00.2", "0000:37:00.2" };
 
-	assert_int_equal(plugin_allocate_preferred(p, dup, 2, dup, 2, 4, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(p, dup, 2, dup, 2, 4, &out, &n), 0);
 	assert_int_equal(n, 1);
 	free_strs(out, n);
 
 	/* ids the pool does not know are still usable, last */
 	const char *odd[] = { "zz", "0000:86:00.4" };
 
-	assert_int_equal(plugin_allocate_preferred(p, odd, 2, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(p, odd, 2, NULL, 0, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:86:00.4");
 	assert_string_equal(out[1], "zz");
 	free_strs(out, n);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 static void test_pack_one_pf(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	char **out;
 	size_t n;
@@ -719,19 +719,19 @@ static void test_pack_one_pf(void **st)
 	ps = build(&f, cfg, false);
 	const char *avail[] = { "0000:37:00.2", "0000:86:00.2", "0000:86:00.3", "0000:86:00.4", "0000:37:00.3" };
 
-	assert_int_equal(plugin_allocate_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:86:00.2");
 	assert_string_equal(out[1], "0000:86:00.3");
 	free_strs(out, n);
 	/* must_include's PF wins over the fuller one */
 	const char *must[] = { "0000:37:00.3" };
 
-	assert_int_equal(plugin_allocate_preferred(&ps->pools[0], avail, 5, must, 1, 2, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(&ps->pools[0], avail, 5, must, 1, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:37:00.3");
 	assert_string_equal(out[1], "0000:37:00.2");
 	free_strs(out, n);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 /* The quadratic answer the O(n log n) one replaced (issue 11 item 9), kept as the oracle: the
@@ -788,7 +788,7 @@ static int ref_preferred(const struct pool *p, const char *const *available, siz
 		if (!ref_in_list((const char *const *)res, nres, must_include[i]) && !(res[nres++] = strdup(must_include[i])))
 			goto oom;
 	for (size_t i = 0; i < n_must; i++) {
-		const struct pool_member *m = plugin_pool_member_find(p, must_include[i]);
+		const struct pool_member *m = pool_member_find(p, must_include[i]);
 
 		if (m && m->numa >= 0) {
 			target = m->numa;
@@ -799,7 +799,7 @@ static int ref_preferred(const struct pool *p, const char *const *available, siz
 		if (ref_in_list(must_include, n_must, available[i]) || ref_in_list(available, i, available[i]))
 			continue;
 		c[nc].id = available[i];
-		c[nc].m = plugin_pool_member_find(p, available[i]);
+		c[nc].m = pool_member_find(p, available[i]);
 		nc++;
 	}
 	if (target < 0) {
@@ -822,7 +822,7 @@ static int ref_preferred(const struct pool *p, const char *const *available, siz
 
 		c[i].numa_miss = target >= 0 && (!c[i].m || c[i].m->numa != target);
 		for (size_t j = 0; j < n_must && !used; j++) {
-			const struct pool_member *mm = plugin_pool_member_find(p, must_include[j]);
+			const struct pool_member *mm = pool_member_find(p, must_include[j]);
 
 			used = mm && *pf && !strcmp(mm->pf, pf);
 		}
@@ -855,7 +855,7 @@ oom:
 static void test_preferred_matches_reference(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	const char *pool_ids[MAXN + 4];
 	size_t n_ids = 0;
@@ -882,7 +882,7 @@ static void test_preferred_matches_reference(void **st)
 			avail[i] = pool_ids[(size_t)rand_r(&seed) % n_ids];
 		for (size_t i = 0; i < nm; i++)
 			must[i] = rand_r(&seed) % 3 && na ? avail[(size_t)rand_r(&seed) % na] : pool_ids[(size_t)rand_r(&seed) % n_ids];
-		assert_int_equal(plugin_allocate_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
+		assert_int_equal(pool_allocate_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
 		assert_int_equal(ref_preferred(p, avail, na, must, nm, size, &b, &n_b), 0);
 		assert_int_equal(n_a, n_b);
 		for (size_t i = 0; i < n_a; i++)
@@ -890,8 +890,8 @@ static void test_preferred_matches_reference(void **st)
 		free_strs(a, n_a);
 		free_strs(b, n_b);
 	}
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 /* GetPreferredAllocation was quadratic in the ids offered: 22 s over 100 000 (issue 11 item 9),
@@ -913,7 +913,7 @@ static void test_preferred_scales(void **st)
 	p.m = calloc(N, sizeof(*p.m));
 	assert_non_null(p.m);
 	assert_non_null(avail);
-	for (size_t i = 0; i < N; i++) { /* ids in sorted order, as plugin_pool_set_build leaves them */
+	for (size_t i = 0; i < N; i++) { /* ids in sorted order, as pool_set_build leaves them */
 		snprintf(p.m[i].id, sizeof(p.m[i].id), "vf%06zu", i);
 		snprintf(p.m[i].pf, sizeof(p.m[i].pf), "pf%04zu", i / PER_PF);
 		p.m[i].vf_index = (int)(i % PER_PF);
@@ -926,7 +926,7 @@ static void test_preferred_scales(void **st)
 	}
 	must[0] = p.m[MUST].id;
 	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a), 0);
-	assert_int_equal(plugin_allocate_preferred(&p, avail, n_avail, must, 1, 8, &out, &n), 0);
+	assert_int_equal(pool_allocate_preferred(&p, avail, n_avail, must, 1, 8, &out, &n), 0);
 	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b), 0);
 	cpu = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	print_message("# preferred over %zu ids: %.3f s of CPU\n", n_avail, cpu);
@@ -965,7 +965,7 @@ static void count_fail(void *ud, const char *path, int err)
 static void test_files_written(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct files_written w = { 0 };
 	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX", path[512], notdir[600];
@@ -1001,8 +1001,8 @@ static void test_files_written(void **st)
 	assert_int_equal(plugin_files_devinfo_write(ps, keep_all, notdir, &w, count_fail, &ud), -ENOTDIR);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 /* Inotify events of kind mask in fd's queue for names containing part. */
@@ -1028,7 +1028,7 @@ static unsigned events_of(int fd, uint32_t mask, const char *part)
 static void test_files_rewritten_in_place(void **st)
 {
 	struct fx f;
-	struct plugin_config *cfg;
+	struct pool_config *cfg;
 	struct pool_set *ps;
 	struct files_written w = { 0 }, cdi = { 0 };
 	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX";
@@ -1066,8 +1066,8 @@ static void test_files_rewritten_in_place(void **st)
 		assert_int_equal(events_of(ifd, IN_MOVED_TO, "-device.json"), 1);
 	}
 	/* a VF gone from the pool (ens2f0's VF 3 no longer selected): its file alone is deleted */
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"pfNames\":[\"ens1f0\",\"ens2f0#0-2\"]}}]}");
 	ps = build(&f, cfg, false);
 	assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 7);
@@ -1082,8 +1082,8 @@ static void test_files_rewritten_in_place(void **st)
 	assert_int_equal(ud.fails, 0);
 	assert_int_equal(rmdir(dir), 0);
 	close(ifd);
-	plugin_pool_set_free(ps);
-	plugin_config_free(cfg);
+	pool_set_free(ps);
+	pool_config_free(cfg);
 }
 
 int main(void)

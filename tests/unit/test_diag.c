@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The doctor as another role uses it (bench): doctor_new over roots the caller holds,
- * doctor_run_check by id, each finding read typed (status and cause). The hardware is a sample
+/* The doctor as another role uses it (bench): diag_new over roots the caller holds,
+ * diag_run_check by id, each finding read typed (status and cause). The hardware is a sample
  * node (examples/nodes, $NODES); the pod's /proc is built here from tests/fixtures/doctor. */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "doctor/doctor.h"
+#include "diag/diag.h"
 #include "hw/hw.h"
 
 static char tmp[] = "/tmp/test_doctor_api.XXXXXX";
@@ -57,7 +57,7 @@ static void proc_self(const char *status)
 struct fixture {
 	struct hw_ctx *ctx;
 	struct hw_node *node;
-	struct doctor *d;
+	struct diag *d;
 };
 
 /* node: a sample node's name; procfs: the tmp tree, or NULL for none. */
@@ -75,64 +75,64 @@ static void open_doctor(struct fixture *x, const char *node, bool procfs)
 	roots.dir[HW_ROOT_PROCFS] = proc;
 	assert_int_equal(hw_ctx_new_roots(&roots, &x->ctx, missing, sizeof(missing)), 0);
 	assert_int_equal(hw_load(x->ctx, HW_LOAD_GIDS, &x->node, &herr), 0);
-	assert_int_equal(doctor_new(x->ctx, x->node, DOCTOR_POD, noenv, &x->d), 0);
+	assert_int_equal(diag_new(x->ctx, x->node, DIAG_POD, noenv, &x->d), 0);
 }
 
 static void close_doctor(struct fixture *x)
 {
-	doctor_free(x->d);
+	diag_free(x->d);
 	hw_node_free(x->node);
 	hw_ctx_free(x->ctx);
 }
 
 static void test_node_check(void **state)
 {
-	struct doctor_finding f;
+	struct diag_finding f;
 	struct fixture x;
 
 	open_doctor(&x, "a100-ib-bond", false);
 	/* mlx5_0 port 1 is Down on this node (seed 003) */
-	assert_int_equal(doctor_run_check(x.d, "port.state", "mlx5_0/1", &f), 1);
-	assert_int_equal(f.status, DOCTOR_FAIL);
-	assert_int_equal(f.cause, DOCTOR_CAUSE_PORT_DOWN);
+	assert_int_equal(diag_run_check(x.d, "port.state", "mlx5_0/1", &f), 1);
+	assert_int_equal(f.status, DIAG_FAIL);
+	assert_int_equal(f.cause, DIAG_CAUSE_PORT_DOWN);
 	assert_string_equal(f.id, "port.state");
 	assert_string_equal(f.object, "mlx5_0/1");
 	assert_non_null(f.fix);
-	assert_int_equal(doctor_run_check(x.d, "no.such", NULL, &f), -ENOENT);
+	assert_int_equal(diag_run_check(x.d, "no.such", NULL, &f), -ENOENT);
 	/* a pod's check without the pod's /proc finds nothing, rather than judge this process */
-	assert_int_equal(doctor_run_check(x.d, "pod.memlock", NULL, &f), 0);
+	assert_int_equal(diag_run_check(x.d, "pod.memlock", NULL, &f), 0);
 	close_doctor(&x);
 }
 
 static void test_pod_causes(void **state)
 {
-	struct doctor_finding f;
+	struct diag_finding f;
 	struct fixture x;
 
 	proc_self("status-root-nocap");
 	open_doctor(&x, "v100-ib", true);
-	assert_int_equal(doctor_run_check(x.d, "pod.memlock", NULL, &f), 1);
-	assert_int_equal(f.status, DOCTOR_FAIL);
-	assert_int_equal(f.cause, DOCTOR_CAUSE_MEMLOCK);
-	assert_int_equal(doctor_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
-	assert_int_equal(f.status, DOCTOR_FAIL);
-	assert_int_equal(f.cause, DOCTOR_CAUSE_IPC_LOCK);
+	assert_int_equal(diag_run_check(x.d, "pod.memlock", NULL, &f), 1);
+	assert_int_equal(f.status, DIAG_FAIL);
+	assert_int_equal(f.cause, DIAG_CAUSE_MEMLOCK);
+	assert_int_equal(diag_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
+	assert_int_equal(f.status, DIAG_FAIL);
+	assert_int_equal(f.cause, DIAG_CAUSE_IPC_LOCK);
 	close_doctor(&x);
 
 	/* IPC_LOCK in the bounding set of a uid 1000 container: the more precise cause */
 	proc_self("status-nonroot-ipclock");
 	open_doctor(&x, "v100-ib", true);
-	assert_int_equal(doctor_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
-	assert_int_equal(f.status, DOCTOR_FAIL);
-	assert_int_equal(f.cause, DOCTOR_CAUSE_IPC_LOCK_NON_ROOT);
+	assert_int_equal(diag_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
+	assert_int_equal(f.status, DIAG_FAIL);
+	assert_int_equal(f.cause, DIAG_CAUSE_IPC_LOCK_NON_ROOT);
 	close_doctor(&x);
 
 	/* root with IPC_LOCK: ok findings name no cause */
 	proc_self("status-root");
 	open_doctor(&x, "v100-ib", true);
-	assert_int_equal(doctor_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
-	assert_int_equal(f.status, DOCTOR_OK);
-	assert_int_equal(f.cause, DOCTOR_CAUSE_NONE);
+	assert_int_equal(diag_run_check(x.d, "pod.ipc_lock", NULL, &f), 1);
+	assert_int_equal(f.status, DIAG_OK);
+	assert_int_equal(f.cause, DIAG_CAUSE_NONE);
 	close_doctor(&x);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Answers to the kubelet from prepared pools (allocate.h). */
-#include "plugin/allocate.h"
+#include "pool/allocate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -102,7 +102,7 @@ static int cdi_push(struct kubelet_container_alloc *a, const char *kind, const c
 	return 0;
 }
 
-static int envs_push(struct kubelet_container_alloc *a, const struct plugin_resource *res,
+static int envs_push(struct kubelet_container_alloc *a, const struct pool_resource *res,
 		     const char *hcas, const char *netdevs)
 {
 	for (size_t i = 0; i < res->n_envs; i++) {
@@ -129,11 +129,11 @@ static int prepare_shared(const struct pool_set *ps, struct pool *p)
 
 		if (!m->healthy) {
 			if (!why[0])
-				plugin_health_member_reason(ps, m, why, sizeof(why));
+				pool_health_member_reason(ps, m, why, sizeof(why));
 			continue;
 		}
-		if ((r = plugin_pool_list_add(&hcas, m->id)) < 0 ||
-		    (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = pool_list_add(&hcas, m->id)) < 0 ||
+		    (r = pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (ps->opts.cdi) {
 			if ((r = cdi_push(&p->shared, p->res->full_name, m->id)) < 0)
@@ -176,14 +176,14 @@ static int shared_numa(const struct pool *p)
 
 static int prepare_devs(struct pool *p, bool *changed)
 {
-	size_t n = p->res->kind == PLUGIN_SHARED
+	size_t n = p->res->kind == POOL_SHARED
 			   ? (p->n_healthy_members || p->n_m ? p->res->rdma_hca_max : 0)
 			   : p->n_m;
 	struct kubelet_device *d = calloc(n + 1, sizeof(*d));
 
 	if (!d)
 		return -ENOMEM;
-	if (p->res->kind == PLUGIN_SHARED) {
+	if (p->res->kind == POOL_SHARED) {
 		/* rdmaHcaMax ids, Healthy while one HCA is; an empty pool advertises nothing */
 		int numa = shared_numa(p);
 
@@ -207,11 +207,11 @@ static int prepare_devs(struct pool *p, bool *changed)
 	return 0;
 }
 
-int plugin_allocate_prepare(const struct pool_set *ps, struct pool *p, bool *changed)
+int pool_allocate_prepare(const struct pool_set *ps, struct pool *p, bool *changed)
 {
 	int r;
 
-	if (p->res->kind == PLUGIN_SHARED && (r = prepare_shared(ps, p)) < 0)
+	if (p->res->kind == POOL_SHARED && (r = prepare_shared(ps, p)) < 0)
 		return r;
 	return prepare_devs(p, changed);
 }
@@ -291,7 +291,7 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 	if (!list || !ms)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct pool_member *m = plugin_pool_member_find(p, ids[i]);
+		const struct pool_member *m = pool_member_find(p, ids[i]);
 
 		if (!m) {
 			if (asprintf(msg, "%s: unknown device %s", p->res->full_name, ids[i]) < 0)
@@ -300,8 +300,8 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 		}
 		ms[i] = m;
 		ll += (size_t)snprintf(list + ll, cap - ll, "%s%s", i ? "," : "", m->id);
-		if ((r = plugin_pool_list_add(&hcas, m->rdma)) < 0 ||
-		    (r = plugin_pool_list_add(&netdevs, m->netdevs)) < 0)
+		if ((r = pool_list_add(&hcas, m->rdma)) < 0 ||
+		    (r = pool_list_add(&netdevs, m->netdevs)) < 0)
 			return r;
 		if (cdi) {
 			if ((r = cdi_push(out, p->res->full_name, m->id)) < 0)
@@ -318,13 +318,13 @@ static int allocate_exclusive(const struct pool *p, const char *const *ids, size
 	return envs_push(out, p->res, hcas ? hcas : "", netdevs ? netdevs : "");
 }
 
-int plugin_allocate_container(const struct pool *p, const char *const *ids, size_t n,
-			      struct kubelet_container_alloc *out, char **msg)
+int pool_allocate_container(const struct pool *p, const char *const *ids, size_t n,
+			    struct kubelet_container_alloc *out, char **msg)
 {
 	int r;
 
 	*msg = NULL;
-	if (p->res->kind == PLUGIN_SHARED) {
+	if (p->res->kind == POOL_SHARED) {
 		if (!p->shared_ok) {
 			*msg = strdup(p->shared_refusal);
 			return -ENODEV;
@@ -455,7 +455,7 @@ static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc,
 	if (!used || !by_pf)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_must; i++) {
-		const struct pool_member *mm = plugin_pool_member_find(p, must_include[i]);
+		const struct pool_member *mm = pool_member_find(p, must_include[i]);
 
 		if (mm && mm->pf[0])
 			used[n_used++] = mm->pf;
@@ -483,9 +483,9 @@ static int preferred_pf_rank(const struct pool *p, struct cand *c, size_t nc,
  * devices); then pack PFs: those must_include already uses, then the fullest ones, so that
  * one pod's VFs share a PF and the other PFs stay whole for the next pod (the anchors leave
  * the choice to the kubelet, which picks at random: sriov-network-device-plugin #255). */
-int plugin_allocate_preferred(const struct pool *p, const char *const *available,
-			      size_t n_available, const char *const *must_include, size_t n_must,
-			      size_t size, char ***out, size_t *n_out)
+int pool_allocate_preferred(const struct pool *p, const char *const *available, size_t n_available,
+			    const char *const *must_include, size_t n_must, size_t size,
+			    char ***out, size_t *n_out)
 {
 	_cleanup_free_ struct cand *c = NULL;
 	_cleanup_free_ const char **must_sorted = NULL;
@@ -503,7 +503,7 @@ int plugin_allocate_preferred(const struct pool *p, const char *const *available
 	if ((r = preferred_must(must_include, n_must, size, res, &nres)) < 0)
 		goto fail;
 	for (size_t i = 0; i < n_must && target < 0; i++) {
-		const struct pool_member *m = plugin_pool_member_find(p, must_include[i]);
+		const struct pool_member *m = pool_member_find(p, must_include[i]);
 
 		if (m && m->numa >= 0)
 			target = m->numa;
@@ -525,7 +525,7 @@ int plugin_allocate_preferred(const struct pool *p, const char *const *available
 		nc = k;
 	}
 	for (size_t i = 0; i < nc; i++)
-		c[i].m = plugin_pool_member_find(p, c[i].id);
+		c[i].m = pool_member_find(p, c[i].id);
 	if (target < 0 && (target = preferred_numa(c, nc)) == -ENOMEM) {
 		r = -ENOMEM;
 		goto fail;

@@ -5,7 +5,7 @@
  * would cover carrier but not IB port state, so one poll loop reads both: at the default
  * 250 ms a change reaches every ListAndWatch stream well inside the 1 s the issue asks for,
  * and the cost is one pread() per port and netdev (measured in docs/plugin.md). */
-#include "plugin/health.h"
+#include "pool/health.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,26 +16,26 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "plugin/pool.h"
+#include "pool/pool.h"
 #include "util/cleanup.h"
 
 /* ---- judging ------------------------------------------------------------------------ */
 
-bool plugin_health_input_ok(const struct health_input *in)
+bool pool_health_input_ok(const struct pool_health_input *in)
 {
 	if (in->gone)
 		return false;
-	if (in->kind == HEALTH_PORT)
+	if (in->kind == POOL_HEALTH_PORT)
 		return hw_port_state_is_active((enum hw_port_state)in->value);
 	/* carrier -1: unreadable (an admin-down link answers EINVAL); its port state decides */
 	return in->value != 0;
 }
 
-void plugin_health_input_describe(const struct health_input *in, char *buf, size_t n)
+void pool_health_input_describe(const struct pool_health_input *in, char *buf, size_t n)
 {
 	if (in->gone)
 		snprintf(buf, n, "%s gone", in->name);
-	else if (in->kind == HEALTH_PORT)
+	else if (in->kind == POOL_HEALTH_PORT)
 		snprintf(buf, n, "%s port %u %s", in->name, in->port,
 			 in->value >= HW_PORT_NOP && in->value <= HW_PORT_ACTIVE_DEFER
 				 ? hw_port_state_name((enum hw_port_state)in->value)
@@ -44,25 +44,25 @@ void plugin_health_input_describe(const struct health_input *in, char *buf, size
 		snprintf(buf, n, "%s %s", in->name, in->value == 0 ? "no carrier" : "carrier");
 }
 
-void plugin_health_member_judge(const struct pool_set *ps, struct pool_member *m)
+void pool_health_member_judge(const struct pool_set *ps, struct pool_member *m)
 {
 	m->healthy = !m->static_fault;
 	for (size_t i = 0; i < m->n_inputs && m->healthy; i++)
-		if (!plugin_health_input_ok(&ps->inputs[m->inputs[i]])) {
+		if (!pool_health_input_ok(&ps->inputs[m->inputs[i]])) {
 			m->healthy = false;
 			m->bad_input = i;
 		}
 }
 
-void plugin_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf,
-				 size_t n)
+void pool_health_member_reason(const struct pool_set *ps, const struct pool_member *m, char *buf,
+			       size_t n)
 {
 	if (m->healthy)
 		snprintf(buf, n, "%s", "");
 	else if (m->static_fault)
 		snprintf(buf, n, "%s", m->static_fault);
 	else
-		plugin_health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
+		pool_health_input_describe(&ps->inputs[m->inputs[m->bad_input]], buf, n);
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -72,11 +72,11 @@ void plugin_health_member_reason(const struct pool_set *ps, const struct pool_me
  * attribute open and re-reading it with pread(fd, 0) re-runs only the attribute's show()
  * (kernfs regenerates a seq_file read from offset 0). A removed device's open attribute
  * answers ENODEV, so "gone" is still noticed, and the fd is re-opened on recovery. */
-static int attr_open(struct hw_ctx *ctx, const struct health_input *in)
+static int attr_open(struct hw_ctx *ctx, const struct pool_health_input *in)
 {
 	char path[HW_NAME_MAX + 64];
 
-	if (in->kind == HEALTH_PORT)
+	if (in->kind == POOL_HEALTH_PORT)
 		snprintf(path, sizeof(path), "class/infiniband/%s/ports/%u/state", in->name,
 			 in->port);
 	else
@@ -97,7 +97,7 @@ static size_t fd_budget(void)
 
 /* 0 with *value, -ENOENT when gone, other -errno for a transient failure. Past the fd budget
  * an attribute is opened, read and closed each time. */
-static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, size_t *held,
+static int attr_read(struct hw_ctx *ctx, struct pool_health_input *in, int *value, size_t *held,
 		     size_t budget)
 {
 	char buf[64];
@@ -115,7 +115,7 @@ static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, si
 				_cleanup_close_ int fd = TAKE_FD(in->fd);
 
 				n = pread(fd, buf, sizeof(buf) - 1, 0);
-				if (n < 0 && errno == EINVAL && in->kind == HEALTH_CARRIER) {
+				if (n < 0 && errno == EINVAL && in->kind == POOL_HEALTH_CARRIER) {
 					*value = -1;
 					return 0;
 				}
@@ -133,7 +133,7 @@ static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, si
 			*value = hw_parse_attr_num(buf);
 			return 0;
 		}
-		if (errno == EINVAL && in->kind == HEALTH_CARRIER) {
+		if (errno == EINVAL && in->kind == POOL_HEALTH_CARRIER) {
 			*value = -1; /* an admin-down netdev refuses to say */
 			return 0;
 		}
@@ -148,7 +148,7 @@ static int attr_read(struct hw_ctx *ctx, struct health_input *in, int *value, si
 	return -ENOENT;
 }
 
-int plugin_health_poll(struct pool_set *ps, struct hw_ctx *ctx)
+int pool_health_poll(struct pool_set *ps, struct hw_ctx *ctx)
 {
 	size_t held = 0, budget = fd_budget();
 	int changed = 0;
@@ -156,7 +156,7 @@ int plugin_health_poll(struct pool_set *ps, struct hw_ctx *ctx)
 	for (size_t i = 0; i < ps->n_inputs; i++)
 		held += ps->inputs[i].fd >= 0;
 	for (size_t i = 0; i < ps->n_inputs; i++) {
-		struct health_input *in = &ps->inputs[i];
+		struct pool_health_input *in = &ps->inputs[i];
 		int value = in->value, r;
 		bool gone;
 
@@ -204,7 +204,7 @@ static int dir_fingerprint(struct hw_ctx *ctx, const char *rel, uint64_t *acc)
 	return 0;
 }
 
-int plugin_health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
+int pool_health_topology_fingerprint(struct hw_ctx *ctx, uint64_t *ret)
 {
 	uint64_t acc = 0;
 	int r;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Building pools over one hardware load: members, their char devices, health inputs and _INFO
- * entries. No I/O here: members come from struct hw_node, health from struct health_input
+ * entries. No I/O here: members come from struct hw_node, health from struct pool_health_input
  * values that health.c re-reads and judges; allocate.c prepares the answers. */
-#include "plugin/pool.h"
+#include "pool/pool.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,21 +12,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/allocate.h"
-#include "plugin/select.h"
+#include "pool/allocate.h"
+#include "pool/select.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
 /* ---- building: input table ---------------------------------------------------------- */
 
 struct builder {
-	struct health_input *in;
+	struct pool_health_input *in;
 	size_t n, cap;
 };
 
 /* Index of an input, added if new. Linear search over a hash would matter only beyond a few
  * thousand inputs; cx7-rail-1016vf has ~3000 and the build runs at load time only. */
-static int input_add(struct builder *b, enum health_kind kind, const char *name, unsigned port,
+static int input_add(struct builder *b, enum pool_health_kind kind, const char *name, unsigned port,
 		     int value, size_t *ret)
 {
 	for (size_t i = b->n; i-- > 0;)
@@ -37,20 +37,21 @@ static int input_add(struct builder *b, enum health_kind kind, const char *name,
 		}
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct health_input *n = realloc(b->in, cap * sizeof(*n));
+		struct pool_health_input *n = realloc(b->in, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		b->in = n;
 		b->cap = cap;
 	}
-	b->in[b->n] = (struct health_input){ .kind = kind, .port = port, .value = value, .fd = -1 };
+	b->in[b->n] =
+		(struct pool_health_input){ .kind = kind, .port = port, .value = value, .fd = -1 };
 	snprintf(b->in[b->n].name, sizeof(b->in[b->n].name), "%s", name);
 	*ret = b->n++;
 	return 0;
 }
 
-static int member_input(struct builder *b, struct pool_member *m, enum health_kind kind,
+static int member_input(struct builder *b, struct pool_member *m, enum pool_health_kind kind,
 			const char *name, unsigned port, int value)
 {
 	size_t idx, *n;
@@ -124,7 +125,7 @@ static const struct hw_chardev *rdma_cm_of(const struct hw_node *node)
 	return NULL;
 }
 
-int plugin_pool_list_add(char **list, const char *item)
+int pool_list_add(char **list, const char *item)
 {
 	size_t il;
 
@@ -144,7 +145,7 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 {
 	int r;
 
-	if ((r = plugin_pool_list_add(&m->rdma, dev->name)) < 0)
+	if ((r = pool_list_add(&m->rdma, dev->name)) < 0)
 		return r;
 	if ((!dev->uverbs || !dev->uverbs->node.present) && !m->static_fault &&
 	    asprintf(&m->static_fault, "%s has no /dev/infiniband/%s", dev->name,
@@ -159,12 +160,12 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 		if ((r = chardev_add(m, p->umad, info)) < 0 ||
 		    (r = chardev_add(m, p->issm, info)) < 0)
 			return r;
-		if ((r = member_input(b, m, HEALTH_PORT, dev->name, p->num, p->state)) < 0)
+		if ((r = member_input(b, m, POOL_HEALTH_PORT, dev->name, p->num, p->state)) < 0)
 			return r;
 		if (p->netdev) {
-			if ((r = plugin_pool_list_add(&m->netdevs, p->netdev->name)) < 0)
+			if ((r = pool_list_add(&m->netdevs, p->netdev->name)) < 0)
 				return r;
-			if ((r = member_input(b, m, HEALTH_CARRIER, p->netdev->name, 0,
+			if ((r = member_input(b, m, POOL_HEALTH_CARRIER, p->netdev->name, 0,
 					      p->netdev->carrier)) < 0)
 				return r;
 		}
@@ -178,7 +179,7 @@ static int member_add_rdma(struct builder *b, struct pool_member *m, const struc
 
 static int build_shared(struct builder *b, struct pool *p, const struct hw_node *node)
 {
-	const struct plugin_resource *res = p->res;
+	const struct pool_resource *res = p->res;
 
 	p->m = calloc(node->n_rdma + 1, sizeof(*p->m));
 	if (!p->m)
@@ -190,7 +191,7 @@ static int build_shared(struct builder *b, struct pool *p, const struct hw_node 
 		int r;
 
 		for (size_t s = 0; s < res->n_sels && !sel; s++)
-			sel = plugin_select_rdma_dev(&res->sels[s], dev);
+			sel = pool_select_rdma_dev(&res->sels[s], dev);
 		if (!sel)
 			continue;
 		snprintf(m->id, sizeof(m->id), "%s", dev->name);
@@ -211,7 +212,7 @@ static const struct pool_member *prev_member(const struct pool_set *prev, const 
 {
 	for (size_t i = 0; prev && i < prev->n; i++)
 		if (!strcmp(prev->pools[i].res->full_name, resource))
-			return plugin_pool_member_find(&prev->pools[i], id);
+			return pool_member_find(&prev->pools[i], id);
 	return NULL;
 }
 
@@ -255,8 +256,7 @@ static int member_carry(struct pool_member *m, const struct pool_member *old, js
 
 /* The member's entry of PCIDEVICE_<..>_INFO as sriov-network-device-plugin writes it:
  * "<id>":{"extraInfo":{...},"generic":{"deviceID":"<id>"},"rdma":{...}}, keys sorted. */
-static int member_info_prepare(const struct plugin_resource *res, struct pool_member *m,
-			       json_t *rdma)
+static int member_info_prepare(const struct pool_resource *res, struct pool_member *m, json_t *rdma)
 {
 	json_t *dev = json_pack("{s:{s:s}}", "generic", "deviceID", m->id),
 	       *key = json_string(m->id);
@@ -296,7 +296,7 @@ oom:
 static int build_exclusive(struct builder *b, struct pool *p, const struct hw_node *node,
 			   bool *claimed, const struct pool_set *ps)
 {
-	const struct plugin_resource *res = p->res;
+	const struct pool_resource *res = p->res;
 
 	p->m = calloc(node->n_pci + 1, sizeof(*p->m));
 	if (!p->m)
@@ -312,12 +312,12 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		 * selects it: two pools advertising one VF would let the kubelet hand it out twice */
 		bool in_pod;
 
-		if (claimed[i] || !plugin_select_pci_candidate(pci))
+		if (claimed[i] || !pool_select_pci_candidate(pci))
 			continue;
-		in_pod = plugin_select_vf_in_pod(pci, ps->exclusive_netns);
+		in_pod = pool_select_vf_in_pod(pci, ps->exclusive_netns);
 		for (size_t s = 0; s < res->n_sels; s++)
-			if (in_pod ? plugin_select_pci_assume_rdma(&res->sels[s], pci)
-				   : plugin_select_pci(&res->sels[s], pci)) {
+			if (in_pod ? pool_select_pci_assume_rdma(&res->sels[s], pci)
+				   : pool_select_pci(&res->sels[s], pci)) {
 				sel = true;
 				vhost |= res->sels[s].need_vhost_net;
 			}
@@ -339,11 +339,11 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 				return r;
 			}
 		for (size_t j = 0; j < pci->n_netdevs; j++) {
-			if ((r = plugin_pool_list_add(&m->netdevs, pci->netdevs[j]->name)) < 0) {
+			if ((r = pool_list_add(&m->netdevs, pci->netdevs[j]->name)) < 0) {
 				json_decref(info);
 				return r;
 			}
-			if ((r = member_input(b, m, HEALTH_CARRIER, pci->netdevs[j]->name, 0,
+			if ((r = member_input(b, m, POOL_HEALTH_CARRIER, pci->netdevs[j]->name, 0,
 					      pci->netdevs[j]->carrier)) < 0) {
 				json_decref(info);
 				return r;
@@ -354,8 +354,8 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 		if (pci->physfn && pci->physfn->n_netdevs) {
 			const struct hw_netdev *pfnd = pci->physfn->netdevs[0];
 
-			if ((r = member_input(b, m, HEALTH_CARRIER, pfnd->name, 0, pfnd->carrier)) <
-			    0) {
+			if ((r = member_input(b, m, POOL_HEALTH_CARRIER, pfnd->name, 0,
+					      pfnd->carrier)) < 0) {
 				json_decref(info);
 				return r;
 			}
@@ -364,7 +364,7 @@ static int build_exclusive(struct builder *b, struct pool *p, const struct hw_no
 			const struct hw_rdma_dev *pfdev = pci->physfn->rdma[j];
 
 			HW_DEV_FOREACH_PORT(pfdev, pfp)
-			if ((r = member_input(b, m, HEALTH_PORT, pfdev->name, pfp->num,
+			if ((r = member_input(b, m, POOL_HEALTH_PORT, pfdev->name, pfp->num,
 					      pfp->state)) < 0) {
 				json_decref(info);
 				return r;
@@ -416,7 +416,7 @@ static void pool_clear(struct pool *p)
 	kubelet_container_alloc_clear(&p->shared);
 }
 
-void plugin_pool_set_free(struct pool_set *ps)
+void pool_set_free(struct pool_set *ps)
 {
 	if (!ps)
 		return;
@@ -437,7 +437,7 @@ static int member_cmp(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-static void env_key(const struct plugin_resource *res, char *buf, size_t n)
+static void env_key(const struct pool_resource *res, char *buf, size_t n)
 {
 	char *c;
 
@@ -448,8 +448,8 @@ static void env_key(const struct plugin_resource *res, char *buf, size_t n)
 		*c = *c == '.' ? '_' : (char)toupper((unsigned char)*c);
 }
 
-int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node *node,
-			  const struct pool_opts *opts, struct pool_set **ret)
+int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
+		   const struct pool_opts *opts, struct pool_set **ret)
 {
 	struct pool_set *ps;
 	struct builder b = { 0 };
@@ -473,8 +473,8 @@ int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node 
 		snprintf(p->socket_name, sizeof(p->socket_name), "rdmak-%s_%s.sock", p->res->prefix,
 			 p->res->name);
 		env_key(p->res, p->env_key, sizeof(p->env_key));
-		r = p->res->kind == PLUGIN_SHARED ? build_shared(&b, p, node)
-						  : build_exclusive(&b, p, node, claimed, ps);
+		r = p->res->kind == POOL_SHARED ? build_shared(&b, p, node)
+						: build_exclusive(&b, p, node, claimed, ps);
 		if (r < 0)
 			goto fail;
 		qsort(p->m, p->n_m, sizeof(*p->m), member_cmp);
@@ -489,18 +489,18 @@ int plugin_pool_set_build(const struct plugin_config *cfg, const struct hw_node 
 	ps->inputs = b.in;
 	ps->n_inputs = b.n;
 	b.in = NULL;
-	r = plugin_pool_set_refresh(ps, NULL);
+	r = pool_set_refresh(ps, NULL);
 	if (r < 0)
 		goto fail;
 	*ret = ps;
 	return 0;
 fail:
 	free(b.in);
-	plugin_pool_set_free(ps);
+	pool_set_free(ps);
 	return r;
 }
 
-int plugin_pool_set_refresh(struct pool_set *ps, bool *changed)
+int pool_set_refresh(struct pool_set *ps, bool *changed)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct pool *p = &ps->pools[i];
@@ -508,16 +508,16 @@ int plugin_pool_set_refresh(struct pool_set *ps, bool *changed)
 
 		p->n_healthy_members = 0;
 		for (size_t j = 0; j < p->n_m; j++) {
-			plugin_health_member_judge(ps, &p->m[j]);
+			pool_health_member_judge(ps, &p->m[j]);
 			p->n_healthy_members += p->m[j].healthy;
 		}
-		if ((r = plugin_allocate_prepare(ps, p, changed ? &changed[i] : NULL)) < 0)
+		if ((r = pool_allocate_prepare(ps, p, changed ? &changed[i] : NULL)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-const struct pool_member *plugin_pool_member_find(const struct pool *p, const char *id)
+const struct pool_member *pool_member_find(const struct pool *p, const char *id)
 {
 	struct pool_member key;
 
