@@ -13,6 +13,7 @@
 
 #include "doc/doc.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 
 const struct diag_check diag_checks[] = {
@@ -274,18 +275,13 @@ bool diag_sys_exists(const struct diag *d, const char *syspath)
 	return diag_exists(d, HW_ROOT_SYSFS, syspath);
 }
 
-DIR *diag_opendir(const struct diag *d, enum hw_root root, const char *path)
+int diag_list(const struct diag *d, enum hw_root root, const char *path, char ***ret, size_t *ret_n)
 {
-	int fd = diag_open(d, root, path, O_RDONLY | O_DIRECTORY);
-	DIR *dir;
+	_cleanup_close_ int fd = diag_open(d, root, path, O_RDONLY | O_DIRECTORY);
 
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	if (!(dir = fdopendir(fd)))
-		close(fd);
-	return dir;
+	if (fd < 0)
+		return fd;
+	return fileio_list_dir(fd, 0, ret, ret_n);
 }
 
 enum diag_status diag_status_of(const json_t *finding)

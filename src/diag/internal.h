@@ -4,7 +4,6 @@
 #ifndef RDMAK_DIAG_INTERNAL_H
 #define RDMAK_DIAG_INTERNAL_H
 
-#include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -92,9 +91,10 @@ ssize_t diag_read_alloc(const struct diag *d, enum hw_root root, const char *pat
 /* Open that file or directory inside its root (O_PATH to test that it exists, O_DIRECTORY to
  * list it). The fd or -errno. */
 int diag_open(const struct diag *d, enum hw_root root, const char *path, int flags);
-/* The same: whether it exists; the directory opened for readdir() (NULL and errno). */
+/* The same: whether it exists; the names in that directory (fileio_list_dir: sorted, a strv). */
 bool diag_exists(const struct diag *d, enum hw_root root, const char *path);
-DIR *diag_opendir(const struct diag *d, enum hw_root root, const char *path);
+int diag_list(const struct diag *d, enum hw_root root, const char *path, char ***ret,
+	      size_t *ret_n);
 /* Shorthands for the sysfs root. */
 ssize_t diag_sys_read(const struct diag *d, const char *syspath, char *buf, size_t n);
 bool diag_sys_exists(const struct diag *d, const char *syspath);

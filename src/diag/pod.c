@@ -2,7 +2,6 @@
 /* Pod checks: what the container was given. Everything is read from files under the roots
  * (procfs for limits/status/mounts/cgroup, sysfs for cgroup files, devfs for nodes, the image
  * root for libraries), so each failure is a fixture, not a privileged test. */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "diag/internal.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 /* libibverbs (init.c, check_memlock_limit) warns when a non-root RLIMIT_MEMLOCK is this or less. */
 #define VERBS_MEMLOCK_WARN    (32u * 1024)
@@ -211,9 +211,8 @@ void diag_check_pod_netns(struct diag *d)
 {
 	int mode = d->node->kernel.netns_mode;
 	char path[PATH_MAX], dpath[PATH_MAX];
-	_cleanup_closedir_ DIR *dir = NULL;
-	struct dirent *e;
-	size_t nodes = 0;
+	_cleanup_strv_free_ char **names = NULL;
+	size_t nodes = 0, n_names = 0;
 	json_t *f;
 
 	diag_sys(d, path, sizeof(path), "/module/ib_core/parameters/netns_mode");
@@ -234,9 +233,10 @@ void diag_check_pod_netns(struct diag *d)
 		diag_evidence(f, path, "N");
 		return;
 	}
-	dir = diag_opendir(d, HW_ROOT_DEVFS, diag_dev(d, dpath, sizeof(dpath), "/infiniband"));
-	while (dir && (e = readdir(dir)))
-		nodes += str_startswith(e->d_name, "uverbs");
+	if (diag_list(d, HW_ROOT_DEVFS, diag_dev(d, dpath, sizeof(dpath), "/infiniband"), &names,
+		      &n_names) >= 0)
+		for (size_t i = 0; i < n_names; i++)
+			nodes += str_startswith(names[i], "uverbs");
 	f = diag_add(d, DIAG_FAIL, NULL,
 		     "exclusive RDMA netns mode but no RDMA device in this pod's namespace%s: the "
 		     "isolation step (RDMA CNI) did not run",
@@ -685,17 +685,17 @@ static int find_file(const struct diag *d, const char *dir, const char *prefix, 
 		     char *found, size_t n)
 {
 	char p[PATH_MAX];
-	_cleanup_closedir_ DIR *dd =
-		diag_opendir(d, HW_ROOT_IMAGE, diag_img(d, p, sizeof(p), "%s", dir));
-	struct dirent *e;
-	size_t pl = strlen(prefix), sl = strlen(suffix);
+	_cleanup_strv_free_ char **names = NULL;
+	size_t pl = strlen(prefix), sl = strlen(suffix), n_names = 0;
 
-	while (dd && (e = readdir(dd))) {
-		size_t l = strlen(e->d_name);
+	if (diag_list(d, HW_ROOT_IMAGE, diag_img(d, p, sizeof(p), "%s", dir), &names, &n_names) < 0)
+		return 0;
+	for (size_t i = 0; i < n_names; i++) {
+		size_t l = strlen(names[i]);
 
-		if (l >= pl + sl && !strncmp(e->d_name, prefix, pl) &&
-		    !strcmp(e->d_name + l - sl, suffix)) {
-			int w = snprintf(found, n, "%s/%s", p, e->d_name);
+		if (l >= pl + sl && !strncmp(names[i], prefix, pl) &&
+		    !strcmp(names[i] + l - sl, suffix)) {
+			int w = snprintf(found, n, "%s/%s", p, names[i]);
 
 			return w > 0 && (size_t)w < n;
 		}

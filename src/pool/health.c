@@ -7,7 +7,6 @@
  * and the cost is one pread() per port and netdev (measured in docs/plugin.md). */
 #include "pool/health.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +16,9 @@
 #include <unistd.h>
 
 #include "pool/pool.h"
+#include "util/fileio.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 /* ---- judging ------------------------------------------------------------------------ */
 
@@ -185,22 +186,18 @@ static uint64_t fnv1a(const char *s)
 
 static int dir_fingerprint(struct hw_ctx *ctx, const char *rel, uint64_t *acc)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	int fd;
+	_cleanup_close_ int fd = hw_ctx_open(ctx, HW_ROOT_SYSFS, rel, O_RDONLY | O_DIRECTORY);
+	_cleanup_strv_free_ char **names = NULL;
+	size_t n;
+	int r;
 
-	fd = hw_ctx_open(ctx, HW_ROOT_SYSFS, rel, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	/* a sum of per-name hashes does not depend on readdir order */
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			*acc += fnv1a(de->d_name) ^ fnv1a(rel);
+	r = fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN, &names, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		*acc += fnv1a(names[i]) ^ fnv1a(rel);
 	return 0;
 }
 

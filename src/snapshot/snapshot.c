@@ -24,6 +24,7 @@
 #include "util/fileio.h"
 #include "util/inroot.h"
 #include "util/strutil.h"
+#include "util/strv.h"
 
 struct snap_entry {
 	char *path; /* "sys/..." or "dev/..." */
@@ -271,22 +272,20 @@ static int capture_path(struct snap *s, int root, const char *rel, int depth, bo
 /* A directory the model listed: its entries, so the listing reads the same elsewhere. */
 static int capture_listing(struct snap *s, int root, const char *rel)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	int fd = inroot_openat(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY);
-	struct dirent *de;
+	_cleanup_close_ int fd =
+		inroot_openat(s->roots[root], rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY);
+	_cleanup_strv_free_ char **names = NULL;
 	char child[PATH_MAX];
+	size_t n;
 	int r;
 
 	if (fd < 0)
 		return 0;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >=
+	r = fileio_list_dir(fd, 0, &names, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >=
 		    (int)sizeof(child))
 			continue;
 		if ((r = capture_path(s, root, child, 0, true)) < 0)

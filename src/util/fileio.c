@@ -334,25 +334,22 @@ static int remove_if_stale(int dfd, const char *name)
 
 int fileio_remove_stale_temps_at(int dirfd, const char *base, size_t *ret_removed)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	size_t removed = 0;
-	int dfd, r = 0;
+	_cleanup_close_ int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_strv_free_ char **names = NULL;
+	size_t removed = 0, n = 0;
+	int r;
 
-	dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
+	r = fileio_list_dir(dfd, 0, &names, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
 		int e;
 
-		if (!temp_name(de->d_name, base))
+		if (!temp_name(names[i], base))
 			continue;
-		e = remove_if_stale(dfd, de->d_name);
+		e = remove_if_stale(dfd, names[i]);
 		if (e > 0)
 			removed++;
 		else if (e < 0 && !r)
