@@ -19,6 +19,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/strutil.h"
 
 #define INPUT_MAX (16u << 20)
@@ -66,35 +67,6 @@ struct cli {
 	size_t n_files;
 };
 
-static int parse_num(const char *opt, const char *s, long long lo, long long hi, long long *ret)
-{
-	long long v;
-
-	if (str_to_i64(s, 0, &v) < 0 || v < lo || v > hi) {
-		fprintf(stderr, "rdmak bench: %s wants a number from %lld to %lld, got '%s'\n", opt,
-			lo, hi, s);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-static int parse_real(const char *opt, const char *s, double lo, double hi, double *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "rdmak bench: %s wants a number from %g to %g, got '%s'\n", opt, lo,
-			hi, s);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
 static bool test_known(const char *t)
 {
 	static const char *const tests[] = { "ib_write_bw",  "ib_read_bw",  "ib_send_bw",
@@ -131,8 +103,7 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 					      { "help", no_argument, NULL, 'h' },
 					      {} };
 	struct bench_opts *o = &c->o;
-	bool min_set = false;
-	long long v;
+	unsigned long long v;
 	int ch, dashes = argc;
 
 	/* perftest's own arguments follow `--`; options and positionals may mix before it */
@@ -166,7 +137,7 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 			o->device = optarg;
 			break;
 		case 'i':
-			if (parse_num("--ib-port", optarg, 1, 255, &v) < 0)
+			if (opt_uint("bench", "--ib-port", optarg, 1, 255, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->ib_port = (unsigned)v;
 			break;
@@ -180,7 +151,7 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 			o->interface = optarg;
 			break;
 		case 'x':
-			if (parse_num("--gid-index", optarg, 0, 65535, &v) < 0)
+			if (opt_uint("bench", "--gid-index", optarg, 0, 65535, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->gid_index = (int)v;
 			break;
@@ -189,7 +160,7 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 				o->gpu = -2;
 			else if (hw_is_bdf(optarg))
 				o->gpu_bdf = optarg;
-			else if (parse_num("--gpu", optarg, 0, 1023, &v) < 0) {
+			else if (opt_parse_uint(optarg, 0, 1023, &v) < 0) {
 				fprintf(stderr,
 					"rdmak bench: --gpu wants N, a PCI address (0000:57:00.0) or auto\n");
 				return BENCH_EXIT_USAGE;
@@ -197,43 +168,40 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 				o->gpu = (int)v;
 			break;
 		case 'C':
-			if (parse_num("--cuda-index", optarg, 0, 1023, &v) < 0)
+			if (opt_uint("bench", "--cuda-index", optarg, 0, 1023, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->cuda_index = (int)v;
 			break;
 		case 'q':
-			if (parse_num("--qps", optarg, 1, 16384, &v) < 0)
+			if (opt_uint("bench", "--qps", optarg, 1, 16384, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->qps = (int)v;
 			break;
 		case 's':
-			if (parse_num("--size", optarg, 1, 1ll << 32, &v) < 0)
+			if (opt_uint("bench", "--size", optarg, 1, 1ll << 32, "bytes", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->size = (uint64_t)v;
 			break;
 		case 'a': o->all_sizes = true; break;
 		case 'D':
-			if (parse_num("--duration", optarg, 1, 86400, &v) < 0)
+			if (opt_uint("bench", "--duration", optarg, 1, 86400, "s", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->duration = (int)v;
 			break;
 		case 'p':
-			if (parse_num("--tcp-port", optarg, 1, 65000, &v) < 0)
+			if (opt_uint("bench", "--tcp-port", optarg, 1, 65000, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
 			o->tcp_port = (unsigned)v;
 			break;
 		case 'R': o->rails = true; break;
 		case 'm':
-			if (parse_real("--min-percent", optarg, 1, 100, &o->thr.min_percent) < 0)
-				return BENCH_EXIT_USAGE;
-			min_set = true;
-			break;
 		case 'g':
-			if (parse_real("--min-gbps", optarg, 0.001, 100000, &o->thr.min_gbps) < 0)
-				return BENCH_EXIT_USAGE;
-			break;
 		case 'u':
-			if (parse_real("--max-usec", optarg, 0.01, 1e6, &o->thr.max_usec) < 0)
+			if (bench_thresholds_option(&o->thr, "bench",
+						    ch == 'm'	? "--min-percent"
+						    : ch == 'g' ? "--min-gbps"
+								: "--max-usec",
+						    optarg) < 0)
 				return BENCH_EXIT_USAGE;
 			break;
 		case 'j': o->json = true; break;
@@ -241,8 +209,6 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 		default: usage(stderr); return BENCH_EXIT_USAGE;
 		}
 	}
-	if (min_set)
-		o->thr.fail_percent = o->thr.min_percent > 20 ? o->thr.min_percent - 20 : 0;
 	for (; optind < dashes; optind++) {
 		if (c->n_files == ELEMENTSOF(c->files)) {
 			fprintf(stderr, "rdmak bench %s: unexpected argument '%s'\n", sub,

@@ -218,6 +218,11 @@ struct bench_thresholds {
 	double max_usec;     /* latency budget override, 0: the model's */
 };
 void bench_thresholds_default(struct bench_thresholds *t);
+/* Set the threshold of option opt ("--min-percent", "--min-gbps", "--max-usec") from s, up to
+ * three decimals (util/opt.h); --min-percent moves the fail line 20 points under it. -EINVAL
+ * after the one error line "rdmak ROLE: OPT: expected ..." on stderr, -ENOENT: no such option. */
+int bench_thresholds_option(struct bench_thresholds *t, const char *role, const char *opt,
+			    const char *s);
 
 struct bench_reason {
 	enum bench_status status; /* what this reason alone would make the verdict */

@@ -31,6 +31,7 @@
 #include "doc/yaml.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/strutil.h"
 #include "util/spawn.h"
 #include "util/strv.h"
@@ -812,13 +813,15 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 	static char *fwd[64];
 	const char *why;
 	int ch, idx, dashes = argc;
-	long long v;
+	unsigned long long v;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
 			dashes = i;
 			break;
 		}
+	/* set before any return: the caller frees the flags made so far */
+	o->bench_args = fwd;
 	optind = 1;
 	while ((ch = getopt_long(dashes, argv, "q:s:aD:jh", opts, &idx)) != -1) {
 		switch (ch) {
@@ -832,12 +835,9 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 			o->res[o->n_res].count = 0;
 			if (eq) {
 				*eq = '\0';
-				if (str_to_i64(eq + 1, 10, &v) < 0 || v < 1 || v > 1024) {
-					fprintf(stderr,
-						"rdmak bench k8s: --resource %s=%s: the count is not 1-1024\n",
-						optarg, eq + 1);
+				if (opt_uint("bench k8s", "--resource", eq + 1, 1, 1024, "", &v) <
+				    0)
 					return BENCH_EXIT_USAGE;
-				}
 				o->res[o->n_res].count = (unsigned)v;
 			}
 			if (!k8s_extended_resource_name(optarg, &why)) {
@@ -851,11 +851,8 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 			break;
 		}
 		case 'c':
-			if (str_to_i64(optarg, 10, &v) < 0 || v < 1 || v > 1024) {
-				fprintf(stderr, "rdmak bench k8s: --count '%s' is not 1-1024\n",
-					optarg);
+			if (opt_uint("bench k8s", "--count", optarg, 1, 1024, "", &v) < 0)
 				return BENCH_EXIT_USAGE;
-			}
 			o->count = (unsigned)v;
 			break;
 		case 'n':
@@ -894,12 +891,8 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 		case 'X': o->run = true; break;
 		case 'k': o->kubectl = optarg; break;
 		case 't':
-			if (str_to_i64(optarg, 10, &v) < 0 || v < 1 || v > 86400) {
-				fprintf(stderr,
-					"rdmak bench k8s: --timeout '%s' is not 1-86400 seconds\n",
-					optarg);
+			if (opt_uint("bench k8s", "--timeout", optarg, 1, 86400, "s", &v) < 0)
 				return BENCH_EXIT_USAGE;
-			}
 			o->timeout = (unsigned)v;
 			break;
 		case 'j': o->json = true; break;
@@ -925,24 +918,15 @@ static int parse(int argc, char **argv, struct k8s_opts *o, struct bench_thresho
 				fwd[o->n_bench_args++] = optarg;
 			if (!strcmp(name, "rails"))
 				o->rails = true;
-			if (!strcmp(name, "min-percent") || !strcmp(name, "min-gbps") ||
-			    !strcmp(name, "max-usec")) {
-				double d = strtod(optarg, NULL);
-
-				if (!strcmp(name, "min-percent")) {
-					t->min_percent = d;
-					t->fail_percent = d > 20 ? d - 20 : 0;
-				} else if (!strcmp(name, "min-gbps"))
-					t->min_gbps = d;
-				else
-					t->max_usec = d;
-			}
+			/* the pods' thresholds, checked here and judged here too */
+			if (ch == 1 &&
+			    bench_thresholds_option(t, "bench k8s", flag, optarg) == -EINVAL)
+				return BENCH_EXIT_USAGE;
 			break;
 		}
 		default: usage(stderr); return BENCH_EXIT_USAGE;
 		}
 	}
-	o->bench_args = fwd;
 	if (optind < dashes) {
 		fprintf(stderr, "rdmak bench k8s: unexpected argument '%s'\n", argv[optind]);
 		return BENCH_EXIT_USAGE;

@@ -18,6 +18,7 @@
 
 #include "bench/bench.h"
 #include "util/cleanup.h"
+#include "util/opt.h"
 #include "util/strutil.h"
 
 #define MSG_FLOOR 65536
@@ -64,6 +65,37 @@ bool bench_above_ceiling(double gbps, double ceiling_gbps)
 void bench_thresholds_default(struct bench_thresholds *t)
 {
 	*t = (struct bench_thresholds){ .min_percent = 90, .fail_percent = 70 };
+}
+
+int bench_thresholds_option(struct bench_thresholds *t, const char *role, const char *opt,
+			    const char *s)
+{
+	/* the bounds in thousandths: 1 to 100 %, 0.001 Gb/s to 100 Tb/s, 0.01 us to 1 s */
+	static const struct {
+		const char *opt, *unit;
+		unsigned long long lo, hi;
+	} rows[] = {
+		{ "--min-percent", "%", 1000, 100000 },
+		{ "--min-gbps", "Gb/s", 1, 100000000 },
+		{ "--max-usec", "us", 10, 1000000000 },
+	};
+	unsigned long long v;
+
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+		if (strcmp(rows[i].opt, opt))
+			continue;
+		if (opt_decimal(role, opt, s, 3, rows[i].lo, rows[i].hi, rows[i].unit, &v) < 0)
+			return -EINVAL;
+		if (i == 0) {
+			t->min_percent = (double)v / 1000;
+			t->fail_percent = t->min_percent > 20 ? t->min_percent - 20 : 0;
+		} else if (i == 1)
+			t->min_gbps = (double)v / 1000;
+		else
+			t->max_usec = (double)v / 1000;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 enum bench_status bench_verdict_status_for(double percent, double gbps,

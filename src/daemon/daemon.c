@@ -373,3 +373,33 @@ void daemon_refusal_clear(struct daemon_refusal *r)
 	free(r->text);
 	r->text = NULL;
 }
+
+int daemon_config_load(const char *path, size_t max,
+		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
+				    size_t errlen),
+		       void *ret, char **ret_text, char *err, size_t errlen)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = fileio_read_at(AT_FDCWD, path, max, &buf, &len);
+	if (r == -EFBIG)
+		snprintf(err, errlen, "%s: larger than %zu %s", path,
+			 max % (1u << 20) ? max >> 10 : max >> 20,
+			 max % (1u << 20) ? "KiB" : "MiB");
+	else if (r < 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+	if (r < 0)
+		return r;
+	r = parse(buf, len, ret, err, errlen);
+	if (r < 0) {
+		_cleanup_free_ char *msg = strdup(err);
+
+		snprintf(err, errlen, "%s: %s", path, msg ? msg : "invalid");
+		r = r == -ENOMEM ? r : -EINVAL;
+	}
+	if (ret_text)
+		*ret_text = TAKE_PTR(buf);
+	return r;
+}

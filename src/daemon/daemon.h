@@ -96,4 +96,14 @@ bool daemon_refusal_is_new(struct daemon_refusal *r, const char *msg, const char
 /* A config was accepted: the next refusal is new again. */
 void daemon_refusal_clear(struct daemon_refusal *r);
 
+/* A role's config file, read as every daemon reads it: at most max bytes, parsed by parse
+ * (which writes "<json path>: <why>" to err and its result to ret). On failure err says
+ * "<path>: <why>" ("larger than 4 MiB" for a file over max). *ret_text (when not NULL) gets the
+ * file's text whenever it was read, refused or not, so that a refusal can be said once per
+ * content (daemon_refusal_is_new). 0, -EINVAL (refused), -ENOMEM, or the read's -errno. */
+int daemon_config_load(const char *path, size_t max,
+		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
+				    size_t errlen),
+		       void *ret, char **ret_text, char *err, size_t errlen);
+
 #endif

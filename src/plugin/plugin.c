@@ -121,27 +121,9 @@ static void transport_log(int level, const char *msg, void *ud)
 /* ---- config --------------------------------------------------------------------------- */
 
 /* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
-static int load_config(const char *path, struct pool_config **cfg, char **text, char *err,
-		       size_t errlen)
+static int parse_config(const char *buf, size_t len, void *ret, char *err, size_t errlen)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	r = pool_config_parse(buf, len, cfg, err, errlen);
-	if (r < 0) {
-		_cleanup_free_ char *msg = strdup(err);
-
-		snprintf(err, errlen, "%s: %s", path, msg ? msg : "invalid");
-	}
-	if (text)
-		*text = TAKE_PTR(buf);
-	return r;
+	return pool_config_parse(buf, len, ret, err, errlen);
 }
 
 /* The keys the config has that the anchors ignore, accepted: named once per loaded content,
@@ -611,7 +593,8 @@ static void reload(struct daemon *d, const char *why)
 			d->sighup_pending = true;
 		return;
 	}
-	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
+	if (daemon_config_load(d->o->config, CONFIG_MAX, parse_config, &cfg, &text, err,
+			       sizeof(err)) < 0) {
 		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
 		 * too: one line per refused content (or unreadable file), however often it is read. */
 		if (daemon_refusal_is_new(&d->refusal, err, text))
@@ -1089,7 +1072,8 @@ int plugin_main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	if (load_config(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
+	if (daemon_config_load(o.config, CONFIG_MAX, parse_config, &d.cfg, &d.cfg_text, err,
+			       sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;

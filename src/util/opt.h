@@ -14,4 +14,16 @@ int opt_parse_uint(const char *s, unsigned long long min, unsigned long long max
 int opt_uint(const char *role, const char *opt, const char *s, unsigned long long min,
 	     unsigned long long max, const char *unit, unsigned long long *ret);
 
+/* s as a decimal number with up to `decimals` digits after a '.', returned scaled by
+ * 10^decimals ("0.5" with 3 decimals is 500), in [min, max] (scaled too): digits, then '.' and
+ * at least one digit, nothing else (no sign, blank, exponent, "nan" or "inf", which strtod
+ * takes). 0, -EINVAL or -ERANGE; *ret only on 0. decimals at most 9. */
+int opt_parse_decimal(const char *s, unsigned decimals, unsigned long long min,
+		      unsigned long long max, unsigned long long *ret);
+/* The same, and on failure the one line "rdmak ROLE: --OPT: expected MIN to MAX UNIT (up to N
+ * decimals), got 'S'" with MIN and MAX written as decimals ("0.1"). unit: "seconds", "%", "". */
+int opt_decimal(const char *role, const char *opt, const char *s, unsigned decimals,
+		unsigned long long min, unsigned long long max, const char *unit,
+		unsigned long long *ret);
+
 #endif

@@ -26,6 +26,7 @@
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/opt.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 #include "webhook/webhookconf.h"
@@ -69,29 +70,15 @@ static void http_log(void *ud, enum http_log_level level, const char *msg)
 
 /* ---- config ------------------------------------------------------------------------------- */
 
+static int parse_config(const char *buf, size_t len, void *ret, char *err, size_t errlen)
+{
+	return webhook_config_parse(buf, len, ret, err, errlen);
+}
+
 static int load_config(const char *path, struct webhook_config **cfg, char **text, char *err,
 		       size_t errlen)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	r = fileio_read_at(AT_FDCWD, path, CONFIG_MAX, &buf, &len);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path,
-			 r == -EFBIG ? "larger than 4 MiB" : strerror(-r));
-		return r;
-	}
-	r = webhook_config_parse(buf, len, cfg, err, errlen);
-	if (r < 0) {
-		_cleanup_free_ char *msg = strdup(err);
-
-		snprintf(err, errlen, "%s: %s", path, msg ? msg : "invalid");
-		return r == -ENOMEM ? r : -EINVAL;
-	}
-	if (text)
-		*text = TAKE_PTR(buf);
-	return 0;
+	return daemon_config_load(path, CONFIG_MAX, parse_config, cfg, text, err, errlen);
 }
 
 static char *group_names(const struct webhook_config *cfg)
@@ -112,7 +99,7 @@ static void reload_config(struct daemon *d, const char *why)
 
 	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
 		/* checked every second: say it once per distinct refusal */
-		if (daemon_refusal_is_new(&d->cfg_refusal, err, NULL) || !strcmp(why, "SIGHUP"))
+		if (daemon_refusal_is_new(&d->cfg_refusal, err, text) || !strcmp(why, "SIGHUP"))
 			log_error("%s: new config refused, keeping the running one: %s", why, err);
 		return;
 	}
@@ -277,6 +264,7 @@ static int serve(const struct opts *o)
 
 	if (load_config(o->config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak webhook: %s\n", err);
+		free(d.cfg_text);
 		return EXIT_USAGE;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
@@ -645,49 +633,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned long long min,
-		      unsigned long long max, unsigned long long *ret)
-{
-	unsigned long long v;
-
-	if (str_to_u64(s, 10, &v) < 0 || v < min || v > max) {
-		fprintf(stderr, "rdmak webhook: %s: expected %llu to %llu, got '%s'\n", opt, min,
-			max, s);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-/* Seconds as digits with up to three decimals: "10", "0.5". Read digit by digit, not with
- * strtod, which takes "nan" (compared false with both bounds, then 0 ms), "inf", "1e1", "0x10"
- * and leading blanks. */
-static int parse_seconds_ms(const char *opt, const char *s, unsigned min_ms, unsigned max_ms,
-			    unsigned *ret)
-{
-	unsigned long long ms = 0;
-	const char *p = s;
-	unsigned frac = 0;
-
-	for (; *p >= '0' && *p <= '9' && ms <= max_ms; p++)
-		ms = ms * 10 + (unsigned long long)(*p - '0');
-	ms *= 1000;
-	if (p != s && *p == '.' && p[1]) {
-		unsigned scale = 100;
-
-		for (p++; *p >= '0' && *p <= '9' && frac < 3; p++, frac++, scale /= 10)
-			ms += (unsigned)(*p - '0') * scale;
-	}
-	if (p == s || *p || ms < min_ms || ms > max_ms) {
-		fprintf(stderr,
-			"rdmak webhook: %s: expected %g to %g seconds (up to three decimals), got '%s'\n",
-			opt, min_ms / 1000.0, max_ms / 1000.0, s);
-		return -EINVAL;
-	}
-	*ret = (unsigned)ms;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum {
@@ -728,7 +673,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ 0 },
 	};
 	unsigned long long v;
-	unsigned ms;
 	int c;
 
 	optind = 1;
@@ -750,45 +694,49 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case O_WORKERS:
-			if (parse_uint("--workers", optarg, 1, 64, &v) < 0)
+			if (opt_uint("webhook", "--workers", optarg, 1, 64, "", &v) < 0)
 				return -EINVAL;
 			o->lim.workers = (unsigned)v;
 			break;
 		case O_BODY:
-			if (parse_uint("--max-body", optarg, 1024, 64u << 20, &v) < 0)
+			if (opt_uint("webhook", "--max-body", optarg, 1024, 64u << 20, "bytes",
+				     &v) < 0)
 				return -EINVAL;
 			o->lim.body_max = (size_t)v;
 			break;
 		case O_REQ:
-			if (parse_seconds_ms("--request-timeout", optarg, 100, 600000, &ms) < 0)
+			if (opt_decimal("webhook", "--request-timeout", optarg, 3, 100, 600000, "s",
+					&v) < 0)
 				return -EINVAL;
-			o->lim.request_timeout_ms = ms;
+			o->lim.request_timeout_ms = (unsigned)v;
 			break;
 		case O_IDLE:
-			if (parse_uint("--idle-timeout", optarg, 1, 3600, &v) < 0)
+			if (opt_uint("webhook", "--idle-timeout", optarg, 1, 3600, "s", &v) < 0)
 				return -EINVAL;
 			o->lim.idle_timeout_s = (unsigned)v;
 			break;
 		case O_HANDSHAKE:
-			if (parse_seconds_ms("--tls-handshake-timeout", optarg, 100, 60000, &ms) <
-			    0)
+			if (opt_decimal("webhook", "--tls-handshake-timeout", optarg, 3, 100, 60000,
+					"s", &v) < 0)
 				return -EINVAL;
-			o->lim.handshake_timeout_ms = ms;
+			o->lim.handshake_timeout_ms = (unsigned)v;
 			break;
 		case O_CONNS:
-			if (parse_uint("--max-connections", optarg, 1, 65536, &v) < 0)
+			if (opt_uint("webhook", "--max-connections", optarg, 1, 65536, "", &v) < 0)
 				return -EINVAL;
 			o->lim.max_connections = (unsigned)v;
 			break;
 		case O_PERIP:
-			if (parse_uint("--max-connections-per-ip", optarg, 0, 65536, &v) < 0)
+			if (opt_uint("webhook", "--max-connections-per-ip", optarg, 0, 65536, "",
+				     &v) < 0)
 				return -EINVAL;
 			o->lim.max_per_ip = (unsigned)v;
 			break;
 		case O_GRACE:
-			if (parse_seconds_ms("--shutdown-grace", optarg, 0, 600000, &ms) < 0)
+			if (opt_decimal("webhook", "--shutdown-grace", optarg, 3, 0, 600000, "s",
+					&v) < 0)
 				return -EINVAL;
-			o->grace_ms = ms;
+			o->grace_ms = (unsigned)v;
 			break;
 		case O_EXPLAIN: o->explain = true; break;
 		case O_NS: o->ns = optarg; break;

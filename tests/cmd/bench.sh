@@ -269,7 +269,19 @@ like "$err" 'nosuch: No such file' "... naming the file"
 bench client; is "$rc" 3 "client without a server: exit 3"
 bench server extra; is "$rc" 3 "server with an address: exit 3"
 bench client --min-percent 150 x; is "$rc" 3 "--min-percent 150: exit 3"
-like "$err" '--min-percent wants a number from 1 to 100' "... naming the option"
+is "$err" "rdmak bench: --min-percent: expected 1 to 100 % (up to 3 decimals), got '150'" "... naming the option and its range"
+for v in nan ' 95' 1e2 0x50 95.0001; do
+	bench client --min-percent "$v" x
+	is "$rc $err" "3 rdmak bench: --min-percent: expected 1 to 100 % (up to 3 decimals), got '$v'" \
+		"--min-percent '$v': refused by the one number parser"
+done
+# a count is decimal: 010 is ten (the parser took base 0, and 010 was 8)
+BENCH_CAPTURE=$CAP/s002-host-client.txt bench client --root "$NODES/s002-a31" --qps 010 --json 10.233.84.218
+like "$(last_call)" ' -q 10 ' "--qps 010 is ten queue pairs"
+for v in ' 4' 0x4 4x ''; do
+	bench client --qps "$v" x
+	is "$rc $err" "3 rdmak bench: --qps: expected 1 to 16384, got '$v'" "--qps '$v': refused, one error line"
+done
 bench client --test ib_atomic_bw x; is "$rc" 3 "--test outside the six: exit 3"
 bench client --device '../x' x; is "$rc" 3 "--device with a slash: exit 3"
 bench client --root "$TMP/nosuchroot" x; is "$rc" 3 "--root that does not exist: exit 3"

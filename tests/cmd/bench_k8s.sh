@@ -48,6 +48,14 @@ k8s --run --json --test ib_write_bw -q 2 --all --min-gbps 90 -- -n 100
 is "$(sed -n 5p "$KUBECTL_LOG")" "exec -n default t-client -c bench -- rdmak bench client --json --test ib_write_bw --qps 2 --all --min-gbps 90 10.233.84.218 -- -n 100" \
 	"test options, thresholds and perftest's own arguments passed on"
 
+# numbers as every role reads them (util/opt.h), before any pod is made
+k8s --count ' 2'
+is "$rc $err" "3 rdmak bench k8s: --count: expected 1 to 1024, got ' 2'" "--count ' 2': refused, one error line"
+k8s --timeout 010 --min-percent nan
+is "$rc $err" "3 rdmak bench k8s: --min-percent: expected 1 to 100 % (up to 3 decimals), got 'nan'" \
+	"--min-percent nan: refused here, not taken as 0 and passed to the pods"
+is "$(wc -c <"$KUBECTL_LOG")" 0 "nothing asked of kubectl"
+
 # rails: each pod runs one pair per interface; the path is judged per pod
 export BENCH_CAPTURE=$CAP/s002-host-client.txt BENCH_CAPTURE_SERVER=$CAP/s002-host-server.txt
 KUBECTL_ROOT_SERVER=$NODES/v100-ib KUBECTL_ROOT_CLIENT=$NODES/v100-ib k8s --run --json --rails

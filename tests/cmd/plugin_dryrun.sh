@@ -96,6 +96,10 @@ printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{}},{"reso
 run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/bad.json"
 is "$rc" 2 "a bad config exits 2"
 is "$err" "rdmak plugin: $TMP/bad.json: configList[1].selectors.ifNames: expected an array of strings, got a string" "naming the JSON path"
+# read as the webhook reads its config (daemon_config_load): a file over 4 MiB says so
+head -c $((4 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/big.json"
+is "$rc $err" "2 rdmak plugin: $TMP/big.json: larger than 4 MiB" "a config over 4 MiB: refused, saying so"
 printf '{"configList":[{"resourceName":"a","rdmaHcaMax":1,"devices":[]}],"resourceList":[{"resourceName":"a","resourcePrefix":"rdma","selectors":{}}]}' >"$TMP/dup.json"
 run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/dup.json"
 is "$rc" 2 "a duplicate resource exits 2"

@@ -30,16 +30,22 @@ is "$rc" 2 "--request-timeout 0 exits 2"
 for v in nan inf -1 10x 1e1 0x10 ' 10' 1. .5 0.0001 601; do
 	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --request-timeout "$v"
 	is "$rc" 2 "--request-timeout '$v' exits 2"
-	is "$err" "rdmak webhook: --request-timeout: expected 0.1 to 600 seconds (up to three decimals), got '$v'" \
+	is "$err" "rdmak webhook: --request-timeout: expected 0.1 to 600 s (up to 3 decimals), got '$v'" \
 		"naming the flag and the value '$v'"
 done
 for v in 0.05 61 nan; do
 	run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --tls-handshake-timeout "$v"
-	is "$err" "rdmak webhook: --tls-handshake-timeout: expected 0.1 to 60 seconds (up to three decimals), got '$v'" \
+	is "$err" "rdmak webhook: --tls-handshake-timeout: expected 0.1 to 60 s (up to 3 decimals), got '$v'" \
 		"--tls-handshake-timeout '$v' is refused naming the flag"
 done
+for o in --workers --max-connections; do
+	for v in ' 4' 4x 0x4 ''; do
+		run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b "$o" "$v"
+		like "$rc $err" "^2 rdmak webhook: $o: expected 1 to [0-9]+, got '$v'\$" "$o '$v': refused, one error line"
+	done
+done
 run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --shutdown-grace nan
-is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 seconds (up to three decimals), got 'nan'" \
+is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 s (up to 3 decimals), got 'nan'" \
 	"--shutdown-grace nan: refused the same way"
 
 # --check

@@ -117,7 +117,8 @@ static void test_list_dir(void **st)
 	strv_free(v);
 	close(fd);
 	fd = openat(dfd, "ls", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | FILEIO_LIST_REGULAR, &v, &n), 0);
+	assert_int_equal(fileio_list_dir(fd, FILEIO_LIST_NO_HIDDEN | FILEIO_LIST_REGULAR, &v, &n),
+			 0);
 	{
 		_cleanup_free_ char *j = strv_join(v, ",");
 		assert_string_equal(j, "a,c");
@@ -157,10 +158,12 @@ static void test_read_regular(void **st)
 	close(fd);
 	fd = open("/dev/null", O_RDONLY | O_NONBLOCK);
 	assert_int_equal(fileio_check_regular(fd), -FILEIO_ENOTREG);
-	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* empty: asked */
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)),
+			 -FILEIO_ENOTREG); /* empty: asked */
 	close(fd);
 	fd = open("/dev/zero", O_RDONLY | O_NONBLOCK);
-	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)), -FILEIO_ENOTREG); /* full: asked */
+	assert_int_equal(fileio_read_regular(fd, buf, sizeof(buf)),
+			 -FILEIO_ENOTREG); /* full: asked */
 	close(fd);
 	/* a FIFO whose writer is still there: EAGAIN after its bytes, refused */
 	{
@@ -256,7 +259,8 @@ static void test_write_atomic_refuses_non_regular(void **st)
 	assert_true(S_ISCHR(s.st_mode));
 	assert_int_equal(fstatat(dfd, "link", &s, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISLNK(s.st_mode));
-	assert_int_equal(faccessat(dfd, "target", F_OK, AT_SYMLINK_NOFOLLOW), -1); /* not written through */
+	assert_int_equal(faccessat(dfd, "target", F_OK, AT_SYMLINK_NOFOLLOW),
+			 -1);		/* not written through */
 	assert_int_equal(entries(), 3); /* and no temp file left */
 }
 
@@ -278,8 +282,10 @@ static void test_remove_stale_temps(void **st)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(mkfifoat(dfd, ".c.0123abcd.tmp", 0600), 0);
-	for (const char *const *k = (const char *const[]){ "a.json", ".a.json.0123abcg.tmp", ".a.json.123abcd.tmp",
-							     ".0123abcd.tmp", NULL }; *k; k++) {
+	for (const char *const *k =
+		     (const char *const[]){ "a.json", ".a.json.0123abcg.tmp", ".a.json.123abcd.tmp",
+					    ".0123abcd.tmp", NULL };
+	     *k; k++) {
 		fd = openat(dfd, *k, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		assert_true(fd >= 0);
 		close(fd);
@@ -400,9 +406,39 @@ static void test_opt_uint(void **st)
 	assert_int_equal(opt_parse_uint("99999999999999999999999", 0, ~0ULL, &v), -ERANGE);
 }
 
+/* Decimals the same way (seconds, percents): scaled to an integer, nothing strtod would add. */
+static void test_opt_decimal(void **st)
+{
+	unsigned long long v = 7;
+
+	(void)st;
+	assert_int_equal(opt_parse_decimal("10", 3, 0, 600000, &v), 0);
+	assert_int_equal(v, 10000);
+	assert_int_equal(opt_parse_decimal("0.5", 3, 0, 600000, &v), 0);
+	assert_int_equal(v, 500);
+	assert_int_equal(opt_parse_decimal("0.125", 3, 0, 600000, &v), 0);
+	assert_int_equal(v, 125);
+	assert_int_equal(opt_parse_decimal("010.10", 3, 0, 600000, &v), 0);
+	assert_int_equal(v, 10100); /* not octal */
+	v = 7;
+	const char *bad[] = { "",    " 1",  "1 ", "+1", "-1",	 "0x10",  "1e1",
+			      "nan", "inf", ".5", "5.", "1.2.3", "0.0005" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(opt_parse_decimal(bad[i], 3, 0, ~0ULL, &v), -EINVAL);
+	assert_int_equal(v, 7);
+	assert_int_equal(opt_parse_decimal("0.099", 3, 100, 600000, &v), -ERANGE);
+	assert_int_equal(opt_parse_decimal("600.001", 3, 100, 600000, &v), -ERANGE);
+	assert_int_equal(opt_parse_decimal("18446744073709551", 3, 0, ~0ULL, &v), 0);
+	assert_int_equal(opt_parse_decimal("18446744073709552", 3, 0, ~0ULL, &v), -ERANGE);
+	assert_int_equal(opt_parse_decimal("5", 0, 0, 10, &v), 0);
+	assert_int_equal(opt_parse_decimal("5.0", 0, 0, 10, &v), -EINVAL);
+	assert_int_equal(v, 5);
+}
+
 static void test_spawn(void **st)
 {
-	char *argv[] = { "sh", "-c", "read x; echo \"$x $A $B\"; echo err >&2; kill -INT $$; echo alive",
+	char *argv[] = { "sh", "-c",
+			 "read x; echo \"$x $A $B\"; echo err >&2; kill -INT $$; echo alive",
 			 NULL };
 	char *envp[] = { "A=1", "B=old", NULL };
 	char buf[256];
@@ -416,8 +452,13 @@ static void test_spawn(void **st)
 	/* the caller ignores SIGINT; the child gets the default action (it dies of its own kill) */
 	sigaction(SIGINT, &ign, &old);
 	{
-		struct spawn_opts so = { .argv = argv, .search_path = true, .envp = envp,
-					 .set_env = "B=new", .in = in[0], .out = out[1], .err = out[1],
+		struct spawn_opts so = { .argv = argv,
+					 .search_path = true,
+					 .envp = envp,
+					 .set_env = "B=new",
+					 .in = in[0],
+					 .out = out[1],
+					 .err = out[1],
 					 .new_group = true };
 
 		assert_int_equal(spawn_start(&so, &pid), 0);
@@ -438,7 +479,8 @@ static void test_spawn(void **st)
 
 static void test_spawn_group_and_errors(void **st)
 {
-	char *pg[] = { "/bin/sh", "-c", "ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat", NULL };
+	char *pg[] = { "/bin/sh", "-c",
+		       "ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat", NULL };
 	char *missing[] = { "rdmak-no-such-program", NULL };
 	char *abs_missing[] = { "/nonexistent/rdmak", NULL };
 	char buf[64];
@@ -448,7 +490,9 @@ static void test_spawn_group_and_errors(void **st)
 	(void)st;
 	assert_int_equal(pipe(out), 0);
 	{
-		struct spawn_opts so = { .argv = pg, .in = -1, .out = out[1], .err = -1, .new_group = true };
+		struct spawn_opts so = {
+			.argv = pg, .in = -1, .out = out[1], .err = -1, .new_group = true
+		};
 
 		assert_int_equal(spawn_start(&so, &pid), 0);
 	}
@@ -461,7 +505,9 @@ static void test_spawn_group_and_errors(void **st)
 	assert_int_equal(atoi(buf), pid);
 	/* a program that is not there is an error here, not a child exiting 127 */
 	{
-		struct spawn_opts so = { .argv = missing, .search_path = true, .in = -1, .out = -1, .err = -1 };
+		struct spawn_opts so = {
+			.argv = missing, .search_path = true, .in = -1, .out = -1, .err = -1
+		};
 
 		assert_int_equal(spawn_start(&so, &pid), -ENOENT);
 	}
@@ -594,13 +640,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
 		cmocka_unit_test(test_read_file_big_and_pipe),
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_refuses_non_regular, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale_temps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_owned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_dir_beneath, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
 		cmocka_unit_test(test_opt_uint),
+		cmocka_unit_test(test_opt_decimal),
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_spawn_group_and_errors),
 	};
