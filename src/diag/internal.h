@@ -105,7 +105,22 @@ uint64_t diag_nccl_pinned_min(const struct diag *d);
 /* The verbs provider name for a device ("mlx5"), NULL if unknown. */
 const char *diag_provider_name(const struct hw_rdma_dev *dev);
 
-/* Check functions (node.c, pod.c, nccl.c). */
+/* Helpers of the node checks (node.c), shared with port.c. */
+/* A VF's RDMA device (its PCI function has a physfn). */
+bool diag_dev_is_vf(const struct hw_rdma_dev *dev);
+/* Node mode looks at PFs (a VF port mirrors its PF; sriov.vfs covers VFs as a whole); pod mode
+ * looks at the devices this pod can open. */
+bool diag_dev_in_scope(const struct diag *d, const struct hw_rdma_dev *dev);
+/* "mlx5_0/1": a port as a finding's object. */
+const char *diag_port_obj(const struct hw_port *p, char *buf, size_t n);
+/* Evidence: a port's sysfs attribute and its value; its state and phys_state; a netdev's
+ * operstate, carrier or mtu as the model read them. */
+void diag_ev_port(const struct diag *d, json_t *f, const struct hw_port *p, const char *attr,
+		  const char *fmt_val);
+void diag_ev_state(const struct diag *d, json_t *f, const struct hw_port *p);
+void diag_ev_netdev(const struct diag *d, json_t *f, const struct hw_netdev *n, const char *attr);
+
+/* Check functions (node.c, port.c, gpudirect.c, pod.c, nccl.c). */
 void diag_check_rdma_devices(struct diag *d);
 void diag_check_kernel_modules(struct diag *d);
 void diag_check_port_state(struct diag *d);
