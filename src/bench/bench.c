@@ -250,7 +250,8 @@ static int parse_args(int argc, char **argv, const char *sub, struct cli *c)
 
 /* ---- one side judged -------------------------------------------------------------------------- */
 
-static const struct hw_gpu *gpu_of_output(const struct hw_node *node, const struct pt_out *o)
+static const struct hw_gpu *gpu_of_output(const struct hw_node *node,
+					  const struct bench_perftest_out *o)
 {
 	for (size_t i = 0; node && o->cuda_bus >= 0 && i < node->n_gpus; i++) {
 		unsigned dom, bus, dev, fn;
@@ -273,16 +274,16 @@ struct side_in {
 };
 
 static json_t *judge_side(struct hw_ctx *ctx, const struct hw_node *node, bool doctor,
-			  const struct pt_out *o, const struct pt_out *peer,
+			  const struct bench_perftest_out *o, const struct bench_perftest_out *peer,
 			  const struct bench_thresholds *thr, const struct side_in *si)
 {
-	struct ceil_input in = { .gid_index = o->gid_index,
-				 .mtu = o->mtu,
-				 .qps = o->qps,
-				 .bidirectional = o->bidirectional };
+	struct bench_ceil_input in = { .gid_index = o->gid_index,
+				       .mtu = o->mtu,
+				       .qps = o->qps,
+				       .bidirectional = o->bidirectional };
 	struct bench_ceiling c;
 	struct bench_verdict v = { 0 };
-	const struct pt_row *row = bench_perftest_judged_row(o, NULL);
+	const struct bench_perftest_row *row = bench_perftest_judged_row(o, NULL);
 	json_t *side = NULL;
 
 	in.device = si->device ? si->device : o->device[0] ? o->device : NULL;
@@ -388,7 +389,7 @@ static int cmd_judge(struct cli *c)
 {
 	_cleanup_free_ char *b0 = NULL, *b1 = NULL;
 	size_t l0 = 0, l1 = 0;
-	struct pt_out out = { 0 }, peer = { 0 };
+	struct bench_perftest_out out = { 0 }, peer = { 0 };
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
 	const struct hw_gpu *gpu = NULL;
@@ -472,7 +473,7 @@ static int cmd_run(struct cli *c, bool client)
 	n = bench_runner_plan(ctx, node, &c->o, client, &runs, why, sizeof(why));
 	if (n < 0) {
 		/* nothing to run: the verdict is a failure with the doctor's view of why */
-		struct pt_out none = { .qps = -1, .mtu = -1, .gid_index = -1 };
+		struct bench_perftest_out none = { .qps = -1, .mtu = -1, .gid_index = -1 };
 		struct bench_ceiling ceil = { 0 };
 		struct bench_verdict v = { .status = BENCH_FAIL,
 					   .gbps = NAN,
@@ -507,7 +508,7 @@ static int cmd_run(struct cli *c, bool client)
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		struct pt_out o = { 0 };
+		struct bench_perftest_out o = { 0 };
 		char label[64];
 		json_t *s;
 

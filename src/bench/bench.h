@@ -2,7 +2,7 @@
 /* `rdmak bench`: run perftest, model what the path can carry, and judge the result.
  *
  * The module's pieces, one file each:
- *   perftest.c  the perftest output parser (a buffer in, struct pt_out back; fuzzed)
+ *   perftest.c  the perftest output parser (a buffer in, struct bench_perftest_out back; fuzzed)
  *   ceiling.c   the ceiling model: port, link layer, path MTU, headers, PCIe links, GPU relation
  *   verdict.c   pass / warn / fail against thresholds, with the reason in words
  *   diagnose.c  when perftest failed: the cause and its fix, with the doctor's checks
@@ -36,49 +36,54 @@ enum { BENCH_EXIT_OK = BENCH_EXIT_PASS };
 
 /* ---- perftest output (perftest.c) -------------------------------------------------------- */
 
-enum pt_kind { PT_KIND_UNKNOWN = 0, PT_KIND_BW, PT_KIND_LAT };
-enum pt_unit { PT_UNIT_NONE = 0, PT_UNIT_GBPS, PT_UNIT_MIBPS, PT_UNIT_USEC };
-enum pt_link { PT_LINK_UNKNOWN = 0, PT_LINK_IB, PT_LINK_ETH };
+enum bench_perftest_kind { BENCH_PT_KIND_UNKNOWN = 0, BENCH_PT_KIND_BW, BENCH_PT_KIND_LAT };
+enum bench_perftest_unit {
+	BENCH_PT_UNIT_NONE = 0,
+	BENCH_PT_UNIT_GBPS,
+	BENCH_PT_UNIT_MIBPS,
+	BENCH_PT_UNIT_USEC
+};
+enum bench_perftest_link { BENCH_PT_LINK_UNKNOWN = 0, BENCH_PT_LINK_IB, BENCH_PT_LINK_ETH };
 
 /* One row of a result table. Bandwidth rows: peak/avg in `unit`, msg_rate in Mpps. Latency
  * rows: the t_* columns in microseconds (NAN when the form has no such column). */
-struct pt_row {
+struct bench_perftest_row {
 	uint64_t bytes, iters;
-	enum pt_unit unit;
+	enum bench_perftest_unit unit;
 	double peak, avg, msg_rate;
 	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999, tps;
 	unsigned line; /* 1-based line of the output */
 };
 
 /* What perftest (or libibverbs under it) said went wrong, or warned about. */
-enum pt_event_kind {
-	PT_EV_NO_DEVICE =
+enum bench_perftest_event_kind {
+	BENCH_PT_EV_NO_DEVICE =
 		0, /* " Did not detect devices", " Unable to find the Infiniband/RoCE device" */
-	PT_EV_DEVICE_NOT_FOUND, /* "IB device %s not found" (arg: the name in `what`) */
-	PT_EV_PORT_STATE,	/* " Port number %d state is %s" */
-	PT_EV_MR, /* "Couldn't allocate MR[ with error=%d]" (arg: errno, -1 unknown) */
-	PT_EV_READ_KEYS, /* "ethernet_read_keys: Couldn't read remote address", "Failed to exchange data ..." */
-	PT_EV_CONNECT,	/* "Couldn't connect to %s:%d", "Couldn't listen to port %d" */
-	PT_EV_GID_TYPE, /* "Found Incompatibility issue with GID types." */
-	PT_EV_QP_STATE, /* "Failed to modify QP ... to RTR/RTS", " Unable to Connect the HCA's through the link" */
-	PT_EV_COMPLETION, /* " Completion with error", "Failed status %d", "transport retry counter exceeded" */
-	PT_EV_ARGS,	   /* " Parser function exited with Error" and the line before it */
-	PT_EV_VERSION,	   /* "not compatible with versions older than 5.70" */
-	PT_EV_NO_PROVIDER, /* "libibverbs: Warning: no userspace device-specific driver found" */
-	PT_EV_DMABUF,	   /* "DMA-BUF is not supported", "OFED stack does not support DMA-BUF" */
-	PT_EV_LIMIT,	   /* "Error: BW result is below bw limit" (perftest's own --limit_bw) */
-	PT_EV_RESOURCES, /* " Couldn't create IB resources" and other setup failures not named above */
+	BENCH_PT_EV_DEVICE_NOT_FOUND, /* "IB device %s not found" (arg: the name in `what`) */
+	BENCH_PT_EV_PORT_STATE,	      /* " Port number %d state is %s" */
+	BENCH_PT_EV_MR, /* "Couldn't allocate MR[ with error=%d]" (arg: errno, -1 unknown) */
+	BENCH_PT_EV_READ_KEYS, /* "ethernet_read_keys: Couldn't read remote address", "Failed to exchange data ..." */
+	BENCH_PT_EV_CONNECT,  /* "Couldn't connect to %s:%d", "Couldn't listen to port %d" */
+	BENCH_PT_EV_GID_TYPE, /* "Found Incompatibility issue with GID types." */
+	BENCH_PT_EV_QP_STATE, /* "Failed to modify QP ... to RTR/RTS", " Unable to Connect the HCA's through the link" */
+	BENCH_PT_EV_COMPLETION, /* " Completion with error", "Failed status %d", "transport retry counter exceeded" */
+	BENCH_PT_EV_ARGS,	 /* " Parser function exited with Error" and the line before it */
+	BENCH_PT_EV_VERSION,	 /* "not compatible with versions older than 5.70" */
+	BENCH_PT_EV_NO_PROVIDER, /* "libibverbs: Warning: no userspace device-specific driver found" */
+	BENCH_PT_EV_DMABUF, /* "DMA-BUF is not supported", "OFED stack does not support DMA-BUF" */
+	BENCH_PT_EV_LIMIT,  /* "Error: BW result is below bw limit" (perftest's own --limit_bw) */
+	BENCH_PT_EV_RESOURCES, /* " Couldn't create IB resources" and other setup failures not named above */
 	/* warnings: the run went on */
-	PT_EV_CPU_FREQ,	   /* "Conflicting CPU frequency values detected: %lf != %lf" (val, val2) */
-	PT_EV_NO_PEAK,	   /* "WARNING: BW peak won't be measured in this run." */
-	PT_EV_MTU_CHANGED, /* "Changing to active mtu - %d" (arg: the enum, 3 = 1024) */
-	PT_EV_MEMLOCK_LOW, /* "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes." */
-	PT_EV__MAX
+	BENCH_PT_EV_CPU_FREQ, /* "Conflicting CPU frequency values detected: %lf != %lf" (val, val2) */
+	BENCH_PT_EV_NO_PEAK,	 /* "WARNING: BW peak won't be measured in this run." */
+	BENCH_PT_EV_MTU_CHANGED, /* "Changing to active mtu - %d" (arg: the enum, 3 = 1024) */
+	BENCH_PT_EV_MEMLOCK_LOW, /* "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes." */
+	BENCH_PT_EV__MAX
 };
-#define PT_EV_IS_FAILURE(k) ((k) < PT_EV_CPU_FREQ)
+#define BENCH_PT_EV_IS_FAILURE(k) ((k) < BENCH_PT_EV_CPU_FREQ)
 
-struct pt_event {
-	enum pt_event_kind kind;
+struct bench_perftest_event {
+	enum bench_perftest_event_kind kind;
 	unsigned line;
 	int arg;	  /* port number, errno, status, MTU enum; -1 when none */
 	double val, val2; /* CPU frequencies */
@@ -86,8 +91,8 @@ struct pt_event {
 	char text[200];	  /* the line as printed (leading blanks trimmed, cut at 199 bytes) */
 };
 
-struct pt_out {
-	enum pt_kind kind;
+struct bench_perftest_out {
+	enum bench_perftest_kind kind;
 	char title[64]; /* "RDMA_Write BW Test" */
 	char verb[24];	/* "RDMA_Write", "RDMA_Read", "Send", "Atomic" */
 	bool bidirectional;
@@ -95,7 +100,7 @@ struct pt_out {
 	bool server;	    /* "Waiting for client to connect" */
 	char device[HW_NAME_MAX];				   /* "Device : mlx5_0" */
 	int qps, mtu, gid_index, tx_depth, cq_mod, outstand_reads; /* -1 when not printed */
-	enum pt_link link;
+	enum bench_perftest_link link;
 	bool rdma_cm;
 	/* GPU memory (CUDA/DMA-BUF preamble) */
 	bool cuda, dmabuf;
@@ -104,10 +109,10 @@ struct pt_out {
 	/* address lines */
 	unsigned n_local, n_remote;
 	bool gid_printed, zero_gid; /* a "GID:" line, and one of them all zero */
-	struct pt_row *rows;
+	struct bench_perftest_row *rows;
 	size_t n_rows;
 	unsigned n_duplicates; /* rows printed twice (server and client copies) */
-	struct pt_event *events;
+	struct bench_perftest_event *events;
 	size_t n_events;
 	unsigned n_lines;
 	/* A result table whose columns are not those of the test its title names (a latency
@@ -119,27 +124,29 @@ struct pt_out {
 
 /* Parse perftest's text (stdout and stderr together, any version since 4.x, leading blanks
  * and markdown quoting tolerated). Always succeeds on any bytes except -ENOMEM; an output
- * with neither a header, a row nor a known message has kind PT_KIND_UNKNOWN and no rows. */
-int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret);
-void bench_perftest_out_free(struct pt_out *o);
+ * with neither a header, a row nor a known message has kind BENCH_PT_KIND_UNKNOWN and no rows. */
+int bench_perftest_parse(const char *buf, size_t len, struct bench_perftest_out *ret);
+void bench_perftest_out_free(struct bench_perftest_out *o);
 /* The row judged: the best average among messages of at least 64 KiB (bandwidth), or the
  * smallest message (latency); NULL when there is none. *small is set when a bandwidth output
  * has only messages below 64 KiB (a message-rate test, not a bandwidth one). */
-const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *small);
+const struct bench_perftest_row *bench_perftest_judged_row(const struct bench_perftest_out *o,
+							   bool *small);
 /* The first event of that kind, or NULL. */
-const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt_event_kind k);
-bool bench_perftest_failed(const struct pt_out *o);
+const struct bench_perftest_event *bench_perftest_event_find(const struct bench_perftest_out *o,
+							     enum bench_perftest_event_kind k);
+bool bench_perftest_failed(const struct bench_perftest_out *o);
 /* A bandwidth figure in Gb/s whatever the table's unit (perftest's MiB is 2^20 bytes). */
-double bench_perftest_gbps(const struct pt_row *r, double v);
-const char *
-bench_perftest_event_name(enum pt_event_kind k); /* "no_device", ... (the JSON "kind") */
+double bench_perftest_gbps(const struct bench_perftest_row *r, double v);
+const char *bench_perftest_event_name(
+	enum bench_perftest_event_kind k); /* "no_device", ... (the JSON "kind") */
 
 /* ---- the ceiling model (ceiling.c) -------------------------------------------------------- */
 
-enum ceil_factor { CEIL_PORT = 0, CEIL_PCIE, CEIL__MAX };
+enum bench_ceil_factor { BENCH_CEIL_PORT = 0, BENCH_CEIL_PCIE, BENCH_CEIL__MAX };
 
-struct ceil_term {
-	enum ceil_factor factor;
+struct bench_ceil_term {
+	enum bench_ceil_factor factor;
 	double gbps;
 	bool placement; /* a placement or training problem, not the hardware's limit: caps at warn */
 	char phrase
@@ -148,7 +155,7 @@ struct ceil_term {
 		[512]; /* "4X EDR InfiniBand: 100 Gb/s of data, 26 B of headers per 4096 B packet" */
 };
 
-struct ceil_input {
+struct bench_ceil_input {
 	const char *device;	  /* RDMA device; required */
 	unsigned port;		  /* 0: the first ACTIVE port, else 1 */
 	const struct hw_gpu *gpu; /* GPU memory on this side; NULL for host memory */
@@ -166,7 +173,7 @@ struct bench_ceiling {
 	bool known;
 	double gbps;
 	size_t limit; /* index of the limiting term */
-	struct ceil_term terms[8];
+	struct bench_ceil_term terms[8];
 	size_t n_terms;
 	/* the facts the model used, for the report */
 	char device[HW_NAME_MAX];
@@ -189,12 +196,12 @@ struct bench_ceiling {
 /* Build the ceiling for one side. Returns 0 (ceiling->known says whether a figure came out;
  * why_unknown says why not) or -ENOMEM. */
 int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node,
-			  const struct ceil_input *in, struct bench_ceiling *ret);
+			  const struct bench_ceil_input *in, struct bench_ceiling *ret);
 /* The IB MTU a RoCE port runs at for a netdev MTU (the kernel's iboe_get_mtu()). */
 unsigned bench_ceiling_roce_mtu(unsigned netdev_mtu);
 /* Usable PCIe bandwidth of a link, Gb/s (line coding, TLP and DLLP overhead). */
 double bench_ceiling_pcie_gbps(double gts, unsigned width);
-const char *bench_ceiling_factor_name(enum ceil_factor f); /* "port", "pcie" */
+const char *bench_ceiling_factor_name(enum bench_ceil_factor f); /* "port", "pcie" */
 
 /* ---- the verdict (verdict.c) -------------------------------------------------------------- */
 
@@ -242,7 +249,7 @@ struct bench_verdict {
 
 /* Judge one side's parsed output against its ceiling. Failures in the output are left to
  * bench_diagnose(): this adds only a generic reason for them. */
-int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
+int bench_verdict_judge(const struct bench_perftest_out *o, const struct bench_ceiling *c,
 			const struct bench_thresholds *t, struct bench_verdict *ret);
 int bench_verdict_add(struct bench_verdict *v, enum bench_status st, const char *code,
 		      const char *fix_fmt, const char *text_fmt, ...)
@@ -258,9 +265,9 @@ enum bench_status bench_verdict_status_for(double percent, double gbps,
  * given) and its fix. With `doctor` (ctx's roots are where perftest ran: on the spot, or a
  * pod's tree), running the doctor's checks that bear on it, which read ctx's roots (sysfs,
  * devfs, and procfs and the image root for the pod checks). Adds fail reasons to v. */
-int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer,
-		   const struct hw_node *node, bool doctor, const struct bench_ceiling *c,
-		   struct bench_verdict *v);
+int bench_diagnose(struct hw_ctx *ctx, const struct bench_perftest_out *o,
+		   const struct bench_perftest_out *peer, const struct hw_node *node, bool doctor,
+		   const struct bench_ceiling *c, struct bench_verdict *v);
 
 /* ---- the runner (runner.c) ---------------------------------------------------------------- */
 
@@ -326,7 +333,7 @@ int bench_runner_roce_gid(const struct hw_port *p, const struct hw_node *node, c
 /* ---- the document (report.c) -------------------------------------------------------------- */
 
 /* One side judged: its result, ceiling, verdict. `run` may be NULL (judge). */
-json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o,
+json_t *bench_report_side(const struct bench_run *run, const struct bench_perftest_out *o,
 			  const struct bench_ceiling *c, const struct bench_verdict *v);
 /* Sum rails into a total. */
 json_t *bench_report_total(json_t *sides, const struct bench_thresholds *t);

@@ -34,11 +34,11 @@
 #define RETH	     16	 /* RDMA write/read request: first packet of each message */
 #define AETH_READ    8	 /* read responses: first and last packet carry an AETH */
 
-static const char *const factor_names[CEIL__MAX] = { "port", "pcie" };
+static const char *const factor_names[BENCH_CEIL__MAX] = { "port", "pcie" };
 
-const char *bench_ceiling_factor_name(enum ceil_factor f)
+const char *bench_ceiling_factor_name(enum bench_ceil_factor f)
 {
-	return (unsigned)f < CEIL__MAX ? factor_names[f] : "?";
+	return (unsigned)f < BENCH_CEIL__MAX ? factor_names[f] : "?";
 }
 
 unsigned bench_ceiling_roce_mtu(unsigned netdev_mtu)
@@ -94,9 +94,10 @@ static double wire_share(uint64_t bytes, unsigned mtu, unsigned hdr, unsigned pe
 	return (double)bytes / ((double)bytes + (double)pkts * hdr + per_msg);
 }
 
-static struct ceil_term *term_add(struct bench_ceiling *c, enum ceil_factor f, double gbps)
+static struct bench_ceil_term *term_add(struct bench_ceiling *c, enum bench_ceil_factor f,
+					double gbps)
 {
-	struct ceil_term *t;
+	struct bench_ceil_term *t;
 
 	if (c->n_terms == ELEMENTSOF(c->terms))
 		return NULL;
@@ -118,7 +119,8 @@ static const struct hw_gid *gid_at(const struct hw_port *p, int idx)
 /* The netdev whose MTU sets a RoCE port's path MTU: the one named, the owner of the GID
  * perftest used, the LAG's bond, or the port's netdev. */
 static const struct hw_netdev *roce_netdev(const struct hw_node *node, const struct hw_rdma_dev *d,
-					   const struct hw_port *p, const struct ceil_input *in)
+					   const struct hw_port *p,
+					   const struct bench_ceil_input *in)
 {
 	const struct hw_gid *g = gid_at(p, in->gid_index);
 	const struct hw_netdev *nd = NULL;
@@ -150,7 +152,7 @@ static unsigned lag_legs(const struct hw_rdma_dev *d, int qps)
 
 static void port_term(struct bench_ceiling *c, const struct hw_node *node,
 		      const struct hw_rdma_dev *d, const struct hw_port *p,
-		      const struct ceil_input *in)
+		      const struct bench_ceil_input *in)
 {
 	uint64_t bytes = in->bytes ? in->bytes : 65536;
 	unsigned per_msg = !strcmp(in->verb, "RDMA_Write")  ? RETH
@@ -158,7 +160,7 @@ static void port_term(struct bench_ceiling *c, const struct hw_node *node,
 							    : 0;
 	double mult = in->bidirectional ? 2 : 1, share;
 	char coding[48], a[16], lagtxt[64] = "", name[80];
-	struct ceil_term *t;
+	struct bench_ceil_term *t;
 
 	c->data_gbps = data_rate(&p->rate, c->link, coding, sizeof(coding));
 	if (c->link == HW_LINK_IB) {
@@ -192,7 +194,7 @@ static void port_term(struct bench_ceiling *c, const struct hw_node *node,
 	if (!c->legs)
 		c->legs = 1;
 	share = wire_share(bytes, c->path_mtu, c->header_bytes, per_msg);
-	t = term_add(c, CEIL_PORT, c->data_gbps * c->legs * share * mult);
+	t = term_add(c, BENCH_CEIL_PORT, c->data_gbps * c->legs * share * mult);
 	if (!t)
 		return;
 	snprintf(t->phrase, sizeof(t->phrase), "%s%s can carry at path MTU %u%s", name, lagtxt,
@@ -227,14 +229,14 @@ struct link_seen {
 };
 
 static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct hw_rdma_dev *d,
-		       const struct ceil_input *in)
+		       const struct bench_ceil_input *in)
 {
 	const struct hw_pci *nic = link_owner(d->pci), *gpu = in->gpu ? in->gpu->pci : NULL;
 	struct link_seen seen[40];
 	size_t n = 0, common = 0, best = SIZE_MAX;
 	double mult = in->bidirectional ? 2 : 1;
 	char gpuname[16] = "";
-	struct ceil_term *t;
+	struct bench_ceil_term *t;
 
 	if (!nic)
 		return;
@@ -281,7 +283,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		const struct link_seen *s = &seen[best];
 		char a[16];
 
-		t = term_add(c, CEIL_PCIE,
+		t = term_add(c, BENCH_CEIL_PCIE,
 			     bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (t) {
 			snprintf(t->phrase, sizeof(t->phrase),
@@ -303,7 +305,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 		if (!s->endpoint || !s->l.max_gts || !s->l.max_width ||
 		    (s->l.cur_gts >= s->l.max_gts && s->l.cur_width >= s->l.max_width))
 			continue;
-		t = term_add(c, CEIL_PCIE,
+		t = term_add(c, BENCH_CEIL_PCIE,
 			     bench_ceiling_pcie_gbps(s->l.cur_gts, s->l.cur_width) * mult);
 		if (!t)
 			break;
@@ -322,7 +324,7 @@ static void pcie_terms(struct bench_ceiling *c, struct hw_ctx *ctx, const struct
 }
 
 int bench_ceiling_compute(struct hw_ctx *ctx, const struct hw_node *node,
-			  const struct ceil_input *in, struct bench_ceiling *ret)
+			  const struct bench_ceil_input *in, struct bench_ceiling *ret)
 {
 	struct bench_ceiling c = { .gpu_rel = HW_TOPO_UNKNOWN };
 	const struct hw_rdma_dev *d = node && in->device ? hw_node_rdma(node, in->device) : NULL;

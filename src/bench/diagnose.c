@@ -19,7 +19,7 @@
 extern char **environ;
 
 struct diagnosis {
-	const struct pt_out *o;
+	const struct bench_perftest_out *o;
 	const struct hw_node *node;
 	const struct bench_ceiling *c;
 	struct bench_verdict *v;
@@ -45,15 +45,15 @@ static bool doctor_says(struct diagnosis *g, const char *id, const char *object,
 }
 
 /* A reason from a doctor finding: perftest's line, then what the doctor found. */
-static void from_finding(struct diagnosis *g, const char *code, const struct pt_event *e,
-			 const struct diag_finding *f)
+static void from_finding(struct diagnosis *g, const char *code,
+			 const struct bench_perftest_event *e, const struct diag_finding *f)
 {
 	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, f->fix, "perftest: \"%s\"; %s: %s",
 				    e->text, f->id, f->title);
 }
 
-static void plain(struct diagnosis *g, const char *code, const struct pt_event *e, const char *fix,
-		  const char *cause)
+static void plain(struct diagnosis *g, const char *code, const struct bench_perftest_event *e,
+		  const char *fix, const char *cause)
 {
 	g->err |= bench_verdict_add(g->v, BENCH_FAIL, code, fix, "perftest: \"%s\"; %s", e->text,
 				    cause);
@@ -61,7 +61,7 @@ static void plain(struct diagnosis *g, const char *code, const struct pt_event *
 
 /* ---- one symptom each ---------------------------------------------------------------------- */
 
-static void no_device(struct diagnosis *g, const struct pt_event *e)
+static void no_device(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	static const char *const ids[] = { "pod.devnodes", "pod.provider", "pod.netns",
 					   "rdma.devices" };
@@ -80,7 +80,7 @@ static void no_device(struct diagnosis *g, const struct pt_event *e)
 	      "in the image, or the device is in another RDMA network namespace");
 }
 
-static void device_not_found(struct diagnosis *g, const struct pt_event *e)
+static void device_not_found(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	const struct hw_rdma_dev *d = g->node ? hw_node_rdma(g->node, e->what) : NULL;
 	char list[256] = "";
@@ -132,7 +132,7 @@ static void device_not_found(struct diagnosis *g, const struct pt_event *e)
 		list[0] ? "; usable ones: " : "", list);
 }
 
-static void port_state(struct diagnosis *g, const struct pt_event *e)
+static void port_state(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	const char *dev = g->o->device[0] ? g->o->device : g->c ? g->c->device : "";
 	char obj[HW_NAME_MAX + 16];
@@ -170,7 +170,7 @@ static const char *mr_code(enum diag_cause cause)
 	}
 }
 
-static void mr(struct diagnosis *g, const struct pt_event *e)
+static void mr(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	static const char *const pod_ids[] = { "pod.memlock", "pod.ipc_lock", "pod.memory" };
 	struct diag_finding f, fi, limit = { 0 };
@@ -229,14 +229,15 @@ static void mr(struct diagnosis *g, const struct pt_event *e)
 			"IPC_LOCK, or a pod memory limit (seed 003)");
 }
 
-static void read_keys(struct diagnosis *g, const struct pt_event *e, const struct pt_out *peer)
+static void read_keys(struct diagnosis *g, const struct bench_perftest_event *e,
+		      const struct bench_perftest_out *peer)
 {
 	if (peer && bench_perftest_failed(peer)) {
-		const struct pt_event *pe = NULL;
+		const struct bench_perftest_event *pe = NULL;
 
 		for (size_t i = 0; i < peer->n_events && !pe; i++)
-			if (PT_EV_IS_FAILURE(peer->events[i].kind) &&
-			    peer->events[i].kind != PT_EV_READ_KEYS)
+			if (BENCH_PT_EV_IS_FAILURE(peer->events[i].kind) &&
+			    peer->events[i].kind != BENCH_PT_EV_READ_KEYS)
 				pe = &peer->events[i];
 		g->err |= bench_verdict_add(g->v, BENCH_FAIL, "peer_failed",
 					    "Fix the peer's failure (its reason follows).",
@@ -272,14 +273,15 @@ static void good_gid(const struct diagnosis *g, char *buf, size_t n)
 	}
 }
 
-static void qp_state(struct diagnosis *g, const struct pt_event *e)
+static void qp_state(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	char gid[128];
 	struct diag_finding f;
 	bool found;
 
 	good_gid(g, gid, sizeof(gid));
-	if (g->o->link == PT_LINK_ETH || g->o->zero_gid || (g->c && g->c->link == HW_LINK_ETH)) {
+	if (g->o->link == BENCH_PT_LINK_ETH || g->o->zero_gid ||
+	    (g->c && g->c->link == HW_LINK_ETH)) {
 		found = doctor_says(g, "pod.gids", NULL, DIAG_WARN, &f) ||
 			doctor_says(g, "roce.gids", NULL, DIAG_WARN, &f);
 		if (g->o->zero_gid) {
@@ -315,7 +317,7 @@ static void qp_state(struct diagnosis *g, const struct pt_event *e)
 	      "given on one side only");
 }
 
-static void completion(struct diagnosis *g, const struct pt_event *e)
+static void completion(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	if (e->arg == 12)
 		plain(g, "retry_exceeded", e,
@@ -329,7 +331,7 @@ static void completion(struct diagnosis *g, const struct pt_event *e)
 		      "a work request completed with an error");
 }
 
-static void arguments(struct diagnosis *g, const struct pt_event *e)
+static void arguments(struct diagnosis *g, const struct bench_perftest_event *e)
 {
 	if (strstr(e->what, "DMA-BUF cannot be used without CUDA"))
 		g->err |= bench_verdict_add(
@@ -347,13 +349,14 @@ static void arguments(struct diagnosis *g, const struct pt_event *e)
 					    e->what[0] ? "\"" : "");
 }
 
-static void one_event(struct diagnosis *g, const struct pt_event *e, const struct pt_out *peer)
+static void one_event(struct diagnosis *g, const struct bench_perftest_event *e,
+		      const struct bench_perftest_out *peer)
 {
 	struct diag_finding f;
 
 	switch (e->kind) {
-	case PT_EV_NO_DEVICE: no_device(g, e); break;
-	case PT_EV_NO_PROVIDER:
+	case BENCH_PT_EV_NO_DEVICE: no_device(g, e); break;
+	case BENCH_PT_EV_NO_PROVIDER:
 		if (doctor_says(g, "pod.provider", NULL, DIAG_WARN, &f))
 			from_finding(g, "no_provider", e, &f);
 		else
@@ -361,30 +364,30 @@ static void one_event(struct diagnosis *g, const struct pt_event *e, const struc
 			      "Install ibverbs-providers (Debian/Ubuntu) or rdma-core (RHEL) in the image.",
 			      "libibverbs has no provider library for this HCA in the image");
 		break;
-	case PT_EV_DEVICE_NOT_FOUND: device_not_found(g, e); break;
-	case PT_EV_PORT_STATE: port_state(g, e); break;
-	case PT_EV_MR: mr(g, e); break;
-	case PT_EV_READ_KEYS: read_keys(g, e, peer); break;
-	case PT_EV_CONNECT:
+	case BENCH_PT_EV_DEVICE_NOT_FOUND: device_not_found(g, e); break;
+	case BENCH_PT_EV_PORT_STATE: port_state(g, e); break;
+	case BENCH_PT_EV_MR: mr(g, e); break;
+	case BENCH_PT_EV_READ_KEYS: read_keys(g, e, peer); break;
+	case BENCH_PT_EV_CONNECT:
 		plain(g, "connect", e,
 		      "Start the server first (rdmak bench server), give the client the server pod's IP, and allow the TCP "
 		      "port (default 18515) between the pods.",
 		      "the client could not reach perftest's TCP port on the server");
 		break;
-	case PT_EV_GID_TYPE:
+	case BENCH_PT_EV_GID_TYPE:
 		plain(g, "gid_type", e,
 		      "Use RoCE v2 GIDs on both sides (rdmak bench picks the RoCE v2 IPv4 GID).",
 		      "one side used a RoCE v1 GID and the other a RoCE v2 one");
 		break;
-	case PT_EV_QP_STATE: qp_state(g, e); break;
-	case PT_EV_COMPLETION: completion(g, e); break;
-	case PT_EV_ARGS: arguments(g, e); break;
-	case PT_EV_VERSION:
+	case BENCH_PT_EV_QP_STATE: qp_state(g, e); break;
+	case BENCH_PT_EV_COMPLETION: completion(g, e); break;
+	case BENCH_PT_EV_ARGS: arguments(g, e); break;
+	case BENCH_PT_EV_VERSION:
 		plain(g, "version", e,
 		      "Run the same perftest on both sides (the rdmak bench image).",
 		      "the two sides run perftest versions that cannot talk to each other");
 		break;
-	case PT_EV_DMABUF:
+	case BENCH_PT_EV_DMABUF:
 		if (doctor_says(g, "gpudirect.driver", NULL, DIAG_WARN, &f))
 			from_finding(g, "dmabuf", e, &f);
 		else
@@ -393,11 +396,11 @@ static void one_event(struct diagnosis *g, const struct pt_event *e, const struc
 			      "ibv_reg_dmabuf_mr, or load nvidia_peermem and drop --use_cuda_dmabuf.",
 			      "DMA-BUF registration of GPU memory is not supported here");
 		break;
-	case PT_EV_LIMIT:
+	case BENCH_PT_EV_LIMIT:
 		plain(g, "limit", e, "Drop --limit_bw, or find out why with the figure's reasons.",
 		      "the result is below the limit perftest was given (--limit_bw/--limit_msgrate)");
 		break;
-	case PT_EV_RESOURCES:
+	case BENCH_PT_EV_RESOURCES:
 		plain(g, "resources", e,
 		      "Run rdmak doctor --pod; fewer QPs (-q) need fewer resources.",
 		      "perftest could not create its verbs resources (PD, CQ, QP or MR)");
@@ -406,12 +409,12 @@ static void one_event(struct diagnosis *g, const struct pt_event *e, const struc
 	}
 }
 
-int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_out *peer,
-		   const struct hw_node *node, bool doctor, const struct bench_ceiling *c,
-		   struct bench_verdict *v)
+int bench_diagnose(struct hw_ctx *ctx, const struct bench_perftest_out *o,
+		   const struct bench_perftest_out *peer, const struct hw_node *node, bool doctor,
+		   const struct bench_ceiling *c, struct bench_verdict *v)
 {
 	struct diagnosis g = { .o = o, .node = node, .c = c, .v = v };
-	bool seen[PT_EV__MAX] = { false };
+	bool seen[BENCH_PT_EV__MAX] = { false };
 	size_t before = v->n_reasons;
 
 	/* the checks read this run's roots and hardware model, from inside the pod */
@@ -419,23 +422,24 @@ int bench_diagnose(struct hw_ctx *ctx, const struct pt_out *o, const struct pt_o
 		return -ENOMEM;
 	/* the first failure of each kind; "If device exists" and its like follow the first */
 	for (size_t i = 0; i < o->n_events; i++) {
-		const struct pt_event *e = &o->events[i];
+		const struct bench_perftest_event *e = &o->events[i];
 
-		if (!PT_EV_IS_FAILURE(e->kind) || seen[e->kind])
+		if (!BENCH_PT_EV_IS_FAILURE(e->kind) || seen[e->kind])
 			continue;
 		/* setup failures that only follow another one add nothing */
-		if (e->kind == PT_EV_RESOURCES &&
-		    (seen[PT_EV_MR] || seen[PT_EV_NO_DEVICE] || seen[PT_EV_PORT_STATE]))
+		if (e->kind == BENCH_PT_EV_RESOURCES &&
+		    (seen[BENCH_PT_EV_MR] || seen[BENCH_PT_EV_NO_DEVICE] ||
+		     seen[BENCH_PT_EV_PORT_STATE]))
 			continue;
-		if (e->kind == PT_EV_NO_DEVICE &&
-		    (seen[PT_EV_DEVICE_NOT_FOUND] || seen[PT_EV_NO_PROVIDER]))
+		if (e->kind == BENCH_PT_EV_NO_DEVICE &&
+		    (seen[BENCH_PT_EV_DEVICE_NOT_FOUND] || seen[BENCH_PT_EV_NO_PROVIDER]))
 			continue;
 		seen[e->kind] = true;
 		one_event(&g, e, peer);
 	}
 	/* GID index 0 all zero without an error line (real-outputs G7: the run hangs) */
 	if (!bench_perftest_failed(o) && o->zero_gid && !o->n_rows) {
-		struct pt_event e = { .kind = PT_EV_QP_STATE, .arg = -1 };
+		struct bench_perftest_event e = { .kind = BENCH_PT_EV_QP_STATE, .arg = -1 };
 
 		snprintf(e.text, sizeof(e.text),
 			 "GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00");

@@ -68,13 +68,13 @@ static const struct {
 
 struct table {
 	bool on;
-	enum pt_unit unit;
+	enum bench_perftest_unit unit;
 	enum col cols[24];
 	size_t n_cols;
 };
 
 struct parser {
-	struct pt_out *o;
+	struct bench_perftest_out *o;
 	struct table t;
 	unsigned title_line; /* the line of the test's title, 0 before one */
 	size_t rows_cap, events_cap;
@@ -86,22 +86,31 @@ struct parser {
 	char prev[200]; /* the previous non-blank line, for " Parser function exited with Error" */
 };
 
-static const char *const event_names[PT_EV__MAX] = {
-	[PT_EV_NO_DEVICE] = "no_device",     [PT_EV_DEVICE_NOT_FOUND] = "device_not_found",
-	[PT_EV_PORT_STATE] = "port_state",   [PT_EV_MR] = "mr",
-	[PT_EV_READ_KEYS] = "read_keys",     [PT_EV_CONNECT] = "connect",
-	[PT_EV_GID_TYPE] = "gid_type",	     [PT_EV_QP_STATE] = "qp_state",
-	[PT_EV_COMPLETION] = "completion",   [PT_EV_ARGS] = "arguments",
-	[PT_EV_VERSION] = "version",	     [PT_EV_NO_PROVIDER] = "no_provider",
-	[PT_EV_DMABUF] = "dmabuf",	     [PT_EV_LIMIT] = "limit",
-	[PT_EV_RESOURCES] = "resources",     [PT_EV_CPU_FREQ] = "cpu_frequency",
-	[PT_EV_NO_PEAK] = "no_peak",	     [PT_EV_MTU_CHANGED] = "mtu_changed",
-	[PT_EV_MEMLOCK_LOW] = "memlock_low",
+static const char *const event_names[BENCH_PT_EV__MAX] = {
+	[BENCH_PT_EV_NO_DEVICE] = "no_device",
+	[BENCH_PT_EV_DEVICE_NOT_FOUND] = "device_not_found",
+	[BENCH_PT_EV_PORT_STATE] = "port_state",
+	[BENCH_PT_EV_MR] = "mr",
+	[BENCH_PT_EV_READ_KEYS] = "read_keys",
+	[BENCH_PT_EV_CONNECT] = "connect",
+	[BENCH_PT_EV_GID_TYPE] = "gid_type",
+	[BENCH_PT_EV_QP_STATE] = "qp_state",
+	[BENCH_PT_EV_COMPLETION] = "completion",
+	[BENCH_PT_EV_ARGS] = "arguments",
+	[BENCH_PT_EV_VERSION] = "version",
+	[BENCH_PT_EV_NO_PROVIDER] = "no_provider",
+	[BENCH_PT_EV_DMABUF] = "dmabuf",
+	[BENCH_PT_EV_LIMIT] = "limit",
+	[BENCH_PT_EV_RESOURCES] = "resources",
+	[BENCH_PT_EV_CPU_FREQ] = "cpu_frequency",
+	[BENCH_PT_EV_NO_PEAK] = "no_peak",
+	[BENCH_PT_EV_MTU_CHANGED] = "mtu_changed",
+	[BENCH_PT_EV_MEMLOCK_LOW] = "memlock_low",
 };
 
-const char *bench_perftest_event_name(enum pt_event_kind k)
+const char *bench_perftest_event_name(enum bench_perftest_event_kind k)
 {
-	return (unsigned)k < PT_EV__MAX && event_names[k] ? event_names[k] : "?";
+	return (unsigned)k < BENCH_PT_EV__MAX && event_names[k] ? event_names[k] : "?";
 }
 
 /* ---- small text helpers -------------------------------------------------------------------- */
@@ -182,11 +191,11 @@ static void copy_text(char *dst, size_t n, const char *src)
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static struct pt_event *event_add(struct parser *p, enum pt_event_kind k, unsigned line,
-				  const char *text)
+static struct bench_perftest_event *event_add(struct parser *p, enum bench_perftest_event_kind k,
+					      unsigned line, const char *text)
 {
-	struct pt_out *o = p->o;
-	struct pt_event *e;
+	struct bench_perftest_out *o = p->o;
+	struct bench_perftest_event *e;
 
 	/* one message printed over consecutive lines is one event */
 	if (o->n_events && o->events[o->n_events - 1].kind == k &&
@@ -216,7 +225,7 @@ static struct pt_event *event_add(struct parser *p, enum pt_event_kind k, unsign
 
 static void match_events(struct parser *p, const char *s, unsigned line)
 {
-	struct pt_event *e;
+	struct bench_perftest_event *e;
 	const char *q;
 	int a;
 
@@ -224,16 +233,16 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 	    strstr(s, "Unable to find the Infiniband/RoCE device") ||
 	    strstr(s, "If device exists, check if driver is up") ||
 	    strstr(s, "Failed to get IB devices list")) {
-		event_add(p, PT_EV_NO_DEVICE, line, s);
+		event_add(p, BENCH_PT_EV_NO_DEVICE, line, s);
 	} else if ((q = strstr(s, "IB device ")) && strstr(q, " not found")) {
-		if ((e = event_add(p, PT_EV_DEVICE_NOT_FOUND, line, s)))
+		if ((e = event_add(p, BENCH_PT_EV_DEVICE_NOT_FOUND, line, s)))
 			sscanf(q, "IB device %63s", e->what);
 	} else if ((q = strstr(s, "Port number ")) && strstr(q, " state is ")) {
-		if ((e = event_add(p, PT_EV_PORT_STATE, line, s)) &&
+		if ((e = event_add(p, BENCH_PT_EV_PORT_STATE, line, s)) &&
 		    sscanf(q, "Port number %d state is %63[^\n]", &a, e->what) >= 1)
 			e->arg = a;
 	} else if ((q = strstr(s, "Couldn't allocate MR"))) {
-		if ((e = event_add(p, PT_EV_MR, line, s)) && (q = strstr(q, "error=")) &&
+		if ((e = event_add(p, BENCH_PT_EV_MR, line, s)) && (q = strstr(q, "error=")) &&
 		    sscanf(q, "error=%d", &a) == 1)
 			e->arg = a;
 	} else if (strstr(s, "ERRNO: Bad address")) {
@@ -241,7 +250,7 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 		 * own ("Couldn't allocate MR" ... "ERRNO: Bad address.", perftest#126): EFAULT, the
 		 * address no peer-memory client took, as "error=14" says on the other path */
 		for (size_t i = p->o->n_events; i-- > 0;)
-			if (p->o->events[i].kind == PT_EV_MR) {
+			if (p->o->events[i].kind == BENCH_PT_EV_MR) {
 				if (p->o->events[i].arg < 0)
 					p->o->events[i].arg = EFAULT;
 				break;
@@ -250,21 +259,21 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 		   strstr(s, "Unable to read to socket/rdma_cm") ||
 		   strstr(s, "Failed to exchange data between server and clients") ||
 		   strstr(s, "Unable to read from socket")) {
-		event_add(p, PT_EV_READ_KEYS, line, s);
+		event_add(p, BENCH_PT_EV_READ_KEYS, line, s);
 	} else if (strstr(s, "Couldn't connect to ") || strstr(s, "Couldn't listen to port") ||
 		   strstr(s, "Unable to open file descriptor for socket connection")) {
-		event_add(p, PT_EV_CONNECT, line, s);
+		event_add(p, BENCH_PT_EV_CONNECT, line, s);
 	} else if (strstr(s, "Incompatibility issue with GID types") ||
 		   strstr(s, "Please Try to use a different IP version")) {
-		event_add(p, PT_EV_GID_TYPE, line, s);
+		event_add(p, BENCH_PT_EV_GID_TYPE, line, s);
 	} else if (strstr(s, "Failed to modify QP") ||
 		   strstr(s, "Unable to Connect the HCA's through the link")) {
-		event_add(p, PT_EV_QP_STATE, line, s);
+		event_add(p, BENCH_PT_EV_QP_STATE, line, s);
 	} else if (strstr(s, "Completion with error") || strstr(s, "Failed status") ||
 		   strstr(s, "transport retry counter exceeded")) {
-		e = event_add(p, PT_EV_COMPLETION, line, s);
+		e = event_add(p, BENCH_PT_EV_COMPLETION, line, s);
 		if (!e && p->o->n_events &&
-		    p->o->events[p->o->n_events - 1].kind == PT_EV_COMPLETION)
+		    p->o->events[p->o->n_events - 1].kind == BENCH_PT_EV_COMPLETION)
 			e = &p->o->events[p->o->n_events - 1];
 		/* "Failed status 12: wr_id 0 syndrom 0x81", "Failed status-transport retry counter
 		 * exceeded (12): ...", "... exceeded (12)" */
@@ -279,23 +288,23 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 				e->arg = 12; /* IBV_WC_RETRY_EXC_ERR */
 		}
 	} else if (strstr(s, "Parser function exited with Error")) {
-		if ((e = event_add(p, PT_EV_ARGS, line, s)))
+		if ((e = event_add(p, BENCH_PT_EV_ARGS, line, s)))
 			copy_text(e->what, sizeof(e->what), p->prev);
 	} else if (strstr(s, "not compatible with versions older than")) {
-		event_add(p, PT_EV_VERSION, line, s);
+		event_add(p, BENCH_PT_EV_VERSION, line, s);
 	} else if (strstr(s, "no userspace device-specific driver found")) {
-		event_add(p, PT_EV_NO_PROVIDER, line, s);
+		event_add(p, BENCH_PT_EV_NO_PROVIDER, line, s);
 	} else if (strstr(s, "DMA-BUF is not supported") || strstr(s, "does not support DMA-BUF")) {
-		event_add(p, PT_EV_DMABUF, line, s);
+		event_add(p, BENCH_PT_EV_DMABUF, line, s);
 	} else if (strstr(s, "is below bw limit") || strstr(s, "is below msg_rate limit")) {
-		event_add(p, PT_EV_LIMIT, line, s);
+		event_add(p, BENCH_PT_EV_LIMIT, line, s);
 	} else if (strstr(s, "Couldn't create IB resources") || strstr(s, "Couldn't create QP") ||
 		   strstr(s, "Couldn't allocate PD") || strstr(s, "Couldn't create CQ")) {
-		event_add(p, PT_EV_RESOURCES, line, s);
+		event_add(p, BENCH_PT_EV_RESOURCES, line, s);
 	} else if ((q = strstr(s, "Conflicting CPU frequency values detected:"))) {
 		double a1, a2;
 
-		if ((e = event_add(p, PT_EV_CPU_FREQ, line, s)) &&
+		if ((e = event_add(p, BENCH_PT_EV_CPU_FREQ, line, s)) &&
 		    sscanf(q, "Conflicting CPU frequency values detected: %lf != %lf", &a1, &a2) ==
 			    2) {
 			e->val = a1;
@@ -304,20 +313,20 @@ static void match_events(struct parser *p, const char *s, unsigned line)
 	} else if ((q = strstr(s, "measured timestamp frequency"))) {
 		double a1, a2;
 
-		if ((e = event_add(p, PT_EV_CPU_FREQ, line, s)) &&
+		if ((e = event_add(p, BENCH_PT_EV_CPU_FREQ, line, s)) &&
 		    sscanf(q, "measured timestamp frequency %lf differs from nominal %lf", &a1,
 			   &a2) == 2) {
 			e->val = a1;
 			e->val2 = a2;
 		}
 	} else if (strstr(s, "BW peak won't be measured")) {
-		event_add(p, PT_EV_NO_PEAK, line, s);
+		event_add(p, BENCH_PT_EV_NO_PEAK, line, s);
 	} else if ((q = strstr(s, "Changing to active mtu - "))) {
-		if ((e = event_add(p, PT_EV_MTU_CHANGED, line, s)) &&
+		if ((e = event_add(p, BENCH_PT_EV_MTU_CHANGED, line, s)) &&
 		    sscanf(q, "Changing to active mtu - %d", &a) == 1)
 			e->arg = a;
 	} else if (strstr(s, "RLIMIT_MEMLOCK is ")) {
-		event_add(p, PT_EV_MEMLOCK_LOW, line, s);
+		event_add(p, BENCH_PT_EV_MEMLOCK_LOW, line, s);
 	}
 }
 
@@ -330,14 +339,14 @@ static bool title_line(struct parser *p, const char *s, unsigned line)
 	size_t l = strlen(s);
 	bool bw = l > 8 && !strcmp(s + l - 8, " BW Test"),
 	     lat = l > 13 && !strcmp(s + l - 13, " Latency Test");
-	struct pt_out *o = p->o;
+	struct bench_perftest_out *o = p->o;
 
 	if ((!bw && !lat) || strchr(s, ':') || l >= sizeof(o->title))
 		return false;
 	o->n_headers++;
 	p->title_line = line;
 	copy_text(o->title, sizeof(o->title), s);
-	o->kind = bw ? PT_KIND_BW : PT_KIND_LAT;
+	o->kind = bw ? BENCH_PT_KIND_BW : BENCH_PT_KIND_LAT;
 	o->bidirectional = strstr(s, "Bidirectional") != NULL;
 	sscanf(s, "%23s", o->verb);
 	return true;
@@ -345,7 +354,7 @@ static bool title_line(struct parser *p, const char *s, unsigned line)
 
 static void header_fields(struct parser *p, const char *s)
 {
-	struct pt_out *o = p->o;
+	struct bench_perftest_out *o = p->o;
 	char v[HW_NAME_MAX];
 
 	if (field(s, "Device", v, sizeof(v)) && v[0])
@@ -357,8 +366,8 @@ static void header_fields(struct parser *p, const char *s)
 	field_int(s, "CQ Moderation", &o->cq_mod);
 	field_int(s, "Outstand reads", &o->outstand_reads);
 	if (field(s, "Link type", v, sizeof(v)))
-		o->link = !strcmp(v, "IB")	   ? PT_LINK_IB
-			  : !strcmp(v, "Ethernet") ? PT_LINK_ETH
+		o->link = !strcmp(v, "IB")	   ? BENCH_PT_LINK_IB
+			  : !strcmp(v, "Ethernet") ? BENCH_PT_LINK_ETH
 						   : o->link;
 	if (field(s, "rdma_cm QPs", v, sizeof(v)))
 		o->rdma_cm = !strcmp(v, "ON");
@@ -369,14 +378,14 @@ static void header_fields(struct parser *p, const char *s)
  * mismatch is recorded once, and the table's rows are not read. */
 static bool table_fits(struct parser *p, unsigned line)
 {
-	struct pt_out *o = p->o;
+	struct bench_perftest_out *o = p->o;
 	bool bw = false, lat = false;
 
 	for (size_t i = 0; i < p->t.n_cols; i++) {
 		bw |= p->t.cols[i] == COL_AVG;
 		lat |= p->t.cols[i] == COL_TTYP || p->t.cols[i] == COL_TAVG;
 	}
-	if (o->kind == PT_KIND_UNKNOWN || (o->kind == PT_KIND_BW ? bw : lat))
+	if (o->kind == BENCH_PT_KIND_UNKNOWN || (o->kind == BENCH_PT_KIND_BW ? bw : lat))
 		return true;
 	if (!o->bad_table_line) {
 		o->bad_table_line = line;
@@ -421,11 +430,11 @@ static bool table_header(struct parser *p, const char *s, unsigned line)
 	for (size_t i = 0; i < n; i++)
 		p->t.cols[i] = found[i].col;
 	if (strstr(s, "[Gb/sec]"))
-		p->t.unit = PT_UNIT_GBPS;
+		p->t.unit = BENCH_PT_UNIT_GBPS;
 	else if (strstr(s, "[MB/sec]") || strstr(s, "[MiB/sec]"))
-		p->t.unit = PT_UNIT_MIBPS;
+		p->t.unit = BENCH_PT_UNIT_MIBPS;
 	else
-		p->t.unit = strstr(s, "usec") ? PT_UNIT_USEC : PT_UNIT_NONE;
+		p->t.unit = strstr(s, "usec") ? BENCH_PT_UNIT_USEC : BENCH_PT_UNIT_NONE;
 	p->t.on = table_fits(p, line);
 	return true;
 }
@@ -435,7 +444,7 @@ static bool same(double a, double b)
 	return a == b || (isnan(a) && isnan(b));
 }
 
-static bool same_row(const struct pt_row *a, const struct pt_row *b)
+static bool same_row(const struct bench_perftest_row *a, const struct bench_perftest_row *b)
 {
 	return a->bytes == b->bytes && a->iters == b->iters && a->unit == b->unit &&
 	       same(a->peak, b->peak) && same(a->avg, b->avg) && same(a->msg_rate, b->msg_rate) &&
@@ -444,8 +453,8 @@ static bool same_row(const struct pt_row *a, const struct pt_row *b)
 
 static int row_line(struct parser *p, const char *s, unsigned line)
 {
-	struct pt_out *o = p->o;
-	struct pt_row r = { .unit = p->t.unit, .line = line };
+	struct bench_perftest_out *o = p->o;
+	struct bench_perftest_row r = { .unit = p->t.unit, .line = line };
 	double v[32];
 	size_t n = 0;
 	const char *q = s;
@@ -521,8 +530,8 @@ static int row_line(struct parser *p, const char *s, unsigned line)
 		p->rows_cap = cap;
 	}
 	o->rows[o->n_rows++] = r;
-	if (o->kind == PT_KIND_UNKNOWN)
-		o->kind = r.unit == PT_UNIT_USEC ? PT_KIND_LAT : PT_KIND_BW;
+	if (o->kind == BENCH_PT_KIND_UNKNOWN)
+		o->kind = r.unit == BENCH_PT_UNIT_USEC ? BENCH_PT_KIND_LAT : BENCH_PT_KIND_BW;
 	return 1;
 }
 
@@ -550,7 +559,7 @@ static void gid_line(struct parser *p, const char *s)
 
 static void cuda_line(struct parser *p, const char *s)
 {
-	struct pt_out *o = p->o;
+	struct bench_perftest_out *o = p->o;
 	const char *q;
 	int idx, bus, dev;
 
@@ -608,16 +617,16 @@ out:
 	return 0;
 }
 
-int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret)
+int bench_perftest_parse(const char *buf, size_t len, struct bench_perftest_out *ret)
 {
-	struct pt_out o = { .qps = -1,
-			    .mtu = -1,
-			    .gid_index = -1,
-			    .tx_depth = -1,
-			    .cq_mod = -1,
-			    .outstand_reads = -1,
-			    .cuda_bus = -1,
-			    .cuda_dev = -1 };
+	struct bench_perftest_out o = { .qps = -1,
+					.mtu = -1,
+					.gid_index = -1,
+					.tx_depth = -1,
+					.cq_mod = -1,
+					.outstand_reads = -1,
+					.cuda_bus = -1,
+					.cuda_dev = -1 };
 	struct parser p = { .o = &o, .cuda_pick = -1 };
 	_cleanup_free_ char *line = malloc(LINE_MAX_BYTES);
 	size_t i = 0;
@@ -655,7 +664,7 @@ int bench_perftest_parse(const char *buf, size_t len, struct pt_out *ret)
 	return 0;
 }
 
-void bench_perftest_out_free(struct pt_out *o)
+void bench_perftest_out_free(struct bench_perftest_out *o)
 {
 	if (!o)
 		return;
@@ -666,24 +675,25 @@ void bench_perftest_out_free(struct pt_out *o)
 	o->n_rows = o->n_events = 0;
 }
 
-double bench_perftest_gbps(const struct pt_row *r, double v)
+double bench_perftest_gbps(const struct bench_perftest_row *r, double v)
 {
 	/* perftest's MB and MiB are both 2^20 bytes (format_factor 0x100000) */
-	return r->unit == PT_UNIT_MIBPS ? v * 1048576.0 * 8 / 1e9 : v;
+	return r->unit == BENCH_PT_UNIT_MIBPS ? v * 1048576.0 * 8 / 1e9 : v;
 }
 
 #define BIG_MESSAGE 65536
 
-const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *small)
+const struct bench_perftest_row *bench_perftest_judged_row(const struct bench_perftest_out *o,
+							   bool *small)
 {
-	const struct pt_row *best = NULL, *any = NULL;
+	const struct bench_perftest_row *best = NULL, *any = NULL;
 
 	if (small)
 		*small = false;
 	for (size_t i = 0; i < o->n_rows; i++) {
-		const struct pt_row *r = &o->rows[i];
+		const struct bench_perftest_row *r = &o->rows[i];
 
-		if (r->unit == PT_UNIT_USEC || o->kind == PT_KIND_LAT) {
+		if (r->unit == BENCH_PT_UNIT_USEC || o->kind == BENCH_PT_KIND_LAT) {
 			if (!best || r->bytes < best->bytes)
 				best = r;
 			continue;
@@ -702,7 +712,8 @@ const struct pt_row *bench_perftest_judged_row(const struct pt_out *o, bool *sma
 	return best ? best : any;
 }
 
-const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt_event_kind k)
+const struct bench_perftest_event *bench_perftest_event_find(const struct bench_perftest_out *o,
+							     enum bench_perftest_event_kind k)
 {
 	for (size_t i = 0; i < o->n_events; i++)
 		if (o->events[i].kind == k)
@@ -710,10 +721,10 @@ const struct pt_event *bench_perftest_event_find(const struct pt_out *o, enum pt
 	return NULL;
 }
 
-bool bench_perftest_failed(const struct pt_out *o)
+bool bench_perftest_failed(const struct bench_perftest_out *o)
 {
 	for (size_t i = 0; i < o->n_events; i++)
-		if (PT_EV_IS_FAILURE(o->events[i].kind))
+		if (BENCH_PT_EV_IS_FAILURE(o->events[i].kind))
 			return true;
 	return false;
 }

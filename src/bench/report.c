@@ -21,22 +21,22 @@ static json_t *int_or_null(long long v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
-static const char *kind_name(enum pt_kind k)
+static const char *kind_name(enum bench_perftest_kind k)
 {
-	return k == PT_KIND_BW ? "bw" : k == PT_KIND_LAT ? "lat" : "unknown";
+	return k == BENCH_PT_KIND_BW ? "bw" : k == BENCH_PT_KIND_LAT ? "lat" : "unknown";
 }
 
-static const char *unit_name(enum pt_unit u)
+static const char *unit_name(enum bench_perftest_unit u)
 {
-	return u == PT_UNIT_GBPS    ? "Gb/s"
-	       : u == PT_UNIT_MIBPS ? "MiB/s"
-	       : u == PT_UNIT_USEC  ? "usec"
-				    : NULL;
+	return u == BENCH_PT_UNIT_GBPS	  ? "Gb/s"
+	       : u == BENCH_PT_UNIT_MIBPS ? "MiB/s"
+	       : u == BENCH_PT_UNIT_USEC  ? "usec"
+					  : NULL;
 }
 
-static json_t *row_json(const struct pt_row *r)
+static json_t *row_json(const struct bench_perftest_row *r)
 {
-	if (r->unit == PT_UNIT_USEC)
+	if (r->unit == BENCH_PT_UNIT_USEC)
 		return json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "bytes",
 				 (json_int_t)r->bytes, "iterations", (json_int_t)r->iters,
 				 "t_min_usec", num_or_null(r->t_min), "t_max_usec",
@@ -52,18 +52,18 @@ static json_t *row_json(const struct pt_row *r)
 			 num_or_null(r->msg_rate));
 }
 
-static json_t *result_json(const struct pt_out *o)
+static json_t *result_json(const struct bench_perftest_out *o)
 {
 	json_t *rows = json_array(), *events = json_array(), *res;
 
 	for (size_t i = 0; rows && i < o->n_rows; i++)
 		json_array_append_new(rows, row_json(&o->rows[i]));
 	for (size_t i = 0; events && i < o->n_events; i++) {
-		const struct pt_event *e = &o->events[i];
+		const struct bench_perftest_event *e = &o->events[i];
 
 		json_array_append_new(events, json_pack("{s:s, s:b, s:i, s:s}", "kind",
 							bench_perftest_event_name(e->kind),
-							"failure", PT_EV_IS_FAILURE(e->kind),
+							"failure", BENCH_PT_EV_IS_FAILURE(e->kind),
 							"line", (int)e->line, "text", e->text));
 	}
 	res = json_pack(
@@ -72,9 +72,9 @@ static json_t *result_json(const struct pt_out *o)
 		o->verb[0] ? o->verb : NULL, "bidirectional", o->bidirectional, "device",
 		o->device[0] ? o->device : NULL, "qps", int_or_null(o->qps), "mtu",
 		int_or_null(o->mtu), "link",
-		o->link == PT_LINK_IB	 ? "IB"
-		: o->link == PT_LINK_ETH ? "Ethernet"
-					 : NULL,
+		o->link == BENCH_PT_LINK_IB    ? "IB"
+		: o->link == BENCH_PT_LINK_ETH ? "Ethernet"
+					       : NULL,
 		"gid_index", int_or_null(o->gid_index), "rdma_cm", o->rdma_cm, "cuda", o->cuda,
 		"dmabuf", o->dmabuf, "gpu_name", o->gpu_name[0] ? o->gpu_name : NULL, "unit",
 		o->n_rows ? unit_name(o->rows[0].unit) : NULL, "server", o->server,
@@ -116,7 +116,7 @@ static json_t *ceiling_json(const struct bench_ceiling *c)
 		json_boolean(c->known && c->terms[c->limit].placement));
 }
 
-json_t *bench_report_side(const struct bench_run *run, const struct pt_out *o,
+json_t *bench_report_side(const struct bench_run *run, const struct bench_perftest_out *o,
 			  const struct bench_ceiling *c, const struct bench_verdict *v)
 {
 	json_t *side, *reasons = json_array(), *cmd = NULL;

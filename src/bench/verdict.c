@@ -149,8 +149,8 @@ static const char *num(double v, char *buf, size_t n)
 }
 
 /* Why a figure may fall short, as far as the output and the ceiling tell. */
-static int hints(const struct pt_out *o, const struct bench_ceiling *c, const struct pt_row *r,
-		 struct bench_verdict *v)
+static int hints(const struct bench_perftest_out *o, const struct bench_ceiling *c,
+		 const struct bench_perftest_row *r, struct bench_verdict *v)
 {
 	int e = 0;
 
@@ -188,11 +188,11 @@ static int hints(const struct pt_out *o, const struct bench_ceiling *c, const st
 	return e;
 }
 
-static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c,
+static int judge_bw(const struct bench_perftest_out *o, const struct bench_ceiling *c,
 		    const struct bench_thresholds *t, struct bench_verdict *v)
 {
 	bool small = false;
-	const struct pt_row *r = bench_perftest_judged_row(o, &small);
+	const struct bench_perftest_row *r = bench_perftest_judged_row(o, &small);
 	char a[16], b[16], m[256] = "";
 	enum bench_status st;
 	int e = 0;
@@ -266,7 +266,7 @@ static int judge_bw(const struct pt_out *o, const struct bench_ceiling *c,
 			"RoCE's path MTU follows the interface MTU (%u gives %u)", c->netdev_mtu,
 			c->path_mtu);
 	for (size_t i = 0; i < c->n_terms; i++) {
-		const struct ceil_term *tm = &c->terms[i];
+		const struct bench_ceil_term *tm = &c->terms[i];
 
 		if (!tm->placement)
 			continue;
@@ -299,13 +299,13 @@ static double latency_base(enum hw_link_layer ll, const char *verb)
 	return ll == HW_LINK_ETH ? (read ? 6.0 : 4.0) : (read ? 4.0 : 2.5);
 }
 
-static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c,
+static int judge_lat(const struct bench_perftest_out *o, const struct bench_ceiling *c,
 		     const struct bench_thresholds *t, struct bench_verdict *v)
 {
-	const struct pt_row *r = bench_perftest_judged_row(o, NULL);
-	enum hw_link_layer ll = c->known		 ? c->link
-				: o->link == PT_LINK_ETH ? HW_LINK_ETH
-							 : HW_LINK_IB;
+	const struct bench_perftest_row *r = bench_perftest_judged_row(o, NULL);
+	enum hw_link_layer ll = c->known		       ? c->link
+				: o->link == BENCH_PT_LINK_ETH ? HW_LINK_ETH
+							       : HW_LINK_IB;
 	double us, budget;
 	enum bench_status st;
 
@@ -339,13 +339,13 @@ static int judge_lat(const struct pt_out *o, const struct bench_ceiling *c,
 		ll == HW_LINK_ETH ? "RoCE" : "InfiniBand", t->max_usec > 0 ? " (--max-usec)" : "");
 }
 
-int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
+int bench_verdict_judge(const struct bench_perftest_out *o, const struct bench_ceiling *c,
 			const struct bench_thresholds *t, struct bench_verdict *ret)
 {
 	struct bench_verdict v = {
 		.status = BENCH_PASS, .gbps = NAN, .percent = NAN, .usec = NAN, .budget_usec = NAN
 	};
-	const struct pt_event *cpu = bench_perftest_event_find(o, PT_EV_CPU_FREQ);
+	const struct bench_perftest_event *cpu = bench_perftest_event_find(o, BENCH_PT_EV_CPU_FREQ);
 	int r = 0;
 
 	if (o->bad_table_line) {
@@ -365,9 +365,9 @@ int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
 		*ret = v;
 		return 0;
 	}
-	if (o->kind == PT_KIND_LAT)
+	if (o->kind == BENCH_PT_KIND_LAT)
 		r = judge_lat(o, c, t, &v);
-	else if (o->kind == PT_KIND_BW || o->n_rows)
+	else if (o->kind == BENCH_PT_KIND_BW || o->n_rows)
 		r = judge_bw(o, c, t, &v);
 	else if (!o->zero_gid)
 		r = bench_verdict_add(
@@ -382,7 +382,7 @@ int bench_verdict_judge(const struct pt_out *o, const struct bench_ceiling *c,
 			"perftest saw the CPU clock below its maximum (%.0f vs %.0f MHz): it times with the cycle "
 			"counter, so %s",
 			cpu->val, cpu->val2,
-			o->kind == PT_KIND_LAT
+			o->kind == BENCH_PT_KIND_LAT
 				? "latencies converted at the wrong frequency can be off"
 				: "bandwidth stands, but the run may have been slowed");
 	if (r < 0) {

@@ -106,7 +106,8 @@ char *plugin_files_devinfo_json(const struct pool *p, const struct pool_member *
 
 /* ---- writing and removing them ------------------------------------------------------ */
 
-void plugin_files_remove(const char *dir, struct files_written *w, files_fail_fn fail, void *ud)
+void plugin_files_remove(const char *dir, struct plugin_files_written *w, plugin_files_fail_fn fail,
+			 void *ud)
 {
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -118,7 +119,7 @@ void plugin_files_remove(const char *dir, struct files_written *w, files_fail_fn
 			fail(ud, path, -errno);
 		}
 	strv_free(w->names);
-	*w = (struct files_written){ 0 };
+	*w = (struct plugin_files_written){ 0 };
 }
 
 static int open_dir(const char *dir)
@@ -149,7 +150,7 @@ static bool file_holds(int dfd, const char *name, const char *text, size_t len, 
  * (reported). Every rescan (60 s) comes here for every file: an fsync'd rewrite of 1016
  * unchanged files held the daemon loop, and with it the health poll, for seconds on a busy disk. */
 static int write_one(int dfd, const char *dir, const char *name, const char *text, mode_t mode,
-		     struct files_written *w, files_fail_fn fail, void *ud)
+		     struct plugin_files_written *w, plugin_files_fail_fn fail, void *ud)
 {
 	size_t len = strlen(text);
 	int r = file_holds(dfd, name, text, len, mode)
@@ -168,8 +169,9 @@ static int write_one(int dfd, const char *dir, const char *name, const char *tex
 	return 1;
 }
 
-int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
-			       struct files_written *w, files_fail_fn fail, void *ud)
+int plugin_files_devinfo_write(const struct pool_set *ps, plugin_files_keep_fn keep,
+			       const char *dir, struct plugin_files_written *w,
+			       plugin_files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = -1;
 	int written = 0;
@@ -193,8 +195,8 @@ int plugin_files_devinfo_write(const struct pool_set *ps, files_keep_fn keep, co
 	return written;
 }
 
-int plugin_files_cdi_write(const struct pool_set *ps, files_keep_fn keep, const char *dir,
-			   struct files_written *w, files_fail_fn fail, void *ud)
+int plugin_files_cdi_write(const struct pool_set *ps, plugin_files_keep_fn keep, const char *dir,
+			   struct plugin_files_written *w, plugin_files_fail_fn fail, void *ud)
 {
 	_cleanup_close_ int dfd = open_dir(dir);
 	int written = 0;
@@ -220,10 +222,10 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* Remove the files of *w that nw does not name, then make *w what nw was (nw emptied). */
-static void files_replace(const char *dir, struct files_written *w, struct files_written *nw,
-			  files_fail_fn fail, void *ud)
+static void files_replace(const char *dir, struct plugin_files_written *w,
+			  struct plugin_files_written *nw, plugin_files_fail_fn fail, void *ud)
 {
-	struct files_written stale = { 0 };
+	struct plugin_files_written stale = { 0 };
 
 	/* nw's order means nothing (a list of names to remove one day): sort it to search it */
 	if (nw->n)
@@ -238,25 +240,25 @@ static void files_replace(const char *dir, struct files_written *w, struct files
 	plugin_files_remove(dir, &stale, fail, ud);
 	strv_free(w->names);
 	*w = *nw;
-	*nw = (struct files_written){ 0 };
+	*nw = (struct plugin_files_written){ 0 };
 }
 
-int plugin_files_devinfo_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
-				struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
-				void *ud)
+int plugin_files_devinfo_update(const struct pool_set *ps, plugin_files_keep_fn keep,
+				const char *dir, struct plugin_files_written *w,
+				plugin_files_fail_fn fail, plugin_files_fail_fn fail_rm, void *ud)
 {
-	struct files_written nw = { 0 };
+	struct plugin_files_written nw = { 0 };
 	int r = plugin_files_devinfo_write(ps, keep, dir, &nw, fail, ud);
 
 	files_replace(dir, w, &nw, fail_rm, ud);
 	return r;
 }
 
-int plugin_files_cdi_update(const struct pool_set *ps, files_keep_fn keep, const char *dir,
-			    struct files_written *w, files_fail_fn fail, files_fail_fn fail_rm,
-			    void *ud)
+int plugin_files_cdi_update(const struct pool_set *ps, plugin_files_keep_fn keep, const char *dir,
+			    struct plugin_files_written *w, plugin_files_fail_fn fail,
+			    plugin_files_fail_fn fail_rm, void *ud)
 {
-	struct files_written nw = { 0 };
+	struct plugin_files_written nw = { 0 };
 	int r = plugin_files_cdi_write(ps, keep, dir, &nw, fail, ud);
 
 	files_replace(dir, w, &nw, fail_rm, ud);

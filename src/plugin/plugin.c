@@ -86,11 +86,11 @@ struct daemon {
 	struct slot **slots;
 	size_t n_slots;
 	uint64_t fingerprint;
-	struct files_written devinfo;	/* device-info files we wrote in o->devinfo_dir */
-	struct files_written cdi_files; /* CDI specs we wrote in o->cdi_dir */
-	struct daemon_refusal refusal;	/* the last config refusal logged, and its content */
-	double last_rescan, last_fp;	/* when the last rescan and topology check ran */
-	bool netns_warned;		/* the rdmaNetnsMode mismatch was logged */
+	struct plugin_files_written devinfo;   /* device-info files we wrote in o->devinfo_dir */
+	struct plugin_files_written cdi_files; /* CDI specs we wrote in o->cdi_dir */
+	struct daemon_refusal refusal;	       /* the last config refusal logged, and its content */
+	double last_rescan, last_fp;	       /* when the last rescan and topology check ran */
+	bool netns_warned;		       /* the rdmaNetnsMode mismatch was logged */
 	struct strv_list attr_errors; /* the port files the last build could not read, as logged */
 	/* The builder: at most one build at a time. Only the loop's thread starts, joins and
 	 * applies it; the builder writes only job and build()'s own fields above. */

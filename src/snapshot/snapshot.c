@@ -306,7 +306,7 @@ static int write_archive(struct snap *s, FILE *f)
 
 	qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
 	for (size_t i = 0; i < s->n; i++) {
-		struct tar_entry t = {
+		struct snapshot_tar_entry t = {
 			.path = s->e[i].path,
 			.type = s->e[i].type,
 			.mode = s->e[i].mode,

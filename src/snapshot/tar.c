@@ -76,7 +76,7 @@ static size_t pax_record(char *buf, size_t n, const char *key, const char *value
 	return (size_t)snprintf(buf, n, "%zu %s=%s\n", len, key, value);
 }
 
-static void header_init(struct ustar *h, const struct tar_entry *e, char type, size_t size)
+static void header_init(struct ustar *h, const struct snapshot_tar_entry *e, char type, size_t size)
 {
 	memset(h, 0, sizeof(*h));
 	octal(h->mode, sizeof(h->mode), e->mode & 07777);
@@ -91,7 +91,7 @@ static void header_init(struct ustar *h, const struct tar_entry *e, char type, s
 	octal(h->devminor, sizeof(h->devminor), e->devminor);
 }
 
-int snapshot_tar_write(FILE *f, const struct tar_entry *e)
+int snapshot_tar_write(FILE *f, const struct snapshot_tar_entry *e)
 {
 	struct ustar h;
 	size_t size = e->type == '0' ? e->size : 0;

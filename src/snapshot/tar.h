@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-struct tar_entry {
+struct snapshot_tar_entry {
 	const char *path; /* relative, no leading '/' */
 	char type;	  /* '0' file, '2' symlink, '3' char device, '5' directory */
 	unsigned mode;	  /* permission bits */
@@ -20,7 +20,7 @@ struct tar_entry {
 };
 
 /* Write one entry (with a pax header first when a name does not fit ustar). -errno on failure. */
-int snapshot_tar_write(FILE *f, const struct tar_entry *e);
+int snapshot_tar_write(FILE *f, const struct snapshot_tar_entry *e);
 /* The two zero blocks that end an archive. */
 int snapshot_tar_finish(FILE *f);
 

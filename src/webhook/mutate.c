@@ -29,14 +29,14 @@ struct need {
 struct mctx {
 	const struct webhook_config *cfg;
 	const char *pod_ns;
-	struct mutate_result *res;
-	const struct wh_group *groups[WH_MAX_GROUPS];
+	struct webhook_mutate_result *res;
+	const struct webhook_group *groups[WEBHOOK_MAX_GROUPS];
 	size_t n_groups;
-	enum wh_on_error on_error;
+	enum webhook_on_error on_error;
 	json_t *pod; /* the copy being edited */
 	json_t *container;
 	size_t ci; /* its index in spec.containers */
-	struct need needs[WH_MAX_GROUPS * 4];
+	struct need needs[WEBHOOK_MAX_GROUPS * 4];
 	size_t n_needs;
 };
 
@@ -172,7 +172,7 @@ static int resolve_groups(struct mctx *m, const char *value, const char *key)
 	while (*p) {
 		const char *end = strchr(p, ',');
 		_cleanup_free_ char *name = NULL;
-		const struct wh_group *g;
+		const struct webhook_group *g;
 		size_t len;
 		bool dup = false;
 
@@ -201,14 +201,14 @@ static int resolve_groups(struct mctx *m, const char *value, const char *key)
 		}
 		for (size_t i = 0; i < m->n_groups; i++)
 			dup |= m->groups[i] == g;
-		if (!dup && m->n_groups < WH_MAX_GROUPS)
+		if (!dup && m->n_groups < WEBHOOK_MAX_GROUPS)
 			m->groups[m->n_groups++] = g;
 	}
 	if (m->n_groups == 0)
 		return deny(m, "annotation %s: no group named", key);
 	/* the first group that says what to do on error decides */
 	for (size_t i = 0; i < m->n_groups; i++)
-		if (m->groups[i]->on_error != WH_ON_ERROR_UNSET) {
+		if (m->groups[i]->on_error != WEBHOOK_ON_ERROR_UNSET) {
 			m->on_error = m->groups[i]->on_error;
 			break;
 		}
@@ -335,7 +335,7 @@ static int merge_networks(struct mctx *m)
 		return r;
 	for (size_t g = 0; g < m->n_groups && r >= 0; g++)
 		for (size_t i = 0; i < m->groups[g]->n_networks && r >= 0; i++) {
-			const struct wh_network *n = &m->groups[g]->networks[i];
+			const struct webhook_network *n = &m->groups[g]->networks[i];
 
 			if (webhook_networks_contains(list, m->pod_ns, n->namespace, n->name))
 				continue;
@@ -382,10 +382,10 @@ static struct need *need_find(struct mctx *m, const char *name)
 static int collect_needs(struct mctx *m)
 {
 	for (size_t g = 0; g < m->n_groups; g++) {
-		const struct wh_group *gr = m->groups[g];
+		const struct webhook_group *gr = m->groups[g];
 
 		for (size_t i = 0; i < gr->n_networks; i++) {
-			const struct wh_network *n = &gr->networks[i];
+			const struct webhook_network *n = &gr->networks[i];
 			bool seen = false;
 			struct need *nd;
 
@@ -403,7 +403,7 @@ static int collect_needs(struct mctx *m)
 	}
 	for (size_t g = 0; g < m->n_groups; g++)
 		for (size_t i = 0; i < m->groups[g]->n_resources; i++) {
-			const struct wh_resource *res = &m->groups[g]->resources[i];
+			const struct webhook_resource *res = &m->groups[g]->resources[i];
 			struct need *nd = need_find(m, res->name);
 
 			if (!nd)
@@ -727,23 +727,23 @@ static int run(struct mctx *m, const json_t *pod)
 	if ((r = pick_container(m, ann)) < 0 || (r = merge_networks(m)) < 0 ||
 	    (r = merge_resources(m)) < 0)
 		return r;
-	if (any_group(m, offsetof(struct wh_group, ipc_lock)) && (r = add_ipc_lock(m)) < 0)
+	if (any_group(m, offsetof(struct webhook_group, ipc_lock)) && (r = add_ipc_lock(m)) < 0)
 		return r;
-	if (any_group(m, offsetof(struct wh_group, shm)) && (r = add_shm(m)) < 0)
+	if (any_group(m, offsetof(struct webhook_group, shm)) && (r = add_shm(m)) < 0)
 		return r;
-	if (any_group(m, offsetof(struct wh_group, memory_warning)) &&
+	if (any_group(m, offsetof(struct webhook_group, memory_warning)) &&
 	    (r = warn_memory_limit(m)) < 0)
 		return r;
 	return 0;
 }
 
 int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns,
-		       struct mutate_result *ret)
+		       struct webhook_mutate_result *ret)
 {
 	struct mctx *m;
 	int r;
 
-	*ret = (struct mutate_result){ 0 };
+	*ret = (struct webhook_mutate_result){ 0 };
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -761,7 +761,7 @@ int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, cons
 		/* refused: nothing of the half-done edit survives */
 		json_decref(m->pod);
 		m->pod = json_incref((json_t *)pod);
-		ret->allow_anyway = m->on_error == WH_ON_ERROR_ALLOW;
+		ret->allow_anyway = m->on_error == WEBHOOK_ON_ERROR_ALLOW;
 		strv_free(ret->changes);
 		ret->changes = NULL;
 		ret->n_changes = 0;
@@ -776,7 +776,7 @@ int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, cons
 	return 0;
 }
 
-void webhook_mutate_result_clear(struct mutate_result *r)
+void webhook_mutate_result_clear(struct webhook_mutate_result *r)
 {
 	json_decref(r->pod);
 	strv_free(r->changes);
@@ -784,5 +784,5 @@ void webhook_mutate_result_clear(struct mutate_result *r)
 	free(r->denied);
 	free(r->groups);
 	free(r->container);
-	*r = (struct mutate_result){ 0 };
+	*r = (struct webhook_mutate_result){ 0 };
 }

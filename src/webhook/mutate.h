@@ -15,7 +15,7 @@
 #define ANNOTATION_CONTAINER	     "rdmak.io/rdma-container"
 #define SHM_VOLUME		     "rdmak-shm"
 
-struct mutate_result {
+struct webhook_mutate_result {
 	json_t *pod; /* the pod as the webhook leaves it (a new reference; the input when denied) */
 	char **changes; /* strv: one line per change ("network spiderpool/gpu1-sriov") */
 	size_t n_changes;
@@ -34,8 +34,8 @@ struct mutate_result {
 /* 0 with *ret filled (see denied), -ENOMEM. pod_ns: the pod's namespace (the AdmissionReview's
  * request.namespace; networks without a namespace resolve to it). */
 int webhook_mutate_pod(const struct webhook_config *cfg, const json_t *pod, const char *pod_ns,
-		       struct mutate_result *ret);
-void webhook_mutate_result_clear(struct mutate_result *r);
+		       struct webhook_mutate_result *ret);
+void webhook_mutate_result_clear(struct webhook_mutate_result *r);
 
 /* An extended resource's count as a pod writes it (1, "1", "2k"); -EINVAL unless a whole number. */
 int webhook_mutate_quantity_count(const json_t *v, unsigned long long *ret);

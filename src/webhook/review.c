@@ -48,7 +48,7 @@ struct outcome {
 	json_t *patch;	 /* ALLOW: the operations, NULL or empty for none */
 	char **warnings; /* borrowed */
 	char *summary;	 /* for the log */
-	enum review_log level;
+	enum webhook_review_log level;
 };
 
 char *webhook_review_base64_encode(const void *buf, size_t len)
@@ -186,7 +186,7 @@ static int review_parse(const char *body, size_t len, json_t **doc, struct revie
 
 /* ---- the one place outcomes become HTTP and AdmissionReview ------------------------------------ */
 
-static int respond(const struct review *rv, struct outcome *o, struct review_answer *ret)
+static int respond(const struct review *rv, struct outcome *o, struct webhook_review_answer *ret)
 {
 	_cleanup_json_ json_t *resp = NULL, *doc = NULL;
 	_cleanup_free_ char *patch_text = NULL, *patch64 = NULL;
@@ -269,7 +269,7 @@ static char *pod_label(const struct review *rv)
 }
 
 static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
-		      struct mutate_result *mr, struct outcome *o)
+		      struct webhook_mutate_result *mr, struct outcome *o)
 {
 	_cleanup_free_ char *label = pod_label(rv), *what = NULL;
 	int r;
@@ -285,7 +285,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 	 * asked for RDMA, or may have: admitting it as "not ours" would start it without. */
 	if (mr->denied && !mr->allow_anyway) {
 		o->verdict = VERDICT_DENY;
-		o->level = REVIEW_LOG_WARNING;
+		o->level = WEBHOOK_REVIEW_LOG_WARNING;
 		if (asprintf(&o->message, "rdmak webhook: %s", mr->denied) < 0)
 			return -ENOMEM;
 		return asprintf(&o->summary, "%s: refused%s%s%s: %s", label,
@@ -295,7 +295,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 			       : 0;
 	}
 	o->verdict = VERDICT_ALLOW;
-	o->level = REVIEW_LOG_INFO;
+	o->level = WEBHOOK_REVIEW_LOG_INFO;
 	if (mr->denied) {
 		char *w;
 
@@ -311,7 +311,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 			       : 0;
 	}
 	if (!mr->groups) {
-		o->level = REVIEW_LOG_DEBUG;
+		o->level = WEBHOOK_REVIEW_LOG_DEBUG;
 		return asprintf(&o->summary, "%s: no %s annotation, unchanged", label,
 				ANNOTATION_GROUPS) < 0
 			       ? -ENOMEM
@@ -333,7 +333,7 @@ static int decide_pod(const struct webhook_config *cfg, const struct review *rv,
 }
 
 static int decide(const struct webhook_config *cfg, const struct review *rv,
-		  struct mutate_result *mr, struct outcome *o)
+		  struct webhook_mutate_result *mr, struct outcome *o)
 {
 	bool pod = (!rv->gvk.group || !*rv->gvk.group) && !strcmp(rv->gvk.version, "v1") &&
 		   !strcmp(rv->gvk.kind, "Pod");
@@ -342,7 +342,7 @@ static int decide(const struct webhook_config *cfg, const struct review *rv,
 	if (!pod) {
 		/* not ours to change, and refusing it would block whatever the misrouting sends */
 		o->verdict = VERDICT_ALLOW;
-		o->level = REVIEW_LOG_WARNING;
+		o->level = WEBHOOK_REVIEW_LOG_WARNING;
 		if (asprintf(
 			    &w,
 			    "rdmak webhook mutates v1 Pods only, not %.64s%s%.64s %.64s: check its "
@@ -364,7 +364,7 @@ static int decide(const struct webhook_config *cfg, const struct review *rv,
 	if (strcmp(rv->operation, "CREATE") != 0 || (rv->sub_resource && *rv->sub_resource) ||
 	    (rv->resource && strcmp(rv->resource, "pods") != 0)) {
 		o->verdict = VERDICT_ALLOW;
-		o->level = REVIEW_LOG_DEBUG;
+		o->level = WEBHOOK_REVIEW_LOG_DEBUG;
 		return asprintf(&o->summary, "uid %s: %.16s of pods%s%.32s: nothing to do", rv->uid,
 				rv->operation, rv->sub_resource && *rv->sub_resource ? "/" : "",
 				rv->sub_resource ? rv->sub_resource : "") < 0
@@ -374,7 +374,7 @@ static int decide(const struct webhook_config *cfg, const struct review *rv,
 	if (!rv->object) {
 		/* a bad request like review_parse's, with its log line (the summary was left unset) */
 		o->verdict = VERDICT_BAD_REQUEST;
-		o->level = REVIEW_LOG_WARNING;
+		o->level = WEBHOOK_REVIEW_LOG_WARNING;
 		if (!(o->message = strdup("request.object: missing for a CREATE")))
 			return -ENOMEM;
 		return asprintf(&o->summary, "uid %.64s: bad AdmissionReview: %s", rv->uid,
@@ -386,20 +386,20 @@ static int decide(const struct webhook_config *cfg, const struct review *rv,
 }
 
 int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len,
-			  struct review_answer *ret)
+			  struct webhook_review_answer *ret)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	struct review rv = { 0 };
-	struct mutate_result mr = { 0 };
-	struct outcome o = { .level = REVIEW_LOG_INFO };
+	struct webhook_mutate_result mr = { 0 };
+	struct outcome o = { .level = WEBHOOK_REVIEW_LOG_INFO };
 	char err[512];
 	int r;
 
-	*ret = (struct review_answer){ 0 };
+	*ret = (struct webhook_review_answer){ 0 };
 	r = review_parse(body, len, &doc, &rv, err, sizeof(err));
 	if (r == -EBADMSG) {
 		o.verdict = VERDICT_BAD_REQUEST;
-		o.level = REVIEW_LOG_WARNING;
+		o.level = WEBHOOK_REVIEW_LOG_WARNING;
 		o.message = strdup(err);
 		if (!o.message || asprintf(&o.summary, "bad AdmissionReview: %s", err) < 0)
 			r = -ENOMEM;
@@ -419,9 +419,9 @@ int webhook_review_handle(const struct webhook_config *cfg, const char *body, si
 	return r;
 }
 
-void webhook_review_answer_clear(struct review_answer *a)
+void webhook_review_answer_clear(struct webhook_review_answer *a)
 {
 	free(a->body);
 	free(a->summary);
-	*a = (struct review_answer){ 0 };
+	*a = (struct webhook_review_answer){ 0 };
 }

@@ -10,21 +10,25 @@
 
 #include "webhook/webhookconf.h"
 
-enum review_log { REVIEW_LOG_WARNING = 1, REVIEW_LOG_INFO = 2, REVIEW_LOG_DEBUG = 3 };
+enum webhook_review_log {
+	WEBHOOK_REVIEW_LOG_WARNING = 1,
+	WEBHOOK_REVIEW_LOG_INFO = 2,
+	WEBHOOK_REVIEW_LOG_DEBUG = 3
+};
 
-struct review_answer {
+struct webhook_review_answer {
 	unsigned http_status; /* 200, or 400 for a request that is not a usable AdmissionReview */
 	const char *content_type;
 	char *body; /* malloc'd */
 	size_t body_len;
-	char *summary;	       /* malloc'd: one log line saying what happened to which pod */
-	enum review_log level; /* how loud that line should be */
+	char *summary; /* malloc'd: one log line saying what happened to which pod */
+	enum webhook_review_log level; /* how loud that line should be */
 };
 
 /* 0 with *ret filled, or -ENOMEM. */
 int webhook_review_handle(const struct webhook_config *cfg, const char *body, size_t len,
-			  struct review_answer *ret);
-void webhook_review_answer_clear(struct review_answer *a);
+			  struct webhook_review_answer *ret);
+void webhook_review_answer_clear(struct webhook_review_answer *a);
 
 /* RFC 4648 base64 of buf[0..len), malloc'd. */
 char *webhook_review_base64_encode(const void *buf, size_t len);

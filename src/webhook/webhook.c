@@ -149,7 +149,7 @@ static int text_response(struct http_response *resp, unsigned status, const char
 static int on_mutate(void *ud, const struct http_request *req, struct http_response *resp)
 {
 	struct daemon *d = ud;
-	struct review_answer a;
+	struct webhook_review_answer a;
 	int r;
 
 	/* the API server sends application/json; anything else is not one of its reviews */
@@ -166,7 +166,7 @@ static int on_mutate(void *ud, const struct http_request *req, struct http_respo
 		return r;
 	if (a.http_status != 200)
 		atomic_fetch_add(&d->n_bad, 1);
-	else if (a.level == REVIEW_LOG_WARNING && strstr(a.summary, "refused"))
+	else if (a.level == WEBHOOK_REVIEW_LOG_WARNING && strstr(a.summary, "refused"))
 		atomic_fetch_add(&d->n_denied, 1);
 	else if (strstr(a.body, "\"patch\""))
 		atomic_fetch_add(&d->n_patched, 1);
@@ -322,11 +322,11 @@ static json_t *config_json(const struct webhook_config *cfg)
 	for (char **p = cfg->gpu_resources; p && *p; p++)
 		json_array_append_new(gpus, json_string(*p));
 	for (size_t i = 0; i < cfg->n_groups; i++) {
-		const struct wh_group *g = &cfg->groups[i];
+		const struct webhook_group *g = &cfg->groups[i];
 		json_t *nets = json_array(), *res = json_object();
 
 		for (size_t j = 0; j < g->n_networks; j++) {
-			const struct wh_network *n = &g->networks[j];
+			const struct webhook_network *n = &g->networks[j];
 
 			json_array_append_new(nets,
 					      json_pack("{s:s, s:s, s:s?, s:s?, s:i}", "namespace",
@@ -337,18 +337,18 @@ static json_t *config_json(const struct webhook_config *cfg)
 		for (size_t j = 0; j < g->n_resources; j++)
 			json_object_set_new(res, g->resources[j].name,
 					    json_integer(g->resources[j].count));
-		json_array_append_new(groups,
-				      json_pack("{s:s, s:o, s:o, s:b, s:b, s:s?, s:b, s:s}", "name",
-						g->name, "networks", nets, "resources", res,
-						"ipcLock", g->ipc_lock, "shm", g->shm,
-						"shmSizeLimit", g->shm_size_limit,
-						"memoryLimitWarning", g->memory_warning, "onError",
-						g->on_error == WH_ON_ERROR_ALLOW  ? "allow"
-						: g->on_error == WH_ON_ERROR_DENY ? "deny"
-										  : "inherit"));
+		json_array_append_new(
+			groups,
+			json_pack("{s:s, s:o, s:o, s:b, s:b, s:s?, s:b, s:s}", "name", g->name,
+				  "networks", nets, "resources", res, "ipcLock", g->ipc_lock, "shm",
+				  g->shm, "shmSizeLimit", g->shm_size_limit, "memoryLimitWarning",
+				  g->memory_warning, "onError",
+				  g->on_error == WEBHOOK_ON_ERROR_ALLOW	 ? "allow"
+				  : g->on_error == WEBHOOK_ON_ERROR_DENY ? "deny"
+									 : "inherit"));
 	}
 	doc = json_pack("{s:o, s:o, s:s}", "groups", groups, "gpuResources", gpus, "onError",
-			cfg->on_error == WH_ON_ERROR_ALLOW ? "allow" : "deny");
+			cfg->on_error == WEBHOOK_ON_ERROR_ALLOW ? "allow" : "deny");
 	return doc;
 }
 
@@ -373,18 +373,18 @@ static int check(const struct opts *o)
 		for (char **p = cfg->gpu_resources; *p; p++)
 			printf("%s%s", *p, p[1] ? ", " : "\n");
 		for (size_t i = 0; i < cfg->n_groups; i++) {
-			const struct wh_group *g = &cfg->groups[i];
+			const struct webhook_group *g = &cfg->groups[i];
 
 			printf("%s: %zu networks, IPC_LOCK %s, /dev/shm %s%s%s, memory-limit warning %s, on error %s\n",
 			       g->name, g->n_networks, g->ipc_lock ? "on" : "off",
 			       g->shm ? "on" : "off", g->shm_size_limit ? " sizeLimit " : "",
 			       g->shm_size_limit ? g->shm_size_limit : "",
 			       g->memory_warning ? "on" : "off",
-			       (g->on_error ? g->on_error : cfg->on_error) == WH_ON_ERROR_ALLOW
+			       (g->on_error ? g->on_error : cfg->on_error) == WEBHOOK_ON_ERROR_ALLOW
 				       ? "allow"
 				       : "deny");
 			for (size_t j = 0; j < g->n_networks; j++) {
-				const struct wh_network *n = &g->networks[j];
+				const struct webhook_network *n = &g->networks[j];
 
 				printf("  network %s%s%s%s%s", n->namespace,
 				       *n->namespace ? "/" : "", n->name, n->interface ? "@" : "",
@@ -406,7 +406,7 @@ static int check(const struct opts *o)
 
 struct explained {
 	char where[64]; /* "" for a pod, "spec.template", "spec.tasks[0].template" */
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 	json_t *patch;
 };
 
@@ -455,7 +455,7 @@ static int explain_print_text(const char *file, enum doc_format fmt, json_t *out
 	bool denied = false;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct mutate_result *mr = &ex[i].mr;
+		const struct webhook_mutate_result *mr = &ex[i].mr;
 		const char *at = ex[i].where[0] ? ex[i].where : "pod";
 
 		/* a refusal first: it can come before the groups are read (review.c does the same) */
@@ -503,7 +503,7 @@ static int explain_print_json(json_t *out, struct explained *ex, size_t n)
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct mutate_result *mr = &ex[i].mr;
+		const struct webhook_mutate_result *mr = &ex[i].mr;
 		bool refused = mr->denied && !mr->allow_anyway;
 
 		denied |= refused;

@@ -15,7 +15,7 @@
 
 /* ---- the model ----------------------------------------------------------------------------- */
 
-static void group_clear(struct wh_group *g)
+static void group_clear(struct webhook_group *g)
 {
 	free(g->name);
 	for (size_t i = 0; i < g->n_networks; i++) {
@@ -42,7 +42,7 @@ void webhook_config_free(struct webhook_config *cfg)
 	free(cfg);
 }
 
-const struct wh_group *webhook_config_group(const struct webhook_config *cfg, const char *name)
+const struct webhook_group *webhook_config_group(const struct webhook_config *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->n_groups; i++)
 		if (!strcmp(cfg->groups[i].name, name))
@@ -116,9 +116,9 @@ static int read_count(struct dispatch_ctx *c, const char *path, json_t *v, void 
 {
 	json_int_t n = json_integer_value(v);
 
-	if (n < 1 || n > WH_MAX_COUNT)
+	if (n < 1 || n > WEBHOOK_MAX_COUNT)
 		return dispatch_fail(c, path, "expected 1 to %d, got %" JSON_INTEGER_FORMAT,
-				     WH_MAX_COUNT, n);
+				     WEBHOOK_MAX_COUNT, n);
 	*(unsigned *)t = (unsigned)n;
 	return 0;
 }
@@ -143,27 +143,28 @@ static int read_on_error(struct dispatch_ctx *c, const char *path, json_t *v, vo
 	const char *s = json_string_value(v);
 
 	if (!strcmp(s, "deny"))
-		*(enum wh_on_error *)t = WH_ON_ERROR_DENY;
+		*(enum webhook_on_error *)t = WEBHOOK_ON_ERROR_DENY;
 	else if (!strcmp(s, "allow"))
-		*(enum wh_on_error *)t = WH_ON_ERROR_ALLOW;
+		*(enum webhook_on_error *)t = WEBHOOK_ON_ERROR_ALLOW;
 	else
 		return dispatch_fail(c, path, "expected \"deny\" or \"allow\", got \"%s\"", s);
 	return 0;
 }
 
-static int read_network(struct dispatch_ctx *c, const char *path, json_t *v, struct wh_network *n)
+static int read_network(struct dispatch_ctx *c, const char *path, json_t *v,
+			struct webhook_network *n)
 {
 	static const struct dispatch_field fields[] = {
 		DISPATCH_FIELD("namespace", JSON_STRING, read_namespace,
-			       offsetof(struct wh_network, namespace), 0),
-		DISPATCH_FIELD("name", JSON_STRING, read_name, offsetof(struct wh_network, name),
-			       DISPATCH_MANDATORY),
+			       offsetof(struct webhook_network, namespace), 0),
+		DISPATCH_FIELD("name", JSON_STRING, read_name,
+			       offsetof(struct webhook_network, name), DISPATCH_MANDATORY),
 		DISPATCH_FIELD("interface", JSON_STRING, read_interface,
-			       offsetof(struct wh_network, interface), DISPATCH_NULLABLE),
+			       offsetof(struct webhook_network, interface), DISPATCH_NULLABLE),
 		DISPATCH_FIELD("resource", JSON_STRING, read_resource_name,
-			       offsetof(struct wh_network, resource), DISPATCH_NULLABLE),
+			       offsetof(struct webhook_network, resource), DISPATCH_NULLABLE),
 		DISPATCH_FIELD("count", JSON_INTEGER, read_count,
-			       offsetof(struct wh_network, count), 0),
+			       offsetof(struct webhook_network, count), 0),
 		{},
 	};
 	int r;
@@ -179,12 +180,12 @@ static int read_network(struct dispatch_ctx *c, const char *path, json_t *v, str
 
 static int read_networks(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct wh_group *g = t;
+	struct webhook_group *g = t;
 	size_t i;
 	json_t *x;
 
-	if (json_array_size(v) > WH_MAX_NETWORKS)
-		return dispatch_fail(c, path, "more than %d networks", WH_MAX_NETWORKS);
+	if (json_array_size(v) > WEBHOOK_MAX_NETWORKS)
+		return dispatch_fail(c, path, "more than %d networks", WEBHOOK_MAX_NETWORKS);
 	g->networks = calloc(json_array_size(v) + 1, sizeof(*g->networks));
 	if (!g->networks)
 		return -ENOMEM;
@@ -211,7 +212,7 @@ static int read_networks(struct dispatch_ctx *c, const char *path, json_t *v, vo
 
 static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	struct wh_group *g = t;
+	struct webhook_group *g = t;
 	const char *key;
 	json_t *x;
 
@@ -220,7 +221,7 @@ static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, v
 		return -ENOMEM;
 	json_object_foreach(v, key, x)
 	{
-		struct wh_resource *res = &g->resources[g->n_resources];
+		struct webhook_resource *res = &g->resources[g->n_resources];
 		char sub[256];
 		const char *why;
 		int r;
@@ -240,21 +241,21 @@ static int read_resources(struct dispatch_ctx *c, const char *path, json_t *v, v
 	return 0;
 }
 
-static int read_group(struct dispatch_ctx *c, const char *path, json_t *v, struct wh_group *g)
+static int read_group(struct dispatch_ctx *c, const char *path, json_t *v, struct webhook_group *g)
 {
 	/* networks and resources fill the group itself: their offsets are 0 */
 	static const struct dispatch_field fields[] = {
 		DISPATCH_FIELD("networks", JSON_ARRAY, read_networks, 0, 0),
 		DISPATCH_FIELD("resources", JSON_OBJECT, read_resources, 0, 0),
-		DISPATCH_FIELD("ipcLock", DISPATCH_BOOL, NULL, offsetof(struct wh_group, ipc_lock),
-			       0),
-		DISPATCH_FIELD("shm", DISPATCH_BOOL, NULL, offsetof(struct wh_group, shm), 0),
+		DISPATCH_FIELD("ipcLock", DISPATCH_BOOL, NULL,
+			       offsetof(struct webhook_group, ipc_lock), 0),
+		DISPATCH_FIELD("shm", DISPATCH_BOOL, NULL, offsetof(struct webhook_group, shm), 0),
 		DISPATCH_FIELD("shmSizeLimit", JSON_STRING, read_quantity,
-			       offsetof(struct wh_group, shm_size_limit), DISPATCH_NULLABLE),
+			       offsetof(struct webhook_group, shm_size_limit), DISPATCH_NULLABLE),
 		DISPATCH_FIELD("memoryLimitWarning", DISPATCH_BOOL, NULL,
-			       offsetof(struct wh_group, memory_warning), 0),
+			       offsetof(struct webhook_group, memory_warning), 0),
 		DISPATCH_FIELD("onError", JSON_STRING, read_on_error,
-			       offsetof(struct wh_group, on_error), 0),
+			       offsetof(struct webhook_group, on_error), 0),
 		{},
 	};
 	int r;
@@ -276,14 +277,14 @@ static int read_groups(struct dispatch_ctx *c, const char *path, json_t *v, void
 
 	if (json_object_size(v) == 0)
 		return dispatch_fail(c, path, "no groups");
-	if (json_object_size(v) > WH_MAX_GROUPS)
-		return dispatch_fail(c, path, "more than %d groups", WH_MAX_GROUPS);
+	if (json_object_size(v) > WEBHOOK_MAX_GROUPS)
+		return dispatch_fail(c, path, "more than %d groups", WEBHOOK_MAX_GROUPS);
 	cfg->groups = calloc(json_object_size(v), sizeof(*cfg->groups));
 	if (!cfg->groups)
 		return -ENOMEM;
 	json_object_foreach(v, key, x)
 	{
-		struct wh_group *g = &cfg->groups[cfg->n_groups];
+		struct webhook_group *g = &cfg->groups[cfg->n_groups];
 		char sub[256];
 		int r;
 
@@ -333,7 +334,7 @@ static int read_gpu_resources(struct dispatch_ctx *c, const char *path, json_t *
 static int check_cross(struct dispatch_ctx *c, const struct webhook_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_groups; i++) {
-		const struct wh_group *g = &cfg->groups[i];
+		const struct webhook_group *g = &cfg->groups[i];
 		char path[256];
 
 		for (size_t j = 0; j < g->n_networks; j++)
@@ -381,7 +382,7 @@ int webhook_config_parse(const char *buf, size_t len, struct webhook_config **re
 		webhook_config_free(cfg);
 		return -ENOMEM;
 	}
-	cfg->on_error = WH_ON_ERROR_DENY;
+	cfg->on_error = WEBHOOK_ON_ERROR_DENY;
 	r = dispatch_run(&c, "", doc, fields, DISPATCH_UNKNOWN_REFUSE, cfg);
 	if (r == 0)
 		r = check_cross(&c, cfg);

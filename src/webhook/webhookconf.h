@@ -11,11 +11,11 @@
 #include <stddef.h>
 
 /* Limits that keep a config (and what one pod can ask for) small. */
-#define WH_MAX_GROUPS	256
-#define WH_MAX_NETWORKS 64   /* per group */
-#define WH_MAX_COUNT	1024 /* of one resource */
+#define WEBHOOK_MAX_GROUPS   256
+#define WEBHOOK_MAX_NETWORKS 64	  /* per group */
+#define WEBHOOK_MAX_COUNT    1024 /* of one resource */
 
-struct wh_network {
+struct webhook_network {
 	char *namespace; /* NetworkAttachmentDefinition's namespace ("" in the config: the pod's) */
 	char *name;
 	char *interface; /* NULL: Multus names it (net1, net2, ...) */
@@ -23,35 +23,35 @@ struct wh_network {
 	unsigned count;
 };
 
-struct wh_resource {
+struct webhook_resource {
 	char *name;
 	unsigned count;
 };
 
-enum wh_on_error {
-	WH_ON_ERROR_UNSET,
-	WH_ON_ERROR_DENY,  /* allowed: false, with the reason */
-	WH_ON_ERROR_ALLOW, /* allowed unchanged, the reason as a warning */
+enum webhook_on_error {
+	WEBHOOK_ON_ERROR_UNSET,
+	WEBHOOK_ON_ERROR_DENY,	/* allowed: false, with the reason */
+	WEBHOOK_ON_ERROR_ALLOW, /* allowed unchanged, the reason as a warning */
 };
 
-struct wh_group {
+struct webhook_group {
 	char *name;
-	struct wh_network *networks;
+	struct webhook_network *networks;
 	size_t n_networks;
-	struct wh_resource *resources; /* needed without a network (a shared HCA) */
+	struct webhook_resource *resources; /* needed without a network (a shared HCA) */
 	size_t n_resources;
 	bool ipc_lock; /* add IPC_LOCK to the container (default true) */
 	bool shm; /* mount a memory emptyDir at /dev/shm unless one is mounted (default true) */
 	char *shm_size_limit; /* its sizeLimit (a quantity), NULL: none */
 	bool memory_warning;  /* warn when the container has a memory limit (default true) */
-	enum wh_on_error on_error;
+	enum webhook_on_error on_error;
 };
 
 struct webhook_config {
-	struct wh_group *groups;
+	struct webhook_group *groups;
 	size_t n_groups;
 	char **gpu_resources; /* strv: resources that mark the GPU container; nvidia.com/gpu first */
-	enum wh_on_error on_error; /* never UNSET here: DENY by default */
+	enum webhook_on_error on_error; /* never UNSET here: DENY by default */
 };
 
 int webhook_config_parse(const char *buf, size_t len, struct webhook_config **ret, char *err,
@@ -59,7 +59,8 @@ int webhook_config_parse(const char *buf, size_t len, struct webhook_config **re
 void webhook_config_free(struct webhook_config *cfg);
 
 /* The group of that name, or NULL. */
-const struct wh_group *webhook_config_group(const struct webhook_config *cfg, const char *name);
+const struct webhook_group *webhook_config_group(const struct webhook_config *cfg,
+						 const char *name);
 bool webhook_config_is_gpu(const struct webhook_config *cfg, const char *resource);
 
 #endif

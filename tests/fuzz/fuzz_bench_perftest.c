@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pt_out o;
-	const struct pt_row *r;
+	struct bench_perftest_out o;
+	const struct bench_perftest_row *r;
 	bool small;
 
 	if (bench_perftest_parse((const char *)data, size, &o) < 0)
@@ -24,14 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	for (size_t i = 0; i < o.n_events; i++)
 		if (o.events[i].line == 0 || o.events[i].line > o.n_lines || strlen(o.events[i].text) >= sizeof(o.events[i].text) ||
-		    strlen(o.events[i].what) >= sizeof(o.events[i].what) || (unsigned)o.events[i].kind >= PT_EV__MAX)
+		    strlen(o.events[i].what) >= sizeof(o.events[i].what) || (unsigned)o.events[i].kind >= BENCH_PT_EV__MAX)
 			abort();
 	r = bench_perftest_judged_row(&o, &small);
 	if (r && (r < o.rows || r >= o.rows + o.n_rows))
 		abort();
 	if (strlen(o.device) >= sizeof(o.device) || strlen(o.title) >= sizeof(o.title) || strlen(o.verb) >= sizeof(o.verb))
 		abort();
-	if (r && o.kind == PT_KIND_BW && isinf(bench_perftest_gbps(r, r->avg)))
+	if (r && o.kind == BENCH_PT_KIND_BW && isinf(bench_perftest_gbps(r, r->avg)))
 		abort();
 	bench_perftest_out_free(&o);
 	return 0;

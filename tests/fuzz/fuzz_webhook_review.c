@@ -35,7 +35,7 @@ static struct webhook_config *cfg;
 
 static void as_pod(const uint8_t *data, size_t size)
 {
-	struct mutate_result a, b;
+	struct webhook_mutate_result a, b;
 	json_t *pod = NULL, *patch;
 	char err[256];
 
@@ -56,7 +56,7 @@ static void as_pod(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct review_answer ans;
+	struct webhook_review_answer ans;
 	char err[256], *s;
 	json_t *list = NULL;
 

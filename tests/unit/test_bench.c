@@ -36,7 +36,7 @@ static const char *nodes(void)
 	return buf;
 }
 
-static void parse_capture(const char *name, struct pt_out *o)
+static void parse_capture(const char *name, struct bench_perftest_out *o)
 {
 	char path[4096], *buf = NULL;
 	size_t len = 0;
@@ -47,7 +47,7 @@ static void parse_capture(const char *name, struct pt_out *o)
 	free(buf);
 }
 
-static bool has_event(const struct pt_out *o, enum pt_event_kind k)
+static bool has_event(const struct bench_perftest_out *o, enum bench_perftest_event_kind k)
 {
 	return bench_perftest_event_find(o, k) != NULL;
 }
@@ -56,24 +56,24 @@ static bool has_event(const struct pt_out *o, enum pt_event_kind k)
 
 static void test_parse_seed002(void **st)
 {
-	struct pt_out o;
-	const struct pt_row *r;
+	struct bench_perftest_out o;
+	const struct bench_perftest_row *r;
 	bool small;
 
 	parse_capture("s002-host-client.txt", &o);
-	assert_int_equal(o.kind, PT_KIND_BW);
+	assert_int_equal(o.kind, BENCH_PT_KIND_BW);
 	assert_string_equal(o.verb, "RDMA_Write");
 	assert_string_equal(o.device, "mlx5_0");
 	assert_int_equal(o.qps, 1);
 	assert_int_equal(o.mtu, 4096);
-	assert_int_equal(o.link, PT_LINK_IB);
+	assert_int_equal(o.link, BENCH_PT_LINK_IB);
 	assert_int_equal(o.gid_index, -1);
 	assert_int_equal(o.tx_depth, 128);
 	assert_int_equal(o.n_local, 1);
 	assert_int_equal(o.n_remote, 1);
 	assert_int_equal(o.n_rows, 23); /* -a: 2 B to 8 MiB */
 	assert_int_equal(o.rows[0].bytes, 2);
-	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
+	assert_int_equal(o.rows[0].unit, BENCH_PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 0.059098) < 1e-9); /* the 6-decimal form below 0.1 Gb/s */
 	assert_int_equal(o.rows[22].bytes, 8388608);
 	r = bench_perftest_judged_row(&o, &small);
@@ -113,8 +113,8 @@ static void test_parse_seed002(void **st)
 
 static void test_parse_seed003(void **st)
 {
-	struct pt_out o;
-	const struct pt_event *e;
+	struct bench_perftest_out o;
+	const struct bench_perftest_event *e;
 
 	/* server and client text interleaved: two headers, the MB/sec header of the server
 	 * overridden by the client's Gb/sec one, the row printed by both */
@@ -123,10 +123,10 @@ static void test_parse_seed003(void **st)
 	assert_string_equal(o.device, "mlx5_1");
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.n_duplicates, 1);
-	assert_int_equal(o.rows[0].unit, PT_UNIT_GBPS);
+	assert_int_equal(o.rows[0].unit, BENCH_PT_UNIT_GBPS);
 	assert_true(fabs(o.rows[0].avg - 94.71) < 1e-9);
 	assert_int_equal(o.cq_mod, 1);
-	e = bench_perftest_event_find(&o, PT_EV_CPU_FREQ);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_CPU_FREQ);
 	assert_non_null(e);
 	assert_true(e->val == 1000.0 && fabs(e->val2 - 3013.932) < 1e-9);
 	assert_false(bench_perftest_failed(&o));
@@ -139,23 +139,23 @@ static void test_parse_seed003(void **st)
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-portdown-server.txt", &o);
-	e = bench_perftest_event_find(&o, PT_EV_PORT_STATE);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_int_equal(e->arg, 1);
 	assert_string_equal(e->what, "Down");
 	assert_true(bench_perftest_failed(&o));
-	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
+	assert_int_equal(o.kind, BENCH_PT_KIND_UNKNOWN);
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-portdown-client.txt", &o);
-	assert_non_null(bench_perftest_event_find(&o, PT_EV_PORT_STATE));
+	assert_non_null(bench_perftest_event_find(&o, BENCH_PT_EV_PORT_STATE));
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-bond-notfound.txt", &o);
-	e = bench_perftest_event_find(&o, PT_EV_DEVICE_NOT_FOUND);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_DEVICE_NOT_FOUND);
 	assert_non_null(e);
 	assert_string_equal(e->what, "mlx5_bond_0");
-	assert_true(has_event(&o, PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
+	assert_true(has_event(&o, BENCH_PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-readbw-server.txt", &o);
@@ -163,22 +163,22 @@ static void test_parse_seed003(void **st)
 	assert_int_equal(o.qps, 30);
 	assert_int_equal(o.outstand_reads, 16);
 	assert_true(o.server);
-	assert_true(has_event(&o, PT_EV_READ_KEYS));
+	assert_true(has_event(&o, BENCH_PT_EV_READ_KEYS));
 	assert_int_equal(o.n_events, 1); /* three lines, one message */
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-readbw-client.txt", &o);
-	e = bench_perftest_event_find(&o, PT_EV_MR);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1);
-	assert_true(has_event(&o, PT_EV_RESOURCES));
+	assert_true(has_event(&o, BENCH_PT_EV_RESOURCES));
 	bench_perftest_out_free(&o);
 }
 
 static void test_parse_real_outputs(void **st)
 {
-	struct pt_out o;
-	const struct pt_event *e;
+	struct bench_perftest_out o;
+	const struct bench_perftest_event *e;
 	bool small;
 
 	parse_capture("F1.txt", &o); /* header only, cut: indented four blanks */
@@ -200,7 +200,7 @@ static void test_parse_real_outputs(void **st)
 	assert_int_equal(o.qps, 8);
 	assert_int_equal(o.mtu, 1024);
 	assert_int_equal(o.gid_index, 3);
-	assert_int_equal(o.link, PT_LINK_ETH);
+	assert_int_equal(o.link, BENCH_PT_LINK_ETH);
 	assert_int_equal(o.n_rows, 1);
 	assert_int_equal(o.rows[0].iters, 1765470);
 	assert_true(fabs(o.rows[0].avg - 184.94) < 1e-9);
@@ -220,36 +220,36 @@ static void test_parse_real_outputs(void **st)
 	bench_perftest_out_free(&o);
 
 	parse_capture("G1.txt", &o);
-	assert_true(has_event(&o, PT_EV_NO_DEVICE));
+	assert_true(has_event(&o, BENCH_PT_EV_NO_DEVICE));
 	bench_perftest_out_free(&o);
 
 	parse_capture("G2.txt", &o); /* quoted with "  > " */
-	e = bench_perftest_event_find(&o, PT_EV_PORT_STATE);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_PORT_STATE);
 	assert_non_null(e);
 	assert_string_equal(e->what, "Down");
 	bench_perftest_out_free(&o);
 
 	parse_capture("G3.txt", &o);
-	assert_true(has_event(&o, PT_EV_READ_KEYS));
-	assert_true(has_event(&o, PT_EV_QP_STATE));
+	assert_true(has_event(&o, BENCH_PT_EV_READ_KEYS));
+	assert_true(has_event(&o, BENCH_PT_EV_QP_STATE));
 	bench_perftest_out_free(&o);
 
 	parse_capture("G4.txt", &o);
 	assert_true(o.cuda);
-	e = bench_perftest_event_find(&o, PT_EV_MR);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_MR);
 	assert_non_null(e);
 	assert_int_equal(e->arg, -1); /* #31 first, without the errno */
-	assert_int_equal(e[0].kind, PT_EV_MR);
+	assert_int_equal(e[0].kind, BENCH_PT_EV_MR);
 	bench_perftest_out_free(&o);
 
 	parse_capture("G5.txt", &o);
-	e = bench_perftest_event_find(&o, PT_EV_ARGS);
+	e = bench_perftest_event_find(&o, BENCH_PT_EV_ARGS);
 	assert_non_null(e);
 	assert_string_equal(e->what, "CUDA DMA-BUF cannot be used without CUDA");
 	bench_perftest_out_free(&o);
 
 	parse_capture("G6.txt", &o);
-	assert_true(has_event(&o, PT_EV_NO_PROVIDER));
+	assert_true(has_event(&o, BENCH_PT_EV_NO_PROVIDER));
 	bench_perftest_out_free(&o);
 
 	parse_capture("G7.txt", &o);
@@ -261,8 +261,8 @@ static void test_parse_real_outputs(void **st)
 
 static void test_parse_other(void **st)
 {
-	struct pt_out o;
-	const struct pt_row *r;
+	struct bench_perftest_out o;
+	const struct bench_perftest_row *r;
 
 	parse_capture("A6-client.txt", &o);
 	assert_true(o.cuda && o.dmabuf);
@@ -272,25 +272,25 @@ static void test_parse_other(void **st)
 	assert_int_equal(o.n_local, 16);
 	assert_int_equal(o.n_remote, 16);
 	assert_true(o.rdma_cm);
-	assert_true(has_event(&o, PT_EV_NO_PEAK));
-	assert_int_equal(bench_perftest_event_find(&o, PT_EV_MTU_CHANGED)->arg, 3);
+	assert_true(has_event(&o, BENCH_PT_EV_NO_PEAK));
+	assert_int_equal(bench_perftest_event_find(&o, BENCH_PT_EV_MTU_CHANGED)->arg, 3);
 	assert_int_equal(o.n_rows, 1);
 	assert_true(fabs(o.rows[0].avg - 180.47) < 1e-9);
 	bench_perftest_out_free(&o);
 
 	parse_capture("spiderpool-ib-read-lat.txt", &o);
-	assert_int_equal(o.kind, PT_KIND_LAT);
+	assert_int_equal(o.kind, BENCH_PT_KIND_LAT);
 	assert_string_equal(o.device, "mlx5_8");
 	r = bench_perftest_judged_row(&o, NULL);
 	assert_non_null(r);
-	assert_int_equal(r->unit, PT_UNIT_USEC);
+	assert_int_equal(r->unit, BENCH_PT_UNIT_USEC);
 	assert_int_equal(r->bytes, 2);
 	assert_int_equal(r->iters, 1000);
 	assert_true(fabs(r->t_typical - 1.90) < 1e-9 && fabs(r->t_p999 - 12.20) < 1e-9 && fabs(r->t_min - 1.84) < 1e-9);
 	bench_perftest_out_free(&o);
 
 	parse_capture("local-no-devices.txt", &o);
-	assert_true(has_event(&o, PT_EV_NO_DEVICE));
+	assert_true(has_event(&o, BENCH_PT_EV_NO_DEVICE));
 	bench_perftest_out_free(&o);
 }
 
@@ -298,10 +298,10 @@ static void test_parse_other(void **st)
  * (they gave nan); the untouched capture has neither. */
 static void test_parse_table_mismatch(void **st)
 {
-	struct pt_out o;
+	struct bench_perftest_out o;
 
 	parse_capture("edited-bw-header-lat-table.txt", &o);
-	assert_int_equal(o.kind, PT_KIND_BW);
+	assert_int_equal(o.kind, BENCH_PT_KIND_BW);
 	assert_int_equal(o.bad_table_line, 19);
 	assert_int_equal(o.n_rows, 0);
 	assert_null(bench_perftest_judged_row(&o, NULL));
@@ -324,11 +324,11 @@ static void test_parse_edges(void **st)
 	static const char mb[] = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
 				 " 65536      1000             10402.09            10401.68                  0.166427\n";
 	static const char junk[] = "\0\0#bytes\r\n 1 2 3\n\xff\xfe 99999999999999999999999 1\n";
-	struct pt_out o;
+	struct bench_perftest_out o;
 
 	assert_int_equal(bench_perftest_parse(mb, sizeof(mb) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 1);
-	assert_int_equal(o.rows[0].unit, PT_UNIT_MIBPS);
+	assert_int_equal(o.rows[0].unit, BENCH_PT_UNIT_MIBPS);
 	/* perftest's MB is 2^20 bytes: 10401.68 MiB/s = 87.26 Gb/s */
 	assert_true(fabs(bench_perftest_gbps(&o.rows[0], o.rows[0].avg) - 87.2557) < 1e-3);
 	bench_perftest_out_free(&o);
@@ -340,7 +340,7 @@ static void test_parse_edges(void **st)
 
 	assert_int_equal(bench_perftest_parse(old_form, sizeof(old_form) - 1, &o), 0);
 	assert_int_equal(o.n_events, 1);
-	assert_int_equal(o.events[0].kind, PT_EV_COMPLETION);
+	assert_int_equal(o.events[0].kind, BENCH_PT_EV_COMPLETION);
 	assert_int_equal(o.events[0].arg, 12);
 	bench_perftest_out_free(&o);
 	{
@@ -350,7 +350,7 @@ static void test_parse_edges(void **st)
 		struct bench_thresholds t;
 
 		assert_int_equal(bench_perftest_parse(m, sizeof(m) - 1, &o), 0);
-		assert_int_equal(bench_perftest_event_find(&o, PT_EV_COMPLETION)->arg, 12);
+		assert_int_equal(bench_perftest_event_find(&o, BENCH_PT_EV_COMPLETION)->arg, 12);
 		bench_thresholds_default(&t);
 		assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
 		assert_int_equal(bench_diagnose(NULL, &o, NULL, NULL, false, &c, &v), 0);
@@ -360,7 +360,7 @@ static void test_parse_edges(void **st)
 		bench_perftest_out_free(&o);
 	}
 	assert_int_equal(bench_perftest_parse("", 0, &o), 0);
-	assert_int_equal(o.kind, PT_KIND_UNKNOWN);
+	assert_int_equal(o.kind, BENCH_PT_KIND_UNKNOWN);
 	bench_perftest_out_free(&o);
 }
 
@@ -403,7 +403,7 @@ static void test_roce_mtu_and_pcie(void **st)
 	assert_true(fabs(bench_ceiling_pcie_gbps(5.0, 8) - 28.09) < 0.01); /* 8b/10b */
 }
 
-static void ceil_of(struct model *m, struct ceil_input in, struct bench_ceiling *c)
+static void ceil_of(struct model *m, struct bench_ceil_input in, struct bench_ceiling *c)
 {
 	if (!in.verb[0])
 		strcpy(in.verb, "RDMA_Write");
@@ -417,35 +417,35 @@ static void test_ceiling_ib(void **st)
 
 	model_load(&m, "s002-a31");
 	/* 100 x 8 MiB / (8 MiB + 2048 packets x 26 + 16) */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608, .qps = 1 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608, .qps = 1 }, &c);
 	assert_true(c.known);
-	assert_int_equal(c.terms[c.limit].factor, CEIL_PORT);
+	assert_int_equal(c.terms[c.limit].factor, BENCH_CEIL_PORT);
 	assert_true(fabs(c.gbps - 99.369) < 0.01);
 	assert_int_equal(c.header_bytes, 26);
 	assert_int_equal(c.path_mtu, 4096);
 	assert_true(fabs(c.data_gbps - 100) < 1e-9);
 	/* the HCA's PCIe link (Gen4 x16) is the next limit, named by the HCA, not a bridge */
 	assert_int_equal(c.n_terms, 2);
-	assert_int_equal(c.terms[1].factor, CEIL_PCIE);
+	assert_int_equal(c.terms[1].factor, BENCH_CEIL_PCIE);
 	assert_non_null(strstr(c.terms[1].phrase, "mlx5_0 (16.0 GT/s x16)"));
 	/* bidirectional: both directions */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608,
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608,
 					 .bidirectional = true }, &c);
 	assert_true(fabs(c.gbps - 198.74) < 0.01);
 	/* a GID index on IB adds the 40 B GRH */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_0", .gid_index = 0, .mtu = 4096, .bytes = 65536 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = 0, .mtu = 4096, .bytes = 65536 }, &c);
 	assert_int_equal(c.header_bytes, 66);
 	/* not in the model */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_9", .gid_index = -1 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_9", .gid_index = -1 }, &c);
 	assert_false(c.known);
 	assert_non_null(strstr(c.why_unknown, "mlx5_9"));
 	model_free(&m);
 
 	model_load(&m, "b4-cx3-ib"); /* 4X FDR: 14.0625 GBd x 4 x 64/66 = 54.5 Gb/s of data */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx4_0", .gid_index = -1, .mtu = 4096, .bytes = 65536 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx4_0", .gid_index = -1, .mtu = 4096, .bytes = 65536 }, &c);
 	assert_int_equal(c.port, 2); /* port 1 is Down */
 	assert_true(fabs(c.data_gbps - 54.545) < 0.01);
-	ceil_of(&m, (struct ceil_input){ .device = "mlx4_0", .port = 1, .gid_index = -1 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx4_0", .port = 1, .gid_index = -1 }, &c);
 	assert_false(c.known);
 	assert_non_null(strstr(c.why_unknown, "DOWN"));
 	model_free(&m);
@@ -458,7 +458,7 @@ static void test_ceiling_roce(void **st)
 
 	model_load(&m, "a6-sriov-client");
 	/* 200 x 65536 / (65536 + 64 x 82 + 16) = 185.13; at 4096: 196.03 */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 16 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 16 }, &c);
 	assert_true(c.known);
 	assert_true(fabs(c.gbps - 185.13) < 0.01);
 	assert_true(fabs(c.mtu4096_gbps - 196.03) < 0.01);
@@ -468,32 +468,32 @@ static void test_ceiling_roce(void **st)
 	assert_int_equal(c.header_bytes, 82);
 	assert_string_equal(c.terms[c.limit].phrase, "RoCE v2 can carry at path MTU 1024");
 	/* GID 2 is the RoCE v1 GID of the same address: GRH instead of IP/UDP */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_2", .gid_index = 2, .mtu = 1024, .bytes = 65536 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 2, .mtu = 1024, .bytes = 65536 }, &c);
 	assert_int_equal(c.header_bytes, 94);
 	/* without perftest's MTU the netdev's decides; the VF's link is its PF's */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_2", .gid_index = 3, .bytes = 65536 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .bytes = 65536 }, &c);
 	assert_int_equal(c.path_mtu, 1024);
 	assert_non_null(strstr(c.terms[1].what, "0000:37:00.0"));
 	/* GPU memory: the A40 sits on another root complex of the same socket */
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536,
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536,
 					 .gpu = &m.node->gpus[0] }, &c);
 	assert_int_equal(c.gpu_rel, HW_TOPO_NODE);
 	model_free(&m);
 
 	/* RoCE LAG over 802.3ad: several QPs use both legs, one QP one leg */
 	model_load(&m, "f3-roce-lag");
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 8 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 8 }, &c);
 	assert_int_equal(c.legs, 2);
 	assert_true(fabs(c.gbps - 185.13) < 0.01);
 	assert_string_equal(c.netdev, "bond1");
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 1 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 1 }, &c);
 	assert_int_equal(c.legs, 1);
 	assert_true(fabs(c.gbps - 92.57) < 0.01);
 	model_free(&m);
 
 	/* a100-ib-bond's RoCE LAG is active-backup: one leg whatever the QPs */
 	model_load(&m, "a100-ib-bond");
-	ceil_of(&m, (struct ceil_input){ .device = "mlx5_bond_0", .gid_index = 3, .bytes = 65536, .qps = 8 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_0", .gid_index = 3, .bytes = 65536, .qps = 8 }, &c);
 	assert_int_equal(c.legs, 1);
 	model_free(&m);
 }
@@ -506,9 +506,9 @@ static void test_ceiling_pcie(void **st)
 	/* DGX Spark (B1): each function of the ConnectX-7 hangs off a Gen5 x4 link; the 200G port
 	 * is limited to ~111 Gb/s by it, and the card trained below its x16 */
 	model_load(&m, "b1-gb10-roce");
-	ceil_of(&m, (struct ceil_input){ .device = "rocep1s0f0", .gid_index = -1, .mtu = 4096, .bytes = 65536, .qps = 4 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "rocep1s0f0", .gid_index = -1, .mtu = 4096, .bytes = 65536, .qps = 4 }, &c);
 	assert_true(c.known);
-	assert_int_equal(c.terms[c.limit].factor, CEIL_PCIE);
+	assert_int_equal(c.terms[c.limit].factor, BENCH_CEIL_PCIE);
 	assert_true(fabs(c.gbps - 110.62) < 0.01);
 	assert_true(c.terms[c.limit].placement);
 	assert_non_null(strstr(c.terms[c.limit].what, "x4 but can do 32.0 GT/s x16"));
@@ -573,12 +573,12 @@ static const struct vcase vcases[] = {
 static void judge_case(const struct vcase *k)
 {
 	struct model m = { 0 };
-	struct pt_out o, peer = { 0 };
+	struct bench_perftest_out o, peer = { 0 };
 	struct bench_ceiling c;
 	struct bench_verdict v;
 	struct bench_thresholds t;
-	struct ceil_input in = { .gid_index = -1 };
-	const struct pt_row *r;
+	struct bench_ceil_input in = { .gid_index = -1 };
+	const struct bench_perftest_row *r;
 	bool found = false;
 
 	parse_capture(k->capture, &o);
@@ -665,7 +665,7 @@ static void test_failure_messages(void **st)
 	for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
 		const struct mcase *k = &mcases[i];
 		struct model m = { 0 };
-		struct pt_out o;
+		struct bench_perftest_out o;
 		struct bench_ceiling c = { 0 };
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;

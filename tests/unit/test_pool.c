@@ -967,7 +967,7 @@ static void test_files_written(void **st)
 	struct fx f;
 	struct pool_config *cfg;
 	struct pool_set *ps;
-	struct files_written w = { 0 };
+	struct plugin_files_written w = { 0 };
 	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX", path[512], notdir[600];
 	struct files_ctx ud = { 0 };
 	struct stat sb;
@@ -1030,7 +1030,7 @@ static void test_files_rewritten_in_place(void **st)
 	struct fx f;
 	struct pool_config *cfg;
 	struct pool_set *ps;
-	struct files_written w = { 0 }, cdi = { 0 };
+	struct plugin_files_written w = { 0 }, cdi = { 0 };
 	char dir[] = "/tmp/rdmak-plugin-files.XXXXXX";
 	struct files_ctx ud = { .keep = true };
 	int ifd;

@@ -48,7 +48,7 @@ static void test_issue_shape_json(void **state)
 		"{\"groups\": {\"gpu-sriov\": {\"networks\": [{\"namespace\": \"spiderpool\", \"name\": \"gpu1-sriov\", "
 		"\"resource\": \"spidernet.io/gpu1sriov\", \"count\": 1}, {\"namespace\": \"spiderpool\", \"name\": "
 		"\"gpu2-sriov\", \"resource\": \"spidernet.io/gpu2sriov\"}]}}}");
-	const struct wh_group *g = webhook_config_group(cfg, "gpu-sriov");
+	const struct webhook_group *g = webhook_config_group(cfg, "gpu-sriov");
 
 	assert_non_null(g);
 	assert_int_equal(cfg->n_groups, 1);
@@ -61,8 +61,8 @@ static void test_issue_shape_json(void **state)
 	/* group options are on by default, errors deny */
 	assert_true(g->ipc_lock && g->shm && g->memory_warning);
 	assert_null(g->shm_size_limit);
-	assert_int_equal(g->on_error, WH_ON_ERROR_UNSET);
-	assert_int_equal(cfg->on_error, WH_ON_ERROR_DENY);
+	assert_int_equal(g->on_error, WEBHOOK_ON_ERROR_UNSET);
+	assert_int_equal(cfg->on_error, WEBHOOK_ON_ERROR_DENY);
 	assert_true(webhook_config_is_gpu(cfg, "nvidia.com/gpu"));
 	assert_false(webhook_config_is_gpu(cfg, "nvidia.com/hostdev"));
 	assert_null(webhook_config_group(cfg, "gpu"));
@@ -73,7 +73,7 @@ static void test_issue_shape_json(void **state)
 static void test_fixture_yaml(void **state)
 {
 	struct webhook_config *cfg;
-	const struct wh_group *g;
+	const struct webhook_group *g;
 	char *buf = NULL, err[512];
 	size_t len;
 
@@ -94,7 +94,7 @@ static void test_fixture_yaml(void **state)
 	g = webhook_config_group(cfg, "hostdev");
 	assert_string_equal(g->networks[0].namespace, ""); /* the pod's */
 	assert_false(g->ipc_lock);
-	assert_int_equal(g->on_error, WH_ON_ERROR_ALLOW);
+	assert_int_equal(g->on_error, WEBHOOK_ON_ERROR_ALLOW);
 	assert_true(webhook_config_is_gpu(cfg, "nvidia.com/v100"));
 	assert_true(webhook_config_is_gpu(cfg, "nvidia.com/gpu")); /* kept with the config's own */
 	webhook_config_free(cfg);

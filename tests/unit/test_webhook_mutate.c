@@ -106,7 +106,7 @@ static void set_annotation(json_t *pod, const char *key, const char *value)
 	json_object_set_new(ann, key, json_string(value));
 }
 
-static void mutate_ok(const json_t *pod, const char *ns, struct mutate_result *mr)
+static void mutate_ok(const json_t *pod, const char *ns, struct webhook_mutate_result *mr)
 {
 	assert_int_equal(webhook_mutate_pod(cfg, pod, ns, mr), 0);
 	if (mr->denied)
@@ -116,7 +116,7 @@ static void mutate_ok(const json_t *pod, const char *ns, struct mutate_result *m
 /* The second pass over the first's output changes nothing (reinvocationPolicy: IfNeeded). */
 static void assert_idempotent(const json_t *mutated, const char *ns)
 {
-	struct mutate_result again;
+	struct webhook_mutate_result again;
 	json_t *patch;
 
 	mutate_ok(mutated, ns, &again);
@@ -137,7 +137,7 @@ static void assert_idempotent(const json_t *mutated, const char *ns)
 static void test_seed004_rdma_tools(void **state)
 {
 	json_t *pod = fixture("seed004-rdma-tools-pod.yaml"), *c, *want, *expected = fixture("seed004-expected.yaml"), *got;
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 	const char *nets;
 
 	mutate_ok(pod, "default", &mr);
@@ -177,7 +177,7 @@ static void test_seed004_rdma_tools(void **state)
 static void test_seed002_shared(void **state)
 {
 	json_t *pod = fixture("seed002-rdma-test-pod-1.yaml"), *c, *vol;
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	c = at(pod, "spec", "containers", "0", NULL);
 	json_object_del(c, "securityContext");
@@ -205,7 +205,7 @@ static void test_seed002_shared(void **state)
 static void test_seed002_as_written(void **state)
 {
 	json_t *pod = fixture("seed002-rdma-gpu-test-pod-1.yaml");
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "shared-a");
 	mutate_ok(pod, "default", &mr);
@@ -228,7 +228,7 @@ static void test_seed003_vllm(void **state)
 	json_t *tpl = at(job, "spec", "tasks", "0", "template", NULL);
 	json_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", "name",
 				"vllm-rdma-test-master-0", "spec", json_object_get(tpl, "spec"));
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "v100");
 	mutate_ok(pod, "crater-workspace", &mr);
@@ -254,7 +254,7 @@ static void test_seed003_vllm(void **state)
 static void test_seed003_comma_form_same_network(void **state)
 {
 	json_t *pod = fixture("seed003-testpod1.yaml");
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	set_annotation(pod, "rdmak.io/rdma-networks", "hostdev");
 	mutate_ok(pod, "crater-workspace", &mr);
@@ -279,7 +279,7 @@ static const char gpu_pod[] =
 static void test_gpu_container_and_never_lower(void **state)
 {
 	json_t *pod = parse(gpu_pod), *c;
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	mutate_ok(pod, "ns1", &mr);
 	assert_string_equal(mr.container, "trainer");
@@ -301,7 +301,7 @@ static void test_gpu_container_and_never_lower(void **state)
 static void test_container_annotation(void **state)
 {
 	json_t *pod = parse(gpu_pod);
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	set_annotation(pod, "rdmak.io/rdma-container", "sidecar");
 	mutate_ok(pod, "ns1", &mr);
@@ -328,7 +328,7 @@ static void test_two_gpu_containers(void **state)
 	json_t *pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"v100\"}}, \"spec\": "
 			    "{\"containers\": [{\"name\": \"a\", \"resources\": {\"requests\": {\"nvidia.com/v100\": 1}}},"
 			    "{\"name\": \"b\", \"resources\": {\"limits\": {\"nvidia.com/gpu\": 1}}}]}}");
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	mutate_ok(pod, "x", &mr);
 	assert_string_equal(mr.container, "a");
@@ -343,7 +343,7 @@ static void test_two_gpu_containers(void **state)
 static void test_networks_json_form_kept(void **state)
 {
 	json_t *pod = parse(gpu_pod), *list;
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 	const char *v;
 
 	set_annotation(pod, "k8s.v1.cni.cncf.io/networks",
@@ -370,7 +370,7 @@ static void test_networks_json_form_kept(void **state)
 static void test_networks_comma_form(void **state)
 {
 	json_t *pod = parse(gpu_pod), *list;
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	/* gpu1-sriov without a namespace in a pod of namespace spiderpool is the same network */
 	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", " gpu1-sriov , other/gpu2-sriov@eth9, spiderpool/gpu5-sriov");
@@ -492,7 +492,7 @@ static void test_networks_parse(void **state)
 static void test_refusals(void **state)
 {
 	json_t *pod = parse(gpu_pod);
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	set_annotation(pod, "k8s.v1.cni.cncf.io/networks", "[{\"name\": ");
 	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
@@ -534,7 +534,7 @@ static void test_on_error_allow(void **state)
 {
 	json_t *pod = parse("{\"metadata\": {\"annotations\": {\"rdmak.io/rdma-networks\": \"hostdev\", "
 			    "\"rdmak.io/rdma-container\": \"x\"}}, \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	assert_int_equal(webhook_mutate_pod(cfg, pod, "ns1", &mr), 0);
 	assert_non_null(mr.denied);
@@ -547,7 +547,7 @@ static void test_on_error_allow(void **state)
 /* existing capabilities and /dev/shm in their many spellings */
 static void test_capabilities_and_shm(void **state)
 {
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 	json_t *pod;
 
 	/* CAP_ prefix and lower case are the same capability */
@@ -603,7 +603,7 @@ static void test_capabilities_and_shm(void **state)
 static void test_not_opted_in(void **state)
 {
 	json_t *pod = fixture("seed002-rdma-test-pod-1.yaml");
-	struct mutate_result mr;
+	struct webhook_mutate_result mr;
 
 	mutate_ok(pod, "default", &mr);
 	assert_null(mr.groups);
@@ -673,7 +673,7 @@ static char *review_of(const json_t *pod, const char *api_version, const char *o
 	return s;
 }
 
-static json_t *answer(const char *body, unsigned want_status, struct review_answer *a)
+static json_t *answer(const char *body, unsigned want_status, struct webhook_review_answer *a)
 {
 	json_t *doc;
 
@@ -690,7 +690,7 @@ static json_t *answer(const char *body, unsigned want_status, struct review_answ
 static void test_review(void **state)
 {
 	json_t *pod = fixture("seed004-rdma-tools-pod.yaml"), *doc, *resp;
-	struct review_answer a;
+	struct webhook_review_answer a;
 	char *body;
 
 	body = review_of(pod, "admission.k8s.io/v1", "CREATE", "Pod");
@@ -701,7 +701,7 @@ static void test_review(void **state)
 	assert_true(json_is_true(json_object_get(resp, "allowed")));
 	assert_string_equal(json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
 	assert_non_null(json_string_value(json_object_get(resp, "patch")));
-	assert_int_equal(a.level, REVIEW_LOG_INFO);
+	assert_int_equal(a.level, WEBHOOK_REVIEW_LOG_INFO);
 	assert_non_null(strstr(a.summary, "default/rdma-test-*: groups gpu-sriov, container \"rdma-test\""));
 	json_decref(doc);
 	webhook_review_answer_clear(&a);
@@ -777,7 +777,7 @@ static void test_review_refused_before_groups(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *pod = parse(cases[i].pod), *doc, *resp;
 		char *body = review_of(pod, "admission.k8s.io/v1", "CREATE", "Pod");
-		struct review_answer a;
+		struct webhook_review_answer a;
 
 		doc = answer(body, 200, &a);
 		resp = json_object_get(doc, "response");
@@ -786,7 +786,7 @@ static void test_review_refused_before_groups(void **state)
 		snprintf(msg, sizeof(msg), "rdmak webhook: %s", cases[i].why);
 		assert_string_equal(json_string_value(json_object_get(json_object_get(resp, "status"), "message")), msg);
 		assert_null(json_object_get(resp, "patch"));
-		assert_int_equal(a.level, REVIEW_LOG_WARNING);
+		assert_int_equal(a.level, WEBHOOK_REVIEW_LOG_WARNING);
 		snprintf(msg, sizeof(msg), ": refused: %s", cases[i].why);
 		if (!strstr(a.summary, msg))
 			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
@@ -801,7 +801,7 @@ static void test_review_refused_before_groups(void **state)
 		assert_null(json_object_get(resp, "patch"));
 		snprintf(msg, sizeof(msg), "rdmak webhook: %s; admitted unchanged (onError: allow)", cases[i].why);
 		assert_string_equal(json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)), msg);
-		assert_int_equal(a.level, REVIEW_LOG_INFO);
+		assert_int_equal(a.level, WEBHOOK_REVIEW_LOG_INFO);
 		snprintf(msg, sizeof(msg), ": admitted unchanged (onError allow): %s", cases[i].why);
 		if (!strstr(a.summary, msg))
 			fail_msg("case %zu: log line \"%s\" lacks \"%s\"", i, a.summary, msg);
@@ -837,7 +837,7 @@ static void test_review_bad(void **state)
 		  "\"kind\": {\"version\": \"v1\", \"kind\": \"Pod\"}, \"operation\": \"CREATE\", \"object\": []}}",
 		  "bad AdmissionReview: request.object: expected an object, got an array\n" },
 	};
-	struct review_answer a;
+	struct webhook_review_answer a;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		answer(bad[i].body, 400, &a);
