@@ -20,19 +20,21 @@ endif
 
 PKGS     := jansson libprotobuf-c grpc gpr libnl-route-3.0 libmnl libmicrohttpd gnutls yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-# gRPC (the kubelet and etcd transports) and its abseil, upb, c-ares are linked statically: as
-# ~55 shared objects they cost every exec of rdmak ~6 ms of dynamic linking, which rdmak-cni
-# and rdmak-ipam pay four times per ADD+DEL (measured: 50 ms of CPU per macvlan ADD+DEL with
-# them shared, 22 ms static; tools/bench-cni.sh). The rest stays shared.
+# Two programs, each linked for how often it starts. The per-pod binary (rdmak-cni, rdmak-ipam:
+# POD_LIBS below) is exec'd for every CNI command and links only what a request uses. rdmak
+# starts far less often, but still once per CNI command of a network whose IPAM store is etcd
+# (rdmak-ipam hands those to it): gRPC (the kubelet and etcd transports) and its abseil, upb and
+# c-ares, some 55 shared objects, are linked statically into it, so that those execs do not
+# spend their start in the dynamic loader (docs/cni.md has the figures). The rest stays shared.
 # GRPC_PKGS must name the gRPC of PKGS (grpc, with TLS for etcd): a package left in PKGS is also
 # linked shared, ahead of the static group, and then wins (tests/cmd/cni_deploy.sh checks).
 # OpenSSL, which gRPC's TLS uses, stays shared (security updates).
 GRPC_PKGS  := grpc gpr
 GRPC_LIBS  := $(sort $(filter -lgrpc% -lgpr -labsl_% -lupb% -lre2,$(shell pkg-config --static --libs-only-l $(GRPC_PKGS))) \
               -lupb -laddress_sorting -lcares)
-# libmicrohttpd and GnuTLS serve only the webhook: src/http/dl.c loads them when its server
-# starts, so that the exec of rdmak-cni or rdmak-ipam (every CNI command) does not pay their ten
-# shared objects (~7 ms of a ~21 ms start here). Their headers still come from PKGS.
+# libmicrohttpd and GnuTLS serve only the HTTP servers (webhook, exporter) and the fabric
+# manager's client: src/http/dl.c loads them on first use, so that no other start of rdmak pays
+# their ten shared objects (src/http/dl.h). Their headers still come from PKGS.
 DL_PKGS    := libmicrohttpd gnutls
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(GRPC_PKGS) $(DL_PKGS),$(PKGS))) \
               -Wl,--start-group -Wl,-Bstatic $(GRPC_LIBS) -Wl,-Bdynamic -Wl,--end-group -lssl -lcrypto -lz -lstdc++ -latomic

@@ -13,9 +13,9 @@
  *        memory the GPU's and the bridges between them, else the bridges up to the root port.
  *        Usable = GT/s x width x line coding x TLP efficiency (256 B payload, 24 B framing,
  *        header, sequence and LCRC) x 0.96 for DLLPs and read requests.
- * The GPU-HCA relation is not a term: GPU memory across the CPU sockets (SYS) reached half of
- * the link in perftest#241 and 81 % in seed 002, so there is no figure to model; the verdict
- * names it as a placement problem instead.
+ * The GPU-HCA relation is not a term: what GPU memory across the CPU sockets (SYS) reaches
+ * differs from one report to the next (perftest#241; docs/bench.md's table), so there is no
+ * figure to model; the verdict names it as a placement problem instead.
  * docs/bench.md checks the model against every real figure we have. */
 #include <errno.h>
 #include <math.h>

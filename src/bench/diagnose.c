@@ -194,8 +194,8 @@ static void mr(struct diagnosis *g, const struct bench_perftest_event *e)
 		if (!doctor_says(g, pod_ids[i], NULL, DIAG_SKIP, &f))
 			continue;
 		pod_checked = true;
-		/* a memory limit, even one with room today: seed 003's "Couldn't allocate MR" went
-		 * away when the limit was removed */
+		/* a memory limit, even one with room today: pinned pages are charged to it, and
+		 * "Couldn't allocate MR" goes away with the limit */
 		if (f.cause == DIAG_CAUSE_CGROUP_MEMORY && f.status != DIAG_FAIL)
 			limit = f;
 		if (f.status != DIAG_FAIL)
@@ -213,8 +213,8 @@ static void mr(struct diagnosis *g, const struct bench_perftest_event *e)
 	if (limit.title) {
 		g->err |= bench_verdict_add(
 			g->v, BENCH_FAIL, "mr_memory_limit",
-			"Remove resources.limits.memory from the RDMA container (seed 003: the error went away "
-			"without it), or raise it well above what the application and its pinned buffers use.",
+			"Remove resources.limits.memory from the RDMA container (pinned pages are charged to "
+			"it), or raise it well above what the application and its pinned buffers use.",
 			"perftest: \"%s\"; the pod has a %s, and registered memory is pinned and charged to it",
 			e->text, limit.title);
 		return;
@@ -226,7 +226,7 @@ static void mr(struct diagnosis *g, const struct bench_perftest_event *e)
 		      ? "memory registration failed although memlock, IPC_LOCK and the memory limit look sufficient: "
 			"this run pins more (QPs x 2 buffers of the message size)"
 		      : "memory registration (ibv_reg_mr) failed: usually RLIMIT_MEMLOCK without an effective "
-			"IPC_LOCK, or a pod memory limit (seed 003)");
+			"IPC_LOCK, or a pod memory limit");
 }
 
 static void read_keys(struct diagnosis *g, const struct bench_perftest_event *e,

@@ -3,7 +3,7 @@
  *
  * Without --run it prints the two pods (YAML, or a v1 List with --json): the RDMA resource,
  * IPC_LOCK for a root container, no memory limit (registered memory is pinned and charged to
- * it: seed 003's "Couldn't allocate MR"), a memory-backed /dev/shm, the node of each, the
+ * it: "Couldn't allocate MR"), a memory-backed /dev/shm, the node of each, the
  * networks annotation for secondary networks. They run `sleep infinity`: the test is exec'd
  * into them, so the server can be ready before the client starts.
  *

@@ -512,7 +512,7 @@ static int row_line(struct parser *p, const char *s, unsigned line)
 	if (r.bytes == 0)
 		return 0;
 	/* the server prints the client's report: the same row twice when both sides' text is
-	 * in one capture (seed 003) */
+	 * in one capture */
 	for (size_t i = 0; i < o->n_rows; i++)
 		if (same_row(&o->rows[i], &r)) {
 			o->n_duplicates++;

@@ -825,8 +825,8 @@ static int sriov_policy(struct conv *cv, const json_t *obj, const char *name)
 }
 
 /* Two policies on the same PF: the SR-IOV operator's priority decides which one configures it,
- * but in the plugin's resourceList both entries select the same VFs, counted in two resources.
- * Seed 004 names 0000:86:00.0 in both of its policies (a copy of the first). */
+ * but in the plugin's resourceList both entries select the same VFs, counted in two resources
+ * (a policy copied and not edited does this). */
 static int index_cmp(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -1463,8 +1463,7 @@ static int spider_multus_config(struct conv *cv, const json_t *obj, const char *
 
 /* The same kind, namespace and name given again with another content: kubectl apply would keep
  * the last, and a network reads whichever pool comes first, so neither is what the user meant.
- * Seed 004 defines SpiderMultusConfig gpu1-sriov twice (ib-sriov and sriov); its pool
- * gpu1-net11, given twice the same, is no conflict. */
+ * The same object given twice with the same content is no conflict. */
 static void same_name_elsewhere(struct conv *cv, const json_t *obj, const char *kind,
 				const char *name, const char *ns, size_t self)
 {

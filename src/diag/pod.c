@@ -468,8 +468,8 @@ void diag_check_pod_memory(struct diag *d)
 			     "(NCCL needs about %s, more with more channels)",
 			     a, b, c);
 	else {
-		/* room today, but the limit is there: seed 003's "Couldn't allocate MR" went away when
-		 * it was removed (bench names it when registration fails) */
+		/* room today, but the limit is there: pinned pages are charged to it, and bench
+		 * names it when registration fails ("Couldn't allocate MR") */
 		f = diag_add(d, DIAG_OK, "memory.cgroup",
 			     "memory limit %s, %s free for the application and pinned buffers", a,
 			     b);

@@ -32,21 +32,27 @@ const json_t *doc_get(const json_t *obj, const char *dotted_key)
 	char part[128];
 	const char *p = dotted_key;
 
-	while (obj && *p) {
+	if (!*p)
+		return NULL;
+	for (;;) {
 		const char *dot = strchr(p, '.');
 		size_t l = dot ? (size_t)(dot - p) : strlen(p);
 
-		if (l >= sizeof(part))
+		if (l == 0 || l >= sizeof(part))
 			return NULL;
 		memcpy(part, p, l);
 		part[l] = '\0';
 		if (json_is_array(obj))
-			obj = json_array_get(obj, strtoul(part, NULL, 10));
+			/* an index is digits: strtoul would read "x" or " 1" as some index */
+			obj = strspn(part, "0123456789") == l
+				      ? json_array_get(obj, strtoul(part, NULL, 10))
+				      : NULL;
 		else
 			obj = json_object_get(obj, part);
-		p += l + (dot ? 1 : 0);
+		if (!obj || !dot)
+			return obj;
+		p = dot + 1;
 	}
-	return obj;
 }
 
 const char *doc_cell(const json_t *v, char *buf, size_t n)

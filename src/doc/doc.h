@@ -27,7 +27,8 @@ json_t *doc_string(const char *s);
 int doc_append(json_t *a, json_t *v);
 /* Pretty-printed JSON with a trailing newline. */
 int doc_json(FILE *f, const json_t *doc);
-/* The value at a dotted key ("ports.0.state" also indexes arrays), or NULL. */
+/* The value at a dotted key ("ports.0.state": digits index an array), or NULL when any part
+ * names nothing (an empty part, a missing key, an index that is not digits or past the end). */
 const json_t *doc_get(const json_t *obj, const char *dotted_key);
 /* The cell text doc_table would print for a value (buf of size n). */
 const char *doc_cell(const json_t *v, char *buf, size_t n);

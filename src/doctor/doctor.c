@@ -325,7 +325,8 @@ static int doctor_round(struct diag *d, struct hw_ctx *ctx, const struct doctor_
 	enum diag_status worst;
 	int r, ret = EXIT_USAGE;
 
-	/* GID tables for roce.gids and pod.gids; no check reads pkeys (130 000 reads on 1016 VFs) */
+	/* GID tables for roce.gids and pod.gids; no check reads pkeys, which are most of the
+	 * files of a node with many VFs */
 	r = hw_load(ctx, HW_LOAD_GIDS, &node, &herr);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: reading %s: %s\n",

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libmicrohttpd and GnuTLS, loaded on first use instead of at every exec of the rdmak binary.
- * rdmak-cni and rdmak-ipam are exec'd for every CNI command: with these two libraries (and
- * GnuTLS's p11-kit, nettle, hogweed, gmp, tasn1, idn2, unistring, ffi) linked, each exec spent
- * ~7 ms of its ~21 ms in the dynamic loader on them (docs/cni.md, "IPAM delegation"). The
- * webhook's HTTPS server loads both (http_dl_load); the HTTPS client (src/httpc: the fabric
- * manager's, the API server's) only GnuTLS (http_dl_load_gnutls), and only when it is used. One table, one loader:
- * server.c, tls.c and httpc/httpc.c include this after the libraries' headers, and their calls go
- * through the table loaded here. */
+/* libmicrohttpd and GnuTLS, loaded on first use instead of linked: a role of the rdmak binary
+ * that serves no HTTPS does not pay their shared objects (GnuTLS brings p11-kit, nettle,
+ * hogweed, gmp, tasn1, idn2, unistring and ffi) in the dynamic loader at every exec, and the
+ * per-pod binary (rdmak-cni and rdmak-ipam, src/pod.c) names neither library at all (docs/cni.md
+ * has the figures). The HTTP server (the webhook's, the exporter's) loads both when it starts
+ * (http_dl_load); the HTTPS client (src/httpc: the fabric manager's, the API server's) GnuTLS
+ * alone (http_dl_load_gnutls), and only when it is used. One table, one loader: server.c, tls.c
+ * and httpc/httpc.c include this after the libraries' headers, and their calls go through the
+ * table loaded here. */
 #ifndef RDMAK_HTTP_DL_H
 #define RDMAK_HTTP_DL_H
 

@@ -125,7 +125,7 @@ static grpc_byte_buffer *register_request_message(struct kubelet_server *srv)
 /* A channel over a connection we make ourselves. gRPC's own client channel (resolver,
  * subchannel, reconnect back-off) kept the connection of a Register attempt open after the
  * channel was destroyed when the attempt was cancelled or the kubelet went away mid-connect:
- * one leaked socket per few kubelet restarts (issue 11). A channel made from an fd has no
+ * a socket leaked now and then across kubelet restarts. A channel made from an fd has no
  * subchannel and no reconnection: destroying it closes the transport and the fd with it.
  * -ECONNREFUSED / -ENOENT: nobody listens on kubelet.sock (a stale file, a kubelet restarting). */
 static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)

@@ -147,8 +147,8 @@ static bool file_holds(int dfd, const char *name, const char *text, size_t len, 
 }
 
 /* Write name in dirfd, unless it already holds text, and remember it; 1 in place, 0 failed
- * (reported). Every rescan (60 s) comes here for every file: an fsync'd rewrite of 1016
- * unchanged files held the daemon loop, and with it the health poll, for seconds on a busy disk. */
+ * (reported). Every rescan comes here for every file: an fsync'd rewrite of a thousand
+ * unchanged files would hold the daemon loop, and with it the health poll, on a busy disk. */
 static int write_one(int dfd, const char *dir, const char *name, const char *text, mode_t mode,
 		     struct plugin_files_written *w, plugin_files_fail_fn fail, void *ud)
 {

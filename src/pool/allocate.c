@@ -344,7 +344,8 @@ int pool_allocate_container(const struct pool *p, const char *const *ids, size_t
 /* ---- GetPreferredAllocation ---------------------------------------------------------- */
 
 /* O((n + m) log (n + m)) for n available and m must_include ids: sorts and binary searches
- * throughout (rdmaHcaMax may be 100000; a quadratic answer took 22 s there). */
+ * throughout: rdmaHcaMax may be 100000, where a quadratic answer keeps the kubelet waiting
+ * (docs/plugin.md). */
 
 struct cand {
 	const char *id;

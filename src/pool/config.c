@@ -551,7 +551,7 @@ static bool json_empty(const json_t *v)
 	       (json_is_string(v) && json_string_length(v) == 0) || json_is_false(v);
 }
 
-/* Anchor selectors rdmak does not implement: accepted when empty (seed 003's config lists
+/* Anchor selectors rdmak does not implement: accepted when empty (published configs list
  * them so), refused otherwise, since ignoring one would widen the pool. */
 static int read_unsupported(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {

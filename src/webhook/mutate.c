@@ -683,7 +683,8 @@ static int warn_memory_limit(struct mctx *m)
 		snprintf(val, sizeof(val), "%" JSON_INTEGER_FORMAT, json_integer_value(mem));
 	else
 		snprintf(val, sizeof(val), "?");
-	/* seed 003: ib_read_bw in a pod with a memory limit failed with "Couldn't allocate MR" */
+	/* pinned pages are charged to the limit: registration fails with "Couldn't allocate MR"
+	 * long before the application's own memory reaches it */
 	return push(
 		m, true,
 		"container \"%.40s\" has memory limit %s: RDMA-pinned memory and /dev/shm count "

@@ -412,7 +412,7 @@ struct explained {
 
 /* The pod templates inside a workload: a Pod itself, spec.template (Deployment, DaemonSet,
  * StatefulSet, ReplicaSet, Job), spec.jobTemplate.spec.template (CronJob), spec.tasks[].template
- * (Volcano's Job, seed 003). */
+ * (Volcano's Job). */
 static size_t find_templates(json_t *obj, json_t **tpl, char (*where)[64], size_t max)
 {
 	json_t *spec = json_object_get(obj, "spec"), *t, *tasks;

@@ -2,7 +2,7 @@
 /* The webhook's config: groups of RDMA networks a pod opts into with one annotation, and the
  * options that make such a pod able to use RDMA. docs/webhook.md describes the format; the
  * shape {"groups": {"<g>": {"networks": [{"namespace", "name", "resource", "count"}]}}} is fixed
- * (issue 9), the rest is rdmak's. JSON or YAML, parsed from a buffer (fuzzed); every refusal
+ * (docs/webhook.md says by whom), the rest is rdmak's. JSON or YAML, parsed from a buffer (fuzzed); every refusal
  * names the path of the offending field. */
 #ifndef RDMAK_WEBHOOK_WEBHOOKCONF_H
 #define RDMAK_WEBHOOK_WEBHOOKCONF_H

@@ -32,18 +32,42 @@ static void test_utf8_escape(void **st)
 {
 	check_escape("eth0", "eth0");
 	check_escape("", "");
-	check_escape("ib\xff" "0", "ib\\xff0");
-	check_escape("\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9");             /* valid 2-byte sequences kept */
-	check_escape("\xe2\x82\xac", "\xe2\x82\xac");                         /* valid 3-byte */
-	check_escape("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");                 /* valid 4-byte */
-	check_escape("a\xc3", "a\\xc3");                                      /* truncated at the end */
-	check_escape("\xc0\xaf", "\\xc0\\xaf");                               /* overlong '/' */
-	check_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");                      /* UTF-16 surrogate */
-	check_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");             /* past U+10FFFF */
-	check_escape("\xe2\x82" "x", "\\xe2\\x82x");                          /* short sequence then ASCII */
+	check_escape("ib\xff"
+		     "0",
+		     "ib\\xff0");
+	check_escape("\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9");	  /* valid 2-byte sequences kept */
+	check_escape("\xe2\x82\xac", "\xe2\x82\xac");		  /* valid 3-byte */
+	check_escape("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");	  /* valid 4-byte */
+	check_escape("a\xc3", "a\\xc3");			  /* truncated at the end */
+	check_escape("\xc0\xaf", "\\xc0\\xaf");			  /* overlong '/' */
+	check_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");	  /* UTF-16 surrogate */
+	check_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+	check_escape("\xe2\x82"
+		     "x",
+		     "\\xe2\\x82x"); /* short sequence then ASCII */
 	assert_true(str_is_utf8("mlx5_0"));
 	assert_false(str_is_utf8("ib\xff"));
 	assert_null(doc_string(NULL));
+}
+
+/* A dotted key names one value or none: a miss is NULL, never another value. */
+static void test_get(void **st)
+{
+	json_t *d = json_pack("{s:[{s:s},{s:s}],s:{s:i}}", "ports", "state", "ACTIVE", "state",
+			      "DOWN", "dev", "mtu", 4096);
+
+	(void)st;
+	assert_string_equal(json_string_value(doc_get(d, "ports.1.state")), "DOWN");
+	assert_string_equal(json_string_value(doc_get(d, "ports.0.state")), "ACTIVE");
+	assert_int_equal(json_integer_value(doc_get(d, "dev.mtu")), 4096);
+	assert_null(doc_get(d, "ports.2.state"));
+	assert_null(doc_get(d, "ports.x.state")); /* was ports[0]: strtoul("x") is 0 */
+	assert_null(doc_get(d, "ports.-1.state"));
+	assert_null(doc_get(d, "ports. 1.state"));
+	assert_null(doc_get(d, "ports..state"));
+	assert_null(doc_get(d, "dev.mtu.x"));
+	assert_null(doc_get(d, ""));
+	json_decref(d);
 }
 
 static void test_append(void **st)
@@ -51,7 +75,8 @@ static void test_append(void **st)
 	json_t *a = json_array();
 
 	assert_int_equal(doc_append(a, json_string("x")), 0);
-	assert_int_equal(doc_append(a, NULL), -ENOMEM); /* a failed construction is an error, not nothing */
+	assert_int_equal(doc_append(a, NULL),
+			 -ENOMEM); /* a failed construction is an error, not nothing */
 	assert_int_equal(json_array_size(a), 1);
 	json_decref(a);
 }
@@ -101,7 +126,9 @@ static void test_comment(void **state)
  * string: its booleans and base-60 numbers (a PCI address); other strings stay plain */
 static void test_write_yaml11(void **state)
 {
-	static const char *const quoted[] = { "yes", "on", "Off", "y", "N", "0000:18:00.0", "1:30" };
+	static const char *const quoted[] = {
+		"yes", "on", "Off", "y", "N", "0000:18:00.0", "1:30"
+	};
 	static const char *const plain[] = { "yesno", "0000:86:00.0x", "ens1f0", "mlx5_0", "a:1" };
 	json_t *v = json_object();
 	char *buf = NULL, want[64];
@@ -133,11 +160,9 @@ static void test_write_yaml11(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_utf8_escape),
-		cmocka_unit_test(test_append),
-		cmocka_unit_test(test_parse_all),
-		cmocka_unit_test(test_comment),
-		cmocka_unit_test(test_write_yaml11),
+		cmocka_unit_test(test_utf8_escape), cmocka_unit_test(test_get),
+		cmocka_unit_test(test_append),	    cmocka_unit_test(test_parse_all),
+		cmocka_unit_test(test_comment),	    cmocka_unit_test(test_write_yaml11),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
