@@ -7,6 +7,10 @@ BUILD    ?= build
 # etcd store. `make install PREFIX=/usr` after a plain `make` rebuilds what names it.
 PREFIX   ?= /usr/local
 CNIDIR   ?= /opt/cni/bin
+# The version, from one place (tools/version.sh: git describe, else the VERSION file): the
+# binary's --version, bench's pod image, the container image's tag; the chart's appVersion is
+# checked against it (tests/cmd/version.sh).
+VERSION  := $(shell tools/version.sh)
 SAN      ?= 0
 PYTHON   ?= python3
 # `make V=1` prints whole command lines; by default one short line per step.
@@ -47,10 +51,10 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += -std=gnu17 -D_GNU_SOURCE -fno-strict-aliasing -pthread $(WARN) \
             -ffile-prefix-map=$(CURDIR)=. \
             -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
-# Build-time paths go to every object, as wireguard-tools passes its RUNSTATEDIR, so that no
+# Build-time values go to every object, as wireguard-tools passes its RUNSTATEDIR, so that no
 # rule names the file that uses one (a rename would orphan it). The objects whose source names
-# one are rebuilt when it changes ($(BUILD)/paths.vars, below).
-override CFLAGS += -DRDMAK_PREFIX='"$(PREFIX)"'
+# one are rebuilt when it changes ($(BUILD)/build.vars, below).
+override CFLAGS += -DRDMAK_PREFIX='"$(PREFIX)"' -DRDMAK_VERSION='"$(VERSION)"'
 LDLIBS   += $(PKG_LIBS) -pthread -lm
 # Every program but the per-pod binary links the etcd store, which src/ipam/store.c names weakly.
 ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
@@ -102,13 +106,14 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
-# The build-time paths this build was made with, rewritten only when they change: the objects
+# The build-time values this build was made with, rewritten only when they change: the objects
 # whose source names one depend on it (found by name, so a rename keeps the dependency).
-PATH_USERS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -rl --include='*.c' 'RDMAK_PREFIX' src))
-$(PATH_USERS): $(BUILD)/paths.vars
-$(BUILD)/paths.vars: FORCE
+BUILD_VARS := PREFIX=$(PREFIX) VERSION=$(VERSION)
+VAR_USERS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(shell grep -rlE --include='*.c' 'RDMAK_(PREFIX|VERSION)' src))
+$(VAR_USERS): $(BUILD)/build.vars
+$(BUILD)/build.vars: FORCE
 	@mkdir -p $(dir $@)
-	@v='PREFIX=$(PREFIX)'; [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+	@v='$(BUILD_VARS)'; [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
 $(BUILD)/obj/%.o: src/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
@@ -211,7 +216,6 @@ $(BUILD)/reloc/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
 # The image, FROM scratch, built by podman without any registry (deploy/image.sh; docs/deploy.md
 # says why scratch): rdmak:VERSION in podman's store, and $(BUILD)/image/*.oci.tar for
 # `ctr images import` or `podman load` on nodes that no registry reaches.
-VERSION  := $(shell sed -n 's/^\#define RDMAK_VERSION "\(.*\)"/\1/p' src/main.c)
 IMAGE    ?= rdmak:$(VERSION)
 PODMAN   ?= podman
 # Reproducible: one commit gives one image digest (deploy/image.sh; SOURCE_DATE_EPOCH defaults to

@@ -11,7 +11,10 @@
 #include "roles.h"
 #include "util/cleanup.h"
 
-#define RDMAK_VERSION "0.1.0"
+/* -DRDMAK_VERSION: tools/version.sh, through the Makefile */
+#ifndef RDMAK_VERSION
+#error "RDMAK_VERSION is given by the Makefile (tools/version.sh)"
+#endif
 
 struct role {
 	const char *name;

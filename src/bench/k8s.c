@@ -36,7 +36,8 @@
 #include "util/spawn.h"
 #include "util/strv.h"
 
-#define RDMAK_BENCH_IMAGE "rdmak-bench:0.1.0"
+/* deploy/bench.Dockerfile, tagged with this build's version */
+#define RDMAK_BENCH_IMAGE "rdmak-bench:" RDMAK_VERSION
 #define OUT_MAX		  (16u << 20)
 
 struct k8s_opts {

@@ -12,8 +12,10 @@ for p in perftest ibverbs-providers infiniband-diags; do
 	like " $pkgs " " $p " "the image installs $p"
 done
 like "$(grep '^FROM' "$df")" 'FROM \$\{RDMAK_IMAGE\}' "built on the rdmak image (deploy/Dockerfile)"
-like "$(grep '^ARG RDMAK_IMAGE' "$df")" 'rdmak:0.1.0' "... of this version"
-tag=$(sed -n 's/.*docker build -f deploy\/bench.Dockerfile -t \([^ ]*\) .*/\1/p' "$df")
+v=$("$TOP/tools/version.sh")
+like "$(grep -- '--build-arg RDMAK_IMAGE=' "$df")" 'RDMAK_IMAGE=rdmak:\$v ' "... of this version (the build line gives it)"
+tag=$(sed -n 's/.*docker build -f deploy\/bench.Dockerfile .*-t \([^ ]*\) .*/\1/p' "$df" | sed "s/\\\$v/$v/")
+is "$tag" "rdmak-bench:$v" "the Dockerfile's build line tags it with rdmak's version"
 run "$RDMAK" bench k8s --resource rdma/x --node a --node b --json
 is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0]["spec"]["containers"][0]["image"])')" "$tag" \
 	"rdmak bench k8s's default image is the tag the Dockerfile builds"

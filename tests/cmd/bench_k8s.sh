@@ -73,7 +73,7 @@ like "$(field 'd["reasons"][0]["text"]')" 'pod t-client is not scheduled: Unsche
 is "$(field 'len(d["reasons"])')" 1 "the running server pod is not blamed"
 KUBECTL_SCENARIO=imagepull k8s --run --json
 is "$rc" 2 "image pull back-off: exit 2"
-like "$(field 'd["reasons"][0]["text"]')" 'container bench: ImagePullBackOff: Back-off pulling image "rdmak-bench:0.1.0"' "the kubelet's reason"
+like "$(field 'd["reasons"][0]["text"]')" 'container bench: ImagePullBackOff: Back-off pulling image "rdmak-bench:'"$("$TOP/tools/version.sh")"'"' "the kubelet's reason"
 like "$(field 'd["reasons"][0]["fix"]')" '--registry' "the fix: build, push, --registry"
 is "$(tail -1 "$KUBECTL_LOG" | cut -d' ' -f1)" delete "deleted"
 

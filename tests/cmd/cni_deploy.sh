@@ -85,7 +85,7 @@ in_host() {
 	unshare --mount sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$HOSTR" "$@"
 }
 run in_host /opt/rdmak/bin/rdmak --version
-is "$out" "rdmak 0.1.0" "the installed rdmak runs with nothing but the bundle (chroot without /lib)"
+is "$out" "rdmak $("$TOP/tools/version.sh")" "the installed rdmak runs with nothing but the bundle (chroot without /lib)"
 CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-ipam
 like "$out" '"supportedVersions":.*"1.1.0"' "rdmak-ipam answers VERSION there"
 CNI_COMMAND=VERSION run in_host /opt/cni/bin/rdmak-cni

@@ -66,7 +66,7 @@ if [ "$rc" -ne 0 ]; then
 	exit
 fi
 R() { P "${RT[@]}" run "${RUNFLAGS[@]}" "$@"; }
-is "$out" "rdmak 0.1.0" "rdmak --version in the image (runtime ${RT[*]:-default})"
+is "$out" "rdmak $("$TOP/tools/version.sh")" "rdmak --version in the image (runtime ${RT[*]:-default})"
 
 node=$NODES/a100-ib-bond
 run R -v "$node:/node:ro" "$TAG" list --root /node
@@ -159,7 +159,7 @@ P rmi -f "$TAG" >/dev/null 2>&1
 run P load -q -i "$archive"
 is "$rc" 0 "podman load takes the OCI archive"
 run R "$TAG" --version
-is "$out" "rdmak 0.1.0" "and the loaded image runs"
+is "$out" "rdmak $("$TOP/tools/version.sh")" "and the loaded image runs"
 
 size=$(P image inspect --format '{{.Size}}' "$TAG")
 echo "# image size: $size bytes ($((size / 1000000)) MB); OCI archive $(stat -c %s "$archive") bytes; $(($(date +%s) - t0)) s in all"

@@ -17,8 +17,8 @@ fi
 B="$TMP/build" STAGE="$TMP/stage" PREFIX="$TMP/prefix" CNIDIR="$TMP/prefix/cni/bin"
 mkdir -p "$B"
 # timestamps kept: only what names the prefix is rebuilt
-cp -a "$BUILD/obj" "$BUILD/gen" "$BUILD/librdmak.a" "$BUILD/rdmak" "$BUILD/cni" "$B/"
-[ -f "$BUILD/paths.vars" ] && cp -a "$BUILD/paths.vars" "$B/"
+cp -a "$BUILD/obj" "$BUILD/gen" "$BUILD/librdmak.a" "$BUILD/rdmak" "$BUILD/cni" "$BUILD/man" "$B/"
+[ -f "$BUILD/build.vars" ] && cp -a "$BUILD/build.vars" "$B/"
 vars=$(cat "$BUILD/make.vars" 2>/dev/null || echo "SAN=0")
 # shellcheck disable=SC2086
 run make -s -C "$TOP" $vars BUILD="$B" PREFIX="$PREFIX" CNIDIR="$CNIDIR" DESTDIR="$STAGE" install

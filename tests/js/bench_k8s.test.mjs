@@ -15,6 +15,8 @@ import YAML from 'yaml';
 const TOP = process.env.TOP || path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
+// the image is tagged with rdmak's version (tools/version.sh)
+const VERSION = spawnSync(path.join(TOP, 'tools', 'version.sh'), { encoding: 'utf8' }).stdout.trim();
 
 function k8s(...args) {
 	const r = spawnSync(RDMAK, ['bench', 'k8s', ...args], { encoding: 'utf8' });
@@ -51,7 +53,7 @@ test('seed 002 setup: two pods on a31 and a42 with rdma/rdma_shared_device_a (YA
 	assert.equal(s.metadata.name, 'seed002-server');
 	assert.equal(c.metadata.name, 'seed002-client');
 	assert.deepEqual(s.spec.containers[0].resources.limits, { 'rdma/rdma_shared_device_a': '1' });
-	assert.equal(s.spec.containers[0].image, 'rdmak-bench:0.1.0');
+	assert.equal(s.spec.containers[0].image, `rdmak-bench:${VERSION}`);
 	assert.equal(s.metadata.annotations, undefined);
 });
 
@@ -65,7 +67,7 @@ test('offline registry, GPU, secondary networks, several resources (JSON List)',
 		assert.equal(p.metadata.namespace, 'bench');
 		assert.deepEqual(p.spec.containers[0].resources.limits,
 			{ 'spidernet.io/gpu1sriov': '1', 'spidernet.io/gpu2sriov': '2', 'nvidia.com/gpu': '1' });
-		assert.equal(p.spec.containers[0].image, '192.168.101.159:5000/t9kpublic/rdmak-bench:0.1.0');
+		assert.equal(p.spec.containers[0].image, `192.168.101.159:5000/t9kpublic/rdmak-bench:${VERSION}`);
 		assert.equal(p.metadata.annotations['k8s.v1.cni.cncf.io/networks'], 'spiderpool/gpu1-sriov,spiderpool/gpu2-sriov');
 	}
 	assert.match(s.metadata.name, /^rdmak-bench-[0-9a-f]{5}-server$/);
