@@ -95,7 +95,7 @@ HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
 
-all: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam examples/nodes/.stamp
+all: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(BUILD)/man/.stamp examples/nodes/.stamp
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
 	@mkdir -p $(dir $@)
@@ -191,6 +191,14 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/librdmak.a $(LDLIBS)
 
+# Man pages, rdmak(1) and rdmak-ROLE(1), from the one source of each command's usage: its --help
+# (tools/man.py; no dependency beyond the Python the sample nodes need). tests/cmd/man.sh checks
+# that every role has one and that groff reads them without a warning.
+$(BUILD)/man/.stamp: $(BUILD)/rdmak tools/man.py
+	@mkdir -p $(dir $@)
+	$(call msg,MAN,$(dir $@))
+	$(Q)rm -f $(dir $@)*.1 && $(PYTHON) tools/man.py $(BUILD)/rdmak $(dir $@) $(VERSION) && touch $@
+
 # Sample nodes (also the fixtures) are generated: see tools/gen-nodes.py.
 examples/nodes/.stamp: tools/gen-nodes.py $(wildcard tools/nodes/*.py)
 	$(PYTHON) tools/gen-nodes.py examples/nodes
@@ -241,7 +249,7 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 
 tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
          $(SEAMS)/rdmak $(SEAMS)/cni/rdmak-cni $(SEAMS)/cni/rdmak-ipam \
-         $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni $(BUILD)/make.vars examples/nodes/.stamp
+         $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni $(BUILD)/man/.stamp $(BUILD)/make.vars examples/nodes/.stamp
 
 # How this build directory was made, so that tests/run.sh can bring it up to date with the same
 # compiler and sanitizers before running one test (`tests/run.sh build/san-gcc cmd/list`).
@@ -320,10 +328,12 @@ bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/n
 # rdmak in $(PREFIX)/bin; the CNI plugins (the per-pod binary) as hard links of one copy in
 # $(CNIDIR), which runtimes exec by name and which a DaemonSet copies as files (symlinks would
 # dangle there). Their rdmak-ipam execs $(PREFIX)/bin/rdmak for an etcd store (tests/cmd/install.sh).
-install: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni
+install: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/man/.stamp
 	install -D -m 0755 $(BUILD)/rdmak $(DESTDIR)$(PREFIX)/bin/rdmak
 	install -D -m 0755 $(BUILD)/cni/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-cni
 	ln -f $(DESTDIR)$(CNIDIR)/rdmak-cni $(DESTDIR)$(CNIDIR)/rdmak-ipam
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 fuzz:
 	$(MAKE) -C tests/fuzz BUILD=../../build/fuzz

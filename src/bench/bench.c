@@ -48,7 +48,7 @@ static void usage(FILE *f)
 	      "  --tcp-port N          perftest's TCP port (default 18515; rails use N, N+1, ...)\n"
 	      "  --rails               one pair per RDMA interface of the pod, all at once\n"
 	      "Judging:\n"
-	      "  --min-percent P       pass at or above P %% of the ceiling (default 90; warn down to P-20)\n"
+	      "  --min-percent P       pass at or above P % of the ceiling (default 90; warn down to P-20)\n"
 	      "  --min-gbps G          fail below G Gb/s whatever the ceiling\n"
 	      "  --max-usec U          latency budget (default: from the link layer and message size)\n" HW_ROOT_USAGE
 	      "                  (--root: also DIR/proc and DIR as the image, for the doctor's pod checks)\n"

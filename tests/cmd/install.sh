@@ -28,6 +28,8 @@ for f in bin/rdmak cni/bin/rdmak-cni cni/bin/rdmak-ipam; do
 	ok "$([ -x "$STAGE$PREFIX/$f" ] && echo 0 || echo 1)" "it installs PREFIX/$f under DESTDIR"
 done
 is "$(find "$STAGE" -path "$STAGE$PREFIX" -prune -o -type f -print | wc -l)" 0 "and nothing outside DESTDIR/PREFIX"
+is "$(ls "$STAGE$PREFIX/share/man/man1" 2>&1 | tr '\n' ' ')" "$(ls "$BUILD/man" | grep '\.1$' | tr '\n' ' ')" \
+	"the man pages in PREFIX/share/man/man1"
 
 # the package's files land in the prefix
 mkdir -p "$PREFIX"
@@ -46,5 +48,10 @@ mv "$PREFIX/bin/rdmak" "$PREFIX/bin/rdmak.away"
 run ipam
 like "$out" 'the etcd store needs the full rdmak' "control: without PREFIX/bin/rdmak it says what is missing"
 like "$out" "$PREFIX/bin/rdmak" "naming PREFIX/bin/rdmak, where it looked"
+if command -v man >/dev/null; then
+	is "$(MANPATH="$PREFIX/share/man" man -w rdmak-ipam 2>&1)" "$PREFIX/share/man/man1/rdmak-ipam.1" "man finds rdmak-ipam(1) there"
+else
+	skip "no man" "man finds rdmak-ipam(1) there"
+fi
 
 done_testing
