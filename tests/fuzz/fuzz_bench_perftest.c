@@ -23,13 +23,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (o.rows[i].bytes == 0 || o.rows[i].line == 0 || o.rows[i].line > o.n_lines)
 			abort();
 	for (size_t i = 0; i < o.n_events; i++)
-		if (o.events[i].line == 0 || o.events[i].line > o.n_lines || strlen(o.events[i].text) >= sizeof(o.events[i].text) ||
-		    strlen(o.events[i].what) >= sizeof(o.events[i].what) || (unsigned)o.events[i].kind >= BENCH_PT_EV__MAX)
+		if (o.events[i].line == 0 || o.events[i].line > o.n_lines ||
+		    strlen(o.events[i].text) >= sizeof(o.events[i].text) ||
+		    strlen(o.events[i].what) >= sizeof(o.events[i].what) ||
+		    (unsigned)o.events[i].kind >= BENCH_PT_EV__MAX)
 			abort();
 	r = bench_perftest_judged_row(&o, &small);
 	if (r && (r < o.rows || r >= o.rows + o.n_rows))
 		abort();
-	if (strlen(o.device) >= sizeof(o.device) || strlen(o.title) >= sizeof(o.title) || strlen(o.verb) >= sizeof(o.verb))
+	if (strlen(o.device) >= sizeof(o.device) || strlen(o.title) >= sizeof(o.title) ||
+	    strlen(o.verb) >= sizeof(o.verb))
 		abort();
 	if (r && o.kind == BENCH_PT_KIND_BW && isinf(bench_perftest_gbps(r, r->avg)))
 		abort();

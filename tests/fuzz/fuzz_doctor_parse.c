@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	diag_limits_parse(buf, size, "Max locked memory", &a, &b);
 	diag_proc_status_parse(buf, size, &st);
-	if (diag_mountinfo_find(buf, size, "/dev/shm", &m) > 0 && strcmp(m.mountpoint, "/dev/shm") != 0)
+	if (diag_mountinfo_find(buf, size, "/dev/shm", &m) > 0 &&
+	    strcmp(m.mountpoint, "/dev/shm") != 0)
 		abort();
 	if (diag_mounts_find(buf, size, "/dev/shm", &m) > 0)
 		diag_mount_option_size(m.options, &a);
@@ -57,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < l.n; i++) {
 			if (!l.e[i].name[0] || l.e[i].port > 255)
 				abort();
-			/* an entry always selects its own name (exact or prefix), on its own port */
+			/* an entry always selects its own name (exact or prefix), on its own
+			 * port */
 			if (!diag_nccl_entry_match(&l, &l.e[i], l.e[i].name, l.e[i].port))
 				abort();
 		}

@@ -23,9 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (hw_parse_state(s, &n, name, sizeof(name)) == 0 && (n < 0 || strlen(name) >= sizeof(name)))
+	if (hw_parse_state(s, &n, name, sizeof(name)) == 0 &&
+	    (n < 0 || strlen(name) >= sizeof(name)))
 		abort();
-	if (hw_parse_rate(s, &rate) == 0 && (rate.width == 0 || strlen(rate.speed) >= sizeof(rate.speed)))
+	if (hw_parse_rate(s, &rate) == 0 &&
+	    (rate.width == 0 || strlen(rate.speed) >= sizeof(rate.speed)))
 		abort();
 	hw_parse_gid(s, gid);
 	n = hw_parse_attr_num(s);

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (nl_rdma_counters_parse(buf, size, &v, &n) == 0) {
 		for (size_t i = 0; i < n; i++)
-			if ((v[i].n_qpns + v[i].n_hw) * 4 > size || (v[i].qp_type < -1 || v[i].qp_type > 255))
+			if ((v[i].n_qpns + v[i].n_hw) * 4 > size ||
+			    (v[i].qp_type < -1 || v[i].qp_type > 255))
 				abort();
 		if (n * 4 > size)
 			abort();

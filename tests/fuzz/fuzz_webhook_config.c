@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer harness for the webhook's config parser (JSON or YAML through libyaml, the field tables,
- * the Kubernetes name rules). A refusal must say something that fits; an accepted config is
+/* libFuzzer harness for the webhook's config parser (JSON or YAML through libyaml, the field
+ * tables, the Kubernetes name rules). A refusal must say something that fits; an accepted config is
  * written out as YAML and must read back as the same document.
  * Seeds: tests/fuzz/corpus/webhook_config.
  *   build/fuzz/fuzz_webhook_config -max_total_time=60 tests/fuzz/corpus/webhook_config */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer harness for what the webhook reads from the API server: every input goes through the
- * AdmissionReview handler (JSON, the field tables, the merge rules, the patch), through the document
- * reader as a pod (JSON or YAML) and the merge rules directly, and through the networks annotation
- * parser. Invariants checked beyond "no crash, no leak": a 200 answer is JSON; a pod the rules
- * accept comes out of a second pass unchanged (the idempotency reinvocationPolicy relies on).
+/* libFuzzer harness for what the webhook reads from the API server: every input goes through
+ * the AdmissionReview handler (JSON, the field tables, the merge rules, the patch), through the
+ * document reader as a pod (JSON or YAML) and the merge rules directly, and through the
+ * networks annotation parser. Invariants checked beyond "no crash, no leak": a 200 answer is
+ * JSON; a pod the rules accept comes out of a second pass unchanged (the idempotency
+ * reinvocationPolicy relies on).
  * Seeds: tests/fuzz/corpus/webhook_review (reviews and pods from tests/fixtures/webhook).
  *   build/fuzz/fuzz_webhook_review -max_total_time=60 tests/fuzz/corpus/webhook_review */
 #include <jansson.h>
@@ -22,14 +23,21 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* tests/fixtures/webhook/config.yaml, in short */
-static const char config[] =
-	"{\"gpuResources\": [\"nvidia.com/v100\"], \"groups\": {"
-	"\"gpu-sriov\": {\"networks\": [{\"namespace\": \"spiderpool\", \"name\": \"gpu1-sriov\", \"resource\": "
-	"\"spidernet.io/gpu1sriov\"}, {\"namespace\": \"spiderpool\", \"name\": \"gpu2-sriov\", \"resource\": "
-	"\"spidernet.io/gpu2sriov\", \"interface\": \"rail2\"}]},"
-	"\"shared-a\": {\"resources\": {\"rdma/rdma_shared_device_a\": 1}, \"shmSizeLimit\": \"8Gi\"},"
-	"\"hostdev\": {\"networks\": [{\"name\": \"hostdevice-net\", \"resource\": \"nvidia.com/hostdev\", \"count\": 2}], "
-	"\"ipcLock\": false, \"onError\": \"allow\"}}}";
+static const char config[] = "{\"gpuResources\": [\"nvidia.com/v100\"], \"groups\": {"
+			     "\"gpu-sriov\": {\"networks\": [{\"namespace\": "
+			     "\"spiderpool\", \"name\": \"gpu1-sriov\", "
+			     "\"resource\": "
+			     "\"spidernet.io/gpu1sriov\"}, {\"namespace\": "
+			     "\"spiderpool\", \"name\": \"gpu2-sriov\", "
+			     "\"resource\": "
+			     "\"spidernet.io/gpu2sriov\", \"interface\": \"rail2\"}]},"
+			     "\"shared-a\": {\"resources\": "
+			     "{\"rdma/rdma_shared_device_a\": 1}, "
+			     "\"shmSizeLimit\": \"8Gi\"},"
+			     "\"hostdev\": {\"networks\": [{\"name\": "
+			     "\"hostdevice-net\", \"resource\": \"nvidia.com/hostdev\", "
+			     "\"count\": 2}], "
+			     "\"ipcLock\": false, \"onError\": \"allow\"}}}";
 
 static struct webhook_config *cfg;
 
@@ -42,7 +50,8 @@ static void as_pod(const uint8_t *data, size_t size)
 	if (doc_parse((const char *)data, size, &pod, NULL, err, sizeof(err)) < 0)
 		return;
 	if (webhook_mutate_pod(cfg, pod, "spiderpool", &a) == 0) {
-		if (a.groups && !a.denied && webhook_mutate_pod(cfg, a.pod, "spiderpool", &b) == 0) {
+		if (a.groups && !a.denied &&
+		    webhook_mutate_pod(cfg, a.pod, "spiderpool", &b) == 0) {
 			patch = webhook_patch_diff(a.pod, b.pod);
 			if (patch && (json_array_size(patch) != 0 || b.denied))
 				__builtin_trap(); /* a second pass must change nothing */

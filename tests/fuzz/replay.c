@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		int r = replay(argv[i]);
 
-		printf("%sok %d - %s%s%s\n", r < 0 ? "not " : "", i, argv[i], r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+		printf("%sok %d - %s%s%s\n", r < 0 ? "not " : "", i, argv[i], r < 0 ? ": " : "",
+		       r < 0 ? strerror(-r) : "");
 		fflush(stdout);
 		failed |= r < 0;
 	}

@@ -7,9 +7,10 @@
  *
  * Devices dev0..dev(N-1) (default 4), healthy, NUMA node i/2. Prints "listening PATH" on stdout
  * once the socket exists; logs to stderr. SIGUSR1 flips dev0's health; SIGTERM/SIGINT stop the
- * server (removing its socket) and exit 0. SIGUSR2 prints "heap BYTES asan|malloc" on stdout: the bytes of heap
- * in use (AddressSanitizer's count in a sanitized build, where RSS holds the allocator's own
- * caches and shadow; mallinfo2's otherwise), so that tests can tell a leak from noise.
+ * server (removing its socket) and exit 0. SIGUSR2 prints "heap BYTES asan|malloc" on stdout:
+ * the bytes of heap in use (AddressSanitizer's count in a sanitized build, where RSS holds the
+ * allocator's own caches and shadow; mallinfo2's otherwise), so that tests can tell a leak
+ * from noise.
  *
  * Allocate echoes the ids: env RDMAK_DEVICES=ids joined by ',', annotation
  * rdmak.io/devices=the same, one DeviceSpec /dev/infiniband/<id> (rwm) and one CDI device
@@ -43,8 +44,12 @@
 #endif
 #ifdef KL_ASAN
 #define HEAP_COUNTER "asan"
-size_t __sanitizer_get_current_allocated_bytes(void); /* <sanitizer/allocator_interface.h>, not always installed */
-static size_t heap_in_use(void) { return __sanitizer_get_current_allocated_bytes(); }
+size_t __sanitizer_get_current_allocated_bytes(
+	void); /* <sanitizer/allocator_interface.h>, not always installed */
+static size_t heap_in_use(void)
+{
+	return __sanitizer_get_current_allocated_bytes();
+}
 #else
 #include <malloc.h>
 #define HEAP_COUNTER "malloc"
@@ -58,7 +63,10 @@ static size_t heap_in_use(void)
 
 #define MAX_DEVICES 64
 
-static bool is_bad(const char *id) { return strncmp(id, "bad", 3) == 0; }
+static bool is_bad(const char *id)
+{
+	return strncmp(id, "bad", 3) == 0;
+}
 
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t block_cond = PTHREAD_COND_INITIALIZER;
@@ -106,7 +114,8 @@ static char *join_ids(const char *const *ids, size_t n)
 	return s;
 }
 
-static int test_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
+static int test_allocate(void *ud, const char *const *ids, size_t n,
+			 struct kubelet_container_alloc *out, char **msg)
 {
 	release_if_asked(ids, n);
 	for (size_t i = 0; i < n; i++)
@@ -134,7 +143,9 @@ static int test_allocate(void *ud, const char *const *ids, size_t n, struct kube
 		out->n_devices++;
 		if (asprintf(&out->devices[i].container_path, "/dev/infiniband/%s", ids[i]) < 0)
 			out->devices[i].container_path = NULL;
-		out->devices[i].host_path = out->devices[i].container_path ? strdup(out->devices[i].container_path) : NULL;
+		out->devices[i].host_path = out->devices[i].container_path
+						    ? strdup(out->devices[i].container_path)
+						    : NULL;
 		strcpy(out->devices[i].permissions, "rwm");
 		out->n_cdi_devices++;
 		if (asprintf(&out->cdi_devices[i], "rdmak.io/rdma=%s", ids[i]) < 0)
@@ -152,7 +163,8 @@ static bool listed(const char *id, char **v, size_t n)
 }
 
 static int test_preferred(void *ud, const char *const *available, size_t n_available,
-			  const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
+			  const char *const *must_include, size_t n_must, size_t size, char ***out,
+			  size_t *n_out)
 {
 	char **v;
 	size_t n = 0;
@@ -194,7 +206,7 @@ static const struct kubelet_ops minimal_ops = {
 
 static void log_stderr(int level, const char *msg, void *ud)
 {
-	static const char *const names[] = {"err", "warn", "info", "debug"};
+	static const char *const names[] = { "err", "warn", "info", "debug" };
 
 	fprintf(stderr, "kl_testserver[%s]: %s\n", names[level & 3], msg);
 }
@@ -202,13 +214,13 @@ static void log_stderr(int level, const char *msg, void *ud)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"kubelet-dir", required_argument, NULL, 'd'},
-		{"socket", required_argument, NULL, 's'},
-		{"resource", required_argument, NULL, 'r'},
-		{"devices", required_argument, NULL, 'n'},
-		{"default-ops", no_argument, NULL, 'm'},
-		{"prestart-required", no_argument, NULL, 'p'},
-		{0},
+		{ "kubelet-dir", required_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "resource", required_argument, NULL, 'r' },
+		{ "devices", required_argument, NULL, 'n' },
+		{ "default-ops", no_argument, NULL, 'm' },
+		{ "prestart-required", no_argument, NULL, 'p' },
+		{ 0 },
 	};
 	struct kubelet_server_config cfg = {
 		.resource_name = "rdmak.io/test",
@@ -216,7 +228,7 @@ int main(int argc, char **argv)
 		.preferred_allocation = true,
 		.ops = &test_ops,
 	};
-	struct kubelet_device devs[MAX_DEVICES] = {0};
+	struct kubelet_device devs[MAX_DEVICES] = { 0 };
 	struct kubelet_server *srv = NULL;
 	struct kubelet *k = NULL;
 	const char *kubelet_dir = NULL;
@@ -236,7 +248,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!kubelet_dir || n_devs > MAX_DEVICES) {
-		fprintf(stderr, "usage: kl_testserver --kubelet-dir DIR [--socket NAME] [--resource NAME] [--devices N<=64] [--default-ops] [--prestart-required]\n");
+		fprintf(stderr, "usage: kl_testserver --kubelet-dir DIR [--socket NAME] "
+				"[--resource NAME] [--devices N<=64] [--default-ops] "
+				"[--prestart-required]\n");
 		return 2;
 	}
 	for (size_t i = 0; i < n_devs; i++) {
@@ -292,8 +306,8 @@ int main(int argc, char **argv)
 			break;
 		devs[0].healthy = !devs[0].healthy;
 		r = kubelet_server_set_devices(srv, devs, n_devs);
-		fprintf(stderr, "kl_testserver: dev0 %s (%s)\n", devs[0].healthy ? "healthy" : "unhealthy",
-			r < 0 ? strerror(-r) : "sent");
+		fprintf(stderr, "kl_testserver: dev0 %s (%s)\n",
+			devs[0].healthy ? "healthy" : "unhealthy", r < 0 ? strerror(-r) : "sent");
 	}
 	kubelet_server_stop(srv);
 	kubelet_server_free(srv);

@@ -109,7 +109,8 @@ static int echoed(int fd, int *ifindex)
 
 	if (n < 0)
 		return -errno;
-	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+	     h = NLMSG_NEXT(h, n))
 		if (h->nlmsg_type == RTM_NEWLINK) {
 			*ifindex = ((struct ifinfomsg *)NLMSG_DATA(h))->ifi_index;
 			return 0;
@@ -149,9 +150,12 @@ static int route(int fd, unsigned short type, int ifindex, const struct in_addr 
 
 	start(&m, type, type == RTM_NEWROUTE ? NLM_F_CREATE | NLM_F_EXCL : 0);
 	rt = put(&m, sizeof(*rt));
-	*rt = (struct rtmsg){ .rtm_family = AF_INET, .rtm_dst_len = (unsigned char)plen, .rtm_table = RT_TABLE_UNSPEC,
+	*rt = (struct rtmsg){ .rtm_family = AF_INET,
+			      .rtm_dst_len = (unsigned char)plen,
+			      .rtm_table = RT_TABLE_UNSPEC,
 			      .rtm_protocol = gw ? RTPROT_STATIC : RTPROT_KERNEL,
-			      .rtm_scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK, .rtm_type = RTN_UNICAST };
+			      .rtm_scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK,
+			      .rtm_type = RTN_UNICAST };
 	attr(&m, RTA_TABLE, &table, sizeof(table));
 	if (plen)
 		attr(&m, RTA_DST, dst, sizeof(*dst));
@@ -195,7 +199,9 @@ static int add(int host, int pod, int podns, const char *master)
 		return r;
 	start(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ECHO);
 	ifi = put(&m, sizeof(*ifi));
-	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
+	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC,
+				   .ifi_flags = IFF_UP,
+				   .ifi_change = IFF_UP };
 	attr(&m, IFLA_IFNAME, "net1", 5);
 	attr(&m, IFLA_LINK, &mi, sizeof(mi));
 	attr(&m, IFLA_NET_NS_FD, &podns, sizeof(podns));
@@ -209,11 +215,15 @@ static int add(int host, int pod, int podns, const char *master)
 		return r;
 	start(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
 	ifa = put(&m, sizeof(*ifa));
-	*ifa = (struct ifaddrmsg){ .ifa_family = AF_INET, .ifa_prefixlen = 24, .ifa_index = (unsigned)li };
+	*ifa = (struct ifaddrmsg){ .ifa_family = AF_INET,
+				   .ifa_prefixlen = 24,
+				   .ifa_index = (unsigned)li };
 	attr(&m, IFA_LOCAL, &a, sizeof(a));
 	attr(&m, IFA_ADDRESS, &a, sizeof(a));
-	if ((r = talk(pod, &m, NULL)) < 0 || (r = route(pod, RTM_NEWROUTE, li, &net, 24, NULL, &a)) < 0 ||
-	    (r = route(pod, RTM_NEWROUTE, li, NULL, 0, &gw, NULL)) < 0 || (r = rule(pod, RTM_NEWRULE, &a)) < 0)
+	if ((r = talk(pod, &m, NULL)) < 0 ||
+	    (r = route(pod, RTM_NEWROUTE, li, &net, 24, NULL, &a)) < 0 ||
+	    (r = route(pod, RTM_NEWROUTE, li, NULL, 0, &gw, NULL)) < 0 ||
+	    (r = rule(pod, RTM_NEWRULE, &a)) < 0)
 		return r;
 	return dump(pod, RTM_GETADDR, AF_INET);
 }
@@ -253,8 +263,10 @@ int main(int argc, char **argv)
 	if (podns < 0 || self < 0 || host < 0 || setns(podns, CLONE_NEWNET) < 0)
 		return perror("nl_floor"), 1;
 	pod = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	/* the host socket's port id, bound in the pod's namespace too: the NEWLINK echo goes there */
-	if (pod < 0 || setns(self, CLONE_NEWNET) < 0 || bind(host, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	/* the host socket's port id, bound in the pod's namespace too: the NEWLINK echo goes
+	 * there */
+	if (pod < 0 || setns(self, CLONE_NEWNET) < 0 ||
+	    bind(host, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(host, (struct sockaddr *)&sa, &salen) < 0 ||
 	    bind(pod, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return perror("nl_floor"), 1;
@@ -280,8 +292,10 @@ int main(int argc, char **argv)
 	{
 		double a = floor_median(ta, n), d = floor_median(td, n);
 
-		printf("{\"add\": {\"median_ms\": %.3f}, \"del\": {\"median_ms\": %.3f}, \"cycle\": {\"median_ms\": %.3f}}\n", a,
-		       d, a + d);
+		printf("{\"add\": {\"median_ms\": %.3f}, \"del\": "
+		       "{\"median_ms\": %.3f}, \"cycle\": {\"median_ms\": "
+		       "%.3f}}\n",
+		       a, d, a + d);
 	}
 	return 0;
 }

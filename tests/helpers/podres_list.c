@@ -27,8 +27,9 @@ static const char *errname(int e)
 int main(int argc, char **argv)
 {
 	struct kubelet_pod_resources *c = NULL;
-	struct kubelet_pod_devices d = {0};
-	unsigned timeout = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : KUBELET_POD_RESOURCES_TIMEOUT_MS;
+	struct kubelet_pod_devices d = { 0 };
+	unsigned timeout =
+		argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : KUBELET_POD_RESOURCES_TIMEOUT_MS;
 	char why[512] = "";
 	int r;
 
@@ -47,8 +48,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < d.n; i++) {
 		char *ids = strv_join(d.v[i].ids, ",");
 
-		printf("%s\t%s\t%s\t%s\t%s\n", d.v[i].namespace_, d.v[i].pod, d.v[i].container, d.v[i].resource,
-		       ids ? ids : "");
+		printf("%s\t%s\t%s\t%s\t%s\n", d.v[i].namespace_, d.v[i].pod, d.v[i].container,
+		       d.v[i].resource, ids ? ids : "");
 		free(ids);
 	}
 	kubelet_pod_devices_clear(&d);

@@ -57,26 +57,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_PF 64
-#define MAX_VF 256
+#define MAX_PF	      64
+#define MAX_VF	      256
 #define MAX_DRV_PATHS 16
 
 struct vf {
 	char bdf[16];
-	char pci[3][PATH_MAX];			/* virtfnK on the PF, the function dir, bus link */
-	char drv[MAX_DRV_PATHS][PATH_MAX];	/* what probing the VF driver adds */
+	char pci[3][PATH_MAX];		   /* virtfnK on the PF, the function dir, bus link */
+	char drv[MAX_DRV_PATHS][PATH_MAX]; /* what probing the VF driver adds */
 	int ndrv;
-	char driver[64];			/* the fixture's driver of this VF ("" none) */
-	char override[64];			/* driver_override ("" unset) */
+	char driver[64];   /* the fixture's driver of this VF ("" none) */
+	char override[64]; /* driver_override ("" unset) */
 	bool bound;
 };
 
 struct pf {
 	char bdf[16];
-	char dir[PATH_MAX];	/* devices/... relative to the backing root */
+	char dir[PATH_MAX]; /* devices/... relative to the backing root */
 	unsigned total, num, autoprobe;
 	bool has_driver;
-	struct vf *vfs;		/* the fixture's VFs, in virtfn order */
+	struct vf *vfs; /* the fixture's VFs, in virtfn order */
 	unsigned nshapes;
 };
 
@@ -136,7 +136,8 @@ static struct vf *vf_at(const char *dir, size_t n, struct pf **ret_pf)
 {
 	for (unsigned p = 0; p < npf; p++)
 		for (unsigned i = 0; i < pfs[p].num; i++)
-			if (strlen(pfs[p].vfs[i].pci[1]) == n && !strncmp(dir, pfs[p].vfs[i].pci[1], n)) {
+			if (strlen(pfs[p].vfs[i].pci[1]) == n &&
+			    !strncmp(dir, pfs[p].vfs[i].pci[1], n)) {
 				*ret_pf = &pfs[p];
 				return &pfs[p].vfs[i];
 			}
@@ -152,7 +153,9 @@ static enum managed driver_file(const char *path, char *drv, size_t len)
 	const char *name = path + sizeof(prefix) - 1, *slash = strchr(name, '/');
 	if (!slash || slash == name || (size_t)(slash - name) >= len)
 		return M_NONE;
-	enum managed m = !strcmp(slash + 1, "bind") ? M_BIND : !strcmp(slash + 1, "unbind") ? M_UNBIND : M_NONE;
+	enum managed m = !strcmp(slash + 1, "bind")	? M_BIND
+			 : !strcmp(slash + 1, "unbind") ? M_UNBIND
+							: M_NONE;
 	char dir[PATH_MAX];
 	pathf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	struct stat st;
@@ -166,21 +169,24 @@ static enum managed driver_file(const char *path, char *drv, size_t len)
 static bool virtual_file(const char *path)
 {
 	char drv[64];
-	return !strcmp(path, "bus/pci/drivers_probe") || driver_file(path, drv, sizeof(drv)) != M_NONE;
+	return !strcmp(path, "bus/pci/drivers_probe") ||
+	       driver_file(path, drv, sizeof(drv)) != M_NONE;
 }
 
 static struct pf *managed(const char *path, enum managed *what)
 {
-	static struct pf none;	/* the "PF" of the bus-wide files */
+	static struct pf none; /* the "PF" of the bus-wide files */
 	char drv[64];
-	if (!strcmp(path, "bus/pci/drivers_probe") || (*what = driver_file(path, drv, sizeof(drv))) != M_NONE) {
+	if (!strcmp(path, "bus/pci/drivers_probe") ||
+	    (*what = driver_file(path, drv, sizeof(drv))) != M_NONE) {
 		if (!strcmp(path, "bus/pci/drivers_probe"))
 			*what = M_PROBE;
 		return &none;
 	}
 	const char *base = strrchr(path, '/');
 	struct pf *vpf;
-	if (base && !strcmp(base + 1, "driver_override") && vf_at(path, (size_t)(base - path), &vpf)) {
+	if (base && !strcmp(base + 1, "driver_override") &&
+	    vf_at(path, (size_t)(base - path), &vpf)) {
 		*what = M_OVERRIDE;
 		return vpf;
 	}
@@ -275,8 +281,8 @@ static int scan_vf(struct pf *pf, unsigned i)
 	}
 	if (d)
 		closedir(d);
-	static const char *const classes[] = { "class/net", "class/infiniband", "class/infiniband_verbs",
-					       "class/infiniband_mad" };
+	static const char *const classes[] = { "class/net", "class/infiniband",
+					       "class/infiniband_verbs", "class/infiniband_mad" };
 	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
 		add_class_links(v, classes[k]);
 	return 0;
@@ -324,8 +330,8 @@ static int scan(void)
 		while (pf->nshapes < MAX_VF && scan_vf(pf, pf->nshapes) == 0)
 			pf->nshapes++;
 		if (pf->nshapes != file_num) {
-			fprintf(stderr, "sysfs_fuse: %s: sriov_numvfs says %u, %u virtfn links\n", pf->bdf,
-				file_num, pf->nshapes);
+			fprintf(stderr, "sysfs_fuse: %s: sriov_numvfs says %u, %u virtfn links\n",
+				pf->bdf, file_num, pf->nshapes);
 			return -EINVAL;
 		}
 		pf->num = pf->nshapes;
@@ -355,7 +361,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		return -errno;
 	enum managed m;
 	if (managed(r, &m))
-		st->st_size = 4096;	/* as sysfs reports every attribute */
+		st->st_size = 4096; /* as sysfs reports every attribute */
 	return 0;
 }
 
@@ -371,8 +377,8 @@ static int fs_readlink(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
-		      enum fuse_readdir_flags flags)
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	const char *r = rel(path);
 	if (hidden(r))
@@ -415,7 +421,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	enum managed m;
 	managed(r, &m);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && m == M_NONE)
-		return -EACCES;	/* only the SR-IOV and driver attributes are writable here */
+		return -EACCES; /* only the SR-IOV and driver attributes are writable here */
 	if (virtual_file(r)) {
 		fi->fh = UINT64_MAX;
 		fi->direct_io = 1;
@@ -425,7 +431,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	if (fd < 0)
 		return -errno;
 	fi->fh = (uint64_t)fd;
-	fi->direct_io = 1;	/* every read asks again, as sysfs's show() runs on every read */
+	fi->direct_io = 1; /* every read asks again, as sysfs's show() runs on every read */
 	return 0;
 }
 
@@ -440,12 +446,13 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off, struct f
 	char text[80];
 	int len;
 	if (m == M_PROBE || m == M_BIND || m == M_UNBIND)
-		return -EIO;	/* no show() */
+		return -EIO; /* no show() */
 	if (m == M_OVERRIDE) {
 		struct pf *vpf;
 		const char *base = strrchr(rel(path), '/');
 		struct vf *v = vf_at(rel(path), (size_t)(base - rel(path)), &vpf);
-		len = pathf(text, sizeof(text), "%s\n", v && v->override[0] ? v->override : "(null)");
+		len = pathf(text, sizeof(text), "%s\n",
+			    v && v->override[0] ? v->override : "(null)");
 	} else
 		len = pathf(text, sizeof(text), "%u\n", m == M_NUMVFS ? pf->num : pf->autoprobe);
 	if (off >= len)
@@ -494,7 +501,10 @@ static int numvfs_store(struct pf *pf, unsigned n)
 	if (pf->num)
 		return -EBUSY;
 	if (n > pf->nshapes) {
-		fprintf(stderr, "sysfs_fuse: %s: the fixture has the shape of %u VFs, not %u (a stand-in limit)\n",
+		fprintf(stderr,
+			"sysfs_fuse: %s: the fixture has the "
+			"shape of %u VFs, not %u (a stand-in "
+			"limit)\n",
 			pf->bdf, pf->nshapes, n);
 		return -ENOSPC;
 	}
@@ -506,8 +516,14 @@ static int numvfs_store(struct pf *pf, unsigned n)
 
 static const char *err_name(int r)
 {
-	return r == 0 ? "ok" : r == -EBUSY ? "EBUSY" : r == -ERANGE ? "ERANGE" : r == -ENOENT ? "ENOENT" :
-	       r == -ENOSPC ? "ENOSPC" : r == -ENODEV ? "ENODEV" : r == -EPERM ? "EPERM" : "EINVAL";
+	return r == 0	      ? "ok"
+	       : r == -EBUSY  ? "EBUSY"
+	       : r == -ERANGE ? "ERANGE"
+	       : r == -ENOENT ? "ENOENT"
+	       : r == -ENOSPC ? "ENOSPC"
+	       : r == -ENODEV ? "ENODEV"
+	       : r == -EPERM  ? "EPERM"
+			      : "EINVAL";
 }
 
 /* The existing VF named bdf; *is_device: any PCI device of the fixture by that name. */
@@ -515,7 +531,8 @@ static struct vf *find_vf(const char *bdf, bool *is_device)
 {
 	char path[PATH_MAX];
 	pathf(path, sizeof(path), "bus/pci/devices/%s", bdf);
-	*is_device = bdf[0] && !strchr(bdf, '/') && !hidden(path) && !faccessat(backing, path, F_OK, AT_SYMLINK_NOFOLLOW);
+	*is_device = bdf[0] && !strchr(bdf, '/') && !hidden(path) &&
+		     !faccessat(backing, path, F_OK, AT_SYMLINK_NOFOLLOW);
 	for (unsigned p = 0; p < npf; p++)
 		for (unsigned i = 0; i < pfs[p].num; i++)
 			if (!strcmp(pfs[p].vfs[i].bdf, bdf))
@@ -527,7 +544,8 @@ static struct vf *find_vf(const char *bdf, bool *is_device)
  * driver_override, when set, must name the driver */
 static bool matches(const struct vf *v, const char *drv)
 {
-	return v->driver[0] && !strcmp(v->driver, drv) && (!v->override[0] || !strcmp(v->override, drv));
+	return v->driver[0] && !strcmp(v->driver, drv) &&
+	       (!v->override[0] || !strcmp(v->override, drv));
 }
 
 static int driver_store(enum managed m, const char *drv, const char *bdf)
@@ -535,28 +553,29 @@ static int driver_store(enum managed m, const char *drv, const char *bdf)
 	bool device;
 	struct vf *v = find_vf(bdf, &device);
 	if (!v)
-		return device ? -EPERM : -ENODEV;	/* a PF's own binding is not modelled */
+		return device ? -EPERM : -ENODEV; /* a PF's own binding is not modelled */
 	switch (m) {
-	case M_BIND:	/* bind_store → device_driver_attach → __driver_probe_device */
+	case M_BIND: /* bind_store → device_driver_attach → __driver_probe_device */
 		if (!matches(v, drv))
 			return -ENODEV;
 		if (v->bound)
 			return -EBUSY;
 		v->bound = true;
 		return 0;
-	case M_UNBIND:	/* unbind_store: dev->driver == drv */
+	case M_UNBIND: /* unbind_store: dev->driver == drv */
 		if (!v->bound || strcmp(v->driver, drv))
 			return -ENODEV;
 		v->bound = false;
 		return 0;
-	default:	/* drivers_probe_store → bus_rescan_devices_helper → device_attach */
+	default: /* drivers_probe_store → bus_rescan_devices_helper → device_attach */
 		if (!v->bound && matches(v, v->override[0] ? v->override : v->driver))
 			v->bound = true;
 		return 0;
 	}
 }
 
-static int fs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+static int fs_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
 {
 	enum managed m;
 	struct pf *pf = managed(rel(path), &m);
@@ -583,7 +602,10 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 			driver_file(rel(path), drv, sizeof(drv));
 		int r = driver_store(m, drv, text);
 		if (store_log) {
-			fprintf(store_log, "%s %s%s%s %s\n", text, m == M_BIND ? "bind" : m == M_UNBIND ? "unbind" : "drivers_probe",
+			fprintf(store_log, "%s %s%s%s %s\n", text,
+				m == M_BIND	? "bind"
+				: m == M_UNBIND ? "unbind"
+						: "drivers_probe",
 				drv[0] ? " " : "", drv, err_name(r));
 			fflush(store_log);
 		}
@@ -593,10 +615,12 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 	if (r == 0 && m == M_NUMVFS)
 		r = numvfs_store(pf, n);
 	else if (r == 0)
-		pf->autoprobe = n != 0;	/* kstrtobool in the kernel; 0/1 is all this stand-in takes */
+		pf->autoprobe =
+			n != 0; /* kstrtobool in the kernel; 0/1 is all this stand-in takes */
 	if (store_log && m == M_NUMVFS) {
 		size_t len = strcspn(buf, "\n");
-		fprintf(store_log, "%s %.*s %s\n", pf->bdf, (int)(len < size ? len : size), buf, err_name(r));
+		fprintf(store_log, "%s %.*s %s\n", pf->bdf, (int)(len < size ? len : size), buf,
+			err_name(r));
 		fflush(store_log);
 	}
 	return r < 0 ? r : (int)size;
@@ -605,7 +629,7 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	enum managed m;
-	return managed(rel(path), &m) ? 0 : -EACCES;	/* O_TRUNC on a sysfs file is a no-op */
+	return managed(rel(path), &m) ? 0 : -EACCES; /* O_TRUNC on a sysfs file is a no-op */
 }
 
 static int fs_release(const char *path, struct fuse_file_info *fi)
@@ -658,6 +682,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* foreground, one thread (the state above has no lock), other users may read it */
-	char *fargv[] = { argv[0], "-f", "-s", "-o", "allow_other,fsname=sysfs_standin", argv[2], NULL };
+	char *fargv[] = { argv[0], "-f", "-s", "-o", "allow_other,fsname=sysfs_standin",
+			  argv[2], NULL };
 	return fuse_main(6, fargv, &ops, NULL);
 }

@@ -24,9 +24,9 @@ struct nldev_hw {
 
 struct nldev_counter {
 	uint32_t port, id, mode;
-	int qp_type;         /* -1: not put */
-	int64_t pid;         /* -1: not put */
-	const char *kern;    /* NULL: not put */
+	int qp_type;	  /* -1: not put */
+	int64_t pid;	  /* -1: not put */
+	const char *kern; /* NULL: not put */
 	const uint32_t *qpns;
 	unsigned n_qpns;
 	const struct nldev_hw *hw;
@@ -49,7 +49,8 @@ static inline void nldev_handle(struct nlmsghdr *h, uint32_t index, const char *
 	mnl_attr_put_strz(h, RDMA_NLDEV_ATTR_DEV_NAME, name);
 }
 
-static inline void nldev_hwcounters(struct nlmsghdr *h, const struct nldev_hw *hw, unsigned n, bool with_pad)
+static inline void nldev_hwcounters(struct nlmsghdr *h, const struct nldev_hw *hw, unsigned n,
+				    bool with_pad)
 {
 	struct nlattr *table = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 
@@ -66,8 +67,9 @@ static inline void nldev_hwcounters(struct nlmsghdr *h, const struct nldev_hw *h
 }
 
 /* stat_get_doit_default_counter's answer. */
-static inline struct nlmsghdr *nldev_port_stat(void *buf, uint32_t seq, uint32_t index, const char *name,
-					       uint32_t port, const struct nldev_hw *hw, unsigned n, bool with_pad)
+static inline struct nlmsghdr *nldev_port_stat(void *buf, uint32_t seq, uint32_t index,
+					       const char *name, uint32_t port,
+					       const struct nldev_hw *hw, unsigned n, bool with_pad)
 {
 	struct nlmsghdr *h = nldev_stat_header(buf, seq, 0);
 
@@ -87,8 +89,9 @@ static inline struct nlattr *nldev_nest_noflag(struct nlmsghdr *h, uint16_t type
 }
 
 /* One message of nldev_res_get_counter_dumpit. */
-static inline struct nlmsghdr *nldev_counter_dump(void *buf, uint32_t seq, uint32_t index, const char *name,
-						  const struct nldev_counter *c, unsigned n)
+static inline struct nlmsghdr *nldev_counter_dump(void *buf, uint32_t seq, uint32_t index,
+						  const char *name, const struct nldev_counter *c,
+						  unsigned n)
 {
 	struct nlmsghdr *h = nldev_stat_header(buf, seq, NLM_F_MULTI);
 	struct nlattr *table;
@@ -96,7 +99,8 @@ static inline struct nlmsghdr *nldev_counter_dump(void *buf, uint32_t seq, uint3
 	nldev_handle(h, index, name);
 	table = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER);
 	for (unsigned i = 0; i < n; i++) {
-		struct nlattr *entry = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY), *qps;
+		struct nlattr *entry = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY),
+			      *qps;
 
 		mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, c[i].port);
 		mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, c[i].id);

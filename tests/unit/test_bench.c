@@ -155,7 +155,8 @@ static void test_parse_seed003(void **st)
 	e = bench_perftest_event_find(&o, BENCH_PT_EV_DEVICE_NOT_FOUND);
 	assert_non_null(e);
 	assert_string_equal(e->what, "mlx5_bond_0");
-	assert_true(has_event(&o, BENCH_PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
+	assert_true(has_event(
+		&o, BENCH_PT_EV_NO_DEVICE)); /* " Unable to find the Infiniband/RoCE device" */
 	bench_perftest_out_free(&o);
 
 	parse_capture("s003-readbw-server.txt", &o);
@@ -286,7 +287,8 @@ static void test_parse_other(void **st)
 	assert_int_equal(r->unit, BENCH_PT_UNIT_USEC);
 	assert_int_equal(r->bytes, 2);
 	assert_int_equal(r->iters, 1000);
-	assert_true(fabs(r->t_typical - 1.90) < 1e-9 && fabs(r->t_p999 - 12.20) < 1e-9 && fabs(r->t_min - 1.84) < 1e-9);
+	assert_true(fabs(r->t_typical - 1.90) < 1e-9 && fabs(r->t_p999 - 12.20) < 1e-9 &&
+		    fabs(r->t_min - 1.84) < 1e-9);
 	bench_perftest_out_free(&o);
 
 	parse_capture("local-no-devices.txt", &o);
@@ -321,8 +323,9 @@ static void test_parse_table_mismatch(void **st)
 
 static void test_parse_edges(void **st)
 {
-	static const char mb[] = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
-				 " 65536      1000             10402.09            10401.68                  0.166427\n";
+	static const char mb[] =
+		" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+		" 65536      1000             10402.09            10401.68                  0.166427\n";
 	static const char junk[] = "\0\0#bytes\r\n 1 2 3\n\xff\xfe 99999999999999999999999 1\n";
 	struct bench_perftest_out o;
 
@@ -336,7 +339,8 @@ static void test_parse_edges(void **st)
 	assert_int_equal(o.n_rows, 0);
 	bench_perftest_out_free(&o);
 	/* perftest's completion errors, both forms (PR #342 names the status, older ones print 12) */
-	static const char old_form[] = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
+	static const char old_form[] =
+		" Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
 
 	assert_int_equal(bench_perftest_parse(old_form, sizeof(old_form) - 1, &o), 0);
 	assert_int_equal(o.n_events, 1);
@@ -344,7 +348,8 @@ static void test_parse_edges(void **st)
 	assert_int_equal(o.events[0].arg, 12);
 	bench_perftest_out_free(&o);
 	{
-		static const char m[] = " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
+		static const char m[] =
+			" Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
 		struct bench_ceiling c = { 0 };
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
@@ -417,7 +422,13 @@ static void test_ceiling_ib(void **st)
 
 	model_load(&m, "s002-a31");
 	/* 100 x 8 MiB / (8 MiB + 2048 packets x 26 + 16) */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608, .qps = 1 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_0",
+					   .gid_index = -1,
+					   .mtu = 4096,
+					   .bytes = 8388608,
+					   .qps = 1 },
+		&c);
 	assert_true(c.known);
 	assert_int_equal(c.terms[c.limit].factor, BENCH_CEIL_PORT);
 	assert_true(fabs(c.gbps - 99.369) < 0.01);
@@ -429,11 +440,19 @@ static void test_ceiling_ib(void **st)
 	assert_int_equal(c.terms[1].factor, BENCH_CEIL_PCIE);
 	assert_non_null(strstr(c.terms[1].phrase, "mlx5_0 (16.0 GT/s x16)"));
 	/* bidirectional: both directions */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = -1, .mtu = 4096, .bytes = 8388608,
-					 .bidirectional = true }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_0",
+					   .gid_index = -1,
+					   .mtu = 4096,
+					   .bytes = 8388608,
+					   .bidirectional = true },
+		&c);
 	assert_true(fabs(c.gbps - 198.74) < 0.01);
 	/* a GID index on IB adds the 40 B GRH */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_0", .gid_index = 0, .mtu = 4096, .bytes = 65536 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){
+			.device = "mlx5_0", .gid_index = 0, .mtu = 4096, .bytes = 65536 },
+		&c);
 	assert_int_equal(c.header_bytes, 66);
 	/* not in the model */
 	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_9", .gid_index = -1 }, &c);
@@ -442,10 +461,14 @@ static void test_ceiling_ib(void **st)
 	model_free(&m);
 
 	model_load(&m, "b4-cx3-ib"); /* 4X FDR: 14.0625 GBd x 4 x 64/66 = 54.5 Gb/s of data */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx4_0", .gid_index = -1, .mtu = 4096, .bytes = 65536 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){
+			.device = "mlx4_0", .gid_index = -1, .mtu = 4096, .bytes = 65536 },
+		&c);
 	assert_int_equal(c.port, 2); /* port 1 is Down */
 	assert_true(fabs(c.data_gbps - 54.545) < 0.01);
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx4_0", .port = 1, .gid_index = -1 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx4_0", .port = 1, .gid_index = -1 },
+		&c);
 	assert_false(c.known);
 	assert_non_null(strstr(c.why_unknown, "DOWN"));
 	model_free(&m);
@@ -458,7 +481,13 @@ static void test_ceiling_roce(void **st)
 
 	model_load(&m, "a6-sriov-client");
 	/* 200 x 65536 / (65536 + 64 x 82 + 16) = 185.13; at 4096: 196.03 */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 16 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_2",
+					   .gid_index = 3,
+					   .mtu = 1024,
+					   .bytes = 65536,
+					   .qps = 16 },
+		&c);
 	assert_true(c.known);
 	assert_true(fabs(c.gbps - 185.13) < 0.01);
 	assert_true(fabs(c.mtu4096_gbps - 196.03) < 0.01);
@@ -468,32 +497,56 @@ static void test_ceiling_roce(void **st)
 	assert_int_equal(c.header_bytes, 82);
 	assert_string_equal(c.terms[c.limit].phrase, "RoCE v2 can carry at path MTU 1024");
 	/* GID 2 is the RoCE v1 GID of the same address: GRH instead of IP/UDP */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 2, .mtu = 1024, .bytes = 65536 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){
+			.device = "mlx5_2", .gid_index = 2, .mtu = 1024, .bytes = 65536 },
+		&c);
 	assert_int_equal(c.header_bytes, 94);
 	/* without perftest's MTU the netdev's decides; the VF's link is its PF's */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .bytes = 65536 }, &c);
+	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .bytes = 65536 },
+		&c);
 	assert_int_equal(c.path_mtu, 1024);
 	assert_non_null(strstr(c.terms[1].what, "0000:37:00.0"));
 	/* GPU memory: the A40 sits on another root complex of the same socket */
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_2", .gid_index = 3, .mtu = 1024, .bytes = 65536,
-					 .gpu = &m.node->gpus[0] }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_2",
+					   .gid_index = 3,
+					   .mtu = 1024,
+					   .bytes = 65536,
+					   .gpu = &m.node->gpus[0] },
+		&c);
 	assert_int_equal(c.gpu_rel, HW_TOPO_NODE);
 	model_free(&m);
 
 	/* RoCE LAG over 802.3ad: several QPs use both legs, one QP one leg */
 	model_load(&m, "f3-roce-lag");
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 8 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_bond_1",
+					   .gid_index = 3,
+					   .mtu = 1024,
+					   .bytes = 65536,
+					   .qps = 8 },
+		&c);
 	assert_int_equal(c.legs, 2);
 	assert_true(fabs(c.gbps - 185.13) < 0.01);
 	assert_string_equal(c.netdev, "bond1");
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_1", .gid_index = 3, .mtu = 1024, .bytes = 65536, .qps = 1 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "mlx5_bond_1",
+					   .gid_index = 3,
+					   .mtu = 1024,
+					   .bytes = 65536,
+					   .qps = 1 },
+		&c);
 	assert_int_equal(c.legs, 1);
 	assert_true(fabs(c.gbps - 92.57) < 0.01);
 	model_free(&m);
 
 	/* a100-ib-bond's RoCE LAG is active-backup: one leg whatever the QPs */
 	model_load(&m, "a100-ib-bond");
-	ceil_of(&m, (struct bench_ceil_input){ .device = "mlx5_bond_0", .gid_index = 3, .bytes = 65536, .qps = 8 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){
+			.device = "mlx5_bond_0", .gid_index = 3, .bytes = 65536, .qps = 8 },
+		&c);
 	assert_int_equal(c.legs, 1);
 	model_free(&m);
 }
@@ -506,7 +559,13 @@ static void test_ceiling_pcie(void **st)
 	/* DGX Spark (B1): each function of the ConnectX-7 hangs off a Gen5 x4 link; the 200G port
 	 * is limited to ~111 Gb/s by it, and the card trained below its x16 */
 	model_load(&m, "b1-gb10-roce");
-	ceil_of(&m, (struct bench_ceil_input){ .device = "rocep1s0f0", .gid_index = -1, .mtu = 4096, .bytes = 65536, .qps = 4 }, &c);
+	ceil_of(&m,
+		(struct bench_ceil_input){ .device = "rocep1s0f0",
+					   .gid_index = -1,
+					   .mtu = 4096,
+					   .bytes = 65536,
+					   .qps = 4 },
+		&c);
 	assert_true(c.known);
 	assert_int_equal(c.terms[c.limit].factor, BENCH_CEIL_PCIE);
 	assert_true(fabs(c.gbps - 110.62) < 0.01);
@@ -520,31 +579,39 @@ static void test_ceiling_pcie(void **st)
 struct vcase {
 	const char *capture, *node, *device, *peer;
 	enum bench_status status;
-	const char *code;   /* a reason with this code */
-	const char *text;   /* ... whose text holds this */
+	const char *code; /* a reason with this code */
+	const char *text; /* ... whose text holds this */
 };
 
 static const struct vcase vcases[] = {
 	{ "s002-host-server.txt", "s002-a31", NULL, NULL, BENCH_PASS, "measured",
 	  "98.38 Gb/s is 99 % of the 99.4 Gb/s that 2X HDR InfiniBand can carry at path MTU 4096" },
-	{ "s002-host-client.txt", "s002-a31", NULL, NULL, BENCH_PASS, "measured", "98.38 Gb/s is 99 %" },
-	{ "s002-gpu-server.txt", "s002-a101", NULL, NULL, BENCH_WARN, "gpu_memory", "GPUDirect, PIX to the HCA" },
-	{ "s002-gpu-client.txt", "s002-a101", NULL, NULL, BENCH_WARN, "gpu_sys", "0000:d5:00.0 is on the other CPU socket" },
-	{ "s003-v100-loopback.txt", "v100-ib", NULL, NULL, BENCH_PASS, "cpu_frequency", "1000 vs 3014 MHz" },
+	{ "s002-host-client.txt", "s002-a31", NULL, NULL, BENCH_PASS, "measured",
+	  "98.38 Gb/s is 99 %" },
+	{ "s002-gpu-server.txt", "s002-a101", NULL, NULL, BENCH_WARN, "gpu_memory",
+	  "GPUDirect, PIX to the HCA" },
+	{ "s002-gpu-client.txt", "s002-a101", NULL, NULL, BENCH_WARN, "gpu_sys",
+	  "0000:d5:00.0 is on the other CPU socket" },
+	{ "s003-v100-loopback.txt", "v100-ib", NULL, NULL, BENCH_PASS, "cpu_frequency",
+	  "1000 vs 3014 MHz" },
 	{ "s003-a100-loopback.txt", "a100-ib-bond", NULL, NULL, BENCH_PASS, "measured",
 	  "183.61 Gb/s is 92 % of the 199 Gb/s that 4X HDR InfiniBand" },
-	{ "s003-portdown-server.txt", "a100-ib-bond", "mlx5_0", NULL, BENCH_FAIL, "port_down", "port.state: DOWN/Disabled" },
-	{ "s003-portdown-client.txt", "a100-ib-bond", "mlx5_0", NULL, BENCH_FAIL, "port_down", "Port number 1 state is Down" },
+	{ "s003-portdown-server.txt", "a100-ib-bond", "mlx5_0", NULL, BENCH_FAIL, "port_down",
+	  "port.state: DOWN/Disabled" },
+	{ "s003-portdown-client.txt", "a100-ib-bond", "mlx5_0", NULL, BENCH_FAIL, "port_down",
+	  "Port number 1 state is Down" },
 	{ "s003-bond-notfound.txt", "a100-ib-bond", NULL, NULL, BENCH_FAIL, "device_not_found",
 	  "mlx5_bond_0 is in /sys with infiniband/uverbs2, yet libibverbs did not list it" },
-	{ "s003-readbw-server.txt", "v100-ib", NULL, "s003-readbw-client.txt", BENCH_FAIL, "peer_failed",
-	  "the other side failed first: \"Couldn't allocate MR\"" },
-	{ "s003-readbw-client.txt", "v100-ib", NULL, NULL, BENCH_FAIL, "mr_memlock", "RLIMIT_MEMLOCK" },
+	{ "s003-readbw-server.txt", "v100-ib", NULL, "s003-readbw-client.txt", BENCH_FAIL,
+	  "peer_failed", "the other side failed first: \"Couldn't allocate MR\"" },
+	{ "s003-readbw-client.txt", "v100-ib", NULL, NULL, BENCH_FAIL, "mr_memlock",
+	  "RLIMIT_MEMLOCK" },
 	{ "A6-client.txt", "a6-sriov-client", NULL, NULL, BENCH_PASS, "measured",
 	  "180.47 Gb/s is 97 % of the 185 Gb/s that RoCE v2 can carry at path MTU 1024; raising the interface MTU of "
 	  "enp55s0f0v0 to 9000 (path MTU 4096) allows about 196 Gb/s" },
 	{ "A6-server.txt", "a6-sriov-server", NULL, NULL, BENCH_PASS, "mtu", "1500 gives 1024" },
-	{ "F3.txt", "f3-roce-lag", NULL, NULL, BENCH_PASS, "measured", "RoCE v2 over 2 LAG legs can carry at path MTU 1024" },
+	{ "F3.txt", "f3-roce-lag", NULL, NULL, BENCH_PASS, "measured",
+	  "RoCE v2 over 2 LAG legs can carry at path MTU 1024" },
 	{ "F1.txt", NULL, NULL, NULL, BENCH_FAIL, "no_result", "no result row" },
 	{ "F2.txt", NULL, NULL, NULL, BENCH_WARN, "small_messages", "the largest message is 8 B" },
 	{ "F4.txt", NULL, NULL, NULL, BENCH_WARN, "small_messages", "7.50 Mpps" },
@@ -558,11 +625,14 @@ static const struct vcase vcases[] = {
 	{ "G7.txt", NULL, NULL, NULL, BENCH_FAIL, "zero_gid", "index 0) is all zero" },
 	{ "spiderpool-ib-read-lat.txt", NULL, NULL, NULL, BENCH_PASS, "latency",
 	  "1.90 us typical at 2 B against a budget of 4.00 us for RDMA_Read InfiniBand" },
-	{ "local-no-devices.txt", NULL, NULL, NULL, BENCH_FAIL, "no_device", "Did not detect devices" },
+	{ "local-no-devices.txt", NULL, NULL, NULL, BENCH_FAIL, "no_device",
+	  "Did not detect devices" },
 	/* perftest#126: GPU memory, "ERRNO: Bad address" on its own line, on a node whose
 	 * nvidia_peermem is loaded: still the GPU memory cause, not memlock (issue 17) */
-	{ "perftest126-client.txt", "s002-a101", NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
-	{ "perftest126-client.txt", NULL, NULL, NULL, BENCH_FAIL, "mr_gpu", "could not pin GPU memory" },
+	{ "perftest126-client.txt", "s002-a101", NULL, NULL, BENCH_FAIL, "mr_gpu",
+	  "could not pin GPU memory" },
+	{ "perftest126-client.txt", NULL, NULL, NULL, BENCH_FAIL, "mr_gpu",
+	  "could not pin GPU memory" },
 	/* edited captures (issue 16 defect 7; each file says what was edited): the impossible */
 	{ "edited-above-ceiling.txt", "a6-sriov-client", NULL, NULL, BENCH_INVALID, "above_ceiling",
 	  "99999999.00 Gb/s at 65536 B (line 101) is 54016112 % of the 185 Gb/s that RoCE v2 can carry" },
@@ -596,27 +666,33 @@ static void judge_case(const struct vcase *k)
 	for (size_t i = 0; m.node && o.cuda_bus >= 0 && i < m.node->n_gpus; i++) {
 		unsigned d, b, s, f;
 
-		if (sscanf(m.node->gpus[i].pci->bdf, "%x:%x:%x.%x", &d, &b, &s, &f) == 4 && (int)b == o.cuda_bus)
+		if (sscanf(m.node->gpus[i].pci->bdf, "%x:%x:%x.%x", &d, &b, &s, &f) == 4 &&
+		    (int)b == o.cuda_bus)
 			in.gpu = &m.node->gpus[i];
 	}
 	assert_int_equal(bench_ceiling_compute(m.ctx, m.node, &in, &c), 0);
 	bench_thresholds_default(&t);
 	assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
-	assert_int_equal(bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node != NULL, &c, &v), 0);
+	assert_int_equal(
+		bench_diagnose(m.ctx, &o, k->peer ? &peer : NULL, m.node, k->node != NULL, &c, &v),
+		0);
 	for (size_t i = 0; i < v.n_reasons; i++) {
 		if (strcmp(v.reasons[i].code, k->code))
 			continue;
 		found = true;
 		if (!strstr(v.reasons[i].text, k->text))
-			fail_msg("%s: reason %s is \"%s\", wants \"%s\"", k->capture, k->code, v.reasons[i].text, k->text);
+			fail_msg("%s: reason %s is \"%s\", wants \"%s\"", k->capture, k->code,
+				 v.reasons[i].text, k->text);
 		/* every reason that makes a verdict worse than pass says what to do */
 		assert_true(v.reasons[i].status == BENCH_PASS || v.reasons[i].fix[0]);
 	}
 	if (!found)
-		fail_msg("%s: no reason %s (verdict %s, %zu reasons, first %s)", k->capture, k->code, bench_status_name(v.status),
-			 v.n_reasons, v.n_reasons ? v.reasons[0].code : "-");
+		fail_msg("%s: no reason %s (verdict %s, %zu reasons, first %s)", k->capture,
+			 k->code, bench_status_name(v.status), v.n_reasons,
+			 v.n_reasons ? v.reasons[0].code : "-");
 	if (v.status != k->status)
-		fail_msg("%s: verdict %s, wants %s", k->capture, bench_status_name(v.status), bench_status_name(k->status));
+		fail_msg("%s: verdict %s, wants %s", k->capture, bench_status_name(v.status),
+			 bench_status_name(k->status));
 	bench_verdict_free(&v);
 	bench_perftest_out_free(&o);
 	bench_perftest_out_free(&peer);
@@ -643,21 +719,24 @@ struct mcase {
 #define ROCE_HDR " Device         : mlx5_2\n Link type       : Ethernet\n GID index       : 1\n"
 
 static const struct mcase mcases[] = {
-	{ "Found Incompatibility issue with GID types.\nPlease Try to use a different IP version.\n", NULL, "gid_type",
-	  "one side used a RoCE v1 GID and the other a RoCE v2 one" },
-	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n", NULL, "gid_index",
-	  "on RoCE usually a wrong GID index (GID 1)" },
-	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n", "a6-sriov-client",
-	  "gid_index", "the RoCE v2 IPv4 GID of enp55s0f0v0 is index 3 (-x 3)" },
-	{ "Couldn't connect to 10.0.0.2:18515\n", NULL, "connect", "could not reach perftest's TCP port" },
-	{ "Current implementation is not compatible with versions older than 5.70\n", NULL, "version",
-	  "perftest versions that cannot talk" },
-	{ "OFED stack does not support DMA-BUF\n", NULL, "dmabuf", "DMA-BUF registration of GPU memory is not supported" },
+	{ "Found Incompatibility issue with GID types.\nPlease Try to use a different IP version.\n",
+	  NULL, "gid_type", "one side used a RoCE v1 GID and the other a RoCE v2 one" },
+	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n",
+	  NULL, "gid_index", "on RoCE usually a wrong GID index (GID 1)" },
+	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n",
+	  "a6-sriov-client", "gid_index", "the RoCE v2 IPv4 GID of enp55s0f0v0 is index 3 (-x 3)" },
+	{ "Couldn't connect to 10.0.0.2:18515\n", NULL, "connect",
+	  "could not reach perftest's TCP port" },
+	{ "Current implementation is not compatible with versions older than 5.70\n", NULL,
+	  "version", "perftest versions that cannot talk" },
+	{ "OFED stack does not support DMA-BUF\n", NULL, "dmabuf",
+	  "DMA-BUF registration of GPU memory is not supported" },
 	{ "DMA-BUF is not supported on this GPU\n", NULL, "dmabuf", "DMA-BUF registration" },
 	{ "Error: BW result is below bw limit\n", NULL, "limit", "--limit_bw" },
-	{ " Couldn't create IB resources\n", NULL, "resources", "could not create its verbs resources" },
-	{ " Completion with error at client\n Failed status 5: wr_id 0 syndrom 0x0\n", NULL, "completion_error",
-	  "completed with an error" },
+	{ " Couldn't create IB resources\n", NULL, "resources",
+	  "could not create its verbs resources" },
+	{ " Completion with error at client\n Failed status 5: wr_id 0 syndrom 0x0\n", NULL,
+	  "completion_error", "completed with an error" },
 };
 
 static void test_failure_messages(void **st)
@@ -678,8 +757,10 @@ static void test_failure_messages(void **st)
 		assert_int_equal(bench_verdict_judge(&o, &c, &t, &v), 0);
 		assert_int_equal(bench_diagnose(m.ctx, &o, NULL, m.node, false, &c, &v), 0);
 		assert_int_equal(v.status, BENCH_FAIL);
-		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) || !strstr(v.reasons[0].text, k->want))
-			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i, v.n_reasons ? v.reasons[0].code : "-",
+		if (v.n_reasons < 1 || strcmp(v.reasons[0].code, k->code) ||
+		    !strstr(v.reasons[0].text, k->want))
+			fail_msg("case %zu: reason %s \"%s\", wants %s \"%s\"", i,
+				 v.n_reasons ? v.reasons[0].code : "-",
 				 v.n_reasons ? v.reasons[0].text : "", k->code, k->want);
 		assert_true(v.reasons[0].fix[0] != '\0');
 		bench_verdict_free(&v);
@@ -732,13 +813,20 @@ static void test_tcp_listening(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_seed002), cmocka_unit_test(test_parse_seed003),
-		cmocka_unit_test(test_parse_real_outputs), cmocka_unit_test(test_parse_other),
+		cmocka_unit_test(test_parse_seed002),
+		cmocka_unit_test(test_parse_seed003),
+		cmocka_unit_test(test_parse_real_outputs),
+		cmocka_unit_test(test_parse_other),
 		cmocka_unit_test(test_parse_edges),
-		cmocka_unit_test(test_parse_table_mismatch), cmocka_unit_test(test_roce_mtu_and_pcie),
-		cmocka_unit_test(test_ceiling_ib), cmocka_unit_test(test_ceiling_roce),
-		cmocka_unit_test(test_ceiling_pcie), cmocka_unit_test(test_verdicts), cmocka_unit_test(test_failure_messages),
-		cmocka_unit_test(test_thresholds), cmocka_unit_test(test_tcp_listening),
+		cmocka_unit_test(test_parse_table_mismatch),
+		cmocka_unit_test(test_roce_mtu_and_pcie),
+		cmocka_unit_test(test_ceiling_ib),
+		cmocka_unit_test(test_ceiling_roce),
+		cmocka_unit_test(test_ceiling_pcie),
+		cmocka_unit_test(test_verdicts),
+		cmocka_unit_test(test_failure_messages),
+		cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_tcp_listening),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

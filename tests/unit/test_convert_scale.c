@@ -43,8 +43,8 @@ int __wrap_json_equal(const json_t *a, const json_t *b)
 static void add(json_t *inputs, json_t *obj)
 {
 	assert_non_null(obj);
-	assert_int_equal(json_array_append_new(inputs, json_pack("{s:s,s:o}", "file", "gen.yaml",
-								 "object", obj)),
+	assert_int_equal(json_array_append_new(
+				 inputs, json_pack("{s:s,s:o}", "file", "gen.yaml", "object", obj)),
 			 0);
 }
 
@@ -68,16 +68,16 @@ static json_t *inputs(size_t n)
 		snprintf(net, sizeof(net), "pool-%zu", i);
 		add(in, json_pack("{s:s,s:{s:s,s:s},s:{s:s,s:{s:s,s:{s:[s]}}}}", "kind",
 				  "SpiderMultusConfig", "metadata", "name", name, "namespace", "ns",
-				  "spec", "cniType", "sriov", "sriov", "resourceName", res, "ippools",
-				  "ipv4", net));
+				  "spec", "cniType", "sriov", "sriov", "resourceName", res,
+				  "ippools", "ipv4", net));
 		snprintf(name, sizeof(name), "policy-%zu", i);
 		snprintf(pf, sizeof(pf), "0000:%02zx:%02zx.0", (i / 32) % 256, i % 32);
 		snprintf(res, sizeof(res), "gpu%zusriov", i % 8);
 		add(in, json_pack("{s:s,s:{s:s},s:{s:s,s:i,s:{s:s,s:[s]},s:s,s:b}}", "kind",
 				  "SriovNetworkNodePolicy", "metadata", "name", name, "spec",
 				  "resourceName", res, "numVfs", 8, "nicSelector", "vendor", "15b3",
-				  "rootDevices", i == 1 ? "0000:00:00.0" : pf, "deviceType", "netdevice",
-				  "isRdma", 1));
+				  "rootDevices", i == 1 ? "0000:00:00.0" : pf, "deviceType",
+				  "netdevice", "isRdma", 1));
 		snprintf(name, sizeof(name), "spare-%zu", i);
 		snprintf(net, sizeof(net), "10.%u.%u.0/24", 250 - a % 4, b);
 		add(in, json_pack("{s:s,s:{s:s},s:{s:s,s:[s]}}", "kind", "SpiderIPPool", "metadata",
@@ -112,8 +112,8 @@ static void test_linear(void **state)
 	struct cost small = run(500), big = run(4000);
 
 	(void)state;
-	print_message("# 500 objects: %lu lookups, %lu compares; 4000: %lu, %lu\n",
-		      small.lookups, small.compares, big.lookups, big.compares);
+	print_message("# 500 objects: %lu lookups, %lu compares; 4000: %lu, %lu\n", small.lookups,
+		      small.compares, big.lookups, big.compares);
 	/* the input's own FIX notes (a PF in two policies, a name given twice) are there at
 	 * both sizes: the indexes find what the walks found */
 	assert_true(small.fixes >= 3);

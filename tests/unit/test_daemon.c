@@ -25,9 +25,9 @@
 static char dir[64];
 
 struct role {
-	char running[64];       /* the running config */
+	char running[64]; /* the running config */
 	struct daemon_refusal refusal;
-	unsigned said;          /* refusals logged */
+	unsigned said; /* refusals logged */
 	int state;
 	unsigned changed, signalled, periodic, ticks, fd_reads;
 	int pipe_rd;
@@ -204,14 +204,17 @@ static void test_refusal(void **st)
 	assert_false(daemon_refusal_is_new(&r, "bad key", NULL));
 	assert_true(daemon_refusal_is_new(&r, "bad key", "text 1")); /* now readable */
 	assert_false(daemon_refusal_is_new(&r, "bad key", "text 1"));
-	assert_true(daemon_refusal_is_new(&r, "bad key", "text 2")); /* another content, same words */
+	assert_true(
+		daemon_refusal_is_new(&r, "bad key", "text 2")); /* another content, same words */
 	assert_true(daemon_refusal_is_new(&r, "other", "text 2"));
 	daemon_refusal_clear(&r);
-	assert_true(daemon_refusal_is_new(&r, "other", "text 2")); /* accepted meanwhile: new again */
+	assert_true(
+		daemon_refusal_is_new(&r, "other", "text 2")); /* accepted meanwhile: new again */
 	daemon_refusal_clear(&r);
 	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_SIGNAL), "SIGHUP");
 	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_CHANGED), "file changed");
-	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_PERIODIC), "periodic check");
+	assert_string_equal(daemon_reload_reason_to_string(DAEMON_RELOAD_PERIODIC),
+			    "periodic check");
 }
 
 /* The liveness file: made and touched by the loop, refused through a link or as a FIFO (its
@@ -275,10 +278,8 @@ static void test_config_dir(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loop),
-		cmocka_unit_test(test_notify),
-		cmocka_unit_test(test_refusal),
-		cmocka_unit_test(test_alive_file),
+		cmocka_unit_test(test_loop),	   cmocka_unit_test(test_notify),
+		cmocka_unit_test(test_refusal),	   cmocka_unit_test(test_alive_file),
 		cmocka_unit_test(test_config_dir),
 	};
 

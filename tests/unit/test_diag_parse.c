@@ -47,18 +47,28 @@ static void test_limits(void **st)
 	assert_true(s == 8388608 && h == DIAG_UNLIMITED);
 	/* "Max locked" alone is not a row name */
 	assert_int_equal(diag_limits_parse(S(limits_8m), "Max locked", &s, &h), 0);
-	assert_int_equal(diag_limits_parse(S("Max locked memory         unlimited            unlimited            bytes\n"),
-				      "Max locked memory", &s, &h), 1);
+	assert_int_equal(diag_limits_parse(S("Max locked memory         unlimited   "
+					     "         unlimited            bytes\n"),
+					   "Max locked memory", &s, &h),
+			 1);
 	assert_true(s == DIAG_UNLIMITED);
 	/* the kernel's old 64 KiB default (above libibverbs' 32 KiB warning line) */
-	assert_int_equal(diag_limits_parse(S("Max locked memory 65536 65536 bytes"), "Max locked memory", &s, &h), 1);
+	assert_int_equal(diag_limits_parse(S("Max locked memory 65536 65536 bytes"),
+					   "Max locked memory", &s, &h),
+			 1);
 	assert_int_equal(s, 65536);
-	assert_int_equal(diag_limits_parse(S("Max locked memory  lots  8388608  bytes\n"), "Max locked memory", &s, &h), 0);
-	assert_true(diag_limits_parse(S("Max locked memory  8388608\n"), "Max locked memory", &s, &h) < 0);
-	assert_true(diag_limits_parse(S("Max locked memory  -1  -1 bytes\n"), "Max locked memory", &s, &h) < 0);
+	assert_int_equal(diag_limits_parse(S("Max locked memory  lots  8388608  bytes\n"),
+					   "Max locked memory", &s, &h),
+			 0);
+	assert_true(diag_limits_parse(S("Max locked memory  8388608\n"), "Max locked memory", &s,
+				      &h) < 0);
+	assert_true(diag_limits_parse(S("Max locked memory  -1  -1 bytes\n"), "Max locked memory",
+				      &s, &h) < 0);
 	assert_int_equal(diag_limits_parse(S(""), "Max locked memory", &s, &h), 0);
 	/* embedded NUL: cut there, no over-read */
-	assert_int_equal(diag_limits_parse("Max locked memory 1\0 2 bytes", 29, "Max locked memory", &s, &h) < 0, 1);
+	assert_int_equal(diag_limits_parse("Max locked memory 1\0 2 bytes", 29, "Max locked memory",
+					   &s, &h) < 0,
+			 1);
 }
 
 static void test_status_caps(void **st)
@@ -84,11 +94,13 @@ static void test_status_caps(void **st)
 	assert_int_equal(ps.uid[0], 0);
 	assert_true(ps.cap_eff & (1ull << CAP_IPC_LOCK_BIT));
 	/* Docker's default set without IPC_LOCK: a80425fb */
-	assert_int_equal(diag_proc_status_parse(S("Uid:\t0\t0\t0\t0\nCapEff:\t00000000a80425fb\n"), &ps), 1);
+	assert_int_equal(
+		diag_proc_status_parse(S("Uid:\t0\t0\t0\t0\nCapEff:\t00000000a80425fb\n"), &ps), 1);
 	assert_false(ps.cap_eff & (1ull << CAP_IPC_LOCK_BIT));
 	/* malformed values are refused */
 	assert_true(diag_proc_status_parse(S("CapEff:\tzz\n"), &ps) < 0);
-	assert_true(diag_proc_status_parse(S("CapEff:\t00000000000000000\n"), &ps) < 0); /* 17 digits */
+	assert_true(diag_proc_status_parse(S("CapEff:\t00000000000000000\n"), &ps) <
+		    0); /* 17 digits */
 	assert_true(diag_proc_status_parse(S("Uid:\t0\t0\n"), &ps) < 0);
 	assert_true(diag_proc_status_parse(S("Uid:\t0\t0\t0\t99999999999\n"), &ps) < 0);
 	assert_int_equal(diag_proc_status_parse(S("Name:\tx\n"), &ps), 0);
@@ -96,15 +108,24 @@ static void test_status_caps(void **st)
 
 /* A Kubernetes container's mountinfo (containerd, cgroup v2), /dev/shm at Docker's 64 MiB. */
 static const char mountinfo[] =
-	"1363 1283 0:324 / / rw,relatime master:488 - overlay overlay rw,lowerdir=/var/lib/containerd/l1,upperdir=/u,workdir=/w\n"
+	"1363 1283 0:324 / / rw,relatime master:488 - overlay "
+	"overlay rw,lowerdir=/var/lib/containerd/l1,upperdir=/u,"
+	"workdir=/w\n"
 	"1364 1363 0:327 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
 	"1365 1363 0:328 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755,inode64\n"
-	"1366 1365 0:329 / /dev/pts rw,nosuid,noexec,relatime - devpts devpts rw,gid=5,mode=620,ptmxmode=666\n"
+	"1366 1365 0:329 / /dev/pts rw,nosuid,noexec,"
+	"relatime - devpts devpts rw,gid=5,mode=620,"
+	"ptmxmode=666\n"
 	"1367 1365 0:323 / /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw\n"
 	"1368 1363 0:330 / /sys ro,nosuid,nodev,noexec,relatime - sysfs sysfs ro\n"
-	"1369 1368 0:27 / /sys/fs/cgroup ro,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw,nsdelegate,memory_recursiveprot\n"
-	"1370 1365 0:322 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k,inode64\n"
-	"1371 1363 259:2 /var/lib/kubelet/pods/x/etc-hosts /etc/hosts rw,relatime - ext4 /dev/nvme0n1p2 rw\n"
+	"1369 1368 0:27 / /sys/fs/cgroup ro,nosuid,nodev,noexec,"
+	"relatime - cgroup2 cgroup rw,nsdelegate,"
+	"memory_recursiveprot\n"
+	"1370 1365 0:322 / /dev/shm rw,nosuid,nodev,"
+	"noexec,relatime - tmpfs shm rw,size=65536k,"
+	"inode64\n"
+	"1371 1363 259:2 /var/lib/kubelet/pods/x/etc-hosts "
+	"/etc/hosts rw,relatime - ext4 /dev/nvme0n1p2 rw\n"
 	"1372 1363 259:2 /data/my\\040dir /mnt/my\\040dir rw,relatime - ext4 /dev/nvme0n1p2 rw\n";
 
 static void test_mountinfo(void **st)
@@ -124,16 +145,20 @@ static void test_mountinfo(void **st)
 	{
 		static const char two[] =
 			"1370 1365 0:322 / /dev/shm rw - tmpfs shm rw,size=65536k\n"
-			"1400 1370 0:400 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=1048576k,inode64\n";
+			"1400 1370 0:400 / /dev/shm rw,relatime "
+			"- tmpfs tmpfs rw,size=1048576k,inode64\n";
 		assert_int_equal(diag_mountinfo_find(S(two), "/dev/shm", &m), 1);
 		assert_int_equal(diag_mount_option_size(m.options, &size), 1);
 		assert_int_equal(size, 1ull << 30);
 	}
 	/* no separator: malformed */
-	assert_true(diag_mountinfo_find(S("1 2 0:1 / /dev/shm rw tmpfs shm rw\n"), "/dev/shm", &m) < 0);
+	assert_true(diag_mountinfo_find(S("1 2 0:1 / /dev/shm rw tmpfs shm rw\n"), "/dev/shm", &m) <
+		    0);
 	/* /proc/mounts format */
-	assert_int_equal(diag_mounts_find(S("overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n"),
-				     "/dev/shm", &m), 1);
+	assert_int_equal(diag_mounts_find(S("overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,"
+					    "nosuid,nodev,noexec,relatime,size=65536k 0 0\n"),
+					  "/dev/shm", &m),
+			 1);
 	assert_int_equal(diag_mount_option_size(m.options, &size), 1);
 	assert_int_equal(size, 64ull << 20);
 }
@@ -148,7 +173,8 @@ static void test_mount_size(void **st)
 	assert_int_equal(b, 512ull << 20);
 	assert_int_equal(diag_mount_option_size("rw,size=4096", &b), 1);
 	assert_int_equal(b, 4096);
-	assert_int_equal(diag_mount_option_size("rw,size=50%", &b), 0); /* relative: unknown in bytes */
+	assert_int_equal(diag_mount_option_size("rw,size=50%", &b),
+			 0); /* relative: unknown in bytes */
 	assert_int_equal(diag_mount_option_size("rw,nosuid", &b), 0);
 	assert_int_equal(diag_mount_option_size("rw,nr_inodes=size=1", &b), 0);
 	assert_true(diag_mount_option_size("size=12q", &b) < 0);
@@ -176,19 +202,22 @@ static void test_cgroup(void **st)
 
 	assert_int_equal(diag_cgroup_path_parse(S("0::/\n"), true, path, sizeof(path)), 1);
 	assert_string_equal(path, "/");
-	assert_int_equal(diag_cgroup_path_parse(S("0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n"), true, path,
-					   sizeof(path)), 1);
+	assert_int_equal(
+		diag_cgroup_path_parse(
+			S("0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n"), true,
+			path, sizeof(path)),
+		1);
 	assert_string_equal(path, "/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope");
 	{
-		static const char v1[] =
-			"12:pids:/kubepods/burstable/pod1/abc\n"
-			"11:cpu,cpuacct:/kubepods/burstable/pod1/abc\n"
-			"4:memory:/kubepods/burstable/pod1/abc\n"
-			"1:name=systemd:/kubepods/burstable/pod1/abc\n"
-			"0::/\n";
+		static const char v1[] = "12:pids:/kubepods/burstable/pod1/abc\n"
+					 "11:cpu,cpuacct:/kubepods/burstable/pod1/abc\n"
+					 "4:memory:/kubepods/burstable/pod1/abc\n"
+					 "1:name=systemd:/kubepods/burstable/pod1/abc\n"
+					 "0::/\n";
 		assert_int_equal(diag_cgroup_path_parse(S(v1), false, path, sizeof(path)), 1);
 		assert_string_equal(path, "/kubepods/burstable/pod1/abc");
-		assert_int_equal(diag_cgroup_path_parse(S("3:memoryx:/a\n"), false, path, sizeof(path)), 0);
+		assert_int_equal(
+			diag_cgroup_path_parse(S("3:memoryx:/a\n"), false, path, sizeof(path)), 0);
 	}
 	assert_int_equal(diag_cgroup_path_parse(S("4:memory:/a\n"), true, path, sizeof(path)), 0);
 	assert_true(diag_cgroup_path_parse(S("0::relative\n"), true, path, sizeof(path)) < 0);
@@ -196,13 +225,16 @@ static void test_cgroup(void **st)
 
 static void test_devices_list(void **st)
 {
-	/* a container given uverbs0 and rdma_cm by the device plugin (runc's default rules first) */
-	static const char plugin[] = "c *:* m\nb *:* m\nc 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 5:0 rwm\nc 5:2 rwm\n"
-				     "c 1:8 rwm\nc 1:9 rwm\nc 136:* rwm\nc 10:200 rwm\nc 231:192 rw\nc 10:121 rw\n";
+	/* a container given uverbs0 and rdma_cm by the device plugin (runc's default rules
+	 * first) */
+	static const char plugin[] =
+		"c *:* m\nb *:* m\nc 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 5:0 rwm\nc 5:2 rwm\n"
+		"c 1:8 rwm\nc 1:9 rwm\nc 136:* rwm\nc 10:200 rwm\nc 231:192 rw\nc 10:121 rw\n";
 
 	assert_int_equal(diag_devices_list_allows(S(plugin), 231, 192), 1);
 	assert_int_equal(diag_devices_list_allows(S(plugin), 10, 121), 1);
-	assert_int_equal(diag_devices_list_allows(S(plugin), 231, 193), 0); /* "c *:* m": mknod only */
+	assert_int_equal(diag_devices_list_allows(S(plugin), 231, 193),
+			 0); /* "c *:* m": mknod only */
 	assert_int_equal(diag_devices_list_allows(S("a *:* rwm\n"), 231, 193), 1); /* privileged */
 	assert_int_equal(diag_devices_list_allows(S("c 231:* rw\n"), 231, 200), 1);
 	assert_int_equal(diag_devices_list_allows(S("c 231:192 r\n"), 231, 192), 0);
@@ -292,9 +324,10 @@ static void test_env(void **st)
 	struct diag_env e;
 	char err[256];
 	/* what `set -a; . FILE` takes in a file of simple assignments */
-	static const char file[] = "# NCCL settings\nexport NCCL_IB_HCA=\"=mlx5_1\"\nNCCL_SOCKET_IFNAME=eth0\n\n"
-				   "  NCCL_DEBUG='INFO'   # a comment\nNCCL_SOCKET_IFNAME=net1\nEMPTY=\nNCCL_X=a#b\n"
-				   "Q='it has \"double\" and $dollar'\n";
+	static const char file[] =
+		"# NCCL settings\nexport NCCL_IB_HCA=\"=mlx5_1\"\nNCCL_SOCKET_IFNAME=eth0\n\n"
+		"  NCCL_DEBUG='INFO'   # a comment\nNCCL_SOCKET_IFNAME=net1\nEMPTY=\nNCCL_X=a#b\n"
+		"Q='it has \"double\" and $dollar'\n";
 	static const char environ_[] = "PATH=/usr/bin\0NCCL_IB_HCA=mlx5_0:1\0HOME=/root\0";
 	static const char nul_text[] = "A=1\nB=2\0C=3\n";
 
@@ -303,11 +336,13 @@ static void test_env(void **st)
 	assert_string_equal(diag_env_get(&e, "NCCL_DEBUG"), "INFO");
 	assert_string_equal(diag_env_get(&e, "NCCL_SOCKET_IFNAME"), "net1"); /* last wins */
 	assert_string_equal(diag_env_get(&e, "EMPTY"), "");
-	assert_string_equal(diag_env_get(&e, "NCCL_X"), "a#b");               /* '#' inside a word is not a comment */
+	assert_string_equal(diag_env_get(&e, "NCCL_X"),
+			    "a#b"); /* '#' inside a word is not a comment */
 	assert_string_equal(diag_env_get(&e, "Q"), "it has \"double\" and $dollar");
 	assert_null(diag_env_get(&e, "NCCL_IB"));
 	diag_env_clear(&e);
-	assert_int_equal(diag_env_parse(environ_, sizeof(environ_) - 1, true, &e, err, sizeof(err)), 0);
+	assert_int_equal(diag_env_parse(environ_, sizeof(environ_) - 1, true, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(e.n, 3);
 	assert_string_equal(diag_env_get(&e, "NCCL_IB_HCA"), "mlx5_0:1");
 	diag_env_clear(&e);
@@ -322,7 +357,9 @@ static void test_env(void **st)
 	env_refused("A='x'y\n", "line 1: text right after the closing quote");
 	env_refused("A=1; rm -rf /\n", "line 1: a character the shell would interpret");
 	/* a NUL byte in a text file: refused, not read as /proc/PID/environ */
-	assert_int_equal(diag_env_parse(nul_text, sizeof(nul_text) - 1, false, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(
+		diag_env_parse(nul_text, sizeof(nul_text) - 1, false, &e, err, sizeof(err)),
+		-EINVAL);
 	assert_non_null(strstr(err, "line 2: a NUL byte"));
 }
 
@@ -331,13 +368,22 @@ static void test_versions(void **st)
 	unsigned maj, min;
 	bool open_module;
 
-	assert_int_equal(diag_nvidia_version_parse(S("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release "
-						"Build  (dvs-builder@U16-T02-35-3)  Thu Aug 24 17:28:36 UTC 2023\nGCC version:  gcc "
-						"version 11.4.0\n"), &maj, &open_module), 1);
+	assert_int_equal(diag_nvidia_version_parse(S("NVRM version: NVIDIA UNIX Open Kernel "
+						     "Module for x86_64  535.104.05  Release "
+						     "Build  (dvs-builder@U16-T02-35-3)  Thu "
+						     "Aug 24 17:28:36 UTC 2023\nGCC version:  "
+						     "gcc "
+						     "version 11.4.0\n"),
+						   &maj, &open_module),
+			 1);
 	assert_int_equal(maj, 535);
 	assert_true(open_module);
-	assert_int_equal(diag_nvidia_version_parse(S("NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.223.02  Sat Oct  7 "
-						"15:39:11 UTC 2023\n"), &maj, &open_module), 1);
+	assert_int_equal(
+		diag_nvidia_version_parse(
+			S("NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.223.02  Sat Oct  7 "
+			  "15:39:11 UTC 2023\n"),
+			&maj, &open_module),
+		1);
 	assert_int_equal(maj, 470);
 	assert_false(open_module);
 	assert_int_equal(diag_nvidia_version_parse(S("550.54.15\n"), &maj, &open_module), 1);
@@ -364,9 +410,11 @@ static void test_bytes(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_limits),     cmocka_unit_test(test_status_caps), cmocka_unit_test(test_mountinfo),
-		cmocka_unit_test(test_mount_size), cmocka_unit_test(test_cgroup),      cmocka_unit_test(test_nccl_list),
-		cmocka_unit_test(test_env),        cmocka_unit_test(test_devices_list),        cmocka_unit_test(test_versions),    cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_limits),	  cmocka_unit_test(test_status_caps),
+		cmocka_unit_test(test_mountinfo), cmocka_unit_test(test_mount_size),
+		cmocka_unit_test(test_cgroup),	  cmocka_unit_test(test_nccl_list),
+		cmocka_unit_test(test_env),	  cmocka_unit_test(test_devices_list),
+		cmocka_unit_test(test_versions),  cmocka_unit_test(test_bytes),
 	};
 
 	return cmocka_run_group_tests_name("diag_parse", tests, NULL, NULL);

@@ -30,7 +30,8 @@ static int read_port(struct dispatch_ctx *c, const char *path, json_t *v, void *
 }
 
 static const struct dispatch_field fields[] = {
-	DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name), DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
+	DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name),
+		       DISPATCH_MANDATORY | DISPATCH_NONEMPTY),
 	DISPATCH_FIELD("on", DISPATCH_BOOL, NULL, offsetof(struct thing, on), 0),
 	DISPATCH_FIELD("n", JSON_INTEGER, NULL, offsetof(struct thing, n), DISPATCH_NULLABLE),
 	DISPATCH_FIELD("x", DISPATCH_NUMBER, NULL, offsetof(struct thing, x), 0),
@@ -55,8 +56,8 @@ static void warn(void *userdata, const char *path, const char *why)
 	s->n++;
 }
 
-static int run(const char *text, enum dispatch_unknown unknown, struct thing *t, char *err, size_t errlen,
-	       struct dispatch_ctx *out, struct seen *seen)
+static int run(const char *text, enum dispatch_unknown unknown, struct thing *t, char *err,
+	       size_t errlen, struct dispatch_ctx *out, struct seen *seen)
 {
 	json_t *doc = json_loads(text, JSON_ALLOW_NUL, NULL);
 	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn, .userdata = seen };
@@ -77,8 +78,11 @@ static void test_ok(void **st)
 	char err[256] = "";
 
 	(void)st;
-	assert_int_equal(run("{\"name\":\"a\",\"on\":true,\"n\":null,\"x\":1.5,\"port\":80,\"vlanProto\":\"802.1ad\"}",
-			     DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &c, &seen), 0);
+	assert_int_equal(run("{\"name\":\"a\",\"on\":true,\"n\":null,"
+			     "\"x\":1.5,\"port\":80,\"vlanProto\":"
+			     "\"802.1ad\"}",
+			     DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &c, &seen),
+			 0);
 	assert_true(t.on);
 	assert_int_equal(t.port, 80);
 	assert_true(t.x == 1.5);
@@ -96,21 +100,24 @@ static void test_refusals(void **st)
 		const char *err;
 	} cases[] = {
 		{ "{}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_MISSING, "cfg.name: missing" },
-		{ "{\"name\":\"\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE, "cfg.name: must not be empty" },
-		{ "{\"name\":\"a\\u0000b\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE, "cfg.name: contains a NUL byte" },
+		{ "{\"name\":\"\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
+		  "cfg.name: must not be empty" },
+		{ "{\"name\":\"a\\u0000b\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
+		  "cfg.name: contains a NUL byte" },
 		{ "{\"name\":\"a\",\"on\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
 		  "cfg.on: expected true or false, got an integer" },
 		{ "{\"name\":\"a\",\"port\":0}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
 		  "cfg.port: 0 is out of range (1 to 65535)" },
 		{ "{\"name\":\"a\",\"x\":\"1\"}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_VALUE,
 		  "cfg.x: expected a number, got a string" },
-		{ "{\"name\":\"a\",\"typo\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN, "cfg.typo: unknown key" },
+		{ "{\"name\":\"a\",\"typo\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN,
+		  "cfg.typo: unknown key" },
 		{ "{\"name\":\"a\",\"a.b\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN,
 		  "cfg[\"a.b\"]: unknown key" },
 		{ "{\"name\":\"a\",\"x\\ny\":1}", DISPATCH_UNKNOWN_REFUSE, DISPATCH_ERR_UNKNOWN,
 		  "cfg[\"x?y\"]: unknown key" },
-		{ "{\"name\":\"a\",\"typo\":1,\"n\":\"2\"}", DISPATCH_UNKNOWN_WARN, DISPATCH_ERR_VALUE,
-		  "cfg.n: expected an integer, got a string" },
+		{ "{\"name\":\"a\",\"typo\":1,\"n\":\"2\"}", DISPATCH_UNKNOWN_WARN,
+		  DISPATCH_ERR_VALUE, "cfg.n: expected an integer, got a string" },
 		{ "{\"name\":\"a\",\"ipMasq\":false}", DISPATCH_UNKNOWN_ALLOW, DISPATCH_ERR_UNKNOWN,
 		  "cfg.ipMasq: no masquerading here" },
 	};
@@ -122,14 +129,17 @@ static void test_refusals(void **st)
 		struct dispatch_ctx c;
 		char err[256] = "";
 
-		assert_int_equal(run(cases[i].doc, cases[i].unknown, &t, err, sizeof(err), &c, &seen), -EINVAL);
+		assert_int_equal(
+			run(cases[i].doc, cases[i].unknown, &t, err, sizeof(err), &c, &seen),
+			-EINVAL);
 		assert_string_equal(err, cases[i].err);
 		assert_int_equal(c.error, cases[i].kind);
 		/* the path alone, for a protocol that quotes it apart from the reason */
 		assert_int_equal(strncmp(err, c.path, strlen(c.path)), 0);
 		assert_memory_equal(err + strlen(c.path), ": ", 2);
 		if (cases[i].kind == DISPATCH_ERR_UNKNOWN)
-			assert_true(c.why ? !strcmp(err + strlen(c.path) + 2, c.why) : !strcmp(err + strlen(c.path), ": unknown key"));
+			assert_true(c.why ? !strcmp(err + strlen(c.path) + 2, c.why)
+					  : !strcmp(err + strlen(c.path), ": unknown key"));
 		else
 			assert_null(c.why);
 	}
@@ -169,12 +179,14 @@ static void test_refused_value(void **st)
 	/* a near miss refused under WARN is an unknown key too, with its value */
 	{
 		static const struct dispatch_field guarded[] = {
-			DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name), DISPATCH_TYPO_GUARD),
+			DISPATCH_FIELD("name", JSON_STRING, NULL, offsetof(struct thing, name),
+				       DISPATCH_TYPO_GUARD),
 			{},
 		};
 
 		doc = json_loads("{\"nmae\":\"a\"}", 0, NULL);
-		assert_int_equal(dispatch_run(&c, "", doc, guarded, DISPATCH_UNKNOWN_WARN, &t), -EINVAL);
+		assert_int_equal(dispatch_run(&c, "", doc, guarded, DISPATCH_UNKNOWN_WARN, &t),
+				 -EINVAL);
 		assert_int_equal(c.error, DISPATCH_ERR_UNKNOWN);
 		assert_string_equal(c.path, "nmae");
 		assert_string_equal(json_string_value(c.value), "a");
@@ -191,10 +203,14 @@ static void test_unknown_policies(void **st)
 	char err[256] = "";
 
 	(void)st;
-	assert_int_equal(run("{\"name\":\"a\",\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN, &t, err, sizeof(err), &c, &seen), 0);
+	assert_int_equal(run("{\"name\":\"a\",\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN, &t,
+			     err, sizeof(err), &c, &seen),
+			 0);
 	assert_string_equal(seen.buf, "cfg.SelectorObj (unknown key, ignored)");
 	seen = (struct seen){ "", 0 };
-	assert_int_equal(run("{\"name\":\"a\",\"grows\":{}}", DISPATCH_UNKNOWN_ALLOW, &t, err, sizeof(err), &c, &seen), 0);
+	assert_int_equal(run("{\"name\":\"a\",\"grows\":{}}", DISPATCH_UNKNOWN_ALLOW, &t, err,
+			     sizeof(err), &c, &seen),
+			 0);
 	assert_int_equal(seen.n, 0);
 }
 
@@ -227,7 +243,8 @@ static void test_readers(void **st)
 	json_decref(v);
 	v = json_string("bridged");
 	assert_int_equal(dispatch_enum(&c, "mode", v, modes, &idx), -EINVAL);
-	assert_string_equal(err, "mode: \"bridged\" is not one of \"bridge\", \"private\", \"vepa\"");
+	assert_string_equal(err,
+			    "mode: \"bridged\" is not one of \"bridge\", \"private\", \"vepa\"");
 	assert_int_equal(dispatch_strdup(&c, "mode", v, true, &dup), 0);
 	assert_string_equal(dup, "bridged");
 	free(dup);
@@ -255,16 +272,18 @@ struct sel {
 };
 
 static const struct dispatch_field sel_fields[] = {
-	DISPATCH_FIELD("isRdma", DISPATCH_BOOL, NULL, offsetof(struct sel, is_rdma), DISPATCH_CASEFOLD),
+	DISPATCH_FIELD("isRdma", DISPATCH_BOOL, NULL, offsetof(struct sel, is_rdma),
+		       DISPATCH_CASEFOLD),
 	DISPATCH_FIELD_WHY("rdmaHcaMax", JSON_INTEGER, NULL, offsetof(struct sel, max),
 			   DISPATCH_CASEFOLD | DISPATCH_MANDATORY, "how many may share it"),
-	DISPATCH_FIELD("healthIntervalMs", JSON_INTEGER, NULL, offsetof(struct sel, health), DISPATCH_TYPO_GUARD),
+	DISPATCH_FIELD("healthIntervalMs", JSON_INTEGER, NULL, offsetof(struct sel, health),
+		       DISPATCH_TYPO_GUARD),
 	DISPATCH_FIELD("envs", JSON_OBJECT, NULL, offsetof(struct sel, envs), DISPATCH_TYPO_GUARD),
 	{},
 };
 
-static int run_sel(const char *text, enum dispatch_unknown unknown, struct sel *t, char *err, size_t errlen,
-		   struct seen *seen)
+static int run_sel(const char *text, enum dispatch_unknown unknown, struct sel *t, char *err,
+		   size_t errlen, struct seen *seen)
 {
 	json_t *doc = json_loads(text, 0, NULL);
 	struct dispatch_ctx c = { .err = err, .errlen = errlen, .warn = warn, .userdata = seen };
@@ -287,20 +306,26 @@ static void test_casefold_and_typos(void **st)
 		/* Go's encoding/json: "IsRdma" and "RDMAHCAMAX" are the fields */
 		{ "{\"IsRdma\":true,\"RDMAHCAMAX\":3}", DISPATCH_UNKNOWN_REFUSE, NULL, "" },
 		/* the path names the key as the document writes it */
-		{ "{\"IsRdma\":1,\"rdmaHcaMax\":3}", DISPATCH_UNKNOWN_REFUSE, "sel.IsRdma: expected true or false, got an integer", "" },
-		{ "{\"rdmaHcaMax\":3,\"RdmaHcaMax\":4}", DISPATCH_UNKNOWN_REFUSE, "sel.RdmaHcaMax: duplicate of key \"rdmaHcaMax\"", "" },
-		{ "{\"isRdma\":true}", DISPATCH_UNKNOWN_REFUSE, "sel.rdmaHcaMax: missing (how many may share it)", "" },
+		{ "{\"IsRdma\":1,\"rdmaHcaMax\":3}", DISPATCH_UNKNOWN_REFUSE,
+		  "sel.IsRdma: expected true or false, got an integer", "" },
+		{ "{\"rdmaHcaMax\":3,\"RdmaHcaMax\":4}", DISPATCH_UNKNOWN_REFUSE,
+		  "sel.RdmaHcaMax: duplicate of key \"rdmaHcaMax\"", "" },
+		{ "{\"isRdma\":true}", DISPATCH_UNKNOWN_REFUSE,
+		  "sel.rdmaHcaMax: missing (how many may share it)", "" },
 		/* rdmak's own keys match exactly; a near miss is refused under WARN... */
 		{ "{\"rdmaHcaMax\":1,\"HealthIntervalMs\":5}", DISPATCH_UNKNOWN_WARN,
 		  "sel.HealthIntervalMs: unknown key (did you mean \"healthIntervalMs\"?)", "" },
 		{ "{\"rdmaHcaMax\":1,\"healthIntervallMS\":5}", DISPATCH_UNKNOWN_WARN,
 		  "sel.healthIntervallMS: unknown key (did you mean \"healthIntervalMs\"?)", "" },
-		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_WARN, "sel.evns: unknown key (did you mean \"envs\"?)", "" },
+		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_WARN,
+		  "sel.evns: unknown key (did you mean \"envs\"?)", "" },
 		/* ...what is further off is the anchor's to ignore: warned */
-		{ "{\"rdmaHcaMax\":1,\"eenvss\":{},\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN, NULL,
+		{ "{\"rdmaHcaMax\":1,\"eenvss\":{},\"SelectorObj\":null}", DISPATCH_UNKNOWN_WARN,
+		  NULL,
 		  "sel.eenvss (unknown key, ignored); sel.SelectorObj (unknown key, ignored)" },
 		/* REFUSE keeps its one message */
-		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_REFUSE, "sel.evns: unknown key", "" },
+		{ "{\"rdmaHcaMax\":1,\"evns\":{}}", DISPATCH_UNKNOWN_REFUSE,
+		  "sel.evns: unknown key", "" },
 	};
 
 	(void)st;
@@ -324,7 +349,9 @@ static void test_casefold_and_typos(void **st)
 		struct seen seen = { "", 0 };
 		char err[256] = "";
 
-		assert_int_equal(run_sel("{\"ISRDMA\":true,\"rdmahcamax\":7}", DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &seen), 0);
+		assert_int_equal(run_sel("{\"ISRDMA\":true,\"rdmahcamax\":7}",
+					 DISPATCH_UNKNOWN_REFUSE, &t, err, sizeof(err), &seen),
+				 0);
 		assert_true(t.is_rdma);
 		assert_int_equal(t.max, 7);
 	}

@@ -19,22 +19,29 @@ static void test_missing(void **st)
 	char err[512] = "";
 
 	(void)st;
-	assert_int_equal(http_dl_load_from("libnosuch-rdmak.so.1", HTTP_DL_GNUTLS, err, sizeof(err)), -ENOENT);
+	assert_int_equal(
+		http_dl_load_from("libnosuch-rdmak.so.1", HTTP_DL_GNUTLS, err, sizeof(err)),
+		-ENOENT);
 	assert_non_null(strstr(err, "cannot load libnosuch-rdmak.so.1: "));
 	assert_null(http_dl.MHD_start_daemon);
 
 	err[0] = '\0';
-	assert_int_equal(http_dl_load_from(HTTP_DL_MHD, "libnosuch-rdmak.so.2", err, sizeof(err)), -ENOENT);
+	assert_int_equal(http_dl_load_from(HTTP_DL_MHD, "libnosuch-rdmak.so.2", err, sizeof(err)),
+			 -ENOENT);
 	assert_non_null(strstr(err, "cannot load libnosuch-rdmak.so.2: "));
 	assert_null(http_dl.MHD_start_daemon);
 
 	/* a library that loads but is not the one: the first function it lacks is named */
 	err[0] = '\0';
 	assert_int_equal(http_dl_load_from("libz.so.1", HTTP_DL_GNUTLS, err, sizeof(err)), -ENOENT);
-	assert_string_equal(err, "libz.so.1 has no MHD_add_response_header (a version older than rdmak was built for?)");
+	assert_string_equal(err, "libz.so.1 has no MHD_add_response_header "
+				 "(a version older than rdmak was built "
+				 "for?)");
 	err[0] = '\0';
 	assert_int_equal(http_dl_load_from(HTTP_DL_MHD, "libz.so.1", err, sizeof(err)), -ENOENT);
-	assert_string_equal(err, "libz.so.1 has no gnutls_pcert_deinit (a version older than rdmak was built for?)");
+	assert_string_equal(
+		err,
+		"libz.so.1 has no gnutls_pcert_deinit (a version older than rdmak was built for?)");
 	assert_null(http_dl.gnutls_strerror);
 }
 
@@ -44,7 +51,8 @@ static void test_gnutls_alone(void **st)
 	char err[512] = "";
 
 	(void)st;
-	assert_int_equal(http_dl_load_gnutls_from("libnosuch-rdmak.so.2", err, sizeof(err)), -ENOENT);
+	assert_int_equal(http_dl_load_gnutls_from("libnosuch-rdmak.so.2", err, sizeof(err)),
+			 -ENOENT);
 	assert_non_null(strstr(err, "cannot load libnosuch-rdmak.so.2: "));
 	assert_null(http_dl.gnutls_init);
 	err[0] = '\0';
@@ -71,7 +79,9 @@ static void test_load(void **st)
 	/* the real function: GnuTLS's words for one of its codes */
 	assert_non_null(strstr(http_dl.gnutls_strerror(GNUTLS_E_MEMORY_ERROR), "memory"));
 	/* loaded once: a later call with bad names changes nothing */
-	assert_int_equal(http_dl_load_from("libnosuch-rdmak.so.1", "libnosuch-rdmak.so.2", err, sizeof(err)), 0);
+	assert_int_equal(
+		http_dl_load_from("libnosuch-rdmak.so.1", "libnosuch-rdmak.so.2", err, sizeof(err)),
+		0);
 	assert_non_null(http_dl.MHD_start_daemon);
 }
 

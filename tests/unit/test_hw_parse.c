@@ -27,7 +27,8 @@ static void test_state(void **st)
 	assert_true(hw_parse_state("4:", &n, name, sizeof(name)) < 0);
 	assert_true(hw_parse_state("", &n, name, sizeof(name)) < 0);
 	assert_true(hw_parse_state("-1: DOWN", &n, name, sizeof(name)) < 0);
-	assert_true(hw_parse_state("4: ACTIVE", &n, name, 3) < 0); /* does not fit: refused, not truncated */
+	assert_true(hw_parse_state("4: ACTIVE", &n, name, 3) <
+		    0); /* does not fit: refused, not truncated */
 }
 
 static void test_rate(void **st)
@@ -91,7 +92,11 @@ static void test_misc(void **st)
 	assert_false(hw_is_bdf("0000:AB:00.0")); /* the kernel names them lower case */
 	assert_int_equal(hw_parse_node_type("1: CA", &id, name, sizeof(name)), 0);
 	assert_string_equal(name, "CA");
-	assert_int_equal(hw_path_parent_bdf("../../devices/pci0000:36/0000:36:02.0/0000:37:00.0/infiniband/mlx5_0", bdf), 0);
+	assert_int_equal(
+		hw_path_parent_bdf(
+			"../../devices/pci0000:36/0000:36:02.0/0000:37:00.0/infiniband/mlx5_0",
+			bdf),
+		0);
 	assert_string_equal(bdf, "0000:37:00.0");
 	assert_int_equal(hw_path_parent_bdf("../0000:37:00.5", bdf), 0);
 	assert_string_equal(bdf, "0000:37:00.5");
@@ -133,13 +138,18 @@ static struct hw_pci mkpci(const char *root, const char *const *path, size_t n, 
 static void test_topology(void **st)
 {
 	/* DGX-A100-like: root port -> switch 1 -> (switch 2a -> GPU0, NIC0), (switch 2b -> GPU1) */
-	const char *gpu0[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0", "0000:04:00.0" };
-	const char *nic0[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0", "0000:04:08.0" };
-	const char *gpu1[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:04.0", "0000:07:00.0", "0000:08:00.0" };
+	const char *gpu0[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0",
+			       "0000:04:00.0" };
+	const char *nic0[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:00.0", "0000:03:00.0",
+			       "0000:04:08.0" };
+	const char *gpu1[] = { "0000:00:01.0", "0000:01:00.0", "0000:02:04.0", "0000:07:00.0",
+			       "0000:08:00.0" };
 	const char *other_rp[] = { "0000:00:03.0" };
 	struct hw_pci g0 = mkpci("pci0000:00", gpu0, 5, 0), n0 = mkpci("pci0000:00", nic0, 5, 0),
-		      g1 = mkpci("pci0000:00", gpu1, 5, 0), g2 = mkpci("pci0000:00", other_rp, 1, 0),
-		      g3 = mkpci("pci0000:40", other_rp, 1, 0), g4 = mkpci("pci0000:80", other_rp, 1, 1);
+		      g1 = mkpci("pci0000:00", gpu1, 5, 0),
+		      g2 = mkpci("pci0000:00", other_rp, 1, 0),
+		      g3 = mkpci("pci0000:40", other_rp, 1, 0),
+		      g4 = mkpci("pci0000:80", other_rp, 1, 1);
 
 	assert_int_equal(hw_topo_relation(&g0, &n0), HW_TOPO_PIX);
 	assert_int_equal(hw_topo_relation(&g1, &n0), HW_TOPO_PXB);
@@ -168,7 +178,9 @@ static void test_port_state_names(void **st)
 static void test_port_iterator(void **st)
 {
 	struct hw_port p0[2], p2[1];
-	struct hw_rdma_dev devs[4] = { [0] = { .ports = p0, .n_ports = 2 }, [2] = { .ports = p2, .n_ports = 1 } };
+	struct hw_rdma_dev devs[4] = {
+		[0] = { .ports = p0, .n_ports = 2 }, [2] = { .ports = p2, .n_ports = 1 }
+	};
 	struct hw_node node = { .rdma = devs, .n_rdma = 4 }, empty = { .n_rdma = 0 };
 	const struct hw_port *want[] = { &p0[0], &p0[1], &p2[0] };
 	size_t n = 0;
@@ -176,18 +188,19 @@ static void test_port_iterator(void **st)
 	p0[0].dev = p0[1].dev = &devs[0];
 	p2[0].dev = &devs[2];
 	/* devices without ports (devs[1], devs[3]) are stepped over, also at the end */
-	HW_NODE_FOREACH_PORT(&node, p) {
+	HW_NODE_FOREACH_PORT(&node, p)
+	{
 		assert_true(n < 3);
 		assert_ptr_equal(p, want[n++]);
 	}
 	assert_int_equal(n, 3);
 	HW_NODE_FOREACH_PORT(&empty, p)
-		fail();
+	fail();
 	n = 0;
 	HW_DEV_FOREACH_PORT(&devs[0], p)
-		n++;
+	n++;
 	HW_DEV_FOREACH_PORT(&devs[1], p)
-		fail();
+	fail();
 	assert_int_equal(n, 2);
 }
 
@@ -205,20 +218,24 @@ static void put_caps(uint8_t *cfg, const unsigned (*caps)[2], size_t n)
 static void test_pci_acs(void **st)
 {
 	static uint8_t cfg[4096];
-	static const unsigned chain[][2] = { { 0x0001, 0x100 }, { 0x0019, 0x148 }, { 0x000d, 0x180 } };
-	static const unsigned loop[][2] = { { 0x0001, 0x100 }, { 0x0002, 0x140 }, { 0x0001, 0x100 } };
+	static const unsigned chain[][2] = { { 0x0001, 0x100 },
+					     { 0x0019, 0x148 },
+					     { 0x000d, 0x180 } };
+	static const unsigned loop[][2] = { { 0x0001, 0x100 },
+					    { 0x0002, 0x140 },
+					    { 0x0001, 0x100 } };
 
-	assert_int_equal(hw_pci_acs_control(cfg, 64), -2);        /* a non-root read: 64 bytes */
+	assert_int_equal(hw_pci_acs_control(cfg, 64), -2); /* a non-root read: 64 bytes */
 	assert_int_equal(hw_pci_acs_control(cfg, 0x103), -2);
 	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), -1); /* no capability at 0x100 */
 	put_caps(cfg, chain, 3);
-	cfg[0x186] = 0x1d;                                         /* SV, RR, CR, UF */
+	cfg[0x186] = 0x1d; /* SV, RR, CR, UF */
 	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), 0x1d);
 	assert_true(hw_pci_acs_control(cfg, sizeof(cfg)) & HW_PCI_ACS_P2P_REQUEST_REDIRECT);
-	assert_int_equal(hw_pci_acs_control(cfg, 0x184), -1);      /* cut before the ACS header ends */
+	assert_int_equal(hw_pci_acs_control(cfg, 0x184), -1); /* cut before the ACS header ends */
 	memset(cfg, 0, sizeof(cfg));
-	put_caps(cfg, loop, 2);                                    /* 0x100 -> 0x140 */
-	put_caps(cfg, loop + 1, 2);                                /* 0x140 -> 0x100: a loop */
+	put_caps(cfg, loop, 2);					    /* 0x100 -> 0x140 */
+	put_caps(cfg, loop + 1, 2);				    /* 0x140 -> 0x100: a loop */
 	assert_int_equal(hw_pci_acs_control(cfg, sizeof(cfg)), -1); /* ends, does not spin */
 }
 
@@ -227,7 +244,8 @@ static void test_attr_num(void **st)
 	assert_int_equal(hw_parse_attr_num("4: ACTIVE"), 4);
 	assert_int_equal(hw_parse_attr_num("1"), 1);
 	assert_int_equal(hw_parse_attr_num("0\n"), 0);
-	assert_int_equal(hw_parse_attr_num(""), -1);    /* an admin-down netdev's carrier in a fixture */
+	assert_int_equal(hw_parse_attr_num(""),
+			 -1); /* an admin-down netdev's carrier in a fixture */
 	assert_int_equal(hw_parse_attr_num("xyz"), -1);
 	assert_int_equal(hw_parse_attr_num("-1"), -1);
 	assert_int_equal(hw_parse_attr_num("256"), -1);
@@ -237,10 +255,16 @@ static void test_attr_num(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_state), cmocka_unit_test(test_rate), cmocka_unit_test(test_gid),
-		cmocka_unit_test(test_misc), cmocka_unit_test(test_topology), cmocka_unit_test(test_link_speed),
-		cmocka_unit_test(test_port_state_names), cmocka_unit_test(test_port_iterator),
-		cmocka_unit_test(test_pci_acs), cmocka_unit_test(test_attr_num),
+		cmocka_unit_test(test_state),
+		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_gid),
+		cmocka_unit_test(test_misc),
+		cmocka_unit_test(test_topology),
+		cmocka_unit_test(test_link_speed),
+		cmocka_unit_test(test_port_state_names),
+		cmocka_unit_test(test_port_iterator),
+		cmocka_unit_test(test_pci_acs),
+		cmocka_unit_test(test_attr_num),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,12 +17,13 @@
 
 #include "kubelet/kubelet.h"
 
-static int nop_allocate(void *ud, const char *const *ids, size_t n, struct kubelet_container_alloc *out, char **msg)
+static int nop_allocate(void *ud, const char *const *ids, size_t n,
+			struct kubelet_container_alloc *out, char **msg)
 {
 	return 0;
 }
 
-static const struct kubelet_ops ops = {.allocate = nop_allocate};
+static const struct kubelet_ops ops = { .allocate = nop_allocate };
 
 struct fixture {
 	char root[64];
@@ -76,7 +77,7 @@ static void test_new_validates(void **st)
 	struct fixture *f = *st;
 	struct kubelet_server_config c;
 	struct kubelet_server *srv = NULL;
-	static const char *const bad_names[] = {"", "a/b", ".", "..", "kubelet.sock"};
+	static const char *const bad_names[] = { "", "a/b", ".", "..", "kubelet.sock" };
 	struct kubelet *k = NULL;
 	char long_dir[200], long_name[120];
 
@@ -158,10 +159,12 @@ static void test_set_devices(void **st)
 	struct fixture *f = *st;
 	struct kubelet_server_config c = config(f);
 	struct kubelet_server *srv = NULL;
-	struct kubelet_device d[2] = {{.id = "mlx5_0", .healthy = true, .numa_node = 0}, {.id = "mlx5_1", .numa_node = -1}};
+	struct kubelet_device d[2] = { { .id = "mlx5_0", .healthy = true, .numa_node = 0 },
+				       { .id = "mlx5_1", .numa_node = -1 } };
 
 	assert_int_equal(kubelet_server_new(f->k, &c, NULL, NULL, &srv), 0);
-	assert_int_equal(kubelet_server_set_devices(srv, d, 2), 0); /* before start: kept for later */
+	assert_int_equal(kubelet_server_set_devices(srv, d, 2),
+			 0); /* before start: kept for later */
 	assert_int_equal(kubelet_server_start(srv), 0);
 	assert_int_equal(kubelet_server_set_devices(srv, d, 1), 0);
 	assert_int_equal(kubelet_server_set_devices(srv, NULL, 0), 0);
@@ -198,7 +201,7 @@ static void test_two_servers(void **st)
 
 static void test_alloc_clear(void **st)
 {
-	struct kubelet_container_alloc a = {0};
+	struct kubelet_container_alloc a = { 0 };
 
 	a.envs = calloc(1, sizeof(*a.envs));
 	a.envs[0].key = strdup("K");

@@ -31,10 +31,11 @@ static void test_v2_systemd(void **st)
 	assert_string_equal(uid, "5759a1ae-36ca-48a8-b20a-b0b5c8a90fb8");
 	assert_string_equal(cid, CID);
 	/* a Guaranteed pod has no QoS level; CRI-O's scope */
-	assert_int_equal(parse("0::/kubepods.slice/kubepods-podf3807a4b_0e6b_4a2c_9d6e_0123456789ab.slice/"
-			       "crio-" CID ".scope\n",
-			       uid, cid),
-			 1);
+	assert_int_equal(
+		parse("0::/kubepods.slice/kubepods-podf3807a4b_0e6b_4a2c_9d6e_0123456789ab.slice/"
+		      "crio-" CID ".scope\n",
+		      uid, cid),
+		1);
 	assert_string_equal(uid, "f3807a4b-0e6b-4a2c-9d6e-0123456789ab");
 	assert_string_equal(cid, CID);
 	/* seen from the exporter's own cgroup namespace: relative, climbing */
@@ -51,22 +52,26 @@ static void test_v1_cgroupfs(void **st)
 {
 	char uid[KUBELET_UID_LEN], cid[KUBELET_CONTAINER_LEN];
 
-	assert_int_equal(parse("13:memory:/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/" CID "\n"
-			       "12:perf_event:/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/" CID "\n"
-			       "0::/\n",
-			       uid, cid),
-			 1);
+	assert_int_equal(
+		parse("13:memory:/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/" CID "\n"
+		      "12:perf_event:/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/" CID "\n"
+		      "0::/\n",
+		      uid, cid),
+		1);
 	assert_string_equal(uid, "8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5");
 	assert_string_equal(cid, CID);
 	/* the first lines name no pod (a hybrid host's systemd line), a later one does */
 	assert_int_equal(parse("1:name=systemd:/system.slice/containerd.service\n"
-			       "4:cpu,cpuacct:/kubepods/besteffort/pod91a8fc3a-0ecf-48b4-81bf-78a7275d348c/" CID,
+			       "4:cpu,cpuacct:"
+			       "/kubepods/besteffort/pod91a8fc3a-0ecf-"
+			       "48b4-81bf-78a7275d348c/" CID,
 			       uid, cid),
 			 1);
 	assert_string_equal(uid, "91a8fc3a-0ecf-48b4-81bf-78a7275d348c");
 	assert_string_equal(cid, CID);
 	/* a process in the pod's own cgroup: the pod, no container */
-	assert_int_equal(parse("0::/kubepods/besteffort/pod91a8fc3a-0ecf-48b4-81bf-78a7275d348c\n", uid, cid),
+	assert_int_equal(parse("0::/kubepods/besteffort/pod91a8fc3a-0ecf-48b4-81bf-78a7275d348c\n",
+			       uid, cid),
 			 1);
 	assert_string_equal(uid, "91a8fc3a-0ecf-48b4-81bf-78a7275d348c");
 	assert_string_equal(cid, "");
@@ -81,14 +86,22 @@ static void test_not_a_pod(void **st)
 	assert_string_equal(cid, "");
 	assert_int_equal(parse("0::/user.slice/user-0.slice/session-1.scope\n", uid, cid), 0);
 	/* near misses: a short UID, the wrong separator for the driver, no ".slice", no kubepods */
-	assert_int_equal(parse("0::/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c\n", uid, cid), 0);
-	assert_int_equal(parse("0::/kubepods/pod8c52fb9d_0a0c_4e4b_bea2_8da0ed0870c5\n", uid, cid), 0);
-	assert_int_equal(parse("0::/kubepods.slice/kubepods-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8\n", uid, cid), 0);
-	assert_int_equal(parse("0::/other-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8.slice\n", uid, cid), 0);
+	assert_int_equal(parse("0::/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c\n", uid, cid),
+			 0);
+	assert_int_equal(parse("0::/kubepods/pod8c52fb9d_0a0c_4e4b_bea2_8da0ed0870c5\n", uid, cid),
+			 0);
+	assert_int_equal(
+		parse("0::/kubepods.slice/kubepods-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8\n", uid,
+		      cid),
+		0);
+	assert_int_equal(
+		parse("0::/other-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8.slice\n", uid, cid), 0);
 	assert_int_equal(parse("", uid, cid), 0);
 	assert_int_equal(parse("garbage without colons\n", uid, cid), 0);
 	/* a container segment that is no ID is left out, the pod still named */
-	assert_int_equal(parse("0::/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/notanid\n", uid, cid), 1);
+	assert_int_equal(
+		parse("0::/kubepods/pod8c52fb9d-0a0c-4e4b-bea2-8da0ed0870c5/notanid\n", uid, cid),
+		1);
 	assert_string_equal(cid, "");
 }
 

@@ -15,14 +15,15 @@
 
 static void test_parse_rows(void **st)
 {
-	char *ids_a[] = {"0000:1b:00.2", "0000:1b:00.3"}, *ids_b[] = {"7"};
+	char *ids_a[] = { "0000:1b:00.2", "0000:1b:00.3" }, *ids_b[] = { "7" };
 	V1__ContainerDevices da = V1__CONTAINER_DEVICES__INIT, db = V1__CONTAINER_DEVICES__INIT;
-	V1__ContainerDevices *devs[] = {&da, &db};
-	V1__ContainerResources c = V1__CONTAINER_RESOURCES__INIT, bare = V1__CONTAINER_RESOURCES__INIT;
-	V1__ContainerResources *cs[] = {&bare, &c};
-	V1__PodResources p = V1__POD_RESOURCES__INIT, *ps[] = {&p};
+	V1__ContainerDevices *devs[] = { &da, &db };
+	V1__ContainerResources c = V1__CONTAINER_RESOURCES__INIT,
+			       bare = V1__CONTAINER_RESOURCES__INIT;
+	V1__ContainerResources *cs[] = { &bare, &c };
+	V1__PodResources p = V1__POD_RESOURCES__INIT, *ps[] = { &p };
 	V1__ListPodResourcesResponse m = V1__LIST_POD_RESOURCES_RESPONSE__INIT;
-	struct kubelet_pod_devices d = {0};
+	struct kubelet_pod_devices d = { 0 };
 	uint8_t buf[512];
 	size_t len;
 
@@ -68,9 +69,9 @@ static void test_parse_rows(void **st)
 
 static void test_parse_garbage(void **st)
 {
-	static const uint8_t truncated[] = {0x0a, 0x20, 0x0a, 0x05, 'a'};
-	static const uint8_t bad_wire[] = {0x0f, 0xff};
-	struct kubelet_pod_devices d = {.n = 99};
+	static const uint8_t truncated[] = { 0x0a, 0x20, 0x0a, 0x05, 'a' };
+	static const uint8_t bad_wire[] = { 0x0f, 0xff };
+	struct kubelet_pod_devices d = { .n = 99 };
 
 	assert_int_equal(kubelet_pod_resources_parse(truncated, sizeof(truncated), &d), -EBADMSG);
 	assert_int_equal(kubelet_pod_resources_parse(bad_wire, sizeof(bad_wire), &d), -EBADMSG);

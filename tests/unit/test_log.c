@@ -89,7 +89,9 @@ static void test_levels(void **st)
 		const char *l = drain();
 		int y, mo, d, h, mi, s, ms, k = 0;
 
-		assert_int_equal(sscanf(l, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ %n", &y, &mo, &d, &h, &mi, &s, &ms, &k), 7);
+		assert_int_equal(sscanf(l, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ %n", &y, &mo, &d, &h, &mi,
+					&s, &ms, &k),
+				 7);
 		assert_string_equal(l + k, "test info: stamped\n");
 	}
 	log_set_time(false);
@@ -100,8 +102,9 @@ static void test_level_names(void **st)
 	static const struct {
 		const char *s;
 		enum log_level l;
-	} ok[] = { { "error", LOG_LEVEL_ERROR }, { "PANIC", LOG_LEVEL_ERROR }, { "warn", LOG_LEVEL_WARNING },
-		   { "Warning", LOG_LEVEL_WARNING }, { "info", LOG_LEVEL_INFO }, { "debug", LOG_LEVEL_DEBUG },
+	} ok[] = { { "error", LOG_LEVEL_ERROR },  { "PANIC", LOG_LEVEL_ERROR },
+		   { "warn", LOG_LEVEL_WARNING }, { "Warning", LOG_LEVEL_WARNING },
+		   { "info", LOG_LEVEL_INFO },	  { "debug", LOG_LEVEL_DEBUG },
 		   { "verbose", LOG_LEVEL_DEBUG } };
 	enum log_level l = LOG_LEVEL_INFO;
 	enum log_format f = LOG_FORMAT_TEXT;
@@ -204,14 +207,18 @@ static void test_bound(void **st)
 
 static void test_escape(void **st)
 {
-	log_info("a\nb\tc\rd\x01" "e\x7f" "f\\g \xc3\xa9 \xff \xe2\x82");
-	assert_string_equal(drain(), "test: info: a\\nb\\tc\\rd\\x01e\\x7ff\\g \xc3\xa9 \\xff \\xe2\\x82\n");
+	log_info("a\nb\tc\rd\x01"
+		 "e\x7f"
+		 "f\\g \xc3\xa9 \xff \xe2\x82");
+	assert_string_equal(drain(),
+			    "test: info: a\\nb\\tc\\rd\\x01e\\x7ff\\g \xc3\xa9 \\xff \\xe2\\x82\n");
 }
 
 static void test_json(void **st)
 {
 	static char big[20000];
-	const char *msgs[] = { "plain", "q\"uote \\ back\nnew\ttab \x01 \xc3\xa9 bad \xff\xfe end", big };
+	const char *msgs[] = { "plain", "q\"uote \\ back\nnew\ttab \x01 \xc3\xa9 bad \xff\xfe end",
+			       big };
 	json_error_t jerr;
 
 	memset(big, '"', sizeof(big) - 1);
@@ -230,17 +237,22 @@ static void test_json(void **st)
 			fail_msg("not JSON (%s): %s", jerr.text, l);
 		assert_int_equal(json_object_size(o), 5);
 		assert_string_equal(json_string_value(json_object_get(o, "level")), "warning");
-		assert_string_equal(json_string_value(json_object_get(o, "program")), "webhook \"x\"");
+		assert_string_equal(json_string_value(json_object_get(o, "program")),
+				    "webhook \"x\"");
 		assert_int_equal(json_integer_value(json_object_get(o, "pid")), getpid());
-		assert_int_equal(strlen(json_string_value(json_object_get(o, "time"))), strlen("2026-01-02T03:04:05.678Z"));
+		assert_int_equal(strlen(json_string_value(json_object_get(o, "time"))),
+				 strlen("2026-01-02T03:04:05.678Z"));
 		msg = json_object_get(o, "msg");
 		if (i == 0)
 			assert_string_equal(json_string_value(msg), "plain");
 		else if (i == 1)
 			assert_string_equal(json_string_value(msg),
-					    "q\"uote \\ back\nnew\ttab \x01 \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd end");
+					    "q\"uote \\ back\nnew\ttab \x01 "
+					    "\xc3\xa9 bad "
+					    "\xef\xbf\xbd\xef\xbf\xbd end");
 		else
-			assert_int_equal(strspn(json_string_value(msg), "\"") + cut_of(json_string_value(msg)),
+			assert_int_equal(strspn(json_string_value(msg), "\"") +
+						 cut_of(json_string_value(msg)),
 					 sizeof(big) - 1);
 		json_decref(o);
 	}
@@ -317,8 +329,9 @@ static void test_file(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_levels), cmocka_unit_test(test_level_names), cmocka_unit_test(test_errno),
-		cmocka_unit_test(test_bound),  cmocka_unit_test(test_escape),      cmocka_unit_test(test_json),
+		cmocka_unit_test(test_levels), cmocka_unit_test(test_level_names),
+		cmocka_unit_test(test_errno),  cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_escape), cmocka_unit_test(test_json),
 		cmocka_unit_test(test_file),
 	};
 

@@ -106,15 +106,21 @@ static void test_macvlan_in_pod(void **st)
 	assert_int_equal(nl_rt_open(-1, &host), 0);
 	assert_int_equal(nl_rt_open(pod_fd, &pod), 0);
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_PRIVATE, pod_fd, NULL, NULL), 0);
+	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_PRIVATE,
+					     pod_fd, NULL, NULL),
+			 0);
 	assert_int_equal(nl_link_get(host, "net1", &l), 0); /* never on the host */
 	assert_int_equal(nl_link_get(pod, "net1", &l), 1);
 	assert_string_equal(l.kind, "macvlan");
 	assert_int_equal(l.macvlan_mode, MACVLAN_MODE_PRIVATE);
 	assert_int_equal(l.link_ifindex, master.ifindex);
 	assert_true(l.link_netnsid >= 0);
-	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), -EEXIST);
-	assert_int_equal(nl_link_add_macvlan(host, "net9", 99999, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), -ENODEV);
+	assert_int_equal(nl_link_add_macvlan(host, "net1", master.ifindex, MACVLAN_MODE_BRIDGE,
+					     pod_fd, NULL, NULL),
+			 -EEXIST);
+	assert_int_equal(
+		nl_link_add_macvlan(host, "net9", 99999, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL),
+		-ENODEV);
 	assert_int_equal(nl_link_del(pod, l.ifindex), 0);
 	assert_int_equal(nl_link_get(pod, "net1", &l), 0);
 	nl_rt_free(host);
@@ -133,7 +139,9 @@ static void test_netns_sysfs(void **st)
 	need_netns();
 	assert_int_equal(nl_rt_open(-1, &host), 0);
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	assert_int_equal(nl_link_add_macvlan(host, "net7", master.ifindex, MACVLAN_MODE_PRIVATE, pod_fd, NULL, NULL), 0);
+	assert_int_equal(nl_link_add_macvlan(host, "net7", master.ifindex, MACVLAN_MODE_PRIVATE,
+					     pod_fd, NULL, NULL),
+			 0);
 	r = nl_netns_sysfs(pod_fd, &pod_sys);
 	if (r == -ENOSYS || r == -EPERM) {
 		nl_rt_free(host);
@@ -178,7 +186,8 @@ static void test_macvlan_settings_echo(void **st)
 	assert_int_equal(nl_rt_open_peer(pod_fd, host, &pod), 0);
 	set.echo = pod;
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	r = nl_link_add_macvlan(host, "net5", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, &set, &e);
+	r = nl_link_add_macvlan(host, "net5", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, &set,
+				&e);
 	assert_true(r == 0 || r == 1);
 	assert_int_equal(nl_link_get(pod, "net5", &l), 1);
 	assert_int_equal(l.mtu, 1400);
@@ -195,7 +204,8 @@ static void test_macvlan_settings_echo(void **st)
 	}
 	/* refused as a whole: nothing made */
 	set.mtu = 65000;
-	assert_true(nl_link_add_macvlan(host, "net6", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, &set, &e) < 0);
+	assert_true(nl_link_add_macvlan(host, "net6", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd,
+					&set, &e) < 0);
 	assert_int_equal(nl_link_get(pod, "net6", &l), 0);
 	assert_int_equal(nl_link_get(pod, "net5", &l), 1);
 	assert_int_equal(nl_link_del(pod, l.ifindex), 0);
@@ -263,13 +273,20 @@ static void test_addr_route_rule(void **st)
 {
 	struct nl_rt *host, *pod;
 	struct nl_link master, l;
-	struct nl_ipaddr a4 = { .family = AF_INET, .prefixlen = 24 }, a6 = { .family = AF_INET6, .prefixlen = 64, .flags = IFA_F_NODAD };
+	struct nl_ipaddr a4 = { .family = AF_INET, .prefixlen = 24 },
+			 a6 = { .family = AF_INET6, .prefixlen = 64, .flags = IFA_F_NODAD };
 	struct nl_ipaddr *av = NULL;
-	struct nl_route sub = { .family = AF_INET, .dst_len = 24, .table = 101, .scope = RT_SCOPE_LINK, .has_src = true };
-	struct nl_route def4 = { .family = AF_INET, .table = 101, .has_gw = true }, def6 = { .family = AF_INET6, .table = 101, .has_gw = true };
+	struct nl_route sub = { .family = AF_INET,
+				.dst_len = 24,
+				.table = 101,
+				.scope = RT_SCOPE_LINK,
+				.has_src = true };
+	struct nl_route def4 = { .family = AF_INET, .table = 101, .has_gw = true },
+			def6 = { .family = AF_INET6, .table = 101, .has_gw = true };
 	struct nl_route bad = { .family = AF_INET, .table = 101, .has_gw = true }, *rv = NULL;
 	struct nl_rule r4 = { .family = AF_INET, .priority = 30000, .table = 101, .src_len = 32 };
-	struct nl_rule r6 = { .family = AF_INET6, .priority = 30000, .table = 101, .src_len = 128 }, *uv = NULL;
+	struct nl_rule r6 = { .family = AF_INET6, .priority = 30000, .table = 101, .src_len = 128 },
+		       *uv = NULL;
 	size_t n = 0, found = 0;
 	struct nl_link_change c;
 
@@ -277,7 +294,9 @@ static void test_addr_route_rule(void **st)
 	assert_int_equal(nl_rt_open(-1, &host), 0);
 	assert_int_equal(nl_rt_open(pod_fd, &pod), 0);
 	assert_int_equal(nl_link_get(host, "h0", &master), 1);
-	assert_int_equal(nl_link_add_macvlan(host, "net3", master.ifindex, MACVLAN_MODE_BRIDGE, pod_fd, NULL, NULL), 0);
+	assert_int_equal(nl_link_add_macvlan(host, "net3", master.ifindex, MACVLAN_MODE_BRIDGE,
+					     pod_fd, NULL, NULL),
+			 0);
 	assert_int_equal(nl_link_get(pod, "net3", &l), 1);
 	nl_link_change_init(&c);
 	c.up = 1;
@@ -291,8 +310,10 @@ static void test_addr_route_rule(void **st)
 	assert_int_equal(nl_ipaddr_add(pod, &a6), 0);
 	assert_int_equal(nl_ipaddr_list(pod, l.ifindex, AF_UNSPEC, &av, &n), 0);
 	for (size_t i = 0; i < n; i++)
-		if ((av[i].family == AF_INET && !memcmp(av[i].addr, a4.addr, 4) && av[i].prefixlen == 24) ||
-		    (av[i].family == AF_INET6 && !memcmp(av[i].addr, a6.addr, 16) && av[i].prefixlen == 64))
+		if ((av[i].family == AF_INET && !memcmp(av[i].addr, a4.addr, 4) &&
+		     av[i].prefixlen == 24) ||
+		    (av[i].family == AF_INET6 && !memcmp(av[i].addr, a6.addr, 16) &&
+		     av[i].prefixlen == 64))
 			found++;
 	assert_int_equal(found, 2);
 	free(av);
@@ -314,12 +335,15 @@ static void test_addr_route_rule(void **st)
 	found = 0;
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(rv[i].table, 101);
-		if (rv[i].family == AF_INET && rv[i].dst_len == 24 && rv[i].has_src && !memcmp(rv[i].src, sub.src, 4) &&
-		    rv[i].scope == RT_SCOPE_LINK && rv[i].ifindex == l.ifindex)
+		if (rv[i].family == AF_INET && rv[i].dst_len == 24 && rv[i].has_src &&
+		    !memcmp(rv[i].src, sub.src, 4) && rv[i].scope == RT_SCOPE_LINK &&
+		    rv[i].ifindex == l.ifindex)
 			found++;
-		if (rv[i].family == AF_INET && rv[i].dst_len == 0 && rv[i].has_gw && !memcmp(rv[i].gw, def4.gw, 4))
+		if (rv[i].family == AF_INET && rv[i].dst_len == 0 && rv[i].has_gw &&
+		    !memcmp(rv[i].gw, def4.gw, 4))
 			found++;
-		if (rv[i].family == AF_INET6 && rv[i].dst_len == 0 && rv[i].has_gw && !memcmp(rv[i].gw, def6.gw, 16))
+		if (rv[i].family == AF_INET6 && rv[i].dst_len == 0 && rv[i].has_gw &&
+		    !memcmp(rv[i].gw, def6.gw, 16))
 			found++;
 	}
 	assert_int_equal(found, 3);
@@ -334,8 +358,10 @@ static void test_addr_route_rule(void **st)
 	found = 0;
 	for (size_t i = 0; i < n; i++)
 		if (uv[i].priority == 30000 && uv[i].table == 101 &&
-		    ((uv[i].family == AF_INET && uv[i].src_len == 32 && !memcmp(uv[i].src, a4.addr, 4)) ||
-		     (uv[i].family == AF_INET6 && uv[i].src_len == 128 && !memcmp(uv[i].src, a6.addr, 16))))
+		    ((uv[i].family == AF_INET && uv[i].src_len == 32 &&
+		      !memcmp(uv[i].src, a4.addr, 4)) ||
+		     (uv[i].family == AF_INET6 && uv[i].src_len == 128 &&
+		      !memcmp(uv[i].src, a6.addr, 16))))
 			found++;
 	assert_int_equal(found, 2);
 	free(uv);
@@ -358,7 +384,8 @@ static void test_addr_route_rule(void **st)
 
 static void test_ipv4_conf(void **st)
 {
-	static const int ids[] = { IPV4_DEVCONF_ARP_IGNORE, IPV4_DEVCONF_ARP_ANNOUNCE, IPV4_DEVCONF_RP_FILTER };
+	static const int ids[] = { IPV4_DEVCONF_ARP_IGNORE, IPV4_DEVCONF_ARP_ANNOUNCE,
+				   IPV4_DEVCONF_RP_FILTER };
 	static const uint32_t values[] = { 1, 2, 2 };
 	struct nl_rt *rt;
 	struct nl_link l;
@@ -388,7 +415,8 @@ static void test_ipoib_request(void **st)
 	assert_int_equal(nl_build_ipoib_add("net4", 7, 0x8001, 9, NULL, &msg), 0);
 	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RTM_NEWLINK);
-	assert_int_equal(h->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK), NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
+	assert_int_equal(h->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK),
+			 NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
 	assert_int_equal(nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
 	assert_string_equal(nla_get_string(tb[IFLA_IFNAME]), "net4");
 	assert_int_equal(nla_get_u32(tb[IFLA_LINK]), 7);
@@ -400,7 +428,8 @@ static void test_ipoib_request(void **st)
 	nlmsg_free(msg);
 	/* pkey 0: the parent's partition, no attribute */
 	assert_int_equal(nl_build_ipoib_add("net4", 7, 0, -1, NULL, &msg), 0);
-	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL),
+			 0);
 	assert_null(tb[IFLA_NET_NS_FD]);
 	assert_int_equal(nla_parse_nested(info, IFLA_INFO_MAX, tb[IFLA_LINKINFO], NULL), 0);
 	assert_string_equal(nla_get_string(info[IFLA_INFO_KIND]), "ipoib");
@@ -428,11 +457,14 @@ static void test_vf_guid_request(void **st)
 	struct nl_link pf;
 	int rem, n = 0;
 
-	assert_int_equal(nl_build_vf_guid(5, IFLA_VF_IB_PORT_GUID, 3, 0x0002c90300216e78ull, &msg), 0);
+	assert_int_equal(nl_build_vf_guid(5, IFLA_VF_IB_PORT_GUID, 3, 0x0002c90300216e78ull, &msg),
+			 0);
 	assert_int_equal(nlmsg_hdr(msg)->nlmsg_type, RTM_SETLINK);
 	assert_int_equal(((struct ifinfomsg *)nlmsg_data(nlmsg_hdr(msg)))->ifi_index, 5);
-	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
-	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
+	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL),
+			 0);
+	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem)
+	{
 		assert_int_equal(nla_type(info), IFLA_VF_INFO);
 		assert_int_equal(nla_parse_nested(vf, IFLA_VF_MAX, info, NULL), 0);
 		assert_null(vf[IFLA_VF_IB_NODE_GUID]);
@@ -458,11 +490,11 @@ static int attr_u32(const struct nlmsghdr *h, int type, uint32_t *ret)
 {
 	struct nlattr *a;
 
-	mnl_attr_for_each(a, h, 0)
-		if (mnl_attr_get_type(a) == type) {
-			*ret = mnl_attr_get_u32(a);
-			return 1;
-		}
+	mnl_attr_for_each(a, h, 0) if (mnl_attr_get_type(a) == type)
+	{
+		*ret = mnl_attr_get_u32(a);
+		return 1;
+	}
 	return 0;
 }
 
@@ -494,7 +526,8 @@ static unsigned attrs_u32(const struct nlmsghdr *h, uint16_t *types, uint32_t *v
 	struct nlattr *a;
 	unsigned n = 0;
 
-	mnl_attr_for_each(a, h, 0) {
+	mnl_attr_for_each(a, h, 0)
+	{
 		assert_true(n < max);
 		assert_int_equal(mnl_attr_get_payload_len(a), 4);
 		types[n] = mnl_attr_get_type(a);
@@ -604,7 +637,8 @@ static void test_rdma_stat_parse(void **st)
 		struct nlattr *t = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 		struct nlattr *e = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
 
-		mnl_attr_put_strz(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "rx_write_requests");
+		mnl_attr_put_strz(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
+				  "rx_write_requests");
 		mnl_attr_nest_end(h, e);
 		mnl_attr_nest_end(h, t);
 	}
@@ -615,17 +649,38 @@ static void test_rdma_stat_parse(void **st)
 static void test_rdma_counters_parse(void **st)
 {
 	static const uint32_t qps_a[] = { 178, 179 }, qps_b[] = { 4000 };
-	static const struct nldev_hw hw_a[] = { { "rx_write_requests", 7 }, { "out_of_sequence", 2 } };
+	static const struct nldev_hw hw_a[] = { { "rx_write_requests", 7 },
+						{ "out_of_sequence", 2 } };
 	static const struct nldev_hw hw_b[] = { { "rx_write_requests", 70 } };
 	static const struct nldev_counter c[] = {
-		/* auto mode by type and process: `rdma statistic qp set link mlx5_0/1 auto type,pid on` */
-		{ .port = 1, .id = 3, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 4242,
-		  .qpns = qps_a, .n_qpns = 2, .hw = hw_a, .n_hw = 2 },
+		/* auto mode by type and process: `rdma statistic qp set link mlx5_0/1 auto
+		 * type,pid on` */
+		{ .port = 1,
+		  .id = 3,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = 2,
+		  .pid = 4242,
+		  .qpns = qps_a,
+		  .n_qpns = 2,
+		  .hw = hw_a,
+		  .n_hw = 2 },
 		/* bound by hand: `rdma statistic qp bind link mlx5_0/2 lqpn 4000` */
-		{ .port = 2, .id = 4, .mode = RDMA_COUNTER_MODE_MANUAL, .qp_type = -1, .pid = -1,
-		  .qpns = qps_b, .n_qpns = 1, .hw = hw_b, .n_hw = 1 },
+		{ .port = 2,
+		  .id = 4,
+		  .mode = RDMA_COUNTER_MODE_MANUAL,
+		  .qp_type = -1,
+		  .pid = -1,
+		  .qpns = qps_b,
+		  .n_qpns = 1,
+		  .hw = hw_b,
+		  .n_hw = 1 },
 		/* auto per process for a kernel consumer: its name instead of a pid; no QP left */
-		{ .port = 1, .id = 5, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = -1, .pid = -1, .kern = "rdma_cm" },
+		{ .port = 1,
+		  .id = 5,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = -1,
+		  .pid = -1,
+		  .kern = "rdma_cm" },
 	};
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nl_rdma_counter *v = NULL;
@@ -683,7 +738,8 @@ static void test_rdma_counters_parse(void **st)
 	/* a u32 attribute two bytes short */
 	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c, 1);
 	{
-		struct nlattr *t = (struct nlattr *)((char *)h + NLMSG_HDRLEN + 8 + MNL_ALIGN(sizeof(struct nlattr) + 7));
+		struct nlattr *t = (struct nlattr *)((char *)h + NLMSG_HDRLEN + 8 +
+						     MNL_ALIGN(sizeof(struct nlattr) + 7));
 		struct nlattr *e = mnl_attr_get_payload(t), *port = mnl_attr_get_payload(e);
 
 		assert_int_equal(mnl_attr_get_type(t), RDMA_NLDEV_ATTR_STAT_COUNTER);
@@ -709,7 +765,8 @@ static void test_rdma_live(void **st)
 	need_netns();
 	e = nl_rdma_open(pod_fd, &r);
 	if (e == -EPROTONOSUPPORT) {
-		/* this kernel has no RDMA subsystem: what the plugin turns into "no RDMA subsystem" */
+		/* this kernel has no RDMA subsystem: what the plugin turns into "no RDMA
+		 * subsystem" */
 		print_message("# NETLINK_RDMA: protocol not supported here\n");
 		skip();
 	}
@@ -736,8 +793,8 @@ static int setup(void **st)
 	/* our own "host" namespace, and a "pod" one beside it held by its fd */
 	if (unshare(CLONE_NEWNET) < 0)
 		return 0;
-	if (nl_netns_open_self(&host_fd) < 0 || unshare(CLONE_NEWNET) < 0 || nl_netns_open_self(&pod_fd) < 0 ||
-	    setns(host_fd, CLONE_NEWNET) < 0)
+	if (nl_netns_open_self(&host_fd) < 0 || unshare(CLONE_NEWNET) < 0 ||
+	    nl_netns_open_self(&pod_fd) < 0 || setns(host_fd, CLONE_NEWNET) < 0)
 		return -1;
 	have_netns = true;
 	return 0;

@@ -44,7 +44,8 @@ static const struct nlattr *only_vf_attr(struct nl_msg *msg, int pf_ifindex)
 	list = (const struct nlattr *)((const char *)ifi + NLMSG_ALIGN(sizeof(*ifi)));
 	assert_int_equal(list->nla_type & NLA_TYPE_MASK, IFLA_VFINFO_LIST);
 	/* the list is the message's only attribute */
-	assert_int_equal(NLMSG_ALIGN(sizeof(*ifi)) + NLA_ALIGN(list->nla_len), h->nlmsg_len - NLMSG_HDRLEN);
+	assert_int_equal(NLMSG_ALIGN(sizeof(*ifi)) + NLA_ALIGN(list->nla_len),
+			 h->nlmsg_len - NLMSG_HDRLEN);
 	info = (const struct nlattr *)((const char *)list + NLA_HDRLEN);
 	assert_int_equal(info->nla_type & NLA_TYPE_MASK, IFLA_VF_INFO);
 	assert_int_equal(NLA_ALIGN(info->nla_len), list->nla_len - NLA_HDRLEN);
@@ -142,15 +143,17 @@ static void test_get_request(void **st)
 	assert_int_equal(nlmsg_hdr(msg)->nlmsg_type, RTM_GETLINK);
 	assert_false(nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP);
 	assert_int_equal(((struct ifinfomsg *)nlmsg_data(nlmsg_hdr(msg)))->ifi_index, 6);
-	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+	assert_int_equal(nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL),
+			 0);
 	assert_int_equal(nla_get_u32(tb[IFLA_EXT_MASK]), RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
 	nlmsg_free(msg);
 }
 
 /* One VF as rtnl_fill_vfinfo() puts it: every attribute, in its order. spoofchk and trust
  * are what ndo_get_vf_config() left (the kernel presets -1: "not reported"). */
-static void put_vf(struct nl_msg *m, uint32_t vf, const uint8_t *mac, uint32_t vlan, uint32_t qos, uint16_t proto,
-		   uint32_t min, uint32_t max, uint32_t spoof, uint32_t trust, uint32_t state, bool guids)
+static void put_vf(struct nl_msg *m, uint32_t vf, const uint8_t *mac, uint32_t vlan, uint32_t qos,
+		   uint16_t proto, uint32_t min, uint32_t max, uint32_t spoof, uint32_t trust,
+		   uint32_t state, bool guids)
 {
 	struct ifla_vf_mac vm = { .vf = vf };
 	struct ifla_vf_broadcast vb;
@@ -161,7 +164,9 @@ static void put_vf(struct nl_msg *m, uint32_t vf, const uint8_t *mac, uint32_t v
 	struct ifla_vf_link_state vl = { .vf = vf, .link_state = state };
 	struct ifla_vf_rss_query_en vq = { .vf = vf, .setting = (uint32_t)-1 };
 	struct ifla_vf_trust vtr = { .vf = vf, .setting = trust };
-	struct ifla_vf_vlan_info vi = { .vf = vf, .vlan = vlan, .qos = qos, .vlan_proto = htons(proto) };
+	struct ifla_vf_vlan_info vi = {
+		.vf = vf, .vlan = vlan, .qos = qos, .vlan_proto = htons(proto)
+	};
 	struct ifla_vf_guid g = { .vf = vf, .guid = 0x0002c90300000001ull };
 	struct nlattr *info, *list;
 
@@ -190,7 +195,8 @@ static void put_vf(struct nl_msg *m, uint32_t vf, const uint8_t *mac, uint32_t v
 /* The answer to the VF table's GETLINK of a PF with three VFs. */
 static struct nl_msg *pf_answer(void)
 {
-	static const uint8_t m0[6] = { 0 }, m1[6] = { 0x02, 0, 0, 0, 0, 0x11 }, m2[6] = { 0x02, 0, 0, 0, 0, 0x22 };
+	static const uint8_t m0[6] = { 0 }, m1[6] = { 0x02, 0, 0, 0, 0, 0x11 },
+			     m2[6] = { 0x02, 0, 0, 0, 0, 0x22 };
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = 6, .ifi_type = 1 };
 	struct nl_msg *m = nlmsg_alloc_simple(RTM_NEWLINK, 0);
 	struct nlattr *list;
@@ -202,7 +208,8 @@ static struct nl_msg *pf_answer(void)
 	assert_non_null(list = nla_nest_start(m, IFLA_VFINFO_LIST));
 	put_vf(m, 0, m0, 0, 0, ETH_P_8021Q, 0, 0, 1, 0, IFLA_VF_LINK_STATE_AUTO, false);
 	put_vf(m, 1, m1, 1000, 4, ETH_P_8021AD, 100, 200, 0, 1, IFLA_VF_LINK_STATE_ENABLE, true);
-	put_vf(m, 2, m2, 5, 0, ETH_P_8021Q, 0, 0, (uint32_t)-1, (uint32_t)-1, IFLA_VF_LINK_STATE_DISABLE, false);
+	put_vf(m, 2, m2, 5, 0, ETH_P_8021Q, 0, 0, (uint32_t)-1, (uint32_t)-1,
+	       IFLA_VF_LINK_STATE_DISABLE, false);
 	nla_nest_end(m, list);
 	return m;
 }
@@ -272,7 +279,8 @@ static void test_veth_has_no_vfs(void **st)
 	assert_int_equal(nl_link_set_vf_rate(rt, pf.ifindex, 0, 1, 2), -EOPNOTSUPP);
 	assert_int_equal(nl_link_set_vf_spoofchk(rt, pf.ifindex, 0, true), -EOPNOTSUPP);
 	assert_int_equal(nl_link_set_vf_trust(rt, pf.ifindex, 0, true), -EOPNOTSUPP);
-	assert_int_equal(nl_link_set_vf_link_state(rt, pf.ifindex, 0, IFLA_VF_LINK_STATE_ENABLE), -EOPNOTSUPP);
+	assert_int_equal(nl_link_set_vf_link_state(rt, pf.ifindex, 0, IFLA_VF_LINK_STATE_ENABLE),
+			 -EOPNOTSUPP);
 	nl_rt_free(rt);
 }
 
@@ -289,7 +297,8 @@ static void test_standin(void **st)
 	snprintf(path, sizeof(path), "%s/vfinfo", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len), (ssize_t)nlmsg_hdr(m)->nlmsg_len);
+	assert_int_equal(write(fd, nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len),
+			 (ssize_t)nlmsg_hdr(m)->nlmsg_len);
 	close(fd);
 	nlmsg_free(m);
 	setenv("RDMAK_TEST_VF_STANDIN", dir, 1);
@@ -300,7 +309,8 @@ static void test_standin(void **st)
 	assert_int_equal(write(fd, "3\n", 2), 2);
 	close(fd);
 	assert_int_equal(nl_link_set_vf_trust(&rt, 6, 1, true), 0);
-	assert_int_equal(nl_link_set_vf_spoofchk(&rt, 6, 1, false), -EOPNOTSUPP); /* the 3rd request */
+	assert_int_equal(nl_link_set_vf_spoofchk(&rt, 6, 1, false),
+			 -EOPNOTSUPP); /* the 3rd request */
 	unsetenv("RDMAK_TEST_VF_STANDIN");
 	/* every request, in order, as hex of the message built */
 	snprintf(path, sizeof(path), "%s/requests", dir);

@@ -46,7 +46,8 @@ struct fx {
 	struct hw_bond bond;
 };
 
-static struct hw_chardev *chr(struct fx *f, enum hw_chardev_kind k, const char *name, struct hw_rdma_dev *dev)
+static struct hw_chardev *chr(struct fx *f, enum hw_chardev_kind k, const char *name,
+			      struct hw_rdma_dev *dev)
 {
 	struct hw_chardev *c = &f->chr[f->node.n_chardevs++];
 
@@ -68,7 +69,8 @@ static struct hw_netdev *netdev(struct fx *f, const char *name, unsigned type, i
 	return n;
 }
 
-static struct hw_pci *pci(struct fx *f, const char *bdf, uint16_t device, int numa, struct hw_pci *pf)
+static struct hw_pci *pci(struct fx *f, const char *bdf, uint16_t device, int numa,
+			  struct hw_pci *pf)
 {
 	size_t i = f->node.n_pci++;
 	struct hw_pci *p = &f->pci[i];
@@ -94,8 +96,8 @@ static struct hw_pci *pci(struct fx *f, const char *bdf, uint16_t device, int nu
 }
 
 /* An RDMA device with one port on p, its netdev nd (may be NULL), port state. */
-static struct hw_rdma_dev *rdma(struct fx *f, const char *name, struct hw_pci *p, struct hw_netdev *nd,
-				enum hw_link_layer ll, int state)
+static struct hw_rdma_dev *rdma(struct fx *f, const char *name, struct hw_pci *p,
+				struct hw_netdev *nd, enum hw_link_layer ll, int state)
 {
 	size_t i = f->node.n_rdma++;
 	struct hw_rdma_dev *d = &f->rdma[i];
@@ -145,7 +147,7 @@ static void fx_a100(struct fx *f)
 	p1 = pci(f, "0000:8a:00.0", 0x101b, 1, NULL);
 	p2 = pci(f, "0000:4b:00.0", 0x101d, 0, NULL);
 	p3 = pci(f, "0000:4b:00.1", 0x101d, 0, NULL);
-	rdma(f, "mlx5_0", p0, netdev(f, "ibp12s0", 32, 0), HW_LINK_IB, 1);  /* Down */
+	rdma(f, "mlx5_0", p0, netdev(f, "ibp12s0", 32, 0), HW_LINK_IB, 1); /* Down */
 	rdma(f, "mlx5_1", p1, netdev(f, "ibp138s0", 32, 1), HW_LINK_IB, 4);
 	bond = netdev(f, "bond0", 1, 1);
 	bond->kind = HW_NETDEV_BOND;
@@ -239,10 +241,15 @@ static void test_shared_seed003_on_a100(void **st)
 	const char *ids[] = { "0" };
 
 	fx_a100(&f);
-	/* seed 003's two-resource config with this node's names; NCCL_IB_HCA only lists healthy HCAs */
+	/* seed 003's two-resource config with this node's names; NCCL_IB_HCA only lists healthy
+	 * HCAs */
 	cfg = cfg_of("{\"configList\":["
-		     "{\"resourceName\":\"rdma_v100\",\"rdmaHcaMax\":63,\"selectors\":{\"ifNames\":[\"ib0\",\"ib1\"],\"linkTypes\":[\"infiniband\"]}},"
-		     "{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":63,\"selectors\":{\"ifNames\":[\"ibp12s0\",\"ibp138s0\"],\"linkTypes\":[\"infiniband\"]},"
+		     "{\"resourceName\":\"rdma_v100\",\"rdmaHcaMax\":63,"
+		     "\"selectors\":{\"ifNames\":[\"ib0\",\"ib1\"],\"linkTypes\":"
+		     "[\"infiniband\"]}},"
+		     "{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":63,"
+		     "\"selectors\":{\"ifNames\":[\"ibp12s0\",\"ibp138s0\"],"
+		     "\"linkTypes\":[\"infiniband\"]},"
 		     "\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\"}}]}");
 	ps = build(&f, cfg, false);
 
@@ -281,7 +288,8 @@ static void test_shared_seed003_on_a100(void **st)
 	for (size_t i = 0; i < ps->n_inputs; i++)
 		if (ps->inputs[i].kind == POOL_HEALTH_PORT && !strcmp(ps->inputs[i].name, "mlx5_0"))
 			ps->inputs[i].value = 4;
-		else if (ps->inputs[i].kind == POOL_HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ibp12s0"))
+		else if (ps->inputs[i].kind == POOL_HEALTH_CARRIER &&
+			 !strcmp(ps->inputs[i].name, "ibp12s0"))
 			ps->inputs[i].value = 1;
 	bool changed[2] = { 0 };
 
@@ -329,11 +337,17 @@ static void test_shared_bond_selects_lag(void **st)
 	const char *ids[] = { "3" };
 
 	fx_a100(&f);
-	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"roce\",\"rdmaHcaMax\":4,\"selectors\":{\"ifNames\":[\"bond0\"]},"
-		     "\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}},"
-		     "{\"resourceName\":\"eth\",\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":[\"ethernet\"],\"vendors\":[\"15b3\"],"
-		     "\"deviceIDs\":[\"101d\"],\"drivers\":[\"mlx5_core\"]}},"
-		     "{\"resourceName\":\"none\",\"rdmaHcaMax\":1,\"selectors\":{\"drivers\":[\"irdma\"]}}]}");
+	cfg = cfg_of(
+		"{\"configList\":[{\"resourceName\":\"roce\","
+		"\"rdmaHcaMax\":4,\"selectors\":{\"ifNames\":"
+		"[\"bond0\"]},"
+		"\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}},"
+		"{\"resourceName\":\"eth\",\"rdmaHcaMax\":1,"
+		"\"selectors\":{\"linkTypes\":[\"ethernet\"],\"vendors\":"
+		"[\"15b3\"],"
+		"\"deviceIDs\":[\"101d\"],\"drivers\":[\"mlx5_core\"]}},"
+		"{\"resourceName\":\"none\",\"rdmaHcaMax\":1,"
+		"\"selectors\":{\"drivers\":[\"irdma\"]}}]}");
 	ps = build(&f, cfg, false);
 	assert_int_equal(ps->pools[0].n_m, 1);
 	assert_string_equal(ps->pools[0].m[0].id, "mlx5_bond_0");
@@ -359,13 +373,16 @@ static void test_shared_missing_nodes(void **st)
 	const char *ids[] = { "0" };
 
 	fx_a100(&f);
-	f.ports[1].issm->node.present = false; /* no issm node: left out, the HCA stays usable */
+	f.ports[1].issm->node.present = false;	/* no issm node: left out, the HCA stays usable */
 	f.rdma[2].uverbs->node.present = false; /* no uverbs node: useless for verbs, Unhealthy */
-	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"all\",\"rdmaHcaMax\":2,\"selectors\":{\"vendors\":[\"15b3\"]}}]}");
+	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"all\","
+		     "\"rdmaHcaMax\":2,\"selectors\":{\"vendors\":"
+		     "[\"15b3\"]}}]}");
 	ps = build(&f, cfg, true);
 	assert_int_equal(ps->pools[0].n_m, 3);
 	assert_false(ps->pools[0].m[2].healthy);
-	assert_string_equal(reason_of(ps, &ps->pools[0].m[2]), "mlx5_bond_0 has no /dev/infiniband/uverbs2");
+	assert_string_equal(reason_of(ps, &ps->pools[0].m[2]),
+			    "mlx5_bond_0 has no /dev/infiniband/uverbs2");
 	/* CDI: names of healthy HCAs instead of device nodes */
 	assert_int_equal(pool_allocate_container(&ps->pools[0], ids, 1, &a, &msg), 0);
 	assert_int_equal(a.n_devices, 0);
@@ -387,11 +404,16 @@ static void test_select_pci(void **st)
 	cfg = cfg_of("{\"resourceList\":["
 		     "{\"resourceName\":\"a\",\"selectors\":{\"pfNames\":[\"ens1f0#0-1,3\"]}},"
 		     "{\"resourceName\":\"b\",\"selectors\":{\"pfNames\":[\"ENS2F0\"]}},"
-		     "{\"resourceName\":\"c\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0\"],\"devices\":[\"1018\"]}},"
-		     "{\"resourceName\":\"d\",\"selectors\":{\"pciAddresses\":[\"0000:37:00.4\"],\"isRdma\":true,\"linkTypes\":[\"ether\"]}},"
+		     "{\"resourceName\":\"c\",\"selectors\":"
+		     "{\"rootDevices\":[\"0000:86:00.0\"],\"devices\":"
+		     "[\"1018\"]}},"
+		     "{\"resourceName\":\"d\",\"selectors\":{\"pciAddresses\":"
+		     "[\"0000:37:00.4\"],\"isRdma\":true,\"linkTypes\":"
+		     "[\"ether\"]}},"
 		     "{\"resourceName\":\"e\",\"selectors\":{\"linkTypes\":[\"infiniband\"]}},"
 		     "{\"resourceName\":\"f\",\"selectors\":{\"pfNames\":[\"0000:37:00.0#2\"]}}]}");
-	const struct hw_pci *pf0 = &f.pci[0], *vf0 = &f.pci[1], *vf2 = &f.pci[3], *vf3 = &f.pci[4], *vf1b = &f.pci[7];
+	const struct hw_pci *pf0 = &f.pci[0], *vf0 = &f.pci[1], *vf2 = &f.pci[3], *vf3 = &f.pci[4],
+			    *vf1b = &f.pci[7];
 
 	assert_string_equal(vf2->bdf, "0000:37:00.4");
 	/* a PF with VFs configured is never a resource: its VFs are */
@@ -427,9 +449,15 @@ static void test_select_root_device_ranges(void **st)
 
 	fx_sriov(&f);
 	cfg = cfg_of("{\"resourceList\":["
-		     "{\"resourceName\":\"a\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\"]}},"
-		     "{\"resourceName\":\"b\",\"selectors\":{\"rootDevices\":[\"0000:37:00.0#2\",\"0000:86:00.0\"]}},"
-		     "{\"resourceName\":\"c\",\"selectors\":{\"rootDevices\":[\"0000:37:00.0#0\",\"0000:37:00.0#3\"]}}]}");
+		     "{\"resourceName\":\"a\",\"selectors\":"
+		     "{\"rootDevices\":[\"0000:86:00.0#0-1,3,"
+		     "4\"]}},"
+		     "{\"resourceName\":\"b\",\"selectors\":"
+		     "{\"rootDevices\":[\"0000:37:00.0#2\",\"0000:86:"
+		     "00.0\"]}},"
+		     "{\"resourceName\":\"c\",\"selectors\":"
+		     "{\"rootDevices\":[\"0000:37:00.0#0\",\"0000:37:"
+		     "00.0#3\"]}}]}");
 	const struct hw_pci *pf0 = &f.pci[0], *pf1 = &f.pci[5];
 
 	(void)st;
@@ -447,9 +475,12 @@ static void test_select_root_device_ranges(void **st)
 	assert_false(pool_select_pci(&cfg->res[0].sels[0], pf1));
 	assert_false(pool_select_pci(&cfg->res[1].sels[0], pf0));
 	assert_int_equal(cfg->warnings.n, 1);
-	assert_string_equal(cfg->warnings.v[0],
-			    "resourceList[2].selectors.rootDevices[1]: names the same PF as entry 0: sriov-network-device-plugin "
-			    "reads only the first entry for a PF, rdmak selects what any of them names");
+	assert_string_equal(
+		cfg->warnings.v[0],
+		"resourceList[2].selectors.rootDevices[1]: names "
+		"the same PF as entry 0: "
+		"sriov-network-device-plugin "
+		"reads only the first entry for a PF, rdmak selects what any of them names");
 	pool_config_free(cfg);
 }
 
@@ -461,8 +492,11 @@ static void test_select_rdma_dev(void **st)
 	fx_a100(&f);
 	cfg = cfg_of("{\"configList\":["
 		     "{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ens2f1np1\"]},"
-		     "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"deviceIDs\":[\"101B\"],\"linkTypes\":[\"ib\"]}},"
-		     "{\"resourceName\":\"c\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"8086\"]}}]}");
+		     "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,"
+		     "\"selectors\":{\"deviceIDs\":[\"101B\"],\"linkTypes\":"
+		     "[\"ib\"]}},"
+		     "{\"resourceName\":\"c\",\"rdmaHcaMax\":1,"
+		     "\"selectors\":{\"vendors\":[\"8086\"]}}]}");
 	/* a slave of the bond selects the LAG device through its bond */
 	assert_true(pool_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[2]));
 	assert_false(pool_select_rdma_dev(&cfg->res[0].sels[0], &f.rdma[0]));
@@ -488,9 +522,15 @@ static void test_exclusive_allocate(void **st)
 	const char *ids[] = { "0000:86:00.3", "0000:86:00.2" };
 
 	fx_sriov(&f);
-	cfg = cfg_of("{\"resourceList\":[{\"resourcePrefix\":\"nvidia.com\",\"resourceName\":\"hostdev\","
-		     "\"selectors\":{\"vendors\":[\"15b3\"],\"devices\":[],\"drivers\":[],\"pfNames\":[],\"pciAddresses\":[],"
-		     "\"rootDevices\":[],\"linkTypes\":[],\"isRdma\":true},\"additionalInfo\":{\"*\":{\"net\":\"rail\"}}},"
+	cfg = cfg_of("{\"resourceList\":[{\"resourcePrefix\":"
+		     "\"nvidia.com\",\"resourceName\":"
+		     "\"hostdev\","
+		     "\"selectors\":{\"vendors\":[\"15b3\"],\"devices\":"
+		     "[],\"drivers\":[],\"pfNames\":[],\"pciAddresses\":"
+		     "[],"
+		     "\"rootDevices\":[],\"linkTypes\":[],\"isRdma\":"
+		     "true},\"additionalInfo\":{\"*\":{\"net\":"
+		     "\"rail\"}}},"
 		     "{\"resourceName\":\"again\",\"selectors\":{\"vendors\":[\"15b3\"]}}]}");
 	ps = build(&f, cfg, false);
 	const struct pool *p = &ps->pools[0];
@@ -505,13 +545,22 @@ static void test_exclusive_allocate(void **st)
 	assert_int_equal(ps->pools[1].n_m, 0);
 
 	assert_int_equal(pool_allocate_container(p, ids, 2, &a, &msg), 0);
-	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.2");
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"),
+			    "0000:86:00.3,0000:86:00.2");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
-			    "{\"0000:86:00.2\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.2\"},"
-			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_6\",\"umad\":\"/dev/infiniband/umad6\","
+			    "{\"0000:86:00.2\":{\"extraInfo\":{\"net\":"
+			    "\"rail\"},\"generic\":{\"deviceID\":\"0000:86:"
+			    "00.2\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\","
+			    "\"rdma_dev\":\"mlx5_6\",\"umad\":"
+			    "\"/dev/infiniband/umad6\","
 			    "\"uverbs\":\"/dev/infiniband/uverbs6\"}},"
-			    "\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
-			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_7\",\"umad\":\"/dev/infiniband/umad7\","
+			    "\"0000:86:00.3\":{\"extraInfo\":{\"net\":"
+			    "\"rail\"},\"generic\":{\"deviceID\":\"0000:86:"
+			    "00.3\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\","
+			    "\"rdma_dev\":\"mlx5_7\",\"umad\":"
+			    "\"/dev/infiniband/umad7\","
 			    "\"uverbs\":\"/dev/infiniband/uverbs7\"}}}");
 	/* uverbs+umad of each VF, rdma_cm once */
 	assert_int_equal(a.n_devices, 5);
@@ -523,10 +572,15 @@ static void test_exclusive_allocate(void **st)
 	const char *twice[] = { "0000:86:00.3", "0000:86:00.3" };
 
 	assert_int_equal(pool_allocate_container(p, twice, 2, &a, &msg), 0);
-	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"), "0000:86:00.3,0000:86:00.3");
+	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV"),
+			    "0000:86:00.3,0000:86:00.3");
 	assert_string_equal(env_of(&a, "PCIDEVICE_NVIDIA_COM_HOSTDEV_INFO"),
-			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":\"rail\"},\"generic\":{\"deviceID\":\"0000:86:00.3\"},"
-			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\",\"rdma_dev\":\"mlx5_7\",\"umad\":\"/dev/infiniband/umad7\","
+			    "{\"0000:86:00.3\":{\"extraInfo\":{\"net\":"
+			    "\"rail\"},\"generic\":{\"deviceID\":\"0000:86:"
+			    "00.3\"},"
+			    "\"rdma\":{\"rdma_cm\":\"/dev/infiniband/rdma_cm\","
+			    "\"rdma_dev\":\"mlx5_7\",\"umad\":"
+			    "\"/dev/infiniband/umad7\","
 			    "\"uverbs\":\"/dev/infiniband/uverbs7\"}}}");
 	kubelet_container_alloc_clear(&a);
 
@@ -539,15 +593,18 @@ static void test_exclusive_allocate(void **st)
 	assert_int_equal(plugin_files_devinfo_name(p, "0000:86:00.2", name, sizeof(name)), 0);
 	assert_string_equal(name, "nvidia.com-hostdev-0000:86:00.2-device.json");
 	info = plugin_files_devinfo_json(p, pool_member_find(p, "0000:86:00.2"));
-	assert_string_equal(info, "{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":\"0000:86:00.2\","
-				  "\"rdma-device\":\"mlx5_6\"}}");
+	assert_string_equal(
+		info,
+		"{\"type\":\"pci\",\"version\":\"1.1.0\",\"pci\":{\"pci-address\":\"0000:86:00.2\","
+		"\"rdma-device\":\"mlx5_6\"}}");
 	free(info);
 
 	/* health: the PF loses carrier, its four VFs go Unhealthy and only they */
 	bool changed[2];
 
 	for (size_t i = 0; i < ps->n_inputs; i++)
-		if (ps->inputs[i].kind == POOL_HEALTH_CARRIER && !strcmp(ps->inputs[i].name, "ens2f0"))
+		if (ps->inputs[i].kind == POOL_HEALTH_CARRIER &&
+		    !strcmp(ps->inputs[i].name, "ens2f0"))
 			ps->inputs[i].value = 0;
 	assert_int_equal(pool_set_refresh(ps, changed), 0);
 	assert_true(changed[0]);
@@ -604,7 +661,9 @@ static void test_exclusive_vf_in_pod(void **st)
 
 	fx_sriov(&f);
 	f.node.kernel.netns_mode = 0;
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true,\"linkTypes\":[\"ether\"]}}]}");
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\","
+		     "\"selectors\":{\"isRdma\":true,\"linkTypes\":"
+		     "[\"ether\"]}}]}");
 	before = build(&f, cfg, false);
 	assert_int_equal(before->pools[0].n_m, 8);
 	/* the pod takes 0000:37:00.3 */
@@ -655,12 +714,13 @@ static void test_preferred(void **st)
 	size_t n;
 
 	fx_sriov(&f);
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	cfg = cfg_of(
+		"{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 	ps = build(&f, cfg, false);
 	const struct pool *p = &ps->pools[0];
 	/* kubelet order is arbitrary: mixed nodes and PFs */
-	const char *avail[] = { "0000:86:00.5", "0000:37:00.2", "0000:86:00.2", "0000:37:00.3", "0000:86:00.3",
-				"0000:37:00.5", "0000:86:00.4" };
+	const char *avail[] = { "0000:86:00.5", "0000:37:00.2", "0000:86:00.2", "0000:37:00.3",
+				"0000:86:00.3", "0000:37:00.5", "0000:86:00.4" };
 
 	/* no must_include: the NUMA node with most free devices (node 1: four), packed on its PF */
 	assert_int_equal(pool_allocate_preferred(p, avail, 7, NULL, 0, 2, &out, &n), 0);
@@ -715,9 +775,11 @@ static void test_pack_one_pf(void **st)
 	/* both PFs on NUMA 0: the PF with more free VFs is packed first */
 	for (size_t i = 0; i < f.node.n_pci; i++)
 		f.pci[i].numa_node = 0;
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	cfg = cfg_of(
+		"{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 	ps = build(&f, cfg, false);
-	const char *avail[] = { "0000:37:00.2", "0000:86:00.2", "0000:86:00.3", "0000:86:00.4", "0000:37:00.3" };
+	const char *avail[] = { "0000:37:00.2", "0000:86:00.2", "0000:86:00.3", "0000:86:00.4",
+				"0000:37:00.3" };
 
 	assert_int_equal(pool_allocate_preferred(&ps->pools[0], avail, 5, NULL, 0, 2, &out, &n), 0);
 	assert_string_equal(out[0], "0000:86:00.2");
@@ -739,8 +801,8 @@ static void test_pack_one_pf(void **st)
 struct ref_cand {
 	const char *id;
 	const struct pool_member *m;
-	int numa_miss;  /* 0: on the target NUMA node */
-	int pf_rank;    /* 0: a PF already used by must_include, then by availability */
+	int numa_miss; /* 0: on the target NUMA node */
+	int pf_rank;   /* 0: a PF already used by must_include, then by availability */
 };
 
 static int ref_cand_cmp(const void *a, const void *b)
@@ -767,7 +829,8 @@ static bool ref_in_list(const char *const *v, size_t n, const char *x)
  * one pod's VFs share a PF and the other PFs stay whole for the next pod (the anchors leave
  * the choice to the kubelet, which picks at random: sriov-network-device-plugin #255). */
 static int ref_preferred(const struct pool *p, const char *const *available, size_t n_available,
-		   const char *const *must_include, size_t n_must, size_t size, char ***out, size_t *n_out)
+			 const char *const *must_include, size_t n_must, size_t size, char ***out,
+			 size_t *n_out)
 {
 	struct ref_cand *c = NULL;
 	int *pf_count = NULL;
@@ -785,7 +848,8 @@ static int ref_preferred(const struct pool *p, const char *const *available, siz
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n_must && nres < size; i++)
-		if (!ref_in_list((const char *const *)res, nres, must_include[i]) && !(res[nres++] = strdup(must_include[i])))
+		if (!ref_in_list((const char *const *)res, nres, must_include[i]) &&
+		    !(res[nres++] = strdup(must_include[i])))
 			goto oom;
 	for (size_t i = 0; i < n_must; i++) {
 		const struct pool_member *m = pool_member_find(p, must_include[i]);
@@ -796,7 +860,8 @@ static int ref_preferred(const struct pool *p, const char *const *available, siz
 		}
 	}
 	for (size_t i = 0; i < n_available; i++) {
-		if (ref_in_list(must_include, n_must, available[i]) || ref_in_list(available, i, available[i]))
+		if (ref_in_list(must_include, n_must, available[i]) ||
+		    ref_in_list(available, i, available[i]))
 			continue;
 		c[nc].id = available[i];
 		c[nc].m = pool_member_find(p, available[i]);
@@ -849,7 +914,6 @@ oom:
 	return -ENOMEM;
 }
 
-
 /* Random requests (duplicates, unknown ids, must_include in and out of available, any size)
  * get the same answer as the oracle's. */
 static void test_preferred_matches_reference(void **st)
@@ -864,7 +928,8 @@ static void test_preferred_matches_reference(void **st)
 	fx_sriov(&f);
 	/* two NUMA nodes, and a PF that spans both sides of the comparison */
 	f.pci[1].numa_node = 1;
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	cfg = cfg_of(
+		"{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 	ps = build(&f, cfg, false);
 	const struct pool *p = &ps->pools[0];
 
@@ -874,15 +939,18 @@ static void test_preferred_matches_reference(void **st)
 	pool_ids[n_ids++] = "0000:99:00.1";
 	for (int trial = 0; trial < 2000; trial++) {
 		const char *avail[48], *must[8];
-		size_t na = (size_t)rand_r(&seed) % 40, nm = (size_t)rand_r(&seed) % 6, size = (size_t)rand_r(&seed) % 45;
+		size_t na = (size_t)rand_r(&seed) % 40, nm = (size_t)rand_r(&seed) % 6,
+		       size = (size_t)rand_r(&seed) % 45;
 		char **a = NULL, **b = NULL;
 		size_t n_a = 0, n_b = 0;
 
 		for (size_t i = 0; i < na; i++)
 			avail[i] = pool_ids[(size_t)rand_r(&seed) % n_ids];
 		for (size_t i = 0; i < nm; i++)
-			must[i] = rand_r(&seed) % 3 && na ? avail[(size_t)rand_r(&seed) % na] : pool_ids[(size_t)rand_r(&seed) % n_ids];
-		assert_int_equal(pool_allocate_preferred(p, avail, na, must, nm, size, &a, &n_a), 0);
+			must[i] = rand_r(&seed) % 3 && na ? avail[(size_t)rand_r(&seed) % na]
+							  : pool_ids[(size_t)rand_r(&seed) % n_ids];
+		assert_int_equal(pool_allocate_preferred(p, avail, na, must, nm, size, &a, &n_a),
+				 0);
 		assert_int_equal(ref_preferred(p, avail, na, must, nm, size, &b, &n_b), 0);
 		assert_int_equal(n_a, n_b);
 		for (size_t i = 0; i < n_a; i++)
@@ -974,7 +1042,8 @@ static void test_files_written(void **st)
 
 	assert_non_null(mkdtemp(dir));
 	fx_sriov(&f);
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	cfg = cfg_of(
+		"{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 	ps = build(&f, cfg, false);
 	/* not kept: nothing written, the folder not even made */
 	snprintf(path, sizeof(path), "%s/dp", dir);
@@ -990,7 +1059,8 @@ static void test_files_written(void **st)
 	assert_int_equal(plugin_files_cdi_write(ps, keep_all, dir, &w, count_fail, &ud), 1);
 	assert_int_equal(w.n, 9);
 	snprintf(path, sizeof(path), "%s/dp", dir);
-	plugin_files_remove(path, &w, count_fail, &ud); /* the CDI spec is not in dp/: missing is fine */
+	plugin_files_remove(path, &w, count_fail,
+			    &ud); /* the CDI spec is not in dp/: missing is fine */
 	assert_int_equal(w.n, 0);
 	assert_null(w.names);
 	assert_int_equal(rmdir(path), 0); /* the eight files are gone */
@@ -998,7 +1068,8 @@ static void test_files_written(void **st)
 	/* a folder under a regular file cannot be made */
 	snprintf(path, sizeof(path), "%s/rdmak-intel.com_vf.json", dir); /* the CDI spec, a file */
 	snprintf(notdir, sizeof(notdir), "%s/sub", path);
-	assert_int_equal(plugin_files_devinfo_write(ps, keep_all, notdir, &w, count_fail, &ud), -ENOTDIR);
+	assert_int_equal(plugin_files_devinfo_write(ps, keep_all, notdir, &w, count_fail, &ud),
+			 -ENOTDIR);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 	pool_set_free(ps);
@@ -1037,16 +1108,21 @@ static void test_files_rewritten_in_place(void **st)
 
 	assert_non_null(mkdtemp(dir));
 	fx_sriov(&f);
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	cfg = cfg_of(
+		"{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
 	ps = build(&f, cfg, false);
-	assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
-	assert_int_equal(plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
+	assert_int_equal(
+		plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+	assert_int_equal(
+		plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(ifd >= 0);
 	assert_true(inotify_add_watch(ifd, dir, IN_DELETE | IN_MOVED_TO) >= 0);
 	/* the same pools again (a rescan): the files already hold it, nothing written or deleted */
-	assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
-	assert_int_equal(plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
+	assert_int_equal(
+		plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+	assert_int_equal(
+		plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 1);
 	assert_int_equal(events_of(ifd, IN_DELETE | IN_MOVED_TO, ".json"), 0);
 	assert_int_equal(w.n, 8);
 	assert_int_equal(cdi.n, 1);
@@ -1062,21 +1138,28 @@ static void test_files_rewritten_in_place(void **st)
 		fclose(fp);
 		assert_int_equal(chmod(path, 0444), 0);
 		(void)events_of(ifd, IN_DELETE, "");
-		assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 8);
+		assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail,
+							     count_fail, &ud),
+				 8);
 		assert_int_equal(events_of(ifd, IN_MOVED_TO, "-device.json"), 1);
 	}
 	/* a VF gone from the pool (ens2f0's VF 3 no longer selected): its file alone is deleted */
 	pool_set_free(ps);
 	pool_config_free(cfg);
-	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"pfNames\":[\"ens1f0\",\"ens2f0#0-2\"]}}]}");
+	cfg = cfg_of("{\"resourceList\":[{\"resourceName\":\"vf\","
+		     "\"selectors\":{\"pfNames\":[\"ens1f0\","
+		     "\"ens2f0#0-2\"]}}]}");
 	ps = build(&f, cfg, false);
-	assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 7);
+	assert_int_equal(
+		plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 7);
 	assert_int_equal(events_of(ifd, IN_DELETE, "-device.json"), 1);
 	assert_int_equal(w.n, 7);
 	/* no pool kept: everything goes */
 	ud.keep = false;
-	assert_int_equal(plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 0);
-	assert_int_equal(plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 0);
+	assert_int_equal(
+		plugin_files_devinfo_update(ps, keep_all, dir, &w, count_fail, count_fail, &ud), 0);
+	assert_int_equal(
+		plugin_files_cdi_update(ps, keep_all, dir, &cdi, count_fail, count_fail, &ud), 0);
 	assert_int_equal(events_of(ifd, IN_DELETE, ".json"), 8);
 	assert_int_equal(w.n + cdi.n, 0);
 	assert_int_equal(ud.fails, 0);

@@ -38,48 +38,46 @@ static void parse_bad(const char *text, const char *want)
 }
 
 /* seed 003: the two-resource shared config as the users deployed it */
-static const char seed003_shared[] =
-	"{\n"
-	"  \"configList\": [\n"
-	"    {\n"
-	"      \"resourceName\": \"rdma_v100\",\n"
-	"      \"rdmaHcaMax\": 63,\n"
-	"      \"selectors\": {\n"
-	"        \"ifNames\": [\"ibxxxxxx0\",\"ibxxxxxx1\"],\n"
-	"        \"linkTypes\": [\"infiniband\"]\n"
-	"      }\n"
-	"    },\n"
-	"    {\n"
-	"      \"resourceName\": \"rdma_a100\",\n"
-	"      \"rdmaHcaMax\": 63,\n"
-	"      \"selectors\": {\n"
-	"        \"ifNames\": [\"ibxxxx0\",\"ibxxxxx0\"],\n"
-	"        \"linkTypes\": [\"infiniband\"]\n"
-	"      }\n"
-	"    }\n"
-	"  ]\n"
-	"}\n";
+static const char seed003_shared[] = "{\n"
+				     "  \"configList\": [\n"
+				     "    {\n"
+				     "      \"resourceName\": \"rdma_v100\",\n"
+				     "      \"rdmaHcaMax\": 63,\n"
+				     "      \"selectors\": {\n"
+				     "        \"ifNames\": [\"ibxxxxxx0\",\"ibxxxxxx1\"],\n"
+				     "        \"linkTypes\": [\"infiniband\"]\n"
+				     "      }\n"
+				     "    },\n"
+				     "    {\n"
+				     "      \"resourceName\": \"rdma_a100\",\n"
+				     "      \"rdmaHcaMax\": 63,\n"
+				     "      \"selectors\": {\n"
+				     "        \"ifNames\": [\"ibxxxx0\",\"ibxxxxx0\"],\n"
+				     "        \"linkTypes\": [\"infiniband\"]\n"
+				     "      }\n"
+				     "    }\n"
+				     "  ]\n"
+				     "}\n";
 
 /* seed 003: the sriov-network-device-plugin hostdev config, empty lists included */
-static const char seed003_hostdev[] =
-	"{\n"
-	"  \"resourceList\": [\n"
-	"    {\n"
-	"      \"resourcePrefix\": \"nvidia.com\",\n"
-	"      \"resourceName\": \"hostdev\",\n"
-	"      \"selectors\": {\n"
-	"        \"vendors\": [\"15b3\"],\n"
-	"        \"devices\": [],\n"
-	"        \"drivers\": [],\n"
-	"        \"pfNames\": [],\n"
-	"        \"pciAddresses\": [],\n"
-	"        \"rootDevices\": [],\n"
-	"        \"linkTypes\": [],\n"
-	"        \"isRdma\": true\n"
-	"      }\n"
-	"    }\n"
-	"  ]\n"
-	"}\n";
+static const char seed003_hostdev[] = "{\n"
+				      "  \"resourceList\": [\n"
+				      "    {\n"
+				      "      \"resourcePrefix\": \"nvidia.com\",\n"
+				      "      \"resourceName\": \"hostdev\",\n"
+				      "      \"selectors\": {\n"
+				      "        \"vendors\": [\"15b3\"],\n"
+				      "        \"devices\": [],\n"
+				      "        \"drivers\": [],\n"
+				      "        \"pfNames\": [],\n"
+				      "        \"pciAddresses\": [],\n"
+				      "        \"rootDevices\": [],\n"
+				      "        \"linkTypes\": [],\n"
+				      "        \"isRdma\": true\n"
+				      "      }\n"
+				      "    }\n"
+				      "  ]\n"
+				      "}\n";
 
 static void test_seed003_shared(void **st)
 {
@@ -116,11 +114,17 @@ static void test_seed003_hostdev(void **st)
 
 static void test_legacy_devices_and_defaults(void **st)
 {
-	/* the anchor README's example: legacy "devices" and a selectors entry, periodicUpdateInterval */
-	struct pool_config *cfg = parse_ok(
-		"{\"periodicUpdateInterval\":300,\"configList\":[{\"resourceName\":\"hca_shared_devices_a\",\"rdmaHcaMax\":1000,"
-		"\"devices\":[\"ib0\",\"ib1\"]},{\"resourceName\":\"hca_shared_devices_b\",\"rdmaHcaMax\":500,\"selectors\":"
-		"{\"vendors\":[\"15B3\"],\"deviceIDs\":[\"1017\"],\"ifNames\":[\"ib3\",\"ib4\"]}}]}");
+	/* the anchor README's example: legacy "devices" and a selectors entry,
+	 * periodicUpdateInterval */
+	struct pool_config *cfg = parse_ok("{\"periodicUpdateInterval\":300,\"configList\":"
+					   "[{\"resourceName\":\"hca_shared_devices_a\","
+					   "\"rdmaHcaMax\":1000,"
+					   "\"devices\":[\"ib0\",\"ib1\"]},{\"resourceName\":"
+					   "\"hca_shared_devices_b\",\"rdmaHcaMax\":500,"
+					   "\"selectors\":"
+					   "{\"vendors\":[\"15B3\"],\"deviceIDs\":"
+					   "[\"1017\"],\"ifNames\":[\"ib3\","
+					   "\"ib4\"]}}]}");
 
 	assert_int_equal(cfg->periodic_update_s, 300);
 	assert_int_equal(cfg->res[0].sels[0].if_names.n, 2);
@@ -132,12 +136,19 @@ static void test_legacy_devices_and_defaults(void **st)
 
 static void test_sriov_forms(void **st)
 {
-	struct pool_config *cfg = parse_ok(
-		"{\"resourceList\":[{\"resourceName\":\"gpu1sriov\",\"resourcePrefix\":\"spidernet.io\",\"deviceType\":\"netDevice\","
-		"\"excludeTopology\":true,\"selectors\":[{\"pfNames\":[\"ens1f0#0-3,7\",\"0000:86:00.0#1\"],\"IsRdma\":true},"
-		"{\"rootDevices\":[\"0000:86:00.1\"],\"linkTypes\":[\"ether\"],\"needVhostNet\":true}],"
-		"\"additionalInfo\":{\"*\":{\"k\":\"v\"}}},"
-		"{\"resourceName\":\"pfs\",\"selectors\":{\"pciAddresses\":[\"0000:37:00.0\"],\"acpiIndexes\":[],\"vdpaType\":\"\"}}]}");
+	struct pool_config *cfg =
+		parse_ok("{\"resourceList\":[{\"resourceName\":\"gpu1sriov\","
+			 "\"resourcePrefix\":\"spidernet.io\",\"deviceType\":"
+			 "\"netDevice\","
+			 "\"excludeTopology\":true,\"selectors\":[{\"pfNames\":"
+			 "[\"ens1f0#0-3,7\",\"0000:86:00.0#1\"],\"IsRdma\":true},"
+			 "{\"rootDevices\":[\"0000:86:00.1\"],"
+			 "\"linkTypes\":[\"ether\"],\"needVhostNet\":"
+			 "true}],"
+			 "\"additionalInfo\":{\"*\":{\"k\":\"v\"}}},"
+			 "{\"resourceName\":\"pfs\",\"selectors\":{\"pciAddresses\":"
+			 "[\"0000:37:00.0\"],\"acpiIndexes\":[],\"vdpaType\":"
+			 "\"\"}}]}");
 	const struct pool_resource *r = &cfg->res[0];
 
 	assert_int_equal(r->n_sels, 2);
@@ -152,16 +163,22 @@ static void test_sriov_forms(void **st)
 	assert_string_equal(r->sels[1].link_types.v[0], "eth");
 	assert_true(r->sels[1].need_vhost_net);
 	assert_string_equal(r->additional_info, "{\"*\":{\"k\":\"v\"}}");
-	assert_string_equal(cfg->res[1].full_name, "intel.com/pfs"); /* the anchor's default prefix */
+	assert_string_equal(cfg->res[1].full_name,
+			    "intel.com/pfs"); /* the anchor's default prefix */
 	pool_config_free(cfg);
 }
 
 static void test_rdmak_extras(void **st)
 {
-	struct pool_config *cfg = parse_ok(
-		"{\"healthIntervalMs\":100,\"configList\":[{\"resourceName\":\"rdma_a100\",\"rdmaHcaMax\":8,"
-		"\"selectors\":{\"ifNames\":[\"bond0\"]},\"envs\":{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":\"${netdevs}\"}}],"
-		"\"resourceList\":[{\"resourceName\":\"vf\",\"resourcePrefix\":\"rdma\",\"selectors\":{\"isRdma\":true}}]}");
+	struct pool_config *cfg = parse_ok("{\"healthIntervalMs\":100,\"configList\":"
+					   "[{\"resourceName\":\"rdma_a100\","
+					   "\"rdmaHcaMax\":8,"
+					   "\"selectors\":{\"ifNames\":[\"bond0\"]},\"envs\":"
+					   "{\"NCCL_IB_HCA\":\"=${hcas}\",\"NCCL_SOCKET_IFNAME\":"
+					   "\"${netdevs}\"}}],"
+					   "\"resourceList\":[{\"resourceName\":\"vf\","
+					   "\"resourcePrefix\":\"rdma\",\"selectors\":"
+					   "{\"isRdma\":true}}]}");
 
 	assert_int_equal(cfg->health_interval_ms, 100);
 	assert_int_equal(cfg->rdma_netns_mode, -1);
@@ -177,20 +194,28 @@ static void test_rdmak_extras(void **st)
  * unknown while `doctor --plugin-config` read it (issue 11). */
 static void test_rdma_netns_mode(void **st)
 {
-	struct pool_config *cfg = parse_ok(
-		"{\"rdmaNetnsMode\":\"exclusive\",\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":true}}]}");
+	struct pool_config *cfg = parse_ok("{\"rdmaNetnsMode\":\"exclusive\",\"resourceList\":"
+					   "[{\"resourceName\":\"vf\",\"selectors\":{\"isRdma\":"
+					   "true}}]}");
 
 	assert_int_equal(cfg->rdma_netns_mode, 0);
 	pool_config_free(cfg);
-	cfg = parse_ok("{\"rdmaNetnsMode\":\"shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}");
+	cfg = parse_ok("{\"rdmaNetnsMode\":\"shared\",\"configList\":"
+		       "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":"
+		       "[\"ib0\"]}]}");
 	assert_int_equal(cfg->rdma_netns_mode, 1);
 	pool_config_free(cfg);
-	parse_bad("{\"rdmaNetnsMode\":\"Shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
+	parse_bad("{\"rdmaNetnsMode\":\"Shared\",\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":"
+		  "[\"ib0\"]}]}",
 		  "rdmaNetnsMode: \"Shared\" is not one of \"exclusive\", \"shared\"");
-	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
+	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[\"ib0\"]}]}",
 		  "rdmaNetnsMode: expected a string, got an integer");
 	/* a mode alone is no config */
-	parse_bad("{\"rdmaNetnsMode\":\"shared\"}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
+	parse_bad("{\"rdmaNetnsMode\":\"shared\"}",
+		  "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 }
 
 static void test_pf_ranges(void **st)
@@ -211,7 +236,8 @@ static void test_pf_ranges(void **st)
 	pool_pf_sel_clear(&p);
 
 	assert_int_equal(pool_pf_sel_parse("netpf0#0,2-7,9", &p, &why), 0);
-	assert_true(pool_pf_sel_has_vf(&p, 0) && !pool_pf_sel_has_vf(&p, 1) && pool_pf_sel_has_vf(&p, 5) && pool_pf_sel_has_vf(&p, 9));
+	assert_true(pool_pf_sel_has_vf(&p, 0) && !pool_pf_sel_has_vf(&p, 1) &&
+		    pool_pf_sel_has_vf(&p, 5) && pool_pf_sel_has_vf(&p, 9));
 	pool_pf_sel_clear(&p);
 
 	assert_int_equal(pool_pf_sel_parse("ens1f0", &p, &why), 0);
@@ -223,8 +249,17 @@ static void test_pf_ranges(void **st)
 	assert_string_equal(p.pf, "0000:86:00.0");
 	pool_pf_sel_clear(&p);
 
-	static const char *const bad[] = { "ens1f0#", "#0-3", "ens1f0#3-1", "ens1f0#a", "ens1f0#1,", "ens1f0#1-",
-					   "ens1f0#1--2", "ens1f0#99999999", "", "averyveryverylongname#1", "ens1f0#1 ,2" };
+	static const char *const bad[] = { "ens1f0#",
+					   "#0-3",
+					   "ens1f0#3-1",
+					   "ens1f0#a",
+					   "ens1f0#1,",
+					   "ens1f0#1-",
+					   "ens1f0#1--2",
+					   "ens1f0#99999999",
+					   "",
+					   "averyveryverylongname#1",
+					   "ens1f0#1 ,2" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (pool_pf_sel_parse(bad[i], &p, &why) != -EINVAL)
 			fail_msg("accepted \"%s\"", bad[i]);
@@ -237,7 +272,8 @@ static char *warnings_of(const struct pool_config *cfg, char *buf, size_t n)
 {
 	buf[0] = '\0';
 	for (size_t i = 0; i < cfg->warnings.n; i++)
-		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "; " : "", cfg->warnings.v[i]);
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "; " : "",
+			 cfg->warnings.v[i]);
 	return buf;
 }
 
@@ -248,26 +284,35 @@ static void test_ignored_keys(void **st)
 {
 	char buf[1024];
 	/* docs/config-file/README.md of sriov-network-device-plugin, verbatim */
-	struct pool_config *cfg = parse_ok(
-		"{\"resourceList\":[{\"resourceName\":\"sriovnics\",\"selectors\":{\"pfNames\":[\"ens785f0#0-4\",\"ens785f1#0-9\"],"
-		"\"IsRdma\":false,\"NeedVhostNet\":false},\"SelectorObj\":null}]}");
+	struct pool_config *cfg =
+		parse_ok("{\"resourceList\":[{\"resourceName\":\"sriovnics\","
+			 "\"selectors\":{\"pfNames\":[\"ens785f0#0-4\","
+			 "\"ens785f1#0-9\"],"
+			 "\"IsRdma\":false,\"NeedVhostNet\":false},\"SelectorObj\":null}]}");
 
 	(void)st;
 	assert_int_equal(cfg->res[0].sels[0].pf_names.n, 2);
 	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
-			    "resourceList[0].SelectorObj: sriov-network-device-plugin's own field (its docs print it as "
+			    "resourceList[0].SelectorObj: "
+			    "sriov-network-device-plugin's own field (its "
+			    "docs print it as "
 			    "null); ignored, as it is there");
 	pool_config_free(cfg);
 
-	cfg = parse_ok("{\"junk\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
-		       "\"extra\":{}}],\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{},\"comment\":\"x\"}]}");
-	assert_string_equal(warnings_of(cfg, buf, sizeof(buf)),
-			    "junk: unknown key, ignored; configList[0].extra: unknown key, ignored; "
-			    "resourceList[0].comment: unknown key, ignored");
+	cfg = parse_ok("{\"junk\":1,\"configList\":[{\"resourceName\":"
+		       "\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
+		       "\"extra\":{}}],\"resourceList\":"
+		       "[{\"resourceName\":\"b\",\"selectors\":{},"
+		       "\"comment\":\"x\"}]}");
+	assert_string_equal(
+		warnings_of(cfg, buf, sizeof(buf)),
+		"junk: unknown key, ignored; configList[0].extra: unknown key, ignored; "
+		"resourceList[0].comment: unknown key, ignored");
 	pool_config_free(cfg);
 
 	/* Go reads null as the zero value */
-	cfg = parse_ok("{\"periodicUpdateInterval\":null,\"resourceList\":[{\"resourceName\":\"b\",\"resourcePrefix\":null,"
+	cfg = parse_ok("{\"periodicUpdateInterval\":null,\"resourceList\":"
+		       "[{\"resourceName\":\"b\",\"resourcePrefix\":null,"
 		       "\"selectors\":{\"vendors\":null,\"isRdma\":null}}]}");
 	assert_int_equal(cfg->periodic_update_s, POOL_DEFAULT_RESCAN_S);
 	assert_string_equal(cfg->res[0].full_name, "intel.com/b");
@@ -276,26 +321,38 @@ static void test_ignored_keys(void **st)
 	pool_config_free(cfg);
 
 	/* rdmak's own keys: matched exactly, a near miss refused */
-	parse_bad("{\"HealthIntervalMs\":100,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+	parse_bad("{\"HealthIntervalMs\":100,\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
 		  "HealthIntervalMs: unknown key (did you mean \"healthIntervalMs\"?)");
-	parse_bad("{\"rdmaNetnsMod\":\"shared\",\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+	parse_bad("{\"rdmaNetnsMod\":\"shared\",\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
 		  "rdmaNetnsMod: unknown key (did you mean \"rdmaNetnsMode\"?)");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"env\":{}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[],\"env\":"
+		  "{}}]}",
 		  "configList[0].env: unknown key (did you mean \"envs\"?)");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"excludeTopolgy\":true}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[],"
+		  "\"excludeTopolgy\":true}]}",
 		  "configList[0].excludeTopolgy: unknown key (did you mean \"excludeTopology\"?)");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{},\"Envs\":{}}]}",
 		  "resourceList[0].Envs: unknown key (did you mean \"envs\"?)");
 	/* selectors: an ignored one would widen the pool */
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"b\",\"selectors\":{\"SelectorObj\":null}}]}",
+	parse_bad("{\"resourceList\":[{\"resourceName\":"
+		  "\"b\",\"selectors\":{\"SelectorObj\":"
+		  "null}}]}",
 		  "resourceList[0].selectors.SelectorObj: unknown key");
 }
 
 /* rootDevices takes sriov-network-device-plugin's VF ranges (README: "0000:86:00.0#0-1,3,4") */
 static void test_root_devices(void **st)
 {
-	struct pool_config *cfg = parse_ok(
-		"{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\",\"0000:AF:00.1\"]}}]}");
+	struct pool_config *cfg =
+		parse_ok("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":"
+			 "{\"rootDevices\":[\"0000:86:00.0#0-1,3,4\",\"0000:AF:"
+			 "00.1\"]}}]}");
 	const struct pool_pf_list *l = &cfg->res[0].sels[0].root_devices;
 
 	(void)st;
@@ -308,14 +365,25 @@ static void test_root_devices(void **st)
 	assert_string_equal(l->v[1].pf, "0000:af:00.1"); /* sysfs prints lowercase */
 	assert_true(l->v[1].all);
 	pool_config_free(cfg);
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#3-1\"]}}]}",
-		  "resourceList[0].selectors.rootDevices[0]: \"0000:86:00.0#3-1\": range end is before its start "
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"rootDevices\":[\"0000:86:"
+		  "00.0#3-1\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: "
+		  "\"0000:86:00.0#3-1\": range end is before its "
+		  "start "
 		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"ens1f0#1\"]}}]}",
-		  "resourceList[0].selectors.rootDevices[0]: \"ens1f0#1\": \"ens1f0\" is not a PCI address "
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"rootDevices\":"
+		  "[\"ens1f0#1\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: "
+		  "\"ens1f0#1\": \"ens1f0\" is not a PCI "
+		  "address "
 		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"0000:86:00.0#\"]}}]}",
-		  "resourceList[0].selectors.rootDevices[0]: \"0000:86:00.0#\": no VF range after '#' "
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"rootDevices\":[\"0000:86:"
+		  "00.0#\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: "
+		  "\"0000:86:00.0#\": no VF range after '#' "
 		  "(expected \"0000:86:00.0\" or \"0000:86:00.0#0-1,3,4\")");
 }
 
@@ -327,7 +395,9 @@ static void test_bad_syntax(void **st)
 	parse_bad("{}", "expected \"configList\" (shared HCAs) or \"resourceList\" (VFs/PFs)");
 	parse_bad("{\"configList\":[]}", "configList: expected at least one resource");
 	parse_bad("{\"configList\":{}}", "configList: expected an array of objects, got an object");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}],\"configList\":[]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}],"
+		  "\"configList\":[]}",
 		  "line 1 column 82: duplicate object key near '\"configList\"'");
 }
 
@@ -336,57 +406,114 @@ static void test_bad_fields(void **st)
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{}},"
 		  "{\"resourceName\":\"b\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":\"ib0\"}}]}",
 		  "configList[1].selectors.ifNames: expected an array of strings, got a string");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"ib0\",3]}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":"
+		  "[\"ib0\",3]}}]}",
 		  "configList[0].selectors.ifNames[1]: expected a string, got an integer");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifname\":[\"ib0\"]}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"ifname\":"
+		  "[\"ib0\"]}}]}",
 		  "configList[0].selectors.ifname: unknown key");
 	/* a key the anchors ignore (top level, resources) is warned about: test_ignored_keys */
 	parse_bad("{\"configlist\":[],\"junk\":1}", "configlist: expected at least one resource");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"ResourceName\":\"b\"}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
+		  "\"ResourceName\":\"b\"}]}",
 		  "configList[0].ResourceName: duplicate of key \"resourceName\"");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":-1,\"devices\":[\"ib0\"]}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":-1,\"devices\":"
+		  "[\"ib0\"]}]}",
 		  "configList[0].rdmaHcaMax: -1 is out of range (0 to 100000)");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":\"63\",\"devices\":[\"ib0\"]}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":\"63\",\"devices\":"
+		  "[\"ib0\"]}]}",
 		  "configList[0].rdmaHcaMax: expected an integer from 0 to 100000, got a string");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"devices\":[\"ib0\"]}]}",
 		  "configList[0].rdmaHcaMax: missing (how many containers may share the pool)");
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1}]}",
 		  "configList[0].selectors: missing (or the deprecated \"devices\" list)");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],\"selectors\":{}}]}",
-		  "configList[0].devices: give either \"selectors\" or the deprecated \"devices\", not both");
-	parse_bad("{\"configList\":[{\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}", "configList[0].resourceName: missing");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":[\"eth0\"]}}]}",
-		  "configList[0].selectors.linkTypes[0]: unknown link type \"eth0\" (expected \"infiniband\", \"ether\" or \"ethernet\")");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":[\"0x15b3\"]}}]}",
-		  "configList[0].selectors.vendors[0]: \"0x15b3\" is not a PCI ID (4 hex digits, e.g. \"15b3\")");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":[\"../etc\"]}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[\"ib0\"],"
+		  "\"selectors\":{}}]}",
+		  "configList[0].devices: give either "
+		  "\"selectors\" or the deprecated \"devices\", "
+		  "not both");
+	parse_bad("{\"configList\":[{\"rdmaHcaMax\":1,\"devices\":[\"ib0\"]}]}",
+		  "configList[0].resourceName: missing");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"linkTypes\":"
+		  "[\"eth0\"]}}]}",
+		  "configList[0].selectors.linkTypes[0]: unknown link type "
+		  "\"eth0\" (expected \"infiniband\", \"ether\" or "
+		  "\"ethernet\")");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"vendors\":"
+		  "[\"0x15b3\"]}}]}",
+		  "configList[0].selectors.vendors[0]: \"0x15b3\" "
+		  "is not a PCI ID (4 hex digits, e.g. \"15b3\")");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":"
+		  "[\"../etc\"]}}]}",
 		  "configList[0].selectors.ifNames[0]: \"../etc\" is not an interface name");
-	parse_bad("{\"periodicUpdateInterval\":-5,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+	parse_bad("{\"periodicUpdateInterval\":-5,\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
 		  "periodicUpdateInterval: -5 is out of range (0 to 31536000)");
-	parse_bad("{\"healthIntervalMs\":1,\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+	parse_bad("{\"healthIntervalMs\":1,\"configList\":"
+		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
 		  "healthIntervalMs: 1 is out of range (10 to 60000)");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"pfNames\":[\"ens1f0#3-1\"]}}]}",
-		  "resourceList[0].selectors.pfNames[0]: \"ens1f0#3-1\": range end is before its start (expected \"ens1f0\" or \"ens1f0#0-3,7\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"rootDevices\":[\"86:00.0\"]}}]}",
-		  "resourceList[0].selectors.rootDevices[0]: \"86:00.0\" is not a PCI address (\"0000:37:00.0\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"isRdma\":\"true\"}}]}",
-		  "resourceList[0].selectors.isRdma: expected true or false, got a string");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"ddpProfiles\":[\"GTP\"]}}]}",
-		  "resourceList[0].selectors.ddpProfiles: not supported by rdmak (netDevice pools of RDMA functions only)");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"deviceType\":\"accelerator\",\"selectors\":{}}]}",
-		  "resourceList[0].deviceType: \"accelerator\" is not supported by rdmak (only \"netDevice\")");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\"}]}", "resourceList[0].selectors: missing");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"pfNames\":"
+		  "[\"ens1f0#3-1\"]}}]}",
+		  "resourceList[0].selectors.pfNames[0]: \"ens1f0#3-1\": range "
+		  "end is before its start (expected \"ens1f0\" or "
+		  "\"ens1f0#0-3,7\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"rootDevices\":[\"86:"
+		  "00.0\"]}}]}",
+		  "resourceList[0].selectors.rootDevices[0]: \"86:"
+		  "00.0\" is not a PCI address (\"0000:37:00.0\")");
+	parse_bad(
+		"{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{\"isRdma\":\"true\"}}]}",
+		"resourceList[0].selectors.isRdma: expected true or false, got a string");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{\"ddpProfiles\":"
+		  "[\"GTP\"]}}]}",
+		  "resourceList[0].selectors.ddpProfiles: not "
+		  "supported by rdmak (netDevice pools of RDMA "
+		  "functions only)");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"deviceType\":\"accelerator\",\"selectors\":"
+		  "{}}]}",
+		  "resourceList[0].deviceType: \"accelerator\" "
+		  "is not supported by rdmak (only "
+		  "\"netDevice\")");
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\"}]}",
+		  "resourceList[0].selectors: missing");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[]}]}",
 		  "resourceList[0].selectors: expected at least one selector object");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":[{},{\"drivers\":[1]}]}]}",
+	parse_bad("{\"resourceList\":[{\"resourceName\":"
+		  "\"x\",\"selectors\":[{},{\"drivers\":"
+		  "[1]}]}]}",
 		  "resourceList[0].selectors[1].drivers[0]: expected a string, got an integer");
-	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\",\"selectors\":{},\"additionalInfo\":{\"eth0\":{}}}]}",
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"x\","
+		  "\"selectors\":{},\"additionalInfo\":{\"eth0\":"
+		  "{}}}]}",
 		  "resourceList[0].additionalInfo.eth0: expected \"*\" or a PCI address");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"1X\":\"y\"}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"1X\":"
+		  "\"y\"}}]}",
 		  "configList[0].envs.1X: not an environment variable name");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"X\":\"${gpus}\"}}]}",
-		  "configList[0].envs.X: unknown placeholder in \"${gpus}\" (known: ${hcas}, ${netdevs})");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"PCIDEVICE_X\":\"y\"}}]}",
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[],\"envs\":{\"X\":"
+		  "\"${gpus}\"}}]}",
+		  "configList[0].envs.X: unknown placeholder "
+		  "in \"${gpus}\" (known: ${hcas}, "
+		  "${netdevs})");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"devices\":[],\"envs\":"
+		  "{\"PCIDEVICE_X\":\"y\"}}]}",
 		  "configList[0].envs.PCIDEVICE_X: PCIDEVICE_* is set by the plugin itself");
 }
 
@@ -396,56 +523,99 @@ static void test_names(void **st)
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":[]},"
 		  "{\"resourceName\":\"a\",\"rdmaHcaMax\":2,\"devices\":[]}]}",
 		  "configList[1].resourceName: duplicate resource \"rdma/a\" (also configList[0])");
-	parse_bad("{\"configList\":[{\"resourceName\":\"hostdev\",\"resourcePrefix\":\"nvidia.com\",\"rdmaHcaMax\":1,\"devices\":[]}],"
-		  "\"resourceList\":[{\"resourceName\":\"hostdev\",\"resourcePrefix\":\"nvidia.com\",\"selectors\":{}}]}",
-		  "resourceList[0].resourceName: duplicate resource \"nvidia.com/hostdev\" (also configList[0])");
+	parse_bad("{\"configList\":[{\"resourceName\":\"hostdev\","
+		  "\"resourcePrefix\":\"nvidia.com\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}],"
+		  "\"resourceList\":[{\"resourceName\":\"hostdev\","
+		  "\"resourcePrefix\":\"nvidia.com\",\"selectors\":"
+		  "{}}]}",
+		  "resourceList[0].resourceName: duplicate "
+		  "resource \"nvidia.com/hostdev\" (also "
+		  "configList[0])");
 	/* the anchors' own patterns */
-	parse_bad("{\"configList\":[{\"resourceName\":\"rdma-a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourceName: \"rdma-a\" may only contain letters, digits, '_'");
+	parse_bad(
+		"{\"configList\":[{\"resourceName\":\"rdma-a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		"configList[0].resourceName: \"rdma-a\" may only contain letters, digits, '_'");
 	parse_bad("{\"resourceList\":[{\"resourceName\":\"a/b\",\"selectors\":{}}]}",
-		  "resourceList[0].resourceName: \"a/b\" may only contain letters, digits, '_' and '-'");
+		  "resourceList[0].resourceName: \"a/b\" may "
+		  "only contain letters, digits, '_' and '-'");
 	/* names the anchors accept but the kubelet rejects */
 	parse_bad("{\"configList\":[{\"resourceName\":\"_a\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourceName: the kubelet would reject \"rdma/_a\": name part must consist of alphanumeric "
-		  "characters, '-', '_' or '.', and must start and end with an alphanumeric character");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"Mellanox.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"Mellanox.com/a\": prefix part a lowercase RFC 1123 "
-		  "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+		  "configList[0].resourceName: the kubelet would reject "
+		  "\"rdma/_a\": name part must consist of alphanumeric "
+		  "characters, '-', '_' or '.', and must "
+		  "start and end with an alphanumeric "
+		  "character");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"resourcePrefix\":\"Mellanox.com\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject "
+		  "\"Mellanox.com/a\": prefix part a lowercase RFC 1123 "
+		  "subdomain must consist of lower case alphanumeric "
+		  "characters, '-' or '.', and must start and end with "
+		  "an "
 		  "alphanumeric character");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"kubernetes.io\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"kubernetes.io/a\": the kubernetes.io domain is reserved "
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"resourcePrefix\":\"kubernetes.io\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would reject "
+		  "\"kubernetes.io/a\": the kubernetes.io domain is "
+		  "reserved "
 		  "for native Kubernetes resources");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"/a\": prefix part must be non-empty");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a234567890123456789012345678901234567890123456789012345678901234\","
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"resourcePrefix\":\"\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet "
+		  "would reject \"/a\": prefix part must be "
+		  "non-empty");
+	parse_bad("{\"configList\":[{\"resourceName\":"
+		  "\"a23456789012345678901234567890123456789012345678901"
+		  "2345678901234\","
 		  "\"rdmaHcaMax\":1,\"devices\":[]}]}",
 		  "configList[0].resourceName: the kubelet would reject "
-		  "\"rdma/a234567890123456789012345678901234567890123456789012345678901234\": name part must be no more than 63 "
+		  "\"rdma/a23456789012345678901234567890123456789012345678"
+		  "9012345678901234\": name part must be no more than 63 "
 		  "characters");
 
-	/* the prefix's faults (k8s_extended_resource_name has the rules; test_k8s_names.c the cases) */
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"requests.example.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"requests.example.com/a\": the requests. prefix is "
+	/* the prefix's faults (k8s_extended_resource_name has the rules; test_k8s_names.c the
+	 * cases) */
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":"
+		  "\"requests.example.com\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would "
+		  "reject \"requests.example.com/a\": the requests. "
+		  "prefix is "
 		  "reserved (a resource quota names requests.<resource>)");
-	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"resourcePrefix\":\"a/b\",\"rdmaHcaMax\":1,\"devices\":[]}]}",
-		  "configList[0].resourcePrefix: the kubelet would reject \"a/b/a\": a qualified name must consist of "
-		  "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an "
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"resourcePrefix\":\"a/b\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[]}]}",
+		  "configList[0].resourcePrefix: the kubelet would "
+		  "reject \"a/b/a\": a qualified name must consist "
+		  "of "
+		  "alphanumeric characters, '-', '_' or '.', and must "
+		  "start and end with an alphanumeric character with an "
 		  "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
 }
 
 static void test_nul_and_garbage(void **st)
 {
-	static const char with_nul[] = "{\"configList\":[{\"resourceName\":\"a\\u0000b\",\"rdmaHcaMax\":1,\"devices\":[]}]}";
+	static const char with_nul[] = "{\"configList\":[{\"resourceName\":"
+				       "\"a\\u0000b\",\"rdmaHcaMax\":1,"
+				       "\"devices\":[]}]}";
 	struct pool_config *cfg = NULL;
 	char err[64];
 
-	parse_bad(with_nul, "line 1 column 41: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'");
+	parse_bad(with_nul, "line 1 column 41: \\u0000 is not allowed "
+			    "without JSON_ALLOW_NUL near "
+			    "'\"a\\u0000b\"'");
 	/* a short error buffer truncates the message, never overflows */
 	assert_int_equal(pool_config_parse(seed003_shared, 20, &cfg, err, sizeof(err)), -EINVAL);
 	assert_null(cfg);
-	assert_int_equal(pool_config_parse("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":"
-					     "{\"ifNames\":[\"ib0\"],\"linkTypes\":[\"infiniband\",\"xx\"]}}]}",
-					     110, &cfg, err, 8), -EINVAL);
+	assert_int_equal(
+		pool_config_parse(
+			"{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":"
+			"{\"ifNames\":[\"ib0\"],\"linkTypes\":[\"infiniband\",\"xx\"]}}]}",
+			110, &cfg, err, 8),
+		-EINVAL);
 	assert_int_equal(strlen(err), 7);
 }
 

@@ -63,7 +63,8 @@ static void test_poll(void **st)
 	assert_int_equal(in[0].value, 1);
 	assert_false(pool_health_input_ok(&in[0]));
 
-	/* ACTIVE_DEFER passes traffic: healthy, as the doctor's port.state says (issue 11, item 18) */
+	/* ACTIVE_DEFER passes traffic: healthy, as the doctor's port.state says (issue 11, item
+	 * 18) */
 	put("class/infiniband/mlx5_0/ports/1/state", "5: ACTIVE_DEFER\n");
 	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_int_equal(in[0].value, HW_PORT_ACTIVE_DEFER);
@@ -99,7 +100,9 @@ static void test_poll(void **st)
  * file outside is never read (before, openat() followed it to this machine's file). */
 static void test_poll_confined(void **st)
 {
-	struct pool_health_input in[1] = { { .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 } };
+	struct pool_health_input in[1] = {
+		{ .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 }
+	};
 	struct pool_set ps = { .inputs = in, .n_inputs = 1 };
 	struct hw_ctx *ctx;
 	char outside[96], cmd[1024], link[128];
@@ -108,7 +111,10 @@ static void test_poll_confined(void **st)
 	snprintf(root, sizeof(root), "/tmp/rdmak-health.XXXXXX");
 	assert_non_null(mkdtemp(root));
 	snprintf(outside, sizeof(outside), "%s-outside", root);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/ports/1' && echo '4: ACTIVE' >'%s/ports/1/state' && mkdir -p '%s/class/infiniband'",
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/ports/1' && echo '4: ACTIVE' "
+		 ">'%s/ports/1/state' && mkdir -p "
+		 "'%s/class/infiniband'",
 		 outside, outside, root);
 	assert_int_equal(system(cmd), 0);
 	snprintf(link, sizeof(link), "%s/class/infiniband/mlx5_0", root);
@@ -116,12 +122,13 @@ static void test_poll_confined(void **st)
 	assert_int_equal(hw_ctx_new(root, NULL, &ctx), 0);
 
 	assert_int_equal(pool_health_poll(&ps, ctx), 1);
-	assert_true(in[0].gone);             /* <root><outside>/ports/1/state does not exist */
-	assert_int_equal(in[0].value, 1);    /* and the ACTIVE outside was not read */
+	assert_true(in[0].gone);	  /* <root><outside>/ports/1/state does not exist */
+	assert_int_equal(in[0].value, 1); /* and the ACTIVE outside was not read */
 
 	/* the same target made real under the root is what the link names */
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s/ports/1' && echo '4: ACTIVE' >'%s%s/ports/1/state'", root,
-		 outside, root, outside);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s%s/ports/1' && echo '4: ACTIVE' >'%s%s/ports/1/state'", root, outside,
+		 root, outside);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(pool_health_poll(&ps, ctx), 1);
 	assert_false(in[0].gone);
@@ -136,7 +143,9 @@ static void test_poll_confined(void **st)
 
 static void test_describe(void **st)
 {
-	struct pool_health_input in = { .kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1 };
+	struct pool_health_input in = {
+		.kind = POOL_HEALTH_PORT, .name = "mlx5_0", .port = 1, .value = 1, .fd = -1
+	};
 	char buf[128];
 
 	pool_health_input_describe(&in, buf, sizeof(buf));
@@ -150,7 +159,9 @@ static void test_describe(void **st)
 	in.gone = true;
 	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "mlx5_0 gone");
-	in = (struct pool_health_input){ .kind = POOL_HEALTH_CARRIER, .name = "ib0", .value = 0, .fd = -1 };
+	in = (struct pool_health_input){
+		.kind = POOL_HEALTH_CARRIER, .name = "ib0", .value = 0, .fd = -1
+	};
 	pool_health_input_describe(&in, buf, sizeof(buf));
 	assert_string_equal(buf, "ib0 no carrier");
 }

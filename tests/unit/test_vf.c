@@ -32,19 +32,21 @@ static void test_guid(void **state)
 
 static void test_documents(void **state)
 {
-	static const char yaml[] = "---\n"
-				   "apiVersion: sriovnetwork.openshift.io/v1\n"
-				   "kind: SriovNetworkNodePolicy\n"
-				   "metadata: {name: a}\n"
-				   "spec: {nodeSelector: {}, resourceName: r, numVfs: 4, nicSelector: {vendor: \"15b3\"}}\n"
-				   "---\n"
-				   "kind: List\n"
-				   "items:\n"
-				   "- kind: SriovNetworkNodePolicy\n"
-				   "  metadata: {name: b}\n"
-				   "  spec: {nodeSelector: {}, resourceName: s, numVfs: 2, priority: 5,\n"
-				   "         nicSelector: {pfNames: [\"ens1#0-1\"]}, linkType: IB, isRdma: true}\n"
-				   "---\n";
+	static const char yaml[] =
+		"---\n"
+		"apiVersion: sriovnetwork.openshift.io/v1\n"
+		"kind: SriovNetworkNodePolicy\n"
+		"metadata: {name: a}\n"
+		"spec: {nodeSelector: {}, resourceName: r, "
+		"numVfs: 4, nicSelector: {vendor: \"15b3\"}}\n"
+		"---\n"
+		"kind: List\n"
+		"items:\n"
+		"- kind: SriovNetworkNodePolicy\n"
+		"  metadata: {name: b}\n"
+		"  spec: {nodeSelector: {}, resourceName: s, numVfs: 2, priority: 5,\n"
+		"         nicSelector: {pfNames: [\"ens1#0-1\"]}, linkType: IB, isRdma: true}\n"
+		"---\n";
 	struct vf_policies set = {};
 	char err[256];
 	assert_int_equal(vf_policies_parse(&set, "x", yaml, sizeof(yaml) - 1, err, sizeof(err)), 0);
@@ -57,8 +59,10 @@ static void test_documents(void **state)
 	vf_policies_clear(&set);
 
 	static const char bad[] = "kind: SriovNetworkNodePolicy\nmetadata: {name: a}\n"
-				  "spec: {nodeSelector: {}, resourceName: r, numVfs: 4, nicSelector: {vendor: \"15b3\"}, deviceType: vfio-pci}\n";
-	assert_int_equal(vf_policies_parse(&set, "y", bad, sizeof(bad) - 1, err, sizeof(err)), -EINVAL);
+				  "spec: {nodeSelector: {}, resourceName: r, numVfs: 4, "
+				  "nicSelector: {vendor: \"15b3\"}, deviceType: vfio-pci}\n";
+	assert_int_equal(vf_policies_parse(&set, "y", bad, sizeof(bad) - 1, err, sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "y: $.spec.deviceType: vfio-pci is not supported"));
 	vf_policies_clear(&set);
 	assert_int_equal(vf_policies_parse(&set, "z", "---\n", 4, err, sizeof(err)), -ENOENT);
@@ -68,8 +72,12 @@ static void test_documents(void **state)
 static void test_checkpoint(void **state)
 {
 	static const char cp[] = "{\"Data\":{\"PodDeviceEntries\":["
-				 "{\"PodUID\":\"u1\",\"ContainerName\":\"c\",\"ResourceName\":\"r\",\"DeviceIDs\":{\"0\":[\"A\"],\"1\":[\"B\"]}},"
-				 "{\"PodUID\":\"u2\",\"ContainerName\":\"d\",\"ResourceName\":\"s\",\"DeviceIDs\":[\"C\"]}]},"
+				 "{\"PodUID\":\"u1\",\"ContainerName\":\"c\","
+				 "\"ResourceName\":\"r\",\"DeviceIDs\":{\"0\":[\"A\"],"
+				 "\"1\":[\"B\"]}},"
+				 "{\"PodUID\":\"u2\",\"ContainerName\":\"d\","
+				 "\"ResourceName\":\"s\",\"DeviceIDs\":"
+				 "[\"C\"]}]},"
 				 "\"Checksum\":1}";
 	struct vf_holders h = {};
 	char err[128];
@@ -78,7 +86,9 @@ static void test_checkpoint(void **state)
 	assert_string_equal(h.h[1].device, "B");
 	assert_string_equal(h.h[2].pod_uid, "u2");
 	vf_holders_clear(&h);
-	assert_int_equal(vf_holders_parse("{\"Data\":{\"PodDeviceEntries\":[{}]}}", 34, &h, err, sizeof(err)), -EINVAL);
+	assert_int_equal(vf_holders_parse("{\"Data\":{\"PodDeviceEntries\":[{}]}}", 34, &h, err,
+					  sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "PodUID"));
 }
 
@@ -95,7 +105,8 @@ static json_t *step_of(const json_t *plan, const char *action)
 {
 	size_t i;
 	json_t *s;
-	json_array_foreach(json_object_get(json_array_get(json_object_get(plan, "pfs"), 0), "steps"), i, s)
+	json_array_foreach(
+		json_object_get(json_array_get(json_object_get(plan, "pfs"), 0), "steps"), i, s)
 	{
 		if (!strcmp(json_string_value(json_object_get(s, "action")), action))
 			return s;
@@ -125,9 +136,12 @@ static bool lists(const json_t *step, long long i)
 static void test_plan_vfs(void **state)
 {
 	const char *nodes = getenv("NODES") ? getenv("NODES") : "examples/nodes";
-	static const char pol[] = "{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"ib\"},\"spec\":{"
-				  "\"nodeSelector\":{},\"resourceName\":\"ibvf\",\"numVfs\":127,\"mtu\":2044,"
-				  "\"linkType\":\"ib\",\"isRdma\":true,\"nicSelector\":{\"rootDevices\":[\"0000:18:00.0\"]}}}";
+	static const char pol[] =
+		"{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"ib\"},\"spec\":{"
+		"\"nodeSelector\":{},\"resourceName\":\"ibvf\",\"numVfs\":127,\"mtu\":2044,"
+		"\"linkType\":\"ib\",\"isRdma\":true,"
+		"\"nicSelector\":{\"rootDevices\":[\"0000:18:"
+		"00.0\"]}}}";
 	char sys[512], err[256];
 	struct hw_ctx *ctx;
 	struct hw_node *node;
@@ -157,13 +171,16 @@ static void test_plan_vfs(void **state)
 	v7->n_rdma = v7->n_netdevs = v9->n_rdma = v9->n_netdevs = 0;
 	res.t[0].reported = calloc(2, sizeof(*res.t[0].reported));
 	assert_non_null(res.t[0].reported);
-	res.t[0].reported[0] = (struct nl_vf_guid){ .vf = 7, .node_guid = vf_guid(pg, 7), .port_guid = vf_guid(pg, 7) };
+	res.t[0].reported[0] = (struct nl_vf_guid){ .vf = 7,
+						    .node_guid = vf_guid(pg, 7),
+						    .port_guid = vf_guid(pg, 7) };
 	res.t[0].reported[1] = (struct nl_vf_guid){ .vf = 9, .node_guid = 0x99, .port_guid = 0x99 };
 	res.t[0].n_reported = 2;
 	res.t[0].autoprobe = 1;
 
 	assert_int_equal(vf_plan_build(node, &res, NULL, &plan), 0);
-	json_t *g = step_of(plan, "vf-guids"), *b = step_of(plan, "vf-bind"), *m = step_of(plan, "vf-mtu");
+	json_t *g = step_of(plan, "vf-guids"), *b = step_of(plan, "vf-bind"),
+	       *m = step_of(plan, "vf-mtu");
 	assert_non_null(g);
 	assert_non_null(b);
 	assert_non_null(m);
@@ -175,8 +192,8 @@ static void test_plan_vfs(void **state)
 	assert_true(lists(g, 9) && lists(g, 0) && lists(g, 126));
 	/* the bound VFs whose GUIDs change are bound again: the same list */
 	assert_true(json_equal(json_object_get(g, "vf_indices"), json_object_get(b, "vf_indices")));
-	/* every VF's netdev has 4092 but VF 5's; VF 7's netdev is not the host's to see, and VF 7 is
-	 * not bound again */
+	/* every VF's netdev has 4092 but VF 5's; VF 7's netdev is not the host's to see, and VF 7
+	 * is not bound again */
 	assert_int_equal(json_integer_value(json_object_get(m, "to")), 2044);
 	assert_int_equal(json_integer_value(json_object_get(m, "vfs")), 125);
 	assert_false(lists(m, 5));

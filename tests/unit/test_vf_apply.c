@@ -37,19 +37,19 @@
 #include "vf/vf.h"
 
 #define PF_INDEX 7
-#define NVF 4
+#define NVF	 4
 
 static struct {
-	char root[64];                  /* the sysfs directory */
-	struct nlmsghdr *req[64];       /* what was sent, in order */
-	char numvfs_then[64][8];        /* sriov_numvfs when each request was sent */
-	bool probed_then[64];           /* drivers_probe written to when it was sent */
+	char root[64];		  /* the sysfs directory */
+	struct nlmsghdr *req[64]; /* what was sent, in order */
+	char numvfs_then[64][8];  /* sriov_numvfs when each request was sent */
+	bool probed_then[64];	  /* drivers_probe written to when it was sent */
 	size_t n;
-	uint64_t node[NVF], port[NVF];  /* the PF's VF state */
-	bool reports;                   /* ndo_get_vf_guid */
-	int fail_set;                   /* the Nth RTM_SETLINK (1-based) fails with EIO; 0: none */
+	uint64_t node[NVF], port[NVF]; /* the PF's VF state */
+	bool reports;		       /* ndo_get_vf_guid */
+	int fail_set;		       /* the Nth RTM_SETLINK (1-based) fails with EIO; 0: none */
 	int n_set;
-	unsigned vfmtu[NVF];            /* VF i's netdev ib0v<i>, ifindex VF_INDEX + i */
+	unsigned vfmtu[NVF]; /* VF i's netdev ib0v<i>, ifindex VF_INDEX + i */
 } k;
 
 #define VF_INDEX 20
@@ -79,7 +79,9 @@ static bool probed(void)
 static int answer_vf_netdev(int vf, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
 {
 	struct nl_msg *a = nlmsg_alloc_simple(RTM_NEWLINK, 0);
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = VF_INDEX + vf, .ifi_type = ARPHRD_INFINIBAND };
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC,
+				 .ifi_index = VF_INDEX + vf,
+				 .ifi_type = ARPHRD_INFINIBAND };
 	char name[16];
 	assert_non_null(a);
 	snprintf(name, sizeof(name), "ib0v%d", vf);
@@ -91,19 +93,24 @@ static int answer_vf_netdev(int vf, int (*parse)(struct nlmsghdr *h, void *ud), 
 	return r;
 }
 
-static int answer_getlink(const struct nlmsghdr *h, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+static int answer_getlink(const struct nlmsghdr *h, int (*parse)(struct nlmsghdr *h, void *ud),
+			  void *ud)
 {
 	struct nlattr *tb[IFLA_MAX + 1];
 	const struct ifinfomsg *q = nlmsg_data(h);
 	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, sizeof(*q), tb, IFLA_MAX, NULL), 0);
 	int vf = -1;
-	if (tb[IFLA_IFNAME] && sscanf(nla_get_string(tb[IFLA_IFNAME]), "ib0v%d", &vf) == 1 && vf >= 0 && vf < NVF)
+	if (tb[IFLA_IFNAME] && sscanf(nla_get_string(tb[IFLA_IFNAME]), "ib0v%d", &vf) == 1 &&
+	    vf >= 0 && vf < NVF)
 		return answer_vf_netdev(vf, parse, ud);
-	if (tb[IFLA_IFNAME] ? strcmp(nla_get_string(tb[IFLA_IFNAME]), "ib0") : q->ifi_index != PF_INDEX)
+	if (tb[IFLA_IFNAME] ? strcmp(nla_get_string(tb[IFLA_IFNAME]), "ib0")
+			    : q->ifi_index != PF_INDEX)
 		return -ENODEV;
 	uint32_t mask = tb[IFLA_EXT_MASK] ? nla_get_u32(tb[IFLA_EXT_MASK]) : 0;
 	struct nl_msg *a = nlmsg_alloc_simple(RTM_NEWLINK, 0);
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = PF_INDEX, .ifi_type = ARPHRD_INFINIBAND };
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC,
+				 .ifi_index = PF_INDEX,
+				 .ifi_type = ARPHRD_INFINIBAND };
 	assert_non_null(a);
 	assert_int_equal(nlmsg_append(a, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
 	assert_int_equal(nla_put_string(a, IFLA_IFNAME, "ib0"), 0);
@@ -112,11 +119,14 @@ static int answer_getlink(const struct nlmsghdr *h, int (*parse)(struct nlmsghdr
 		for (unsigned i = 0; i < numvfs() && i < NVF; i++) {
 			struct nlattr *info = nla_nest_start(a, IFLA_VF_INFO);
 			struct ifla_vf_mac mac = { .vf = i };
-			struct ifla_vf_guid node = { .vf = i, .guid = k.node[i] }, port = { .vf = i, .guid = k.port[i] };
+			struct ifla_vf_guid node = { .vf = i, .guid = k.node[i] },
+					    port = { .vf = i, .guid = k.port[i] };
 			assert_int_equal(nla_put(a, IFLA_VF_MAC, sizeof(mac), &mac), 0);
 			if (k.reports) {
-				assert_int_equal(nla_put(a, IFLA_VF_IB_NODE_GUID, sizeof(node), &node), 0);
-				assert_int_equal(nla_put(a, IFLA_VF_IB_PORT_GUID, sizeof(port), &port), 0);
+				assert_int_equal(
+					nla_put(a, IFLA_VF_IB_NODE_GUID, sizeof(node), &node), 0);
+				assert_int_equal(
+					nla_put(a, IFLA_VF_IB_PORT_GUID, sizeof(port), &port), 0);
 			}
 			nla_nest_end(a, info);
 		}
@@ -134,16 +144,19 @@ static int answer_setlink(const struct nlmsghdr *h)
 	int rem;
 	if (++k.n_set == k.fail_set)
 		return -EIO;
-	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+	assert_int_equal(
+		nlmsg_parse((struct nlmsghdr *)h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
 	int ifindex = ((const struct ifinfomsg *)nlmsg_data(h))->ifi_index;
 	if (tb[IFLA_MTU] && ifindex >= VF_INDEX && ifindex < VF_INDEX + NVF)
 		k.vfmtu[ifindex - VF_INDEX] = nla_get_u32(tb[IFLA_MTU]);
 	if (!tb[IFLA_VFINFO_LIST])
 		return 0; /* link up, MTU */
-	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
+	nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem)
+	{
 		assert_int_equal(nla_parse_nested(vf, IFLA_VF_MAX, info, NULL), 0);
 		/* do_setvfinfo() takes the node GUID and returns: one GUID per VF_INFO */
-		struct nlattr *a = vf[IFLA_VF_IB_NODE_GUID] ? vf[IFLA_VF_IB_NODE_GUID] : vf[IFLA_VF_IB_PORT_GUID];
+		struct nlattr *a = vf[IFLA_VF_IB_NODE_GUID] ? vf[IFLA_VF_IB_NODE_GUID]
+							    : vf[IFLA_VF_IB_PORT_GUID];
 		assert_non_null(a);
 		memcpy(&g, nla_data(a), sizeof(g));
 		if (g.vf >= numvfs())
@@ -153,8 +166,10 @@ static int answer_setlink(const struct nlmsghdr *h)
 	return 0;
 }
 
-int __wrap_nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud);
-int __wrap_nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+int __wrap_nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg,
+		      int (*parse)(struct nlmsghdr *h, void *ud), void *ud);
+int __wrap_nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg,
+		      int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
 {
 	struct nlmsghdr *h = nlmsg_hdr(msg);
 	int r;
@@ -199,7 +214,8 @@ static int setup(void **state)
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "0\n");
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_drivers_autoprobe", "0\n");
 	mkfile("bus/pci/drivers_probe", "");
-	/* VF i is 0000:03:00.<i+1>, bound to its driver, with a netdev (sriov_drivers_autoprobe 1) */
+	/* VF i is 0000:03:00.<i+1>, bound to its driver, with a netdev (sriov_drivers_autoprobe
+	 * 1) */
 	for (int i = 0; i < NVF; i++) {
 		char rel[96], target[32];
 		snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.0/virtfn%d", k.root, i);
@@ -207,7 +223,8 @@ static int setup(void **state)
 		assert_int_equal(symlink(target, path), 0);
 		static const char *const dirs[] = { "", "/driver", "/net", "/net/ib0v" };
 		for (size_t d = 0; d < 4; d++) {
-			snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.%d%s%s", k.root, i + 1, dirs[d],
+			snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.%d%s%s", k.root,
+				 i + 1, dirs[d],
 				 d == 3 ? (const char *[]){ "0", "1", "2", "3" }[i] : "");
 			assert_int_equal(mkdir(path, 0755), 0);
 		}
@@ -231,22 +248,26 @@ static int teardown(void **state)
 }
 
 /* steps: a JSON array of the VF steps, as vf_plan_build writes them; holders: of the PF */
-static json_t *plan_of(int from, int to, bool numvfs_step, const char *steps_json, const char *holders_json)
+static json_t *plan_of(int from, int to, bool numvfs_step, const char *steps_json,
+		       const char *holders_json)
 {
 	json_t *steps = json_array(), *vfsteps = json_loads(steps_json, 0, NULL);
 	assert_non_null(vfsteps);
 	if (numvfs_step && from)
-		json_array_append_new(steps, json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action", "sriov_numvfs",
-							"from", from, "to", 0));
+		json_array_append_new(steps,
+				      json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action",
+						"sriov_numvfs", "from", from, "to", 0));
 	if (numvfs_step)
-		json_array_append_new(steps, json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action", "sriov_numvfs",
-							"from", 0, "to", to));
+		json_array_append_new(steps,
+				      json_pack("{s:s,s:s,s:i,s:i}", "when", "live", "action",
+						"sriov_numvfs", "from", 0, "to", to));
 	json_array_extend(steps, vfsteps);
 	json_decref(vfsteps);
 	json_t *holders = json_loads(holders_json ? holders_json : "[]", 0, NULL);
 	assert_non_null(holders);
-	return json_pack("{s:[{s:s,s:s,s:s,s:i,s:o,s:o}]}", "pfs", "pf", "0000:03:00.0", "netdev", "ib0", "pf_guid",
-			 "e8eb:d303:0072:09f4", "want_numvfs", to, "steps", steps, "holders", holders);
+	return json_pack("{s:[{s:s,s:s,s:s,s:i,s:o,s:o}]}", "pfs", "pf", "0000:03:00.0", "netdev",
+			 "ib0", "pf_guid", "e8eb:d303:0072:09f4", "want_numvfs", to, "steps", steps,
+			 "holders", holders);
 }
 
 /* every VF below `to` gets its GUIDs, and is bound (again) */
@@ -294,12 +315,15 @@ static void check_guid_request(const struct nlmsghdr *h, int type, uint32_t vf, 
 	assert_int_equal(ifi->ifi_family, AF_UNSPEC);
 	assert_int_equal(ifi->ifi_index, PF_INDEX);
 	assert_int_equal(ifi->ifi_change, 0);
-	nlmsg_for_each_attr(a, (struct nlmsghdr *)h, sizeof(*ifi), rem) {
+	nlmsg_for_each_attr(a, (struct nlmsghdr *)h, sizeof(*ifi), rem)
+	{
 		assert_int_equal(nla_type(a), IFLA_VFINFO_LIST);
-		nla_for_each_nested(info, a, rem2) {
+		nla_for_each_nested(info, a, rem2)
+		{
 			int rem3, m = 0;
 			assert_int_equal(nla_type(info), IFLA_VF_INFO);
-			nla_for_each_nested(g, info, rem3) {
+			nla_for_each_nested(g, info, rem3)
+			{
 				assert_int_equal(nla_type(g), type);
 				assert_int_equal(nla_len(g), sizeof(struct ifla_vf_guid));
 				memcpy(&v, nla_data(g), sizeof(v));
@@ -319,7 +343,8 @@ static void check_getlink(const struct nlmsghdr *h, const char *name, int ifinde
 	struct nlattr *tb[IFLA_MAX + 1];
 	assert_int_equal(h->nlmsg_type, RTM_GETLINK);
 	assert_int_equal(((const struct ifinfomsg *)nlmsg_data(h))->ifi_index, ifindex);
-	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+	assert_int_equal(
+		nlmsg_parse((struct nlmsghdr *)h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
 	if (name)
 		assert_string_equal(nla_get_string(tb[IFLA_IFNAME]), name);
 	else
@@ -353,7 +378,9 @@ static void test_guid_requests(void **state)
 	assert_true(k.node[3] == 0);
 	/* then each VF was unbound and bound again: its driver reads the GUIDs at probe */
 	assert_true(probed());
-	assert_true(has_line(&rep, "0000:03:00.0: 0 VFs bound to their driver, 3 bound again after their GUIDs"));
+	assert_true(has_line(
+		&rep,
+		"0000:03:00.0: 0 VFs bound to their driver, 3 bound again after their GUIDs"));
 	vf_apply_report_clear(&rep);
 }
 
@@ -376,9 +403,12 @@ static void test_guid_undo(void **state)
 	check_guid_request(k.req[8], IFLA_VF_IB_PORT_GUID, 1, 0x22);
 	check_guid_request(k.req[10], IFLA_VF_IB_NODE_GUID, 0, 0x11);
 	check_guid_request(k.req[11], IFLA_VF_IB_PORT_GUID, 0, 0x12);
-	assert_true(k.node[0] == 0x11 && k.port[0] == 0x12 && k.node[1] == 0x21 && k.port[1] == 0x22);
-	assert_true(has_line(&rep, "undo: ib0: VF 1 GUIDs back to 0000000000000021/0000000000000022"));
-	assert_true(has_line(&rep, "undo: ib0: VF 0 GUIDs back to 0000000000000011/0000000000000012"));
+	assert_true(k.node[0] == 0x11 && k.port[0] == 0x12 && k.node[1] == 0x21 &&
+		    k.port[1] == 0x22);
+	assert_true(
+		has_line(&rep, "undo: ib0: VF 1 GUIDs back to 0000000000000021/0000000000000022"));
+	assert_true(
+		has_line(&rep, "undo: ib0: VF 0 GUIDs back to 0000000000000011/0000000000000012"));
 	vf_apply_report_clear(&rep);
 }
 
@@ -403,9 +433,12 @@ static void test_rebind_undo(void **state)
 	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:03:00.2/driver/unbind", k.root);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(run_apply(plan(2, 2, false), &rep), -ENOENT);
-	assert_true(k.node[0] == 0x11 && k.port[0] == 0x12 && k.node[1] == 0x21 && k.port[1] == 0x22);
-	size_t back0 = line_of(&rep, "undo: ib0: VF 0 GUIDs back to 0000000000000011/0000000000000012");
-	size_t again0 = line_of(&rep, "undo: ib0: VF 0 (0000:03:00.1) bound again after its old GUIDs");
+	assert_true(k.node[0] == 0x11 && k.port[0] == 0x12 && k.node[1] == 0x21 &&
+		    k.port[1] == 0x22);
+	size_t back0 =
+		line_of(&rep, "undo: ib0: VF 0 GUIDs back to 0000000000000011/0000000000000012");
+	size_t again0 =
+		line_of(&rep, "undo: ib0: VF 0 (0000:03:00.1) bound again after its old GUIDs");
 	assert_true(back0 < again0);
 	assert_false(strstr(rep.lines[again0], ": No such"));
 	assert_true(strstr(rep.lines[line_of(&rep, "undo: ib0: VF 1 (0000:03:00.2) bound again")],
@@ -421,7 +454,8 @@ static void test_guid_unreported(void **state)
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "1\n");
 	k.reports = false;
 	assert_int_equal(run_apply(plan(1, 1, false), &rep), 0);
-	assert_true(has_line(&rep, "ib0: VF 0: the PF does not report its GUIDs: undo cannot restore them"));
+	assert_true(has_line(
+		&rep, "ib0: VF 0: the PF does not report its GUIDs: undo cannot restore them"));
 	assert_true(k.node[0] != 0);
 	vf_apply_report_clear(&rep);
 }
@@ -466,8 +500,12 @@ static void test_guids_listed_only(void **state)
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "2\n");
 	k.node[0] = k.port[0] = vf_guid(pg, 0), k.node[1] = 0x21, k.port[1] = 0x22;
 	assert_int_equal(run_apply(plan_of(2, 2, false,
-					   "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":1,\"vf_indices\":[1]},"
-					   "{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":1,\"vf_indices\":[1]}]",
+					   "[{\"when\":\"live\",\"action\":"
+					   "\"vf-guids\",\"vfs\":1,\"vf_indices\":"
+					   "[1]},"
+					   "{\"when\":\"live\",\"action\":"
+					   "\"vf-bind\",\"vfs\":1,\"vf_indices\":"
+					   "[1]}]",
 					   NULL),
 				   &rep),
 			 0);
@@ -475,10 +513,13 @@ static void test_guids_listed_only(void **state)
 	check_guid_request(k.req[2], IFLA_VF_IB_NODE_GUID, 1, vf_guid(pg, 1));
 	check_guid_request(k.req[3], IFLA_VF_IB_PORT_GUID, 1, vf_guid(pg, 1));
 	assert_int_equal(file_size("bus/pci/devices/0000:03:00.1/driver/unbind"), 0);
-	assert_int_equal(file_size("bus/pci/devices/0000:03:00.2/driver/unbind"), strlen("0000:03:00.2\n"));
+	assert_int_equal(file_size("bus/pci/devices/0000:03:00.2/driver/unbind"),
+			 strlen("0000:03:00.2\n"));
 	assert_int_equal(file_size("bus/pci/drivers_probe"), strlen("0000:03:00.2\n"));
 	assert_true(has_line(&rep, "ib0: GUIDs of 1 VFs set"));
-	assert_true(has_line(&rep, "0000:03:00.0: 0 VFs bound to their driver, 1 bound again after their GUIDs"));
+	assert_true(has_line(
+		&rep,
+		"0000:03:00.0: 0 VFs bound to their driver, 1 bound again after their GUIDs"));
 	vf_apply_report_clear(&rep);
 }
 
@@ -488,15 +529,19 @@ static void test_held_vf(void **state)
 {
 	struct vf_apply_report rep;
 	struct hw_ctx *ctx;
-	static const char steps[] = "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":2,\"vf_indices\":[0,1]},"
-				    "{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":2,\"vf_indices\":[0,1]}]";
-	static const char held[] = "[{\"namespace\":\"ai\",\"pod\":\"trainer\",\"pod_uid\":null,\"container\":\"c\","
-				   "\"resource\":\"r\",\"vf\":\"0000:03:00.1\",\"vf_index\":0}]";
+	static const char steps[] =
+		"[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":2,\"vf_indices\":[0,1]},"
+		"{\"when\":\"live\",\"action\":\"vf-bind\",\"vfs\":2,\"vf_indices\":[0,1]}]";
+	static const char held[] =
+		"[{\"namespace\":\"ai\",\"pod\":\"trainer\",\"pod_uid\":null,\"container\":\"c\","
+		"\"resource\":\"r\",\"vf\":\"0000:03:00.1\",\"vf_index\":0}]";
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "2\n");
 	assert_int_equal(run_apply(plan_of(2, 2, false, steps, held), &rep), 0);
 	assert_int_equal(rep.result, VF_APPLY_REFUSED);
-	assert_true(has_line(&rep, "0000:03:00.0: VF 0 (0000:03:00.1) is held by pod ai/trainer container c: vf-guids "
-				   "would change its GUIDs"));
+	assert_true(has_line(
+		&rep,
+		"0000:03:00.0: VF 0 (0000:03:00.1) is held by pod ai/trainer container c: vf-guids "
+		"would change its GUIDs"));
 	assert_int_equal(k.n, 0);
 	assert_int_equal(file_size("bus/pci/drivers_probe"), 0);
 	vf_apply_report_clear(&rep);
@@ -513,7 +558,10 @@ static void test_held_vf(void **state)
 
 	/* the same pod, and steps that list only VF 1 */
 	assert_int_equal(run_apply(plan_of(2, 2, false,
-					   "[{\"when\":\"live\",\"action\":\"vf-guids\",\"vfs\":1,\"vf_indices\":[1]}]", held),
+					   "[{\"when\":\"live\",\"action\":"
+					   "\"vf-guids\",\"vfs\":1,\"vf_indices\":"
+					   "[1]}]",
+					   held),
 				   &rep),
 			 0);
 	assert_int_equal(rep.result, VF_APPLY_DONE);
@@ -529,7 +577,9 @@ static void test_vf_mtu(void **state)
 	mkfile("bus/pci/devices/0000:03:00.0/sriov_numvfs", "3\n");
 	k.vfmtu[1] = 2044;
 	assert_int_equal(run_apply(plan_of(3, 3, false,
-					   "[{\"when\":\"live\",\"action\":\"vf-mtu\",\"to\":2044,\"vfs\":2,\"vf_indices\":[0,1]}]",
+					   "[{\"when\":\"live\",\"action\":\"vf-mtu\","
+					   "\"to\":2044,\"vfs\":2,\"vf_indices\":[0,"
+					   "1]}]",
 					   NULL),
 				   &rep),
 			 0);
@@ -540,7 +590,9 @@ static void test_vf_mtu(void **state)
 
 	k.vfmtu[0] = 4092, k.n_set = 0, k.fail_set = 2;
 	assert_int_equal(run_apply(plan_of(3, 3, false,
-					   "[{\"when\":\"live\",\"action\":\"vf-mtu\",\"to\":2044,\"vfs\":3,\"vf_indices\":[0,1,2]}]",
+					   "[{\"when\":\"live\",\"action\":\"vf-mtu\","
+					   "\"to\":2044,\"vfs\":3,\"vf_indices\":[0,1,"
+					   "2]}]",
 					   NULL),
 				   &rep),
 			 -EIO);

@@ -44,10 +44,14 @@ static void parse_bad(const char *text, const char *want)
 /* issue 9's fixed shape, in JSON, exactly as the issue writes it */
 static void test_issue_shape_json(void **state)
 {
-	struct webhook_config *cfg = parse_ok(
-		"{\"groups\": {\"gpu-sriov\": {\"networks\": [{\"namespace\": \"spiderpool\", \"name\": \"gpu1-sriov\", "
-		"\"resource\": \"spidernet.io/gpu1sriov\", \"count\": 1}, {\"namespace\": \"spiderpool\", \"name\": "
-		"\"gpu2-sriov\", \"resource\": \"spidernet.io/gpu2sriov\"}]}}}");
+	struct webhook_config *cfg =
+		parse_ok("{\"groups\": {\"gpu-sriov\": {\"networks\": "
+			 "[{\"namespace\": \"spiderpool\", \"name\": "
+			 "\"gpu1-sriov\", "
+			 "\"resource\": \"spidernet.io/gpu1sriov\", "
+			 "\"count\": 1}, {\"namespace\": \"spiderpool\", "
+			 "\"name\": "
+			 "\"gpu2-sriov\", \"resource\": \"spidernet.io/gpu2sriov\"}]}}}");
 	const struct webhook_group *g = webhook_config_group(cfg, "gpu-sriov");
 
 	assert_non_null(g);
@@ -69,7 +73,8 @@ static void test_issue_shape_json(void **state)
 	webhook_config_free(cfg);
 }
 
-/* the test fixture (and what the chart's ConfigMap holds) is YAML: flow mappings, comments, options */
+/* the test fixture (and what the chart's ConfigMap holds) is YAML: flow mappings, comments,
+ * options */
 static void test_fixture_yaml(void **state)
 {
 	struct webhook_config *cfg;
@@ -77,7 +82,9 @@ static void test_fixture_yaml(void **state)
 	char *buf = NULL, err[512];
 	size_t len;
 
-	assert_int_equal(fileio_read_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len), 0);
+	assert_int_equal(
+		fileio_read_at(AT_FDCWD, "tests/fixtures/webhook/config.yaml", 1 << 20, &buf, &len),
+		0);
 	if (webhook_config_parse(buf, len, &cfg, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	free(buf);
@@ -107,46 +114,75 @@ static void test_refusals(void **state)
 	parse_bad("{}", "groups: missing");
 	parse_bad("{\"groups\": {\"a\": {}}}", "groups.a: a group needs networks or resources");
 	parse_bad("{\"groupz\": {}}", "groupz: unknown key");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"resourse\": \"x/y\"}]}}}",
-		  "groups.a.networks[0].resourse: unknown key");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"namespace\": \"ns\"}]}}}", "groups.a.networks[0].name: missing");
+	parse_bad(
+		"{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"resourse\": \"x/y\"}]}}}",
+		"groups.a.networks[0].resourse: unknown key");
+	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"namespace\": \"ns\"}]}}}",
+		  "groups.a.networks[0].name: missing");
 	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"count\": 0}]}}}",
 		  "groups.a.networks[0].count: expected 1 to 1024, got 0");
 	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"count\": \"1\"}]}}}",
 		  "groups.a.networks[0].count: expected an integer, got a string");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"resource\": \"gpu1sriov\"}]}}}",
-		  "groups.a.networks[0].resource: \"gpu1sriov\": must be domain/name, such as example.com/hca (a name without a "
+	parse_bad("{\"groups\": {\"a\": {\"networks\": "
+		  "[{\"name\": \"n\", \"resource\": "
+		  "\"gpu1sriov\"}]}}}",
+		  "groups.a.networks[0].resource: \"gpu1sriov\": must be "
+		  "domain/name, such as example.com/hca (a name without a "
 		  "domain is a native Kubernetes resource)");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"resource\": \"kubernetes.io/x\"}]}}}",
-		  "groups.a.networks[0].resource: \"kubernetes.io/x\": the kubernetes.io domain is reserved for native Kubernetes "
+	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\":"
+		  " \"n\", \"resource\": \"kubernetes.io/x\"}]}}}",
+		  "groups.a.networks[0].resource: \"kubernetes.io/x\": the "
+		  "kubernetes.io domain is reserved for native Kubernetes "
 		  "resources");
 	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"N_1\"}]}}}",
-		  "groups.a.networks[0].name: \"N_1\" is not a NetworkAttachmentDefinition name: a lowercase RFC 1123 subdomain "
-		  "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+		  "groups.a.networks[0].name: \"N_1\" is not a "
+		  "NetworkAttachmentDefinition name: a lowercase RFC 1123 "
+		  "subdomain "
+		  "must consist of lower case alphanumeric characters, "
+		  "'-' or '.', and must start and end with an "
+		  "alphanumeric "
 		  "character");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"namespace\": \"Spider\", \"name\": \"n\"}]}}}",
-		  "groups.a.networks[0].namespace: \"Spider\" is not a namespace name: a lowercase RFC 1123 label must consist of "
-		  "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"name\": \"n\", \"interface\": \"a/b\"}]}}}",
-		  "groups.a.networks[0].interface: \"a/b\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)");
-	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"namespace\": \"x\", \"name\": \"n\"}, {\"namespace\": \"x\", \"name\": \"n\"}]}}}",
+	parse_bad("{\"groups\": {\"a\": {\"networks\": "
+		  "[{\"namespace\": \"Spider\", \"name\": "
+		  "\"n\"}]}}}",
+		  "groups.a.networks[0].namespace: \"Spider\" is not a "
+		  "namespace name: a lowercase RFC 1123 label must consist "
+		  "of "
+		  "lower case alphanumeric characters or '-', and "
+		  "must start and end with an alphanumeric "
+		  "character");
+	parse_bad("{\"groups\": {\"a\": {\"networks\": "
+		  "[{\"name\": \"n\", \"interface\": "
+		  "\"a/b\"}]}}}",
+		  "groups.a.networks[0].interface: \"a/b\" is not an "
+		  "interface name (1 to 15 characters, no '/', ':' or "
+		  "blanks)");
+	parse_bad("{\"groups\": {\"a\": {\"networks\": [{\"namespace\": \"x\", "
+		  "\"name\": \"n\"}, {\"namespace\": \"x\", \"name\": "
+		  "\"n\"}]}}}",
 		  "groups.a.networks[1]: x/n is listed twice in this group");
 	parse_bad("{\"groups\": {\"a\": {\"resources\": {\"rdma/x\": true}}}}",
 		  "groups.a.resources[\"rdma/x\"]: expected a count (an integer), got a boolean");
-	parse_bad("{\"groups\": {\"a\": {\"resources\": {\"rdma/x\": 1}, \"shmSizeLimit\": \"lots\"}}}",
-		  "groups.a.shmSizeLimit: \"lots\" is not a quantity (for example 64Gi): a quantity starts with a number, such as "
+	parse_bad("{\"groups\": {\"a\": {\"resources\": "
+		  "{\"rdma/x\": 1}, \"shmSizeLimit\": "
+		  "\"lots\"}}}",
+		  "groups.a.shmSizeLimit: \"lots\" is not a quantity (for "
+		  "example 64Gi): a quantity starts with a number, such as "
 		  "64Gi, 1.5 or 500m");
-	parse_bad("{\"groups\": {\"a\": {\"resources\": {\"rdma/x\": 1}, \"onError\": \"ignore\"}}}",
-		  "groups.a.onError: expected \"deny\" or \"allow\", got \"ignore\"");
+	parse_bad(
+		"{\"groups\": {\"a\": {\"resources\": {\"rdma/x\": 1}, \"onError\": \"ignore\"}}}",
+		"groups.a.onError: expected \"deny\" or \"allow\", got \"ignore\"");
 	parse_bad("{\"groups\": {\"a\": {\"resources\": {\"rdma/x\": 1}, \"ipcLock\": \"yes\"}}}",
 		  "groups.a.ipcLock: expected true or false, got a string");
 	parse_bad("{\"groups\": {\"a,b\": {\"resources\": {\"rdma/x\": 1}}}}",
 		  "groups[\"a,b\"]: a group name is 1 to 63 characters without commas or blanks");
-	parse_bad("{\"gpuResources\": [\"rdma/x\"], \"groups\": {\"a\": {\"resources\": {\"rdma/x\": 1}}}}",
+	parse_bad("{\"gpuResources\": [\"rdma/x\"], \"groups\":"
+		  " {\"a\": {\"resources\": {\"rdma/x\": 1}}}}",
 		  "groups.a: resources: rdma/x is named in gpuResources as a GPU");
 	/* JSON errors say where */
 	parse_bad("{\"groups\": {\"a\": }", "line 1 column 18: unexpected token near '}'");
-	parse_bad("{\"groups\": {}, \"groups\": {}}", "line 1 column 23: duplicate object key near '\"groups\"'");
+	parse_bad("{\"groups\": {}, \"groups\": {}}",
+		  "line 1 column 23: duplicate object key near '\"groups\"'");
 }
 
 static void test_yaml_refusals(void **state)
@@ -157,13 +193,14 @@ static void test_yaml_refusals(void **state)
 		  "line 4 column 16: YAML aliases (*anchor) are not supported");
 	parse_bad("groups:\n  a:\n    resources: {rdma/x: 1}\n---\ngroups: {}\n",
 		  "line 4 column 1: more than one YAML document; give one");
-	parse_bad("groups:\n  a: [\n", "line 3 column 1: did not find expected node content while parsing a flow node");
-	parse_bad("groups:\n  ? [a]\n  : 1\n", "line 2 column 5: a key must be a string, not a sequence");
+	parse_bad("groups:\n  a: [\n",
+		  "line 3 column 1: did not find expected node content while parsing a flow node");
+	parse_bad("groups:\n  ? [a]\n  : 1\n",
+		  "line 2 column 5: a key must be a string, not a sequence");
 	/* YAML 1.2 core schema: yes is a string, so not a boolean */
 	parse_bad("groups:\n  a:\n    resources: {rdma/x: 1}\n    shm: yes\n",
 		  "groups.a.shm: expected true or false, got a string");
 }
-
 
 static json_t *yaml(const char *text);
 
@@ -198,7 +235,8 @@ static json_t *yaml(const char *text)
 /* scalars read as Kubernetes YAML means them; the writer quotes what would read back otherwise */
 static void test_yaml_scalars(void **state)
 {
-	json_t *v = yaml("a: 1\nb: '1'\nc: true\nd: yes\ne: ~\nf: 1.5\ng: 0x10\nh: 64Gi\ni: \"\"\nj: |\n  x\n  y\n");
+	json_t *v = yaml("a: 1\nb: '1'\nc: true\nd: yes\ne: ~\nf: 1.5\n"
+			 "g: 0x10\nh: 64Gi\ni: \"\"\nj: |\n  x\n  y\n");
 	char *text = NULL;
 	size_t n = 0;
 	FILE *f;
@@ -239,7 +277,9 @@ static void test_yaml_reals(void **state)
 static void test_yaml_roundtrip_fixtures(void **state)
 {
 	static const char *const files[] = {
-		"seed002-rdma-test-pod-1.yaml", "seed003-vllm-volcano-job.yaml", "seed004-rdma-tools-pod.yaml",
+		"seed002-rdma-test-pod-1.yaml",
+		"seed003-vllm-volcano-job.yaml",
+		"seed004-rdma-tools-pod.yaml",
 		"config.yaml",
 	};
 
