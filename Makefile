@@ -22,7 +22,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-PKGS     := jansson libprotobuf-c grpc gpr libnl-route-3.0 libmnl libmicrohttpd gnutls yaml-0.1
+include packages.mk
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 # Two programs, each linked for how often it starts. The per-pod binary (rdmak-cni, rdmak-ipam:
 # POD_LIBS below) is exec'd for every CNI command and links only what a request uses. rdmak
