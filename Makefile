@@ -247,9 +247,19 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 	$(call msg,GO,$@)
 	$(Q)$(GO_ENV) $(GO) build -o $@ ./tests/cni-driver
 
-tests: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(UNIT_BIN) $(HELPER_BIN) $(FUZZ_BIN) $(DRIVER) \
-         $(SEAMS)/rdmak $(SEAMS)/cni/rdmak-cni $(SEAMS)/cni/rdmak-ipam \
-         $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni $(BUILD)/man/.stamp $(BUILD)/make.vars examples/nodes/.stamp
+# What the suites run, by kind: tests/run.sh builds only the kinds its selected suites use (one
+# unit test builds its own binary; a command or js suite gets what its files name: helpers,
+# seams, the driver, the relocated binaries, the fuzz harnesses) and `tests` for the whole suite.
+tests-base: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(BUILD)/man/.stamp \
+            $(BUILD)/make.vars examples/nodes/.stamp
+tests-unit: $(UNIT_BIN)
+tests-helpers: $(HELPER_BIN)
+tests-fuzz: $(FUZZ_BIN)
+tests-driver: $(DRIVER)
+tests-seams: $(SEAMS)/rdmak $(SEAMS)/cni/rdmak-cni $(SEAMS)/cni/rdmak-ipam
+tests-reloc: $(BUILD)/reloc/rdmak $(BUILD)/reloc/rdmak-cni
+tests: tests-base tests-unit tests-helpers tests-fuzz tests-driver tests-seams tests-reloc
+.PHONY: tests-base tests-unit tests-helpers tests-fuzz tests-driver tests-seams tests-reloc
 
 # How this build directory was made, so that tests/run.sh can bring it up to date with the same
 # compiler and sanitizers before running one test (`tests/run.sh build/san-gcc cmd/list`).

@@ -20,16 +20,63 @@ matches() {
 }
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-# A single test must find what it needs: bring the build directory up to date as it was made
-# (its make.vars: compiler and sanitizers; a plain build otherwise), with the sample nodes, and
-# tests/js's Node.js modules from the lock file when a js test is to run and they are missing
-# (a second clone on a set-up machine has the Debian packages but not these).
+# A single test must find what it needs, and only that: bring the build directory up to date as
+# it was made (its make.vars: compiler and sanitizers; a plain build otherwise) with what the
+# selected suites use (the Makefile's tests-* kinds: a unit test its own binary; a command or js
+# suite what its files, and the files they source or import, name: helpers, seams, the CNI
+# driver, the relocated binaries, the fuzz harnesses), or all of it (`tests`) for the whole
+# suite; and tests/js's Node.js modules from the lock file when a js test is to run and they are
+# missing (a second clone on a set-up machine has the Debian packages but not these).
 vars=$(cat "$build/make.vars" 2>/dev/null || echo "SAN=0")
-# shellcheck disable=SC2086
+# the files FILE sources (. "$TOP/tests/lib-x.sh") or imports (from './x.mjs'), and theirs
+with_deps() { # FILE...
+	local seen=" " todo=("$@") f d
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]}; todo=("${todo[@]:1}")
+		case "$seen" in *" $f "*) continue ;; esac
+		[ -f "$f" ] || continue
+		seen+="$f "; echo "$f"
+		for d in $(sed -n 's|^\s*\. "\$TOP/\(tests/[^"]*\)".*|\1|p; s|^\s*\. "\$(dirname "\$0")/\.\./\([^"]*\)".*|tests/\1|p' "$f") \
+			$(sed -n "s|.* from '\\./\\([^']*\\)'.*|$(dirname "$f")/\\1|p" "$f"); do
+			todo+=("$d")
+		done
+	done
+}
+# the Makefile targets a suite NAME (unit/test_x, cmd/x, js/x) needs beyond tests-base
+needs() {
+	local files
+	case "$1" in
+	unit/*) echo "$build/tests/${1#unit/}"; return ;;
+	cmd/*) files=$(with_deps "tests/$1.sh") ;;
+	js/*) files=$(with_deps "tests/js/${1#js/}.test.mjs") ;;
+	esac
+	# shellcheck disable=SC2086
+	grep -qE "helpers/|'helpers'" $files && echo tests-helpers
+	grep -qE "seams/|'seams'" $files && echo tests-seams
+	grep -qE "cni-driver" $files && echo tests-driver
+	grep -qE "reloc/|'reloc'" $files && echo tests-reloc
+	grep -qE "fuzz/|fuzz_" $files && echo tests-fuzz
+	return 0
+}
+all_suites() { # the names of every suite, from the sources
+	local t
+	for t in tests/unit/test_*.c; do echo "unit/$(basename "$t" .c)"; done
+	for t in tests/cmd/*.sh; do echo "cmd/$(basename "$t" .sh)"; done
+	for t in tests/js/*.test.mjs; do echo "js/$(basename "$t" .test.mjs)"; done
+}
+if [ ${#patterns[@]} -eq 0 ]; then
+	targets=(tests)
+else
+	targets=(tests-base)
+	while read -r n; do
+		matches "$n" && mapfile -t -O "${#targets[@]}" targets < <(needs "$n")
+	done < <(all_suites)
+fi
 mlog=$(mktemp)
-if ! make -s -C "$top" $vars BUILD="$build" tests >"$mlog" 2>&1; then
+# shellcheck disable=SC2086
+if ! make -s -C "$top" $vars BUILD="$build" $(printf '%s\n' "${targets[@]}" | sort -u) >"$mlog" 2>&1; then
 	cat "$mlog" >&2; rm -f "$mlog"
-	echo "tests/run.sh: building $build failed (make $vars BUILD=$build tests)" >&2; exit 1
+	echo "tests/run.sh: building $build failed (make $vars BUILD=$build ${targets[*]})" >&2; exit 1
 fi
 rm -f "$mlog"
 need_js=0
@@ -69,9 +116,9 @@ add_suite() { # name, file the suite is in, command...
 	names+=("$name"); cmds+=("$(printf '%q ' "$@")")
 	if grep -q '^# run.sh: alone' "$file" 2>/dev/null; then alone+=(1); else alone+=(0); fi
 }
-for t in "$build"/tests/test_*; do
-	[ -x "$t" ] || continue
-	add_suite "unit/$(basename "$t")" "tests/unit/$(basename "$t").c" "$t"
+for t in tests/unit/test_*.c; do
+	[ -f "$t" ] || continue
+	add_suite "unit/$(basename "$t" .c)" "$t" "$build/tests/$(basename "$t" .c)"
 done
 for t in tests/cmd/*.sh; do
 	[ -f "$t" ] || continue
