@@ -344,12 +344,20 @@ int dispatch_run(struct dispatch_ctx *c, const char *path, json_t *obj,
 int dispatch_string(struct dispatch_ctx *c, const char *path, const json_t *v, bool nonempty,
 		    const char **ret)
 {
-	if (!json_is_string(v))
-		return dispatch_fail(c, path, "expected a string, got %s", dispatch_type_name(v));
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return dispatch_fail(c, path, "contains a NUL byte");
-	if (nonempty && json_string_length(v) == 0)
-		return dispatch_fail(c, path, "must not be empty");
+	/* -EINVAL written out, not dispatch_fail's value (always -EINVAL): an analyzer does not
+	 * follow a variadic call, and would take *ret as set after a refusal */
+	if (!json_is_string(v)) {
+		dispatch_fail(c, path, "expected a string, got %s", dispatch_type_name(v));
+		return -EINVAL;
+	}
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		dispatch_fail(c, path, "contains a NUL byte");
+		return -EINVAL;
+	}
+	if (nonempty && json_string_length(v) == 0) {
+		dispatch_fail(c, path, "must not be empty");
+		return -EINVAL;
+	}
 	*ret = json_string_value(v);
 	return 0;
 }

@@ -238,7 +238,6 @@ static int gc_fabric(const struct ufm_fabrics *fs, const struct ufm_fabric *f,
 	for (size_t i = 0; i < l->n; i++) {
 		const struct entry *e = &l->v[i];
 		char g[17];
-		int r;
 
 		if (strcmp(e->fabric, f->name) || e->live == LIVE_YES)
 			continue;
@@ -279,7 +278,7 @@ static int gc_fabric(const struct ufm_fabrics *fs, const struct ufm_fabric *f,
 			continue;
 		}
 		if (!held(l, f->name, e->pkey, e->guid, LIVE_YES)) {
-			if ((r = ufm_remove(fc, e->pkey, &e->guid, 1)) < 0) {
+			if (ufm_remove(fc, e->pkey, &e->guid, 1) < 0) {
 				fprintf(stderr, "rdmak fabric gc: %s\n", ufm_client_error(fc));
 				(*left)++;
 				ret = FABRIC_EXIT_ERROR;
@@ -316,7 +315,7 @@ static int cmd_gc(const struct ufm_fabrics *fs, const char *only)
 
 		if (only && strcmp(only, f->name))
 			continue;
-		if ((r = ufm_client_new(f, &fc, why, sizeof(why))) < 0) {
+		if (ufm_client_new(f, &fc, why, sizeof(why)) < 0) {
 			fprintf(stderr, "rdmak fabric gc: fabric %s: %s\n", f->name, why);
 			ret = FABRIC_EXIT_ERROR;
 			continue;
@@ -374,7 +373,7 @@ static int check_fabric(const struct ufm_fabric *f, const struct ledger *l, json
 		json_decref(diffs);
 		return FABRIC_EXIT_ERROR;
 	}
-	if ((r = ufm_version(fc, version, sizeof(version))) < 0)
+	if (ufm_version(fc, version, sizeof(version)) < 0)
 		goto fail;
 	for (size_t i = 0; i < l->n; i++) {
 		_cleanup_free_ struct ufm_member *m = NULL;
@@ -389,7 +388,7 @@ static int check_fabric(const struct ufm_fabric *f, const struct ledger *l, json
 			first = !(l->v[k].pkey == pkey && !strcmp(l->v[k].fabric, f->name));
 		if (!first)
 			continue;
-		if ((r = ufm_members(fc, pkey, &m, &n)) < 0)
+		if (ufm_members(fc, pkey, &m, &n) < 0)
 			goto fail;
 		members += n;
 		for (size_t k = i; k < l->n; k++) {

@@ -159,7 +159,7 @@ static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_d
 
 	str_copy(p->bdf, sizeof(p->bdf), bdf);
 	p->numa_node = p->sriov_totalvfs = p->sriov_numvfs = p->vf_index = -1;
-	if ((r = hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf))) >= 0 &&
+	if (hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf)) >= 0 &&
 	    (r = parse_path(p, buf)) < 0)
 		return r;
 	if ((r = hw_dir_open(b->ctx, bus, bdf, &d)) < 0)

@@ -275,7 +275,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	int r;
 
 	str_copy(d->name, sizeof(d->name), name);
-	if ((r = hw_dir_readlink(b->ctx, cls, name, buf, sizeof(buf))) >= 0)
+	if (hw_dir_readlink(b->ctx, cls, name, buf, sizeof(buf)) >= 0)
 		hw_path_parent_bdf(buf, b->rdma_bdf[i]);
 	if ((r = hw_dir_open(b->ctx, cls, name, &dd)) < 0)
 		return hw_fail(b->err, cls, name, r);

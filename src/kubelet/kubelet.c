@@ -40,6 +40,7 @@
 
 #include "kubelet/internal.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 #define KL_LISTEN_BACKLOG 16
@@ -552,7 +553,8 @@ int kubelet_socket_owner(const char *path, pid_t *pid)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strcpy(sun.sun_path, path);
+	if (str_copy(sun.sun_path, sizeof(sun.sun_path), path) < 0)
+		return -ENAMETOOLONG;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		if (errno == ECONNREFUSED || errno == ENOENT || errno == ENOTSOCK)
 			return 0;
@@ -595,7 +597,8 @@ static int socket_bind(struct kubelet_server *srv)
 	 * set 0600 first, so that the file never exists with a wider mode. */
 	if (fchmod(fd, 0600) < 0)
 		return -errno;
-	strcpy(sun.sun_path, srv->sock_path);
+	if (str_copy(sun.sun_path, sizeof(sun.sun_path), srv->sock_path) < 0)
+		return -ENAMETOOLONG;
 	/* Never take over a socket that another process serves (a second plugin on this kubelet
 	 * folder): each would delete the other's file in turn and register again, for ever. */
 	r = kubelet_socket_owner(srv->sock_path, &owner);

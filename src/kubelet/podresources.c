@@ -23,6 +23,7 @@
 #include "kubelet/kubelet.h"
 #include "kubelet/podresources.pb-c.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 #define PODRES_LIST_PATH "/v1.PodResourcesLister/List"
@@ -170,11 +171,13 @@ static void whyf(char *why, size_t len, const char *fmt, ...)
 static int connect_unix(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd;
 
+	if (str_copy(sun.sun_path, sizeof(sun.sun_path), path) < 0) /* checked at new() */
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strcpy(sun.sun_path, path); /* length checked at new() */
 	/* A unix stream connect() completes at once or fails (EAGAIN: the backlog is full). */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int r = -errno;

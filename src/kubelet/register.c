@@ -19,6 +19,7 @@
 #include "kubelet/deviceplugin.pb-c.h"
 #include "kubelet/internal.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 #define KL_REGISTER_PATH "/v1beta1.Registration/Register"
 /* A real kubelet connects back to us before it answers: leave it time for that. */
@@ -139,10 +140,12 @@ static int kubelet_channel(struct kubelet_server *srv, grpc_channel **ret)
 	grpc_channel_args ca = { .num_args = ELEMENTSOF(args), .args = args };
 	int fd;
 
+	/* checked at kubelet_new() */
+	if (str_copy(sun.sun_path, sizeof(sun.sun_path), srv->k->kubelet_sock) < 0)
+		return -ENAMETOOLONG;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strcpy(sun.sun_path, srv->k->kubelet_sock); /* length checked at kubelet_new() */
 	/* A unix stream connect() completes at once or fails (EAGAIN: the backlog is full). */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int r = -errno;

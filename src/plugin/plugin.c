@@ -356,10 +356,11 @@ static int slot_start(struct daemon *d, const struct pool *p, bool quiet)
 	s->pool = p;
 	s->quiet = quiet;
 	kc.userdata = s;
-	if (!s->full_name || (r = kubelet_server_new(d->k, &kc, transport_log, s, &s->srv)) < 0) {
+	r = s->full_name ? kubelet_server_new(d->k, &kc, transport_log, s, &s->srv) : -ENOMEM;
+	if (r < 0) {
 		free(s->full_name);
 		free(s);
-		return -ENOMEM;
+		return r;
 	}
 	r = kubelet_server_set_devices(s->srv, p->devs, p->n_devs);
 	if (r >= 0)

@@ -22,6 +22,7 @@
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 #define MAX_HCA_MAX 100000 /* ids are materialised; more than this is a typo, not a pool */
@@ -116,13 +117,14 @@ static int check_link_type(struct dispatch_ctx *c, const char *path, char *s)
 {
 	/* Both anchors compare netlink's EncapType ("ether", "infiniband"); "ethernet" is what
 	 * users write (k8s-rdma-shared-dev-plugin #113) and what ibstat prints, so accept it. */
+	/* rewritten in place: each name matched is at least as long as its canonical one */
 	if (strcasecmp(s, "infiniband") == 0 || strcasecmp(s, "ib") == 0) {
-		strcpy(s, "ib");
+		str_copy(s, strlen(s) + 1, "ib");
 		return 0;
 	}
 	if (strcasecmp(s, "ether") == 0 || strcasecmp(s, "ethernet") == 0 ||
 	    strcasecmp(s, "eth") == 0) {
-		strcpy(s, "eth");
+		str_copy(s, strlen(s) + 1, "eth");
 		return 0;
 	}
 	return dispatch_fail(

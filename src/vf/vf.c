@@ -421,7 +421,7 @@ static int vf_once(const struct vf_cli *o)
 	 * node's PCI address) must not let the node look ready */
 	if (!json_array_size(json_object_get(plan, "pfs"))) {
 		if (json)
-			r = doc_json(stdout, plan);
+			doc_json(stdout, plan); /* its write error is ferror's below */
 		else
 			print_unselected(plan);
 		ret = fflush(stdout) || ferror(stdout) ? VF_EXIT_ERROR : VF_EXIT_UNSELECTED;
@@ -452,7 +452,7 @@ static int vf_once(const struct vf_cli *o)
 		goto out;
 	}
 	if (json)
-		r = doc_json(stdout, plan);
+		doc_json(stdout, plan); /* its write error is ferror's below */
 	else
 		print_plan(plan, have > 0);
 	if (fflush(stdout) || ferror(stdout)) {
