@@ -348,10 +348,26 @@ install: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/man/.stamp
 fuzz:
 	$(MAKE) -C tests/fuzz BUILD=../../build/fuzz
 
-clean:
-	rm -rf build examples/nodes
+# compile_commands.json, for clangd and clang-tidy: bear records a build of every object of src/
+# in $(BUILD)/cc (the build you have is left alone; the generated headers the commands name stay
+# there). Made again when the Makefile or the list of sources changes.
+$(BUILD)/sources.list: FORCE
+	@mkdir -p $(dir $@)
+	@v='$(sort $(LIB_SRC) $(PROTOS))'; [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+compile_commands.json: Makefile $(BUILD)/sources.list
+	$(call msg,BEAR,$@)
+	$(Q)rm -rf $(BUILD)/cc && bear --output $@ -- $(MAKE) --no-print-directory -s BUILD=$(BUILD)/cc \
+		$(BUILD)/cc/librdmak.a $(BUILD)/cc/obj/main.o $(BUILD)/cc/obj/pod.o
 
-.PHONY: all tests check check-vm soak demo bench fuzz clean install FORCE
+# The clang static analyzer over src/ (tools/analyze.sh: the checks in .clang-tidy, the findings
+# that are not faults in tools/analyze.supp, each with its reason). Fails on any other finding.
+analyze: compile_commands.json
+	tools/analyze.sh $<
+
+clean:
+	rm -rf build examples/nodes compile_commands.json
+
+.PHONY: all tests check check-vm soak demo bench fuzz clean install analyze FORCE
 # generated sources are not intermediates to delete: every object depends on their headers
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -16,7 +16,8 @@ if [ "${1:-}" = --system ]; then
 	if [ "$(id -u)" -ne 0 ]; then echo "$me --system: must run as root" >&2; exit 1; fi
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends \
-		build-essential clang clang-format libclang-rt-14-dev pkg-config make python3 python3-jsonschema \
+		build-essential clang clang-format clang-tidy bear groff-base libclang-rt-14-dev pkg-config \
+		make python3 python3-jsonschema \
 		libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
 		libnl-route-3-dev libmnl-dev libibverbs-dev \
 		iproute2 iputils-ping tar gzip procps time \
