@@ -42,6 +42,27 @@ stubs 0 0
 PATH="$TMP/bin:$TMP/sys" run bash tools/install-deps.sh --bogus
 is "$rc" 2 "an unknown argument: usage, exit 2"
 
-like "$(sed -n '/^## Set up/,/^## /p' README.md | grep -m1 'install-deps')" "^tools/install-deps.sh && make demo" \
-	"README: the first command starts with the script itself, no sudo"
+# what it installs is what the build needs: the Debian package of every pkg-config package the
+# Makefiles build against (packages.mk) and of every tool a make target runs
+stubs 0 0
+PATH="$TMP/bin:$TMP/sys" run bash tools/install-deps.sh
+installed=" $(grep '^apt-get install' "$TMP/log" | sed 's/ (uid [0-9]*)$//' | tr ' ' '\n' | grep -v '^-' | tr '\n' ' ') "
+if command -v dpkg >/dev/null && command -v pkg-config >/dev/null; then
+	for p in $(sed -n 's/^PKGS *:= *//p' packages.mk); do
+		pc=$(pkg-config --variable=pcfiledir "$p" 2>/dev/null)/$p.pc
+		deb=$(dpkg -S "$pc" 2>/dev/null | cut -d: -f1)
+		like "$installed" " ${deb:-no-package-for-$p} " "pkg-config $p (packages.mk): its package ${deb:-?} is installed"
+	done
+	# protoc-c: the generated sources; bear, clang-tidy: make compile_commands.json, make analyze;
+	# groff: the man pages' test; clang: make fuzz
+	for t in protoc-c bear clang-tidy groff clang; do
+		f=$(command -v "$t") || { skip "no $t here" "the package of $t is installed"; continue; }
+		deb=$(dpkg -S "$(readlink -f "$f")" 2>/dev/null || dpkg -S "$f" 2>/dev/null)
+		deb=${deb%%:*}
+		# versioned packages (clang-tidy-14) come from the unversioned one the script names
+		like "$installed" " (${deb}|${deb%-[0-9]*}) " "$t: its package ${deb:-?} is installed"
+	done
+else
+	skip "no dpkg or pkg-config" "the packages the build needs are installed"
+fi
 done_testing

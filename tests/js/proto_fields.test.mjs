@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The project's src/kubelet/deviceplugin.proto is the wire contract with the kubelet: every
-// message and field the kubelet's device plugin API v1beta1 defines, with its number, type and
-// label, must be there as k8s.io/kubelet pkg/apis/deviceplugin/v1beta1/api.proto publishes it.
-// The table below is that file's, written out here so that the check needs nothing outside this
-// repository; and the stand-in kubelet must load from a clone alone.
+// message and field of the device plugin API v1beta1, with its number, type and label, as
+// k8s.io/kubelet publishes it. The published api.proto is kept as a fact source under
+// tests/fixtures/anchors/kubelet (SOURCES.md: where it comes from); the project's own .proto
+// leaves out the Go generation options and the services, whose method paths the transport
+// names in C (src/kubelet): those are checked against the published services. The stand-in
+// kubelet must load from a clone alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -17,39 +19,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const TOP = process.env.TOP || path.resolve(here, '..', '..');
 const PROTO = path.join(TOP, 'src', 'kubelet', 'deviceplugin.proto');
 
-// message -> field -> [number, type, rule] (rule: '' singular, 'repeated', 'map<k>')
-const V1BETA1 = {
-	DevicePluginOptions: { pre_start_required: [1, 'bool', ''], get_preferred_allocation_available: [2, 'bool', ''] },
-	RegisterRequest: {
-		version: [1, 'string', ''], endpoint: [2, 'string', ''], resource_name: [3, 'string', ''],
-		options: [4, 'DevicePluginOptions', ''],
-	},
-	Empty: {},
-	ListAndWatchResponse: { devices: [1, 'Device', 'repeated'] },
-	TopologyInfo: { nodes: [1, 'NUMANode', 'repeated'] },
-	NUMANode: { ID: [1, 'int64', ''] },
-	Device: { ID: [1, 'string', ''], health: [2, 'string', ''], topology: [3, 'TopologyInfo', ''] },
-	PreStartContainerRequest: { devices_ids: [1, 'string', 'repeated'] },
-	PreStartContainerResponse: {},
-	PreferredAllocationRequest: { container_requests: [1, 'ContainerPreferredAllocationRequest', 'repeated'] },
-	ContainerPreferredAllocationRequest: {
-		available_deviceIDs: [1, 'string', 'repeated'], must_include_deviceIDs: [2, 'string', 'repeated'],
-		allocation_size: [3, 'int32', ''],
-	},
-	PreferredAllocationResponse: { container_responses: [1, 'ContainerPreferredAllocationResponse', 'repeated'] },
-	ContainerPreferredAllocationResponse: { deviceIDs: [1, 'string', 'repeated'] },
-	AllocateRequest: { container_requests: [1, 'ContainerAllocateRequest', 'repeated'] },
-	ContainerAllocateRequest: { devices_ids: [1, 'string', 'repeated'] },
-	CDIDevice: { name: [1, 'string', ''] },
-	AllocateResponse: { container_responses: [1, 'ContainerAllocateResponse', 'repeated'] },
-	ContainerAllocateResponse: {
-		envs: [1, 'string', 'map<string>'], mounts: [2, 'Mount', 'repeated'], devices: [3, 'DeviceSpec', 'repeated'],
-		annotations: [4, 'string', 'map<string>'], cdi_devices: [5, 'CDIDevice', 'repeated'],
-	},
-	Mount: { container_path: [1, 'string', ''], host_path: [2, 'string', ''], read_only: [3, 'bool', ''] },
-	DeviceSpec: { container_path: [1, 'string', ''], host_path: [2, 'string', ''], permissions: [3, 'string', ''] },
-};
+const UPSTREAM = path.join(TOP, 'tests', 'fixtures', 'anchors', 'kubelet', 'deviceplugin-v1beta1-api.proto');
 
+// message -> field -> [number, type, rule] (rule: '' singular, 'repeated', 'map<k>')
 function describe(text) {
 	const { root, package: pkg } = protobuf.parse(text, { keepCase: true });
 	assert.equal(pkg, 'v1beta1', 'package v1beta1 (part of every method path)');
@@ -65,18 +37,42 @@ function describe(text) {
 	return out;
 }
 
-test('deviceplugin.proto: every v1beta1 message and field, by number, type and label', () => {
-	assert.deepEqual(describe(fs.readFileSync(PROTO, 'utf8')), V1BETA1);
+// "/v1beta1.Service/Method" of every rpc a .proto declares
+function methods(text) {
+	const ns = protobuf.parse(text, { keepCase: true }).root.lookup('v1beta1');
+	return ns.nestedArray
+		.filter((x) => x instanceof protobuf.Service)
+		.flatMap((svc) => svc.methodsArray.map((m) => `/v1beta1.${svc.name}/${m.name}`))
+		.sort();
+}
+
+test('deviceplugin.proto: every v1beta1 message and field of the published api.proto', () => {
+	const upstream = describe(fs.readFileSync(UPSTREAM, 'utf8'));
+	assert.ok(Object.keys(upstream).length >= 20, 'the published file holds the API\'s messages');
+	assert.deepEqual(describe(fs.readFileSync(PROTO, 'utf8')), upstream);
 });
 
-test('the check would see a renumbered or renamed field', () => {
+test('the transport serves and calls the published services\' method paths', () => {
+	const kubelet = path.join(TOP, 'src', 'kubelet');
+	const inC = fs.readdirSync(kubelet)
+		.filter((f) => f.endsWith('.c'))
+		.flatMap((f) => fs.readFileSync(path.join(kubelet, f), 'utf8').match(/"\/v1beta1\.[A-Za-z]+\/[A-Za-z]+"/g) || [])
+		.map((x) => x.slice(1, -1));
+	assert.deepEqual([...new Set(inC)].sort(), methods(fs.readFileSync(UPSTREAM, 'utf8')));
+});
+
+test('the check would see a renumbered or renamed field, or a field gone', () => {
+	const upstream = describe(fs.readFileSync(UPSTREAM, 'utf8'));
 	const text = fs.readFileSync(PROTO, 'utf8');
-	const renumbered = text.replace(/bool read_only = 3;/, 'bool read_only = 4;');
-	assert.notEqual(renumbered, text);
-	assert.throws(() => assert.deepEqual(describe(renumbered), V1BETA1));
-	const renamed = text.replace(/string permissions = 3;/, 'string perms = 3;');
-	assert.notEqual(renamed, text);
-	assert.throws(() => assert.deepEqual(describe(renamed), V1BETA1));
+	for (const [from, to] of [
+		[/bool read_only = 3;/, 'bool read_only = 4;'],
+		[/string permissions = 3;/, 'string perms = 3;'],
+		[/\s*repeated CDIDevice cdi_devices = 5;[^\n]*/, ''],
+	]) {
+		const changed = text.replace(from, to);
+		assert.notEqual(changed, text, `${from} is in the project's .proto`);
+		assert.throws(() => assert.deepEqual(describe(changed), upstream));
+	}
 });
 
 test('the stand-in kubelet loads from a clone alone (nothing beside the repository)', () => {
