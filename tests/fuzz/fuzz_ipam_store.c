@@ -220,13 +220,18 @@ static int m_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 		if (f[3] && strlen(f[3]) > IPAM_STORE_VALUE_MAX)
 			f[3][IPAM_STORE_VALUE_MAX] = '\0';
 		put(m, f[0][0], f[1], f[0][0] == 'u' ? "-" : f[2],
-		    f[0][0] == 'p' ? NULL : f[0][0] == 'u' ? f[2] : f[3] ? f[3] : "");
+		    f[0][0] == 'p'   ? NULL
+		    : f[0][0] == 'u' ? f[2]
+		    : f[3]	     ? f[3]
+				     : "");
 	}
 	free(text);
 	return 0;
 }
 
-static const struct ipam_store_driver mem_driver = { .name = "fuzz", .open = m_open, .ops = &mem_ops };
+static const struct ipam_store_driver mem_driver = { .name = "fuzz",
+						     .open = m_open,
+						     .ops = &mem_ops };
 
 static bool only_c1(void *ud, const char *cid, const char *ifname)
 {
@@ -246,8 +251,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char conf[] =
 		"{\"type\":\"rdmak-ipam\",\"range\":\"10.0.0.0/28\",\"gateway\":\"10.0.0.1\","
 		"\"ipRanges\":[{\"range\":\"fd00::/124\"}]}";
-	struct ipam_owner o = { .container_id = "c1", .ifname = "net1", .pod_namespace = "ns",
-				.pod_name = "p" };
+	struct ipam_owner o = {
+		.container_id = "c1", .ifname = "net1", .pod_namespace = "ns", .pod_name = "p"
+	};
 	struct cnispec_error err = { 0 };
 	struct cnispec_result *res = NULL;
 	struct ipam_gc_stats st = { 0 };

@@ -38,7 +38,9 @@ static int64_t gen7(void *ud, const char *pool)
 static void test_split(void **st)
 {
 	struct dra_inventory inv = { 0 };
-	struct dra_slice_meta m = { .driver = "rdma.rdmak.io", .node_name = "n1", .node_uid = "u-1" };
+	struct dra_slice_meta m = { .driver = "rdma.rdmak.io",
+				    .node_name = "n1",
+				    .node_uid = "u-1" };
 	json_t *pools = NULL;
 	char err[256];
 	size_t seen = 0;
@@ -56,34 +58,35 @@ static void test_split(void **st)
 		json_t *pool = json_object_get(spec, "pool");
 
 		assert_int_equal(json_array_size(devs), k < 2 ? 128 : 44);
-		assert_int_equal(json_integer_value(json_object_get(pool, "resourceSliceCount")), 3);
+		assert_int_equal(json_integer_value(json_object_get(pool, "resourceSliceCount")),
+				 3);
 		assert_int_equal(json_integer_value(json_object_get(pool, "generation")), 7);
 		/* devices in order, none twice */
 		for (size_t i = 0; i < json_array_size(devs); i++) {
 			char want[16];
 
 			snprintf(want, sizeof(want), "dev-%04zu", seen++);
-			assert_string_equal(json_string_value(json_object_get(
-						    json_array_get(devs, i), "name")),
-					    want);
+			assert_string_equal(
+				json_string_value(json_object_get(json_array_get(devs, i), "name")),
+				want);
 		}
 	}
 	json_t *small = json_object_get(json_array_get(pools, 1), "slices");
 	assert_int_equal(json_array_size(small), 1);
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_object_get(json_object_get(json_array_get(small, 0), "spec"),
-						 "pool"),
-				 "generation")),
-			 3);
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(json_object_get(json_array_get(small, 0), "spec"), "pool"),
+			"generation")),
+		3);
 	/* owned by the Node */
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(json_object_get(json_array_get(
-									   small, 0),
-								   "metadata"),
-						     "ownerReferences"),
-						   0),
-				    "uid")),
-			    "u-1");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(json_array_get(small, 0),
+								       "metadata"),
+						       "ownerReferences"),
+				       0),
+			"uid")),
+		"u-1");
 	json_decref(pools);
 	dra_inventory_clear(&inv);
 }
@@ -104,9 +107,9 @@ static void test_names(void **st)
 	fake(&inv, 1);
 	assert_int_equal(dra_slices_build(&inv, &m, NULL, NULL, &pools, err, sizeof(err)), 0);
 	name = json_string_value(json_object_get(
-		json_object_get(json_array_get(json_object_get(json_array_get(pools, 0), "slices"),
-					       0),
-				"metadata"),
+		json_object_get(
+			json_array_get(json_object_get(json_array_get(pools, 0), "slices"), 0),
+			"metadata"),
 		"name"));
 	assert_true(strlen(name) <= K8S_DNS1123_SUBDOMAIN_MAX);
 	assert_true(k8s_dns1123_subdomain(name, NULL));

@@ -68,18 +68,20 @@ static void test_good(void **st)
 
 	put("ca.crt", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
 	put("token", "abc\n");
-	assert_int_equal(load(HEAD "clusters:\n- name: k\n  cluster:\n    server: https://[::1]:6443/\n"
-				   "    certificate-authority: ca.crt\n"
-				   "users:\n- name: u\n  user: {tokenFile: token}\n",
+	assert_int_equal(load(HEAD
+			      "clusters:\n- name: k\n  cluster:\n    server: https://[::1]:6443/\n"
+			      "    certificate-authority: ca.crt\n"
+			      "users:\n- name: u\n  user: {tokenFile: token}\n",
 			      &c, err),
 			 0);
 	assert_string_equal(k8s_client_server(c), "https://[::1]:6443/");
 	k8s_client_free(c);
 	c = NULL;
 	/* inline client certificate ("a" and "b" in base64), the system's CAs */
-	assert_int_equal(load(HEAD "clusters:\n- name: k\n  cluster: {server: https://api.example}\n"
-				   "users:\n- name: u\n  user: {client-certificate-data: YQ==, "
-				   "client-key-data: Yg==}\n",
+	assert_int_equal(load(HEAD
+			      "clusters:\n- name: k\n  cluster: {server: https://api.example}\n"
+			      "users:\n- name: u\n  user: {client-certificate-data: YQ==, "
+			      "client-key-data: Yg==}\n",
 			      &c, err),
 			 0);
 	assert_string_equal(k8s_client_server(c), "https://api.example");
@@ -104,8 +106,9 @@ static void test_refused(void **st)
 	refused(HEAD "clusters:\n- name: k\n  cluster: {server: http://a}\nusers:\n- name: u\n  "
 		     "user: {token: t}\n",
 		-EINVAL, "not an https:// URL");
-	refused(HEAD "clusters:\n- name: k\n  cluster: {server: https://a, insecure-skip-tls-verify: "
-		     "true}\nusers:\n- name: u\n  user: {token: t}\n",
+	refused(HEAD
+		"clusters:\n- name: k\n  cluster: {server: https://a, insecure-skip-tls-verify: "
+		"true}\nusers:\n- name: u\n  user: {token: t}\n",
 		-EINVAL, "insecure-skip-tls-verify");
 	refused(HEAD "clusters:\n- name: k\n  cluster: {server: https://a}\nusers:\n- name: u\n  "
 		     "user: {exec: {command: aws}}\n",
@@ -113,8 +116,9 @@ static void test_refused(void **st)
 	refused(HEAD "clusters:\n- name: k\n  cluster: {server: https://a}\nusers:\n- name: u\n  "
 		     "user: {client-certificate-data: YQ==}\n",
 		-EINVAL, "client-certificate and client-key go together");
-	refused(HEAD "clusters:\n- name: k\n  cluster: {server: https://a, certificate-authority-data: "
-		     "'!!'}\nusers:\n- name: u\n  user: {token: t}\n",
+	refused(HEAD
+		"clusters:\n- name: k\n  cluster: {server: https://a, certificate-authority-data: "
+		"'!!'}\nusers:\n- name: u\n  user: {token: t}\n",
 		-EINVAL, "certificate-authority-data: not base64");
 	refused(HEAD "clusters:\n- name: k\n  cluster: {server: https://a, certificate-authority: "
 		     "none.crt}\nusers:\n- name: u\n  user: {token: t}\n",

@@ -63,7 +63,8 @@ static void test_parse(void **st)
 	assert_null(e->tls_ca);
 	assert_null(nodeconf_etcd_find(&n, "none"));
 	/* by endpoints in any order and prefix: a config of the shape before finds its store */
-	assert_ptr_equal(nodeconf_etcd_find_endpoints(&n, eps, 2, "/x"), nodeconf_etcd_find(&n, "cluster"));
+	assert_ptr_equal(nodeconf_etcd_find_endpoints(&n, eps, 2, "/x"),
+			 nodeconf_etcd_find(&n, "cluster"));
 	assert_null(nodeconf_etcd_find_endpoints(&n, eps, 2, NULL));
 	assert_null(nodeconf_etcd_find_endpoints(&n, eps, 1, "/x"));
 	nodeconf_etcd_names(&n, names, sizeof(names));
@@ -91,20 +92,26 @@ static void test_refusals(void **st)
 	} bad[] = {
 		{ "[]", "not a JSON object" },
 		{ "{\"statedir\": \"/x\"}", "statedir: unknown key" },
-		{ "{\"stateDir\": \"var/lib\"}", "stateDir: \"var/lib\" is not an absolute path without \"..\"" },
-		{ "{\"logDir\": \"/var/log/../../etc\"}", "logDir: \"/var/log/../../etc\" is not an absolute path" },
+		{ "{\"stateDir\": \"var/lib\"}",
+		  "stateDir: \"var/lib\" is not an absolute path without \"..\"" },
+		{ "{\"logDir\": \"/var/log/../../etc\"}",
+		  "logDir: \"/var/log/../../etc\" is not an absolute path" },
 		{ "{\"sysfs\": \"\"}", "sysfs: " },
 		{ "{\"dataDirs\": []}", "dataDirs: expected 1 to 16 folders" },
 		{ "{\"dataDirs\": [\"/a\", \"b\"]}", "dataDirs[1]: \"b\" is not an absolute path" },
-		{ "{\"etcd\": {\"Cluster\": {\"endpoints\": [\"a:1\"]}}}", "etcd.Cluster: not a store name" },
+		{ "{\"etcd\": {\"Cluster\": {\"endpoints\": [\"a:1\"]}}}",
+		  "etcd.Cluster: not a store name" },
 		{ "{\"etcd\": {\"c\": {}}}", "etcd.c.endpoints: missing (the members' addresses)" },
-		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1,b:2\"]}}}", "etcd.c.endpoints[0]: \"a:1,b:2\" is not one endpoint" },
-		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"prefix\": \"x\"}}}", "etcd.c.prefix: \"x\" does not start with '/'" },
+		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1,b:2\"]}}}",
+		  "etcd.c.endpoints[0]: \"a:1,b:2\" is not one endpoint" },
+		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"prefix\": \"x\"}}}",
+		  "etcd.c.prefix: \"x\" does not start with '/'" },
 		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"tls\": {\"cert\": \"/c\"}}}}",
 		  "etcd.c.tls: \"cert\" and \"key\" go together" },
 		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"tls\": {\"key\": \"k\", \"cert\": \"/c\"}}}}",
 		  "etcd.c.tls.key: \"k\" is not an absolute path" },
-		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"user\": \"x\"}}}", "etcd.c.user: unknown key" },
+		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"user\": \"x\"}}}",
+		  "etcd.c.user: unknown key" },
 	};
 	char err[512];
 
@@ -113,7 +120,9 @@ static void test_refusals(void **st)
 		struct nodeconf n = { 0 };
 
 		err[0] = '\0';
-		assert_int_equal(nodeconf_parse(bad[i].text, strlen(bad[i].text), &n, err, sizeof(err)), -EINVAL);
+		assert_int_equal(
+			nodeconf_parse(bad[i].text, strlen(bad[i].text), &n, err, sizeof(err)),
+			-EINVAL);
 		if (!strstr(err, bad[i].err))
 			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].text, err, bad[i].err);
 	}

@@ -546,14 +546,16 @@ static void test_read_owned(void **st)
 	assert_int_equal(chmod(p, 0600), 0);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(p, 65534, 0), 0);
-		assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -EPERM);
+		assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)),
+				 -EPERM);
 		assert_non_null(strstr(err, "is owned by uid 65534"));
 		assert_int_equal(chown(p, 0, 0), 0);
 	}
 	/* a FIFO: refused at once, no writer needed (a blocking open would wait forever) */
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	assert_int_equal(mkfifo(p, 0600), 0);
-	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)),
+			 -FILEIO_ENOTREG);
 	assert_non_null(strstr(err, "fifo is a FIFO: refused"));
 	/* a symbolic link, even to a good file */
 	snprintf(p, sizeof(p), "%s/link", dir);
@@ -561,9 +563,11 @@ static void test_read_owned(void **st)
 	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ELOOP);
 	assert_non_null(strstr(err, "link is a symbolic link: refused"));
 	/* a device, a directory, nothing */
-	assert_int_equal(fileio_read_owned(AT_FDCWD, "/dev/null", 64, &buf, &len, err, sizeof(err)), -FILEIO_ENOTREG);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, "/dev/null", 64, &buf, &len, err, sizeof(err)),
+			 -FILEIO_ENOTREG);
 	assert_non_null(strstr(err, "/dev/null is a character device: refused"));
-	assert_int_equal(fileio_read_owned(AT_FDCWD, dir, 64, &buf, &len, err, sizeof(err)), -EISDIR);
+	assert_int_equal(fileio_read_owned(AT_FDCWD, dir, 64, &buf, &len, err, sizeof(err)),
+			 -EISDIR);
 	snprintf(p, sizeof(p), "%s/none", dir);
 	assert_int_equal(fileio_read_owned(AT_FDCWD, p, 64, &buf, &len, err, sizeof(err)), -ENOENT);
 }
@@ -585,7 +589,8 @@ static void test_open_dir_beneath(void **st)
 	assert_true(fd >= 0);
 	close(fd);
 	/* not beneath: elsewhere, a sibling whose name starts the same, "..", "." */
-	assert_int_equal(fileio_open_dir_beneath(base, "/etc", false, 0700, err, sizeof(err)), -EXDEV);
+	assert_int_equal(fileio_open_dir_beneath(base, "/etc", false, 0700, err, sizeof(err)),
+			 -EXDEV);
 	assert_non_null(strstr(err, "/etc is not "));
 	snprintf(p, sizeof(p), "%s2", base);
 	assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EXDEV);
@@ -625,10 +630,12 @@ static void test_open_dir_beneath(void **st)
 		snprintf(p, sizeof(p), "%s/user", base);
 		assert_int_equal(mkdir(p, 0755), 0);
 		assert_int_equal(chown(p, 65534, 65534), 0);
-		assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)), -EPERM);
+		assert_int_equal(fileio_open_dir_beneath(base, p, true, 0700, err, sizeof(err)),
+				 -EPERM);
 		assert_non_null(strstr(err, "is owned by uid 65534"));
 		/* the base itself */
-		assert_int_equal(fileio_open_dir_beneath(p, p, true, 0700, err, sizeof(err)), -EPERM);
+		assert_int_equal(fileio_open_dir_beneath(p, p, true, 0700, err, sizeof(err)),
+				 -EPERM);
 	}
 }
 
