@@ -3,7 +3,8 @@
  * attribution, the vf role's "held" devices): the pod, namespace and container names in it are
  * pods' authors', the device IDs the device plugins'. Arbitrary bytes are a ListPodResources-
  * Response or -EBADMSG; what parses has every name and ID as a string and nothing on failure.
- *   build/fuzz/fuzz_kubelet_podresources -max_total_time=60 tests/fuzz/corpus/kubelet_podresources */
+ *   build/fuzz/fuzz_kubelet_podresources -max_total_time=60 \
+ *     tests/fuzz/corpus/kubelet_podresources */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>

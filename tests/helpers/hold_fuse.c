@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	}
 	hold_path = argv[3];
 	control = argv[4];
-	/* foreground, several threads, read-only, others (the exporter under another uid) may read */
+	/* foreground, several threads, read-only; others (the exporter as another uid) may read */
 	char *fargv[] = { argv[0], "-f", "-o", "ro,allow_other,fsname=hold_fuse", argv[2], NULL };
 	return fuse_main(5, fargv, &ops, NULL);
 }

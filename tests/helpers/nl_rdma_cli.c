@@ -9,7 +9,8 @@
  *                             "counters": {...}}, ...]
  *   set-netns NAME NSPATH   moves NAME into the namespace file NSPATH
  * NAME may be #INDEX: that device index, sent as it is (what the kernel answers for an index it
- * does not know). A NAME the dump does not list is ENODEV here, without a request.  * Exit 0; or 1 with "ERRNO-NAME (-N): extack" on stderr, the kernel's extended ack when it sent
+ * does not know). A NAME the dump does not list is ENODEV here, without a request.
+ * Exit 0; or 1 with "ERRNO-NAME (-N): extack" on stderr, the kernel's extended ack when it sent
  * one; 2 usage. */
 #include <errno.h>
 #include <fcntl.h>

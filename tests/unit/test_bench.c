@@ -325,7 +325,8 @@ static void test_parse_edges(void **st)
 {
 	static const char mb[] =
 		" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
-		" 65536      1000             10402.09            10401.68                  0.166427\n";
+		" 65536      1000             10402.09            10401.68                  "
+		"0.166427\n";
 	static const char junk[] = "\0\0#bytes\r\n 1 2 3\n\xff\xfe 99999999999999999999999 1\n";
 	struct bench_perftest_out o;
 
@@ -338,7 +339,7 @@ static void test_parse_edges(void **st)
 	assert_int_equal(bench_perftest_parse(junk, sizeof(junk) - 1, &o), 0);
 	assert_int_equal(o.n_rows, 0);
 	bench_perftest_out_free(&o);
-	/* perftest's completion errors, both forms (PR #342 names the status, older ones print 12) */
+	/* perftest's completion errors, both forms: newer ones name the status, older print 12 */
 	static const char old_form[] =
 		" Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n";
 
@@ -349,7 +350,8 @@ static void test_parse_edges(void **st)
 	bench_perftest_out_free(&o);
 	{
 		static const char m[] =
-			" Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n";
+			" Failed status-transport retry counter exceeded (12): wr_id 0 syndrom "
+			"0x81\n";
 		struct bench_ceiling c = { 0 };
 		struct bench_verdict v = { 0 };
 		struct bench_thresholds t;
@@ -607,7 +609,8 @@ static const struct vcase vcases[] = {
 	{ "s003-readbw-client.txt", "v100-ib", NULL, NULL, BENCH_FAIL, "mr_memlock",
 	  "RLIMIT_MEMLOCK" },
 	{ "A6-client.txt", "a6-sriov-client", NULL, NULL, BENCH_PASS, "measured",
-	  "180.47 Gb/s is 97 % of the 185 Gb/s that RoCE v2 can carry at path MTU 1024; raising the interface MTU of "
+	  "180.47 Gb/s is 97 % of the 185 Gb/s that RoCE v2 can carry at path MTU 1024; raising "
+	  "the interface MTU of "
 	  "enp55s0f0v0 to 9000 (path MTU 4096) allows about 196 Gb/s" },
 	{ "A6-server.txt", "a6-sriov-server", NULL, NULL, BENCH_PASS, "mtu", "1500 gives 1024" },
 	{ "F3.txt", "f3-roce-lag", NULL, NULL, BENCH_PASS, "measured",
@@ -635,9 +638,11 @@ static const struct vcase vcases[] = {
 	  "could not pin GPU memory" },
 	/* edited captures (issue 16 defect 7; each file says what was edited): the impossible */
 	{ "edited-above-ceiling.txt", "a6-sriov-client", NULL, NULL, BENCH_INVALID, "above_ceiling",
-	  "99999999.00 Gb/s at 65536 B (line 101) is 54016112 % of the 185 Gb/s that RoCE v2 can carry" },
+	  "99999999.00 Gb/s at 65536 B (line 101) is 54016112 % of the 185 Gb/s that RoCE v2 can "
+	  "carry" },
 	{ "edited-bw-header-lat-table.txt", NULL, NULL, NULL, BENCH_INVALID, "table_mismatch",
-	  "line 19: a latency table under the title \"RDMA_Read BW Test\" of line 3: the columns do not match the test" },
+	  "line 19: a latency table under the title \"RDMA_Read BW Test\" of line 3: the columns "
+	  "do not match the test" },
 };
 
 static void judge_case(const struct vcase *k)
@@ -706,9 +711,10 @@ static void test_verdicts(void **st)
 		judge_case(&vcases[i]);
 }
 
-/* perftest's failure messages that no capture here holds, as its source prints them (quoted
- * in the project's reference notes on perftest's limits, §1.7 and §5): each mapped to its cause. The
- * RoCE header lines make the QP failure a GID index one; on the A6 node the fix names the GID. */
+/* perftest's failure messages that no capture here holds, as its source prints them (quoted in
+ * the project's reference notes on perftest's limits, §1.7 and §5): each mapped to its cause.
+ * The RoCE header lines make the QP failure a GID index one; on the A6 node the fix names the
+ * GID. */
 struct mcase {
 	const char *text;
 	const char *node;
@@ -719,7 +725,8 @@ struct mcase {
 #define ROCE_HDR " Device         : mlx5_2\n Link type       : Ethernet\n GID index       : 1\n"
 
 static const struct mcase mcases[] = {
-	{ "Found Incompatibility issue with GID types.\nPlease Try to use a different IP version.\n",
+	{ "Found Incompatibility issue with GID types.\nPlease Try to use a different IP "
+	  "version.\n",
 	  NULL, "gid_type", "one side used a RoCE v1 GID and the other a RoCE v2 one" },
 	{ ROCE_HDR "Failed to modify QP 0 to RTR\n Unable to Connect the HCA's through the link\n",
 	  NULL, "gid_index", "on RoCE usually a wrong GID index (GID 1)" },
@@ -793,12 +800,18 @@ static void test_thresholds(void **st)
 static void test_tcp_listening(void **st)
 {
 	static const char tcp[] =
-		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-		"   0: 0100007F:0277 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1234 1 0000000000000000 100 0 0 10 0\n"
-		"   1: 0100004D:4853 0200004D:B0C2 01 00000000:00000000 00:00000000 00000000     0        0 1240 1 0000000000000000 20 4 30 10 -1\n";
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+		"uid  timeout inode\n"
+		"   0: 0100007F:0277 00000000:0000 0A 00000000:00000000 00:00000000 00000000     "
+		"0        0 1234 1 0000000000000000 100 0 0 10 0\n"
+		"   1: 0100004D:4853 0200004D:B0C2 01 00000000:00000000 00:00000000 00000000     "
+		"0        0 1240 1 0000000000000000 20 4 30 10 -1\n";
 	static const char tcp6[] =
-		"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-		"   0: 00000000000000000000000000000000:4853 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1241 1 0000000000000000 100 0 0 10 0\n";
+		"  sl  local_address                         remote_address                      "
+		"  st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000000000000000000000000000:4853 "
+		"00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000 "
+		"    0        0 1241 1 0000000000000000 100 0 0 10 0\n";
 
 	(void)st;
 	assert_true(bench_tcp_listening(tcp, strlen(tcp), 631));

@@ -37,11 +37,14 @@ static int teardown(void **st)
 static void test_parse(void **st)
 {
 	static const char text[] =
-		"{\"sysfs\": \"/host/sys\", \"stateDir\": \"/var/lib/rdmak/cni\", \"logDir\": \"/var/log/x\","
+		"{\"sysfs\": \"/host/sys\", \"stateDir\": \"/var/lib/rdmak/cni\", \"logDir\": "
+		"\"/var/log/x\","
 		" \"dataDirs\": [\"/var/lib/rdmak/ipam\"],"
-		" \"etcd\": {\"cluster\": {\"endpoints\": [\"https://10.0.0.1:2379\", \"10.0.0.2:2379\"],"
+		" \"etcd\": {\"cluster\": {\"endpoints\": [\"https://10.0.0.1:2379\", "
+		"\"10.0.0.2:2379\"],"
 		" \"prefix\": \"/x\", \"tls\": {\"ca\": \"/etc/rdmak/etcd/cluster/ca.crt\","
-		" \"cert\": \"/etc/rdmak/etcd/cluster/tls.crt\", \"key\": \"/etc/rdmak/etcd/cluster/tls.key\"}},"
+		" \"cert\": \"/etc/rdmak/etcd/cluster/tls.crt\", \"key\": "
+		"\"/etc/rdmak/etcd/cluster/tls.key\"}},"
 		" \"plain\": {\"endpoints\": [\"http://127.0.0.1:2379\"]}}}";
 	const char *const eps[] = { "10.0.0.2:2379", "https://10.0.0.1:2379" };
 	struct nodeconf n = { 0 };
@@ -108,7 +111,8 @@ static void test_refusals(void **st)
 		  "etcd.c.prefix: \"x\" does not start with '/'" },
 		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"tls\": {\"cert\": \"/c\"}}}}",
 		  "etcd.c.tls: \"cert\" and \"key\" go together" },
-		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"tls\": {\"key\": \"k\", \"cert\": \"/c\"}}}}",
+		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"tls\": {\"key\": \"k\", "
+		  "\"cert\": \"/c\"}}}}",
 		  "etcd.c.tls.key: \"k\" is not an absolute path" },
 		{ "{\"etcd\": {\"c\": {\"endpoints\": [\"a:1\"], \"user\": \"x\"}}}",
 		  "etcd.c.user: unknown key" },
