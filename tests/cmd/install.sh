@@ -34,10 +34,12 @@ is "$(ls "$STAGE$PREFIX/share/man/man1" 2>&1 | tr '\n' ' ')" "$(ls "$BUILD/man" 
 # the package's files land in the prefix
 mkdir -p "$PREFIX"
 cp -a "$STAGE$PREFIX/." "$PREFIX/"
-etcd_conf='{"cniVersion":"1.0.0","name":"e","type":"rdmak-ipam","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":{"endpoints":["127.0.0.1:1"]},"ranges":[[{"subnet":"10.9.0.0/24"}]]}}'
+# the etcd store is the node's (its CNI settings name it); the network names it
+printf '{"etcd":{"e":{"endpoints":["127.0.0.1:1"]}}}' >"$TMP/node-cni.json"
+etcd_conf='{"cniVersion":"1.0.0","name":"e","type":"rdmak-ipam","ipam":{"type":"rdmak-ipam","store":"etcd","etcd":"e","ranges":[[{"subnet":"10.9.0.0/24"}]]}}'
 printf '%s' "$etcd_conf" >"$TMP/etcd.json"
 ipam() {
-	env -i PATH=/usr/bin:/bin CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net \
+	env -i PATH=/usr/bin:/bin RDMAK_CNI_CONFIG="$TMP/node-cni.json" CNI_COMMAND=ADD CNI_CONTAINERID=c1 CNI_NETNS=/proc/1/ns/net \
 		CNI_IFNAME=net1 CNI_PATH="$CNIDIR" "$CNIDIR/rdmak-ipam" <"$TMP/etcd.json"
 }
 run ipam
