@@ -20,7 +20,7 @@ if [ "${1:-}" = --system ]; then
 		make python3 python3-jsonschema \
 		libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
 		libnl-route-3-dev libmnl-dev libibverbs-dev \
-		iproute2 iputils-ping tar gzip procps time \
+		iproute2 iputils-ping tar gzip procps time strace \
 		libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
 		libfuse3-dev fuse3 \
 		etcd-server etcd-client \
