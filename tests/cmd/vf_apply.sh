@@ -62,6 +62,7 @@ run "$RDMAK" vf apply --policy "$(policy 10)" --root "$R"
 is "$rc" 5 "more VFs also removes the held ones (0 first): refused too"
 run "$RDMAK" vf apply --policy "$TMP/p4.json" --root "$R" --force
 is "$rc" 0 "--force: done"
+[ "$rc" -eq 0 ] || printf "%s\n" "$out" "$err" | sed "s/^/#   /"
 is "$(cat "$PF/sriov_numvfs")" 4 "sriov_numvfs reads 4"
 rm -r "$R/var"
 
