@@ -17,7 +17,7 @@
 
 /* Where a network that names none keeps its records. */
 #define ATTACH_DEFAULT_DIR "/var/lib/cni/rdmak-cni"
-/* The bits a record's vf_set may hold: cni.h's CNI_VF_* (the settings rdmak-cni sets through a
+/* The bits a record's vf_set may hold: cni.h's CNICONF_VF_* (the settings rdmak-cni sets through a
  * VF's PF), of which the record is only the store. */
 #define ATTACH_VF_BITS	       ((1u << 6) - 1)
 #define ATTACH_FABRIC_NAME_MAX 63
@@ -48,7 +48,7 @@ struct attach_record {
 	 * for a GUID that was a member already, which is never this node's to remove */
 	bool fabric_added;
 	unsigned
-		vf_set; /* the cni role's CNI_VF_* bits set through the PF: put back from vf_orig */
+		vf_set; /* the cni role's CNICONF_VF_* bits set through the PF: put back from vf_orig */
 	struct nl_vf_info vf_orig; /* the VF's settings before ADD */
 };
 

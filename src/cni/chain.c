@@ -22,7 +22,7 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 
-int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request *req)
+int cni_config_resolve_chain(struct cniconf *c, const struct cnispec_request *req)
 {
 	struct attach_record st;
 	int r;
@@ -34,7 +34,7 @@ int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request 
 	case CNISPEC_CMD_ADD:
 		/* the first plugin of a list never gets a prevResult on ADD */
 		if (req->conf->prev_result)
-			c->link = CNI_LINK_RDMA;
+			c->link = CNICONF_LINK_RDMA;
 		return 0;
 	case CNISPEC_CMD_DEL:
 	case CNISPEC_CMD_CHECK:
@@ -43,7 +43,7 @@ int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request 
 		r = attach_record_load_rdma(c->state_dir, req->conf->name, req->env->container_id,
 					    req->env->ifname, &st);
 		if (r != 0)
-			c->link = CNI_LINK_RDMA;
+			c->link = CNICONF_LINK_RDMA;
 		return 0;
 	default: return 0;
 	}
@@ -180,7 +180,7 @@ static void add_context(struct cnispec_error *err, const struct attach_record *s
 		 st->host_name, st->pci);
 }
 
-int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_add(const struct cniconf *cfg, const struct cnispec_request *req,
 		  struct cnispec_result **ret, struct cnispec_error *err)
 {
 	struct attach_record st = { .vf_index = -1 };
@@ -243,7 +243,7 @@ static int give_back(const struct attach_record *st, int pod_ns, int host_ns,
 	return r;
 }
 
-int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_del(const struct cniconf *cfg, const struct cnispec_request *req,
 		  struct cnispec_error *err)
 {
 	struct attach_record st = { .vf_index = -1 };
@@ -276,7 +276,7 @@ out:
 	return r;
 }
 
-int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_check(const struct cniconf *cfg, const struct cnispec_request *req,
 		    struct cnispec_error *err)
 {
 	struct attach_record st = { .vf_index = -1 };
@@ -312,7 +312,7 @@ out:
 	return r;
 }
 
-int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_gc(const struct cniconf *cfg, const struct cnispec_request *req,
 		 struct cnispec_error *err)
 {
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
@@ -350,7 +350,7 @@ int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req
 	return first;
 }
 
-int cni_chain_status(const struct cni_config *cfg, struct cnispec_error *err)
+int cni_chain_status(const struct cniconf *cfg, struct cnispec_error *err)
 {
 	struct cnispec_error e = { 0 };
 	int r = cni_rdma_check_mode(&e);

@@ -26,11 +26,11 @@ extern char **environ;
  * operation that follows and freed by done. */
 static void op_done(void *ctx)
 {
-	struct cni_config *cfg = ctx;
+	struct cniconf *cfg = ctx;
 
 	if (!cfg)
 		return;
-	cni_config_clear(cfg);
+	cniconf_clear(cfg);
 	free(cfg);
 }
 
@@ -51,7 +51,7 @@ static void keep_warning(void *userdata, const char *path, const char *why)
 }
 
 /* link absent and only master given: macvlan or ipoib by the master's type on the host. */
-static int resolve_link(struct cni_config *cfg, struct cnispec_error *err)
+static int resolve_link(struct cniconf *cfg, struct cnispec_error *err)
 {
 	struct nl_rt *rt = NULL;
 	int r;
@@ -66,13 +66,13 @@ static int resolve_link(struct cni_config *cfg, struct cnispec_error *err)
 		return cni_fail_nl(err, r, NULL, "looking up master %s for its link type",
 				   cfg->master);
 	log_debug("link %s, by master %s's link type (the configuration has no link)",
-		  cni_link_kind_name(cfg->link), cfg->master);
+		  cniconf_link_name(cfg->link), cfg->master);
 	return 0;
 }
 
 static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cnispec_error *err)
 {
-	struct cni_config *cfg = calloc(1, sizeof(*cfg));
+	struct cniconf *cfg = calloc(1, sizeof(*cfg));
 	struct warnings w = { 0 };
 	struct nodeconf node = { 0 };
 	char why[NODECONF_ERR_MAX];
@@ -80,7 +80,7 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 
 	if (!cfg)
 		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	r = cni_config_parse_cmd(req->conf, req->env->cmd, cfg, keep_warning, &w, err);
+	r = cniconf_parse_cmd(req->conf, req->env->cmd, cfg, keep_warning, &w, err);
 	if (r < 0) {
 		strv_free(w.v);
 		free(cfg);
@@ -91,12 +91,12 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 		r = cnispec_fail(err, r, CNISPEC_E_CONFIG, "the node's CNI settings cannot be read",
 				 "%s", why);
 	else
-		r = cni_config_resolve(cfg, &node, req->env->cmd, keep_warning, &w, err);
+		r = cniconf_resolve(cfg, &node, req->env->cmd, keep_warning, &w, err);
 	nodeconf_clear(&node);
 	if (r == 0 && (r = cni_partition_setup(cfg)) < 0)
 		r = cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
 	/* DEL and GC go on without a log file they cannot have: stderr has every line */
-	if (r == 0 && (r = cni_config_open_dirs(cfg, false, err)) < 0 &&
+	if (r == 0 && (r = cniconf_open_dirs(cfg, false, err)) < 0 &&
 	    (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC)) {
 		keep_warning(&w, "not written", err->details);
 		free(cfg->log_file);
@@ -117,13 +117,13 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 		log_warning("%s", w.v[i]);
 	strv_free(w.v);
 	if ((r = resolve_link(cfg, err)) < 0 || (r = cni_config_resolve_chain(cfg, req)) < 0 ||
-	    ((cfg->link == CNI_LINK_HOSTDEV || cfg->link == CNI_LINK_RDMA) &&
-	     (r = cni_config_open_dirs(cfg, true, err)) < 0)) {
+	    ((cfg->link == CNICONF_LINK_HOSTDEV || cfg->link == CNICONF_LINK_RDMA) &&
+	     (r = cniconf_open_dirs(cfg, true, err)) < 0)) {
 		op_done(cfg);
 		return r;
 	}
 	/* rdma-cni's own switch for its debug log ("args": {"cni": {"debug": true}}) */
-	if (cfg->link == CNI_LINK_RDMA && !cfg->has_log_level &&
+	if (cfg->link == CNICONF_LINK_RDMA && !cfg->has_log_level &&
 	    json_is_true(json_object_get(json_object_get(req->conf->args, "cni"), "debug")))
 		log_set_max_level(LOG_LEVEL_DEBUG);
 	*ret_ctx = cfg;
@@ -201,7 +201,7 @@ int cni_pod_missing(const char *netns, struct cnispec_error *err)
 			    "CNI_NETNS %s: no such network namespace", netns);
 }
 
-int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_ctx_open(struct cni_ctx *c, const struct cniconf *cfg, const struct cnispec_request *req,
 		 const char *ifname, struct cnispec_error *err)
 {
 	int r;
@@ -209,7 +209,7 @@ int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct c
 	*c = (struct cni_ctx){
 		.req = req, .cfg = cfg, .ifname = ifname, .host_ns = -1, .pod_ns = -1
 	};
-	if (cfg->link == CNI_LINK_HOSTDEV || cfg->link == CNI_LINK_RDMA) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV || cfg->link == CNICONF_LINK_RDMA) {
 		r = hw_ctx_new(cfg->sysfs, NULL, &c->hw);
 		if (r < 0)
 			return cnispec_fail(err, r, CNISPEC_E_CONFIG,
@@ -222,7 +222,7 @@ int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct c
 				    strerror(-r));
 	if ((r = nl_rt_open(-1, &c->host)) < 0)
 		return cni_fail_nl(err, r, NULL, "opening rtnetlink");
-	if (cfg->policy_routing && ifname && cfg->link != CNI_LINK_RDMA) {
+	if (cfg->policy_routing && ifname && cfg->link != CNICONF_LINK_RDMA) {
 		c->table = cni_route_table(cfg->table_base, ifname);
 		/* ADD refused it, so DEL and GC have no table to clean: they go on without one */
 		if (!c->table &&
@@ -354,7 +354,7 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
 		  struct cnispec_error *err)
 {
-	const struct cni_config *cfg = ctx;
+	const struct cniconf *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct attach_record st = { .vf_index = -1 };
 	struct cnispec_result *ipam = NULL, *res = NULL;
@@ -367,7 +367,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 	int ifindex = 0, r;
 
 	/* the rdma link makes no interface (chain.c) */
-	if (cfg->link == CNI_LINK_RDMA)
+	if (cfg->link == CNICONF_LINK_RDMA)
 		return cni_chain_add(cfg, req, ret, err);
 
 	/* IP= is for the IPAM plugin, which gets CNI_ARGS as they are; without one, the address
@@ -401,7 +401,7 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 					 "%s already exists in the pod", c.ifname);
 		goto out;
 	}
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV) {
 		c.st = &st;
 		snprintf(st.netns, sizeof(st.netns), "%s", req->env->netns);
 	}
@@ -456,9 +456,9 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		goto fail;
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto fail;
-	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname,
-		 cni_link_kind_name(cfg->link), c.st ? " " : "", c.st ? st.host_name : "",
-		 ipam->n_ips, c.table ? ", with its own routing table" : "");
+	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname, cniconf_link_name(cfg->link),
+		 c.st ? " " : "", c.st ? st.host_name : "", ipam->n_ips,
+		 c.table ? ", with its own routing table" : "");
 	*ret = TAKE_PTR(res);
 	r = 0;
 	goto out;
@@ -484,7 +484,7 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 		/* the link first: its table's routes go with it (or with its move out of the pod), so
 		 * only the rules, which outlive it, are left to find and remove */
 		bool link_gone = false;
-		if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
+		if (c->cfg->link != CNICONF_LINK_HOSTDEV || c->st) {
 			r = ops->detach(c, &e);
 			if (r > 0)
 				*keep = true;
@@ -499,7 +499,7 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 			first = r;
 			*err = e;
 		}
-	} else if (c->cfg->link != CNI_LINK_HOSTDEV || c->st) {
+	} else if (c->cfg->link != CNICONF_LINK_HOSTDEV || c->st) {
 		r = ops->reclaim(c, &e);
 		if (r > 0)
 			*keep = true;
@@ -515,7 +515,7 @@ static int teardown(struct cni_ctx *c, const struct cni_link_ops *ops, bool *kee
 
 static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_config *cfg = ctx;
+	const struct cniconf *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct attach_record st = { .vf_index = -1 };
 	struct cnispec_error e = { 0 };
@@ -523,14 +523,14 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 	bool keep = false;
 	int r, first = 0;
 
-	if (cfg->link == CNI_LINK_RDMA)
+	if (cfg->link == CNICONF_LINK_RDMA)
 		return cni_chain_del(cfg, req, err);
 
 	if ((r = cni_ctx_open(&c, cfg, req, req->env->ifname, err)) < 0)
 		goto out;
 	if ((r = cni_ctx_open_pod(&c, req->env->netns, err)) < 0)
 		goto out;
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV) {
 		r = attach_record_load(cfg->state_dir, req->conf->name, req->env->container_id,
 				       c.ifname, &st);
 		if (r < 0)
@@ -566,7 +566,7 @@ static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_e
 		(void)attach_record_remove(cfg->state_dir, req->conf->name, req->env->container_id,
 					   c.ifname);
 	/* what an ADD killed while writing the record left, with or without a record */
-	if (cfg->link == CNI_LINK_HOSTDEV &&
+	if (cfg->link == CNICONF_LINK_HOSTDEV &&
 	    (r = attach_record_tidy(cfg->state_dir, req->conf->name, req->env->container_id,
 				    c.ifname, NULL)) < 0)
 		log_warning("removing %s:%s's stale temp files: %s", req->env->container_id,
@@ -579,7 +579,7 @@ out:
 
 static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_config *cfg = ctx;
+	const struct cniconf *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	const struct cnispec_result *prev = req->conf->prev_result;
 	const struct cnispec_interface *pi = NULL;
@@ -589,7 +589,7 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 	char mac[3 * 32 + 1];
 	int r;
 
-	if (cfg->link == CNI_LINK_RDMA)
+	if (cfg->link == CNICONF_LINK_RDMA)
 		return cni_chain_check(cfg, req, err);
 
 	if (!prev)
@@ -611,7 +611,7 @@ static int op_check(void *ctx, const struct cnispec_request *req, struct cnispec
 		r = cni_check_fail(err, "prevResult lists no interface %s in a sandbox", c.ifname);
 		goto out;
 	}
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV) {
 		r = attach_record_load(cfg->state_dir, req->conf->name, req->env->container_id,
 				       c.ifname, &st);
 		if (r <= 0) {
@@ -660,19 +660,19 @@ out:
 
 static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_config *cfg = ctx;
+	const struct cniconf *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
 	struct cnispec_error e = { 0 };
 	size_t n = 0, done = 0;
 	int r, first = 0;
 
-	if (cfg->link == CNI_LINK_RDMA)
+	if (cfg->link == CNICONF_LINK_RDMA)
 		return cni_chain_gc(cfg, req, err);
 
 	/* only hostdev leaves something on the host (its record and a device the kernel gave
 	 * back under another name); macvlan and IPoIB children die with their namespace */
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV) {
 		r = attach_record_list(cfg->state_dir, req->conf->name, &ids, &ifnames, &n);
 		if (r < 0)
 			first = cnispec_fail(err, r, CNI_E_STATE,
@@ -725,7 +725,7 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 	}
 	if (done)
 		log_info("GC: gave back %zu stale attachment(s)", done);
-	if (cfg->link == CNI_LINK_HOSTDEV) {
+	if (cfg->link == CNICONF_LINK_HOSTDEV) {
 		size_t tidied = 0;
 
 		/* records half-written by killed ADDs (attach_record_list skips their names) */
@@ -748,12 +748,12 @@ static int op_gc(void *ctx, const struct cnispec_request *req, struct cnispec_er
 
 static int op_status(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
-	const struct cni_config *cfg = ctx;
+	const struct cniconf *cfg = ctx;
 	const struct cni_link_ops *ops = cni_link_ops_get(cfg->link);
 	struct cni_ctx c;
 	int r;
 
-	if (cfg->link == CNI_LINK_RDMA)
+	if (cfg->link == CNICONF_LINK_RDMA)
 		return cni_chain_status(cfg, err);
 
 	if ((r = cni_ctx_open(&c, cfg, req, NULL, err)) == 0 && (r = ops->status(&c, err)) == 0 &&

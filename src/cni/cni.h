@@ -3,10 +3,9 @@
  * SR-IOV VF), RDMA netns isolation and per-interface policy routing, as one CNI plugin.
  *
  * The CNI exchange (environment, stdin, versions, result and error JSON, IPAM delegation) is
- * cnispec's; netlink is src/nl's; sysfs is read through hw's root context; the record a hostdev
- * attachment leaves, so DEL and GC can give the device back, is src/attach's; the fabric
- * manager's client is src/ufm's. What lives here:
- *   netconf.c  the plugin's own keys, validated (the JSON path of a bad one in the error)
+ * cnispec's; the plugin's own keys, validated, are src/cniconf's; netlink is src/nl's; sysfs is
+ * read through hw's root context; the record a hostdev attachment leaves, so DEL and GC can give
+ * the device back, is src/attach's; the fabric manager's client is src/ufm's. What lives here:
  *   link*.c    the link kinds behind one ops table (macvlan, ipoib, hostdev)
  *   rdma.c     the RDMA subsystem's netns mode and moving a function's RDMA device
  *   routing.c  addresses, the per-interface table, its rule and the multi-rail sysctls
@@ -20,6 +19,7 @@
 #include <stdint.h>
 
 #include "attach/attach.h"
+#include "cniconf/cniconf.h"
 #include "cnispec/cnispec.h"
 #include "hw/hw.h"
 #include "log/log.h"
@@ -39,127 +39,9 @@ enum {
 	CNI_E_CHECK = 110,  /* CHECK: the live state differs from prevResult */
 };
 
-/* CNI_LINK_RDMA makes no interface: after another plugin in a chain (rdma-cni's role) it moves
- * the RDMA device of the interface that plugin made into the pod (chain.c). */
-enum cni_link_kind { CNI_LINK_MACVLAN, CNI_LINK_IPOIB, CNI_LINK_HOSTDEV, CNI_LINK_RDMA };
-
-/* A VF's settings set through its PF, in the order ADD applies them (sriov-cni's
- * ApplyVFConfig: vlan, mac, rates, spoofchk, trust, link state); undone in reverse. */
-enum {
-	CNI_VF_VLAN = 1 << 0,
-	CNI_VF_MAC = 1 << 1,
-	CNI_VF_RATE = 1 << 2,
-	CNI_VF_SPOOFCHK = 1 << 3,
-	CNI_VF_TRUST = 1 << 4,
-	CNI_VF_LINK_STATE = 1 << 5,
-	CNI_VF_ALL = (1 << 6) - 1,
-};
-_Static_assert(CNI_VF_ALL == ATTACH_VF_BITS, "the attachment record stores every CNI_VF_* bit");
-/* The configuration key of one CNI_VF_* bit, for messages ("vlan", "mac", "min_tx_rate/max_tx_rate"). */
-const char *cni_vf_key_name(unsigned bit);
-
-#define CNI_DEFAULT_TABLE_BASE	  100
-#define CNI_DEFAULT_RULE_PRIORITY 30000
-#define CNI_DEFAULT_STATE_DIR	  ATTACH_DEFAULT_DIR
-
-/* A network's "fabric": one of the node's fabrics by name (its address, credentials, CA and
- * timeout are the node's: ufm.h) and how the VF's GUID joins the partition. */
-struct cni_fabric {
-	bool set;
-	char name[UFM_NAME_MAX + 1];
-	struct ufm_join join;
-	/* DEL and GC of an attachment made before fabrics were the node's: the config's old "ufm",
-	 * only to find the node's fabric of that address by (never contacted as given) */
-	char *legacy_url;
-};
-
-struct cni_config {
-	enum cni_link_kind link;
-	/* link was absent and only master named the kind: macvlan or ipoib by the master's link
-	 * type, which cni_config_resolve_link reads (link says macvlan until then) */
-	bool link_by_master;
-	/* link was absent and deviceID (or pciBusID) was all: hostdev, or rdma when the command
-	 * shows a chain (cni_config_resolve_chain). Multus writes deviceID into every plugin of a
-	 * chain, so rdma-cni's {"type": "rdma"} reaches the plugin with it */
-	bool link_by_chain;
-	char master[NL_IFNAMSIZ]; /* macvlan, ipoib */
-	uint32_t macvlan_mode;	  /* MACVLAN_MODE_* */
-	bool has_pkey;
-	uint16_t pkey;		    /* ipoib: the child's partition; hostdev: recorded */
-	char device[NL_IFNAMSIZ];   /* hostdev by name */
-	char device_id[HW_BDF_MAX]; /* hostdev by PCI function */
-	bool has_guid;
-	uint64_t guid; /* hostdev IB VF: node and port GUID */
-	char *sysfs;   /* NULL: /sys */
-	unsigned mtu;  /* 0: leave */
-	bool has_mac;
-	uint8_t mac[6];
-	/* sriov-cni's VF settings, applied through the PF (CNI_VF_* bits of the keys given; mac is
-	 * applied through the PF too when the device is a VF, decided at ADD) */
-	unsigned vf_keys;
-	uint32_t vlan, vlan_qos;
-	uint16_t vlan_proto; /* ETH_P_8021Q, ETH_P_8021AD */
-	uint32_t min_tx_rate, max_tx_rate;
-	bool spoofchk, trust;
-	uint32_t link_state; /* IFLA_VF_LINK_STATE_* */
-	bool rdma_isolation;
-	bool policy_routing;
-	uint32_t table_base;
-	uint32_t rule_priority;
-	char *state_dir;
-	char *log_file;
-	bool has_log_level;
-	enum log_level log_level;
-	bool state_dir_set; /* given: else the default, or for a fabric the node's (partition.c) */
-	/* the node's folder state_dir lies beneath (cni_config_resolve; partition.c: the fabrics
-	 * file's ledger), from which cni_config_open_dirs() reaches it */
-	char *state_base;
-	char *log_dir;	      /* the node's logDir, which log_file lies beneath */
-	const char *guid_key; /* the key guid came from: "guid" or "runtimeConfig.infinibandGUID" */
-	struct cni_fabric fabric; /* hostdev with pkey: the partition's fabric */
-	/* the node's fabrics file, read at setup for a network with a fabric (cni_partition_setup):
-	 * NULL with fabrics_err saying why when it cannot be read */
-	struct ufm_fabrics *fabrics;
-	char *fabrics_err;
-};
-
-/* The plugin's keys of a parsed request (conf->plugin, runtimeConfig), checked: a key it does
- * not know is code 2 (naming it and its value), a bad value code 7 naming the JSON path.
- * Lookups in the kernel or sysfs come later: this is the part a fuzzer can reach. */
-int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
-		     struct cnispec_error *err);
-/* The same with each key accepted but not applied (an anchor's key, docs/cni.md) named through
- * warn(userdata, path, why). */
-int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
-			  void (*warn)(void *userdata, const char *path, const char *why),
-			  void *userdata, struct cnispec_error *err);
-/* The same for one command: DEL and GC also take a "fabric" of the shape before fabrics were the
- * node's (an attachment made then is deleted with the config of its ADD); the others refuse it
- * naming what to write instead. */
-int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
-			 struct cni_config *ret,
-			 void (*warn)(void *userdata, const char *path, const char *why),
-			 void *userdata, struct cnispec_error *err);
-void cni_config_clear(struct cni_config *c);
-struct nodeconf;
-/* What a network names of the node's, from its CNI settings (src/nodeconf): the sysfs root is the
- * node's (another is refused, code 7; DEL and GC warn and take the node's), stateDir lies beneath
- * the node's (code 7 naming it, whatever the command: DEL acts on what the records say), logFile
- * beneath its logDir (code 7; DEL and GC warn and log to stderr only). A network config is a
- * namespace user's, and rdmak-cni acts as root through the sysfs root, on the records and in the
- * log file. warn as for cni_config_parse_warn. */
-int cni_config_resolve(struct cni_config *c, const struct nodeconf *n, enum cnispec_cmd cmd,
-		       void (*warn)(void *userdata, const char *path, const char *why),
-		       void *userdata, struct cnispec_error *err);
-/* The state dir (created) and the log file's folder, reached beneath the node's folders without
- * a symbolic link or a folder anyone but root may write (fileio_open_dir_beneath): after it,
- * their paths name what root made. Code 7 naming the key and what is wrong. */
-int cni_config_open_dirs(const struct cni_config *c, bool state, struct cnispec_error *err);
 /* With link_by_master: the kind by the master's link type in rt's namespace (InfiniBand:
  * ipoib, else macvlan). A master not found leaves macvlan, for ADD to name it missing. */
-int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt);
-const char *cni_link_kind_name(enum cni_link_kind k);
-const char *cni_macvlan_mode_name(uint32_t mode);
+int cni_config_resolve_link(struct cniconf *c, struct nl_rt *rt);
 
 /* The policy routing table of interface `ifname`: table_base + the number its name ends with
  * ("net1" -> 101), or for a name without one, table_base + 65536 + a hash of the name (in
@@ -170,7 +52,7 @@ uint32_t cni_route_table(uint32_t table_base, const char *ifname);
 /* What one command works with. */
 struct cni_ctx {
 	const struct cnispec_request *req;
-	const struct cni_config *cfg;
+	const struct cniconf *cfg;
 	const char *ifname;
 	int host_ns, pod_ns;	  /* fds; pod_ns -1 without a (live) pod namespace */
 	struct nl_rt *host, *pod; /* pod NULL without one */
@@ -186,7 +68,7 @@ struct cni_ctx {
 /* Open what a command works with: the plugin's own namespace and rtnetlink there, the sysfs
  * root (hostdev, rdma), the policy routing table. 0 or <0 with err. cni_ctx_close() undoes
  * it, also after a failure. */
-int cni_ctx_open(struct cni_ctx *c, const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_ctx_open(struct cni_ctx *c, const struct cniconf *cfg, const struct cnispec_request *req,
 		 const char *ifname, struct cnispec_error *err);
 void cni_ctx_close(struct cni_ctx *c);
 /* The pod's namespace at netns (NULL or ""): 0 with c->pod when it is there, 0 without when
@@ -199,7 +81,7 @@ int cni_pod_missing(const char *netns, struct cnispec_error *err);
 
 /* Every slot filled (docs/STYLE habit 6). Each returns 0 or -errno with err filled. */
 struct cni_link_ops {
-	enum cni_link_kind kind;
+	enum cniconf_link kind;
 	/* attach makes the interface under CNI_IFNAME in the pod's namespace in one request, which
 	 * the kernel refuses with EEXIST (attach: -EEXIST, code 104, nothing made) when the name is
 	 * taken there: ADD asks no GETLINK first (hostdev moves and renames a device: it asks). */
@@ -226,7 +108,7 @@ struct cni_link_ops {
 };
 
 extern const struct cni_link_ops cni_link_macvlan, cni_link_ipoib, cni_link_hostdev;
-const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k);
+const struct cni_link_ops *cni_link_ops_get(enum cniconf_link k);
 
 /* CHECK's failure: code 110, what differs in details. Returns -EINVAL. */
 int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
@@ -260,18 +142,18 @@ int cni_rdma_visible(const char *name, int ns, struct cnispec_error *err);
 
 /* With link_by_chain: rdma when the command shows that another plugin made the interface (ADD:
  * a prevResult; DEL, CHECK: a record of the rdma link for this attachment), else hostdev. */
-int cni_config_resolve_chain(struct cni_config *c, const struct cnispec_request *req);
+int cni_config_resolve_chain(struct cniconf *c, const struct cnispec_request *req);
 /* The commands of the rdma link, for cni.c's ops (the link ops table is for links that make
  * an interface). ADD's result is prevResult's. */
-int cni_chain_add(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_add(const struct cniconf *cfg, const struct cnispec_request *req,
 		  struct cnispec_result **ret, struct cnispec_error *err);
-int cni_chain_del(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_del(const struct cniconf *cfg, const struct cnispec_request *req,
 		  struct cnispec_error *err);
-int cni_chain_check(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_check(const struct cniconf *cfg, const struct cnispec_request *req,
 		    struct cnispec_error *err);
-int cni_chain_gc(const struct cni_config *cfg, const struct cnispec_request *req,
+int cni_chain_gc(const struct cniconf *cfg, const struct cnispec_request *req,
 		 struct cnispec_error *err);
-int cni_chain_status(const struct cni_config *cfg, struct cnispec_error *err);
+int cni_chain_status(const struct cniconf *cfg, struct cnispec_error *err);
 
 /* ---- routing --------------------------------------------------------------------------- */
 
@@ -292,11 +174,11 @@ int cni_routing_check(struct cni_ctx *c, int ifindex, const struct cnispec_resul
 /* ---- InfiniBand partitions at the fabric manager (partition.c) ------------------------ */
 
 /* hostdev, a pkey and a fabric configured. */
-bool cni_partition_wanted(const struct cni_config *cfg);
+bool cni_partition_wanted(const struct cniconf *cfg);
 /* At setup, for a network with a fabric: the node's fabrics file into cfg->fabrics (or why not
  * into cfg->fabrics_err: only ADD needs it, DEL journals without), and without a stateDir of its
  * own the network's records go to the node's. <0 only without memory. */
-int cni_partition_setup(struct cni_config *cfg);
+int cni_partition_setup(struct cniconf *cfg);
 /* ADD: the VF's GUID into the pkey. Writes the attachment's record, the GUID in it, before the
  * fabric manager hears of it: ADD's first write of the record when a partition is wanted (nothing
  * is changed before it). Code 106 when the fabric manager does not take it. */
@@ -308,6 +190,6 @@ int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err);
 int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
 			struct cnispec_error *err);
 /* GC: retry the journaled removals. */
-int cni_partition_gc(const struct cni_config *cfg);
+int cni_partition_gc(const struct cniconf *cfg);
 
 #endif

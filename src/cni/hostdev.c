@@ -72,7 +72,7 @@ static unsigned vf_wanted(const struct cni_ctx *c)
 	unsigned bits = c->cfg->vf_keys;
 
 	if (c->cfg->has_mac && c->st->pf[0] && c->st->vf_index >= 0 && c->st->host_mac_len == 6)
-		bits |= CNI_VF_MAC;
+		bits |= CNICONF_VF_MAC;
 	return bits;
 }
 
@@ -94,10 +94,10 @@ static void vf_names(unsigned bits, char *buf, size_t len)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
+	for (unsigned bit = 1; bit & CNICONF_VF_ALL; bit <<= 1)
 		if ((bits & bit) && n < len)
 			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-					      cni_vf_key_name(bit));
+					      cniconf_vf_key_name(bit));
 }
 
 /* The VF's settings before ADD, kept in the record for DEL (sriov-cni's OrigVfState). A device
@@ -115,9 +115,9 @@ static int vf_prepare(struct cni_ctx *c, const char *bdf, struct cnispec_error *
 		unsigned first = want & -want;
 		char msg[64];
 		snprintf(msg, sizeof(msg), "%s: not an SR-IOV VF",
-			 first == CNI_VF_RATE
+			 first == CNICONF_VF_RATE
 				 ? (c->cfg->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
-				 : cni_vf_key_name(first));
+				 : cniconf_vf_key_name(first));
 		return cnispec_fail(err, -EINVAL, CNI_E_DEVICE, msg,
 				    "%s%s%s is not a VF with a PF netdev (physfn, virtfnN): %s "
 				    "is set through a VF's PF",
@@ -142,29 +142,30 @@ static int vf_prepare(struct cni_ctx *c, const char *bdf, struct cnispec_error *
 /* One setting, to the configured value (orig NULL) or back to *orig. */
 static int vf_set_one(struct cni_ctx *c, int pf, unsigned bit, const struct nl_vf_info *orig)
 {
-	const struct cni_config *cfg = c->cfg;
+	const struct cniconf *cfg = c->cfg;
 	uint32_t vf = (uint32_t)c->st->vf_index;
 
 	switch (bit) {
-	case CNI_VF_VLAN:
+	case CNICONF_VF_VLAN:
 		return orig ? nl_link_set_vf_vlan(c->host, pf, vf, orig->vlan, orig->qos,
 						  orig->vlan_proto)
 			    : nl_link_set_vf_vlan(c->host, pf, vf, cfg->vlan, cfg->vlan_qos,
 						  cfg->vlan_proto);
-	case CNI_VF_MAC: return nl_link_set_vf_mac(c->host, pf, vf, orig ? orig->mac : cfg->mac);
-	case CNI_VF_RATE:
+	case CNICONF_VF_MAC:
+		return nl_link_set_vf_mac(c->host, pf, vf, orig ? orig->mac : cfg->mac);
+	case CNICONF_VF_RATE:
 		return orig ? nl_link_set_vf_rate(c->host, pf, vf, orig->min_tx_rate,
 						  orig->max_tx_rate)
 			    : nl_link_set_vf_rate(c->host, pf, vf, cfg->min_tx_rate,
 						  cfg->max_tx_rate);
 	/* a flag the driver did not report (-1) goes back to the kernel's default: spoofchk on,
 	 * trust off */
-	case CNI_VF_SPOOFCHK:
+	case CNICONF_VF_SPOOFCHK:
 		return nl_link_set_vf_spoofchk(c->host, pf, vf,
 					       orig ? orig->spoofchk != 0 : cfg->spoofchk);
-	case CNI_VF_TRUST:
+	case CNICONF_VF_TRUST:
 		return nl_link_set_vf_trust(c->host, pf, vf, orig ? orig->trust == 1 : cfg->trust);
-	case CNI_VF_LINK_STATE:
+	case CNICONF_VF_LINK_STATE:
 		return nl_link_set_vf_link_state(c->host, pf, vf,
 						 orig ? orig->link_state : cfg->link_state);
 	}
@@ -181,7 +182,7 @@ static int vf_restore(struct cni_ctx *c, struct cnispec_error *err)
 		return 0;
 	if ((r = vf_pf_index(c, &pf, err)) < 0)
 		return r;
-	for (unsigned bit = CNI_VF_LINK_STATE; bit; bit >>= 1) {
+	for (unsigned bit = CNICONF_VF_LINK_STATE; bit; bit >>= 1) {
 		if (!(c->st->vf_set & bit))
 			continue;
 		r = vf_set_one(c, pf, bit, &c->st->vf_orig);
@@ -194,7 +195,7 @@ static int vf_restore(struct cni_ctx *c, struct cnispec_error *err)
 		if (!first)
 			first = cni_fail_nl(err, r, nl_rt_errmsg(c->host),
 					    "putting back %s of VF %d through PF %s",
-					    cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
+					    cniconf_vf_key_name(bit), c->st->vf_index, c->st->pf);
 	}
 	return first;
 }
@@ -210,7 +211,7 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 		return 0;
 	if ((r = vf_pf_index(c, &pf, err)) < 0)
 		return r;
-	for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1) {
+	for (unsigned bit = 1; bit & CNICONF_VF_ALL; bit <<= 1) {
 		if (!(want & bit))
 			continue;
 		/* recorded before it is set: an ADD killed from here on leaves a record that DEL
@@ -239,10 +240,10 @@ static int vf_apply(struct cni_ctx *c, struct cnispec_error *err)
 					"setting a VF setting through the PF failed",
 					"PF %s refused %s of VF %d: operation not supported (its driver cannot set "
 					"it)%s%s",
-					c->st->pf, cni_vf_key_name(bit), c->st->vf_index,
+					c->st->pf, cniconf_vf_key_name(bit), c->st->vf_index,
 					kmsg[0] ? "; kernel: " : "", kmsg);
 			return cni_fail_nl(err, r, kmsg, "setting %s of VF %d through PF %s",
-					   cni_vf_key_name(bit), c->st->vf_index, c->st->pf);
+					   cniconf_vf_key_name(bit), c->st->vf_index, c->st->pf);
 		}
 	}
 	return 0;
@@ -681,7 +682,7 @@ static const char *hostdev_pci_id(const struct cni_ctx *c)
 }
 
 const struct cni_link_ops cni_link_hostdev = {
-	.kind = CNI_LINK_HOSTDEV,
+	.kind = CNICONF_LINK_HOSTDEV,
 	.prepare = hostdev_prepare,
 	.attach = hostdev_attach,
 	.detach = hostdev_detach,

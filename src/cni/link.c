@@ -37,18 +37,19 @@ int cni_check_fail(struct cnispec_error *err, const char *fmt, ...)
 			    "%s", details);
 }
 
-const struct cni_link_ops *cni_link_ops_get(enum cni_link_kind k)
+const struct cni_link_ops *cni_link_ops_get(enum cniconf_link k)
 {
 	switch (k) {
-	case CNI_LINK_MACVLAN: return &cni_link_macvlan;
-	case CNI_LINK_IPOIB: return &cni_link_ipoib;
-	case CNI_LINK_HOSTDEV: return &cni_link_hostdev;
-	case CNI_LINK_RDMA: break; /* makes no interface: cni.c runs chain.c's commands instead */
+	case CNICONF_LINK_MACVLAN: return &cni_link_macvlan;
+	case CNICONF_LINK_IPOIB: return &cni_link_ipoib;
+	case CNICONF_LINK_HOSTDEV: return &cni_link_hostdev;
+	case CNICONF_LINK_RDMA:
+		break; /* makes no interface: cni.c runs chain.c's commands instead */
 	}
 	return NULL;
 }
 
-int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt)
+int cni_config_resolve_link(struct cniconf *c, struct nl_rt *rt)
 {
 	struct nl_link m;
 	int r;
@@ -58,7 +59,7 @@ int cni_config_resolve_link(struct cni_config *c, struct nl_rt *rt)
 	r = nl_link_get(rt, c->master, &m);
 	if (r < 0)
 		return r;
-	c->link = r > 0 && m.type == ARPHRD_INFINIBAND ? CNI_LINK_IPOIB : CNI_LINK_MACVLAN;
+	c->link = r > 0 && m.type == ARPHRD_INFINIBAND ? CNICONF_LINK_IPOIB : CNICONF_LINK_MACVLAN;
 	c->link_by_master = false;
 	return 0;
 }
@@ -76,13 +77,13 @@ static int find_master(struct cni_ctx *c, unsigned code, struct cnispec_error *e
 		return cnispec_fail(err, -ENODEV, code, "master not found",
 				    "master %s: no such netdev in the host's network namespace",
 				    c->cfg->master);
-	if (c->cfg->link == CNI_LINK_IPOIB && m.type != ARPHRD_INFINIBAND)
+	if (c->cfg->link == CNICONF_LINK_IPOIB && m.type != ARPHRD_INFINIBAND)
 		return cnispec_fail(
 			err, -EINVAL, code, "master is not an IPoIB netdev",
 			"master %s is link type %u, not InfiniBand (32): an IPoIB child needs an IPoIB parent "
 			"(ib0, ibp70s0)",
 			c->cfg->master, m.type);
-	if (c->cfg->link == CNI_LINK_MACVLAN && m.type != ARPHRD_ETHER)
+	if (c->cfg->link == CNICONF_LINK_MACVLAN && m.type != ARPHRD_ETHER)
 		return cnispec_fail(
 			err, -EINVAL, code, "master is not an Ethernet netdev",
 			"master %s is link type %u: macvlan needs an Ethernet (RoCE) netdev or bond; use link "
@@ -111,7 +112,7 @@ static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 		set.addr = c->cfg->mac;
 		set.addr_len = 6;
 	}
-	if (c->cfg->link == CNI_LINK_MACVLAN)
+	if (c->cfg->link == CNICONF_LINK_MACVLAN)
 		r = nl_link_add_macvlan(c->host, c->ifname, c->master_ifindex, c->cfg->macvlan_mode,
 					c->pod_ns, &set, &l);
 	else
@@ -122,7 +123,7 @@ static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 				    "%s already exists in the pod", c->ifname);
 	if (r < 0)
 		return cni_fail_nl(err, r, nl_rt_errmsg(c->host), "creating %s %s on %s%s%s%s",
-				   cni_link_kind_name(c->cfg->link), c->ifname, c->cfg->master,
+				   cniconf_link_name(c->cfg->link), c->ifname, c->cfg->master,
 				   c->cfg->mtu ? " with MTU " : "", c->cfg->mtu ? mtu : "",
 				   c->cfg->has_mac ? " with the MAC address asked" : "");
 	if (r == 0 && (r = nl_link_get(c->pod, c->ifname, &l)) <= 0)
@@ -134,7 +135,7 @@ static int child_attach(struct cni_ctx *c, struct nl_link *ret, struct cnispec_e
 
 static int child_detach(struct cni_ctx *c, struct cnispec_error *err)
 {
-	const char *kind = c->cfg->link == CNI_LINK_MACVLAN ? "macvlan" : "ipoib";
+	const char *kind = c->cfg->link == CNICONF_LINK_MACVLAN ? "macvlan" : "ipoib";
 	struct nl_link l;
 	int r = nl_link_get(c->pod, c->ifname, &l);
 
@@ -163,7 +164,7 @@ static int child_reclaim(struct cni_ctx *c, struct cnispec_error *err)
 
 static int child_check(struct cni_ctx *c, const struct nl_link *l, struct cnispec_error *err)
 {
-	const char *kind = c->cfg->link == CNI_LINK_MACVLAN ? "macvlan" : "ipoib";
+	const char *kind = c->cfg->link == CNICONF_LINK_MACVLAN ? "macvlan" : "ipoib";
 	int r = find_master(c, CNI_E_CHECK, err);
 
 	if (r < 0)
@@ -175,11 +176,11 @@ static int child_check(struct cni_ctx *c, const struct nl_link *l, struct cnispe
 	if (l->link_ifindex != c->master_ifindex || l->link_netnsid < 0)
 		return cni_check_fail(err, "%s is not on master %s (its lower device has index %d)",
 				      c->ifname, c->cfg->master, l->link_ifindex);
-	if (c->cfg->link == CNI_LINK_MACVLAN && l->macvlan_mode != c->cfg->macvlan_mode)
+	if (c->cfg->link == CNICONF_LINK_MACVLAN && l->macvlan_mode != c->cfg->macvlan_mode)
 		return cni_check_fail(err, "%s is in macvlan mode %s, the configuration says %s",
-				      c->ifname, cni_macvlan_mode_name(l->macvlan_mode),
-				      cni_macvlan_mode_name(c->cfg->macvlan_mode));
-	if (c->cfg->link == CNI_LINK_IPOIB && c->cfg->has_pkey && l->ipoib_pkey >= 0 &&
+				      c->ifname, cniconf_macvlan_mode_name(l->macvlan_mode),
+				      cniconf_macvlan_mode_name(c->cfg->macvlan_mode));
+	if (c->cfg->link == CNICONF_LINK_IPOIB && c->cfg->has_pkey && l->ipoib_pkey >= 0 &&
 	    (l->ipoib_pkey | 0x8000) != (c->cfg->pkey | 0x8000))
 		return cni_check_fail(err,
 				      "%s has partition key 0x%04x, the configuration says 0x%04x",
@@ -198,7 +199,7 @@ static const char *child_pci_id(const struct cni_ctx *c)
 }
 
 const struct cni_link_ops cni_link_macvlan = {
-	.kind = CNI_LINK_MACVLAN,
+	.kind = CNICONF_LINK_MACVLAN,
 	.creates_by_name = true,
 	.prepare = child_prepare,
 	.attach = child_attach,
@@ -210,7 +211,7 @@ const struct cni_link_ops cni_link_macvlan = {
 };
 
 const struct cni_link_ops cni_link_ipoib = {
-	.kind = CNI_LINK_IPOIB,
+	.kind = CNICONF_LINK_IPOIB,
 	.creates_by_name = true,
 	.prepare = child_prepare,
 	.attach = child_attach,

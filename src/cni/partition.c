@@ -24,12 +24,12 @@
 #include "ufm/ufm.h"
 #include "util/cleanup.h"
 
-bool cni_partition_wanted(const struct cni_config *cfg)
+bool cni_partition_wanted(const struct cniconf *cfg)
 {
-	return cfg->link == CNI_LINK_HOSTDEV && cfg->has_pkey && cfg->fabric.set;
+	return cfg->link == CNICONF_LINK_HOSTDEV && cfg->has_pkey && cfg->fabric.set;
 }
 
-int cni_partition_setup(struct cni_config *cfg)
+int cni_partition_setup(struct cniconf *cfg)
 {
 	struct ufm_fabrics *f;
 	char why[UFM_ERR_MAX];
@@ -69,7 +69,7 @@ int cni_partition_setup(struct cni_config *cfg)
 
 /* Where the node's ledger is: the fabrics file's stateDir (journal, locks, the records of
  * networks with a fabric), or without a readable file the network's own. */
-static const char *ledger_dir(const struct cni_config *cfg)
+static const char *ledger_dir(const struct cniconf *cfg)
 {
 	return cfg->fabrics ? cfg->fabrics->state_dir : cfg->state_dir;
 }
@@ -159,7 +159,7 @@ static int scan_one(void *userdata, const char *network, const char *id, const c
 }
 
 /* The node's records (the ledger's and, where the network keeps its own, those) about guid. */
-static void scan_records(const struct cni_config *cfg, struct scan *s)
+static void scan_records(const struct cniconf *cfg, struct scan *s)
 {
 	(void)attach_walk(ledger_dir(cfg), scan_one, s);
 	if (strcmp(ledger_dir(cfg), cfg->state_dir))
@@ -169,7 +169,7 @@ static void scan_records(const struct cni_config *cfg, struct scan *s)
 /* Journaled removals of fabric f that nothing holds any more, retried against f only: 0 when its
  * journal is empty after, 1 when some stay (its manager still refuses, or the entry was
  * journaled for another URL of the fabric), <0 on error. Called with f's lock held. */
-static int retry_journal(const struct cni_config *cfg, const struct ufm_fabric *f,
+static int retry_journal(const struct cniconf *cfg, const struct ufm_fabric *f,
 			 struct ufm_client *fc, size_t *ret_done)
 {
 	_cleanup_free_ struct ufm_journal_entry *v = NULL;
@@ -209,7 +209,7 @@ static int retry_journal(const struct cni_config *cfg, const struct ufm_fabric *
 
 /* The node's fabric this attachment's GUID is in: its record's, else the config's by name, else
  * (a config from before fabrics were named) the node's fabric of the config's URL. */
-static const struct ufm_fabric *fabric_of(const struct cni_config *cfg,
+static const struct ufm_fabric *fabric_of(const struct cniconf *cfg,
 					  const struct attach_record *rec, const char **ret_name)
 {
 	const char *name = rec && rec->fabric_name[0] ? rec->fabric_name
@@ -228,7 +228,7 @@ static const struct ufm_fabric *fabric_of(const struct cni_config *cfg,
 
 int cni_partition_join(struct cni_ctx *c, struct cnispec_error *err)
 {
-	const struct cni_config *cfg = c->cfg;
+	const struct cniconf *cfg = c->cfg;
 	struct ufm_client *fc = NULL;
 	_cleanup_free_ struct ufm_member *m = NULL;
 	_cleanup_close_ int lock = -1;
@@ -367,7 +367,7 @@ out:
 int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, const char *ifname,
 			struct cnispec_error *err)
 {
-	const struct cni_config *cfg = c->cfg;
+	const struct cniconf *cfg = c->cfg;
 	struct ufm_client *fc = NULL;
 	_cleanup_close_ int lock = -1;
 	const struct ufm_fabric *f;
@@ -447,7 +447,7 @@ int cni_partition_leave(struct cni_ctx *c, const char *network, const char *id, 
 	return 0;
 }
 
-int cni_partition_gc(const struct cni_config *cfg)
+int cni_partition_gc(const struct cniconf *cfg)
 {
 	struct ufm_client *fc = NULL;
 	struct cnispec_error e = { 0 };

@@ -8,6 +8,7 @@
  * default interface (calico's eth0) keeps the default route, as seed 004's pods show. Where
  * several interfaces of the pod share a subnet (multi-rail RoCE on one L2), each answers ARP
  * only for its own address and sends from it: arp_ignore=1, arp_announce=2, rp_filter=2. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -448,4 +449,32 @@ out:
 	free(routes);
 	free(rules);
 	return r;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+uint32_t cni_route_table(uint32_t table_base, const char *ifname)
+{
+	size_t len = strlen(ifname), i = len;
+	uint64_t t;
+
+	while (i > 0 && isdigit((unsigned char)ifname[i - 1]))
+		i--;
+	/* net1 -> base + 1: the numbers Multus gives (net1..net8) make the tables of seed 004's
+	 * eight rails readable. A name with no number (or one too long to be an index) gets a
+	 * hashed slot above every numbered one. */
+	if (i < len && len - i <= 5 && strtoul(ifname + i, NULL, 10) <= 65535)
+		t = (uint64_t)table_base + strtoul(ifname + i, NULL, 10);
+	else
+		t = (uint64_t)table_base + 65536 + (fnv1a(ifname) & 0xffff);
+	if (t == 0 || (t >= 253 && t <= 255) || t > 0x7fffffff)
+		return 0;
+	return (uint32_t)t;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni/cni.h"
+#include "cniconf/cniconf.h"
 #include "cnispec/cnispec.h"
 #include "dispatch/dispatch.h"
 #include "doc/yaml.h"
@@ -247,7 +247,7 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 {
 	struct cnispec_error err = { 0 };
 	struct cnispec_conf *conf = NULL;
-	struct cni_config cfg = { 0 };
+	struct cniconf cfg = { 0 };
 	struct ipamconf *ic = NULL;
 	json_t *sent = json_deep_copy(config);
 	char *text = NULL;
@@ -272,11 +272,11 @@ static void check_cni_config(struct conv *cv, const char *path, const json_t *co
 	}
 	r = cnispec_conf_parse(text, strlen(text), CNISPEC_CMD_ADD, &conf, &err);
 	if (r >= 0) {
-		r = cni_config_parse(conf, &cfg, &err);
+		r = cniconf_parse(conf, &cfg, &err);
 		if (r >= 0) {
 			if (conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
 				r = ipamconf_parse(conf->ipam, conf->name, &ic, &err);
-			cni_config_clear(&cfg);
+			cniconf_clear(&cfg);
 		}
 	}
 	if (r < 0)

@@ -13,13 +13,10 @@ cd "$TOP" || exit 1
 # it is removed with the include it excused.
 #   exporter: its includes move to pool/pool.h, pool/config.h and diag/diag.h with the exporter's
 #     own branch; the old headers keep the names it calls until then.
-#   convert: the CNI config reader (cni_config_parse) is rdmak-cni's netconf.c, tied to the
-#     plugin's own state (fabric, partition, link kinds); moving it down is rdmak-cni's change.
 allow=(
 	"exporter plugin/pool.h"
 	"exporter plugin/pluginconf.h"
 	"exporter doctor/doctor.h"
-	"convert cni/cni.h"
 )
 
 # the roles: src/roles.h's X_main with a folder src/X

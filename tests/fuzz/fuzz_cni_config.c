@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness for rdmak-cni's configuration: the request parser (cnispec) and then the
- * plugin's own keys (cni_config_parse), the whole path stdin takes before anything touches
+ * plugin's own keys (cniconf_parse), the whole path stdin takes before anything touches
  * the kernel; and the hostdev attachment record parser (attach_record_parse), which reads what a
  * crashed plugin or another version may have left. The first byte picks which. A refusal must
  * carry a code and a message naming something; an accepted configuration must be coherent.
@@ -17,24 +17,24 @@ static void config(const char *buf, size_t len)
 {
 	struct cnispec_conf *c = NULL;
 	struct cnispec_error err = { 0 };
-	struct cni_config cfg;
+	struct cniconf cfg;
 
 	if (cnispec_conf_parse(buf, len, CNISPEC_CMD_ADD, &c, &err) < 0)
 		return;
-	if (cni_config_parse(c, &cfg, &err) < 0) {
+	if (cniconf_parse(c, &cfg, &err) < 0) {
 		if (!err.code || !err.msg[0])
 			__builtin_trap();
 	} else {
 		/* what the commands rely on without checking again */
-		if ((cfg.link == CNI_LINK_MACVLAN || cfg.link == CNI_LINK_IPOIB) != !!cfg.master[0] || !cfg.state_dir ||
-		    (cfg.link == CNI_LINK_HOSTDEV && !cfg.device[0] && !cfg.device_id[0]) ||
-		    (cfg.link == CNI_LINK_RDMA && (cfg.device[0] || cfg.has_guid || cfg.has_mac || cfg.mtu)) ||
-		    (cfg.link_by_chain && (cfg.link != CNI_LINK_HOSTDEV || !cfg.device_id[0] || cfg.device[0])) ||
-		    (cfg.rdma_isolation && cfg.link != CNI_LINK_HOSTDEV && cfg.link != CNI_LINK_RDMA) || (cfg.has_guid && !cfg.guid) ||
+		if ((cfg.link == CNICONF_LINK_MACVLAN || cfg.link == CNICONF_LINK_IPOIB) != !!cfg.master[0] || !cfg.state_dir ||
+		    (cfg.link == CNICONF_LINK_HOSTDEV && !cfg.device[0] && !cfg.device_id[0]) ||
+		    (cfg.link == CNICONF_LINK_RDMA && (cfg.device[0] || cfg.has_guid || cfg.has_mac || cfg.mtu)) ||
+		    (cfg.link_by_chain && (cfg.link != CNICONF_LINK_HOSTDEV || !cfg.device_id[0] || cfg.device[0])) ||
+		    (cfg.rdma_isolation && cfg.link != CNICONF_LINK_HOSTDEV && cfg.link != CNICONF_LINK_RDMA) || (cfg.has_guid && !cfg.guid) ||
 		    cfg.rule_priority == 0 || cfg.rule_priority > 32765)
 			__builtin_trap();
 		(void)cni_route_table(cfg.table_base, "net1");
-		cni_config_clear(&cfg);
+		cniconf_clear(&cfg);
 	}
 	cnispec_conf_free(c);
 }

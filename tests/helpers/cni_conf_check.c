@@ -2,7 +2,7 @@
 /* cni_conf_check FILE...: each FILE a CNI network configuration (a NetworkAttachmentDefinition's
  * spec.config, as Multus hands it to the plugin), checked by the parsers an ADD runs first, and
  * nothing else, so that deploy/'s examples are validated without touching a host:
- * cnispec_conf_parse (the protocol's keys), cni_config_parse (rdmak-cni's own keys: an unknown
+ * cnispec_conf_parse (the protocol's keys), cniconf_parse (rdmak-cni's own keys: an unknown
  * key is code 2, a bad value code 7 naming its JSON path) and ipamconf_parse (rdmak-ipam's
  * "ipam" object). One line per file on stdout, "FILE: ok" or "FILE: code N: msg: details".
  * Exit 0 when every file passes, 1 when one does not, 2 on bad usage or an unreadable file. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni/cni.h"
+#include "cniconf/cniconf.h"
 #include "cnispec/cnispec.h"
 #include "ipamconf/ipamconf.h"
 #include "util/cleanup.h"
@@ -20,18 +20,18 @@
 static int check(const char *buf, size_t len, struct cnispec_error *err)
 {
 	struct cnispec_conf *conf = NULL;
-	struct cni_config cfg = { 0 };
+	struct cniconf cfg = { 0 };
 	struct ipamconf *ic = NULL;
 	int r;
 
 	r = cnispec_conf_parse(buf, len, CNISPEC_CMD_ADD, &conf, err);
 	if (r < 0)
 		return r;
-	r = cni_config_parse(conf, &cfg, err);
+	r = cniconf_parse(conf, &cfg, err);
 	if (r >= 0 && conf->ipam_type && !strcmp(conf->ipam_type, "rdmak-ipam"))
 		r = ipamconf_parse(conf->ipam, conf->name, &ic, err);
 	if (r >= 0)
-		cni_config_clear(&cfg);
+		cniconf_clear(&cfg);
 	ipamconf_free(ic);
 	cnispec_conf_free(conf);
 	return r;

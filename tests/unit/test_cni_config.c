@@ -41,13 +41,13 @@ static void test_route_table(void **st)
 	assert_int_equal(cni_route_table(0x7fff0000, "x"), 0);
 }
 
-static int parse(const char *json, struct cni_config *cfg, struct cnispec_error *err)
+static int parse(const char *json, struct cniconf *cfg, struct cnispec_error *err)
 {
 	struct cnispec_conf *conf = NULL;
 	int r = cnispec_conf_parse(json, strlen(json), CNISPEC_CMD_ADD, &conf, err);
 
 	if (r == 0)
-		r = cni_config_parse(conf, cfg, err);
+		r = cniconf_parse(conf, cfg, err);
 	cnispec_conf_free(conf);
 	return r;
 }
@@ -55,19 +55,19 @@ static int parse(const char *json, struct cni_config *cfg, struct cnispec_error 
 static void test_config(void **st)
 {
 	struct cnispec_error err = { 0 };
-	struct cni_config c;
+	struct cniconf c;
 
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
 			       "\"master\":\"bond0\",\"deviceID\":\"0000:1b:00.2\"}", &c, &err), 0);
-	assert_int_equal(c.link, CNI_LINK_MACVLAN);
+	assert_int_equal(c.link, CNICONF_LINK_MACVLAN);
 	assert_string_equal(c.master, "bond0");
 	assert_int_equal(c.macvlan_mode, MACVLAN_MODE_BRIDGE);
 	assert_true(c.policy_routing);
 	assert_int_equal(c.table_base, 100);
 	assert_int_equal(c.rule_priority, 30000);
-	assert_string_equal(c.state_dir, CNI_DEFAULT_STATE_DIR);
+	assert_string_equal(c.state_dir, CNICONF_DEFAULT_STATE_DIR);
 	assert_null(c.sysfs);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\","
 			       "\"deviceID\":\"0000:1b:00.2\",\"pciBusID\":\"0000:1b:00.2\",\"guid\":\"00:02:c9:03:00:21:6e:70\","
@@ -79,13 +79,13 @@ static void test_config(void **st)
 	assert_int_equal(c.pkey, 0x8001);
 	assert_true(c.has_mac);
 	assert_int_equal(c.mac[5], 7);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"ipoib\","
 			       "\"master\":\"ib0\",\"pkey\":\"0x7fff\",\"mtu\":65535}", &c, &err), 0);
 	assert_int_equal(c.pkey, 0x7fff);
 	assert_int_equal(c.mtu, 65535);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
@@ -142,7 +142,7 @@ static void test_config_refusals(void **st)
 	(void)st;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cnispec_error err = { 0 };
-		struct cni_config c;
+		struct cniconf c;
 		char json[512];
 
 		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
@@ -161,31 +161,31 @@ static void test_config_infer_link(void **st)
 		int link; /* -1: decided by the master's type (link_by_master) */
 		bool by_chain; /* hostdev, or rdma when the command shows a chain */
 	} cases[] = {
-		{ "\"master\":\"eth1\",\"mode\":\"bridge\"", CNI_LINK_MACVLAN, false },
-		{ "\"master\":\"eth1\",\"mac\":\"02:00:00:00:00:01\"", CNI_LINK_MACVLAN, false },
-		{ "\"master\":\"ib0\",\"pkey\":\"0x8001\"", CNI_LINK_IPOIB, false },
+		{ "\"master\":\"eth1\",\"mode\":\"bridge\"", CNICONF_LINK_MACVLAN, false },
+		{ "\"master\":\"eth1\",\"mac\":\"02:00:00:00:00:01\"", CNICONF_LINK_MACVLAN, false },
+		{ "\"master\":\"ib0\",\"pkey\":\"0x8001\"", CNICONF_LINK_IPOIB, false },
 		{ "\"master\":\"ib0\"", -1, false },
 		/* Multus writes deviceID into every plugin of a resource's network: master wins */
 		{ "\"master\":\"ib0\",\"deviceID\":\"0000:1b:00.2\"", -1, false },
 		/* deviceID alone: sriov-cni's config as Multus passes it, or rdma-cni's after it */
-		{ "\"deviceID\":\"0000:03:02.0\"", CNI_LINK_HOSTDEV, true },
-		{ "\"pciBusID\":\"0000:3d:00.1\"", CNI_LINK_HOSTDEV, true },
-		{ "\"device\":\"enp0s1\"", CNI_LINK_HOSTDEV, false },
-		{ "\"runtimeConfig\":{\"deviceID\":\"0000:03:02.0\"}", CNI_LINK_HOSTDEV, true },
-		{ "\"deviceID\":\"0000:03:02.0\",\"mtu\":9000", CNI_LINK_HOSTDEV, false },
-		{ "\"deviceID\":\"0000:03:02.0\",\"ipam\":{\"type\":\"host-local\"}", CNI_LINK_HOSTDEV, false },
-		{ "\"deviceID\":\"0000:03:02.0\",\"rdmaIsolation\":false", CNI_LINK_HOSTDEV, false },
-		{ "\"link\":\"macvlan\",\"master\":\"ib0\"", CNI_LINK_MACVLAN, false },
+		{ "\"deviceID\":\"0000:03:02.0\"", CNICONF_LINK_HOSTDEV, true },
+		{ "\"pciBusID\":\"0000:3d:00.1\"", CNICONF_LINK_HOSTDEV, true },
+		{ "\"device\":\"enp0s1\"", CNICONF_LINK_HOSTDEV, false },
+		{ "\"runtimeConfig\":{\"deviceID\":\"0000:03:02.0\"}", CNICONF_LINK_HOSTDEV, true },
+		{ "\"deviceID\":\"0000:03:02.0\",\"mtu\":9000", CNICONF_LINK_HOSTDEV, false },
+		{ "\"deviceID\":\"0000:03:02.0\",\"ipam\":{\"type\":\"host-local\"}", CNICONF_LINK_HOSTDEV, false },
+		{ "\"deviceID\":\"0000:03:02.0\",\"rdmaIsolation\":false", CNICONF_LINK_HOSTDEV, false },
+		{ "\"link\":\"macvlan\",\"master\":\"ib0\"", CNICONF_LINK_MACVLAN, false },
 		/* rdma-cni's config: nothing that names a netdev */
-		{ "\"args\":{\"cni\":{\"debug\":true}}", CNI_LINK_RDMA, false },
-		{ "\"rdmaIsolation\":true", CNI_LINK_RDMA, false },
-		{ "\"link\":\"rdma\",\"deviceID\":\"0000:03:02.0\"", CNI_LINK_RDMA, false },
+		{ "\"args\":{\"cni\":{\"debug\":true}}", CNICONF_LINK_RDMA, false },
+		{ "\"rdmaIsolation\":true", CNICONF_LINK_RDMA, false },
+		{ "\"link\":\"rdma\",\"deviceID\":\"0000:03:02.0\"", CNICONF_LINK_RDMA, false },
 	};
 
 	(void)st;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cnispec_error err = { 0 };
-		struct cni_config c;
+		struct cniconf c;
 		char json[512];
 
 		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
@@ -199,7 +199,7 @@ static void test_config_infer_link(void **st)
 			if (c.link_by_chain != cases[i].by_chain)
 				fail_msg("%s: link_by_chain %d", cases[i].keys, c.link_by_chain);
 		}
-		cni_config_clear(&c);
+		cniconf_clear(&c);
 	}
 }
 
@@ -241,20 +241,20 @@ static void test_config_anchor_keys(void **st)
 		struct cnispec_error err = { 0 };
 		struct cnispec_conf *conf = NULL;
 		struct warned w = { .n = 0 };
-		struct cni_config c;
+		struct cniconf c;
 		char json[512];
 		int r;
 
 		snprintf(json, sizeof(json), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",%s}", cases[i].keys);
 		assert_int_equal(cnispec_conf_parse(json, strlen(json), CNISPEC_CMD_ADD, &conf, &err), 0);
-		r = cni_config_parse_warn(conf, &c, warn_cb, &w, &err);
+		r = cniconf_parse_warn(conf, &c, warn_cb, &w, &err);
 		cnispec_conf_free(conf);
 		if (cases[i].warned) {
 			if (r != 0)
 				fail_msg("%s: %s", cases[i].keys, err.details);
 			if (strncmp(w.text, cases[i].warned, strlen(cases[i].warned)))
 				fail_msg("%s\n  warned: %s  want: %s", cases[i].keys, w.text, cases[i].warned);
-			cni_config_clear(&c);
+			cniconf_clear(&c);
 		} else {
 			assert_int_equal(r, -EINVAL);
 			assert_int_equal(err.code, 2);
@@ -287,14 +287,14 @@ static void test_config_vf_keys(void **st)
 		{ "\"min_tx_rate\":-5", "min_tx_rate: -5 is out of range (0 to 4294967295)" },
 	};
 	struct cnispec_error err = { 0 };
-	struct cni_config c;
+	struct cniconf c;
 
 	(void)st;
 	assert_int_equal(parse("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"deviceID\":\"0000:03:02.0\","
 			       "\"mac\":\"CA:FE:C0:FF:EE:00\",\"vlan\":1000,\"vlanQoS\":4,\"vlanProto\":\"802.1AD\",\"min_tx_rate\":100,"
 			       "\"max_tx_rate\":200,\"spoofchk\":\"off\",\"trust\":\"on\",\"link_state\":\"enable\"}", &c, &err), 0);
-	assert_int_equal(c.link, CNI_LINK_HOSTDEV);
-	assert_int_equal(c.vf_keys, CNI_VF_VLAN | CNI_VF_RATE | CNI_VF_SPOOFCHK | CNI_VF_TRUST | CNI_VF_LINK_STATE);
+	assert_int_equal(c.link, CNICONF_LINK_HOSTDEV);
+	assert_int_equal(c.vf_keys, CNICONF_VF_VLAN | CNICONF_VF_RATE | CNICONF_VF_SPOOFCHK | CNICONF_VF_TRUST | CNICONF_VF_LINK_STATE);
 	assert_int_equal(c.vlan, 1000);
 	assert_int_equal(c.vlan_qos, 4);
 	assert_int_equal(c.vlan_proto, 0x88a8);
@@ -303,17 +303,17 @@ static void test_config_vf_keys(void **st)
 	assert_false(c.spoofchk);
 	assert_true(c.trust);
 	assert_int_equal(c.link_state, 1); /* IFLA_VF_LINK_STATE_ENABLE */
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* vlan alone: priority 0, 802.1Q; one rate alone: the other 0 */
 	assert_int_equal(parse("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"deviceID\":\"0000:03:02.0\","
 			       "\"vlan\":0,\"max_tx_rate\":100,\"link_state\":\"auto\"}", &c, &err), 0);
-	assert_int_equal(c.vf_keys, CNI_VF_VLAN | CNI_VF_RATE | CNI_VF_LINK_STATE);
+	assert_int_equal(c.vf_keys, CNICONF_VF_VLAN | CNICONF_VF_RATE | CNICONF_VF_LINK_STATE);
 	assert_int_equal(c.vlan_proto, 0x8100);
 	assert_int_equal(c.vlan_qos, 0);
 	assert_int_equal(c.min_tx_rate, 0);
 	assert_int_equal(c.max_tx_rate, 100);
 	assert_int_equal(c.link_state, 0);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char json[512];
 
@@ -369,12 +369,12 @@ static void test_state(void **st)
 	assert_int_equal(back.pkey, 0x8001);
 	assert_int_equal(back.vf_set, 0);
 	/* the VF's settings before ADD, and which ADD changed */
-	s.vf_set = CNI_VF_VLAN | CNI_VF_TRUST;
+	s.vf_set = CNICONF_VF_VLAN | CNICONF_VF_TRUST;
 	s.vf_orig = (struct nl_vf_info){ .vf = 3, .mac = { 0x02, 0, 0, 0, 0, 0x33 }, .vlan = 7, .qos = 2, .vlan_proto = 0x88a8,
 					 .min_tx_rate = 10, .max_tx_rate = 4000000000u, .spoofchk = -1, .trust = 0, .link_state = 2 };
 	assert_int_equal(attach_record_save(dir, "net", "c4", "net1", &s), 0);
 	assert_int_equal(attach_record_load(dir, "net", "c4", "net1", &back), 1);
-	assert_int_equal(back.vf_set, CNI_VF_VLAN | CNI_VF_TRUST);
+	assert_int_equal(back.vf_set, CNICONF_VF_VLAN | CNICONF_VF_TRUST);
 	assert_memory_equal(back.vf_orig.mac, s.vf_orig.mac, 6);
 	assert_int_equal(back.vf_orig.vf, 3);
 	assert_int_equal(back.vf_orig.vlan, 7);
@@ -444,14 +444,14 @@ static void test_state(void **st)
 	assert_int_equal(system(path), 0);
 }
 
-static int parse_cmd(const char *json, enum cnispec_cmd cmd, struct cni_config *cfg,
+static int parse_cmd(const char *json, enum cnispec_cmd cmd, struct cniconf *cfg,
 		     struct cnispec_error *err)
 {
 	struct cnispec_conf *conf = NULL;
 	int r = cnispec_conf_parse(json, strlen(json), cmd, &conf, err);
 
 	if (r == 0)
-		r = cni_config_parse_cmd(conf, cmd, cfg, NULL, NULL, err);
+		r = cniconf_parse_cmd(conf, cmd, cfg, NULL, NULL, err);
 	cnispec_conf_free(conf);
 	return r;
 }
@@ -463,7 +463,7 @@ static void test_fabric(void **st)
 {
 #define HD "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"rdmak-cni\",\"link\":\"hostdev\",\"deviceID\":\"0000:1b:00.2\","
 	struct cnispec_error err = { 0 };
-	struct cni_config c;
+	struct cniconf c;
 	struct attach_record s;
 	uint64_t g;
 
@@ -472,12 +472,12 @@ static void test_fabric(void **st)
 	assert_string_equal(c.fabric.name, "rail0");
 	assert_true(c.fabric.join.ip_over_ib && !c.fabric.join.limited && !c.fabric.join.index0);
 	assert_null(c.fabric.legacy_url);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	assert_int_equal(parse(HD "\"pkey\":257,\"fabric\":{\"name\":\"rail-1\",\"membership\":\"limited\","
 			       "\"index0\":true,\"ipOverIb\":false}}", &c, &err), 0);
 	assert_string_equal(c.fabric.name, "rail-1");
 	assert_true(c.fabric.join.limited && c.fabric.join.index0 && !c.fabric.join.ip_over_ib);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* the fabric manager's address, credentials, CA and timeout are the node's: refused by
 	 * path, with what to write instead */
 	static const char *const node_keys[] = { "ufm\":\"https://evil.example\"",
@@ -504,9 +504,9 @@ static void test_fabric(void **st)
 	assert_int_equal(parse_cmd(old, CNISPEC_CMD_DEL, &c, &err), 0);
 	assert_true(c.fabric.set && !c.fabric.name[0]);
 	assert_string_equal(c.fabric.legacy_url, "https://u");
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	assert_int_equal(parse_cmd(old, CNISPEC_CMD_GC, &c, &err), 0);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* other refusals, each naming its path */
 	assert_int_equal(parse(HD "\"fabric\":\"rail0\"}", &c, &err), -EINVAL);
 	assert_non_null(strstr(err.details, "fabric: needs pkey"));
@@ -527,7 +527,7 @@ static void test_fabric(void **st)
 	assert_int_equal(parse(HD "\"pkey\":1,\"fabric\":\"r\",\"runtimeConfig\":{\"infinibandGUID\":\"00:02:c9:03:00:aa:bb:cc\"}}",
 			       &c, &err), 0);
 	assert_string_equal(c.guid_key, "runtimeConfig.infinibandGUID");
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* the record: the GUID's fabric and whether this node added it */
 	const char *rec = "{\"hostName\":\"vf1\",\"pkey\":33025,\"fabricGuid\":\"0002c90300216e70\",\"fabric\":\"rail0\",\"fabricAdded\":false}";
 	assert_int_equal(attach_record_parse(rec, strlen(rec), &s), 0);
@@ -568,7 +568,7 @@ static void warn_count(void *ud, const char *path, const char *why)
 }
 
 static int resolved(const char *keys, enum cnispec_cmd cmd, const struct nodeconf *n,
-		    struct cni_config *c, struct cnispec_error *err, int *warned)
+		    struct cniconf *c, struct cnispec_error *err, int *warned)
 {
 	char json[1024];
 	int r;
@@ -580,9 +580,9 @@ static int resolved(const char *keys, enum cnispec_cmd cmd, const struct nodecon
 	if ((r = parse_cmd(json, cmd, c, err)) < 0)
 		return r;
 	*warned = 0;
-	r = cni_config_resolve(c, n, cmd, warn_count, warned, err);
+	r = cniconf_resolve(c, n, cmd, warn_count, warned, err);
 	if (r < 0)
-		cni_config_clear(c);
+		cniconf_clear(c);
 	return r;
 }
 
@@ -592,7 +592,7 @@ static void test_resolve(void **st)
 					"\"logDir\":\"/var/log/rdmak\"}";
 	struct cnispec_error err = { 0 };
 	struct nodeconf n;
-	struct cni_config c;
+	struct cniconf c;
 	char why[NODECONF_ERR_MAX];
 	int warned;
 
@@ -606,7 +606,7 @@ static void test_resolve(void **st)
 	assert_string_equal(c.state_dir, "/var/lib/rdmak");
 	assert_string_equal(c.state_base, "/var/lib/rdmak");
 	assert_null(c.log_file);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* the node's own root, and folders beneath the node's */
 	assert_int_equal(resolved(",\"sysfs\":\"/host/sys/\",\"stateDir\":\"/var/lib/rdmak/t\","
 				  "\"logFile\":\"/var/log/rdmak/a/n.log\"",
@@ -615,7 +615,7 @@ static void test_resolve(void **st)
 	assert_string_equal(c.state_dir, "/var/lib/rdmak/t");
 	assert_string_equal(c.log_file, "/var/log/rdmak/a/n.log");
 	assert_int_equal(warned, 0);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* another sysfs root: refused on ADD, warned about and the node's taken on DEL */
 	assert_true(resolved(",\"sysfs\":\"/tmp/sys\"", CNISPEC_CMD_ADD, &n, &c, &err, &warned) < 0);
 	assert_int_equal(err.code, 7);
@@ -627,7 +627,7 @@ static void test_resolve(void **st)
 	assert_int_equal(resolved(",\"sysfs\":\"/tmp/sys\"", CNISPEC_CMD_DEL, &n, &c, &err, &warned), 0);
 	assert_string_equal(c.sysfs, "/host/sys");
 	assert_int_equal(warned, 1);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	/* a stateDir elsewhere, or in the ledger's dot folders: refused whatever the command */
 	for (int cmd = CNISPEC_CMD_ADD; cmd <= CNISPEC_CMD_GC; cmd++) {
 		if (cmd == CNISPEC_CMD_CHECK || cmd == CNISPEC_CMD_STATUS)
@@ -652,7 +652,7 @@ static void test_resolve(void **st)
 			 0);
 	assert_null(c.log_file);
 	assert_int_equal(warned, 1);
-	cni_config_clear(&c);
+	cniconf_clear(&c);
 	nodeconf_clear(&n);
 }
 

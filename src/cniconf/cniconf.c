@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The plugin's configuration keys: a declarative table of what it accepts (src/dispatch), each
- * value checked by its row's reader, every refusal naming the JSON path. Nothing here touches
- * the kernel or sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it. */
+/* rdmak-cni's configuration keys: a declarative table of what it accepts (src/dispatch), each
+ * value checked by its row's reader, every refusal naming the JSON path. The parse touches
+ * neither the kernel nor sysfs, so the fuzzer (tests/fuzz/fuzz_cni_config.c) reaches all of it;
+ * cniconf_resolve and cniconf_open_dirs then place what it names beneath the node's folders. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +15,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 
-#include "cni/cni.h"
+#include "cniconf/cniconf.h"
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "log/log.h"
@@ -24,13 +25,13 @@
 #include "util/strutil.h"
 
 static const char *const link_names[] = {
-	[CNI_LINK_MACVLAN] = "macvlan",
-	[CNI_LINK_IPOIB] = "ipoib",
-	[CNI_LINK_HOSTDEV] = "hostdev",
-	[CNI_LINK_RDMA] = "rdma",
+	[CNICONF_LINK_MACVLAN] = "macvlan",
+	[CNICONF_LINK_IPOIB] = "ipoib",
+	[CNICONF_LINK_HOSTDEV] = "hostdev",
+	[CNICONF_LINK_RDMA] = "rdma",
 };
 
-const char *cni_link_kind_name(enum cni_link_kind k)
+const char *cniconf_link_name(enum cniconf_link k)
 {
 	return (unsigned)k < ELEMENTSOF(link_names) ? link_names[k] : "?";
 }
@@ -45,7 +46,7 @@ static const struct {
 	{ "passthru", MACVLAN_MODE_PASSTHRU },
 };
 
-const char *cni_macvlan_mode_name(uint32_t mode)
+const char *cniconf_macvlan_mode_name(uint32_t mode)
 {
 	for (size_t i = 0; i < ELEMENTSOF(macvlan_modes); i++)
 		if (macvlan_modes[i].mode == mode)
@@ -57,7 +58,7 @@ const char *cni_macvlan_mode_name(uint32_t mode)
  * (link macvlan, mode bridge), kept as an index with -1 for "not given". The other "given"
  * questions the cross-check asks are answered by the config itself (a name set, has_guid...). */
 struct reader {
-	struct cni_config c;
+	struct cniconf c;
 	bool legacy_fabric_ok; /* DEL, GC: a "fabric" of the shape before fabrics were the node's */
 	int link, mode;
 	bool isolation_given;
@@ -74,14 +75,14 @@ struct reader {
  * set through the VF's PF at ADD, put back at DEL (hostdev.c). */
 static int read_vlan(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	long long n;
 	int r = dispatch_int_range(d, path, v, 0, 4094, &n);
 
 	if (r < 0)
 		return r;
 	c->vlan = (uint32_t)n;
-	c->vf_keys |= CNI_VF_VLAN;
+	c->vf_keys |= CNICONF_VF_VLAN;
 	return 0;
 }
 
@@ -122,7 +123,7 @@ static int read_vlan_proto(struct dispatch_ctx *d, const char *path, json_t *v, 
  * sriov-cni does. */
 static int read_rate(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
 	long long n;
 	int r = dispatch_int_range(d, path, v, 0, UINT32_MAX, &n);
@@ -130,14 +131,14 @@ static int read_rate(struct dispatch_ctx *d, const char *path, json_t *v, void *
 	if (r < 0)
 		return r;
 	*(strcmp(key, "min_tx_rate") ? &c->max_tx_rate : &c->min_tx_rate) = (uint32_t)n;
-	c->vf_keys |= CNI_VF_RATE;
+	c->vf_keys |= CNICONF_VF_RATE;
 	return 0;
 }
 
 /* spoofchk and trust: "on" or "off" */
 static int read_on_off(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *key = strrchr(path, '.') ? strrchr(path, '.') + 1 : path, *s;
 	bool spoof = !strcmp(key, "spoofchk"), on;
 	int r = dispatch_string(d, path, v, false, &s);
@@ -148,7 +149,7 @@ static int read_on_off(struct dispatch_ctx *d, const char *path, json_t *v, void
 		return dispatch_fail(d, path, "\"%.32s\" is neither \"on\" nor \"off\"", s);
 	on = !strcmp(s, "on");
 	*(spoof ? &c->spoofchk : &c->trust) = on;
-	c->vf_keys |= spoof ? CNI_VF_SPOOFCHK : CNI_VF_TRUST;
+	c->vf_keys |= spoof ? CNICONF_VF_SPOOFCHK : CNICONF_VF_TRUST;
 	return 0;
 }
 
@@ -159,7 +160,7 @@ static int read_link_state(struct dispatch_ctx *d, const char *path, json_t *v, 
 		[IFLA_VF_LINK_STATE_ENABLE] = "enable",
 		[IFLA_VF_LINK_STATE_DISABLE] = "disable",
 	};
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
 
@@ -168,21 +169,21 @@ static int read_link_state(struct dispatch_ctx *d, const char *path, json_t *v, 
 	for (size_t i = 0; i < ELEMENTSOF(states); i++)
 		if (!strcmp(s, states[i])) {
 			c->link_state = (uint32_t)i;
-			c->vf_keys |= CNI_VF_LINK_STATE;
+			c->vf_keys |= CNICONF_VF_LINK_STATE;
 			return 0;
 		}
 	return dispatch_fail(d, path, "\"%.32s\" is not a link state (auto, enable or disable)", s);
 }
 
-const char *cni_vf_key_name(unsigned bit)
+const char *cniconf_vf_key_name(unsigned bit)
 {
 	switch (bit) {
-	case CNI_VF_VLAN: return "vlan";
-	case CNI_VF_MAC: return "mac";
-	case CNI_VF_RATE: return "min_tx_rate/max_tx_rate";
-	case CNI_VF_SPOOFCHK: return "spoofchk";
-	case CNI_VF_TRUST: return "trust";
-	case CNI_VF_LINK_STATE: return "link_state";
+	case CNICONF_VF_VLAN: return "vlan";
+	case CNICONF_VF_MAC: return "mac";
+	case CNICONF_VF_RATE: return "min_tx_rate/max_tx_rate";
+	case CNICONF_VF_SPOOFCHK: return "spoofchk";
+	case CNICONF_VF_TRUST: return "trust";
+	case CNICONF_VF_LINK_STATE: return "link_state";
 	}
 	return "?";
 }
@@ -353,7 +354,7 @@ static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
 /* The readers of a value and its has_ flag take the whole config (offset of c). */
 static int read_mac(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
 
@@ -372,7 +373,7 @@ static int read_mac(struct dispatch_ctx *d, const char *path, json_t *v, void *t
 
 static int read_guid(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *s;
 	uint8_t b[8];
 	uint64_t g = 0;
@@ -409,7 +410,7 @@ static int read_guid(struct dispatch_ctx *d, const char *path, json_t *v, void *
 
 static int read_fabric_name(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_fabric *f = &((struct reader *)t)->c.fabric;
+	struct cniconf_fabric *f = &((struct reader *)t)->c.fabric;
 	const char *s, *why = NULL;
 	int r = dispatch_string(d, path, v, true, &s);
 
@@ -477,7 +478,7 @@ static const struct dispatch_field fabric_legacy_fields[] = {
 static int read_fabric(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
 	struct reader *rd = t;
-	struct cni_fabric *f = &rd->c.fabric;
+	struct cniconf_fabric *f = &rd->c.fabric;
 	int r;
 
 	f->join = (struct ufm_join){ .ip_over_ib = true };
@@ -504,7 +505,7 @@ static int read_fabric(struct dispatch_ctx *d, const char *path, json_t *v, void
 /* A number, or a string such as "0x8001". */
 static int read_pkey(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	unsigned long long k;
 
 	if (json_is_string(v)) {
@@ -531,7 +532,7 @@ static int read_pkey(struct dispatch_ctx *d, const char *path, json_t *v, void *
 
 static int read_log_level(struct dispatch_ctx *d, const char *path, json_t *v, void *t)
 {
-	struct cni_config *c = t;
+	struct cniconf *c = t;
 	const char *s;
 	int r = dispatch_string(d, path, v, false, &s);
 
@@ -638,7 +639,7 @@ static const struct dispatch_field runtime_fields[] = {
  * master wins. Signs of two kinds are refused naming the keys and the choices. */
 static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
-	struct cni_config *c = &rd->c;
+	struct cniconf *c = &rd->c;
 	bool master = c->master[0], mac_sign = rd->mode >= 0 || c->has_mac;
 
 	if (master && c->device[0])
@@ -658,23 +659,23 @@ static int infer_link(struct dispatch_ctx *d, struct reader *rd, const struct cn
 			"different kinds: set link to macvlan, ipoib or hostdev");
 	if (master) {
 		if (mac_sign)
-			rd->link = CNI_LINK_MACVLAN;
+			rd->link = CNICONF_LINK_MACVLAN;
 		else if (c->has_pkey)
-			rd->link = CNI_LINK_IPOIB;
+			rd->link = CNICONF_LINK_IPOIB;
 		else {
 			/* either, by the master's link type: checked as both until ADD decides */
-			rd->link = CNI_LINK_MACVLAN;
+			rd->link = CNICONF_LINK_MACVLAN;
 			c->link_by_master = true;
 		}
 	} else if (c->device[0] || c->has_guid) {
-		rd->link = CNI_LINK_HOSTDEV;
+		rd->link = CNICONF_LINK_HOSTDEV;
 	} else if (c->device_id[0]) {
-		rd->link = CNI_LINK_HOSTDEV;
+		rd->link = CNICONF_LINK_HOSTDEV;
 		/* with nothing else of hostdev's, checked as hostdev until the command decides */
 		c->link_by_chain = !c->has_pkey && !mac_sign && !c->mtu && !conf->ipam &&
 				   !(rd->isolation_given && !c->rdma_isolation);
 	} else if (!mac_sign && !c->has_pkey && !c->mtu) {
-		rd->link = CNI_LINK_RDMA;
+		rd->link = CNICONF_LINK_RDMA;
 	} else {
 		return dispatch_fail(
 			d, "link",
@@ -691,7 +692,7 @@ static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cn
 	static const char *const other =
 		"a key of a link that makes an interface: the rdma link moves the "
 		"RDMA device of the interface the plugin before it made, and changes nothing else";
-	const struct cni_config *c = &rd->c;
+	const struct cniconf *c = &rd->c;
 
 	if (c->master[0])
 		return dispatch_fail(d, "master", "%s", other);
@@ -722,9 +723,9 @@ static int check_rdma(struct dispatch_ctx *d, struct reader *rd, const struct cn
 /* sriov-cni's rules for the VLAN keys (LoadConf), and the VF keys only where a VF moves. */
 static int vf_check(struct dispatch_ctx *d, struct reader *rd)
 {
-	struct cni_config *c = &rd->c;
+	struct cniconf *c = &rd->c;
 
-	if (!(c->vf_keys & CNI_VF_VLAN)) {
+	if (!(c->vf_keys & CNICONF_VF_VLAN)) {
 		if (rd->vlan_qos)
 			return dispatch_fail(d, "vlanQoS", "needs vlan: the priority is of a VLAN");
 		if (rd->vlan_proto)
@@ -739,14 +740,14 @@ static int vf_check(struct dispatch_ctx *d, struct reader *rd)
 		if (c->vlan_proto == ETH_P_8021AD && !c->vlan)
 			return dispatch_fail(d, "vlanProto", "802.1ad needs a VLAN other than 0");
 	}
-	if (c->vf_keys && rd->link != CNI_LINK_HOSTDEV) {
-		for (unsigned bit = 1; bit & CNI_VF_ALL; bit <<= 1)
+	if (c->vf_keys && rd->link != CNICONF_LINK_HOSTDEV) {
+		for (unsigned bit = 1; bit & CNICONF_VF_ALL; bit <<= 1)
 			if (c->vf_keys & bit)
 				return dispatch_fail(
 					d,
-					bit == CNI_VF_RATE
+					bit == CNICONF_VF_RATE
 						? (c->min_tx_rate ? "min_tx_rate" : "max_tx_rate")
-						: cni_vf_key_name(bit),
+						: cniconf_vf_key_name(bit),
 					"only for link hostdev: a setting of an SR-IOV VF, set through its PF");
 	}
 	return 0;
@@ -754,7 +755,7 @@ static int vf_check(struct dispatch_ctx *d, struct reader *rd)
 
 static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct cnispec_conf *conf)
 {
-	const struct cni_config *c = &rd->c;
+	const struct cniconf *c = &rd->c;
 	bool master = c->master[0], device = c->device[0], device_id = c->device_id[0],
 	     mode = rd->mode >= 0;
 	const char *kind;
@@ -766,10 +767,10 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 	if ((r = vf_check(d, rd)) < 0)
 		return r;
 	kind = c->link_by_master ? "macvlan or ipoib"
-				 : cni_link_kind_name((enum cni_link_kind)rd->link);
-	switch ((enum cni_link_kind)rd->link) {
-	case CNI_LINK_MACVLAN:
-	case CNI_LINK_IPOIB:
+				 : cniconf_link_name((enum cniconf_link)rd->link);
+	switch ((enum cniconf_link)rd->link) {
+	case CNICONF_LINK_MACVLAN:
+	case CNICONF_LINK_IPOIB:
 		if (!master)
 			return dispatch_fail(d, "master",
 					     "missing: the %s link needs the netdev it is made on",
@@ -793,7 +794,7 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 				"only for link hostdev: a %s child shares its master's "
 				"RDMA device, which cannot move into one pod",
 				kind);
-		if (rd->link == CNI_LINK_IPOIB) {
+		if (rd->link == CNICONF_LINK_IPOIB) {
 			if (mode)
 				return dispatch_fail(d, "mode", "only for link macvlan");
 			if (c->has_mac)
@@ -804,7 +805,7 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 			return dispatch_fail(d, "pkey", "only for links ipoib and hostdev");
 		}
 		break;
-	case CNI_LINK_HOSTDEV:
+	case CNICONF_LINK_HOSTDEV:
 		if (master)
 			return dispatch_fail(
 				d, "master",
@@ -828,7 +829,7 @@ static int cross_check(struct dispatch_ctx *d, struct reader *rd, const struct c
 			return dispatch_fail(d, "fabric",
 					     "needs pkey: the partition the VF's GUID joins");
 		break;
-	case CNI_LINK_RDMA: return check_rdma(d, rd, conf);
+	case CNICONF_LINK_RDMA: return check_rdma(d, rd, conf);
 	}
 	return 0;
 }
@@ -849,30 +850,28 @@ static int cni_error(const struct dispatch_ctx *d, int r, struct cnispec_error *
 	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s", d->err);
 }
 
-int cni_config_parse(const struct cnispec_conf *conf, struct cni_config *ret,
-		     struct cnispec_error *err)
+int cniconf_parse(const struct cnispec_conf *conf, struct cniconf *ret, struct cnispec_error *err)
 {
-	return cni_config_parse_warn(conf, ret, NULL, NULL, err);
+	return cniconf_parse_warn(conf, ret, NULL, NULL, err);
 }
 
-int cni_config_parse_warn(const struct cnispec_conf *conf, struct cni_config *ret,
-			  void (*warn)(void *userdata, const char *path, const char *why),
-			  void *userdata, struct cnispec_error *err)
+int cniconf_parse_warn(const struct cnispec_conf *conf, struct cniconf *ret,
+		       void (*warn)(void *userdata, const char *path, const char *why),
+		       void *userdata, struct cnispec_error *err)
 {
-	return cni_config_parse_cmd(conf, CNISPEC_CMD_ADD, ret, warn, userdata, err);
+	return cniconf_parse_cmd(conf, CNISPEC_CMD_ADD, ret, warn, userdata, err);
 }
 
-int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
-			 struct cni_config *ret,
-			 void (*warn)(void *userdata, const char *path, const char *why),
-			 void *userdata, struct cnispec_error *err)
+int cniconf_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd, struct cniconf *ret,
+		      void (*warn)(void *userdata, const char *path, const char *why),
+		      void *userdata, struct cnispec_error *err)
 {
 	struct reader rd = {
 		.c = {
 			.macvlan_mode = MACVLAN_MODE_BRIDGE,
 			.policy_routing = true,
-			.table_base = CNI_DEFAULT_TABLE_BASE,
-			.rule_priority = CNI_DEFAULT_RULE_PRIORITY,
+			.table_base = CNICONF_DEFAULT_TABLE_BASE,
+			.rule_priority = CNICONF_DEFAULT_RULE_PRIORITY,
 		},
 		.legacy_fabric_ok = cmd == CNISPEC_CMD_DEL || cmd == CNISPEC_CMD_GC,
 		.link = -1,
@@ -891,20 +890,20 @@ int cni_config_parse_cmd(const struct cnispec_conf *conf, enum cnispec_cmd cmd,
 	if (r == 0)
 		r = cross_check(&d, &rd, conf);
 	rd.c.state_dir_set = rd.c.state_dir != NULL;
-	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNI_DEFAULT_STATE_DIR)))
+	if (r == 0 && !rd.c.state_dir && !(rd.c.state_dir = strdup(CNICONF_DEFAULT_STATE_DIR)))
 		r = -ENOMEM;
 	if (r < 0) {
-		cni_config_clear(&rd.c);
+		cniconf_clear(&rd.c);
 		return cni_error(&d, r, err);
 	}
-	rd.c.link = (enum cni_link_kind)rd.link;
+	rd.c.link = (enum cniconf_link)rd.link;
 	if (rd.mode >= 0)
 		rd.c.macvlan_mode = macvlan_modes[rd.mode].mode;
 	*ret = rd.c;
 	return 0;
 }
 
-void cni_config_clear(struct cni_config *c)
+void cniconf_clear(struct cniconf *c)
 {
 	free(c->sysfs);
 	free(c->state_dir);
@@ -960,9 +959,9 @@ static int config_fail(struct cnispec_error *err, const char *key, const char *f
 	return cnispec_fail(err, -EINVAL, CNISPEC_E_CONFIG, msg, "%s: %s", key, details);
 }
 
-int cni_config_resolve(struct cni_config *c, const struct nodeconf *n, enum cnispec_cmd cmd,
-		       void (*warn)(void *userdata, const char *path, const char *why),
-		       void *userdata, struct cnispec_error *err)
+int cniconf_resolve(struct cniconf *c, const struct nodeconf *n, enum cnispec_cmd cmd,
+		    void (*warn)(void *userdata, const char *path, const char *why), void *userdata,
+		    struct cnispec_error *err)
 {
 	bool later = cmd == CNISPEC_CMD_DEL || cmd == CNISPEC_CMD_GC;
 	char why[CNISPEC_DETAILS_MAX];
@@ -1028,7 +1027,7 @@ int cni_config_resolve(struct cni_config *c, const struct nodeconf *n, enum cnis
 	return 0;
 }
 
-int cni_config_open_dirs(const struct cni_config *c, bool state, struct cnispec_error *err)
+int cniconf_open_dirs(const struct cniconf *c, bool state, struct cnispec_error *err)
 {
 	char why[CNISPEC_DETAILS_MAX];
 	int fd;
@@ -1044,32 +1043,4 @@ int cni_config_open_dirs(const struct cni_config *c, bool state, struct cnispec_
 	    nodeconf_log_folder(c->log_dir, c->log_file, why, sizeof(why)) < 0)
 		return config_fail(err, "logFile", "%s", why);
 	return 0;
-}
-
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-uint32_t cni_route_table(uint32_t table_base, const char *ifname)
-{
-	size_t len = strlen(ifname), i = len;
-	uint64_t t;
-
-	while (i > 0 && isdigit((unsigned char)ifname[i - 1]))
-		i--;
-	/* net1 -> base + 1: the numbers Multus gives (net1..net8) make the tables of seed 004's
-	 * eight rails readable. A name with no number (or one too long to be an index) gets a
-	 * hashed slot above every numbered one. */
-	if (i < len && len - i <= 5 && strtoul(ifname + i, NULL, 10) <= 65535)
-		t = (uint64_t)table_base + strtoul(ifname + i, NULL, 10);
-	else
-		t = (uint64_t)table_base + 65536 + (fnv1a(ifname) & 0xffff);
-	if (t == 0 || (t >= 253 && t <= 255) || t > 0x7fffffff)
-		return 0;
-	return (uint32_t)t;
 }
