@@ -379,11 +379,10 @@ int attach_record_remove_rdma(const char *dir, const char *network, const char *
 static int state_list(const char *dir, const char *network, bool rdma, char ***ret_ids,
 		      char ***ret_ifnames, size_t *ret_n)
 {
-	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	size_t n = 0, m = 0;
-	struct dirent *de;
-	int dfd, r;
+	_cleanup_strv_free_ char **ids = NULL, **ifnames = NULL, **names = NULL;
+	_cleanup_close_ int dfd = -1;
+	size_t n = 0, m = 0, n_names = 0;
+	int r;
 
 	r = net_dir(dir, network, false, &dfd);
 	if (r == -ENOENT) {
@@ -393,13 +392,11 @@ static int state_list(const char *dir, const char *network, bool rdma, char ***r
 	}
 	if (r < 0)
 		return r;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		char *colon = strchr(de->d_name, ':'), *end;
+	if ((r = fileio_list_dir(dfd, 0, &names, &n_names)) < 0)
+		return r;
+	for (size_t k = 0; k < n_names; k++) {
+		const char *name = names[k];
+		char *colon = strchr(name, ':'), *end;
 		_cleanup_free_ char *id = NULL, *ifname = NULL;
 
 		/* fileio_write_atomic_at's temp files and anything not ours have no valid key */
@@ -408,7 +405,7 @@ static int state_list(const char *dir, const char *network, bool rdma, char ***r
 		end = strchr(colon + 1, ':');
 		if (rdma ? !end || strcmp(end, ":rdma") : !!end)
 			continue;
-		id = strndup(de->d_name, (size_t)(colon - de->d_name));
+		id = strndup(name, (size_t)(colon - name));
 		ifname = end ? strndup(colon + 1, (size_t)(end - colon - 1)) : strdup(colon + 1);
 		if (!id || !ifname)
 			return -ENOMEM;

@@ -81,9 +81,11 @@ static int vf_pf_index(struct cni_ctx *c, int *ret, struct cnispec_error *err)
 	struct nl_link pf;
 	int r = nl_link_get(c->host, c->st->pf, &pf);
 
-	if (r <= 0)
-		return cni_fail_nl(err, r ? r : -ENODEV, nl_rt_errmsg(c->host), "finding PF %s",
-				   c->st->pf);
+	if (r <= 0) {
+		r = r ? r : -ENODEV;
+		(void)cni_fail_nl(err, r, nl_rt_errmsg(c->host), "finding PF %s", c->st->pf);
+		return r;
+	}
 	*ret = pf.ifindex;
 	return 0;
 }

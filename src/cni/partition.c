@@ -194,7 +194,7 @@ static int retry_journal(const struct cniconf *cfg, const struct ufm_fabric *f,
 				left = 1;
 				continue;
 			}
-			if ((r = ufm_remove(fc, v[i].pkey, &v[i].guid, 1)) < 0) {
+			if (ufm_remove(fc, v[i].pkey, &v[i].guid, 1) < 0) {
 				left = 1;
 				break; /* down still: the rest waits for the next DEL or GC */
 			}

@@ -317,7 +317,7 @@ int cnispec_fail_unsupported(struct cnispec_error *err, const char *path, const 
 	char msg[CNISPEC_MSG_MAX];
 
 	if (text && strlen(text) > 200)
-		strcpy(text + 197, "...");
+		memcpy(text + 197, "...", sizeof("..."));
 	/* the spec: "The error message must contain the key and value of the unsupported field" */
 	snprintf(msg, sizeof(msg), "unsupported field %s", path);
 	return cnispec_fail(err, -EINVAL, CNISPEC_E_UNSUPPORTED_FIELD, msg,

@@ -94,6 +94,7 @@ static int args_split(struct cnispec_env *env, const char *s, struct problems *p
 	for (const char *c = s; *c; c++)
 		n += *c == ';';
 	env->arg = calloc(n, sizeof(*env->arg));
+	env->n_arg = 0;
 	if (!env->arg)
 		return -ENOMEM;
 	while (*cur) {
@@ -105,12 +106,16 @@ static int args_split(struct cnispec_env *env, const char *s, struct problems *p
 				problem(p, "CNI_ARGS", "\"%s\" is not KEY=VALUE;KEY=VALUE", s);
 				return 0;
 			}
-			env->arg[env->n_arg].key = strndup(cur, (size_t)(eq - cur));
-			env->arg[env->n_arg].value = strndup(eq + 1, (size_t)(end - eq - 1));
-			if (!env->arg[env->n_arg].key || !env->arg[env->n_arg].value) {
-				env->n_arg++;
+			char *key = strndup(cur, (size_t)(eq - cur));
+			char *value = strndup(eq + 1, (size_t)(end - eq - 1));
+
+			if (!key || !value) {
+				free(key);
+				free(value);
 				return -ENOMEM;
 			}
+			env->arg[env->n_arg].key = key;
+			env->arg[env->n_arg].value = value;
 			env->n_arg++;
 		}
 		cur = *end ? end + 1 : end;

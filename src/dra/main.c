@@ -697,7 +697,7 @@ static int dra_daemon(const struct opts *o)
 		ret = o->kubeconfig ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
 		goto out;
 	}
-	if ((r = dra_publisher_new(d.drv.api, o->driver, o->node_name, &d.pub)) < 0)
+	if (dra_publisher_new(d.drv.api, o->driver, o->node_name, &d.pub) < 0)
 		goto out;
 	if (o->uninstall) {
 		r = dra_publisher_delete_all(d.pub, err, sizeof(err));
@@ -713,7 +713,7 @@ static int dra_daemon(const struct opts *o)
 		goto out;
 	if (load(o, &d.drv.ctx, &d.drv.node) < 0)
 		goto out;
-	if ((r = dra_inventory_build(d.drv.node, &d.drv.inv)) < 0)
+	if (dra_inventory_build(d.drv.node, &d.drv.inv) < 0)
 		goto out;
 	for (size_t i = 0; i < d.drv.inv.n_notes; i++)
 		log_warning("%s", d.drv.inv.notes[i]);
@@ -744,10 +744,12 @@ static int dra_daemon(const struct opts *o)
 	sync_slices(&d);
 	d.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d.stop_fd < 0 || d.event_fd < 0 ||
-	    (r = daemon_loop_add_fd(loop, d.event_fd, on_events, &d)) < 0 ||
-	    (r = -pthread_create(&d.watch_thread, NULL, watch_thread, &d)) < 0) {
-		log_error("starting the watch: %s", strerror(errno));
+	if (d.stop_fd < 0 || d.event_fd < 0)
+		r = -errno;
+	else if ((r = daemon_loop_add_fd(loop, d.event_fd, on_events, &d)) >= 0)
+		r = -pthread_create(&d.watch_thread, NULL, watch_thread, &d);
+	if (r < 0) {
+		log_error("starting the watch: %s", strerror(-r));
 		goto out;
 	}
 	d.watch_up = true;

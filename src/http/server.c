@@ -1367,7 +1367,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 			}
 		}
 		r = load_pair(s, &p, &unchanged, err, errlen);
-		if (r < 0) {
+		if (r < 0 || !p) {
 			server_release(s);
 			/* unreadable, missing or mismatched: the caller's input, not a runtime failure */
 			return r == -ENOMEM ? r : -EINVAL;

@@ -515,7 +515,7 @@ static int sock_bind(struct kubelet_dra *d, struct dra_sock *s)
 	/* the file gets the socket inode's mode at bind(): 0600 before it exists */
 	if (fchmod(fd, 0600) < 0)
 		return -errno;
-	strcpy(sun.sun_path, s->path);
+	memcpy(sun.sun_path, s->path, strlen(s->path) + 1);
 	r = kubelet_socket_owner(s->path, &owner);
 	if (r < 0)
 		return r;
