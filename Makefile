@@ -60,10 +60,10 @@ LDLIBS   += $(PKG_LIBS) -pthread -lm
 ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
 override LDFLAGS += $(ETCD_LINK)
 # The per-pod binary (src/pod.c: rdmak-cni and rdmak-ipam as the runtime execs them) links only
-# what a CNI request uses: jansson and libnl statically (no loader work for them), libmnl (no
-# static archive in Debian) and libc shared, each only if used (--as-needed: clang, unlike
-# Debian's gcc, does not pass it by default). No gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
-POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -Wl,--as-needed -lmnl -lm
+# what a CNI request uses: jansson and libnl statically (no loader work for them), libc shared,
+# each only if used (--as-needed: clang, unlike Debian's gcc, does not pass it by default). No
+# gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
+POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -Wl,--as-needed -lm
 # What a root-run plugin deserves, checked by tests/cmd/cni_deploy.sh: PIE, full RELRO (the GOT
 # read-only after start: BIND_NOW), no executable stack, stack protector, fortified libc calls.
 HARDEN_LD  := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
@@ -140,7 +140,7 @@ $(BUILD)/cni/rdmak-ipam: $(BUILD)/cni/rdmak-cni
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(Q)$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/librdmak.a $(LDLIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
 # apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
 $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk

@@ -16,6 +16,10 @@ struct nl_rt {
 	char errmsg[NL_ERRMSG_MAX];
 };
 
+/* A netlink socket of another protocol (NETLINK_RDMA) opened as nl_rt_open() opens rtnetlink's,
+ * for the same nl_rt_talk(): -EPROTONOSUPPORT when the kernel has no such subsystem. */
+int nl_rt_open_protocol(int netns_fd, int protocol, struct nl_rt **ret);
+
 /* One request: send msg (consumed) and read the answer until its ACK, its error or the end
  * of a dump; each data message goes to parse (may be NULL). Returns 0 or the kernel's -errno,
  * with its extended-ack text in rt->errmsg. A dump the kernel marked interrupted (the set
@@ -57,7 +61,9 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
 int nl_parse_vf_table(const struct nlmsghdr *h, int (*each)(const struct nl_vf_info *v, void *ud),
 		      void *ud);
 
-/* RDMA netlink requests are built into a caller's buffer (libmnl). */
+/* RDMA netlink requests are built into a caller's buffer of NL_RDMA_REQ_MAX bytes, aligned for
+ * a struct nlmsghdr (the largest, a counter dump, is a header and three u32 attributes). */
+#define NL_RDMA_REQ_MAX 64
 struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);
 struct nlmsghdr *nl_rdma_build_sys_get(void *buf, uint32_t seq);
 struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq);

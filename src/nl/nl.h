@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink for the CNI plugin: rtnetlink through libnl-route-3 (links, addresses, routes, rules,
- * per-interface IPv4 settings, SR-IOV VF GUIDs) and RDMA netlink through libmnl (the RDMA
- * subsystem's netns mode, moving an RDMA device between namespaces), plus the network
+ * per-interface IPv4 settings, SR-IOV VF GUIDs) and RDMA netlink over the same libnl-3 socket
+ * (the RDMA subsystem's netns mode, moving an RDMA device between namespaces), plus the network
  * namespace helpers both need.
  *
  * Conventions: every function returns >= 0 on success or -errno; lookups return 1 (found),

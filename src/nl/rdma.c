@@ -1,64 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* RDMA netlink (NETLINK_RDMA, the nldev client) through libmnl: the subsystem's netns mode,
- * the devices a namespace sees, moving a device to another namespace, and the counters of
- * `rdma statistic`. The requests are the ones iproute2's `rdma system`, `rdma dev set DEV netns
- * NS`, `rdma statistic show` and `rdma statistic qp show` send. */
+/* RDMA netlink (NETLINK_RDMA, the nldev client): the subsystem's netns mode, the devices a
+ * namespace sees, moving a device to another namespace, and the counters of `rdma statistic`.
+ * The requests are the ones iproute2's `rdma system`, `rdma dev set DEV netns NS`, `rdma
+ * statistic show` and `rdma statistic qp show` send. The socket and the exchange are
+ * rtnetlink's (src/nl/rt.c, libnl-3) with another protocol: one netlink library in rdmak, and
+ * the per-pod binary, which links it statically, needs no shared object for it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <rdma/rdma_netlink.h>
 
 #include "nl/nl-internal.h"
 #include "util/cleanup.h"
 
-#ifndef SOL_NETLINK
-#define SOL_NETLINK 270
-#endif
-
 struct nl_rdma {
-	struct mnl_socket *nl;
-	unsigned portid;
-	uint32_t seq;
-	char errmsg[NL_ERRMSG_MAX];
+	struct nl_rt *rt;
 };
 
 int nl_rdma_open(int netns_fd, struct nl_rdma **ret)
 {
 	_cleanup_free_ struct nl_rdma *r = calloc(1, sizeof(*r));
-	int saved = -1, e = 0, one = 1;
+	int e;
 
 	if (!r)
 		return -ENOMEM;
-	if (netns_fd >= 0) {
-		e = nl_netns_enter(netns_fd, &saved);
-		if (e < 0)
-			return e;
-	}
-	r->nl = mnl_socket_open2(NETLINK_RDMA, SOCK_CLOEXEC);
-	if (!r->nl)
-		e = -errno; /* EPROTONOSUPPORT: no RDMA subsystem in this kernel */
-	if (saved >= 0) {
-		int l = nl_netns_leave(saved);
-		if (l < 0 && e == 0)
-			e = l;
-	}
-	if (e == 0 && mnl_socket_bind(r->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		e = -errno;
-	if (e < 0) {
-		if (r->nl)
-			mnl_socket_close(r->nl);
+	/* -EPROTONOSUPPORT: no RDMA subsystem in this kernel */
+	e = nl_rt_open_protocol(netns_fd, NETLINK_RDMA, &r->rt);
+	if (e < 0)
 		return e;
-	}
-	(void)mnl_socket_setsockopt(r->nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	(void)mnl_socket_setsockopt(r->nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	r->portid = mnl_socket_get_portid(r->nl);
-	r->seq = (uint32_t)time(NULL);
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -67,31 +40,43 @@ void nl_rdma_free(struct nl_rdma *r)
 {
 	if (!r)
 		return;
-	mnl_socket_close(r->nl);
+	nl_rt_free(r->rt);
 	free(r);
 }
 
 const char *nl_rdma_errmsg(const struct nl_rdma *r)
 {
-	return r->errmsg;
+	return nl_rt_errmsg(r->rt);
 }
 
 static struct nlmsghdr *put_header(void *buf, uint32_t seq, int cmd, uint16_t flags)
 {
-	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *h = buf;
 
+	memset(h, 0, NLMSG_HDRLEN);
+	h->nlmsg_len = NLMSG_HDRLEN;
 	h->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd);
 	h->nlmsg_flags = NLM_F_REQUEST | flags;
 	h->nlmsg_seq = seq;
 	return h;
 }
 
+static void put_u32(struct nlmsghdr *h, uint16_t type, uint32_t v)
+{
+	struct nlattr *a = (struct nlattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + sizeof(v);
+	memcpy((char *)a + NLA_HDRLEN, &v, sizeof(v));
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
 struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd)
 {
 	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_SET, NLM_F_ACK);
 
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, index);
-	mnl_attr_put_u32(h, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd);
+	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+	put_u32(h, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd);
 	return h;
 }
 
@@ -105,96 +90,83 @@ struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq)
 	return put_header(buf, seq, RDMA_NLDEV_CMD_GET, NLM_F_DUMP);
 }
 
-struct rdma_talk {
-	struct nl_rdma *r;
-	int err;
-	mnl_cb_t parse;
-	void *ud;
-};
-
-static int cb_error(const struct nlmsghdr *h, void *data)
+/* The attributes of an answer, each checked for the exact size of its type (as iproute2's
+ * mnl_attr_validate and the kernel's nla_policy do): 0 and the value, or -EBADMSG. */
+static int get_u8(const struct nlattr *a, uint8_t *ret)
 {
-	struct rdma_talk *t = data;
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
-
-	if (mnl_nlmsg_get_payload_len(h) < sizeof(*e)) {
-		t->err = -EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	if (e->error == 0)
-		return MNL_CB_STOP; /* the ACK */
-	t->err = e->error;
-	nl_extack_msg(h, t->r->errmsg, sizeof(t->r->errmsg));
-	return MNL_CB_ERROR;
-}
-
-static int cb_done(const struct nlmsghdr *h, void *data)
-{
-	struct rdma_talk *t = data;
-	int e = nl_done_error(h);
-
-	/* a dump the kernel could not do (an unknown device index: res_get_common_dumpit's
-	 * -EINVAL) ends in an NLMSG_DONE carrying the error, not in an NLMSG_ERROR */
-	if (e < 0) {
-		t->err = e;
-		nl_extack_msg(h, t->r->errmsg, sizeof(t->r->errmsg));
-		return MNL_CB_ERROR;
-	}
-	return MNL_CB_STOP;
-}
-
-static int cb_data(const struct nlmsghdr *h, void *data)
-{
-	struct rdma_talk *t = data;
-
-	return t->parse ? t->parse(h, t->ud) : MNL_CB_OK;
-}
-
-static int rdma_talk(struct nl_rdma *r, struct nlmsghdr *req, mnl_cb_t parse, void *ud)
-{
-	/* libmnl takes the table as non-const */
-	static mnl_cb_t ctl[NLMSG_MIN_TYPE] = {
-		[NLMSG_ERROR] = cb_error,
-		[NLMSG_DONE] = cb_done,
-	};
-	struct rdma_talk t = { .r = r, .parse = parse, .ud = ud };
-	_cleanup_free_ char *buf = malloc(MNL_SOCKET_BUFFER_SIZE);
-	int n, ret;
-
-	if (!buf)
-		return -ENOMEM;
-	r->errmsg[0] = '\0';
-	if (mnl_socket_sendto(r->nl, req, req->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = (int)mnl_socket_recvfrom(r->nl, buf, MNL_SOCKET_BUFFER_SIZE);
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, r->portid, cb_data, &t, ctl,
-				  NLMSG_MIN_TYPE);
-	} while (ret > 0);
-	if (ret < 0)
-		return t.err < 0 ? t.err : (errno ? -errno : -EIO);
+	if (nla_len(a) != sizeof(*ret))
+		return -EBADMSG;
+	*ret = nla_get_u8((struct nlattr *)a);
 	return 0;
 }
 
-static int parse_sys(const struct nlmsghdr *h, void *data)
+static int get_u32(const struct nlattr *a, uint32_t *ret)
+{
+	if (nla_len(a) != sizeof(*ret))
+		return -EBADMSG;
+	*ret = nla_get_u32((struct nlattr *)a);
+	return 0;
+}
+
+static int get_u64(const struct nlattr *a, uint64_t *ret)
+{
+	if (nla_len(a) != sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, nla_data(a), sizeof(*ret));
+	return 0;
+}
+
+/* A NUL-terminated string attribute copied into buf (truncated to fit). */
+static int get_str(const struct nlattr *a, char *buf, size_t len)
+{
+	const char *s = nla_data(a);
+	int n = nla_len(a);
+
+	if (n <= 0 || s[n - 1] != '\0')
+		return -EBADMSG;
+	snprintf(buf, len, "%s", s);
+	return 0;
+}
+
+/* Each attribute of a message (no family header: nldev has none) or of a nested one. */
+#define each_attr(a, h, rem)	    nlmsg_for_each_attr(a, (struct nlmsghdr *)(h), 0, rem)
+#define each_nested(a, parent, rem) nla_for_each_nested(a, (struct nlattr *)(parent), rem)
+
+/* One request, answered as rtnetlink's are (nl_rt_talk): 0 or the kernel's -errno. A dump
+ * the kernel marked interrupted keeps what it gave, as these device and counter lists change
+ * with the node and a retry would race the same change. */
+static int rdma_talk(struct nl_rdma *r, struct nlmsghdr *req,
+		     int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
+{
+	struct nl_msg *msg = nlmsg_convert(req);
+	int e;
+
+	if (!msg)
+		return -ENOMEM;
+	e = nl_rt_talk(r->rt, msg, parse, ud);
+	return e == -EINTR ? 0 : e;
+}
+
+static int parse_sys(struct nlmsghdr *h, void *data)
 {
 	struct nlattr *a;
-	int *mode = data;
+	int *mode = data, rem;
+	uint8_t m;
 
-	mnl_attr_for_each(a, h, 0) if (mnl_attr_get_type(a) == RDMA_NLDEV_SYS_ATTR_NETNS_MODE &&
-				       mnl_attr_validate(a, MNL_TYPE_U8) == 0) *mode =
-		mnl_attr_get_u8(a);
-	return MNL_CB_OK;
+	each_attr(a, h, rem)
+	{
+		if (nla_type(a) == RDMA_NLDEV_SYS_ATTR_NETNS_MODE && get_u8(a, &m) == 0)
+			*mode = m;
+	}
+	return 0;
 }
 
 int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	int mode = -1, e;
 
-	e = rdma_talk(r, nl_rdma_build_sys_get(buf, ++r->seq), parse_sys, &mode);
+	e = rdma_talk(r, nl_rdma_build_sys_get(buf, NL_AUTO_SEQ), parse_sys, &mode);
 	if (e < 0)
 		return e;
 	if (mode < 0)
@@ -206,51 +178,44 @@ int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared)
 struct dev_list {
 	struct nl_rdma_dev *v;
 	size_t n;
-	int err;
 };
 
-static int parse_dev(const struct nlmsghdr *h, void *data)
+static int parse_dev(struct nlmsghdr *h, void *data)
 {
 	struct dev_list *dl = data;
 	struct nl_rdma_dev d = { 0 }, *slot;
 	bool has_index = false, has_name = false;
 	struct nlattr *a;
+	int rem;
 
-	mnl_attr_for_each(a, h, 0)
+	each_attr(a, h, rem)
 	{
-		int type = mnl_attr_get_type(a);
-		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
-			d.index = mnl_attr_get_u32(a);
+		int type = nla_type(a);
+
+		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && get_u32(a, &d.index) == 0)
 			has_index = true;
-		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
-			   mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
-			snprintf(d.name, sizeof(d.name), "%s", mnl_attr_get_str(a));
+		else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
+			 get_str(a, d.name, sizeof(d.name)) == 0)
 			has_name = true;
-		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX &&
-			   mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
-			d.ports = mnl_attr_get_u32(a); /* fill_dev_info: rdma_end_port() */
-		}
+		else if (type == RDMA_NLDEV_ATTR_PORT_INDEX)
+			(void)get_u32(a, &d.ports); /* fill_dev_info: rdma_end_port() */
 	}
 	if (!has_index || !has_name)
-		return MNL_CB_OK;
+		return 0;
 	slot = nl_array_add((void **)&dl->v, &dl->n, sizeof(*slot));
-	if (!slot) {
-		dl->err = -ENOMEM;
-		return MNL_CB_ERROR;
-	}
+	if (!slot)
+		return -ENOMEM;
 	*slot = d;
-	return MNL_CB_OK;
+	return 0;
 }
 
 int nl_rdma_dev_list(struct nl_rdma *r, struct nl_rdma_dev **ret, size_t *ret_n)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct dev_list dl = { 0 };
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_dev_dump(buf, ++r->seq), parse_dev, &dl);
-	if (dl.err < 0)
-		e = dl.err;
+	e = rdma_talk(r, nl_rdma_build_dev_dump(buf, NL_AUTO_SEQ), parse_dev, &dl);
 	if (e < 0) {
 		free(dl.v);
 		return e;
@@ -283,11 +248,11 @@ int nl_rdma_dev_get(struct nl_rdma *r, const char *name, struct nl_rdma_dev *ret
 
 int nl_rdma_dev_set_netns(struct nl_rdma *r, uint32_t index, int netns_fd)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 
 	if (netns_fd < 0)
 		return -EBADF;
-	return rdma_talk(r, nl_rdma_build_set_netns(buf, ++r->seq, index, netns_fd), NULL, NULL);
+	return rdma_talk(r, nl_rdma_build_set_netns(buf, NL_AUTO_SEQ, index, netns_fd), NULL, NULL);
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
@@ -297,8 +262,8 @@ struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_in
 	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_STAT_GET, NLM_F_ACK);
 
 	/* no RDMA_NLDEV_ATTR_STAT_RES: nldev_stat_get_doit answers the port's default counters */
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+	put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
 	return h;
 }
 
@@ -309,10 +274,10 @@ struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t de
 
 	/* res_get_common_dumpit refuses a dump without the device; without a port it gives the
 	 * counters of every port */
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
 	if (port)
-		mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+		put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+	put_u32(h, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
 	return h;
 }
 
@@ -321,7 +286,7 @@ static const struct nlmsghdr *stat_msg(const void *buf, size_t len)
 {
 	const struct nlmsghdr *h = buf;
 
-	if (!mnl_nlmsg_ok(h, (int)(len > INT32_MAX ? INT32_MAX : len)) ||
+	if (!nlmsg_ok(h, (int)(len > INT32_MAX ? INT32_MAX : len)) ||
 	    h->nlmsg_type != RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET))
 		return NULL;
 	return h;
@@ -331,29 +296,29 @@ static const struct nlmsghdr *stat_msg(const void *buf, size_t len)
  * nla_put_u64_64bit may put a RDMA_NLDEV_ATTR_PAD before the value, which is skipped). */
 static int parse_hwcounters(const struct nlattr *table, struct nl_rdma_hwcounter **v, size_t *n)
 {
-	const struct nlattr *entry;
+	struct nlattr *entry;
+	int rem;
 
-	mnl_attr_for_each_nested(entry, table)
+	each_nested(entry, table, rem)
 	{
 		struct nl_rdma_hwcounter c = { 0 }, *slot;
 		bool has_name = false, has_value = false;
-		const struct nlattr *a;
+		struct nlattr *a;
+		int rem2;
 
-		if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
+		if (nla_type(entry) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
 			continue;
-		mnl_attr_for_each_nested(a, entry)
+		each_nested(a, entry, rem2)
 		{
-			int type = mnl_attr_get_type(a);
+			int type = nla_type(a);
 
 			if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) {
-				if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+				if (get_str(a, c.name, sizeof(c.name)) < 0)
 					return -EBADMSG;
-				snprintf(c.name, sizeof(c.name), "%s", mnl_attr_get_str(a));
 				has_name = c.name[0] != '\0';
 			} else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE) {
-				if (mnl_attr_validate(a, MNL_TYPE_U64) < 0)
+				if (get_u64(a, &c.value) < 0)
 					return -EBADMSG;
-				c.value = mnl_attr_get_u64(a);
 				has_value = true;
 			}
 		}
@@ -381,24 +346,20 @@ int nl_rdma_stat_parse(const void *buf, size_t len, struct nl_rdma_stat *ret)
 	const struct nlmsghdr *h = stat_msg(buf, len);
 	struct nl_rdma_stat s = { 0 };
 	bool has_dev = false, has_port = false;
-	const struct nlattr *a;
-	int e;
+	struct nlattr *a;
+	int e, rem;
 
 	if (!h)
 		return -EBADMSG;
-	mnl_attr_for_each(a, h, 0)
+	each_attr(a, h, rem)
 	{
-		int type = mnl_attr_get_type(a);
+		int type = nla_type(a);
 
-		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
-			s.dev_index = mnl_attr_get_u32(a);
+		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && get_u32(a, &s.dev_index) == 0) {
 			has_dev = true;
-		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
-			   mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
-			snprintf(s.dev, sizeof(s.dev), "%s", mnl_attr_get_str(a));
-		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX &&
-			   mnl_attr_validate(a, MNL_TYPE_U32) == 0) {
-			s.port = mnl_attr_get_u32(a);
+		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME) {
+			(void)get_str(a, s.dev, sizeof(s.dev));
+		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX && get_u32(a, &s.port) == 0) {
 			has_port = true;
 		} else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTERS) {
 			e = parse_hwcounters(a, &s.hw, &s.n_hw);
@@ -433,24 +394,25 @@ void nl_rdma_counters_free(struct nl_rdma_counter *v, size_t n)
  * (fill_stat_counter_qp_entry). */
 static int parse_counter_qps(const struct nlattr *table, struct nl_rdma_counter *c)
 {
-	const struct nlattr *entry, *a;
+	struct nlattr *entry, *a;
+	int rem, rem2;
 
-	mnl_attr_for_each_nested(entry, table)
+	each_nested(entry, table, rem)
 	{
-		if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_RES_QP_ENTRY)
+		if (nla_type(entry) != RDMA_NLDEV_ATTR_RES_QP_ENTRY)
 			continue;
-		mnl_attr_for_each_nested(a, entry)
+		each_nested(a, entry, rem2)
 		{
-			uint32_t *slot;
+			uint32_t *slot, qpn;
 
-			if (mnl_attr_get_type(a) != RDMA_NLDEV_ATTR_RES_LQPN)
+			if (nla_type(a) != RDMA_NLDEV_ATTR_RES_LQPN)
 				continue;
-			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+			if (get_u32(a, &qpn) < 0)
 				return -EBADMSG;
 			slot = nl_array_add((void **)&c->qpns, &c->n_qpns, sizeof(*slot));
 			if (!slot)
 				return -ENOMEM;
-			*slot = mnl_attr_get_u32(a);
+			*slot = qpn;
 		}
 	}
 	return 0;
@@ -461,45 +423,33 @@ static int parse_counter_qps(const struct nlattr *table, struct nl_rdma_counter 
 static int parse_counter(const struct nlattr *entry, struct nl_rdma_counter *c)
 {
 	bool has_id = false;
-	const struct nlattr *a;
-	int e = 0;
+	struct nlattr *a;
+	uint32_t u32;
+	uint8_t u8;
+	int e = 0, rem;
 
 	c->qp_type = -1;
 	c->pid = -1;
-	mnl_attr_for_each_nested(a, entry)
+	each_nested(a, entry, rem)
 	{
-		switch (mnl_attr_get_type(a)) {
-		case RDMA_NLDEV_ATTR_PORT_INDEX:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-				return -EBADMSG;
-			c->port = mnl_attr_get_u32(a);
-			break;
+		switch (nla_type(a)) {
+		case RDMA_NLDEV_ATTR_PORT_INDEX: e = get_u32(a, &c->port); break;
 		case RDMA_NLDEV_ATTR_STAT_COUNTER_ID:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-				return -EBADMSG;
-			c->id = mnl_attr_get_u32(a);
-			has_id = true;
+			e = get_u32(a, &c->id);
+			has_id = e == 0;
 			break;
-		case RDMA_NLDEV_ATTR_STAT_MODE:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-				return -EBADMSG;
-			c->mode = mnl_attr_get_u32(a);
-			break;
+		case RDMA_NLDEV_ATTR_STAT_MODE: e = get_u32(a, &c->mode); break;
 		case RDMA_NLDEV_ATTR_RES_TYPE:
-			if (mnl_attr_validate(a, MNL_TYPE_U8) < 0)
-				return -EBADMSG;
-			c->qp_type = mnl_attr_get_u8(a);
+			e = get_u8(a, &u8);
+			if (e == 0)
+				c->qp_type = u8;
 			break;
 		case RDMA_NLDEV_ATTR_RES_PID:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-				return -EBADMSG;
-			c->pid = mnl_attr_get_u32(a);
+			e = get_u32(a, &u32);
+			if (e == 0)
+				c->pid = (int)u32;
 			break;
-		case RDMA_NLDEV_ATTR_RES_KERN_NAME:
-			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
-				return -EBADMSG;
-			snprintf(c->comm, sizeof(c->comm), "%s", mnl_attr_get_str(a));
-			break;
+		case RDMA_NLDEV_ATTR_RES_KERN_NAME: e = get_str(a, c->comm, sizeof(c->comm)); break;
 		case RDMA_NLDEV_ATTR_RES_QP: e = parse_counter_qps(a, c); break;
 		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
 			e = parse_hwcounters(a, &c->hw, &c->n_hw);
@@ -517,21 +467,21 @@ int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter *
 	const struct nlmsghdr *h = stat_msg(buf, len);
 	struct nl_rdma_counter *got = NULL;
 	size_t n_got = 0;
-	const struct nlattr *a, *entry;
-	int e = 0;
+	struct nlattr *a, *entry;
+	int e = 0, rem, rem2;
 
 	if (!h)
 		return -EBADMSG;
-	mnl_attr_for_each(a, h, 0)
+	each_attr(a, h, rem)
 	{
 		/* res_get_common_dumpit: the device's handle, then one table of counters */
-		if (mnl_attr_get_type(a) != RDMA_NLDEV_ATTR_STAT_COUNTER)
+		if (nla_type(a) != RDMA_NLDEV_ATTR_STAT_COUNTER)
 			continue;
-		mnl_attr_for_each_nested(entry, a)
+		each_nested(entry, a, rem2)
 		{
 			struct nl_rdma_counter *c;
 
-			if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
+			if (nla_type(entry) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
 				continue;
 			c = nl_array_add((void **)&got, &n_got, sizeof(*c));
 			if (!c) {
@@ -566,31 +516,29 @@ struct stat_reply {
 	struct nl_rdma_counter *v;
 	size_t n;
 	bool got;
-	int err;
 };
 
-static int on_stat(const struct nlmsghdr *h, void *data)
+static int on_stat(struct nlmsghdr *h, void *data)
 {
 	struct stat_reply *sr = data;
+	int e;
 
 	if (sr->got)
-		return MNL_CB_OK; /* one answer to a request; a second is not ours to merge */
-	sr->err = nl_rdma_stat_parse(h, h->nlmsg_len, sr->stat);
-	sr->got = sr->err == 0;
-	return sr->err < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+		return 0; /* one answer to a request; a second is not ours to merge */
+	e = nl_rdma_stat_parse(h, h->nlmsg_len, sr->stat);
+	sr->got = e == 0;
+	return e;
 }
 
 int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port,
 		      struct nl_rdma_stat *ret)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nl_rdma_stat s = { 0 };
 	struct stat_reply sr = { .stat = &s };
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_stat_get(buf, ++r->seq, dev_index, port), on_stat, &sr);
-	if (sr.err < 0)
-		e = sr.err;
+	e = rdma_talk(r, nl_rdma_build_stat_get(buf, NL_AUTO_SEQ, dev_index, port), on_stat, &sr);
 	if (e == 0 && !sr.got)
 		e = -ENODATA;
 	if (e < 0) {
@@ -601,24 +549,22 @@ int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port,
 	return 0;
 }
 
-static int on_counters(const struct nlmsghdr *h, void *data)
+static int on_counters(struct nlmsghdr *h, void *data)
 {
 	struct stat_reply *sr = data;
 
-	sr->err = nl_rdma_counters_parse(h, h->nlmsg_len, &sr->v, &sr->n);
-	return sr->err < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+	return nl_rdma_counters_parse(h, h->nlmsg_len, &sr->v, &sr->n);
 }
 
 int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret,
 		     size_t *ret_n)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct stat_reply sr = { 0 };
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_stat_qp_dump(buf, ++r->seq, dev_index, 0), on_counters, &sr);
-	if (sr.err < 0)
-		e = sr.err;
+	e = rdma_talk(r, nl_rdma_build_stat_qp_dump(buf, NL_AUTO_SEQ, dev_index, 0), on_counters,
+		      &sr);
 	if (e < 0) {
 		nl_rdma_counters_free(sr.v, sr.n);
 		return e;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The route netlink socket: opened in a namespace, one request at a time, errors as -errno
+/* The route netlink socket (and RDMA netlink's, the same exchange): opened in a namespace, one request at a time, errors as -errno
  * with the kernel's extended-ack text kept for the caller's message. */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #define SOL_NETLINK 270
 #endif
 
-static int rt_open(int netns_fd, uint32_t port, struct nl_rt **ret)
+static int rt_open(int netns_fd, int protocol, uint32_t port, struct nl_rt **ret)
 {
 	_cleanup_free_ struct nl_rt *rt = calloc(1, sizeof(*rt));
 	int saved = -1, r, one = 1;
@@ -36,11 +36,11 @@ static int rt_open(int netns_fd, uint32_t port, struct nl_rt **ret)
 	}
 	if (port)
 		nl_socket_set_local_port(rt->sk, port);
-	r = nl_connect(rt->sk, NETLINK_ROUTE);
+	r = nl_connect(rt->sk, protocol);
 	if (r < 0 && port) {
 		/* taken in that namespace by someone else: any port, and no echo heard here */
 		nl_socket_set_local_port(rt->sk, 0);
-		r = nl_connect(rt->sk, NETLINK_ROUTE);
+		r = nl_connect(rt->sk, protocol);
 	}
 	if (saved >= 0) {
 		int l = nl_netns_leave(saved);
@@ -68,12 +68,17 @@ fail:
 
 int nl_rt_open(int netns_fd, struct nl_rt **ret)
 {
-	return rt_open(netns_fd, 0, ret);
+	return rt_open(netns_fd, NETLINK_ROUTE, 0, ret);
+}
+
+int nl_rt_open_protocol(int netns_fd, int protocol, struct nl_rt **ret)
+{
+	return rt_open(netns_fd, protocol, 0, ret);
 }
 
 int nl_rt_open_peer(int netns_fd, const struct nl_rt *peer, struct nl_rt **ret)
 {
-	return rt_open(netns_fd, nl_socket_get_local_port(peer->sk), ret);
+	return rt_open(netns_fd, NETLINK_ROUTE, nl_socket_get_local_port(peer->sk), ret);
 }
 
 void nl_rt_free(struct nl_rt *rt)

@@ -30,11 +30,11 @@ is "$(readelf -d "$POD" | grep -cE 'NEEDED.*lib(stdc\+\+|grpc|gpr|absl_|upb|re2|
 # libgcc_s and C++ code of its own) into every program
 LINKED=${PLAIN_BUILD:-$BUILD}/cni/rdmak-cni
 if grep -q 'SAN=1' "${PLAIN_BUILD:-$BUILD}/make.vars" 2>/dev/null || [ ! -x "$LINKED" ]; then
-	skip "a sanitizer build (set PLAIN_BUILD)" "it needs exactly libc and libmnl"
+	skip "a sanitizer build (set PLAIN_BUILD)" "it needs exactly libc"
 	skip "a sanitizer build (set PLAIN_BUILD)" "no etcd client, gRPC or C++ code in it"
 else
 	is "$(readelf -d "$LINKED" | awk '/NEEDED/ { gsub(/[][]/, "", $5); print $5 }' | sort | tr '\n' ' ')" \
-		"libc.so.6 libmnl.so.0 " "it needs exactly libc and libmnl"
+		"libc.so.6 " "it needs exactly libc"
 	is "$(nm "$LINKED" | grep -cE ' [TDBR] etcd_| [TtDdBbRr] (grpc|_ZN)')" 0 "no etcd client, gRPC or C++ code in it"
 fi
 is "$(nm "$POD" | awk '$NF == "ipam_store_etcd_driver" { print $(NF-1) }')" "w" "the etcd store is a weak, unresolved name there"

@@ -43,12 +43,13 @@ PATH="$TMP/bin:$TMP/sys" run bash tools/install-deps.sh --bogus
 is "$rc" 2 "an unknown argument: usage, exit 2"
 
 # what it installs is what the build needs: the Debian package of every pkg-config package the
-# Makefiles build against (packages.mk) and of every tool a make target runs
+# Makefiles build against (packages.mk: PKGS, and the unit tests' TEST_PKGS) and of every tool a
+# make target runs
 stubs 0 0
 PATH="$TMP/bin:$TMP/sys" run bash tools/install-deps.sh
 installed=" $(grep '^apt-get install' "$TMP/log" | sed 's/ (uid [0-9]*)$//' | tr ' ' '\n' | grep -v '^-' | tr '\n' ' ') "
 if command -v dpkg >/dev/null && command -v pkg-config >/dev/null; then
-	for p in $(sed -n 's/^PKGS *:= *//p' packages.mk); do
+	for p in $(sed -n 's/^\(TEST_\)\{0,1\}PKGS *:= *//p' packages.mk); do
 		pc=$(pkg-config --variable=pcfiledir "$p" 2>/dev/null)/$p.pc
 		deb=$(dpkg -S "$pc" 2>/dev/null | cut -d: -f1)
 		like "$installed" " ${deb:-no-package-for-$p} " "pkg-config $p (packages.mk): its package ${deb:-?} is installed"
