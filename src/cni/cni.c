@@ -95,6 +95,9 @@ static int op_setup(const struct cnispec_request *req, void **ret_ctx, struct cn
 	nodeconf_clear(&node);
 	if (r == 0 && (r = cni_partition_setup(cfg)) < 0)
 		r = cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (r == 0 && !cni_partition_here(cfg))
+		r = cnispec_exec_full(req, "rdmak-cni",
+				      "a network with a fabric needs the full rdmak", err);
 	/* DEL and GC go on without a log file they cannot have: stderr has every line */
 	if (r == 0 && (r = cniconf_open_dirs(cfg, false, err)) < 0 &&
 	    (req->env->cmd == CNISPEC_CMD_DEL || req->env->cmd == CNISPEC_CMD_GC)) {

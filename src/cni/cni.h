@@ -179,6 +179,11 @@ bool cni_partition_wanted(const struct cniconf *cfg);
  * into cfg->fabrics_err: only ADD needs it, DEL journals without), and without a stateDir of its
  * own the network's records go to the node's. <0 only without memory. */
 int cni_partition_setup(struct cniconf *cfg);
+/* Whether this program can speak to cfg's fabric manager: false in one that cannot load GnuTLS
+ * (the per-pod binary, linked statically: http_dl_possible), which then hands the request to
+ * the full rdmak. True for a network without a fabric, or whose fabrics file is unreadable (that
+ * error is this program's to give). */
+bool cni_partition_here(const struct cniconf *cfg);
 /* ADD: the VF's GUID into the pkey. Writes the attachment's record, the GUID in it, before the
  * fabric manager hears of it: ADD's first write of the record when a partition is wanted (nothing
  * is changed before it). Code 106 when the fabric manager does not take it. */

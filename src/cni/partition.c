@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cni/cni.h"
+#include "http/dl.h"
 #include "log/log.h"
 #include "ufm/ufm.h"
 #include "util/cleanup.h"
@@ -27,6 +28,11 @@
 bool cni_partition_wanted(const struct cniconf *cfg)
 {
 	return cfg->link == CNICONF_LINK_HOSTDEV && cfg->has_pkey && cfg->fabric.set;
+}
+
+bool cni_partition_here(const struct cniconf *cfg)
+{
+	return !cfg->fabrics || http_dl_possible();
 }
 
 int cni_partition_setup(struct cniconf *cfg)

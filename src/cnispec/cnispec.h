@@ -393,6 +393,16 @@ int cnispec_delegate_in_process(const struct cnispec_plugin_ops *ops,
 				const struct cnispec_request *req, enum cnispec_cmd cmd,
 				struct cnispec_result **ret, struct cnispec_error *err);
 
+/* Hand req to the full rdmak, for what the per-pod binary (src/pod.c) does not hold (the etcd
+ * store, the fabric manager's HTTPS client): exec it as argv0 ("rdmak-ipam", "rdmak-cni") with
+ * req's environment and req's bytes as its stdin (a memory file), after flushing stdout and
+ * closing the log file. Where the full rdmak is, in order: beside the build tree's build/cni/
+ * (build/rdmak), the DaemonSet's bundle on the host (/opt/rdmak/bin/rdmak, `rdmak cni
+ * install`), `make install`'s ($(PREFIX)/bin/rdmak). Returns only on failure: -ENOPKG with code
+ * 7, msg what ("the etcd store needs the full rdmak") and details naming the three places. */
+int cnispec_exec_full(const struct cnispec_request *req, const char *argv0, const char *what,
+		      struct cnispec_error *err);
+
 /* The plugins this program holds, which a main plugin runs in its own process instead of
  * exec'ing them: the program's main() registers them before it dispatches (src/main.c,
  * src/pod.c), so that no role names another (rdmak-cni never includes rdmak-ipam's header).

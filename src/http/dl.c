@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 struct http_dl http_dl;
 
@@ -27,10 +28,21 @@ static bool load_sym(void *h, const char *sym, void *slot)
 	return true;
 }
 
+bool http_dl_possible(void)
+{
+	/* the kernel passes the interpreter's address; a static program was started without one */
+	return getauxval(AT_BASE) != 0;
+}
+
 static void *open_lib(const char *name, const char *package, char *err, size_t errlen)
 {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	void *h;
 
+	if (!http_dl_possible()) {
+		snprintf(err, errlen, "cannot load %s: this program is linked statically", name);
+		return NULL;
+	}
+	h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *why = dlerror();
 

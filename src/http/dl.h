@@ -15,6 +15,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HTTP_DL_MHD    "libmicrohttpd.so.12"
@@ -68,6 +69,11 @@ int http_dl_load_gnutls(char *err, size_t errlen);
 /* The same with other file names, for tests. */
 int http_dl_load_from(const char *mhd, const char *gnutls, char *err, size_t errlen);
 int http_dl_load_gnutls_from(const char *gnutls, char *err, size_t errlen);
+/* Whether this program can load them: false in one linked statically (the per-pod binary,
+ * src/pod.c), which has no dynamic loader of its own. A static program's dlopen() would bring in
+ * the host's libc beside the one linked in, of whatever version the host has; the loaders above
+ * refuse instead (-ENOENT, saying so), and a CNI request that needs TLS goes to the full rdmak. */
+bool http_dl_possible(void);
 
 #ifndef HTTP_DL_IMPL
 #define HTTP_DL_CALL(f)			     (*http_dl.f)

@@ -4,11 +4,9 @@
  * setup makes and done frees: nothing here outlives a request, in its own process or in
  * rdmak-cni's (cnispec_delegate_in_process). */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ipam/ipam.h"
@@ -39,63 +37,11 @@ static void donep(struct call **p)
 	done(*p);
 }
 
-#ifndef RDMAK_PREFIX
-#define RDMAK_PREFIX "/usr/local"
-#endif
-
 /* The per-pod binary holds no etcd store (ipam_store_etcd_linked): its rdmak-ipam becomes the
- * full rdmak, argv[0] "rdmak-ipam", with the same environment and the request it read as stdin
- * (a sealed memory file). Where the full rdmak is, in order: beside the build tree's
- * build/cni/ (build/rdmak), the DaemonSet's bundle on the host (`rdmak cni install`), `make
- * install`'s. Returns only on failure. */
+ * full rdmak (cnispec_exec_full). Returns only on failure. */
 static int exec_full(const struct cnispec_request *req, struct cnispec_error *err)
 {
-	static const char *const fixed[] = { "/opt/rdmak/bin/rdmak", RDMAK_PREFIX "/bin/rdmak" };
-	char *argv[] = { (char *)"rdmak-ipam", NULL };
-	char self[PATH_MAX], beside[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int fd = memfd_create("cni-stdin", MFD_CLOEXEC);
-
-	if (fd < 0)
-		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on",
-				    "memfd: %m");
-	for (size_t off = 0; off < req->len;) {
-		ssize_t k = write(fd, req->buf + off, req->len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			close(fd);
-			return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL,
-					    "cannot pass the request on", "memfd: %m");
-		}
-		off += (size_t)k;
-	}
-	if (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, STDIN_FILENO) < 0) {
-		close(fd);
-		return cnispec_fail(err, -errno, CNISPEC_E_INTERNAL, "cannot pass the request on",
-				    "stdin: %m");
-	}
-	close(fd);
-	fflush(NULL);
-	log_close_file();
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(beside, sizeof(beside), "%s/../rdmak", self);
-			execve(beside, argv, req->envp);
-		}
-	}
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		execve(fixed[i], argv, req->envp);
-	return cnispec_fail(
-		err, -ENOPKG, CNISPEC_E_CONFIG, "the etcd store needs the full rdmak",
-		"this rdmak-ipam has the file store only; none of <its directory>/../rdmak, %s, %s runs: %m",
-		fixed[0], fixed[1]);
+	return cnispec_exec_full(req, "rdmak-ipam", "the etcd store needs the full rdmak", err);
 }
 
 /* DEL and GC delete what ADD made, with the config of its ADD (a runtime keeps it): they take
