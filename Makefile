@@ -60,10 +60,18 @@ LDLIBS   += $(PKG_LIBS) -pthread -lm
 ETCD_LINK  := -Wl,--undefined=ipam_store_etcd_driver
 override LDFLAGS += $(ETCD_LINK)
 # The per-pod binary (src/pod.c: rdmak-cni and rdmak-ipam as the runtime execs them) links only
-# what a CNI request uses: jansson and libnl statically (no loader work for them), libc shared,
-# each only if used (--as-needed: clang, unlike Debian's gcc, does not pass it by default). No
-# gRPC, C++ runtime, OpenSSL or YAML: docs/cni.md.
+# what a CNI request uses, jansson, libnl and libc, and all of them statically, as a static PIE:
+# an exec then maps one file and runs no dynamic loader (docs/cni.md, "One binary per pod
+# start"). What needs a shared library at run time (GnuTLS, for a fabric manager) it hands to
+# the full rdmak. No gRPC, C++ runtime, OpenSSL or YAML. The sanitizers' runtimes cannot be
+# linked statically: the sanitizer build links it as before, libc shared.
+ifeq ($(SAN),0)
+POD_PIE    := -static-pie
+POD_LIBS   := -ljansson -lnl-route-3 -lnl-3 -lm
+else
+POD_PIE    := -pie
 POD_LIBS   := -Wl,-Bstatic -ljansson -lnl-route-3 -lnl-3 -Wl,-Bdynamic -Wl,--as-needed -lm
+endif
 # What a root-run plugin deserves, checked by tests/cmd/cni_deploy.sh: PIE, full RELRO (the GOT
 # read-only after start: BIND_NOW), no executable stack, stack protector, fortified libc calls.
 HARDEN_LD  := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
@@ -129,7 +137,7 @@ $(BUILD)/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 
 # The CNI plugins: the per-pod binary under the two names a runtime execs from CNI_PATH. Linked
 # against the archive without ETCD_LINK, so only the objects its roles reach come in.
-POD_LINK = $(CC) $(CFLAGS) $(filter-out $(ETCD_LINK),$(LDFLAGS)) $(HARDEN_LD)
+POD_LINK = $(CC) $(CFLAGS) $(filter-out $(ETCD_LINK),$(LDFLAGS)) $(filter-out -pie,$(HARDEN_LD)) $(POD_PIE)
 $(BUILD)/cni/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
@@ -215,11 +223,19 @@ $(BUILD)/reloc/rdmak: $(BUILD)/obj/main.o $(BUILD)/librdmak.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
 		-Wl,--disable-new-dtags -o $@ $^ $(LDLIBS)
+# The per-pod binary needs no loader or library of the bundle's: static, it runs as built (and a
+# static PIE with a DT_RPATH does not start: glibc's _dl_relocate_static_pie asserts).
+ifeq ($(SAN),0)
+$(BUILD)/reloc/rdmak-cni: $(BUILD)/cni/rdmak-cni
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+else
 $(BUILD)/reloc/rdmak-cni: $(BUILD)/obj/pod.o $(BUILD)/librdmak.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
 	$(Q)$(POD_LINK) -Wl,--dynamic-linker=$(RELOC)/lib/$(LOADER) -Wl,-rpath,$(RELOC)/lib \
 		-Wl,--disable-new-dtags -o $@ $^ $(POD_LIBS)
+endif
 
 # The image, FROM scratch, built by podman without any registry (deploy/image.sh; docs/deploy.md
 # says why scratch): rdmak:VERSION in podman's store, and $(BUILD)/image/*.oci.tar for

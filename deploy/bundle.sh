@@ -3,7 +3,8 @@
 # deploy/bundle.sh BINARY DEST [--cni CNI_BINARY] [SONAME...]: a self-contained rdmak for hosts
 # that lack its libraries. DEST/bin/rdmak is BINARY (the multi-call rdmak: the operator CLI, the
 # daemons, and what rdmak-ipam hands an etcd request to); DEST/bin/rdmak-cni is CNI_BINARY (the
-# per-pod binary the runtime execs as rdmak-cni and rdmak-ipam, `make build/reloc/rdmak-cni`);
+# per-pod binary the runtime execs as rdmak-cni and rdmak-ipam, `make build/reloc/rdmak-cni`:
+# static, so it goes in alone);
 # DEST/lib holds every shared library they load (ldd, transitively), the dynamic loader, and each
 # SONAME (a library BINARY dlopen()s, which ldd cannot see: the webhook's libmicrohttpd and
 # GnuTLS) with what that loads in turn. Both binaries must be linked for DEST's final place
@@ -36,8 +37,13 @@ bundle_one() {
 	file=$1 name=$2
 	shift 2
 	interp=$(readelf -lW "$file" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
-	[ -n "$interp" ] || { echo "bundle.sh: $file has no program interpreter (static?)" >&2; exit 1; }
 	install -m 0755 "$file" "$dest/bin/$name"
+	if [ -z "$interp" ]; then
+		# a static program (the per-pod binary) brings everything it needs; any other is wrong
+		! readelf -d "$file" | grep -q NEEDED ||
+			{ echo "bundle.sh: $file has no program interpreter but needs libraries" >&2; exit 1; }
+		return 0
+	fi
 	# ldd runs the system loader on the file whatever its interpreter says, so this works before
 	# /opt/rdmak exists; "name => /path (addr)" for libraries, "/path (addr)" for the loader.
 	{ ldd "$file"; for lib in "$@"; do echo "$lib (0)"; ldd "$lib"; done; } |
