@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kernel's floor for one macvlan's ADD+DEL (make bench, tools/bench-cni.sh): exactly the
- * netlink requests rdmak-cni makes (tests/cmd/cni_nlcount.sh counts those), in one process
- * with two sockets opened once, no exec, no IPAM file, no JSON: what is left is the kernel's
- * own work. Run in the host namespace:
- *   nl_floor MASTER NETNS-PATH COUNT
- * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D}}.
- * ADD: GETROUTE dump (is table 101 free), GETLINK master, NEWLINK macvlan net1 into the pod, up,
- * echoed (the pod's socket holds the host socket's port id, so it hears the echo: net1's index),
- * NEWADDR 172.16.11.2/24, NEWROUTE subnet and default in table 101, NEWRULE from the address
- * lookup 101, GETADDR dump. DEL: GETLINK net1, DELLINK, GETRULE dump, DELRULE. */
+/* The kernel's floor for a pod's macvlans' ADD+DEL (make bench, tools/bench-cni.sh): exactly
+ * the netlink requests rdmak-cni makes for each (tests/cmd/cni_nlcount.sh counts those), in one
+ * process with two sockets opened once, no exec, no IPAM file, no JSON: what is left is the
+ * kernel's own work. Run in the host namespace:
+ *   nl_floor MASTER[,MASTER...] NETNS-PATH COUNT
+ * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D}}, the
+ * pod's whole ADD (every rail's, in order) and whole DEL. For rail k (from 0), a macvlan of the
+ * k-th MASTER: ADD: GETROUTE dump (is table 101+k free), GETLINK master, NEWLINK macvlan
+ * net<k+1> into the pod, up, echoed (the pod's socket holds the host socket's port id, so it
+ * hears the echo: its index), NEWADDR 172.16.<11+k>.2/24, NEWROUTE subnet and default in table
+ * 101+k, NEWRULE from the address lookup 101+k, GETADDR dump. DEL: GETLINK net<k+1>, DELLINK,
+ * GETRULE dump, DELRULE. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -141,12 +143,14 @@ static int dump(int fd, unsigned short type, unsigned char family)
 	return talk(fd, &m, NULL);
 }
 
-static int route(int fd, unsigned short type, int ifindex, const struct in_addr *dst, int plen,
-		 const struct in_addr *gw, const struct in_addr *src)
+#define RAILS_MAX 16
+
+static int route(int fd, int k, unsigned short type, int ifindex, const struct in_addr *dst,
+		 int plen, const struct in_addr *gw, const struct in_addr *src)
 {
 	struct req m;
 	struct rtmsg *rt;
-	unsigned table = TABLE;
+	unsigned table = TABLE + (unsigned)k;
 
 	start(&m, type, type == RTM_NEWROUTE ? NLM_F_CREATE | NLM_F_EXCL : 0);
 	rt = put(&m, sizeof(*rt));
@@ -167,11 +171,11 @@ static int route(int fd, unsigned short type, int ifindex, const struct in_addr 
 	return talk(fd, &m, NULL);
 }
 
-static int rule(int fd, unsigned short type, const struct in_addr *from)
+static int rule(int fd, int k, unsigned short type, const struct in_addr *from)
 {
 	struct req m;
 	struct fib_rule_hdr *f;
-	unsigned table = TABLE, prio = 30000;
+	unsigned table = TABLE + (unsigned)k, prio = 30000;
 
 	start(&m, type, type == RTM_NEWRULE ? NLM_F_CREATE | NLM_F_EXCL : 0);
 	f = put(&m, sizeof(*f));
@@ -182,9 +186,17 @@ static int rule(int fd, unsigned short type, const struct in_addr *from)
 	return talk(fd, &m, NULL);
 }
 
-static int add(int host, int pod, int podns, const char *master)
+/* rail k's addresses: 172.16.<11+k>.2, .0 and .254 */
+static void rail_addr(int k, int host_part, struct in_addr *ret)
+{
+	ret->s_addr = htonl((172u << 24) | (16u << 16) | ((11u + (unsigned)k) << 8) |
+			    (unsigned)host_part);
+}
+
+static int add(int host, int pod, int podns, int k, const char *master)
 {
 	struct in_addr a, net, gw;
+	char ifname[IFNAMSIZ];
 	struct ifinfomsg *ifi;
 	struct ifaddrmsg *ifa;
 	struct rtattr *info, *data;
@@ -192,9 +204,10 @@ static int add(int host, int pod, int podns, const char *master)
 	unsigned mode = MACVLAN_MODE_BRIDGE;
 	int mi = 0, li = 0, r;
 
-	inet_pton(AF_INET, "172.16.11.2", &a);
-	inet_pton(AF_INET, "172.16.11.0", &net);
-	inet_pton(AF_INET, "172.16.11.254", &gw);
+	rail_addr(k, 2, &a);
+	rail_addr(k, 0, &net);
+	rail_addr(k, 254, &gw);
+	snprintf(ifname, sizeof(ifname), "net%d", k + 1);
 	if ((r = dump(pod, RTM_GETROUTE, AF_UNSPEC)) < 0 || (r = getlink(host, master, &mi)) < 0)
 		return r;
 	start(&m, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ECHO);
@@ -202,7 +215,7 @@ static int add(int host, int pod, int podns, const char *master)
 	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC,
 				   .ifi_flags = IFF_UP,
 				   .ifi_change = IFF_UP };
-	attr(&m, IFLA_IFNAME, "net1", 5);
+	attr(&m, IFLA_IFNAME, ifname, strlen(ifname) + 1);
 	attr(&m, IFLA_LINK, &mi, sizeof(mi));
 	attr(&m, IFLA_NET_NS_FD, &podns, sizeof(podns));
 	info = attr(&m, IFLA_LINKINFO, NULL, 0);
@@ -221,41 +234,51 @@ static int add(int host, int pod, int podns, const char *master)
 	attr(&m, IFA_LOCAL, &a, sizeof(a));
 	attr(&m, IFA_ADDRESS, &a, sizeof(a));
 	if ((r = talk(pod, &m, NULL)) < 0 ||
-	    (r = route(pod, RTM_NEWROUTE, li, &net, 24, NULL, &a)) < 0 ||
-	    (r = route(pod, RTM_NEWROUTE, li, NULL, 0, &gw, NULL)) < 0 ||
-	    (r = rule(pod, RTM_NEWRULE, &a)) < 0)
+	    (r = route(pod, k, RTM_NEWROUTE, li, &net, 24, NULL, &a)) < 0 ||
+	    (r = route(pod, k, RTM_NEWROUTE, li, NULL, 0, &gw, NULL)) < 0 ||
+	    (r = rule(pod, k, RTM_NEWRULE, &a)) < 0)
 		return r;
 	return dump(pod, RTM_GETADDR, AF_INET);
 }
 
-static int del(int pod)
+static int del(int pod, int k)
 {
 	struct in_addr a;
 	struct ifinfomsg *ifi;
 	struct req m;
+	char ifname[IFNAMSIZ];
 	int li = 0, r;
 
-	inet_pton(AF_INET, "172.16.11.2", &a);
-	if ((r = getlink(pod, "net1", &li)) < 0)
+	rail_addr(k, 2, &a);
+	snprintf(ifname, sizeof(ifname), "net%d", k + 1);
+	if ((r = getlink(pod, ifname, &li)) < 0)
 		return r;
 	start(&m, RTM_DELLINK, 0);
 	ifi = put(&m, sizeof(*ifi));
 	*ifi = (struct ifinfomsg){ .ifi_family = AF_UNSPEC, .ifi_index = li };
 	if ((r = talk(pod, &m, NULL)) < 0 || (r = dump(pod, RTM_GETRULE, AF_UNSPEC)) < 0)
 		return r;
-	return rule(pod, RTM_DELRULE, &a);
+	return rule(pod, k, RTM_DELRULE, &a);
 }
 
 int main(int argc, char **argv)
 {
-	int host, pod, podns, self, n, r;
+	int host, pod, podns, self, n, r, rails = 0;
+	char *masters[RAILS_MAX], *tok, *save = NULL;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	socklen_t salen = sizeof(sa);
 	double *ta, *td;
 
 	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
-		fprintf(stderr, "usage: nl_floor MASTER NETNS-PATH COUNT\n");
+		fprintf(stderr, "usage: nl_floor MASTER[,MASTER...] NETNS-PATH COUNT\n");
 		return 2;
+	}
+	for (tok = strtok_r(argv[1], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (rails == RAILS_MAX) {
+			fprintf(stderr, "nl_floor: at most %d masters\n", RAILS_MAX);
+			return 2;
+		}
+		masters[rails++] = tok;
 	}
 	podns = open(argv[2], O_RDONLY | O_CLOEXEC);
 	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -277,15 +300,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		double t0 = floor_now_ms(), t1;
 
-		if ((r = add(host, pod, podns, argv[1])) < 0) {
-			fprintf(stderr, "nl_floor: ADD: %s\n", strerror(-r));
-			return 1;
-		}
+		for (int k = 0; k < rails; k++)
+			if ((r = add(host, pod, podns, k, masters[k])) < 0) {
+				fprintf(stderr, "nl_floor: ADD %s: %s\n", masters[k], strerror(-r));
+				return 1;
+			}
 		t1 = floor_now_ms();
-		if ((r = del(pod)) < 0) {
-			fprintf(stderr, "nl_floor: DEL: %s\n", strerror(-r));
-			return 1;
-		}
+		for (int k = 0; k < rails; k++)
+			if ((r = del(pod, k)) < 0) {
+				fprintf(stderr, "nl_floor: DEL %s: %s\n", masters[k], strerror(-r));
+				return 1;
+			}
 		ta[i] = t1 - t0;
 		td[i] = floor_now_ms() - t1;
 	}
