@@ -17,6 +17,7 @@
 #include "doctor/nfd.h"
 #include "log/log.h"
 #include "pool/config.h"
+#include "pool/pool.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -39,12 +40,38 @@ static ssize_t user_file_read(const char *path, char **ret)
 
 /* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */
 
+/* A device that the config gives to both the device plugin and the DRA driver, refused as both
+ * refuse it (pool_set_build). Only where the config gives the driver a resource: otherwise the
+ * node's sysfs is not needed to judge the file. */
+static int split_check(struct hw_ctx *ctx, const struct pool_config *cfg, char *err, size_t errlen)
+{
+	struct pool_opts po = { .served = POOL_BY_ANY, .err = err, .errlen = errlen };
+	struct hw_node *node = NULL;
+	struct pool_set *ps = NULL;
+	struct hw_error herr = { 0 };
+	bool dra = false;
+	int r;
+
+	for (size_t i = 0; i < cfg->n_res; i++)
+		dra |= cfg->res[i].served_by == POOL_BY_DRA;
+	if (!dra)
+		return 0;
+	r = hw_load(ctx, 0, &node, &herr);
+	if (r < 0)
+		return r;
+	r = pool_set_build(cfg, node, &po, &ps);
+	pool_set_free(ps);
+	hw_node_free(node);
+	return r;
+}
+
 /* The plugin's own parser (src/pool/config.h), so that the doctor refuses exactly the configs
  * the plugin refuses, with the same JSON path. k8s-rdma-shared-dev-plugin (configList) refuses
  * to start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
  * in both, and needs exclusive only with RDMA CNI, which the config does not say. rdmak's own
  * "rdmaNetnsMode" decides when set. -EINVAL: refused, the reason in err. */
-static int plugin_config_load(struct diag *d, const char *path, char *err, size_t errlen)
+static int plugin_config_load(struct diag *d, struct hw_ctx *ctx, const char *path, char *err,
+			      size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct pool_config *cfg = NULL;
@@ -57,6 +84,11 @@ static int plugin_config_load(struct diag *d, const char *path, char *err, size_
 	r = pool_config_parse(buf, (size_t)l, &cfg, err, errlen);
 	if (r < 0)
 		return r;
+	r = split_check(ctx, cfg, err, errlen);
+	if (r < 0) {
+		pool_config_free(cfg);
+		return r;
+	}
 	for (size_t i = 0; i < cfg->n_res; i++)
 		shared |= cfg->res[i].kind == POOL_SHARED;
 	if (cfg->rdma_netns_mode >= 0)
@@ -427,7 +459,7 @@ int doctor_main(int argc, char **argv)
 	if (validate_inputs(d, ctx, &o) < 0 || (o.env_file && load_env(d, o.env_file) < 0))
 		goto out;
 	if (o.plugin_config &&
-	    (r = plugin_config_load(d, o.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
+	    (r = plugin_config_load(d, ctx, o.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
 		fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", o.plugin_config,
 			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));

@@ -171,7 +171,8 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 static int build(struct daemon *d, const struct pool_config *cfg, const struct pool_set *prev,
 		 struct pool_set **ret)
 {
-	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev };
+	char err[512] = "";
+	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev, .err = err, .errlen = sizeof(err) };
 	struct hw_node *node = NULL;
 	struct hw_error herr = { 0 };
 	int r;
@@ -181,7 +182,7 @@ static int build(struct daemon *d, const struct pool_config *cfg, const struct p
 		log_error("reading the hardware: %s: %s",
 			  herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx),
 			  hw_strerror(herr.err ? herr.err : -r));
-		return r;
+		return r == -EINVAL ? -EIO : r;
 	}
 	attr_errors(d, node);
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
@@ -201,8 +202,9 @@ static int build(struct daemon *d, const struct pool_config *cfg, const struct p
 	r = pool_set_build(cfg, node, &po, ret);
 	hw_node_free(node);
 	if (r < 0)
-		log_error("building the pools: %s", strerror(-r));
-	return r;
+		log_error("building the pools: %s", err[0] ? err : strerror(-r));
+	/* -EINVAL says the config was refused (exit 2 at start-up), nothing else */
+	return r == -EINVAL && !err[0] ? -EIO : r;
 }
 
 /* ---- transport callbacks (any server's thread) ------------------------------------------ */
@@ -1104,8 +1106,9 @@ int plugin_main(int argc, char **argv)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
-	if (build(&d, d.cfg, NULL, &d.ps) < 0) {
-		ret = PLUGIN_EXIT_RUNTIME;
+	r = build(&d, d.cfg, NULL, &d.ps);
+	if (r < 0) {
+		ret = r == -EINVAL ? PLUGIN_EXIT_USAGE : PLUGIN_EXIT_RUNTIME;
 		goto out;
 	}
 	if (o.dry_run) {

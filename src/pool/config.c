@@ -684,6 +684,15 @@ static int read_device_type(struct dispatch_ctx *c, const char *path, json_t *v,
 	return 0;
 }
 
+static int read_served_by(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
+{
+	static const char *const who[] = {
+		[POOL_BY_PLUGIN] = "plugin", [POOL_BY_DRA] = "dra", NULL
+	};
+
+	return dispatch_enum(c, path, v, who, t);
+}
+
 #define RES(name, type, fn, member, flags)                                                         \
 	DISPATCH_FIELD(name, type, fn, offsetof(struct pool_resource, member), flags)
 
@@ -699,6 +708,7 @@ static const struct dispatch_field shared_fields[] = {
 	DISPATCH_FIELD("devices", DISPATCH_ANY, read_legacy_devices, WHOLE, ANCHOR),
 	DISPATCH_FIELD("envs", DISPATCH_ANY, read_envs, WHOLE, DISPATCH_TYPO_GUARD),
 	RES("excludeTopology", DISPATCH_BOOL, NULL, exclude_topology, DISPATCH_TYPO_GUARD),
+	RES("servedBy", DISPATCH_ANY, read_served_by, served_by, DISPATCH_TYPO_GUARD),
 	{},
 };
 
@@ -715,6 +725,7 @@ static const struct dispatch_field sriov_fields[] = {
 	RES("excludeTopology", DISPATCH_BOOL, NULL, exclude_topology, ANCHOR),
 	RES("additionalInfo", DISPATCH_ANY, read_additional_info, additional_info, ANCHOR),
 	DISPATCH_FIELD("envs", DISPATCH_ANY, read_envs, WHOLE, DISPATCH_TYPO_GUARD),
+	RES("servedBy", DISPATCH_ANY, read_served_by, served_by, DISPATCH_TYPO_GUARD),
 	{ .name = "SelectorObj",
 	  .type = DISPATCH_ANY,
 	  .flags = DISPATCH_IGNORED | DISPATCH_CASEFOLD,

@@ -43,6 +43,14 @@ struct pool_selector {
 	bool need_vhost_net;
 };
 
+/* Who hands a resource's devices out: the device plugin and the DRA driver keep no common
+ * account, so a device is the one's or the other's, never both ("servedBy"). */
+enum pool_served {
+	POOL_BY_PLUGIN, /* rdmak plugin: the default */
+	POOL_BY_DRA,	/* rdmak dra publishes the devices as ResourceSlices */
+	POOL_BY_ANY,	/* pool_opts.served: every resource's pool */
+};
+
 enum pool_kind {
 	POOL_SHARED,	/* configList: rdmaHcaMax ids share every selected HCA */
 	POOL_EXCLUSIVE, /* resourceList: one id per PCI function */
@@ -65,6 +73,7 @@ struct pool_resource {
 	struct pool_env *envs;
 	size_t n_envs;
 	bool exclude_topology;
+	int served_by;	       /* enum pool_served: POOL_BY_PLUGIN or POOL_BY_DRA */
 	char *additional_info; /* sriov-dp additionalInfo as compact JSON text, or NULL */
 };
 

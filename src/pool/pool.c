@@ -448,6 +448,84 @@ static void env_key(const struct pool_resource *res, char *buf, size_t n)
 		*c = *c == '.' ? '_' : (char)toupper((unsigned char)*c);
 }
 
+/* The first RDMA device of list a (comma-separated) that list b has, into buf. */
+static bool lists_share(const char *a, const char *b, char *buf, size_t n)
+{
+	for (const char *s = a; *s;) {
+		size_t l = strcspn(s, ",");
+
+		for (const char *t = b; *t;) {
+			size_t k = strcspn(t, ",");
+
+			if (k == l && !memcmp(s, t, l)) {
+				snprintf(buf, n, "%.*s", (int)l, s);
+				return true;
+			}
+			t += k + (t[k] == ',');
+		}
+		s += l + (s[l] == ',');
+	}
+	return false;
+}
+
+/* The first RDMA device that a member of p and a member of q both hold, into dev. */
+static bool pools_share(const struct pool *p, const struct pool *q, char *dev, size_t n)
+{
+	for (size_t a = 0; a < p->n_m; a++)
+		for (size_t b = 0; b < q->n_m; b++)
+			if (lists_share(p->m[a].rdma, q->m[b].rdma, dev, n))
+				return true;
+	return false;
+}
+
+/* The device plugin and the DRA driver keep no common account: an RDMA device in a pool of each
+ * could go to two pods. Exclusive pools never share a function (the first resource takes it);
+ * a shared pool's members are RDMA devices, which any other pool may also hold. */
+static int split_check(const struct pool_set *ps, char *err, size_t errlen)
+{
+	char dev[HW_NAME_MAX];
+
+	for (size_t i = 0; i < ps->n; i++)
+		for (size_t j = 0; j < ps->n; j++) {
+			const struct pool *p = &ps->pools[i], *q = &ps->pools[j];
+
+			if (p->res->served_by != POOL_BY_PLUGIN ||
+			    q->res->served_by != POOL_BY_DRA ||
+			    !pools_share(p, q, dev, sizeof(dev)))
+				continue;
+			if (err && errlen)
+				snprintf(
+					err, errlen,
+					"%s (%s, the device plugin's) and %s (%s, servedBy \"dra\") "
+					"both select %s: a device is handed out by one of them, never "
+					"both; narrow one resource's selectors",
+					p->res->full_name, p->res->path, q->res->full_name,
+					q->res->path, dev);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* Keep the pools of who (every pool for POOL_BY_ANY). The others' health inputs stay in the
+ * set, unused. */
+static void keep_served(struct pool_set *ps, int who)
+{
+	size_t k = 0;
+
+	if (who == POOL_BY_ANY)
+		return;
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->pools[i].res->served_by != who) {
+			pool_clear(&ps->pools[i]);
+			continue;
+		}
+		if (k != i)
+			ps->pools[k] = ps->pools[i];
+		k++;
+	}
+	ps->n = k;
+}
+
 int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
 		   const struct pool_opts *opts, struct pool_set **ret)
 {
@@ -486,6 +564,11 @@ int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
 			}
 	}
 	ps->opts.prev = NULL;
+	ps->opts.err = NULL;
+	r = split_check(ps, opts ? opts->err : NULL, opts ? opts->errlen : 0);
+	if (r < 0)
+		goto fail;
+	keep_served(ps, ps->opts.served);
 	ps->inputs = b.in;
 	ps->n_inputs = b.n;
 	b.in = NULL;

@@ -55,6 +55,9 @@ struct pool {
 struct pool_opts {
 	bool cdi;		     /* answer with cdi_devices instead of device specs */
 	const struct pool_set *prev; /* the set this one replaces: in-pod VFs keep their answers */
+	int served; /* enum pool_served: whose pools the set keeps (the plugin's) */
+	char *err;  /* where a refused split's reason goes (NULL: nowhere) */
+	size_t errlen;
 };
 
 struct pool_set {
@@ -66,7 +69,11 @@ struct pool_set {
 	bool exclusive_netns; /* RDMA netns mode exclusive: an in-use VF vanishes from the host */
 };
 
-/* Build the pools of cfg over node. cfg must outlive the set. */
+/* Build the pools of cfg over node, and keep those of opts->served. cfg must outlive the set.
+ * Every resource is built, in the file's order whoever serves it (a function belongs to the
+ * first exclusive resource that selects it), so that both sides see the same split: -EINVAL,
+ * with the two resources and the device in opts->err, where an RDMA device is in a pool of the
+ * device plugin and in one of the DRA driver. */
 int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
 		   const struct pool_opts *opts, struct pool_set **ret);
 void pool_set_free(struct pool_set *ps);

@@ -204,6 +204,10 @@ is "$(statuses netns.mode)" ok "shared node, shared config: ok"
 printf 'not json' >"$TMP/bad.json"
 doctor --root "$NODES/v100-ib" --plugin-config "$TMP/bad.json"
 is "$rc" 3 "unreadable plugin config: exit 3"
+printf '{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"selectors":{"linkTypes":["infiniband","ether"]}},{"resourceName":"roce","rdmaHcaMax":4,"servedBy":"dra","selectors":{"linkTypes":["ether"]}}]}' >"$TMP/both.json"
+doctor --root "$NODES/a100-ib-bond" --plugin-config "$TMP/both.json"
+is "$rc" 3 "a device given to both the plugin and the DRA driver: refused as the plugin refuses it"
+like "$err" "rdma/ib \(configList\[0\], the device plugin's\) and rdma/roce \(configList\[1\], servedBy \"dra\"\) both select mlx5_bond_0" "naming both and the device"
 
 # ---- text output, --check, usage errors ----------------------------------------------------------------------------
 run "$RDMAK" doctor --root "$NODES/a100-ib-bond" --check port.state

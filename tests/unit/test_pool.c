@@ -327,6 +327,61 @@ static void test_shared_seed003_on_a100(void **st)
 	pool_config_free(cfg);
 }
 
+/* servedBy: each side keeps its own pools, both built in the file's order; a device in a pool
+ * of each is refused by name, whichever side builds. */
+static void test_split_plugin_dra(void **st)
+{
+	struct fx f;
+	struct pool_config *cfg;
+	struct pool_set *ps = NULL;
+	struct pool_opts o = { .served = POOL_BY_DRA };
+	char err[512] = "";
+
+	(void)st;
+	fx_sriov(&f);
+	/* the first PF's VFs to the driver, the second PF and its VFs to the plugin */
+	cfg = cfg_of("{\"resourceList\":["
+		     "{\"resourceName\":\"vf_a\",\"servedBy\":\"dra\","
+		     "\"selectors\":{\"pfNames\":[\"ens1f0#0-3\"]}},"
+		     "{\"resourceName\":\"rail\",\"selectors\":{\"pfNames\":[\"ens2f0\"]}}]}");
+	assert_int_equal(cfg->res[0].served_by, POOL_BY_DRA);
+	assert_int_equal(cfg->res[1].served_by, POOL_BY_PLUGIN);
+	ps = build(&f, cfg, false);
+	assert_int_equal(ps->n, 1);
+	assert_string_equal(ps->pools[0].res->name, "rail");
+	assert_int_equal(ps->pools[0].n_m, 4); /* its VFs: a PF with VFs is no candidate */
+	pool_set_free(ps);
+	ps = NULL;
+	assert_int_equal(pool_set_build(cfg, &f.node, &o, &ps), 0);
+	assert_int_equal(ps->n, 1);
+	assert_string_equal(ps->pools[0].res->name, "vf_a");
+	assert_int_equal(ps->pools[0].n_m, 4);
+	assert_string_equal(ps->pools[0].m[0].rdma, "mlx5_2");
+	pool_set_free(ps);
+	ps = NULL;
+	pool_config_free(cfg);
+
+	/* a shared resource of the plugin that also takes a VF the driver's resource selects */
+	cfg = cfg_of("{\"configList\":[{\"resourceName\":\"hca\",\"rdmaHcaMax\":4,"
+		     "\"selectors\":{\"ifNames\":[\"ens1f0\",\"ens1v2\"]}}],"
+		     "\"resourceList\":[{\"resourceName\":\"vf_a\",\"servedBy\":\"dra\","
+		     "\"selectors\":{\"pfNames\":[\"ens1f0#0-3\"]}}]}");
+	o.err = err;
+	o.errlen = sizeof(err);
+	for (int who = POOL_BY_PLUGIN; who <= POOL_BY_ANY; who++) {
+		err[0] = '\0';
+		o.served = who;
+		assert_int_equal(pool_set_build(cfg, &f.node, &o, &ps), -EINVAL);
+		assert_null(ps);
+		assert_string_equal(err,
+				    "rdma/hca (configList[0], the device plugin's) and "
+				    "intel.com/vf_a (resourceList[0], servedBy \"dra\") both "
+				    "select mlx5_4: a device is handed out by one of them, never "
+				    "both; narrow one resource's selectors");
+	}
+	pool_config_free(cfg);
+}
+
 static void test_shared_bond_selects_lag(void **st)
 {
 	struct fx f;
@@ -1173,6 +1228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_seed003_on_a100),
+		cmocka_unit_test(test_split_plugin_dra),
 		cmocka_unit_test(test_shared_bond_selects_lag),
 		cmocka_unit_test(test_shared_missing_nodes),
 		cmocka_unit_test(test_select_pci),

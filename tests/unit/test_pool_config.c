@@ -209,6 +209,21 @@ static void test_rdma_netns_mode(void **st)
 		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"devices\":"
 		  "[\"ib0\"]}]}",
 		  "rdmaNetnsMode: \"Shared\" is not one of \"exclusive\", \"shared\"");
+	/* who serves a resource: the plugin unless it says the DRA driver */
+	cfg = parse_ok("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		       "\"devices\":[\"ib0\"],\"servedBy\":\"dra\"},{\"resourceName\":\"b\","
+		       "\"rdmaHcaMax\":1,\"devices\":[\"ib1\"],\"servedBy\":\"plugin\"}],"
+		       "\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{}}]}");
+	assert_int_equal(cfg->res[0].served_by, POOL_BY_DRA);
+	assert_int_equal(cfg->res[1].served_by, POOL_BY_PLUGIN);
+	assert_int_equal(cfg->res[2].served_by, POOL_BY_PLUGIN);
+	pool_config_free(cfg);
+	parse_bad("{\"resourceList\":[{\"resourceName\":\"vf\",\"selectors\":{},"
+		  "\"servedBy\":\"both\"}]}",
+		  "resourceList[0].servedBy: \"both\" is not one of \"plugin\", \"dra\"");
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
+		  "\"devices\":[\"ib0\"],\"servedby\":\"dra\"}]}",
+		  "configList[0].servedby: unknown key (did you mean \"servedBy\"?)");
 	parse_bad("{\"rdmaNetnsMode\":1,\"configList\":"
 		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
 		  "\"devices\":[\"ib0\"]}]}",
