@@ -53,8 +53,9 @@ struct dra_inventory {
 	size_t n_notes;
 };
 
-/* The devices of node. -ENOMEM. */
-int dra_inventory_build(const struct hw_node *node, struct dra_inventory *ret);
+/* The devices of node; only (NULL: all) names the RDMA devices to publish, those of the
+ * resources the device plugin's config gives the driver. -ENOMEM. */
+int dra_inventory_build(const struct hw_node *node, char *const *only, struct dra_inventory *ret);
 void dra_inventory_clear(struct dra_inventory *inv);
 const struct dra_device *dra_inventory_find(const struct dra_inventory *inv, const char *name);
 

@@ -232,7 +232,7 @@ static bool all_ports_active(const struct hw_rdma_dev *dev)
 	return dev->n_ports > 0;
 }
 
-int dra_inventory_build(const struct hw_node *node, struct dra_inventory *ret)
+int dra_inventory_build(const struct hw_node *node, char *const *only, struct dra_inventory *ret)
 {
 	struct dra_inventory inv = { 0 };
 	_cleanup_free_ const char **rail = NULL;
@@ -248,6 +248,8 @@ int dra_inventory_build(const struct hw_node *node, struct dra_inventory *ret)
 		const struct hw_rdma_dev *dev = &node->rdma[i];
 		struct dra_device *d = &inv.v[inv.n];
 
+		if (only && !strv_contains(only, dev->name))
+			continue;
 		d->dev = dev;
 		if (dev->pci) {
 			label_of("pci", dev->pci->bdf, d->name, sizeof(d->name));

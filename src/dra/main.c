@@ -24,6 +24,8 @@
 #include "k8s/client.h"
 #include "kubelet/kubelet.h"
 #include "log/log.h"
+#include "pool/config.h"
+#include "pool/pool.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -40,6 +42,8 @@ struct opts {
 	const char *topology; /* --nccl-topology LIST */
 	const char *kubeconfig, *registry_dir, *plugin_dir, *cdi_dir, *state_dir, *alive_file;
 	const char *device_plugins_dir;
+	const char *config;	 /* --config: the device plugin's configuration */
+	struct pool_config *cfg; /* its resources; NULL: the driver publishes every device */
 	unsigned interval_s;
 	bool dry_run, json, once, uninstall;
 	int verbose;
@@ -69,9 +73,15 @@ static void usage(FILE *f)
 	      "/var/lib/rdmak/dra)\n"
 	      "      --interval S       look at the ports and devices every S seconds (default "
 	      "10)\n"
+	      "      --config FILE      the device plugin's config: publish only the devices of its "
+	      "resources with\n"
+	      "                         \"servedBy\": \"dra\" (default: every RDMA device of the "
+	      "node)\n"
 	      "      --device-plugins-dir DIR  refuse to start while rdmak plugin serves a socket "
 	      "there (default\n"
-	      "                         /var/lib/kubelet/device-plugins): one or the other per node\n"
+	      "                         /var/lib/kubelet/device-plugins): of a resource the config "
+	      "gives the driver,\n"
+	      "                         or any without --config\n"
 	      "      --alive-file FILE  touched every second (`rdmak probe FILE`)\n"
 	      "      --once             publish the slices and exit\n"
 	      "      --uninstall        delete this node's slices of the driver and exit\n"
@@ -111,7 +121,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_ALIVE,
 		O_ONCE,
 		O_UNINSTALL,
-		O_DEVICE_PLUGINS
+		O_DEVICE_PLUGINS,
+		O_CONFIG
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -130,6 +141,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "uninstall", no_argument, NULL, O_UNINSTALL },
 		{ "device-plugins-dir", required_argument, NULL, O_DEVICE_PLUGINS },
+		{ "config", required_argument, NULL, O_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -155,6 +167,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_ONCE: o->once = true; break;
 		case O_UNINSTALL: o->uninstall = true; break;
 		case O_DEVICE_PLUGINS: o->device_plugins_dir = optarg; break;
+		case O_CONFIG: o->config = optarg; break;
 		case O_INTERVAL: {
 			unsigned long long v;
 
@@ -225,6 +238,74 @@ static int load(const struct opts *o, struct hw_ctx **ret_ctx, struct hw_node **
 	return 0;
 }
 
+/* --config: the device plugin's file, read as the plugin reads it (its parser, its refusals). */
+static int config_load(struct opts *o)
+{
+	_cleanup_free_ char *buf = NULL;
+	char err[512] = "";
+	size_t len;
+	int r;
+
+	if (!o->config)
+		return 0;
+	r = fileio_read_at(AT_FDCWD, o->config, 1u << 20, &buf, &len);
+	if (r < 0) {
+		fprintf(stderr, "rdmak dra: --config %s: %s\n", o->config, strerror(-r));
+		return r;
+	}
+	r = pool_config_parse(buf, len, &o->cfg, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "rdmak dra: --config %s: %s\n", o->config,
+			r == -EINVAL && err[0] ? err : strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < o->cfg->warnings.n; i++)
+		log_warning("%s: %s", o->config, o->cfg->warnings.v[i]);
+	return 0;
+}
+
+/* The devices of node the driver publishes: with --config those of the resources it is given,
+ * split from the plugin's as the plugin splits them (pool_set_build: a device of both is
+ * refused, -EINVAL with the reason in err). */
+static int inventory(const struct opts *o, const struct hw_node *node, struct dra_inventory *ret,
+		     char *err, size_t errlen)
+{
+	struct pool_opts po = { .served = POOL_BY_DRA, .err = err, .errlen = errlen };
+	struct pool_set *ps = NULL;
+	char **only = NULL;
+	size_t n = 0;
+	int r;
+
+	err[0] = '\0';
+	if (!o->cfg)
+		return dra_inventory_build(node, NULL, ret);
+	r = pool_set_build(o->cfg, node, &po, &ps);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r >= 0 && i < ps->n; i++)
+		for (size_t j = 0; r >= 0 && j < ps->pools[i].n_m; j++) {
+			_cleanup_free_ char *list = strdup(ps->pools[i].m[j].rdma);
+			char *save = NULL;
+
+			if (!list) {
+				r = -ENOMEM;
+				break;
+			}
+			for (char *t = strtok_r(list, ",", &save); r >= 0 && t;
+			     t = strtok_r(NULL, ",", &save))
+				if (!strv_contains(only, t))
+					r = strv_extend(&only, &n, t);
+		}
+	pool_set_free(ps);
+	/* a config that gives the driver nothing (yet) publishes nothing: not every device */
+	if (r >= 0 && !only && !(only = calloc(1, sizeof(*only))))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = dra_inventory_build(node, only, ret);
+	strv_free(only);
+	return r;
+}
+
 /* --nccl-topology: the file a claim of these devices would get. */
 static int topology(const struct opts *o, struct hw_ctx *ctx, const struct hw_node *node,
 		    const struct dra_inventory *inv)
@@ -276,9 +357,11 @@ static int dry_run(const struct opts *o)
 
 	if (load(o, &ctx, &node) < 0)
 		return DRA_EXIT_RUNTIME;
-	r = dra_inventory_build(node, &inv);
+	r = inventory(o, node, &inv, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "rdmak dra: %s\n", strerror(-r));
+		fprintf(stderr, "rdmak dra: %s%s\n", err[0] ? "--config: " : "",
+			err[0] ? err : strerror(-r));
+		ret = err[0] ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
 		goto out;
 	}
 	for (size_t i = 0; i < inv.n_notes; i++)
@@ -436,15 +519,19 @@ static int reload(struct daemon *d)
 	struct hw_node *node = NULL;
 	struct dra_inventory inv = { 0 };
 	struct hw_error herr = { 0 };
+	char err[512];
 	int r;
 
 	r = hw_load(d->drv.ctx, HW_LOAD_PKEYS, &node, &herr);
 	if (r < 0)
 		return log_warning_errno(r, "reading the node: %s: %m; keeping the previous model",
 					 herr.path);
-	r = dra_inventory_build(node, &inv);
+	r = inventory(d->o, node, &inv, err, sizeof(err));
 	if (r < 0) {
 		hw_node_free(node);
+		if (err[0])
+			return log_warning_errno(r, "--config %s: %s; keeping the previous model",
+						 d->o->config, err);
 		return log_warning_errno(r, "building the devices: %m");
 	}
 	for (size_t i = 0; i < inv.n_notes; i++)
@@ -632,9 +719,30 @@ static int on_tick(void *ud)
 
 static const struct daemon_ops loop_ops = { .tick = on_tick };
 
-/* A node's devices are handed out by the device plugin or by the DRA driver: both would give one
- * device to two pods. 1 (said) when a live rdmak plugin serves a socket in the kubelet's
- * device-plugins folder, 0 when none does. */
+/* Whether socket (a name in device-plugins) is the plugin's for a resource the driver serves:
+ * any of rdmak's without --config, else one of a resource given to the driver (the plugin
+ * names its sockets "rdmak-<prefix>_<name>.sock"). */
+static bool socket_ours(const struct opts *o, const char *socket)
+{
+	if (!str_startswith(socket, "rdmak-") || !strstr(socket, ".sock"))
+		return false;
+	if (!o->cfg)
+		return true;
+	for (size_t i = 0; i < o->cfg->n_res; i++) {
+		const struct pool_resource *res = &o->cfg->res[i];
+		char name[512];
+
+		snprintf(name, sizeof(name), "rdmak-%s_%s.sock", res->prefix, res->name);
+		if (res->served_by == POOL_BY_DRA && !strcmp(socket, name))
+			return true;
+	}
+	return false;
+}
+
+/* A device is handed out by the device plugin or by the DRA driver: both would give it to two
+ * pods. 1 (said) when a live rdmak plugin serves a socket in the kubelet's device-plugins folder
+ * that the driver's devices would be in (a plugin still running with the config from before a
+ * resource moved), 0 when none does. */
 static int plugin_serves(const struct opts *o)
 {
 	_cleanup_close_ int fd = open(o->device_plugins_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -648,14 +756,14 @@ static int plugin_serves(const struct opts *o)
 		char path[PATH_MAX];
 		int pid = 0;
 
-		if (!str_startswith(names[i], "rdmak-") || !strstr(names[i], ".sock"))
+		if (!socket_ours(o, names[i]))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", o->device_plugins_dir, names[i]);
 		if (kubelet_socket_live(path, &pid) > 0) {
 			fprintf(stderr,
-				"rdmak dra: rdmak plugin serves this node (%s, pid %d): a node's RDMA "
-				"devices are handed out by the device plugin or by the DRA driver, never "
-				"both (docs/dra.md)\n",
+				"rdmak dra: rdmak plugin serves %s (%s, pid %d): a device is handed out "
+				"by the device plugin or by the DRA driver, never both (docs/dra.md)\n",
+				o->cfg ? "a resource the config gives the driver" : "this node",
 				path, pid);
 			found = 1;
 		}
@@ -713,8 +821,12 @@ static int dra_daemon(const struct opts *o)
 		goto out;
 	if (load(o, &d.drv.ctx, &d.drv.node) < 0)
 		goto out;
-	if (dra_inventory_build(d.drv.node, &d.drv.inv) < 0)
+	if ((r = inventory(o, d.drv.node, &d.drv.inv, err, sizeof(err))) < 0) {
+		fprintf(stderr, "rdmak dra: %s%s\n", err[0] ? "--config: " : "",
+			err[0] ? err : strerror(-r));
+		ret = err[0] ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
 		goto out;
+	}
 	for (size_t i = 0; i < d.drv.inv.n_notes; i++)
 		log_warning("%s", d.drv.inv.notes[i]);
 	if (o->once) {
@@ -810,8 +922,14 @@ int dra_main(int argc, char **argv)
 		return r > 0 ? DRA_EXIT_OK : DRA_EXIT_USAGE;
 	log_set_program("dra");
 	log_set_max_level(o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (config_load(&o) < 0)
+		return DRA_EXIT_USAGE;
 	if (o.dry_run)
-		return dry_run(&o);
-	log_set_time(!o.once && !o.uninstall);
-	return dra_daemon(&o);
+		r = dry_run(&o);
+	else {
+		log_set_time(!o.once && !o.uninstall);
+		r = dra_daemon(&o);
+	}
+	pool_config_free(o.cfg);
+	return r;
 }

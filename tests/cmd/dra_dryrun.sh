@@ -26,6 +26,29 @@ is "$rc" 2 "a driver name longer than 63 characters exits 2"
 run "$RDMAK" dra --dry-run --root "$TMP/nowhere"
 is "$rc" 1 "a missing sysfs root exits 1"
 
+# --config, the device plugin's file: the driver publishes the devices of the resources it gives
+# the driver ("servedBy": "dra") and refuses a device that a resource of each selects
+split='{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"selectors":{"linkTypes":["infiniband"%s]}},{"resourceName":"roce","rdmaHcaMax":4,"servedBy":"dra","selectors":{"linkTypes":["ether"]}}]}'
+printf "$split" "" >"$TMP/split.json"
+"$RDMAK" dra --dry-run --json --root "$NODES/a100-ib-bond" --node-name a --config "$TMP/split.json" >"$TMP/split.out" 2>"$TMP/err"
+is "$? $(cat "$TMP/err")" "0 " "--config: a split config is taken"
+is "$(jget "$TMP/split.out" "[dv['attributes']['rdmaDevice']['string'] for s in d['items'] for dv in s['spec']['devices']]")" \
+	'["mlx5_bond_0"]' "only the devices of the resource given to the driver"
+printf "$split" ',"ether"' >"$TMP/both.json"
+run "$RDMAK" dra --dry-run --root "$NODES/a100-ib-bond" --node-name a --config "$TMP/both.json"
+is "$rc" 2 "a device of both the plugin's and the driver's resource exits 2"
+is "$err" "rdmak dra: --config: rdma/ib (configList[0], the device plugin's) and rdma/roce (configList[1], servedBy \"dra\") both select mlx5_bond_0: a device is handed out by one of them, never both; narrow one resource's selectors" \
+	"naming both resources and the device"
+printf '{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"selectors":{}}]}' >"$TMP/none.json"
+"$RDMAK" dra --dry-run --json --root "$NODES/a100-ib-bond" --node-name a --config "$TMP/none.json" >"$TMP/none.out"
+is "$? $(jget "$TMP/none.out" "len(d['items'])")" "0 0" "a config that gives the driver nothing publishes nothing"
+run "$RDMAK" dra --dry-run --root "$NODES/a100-ib-bond" --node-name a --config "$TMP/missing.json"
+is "$rc" 2 "a missing --config exits 2"
+printf '{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"servedBy":"DRA","selectors":{}}]}' >"$TMP/bad.json"
+run "$RDMAK" dra --dry-run --root "$NODES/a100-ib-bond" --node-name a --config "$TMP/bad.json"
+is "$rc $err" "2 rdmak dra: --config $TMP/bad.json: configList[0].servedBy: \"DRA\" is not one of \"plugin\", \"dra\"" \
+	"a bad --config: the plugin's parser's words"
+
 # The checks on one node's --json List; prints one line per failure, nothing when all hold.
 cat >"$TMP/check.py" <<'EOF'
 import json, os, re, sys

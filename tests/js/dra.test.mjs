@@ -395,6 +395,36 @@ test('SIGTERM leaves the slices; --uninstall deletes this node\'s and no other\'
 		'--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev')]);
 	assert.equal(refused.status, 1);
 	assert.match(refused.stderr, /rdmak plugin serves this node .*rdmak-rdma_a100.sock.*never both/);
+	// per resource (--config, the plugin's file): the socket of a resource the config leaves to
+	// the plugin is no obstacle, and the driver publishes only its own resources' devices
+	const cfg = path.join(root, 'plugin-config.json');
+	fs.writeFileSync(cfg, JSON.stringify({ configList: [
+		{ resourceName: 'rdma_a100', rdmaHcaMax: 4, selectors: { linkTypes: ['infiniband'] } },
+		{ resourceName: 'roce', rdmaHcaMax: 4, servedBy: 'dra', selectors: { linkTypes: ['ether'] } }] }));
+	const once = ['dra', '--once', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE, '--device-plugins-dir', devicePlugins,
+		'--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev'), '--config', cfg];
+	const split = await run(once);
+	assert.equal(split.status, 0, split.stderr);
+	const published = [...api.slices.values()].filter((s) => s.spec.nodeName === NODE && s.spec.driver === DRIVER)
+		.flatMap((s) => s.spec.devices.map((d) => d.attributes.linkLayer.string));
+	assert.ok(published.length > 0);
+	assert.deepEqual(published.filter((l) => l !== 'Ethernet'), [], 'only the RoCE resource\'s devices');
+	// the plugin still serving the resource the config now gives the driver: refused, by name
+	const fake2 = net.createServer().listen(path.join(devicePlugins, 'rdmak-rdma_roce.sock'));
+	await new Promise((r) => fake2.once('listening', r));
+	const refused2 = await run(once);
+	assert.equal(refused2.status, 1);
+	assert.match(refused2.stderr, /rdmak plugin serves a resource the config gives the driver .*rdmak-rdma_roce.sock/);
+	await new Promise((r) => fake2.close(r));
+	// a device in a resource of each: refused by name, nothing written
+	fs.writeFileSync(cfg, JSON.stringify({ configList: [
+		{ resourceName: 'rdma_a100', rdmaHcaMax: 4, selectors: { linkTypes: ['infiniband', 'ether'] } },
+		{ resourceName: 'roce', rdmaHcaMax: 4, servedBy: 'dra', selectors: { linkTypes: ['ether'] } }] }));
+	const before = JSON.stringify([...api.slices.entries()]);
+	const both = await run(once);
+	assert.equal(both.status, 2);
+	assert.match(both.stderr, /rdma\/rdma_a100 \(configList\[0\], the device plugin's\) and rdma\/roce \(configList\[1\], servedBy "dra"\) both select mlx5_bond_0/);
+	assert.equal(JSON.stringify([...api.slices.entries()]), before);
 	await new Promise((r) => fake.close(r));
 	// --once publishes and exits
 	const o = await run(['dra', '--once', '--device-plugins-dir', devicePlugins, '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE, '--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev')]);

@@ -65,6 +65,25 @@ test('the device plugin and the driver on the same nodes: refused by name', () =
 	// without the plugin, any nodes
 	const docs = render([], ['--set', 'dra.enabled=true', '--set', 'plugin.enabled=false']);
 	one(docs, 'DaemonSet', 'rdmak-dra');
+	assert.ok(!one(docs, 'DaemonSet', 'rdmak-dra').spec.template.spec.containers[0].args.some((a) => a.startsWith('--config')));
+});
+
+test('per resource: the plugin and the driver on the same nodes where plugin.config gives the driver resources', () => {
+	const config = { configList: [{ resourceName: 'hca_shared_devices_a', rdmaHcaMax: 100, selectors: { linkTypes: ['infiniband'] } },
+		{ resourceName: 'roce', rdmaHcaMax: 100, servedBy: 'dra', selectors: { linkTypes: ['ether'] } }] };
+	const docs = render([], ['--set', 'dra.enabled=true', '--set-json', `plugin.config=${JSON.stringify(config)}`]);
+	const ds = one(docs, 'DaemonSet', 'rdmak-dra');
+	const pod = ds.spec.template.spec;
+	assert.ok(pod.containers[0].args.includes('--config=/etc/rdmak/plugin/config.json'));
+	assert.deepEqual(pod.containers[0].volumeMounts.find((m) => m.name === 'plugin-config'),
+		{ name: 'plugin-config', mountPath: '/etc/rdmak/plugin', readOnly: true });
+	assert.equal(pod.volumes.find((v) => v.name === 'plugin-config').configMap.name, 'rdmak-plugin');
+	// the same file as the plugin's, and the pods roll when it changes (the driver reads it at start)
+	assert.equal(JSON.parse(one(docs, 'ConfigMap', 'rdmak-plugin').data['config.json']).configList[1].servedBy, 'dra');
+	assert.match(ds.spec.template.metadata.annotations['checksum/config'], /^[0-9a-f]{64}$/);
+	// a config that gives the driver nothing: still one or the other per node
+	delete config.configList[1].servedBy;
+	assert.throws(() => render([], ['--set', 'dra.enabled=true', '--set-json', `plugin.config=${JSON.stringify(config)}`]), /servedBy/);
 });
 
 test('a DeviceClass with extendedResourceName from the values', () => {
