@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cnispec/cnispec.h"
 #include "hw/hw.h"
 #include "nl/nl.h"
 
@@ -21,6 +22,9 @@
  * VF's PF), of which the record is only the store. */
 #define ATTACH_VF_BITS	       ((1u << 6) - 1)
 #define ATTACH_FABRIC_NAME_MAX 63
+/* The addresses a record keeps of what the pod got: KEP-4817's limit on a device's networkData.ips,
+ * where `rdmak dra` publishes them. */
+#define ATTACH_POD_IPS_MAX 16
 
 struct attach_record {
 	char netns[4096];
@@ -50,6 +54,11 @@ struct attach_record {
 	unsigned
 		vf_set; /* the cni role's CNICONF_VF_* bits set through the PF: put back from vf_orig */
 	struct nl_vf_info vf_orig; /* the VF's settings before ADD */
+	/* what the pod got, once ADD is done ("" and none before): the interface's hardware
+	 * address and its addresses as "addr/len", for a DRA driver's claim status */
+	char pod_mac[3 * 32 + 1];
+	char pod_ips[ATTACH_POD_IPS_MAX][CNISPEC_PREFIX_STRLEN];
+	size_t n_pod_ips;
 };
 
 /* The record of (network, container ID, ifname) under dir: <dir>/<network>/<id>:<ifname>.

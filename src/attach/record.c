@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The record a hostdev attachment leaves (attach.h): written before the first change, updated as
  * ADD goes, removed by DEL; and the walk over every record of a state dir. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -114,6 +115,51 @@ static int vf_unpack(const json_t *o, struct attach_record *st)
 	return 0;
 }
 
+/* "pod": {"mac": ..., "ips": [...]}: what ADD gave the pod, once it is done. */
+static int pod_pack(json_t *o, const struct attach_record *st)
+{
+	json_t *ips = json_array(), *po;
+
+	for (size_t i = 0; ips && i < st->n_pod_ips; i++)
+		if (json_array_append_new(ips, json_string(st->pod_ips[i])) < 0) {
+			json_decref(ips);
+			return -ENOMEM;
+		}
+	po = json_pack("{s:s, s:o}", "mac", st->pod_mac, "ips", ips);
+	if (!po)
+		return -ENOMEM;
+	return json_object_set_new(o, "pod", po) < 0 ? -ENOMEM : 0;
+}
+
+static int pod_unpack(const json_t *o, struct attach_record *st)
+{
+	const json_t *po = json_object_get(o, "pod"), *ips, *v;
+	struct cnispec_prefix pfx;
+	size_t i;
+
+	if (!po)
+		return 0;
+	ips = json_object_get(po, "ips");
+	if (!json_is_object(po) ||
+	    str_field(po, "mac", st->pod_mac, sizeof(st->pod_mac), true) < 0 || !st->pod_mac[0] ||
+	    !json_is_array(ips) || json_array_size(ips) > ATTACH_POD_IPS_MAX)
+		return -EBADMSG;
+	/* hex pairs joined by ':', as str_hwaddr writes them */
+	for (const char *p = st->pod_mac; *p; p += 2 + (p[2] == ':'))
+		if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) ||
+		    (p[2] && p[2] != ':') || (p[2] == ':' && !p[3]))
+			return -EBADMSG;
+	json_array_foreach(ips, i, v)
+	{
+		if (!json_is_string(v) || json_string_length(v) >= sizeof(st->pod_ips[0]) ||
+		    cnispec_prefix_parse(json_string_value(v), &pfx) < 0)
+			return -EBADMSG;
+		memcpy(st->pod_ips[i], json_string_value(v), json_string_length(v) + 1);
+	}
+	st->n_pod_ips = i;
+	return 0;
+}
+
 static int state_save(const char *dir, const char *network, const char *id, const char *ifname,
 		      bool rdma, const struct attach_record *st)
 {
@@ -149,7 +195,7 @@ static int state_save(const char *dir, const char *network, const char *id, cons
 			return -ENOMEM;
 		}
 	}
-	if (st->vf_set && vf_pack(o, st) < 0) {
+	if ((st->vf_set && vf_pack(o, st) < 0) || (st->pod_mac[0] && pod_pack(o, st) < 0)) {
 		json_decref(o);
 		return -ENOMEM;
 	}
@@ -250,7 +296,7 @@ int attach_record_parse(const char *buf, size_t len, struct attach_record *ret)
 		/* a record from before "fabricAdded": that version added every GUID it named */
 		st.fabric_added = !added || json_is_true(added);
 	}
-	if (vf_unpack(o, &st) < 0)
+	if (vf_unpack(o, &st) < 0 || pod_unpack(o, &st) < 0)
 		goto out;
 	if (guid[0] && hex16(guid, &st.guid_orig) < 0)
 		goto out;

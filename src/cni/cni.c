@@ -354,6 +354,17 @@ static void add_rollback(struct cni_ctx *c, const struct cni_link_ops *ops, bool
 					   c->req->env->container_id, c->ifname);
 }
 
+/* What the pod got, into the record: `rdmak dra` publishes it as the claim's networkData. */
+static void record_pod(struct attach_record *st, const char *mac, const struct cnispec_result *res,
+		       size_t idx)
+{
+	snprintf(st->pod_mac, sizeof(st->pod_mac), "%s", mac);
+	st->n_pod_ips = 0;
+	for (size_t i = 0; i < res->n_ips && st->n_pod_ips < ATTACH_POD_IPS_MAX; i++)
+		if (res->ips[i].interface == (int)idx)
+			cnispec_prefix_str(&res->ips[i].address, st->pod_ips[st->n_pod_ips++]);
+}
+
 static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
 		  struct cnispec_error *err)
 {
@@ -457,6 +468,8 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 		goto fail;
 	if ((r = cnispec_result_set_dns(res, &ipam->dns)) < 0)
 		goto fail;
+	if (c.st)
+		record_pod(&st, mac, res, idx);
 	if (c.st && (r = cni_ctx_save_state(&c, err)) < 0)
 		goto fail;
 	log_info("%s: %s%s%s in the pod, %zu address(es)%s", c.ifname, cniconf_link_name(cfg->link),

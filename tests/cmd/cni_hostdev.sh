@@ -87,6 +87,8 @@ is "$(host_link vf11)" "" "and gone from the host"
 is "$(jout 'd["interfaces"][0].get("pciID")')" None "no pciID: vf11 has no PCI function in the sysfs tree"
 is "$(ip netns exec "$P" ping -q -c1 -w5 -I 172.16.22.50 172.16.22.254 >/dev/null 2>&1; echo $?)" 0 "the pod reaches vf11's gateway through it"
 is "$(records)" 1 "one attachment record"
+is "$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["pod"]; print(p["mac"], *p["ips"])' "$TMP"/state/byname/*)" \
+	"$(jout 'd["interfaces"][0]["mac"]') 172.16.22.50/24" "the record keeps what the pod got: its MAC and address (rdmak dra's networkData)"
 cni CHECK n1 net1 "$POD" "$(prev_conf "$C" "$R")"
 is "$rc" 0 "CHECK"
 cni DEL n1 net1 "$POD" "$(prev_conf "$C" "$R")"

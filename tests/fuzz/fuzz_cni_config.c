@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1) {
 		config((const char *)data + 1, size - 1);
 	} else if (attach_record_parse((const char *)data + 1, size - 1, &st) == 0) {
-		if (!st.host_name[0] || st.host_mac_len > sizeof(st.host_mac))
+		if (!st.host_name[0] || st.host_mac_len > sizeof(st.host_mac) ||
+		    st.n_pod_ips > ATTACH_POD_IPS_MAX || (st.n_pod_ips && !st.pod_mac[0]))
 			__builtin_trap();
 	}
 	return 0;

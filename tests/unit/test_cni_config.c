@@ -387,6 +387,38 @@ static void test_state(void **st)
 	assert_int_equal(back.vf_orig.link_state, 2);
 	assert_int_equal(attach_record_remove(dir, "net", "c4", "net1"), 0);
 	s.vf_set = 0;
+	/* what the pod got, once ADD is done (rdmak dra's networkData); none before */
+	assert_int_equal(back.n_pod_ips, 0);
+	assert_string_equal(back.pod_mac, "");
+	strcpy(s.pod_mac, "02:00:00:00:00:05");
+	strcpy(s.pod_ips[0], "10.56.217.2/24");
+	strcpy(s.pod_ips[1], "fd00::2/64");
+	s.n_pod_ips = 2;
+	assert_int_equal(attach_record_save(dir, "net", "c5", "net1", &s), 0);
+	assert_int_equal(attach_record_load(dir, "net", "c5", "net1", &back), 1);
+	assert_string_equal(back.pod_mac, "02:00:00:00:00:05");
+	assert_int_equal(back.n_pod_ips, 2);
+	assert_string_equal(back.pod_ips[0], "10.56.217.2/24");
+	assert_string_equal(back.pod_ips[1], "fd00::2/64");
+	assert_int_equal(attach_record_remove(dir, "net", "c5", "net1"), 0);
+	s.pod_mac[0] = '\0';
+	s.n_pod_ips = 0;
+	{
+		static const char *const bad[] = {
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"zz:00\",\"ips\":[]}}",
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"\",\"ips\":[]}}",
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"02:00:\",\"ips\":[]}}",
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"02:00\",\"ips\":[\"10.0.0.300/24\"]}}",
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"02:00\",\"ips\":\"10.0.0.3/24\"}}",
+			"{\"hostName\":\"vf0\",\"pod\":{\"mac\":\"02:00\",\"ips\":[\"1.0.0.1/8\",\"1.0.0.2/8\","
+			"\"1.0.0.3/8\",\"1.0.0.4/8\",\"1.0.0.5/8\",\"1.0.0.6/8\",\"1.0.0.7/8\",\"1.0.0.8/8\",\"1.0.0.9/8\","
+			"\"1.0.0.10/8\",\"1.0.0.11/8\",\"1.0.0.12/8\",\"1.0.0.13/8\",\"1.0.0.14/8\",\"1.0.0.15/8\","
+			"\"1.0.0.16/8\",\"1.0.0.17/8\"]}}",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			assert_int_equal(attach_record_parse(bad[i], strlen(bad[i]), &back), -EBADMSG);
+	}
 	/* a damaged VF part is refused, not read as "nothing to put back" */
 	{
 		static const char bad[] = "{\"hostName\":\"vf0\",\"vfIndex\":1,\"vfOrig\":{\"set\":1,\"mac\":\"02:00:00:00:00:01\","
