@@ -8,6 +8,7 @@
  * - publish.c: the slices at the API server, written where a pool changed.
  * - prepare.c: NodePrepareResources / NodeUnprepareResources of one claim: the CDI spec, the
  *   topology file, the state that lets Unprepare work after a restart.
+ * - status.c: the prepared claims' device status, networkData from rdmak-cni's records.
  * - main.c: options, --dry-run, the daemon. */
 #ifndef RDMAK_DRA_H
 #define RDMAK_DRA_H
@@ -122,6 +123,20 @@ const char *dra_publisher_list_rv(const struct dra_publisher *p);
 /* Whether a slice (a watch event's object) is exactly what this publisher last wrote. */
 bool dra_publisher_owns(struct dra_publisher *p, const json_t *slice);
 const struct dra_publish_stats *dra_publisher_stats(const struct dra_publisher *p);
+
+/* ---- the claims' device status (KEP-4817 networkData) ---- */
+
+struct dra_status;
+
+int dra_status_new(struct dra_status **ret);
+void dra_status_free(struct dra_status *s);
+/* One round (status.c): every claim prepared here (its state file) gets, for each of its
+ * devices that rdmak-cni attached (a record under cni_dir with what the pod got), an entry of
+ * status.devices[] with networkData, written where it differs from the last written. The
+ * number of claims written, or -errno with err (the first failure; the other claims are still
+ * tried: -ESTALE a write that lost a race, -EACCES RBAC). */
+int dra_status_sync(struct dra_status *s, struct dra_driver *d, const char *cni_dir, char *err,
+		    size_t errlen);
 
 /* The NCCL topology XML (NCCL_TOPO_FILE) of a claim holding nics and gpus (PCI functions of
  * node), bridges' attributes read through ctx: malloc'd text in *ret. -ENOMEM. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach/attach.h"
 #include "daemon/daemon.h"
 #include "doc/doc.h"
 #include "doc/yaml.h"
@@ -42,8 +43,9 @@ struct opts {
 	const char *topology; /* --nccl-topology LIST */
 	const char *kubeconfig, *registry_dir, *plugin_dir, *cdi_dir, *state_dir, *alive_file;
 	const char *device_plugins_dir;
-	const char *config;	 /* --config: the device plugin's configuration */
-	struct pool_config *cfg; /* its resources; NULL: the driver publishes every device */
+	const char *config;	   /* --config: the device plugin's configuration */
+	const char *cni_state_dir; /* rdmak-cni's attachment records */
+	struct pool_config *cfg;   /* its resources; NULL: the driver publishes every device */
 	unsigned interval_s;
 	bool dry_run, json, once, uninstall;
 	int verbose;
@@ -77,6 +79,9 @@ static void usage(FILE *f)
 	      "resources with\n"
 	      "                         \"servedBy\": \"dra\" (default: every RDMA device of the "
 	      "node)\n"
+	      "      --cni-state-dir DIR  rdmak-cni's attachment records: what a claim's pod got, "
+	      "written into the\n"
+	      "                         claim's device status (default " ATTACH_DEFAULT_DIR ")\n"
 	      "      --device-plugins-dir DIR  refuse to start while rdmak plugin serves a socket "
 	      "there (default\n"
 	      "                         /var/lib/kubelet/device-plugins): of a resource the config "
@@ -122,7 +127,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_ONCE,
 		O_UNINSTALL,
 		O_DEVICE_PLUGINS,
-		O_CONFIG
+		O_CONFIG,
+		O_CNI_STATE
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -142,6 +148,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "uninstall", no_argument, NULL, O_UNINSTALL },
 		{ "device-plugins-dir", required_argument, NULL, O_DEVICE_PLUGINS },
 		{ "config", required_argument, NULL, O_CONFIG },
+		{ "cni-state-dir", required_argument, NULL, O_CNI_STATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -168,6 +175,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_UNINSTALL: o->uninstall = true; break;
 		case O_DEVICE_PLUGINS: o->device_plugins_dir = optarg; break;
 		case O_CONFIG: o->config = optarg; break;
+		case O_CNI_STATE: o->cni_state_dir = optarg; break;
 		case O_INTERVAL: {
 			unsigned long long v;
 
@@ -426,6 +434,8 @@ struct daemon {
 	const struct opts *o;
 	struct dra_driver drv;
 	struct dra_publisher *pub;
+	struct dra_status *status;
+	char last_status_err[512];
 	struct kubelet_dra *kd;
 	int64_t next_check_ms, next_sync_ms;
 	unsigned sync_backoff_s;
@@ -692,6 +702,28 @@ static void on_events(void *ud)
 	}
 }
 
+/* The prepared claims' device status, once a round: a failure is said once, and the round
+ * after tries again. */
+static void status_round(struct daemon *d)
+{
+	char err[512];
+	int r = dra_status_sync(d->status, &d->drv, d->o->cni_state_dir, err, sizeof(err));
+
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "%s", strerror(-r));
+		if (strcmp(err, d->last_status_err))
+			log_warning("claim status: %s", err);
+		snprintf(d->last_status_err, sizeof(d->last_status_err), "%s", err);
+		return;
+	}
+	if (d->last_status_err[0])
+		log_info("claim status: writing works again");
+	d->last_status_err[0] = '\0';
+	if (r > 0)
+		log_info("claim status: %d claim(s) written", r);
+}
+
 static int on_tick(void *ud)
 {
 	struct daemon *d = ud;
@@ -707,6 +739,7 @@ static int on_tick(void *ud)
 			d->sync_needed = true;
 			d->next_sync_ms = 0;
 		}
+		status_round(d);
 		d->next_check_ms = now_ms() + 1000 * (int64_t)d->o->interval_s;
 	}
 	if (d->sync_needed && now_ms() >= d->next_sync_ms)
@@ -805,7 +838,8 @@ static int dra_daemon(const struct opts *o)
 		ret = o->kubeconfig ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
 		goto out;
 	}
-	if (dra_publisher_new(d.drv.api, o->driver, o->node_name, &d.pub) < 0)
+	if (dra_publisher_new(d.drv.api, o->driver, o->node_name, &d.pub) < 0 ||
+	    dra_status_new(&d.status) < 0)
 		goto out;
 	if (o->uninstall) {
 		r = dra_publisher_delete_all(d.pub, err, sizeof(err));
@@ -894,6 +928,7 @@ out:
 	closep(&d.stop_fd);
 	closep(&d.event_fd);
 	dra_publisher_free(d.pub);
+	dra_status_free(d.status);
 	k8s_client_free(d.drv.api);
 	dra_inventory_clear(&d.drv.inv);
 	hw_node_free(d.drv.node);
@@ -914,6 +949,7 @@ int dra_main(int argc, char **argv)
 		.state_dir = "/var/lib/rdmak/dra",
 		.interval_s = 10,
 		.device_plugins_dir = "/var/lib/kubelet/device-plugins",
+		.cni_state_dir = ATTACH_DEFAULT_DIR,
 	};
 	int r;
 

@@ -7,6 +7,12 @@
 // devices a slice, 32 attributes and capacities a device, string values of 64 bytes, attribute
 // names a C identifier of at most 32 characters after an optional domain, device names DNS
 // labels, the driver a DNS subdomain of at most 63, the pool name DNS subdomains joined by '/'.
+// A claim's status written (PUT .../resourceclaims/NAME/status) is validated the same way: the
+// ResourceClaim schema, then the API server's rules for status.devices[] (KEP-4817,
+// ValidateResourceClaimStatusUpdate): each entry names a device of the claim's allocation
+// (driver, pool, device), at most once; networkData's interfaceName at most 256 bytes,
+// hardwareAddress at most 128, at most 16 ips, each an interface address in canonical form
+// ("10.1.0.5/16", "fd00::5/64"), none twice; and the claim's spec and allocation unchanged.
 // A write that fails validation is answered 422 and recorded in `invalid`.
 //
 //   GET    /api/v1/nodes/NAME
@@ -14,6 +20,8 @@
 //   GET    /apis/resource.k8s.io/v1/resourceslices[?fieldSelector=spec.nodeName=N,spec.driver=D]
 //          [&watch=1&resourceVersion=RV&allowWatchBookmarks=true]  (a watch: chunked JSON lines;
 //          an RV older than the server keeps is answered with an ERROR event, code 410)
+//   PUT    /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME/status  (409 Conflict on a
+//                                                           stale metadata.resourceVersion, 404)
 //   POST   /apis/resource.k8s.io/v1/resourceslices          (409 AlreadyExists)
 //   PUT    /apis/resource.k8s.io/v1/resourceslices/NAME     (409 Conflict on a stale
 //                                                           metadata.resourceVersion, 404)
@@ -25,6 +33,8 @@
 //   api.nodes.set(name, uid); api.claims.set('ns/name', obj)
 //   api.slices                                        Map name -> stored object
 //   api.writes                                        [{ verb, name, bytes, status }]
+//   api.statusWrites                                  [{ claim: 'ns/name', code, status }] claims' status
+//   api.staleAfterRead(key)                           the next read of claim 'ns/name' goes stale
 //   api.invalid                                       [{ name, why }]
 //   api.forbid(verb)                                  403 for that verb ('list', 'create', ...)
 //   api.allow()                                       no 403 any more
@@ -36,7 +46,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { ResourceSlice } from 'kubernetes-models-5/resource.k8s.io/v1';
+import net from 'node:net';
+import { ResourceClaim, ResourceSlice } from 'kubernetes-models-5/resource.k8s.io/v1';
 
 const openssl = (args) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -92,6 +103,41 @@ export function sliceLimits(s) {
 	return '';
 }
 
+// "addr/len" as Kubernetes' IsValidInterfaceAddress takes it: an address and a prefix length of
+// its family, both in canonical form (no leading zeros, IPv6 lower case and compressed).
+function interfaceAddress(s) {
+	const m = /^([^/]+)\/(\d{1,3})$/.exec(s);
+	if (!m || String(Number(m[2])) !== m[2]) return false;
+	const v = net.isIP(m[1]);
+	if (!v || Number(m[2]) > (v === 4 ? 32 : 128)) return false;
+	if (v === 4) return m[1].split('.').every((o) => String(Number(o)) === o);
+	return new URL(`http://[${m[1]}]/`).hostname === `[${m[1]}]`;
+}
+
+// The API server's own rules for a claim's status.devices (beyond the schema's types).
+export function claimStatusLimits(obj, cur) {
+	if (JSON.stringify(obj.spec) !== JSON.stringify(cur.spec)) return 'spec: a status update changes no spec';
+	if (JSON.stringify(obj.status?.allocation) !== JSON.stringify(cur.status?.allocation)) return 'status.allocation: changed';
+	const results = obj.status?.allocation?.devices?.results || [];
+	const seen = new Set();
+	for (const [i, d] of (obj.status?.devices || []).entries()) {
+		const at = `status.devices[${i}]`;
+		if (!results.some((r) => r.driver === d.driver && r.pool === d.pool && r.device === d.device))
+			return `${at}: must be an allocated device in the claim`;
+		const key = `${d.driver}/${d.pool}/${d.device}/${d.shareID || ''}`;
+		if (seen.has(key)) return `${at}: Duplicate value`;
+		seen.add(key);
+		const n = d.networkData;
+		if (!n) continue;
+		if (n.interfaceName !== undefined && Buffer.byteLength(n.interfaceName) > 256) return `${at}.networkData.interfaceName: Too long`;
+		if (n.hardwareAddress !== undefined && Buffer.byteLength(n.hardwareAddress) > 128) return `${at}.networkData.hardwareAddress: Too long`;
+		if ((n.ips || []).length > 16) return `${at}.networkData.ips: Too many`;
+		if (new Set(n.ips || []).size !== (n.ips || []).length) return `${at}.networkData.ips: Duplicate value`;
+		for (const ip of n.ips || []) if (!interfaceAddress(ip)) return `${at}.networkData.ips: Invalid value: ${JSON.stringify(ip)}`;
+	}
+	return null;
+}
+
 function fieldMatch(sel, obj) {
 	if (!sel) return true;
 	for (const term of sel.split(',')) {
@@ -108,6 +154,8 @@ export async function startApiServer({ dir, token = 'test-token' }) {
 	const claims = new Map();
 	const slices = new Map();
 	const writes = [];
+	const statusWrites = [];
+	const staleAfterRead = new Set();
 	const invalid = [];
 	const forbidden = new Set();
 	const history = []; // [{ rv, type, obj }] for watches
@@ -154,7 +202,39 @@ export async function startApiServer({ dir, token = 'test-token' }) {
 			if (forbidden.has('getclaim')) return status(res, 403, 'Forbidden', 'resourceclaims is forbidden');
 			const c = claims.get(`${m[1]}/${m[2]}`);
 			if (!c) return status(res, 404, 'NotFound', `resourceclaims "${m[2]}" not found`);
-			return send(res, 200, c);
+			c.metadata.resourceVersion ??= String(++rv);
+			send(res, 200, c);
+			// someone else's write right after this read: the reader's update is stale
+			if (staleAfterRead.delete(`${m[1]}/${m[2]}`)) c.metadata.resourceVersion = String(++rv);
+			return;
+		}
+		if (req.method === 'PUT' && (m = p.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/resourceclaims\/([^/]+)\/status$/))) {
+			const body = await readBody(req);
+			if (forbidden.has('updateclaimstatus')) return status(res, 403, 'Forbidden', 'resourceclaims/status is forbidden: cannot update');
+			const key = `${m[1]}/${m[2]}`;
+			const cur = claims.get(key);
+			if (!cur) return status(res, 404, 'NotFound', `resourceclaims "${m[2]}" not found`);
+			let obj;
+			try {
+				obj = JSON.parse(body);
+				new ResourceClaim(obj).validate();
+			} catch (e) {
+				invalid.push({ name: key, why: e.message });
+				return status(res, 422, 'Invalid', e.message);
+			}
+			const why = obj.metadata?.name !== m[2] || obj.metadata?.uid !== cur.metadata.uid ? 'metadata: another claim' : claimStatusLimits(obj, cur);
+			if (why) {
+				invalid.push({ name: key, why });
+				return status(res, 422, 'Invalid', why);
+			}
+			if (obj.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+				statusWrites.push({ claim: key, code: 409 });
+				return status(res, 409, 'Conflict', 'Operation cannot be fulfilled on resourceclaims: the object has been modified');
+			}
+			cur.status = obj.status;
+			cur.metadata.resourceVersion = String(++rv);
+			statusWrites.push({ claim: key, code: 200, status: structuredClone(cur.status) });
+			return send(res, 200, cur);
 		}
 		if (p === '/apis/resource.k8s.io/v1/resourceslices' && req.method === 'GET') {
 			const sel = url.searchParams.get('fieldSelector');
@@ -247,7 +327,7 @@ export async function startApiServer({ dir, token = 'test-token' }) {
 
 	const api = {
 		get port() { return port; },
-		ca, nodes, claims, slices, writes, invalid,
+		ca, nodes, claims, slices, writes, statusWrites, invalid,
 		kubeconfig(file) {
 			fs.writeFileSync(file, JSON.stringify({
 				apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
@@ -258,6 +338,7 @@ export async function startApiServer({ dir, token = 'test-token' }) {
 			return file;
 		},
 		forbid(verb) { forbidden.add(verb); },
+		staleAfterRead(key) { staleAfterRead.add(key); },
 		allow() { forbidden.clear(); },
 		edit(name, fn) {
 			const s = structuredClone(slices.get(name));

@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import grpc from '@grpc/grpc-js';
-import { startApiServer } from './apiserver.mjs';
+import { claimStatusLimits, startApiServer } from './apiserver.mjs';
 import { loadDra } from './drakubelet.mjs';
 
 const TOP = process.env.TOP || path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
@@ -34,6 +34,7 @@ const registry = path.join(root, 'plugins_registry');
 const plugins = path.join(root, 'plugins');
 const cdiDir = path.join(root, 'cdi');
 const stateDir = path.join(root, 'state');
+const cniDir = path.join(root, 'cni'); // rdmak-cni's attachment records
 const DRIVER = 'rdma.rdmak.io';
 const NODE = 'node-a';
 
@@ -47,7 +48,7 @@ function startDriver(args = []) {
 	const proc = spawn(RDMAK, ['dra', '--kubeconfig', path.join(root, 'kubeconfig'), '--node-name', NODE,
 		'--device-plugins-dir', devicePlugins,
 		'--registry-dir', registry, '--plugin-dir', plugins, '--cdi-dir', cdiDir, '--state-dir', stateDir,
-		'--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev'), '--interval', '1', ...args],
+		'--cni-state-dir', cniDir, '--sysfs', path.join(node, 'sys'), '--devfs', path.join(node, 'dev'), '--interval', '1', ...args],
 	{ stdio: ['ignore', 'ignore', 'pipe'] });
 	let err = '';
 	proc.stderr.on('data', (d) => (err += d));
@@ -255,6 +256,68 @@ test('v1beta1: the same service on the older path', async () => {
 	assert.deepEqual(u.claims[UID_B], { error: '' });
 	assert.equal(fs.existsSync(cdiFile(UID_B)), false);
 	c.close();
+});
+
+// rdmak-cni's record of an attachment, as it leaves it once ADD is done (src/attach)
+function attachRecord(network, id, ifname, rec) {
+	fs.mkdirSync(path.join(cniDir, network), { recursive: true, mode: 0o700 });
+	fs.writeFileSync(path.join(cniDir, network, `${id}:${ifname}`), JSON.stringify({ netns: '/run/netns/p', hostUp: true, ...rec }), { mode: 0o600 });
+}
+
+test('claim status: networkData of the devices rdmak-cni attached, written after prepare, other drivers\' entries kept', async () => {
+	const uid = '0b6f3c1e-0000-4000-8000-000000000010';
+	const gpuStatus = { driver: 'gpu.nvidia.com', pool: NODE, device: 'gpu-6', data: { uuid: 'GPU-1' } };
+	const cl = claim(uid, 'net', [ours('a', '0000:c6:00.0'), ours('b', '0000:e1:00.0'), gpu('g', 'gpu-6')]);
+	cl.status.devices = [gpuStatus];
+	api.claims.set('team/net', cl);
+	const c = dial(v1);
+	const r = await call(c, 'NodePrepareResources', { claims: [{ namespace: 'team', uid, name: 'net' }] });
+	assert.equal(r.claims[uid].error, '');
+	// prepare comes before the pod's sandbox, whose network the CNI attaches: nothing to say yet
+	assert.deepEqual(api.statusWrites.filter((w) => w.claim === 'team/net'), []);
+	const entry = (pci, networkData) => ({ driver: DRIVER, pool: `${NODE}/pci-${pci.replace(/[:.]/g, '-')}`, device: `pci-${pci.replace(/[:.]/g, '-')}`, networkData });
+	// the VF of c6 attached as net1 with two addresses
+	attachRecord('ib-net', 'c0ffee01', 'net1', { hostName: 'ibp198s0', pci: '0000:c6:00.0', rdmaDevice: 'mlx5_1',
+		pod: { mac: '00:00:01:07:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:8e:39:5a', ips: ['10.56.217.2/24', 'fd00:1::2/64'] } });
+	const net1 = { interfaceName: 'net1', hardwareAddress: '00:00:01:07:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:8e:39:5a', ips: ['10.56.217.2/24', 'fd00:1::2/64'] };
+	await until('the status', () => api.claims.get('team/net').status.devices?.length === 2);
+	assert.deepEqual(api.claims.get('team/net').status.devices, [gpuStatus, entry('0000:c6:00.0', net1)]);
+	// the RoCE device attached without IPAM: no ips
+	attachRecord('roce-net', 'c0ffee01', 'net2', { hostName: 'bond0', pci: '0000:e1:00.0', rdmaDevice: 'mlx5_bond_0', pod: { mac: '0c:42:a1:00:00:02', ips: [] } });
+	await until('the second entry', () => api.claims.get('team/net').status.devices.length === 3);
+	assert.deepEqual(api.claims.get('team/net').status.devices[2], entry('0000:e1:00.0', { interfaceName: 'net2', hardwareAddress: '0c:42:a1:00:00:02' }));
+	// net1 detached (DEL removes the record): its entry goes, the others stay; someone else
+	// writes the claim between the driver's read and its write: a 409, and the next round writes
+	api.staleAfterRead('team/net');
+	fs.rmSync(path.join(cniDir, 'ib-net', 'c0ffee01:net1'));
+	await until('the entry removed', () => api.claims.get('team/net').status.devices.length === 2);
+	assert.deepEqual(api.claims.get('team/net').status.devices, [gpuStatus, entry('0000:e1:00.0', { interfaceName: 'net2', hardwareAddress: '0c:42:a1:00:00:02' })]);
+	assert.deepEqual(api.invalid, []);
+	// what it last wrote is what it would write: no further writes
+	assert.deepEqual(api.statusWrites.filter((w) => w.claim === 'team/net').map((w) => w.code), [200, 200, 409, 200]);
+	// RBAC without resourceclaims/status: said in the log, written once allowed
+	api.forbid('updateclaimstatus');
+	attachRecord('ib-net', 'c0ffee01', 'net1', { hostName: 'ibp198s0', pci: '0000:c6:00.0', rdmaDevice: 'mlx5_1', pod: { mac: '02:00:00:00:00:01', ips: ['10.56.217.3/24'] } });
+	await until('the refusal logged', () => /claim status: writing the status of ResourceClaim team\/net: HTTP 403/.test(driver.err()));
+	api.allow();
+	await until('written once allowed', () => api.claims.get('team/net').status.devices.length === 3);
+	const u = await call(c, 'NodeUnprepareResources', { claims: [{ namespace: 'team', uid, name: 'net' }] });
+	assert.deepEqual(u.claims[uid], { error: '' });
+	c.close();
+	fs.rmSync(cniDir, { recursive: true });
+});
+
+test('the stand-in refuses a claim status the API server would refuse', () => {
+	const cl = claim('u', 'x', [ours('a', '0000:c6:00.0')]);
+	const ok = { driver: DRIVER, pool: `${NODE}/pci-0000-c6-00-0`, device: 'pci-0000-c6-00-0', networkData: { interfaceName: 'net1', ips: ['10.0.0.1/24'] } };
+	const w = (devices) => claimStatusLimits({ ...cl, status: { ...cl.status, devices } }, cl);
+	assert.equal(w([ok]), null);
+	assert.match(w([{ ...ok, device: 'pci-0000-46-00-0' }]), /must be an allocated device/);
+	assert.match(w([ok, ok]), /Duplicate value/);
+	for (const ip of ['10.0.0.01/24', '10.0.0.1', '10.0.0.1/33', 'FD00::1/64', 'fd00:0::1/64'])
+		assert.match(w([{ ...ok, networkData: { ips: [ip] } }]), /ips: Invalid value/, ip);
+	assert.match(w([{ ...ok, networkData: { ips: Array.from({ length: 17 }, (_, i) => `10.0.0.${i}/24`) } }]), /Too many/);
+	assert.match(w([{ ...ok, networkData: { interfaceName: 'x'.repeat(257) } }]), /interfaceName: Too long/);
 });
 
 test('a restart between prepare and unprepare: unprepare removes exactly what prepare made', async () => {

@@ -30,6 +30,7 @@ test('dra.enabled: ServiceAccount, the narrowest ClusterRole, DeviceClasses, the
 		{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
 		{ apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['list', 'watch', 'create', 'update', 'delete'] },
 		{ apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+		{ apiGroups: ['resource.k8s.io'], resources: ['resourceclaims/status'], verbs: ['update'] },
 	]);
 	const binding = one(docs, 'ClusterRoleBinding', 'rdmak-dra');
 	assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'rdmak-dra', namespace: 'kube-system' }]);
@@ -49,8 +50,11 @@ test('dra.enabled: ServiceAccount, the narrowest ClusterRole, DeviceClasses, the
 	// the kubelet dials the endpoint the driver names: host paths, the same inside
 	const mounts = Object.fromEntries(c.volumeMounts.map((m) => [m.name, m]));
 	const vols = Object.fromEntries(pod.volumes.map((v) => [v.name, v]));
-	for (const n of ['registry', 'plugins', 'cdi', 'state'])
+	for (const n of ['registry', 'plugins', 'cdi', 'state', 'cni-state'])
 		assert.equal(mounts[n].mountPath, vols[n].hostPath.path, `${n} at its host path`);
+	// rdmak-cni's records, where the node's settings put them, read only
+	assert.ok(c.args.includes('--cni-state-dir=/var/lib/cni/rdmak-cni'));
+	assert.equal(mounts['cni-state'].readOnly, true);
 	assert.equal(mounts.sys.readOnly, true);
 	assert.equal(mounts.dev.readOnly, true);
 	assert.equal(c.securityContext.privileged, false);
