@@ -45,7 +45,6 @@ struct opts {
 	const char *device_plugins_dir;
 	const char *config;	   /* --config: the device plugin's configuration */
 	const char *cni_state_dir; /* rdmak-cni's attachment records */
-	struct pool_config *cfg;   /* its resources; NULL: the driver publishes every device */
 	unsigned interval_s;
 	bool dry_run, json, once, uninstall;
 	int verbose;
@@ -246,37 +245,37 @@ static int load(const struct opts *o, struct hw_ctx **ret_ctx, struct hw_node **
 	return 0;
 }
 
-/* --config: the device plugin's file, read as the plugin reads it (its parser, its refusals). */
-static int config_load(struct opts *o)
+/* The largest config read, as the plugin reads it. */
+#define CONFIG_MAX (4u << 20)
+
+static int parse_config(const char *buf, size_t len, void *ret, char *err, size_t errlen)
 {
-	_cleanup_free_ char *buf = NULL;
-	char err[512] = "";
-	size_t len;
+	return pool_config_parse(buf, len, ret, err, errlen);
+}
+
+/* --config: the device plugin's file, read as the plugin reads it (its parser, its refusals).
+ * *ret NULL without --config. -EINVAL (refused) or -errno with "<path>: <why>" in err. */
+static int config_load(const struct opts *o, struct pool_config **ret, char **ret_text, char *err,
+		       size_t errlen)
+{
 	int r;
 
+	*ret = NULL;
 	if (!o->config)
 		return 0;
-	r = fileio_read_at(AT_FDCWD, o->config, 1u << 20, &buf, &len);
-	if (r < 0) {
-		fprintf(stderr, "rdmak dra: --config %s: %s\n", o->config, strerror(-r));
+	r = daemon_config_load(o->config, CONFIG_MAX, parse_config, ret, ret_text, err, errlen);
+	if (r < 0)
 		return r;
-	}
-	r = pool_config_parse(buf, len, &o->cfg, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "rdmak dra: --config %s: %s\n", o->config,
-			r == -EINVAL && err[0] ? err : strerror(-r));
-		return r;
-	}
-	for (size_t i = 0; i < o->cfg->warnings.n; i++)
-		log_warning("%s: %s", o->config, o->cfg->warnings.v[i]);
+	for (size_t i = 0; i < (*ret)->warnings.n; i++)
+		log_warning("%s: %s", o->config, (*ret)->warnings.v[i]);
 	return 0;
 }
 
 /* The devices of node the driver publishes: with --config those of the resources it is given,
  * split from the plugin's as the plugin splits them (pool_set_build: a device of both is
  * refused, -EINVAL with the reason in err). */
-static int inventory(const struct opts *o, const struct hw_node *node, struct dra_inventory *ret,
-		     char *err, size_t errlen)
+static int inventory(const struct pool_config *cfg, const struct hw_node *node,
+		     struct dra_inventory *ret, char *err, size_t errlen)
 {
 	struct pool_opts po = { .served = POOL_BY_DRA, .err = err, .errlen = errlen };
 	struct pool_set *ps = NULL;
@@ -285,9 +284,9 @@ static int inventory(const struct opts *o, const struct hw_node *node, struct dr
 	int r;
 
 	err[0] = '\0';
-	if (!o->cfg)
+	if (!cfg)
 		return dra_inventory_build(node, NULL, ret);
-	r = pool_set_build(o->cfg, node, &po, &ps);
+	r = pool_set_build(cfg, node, &po, &ps);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; r >= 0 && i < ps->n; i++)
@@ -353,7 +352,7 @@ static int topology(const struct opts *o, struct hw_ctx *ctx, const struct hw_no
 	return fwrite(xml, 1, len, stdout) == len ? 0 : -errno;
 }
 
-static int dry_run(const struct opts *o)
+static int dry_run(const struct opts *o, const struct pool_config *cfg)
 {
 	struct hw_ctx *ctx = NULL;
 	struct hw_node *node = NULL;
@@ -365,7 +364,7 @@ static int dry_run(const struct opts *o)
 
 	if (load(o, &ctx, &node) < 0)
 		return DRA_EXIT_RUNTIME;
-	r = inventory(o, node, &inv, err, sizeof(err));
+	r = inventory(cfg, node, &inv, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "rdmak dra: %s%s\n", err[0] ? "--config: " : "",
 			err[0] ? err : strerror(-r));
@@ -436,6 +435,10 @@ struct daemon {
 	struct dra_publisher *pub;
 	struct dra_status *status;
 	char last_status_err[512];
+	/* --config: the running one and its text, and the last refusal of a new one said */
+	struct pool_config *cfg;
+	char *cfg_text;
+	struct daemon_refusal refusal;
 	struct kubelet_dra *kd;
 	int64_t next_check_ms, next_sync_ms;
 	unsigned sync_backoff_s;
@@ -536,7 +539,7 @@ static int reload(struct daemon *d)
 	if (r < 0)
 		return log_warning_errno(r, "reading the node: %s: %m; keeping the previous model",
 					 herr.path);
-	r = inventory(d->o, node, &inv, err, sizeof(err));
+	r = inventory(d->cfg, node, &inv, err, sizeof(err));
 	if (r < 0) {
 		hw_node_free(node);
 		if (err[0])
@@ -750,19 +753,72 @@ static int on_tick(void *ud)
 	return (int)(wait < 0 ? 0 : wait > 1000 ? 1000 : wait);
 }
 
-static const struct daemon_ops loop_ops = { .tick = on_tick };
+static int plugin_serves(const struct opts *o, const struct pool_config *cfg, char *err,
+			 size_t errlen);
+
+/* --config changed (a ConfigMap swaps it; checked every second too): the new split, refused as
+ * at start (a device of both, the plugin still serving a resource now given to the driver) and
+ * then the running one kept, said once per content; taken, the devices published again. The
+ * plugin reloads the same file itself: where a resource moves back to the plugin, the driver
+ * stops publishing it while the plugin, seeing no socket of the driver's to wait for, may
+ * already serve it; docs/dra.md says to drain the resource's pods first. */
+static void on_reload(void *ud, enum daemon_reload_reason why)
+{
+	struct daemon *d = ud;
+	struct pool_config *cfg = NULL;
+	struct dra_inventory inv = { 0 };
+	char *text = NULL, err[512];
+	int r;
+
+	if (!d->o->config)
+		return;
+	r = config_load(d->o, &cfg, &text, err, sizeof(err));
+	if (r >= 0 && d->cfg_text && !strcmp(text, d->cfg_text)) {
+		pool_config_free(cfg);
+		free(text);
+		return;
+	}
+	if (r >= 0 && (r = inventory(cfg, d->drv.node, &inv, err, sizeof(err))) < 0 && !err[0])
+		snprintf(err, sizeof(err), "%s", strerror(-r));
+	if (r >= 0 && plugin_serves(d->o, cfg, err, sizeof(err)))
+		r = -EBUSY;
+	if (r < 0) {
+		if (daemon_refusal_is_new(&d->refusal, err, text))
+			log_error("%s: new config refused, keeping the running one: %s",
+				  daemon_reload_reason_to_string(why), err);
+		dra_inventory_clear(&inv);
+		pool_config_free(cfg);
+		free(text);
+		return;
+	}
+	daemon_refusal_clear(&d->refusal);
+	pthread_mutex_lock(&d->drv.lock);
+	dra_inventory_clear(&d->drv.inv);
+	d->drv.inv = inv;
+	pthread_mutex_unlock(&d->drv.lock);
+	pool_config_free(d->cfg);
+	free(d->cfg_text);
+	d->cfg = cfg;
+	d->cfg_text = text;
+	log_info("%s: config %s reloaded: %zu device(s)", daemon_reload_reason_to_string(why),
+		 d->o->config, inv.n);
+	d->sync_needed = true;
+	d->next_sync_ms = 0;
+}
+
+static const struct daemon_ops loop_ops = { .reload = on_reload, .tick = on_tick };
 
 /* Whether socket (a name in device-plugins) is the plugin's for a resource the driver serves:
  * any of rdmak's without --config, else one of a resource given to the driver (the plugin
  * names its sockets "rdmak-<prefix>_<name>.sock"). */
-static bool socket_ours(const struct opts *o, const char *socket)
+static bool socket_ours(const struct pool_config *cfg, const char *socket)
 {
 	if (!str_startswith(socket, "rdmak-") || !strstr(socket, ".sock"))
 		return false;
-	if (!o->cfg)
+	if (!cfg)
 		return true;
-	for (size_t i = 0; i < o->cfg->n_res; i++) {
-		const struct pool_resource *res = &o->cfg->res[i];
+	for (size_t i = 0; i < cfg->n_res; i++) {
+		const struct pool_resource *res = &cfg->res[i];
 		char name[512];
 
 		snprintf(name, sizeof(name), "rdmak-%s_%s.sock", res->prefix, res->name);
@@ -776,7 +832,8 @@ static bool socket_ours(const struct opts *o, const char *socket)
  * pods. 1 (said) when a live rdmak plugin serves a socket in the kubelet's device-plugins folder
  * that the driver's devices would be in (a plugin still running with the config from before a
  * resource moved), 0 when none does. */
-static int plugin_serves(const struct opts *o)
+static int plugin_serves(const struct opts *o, const struct pool_config *cfg, char *err,
+			 size_t errlen)
 {
 	_cleanup_close_ int fd = open(o->device_plugins_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char **names = NULL;
@@ -789,15 +846,16 @@ static int plugin_serves(const struct opts *o)
 		char path[PATH_MAX];
 		int pid = 0;
 
-		if (!socket_ours(o, names[i]))
+		if (!socket_ours(cfg, names[i]))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", o->device_plugins_dir, names[i]);
 		if (kubelet_socket_live(path, &pid) > 0) {
-			fprintf(stderr,
-				"rdmak dra: rdmak plugin serves %s (%s, pid %d): a device is handed out "
-				"by the device plugin or by the DRA driver, never both (docs/dra.md)\n",
-				o->cfg ? "a resource the config gives the driver" : "this node",
-				path, pid);
+			snprintf(
+				err, errlen,
+				"rdmak plugin serves %s (%.256s, pid %d): a device is handed out by the "
+				"device plugin or by the DRA driver, never both (docs/dra.md)",
+				cfg ? "a resource the config gives the driver" : "this node", path,
+				pid);
 			found = 1;
 		}
 	}
@@ -805,9 +863,10 @@ static int plugin_serves(const struct opts *o)
 	return found;
 }
 
-static int dra_daemon(const struct opts *o)
+/* cfg and text (the config's, NULL without --config) are the daemon's from here on. */
+static int dra_daemon(const struct opts *o, struct pool_config *cfg, char *text)
 {
-	struct daemon d = { .o = o, .stop_fd = -1, .event_fd = -1 };
+	struct daemon d = { .o = o, .cfg = cfg, .cfg_text = text, .stop_fd = -1, .event_fd = -1 };
 	struct kubelet_dra_config kc = {
 		.driver = o->driver,
 		.registry_dir = o->registry_dir,
@@ -851,11 +910,13 @@ static int dra_daemon(const struct opts *o)
 		ret = r < 0 ? DRA_EXIT_RUNTIME : DRA_EXIT_OK;
 		goto out;
 	}
-	if (plugin_serves(o))
+	if (plugin_serves(o, d.cfg, err, sizeof(err))) {
+		fprintf(stderr, "rdmak dra: %s\n", err);
 		goto out;
+	}
 	if (load(o, &d.drv.ctx, &d.drv.node) < 0)
 		goto out;
-	if ((r = inventory(o, d.drv.node, &d.drv.inv, err, sizeof(err))) < 0) {
+	if ((r = inventory(d.cfg, d.drv.node, &d.drv.inv, err, sizeof(err))) < 0) {
 		fprintf(stderr, "rdmak dra: %s%s\n", err[0] ? "--config: " : "",
 			err[0] ? err : strerror(-r));
 		ret = err[0] ? DRA_EXIT_USAGE : DRA_EXIT_RUNTIME;
@@ -875,6 +936,9 @@ static int dra_daemon(const struct opts *o)
 		ret = DRA_EXIT_OK;
 		goto out;
 	}
+	if (o->config && (r = daemon_loop_watch(loop, o->config)) < 0)
+		log_warning("watching %s: %s (a change is seen within a second all the same)",
+			    o->config, strerror(-r));
 	if (o->alive_file && (r = daemon_loop_alive_file(loop, o->alive_file)) < 0) {
 		fprintf(stderr, "rdmak dra: --alive-file %s: %s\n", o->alive_file, strerror(-r));
 		ret = DRA_EXIT_USAGE;
@@ -934,6 +998,9 @@ out:
 	hw_node_free(d.drv.node);
 	hw_ctx_free(d.drv.ctx);
 	daemon_loop_free(loop);
+	pool_config_free(d.cfg);
+	free(d.cfg_text);
+	daemon_refusal_clear(&d.refusal);
 	pthread_mutex_destroy(&d.drv.lock);
 	pthread_mutex_destroy(&d.wlock);
 	return ret;
@@ -951,6 +1018,8 @@ int dra_main(int argc, char **argv)
 		.device_plugins_dir = "/var/lib/kubelet/device-plugins",
 		.cni_state_dir = ATTACH_DEFAULT_DIR,
 	};
+	struct pool_config *cfg = NULL;
+	char *text = NULL, err[512];
 	int r;
 
 	r = parse_args(argc, argv, &o);
@@ -958,14 +1027,18 @@ int dra_main(int argc, char **argv)
 		return r > 0 ? DRA_EXIT_OK : DRA_EXIT_USAGE;
 	log_set_program("dra");
 	log_set_max_level(o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
-	if (config_load(&o) < 0)
-		return DRA_EXIT_USAGE;
-	if (o.dry_run)
-		r = dry_run(&o);
-	else {
+	if (!o.dry_run)
 		log_set_time(!o.once && !o.uninstall);
-		r = dra_daemon(&o);
+	if (config_load(&o, &cfg, &text, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rdmak dra: --config %s\n", err);
+		free(text);
+		return DRA_EXIT_USAGE;
 	}
-	pool_config_free(o.cfg);
-	return r;
+	if (o.dry_run) {
+		r = dry_run(&o, cfg);
+		pool_config_free(cfg);
+		free(text);
+		return r;
+	}
+	return dra_daemon(&o, cfg, text);
 }

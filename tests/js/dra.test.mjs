@@ -495,3 +495,33 @@ test('SIGTERM leaves the slices; --uninstall deletes this node\'s and no other\'
 	assert.equal([...api.slices.values()].filter((s) => s.spec.nodeName === NODE && s.spec.driver === DRIVER).length, 2);
 	assert.deepEqual(api.invalid, []);
 });
+
+test('--config edited while the driver runs: the new split published, a refused one said and the running one kept', async () => {
+	const cfg = path.join(root, 'plugin-config-live.json');
+	const write = (ibServedBy, roceLinks = ['ether']) => fs.writeFileSync(cfg + '.new', JSON.stringify({ configList: [
+		{ resourceName: 'rdma_a100', rdmaHcaMax: 4, ...(ibServedBy ? { servedBy: ibServedBy } : {}), selectors: { linkTypes: ['infiniband'] } },
+		{ resourceName: 'roce', rdmaHcaMax: 4, servedBy: 'dra', selectors: { linkTypes: roceLinks } }] }));
+	const swap = () => fs.renameSync(cfg + '.new', cfg);
+	const published = () => [...api.slices.values()].filter((s) => s.spec.nodeName === NODE && s.spec.driver === DRIVER)
+		.flatMap((s) => s.spec.devices.map((d) => d.attributes.rdmaDevice.string)).sort().join(',');
+	write(null);
+	swap();
+	driver = startDriver(['--config', cfg]);
+	await until('only the driver\'s resource published', () => published() === 'mlx5_bond_0');
+	// the IB resource moves to the driver
+	write('dra');
+	swap();
+	await until('the IB device published too', () => published() === 'mlx5_1,mlx5_bond_0');
+	assert.match(driver.err(), /config .*plugin-config-live.json reloaded: 2 device\(s\)/);
+	// a config giving mlx5_1 to both: refused, the running split kept
+	write(null, ['ether', 'infiniband']);
+	swap();
+	await until('the refusal', () => /new config refused, keeping the running one: rdma\/rdma_a100 \(configList\[0\], the device plugin's\) and rdma\/roce \(configList\[1\], servedBy "dra"\) both select mlx5_1/.test(driver.err()));
+	assert.equal(published(), 'mlx5_1,mlx5_bond_0', 'the running split kept');
+	// and a good one taken again: the IB resource back to the plugin
+	write(null);
+	swap();
+	await until('the IB device no longer published', () => published() === 'mlx5_bond_0');
+	await stopDriver();
+	assert.deepEqual(api.invalid, []);
+});

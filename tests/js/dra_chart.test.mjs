@@ -82,7 +82,7 @@ test('per resource: the plugin and the driver on the same nodes where plugin.con
 	assert.deepEqual(pod.containers[0].volumeMounts.find((m) => m.name === 'plugin-config'),
 		{ name: 'plugin-config', mountPath: '/etc/rdmak/plugin', readOnly: true });
 	assert.equal(pod.volumes.find((v) => v.name === 'plugin-config').configMap.name, 'rdmak-plugin');
-	// the same file as the plugin's, and the pods roll when it changes (the driver reads it at start)
+	// the same file as the plugin's, and the pods roll when it changes
 	assert.equal(JSON.parse(one(docs, 'ConfigMap', 'rdmak-plugin').data['config.json']).configList[1].servedBy, 'dra');
 	assert.match(ds.spec.template.metadata.annotations['checksum/config'], /^[0-9a-f]{64}$/);
 	// a config that gives the driver nothing: still one or the other per node
