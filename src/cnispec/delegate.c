@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,12 +128,11 @@ static int slurp(int fd, char **ret, size_t *ret_len, bool *truncated)
 	return 0;
 }
 
-/* Run path with stdin from a sealed memory file holding buf (no deadlock between writing its
- * stdin and reading its stdout), stdout into *out. */
+/* Run path with the request on stdin (spawn_input_memfd) and stdout into *out. */
 static int run(const char *path, char **envv, const char *buf, size_t len, char **out,
 	       size_t *out_len, bool *truncated, int *status)
 {
-	_cleanup_close_ int in = memfd_create("cni-stdin", MFD_CLOEXEC);
+	_cleanup_close_ int in = spawn_input_memfd(buf, len);
 	int pipefd[2] = { -1, -1 };
 	char *argv[] = { (char *)path, NULL };
 	struct spawn_opts so = { .argv = argv, .envp = envv, .in = in, .err = -1 };
@@ -142,17 +140,8 @@ static int run(const char *path, char **envv, const char *buf, size_t len, char 
 	int r, k;
 
 	if (in < 0)
-		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(in, buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		off += (size_t)w;
-	}
-	if (lseek(in, 0, SEEK_SET) < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+		return in;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	so.out = pipefd[1];
 	r = spawn_start(&so, &pid);

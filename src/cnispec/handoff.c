@@ -4,33 +4,24 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cnispec/cnispec.h"
 #include "log/log.h"
+#include "util/spawn.h"
 
 #ifndef RDMAK_PREFIX
 #define RDMAK_PREFIX "/usr/local"
 #endif
 
-/* The request as the new program's stdin: a sealed copy in memory, not a pipe that a writer
- * would have to feed while the reader starts. */
+/* The request as the new program's stdin (spawn_input_memfd). */
 static int request_as_stdin(const struct cnispec_request *req)
 {
-	int fd = memfd_create("cni-stdin", MFD_CLOEXEC), r = 0;
+	int fd = spawn_input_memfd(req->buf, req->len), r = 0;
 
 	if (fd < 0)
-		return -errno;
-	for (size_t off = 0; off < req->len && r == 0;) {
-		ssize_t k = write(fd, req->buf + off, req->len - off);
-
-		if (k < 0 && errno != EINTR)
-			r = -errno;
-		else if (k > 0)
-			off += (size_t)k;
-	}
-	if (r == 0 && (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, STDIN_FILENO) < 0))
+		return fd;
+	if (dup2(fd, STDIN_FILENO) < 0)
 		r = -errno;
 	close(fd);
 	return r;

@@ -7,10 +7,12 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 extern char **environ;
 
@@ -91,4 +93,18 @@ int spawn_wait(pid_t pid, int *status)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
+}
+
+int spawn_input_memfd(const void *buf, size_t len)
+{
+	_cleanup_close_ int fd = memfd_create("stdin", MFD_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if ((r = fileio_write_all(fd, buf, len)) < 0)
+		return r;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return TAKE_FD(fd);
 }

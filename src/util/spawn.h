@@ -7,6 +7,7 @@
 #define RDMAK_UTIL_SPAWN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct spawn_opts {
@@ -31,5 +32,12 @@ struct spawn_opts {
 int spawn_start(const struct spawn_opts *o, pid_t *pid);
 /* waitpid across EINTR: the raw status, or -errno */
 int spawn_wait(pid_t pid, int *status);
+
+/* A child's stdin holding buf: a memory file (O_CLOEXEC) with buf written and its offset back at
+ * 0, for spawn_opts.in or a dup2() before an exec. Unlike a pipe, the whole input is in it before
+ * the child starts, so the parent never blocks writing to a child that does not read, and needs
+ * no thread to feed it while it reads the child's stdout. It is not sealed: nobody reads it but
+ * the child, so what the child does to its own stdin reaches no one. The fd, or -errno. */
+int spawn_input_memfd(const void *buf, size_t len);
 
 #endif
