@@ -13,6 +13,7 @@
 
 #include "cnispec/cnispec.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/spawn.h"
 
 #define OUTPUT_MAX (4u << 20) /* a result is a few KiB; past this it is not one */
@@ -78,53 +79,22 @@ static char **env_with_command(char *const *envp, enum cnispec_cmd cmd)
 	return v;
 }
 
-/* All of fd into a malloc'd NUL-terminated buffer, at most OUTPUT_MAX (the rest is read and
- * dropped so that the child never blocks on a full pipe; *truncated says so). */
+/* All of fd, at most OUTPUT_MAX bytes: past that the rest is read and dropped, so that the child
+ * never blocks on a full pipe, and *truncated says so (*ret then holds nothing). */
 static int slurp(int fd, char **ret, size_t *ret_len, bool *truncated)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
+	int r = fileio_read_fd(fd, OUTPUT_MAX, ret, ret_len);
+	char drop[4096];
+	ssize_t k;
 
-	*truncated = false;
-	if (!buf)
+	*truncated = r == -EFBIG;
+	if (!*truncated)
+		return r;
+	while ((k = read(fd, drop, sizeof(drop))) > 0 || (k < 0 && errno == EINTR))
+		;
+	if (!(*ret = strdup("")))
 		return -ENOMEM;
-	for (;;) {
-		char drop[4096];
-		ssize_t k;
-
-		if (len + 1 >= cap && cap < OUTPUT_MAX + 1) {
-			size_t ncap = cap * 2 > OUTPUT_MAX + 1 ? OUTPUT_MAX + 1 : cap * 2;
-			char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		if (len + 1 < cap)
-			k = read(fd, buf + len, cap - 1 - len);
-		else
-			k = read(fd, drop, sizeof(drop));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = -errno;
-
-			free(buf);
-			return e;
-		}
-		if (k == 0)
-			break;
-		if (len + 1 < cap)
-			len += (size_t)k;
-		else
-			*truncated = true;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
+	*ret_len = 0;
 	return 0;
 }
 
@@ -157,7 +127,7 @@ static int run(const char *path, char **envv, const char *buf, size_t len, char 
 }
 
 /* The delegated plugin's error object, passed on as it wrote it. */
-static int pass_error(const char *type, const char *out, size_t len, int status,
+static int pass_error(const char *type, const char *out, size_t len, bool truncated, int status,
 		      struct cnispec_error *err)
 {
 	json_t *o = json_loadb(out, len, 0, NULL);
@@ -169,6 +139,10 @@ static int pass_error(const char *type, const char *out, size_t len, int status,
 		cnispec_fail(err, -EPROTO, (unsigned)json_integer_value(code),
 			     json_is_string(msg) ? json_string_value(msg) : "error", "%s",
 			     json_is_string(details) ? json_string_value(details) : "");
+	} else if (WIFEXITED(status) && truncated) {
+		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed",
+			     "%s exited with status %d and printed more than %u bytes", type,
+			     WEXITSTATUS(status), OUTPUT_MAX);
 	} else if (WIFEXITED(status)) {
 		cnispec_fail(err, -EPROTO, CNISPEC_E_INTERNAL, "delegated plugin failed",
 			     "%s exited with status %d and printed no error object: %.200s", type,
@@ -214,7 +188,7 @@ int cnispec_delegate(const char *type, enum cnispec_cmd cmd, const char *cni_pat
 		return cnispec_fail(err, r, CNISPEC_E_IO, "failed to run the delegated plugin",
 				    "%s: %s", path, strerror(-r));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return pass_error(type, out, out_len, status, err);
+		return pass_error(type, out, out_len, truncated, status, err);
 	if (cmd == CNISPEC_CMD_ADD && ret) {
 		char why[512];
 		json_t *o;

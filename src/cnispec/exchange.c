@@ -10,6 +10,7 @@
 #include "cnispec/cnispec.h"
 #include "log/log.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 #define STDIN_MAX (4u << 20)
 
@@ -30,50 +31,18 @@ static void log_name(const char *prog, const struct cnispec_env *env)
 
 static int read_stdin(int fd, char **ret, size_t *ret_len, struct cnispec_error *err)
 {
-	size_t len = 0, cap = 8192;
-	char *buf = malloc(cap);
+	int r = fileio_read_fd(fd, STDIN_MAX, ret, ret_len);
 
-	if (!buf)
-		return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL, "out of memory", NULL);
-	for (;;) {
-		ssize_t k;
-
-		if (len + 1 >= cap) {
-			char *nb;
-
-			if (cap > STDIN_MAX) {
-				free(buf);
-				return cnispec_fail(err, -EFBIG, CNISPEC_E_IO,
-						    "failed to read the network configuration",
-						    "stdin holds more than %u bytes", STDIN_MAX);
-			}
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return cnispec_fail(err, -ENOMEM, CNISPEC_E_INTERNAL,
-						    "out of memory", NULL);
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		k = read(fd, buf + len, cap - 1 - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = -errno;
-
-			free(buf);
-			return cnispec_fail(err, e, CNISPEC_E_IO,
-					    "failed to read the network configuration", "stdin: %s",
-					    strerror(-e));
-		}
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
+	if (r == -ENOMEM)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	if (r == -EFBIG)
+		return cnispec_fail(err, r, CNISPEC_E_IO,
+				    "failed to read the network configuration",
+				    "stdin holds more than %u bytes", STDIN_MAX);
+	if (r < 0)
+		return cnispec_fail(err, r, CNISPEC_E_IO,
+				    "failed to read the network configuration", "stdin: %s",
+				    strerror(-r));
 	return 0;
 }
 

@@ -625,6 +625,10 @@ static int delegate_setup(void **state)
 	write_script("mute-ipam", "cat >/dev/null\necho oops >&2\nexit 3\n");
 	write_script("junk-ipam", "cat >/dev/null\necho '{\"ips\": 5}'\n");
 	write_script("noexec", "exit 0\n");
+	/* 5 MiB on stdout, more than a result may be: read and dropped past 4 MiB, so that it
+	 * never blocks on a full pipe; exits 1 on CHECK */
+	write_script("loud-ipam", "cat >/dev/null\nyes x | head -c 5242880\n"
+				  "[ \"$CNI_COMMAND\" = CHECK ] && exit 1\nexit 0\n");
 	{
 		char p[128];
 
@@ -706,6 +710,15 @@ static void test_delegate_errors(void **state)
 			 -EPROTO);
 	assert_int_equal(err.code, 999);
 	assert_non_null(strstr(err.details, "mute-ipam exited with status 3 and printed no error object"));
+	/* more output than a result may be: refused for ADD, read to its end either way */
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
+			 -EBADMSG);
+	assert_string_equal(err.details, "loud-ipam printed more than 4194304 bytes");
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_DEL, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, NULL, &err),
+			 0);
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_CHECK, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, NULL, &err),
+			 -EPROTO);
+	assert_string_equal(err.details, "loud-ipam exited with status 1 and printed more than 4194304 bytes");
 	/* a result that is not one */
 	assert_int_equal(cnispec_delegate("junk-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
 			 -EBADMSG);
@@ -850,6 +863,31 @@ static int run_main(const char *cmd, const char *in, char **out)
 	return run_ops(&test_ops, cmd, in, out);
 }
 
+/* stdin past 4 MiB: code 5 naming the limit, the operation never runs */
+static void test_plugin_main_stdin_max(void **state)
+{
+	char *envp[] = { "CNI_COMMAND=ADD", "CNI_CONTAINERID=c1", "CNI_IFNAME=net1", "CNI_NETNS=/proc/self/ns/net",
+			 "CNI_PATH=/opt/cni/bin", NULL };
+	FILE *in = tmpfile();
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(in);
+	for (int i = 0; i < (4 << 20) + 1; i++)
+		fputc(' ', in);
+	fflush(in);
+	rewind(in);
+	calls = 0;
+	assert_int_equal(cnispec_plugin_main(&test_ops, envp, fileno(in), f), 1);
+	fclose(f);
+	fclose(in);
+	assert_non_null(strstr(out, "\"code\":5,"));
+	assert_non_null(strstr(out, "stdin holds more than 4194304 bytes"));
+	assert_int_equal(calls, 0);
+	free(out);
+}
+
 static void test_plugin_main(void **state)
 {
 	static const char c040[] = "{\"cniVersion\":\"0.4.0\",\"name\":\"n\",\"type\":\"test-plugin\"}";
@@ -988,6 +1026,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delegate, delegate_setup, delegate_teardown),
 		cmocka_unit_test_setup_teardown(test_delegate_errors, delegate_setup, delegate_teardown),
 		cmocka_unit_test(test_plugin_main),
+		cmocka_unit_test(test_plugin_main_stdin_max),
 		cmocka_unit_test(test_plugin_context_nested),
 		cmocka_unit_test(test_plugin_context_none),
 	};
