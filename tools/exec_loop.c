@@ -133,6 +133,8 @@ static void *worker(void *arg)
 		if (!strncmp(line, "FAILED", 6))
 			failures++;
 		fputs(line, stdout);
+		/* line by line: the benchmark watches the count to act part way (a member killed) */
+		fflush(stdout);
 		pthread_mutex_unlock(&out_lock);
 	}
 	free(env);
