@@ -22,7 +22,6 @@
  * opened only when a block is needed (a per-pod rdmak-ipam, linked without the etcd module,
  * answers -ENOPKG then and hands the request to the full rdmak).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 #include "ipam/store.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strv.h"
 
 extern const struct ipam_store_driver ipam_store_etcd_driver __attribute__((weak));
 
@@ -281,26 +281,25 @@ int ipam_blocks_lock(struct ipam_store *s, const char *pool, bool exclusive)
 int ipam_blocks_mine(struct ipam_store *s, const char *pool, ipam_store_each_fn fn, void *ud)
 {
 	_cleanup_free_ char *d = NULL;
-	_cleanup_(closedirp) DIR *dir = NULL;
-	struct dirent *de;
+	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_close_ int dir = -1;
+	size_t k = 0;
 	int r = pool_dir(s, pool, false, &d);
 
 	if (r < 0)
 		return r;
-	dir = opendir(d);
-	if (!dir)
+	dir = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
 		return errno == ENOENT ? 0 : -errno;
-	while (r == 0 && (de = readdir(dir))) {
+	r = fileio_list_dir(dir, FILEIO_LIST_NO_HIDDEN, &names, &k);
+	for (size_t i = 0; i < k && r == 0; i++) {
 		char target[IPAM_STORE_VALUE_MAX + 1];
-		ssize_t n;
+		ssize_t n = readlinkat(dir, names[i], target, sizeof(target) - 1);
 
-		if (de->d_name[0] == '.')
-			continue;
-		n = readlinkat(dirfd(dir), de->d_name, target, sizeof(target) - 1);
 		if (n < 0)
 			continue; /* not a block link: junk that rdmak-ipam did not write */
 		target[n] = '\0';
-		r = fn(ud, de->d_name, target);
+		r = fn(ud, names[i], target);
 	}
 	return r;
 }
@@ -592,33 +591,31 @@ static int forget_not_ours(void *ud, const char *name, const char *value)
  * meanwhile). The renewal came first, so no reclaim takes a block after this read. */
 static int lease_reconcile(struct ipam_store *s, struct ipam_store *c)
 {
-	_cleanup_(closedirp) DIR *dir = opendir(BS(s)->dir);
-	struct dirent *de;
-	int r = 0;
+	_cleanup_close_ int dir = open(BS(s)->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_strv_free_ char **names = NULL;
+	size_t n = 0;
+	int r;
 
-	if (!dir)
+	if (dir < 0)
 		return errno == ENOENT ? 0 : -errno;
-	while (r >= 0 && (de = readdir(dir))) {
+	r = fileio_list_dir(dir, FILEIO_LIST_NO_HIDDEN, &names, &n);
+	for (size_t k = 0; k < n && r >= 0; k++) {
+		const char *pool = names[k];
 		struct ours o = { .node = BS(s)->node };
-		void *ud[3] = { s, &o, de->d_name };
+		void *ud[3] = { s, &o, (void *)pool };
+		struct stat st;
 		int fd;
 
-		struct stat st;
-
-		if (de->d_name[0] == '.' ||
-		    (de->d_type != DT_DIR &&
-		     (de->d_type != DT_UNKNOWN ||
-		      fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		      !S_ISDIR(st.st_mode))))
+		if (fstatat(dir, pool, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		fd = ipam_blocks_lock(s, de->d_name, true);
+		fd = ipam_blocks_lock(s, pool, true);
 		if (fd < 0)
 			return fd;
-		r = c->ops.block_list(c, de->d_name, our_block, &o);
+		r = c->ops.block_list(c, pool, our_block, &o);
 		if (r < 0)
 			take_error(s, c);
 		else
-			r = ipam_blocks_mine(s, de->d_name, forget_not_ours, ud);
+			r = ipam_blocks_mine(s, pool, forget_not_ours, ud);
 		close(fd);
 		for (size_t i = 0; i < o.n; i++)
 			free(o.firsts[i]);

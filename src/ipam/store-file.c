@@ -19,7 +19,6 @@
  * renames over a claim name). The kernel drops a flock() with its process, so kill -9 never
  * leaves the store locked. Readers never open what they read: readlinkat() never follows.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +34,7 @@
 #include "ipam/store.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strv.h"
 
 #define TMP_PREFIX ".tmp."
 #define TIDY_AGE_S 600 /* a temporary name this old belongs to a writer that is gone */
@@ -253,45 +253,46 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 	return 1; /* the lock goes with the descriptor */
 }
 
+/* The names in dir, through a description of its own: the store holds its folders open (pools/),
+ * and a dup() would share their offset, so that a second listing started where the first ended. */
+static int list_names(int dir, unsigned flags, char ***ret, size_t *ret_n)
+{
+	_cleanup_close_ int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return fileio_list_dir(fd, flags, ret, ret_n);
+}
+
 /* Each entry of dir (where: "pools/<pool>", ...) not starting with '.', with its link target
  * (a what) when with_values. Junk is skipped and named (junk()): one stray file must not stop
  * a GC pass half-way. */
 static int each_link(struct ipam_store *s, int dir, const char *where, const char *what,
 		     bool with_values, ipam_store_each_fn fn, void *ud)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	/* a description of its own: a dup() shares the offset, and a second listing of a
-	 * directory the store holds open (pools/) would start where the first one ended */
-	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
-	struct dirent *de;
+	_cleanup_strv_free_ char **names = NULL;
+	size_t n = 0;
+	int r;
 
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while (r == 0 && (errno = 0, de = readdir(d))) {
+	r = list_names(dir, FILEIO_LIST_NO_HIDDEN, &names, &n);
+	if (r < 0)
+		return fail(s, r, "%s: %s", where, strerror(-r));
+	for (size_t i = 0; i < n && r == 0; i++) {
 		_cleanup_free_ char *v = NULL;
 
-		if (de->d_name[0] == '.')
-			continue;
 		if (with_values) {
-			r = read_link(s, dir, where, what, de->d_name, &v);
+			r = read_link(s, dir, where, what, names[i], &v);
 			if (r == -EBADMSG)
-				junk(s, dir, where, de->d_name);
+				junk(s, dir, where, names[i]);
 			if (r == 0 || r == -EBADMSG) {
 				r = 0;
-				continue; /* removed since readdir() saw it, or junk */
+				continue; /* removed since it was listed, or junk */
 			}
 			if (r < 0)
 				return r;
 		}
-		r = fn(ud, de->d_name, v);
+		r = fn(ud, names[i], v);
 	}
-	if (!de && errno)
-		return fail(s, -errno, "%s: %s", where, strerror(errno));
 	return r;
 }
 
@@ -499,26 +500,21 @@ static int file_cursor_put(struct ipam_store *s, const char *pool, const char *a
 
 static size_t tidy_dir(int dir, time_t now)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	int fd = dup(dir);
-	struct dirent *de;
-	size_t n = 0;
+	_cleanup_strv_free_ char **names = NULL;
+	size_t n = 0, removed = 0;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (list_names(dir, 0, &names, &n) < 0)
 		return 0;
-	}
-	while ((de = readdir(d))) {
+	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 
-		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		if (strncmp(names[i], TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 			continue;
-		if (fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now - st.st_mtime > TIDY_AGE_S && unlinkat(dir, de->d_name, 0) == 0)
-			n++;
+		if (fstatat(dir, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now - st.st_mtime > TIDY_AGE_S && unlinkat(dir, names[i], 0) == 0)
+			removed++;
 	}
-	return n;
+	return removed;
 }
 
 struct tidy_ctx {
