@@ -248,9 +248,8 @@ static int pool_dir(struct ipam_store *s, const char *pool, bool create, char **
 		return -ENOMEM;
 	if (create && ((mkdir(BS(s)->dir, 0755) < 0 && errno != EEXIST) ||
 		       (mkdir(d, 0755) < 0 && errno != EEXIST))) {
-		int r = -errno;
+		int r = ipam_store_error(s, -errno, "%s: %s", d, strerror(errno));
 
-		snprintf(s->error, sizeof(s->error), "%s: %s", d, strerror(errno));
 		free(d);
 		return r;
 	}
@@ -269,8 +268,7 @@ int ipam_blocks_lock(struct ipam_store *s, const char *pool, bool exclusive)
 		return -ENOMEM;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
-		r = -errno;
-		snprintf(s->error, sizeof(s->error), "%s: %s", path, strerror(errno));
+		r = ipam_store_error(s, -errno, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return r;
@@ -658,10 +656,8 @@ static int lease_renew(struct ipam_store *s, enum ipam_lease_for why, bool held,
 		return r;
 	}
 	/* the local record last: a process that finds it fresh finds the list reconciled */
-	if ((r = lease_save(bs, &l)) < 0) {
-		snprintf(s->error, sizeof(s->error), "%s: %s", bs->lease_file, strerror(-r));
-		return r;
-	}
+	if ((r = lease_save(bs, &l)) < 0)
+		return ipam_store_error(s, r, "%s: %s", bs->lease_file, strerror(-r));
 	*ret = l;
 	return 0;
 }

@@ -32,7 +32,6 @@
  * with stale claims; it times out and the client goes on to another member.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,23 +52,12 @@ static struct etcd_store *ES(struct ipam_store *s)
 	return s->priv;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(struct ipam_store *s, int r, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
-	return r;
-}
-
 /* A failed etcd call: the client's own words, which name the endpoint(s). */
 static int fail_etcd(struct ipam_store *s, int r)
 {
 	const char *why = etcd_client_error(ES(s)->c);
 
-	return fail(s, r, "etcd: %s", why[0] ? why : strerror(-r));
+	return ipam_store_error(s, r, "etcd: %s", why[0] ? why : strerror(-r));
 }
 
 /* A name that is one key segment: not empty, no '/'. */
@@ -81,14 +69,15 @@ static bool name_ok(const char *n)
 static int check_name(struct ipam_store *s, const char *what, const char *n)
 {
 	if (!name_ok(n))
-		return fail(s, -EINVAL, "\"%s\" is not %s", n ? n : "", what);
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not %s", n ? n : "", what);
 	return 0;
 }
 
 static int check_value(struct ipam_store *s, const char *v)
 {
 	if (!v || !*v || strlen(v) > IPAM_STORE_VALUE_MAX)
-		return fail(s, -EINVAL, "a value must hold 1 to %d bytes", IPAM_STORE_VALUE_MAX);
+		return ipam_store_error(s, -EINVAL, "a value must hold 1 to %d bytes",
+					IPAM_STORE_VALUE_MAX);
 	return 0;
 }
 
@@ -119,7 +108,7 @@ static bool kv_is(const struct etcd_kvs *kv, const char *value)
  * failed): -EXDEV naming both ways. */
 static int block_pool(struct ipam_store *s, const char *pool, const struct etcd_kvs *size)
 {
-	return fail(
+	return ipam_store_error(
 		s, -EXDEV,
 		"pool %s is handed out to nodes in blocks of %.*s addresses (perNodeBlockSize, "
 		"stored with the pool at its first block), and this configuration claims single "
@@ -608,13 +597,14 @@ static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const 
 		if (r == 1 || res.n_ops != 4) {
 			etcd_txn_result_clear(&res);
 			return r == 1 ? 1
-				      : fail(s, -EPROTO, "etcd: a Txn answered without its reads");
+				      : ipam_store_error(s, -EPROTO,
+							 "etcd: a Txn answered without its reads");
 		}
 		have = &res.ops[1].range;
 		pk = &res.ops[2].range;
 		cl = &res.ops[3].range;
 		if (have->n == 1 && !kv_is(have, sz))
-			r = fail(
+			r = ipam_store_error(
 				s, -EXDEV,
 				"pool %s is handed out to nodes in blocks of %.*s addresses "
 				"(perNodeBlockSize, stored with the pool at its first block), and this "
@@ -625,7 +615,7 @@ static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const 
 			/* taken: by another node, or by this very claim retried */
 			r = kv_is(&res.ops[0].range, value);
 		else if (cl->n)
-			r = fail(
+			r = ipam_store_error(
 				s, -EXDEV,
 				"pool %s holds single-address claims (of a configuration without "
 				"perNodeBlockSize), and this configuration hands it out in blocks of %s: "
@@ -657,8 +647,9 @@ static int etcd_store_block_claim(struct ipam_store *s, const char *pool, const 
 		if (r != 0)
 			return r < 0 ? fail_etcd(s, r) : 1;
 	}
-	return fail(s, -EBUSY,
-		    "pool %s: its block size could not be stored (the pool kept changing)", pool);
+	return ipam_store_error(
+		s, -EBUSY, "pool %s: its block size could not be stored (the pool kept changing)",
+		pool);
 }
 
 static int etcd_store_block_size(struct ipam_store *s, const char *pool, unsigned *ret)
@@ -676,7 +667,8 @@ static int etcd_store_block_size(struct ipam_store *s, const char *pool, unsigne
 		unsigned long n = strtoul(v, &end, 10);
 
 		if (*end || !n || n > UINT32_MAX)
-			return fail(s, -EBADMSG, "%s: \"%s\" is not a block size", skey, v);
+			return ipam_store_error(s, -EBADMSG, "%s: \"%s\" is not a block size", skey,
+						v);
 		*ret = (unsigned)n;
 	}
 	return r;
@@ -838,8 +830,9 @@ static int etcd_store_open(struct ipam_store *s, const struct ipamconf_store *cf
 	while (len > 1 && prefix[len - 1] == '/')
 		len--;
 	if (len == 0 || (len == 1 && prefix[0] == '/'))
-		return fail(s, -EINVAL, "etcd prefix \"%s\" is empty: give a folder such as %s",
-			    prefix, IPAMCONF_ETCD_DEFAULT_PREFIX);
+		return ipam_store_error(s, -EINVAL,
+					"etcd prefix \"%s\" is empty: give a folder such as %s",
+					prefix, IPAMCONF_ETCD_DEFAULT_PREFIX);
 	es = calloc(1, sizeof(*es));
 	if (!es)
 		return -ENOMEM;
@@ -852,7 +845,7 @@ static int etcd_store_open(struct ipam_store *s, const struct ipamconf_store *cf
 	if (r < 0) {
 		free(es->prefix);
 		free(es);
-		return fail(s, r, "%s", why ? why : strerror(-r));
+		return ipam_store_error(s, r, "%s", why ? why : strerror(-r));
 	}
 	s->priv = es;
 	return 0;

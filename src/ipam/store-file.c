@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,17 +49,6 @@ struct file_store {
 static struct file_store *FS(struct ipam_store *s)
 {
 	return s->priv;
-}
-
-__attribute__((format(printf, 3, 4))) static int fail(struct ipam_store *s, int r, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 /* A name we may use as one path component: not empty, no '/', and not starting with '.',
@@ -111,7 +99,7 @@ static int read_link(struct ipam_store *s, int dir, const char *where, const cha
 	if (n < 0 && errno == ENOENT)
 		return 0;
 	if ((n < 0 && errno == EINVAL) || (n >= 0 && (size_t)n >= sizeof(buf) - 1))
-		return fail(
+		return ipam_store_error(
 			s, -EBADMSG,
 			"%s %s: %s/%s/%s is %s where a %s should be, not written by rdmak-ipam; "
 			"`rdmak ipam gc --repair` removes it",
@@ -119,7 +107,7 @@ static int read_link(struct ipam_store *s, int dir, const char *where, const cha
 			strchr(where, '/') ? strchr(where, '/') + 1 : where, FS(s)->path, where,
 			name, junk_kind(dir, name, &is_dir), what);
 	if (n < 0)
-		return fail(s, -errno, "%s/%s: %s", where, name, strerror(errno));
+		return ipam_store_error(s, -errno, "%s/%s: %s", where, name, strerror(errno));
 	buf[n] = '\0';
 	*ret = strdup(buf);
 	return *ret ? 1 : -ENOMEM;
@@ -148,12 +136,12 @@ static int replace_link(struct ipam_store *s, int dir, const char *name, const c
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%lu.%lx", (int)getpid(), FS(s)->tmp_seq++,
 		 (unsigned long)random());
 	if (symlinkat(value, dir, tmp) < 0)
-		return fail(s, -errno, "%s: %s", name, strerror(errno));
+		return ipam_store_error(s, -errno, "%s: %s", name, strerror(errno));
 	if (renameat(dir, tmp, dir, name) < 0) {
 		int e = errno;
 
 		unlinkat(dir, tmp, 0);
-		return fail(s, -e, "%s: %s", name, strerror(e));
+		return ipam_store_error(s, -e, "%s: %s", name, strerror(e));
 	}
 	return 0;
 }
@@ -161,7 +149,8 @@ static int replace_link(struct ipam_store *s, int dir, const char *name, const c
 static int check_value(struct ipam_store *s, const char *value)
 {
 	if (!value || !*value || strlen(value) > IPAM_STORE_VALUE_MAX)
-		return fail(s, -EINVAL, "a value must hold 1 to %d bytes", IPAM_STORE_VALUE_MAX);
+		return ipam_store_error(s, -EINVAL, "a value must hold 1 to %d bytes",
+					IPAM_STORE_VALUE_MAX);
 	return 0;
 }
 
@@ -172,10 +161,10 @@ static int pool_dir(struct ipam_store *s, const char *pool, bool create)
 	int fd;
 
 	if (!name_ok(pool))
-		return fail(s, -EINVAL, "\"%s\" is not a pool name", pool ? pool : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not a pool name", pool ? pool : "");
 	fd = subdir(FS(s)->pools, pool, create);
 	if (fd < 0 && fd != -ENOENT)
-		return fail(s, fd, "pools/%s: %s", pool, strerror(-fd));
+		return ipam_store_error(s, fd, "pools/%s: %s", pool, strerror(-fd));
 	return fd;
 }
 
@@ -188,7 +177,8 @@ static int file_claim(struct ipam_store *s, const char *pool, const char *addres
 	int r;
 
 	if (!name_ok(address))
-		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an address",
+					address ? address : "");
 	if ((r = check_value(s, value)) < 0)
 		return r;
 	dir = pool_dir(s, pool, true);
@@ -197,7 +187,8 @@ static int file_claim(struct ipam_store *s, const char *pool, const char *addres
 	if (symlinkat(value, dir, address) == 0)
 		return 1;
 	if (errno != EEXIST)
-		return fail(s, -errno, "pools/%s/%s: %s", pool, address, strerror(errno));
+		return ipam_store_error(s, -errno, "pools/%s/%s: %s", pool, address,
+					strerror(errno));
 	snprintf(where, sizeof(where), "pools/%s", pool);
 	r = read_link(s, dir, where, "claim", address, &cur);
 	if (r < 0)
@@ -217,7 +208,8 @@ static int file_get(struct ipam_store *s, const char *pool, const char *address,
 	if (dir < 0)
 		return dir;
 	if (!name_ok(address))
-		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an address",
+					address ? address : "");
 	snprintf(where, sizeof(where), "pools/%s", pool);
 	return read_link(s, dir, where, "claim", address, ret);
 }
@@ -235,13 +227,15 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 	if (dir < 0)
 		return dir;
 	if (!name_ok(address))
-		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an address",
+					address ? address : "");
 	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock < 0)
-		return fail(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
+		return ipam_store_error(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
 	while (flock(lock, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return fail(s, -errno, "pools/%s/.lock: %s", pool, strerror(errno));
+			return ipam_store_error(s, -errno, "pools/%s/.lock: %s", pool,
+						strerror(errno));
 	snprintf(where, sizeof(where), "pools/%s", pool);
 	r = read_link(s, dir, where, "claim", address, &cur);
 	if (r <= 0)
@@ -249,7 +243,8 @@ static int file_release(struct ipam_store *s, const char *pool, const char *addr
 	if (strcmp(cur, expect) != 0)
 		return 0;
 	if (unlinkat(dir, address, 0) < 0)
-		return fail(s, -errno, "pools/%s/%s: %s", pool, address, strerror(errno));
+		return ipam_store_error(s, -errno, "pools/%s/%s: %s", pool, address,
+					strerror(errno));
 	return 1; /* the lock goes with the descriptor */
 }
 
@@ -276,7 +271,7 @@ static int each_link(struct ipam_store *s, int dir, const char *where, const cha
 
 	r = list_names(dir, FILEIO_LIST_NO_HIDDEN, &names, &n);
 	if (r < 0)
-		return fail(s, r, "%s: %s", where, strerror(-r));
+		return ipam_store_error(s, r, "%s: %s", where, strerror(-r));
 	for (size_t i = 0; i < n && r == 0; i++) {
 		_cleanup_free_ char *v = NULL;
 
@@ -348,10 +343,11 @@ static int network_dir(struct ipam_store *s, const char *network, bool create)
 	int fd;
 
 	if (!name_ok(network))
-		return fail(s, -EINVAL, "\"%s\" is not a network name", network ? network : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not a network name",
+					network ? network : "");
 	fd = subdir(FS(s)->networks, network, create);
 	if (fd < 0 && fd != -ENOENT)
-		return fail(s, fd, "networks/%s: %s", network, strerror(-fd));
+		return ipam_store_error(s, fd, "networks/%s: %s", network, strerror(-fd));
 	return fd;
 }
 
@@ -365,7 +361,8 @@ static int file_record_get(struct ipam_store *s, const char *network, const char
 	if (dir < 0)
 		return dir;
 	if (!name_ok(key))
-		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an attachment key",
+					key ? key : "");
 	snprintf(where, sizeof(where), "networks/%s", network);
 	return read_link(s, dir, where, "record", key, ret);
 }
@@ -379,7 +376,8 @@ static int file_record_put(struct ipam_store *s, const char *network, const char
 	if (dir < 0)
 		return dir;
 	if (!name_ok(key))
-		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an attachment key",
+					key ? key : "");
 	if ((r = check_value(s, value)) < 0)
 		return r;
 	return replace_link(s, dir, key, value);
@@ -394,12 +392,13 @@ static int file_record_del(struct ipam_store *s, const char *network, const char
 	if (dir < 0)
 		return dir;
 	if (!name_ok(key))
-		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an attachment key",
+					key ? key : "");
 	if (unlinkat(dir, key, 0) == 0)
 		return 1;
 	if (errno == ENOENT)
 		return 0;
-	return fail(s, -errno, "networks/%s/%s: %s", network, key, strerror(errno));
+	return ipam_store_error(s, -errno, "networks/%s/%s: %s", network, key, strerror(errno));
 }
 
 static int file_record_list(struct ipam_store *s, const char *network, ipam_store_each_fn fn,
@@ -427,20 +426,23 @@ static int file_record_pending(struct ipam_store *s, const char *network, const 
 	if (dir < 0)
 		return dir;
 	if (!name_ok(key))
-		return fail(s, -EINVAL, "\"%s\" is not an attachment key", key ? key : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an attachment key",
+					key ? key : "");
 	if (symlinkat(IPAM_RECORD_PENDING, dir, ".pending") < 0 && errno != EEXIST)
-		return fail(s, -errno, "networks/%s/.pending: %s", network, strerror(errno));
+		return ipam_store_error(s, -errno, "networks/%s/.pending: %s", network,
+					strerror(errno));
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d.%lu", (int)getpid(), FS(s)->tmp_seq++);
 	if (linkat(dir, ".pending", dir, tmp, 0) < 0) {
 		if (errno == EMLINK)
 			return replace_link(s, dir, key, IPAM_RECORD_PENDING);
-		return fail(s, -errno, "networks/%s/%s: %s", network, key, strerror(errno));
+		return ipam_store_error(s, -errno, "networks/%s/%s: %s", network, key,
+					strerror(errno));
 	}
 	if (renameat(dir, tmp, dir, key) < 0) {
 		int e = errno;
 
 		unlinkat(dir, tmp, 0);
-		return fail(s, -e, "networks/%s/%s: %s", network, key, strerror(e));
+		return ipam_store_error(s, -e, "networks/%s/%s: %s", network, key, strerror(e));
 	}
 	return 0;
 }
@@ -464,12 +466,12 @@ static int file_cursor_get(struct ipam_store *s, const char *pool, char **ret)
 		return dir;
 	fd = openat(dir, ".cursor", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT
-			       ? 0
-			       : fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
+		return errno == ENOENT ? 0
+				       : ipam_store_error(s, -errno, "pools/%s/.cursor: %s", pool,
+							  strerror(errno));
 	n = pread(fd, buf, CURSOR_SIZE, 0);
 	if (n < 0)
-		return fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
+		return ipam_store_error(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (!buf[0])
@@ -486,13 +488,14 @@ static int file_cursor_put(struct ipam_store *s, const char *pool, const char *a
 	if (dir < 0)
 		return dir;
 	if (!name_ok(address) || strlen(address) >= CURSOR_SIZE - 1)
-		return fail(s, -EINVAL, "\"%s\" is not an address", address ? address : "");
+		return ipam_store_error(s, -EINVAL, "\"%s\" is not an address",
+					address ? address : "");
 	fd = openat(dir, ".cursor", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return fail(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
+		return ipam_store_error(s, -errno, "pools/%s/.cursor: %s", pool, strerror(errno));
 	snprintf(buf, sizeof(buf), "%s\n", address);
 	if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
-		return fail(s, -EIO, "pools/%s/.cursor: short write", pool);
+		return ipam_store_error(s, -EIO, "pools/%s/.cursor: short write", pool);
 	return 0;
 }
 
@@ -553,7 +556,8 @@ static int file_tidy(struct ipam_store *s, size_t *ret_removed)
 static int file_ping(struct ipam_store *s)
 {
 	if (faccessat(FS(s)->dir, ".", W_OK, AT_EACCESS) < 0)
-		return fail(s, -errno, "the data directory is not writable: %s", strerror(errno));
+		return ipam_store_error(s, -errno, "the data directory is not writable: %s",
+					strerror(errno));
 	return 0;
 }
 
@@ -582,7 +586,7 @@ static int file_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 	int r;
 
 	if (dir[0] != '/')
-		return fail(s, -EINVAL, "dataDir \"%s\" is not an absolute path", dir);
+		return ipam_store_error(s, -EINVAL, "dataDir \"%s\" is not an absolute path", dir);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -598,14 +602,14 @@ static int file_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 	if (f->dir < 0) {
 		r = f->dir;
 		file_close(s);
-		return fail(s, r, "dataDir: %s", why);
+		return ipam_store_error(s, r, "dataDir: %s", why);
 	}
 	f->pools = subdir(f->dir, "pools", true);
 	f->networks = subdir(f->dir, "networks", true);
 	if (f->pools < 0 || f->networks < 0) {
 		r = f->pools < 0 ? f->pools : f->networks;
 		file_close(s);
-		return fail(s, r, "%s: %s", dir, strerror(-r));
+		return ipam_store_error(s, r, "%s: %s", dir, strerror(-r));
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* The store's ops table: the driver's functions, and "not supported" where it has none,
  * as rdma-core's verbs_set_ops() does over its dummy ops. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,4 +243,14 @@ bool ipam_store_commits(const struct ipam_store *s)
 bool ipam_store_unreachable(int r)
 {
 	return r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -ECONNREFUSED || r == -ENOTCONN;
+}
+
+int ipam_store_error(struct ipam_store *s, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return r;
 }

@@ -174,6 +174,10 @@ void ipam_store_close(struct ipam_store *s);
 bool ipam_store_commits(const struct ipam_store *s);
 /* Whether r means "the backend did not answer" (CNI code 11 for ADD/DEL, 50 for STATUS). */
 bool ipam_store_unreachable(int r);
+/* For drivers: s->error from fmt, and r returned, so that a failure is one statement
+ * (`return ipam_store_error(s, -errno, "%s: %s", path, strerror(errno));`). */
+__attribute__((format(printf, 3, 4))) int ipam_store_error(struct ipam_store *s, int r,
+							   const char *fmt, ...);
 
 /* ---- per-node blocks (store-blocks.c) ------------------------------------------------------ */
 
