@@ -305,6 +305,28 @@ static int etcd_store_get(struct ipam_store *s, const char *pool, const char *ad
 	return key ? get_value(s, key, ret) : -ENOMEM;
 }
 
+/* "if key's value is expect (and unless_key does not exist) then delete key": 1 deleted, 0 not.
+ * etcd fails a value compare on an absent key, so "absent" and "another owner" both leave the
+ * store as it was and answer 0: a late release never removes what someone else made since. */
+static int delete_if(struct ipam_store *s, const char *key, const char *expect,
+		     const char *unless_key)
+{
+	int r = etcd_txn(ES(s)->c,
+			 (struct etcd_compare[]){ { .key = key,
+						    .target = ETCD_CMP_VALUE,
+						    .result = ETCD_CMP_EQUAL,
+						    .value = expect,
+						    .value_len = strlen(expect) },
+						  { .key = unless_key,
+						    .target = ETCD_CMP_CREATE,
+						    .result = ETCD_CMP_EQUAL,
+						    .number = 0 } },
+			 unless_key ? 2 : 1,
+			 &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL, 0, NULL);
+
+	return r < 0 ? fail_etcd(s, r) : r;
+}
+
 static int etcd_store_release(struct ipam_store *s, const char *pool, const char *address,
 			      const char *expect)
 {
@@ -315,18 +337,7 @@ static int etcd_store_release(struct ipam_store *s, const char *pool, const char
 	    (r = check_name(s, "an address", address)) < 0 || (r = check_value(s, expect)) < 0)
 		return r;
 	key = key_of(s, "claims", pool, address);
-	if (!key)
-		return -ENOMEM;
-	/* etcd fails a value compare on an absent key, so "absent" and "another owner" both
-	 * leave the store as it was and answer 0. */
-	r = etcd_txn(ES(s)->c,
-		     &(struct etcd_compare){ .key = key,
-					     .target = ETCD_CMP_VALUE,
-					     .result = ETCD_CMP_EQUAL,
-					     .value = expect,
-					     .value_len = strlen(expect) },
-		     1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL, 0, NULL);
-	return r < 0 ? fail_etcd(s, r) : r;
+	return key ? delete_if(s, key, expect, NULL) : -ENOMEM;
 }
 
 /* Calls fn(name, value) for every key under folder, name being the key less the folder. */
@@ -691,19 +702,7 @@ static int etcd_store_block_release(struct ipam_store *s, const char *pool, cons
 	lkey = unless_alive ? key_of(s, "leases", unless_alive, NULL) : NULL;
 	if (!key || (unless_alive && !lkey))
 		return -ENOMEM;
-	r = etcd_txn(ES(s)->c,
-		     (struct etcd_compare[]){ { .key = key,
-						.target = ETCD_CMP_VALUE,
-						.result = ETCD_CMP_EQUAL,
-						.value = expect,
-						.value_len = strlen(expect) },
-					      { .key = lkey,
-						.target = ETCD_CMP_CREATE,
-						.result = ETCD_CMP_EQUAL,
-						.number = 0 } },
-		     lkey ? 2 : 1, &(struct etcd_op){ .type = ETCD_OP_DELETE, .key = key }, 1, NULL,
-		     0, NULL);
-	return r < 0 ? fail_etcd(s, r) : r;
+	return delete_if(s, key, expect, lkey);
 }
 
 /* --- per-node leases -------------------------------------------------------------------------- */
