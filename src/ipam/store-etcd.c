@@ -175,7 +175,7 @@ static int etcd_store_pools(struct ipam_store *s, ipam_store_each_fn fn, void *u
  * the claim, the record, the cursor and the pool's key, and read the pools' folder" is one.
  * No pending record is needed: the claim and the record naming it appear together, so no kill
  * can leave one without the other. The pools' folder read in the same Txn is the overlap look
- * at the claim's own revision (claim first, look second, as claim_unique() in alloc.c). */
+ * at the claim's own revision (claim first, look second, as ipam_claim_unique() in alloc.c). */
 static int etcd_store_claim_commit(struct ipam_store *s, const char *pool, const char *address,
 				   const char *value, const char *network, const char *rkey,
 				   const char *record, ipam_store_each_fn look, void *ud)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipam/ipam.h"
 #include "ipam/store.h"
 #include "util/cleanup.h"
 
@@ -253,4 +254,21 @@ int ipam_store_error(struct ipam_store *s, int r, const char *fmt, ...)
 	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+int ipam_store_fail(struct ipam_store *s, int r, bool for_status, struct cnispec_error *err)
+{
+	if (ipam_store_unreachable(r))
+		return cnispec_fail(err, r,
+				    for_status ? CNISPEC_E_UNAVAILABLE : CNISPEC_E_TRY_AGAIN,
+				    "the IPAM store cannot be reached", "%s store: %s",
+				    s->driver->name, s->error[0] ? s->error : strerror(-r));
+	if (r == -ENOMEM)
+		return cnispec_fail(err, r, CNISPEC_E_INTERNAL, "out of memory", NULL);
+	/* the pool's way (single addresses, or blocks of a size) is not this configuration's */
+	if (r == -EXDEV)
+		return cnispec_fail(err, r, CNISPEC_E_CONFIG, "invalid IPAM configuration", "%s",
+				    s->error);
+	return cnispec_fail(err, r, CNISPEC_E_IO, "IPAM store failure", "%s store: %s",
+			    s->driver->name, s->error[0] ? s->error : strerror(-r));
 }
