@@ -30,7 +30,8 @@ static inline struct ipamconf *config(const char *ipam)
 	char full[2048];
 	json_t *o;
 
-	snprintf(full, sizeof(full), "%.*s,\"dataDir\":\"%s/data\"}", (int)strlen(ipam) - 1, ipam, dir);
+	snprintf(full, sizeof(full), "%.*s,\"dataDir\":\"%s/data\"}", (int)strlen(ipam) - 1, ipam,
+		 dir);
 	o = json_loads(full, 0, NULL);
 	assert_non_null(o);
 	if (ipamconf_parse(o, "rdma-net", &c, &err) < 0)
@@ -77,7 +78,9 @@ static inline const char *add(struct fx *f, const char *cid)
 {
 	static char buf[8][64];
 	static int i;
-	struct ipam_owner o = { .container_id = cid, .ifname = "net1", .pod_namespace = "ai", .pod_name = cid };
+	struct ipam_owner o = {
+		.container_id = cid, .ifname = "net1", .pod_namespace = "ai", .pod_name = cid
+	};
 	struct cnispec_result *r = NULL;
 	struct cnispec_error err = { 0 };
 
@@ -89,7 +92,8 @@ static inline const char *add(struct fx *f, const char *cid)
 		char a[CNISPEC_PREFIX_STRLEN];
 		size_t l = strlen(buf[i]);
 
-		snprintf(buf[i] + l, sizeof(buf[i]) - l, "%s%s", k ? " " : "", cnispec_prefix_str(&r->ips[k].address, a));
+		snprintf(buf[i] + l, sizeof(buf[i]) - l, "%s%s", k ? " " : "",
+			 cnispec_prefix_str(&r->ips[k].address, a));
 	}
 	cnispec_result_free(r);
 	return buf[i];
@@ -104,7 +108,8 @@ static inline void add_fails(struct fx *f, const char *cid, unsigned code, const
 	assert_true(ipam_add(f->s, f->c, &o, &r, &err) < 0);
 	assert_null(r);
 	if (err.code != code || strcmp(err.details, details))
-		fail_msg("ADD %s\n  got:  %u %s\n  want: %u %s", cid, err.code, err.details, code, details);
+		fail_msg("ADD %s\n  got:  %u %s\n  want: %u %s", cid, err.code, err.details, code,
+			 details);
 }
 
 static inline void del(struct fx *f, const char *cid)
@@ -128,12 +133,14 @@ static inline void interrupted_add(struct fx *f, const char *cid, const char *ad
 {
 	char value[256];
 
-	snprintf(value, sizeof(value), "{\"network\":\"rdma-net\",\"containerID\":\"%s\",\"ifname\":\"net1\"}", cid);
+	snprintf(value, sizeof(value),
+		 "{\"network\":\"rdma-net\",\"containerID\":\"%s\",\"ifname\":\"net1\"}", cid);
 	{
 		char key[64];
 
 		snprintf(key, sizeof(key), "%s:net1", cid);
-		assert_int_equal(f->s->ops.record_put(f->s, "rdma-net", key, "{\"state\":\"pending\"}"), 0);
+		assert_int_equal(
+			f->s->ops.record_put(f->s, "rdma-net", key, "{\"state\":\"pending\"}"), 0);
 	}
 	assert_int_equal(f->s->ops.claim(f->s, f->c->sets[0].r[0].pool, addr, value), 1);
 }

@@ -21,7 +21,9 @@ static int down_open(struct ipam_store *s, const struct ipamconf_store *cfg)
 
 static const struct ipam_store_ops down_ops = { .ping = down, .record_get = down_get };
 
-static const struct ipam_store_driver down_driver = { .name = "etcd", .open = down_open, .ops = &down_ops };
+static const struct ipam_store_driver down_driver = { .name = "etcd",
+						      .open = down_open,
+						      .ops = &down_ops };
 
 static void test_check(void **state)
 {
@@ -39,10 +41,13 @@ static void test_check(void **state)
 	prev->ips[0].address.addr.a[3] = 9;
 	assert_true(ipam_check(f->s, f->c, "c1", "net1", prev, &err) < 0);
 	assert_int_equal(err.code, 111);
-	assert_string_equal(err.details, "rdma-net: 10.56.0.1/24 is reserved for container c1 interface net1 but "
-					 "prevResult does not hold it");
+	assert_string_equal(
+		err.details,
+		"rdma-net: 10.56.0.1/24 is reserved for container c1 interface net1 but "
+		"prevResult does not hold it");
 	assert_true(ipam_check(f->s, f->c, "c2", "net1", NULL, &err) < 0);
-	assert_string_equal(err.details, "rdma-net: no address is reserved for container c2 interface net1");
+	assert_string_equal(err.details,
+			    "rdma-net: no address is reserved for container c2 interface net1");
 	/* an operator released the claim behind the plugin's back: CHECK sees it */
 	{
 		char *v = NULL;
@@ -52,7 +57,9 @@ static void test_check(void **state)
 		free(v);
 	}
 	assert_true(ipam_check(f->s, f->c, "c1", "net1", NULL, &err) < 0);
-	assert_string_equal(err.details, "rdma-net: container c1 interface net1 holds no address of 10.56.0.0/24");
+	assert_string_equal(
+		err.details,
+		"rdma-net: container c1 interface net1 holds no address of 10.56.0.0/24");
 	cnispec_result_free(prev);
 }
 
@@ -83,7 +90,8 @@ static void test_unreachable(void **state)
 
 	use(f, "{\"range\":\"10.56.0.0/24\"}");
 	ipam_store_close(f->s);
-	assert_int_equal(ipam_store_open_driver(&down_driver, &f->c->store, &f->s, why, sizeof(why)), 0);
+	assert_int_equal(
+		ipam_store_open_driver(&down_driver, &f->c->store, &f->s, why, sizeof(why)), 0);
 	assert_int_equal(ipam_status(f->s, f->c, &err), -EHOSTUNREACH);
 	assert_int_equal(err.code, 50);
 	assert_string_equal(err.details, "etcd store: etcd: 127.0.0.1:1: connection refused");

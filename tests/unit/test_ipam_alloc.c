@@ -62,7 +62,9 @@ static void test_overlapping_pools(void **state)
 	use(f, "{\"range\":\"192.168.22.0/28\"}");
 	{
 		struct cnispec_addr want;
-		struct ipam_owner o = { .container_id = "b2", .ifname = "net1", .requested = &want };
+		struct ipam_owner o = { .container_id = "b2",
+					.ifname = "net1",
+					.requested = &want };
 		struct cnispec_result *r = NULL;
 		struct cnispec_error err = { 0 };
 
@@ -73,7 +75,8 @@ static void test_overlapping_pools(void **state)
 	}
 	/* a released address is free in every pool again */
 	del(f, "a1");
-	use(f, "{\"range\":\"192.168.22.0/28\",\"range_start\":\"192.168.22.1\",\"range_end\":\"192.168.22.1\"}");
+	use(f, "{\"range\":\"192.168.22.0/28\",\"range_start\":\"192.168.22.1\","
+	       "\"range_end\":\"192.168.22.1\"}");
 	assert_string_equal(add(f, "b3"), "192.168.22.1/28");
 	/* another network_name keeps its own addresses, as in whereabouts */
 	use(f, "{\"range\":\"192.168.22.0/28\",\"network_name\":\"tenant2\"}");
@@ -105,7 +108,8 @@ static void test_full_message(void **state)
 
 		assert_int_equal(ipam_status(f->s, f->c, &err), -ENOSPC);
 		assert_int_equal(err.code, 50);
-		assert_string_equal(err.details, "rdma-net: every address of 10.56.0.0/27 is in use");
+		assert_string_equal(err.details,
+				    "rdma-net: every address of 10.56.0.0/27 is in use");
 	}
 	/* ranges that hold nothing at all say so */
 	use(f, "{\"range\":\"10.9.0.0/30\",\"exclude\":[\"10.9.0.0/30\"]}");
@@ -117,8 +121,9 @@ static void test_range_set_and_dual_stack(void **state)
 	struct fx *f = *state;
 
 	/* host-local: the first range of a set with room; one address per set */
-	use(f, "{\"ranges\":[[{\"subnet\":\"10.1.0.0/30\",\"gateway\":\"10.1.0.1\"},{\"subnet\":\"10.2.0.0/24\","
-	       "\"rangeStart\":\"10.2.0.50\"}],[{\"subnet\":\"fd00:1::/64\"}]]}");
+	use(f, "{\"ranges\":[[{\"subnet\":\"10.1.0.0/30\",\"gateway\":\"10.1.0.1\"},"
+	       "{\"subnet\":\"10.2.0.0/24\",\"rangeStart\":\"10.2.0.50\"}],"
+	       "[{\"subnet\":\"fd00:1::/64\"}]]}");
 	assert_string_equal(add(f, "a"), "10.1.0.2/30 fd00:1::2/64");
 	assert_string_equal(add(f, "b"), "10.2.0.50/24 fd00:1::3/64");
 	assert_string_equal(add(f, "a"), "10.1.0.2/30 fd00:1::2/64");

@@ -8,7 +8,8 @@ static bool only_k1(void *ud, const char *cid, const char *ifname)
 	return !strcmp(cid, "k1") && !strcmp(ifname, "net1");
 }
 
-static int records_unreadable(struct ipam_store *s, const char *network, ipam_store_each_fn fn, void *ud)
+static int records_unreadable(struct ipam_store *s, const char *network, ipam_store_each_fn fn,
+			      void *ud)
 {
 	snprintf(s->error, sizeof(s->error), "networks/%s: Input/output error", network);
 	return -EIO;
@@ -26,16 +27,22 @@ static void test_gc(void **state)
 	add(f, "k3");
 	interrupted_add(f, "k4", "10.56.0.99");
 	/* a claim in k1's name that its record does not list: left by a killed ADD of k1 */
-	assert_int_equal(f->s->ops.claim(f->s, "10.56.0.0_24", "10.56.0.100",
-					 "{\"network\":\"rdma-net\",\"containerID\":\"k1\",\"ifname\":\"net1\"}"), 1);
+	assert_int_equal(
+		f->s->ops.claim(
+			f->s, "10.56.0.0_24", "10.56.0.100",
+			"{\"network\":\"rdma-net\",\"containerID\":\"k1\",\"ifname\":\"net1\"}"),
+		1);
 	/* another network's claim in the same pool is not this network's to collect */
-	assert_int_equal(f->s->ops.claim(f->s, "10.56.0.0_24", "10.56.0.101",
-					 "{\"network\":\"other\",\"containerID\":\"z\",\"ifname\":\"net1\"}"), 1);
+	assert_int_equal(
+		f->s->ops.claim(
+			f->s, "10.56.0.0_24", "10.56.0.101",
+			"{\"network\":\"other\",\"containerID\":\"z\",\"ifname\":\"net1\"}"),
+		1);
 	assert_int_equal(ipam_gc(f->s, f->c, only_k1, NULL, &st, &err), 0);
 	assert_int_equal(st.kept, 1);
 	assert_int_equal(st.released, 3); /* k2, k3, k4 (its pending record) */
 	assert_int_equal(st.orphans, 1);  /* .100 */
-	assert_int_equal(used(f), 2);     /* k1's and the other network's */
+	assert_int_equal(used(f), 2);	  /* k1's and the other network's */
 	assert_string_equal(add(f, "k1"), "10.56.0.1/24");
 }
 
