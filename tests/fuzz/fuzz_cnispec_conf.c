@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!o)
 				__builtin_trap();
 			/* what we write, we read back */
-			if (cnispec_result_from_json(o, (enum cnispec_version)v, "r", &back, why, sizeof(why)) < 0)
+			if (cnispec_result_from_json(o, (enum cnispec_version)v, "r", &back, why,
+						     sizeof(why)) < 0)
 				__builtin_trap();
 			cnispec_result_free(back);
 			json_decref(o);

@@ -44,10 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* a usable address, and a range with one has a size */
 				if (!ipamconf_range_usable(r, a) || n == 0)
 					__builtin_trap();
-				if (ipamconf_range_advance(r, a, n - 1, &b) == 1 && !ipamconf_range_usable(r, b))
+				if (ipamconf_range_advance(r, a, n - 1, &b) == 1 &&
+				    !ipamconf_range_usable(r, b))
 					__builtin_trap();
+				/* n usable addresses: a + n is past the last */
 				if (ipamconf_range_advance(r, a, n, &b) == 1)
-					__builtin_trap(); /* n usable addresses: a + n is past the last */
+					__builtin_trap();
 			} else if (n != 0) {
 				__builtin_trap();
 			}

@@ -33,7 +33,8 @@
 
 static int fail(struct etcd_client *c, const char *cmd, int r)
 {
-	fprintf(stderr, "error: %s: %s: %s\n", cmd, strerrorname_np(-r) ? strerrorname_np(-r) : "?", etcd_client_error(c));
+	fprintf(stderr, "error: %s: %s: %s\n", cmd, strerrorname_np(-r) ? strerrorname_np(-r) : "?",
+		etcd_client_error(c));
 	return 1;
 }
 
@@ -45,10 +46,14 @@ static void print_kvs(const struct etcd_kvs *r)
 
 static int cmd_create(struct etcd_client *c, const char *key, const char *value)
 {
-	struct etcd_compare cmp = {.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0};
-	struct etcd_op put = {.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)};
-	struct etcd_op get = {.type = ETCD_OP_RANGE, .key = key};
-	struct etcd_txn_result res = {0};
+	struct etcd_compare cmp = {
+		.key = key, .target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL, .number = 0
+	};
+	struct etcd_op put = {
+		.type = ETCD_OP_PUT, .key = key, .value = value, .value_len = strlen(value)
+	};
+	struct etcd_op get = { .type = ETCD_OP_RANGE, .key = key };
+	struct etcd_txn_result res = { 0 };
 	int r = etcd_txn(c, &cmp, 1, &put, 1, &get, 1, &res);
 
 	if (r < 0)
@@ -65,9 +70,14 @@ static int cmd_create(struct etcd_client *c, const char *key, const char *value)
 
 static int cmd_swap(struct etcd_client *c, const char *key, const char *old, const char *new)
 {
-	struct etcd_compare cmp = {.key = key, .target = ETCD_CMP_VALUE, .result = ETCD_CMP_EQUAL, .value = old,
-				   .value_len = strlen(old)};
-	struct etcd_op put = {.type = ETCD_OP_PUT, .key = key, .value = new, .value_len = strlen(new)};
+	struct etcd_compare cmp = { .key = key,
+				    .target = ETCD_CMP_VALUE,
+				    .result = ETCD_CMP_EQUAL,
+				    .value = old,
+				    .value_len = strlen(old) };
+	struct etcd_op put = {
+		.type = ETCD_OP_PUT, .key = key, .value = new, .value_len = strlen(new)
+	};
 	int r = etcd_txn(c, &cmp, 1, &put, 1, NULL, 0, NULL);
 
 	if (r < 0)
@@ -82,13 +92,13 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 	const char *cmd = argv[0];
 	int r;
 
-#define NEED(n)                                                                                                        \
-	do {                                                                                                           \
-		if (argc < (n) + 1) {                                                                                 \
-			fprintf(stderr, "%s needs %d argument(s)\n", cmd, (n));                                       \
-			*rc = 2;                                                                                       \
-			return -1;                                                                                     \
-		}                                                                                                      \
+#define NEED(n)                                                                                    \
+	do {                                                                                       \
+		if (argc < (n) + 1) {                                                              \
+			fprintf(stderr, "%s needs %d argument(s)\n", cmd, (n));                    \
+			*rc = 2;                                                                   \
+			return -1;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 	if (strcmp(cmd, "put") == 0) {
@@ -102,7 +112,7 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 		return 3;
 	}
 	if (strcmp(cmd, "get") == 0) {
-		struct etcd_kv kv = {0};
+		struct etcd_kv kv = { 0 };
 
 		NEED(1);
 		r = etcd_get(c, argv[1], &kv);
@@ -111,16 +121,16 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 		if (r == 0)
 			puts("absent");
 		else
-			printf("%s=%s create=%" PRId64 " mod=%" PRId64 " version=%" PRId64 "\n", kv.key, kv.value,
-			       kv.create_revision, kv.mod_revision, kv.version);
+			printf("%s=%s create=%" PRId64 " mod=%" PRId64 " version=%" PRId64 "\n",
+			       kv.key, kv.value, kv.create_revision, kv.mod_revision, kv.version);
 		etcd_kv_clear(&kv);
 		return 2;
 	}
 	if (strcmp(cmd, "range") == 0) {
-		struct etcd_kvs res = {0};
+		struct etcd_kvs res = { 0 };
 
 		NEED(1);
-		r = etcd_range(c, argv[1], &(struct etcd_range_opts){.prefix = true}, &res);
+		r = etcd_range(c, argv[1], &(struct etcd_range_opts){ .prefix = true }, &res);
 		if (r < 0)
 			goto failed;
 		print_kvs(&res);
@@ -129,7 +139,7 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 		return 2;
 	}
 	if (strcmp(cmd, "range-all") == 0 || strcmp(cmd, "keys") == 0) {
-		struct etcd_kvs res = {0};
+		struct etcd_kvs res = { 0 };
 		bool keys = strcmp(cmd, "keys") == 0;
 
 		NEED(1);
@@ -137,7 +147,8 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 		if (r < 0)
 			goto failed;
 		for (size_t i = 0; i < res.n; i++)
-			keys ? printf("%s\n", res.kvs[i].key) : printf("%s=%s\n", res.kvs[i].key, res.kvs[i].value);
+			keys ? printf("%s\n", res.kvs[i].key)
+			     : printf("%s=%s\n", res.kvs[i].key, res.kvs[i].value);
 		printf("count %" PRId64 " rev %" PRId64 "\n", res.count, res.revision);
 		etcd_kvs_clear(&res);
 		return 2;
@@ -171,7 +182,8 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 		r = etcd_member_status(c, strtoul(argv[1], NULL, 10), &st);
 		if (r < 0)
 			goto failed;
-		printf("version %s leader %d member %016" PRIx64 "\n", st.version, st.leader != 0, st.member_id);
+		printf("version %s leader %d member %016" PRIx64 "\n", st.version, st.leader != 0,
+		       st.member_id);
 		return 2;
 	}
 	if (strcmp(cmd, "sleep") == 0) {
@@ -179,7 +191,9 @@ static int run_cmd(struct etcd_client *c, int argc, char **argv, int *rc)
 
 		NEED(1);
 		ms = strtoul(argv[1], NULL, 10);
-		nanosleep(&(struct timespec){.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}, NULL);
+		nanosleep(&(struct timespec){ .tv_sec = (time_t)(ms / 1000),
+					      .tv_nsec = (long)(ms % 1000) * 1000000 },
+			  NULL);
 		return 2;
 	}
 	if (strcmp(cmd, "current") == 0) {
@@ -200,11 +214,14 @@ failed_reported:
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"endpoints", required_argument, NULL, 'e'}, {"ca", required_argument, NULL, 'a'},
-		{"cert", required_argument, NULL, 'c'},      {"key", required_argument, NULL, 'k'},
-		{"timeout-ms", required_argument, NULL, 't'}, {0},
+		{ "endpoints", required_argument, NULL, 'e' },
+		{ "ca", required_argument, NULL, 'a' },
+		{ "cert", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ 0 },
 	};
-	struct etcd_config cfg = {0};
+	struct etcd_config cfg = { 0 };
 	_cleanup_free_ char *eps = NULL, *err = NULL;
 	_cleanup_free_ const char **list = NULL;
 	struct etcd_client *c = NULL;
@@ -216,20 +233,11 @@ int main(int argc, char **argv)
 			free(eps);
 			eps = strdup(optarg);
 			break;
-		case 'a':
-			cfg.ca_file = optarg;
-			break;
-		case 'c':
-			cfg.cert_file = optarg;
-			break;
-		case 'k':
-			cfg.key_file = optarg;
-			break;
-		case 't':
-			cfg.timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		default:
-			return 2;
+		case 'a': cfg.ca_file = optarg; break;
+		case 'c': cfg.cert_file = optarg; break;
+		case 'k': cfg.key_file = optarg; break;
+		case 't': cfg.timeout_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		default: return 2;
 		}
 	}
 	if (!eps) {

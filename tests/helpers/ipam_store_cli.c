@@ -2,7 +2,8 @@
 /* A command-line face on one IPAM store's ops table (src/ipam/store.h), so that the shell
  * tests can hold the etcd store (and the file store, for comparison) to the same contract.
  *
- *   ipam_store_cli (--endpoints A[,B..] [--prefix P] [--ca F --cert F --key F] | --data-dir D) CMD ...
+ *   ipam_store_cli (--endpoints A[,B..] [--prefix P] [--ca F --cert F --key F] | --data-dir D)
+ *                  CMD ...
  *
  * Commands, several per run, all on one opened store:
  *   ping                       "ok"
@@ -32,8 +33,9 @@
 
 static int fail(struct ipam_store *s, int r)
 {
-	fprintf(stderr, "error: %s unreachable=%d: %s\n", strerrorname_np(-r) ? strerrorname_np(-r) : "?",
-		ipam_store_unreachable(r), s->error);
+	fprintf(stderr, "error: %s unreachable=%d: %s\n",
+		strerrorname_np(-r) ? strerrorname_np(-r) : "?", ipam_store_unreachable(r),
+		s->error);
 	return 1;
 }
 
@@ -94,7 +96,8 @@ static int race(struct ipam_store *s, const char *pool, unsigned n, const char *
 		char addr[32];
 		int r;
 
-		snprintf(addr, sizeof(addr), "10.%u.%u.%u", (a >> 16) & 255, (a >> 8) & 255, a & 255);
+		snprintf(addr, sizeof(addr), "10.%u.%u.%u", (a >> 16) & 255, (a >> 8) & 255,
+			 a & 255);
 		r = s->ops.claim(s, pool, addr, id);
 		if (r < 0)
 			return r;
@@ -107,12 +110,12 @@ static int race(struct ipam_store *s, const char *pool, unsigned n, const char *
 	return 0;
 }
 
-#define NEED(k)                                                                                                        \
-	do {                                                                                                           \
-		if (argc < (k) + 1) {                                                                                 \
-			fprintf(stderr, "%s needs %d argument(s)\n", argv[0], (k));                                   \
-			return -EINVAL;                                                                                \
-		}                                                                                                      \
+#define NEED(k)                                                                                    \
+	do {                                                                                       \
+		if (argc < (k) + 1) {                                                              \
+			fprintf(stderr, "%s needs %d argument(s)\n", argv[0], (k));                \
+			return -EINVAL;                                                            \
+		}                                                                                  \
 	} while (0)
 
 /* Runs argv[0]; returns the arguments used (> 0) or -errno. */
@@ -120,7 +123,7 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 {
 	const char *c = argv[0];
 	_cleanup_free_ char *v = NULL;
-	struct lines l = {0};
+	struct lines l = { 0 };
 	size_t n;
 	int r;
 
@@ -132,7 +135,7 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 	}
 	if (strcmp(c, "claim") == 0 || strcmp(c, "release") == 0 || strcmp(c, "rput") == 0) {
 		NEED(3);
-		r = c[0] == 'c' ? s->ops.claim(s, argv[1], argv[2], argv[3])
+		r = c[0] == 'c'			 ? s->ops.claim(s, argv[1], argv[2], argv[3])
 		    : c[0] == 'r' && c[1] == 'e' ? s->ops.release(s, argv[1], argv[2], argv[3])
 						 : s->ops.record_put(s, argv[1], argv[2], argv[3]);
 		if (r < 0)
@@ -142,7 +145,8 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 	}
 	if (strcmp(c, "get") == 0 || strcmp(c, "rget") == 0) {
 		NEED(2);
-		r = c[0] == 'g' ? s->ops.get(s, argv[1], argv[2], &v) : s->ops.record_get(s, argv[1], argv[2], &v);
+		r = c[0] == 'g' ? s->ops.get(s, argv[1], argv[2], &v)
+				: s->ops.record_get(s, argv[1], argv[2], &v);
 		if (r < 0)
 			return r;
 		puts(r ? v : "absent");
@@ -150,7 +154,8 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 	}
 	if (strcmp(c, "rdel") == 0 || strcmp(c, "cput") == 0) {
 		NEED(2);
-		r = c[0] == 'r' ? s->ops.record_del(s, argv[1], argv[2]) : s->ops.cursor_put(s, argv[1], argv[2]);
+		r = c[0] == 'r' ? s->ops.record_del(s, argv[1], argv[2])
+				: s->ops.cursor_put(s, argv[1], argv[2]);
 		if (r < 0)
 			return r;
 		printf("%d\n", r);
@@ -165,7 +170,8 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 	}
 	if (strcmp(c, "list") == 0 || strcmp(c, "rlist") == 0) {
 		NEED(1);
-		r = c[0] == 'l' ? s->ops.list(s, argv[1], collect, &l) : s->ops.record_list(s, argv[1], collect, &l);
+		r = c[0] == 'l' ? s->ops.list(s, argv[1], collect, &l)
+				: s->ops.record_list(s, argv[1], collect, &l);
 		if (r < 0)
 			return r;
 		print_lines(&l);
@@ -197,12 +203,15 @@ static int run_cmd(struct ipam_store *s, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"endpoints", required_argument, NULL, 'e'}, {"prefix", required_argument, NULL, 'p'},
-		{"ca", required_argument, NULL, 'a'},        {"cert", required_argument, NULL, 'c'},
-		{"key", required_argument, NULL, 'k'},       {"data-dir", required_argument, NULL, 'd'},
-		{0},
+		{ "endpoints", required_argument, NULL, 'e' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "ca", required_argument, NULL, 'a' },
+		{ "cert", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ 0 },
 	};
-	struct ipamconf_store cfg = {.kind = IPAMCONF_STORE_FILE};
+	struct ipamconf_store cfg = { .kind = IPAMCONF_STORE_FILE };
 	struct ipam_store *s = NULL;
 	char why[600];
 	int o, r, rc = 0;
@@ -220,23 +229,12 @@ int main(int argc, char **argv)
 				cfg.endpoints[cfg.n_endpoints++] = strdup(tok);
 			break;
 		}
-		case 'p':
-			cfg.prefix = strdup(optarg);
-			break;
-		case 'a':
-			cfg.tls_ca = strdup(optarg);
-			break;
-		case 'c':
-			cfg.tls_cert = strdup(optarg);
-			break;
-		case 'k':
-			cfg.tls_key = strdup(optarg);
-			break;
-		case 'd':
-			cfg.data_dir = strdup(optarg);
-			break;
-		default:
-			return 2;
+		case 'p': cfg.prefix = strdup(optarg); break;
+		case 'a': cfg.tls_ca = strdup(optarg); break;
+		case 'c': cfg.tls_cert = strdup(optarg); break;
+		case 'k': cfg.tls_key = strdup(optarg); break;
+		case 'd': cfg.data_dir = strdup(optarg); break;
+		default: return 2;
 		}
 	}
 	r = ipam_store_open(&cfg, &s, why, sizeof(why));

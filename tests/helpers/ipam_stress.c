@@ -41,7 +41,8 @@ static struct ipamconf *load(const char *path)
 	char why[NODECONF_ERR_MAX];
 	size_t len;
 
-	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 || ipamconf_load(buf, len, 0, &c, &err) < 0) {
+	if (fileio_read_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0 ||
+	    ipamconf_load(buf, len, 0, &c, &err) < 0) {
 		fprintf(stderr, "ipam_stress: %s: %s\n", path, err.details);
 		exit(2);
 	}
@@ -71,9 +72,12 @@ static struct ipam_store *open_store(const struct ipamconf *c)
 }
 
 /* One ADD; the first address as text into buf. */
-static int add_one(struct ipam_store *s, const struct ipamconf *c, const char *cid, char *buf, size_t n)
+static int add_one(struct ipam_store *s, const struct ipamconf *c, const char *cid, char *buf,
+		   size_t n)
 {
-	struct ipam_owner o = { .container_id = cid, .ifname = "net1", .pod_namespace = "stress", .pod_name = cid };
+	struct ipam_owner o = {
+		.container_id = cid, .ifname = "net1", .pod_namespace = "stress", .pod_name = cid
+	};
 	struct cnispec_result *r = NULL;
 	struct cnispec_error err = { 0 };
 
@@ -87,7 +91,7 @@ static int add_one(struct ipam_store *s, const struct ipamconf *c, const char *c
 	return 0;
 }
 
-/* ---- stress ----------------------------------------------------------------------------------- */
+/* ---- stress ---------------------------------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -128,7 +132,7 @@ static int stress(const char *cfg_path, int procs, int total)
 				snprintf(cid, sizeof(cid), "s%d-%d", p, i);
 				if (add_one(s, c, cid, a, sizeof(a)) < 0)
 					_exit(1);
-				/* one write() per line with O_APPEND semantics through the shared offset */
+				/* a write() per line, appended through the shared offset */
 				snprintf(line, sizeof(line), "%s %s\n", cid, a);
 				if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
 					_exit(1);
@@ -143,7 +147,8 @@ static int stress(const char *cfg_path, int procs, int total)
 		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			bad++;
 	}
-	fprintf(stderr, "ipam_stress: %d adds by %d processes in %.2f s\n", total, procs, now_s() - t0);
+	fprintf(stderr, "ipam_stress: %d adds by %d processes in %.2f s\n", total, procs,
+		now_s() - t0);
 	if (bad) {
 		fprintf(stderr, "ipam_stress: %d allocator processes failed\n", bad);
 		return 1;
@@ -177,7 +182,7 @@ static int stress(const char *cfg_path, int procs, int total)
 	return bad || n != (size_t)total ? 1 : 0;
 }
 
-/* ---- kill ------------------------------------------------------------------------------------- */
+/* ---- kill ------------------------------------------------------------------------------------ */
 
 static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 {
@@ -214,7 +219,8 @@ static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 		close(pipefd[0]);
 		/* the runtime saw a result only if the child wrote one before it died */
 		if (k > 0) {
-			printf("%s{\"containerID\":\"%s\",\"ifname\":\"net1\"}", answered ? "," : "", cid);
+			printf("%s{\"containerID\":\"%s\",\"ifname\":\"net1\"}",
+			       answered ? "," : "", cid);
 			answered++;
 		}
 	}
@@ -224,7 +230,7 @@ static int kill_test(const char *cfg_path, int n, unsigned seed, int max_ms)
 	return 0;
 }
 
-/* ---- verify ----------------------------------------------------------------------------------- */
+/* ---- verify ---------------------------------------------------------------------------------- */
 
 struct v {
 	struct ipam_store *s;
@@ -244,10 +250,12 @@ static int check_claim(void *ud, const char *addr, const char *value)
 
 	v->claims++;
 	if (!cid || !ifn || !net || strcmp(net, v->c->network)) {
-		fprintf(stderr, "ipam_stress: claim %s/%s does not parse: %s\n", v->pool, addr, value);
+		fprintf(stderr, "ipam_stress: claim %s/%s does not parse: %s\n", v->pool, addr,
+			value);
 		v->bad++;
 	} else if (v->valid && !cnispec_conf_attachment_valid(v->valid, cid, ifn)) {
-		fprintf(stderr, "ipam_stress: claim %s/%s of %s:%s survived GC\n", v->pool, addr, cid, ifn);
+		fprintf(stderr, "ipam_stress: claim %s/%s of %s:%s survived GC\n", v->pool, addr,
+			cid, ifn);
 		v->bad++;
 	}
 	json_decref(o);
@@ -264,8 +272,10 @@ static int check_record(void *ud, const char *key, const char *value)
 		fprintf(stderr, "ipam_stress: record %s does not parse: %s\n", key, value);
 		v->bad++;
 	}
-	json_array_foreach(ips, i, it) {
-		const char *claim = json_string_value(it), *slash = claim ? strchr(claim, '/') : NULL;
+	json_array_foreach(ips, i, it)
+	{
+		const char *claim = json_string_value(it),
+			   *slash = claim ? strchr(claim, '/') : NULL;
 		char pool[128], *val = NULL, want[300];
 
 		if (!slash) {
@@ -273,11 +283,12 @@ static int check_record(void *ud, const char *key, const char *value)
 			continue;
 		}
 		snprintf(pool, sizeof(pool), "%.*s", (int)(slash - claim), claim);
-		snprintf(want, sizeof(want), "\"containerID\":\"%.*s\",\"ifname\":\"%s\"", (int)(strrchr(key, ':') - key),
-			 key, strrchr(key, ':') + 1);
+		snprintf(want, sizeof(want), "\"containerID\":\"%.*s\",\"ifname\":\"%s\"",
+			 (int)(strrchr(key, ':') - key), key, strrchr(key, ':') + 1);
 		if (v->s->ops.get(v->s, pool, slash + 1, &val) != 1 || !strstr(val, want)) {
-			fprintf(stderr, "ipam_stress: record %s lists %s, which is not its claim (%s)\n", key, claim,
-				val ? val : "free");
+			fprintf(stderr,
+				"ipam_stress: record %s lists %s, which is not its claim (%s)\n",
+				key, claim, val ? val : "free");
 			v->bad++;
 		}
 		free(val);
@@ -308,7 +319,9 @@ static int verify(const char *cfg_path, const char *valid_path)
 		size_t len;
 
 		if (fileio_read_at(AT_FDCWD, valid_path, 64 << 20, &buf, &len) < 0 ||
-		    asprintf(&doc, "{\"cniVersion\":\"1.1.0\",\"name\":\"v\",\"type\":\"t\",\"cni.dev/valid-attachments\":%s}",
+		    asprintf(&doc,
+			     "{\"cniVersion\":\"1.1.0\",\"name\":\"v\",\"type\":\"t\","
+			     "\"cni.dev/valid-attachments\":%s}",
 			     buf) < 0 ||
 		    cnispec_conf_parse(doc, strlen(doc), CNISPEC_CMD_GC, &v.valid, &err) < 0) {
 			fprintf(stderr, "ipam_stress: %s: %s\n", valid_path, err.details);
@@ -329,7 +342,8 @@ static int verify(const char *cfg_path, const char *valid_path)
 		return 1;
 	}
 	if (v.valid && v.claims != v.valid->n_valid_attachments) {
-		fprintf(stderr, "ipam_stress: %zu claims for %zu valid attachments\n", v.claims, v.valid->n_valid_attachments);
+		fprintf(stderr, "ipam_stress: %zu claims for %zu valid attachments\n", v.claims,
+			v.valid->n_valid_attachments);
 		v.bad++;
 	}
 	printf("%zu claims, %zu violations\n", v.claims, v.bad);
@@ -348,6 +362,7 @@ int main(int argc, char **argv)
 				 argc == 6 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 3);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "verify"))
 		return verify(argv[2], argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: ipam_stress stress CONFIG PROCS N | kill CONFIG N SEED [MS] | verify CONFIG [VALID]\n");
+	fprintf(stderr, "usage: ipam_stress stress CONFIG PROCS N | kill CONFIG N SEED [MS] | "
+			"verify CONFIG [VALID]\n");
 	return 2;
 }

@@ -2,8 +2,9 @@
 /* A link-time seam of the test build (Makefile: $(BUILD)/tests/seams/, never installed), linked
  * with -Wl,--wrap=etcd_client_free: with RDMAK_ETCD_CALLS=FILE in the environment, each etcd
  * client appends one line of what it asked etcd when it is freed, "range N put N delete N txn N",
- * and " lease N" when it granted or read leases (etcd_client_calls), so that a test of an exec'd plugin counts the requests an attachment
- * costs. One write() with O_APPEND: lines of concurrent processes do not mix. */
+ * and " lease N" when it granted or read leases (etcd_client_calls), so that a test of an exec'd
+ * plugin counts the requests an attachment costs. One write() with O_APPEND: lines of concurrent
+ * processes do not mix. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +24,12 @@ void __wrap_etcd_client_free(struct etcd_client *c)
 
 	if (c && path && *path) {
 		etcd_client_calls(c, &n);
-		/* leases only when there were any: the per-address store's lines stay as they were */
+		/* leases only when there were any: the per-address store's lines stay the same */
 		len = snprintf(line, sizeof(line), "range %lu put %lu delete %lu txn %lu", n.range,
 			       n.put, n.delete_range, n.txn);
 		if (n.lease)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " lease %lu", n.lease);
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " lease %lu",
+					n.lease);
 		len += snprintf(line + len, sizeof(line) - (size_t)len, "\n");
 		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (fd >= 0) {

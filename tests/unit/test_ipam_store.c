@@ -184,8 +184,10 @@ static void test_tidy_and_foreign(void **state)
 	fclose(f);
 	assert_int_equal(s->ops.get(s, "10.1.0.0_24", "10.1.0.9", &v), -EBADMSG);
 	/* naming the pool, the path and the repair (issue 16 §2.9) */
-	snprintf(want, sizeof(want), "pool 10.1.0.0_24: %s is a regular file where a claim should be, not written by "
-		 "rdmak-ipam; `rdmak ipam gc --repair` removes it", path);
+	snprintf(want, sizeof(want),
+		 "pool 10.1.0.0_24: %s is a regular file where a claim should be, not written by "
+		 "rdmak-ipam; `rdmak ipam gc --repair` removes it",
+		 path);
 	assert_string_equal(s->error, want);
 	assert_int_equal(s->ops.claim(s, "10.1.0.0_24", "10.1.0.9", "v"), -EBADMSG);
 	assert_string_equal(s->error, want);
