@@ -46,7 +46,7 @@ enum {
  * not closed), "." and ".." left out, sorted by strcmp: a strv (util/strv.h) and its length.
  * getdents64 on fd itself: opendir()'s stream would add an fstat, an fcntl and a 32 KiB
  * allocation per directory. The one directory listing: every folder rdmak reads goes
- * through it (the IPAM stores' walks are still to move). */
+ * through it. */
 int fileio_list_dir(int fd, unsigned flags, char ***ret, size_t *ret_n);
 
 /* Read up to len bytes of the regular file fd (opened O_NONBLOCK), until len or end of file,
