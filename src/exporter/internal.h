@@ -164,6 +164,13 @@ void exporter_reader_free(struct exporter_reader *r);
 /* The reader's EXPORTER_READER_BATCH files: fill dirfd and name of the first n, then read. */
 struct exporter_file *exporter_reader_files(struct exporter_reader *r);
 void exporter_reader_read(struct exporter_reader *r, size_t n);
+/* The files a reader read, through the ring and one at a time (where the ring is refused or off,
+ * where the kernel would have handed the file to a worker thread, and every file after a batch
+ * where most did). */
+struct exporter_reader_stats {
+	size_t ring, plain;
+};
+void exporter_reader_stats(const struct exporter_reader *r, struct exporter_reader_stats *ret);
 
 /* A counter file's text, its trailing newline gone: 1 a value (decimal digits, one '+' before
  * them allowed as strtoull allows it, nothing after), 0 "N/A..." (a port without a performance

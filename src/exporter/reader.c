@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Many small files read in batches. A scrape of a node with 8 PFs and 1016 VFs reads ~44000
- * counter files, each an openat, a read and a close: three system calls per file, and their
- * entry and exit were most of a scrape's time (docs/exporter.md "Cost"). Through io_uring, each
- * file of a batch is one linked chain (open into a slot of the ring's own file table, read from
- * that slot, close it) and the whole batch is one io_uring_enter.
+ * counter files, each an openat, a read and a close: three system calls per file. Through
+ * io_uring, each file of a batch is one linked chain (open into a slot of the ring's own file
+ * table, read from that slot, close it) and the whole batch is one io_uring_enter.
+ *
+ * The ring helps only where the kernel does the work inline, as the submitting thread would.
+ * An open that cannot be resolved from the dentry cache alone (every sysfs file: kernfs
+ * revalidates its dentries and refuses to in RCU mode) and a read of a file that cannot promise
+ * not to block (sysfs, overlayfs) are handed to io_uring's worker threads instead: a queued work
+ * item, a wakeup and two context switches per file. On sysfs that cost twice the CPU of plain
+ * openat, read and close. So each open asks RESOLVE_CACHED and each read RWF_NOWAIT: what the
+ * kernel would hand to a worker fails at once (EAGAIN, or EOPNOTSUPP for a file without
+ * non-blocking reads) and that file is read one system call at a time on this thread; a batch
+ * where most files did so switches the reader to one file at a time for the rest of its life
+ * (one scrape), so that a tree the ring cannot help costs one batch of tries.
  *
  * The ring needs Linux 5.18 (IORING_SETUP_SUBMIT_ALL; the read's file taken from the slot when
  * it runs, IORING_FEAT_LINKED_FILE, is 5.17). Where it cannot be had (an older kernel,
@@ -14,10 +24,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "exporter/internal.h"
@@ -45,6 +57,9 @@ struct exporter_reader {
 	 * not expected but for a bug): they may still write into files[], so this reader answers
 	 * -EIO from then on and is never freed */
 	bool lost;
+	bool plain;	     /* the ring did not help: one file at a time from now on */
+	struct open_how how; /* OPEN_FLAGS, resolved from the dentry cache only */
+	struct exporter_reader_stats stats;
 };
 
 static void trim(struct exporter_file *f)
@@ -147,6 +162,8 @@ struct exporter_reader *exporter_reader_new(bool ring, int *ring_status)
 	if (!r)
 		return NULL;
 	r->ring = -1;
+	r->how.flags = OPEN_FLAGS;
+	r->how.resolve = RESOLVE_CACHED;
 	if (ring)
 		st = ring_open(r);
 	if (ring_status)
@@ -187,10 +204,20 @@ static int enter(struct exporter_reader *r, unsigned submit, unsigned wait)
 	return n < 0 ? -errno : n;
 }
 
+/* What the kernel would have handed to a worker thread: an open that needs more than the dentry
+ * cache (RESOLVE_CACHED's EAGAIN), a read that could block (RWF_NOWAIT's EAGAIN), or a file that
+ * cannot read without blocking at all (EOPNOTSUPP: sysfs, overlayfs). */
+static bool punted(int open_res, int read_res)
+{
+	return open_res == -EAGAIN ||
+	       (open_res >= 0 && (read_res == -EAGAIN || read_res == -EOPNOTSUPP));
+}
+
 /* The batch through the ring: 0, or -errno when it could not be submitted (nothing was). */
 static int ring_read(struct exporter_reader *r, size_t n)
 {
 	unsigned tail = *r->sq_tail, queued = 0, seen = 0, want;
+	size_t back = 0;
 	int k;
 
 	for (size_t i = 0; i < n; i++) {
@@ -202,10 +229,11 @@ static int ring_read(struct exporter_reader *r, size_t n)
 		if (f->dirfd < 0)
 			continue;
 		s = sqe_at(r, tail++);
-		s->opcode = IORING_OP_OPENAT;
+		s->opcode = IORING_OP_OPENAT2;
 		s->fd = f->dirfd;
 		s->addr = (uintptr_t)f->name;
-		s->open_flags = OPEN_FLAGS;
+		s->len = sizeof(r->how);
+		s->off = (uintptr_t)&r->how;
 		s->file_index = (uint32_t)i + 1;
 		/* a failed open cancels the read and the close: there is nothing to close */
 		s->flags = IOSQE_IO_LINK;
@@ -217,6 +245,7 @@ static int ring_read(struct exporter_reader *r, size_t n)
 		s->addr = (uintptr_t)f->buf;
 		s->len = sizeof(f->buf) - 1;
 		s->off = (uint64_t)-1; /* the file position, as read(2): 0, and no ESPIPE */
+		s->rw_flags = RWF_NOWAIT;
 		s->user_data = i * 3 + 1;
 		s = sqe_at(r, tail++);
 		s->opcode = IORING_OP_CLOSE;
@@ -266,14 +295,23 @@ static int ring_read(struct exporter_reader *r, size_t n)
 		struct exporter_file *f = &r->files[i];
 
 		f->n = r->open_res[i] < 0 ? r->open_res[i] : r->read_res[i];
-		trim(f);
+		if (punted(r->open_res[i], r->read_res[i])) {
+			read_one(f);
+			back++;
+		} else {
+			trim(f);
+		}
 	}
+	r->stats.ring += n - back;
+	r->stats.plain += back;
+	if (2 * back > n)
+		r->plain = true;
 	return 0;
 }
 
 void exporter_reader_read(struct exporter_reader *r, size_t n)
 {
-	if (r->ring >= 0 && !r->lost && ring_read(r, n) == 0)
+	if (r->ring >= 0 && !r->lost && !r->plain && ring_read(r, n) == 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		if (r->lost)
@@ -281,4 +319,11 @@ void exporter_reader_read(struct exporter_reader *r, size_t n)
 		else
 			read_one(&r->files[i]);
 	}
+	if (!r->lost)
+		r->stats.plain += n;
+}
+
+void exporter_reader_stats(const struct exporter_reader *r, struct exporter_reader_stats *ret)
+{
+	*ret = r->stats;
 }

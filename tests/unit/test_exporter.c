@@ -2,6 +2,7 @@
 /* src/exporter: the format an Accept header asks for (Prometheus sends OpenMetrics first with
  * text as a fallback; a q of 0 refuses a type), and the concurrency bound: a scrape past
  * max_scrapes is -EBUSY, not queued. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -366,6 +367,89 @@ static void test_reader(void **st)
 	rmdir(dir);
 }
 
+/* Threads of this process named iou-wrk-*: io_uring's workers, made when the kernel hands a
+ * request to one instead of doing it inline. */
+static int io_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* sysfs through the ring: kernfs can neither open from the dentry cache alone nor read without
+ * blocking, so io_uring would hand every file to a worker thread (twice the CPU of plain system
+ * calls). The reader reads them on its own thread, one at a time after the first batch, with
+ * the same answers as the plain reader. */
+static void test_reader_sysfs(void **st)
+{
+	static const char *const names[] = { "mtu", "type", "flags", "addr_len", "ifindex",
+					     "tx_queue_len" };
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	struct exporter_reader *one, *ring;
+	struct exporter_reader_stats s, first = { 0 };
+	int dfd, status = 0;
+
+	dfd = open("/sys/class/net/lo", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		print_message("# no /sys/class/net/lo here\n");
+		skip();
+	}
+	assert_non_null(one = exporter_reader_new(false, NULL));
+	assert_non_null(ring = exporter_reader_new(true, &status));
+	if (status <= 0) {
+		exporter_reader_free(one);
+		exporter_reader_free(ring);
+		close(dfd);
+		print_message("# io_uring refused here (%s)\n", strerror(-status));
+		skip();
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		struct exporter_file *a = exporter_reader_files(one), *b = exporter_reader_files(ring);
+
+		for (size_t i = 0; i < EXPORTER_READER_BATCH; i++) {
+			a[i].dirfd = b[i].dirfd = dfd;
+			a[i].name = b[i].name = names[i % N];
+		}
+		exporter_reader_read(one, EXPORTER_READER_BATCH);
+		exporter_reader_read(ring, EXPORTER_READER_BATCH);
+		for (size_t i = 0; i < EXPORTER_READER_BATCH; i++) {
+			assert_true(a[i].n > 0);
+			assert_int_equal(a[i].n, b[i].n);
+			assert_string_equal(a[i].buf, b[i].buf);
+		}
+		if (pass == 0)
+			exporter_reader_stats(ring, &first);
+	}
+	assert_int_equal(io_workers(), 0);
+	exporter_reader_stats(ring, &s);
+	assert_int_equal(s.ring + s.plain, 2 * EXPORTER_READER_BATCH);
+	print_message("# sysfs: %zu of %zu files of the first batch through the ring\n", first.ring,
+		      first.ring + first.plain);
+	/* a first batch mostly read one at a time: the second all so, no ring tried */
+	if (2 * first.plain > EXPORTER_READER_BATCH)
+		assert_int_equal(s.plain - first.plain, EXPORTER_READER_BATCH);
+	exporter_reader_free(one);
+	exporter_reader_free(ring);
+	close(dfd);
+}
+
 /* Where the kernel has no RDMA netlink, enabling it says so and a scrape has none of its
  * series; the scrape is not failed. */
 static void test_rdma_absent(void **st)
@@ -414,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_counter_parse),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_reader_sysfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
