@@ -178,6 +178,9 @@ static int on_metrics(void *ud, const struct http_request *req, struct http_resp
 		return r;
 	atomic_fetch_add(&d->n_scrapes, 1);
 	resp->content_type = exporter_content_type(f);
+	/* gzip'd for a client that takes it, as node_exporter's are (Prometheus asks): a scrape of
+	 * a large node is megabytes of text, and a twentieth of that compressed */
+	resp->gzip = true;
 	return 0;
 }
 
@@ -295,6 +298,7 @@ static int serve(const struct opts *o, struct exporter *exp)
 		.log = http_log,
 	};
 	struct daemon_loop *loop = NULL;
+	struct http_stats hs;
 	char err[512];
 	int r, ret = EXPORTER_EXIT_RUNTIME;
 
@@ -360,9 +364,10 @@ static int serve(const struct opts *o, struct exporter *exp)
 		log_error_errno(r, "poll: %m");
 		goto out;
 	}
-	log_info("%s: shutting down after %" PRIu64 " scrapes (%" PRIu64
+	http_server_stats(d.srv, &hs);
+	log_info("%s: shutting down after %" PRIu64 " scrapes (%" PRIu64 " sent gzip'd, %" PRIu64
 		 " refused as too many at once, %" PRIu64 " without the token)",
-		 strsignal(r), (uint64_t)atomic_load(&d.n_scrapes),
+		 strsignal(r), (uint64_t)atomic_load(&d.n_scrapes), hs.gzipped,
 		 (uint64_t)atomic_load(&d.n_busy), (uint64_t)atomic_load(&d.n_unauthorized));
 	http_server_stop(d.srv, 2000);
 	ret = EXPORTER_EXIT_OK;

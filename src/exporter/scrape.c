@@ -17,39 +17,6 @@
 #include "util/cleanup.h"
 #include "util/strutil.h"
 
-/* ---- the format --------------------------------------------------------------------------------
- */
-
-enum exporter_format exporter_format_from_accept(const char *accept)
-{
-	const char *p = accept;
-
-	/* "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,..." as
-	 * Prometheus sends it: the first media range that is OpenMetrics, unless its q is 0 */
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		while (len && (*p == ' ' || *p == '\t'))
-			p++, len--;
-		if (len >= 28 && !strncasecmp(p, "application/openmetrics-text", 28)) {
-			const char *q = memmem(p, len, "q=", 2);
-
-			if (!q || strtod(q + 2, NULL) > 0)
-				return EXPORTER_OPENMETRICS;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return EXPORTER_TEXT;
-}
-
-const char *exporter_content_type(enum exporter_format f)
-{
-	return f == EXPORTER_OPENMETRICS
-		       ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-		       : "text/plain; version=0.0.4; charset=utf-8";
-}
-
 struct out {
 	struct exporter_buf *b;
 	enum exporter_format fmt;

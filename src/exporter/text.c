@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The writer of a scrape's answer: one buffer, grown by doubling (sized from the previous
+/* The format a scrape asks for, and the writer of its answer: one buffer, grown by doubling (sized from the previous
  * scrape, so it rarely grows), and appends that are copies, never a printf per sample. A node
  * with 8 PFs and 1016 VFs has ~46000 samples: formatting them with stdio (a locked fputc per
  * label character, a printf per value, an open_memstream that grows by copying) cost ~20% of a
@@ -7,9 +7,44 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "exporter/internal.h"
 #include "util/strutil.h"
+
+/* ---- the format (the scrape's Accept header: anyone's) --------------------------------------- */
+
+enum exporter_format exporter_format_from_accept(const char *accept)
+{
+	const char *p = accept;
+
+	/* "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,..." as
+	 * Prometheus sends it: the first media range that is OpenMetrics, unless its q is 0 */
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		while (len && (*p == ' ' || *p == '\t'))
+			p++, len--;
+		if (len >= 28 && !strncasecmp(p, "application/openmetrics-text", 28)) {
+			const char *q = memmem(p, len, "q=", 2);
+
+			if (!q || strtod(q + 2, NULL) > 0)
+				return EXPORTER_OPENMETRICS;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return EXPORTER_TEXT;
+}
+
+const char *exporter_content_type(enum exporter_format f)
+{
+	return f == EXPORTER_OPENMETRICS
+		       ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+		       : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* ---- the buffer ------------------------------------------------------------------------------ */
 
 int exporter_buf_init(struct exporter_buf *b, size_t cap)
 {

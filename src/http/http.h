@@ -55,6 +55,11 @@ struct http_response {
 	const char *content_type; /* static text; NULL: "text/plain; charset=utf-8" */
 	char *body;		  /* malloc'd; the server frees it */
 	size_t body_len;
+	/* The answer goes gzip'd (Content-Encoding: gzip, zlib's fastest level) to a request whose
+	 * Accept-Encoding takes gzip (http_accept_gzip), and says Vary: Accept-Encoding either
+	 * way. The handler builds it plain; it is compressed once built, and from then on its
+	 * compressed bytes are what answers_max counts. */
+	bool gzip;
 };
 
 /* Fills resp (status 0 counts as 200) and returns 0; a negative errno is answered with 500.
@@ -67,6 +72,11 @@ struct http_route {
 	const char *method; /* "GET" routes answer HEAD too */
 	http_handler_fn handler;
 };
+
+/* Whether an Accept-Encoding header's value (RFC 9110 12.5.3; NULL when absent) takes gzip:
+ * "gzip" or "x-gzip" (or, when neither is named, "*") with a q above 0, and not below a q the
+ * client gave "identity". An element that cannot be read is ignored; no header: no. */
+bool http_accept_gzip(const char *value);
 
 struct http_limits {
 	unsigned workers;	       /* threads; 1..64 */
@@ -143,9 +153,10 @@ struct http_stats {
 	uint64_t answers_cut; /* connections closed mid-answer to make room for a new answer */
 	uint64_t
 		answers_refused; /* requests answered 503: answers_max held by answers being built */
-	size_t answers_held;	 /* bytes of answers now */
-	unsigned open;		 /* connections now */
-	unsigned tls_retired;	 /* superseded key pairs still held by their connections */
+	uint64_t gzipped;     /* answers sent gzip'd (routes with gzip, to clients that take it) */
+	size_t answers_held;  /* bytes of answers now */
+	unsigned open;	      /* connections now */
+	unsigned tls_retired; /* superseded key pairs still held by their connections */
 };
 void http_server_stats(struct http_server *s, struct http_stats *ret);
 

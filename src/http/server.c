@@ -75,6 +75,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "http/dl.h"
 #include "http/tls.h"
@@ -111,6 +112,7 @@ struct answer {
 	struct conn *k; /* NULL once the request is over */
 	char *body;
 	size_t len;
+	bool gzip; /* body is gzip'd */
 };
 
 struct req {
@@ -154,7 +156,7 @@ struct http_server {
 	bool reaper_running, stopping;
 
 	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused, n_idle_cut;
-	atomic_uint_fast64_t n_answers_cut, n_answers_refused;
+	atomic_uint_fast64_t n_answers_cut, n_answers_refused, n_gzipped;
 	atomic_uint inflight;
 	atomic_bool closing; /* MHD_stop_daemon closes the connections left: no reasons to log */
 };
@@ -699,14 +701,16 @@ static void answer_drop(struct http_server *s, struct conn *k)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The answer a is built: held in place of the guess until MHD is done with it. false: no room
- * for it (answer 503; a is the caller's still). */
-static bool answer_settle(struct http_server *s, struct conn *k, size_t route, struct answer *a)
+/* The answer a is built (built bytes, before any compression: the next build's guess) and held
+ * in place of the guess until MHD is done with it. false: no room for it (answer 503; a is the
+ * caller's still). */
+static bool answer_settle(struct http_server *s, struct conn *k, size_t route, size_t built,
+			  struct answer *a)
 {
 	bool ok = true;
 
 	pthread_mutex_lock(&s->lock);
-	s->route_len[route] = a->len;
+	s->route_len[route] = built;
 	if (k) {
 		conn_hold(s, k, 0);
 		ok = answers_room(s, k, a->len);
@@ -1100,11 +1104,56 @@ static int body_append(struct http_server *s, struct req *rq, const char *data, 
 	return 0;
 }
 
-/* Hand a handler's answer to MHD, read through answer_read() (see the top of this file). */
+/* body gzip'd (RFC 1952, as `gzip -1` writes it) into *ret: -ENOMEM. zlib's fastest level: on
+ * a scrape of a node with 1016 VFs (3.5 MB) it took half the time of its default level for a
+ * tenth more bytes (168 KB against 155 KB). */
+static int gzip_body(const char *body, size_t len, char **ret, size_t *ret_len)
+{
+	z_stream z = { 0 };
+	size_t cap = len / 8 + 1024;
+	char *out = malloc(cap), *grown;
+	int zr;
+
+	if (!out || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)body;
+	for (;;) {
+		size_t in = len - (size_t)((const char *)z.next_in - body);
+
+		z.avail_in = in > UINT_MAX ? UINT_MAX : (uInt)in;
+		z.next_out = (Bytef *)out + z.total_out;
+		z.avail_out = cap - z.total_out > UINT_MAX ? UINT_MAX : (uInt)(cap - z.total_out);
+		zr = deflate(&z, z.avail_in == in ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr != Z_OK && (zr != Z_BUF_ERROR || z.avail_out))
+			goto fail;
+		if (z.avail_out == 0) {
+			if (!(grown = realloc(out, cap * 2)))
+				goto fail;
+			out = grown;
+			cap *= 2;
+		}
+	}
+	*ret_len = z.total_out;
+	deflateEnd(&z);
+	*ret = out;
+	return 0;
+fail:
+	deflateEnd(&z);
+	free(out);
+	return -ENOMEM;
+}
+
+/* Hand a handler's answer to MHD, read through answer_read() (see the top of this file): gzip'd
+ * when the route and the client take it. */
 static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection *c, struct req *rq,
-				    size_t route, struct http_response *resp)
+				    size_t route, bool gzip, struct http_response *resp)
 {
 	struct answer *a = calloc(1, sizeof(*a));
+	size_t built = resp->body ? resp->body_len : 0;
 	struct MHD_Response *m;
 	enum MHD_Result ret;
 
@@ -1113,8 +1162,14 @@ static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection
 		answer_drop(s, rq->conn);
 		return MHD_NO;
 	}
-	*a = (struct answer){ .s = s, .body = resp->body, .len = resp->body ? resp->body_len : 0 };
-	if (!answer_settle(s, rq->conn, route, a)) {
+	*a = (struct answer){ .s = s, .body = resp->body, .len = built };
+	/* out of memory for the compressed copy: the plain answer, which every client takes */
+	if (gzip && gzip_body(a->body ? a->body : "", a->len, &resp->body, &a->len) == 0) {
+		free(a->body);
+		a->body = resp->body;
+		a->gzip = true;
+	}
+	if (!answer_settle(s, rq->conn, route, built, a)) {
 		free(a->body);
 		free(a);
 		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -1129,6 +1184,12 @@ static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection
 	MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE,
 				resp->content_type ? resp->content_type
 						   : "text/plain; charset=utf-8");
+	if (resp->gzip)
+		MHD_add_response_header(m, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (a->gzip) {
+		MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+		atomic_fetch_add(&s->n_gzipped, 1);
+	}
 	if (resp->retry_after_s) {
 		char v[16];
 
@@ -1170,7 +1231,11 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
 		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
 	}
-	return queue_answer(s, c, rq, route, &resp);
+	return queue_answer(s, c, rq, route,
+			    resp.gzip &&
+				    http_accept_gzip(MHD_lookup_connection_value(
+					    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
+			    &resp);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -1244,6 +1309,7 @@ void http_server_stats(struct http_server *s, struct http_stats *ret)
 	ret->idle_cut = atomic_load(&s->n_idle_cut);
 	ret->answers_cut = atomic_load(&s->n_answers_cut);
 	ret->answers_refused = atomic_load(&s->n_answers_refused);
+	ret->gzipped = atomic_load(&s->n_gzipped);
 }
 
 static int limits_check(const struct http_limits *l, char *err, size_t errlen)

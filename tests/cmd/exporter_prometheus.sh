@@ -136,5 +136,12 @@ like "$(jget "$TMP/q.json" 'd.get("status") + ": " + d.get("error", "")')" '^err
 # the scrapes were also read as OpenMetrics (Prometheus asks for it first): nothing failed
 query 'scrape_samples_scraped{job="rdmak"}'
 like "$(jget "$TMP/q.json" 'd["data"]["result"][0]["value"][1]')" '^[0-9]{3,}$' "every sample of a scrape was taken"
+# Prometheus asks for gzip (Accept-Encoding): every one of its scrapes went compressed, and was
+# read (the series above are in); the test's own plain curl of node a was not
+kill -TERM "$EPID" && wait "$EPID"
+like "$(cat "$TMP/exp.log")" "shutting down after ([0-9]+) scrapes \\(([0-9]+) sent gzip'd" "node b's exporter stops and says how many scrapes it sent gzip'd"
+n=$(sed -n "s/.*shutting down after \([0-9]*\) scrapes (\([0-9]*\) sent gzip'd.*/\1 \2/p" "$TMP/exp.log")
+read -r all gz <<<"$n"
+ok "$([ -n "$all" ] && [ "$all" -ge 2 ] && [ "$gz" = "$all" ] && echo 0 || echo 1)" "node b: every scrape Prometheus made went gzip'd ($gz of $all)"
 
 done_testing
