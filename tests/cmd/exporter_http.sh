@@ -188,6 +188,25 @@ else
 	wait $FPID 2>/dev/null
 fi
 
+# ---- Accept-Encoding: gzip for a client that asks, the plain text for one that does not ----
+start_exporter --root "$NODES/b2-cx6dx-roce" --no-pod-resources
+ok $? "gzip: the exporter serves"
+body() { grep -v '^rdmak_exporter_scrape_duration_seconds ' "$1"; }
+curl -s -D "$TMP/h.gz" -o "$TMP/m.gz" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$EPORT/metrics"
+like "$(tr -d '\r' <"$TMP/h.gz")" $'\nContent-Encoding: gzip\n' "Accept-Encoding: gzip: answered with Content-Encoding: gzip"
+like "$(tr -d '\r' <"$TMP/h.gz")" $'\nVary: Accept-Encoding\n' "... and Vary: Accept-Encoding"
+gzip -dc <"$TMP/m.gz" >"$TMP/m.gunzip"
+is "$?" 0 "... a gzip stream that gzip -d reads"
+for h in '' 'Accept-Encoding: identity' 'Accept-Encoding: gzip;q=0' 'Accept-Encoding: deflate, br'; do
+	curl -s -D "$TMP/h.plain" -o "$TMP/m.plain" ${h:+-H "$h"} "http://127.0.0.1:$EPORT/metrics"
+	unlike "$(tr -d '\r' <"$TMP/h.plain")" 'Content-Encoding' "${h:-no Accept-Encoding}: no Content-Encoding"
+	is "$(body "$TMP/m.plain" | md5sum)" "$(body "$TMP/m.gunzip" | md5sum)" "... the plain text, the same as the gzip'd one's"
+done
+like "$(cat "$TMP/m.plain")" 'node_infiniband_state_id\{device="mlx5_0",port="1"\} 4' "... with the counters"
+stop_exporter
+like "$(cat "$TMP/exp.log")" "sent gzip'd" "... and the exporter counts the gzip'd one at shutdown"
+is "$(sed -n "s/.*scrapes (\([0-9]*\) sent gzip'd.*/\1/p" "$TMP/exp.log")" 1 "... one of five"
+
 # ---- files read at start: a FIFO is refused by its name, never waited on ----
 mkfifo "$TMP/fifo"
 printf 's3cret\n' >"$TMP/token"
