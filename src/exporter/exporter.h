@@ -71,6 +71,17 @@ int exporter_set_io_uring(struct exporter *e, bool on);
  * device is in the host's view: nothing to add until it is). */
 int exporter_netns_enable(struct exporter *e, const char *dir, bool sysfs_folders);
 
+/* Which VFs' series a scrape has (docs/exporter.md "Series"). */
+enum exporter_vf_series {
+	/* PFs, and the VFs pods hold (PodResources, or a pod's network namespace), each with all
+	 * its series; the other VFs' counters summed per PF port (rdmak_idle_vfs_*). The default */
+	EXPORTER_VF_HELD,
+	EXPORTER_VF_ALL, /* every VF's series, as node_exporter exports them */
+};
+/* "held", "all": 0 and *ret, or -EINVAL. */
+int exporter_vf_series_parse(const char *s, enum exporter_vf_series *ret);
+void exporter_set_vf_series(struct exporter *e, enum exporter_vf_series s);
+
 /* How many times the topology was loaded (1 after exporter_new). */
 unsigned long exporter_loads(struct exporter *e);
 

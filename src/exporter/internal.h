@@ -43,6 +43,7 @@ struct exp_slot {
 
 struct exp_port {
 	char dev[HW_NAME_MAX];
+	size_t dev_idx; /* its device in exp_topo.devs */
 	unsigned num;
 	char num_s[12];
 	int fd[EXP_DIR_N];		   /* O_PATH folders: [EXP_DIR_NONE] is the port's own */
@@ -64,6 +65,10 @@ struct exp_device {
 	bool has_hw;		/* the device has a hw_counters folder */
 	struct exp_slot *slots; /* by family */
 	const char *netns;	/* as exp_port's */
+	/* a VF whose PF has an RDMA device in the host's view: that device's name, and its index in
+	 * exp_topo.devs (its idle VFs are summed there); "" and SIZE_MAX otherwise */
+	char pf_name[HW_NAME_MAX];
+	size_t pf;
 };
 
 struct exp_finding {
@@ -77,6 +82,27 @@ struct exp_finding {
 struct exp_skipped {
 	char *path;
 	const char *netns;
+};
+
+/* --vf-series held: what the idle VFs did, summed per PF port (docs/exporter.md "Series"). A row
+ * (a port, or n_ports + a device) of a VF with a PF has a key, the PF's port (port 0: the
+ * device's own hw_counters); per row and family the last value seen, per key and family the
+ * sum. Under exporter.idle_lock. */
+struct exp_idle_key {
+	size_t pf;     /* in exp_topo.devs */
+	unsigned port; /* 0: the device's hw_counters */
+	char port_s[12];
+};
+struct exp_idle {
+	size_t *key; /* per row: its key; SIZE_MAX none (not a VF with a PF) */
+	struct exp_idle_key *keys;
+	size_t n_keys;
+	uint64_t *last;		 /* per row x family */
+	unsigned char *seen;	 /* per row x family: last holds a value */
+	unsigned char *was_idle; /* per row: idle when last seen */
+	uint64_t *sum;		 /* per key x family */
+	unsigned char *has;	 /* per key x family: one of its rows has the file */
+	char **names;		 /* per family: its sum's metric name */
 };
 
 struct exp_topo {
@@ -102,6 +128,7 @@ struct exp_topo {
 	 * views, so that no namespace is held between scrapes. */
 	char **ns_devset, **ns_names;
 	size_t n_ns_devset, n_ns;
+	struct exp_idle idle;
 };
 
 /* netns.c: one pod namespace's sysfs as the namespace sees it (nl_netns_sysfs, or a folder of
@@ -141,8 +168,11 @@ struct exporter {
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
 	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
-	char *netns_dir;  /* exporter_netns_enable(); NULL: off */
-	bool netns_sysfs; /* netns_dir's entries are sysfs folders, not namespaces */
+	enum exporter_vf_series vf_series;
+	pthread_mutex_t idle_lock; /* the topology's idle sums (exp_idle) */
+	bool idle_started;	   /* a scrape took the idle VFs' values (under idle_lock) */
+	char *netns_dir;	   /* exporter_netns_enable(); NULL: off */
+	bool netns_sysfs;	   /* netns_dir's entries are sysfs folders, not namespaces */
 	atomic_ulong netns_errors, netns_scanned;
 };
 
@@ -180,6 +210,9 @@ int exporter_counter_parse(const char *s, uint64_t *ret);
 /* The host's devices (ctx) and those of views (may be NULL). */
 int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct exp_topo **ret,
 		       struct hw_error *err);
+/* The idle sums of topology old carried into t, which replaces it (by device, port and family
+ * names: a reload keeps every sum going). */
+void exporter_idle_carry(const struct exp_topo *old, struct exp_topo *t);
 void exporter_topo_free(struct exp_topo *t);
 /* A row's folder, O_PATH: port d's (port >= 1), or the device's hw_counters (port 0). -errno. */
 int exporter_row_open(struct hw_ctx *ctx, const char *dev, unsigned port, enum exp_dir d);
@@ -211,6 +244,8 @@ void exporter_podmap_unref(struct exporter *e, struct exp_podmap *m);
  * l must have room for 7 more. Returns the new n; l[n] is NULL. m may be NULL. */
 size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const char **l,
 			      size_t n);
+/* Whether a container holds dev (alone or shared). m may be NULL: no. */
+bool exporter_podmap_held(const struct exp_podmap *m, const char *dev);
 /* The i-th holder of dev as rdmak_device_pod_info's labels in l[0..11) (NULL-ended); returns how
  * many holders dev has (0: none, l untouched). */
 size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i,

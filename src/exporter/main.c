@@ -48,6 +48,7 @@ struct opts {
 	const char *netns_sysfs; /* --netns-sysfs: their sysfs trees, already there */
 	bool no_pod_resources;
 	bool no_io_uring;
+	enum exporter_vf_series vf_series;
 	unsigned pods_max_age_ms;
 	int verbose;
 };
@@ -458,6 +459,10 @@ static void usage(FILE *f)
 	      "CAP_SYS_ADMIN)\n"
 	      "      --netns-sysfs DIR      the same from sysfs trees already there, one folder "
 	      "per namespace (a capture)\n"
+	      "      --vf-series held|all   held (the default): each VF a pod holds has its own "
+	      "series, the other VFs'\n"
+	      "                             counters are summed per PF port (rdmak_idle_vfs_*); "
+	      "all: every VF's series\n"
 	      "      --no-io-uring          read the counter files with an openat, read and close "
 	      "each, not in batches\n"
 	      "                             through io_uring (the same values; io_uring is used "
@@ -509,7 +514,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_NO_IO_URING,
 		O_NETNS_DIR,
 		O_NETNS_SYSFS,
-		O_MAX_BUFFERED
+		O_MAX_BUFFERED,
+		O_VF_SERIES
 	};
 	static const struct option longopts[] = {
 		HW_ROOT_LONGOPTS,
@@ -531,6 +537,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-io-uring", no_argument, NULL, O_NO_IO_URING },
 		{ "netns-dir", required_argument, NULL, O_NETNS_DIR },
 		{ "netns-sysfs", required_argument, NULL, O_NETNS_SYSFS },
+		{ "vf-series", required_argument, NULL, O_VF_SERIES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -584,6 +591,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_NO_IO_URING: o->no_io_uring = true; break;
 		case O_NETNS_DIR: o->netns_dir = optarg; break;
 		case O_NETNS_SYSFS: o->netns_sysfs = optarg; break;
+		case O_VF_SERIES:
+			if (exporter_vf_series_parse(optarg, &o->vf_series) < 0) {
+				fprintf(stderr,
+					"rdmak exporter: --vf-series: expected held or all, got "
+					"'%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
@@ -761,6 +777,7 @@ int exporter_main(int argc, char **argv)
 			"--procfs %s: %s; no rdmak_rdma_counter_pod_info (the pods of per-process "
 			"counter objects)",
 			o.procfs ? o.procfs : "/proc", strerror(-r));
+	exporter_set_vf_series(exp, o.vf_series);
 	r = exporter_set_io_uring(exp, !o.no_io_uring);
 	if (r < 0)
 		log_info(

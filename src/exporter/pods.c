@@ -491,6 +491,13 @@ size_t exporter_podmap_labels(const struct exp_podmap *m, const char *dev, const
 	return n;
 }
 
+bool exporter_podmap_held(const struct exp_podmap *m, const char *dev)
+{
+	size_t first;
+
+	return holds_of(m, dev, &first) > 0;
+}
+
 size_t exporter_podmap_holders(const struct exp_podmap *m, const char *dev, size_t i,
 			       const char **l)
 {

@@ -25,7 +25,14 @@ struct out {
 	 * row r's is lab.p[off[r] .. off[r + 1]) */
 	struct exporter_buf lab;
 	size_t *off;
+	/* per row: an idle VF (--vf-series held), whose own series are left out; NULL: none */
+	unsigned char *idle;
 };
+
+static bool row_idle(const struct out *o, size_t r)
+{
+	return o->idle && o->idle[r];
+}
 
 static void family(struct out *o, const char *name, enum exp_type type, const char *help)
 {
@@ -350,6 +357,8 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 			d->fw_ver, "hca_type", d->hca_type, NULL
 		};
 
+		if (row_idle(o, t->n_ports + i))
+			continue;
 		exporter_podmap_labels(o->pods, d->name, l, exporter_labels_netns(d->netns, l, 8));
 		sample_u64(o, "node_infiniband_info", l, 1);
 	}
@@ -358,7 +367,7 @@ static void write_state(struct out *o, const struct exp_topo *t, const struct va
 
 		family(o, st[k].name, EXP_GAUGE, st[k].help);
 		for (size_t i = 0; i < t->n_ports; i++)
-			if (val->st_ok[i][k])
+			if (val->st_ok[i][k] && !row_idle(o, i))
 				row_sample(o, st[k].name, len, i, val->st[i][k]);
 	}
 }
@@ -375,7 +384,7 @@ static void write_families(struct out *o, const struct exp_topo *t, const struct
 		bool any = false;
 
 		for (size_t row = first; row < end; row++) {
-			if (!val->ok[row * val->stride + f])
+			if (!val->ok[row * val->stride + f] || row_idle(o, row))
 				continue;
 			if (!any)
 				family(o, fam->name, EXP_COUNTER, fam->help);
@@ -399,6 +408,8 @@ static int row_labels(struct out *o, const struct exp_topo *t)
 		const char *l[14] = { "device", NULL };
 
 		o->off[r] = o->lab.len;
+		if (row_idle(o, r))
+			continue;
 		if (r < t->n_ports) {
 			l[1] = t->ports[r].dev;
 			l[2] = "port";
@@ -429,6 +440,8 @@ static void write_info(struct out *o, const struct exp_topo *t)
 				      "gid",	    p->gid,	   "port_guid", p->port_guid,
 				      NULL };
 
+		if (row_idle(o, i))
+			continue;
 		exporter_podmap_labels(o->pods, p->dev, l, exporter_labels_netns(p->netns, l, 12));
 		sample_u64(o, "rdmak_port_info", l, 1);
 	}
@@ -586,6 +599,116 @@ static void write_errors(struct out *o, const struct exp_topo *t)
 		}
 }
 
+/* ---- the idle VFs (--vf-series held) ------------------------------------------------------ */
+
+/* Which rows are idle VFs now: a VF (with a PF on the host) that no container holds. -ENOMEM. */
+static int idle_rows(struct out *o, struct exporter *e, const struct exp_topo *t)
+{
+	size_t rows = t->n_ports + t->n_devs;
+
+	if (e->vf_series != EXPORTER_VF_HELD)
+		return 0;
+	o->idle = calloc(rows ? rows : 1, 1);
+	if (!o->idle)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_devs; i++)
+		o->idle[t->n_ports + i] = t->devs[i].pf != SIZE_MAX &&
+					  !exporter_podmap_held(o->pods, t->devs[i].name);
+	for (size_t i = 0; i < t->n_ports; i++)
+		o->idle[i] = t->ports[i].dev_idx != SIZE_MAX &&
+			     o->idle[t->n_ports + t->ports[i].dev_idx];
+	return 0;
+}
+
+/* This scrape's values into the sums (idle_lock held). A counter's increase since its VF's last
+ * value counts when the VF was idle then and is now: a VF a pod takes stops adding, one it gives
+ * back starts again from where it is, and a sum never goes down (a value below the last one, a
+ * concurrent scrape's older read or a counter reset, counts nothing until it passes it). The
+ * exporter's first scrape takes the idle VFs' whole values, so that the sums start as the plain
+ * sums. */
+static void idle_update(struct exporter *e, const struct exp_topo *t, const struct values *val,
+			const unsigned char *idle)
+{
+	const struct exp_idle *x = &t->idle;
+	size_t nf = val->stride;
+
+	for (size_t r = 0; r < t->n_ports + t->n_devs; r++) {
+		size_t k = x->key[r];
+
+		if (k == SIZE_MAX)
+			continue;
+		for (size_t f = 0; f < t->n_families; f++) {
+			size_t at = r * nf + f;
+			uint64_t v = val->v[at];
+
+			if (!val->ok[at])
+				continue;
+			if (!x->seen[at]) {
+				x->seen[at] = 1;
+				x->last[at] = v;
+				if (!e->idle_started && idle[r])
+					x->sum[k * nf + f] += v;
+			} else if (v > x->last[at]) {
+				if (idle[r] && x->was_idle[r])
+					x->sum[k * nf + f] += v - x->last[at];
+				x->last[at] = v;
+			}
+		}
+		x->was_idle[r] = idle[r];
+	}
+	e->idle_started = true;
+}
+
+static void write_idle(struct out *o, struct exporter *e, const struct exp_topo *t,
+		       const struct values *val)
+{
+	const struct exp_idle *x = &t->idle;
+	size_t nf = val->stride, *count;
+
+	if (!o->idle || !x->n_keys)
+		return;
+	count = calloc(x->n_keys, sizeof(*count));
+	if (!count) {
+		o->b->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < t->n_ports; i++)
+		if (o->idle[i])
+			count[x->key[i]]++;
+	family(o, "rdmak_idle_vfs", EXP_GAUGE,
+	       "VFs of the PF's port that no pod holds: their counters are summed in the "
+	       "rdmak_idle_vfs_* series of the PF's port, not served one by one");
+	for (size_t k = 0; k < x->n_keys; k++) {
+		const char *l[] = { "device", t->devs[x->keys[k].pf].name, "port",
+				    x->keys[k].port_s, NULL };
+
+		if (x->keys[k].port)
+			sample_u64(o, "rdmak_idle_vfs", l, count[k]);
+	}
+	free(count);
+	pthread_mutex_lock(&e->idle_lock);
+	idle_update(e, t, val, o->idle);
+	for (size_t f = 0; f < t->n_families; f++) {
+		bool any = false;
+
+		for (size_t k = 0; k < x->n_keys; k++) {
+			const char *l[] = { "device", t->devs[x->keys[k].pf].name,
+					    x->keys[k].port ? "port" : NULL, x->keys[k].port_s,
+					    NULL };
+
+			if (!x->has[k * nf + f])
+				continue;
+			if (!any)
+				family(o, x->names[f], EXP_COUNTER,
+				       "The counter of the same name summed over the PF port's idle VFs "
+				       "(no pod holds them): what they counted while idle");
+			any = true;
+			sample_u64(o, x->names[f], l, x->sum[k * nf + f]);
+		}
+	}
+	pthread_mutex_unlock(&e->idle_lock);
+}
+
 static double elapsed_s(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -667,6 +790,8 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 	o.pods = pm = exporter_podmap_get(e, e->topo);
 	r = read_all(e, e->topo, &views, &val);
 	if (r == 0)
+		r = idle_rows(&o, e, e->topo);
+	if (r == 0)
 		r = row_labels(&o, e->topo);
 	if (r == 0) {
 		const struct exp_topo *t = e->topo;
@@ -677,6 +802,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_info(&o, t);
 		write_families(&o, t, &val, exporter_n_node_families, t->n_port_families, false);
 		write_families(&o, t, &val, t->n_port_families, t->n_families, true);
+		write_idle(&o, e, t, &val);
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
@@ -713,6 +839,7 @@ out:
 	exporter_buf_free(&b);
 	exporter_buf_free(&o.lab);
 	free(o.off);
+	free(o.idle);
 	values_free(&val);
 	atomic_fetch_sub(&e->inflight, 1);
 	return r;
@@ -732,9 +859,11 @@ int exporter_new(struct hw_ctx *ctx, unsigned max_scrapes, struct exporter **ret
 	e->ctx = ctx;
 	e->max_scrapes = max_scrapes ? max_scrapes : 1;
 	pthread_rwlock_init(&e->lock, NULL);
+	pthread_mutex_init(&e->idle_lock, NULL);
 	r = exporter_topo_load(ctx, NULL, &e->topo, err);
 	if (r < 0) {
 		pthread_rwlock_destroy(&e->lock);
+		pthread_mutex_destroy(&e->idle_lock);
 		free(e);
 		return r;
 	}
@@ -783,12 +912,29 @@ static int refresh_with(struct exporter *e, const struct exp_views *views, struc
 	}
 	pthread_rwlock_wrlock(&e->lock);
 	old = e->topo;
+	exporter_idle_carry(old, t); /* no scrape runs: the write lock */
 	e->topo = t;
 	atomic_store(&e->stale, false);
 	pthread_rwlock_unlock(&e->lock);
 	atomic_fetch_add(&e->loads, 1);
 	exporter_topo_free(old);
 	return 0;
+}
+
+int exporter_vf_series_parse(const char *s, enum exporter_vf_series *ret)
+{
+	if (!strcmp(s, "held"))
+		*ret = EXPORTER_VF_HELD;
+	else if (!strcmp(s, "all"))
+		*ret = EXPORTER_VF_ALL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void exporter_set_vf_series(struct exporter *e, enum exporter_vf_series s)
+{
+	e->vf_series = s;
 }
 
 unsigned long exporter_loads(struct exporter *e)
@@ -806,5 +952,6 @@ void exporter_free(struct exporter *e)
 	if (e->rdma_procfs)
 		close(e->rdma_procfs_fd);
 	pthread_rwlock_destroy(&e->lock);
+	pthread_mutex_destroy(&e->idle_lock);
 	free(e);
 }

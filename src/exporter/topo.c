@@ -254,6 +254,21 @@ static void port_close(struct exp_port *p)
 	free(p->slots);
 }
 
+static void idle_free(struct exp_idle *x, size_t n_families)
+{
+	for (size_t f = 0; x->names && f < n_families; f++)
+		free(x->names[f]);
+	free(x->names);
+	free(x->key);
+	free(x->keys);
+	free(x->last);
+	free(x->seen);
+	free(x->was_idle);
+	free(x->sum);
+	free(x->has);
+	memset(x, 0, sizeof(*x));
+}
+
 void exporter_topo_free(struct exp_topo *t)
 {
 	if (!t)
@@ -277,6 +292,7 @@ void exporter_topo_free(struct exp_topo *t)
 	exporter_devset_free(t->devset, t->n_devset);
 	exporter_devset_free(t->ns_devset, t->n_ns_devset);
 	exporter_devset_free(t->ns_names, t->n_ns);
+	idle_free(&t->idle, t->n_families);
 	free(t->findings);
 	free(t->owned);
 	free(t->families);
@@ -600,6 +616,12 @@ static int load_devices(const struct source *src, size_t n_src, struct exp_topo 
 			str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
 			d->pcie_link = hd->pci && !hd->pci->physfn;
 			d->netns = src[k].netns;
+			d->pf = SIZE_MAX;
+			/* a VF in the host's view: its PF's RDMA device, where its idle series are
+			 * summed (a VF in a pod's namespace is that pod's) */
+			if (!d->netns && hd->pci && hd->pci->physfn && hd->pci->physfn->n_rdma)
+				str_copy(d->pf_name, sizeof(d->pf_name),
+					 hd->pci->physfn->rdma[0]->name);
 			d->hw_fd = -1;
 			r = row_folder(t, src[k].ctx, hd->name, 0, EXP_DIR_HW, d->netns, pd, &fd);
 			if (r < 0)
@@ -732,6 +754,213 @@ static void rows_detach(struct exp_topo *t)
 	}
 }
 
+/* ---- which device, which PF ------------------------------------------------------------ */
+
+struct name_row {
+	const char *name;
+	unsigned port; /* 0: a device's row */
+	size_t row;
+};
+
+static int name_row_cmp(const void *a, const void *b)
+{
+	const struct name_row *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->port < y->port ? -1 : x->port > y->port;
+}
+
+/* Every row of t by device name and port (devices: port 0), sorted. NULL: no memory. */
+static struct name_row *rows_by_name(const struct exp_topo *t)
+{
+	size_t rows = t->n_ports + t->n_devs;
+	struct name_row *v = calloc(rows ? rows : 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t r = 0; r < rows; r++)
+		v[r] = r < t->n_ports ? (struct name_row){ t->ports[r].dev, t->ports[r].num, r }
+				      : (struct name_row){ t->devs[r - t->n_ports].name, 0, r };
+	qsort(v, rows, sizeof(*v), name_row_cmp);
+	return v;
+}
+
+static size_t row_find(const struct name_row *v, size_t n, const char *name, unsigned port)
+{
+	struct name_row k = { name, port, 0 };
+	const struct name_row *hit = bsearch(&k, v, n, sizeof(*v), name_row_cmp);
+
+	return hit ? hit->row : SIZE_MAX;
+}
+
+/* Each port's device, each VF's PF, by index. -ENOMEM. */
+static int link_rows(struct exp_topo *t)
+{
+	struct name_row *v = rows_by_name(t);
+	size_t rows = t->n_ports + t->n_devs, r;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_ports; i++) {
+		r = row_find(v, rows, t->ports[i].dev, 0);
+		t->ports[i].dev_idx = r == SIZE_MAX ? SIZE_MAX : r - t->n_ports;
+	}
+	for (size_t i = 0; i < t->n_devs; i++) {
+		struct exp_device *d = &t->devs[i];
+
+		r = d->pf_name[0] ? row_find(v, rows, d->pf_name, 0) : SIZE_MAX;
+		/* a PF that is itself a VF's would chain: none does, but never sum into one */
+		d->pf = r != SIZE_MAX && !t->devs[r - t->n_ports].pf_name[0] ? r - t->n_ports
+									     : SIZE_MAX;
+	}
+	free(v);
+	return 0;
+}
+
+/* ---- the idle VFs' sums --------------------------------------------------------------- */
+
+/* The sum's name of a family: rdmak_idle_vfs_ and the family's name past its own prefix
+ * (node_infiniband_port_data_received_bytes_total: rdmak_idle_vfs_port_data_received_bytes_total,
+ * rdmak_port_hw_out_of_buffer_total: rdmak_idle_vfs_port_hw_out_of_buffer_total). */
+static char *idle_name(const char *family)
+{
+	const char *tail = !strncmp(family, "node_infiniband_", 16) ? family + 16
+			   : !strncmp(family, "rdmak_", 6)	    ? family + 6
+								    : family;
+	char *s = NULL;
+
+	return asprintf(&s, "rdmak_idle_vfs_%s", tail) < 0 ? NULL : s;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct exp_idle_key *x = a, *y = b;
+
+	if (x->pf != y->pf)
+		return x->pf < y->pf ? -1 : 1;
+	return x->port < y->port ? -1 : x->port > y->port;
+}
+
+/* The row's key as a value (pf SIZE_MAX: none). */
+static struct exp_idle_key row_key(const struct exp_topo *t, size_t r)
+{
+	struct exp_idle_key k = { .pf = SIZE_MAX };
+
+	if (r < t->n_ports) {
+		const struct exp_port *p = &t->ports[r];
+
+		if (p->dev_idx != SIZE_MAX && t->devs[p->dev_idx].pf != SIZE_MAX)
+			k = (struct exp_idle_key){ t->devs[p->dev_idx].pf, p->num, "" };
+	} else if (t->devs[r - t->n_ports].pf != SIZE_MAX && t->devs[r - t->n_ports].has_hw) {
+		k = (struct exp_idle_key){ t->devs[r - t->n_ports].pf, 0, "" };
+	}
+	return k;
+}
+
+static int idle_init(struct exp_topo *t)
+{
+	struct exp_idle *x = &t->idle;
+	size_t rows = t->n_ports + t->n_devs, nf = t->n_families ? t->n_families : 1, k = 0;
+
+	x->key = malloc((rows ? rows : 1) * sizeof(*x->key));
+	x->keys = calloc(rows ? rows : 1, sizeof(*x->keys));
+	x->names = calloc(nf, sizeof(*x->names));
+	if (!x->key || !x->keys || !x->names)
+		return -ENOMEM;
+	for (size_t r = 0; r < rows; r++) {
+		struct exp_idle_key key = row_key(t, r);
+
+		if (key.pf != SIZE_MAX)
+			x->keys[k++] = key;
+	}
+	qsort(x->keys, k, sizeof(*x->keys), key_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!x->n_keys || key_cmp(&x->keys[x->n_keys - 1], &x->keys[i]))
+			x->keys[x->n_keys++] = x->keys[i];
+	for (size_t i = 0; i < x->n_keys; i++)
+		snprintf(x->keys[i].port_s, sizeof(x->keys[i].port_s), "%u", x->keys[i].port);
+	x->last = calloc(rows * nf + 1, sizeof(*x->last));
+	x->seen = calloc(rows * nf + 1, 1);
+	x->was_idle = calloc(rows + 1, 1);
+	x->sum = calloc(x->n_keys * nf + 1, sizeof(*x->sum));
+	x->has = calloc(x->n_keys * nf + 1, 1);
+	if (!x->last || !x->seen || !x->was_idle || !x->sum || !x->has)
+		return -ENOMEM;
+	for (size_t f = 0; f < t->n_families; f++)
+		if (!(x->names[f] = idle_name(t->families[f].name)))
+			return -ENOMEM;
+	for (size_t r = 0; r < rows; r++) {
+		struct exp_idle_key key = row_key(t, r);
+		const struct exp_idle_key *hit =
+			key.pf == SIZE_MAX
+				? NULL
+				: bsearch(&key, x->keys, x->n_keys, sizeof(key), key_cmp);
+		const struct exp_slot *slots =
+			r < t->n_ports ? t->ports[r].slots : t->devs[r - t->n_ports].slots;
+
+		x->key[r] = hit ? (size_t)(hit - x->keys) : SIZE_MAX;
+		for (size_t f = 0; hit && f < t->n_families; f++)
+			if (slots[f].dir != EXP_DIR_NONE)
+				x->has[x->key[r] * nf + f] = 1;
+	}
+	return 0;
+}
+
+void exporter_idle_carry(const struct exp_topo *old, struct exp_topo *t)
+{
+	const struct exp_idle *o = &old->idle;
+	struct exp_idle *x = &t->idle;
+	size_t onf = old->n_families ? old->n_families : 1, nf = t->n_families ? t->n_families : 1;
+	size_t rows = t->n_ports + t->n_devs, orows = old->n_ports + old->n_devs;
+	struct name_row *by_name = rows_by_name(old);
+	ssize_t *fam = calloc(nf, sizeof(*fam));
+
+	if (!by_name || !fam || !o->key || !x->key)
+		goto out; /* out of memory: the sums start again, as at a restart */
+	/* the same family is the same folder's file of the same name */
+	for (size_t f = 0; f < t->n_families; f++) {
+		fam[f] = -1;
+		for (size_t g = 0; g < old->n_families; g++)
+			if (old->families[g].dir == t->families[f].dir &&
+			    !strcmp(old->families[g].file, t->families[f].file) &&
+			    (old->families[g].dir != EXP_DIR_HW ||
+			     (f < t->n_port_families) == (g < old->n_port_families)))
+				fam[f] = (ssize_t)g;
+	}
+	for (size_t r = 0; r < rows; r++) {
+		size_t orow, ok, k = x->key[r];
+		unsigned port = r < t->n_ports ? t->ports[r].num : 0;
+
+		if (k == SIZE_MAX)
+			continue;
+		orow = row_find(by_name, orows,
+				r < t->n_ports ? t->ports[r].dev : t->devs[r - t->n_ports].name,
+				port);
+		if (orow == SIZE_MAX || (ok = o->key[orow]) == SIZE_MAX ||
+		    strcmp(old->devs[o->keys[ok].pf].name, t->devs[x->keys[k].pf].name))
+			continue; /* a new VF, or one moved to another PF: it starts here */
+		x->was_idle[r] = o->was_idle[orow];
+		for (size_t f = 0; f < t->n_families; f++) {
+			if (fam[f] < 0)
+				continue;
+			x->last[r * nf + f] = o->last[orow * onf + (size_t)fam[f]];
+			x->seen[r * nf + f] = o->seen[orow * onf + (size_t)fam[f]];
+		}
+	}
+	for (size_t k = 0; k < x->n_keys; k++)
+		for (size_t ok = 0; ok < o->n_keys; ok++) {
+			if (o->keys[ok].port != x->keys[k].port ||
+			    strcmp(old->devs[o->keys[ok].pf].name, t->devs[x->keys[k].pf].name))
+				continue;
+			for (size_t f = 0; f < t->n_families; f++)
+				if (fam[f] >= 0)
+					x->sum[k * nf + f] = o->sum[ok * onf + (size_t)fam[f]];
+		}
+out:
+	free(by_name);
+	free(fam);
+}
+
 int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct exp_topo **ret,
 		       struct hw_error *err)
 {
@@ -779,6 +1008,7 @@ int exporter_topo_load(struct hw_ctx *ctx, const struct exp_views *views, struct
 	t->n_families = exporter_n_node_families;
 	if ((r = load_ports(src, n_src, t, &fcap)) < 0 ||
 	    (r = load_devices(src, n_src, t, &fcap)) < 0 || (r = ports_grow_slots(t)) < 0 ||
+	    (r = link_rows(t)) < 0 || (r = idle_init(t)) < 0 ||
 	    (r = doctor_findings(ctx, src[0].node, t)) < 0 ||
 	    (views && (r = keep_views(views, t)) < 0) || (r = keep_skipped(src, n_src, t)) < 0)
 		goto fail;

@@ -36,10 +36,12 @@ counters() {
 	EOF2
 }
 
-# compare RDMAK.txt NE.txt: node_infiniband_* series of both, by name and labels
+# compare RDMAK.txt NE.txt [DEVICES]: node_infiniband_* series of both, by name and labels;
+# node_exporter's of the comma-separated DEVICES left out
 compare() {
-	"$PY" - "$1" "$2" <<-'EOF2'
+	"$PY" - "$1" "$2" "${3:-}" <<-'EOF2'
 	import re, sys
+	drop = set(filter(None, sys.argv[3].split(",")))
 	def parse(path):
 	    types, vals = {}, {}
 	    for line in open(path):
@@ -59,6 +61,7 @@ compare() {
 	    return types, vals
 	rt, rv = parse(sys.argv[1])
 	nt, nv = parse(sys.argv[2])
+	nv = {k: v for k, v in nv.items() if dict(k[1]).get("device") not in drop}
 	bad = []
 	for k in sorted(set(rv) | set(nv)):
 	    if k not in rv:
@@ -110,14 +113,37 @@ for node in a100-ib-bond a6-sriov-client b1-gb10-roce b2-cx6dx-roce b4-cx3-ib c1
 	rm -rf "$TMP/node"
 	cp -a "$NODES/$node" "$TMP/node"
 	n=$(counters "$TMP/node")
-	"$RDMAK" exporter --once --root "$TMP/node" >"$TMP/rdmak.txt"
-	is "$?" 0 "$node: exporter --once exits 0 ($n counter files set)"
+	"$RDMAK" exporter --once --root "$TMP/node" --vf-series all >"$TMP/rdmak.txt"
+	is "$?" 0 "$node: exporter --once --vf-series all exits 0 ($n counter files set)"
 	same_as_ne "$TMP/node" "$TMP/rdmak.txt" "$node"
 	if [ -n "$PROMTOOL" ]; then
 		run "$PROMTOOL" check metrics <"$TMP/rdmak.txt"
 		is "$rc" 0 "$node: promtool check metrics passes ($out$err)"
 	fi
 done
+
+# --vf-series held, the default: the VFs no pod holds (here all, no kubelet) have no series of
+# their own; the rest is node_exporter's, series for series
+rm -rf "$TMP/node"
+cp -a "$NODES/cx5-roce-sriov" "$TMP/node"
+counters "$TMP/node" >/dev/null
+vfs=$(cd "$TMP/node/sys/class/infiniband" && for d in *; do [ -e "$d/device/physfn" ] && printf '%s,' "$d"; done)
+like "$vfs" '^(mlx5_[0-9]+,){24}$' "cx5-roce-sriov: 24 VFs"
+"$RDMAK" exporter --once --root "$TMP/node" --no-pod-resources >"$TMP/rdmak.txt"
+is "$?" 0 "cx5-roce-sriov: exporter --once (--vf-series held) exits 0"
+if [ -z "$NE" ]; then
+	skip "prometheus-node-exporter not installed (tools/install-deps.sh)" "held: node_exporter's series but the idle VFs'"
+elif node_exporter "$TMP/node" "$TMP/ne.txt"; then
+	run compare "$TMP/rdmak.txt" "$TMP/ne.txt" "$vfs"
+	is "$rc" 0 "cx5-roce-sriov, --vf-series held: node_exporter's node_infiniband_* series but the idle VFs', same values ($out)"
+fi
+unlike "$(cat "$TMP/rdmak.txt")" 'device="mlx5_(1[0-9]|2[0-9]|[2-9])"' "... and no series names an idle VF"
+if [ -n "$PROMTOOL" ]; then
+	run "$PROMTOOL" check metrics <"$TMP/rdmak.txt"
+	is "$rc" 0 "cx5-roce-sriov, --vf-series held: promtool check metrics passes ($out$err)"
+fi
+run "$RDMAK" exporter --once --root "$TMP/node" --vf-series some
+is "$rc" 2 "--vf-series some: usage error, exit 2 ($err)"
 
 # the rdmak_ families on a RoCE node
 rm -rf "$TMP/node"

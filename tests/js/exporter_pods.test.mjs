@@ -87,18 +87,24 @@ test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_devic
 			assert.equal(find(m, 'node_infiniband_state_id', { device: dev, k8s_pod_name: pod }).length, 1, `${dev}: on the port state too`);
 			assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, k8s_namespace_name: 'ml', k8s_pod_name: pod, k8s_container_name: 'trainer', resource: 'nvidia.com/cx5_vf' }).length, 1);
 		}
-		// a VF nobody holds, and the PFs (shared): no pod labels on their counters
-		for (const dev of ['mlx5_4', 'mlx5_0', 'mlx5_1']) {
+		// the PFs (shared): no pod labels on their counters; a VF nobody holds: no series of its
+		// own (--vf-series held: summed into its PF's rdmak_idle_vfs_*, exporter_series.test.mjs)
+		for (const dev of ['mlx5_0', 'mlx5_1']) {
 			const ser = find(m, rx, { device: dev });
 			assert.equal(ser.length, 1, dev);
 			assert.equal(ser[0].labels.k8s_pod_name, undefined, `${dev}: no pod label`);
 		}
+		assert.equal(find(m, rx, { device: 'mlx5_4' }).length, 0, 'mlx5_4, held by no pod: summed');
 		for (const dev of ['mlx5_0', 'mlx5_1'])
 			for (const pod of ['bench', 'bench2'])
 				assert.equal(find(m, 'rdmak_device_pod_info', { device: dev, k8s_namespace_name: 'perf', k8s_pod_name: pod, k8s_container_name: 'ib', resource: 'rdma/shared_cx5' }).length, 1, `${dev} shared by ${pod}`);
 		assert.equal(find(m, 'rdmak_device_pod_info', {}).length, 3 + 4, 'one series per (device, holder), none for the GPU pod');
 		assert.equal(find(m, 'rdmak_exporter_pod_resources_up', {})[0].value, '1');
 		assert.equal(s.calls, 1);
+		// with every VF's series, the idle one has no pod label
+		const all = parse((await once(['--pod-resources', sock, '--plugin-config', cfg, '--vf-series', 'all'])).out);
+		assert.equal(find(all, rx, { device: 'mlx5_4' }).length, 1, '--vf-series all: mlx5_4 served');
+		assert.equal(find(all, rx, { device: 'mlx5_4' })[0].labels.k8s_pod_name, undefined, 'mlx5_4: no pod label');
 		// promtool reads it as valid exposition (label sets differ within a family)
 		const pt = spawnSync('promtool', ['check', 'metrics'], { input: r.out, encoding: 'utf8' });
 		if (pt.error?.code !== 'ENOENT') assert.equal(pt.status, 0, pt.stdout + pt.stderr);
@@ -147,7 +153,8 @@ test('cached: no List per scrape; a changed answer shows after the max age; a ku
 	const s = new PodResources(sock);
 	s.pods = samplePods();
 	await s.start();
-	const e = await serve(['--pod-resources', sock, '--pod-resources-max-age', '400']);
+	// every VF's series: a VF's labels come and go, the series stay (held: exporter_series.test.mjs)
+	const e = await serve(['--pod-resources', sock, '--pod-resources-max-age', '400', '--vf-series', 'all']);
 	try {
 		let r = await scrape(e.port);
 		assert.equal(r.status, 200);
