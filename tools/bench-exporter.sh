@@ -3,9 +3,14 @@
 # make bench: one scrape of examples/nodes/cx7-rail-1016vf (8 PFs x 127 VFs, 1024 ports) by
 # `rdmak exporter` against node_exporter's infiniband collector alone (Debian's
 # prometheus-node-exporter, --collector.disable-defaults --collector.infiniband) on the same tree,
-# in the same run: the median of 7 scrapes each after a first one, and each server's resident
-# memory after them (VmHWM, its peak); and rdmak again with --no-io-uring (the path of a pod
-# whose seccomp profile refuses io_uring). Then what --netns-dir adds to a scrape on a node in
+# in the same run: the median of 7 scrapes each after a first one, plain and asking for gzip (as
+# Prometheus does; both servers compress), the CPU time each server took for them (utime + stime,
+# per scrape), and each server's resident memory after them (VmHWM, its peak). rdmak with --vf-series all (every VF's series, as node_exporter) is the figure against
+# node_exporter, then its default (--vf-series held) and --no-io-uring (the path of a pod whose
+# seccomp profile refuses io_uring). All of it twice: on the tree as generated, and on an
+# overlayfs copy of it where every port's counters and hw_counters files were written (as a
+# node's counters change: the files are then the upper layer's, read through overlayfs; skipped
+# where overlayfs cannot be mounted). Goal: 0.5x node_exporter's time on both. Then what --netns-dir adds to a scrape on a node in
 # the exclusive RDMA netns mode (cx5-roce-sriov) with 64 pod namespaces of this kernel (made with
 # unshare --net=FILE; none holds an RDMA device here), per namespace, against the floor of the
 # same system calls in one C process (tools/netns_floor.c). Goal: 2x the floor.
@@ -23,43 +28,91 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for f in "$tmp"/netns/*; do umount "$f" 2>/dev/null || true; done
+	umount "$tmp/ov/m" 2>/dev/null || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# measure NAME PID URL: the median scrape time (ms), the peak RSS (MiB), the series count
+# measure NAME PID URL: the median scrape time (ms) as curl asks (no Accept-Encoding), the peak
+# RSS (MiB), the series count, the server's CPU time per scrape (ms, over both sets), and the
+# median time when gzip is asked for (Accept-Encoding: gzip, as Prometheus asks) with curl
+# inflating it
 measure() {
-	local name=$1 pid=$2 url=$3 i t
-	for i in $(seq 100); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
+	local name=$1 pid=$2 url=$3 i t g c0 c1
+	for i in $(seq 300); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
 	curl -sf -o "$tmp/$name.txt" "$url"
-	for i in $(seq 7); do curl -sf -o /dev/null -w '%{time_total}\n' "$url"; done | sort -n | sed -n 4p >"$tmp/$name.t"
-	t=$(cat "$tmp/$name.t")
-	printf '%s %.1f %.1f %d\n' "$name" "$(echo "$t * 1000" | bc -l)" \
-		"$(awk '/^VmHWM/ {print $2 / 1024}' "/proc/$pid/status")" "$(grep -vc '^#' "$tmp/$name.txt")"
+	c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	t=$(for i in $(seq 7); do curl -sf -o /dev/null -w '%{time_total}\n' "$url"; done | sort -n | sed -n 4p)
+	g=$(for i in $(seq 7); do curl -sf --compressed -o /dev/null -w '%{time_total}\n' "$url"; done | sort -n | sed -n 4p)
+	c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	printf '%s %.1f %.1f %d %.0f %.1f\n' "$name" "$(echo "$t * 1000" | bc -l)" \
+		"$(awk '/^VmHWM/ {print $2 / 1024}' "/proc/$pid/status")" "$(grep -vc '^#' "$tmp/$name.txt")" \
+		"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / 14" | bc -l)" "$(echo "$g * 1000" | bc -l)"
 }
 
-p1=$(port)
-"$build/rdmak" exporter --root "$tree" --listen "127.0.0.1:$p1" 2>"$tmp/rdmak.log" &
-pids+=($!)
-r=$(measure rdmak $! "http://127.0.0.1:$p1/metrics")
-p2=$(port)
-"$ne" --path.sysfs="$tree/sys" --collector.disable-defaults --collector.infiniband \
-	--web.listen-address="127.0.0.1:$p2" 2>"$tmp/ne.log" &
-pids+=($!)
-n=$(measure node_exporter $! "http://127.0.0.1:$p2/metrics")
-# the path of a pod whose seccomp profile refuses io_uring (RuntimeDefault on containerd 2.0+)
-p3=$(port)
-"$build/rdmak" exporter --root "$tree" --listen "127.0.0.1:$p3" --no-io-uring 2>"$tmp/rdmak-plain.log" &
-pids+=($!)
-q=$(measure rdmak-plain $! "http://127.0.0.1:$p3/metrics")
-read -r _ rt rm rs <<<"$r"
-read -r _ nt nm ns <<<"$n"
-read -r _ qt qm qs <<<"$q"
-printf 'bench-exporter: one scrape of %s: rdmak %s ms (%s series, %s MiB peak RSS), node_exporter %s ms (%s series, %s MiB); rdmak/node_exporter time %.2fx\n' \
-	"$(basename "$tree")" "$rt" "$rs" "$rm" "$nt" "$ns" "$nm" "$(echo "$rt / $nt" | bc -l)"
-printf 'bench-exporter: with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): rdmak %s ms (%s series, %s MiB); rdmak/node_exporter time %.2fx\n' \
-	"$qt" "$qs" "$qm" "$(echo "$qt / $nt" | bc -l)"
+# serve NAME ROOT ARGS...: start a server on a free port (rdmak with ARGS, or node_exporter when
+# NAME is node_exporter), print measure's line, stop it
+serve() {
+	local name=$1 root=$2 p pid
+	shift 2
+	p=$(port)
+	if [ "$name" = node_exporter ]; then
+		"$ne" --path.sysfs="$root/sys" --collector.disable-defaults --collector.infiniband \
+			--web.listen-address="127.0.0.1:$p" 2>"$tmp/$name.log" &
+	else
+		"$build/rdmak" exporter --root "$root" --listen "127.0.0.1:$p" --no-pod-resources "$@" \
+			2>"$tmp/$name.log" &
+	fi
+	pid=$!
+	pids+=("$pid")
+	measure "$name" "$pid" "http://127.0.0.1:$p/metrics"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+# bench_tree LABEL ROOT: rdmak (every VF, then the default, then without io_uring) against
+# node_exporter on ROOT
+bench_tree() {
+	local label=$1 root=$2 r n h q
+	r=$(serve rdmak "$root" --vf-series all)
+	n=$(serve node_exporter "$root")
+	h=$(serve rdmak-held "$root")
+	q=$(serve rdmak-plain "$root" --vf-series all --no-io-uring)
+	read -r _ rt rm rs rc rg <<<"$r"
+	read -r _ nt nm ns nc ng <<<"$n"
+	read -r _ ht hm hs hc hg <<<"$h"
+	read -r _ qt qm qs qc qg <<<"$q"
+	printf 'bench-exporter: one scrape of %s: rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5), CPU %.2fx; load %s\n' \
+		"$label" "$rt" "$rg" "$rs" "$rc" "$rm" "$nt" "$ng" "$ns" "$nc" "$nm" "$(echo "$rt / $nt" | bc -l)" \
+		"$(echo "$rg / $ng" | bc -l)" "$(echo "$rc / $nc" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
+	printf 'bench-exporter: %s, rdmak by default (--vf-series held, no VF held): %s ms, gzip %s ms (%s series, %s ms CPU), %.2fx, gzip %.2fx; with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): %s ms, gzip %s ms (%s ms CPU), %.2fx, gzip %.2fx\n' \
+		"$label" "$ht" "$hg" "$hs" "$hc" "$(echo "$ht / $nt" | bc -l)" "$(echo "$hg / $ng" | bc -l)" \
+		"$qt" "$qg" "$qc" "$(echo "$qt / $nt" | bc -l)" "$(echo "$qg / $ng" | bc -l)"
+}
+
+bench_tree "$(basename "$tree")" "$tree"
+
+# the same tree with every port's counters and hw_counters written, through overlayfs
+mkdir -p "$tmp/ov/u" "$tmp/ov/w" "$tmp/ov/m"
+if mount -t overlay overlay -o "lowerdir=$PWD/$tree,upperdir=$tmp/ov/u,workdir=$tmp/ov/w" "$tmp/ov/m" 2>/dev/null; then
+	python3 - "$tmp/ov/m/sys/class/infiniband" <<-'EOF2'
+	import os, sys
+	ib, n = sys.argv[1], 0
+	for dev in sorted(os.listdir(ib)):
+	    ports = os.path.join(os.path.realpath(os.path.join(ib, dev)), "ports")
+	    for port in sorted(os.listdir(ports)):
+	        for sub in ("counters", "hw_counters"):
+	            d = os.path.join(ports, port, sub)
+	            for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+	                n += 1
+	                with open(os.path.join(d, f), "w") as fh:
+	                    fh.write("%d\n" % (1000000 + n * 7919))
+	EOF2
+	bench_tree "$(basename "$tree") with every counter file written (overlayfs)" "$tmp/ov/m"
+else
+	echo "bench-exporter: the written copy skipped (needs root and overlayfs)"
+fi
 
 # --netns-dir: the scrape's cost per pod namespace
 ex=examples/nodes/cx5-roce-sriov
