@@ -248,6 +248,8 @@ struct nl_rdma_dev {
 	char name[NL_RDMA_NAMSIZ];
 	uint32_t
 		ports; /* its last port's number (RDMA_NLDEV_ATTR_PORT_INDEX of the dump); ports start at 1 */
+	uint64_t
+		node_guid; /* RDMA_NLDEV_ATTR_NODE_GUID: the number sysfs node_guid prints; 0 none */
 };
 
 /* The devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump). */

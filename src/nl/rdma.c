@@ -199,6 +199,8 @@ static int parse_dev(struct nlmsghdr *h, void *data)
 			has_name = true;
 		else if (type == RDMA_NLDEV_ATTR_PORT_INDEX)
 			(void)get_u32(a, &d.ports); /* fill_dev_info: rdma_end_port() */
+		else if (type == RDMA_NLDEV_ATTR_NODE_GUID)
+			(void)get_u64(a, &d.node_guid);
 	}
 	if (!has_index || !has_name)
 		return 0;

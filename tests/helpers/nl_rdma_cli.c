@@ -55,8 +55,13 @@ static json_t *hw_json(const struct nl_rdma_hwcounter *hw, size_t n)
 
 static json_t *dev_json(const struct nl_rdma_dev *d)
 {
-	return json_pack("{s:I, s:s, s:I}", "index", (json_int_t)d->index, "name", d->name, "ports",
-			 (json_int_t)d->ports);
+	char guid[20];
+
+	snprintf(guid, sizeof(guid), "%04x:%04x:%04x:%04x", (unsigned)(d->node_guid >> 48) & 0xffff,
+		 (unsigned)(d->node_guid >> 32) & 0xffff, (unsigned)(d->node_guid >> 16) & 0xffff,
+		 (unsigned)d->node_guid & 0xffff);
+	return json_pack("{s:I, s:s, s:I, s:s}", "index", (json_int_t)d->index, "name", d->name,
+			 "ports", (json_int_t)d->ports, "node_guid", guid);
 }
 
 static int cmd_devs(struct nl_rdma *r, json_t **ret)

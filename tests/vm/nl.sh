@@ -28,6 +28,9 @@ devs = load(t + "/devs.json"); rdev = load(t + "/rdma-dev.json"); rlink = load(t
 want = sorted((d["ifindex"], d["ifname"], max(l["port"] for l in rlink if l["ifname"] == d["ifname"])) for d in rdev)
 got = sorted((d["index"], d["name"], d["ports"]) for d in devs)
 check(got == want, "devs: index, name and last port as rdma dev / rdma link", f"got {got}\nwant {want}")
+guids = {d["name"]: d["node_guid"] for d in devs}
+sysfs = {n: open(f"/sys/class/infiniband/{n}/node_guid").read().strip() for n in guids}
+check(guids == sysfs, "devs: each node GUID as sysfs node_guid reads", f"got {guids}\nwant {sysfs}")
 one = load(t + "/dev.json")
 check(one == next(d for d in devs if d["name"] == "rxeb"), "dev rxeb: the dump's entry", one)
 s = load(t + "/stat.json"); rs = load(t + "/rdma-stat.json")[0]
