@@ -58,11 +58,12 @@ struct exp_port {
 struct exp_device {
 	char name[HW_NAME_MAX];
 	char board_id[64], fw_ver[64], hca_type[32];
-	char bdf[HW_BDF_MAX];	/* "" for a virtual device */
-	bool pcie_link;		/* a PF: its PCIe link attributes are read (VFs have none) */
-	int hw_fd;		/* O_PATH hw_counters/ of the device; -1 when none or not held */
-	bool hw_held;		/* hw_fd is open; else a scrape opens it */
-	bool has_hw;		/* the device has a hw_counters folder */
+	char node_guid[20];   /* as sysfs node_guid reads: the kernel's device of this name is it */
+	char bdf[HW_BDF_MAX]; /* "" for a virtual device */
+	bool pcie_link;	      /* a PF: its PCIe link attributes are read (VFs have none) */
+	int hw_fd;	      /* O_PATH hw_counters/ of the device; -1 when none or not held */
+	bool hw_held;	      /* hw_fd is open; else a scrape opens it */
+	bool has_hw;	      /* the device has a hw_counters folder */
 	struct exp_slot *slots; /* by family */
 	const char *netns;	/* as exp_port's */
 	/* a VF whose PF has an RDMA device in the host's view: that device's name, and its index in
@@ -323,6 +324,14 @@ void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n);
 /* The rdmak_rdma_counter_* families of d (docs/exporter.md). -ENOMEM. */
 int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 			const struct exp_rdma_dev *d, size_t n);
+/* The hw_counters of the host's ports through RDMA netlink, one request per port (what `rdma
+ * statistic show link` reads: the values of the port's hw_counters files), for each port whose
+ * device the kernel names with the topology's node GUID. A port answered has v[row * stride + f]
+ * and ok[...] set for each of its hw_counters families f that the answer names (the others are
+ * left to the files). Returns how many ports answered; -errno when RDMA netlink could not be
+ * asked (the files are read). */
+int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, uint64_t *v,
+			  unsigned char *ok, size_t stride);
 /* Both, into a scrape, when exporter_rdma_enable() found RDMA netlink; else nothing. */
 void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, struct exporter_buf *b,
 			  enum exporter_format fmt);

@@ -155,6 +155,111 @@ int exporter_rdma_read(struct exporter *e, const struct exp_views *views, struct
 	return 0;
 }
 
+/* ---- a port's hw_counters in one request ------------------------------------------------ */
+
+struct hw_name {
+	const char *file;
+	size_t family;
+};
+
+static int hw_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct hw_name *)a)->file, ((const struct hw_name *)b)->file);
+}
+
+static int dev_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct nl_rdma_dev *)a)->name, ((const struct nl_rdma_dev *)b)->name);
+}
+
+/* The kernel's device by name, when it is the topology's (the same node GUID): a --root tree
+ * of another node may name its devices as this kernel does. NULL: not this kernel's. */
+static const struct nl_rdma_dev *kernel_dev(const struct nl_rdma_dev *devs, size_t n,
+					    const struct exp_device *d)
+{
+	struct nl_rdma_dev key = { 0 };
+	const struct nl_rdma_dev *k;
+	char guid[20];
+
+	snprintf(key.name, sizeof(key.name), "%s", d->name);
+	k = bsearch(&key, devs, n, sizeof(*devs), dev_name_cmp);
+	if (!k || !k->node_guid)
+		return NULL;
+	snprintf(guid, sizeof(guid), "%04x:%04x:%04x:%04x", (unsigned)(k->node_guid >> 48) & 0xffff,
+		 (unsigned)(k->node_guid >> 32) & 0xffff, (unsigned)(k->node_guid >> 16) & 0xffff,
+		 (unsigned)k->node_guid & 0xffff);
+	return strcmp(guid, d->node_guid) ? NULL : k;
+}
+
+static void port_hw_take(const struct exp_topo *t, size_t row, const struct nl_rdma_stat *s,
+			 const struct hw_name *names, size_t n_names, uint64_t *v,
+			 unsigned char *ok, size_t stride)
+{
+	const struct exp_slot *slots = t->ports[row].slots;
+
+	for (size_t i = 0; i < s->n_hw; i++) {
+		struct hw_name key = { s->hw[i].name, 0 };
+		const struct hw_name *hit = bsearch(&key, names, n_names, sizeof(key), hw_name_cmp);
+
+		/* a counter the port's folder has no file for (an optional one turned on with
+		 * `rdma statistic set`) has no family: left out as the files leave it out */
+		if (!hit || slots[hit->family].dir != EXP_DIR_HW)
+			continue;
+		v[row * stride + hit->family] = s->hw[i].value * t->families[hit->family].scale;
+		ok[row * stride + hit->family] = 1;
+	}
+}
+
+int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, uint64_t *v,
+			  unsigned char *ok, size_t stride)
+{
+	size_t n_names = 0, n_devs = 0, first = exporter_n_node_families;
+	struct nl_rdma_dev *devs = NULL;
+	struct hw_name *names = NULL;
+	struct nl_rdma *r = NULL;
+	int x, answered = 0;
+
+	if (!atomic_load(&e->rdma_netlink))
+		return -EOPNOTSUPP;
+	if (t->n_port_families <= first)
+		return 0; /* no port has a hw_counters file */
+	names = calloc(t->n_port_families - first, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t f = first; f < t->n_port_families; f++)
+		if (t->families[f].dir == EXP_DIR_HW)
+			names[n_names++] = (struct hw_name){ t->families[f].file, f };
+	qsort(names, n_names, sizeof(*names), hw_name_cmp);
+	x = nl_rdma_open(-1, &r);
+	if (x >= 0)
+		x = nl_rdma_dev_list(r, &devs, &n_devs);
+	if (x < 0)
+		goto out;
+	qsort(devs, n_devs, sizeof(*devs), dev_name_cmp);
+	for (size_t i = 0; i < t->n_ports; i++) {
+		const struct exp_port *p = &t->ports[i];
+		const struct nl_rdma_dev *k;
+		struct nl_rdma_stat s = { 0 };
+
+		/* a pod's namespace is asked through its own files: its socket is not this one */
+		if (p->netns || p->dev_idx == SIZE_MAX || !(p->dirs & (1u << EXP_DIR_HW)) ||
+		    !(k = kernel_dev(devs, n_devs, &t->devs[p->dev_idx])))
+			continue;
+		/* a device gone since the dump, a driver without counters: its files are read */
+		if (nl_rdma_port_stat(r, k->index, p->num, &s) < 0)
+			continue;
+		port_hw_take(t, i, &s, names, n_names, v, ok, stride);
+		nl_rdma_stat_clear(&s);
+		answered++;
+	}
+	x = answered;
+out:
+	free(devs);
+	free(names);
+	nl_rdma_free(r);
+	return x;
+}
+
 static const char *mode_name(uint32_t mode, char *buf, size_t len)
 {
 	if (mode == RDMA_COUNTER_MODE_AUTO)

@@ -77,6 +77,7 @@ struct values {
 	unsigned char *gone;	   /* per port: its state files said ENOENT */
 	struct hw_pci_link *links; /* per device */
 	unsigned char *link_ok;
+	int nl_ports; /* ports whose hw_counters came through RDMA netlink; <0: not asked */
 };
 
 static void values_free(struct values *v)
@@ -203,8 +204,11 @@ static void batch_add(struct batch *b, int dirfd, const char *name, size_t row, 
 
 static void batch_slots(struct batch *b, size_t row, const int *fds, const struct exp_slot *slots)
 {
+	const unsigned char *ok = b->val->ok + row * b->val->stride;
+
+	/* a value there already came through RDMA netlink */
 	for (size_t f = 0; f < b->t->n_families; f++)
-		if (slots[f].dir != EXP_DIR_NONE && fds[slots[f].dir] >= 0)
+		if (slots[f].dir != EXP_DIR_NONE && fds[slots[f].dir] >= 0 && !ok[f])
 			batch_add(b, fds[slots[f].dir], b->t->families[f].file, row, (int)f);
 }
 
@@ -302,6 +306,7 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 		row_done(b);
 	}
 	batch_flush(b);
+	val->nl_ports = exporter_rdma_port_hw(e, t, val->v, val->ok, val->stride);
 	for (size_t i = 0; i < t->n_ports; i++) {
 		/* a port none of whose state could be read, once this port or one before it was
 		 * seen gone (or the topology was stale already), is taken for gone: as when each
@@ -548,6 +553,18 @@ static void write_pods(struct out *o, struct exporter *e, const struct exp_topo 
 	family(o, "rdmak_exporter_pod_resources_failures_total", EXP_COUNTER,
 	       "PodResources List calls that failed (no socket, no answer before the deadline, an error)");
 	sample_u64(o, "rdmak_exporter_pod_resources_failures_total", none, failures);
+}
+
+static void write_netlink_ports(struct out *o, const struct values *val)
+{
+	const char *none[] = { NULL };
+
+	if (val->nl_ports < 0)
+		return;
+	family(o, "rdmak_exporter_hw_counters_netlink_ports", EXP_GAUGE,
+	       "Ports whose hw_counters this scrape read through one RDMA netlink request each "
+	       "(the others' through their files)");
+	sample_u64(o, "rdmak_exporter_hw_counters_netlink_ports", none, (uint64_t)val->nl_ports);
 }
 
 static void write_errors(struct out *o, const struct exp_topo *t)
@@ -809,6 +826,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		exporter_rdma_scrape(e, &views, &b, fmt);
 		write_netns(&o, e);
 		write_errors(&o, t);
+		write_netlink_ports(&o, &val);
 		family(&o, "rdmak_exporter_topology_loads_total", EXP_COUNTER,
 		       "Loads of the hardware model: at start, when the set of RDMA devices "
 		       "changed, at each refresh");

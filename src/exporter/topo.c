@@ -613,6 +613,7 @@ static int load_devices(const struct source *src, size_t n_src, struct exp_topo 
 			str_copy(d->board_id, sizeof(d->board_id), hd->board_id);
 			str_copy(d->fw_ver, sizeof(d->fw_ver), hd->fw_ver);
 			str_copy(d->hca_type, sizeof(d->hca_type), hd->hca_type);
+			str_copy(d->node_guid, sizeof(d->node_guid), hd->node_guid);
 			str_copy(d->bdf, sizeof(d->bdf), hd->pci ? hd->pci->bdf : "");
 			d->pcie_link = hd->pci && !hd->pci->physfn;
 			d->netns = src[k].netns;

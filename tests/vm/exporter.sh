@@ -35,6 +35,11 @@ check(sorted(served) == sorted(f for f in files if f != "lifespan"), "every hw_c
       f"served {sorted(served)}\nfiles {files}")
 check(re.search(r'^node_infiniband_state_id\{device="rxea",port="1"\} 4$', prom, re.M) is not None, "node_infiniband_state_id 4 (ACTIVE)")
 check(re.search(r'^rdmak_exporter_rdma_netlink_errors_total 0$', prom, re.M) is not None, "RDMA netlink: no failed request")
+ib = "/sys/class/infiniband"
+hw_ports = sum(os.path.isdir(f"{ib}/{d}/ports/{p}/hw_counters") for d in os.listdir(ib) for p in os.listdir(f"{ib}/{d}/ports"))
+check(re.search(rf'^rdmak_exporter_hw_counters_netlink_ports {hw_ports}$', prom, re.M) is not None,
+      f"the hw_counters of each of the {hw_ports} ports came through one RDMA netlink request",
+      re.findall(r'^rdmak_exporter_hw_counters_netlink_ports .*$', prom, re.M))
 check(re.search(r'^rdmak_rdma_counter_', prom, re.M) is None, "no counter object series while the kernel has none")
 PY
 
@@ -109,4 +114,23 @@ PY
 kill "$exp"
 wait "$exp"
 is "$?" 0 "SIGTERM: the exporter exits 0"
+
+# ---- another node's tree (--root) naming a device as this kernel does: its files, not the kernel's
+if [ ! -d "$TOP/examples/nodes/b2-cx6dx-roce" ]; then
+	skip "no examples/nodes/b2-cx6dx-roce (make builds the sample nodes)" "another node's tree naming a device as this kernel does"
+	done_testing
+	exit
+fi
+cp -a "$TOP/examples/nodes/b2-cx6dx-roce" "$TMP/node"
+ib=$TMP/node/sys/class/infiniband
+dir=$(dirname "$(readlink -f "$ib/mlx5_0")")
+mv "$dir/mlx5_0" "$dir/rxea"
+rm "$ib/mlx5_0"
+ln -s "$(realpath --relative-to="$ib" "$dir/rxea")" "$ib/rxea"
+echo 4242 >"$dir/rxea/ports/1/hw_counters/out_of_sequence"
+"$RDMAK" exporter --once --root "$TMP/node" --no-pod-resources >"$TMP/other.prom" 2>"$TMP/other.log"
+ok $? "--root of a tree with its own rxea: one scrape"
+like "$(cat "$TMP/other.prom")" '^rdmak_port_hw_out_of_sequence_total\{device="rxea",port="1"\} 4242$' \
+	"the tree's rxea (another node GUID than the kernel's) is read from its files"
+like "$(cat "$TMP/other.prom")" '^rdmak_exporter_hw_counters_netlink_ports 0$' "... and no port through netlink"
 done_testing
