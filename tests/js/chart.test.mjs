@@ -239,6 +239,9 @@ test('exporter: off by default; on, its own DaemonSet, /sys and /dev/infiniband 
 	// podResources false: non-root, as sysfs's counters are world-readable, and no labels
 	const plain = one(render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.podResources=false']), 'DaemonSet', 'rdmak-exporter').spec.template.spec;
 	assert.deepEqual(plain.containers[0].args, ['--listen=:9436', '--root=/host', '--no-pod-resources']);
+	// vfSeries: held by default (no flag), all asks for every VF's series
+	const every = one(render([], ['--set', 'exporter.enabled=true', '--set', 'exporter.podResources=false', '--set', 'exporter.vfSeries=all']), 'DaemonSet', 'rdmak-exporter').spec.template.spec;
+	assert.deepEqual(every.containers[0].args, ['--listen=:9436', '--root=/host', '--no-pod-resources', '--vf-series=all']);
 	assert.equal(plain.securityContext.runAsNonRoot, true);
 	assert.equal(plain.securityContext.runAsUser, 65534);
 	assert.equal(plain.containers[0].securityContext.runAsNonRoot, true);
@@ -596,6 +599,7 @@ test('values.schema.json refuses bad values by name', () => {
 	refuse(['--set', 'plugin.enabled=yes'], 'plugin.enabled', 'Invalid type. Expected: boolean');
 	refuse(['--set', 'cniBinDir=opt/cni/bin'], 'cniBinDir', "Does not match pattern '\\^/'");
 	refuse(['--set', 'webhook.tls.mode=openssl'], 'webhook.tls.mode', 'webhook.tls.mode must be one of the following');
+	refuse(['--set', 'exporter.vfSeries=some'], 'exporter.vfSeries', 'exporter.vfSeries must be one of the following');
 	refuse(['--set', 'plugin.nodeSelector.rdma=true'], 'plugin.nodeSelector.rdma', 'Invalid type. Expected: string, given: boolean');
 	refuse(['--set', 'plugin.nodeselector.rdma=x'], 'plugin', 'Additional property nodeselector is not allowed');
 	refuse(['--set', 'exporter.port=70000'], 'exporter.port', 'Must be less than or equal to 65535');
