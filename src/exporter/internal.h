@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "diag/diag.h"
 #include "exporter/exporter.h"
 #include "hw/hw.h"
 #include "kubelet/cgroup.h"
@@ -73,8 +73,8 @@ struct exp_device {
 };
 
 struct exp_finding {
-	char *check, *object;	   /* object "" for the node as a whole */
-	enum doctor_status status; /* the worst of the check's findings about object */
+	char *check, *object;	 /* object "" for the node as a whole */
+	enum diag_status status; /* the worst of the check's findings about object */
 };
 
 /* A device, port or folder the topology's load could not read (HW_LOAD_PARTIAL, or a counter

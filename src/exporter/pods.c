@@ -22,8 +22,8 @@
 
 #include "exporter/internal.h"
 #include "kubelet/kubelet.h"
-#include "plugin/pool.h"
-#include "plugin/pluginconf.h"
+#include "pool/pool.h"
+#include "pool/config.h"
 #include "util/strv.h"
 
 /* A shared resource and the HCAs its pool covers on this node. */
@@ -35,7 +35,7 @@ struct shared_res {
 struct exp_pods {
 	struct kubelet_pod_resources *client;
 	unsigned max_age_ms, timeout_ms;
-	struct plugin_config *cfg; /* NULL: no shared pools known */
+	struct pool_config *cfg; /* NULL: no shared pools known */
 
 	pthread_mutex_t lock; /* everything below */
 	bool fetching;	      /* a scrape is calling List: the others use the cache */
@@ -135,8 +135,8 @@ int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *
 	if (c->plugin_config) {
 		char why[512];
 
-		r = plugin_config_parse(c->plugin_config, c->plugin_config_len, &p->cfg, why,
-					sizeof(why));
+		r = pool_config_parse(c->plugin_config, c->plugin_config_len, &p->cfg, why,
+				      sizeof(why));
 		if (r < 0) {
 			snprintf(err, errlen, "the plugin's config: %s", why);
 			goto fail;
@@ -156,7 +156,7 @@ void exporter_pods_free(struct exp_pods *p)
 	if (!p)
 		return;
 	kubelet_pod_resources_free(p->client);
-	plugin_config_free(p->cfg);
+	pool_config_free(p->cfg);
 	kubelet_pod_devices_clear(&p->rows);
 	shared_free(p->shared, p->n_shared);
 	if (p->map && --p->map->refs == 0)
@@ -185,8 +185,8 @@ int exporter_pods_status(struct exporter *e, unsigned long *failures, char *why,
 
 /* The shared pools the plugin's config builds on this node now: one more load of the model,
  * done only when the topology was reloaded. */
-static int shared_build(struct exporter *e, const struct plugin_config *cfg,
-			struct shared_res **ret, size_t *ret_n)
+static int shared_build(struct exporter *e, const struct pool_config *cfg, struct shared_res **ret,
+			size_t *ret_n)
 {
 	struct hw_node *node = NULL;
 	struct pool_set *ps = NULL;
@@ -199,7 +199,7 @@ static int shared_build(struct exporter *e, const struct plugin_config *cfg,
 	r = hw_load(e->ctx, 0, &node, &err);
 	if (r < 0)
 		return r;
-	r = plugin_pool_set_build(cfg, node, &opts, &ps);
+	r = pool_set_build(cfg, node, &opts, &ps);
 	if (r < 0)
 		goto out;
 	v = calloc(ps->n ? ps->n : 1, sizeof(*v));
@@ -210,7 +210,7 @@ static int shared_build(struct exporter *e, const struct plugin_config *cfg,
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct pool *p = &ps->pools[i];
 
-		if (p->res->kind != PLUGIN_SHARED)
+		if (p->res->kind != POOL_SHARED)
 			continue;
 		v[n].resource = strdup(p->res->full_name);
 		n++;
@@ -241,7 +241,7 @@ static int shared_build(struct exporter *e, const struct plugin_config *cfg,
 	r = 0;
 out:
 	shared_free(v, n);
-	plugin_pool_set_free(ps);
+	pool_set_free(ps);
 	hw_node_free(node);
 	return r;
 }

@@ -502,8 +502,7 @@ static void write_pcie(struct out *o, const struct exp_topo *t, const struct val
 
 static void write_doctor(struct out *o, const struct exp_topo *t)
 {
-	static const enum doctor_status states[] = { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL,
-						     DOCTOR_SKIP };
+	static const enum diag_status states[] = { DIAG_OK, DIAG_WARN, DIAG_FAIL, DIAG_SKIP };
 
 	/* one series per state, 1 for the finding's and 0 for the others (kube-state-metrics'
 	 * kube_pod_status_phase): a change of state changes values, never which series exist, so
@@ -516,7 +515,7 @@ static void write_doctor(struct out *o, const struct exp_topo *t)
 
 		for (size_t k = 0; k < ELEMENTSOF(states); k++) {
 			const char *l[] = { "check",   f->check, "object",
-					    f->object, "status", doctor_status_name(states[k]),
+					    f->object, "status", diag_status_name(states[k]),
 					    NULL };
 
 			sample_u64(o, "rdmak_doctor_check", l, f->status == states[k]);

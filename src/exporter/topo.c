@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/doctor.h"
+#include "diag/diag.h"
 #include "exporter/internal.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -444,14 +444,14 @@ struct finding_sink {
 	int err;
 };
 
-static int status_rank(enum doctor_status s)
+static int status_rank(enum diag_status s)
 {
-	return s == DOCTOR_FAIL ? 3 : s == DOCTOR_WARN ? 2 : s == DOCTOR_OK ? 1 : 0;
+	return s == DIAG_FAIL ? 3 : s == DIAG_WARN ? 2 : s == DIAG_OK ? 1 : 0;
 }
 
 /* One series per (check, object): a check that says several things about one object is its worst.
  */
-static void on_finding(void *ud, const struct doctor_finding *f)
+static void on_finding(void *ud, const struct diag_finding *f)
 {
 	struct finding_sink *k = ud;
 	struct exp_topo *t = k->t;
@@ -494,24 +494,24 @@ static int doctor_findings(struct hw_ctx *ctx, const struct hw_node *node, struc
 {
 	static char *const no_env[] = { NULL };
 	struct finding_sink k = { .t = t };
-	struct doctor *d = NULL;
-	enum doctor_scope scope;
+	struct diag *d = NULL;
+	enum diag_scope scope;
 	const char *id;
 	int r;
 
-	r = doctor_new(ctx, node, DOCTOR_NODE, no_env, &d);
+	r = diag_new(ctx, node, DIAG_NODE, no_env, &d);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; (id = doctor_check_id(i, &scope)) && k.err == 0; i++) {
-		if (!(scope & DOCTOR_NODE))
+	for (size_t i = 0; (id = diag_check_id(i, &scope)) && k.err == 0; i++) {
+		if (!(scope & DIAG_NODE))
 			continue;
-		r = doctor_run_check_each(d, id, on_finding, &k);
+		r = diag_run_check_each(d, id, on_finding, &k);
 		if (r < 0 && r != -ENOENT) {
 			k.err = r;
 			break;
 		}
 	}
-	doctor_free(d);
+	diag_free(d);
 	return k.err;
 }
 

@@ -11,12 +11,7 @@ cd "$TOP" || exit 1
 
 # Includes allowed for now, each with its reason. An entry no longer used fails the test, so that
 # it is removed with the include it excused.
-#   exporter: its includes move to pool/pool.h, pool/config.h and diag/diag.h with the exporter's
-#     own branch; the old headers keep the names it calls until then.
 allow=(
-	"exporter plugin/pool.h"
-	"exporter plugin/pluginconf.h"
-	"exporter doctor/doctor.h"
 )
 
 # the roles: src/roles.h's X_main with a folder src/X
