@@ -99,18 +99,12 @@ int doc_table(FILE *f, const json_t *rows, const struct doc_column *cols, size_t
 	return ferror(f) ? -EIO : 0;
 }
 
-/* Dumped into one buffer and written at once: json_dumpf calls fwrite for every token (a
- * key, a colon, an indent), and on cx7-rail-1016vf's `list --json` those calls were a third of
- * the instructions of the whole command. */
 int doc_json(FILE *f, const json_t *doc)
 {
-	_cleanup_free_ char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	size_t len;
+	_cleanup_(doc_writer_freep) struct doc_writer *w = doc_writer_new();
 
-	if (!text)
+	if (!w)
 		return -ENOMEM;
-	len = strlen(text);
-	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF)
-		return -EIO;
-	return ferror(f) ? -EIO : 0;
+	doc_put_json(w, NULL, doc);
+	return doc_writer_print(w, f);
 }

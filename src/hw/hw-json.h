@@ -5,15 +5,13 @@
 #ifndef RDMAK_HW_JSON_H
 #define RDMAK_HW_JSON_H
 
-#include <jansson.h>
-
+#include "doc/doc.h"
 #include "hw/hw.h"
 
 #define HW_JSON_SCHEMA "rdmak.node/v1"
 
-/* New reference, or NULL on allocation failure. */
-json_t *hw_node_to_json(const struct hw_node *node, const struct hw_ctx *ctx);
-json_t *hw_port_to_json(const struct hw_port *p);
-json_t *hw_chardev_to_json(const struct hw_chardev *c);
+/* The node as one JSON document, written as it is walked (no tree: on a node of a thousand
+ * VFs building and freeing one cost more than reading sysfs). Failures are the writer's. */
+void hw_node_write_json(struct doc_writer *w, const struct hw_node *node, const struct hw_ctx *ctx);
 
 #endif

@@ -5,278 +5,319 @@
 
 #include "hw/hw-json.h"
 #include "doc/doc.h"
-#include "util/cleanup.h"
-#include "util/strutil.h"
 
-/* Every string here was read from sysfs or devfs: doc_string() escapes what is not UTF-8 and
- * every construction is checked, so that a strange name or a failed allocation makes the whole
- * document fail (NULL, which each json_pack "o" passes up) instead of dropping an entry. */
-#define S(s) doc_string(s)
+/* Every string here was read from sysfs or devfs: the writer escapes what is not UTF-8, and a
+ * failure anywhere fails the whole document instead of dropping an entry. */
 
-static json_t *str_or_null(const char *s)
+static void str_or_null(struct doc_writer *w, const char *key, const char *s)
 {
-	return s && *s ? doc_string(s) : json_null();
+	doc_put_string(w, key, s && *s ? s : NULL);
 }
 
-/* Append v to *a; on failure free the array and leave NULL there, for the caller's pack to fail. */
-static void push(json_t **a, json_t *v)
+static void int_or_null(struct doc_writer *w, const char *key, bool present, long long v)
 {
-	if (!*a) {
-		json_decref(v);
-		return;
-	}
-	if (doc_append(*a, v) < 0) {
-		json_decref(*a);
-		*a = NULL;
-	}
+	if (present)
+		doc_put_int(w, key, v);
+	else
+		doc_put_null(w, key);
 }
 
-/* json_object_set_new that gives up the whole object when the value could not be built. */
-static void set(json_t **o, const char *key, json_t *v)
-{
-	if (!*o) {
-		json_decref(v);
-		return;
-	}
-	if (!v || json_object_set_new(*o, key, v) < 0) {
-		json_decref(*o);
-		*o = NULL;
-	}
-}
-
-static json_t *hex(unsigned v, int width)
+static void hex(struct doc_writer *w, const char *key, unsigned v, int width)
 {
 	char buf[16];
+
 	snprintf(buf, sizeof(buf), "0x%0*x", width, v);
-	return json_string(buf);
+	doc_put_string(w, key, buf);
 }
 
-static json_t *devnum(unsigned major, unsigned minor)
+static void devnum(struct doc_writer *w, const char *key, unsigned major, unsigned minor)
 {
 	char buf[24];
+
 	snprintf(buf, sizeof(buf), "%u:%u", major, minor);
-	return json_string(buf);
+	doc_put_string(w, key, buf);
 }
 
-json_t *hw_chardev_to_json(const struct hw_chardev *c)
+static void chardev_json(struct doc_writer *w, const struct hw_chardev *c)
 {
 	char mode[8], path[64];
-	json_t *node = json_object();
 
-	if (!c)
-		return json_null();
 	snprintf(mode, sizeof(mode), "%04o", c->node.mode);
-	set(&node, "present", json_boolean(c->node.present));
-	set(&node, "char_device", json_boolean(c->node.is_char));
-	set(&node, "dev", c->node.is_char ? devnum(c->node.major, c->node.minor) : json_null());
-	set(&node, "mode", c->node.present ? json_string(mode) : json_null());
-	set(&node, "uid", c->node.present ? json_integer(c->node.uid) : json_null());
-	set(&node, "gid", c->node.present ? json_integer(c->node.gid) : json_null());
 	snprintf(path, sizeof(path), "/dev/%s", c->node.path);
-	return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:b}", "name", S(c->name), "kind",
-			 hw_chardev_kind_name(c->kind), "rdma_device",
-			 str_or_null(c->dev ? c->dev->name : NULL), "port",
-			 c->port ? json_integer(c->port) : json_null(), "dev",
-			 devnum(c->major, c->minor), "path", S(path), "devfs", node, "usable",
-			 c->matches);
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "name", c->name);
+	doc_put_string(w, "kind", hw_chardev_kind_name(c->kind));
+	str_or_null(w, "rdma_device", c->dev ? c->dev->name : NULL);
+	int_or_null(w, "port", c->port != 0, c->port);
+	devnum(w, "dev", c->major, c->minor);
+	doc_put_string(w, "path", path);
+	doc_begin_object(w, "devfs");
+	doc_put_bool(w, "present", c->node.present);
+	doc_put_bool(w, "char_device", c->node.is_char);
+	if (c->node.is_char)
+		devnum(w, "dev", c->node.major, c->node.minor);
+	else
+		doc_put_null(w, "dev");
+	doc_put_string(w, "mode", c->node.present ? mode : NULL);
+	int_or_null(w, "uid", c->node.present, c->node.uid);
+	int_or_null(w, "gid", c->node.present, c->node.gid);
+	doc_end_object(w);
+	doc_put_bool(w, "usable", c->matches);
+	doc_end_object(w);
 }
 
-static json_t *gids_json(const struct hw_port *p)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < p->n_gids; i++) {
-		const struct hw_gid *g = &p->gids[i];
-		push(&a, json_pack("{s:I, s:o, s:o, s:o, s:b}", "index", (json_int_t)g->index,
-				   "gid", S(g->gid), "type", str_or_null(g->type), "netdev",
-				   str_or_null(g->ndev), "ipv4", g->ipv4));
-	}
-	return a;
-}
-
-static json_t *pkeys_json(const struct hw_port *p)
-{
-	json_t *a;
-
-	if (!p->pkeys)
-		return json_null(); /* not read (rdmak list --json --pkeys reads them) */
-	a = json_array();
-	for (size_t i = 0; i < p->n_pkeys; i++)
-		push(&a, json_pack("{s:I, s:o}", "index", (json_int_t)p->pkeys[i].index, "pkey",
-				   hex(p->pkeys[i].pkey, 4)));
-	return a;
-}
-
-static json_t *attr_errors_json(const struct hw_port *p)
-{
-	json_t *a = json_array();
-	char msg[PATH_MAX];
-
-	for (size_t i = 0; i < p->n_errors; i++)
-		push(&a, S(hw_attr_error_str(p, &p->errors[i], NULL, msg, sizeof(msg))));
-	return a;
-}
-
-json_t *hw_port_to_json(const struct hw_port *p)
+static void port_json(struct doc_writer *w, const struct hw_port *p)
 {
 	const struct hw_netdev *n = p->netdev;
-	json_t *rate = p->rate.raw[0] ? json_pack("{s:o, s:f, s:o, s:o}", "text", S(p->rate.raw),
-						  "gbps", p->rate.gbps, "width",
-						  p->rate.width ? json_integer(p->rate.width)
-								: json_null(),
-						  "speed", str_or_null(p->rate.speed))
-				      : json_null();
-	json_t *nd = n ? json_pack("{s:o, s:s, s:o, s:o}", "name", S(n->name), "via",
-				   hw_ndev_via_name(p->netdev_via), "carrier",
-				   n->carrier < 0 ? json_null() : json_boolean(n->carrier),
-				   "operstate", S(n->operstate))
-		       : json_null();
+	char msg[PATH_MAX];
 
-	return json_pack(
-		"{s:I, s:i, s:o, s:i, s:o, s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-		"port", (json_int_t)p->num, "state_id", p->state, "state", S(p->state_name),
-		"phys_state_id", p->phys_state, "phys_state", S(p->phys_state_name), "rate", rate,
-		"link_layer", hw_link_layer_name(p->link_layer), "lid", (json_int_t)p->lid,
-		"sm_lid", (json_int_t)p->sm_lid, "lmc", (json_int_t)p->lmc, "cap_mask",
-		hex(p->cap_mask, 8), "port_guid", S(p->port_guid), "gid_tbl_len",
-		(json_int_t)p->gid_tbl_len, "gids", gids_json(p), "pkey_tbl_len",
-		p->pkeys ? json_integer((json_int_t)p->pkey_tbl_len) : json_null(), "pkeys",
-		pkeys_json(p), "netdev", nd, "umad", str_or_null(p->umad ? p->umad->name : NULL),
-		"issm", str_or_null(p->issm ? p->issm->name : NULL), "errors", attr_errors_json(p));
-}
-
-static json_t *rdma_json(const struct hw_rdma_dev *d)
-{
-	json_t *ports = json_array();
-
-	HW_DEV_FOREACH_PORT(d, p)
-	push(&ports, hw_port_to_json(p));
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "name", S(d->name), "node_type", str_or_null(d->node_type_name),
-			 "node_guid", str_or_null(d->node_guid), "sys_image_guid",
-			 str_or_null(d->sys_image_guid), "fw_ver", str_or_null(d->fw_ver),
-			 "hca_type", str_or_null(d->hca_type), "hw_rev", str_or_null(d->hw_rev),
-			 "board_id", str_or_null(d->board_id), "node_desc",
-			 str_or_null(d->node_desc), "pci", str_or_null(d->pci ? d->pci->bdf : NULL),
-			 "lag_bond", str_or_null(d->lag ? d->lag->name : NULL), "uverbs",
-			 str_or_null(d->uverbs ? d->uverbs->name : NULL), "ports", ports);
-}
-
-static json_t *names_of_netdevs(struct hw_netdev *const *v, size_t n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		push(&a, S(v[i]->name));
-	return a;
-}
-
-static json_t *pci_json(const struct hw_pci *p)
-{
-	json_t *path = json_array(), *rdma = json_array(), *sriov = json_null();
-
-	for (size_t i = 0; i < p->path_len; i++)
-		push(&path, S(p->path[i]));
-	for (size_t i = 0; i < p->n_rdma; i++)
-		push(&rdma, S(p->rdma[i]->name));
-	if (p->sriov_totalvfs >= 0) {
-		json_t *vfs = json_array();
-		for (size_t i = 0; i < p->n_vfs; i++)
-			push(&vfs, json_pack("{s:i, s:o}", "index", p->vfs[i]->vf_index, "pci",
-					     S(p->vfs[i]->bdf)));
-		sriov = json_pack("{s:i, s:i, s:o}", "totalvfs", p->sriov_totalvfs, "numvfs",
-				  p->sriov_numvfs, "vfs", vfs);
+	doc_begin_object(w, NULL);
+	doc_put_int(w, "port", p->num);
+	doc_put_int(w, "state_id", p->state);
+	doc_put_string(w, "state", p->state_name);
+	doc_put_int(w, "phys_state_id", p->phys_state);
+	doc_put_string(w, "phys_state", p->phys_state_name);
+	if (p->rate.raw[0]) {
+		doc_begin_object(w, "rate");
+		doc_put_string(w, "text", p->rate.raw);
+		doc_put_real(w, "gbps", p->rate.gbps);
+		int_or_null(w, "width", p->rate.width != 0, p->rate.width);
+		str_or_null(w, "speed", p->rate.speed);
+		doc_end_object(w);
+	} else {
+		doc_put_null(w, "rate");
 	}
-	return json_pack(
-		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
-		"bdf", S(p->bdf), "vendor", hex(p->vendor, 4), "device", hex(p->device, 4),
-		"subsystem_vendor", hex(p->sub_vendor, 4), "subsystem_device",
-		hex(p->sub_device, 4), "class", hex(p->class_code, 6), "driver",
-		str_or_null(p->driver), "numa_node",
-		p->numa_node < 0 ? json_null() : json_integer(p->numa_node), "local_cpulist",
-		str_or_null(p->local_cpulist), "root", S(p->root), "path", path, "sriov", sriov,
-		"physfn",
-		p->physfn
-			? json_pack("{s:o, s:i}", "pci", S(p->physfn->bdf), "vf_index", p->vf_index)
-			: json_null(),
-		"netdevs", names_of_netdevs(p->netdevs, p->n_netdevs), "rdma_devices", rdma, "gpu",
-		p->is_gpu);
+	doc_put_string(w, "link_layer", hw_link_layer_name(p->link_layer));
+	doc_put_int(w, "lid", p->lid);
+	doc_put_int(w, "sm_lid", p->sm_lid);
+	doc_put_int(w, "lmc", p->lmc);
+	hex(w, "cap_mask", p->cap_mask, 8);
+	doc_put_string(w, "port_guid", p->port_guid);
+	doc_put_int(w, "gid_tbl_len", p->gid_tbl_len);
+	doc_begin_array(w, "gids");
+	for (size_t i = 0; i < p->n_gids; i++) {
+		const struct hw_gid *g = &p->gids[i];
+
+		doc_begin_object(w, NULL);
+		doc_put_int(w, "index", g->index);
+		doc_put_string(w, "gid", g->gid);
+		str_or_null(w, "type", g->type);
+		str_or_null(w, "netdev", g->ndev);
+		doc_put_bool(w, "ipv4", g->ipv4);
+		doc_end_object(w);
+	}
+	doc_end_array(w);
+	int_or_null(w, "pkey_tbl_len", p->pkeys != NULL, p->pkey_tbl_len);
+	if (p->pkeys) {
+		doc_begin_array(w, "pkeys");
+		for (size_t i = 0; i < p->n_pkeys; i++) {
+			doc_begin_object(w, NULL);
+			doc_put_int(w, "index", p->pkeys[i].index);
+			hex(w, "pkey", p->pkeys[i].pkey, 4);
+			doc_end_object(w);
+		}
+		doc_end_array(w);
+	} else {
+		doc_put_null(w, "pkeys"); /* not read (rdmak list --json --pkeys reads them) */
+	}
+	if (n) {
+		doc_begin_object(w, "netdev");
+		doc_put_string(w, "name", n->name);
+		doc_put_string(w, "via", hw_ndev_via_name(p->netdev_via));
+		if (n->carrier < 0)
+			doc_put_null(w, "carrier");
+		else
+			doc_put_bool(w, "carrier", n->carrier);
+		doc_put_string(w, "operstate", n->operstate);
+		doc_end_object(w);
+	} else {
+		doc_put_null(w, "netdev");
+	}
+	str_or_null(w, "umad", p->umad ? p->umad->name : NULL);
+	str_or_null(w, "issm", p->issm ? p->issm->name : NULL);
+	doc_begin_array(w, "errors");
+	for (size_t i = 0; i < p->n_errors; i++)
+		doc_put_string(w, NULL,
+			       hw_attr_error_str(p, &p->errors[i], NULL, msg, sizeof(msg)));
+	doc_end_array(w);
+	doc_end_object(w);
 }
 
-static json_t *netdev_json(const struct hw_netdev *n)
+static void rdma_json(struct doc_writer *w, const struct hw_rdma_dev *d)
 {
-	json_t *bond = json_null();
-
-	if (n->bond)
-		bond = json_pack("{s:o, s:i, s:o, s:o}", "mode", S(n->bond->mode), "mode_id",
-				 n->bond->mode_id, "slaves",
-				 names_of_netdevs(n->bond->slaves, n->bond->n_slaves),
-				 "active_slave",
-				 str_or_null(n->bond->active ? n->bond->active->name : NULL));
-	return json_pack("{s:o, s:i, s:s, s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "name", S(n->name), "ifindex", n->ifindex, "kind",
-			 hw_netdev_kind_name(n->kind), "type", (json_int_t)n->type, "operstate",
-			 S(n->operstate), "carrier",
-			 n->carrier < 0 ? json_null() : json_boolean(n->carrier), "mtu",
-			 (json_int_t)n->mtu, "address", S(n->address), "dev_port",
-			 n->dev_port < 0 ? json_null() : json_integer(n->dev_port), "pci",
-			 str_or_null(n->pci ? n->pci->bdf : NULL), "master",
-			 str_or_null(n->master ? n->master->name : NULL), "bond", bond, "dev_id",
-			 n->dev_id < 0 ? json_null() : json_integer(n->dev_id));
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "name", d->name);
+	str_or_null(w, "node_type", d->node_type_name);
+	str_or_null(w, "node_guid", d->node_guid);
+	str_or_null(w, "sys_image_guid", d->sys_image_guid);
+	str_or_null(w, "fw_ver", d->fw_ver);
+	str_or_null(w, "hca_type", d->hca_type);
+	str_or_null(w, "hw_rev", d->hw_rev);
+	str_or_null(w, "board_id", d->board_id);
+	str_or_null(w, "node_desc", d->node_desc);
+	str_or_null(w, "pci", d->pci ? d->pci->bdf : NULL);
+	str_or_null(w, "lag_bond", d->lag ? d->lag->name : NULL);
+	str_or_null(w, "uverbs", d->uverbs ? d->uverbs->name : NULL);
+	doc_begin_array(w, "ports");
+	HW_DEV_FOREACH_PORT(d, p)
+	port_json(w, p);
+	doc_end_array(w);
+	doc_end_object(w);
 }
 
-static json_t *gpu_json(const struct hw_node *node, const struct hw_gpu *g)
+static void names_of_netdevs(struct doc_writer *w, const char *key, struct hw_netdev *const *v,
+			     size_t n)
+{
+	doc_begin_array(w, key);
+	for (size_t i = 0; i < n; i++)
+		doc_put_string(w, NULL, v[i]->name);
+	doc_end_array(w);
+}
+
+static void pci_json(struct doc_writer *w, const struct hw_pci *p)
+{
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "bdf", p->bdf);
+	hex(w, "vendor", p->vendor, 4);
+	hex(w, "device", p->device, 4);
+	hex(w, "subsystem_vendor", p->sub_vendor, 4);
+	hex(w, "subsystem_device", p->sub_device, 4);
+	hex(w, "class", p->class_code, 6);
+	str_or_null(w, "driver", p->driver);
+	int_or_null(w, "numa_node", p->numa_node >= 0, p->numa_node);
+	str_or_null(w, "local_cpulist", p->local_cpulist);
+	doc_put_string(w, "root", p->root);
+	doc_begin_array(w, "path");
+	for (size_t i = 0; i < p->path_len; i++)
+		doc_put_string(w, NULL, p->path[i]);
+	doc_end_array(w);
+	if (p->sriov_totalvfs >= 0) {
+		doc_begin_object(w, "sriov");
+		doc_put_int(w, "totalvfs", p->sriov_totalvfs);
+		doc_put_int(w, "numvfs", p->sriov_numvfs);
+		doc_begin_array(w, "vfs");
+		for (size_t i = 0; i < p->n_vfs; i++) {
+			doc_begin_object(w, NULL);
+			doc_put_int(w, "index", p->vfs[i]->vf_index);
+			doc_put_string(w, "pci", p->vfs[i]->bdf);
+			doc_end_object(w);
+		}
+		doc_end_array(w);
+		doc_end_object(w);
+	} else {
+		doc_put_null(w, "sriov");
+	}
+	if (p->physfn) {
+		doc_begin_object(w, "physfn");
+		doc_put_string(w, "pci", p->physfn->bdf);
+		doc_put_int(w, "vf_index", p->vf_index);
+		doc_end_object(w);
+	} else {
+		doc_put_null(w, "physfn");
+	}
+	names_of_netdevs(w, "netdevs", p->netdevs, p->n_netdevs);
+	doc_begin_array(w, "rdma_devices");
+	for (size_t i = 0; i < p->n_rdma; i++)
+		doc_put_string(w, NULL, p->rdma[i]->name);
+	doc_end_array(w);
+	doc_put_bool(w, "gpu", p->is_gpu);
+	doc_end_object(w);
+}
+
+static void netdev_json(struct doc_writer *w, const struct hw_netdev *n)
+{
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "name", n->name);
+	doc_put_int(w, "ifindex", n->ifindex);
+	doc_put_string(w, "kind", hw_netdev_kind_name(n->kind));
+	doc_put_int(w, "type", n->type);
+	doc_put_string(w, "operstate", n->operstate);
+	if (n->carrier < 0)
+		doc_put_null(w, "carrier");
+	else
+		doc_put_bool(w, "carrier", n->carrier);
+	doc_put_int(w, "mtu", n->mtu);
+	doc_put_string(w, "address", n->address);
+	int_or_null(w, "dev_port", n->dev_port >= 0, n->dev_port);
+	str_or_null(w, "pci", n->pci ? n->pci->bdf : NULL);
+	str_or_null(w, "master", n->master ? n->master->name : NULL);
+	if (n->bond) {
+		doc_begin_object(w, "bond");
+		doc_put_string(w, "mode", n->bond->mode);
+		doc_put_int(w, "mode_id", n->bond->mode_id);
+		names_of_netdevs(w, "slaves", n->bond->slaves, n->bond->n_slaves);
+		str_or_null(w, "active_slave", n->bond->active ? n->bond->active->name : NULL);
+		doc_end_object(w);
+	} else {
+		doc_put_null(w, "bond");
+	}
+	int_or_null(w, "dev_id", n->dev_id >= 0, n->dev_id);
+	doc_end_object(w);
+}
+
+static void gpu_json(struct doc_writer *w, const struct hw_node *node, const struct hw_gpu *g)
 {
 	char name[16];
-	json_t *rel = json_object();
 
 	snprintf(name, sizeof(name), "GPU%u", g->index);
-	/* The relation to every RDMA device that is not a VF: VFs share their PF's place. */
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "name", name);
+	doc_put_string(w, "pci", g->pci->bdf);
+	hex(w, "device", g->pci->device, 4);
+	int_or_null(w, "numa_node", g->pci->numa_node >= 0, g->pci->numa_node);
+	str_or_null(w, "nearest_rdma_device", g->nearest ? g->nearest->name : NULL);
+	doc_put_string(w, "nearest_relation", g->nearest ? hw_topo_name(g->nearest_rel) : NULL);
+	/* The relation to every RDMA device that is not a VF: VFs share their PF's place. A key
+	 * that is not UTF-8 is escaped as a string is. */
+	doc_begin_object(w, "relations");
 	for (size_t i = 0; i < node->n_rdma; i++) {
 		const struct hw_rdma_dev *d = &node->rdma[i];
-		_cleanup_free_ char *key = NULL;
 
-		if (!d->pci || d->pci->physfn)
-			continue;
-		key = str_utf8_escape(d->name); /* an object key must be UTF-8 too */
-		set(&rel, key ? key : "",
-		    key ? json_string(hw_topo_name(hw_topo_relation(g->pci, d->pci))) : NULL);
+		if (d->pci && !d->pci->physfn)
+			doc_put_string(w, d->name, hw_topo_name(hw_topo_relation(g->pci, d->pci)));
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "name", name, "pci", S(g->pci->bdf),
-			 "device", hex(g->pci->device, 4), "numa_node",
-			 g->pci->numa_node < 0 ? json_null() : json_integer(g->pci->numa_node),
-			 "nearest_rdma_device", str_or_null(g->nearest ? g->nearest->name : NULL),
-			 "nearest_relation",
-			 g->nearest ? json_string(hw_topo_name(g->nearest_rel)) : json_null(),
-			 "relations", rel);
+	doc_end_object(w);
+	doc_end_object(w);
 }
 
-json_t *hw_node_to_json(const struct hw_node *node, const struct hw_ctx *ctx)
+void hw_node_write_json(struct doc_writer *w, const struct hw_node *node, const struct hw_ctx *ctx)
 {
-	json_t *rdma = json_array(), *pci = json_array(), *netdevs = json_array(),
-	       *chardevs = json_array(), *gpus = json_array(), *modules = json_object();
-
-	for (size_t i = 0; i < node->n_rdma; i++)
-		push(&rdma, rdma_json(&node->rdma[i]));
-	for (size_t i = 0; i < node->n_pci; i++)
-		push(&pci, pci_json(&node->pci[i]));
-	for (size_t i = 0; i < node->n_netdevs; i++)
-		push(&netdevs, netdev_json(&node->netdevs[i]));
-	for (size_t i = 0; i < node->n_chardevs; i++)
-		push(&chardevs, hw_chardev_to_json(&node->chardevs[i]));
-	for (size_t i = 0; i < node->n_gpus; i++)
-		push(&gpus, gpu_json(node, &node->gpus[i]));
+	doc_begin_object(w, NULL);
+	doc_put_string(w, "schema", HW_JSON_SCHEMA);
+	doc_put_string(w, "sysfs", hw_ctx_sysfs(ctx));
+	doc_put_string(w, "devfs", hw_ctx_devfs(ctx));
+	doc_put_bool(w, "rdma_present", node->n_rdma > 0);
+	doc_begin_object(w, "kernel");
+	if (node->kernel.netns_mode < 0)
+		doc_put_null(w, "netns_mode");
+	else
+		doc_put_string(w, "netns_mode", node->kernel.netns_mode ? "shared" : "exclusive");
+	int_or_null(w, "uverbs_abi", node->kernel.uverbs_abi >= 0, node->kernel.uverbs_abi);
+	doc_begin_object(w, "modules");
 	for (size_t i = 0; i < node->kernel.n_modules; i++)
-		set(&modules, node->kernel.modules[i].name,
-		    json_string(hw_module_state_name(node->kernel.modules[i].state)));
-	return json_pack(
-		"{s:s, s:o, s:o, s:b, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}", "schema",
-		HW_JSON_SCHEMA, "sysfs", S(hw_ctx_sysfs(ctx)), "devfs", S(hw_ctx_devfs(ctx)),
-		"rdma_present", node->n_rdma > 0, "kernel", "netns_mode",
-		node->kernel.netns_mode < 0
-			? json_null()
-			: json_string(node->kernel.netns_mode ? "shared" : "exclusive"),
-		"uverbs_abi",
-		node->kernel.uverbs_abi < 0 ? json_null() : json_integer(node->kernel.uverbs_abi),
-		"modules", modules, "rdma_devices", rdma, "pci", pci, "netdevs", netdevs,
-		"char_devices", chardevs, "gpus", gpus);
+		doc_put_string(w, node->kernel.modules[i].name,
+			       hw_module_state_name(node->kernel.modules[i].state));
+	doc_end_object(w);
+	doc_end_object(w);
+	doc_begin_array(w, "rdma_devices");
+	for (size_t i = 0; i < node->n_rdma; i++)
+		rdma_json(w, &node->rdma[i]);
+	doc_end_array(w);
+	doc_begin_array(w, "pci");
+	for (size_t i = 0; i < node->n_pci; i++)
+		pci_json(w, &node->pci[i]);
+	doc_end_array(w);
+	doc_begin_array(w, "netdevs");
+	for (size_t i = 0; i < node->n_netdevs; i++)
+		netdev_json(w, &node->netdevs[i]);
+	doc_end_array(w);
+	doc_begin_array(w, "char_devices");
+	for (size_t i = 0; i < node->n_chardevs; i++)
+		chardev_json(w, &node->chardevs[i]);
+	doc_end_array(w);
+	doc_begin_array(w, "gpus");
+	for (size_t i = 0; i < node->n_gpus; i++)
+		gpu_json(w, node, &node->gpus[i]);
+	doc_end_array(w);
+	doc_end_object(w);
 }

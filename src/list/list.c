@@ -380,9 +380,11 @@ int list_main(int argc, char **argv)
 	}
 	switch (fmt) {
 	case FMT_JSON: {
-		json_t *doc = hw_node_to_json(node, ctx);
-		r = doc ? doc_json(stdout, doc) : -ENOMEM;
-		json_decref(doc);
+		_cleanup_(doc_writer_freep) struct doc_writer *w = doc_writer_new();
+
+		if (w)
+			hw_node_write_json(w, node, ctx);
+		r = w ? doc_writer_print(w, stdout) : -ENOMEM;
 		break;
 	}
 	case FMT_IBDEV2NETDEV: r = print_ibdev2netdev(stdout, node); break;

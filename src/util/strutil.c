@@ -131,9 +131,8 @@ int str_append_sep(char **s, const char *sep, const char *fmt, ...)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if the byte there does not start one (RFC 3629's
- * table: the second byte's range is narrower after E0, ED, F0 and F4). */
-static size_t utf8_seq_len(const unsigned char *s)
+/* RFC 3629's table: the second byte's range is narrower after E0, ED, F0 and F4. */
+size_t str_utf8_seq_len(const unsigned char *s)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	size_t n;
@@ -159,7 +158,7 @@ static size_t utf8_seq_len(const unsigned char *s)
 bool str_is_utf8(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = utf8_seq_len(p);
+		size_t n = str_utf8_seq_len(p);
 
 		if (!n)
 			return false;
@@ -176,7 +175,7 @@ char *str_utf8_escape(const char *s)
 	if (!ret)
 		return NULL;
 	while (*p) {
-		size_t n = utf8_seq_len(p);
+		size_t n = str_utf8_seq_len(p);
 
 		if (n) {
 			memcpy(o, p, n);

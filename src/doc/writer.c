@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one JSON writer of documents out: values are written as they are made, into one buffer,
+ * in the text jansson's json_dumps(JSON_INDENT(2) | JSON_PRESERVE_ORDER) gives for the same
+ * values (what `--json` printed before, and what scripts and golden files hold). A document
+ * that is first built as a jansson tree goes through doc_put_json, so there is one writer. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc/doc.h"
+#include "util/strutil.h"
+
+/* Deeper than any document rdmak prints; the bit stack below holds one bit per level. */
+#define DOC_DEPTH_MAX 64
+
+struct doc_writer {
+	char *buf;
+	size_t len, cap;
+	int err;	    /* the first failure; every later call does nothing */
+	unsigned depth;	    /* open containers */
+	bool empty;	    /* the innermost container has no member yet */
+	uint64_t is_object; /* bit d: the container at depth d+1 is an object */
+};
+
+struct doc_writer *doc_writer_new(void)
+{
+	return calloc(1, sizeof(struct doc_writer));
+}
+
+void doc_writer_free(struct doc_writer *w)
+{
+	if (!w)
+		return;
+	free(w->buf);
+	free(w);
+}
+
+int doc_writer_error(const struct doc_writer *w)
+{
+	return w->err;
+}
+
+static bool reserve(struct doc_writer *w, size_t n)
+{
+	size_t cap;
+	char *b;
+
+	if (w->err)
+		return false;
+	if (w->cap - w->len >= n)
+		return true;
+	cap = w->cap ? w->cap : 4096;
+	while (cap - w->len < n) {
+		if (cap > SIZE_MAX / 2) {
+			w->err = -ENOMEM;
+			return false;
+		}
+		cap *= 2;
+	}
+	b = realloc(w->buf, cap);
+	if (!b) {
+		w->err = -ENOMEM;
+		return false;
+	}
+	w->buf = b, w->cap = cap;
+	return true;
+}
+
+static void put(struct doc_writer *w, const char *s, size_t n)
+{
+	if (reserve(w, n)) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+	}
+}
+
+/* A newline and two spaces per level, as JSON_INDENT(2). */
+static void newline(struct doc_writer *w, unsigned depth)
+{
+	if (!reserve(w, 1 + 2 * (size_t)depth))
+		return;
+	w->buf[w->len++] = '\n';
+	memset(w->buf + w->len, ' ', 2 * (size_t)depth);
+	w->len += 2 * (size_t)depth;
+}
+
+static const char hexdigits[] = "0123456789abcdef";
+
+/* s[0..len) as a JSON string, s[len] being NUL (a sequence therefore never runs past len).
+ * Escaped as jansson escapes: '"', '\\', the control characters (\b \f \n \r \t by name, the
+ * rest \u00XX in upper-case hex); the rest of valid UTF-8 as it is. A byte that is not part of
+ * valid UTF-8 (text read from the system is bytes) is written as str_utf8_escape writes it,
+ * "\xHH", whose backslash JSON escapes in turn. */
+static void put_string(struct doc_writer *w, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	char *o;
+
+	/* at most 6 bytes out per byte in ("\u001F"), and the quotes */
+	if (len > (SIZE_MAX - 2) / 6 || !reserve(w, 6 * len + 2))
+		return;
+	o = w->buf + w->len;
+	*o++ = '"';
+	while (p < end) {
+		unsigned char c = *p;
+		size_t n;
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			*o++ = (char)c, p++;
+			continue;
+		}
+		if (c >= 0x80) {
+			n = str_utf8_seq_len(p);
+			if (n) {
+				memcpy(o, p, n);
+				o += n, p += n;
+			} else {
+				*o++ = '\\', *o++ = '\\', *o++ = 'x';
+				*o++ = hexdigits[c >> 4], *o++ = hexdigits[c & 15];
+				p++;
+			}
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			*o++ = 'u', *o++ = '0', *o++ = '0';
+			*o++ = "0123456789ABCDEF"[c >> 4], *o++ = "0123456789ABCDEF"[c & 15];
+		}
+		p++;
+	}
+	*o++ = '"';
+	w->len = (size_t)(o - w->buf);
+}
+
+/* What comes before a value: the separator and indentation of its container, and its key in an
+ * object. A key in an array, or none in an object, is the caller's mistake: -EINVAL. */
+static bool member(struct doc_writer *w, const char *key)
+{
+	bool in_object = w->depth && (w->is_object >> (w->depth - 1) & 1);
+
+	if (w->err)
+		return false;
+	if (in_object != (key != NULL) || (!w->depth && w->len)) {
+		w->err = -EINVAL;
+		return false;
+	}
+	if (w->depth) {
+		if (!w->empty)
+			put(w, ",", 1);
+		newline(w, w->depth);
+		w->empty = false;
+	}
+	if (key) {
+		put_string(w, key, strlen(key));
+		put(w, ": ", 2);
+	}
+	return !w->err;
+}
+
+static void begin(struct doc_writer *w, const char *key, bool object)
+{
+	if (!member(w, key))
+		return;
+	if (w->depth == DOC_DEPTH_MAX) {
+		w->err = -E2BIG;
+		return;
+	}
+	put(w, object ? "{" : "[", 1);
+	w->is_object = (w->is_object & ~(UINT64_C(1) << w->depth)) | ((uint64_t)object << w->depth);
+	w->depth++;
+	w->empty = true;
+}
+
+static void end(struct doc_writer *w, bool object)
+{
+	if (w->err)
+		return;
+	if (!w->depth || (bool)(w->is_object >> (w->depth - 1) & 1) != object) {
+		w->err = -EINVAL;
+		return;
+	}
+	w->depth--;
+	if (!w->empty)
+		newline(w, w->depth);
+	put(w, object ? "}" : "]", 1);
+	w->empty = false;
+}
+
+void doc_begin_object(struct doc_writer *w, const char *key)
+{
+	begin(w, key, true);
+}
+
+void doc_end_object(struct doc_writer *w)
+{
+	end(w, true);
+}
+
+void doc_begin_array(struct doc_writer *w, const char *key)
+{
+	begin(w, key, false);
+}
+
+void doc_end_array(struct doc_writer *w)
+{
+	end(w, false);
+}
+
+void doc_put_null(struct doc_writer *w, const char *key)
+{
+	if (member(w, key))
+		put(w, "null", 4);
+}
+
+void doc_put_bool(struct doc_writer *w, const char *key, bool v)
+{
+	if (member(w, key))
+		put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void doc_put_int(struct doc_writer *w, const char *key, long long v)
+{
+	char buf[24], *o = buf + sizeof(buf);
+	unsigned long long u = v < 0 ? -(unsigned long long)v : (unsigned long long)v;
+
+	if (!member(w, key))
+		return;
+	do
+		*--o = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--o = '-';
+	put(w, o, (size_t)(buf + sizeof(buf) - o));
+}
+
+/* jansson's jsonp_dtostr: "%.17g", ".0" added when that reads as an integer, the exponent
+ * without '+' and leading zeros. JSON has no NaN or infinity: -EDOM. */
+void doc_put_real(struct doc_writer *w, const char *key, double v)
+{
+	char buf[40], *e;
+	int n;
+
+	if (!member(w, key))
+		return;
+	if (!isfinite(v)) {
+		w->err = -EDOM;
+		return;
+	}
+	n = snprintf(buf, sizeof(buf) - 2, "%.17g", v);
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	e = strchr(buf, 'e');
+	if (e) {
+		char *start = e + 1, *from = e + 2;
+
+		if (*start == '-')
+			start++;
+		while (*from == '0')
+			from++;
+		memmove(start, from, strlen(from) + 1);
+		n = (int)strlen(buf);
+	}
+	put(w, buf, (size_t)n);
+}
+
+void doc_put_string(struct doc_writer *w, const char *key, const char *s)
+{
+	if (!s)
+		doc_put_null(w, key);
+	else if (member(w, key))
+		put_string(w, s, strlen(s));
+}
+
+void doc_put_json(struct doc_writer *w, const char *key, const json_t *v)
+{
+	const char *k;
+	json_t *m;
+	size_t i;
+
+	if (!v) {
+		/* a tree whose construction failed somewhere */
+		if (!w->err)
+			w->err = -ENOMEM;
+		return;
+	}
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		doc_begin_object(w, key);
+		json_object_foreach((json_t *)v, k, m) doc_put_json(w, k, m);
+		doc_end_object(w);
+		break;
+	case JSON_ARRAY:
+		doc_begin_array(w, key);
+		json_array_foreach(v, i, m) doc_put_json(w, NULL, m);
+		doc_end_array(w);
+		break;
+	case JSON_STRING:
+		if (member(w, key))
+			put_string(w, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER: doc_put_int(w, key, json_integer_value(v)); break;
+	case JSON_REAL: doc_put_real(w, key, json_real_value(v)); break;
+	case JSON_TRUE: doc_put_bool(w, key, true); break;
+	case JSON_FALSE: doc_put_bool(w, key, false); break;
+	default: doc_put_null(w, key); break;
+	}
+}
+
+int doc_writer_print(const struct doc_writer *w, FILE *f)
+{
+	if (w->err)
+		return w->err;
+	if (w->depth || !w->len)
+		return -EINVAL;
+	if (fwrite(w->buf, 1, w->len, f) != w->len || fputc('\n', f) == EOF)
+		return -EIO;
+	return ferror(f) ? -EIO : 0;
+}
