@@ -42,16 +42,13 @@ int doc_writer_error(const struct doc_writer *w)
 	return w->err;
 }
 
-static bool reserve(struct doc_writer *w, size_t n)
+static bool grow(struct doc_writer *w, size_t n)
 {
-	size_t cap;
+	size_t cap = w->cap ? w->cap : 4096;
 	char *b;
 
 	if (w->err)
 		return false;
-	if (w->cap - w->len >= n)
-		return true;
-	cap = w->cap ? w->cap : 4096;
 	while (cap - w->len < n) {
 		if (cap > SIZE_MAX / 2) {
 			w->err = -ENOMEM;
@@ -66,6 +63,12 @@ static bool reserve(struct doc_writer *w, size_t n)
 	}
 	w->buf = b, w->cap = cap;
 	return true;
+}
+
+/* Room for n more bytes. Called for every value: the common case stays inline. */
+static inline bool reserve(struct doc_writer *w, size_t n)
+{
+	return (w->cap - w->len >= n && !w->err) || grow(w, n);
 }
 
 static void put(struct doc_writer *w, const char *s, size_t n)

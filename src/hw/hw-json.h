@@ -10,8 +10,9 @@
 
 #define HW_JSON_SCHEMA "rdmak.node/v1"
 
-/* The node as one JSON document, written as it is walked (no tree: on a node of a thousand
- * VFs building and freeing one cost more than reading sysfs). Failures are the writer's. */
+/* The node as one JSON document, written as it is walked: no tree, whose building, dumping
+ * and freeing grows with every VF while the reads it reports are the work the user asked
+ * for. Failures are the writer's (doc_writer_print returns them). */
 void hw_node_write_json(struct doc_writer *w, const struct hw_node *node, const struct hw_ctx *ctx);
 
 #endif

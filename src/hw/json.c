@@ -22,11 +22,20 @@ static void int_or_null(struct doc_writer *w, const char *key, bool present, lon
 		doc_put_null(w, key);
 }
 
+/* printf's "0x%0*x" (at least width digits) without printf: a node has thousands of PCI
+ * functions with five IDs each, and printf's format machinery costs far more than the digits. */
 static void hex(struct doc_writer *w, const char *key, unsigned v, int width)
 {
-	char buf[16];
+	char buf[2 + 8 + 1];
+	int n = 1;
 
-	snprintf(buf, sizeof(buf), "0x%0*x", width, v);
+	while (n < 8 && v >> (4 * n))
+		n++;
+	if (n < width)
+		n = width;
+	buf[0] = '0', buf[1] = 'x', buf[2 + n] = '\0';
+	for (int i = n - 1; i >= 0; i--, v >>= 4)
+		buf[2 + i] = "0123456789abcdef"[v & 15];
 	doc_put_string(w, key, buf);
 }
 
