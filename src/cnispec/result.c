@@ -15,6 +15,7 @@
 
 #include "cnispec/cnispec.h"
 #include "dispatch/dispatch.h"
+#include "doc/doc.h"
 #include "util/cleanup.h"
 
 #define RESULT_MAX_ITEMS 1024 /* per array: a result is a handful of entries, not a dump */
@@ -357,18 +358,16 @@ json_t *cnispec_result_to_json(const struct cnispec_result *r, enum cnispec_vers
 
 int cnispec_result_print(FILE *f, const struct cnispec_result *r, enum cnispec_version v)
 {
-	_cleanup_free_ char *text = NULL;
 	json_t *o = cnispec_result_to_json(r, v);
+	int ret;
 
 	if (!o)
 		return -ENOMEM;
-	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	ret = doc_json(f, o);
 	json_decref(o);
-	if (!text)
-		return -ENOMEM;
-	if (fprintf(f, "%s\n", text) < 0 || fflush(f) != 0)
-		return -EIO;
-	return 0;
+	if (ret < 0)
+		return ret;
+	return fflush(f) != 0 ? -EIO : 0;
 }
 
 /* ---- from JSON -------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "convert/convert.h"
+#include "doc/doc.h"
 #include "doc/yaml.h"
 #include "roles.h"
 #include "util/cleanup.h"
@@ -177,10 +178,7 @@ int convert_main(int argc, char **argv)
 		fprintf(stderr, "rdmak convert: %s\n", strerror(-r));
 		goto out;
 	}
-	r = json ? (json_dumpf(model, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
-				    fputc('\n', stdout) == EOF
-			    ? -EIO
-			    : 0)
+	r = json ? doc_json(stdout, model)
 		 : write_yaml(stdout, model, argc - optind, argv + optind);
 	if (r < 0 || fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "rdmak convert: cannot write the output: %s\n",

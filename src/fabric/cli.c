@@ -16,6 +16,7 @@
 
 #include "attach/attach.h"
 #include "daemon/daemon.h"
+#include "doc/doc.h"
 #include "log/log.h"
 #include "roles.h"
 #include "ufm/ufm.h"
@@ -217,16 +218,16 @@ static bool selected(const struct entry *e, const char *fabric)
 static int cmd_list(const struct ledger *l, const char *fabric, bool json)
 {
 	json_t *arr = json ? json_array() : NULL;
+	int r = json && !arr ? -ENOMEM : 0;
 
 	for (size_t i = 0; i < l->n; i++)
 		if (selected(&l->v[i], fabric))
 			print_entry(&l->v[i], verdict(l, &l->v[i]), arr);
 	if (arr) {
-		json_dumpf(arr, stdout, JSON_INDENT(2));
-		putchar('\n');
+		r = doc_json(stdout, arr);
 		json_decref(arr);
 	}
-	return fflush(stdout) == 0 ? FABRIC_EXIT_OK : FABRIC_EXIT_ERROR;
+	return r == 0 && fflush(stdout) == 0 ? FABRIC_EXIT_OK : FABRIC_EXIT_ERROR;
 }
 
 /* gc of one fabric, with its lock held. */
@@ -451,8 +452,8 @@ static int cmd_check(const struct ufm_fabrics *fs, const char *only, const struc
 	if (arr) {
 		json_t *o = json_pack("{s:o}", "fabrics", arr);
 
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
+		if (doc_json(stdout, o) < 0)
+			ret = FABRIC_EXIT_ERROR;
 		json_decref(o);
 	}
 	return ret != FABRIC_EXIT_OK ? ret : differ ? FABRIC_EXIT_DIFFERS : FABRIC_EXIT_OK;
