@@ -60,7 +60,8 @@ def main():
                          "table": [rdmak, "list", "--root", node]}, n)
     fw, fc, _ = m["floor"]
     load = os.getloadavg()[0]
-    print(f"list on {node}: {len(files)} files read by the model; medians of {n} interleaved rounds; load {load:.1f}")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"list on {node}: {len(files)} files read by the model; medians of {n} interleaved rounds; {when}, load {load:.1f}")
     for k, label in (("json", "rdmak list --json "), ("table", "rdmak list (table)")):
         w, c, rss = m[k]
         print(f"  {label}: {w*1e3:8.1f} ms wall ({w/fw:.2f}x the floor), {c*1e3:8.1f} ms CPU ({c/fc:.2f}x the floor)"
