@@ -26,12 +26,18 @@ static void config(const char *buf, size_t len)
 			__builtin_trap();
 	} else {
 		/* what the commands rely on without checking again */
-		if ((cfg.link == CNICONF_LINK_MACVLAN || cfg.link == CNICONF_LINK_IPOIB) != !!cfg.master[0] || !cfg.state_dir ||
+		if ((cfg.link == CNICONF_LINK_MACVLAN || cfg.link == CNICONF_LINK_IPOIB) !=
+			    !!cfg.master[0] ||
+		    !cfg.state_dir ||
 		    (cfg.link == CNICONF_LINK_HOSTDEV && !cfg.device[0] && !cfg.device_id[0]) ||
-		    (cfg.link == CNICONF_LINK_RDMA && (cfg.device[0] || cfg.has_guid || cfg.has_mac || cfg.mtu)) ||
-		    (cfg.link_by_chain && (cfg.link != CNICONF_LINK_HOSTDEV || !cfg.device_id[0] || cfg.device[0])) ||
-		    (cfg.rdma_isolation && cfg.link != CNICONF_LINK_HOSTDEV && cfg.link != CNICONF_LINK_RDMA) || (cfg.has_guid && !cfg.guid) ||
-		    cfg.rule_priority == 0 || cfg.rule_priority > 32765)
+		    (cfg.link == CNICONF_LINK_RDMA &&
+		     (cfg.device[0] || cfg.has_guid || cfg.has_mac || cfg.mtu)) ||
+		    (cfg.link_by_chain &&
+		     (cfg.link != CNICONF_LINK_HOSTDEV || !cfg.device_id[0] || cfg.device[0])) ||
+		    (cfg.rdma_isolation && cfg.link != CNICONF_LINK_HOSTDEV &&
+		     cfg.link != CNICONF_LINK_RDMA) ||
+		    (cfg.has_guid && !cfg.guid) || cfg.rule_priority == 0 ||
+		    cfg.rule_priority > 32765)
 			__builtin_trap();
 		(void)cni_route_table(cfg.table_base, "net1");
 		cniconf_clear(&cfg);

@@ -132,12 +132,16 @@ static void test_env_bad(void **state)
 	char *none[] = { "PATH=/usr/bin", NULL };
 	char *unknown[] = { "CNI_COMMAND=ATTACH", NULL };
 	char *add_missing[] = { "CNI_COMMAND=ADD", "CNI_CONTAINERID=abc", NULL };
-	char *bad_id[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=../../etc", "CNI_IFNAME=net1", NULL };
+	char *bad_id[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=../../etc", "CNI_IFNAME=net1",
+			   NULL };
 	char *bad_if[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=net/1", NULL };
-	char *long_if[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=abcdefghijklmnopq", NULL };
-	char *rel_ns[] = { "CNI_COMMAND=CHECK", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_NETNS=netns/x", NULL };
+	char *long_if[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc",
+			    "CNI_IFNAME=abcdefghijklmnopq", NULL };
+	char *rel_ns[] = { "CNI_COMMAND=CHECK", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			   "CNI_NETNS=netns/x", NULL };
 	char *gc[] = { "CNI_COMMAND=GC", NULL };
-	char *bad_args[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_ARGS=FOO", NULL };
+	char *bad_args[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			     "CNI_ARGS=FOO", NULL };
 	char *bad_pod[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
 			    "CNI_ARGS=K8S_POD_NAMESPACE=Kube_System;K8S_POD_NAME=a..b", NULL };
 
@@ -150,10 +154,13 @@ static void test_env_bad(void **state)
 	env_bad(rel_ns, "CNI_NETNS", "not an absolute path");
 	env_bad(gc, "CNI_PATH", "CNI_PATH: not set");
 	env_bad(bad_args, "CNI_ARGS", "is not KEY=VALUE");
-	env_bad(bad_pod, "CNI_ARGS", "K8S_POD_NAMESPACE \"Kube_System\" is not a Kubernetes namespace name: a lowercase "
-				     "RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-				     "start and end with an alphanumeric character; CNI_ARGS: K8S_POD_NAME \"a..b\" is not "
-				     "a Kubernetes pod name: a lowercase RFC 1123 subdomain");
+	env_bad(bad_pod, "CNI_ARGS",
+		"K8S_POD_NAMESPACE \"Kube_System\" is not a Kubernetes namespace name: a lowercase "
+		"RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+		"must "
+		"start and end with an alphanumeric character; CNI_ARGS: K8S_POD_NAME \"a..b\" "
+		"is not "
+		"a Kubernetes pod name: a lowercase RFC 1123 subdomain");
 }
 
 /* Kubernetes takes a pod name of up to 253 characters, dots or not (a subdomain's limit is on
@@ -172,24 +179,33 @@ static void test_env_pod_names(void **state)
 	assert_int_equal(cnispec_env_parse(envp, &env, NULL), 0);
 	assert_string_equal(env.pod_name, name);
 	cnispec_env_clear(&env);
-	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%s;K8S_POD_NAME=%.100s.%.100s", ns, name, name);
+	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%s;K8S_POD_NAME=%.100s.%.100s", ns,
+		 name, name);
 	assert_int_equal(cnispec_env_parse(envp, &env, NULL), 0);
 	cnispec_env_clear(&env);
 	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAME=%sp", name);
-	env_bad(envp, "CNI_ARGS", "is not a Kubernetes pod name: must be no more than 253 characters");
+	env_bad(envp, "CNI_ARGS",
+		"is not a Kubernetes pod name: must be no more than 253 characters");
 	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=%sn", ns);
-	env_bad(envp, "CNI_ARGS", "is not a Kubernetes namespace name: must be no more than 63 characters");
+	env_bad(envp, "CNI_ARGS",
+		"is not a Kubernetes namespace name: must be no more than 63 characters");
 	snprintf(args, sizeof(args), "CNI_ARGS=K8S_POD_NAMESPACE=kube.system");
 	env_bad(envp, "CNI_ARGS", "is not a Kubernetes namespace name: must not contain dots");
 }
 
 static void test_env_optional(void **state)
 {
-	char *del[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=net1", "CNI_NETNS=", NULL };
+	char *del[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=net1",
+			"CNI_NETNS=", NULL };
 	char *status[] = { "CNI_COMMAND=STATUS", NULL };
 	char *version[] = { "CNI_COMMAND=VERSION", NULL };
-	char *libcni_version[] = { "CNI_COMMAND=VERSION", "CNI_CONTAINERID=", "CNI_NETNS=dummy", "CNI_IFNAME=dummy",
-				   "CNI_PATH=dummy", "CNI_ARGS=", NULL };
+	char *libcni_version[] = { "CNI_COMMAND=VERSION",
+				   "CNI_CONTAINERID=",
+				   "CNI_NETNS=dummy",
+				   "CNI_IFNAME=dummy",
+				   "CNI_PATH=dummy",
+				   "CNI_ARGS=",
+				   NULL };
 	struct cnispec_env env;
 
 	/* DEL without a netns (the pod's netns is gone) is valid */
@@ -215,13 +231,17 @@ static void test_env_args(void **state)
 			    "CNI_ARGS=K8S_POD_NAME=a;FOO=1;ip=10.0.0.1", NULL };
 	char *ignore_off[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
 			       "CNI_ARGS=IgnoreUnknown=false;FOO=1", NULL };
-	char *ignore_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_ARGS=IgnoreUnknown=yes",
-			       NULL };
-	char *ip_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n", "CNI_ARGS=IP=10.0.0.1/24", NULL };
+	char *ignore_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			       "CNI_ARGS=IgnoreUnknown=yes", NULL };
+	char *ip_bad[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+			   "CNI_ARGS=IP=10.0.0.1/24", NULL };
 	char *ignored[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
 			    "CNI_ARGS=FOO=1;IgnoreUnknown=TRUE;IP=fd00::5", NULL };
-	char *ip_empty[] = { "CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
-			     "CNI_ARGS=IP=;K8S_POD_NAMESPACE=ai;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u", NULL };
+	char *ip_empty[] = {
+		"CNI_COMMAND=DEL", "CNI_CONTAINERID=abc", "CNI_IFNAME=n",
+		"CNI_ARGS=IP=;K8S_POD_NAMESPACE=ai;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u",
+		NULL
+	};
 	struct cnispec_env env;
 
 	env_bad(unknown, "CNI_ARGS", "unknown keys FOO, ip (known: IP, ");
@@ -279,10 +299,15 @@ static char *dump(json_t *o)
 static struct cnispec_result *sample_result(void)
 {
 	struct cnispec_result *r = cnispec_result_new();
-	struct cnispec_interface i = { .name = "net1", .mac = "02:00:00:00:00:01", .mtu = 4092,
-				       .sandbox = "/var/run/netns/blue", .pci_id = "0000:17:00.2" };
+	struct cnispec_interface i = { .name = "net1",
+				       .mac = "02:00:00:00:00:01",
+				       .mtu = 4092,
+				       .sandbox = "/var/run/netns/blue",
+				       .pci_id = "0000:17:00.2" };
 	struct cnispec_ip ip = { .interface = 0, .has_gateway = true };
-	struct cnispec_route rt = { .set = CNISPEC_ROUTE_TABLE | CNISPEC_ROUTE_MTU, .table = 107, .mtu = 4000 };
+	struct cnispec_route rt = { .set = CNISPEC_ROUTE_TABLE | CNISPEC_ROUTE_MTU,
+				    .table = 107,
+				    .mtu = 4000 };
 	char *ns[] = { "10.56.0.1", NULL };
 	struct cnispec_dns dns = { .nameservers = ns, .domain = "cluster.local" };
 	size_t idx;
@@ -306,23 +331,31 @@ static void test_result_versions(void **state)
 	char *s;
 
 	s = dump(cnispec_result_to_json(r, CNISPEC_V1_1_0));
-	assert_string_equal(s, "{\"cniVersion\":\"1.1.0\",\"interfaces\":[{\"name\":\"net1\",\"mac\":\"02:00:00:00:00:01\","
-			       "\"mtu\":4092,\"sandbox\":\"/var/run/netns/blue\",\"pciID\":\"0000:17:00.2\"}],"
-			       "\"ips\":[{\"interface\":0,\"address\":\"10.56.0.5/27\",\"gateway\":\"10.56.0.1\"}],"
-			       "\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.56.0.1\",\"mtu\":4000,\"table\":107}],"
-			       "\"dns\":{\"nameservers\":[\"10.56.0.1\"],\"domain\":\"cluster.local\"}}");
+	assert_string_equal(
+		s, "{\"cniVersion\":\"1.1.0\",\"interfaces\":[{\"name\":\"net1\",\"mac\":\"02:00:"
+		   "00:00:00:01\","
+		   "\"mtu\":4092,\"sandbox\":\"/var/run/netns/blue\",\"pciID\":\"0000:17:00.2\"}],"
+		   "\"ips\":[{\"interface\":0,\"address\":\"10.56.0.5/27\",\"gateway\":"
+		   "\"10.56.0.1\"}],"
+		   "\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.56.0.1\",\"mtu\":4000,\"table\":"
+		   "107}],"
+		   "\"dns\":{\"nameservers\":[\"10.56.0.1\"],\"domain\":\"cluster.local\"}}");
 	free(s);
 	/* 1.0.0: no interface mtu/pciID, no route attributes */
 	s = dump(cnispec_result_to_json(r, CNISPEC_V1_0_0));
-	assert_string_equal(s, "{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"net1\",\"mac\":\"02:00:00:00:00:01\","
-			       "\"sandbox\":\"/var/run/netns/blue\"}],"
-			       "\"ips\":[{\"interface\":0,\"address\":\"10.56.0.5/27\",\"gateway\":\"10.56.0.1\"}],"
-			       "\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.56.0.1\"}],"
-			       "\"dns\":{\"nameservers\":[\"10.56.0.1\"],\"domain\":\"cluster.local\"}}");
+	assert_string_equal(
+		s, "{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"net1\",\"mac\":\"02:00:"
+		   "00:00:00:01\","
+		   "\"sandbox\":\"/var/run/netns/blue\"}],"
+		   "\"ips\":[{\"interface\":0,\"address\":\"10.56.0.5/27\",\"gateway\":"
+		   "\"10.56.0.1\"}],"
+		   "\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.56.0.1\"}],"
+		   "\"dns\":{\"nameservers\":[\"10.56.0.1\"],\"domain\":\"cluster.local\"}}");
 	free(s);
 	/* 0.4.0 and 0.3.x: ips[].version */
 	s = dump(cnispec_result_to_json(r, CNISPEC_V0_4_0));
-	assert_non_null(strstr(s, "\"ips\":[{\"version\":\"4\",\"interface\":0,\"address\":\"10.56.0.5/27\""));
+	assert_non_null(strstr(
+		s, "\"ips\":[{\"version\":\"4\",\"interface\":0,\"address\":\"10.56.0.5/27\""));
 	assert_non_null(strstr(s, "\"cniVersion\":\"0.4.0\""));
 	free(s);
 	s = dump(cnispec_result_to_json(r, CNISPEC_V0_3_0));
@@ -341,7 +374,9 @@ static void test_result_ipam_shape(void **state)
 	assert_int_equal(cnispec_prefix_parse("fd00::5/64", &ip.address), 0);
 	assert_int_equal(cnispec_result_add_ip(r, &ip), 0);
 	s = dump(cnispec_result_to_json(r, CNISPEC_V0_3_1));
-	assert_string_equal(s, "{\"cniVersion\":\"0.3.1\",\"ips\":[{\"version\":\"6\",\"address\":\"fd00::5/64\"}],\"dns\":{}}");
+	assert_string_equal(
+		s, "{\"cniVersion\":\"0.3.1\",\"ips\":[{\"version\":\"6\",\"address\":\"fd00::"
+		   "5/64\"}],\"dns\":{}}");
 	free(s);
 	cnispec_result_free(r);
 }
@@ -353,7 +388,9 @@ static void test_result_roundtrip(void **state)
 	char why[256];
 	char *a, *b;
 
-	assert_int_equal(cnispec_result_from_json(o, CNISPEC_V1_1_0, "prevResult", &back, why, sizeof(why)), 0);
+	assert_int_equal(
+		cnispec_result_from_json(o, CNISPEC_V1_1_0, "prevResult", &back, why, sizeof(why)),
+		0);
 	assert_int_equal(cnispec_result_dup(back, &copy), 0);
 	a = dump(o);
 	b = dump(cnispec_result_to_json(copy, CNISPEC_V1_1_0));
@@ -372,7 +409,9 @@ static void result_bad(const char *text, const char *want)
 	char why[256];
 
 	assert_non_null(o);
-	assert_int_equal(cnispec_result_from_json(o, CNISPEC_V0_4_0, "prevResult", &r, why, sizeof(why)), -EINVAL);
+	assert_int_equal(
+		cnispec_result_from_json(o, CNISPEC_V0_4_0, "prevResult", &r, why, sizeof(why)),
+		-EINVAL);
 	assert_null(r);
 	if (strcmp(why, want))
 		fail_msg("why\n  got:  %s\n  want: %s", why, want);
@@ -392,17 +431,21 @@ static void test_result_bad(void **state)
 		   "prevResult.ips[0].gateway: is not of the address's family");
 	result_bad("{\"routes\":[{\"dst\":\"0.0.0.0/0\",\"table\":-1}]}",
 		   "prevResult.routes[0].table: -1 is out of range (0 to 4294967295)");
-	result_bad("{\"routes\":[{\"dst\":\"0.0.0.0/0\",\"mtu\":\"9000\"}]}",
-		   "prevResult.routes[0].mtu: expected an integer from 0 to 4294967295, got a string");
+	result_bad(
+		"{\"routes\":[{\"dst\":\"0.0.0.0/0\",\"mtu\":\"9000\"}]}",
+		"prevResult.routes[0].mtu: expected an integer from 0 to 4294967295, got a string");
 	result_bad("{\"routes\":[{\"dst\":\"10.0.0.0/8\",\"gw\":\"fd00::1\"}]}",
 		   "prevResult.routes[0].gw: is not of the destination's family");
-	result_bad("{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":\"10.0.0.1/8\",\"interface\":1}]}",
+	result_bad("{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":\"10.0.0.1/8\","
+		   "\"interface\":1}]}",
 		   "prevResult.ips[0].interface: is not the index of an entry of \"interfaces\"");
 	result_bad("{\"ips\":{}}", "prevResult.ips: expected an array, got an object");
-	result_bad("{\"interfaces\":[{\"mac\":\"x\"}]}", "prevResult.interfaces[0]: has no \"name\"");
+	result_bad("{\"interfaces\":[{\"mac\":\"x\"}]}",
+		   "prevResult.interfaces[0]: has no \"name\"");
 	result_bad("{\"dns\":{\"nameservers\":[\"dns.google\"]}}",
 		   "prevResult.dns.nameservers[0]: \"dns.google\" is not an IP address");
-	result_bad("{\"dns\":{\"search\":[\"a\",1]}}", "prevResult.dns.search[1]: expected a string, got an integer");
+	result_bad("{\"dns\":{\"search\":[\"a\",1]}}",
+		   "prevResult.dns.search[1]: expected a string, got an integer");
 }
 
 static void test_route_dst_masked(void **state)
@@ -421,10 +464,13 @@ static void test_route_dst_masked(void **state)
  * route attribute that is given is marked set */
 static void test_result_nulls_and_unknown(void **state)
 {
-	json_t *o = json_loads("{\"interfaces\":[{\"name\":\"eth0\",\"mac\":null,\"future\":1}],"
-			       "\"ips\":[{\"address\":\"10.0.0.1/8\",\"gateway\":null,\"interface\":0,\"version\":\"4\"}],"
-			       "\"routes\":[{\"dst\":\"10.0.0.0/8\",\"table\":7,\"mtu\":null}],\"dns\":null,\"x\":{}}",
-			       0, NULL);
+	json_t *o = json_loads(
+		"{\"interfaces\":[{\"name\":\"eth0\",\"mac\":null,\"future\":1}],"
+		"\"ips\":[{\"address\":\"10.0.0.1/8\",\"gateway\":null,\"interface\":0,"
+		"\"version\":\"4\"}],"
+		"\"routes\":[{\"dst\":\"10.0.0.0/8\",\"table\":7,\"mtu\":null}],\"dns\":null,"
+		"\"x\":{}}",
+		0, NULL);
 	struct cnispec_result *r = NULL;
 	char why[256];
 
@@ -443,11 +489,15 @@ static void test_result_nulls_and_unknown(void **state)
 /* ---- the request ---------------------------------------------------------------------- */
 
 static const char req_add[] =
-	"{\"cniVersion\":\"1.1.0\",\"name\":\"rdma-net\",\"type\":\"rdmak-cni\",\"link\":\"macvlan\","
+	"{\"cniVersion\":\"1.1.0\",\"name\":\"rdma-net\",\"type\":\"rdmak-cni\",\"link\":"
+	"\"macvlan\","
 	"\"master\":\"ens1f0\",\"ipam\":{\"type\":\"rdmak-ipam\",\"range\":\"10.56.0.0/27\"},"
-	"\"dns\":{\"nameservers\":[\"10.56.0.1\"]},\"runtimeConfig\":{\"deviceID\":\"0000:17:00.2\"},"
-	"\"args\":{\"cni\":{\"x\":1}},\"cni.dev/future\":true,\"disableCheck\":true,\"cniVersions\":[\"1.1.0\"],"
-	"\"prevResult\":{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":\"10.0.0.2/24\",\"interface\":0}]}}";
+	"\"dns\":{\"nameservers\":[\"10.56.0.1\"]},\"runtimeConfig\":{\"deviceID\":\"0000:17:"
+	"00.2\"},"
+	"\"args\":{\"cni\":{\"x\":1}},\"cni.dev/future\":true,\"disableCheck\":true,"
+	"\"cniVersions\":[\"1.1.0\"],"
+	"\"prevResult\":{\"interfaces\":[{\"name\":\"eth0\"}],\"ips\":[{\"address\":"
+	"\"10.0.0.2/24\",\"interface\":0}]}}";
 
 static void test_conf_envelope(void **state)
 {
@@ -455,7 +505,8 @@ static void test_conf_envelope(void **state)
 	struct cnispec_error err = { 0 };
 	char *keys;
 
-	assert_int_equal(cnispec_conf_parse(req_add, strlen(req_add), CNISPEC_CMD_ADD, &c, &err), 0);
+	assert_int_equal(cnispec_conf_parse(req_add, strlen(req_add), CNISPEC_CMD_ADD, &c, &err),
+			 0);
 	assert_int_equal(c->version, CNISPEC_V1_1_0);
 	assert_string_equal(c->name, "rdma-net");
 	assert_string_equal(c->type, "rdmak-cni");
@@ -482,7 +533,8 @@ static void conf_bad(const char *text, enum cnispec_cmd cmd, unsigned code, cons
 	assert_true(cnispec_conf_parse(text, strlen(text), cmd, &c, &err) < 0);
 	assert_null(c);
 	if (err.code != code || strcmp(err.details, details))
-		fail_msg("for %s\n  got:  %u %s\n  want: %u %s", text, err.code, err.details, code, details);
+		fail_msg("for %s\n  got:  %u %s\n  want: %u %s", text, err.code, err.details, code,
+			 details);
 }
 
 static void test_conf_bad(void **state)
@@ -490,43 +542,62 @@ static void test_conf_bad(void **state)
 	conf_bad("", CNISPEC_CMD_ADD, 6, "line 1 column 0: '[' or '{' expected near end of file");
 	conf_bad("[1]", CNISPEC_CMD_ADD, 6, "expected a JSON object");
 	conf_bad("{\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 1,
-		 "cniVersion: missing, which libcni reads as 0.1.0, older than this plugin supports (1.1.0, 1.0.0, "
-		 "0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest your runtime takes)");
+		 "cniVersion: missing, which libcni reads as 0.1.0, older than this plugin "
+		 "supports (1.1.0, 1.0.0, "
+		 "0.4.0, 0.3.1 and 0.3.0): add \"cniVersion\": \"1.0.0\" (or the newest your "
+		 "runtime takes)");
 	conf_bad("{\"cniVersion\":\"0.2.0\",\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 1,
-		 "cniVersion: \"0.2.0\" is not supported; this plugin supports 1.1.0, 1.0.0, 0.4.0, 0.3.1 and 0.3.0");
+		 "cniVersion: \"0.2.0\" is not supported; this plugin supports 1.1.0, 1.0.0, "
+		 "0.4.0, 0.3.1 and 0.3.0");
 	conf_bad("{\"cniVersion\":1,\"name\":\"n\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7,
 		 "cniVersion: expected a string, got an integer");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7, "name: missing");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"a/b\",\"type\":\"t\"}", CNISPEC_CMD_ADD, 7,
 		 "name: \"a/b\" may hold only letters, digits, '_', '.' and '-'");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"../t\"}", CNISPEC_CMD_ADD, 7,
-		 "type: \"../t\" must be a file name: no '/', '\\', white space or control characters");
-	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":[]}", CNISPEC_CMD_ADD, 7,
-		 "ipam: expected an object, got an array");
-	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":{\"type\":\"a b\"}}", CNISPEC_CMD_ADD, 7,
-		 "ipam.type: \"a b\" must be a file name: no '/', '\\', white space or control characters");
-	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"name\":\"m\"}", CNISPEC_CMD_ADD, 6,
-		 "line 1 column 50: duplicate object key near '\"name\"'");
-	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"prevResult\":{\"ips\":[{}]}}", CNISPEC_CMD_DEL, 7,
-		 "prevResult.ips[0].address: missing");
-	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":"
+		 "type: \"../t\" must be a file name: no '/', '\\', white space or control "
+		 "characters");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":[]}",
+		 CNISPEC_CMD_ADD, 7, "ipam: expected an object, got an array");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"ipam\":{\"type\":\"a "
+		 "b\"}}",
+		 CNISPEC_CMD_ADD, 7,
+		 "ipam.type: \"a b\" must be a file name: no '/', '\\', white space or control "
+		 "characters");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"name\":\"m\"}",
+		 CNISPEC_CMD_ADD, 6, "line 1 column 50: duplicate object key near '\"name\"'");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"prevResult\":"
+		 "{\"ips\":[{}]}}",
+		 CNISPEC_CMD_DEL, 7, "prevResult.ips[0].address: missing");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\","
+		 "\"cni.dev/valid-attachments\":"
 		 "[{\"containerID\":\"a\",\"ifname\":\"x/y\"}]}",
-		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].ifname: \"x/y\" may not hold '/', ':' or white space");
-	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[{\"containerID\":1}]}",
-		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].containerID: expected a string, got an integer");
-	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[{\"containerID\":\"a\"}]}",
+		 CNISPEC_CMD_GC, 7,
+		 "cni.dev/valid-attachments[0].ifname: \"x/y\" may not hold '/', ':' or white "
+		 "space");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\","
+		 "\"cni.dev/valid-attachments\":[{\"containerID\":1}]}",
+		 CNISPEC_CMD_GC, 7,
+		 "cni.dev/valid-attachments[0].containerID: expected a string, got an integer");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\","
+		 "\"cni.dev/valid-attachments\":[{\"containerID\":\"a\"}]}",
 		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0].ifname: missing");
-	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":[\"a\"]}",
-		 CNISPEC_CMD_GC, 7, "cni.dev/valid-attachments[0]: expected an object, got a string");
-	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"runtimeConfig\":\"x\"}", CNISPEC_CMD_ADD, 7,
-		 "runtimeConfig: expected an object, got a string");
+	conf_bad("{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\","
+		 "\"cni.dev/valid-attachments\":[\"a\"]}",
+		 CNISPEC_CMD_GC, 7,
+		 "cni.dev/valid-attachments[0]: expected an object, got a string");
+	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"runtimeConfig\":\"x\"}",
+		 CNISPEC_CMD_ADD, 7, "runtimeConfig: expected an object, got a string");
 	conf_bad("{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}", CNISPEC_CMD_ADD, 7, "type: missing");
 }
 
 static void test_conf_gc_and_version(void **state)
 {
-	static const char gc[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/valid-attachments\":"
-				 "[{\"containerID\":\"a\",\"ifname\":\"net1\"},{\"containerID\":\"b\",\"ifname\":\"net2\"}]}";
+	static const char gc[] =
+		"{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\","
+		"\"cni.dev/valid-attachments\":"
+		"[{\"containerID\":\"a\",\"ifname\":\"net1\"},{\"containerID\":\"b\",\"ifname\":"
+		"\"net2\"}]}";
 	struct cnispec_conf *c = NULL;
 
 	assert_int_equal(cnispec_conf_parse(gc, strlen(gc), CNISPEC_CMD_GC, &c, NULL), 0);
@@ -536,7 +607,9 @@ static void test_conf_gc_and_version(void **state)
 	assert_false(cnispec_conf_attachment_valid(c, "b", "net1"));
 	cnispec_conf_free(c);
 	/* VERSION answers any cniVersion and needs no name */
-	assert_int_equal(cnispec_conf_parse("{\"cniVersion\":\"0.1.0\"}", 22, CNISPEC_CMD_VERSION, &c, NULL), 0);
+	assert_int_equal(
+		cnispec_conf_parse("{\"cniVersion\":\"0.1.0\"}", 22, CNISPEC_CMD_VERSION, &c, NULL),
+		0);
 	assert_string_equal(c->cni_version, "0.1.0");
 	cnispec_conf_free(c);
 }
@@ -546,10 +619,14 @@ static void test_unsupported(void **state)
 	struct cnispec_error err = { 0 };
 	json_t *v = json_string("kubernetes");
 
-	assert_int_equal(cnispec_fail_unsupported(&err, "ipam.datastore", v, "use \"store\": \"etcd\""), -EINVAL);
+	assert_int_equal(
+		cnispec_fail_unsupported(&err, "ipam.datastore", v, "use \"store\": \"etcd\""),
+		-EINVAL);
 	assert_int_equal(err.code, 2);
 	assert_string_equal(err.msg, "unsupported field ipam.datastore");
-	assert_string_equal(err.details, "ipam.datastore: unsupported key (value: \"kubernetes\"); use \"store\": \"etcd\"");
+	assert_string_equal(
+		err.details,
+		"ipam.datastore: unsupported key (value: \"kubernetes\"); use \"store\": \"etcd\"");
 	json_decref(v);
 }
 
@@ -582,10 +659,12 @@ static void test_print(void **state)
 	struct cnispec_error err = { 0 };
 	char *s;
 
-	cnispec_fail(&err, -EINVAL, 7, "invalid network configuration", "ipam.range: \"%s\" is not a CIDR", "10.0.0.0");
+	cnispec_fail(&err, -EINVAL, 7, "invalid network configuration",
+		     "ipam.range: \"%s\" is not a CIDR", "10.0.0.0");
 	s = capture(print_err, &err);
-	assert_string_equal(s, "{\"cniVersion\":\"0.4.0\",\"code\":7,\"msg\":\"invalid network configuration\","
-			       "\"details\":\"ipam.range: \\\"10.0.0.0\\\" is not a CIDR\"}\n");
+	assert_string_equal(
+		s, "{\"cniVersion\":\"0.4.0\",\"code\":7,\"msg\":\"invalid network configuration\","
+		   "\"details\":\"ipam.range: \\\"10.0.0.0\\\" is not a CIDR\"}\n");
 	free(s);
 	s = capture(print_version, "1.0.0");
 	assert_string_equal(s, "{\"cniVersion\":\"1.0.0\",\"supportedVersions\":"
@@ -616,12 +695,18 @@ static int delegate_setup(void **state)
 	if (!mkdtemp(tmpdir))
 		return -1;
 	/* echoes what it saw: the command, an env var and its stdin, so the test can check them */
-	write_script("ok-ipam", "cat >\"$(dirname \"$0\")/stdin.$CNI_COMMAND\"\n"
-				"echo \"$CNI_COMMAND $CNI_IFNAME\" >\"$(dirname \"$0\")/env.$CNI_COMMAND\"\n"
-				"[ \"$CNI_COMMAND\" = ADD ] && echo '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.0.7/24\","
-				"\"gateway\":\"10.9.0.1\"}],\"routes\":[{\"dst\":\"0.0.0.0/0\"}],\"dns\":{}}'\nexit 0\n");
-	write_script("full-ipam", "cat >/dev/null\necho '{\"cniVersion\":\"1.0.0\",\"code\":110,\"msg\":\"no free address\","
-				  "\"details\":\"10.9.0.0/30: all 1 addresses in use\"}'\nexit 1\n");
+	write_script("ok-ipam",
+		     "cat >\"$(dirname \"$0\")/stdin.$CNI_COMMAND\"\n"
+		     "echo \"$CNI_COMMAND $CNI_IFNAME\" >\"$(dirname \"$0\")/env.$CNI_COMMAND\"\n"
+		     "[ \"$CNI_COMMAND\" = ADD ] && echo "
+		     "'{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.0.7/24\","
+		     "\"gateway\":\"10.9.0.1\"}],\"routes\":[{\"dst\":\"0.0.0.0/0\"}],\"dns\":"
+		     "{}}'\nexit 0\n");
+	write_script(
+		"full-ipam",
+		"cat >/dev/null\necho '{\"cniVersion\":\"1.0.0\",\"code\":110,\"msg\":\"no free "
+		"address\","
+		"\"details\":\"10.9.0.0/30: all 1 addresses in use\"}'\nexit 1\n");
 	write_script("mute-ipam", "cat >/dev/null\necho oops >&2\nexit 3\n");
 	write_script("junk-ipam", "cat >/dev/null\necho '{\"ips\": 5}'\n");
 	write_script("noexec", "exit 0\n");
@@ -662,14 +747,17 @@ static void test_find_plugin(void **state)
 static void test_delegate(void **state)
 {
 	char *envp[] = { "CNI_COMMAND=ADD", "CNI_IFNAME=net7", "PATH=/usr/bin:/bin", NULL };
-	static const char conf[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"x\",\"ipam\":{\"type\":\"ok-ipam\"}}";
+	static const char conf[] =
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"x\",\"ipam\":{\"type\":"
+		"\"ok-ipam\"}}";
 	struct cnispec_result *r = NULL;
 	struct cnispec_error err = { 0 };
 	char path[128], buf[256];
 	FILE *f;
 
-	assert_int_equal(cnispec_delegate("ok-ipam", CNISPEC_CMD_ADD, tmpdir, envp, conf, strlen(conf), CNISPEC_V1_0_0, &r,
-					  &err), 0);
+	assert_int_equal(cnispec_delegate("ok-ipam", CNISPEC_CMD_ADD, tmpdir, envp, conf,
+					  strlen(conf), CNISPEC_V1_0_0, &r, &err),
+			 0);
 	assert_non_null(r);
 	assert_int_equal(r->n_ips, 1);
 	assert_true(r->ips[0].has_gateway);
@@ -683,8 +771,9 @@ static void test_delegate(void **state)
 	fclose(f);
 	assert_string_equal(buf, conf);
 	/* DEL on rollback: CNI_COMMAND replaced, the rest passed through */
-	assert_int_equal(cnispec_delegate("ok-ipam", CNISPEC_CMD_DEL, tmpdir, envp, conf, strlen(conf), CNISPEC_V1_0_0, NULL,
-					  &err), 0);
+	assert_int_equal(cnispec_delegate("ok-ipam", CNISPEC_CMD_DEL, tmpdir, envp, conf,
+					  strlen(conf), CNISPEC_V1_0_0, NULL, &err),
+			 0);
 	snprintf(path, sizeof(path), "%s/env.DEL", tmpdir);
 	f = fopen(path, "r");
 	assert_non_null(f);
@@ -700,36 +789,48 @@ static void test_delegate_errors(void **state)
 	struct cnispec_error err = { 0 };
 
 	/* its error object passes through unchanged */
-	assert_int_equal(cnispec_delegate("full-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
+	assert_int_equal(cnispec_delegate("full-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, &r, &err),
 			 -EPROTO);
 	assert_int_equal(err.code, 110);
 	assert_string_equal(err.msg, "no free address");
 	assert_string_equal(err.details, "10.9.0.0/30: all 1 addresses in use");
 	/* no error object: its exit status is named */
-	assert_int_equal(cnispec_delegate("mute-ipam", CNISPEC_CMD_DEL, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, NULL, &err),
+	assert_int_equal(cnispec_delegate("mute-ipam", CNISPEC_CMD_DEL, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, NULL, &err),
 			 -EPROTO);
 	assert_int_equal(err.code, 999);
-	assert_non_null(strstr(err.details, "mute-ipam exited with status 3 and printed no error object"));
+	assert_non_null(
+		strstr(err.details, "mute-ipam exited with status 3 and printed no error object"));
 	/* more output than a result may be: refused for ADD, read to its end either way */
-	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, &r, &err),
 			 -EBADMSG);
 	assert_string_equal(err.details, "loud-ipam printed more than 4194304 bytes");
-	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_DEL, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, NULL, &err),
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_DEL, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, NULL, &err),
 			 0);
-	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_CHECK, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, NULL, &err),
+	assert_int_equal(cnispec_delegate("loud-ipam", CNISPEC_CMD_CHECK, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, NULL, &err),
 			 -EPROTO);
-	assert_string_equal(err.details, "loud-ipam exited with status 1 and printed more than 4194304 bytes");
+	assert_string_equal(err.details,
+			    "loud-ipam exited with status 1 and printed more than 4194304 bytes");
 	/* a result that is not one */
-	assert_int_equal(cnispec_delegate("junk-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
+	assert_int_equal(cnispec_delegate("junk-ipam", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, &r, &err),
 			 -EBADMSG);
 	assert_int_equal(err.code, 6);
-	assert_string_equal(err.details, "junk-ipam: result.ips: expected an array, got an integer");
+	assert_string_equal(err.details,
+			    "junk-ipam: result.ips: expected an array, got an integer");
 	/* not on CNI_PATH */
-	assert_int_equal(cnispec_delegate("host-local", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err),
+	assert_int_equal(cnispec_delegate("host-local", CNISPEC_CMD_ADD, tmpdir, envp, "{}", 2,
+					  CNISPEC_V1_0_0, &r, &err),
 			 -ENOENT);
 	assert_int_equal(err.code, 7);
 	assert_non_null(strstr(err.details, "ipam.type: no executable \"host-local\" in CNI_PATH"));
-	assert_int_equal(cnispec_delegate("x", CNISPEC_CMD_ADD, NULL, envp, "{}", 2, CNISPEC_V1_0_0, &r, &err), -EINVAL);
+	assert_int_equal(cnispec_delegate("x", CNISPEC_CMD_ADD, NULL, envp, "{}", 2, CNISPEC_V1_0_0,
+					  &r, &err),
+			 -EINVAL);
 	assert_int_equal(err.code, 4);
 	assert_null(r);
 }
@@ -740,7 +841,7 @@ static void test_delegate_errors(void **state)
  * freed by done. */
 struct test_call {
 	const struct cnispec_request *req; /* the request setup made it for */
-	int ops;                           /* operations run on it: one per request */
+	int ops;			   /* operations run on it: one per request */
 };
 
 static int calls, setups, dones;
@@ -782,7 +883,8 @@ static struct test_call *call_of(void *ctx, const struct cnispec_request *req)
 	return t;
 }
 
-static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret, struct cnispec_error *err)
+static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_result **ret,
+		  struct cnispec_error *err)
 {
 	struct cnispec_result *r = cnispec_result_new();
 	struct cnispec_ip ip = { .interface = -1 };
@@ -797,7 +899,8 @@ static int op_add(void *ctx, const struct cnispec_request *req, struct cnispec_r
 static int op_del(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
 {
 	call_of(ctx, req);
-	return cnispec_fail(err, -EIO, CNISPEC_E_TRY_AGAIN, "store unreachable", "etcd: no endpoint answered");
+	return cnispec_fail(err, -EIO, CNISPEC_E_TRY_AGAIN, "store unreachable",
+			    "etcd: no endpoint answered");
 }
 
 static int op_other(void *ctx, const struct cnispec_request *req, struct cnispec_error *err)
@@ -813,8 +916,14 @@ static int op_errno(void *ctx, const struct cnispec_request *req, struct cnispec
 }
 
 static const struct cnispec_plugin_ops test_ops = {
-	.name = "test-plugin", .setup = op_setup, .add = op_add,   .del = op_del,
-	.check = op_other,     .gc = op_other,    .status = op_errno, .done = op_done,
+	.name = "test-plugin",
+	.setup = op_setup,
+	.add = op_add,
+	.del = op_del,
+	.check = op_other,
+	.gc = op_other,
+	.status = op_errno,
+	.done = op_done,
 };
 
 /* A plugin whose ADD runs test_ops in its own process, as rdmak-cni runs rdmak-ipam: the inner
@@ -834,16 +943,27 @@ static int outer_add(void *ctx, const struct cnispec_request *req, struct cnispe
 }
 
 static const struct cnispec_plugin_ops outer_ops = {
-	.name = "outer-plugin", .setup = op_setup, .add = outer_add, .del = op_del,
-	.check = op_other,      .gc = op_other,    .status = op_errno, .done = op_done,
+	.name = "outer-plugin",
+	.setup = op_setup,
+	.add = outer_add,
+	.del = op_del,
+	.check = op_other,
+	.gc = op_other,
+	.status = op_errno,
+	.done = op_done,
 };
 
 /* Run the main of ops with cmd and stdin text; returns its exit code, *out its stdout. */
-static int run_ops(const struct cnispec_plugin_ops *ops, const char *cmd, const char *in, char **out)
+static int run_ops(const struct cnispec_plugin_ops *ops, const char *cmd, const char *in,
+		   char **out)
 {
 	char cmdvar[64];
-	char *envp[] = { cmdvar, "CNI_CONTAINERID=c1", "CNI_IFNAME=net1", "CNI_NETNS=/proc/self/ns/net",
-			 "CNI_PATH=/opt/cni/bin", NULL };
+	char *envp[] = { cmdvar,
+			 "CNI_CONTAINERID=c1",
+			 "CNI_IFNAME=net1",
+			 "CNI_NETNS=/proc/self/ns/net",
+			 "CNI_PATH=/opt/cni/bin",
+			 NULL };
 	size_t len = 0;
 	FILE *f = open_memstream(out, &len);
 	int p[2], rc;
@@ -866,7 +986,8 @@ static int run_main(const char *cmd, const char *in, char **out)
 /* stdin past 4 MiB: code 5 naming the limit, the operation never runs */
 static void test_plugin_main_stdin_max(void **state)
 {
-	char *envp[] = { "CNI_COMMAND=ADD", "CNI_CONTAINERID=c1", "CNI_IFNAME=net1", "CNI_NETNS=/proc/self/ns/net",
+	char *envp[] = { "CNI_COMMAND=ADD",	  "CNI_CONTAINERID=c1",
+			 "CNI_IFNAME=net1",	  "CNI_NETNS=/proc/self/ns/net",
 			 "CNI_PATH=/opt/cni/bin", NULL };
 	FILE *in = tmpfile();
 	char *out = NULL;
@@ -890,20 +1011,27 @@ static void test_plugin_main_stdin_max(void **state)
 
 static void test_plugin_main(void **state)
 {
-	static const char c040[] = "{\"cniVersion\":\"0.4.0\",\"name\":\"n\",\"type\":\"test-plugin\"}";
-	static const char c031[] = "{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"test-plugin\"}";
-	static const char c110[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"test-plugin\"}";
-	static const char cbad[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"test-plugin\",\"bogus\":[1]}";
+	static const char c040[] =
+		"{\"cniVersion\":\"0.4.0\",\"name\":\"n\",\"type\":\"test-plugin\"}";
+	static const char c031[] =
+		"{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"type\":\"test-plugin\"}";
+	static const char c110[] =
+		"{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"test-plugin\"}";
+	static const char cbad[] =
+		"{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"test-plugin\",\"bogus\":[1]}";
 	char *out = NULL;
 
 	calls = setups = dones = 0;
 	assert_int_equal(run_main("ADD", c040, &out), 0);
-	assert_string_equal(out, "{\n  \"cniVersion\": \"0.4.0\",\n  \"ips\": [\n    {\n      \"version\": \"4\",\n"
-				 "      \"address\": \"10.0.0.9/24\"\n    }\n  ],\n  \"dns\": {}\n}\n");
+	assert_string_equal(
+		out,
+		"{\n  \"cniVersion\": \"0.4.0\",\n  \"ips\": [\n    {\n      \"version\": \"4\",\n"
+		"      \"address\": \"10.0.0.9/24\"\n    }\n  ],\n  \"dns\": {}\n}\n");
 	free(out);
 	assert_int_equal(run_main("DEL", c040, &out), 1);
-	assert_string_equal(out, "{\"cniVersion\":\"0.4.0\",\"code\":11,\"msg\":\"store unreachable\","
-				 "\"details\":\"etcd: no endpoint answered\"}\n");
+	assert_string_equal(out,
+			    "{\"cniVersion\":\"0.4.0\",\"code\":11,\"msg\":\"store unreachable\","
+			    "\"details\":\"etcd: no endpoint answered\"}\n");
 	free(out);
 	assert_int_equal(run_main("CHECK", c040, &out), 0);
 	assert_string_equal(out, "");
@@ -912,7 +1040,8 @@ static void test_plugin_main(void **state)
 	/* CHECK before 0.4.0, GC and STATUS before 1.1.0: code 1, the operation never runs */
 	assert_int_equal(run_main("CHECK", c031, &out), 1);
 	assert_non_null(strstr(out, "\"code\":1,"));
-	assert_non_null(strstr(out, "CHECK needs cniVersion 0.4.0 or later; the configuration says 0.3.1"));
+	assert_non_null(
+		strstr(out, "CHECK needs cniVersion 0.4.0 or later; the configuration says 0.3.1"));
 	free(out);
 	assert_int_equal(run_main("GC", c040, &out), 1);
 	assert_non_null(strstr(out, "GC needs cniVersion 1.1.0 or later"));
@@ -945,7 +1074,8 @@ static void test_plugin_main(void **state)
 	free(out);
 	/* a bad environment: code 4 naming the variable */
 	assert_int_equal(run_main("DESTROY", c040, &out), 1);
-	assert_non_null(strstr(out, "\"code\":4,\"msg\":\"invalid environment variables: CNI_COMMAND\""));
+	assert_non_null(
+		strstr(out, "\"code\":4,\"msg\":\"invalid environment variables: CNI_COMMAND\""));
 	free(out);
 }
 
@@ -953,7 +1083,8 @@ static void test_plugin_main(void **state)
  * own context, the inner one's released before the outer one goes on. */
 static void test_plugin_context_nested(void **state)
 {
-	static const char c100[] = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"outer-plugin\"}";
+	static const char c100[] =
+		"{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"outer-plugin\"}";
 	char *out = NULL;
 
 	calls = setups = dones = 0;
@@ -981,13 +1112,20 @@ static int bare_op(void *ctx, const struct cnispec_request *req, struct cnispec_
 }
 
 static const struct cnispec_plugin_ops bare_ops = {
-	.name = "bare-plugin", .setup = bare_setup, .add = op_add, .del = bare_op,
-	.check = bare_op,      .gc = bare_op,       .status = bare_op, .done = cnispec_plugin_done_none,
+	.name = "bare-plugin",
+	.setup = bare_setup,
+	.add = op_add,
+	.del = bare_op,
+	.check = bare_op,
+	.gc = bare_op,
+	.status = bare_op,
+	.done = cnispec_plugin_done_none,
 };
 
 static void test_plugin_context_none(void **state)
 {
-	static const char c110[] = "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"bare-plugin\"}";
+	static const char c110[] =
+		"{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"bare-plugin\"}";
 	char *out = NULL;
 
 	calls = setups = dones = 0;
@@ -1022,9 +1160,11 @@ int main(void)
 		cmocka_unit_test(test_conf_gc_and_version),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_print),
-		cmocka_unit_test_setup_teardown(test_find_plugin, delegate_setup, delegate_teardown),
+		cmocka_unit_test_setup_teardown(test_find_plugin, delegate_setup,
+						delegate_teardown),
 		cmocka_unit_test_setup_teardown(test_delegate, delegate_setup, delegate_teardown),
-		cmocka_unit_test_setup_teardown(test_delegate_errors, delegate_setup, delegate_teardown),
+		cmocka_unit_test_setup_teardown(test_delegate_errors, delegate_setup,
+						delegate_teardown),
 		cmocka_unit_test(test_plugin_main),
 		cmocka_unit_test(test_plugin_main_stdin_max),
 		cmocka_unit_test(test_plugin_context_nested),

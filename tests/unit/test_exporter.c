@@ -95,13 +95,26 @@ static char *rdma_text(const struct exp_rdma_dev *d, size_t n)
 static void test_rdma_counters(void **st)
 {
 	static const uint32_t qps[] = { 178, 179 };
-	static const struct nldev_hw hw_a[] = { { "rx_write_requests", 7 }, { "out_of_sequence", 2 } };
+	static const struct nldev_hw hw_a[] = { { "rx_write_requests", 7 },
+						{ "out_of_sequence", 2 } };
 	static const struct nldev_hw hw_b[] = { { "rx_write_requests", 18446744073709551615ULL } };
 	static const struct nldev_counter c[] = {
-		{ .port = 1, .id = 3, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 4242,
-		  .qpns = qps, .n_qpns = 2, .hw = hw_a, .n_hw = 2 },
-		{ .port = 2, .id = 4, .mode = RDMA_COUNTER_MODE_MANUAL, .qp_type = -1, .pid = -1,
-		  .hw = hw_b, .n_hw = 1 },
+		{ .port = 1,
+		  .id = 3,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = 2,
+		  .pid = 4242,
+		  .qpns = qps,
+		  .n_qpns = 2,
+		  .hw = hw_a,
+		  .n_hw = 2 },
+		{ .port = 2,
+		  .id = 4,
+		  .mode = RDMA_COUNTER_MODE_MANUAL,
+		  .qp_type = -1,
+		  .pid = -1,
+		  .hw = hw_b,
+		  .n_hw = 1 },
 	};
 	char msg[MNL_SOCKET_BUFFER_SIZE];
 	struct exp_rdma_dev d = { .name = "mlx5_0" };
@@ -110,32 +123,52 @@ static void test_rdma_counters(void **st)
 
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &d.v, &d.n), 0);
 	buf = rdma_text(&d, 1);
-	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_info gauge\n"
-				    "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",mode=\"auto\","
-				    "qp_type=\"RC\",pid=\"4242\",comm=\"\"} 1\n"
-				    "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"2\",counter_id=\"4\",mode=\"manual\","
-				    "qp_type=\"\",pid=\"\",comm=\"\"} 1\n"));
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"1\",counter_id=\"3\"} 2\n"
-				    "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"2\",counter_id=\"4\"} 0\n"));
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",lqpn=\"178\"} 1\n"
-				    "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",lqpn=\"179\"} 1\n"));
+	assert_non_null(
+		strstr(buf, "# TYPE rdmak_rdma_counter_info gauge\n"
+			    "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+			    "mode=\"auto\","
+			    "qp_type=\"RC\",pid=\"4242\",comm=\"\"} 1\n"
+			    "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"2\",counter_id=\"4\","
+			    "mode=\"manual\","
+			    "qp_type=\"\",pid=\"\",comm=\"\"} 1\n"));
+	assert_non_null(strstr(
+		buf, "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"1\",counter_id=\"3\"} 2\n"
+		     "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"2\",counter_id=\"4\"} 0\n"));
+	assert_non_null(strstr(
+		buf, "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+		     "lqpn=\"178\"} 1\n"
+		     "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+		     "lqpn=\"179\"} 1\n"));
 	/* one family per hardware counter name, sorted, each with every counter that has it */
-	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_out_of_sequence_total counter\n"
-				    "rdmak_rdma_counter_out_of_sequence_total{device=\"mlx5_0\",port=\"1\",counter_id=\"3\"} 2\n"
-				    "# HELP rdmak_rdma_counter_rx_write_requests_total"));
-	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_rx_write_requests_total counter\n"
-				    "rdmak_rdma_counter_rx_write_requests_total{device=\"mlx5_0\",port=\"1\",counter_id=\"3\"} 7\n"
-				    "rdmak_rdma_counter_rx_write_requests_total{device=\"mlx5_0\",port=\"2\",counter_id=\"4\"} "
-				    "18446744073709551615\n"));
+	assert_non_null(
+		strstr(buf, "# TYPE rdmak_rdma_counter_out_of_sequence_total counter\n"
+			    "rdmak_rdma_counter_out_of_sequence_total{device=\"mlx5_0\",port=\"1\","
+			    "counter_id=\"3\"} 2\n"
+			    "# HELP rdmak_rdma_counter_rx_write_requests_total"));
+	assert_non_null(strstr(
+		buf, "# TYPE rdmak_rdma_counter_rx_write_requests_total counter\n"
+		     "rdmak_rdma_counter_rx_write_requests_total{device=\"mlx5_0\",port=\"1\","
+		     "counter_id=\"3\"} 7\n"
+		     "rdmak_rdma_counter_rx_write_requests_total{device=\"mlx5_0\",port=\"2\","
+		     "counter_id=\"4\"} "
+		     "18446744073709551615\n"));
 	free(buf);
 	/* the same device read in a pod's namespace (exclusive mode): every series says which */
 	d.netns = "cni-trainer0";
 	buf = rdma_text(&d, 1);
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",mode=\"auto\","));
+	assert_non_null(
+		strstr(buf, "rdmak_rdma_counter_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+			    "mode=\"auto\","));
 	assert_non_null(strstr(buf, ",netns=\"cni-trainer0\"} 1\n"));
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",netns=\"cni-trainer0\"} 2\n"));
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",lqpn=\"178\",netns=\"cni-trainer0\"} 1\n"));
-	assert_non_null(strstr(buf, "rdmak_rdma_counter_out_of_sequence_total{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",netns=\"cni-trainer0\"} 2\n"));
+	assert_non_null(
+		strstr(buf, "rdmak_rdma_counter_qps{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+			    "netns=\"cni-trainer0\"} 2\n"));
+	assert_non_null(strstr(
+		buf, "rdmak_rdma_counter_qp_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+		     "lqpn=\"178\",netns=\"cni-trainer0\"} 1\n"));
+	assert_non_null(
+		strstr(buf, "rdmak_rdma_counter_out_of_sequence_total{device=\"mlx5_0\",port=\"1\","
+			    "counter_id=\"3\",netns=\"cni-trainer0\"} 2\n"));
 	assert_null(strstr(buf, "counter_id=\"3\"} "));
 	free(buf);
 	nl_rdma_counters_free(d.v, d.n);
@@ -149,12 +182,33 @@ static void test_rdma_owners(void **st)
 	static const uint32_t qps[] = { 178 };
 	static const struct nldev_hw hw[] = { { "rx_write_requests", 7 } };
 	static const struct nldev_counter c[] = {
-		{ .port = 1, .id = 3, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 4242,
-		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
-		{ .port = 1, .id = 5, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 77,
-		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
-		{ .port = 1, .id = 6, .mode = RDMA_COUNTER_MODE_AUTO, .qp_type = 2, .pid = 99,
-		  .qpns = qps, .n_qpns = 1, .hw = hw, .n_hw = 1 },
+		{ .port = 1,
+		  .id = 3,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = 2,
+		  .pid = 4242,
+		  .qpns = qps,
+		  .n_qpns = 1,
+		  .hw = hw,
+		  .n_hw = 1 },
+		{ .port = 1,
+		  .id = 5,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = 2,
+		  .pid = 77,
+		  .qpns = qps,
+		  .n_qpns = 1,
+		  .hw = hw,
+		  .n_hw = 1 },
+		{ .port = 1,
+		  .id = 6,
+		  .mode = RDMA_COUNTER_MODE_AUTO,
+		  .qp_type = 2,
+		  .pid = 99,
+		  .qpns = qps,
+		  .n_qpns = 1,
+		  .hw = hw,
+		  .n_hw = 1 },
 	};
 	char dir[] = "/tmp/rdmak-proc.XXXXXX", path[96], msg[MNL_SOCKET_BUFFER_SIZE];
 	struct exp_rdma_dev *d = calloc(1, sizeof(*d));
@@ -174,7 +228,8 @@ static void test_rdma_owners(void **st)
 	assert_non_null(f);
 	fputs("0::/kubepods.slice/kubepods-besteffort.slice/"
 	      "kubepods-besteffort-pod5759a1ae_36ca_48a8_b20a_b0b5c8a90fb8.slice/"
-	      "cri-containerd-2cf7b0992492cfc7b4c473e2d022758ee09be9dd3761b3ee2d87598eec9a045a.scope\n",
+	      "cri-containerd-"
+	      "2cf7b0992492cfc7b4c473e2d022758ee09be9dd3761b3ee2d87598eec9a045a.scope\n",
 	      f);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/77", dir);
@@ -193,10 +248,13 @@ static void test_rdma_owners(void **st)
 	assert_int_equal(exporter_rdma_procfs(&e, dir), 0);
 	assert_int_equal(exporter_rdma_owners(&e, d, 1), 0);
 	buf = rdma_text(d, 1);
-	assert_non_null(strstr(buf, "# TYPE rdmak_rdma_counter_pod_info gauge\n"
-				    "rdmak_rdma_counter_pod_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\",pid=\"4242\","
-				    "pod_uid=\"5759a1ae-36ca-48a8-b20a-b0b5c8a90fb8\",container_id=\"2cf7b0992492cfc7b4c473e2d022758ee"
-				    "09be9dd3761b3ee2d87598eec9a045a\"} 1\n# HELP rdmak_rdma_counter_qps "));
+	assert_non_null(strstr(
+		buf, "# TYPE rdmak_rdma_counter_pod_info gauge\n"
+		     "rdmak_rdma_counter_pod_info{device=\"mlx5_0\",port=\"1\",counter_id=\"3\","
+		     "pid=\"4242\","
+		     "pod_uid=\"5759a1ae-36ca-48a8-b20a-b0b5c8a90fb8\","
+		     "container_id=\"2cf7b0992492cfc7b4c473e2d022758ee"
+		     "09be9dd3761b3ee2d87598eec9a045a\"} 1\n# HELP rdmak_rdma_counter_qps "));
 	assert_null(strstr(buf, "counter_id=\"5\",pid"));
 	assert_null(strstr(buf, "counter_id=\"6\",pid"));
 	free(buf);
@@ -212,13 +270,14 @@ static void test_text(void **st)
 {
 	const char *l[] = { "device", "mlx5_0", "pod", "a\"b\\c\nd", NULL };
 	const char *none[] = { NULL };
-	const char *want = "# HELP x help\n# TYPE x counter\n"
-			   "# HELP x_total help\n# TYPE x_total counter\n"
-			   "# HELP g_total h\n# TYPE g_total gauge\n"
-			   "x_total{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 18446744073709551615\n"
-			   "x_total 0\n"
-			   "y{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 0\n"
-			   "y{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 999999937\n";
+	const char *want =
+		"# HELP x help\n# TYPE x counter\n"
+		"# HELP x_total help\n# TYPE x_total counter\n"
+		"# HELP g_total h\n# TYPE g_total gauge\n"
+		"x_total{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 18446744073709551615\n"
+		"x_total 0\n"
+		"y{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 0\n"
+		"y{device=\"mlx5_0\",pod=\"a\\\"b\\\\c\\nd\"} 999999937\n";
 	struct exporter_buf b, lab;
 	size_t lines = 0;
 
@@ -256,9 +315,22 @@ static void test_text(void **st)
 static void test_counter_parse(void **st)
 {
 	static const char *const in[] = {
-		"0",	"42", "+7", "007", "18446744073709551615", "18446744073709551616",
-		"-1",	" 1", "1 ", "1x", "0x10",		"",
-		"+",	"+-1", "99999999999999999999999",	"4294967296",
+		"0",
+		"42",
+		"+7",
+		"007",
+		"18446744073709551615",
+		"18446744073709551616",
+		"-1",
+		" 1",
+		"1 ",
+		"1x",
+		"0x10",
+		"",
+		"+",
+		"+-1",
+		"99999999999999999999999",
+		"4294967296",
 	};
 	uint64_t v = 0;
 
@@ -281,8 +353,8 @@ static void test_counter_parse(void **st)
  * ring's slots. */
 static void test_reader(void **st)
 {
-	static const char *const names[] = { "num", "na", "long", "fifo", "link", "dir", "missing",
-					     "empty" };
+	static const char *const names[] = { "num",  "na",  "long",    "fifo",
+					     "link", "dir", "missing", "empty" };
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	char dir[] = "/tmp/rdmak-reader.XXXXXX", path[PATH_MAX], big[200];
 	struct exporter_file want[N];
@@ -323,7 +395,8 @@ static void test_reader(void **st)
 		print_message("io_uring refused here (%s): both readers read one file at a time\n",
 			      strerror(-status));
 	for (int pass = 0; pass < 2; pass++) {
-		struct exporter_file *a = exporter_reader_files(one), *b = exporter_reader_files(ring);
+		struct exporter_file *a = exporter_reader_files(one),
+				     *b = exporter_reader_files(ring);
 
 		/* a whole batch: the names over and over, and a folder that is no descriptor */
 		for (size_t i = 0; i < EXPORTER_READER_BATCH; i++) {
@@ -344,9 +417,9 @@ static void test_reader(void **st)
 	assert_string_equal(want[0].buf, "5000000007919"); /* the trailing space and newline cut */
 	assert_string_equal(want[1].buf, "N/A (no PMA)");
 	assert_int_equal(want[2].n, sizeof(want[2].buf) - 1); /* at most one buffer, once */
-	assert_int_equal(want[3].n, 0);	       /* a FIFO: opened without blocking, nothing */
-	assert_int_equal(want[4].n, -ELOOP);	       /* a link is not followed */
-	assert_int_equal(want[5].n, -EBADF);	       /* no folder */
+	assert_int_equal(want[3].n, 0);	     /* a FIFO: opened without blocking, nothing */
+	assert_int_equal(want[4].n, -ELOOP); /* a link is not followed */
+	assert_int_equal(want[5].n, -EBADF); /* no folder */
 	assert_int_equal(want[6].n, -ENOENT);
 	assert_int_equal(want[7].n, 0);
 	{
@@ -399,8 +472,8 @@ static int io_workers(void)
  * the same answers as the plain reader. */
 static void test_reader_sysfs(void **st)
 {
-	static const char *const names[] = { "mtu", "type", "flags", "addr_len", "ifindex",
-					     "tx_queue_len" };
+	static const char *const names[] = { "mtu",	 "type",    "flags",
+					     "addr_len", "ifindex", "tx_queue_len" };
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	struct exporter_reader *one, *ring;
 	struct exporter_reader_stats s, first = { 0 };
@@ -421,7 +494,8 @@ static void test_reader_sysfs(void **st)
 		skip();
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		struct exporter_file *a = exporter_reader_files(one), *b = exporter_reader_files(ring);
+		struct exporter_file *a = exporter_reader_files(one),
+				     *b = exporter_reader_files(ring);
 
 		for (size_t i = 0; i < EXPORTER_READER_BATCH; i++) {
 			a[i].dirfd = b[i].dirfd = dfd;
@@ -490,14 +564,10 @@ static void test_rdma_absent(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_accept),
-		cmocka_unit_test(test_busy),
-		cmocka_unit_test(test_rdma_counters),
-		cmocka_unit_test(test_rdma_owners),
-		cmocka_unit_test(test_rdma_absent),
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_counter_parse),
-		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_accept),	      cmocka_unit_test(test_busy),
+		cmocka_unit_test(test_rdma_counters), cmocka_unit_test(test_rdma_owners),
+		cmocka_unit_test(test_rdma_absent),   cmocka_unit_test(test_text),
+		cmocka_unit_test(test_counter_parse), cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_reader_sysfs),
 	};
 

@@ -64,7 +64,9 @@ static void test_answer(void **st)
 	char err[256];
 
 	(void)st;
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello, and more", 64, &a, err), 0);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello, and more", 64, &a, err),
+		0);
 	assert_int_equal(a.status, 200);
 	assert_int_equal(a.len, 5);
 	assert_string_equal(a.body, "hello");
@@ -87,27 +89,52 @@ static void test_answer_chunked(void **st)
 	char err[256];
 
 	(void)st;
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n"
-			       "6\r\n world\r\nA\r\n, chunked.\r\n0\r\nTrailer: x\r\n\r\n",
-			       64, &a, err),
-			 0);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n"
+		      "6\r\n world\r\nA\r\n, chunked.\r\n0\r\nTrailer: x\r\n\r\n",
+		      64, &a, err),
+		0);
 	assert_string_equal(a.body, "hello world, chunked.");
 	assert_int_equal(a.len, 21);
 	httpc_answer_clear(&a);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 64, &a, err), 0);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 64,
+			       &a, err),
+			 0);
 	assert_int_equal(a.len, 0);
 	httpc_answer_clear(&a);
 	/* cut short: in a size line, in a chunk, before the last chunk */
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5", 64, &a, err), -EPROTO);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5", 64, &a, err),
+		-EPROTO);
 	assert_string_equal(err, "the answer's chunked body is cut short or malformed");
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\nhello", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\nhello",
+			       64, &a, err),
+			 -EPROTO);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", 64, &a,
+		      err),
+		-EPROTO);
 	/* malformed: a size that is not hex, signed, too long; data not followed by CRLF */
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n0\r\n\r\n", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n -5\r\nhello\r\n0\r\n\r\n", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n000000005\r\nhello\r\n0\r\n\r\n", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n", 64, &a, err), -EPROTO);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n0\r\n\r\n",
+		      64, &a, err),
+		-EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			       "chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+			       64, &a, err),
+			 -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n "
+			       "-5\r\nhello\r\n0\r\n\r\n",
+			       64, &a, err),
+			 -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			       "chunked\r\n\r\n000000005\r\nhello\r\n0\r\n\r\n",
+			       64, &a, err),
+			 -EPROTO);
+	assert_int_equal(
+		parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+		      64, &a, err),
+		-EPROTO);
 	assert_null(a.body);
 }
 
@@ -118,21 +145,29 @@ static void test_answer_refused(void **st)
 
 	(void)st;
 	/* truncated */
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 64, &a, err),
+			 -EPROTO);
 	assert_string_equal(err, "the answer is cut short (5 of 10 bytes)");
 	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n", 64, &a, err), -EPROTO);
 	assert_string_equal(err, "the answer is not HTTP/1.x");
 	/* oversized: declared, sent without a length, in chunks */
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello", 64, &a, err),
+			 -EPROTO);
 	assert_string_equal(err, "the answer is larger than 64 bytes (100)");
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+			       64, &a, err),
+			 -EPROTO);
 	assert_int_equal(parse("HTTP/1.1 200 OK\r\n\r\n0123456789", 8, &a, err), -EPROTO);
 	assert_string_equal(err, "the answer is larger than 8 bytes");
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n",
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			       "chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n",
 			       8, &a, err),
 			 -EPROTO);
 	assert_string_equal(err, "the answer is larger than 8 bytes");
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\nhello\r\n0\r\n\r\n", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			       "chunked\r\n\r\nffffffff\r\nhello\r\n0\r\n\r\n",
+			       64, &a, err),
+			 -EPROTO);
 	/* not HTTP */
 	assert_int_equal(parse("SSH-2.0-OpenSSH_9.2\r\n\r\n", 64, &a, err), -EPROTO);
 	assert_string_equal(err, "the answer is not HTTP/1.x");
@@ -141,7 +176,8 @@ static void test_answer_refused(void **st)
 	assert_int_equal(parse("HTTP/1.1 099 OK\r\n\r\n", 64, &a, err), -EPROTO);
 	assert_int_equal(parse("HTTP/1.1 2000 OK\r\n\r\n", 64, &a, err), -EPROTO);
 	assert_int_equal(parse("", 64, &a, err), -EPROTO);
-	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\nhello", 64, &a, err), -EPROTO);
+	assert_int_equal(parse("HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\nhello", 64, &a, err),
+			 -EPROTO);
 	assert_string_equal(err, "the answer's Content-Length is not a number");
 	assert_null(a.body);
 }
@@ -150,8 +186,10 @@ static void test_members(void **st)
 {
 	struct ufm_member *m = NULL;
 	size_t n = 7;
-	const char *ok = "{\"partition_name\":\"p\",\"guids\":[{\"guid\":\"0002c90300216e70\",\"membership\":\"limited\","
-			 "\"index0\":true},{\"guid\":\"0x0002C90300216E71\"},\"0002c90300216e72\",{\"guid\":7},"
+	const char *ok = "{\"partition_name\":\"p\",\"guids\":[{\"guid\":\"0002c90300216e70\","
+			 "\"membership\":\"limited\","
+			 "\"index0\":true},{\"guid\":\"0x0002C90300216E71\"},\"0002c90300216e72\","
+			 "{\"guid\":7},"
 			 "{\"guid\":\"nonsense\"},null]}";
 
 	(void)st;
@@ -178,9 +216,12 @@ static void test_fabrics(void **st)
 {
 	struct ufm_fabrics f = { 0 };
 	char err[512];
-	const char *ok = "{\"stateDir\":\"/var/lib/x\",\"fabrics\":{\"rail0\":{\"ufm\":\"https://ufm-a.example:8443/p\","
-			 "\"credentials\":\"/etc/rdmak/fabric/rail0\",\"ca\":\"/etc/rdmak/fabric/rail0/ca.crt\","
-			 "\"timeoutSeconds\":2.5},\"rail1\":{\"ufm\":\"https://10.0.0.2\",\"credentials\":\"/c\"}}}";
+	const char *ok = "{\"stateDir\":\"/var/lib/x\",\"fabrics\":{\"rail0\":{\"ufm\":\"https:"
+			 "//ufm-a.example:8443/p\","
+			 "\"credentials\":\"/etc/rdmak/fabric/rail0\",\"ca\":"
+			 "\"/etc/rdmak/fabric/rail0/ca.crt\","
+			 "\"timeoutSeconds\":2.5},\"rail1\":{\"ufm\":\"https://10.0.0.2\","
+			 "\"credentials\":\"/c\"}}}";
 
 	(void)st;
 	assert_int_equal(ufm_fabrics_parse(ok, strlen(ok), &f, err, sizeof(err)), 0);
@@ -203,14 +244,24 @@ static void test_fabrics(void **st)
 	static const struct {
 		const char *text, *err;
 	} bad[] = {
-		{ "{\"fabrics\":{\"Rail_0\":{\"ufm\":\"https://u\",\"credentials\":\"/c\"}}}", "fabrics.Rail_0: not a fabric name" },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"http://u\",\"credentials\":\"/c\"}}}", "fabrics.r.ufm: \"http://u\" is not an https:// URL" },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://user@u\",\"credentials\":\"/c\"}}}", "fabrics.r.ufm: " },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\"}}}", "fabrics.r.credentials: missing" },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"c\"}}}", "fabrics.r.credentials: \"c\" is not an absolute path" },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/a/../b\"}}}", "fabrics.r.credentials: " },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/c\",\"timeoutSeconds\":0}}}", "fabrics.r.timeoutSeconds: 0 is out of range" },
-		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/c\",\"verify\":false}}}", "fabrics.r.verify: " },
+		{ "{\"fabrics\":{\"Rail_0\":{\"ufm\":\"https://u\",\"credentials\":\"/c\"}}}",
+		  "fabrics.Rail_0: not a fabric name" },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"http://u\",\"credentials\":\"/c\"}}}",
+		  "fabrics.r.ufm: \"http://u\" is not an https:// URL" },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://user@u\",\"credentials\":\"/c\"}}}",
+		  "fabrics.r.ufm: " },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\"}}}",
+		  "fabrics.r.credentials: missing" },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"c\"}}}",
+		  "fabrics.r.credentials: \"c\" is not an absolute path" },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/a/../b\"}}}",
+		  "fabrics.r.credentials: " },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/c\","
+		  "\"timeoutSeconds\":0}}}",
+		  "fabrics.r.timeoutSeconds: 0 is out of range" },
+		{ "{\"fabrics\":{\"r\":{\"ufm\":\"https://u\",\"credentials\":\"/c\",\"verify\":"
+		  "false}}}",
+		  "fabrics.r.verify: " },
 		{ "{\"fabrics\":{\"r\":7}}", "fabrics.r: expected an object" },
 		{ "{\"fabrics\":{},\"stateDir\":\"x\"}", "stateDir: " },
 		{ "{}", "fabrics: missing" },
@@ -219,7 +270,9 @@ static void test_fabrics(void **st)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_equal(ufm_fabrics_parse(bad[i].text, strlen(bad[i].text), &f, err, sizeof(err)), -EINVAL);
+		assert_int_equal(
+			ufm_fabrics_parse(bad[i].text, strlen(bad[i].text), &f, err, sizeof(err)),
+			-EINVAL);
 		if (!strstr(err, bad[i].err))
 			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].text, err, bad[i].err);
 	}
@@ -238,7 +291,10 @@ static void test_journal(void **st)
 	assert_int_equal(ufm_journal_add(dir, &a, 0x8101, 0x0002c90300216e70ull), 0);
 	assert_int_equal(ufm_journal_add(dir, &b, 0x0101, 0x0002c90300216e71ull), 0);
 	/* an entry of the version before, which named no fabric */
-	snprintf(p, sizeof(p), "mkdir -p %s/fabric-journal && echo remove >%s/fabric-journal/0101-0002c90300216e72", dir, dir);
+	snprintf(p, sizeof(p),
+		 "mkdir -p %s/fabric-journal && echo remove "
+		 ">%s/fabric-journal/0101-0002c90300216e72",
+		 dir, dir);
 	assert_int_equal(system(p), 0);
 	assert_int_equal(ufm_journal_list(dir, "rail-a", &v, &n), 0);
 	assert_int_equal(n, 1);
@@ -263,9 +319,15 @@ static void test_journal(void **st)
 	assert_int_equal(ufm_journal_list(dir, "rail-c", &v, &n), 0);
 	assert_int_equal(n, 0);
 	free(v);
-	assert_int_equal(ufm_journal_add(dir, &(struct ufm_fabric){ .name = "../x", .ufm = (char *)"" }, 1, 1), -EINVAL);
+	assert_int_equal(ufm_journal_add(dir,
+					 &(struct ufm_fabric){ .name = "../x", .ufm = (char *)"" },
+					 1, 1),
+			 -EINVAL);
 	/* a fabric the node did not know then: no URL, retried against the fabric of that name */
-	assert_int_equal(ufm_journal_add(dir, &(struct ufm_fabric){ .name = "rail-c", .ufm = (char *)"" }, 1, 2), 0);
+	assert_int_equal(
+		ufm_journal_add(dir, &(struct ufm_fabric){ .name = "rail-c", .ufm = (char *)"" }, 1,
+				2),
+		0);
 	assert_int_equal(ufm_journal_list(dir, "rail-c", &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].url, "");
@@ -289,12 +351,9 @@ static void test_journal(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_answer),
-		cmocka_unit_test(test_answer_chunked),
-		cmocka_unit_test(test_answer_refused),
-		cmocka_unit_test(test_members),
-		cmocka_unit_test(test_fabrics),
-		cmocka_unit_test(test_journal),
+		cmocka_unit_test(test_answer),	       cmocka_unit_test(test_answer_chunked),
+		cmocka_unit_test(test_answer_refused), cmocka_unit_test(test_members),
+		cmocka_unit_test(test_fabrics),	       cmocka_unit_test(test_journal),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
