@@ -96,12 +96,12 @@ static int read_ns(struct exporter *e, int netns_fd, const char *netns, struct e
 		x = nl_rdma_dev_list(r, &devs, &n_devs);
 	if (x == 0 && !(o = realloc(*out, (*n_out + n_devs + 1) * sizeof(*o))))
 		x = -ENOMEM;
-	if (x < 0) {
+	if (x != 0) {
 		if (x != -ENOMEM)
 			atomic_fetch_add(&e->rdma_errors, 1);
 		free(devs);
 		nl_rdma_free(r);
-		return x;
+		return x < 0 ? x : -EPROTO;
 	}
 	*out = o;
 	for (size_t i = 0; i < n_devs; i++) {
