@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Inside of the kubelet transport: shared by kubelet.c (the hub: the folder watch, the threads,
- * our sockets), rpc.c (the DevicePlugin service), register.c (the Registration client) and
- * dra.c (the DRA plugin's services).
+ * our sockets), rpc.c (the DevicePlugin service), register.c (the Registration client),
+ * dra.c (the DRA plugin's services) and stream.c (the server-streaming calls of rpc.c and dra.c).
  * Nobody outside src/kubelet/ includes this. */
 #ifndef RDMAK_KUBELET_INTERNAL_H
 #define RDMAK_KUBELET_INTERNAL_H
@@ -33,6 +33,46 @@ struct kubelet_tag {
 
 struct kubelet_rpc;
 struct kubelet_reg;
+
+/* stream.c: server-streaming calls that carry one state (ListAndWatch, NodeWatchResources). A
+ * stream is embedded in its owner's call, linked in a set while open; every function below is
+ * called with the lock that guards the set held. */
+struct kubelet_stream {
+	struct kubelet_stream *next;
+	grpc_call *call;
+	void *send_tag; /* the owner's tag: its completion calls kubelet_stream_sent_locked() */
+	grpc_byte_buffer *out;
+	unsigned sent_gen;
+	bool md_sent;
+	bool sending;
+	bool dead;   /* a send failed: the stream is going away */
+	bool closed; /* RECV_CLOSE_ON_SERVER completed */
+};
+
+struct kubelet_stream_set {
+	struct kubelet_stream *head;
+	grpc_slice msg; /* the latest message, packed once for every stream */
+	unsigned gen;	/* bumped by publish */
+	bool ready;	/* a message exists: a stream opened before waits for the first one */
+	/* Start a batch on the owner's queue; an error marks the stream dead. */
+	grpc_call_error (*start)(void *owner, grpc_call *call, const grpc_op *ops, size_t n,
+				 void *tag);
+	void *owner;
+};
+
+void kubelet_stream_set_init(struct kubelet_stream_set *set, bool ready,
+			     grpc_call_error (*start)(void *owner, grpc_call *call,
+						      const grpc_op *ops, size_t n, void *tag),
+			     void *owner);
+void kubelet_stream_set_clear(struct kubelet_stream_set *set);
+/* s->call has its RECV_CLOSE_ON_SERVER started: link it and send it the current message. */
+void kubelet_stream_add_locked(struct kubelet_stream_set *set, struct kubelet_stream *s);
+/* Take msg as the set's message and send it to every stream. */
+void kubelet_stream_publish_locked(struct kubelet_stream_set *set, grpc_slice msg);
+/* A send finished / the call closed: true when s is unlinked and done, for the owner to free. */
+bool kubelet_stream_sent_locked(struct kubelet_stream_set *set, struct kubelet_stream *s, bool ok);
+bool kubelet_stream_closed_locked(struct kubelet_stream_set *set, struct kubelet_stream *s);
+size_t kubelet_stream_count_locked(const struct kubelet_stream_set *set);
 struct kubelet_dir_watch;
 
 /* A job for the hub's worker thread. */
@@ -119,13 +159,11 @@ struct kubelet_server {
 	bool stopping;
 	struct kubelet_device *devs;
 	size_t n_devs;
-	unsigned dev_gen;	     /* bumped by set_devices */
-	grpc_slice list_msg;	     /* ListAndWatchResponse for dev_gen, packed once */
-	struct kubelet_rpc *streams; /* open ListAndWatch streams */
-	unsigned pending;	     /* tags started on the queue and not yet completed */
-	struct kubelet_reg *reg;     /* Register call in flight, NULL if none */
-	unsigned retry_ms;	     /* next back-off for a failed Register */
-	int64_t retry_at;	     /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
+	struct kubelet_stream_set streams; /* open ListAndWatch streams and their list */
+	unsigned pending;		   /* tags started on the queue and not yet completed */
+	struct kubelet_reg *reg;	   /* Register call in flight, NULL if none */
+	unsigned retry_ms;		   /* next back-off for a failed Register */
+	int64_t retry_at; /* CLOCK_MONOTONIC ms of the next Register attempt, 0 none */
 	unsigned registrations;
 
 	/* The plugin's callbacks run on the completion-queue thread (allocate, prestart) and on the
@@ -162,7 +200,8 @@ int64_t kubelet_now_ms(void);
 /* rpc.c */
 int kubelet_rpc_register_methods(struct kubelet_server *srv);
 int kubelet_rpc_request_all_locked(struct kubelet_server *srv);
-/* Pack the device list into srv->list_msg and push it to every idle stream. Caller holds lock. */
+void kubelet_rpc_streams_init(struct kubelet_server *srv);
+/* Pack the device list and send it to every ListAndWatch stream. Caller holds lock. */
 int kubelet_rpc_devices_changed_locked(struct kubelet_server *srv);
 
 /* register.c */

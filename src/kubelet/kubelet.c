@@ -513,7 +513,7 @@ int kubelet_server_new(struct kubelet *k, const struct kubelet_server_config *cf
 	srv->listen_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->idle, NULL);
-	srv->list_msg = grpc_empty_slice();
+	kubelet_rpc_streams_init(srv);
 	if (asprintf(&srv->sock_path, "%s/%s", k->plugin_dir, cfg->socket_name) < 0)
 		srv->sock_path = NULL;
 	srv->socket_name = strdup(cfg->socket_name);
@@ -1064,7 +1064,6 @@ int kubelet_server_set_devices(struct kubelet_server *srv, const struct kubelet_
 	free(srv->devs);
 	srv->devs = copy;
 	srv->n_devs = n;
-	srv->dev_gen++;
 	r = kubelet_rpc_devices_changed_locked(srv);
 	pthread_mutex_unlock(&srv->lock);
 	return r;
@@ -1093,7 +1092,7 @@ void kubelet_server_free(struct kubelet_server *srv)
 	if (!srv)
 		return;
 	kubelet_server_stop(srv);
-	grpc_slice_unref(srv->list_msg);
+	kubelet_stream_set_clear(&srv->streams);
 	pthread_cond_destroy(&srv->idle);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv->devs);

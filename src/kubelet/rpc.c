@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin service: one kubelet_rpc per served call, from the request that waits for it to
  * the batch that answers it. Unary calls are answered on the completion-queue thread in one
- * batch; a ListAndWatch call stays open as a stream that gets the packed device list again
- * whenever set_devices() bumps srv->dev_gen, with at most one message in flight per stream.
+ * batch; a ListAndWatch call stays open as a stream (stream.c) that gets the packed device list
+ * again whenever set_devices() changes it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,13 +34,7 @@ struct kubelet_rpc {
 	grpc_byte_buffer *payload;
 	grpc_byte_buffer *out;
 	int cancelled;
-	/* ListAndWatch */
-	struct kubelet_rpc *next;
-	unsigned sent_gen;
-	bool md_sent;
-	bool sending;
-	bool dead;   /* a send failed: the stream is going away */
-	bool closed; /* RECV_CLOSE_ON_SERVER completed */
+	struct kubelet_stream stream; /* ListAndWatch */
 };
 
 struct kubelet_method {
@@ -575,39 +569,20 @@ static void offload_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 
 /* --- ListAndWatch ------------------------------------------------------------------------- */
 
-static void stream_unlink_locked(struct kubelet_server *srv, struct kubelet_rpc *rpc)
+static grpc_call_error stream_start(void *owner, grpc_call *call, const grpc_op *ops, size_t n,
+				    void *tag)
 {
-	for (struct kubelet_rpc **pp = &srv->streams; *pp; pp = &(*pp)->next)
-		if (*pp == rpc) {
-			*pp = rpc->next;
-			return;
-		}
+	struct kubelet_server *srv = owner;
+
+	if (srv->stopping)
+		return GRPC_CALL_ERROR;
+	return kubelet_start_batch_locked(srv, call, ops, n, tag);
 }
 
-/* Send the current list unless this stream already has it or a send is in flight (that
- * send's completion calls us again). */
-static void stream_kick_locked(struct kubelet_server *srv, struct kubelet_rpc *rpc)
+void kubelet_rpc_streams_init(struct kubelet_server *srv)
 {
-	grpc_op ops[2] = { 0 };
-	size_t n = 0;
-
-	if (rpc->sending || rpc->dead || rpc->closed || srv->stopping ||
-	    rpc->sent_gen == srv->dev_gen)
-		return;
-	rpc->out = grpc_raw_byte_buffer_create(&srv->list_msg, 1);
-	if (!rpc->md_sent)
-		ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[n].op = GRPC_OP_SEND_MESSAGE;
-	ops[n++].data.send_message.send_message = rpc->out;
-	if (kubelet_start_batch_locked(srv, rpc->call, ops, n, &rpc->send_tag) != GRPC_CALL_OK) {
-		grpc_byte_buffer_destroy(rpc->out);
-		rpc->out = NULL;
-		rpc->dead = true;
-		return;
-	}
-	rpc->md_sent = true;
-	rpc->sending = true;
-	rpc->sent_gen = srv->dev_gen;
+	/* an empty ListAndWatchResponse packs to no bytes: the list before set_devices() */
+	kubelet_stream_set_init(&srv->streams, true, stream_start, srv);
 }
 
 static void stream_sent(struct kubelet_server *srv, struct kubelet_tag *tag, bool ok)
@@ -616,15 +591,7 @@ static void stream_sent(struct kubelet_server *srv, struct kubelet_tag *tag, boo
 	bool gone;
 
 	pthread_mutex_lock(&srv->lock);
-	rpc->sending = false;
-	grpc_byte_buffer_destroy(rpc->out);
-	rpc->out = NULL;
-	if (!ok)
-		rpc->dead = true;
-	stream_kick_locked(srv, rpc);
-	gone = rpc->closed && !rpc->sending;
-	if (gone)
-		stream_unlink_locked(srv, rpc);
+	gone = kubelet_stream_sent_locked(&srv->streams, &rpc->stream, ok);
 	pthread_mutex_unlock(&srv->lock);
 	if (gone)
 		rpc_free(rpc);
@@ -636,10 +603,7 @@ static void stream_closed(struct kubelet_server *srv, struct kubelet_tag *tag, b
 	bool gone;
 
 	pthread_mutex_lock(&srv->lock);
-	rpc->closed = true;
-	gone = !rpc->sending;
-	if (gone)
-		stream_unlink_locked(srv, rpc);
+	gone = kubelet_stream_closed_locked(&srv->streams, &rpc->stream);
 	pthread_mutex_unlock(&srv->lock);
 	kubelet_logf(srv, 3, "ListAndWatch stream closed");
 	if (gone)
@@ -654,14 +618,12 @@ static void stream_arrived(struct kubelet_server *srv, struct kubelet_rpc *rpc)
 	op.data.recv_close_on_server.cancelled = &rpc->cancelled;
 	rpc->tag.done = stream_closed;
 	rpc->send_tag.done = stream_sent;
+	rpc->stream.call = rpc->call;
+	rpc->stream.send_tag = &rpc->send_tag;
 	pthread_mutex_lock(&srv->lock);
 	e = kubelet_start_batch_locked(srv, rpc->call, &op, 1, &rpc->tag);
-	if (e == GRPC_CALL_OK) {
-		rpc->next = srv->streams;
-		srv->streams = rpc;
-		rpc->sent_gen = srv->dev_gen - 1; /* every new stream starts with the full list */
-		stream_kick_locked(srv, rpc);
-	}
+	if (e == GRPC_CALL_OK)
+		kubelet_stream_add_locked(&srv->streams, &rpc->stream);
 	pthread_mutex_unlock(&srv->lock);
 	if (e != GRPC_CALL_OK) {
 		kubelet_logf(srv, 0, "ListAndWatch: %s", grpc_call_error_to_string(e));
@@ -714,9 +676,6 @@ int kubelet_rpc_devices_changed_locked(struct kubelet_server *srv)
 
 	if (r < 0)
 		return r;
-	grpc_slice_unref(srv->list_msg);
-	srv->list_msg = s;
-	for (struct kubelet_rpc *rpc = srv->streams; rpc; rpc = rpc->next)
-		stream_kick_locked(srv, rpc);
+	kubelet_stream_publish_locked(&srv->streams, s);
 	return 0;
 }
