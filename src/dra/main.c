@@ -440,7 +440,7 @@ struct daemon {
 	char *cfg_text;
 	struct daemon_refusal refusal;
 	struct kubelet_dra *kd;
-	int64_t next_check_ms, next_sync_ms;
+	int64_t next_check_ms, next_sync_ms, next_health_ms;
 	unsigned sync_backoff_s;
 	bool sync_needed;
 	char last_sync_err[512];
@@ -556,6 +556,45 @@ static int reload(struct daemon *d)
 	d->drv.inv = inv;
 	pthread_mutex_unlock(&d->drv.lock);
 	return 0;
+}
+
+/* The devices' health to the kubelet's NodeWatchResources streams, from the model the slices'
+ * taints come from: a device is healthy while every port of it passes traffic. Called when the
+ * model changes, and every KUBELET_DRA_HEALTH_RESEND_S whatever --interval is: the kubelet
+ * forgets a health it has not heard again within 30 s. */
+static void report_health(struct daemon *d)
+{
+	struct kubelet_dra_device_health *v;
+	char(*pools)[DRA_POOL_NAME_MAX + 1];
+	size_t n;
+	int r = -ENOMEM;
+
+	if (!d->kd)
+		return;
+	d->next_health_ms = now_ms() + 1000 * KUBELET_DRA_HEALTH_RESEND_S;
+	pthread_mutex_lock(&d->drv.lock);
+	n = d->drv.inv.n;
+	v = calloc(n + 1, sizeof(*v));
+	pools = calloc(n + 1, sizeof(*pools));
+	if (v && pools) {
+		for (size_t i = 0; i < n; i++) {
+			const struct dra_device *dev = &d->drv.inv.v[i];
+
+			snprintf(pools[i], sizeof(pools[i]), "%s/%s", d->o->node_name, dev->pool);
+			v[i] = (struct kubelet_dra_device_health){
+				.pool = pools[i],
+				.device = dev->name,
+				.health = dev->healthy ? KUBELET_DRA_HEALTH_HEALTHY
+						       : KUBELET_DRA_HEALTH_UNHEALTHY,
+			};
+		}
+		r = kubelet_dra_set_health(d->kd, v, n);
+	}
+	pthread_mutex_unlock(&d->drv.lock);
+	free(v);
+	free(pools);
+	if (r < 0)
+		log_warning_errno(r, "reporting the devices' health to the kubelet: %m");
 }
 
 static int sync_slices(struct daemon *d)
@@ -739,12 +778,15 @@ static int on_tick(void *ud)
 			log_error_errno(r, "re-creating the kubelet sockets: %m");
 		if (node_changed(d) && reload(d) >= 0) {
 			log_info("the node's RDMA devices or ports changed");
+			report_health(d);
 			d->sync_needed = true;
 			d->next_sync_ms = 0;
 		}
 		status_round(d);
 		d->next_check_ms = now_ms() + 1000 * (int64_t)d->o->interval_s;
 	}
+	if (now_ms() >= d->next_health_ms)
+		report_health(d);
 	if (d->sync_needed && now_ms() >= d->next_sync_ms)
 		sync_slices(d);
 	wait = d->next_check_ms - now_ms();
@@ -802,6 +844,7 @@ static void on_reload(void *ud, enum daemon_reload_reason why)
 	d->cfg_text = text;
 	log_info("%s: config %s reloaded: %zu device(s)", daemon_reload_reason_to_string(why),
 		 d->o->config, inv.n);
+	report_health(d);
 	d->sync_needed = true;
 	d->next_sync_ms = 0;
 }
@@ -951,6 +994,7 @@ static int dra_daemon(const struct opts *o, struct pool_config *cfg, char *text)
 	log_info("driver %s on node %s: %zu device(s), registration %s, endpoint %s", o->driver,
 		 o->node_name, d.drv.inv.n, kubelet_dra_registration_socket(d.kd),
 		 kubelet_dra_endpoint(d.kd));
+	report_health(&d);
 	sync_slices(&d);
 	d.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

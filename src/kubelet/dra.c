@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA plugin's side of the kubelet: the Registration service on the plugin watcher's
- * socket and the DRAPlugin service (v1 and v1beta1, the same messages) on the endpoint it names.
+ * socket and the DRAPlugin service (v1 and v1beta1, the same messages) on the endpoint it names,
+ * with the resource health stream (v1alpha1.DRAResourceHealth) beside it: a stream of stream.c,
+ * as the device plugin's ListAndWatch.
  *
  * One gRPC server serves both sockets; as the device plugin's hub does, we bind and accept
  * ourselves and hand each connection to gRPC (grpc_server_add_channel_from_fd): the socket gets
@@ -21,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <grpc/byte_buffer.h>
@@ -28,6 +31,7 @@
 #include <grpc/grpc_posix.h>
 
 #include "kubelet/dra.pb-c.h"
+#include "kubelet/drahealth.pb-c.h"
 #include "kubelet/internal.h"
 #include "kubelet/pluginregistration.pb-c.h"
 #include "util/cleanup.h"
@@ -47,11 +51,24 @@ typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse__Cl
 	UnprepareEntry;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse UnprepareOne;
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim Claim;
+typedef V1alpha1__NodeWatchResourcesResponse HealthResp;
+typedef V1alpha1__DeviceHealth HealthOne;
+typedef V1alpha1__DeviceIdentifier HealthId;
 
 #define DRA_API "k8s.io.kubelet.pkg.apis.dra."
 
 enum { S_REG, S_EP, S__MAX };
-enum { M_INFO, M_NOTIFY, M_PREPARE, M_UNPREPARE, M_PREPARE_B, M_UNPREPARE_B, M_OTHER, M__MAX };
+enum {
+	M_INFO,
+	M_NOTIFY,
+	M_PREPARE,
+	M_UNPREPARE,
+	M_PREPARE_B,
+	M_UNPREPARE_B,
+	M_HEALTH,
+	M_OTHER,
+	M__MAX
+};
 
 struct dra_answer {
 	grpc_status_code code;
@@ -76,6 +93,16 @@ struct dra_call {
 	grpc_call_details details;
 	grpc_byte_buffer *payload, *out;
 	int cancelled;
+	/* NodeWatchResources */
+	struct kubelet_stream stream;
+	struct dra_tag send_tag;
+};
+
+/* One device's health as last sent, with the time it last changed. */
+struct dra_health {
+	char *pool, *device;
+	enum kubelet_dra_health health;
+	int64_t since;
 };
 
 struct dra_sock {
@@ -104,6 +131,13 @@ struct kubelet_dra {
 	pthread_mutex_t lock; /* socks, stopping */
 	struct dra_sock socks[S__MAX];
 	bool stopping;
+	/* the health streams and what they were sent: set_health on the caller's thread, the
+	 * streams' completions on the queue's */
+	pthread_mutex_t hlock;
+	struct kubelet_stream_set health;
+	struct dra_health *hv; /* sorted by pool, then device */
+	size_t hn;
+	bool health_stop;
 };
 
 static const char *const method_paths[M__MAX] = {
@@ -113,6 +147,7 @@ static const char *const method_paths[M__MAX] = {
 	[M_UNPREPARE] = "/" DRA_API "v1.DRAPlugin/NodeUnprepareResources",
 	[M_PREPARE_B] = "/" DRA_API "v1beta1.DRAPlugin/NodePrepareResources",
 	[M_UNPREPARE_B] = "/" DRA_API "v1beta1.DRAPlugin/NodeUnprepareResources",
+	[M_HEALTH] = "/" KUBELET_DRA_HEALTH_SERVICE "/NodeWatchResources",
 	[M_OTHER] = NULL,
 };
 
@@ -163,7 +198,8 @@ static void answer_message(struct dra_answer *a, const ProtobufCMessage *m)
 static void answer_info(struct kubelet_dra *d, const uint8_t *req, size_t len, struct dra_answer *a)
 {
 	Pluginregistration__PluginInfo info = PLUGINREGISTRATION__PLUGIN_INFO__INIT;
-	char *versions[] = { "v1.DRAPlugin", "v1beta1.DRAPlugin" };
+	/* the kubelet opens the health stream only where the plugin names its service here */
+	char *versions[] = { "v1.DRAPlugin", "v1beta1.DRAPlugin", KUBELET_DRA_HEALTH_SERVICE };
 
 	info.type = "DRAPlugin";
 	info.name = d->driver;
@@ -382,6 +418,8 @@ static void call_free(struct dra_call *c)
 	free(c);
 }
 
+static void health_arrived(struct kubelet_dra *d, struct dra_call *c);
+
 static void call_arrived(struct kubelet_dra *d, struct dra_tag *tag, bool ok);
 
 /* Ask gRPC for the next call of a method. */
@@ -443,6 +481,10 @@ static void call_arrived(struct kubelet_dra *d, struct dra_tag *tag, bool ok)
 	if ((r = call_request(d, c->method)) < 0)
 		logf_(d, 0, "cannot wait for the next %s call: %s",
 		      method_paths[c->method] ? method_paths[c->method] : "other", strerror(-r));
+	if (c->method == M_HEALTH) {
+		health_arrived(d, c);
+		return;
+	}
 	req = payload_slice(c->payload);
 	answer(d, c->method, GRPC_SLICE_START_PTR(req), GRPC_SLICE_LENGTH(req), &a);
 	grpc_slice_unref(req);
@@ -472,6 +514,181 @@ static void call_arrived(struct kubelet_dra *d, struct dra_tag *tag, bool ok)
 	}
 	grpc_slice_unref(details);
 }
+
+/* ---- the health stream ---------------------------------------------------------------------- */
+
+static grpc_call_error health_start(void *owner, grpc_call *call, const grpc_op *ops, size_t n,
+				    void *tag)
+{
+	struct kubelet_dra *d = owner;
+
+	if (d->health_stop)
+		return GRPC_CALL_ERROR;
+	return grpc_call_start_batch(call, ops, n, tag, NULL);
+}
+
+static void health_sent(struct kubelet_dra *d, struct dra_tag *tag, bool ok)
+{
+	struct dra_call *c = kubelet_container_of(tag, struct dra_call, send_tag);
+	bool gone;
+
+	pthread_mutex_lock(&d->hlock);
+	gone = kubelet_stream_sent_locked(&d->health, &c->stream, ok);
+	pthread_mutex_unlock(&d->hlock);
+	if (gone)
+		call_free(c);
+}
+
+static void health_closed(struct kubelet_dra *d, struct dra_tag *tag, bool ok)
+{
+	struct dra_call *c = (struct dra_call *)tag;
+	size_t open;
+	bool gone;
+
+	pthread_mutex_lock(&d->hlock);
+	gone = kubelet_stream_closed_locked(&d->health, &c->stream);
+	open = kubelet_stream_count_locked(&d->health);
+	pthread_mutex_unlock(&d->hlock);
+	logf_(d, 2, "NodeWatchResources stream closed (%zu open)", open);
+	if (gone)
+		call_free(c);
+}
+
+/* The request has no field: nothing to read. The stream gets the devices' health at once if
+ * set_health() was called, else at its first call. */
+static void health_arrived(struct kubelet_dra *d, struct dra_call *c)
+{
+	grpc_op op = { .op = GRPC_OP_RECV_CLOSE_ON_SERVER };
+	grpc_call_error e;
+	size_t open = 0;
+
+	op.data.recv_close_on_server.cancelled = &c->cancelled;
+	c->tag.done = health_closed;
+	c->send_tag.done = health_sent;
+	c->stream.call = c->call;
+	c->stream.send_tag = &c->send_tag;
+	pthread_mutex_lock(&d->hlock);
+	e = grpc_call_start_batch(c->call, &op, 1, &c->tag, NULL);
+	if (e == GRPC_CALL_OK) {
+		kubelet_stream_add_locked(&d->health, &c->stream);
+		open = kubelet_stream_count_locked(&d->health);
+	}
+	pthread_mutex_unlock(&d->hlock);
+	if (e != GRPC_CALL_OK) {
+		logf_(d, 0, "NodeWatchResources: %s", grpc_call_error_to_string(e));
+		call_free(c);
+		return;
+	}
+	logf_(d, 2, "NodeWatchResources stream opened (%zu open)", open);
+}
+
+static int health_cmp(const void *a, const void *b)
+{
+	const struct dra_health *x = a, *y = b;
+	int r = strcmp(x->pool, y->pool);
+
+	return r ? r : strcmp(x->device, y->device);
+}
+
+static void health_free(struct dra_health *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].pool);
+		free(v[i].device);
+	}
+	free(v);
+}
+
+static grpc_slice health_pack(const struct dra_health *v, size_t n, int *err)
+{
+	HealthResp resp = V1ALPHA1__NODE_WATCH_RESOURCES_RESPONSE__INIT;
+	HealthOne *one = calloc(n + 1, sizeof(*one));
+	HealthOne **pp = calloc(n + 1, sizeof(*pp));
+	HealthId *id = calloc(n + 1, sizeof(*id));
+	grpc_slice s = grpc_empty_slice();
+	static const V1alpha1__HealthStatus status[] = {
+		[KUBELET_DRA_HEALTH_UNKNOWN] = V1ALPHA1__HEALTH_STATUS__UNKNOWN,
+		[KUBELET_DRA_HEALTH_HEALTHY] = V1ALPHA1__HEALTH_STATUS__HEALTHY,
+		[KUBELET_DRA_HEALTH_UNHEALTHY] = V1ALPHA1__HEALTH_STATUS__UNHEALTHY,
+	};
+
+	*err = 0;
+	if (!one || !pp || !id) {
+		*err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		id[i] = (HealthId)V1ALPHA1__DEVICE_IDENTIFIER__INIT;
+		id[i].pool_name = v[i].pool;
+		id[i].device_name = v[i].device;
+		one[i] = (HealthOne)V1ALPHA1__DEVICE_HEALTH__INIT;
+		one[i].device = &id[i];
+		one[i].health = status[v[i].health];
+		one[i].last_updated_time = v[i].since;
+		pp[i] = &one[i];
+	}
+	resp.n_devices = n;
+	resp.devices = pp;
+	s = grpc_slice_malloc(protobuf_c_message_get_packed_size(&resp.base));
+	protobuf_c_message_pack(&resp.base, GRPC_SLICE_START_PTR(s));
+out:
+	free(one);
+	free(pp);
+	free(id);
+	return s;
+}
+
+int kubelet_dra_set_health(struct kubelet_dra *d, const struct kubelet_dra_device_health *v,
+			   size_t n)
+{
+	struct dra_health *nv = calloc(n + 1, sizeof(*nv));
+	int64_t now = (int64_t)time(NULL);
+	bool changed;
+	grpc_slice msg;
+	int r = 0;
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].pool || !v[i].device ||
+		    (unsigned)v[i].health > KUBELET_DRA_HEALTH_UNHEALTHY) {
+			health_free(nv, i);
+			return -EINVAL;
+		}
+		nv[i].pool = strdup(v[i].pool);
+		nv[i].device = strdup(v[i].device);
+		nv[i].health = v[i].health;
+		nv[i].since = now;
+		if (!nv[i].pool || !nv[i].device) {
+			health_free(nv, i + 1);
+			return -ENOMEM;
+		}
+	}
+	qsort(nv, n, sizeof(*nv), health_cmp);
+	pthread_mutex_lock(&d->hlock);
+	changed = !d->health.ready || n != d->hn;
+	for (size_t i = 0; i < n; i++) {
+		const struct dra_health *old =
+			d->hv ? bsearch(&nv[i], d->hv, d->hn, sizeof(*d->hv), health_cmp) : NULL;
+
+		if (old && old->health == nv[i].health)
+			nv[i].since = old->since;
+		else
+			changed = true;
+	}
+	msg = health_pack(nv, n, &r);
+	if (r >= 0) {
+		kubelet_stream_publish_locked(&d->health, msg);
+		health_free(d->hv, d->hn);
+		d->hv = TAKE_PTR(nv);
+		d->hn = n;
+	}
+	pthread_mutex_unlock(&d->hlock);
+	health_free(nv, nv ? n : 0);
+	return r < 0 ? r : changed;
+}
+
+/* ---- the queue ------------------------------------------------------------------------------ */
 
 static void shutdown_done(struct kubelet_dra *d, struct dra_tag *tag, bool ok)
 {
@@ -624,6 +841,8 @@ int kubelet_dra_start(const struct kubelet_dra_config *cfg, struct kubelet_dra *
 	for (int i = 0; i < S__MAX; i++)
 		d->socks[i].fd = -1;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->hlock, NULL);
+	kubelet_stream_set_init(&d->health, false, health_start, d);
 	d->ops = *cfg->ops;
 	d->ud = cfg->userdata;
 	d->log = cfg->log;
@@ -733,6 +952,9 @@ void kubelet_dra_free(struct kubelet_dra *d)
 			unlink(d->socks[i].path);
 		closep(&d->socks[i].fd);
 	}
+	pthread_mutex_lock(&d->hlock);
+	d->health_stop = true; /* no send starts on a call being cancelled */
+	pthread_mutex_unlock(&d->hlock);
 	if (d->server) {
 		if (d->cq_up) {
 			d->shutdown_tag.done = shutdown_done;
@@ -768,6 +990,9 @@ void kubelet_dra_free(struct kubelet_dra *d)
 	for (int i = 0; i < S__MAX; i++)
 		free(d->socks[i].path);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->hlock);
+	kubelet_stream_set_clear(&d->health);
+	health_free(d->hv, d->hn);
 	free(d->driver);
 	free(d->ep_dir);
 	free(d);

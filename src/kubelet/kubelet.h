@@ -175,8 +175,10 @@ int kubelet_socket_live(const char *path, int *pid);
  * A DRA driver's side of the kubelet (Kubernetes 1.32+): the Registration service on
  * <registry_dir>/<driver>-reg.sock, where the kubelet's plugin watcher finds it, answering type
  * "DRAPlugin", the driver's name, the endpoint <plugin_dir>/<driver>/dra.sock and the versions
- * "v1.DRAPlugin" and "v1beta1.DRAPlugin"; and on that endpoint NodePrepareResources and
- * NodeUnprepareResources of both versions. Independent of the device plugin transport above. */
+ * "v1.DRAPlugin", "v1beta1.DRAPlugin" and "v1alpha1.DRAResourceHealth"; and on that endpoint
+ * NodePrepareResources and NodeUnprepareResources of both versions, and the devices' health
+ * stream NodeWatchResources (KEP-4680, alpha). Independent of the device plugin transport
+ * above. */
 
 struct kubelet_dra;
 
@@ -220,12 +222,40 @@ struct kubelet_dra_config {
 	void *log_ud;
 };
 
+/* The health stream's service, as the registration names it and as its method path begins. */
+#define KUBELET_DRA_HEALTH_SERVICE "v1alpha1.DRAResourceHealth"
+
+enum kubelet_dra_health {
+	KUBELET_DRA_HEALTH_UNKNOWN,
+	KUBELET_DRA_HEALTH_HEALTHY,
+	KUBELET_DRA_HEALTH_UNHEALTHY,
+};
+
+struct kubelet_dra_device_health {
+	const char *pool;   /* the pool's full name, "<node>/pci-0000-18-00-0" */
+	const char *device; /* "pci-0000-18-00-0" */
+	enum kubelet_dra_health health;
+};
+
 /* Make both sockets (mode 0600; a stale file replaced, a live process's left alone:
  * -EADDRINUSE) and serve. Returns once both listen. */
 int kubelet_dra_start(const struct kubelet_dra_config *cfg, struct kubelet_dra **ret);
 /* Re-create a socket whose file went away (call it now and then: the kubelet finds plugins by
  * their registration socket). 1 when one was re-created, 0 when both are there, -errno. */
 int kubelet_dra_check(struct kubelet_dra *d);
+/* The kubelet stamps each list it receives with its own clock and reads a device it has heard
+ * nothing of for 30 s as Unknown (pkg/kubelet/cm/dra healthInfoCache): the list is sent again at
+ * least this often, changed or not. */
+#define KUBELET_DRA_HEALTH_RESEND_S 10
+
+/* The health of every device of the driver on this node, the whole list each time (a device
+ * left out is one the driver no longer has): every open NodeWatchResources stream gets it. A
+ * device whose health differs from the last call's, or that is new, gets now as the time of its
+ * last change; the others keep theirs. A stream opened before the first call waits for it; one
+ * that reads slowly gets the newest list, never the ones between. 1 when a device's health
+ * changed or a device came or went, else 0; -EINVAL, -ENOMEM. */
+int kubelet_dra_set_health(struct kubelet_dra *d, const struct kubelet_dra_device_health *v,
+			   size_t n);
 /* Stop serving, remove both sockets. */
 void kubelet_dra_free(struct kubelet_dra *d);
 /* The two sockets' paths. */

@@ -8,7 +8,9 @@
 // protos are checked against the same numbers by proto_fields.test.mjs): registration (GetInfo,
 // NotifyRegistrationStatus), NodePrepareResources and NodeUnprepareResources of both versions, a
 // second prepare of one claim, a restart of the driver between prepare and unprepare, a claim for
-// another driver's devices, a claim whose device vanished from the node.
+// another driver's devices, a claim whose device vanished from the node; and the health stream
+// (k8s.io/kubelet pkg/apis/dra-health/v1alpha1): the devices' health at once, a port down and up,
+// a stream the client cancels.
 //
 // The API server's side (apiserver.mjs) validates every ResourceSlice written against the
 // resource.k8s.io/v1 schema and the API's limits; the tests then flap a port (one slice
@@ -98,7 +100,7 @@ function claim(uid, name, results) {
 const ours = (request, pci) => ({ request, driver: DRIVER, pool: `${NODE}/pci-${pci.replace(/[:.]/g, '-')}`, device: `pci-${pci.replace(/[:.]/g, '-')}` });
 const gpu = (request, device) => ({ request, driver: 'gpu.nvidia.com', pool: NODE, device });
 
-let v1, v1beta1, reg;
+let v1, v1beta1, reg, health;
 const dial = (pkg) => new pkg.DRAPlugin(`unix:${path.join(plugins, DRIVER, 'dra.sock')}`, grpc.credentials.createInsecure());
 
 before(async () => {
@@ -116,7 +118,7 @@ before(async () => {
 				{ name: 'gpu-2', attributes: { pciBusID: { string: '0000:45:00.0' } } },
 			] },
 	});
-	({ v1, v1beta1, reg } = loadDra(root));
+	({ v1, v1beta1, reg, health } = loadDra(root));
 	driver = startDriver();
 	await until('the registration socket', () => fs.existsSync(path.join(registry, `${DRIVER}-reg.sock`)));
 });
@@ -127,13 +129,13 @@ after(async () => {
 	fs.rmSync(root, { recursive: true, force: true });
 });
 
-test('registration: GetInfo names a DRAPlugin, its endpoint and both versions; NotifyRegistrationStatus', async () => {
+test('registration: GetInfo names a DRAPlugin, its endpoint, both versions and the health service; NotifyRegistrationStatus', async () => {
 	const sock = path.join(registry, `${DRIVER}-reg.sock`);
 	assert.equal(fs.statSync(sock).mode & 0o777, 0o600, 'the socket is 0600');
 	const c = new reg.Registration(`unix:${sock}`, grpc.credentials.createInsecure());
 	const info = await call(c, 'GetInfo', {});
 	assert.deepEqual(info, { type: 'DRAPlugin', name: DRIVER, endpoint: path.join(plugins, DRIVER, 'dra.sock'),
-		supported_versions: ['v1.DRAPlugin', 'v1beta1.DRAPlugin'] });
+		supported_versions: ['v1.DRAPlugin', 'v1beta1.DRAPlugin', 'v1alpha1.DRAResourceHealth'] });
 	await call(c, 'NotifyRegistrationStatus', { plugin_registered: true, error: '' });
 	await until('the log of it', () => /the kubelet registered the plugin/.test(driver.err()));
 	c.close();
@@ -395,6 +397,86 @@ test('a port flap rewrites one slice, its pool\'s generation + 1', async () => {
 	await until('back up', () => sliceOf('0000:c6:00.0').spec.devices[0].attributes.portState.string === 'ACTIVE');
 	assert.equal(sliceOf('0000:c6:00.0').spec.devices[0].taints, undefined, 'and no taint once it is up');
 	assert.deepEqual(api.invalid, []);
+});
+
+// The kubelet's health stream (KEP-4680): one NodeWatchResources call, its messages collected.
+function watchHealth() {
+	const c = new health.DRAResourceHealth(`unix:${path.join(plugins, DRIVER, 'dra.sock')}`, grpc.credentials.createInsecure());
+	const stream = c.NodeWatchResources({});
+	const w = { c, stream, msgs: [], error: null, ended: false };
+	stream.on('data', (m) => w.msgs.push(m));
+	stream.on('error', (e) => (w.error = e));
+	stream.on('end', () => (w.ended = true));
+	return w;
+}
+const byDevice = (m) => Object.fromEntries(m.devices.map((d) => [`${d.device.pool_name}|${d.device.device_name}`, d]));
+// every device of the driver's slices on this node, "<pool>|<device>", and the RDMA device of each
+function publishedDevices() {
+	const out = {};
+	for (const s of api.slices.values())
+		if (s.spec.driver === DRIVER && s.spec.nodeName === NODE)
+			for (const d of s.spec.devices) out[`${s.spec.pool.name}|${d.name}`] = d.attributes.rdmaDevice?.string;
+	return out;
+}
+async function nextHealth(w, from, what, fn) {
+	return until(what, () => {
+		if (w.error) throw new Error(`the stream failed: ${w.error.code} ${w.error.details}`);
+		return w.msgs.slice(from).find(fn);
+	});
+}
+
+test('health (NodeWatchResources): every device at once, a port down and up, exactly its devices, sent again, a cancelled stream cleaned up', async () => {
+	const w = watchHealth();
+	const first = await nextHealth(w, 0, 'the first list', () => true);
+	const published = publishedDevices();
+	const all = byDevice(first);
+	assert.deepEqual(Object.keys(all).sort(), Object.keys(published).sort(), 'every device of the slices, no other');
+	for (const [k, d] of Object.entries(all)) {
+		assert.equal(d.health, 'HEALTHY', `${k}: its ports are ACTIVE`);
+		assert.ok(d.last_updated_time > 1e9 && d.last_updated_time <= Date.now() / 1000 + 1, `${k}: a Unix time`);
+	}
+	const downOnes = Object.keys(published).filter((k) => published[k] === 'mlx5_1');
+	assert.ok(downOnes.length >= 1, 'mlx5_1 is a device of the node');
+	const t0 = Math.floor(Date.now() / 1000);
+
+	fs.writeFileSync(portState('mlx5_1'), '1: DOWN\n');
+	const down = byDevice(await nextHealth(w, 1, 'the UNHEALTHY update', (m) => m.devices.some((d) => d.health === 'UNHEALTHY')));
+	assert.deepEqual(Object.keys(down).sort(), Object.keys(all).sort(), 'the whole list again');
+	assert.deepEqual(Object.keys(down).filter((k) => down[k].health !== 'HEALTHY').sort(), downOnes.sort(), 'exactly the devices of the port that went down');
+	for (const k of downOnes) {
+		assert.equal(down[k].health, 'UNHEALTHY');
+		assert.ok(down[k].last_updated_time >= t0, `${k}: the time of the change`);
+	}
+	for (const k of Object.keys(all).filter((x) => !downOnes.includes(x)))
+		assert.equal(down[k].last_updated_time, all[k].last_updated_time, `${k}: unchanged, its time too`);
+
+	const n = w.msgs.length;
+	fs.writeFileSync(portState('mlx5_1'), '4: ACTIVE\n');
+	const up = byDevice(await nextHealth(w, n, 'HEALTHY again', (m) => m.devices.every((d) => d.health === 'HEALTHY')));
+	assert.deepEqual(Object.keys(up).sort(), Object.keys(all).sort());
+
+	// the kubelet goes away: the stream is cleaned up and the driver serves on
+	w.stream.cancel();
+	w.c.close();
+	await until('the stream closed', () => /NodeWatchResources stream closed \(0 open\)/.test(driver.err()));
+	const w2 = watchHealth();
+	const again = byDevice(await nextHealth(w2, 0, 'the second client\'s list', () => true));
+	assert.deepEqual(Object.keys(again).sort(), Object.keys(all).sort());
+	assert.ok(Object.values(again).every((d) => d.health === 'HEALTHY'));
+	for (const k of downOnes) assert.equal(again[k].last_updated_time, up[k].last_updated_time, `${k}: the time of its last change`);
+	// nothing changes: the list comes again all the same (the kubelet reads a device it has not
+	// heard of for 30 s as Unknown), its times as they were
+	const resent = byDevice(await nextHealth(w2, 1, 'the list sent again', () => true));
+	assert.deepEqual(resent, again);
+	const c = dial(v1);
+	const uid = '0b7e6a3c-5d2f-4c1e-9a8b-7f6e5d4c3b2a'; // never prepared: unprepare is success
+	const r = await call(c, 'NodeUnprepareResources', { claims: [{ namespace: 'team', uid, name: 'x' }] });
+	c.close();
+	assert.deepEqual(r.claims[uid], { error: '' }, 'the DRAPlugin service still answers');
+	w2.stream.cancel();
+	w2.c.close();
+	await until('the second stream closed', () => (driver.err().match(/NodeWatchResources stream closed \(0 open\)/g) || []).length >= 2);
+	assert.equal(driver.proc.exitCode, null, 'the driver still runs');
 });
 
 test('someone else edits or deletes a slice: the watch sees it, ours is written again', async () => {

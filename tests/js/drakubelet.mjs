@@ -2,10 +2,10 @@
 // The kubelet's side of the DRA plugin API for the stand-in kubelet of the tests, written against
 // an independent gRPC implementation (@grpc/grpc-js): the messages declared here from the
 // kubelet's published field numbers (k8s.io/kubelet pkg/apis/{pluginregistration/v1,dra/v1,
-// dra/v1beta1}/api.proto), not loaded from the project's own protos (proto_fields.test.mjs checks
+// dra/v1beta1,dra-health/v1alpha1}/api.proto), not loaded from the project's own protos (proto_fields.test.mjs checks
 // those against the same numbers).
 //
-//   const { v1, v1beta1, reg } = loadDra(dir)   packages; dir: where the .proto texts are written
+//   const { v1, v1beta1, reg, health } = loadDra(dir)   packages; dir: where the .proto texts go
 //   new v1.DRAPlugin('unix:' + socket, grpc.credentials.createInsecure())
 //   call(client, 'NodePrepareResources', req)   a promise of the answer
 import fs from 'node:fs';
@@ -41,11 +41,23 @@ service Registration {
 	rpc NotifyRegistrationStatus(RegistrationStatus) returns (RegistrationStatusResponse) {}
 }
 `;
+// The resource health stream (KEP-4680): its package is plain "v1alpha1".
+const healthProto = `syntax = "proto3";
+package v1alpha1;
+service DRAResourceHealth {
+	rpc NodeWatchResources(NodeWatchResourcesRequest) returns (stream NodeWatchResourcesResponse) {}
+}
+message NodeWatchResourcesRequest {}
+message DeviceIdentifier { string pool_name = 1; string device_name = 2; }
+enum HealthStatus { UNKNOWN = 0; HEALTHY = 1; UNHEALTHY = 2; }
+message DeviceHealth { DeviceIdentifier device = 1; HealthStatus health = 2; int64 last_updated_time = 3; int64 health_check_timeout_seconds = 4; string message = 5; }
+message NodeWatchResourcesResponse { repeated DeviceHealth devices = 1; }
+`;
 
 function load(root, text, name) {
 	const f = path.join(root, name);
 	fs.writeFileSync(f, text);
-	return grpc.loadPackageDefinition(protoLoader.loadSync(f, { keepCase: true, defaults: true }));
+	return grpc.loadPackageDefinition(protoLoader.loadSync(f, { keepCase: true, defaults: true, longs: Number, enums: String }));
 }
 
 
@@ -54,6 +66,7 @@ export function loadDra(root) {
 		v1: load(root, draProto('k8s.io.kubelet.pkg.apis.dra.v1'), 'v1.proto').k8s.io.kubelet.pkg.apis.dra.v1,
 		v1beta1: load(root, draProto('k8s.io.kubelet.pkg.apis.dra.v1beta1'), 'v1beta1.proto').k8s.io.kubelet.pkg.apis.dra.v1beta1,
 		reg: load(root, regProto, 'reg.proto').pluginregistration,
+		health: load(root, healthProto, 'health.proto').v1alpha1,
 	};
 }
 

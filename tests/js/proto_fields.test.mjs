@@ -115,6 +115,15 @@ const REGISTRATION = {
 	InfoRequest: {},
 };
 
+// k8s.io/kubelet pkg/apis/dra-health/v1alpha1/api.proto, as published (fields 4 and 5 of
+// DeviceHealth, added after 1.34, are not sent by rdmak and left out of its proto).
+const DRA_HEALTH = {
+	NodeWatchResourcesRequest: {},
+	DeviceIdentifier: { pool_name: [1, 'string', ''], device_name: [2, 'string', ''] },
+	DeviceHealth: { device: [1, 'DeviceIdentifier', ''], health: [2, 'HealthStatus', ''], last_updated_time: [3, 'int64', ''] },
+	NodeWatchResourcesResponse: { devices: [1, 'DeviceHealth', 'repeated'] },
+};
+
 function describePkg(text, pkgName) {
 	const { root, package: pkg } = protobuf.parse(text, { keepCase: true });
 	assert.equal(pkg, pkgName, `package ${pkgName} (part of every method path)`);
@@ -132,6 +141,13 @@ test('dra.proto: every message and field of the kubelet\'s DRA API v1 (= v1beta1
 	const renumbered = text.replace(/string device_name = 3;/, 'string device_name = 5;');
 	assert.notEqual(renumbered, text);
 	assert.throws(() => assert.deepEqual(describePkg(renumbered, 'k8s.io.kubelet.pkg.apis.dra.v1'), DRA));
+});
+
+test('drahealth.proto: the kubelet\'s DRA health stream v1alpha1, by number, type and label, and its enum', () => {
+	const text = fs.readFileSync(path.join(TOP, 'src', 'kubelet', 'drahealth.proto'), 'utf8');
+	assert.deepEqual(describePkg(text, 'v1alpha1'), DRA_HEALTH);
+	const { root } = protobuf.parse(text, { keepCase: true });
+	assert.deepEqual({ ...root.lookupEnum('v1alpha1.HealthStatus').values }, { UNKNOWN: 0, HEALTHY: 1, UNHEALTHY: 2 });
 });
 
 test('pluginregistration.proto: the kubelet\'s plugin registration API, by number, type and label', () => {
