@@ -70,12 +70,18 @@ static int attached_add(void *ud, const char *network, const char *id, const cha
 {
 	struct attached_list *l = ud;
 	struct attached *n, *a;
+	char why[256];
 	json_t *ips;
 
 	(void)network, (void)id;
 	/* a record from before ADD finished, or of a device without a PCI function or RDMA
 	 * device: nothing to say of it */
 	if (!rec->pod_mac[0] || (!rec->pci[0] && !rec->rdma_dev[0]))
+		return 0;
+	/* a record whose pod is gone (its network namespace removed, the record not yet taken by
+	 * DEL or GC) names what an earlier pod got: never the status of the claim that holds the
+	 * device now. Where this process cannot see the namespaces, the record is taken as is. */
+	if (attach_netns_alive(rec->netns, why, sizeof(why)) == 0)
 		return 0;
 	n = realloc(l->v, (l->n + 1) * sizeof(*n));
 	if (!n)

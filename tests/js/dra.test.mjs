@@ -263,7 +263,7 @@ test('v1beta1: the same service on the older path', async () => {
 // rdmak-cni's record of an attachment, as it leaves it once ADD is done (src/attach)
 function attachRecord(network, id, ifname, rec) {
 	fs.mkdirSync(path.join(cniDir, network), { recursive: true, mode: 0o700 });
-	fs.writeFileSync(path.join(cniDir, network, `${id}:${ifname}`), JSON.stringify({ netns: '/run/netns/p', hostUp: true, ...rec }), { mode: 0o600 });
+	fs.writeFileSync(path.join(cniDir, network, `${id}:${ifname}`), JSON.stringify({ netns: '/proc/self/ns/net', hostUp: true, ...rec }), { mode: 0o600 });
 }
 
 test('claim status: networkData of the devices rdmak-cni attached, written after prepare, other drivers\' entries kept', async () => {
@@ -278,6 +278,11 @@ test('claim status: networkData of the devices rdmak-cni attached, written after
 	// prepare comes before the pod's sandbox, whose network the CNI attaches: nothing to say yet
 	assert.deepEqual(api.statusWrites.filter((w) => w.claim === 'team/net'), []);
 	const entry = (pci, networkData) => ({ driver: DRIVER, pool: `${NODE}/pci-${pci.replace(/[:.]/g, '-')}`, device: `pci-${pci.replace(/[:.]/g, '-')}`, networkData });
+	// a record that a pod gone without DEL left for the same VF (its namespace removed, GC not
+	// run yet): what that pod got is never this claim's status
+	fs.mkdirSync(path.join(root, 'netns'), { recursive: true });
+	attachRecord('a-gone', 'dead0001', 'net1', { netns: path.join(root, 'netns', 'gone'), hostName: 'ibp198s0', pci: '0000:c6:00.0',
+		rdmaDevice: 'mlx5_1', pod: { mac: '02:00:00:00:de:ad', ips: ['10.56.217.99/24'] } });
 	// the VF of c6 attached as net1 with two addresses
 	attachRecord('ib-net', 'c0ffee01', 'net1', { hostName: 'ibp198s0', pci: '0000:c6:00.0', rdmaDevice: 'mlx5_1',
 		pod: { mac: '00:00:01:07:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:8e:39:5a', ips: ['10.56.217.2/24', 'fd00:1::2/64'] } });
