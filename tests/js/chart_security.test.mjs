@@ -11,7 +11,7 @@ import { ALL_ON, helmRun, CHART, render } from './chart.mjs';
 import { TOP } from './kubelet.mjs';
 import { level, podTemplate, WORKLOADS } from './pss.mjs';
 
-const EVERY_PART = [...ALL_ON, '--set', 'vf.enabled=true'];
+const EVERY_PART = [...ALL_ON, '--set', 'vf.enabled=true', '--set', 'dra.enabled=true', '--set', 'dra.nodeSelector.rdmak-dra=on'];
 const partOf = (obj) => obj.metadata.labels?.['app.kubernetes.io/component'] + (obj.kind === 'Job' ? '-pod' : '');
 
 // the table of docs/deploy.md's "Pod Security admission" section: part -> level
