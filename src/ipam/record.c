@@ -14,6 +14,7 @@
 #include "ipam/alloc.h"
 #include "ipam/ipam.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 /* ---- owners and records ------------------------------------------------------------------- */
 
@@ -24,14 +25,12 @@ void ipam_make_key(char *buf, size_t n, const char *container_id, const char *if
 
 char *ipam_owner_value(const struct ipamconf *c, const struct ipam_owner *o)
 {
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
+	char stamp[STR_UTC_LEN + 1];
 	json_t *v;
 	char *text;
 
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	str_utc(time(NULL), stamp);
+	strcat(stamp, "Z");
 	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id,
 		      "ifname", o->ifname);
 	if (!v)

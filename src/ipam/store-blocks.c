@@ -37,6 +37,7 @@
 #include "ipam/store.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 extern const struct ipam_store_driver ipam_store_etcd_driver __attribute__((weak));
@@ -379,13 +380,10 @@ int ipam_blocks_owners(struct ipam_store *s, const char *pool, ipam_store_each_f
 
 static char *block_value(const char *node, const char *last)
 {
-	char stamp[32], *v = NULL;
-	time_t now = time(NULL);
-	struct tm tm;
+	char stamp[STR_UTC_LEN], *v = NULL;
 
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%s\"}", node, last,
+	str_utc(time(NULL), stamp);
+	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%sZ\"}", node, last,
 		     stamp) < 0)
 		return NULL;
 	return v;
@@ -476,15 +474,6 @@ static void boot_id(char *buf, size_t n)
 	buf[0] = '\0';
 	if (fileio_read_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &text, NULL) == 0)
 		snprintf(buf, n, "%.*s", (int)strcspn(text, "\n"), text);
-}
-
-static void utc_now(char *buf, size_t n)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static struct lease_local lease_load(struct blocks_store *bs)
@@ -641,8 +630,8 @@ static int lease_renew(struct ipam_store *s, enum ipam_lease_for why, bool held,
 		return r;
 	}
 	l.claims += why == IPAM_LEASE_ADD;
-	utc_now(stamp, sizeof(stamp));
-	if (asprintf(&value, "{\"node\":\"%s\",\"renewed\":\"%s\",\"ttl\":%u,\"claims\":%lld}",
+	str_utc(time(NULL), stamp);
+	if (asprintf(&value, "{\"node\":\"%s\",\"renewed\":\"%sZ\",\"ttl\":%u,\"claims\":%lld}",
 		     bs->node, stamp, bs->lease_ttl, l.claims) < 0)
 		return -ENOMEM;
 	if ((r = cluster(s, &c)) < 0)

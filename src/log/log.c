@@ -12,6 +12,7 @@
 #include "log/log.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 
 /* the room kept for "…[cut N bytes]" at the end of a cut message */
 #define CUT_RESERVE 32
@@ -266,12 +267,10 @@ static void put_msg(struct line *l, const char *msg, size_t have, size_t total, 
 static void build(struct line *l, enum log_level level, bool file, const struct timespec *ts,
 		  const char *msg, size_t have, size_t total)
 {
-	char stamp[40];
-	struct tm tm;
+	char stamp[STR_UTC_LEN];
 	size_t used;
 
-	gmtime_r(&ts->tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	str_utc(ts->tv_sec, stamp);
 	l->n = 0;
 	if (st.format == LOG_FORMAT_JSON) {
 		put(l, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"program\":\"", stamp,

@@ -195,6 +195,42 @@ void str_hwaddr(const uint8_t *a, unsigned n, char *out)
 		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
 }
 
+void str_utc(time_t t, char out[STR_UTC_LEN])
+{
+	/* days since 1970-01-01 to the civil date (the proleptic Gregorian calendar, in 400-year
+	 * eras from 0000-03-01), by arithmetic: glibc's gmtime_r loads the time zone on its first
+	 * call, which is the read this avoids */
+	long long days = t / 86400, secs = t % 86400, era, doe, yoe, doy, mp, d, m, y;
+
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = yoe + era * 400 + (m <= 2);
+	/* the field's four digits: a clock that far off is wrong already */
+	if (y < 0) {
+		y = secs = 0;
+		m = d = 1;
+	} else if (y > 9999) {
+		y = 9999;
+		m = 12;
+		d = 31;
+		secs = 86399;
+	}
+	/* the remainders only tell the compiler the widths the arithmetic guarantees */
+	snprintf(out, STR_UTC_LEN, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)(y % 10000),
+		 (unsigned)(m % 100), (unsigned)(d % 100), (unsigned)(secs / 3600 % 100),
+		 (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
+}
+
 static int b64_value(char c)
 {
 	if (c >= 'A' && c <= 'Z')

@@ -24,7 +24,7 @@ traced() {
 	# LeakSanitizer cannot run under ptrace (a sanitizer build would exit 1 at its end): off here,
 	# the other suites run the same code with it
 	run ip netns exec "$HOST_NS" env -i PATH="$PATH" RDMAK_CNI_CONFIG="$RDMAK_CNI_CONFIG" ASAN_OPTIONS=detect_leaks=0 CNI_COMMAND="$1" CNI_CONTAINERID=c1 CNI_IFNAME=net1 \
-		CNI_NETNS="$POD" CNI_PATH="$CNIP" strace -f -qq -e trace=sendmsg,sendto -e signal=none -yy \
+		CNI_NETNS="$POD" CNI_PATH="$CNIP" strace -f -qq -e trace=sendmsg,sendto,openat -e signal=none -yy \
 		-o "$TMP/trace.$1" "$PLUGIN" <"$TMP/c.json"
 }
 # sends CMD: netlink send calls; types CMD: the requests in them, by name (strace names the
@@ -51,6 +51,8 @@ ok "$([ "$(requests ADD)" -le "${NL_ADD_MAX:-8}" ] && echo 0 || echo 1)" \
 	"ADD makes at most ${NL_ADD_MAX:-8} netlink requests ($(requests ADD): $(types ADD))"
 is "$(types ADD | grep -o 'RTM_GETLINK' | wc -l)" 1 "ADD: one GETLINK (the master on the host; net1 comes back as the kernel's echo)"
 is "$(types ADD | grep -o 'RTM_NEWLINK' | wc -l)" 1 "ADD: one NEWLINK (net1 made with MTU, MAC and up)"
+# the records' UTC stamps need no time zone: strftime's tzset would read it on every exec
+is "$(grep -c 'localtime' "$TMP/trace.ADD")" 0 "ADD reads no /etc/localtime"
 traced DEL
 is "$rc" 0 "DEL exits 0 under strace"
 echo "# DEL: $(sends DEL) sends, $(requests DEL) requests: $(types DEL)"

@@ -371,6 +371,47 @@ static void test_append_sep(void **st)
 	assert_non_null(strstr(s, ",GPU999"));
 }
 
+/* UTC whatever TZ says, the year kept to its four digits */
+static void test_utc(void **st)
+{
+	char out[STR_UTC_LEN];
+
+	setenv("TZ", "Asia/Shanghai", 1);
+	tzset();
+	str_utc(0, out);
+	assert_string_equal(out, "1970-01-01T00:00:00");
+	str_utc(1795906348, out);
+	assert_string_equal(out, "2026-11-28T22:52:28");
+	str_utc(951782400, out); /* a leap day */
+	assert_string_equal(out, "2000-02-29T00:00:00");
+	str_utc((time_t)-70000000000LL, out);
+	assert_string_equal(out, "0000-01-01T00:00:00");
+	str_utc(-1, out);
+	assert_string_equal(out, "1969-12-31T23:59:59");
+	str_utc(4102444800 + 86399, out); /* 2100 is not a leap year */
+	assert_string_equal(out, "2100-01-01T23:59:59");
+	str_utc(4107456000, out);
+	assert_string_equal(out, "2100-02-28T00:00:00");
+	str_utc(4107542400, out);
+	assert_string_equal(out, "2100-03-01T00:00:00");
+	str_utc(253402300799, out);
+	assert_string_equal(out, "9999-12-31T23:59:59");
+	str_utc((time_t)400000000000LL, out);
+	assert_string_equal(out, "9999-12-31T23:59:59");
+	/* every day of four centuries against the C library's own conversion */
+	for (time_t s = 0; s < (time_t)146097 * 86400; s += 86400 + 3599) {
+		char want[32];
+		struct tm tm;
+
+		gmtime_r(&s, &tm);
+		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S", &tm);
+		str_utc(s, out);
+		assert_string_equal(out, want);
+	}
+	unsetenv("TZ");
+	tzset();
+}
+
 /* read all of fd into buf (size n), NUL-terminated */
 static void read_all(int fd, char *buf, size_t n)
 {
@@ -654,6 +695,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_dir_beneath, setup, teardown),
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
+		cmocka_unit_test(test_utc),
 		cmocka_unit_test(test_opt_uint),
 		cmocka_unit_test(test_opt_decimal),
 		cmocka_unit_test(test_spawn),
