@@ -3,9 +3,10 @@
 # make bench: one scrape of examples/nodes/cx7-rail-1016vf (8 PFs x 127 VFs, 1024 ports) by
 # `rdmak exporter` against node_exporter's infiniband collector alone (Debian's
 # prometheus-node-exporter, --collector.disable-defaults --collector.infiniband) on the same tree,
-# in the same run: the median of 7 scrapes each after a first one, plain and asking for gzip (as
-# Prometheus does; both servers compress), the CPU time each server took for them (utime + stime,
-# per scrape), and each server's resident memory after them (VmHWM, its peak). rdmak with --vf-series all (every VF's series, as node_exporter) is the figure against
+# in the same run: the medians of 9 rounds (BENCH_EXPORTER_ROUNDS) after a first scrape, every
+# server scraped in turn in each round, plain and asking for gzip (as Prometheus does; both
+# servers compress), the CPU time each server took for them (utime + stime, per scrape), and each
+# server's resident memory after them (VmHWM, its peak). rdmak with --vf-series all (every VF's series, as node_exporter) is the figure against
 # node_exporter, then its default (--vf-series held) and --no-io-uring (the path of a pod whose
 # seccomp profile refuses io_uring). All of it twice: on the tree as generated, and on an
 # overlayfs copy of it where every port's counters and hw_counters files were written (as a
@@ -34,27 +35,17 @@ cleanup() {
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# measure NAME PID URL: the median scrape time (ms) as curl asks (no Accept-Encoding), the peak
-# RSS (MiB), the series count, the server's CPU time per scrape (ms, over both sets), and the
-# median time when gzip is asked for (Accept-Encoding: gzip, as Prometheus asks) with curl
-# inflating it
-measure() {
-	local name=$1 pid=$2 url=$3 i t g c0 c1
-	for i in $(seq 300); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
-	curl -sf -o "$tmp/$name.txt" "$url"
-	c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-	t=$(for i in $(seq 7); do curl -sf -o /dev/null -w '%{time_total}\n' "$url"; done | sort -n | sed -n 4p)
-	g=$(for i in $(seq 7); do curl -sf --compressed -o /dev/null -w '%{time_total}\n' "$url"; done | sort -n | sed -n 4p)
-	c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-	printf '%s %.1f %.1f %d %.0f %.1f\n' "$name" "$(echo "$t * 1000" | bc -l)" \
-		"$(awk '/^VmHWM/ {print $2 / 1024}' "/proc/$pid/status")" "$(grep -vc '^#' "$tmp/$name.txt")" \
-		"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / 14" | bc -l)" "$(echo "$g * 1000" | bc -l)"
-}
+# The servers of one comparison run side by side, and their scrapes are interleaved: each of
+# ROUNDS rounds scrapes every server once plain (curl asks no Accept-Encoding) and once gzip'd
+# (Accept-Encoding: gzip, as Prometheus asks; curl inflates it), in turn, so that a change of
+# the machine's load falls on all of them alike.
+ROUNDS=${BENCH_EXPORTER_ROUNDS:-9}
+declare -A PID URL
 
-# serve NAME ROOT ARGS...: start a server on a free port (rdmak with ARGS, or node_exporter when
-# NAME is node_exporter), print measure's line, stop it
-serve() {
-	local name=$1 root=$2 p pid
+# start NAME ROOT ARGS...: a server on a free port (rdmak with ARGS, or node_exporter when NAME is
+# node_exporter), answering once before it returns; its first scrape kept in $tmp/NAME.txt
+start() {
+	local name=$1 root=$2 p i
 	shift 2
 	p=$(port)
 	if [ "$name" = node_exporter ]; then
@@ -64,27 +55,69 @@ serve() {
 		"$build/rdmak" exporter --root "$root" --listen "127.0.0.1:$p" --no-pod-resources "$@" \
 			2>"$tmp/$name.log" &
 	fi
-	pid=$!
-	pids+=("$pid")
-	measure "$name" "$pid" "http://127.0.0.1:$p/metrics"
-	kill "$pid"
-	wait "$pid" 2>/dev/null || true
+	PID[$name]=$!
+	pids+=("$!")
+	URL[$name]="http://127.0.0.1:$p/metrics"
+	for i in $(seq 300); do curl -sf -o /dev/null "${URL[$name]}" && break; sleep 0.1; done
+	curl -sf -o "$tmp/$name.txt" "${URL[$name]}"
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# rounds NAME...: the interleaved rounds; then per server one line "NAME T RSS SERIES CPU G": the
+# median plain scrape (ms), the peak RSS (MiB, VmHWM), the series count, the server's CPU time
+# per scrape (ms, utime + stime over all of its scrapes) and the median gzip'd scrape (ms)
+rounds() {
+	local n i mid=$(((ROUNDS + 1) / 2))
+	declare -A c0
+	for n; do
+		c0[$n]=$(cpu_ticks "${PID[$n]}")
+		: >"$tmp/$n.t"
+		: >"$tmp/$n.g"
+	done
+	for i in $(seq "$ROUNDS"); do
+		for n; do
+			curl -sf -o /dev/null -w '%{time_total}\n' "${URL[$n]}" >>"$tmp/$n.t"
+			curl -sf --compressed -o /dev/null -w '%{time_total}\n' "${URL[$n]}" >>"$tmp/$n.g"
+		done
+	done
+	for n; do
+		printf '%s %.1f %.1f %d %.0f %.1f\n' "$n" "$(echo "$(sort -n "$tmp/$n.t" | sed -n "${mid}p") * 1000" | bc -l)" \
+			"$(awk '/^VmHWM/ {print $2 / 1024}' "/proc/${PID[$n]}/status")" "$(grep -vc '^#' "$tmp/$n.txt")" \
+			"$(echo "($(cpu_ticks "${PID[$n]}") - ${c0[$n]}) * 1000 / $(getconf CLK_TCK) / (2 * $ROUNDS)" | bc -l)" \
+			"$(echo "$(sort -n "$tmp/$n.g" | sed -n "${mid}p") * 1000" | bc -l)"
+	done
+}
+
+# stop NAME...: stop those servers
+stop() {
+	local n
+	for n; do
+		kill "${PID[$n]}" 2>/dev/null || true
+		wait "${PID[$n]}" 2>/dev/null || true
+	done
 }
 
 # bench_tree LABEL ROOT: rdmak (every VF, then the default, then without io_uring) against
 # node_exporter on ROOT
 bench_tree() {
-	local label=$1 root=$2 r n h q
-	r=$(serve rdmak "$root" --vf-series all)
-	n=$(serve node_exporter "$root")
-	h=$(serve rdmak-held "$root")
-	q=$(serve rdmak-plain "$root" --vf-series all --no-io-uring)
+	local label=$1 root=$2 r n h q out
+	start rdmak "$root" --vf-series all
+	start node_exporter "$root"
+	start rdmak-held "$root"
+	start rdmak-plain "$root" --vf-series all --no-io-uring
+	out=$(rounds rdmak node_exporter rdmak-held rdmak-plain)
+	stop rdmak node_exporter rdmak-held rdmak-plain
+	r=$(grep '^rdmak ' <<<"$out")
+	n=$(grep '^node_exporter ' <<<"$out")
+	h=$(grep '^rdmak-held ' <<<"$out")
+	q=$(grep '^rdmak-plain ' <<<"$out")
 	read -r _ rt rm rs rc rg <<<"$r"
 	read -r _ nt nm ns nc ng <<<"$n"
 	read -r _ ht hm hs hc hg <<<"$h"
 	read -r _ qt qm qs qc qg <<<"$q"
-	printf 'bench-exporter: one scrape of %s: rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5), CPU %.2fx; load %s\n' \
-		"$label" "$rt" "$rg" "$rs" "$rc" "$rm" "$nt" "$ng" "$ns" "$nc" "$nm" "$(echo "$rt / $nt" | bc -l)" \
+	printf 'bench-exporter: one scrape of %s (medians of %d interleaved rounds): rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5), CPU %.2fx; load %s\n' \
+		"$label" "$ROUNDS" "$rt" "$rg" "$rs" "$rc" "$rm" "$nt" "$ng" "$ns" "$nc" "$nm" "$(echo "$rt / $nt" | bc -l)" \
 		"$(echo "$rg / $ng" | bc -l)" "$(echo "$rc / $nc" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
 	printf 'bench-exporter: %s, rdmak by default (--vf-series held, no VF held): %s ms, gzip %s ms (%s series, %s ms CPU), %.2fx, gzip %.2fx; with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): %s ms, gzip %s ms (%s ms CPU), %.2fx, gzip %.2fx\n' \
 		"$label" "$ht" "$hg" "$hs" "$hc" "$(echo "$ht / $nt" | bc -l)" "$(echo "$hg / $ng" | bc -l)" \
@@ -126,14 +159,12 @@ if [ "$nsn" = 0 ] || [ ! -x "$build/tools/netns_floor" ]; then
 	echo "bench-exporter: --netns-dir skipped (needs unshare --net=FILE as root and $build/tools/netns_floor)"
 	exit 0
 fi
-p4=$(port)
-"$build/rdmak" exporter --root "$ex" --listen "127.0.0.1:$p4" --no-pod-resources 2>"$tmp/base.log" &
-pids+=($!)
-b=$(measure base $! "http://127.0.0.1:$p4/metrics")
-p5=$(port)
-"$build/rdmak" exporter --root "$ex" --listen "127.0.0.1:$p5" --no-pod-resources --netns-dir "$tmp/netns" 2>"$tmp/ns.log" &
-pids+=($!)
-w=$(measure netns $! "http://127.0.0.1:$p5/metrics")
+start base "$ex"
+start netns "$ex" --netns-dir "$tmp/netns"
+out=$(rounds base netns)
+stop base netns
+b=$(grep '^base ' <<<"$out")
+w=$(grep '^netns ' <<<"$out")
 grep -q "^rdmak_exporter_netns_scanned $nsn$" "$tmp/netns.txt" || { echo "bench-exporter: --netns-dir did not scan $nsn namespaces"; exit 1; }
 fl=$("$build/tools/netns_floor" "$tmp/netns" 7)
 read -r _ bt _ _ <<<"$b"
