@@ -119,8 +119,8 @@ bench_tree() {
 	printf 'bench-exporter: one scrape of %s (medians of %d interleaved rounds): rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5), CPU %.2fx; load %s\n' \
 		"$label" "$ROUNDS" "$rt" "$rg" "$rs" "$rc" "$rm" "$nt" "$ng" "$ns" "$nc" "$nm" "$(echo "$rt / $nt" | bc -l)" \
 		"$(echo "$rg / $ng" | bc -l)" "$(echo "$rc / $nc" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
-	printf 'bench-exporter: %s, rdmak by default (--vf-series held, no VF held): %s ms, gzip %s ms (%s series, %s ms CPU), %.2fx, gzip %.2fx; with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): %s ms, gzip %s ms (%s ms CPU), %.2fx, gzip %.2fx\n' \
-		"$label" "$ht" "$hg" "$hs" "$hc" "$(echo "$ht / $nt" | bc -l)" "$(echo "$hg / $ng" | bc -l)" \
+	printf 'bench-exporter: %s, rdmak by default (--vf-series held, no VF held): %s ms, gzip %s ms (%s series: %.1f million per 10 000 such nodes, --vf-series all %.1f million; %s ms CPU), %.2fx, gzip %.2fx; with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): %s ms, gzip %s ms (%s ms CPU), %.2fx, gzip %.2fx\n' \
+		"$label" "$ht" "$hg" "$hs" "$(echo "$hs / 100" | bc -l)" "$(echo "$rs / 100" | bc -l)" "$hc" "$(echo "$ht / $nt" | bc -l)" "$(echo "$hg / $ng" | bc -l)" \
 		"$qt" "$qg" "$qc" "$(echo "$qt / $nt" | bc -l)" "$(echo "$qg / $ng" | bc -l)"
 }
 
