@@ -154,13 +154,14 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 
 	if (!d || !d->path[0])
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], name && *name ? name : ".", flags);
-	n = snprintf(full, sizeof(full), "%s/%s", d->path, name && *name ? name : ".");
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return -ENAMETOOLONG;
-	if (d->links_out && name && *name && strcmp(name, "."))
+	if (d->links_out && name && *name && strcmp(name, ".")) {
+		n = snprintf(full, sizeof(full), "%s/%s", d->path, name);
+		if (n < 0 || (size_t)n >= sizeof(full))
+			return -ENAMETOOLONG;
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
-	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, name && *name ? name : ".", full,
-				  flags);
+	}
+	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, d->path,
+				  name && *name ? name : ".", flags);
 }
 
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
@@ -202,6 +203,7 @@ void hw_dir_close(struct hw_dir *d)
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
 {
 	_cleanup_close_ int fd = -1;
+	char room[128];
 	ssize_t n;
 
 	record(ctx, HW_ACCESS_READ, d, name);
@@ -210,9 +212,20 @@ int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	fd = ctx_open(ctx, d, name, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
-	n = fileio_read_regular(fd, buf, len - 1);
-	if (n < 0)
-		return (int)n;
+	/* A value that fills buf (a GUID's 19 characters and newline in 20 bytes) would make the
+	 * read ask what the file is (fileio_read_regular): read into room to spare, keep len - 1. */
+	if (len < sizeof(room)) {
+		n = fileio_read_regular(fd, room, sizeof(room) - 1);
+		if (n < 0)
+			return (int)n;
+		if ((size_t)n > len - 1)
+			n = (ssize_t)(len - 1);
+		memcpy(buf, room, (size_t)n);
+	} else {
+		n = fileio_read_regular(fd, buf, len - 1);
+		if (n < 0)
+			return (int)n;
+	}
 	buf[n] = '\0';
 	return (int)str_rstrip(buf);
 }

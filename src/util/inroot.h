@@ -18,10 +18,10 @@
  * itself, for readlinkat(fd, "")). Returns the fd or -errno (-ELOOP past 40 links). */
 int inroot_openat(int rootfd, const char *path, int flags);
 
-/* The same beneath `dirfd` (itself inside the root) when the path stays beneath it, which is
- * the common case and costs one short walk; otherwise, or where openat2 is missing, the whole
- * of `full` (dirfd's path relative to the root, plus `name`) from the root. */
-int inroot_openat_from(int rootfd, int dirfd, const char *name, const char *full, int flags);
+/* The same beneath `dirfd` (itself inside the root, at `dirpath` relative to it) when the path
+ * stays beneath it, which is the common case and costs one short walk; otherwise, or where
+ * openat2 is missing, "dirpath/name" from the root. */
+int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *name, int flags);
 
 /* The user-space walk is used where openat2 is missing (kernels before 5.6, some seccomp
  * profiles): the first ENOSYS or EPERM switches to it. Its tests run rdmak under a seccomp
