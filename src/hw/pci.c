@@ -13,12 +13,36 @@
 
 #define PCI_VENDOR_NVIDIA 0x10de
 
+static int cmp_bdf(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* v sorted by cmp_bdf */
 static bool in_list(char (*v)[HW_BDF_MAX], size_t n, const char *bdf)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], bdf))
-			return true;
-	return false;
+	return n && bsearch(bdf, v, n, sizeof(*v), cmp_bdf);
+}
+
+/* The functions of the RDMA devices and netdevs read so far, sorted: asked for each entry of
+ * bus/pci/devices, a list searched in order would cost a thousand VFs a million strcmp. */
+static int own_functions(struct hw_build *b, char (**ret)[HW_BDF_MAX], size_t *ret_n)
+{
+	size_t n_rdma = b->node->n_rdma, n = 0;
+	char(*v)[HW_BDF_MAX] = calloc(n_rdma + b->node->n_netdevs + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_rdma + b->node->n_netdevs; i++) {
+		const char *fn = i < n_rdma ? b->rdma_bdf[i] : b->netdev_bdf[i - n_rdma];
+
+		if (fn[0])
+			memcpy(v[n++], fn, HW_BDF_MAX);
+	}
+	qsort(v, n, sizeof(*v), cmp_bdf);
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }
 
 /* HW_LOAD_NETNS: the PFs of the namespace's functions (its RDMA devices' and netdevs' VFs), read
@@ -40,20 +64,21 @@ static int netns_pfs(struct hw_build *b, const struct hw_dir *bus, char (**ret)[
 		    hw_path_parent_bdf(buf, pfs[n]) >= 0)
 			n++;
 	}
+	qsort(pfs, n, sizeof(*pfs), cmp_bdf);
 	*ret = pfs;
 	*ret_n = n;
 	return 0;
 }
 
-/* pfs (HW_LOAD_NETNS only; else NULL): the only functions wanted beside the namespace's own. */
+/* own: own_functions(); pfs (HW_LOAD_NETNS only; else NULL): the only functions wanted beside
+ * the namespace's own. */
 static bool wanted(struct hw_build *b, const struct hw_dir *bus, const char *bdf,
-		   char (*pfs)[HW_BDF_MAX], size_t n_pfs)
+		   char (*own)[HW_BDF_MAX], size_t n_own, char (*pfs)[HW_BDF_MAX], size_t n_pfs)
 {
 	char buf[32], path[64];
 	unsigned long long cls, vendor;
 
-	if (in_list(b->rdma_bdf, b->node->n_rdma, bdf) ||
-	    in_list(b->netdev_bdf, b->node->n_netdevs, bdf))
+	if (in_list(own, n_own, bdf))
 		return true;
 	if (b->flags & HW_LOAD_NETNS)
 		return in_list(pfs, n_pfs, bdf);
@@ -195,18 +220,22 @@ static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
 
 	for (size_t i = 0; i < node->n_pci; i++) {
 		struct hw_pci *pf = &node->pci[i];
+		struct hw_dir d;
 
 		if (pf->sriov_numvfs <= 0)
 			continue;
 		pf->vfs = calloc((size_t)pf->sriov_numvfs, sizeof(*pf->vfs));
 		if (!pf->vfs)
 			return -ENOMEM;
+		/* the PF's directory once, then one readlinkat per VF (not a walk from the root) */
+		if (hw_dir_open(b->ctx, bus, pf->bdf, &d) < 0)
+			continue;
 		for (int k = 0; k < pf->sriov_numvfs; k++) {
 			char bdf[HW_BDF_MAX];
 			struct hw_pci *vf;
 
-			snprintf(name, sizeof(name), "%s/virtfn%d", pf->bdf, k);
-			if (hw_dir_readlink(b->ctx, bus, name, buf, sizeof(buf)) < 0 ||
+			snprintf(name, sizeof(name), "virtfn%d", k);
+			if (hw_dir_readlink(b->ctx, &d, name, buf, sizeof(buf)) < 0 ||
 			    hw_path_parent_bdf(buf, bdf) < 0)
 				continue;
 			vf = hw_node_pci(node, bdf);
@@ -216,6 +245,7 @@ static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
 			vf->vf_index = k;
 			pf->vfs[pf->n_vfs++] = vf;
 		}
+		hw_dir_close(&d);
 	}
 	return 0;
 }
@@ -248,8 +278,8 @@ int hw_load_pci(struct hw_build *b)
 	struct hw_node *node = b->node;
 	struct hw_dir bus;
 	char **names = NULL;
-	_cleanup_free_ char(*pfs)[HW_BDF_MAX] = NULL;
-	size_t n = 0, kept = 0, n_pfs = 0;
+	_cleanup_free_ char(*pfs)[HW_BDF_MAX] = NULL, (*own)[HW_BDF_MAX] = NULL;
+	size_t n = 0, kept = 0, n_pfs = 0, n_own = 0;
 	int r;
 
 	r = hw_dir_open_links(b->ctx, "bus/pci/devices", &bus);
@@ -264,11 +294,14 @@ int hw_load_pci(struct hw_build *b)
 	node->pci = calloc(n ? n : 1, sizeof(*node->pci));
 	if (!node->pci)
 		r = -ENOMEM;
+	if (r >= 0)
+		r = own_functions(b, &own, &n_own);
 	if (r >= 0 && (b->flags & HW_LOAD_NETNS))
 		r = netns_pfs(b, &bus, &pfs, &n_pfs);
 	/* which functions, in BDF order (sequential: cheap), then their details (parallel) */
 	for (size_t i = 0; i < n; i++) {
-		if (r < 0 || !hw_is_bdf(names[i]) || !wanted(b, &bus, names[i], pfs, n_pfs)) {
+		if (r < 0 || !hw_is_bdf(names[i]) ||
+		    !wanted(b, &bus, names[i], own, n_own, pfs, n_pfs)) {
 			free(names[i]);
 			continue;
 		}
