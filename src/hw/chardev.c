@@ -15,34 +15,58 @@
 #include "util/strutil.h"
 #include "util/strv.h"
 
+/* n emptied, named relpath, the access recorded */
+static void devnode_begin(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->path, sizeof(n->path), "%s", relpath);
+	if (ctx->recorder)
+		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
+}
+
+static void devnode_fill(struct hw_devnode *n, const struct stat *st)
+{
+	n->present = true;
+	n->is_char = S_ISCHR(st->st_mode);
+	n->mode = st->st_mode & 07777;
+	n->uid = st->st_uid;
+	n->gid = st->st_gid;
+	if (n->is_char) {
+		n->major = major(st->st_rdev);
+		n->minor = minor(st->st_rdev);
+	}
+}
+
 void hw_devnode_stat(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	memset(n, 0, sizeof(*n));
-	snprintf(n->path, sizeof(n->path), "%s", relpath);
-	if (ctx->recorder)
-		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
+	devnode_begin(ctx, relpath, n);
 	if ((fd = hw_ctx_open(ctx, HW_ROOT_DEVFS, n->path, O_PATH)) < 0 || fstat(fd, &st) < 0)
 		return;
-	n->present = true;
-	n->is_char = S_ISCHR(st.st_mode);
-	n->mode = st.st_mode & 07777;
-	n->uid = st.st_uid;
-	n->gid = st.st_gid;
-	if (n->is_char) {
-		n->major = major(st.st_rdev);
-		n->minor = minor(st.st_rdev);
-	}
+	devnode_fill(n, &st);
 }
 
-static void probe_devfs(struct hw_ctx *ctx, struct hw_chardev *c)
+/* infiniband/NAME through dir, devfs's infiniband directory opened in the root (or -errno): one
+ * name that is not a link, under a directory inside the root, leads nowhere else, and a
+ * thousand VFs' nodes cost one fstatat each instead of open, fstat and close. A link (followed
+ * inside the root) or an odd answer takes the walk from the root. */
+static void probe_devfs(struct hw_ctx *ctx, int dir, struct hw_chardev *c)
 {
 	char path[sizeof(c->node.path)];
+	struct stat st;
+	int r = -EBADF;
 
 	snprintf(path, sizeof(path), "infiniband/%s", c->name);
-	hw_devnode_stat(ctx, path, &c->node);
+	if (dir >= 0)
+		r = fstatat(dir, c->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if ((r == 0 && !S_ISLNK(st.st_mode)) || r == -ENOENT) {
+		devnode_begin(ctx, path, &c->node);
+		if (r == 0)
+			devnode_fill(&c->node, &st);
+	} else
+		hw_devnode_stat(ctx, path, &c->node);
 	c->matches = c->node.is_char && c->node.major == c->major && c->node.minor == c->minor;
 }
 
@@ -56,7 +80,7 @@ static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *
 }
 
 static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_dir *cls,
-		    const char *name, enum hw_chardev_kind kind)
+		    const char *name, enum hw_chardev_kind kind, int devdir)
 {
 	struct hw_node *node = b->node;
 	char buf[HW_NAME_MAX];
@@ -77,7 +101,7 @@ static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_di
 		c->port = (unsigned)port;
 	if (read_entry(b, cls, name, "dev", buf, sizeof(buf)) >= 0)
 		hw_parse_devnum(buf, &c->major, &c->minor);
-	probe_devfs(b->ctx, c);
+	probe_devfs(b->ctx, devdir, c);
 	if (!c->dev)
 		return 0; /* a uverbs for a device in another netns (exclusive mode) */
 	if (kind == HW_CHR_UVERBS)
@@ -111,6 +135,7 @@ struct chardev_job {
 	const struct hw_dir *verbs, *mad;
 	char **vn, **mn;
 	size_t nv;
+	int devdir; /* devfs's infiniband directory, or -errno */
 };
 
 /* Slot i: uverbs entries first, then umad/issm; each writes its own slot and its own
@@ -121,9 +146,10 @@ static int chardev_job(struct hw_build *b, size_t i, void *ud)
 	struct hw_chardev *c = &b->node->chardevs[i];
 
 	if (i < j->nv)
-		return load_one(b, c, j->verbs, j->vn[i], HW_CHR_UVERBS);
+		return load_one(b, c, j->verbs, j->vn[i], HW_CHR_UVERBS, j->devdir);
 	i -= j->nv;
-	return load_one(b, c, j->mad, j->mn[i], j->mn[i][0] == 'u' ? HW_CHR_UMAD : HW_CHR_ISSM);
+	return load_one(b, c, j->mad, j->mn[i], j->mn[i][0] == 'u' ? HW_CHR_UMAD : HW_CHR_ISSM,
+			j->devdir);
 }
 
 /* Keep only the entries named prefix* (the class dirs also hold abi_version). */
@@ -146,6 +172,7 @@ int hw_load_chardevs(struct hw_build *b)
 {
 	struct hw_node *node = b->node;
 	struct hw_dir verbs = { .fd = -1 }, mad = { .fd = -1 }, misc;
+	_cleanup_close_ int devdir = -1;
 	char **vn = NULL, **mn = NULL, buf[32];
 	size_t nv = 0, nm = 0;
 	long long abi;
@@ -164,8 +191,9 @@ int hw_load_chardevs(struct hw_build *b)
 		node->kernel.uverbs_abi = (int)abi;
 	nv = keep_prefixed(vn, nv, "uverbs", NULL);
 	nm = keep_prefixed(mn, nm, "umad", "issm");
+	devdir = hw_ctx_open(b->ctx, HW_ROOT_DEVFS, "infiniband", O_PATH | O_DIRECTORY);
 	{
-		struct chardev_job job = { &verbs, &mad, vn, mn, nv };
+		struct chardev_job job = { &verbs, &mad, vn, mn, nv, devdir };
 
 		node->n_chardevs = nv + nm;
 		r = hw_parallel_for(b, nv + nm, chardev_job, &job);
@@ -179,7 +207,7 @@ int hw_load_chardevs(struct hw_build *b)
 		if (hw_dir_read(b->ctx, &misc, "dev", buf, sizeof(buf)) >= 0)
 			hw_parse_devnum(buf, &c->major, &c->minor);
 		hw_dir_close(&misc);
-		probe_devfs(b->ctx, c);
+		probe_devfs(b->ctx, devdir, c);
 	}
 out:
 	strv_free(vn);
