@@ -19,7 +19,7 @@
 static void devnode_begin(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
 	memset(n, 0, sizeof(*n));
-	snprintf(n->path, sizeof(n->path), "%s", relpath);
+	str_concat(n->path, sizeof(n->path), relpath, "", "");
 	if (ctx->recorder)
 		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
 }
@@ -58,7 +58,7 @@ static void probe_devfs(struct hw_ctx *ctx, int dir, struct hw_chardev *c)
 	struct stat st;
 	int r = -EBADF;
 
-	snprintf(path, sizeof(path), "infiniband/%s", c->name);
+	str_concat(path, sizeof(path), "infiniband/", c->name, "");
 	if (dir >= 0)
 		r = fstatat(dir, c->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	if ((r == 0 && !S_ISLNK(st.st_mode)) || r == -ENOENT) {
@@ -75,7 +75,7 @@ static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *
 {
 	char path[96];
 
-	snprintf(path, sizeof(path), "%s/%s", entry, attr);
+	str_concat(path, sizeof(path), entry, "/", attr);
 	return hw_dir_read(b->ctx, cls, path, buf, len);
 }
 

@@ -150,13 +150,11 @@ static void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *
 static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
 {
 	char full[PATH_MAX];
-	int n;
 
 	if (!d || !d->path[0])
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], name && *name ? name : ".", flags);
 	if (d->links_out && name && *name && strcmp(name, ".")) {
-		n = snprintf(full, sizeof(full), "%s/%s", d->path, name);
-		if (n < 0 || (size_t)n >= sizeof(full))
+		if (str_concat(full, sizeof(full), d->path, "/", name) >= sizeof(full))
 			return -ENAMETOOLONG;
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
 	}
@@ -167,13 +165,14 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
 		struct hw_dir *ret)
 {
-	int fd, n;
+	size_t n;
+	int fd;
 
 	if (parent && parent->path[0])
-		n = snprintf(ret->path, sizeof(ret->path), "%s/%s", parent->path, name);
+		n = str_concat(ret->path, sizeof(ret->path), parent->path, "/", name);
 	else
-		n = snprintf(ret->path, sizeof(ret->path), "%s", name);
-	if (n < 0 || (size_t)n >= sizeof(ret->path))
+		n = str_concat(ret->path, sizeof(ret->path), name, "", "");
+	if (n >= sizeof(ret->path))
 		return -ENAMETOOLONG;
 	fd = ctx_open(ctx, parent, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)

@@ -5,6 +5,7 @@
 
 #include "hw/hw-json.h"
 #include "doc/doc.h"
+#include "util/strutil.h"
 
 /* Every string here was read from sysfs or devfs: the writer escapes what is not UTF-8, and a
  * failure anywhere fails the whole document instead of dropping an entry. */
@@ -39,20 +40,27 @@ static void hex(struct doc_writer *w, const char *key, unsigned v, int width)
 	doc_put_string(w, key, buf);
 }
 
+/* "major:minor", and below the mode's "%04o", without printf either: a node with a thousand VFs
+ * has three thousand char devices */
 static void devnum(struct doc_writer *w, const char *key, unsigned major, unsigned minor)
 {
-	char buf[24];
+	char buf[2 * 21];
+	size_t n = str_from_u64(buf, major);
 
-	snprintf(buf, sizeof(buf), "%u:%u", major, minor);
+	buf[n++] = ':';
+	str_from_u64(buf + n, minor);
 	doc_put_string(w, key, buf);
 }
 
 static void chardev_json(struct doc_writer *w, const struct hw_chardev *c)
 {
 	char mode[8], path[64];
+	unsigned m = c->node.mode & 07777;
 
-	snprintf(mode, sizeof(mode), "%04o", c->node.mode);
-	snprintf(path, sizeof(path), "/dev/%s", c->node.path);
+	for (int i = 0; i < 4; i++)
+		mode[i] = (char)('0' + (m >> (3 * (3 - i)) & 7));
+	mode[4] = '\0';
+	str_concat(path, sizeof(path), "/dev/", c->node.path, "");
 	doc_begin_object(w, NULL);
 	doc_put_string(w, "name", c->name);
 	doc_put_string(w, "kind", hw_chardev_kind_name(c->kind));

@@ -231,10 +231,11 @@ static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
 		if (hw_dir_open(b->ctx, bus, pf->bdf, &d) < 0)
 			continue;
 		for (int k = 0; k < pf->sriov_numvfs; k++) {
-			char bdf[HW_BDF_MAX];
+			char bdf[HW_BDF_MAX], num[21];
 			struct hw_pci *vf;
 
-			snprintf(name, sizeof(name), "virtfn%d", k);
+			str_from_u64(num, (unsigned)k);
+			str_concat(name, sizeof(name), "virtfn", num, "");
 			if (hw_dir_readlink(b->ctx, &d, name, buf, sizeof(buf)) < 0 ||
 			    hw_path_parent_bdf(buf, bdf) < 0)
 				continue;

@@ -36,12 +36,13 @@ static bool whole_gid_table(const struct hw_build *b, const struct hw_port *p)
 
 static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, unsigned idx)
 {
-	char name[48], val[64];
+	char name[48], val[64], num[21];
 	uint8_t raw[16];
 	struct hw_gid *g;
 	int r;
 
-	snprintf(name, sizeof(name), "gids/%u", idx);
+	str_from_u64(num, idx);
+	str_concat(name, sizeof(name), "gids/", num, "");
 	r = hw_read_opt(b->ctx, pd, name, val, sizeof(val));
 	if (r < 0)
 		return hw_fail(b->err, pd, name, r);
@@ -56,9 +57,9 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 	str_copy(g->gid, sizeof(g->gid), val);
 	g->ipv4 = gid_is_v4mapped(raw);
 	if (p->link_layer != HW_LINK_IB) {
-		snprintf(name, sizeof(name), "gid_attrs/types/%u", idx);
+		str_concat(name, sizeof(name), "gid_attrs/types/", num, "");
 		hw_read_opt(b->ctx, pd, name, g->type, sizeof(g->type));
-		snprintf(name, sizeof(name), "gid_attrs/ndevs/%u", idx);
+		str_concat(name, sizeof(name), "gid_attrs/ndevs/", num, "");
 		hw_read_opt(b->ctx, pd, name, g->ndev, sizeof(g->ndev));
 	}
 	p->n_gids++;

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 #define MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
 #define MAX_DEPTH 256
@@ -177,7 +177,6 @@ int inroot_openat(int rootfd, const char *path, int flags)
 int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *name, int flags)
 {
 	char full[PATH_MAX];
-	int n;
 
 	if (dirfd >= 0 && dirfd != rootfd) {
 		/* EXDEV: the path leaves dirfd (sysfs's ../../devices links do): resolve all of it */
@@ -187,8 +186,7 @@ int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *n
 			return fd;
 	}
 	/* built only here: on a node of a thousand VFs the walk beneath dirfd is 50 000 opens */
-	n = snprintf(full, sizeof(full), "%s/%s", dirpath, name);
-	if (n < 0 || (size_t)n >= sizeof(full))
+	if (str_concat(full, sizeof(full), dirpath, "/", name) >= sizeof(full))
 		return -ENAMETOOLONG;
 	return inroot_openat(rootfd, full, flags);
 }

@@ -23,6 +23,40 @@ int str_copy(char *dst, size_t n, const char *src)
 	return 0;
 }
 
+size_t str_concat(char *dst, size_t n, const char *a, const char *b, const char *c)
+{
+	const char *part[3] = { a, b, c };
+	size_t len = 0;
+
+	for (int i = 0; i < 3; i++) {
+		size_t l = strlen(part[i]);
+
+		if (len < n) {
+			size_t k = n - 1 - len < l ? n - 1 - len : l;
+
+			memcpy(dst + len, part[i], k);
+		}
+		len += l;
+	}
+	if (n)
+		dst[len < n ? len : n - 1] = '\0';
+	return len;
+}
+
+size_t str_from_u64(char buf[21], unsigned long long v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
 size_t str_rstrip(char *s)
 {
 	size_t l = strlen(s);

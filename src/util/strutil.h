@@ -10,6 +10,12 @@
 
 /* Copy src into dst (size n), always NUL-terminated. Returns -ENAMETOOLONG if truncated. */
 int str_copy(char *dst, size_t n, const char *src);
+/* a, b and c one after the other into dst (size n), as snprintf(dst, n, "%s%s%s", a, b, c)
+ * writes them (cut short and NUL-terminated where n is too small) and its return value, without
+ * printf's format machinery: a sysfs reader joins a path for each of tens of thousands of reads. */
+size_t str_concat(char *dst, size_t n, const char *a, const char *b, const char *c);
+/* v in decimal into buf (21 bytes hold any), NUL-terminated; returns the length. */
+size_t str_from_u64(char buf[21], unsigned long long v);
 /* Strip trailing whitespace (sysfs values end in '\n') in place; returns the new length. */
 size_t str_rstrip(char *s);
 bool str_startswith(const char *s, const char *prefix);

@@ -412,6 +412,42 @@ static void test_utc(void **st)
 	tzset();
 }
 
+/* What snprintf(dst, n, "%s%s%s") writes and returns, for every size up to past the end: the
+ * sysfs reader joins its paths with it instead of printf. */
+static void test_concat(void **st)
+{
+	static const char *const part[] = { "", "a", "bc", "class/net", "/" };
+	char want[16], got[16];
+	size_t np = sizeof(part) / sizeof(part[0]);
+
+	for (size_t n = 0; n < 14; n++)
+		for (size_t i = 0; i < np * np * np; i++) {
+			const char *a = part[i % np], *b = part[i / np % np],
+				   *c = part[i / np / np];
+			int w;
+
+			memset(want, 'Z', sizeof(want));
+			memset(got, 'Z', sizeof(got));
+			w = snprintf(want, n, "%s%s%s", a, b, c);
+			assert_int_equal(str_concat(got, n, a, b, c), (size_t)w);
+			assert_memory_equal(got, want, sizeof(want));
+		}
+}
+
+static void test_from_u64(void **st)
+{
+	static const unsigned long long v[] = {
+		0, 7, 10, 99, 100, 4294967295ULL, 18446744073709551615ULL
+	};
+	char got[21], want[32];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(want, sizeof(want), "%llu", v[i]);
+		assert_int_equal(str_from_u64(got, v[i]), strlen(want));
+		assert_string_equal(got, want);
+	}
+}
+
 /* read all of fd into buf (size n), NUL-terminated */
 static void read_all(int fd, char *buf, size_t n)
 {
@@ -696,6 +732,8 @@ int main(void)
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_append_sep),
 		cmocka_unit_test(test_utc),
+		cmocka_unit_test(test_concat),
+		cmocka_unit_test(test_from_u64),
 		cmocka_unit_test(test_opt_uint),
 		cmocka_unit_test(test_opt_decimal),
 		cmocka_unit_test(test_spawn),
