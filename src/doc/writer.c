@@ -91,6 +91,12 @@ static void newline(struct doc_writer *w, unsigned depth)
 
 static const char hexdigits[] = "0123456789abcdef";
 
+/* The bytes that stand for themselves in a JSON string: printable ASCII and DEL, but '"' and
+ * '\\'. NUL is not one, which ends the copying loop below at s[len]. */
+static const bool plain[256] = { [0x20 ... 0x21] = true,
+				 [0x23 ... 0x5b] = true,
+				 [0x5d ... 0x7f] = true };
+
 /* s[0..len) as a JSON string, s[len] being NUL (a sequence therefore never runs past len).
  * Escaped as jansson escapes: '"', '\\', the control characters (\b \f \n \r \t by name, the
  * rest \u00XX in upper-case hex); the rest of valid UTF-8 as it is. A byte that is not part of
@@ -106,14 +112,16 @@ static void put_string(struct doc_writer *w, const char *s, size_t len)
 		return;
 	o = w->buf + w->len;
 	*o++ = '"';
-	while (p < end) {
-		unsigned char c = *p;
+	for (;;) {
+		unsigned char c;
 		size_t n;
 
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*o++ = (char)c, p++;
-			continue;
-		}
+		/* the common case, a run of plain bytes, in a loop of its own: the writer's cost */
+		while (plain[*p])
+			*o++ = (char)*p++;
+		if (p >= end)
+			break;
+		c = *p;
 		if (c >= 0x80) {
 			n = str_utf8_seq_len(p);
 			if (n) {
