@@ -196,7 +196,7 @@ int hw_load_chardevs(struct hw_build *b)
 		struct chardev_job job = { &verbs, &mad, vn, mn, nv, devdir };
 
 		node->n_chardevs = nv + nm;
-		r = hw_parallel_for(b, nv + nm, chardev_job, &job);
+		r = hw_for_items(b, nv + nm, chardev_job, &job);
 	}
 	/* rdma_cm is a misc device: class/misc/rdma_cm exists once rdma_ucm is loaded */
 	if (r >= 0 && hw_dir_open(b->ctx, NULL, "class/misc/rdma_cm", &misc) >= 0) {

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,14 +322,10 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	return fileio_list_dir(fd, 0, ret, n);
 }
 
-/* The loaders may fail on several threads at once: the first one names the path. */
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
 {
 	if (err < 0)
 		err = -err;
-	pthread_mutex_lock(&fail_lock);
 	if (e && !e->err) {
 		e->err = err;
 		int n;
@@ -343,7 +338,6 @@ int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int er
 		if (n < 0 || (size_t)n >= sizeof(e->path))
 			e->path[sizeof(e->path) - 1] = '\0';
 	}
-	pthread_mutex_unlock(&fail_lock);
 	return -err;
 }
 

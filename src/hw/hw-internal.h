@@ -74,10 +74,10 @@ struct hw_build {
 	struct hw_skips *skips;	      /* per item of the loop running: left out (HW_LOAD_PARTIAL) */
 };
 
-/* Run fn(b, i, ud) for i in [0, n) on up to 8 threads; the first error (by time) is returned.
- * fn must only write item i's own slots, and report failures through hw_fail(). */
-int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
-		    void *ud);
+/* Run fn(b, i, ud) for i in [0, n) in order; the first error stops the loop and is returned.
+ * fn writes item i's own slots and reports failures through hw_fail(). */
+int hw_for_items(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
+		 void *ud);
 
 /* Run one item's loader with its own error record. Devices and netdevs come and go while we
  * read (hot-unplug, a pod's veth): when the loader fails and `class_dir/name` no longer

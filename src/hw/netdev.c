@@ -203,7 +203,7 @@ int hw_load_netdevs(struct hw_build *b)
 		b->node->n_netdevs = n; /* every slot is zeroed: a partial load frees cleanly */
 		r = hw_items_begin(b, n);
 		if (r >= 0)
-			r = hw_parallel_for(b, n, netdev_job, &job);
+			r = hw_for_items(b, n, netdev_job, &job);
 		if (r >= 0)
 			compact_netdevs(b);
 		r = hw_items_end(b, n, r);

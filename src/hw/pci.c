@@ -299,7 +299,7 @@ int hw_load_pci(struct hw_build *b)
 		r = own_functions(b, &own, &n_own);
 	if (r >= 0 && (b->flags & HW_LOAD_NETNS))
 		r = netns_pfs(b, &bus, &pfs, &n_pfs);
-	/* which functions, in BDF order (sequential: cheap), then their details (parallel) */
+	/* which functions, in BDF order, then their details */
 	for (size_t i = 0; i < n; i++) {
 		if (r < 0 || !hw_is_bdf(names[i]) ||
 		    !wanted(b, &bus, names[i], own, n_own, pfs, n_pfs)) {
@@ -315,7 +315,7 @@ int hw_load_pci(struct hw_build *b)
 		struct pci_job job = { &bus, names };
 
 		node->n_pci = kept;
-		r = hw_parallel_for(b, kept, pci_job, &job);
+		r = hw_for_items(b, kept, pci_job, &job);
 	}
 	if (r >= 0)
 		r = link_sriov(b, &bus);

@@ -409,7 +409,7 @@ int hw_load_rdma(struct hw_build *b)
 		b->node->n_rdma = n;
 		r = hw_items_begin(b, n);
 		if (r >= 0)
-			r = hw_parallel_for(b, n, rdma_job, &job);
+			r = hw_for_items(b, n, rdma_job, &job);
 		if (r >= 0)
 			compact_rdma(b);
 		r = hw_items_end(b, n, r);

@@ -1,66 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading sysfs is one openat/read/close per value, and on a node with a thousand VFs the
- * syscalls are the whole cost: the per-device loops run on every online CPU (up to 8). Each
- * item writes only its own slot, so the workers share nothing but the index counter and the
- * first error. With a recorder set (snapshot) everything stays on one thread, in order. */
+/* The loaders' loops over devices, netdevs, PCI functions and char devices: each item read on
+ * its own (what vanished or could not be read is left out, not the whole load), in order, on
+ * the calling thread. They once ran on every CPU, which bought wall time with CPU time: the
+ * threads share one file table and one set of credentials, whose locks and reference counts
+ * each open and close then bounces between the CPUs, and glibc makes every later syscall a
+ * cancellation point. CPU time is what `rdmak list` and the node's daemons are held to
+ * (docs/list-json.md). */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hw/hw-internal.h"
 
-struct par {
-	struct hw_build *b;
-	size_t n;
-	int (*fn)(struct hw_build *b, size_t i, void *ud);
-	void *ud;
-	atomic_size_t next;
-	atomic_int err;
-};
-
-static void *worker(void *arg)
+int hw_for_items(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
+		 void *ud)
 {
-	struct par *p = arg;
+	for (size_t i = 0; i < n; i++) {
+		int r = fn(b, i, ud);
 
-	for (;;) {
-		size_t i = atomic_fetch_add(&p->next, 1);
-		int r;
-
-		if (i >= p->n || atomic_load(&p->err))
-			return NULL;
-		r = p->fn(p->b, i, p->ud);
-		if (r < 0) {
-			int zero = 0;
-			atomic_compare_exchange_strong(&p->err, &zero, r);
-		}
+		if (r < 0)
+			return r;
 	}
-}
-
-int hw_parallel_for(struct hw_build *b, size_t n, int (*fn)(struct hw_build *b, size_t i, void *ud),
-		    void *ud)
-{
-	struct par p = { .b = b, .n = n, .fn = fn, .ud = ud };
-	pthread_t tid[8];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cpus > 1 ? (size_t)(cpus < 8 ? cpus : 8) : 1, started = 0;
-
-	atomic_init(&p.next, 0);
-	atomic_init(&p.err, 0);
-	/* small loops are not worth a thread; a recorder must see accesses in order */
-	if (n < 64 || b->ctx->recorder)
-		nt = 1;
-	for (size_t t = 1; t < nt; t++) {
-		if (pthread_create(&tid[started], NULL, worker, &p) != 0)
-			break;
-		started++;
-	}
-	worker(&p);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
-	return atomic_load(&p.err);
+	return 0;
 }
 
 int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, const char *name,
