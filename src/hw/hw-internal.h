@@ -28,6 +28,11 @@ int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *nam
 		struct hw_dir *ret);
 /* The same for a directory of links out of it (a class or bus directory). */
 int hw_dir_open_links(struct hw_ctx *ctx, const char *path, struct hw_dir *ret);
+/* Open what `name`, a link of such a directory, points at, and read the link's text into buf
+ * (size len; "" when name is not a link): hw_dir_readlink() and hw_dir_open() in one, the link
+ * read once. ret's path is links' path and name, as hw_dir_open's. */
+int hw_dir_open_link(struct hw_ctx *ctx, const struct hw_dir *links, const char *name, char *buf,
+		     size_t len, struct hw_dir *ret);
 void hw_dir_close(struct hw_dir *d);
 /* Read a sysfs attribute into buf (trailing newline stripped). Returns its length or -errno. */
 int hw_dir_read(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* netdevs under class/net: the PCI function behind each, IPoIB vs Ethernet, bonds. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,13 +78,13 @@ static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_
 {
 	struct hw_netdev *n = &b->node->netdevs[i];
 	struct hw_dir nd;
-	char buf[256];
+	char buf[256], link[PATH_MAX];
 	long long v;
 	int r;
 
 	str_copy(n->name, sizeof(n->name), name);
 	n->carrier = n->dev_port = n->dev_id = -1;
-	r = hw_dir_open(b->ctx, class_net, name, &nd);
+	r = hw_dir_open_link(b->ctx, class_net, name, link, sizeof(link), &nd);
 	if (r < 0)
 		return hw_fail(b->err, class_net, name, r);
 	if ((r = hw_read_int(b->ctx, &nd, "ifindex", 10, &v)) < 0)
@@ -109,8 +110,8 @@ static int load_netdev(struct hw_build *b, size_t i, const struct hw_dir *class_
 		n->dev_id = (int)v;
 	/* The class link's own path names the PCI function even when the netdev's parent is not
 	 * the function itself (virtio0, an auxiliary device): .../0000:00:03.0/virtio0/net/eth0 */
-	if (hw_dir_readlink(b->ctx, class_net, name, buf, sizeof(buf)) >= 0)
-		hw_path_parent_bdf(buf, b->netdev_bdf[i]);
+	if (link[0])
+		hw_path_parent_bdf(link, b->netdev_bdf[i]);
 	if (hw_dir_readlink(b->ctx, &nd, "master", buf, sizeof(buf)) >= 0)
 		str_copy(b->netdev_master[i], HW_IFNAME_MAX, basename_of(buf));
 	/* a bond is a virtual netdev (devices/virtual/net/bondN: the bonding driver gives it no

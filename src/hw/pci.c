@@ -184,11 +184,12 @@ static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_d
 
 	str_copy(p->bdf, sizeof(p->bdf), bdf);
 	p->numa_node = p->sriov_totalvfs = p->sriov_numvfs = p->vf_index = -1;
-	if (hw_dir_readlink(b->ctx, bus, bdf, buf, sizeof(buf)) >= 0 &&
-	    (r = parse_path(p, buf)) < 0)
-		return r;
-	if ((r = hw_dir_open(b->ctx, bus, bdf, &d)) < 0)
+	if ((r = hw_dir_open_link(b->ctx, bus, bdf, buf, sizeof(buf), &d)) < 0)
 		return hw_fail(b->err, bus, bdf, r);
+	if (buf[0] && (r = parse_path(p, buf)) < 0) {
+		hw_dir_close(&d);
+		return r;
+	}
 	p->vendor = (uint16_t)read_hex(b, &d, "vendor");
 	p->device = (uint16_t)read_hex(b, &d, "device");
 	p->sub_vendor = (uint16_t)read_hex(b, &d, "subsystem_vendor");

@@ -276,10 +276,10 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	int r;
 
 	str_copy(d->name, sizeof(d->name), name);
-	if (hw_dir_readlink(b->ctx, cls, name, buf, sizeof(buf)) >= 0)
-		hw_path_parent_bdf(buf, b->rdma_bdf[i]);
-	if ((r = hw_dir_open(b->ctx, cls, name, &dd)) < 0)
+	if ((r = hw_dir_open_link(b->ctx, cls, name, buf, sizeof(buf), &dd)) < 0)
 		return hw_fail(b->err, cls, name, r);
+	if (buf[0])
+		hw_path_parent_bdf(buf, b->rdma_bdf[i]);
 	if (hw_read_opt(b->ctx, &dd, "node_type", buf, 64) >= 0 && buf[0])
 		hw_parse_node_type(buf, &d->node_type, d->node_type_name,
 				   sizeof(d->node_type_name));
