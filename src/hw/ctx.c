@@ -353,6 +353,19 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	return fileio_list_dir(fd, 0, ret, n);
 }
 
+int hw_dir_open_list(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
+		     struct hw_dir *ret, char ***names, size_t *n)
+{
+	int r;
+
+	record(ctx, HW_ACCESS_LIST, parent, name);
+	if ((r = hw_dir_open(ctx, parent, name, ret)) < 0)
+		return r;
+	if ((r = fileio_list_dir(ret->fd, 0, names, n)) < 0)
+		hw_dir_close(ret);
+	return r;
+}
+
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
 {
 	if (err < 0)

@@ -44,6 +44,10 @@ int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
  * empty) and its length. */
 int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char ***ret,
 		size_t *n);
+/* hw_dir_list(), and name opened as a directory in ret for reads beneath it: the entries are
+ * read through that fd, one open for both. */
+int hw_dir_open_list(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
+		     struct hw_dir *ret, char ***names, size_t *n);
 bool hw_dir_exists(struct hw_ctx *ctx, const struct hw_dir *d, const char *name);
 
 /* What devfs holds at relpath (relative to the devfs root), through the recorder. */

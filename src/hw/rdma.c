@@ -34,7 +34,9 @@ static bool whole_gid_table(const struct hw_build *b, const struct hw_port *p)
 	       ((b->flags & HW_LOAD_ROCE_GIDS) && p->link_layer == HW_LINK_ETH);
 }
 
-static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd, unsigned idx)
+/* gd: the port's gids directory when open (the whole table is read), else NULL */
+static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd,
+		    const struct hw_dir *gd, unsigned idx)
 {
 	char name[48], val[64], num[21];
 	uint8_t raw[16];
@@ -43,7 +45,8 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 
 	str_from_u64(num, idx);
 	str_concat(name, sizeof(name), "gids/", num, "");
-	r = hw_read_opt(b->ctx, pd, name, val, sizeof(val));
+	r = gd ? hw_read_opt(b->ctx, gd, num, val, sizeof(val))
+	       : hw_read_opt(b->ctx, pd, name, val, sizeof(val));
 	if (r < 0)
 		return hw_fail(b->err, pd, name, r);
 	if (hw_parse_gid(val, raw) < 0 || gid_is_zero(raw))
@@ -68,14 +71,16 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 
 static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
+	struct hw_dir gd = { .fd = -1 };
 	char **names = NULL;
 	size_t n = 1;
-	int r;
+	int r = 0;
 
 	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev), and the
-	 * table is not even listed: on a node with a thousand VFs that is the difference. */
+	 * table is not even listed: on a node with a thousand VFs that is the difference. The
+	 * listed table is read through the directory's fd, one name deep. */
 	if (whole_gid_table(b, p)) {
-		r = hw_dir_list(b->ctx, pd, "gids", &names, &n);
+		r = hw_dir_open_list(b->ctx, pd, "gids", &gd, &names, &n);
 		strv_free(names);
 		if (r == -ENOENT)
 			return 0;
@@ -85,11 +90,11 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 	}
 	p->gids = calloc(n ? n : 1, sizeof(*p->gids));
 	if (!p->gids)
-		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++)
-		if ((r = load_gid(b, p, pd, i)) < 0)
-			return r;
-	return 0;
+		r = -ENOMEM;
+	for (unsigned i = 0; r >= 0 && i < n; i++)
+		r = load_gid(b, p, pd, gd.fd >= 0 ? &gd : NULL, i);
+	hw_dir_close(&gd);
+	return r < 0 ? r : 0;
 }
 
 static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
