@@ -70,37 +70,34 @@ static void probe_devfs(struct hw_ctx *ctx, int dir, struct hw_chardev *c)
 	c->matches = c->node.is_char && c->node.major == c->major && c->node.minor == c->minor;
 }
 
-static int read_entry(struct hw_build *b, const struct hw_dir *cls, const char *entry,
-		      const char *attr, char *buf, size_t len)
-{
-	char path[96];
-
-	str_concat(path, sizeof(path), entry, "/", attr);
-	return hw_dir_read(b->ctx, cls, path, buf, len);
-}
-
 static int load_one(struct hw_build *b, struct hw_chardev *c, const struct hw_dir *cls,
 		    const char *name, enum hw_chardev_kind kind, int devdir)
 {
 	struct hw_node *node = b->node;
+	struct hw_dir d = { .fd = -1 };
 	char buf[HW_NAME_MAX];
 	unsigned long long port;
 	int r;
 
 	c->kind = kind;
 	str_copy(c->name, sizeof(c->name), name);
-	/* read through the class dir: one openat per attribute, no directory fd per entry */
-	if ((r = read_entry(b, cls, name, "ibdev", buf, sizeof(buf))) < 0) {
+	/* the entry's directory walked to once through its class link, its attributes opened one
+	 * name deep beneath it */
+	if ((r = hw_dir_open(b->ctx, cls, name, &d)) < 0 ||
+	    (r = hw_dir_read(b->ctx, &d, "ibdev", buf, sizeof(buf))) < 0) {
 		char path[96];
-		snprintf(path, sizeof(path), "%s/ibdev", name);
+
+		str_concat(path, sizeof(path), name, "/ibdev", "");
+		hw_dir_close(&d);
 		return hw_fail(b->err, cls, path, r);
 	}
 	c->dev = hw_node_rdma(node, buf);
-	if (kind != HW_CHR_UVERBS && read_entry(b, cls, name, "port", buf, sizeof(buf)) >= 0 &&
+	if (kind != HW_CHR_UVERBS && hw_dir_read(b->ctx, &d, "port", buf, sizeof(buf)) >= 0 &&
 	    str_to_u64(buf, 10, &port) >= 0)
 		c->port = (unsigned)port;
-	if (read_entry(b, cls, name, "dev", buf, sizeof(buf)) >= 0)
+	if (hw_dir_read(b->ctx, &d, "dev", buf, sizeof(buf)) >= 0)
 		hw_parse_devnum(buf, &c->major, &c->minor);
+	hw_dir_close(&d);
 	probe_devfs(b->ctx, devdir, c);
 	if (!c->dev)
 		return 0; /* a uverbs for a device in another netns (exclusive mode) */
