@@ -174,10 +174,28 @@ int inroot_openat(int rootfd, const char *path, int flags)
 	return walk_in_root(rootfd, path, flags);
 }
 
+/* A single component naming an entry of its directory: not "", ".", ".." nor with a '/' */
+static bool plain_name(const char *name)
+{
+	return name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
 int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *name, int flags)
 {
 	char full[PATH_MAX];
 
+	/* One plain name under dirfd, not followed if it is a link: nothing else is resolved, so
+	 * it cannot lead out, and openat costs less than openat2's scoped walk (its open_how, and
+	 * a reference taken and dropped on dirfd as the walk's root) for each of 50 000 reads.
+	 * A link (ELOOP; ENOTDIR with O_DIRECTORY) or any other failure but ENOENT takes the walk
+	 * below, which follows links inside the root. O_PATH | O_NOFOLLOW would open a link
+	 * itself: not taken. */
+	if (dirfd >= 0 && dirfd != rootfd && !(flags & O_PATH) && plain_name(name)) {
+		int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd >= 0 || errno == ENOENT)
+			return fd >= 0 ? fd : -ENOENT;
+	}
 	if (dirfd >= 0 && dirfd != rootfd) {
 		/* EXDEV: the path leaves dirfd (sysfs's ../../devices links do): resolve all of it */
 		int fd = try_openat2(dirfd, name, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
