@@ -8,7 +8,8 @@ reads (the regular files `rdmak snapshot` captures) once each in one process, an
 (table; reads no GID/pkey tables). Rounds interleaved (floor, json, table, floor, ...), so that
 all three see the same machine; medians of N rounds, of wall time and of CPU time (user + system
 of the command and its threads: on a loaded machine the wall time is mostly waiting), peak RSS
-from GNU time. Target (issue 18 §3): rdmak list --json <= 1.2x the floor.
+from GNU time, and the median of the per-round CPU ratios. Target (issue 18 §3): rdmak list
+--json <= 1.2x the floor.
 """
 import os, resource, statistics, subprocess, sys, tarfile, tempfile, time
 
@@ -30,13 +31,20 @@ def run(argv, stdout=subprocess.DEVNULL):
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         return dt, cpu, int(rss.read().strip().splitlines()[-1])
 
-def interleaved(cmds, n):
-    """n rounds of every command in turn: per command the median wall, median CPU, peak RSS."""
+def interleaved(cmds, n, base):
+    """n rounds of every command in turn: per command the median wall, median CPU, peak RSS, and
+    the median and quartiles of its CPU time over base's in the same round (what another load on
+    the machine does to both in a round cancels there: steadier than the ratio of the medians)."""
     runs = {k: [] for k in cmds}
     for _ in range(n):
         for k, argv in cmds.items():
             runs[k].append(run(argv))
-    return {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v), max(r[2] for r in v))
+    def per_round(v):
+        r = [x[1] / b[1] for x, b in zip(v, runs[base])]
+        q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0]] * 3
+        return statistics.median(r), q[0], q[2]
+    return {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v), max(r[2] for r in v),
+                per_round(v))
             for k, v in runs.items()}
 
 def main():
@@ -57,15 +65,16 @@ def main():
         run([rdmak, "list", "--json", "--root", node])
         floor = [os.path.abspath(os.path.join(build, "tools", "read_floor")), node, listfile]
         m = interleaved({"floor": floor, "json": [rdmak, "list", "--json", "--root", node],
-                         "table": [rdmak, "list", "--root", node]}, n)
-    fw, fc, _ = m["floor"]
+                         "table": [rdmak, "list", "--root", node]}, n, "floor")
+    fw, fc, _, _ = m["floor"]
     load = os.getloadavg()[0]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"list on {node}: {len(files)} files read by the model; medians of {n} interleaved rounds; {when}, load {load:.1f}")
     for k, label in (("json", "rdmak list --json "), ("table", "rdmak list (table)")):
-        w, c, rss = m[k]
+        w, c, rss, (rm, rq1, rq3) = m[k]
         print(f"  {label}: {w*1e3:8.1f} ms wall ({w/fw:.2f}x the floor), {c*1e3:8.1f} ms CPU ({c/fc:.2f}x the floor)"
               f"  peak RSS {rss/1024:6.1f} MiB" + (f"  target <= {TARGET}x" if k == "json" else ""))
+        print(f"  {' ' * len(label)}  CPU over the floor's in each round: median {rm:.2f}x, quartiles {rq1:.2f}x-{rq3:.2f}x")
     print(f"  floor (read_floor): {fw*1e3:8.1f} ms wall, {fc*1e3:8.1f} ms CPU")
 
 if __name__ == "__main__":
