@@ -98,6 +98,13 @@ stop() {
 	done
 }
 
+# per_round A B KIND: the median, over the rounds, of A's scrape time over B's in the same round
+# (KIND t: plain, g: gzip'd), which a drift of the machine's load between rounds moves less than
+# the ratio of the two medians
+per_round() {
+	paste "$tmp/$1.$3" "$tmp/$2.$3" | awk '{ print $1 / $2 }' | sort -n | sed -n "$(((ROUNDS + 1) / 2))p"
+}
+
 # bench_tree LABEL ROOT: rdmak (every VF, then the default, then without io_uring) against
 # node_exporter on ROOT
 bench_tree() {
@@ -108,6 +115,9 @@ bench_tree() {
 	start rdmak-plain "$root" --vf-series all --no-io-uring
 	out=$(rounds rdmak node_exporter rdmak-held rdmak-plain)
 	stop rdmak node_exporter rdmak-held rdmak-plain
+	local pt pg
+	pt=$(per_round rdmak node_exporter t)
+	pg=$(per_round rdmak node_exporter g)
 	r=$(grep '^rdmak ' <<<"$out")
 	n=$(grep '^node_exporter ' <<<"$out")
 	h=$(grep '^rdmak-held ' <<<"$out")
@@ -116,9 +126,9 @@ bench_tree() {
 	read -r _ nt nm ns nc ng <<<"$n"
 	read -r _ ht hm hs hc hg <<<"$h"
 	read -r _ qt qm qs qc qg <<<"$q"
-	printf 'bench-exporter: one scrape of %s (medians of %d interleaved rounds): rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5), CPU %.2fx; load %s\n' \
+	printf 'bench-exporter: one scrape of %s (medians of %d interleaved rounds): rdmak --vf-series all %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB peak RSS); node_exporter %s ms, gzip %s ms (%s series, %s ms CPU, %s MiB); rdmak/node_exporter time %.2fx, gzip %.2fx (goal 0.5; the median of the per-round ratios %.2fx, gzip %.2fx), CPU %.2fx; load %s\n' \
 		"$label" "$ROUNDS" "$rt" "$rg" "$rs" "$rc" "$rm" "$nt" "$ng" "$ns" "$nc" "$nm" "$(echo "$rt / $nt" | bc -l)" \
-		"$(echo "$rg / $ng" | bc -l)" "$(echo "$rc / $nc" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
+		"$(echo "$rg / $ng" | bc -l)" "$pt" "$pg" "$(echo "$rc / $nc" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
 	printf 'bench-exporter: %s, rdmak by default (--vf-series held, no VF held): %s ms, gzip %s ms (%s series: %.1f million per 10 000 such nodes, --vf-series all %.1f million; %s ms CPU), %.2fx, gzip %.2fx; with --no-io-uring (one file at a time, as under a seccomp profile that refuses io_uring): %s ms, gzip %s ms (%s ms CPU), %.2fx, gzip %.2fx\n' \
 		"$label" "$ht" "$hg" "$hs" "$(echo "$hs / 100" | bc -l)" "$(echo "$rs / 100" | bc -l)" "$hc" "$(echo "$ht / $nt" | bc -l)" "$(echo "$hg / $ng" | bc -l)" \
 		"$qt" "$qg" "$qc" "$(echo "$qt / $nt" | bc -l)" "$(echo "$qg / $ng" | bc -l)"
