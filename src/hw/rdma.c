@@ -226,25 +226,25 @@ const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_erro
 	return buf;
 }
 
-/* Port num of d, under d's directory dd ("ports/num": the ports directory needs no fd of its own) */
+/* Port num of d, beneath the ports directory it was listed by: one name beneath an open
+ * directory is a plain openat, where "ports/num" beneath the device takes the scoped walk */
 static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p,
-		     const struct hw_dir *dd, const char *num)
+		     const struct hw_dir *ports, const char *num)
 {
 	struct hw_dir pd;
-	char buf[64], sub[32];
+	char buf[64];
 	unsigned long long n;
 	int r;
 
 	p->dev = d;
 	p->state = HW_PORT_STATE_UNKNOWN;
 	p->phys_state = HW_PHYS_UNKNOWN;
-	snprintf(sub, sizeof(sub), "ports/%.20s", num);
 	/* the kernel numbers ports with a u32 since Linux 5.13 (rdma_end_port) */
 	if (str_to_u64(num, 10, &n) < 0 || n > UINT32_MAX)
-		return hw_fail(b->err, dd, sub, EINVAL);
+		return hw_fail(b->err, ports, num, EINVAL);
 	p->num = (unsigned)n;
-	if ((r = hw_dir_open(b->ctx, dd, sub, &pd)) < 0)
-		return hw_fail(b->err, dd, sub, r);
+	if ((r = hw_dir_open(b->ctx, ports, num, &pd)) < 0)
+		return hw_fail(b->err, ports, num, r);
 	/* state, phys_state and link_layer are what every answer depends on: one that cannot be
 	 * read or parsed stays unknown and is recorded, for each role to report */
 	str_copy(p->state_name, sizeof(p->state_name), "UNKNOWN");
@@ -275,7 +275,7 @@ out:
 static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, const char *name)
 {
 	struct hw_rdma_dev *d = &b->node->rdma[i];
-	struct hw_dir dd;
+	struct hw_dir dd, ports;
 	char buf[PATH_MAX], **pnames = NULL;
 	size_t np = 0;
 	int r;
@@ -295,7 +295,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	hw_read_opt(b->ctx, &dd, "hw_rev", d->hw_rev, sizeof(d->hw_rev));
 	hw_read_opt(b->ctx, &dd, "board_id", d->board_id, sizeof(d->board_id));
 	hw_read_opt(b->ctx, &dd, "node_desc", d->node_desc, sizeof(d->node_desc));
-	if ((r = hw_dir_list(b->ctx, &dd, "ports", &pnames, &np)) < 0) {
+	if ((r = hw_dir_open_list(b->ctx, &dd, "ports", &ports, &pnames, &np)) < 0) {
 		r = hw_fail(b->err, &dd, "ports", r);
 		goto out_dd;
 	}
@@ -310,7 +310,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		struct hw_build mine = *b; /* the port's own error record, for a skip */
 
 		mine.err = &pe;
-		r = load_port(&mine, d, p, &dd, pnames[k]);
+		r = load_port(&mine, d, p, &ports, pnames[k]);
 		if (r >= 0)
 			continue;
 		/* HW_LOAD_PARTIAL: a port that cannot be read is left out, the device kept; one that
@@ -330,6 +330,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	}
 out_names:
 	strv_free(pnames);
+	hw_dir_close(&ports);
 out_dd:
 	hw_dir_close(&dd);
 	return r < 0 ? r : 0;

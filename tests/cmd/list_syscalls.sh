@@ -7,7 +7,9 @@
 # BDF/...) tried first beneath that directory always fails (EXDEV: the entry is a link to
 # ../../devices/...), a bonding/ probe under a netdev that has a PCI function always fails, and
 # a readlink of one name is one readlinkat, not open + fstat + readlinkat + close, a file is
-# read to its end without an fstat first, and one name beneath an open directory is an openat.
+# read to its end without an fstat first, and one name beneath an open directory is an openat
+# (a port's directory too: beneath the ports directory just listed, not ports/N beneath the
+# device).
 # Output equality is tests/cmd/list_golden.sh's.
 . "$(dirname "$0")/../lib.sh"
 if ! command -v strace >/dev/null; then
@@ -38,8 +40,16 @@ for node in a100-ib-bond cx5-roce-sriov; do
 	is "$(grep -cE 'O_PATH.*O_NOFOLLOW|O_NOFOLLOW.*O_PATH' "$TMP/trace")" 0 "$node: no link opened to be read"
 	# one name beneath an open directory is one openat, not openat2's scoped walk (a link
 	# there, which the trees here do not have, would take the walk)
-	is "$(grep -cE '^[0-9]+ +openat2\([0-9]+, "[^/"]+", .*RESOLVE_BENEATH' "$TMP/trace")" 0 \
+	# (every openat2, not only the failed ones of $TMP/trace; "." is a class directory opened
+	# again to be listed, once each)
+	strace -f -qq -o "$TMP/open2" -e trace=openat2 "$RDMAK" list --json --root "$NODES/$node" \
+		>/dev/null 2>&1
+	is "$(grep -E '^[0-9]+ +openat2\([0-9]+, "[^/"]+", .*RESOLVE_BENEATH' "$TMP/open2" |
+		grep -cv '"\."')" 0 \
 		"$node: no openat2 for a plain name beneath a directory"
+	# a port is opened beneath the ports directory it was listed by, one name deep
+	is "$(grep -cE '^[0-9]+ +openat2\([0-9]+, "ports/' "$TMP/open2")" 0 \
+		"$node: each port opened beneath its listed ports directory"
 done
 # a bond is still read as one (its bonding/ directory under devices/virtual/net)
 run "$RDMAK" list --json --root "$NODES/a100-ib-bond"
