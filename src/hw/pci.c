@@ -174,9 +174,58 @@ static int parse_path(struct hw_pci *p, const char *link)
 	return 0;
 }
 
-static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_dir *bus,
-			 const char *bdf)
+/* A VF as its PF's virtfnN link names it, read while the PF's directory is open */
+struct vf_named {
+	char bdf[HW_BDF_MAX];
+	size_t pf; /* index in node->pci */
+	int index;
+};
+
+struct pci_job {
+	const struct hw_dir *bus;
+	char **names;
+	struct vf_named *vfs;	    /* in the order read */
+	char (*vf_set)[HW_BDF_MAX]; /* their BDFs, sorted */
+	size_t n_vfs;
+};
+
+/* PF i's virtfnN links, beneath its directory d: a VF follows its PF in BDF order (its routing
+ * ID is the PF's plus First VF Offset, at least 1), so the functions loaded after it know
+ * themselves VFs before asking for an SR-IOV capability that a VF never has */
+static int read_virtfns(struct hw_build *b, struct pci_job *j, size_t i, const struct hw_dir *d)
 {
+	struct hw_pci *pf = &b->node->pci[i];
+	size_t max = j->n_vfs + (size_t)pf->sriov_numvfs;
+	struct vf_named *vfs = realloc(j->vfs, max * sizeof(*vfs));
+	char(*set)[HW_BDF_MAX];
+
+	if (!vfs)
+		return -ENOMEM;
+	j->vfs = vfs;
+	if (!(set = realloc(j->vf_set, max * sizeof(*set))))
+		return -ENOMEM;
+	j->vf_set = set;
+	for (int k = 0; k < pf->sriov_numvfs; k++) {
+		char buf[PATH_MAX], name[48], num[21];
+		struct vf_named *v = &j->vfs[j->n_vfs];
+
+		str_from_u64(num, (unsigned)k);
+		str_concat(name, sizeof(name), "virtfn", num, "");
+		if (hw_dir_readlink(b->ctx, d, name, buf, sizeof(buf)) < 0 ||
+		    hw_path_parent_bdf(buf, v->bdf) < 0)
+			continue;
+		v->pf = i;
+		v->index = k;
+		memcpy(j->vf_set[j->n_vfs++], v->bdf, HW_BDF_MAX);
+	}
+	qsort(j->vf_set, j->n_vfs, sizeof(*j->vf_set), cmp_bdf);
+	return 0;
+}
+
+static int load_function(struct hw_build *b, size_t i, struct pci_job *j, const char *bdf)
+{
+	struct hw_pci *p = &b->node->pci[i];
+	const struct hw_dir *bus = j->bus;
 	struct hw_dir d;
 	char buf[PATH_MAX];
 	long long v;
@@ -203,51 +252,40 @@ static int load_function(struct hw_build *b, struct hw_pci *p, const struct hw_d
 		const char *slash = strrchr(buf, '/');
 		str_copy(p->driver, sizeof(p->driver), slash ? slash + 1 : buf);
 	}
-	if (!p->is_gpu) {
+	r = 0;
+	if (!p->is_gpu && !in_list(j->vf_set, j->n_vfs, bdf)) {
 		if (hw_read_int(b->ctx, &d, "sriov_totalvfs", 10, &v) >= 0)
 			p->sriov_totalvfs = (int)v;
 		if (p->sriov_totalvfs >= 0 && hw_read_int(b->ctx, &d, "sriov_numvfs", 10, &v) >= 0)
 			p->sriov_numvfs = (int)v;
+		if (p->sriov_numvfs > 0)
+			r = read_virtfns(b, j, i, &d);
 	}
 	hw_dir_close(&d);
-	return 0;
+	return r;
 }
 
-/* PF <-> VF: physfn on the VF, virtfnN on the PF (N is the VF index). */
-static int link_sriov(struct hw_build *b, const struct hw_dir *bus)
+/* PF <-> VF: virtfnN on the PF (N is the VF index), as read_virtfns found them */
+static int link_sriov(struct hw_build *b, const struct pci_job *j)
 {
 	struct hw_node *node = b->node;
-	char buf[PATH_MAX], name[48];
 
 	for (size_t i = 0; i < node->n_pci; i++) {
 		struct hw_pci *pf = &node->pci[i];
-		struct hw_dir d;
 
-		if (pf->sriov_numvfs <= 0)
-			continue;
-		pf->vfs = calloc((size_t)pf->sriov_numvfs, sizeof(*pf->vfs));
-		if (!pf->vfs)
+		if (pf->sriov_numvfs > 0 &&
+		    !(pf->vfs = calloc((size_t)pf->sriov_numvfs, sizeof(*pf->vfs))))
 			return -ENOMEM;
-		/* the PF's directory once, then one readlinkat per VF (not a walk from the root) */
-		if (hw_dir_open(b->ctx, bus, pf->bdf, &d) < 0)
-			continue;
-		for (int k = 0; k < pf->sriov_numvfs; k++) {
-			char bdf[HW_BDF_MAX], num[21];
-			struct hw_pci *vf;
+	}
+	for (size_t k = 0; k < j->n_vfs; k++) {
+		struct hw_pci *pf = &node->pci[j->vfs[k].pf],
+			      *vf = hw_node_pci(node, j->vfs[k].bdf);
 
-			str_from_u64(num, (unsigned)k);
-			str_concat(name, sizeof(name), "virtfn", num, "");
-			if (hw_dir_readlink(b->ctx, &d, name, buf, sizeof(buf)) < 0 ||
-			    hw_path_parent_bdf(buf, bdf) < 0)
-				continue;
-			vf = hw_node_pci(node, bdf);
-			if (!vf)
-				continue;
-			vf->physfn = pf;
-			vf->vf_index = k;
-			pf->vfs[pf->n_vfs++] = vf;
-		}
-		hw_dir_close(&d);
+		if (!vf)
+			continue;
+		vf->physfn = pf;
+		vf->vf_index = j->vfs[k].index;
+		pf->vfs[pf->n_vfs++] = vf;
 	}
 	return 0;
 }
@@ -264,15 +302,10 @@ static int push_ptr(void *arrp, size_t *n, void *ptr)
 	return 0;
 }
 
-struct pci_job {
-	const struct hw_dir *bus;
-	char **names;
-};
-
 static int pci_job(struct hw_build *b, size_t i, void *ud)
 {
 	struct pci_job *j = ud;
-	return load_function(b, &b->node->pci[i], j->bus, j->names[i]);
+	return load_function(b, i, j, j->names[i]);
 }
 
 int hw_load_pci(struct hw_build *b)
@@ -282,6 +315,7 @@ int hw_load_pci(struct hw_build *b)
 	char **names = NULL;
 	_cleanup_free_ char(*pfs)[HW_BDF_MAX] = NULL, (*own)[HW_BDF_MAX] = NULL;
 	size_t n = 0, kept = 0, n_pfs = 0, n_own = 0;
+	struct pci_job job = { .bus = &bus };
 	int r;
 
 	r = hw_dir_open_links(b->ctx, "bus/pci/devices", &bus);
@@ -312,14 +346,15 @@ int hw_load_pci(struct hw_build *b)
 	if (names)
 		names[kept] = NULL;
 	n = kept;
+	job.names = names;
 	if (r >= 0) {
-		struct pci_job job = { &bus, names };
-
 		node->n_pci = kept;
 		r = hw_for_items(b, kept, pci_job, &job);
 	}
 	if (r >= 0)
-		r = link_sriov(b, &bus);
+		r = link_sriov(b, &job);
+	free(job.vfs);
+	free(job.vf_set);
 	strv_free(names);
 	hw_dir_close(&bus);
 	for (size_t i = 0; r >= 0 && i < node->n_rdma; i++) {

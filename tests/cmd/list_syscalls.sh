@@ -7,7 +7,8 @@
 # BDF/...) tried first beneath that directory always fails (EXDEV: the entry is a link to
 # ../../devices/...), a bonding/ probe under a netdev that has a PCI function always fails, and
 # a readlink of one name is one readlinkat, not open + fstat + readlinkat + close, a file is
-# read to its end without an fstat first, and one name beneath an open directory is an openat
+# read to its end without an fstat first, a VF is not asked for an SR-IOV capability, and one
+# name beneath an open directory is an openat
 # (a port's directory too: beneath the ports directory just listed, not ports/N beneath the
 # device).
 # Output equality is tests/cmd/list_golden.sh's.
@@ -24,6 +25,12 @@ for node in a100-ib-bond cx5-roce-sriov; do
 	virt=$(for l in "$NODES/$node"/sys/class/net/*; do readlink "$l"; done | grep -c /virtual/)
 	probes=$(grep -c '"bonding".*ENOENT' "$TMP/trace")
 	[ "$probes" -le "$virt" ]; ok $? "$node: bonding/ probed only under virtual netdevs ($probes probes, $virt virtual)"
+	# a VF has no SR-IOV capability: its PF's virtfn links, read first, say which functions
+	# are VFs, and none of them is asked for sriov_totalvfs (an open that fails)
+	run "$RDMAK" list --json --root "$NODES/$node"
+	asked=$(grep -c '"sriov_totalvfs".*ENOENT' "$TMP/trace")
+	nonvf=$(jget "$TMP/out" "len([p for p in d['pci'] if not p.get('physfn') and not p.get('sriov')])")
+	[ "$asked" -le "$nonvf" ]; ok $? "$node: sriov_totalvfs asked of no VF ($asked failed, $nonvf functions neither PF nor VF)"
 	strace -f -qq -o "$TMP/all" -c "$RDMAK" list --json --root "$NODES/$node" >/dev/null 2>&1
 	is "$(awk '$NF == "fcntl" {print $4}' "$TMP/all")" "" "$node: no fcntl (directory listings read with getdents64 on their fd)"
 	# a file is read to its end with no fstat first: one is asked only where a read ends empty,
