@@ -30,7 +30,8 @@ char *ipam_owner_value(const struct ipamconf *c, const struct ipam_owner *o)
 	char *text;
 
 	str_utc(time(NULL), stamp);
-	strcat(stamp, "Z");
+	stamp[STR_UTC_LEN - 1] = 'Z'; /* in place of the NUL, which moves one on */
+	stamp[STR_UTC_LEN] = '\0';
 	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id,
 		      "ifname", o->ifname);
 	if (!v)

@@ -52,7 +52,21 @@ static void test_check(void **state)
 	{
 		char *v = NULL;
 
+		json_t *o;
+		const char *created;
+
 		assert_int_equal(f->s->ops.get(f->s, "10.56.0.0_24", "10.56.0.1", &v), 1);
+		/* the claim's owner, and when: an RFC 3339 UTC stamp */
+		o = json_loads(v, 0, NULL);
+		assert_non_null(o);
+		assert_string_equal(json_string_value(json_object_get(o, "containerID")), "c1");
+		created = json_string_value(json_object_get(o, "created"));
+		assert_non_null(created);
+		assert_int_equal(strlen(created), 20);
+		assert_int_equal(created[4], '-');
+		assert_int_equal(created[10], 'T');
+		assert_int_equal(created[19], 'Z');
+		json_decref(o);
 		assert_int_equal(f->s->ops.release(f->s, "10.56.0.0_24", "10.56.0.1", v), 1);
 		free(v);
 	}
