@@ -79,9 +79,11 @@ static int attached_add(void *ud, const char *network, const char *id, const cha
 	if (!rec->pod_mac[0] || (!rec->pci[0] && !rec->rdma_dev[0]))
 		return 0;
 	/* a record whose pod is gone (its network namespace removed, the record not yet taken by
-	 * DEL or GC) names what an earlier pod got: never the status of the claim that holds the
-	 * device now. Where this process cannot see the namespaces, the record is taken as is. */
-	if (attach_netns_alive(rec->netns, why, sizeof(why)) == 0)
+	 * DEL or GC) names what an earlier pod got, perhaps another tenant's: never the status of
+	 * the claim that holds the device now. Where this process cannot tell (the namespaces'
+	 * folder not mounted here), nothing is said either: a status is only published for a pod
+	 * seen alive. */
+	if (attach_netns_alive(rec->netns, why, sizeof(why)) != 1)
 		return 0;
 	n = realloc(l->v, (l->n + 1) * sizeof(*n));
 	if (!n)
