@@ -218,8 +218,11 @@ static bool selected(const struct entry *e, const char *fabric)
 static int cmd_list(const struct ledger *l, const char *fabric, bool json)
 {
 	json_t *arr = json ? json_array() : NULL;
-	int r = json && !arr ? -ENOMEM : 0;
+	int r = 0;
 
+	/* out of memory for --json: never the text table on stdout in its place */
+	if (json && !arr)
+		return FABRIC_EXIT_ERROR;
 	for (size_t i = 0; i < l->n; i++)
 		if (selected(&l->v[i], fabric))
 			print_entry(&l->v[i], verdict(l, &l->v[i]), arr);
