@@ -264,17 +264,13 @@ void doc_put_bool(struct doc_writer *w, const char *key, bool v)
 
 void doc_put_int(struct doc_writer *w, const char *key, long long v)
 {
-	char buf[24], *o = buf + sizeof(buf);
+	char buf[22];
 	unsigned long long u = v < 0 ? -(unsigned long long)v : (unsigned long long)v;
 
 	if (!member(w, key))
 		return;
-	do
-		*--o = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		*--o = '-';
-	put(w, o, (size_t)(buf + sizeof(buf) - o));
+	buf[0] = '-';
+	put(w, v < 0 ? buf : buf + 1, (v < 0) + str_from_u64(buf + 1, u));
 }
 
 /* jansson's jsonp_dtostr: "%.17g", ".0" added when that reads as an integer, the exponent

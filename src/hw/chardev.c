@@ -19,7 +19,7 @@
 static void devnode_begin(struct hw_ctx *ctx, const char *relpath, struct hw_devnode *n)
 {
 	memset(n, 0, sizeof(*n));
-	str_concat(n->path, sizeof(n->path), relpath, "", "");
+	(void)str_copy(n->path, sizeof(n->path), relpath);
 	if (ctx->recorder)
 		ctx->recorder(HW_ROOT_DEVFS, HW_ACCESS_STAT, n->path, ctx->recorder_ud);
 }

@@ -164,15 +164,15 @@ static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
 		struct hw_dir *ret)
 {
-	size_t n;
 	int fd;
 
-	if (parent && parent->path[0])
-		n = str_concat(ret->path, sizeof(ret->path), parent->path, "/", name);
-	else
-		n = str_concat(ret->path, sizeof(ret->path), name, "", "");
-	if (n >= sizeof(ret->path))
+	if (parent && parent->path[0]) {
+		if (str_concat(ret->path, sizeof(ret->path), parent->path, "/", name) >=
+		    sizeof(ret->path))
+			return -ENAMETOOLONG;
+	} else if (str_copy(ret->path, sizeof(ret->path), name) < 0) {
 		return -ENAMETOOLONG;
+	}
 	fd = ctx_open(ctx, parent, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
