@@ -245,14 +245,6 @@ static int load(const struct opts *o, struct hw_ctx **ret_ctx, struct hw_node **
 	return 0;
 }
 
-/* The largest config read, as the plugin reads it. */
-#define CONFIG_MAX (4u << 20)
-
-static int parse_config(const char *buf, size_t len, void *ret, char *err, size_t errlen)
-{
-	return pool_config_parse(buf, len, ret, err, errlen);
-}
-
 /* --config: the device plugin's file, read as the plugin reads it (its parser, its refusals).
  * *ret NULL without --config. -EINVAL (refused) or -errno with "<path>: <why>" in err. */
 static int config_load(const struct opts *o, struct pool_config **ret, char **ret_text, char *err,
@@ -263,7 +255,7 @@ static int config_load(const struct opts *o, struct pool_config **ret, char **re
 	*ret = NULL;
 	if (!o->config)
 		return 0;
-	r = daemon_config_load(o->config, CONFIG_MAX, parse_config, ret, ret_text, err, errlen);
+	r = pool_config_load(o->config, ret, ret_text, err, errlen);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < (*ret)->warnings.n; i++)

@@ -37,7 +37,6 @@
 
 /* Exit codes (usage text and docs/plugin.md). */
 enum { PLUGIN_EXIT_OK = 0, PLUGIN_EXIT_RUNTIME = 1, PLUGIN_EXIT_USAGE = 2 };
-#define CONFIG_MAX (4u << 20)
 
 struct opts {
 	const char *config;
@@ -119,12 +118,6 @@ static void transport_log(int level, const char *msg, void *ud)
 }
 
 /* ---- config --------------------------------------------------------------------------- */
-
-/* *text (may be NULL) gets the file's content whenever it could be read, parsed or refused. */
-static int parse_config(const char *buf, size_t len, void *ret, char *err, size_t errlen)
-{
-	return pool_config_parse(buf, len, ret, err, errlen);
-}
 
 /* The keys the config has that the anchors ignore, accepted: named once per loaded content,
  * on stderr for --dry-run, in the log for the daemon. */
@@ -596,8 +589,7 @@ static void reload(struct daemon *d, const char *why)
 			d->sighup_pending = true;
 		return;
 	}
-	if (daemon_config_load(d->o->config, CONFIG_MAX, parse_config, &cfg, &text, err,
-			       sizeof(err)) < 0) {
+	if (pool_config_load(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
 		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
 		 * too: one line per refused content (or unreadable file), however often it is read. */
 		if (daemon_refusal_is_new(&d->refusal, err, text))
@@ -1075,8 +1067,7 @@ int plugin_main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	if (daemon_config_load(o.config, CONFIG_MAX, parse_config, &d.cfg, &d.cfg_text, err,
-			       sizeof(err)) < 0) {
+	if (pool_config_load(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;

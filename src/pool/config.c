@@ -19,14 +19,16 @@
 #include <string.h>
 #include <strings.h>
 
+#include "daemon/daemon.h"
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "util/cleanup.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
-#define MAX_HCA_MAX 100000 /* ids are materialised; more than this is a typo, not a pool */
-#define MAX_ENTRIES 4096
+#define MAX_HCA_MAX	100000 /* ids are materialised; more than this is a typo, not a pool */
+#define MAX_ENTRIES	4096
+#define CONFIG_FILE_MAX (4u << 20) /* what a file can make the daemons hold */
 
 /* A row whose fn reads into the whole struct (the resource, the selector, the config). */
 #define WHOLE  0
@@ -959,4 +961,16 @@ out:
 	pool_config_free(cfg);
 	json_decref(root);
 	return r;
+}
+
+/* daemon_config_load's parser takes its result as a void * */
+static int parse_file(const char *buf, size_t len, void *ret, char *err, size_t errlen)
+{
+	return pool_config_parse(buf, len, ret, err, errlen);
+}
+
+int pool_config_load(const char *path, struct pool_config **ret, char **ret_text, char *err,
+		     size_t errlen)
+{
+	return daemon_config_load(path, CONFIG_FILE_MAX, parse_file, ret, ret_text, err, errlen);
 }

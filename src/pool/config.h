@@ -102,4 +102,10 @@ int pool_config_parse(const char *buf, size_t len, struct pool_config **ret, cha
 		      size_t errlen);
 void pool_config_free(struct pool_config *cfg);
 
+/* The config file at path, as the device plugin and the DRA driver both read it: at most 4 MiB,
+ * through daemon_config_load (its errors, err as "<path>: <why>", *ret_text for
+ * daemon_refusal_is_new). The warnings stay in (*ret)->warnings for the caller to say. */
+int pool_config_load(const char *path, struct pool_config **ret, char **ret_text, char *err,
+		     size_t errlen);
+
 #endif
