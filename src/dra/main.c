@@ -844,8 +844,8 @@ static void on_reload(void *ud, enum daemon_reload_reason why)
 static const struct daemon_ops loop_ops = { .reload = on_reload, .tick = on_tick };
 
 /* Whether socket (a name in device-plugins) is the plugin's for a resource the driver serves:
- * any of rdmak's without --config, else one of a resource given to the driver (the plugin
- * names its sockets "rdmak-<prefix>_<name>.sock"). */
+ * any of rdmak's without --config, else one of a resource given to the driver
+ * (pool_socket_name). */
 static bool socket_ours(const struct pool_config *cfg, const char *socket)
 {
 	if (!str_startswith(socket, "rdmak-") || !strstr(socket, ".sock"))
@@ -856,8 +856,8 @@ static bool socket_ours(const struct pool_config *cfg, const char *socket)
 		const struct pool_resource *res = &cfg->res[i];
 		char name[512];
 
-		snprintf(name, sizeof(name), "rdmak-%s_%s.sock", res->prefix, res->name);
-		if (res->served_by == POOL_BY_DRA && !strcmp(socket, name))
+		if (res->served_by == POOL_BY_DRA &&
+		    pool_socket_name(res, name, sizeof(name)) >= 0 && !strcmp(socket, name))
 			return true;
 	}
 	return false;

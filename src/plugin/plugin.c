@@ -996,10 +996,12 @@ static int wait_for_file(const char *path, int timeout_s)
 static int check_paths(const struct opts *o, const struct pool_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_res; i++) {
-		char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 512];
-		int l = snprintf(path, sizeof(path), "%s/device-plugins/rdmak-%s_%s.sock",
-				 o->kubelet_dir, cfg->res[i].prefix, cfg->res[i].name);
+		char name[512], path[sizeof(((struct sockaddr_un *)0)->sun_path) + 512];
+		int l;
 
+		/* a name cut short (-ENAMETOOLONG) is still longer than any socket path */
+		(void)pool_socket_name(&cfg->res[i], name, sizeof(name));
+		l = snprintf(path, sizeof(path), "%s/device-plugins/%s", o->kubelet_dir, name);
 		if (l >= (int)sizeof(((struct sockaddr_un *)0)->sun_path)) {
 			fprintf(stderr,
 				"rdmak plugin: %s: socket path %s is longer than a unix socket allows\n",

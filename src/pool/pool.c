@@ -526,6 +526,13 @@ static void keep_served(struct pool_set *ps, int who)
 	ps->n = k;
 }
 
+int pool_socket_name(const struct pool_resource *res, char *buf, size_t n)
+{
+	int l = snprintf(buf, n, "rdmak-%s_%s.sock", res->prefix, res->name);
+
+	return l < 0 || (size_t)l >= n ? -ENAMETOOLONG : l;
+}
+
 int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
 		   const struct pool_opts *opts, struct pool_set **ret)
 {
@@ -548,8 +555,9 @@ int pool_set_build(const struct pool_config *cfg, const struct hw_node *node,
 
 		p->res = &cfg->res[i];
 		p->cdi = ps->opts.cdi;
-		snprintf(p->socket_name, sizeof(p->socket_name), "rdmak-%s_%s.sock", p->res->prefix,
-			 p->res->name);
+		/* cut short only where no socket could have it: the plugin refuses such a name
+		 * first (check_paths: a unix socket's path) */
+		(void)pool_socket_name(p->res, p->socket_name, sizeof(p->socket_name));
 		env_key(p->res, p->env_key, sizeof(p->env_key));
 		r = p->res->kind == POOL_SHARED ? build_shared(&b, p, node)
 						: build_exclusive(&b, p, node, claimed, ps);

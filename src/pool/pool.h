@@ -69,6 +69,11 @@ struct pool_set {
 	bool exclusive_netns; /* RDMA netns mode exclusive: an in-use VF vanishes from the host */
 };
 
+/* The name of res's device plugin socket in the kubelet's device-plugins folder,
+ * "rdmak-<prefix>_<name>.sock": the plugin listens there, the DRA driver looks for it. The
+ * length snprintf gives; -ENAMETOOLONG when it does not fit (buf then holds it cut short). */
+int pool_socket_name(const struct pool_resource *res, char *buf, size_t n);
+
 /* Build the pools of cfg over node, and keep those of opts->served. cfg must outlive the set.
  * Every resource is built, in the file's order whoever serves it (a function belongs to the
  * first exclusive resource that selects it), so that both sides see the same split: -EINVAL,

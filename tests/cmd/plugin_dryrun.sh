@@ -118,6 +118,13 @@ run "$RDMAK" plugin --dry-run --root "$A100" --config "$TMP/missing.json"
 is "$rc" 2 "a missing config exits 2"
 run "$RDMAK" plugin --dry-run --root "$TMP/nowhere" --config "$EX/shared-seed003.json"
 is "$rc" 1 "a missing sysfs root exits 1"
+# the socket each resource gets, and a kubelet folder too deep for it, named with that socket
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$EX/shared-seed003.json"
+like "$out" "^rdma/rdma_a100: .*\(configList\[1\], socket rdmak-rdma_rdma_a100\.sock\)$" "the report names each resource's socket"
+deep="$TMP/$(printf 'k%.0s' $(seq 1 100))"
+run "$RDMAK" plugin --dry-run --root "$A100" --config "$EX/shared-seed003.json" --kubelet-dir "$deep"
+is "$rc $err" "2 rdmak plugin: configList[0]: socket path $deep/device-plugins/rdmak-rdma_rdma_v100.sock is longer than a unix socket allows" \
+	"a socket path over a unix socket's limit exits 2, naming it"
 
 # a report that cannot be written says so (it exited 1 silently)
 for j in "" --json; do
