@@ -283,17 +283,18 @@ static int inventory(const struct pool_config *cfg, const struct hw_node *node,
 		return r;
 	for (size_t i = 0; r >= 0 && i < ps->n; i++)
 		for (size_t j = 0; r >= 0 && j < ps->pools[i].n_m; j++) {
-			_cleanup_free_ char *list = strdup(ps->pools[i].m[j].rdma);
-			char *save = NULL;
+			const char *t;
+			size_t l;
 
-			if (!list) {
-				r = -ENOMEM;
-				break;
+			for (const char *s = ps->pools[i].m[j].rdma;
+			     r >= 0 && pool_list_next(&s, &t, &l);) {
+				char *dev = strndup(t, l);
+
+				if (dev && strv_contains(only, dev))
+					free(dev);
+				else
+					r = strv_push(&only, &n, dev);
 			}
-			for (char *t = strtok_r(list, ",", &save); r >= 0 && t;
-			     t = strtok_r(NULL, ",", &save))
-				if (!strv_contains(only, t))
-					r = strv_extend(&only, &n, t);
 		}
 	pool_set_free(ps);
 	/* a config that gives the driver nothing (yet) publishes nothing: not every device */

@@ -219,17 +219,11 @@ static int shared_build(struct exporter *e, const struct pool_config *cfg, struc
 			goto out;
 		}
 		for (size_t m = 0; m < p->n_m; m++) {
-			/* a member's RDMA devices, comma-separated */
-			char *list = strdup(p->m[m].rdma), *save = NULL;
+			const char *t;
+			size_t l;
 
-			if (!list) {
-				r = -ENOMEM;
-				goto out;
-			}
-			for (char *tok = strtok_r(list, ",", &save); tok && r >= 0;
-			     tok = strtok_r(NULL, ",", &save))
-				r = strv_extend(&v[n - 1].hcas.v, &v[n - 1].hcas.n, tok);
-			free(list);
+			for (const char *s = p->m[m].rdma; r >= 0 && pool_list_next(&s, &t, &l);)
+				r = strv_push(&v[n - 1].hcas.v, &v[n - 1].hcas.n, strndup(t, l));
 			if (r < 0)
 				goto out;
 		}

@@ -125,6 +125,17 @@ static const struct hw_chardev *rdma_cm_of(const struct hw_node *node)
 	return NULL;
 }
 
+bool pool_list_next(const char **s, const char **item, size_t *len)
+{
+	*s += strspn(*s, ",");
+	if (!**s)
+		return false;
+	*item = *s;
+	*len = strcspn(*s, ",");
+	*s += *len;
+	return true;
+}
+
 int pool_list_add(char **list, const char *item)
 {
 	size_t il;
@@ -451,20 +462,15 @@ static void env_key(const struct pool_resource *res, char *buf, size_t n)
 /* The first RDMA device of list a (comma-separated) that list b has, into buf. */
 static bool lists_share(const char *a, const char *b, char *buf, size_t n)
 {
-	for (const char *s = a; *s;) {
-		size_t l = strcspn(s, ",");
+	const char *x, *y;
+	size_t l, k;
 
-		for (const char *t = b; *t;) {
-			size_t k = strcspn(t, ",");
-
-			if (k == l && !memcmp(s, t, l)) {
-				snprintf(buf, n, "%.*s", (int)l, s);
+	for (const char *s = a; pool_list_next(&s, &x, &l);)
+		for (const char *t = b; pool_list_next(&t, &y, &k);)
+			if (k == l && !memcmp(x, y, l)) {
+				snprintf(buf, n, "%.*s", (int)l, x);
 				return true;
 			}
-			t += k + (t[k] == ',');
-		}
-		s += l + (s[l] == ',');
-	}
 	return false;
 }
 

@@ -92,5 +92,10 @@ const struct pool_member *pool_member_find(const struct pool *p, const char *id)
 
 /* Add item to the comma-separated list *list (malloc'd; NULL is empty) unless it is there. */
 int pool_list_add(char **list, const char *item);
+/* The next item of a comma-separated list such as a member's rdma or netdevs: its start in
+ * *item, its length in *len, *s moved past it; false at the end. Empty items are skipped, as
+ * strtok does (pool_list_add makes none). Walk a list with
+ * `for (const char *s = list; pool_list_next(&s, &item, &len);)`. */
+bool pool_list_next(const char **s, const char **item, size_t *len);
 
 #endif

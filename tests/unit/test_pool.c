@@ -382,6 +382,29 @@ static void test_split_plugin_dra(void **st)
 	pool_config_free(cfg);
 }
 
+/* A member's list, as the DRA driver, the exporter and the split check walk it. */
+static void test_list_next(void **st)
+{
+	static const struct {
+		const char *list, *want;
+	} cases[] = {
+		{ "mlx5_0", "mlx5_0|" },
+		{ "mlx5_0,mlx5_bond_0", "mlx5_0|mlx5_bond_0|" },
+		{ "", "" },
+		{ ",a,,b,", "a|b|" }, /* empty items skipped, as strtok skips them */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char got[64] = "";
+		const char *t;
+		size_t l;
+
+		for (const char *s = cases[i].list; pool_list_next(&s, &t, &l);)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%.*s|", (int)l, t);
+		assert_string_equal(got, cases[i].want);
+	}
+}
+
 static void test_shared_bond_selects_lag(void **st)
 {
 	struct fx f;
@@ -1229,6 +1252,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_seed003_on_a100),
 		cmocka_unit_test(test_split_plugin_dra),
+		cmocka_unit_test(test_list_next),
 		cmocka_unit_test(test_shared_bond_selects_lag),
 		cmocka_unit_test(test_shared_missing_nodes),
 		cmocka_unit_test(test_select_pci),
