@@ -160,9 +160,12 @@ static void attr_errors(struct daemon *d, const struct hw_node *node)
 }
 
 /* prev: the set the result replaces (in-pod VFs keep their answers), NULL at start-up. Runs
- * on the builder thread, after start-up: it touches no field the loop's thread writes. */
+ * on the builder thread, after start-up: it touches no field the loop's thread writes.
+ * *refused (may be NULL) says whether the config was refused (its split between the plugin and
+ * the DRA driver), rather than the node unreadable: start-up exits 2 for the one, 1 for the
+ * other. */
 static int build(struct daemon *d, const struct pool_config *cfg, const struct pool_set *prev,
-		 struct pool_set **ret)
+		 struct pool_set **ret, bool *refused)
 {
 	char err[512] = "";
 	struct pool_opts po = { .cdi = d->o->cdi, .prev = prev, .err = err, .errlen = sizeof(err) };
@@ -175,7 +178,7 @@ static int build(struct daemon *d, const struct pool_config *cfg, const struct p
 		log_error("reading the hardware: %s: %s",
 			  herr.path[0] ? herr.path : hw_ctx_sysfs(d->ctx),
 			  hw_strerror(herr.err ? herr.err : -r));
-		return r == -EINVAL ? -EIO : r;
+		return r;
 	}
 	attr_errors(d, node);
 	/* the doctor's netns.mode check fails on this too; the plugin serves anyway and says so,
@@ -196,8 +199,9 @@ static int build(struct daemon *d, const struct pool_config *cfg, const struct p
 	hw_node_free(node);
 	if (r < 0)
 		log_error("building the pools: %s", err[0] ? err : strerror(-r));
-	/* -EINVAL says the config was refused (exit 2 at start-up), nothing else */
-	return r == -EINVAL && !err[0] ? -EIO : r;
+	if (refused)
+		*refused = r < 0 && err[0];
+	return r;
 }
 
 /* ---- transport callbacks (any server's thread) ------------------------------------------ */
@@ -534,7 +538,7 @@ static void *builder_main(void *ud)
 	struct daemon *d = ud;
 	uint64_t one = 1;
 
-	d->job.r = build(d, d->job.cfg, d->job.prev, &d->job.ps);
+	d->job.r = build(d, d->job.cfg, d->job.prev, &d->job.ps, NULL);
 	/* cannot fail: the loop reads the counter before the next build */
 	(void)!write(d->build_done_fd, &one, sizeof(one));
 	return NULL;
@@ -1052,6 +1056,7 @@ int plugin_main(int argc, char **argv)
 	struct daemon d = { .o = &o, .build_done_fd = -1 };
 	char err[512];
 	char missing[PATH_MAX];
+	bool refused = false;
 	int r, ret;
 
 	r = parse_args(argc, argv, &o);
@@ -1099,9 +1104,9 @@ int plugin_main(int argc, char **argv)
 		return PLUGIN_EXIT_RUNTIME;
 	}
 	pthread_rwlock_init(&d.lock, NULL);
-	r = build(&d, d.cfg, NULL, &d.ps);
+	r = build(&d, d.cfg, NULL, &d.ps, &refused);
 	if (r < 0) {
-		ret = r == -EINVAL ? PLUGIN_EXIT_USAGE : PLUGIN_EXIT_RUNTIME;
+		ret = refused ? PLUGIN_EXIT_USAGE : PLUGIN_EXIT_RUNTIME;
 		goto out;
 	}
 	if (o.dry_run) {
