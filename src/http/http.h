@@ -73,6 +73,22 @@ struct http_route {
 	http_handler_fn handler;
 };
 
+/* One element of a header list with quality values (RFC 9110 12.4.2): Accept's media ranges,
+ * Accept-Encoding's codings. */
+struct http_qlist_elem {
+	const char *name; /* "gzip", "text/plain", "*": name_len bytes, not NUL-terminated */
+	size_t name_len;
+	unsigned q; /* its weight in thousandths, 0..1000; 1000 when it gives none */
+};
+
+/* The next element of the list at *pos (a header's value, NUL-terminated) that can be read, and
+ * *pos past it; false at the end. An element is a token, or token "/" token, with parameters
+ * (5.6.6); a parameter named q (either case) is its weight, a qvalue (up to three decimals,
+ * 0 to 1). Elements that cannot be read (no name, a malformed parameter, a weight that is no
+ * qvalue or given twice, an unclosed quote) are skipped as if absent, as are empty ones. The
+ * other parameters are not given: no caller needs them. */
+bool http_qlist_next(const char **pos, struct http_qlist_elem *ret);
+
 /* Whether an Accept-Encoding header's value (RFC 9110 12.5.3; NULL when absent) takes gzip:
  * "gzip" or "x-gzip" (or, when neither is named, "*") with a q above 0, and not below a q the
  * client gave "identity". An element that cannot be read is ignored; no header: no. */

@@ -45,6 +45,15 @@ static void test_qvalues(void **st)
 	assert_false(http_accept_gzip("gzip;q="));
 	assert_false(http_accept_gzip("gzip;q=-1"));
 	assert_true(http_accept_gzip("gzip;q=abc, gzip"));
+	/* the weight's grammar is "q=" qvalue: not quoted, no space around "=", given once */
+	assert_false(http_accept_gzip("gzip;q=\"1\""));
+	assert_false(http_accept_gzip("gzip;q= 1"));
+	assert_false(http_accept_gzip("gzip;q =1"));
+	assert_false(http_accept_gzip("gzip;q=0;q=1"));
+	assert_false(http_accept_gzip("gzip;q=1;Q=1"));
+	/* a parameter whose name ends in q is not the weight */
+	assert_true(http_accept_gzip("gzip;seq=0"));
+	assert_false(http_accept_gzip("gzip;seq=1;q=0"));
 	/* other parameters are nobody's business here */
 	assert_true(http_accept_gzip("gzip;level=9"));
 	assert_true(http_accept_gzip("gzip;x=\"a;q=0\";q=1"));
@@ -73,6 +82,10 @@ static void test_garbled(void **st)
 	assert_true(http_accept_gzip("@@, gzip"));
 	assert_true(http_accept_gzip(" , gzip ,"));
 	assert_true(http_accept_gzip("gzip;x=\"unterminated\\\"\", gzip"));
+	assert_false(http_accept_gzip("gzip;x="));
+	/* an element that cannot be read ends at its comma, not at one inside a quoted value */
+	assert_false(http_accept_gzip("@;x=\"a, gzip;y=\"\""));
+	assert_true(http_accept_gzip("@;x=\"a, br\", gzip"));
 }
 
 int main(void)
