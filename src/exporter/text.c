@@ -10,30 +10,22 @@
 #include <strings.h>
 
 #include "exporter/internal.h"
+#include "http/http.h"
 #include "util/strutil.h"
 
 /* ---- the format (the scrape's Accept header: anyone's) --------------------------------------- */
 
 enum exporter_format exporter_format_from_accept(const char *accept)
 {
+	static const char om[] = "application/openmetrics-text";
+	struct http_qlist_elem e;
 	const char *p = accept;
 
 	/* "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,..." as
-	 * Prometheus sends it: the first media range that is OpenMetrics, unless its q is 0 */
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		while (len && (*p == ' ' || *p == '\t'))
-			p++, len--;
-		if (len >= 28 && !strncasecmp(p, "application/openmetrics-text", 28)) {
-			const char *q = memmem(p, len, "q=", 2);
-
-			if (!q || strtod(q + 2, NULL) > 0)
-				return EXPORTER_OPENMETRICS;
-		}
-		p = end ? end + 1 : NULL;
-	}
+	 * Prometheus sends it: a media range that is OpenMetrics, unless its q is 0 */
+	while (p && http_qlist_next(&p, &e))
+		if (e.q > 0 && e.name_len == sizeof(om) - 1 && !strncasecmp(e.name, om, e.name_len))
+			return EXPORTER_OPENMETRICS;
 	return EXPORTER_TEXT;
 }
 

@@ -41,6 +41,39 @@ static void test_accept(void **st)
 	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;q=0,text/plain"),
 			 EXPORTER_TEXT);
 	assert_int_equal(exporter_format_from_accept("application/openmetrics"), EXPORTER_TEXT);
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-textual"),
+			 EXPORTER_TEXT);
+	/* the q is the parameter named q, and no other: not one that ends in q, not a "q=" in a
+	 * quoted value */
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;seq=0"),
+			 EXPORTER_OPENMETRICS);
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;foq=0.0"),
+			 EXPORTER_OPENMETRICS);
+	assert_int_equal(exporter_format_from_accept(
+				 "application/openmetrics-text;version=\"1.0.0;q=0\",text/plain"),
+			 EXPORTER_OPENMETRICS);
+	/* names are case-insensitive, the q stands anywhere among the parameters */
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;Q=0"),
+			 EXPORTER_TEXT);
+	assert_int_equal(exporter_format_from_accept(
+				 "application/openmetrics-text ; q=0 ; version=1.0.0, text/plain"),
+			 EXPORTER_TEXT);
+	/* a quoted comma does not end the media range */
+	assert_int_equal(exporter_format_from_accept(
+				 "application/openmetrics-text;x=\"a,b\";q=0, text/plain"),
+			 EXPORTER_TEXT);
+	/* one that cannot be read is skipped: no guess at what it meant */
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;q=0.5000"),
+			 EXPORTER_TEXT);
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;q=\"1\""),
+			 EXPORTER_TEXT);
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text;q=1;q=0"),
+			 EXPORTER_TEXT);
+	assert_int_equal(exporter_format_from_accept("application/openmetrics-text junk"),
+			 EXPORTER_TEXT);
+	/* empty elements and whitespace around them are nothing */
+	assert_int_equal(exporter_format_from_accept(" ,, \tapplication/openmetrics-text\t,"),
+			 EXPORTER_OPENMETRICS);
 	assert_string_equal(exporter_content_type(EXPORTER_TEXT),
 			    "text/plain; version=0.0.4; charset=utf-8");
 }
