@@ -6,77 +6,32 @@
 // config) are rdmak_device_pod_info series, the answer is cached (no List per scrape), a kubelet that goes away or hangs never
 // fails a scrape and is logged once.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { SAMPLE as NODE, find, killExporters, once, parse, promtoolCheck, scrape, serve } from './exporter.mjs';
 import { TOP } from './kubelet.mjs';
 import { PodResources, samplePods } from './podresources.mjs';
 
-const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
-const NODE = path.join(process.env.NODES || path.join(TOP, 'examples', 'nodes'), 'cx5-roce-sriov');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-exp-pods-'));
 const sock = path.join(root, 'pod-resources', 'kubelet.sock');
 const cfg = path.join(root, 'plugin.json');
 fs.writeFileSync(cfg, JSON.stringify({
 	configList: [{ resourceName: 'shared_cx5', rdmaHcaMax: 100, selectors: { ifNames: ['enp27s0f0np0', 'enp27s0f1np1'] } }],
 }));
-const procs = [];
 after(() => {
-	for (const p of procs) p.kill('SIGKILL');
+	killExporters();
 	fs.rmSync(root, { recursive: true, force: true });
 });
-
-// series NAME{labels} -> value, labels as an object
-function parse(text) {
-	const out = [];
-	for (const line of text.split('\n')) {
-		const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
-		if (!m) continue;
-		const labels = {};
-		for (const l of (m[2] || '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-		out.push({ name: m[1], labels, value: m[3] });
-	}
-	return out;
-}
-const find = (series, name, labels) =>
-	series.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-
-function once(args, node = NODE) {
-	return new Promise((resolve) => {
-		const p = spawn(RDMAK, ['exporter', '--once', '--root', node, ...args]);
-		let out = '', err = '';
-		p.stdout.on('data', (d) => (out += d));
-		p.stderr.on('data', (d) => (err += d));
-		p.on('exit', (code) => resolve({ code, out, err }));
-	});
-}
-
-async function serve(args) {
-	const p = spawn(RDMAK, ['exporter', '--listen', '127.0.0.1:0', '--root', NODE, ...args]);
-	procs.push(p);
-	let err = '';
-	p.stderr.on('data', (d) => (err += d));
-	for (let i = 0; i < 200; i++) {
-		const m = err.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-		if (m) return { p, port: Number(m[1]), log: () => err };
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	throw new Error(`exporter did not start: ${err}`);
-}
-
-async function scrape(port) {
-	const r = await fetch(`http://127.0.0.1:${port}/metrics`);
-	return { status: r.status, series: parse(await r.text()) };
-}
 
 test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_device_pod_info series', async () => {
 	const s = new PodResources(sock);
 	s.pods = samplePods();
 	await s.start();
 	try {
-		const r = await once(['--pod-resources', sock, '--plugin-config', cfg]);
+		const r = await once(NODE, ['--pod-resources', sock, '--plugin-config', cfg]);
 		assert.equal(r.code, 0, r.err);
 		const m = parse(r.out);
 		const rx = 'node_infiniband_port_data_received_bytes_total';
@@ -102,15 +57,14 @@ test('VFs a pod holds carry its labels; the pods sharing the PFs are rdmak_devic
 		assert.equal(find(m, 'rdmak_exporter_pod_resources_up', {})[0].value, '1');
 		assert.equal(s.calls, 1);
 		// with every VF's series, the idle one has no pod label
-		const all = parse((await once(['--pod-resources', sock, '--plugin-config', cfg, '--vf-series', 'all'])).out);
+		const all = parse((await once(NODE, ['--pod-resources', sock, '--plugin-config', cfg, '--vf-series', 'all'])).out);
 		assert.equal(find(all, rx, { device: 'mlx5_4' }).length, 1, '--vf-series all: mlx5_4 served');
 		assert.equal(find(all, rx, { device: 'mlx5_4' })[0].labels.k8s_pod_name, undefined, 'mlx5_4: no pod label');
 		// promtool reads it as valid exposition (label sets differ within a family)
-		const pt = spawnSync('promtool', ['check', 'metrics'], { input: r.out, encoding: 'utf8' });
-		if (pt.error?.code !== 'ENOENT') assert.equal(pt.status, 0, pt.stdout + pt.stderr);
+		promtoolCheck(r.out);
 
 		// without the plugin's config the shared resource's ids ("7", "12") name no HCA
-		const bare = parse((await once(['--pod-resources', sock])).out);
+		const bare = parse((await once(NODE, ['--pod-resources', sock])).out);
 		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'rdma/shared_cx5' }).length, 0);
 		assert.equal(find(bare, 'rdmak_device_pod_info', { resource: 'nvidia.com/cx5_vf' }).length, 3);
 	} finally {
@@ -131,8 +85,7 @@ test('exclusive RDMA netns mode: VFs moved into the pod are read in its namespac
 	s.pods = samplePods();
 	await s.start();
 	try {
-		// (not spawnSync: the stand-in kubelet answers from this process's event loop)
-		const r = await once(['--pod-resources', sock, '--netns-sysfs', path.join(root, 'ns')], split);
+		const r = await once(split, ['--pod-resources', sock, '--netns-sysfs', path.join(root, 'ns')]);
 		assert.equal(r.code, 0, r.err);
 		const m = parse(r.out);
 		const rx = 'node_infiniband_port_data_received_bytes_total';
@@ -154,7 +107,7 @@ test('cached: no List per scrape; a changed answer shows after the max age; a ku
 	s.pods = samplePods();
 	await s.start();
 	// every VF's series: a VF's labels come and go, the series stay (held: exporter_series.test.mjs)
-	const e = await serve(['--pod-resources', sock, '--pod-resources-max-age', '400', '--vf-series', 'all']);
+	const e = await serve(NODE, ['--pod-resources', sock, '--pod-resources-max-age', '400', '--vf-series', 'all']);
 	try {
 		let r = await scrape(e.port);
 		assert.equal(r.status, 200);

@@ -6,23 +6,20 @@
 // while pods take VFs and give them back and the topology is reloaded: never down, never what a
 // VF counted while held.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { TOP } from './kubelet.mjs';
+import { SAMPLE, find, killExporters, once, parse, promtoolCheck, scrape as scrapeOnce, serve } from './exporter.mjs';
 import { PodResources, samplePods } from './podresources.mjs';
 
-const RDMAK = process.env.RDMAK || path.join(TOP, 'build', 'rdmak');
-const SAMPLE = path.join(process.env.NODES || path.join(TOP, 'examples', 'nodes'), 'cx5-roce-sriov');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rdmak-exp-series-'));
 const NODE = path.join(root, 'node');
 const IB = path.join(NODE, 'sys', 'class', 'infiniband');
 const sock = path.join(root, 'pod-resources', 'kubelet.sock');
-const procs = [];
 after(() => {
-	for (const p of procs) p.kill('SIGKILL');
+	killExporters();
 	fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -50,49 +47,13 @@ for (const dev of fs.readdirSync(IB)) {
 }
 const VFS = Object.keys(pfOf).sort();
 
-function parse(text) {
-	const out = [];
-	for (const line of text.split('\n')) {
-		const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
-		if (!m) continue;
-		const labels = {};
-		for (const l of (m[2] || '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-		out.push({ name: m[1], labels, value: m[3] });
-	}
-	return out;
-}
-const find = (series, name, labels) =>
-	series.filter((s) => (!name || s.name === name) && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 const value = (series, name, labels) => {
 	const f = find(series, name, labels);
 	assert.equal(f.length, 1, `${name} ${JSON.stringify(labels)}: ${f.length} series`);
 	return BigInt(f[0].value);
 };
 
-function once(args) {
-	return new Promise((resolve) => {
-		const p = spawn(RDMAK, ['exporter', '--once', '--root', NODE, ...args]);
-		let out = '', err = '';
-		p.stdout.on('data', (d) => (out += d));
-		p.stderr.on('data', (d) => (err += d));
-		p.on('exit', (code) => resolve({ code, out, err }));
-	});
-}
-
-async function serve(args) {
-	const p = spawn(RDMAK, ['exporter', '--listen', '127.0.0.1:0', '--root', NODE, ...args]);
-	procs.push(p);
-	let err = '';
-	p.stderr.on('data', (d) => (err += d));
-	for (let i = 0; i < 200; i++) {
-		const m = err.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-		if (m) return { p, port: Number(m[1]), log: () => err };
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	throw new Error(`exporter did not start: ${err}`);
-}
-
-const scrape = async (port) => parse(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+const scrape = async (port) => (await scrapeOnce(port)).series;
 
 // the families summed: every node_infiniband_ counter and rdmak_port_hw_ one a VF has, by the
 // name of its sum
@@ -110,8 +71,8 @@ test('held: the VFs pods hold have all their series with the pod\'s labels, the 
 	s.pods = samplePods();
 	await s.start();
 	try {
-		const held = await once(['--pod-resources', sock]);
-		const every = await once(['--pod-resources', sock, '--vf-series', 'all']);
+		const held = await once(NODE, ['--pod-resources', sock]);
+		const every = await once(NODE, ['--pod-resources', sock, '--vf-series', 'all']);
 		assert.equal(held.code, 0, held.err);
 		assert.equal(every.code, 0, every.err);
 		const h = parse(held.out), all = parse(every.out);
@@ -148,8 +109,7 @@ test('held: the VFs pods hold have all their series with the pod\'s labels, the 
 		const rest = (m) => m.filter((x) => !x.name.startsWith('rdmak_idle_vfs') && !VFS.includes(x.labels.device) &&
 			x.name !== 'rdmak_exporter_scrape_duration_seconds').map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`).sort();
 		assert.deepEqual(rest(h), rest(all));
-		const pt = spawnSync('promtool', ['check', 'metrics'], { input: held.out, encoding: 'utf8' });
-		if (pt.error?.code !== 'ENOENT') assert.equal(pt.status, 0, pt.stdout + pt.stderr);
+		promtoolCheck(held.out);
 	} finally {
 		await s.stop();
 	}
@@ -159,7 +119,7 @@ test('the sums while pods take VFs and give them back: what idle VFs counted, ne
 	const s = new PodResources(sock);
 	s.pods = samplePods();
 	await s.start();
-	const e = await serve(['--pod-resources', sock, '--pod-resources-max-age', '1']);
+	const e = await serve(NODE, ['--pod-resources', sock, '--pod-resources-max-age', '1']);
 	try {
 		const tx = 'node_infiniband_port_packets_transmitted_total', oos = 'rdmak_port_hw_out_of_sequence_total';
 		const sums = (m) => Object.fromEntries(['mlx5_0', 'mlx5_1'].flatMap((pf) => [
@@ -204,7 +164,7 @@ test('the sums while pods take VFs and give them back: what idle VFs counted, ne
 		assert.deepEqual(sums(c), grown(sb, idleB));
 		for (const k of Object.keys(sa))
 			assert.ok(sums(c)[k] >= sb[k] && sb[k] >= sa[k], `${k} never goes down`);
-		assert.equal(value(c, tx, { device: 'mlx5_5', k8s_pod_name: 'grab' }), value(parse((await once(['--vf-series', 'all', '--no-pod-resources'])).out), tx, { device: 'mlx5_5', port: '1' }));
+		assert.equal(value(c, tx, { device: 'mlx5_5', k8s_pod_name: 'grab' }), value(parse((await once(NODE, ['--vf-series', 'all', '--no-pod-resources'])).out), tx, { device: 'mlx5_5', port: '1' }));
 
 		// a reload of the topology (SIGHUP) keeps the sums going
 		e.p.kill('SIGHUP');
