@@ -309,7 +309,7 @@ int hw_dir_readlink(struct hw_ctx *ctx, const struct hw_dir *d, const char *name
 	/* One name under an open directory of the root: readlinkat does not follow it and there
 	 * is no other component to resolve, so nothing can lead out of the root, and it costs one
 	 * syscall instead of open, fstat, readlinkat and close. */
-	if (name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..")) {
+	if (str_is_path_name(name)) {
 		n = readlinkat(d && d->path[0] ? d->fd : ctx->fd[HW_ROOT_SYSFS], name, buf,
 			       len - 1);
 		if (n < 0)

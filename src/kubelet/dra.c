@@ -36,6 +36,7 @@
 #include "kubelet/pluginregistration.pb-c.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/strv.h"
 
 /* the generated names, shorter */
@@ -822,8 +823,7 @@ static void wake(struct kubelet_dra *d)
 
 static bool name_valid(const char *s)
 {
-	return s && s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..") &&
-	       strlen(s) < NAME_MAX - 16;
+	return str_is_path_name(s) && strlen(s) < NAME_MAX - 16;
 }
 
 int kubelet_dra_start(const struct kubelet_dra_config *cfg, struct kubelet_dra **ret)

@@ -492,8 +492,7 @@ void kubelet_free(struct kubelet *k)
 /* A name that becomes a path component: no '/', not "." or "..", and not the kubelet's own. */
 static bool socket_name_valid(const char *name)
 {
-	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
-	       strcmp(name, "..") != 0 && strcmp(name, KL_KUBELET_SOCK) != 0 &&
+	return str_is_path_name(name) && strcmp(name, KL_KUBELET_SOCK) != 0 &&
 	       strlen(name) < NAME_MAX;
 }
 

@@ -174,12 +174,6 @@ int inroot_openat(int rootfd, const char *path, int flags)
 	return walk_in_root(rootfd, path, flags);
 }
 
-/* A single component naming an entry of its directory: not "", ".", ".." nor with a '/' */
-static bool plain_name(const char *name)
-{
-	return name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
-}
-
 int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *name, int flags)
 {
 	char full[PATH_MAX];
@@ -190,7 +184,7 @@ int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *n
 	 * A link (ELOOP; ENOTDIR with O_DIRECTORY) or any other failure but ENOENT takes the walk
 	 * below, which follows links inside the root. O_PATH | O_NOFOLLOW would open a link
 	 * itself: not taken. */
-	if (dirfd >= 0 && dirfd != rootfd && !(flags & O_PATH) && plain_name(name)) {
+	if (dirfd >= 0 && dirfd != rootfd && !(flags & O_PATH) && str_is_path_name(name)) {
 		int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
 
 		if (fd >= 0 || errno == ENOENT)

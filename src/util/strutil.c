@@ -126,14 +126,14 @@ int str_natcmp(const char *a, const char *b)
 	return (unsigned char)*a - (unsigned char)*b;
 }
 
+bool str_is_path_name(const char *s)
+{
+	return s && s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
 bool str_is_safe_name(const char *s, size_t max)
 {
-	size_t l;
-
-	if (!s || !*s)
-		return false;
-	l = strlen(s);
-	if (l > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+	if (!str_is_path_name(s) || strlen(s) > max)
 		return false;
 	for (; *s; s++)
 		if (*s == '/' || !isgraph((unsigned char)*s))

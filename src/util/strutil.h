@@ -24,7 +24,10 @@ int str_to_u64(const char *s, int base, unsigned long long *ret);
 int str_to_i64(const char *s, int base, long long *ret);
 /* Natural order ("mlx5_2" < "mlx5_10"), the order ibdev2netdev's `ls` does NOT use but humans expect. */
 int str_natcmp(const char *a, const char *b);
-/* A name that may become a path component: non-empty, no '/', not "." or "..", printable, <= max. */
+/* One component of a path, naming an entry of its directory: non-empty, no '/', not "." nor
+ * "..". Opened beneath a directory it leads nowhere else but through a link. */
+bool str_is_path_name(const char *s);
+/* A name that may become a path component: str_is_path_name, printable, <= max bytes. */
 bool str_is_safe_name(const char *s, size_t max);
 /* Append a printf-formatted item to the malloc'd string *s (NULL: empty), with sep before it
  * unless *s is empty: the one way to build "a, b, c" lists. 0 or -ENOMEM (*s unchanged). */

@@ -434,6 +434,27 @@ static void test_concat(void **st)
 		}
 }
 
+/* The one check of a path component, and the safe name built on it */
+static void test_path_name(void **st)
+{
+	static const char *const yes[] = { "a", "mlx5_0", "...", ".a", "a.", "virtfn12", "-" };
+	static const char *const no[] = { "", ".", "..", "/", "a/b", "a/", "/a" };
+
+	(void)st;
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		assert_true(str_is_path_name(yes[i]));
+		assert_true(str_is_safe_name(yes[i], 8));
+	}
+	for (size_t i = 0; i < ELEMENTSOF(no); i++) {
+		assert_false(str_is_path_name(no[i]));
+		assert_false(str_is_safe_name(no[i], 8));
+	}
+	assert_false(str_is_path_name(NULL));
+	assert_false(str_is_safe_name("a b", 8));	/* not printable without blanks */
+	assert_false(str_is_safe_name("abcdefghi", 8)); /* longer than max */
+	assert_true(str_is_safe_name("abcdefgh", 8));
+}
+
 static void test_from_u64(void **st)
 {
 	static const unsigned long long v[] = {
@@ -720,6 +741,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
+		cmocka_unit_test(test_path_name),
 		cmocka_unit_test_setup_teardown(test_list_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
 		cmocka_unit_test(test_read_file_big_and_pipe),
