@@ -165,40 +165,31 @@ bool cnispec_network_name_valid(const char *s, const char **why)
 bool cnispec_ifname_valid(const char *s, const char **why)
 {
 	const char *dummy;
-	size_t l;
 
 	if (!why)
 		why = &dummy;
-	if (!s || !*s) {
+	*why = NULL;
+	if (!s || !*s)
 		*why = "is empty";
-		return false;
-	}
-	l = strlen(s);
-	if (l > CNISPEC_IFNAME_MAX) {
-		*why = "is longer than 15 bytes (IFNAMSIZ)";
-		return false;
-	}
-	if (!strcmp(s, ".") || !strcmp(s, "..")) {
-		*why = "may not be \".\" or \"..\"";
-		return false;
-	}
-	for (; *s; s++) {
+	else if (strlen(s) > CNISPEC_IFNAME_MAX)
+		*why = "is longer than 15 bytes (IFNAMSIZ - 1)";
+	else if (!strcmp(s, ".") || !strcmp(s, ".."))
+		*why = "is \".\" or \"..\"";
+	for (; !*why && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c == '/' || c == ':' || isspace(c)) {
-			*why = "may not hold '/', ':' or white space";
-			return false;
-		}
-		if (c == '%') {
-			*why = "may not hold '%' (the kernel would pick another name for \"%d\")";
-			return false;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			*why = "may not hold control characters";
-			return false;
-		}
+		if (c == '/')
+			*why = "contains '/'";
+		else if (c == ':')
+			*why = "contains ':'";
+		else if (isspace(c))
+			*why = "contains a blank";
+		else if (c == '%')
+			*why = "contains '%' (the kernel would pick another name for \"%d\")";
+		else if (c < 0x20 || c == 0x7f)
+			*why = "contains a control character";
 	}
-	return true;
+	return !*why;
 }
 
 bool cnispec_plugin_type_valid(const char *s, const char **why)

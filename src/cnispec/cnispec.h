@@ -117,7 +117,8 @@ int cnispec_version_print(FILE *f, const char *version);
 bool cnispec_container_id_valid(const char *s, const char **why);
 /* The kernel's dev_valid_name(): 1..15 bytes, not "." or "..", no '/', ':' or white space;
  * rdmak also refuses '%' (the kernel would expand "net%d" into another name) and control
- * bytes. */
+ * bytes. The one check of an interface name, wherever one comes from. *why: what is wrong,
+ * as a phrase after the name ("contains '/'"). */
 bool cnispec_ifname_valid(const char *s, const char **why);
 /* The spec's network name: [A-Za-z0-9][A-Za-z0-9_.-]*, at most 255 (it becomes a file name). */
 bool cnispec_network_name_valid(const char *s, const char **why);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnispec/cnispec.h"
 #include "k8s/names.h"
 #include "util/cleanup.h"
 
@@ -28,20 +29,13 @@ static char *trimmed(const char *s, size_t len)
 
 /* An interface name as Multus checks it in the comma form (parsePodNetworkObjectName: at most
  * IFNAMSIZ-1 bytes, no '/' and no blank) and as the kernel's dev_valid_name() checks it in
- * either form (not "." or "..", no ':'). NULL when valid, else why. */
+ * either form (not "." or "..", no ':'), with what rdmak-cni refuses at ADD besides ('%',
+ * control bytes): cnispec_ifname_valid. NULL when valid, else why. */
 static const char *ifname_why(const char *s)
 {
-	if (strlen(s) > 15)
-		return "is longer than 15 bytes (IFNAMSIZ - 1)";
-	if (!strcmp(s, ".") || !strcmp(s, ".."))
-		return "is \".\" or \"..\"";
-	for (const char *c = s; *c; c++) {
-		if (blank(*c))
-			return "contains a blank";
-		if (*c == '/' || *c == ':')
-			return *c == '/' ? "contains '/'" : "contains ':'";
-	}
-	return NULL;
+	const char *why;
+
+	return cnispec_ifname_valid(s, &why) ? NULL : why;
 }
 
 /* One comma-form element, "[namespace/]name[@interface]", as Multus reads it: split at '/'

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnispec/cnispec.h"
 #include "k8s/names.h"
 #include "util/strv.h"
 #include "dispatch/dispatch.h"
@@ -91,15 +92,10 @@ static int read_name(struct dispatch_ctx *c, const char *path, json_t *v, void *
 
 static int read_interface(struct dispatch_ctx *c, const char *path, json_t *v, void *t)
 {
-	const char *s = json_string_value(v);
-	size_t n = strlen(s);
+	const char *s = json_string_value(v), *why;
 
-	/* what the kernel takes as an interface name (IFNAMSIZ 16, no '/', ':' or blanks) */
-	if (n == 0 || n > 15 || !strcmp(s, ".") || !strcmp(s, "..") || strpbrk(s, "/: \t\n"))
-		return dispatch_fail(
-			c, path,
-			"\"%s\" is not an interface name (1 to 15 characters, no '/', ':' or blanks)",
-			s);
+	if (!cnispec_ifname_valid(s, &why))
+		return dispatch_fail(c, path, "\"%s\" is not an interface name: %s", s, why);
 	return dup_string(c, path, v, t);
 }
 

@@ -471,6 +471,11 @@ static void test_networks_parse(void **state)
 		  "(IFNAMSIZ - 1)" },
 		{ "net1@.", "\"net1@.\": interface name \".\" is \".\" or \"..\"" },
 		{ "net1@..", "\"net1@..\": interface name \"..\" is \".\" or \"..\"" },
+		/* what rdmak-cni refuses at ADD, refused at admission too */
+		{ "net1@eth%d", "\"net1@eth%d\": interface name \"eth%d\" contains '%' (the kernel "
+				"would pick another name for \"%d\")" },
+		{ "[{\"name\": \"a\", \"interface\": \"if\\u0001\"}]",
+		  "element 0 (\"a\"): interface: \"if\001\" contains a control character" },
 		{ "Net1", "\"Net1\": \"Net1\" is not a "
 			  "namespace or network name Multus "
 			  "reads: " LABEL_WHY },
