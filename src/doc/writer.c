@@ -124,7 +124,7 @@ static void put_string(struct doc_writer *w, const char *s, size_t len)
 			break;
 		c = *p;
 		if (c >= 0x80) {
-			n = str_utf8_seq_len(p);
+			n = str_utf8_seq_len(p, (size_t)(end - p));
 			if (n) {
 				memcpy(o, p, n);
 				o += n, p += n;

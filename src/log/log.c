@@ -160,28 +160,6 @@ void log_pop(const struct log_saved *saved)
 
 /* ---- building a line ------------------------------------------------------------------ */
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* Copy src[0..len) to dst (room for cap bytes) escaped for text or a JSON string, never
  * splitting an escape or a UTF-8 sequence. Returns the bytes written; *consumed the bytes of
  * src they stand for. */
@@ -197,7 +175,7 @@ static size_t escape(char *dst, size_t cap, const char *src, size_t len, bool js
 		size_t pl, step = 1;
 
 		if (c >= 0x80) {
-			step = utf8_len((const unsigned char *)src + i, len - i);
+			step = str_utf8_seq_len((const unsigned char *)src + i, len - i);
 			if (step) {
 				piece = src + i;
 				pl = step;

@@ -166,7 +166,7 @@ int str_append_sep(char **s, const char *sep, const char *fmt, ...)
 }
 
 /* RFC 3629's table: the second byte's range is narrower after E0, ED, F0 and F4. */
-size_t str_utf8_seq_len(const unsigned char *s)
+size_t str_utf8_seq_len(const unsigned char *s, size_t max)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	size_t n;
@@ -181,7 +181,7 @@ size_t str_utf8_seq_len(const unsigned char *s)
 		n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
 	else
 		return 0;
-	if (s[1] < lo || s[1] > hi)
+	if (max < n || s[1] < lo || s[1] > hi)
 		return 0;
 	for (size_t i = 2; i < n; i++)
 		if (s[i] < 0x80 || s[i] > 0xbf)
@@ -192,7 +192,7 @@ size_t str_utf8_seq_len(const unsigned char *s)
 bool str_is_utf8(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = str_utf8_seq_len(p);
+		size_t n = str_utf8_seq_len(p, SIZE_MAX);
 
 		if (!n)
 			return false;
@@ -209,7 +209,7 @@ char *str_utf8_escape(const char *s)
 	if (!ret)
 		return NULL;
 	while (*p) {
-		size_t n = str_utf8_seq_len(p);
+		size_t n = str_utf8_seq_len(p, SIZE_MAX);
 
 		if (n) {
 			memcpy(o, p, n);

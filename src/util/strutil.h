@@ -35,9 +35,10 @@ int str_append_sep(char **s, const char *sep, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Whether s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
 bool str_is_utf8(const char *s);
-/* Length of the valid UTF-8 sequence at s (1 to 4), 0 if the byte there does not start one.
- * Reads past the first byte only while the sequence is still valid, so never past a NUL. */
-size_t str_utf8_seq_len(const unsigned char *s);
+/* Length of the valid UTF-8 sequence at s (1 to 4) within its first max bytes, 0 if the byte
+ * there does not start one that fits. Reads past the first byte only while the sequence is
+ * still valid, so never past a NUL: a NUL-terminated string may pass SIZE_MAX. */
+size_t str_utf8_seq_len(const unsigned char *s, size_t max);
 /* A malloc'd copy of s in which every byte that is not part of a valid UTF-8 sequence is
  * written "\xHH" (lower-case hex); valid sequences are copied as they are. NULL: no memory. */
 char *str_utf8_escape(const char *s);

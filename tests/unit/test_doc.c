@@ -51,6 +51,13 @@ static void test_utf8_escape(void **st)
 		     "\\xe2\\x82x"); /* short sequence then ASCII */
 	assert_true(str_is_utf8("mlx5_0"));
 	assert_false(str_is_utf8("ib\xff"));
+	/* a sequence counts only whole within its bound (a log line cut in the middle of one) */
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"\xe2\x82\xac", 3), 3);
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"\xe2\x82\xac", 2), 0);
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"a", 1), 1);
+	assert_int_equal(str_utf8_seq_len((const unsigned char *)"\xc3", SIZE_MAX), 0);
 	assert_null(doc_string(NULL));
 }
 
