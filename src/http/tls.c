@@ -11,6 +11,7 @@
 
 #include "http/dl.h"
 #include "util/cleanup.h"
+#include "util/strutil.h"
 
 void http_tls_pair_free(struct tls_pair *p)
 {
@@ -66,7 +67,6 @@ static void describe(struct tls_pair *p)
 	char names[256] = "", when[32] = "?";
 	size_t used = 0;
 	time_t exp;
-	struct tm tm;
 
 	if (gnutls_x509_crt_init(&crt) < 0)
 		return;
@@ -92,8 +92,8 @@ static void describe(struct tls_pair *p)
 		used += (size_t)n;
 	}
 	exp = gnutls_x509_crt_get_expiration_time(crt);
-	if (exp != (time_t)-1 && gmtime_r(&exp, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (exp != (time_t)-1)
+		str_utc(exp, when);
 	p->expired = exp != (time_t)-1 && exp < time(NULL);
 	snprintf(p->summary, sizeof(p->summary), "%s%s%s, %s %s, %u certificate%s in the chain",
 		 dn.data ? (const char *)dn.data : "(no subject)", used ? ", DNS " : "", names,

@@ -25,13 +25,11 @@ void ipam_make_key(char *buf, size_t n, const char *container_id, const char *if
 
 char *ipam_owner_value(const struct ipamconf *c, const struct ipam_owner *o)
 {
-	char stamp[STR_UTC_LEN + 1];
+	char stamp[STR_UTC_LEN];
 	json_t *v;
 	char *text;
 
 	str_utc(time(NULL), stamp);
-	stamp[STR_UTC_LEN - 1] = 'Z'; /* in place of the NUL, which moves one on */
-	stamp[STR_UTC_LEN] = '\0';
 	v = json_pack("{s:s, s:s, s:s}", "network", c->network, "containerID", o->container_id,
 		      "ifname", o->ifname);
 	if (!v)

@@ -383,7 +383,7 @@ static char *block_value(const char *node, const char *last)
 	char stamp[STR_UTC_LEN], *v = NULL;
 
 	str_utc(time(NULL), stamp);
-	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%sZ\"}", node, last,
+	if (asprintf(&v, "{\"node\":\"%s\",\"last\":\"%s\",\"created\":\"%s\"}", node, last,
 		     stamp) < 0)
 		return NULL;
 	return v;
@@ -631,7 +631,7 @@ static int lease_renew(struct ipam_store *s, enum ipam_lease_for why, bool held,
 	}
 	l.claims += why == IPAM_LEASE_ADD;
 	str_utc(time(NULL), stamp);
-	if (asprintf(&value, "{\"node\":\"%s\",\"renewed\":\"%sZ\",\"ttl\":%u,\"claims\":%lld}",
+	if (asprintf(&value, "{\"node\":\"%s\",\"renewed\":\"%s\",\"ttl\":%u,\"claims\":%lld}",
 		     bs->node, stamp, bs->lease_ttl, l.claims) < 0)
 		return -ENOMEM;
 	if ((r = cluster(s, &c)) < 0)

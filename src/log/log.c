@@ -251,7 +251,7 @@ static void build(struct line *l, enum log_level level, bool file, const struct 
 	str_utc(ts->tv_sec, stamp);
 	l->n = 0;
 	if (st.format == LOG_FORMAT_JSON) {
-		put(l, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"program\":\"", stamp,
+		put(l, "{\"time\":\"%.19s.%03ldZ\",\"level\":\"%s\",\"program\":\"", stamp,
 		    ts->tv_nsec / 1000000, level_names[level]);
 		l->n += escape(l->buf + l->n, LOG_PROGRAM_MAX * 2, st.program, strlen(st.program),
 			       true, &used);
@@ -259,11 +259,11 @@ static void build(struct line *l, enum log_level level, bool file, const struct 
 		put_msg(l, msg, have, total, true, 2);
 		put(l, "\"}");
 	} else if (file) {
-		put(l, "%s.%03ldZ [%d] %s: %s: ", stamp, ts->tv_nsec / 1000000, (int)getpid(),
+		put(l, "%.19s.%03ldZ [%d] %s: %s: ", stamp, ts->tv_nsec / 1000000, (int)getpid(),
 		    st.program, level_names[level]);
 		put_msg(l, msg, have, total, false, 0);
 	} else if (st.time) {
-		put(l, "%s.%03ldZ %s %s: ", stamp, ts->tv_nsec / 1000000, st.program,
+		put(l, "%.19s.%03ldZ %s %s: ", stamp, ts->tv_nsec / 1000000, st.program,
 		    level_names[level]);
 		put_msg(l, msg, have, total, false, 0);
 	} else {

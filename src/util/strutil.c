@@ -260,7 +260,7 @@ void str_utc(time_t t, char out[STR_UTC_LEN])
 		secs = 86399;
 	}
 	/* the remainders only tell the compiler the widths the arithmetic guarantees */
-	snprintf(out, STR_UTC_LEN, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)(y % 10000),
+	snprintf(out, STR_UTC_LEN, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)(y % 10000),
 		 (unsigned)(m % 100), (unsigned)(d % 100), (unsigned)(secs / 3600 % 100),
 		 (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
 }

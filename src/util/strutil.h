@@ -47,11 +47,11 @@ char *str_utf8_escape(const char *s);
 int str_base64_decode(const char *s, char **ret, size_t *ret_len);
 /* A hardware address as "aa:bb:..." into out (3 * n bytes at least; "" for n 0). */
 void str_hwaddr(const uint8_t *a, unsigned n, char *out);
-/* t in UTC as "YYYY-MM-DDTHH:MM:SS" (RFC 3339 without the zone; callers add "Z" or a fraction)
- * into out; a time outside the years 0000-9999 reads as their first or last second. Unlike
+/* t in UTC as RFC 3339's "YYYY-MM-DDTHH:MM:SSZ" into out (a fraction of a second goes between
+ * the first 19 bytes and the "Z"); a time outside the years 0000-9999 reads as their first or last second. Unlike
  * gmtime_r and strftime it never loads the time zone (/etc/localtime), which a plugin exec'd
  * per pod would read every time. */
-#define STR_UTC_LEN 20
+#define STR_UTC_LEN 21
 void str_utc(time_t t, char out[STR_UTC_LEN]);
 
 #endif

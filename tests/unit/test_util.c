@@ -379,32 +379,32 @@ static void test_utc(void **st)
 	setenv("TZ", "Asia/Shanghai", 1);
 	tzset();
 	str_utc(0, out);
-	assert_string_equal(out, "1970-01-01T00:00:00");
+	assert_string_equal(out, "1970-01-01T00:00:00Z");
 	str_utc(1795906348, out);
-	assert_string_equal(out, "2026-11-28T22:52:28");
+	assert_string_equal(out, "2026-11-28T22:52:28Z");
 	str_utc(951782400, out); /* a leap day */
-	assert_string_equal(out, "2000-02-29T00:00:00");
+	assert_string_equal(out, "2000-02-29T00:00:00Z");
 	str_utc((time_t)-70000000000LL, out);
-	assert_string_equal(out, "0000-01-01T00:00:00");
+	assert_string_equal(out, "0000-01-01T00:00:00Z");
 	str_utc(-1, out);
-	assert_string_equal(out, "1969-12-31T23:59:59");
+	assert_string_equal(out, "1969-12-31T23:59:59Z");
 	str_utc(4102444800 + 86399, out); /* 2100 is not a leap year */
-	assert_string_equal(out, "2100-01-01T23:59:59");
+	assert_string_equal(out, "2100-01-01T23:59:59Z");
 	str_utc(4107456000, out);
-	assert_string_equal(out, "2100-02-28T00:00:00");
+	assert_string_equal(out, "2100-02-28T00:00:00Z");
 	str_utc(4107542400, out);
-	assert_string_equal(out, "2100-03-01T00:00:00");
+	assert_string_equal(out, "2100-03-01T00:00:00Z");
 	str_utc(253402300799, out);
-	assert_string_equal(out, "9999-12-31T23:59:59");
+	assert_string_equal(out, "9999-12-31T23:59:59Z");
 	str_utc((time_t)400000000000LL, out);
-	assert_string_equal(out, "9999-12-31T23:59:59");
+	assert_string_equal(out, "9999-12-31T23:59:59Z");
 	/* every day of four centuries against the C library's own conversion */
 	for (time_t s = 0; s < (time_t)146097 * 86400; s += 86400 + 3599) {
 		char want[32];
 		struct tm tm;
 
 		gmtime_r(&s, &tm);
-		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S", &tm);
+		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		str_utc(s, out);
 		assert_string_equal(out, want);
 	}
