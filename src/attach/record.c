@@ -83,7 +83,6 @@ static int vf_unpack(const json_t *o, struct attach_record *st)
 	long long set = 0, vlan = 0, qos = 0, proto = 0, min = 0, max = 0, spoof = -1, trust = -1,
 		  state = 0;
 	char mac[3 * 6 + 1] = "";
-	unsigned b[6];
 
 	if (!vo)
 		return 0;
@@ -97,11 +96,8 @@ static int vf_unpack(const json_t *o, struct attach_record *st)
 	    int_field(vo, "trust", -1, 1, &trust) < 0 ||
 	    int_field(vo, "linkState", 0, 2, &state) < 0 ||
 	    (proto != ETH_P_8021Q && proto != ETH_P_8021AD) || st->vf_index < 0 ||
-	    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6 ||
-	    strlen(mac) != 17)
+	    str_parse_hwaddr(mac, v.mac, 6) != 6)
 		return -EBADMSG;
-	for (int i = 0; i < 6; i++)
-		v.mac[i] = (uint8_t)b[i];
 	v.vlan = (uint32_t)vlan;
 	v.qos = (uint32_t)qos;
 	v.vlan_proto = (uint16_t)proto;
@@ -135,6 +131,7 @@ static int pod_unpack(const json_t *o, struct attach_record *st)
 {
 	const json_t *po = json_object_get(o, "pod"), *ips, *v;
 	struct cnispec_prefix pfx;
+	uint8_t raw[32];
 	size_t i;
 
 	if (!po)
@@ -145,10 +142,8 @@ static int pod_unpack(const json_t *o, struct attach_record *st)
 	    !json_is_array(ips) || json_array_size(ips) > ATTACH_POD_IPS_MAX)
 		return -EBADMSG;
 	/* hex pairs joined by ':', as str_hwaddr writes them */
-	for (const char *p = st->pod_mac; *p; p += 2 + (p[2] == ':'))
-		if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) ||
-		    (p[2] && p[2] != ':') || (p[2] == ':' && !p[3]))
-			return -EBADMSG;
+	if (str_parse_hwaddr(st->pod_mac, raw, sizeof(raw)) < 0)
+		return -EBADMSG;
 	json_array_foreach(ips, i, v)
 	{
 		if (!json_is_string(v) || json_string_length(v) >= sizeof(st->pod_ips[0]) ||
@@ -300,18 +295,12 @@ int attach_record_parse(const char *buf, size_t len, struct attach_record *ret)
 		goto out;
 	if (guid[0] && hex16(guid, &st.guid_orig) < 0)
 		goto out;
-	for (const char *p = mac; *p;) {
-		unsigned b;
-		int n = 0;
-		if (st.host_mac_len >= sizeof(st.host_mac) || sscanf(p, "%2x%n", &b, &n) != 1 ||
-		    n != 2)
+	if (mac[0]) {
+		int n = str_parse_hwaddr(mac, st.host_mac, sizeof(st.host_mac));
+
+		if (n < 0)
 			goto out;
-		st.host_mac[st.host_mac_len++] = (uint8_t)b;
-		p += 2;
-		if (*p == ':')
-			p++;
-		else if (*p)
-			goto out;
+		st.host_mac_len = (unsigned)n;
 	}
 	*ret = st;
 	r = 0;

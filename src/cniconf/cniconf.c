@@ -339,16 +339,7 @@ static int read_device_id(struct dispatch_ctx *d, const char *path, json_t *v, v
 /* "aa:bb:cc:dd:ee:ff" (n = 6) or an 8-byte GUID "00:02:c9:03:00:21:6e:70" (n = 8). */
 static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
-			return false;
-		char hex[3] = { s[0], s[1], 0 };
-		out[i] = (uint8_t)strtoul(hex, NULL, 16);
-		s += 2;
-		if (i + 1 < n && *s++ != ':')
-			return false;
-	}
-	return *s == '\0';
+	return str_parse_hwaddr(s, out, n) == (int)n;
 }
 
 /* The readers of a value and its has_ flag take the whole config (offset of c). */

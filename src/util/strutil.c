@@ -229,6 +229,32 @@ void str_hwaddr(const uint8_t *a, unsigned n, char *out)
 		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+int str_parse_hwaddr(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (;;) {
+		int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+
+		if (lo < 0 || n == max)
+			return -EINVAL;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		if (!s[2])
+			return (int)n;
+		if (s[2] != ':')
+			return -EINVAL;
+		s += 3;
+	}
+}
+
 void str_utc(time_t t, char out[STR_UTC_LEN])
 {
 	/* days since 1970-01-01 to the civil date (the proleptic Gregorian calendar, in 400-year

@@ -47,6 +47,9 @@ char *str_utf8_escape(const char *s);
 int str_base64_decode(const char *s, char **ret, size_t *ret_len);
 /* A hardware address as "aa:bb:..." into out (3 * n bytes at least; "" for n 0). */
 void str_hwaddr(const uint8_t *a, unsigned n, char *out);
+/* Its inverse: "aa:bb:..." (pairs of hex digits, either case, joined by single ':') into out.
+ * The count of bytes (1 to max) or -EINVAL for anything else, "" included. */
+int str_parse_hwaddr(const char *s, uint8_t *out, size_t max);
 /* t in UTC as RFC 3339's "YYYY-MM-DDTHH:MM:SSZ" into out (a fraction of a second goes between
  * the first 19 bytes and the "Z"); a time outside the years 0000-9999 reads as their first or last second. Unlike
  * gmtime_r and strftime it never loads the time zone (/etc/localtime), which a plugin exec'd

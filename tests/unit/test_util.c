@@ -455,6 +455,32 @@ static void test_path_name(void **st)
 	assert_true(str_is_safe_name("abcdefgh", 8));
 }
 
+/* str_hwaddr's inverse takes what it writes, and nothing else */
+static void test_parse_hwaddr(void **st)
+{
+	static const char *const bad[] = { "",	     ":",    "a",   "aa:",   ":aa",
+					   "aa::bb", "aa:b", "aab", "aa-bb", " aa",
+					   "aa ",    "+a",   "0x",  "gg",    "aa:bb:cc:dd" };
+	uint8_t a[20], b[20];
+	char text[3 * 20 + 1];
+
+	(void)st;
+	for (unsigned n = 1; n <= 20; n++) {
+		for (unsigned i = 0; i < n; i++)
+			a[i] = (uint8_t)(i * 37 + n);
+		str_hwaddr(a, n, text);
+		assert_int_equal(str_parse_hwaddr(text, b, sizeof(b)), (int)n);
+		assert_memory_equal(a, b, n);
+		if (n > 1) /* one byte more than room */
+			assert_int_equal(str_parse_hwaddr(text, b, n - 1), -EINVAL);
+	}
+	assert_int_equal(str_parse_hwaddr("0A:fF", b, 6), 2);
+	assert_int_equal(b[0], 0x0a);
+	assert_int_equal(b[1], 0xff);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		assert_int_equal(str_parse_hwaddr(bad[i], b, 3), -EINVAL);
+}
+
 static void test_from_u64(void **st)
 {
 	static const unsigned long long v[] = {
@@ -742,6 +768,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
 		cmocka_unit_test(test_path_name),
+		cmocka_unit_test(test_parse_hwaddr),
 		cmocka_unit_test_setup_teardown(test_list_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
 		cmocka_unit_test(test_read_file_big_and_pipe),
