@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cnispec/cnispec.h"
 #include "daemon/daemon.h"
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
@@ -136,9 +137,10 @@ static int check_link_type(struct dispatch_ctx *c, const char *path, char *s)
 
 static int check_name(struct dispatch_ctx *c, const char *path, char *s)
 {
-	if (!*s || strlen(s) >= 16 || strchr(s, '/') || strchr(s, ' ') || !strcmp(s, ".") ||
-	    !strcmp(s, ".."))
-		return dispatch_fail(c, path, "\"%s\" is not an interface name", s);
+	const char *why;
+
+	if (!cnispec_ifname_valid(s, &why))
+		return dispatch_fail(c, path, "\"%s\" is not an interface name: %s", s, why);
 	return 0;
 }
 

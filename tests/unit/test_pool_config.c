@@ -469,7 +469,14 @@ static void test_bad_fields(void **st)
 	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
 		  "\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":"
 		  "[\"../etc\"]}}]}",
-		  "configList[0].selectors.ifNames[0]: \"../etc\" is not an interface name");
+		  "configList[0].selectors.ifNames[0]: \"../etc\" is not an interface name: "
+		  "contains '/'");
+	/* a name no netdev can have (an alias's "eth0:1" is an address label) */
+	parse_bad("{\"configList\":[{\"resourceName\":\"a\","
+		  "\"rdmaHcaMax\":1,\"selectors\":{\"ifNames\":"
+		  "[\"eth0:1\"]}}]}",
+		  "configList[0].selectors.ifNames[0]: \"eth0:1\" is not an interface name: "
+		  "contains ':'");
 	parse_bad("{\"periodicUpdateInterval\":-5,\"configList\":"
 		  "[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,"
 		  "\"devices\":[]}]}",
