@@ -62,12 +62,6 @@ int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base,
 		long long *ret);
 
-/* What one item of a loop left out (HW_LOAD_PARTIAL). */
-struct hw_skips {
-	struct hw_error *v;
-	size_t n;
-};
-
 /* State of one hw_load(): names read early are resolved to pointers once every array exists. */
 struct hw_build {
 	struct hw_ctx *ctx;
@@ -80,7 +74,6 @@ struct hw_build {
 	char (*bond_active)[HW_IFNAME_MAX];
 	char (*rdma_bdf)[HW_BDF_MAX]; /* per RDMA device: its parent PCI function */
 	bool *gone;		      /* per item of the loop running: vanished while read */
-	struct hw_skips *skips;	      /* per item of the loop running: left out (HW_LOAD_PARTIAL) */
 };
 
 /* Run fn(b, i, ud) for i in [0, n) in order; the first error stops the loop and is returned.
@@ -96,13 +89,13 @@ int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, c
 		 int (*load)(struct hw_build *b, size_t i, const struct hw_dir *class_dir,
 			     const char *name));
 
-/* HW_LOAD_PARTIAL: item i left e out. 0 or -ENOMEM. */
-int hw_skip(struct hw_build *b, size_t i, const struct hw_error *e);
-/* Before a loop over n items: b->gone and, with HW_LOAD_PARTIAL, b->skips. -ENOMEM. */
+/* HW_LOAD_PARTIAL: what is being read left e out, appended to node->skipped (the items run in
+ * order on one thread, so the list is in item order). 0 or -ENOMEM. */
+int hw_skip(struct hw_build *b, const struct hw_error *e);
+/* Before a loop over n items: b->gone. -ENOMEM. */
 int hw_items_begin(struct hw_build *b, size_t n);
-/* After it: the items' skips appended to node->skipped in item order, b->gone and b->skips
- * freed. r is the loop's result, returned unless the append fails (-ENOMEM). */
-int hw_items_end(struct hw_build *b, size_t n, int r);
+/* After it: b->gone freed; r, the loop's result, returned. */
+int hw_items_end(struct hw_build *b, int r);
 
 /* Loaders, each filling its part of the node; called in this order by hw_load(). */
 int hw_load_netdevs(struct hw_build *b);

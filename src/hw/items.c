@@ -8,7 +8,6 @@
  * (docs/list-json.md). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "hw/hw-internal.h"
 
@@ -44,60 +43,32 @@ int hw_load_item(struct hw_build *b, size_t i, const struct hw_dir *class_dir, c
 		if (!e.err)
 			hw_fail(&e, class_dir, name, r);
 		b->gone[i] = true;
-		return hw_skip(b, i, &e);
+		return hw_skip(b, &e);
 	}
 	return hw_fail(b->err, NULL, e.err ? e.path : name, e.err ? e.err : r);
 }
 
-int hw_skip(struct hw_build *b, size_t i, const struct hw_error *e)
+int hw_skip(struct hw_build *b, const struct hw_error *e)
 {
-	struct hw_skips *s = &b->skips[i];
-	struct hw_error *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+	struct hw_node *node = b->node;
+	struct hw_error *v = realloc(node->skipped, (node->n_skipped + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	s->v = v;
-	s->v[s->n++] = *e;
+	node->skipped = v;
+	node->skipped[node->n_skipped++] = *e;
 	return 0;
 }
 
 int hw_items_begin(struct hw_build *b, size_t n)
 {
 	b->gone = calloc(n ? n : 1, sizeof(*b->gone));
-	if (b->flags & HW_LOAD_PARTIAL)
-		b->skips = calloc(n ? n : 1, sizeof(*b->skips));
-	if (!b->gone || ((b->flags & HW_LOAD_PARTIAL) && !b->skips)) {
-		free(b->gone);
-		free(b->skips);
-		b->gone = NULL;
-		b->skips = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	return b->gone ? 0 : -ENOMEM;
 }
 
-int hw_items_end(struct hw_build *b, size_t n, int r)
+int hw_items_end(struct hw_build *b, int r)
 {
-	struct hw_node *node = b->node;
-
-	for (size_t i = 0; b->skips && i < n; i++) {
-		struct hw_skips *s = &b->skips[i];
-		struct hw_error *v = NULL;
-
-		if (s->n && r >= 0)
-			v = realloc(node->skipped, (node->n_skipped + s->n) * sizeof(*v));
-		if (s->n && r >= 0 && !v)
-			r = -ENOMEM;
-		if (v) {
-			memcpy(v + node->n_skipped, s->v, s->n * sizeof(*v));
-			node->skipped = v;
-			node->n_skipped += s->n;
-		}
-		free(s->v);
-	}
-	free(b->skips);
 	free(b->gone);
-	b->skips = NULL;
 	b->gone = NULL;
 	return r;
 }

@@ -207,7 +207,7 @@ int hw_load_netdevs(struct hw_build *b)
 			r = hw_for_items(b, n, netdev_job, &job);
 		if (r >= 0)
 			compact_netdevs(b);
-		r = hw_items_end(b, n, r);
+		r = hw_items_end(b, r);
 	}
 	strv_free(names);
 	hw_dir_close(&class_net);

@@ -326,7 +326,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		d->n_ports--;
 		if (!pe.err)
 			hw_fail(&pe, &dd, "ports", r);
-		r = hw_skip(b, i, &pe);
+		r = hw_skip(b, &pe);
 	}
 out_names:
 	strv_free(pnames);
@@ -418,7 +418,7 @@ int hw_load_rdma(struct hw_build *b)
 			r = hw_for_items(b, n, rdma_job, &job);
 		if (r >= 0)
 			compact_rdma(b);
-		r = hw_items_end(b, n, r);
+		r = hw_items_end(b, r);
 	}
 	strv_free(names);
 	hw_dir_close(&cls);
