@@ -44,11 +44,16 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 	int r;
 
 	str_from_u64(num, idx);
-	str_concat(name, sizeof(name), "gids/", num, "");
+	/* "gids/N" beneath the port only when the gids directory is not open, or to name a
+	 * failure */
+	if (!gd)
+		str_concat(name, sizeof(name), "gids/", num, "");
 	r = gd ? hw_read_opt(b->ctx, gd, num, val, sizeof(val))
 	       : hw_read_opt(b->ctx, pd, name, val, sizeof(val));
-	if (r < 0)
+	if (r < 0) {
+		str_concat(name, sizeof(name), "gids/", num, "");
 		return hw_fail(b->err, pd, name, r);
+	}
 	if (hw_parse_gid(val, raw) < 0 || gid_is_zero(raw))
 		return 0;
 	if (idx == 0)
