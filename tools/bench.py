@@ -47,6 +47,28 @@ def interleaved(cmds, n, base):
                 per_round(v))
             for k, v in runs.items()}
 
+def dentry_cache():
+    """The dentry cache's entries now, and its hash table's buckets where the boot said
+    (dhash_entries= on the kernel's command line): every name a path holds is looked up by
+    walking one bucket's chain, so the floor's cost, and rdmak's, grow with entries/buckets
+    (docs/list-json.md)."""
+    try:
+        with open("/proc/sys/fs/dentry-state") as f:
+            entries = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return "dentry cache unknown"
+    buckets = None
+    try:
+        with open("/proc/cmdline") as f:
+            for w in f.read().split():
+                if w.startswith("dhash_entries="):
+                    buckets = int(w.split("=", 1)[1])
+    except (OSError, ValueError):
+        pass
+    if buckets:
+        return f"dentry cache {entries} entries in {buckets} hash buckets ({entries / buckets:.1f} per chain)"
+    return f"dentry cache {entries} entries (hash size as the kernel sized it)"
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     rdmak = os.path.abspath(os.path.join(build, "rdmak"))
@@ -70,6 +92,7 @@ def main():
     load = os.getloadavg()[0]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"list on {node}: {len(files)} files read by the model; medians of {n} interleaved rounds; {when}, load {load:.1f}")
+    print(f"  {dentry_cache()}")
     for k, label in (("json", "rdmak list --json "), ("table", "rdmak list (table)")):
         w, c, rss, (rm, rq1, rq3) = m[k]
         print(f"  {label}: {w*1e3:8.1f} ms wall ({w/fw:.2f}x the floor), {c*1e3:8.1f} ms CPU ({c/fc:.2f}x the floor)"
