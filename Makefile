@@ -269,7 +269,7 @@ $(BUILD)/tests/cni-driver: $(wildcard tests/cni-driver/*.go)
 tests-base: $(BUILD)/rdmak $(BUILD)/cni/rdmak-cni $(BUILD)/cni/rdmak-ipam $(BUILD)/man/.stamp \
             $(BUILD)/make.vars examples/nodes/.stamp
 tests-unit: $(UNIT_BIN)
-tests-helpers: $(HELPER_BIN)
+tests-helpers: $(HELPER_BIN) $(BUILD)/tools/read_floor $(BUILD)/tools/replay_floor
 tests-fuzz: $(FUZZ_BIN)
 tests-driver: $(DRIVER)
 tests-seams: $(SEAMS)/rdmak $(SEAMS)/cni/rdmak-cni $(SEAMS)/cni/rdmak-ipam
@@ -335,6 +335,12 @@ $(BUILD)/tools/read_floor: tools/read_floor.c
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
+# Its second floor: rdmak list's own file system calls, replayed by one process (tools/bench.py).
+$(BUILD)/tools/replay_floor: tools/replay_floor.c
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
 # The runtime's side of the exec'd IPAM benchmark (tools/bench-ipam-etcd.sh): spawn, pipe, wait.
 $(BUILD)/tools/exec_loop: tools/exec_loop.c
 	@mkdir -p $(dir $@)
@@ -348,7 +354,7 @@ $(BUILD)/tools/netns_floor: tools/netns_floor.c
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 bench: all $(DRIVER) $(BUILD)/tests/helpers/ipam_stress $(BUILD)/tests/helpers/nl_floor $(BUILD)/tools/read_floor \
-       $(BUILD)/tools/exec_loop $(BUILD)/tools/netns_floor
+       $(BUILD)/tools/replay_floor $(BUILD)/tools/exec_loop $(BUILD)/tools/netns_floor
 	tools/bench.sh $(BUILD)
 
 # rdmak in $(PREFIX)/bin; the CNI plugins (the per-pod binary) as hard links of one copy in

@@ -11,7 +11,7 @@ of the command and its threads: on a loaded machine the wall time is mostly wait
 from GNU time, and the median of the per-round CPU ratios. Target (issue 18 §3): rdmak list
 --json <= 1.2x the floor.
 """
-import os, resource, statistics, subprocess, sys, tarfile, tempfile, time
+import os, re, resource, shutil, statistics, struct, subprocess, sys, tarfile, tempfile, time
 
 TARGET = 1.2
 
@@ -31,20 +31,23 @@ def run(argv, stdout=subprocess.DEVNULL):
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         return dt, cpu, int(rss.read().strip().splitlines()[-1])
 
+def per_round(v, b):
+    """The median and quartiles of the CPU time of runs v over that of runs b, round by round
+    (what another load on the machine does to both in a round cancels there: steadier than the
+    ratio of the medians)."""
+    r = [x[1] / y[1] for x, y in zip(v, b)]
+    q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0]] * 3
+    return statistics.median(r), q[0], q[2]
+
 def interleaved(cmds, n, base):
-    """n rounds of every command in turn: per command the median wall, median CPU, peak RSS, and
-    the median and quartiles of its CPU time over base's in the same round (what another load on
-    the machine does to both in a round cancels there: steadier than the ratio of the medians)."""
+    """n rounds of every command in turn: per command the median wall, median CPU, peak RSS, the
+    per-round CPU ratio over base's (per_round), and the runs themselves."""
     runs = {k: [] for k in cmds}
     for _ in range(n):
         for k, argv in cmds.items():
             runs[k].append(run(argv))
-    def per_round(v):
-        r = [x[1] / b[1] for x, b in zip(v, runs[base])]
-        q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0]] * 3
-        return statistics.median(r), q[0], q[2]
     return {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v), max(r[2] for r in v),
-                per_round(v))
+                per_round(v, runs[base]), v)
             for k, v in runs.items()}
 
 def dentry_cache():
@@ -69,6 +72,55 @@ def dentry_cache():
         return f"dentry cache {entries} entries in {buckets} hash buckets ({entries / buckets:.1f} per chain)"
     return f"dentry cache {entries} entries (hash size as the kernel sized it)"
 
+# The file system calls of `rdmak list --json` as `strace -xx -X raw` prints them, and how
+# tools/replay_floor.c's records hold them (op, descriptor, result, flags, resolve, count, name)
+TRACED = "openat,openat2,read,close,readlinkat,getdents64,newfstatat"
+_CALL = re.compile(r'^(?:\d+ +)?(\w+)\((.*)\) += (-?\d+)')
+_HEX = re.compile(r'"((?:\\x[0-9a-f]{2})*)"')
+_OPS = {"openat": 1, "openat2": 2, "read": 3, "close": 4, "readlinkat": 5, "getdents64": 6, "newfstatat": 7}
+
+def replay_trace(strace_out, path):
+    """tools/replay_floor's input from strace's output: every traced call, in order. The number
+    of calls, or exit when a line is not understood (a floor that skipped calls would be low)."""
+    recs, names, offsets = [], bytearray(), {}
+    def name(hexs):
+        b = bytes.fromhex(hexs.replace("\\x", ""))
+        if b not in offsets:
+            offsets[b] = len(names)
+            names.extend(b + b"\0")
+        return offsets[b]
+    with open(strace_out) as f:
+        for line in f:
+            m = _CALL.match(line)
+            if not m:
+                if "resumed>" in line or "+++" in line or "---" in line:
+                    continue
+                sys.exit(f"bench: replay: a line not understood: {line!r}")
+            call, args, ret = m.group(1), m.group(2), int(m.group(3))
+            fd = int(args.split(",", 1)[0])
+            strs = _HEX.findall(args)
+            nums = [int(x, 0) for x in re.findall(r'(?:^|, )(-?(?:0x[0-9a-f]+|\d+))(?=,|$)', args)]
+            flags = resolve = count = off = 0
+            if call == "openat":
+                off, flags = name(strs[0]), nums[-1]
+            elif call == "openat2":
+                off = name(strs[0])
+                flags = int(re.search(r'flags=(0x[0-9a-f]+|\d+)', args).group(1), 0)
+                r = re.search(r'resolve=(0x[0-9a-f]+|\d+)', args)
+                resolve = int(r.group(1), 0) if r else 0
+            elif call in ("read", "getdents64"):
+                count = nums[-1]
+            elif call == "readlinkat":
+                off, count = name(strs[0]), nums[-1]
+            elif call == "newfstatat":
+                off, flags = name(strs[0]), nums[-1]
+            recs.append(struct.pack("<BxxxiiIIII", _OPS[call], fd, ret, flags, resolve, count, off))
+    with open(path, "wb") as f:
+        f.write(b"RDMAKRPL" + struct.pack("<II", len(recs), len(names)))
+        f.write(b"".join(recs))
+        f.write(names)
+    return len(recs)
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     rdmak = os.path.abspath(os.path.join(build, "rdmak"))
@@ -86,19 +138,43 @@ def main():
         # warm the page cache once for everyone
         run([rdmak, "list", "--json", "--root", node])
         floor = [os.path.abspath(os.path.join(build, "tools", "read_floor")), node, listfile]
-        m = interleaved({"floor": floor, "json": [rdmak, "list", "--json", "--root", node],
-                         "table": [rdmak, "list", "--root", node]}, n, "floor")
-    fw, fc, _, _ = m["floor"]
+        cmds = {"floor": floor, "json": [rdmak, "list", "--json", "--root", node],
+                "table": [rdmak, "list", "--root", node]}
+        # the second floor: the same command's own file system calls, replayed by one process
+        replayed = 0
+        if shutil.which("strace"):
+            out = os.path.join(tmp, "strace")
+            subprocess.run(["strace", "-f", "-qq", "-xx", "-X", "raw", "-s", "65536", "-e", "trace=" + TRACED,
+                            "-o", out, rdmak, "list", "--json", "--root", node],
+                           stdout=subprocess.DEVNULL, check=True)
+            trace = os.path.join(tmp, "replay")
+            replayed = replay_trace(out, trace)
+            cmds["replay"] = [os.path.abspath(os.path.join(build, "tools", "replay_floor")), trace]
+        m = interleaved(cmds, n, "floor")
+    fw, fc, _, _, _ = m["floor"]
     load = os.getloadavg()[0]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"list on {node}: {len(files)} files read by the model; medians of {n} interleaved rounds; {when}, load {load:.1f}")
     print(f"  {dentry_cache()}")
     for k, label in (("json", "rdmak list --json "), ("table", "rdmak list (table)")):
-        w, c, rss, (rm, rq1, rq3) = m[k]
+        w, c, rss, (rm, rq1, rq3), _ = m[k]
         print(f"  {label}: {w*1e3:8.1f} ms wall ({w/fw:.2f}x the floor), {c*1e3:8.1f} ms CPU ({c/fc:.2f}x the floor)"
               f"  peak RSS {rss/1024:6.1f} MiB" + (f"  target <= {TARGET}x" if k == "json" else ""))
         print(f"  {' ' * len(label)}  CPU over the floor's in each round: median {rm:.2f}x, quartiles {rq1:.2f}x-{rq3:.2f}x")
     print(f"  floor (read_floor): {fw*1e3:8.1f} ms wall, {fc*1e3:8.1f} ms CPU")
+    if "replay" in m:
+        # rdmak over its own system calls: what it does in user space (parsing, the model, the
+        # document, starting); the second floor over the first: the lookups, links, listings and
+        # devfs stats the model asks for beyond reading the files
+        rw, rc, _, (fm, _, _), rruns = m["replay"]
+        jc, jruns = m["json"][1], m["json"][4]
+        jm, jq1, jq3 = per_round(jruns, rruns)
+        print(f"  floor 2 (replay_floor: the {replayed} file system calls of rdmak list --json, replayed): {rw*1e3:8.1f} ms wall, "
+              f"{rc*1e3:8.1f} ms CPU, {rc/fc:.2f}x floor 1 (per round {fm:.2f}x)")
+        print(f"  rdmak list --json over floor 2 (its own work in user space): {jc/rc:.2f}x; per round median {jm:.2f}x, "
+              f"quartiles {jq1:.2f}x-{jq3:.2f}x")
+    else:
+        print("  floor 2 (replayed system calls): not measured, no strace")
 
 if __name__ == "__main__":
     main()

@@ -56,7 +56,8 @@ int main(int argc, char **argv)
 	root = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC);
 	list = slurp(argv[2], &len);
 	if (root < 0 || !list) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], root < 0 ? argv[1] : argv[2], strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", argv[0], root < 0 ? argv[1] : argv[2],
+			strerror(errno));
 		return 1;
 	}
 	for (p = list, end = list + len; p < end; p += strlen(p) + 1) {
@@ -83,5 +84,7 @@ int main(int argc, char **argv)
 		files++;
 	}
 	printf("%zu %llu\n", files, bytes);
+	free(list);
+	close(root);
 	return 0;
 }
