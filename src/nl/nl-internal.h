@@ -31,6 +31,8 @@ int nl_rt_talk(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghd
  * here has one; tests/seams/vf_standin.c). The shipped programs send them to the kernel. */
 int nl_rt_talk_vf(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlmsghdr *h, void *ud),
 		  void *ud);
+/* A request: its type, flags and family header (hdr_len bytes, 0: none); NULL out of memory. */
+struct nl_msg *nl_rt_msg(int type, int flags, const void *hdr, size_t hdr_len);
 /* nl_rt_talk() for dumps: retried while the kernel reports it interrupted (3 tries; the last
  * one's partial answer is kept, as a set that keeps changing cannot be read whole). reset is
  * called before each try to drop what the previous one collected. */
@@ -61,21 +63,19 @@ int nl_parse_vf_info(const struct nlmsghdr *h, uint32_t vf, struct nl_vf_info *r
 int nl_parse_vf_table(const struct nlmsghdr *h, int (*each)(const struct nl_vf_info *v, void *ud),
 		      void *ud);
 
-/* RDMA netlink requests are built into a caller's buffer of NL_RDMA_REQ_MAX bytes, aligned for
- * a struct nlmsghdr (the largest, a counter dump, is a header and three u32 attributes). */
-#define NL_RDMA_REQ_MAX 64
-struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd);
-struct nlmsghdr *nl_rdma_build_sys_get(void *buf, uint32_t seq);
-struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq);
+/* RDMA netlink requests (the message is the caller's; 0 or -ENOMEM). */
+int nl_rdma_build_set_netns(uint32_t index, int netns_fd, struct nl_msg **ret);
+int nl_rdma_build_sys_get(struct nl_msg **ret);
+int nl_rdma_build_dev_dump(struct nl_msg **ret);
 /* `rdma statistic show link DEV/PORT`: the port's default counters. */
-struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port);
+int nl_rdma_build_stat_get(uint32_t dev_index, uint32_t port, struct nl_msg **ret);
 /* `rdma statistic qp show`: a dump of the device's counter objects; port 0: every port. */
-struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index,
-					    uint32_t port);
+int nl_rdma_build_stat_qp_dump(uint32_t dev_index, uint32_t port, struct nl_msg **ret);
 
 /* The parsers of the answers, over one message's bytes (len: what is left of the buffer). A
- * message of another command, or one that breaks the layout nldev.c writes (a counter entry
- * without its name or value, a counter without its id), is -EBADMSG and nothing is written. */
+ * message of another command, one with an attribute of the wrong size or an unterminated
+ * string, or one that breaks the layout nldev.c writes (a counter entry without its name or
+ * value, a counter without its id), is -EBADMSG and nothing is written. */
 int nl_rdma_stat_parse(const void *buf, size_t len, struct nl_rdma_stat *ret);
 /* Appends the counters of one dump message to *v (*n of them). */
 int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter **v, size_t *n);

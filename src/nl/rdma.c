@@ -3,8 +3,9 @@
  * namespace sees, moving a device to another namespace, and the counters of `rdma statistic`.
  * The requests are the ones iproute2's `rdma system`, `rdma dev set DEV netns NS`, `rdma
  * statistic show` and `rdma statistic qp show` send. The socket and the exchange are
- * rtnetlink's (src/nl/rt.c, libnl-3) with another protocol: one netlink library in rdmak, and
- * the per-pod binary, which links it statically, needs no shared object for it. */
+ * rtnetlink's (src/nl/rt.c, libnl-3) with another protocol, and the answers are read with
+ * libnl's nla_parse against the attribute types the kernel declares: one netlink library in
+ * rdmak, and the per-pod binary, which links it statically, needs no shared object for it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,124 +50,126 @@ const char *nl_rdma_errmsg(const struct nl_rdma *r)
 	return nl_rt_errmsg(r->rt);
 }
 
-static struct nlmsghdr *put_header(void *buf, uint32_t seq, int cmd, uint16_t flags)
+/* An nldev request: the command, no family header (nldev has none). */
+static struct nl_msg *nldev_msg(int cmd, int flags)
 {
-	struct nlmsghdr *h = buf;
-
-	memset(h, 0, NLMSG_HDRLEN);
-	h->nlmsg_len = NLMSG_HDRLEN;
-	h->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd);
-	h->nlmsg_flags = NLM_F_REQUEST | flags;
-	h->nlmsg_seq = seq;
-	return h;
+	return nl_rt_msg(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), NLM_F_REQUEST | flags, NULL, 0);
 }
 
-static void put_u32(struct nlmsghdr *h, uint16_t type, uint32_t v)
+/* *ret = msg if it was built whole (ok); otherwise it is freed: -ENOMEM. */
+static int built(struct nl_msg *msg, bool ok, struct nl_msg **ret)
 {
-	struct nlattr *a = (struct nlattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + sizeof(v);
-	memcpy((char *)a + NLA_HDRLEN, &v, sizeof(v));
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len);
-}
-
-struct nlmsghdr *nl_rdma_build_set_netns(void *buf, uint32_t seq, uint32_t index, int netns_fd)
-{
-	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_SET, NLM_F_ACK);
-
-	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, index);
-	put_u32(h, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd);
-	return h;
-}
-
-struct nlmsghdr *nl_rdma_build_sys_get(void *buf, uint32_t seq)
-{
-	return put_header(buf, seq, RDMA_NLDEV_CMD_SYS_GET, NLM_F_ACK);
-}
-
-struct nlmsghdr *nl_rdma_build_dev_dump(void *buf, uint32_t seq)
-{
-	return put_header(buf, seq, RDMA_NLDEV_CMD_GET, NLM_F_DUMP);
-}
-
-/* The attributes of an answer, each checked for the exact size of its type (as iproute2's
- * mnl_attr_validate and the kernel's nla_policy do): 0 and the value, or -EBADMSG. */
-static int get_u8(const struct nlattr *a, uint8_t *ret)
-{
-	if (nla_len(a) != sizeof(*ret))
-		return -EBADMSG;
-	*ret = nla_get_u8((struct nlattr *)a);
+	if (!msg || !ok) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	*ret = msg;
 	return 0;
 }
 
-static int get_u32(const struct nlattr *a, uint32_t *ret)
+int nl_rdma_build_set_netns(uint32_t index, int netns_fd, struct nl_msg **ret)
 {
-	if (nla_len(a) != sizeof(*ret))
-		return -EBADMSG;
-	*ret = nla_get_u32((struct nlattr *)a);
-	return 0;
+	struct nl_msg *msg = nldev_msg(RDMA_NLDEV_CMD_SET, NLM_F_ACK);
+
+	return built(msg,
+		     msg && nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) == 0 &&
+			     nla_put_u32(msg, RDMA_NLDEV_NET_NS_FD, (uint32_t)netns_fd) == 0,
+		     ret);
 }
 
-static int get_u64(const struct nlattr *a, uint64_t *ret)
+int nl_rdma_build_sys_get(struct nl_msg **ret)
 {
-	if (nla_len(a) != sizeof(*ret))
-		return -EBADMSG;
-	memcpy(ret, nla_data(a), sizeof(*ret));
-	return 0;
+	return built(nldev_msg(RDMA_NLDEV_CMD_SYS_GET, NLM_F_ACK), true, ret);
 }
 
-/* A NUL-terminated string attribute copied into buf (truncated to fit). */
-static int get_str(const struct nlattr *a, char *buf, size_t len)
+int nl_rdma_build_dev_dump(struct nl_msg **ret)
 {
-	const char *s = nla_data(a);
-	int n = nla_len(a);
-
-	if (n <= 0 || s[n - 1] != '\0')
-		return -EBADMSG;
-	snprintf(buf, len, "%s", s);
-	return 0;
+	return built(nldev_msg(RDMA_NLDEV_CMD_GET, NLM_F_DUMP), true, ret);
 }
 
-/* Each attribute of a message (no family header: nldev has none) or of a nested one. */
-#define each_attr(a, h, rem)	    nlmsg_for_each_attr(a, (struct nlmsghdr *)(h), 0, rem)
+/* The attributes read here, typed as the kernel's nldev_policy types them: a number of exactly
+ * its size, a string NUL-terminated within its attribute. An answer that breaks one is refused
+ * whole by nla_parse; no read goes past an attribute. */
+static const struct nla_policy nldev_policy[RDMA_NLDEV_ATTR_MAX + 1] = {
+	[RDMA_NLDEV_ATTR_DEV_INDEX] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[RDMA_NLDEV_ATTR_DEV_NAME] = { .type = NLA_STRING },
+	[RDMA_NLDEV_ATTR_PORT_INDEX] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[RDMA_NLDEV_ATTR_NODE_GUID] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[RDMA_NLDEV_SYS_ATTR_NETNS_MODE] = { .type = NLA_U8, .maxlen = sizeof(uint8_t) },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME] = { .type = NLA_STRING },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE] = { .type = NLA_U64,
+							 .maxlen = sizeof(uint64_t) },
+	[RDMA_NLDEV_ATTR_STAT_COUNTER] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_STAT_COUNTER_ID] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[RDMA_NLDEV_ATTR_STAT_MODE] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[RDMA_NLDEV_ATTR_RES_TYPE] = { .type = NLA_U8, .maxlen = sizeof(uint8_t) },
+	[RDMA_NLDEV_ATTR_RES_PID] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[RDMA_NLDEV_ATTR_RES_KERN_NAME] = { .type = NLA_STRING },
+	[RDMA_NLDEV_ATTR_RES_QP] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_RES_QP_ENTRY] = { .type = NLA_NESTED },
+	[RDMA_NLDEV_ATTR_RES_LQPN] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+};
+
+/* The attributes of a message (the nldev family has no header) or of a nested one, by type;
+ * -EBADMSG for one that breaks nldev_policy. */
+static int parse_msg(const struct nlmsghdr *h, struct nlattr *tb[])
+{
+	return nlmsg_parse((struct nlmsghdr *)h, 0, tb, RDMA_NLDEV_ATTR_MAX, nldev_policy) < 0
+		       ? -EBADMSG
+		       : 0;
+}
+
+static int parse_nested(const struct nlattr *a, struct nlattr *tb[])
+{
+	return nla_parse_nested(tb, RDMA_NLDEV_ATTR_MAX, (struct nlattr *)a, nldev_policy) < 0
+		       ? -EBADMSG
+		       : 0;
+}
+
+/* A string attribute (NUL-terminated: nldev_policy) copied into buf, truncated to fit. */
+static void copy_str(const struct nlattr *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", (const char *)nla_data(a));
+}
+
+/* Each attribute of a nested table, e.g. a dump's entries, which repeat one type. */
 #define each_nested(a, parent, rem) nla_for_each_nested(a, (struct nlattr *)(parent), rem)
 
-/* One request, answered as rtnetlink's are (nl_rt_talk): 0 or the kernel's -errno. A dump
- * the kernel marked interrupted keeps what it gave, as these device and counter lists change
- * with the node and a retry would race the same change. */
-static int rdma_talk(struct nl_rdma *r, struct nlmsghdr *req,
+/* A dump, answered as rtnetlink's are (nl_rt_talk): 0 or the kernel's -errno. A dump the
+ * kernel marked interrupted keeps what it gave, as these device and counter lists change with
+ * the node and a retry would race the same change. */
+static int rdma_dump(struct nl_rdma *r, struct nl_msg *msg,
 		     int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
 {
-	struct nl_msg *msg = nlmsg_convert(req);
-	int e;
+	int e = nl_rt_talk(r->rt, msg, parse, ud);
 
-	if (!msg)
-		return -ENOMEM;
-	e = nl_rt_talk(r->rt, msg, parse, ud);
 	return e == -EINTR ? 0 : e;
 }
 
 static int parse_sys(struct nlmsghdr *h, void *data)
 {
-	struct nlattr *a;
-	int *mode = data, rem;
-	uint8_t m;
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
+	int *mode = data;
 
-	each_attr(a, h, rem)
-	{
-		if (nla_type(a) == RDMA_NLDEV_SYS_ATTR_NETNS_MODE && get_u8(a, &m) == 0)
-			*mode = m;
-	}
+	if (parse_msg(h, tb) < 0)
+		return -EBADMSG;
+	if (tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE])
+		*mode = nla_get_u8(tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE]);
 	return 0;
 }
 
 int nl_rdma_netns_shared(struct nl_rdma *r, bool *ret_shared)
 {
-	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nl_msg *msg;
 	int mode = -1, e;
 
-	e = rdma_talk(r, nl_rdma_build_sys_get(buf, NL_AUTO_SEQ), parse_sys, &mode);
+	e = nl_rdma_build_sys_get(&msg);
+	if (e < 0)
+		return e;
+	e = nl_rt_talk(r->rt, msg, parse_sys, &mode);
 	if (e < 0)
 		return e;
 	if (mode < 0)
@@ -183,41 +186,35 @@ struct dev_list {
 static int parse_dev(struct nlmsghdr *h, void *data)
 {
 	struct dev_list *dl = data;
-	struct nl_rdma_dev d = { 0 }, *slot;
-	bool has_index = false, has_name = false;
-	struct nlattr *a;
-	int rem;
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
+	struct nl_rdma_dev *slot;
 
-	each_attr(a, h, rem)
-	{
-		int type = nla_type(a);
-
-		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && get_u32(a, &d.index) == 0)
-			has_index = true;
-		else if (type == RDMA_NLDEV_ATTR_DEV_NAME &&
-			 get_str(a, d.name, sizeof(d.name)) == 0)
-			has_name = true;
-		else if (type == RDMA_NLDEV_ATTR_PORT_INDEX)
-			(void)get_u32(a, &d.ports); /* fill_dev_info: rdma_end_port() */
-		else if (type == RDMA_NLDEV_ATTR_NODE_GUID)
-			(void)get_u64(a, &d.node_guid);
-	}
-	if (!has_index || !has_name)
+	if (parse_msg(h, tb) < 0)
+		return -EBADMSG;
+	if (!tb[RDMA_NLDEV_ATTR_DEV_INDEX] || !tb[RDMA_NLDEV_ATTR_DEV_NAME])
 		return 0;
 	slot = nl_array_add((void **)&dl->v, &dl->n, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
-	*slot = d;
+	slot->index = nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
+	copy_str(tb[RDMA_NLDEV_ATTR_DEV_NAME], slot->name, sizeof(slot->name));
+	if (tb[RDMA_NLDEV_ATTR_PORT_INDEX]) /* fill_dev_info: rdma_end_port() */
+		slot->ports = nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
+	if (tb[RDMA_NLDEV_ATTR_NODE_GUID])
+		slot->node_guid = nla_get_u64(tb[RDMA_NLDEV_ATTR_NODE_GUID]);
 	return 0;
 }
 
 int nl_rdma_dev_list(struct nl_rdma *r, struct nl_rdma_dev **ret, size_t *ret_n)
 {
-	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct dev_list dl = { 0 };
+	struct nl_msg *msg;
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_dev_dump(buf, NL_AUTO_SEQ), parse_dev, &dl);
+	e = nl_rdma_build_dev_dump(&msg);
+	if (e < 0)
+		return e;
+	e = rdma_dump(r, msg, parse_dev, &dl);
 	if (e < 0) {
 		free(dl.v);
 		return e;
@@ -250,52 +247,44 @@ int nl_rdma_dev_get(struct nl_rdma *r, const char *name, struct nl_rdma_dev *ret
 
 int nl_rdma_dev_set_netns(struct nl_rdma *r, uint32_t index, int netns_fd)
 {
-	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nl_msg *msg;
+	int e;
 
 	if (netns_fd < 0)
 		return -EBADF;
-	return rdma_talk(r, nl_rdma_build_set_netns(buf, NL_AUTO_SEQ, index, netns_fd), NULL, NULL);
+	e = nl_rdma_build_set_netns(index, netns_fd, &msg);
+	return e < 0 ? e : nl_rt_talk(r->rt, msg, NULL, NULL);
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
 
-struct nlmsghdr *nl_rdma_build_stat_get(void *buf, uint32_t seq, uint32_t dev_index, uint32_t port)
+int nl_rdma_build_stat_get(uint32_t dev_index, uint32_t port, struct nl_msg **ret)
 {
-	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_STAT_GET, NLM_F_ACK);
+	struct nl_msg *msg = nldev_msg(RDMA_NLDEV_CMD_STAT_GET, NLM_F_ACK);
 
 	/* no RDMA_NLDEV_ATTR_STAT_RES: nldev_stat_get_doit answers the port's default counters */
-	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
-	put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-	return h;
+	return built(msg,
+		     msg && nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) == 0 &&
+			     nla_put_u32(msg, RDMA_NLDEV_ATTR_PORT_INDEX, port) == 0,
+		     ret);
 }
 
-struct nlmsghdr *nl_rdma_build_stat_qp_dump(void *buf, uint32_t seq, uint32_t dev_index,
-					    uint32_t port)
+int nl_rdma_build_stat_qp_dump(uint32_t dev_index, uint32_t port, struct nl_msg **ret)
 {
-	struct nlmsghdr *h = put_header(buf, seq, RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP);
+	struct nl_msg *msg = nldev_msg(RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP);
 
 	/* res_get_common_dumpit refuses a dump without the device; without a port it gives the
 	 * counters of every port */
-	put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
-	if (port)
-		put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-	put_u32(h, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
-	return h;
-}
-
-/* The header of a STAT_GET answer and its attributes, or NULL. */
-static const struct nlmsghdr *stat_msg(const void *buf, size_t len)
-{
-	const struct nlmsghdr *h = buf;
-
-	if (!nlmsg_ok(h, (int)(len > INT32_MAX ? INT32_MAX : len)) ||
-	    h->nlmsg_type != RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET))
-		return NULL;
-	return h;
+	return built(msg,
+		     msg && nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) == 0 &&
+			     (!port || nla_put_u32(msg, RDMA_NLDEV_ATTR_PORT_INDEX, port) == 0) &&
+			     nla_put_u32(msg, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP) ==
+				     0,
+		     ret);
 }
 
 /* RDMA_NLDEV_ATTR_STAT_HWCOUNTERS: entries of a name and a u64 (rdma_nl_stat_hwcounter_entry;
- * nla_put_u64_64bit may put a RDMA_NLDEV_ATTR_PAD before the value, which is skipped). */
+ * nla_put_u64_64bit may put a RDMA_NLDEV_ATTR_PAD before the value, which nla_parse skips). */
 static int parse_hwcounters(const struct nlattr *table, struct nl_rdma_hwcounter **v, size_t *n)
 {
 	struct nlattr *entry;
@@ -303,33 +292,24 @@ static int parse_hwcounters(const struct nlattr *table, struct nl_rdma_hwcounter
 
 	each_nested(entry, table, rem)
 	{
-		struct nl_rdma_hwcounter c = { 0 }, *slot;
-		bool has_name = false, has_value = false;
-		struct nlattr *a;
-		int rem2;
+		struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
+		struct nlattr *name, *value;
+		struct nl_rdma_hwcounter *slot;
 
 		if (nla_type(entry) != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)
 			continue;
-		each_nested(a, entry, rem2)
-		{
-			int type = nla_type(a);
-
-			if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) {
-				if (get_str(a, c.name, sizeof(c.name)) < 0)
-					return -EBADMSG;
-				has_name = c.name[0] != '\0';
-			} else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE) {
-				if (get_u64(a, &c.value) < 0)
-					return -EBADMSG;
-				has_value = true;
-			}
-		}
-		if (!has_name || !has_value)
-			return -EBADMSG; /* iproute2's res_get_hwcounters refuses it too */
+		if (parse_nested(entry, tb) < 0)
+			return -EBADMSG;
+		name = tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME];
+		value = tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE];
+		/* iproute2's res_get_hwcounters refuses an entry without either too */
+		if (!name || !*(const char *)nla_data(name) || !value)
+			return -EBADMSG;
 		slot = nl_array_add((void **)v, n, sizeof(*slot));
 		if (!slot)
 			return -ENOMEM;
-		*slot = c;
+		copy_str(name, slot->name, sizeof(slot->name));
+		slot->value = nla_get_u64(value);
 	}
 	return 0;
 }
@@ -343,37 +323,37 @@ void nl_rdma_stat_clear(struct nl_rdma_stat *s)
 	s->n_hw = 0;
 }
 
+/* The header of a STAT_GET answer of len bytes, or NULL. */
+static const struct nlmsghdr *stat_msg(const void *buf, size_t len)
+{
+	const struct nlmsghdr *h = buf;
+
+	if (!nlmsg_ok(h, (int)(len > INT32_MAX ? INT32_MAX : len)) ||
+	    h->nlmsg_type != RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET))
+		return NULL;
+	return h;
+}
+
 int nl_rdma_stat_parse(const void *buf, size_t len, struct nl_rdma_stat *ret)
 {
 	const struct nlmsghdr *h = stat_msg(buf, len);
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
 	struct nl_rdma_stat s = { 0 };
-	bool has_dev = false, has_port = false;
-	struct nlattr *a;
-	int e, rem;
+	int e;
 
-	if (!h)
+	if (!h || parse_msg(h, tb) < 0 || !tb[RDMA_NLDEV_ATTR_DEV_INDEX] ||
+	    !tb[RDMA_NLDEV_ATTR_PORT_INDEX])
 		return -EBADMSG;
-	each_attr(a, h, rem)
-	{
-		int type = nla_type(a);
-
-		if (type == RDMA_NLDEV_ATTR_DEV_INDEX && get_u32(a, &s.dev_index) == 0) {
-			has_dev = true;
-		} else if (type == RDMA_NLDEV_ATTR_DEV_NAME) {
-			(void)get_str(a, s.dev, sizeof(s.dev));
-		} else if (type == RDMA_NLDEV_ATTR_PORT_INDEX && get_u32(a, &s.port) == 0) {
-			has_port = true;
-		} else if (type == RDMA_NLDEV_ATTR_STAT_HWCOUNTERS) {
-			e = parse_hwcounters(a, &s.hw, &s.n_hw);
-			if (e < 0) {
-				nl_rdma_stat_clear(&s);
-				return e;
-			}
+	s.dev_index = nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
+	s.port = nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
+	if (tb[RDMA_NLDEV_ATTR_DEV_NAME])
+		copy_str(tb[RDMA_NLDEV_ATTR_DEV_NAME], s.dev, sizeof(s.dev));
+	if (tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]) {
+		e = parse_hwcounters(tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS], &s.hw, &s.n_hw);
+		if (e < 0) {
+			nl_rdma_stat_clear(&s);
+			return e;
 		}
-	}
-	if (!has_dev || !has_port) {
-		nl_rdma_stat_clear(&s);
-		return -EBADMSG;
 	}
 	*ret = s;
 	return 0;
@@ -396,26 +376,24 @@ void nl_rdma_counters_free(struct nl_rdma_counter *v, size_t n)
  * (fill_stat_counter_qp_entry). */
 static int parse_counter_qps(const struct nlattr *table, struct nl_rdma_counter *c)
 {
-	struct nlattr *entry, *a;
-	int rem, rem2;
+	struct nlattr *entry;
+	int rem;
 
 	each_nested(entry, table, rem)
 	{
+		struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
+		uint32_t *slot;
+
 		if (nla_type(entry) != RDMA_NLDEV_ATTR_RES_QP_ENTRY)
 			continue;
-		each_nested(a, entry, rem2)
-		{
-			uint32_t *slot, qpn;
-
-			if (nla_type(a) != RDMA_NLDEV_ATTR_RES_LQPN)
-				continue;
-			if (get_u32(a, &qpn) < 0)
-				return -EBADMSG;
-			slot = nl_array_add((void **)&c->qpns, &c->n_qpns, sizeof(*slot));
-			if (!slot)
-				return -ENOMEM;
-			*slot = qpn;
-		}
+		if (parse_nested(entry, tb) < 0)
+			return -EBADMSG;
+		if (!tb[RDMA_NLDEV_ATTR_RES_LQPN])
+			continue;
+		slot = nl_array_add((void **)&c->qpns, &c->n_qpns, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = nla_get_u32(tb[RDMA_NLDEV_ATTR_RES_LQPN]);
 	}
 	return 0;
 }
@@ -424,90 +402,74 @@ static int parse_counter_qps(const struct nlattr *table, struct nl_rdma_counter 
  * auto mode, the QP type and the process it binds), its QPs, its counters. */
 static int parse_counter(const struct nlattr *entry, struct nl_rdma_counter *c)
 {
-	bool has_id = false;
-	struct nlattr *a;
-	uint32_t u32;
-	uint8_t u8;
-	int e = 0, rem;
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
+	int e;
 
 	c->qp_type = -1;
 	c->pid = -1;
-	each_nested(a, entry, rem)
-	{
-		switch (nla_type(a)) {
-		case RDMA_NLDEV_ATTR_PORT_INDEX: e = get_u32(a, &c->port); break;
-		case RDMA_NLDEV_ATTR_STAT_COUNTER_ID:
-			e = get_u32(a, &c->id);
-			has_id = e == 0;
-			break;
-		case RDMA_NLDEV_ATTR_STAT_MODE: e = get_u32(a, &c->mode); break;
-		case RDMA_NLDEV_ATTR_RES_TYPE:
-			e = get_u8(a, &u8);
-			if (e == 0)
-				c->qp_type = u8;
-			break;
-		case RDMA_NLDEV_ATTR_RES_PID:
-			e = get_u32(a, &u32);
-			if (e == 0)
-				c->pid = (int)u32;
-			break;
-		case RDMA_NLDEV_ATTR_RES_KERN_NAME: e = get_str(a, c->comm, sizeof(c->comm)); break;
-		case RDMA_NLDEV_ATTR_RES_QP: e = parse_counter_qps(a, c); break;
-		case RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
-			e = parse_hwcounters(a, &c->hw, &c->n_hw);
-			break;
-		default: break;
-		}
+	if (parse_nested(entry, tb) < 0 || !tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID])
+		return -EBADMSG;
+	c->id = nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID]);
+	if (tb[RDMA_NLDEV_ATTR_PORT_INDEX])
+		c->port = nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
+	if (tb[RDMA_NLDEV_ATTR_STAT_MODE])
+		c->mode = nla_get_u32(tb[RDMA_NLDEV_ATTR_STAT_MODE]);
+	if (tb[RDMA_NLDEV_ATTR_RES_TYPE])
+		c->qp_type = nla_get_u8(tb[RDMA_NLDEV_ATTR_RES_TYPE]);
+	if (tb[RDMA_NLDEV_ATTR_RES_PID])
+		c->pid = (int)nla_get_u32(tb[RDMA_NLDEV_ATTR_RES_PID]);
+	if (tb[RDMA_NLDEV_ATTR_RES_KERN_NAME])
+		copy_str(tb[RDMA_NLDEV_ATTR_RES_KERN_NAME], c->comm, sizeof(c->comm));
+	if (tb[RDMA_NLDEV_ATTR_RES_QP]) {
+		e = parse_counter_qps(tb[RDMA_NLDEV_ATTR_RES_QP], c);
 		if (e < 0)
 			return e;
 	}
-	return has_id ? 0 : -EBADMSG;
+	if (tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS])
+		return parse_hwcounters(tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS], &c->hw, &c->n_hw);
+	return 0;
 }
 
 int nl_rdma_counters_parse(const void *buf, size_t len, struct nl_rdma_counter **v, size_t *n)
 {
 	const struct nlmsghdr *h = stat_msg(buf, len);
-	struct nl_rdma_counter *got = NULL;
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1], *entry;
+	struct nl_rdma_counter *got = NULL, *all;
 	size_t n_got = 0;
-	struct nlattr *a, *entry;
-	int e = 0, rem, rem2;
+	int e = 0, rem;
 
-	if (!h)
+	if (!h || parse_msg(h, tb) < 0)
 		return -EBADMSG;
-	each_attr(a, h, rem)
+	/* res_get_common_dumpit: the device's handle, then one table of counters */
+	if (!tb[RDMA_NLDEV_ATTR_STAT_COUNTER])
+		return 0;
+	each_nested(entry, tb[RDMA_NLDEV_ATTR_STAT_COUNTER], rem)
 	{
-		/* res_get_common_dumpit: the device's handle, then one table of counters */
-		if (nla_type(a) != RDMA_NLDEV_ATTR_STAT_COUNTER)
+		struct nl_rdma_counter *c;
+
+		if (nla_type(entry) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
 			continue;
-		each_nested(entry, a, rem2)
-		{
-			struct nl_rdma_counter *c;
-
-			if (nla_type(entry) != RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY)
-				continue;
-			c = nl_array_add((void **)&got, &n_got, sizeof(*c));
-			if (!c) {
-				e = -ENOMEM;
-				goto out;
-			}
-			e = parse_counter(entry, c);
-			if (e < 0)
-				goto out;
-		}
-	}
-	if (n_got) {
-		struct nl_rdma_counter *all = realloc(*v, (*n + n_got) * sizeof(*all));
-
-		if (!all) {
+		c = nl_array_add((void **)&got, &n_got, sizeof(*c));
+		if (!c) {
 			e = -ENOMEM;
 			goto out;
 		}
-		memcpy(all + *n, got, n_got * sizeof(*got));
-		*v = all;
-		*n += n_got;
-		free(got);
-		return 0;
+		e = parse_counter(entry, c);
+		if (e < 0)
+			goto out;
 	}
+	if (!n_got)
+		return 0;
+	all = realloc(*v, (*n + n_got) * sizeof(*all));
+	if (!all) {
+		e = -ENOMEM;
+		goto out;
+	}
+	memcpy(all + *n, got, n_got * sizeof(*got));
+	*v = all;
+	*n += n_got;
+	free(got);
+	return 0;
 out:
 	nl_rdma_counters_free(got, n_got);
 	return e;
@@ -535,12 +497,15 @@ static int on_stat(struct nlmsghdr *h, void *data)
 int nl_rdma_port_stat(struct nl_rdma *r, uint32_t dev_index, uint32_t port,
 		      struct nl_rdma_stat *ret)
 {
-	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nl_rdma_stat s = { 0 };
 	struct stat_reply sr = { .stat = &s };
+	struct nl_msg *msg;
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_stat_get(buf, NL_AUTO_SEQ, dev_index, port), on_stat, &sr);
+	e = nl_rdma_build_stat_get(dev_index, port, &msg);
+	if (e < 0)
+		return e;
+	e = nl_rt_talk(r->rt, msg, on_stat, &sr);
 	if (e == 0 && !sr.got)
 		e = -ENODATA;
 	if (e < 0) {
@@ -561,12 +526,14 @@ static int on_counters(struct nlmsghdr *h, void *data)
 int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret,
 		     size_t *ret_n)
 {
-	char buf[NL_RDMA_REQ_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct stat_reply sr = { 0 };
+	struct nl_msg *msg;
 	int e;
 
-	e = rdma_talk(r, nl_rdma_build_stat_qp_dump(buf, NL_AUTO_SEQ, dev_index, 0), on_counters,
-		      &sr);
+	e = nl_rdma_build_stat_qp_dump(dev_index, 0, &msg);
+	if (e < 0)
+		return e;
+	e = rdma_dump(r, msg, on_counters, &sr);
 	if (e < 0) {
 		nl_rdma_counters_free(sr.v, sr.n);
 		return e;

@@ -251,6 +251,17 @@ int nl_rt_talk_vf(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlms
 	return nl_rt_talk(rt, msg, parse, ud);
 }
 
+struct nl_msg *nl_rt_msg(int type, int flags, const void *hdr, size_t hdr_len)
+{
+	struct nl_msg *msg = nlmsg_alloc_simple(type, flags);
+
+	if (msg && hdr_len && nlmsg_append(msg, (void *)hdr, hdr_len, NLMSG_ALIGNTO) < 0) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
 int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
 	       int (*parse)(struct nlmsghdr *h, void *ud), void (*reset)(void *ud), void *ud)
 {

@@ -149,12 +149,13 @@ static void test_rdma_counters(void **st)
 		  .hw = hw_b,
 		  .n_hw = 1 },
 	};
-	char msg[MNL_SOCKET_BUFFER_SIZE];
 	struct exp_rdma_dev d = { .name = "mlx5_0" };
-	struct nlmsghdr *h = nldev_counter_dump(msg, 1, 0, "mlx5_0", c, 2);
+	struct nl_msg *m = nldev_counter_dump(1, NLM_F_MULTI, 0, "mlx5_0", c, 2);
+	struct nlmsghdr *h = nlmsg_hdr(m);
 	char *buf;
 
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &d.v, &d.n), 0);
+	nlmsg_free(m);
 	buf = rdma_text(&d, 1);
 	assert_non_null(
 		strstr(buf, "# TYPE rdmak_rdma_counter_info gauge\n"
@@ -243,10 +244,11 @@ static void test_rdma_owners(void **st)
 		  .hw = hw,
 		  .n_hw = 1 },
 	};
-	char dir[] = "/tmp/rdmak-proc.XXXXXX", path[96], msg[MNL_SOCKET_BUFFER_SIZE];
+	char dir[] = "/tmp/rdmak-proc.XXXXXX", path[96];
 	struct exp_rdma_dev *d = calloc(1, sizeof(*d));
 	struct exporter e;
-	struct nlmsghdr *h = nldev_counter_dump(msg, 1, 0, "mlx5_0", c, 3);
+	struct nl_msg *m = nldev_counter_dump(1, NLM_F_MULTI, 0, "mlx5_0", c, 3);
+	struct nlmsghdr *h = nlmsg_hdr(m);
 	char *buf;
 	FILE *f;
 
@@ -274,6 +276,7 @@ static void test_rdma_owners(void **st)
 	fclose(f);
 	/* pid 99: no folder (the process has exited) */
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &d->v, &d->n), 0);
+	nlmsg_free(m);
 	/* no procfs: nothing looked up */
 	assert_int_equal(exporter_rdma_owners(&e, d, 1), 0);
 	assert_null(d->owner);

@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/ip.h>
 #include <linux/rtnetlink.h>
@@ -486,104 +485,107 @@ static void test_vf_guid_request(void **st)
 	nl_rt_free(rt);
 }
 
-static int attr_u32(const struct nlmsghdr *h, int type, uint32_t *ret)
+/* The attributes of a request in order: type and u32 value. */
+static unsigned attrs_u32(const struct nl_msg *msg, uint16_t *types, uint32_t *values, unsigned max)
 {
 	struct nlattr *a;
+	unsigned n = 0;
+	int rem;
 
-	mnl_attr_for_each(a, h, 0) if (mnl_attr_get_type(a) == type)
+	nlmsg_for_each_attr(a, nlmsg_hdr((struct nl_msg *)msg), 0, rem)
 	{
-		*ret = mnl_attr_get_u32(a);
-		return 1;
+		assert_true(n < max);
+		assert_int_equal(nla_len(a), 4);
+		types[n] = (uint16_t)nla_type(a);
+		values[n++] = nla_get_u32(a);
 	}
-	return 0;
+	assert_int_equal(rem, 0);
+	return n;
 }
 
 static void test_rdma_requests(void **st)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nl_msg *msg;
 	struct nlmsghdr *h;
-	uint32_t v;
+	uint16_t t[8];
+	uint32_t v[8];
 
-	h = nl_rdma_build_set_netns(buf, 42, 3, 17);
+	assert_int_equal(nl_rdma_build_set_netns(3, 17, &msg), 0);
+	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SET));
 	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
-	assert_int_equal(h->nlmsg_seq, 42);
-	assert_int_equal(attr_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, &v), 1);
-	assert_int_equal(v, 3);
-	assert_int_equal(attr_u32(h, RDMA_NLDEV_NET_NS_FD, &v), 1);
-	assert_int_equal(v, 17);
-	h = nl_rdma_build_sys_get(buf, 7);
+	assert_int_equal(attrs_u32(msg, t, v, 8), 2);
+	assert_int_equal(t[0], RDMA_NLDEV_ATTR_DEV_INDEX);
+	assert_int_equal(v[0], 3);
+	assert_int_equal(t[1], RDMA_NLDEV_NET_NS_FD);
+	assert_int_equal(v[1], 17);
+	nlmsg_free(msg);
+	assert_int_equal(nl_rdma_build_sys_get(&msg), 0);
+	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET));
 	assert_int_equal(h->nlmsg_len, NLMSG_HDRLEN);
-	h = nl_rdma_build_dev_dump(buf, 8);
+	nlmsg_free(msg);
+	assert_int_equal(nl_rdma_build_dev_dump(&msg), 0);
+	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET));
-	assert_true(h->nlmsg_flags & NLM_F_DUMP);
-}
-
-/* The attributes of a request in order: type and u32 value. */
-static unsigned attrs_u32(const struct nlmsghdr *h, uint16_t *types, uint32_t *values, unsigned max)
-{
-	struct nlattr *a;
-	unsigned n = 0;
-
-	mnl_attr_for_each(a, h, 0)
-	{
-		assert_true(n < max);
-		assert_int_equal(mnl_attr_get_payload_len(a), 4);
-		types[n] = mnl_attr_get_type(a);
-		values[n++] = mnl_attr_get_u32(a);
-	}
-	return n;
+	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
+	assert_int_equal(h->nlmsg_len, NLMSG_HDRLEN);
+	nlmsg_free(msg);
 }
 
 /* What iproute2's `rdma statistic show link DEV/PORT` and `rdma statistic qp show` send. */
 static void test_rdma_stat_requests(void **st)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nl_msg *msg;
 	struct nlmsghdr *h;
 	uint16_t t[8];
 	uint32_t v[8];
 
-	h = nl_rdma_build_stat_get(buf, 9, 3, 1);
+	assert_int_equal(nl_rdma_build_stat_get(3, 1, &msg), 0);
+	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
 	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
-	assert_int_equal(h->nlmsg_seq, 9);
 	/* no RDMA_NLDEV_ATTR_STAT_RES: the kernel answers the port's default counters */
-	assert_int_equal(attrs_u32(h, t, v, 8), 2);
+	assert_int_equal(attrs_u32(msg, t, v, 8), 2);
 	assert_int_equal(t[0], RDMA_NLDEV_ATTR_DEV_INDEX);
 	assert_int_equal(v[0], 3);
 	assert_int_equal(t[1], RDMA_NLDEV_ATTR_PORT_INDEX);
 	assert_int_equal(v[1], 1);
 	assert_int_equal(h->nlmsg_len, NLMSG_HDRLEN + 2 * 8);
+	nlmsg_free(msg);
 
-	h = nl_rdma_build_stat_qp_dump(buf, 10, 5, 0);
+	assert_int_equal(nl_rdma_build_stat_qp_dump(5, 0, &msg), 0);
+	h = nlmsg_hdr(msg);
 	assert_int_equal(h->nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_GET));
 	assert_int_equal(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
-	assert_int_equal(attrs_u32(h, t, v, 8), 2);
+	assert_int_equal(attrs_u32(msg, t, v, 8), 2);
 	assert_int_equal(t[0], RDMA_NLDEV_ATTR_DEV_INDEX);
 	assert_int_equal(v[0], 5);
 	assert_int_equal(t[1], RDMA_NLDEV_ATTR_STAT_RES);
 	assert_int_equal(v[1], RDMA_NLDEV_ATTR_RES_QP);
+	nlmsg_free(msg);
 
-	h = nl_rdma_build_stat_qp_dump(buf, 11, 5, 2);
-	assert_int_equal(attrs_u32(h, t, v, 8), 3);
+	assert_int_equal(nl_rdma_build_stat_qp_dump(5, 2, &msg), 0);
+	assert_int_equal(attrs_u32(msg, t, v, 8), 3);
 	assert_int_equal(t[1], RDMA_NLDEV_ATTR_PORT_INDEX);
 	assert_int_equal(v[1], 2);
 	assert_int_equal(t[2], RDMA_NLDEV_ATTR_STAT_RES);
+	nlmsg_free(msg);
 }
 
 /* A dump the kernel could not do ends in an NLMSG_DONE carrying its -errno and, with extended
  * ACKs, the reason after it (what RDMA_NLDEV_CMD_STAT_GET of an unknown device answers). */
 static void test_done_error(void **st)
 {
-	char buf[256] = { 0 };
+	struct nl_msg *m = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
+	struct nlmsghdr *h;
 	char msg[64];
-	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
 	int *e;
 
-	h->nlmsg_type = NLMSG_DONE;
-	h->nlmsg_flags = NLM_F_MULTI;
-	e = mnl_nlmsg_put_extra_header(h, sizeof(int));
+	assert_non_null(m);
+	e = nlmsg_reserve(m, sizeof(int), NLMSG_ALIGNTO);
+	assert_non_null(e);
+	h = nlmsg_hdr(m);
 	*e = 0;
 	assert_int_equal(nl_done_error(h), 0);
 	*e = -EINVAL;
@@ -591,9 +593,10 @@ static void test_done_error(void **st)
 	nl_extack_msg(h, msg, sizeof(msg));
 	assert_string_equal(msg, "");
 	h->nlmsg_flags |= NLM_F_ACK_TLVS;
-	mnl_attr_put_strz(h, NLMSGERR_ATTR_MSG, "no such device");
+	assert_int_equal(nla_put_string(m, NLMSGERR_ATTR_MSG, "no such device"), 0);
 	nl_extack_msg(h, msg, sizeof(msg));
 	assert_string_equal(msg, "no such device");
+	nlmsg_free(m);
 }
 
 static void test_rdma_stat_parse(void **st)
@@ -603,12 +606,14 @@ static void test_rdma_stat_parse(void **st)
 		{ "out_of_sequence", 0 },
 		{ "np_cnp_sent", 0x1234567890abcdefULL }, /* past 2^53: kept exact */
 	};
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nl_rdma_stat s = { 0 };
+	struct nlattr *name;
 	struct nlmsghdr *h;
+	struct nl_msg *m;
 
 	for (int pad = 0; pad < 2; pad++) {
-		h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, pad);
+		m = nldev_port_stat(1, 4, "mlx5_3", 1, hw, 3, pad);
+		h = nlmsg_hdr(m);
 		assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), 0);
 		assert_int_equal(s.dev_index, 4);
 		assert_string_equal(s.dev, "mlx5_3");
@@ -619,31 +624,47 @@ static void test_rdma_stat_parse(void **st)
 			assert_true(s.hw[i].value == hw[i].value);
 		}
 		nl_rdma_stat_clear(&s);
+		nlmsg_free(m);
 	}
 
 	/* another command's answer, a truncated one */
-	h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, false);
+	m = nldev_port_stat(1, 4, "mlx5_3", 1, hw, 3, false);
+	h = nlmsg_hdr(m);
+	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len - 1, &s), -EBADMSG);
 	h->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
 	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), -EBADMSG);
-	h = nldev_port_stat(buf, 1, 4, "mlx5_3", 1, hw, 3, false);
-	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len - 1, &s), -EBADMSG);
 	assert_null(s.hw);
+	nlmsg_free(m);
 
-	/* an entry without its value (iproute2 refuses it too) */
-	h = nldev_stat_header(buf, 1, 0);
-	nldev_handle(h, 4, "mlx5_3");
-	mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-	{
-		struct nlattr *t = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-		struct nlattr *e = mnl_attr_nest_start(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-
-		mnl_attr_put_strz(h, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
-				  "rx_write_requests");
-		mnl_attr_nest_end(h, e);
-		mnl_attr_nest_end(h, t);
-	}
+	/* the device's name without its NUL: refused (nldev_policy), not read past */
+	m = nldev_port_stat(1, 4, "mlx5_3", 1, hw, 3, false);
+	h = nlmsg_hdr(m);
+	name = nlmsg_find_attr(h, 0, RDMA_NLDEV_ATTR_DEV_NAME);
+	assert_non_null(name);
+	assert_int_equal(nla_len(name), 7);
+	((char *)nla_data(name))[6] = 'x'; /* "mlx5_3x" and the padding after it */
 	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), -EBADMSG);
 	assert_null(s.hw);
+	nlmsg_free(m);
+
+	/* an entry without its value (iproute2 refuses it too) */
+	m = nldev_stat_header(1, 0);
+	nldev_handle(m, 4, "mlx5_3");
+	assert_int_equal(nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, 1), 0);
+	{
+		struct nlattr *t = nldev_nest(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+		struct nlattr *e = nldev_nest(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+
+		assert_int_equal(nla_put_string(m, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
+						"rx_write_requests"),
+				 0);
+		nldev_nest_end(m, e);
+		nldev_nest_end(m, t);
+	}
+	h = nlmsg_hdr(m);
+	assert_int_equal(nl_rdma_stat_parse(h, h->nlmsg_len, &s), -EBADMSG);
+	assert_null(s.hw);
+	nlmsg_free(m);
 }
 
 static void test_rdma_counters_parse(void **st)
@@ -682,16 +703,20 @@ static void test_rdma_counters_parse(void **st)
 		  .pid = -1,
 		  .kern = "rdma_cm" },
 	};
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nl_rdma_counter *v = NULL;
 	struct nlmsghdr *h;
+	struct nl_msg *m;
 	size_t n = 0;
 
-	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c, 2);
+	m = nldev_counter_dump(1, NLM_F_MULTI, 0, "mlx5_0", c, 2);
+	h = nlmsg_hdr(m);
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), 0);
+	nlmsg_free(m);
 	/* a dump's next message appends */
-	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c + 2, 1);
+	m = nldev_counter_dump(1, NLM_F_MULTI, 0, "mlx5_0", c + 2, 1);
+	h = nlmsg_hdr(m);
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), 0);
+	nlmsg_free(m);
 	assert_int_equal(n, 3);
 
 	assert_int_equal(v[0].port, 1);
@@ -723,31 +748,34 @@ static void test_rdma_counters_parse(void **st)
 	assert_int_equal(v[2].n_hw, 0);
 
 	/* a counter without its id: refused, and what was there stays as it was */
-	h = nldev_stat_header(buf, 1, NLM_F_MULTI);
-	nldev_handle(h, 0, "mlx5_0");
+	m = nldev_stat_header(1, NLM_F_MULTI);
+	nldev_handle(m, 0, "mlx5_0");
 	{
-		struct nlattr *t = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER);
-		struct nlattr *e = nldev_nest_noflag(h, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY);
+		struct nlattr *t = nldev_nest_noflag(m, RDMA_NLDEV_ATTR_STAT_COUNTER);
+		struct nlattr *e = nldev_nest_noflag(m, RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY);
 
-		mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-		mnl_attr_nest_end(h, e);
-		mnl_attr_nest_end(h, t);
+		assert_int_equal(nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, 1), 0);
+		nldev_nest_end(m, e);
+		nldev_nest_end(m, t);
 	}
+	h = nlmsg_hdr(m);
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), -EBADMSG);
 	assert_int_equal(n, 3);
+	nlmsg_free(m);
 	/* a u32 attribute two bytes short */
-	h = nldev_counter_dump(buf, 1, 0, "mlx5_0", c, 1);
+	m = nldev_counter_dump(1, NLM_F_MULTI, 0, "mlx5_0", c, 1);
+	h = nlmsg_hdr(m);
 	{
-		struct nlattr *t = (struct nlattr *)((char *)h + NLMSG_HDRLEN + 8 +
-						     MNL_ALIGN(sizeof(struct nlattr) + 7));
-		struct nlattr *e = mnl_attr_get_payload(t), *port = mnl_attr_get_payload(e);
+		struct nlattr *t = nlmsg_find_attr(h, 0, RDMA_NLDEV_ATTR_STAT_COUNTER);
+		struct nlattr *e = nla_data(t), *port = nla_data(e);
 
-		assert_int_equal(mnl_attr_get_type(t), RDMA_NLDEV_ATTR_STAT_COUNTER);
-		assert_int_equal(mnl_attr_get_type(port), RDMA_NLDEV_ATTR_PORT_INDEX);
-		port->nla_len = sizeof(struct nlattr) + 2;
+		assert_int_equal(nla_type(e), RDMA_NLDEV_ATTR_STAT_COUNTER_ENTRY);
+		assert_int_equal(nla_type(port), RDMA_NLDEV_ATTR_PORT_INDEX);
+		port->nla_len = NLA_HDRLEN + 2;
 	}
 	assert_int_equal(nl_rdma_counters_parse(h, h->nlmsg_len, &v, &n), -EBADMSG);
 	assert_int_equal(n, 3);
+	nlmsg_free(m);
 	nl_rdma_counters_free(v, n);
 
 	assert_null(nl_rdma_qp_type_name(7));
