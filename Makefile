@@ -152,6 +152,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librdmak.a
 
 # apply's rtnetlink requests go to the test's recorder instead of the socket (no SR-IOV NIC here)
 $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
+# src/nl's socket connects nowhere and its traffic goes to the test's stand-in kernel, which
+# answers what no kernel here can be made to (an interrupted dump, RDMA netlink)
+$(BUILD)/tests/test_nl_dump: LDFLAGS += -Wl,--wrap=nl_connect -Wl,--wrap=nl_send_auto \
+				       -Wl,--wrap=nl_recvmsgs
 # convert's lookups and comparisons counted, to show they grow linearly with the input
 $(BUILD)/tests/test_convert_scale: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_equal
 

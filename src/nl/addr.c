@@ -113,7 +113,8 @@ int nl_ipaddr_list(struct nl_rt *rt, int ifindex, int family, struct nl_ipaddr *
 {
 	struct ifaddrmsg ifa = { .ifa_family = (unsigned char)family };
 	struct addr_list al = { .ifindex = ifindex, .family = family };
-	int r = nl_rt_dump(rt, RTM_GETADDR, &ifa, sizeof(ifa), parse_addr, reset_addr, &al);
+	int r = nl_rt_dump(rt, nl_rt_msg(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa)), parse_addr,
+			   reset_addr, &al);
 
 	if (r < 0) {
 		free(al.v);

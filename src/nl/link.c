@@ -179,7 +179,8 @@ int nl_link_list(struct nl_rt *rt, struct nl_link **ret, size_t *ret_n)
 	struct link_list ll = { 0 };
 	int r;
 
-	r = nl_rt_dump(rt, RTM_GETLINK, &ifi, sizeof(ifi), parse_list, reset_list, &ll);
+	r = nl_rt_dump(rt, nl_rt_msg(RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof(ifi)), parse_list,
+		       reset_list, &ll);
 	if (r < 0) {
 		free(ll.v);
 		return r;

@@ -33,11 +33,12 @@ int nl_rt_talk_vf(struct nl_rt *rt, struct nl_msg *msg, int (*parse)(struct nlms
 		  void *ud);
 /* A request: its type, flags and family header (hdr_len bytes, 0: none); NULL out of memory. */
 struct nl_msg *nl_rt_msg(int type, int flags, const void *hdr, size_t hdr_len);
-/* nl_rt_talk() for dumps: retried while the kernel reports it interrupted (3 tries; the last
- * one's partial answer is kept, as a set that keeps changing cannot be read whole). reset is
- * called before each try to drop what the previous one collected. */
-int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
-	       int (*parse)(struct nlmsghdr *h, void *ud), void (*reset)(void *ud), void *ud);
+/* nl_rt_talk() for dumps, of any netlink protocol: req (consumed; sent with NLM_F_DUMP; NULL,
+ * a failed nl_rt_msg(), is -ENOMEM) is sent again while the kernel reports the dump interrupted
+ * (3 tries; the last one's partial answer is kept, as a set that keeps changing cannot be read
+ * whole: never -EINTR). reset is called before each retry to drop what the last try collected. */
+int nl_rt_dump(struct nl_rt *rt, struct nl_msg *req, int (*parse)(struct nlmsghdr *h, void *ud),
+	       void (*reset)(void *ud), void *ud);
 
 /* Grow a malloc'd array by one zeroed element; returns it or NULL. */
 void *nl_array_add(void **array, size_t *n, size_t size);

@@ -2,10 +2,11 @@
 /* RDMA netlink (NETLINK_RDMA, the nldev client): the subsystem's netns mode, the devices a
  * namespace sees, moving a device to another namespace, and the counters of `rdma statistic`.
  * The requests are the ones iproute2's `rdma system`, `rdma dev set DEV netns NS`, `rdma
- * statistic show` and `rdma statistic qp show` send. The socket and the exchange are
- * rtnetlink's (src/nl/rt.c, libnl-3) with another protocol, and the answers are read with
- * libnl's nla_parse against the attribute types the kernel declares: one netlink library in
- * rdmak, and the per-pod binary, which links it statically, needs no shared object for it. */
+ * statistic show` and `rdma statistic qp show` send. The socket, the exchange and the retry of
+ * an interrupted dump are rtnetlink's (src/nl/rt.c, libnl-3) with another protocol, and the
+ * answers are read with libnl's nla_parse against the attribute types the kernel declares: one
+ * netlink library in rdmak, and the per-pod binary, which links it statically, needs no shared
+ * object for it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,17 +139,6 @@ static void copy_str(const struct nlattr *a, char *buf, size_t len)
 /* Each attribute of a nested table, e.g. a dump's entries, which repeat one type. */
 #define each_nested(a, parent, rem) nla_for_each_nested(a, (struct nlattr *)(parent), rem)
 
-/* A dump, answered as rtnetlink's are (nl_rt_talk): 0 or the kernel's -errno. A dump the
- * kernel marked interrupted keeps what it gave, as these device and counter lists change with
- * the node and a retry would race the same change. */
-static int rdma_dump(struct nl_rdma *r, struct nl_msg *msg,
-		     int (*parse)(struct nlmsghdr *h, void *ud), void *ud)
-{
-	int e = nl_rt_talk(r->rt, msg, parse, ud);
-
-	return e == -EINTR ? 0 : e;
-}
-
 static int parse_sys(struct nlmsghdr *h, void *data)
 {
 	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
@@ -205,6 +195,14 @@ static int parse_dev(struct nlmsghdr *h, void *data)
 	return 0;
 }
 
+static void reset_dev(void *data)
+{
+	struct dev_list *dl = data;
+
+	free(dl->v);
+	*dl = (struct dev_list){ 0 };
+}
+
 int nl_rdma_dev_list(struct nl_rdma *r, struct nl_rdma_dev **ret, size_t *ret_n)
 {
 	struct dev_list dl = { 0 };
@@ -214,7 +212,7 @@ int nl_rdma_dev_list(struct nl_rdma *r, struct nl_rdma_dev **ret, size_t *ret_n)
 	e = nl_rdma_build_dev_dump(&msg);
 	if (e < 0)
 		return e;
-	e = rdma_dump(r, msg, parse_dev, &dl);
+	e = nl_rt_dump(r->rt, msg, parse_dev, reset_dev, &dl);
 	if (e < 0) {
 		free(dl.v);
 		return e;
@@ -523,6 +521,15 @@ static int on_counters(struct nlmsghdr *h, void *data)
 	return nl_rdma_counters_parse(h, h->nlmsg_len, &sr->v, &sr->n);
 }
 
+static void reset_counters(void *data)
+{
+	struct stat_reply *sr = data;
+
+	nl_rdma_counters_free(sr->v, sr->n);
+	sr->v = NULL;
+	sr->n = 0;
+}
+
 int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_counter **ret,
 		     size_t *ret_n)
 {
@@ -533,7 +540,7 @@ int nl_rdma_counters(struct nl_rdma *r, uint32_t dev_index, struct nl_rdma_count
 	e = nl_rdma_build_stat_qp_dump(dev_index, 0, &msg);
 	if (e < 0)
 		return e;
-	e = rdma_dump(r, msg, on_counters, &sr);
+	e = nl_rt_dump(r->rt, msg, on_counters, reset_counters, &sr);
 	if (e < 0) {
 		nl_rdma_counters_free(sr.v, sr.n);
 		return e;

@@ -179,7 +179,8 @@ int nl_route_list(struct nl_rt *rt, int family, uint32_t table, struct nl_route 
 {
 	struct rtmsg rtm = { .rtm_family = (unsigned char)family };
 	struct route_list rl = { .family = family, .table = table };
-	int r = nl_rt_dump(rt, RTM_GETROUTE, &rtm, sizeof(rtm), parse_route, reset_route, &rl);
+	int r = nl_rt_dump(rt, nl_rt_msg(RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm)), parse_route,
+			   reset_route, &rl);
 
 	if (r < 0) {
 		free(rl.v);
@@ -283,7 +284,8 @@ int nl_rule_list(struct nl_rt *rt, int family, struct nl_rule **ret, size_t *ret
 {
 	struct fib_rule_hdr frh = { .family = (unsigned char)family };
 	struct rule_list rl = { .family = family };
-	int r = nl_rt_dump(rt, RTM_GETRULE, &frh, sizeof(frh), parse_rule, reset_rule, &rl);
+	int r = nl_rt_dump(rt, nl_rt_msg(RTM_GETRULE, NLM_F_DUMP, &frh, sizeof(frh)), parse_rule,
+			   reset_rule, &rl);
 
 	if (r < 0) {
 		free(rl.v);

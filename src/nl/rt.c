@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The route netlink socket (and RDMA netlink's, the same exchange): opened in a namespace, one request at a time, errors as -errno
- * with the kernel's extended-ack text kept for the caller's message. */
+/* The route netlink socket (and RDMA netlink's, the same exchange): opened in a namespace, one
+ * request at a time, errors as -errno with the kernel's extended-ack text kept for the caller's
+ * message; a dump retried while the kernel says it was interrupted. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,24 +263,27 @@ struct nl_msg *nl_rt_msg(int type, int flags, const void *hdr, size_t hdr_len)
 	return msg;
 }
 
-int nl_rt_dump(struct nl_rt *rt, int type, const void *hdr, size_t hdr_len,
-	       int (*parse)(struct nlmsghdr *h, void *ud), void (*reset)(void *ud), void *ud)
+int nl_rt_dump(struct nl_rt *rt, struct nl_msg *req, int (*parse)(struct nlmsghdr *h, void *ud),
+	       void (*reset)(void *ud), void *ud)
 {
 	int r = -EINTR;
 
+	if (!req)
+		return -ENOMEM;
+	nlmsg_hdr(req)->nlmsg_flags |= NLM_F_DUMP;
 	for (int attempt = 0; attempt < 3 && r == -EINTR; attempt++) {
-		struct nl_msg *msg = nlmsg_alloc_simple(type, NLM_F_DUMP);
+		/* a copy per try: sending one fills in its sequence number */
+		struct nl_msg *msg = nlmsg_convert(nlmsg_hdr(req));
 
-		if (!msg)
-			return -ENOMEM;
-		if (nlmsg_append(msg, (void *)hdr, hdr_len, NLMSG_ALIGNTO) < 0) {
-			nlmsg_free(msg);
-			return -ENOMEM;
+		if (!msg) {
+			r = -ENOMEM;
+			break;
 		}
 		if (attempt > 0 && reset)
 			reset(ud);
 		r = nl_rt_talk(rt, msg, parse, ud);
 	}
+	nlmsg_free(req);
 	/* Interrupted three times: the set keeps changing under us (pods come and go on a busy
 	 * node). Work with the partial answer rather than retrying without end. */
 	return r == -EINTR ? 0 : r;
