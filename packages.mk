@@ -2,6 +2,5 @@
 # The pkg-config packages rdmak builds against, one list for the Makefile and tests/fuzz/Makefile
 # (their Debian packages: tools/install-deps.sh).
 PKGS := jansson libprotobuf-c grpc gpr libnl-route-3.0 libmicrohttpd gnutls yaml-0.1
-# The unit tests' own: cmocka, and libmnl, which builds the RDMA netlink answers they feed to
-# src/nl's parsers (an encoder that is not the one under test).
-TEST_PKGS := cmocka libmnl
+# The unit tests' own: cmocka.
+TEST_PKGS := cmocka

@@ -19,7 +19,7 @@ if [ "${1:-}" = --system ]; then
 		build-essential clang clang-format clang-tidy bear groff-base libclang-rt-14-dev pkg-config \
 		make python3 python3-jsonschema \
 		libjansson-dev libcmocka-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler \
-		libnl-route-3-dev libmnl-dev libibverbs-dev \
+		libnl-route-3-dev libibverbs-dev \
 		iproute2 iputils-ping tar gzip procps time strace \
 		libmicrohttpd-dev libgnutls28-dev libyaml-dev openssl curl \
 		libfuse3-dev fuse3 \
