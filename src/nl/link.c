@@ -114,11 +114,10 @@ static int link_get(struct nl_rt *rt, const char *name, int ifindex, struct nl_l
 
 	if (name && (!*name || strlen(name) >= NL_IFNAMSIZ))
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+	msg = nl_rt_msg(RTM_GETLINK, 0, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0 ||
+	if (nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0 ||
 	    (name && nla_put_string(msg, IFLA_IFNAME, name) < 0)) {
 		nlmsg_free(msg);
 		return -ENOMEM;
@@ -317,13 +316,9 @@ int nl_link_del(struct nl_rt *rt, int ifindex)
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_DELLINK, NLM_F_ACK);
+	msg = nl_rt_msg(RTM_DELLINK, NLM_F_ACK, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
 	return nl_rt_talk(rt, msg, NULL, NULL);
 }
 
@@ -449,13 +444,9 @@ int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret)
 
 	if (ifindex <= 0 || id <= 0 || id > IPV4_DEVCONF_MAX)
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+	msg = nl_rt_msg(RTM_GETLINK, 0, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
 	r = nl_rt_talk(rt, msg, parse_conf, &g);
 	if (r < 0)
 		return r;
