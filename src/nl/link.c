@@ -208,12 +208,12 @@ static int build_child_add(const char *kind, const char *name, int parent_ifinde
 		ifi.ifi_flags = IFF_UP;
 		ifi.ifi_change = IFF_UP;
 	}
-	msg = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK |
-						      (set && set->echo ? NLM_F_ECHO : 0));
+	msg = nl_rt_msg(RTM_NEWLINK,
+			NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK | (set && set->echo ? NLM_F_ECHO : 0),
+			&ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    nla_put_string(msg, IFLA_IFNAME, name) < 0 ||
+	if (nla_put_string(msg, IFLA_IFNAME, name) < 0 ||
 	    nla_put_u32(msg, IFLA_LINK, (uint32_t)parent_ifindex) < 0 ||
 	    (netns_fd >= 0 && nla_put_u32(msg, IFLA_NET_NS_FD, (uint32_t)netns_fd) < 0) ||
 	    (set && set->mtu && nla_put_u32(msg, IFLA_MTU, set->mtu) < 0) ||
