@@ -465,11 +465,10 @@ int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struc
 
 	if (pf_ifindex <= 0 || (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID))
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_ACK);
+	msg = nl_rt_msg(RTM_SETLINK, NLM_F_ACK, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    !(list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
+	if (!(list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
 	    !(info = nla_nest_start(msg, IFLA_VF_INFO)) || nla_put(msg, type, sizeof(g), &g) < 0) {
 		nlmsg_free(msg);
 		return -ENOMEM;
