@@ -29,11 +29,10 @@ static int vf_msg_start(int pf_ifindex, struct nl_msg **ret, struct nlattr **ret
 
 	if (pf_ifindex <= 0)
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_ACK);
+	msg = nl_rt_msg(RTM_SETLINK, NLM_F_ACK, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    !(*ret_list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
+	if (!(*ret_list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
 	    !(*ret_info = nla_nest_start(msg, IFLA_VF_INFO))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
@@ -146,13 +145,12 @@ int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret)
 
 	if (pf_ifindex <= 0)
 		return -EINVAL;
-	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+	msg = nl_rt_msg(RTM_GETLINK, 0, &ifi, sizeof(ifi));
 	if (!msg)
 		return -ENOMEM;
 	/* the VF table is in the answer only when asked for (rtnl_fill_ifinfo's RTEXT_FILTER_VF);
 	 * its per-VF counters are not wanted */
-	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-	    nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS) < 0) {
+	if (nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS) < 0) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
