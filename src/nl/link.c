@@ -459,10 +459,14 @@ int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret)
 int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
-	struct ifla_vf_guid g = { .vf = vf, .guid = guid };
+	struct ifla_vf_guid g;
 	struct nlattr *list, *info;
 	struct nl_msg *msg;
 
+	/* the four bytes of padding after its u32 go to the kernel too: zero, not stack */
+	memset(&g, 0, sizeof(g));
+	g.vf = vf;
+	g.guid = guid;
 	if (pf_ifindex <= 0 || (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID))
 		return -EINVAL;
 	msg = nl_rt_msg(RTM_SETLINK, NLM_F_ACK, &ifi, sizeof(ifi));

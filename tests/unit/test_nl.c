@@ -485,6 +485,42 @@ static void test_vf_guid_request(void **st)
 	nl_rt_free(rt);
 }
 
+/* Leave the stack below the caller full of non-zero bytes, as a long call chain before a
+ * request would: what a callee then leaves uninitialised shows. */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+	volatile unsigned char junk[16384];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xa5;
+}
+
+static void test_vf_guid_request_bytes(void **st)
+{
+	/* struct ifla_vf_guid is a u32 then a u64: four bytes of padding between them, which go
+	 * to the kernel with the rest. They are zero, not what the stack held before. */
+	static const uint8_t want[] = { 3,    0,    0,	  0,	0,    0,    0,	  0,
+					0x78, 0x6e, 0x21, 0x00, 0x03, 0xc9, 0x02, 0x00 };
+	static const int types[] = { IFLA_VF_IB_NODE_GUID, IFLA_VF_IB_PORT_GUID };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct nlattr *tb[IFLA_MAX + 1], *vf[IFLA_VF_MAX + 1];
+		struct nl_msg *msg;
+
+		dirty_stack();
+		assert_int_equal(nl_build_vf_guid(5, types[i], 3, 0x0002c90300216e78ull, &msg), 0);
+		assert_int_equal(
+			nlmsg_parse(nlmsg_hdr(msg), sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL),
+			0);
+		assert_int_equal(
+			nla_parse_nested(vf, IFLA_VF_MAX, nla_data(tb[IFLA_VFINFO_LIST]), NULL), 0);
+		assert_non_null(vf[types[i]]);
+		assert_int_equal(nla_len(vf[types[i]]), sizeof(want));
+		assert_memory_equal(nla_data(vf[types[i]]), want, sizeof(want));
+		nlmsg_free(msg);
+	}
+}
+
 /* The attributes of a request in order: type and u32 value. */
 static unsigned attrs_u32(const struct nl_msg *msg, uint16_t *types, uint32_t *values, unsigned max)
 {
@@ -841,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4_conf),
 		cmocka_unit_test(test_ipoib_request),
 		cmocka_unit_test(test_vf_guid_request),
+		cmocka_unit_test(test_vf_guid_request_bytes),
 		cmocka_unit_test(test_rdma_requests),
 		cmocka_unit_test(test_rdma_stat_requests),
 		cmocka_unit_test(test_done_error),
