@@ -156,6 +156,9 @@ $(BUILD)/tests/test_vf_apply: LDFLAGS += -Wl,--wrap=nl_rt_talk
 # answers what no kernel here can be made to (an interrupted dump, RDMA netlink)
 $(BUILD)/tests/test_nl_dump: LDFLAGS += -Wl,--wrap=nl_connect -Wl,--wrap=nl_send_auto \
 				       -Wl,--wrap=nl_recvmsgs
+# the same stand-in kernel for the exporter's RDMA netlink (off unless a test turns it on)
+$(BUILD)/tests/test_exporter: LDFLAGS += -Wl,--wrap=nl_connect -Wl,--wrap=nl_send_auto \
+					-Wl,--wrap=nl_recvmsgs
 # convert's lookups and comparisons counted, to show they grow linearly with the input
 $(BUILD)/tests/test_convert_scale: LDFLAGS += -Wl,--wrap=json_object_get -Wl,--wrap=json_equal
 

@@ -130,6 +130,13 @@ struct exp_topo {
 	char **ns_devset, **ns_names;
 	size_t n_ns_devset, n_ns;
 	struct exp_idle idle;
+	/* rdma.c, read with the topology where RDMA netlink is on: the host's kernel devices sorted
+	 * by name, and per device of devs its kernel index (UINT32_MAX: not this kernel's, by name
+	 * and node GUID). kdevs_read false: not read (a scrape asks the kernel itself). */
+	struct nl_rdma_dev *kdevs;
+	size_t n_kdevs;
+	uint32_t *kidx;
+	bool kdevs_read;
 };
 
 /* netns.c: one pod namespace's sysfs as the namespace sees it (nl_netns_sysfs, or a folder of
@@ -169,6 +176,9 @@ struct exporter {
 	bool rdma_procfs;	  /* rdma_procfs_fd is open (exporter_rdma_procfs) */
 	int rdma_procfs_fd;
 	atomic_ulong rdma_errors;
+	/* an idle RDMA netlink socket of the host's namespace: a scrape takes it (or opens its
+	 * own while another holds it) and gives it back when its requests left it clean */
+	struct nl_rdma *_Atomic rdma_sock;
 	enum exporter_vf_series vf_series;
 	pthread_mutex_t idle_lock; /* the topology's idle sums (exp_idle) */
 	bool idle_started;	   /* a scrape took the idle VFs' values (under idle_lock) */
@@ -311,15 +321,33 @@ struct exp_rdma_dev {
 	size_t n;
 	struct exp_rdma_owner *owner; /* by counter, as v; NULL: none looked up */
 };
+/* A scrape's view of one namespace's RDMA devices: for the host's, the topology's list until the
+ * kernel says it is out of date; then (or where the topology has none, or in a pod's
+ * namespace) the list this scrape asked for, once. A scrape's host view is opened by its first
+ * use (exporter_rdma_port_hw or _scrape) and closed with exporter_rdma_view_close(); zeroed
+ * before the first. */
+struct exp_kview {
+	struct exporter *e;
+	const struct exp_topo *t; /* NULL: a pod's namespace */
+	int netns_fd;
+	struct nl_rdma *r;
+	const struct nl_rdma_dev *v;
+	size_t n;
+	const uint32_t *idx; /* by t->devs */
+	struct nl_rdma_dev *own;
+	uint32_t *own_idx;
+	bool asked;
+};
+void exporter_rdma_view_close(struct exp_kview *k);
 /* Each counter's owner, for the counters bound per process: <procfs>/<pid>/cgroup read (the
  * pid as the exporter's pid namespace sees it). No procfs set (exporter_rdma_procfs): none.
  * -ENOMEM; a pid gone or unreadable leaves that owner "". */
 int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n);
-/* Every device's counter objects now: one socket for the host's devices, one in each pod
+/* Every device's counter objects now: host's view for the host's devices (t's list), one in each pod
  * namespace of views (may be NULL) that holds devices. -errno when netlink fails before any
  * device was read; a device or namespace that fails is counted in rdma_errors and left out. */
-int exporter_rdma_read(struct exporter *e, const struct exp_views *views, struct exp_rdma_dev **ret,
-		       size_t *ret_n);
+int exporter_rdma_read(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+		       const struct exp_views *views, struct exp_rdma_dev **ret, size_t *ret_n);
 void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n);
 /* The rdmak_rdma_counter_* families of d (docs/exporter.md). -ENOMEM. */
 int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
@@ -330,10 +358,16 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
  * and ok[...] set for each of its hw_counters families f that the answer names (the others are
  * left to the files). Returns how many ports answered; -errno when RDMA netlink could not be
  * asked (the files are read). */
-int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, uint64_t *v,
-			  unsigned char *ok, size_t stride);
+int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+			  uint64_t *v, unsigned char *ok, size_t stride);
+/* The host's kernel devices into t (kdevs, kidx), when RDMA netlink is on: at each load of the
+ * topology, before it is published. A failure leaves kdevs_read false (the scrapes ask). */
+void exporter_rdma_resolve(struct exporter *e, struct exp_topo *t);
+/* The idle socket closed (exporter_free). */
+void exporter_rdma_close(struct exporter *e);
 /* Both, into a scrape, when exporter_rdma_enable() found RDMA netlink; else nothing. */
-void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, struct exporter_buf *b,
+void exporter_rdma_scrape(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+			  const struct exp_views *views, struct exporter_buf *b,
 			  enum exporter_format fmt);
 
 /* netns="<the namespace file's name>" on the series of a device in a pod's namespace: appended

@@ -2,9 +2,10 @@
 /* The counters that exist only over RDMA netlink: counter objects bound to QPs
  * (RDMA_NLDEV_CMD_STAT_GET with RDMA_NLDEV_ATTR_STAT_RES = QP, what `rdma statistic qp show`
  * reads), by hand or by a port's auto mode, which gives each QP type or each process its own
- * counter. Read in-process through src/nl on every scrape: one socket, one dump of the devices,
- * one dump of counters per device, no process spawned. A device without counter objects
- * answers an empty dump and adds no series. */
+ * counter. Read in-process through src/nl on every scrape: one dump of counters per device, no
+ * process spawned, over a socket kept between scrapes and the host's device list read with the
+ * topology (docs/exporter.md "Counter objects over RDMA netlink"). A device without counter
+ * objects answers an empty dump and adds no series. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,14 +22,20 @@
 int exporter_rdma_enable(struct exporter *e)
 {
 	struct nl_rdma *r = NULL;
+	struct nl_rdma *none = NULL;
 	int x = nl_rdma_open(-1, &r);
 
 	/* tried once, when the exporter starts: a kernel without ib_core answers EPROTONOSUPPORT,
 	 * and the role says so once instead of at every scrape */
 	if (x < 0)
 		return x;
-	nl_rdma_free(r);
+	if (!atomic_compare_exchange_strong(&e->rdma_sock, &none, r))
+		nl_rdma_free(r);
 	atomic_store(&e->rdma_netlink, true);
+	/* the topology loaded before netlink was known: its devices' indices now */
+	pthread_rwlock_wrlock(&e->lock);
+	exporter_rdma_resolve(e, e->topo);
+	pthread_rwlock_unlock(&e->lock);
 	return 0;
 }
 
@@ -71,88 +78,18 @@ int exporter_rdma_owners(struct exporter *e, struct exp_rdma_dev *d, size_t n)
 	return 0;
 }
 
-void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n)
+static void devs_clear(struct exp_rdma_dev *d, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		nl_rdma_counters_free(d[i].v, d[i].n);
 		free(d[i].owner);
 	}
+}
+
+void exporter_rdma_devs_free(struct exp_rdma_dev *d, size_t n)
+{
+	devs_clear(d, n);
 	free(d);
-}
-
-/* The counter objects of the devices one socket sees (netns_fd: -1 the exporter's namespace),
- * appended to out[*n_out..). -errno when the socket or its device dump fails. */
-static int read_ns(struct exporter *e, int netns_fd, const char *netns, struct exp_rdma_dev **out,
-		   size_t *n_out)
-{
-	struct nl_rdma_dev *devs = NULL;
-	struct exp_rdma_dev *o = NULL;
-	struct nl_rdma *r = NULL;
-	size_t n_devs = 0;
-	int x;
-
-	x = nl_rdma_open(netns_fd, &r);
-	if (x == 0)
-		x = nl_rdma_dev_list(r, &devs, &n_devs);
-	if (x == 0 && !(o = realloc(*out, (*n_out + n_devs + 1) * sizeof(*o))))
-		x = -ENOMEM;
-	if (x != 0) {
-		if (x != -ENOMEM)
-			atomic_fetch_add(&e->rdma_errors, 1);
-		free(devs);
-		nl_rdma_free(r);
-		return x < 0 ? x : -EPROTO;
-	}
-	*out = o;
-	for (size_t i = 0; i < n_devs; i++) {
-		struct exp_rdma_dev *d = &o[*n_out];
-
-		memset(d, 0, sizeof(*d));
-		x = nl_rdma_counters(r, devs[i].index, &d->v, &d->n);
-		if (x < 0) {
-			/* a device gone between the two dumps, a kernel before 5.3 (no counter
-			 * objects): counted, the scrape goes on. What is left of a failed dump
-			 * would answer the next request: a new socket for the rest */
-			atomic_fetch_add(&e->rdma_errors, 1);
-			nl_rdma_free(r);
-			r = NULL;
-			if (nl_rdma_open(netns_fd, &r) < 0)
-				break;
-			continue;
-		}
-		if (!d->n)
-			continue;
-		snprintf(d->name, sizeof(d->name), "%s", devs[i].name);
-		d->netns = netns;
-		(*n_out)++;
-	}
-	nl_rdma_free(r);
-	free(devs);
-	return 0;
-}
-
-int exporter_rdma_read(struct exporter *e, const struct exp_views *views, struct exp_rdma_dev **ret,
-		       size_t *ret_n)
-{
-	struct exp_rdma_dev *out = calloc(1, sizeof(*out));
-	size_t n_out = 0;
-	int x;
-
-	if (!out)
-		return -ENOMEM;
-	x = read_ns(e, -1, NULL, &out, &n_out);
-	/* each pod namespace that holds devices (exclusive mode): a socket opened in it */
-	for (size_t i = 0; x >= 0 && views && i < views->n; i++)
-		if (views->v[i].netns_fd >= 0 &&
-		    read_ns(e, views->v[i].netns_fd, views->v[i].name, &out, &n_out) == -ENOMEM)
-			x = -ENOMEM;
-	if (x < 0) {
-		exporter_rdma_devs_free(out, n_out);
-		return x;
-	}
-	*ret = out;
-	*ret_n = n_out;
-	return 0;
 }
 
 /* ---- a port's hw_counters in one request ------------------------------------------------ */
@@ -191,6 +128,265 @@ static const struct nl_rdma_dev *kernel_dev(const struct nl_rdma_dev *devs, size
 	return strcmp(guid, d->node_guid) ? NULL : k;
 }
 
+/* ---- the kernel's devices, read with the topology ------------------------------------------ */
+
+/* The idle socket of the host's namespace, or a new one while another scrape holds it: the
+ * scrapes that run at once each have their own, and none waits for another. */
+static struct nl_rdma *sock_take(struct exporter *e, int *err)
+{
+	struct nl_rdma *r = atomic_exchange(&e->rdma_sock, NULL);
+
+	*err = r ? 0 : nl_rdma_open(-1, &r);
+	return *err < 0 ? NULL : r;
+}
+
+static void sock_give(struct exporter *e, struct nl_rdma *r)
+{
+	struct nl_rdma *none = NULL;
+
+	if (r && !atomic_compare_exchange_strong(&e->rdma_sock, &none, r))
+		nl_rdma_free(r);
+}
+
+void exporter_rdma_close(struct exporter *e)
+{
+	nl_rdma_free(atomic_exchange(&e->rdma_sock, NULL));
+}
+
+/* The devices r's kernel has, sorted by name, and (t not NULL) the index of each of t's
+ * devices there, UINT32_MAX where the kernel has none of that name and node GUID. */
+static int kdevs_read(struct nl_rdma *r, const struct exp_topo *t, struct nl_rdma_dev **ret,
+		      size_t *ret_n, uint32_t **ret_idx)
+{
+	struct nl_rdma_dev *v = NULL;
+	uint32_t *idx = NULL;
+	size_t n = 0;
+	int x = nl_rdma_dev_list(r, &v, &n);
+
+	if (x < 0)
+		return x;
+	if (t && !(idx = malloc((t->n_devs ? t->n_devs : 1) * sizeof(*idx)))) {
+		free(v);
+		return -ENOMEM;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), dev_name_cmp);
+	for (size_t i = 0; t && i < t->n_devs; i++) {
+		const struct nl_rdma_dev *k = kernel_dev(v, n, &t->devs[i]);
+
+		idx[i] = k ? k->index : UINT32_MAX;
+	}
+	*ret = v;
+	*ret_n = n;
+	*ret_idx = idx;
+	return 0;
+}
+
+void exporter_rdma_resolve(struct exporter *e, struct exp_topo *t)
+{
+	struct nl_rdma *r;
+	int x;
+
+	free(t->kdevs);
+	free(t->kidx);
+	t->kdevs = NULL;
+	t->kidx = NULL;
+	t->n_kdevs = 0;
+	t->kdevs_read = false;
+	if (!atomic_load(&e->rdma_netlink) || !(r = sock_take(e, &x)))
+		return;
+	x = kdevs_read(r, t, &t->kdevs, &t->n_kdevs, &t->kidx);
+	t->kdevs_read = x == 0;
+	if (x < 0)
+		nl_rdma_free(r); /* what is left of a failed dump would answer the next request */
+	else
+		sock_give(e, r);
+}
+
+/* After a dump that failed: what is left of its answer would answer the next request. */
+static int kview_renew(struct exp_kview *k)
+{
+	nl_rdma_free(k->r);
+	k->r = NULL;
+	return nl_rdma_open(k->netns_fd, &k->r);
+}
+
+static bool kdevs_equal(const struct nl_rdma_dev *a, size_t na, const struct nl_rdma_dev *b,
+			size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].index != b[i].index || a[i].node_guid != b[i].node_guid ||
+		    strcmp(a[i].name, b[i].name))
+			return false;
+	return true;
+}
+
+/* The list asked for (once per view): 1 it differs from the one the view had, 0 the same or
+ * asked already, -errno. A host's list that differs from the topology's marks the topology
+ * stale: the next scrape loads it again, which reads the list again. */
+static int kview_ask(struct exp_kview *k)
+{
+	struct nl_rdma_dev *v = NULL;
+	uint32_t *idx = NULL;
+	size_t n = 0;
+	bool had = k->t && k->t->kdevs_read;
+	int x;
+
+	if (k->asked)
+		return 0;
+	k->asked = true;
+	x = kdevs_read(k->r, k->t, &v, &n, &idx);
+	if (x < 0) {
+		/* what is left of a failed dump would answer the next request */
+		if (x != -ENOMEM && kview_renew(k) < 0)
+			return -EPROTO;
+		return x;
+	}
+	if (had && kdevs_equal(v, n, k->v, k->n)) {
+		free(v);
+		free(idx);
+		return 0;
+	}
+	if (had && k->t)
+		atomic_store(&k->e->stale, true);
+	free(k->own);
+	free(k->own_idx);
+	k->v = k->own = v;
+	k->n = n;
+	k->idx = k->own_idx = idx;
+	return had;
+}
+
+/* A socket of the view's namespace and its list: the topology's for the host when it has one,
+ * else asked now. -errno when netlink cannot be asked. */
+static int kview_open(struct exp_kview *k, struct exporter *e, const struct exp_topo *t,
+		      int netns_fd)
+{
+	int x;
+
+	if (k->r)
+		return 0; /* the host's, opened by the scrape's first use */
+	if (t && k->e) {
+		/* the scrape's first use lost its socket: another, and the list it had */
+		k->r = sock_take(e, &x);
+		if (x == 0 && !k->asked && !t->kdevs_read)
+			x = kview_ask(k);
+		return x < 0 ? x : 0;
+	}
+	*k = (struct exp_kview){ .e = e, .t = t, .netns_fd = netns_fd };
+	if (t) {
+		k->r = sock_take(e, &x);
+		k->v = t->kdevs;
+		k->n = t->n_kdevs;
+		k->idx = t->kidx;
+	} else {
+		x = nl_rdma_open(netns_fd, &k->r);
+	}
+	if (x == 0 && !(t && t->kdevs_read))
+		x = kview_ask(k);
+	return x < 0 ? x : 0;
+}
+
+static void kview_close(struct exp_kview *k)
+{
+	if (!k->e)
+		return;
+	if (k->t)
+		sock_give(k->e, k->r);
+	else
+		nl_rdma_free(k->r);
+	free(k->own);
+	free(k->own_idx);
+	*k = (struct exp_kview){ 0 };
+}
+
+void exporter_rdma_view_close(struct exp_kview *k)
+{
+	kview_close(k);
+}
+
+/* The counter objects of the devices of k's namespace, appended to out[*n_out..). A device
+ * the kernel no longer knows by the list's index (gone, or registered again under another)
+ * has the list asked again, once, and the namespace read again over it. */
+static int read_devs(struct exp_kview *k, const char *netns, struct exp_rdma_dev **out,
+		     size_t *n_out)
+{
+	size_t first = *n_out;
+	struct exp_rdma_dev *o;
+
+again:
+	if (!(o = realloc(*out, (*n_out + k->n + 1) * sizeof(*o))))
+		return -ENOMEM;
+	*out = o;
+	for (size_t i = 0; k->r && i < k->n; i++) {
+		struct exp_rdma_dev *d = &o[*n_out];
+		int x;
+
+		memset(d, 0, sizeof(*d));
+		x = nl_rdma_counters(k->r, k->v[i].index, &d->v, &d->n);
+		if (x < 0) {
+			/* a device gone between the two dumps, a kernel before 5.3 (no counter
+			 * objects): counted, the scrape goes on */
+			atomic_fetch_add(&k->e->rdma_errors, 1);
+			if (kview_renew(k) < 0)
+				break;
+			if ((x == -EINVAL || x == -ENODEV) && kview_ask(k) > 0) {
+				devs_clear(o + first, *n_out - first);
+				*n_out = first;
+				goto again;
+			}
+			continue;
+		}
+		if (!d->n)
+			continue;
+		snprintf(d->name, sizeof(d->name), "%s", k->v[i].name);
+		d->netns = netns;
+		(*n_out)++;
+	}
+	return 0;
+}
+
+int exporter_rdma_read(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+		       const struct exp_views *views, struct exp_rdma_dev **ret, size_t *ret_n)
+{
+	struct exp_rdma_dev *out = calloc(1, sizeof(*out));
+	size_t n_out = 0;
+	struct exp_kview k = { 0 };
+	int x;
+
+	if (!out)
+		return -ENOMEM;
+	x = kview_open(host, e, t, -1);
+	if (x == 0)
+		x = read_devs(host, NULL, &out, &n_out);
+	else if (x != -ENOMEM)
+		atomic_fetch_add(&e->rdma_errors, 1);
+	/* each pod namespace that holds devices (exclusive mode): a socket opened in it */
+	for (size_t i = 0; x >= 0 && views && i < views->n; i++) {
+		int y;
+
+		if (views->v[i].netns_fd < 0)
+			continue;
+		y = kview_open(&k, e, NULL, views->v[i].netns_fd);
+		if (y == 0)
+			y = read_devs(&k, views->v[i].name, &out, &n_out);
+		else if (y != -ENOMEM)
+			atomic_fetch_add(&e->rdma_errors, 1);
+		kview_close(&k);
+		if (y == -ENOMEM)
+			x = y;
+	}
+	if (x < 0) {
+		exporter_rdma_devs_free(out, n_out);
+		return x;
+	}
+	*ret = out;
+	*ret_n = n_out;
+	return 0;
+}
+
 static void port_hw_take(const struct exp_topo *t, size_t row, const struct nl_rdma_stat *s,
 			 const struct hw_name *names, size_t n_names, uint64_t *v,
 			 unsigned char *ok, size_t stride)
@@ -210,13 +406,33 @@ static void port_hw_take(const struct exp_topo *t, size_t row, const struct nl_r
 	}
 }
 
-int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, uint64_t *v,
-			  unsigned char *ok, size_t stride)
+/* A port's counters by the index k has for its device. One the kernel no longer knows by that
+ * index (EINVAL, as nldev answers an unknown index; ENODEV), or that another device answers, may
+ * have been registered again: the list is asked again, once, and the port asked again when its
+ * device's index changed. */
+static int port_stat(struct exp_kview *k, const struct exp_port *p, struct nl_rdma_stat *s)
 {
-	size_t n_names = 0, n_devs = 0, first = exporter_n_node_families;
-	struct nl_rdma_dev *devs = NULL;
+	uint32_t idx = k->idx[p->dev_idx];
+	int x;
+
+	for (;;) {
+		x = nl_rdma_port_stat(k->r, idx, p->num, s);
+		if (x == 0 && s->dev[0] && strcmp(s->dev, p->dev)) {
+			nl_rdma_stat_clear(s);
+			x = -ENODEV;
+		}
+		if ((x != -EINVAL && x != -ENODEV) || kview_ask(k) <= 0 ||
+		    k->idx[p->dev_idx] == idx || k->idx[p->dev_idx] == UINT32_MAX)
+			return x;
+		idx = k->idx[p->dev_idx];
+	}
+}
+
+int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+			  uint64_t *v, unsigned char *ok, size_t stride)
+{
+	size_t n_names = 0, first = exporter_n_node_families;
 	struct hw_name *names = NULL;
-	struct nl_rdma *r = NULL;
 	int x, answered = 0;
 
 	if (!atomic_load(&e->rdma_netlink))
@@ -230,34 +446,25 @@ int exporter_rdma_port_hw(struct exporter *e, const struct exp_topo *t, uint64_t
 		if (t->families[f].dir == EXP_DIR_HW)
 			names[n_names++] = (struct hw_name){ t->families[f].file, f };
 	qsort(names, n_names, sizeof(*names), hw_name_cmp);
-	x = nl_rdma_open(-1, &r);
-	if (x >= 0)
-		x = nl_rdma_dev_list(r, &devs, &n_devs);
-	if (x < 0)
-		goto out;
-	qsort(devs, n_devs, sizeof(*devs), dev_name_cmp);
-	for (size_t i = 0; i < t->n_ports; i++) {
+	x = kview_open(host, e, t, -1);
+	/* a socket lost with its renewal (kview_renew): the rest are read from their files */
+	for (size_t i = 0; x == 0 && host->r && i < t->n_ports; i++) {
 		const struct exp_port *p = &t->ports[i];
-		const struct nl_rdma_dev *k;
 		struct nl_rdma_stat s = { 0 };
 
 		/* a pod's namespace is asked through its own files: its socket is not this one */
 		if (p->netns || p->dev_idx == SIZE_MAX || !(p->dirs & (1u << EXP_DIR_HW)) ||
-		    !(k = kernel_dev(devs, n_devs, &t->devs[p->dev_idx])))
+		    host->idx[p->dev_idx] == UINT32_MAX)
 			continue;
-		/* a device gone since the dump, a driver without counters: its files are read */
-		if (nl_rdma_port_stat(r, k->index, p->num, &s) < 0)
+		/* a device gone since the list, a driver without counters: its files are read */
+		if (port_stat(host, p, &s) < 0)
 			continue;
 		port_hw_take(t, i, &s, names, n_names, v, ok, stride);
 		nl_rdma_stat_clear(&s);
 		answered++;
 	}
-	x = answered;
-out:
-	free(devs);
 	free(names);
-	nl_rdma_free(r);
-	return x;
+	return x < 0 ? x : answered;
 }
 
 static const char *mode_name(uint32_t mode, char *buf, size_t len)
@@ -450,7 +657,8 @@ int exporter_rdma_write(struct exporter_buf *b, enum exporter_format fmt,
 	return 0;
 }
 
-void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, struct exporter_buf *b,
+void exporter_rdma_scrape(struct exporter *e, const struct exp_topo *t, struct exp_kview *host,
+			  const struct exp_views *views, struct exporter_buf *b,
 			  enum exporter_format fmt)
 {
 	struct exp_rdma_dev *d = NULL;
@@ -459,7 +667,8 @@ void exporter_rdma_scrape(struct exporter *e, const struct exp_views *views, str
 
 	if (!atomic_load(&e->rdma_netlink))
 		return; /* absent at start: nothing from it, said once by the role */
-	if (exporter_rdma_read(e, views, &d, &n) == 0 && exporter_rdma_owners(e, d, n) == 0)
+	if (exporter_rdma_read(e, t, host, views, &d, &n) == 0 &&
+	    exporter_rdma_owners(e, d, n) == 0)
 		exporter_rdma_write(b, fmt, d, n);
 	exporter_rdma_devs_free(d, n);
 	exporter_out_family(

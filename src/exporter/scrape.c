@@ -68,6 +68,7 @@ int exporter_counter_parse(const char *s, uint64_t *ret)
 
 /* What one scrape read: per port (then per device) and family, a value or none. */
 struct values {
+	struct exp_kview rdma; /* the host's RDMA netlink socket and device list, for the scrape */
 	uint64_t *v;
 	unsigned char *ok;
 	size_t stride;
@@ -82,6 +83,7 @@ struct values {
 
 static void values_free(struct values *v)
 {
+	exporter_rdma_view_close(&v->rdma);
 	free(v->v);
 	free(v->ok);
 	free(v->st);
@@ -306,7 +308,7 @@ static int read_all(struct exporter *e, const struct exp_topo *t, const struct e
 		row_done(b);
 	}
 	batch_flush(b);
-	val->nl_ports = exporter_rdma_port_hw(e, t, val->v, val->ok, val->stride);
+	val->nl_ports = exporter_rdma_port_hw(e, t, &val->rdma, val->v, val->ok, val->stride);
 	for (size_t i = 0; i < t->n_ports; i++) {
 		/* a port none of whose state could be read, once this port or one before it was
 		 * seen gone (or the topology was stale already), is taken for gone: as when each
@@ -822,7 +824,7 @@ int exporter_scrape(struct exporter *e, enum exporter_format fmt, char **ret, si
 		write_pcie(&o, t, &val);
 		write_doctor(&o, t);
 		write_pods(&o, e, t);
-		exporter_rdma_scrape(e, &views, &b, fmt);
+		exporter_rdma_scrape(e, t, &val.rdma, &views, &b, fmt);
 		write_netns(&o, e);
 		write_errors(&o, t);
 		write_netlink_ports(&o, &val);
@@ -927,6 +929,7 @@ static int refresh_with(struct exporter *e, const struct exp_views *views, struc
 		atomic_fetch_add(&e->load_errors, 1);
 		return r;
 	}
+	exporter_rdma_resolve(e, t);
 	pthread_rwlock_wrlock(&e->lock);
 	old = e->topo;
 	exporter_idle_carry(old, t); /* no scrape runs: the write lock */
@@ -965,6 +968,7 @@ void exporter_free(struct exporter *e)
 		return;
 	exporter_topo_free(e->topo);
 	exporter_pods_free(e->pods);
+	exporter_rdma_close(e);
 	free(e->netns_dir);
 	if (e->rdma_procfs)
 		close(e->rdma_procfs_fd);

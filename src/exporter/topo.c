@@ -293,6 +293,8 @@ void exporter_topo_free(struct exp_topo *t)
 	exporter_devset_free(t->ns_devset, t->n_ns_devset);
 	exporter_devset_free(t->ns_names, t->n_ns);
 	idle_free(&t->idle, t->n_families);
+	free(t->kdevs);
+	free(t->kidx);
 	free(t->findings);
 	free(t->owned);
 	free(t->families);
