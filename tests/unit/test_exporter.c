@@ -565,9 +565,9 @@ static void test_reader_sysfs(void **st)
 }
 
 /* ---- a stand-in RDMA kernel ------------------------------------------------------------------
- * The test build links -Wl,--wrap=nl_connect, nl_send_auto and nl_recvmsgs (Makefile): while
- * fake.on, src/nl's sockets connect nowhere and each request is answered from fake.dev, as
- * nldev.c would (an index it does not know: EINVAL); otherwise they go to the kernel. */
+ * While standin.on (unit/nl_standin.h), src/nl's sockets connect nowhere and each request is
+ * answered from fake.dev, as nldev.c would (an index it does not know: EINVAL); otherwise they
+ * go to the kernel. */
 struct fake_dev {
 	uint32_t index;
 	const char *name;
@@ -575,54 +575,12 @@ struct fake_dev {
 	uint64_t value; /* its port 1's local_ack_timeout_err */
 };
 static struct {
-	bool on;
 	struct fake_dev dev[4];
 	unsigned n_dev;
-	unsigned dumps, stats, counters, opens; /* the requests asked, by kind; the sockets */
-	uint8_t *answer;
-	size_t answer_len;
+	unsigned dumps, stats, counters; /* the requests asked, by kind */
 } fake;
 
-int __wrap_nl_connect(struct nl_sock *sk, int protocol);
-int __real_nl_connect(struct nl_sock *sk, int protocol);
-int __wrap_nl_send_auto(struct nl_sock *sk, struct nl_msg *msg);
-int __real_nl_send_auto(struct nl_sock *sk, struct nl_msg *msg);
-int __wrap_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb);
-int __real_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb);
-
-int __wrap_nl_connect(struct nl_sock *sk, int protocol)
-{
-	if (!fake.on)
-		return __real_nl_connect(sk, protocol);
-	fake.opens++;
-	return 0;
-}
-
-static void fake_put(struct nl_msg *m)
-{
-	struct nlmsghdr *h = nlmsg_hdr(m);
-	uint8_t *p = realloc(fake.answer, fake.answer_len + NLMSG_ALIGN(h->nlmsg_len));
-
-	assert_non_null(p);
-	memset(p + fake.answer_len, 0, NLMSG_ALIGN(h->nlmsg_len));
-	memcpy(p + fake.answer_len, h, h->nlmsg_len);
-	fake.answer = p;
-	fake.answer_len += NLMSG_ALIGN(h->nlmsg_len);
-	nlmsg_free(m);
-}
-
-static void fake_status(int type, int flags, int error)
-{
-	struct nl_msg *m = nlmsg_alloc_simple(type, flags);
-	struct nlmsgerr e = { .error = error };
-
-	assert_non_null(m);
-	if (type == NLMSG_DONE)
-		assert_int_equal(nlmsg_append(m, &error, sizeof(error), NLMSG_ALIGNTO), 0);
-	else
-		assert_int_equal(nlmsg_append(m, &e, sizeof(e), NLMSG_ALIGNTO), 0);
-	fake_put(m);
-}
+#include "unit/nl_standin.h"
 
 static const struct fake_dev *fake_find(struct nlattr **tb)
 {
@@ -632,72 +590,43 @@ static const struct fake_dev *fake_find(struct nlattr **tb)
 	return NULL;
 }
 
-int __wrap_nl_send_auto(struct nl_sock *sk, struct nl_msg *msg)
+static void standin_request(const struct nlmsghdr *h)
 {
-	struct nlmsghdr *h = nlmsg_hdr(msg);
 	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX + 1];
 	const struct fake_dev *d;
 	bool dump = h->nlmsg_flags & NLM_F_DUMP;
 
-	if (!fake.on)
-		return __real_nl_send_auto(sk, msg);
-	assert_null(fake.answer); /* the last answer was read whole */
-	assert_int_equal(nlmsg_parse(h, 0, tb, RDMA_NLDEV_ATTR_MAX, NULL), 0);
+	assert_int_equal(nlmsg_parse((struct nlmsghdr *)h, 0, tb, RDMA_NLDEV_ATTR_MAX, NULL), 0);
 	d = fake_find(tb);
 	switch (RDMA_NL_GET_OP(h->nlmsg_type)) {
 	case RDMA_NLDEV_CMD_GET:
 		assert_true(dump);
 		fake.dumps++;
 		for (unsigned i = 0; i < fake.n_dev; i++)
-			fake_put(nldev_dev(0, NLM_F_MULTI, fake.dev[i].index, fake.dev[i].name, 1,
-					   fake.dev[i].node_guid));
-		fake_status(NLMSG_DONE, NLM_F_MULTI, 0);
+			standin_put(nldev_dev(0, NLM_F_MULTI, fake.dev[i].index, fake.dev[i].name,
+					      1, fake.dev[i].node_guid));
+		standin_put(standin_done(0, 0));
 		break;
 	case RDMA_NLDEV_CMD_STAT_GET:
 		if (dump) {
 			fake.counters++;
-			if (d)
-				fake_status(NLMSG_DONE, NLM_F_MULTI, 0); /* no counter objects */
-			else
-				fake_status(NLMSG_ERROR, 0, -EINVAL);
+			/* no counter objects, or an unknown index */
+			standin_put(d ? standin_done(0, 0) : standin_error(0, -EINVAL));
 			break;
 		}
 		fake.stats++;
 		if (d && nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]) == 1) {
 			const struct nldev_hw hw[] = { { "local_ack_timeout_err", d->value } };
 
-			fake_put(nldev_port_stat(0, d->index, d->name, 1, hw, 1, false));
-			fake_status(NLMSG_ERROR, NLM_F_CAPPED, 0);
+			standin_put(nldev_port_stat(0, d->index, d->name, 1, hw, 1, false));
+			standin_put(standin_error(NLM_F_CAPPED, 0));
 		} else {
-			fake_status(NLMSG_ERROR, 0, -EINVAL);
+			standin_put(standin_error(0, -EINVAL));
 		}
 		break;
 	default:
 		fail_msg("the stand-in kernel was asked command %d", RDMA_NL_GET_OP(h->nlmsg_type));
 	}
-	return (int)h->nlmsg_len;
-}
-
-static int fake_recv(struct nl_sock *sk, struct sockaddr_nl *nla, unsigned char **buf,
-		     struct ucred **creds)
-{
-	int n = (int)fake.answer_len;
-
-	if (!fake.answer)
-		return -NLE_AGAIN;
-	*buf = fake.answer;
-	fake.answer = NULL;
-	fake.answer_len = 0;
-	memset(nla, 0, sizeof(*nla));
-	nla->nl_family = AF_NETLINK;
-	return n;
-}
-
-int __wrap_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
-{
-	if (fake.on)
-		nl_cb_overwrite_recv(cb, fake_recv);
-	return __real_nl_recvmsgs(sk, cb);
 }
 
 static char *scrape_text(struct exporter *e)
@@ -726,10 +655,11 @@ static void test_rdma_kernel_list(void **st)
 
 	snprintf(sys, sizeof(sys), "%s/examples/nodes/b2-cx6dx-roce/sys", top ? top : ".");
 	memset(&fake, 0, sizeof(fake));
+	standin_reset();
 	fake.dev[0] = (struct fake_dev){ 3, "mlx5_0", 0x0c42a103001dd12aull, 1111 };
 	fake.dev[1] = (struct fake_dev){ 4, "mlx5_1", 0x0c42a103001dd12bull, 2222 };
 	fake.n_dev = 2;
-	fake.on = true;
+	standin.on = true;
 	assert_int_equal(hw_ctx_new(sys, NULL, &ctx), 0);
 	assert_int_equal(exporter_new(ctx, 2, &e, &err), 0);
 	assert_int_equal(exporter_rdma_enable(e), 0);
@@ -745,7 +675,7 @@ static void test_rdma_kernel_list(void **st)
 		assert_int_equal(fake.stats, 2);
 		assert_int_equal(fake.counters, 2);
 	}
-	assert_int_equal(fake.opens, 1); /* the socket of exporter_rdma_enable, kept */
+	assert_int_equal(standin.opens, 1); /* the socket of exporter_rdma_enable, kept */
 	assert_int_equal(exporter_loads(e), 1);
 
 	/* mlx5_0 unbound and bound again: index 7 now, 3 unknown */
@@ -786,7 +716,7 @@ static void test_rdma_kernel_list(void **st)
 	assert_int_equal(fake.dumps, 4);
 	exporter_free(e);
 	hw_ctx_free(ctx);
-	free(fake.answer);
+	standin_reset();
 	memset(&fake, 0, sizeof(fake));
 }
 

@@ -27,80 +27,39 @@
 
 #define MAX_REQ 8
 
-/* The stand-in kernel: the requests it was sent, and per request the datagram it answers. */
+/* The requests sent, and per request the answer scripted for it (its messages' bytes). */
 static struct {
 	struct nl_msg *req[MAX_REQ];
 	unsigned n_req;
-	uint8_t *answer[MAX_REQ];
-	size_t answer_len[MAX_REQ];
-	unsigned n_read; /* answers taken */
+	struct nl_msg **answer[MAX_REQ];
+	unsigned n_answer[MAX_REQ];
 } k;
 
-int __wrap_nl_connect(struct nl_sock *sk, int protocol);
-int __wrap_nl_send_auto(struct nl_sock *sk, struct nl_msg *msg);
-int __wrap_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb);
-int __real_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb);
+#include "unit/nl_standin.h"
 
-int __wrap_nl_connect(struct nl_sock *sk, int protocol)
+/* Request i recorded, and answered with what was scripted for it, once. */
+static void standin_request(const struct nlmsghdr *h)
 {
-	return 0;
-}
+	unsigned i = k.n_req;
 
-int __wrap_nl_send_auto(struct nl_sock *sk, struct nl_msg *msg)
-{
-	struct nlmsghdr *h = nlmsg_hdr(msg);
-
-	assert_true(k.n_req < MAX_REQ);
-	k.req[k.n_req] = nlmsg_convert(h);
-	assert_non_null(k.req[k.n_req]);
+	assert_true(i < MAX_REQ);
+	k.req[i] = nlmsg_convert((struct nlmsghdr *)h);
+	assert_non_null(k.req[i]);
 	k.n_req++;
-	return (int)h->nlmsg_len;
+	for (unsigned j = 0; j < k.n_answer[i]; j++)
+		standin_put(k.answer[i][j]);
+	free(k.answer[i]);
+	k.answer[i] = NULL;
+	k.n_answer[i] = 0;
 }
 
-/* One datagram per request: the one scripted for the request last sent, once. A read with
- * none left fails, as a socket error would, rather than waiting for ever. */
-static int standin_recv(struct nl_sock *sk, struct sockaddr_nl *nla, unsigned char **buf,
-			struct ucred **creds)
-{
-	unsigned i = k.n_req - 1;
-
-	if (k.n_req == 0 || k.n_read != i || !k.answer[i])
-		return -NLE_AGAIN;
-	k.n_read++;
-	*buf = malloc(k.answer_len[i]);
-	if (!*buf)
-		return -NLE_NOMEM;
-	memcpy(*buf, k.answer[i], k.answer_len[i]);
-	memset(nla, 0, sizeof(*nla));
-	nla->nl_family = AF_NETLINK; /* from the kernel: port 0 */
-	return (int)k.answer_len[i];
-}
-
-int __wrap_nl_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
-{
-	nl_cb_overwrite_recv(cb, standin_recv);
-	return __real_nl_recvmsgs(sk, cb);
-}
-
-/* The answer to request i: the messages' bytes back to back (the messages freed), as the
- * kernel packs a dump's messages into one datagram. */
+/* The answer to request i: these messages, back to back in one datagram. */
 static void answer(unsigned i, struct nl_msg **msgs, unsigned n)
 {
-	size_t len = 0;
-
-	for (unsigned j = 0; j < n; j++)
-		len += NLMSG_ALIGN(nlmsg_hdr(msgs[j])->nlmsg_len);
-	k.answer[i] = calloc(1, len);
+	k.answer[i] = malloc(n * sizeof(*msgs));
 	assert_non_null(k.answer[i]);
-	k.answer_len[i] = len;
-	len = 0;
-	for (unsigned j = 0; j < n; j++) {
-		struct nlmsghdr *h = nlmsg_hdr(msgs[j]);
-
-		memcpy(k.answer[i] + len, h, h->nlmsg_len);
-		len += NLMSG_ALIGN(h->nlmsg_len);
-		nlmsg_free(msgs[j]);
-	}
+	memcpy(k.answer[i], msgs, n * sizeof(*msgs));
+	k.n_answer[i] = n;
 }
 
 #define ANSWER(i, ...)                                                                             \
@@ -108,27 +67,6 @@ static void answer(unsigned i, struct nl_msg **msgs, unsigned n)
 		struct nl_msg *msgs_[] = { __VA_ARGS__ };                                          \
 		answer(i, msgs_, sizeof(msgs_) / sizeof(msgs_[0]));                                \
 	} while (0)
-
-/* A dump's end: NLMSG_DONE and its error (0: finished). */
-static struct nl_msg *done(uint16_t flags, int error)
-{
-	struct nl_msg *m = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI | flags);
-
-	assert_non_null(m);
-	assert_int_equal(nlmsg_append(m, &error, sizeof(error), NLMSG_ALIGNTO), 0);
-	return m;
-}
-
-/* The ACK of a request that asked for one (NETLINK_CAP_ACK: its header only). */
-static struct nl_msg *ack(void)
-{
-	struct nlmsgerr e = { .error = 0 };
-	struct nl_msg *m = nlmsg_alloc_simple(NLMSG_ERROR, NLM_F_CAPPED);
-
-	assert_non_null(m);
-	assert_int_equal(nlmsg_append(m, &e, sizeof(e), NLMSG_ALIGNTO), 0);
-	return m;
-}
 
 static struct nl_msg *newlink(uint16_t flags, int ifindex, const char *name)
 {
@@ -141,13 +79,22 @@ static struct nl_msg *newlink(uint16_t flags, int ifindex, const char *name)
 	return m;
 }
 
+static int setup(void **st)
+{
+	standin.on = true;
+	return 0;
+}
+
 static int teardown(void **st)
 {
 	for (unsigned i = 0; i < MAX_REQ; i++) {
 		nlmsg_free(k.req[i]);
+		for (unsigned j = 0; j < k.n_answer[i]; j++)
+			nlmsg_free(k.answer[i][j]);
 		free(k.answer[i]);
 	}
 	memset(&k, 0, sizeof(k));
+	standin_reset();
 	return 0;
 }
 
@@ -174,10 +121,10 @@ static void test_dev_list_retried(void **st)
 	struct nl_rdma_dev *v = NULL;
 	size_t n = 0;
 
-	ANSWER(0, nldev_dev(0, intr, 0, "mlx5_0", 1, 0x0002c90300a1b2c3ull), done(intr, 0));
+	ANSWER(0, nldev_dev(0, intr, 0, "mlx5_0", 1, 0x0002c90300a1b2c3ull), standin_done(intr, 0));
 	ANSWER(1, nldev_dev(0, NLM_F_MULTI, 0, "mlx5_0", 1, 0x0002c90300a1b2c3ull),
 	       nldev_dev(0, NLM_F_MULTI, 1, "rxe0", 1, 0x0200000000000001ull),
-	       done(NLM_F_MULTI, 0));
+	       standin_done(NLM_F_MULTI, 0));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_dev_list(r, &v, &n), 0);
 	assert_int_equal(k.n_req, 2);
@@ -204,11 +151,11 @@ static void test_dev_list_interrupted_thrice(void **st)
 	struct nl_rdma_dev *v = NULL;
 	size_t n = 0;
 
-	ANSWER(0, nldev_dev(0, intr, 0, "mlx5_0", 1, 1), done(intr, 0));
-	ANSWER(1, nldev_dev(0, intr, 1, "mlx5_1", 1, 2), done(intr, 0));
+	ANSWER(0, nldev_dev(0, intr, 0, "mlx5_0", 1, 1), standin_done(intr, 0));
+	ANSWER(1, nldev_dev(0, intr, 1, "mlx5_1", 1, 2), standin_done(intr, 0));
 	ANSWER(2, nldev_dev(0, intr, 2, "mlx5_2", 2, 3), nldev_dev(0, intr, 3, "mlx5_3", 2, 4),
-	       done(intr, 0));
-	ANSWER(3, nldev_dev(0, NLM_F_MULTI, 9, "never-asked", 1, 9), done(NLM_F_MULTI, 0));
+	       standin_done(intr, 0));
+	ANSWER(3, nldev_dev(0, NLM_F_MULTI, 9, "never-asked", 1, 9), standin_done(NLM_F_MULTI, 0));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_dev_list(r, &v, &n), 0);
 	assert_int_equal(k.n_req, 3);
@@ -250,9 +197,10 @@ static void test_counters_retried(void **st)
 	struct nl_rdma_counter *v = NULL;
 	size_t n = 0;
 
-	ANSWER(0, nldev_counter_dump(0, intr, 5, "mlx5_0", c, 1), done(intr, 0));
+	ANSWER(0, nldev_counter_dump(0, intr, 5, "mlx5_0", c, 1), standin_done(intr, 0));
 	ANSWER(1, nldev_counter_dump(0, NLM_F_MULTI, 5, "mlx5_0", c, 1),
-	       nldev_counter_dump(0, NLM_F_MULTI, 5, "mlx5_0", c + 1, 1), done(NLM_F_MULTI, 0));
+	       nldev_counter_dump(0, NLM_F_MULTI, 5, "mlx5_0", c + 1, 1),
+	       standin_done(NLM_F_MULTI, 0));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_counters(r, 5, &v, &n), 0);
 	assert_int_equal(k.n_req, 2);
@@ -286,8 +234,8 @@ static void test_counters_retry_fails(void **st)
 	struct nl_rdma_counter *v = NULL;
 	size_t n = 0;
 
-	ANSWER(0, nldev_counter_dump(0, intr, 5, "mlx5_0", c, 1), done(intr, 0));
-	ANSWER(1, done(NLM_F_MULTI, -ENODEV));
+	ANSWER(0, nldev_counter_dump(0, intr, 5, "mlx5_0", c, 1), standin_done(intr, 0));
+	ANSWER(1, standin_done(NLM_F_MULTI, -ENODEV));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_counters(r, 5, &v, &n), -ENODEV);
 	assert_int_equal(k.n_req, 2);
@@ -306,7 +254,7 @@ static void test_dev_list_malformed(void **st)
 
 	assert_non_null(guid);
 	guid->nla_len = NLA_HDRLEN + 4;
-	ANSWER(0, nldev_dev(0, NLM_F_MULTI, 0, "mlx5_0", 1, 1), bad, done(NLM_F_MULTI, 0));
+	ANSWER(0, nldev_dev(0, NLM_F_MULTI, 0, "mlx5_0", 1, 1), bad, standin_done(NLM_F_MULTI, 0));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_dev_list(r, &v, &n), -EBADMSG);
 	assert_int_equal(k.n_req, 1);
@@ -325,8 +273,8 @@ static void test_rdma_requests_answered(void **st)
 	bool shared = true;
 
 	assert_int_equal(nla_put_u8(sys, RDMA_NLDEV_SYS_ATTR_NETNS_MODE, 0), 0);
-	ANSWER(0, sys, ack());
-	ANSWER(1, nldev_port_stat(0, 4, "mlx5_3", 1, hw, 1, true), ack());
+	ANSWER(0, sys, standin_error(NLM_F_CAPPED, 0));
+	ANSWER(1, nldev_port_stat(0, 4, "mlx5_3", 1, hw, 1, true), standin_error(NLM_F_CAPPED, 0));
 	assert_int_equal(nl_rdma_open(-1, &r), 0);
 	assert_int_equal(nl_rdma_netns_shared(r, &shared), 0);
 	assert_false(shared);
@@ -347,9 +295,9 @@ static void test_link_list_retried(void **st)
 	struct nl_link *v = NULL;
 	size_t n = 0;
 
-	ANSWER(0, newlink(intr, 1, "lo"), done(intr, 0));
+	ANSWER(0, newlink(intr, 1, "lo"), standin_done(intr, 0));
 	ANSWER(1, newlink(NLM_F_MULTI, 1, "lo"), newlink(NLM_F_MULTI, 2, "eth0"),
-	       done(NLM_F_MULTI, 0));
+	       standin_done(NLM_F_MULTI, 0));
 	assert_int_equal(nl_rt_open(-1, &rt), 0);
 	assert_int_equal(nl_link_list(rt, &v, &n), 0);
 	assert_int_equal(k.n_req, 2);
@@ -364,13 +312,13 @@ static void test_link_list_retried(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_dev_list_retried, teardown),
-		cmocka_unit_test_teardown(test_dev_list_interrupted_thrice, teardown),
-		cmocka_unit_test_teardown(test_counters_retried, teardown),
-		cmocka_unit_test_teardown(test_counters_retry_fails, teardown),
-		cmocka_unit_test_teardown(test_dev_list_malformed, teardown),
-		cmocka_unit_test_teardown(test_rdma_requests_answered, teardown),
-		cmocka_unit_test_teardown(test_link_list_retried, teardown),
+		cmocka_unit_test_setup_teardown(test_dev_list_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dev_list_interrupted_thrice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_retry_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dev_list_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rdma_requests_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_list_retried, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
