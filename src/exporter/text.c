@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "exporter/internal.h"
 #include "http/http.h"
@@ -17,14 +16,13 @@
 
 enum exporter_format exporter_format_from_accept(const char *accept)
 {
-	static const char om[] = "application/openmetrics-text";
 	struct http_qlist_elem e;
 	const char *p = accept;
 
 	/* "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,..." as
 	 * Prometheus sends it: a media range that is OpenMetrics, unless its q is 0 */
 	while (p && http_qlist_next(&p, &e))
-		if (e.q > 0 && e.name_len == sizeof(om) - 1 && !strncasecmp(e.name, om, e.name_len))
+		if (e.q > 0 && http_qlist_is(&e, "application/openmetrics-text"))
 			return EXPORTER_OPENMETRICS;
 	return EXPORTER_TEXT;
 }

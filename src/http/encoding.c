@@ -6,16 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include <strings.h>
 
 #include "http/http.h"
-
-static bool named(const struct http_qlist_elem *e, const char *coding)
-{
-	size_t n = strlen(coding);
-
-	return e->name_len == n && !strncasecmp(e->name, coding, n);
-}
 
 static void best(int *q, const struct http_qlist_elem *e)
 {
@@ -32,11 +24,11 @@ bool http_accept_gzip(const char *value)
 	if (!value)
 		return false; /* no header: the identity coding, as node_exporter answers too */
 	while (http_qlist_next(&p, &e)) {
-		if (named(&e, "gzip") || named(&e, "x-gzip"))
+		if (http_qlist_is(&e, "gzip") || http_qlist_is(&e, "x-gzip"))
 			best(&gzip, &e);
-		else if (named(&e, "identity"))
+		else if (http_qlist_is(&e, "identity"))
 			best(&identity, &e);
-		else if (named(&e, "*"))
+		else if (http_qlist_is(&e, "*"))
 			best(&star, &e);
 	}
 	if (gzip < 0)

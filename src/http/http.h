@@ -88,6 +88,9 @@ struct http_qlist_elem {
  * qvalue or given twice, an unclosed quote) are skipped as if absent, as are empty ones. The
  * other parameters are not given: no caller needs them. */
 bool http_qlist_next(const char **pos, struct http_qlist_elem *ret);
+/* Whether e is name ("gzip", "application/openmetrics-text"), compared without case as RFC
+ * 9110 compares codings and media types. */
+bool http_qlist_is(const struct http_qlist_elem *e, const char *name);
 
 /* Whether an Accept-Encoding header's value (RFC 9110 12.5.3; NULL when absent) takes gzip:
  * "gzip" or "x-gzip" (or, when neither is named, "*") with a q above 0, and not below a q the

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http/http.h"
 
@@ -146,4 +147,11 @@ bool http_qlist_next(const char **pos, struct http_qlist_elem *ret)
 	}
 	*pos = p;
 	return ok;
+}
+
+bool http_qlist_is(const struct http_qlist_elem *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	return e->name_len == n && !strncasecmp(e->name, name, n);
 }

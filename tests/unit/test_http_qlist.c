@@ -88,12 +88,31 @@ static void test_garbled(void **st)
 	assert_string_equal(elems("a, @;x=\"c, d"), "a/1000");
 }
 
+/* A name compared whole and without case, as RFC 9110 compares codings and media types */
+static void test_is(void **st)
+{
+	const char *p = "GZip, application/OpenMetrics-Text;q=0.5, gzi";
+	struct http_qlist_elem e;
+
+	assert_true(http_qlist_next(&p, &e));
+	assert_true(http_qlist_is(&e, "gzip"));
+	assert_false(http_qlist_is(&e, "gzipx"));
+	assert_false(http_qlist_is(&e, "gzi"));
+	assert_true(http_qlist_next(&p, &e));
+	assert_true(http_qlist_is(&e, "application/openmetrics-text"));
+	assert_false(http_qlist_is(&e, "application/openmetrics"));
+	assert_true(http_qlist_next(&p, &e));
+	assert_false(http_qlist_is(&e, "gzip"));
+	assert_false(http_qlist_next(&p, &e));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_garbled),
+		cmocka_unit_test(test_is),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
