@@ -353,17 +353,16 @@ int hw_dir_list(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 	return fileio_list_dir(fd, 0, ret, n);
 }
 
-int hw_dir_open_list(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
-		     struct hw_dir *ret, char ***names, size_t *n)
+int hw_dir_open_table(struct hw_ctx *ctx, const struct hw_dir *parent, const char *name,
+		      struct hw_dir *ret)
 {
-	int r;
-
 	record(ctx, HW_ACCESS_LIST, parent, name);
-	if ((r = hw_dir_open(ctx, parent, name, ret)) < 0)
-		return r;
-	if ((r = fileio_list_dir(ret->fd, 0, names, n)) < 0)
-		hw_dir_close(ret);
-	return r;
+	return hw_dir_open(ctx, parent, name, ret);
+}
+
+bool hw_no_value(int err)
+{
+	return err == -EINVAL || err == -ENODATA || err == -EOPNOTSUPP;
 }
 
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
@@ -389,7 +388,7 @@ int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, ch
 {
 	int r = hw_dir_read(ctx, d, name, buf, len);
 
-	if (r == -ENOENT || r == -EINVAL || r == -ENODATA || r == -EOPNOTSUPP) {
+	if (r == -ENOENT || hw_no_value(r)) {
 		buf[0] = '\0';
 		return 0;
 	}

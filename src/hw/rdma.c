@@ -34,7 +34,8 @@ static bool whole_gid_table(const struct hw_build *b, const struct hw_port *p)
 	       ((b->flags & HW_LOAD_ROCE_GIDS) && p->link_layer == HW_LINK_ETH);
 }
 
-/* gd: the port's gids directory when open (the whole table is read), else NULL */
+/* gd: the port's gids directory when open (the whole table is read), else NULL. Returns 1 when
+ * gd holds no entry idx: the table ends before it. */
 static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd,
 		    const struct hw_dir *gd, unsigned idx)
 {
@@ -48,8 +49,12 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 	 * failure */
 	if (!gd)
 		str_concat(name, sizeof(name), "gids/", num, "");
-	r = gd ? hw_read_opt(b->ctx, gd, num, val, sizeof(val))
+	r = gd ? hw_dir_read(b->ctx, gd, num, val, sizeof(val))
 	       : hw_read_opt(b->ctx, pd, name, val, sizeof(val));
+	if (r == -ENOENT)
+		return 1; /* the whole table read: past its end */
+	if (hw_no_value(r))
+		val[0] = '\0', r = 0;
 	if (r < 0) {
 		str_concat(name, sizeof(name), "gids/", num, "");
 		return hw_fail(b->err, pd, name, r);
@@ -77,27 +82,42 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
 	struct hw_dir gd = { .fd = -1 };
-	char **names = NULL;
-	size_t n = 1;
+	size_t cap = 1;
 	int r = 0;
 
-	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev), and the
-	 * table is not even listed: on a node with a thousand VFs that is the difference. The
-	 * listed table is read through the directory's fd, one name deep. */
+	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev). The whole
+	 * table is read through the gids directory's fd, one name deep, from 0 up to the first
+	 * index it lacks: the kernel makes gids/0 to gids/<gid_tbl_len - 1> and nothing else
+	 * (hw_dir_open_table), so that is the table's length without listing it. */
 	if (whole_gid_table(b, p)) {
-		r = hw_dir_open_list(b->ctx, pd, "gids", &gd, &names, &n);
-		strv_free(names);
+		r = hw_dir_open_table(b->ctx, pd, "gids", &gd);
 		if (r == -ENOENT)
 			return 0;
 		if (r < 0)
 			return hw_fail(b->err, pd, "gids", r);
-		p->gid_tbl_len = n;
+		cap = 8;
 	}
-	p->gids = calloc(n ? n : 1, sizeof(*p->gids));
+	p->gids = calloc(cap, sizeof(*p->gids));
 	if (!p->gids)
 		r = -ENOMEM;
-	for (unsigned i = 0; r >= 0 && i < n; i++)
+	for (unsigned i = 0; r >= 0 && (gd.fd >= 0 || i < 1); i++) {
+		if (p->n_gids == cap) {
+			struct hw_gid *g = reallocarray(p->gids, cap * 2, sizeof(*g));
+
+			if (!g) {
+				r = -ENOMEM;
+				break;
+			}
+			memset(g + cap, 0, cap * sizeof(*g));
+			p->gids = g, cap *= 2;
+		}
 		r = load_gid(b, p, pd, gd.fd >= 0 ? &gd : NULL, i);
+		if (r == 1) {
+			p->gid_tbl_len = i;
+			r = 0;
+			break;
+		}
+	}
 	hw_dir_close(&gd);
 	return r < 0 ? r : 0;
 }
@@ -231,25 +251,25 @@ const char *hw_attr_error_str(const struct hw_port *p, const struct hw_attr_erro
 	return buf;
 }
 
-/* Port num of d, beneath the ports directory it was listed by: one name beneath an open
- * directory is a plain openat, where "ports/num" beneath the device takes the scoped walk */
+/* Port num of d, beneath its open ports directory: one name beneath an open directory is a
+ * plain openat, where "ports/num" beneath the device takes the scoped walk. Returns 1 when
+ * there is no port num: the ports end before it (hw_dir_open_table). */
 static int load_port(struct hw_build *b, struct hw_rdma_dev *d, struct hw_port *p,
-		     const struct hw_dir *ports, const char *num)
+		     const struct hw_dir *ports, uint32_t num)
 {
 	struct hw_dir pd;
-	char buf[64];
-	unsigned long long n;
+	char buf[64], name[21];
 	int r;
 
 	p->dev = d;
 	p->state = HW_PORT_STATE_UNKNOWN;
 	p->phys_state = HW_PHYS_UNKNOWN;
-	/* the kernel numbers ports with a u32 since Linux 5.13 (rdma_end_port) */
-	if (str_to_u64(num, 10, &n) < 0 || n > UINT32_MAX)
-		return hw_fail(b->err, ports, num, EINVAL);
-	p->num = (unsigned)n;
-	if ((r = hw_dir_open(b->ctx, ports, num, &pd)) < 0)
-		return hw_fail(b->err, ports, num, r);
+	p->num = num;
+	str_from_u64(name, num);
+	if ((r = hw_dir_open(b->ctx, ports, name, &pd)) == -ENOENT)
+		return 1;
+	if (r < 0)
+		return hw_fail(b->err, ports, name, r);
 	/* state, phys_state and link_layer are what every answer depends on: one that cannot be
 	 * read or parsed stays unknown and is recorded, for each role to report */
 	str_copy(p->state_name, sizeof(p->state_name), "UNKNOWN");
@@ -281,8 +301,8 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 {
 	struct hw_rdma_dev *d = &b->node->rdma[i];
 	struct hw_dir dd, ports;
-	char buf[PATH_MAX], **pnames = NULL;
-	size_t np = 0;
+	char buf[PATH_MAX];
+	size_t cap = 2;
 	int r;
 
 	str_copy(d->name, sizeof(d->name), name);
@@ -300,22 +320,40 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	hw_read_opt(b->ctx, &dd, "hw_rev", d->hw_rev, sizeof(d->hw_rev));
 	hw_read_opt(b->ctx, &dd, "board_id", d->board_id, sizeof(d->board_id));
 	hw_read_opt(b->ctx, &dd, "node_desc", d->node_desc, sizeof(d->node_desc));
-	if ((r = hw_dir_open_list(b->ctx, &dd, "ports", &ports, &pnames, &np)) < 0) {
+	if ((r = hw_dir_open_table(b->ctx, &dd, "ports", &ports)) < 0) {
 		r = hw_fail(b->err, &dd, "ports", r);
 		goto out_dd;
 	}
-	d->ports = calloc(np ? np : 1, sizeof(*d->ports));
-	if (!d->ports) {
+	if (!(d->ports = calloc(cap, sizeof(*d->ports)))) {
 		r = -ENOMEM;
-		goto out_names;
+		goto out_ports;
 	}
-	for (size_t k = 0; k < np && r >= 0; k++) {
-		struct hw_port *p = &d->ports[d->n_ports++];
+	/* from the kernel's first port (rdma_start_port: 0 on a switch, 1 otherwise) up to the
+	 * first number the directory lacks; the kernel numbers ports with a u32 (Linux 5.13) */
+	for (uint32_t num = d->node_type == 2 ? 0 : 1; r >= 0; num++) {
+		struct hw_port *p;
 		struct hw_error pe = { 0 };
 		struct hw_build mine = *b; /* the port's own error record, for a skip */
 
+		if (d->n_ports == cap) {
+			p = reallocarray(d->ports, cap * 2, sizeof(*p));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			d->ports = p, cap *= 2;
+		}
+		p = &d->ports[d->n_ports++];
+		memset(p, 0, sizeof(*p));
 		mine.err = &pe;
-		r = load_port(&mine, d, p, &ports, pnames[k]);
+		r = load_port(&mine, d, p, &ports, num);
+		if (r == 1) {
+			d->n_ports--;
+			r = 0;
+			break;
+		}
+		if (r >= 0 && num == UINT32_MAX)
+			break;
 		if (r >= 0)
 			continue;
 		/* HW_LOAD_PARTIAL: a port that cannot be read is left out, the device kept; one that
@@ -333,18 +371,11 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 			hw_fail(&pe, &dd, "ports", r);
 		r = hw_skip(b, &pe);
 	}
-out_names:
-	strv_free(pnames);
+out_ports:
 	hw_dir_close(&ports);
 out_dd:
 	hw_dir_close(&dd);
 	return r < 0 ? r : 0;
-}
-
-static int cmp_port(const void *a, const void *b)
-{
-	const struct hw_port *x = a, *y = b;
-	return (x->num > y->num) - (x->num < y->num);
 }
 
 struct rdma_job {
@@ -357,10 +388,6 @@ static int rdma_job(struct hw_build *b, size_t i, void *ud)
 	struct rdma_job *j = ud;
 	int r = hw_load_item(b, i, j->cls, j->names[i], load_device);
 
-	/* ports list as "1", "2", ...: sort numerically, not as strings */
-	if (r >= 0 && !b->gone[i])
-		qsort(b->node->rdma[i].ports, b->node->rdma[i].n_ports, sizeof(struct hw_port),
-		      cmp_port);
 	return r;
 }
 

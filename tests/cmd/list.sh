@@ -110,6 +110,17 @@ run "$RDMAK" list --root "$TMP/churn" --format ibdev2netdev
 ok $rc "a device and a netdev that vanished during the scan do not fail the load"
 is "$out" "$("$RDMAK" list --root "$NODES/v100-ib" --format ibdev2netdev)" "and the rest of the node reads as before"
 
+# Ports and GID tables are read up to the first number missing, from the kernel's first port
+# (rdma_start_port): 1 on a CA, 0 on a switch, whose only port is port 0
+cp -a "$NODES/v100-ib" "$TMP/switch"
+sw=$(readlink -f "$TMP/switch/sys/class/infiniband/mlx5_1")
+mv "$sw/ports/1" "$sw/ports/0" && echo "2: switch" >"$sw/node_type"
+run "$RDMAK" list --json --root "$TMP/switch"
+is "$rc" 0 "a switch's tree reads: exit 0"
+is "$(jget "$TMP/out" "[(x['name'], [(p['port'], p['gid_tbl_len']) for p in x['ports']]) for x in d['rdma_devices']]")" \
+	"$(jget <("$RDMAK" list --json --root "$NODES/v100-ib") "[(x['name'], [(p['port'] - (x['name'] == 'mlx5_1'), p['gid_tbl_len']) for p in x['ports']]) for x in d['rdma_devices']]")" \
+	"its port 0 is read as the CA's port 1 was, GID table and all; the CA beside it as before"
+
 run "$RDMAK" list --format yaml --root "$A100"
 is "$rc" 2 "unknown format exits 2"
 like "$err" "unknown format 'yaml'" "and names it"

@@ -9,8 +9,8 @@
 # a readlink of one name is one readlinkat, not open + fstat + readlinkat + close, a file is
 # read to its end without an fstat first, a VF is not asked for an SR-IOV capability, and one
 # name beneath an open directory is an openat
-# (a port's directory too: beneath the ports directory just listed, not ports/N beneath the
-# device).
+# (a port's directory too: beneath the ports directory, not ports/N beneath the device), and
+# a device's ports/ and a port's gids/ are read up to their first missing number, not listed.
 # Output equality is tests/cmd/list_golden.sh's.
 . "$(dirname "$0")/../lib.sh"
 if ! command -v strace >/dev/null; then
@@ -66,9 +66,18 @@ for node in a100-ib-bond cx5-roce-sriov; do
 	is "$(grep -E '^[0-9]+ +openat2\([0-9]+, "[^/"]+", .*RESOLVE_BENEATH' "$TMP/open2" |
 		grep -cv '"\."')" 0 \
 		"$node: no openat2 for a plain name beneath a directory"
-	# a port is opened beneath the ports directory it was listed by, one name deep
+	# a port is opened beneath the ports directory, one name deep
 	is "$(grep -cE '^[0-9]+ +openat2\([0-9]+, "ports/' "$TMP/open2")" 0 \
-		"$node: each port opened beneath its listed ports directory"
+		"$node: each port opened beneath its ports directory"
+	# ports/ and gids/ are numbered by the kernel with none missing: read from the first up to
+	# the one that is absent (one failed openat per table), never listed (two getdents64 each)
+	strace -f -qq -y -o "$TMP/dents" -e trace=getdents64,openat "$RDMAK" list --json \
+		--root "$NODES/$node" >/dev/null 2>&1
+	is "$(grep -E '^[0-9]+ +getdents64\(' "$TMP/dents" | grep -cE '/(ports|gids)>')" 0 \
+		"$node: no ports/ or gids/ directory listed"
+	ports=$(jget "$TMP/out" "len(d['rdma_devices']) + sum(len(x['ports']) for x in d['rdma_devices'])")
+	is "$(grep -E '/(ports|gids)>, "[0-9]+".* = -1 ENOENT' "$TMP/dents" | wc -l)" "$ports" \
+		"$node: one number tried past each table's end ($ports: a ports/ per device, a gids/ per port)"
 done
 # a bond is still read as one (its bonding/ directory under devices/virtual/net)
 run "$RDMAK" list --json --root "$NODES/a100-ib-bond"
