@@ -34,6 +34,22 @@ static bool whole_gid_table(const struct hw_build *b, const struct hw_port *p)
 	       ((b->flags & HW_LOAD_ROCE_GIDS) && p->link_layer == HW_LINK_ETH);
 }
 
+/* Room for one more element in *arr (n held, *cap allocated, zeroed as it grows): the tables
+ * read to their end (hw_dir_open_table) learn their length only at it. */
+static int table_room(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 2;
+	char *a;
+
+	if (*arr && n < *cap)
+		return 0;
+	if (!(a = reallocarray(*arr, c, size)))
+		return -ENOMEM;
+	memset(a + *cap * size, 0, (c - *cap) * size);
+	*arr = a, *cap = c;
+	return 0;
+}
+
 /* gd: the port's gids directory when open (the whole table is read), else NULL. Returns 1 when
  * gd holds no entry idx: the table ends before it. */
 static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd,
@@ -82,7 +98,7 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
 	struct hw_dir gd = { .fd = -1 };
-	size_t cap = 1;
+	size_t cap = 0;
 	int r = 0;
 
 	/* Without HW_LOAD_GIDS only GID 0 is read (the port GUID and the RoCE netdev). The whole
@@ -95,22 +111,10 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 			return 0;
 		if (r < 0)
 			return hw_fail(b->err, pd, "gids", r);
-		cap = 8;
 	}
-	p->gids = calloc(cap, sizeof(*p->gids));
-	if (!p->gids)
-		r = -ENOMEM;
 	for (unsigned i = 0; r >= 0 && (gd.fd >= 0 || i < 1); i++) {
-		if (p->n_gids == cap) {
-			struct hw_gid *g = reallocarray(p->gids, cap * 2, sizeof(*g));
-
-			if (!g) {
-				r = -ENOMEM;
-				break;
-			}
-			memset(g + cap, 0, cap * sizeof(*g));
-			p->gids = g, cap *= 2;
-		}
+		if ((r = table_room((void **)&p->gids, &cap, p->n_gids, sizeof(*p->gids))) < 0)
+			break;
 		r = load_gid(b, p, pd, gd.fd >= 0 ? &gd : NULL, i);
 		if (r == 1) {
 			p->gid_tbl_len = i;
@@ -124,34 +128,46 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 
 static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
-	char **names = NULL, name[32], val[16];
-	size_t n = 0;
+	struct hw_dir kd;
+	char num[21], val[16];
+	size_t cap = 0;
 	unsigned long long v;
 	int r;
 
 	if (!(b->flags & HW_LOAD_PKEYS))
 		return 0;
-	r = hw_dir_list(b->ctx, pd, "pkeys", &names, &n);
-	strv_free(names);
+	/* pkeys/0 to pkeys/<pkey_tbl_len - 1>, as gids/ (load_gids) */
+	r = hw_dir_open_table(b->ctx, pd, "pkeys", &kd);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return hw_fail(b->err, pd, "pkeys", r);
-	p->pkey_tbl_len = n;
-	p->pkeys = calloc(n ? n : 1, sizeof(*p->pkeys));
-	if (!p->pkeys)
-		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "pkeys/%u", i);
-		r = hw_read_opt(b->ctx, pd, name, val, sizeof(val));
-		if (r < 0)
-			return hw_fail(b->err, pd, name, r);
+	for (unsigned i = 0;; i++) {
+		if ((r = table_room((void **)&p->pkeys, &cap, p->n_pkeys, sizeof(*p->pkeys))) < 0)
+			break;
+		str_from_u64(num, i);
+		r = hw_dir_read(b->ctx, &kd, num, val, sizeof(val));
+		if (r == -ENOENT) {
+			p->pkey_tbl_len = i;
+			r = 0;
+			break;
+		}
+		if (hw_no_value(r))
+			val[0] = '\0', r = 0;
+		if (r < 0) {
+			char name[32];
+
+			str_concat(name, sizeof(name), "pkeys/", num, "");
+			r = hw_fail(b->err, pd, name, r);
+			break;
+		}
 		if (str_to_u64(val, 16, &v) < 0 || v == 0 || v > 0xffff)
 			continue; /* 0x0000 is an empty slot */
 		p->pkeys[p->n_pkeys].index = i;
 		p->pkeys[p->n_pkeys++].pkey = (uint16_t)v;
 	}
-	return 0;
+	hw_dir_close(&kd);
+	return r;
 }
 
 static int read_u32(struct hw_build *b, const struct hw_dir *pd, const char *name, int base,
@@ -302,7 +318,7 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 	struct hw_rdma_dev *d = &b->node->rdma[i];
 	struct hw_dir dd, ports;
 	char buf[PATH_MAX];
-	size_t cap = 2;
+	size_t cap = 0;
 	int r;
 
 	str_copy(d->name, sizeof(d->name), name);
@@ -324,10 +340,6 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		r = hw_fail(b->err, &dd, "ports", r);
 		goto out_dd;
 	}
-	if (!(d->ports = calloc(cap, sizeof(*d->ports)))) {
-		r = -ENOMEM;
-		goto out_ports;
-	}
 	/* from the kernel's first port (rdma_start_port: 0 on a switch, 1 otherwise) up to the
 	 * first number the directory lacks; the kernel numbers ports with a u32 (Linux 5.13) */
 	for (uint32_t num = d->node_type == 2 ? 0 : 1; r >= 0; num++) {
@@ -335,14 +347,8 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 		struct hw_error pe = { 0 };
 		struct hw_build mine = *b; /* the port's own error record, for a skip */
 
-		if (d->n_ports == cap) {
-			p = reallocarray(d->ports, cap * 2, sizeof(*p));
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			d->ports = p, cap *= 2;
-		}
+		if ((r = table_room((void **)&d->ports, &cap, d->n_ports, sizeof(*p))) < 0)
+			break;
 		p = &d->ports[d->n_ports++];
 		memset(p, 0, sizeof(*p));
 		mine.err = &pe;
@@ -371,7 +377,6 @@ static int load_device(struct hw_build *b, size_t i, const struct hw_dir *cls, c
 			hw_fail(&pe, &dd, "ports", r);
 		r = hw_skip(b, &pe);
 	}
-out_ports:
 	hw_dir_close(&ports);
 out_dd:
 	hw_dir_close(&dd);

@@ -78,6 +78,14 @@ for node in a100-ib-bond cx5-roce-sriov; do
 	ports=$(jget "$TMP/out" "len(d['rdma_devices']) + sum(len(x['ports']) for x in d['rdma_devices'])")
 	is "$(grep -E '/(ports|gids)>, "[0-9]+".* = -1 ENOENT' "$TMP/dents" | wc -l)" "$ports" \
 		"$node: one number tried past each table's end ($ports: a ports/ per device, a gids/ per port)"
+	# --pkeys reads pkeys/ the same way, each entry one name beneath the table's directory
+	strace -f -qq -y -o "$TMP/pk" -e trace=getdents64,openat,openat2 "$RDMAK" list --json --pkeys \
+		--root "$NODES/$node" >/dev/null 2>&1
+	is "$(grep -E '^[0-9]+ +getdents64\(' "$TMP/pk" | grep -c '/pkeys>')" 0 "$node --pkeys: no pkeys/ listed"
+	is "$(grep -cE '^[0-9]+ +openat2\(.*"pkeys/' "$TMP/pk")" 0 "$node --pkeys: no pkeys/N walked from the port"
+	nports=$(jget "$TMP/out" "sum(len(x['ports']) for x in d['rdma_devices'])")
+	is "$(grep -E '/pkeys>, "[0-9]+".* = -1 ENOENT' "$TMP/pk" | wc -l)" "$nports" \
+		"$node --pkeys: one number tried past each pkey table's end ($nports ports)"
 done
 # a bond is still read as one (its bonding/ directory under devices/virtual/net)
 run "$RDMAK" list --json --root "$NODES/a100-ib-bond"
