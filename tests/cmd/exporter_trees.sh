@@ -72,9 +72,17 @@ is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics")"
 stop_exporter
 
 # ---- port 1000 ----
+# (the kernel numbers a device's ports from 1 with none missing, so port 1000 comes with 2 to
+# 999: those are bare, a state and no counters, and port 1000 a copy of port 1)
 n=$TMP/p1000
 cp -a "$NODES/b2-cx6dx-roce" "$n"
 d=$(readlink -f "$n/sys/class/infiniband/mlx5_0")
+mkdir -p "$d"/ports/{2..999}/{counters,hw_counters}
+for k in {2..999}; do
+	printf '1: DOWN\n' >"$d/ports/$k/state"
+	printf '3: Disabled\n' >"$d/ports/$k/phys_state"
+	printf 'Ethernet\n' >"$d/ports/$k/link_layer"
+done
 cp -a "$d/ports/1" "$d/ports/1000"
 run "$RDMAK" exporter --once --root "$n" --no-pod-resources
 is "$rc" 0 "a port folder 1000: exit 0 ($err)"
