@@ -374,7 +374,7 @@ void daemon_refusal_clear(struct daemon_refusal *r)
 	r->text = NULL;
 }
 
-int daemon_config_load(const char *path, size_t max,
+int daemon_config_load(const char *path, size_t max, unsigned flags,
 		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
 				    size_t errlen),
 		       void *ret, char **ret_text, char *err, size_t errlen)
@@ -383,13 +383,14 @@ int daemon_config_load(const char *path, size_t max,
 	size_t len = 0;
 	int r;
 
-	r = fileio_read_at(AT_FDCWD, path, max, &buf, &len);
+	r = flags & DAEMON_CONFIG_REGULAR ? fileio_read_regular_at(AT_FDCWD, path, max, &buf, &len)
+					  : fileio_read_at(AT_FDCWD, path, max, &buf, &len);
 	if (r == -EFBIG)
 		snprintf(err, errlen, "%s: larger than %zu %s", path,
 			 max % (1u << 20) ? max >> 10 : max >> 20,
 			 max % (1u << 20) ? "KiB" : "MiB");
 	else if (r < 0)
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		snprintf(err, errlen, "%s: %s", path, fileio_strerror(r));
 	if (r < 0)
 		return r;
 	r = parse(buf, len, ret, err, errlen);

@@ -96,12 +96,23 @@ bool daemon_refusal_is_new(struct daemon_refusal *r, const char *msg, const char
 /* A config was accepted: the next refusal is new again. */
 void daemon_refusal_clear(struct daemon_refusal *r);
 
-/* A role's config file, read as every daemon reads it: at most max bytes, parsed by parse
- * (which writes "<json path>: <why>" to err and its result to ret). On failure err says
- * "<path>: <why>" ("larger than 4 MiB" for a file over max). *ret_text (when not NULL) gets the
- * file's text whenever it was read, refused or not, so that a refusal can be said once per
- * content (daemon_refusal_is_new). 0, -EINVAL (refused), -ENOMEM, or the read's -errno. */
-int daemon_config_load(const char *path, size_t max,
+/* daemon_config_load() flags: what kind of file is taken. */
+enum {
+	/* Only a regular file (a symbolic link to one, as a ConfigMap's): opened O_NONBLOCK and
+	 * anything else refused by name before any read, -FILEIO_ENOTREG or -EISDIR. For what a
+	 * role that keeps running reads: a FIFO would block its open until a writer came, and a
+	 * pipe has nothing left to read at the next reload. Without it a pipe or FIFO is read to
+	 * its end (`--config <(...)`), which only a command that reads the file once can use. */
+	DAEMON_CONFIG_REGULAR = 1 << 0,
+};
+
+/* A role's config file, read as every daemon reads it: at most max bytes, of the kind flags
+ * say, parsed by parse (which writes "<json path>: <why>" to err and its result to ret). On
+ * failure err says "<path>: <why>" ("larger than 4 MiB" for a file over max). *ret_text (when
+ * not NULL) gets the file's text whenever it was read, refused or not, so that a refusal can be
+ * said once per content (daemon_refusal_is_new). 0, -EINVAL (refused), -ENOMEM, or the read's
+ * -errno. */
+int daemon_config_load(const char *path, size_t max, unsigned flags,
 		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
 				    size_t errlen),
 		       void *ret, char **ret_text, char *err, size_t errlen);

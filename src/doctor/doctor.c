@@ -29,7 +29,7 @@ extern char **environ;
 /* Exit codes: the worst status decides; usage and unreadable inputs get their own. */
 enum { EXIT_ALL_OK = 0, EXIT_WORST_WARN = 1, EXIT_SOME_FAIL = 2, EXIT_USAGE = 3 };
 
-/* A file the user named (--plugin-config, --env): a pipe is fine (`--env <(...)`). */
+/* A file the user named (--env): a pipe is fine (`--env <(...)`). */
 static ssize_t user_file_read(const char *path, char **ret)
 {
 	size_t len;
@@ -65,27 +65,26 @@ static int split_check(struct hw_ctx *ctx, const struct pool_config *cfg, char *
 	return r;
 }
 
-/* The plugin's own parser (src/pool/config.h), so that the doctor refuses exactly the configs
- * the plugin refuses, with the same JSON path. k8s-rdma-shared-dev-plugin (configList) refuses
- * to start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
+/* The plugin's own reader and parser (src/pool/config.h), so that the doctor refuses exactly
+ * the configs the plugin refuses, with the same JSON path; read once, so a pipe too
+ * (`--plugin-config <(kubectl get cm ...)`). k8s-rdma-shared-dev-plugin (configList) refuses to
+ * start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
  * in both, and needs exclusive only with RDMA CNI, which the config does not say. rdmak's own
- * "rdmaNetnsMode" decides when set. -EINVAL: refused, the reason in err. */
+ * "rdmaNetnsMode" decides when set. -errno with "<path>: <why>" in err (-EINVAL: refused). */
 static int plugin_config_load(struct diag *d, struct hw_ctx *ctx, const char *path, char *err,
 			      size_t errlen)
 {
-	_cleanup_free_ char *buf = NULL;
 	struct pool_config *cfg = NULL;
 	bool shared = false;
-	ssize_t l = user_file_read(path, &buf);
+	char why[512] = "";
 	int r;
 
-	if (l < 0)
-		return (int)l;
-	r = pool_config_parse(buf, (size_t)l, &cfg, err, errlen);
+	r = pool_config_load(path, POOL_CONFIG_ONCE, &cfg, NULL, err, errlen);
 	if (r < 0)
 		return r;
-	r = split_check(ctx, cfg, err, errlen);
+	r = split_check(ctx, cfg, why, sizeof(why));
 	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, r == -EINVAL && why[0] ? why : strerror(-r));
 		pool_config_free(cfg);
 		return r;
 	}
@@ -433,7 +432,7 @@ int doctor_main(int argc, char **argv)
 	struct doctor_opts o = { .scope = DIAG_NODE };
 	struct hw_ctx *ctx = NULL;
 	struct diag *d = NULL;
-	char cfg_err[512] = "", missing[PATH_MAX];
+	char cfg_err[768] = "", missing[PATH_MAX];
 	int r, ret = EXIT_USAGE;
 
 	r = parse_args(argc, argv, &o);
@@ -459,10 +458,9 @@ int doctor_main(int argc, char **argv)
 	if (validate_inputs(d, ctx, &o) < 0 || (o.env_file && load_env(d, o.env_file) < 0))
 		goto out;
 	if (o.plugin_config &&
-	    (r = plugin_config_load(d, ctx, o.plugin_config, cfg_err, sizeof(cfg_err))) < 0) {
+	    plugin_config_load(d, ctx, o.plugin_config, cfg_err, sizeof(cfg_err)) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
-		fprintf(stderr, "rdmak doctor: --plugin-config %s: %s\n", o.plugin_config,
-			r == -EINVAL && cfg_err[0] ? cfg_err : strerror(-r));
+		fprintf(stderr, "rdmak doctor: --plugin-config %s\n", cfg_err);
 		goto out;
 	}
 	ret = o.interval ? doctor_every(d, ctx, &o) : doctor_round(d, ctx, &o);

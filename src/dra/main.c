@@ -245,17 +245,19 @@ static int load(const struct opts *o, struct hw_ctx **ret_ctx, struct hw_node **
 	return 0;
 }
 
-/* --config: the device plugin's file, read as the plugin reads it (its parser, its refusals).
- * *ret NULL without --config. -EINVAL (refused) or -errno with "<path>: <why>" in err. */
+/* --config: the device plugin's file, read as the plugin reads it (its reader, its parser, its
+ * refusals; a pipe only where the driver reads it once and exits). *ret NULL without --config.
+ * -EINVAL (refused) or -errno with "<path>: <why>" in err. */
 static int config_load(const struct opts *o, struct pool_config **ret, char **ret_text, char *err,
 		       size_t errlen)
 {
+	bool once = o->dry_run || o->once || o->uninstall;
 	int r;
 
 	*ret = NULL;
 	if (!o->config)
 		return 0;
-	r = pool_config_load(o->config, ret, ret_text, err, errlen);
+	r = pool_config_load(o->config, once ? POOL_CONFIG_ONCE : 0, ret, ret_text, err, errlen);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < (*ret)->warnings.n; i++)

@@ -20,6 +20,7 @@
 #include "hw/hw.h"
 
 struct exporter;
+struct pool_config;
 
 enum exporter_format {
 	EXPORTER_TEXT,	      /* text/plain; version=0.0.4 */
@@ -90,15 +91,16 @@ unsigned long exporter_loads(struct exporter *e);
 #define EXPORTER_PODS_MAX_AGE_MS 5000
 
 struct exporter_pods_config {
-	const char *socket;	   /* the kubelet's pod-resources socket; NULL: its default path */
-	const char *plugin_config; /* rdmak plugin's config text (shared pools), or NULL */
-	size_t plugin_config_len;
+	const char *socket; /* the kubelet's pod-resources socket; NULL: its default path */
+	/* rdmak plugin's config (shared pools; pool_config_load), or NULL: taken over by
+	 * exporter_pods_enable when it succeeds */
+	struct pool_config *plugin_config;
 	unsigned max_age_ms; /* a scrape calls List when the cached answer is older (0: default) */
 	unsigned timeout_ms; /* List's deadline (0: KUBELET_POD_RESOURCES_TIMEOUT_MS) */
 };
 
-/* Label the series of devices that pods hold, from the kubelet's PodResources API. -EINVAL (a bad
- * plugin config, said in err), -ENAMETOOLONG, -ENOMEM. Nothing is called before a scrape. */
+/* Label the series of devices that pods hold, from the kubelet's PodResources API. -ENAMETOOLONG
+ * (the socket's path, said in err), -ENOMEM. Nothing is called before a scrape. */
 int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *c, char *err,
 			 size_t errlen);
 /* The attribution now: 0 not enabled or not tried yet, 1 the last List answered, -errno its

@@ -24,6 +24,7 @@
 #include "hw/hw.h"
 #include "kubelet/kubelet.h"
 #include "log/log.h"
+#include "pool/config.h"
 #include "roles.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -645,13 +646,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 }
 
 /* Pod attribution, unless --no-pod-resources: nothing is called yet (a missing socket is found,
- * and logged once, at the first scrape). */
+ * and logged once, at the first scrape). --plugin-config is read as rdmak plugin reads it: a
+ * regular file, but for --once, which reads it once and exits (a pipe then too). */
 static int pods_enable(const struct opts *o, struct exporter *exp)
 {
 	struct exporter_pods_config pc = { .max_age_ms = o->pods_max_age_ms };
-	_cleanup_free_ char *cfg = NULL;
 	char sock[PATH_MAX], err[768];
-	size_t len = 0;
 	int r;
 
 	if (o->no_pod_resources)
@@ -662,20 +662,15 @@ static int pods_enable(const struct opts *o, struct exporter *exp)
 		snprintf(sock, sizeof(sock), "%s%s", o->roots.root ? o->roots.root : "",
 			 KUBELET_POD_RESOURCES_SOCKET);
 	pc.socket = sock;
-	if (o->plugin_config) {
-		r = fileio_read_regular_at(AT_FDCWD, o->plugin_config, 16u << 20, &cfg, &len);
-		if (r < 0) {
-			fprintf(stderr, "rdmak exporter: --plugin-config %s: %s\n",
-				o->plugin_config, fileio_strerror(r));
-			return -EINVAL;
-		}
-		pc.plugin_config = cfg;
-		pc.plugin_config_len = len;
+	if (o->plugin_config && pool_config_load(o->plugin_config, o->once ? POOL_CONFIG_ONCE : 0,
+						 &pc.plugin_config, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rdmak exporter: --plugin-config %s\n", err);
+		return -EINVAL;
 	}
 	r = exporter_pods_enable(exp, &pc, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "rdmak exporter: %s%s\n",
-			o->plugin_config ? "--plugin-config " : "--pod-resources ", err);
+		pool_config_free(pc.plugin_config);
+		fprintf(stderr, "rdmak exporter: --pod-resources %s\n", err);
 		return -EINVAL;
 	}
 	return 0;

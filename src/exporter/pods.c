@@ -132,16 +132,7 @@ int exporter_pods_enable(struct exporter *e, const struct exporter_pods_config *
 			 c->socket ? c->socket : KUBELET_POD_RESOURCES_SOCKET, strerror(-r));
 		goto fail;
 	}
-	if (c->plugin_config) {
-		char why[512];
-
-		r = pool_config_parse(c->plugin_config, c->plugin_config_len, &p->cfg, why,
-				      sizeof(why));
-		if (r < 0) {
-			snprintf(err, errlen, "the plugin's config: %s", why);
-			goto fail;
-		}
-	}
+	p->cfg = c->plugin_config;
 	e->pods = p;
 	return 0;
 fail:

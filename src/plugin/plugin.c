@@ -593,7 +593,7 @@ static void reload(struct daemon *d, const char *why)
 			d->sighup_pending = true;
 		return;
 	}
-	if (pool_config_load(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
+	if (pool_config_load(d->o->config, 0, &cfg, &text, err, sizeof(err)) < 0) {
 		/* The file is re-checked every second, and an operator who edits it may send SIGHUP
 		 * too: one line per refused content (or unreadable file), however often it is read. */
 		if (daemon_refusal_is_new(&d->refusal, err, text))
@@ -1074,7 +1074,8 @@ int plugin_main(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	if (pool_config_load(o.config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
+	if (pool_config_load(o.config, o.dry_run ? POOL_CONFIG_ONCE : 0, &d.cfg, &d.cfg_text, err,
+			     sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak plugin: %s\n", err);
 		free(d.cfg_text);
 		return PLUGIN_EXIT_USAGE;

@@ -24,12 +24,13 @@
 #include "dispatch/dispatch.h"
 #include "k8s/names.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/strv.h"
 
 #define MAX_HCA_MAX	100000 /* ids are materialised; more than this is a typo, not a pool */
 #define MAX_ENTRIES	4096
-#define CONFIG_FILE_MAX (4u << 20) /* what a file can make the daemons hold */
+#define CONFIG_FILE_MAX (4u << 20) /* what a file can make any role that reads it hold */
 
 /* A row whose fn reads into the whole struct (the resource, the selector, the config). */
 #define WHOLE  0
@@ -971,8 +972,18 @@ static int parse_file(const char *buf, size_t len, void *ret, char *err, size_t 
 	return pool_config_parse(buf, len, ret, err, errlen);
 }
 
-int pool_config_load(const char *path, struct pool_config **ret, char **ret_text, char *err,
-		     size_t errlen)
+int pool_config_load(const char *path, unsigned flags, struct pool_config **ret, char **ret_text,
+		     char *err, size_t errlen)
 {
-	return daemon_config_load(path, CONFIG_FILE_MAX, parse_file, ret, ret_text, err, errlen);
+	size_t l;
+	int r = daemon_config_load(path, CONFIG_FILE_MAX,
+				   flags & POOL_CONFIG_ONCE ? 0 : DAEMON_CONFIG_REGULAR, parse_file,
+				   ret, ret_text, err, errlen);
+
+	/* rdmak plugin and dra once read such a file to its end: say what they take instead */
+	if (r == -FILEIO_ENOTREG && (l = strlen(err)) < errlen)
+		snprintf(err + l, errlen - l,
+			 ": a role that keeps running reads a file (a ConfigMap's); a pipe is read "
+			 "only by a command that reads it once (--dry-run, --once, rdmak doctor)");
+	return r;
 }

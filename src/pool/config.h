@@ -102,10 +102,21 @@ int pool_config_parse(const char *buf, size_t len, struct pool_config **ret, cha
 		      size_t errlen);
 void pool_config_free(struct pool_config *cfg);
 
-/* The config file at path, as the device plugin and the DRA driver both read it: at most 4 MiB,
- * through daemon_config_load (its errors, err as "<path>: <why>", *ret_text for
- * daemon_refusal_is_new). The warnings stay in (*ret)->warnings for the caller to say. */
-int pool_config_load(const char *path, struct pool_config **ret, char **ret_text, char *err,
-		     size_t errlen);
+/* pool_config_load() flags */
+enum {
+	/* Read by a command that reads the file once and exits (rdmak doctor, --dry-run, --once):
+	 * a pipe or FIFO is read to its end (`--plugin-config <(kubectl get cm ...)`). Without it
+	 * only a regular file (or a symbolic link to one, as a ConfigMap's) is taken, opened
+	 * without waiting: a role that keeps running would block on a FIFO's open, and a pipe has
+	 * nothing left to read when the role reloads. */
+	POOL_CONFIG_ONCE = 1 << 0,
+};
+
+/* The config file at path, read as every role reads it (rdmak plugin, dra, doctor and
+ * exporter): at most 4 MiB, of the kind flags say, through daemon_config_load (its errors, err
+ * as "<path>: <why>", *ret_text for daemon_refusal_is_new). The warnings stay in
+ * (*ret)->warnings for the caller to say. */
+int pool_config_load(const char *path, unsigned flags, struct pool_config **ret, char **ret_text,
+		     char *err, size_t errlen);
 
 #endif

@@ -78,7 +78,7 @@ static int parse_config(const char *buf, size_t len, void *ret, char *err, size_
 static int load_config(const char *path, struct webhook_config **cfg, char **text, char *err,
 		       size_t errlen)
 {
-	return daemon_config_load(path, CONFIG_MAX, parse_config, cfg, text, err, errlen);
+	return daemon_config_load(path, CONFIG_MAX, 0, parse_config, cfg, text, err, errlen);
 }
 
 static char *group_names(const struct webhook_config *cfg)

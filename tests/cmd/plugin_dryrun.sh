@@ -155,4 +155,48 @@ for c in netns-bad typo mode-only; do
 	is "${err#rdmak doctor: --plugin-config $TMP/$c.json: }" "$perr" "$c: in the same words"
 done
 
+# one reader for the plugin config (pool_config_load): every role takes and refuses the same file
+# in the same words. The doctor took at most 1 MiB and the exporter 16 MiB where the plugin and
+# the driver took 4; the exporter refused a pipe even with --once; the plugin and the driver
+# waited for ever on a FIFO without a writer
+cfg='{"configList":[{"resourceName":"a","rdmaHcaMax":1,"selectors":{"vendors":["15b3"]}}]}'
+pad() { head -c "$1" /dev/zero | tr '\0' ' '; }
+{ pad $((2 << 20)); printf '%s' "$cfg"; } >"$TMP/2m.json"
+{ pad $((5 << 20)); printf '%s' "$cfg"; } >"$TMP/5m.json"
+read_once() { # read_once ROLE FILE: ROLE reads FILE once and exits
+	case $1 in
+	plugin) run "$RDMAK" plugin --dry-run --root "$A100" --config "$2" ;;
+	dra) run "$RDMAK" dra --dry-run --root "$A100" --node-name a --config "$2" ;;
+	doctor) run "$RDMAK" doctor --root "$A100" --check netns.mode --plugin-config "$2" ;;
+	exporter) run "$RDMAK" exporter --once --root "$A100" --pod-resources "$TMP/none.sock" --plugin-config "$2" ;;
+	esac
+}
+said() { # said ROLE FILE: how ROLE names its config file FILE in a refusal
+	case $1 in
+	plugin) echo "rdmak plugin: $2" ;;
+	dra) echo "rdmak dra: --config $2" ;;
+	*) echo "rdmak $1: --plugin-config $2" ;;
+	esac
+}
+for role in plugin dra doctor exporter; do
+	read_once $role "$TMP/2m.json"
+	is "$rc" 0 "$role: a config of 2 MiB is taken ($err)"
+	read_once $role "$TMP/5m.json"
+	is "$rc $err" "$([ $role = doctor ] && echo 3 || echo 2) $(said $role "$TMP/5m.json"): larger than 4 MiB" \
+		"$role: one of 5 MiB is refused, saying so"
+	read_once $role <(printf '%s' "$cfg")
+	is "$rc" 0 "$role: read once, a pipe is taken ($err)"
+done
+mkfifo "$TMP/fifo"
+notreg="not a regular file (a FIFO, device or socket): a role that keeps running reads a file (a ConfigMap's); a pipe is read only by a command that reads it once (--dry-run, --once, rdmak doctor)"
+for role in plugin dra exporter; do
+	# no writer: an open that waits would wait for ever (the limit only ends the test)
+	case $role in
+	plugin) run timeout -k 5 30 "$RDMAK" plugin --root "$A100" --kubelet-dir "$TMP/kubelet" --config "$TMP/fifo" ;;
+	dra) run timeout -k 5 30 "$RDMAK" dra --root "$A100" --node-name a --state-dir "$TMP/dra" --config "$TMP/fifo" ;;
+	exporter) run timeout -k 5 30 "$RDMAK" exporter --listen 127.0.0.1:0 --root "$A100" --plugin-config "$TMP/fifo" ;;
+	esac
+	is "$rc $err" "2 $(said $role "$TMP/fifo"): $notreg" "$role, running: a FIFO is refused by name, saying what it takes"
+done
+
 done_testing

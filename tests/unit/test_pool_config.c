@@ -7,10 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "pool/config.h"
+#include "util/fileio.h"
 
 static struct pool_config *parse_ok(const char *text)
 {
@@ -641,6 +645,79 @@ static void test_nul_and_garbage(void **st)
 	assert_int_equal(strlen(err), 7);
 }
 
+/* pool_config_load: one size limit and one rule for the kind of file, for every role. A FIFO
+ * refused without POOL_CONFIG_ONCE is refused before its open waits for a writer (this test
+ * would hang otherwise); a pipe is read to its end with it. */
+static void test_load_kinds(void **st)
+{
+	static const char text[] =
+		"{\"configList\":[{\"resourceName\":\"a\",\"rdmaHcaMax\":1,\"selectors\":{}}]}";
+	char dir[] = "/tmp/test_pool_config.XXXXXX", path[64], want[256], err[512];
+	struct pool_config *cfg = NULL;
+	char *big, *got = NULL;
+	int fds[2];
+	FILE *f;
+
+	(void)st;
+	assert_non_null(mkdtemp(dir));
+	/* a regular file, either way; its text kept for the caller */
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	for (unsigned flags = 0; flags <= POOL_CONFIG_ONCE; flags += POOL_CONFIG_ONCE) {
+		assert_int_equal(pool_config_load(path, flags, &cfg, &got, err, sizeof(err)), 0);
+		assert_string_equal(got, text);
+		assert_int_equal(cfg->n_res, 1);
+		pool_config_free(cfg);
+		free(got);
+		cfg = NULL, got = NULL;
+	}
+	/* more than 4 MiB: refused by size, either way */
+	big = malloc((4u << 20) + 1);
+	assert_non_null(big);
+	memset(big, ' ', (4u << 20) + 1);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(big, 1, (4u << 20) + 1, f), (4u << 20) + 1);
+	assert_int_equal(fclose(f), 0);
+	free(big);
+	snprintf(want, sizeof(want), "%s: larger than 4 MiB", path);
+	for (unsigned flags = 0; flags <= POOL_CONFIG_ONCE; flags += POOL_CONFIG_ONCE) {
+		assert_int_equal(pool_config_load(path, flags, &cfg, NULL, err, sizeof(err)),
+				 -EFBIG);
+		assert_string_equal(err, want);
+		assert_null(cfg);
+	}
+	assert_int_equal(unlink(path), 0);
+	/* a FIFO (no writer): refused by name for a role that keeps running */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(pool_config_load(path, 0, &cfg, NULL, err, sizeof(err)), -FILEIO_ENOTREG);
+	snprintf(want, sizeof(want), "%s: not a regular file (a FIFO, device or socket): ", path);
+	assert_memory_equal(err, want, strlen(want));
+	assert_non_null(strstr(err, "--dry-run"));
+	assert_null(cfg);
+	assert_int_equal(unlink(path), 0);
+	/* a pipe: read to its end when read once, refused otherwise */
+	for (unsigned flags = 0; flags <= POOL_CONFIG_ONCE; flags += POOL_CONFIG_ONCE) {
+		assert_int_equal(pipe(fds), 0);
+		assert_int_equal(write(fds[1], text, strlen(text)), (ssize_t)strlen(text));
+		close(fds[1]);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+		assert_int_equal(pool_config_load(path, flags, &cfg, NULL, err, sizeof(err)),
+				 flags ? 0 : -FILEIO_ENOTREG);
+		assert_int_equal(cfg ? cfg->n_res : 0, flags ? 1 : 0);
+		pool_config_free(cfg);
+		cfg = NULL;
+		close(fds[0]);
+	}
+	/* a folder: refused, naming it */
+	assert_int_equal(pool_config_load(dir, 0, &cfg, NULL, err, sizeof(err)), -EISDIR);
+	snprintf(want, sizeof(want), "%s: %s", dir, strerror(EISDIR));
+	assert_string_equal(err, want);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_nul_and_garbage),
+		cmocka_unit_test(test_load_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
