@@ -38,30 +38,41 @@ static ssize_t user_file_read(const char *path, char **ret)
 	return r < 0 ? r : (ssize_t)len;
 }
 
-/* ---- the plugin configuration: which RDMA netns mode it expects ------------------------ */
+/* ---- the node and the plugin configuration: which RDMA netns mode it expects ------------- */
+
+/* The node as the checks read it, said on stderr when it cannot be read. GID tables for
+ * roce.gids and pod.gids; no check reads pkeys, which are most of the files of a node with many
+ * VFs. */
+static int node_load(struct hw_ctx *ctx, struct hw_node **ret)
+{
+	struct hw_error herr = { 0 };
+	int r = hw_load(ctx, HW_LOAD_GIDS, ret, &herr);
+
+	if (r < 0)
+		fprintf(stderr, "rdmak doctor: reading %s: %s\n",
+			herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
+			hw_strerror(herr.err ? herr.err : -r));
+	return r;
+}
+
+static bool gives_dra(const struct pool_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_res; i++)
+		if (cfg->res[i].served_by == POOL_BY_DRA)
+			return true;
+	return false;
+}
 
 /* A device that the config gives to both the device plugin and the DRA driver, refused as both
- * refuse it (pool_set_build). Only where the config gives the driver a resource: otherwise the
- * node's sysfs is not needed to judge the file. */
-static int split_check(struct hw_ctx *ctx, const struct pool_config *cfg, char *err, size_t errlen)
+ * refuse it (pool_set_build), on the node the first round then checks. */
+static int split_check(const struct pool_config *cfg, const struct hw_node *node, char *err,
+		       size_t errlen)
 {
 	struct pool_opts po = { .served = POOL_BY_ANY, .err = err, .errlen = errlen };
-	struct hw_node *node = NULL;
 	struct pool_set *ps = NULL;
-	struct hw_error herr = { 0 };
-	bool dra = false;
-	int r;
+	int r = pool_set_build(cfg, node, &po, &ps);
 
-	for (size_t i = 0; i < cfg->n_res; i++)
-		dra |= cfg->res[i].served_by == POOL_BY_DRA;
-	if (!dra)
-		return 0;
-	r = hw_load(ctx, 0, &node, &herr);
-	if (r < 0)
-		return r;
-	r = pool_set_build(cfg, node, &po, &ps);
 	pool_set_free(ps);
-	hw_node_free(node);
 	return r;
 }
 
@@ -70,23 +81,31 @@ static int split_check(struct hw_ctx *ctx, const struct pool_config *cfg, char *
  * (`--plugin-config <(kubectl get cm ...)`). k8s-rdma-shared-dev-plugin (configList) refuses to
  * start in exclusive mode; the per-VF sriov-network-device-plugin format (resourceList) works
  * in both, and needs exclusive only with RDMA CNI, which the config does not say. rdmak's own
- * "rdmaNetnsMode" decides when set. -errno with "<path>: <why>" in err (-EINVAL: refused). */
-static int plugin_config_load(struct diag *d, struct hw_ctx *ctx, const char *path, char *err,
-			      size_t errlen)
+ * "rdmaNetnsMode" decides when set. Where the config gives the DRA driver a resource, the node
+ * is needed to judge it: *node is loaded then, for the first round to check too (when it cannot
+ * be, that is said on stderr and err left empty). -EINVAL: refused; "<path>: <why>" in err. */
+static int plugin_config_load(struct diag *d, struct hw_ctx *ctx, const char *path,
+			      struct hw_node **node, char *err, size_t errlen)
 {
 	struct pool_config *cfg = NULL;
 	bool shared = false;
-	char why[512] = "";
 	int r;
 
 	r = pool_config_load(path, POOL_CONFIG_ONCE, &cfg, NULL, err, errlen);
 	if (r < 0)
 		return r;
-	r = split_check(ctx, cfg, why, sizeof(why));
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path, r == -EINVAL && why[0] ? why : strerror(-r));
-		pool_config_free(cfg);
-		return r;
+	if (gives_dra(cfg)) {
+		char why[512] = "";
+
+		err[0] = '\0'; /* a node that cannot be read is said by node_load */
+		if (!*node && (r = node_load(ctx, node)) < 0)
+			goto out;
+		r = split_check(cfg, *node, why, sizeof(why));
+		if (r < 0) {
+			snprintf(err, errlen, "%s: %s", path,
+				 r == -EINVAL && why[0] ? why : strerror(-r));
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < cfg->n_res; i++)
 		shared |= cfg->res[i].kind == POOL_SHARED;
@@ -101,8 +120,10 @@ static int plugin_config_load(struct diag *d, struct hw_ctx *ctx, const char *pa
 		diag_set_plugin_netns(
 			d, path, -1,
 			"resourceList (sriov-network-device-plugin format: works in either mode; exclusive only with RDMA CNI)");
+	r = 0;
+out:
 	pool_config_free(cfg);
-	return 0;
+	return r;
 }
 
 /* ---- output ------------------------------------------------------------------------------ */
@@ -348,23 +369,17 @@ static int load_env(struct diag *d, const char *env_file)
 	return 0;
 }
 
-/* One round: read the node, run the checks, print them (and the NFD file). The exit code. */
-static int doctor_round(struct diag *d, struct hw_ctx *ctx, const struct doctor_opts *o)
+/* One round: read the node (or take *loaded, read for --plugin-config just before), run the
+ * checks, print them (and the NFD file). The exit code. */
+static int doctor_round(struct diag *d, struct hw_ctx *ctx, const struct doctor_opts *o,
+			struct hw_node **loaded)
 {
-	struct hw_node *node = NULL;
-	struct hw_error herr = { 0 };
+	struct hw_node *node = TAKE_PTR(*loaded);
 	enum diag_status worst;
 	int r, ret = EXIT_USAGE;
 
-	/* GID tables for roce.gids and pod.gids; no check reads pkeys, which are most of the
-	 * files of a node with many VFs */
-	r = hw_load(ctx, HW_LOAD_GIDS, &node, &herr);
-	if (r < 0) {
-		fprintf(stderr, "rdmak doctor: reading %s: %s\n",
-			herr.path[0] ? herr.path : hw_ctx_sysfs(ctx),
-			hw_strerror(herr.err ? herr.err : -r));
+	if (!node && node_load(ctx, &node) < 0)
 		return EXIT_USAGE;
-	}
 	r = diag_run_all(d, node, o->only, o->n_only, &worst);
 	if (r < 0) {
 		fprintf(stderr, "rdmak doctor: %s\n", strerror(-r));
@@ -394,6 +409,7 @@ struct doctor_daemon {
 	struct diag *d;
 	struct hw_ctx *ctx;
 	const struct doctor_opts *o;
+	struct hw_node *node; /* read for --plugin-config: the first round's */
 };
 
 /* A round of --interval: a failure is said on stderr and tried again at the next interval, as
@@ -402,13 +418,14 @@ static void doctor_again(void *ud)
 {
 	struct doctor_daemon *dd = ud;
 
-	if (doctor_round(dd->d, dd->ctx, dd->o) == EXIT_USAGE)
+	if (doctor_round(dd->d, dd->ctx, dd->o, &dd->node) == EXIT_USAGE)
 		log_warning("this round failed (said above); again in %u s", dd->o->interval);
 }
 
-static int doctor_every(struct diag *d, struct hw_ctx *ctx, const struct doctor_opts *o)
+static int doctor_every(struct diag *d, struct hw_ctx *ctx, const struct doctor_opts *o,
+			struct hw_node **node)
 {
-	struct doctor_daemon dd = { .d = d, .ctx = ctx, .o = o };
+	struct doctor_daemon dd = { .d = d, .ctx = ctx, .o = o, .node = TAKE_PTR(*node) };
 	const char *what = NULL;
 	int r;
 
@@ -416,6 +433,7 @@ static int doctor_every(struct diag *d, struct hw_ctx *ctx, const struct doctor_
 	log_set_time(true);
 	log_info("checking the node every %u s", o->interval);
 	r = daemon_run_rounds(o->interval, o->alive_file, NULL, 0, doctor_again, &dd, &what);
+	hw_node_free(dd.node); /* no round ran */
 	if (r < 0) {
 		log_error("%s%s%s: %s", what,
 			  o->alive_file && !strcmp(what, "--alive-file") ? " " : "",
@@ -431,6 +449,7 @@ int doctor_main(int argc, char **argv)
 {
 	struct doctor_opts o = { .scope = DIAG_NODE };
 	struct hw_ctx *ctx = NULL;
+	struct hw_node *node = NULL; /* read once per round; --plugin-config may read the first */
 	struct diag *d = NULL;
 	char cfg_err[768] = "", missing[PATH_MAX];
 	int r, ret = EXIT_USAGE;
@@ -458,13 +477,15 @@ int doctor_main(int argc, char **argv)
 	if (validate_inputs(d, ctx, &o) < 0 || (o.env_file && load_env(d, o.env_file) < 0))
 		goto out;
 	if (o.plugin_config &&
-	    plugin_config_load(d, ctx, o.plugin_config, cfg_err, sizeof(cfg_err)) < 0) {
+	    plugin_config_load(d, ctx, o.plugin_config, &node, cfg_err, sizeof(cfg_err)) < 0) {
 		/* the plugin's words: "rdmak doctor: --plugin-config FILE: configList[0].selectors: ..." */
-		fprintf(stderr, "rdmak doctor: --plugin-config %s\n", cfg_err);
+		if (cfg_err[0])
+			fprintf(stderr, "rdmak doctor: --plugin-config %s\n", cfg_err);
 		goto out;
 	}
-	ret = o.interval ? doctor_every(d, ctx, &o) : doctor_round(d, ctx, &o);
+	ret = o.interval ? doctor_every(d, ctx, &o, &node) : doctor_round(d, ctx, &o, &node);
 out:
+	hw_node_free(node);
 	diag_free(d);
 	hw_ctx_free(ctx);
 	return ret;

@@ -208,6 +208,24 @@ printf '{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"selectors":{"linkTyp
 doctor --root "$NODES/a100-ib-bond" --plugin-config "$TMP/both.json"
 is "$rc" 3 "a device given to both the plugin and the DRA driver: refused as the plugin refuses it"
 like "$err" "rdma/ib \(configList\[0\], the device plugin's\) and rdma/roce \(configList\[1\], servedBy \"dra\"\) both select mlx5_bond_0" "naming both and the device"
+# a config that gives the DRA driver a resource is judged on the node the checks then read: one
+# read of the node's sysfs per run (hw_load was called again for the split's check)
+printf '{"configList":[{"resourceName":"ib","rdmaHcaMax":4,"selectors":{"linkTypes":["infiniband"]}},{"resourceName":"roce","rdmaHcaMax":4,"servedBy":"dra","selectors":{"linkTypes":["ether"]}}]}' >"$TMP/split.json"
+if command -v strace >/dev/null; then
+	loads() { # loads ARGS...: how often the doctor opens the sysfs root's class/infiniband
+		ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=openat,openat2 -o "$TMP/doctor.trace" \
+			"$RDMAK" doctor --root "$NODES/a100-ib-bond" --json "$@" >"$TMP/loads.json" 2>/dev/null
+		grep -c '"class/infiniband",' "$TMP/doctor.trace"
+	}
+	without=$(loads)
+	is "$(loads --plugin-config "$TMP/split.json")" "$without" \
+		"a config split with the DRA driver: the node read as often as without --plugin-config ($without)"
+	is "$(jget "$TMP/loads.json" "[f['status'] for f in d if f['id'] == 'netns.mode']")" '["ok"]' \
+		"... and the config still judged (netns.mode)"
+else
+	skip "no strace" "a config split with the DRA driver: the node read as often as without --plugin-config"
+	skip "no strace" "... and the config still judged (netns.mode)"
+fi
 
 # ---- text output, --check, usage errors ----------------------------------------------------------------------------
 run "$RDMAK" doctor --root "$NODES/a100-ib-bond" --check port.state
