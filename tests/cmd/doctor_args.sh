@@ -89,7 +89,9 @@ is "$rc" 2 "--warnings-ok leaves a failure at exit 2"
 	>"$TMP/rounds" 2>"$TMP/rounds.err" &
 pid=$!
 n=0
-while [ "$(grep -c '^\[' "$TMP/rounds" 2>/dev/null)" -lt 2 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+# (cat, not grep on the file: until the job has opened it there is no file, and grep -c of no
+# file prints nothing, which ended the wait at once)
+while [ "$(cat "$TMP/rounds" 2>/dev/null | grep -c '^\[')" -lt 2 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 run "$RDMAK" probe "$TMP/alive"
 is "$rc" 0 "rdmak probe on the running doctor's alive file: exit 0"
 kill -TERM "$pid"
