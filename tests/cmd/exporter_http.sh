@@ -142,9 +142,12 @@ else
 	[ -d "$TMP/mnt/sys/class" ] && mounted=1
 	held() { [ -f "$TMP/ctl/held.log" ] && wc -l <"$TMP/ctl/held.log" || echo 0; }
 	# scrape_held N: one more scrape in the background (its status in $TMP/s.N, its pid added to
-	# CURLS), then wait until N reads are held or the scrape is answered without being held
+	# CURLS), then wait until N reads are held or the scrape is answered without being held.
+	# s.N goes first: the 503 block's s.1 is the second, and the first's "200" read before the
+	# background curl had truncated it (a loaded machine) made its scrape count as answered
 	CURLS=()
 	scrape_held() {
+		rm -f "$TMP/s.$1" "$TMP/h.$1"
 		curl -s -D "$TMP/h.$1" -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics" >"$TMP/s.$1" &
 		CURLS+=($!)
 		for i in $(seq 600); do
