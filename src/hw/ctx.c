@@ -360,11 +360,6 @@ int hw_dir_open_table(struct hw_ctx *ctx, const struct hw_dir *parent, const cha
 	return hw_dir_open(ctx, parent, name, ret);
 }
 
-bool hw_no_value(int err)
-{
-	return err == -EINVAL || err == -ENODATA || err == -EOPNOTSUPP;
-}
-
 int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int err)
 {
 	if (err < 0)
@@ -384,11 +379,17 @@ int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int er
 	return -err;
 }
 
+/* The kernel's "no value now" for an attribute (EINVAL, ENODATA, EOPNOTSUPP). */
+static bool no_value(int err)
+{
+	return err == -EINVAL || err == -ENODATA || err == -EOPNOTSUPP;
+}
+
 int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf, size_t len)
 {
 	int r = hw_dir_read(ctx, d, name, buf, len);
 
-	if (r == -ENOENT || hw_no_value(r)) {
+	if (r == -ENOENT || no_value(r)) {
 		buf[0] = '\0';
 		return 0;
 	}
@@ -404,4 +405,19 @@ int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, in
 	if (r < 0)
 		return r;
 	return str_to_i64(buf, base, ret);
+}
+
+int hw_table_read(struct hw_ctx *ctx, const struct hw_dir *table, unsigned idx, char *buf,
+		  size_t len)
+{
+	char num[21];
+	int r;
+
+	str_from_u64(num, idx);
+	r = hw_dir_read(ctx, table, num, buf, len);
+	if (no_value(r)) {
+		buf[0] = '\0';
+		r = 0;
+	}
+	return r;
 }

@@ -63,8 +63,10 @@ int hw_fail(struct hw_error *e, const struct hw_dir *d, const char *name, int er
  * (the kernel's answer for attributes that have no value now); other errors are returned. */
 int hw_read_opt(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, char *buf,
 		size_t len);
-/* Whether a read's error is the kernel's "no value now" (EINVAL, ENODATA, EOPNOTSUPP). */
-bool hw_no_value(int err);
+/* Entry idx of a table opened by hw_dir_open_table(), as hw_read_opt() reads an attribute ("" for
+ * the kernel's "no value now"), but -ENOENT when there is no entry idx: past the table's end. */
+int hw_table_read(struct hw_ctx *ctx, const struct hw_dir *table, unsigned idx, char *buf,
+		  size_t len);
 int hw_read_int(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int base,
 		long long *ret);
 

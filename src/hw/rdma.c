@@ -65,12 +65,10 @@ static int load_gid(struct hw_build *b, struct hw_port *p, const struct hw_dir *
 	 * failure */
 	if (!gd)
 		str_concat(name, sizeof(name), "gids/", num, "");
-	r = gd ? hw_dir_read(b->ctx, gd, num, val, sizeof(val))
+	r = gd ? hw_table_read(b->ctx, gd, idx, val, sizeof(val))
 	       : hw_read_opt(b->ctx, pd, name, val, sizeof(val));
 	if (r == -ENOENT)
 		return 1; /* the whole table read: past its end */
-	if (hw_no_value(r))
-		val[0] = '\0', r = 0;
 	if (r < 0) {
 		str_concat(name, sizeof(name), "gids/", num, "");
 		return hw_fail(b->err, pd, name, r);
@@ -129,7 +127,7 @@ static int load_gids(struct hw_build *b, struct hw_port *p, const struct hw_dir 
 static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir *pd)
 {
 	struct hw_dir kd;
-	char num[21], val[16];
+	char val[16];
 	size_t cap = 0;
 	unsigned long long v;
 	int r;
@@ -145,18 +143,16 @@ static int load_pkeys(struct hw_build *b, struct hw_port *p, const struct hw_dir
 	for (unsigned i = 0;; i++) {
 		if ((r = table_room((void **)&p->pkeys, &cap, p->n_pkeys, sizeof(*p->pkeys))) < 0)
 			break;
-		str_from_u64(num, i);
-		r = hw_dir_read(b->ctx, &kd, num, val, sizeof(val));
+		r = hw_table_read(b->ctx, &kd, i, val, sizeof(val));
 		if (r == -ENOENT) {
 			p->pkey_tbl_len = i;
 			r = 0;
 			break;
 		}
-		if (hw_no_value(r))
-			val[0] = '\0', r = 0;
 		if (r < 0) {
-			char name[32];
+			char name[32], num[21];
 
+			str_from_u64(num, i);
 			str_concat(name, sizeof(name), "pkeys/", num, "");
 			r = hw_fail(b->err, pd, name, r);
 			break;
