@@ -419,4 +419,19 @@ for n in 2 8; do
 done
 rm -rf "$TMP/store-rk"
 
+# --- the driver's loop with a pause before each DEL (make bench: tools/bench-cni.sh) ----------
+run "$DRIVER" loop --count 1 --pause-random-us soon --conf "$TMP/same-2-0.conf" --ifname net1 --netns x --id p
+is "$rc" 2 "driver: --pause-random-us that is not a number is a usage error (exit 2)"
+like "$err" 'pause-random-us: "soon" is not a number' "driver: which option, and why"
+ppod=$(cni_pod pause)
+conf_rdmak "$TMP/pause.conf" 0 "$(ipam_json rdmak-ipam 0 4)"
+run ip netns exec "$HOST_NS" "$DRIVER" loop --count 3 --pause-random-us 2000000 --seed 3 --conf "$TMP/pause.conf" \
+	--ifname net1 --netns "$ppod" --id pause --cni-path "$BUILD/cni:$REFDIR" --cache-dir "$TMP/cache"
+is "$rc" 0 "driver: 3 cycles with a random pause of up to 2 s before each DEL"
+# three pauses of up to 2 s each (seed 3: about 3 s in all) against three DELs of about 20 ms:
+# a pause counted in the DEL's time or the cycle's would dwarf them
+is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); p=d["paused_ms"]
+print("ok" if p > 500 and 3 * d["del"]["mean_ms"] < p / 2 and 3 * d["cycle"]["mean_ms"] < p / 2 else "paused %s, del %s, cycle %s" % (p, d["del"], d["cycle"]))' "$out")" ok \
+	"driver: the pauses are reported (paused_ms) and timed in neither DEL nor the cycle"
+
 done_testing

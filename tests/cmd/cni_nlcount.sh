@@ -72,4 +72,16 @@ traced DEL
 is "$rc:$(types DEL)" "0:$rk_del" "the exec'd C floor's DEL makes rdmak-cni's requests, in order"
 is "$(table101)" 0 "the floor's DEL leaves table 101 empty too"
 
+# nl_floor's timing mode, as make bench runs it: with a pause of up to 2 s before each DEL
+run ip netns exec "$HOST_NS" "$PLUGIN" rdma0 "$POD" 3 -1
+is "$rc" 2 "nl_floor: a negative pause is a usage error"
+run ip netns exec "$HOST_NS" "$PLUGIN" rdma0 "$POD" 3 2000000
+is "$rc" 0 "nl_floor: 3 cycles with a pause before each DEL"
+# three pauses of up to 2 s (the same each run, 2.0 s in all) against DELs of about
+# 20 ms: a pause counted in the DEL's time would dwarf it
+is "$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); p=d["paused_ms"]
+print("ok" if p > 500 and 3 * d["del"]["median_ms"] < p / 2 else "paused %s, del %s" % (p, d["del"]))' "$out")" ok \
+	"nl_floor: the pauses are reported and not timed in the DEL"
+is "$(table101)" 0 "nl_floor: its DELs leave table 101 empty"
+
 done_testing

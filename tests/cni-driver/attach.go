@@ -161,6 +161,7 @@ func runLoop(o *options) error {
 	}
 	ctx := context.Background()
 	var adds, checks, dels, cycles []time.Duration
+	var paused time.Duration
 	start := time.Now()
 	for i := 0; i < o.count; i++ {
 		id := fmt.Sprintf("%s-%d", o.id, i)
@@ -181,6 +182,11 @@ func runLoop(o *options) error {
 			}
 		}
 		t2 := time.Now()
+		if o.pauseMaxUs > 0 {
+			time.Sleep(time.Duration(d.rng.Intn(o.pauseMaxUs+1)) * time.Microsecond)
+		}
+		td := time.Now() // the DEL's start: the pause is not timed
+		paused += td.Sub(t2)
 		for j := len(d.atts) - 1; j >= 0; j-- {
 			if err := d.del(ctx, d.atts[j], id); err != nil {
 				return fmt.Errorf("cycle %d: del %s/%s: %w", i, d.atts[j].name(), d.atts[j].ifname, err)
@@ -191,8 +197,8 @@ func runLoop(o *options) error {
 		if o.withCheck {
 			checks = append(checks, t2.Sub(t1))
 		}
-		dels = append(dels, t3.Sub(t2))
-		cycles = append(cycles, t3.Sub(t0)-t2.Sub(t1))
+		dels = append(dels, t3.Sub(td))
+		cycles = append(cycles, t3.Sub(t0)-td.Sub(t1))
 	}
 	out := map[string]interface{}{
 		"cycles":      o.count,
@@ -204,6 +210,9 @@ func runLoop(o *options) error {
 	}
 	if o.withCheck {
 		out["check"] = summarize(checks)
+	}
+	if o.pauseMaxUs > 0 {
+		out["paused_ms"] = float64(paused.Microseconds()) / 1000
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))

@@ -54,7 +54,11 @@ Options:
   --count N           loop: number of cycles
   --with-check        loop: CHECK every attachment between ADD and DEL
   --kill-random-us U  add/del: SIGKILL the plugin's process group after a random 0..U us
-  --seed S            random seed for --kill-random-us (default: time)
+  --pause-random-us U loop: before each cycle's DEL, pause a random 0..U us, not timed (a DEL
+                      then starts at no fixed point of the kernel's RCU cadence: DEL waits in
+                      rcu_barrier, so back-to-back cycles lock onto it and each plugin's DEL
+                      is measured at its own phase; docs/cni.md)
+  --seed S            random seed for --kill-random-us and --pause-random-us (default: time)
 `
 
 type options struct {
@@ -73,6 +77,7 @@ type options struct {
 	count      int
 	withCheck  bool
 	killMaxUs  int
+	pauseMaxUs int
 	seed       int64
 	seedSet    bool
 	pluginType string
@@ -172,6 +177,10 @@ func (o *options) set(flag, val string) error {
 	case "--kill-random-us":
 		if o.killMaxUs, err = strconv.Atoi(val); err != nil || o.killMaxUs < 0 {
 			return badUsage("--kill-random-us: %q is not a number", val)
+		}
+	case "--pause-random-us":
+		if o.pauseMaxUs, err = strconv.Atoi(val); err != nil || o.pauseMaxUs < 0 {
+			return badUsage("--pause-random-us: %q is not a number", val)
 		}
 	case "--seed":
 		if o.seed, err = strconv.ParseInt(val, 10, 64); err != nil {

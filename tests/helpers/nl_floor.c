@@ -3,9 +3,12 @@
  * the netlink requests rdmak-cni makes for each (tests/cmd/cni_nlcount.sh counts those), in one
  * process with two sockets opened once, no exec, no IPAM file, no JSON: what is left is the
  * kernel's own work. Run in the host namespace:
- *   nl_floor MASTER[,MASTER...] NETNS-PATH COUNT
- * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D}}, the
- * pod's whole ADD (every rail's, in order) and whole DEL. For rail k (from 0), a macvlan of the
+ *   nl_floor MASTER[,MASTER...] NETNS-PATH COUNT [PAUSE-US]
+ * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D},
+ * "paused_ms": P}, the
+ * pod's whole ADD (every rail's, in order) and whole DEL. With PAUSE-US, each DEL comes after a
+ * random pause of 0 to PAUSE-US microseconds, not timed, as the driver's --pause-random-us
+ * (docs/cni.md: a DEL waits for the kernel's RCU cadence, which back-to-back cycles lock onto). For rail k (from 0), a macvlan of the
  * k-th MASTER: ADD: GETROUTE dump (is table 101+k free), GETLINK master, NEWLINK macvlan
  * net<k+1> into the pod, up, echoed (the pod's socket holds the host socket's port id, so it
  * hears the echo: its index), NEWADDR 172.16.<11+k>.2/24, NEWROUTE subnet and default in table
@@ -325,15 +328,17 @@ static int plugin(const char *cmd)
 
 int main(int argc, char **argv)
 {
-	int host, pod, podns, n, r, rails = 0;
+	int host, pod, podns, n, r, rails = 0, pause = 0;
+	unsigned int seed = 1; /* the same pauses each run: they need only spread over the cadence */
+	double paused = 0;
 	char *masters[RAILS_MAX], *tok, *save = NULL;
 	const char *cmd = getenv("CNI_COMMAND");
 	double *ta, *td;
 
 	if (cmd)
 		return plugin(cmd);
-	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
-		fprintf(stderr, "usage: nl_floor MASTER[,MASTER...] NETNS-PATH COUNT\n");
+	if (argc < 4 || argc > 5 || (n = atoi(argv[3])) <= 0 || (argc == 5 && (pause = atoi(argv[4])) < 0)) {
+		fprintf(stderr, "usage: nl_floor MASTER[,MASTER...] NETNS-PATH COUNT [PAUSE-US]\n");
 		return 2;
 	}
 	for (tok = strtok_r(argv[1], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -350,7 +355,7 @@ int main(int argc, char **argv)
 	if (!ta || !td)
 		return 1;
 	for (int i = 0; i < n; i++) {
-		double t0 = floor_now_ms(), t1;
+		double t0 = floor_now_ms(), t1, t2;
 
 		for (int k = 0; k < rails; k++)
 			if ((r = add(host, pod, podns, k, masters[k])) < 0) {
@@ -358,21 +363,30 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		t1 = floor_now_ms();
+		if (pause) {
+			long us = (long)((double)rand_r(&seed) / RAND_MAX * pause);
+			struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+		t2 = floor_now_ms(); /* the DEL's start: the pause is not timed */
+		paused += t2 - t1;
 		for (int k = 0; k < rails; k++)
 			if ((r = del(pod, k)) < 0) {
 				fprintf(stderr, "nl_floor: DEL %s: %s\n", masters[k], strerror(-r));
 				return 1;
 			}
 		ta[i] = t1 - t0;
-		td[i] = floor_now_ms() - t1;
+		td[i] = floor_now_ms() - t2;
 	}
 	{
 		double a = floor_median(ta, n), d = floor_median(td, n);
 
 		printf("{\"add\": {\"median_ms\": %.3f}, \"del\": "
 		       "{\"median_ms\": %.3f}, \"cycle\": {\"median_ms\": "
-		       "%.3f}}\n",
-		       a, d, a + d);
+		       "%.3f}, \"paused_ms\": %.3f}\n",
+		       a, d, a + d, paused);
 	}
 	return 0;
 }
