@@ -456,33 +456,6 @@ int nl_link_get_ipv4_conf(struct nl_rt *rt, int ifindex, int id, uint32_t *ret)
 	return 0;
 }
 
-int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret)
-{
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
-	struct ifla_vf_guid g;
-	struct nlattr *list, *info;
-	struct nl_msg *msg;
-
-	/* the four bytes of padding after its u32 go to the kernel too: zero, not stack */
-	memset(&g, 0, sizeof(g));
-	g.vf = vf;
-	g.guid = guid;
-	if (pf_ifindex <= 0 || (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID))
-		return -EINVAL;
-	msg = nl_rt_msg(RTM_SETLINK, NLM_F_ACK, &ifi, sizeof(ifi));
-	if (!msg)
-		return -ENOMEM;
-	if (!(list = nla_nest_start(msg, IFLA_VFINFO_LIST)) ||
-	    !(info = nla_nest_start(msg, IFLA_VF_INFO)) || nla_put(msg, type, sizeof(g), &g) < 0) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	nla_nest_end(msg, info);
-	nla_nest_end(msg, list);
-	*ret = msg;
-	return 0;
-}
-
 int nl_link_set_vf_guid(struct nl_rt *rt, int pf_ifindex, uint32_t vf, uint64_t node_guid,
 			uint64_t port_guid)
 {

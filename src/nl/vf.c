@@ -138,6 +138,19 @@ int nl_build_vf_link_state(int pf_ifindex, uint32_t vf, uint32_t state, struct n
 	return vf_build_one(pf_ifindex, IFLA_VF_LINK_STATE, &ls, sizeof(ls), ret);
 }
 
+int nl_build_vf_guid(int pf_ifindex, int type, uint32_t vf, uint64_t guid, struct nl_msg **ret)
+{
+	struct ifla_vf_guid g;
+
+	/* the four bytes of padding after its u32 go to the kernel too: zero, not stack */
+	memset(&g, 0, sizeof(g));
+	g.vf = vf;
+	g.guid = guid;
+	if (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID)
+		return -EINVAL;
+	return vf_build_one(pf_ifindex, type, &g, sizeof(g), ret);
+}
+
 int nl_build_vf_get(int pf_ifindex, struct nl_msg **ret)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
