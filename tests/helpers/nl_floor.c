@@ -5,10 +5,10 @@
  * kernel's own work. Run in the host namespace:
  *   nl_floor MASTER[,MASTER...] NETNS-PATH COUNT [PAUSE-US]
  * prints {"add": {"median_ms": A}, "del": {"median_ms": D}, "cycle": {"median_ms": A+D},
- * "paused_ms": P}, the
- * pod's whole ADD (every rail's, in order) and whole DEL. With PAUSE-US, each DEL comes after a
- * random pause of 0 to PAUSE-US microseconds, not timed, as the driver's --pause-random-us
- * (docs/cni.md: a DEL waits for the kernel's RCU cadence, which back-to-back cycles lock onto). For rail k (from 0), a macvlan of the
+ * "paused_ms": P}, the pod's whole ADD (every rail's, in order) and whole DEL. With PAUSE-US,
+ * each DEL comes after a random pause of 0 to PAUSE-US microseconds, not timed, as the driver's
+ * --pause-random-us (docs/cni.md: a DEL waits for the kernel's RCU cadence, which back-to-back
+ * cycles lock onto). For rail k (from 0), a macvlan of the
  * k-th MASTER: ADD: GETROUTE dump (is table 101+k free), GETLINK master, NEWLINK macvlan
  * net<k+1> into the pod, up, echoed (the pod's socket holds the host socket's port id, so it
  * hears the echo: its index), NEWADDR 172.16.<11+k>.2/24, NEWROUTE subnet and default in table
@@ -329,7 +329,8 @@ static int plugin(const char *cmd)
 int main(int argc, char **argv)
 {
 	int host, pod, podns, n, r, rails = 0, pause = 0;
-	unsigned int seed = 1; /* the same pauses each run: they need only spread over the cadence */
+	/* the same pauses each run: they need only spread over the cadence */
+	unsigned int seed = 1;
 	double paused = 0;
 	char *masters[RAILS_MAX], *tok, *save = NULL;
 	const char *cmd = getenv("CNI_COMMAND");
@@ -337,7 +338,8 @@ int main(int argc, char **argv)
 
 	if (cmd)
 		return plugin(cmd);
-	if (argc < 4 || argc > 5 || (n = atoi(argv[3])) <= 0 || (argc == 5 && (pause = atoi(argv[4])) < 0)) {
+	if (argc < 4 || argc > 5 || (n = atoi(argv[3])) <= 0 ||
+	    (argc == 5 && (pause = atoi(argv[4])) < 0)) {
 		fprintf(stderr, "usage: nl_floor MASTER[,MASTER...] NETNS-PATH COUNT [PAUSE-US]\n");
 		return 2;
 	}
