@@ -374,6 +374,10 @@ void daemon_refusal_clear(struct daemon_refusal *r)
 	r->text = NULL;
 }
 
+/* what DAEMON_CONFIG_REGULAR's refusal says it takes instead */
+static const char what_running_reads[] = "a role that keeps running reads a file (a ConfigMap's); "
+					 "a pipe is read only by a command that reads it once";
+
 int daemon_config_load(const char *path, size_t max, unsigned flags,
 		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
 				    size_t errlen),
@@ -389,6 +393,8 @@ int daemon_config_load(const char *path, size_t max, unsigned flags,
 		snprintf(err, errlen, "%s: larger than %zu %s", path,
 			 max % (1u << 20) ? max >> 10 : max >> 20,
 			 max % (1u << 20) ? "KiB" : "MiB");
+	else if (r == -FILEIO_ENOTREG && (flags & DAEMON_CONFIG_REGULAR))
+		snprintf(err, errlen, "%s: %s: %s", path, fileio_strerror(r), what_running_reads);
 	else if (r < 0)
 		snprintf(err, errlen, "%s: %s", path, fileio_strerror(r));
 	if (r < 0)

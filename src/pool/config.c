@@ -980,10 +980,8 @@ int pool_config_load(const char *path, unsigned flags, struct pool_config **ret,
 				   flags & POOL_CONFIG_ONCE ? 0 : DAEMON_CONFIG_REGULAR, parse_file,
 				   ret, ret_text, err, errlen);
 
-	/* rdmak plugin and dra once read such a file to its end: say what they take instead */
+	/* rdmak plugin and dra once read such a file to its end: which commands still do */
 	if (r == -FILEIO_ENOTREG && (l = strlen(err)) < errlen)
-		snprintf(err + l, errlen - l,
-			 ": a role that keeps running reads a file (a ConfigMap's); a pipe is read "
-			 "only by a command that reads it once (--dry-run, --once, rdmak doctor)");
+		snprintf(err + l, errlen - l, " (--dry-run, --once, rdmak doctor)");
 	return r;
 }

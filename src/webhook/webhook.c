@@ -75,10 +75,18 @@ static int parse_config(const char *buf, size_t len, void *ret, char *err, size_
 	return webhook_config_parse(buf, len, ret, err, errlen);
 }
 
-static int load_config(const char *path, struct webhook_config **cfg, char **text, char *err,
-		       size_t errlen)
+/* serving: a regular file only, as every role that keeps running (a FIFO would hold the start,
+ * and a reload, until a writer came); --check and --explain read a pipe too */
+static int load_config(const char *path, bool serving, struct webhook_config **cfg, char **text,
+		       char *err, size_t errlen)
 {
-	return daemon_config_load(path, CONFIG_MAX, 0, parse_config, cfg, text, err, errlen);
+	size_t l;
+	int r = daemon_config_load(path, CONFIG_MAX, serving ? DAEMON_CONFIG_REGULAR : 0,
+				   parse_config, cfg, text, err, errlen);
+
+	if (r == -FILEIO_ENOTREG && (l = strlen(err)) < errlen)
+		snprintf(err + l, errlen - l, " (--check, --explain)");
+	return r;
 }
 
 static char *group_names(const struct webhook_config *cfg)
@@ -97,7 +105,7 @@ static void reload_config(struct daemon *d, const char *why)
 	_cleanup_free_ char *text = NULL, *names = NULL;
 	char err[512];
 
-	if (load_config(d->o->config, &cfg, &text, err, sizeof(err)) < 0) {
+	if (load_config(d->o->config, true, &cfg, &text, err, sizeof(err)) < 0) {
 		/* checked every second: say it once per distinct refusal */
 		if (daemon_refusal_is_new(&d->cfg_refusal, err, text) || !strcmp(why, "SIGHUP"))
 			log_error("%s: new config refused, keeping the running one: %s", why, err);
@@ -262,7 +270,7 @@ static int serve(const struct opts *o)
 	char err[512];
 	int r, ret;
 
-	if (load_config(o->config, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
+	if (load_config(o->config, true, &d.cfg, &d.cfg_text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak webhook: %s\n", err);
 		free(d.cfg_text);
 		return EXIT_USAGE;
@@ -358,7 +366,7 @@ static int check(const struct opts *o)
 	char err[512];
 	int r;
 
-	if (load_config(o->config, &cfg, NULL, err, sizeof(err)) < 0) {
+	if (load_config(o->config, false, &cfg, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak webhook: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -537,7 +545,7 @@ static int explain(const struct opts *o)
 	int r, ret = EXIT_RUNTIME;
 
 	memset(ex, 0, sizeof(ex));
-	if (load_config(o->config, &cfg, NULL, err, sizeof(err)) < 0) {
+	if (load_config(o->config, false, &cfg, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdmak webhook: %s\n", err);
 		return EXIT_USAGE;
 	}

@@ -48,6 +48,15 @@ run "$RDMAK" webhook --config "$CFG" --tls-cert a --tls-key b --shutdown-grace n
 is "$err" "rdmak webhook: --shutdown-grace: expected 0 to 600 s (up to 3 decimals), got 'nan'" \
 	"--shutdown-grace nan: refused the same way"
 
+# the config's kind: serving (and each reload) takes a regular file only, as every role that keeps
+# running; a FIFO once held the start until a writer came. --check and --explain read a pipe.
+mkfifo "$TMP/fifo"
+run timeout -k 5 30 "$RDMAK" webhook --config "$TMP/fifo" --tls-cert a --tls-key b --listen 127.0.0.1:0
+is "$rc $err" "2 rdmak webhook: $TMP/fifo: not a regular file (a FIFO, device or socket): a role that keeps running reads a file (a ConfigMap's); a pipe is read only by a command that reads it once (--check, --explain)" \
+	"serving: a FIFO as --config is refused by name, saying what it takes"
+run "$RDMAK" webhook --check --config <(cat "$CFG")
+is "$rc" 0 "--check reads its config from a pipe ($err)"
+
 # --check
 run "$RDMAK" webhook --check --config "$CFG"
 is "$rc" 0 "--check on the test config exits 0"
