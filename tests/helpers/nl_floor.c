@@ -390,5 +390,7 @@ int main(int argc, char **argv)
 		       "%.3f}, \"paused_ms\": %.3f}\n",
 		       a, d, a + d, paused);
 	}
+	free(ta);
+	free(td);
 	return 0;
 }
