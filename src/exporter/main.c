@@ -191,9 +191,11 @@ static int on_healthz(void *ud, const struct http_request *req, struct http_resp
 	return text_response(resp, 200, "ok\n");
 }
 
+/* A scrape runs on a thread of its own: a sysfs read that hangs must not hold the worker that
+ * answers /healthz on its other connections */
 static const struct http_route routes[] = {
-	{ "/metrics", "GET", on_metrics },
-	{ "/healthz", "GET", on_healthz },
+	{ .path = "/metrics", .method = "GET", .handler = on_metrics, .own_thread = true },
+	{ .path = "/healthz", .method = "GET", .handler = on_healthz },
 };
 
 /* ---- the loop ----------------------------------------------------------------------------------
@@ -304,11 +306,11 @@ static int serve(const struct opts *o, struct exporter *exp)
 	char err[512];
 	int r, ret = EXPORTER_EXIT_RUNTIME;
 
-	/* GET only: a small body and header limit. A worker per scrape that may run at once, and
-	 * one for /healthz; what the answers hold is bounded by --max-buffered, not by their number */
+	/* GET only: a small body and header limit. The default workers: a scrape is built on a
+	 * thread of its own (the route's own_thread), at most --max-scrapes at once; what the
+	 * answers hold is bounded by --max-buffered, not by their number */
 	lim.body_max = 4096;
 	lim.header_max = 16u << 10;
-	lim.workers = o->max_scrapes + 1;
 	lim.answers_max = (size_t)o->max_buffered_mib << 20;
 	hc.limits = lim;
 	pthread_mutex_init(&d.token_lock, NULL);

@@ -28,7 +28,8 @@
 	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
 	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
 	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)                \
-	X(MHD_get_connection_values) X(MHD_create_response_from_callback)
+	X(MHD_get_connection_values) X(MHD_create_response_from_callback) X(MHD_suspend_connection)      \
+	X(MHD_resume_connection)
 #define HTTP_DL_GNUTLS_FUNCS(X)                                                                           \
 	X(gnutls_pcert_deinit) X(gnutls_pcert_list_import_x509_raw) X(gnutls_privkey_deinit)               \
 	X(gnutls_privkey_import_x509_raw) X(gnutls_privkey_init) X(gnutls_pubkey_deinit)                   \
@@ -89,6 +90,8 @@ bool http_dl_possible(void);
 #define MHD_stop_daemon			     HTTP_DL_CALL(MHD_stop_daemon)
 #define MHD_get_connection_values	     HTTP_DL_CALL(MHD_get_connection_values)
 #define MHD_create_response_from_callback    HTTP_DL_CALL(MHD_create_response_from_callback)
+#define MHD_suspend_connection		     HTTP_DL_CALL(MHD_suspend_connection)
+#define MHD_resume_connection		     HTTP_DL_CALL(MHD_resume_connection)
 #define gnutls_pcert_deinit		     HTTP_DL_CALL(gnutls_pcert_deinit)
 #define gnutls_pcert_list_import_x509_raw    HTTP_DL_CALL(gnutls_pcert_list_import_x509_raw)
 #define gnutls_privkey_deinit		     HTTP_DL_CALL(gnutls_privkey_deinit)

@@ -4,7 +4,9 @@
  * sees an MHD or GnuTLS type, as the plugin never sees gRPC.
  *
  * What it promises, whatever the clients do:
- *   - a fixed number of worker threads, each serving its share of the connections;
+ *   - a fixed number of worker threads, each serving its share of the connections; a route's
+ *     handler that may wait runs on a thread of its own (http_route.own_thread), so that it
+ *     never holds a worker's other connections (a liveness probe);
  *   - at most limits.max_connections connections (and max_per_ip from one address); when they
  *     are all taken, a new connection closes the oldest one that is not being served: first
  *     one still in its TLS handshake, then one idle between requests (or, on plain HTTP, one
@@ -63,7 +65,8 @@ struct http_response {
 };
 
 /* Fills resp (status 0 counts as 200) and returns 0; a negative errno is answered with 500.
- * Runs on a worker thread, concurrently with other calls of the same handler. */
+ * Runs on a worker thread (or its own, http_route.own_thread), concurrently with other calls of
+ * the same handler. */
 typedef int (*http_handler_fn)(void *userdata, const struct http_request *req,
 			       struct http_response *resp);
 
@@ -71,6 +74,11 @@ struct http_route {
 	const char *path;
 	const char *method; /* "GET" routes answer HEAD too */
 	http_handler_fn handler;
+	/* The handler runs on a thread of its own, started per request, and the worker thread
+	 * serves its other connections meanwhile: for a handler that may wait (a scrape whose read
+	 * does not return). false: on the worker thread, which answers nobody else until it
+	 * returns. http_server_stop waits for such threads to return. */
+	bool own_thread;
 };
 
 /* One element of a header list with quality values (RFC 9110 12.4.2): Accept's media ranges,
@@ -179,7 +187,9 @@ struct http_stats {
 };
 void http_server_stats(struct http_server *s, struct http_stats *ret);
 
-/* Stop accepting, let requests in progress finish (up to grace_ms), then close everything. */
+/* Stop accepting, let requests in progress finish (up to grace_ms), then close everything: a
+ * connection whose handler still runs on its own thread is closed without an answer, and this
+ * returns once every such handler has returned (a handler stuck in a read holds it there). */
 void http_server_stop(struct http_server *s, unsigned grace_ms);
 /* Stops (without grace) if still running, and frees. NULL is fine. */
 void http_server_free(struct http_server *s);

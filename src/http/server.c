@@ -112,7 +112,28 @@ struct answer {
 	struct conn *k; /* NULL once the request is over */
 	char *body;
 	size_t len;
-	bool gzip; /* body is gzip'd */
+	size_t built; /* the handler's bytes, before gzip: its route's next guess */
+	bool gzip;    /* body is gzip'd */
+};
+
+/* A request of a route whose handler runs on a thread of its own (http_route.own_thread), its
+ * connection suspended meanwhile. Freed by whichever ends last: the thread or the request. */
+struct job {
+	struct job *prev, *next; /* s->jobs while the handler runs (lock) */
+	struct http_server *s;
+	struct MHD_Connection *c;
+	const struct http_route *route;
+	bool gzip_ok; /* the client takes gzip */
+	/* the request, copied: MHD's strings go with the connection, which may close first */
+	struct http_request hr;
+	char *strings, *body;
+	/* lock: */
+	bool finished;	/* the handler returned: r, resp and a are its result */
+	bool abandoned; /* the server stops: the connection was resumed without an answer */
+	bool orphan;	/* the request is over: the thread frees the job */
+	int r;
+	struct http_response resp;
+	struct answer *a;
 };
 
 struct req {
@@ -123,6 +144,7 @@ struct req {
 	size_t hint;	       /* Content-Length, when given */
 	unsigned early_status; /* an answer decided before the body was read (404, 405, 413) */
 	bool headers_done;
+	struct job *job; /* its handler's thread, running or with its answer to give */
 };
 
 struct http_server {
@@ -154,6 +176,11 @@ struct http_server {
 	pthread_t reaper;
 	pthread_cond_t wake;
 	bool reaper_running, stopping;
+
+	struct job *jobs;	  /* running (lock) */
+	unsigned n_threads;	  /* handler threads not yet gone (lock) */
+	bool jobs_closed;	  /* http_server_stop began: no more start (lock) */
+	pthread_cond_t jobs_gone; /* n_threads went down */
 
 	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused, n_idle_cut;
 	atomic_uint_fast64_t n_answers_cut, n_answers_refused, n_gzipped;
@@ -913,6 +940,8 @@ static void *reaper_main(void *arg)
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
+static void job_release(struct http_server *s, struct job *j);
+
 /* Called when a request's first line is in: the request's own state, and its deadline. */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
 {
@@ -946,6 +975,8 @@ static void on_request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 		atomic_fetch_add(&s->n_requests, 1);
 	if (!rq)
 		return;
+	if (rq->job)
+		job_release(s, rq->job);
 	if (rq->conn) {
 		pthread_mutex_lock(&s->lock);
 		rq->conn->deadline_ms = now_ms() + (int64_t)s->lim.idle_timeout_s * 1000 +
@@ -1147,31 +1178,55 @@ fail:
 	return -ENOMEM;
 }
 
-/* Hand a handler's answer to MHD, read through answer_read() (see the top of this file): gzip'd
- * when the route and the client take it. */
-static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection *c, struct req *rq,
-				    size_t route, bool gzip, struct http_response *resp)
+/* The handler's answer as MHD reads it (answer_read()), gzip'd when the route and the client take
+ * it; resp's body moves into it. NULL: out of memory (the body freed). */
+static struct answer *answer_new(struct http_server *s, struct http_response *resp, bool gzip)
 {
 	struct answer *a = calloc(1, sizeof(*a));
-	size_t built = resp->body ? resp->body_len : 0;
+	size_t zlen;
+	char *z;
+
+	if (!a) {
+		free(resp->body);
+		resp->body = NULL;
+		return NULL;
+	}
+	*a = (struct answer){ .s = s, .body = resp->body, .len = resp->body ? resp->body_len : 0 };
+	a->built = a->len;
+	resp->body = NULL;
+	/* out of memory for the compressed copy: the plain answer, which every client takes */
+	if (gzip && gzip_body(a->body ? a->body : "", a->len, &z, &zlen) == 0) {
+		free(a->body);
+		a->body = z;
+		a->len = zlen;
+		a->gzip = true;
+	}
+	return a;
+}
+
+/* An answer MHD never saw. NULL is fine. */
+static void answer_discard(struct answer *a)
+{
+	if (!a)
+		return;
+	free(a->body);
+	free(a);
+}
+
+/* Hand an answer to MHD (see the top of this file); none (out of memory) closes the connection. */
+static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection *c, struct req *rq,
+				    struct answer *a, const struct http_response *resp)
+{
+	size_t route = (size_t)(rq->route - s->routes);
 	struct MHD_Response *m;
 	enum MHD_Result ret;
 
 	if (!a) {
-		free(resp->body);
 		answer_drop(s, rq->conn);
 		return MHD_NO;
 	}
-	*a = (struct answer){ .s = s, .body = resp->body, .len = built };
-	/* out of memory for the compressed copy: the plain answer, which every client takes */
-	if (gzip && gzip_body(a->body ? a->body : "", a->len, &resp->body, &a->len) == 0) {
-		free(a->body);
-		a->body = resp->body;
-		a->gzip = true;
-	}
-	if (!answer_settle(s, rq->conn, route, built, a)) {
-		free(a->body);
-		free(a);
+	if (!answer_settle(s, rq->conn, route, a->built, a)) {
+		answer_discard(a);
 		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "too many answers held at once; try again\n", NULL);
 	}
@@ -1201,6 +1256,221 @@ static enum MHD_Result queue_answer(struct http_server *s, struct MHD_Connection
 	return ret;
 }
 
+/* A handler's result answered: its answer, or 500 for its error (logged). */
+static enum MHD_Result request_answer(struct http_server *s, struct MHD_Connection *c,
+				      const char *url, const char *method, struct req *rq, int r,
+				      struct http_response *resp, struct answer *a)
+{
+	if (r < 0) {
+		answer_discard(a);
+		free(resp->body);
+		answer_drop(s, rq->conn);
+		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
+		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
+	}
+	return queue_answer(s, c, rq, a, resp);
+}
+
+/* ---- handlers on threads of their own ------------------------------------------------------ */
+
+/* A worker thread serves every connection it accepted, one at a time: a handler that waits (a
+ * scrape whose sysfs read does not return) would hold the others, a liveness probe among them.
+ * Such a route's handler runs on a thread of its own while MHD suspends the connection; the
+ * thread resumes it when the answer is built, and the worker answers it then (job_answer). */
+
+static void job_free(struct job *j)
+{
+	answer_discard(j->a);
+	free(j->resp.body);
+	free(j->strings);
+	free(j->body);
+	free(j);
+}
+
+static void job_unlink(struct http_server *s, struct job *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else if (s->jobs == j)
+		s->jobs = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	j->prev = j->next = NULL;
+}
+
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+	struct http_server *s = j->s;
+	struct http_response resp = { 0 };
+	struct answer *a = NULL;
+	int r = j->route->handler(s->userdata, &j->hr, &resp);
+
+	if (r >= 0)
+		a = answer_new(s, &resp, resp.gzip && j->gzip_ok);
+	pthread_mutex_lock(&s->lock);
+	job_unlink(s, j);
+	j->finished = true;
+	j->r = r;
+	j->resp = resp;
+	j->a = a;
+	if (j->orphan)
+		job_free(j);
+	else if (!j->abandoned)
+		/* under the lock, so that http_server_stop never finds it suspended with nobody left
+		 * to resume it; MHD calls back into none of ours while it holds its own lock */
+		MHD_resume_connection(j->c);
+	s->n_threads--;
+	pthread_cond_broadcast(&s->jobs_gone);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* The request's strings and body, which its handler may read after MHD freed them. */
+static struct job *job_new(struct http_server *s, struct MHD_Connection *c, struct req *rq,
+			   const struct http_request *hr, bool gzip_ok)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	const char *const *from[] = { &hr->method, &hr->path, &hr->content_type, &hr->accept,
+				      &hr->authorization };
+	const char **to[ELEMENTSOF(from)];
+	size_t n = 1;
+	char *p;
+
+	if (!j)
+		return NULL;
+	*j = (struct job){ .s = s, .c = c, .route = rq->route, .gzip_ok = gzip_ok };
+	to[0] = &j->hr.method;
+	to[1] = &j->hr.path;
+	to[2] = &j->hr.content_type;
+	to[3] = &j->hr.accept;
+	to[4] = &j->hr.authorization;
+	for (size_t i = 0; i < ELEMENTSOF(from); i++)
+		n += *from[i] ? strlen(*from[i]) + 1 : 0;
+	p = j->strings = malloc(n);
+	if (!p) {
+		free(j);
+		return NULL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(from); i++) {
+		size_t l;
+
+		if (!*from[i])
+			continue;
+		l = strlen(*from[i]) + 1;
+		memcpy(p, *from[i], l);
+		*to[i] = p;
+		p += l;
+	}
+	j->body = TAKE_PTR(rq->body);
+	j->hr.body = j->body ? j->body : "";
+	j->hr.body_len = hr->body_len;
+	return j;
+}
+
+/* Run the route's handler on a thread of its own, the connection suspended until it is done. */
+static enum MHD_Result job_start(struct http_server *s, struct MHD_Connection *c, struct req *rq,
+				 const struct http_request *hr, bool gzip_ok)
+{
+	struct job *j = job_new(s, c, rq, hr, gzip_ok);
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (!j) {
+		answer_drop(s, rq->conn);
+		return MHD_NO;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the thread's end takes the lock too: it cannot resume the connection before it is
+	 * suspended. The thread inherits this one's signal mask: the role's signals blocked */
+	pthread_mutex_lock(&s->lock);
+	/* one suspended after jobs_abandon() would be there when MHD stops, which it refuses */
+	r = s->jobs_closed ? ESHUTDOWN : pthread_create(&t, &attr, job_main, j);
+	if (r == 0) {
+		MHD_suspend_connection(c);
+		j->next = s->jobs;
+		if (s->jobs)
+			s->jobs->prev = j;
+		s->jobs = j;
+		s->n_threads++;
+		rq->job = j;
+	}
+	pthread_mutex_unlock(&s->lock);
+	pthread_attr_destroy(&attr);
+	if (r == ESHUTDOWN) {
+		job_free(j);
+		answer_drop(s, rq->conn);
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping\n",
+				  NULL);
+	}
+	if (r != 0) {
+		job_free(j);
+		answer_drop(s, rq->conn);
+		slog(s, HTTP_LOG_WARNING,
+		     "%s %s from %s: no thread for its handler (%s); answered 503", hr->method,
+		     hr->path, rq->conn ? conn_peer(rq->conn) : "?", strerror(r));
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too busy; try again\n", NULL);
+	}
+	return MHD_YES;
+}
+
+/* Called again once the thread resumed the connection: its answer. */
+static enum MHD_Result job_answer(struct http_server *s, struct MHD_Connection *c, const char *url,
+				  const char *method, struct req *rq)
+{
+	struct job *j = rq->job;
+	enum MHD_Result ret;
+	bool finished;
+
+	pthread_mutex_lock(&s->lock);
+	finished = j->finished;
+	pthread_mutex_unlock(&s->lock);
+	if (!finished)
+		return MHD_NO; /* resumed by http_server_stop: close (on_request_done lets it go) */
+	rq->job = NULL;
+	ret = request_answer(s, c, url, method, rq, j->r, &j->resp, j->a);
+	j->a = NULL;
+	j->resp.body = NULL;
+	job_free(j);
+	return ret;
+}
+
+/* The request is over with its handler's thread maybe still running: who frees the job. */
+static void job_release(struct http_server *s, struct job *j)
+{
+	bool finished;
+
+	pthread_mutex_lock(&s->lock);
+	job_unlink(s, j); /* http_server_stop must not resume a connection that is gone */
+	finished = j->finished;
+	j->orphan = true;
+	pthread_mutex_unlock(&s->lock);
+	if (finished)
+		job_free(j);
+}
+
+/* The server stops: every connection whose handler still runs is resumed, to be closed without
+ * an answer (MHD must not be stopped with one suspended). The count. */
+static unsigned jobs_abandon(struct http_server *s)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	s->jobs_closed = true;
+	while (s->jobs) {
+		struct job *j = s->jobs;
+
+		job_unlink(s, j);
+		j->abandoned = true;
+		MHD_resume_connection(j->c);
+		n++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connection *c,
 				      const char *url, const char *method, struct req *rq)
 {
@@ -1215,27 +1485,21 @@ static enum MHD_Result request_finish(struct http_server *s, struct MHD_Connecti
 		.body = rq->body ? rq->body : "",
 		.body_len = rq->len,
 	};
+	bool gzip_ok = http_accept_gzip(
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	struct http_response resp = { 0 };
-	size_t route = (size_t)(rq->route - s->routes);
 	int r;
 
 	if (rq->body)
 		rq->body[rq->len] = '\0';
-	if (!answer_reserve(s, rq->conn, route))
+	if (!answer_reserve(s, rq->conn, (size_t)(rq->route - s->routes)))
 		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "too many answers held at once; try again\n", NULL);
+	if (rq->route->own_thread)
+		return job_start(s, c, rq, &hr, gzip_ok);
 	r = rq->route->handler(s->userdata, &hr, &resp);
-	if (r < 0) {
-		free(resp.body);
-		answer_drop(s, rq->conn);
-		slog(s, HTTP_LOG_ERROR, "%s %s: %s", method, url, strerror(-r));
-		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n", NULL);
-	}
-	return queue_answer(s, c, rq, route,
-			    resp.gzip &&
-				    http_accept_gzip(MHD_lookup_connection_value(
-					    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
-			    &resp);
+	return request_answer(s, c, url, method, rq, r, &resp,
+			      r < 0 ? NULL : answer_new(s, &resp, resp.gzip && gzip_ok));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -1248,6 +1512,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (!rq)
 		return MHD_NO; /* out of memory when the request line came in */
+	if (rq->job)
+		return job_answer(s, c, url, method, rq);
 	if (!rq->headers_done) {
 		request_begin(s, c, url, method, rq, &allow);
 		if (rq->early_status == MHD_HTTP_BAD_REQUEST)
@@ -1350,6 +1616,7 @@ static void server_release(struct http_server *s)
 		s->oldest = p->newer;
 		http_tls_pair_free(p);
 	}
+	pthread_cond_destroy(&s->jobs_gone);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	if (s->ca)
@@ -1392,6 +1659,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	pthread_cond_init(&s->jobs_gone, NULL);
 	pthread_rwlock_init(&s->ca_lock, NULL);
 	s->lim = cfg->limits;
 	s->routes = cfg->routes;
@@ -1446,7 +1714,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 	/* plain HTTP: no handshake, so a connection is held to the idle + request timeout from
 	 * accept (conn_watch_tls finds no TLS session) and make_room never finds one to cut */
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-		(s->cert_file ? MHD_USE_TLS : 0);
+		MHD_ALLOW_SUSPEND_RESUME | (s->cert_file ? MHD_USE_TLS : 0);
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6 |
 			 (IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr)
@@ -1512,6 +1780,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 
 void http_server_stop(struct http_server *s, unsigned grace_ms)
 {
+	unsigned n;
+
 	if (!s || !s->mhd)
 		return;
 	if (grace_ms) {
@@ -1524,8 +1794,20 @@ void http_server_stop(struct http_server *s, unsigned grace_ms)
 			usleep(10000);
 	}
 	atomic_store(&s->closing, true);
+	n = jobs_abandon(s);
+	if (n)
+		slog(s, HTTP_LOG_INFO,
+		     "stopping with %u requests whose handlers still run: their connections closed",
+		     n);
 	MHD_stop_daemon(s->mhd);
 	s->mhd = NULL;
+	/* the handlers use what the caller frees once this returns */
+	pthread_mutex_lock(&s->lock);
+	if (s->n_threads)
+		slog(s, HTTP_LOG_INFO, "waiting for %u handlers to return", s->n_threads);
+	while (s->n_threads)
+		pthread_cond_wait(&s->jobs_gone, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	if (s->reaper_running) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;

@@ -204,9 +204,9 @@ static int on_readyz(void *ud, const struct http_request *req, struct http_respo
 }
 
 static const struct http_route routes[] = {
-	{ "/mutate", "POST", on_mutate },
-	{ "/healthz", "GET", on_healthz },
-	{ "/readyz", "GET", on_readyz },
+	{ .path = "/mutate", .method = "POST", .handler = on_mutate },
+	{ .path = "/healthz", .method = "GET", .handler = on_healthz },
+	{ .path = "/readyz", .method = "GET", .handler = on_readyz },
 };
 
 /* ---- the loop ------------------------------------------------------------------------------- */

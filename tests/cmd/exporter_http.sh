@@ -126,8 +126,84 @@ is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics")"
 stop_exporter
 
 # ---- scrapes in progress at once ----
+# busy.py PORT N CTL PATH: N connections opened and accepted by the exporter, then a scrape asked
+# on the first; once CTL/held.log says its read is held, PATH asked on each of the others. Prints
+# what those got while the scrape was still held (each answer read to its end, 10 s at most: only
+# a hang is that slow), then lets the scrape go and prints its answer. The connections are all
+# taken before the scrape starts: a worker thread busy in a handler accepts none, so only those
+# it took before could wait behind it, and the workers took 16 between them
+cat >"$TMP/busy.py" <<'EOF'
+import os, select, socket, sys, time
+port, n, ctl, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+def queued():
+    for line in open("/proc/net/tcp").readlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
+            return int(f[4].split(":")[1], 16)
+    return -1
+while queued() != 0:
+    time.sleep(0.05)
+def held():
+    try:
+        return len(open(ctl + "/held.log").readlines())
+    except FileNotFoundError:
+        return 0
+def ask(s, p):
+    s.sendall(b"GET " + p.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+open(ctl + "/hold", "w").close()
+ask(socks[0], "/metrics")
+end = time.time() + 60
+while held() < 1 and time.time() < end:
+    time.sleep(0.05)
+if held() < 1:
+    print("the scrape was never held", flush=True)
+    os.unlink(ctl + "/hold")
+    sys.exit(1)
+others = socks[1:]
+for s in others:
+    ask(s, path)
+got, reading = {s: b"" for s in others}, set(others)
+end = time.time() + 10
+while reading and time.time() < end:
+    for s in select.select(list(reading), [], [], max(0, end - time.time()))[0]:
+        d = s.recv(65536)
+        got[s] += d
+        if not d:
+            reading.discard(s)
+codes = {}
+for s in others:
+    a, c = got[s], "none"
+    if s not in reading and a.startswith(b"HTTP/1.1 "):
+        c = a[9:12].decode()
+        if c == "503" and b"\r\nRetry-After: 1\r\n" in a:
+            c = "503+Retry-After"
+        if c == "200" and path == "/healthz" and not a.endswith(b"\r\n\r\nok\n"):
+            c = "200-without-ok"
+    codes[c] = codes.get(c, 0) + 1
+still = held() == 1 and not select.select([socks[0]], [], [], 0)[0]
+print("answered " + " ".join("%s:%d" % kv for kv in sorted(codes.items())) +
+      (", the scrape still held" if still else ", the scrape not held any more"), flush=True)
+os.unlink(ctl + "/hold")
+a = b""
+socks[0].settimeout(60)
+while True:
+    d = socks[0].recv(65536)
+    if not d:
+        break
+    a += d
+head, _, body = a.partition(b"\r\n\r\n")
+cl = [l.split(b":", 1)[1].strip().decode() for l in head.split(b"\r\n")
+      if l.lower().startswith(b"content-length:")]
+print("scrape: %s, %d bytes of Content-Length %s%s" % (head[9:12].decode(), len(body),
+      cl[0] if cl else "none",
+      ", with the counters" if b'node_infiniband_state_id{device="mlx5_0",port="1"}' in body
+      else ""), flush=True)
+EOF
 if [ ! -x "$HOLD_FUSE" ] || [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
-	for t in "three scrapes at once with the default limits" "--max-scrapes 1: 503 with Retry-After"; do
+	for t in "three scrapes at once with the default limits" "--max-scrapes 1: 503 with Retry-After" \
+		"a scrape held: the other connections answered" "a client gone while its scrape is held" \
+		"SIGTERM while a scrape is held"; do
 		skip "no FUSE here (/dev/fuse, fusermount3, $HOLD_FUSE)" "$t"
 	done
 else
@@ -186,6 +262,66 @@ else
 		CURLS=()
 		is "$(cat "$TMP/s.1")" 200 "... and the one in progress is answered 200"
 		stop_exporter
+
+		# a scrape held: every other connection is answered meanwhile, those the worker that
+		# took the scrape had taken too (the workers of --max-scrapes 1 and of the defaults)
+		for args in "--max-scrapes 1 /healthz" "--max-scrapes 1 /metrics" "/healthz"; do
+			path=${args##* }
+			limits=${args% "$path"}
+			[ "$limits" = "$path" ] && limits=
+			what="${limits:-default limits}: a scrape held, $path on 16 connections taken before it"
+			want="answered 200:16, the scrape still held"
+			[ "$path" = /metrics ] && want="answered 503+Retry-After:16, the scrape still held"
+			rm -f "$TMP/ctl/held.log"
+			# shellcheck disable=SC2086
+			start_exporter --root "$TMP/mnt" --no-pod-resources $limits
+			run "$PY" "$TMP/busy.py" "$EPORT" 17 "$TMP/ctl" "$path"
+			rm -f "$TMP/ctl/hold"
+			is "$(sed -n 1p <<<"$out")" "$want" "$what: each is answered while the scrape is held"
+			like "$(sed -n 2p <<<"$out")" '^scrape: 200, ([0-9]+) bytes of Content-Length \1, with the counters$' \
+				"... and once let go, the scrape is answered in full ($(sed -n 2p <<<"$out"))"
+			stop_exporter
+			is "$?" 0 "... and the exporter exits 0"
+		done
+
+		# a client that hangs up while its scrape is held: its thread goes once the read returns
+		rm -f "$TMP/ctl/held.log"
+		start_exporter --root "$TMP/mnt" --no-pod-resources --no-io-uring
+		tasks() { ls "/proc/$EPID/task" | wc -l; }
+		before=$(tasks)
+		touch "$TMP/ctl/hold"
+		scrape_held 1
+		ok $? "a client gone while its scrape is held: the scrape is held"
+		kill "${CURLS[0]}"
+		wait "${CURLS[@]}" 2>/dev/null
+		CURLS=()
+		rm -f "$TMP/ctl/hold"
+		for i in $(seq 300); do [ "$(tasks)" -le "$before" ] && break; sleep 0.1; done
+		is "$(tasks)" "$before" "... once let go, the exporter is back to its $before threads"
+		is "$(curl -s -m 10 "http://127.0.0.1:$EPORT/healthz")" ok "... and answers /healthz"
+		stop_exporter
+		is "$?" 0 "... and exits 0 (a sanitizer's leak report would not)"
+
+		# SIGTERM with a scrape held: its connection is resumed and closed at once; the exporter
+		# exits once the read returns (a thread in a FUSE read cannot be made to leave it)
+		rm -f "$TMP/ctl/held.log"
+		start_exporter --root "$TMP/mnt" --no-pod-resources
+		touch "$TMP/ctl/hold"
+		scrape_held 1
+		ok $? "SIGTERM while a scrape is held: the scrape is held"
+		kill "$EPID"
+		for i in $(seq 300); do kill -0 "${CURLS[0]}" 2>/dev/null || break; sleep 0.1; done
+		run kill -0 "${CURLS[0]}"
+		is "$rc $(cat "$TMP/s.1")" "1 000" "... its client's connection is closed without an answer while the scrape is held"
+		like "$(cat "$TMP/exp.log")" 'stopping with 1 requests whose handlers still run: their connections closed' \
+			"... and the log says so"
+		rm -f "$TMP/ctl/hold"
+		wait "${CURLS[@]}" 2>/dev/null
+		CURLS=()
+		for i in $(seq 300); do kill -0 "$EPID" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$EPID" 2>/dev/null && kill -KILL "$EPID"
+		wait "$EPID"
+		is "$?" 0 "... once let go, the exporter exits 0"
 	fi
 	fusermount3 -u "$TMP/mnt" 2>/dev/null || kill $FPID
 	wait $FPID 2>/dev/null
