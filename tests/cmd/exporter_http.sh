@@ -130,20 +130,23 @@ stop_exporter
 # on the first; once CTL/held.log says its read is held, PATH asked on each of the others. Prints
 # what those got while the scrape was still held (each answer read to its end, 10 s at most: only
 # a hang is that slow), then lets the scrape go and prints its answer. The connections are all
-# taken before the scrape starts: a worker thread busy in a handler accepts none, so only those
-# it took before could wait behind it, and the workers took 16 between them
+# taken before the scrape starts, one accepted before the next is opened (so that the workers
+# share them, not one taking a burst): a worker thread busy in a handler accepts none, so only
+# those it took before could wait behind it
 cat >"$TMP/busy.py" <<'EOF'
 import os, select, socket, sys, time
 port, n, ctl, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
 def queued():
     for line in open("/proc/net/tcp").readlines()[1:]:
         f = line.split()
         if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
             return int(f[4].split(":")[1], 16)
     return -1
-while queued() != 0:
-    time.sleep(0.05)
+socks = []
+for _ in range(n):
+    socks.append(socket.create_connection(("127.0.0.1", port)))
+    while queued() != 0:
+        time.sleep(0.01)
 def held():
     try:
         return len(open(ctl + "/held.log").readlines())
