@@ -4,8 +4,10 @@
 # cost a scrape. 256 idle connections (plain HTTP, and TLS past its handshake) held while a
 # scrape must be answered 200; clients that ask and never read, with the exporter's peak memory
 # held to the chart's limit (64 MiB) on the 1016-VF node; three scrapes in progress at once with
-# the default limits, and the 503 past --max-scrapes with its Retry-After; a FIFO given for a
-# file the exporter reads at start, refused by name. Scrapes are held in progress by a FUSE
+# the default limits, and the 503 past --max-scrapes with its Retry-After; a scrape held that
+# holds nothing else (/healthz and the 503 answered on every other connection meanwhile, its
+# thread gone after its client, SIGTERM); a FIFO given for a file the exporter reads at start,
+# refused by name. Scrapes are held in progress by a FUSE
 # mirror of the node whose read of one counter file waits until the test lets it go
 # (tests/helpers/hold_fuse.c): outcomes, not timings, are asserted.
 . "$(dirname "$0")/../lib.sh"
