@@ -40,7 +40,12 @@ GRPC_LIBS  := $(sort $(filter -lgrpc% -lgpr -labsl_% -lupb% -lre2,$(shell pkg-co
 # manager's client: src/http/dl.c loads them on first use, so that no other start of rdmak pays
 # their ten shared objects (src/http/dl.h). Their headers still come from PKGS.
 DL_PKGS    := libmicrohttpd gnutls
-PKG_LIBS   := $(shell pkg-config --libs $(filter-out $(GRPC_PKGS) $(DL_PKGS),$(PKGS))) \
+# OpenSSL and libstdc++ first among the shared objects: the loader looks up each symbol an object
+# binds at start in every object ahead of the one that defines it, and those three make 5 800 of
+# the start's 6 000 such lookups (libcrypto binds all of its own at load: Debian links it -z
+# now), so each then finds its own definition near the head of the list (docs/list-json.md).
+PKG_LIBS   := -Wl,--push-state,--no-as-needed -lssl -lcrypto -lstdc++ -Wl,--pop-state \
+              $(shell pkg-config --libs $(filter-out $(GRPC_PKGS) $(DL_PKGS),$(PKGS))) \
               -Wl,--start-group -Wl,-Bstatic $(GRPC_LIBS) -Wl,-Bdynamic -Wl,--end-group -lssl -lcrypto -lz -lstdc++ -latomic
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
