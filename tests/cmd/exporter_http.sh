@@ -14,6 +14,17 @@
 . "$(dirname "$0")/../lib-exporter.sh"
 HOLD_FUSE=$BUILD/tests/helpers/hold_fuse
 
+# listenq.py, imported by the helpers below: how many connections wait in PORT's listening
+# socket's queue, not yet accepted by the exporter (/proc/net/tcp's rx_queue of the LISTEN line)
+cat >"$TMP/listenq.py" <<'EOF'
+def queued(port):
+    for line in open("/proc/net/tcp").readlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
+            return int(f[4].split(":")[1], 16)
+    return -1
+EOF
+
 # the connection helper: holds N connections to PORT, says "ready" once the exporter has accepted
 # every one (the listening socket's queue is empty), then waits for FILE to exist and prints how
 # many the server closed meanwhile. Plain: not a byte sent. TLS: the handshake, then one request
@@ -21,6 +32,7 @@ HOLD_FUSE=$BUILD/tests/helpers/hold_fuse
 # for the server too
 cat >"$TMP/idle.py" <<'EOF'
 import os, select, socket, ssl, sys, time
+from listenq import queued
 port, n, tls, release = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "https", sys.argv[4]
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
@@ -34,13 +46,7 @@ for i in range(n):
         while not got.endswith(b"ok\n"):
             got += s.recv(4096)
     socks.append(s)
-def queued():
-    for line in open("/proc/net/tcp").readlines()[1:]:
-        f = line.split()
-        if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
-            return int(f[4].split(":")[1], 16)
-    return -1
-while queued() != 0:
+while queued(port) != 0:
     time.sleep(0.05)
 print("ready", flush=True)
 while not os.path.exists(release):
@@ -137,17 +143,12 @@ stop_exporter
 # those it took before could wait behind it
 cat >"$TMP/busy.py" <<'EOF'
 import os, select, socket, sys, time
+from listenq import queued
 port, n, ctl, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-def queued():
-    for line in open("/proc/net/tcp").readlines()[1:]:
-        f = line.split()
-        if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
-            return int(f[4].split(":")[1], 16)
-    return -1
 socks = []
 for _ in range(n):
     socks.append(socket.create_connection(("127.0.0.1", port)))
-    while queued() != 0:
+    while queued(port) != 0:
         time.sleep(0.01)
 def held():
     try:
