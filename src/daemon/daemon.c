@@ -378,7 +378,7 @@ void daemon_refusal_clear(struct daemon_refusal *r)
 static const char what_running_reads[] = "a role that keeps running reads a file (a ConfigMap's); "
 					 "a pipe is read only by a command that reads it once";
 
-int daemon_config_load(const char *path, size_t max, unsigned flags,
+int daemon_config_load(const char *path, size_t max, unsigned flags, const char *once_commands,
 		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
 				    size_t errlen),
 		       void *ret, char **ret_text, char *err, size_t errlen)
@@ -394,7 +394,9 @@ int daemon_config_load(const char *path, size_t max, unsigned flags,
 			 max % (1u << 20) ? max >> 10 : max >> 20,
 			 max % (1u << 20) ? "KiB" : "MiB");
 	else if (r == -FILEIO_ENOTREG && (flags & DAEMON_CONFIG_REGULAR))
-		snprintf(err, errlen, "%s: %s: %s", path, fileio_strerror(r), what_running_reads);
+		snprintf(err, errlen, "%s: %s: %s%s%s%s", path, fileio_strerror(r),
+			 what_running_reads, once_commands ? " (" : "",
+			 once_commands ? once_commands : "", once_commands ? ")" : "");
 	else if (r < 0)
 		snprintf(err, errlen, "%s: %s", path, fileio_strerror(r));
 	if (r < 0)

@@ -109,12 +109,11 @@ enum {
 /* A role's config file, read as every daemon reads it: at most max bytes, of the kind flags
  * say, parsed by parse (which writes "<json path>: <why>" to err and its result to ret). On
  * failure err says "<path>: <why>" ("larger than 4 MiB" for a file over max; for a file that
- * DAEMON_CONFIG_REGULAR refuses, also what a running role takes, to which the caller adds its
- * commands that read a pipe). *ret_text (when
- * not NULL) gets the file's text whenever it was read, refused or not, so that a refusal can be
- * said once per content (daemon_refusal_is_new). 0, -EINVAL (refused), -ENOMEM, or the read's
- * -errno. */
-int daemon_config_load(const char *path, size_t max, unsigned flags,
+ * DAEMON_CONFIG_REGULAR refuses, also what a running role takes and once_commands (NULL: none),
+ * the role's commands that read the file once and so take a pipe). *ret_text (when not NULL)
+ * gets the file's text whenever it was read, refused or not, so that a refusal can be said once
+ * per content (daemon_refusal_is_new). 0, -EINVAL (refused), -ENOMEM, or the read's -errno. */
+int daemon_config_load(const char *path, size_t max, unsigned flags, const char *once_commands,
 		       int (*parse)(const char *buf, size_t len, void *ret, char *err,
 				    size_t errlen),
 		       void *ret, char **ret_text, char *err, size_t errlen);

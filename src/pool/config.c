@@ -975,13 +975,8 @@ static int parse_file(const char *buf, size_t len, void *ret, char *err, size_t 
 int pool_config_load(const char *path, unsigned flags, struct pool_config **ret, char **ret_text,
 		     char *err, size_t errlen)
 {
-	size_t l;
-	int r = daemon_config_load(path, CONFIG_FILE_MAX,
-				   flags & POOL_CONFIG_ONCE ? 0 : DAEMON_CONFIG_REGULAR, parse_file,
-				   ret, ret_text, err, errlen);
-
-	/* rdmak plugin and dra once read such a file to its end: which commands still do */
-	if (r == -FILEIO_ENOTREG && (l = strlen(err)) < errlen)
-		snprintf(err + l, errlen - l, " (--dry-run, --once, rdmak doctor)");
-	return r;
+	/* rdmak plugin and dra once read such a file to its end: the refusal says which still do */
+	return daemon_config_load(
+		path, CONFIG_FILE_MAX, flags & POOL_CONFIG_ONCE ? 0 : DAEMON_CONFIG_REGULAR,
+		"--dry-run, --once, rdmak doctor", parse_file, ret, ret_text, err, errlen);
 }

@@ -80,13 +80,8 @@ static int parse_config(const char *buf, size_t len, void *ret, char *err, size_
 static int load_config(const char *path, bool serving, struct webhook_config **cfg, char **text,
 		       char *err, size_t errlen)
 {
-	size_t l;
-	int r = daemon_config_load(path, CONFIG_MAX, serving ? DAEMON_CONFIG_REGULAR : 0,
-				   parse_config, cfg, text, err, errlen);
-
-	if (r == -FILEIO_ENOTREG && (l = strlen(err)) < errlen)
-		snprintf(err + l, errlen - l, " (--check, --explain)");
-	return r;
+	return daemon_config_load(path, CONFIG_MAX, serving ? DAEMON_CONFIG_REGULAR : 0,
+				  "--check, --explain", parse_config, cfg, text, err, errlen);
 }
 
 static char *group_names(const struct webhook_config *cfg)
