@@ -27,7 +27,7 @@
 #define HTTP_DL_MHD_FUNCS(X)                                                                              \
 	X(MHD_add_response_header) X(MHD_create_response_from_buffer) X(MHD_destroy_response)              \
 	X(MHD_get_connection_info) X(MHD_get_daemon_info) X(MHD_lookup_connection_value)                  \
-	X(MHD_queue_response) X(MHD_quiesce_daemon) X(MHD_start_daemon) X(MHD_stop_daemon)                \
+	X(MHD_queue_response) X(MHD_start_daemon) X(MHD_stop_daemon)                                     \
 	X(MHD_get_connection_values) X(MHD_create_response_from_callback) X(MHD_suspend_connection)      \
 	X(MHD_resume_connection)
 #define HTTP_DL_GNUTLS_FUNCS(X)                                                                           \
@@ -85,7 +85,6 @@ bool http_dl_possible(void);
 #define MHD_get_daemon_info		     HTTP_DL_CALL(MHD_get_daemon_info)
 #define MHD_lookup_connection_value	     HTTP_DL_CALL(MHD_lookup_connection_value)
 #define MHD_queue_response		     HTTP_DL_CALL(MHD_queue_response)
-#define MHD_quiesce_daemon		     HTTP_DL_CALL(MHD_quiesce_daemon)
 #define MHD_start_daemon		     HTTP_DL_CALL(MHD_start_daemon)
 #define MHD_stop_daemon			     HTTP_DL_CALL(MHD_stop_daemon)
 #define MHD_get_connection_values	     HTTP_DL_CALL(MHD_get_connection_values)

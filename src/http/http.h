@@ -187,9 +187,10 @@ struct http_stats {
 };
 void http_server_stats(struct http_server *s, struct http_stats *ret);
 
-/* Stop accepting, let requests in progress finish (up to grace_ms), then close everything: a
- * connection whose handler still runs on its own thread is closed without an answer, and this
- * returns once every such handler has returned (a handler stuck in a read holds it there). */
+/* Close each new connection as it is accepted, let requests in progress finish (up to grace_ms),
+ * then close everything: a connection whose handler still runs on its own thread is closed
+ * without an answer, and this returns once every such handler has returned (a handler stuck in
+ * a read holds it there). */
 void http_server_stop(struct http_server *s, unsigned grace_ms);
 /* Stops (without grace) if still running, and frees. NULL is fine. */
 void http_server_free(struct http_server *s);

@@ -185,7 +185,9 @@ struct http_server {
 	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused, n_idle_cut;
 	atomic_uint_fast64_t n_answers_cut, n_answers_refused, n_gzipped;
 	atomic_uint inflight;
-	atomic_bool closing; /* MHD_stop_daemon closes the connections left: no reasons to log */
+	atomic_bool closing;  /* MHD_stop_daemon closes the connections left: no reasons to log */
+	atomic_bool draining; /* http_server_stop began: new connections closed at accept */
+	atomic_uint_fast64_t n_drain_refused; /* ... how many */
 };
 
 /* GnuTLS's certificate callback carries no user pointer: the one server of the process. */
@@ -826,6 +828,25 @@ static void log_failed_handshake(struct http_server *s, const struct conn *k)
 		     "closed a connection from %s: TLS handshake failed (a client that does not trust "
 		     "this certificate, a wrong caBundle, %sends here too)",
 		     conn_peer(k), s->ca_file ? "a client without a certificate " : "");
+}
+
+/* MHD's accept policy: once the server stops, a new connection is closed as soon as it is
+ * accepted. This, not MHD_quiesce_daemon, is how the server stops taking clients: libmicrohttpd
+ * 0.9.75's quiesce takes the listening socket out of each epoll worker's set while the worker
+ * may be doing the same, and whichever loses aborts the process ("Failed to remove listen FD
+ * from epoll set", daemon.c:4976 and 5531); the socket it hands back may not be closed before
+ * MHD_stop_daemon either (its threads may still use it; microhttpd.h), so clients would wait in
+ * the listen queue for the whole grace. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct http_server *s = cls;
+
+	(void)addr;
+	(void)len;
+	if (!atomic_load(&s->draining))
+		return MHD_YES;
+	atomic_fetch_add(&s->n_drain_refused, 1);
+	return MHD_NO;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -1756,7 +1777,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
 		}
 		opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
-		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
+		s->mhd = MHD_start_daemon(flags, 0, on_accept, s, on_request, s, MHD_OPTION_ARRAY,
 					  opts, MHD_OPTION_END);
 	}
 	if (!s->mhd) {
@@ -1784,16 +1805,23 @@ void http_server_stop(struct http_server *s, unsigned grace_ms)
 
 	if (!s || !s->mhd)
 		return;
+	atomic_store(&s->draining, true);
 	if (grace_ms) {
 		int64_t until = now_ms() + grace_ms;
-		MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+		unsigned busy = atomic_load(&s->inflight);
 
-		if (lfd != MHD_INVALID_SOCKET)
-			close(lfd);
+		if (busy)
+			slog(s, HTTP_LOG_INFO,
+			     "stopping: up to %u ms for %u requests in progress; new connections are "
+			     "closed at accept",
+			     grace_ms, busy);
 		while (atomic_load(&s->inflight) > 0 && now_ms() < until)
 			usleep(10000);
 	}
 	atomic_store(&s->closing, true);
+	if (atomic_load(&s->n_drain_refused))
+		slog(s, HTTP_LOG_INFO, "new connections closed at accept while stopping: %llu",
+		     (unsigned long long)atomic_load(&s->n_drain_refused));
 	n = jobs_abandon(s);
 	if (n)
 		slog(s, HTTP_LOG_INFO,

@@ -195,6 +195,44 @@ test('plain HTTP, TLS 1.0 and 1.1, and a client that does not trust the certific
 	assert.equal(s.logs.filter((l) => /webhook info: closed a connection/.test(l)).length, 4, s.logs.slice(-5).join('\n'));
 });
 
+// SIGTERM while a request is in progress. The server used to stop taking clients with
+// MHD_quiesce_daemon, which in libmicrohttpd 0.9.75 races its own epoll workers and can abort the
+// process ("Failed to remove listen FD from epoll set"); it now closes new connections as they
+// are accepted, and says so once it has begun.
+test('SIGTERM with a request in progress: it is answered within --shutdown-grace; a new connection meanwhile is closed at accept, and counted', async () => {
+	const s = await start(['--shutdown-grace', '60']);
+	const body = JSON.stringify(seedReview());
+	const held = await tlsConnect(s.port);
+	let text = '';
+	held.on('data', (d) => { text += d.toString(); });
+	const heldClosed = new Promise((resolve) => held.on('close', resolve));
+	// Expect: 100-continue: the interim answer says the server has the request's headers, so the
+	// request is in progress when the signal comes
+	held.write(`POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+		'Expect: 100-continue\r\n\r\n');
+	for (let i = 0; i < 400 && !/^HTTP\/1\.1 100 /.test(text); i++) await sleep(50);
+	assert.match(text, /^HTTP\/1\.1 100 /, 'the server asked for the body');
+	s.proc.kill('SIGTERM');
+	await s.waitLog(/webhook info: stopping: up to 60000 ms for 1 requests in progress; new connections are closed at accept/);
+
+	// a client that comes now gets no answer: its connection is closed once accepted
+	const e = await failedTls(s.port, { ca: fs.readFileSync(pki.ca) });
+	assert.ok(e, 'the new connection is not served');
+	console.log(`# a client during the grace: ${e.code ?? e.message}`);
+
+	// the request in progress is still answered
+	text = '';
+	held.write(body);
+	for (let i = 0; i < 400 && !/\r\n\r\n\{.*\}\s*$/s.test(text); i++) await sleep(50);
+	assert.match(text, /^HTTP\/1\.1 200 /, 'the request in progress is answered 200');
+	assert.match(text, /"allowed":\s*true/);
+	held.destroy();
+	await heldClosed;
+	const { code } = await s.done;
+	assert.equal(code, 0, s.logs.slice(-10).join('\n'));
+	assert.ok(s.logs.some((l) => /webhook info: new connections closed at accept while stopping: 1$/.test(l)), s.logs.slice(-6).join('\n'));
+});
+
 test('two Content-Length headers: 400, and the connection closes (RFC 9112 6.3)', async () => {
 	const s = await start([]);
 	const body = JSON.stringify(seedReview());
