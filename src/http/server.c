@@ -116,6 +116,27 @@ struct answer {
 	bool gzip;    /* body is gzip'd */
 };
 
+/* The server's two lists under its lock, connections and handler threads: x goes first; x goes
+ * out (nothing when it is in neither: a job that jobs_abandon() took out already). */
+#define LIST_PUSH(head, x)                                                                         \
+	do {                                                                                       \
+		(x)->prev = NULL;                                                                  \
+		(x)->next = (head);                                                                \
+		if (head)                                                                          \
+			(head)->prev = (x);                                                        \
+		(head) = (x);                                                                      \
+	} while (0)
+#define LIST_UNLINK(head, x)                                                                       \
+	do {                                                                                       \
+		if ((x)->prev)                                                                     \
+			(x)->prev->next = (x)->next;                                               \
+		else if ((head) == (x))                                                            \
+			(head) = (x)->next;                                                        \
+		if ((x)->next)                                                                     \
+			(x)->next->prev = (x)->prev;                                               \
+		(x)->prev = (x)->next = NULL;                                                      \
+	} while (0)
+
 /* A request of a route whose handler runs on a thread of its own (http_route.own_thread), its
  * connection suspended meanwhile. Freed by whichever ends last: the thread or the request. */
 struct job {
@@ -179,13 +200,13 @@ struct http_server {
 
 	struct job *jobs;	  /* running (lock) */
 	unsigned n_threads;	  /* handler threads not yet gone (lock) */
-	bool jobs_closed;	  /* http_server_stop began: no more start (lock) */
 	pthread_cond_t jobs_gone; /* n_threads went down */
 
 	atomic_uint_fast64_t n_connections, n_requests, n_cut, n_refused, n_idle_cut;
 	atomic_uint_fast64_t n_answers_cut, n_answers_refused, n_gzipped;
 	atomic_uint inflight;
-	atomic_bool closing;  /* MHD_stop_daemon closes the connections left: no reasons to log */
+	atomic_bool closing;  /* MHD_stop_daemon closes the connections left: no reasons to log,
+			       * no handler thread started */
 	atomic_bool draining; /* http_server_stop began: new connections closed at accept */
 	atomic_uint_fast64_t n_drain_refused; /* ... how many */
 };
@@ -893,10 +914,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 								     s->lim.request_timeout_ms
 							   : (int64_t)s->lim.handshake_timeout_ms);
 		make_room(s, k);
-		k->next = s->conns;
-		if (s->conns)
-			s->conns->prev = k;
-		s->conns = k;
+		LIST_PUSH(s->conns, k);
 		s->open++;
 		pthread_mutex_unlock(&s->lock);
 		atomic_fetch_add(&s->n_connections, 1);
@@ -908,12 +926,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (!k)
 		return;
 	pthread_mutex_lock(&s->lock);
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		s->conns = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
+	LIST_UNLINK(s->conns, k);
 	if (k->pair)
 		k->pair->refs--;
 	s->open--;
@@ -1308,17 +1321,6 @@ static void job_free(struct job *j)
 	free(j);
 }
 
-static void job_unlink(struct http_server *s, struct job *j)
-{
-	if (j->prev)
-		j->prev->next = j->next;
-	else if (s->jobs == j)
-		s->jobs = j->next;
-	if (j->next)
-		j->next->prev = j->prev;
-	j->prev = j->next = NULL;
-}
-
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
@@ -1330,7 +1332,7 @@ static void *job_main(void *arg)
 	if (r >= 0)
 		a = answer_new(s, &resp, resp.gzip && j->gzip_ok);
 	pthread_mutex_lock(&s->lock);
-	job_unlink(s, j);
+	LIST_UNLINK(s->jobs, j);
 	j->finished = true;
 	j->r = r;
 	j->resp = resp;
@@ -1407,14 +1409,12 @@ static enum MHD_Result job_start(struct http_server *s, struct MHD_Connection *c
 	/* the thread's end takes the lock too: it cannot resume the connection before it is
 	 * suspended. The thread inherits this one's signal mask: the role's signals blocked */
 	pthread_mutex_lock(&s->lock);
-	/* one suspended after jobs_abandon() would be there when MHD stops, which it refuses */
-	r = s->jobs_closed ? ESHUTDOWN : pthread_create(&t, &attr, job_main, j);
+	/* one suspended after jobs_abandon() would be there when MHD stops, which it refuses:
+	 * closing is set before jobs_abandon() takes the lock */
+	r = atomic_load(&s->closing) ? ESHUTDOWN : pthread_create(&t, &attr, job_main, j);
 	if (r == 0) {
 		MHD_suspend_connection(c);
-		j->next = s->jobs;
-		if (s->jobs)
-			s->jobs->prev = j;
-		s->jobs = j;
+		LIST_PUSH(s->jobs, j);
 		s->n_threads++;
 		rq->job = j;
 	}
@@ -1464,7 +1464,7 @@ static void job_release(struct http_server *s, struct job *j)
 	bool finished;
 
 	pthread_mutex_lock(&s->lock);
-	job_unlink(s, j); /* http_server_stop must not resume a connection that is gone */
+	LIST_UNLINK(s->jobs, j); /* http_server_stop must not resume a connection that is gone */
 	finished = j->finished;
 	j->orphan = true;
 	pthread_mutex_unlock(&s->lock);
@@ -1479,11 +1479,10 @@ static unsigned jobs_abandon(struct http_server *s)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	s->jobs_closed = true;
 	while (s->jobs) {
 		struct job *j = s->jobs;
 
-		job_unlink(s, j);
+		LIST_UNLINK(s->jobs, j);
 		j->abandoned = true;
 		MHD_resume_connection(j->c);
 		n++;
