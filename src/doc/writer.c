@@ -80,14 +80,23 @@ static inline void put(struct doc_writer *w, const char *s, size_t n)
 	}
 }
 
+/* Indentation for the usual depths, copied with a constant length (one or two vector stores)
+ * instead of a memset of the depth's: a newline comes before every value. */
+static const char spaces[32] = "                                ";
+
 /* A newline and two spaces per level, as JSON_INDENT(2). */
 static void newline(struct doc_writer *w, unsigned depth)
 {
-	if (!reserve(w, 1 + 2 * (size_t)depth))
+	size_t n = 2 * (size_t)depth;
+
+	if (!reserve(w, 1 + (n > sizeof(spaces) ? n : sizeof(spaces))))
 		return;
 	w->buf[w->len++] = '\n';
-	memset(w->buf + w->len, ' ', 2 * (size_t)depth);
-	w->len += 2 * (size_t)depth;
+	if (n <= sizeof(spaces))
+		memcpy(w->buf + w->len, spaces, sizeof(spaces));
+	else
+		memset(w->buf + w->len, ' ', n);
+	w->len += n;
 }
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -154,26 +163,94 @@ static void put_string(struct doc_writer *w, const char *s, size_t len)
 	w->len = (size_t)(o - w->buf);
 }
 
-/* s, NUL-terminated, as a JSON string. Nearly every key and value is short and plain: copied
- * in one pass, with no strlen first; anything else is put_string's. */
-static void put_cstring(struct doc_writer *w, const char *s)
+static inline uint64_t load64(const unsigned char *p)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t load32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+#define BYTES64(c) (UINT64_C(0x0101010101010101) * (c))
+#define BYTES32(c) (UINT32_C(0x01010101) * (c))
+
+/* A byte's high bit set where that byte of v is not plain: below 0x20, '"', '\\' or 0x80 and
+ * above. A subtraction borrows out of a byte only when that byte is one looked for, so a word is
+ * flagged exactly when one of its bytes is not plain (the flag may sit on a later byte than
+ * that one: put_string then takes the whole string anyway). */
+static inline uint64_t special64(uint64_t v)
+{
+	return ((v - BYTES64(0x20)) | ((v ^ BYTES64('"')) - BYTES64(1)) |
+		((v ^ BYTES64('\\')) - BYTES64(1)) | v) &
+	       BYTES64(0x80);
+}
+
+static inline uint32_t special32(uint32_t v)
+{
+	return ((v - BYTES32(0x20)) | ((v ^ BYTES32('"')) - BYTES32(1)) |
+		((v ^ BYTES32('\\')) - BYTES32(1)) | v) &
+	       BYTES32(0x80);
+}
+
+/* s[0..len) copied to o when every byte is plain (true); otherwise false, o holding some of it.
+ * Words are read only inside s: a string shorter than a word is read as two words of half its
+ * size or less that overlap, as is the last word of a longer one. */
+static inline __attribute__((always_inline)) bool copy_plain(char *o, const unsigned char *s,
+							     size_t len)
+{
+	if (len >= 8) {
+		uint64_t bad = 0, v;
+		size_t i;
+
+		for (i = 0; i + 8 < len; i += 8) {
+			v = load64(s + i);
+			bad |= special64(v);
+			memcpy(o + i, &v, 8);
+		}
+		v = load64(s + len - 8);
+		memcpy(o + len - 8, &v, 8);
+		return !(bad | special64(v));
+	}
+	if (len >= 4) {
+		uint32_t a = load32(s), b = load32(s + len - 4);
+
+		memcpy(o, &a, 4);
+		memcpy(o + len - 4, &b, 4);
+		return !(special32(a) | special32(b));
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (!plain[s[i]])
+			return false;
+		o[i] = (char)s[i];
+	}
+	return true;
+}
+
+/* s, NUL-terminated, as a JSON string. Nearly every key and value is short and plain: copied
+ * a word at a time; anything else is put_string's. */
+static inline void put_cstring(struct doc_writer *w, const char *s)
+{
+	size_t len = strlen(s);
 	char *o;
 
-	if (!reserve(w, 2 + 64))
+	if (!reserve(w, len + 2))
 		return;
 	o = w->buf + w->len;
-	*o++ = '"';
-	while (i < 64 && plain[p[i]])
-		*o++ = (char)p[i++];
-	if (i < 64 && !p[i]) {
-		*o++ = '"';
-		w->len = (size_t)(o - w->buf);
+	if (!copy_plain(o + 1, (const unsigned char *)s, len)) {
+		put_string(w, s, len);
 		return;
 	}
-	put_string(w, s, strlen(s));
+	o[0] = '"';
+	o[len + 1] = '"';
+	w->len += len + 2;
 }
 
 /* What comes before a value: the separator and indentation of its container, and its key in an
@@ -181,6 +258,8 @@ static void put_cstring(struct doc_writer *w, const char *s)
 static bool member(struct doc_writer *w, const char *key)
 {
 	bool in_object = w->depth && (w->is_object >> (w->depth - 1) & 1);
+	size_t indent = 2 * (size_t)w->depth, klen;
+	char *o;
 
 	if (w->err)
 		return false;
@@ -188,17 +267,35 @@ static bool member(struct doc_writer *w, const char *key)
 		w->err = -EINVAL;
 		return false;
 	}
+	/* the separator, the indentation and a plain key in one reservation and no further call:
+	 * this runs before every value */
+	klen = key ? strlen(key) : 0;
+	if (!reserve(w, 2 + (indent > sizeof(spaces) ? indent : sizeof(spaces)) + klen + 4))
+		return false;
+	o = w->buf + w->len;
 	if (w->depth) {
 		if (!w->empty)
-			put(w, ",", 1);
-		newline(w, w->depth);
+			*o++ = ',';
+		*o++ = '\n';
+		if (indent <= sizeof(spaces))
+			memcpy(o, spaces, sizeof(spaces));
+		else
+			memset(o, ' ', indent);
+		o += indent;
 		w->empty = false;
 	}
-	if (key) {
-		put_cstring(w, key);
+	if (key && copy_plain(o + 1, (const unsigned char *)key, klen)) {
+		o[0] = '"';
+		memcpy(o + klen + 1, "\": ", 3);
+		o += klen + 4;
+	} else if (key) {
+		w->len = (size_t)(o - w->buf);
+		put_string(w, key, klen);
 		put(w, ": ", 2);
+		return !w->err;
 	}
-	return !w->err;
+	w->len = (size_t)(o - w->buf);
+	return true;
 }
 
 static void begin(struct doc_writer *w, const char *key, bool object)

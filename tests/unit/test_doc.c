@@ -274,6 +274,23 @@ static void test_writer_strings(void **state)
 	check_tree(json_string(ctl));
 	for (size_t i = 0; i < ELEMENTSOF(bytes); i++)
 		check_bytes(bytes[i]);
+	/* one byte that is not plain (or just is: ' ', DEL) at every place of strings of every
+	 * length up to five words: the writer checks a word, or two overlapping halves, at once */
+	for (size_t len = 0; len <= 40; len++) {
+		static const char odd[] = { '"',  '\\',	      0x01,	  0x1f,	     ' ',
+					    0x7f, (char)0x80, (char)0xc3, (char)0xff };
+		char s[41];
+
+		memset(s, 'a', len);
+		s[len] = '\0';
+		check_bytes(s);
+		for (size_t at = 0; at < len; at++)
+			for (size_t k = 0; k < ELEMENTSOF(odd); k++) {
+				s[at] = odd[k];
+				check_bytes(s);
+				s[at] = 'a';
+			}
+	}
 	check_tree(json_stringn("a\0b", 3)); /* NUL inside a jansson string: \u0000 */
 	check_tree(json_pack("{s:s}", "k\"\\\n\x1f", "\xe2\x82\xac\t"));
 }
