@@ -127,12 +127,10 @@ void hw_ctx_set_recorder(struct hw_ctx *ctx, hw_recorder_fn fn, void *userdata)
 	ctx->recorder_ud = userdata;
 }
 
-static void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *d, const char *name)
+static void record_path(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *d,
+			const char *name)
 {
 	char p[PATH_MAX];
-
-	if (!ctx->recorder)
-		return;
 	int n;
 
 	if (!d || !d->path[0])
@@ -145,18 +143,33 @@ static void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *
 		ctx->recorder(HW_ROOT_SYSFS, how, p, ctx->recorder_ud);
 }
 
-/* Open name under d (or the sysfs root), resolved inside the sysfs root. */
-static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
+/* Inline, and the path joined in a function of its own: only a snapshot records, while every
+ * read of every command comes through here. */
+static inline void record(struct hw_ctx *ctx, enum hw_access how, const struct hw_dir *d,
+			  const char *name)
+{
+	if (ctx->recorder)
+		record_path(ctx, how, d, name);
+}
+
+/* name beneath the links directory d, through the link: resolved from the root */
+static int open_through_link(struct hw_ctx *ctx, const struct hw_dir *d, const char *name,
+			     int flags)
 {
 	char full[PATH_MAX];
 
+	if (str_concat(full, sizeof(full), d->path, "/", name) >= sizeof(full))
+		return -ENAMETOOLONG;
+	return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
+}
+
+/* Open name under d (or the sysfs root), resolved inside the sysfs root. */
+static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
+{
 	if (!d || !d->path[0])
 		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], name && *name ? name : ".", flags);
-	if (d->links_out && name && *name && strcmp(name, ".")) {
-		if (str_concat(full, sizeof(full), d->path, "/", name) >= sizeof(full))
-			return -ENAMETOOLONG;
-		return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
-	}
+	if (d->links_out && name && *name && strcmp(name, "."))
+		return open_through_link(ctx, d, name, flags);
 	return inroot_openat_from(ctx->fd[HW_ROOT_SYSFS], d->fd, d->path,
 				  name && *name ? name : ".", flags);
 }

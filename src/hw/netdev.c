@@ -23,13 +23,15 @@ int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX])
 {
 	const char *p = path, *found = NULL;
 
-	/* Walk the components; the device's PCI function is the last BDF-shaped one. */
+	/* Walk the components; the device's PCI function is the last BDF-shaped one. Only a
+	 * component of a BDF's length is copied out and asked. */
 	while (*p) {
 		const char *slash = strchr(p, '/');
 		size_t l = slash ? (size_t)(slash - p) : strlen(p);
-		char comp[HW_BDF_MAX];
 
-		if (l < sizeof(comp)) {
+		if (l == HW_BDF_MAX - 4) {
+			char comp[HW_BDF_MAX];
+
 			memcpy(comp, p, l);
 			comp[l] = '\0';
 			if (hw_is_bdf(comp))

@@ -189,6 +189,17 @@ struct pci_job {
 	size_t n_vfs;
 };
 
+/* set[0..old) sorted and set[old..n) added: the whole sorted. The new run is sorted alone;
+ * when it comes after the rest (a PF's VFs follow the VFs of the PFs before it in BDF order, most
+ * often) that is all, where sorting the whole set after each PF would cost every PF all the VFs
+ * before it again. Interleaved routing IDs (two PFs with a stride of 2) take the whole sort. */
+static void sort_added(char (*set)[HW_BDF_MAX], size_t old, size_t n)
+{
+	qsort(set + old, n - old, sizeof(*set), cmp_bdf);
+	if (old && n > old && cmp_bdf(set[old - 1], set[old]) > 0)
+		qsort(set, n, sizeof(*set), cmp_bdf);
+}
+
 /* PF i's virtfnN links, beneath its directory d: a VF follows its PF in BDF order (its routing
  * ID is the PF's plus First VF Offset, at least 1), so the functions loaded after it know
  * themselves VFs before asking for an SR-IOV capability that a VF never has */
@@ -198,6 +209,7 @@ static int read_virtfns(struct hw_build *b, struct pci_job *j, size_t i, const s
 	size_t max = j->n_vfs + (size_t)pf->sriov_numvfs;
 	struct vf_named *vfs = realloc(j->vfs, max * sizeof(*vfs));
 	char(*set)[HW_BDF_MAX];
+	size_t old = j->n_vfs;
 
 	if (!vfs)
 		return -ENOMEM;
@@ -218,7 +230,7 @@ static int read_virtfns(struct hw_build *b, struct pci_job *j, size_t i, const s
 		v->index = k;
 		memcpy(j->vf_set[j->n_vfs++], v->bdf, HW_BDF_MAX);
 	}
-	qsort(j->vf_set, j->n_vfs, sizeof(*j->vf_set), cmp_bdf);
+	sort_added(j->vf_set, old, j->n_vfs);
 	return 0;
 }
 
