@@ -164,6 +164,11 @@ static int open_through_link(struct hw_ctx *ctx, const struct hw_dir *d, const c
 }
 
 /* Open name under d (or the sysfs root), resolved inside the sysfs root. */
+/* A directory held only to open, read links and stat beneath it: O_PATH, which spares the
+ * open and the close the file system's and notification hooks of a readable directory (a listing
+ * opens its own descriptor). */
+#define HW_DIR_FLAGS (O_PATH | O_DIRECTORY)
+
 static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
 {
 	if (!d || !d->path[0])
@@ -186,7 +191,7 @@ int hw_dir_open(struct hw_ctx *ctx, const struct hw_dir *parent, const char *nam
 	} else if (str_copy(ret->path, sizeof(ret->path), name) < 0) {
 		return -ENAMETOOLONG;
 	}
-	fd = ctx_open(ctx, parent, name, O_RDONLY | O_DIRECTORY);
+	fd = ctx_open(ctx, parent, name, HW_DIR_FLAGS);
 	if (fd < 0)
 		return fd;
 	ret->fd = fd;
@@ -216,8 +221,7 @@ int hw_dir_open_link(struct hw_ctx *ctx, const struct hw_dir *links, const char 
 	if (buf[0] != '/' && str_concat(full, sizeof(full), links->path, links->path[0] ? "/" : "",
 					buf) >= sizeof(full))
 		return -ENAMETOOLONG;
-	fd = inroot_openat(ctx->fd[HW_ROOT_SYSFS], buf[0] == '/' ? buf : full,
-			   O_RDONLY | O_DIRECTORY);
+	fd = inroot_openat(ctx->fd[HW_ROOT_SYSFS], buf[0] == '/' ? buf : full, HW_DIR_FLAGS);
 	if (fd < 0)
 		return fd;
 	ret->fd = fd;

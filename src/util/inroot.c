@@ -183,8 +183,9 @@ int inroot_openat_from(int rootfd, int dirfd, const char *dirpath, const char *n
 	 * a reference taken and dropped on dirfd as the walk's root) for each of 50 000 reads.
 	 * A link (ELOOP; ENOTDIR with O_DIRECTORY) or any other failure but ENOENT takes the walk
 	 * below, which follows links inside the root. O_PATH | O_NOFOLLOW would open a link
-	 * itself: not taken. */
-	if (dirfd >= 0 && dirfd != rootfd && !(flags & O_PATH) && str_is_path_name(name)) {
+	 * itself: not taken, but with O_DIRECTORY, where a link fails with ENOTDIR. */
+	if (dirfd >= 0 && dirfd != rootfd && (!(flags & O_PATH) || (flags & O_DIRECTORY)) &&
+	    str_is_path_name(name)) {
 		int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
 
 		if (fd >= 0 || errno == ENOENT)
