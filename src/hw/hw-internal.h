@@ -3,6 +3,8 @@
 #ifndef RDMAK_HW_INTERNAL_H
 #define RDMAK_HW_INTERNAL_H
 
+#include <string.h>
+
 #include "hw/hw.h"
 
 struct hw_ctx {
@@ -119,5 +121,27 @@ void hw_build_free(struct hw_build *b);
 /* The last BDF-shaped component of a sysfs device path ("../../devices/pci0000:36/0000:36:02.0/
  * 0000:37:00.0/infiniband/mlx5_0" -> "0000:37:00.0"). -ENOENT for virtual devices. */
 int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX]);
+
+/* The next component of the path at *p, as strtok_r with "/" finds it (empty ones skipped), in
+ * place: its start, and its length in *len; NULL at the end. *p moves past it. */
+static inline const char *hw_path_next(const char **p, size_t *len)
+{
+	const char *s = *p, *e;
+
+	while (*s == '/')
+		s++;
+	if (!*s)
+		return NULL;
+	e = strchrnul(s, '/');
+	*len = (size_t)(e - s);
+	*p = e;
+	return s;
+}
+
+/* Whether the component c[0..len) is the string s. */
+static inline bool hw_comp_is(const char *c, size_t len, const char *s)
+{
+	return strlen(s) == len && !memcmp(c, s, len);
+}
 
 #endif

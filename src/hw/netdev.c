@@ -21,23 +21,20 @@ static const char *basename_of(const char *p)
 
 int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX])
 {
-	const char *p = path, *found = NULL;
+	const char *p = path, *c, *found = NULL;
+	size_t l;
 
-	/* Walk the components; the device's PCI function is the last BDF-shaped one. Only a
-	 * component of a BDF's length is copied out and asked. */
-	while (*p) {
-		const char *slash = strchr(p, '/');
-		size_t l = slash ? (size_t)(slash - p) : strlen(p);
+	/* The device's PCI function is the last BDF-shaped component; only a component of a BDF's
+	 * length is copied out and asked. */
+	while ((c = hw_path_next(&p, &l))) {
+		char comp[HW_BDF_MAX];
 
-		if (l == HW_BDF_MAX - 4) {
-			char comp[HW_BDF_MAX];
-
-			memcpy(comp, p, l);
-			comp[l] = '\0';
-			if (hw_is_bdf(comp))
-				found = p;
-		}
-		p += l + (slash ? 1 : 0);
+		if (l != HW_BDF_MAX - 4)
+			continue;
+		memcpy(comp, c, l);
+		comp[l] = '\0';
+		if (hw_is_bdf(comp))
+			found = c;
 	}
 	if (!found)
 		return -ENOENT;

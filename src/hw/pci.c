@@ -100,31 +100,39 @@ static uint32_t read_hex(struct hw_build *b, const struct hw_dir *d, const char 
 	return hw_read_int(b->ctx, d, name, 16, &v) >= 0 ? (uint32_t)v : 0;
 }
 
+/* c[0..len) into dst of size n, cut to n - 1 bytes as str_copy cuts */
+static void comp_copy(char *dst, size_t n, const char *c, size_t len)
+{
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, c, len);
+	dst[len] = '\0';
+}
+
 /* deviceattribute's rule (resolveSysDevicesPath), on the link as read: bus/pci/devices/<bdf>
  * joined with its target and cleaned (filepath.Join), then devices/pci... ending in the BDF. */
 static void pcie_root(struct hw_pci *p, const char *link)
 {
-	const char *stack[64];
-	size_t n = 0;
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL;
+	struct {
+		const char *s;
+		size_t len;
+	} stack[64];
+	const char *c;
+	size_t n = 0, l;
 
 	if (link[0] == '/') { /* absolute: under the sysfs root itself ("/sys/devices/...") */
 		if (!str_startswith(link, "/sys/"))
 			return;
 		link += strlen("/sys/");
 	} else {
-		stack[n++] = "bus";
-		stack[n++] = "pci";
-		stack[n++] = "devices";
+		stack[n].s = "bus", stack[n++].len = 3;
+		stack[n].s = "pci", stack[n++].len = 3;
+		stack[n].s = "devices", stack[n++].len = 7;
 	}
-	copy = strdup(link);
-	if (!copy)
-		return;
-	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(tok, "."))
+	while ((c = hw_path_next(&link, &l))) {
+		if (hw_comp_is(c, l, "."))
 			continue;
-		if (!strcmp(tok, "..")) {
+		if (hw_comp_is(c, l, "..")) {
 			if (n == 0)
 				return; /* above the sysfs root: not under devices/ */
 			n--;
@@ -132,45 +140,45 @@ static void pcie_root(struct hw_pci *p, const char *link)
 		}
 		if (n == ELEMENTSOF(stack))
 			return;
-		stack[n++] = tok;
+		stack[n].s = c, stack[n++].len = l;
 	}
-	if (n < 3 || strcmp(stack[0], "devices") || !str_startswith(stack[1], "pci") ||
-	    strcmp(stack[n - 1], p->bdf))
+	if (n < 3 || !hw_comp_is(stack[0].s, stack[0].len, "devices") || stack[1].len < 3 ||
+	    memcmp(stack[1].s, "pci", 3) || !hw_comp_is(stack[n - 1].s, stack[n - 1].len, p->bdf))
 		return;
-	str_copy(p->pcie_root, sizeof(p->pcie_root), stack[1]);
+	comp_copy(p->pcie_root, sizeof(p->pcie_root), stack[1].s, stack[1].len);
 }
 
 /* "../../../devices/pci0000:36/0000:36:02.0/0000:37:00.0" -> root and bridges. */
 static int parse_path(struct hw_pci *p, const char *link)
 {
-	const char *s = strstr(link, "devices/pci");
-	char *copy, *save = NULL;
-	size_t cap = 0;
+	const char *s = strstr(link, "devices/pci"), *c;
+	size_t cap = 0, l;
 
 	pcie_root(p, link);
 	if (!s)
 		return 0;
-	copy = strdup(s + strlen("devices/"));
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (str_startswith(tok, "pci")) {
-			str_copy(p->root, sizeof(p->root), tok);
+	s += strlen("devices/");
+	while ((c = hw_path_next(&s, &l))) {
+		char comp[HW_BDF_MAX];
+
+		if (l >= 3 && !memcmp(c, "pci", 3)) {
+			comp_copy(p->root, sizeof(p->root), c, l);
 			continue;
 		}
-		if (!hw_is_bdf(tok) || !strcmp(tok, p->bdf))
+		if (l != HW_BDF_MAX - 4)
+			continue;
+		memcpy(comp, c, l);
+		comp[l] = '\0';
+		if (!hw_is_bdf(comp) || !strcmp(comp, p->bdf))
 			continue;
 		if (p->path_len == cap) {
 			void *np = realloc(p->path, (cap = cap ? cap * 2 : 4) * sizeof(*p->path));
-			if (!np) {
-				free(copy);
+			if (!np)
 				return -ENOMEM;
-			}
 			p->path = np;
 		}
-		str_copy(p->path[p->path_len++], HW_BDF_MAX, tok);
+		memcpy(p->path[p->path_len++], comp, HW_BDF_MAX - 3);
 	}
-	free(copy);
 	return 0;
 }
 
