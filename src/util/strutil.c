@@ -23,7 +23,24 @@ int str_copy(char *dst, size_t n, const char *src)
 	return 0;
 }
 
-size_t str_concat(char *dst, size_t n, const char *a, const char *b, const char *c)
+/* strlen and mempcpy for the short parts a join takes ("/", ""), without a call for them */
+static size_t part_len(const char *s)
+{
+	return !s[0] ? 0 : !s[1] ? 1 : strlen(s);
+}
+
+static char *part_copy(char *dst, const char *s, size_t l)
+{
+	if (l > 1)
+		return mempcpy(dst, s, l);
+	if (l)
+		*dst++ = *s;
+	return dst;
+}
+
+/* str_concat where the parts do not fit: as much as does, as snprintf cuts it */
+static __attribute__((noinline)) size_t concat_cut(char *dst, size_t n, const char *a,
+						   const char *b, const char *c)
 {
 	const char *part[3] = { a, b, c };
 	size_t len = 0;
@@ -43,17 +60,41 @@ size_t str_concat(char *dst, size_t n, const char *a, const char *b, const char 
 	return len;
 }
 
+size_t str_concat(char *dst, size_t n, const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = part_len(b), lc = part_len(c), len = la + lb + lc;
+
+	/* what the callers' buffers are sized for: all of it fits */
+	if (len >= n)
+		return concat_cut(dst, n, a, b, c);
+	dst = part_copy(part_copy(mempcpy(dst, a, la), b, lb), c, lc);
+	*dst = '\0';
+	return len;
+}
+
 size_t str_from_u64(char buf[21], unsigned long long v)
 {
-	char tmp[20];
-	size_t n = 0;
+	/* the length first, then the digits from the end, two at a time: a sysfs reader names
+	 * each entry of a table (gids/0, pkeys/1) with it */
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	size_t n = 1;
+	char *p;
 
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	for (size_t i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
-	buf[n] = '\0';
+	for (unsigned long long t = v; t >= 10; t /= 10)
+		n++;
+	p = buf + n;
+	*p = '\0';
+	for (; v >= 100; v /= 100) {
+		p -= 2;
+		memcpy(p, pairs + v % 100 * 2, 2);
+	}
+	if (v >= 10)
+		memcpy(p - 2, pairs + v * 2, 2);
+	else
+		p[-1] = (char)('0' + v);
 	return n;
 }
 
@@ -61,17 +102,67 @@ size_t str_rstrip(char *s)
 {
 	size_t l = strlen(s);
 
-	while (l > 0 && isspace((unsigned char)s[l - 1]))
+	/* isspace's set in the C locale, the one rdmak runs in, without a call for each byte */
+	while (l > 0 && (s[l - 1] == ' ' || (unsigned char)(s[l - 1] - '\t') <= '\r' - '\t'))
 		s[--l] = '\0';
 	return l;
 }
 
 bool str_startswith(const char *s, const char *prefix)
 {
-	return strncmp(s, prefix, strlen(prefix)) == 0;
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return false;
+	return true;
 }
 
-int str_to_u64(const char *s, int base, unsigned long long *ret)
+/* clang-format off */
+#define X STR_NOT_DIGIT
+const uint32_t str_digit_value[256] = {
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X,
+	X, 10, 11, 12, 13, 14, 15, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, 10, 11, 12, 13, 14, 15, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+};
+#undef X
+/* clang-format on */
+
+/* s as nothing but digits of base 10 or 16 ("0x" before these, as strtoull takes them), few
+ * enough to fit: true and the number in *ret. False for anything else (a sign, a blank, octal,
+ * another base, a long number), which strtoull's path then decides; *ret may be spoilt. */
+static inline bool plain_number(const char *s, int base, unsigned long long *ret)
+{
+	size_t k;
+
+	if ((base == 0 || base == 16) && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		base = 16;
+	} else if (base == 0) {
+		if (s[0] == '0' && s[1])
+			return false;
+		base = 10;
+	} else if (base != 10 && base != 16) {
+		return false;
+	}
+	k = str_scan_digits(s, (unsigned)base, ret);
+	return k && !s[k];
+}
+
+/* strtoull's answer for what plain_number leaves, apart so that the common case needs no frame
+ * for its end pointer */
+static int u64_strtoull(const char *s, int base, unsigned long long *ret)
 {
 	char *end;
 	unsigned long long v;
@@ -88,7 +179,19 @@ int str_to_u64(const char *s, int base, unsigned long long *ret)
 	return 0;
 }
 
-int str_to_i64(const char *s, int base, long long *ret)
+int str_to_u64(const char *s, int base, unsigned long long *ret)
+{
+	unsigned long long v;
+
+	if (s && plain_number(s, base, &v)) {
+		*ret = v;
+		return 0;
+	}
+	return u64_strtoull(s, base, ret);
+}
+
+/* strtoll's, as u64_strtoull */
+static int i64_strtoll(const char *s, int base, long long *ret)
 {
 	char *end;
 	long long v;
@@ -103,6 +206,17 @@ int str_to_i64(const char *s, int base, long long *ret)
 		return -EINVAL;
 	*ret = v;
 	return 0;
+}
+
+int str_to_i64(const char *s, int base, long long *ret)
+{
+	unsigned long long u;
+
+	if (s && plain_number(s + (*s == '-'), base, &u)) {
+		*ret = *s == '-' ? -(long long)u : (long long)u;
+		return 0;
+	}
+	return i64_strtoll(s, base, ret);
 }
 
 int str_natcmp(const char *a, const char *b)
@@ -128,7 +242,9 @@ int str_natcmp(const char *a, const char *b)
 
 bool str_is_path_name(const char *s)
 {
-	return s && s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+	if (!s || !s[0] || (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))))
+		return false;
+	return !strchr(s, '/');
 }
 
 bool str_is_safe_name(const char *s, size_t max)
@@ -229,22 +345,15 @@ void str_hwaddr(const uint8_t *a, unsigned n, char *out)
 		sprintf(out + 3 * i, i + 1 < n ? "%02x:" : "%02x", a[i]);
 }
 
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
 int str_parse_hwaddr(const char *s, uint8_t *out, size_t max)
 {
 	size_t n = 0;
 
 	for (;;) {
-		int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+		unsigned hi = str_digit_value[(unsigned char)s[0]],
+			 lo = hi > 15 ? STR_NOT_DIGIT : str_digit_value[(unsigned char)s[1]];
 
-		if (lo < 0 || n == max)
+		if (lo > 15 || n == max)
 			return -EINVAL;
 		out[n++] = (uint8_t)(hi << 4 | lo);
 		if (!s[2])

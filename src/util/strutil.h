@@ -22,6 +22,31 @@ bool str_startswith(const char *s, const char *prefix);
 /* Parse a whole string as an unsigned/signed integer in the given base (0: auto). */
 int str_to_u64(const char *s, int base, unsigned long long *ret);
 int str_to_i64(const char *s, int base, long long *ret);
+/* Each byte's value as a digit (0-9, then a-f and A-F as 10-15), STR_NOT_DIGIT for any other
+ * byte: the digits strtoull and isxdigit take in the C locale, without a call through the
+ * locale. STR_NOT_DIGIT stays above 0xffff shifted left by up to 12 bits, so that four digits
+ * of hex are read and checked as one number. */
+#define STR_NOT_DIGIT 0x10000u
+extern const uint32_t str_digit_value[256];
+/* The run of digits of base (2 to 16) that s starts with, as a number below 2^62: their count,
+ * 0 when s starts with none or the number may not fit (then *ret is untouched). The sysfs
+ * readers take their values with it, and strtoull's path (blanks, signs, overflow) after a 0. */
+static inline size_t str_scan_digits(const char *s, unsigned base, unsigned long long *ret)
+{
+	unsigned long long v = 0;
+	size_t i = 0;
+	unsigned d;
+
+	while ((d = str_digit_value[(unsigned char)s[i]]) < base) {
+		if (v >> 58)
+			return 0;
+		v = v * base + d;
+		i++;
+	}
+	if (i)
+		*ret = v;
+	return i;
+}
 /* Natural order ("mlx5_2" < "mlx5_10"), the order ibdev2netdev's `ls` does NOT use but humans expect. */
 int str_natcmp(const char *a, const char *b);
 /* One component of a path, naming an entry of its directory: non-empty, no '/', not "." nor

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -495,6 +496,330 @@ static void test_from_u64(void **st)
 	}
 }
 
+/* ---- the string helpers as they were before their digit-by-digit and table paths: the
+ * reference every answer below is compared with ------------------------------------------ */
+
+static int ref_to_u64(const char *s, int base, unsigned long long *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int ref_to_i64(const char *s, int base, long long *ret)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, base);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static size_t ref_rstrip(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l > 0 && isspace((unsigned char)s[l - 1]))
+		s[--l] = '\0';
+	return l;
+}
+
+static bool ref_is_path_name(const char *s)
+{
+	return s && s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+static int ref_parse_hwaddr(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (;;) {
+		int hi, lo;
+
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) || n == max)
+			return -EINVAL;
+		hi = isdigit((unsigned char)s[0]) ? s[0] - '0'
+						  : tolower((unsigned char)s[0]) - 'a' + 10;
+		lo = isdigit((unsigned char)s[1]) ? s[1] - '0'
+						  : tolower((unsigned char)s[1]) - 'a' + 10;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		if (!s[2])
+			return (int)n;
+		if (s[2] != ':')
+			return -EINVAL;
+		s += 3;
+	}
+}
+
+/* a fixed sequence (xorshift64), so that every run tries the same strings */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng64(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static unsigned rng(unsigned n)
+{
+	return (unsigned)(rng64() % n);
+}
+
+/* str_to_u64 and str_to_i64 on s in base: the old answer, the value only on success (a
+ * failure leaves *ret as it was) */
+static void check_to_int(const char *s, int base)
+{
+	unsigned long long u1 = 7, u2 = 7;
+	long long i1 = 7, i2 = 7;
+	int r1 = str_to_u64(s, base, &u1), r2 = ref_to_u64(s, base, &u2);
+
+	if (r1 != r2 || u1 != u2)
+		fail_msg("str_to_u64(\"%s\", %d) = %d %llu, was %d %llu", s, base, r1, u1, r2, u2);
+	r1 = str_to_i64(s, base, &i1);
+	r2 = ref_to_i64(s, base, &i2);
+	if (r1 != r2 || i1 != i2)
+		fail_msg("str_to_i64(\"%s\", %d) = %d %lld, was %d %lld", s, base, r1, i1, r2, i2);
+}
+
+/* The edges of strtoull and strtoll, and of the run of digits read without them */
+static void test_to_int_edges(void **st)
+{
+	static const char *const edge[] = { "0",
+					    "-0",
+					    "00",
+					    "08",
+					    "010",
+					    "0x",
+					    "0X",
+					    "0xg",
+					    "0x1A",
+					    "0X1a",
+					    "-0x10",
+					    "x10",
+					    "-",
+					    "+",
+					    "+5",
+					    "--5",
+					    "-+5",
+					    "",
+					    " 5",
+					    "5 ",
+					    "\t5",
+					    "5\n",
+					    "\n",
+					    "1\x80",
+					    "\x80",
+					    "1e3",
+					    "1.0",
+					    "15b3",
+					    "0x15b3",
+					    "0x15B3",
+					    "1016",
+					    "9223372036854775807",
+					    "9223372036854775808",
+					    "-9223372036854775808",
+					    "-9223372036854775809",
+					    "18446744073709551615",
+					    "18446744073709551616",
+					    "-18446744073709551615",
+					    "-18446744073709551616",
+					    "288230376151711743",
+					    "288230376151711744",
+					    "2882303761517117439",
+					    "2882303761517117440",
+					    "4611686018427387903",
+					    "4611686018427387904",
+					    "0x3ffffffffffffff",
+					    "0x400000000000000",
+					    "0x3fffffffffffffff",
+					    "0x4000000000000000",
+					    "0x7fffffffffffffff",
+					    "0x8000000000000000",
+					    "0xffffffffffffffff",
+					    "0x10000000000000000",
+					    "-0x8000000000000000",
+					    "-0x8000000000000001",
+					    "000000000000000000000000000000000000001",
+					    "0x00000000000000000000000000001",
+					    "-00000000000000000000000000000000000001",
+					    "99999999999999999999999999999999999999" };
+	static const int base[] = { 0, 10, 16, 8, 2, 36, 1, 37, -1 };
+	unsigned long long u = 7;
+	long long i = 7;
+
+	(void)st;
+	for (size_t k = 0; k < ELEMENTSOF(edge); k++)
+		for (size_t b = 0; b < ELEMENTSOF(base); b++)
+			check_to_int(edge[k], base[b]);
+	/* as documented: whole strings, no blank or sign before an unsigned number */
+	assert_int_equal(str_to_u64("0x15b3", 16, &u), 0);
+	assert_int_equal(u, 0x15b3);
+	assert_int_equal(str_to_u64("010", 0, &u), 0);
+	assert_int_equal(u, 8);
+	assert_int_equal(str_to_u64("-1", 10, &u), -EINVAL);
+	assert_int_equal(str_to_u64("18446744073709551616", 10, &u), -ERANGE);
+	assert_int_equal(str_to_u64("12x", 10, &u), -EINVAL);
+	assert_int_equal(u, 8); /* untouched by a failure */
+	assert_int_equal(str_to_i64("-1", 10, &i), 0);
+	assert_int_equal(i, -1);
+	assert_int_equal(str_to_i64("-12x", 10, &i), -EINVAL);
+	assert_int_equal(i, -1);
+	assert_int_equal(str_to_i64(NULL, 10, &i), -EINVAL);
+	assert_int_equal(str_to_u64(NULL, 10, &u), -EINVAL);
+}
+
+/* Generated strings: a prefix (signs, blanks, "0x"), digits of one alphabet or another, a
+ * suffix, in every base the callers use and a few they do not */
+static void test_to_int_same_as_strtoll(void **st)
+{
+	static const char *const prefix[] = { "",   "",	  "",  "-",   "+",  " ",  "\t",
+					      "0x", "0X", "0", "-0x", "--", "-+", "\n" };
+	static const char *const alphabet[] = { "0123456789", "0123456789abcdefABCDEF",
+						"0123456789aFgz\x80 ", "01" };
+	static const char *const suffix[] = { "", "", "", " ", "\n", "x", "\x80", "0" };
+	static const int base[] = { 0, 10, 16, 8, 2, 36, 1, 37, -1 };
+	char s[64];
+
+	(void)st;
+	for (int i = 0; i < 40000; i++) {
+		const char *a = alphabet[rng(ELEMENTSOF(alphabet))];
+		size_t n, len = rng(24);
+
+		strcpy(s, prefix[rng(ELEMENTSOF(prefix))]);
+		n = strlen(s);
+		for (size_t k = 0; k < len; k++)
+			s[n++] = a[rng((unsigned)strlen(a))];
+		s[n] = '\0';
+		strcat(s, suffix[rng(ELEMENTSOF(suffix))]);
+		check_to_int(s, base[rng(ELEMENTSOF(base))]);
+	}
+}
+
+/* Every length of number, each side of each power of ten, and a spread of others: what printf
+ * writes */
+static void test_from_u64_all_lengths(void **st)
+{
+	char got[21], want[32];
+
+	(void)st;
+	for (int i = 0; i < 100000; i++) {
+		unsigned long long v = i < 20000   ? (unsigned long long)i
+				       : i < 40000 ? rng64() >> rng(64)
+						   : rng64();
+
+		snprintf(want, sizeof(want), "%llu", v);
+		assert_int_equal(str_from_u64(got, v), strlen(want));
+		assert_string_equal(got, want);
+	}
+	for (unsigned long long p = 1; p <= 10000000000000000000ULL; p *= 10) {
+		for (unsigned long long v = p - 1; v <= p + 1; v++) {
+			snprintf(want, sizeof(want), "%llu", v);
+			assert_int_equal(str_from_u64(got, v), strlen(want));
+			assert_string_equal(got, want);
+		}
+		if (p == 10000000000000000000ULL)
+			break;
+	}
+}
+
+/* Every string of up to four bytes from an alphabet of separators, dots, blanks and bytes past
+ * ASCII: the old answers of the path-name check, the stripper and the prefix test */
+static void test_short_strings_same_as_before(void **st)
+{
+	static const char alpha[] = { '.',  '/',  'a',	  ' ',	  '\t',	  '\n',	 '\v',
+				      '\f', '\r', '\x80', '\xa0', '\x85', '\x1c' };
+	size_t na = sizeof(alpha);
+	char s[8], t[8], u[8];
+
+	(void)st;
+	for (size_t len = 0; len <= 4; len++) {
+		size_t count = 1;
+
+		for (size_t k = 0; k < len; k++)
+			count *= na;
+		for (size_t i = 0; i < count; i++) {
+			size_t x = i;
+
+			for (size_t k = 0; k < len; k++, x /= na)
+				s[k] = alpha[x % na];
+			s[len] = '\0';
+			if (str_is_path_name(s) != ref_is_path_name(s))
+				fail_msg("str_is_path_name(\"%s\")", s);
+			strcpy(t, s);
+			strcpy(u, s);
+			assert_int_equal(str_rstrip(t), ref_rstrip(u));
+			assert_memory_equal(t, u, len + 1);
+			for (size_t p = 0; p <= len; p++) {
+				memcpy(t, s + len - p, p + 1); /* the last p bytes */
+				assert_int_equal(str_startswith(s, t),
+						 strncmp(s, t, strlen(t)) == 0);
+				assert_int_equal(str_startswith(t, s),
+						 strncmp(t, s, strlen(s)) == 0);
+			}
+		}
+	}
+}
+
+/* The digit table is isxdigit's set in the C locale, with the values strtoull gives */
+static void test_digit_value(void **st)
+{
+	(void)st;
+	for (unsigned c = 0; c < 256; c++) {
+		char s[2] = { (char)c, '\0' };
+
+		if (isxdigit((int)c))
+			assert_int_equal(str_digit_value[c], strtoul(s, NULL, 16));
+		else
+			assert_int_equal(str_digit_value[c], STR_NOT_DIGIT);
+	}
+	assert_true(STR_NOT_DIGIT << 12 > 0xffff);
+}
+
+/* Addresses of either case with bytes changed: the old answers */
+static void test_parse_hwaddr_same_as_before(void **st)
+{
+	static const char pick[] = "0123456789abcdefABCDEF:g \x80\xff";
+	uint8_t a[8], b[8];
+	char s[32];
+
+	(void)st;
+	for (int i = 0; i < 20000; i++) {
+		size_t n = rng(24);
+		int r1, r2;
+
+		for (size_t k = 0; k < n; k++)
+			s[k] = k % 3 == 2 && rng(8) ? ':'
+						    : pick[rng(rng(4) ? 22 : sizeof(pick) - 1)];
+		s[n] = '\0';
+		r1 = str_parse_hwaddr(s, a, sizeof(a));
+		r2 = ref_parse_hwaddr(s, b, sizeof(b));
+		if (r1 != r2)
+			fail_msg("str_parse_hwaddr(\"%s\") = %d, was %d", s, r1, r2);
+		if (r1 > 0)
+			assert_memory_equal(a, b, (size_t)r1);
+	}
+}
+
 /* read all of fd into buf (size n), NUL-terminated */
 static void read_all(int fd, char *buf, size_t n)
 {
@@ -783,6 +1108,12 @@ int main(void)
 		cmocka_unit_test(test_utc),
 		cmocka_unit_test(test_concat),
 		cmocka_unit_test(test_from_u64),
+		cmocka_unit_test(test_from_u64_all_lengths),
+		cmocka_unit_test(test_to_int_edges),
+		cmocka_unit_test(test_to_int_same_as_strtoll),
+		cmocka_unit_test(test_short_strings_same_as_before),
+		cmocka_unit_test(test_parse_hwaddr_same_as_before),
+		cmocka_unit_test(test_digit_value),
 		cmocka_unit_test(test_opt_uint),
 		cmocka_unit_test(test_opt_decimal),
 		cmocka_unit_test(test_spawn),
