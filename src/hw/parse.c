@@ -14,16 +14,14 @@
 /* "%d: %s" (state, phys_state, node_type). */
 static int parse_num_name(const char *s, int *num, char *name, size_t name_len)
 {
-	char *end;
-	long v;
+	unsigned long long v;
+	const char *end;
+	size_t k;
 
-	if (!s || !isdigit((unsigned char)*s))
+	/* strtol's number: no str_scan_digits answer means no digit, or a number far past 255 */
+	if (!s || !(k = str_scan_digits(s, 10, &v)) || v > 255 || s[k] != ':')
 		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || v < 0 || v > 255 || *end != ':')
-		return -EINVAL;
-	end++;
+	end = s + k + 1;
 	while (*end == ' ')
 		end++;
 	if (!*end)
@@ -44,6 +42,53 @@ int hw_parse_node_type(const char *s, int *num, char *name, size_t name_len)
 	return parse_num_name(s, num, name, name_len);
 }
 
+/* isalnum in the C locale */
+static bool is_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* p past lit when p starts with it, else NULL (no byte past a NUL of p read) */
+static const char *skip_lit(const char *p, const char *lit)
+{
+	for (; *lit; p++, lit++)
+		if (*p != *lit)
+			return NULL;
+	return p;
+}
+
+/* What hw_parse_rate's sscanf reads from the kernel's own shape, "%d%s Gb/sec (%dX%s)" with ""
+ * or ".5" and a speed of up to 7 letters and digits, the values it would give (a whole number
+ * and a half are exact doubles) without scanf's machinery: a node of VFs has a thousand ports.
+ * False for any other string, which the sscanf then reads as it always did. */
+static bool rate_kernel_shape(const char *s, double *gbps, unsigned *width, char speed[16])
+{
+	unsigned long long v, w;
+	const char *p;
+	size_t k;
+
+	if (!(k = str_scan_digits(s, 10, &v)) || k > 9)
+		return false;
+	*gbps = (double)v;
+	p = s + k;
+	if (p[0] == '.' && p[1] == '5') {
+		*gbps += 0.5;
+		p += 2;
+	}
+	if (!(p = skip_lit(p, " Gb/sec (")) || !(k = str_scan_digits(p, 10, &w)) || k > 9 ||
+	    !(p = skip_lit(p + k, "X ")))
+		return false;
+	for (k = 0; is_alnum((unsigned char)p[k]); k++)
+		if (k == 7)
+			return false;
+	if (!k || p[k] != ')' || p[k + 1])
+		return false;
+	memcpy(speed, p, k);
+	speed[k] = '\0';
+	*width = (unsigned)w;
+	return true;
+}
+
 /* The kernel prints "%d%s Gb/sec (%dX%s)": rate, ".5" when odd, width, speed name. */
 int hw_parse_rate(const char *s, struct hw_rate *ret)
 {
@@ -55,13 +100,14 @@ int hw_parse_rate(const char *s, struct hw_rate *ret)
 
 	if (!s || str_copy(r.raw, sizeof(r.raw), s) < 0)
 		return -EINVAL;
-	if (sscanf(s, "%lf %15s (%uX %15[^)])%n", &gbps, unit, &width, speed, &n) != 4 ||
-	    s[n] != '\0')
+	if (!rate_kernel_shape(s, &gbps, &width, speed) &&
+	    (sscanf(s, "%lf %15s (%uX %15[^)])%n", &gbps, unit, &width, speed, &n) != 4 ||
+	     s[n] != '\0' || strcmp(unit, "Gb/sec")))
 		return -EINVAL;
-	if (strcmp(unit, "Gb/sec") || gbps < 0 || gbps > 1e6 || width == 0 || width > 32)
+	if (gbps < 0 || gbps > 1e6 || width == 0 || width > 32)
 		return -EINVAL;
 	for (const char *p = speed; *p; p++)
-		if (!isalnum((unsigned char)*p))
+		if (!is_alnum((unsigned char)*p))
 			return -EINVAL;
 	r.gbps = gbps;
 	r.width = width;
@@ -71,33 +117,20 @@ int hw_parse_rate(const char *s, struct hw_rate *ret)
 	return 0;
 }
 
-/* A hex digit's value, -1 for any other byte (isxdigit's set in the C locale). */
-static int hex_value(unsigned char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
 int hw_parse_gid(const char *s, uint8_t gid[16])
 {
 	uint8_t g[16];
 
+	/* the length first: each group's bytes are then read without a test for the end */
 	if (!s || strlen(s) != 39)
 		return -EINVAL;
 	for (int i = 0; i < 8; i++) {
-		const char *p = s + i * 5;
-		unsigned v = 0;
+		const unsigned char *p = (const unsigned char *)s + i * 5;
+		/* above 0xffff when one of the four is not a hex digit */
+		uint32_t v = str_digit_value[p[0]] << 12 | str_digit_value[p[1]] << 8 |
+			     str_digit_value[p[2]] << 4 | str_digit_value[p[3]];
 
-		for (int k = 0; k < 4; k++) {
-			int d = hex_value((unsigned char)p[k]);
-
-			if (d < 0)
-				return -EINVAL;
-			v = v * 16 + (unsigned)d;
-		}
-		if (i < 7 && p[4] != ':')
+		if (v > 0xffff || (i < 7 && p[4] != ':'))
 			return -EINVAL;
 		g[2 * i] = (uint8_t)(v >> 8);
 		g[2 * i + 1] = (uint8_t)v;
@@ -123,9 +156,19 @@ int hw_parse_devnum(const char *s, unsigned *major, unsigned *minor)
 {
 	char *colon, *end;
 	unsigned long ma, mi;
+	unsigned long long a, b;
+	size_t k, l;
 
-	/* sscanf("%u:%u")'s answers (blanks and a sign allowed before the minor, as there), without
-	 * scanf's machinery: three thousand char devices on a node with a thousand VFs */
+	/* the kernel's "%u:%u" digit by digit: three thousand char devices on a node with a
+	 * thousand VFs */
+	if (s && (k = str_scan_digits(s, 10, &a)) && s[k] == ':' &&
+	    (l = str_scan_digits(s + k + 1, 10, &b)) && !s[k + 1 + l]) {
+		*major = (unsigned)a;
+		*minor = (unsigned)b;
+		return 0;
+	}
+	/* anything else as sscanf("%u:%u") answers (blanks and a sign allowed before the minor,
+	 * as there, and strtoul's overflow), without scanf's machinery */
 	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	ma = strtoul(s, &colon, 10);
@@ -171,17 +214,21 @@ int hw_parse_attr_num(const char *s)
 
 bool hw_is_bdf(const char *s)
 {
-	/* dddd:bb:dd.f, all lower-case hex as the kernel names PCI devices */
+	/* dddd:bb:dd.f, all lower-case hex as the kernel names PCI devices; a NUL fails every
+	 * byte's test, so none past the end is read */
 	static const char shape[] = "xxxx:xx:xx.x";
 
-	if (!s || strlen(s) != sizeof(shape) - 1)
+	if (!s)
 		return false;
+#pragma GCC unroll 12
 	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i])
-				    : s[i] != shape[i])
+		unsigned char c = (unsigned char)s[i];
+
+		if (shape[i] == 'x' ? !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))
+				    : c != shape[i])
 			return false;
 	}
-	return true;
+	return s[sizeof(shape) - 1] == '\0';
 }
 
 const char *hw_link_layer_name(enum hw_link_layer ll)
