@@ -163,12 +163,12 @@ static int open_through_link(struct hw_ctx *ctx, const struct hw_dir *d, const c
 	return inroot_openat(ctx->fd[HW_ROOT_SYSFS], full, flags);
 }
 
-/* Open name under d (or the sysfs root), resolved inside the sysfs root. */
 /* A directory held only to open, read links and stat beneath it: O_PATH, which spares the
  * open and the close the file system's and notification hooks of a readable directory (a listing
  * opens its own descriptor). */
 #define HW_DIR_FLAGS (O_PATH | O_DIRECTORY)
 
+/* Open name under d (or the sysfs root), resolved inside the sysfs root. */
 static int ctx_open(struct hw_ctx *ctx, const struct hw_dir *d, const char *name, int flags)
 {
 	if (!d || !d->path[0])
