@@ -84,19 +84,30 @@ static inline void put(struct doc_writer *w, const char *s, size_t n)
  * instead of a memset of the depth's: a newline comes before every value. */
 static const char spaces[32] = "                                ";
 
-/* A newline and two spaces per level, as JSON_INDENT(2). */
-static void newline(struct doc_writer *w, unsigned depth)
+/* A newline and n spaces at o, which has room for 1 + max(n, sizeof(spaces)) bytes: past them. */
+static inline __attribute__((always_inline)) char *indent_at(char *o, size_t n)
+{
+	*o++ = '\n';
+	if (n <= sizeof(spaces))
+		memcpy(o, spaces, sizeof(spaces));
+	else
+		memset(o, ' ', n);
+	return o + n;
+}
+
+/* The room indent_at needs for depth. */
+static inline size_t indent_room(unsigned depth)
 {
 	size_t n = 2 * (size_t)depth;
 
-	if (!reserve(w, 1 + (n > sizeof(spaces) ? n : sizeof(spaces))))
-		return;
-	w->buf[w->len++] = '\n';
-	if (n <= sizeof(spaces))
-		memcpy(w->buf + w->len, spaces, sizeof(spaces));
-	else
-		memset(w->buf + w->len, ' ', n);
-	w->len += n;
+	return 1 + (n > sizeof(spaces) ? n : sizeof(spaces));
+}
+
+/* A newline and two spaces per level, as JSON_INDENT(2). */
+static void newline(struct doc_writer *w, unsigned depth)
+{
+	if (reserve(w, indent_room(depth)))
+		w->len = (size_t)(indent_at(w->buf + w->len, 2 * (size_t)depth) - w->buf);
 }
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -234,6 +245,18 @@ static inline __attribute__((always_inline)) bool copy_plain(char *o, const unsi
 	return true;
 }
 
+/* s[0..len) quoted at o, which has room for len + 2 bytes, when every byte is plain: past it;
+ * NULL otherwise (put_string's then). */
+static inline __attribute__((always_inline)) char *quote_plain_at(char *o, const char *s,
+								  size_t len)
+{
+	if (!copy_plain(o + 1, (const unsigned char *)s, len))
+		return NULL;
+	o[0] = '"';
+	o[len + 1] = '"';
+	return o + len + 2;
+}
+
 /* s, NUL-terminated, as a JSON string. Nearly every key and value is short and plain: copied
  * a word at a time; anything else is put_string's. */
 static inline void put_cstring(struct doc_writer *w, const char *s)
@@ -243,14 +266,10 @@ static inline void put_cstring(struct doc_writer *w, const char *s)
 
 	if (!reserve(w, len + 2))
 		return;
-	o = w->buf + w->len;
-	if (!copy_plain(o + 1, (const unsigned char *)s, len)) {
+	if ((o = quote_plain_at(w->buf + w->len, s, len)))
+		w->len = (size_t)(o - w->buf);
+	else
 		put_string(w, s, len);
-		return;
-	}
-	o[0] = '"';
-	o[len + 1] = '"';
-	w->len += len + 2;
 }
 
 /* What comes before a value: the separator and indentation of its container, and its key in an
@@ -259,7 +278,7 @@ static bool member(struct doc_writer *w, const char *key)
 {
 	bool in_object = w->depth && (w->is_object >> (w->depth - 1) & 1);
 	size_t indent = 2 * (size_t)w->depth, klen;
-	char *o;
+	char *o, *q;
 
 	if (w->err)
 		return false;
@@ -267,27 +286,21 @@ static bool member(struct doc_writer *w, const char *key)
 		w->err = -EINVAL;
 		return false;
 	}
-	/* the separator, the indentation and a plain key in one reservation and no further call:
-	 * this runs before every value */
+	/* the separator, the indentation and a plain key in one reservation: this runs before
+	 * every value */
 	klen = key ? strlen(key) : 0;
-	if (!reserve(w, 2 + (indent > sizeof(spaces) ? indent : sizeof(spaces)) + klen + 4))
+	if (!reserve(w, 1 + indent_room(w->depth) + klen + 4))
 		return false;
 	o = w->buf + w->len;
 	if (w->depth) {
 		if (!w->empty)
 			*o++ = ',';
-		*o++ = '\n';
-		if (indent <= sizeof(spaces))
-			memcpy(o, spaces, sizeof(spaces));
-		else
-			memset(o, ' ', indent);
-		o += indent;
+		o = indent_at(o, indent);
 		w->empty = false;
 	}
-	if (key && copy_plain(o + 1, (const unsigned char *)key, klen)) {
-		o[0] = '"';
-		memcpy(o + klen + 1, "\": ", 3);
-		o += klen + 4;
+	if (key && (q = quote_plain_at(o, key, klen))) {
+		memcpy(q, ": ", 2);
+		o = q + 2;
 	} else if (key) {
 		w->len = (size_t)(o - w->buf);
 		put_string(w, key, klen);
