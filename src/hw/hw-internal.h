@@ -144,4 +144,23 @@ static inline bool hw_comp_is(const char *c, size_t len, const char *s)
 	return strlen(s) == len && !memcmp(c, s, len);
 }
 
+/* Whether the component c[0..len) starts with prefix. */
+static inline bool hw_comp_starts(const char *c, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(c, prefix, n);
+}
+
+/* Whether the component c[0..len) is a BDF (hw_is_bdf); then it is in bdf. Only a component
+ * of a BDF's length is copied out and asked. */
+static inline bool hw_comp_bdf(const char *c, size_t len, char bdf[HW_BDF_MAX])
+{
+	if (len != HW_BDF_MAX - 4)
+		return false;
+	memcpy(bdf, c, len);
+	bdf[len] = '\0';
+	return hw_is_bdf(bdf);
+}
+
 #endif

@@ -21,26 +21,18 @@ static const char *basename_of(const char *p)
 
 int hw_path_parent_bdf(const char *path, char bdf[HW_BDF_MAX])
 {
-	const char *p = path, *c, *found = NULL;
+	const char *p = path, *c;
+	char comp[HW_BDF_MAX];
+	bool found = false;
 	size_t l;
 
-	/* The device's PCI function is the last BDF-shaped component; only a component of a BDF's
-	 * length is copied out and asked. */
-	while ((c = hw_path_next(&p, &l))) {
-		char comp[HW_BDF_MAX];
-
-		if (l != HW_BDF_MAX - 4)
-			continue;
-		memcpy(comp, c, l);
-		comp[l] = '\0';
-		if (hw_is_bdf(comp))
-			found = c;
-	}
-	if (!found)
-		return -ENOENT;
-	memcpy(bdf, found, HW_BDF_MAX - 4);
-	bdf[12] = '\0';
-	return 0;
+	/* the device's PCI function is the last BDF-shaped component */
+	while ((c = hw_path_next(&p, &l)))
+		if (hw_comp_bdf(c, l, comp)) {
+			memcpy(bdf, comp, HW_BDF_MAX - 3); /* the 12 bytes and their NUL */
+			found = true;
+		}
+	return found ? 0 : -ENOENT;
 }
 
 static int load_bond(struct hw_build *b, size_t i, const struct hw_dir *nd)

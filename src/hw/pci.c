@@ -142,8 +142,9 @@ static void pcie_root(struct hw_pci *p, const char *link)
 			return;
 		stack[n].s = c, stack[n++].len = l;
 	}
-	if (n < 3 || !hw_comp_is(stack[0].s, stack[0].len, "devices") || stack[1].len < 3 ||
-	    memcmp(stack[1].s, "pci", 3) || !hw_comp_is(stack[n - 1].s, stack[n - 1].len, p->bdf))
+	if (n < 3 || !hw_comp_is(stack[0].s, stack[0].len, "devices") ||
+	    !hw_comp_starts(stack[1].s, stack[1].len, "pci") ||
+	    !hw_comp_is(stack[n - 1].s, stack[n - 1].len, p->bdf))
 		return;
 	comp_copy(p->pcie_root, sizeof(p->pcie_root), stack[1].s, stack[1].len);
 }
@@ -161,15 +162,11 @@ static int parse_path(struct hw_pci *p, const char *link)
 	while ((c = hw_path_next(&s, &l))) {
 		char comp[HW_BDF_MAX];
 
-		if (l >= 3 && !memcmp(c, "pci", 3)) {
+		if (hw_comp_starts(c, l, "pci")) {
 			comp_copy(p->root, sizeof(p->root), c, l);
 			continue;
 		}
-		if (l != HW_BDF_MAX - 4)
-			continue;
-		memcpy(comp, c, l);
-		comp[l] = '\0';
-		if (!hw_is_bdf(comp) || !strcmp(comp, p->bdf))
+		if (!hw_comp_bdf(c, l, comp) || !strcmp(comp, p->bdf))
 			continue;
 		if (p->path_len == cap) {
 			void *np = realloc(p->path, (cap = cap ? cap * 2 : 4) * sizeof(*p->path));
